@@ -1,0 +1,74 @@
+/**
+ * The backend driver contract. A driver knows one engine (file, ZooKeeper, etcd, Redis…)
+ * and only claims, renews and releases *slots* (integers `0..slots-1`) in a namespace.
+ * Everything generic (mapping slots to a layout's node fields, the renewal loop, the
+ * fencing deadline on the monotonic clock, the high-water arithmetic, events, metrics)
+ * lives in `lease-manager.ts` and is shared by every backend.
+ *
+ * @example
+ * ```ts
+ * const claim = await driver.claim({ namespace: 'orders/dc-1', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: gen.lastIssuedUnixMs });
+ * await driver.release(claim, { highWaterMs: gen.lastIssuedUnixMs });
+ * ```
+ */
+
+/** Who holds a slot: reported in exhaustion errors and stored beside the claim. */
+export interface HolderInfo {
+  /** Unique per acquire: e.g. `${hostname}:${pid}:${random}`. */
+  readonly id: string;
+  readonly hostname: string;
+  readonly pid: number;
+  /** Optional service address (`ip:port`), used by the Leaf-compatible scheme. */
+  readonly address?: string;
+}
+
+/** A request to claim one free slot. */
+export interface ClaimRequest {
+  /** Cluster and (optionally) datacenter: `cluster` or `cluster/dc-N`. Safe characters only. */
+  readonly namespace: string;
+  /** Number of slots; a claim is an integer in `[0, slots)`. */
+  readonly slots: number;
+  /** Lease time-to-live in ms. */
+  readonly ttlMs: number;
+  readonly holder: HolderInfo;
+  /** Slot to try first (e.g. the one this host held last), if free. */
+  readonly preferredSlot?: number;
+}
+
+/** A successful claim. */
+export interface Claim {
+  readonly slot: number;
+  /** Opaque token proving ownership (a random string, a ZooKeeper path, an etcd lease ID…). */
+  readonly token: string;
+  /**
+   * Highest Unix ms the slot's previous holders reported (0 if none).
+   */
+  readonly highWaterMs: number;
+  /**
+   * True when the previous holder released the slot gracefully after reporting its final
+   * mark (nothing can have been issued above it); false when the previous lease expired,
+   * so the previous holder may have issued up to one TTL past its last report.
+   */
+  readonly releasedCleanly: boolean;
+}
+
+/** A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts). */
+export interface RegistryDriver {
+  /** The engine's URL with any password removed. */
+  readonly url: string;
+  /** Human name: 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
+  readonly kind: string;
+  /** Claims one free slot, or rejects with FLURRY_E_REGISTRY_EXHAUSTED listing holders. */
+  claim(req: ClaimRequest): Promise<Claim>;
+  /**
+   * Extends the claim by `ttlMs` from now and stores `highWaterMs`. Rejects with
+   * FLURRY_E_LEASE_LOST if the slot is no longer ours (expired, taken, session gone),
+   * or with FLURRY_E_REGISTRY_UNREACHABLE if the engine cannot be reached.
+   */
+  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void>;
+  /** Stores the final `highWaterMs` and frees the slot (only if still ours). */
+  release(claim: Claim, opts: { highWaterMs: number }): Promise<void>;
+  /** Closes connections. Idempotent. */
+  close(): Promise<void>;
+}

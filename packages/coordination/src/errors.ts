@@ -1,0 +1,62 @@
+/**
+ * Coded errors of the node-ID registries. All are {@link FlurryError}s from the core.
+ *
+ * @example
+ * ```ts
+ * import { RegistryErrorCode } from '@flurry/coordination';
+ * if (err.code === RegistryErrorCode.EXHAUSTED) console.error(err.details.holders);
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+
+export const RegistryErrorCode = {
+  /** The registry URL is malformed or names an unknown scheme. */
+  URL_INVALID: 'FLURRY_E_REGISTRY_URL',
+  /** The engine could not be reached (connection refused, timeout, DNS). */
+  UNREACHABLE: 'FLURRY_E_REGISTRY_UNREACHABLE',
+  /** The engine refused the credentials. */
+  AUTH: 'FLURRY_E_REGISTRY_AUTH',
+  /** Every node ID is held; details list how many and by whom. */
+  EXHAUSTED: 'FLURRY_E_REGISTRY_EXHAUSTED',
+  /** The lease was lost (expired, taken over, session expired); the holder must stop issuing. */
+  LEASE_LOST: 'FLURRY_E_LEASE_LOST',
+  /** A static or Kubernetes node ID is invalid for the layout. */
+  STATIC_NODE: 'FLURRY_E_REGISTRY_STATIC_NODE',
+  /** An option (TTL, renewal interval, margin, cluster name) is out of range. */
+  OPTION: 'FLURRY_E_REGISTRY_OPTION',
+  /** The engine's client library (an optional dependency) is not installed. */
+  CLIENT_MISSING: 'FLURRY_E_REGISTRY_CLIENT_MISSING',
+  /** The registry was closed. */
+  CLOSED: 'FLURRY_E_REGISTRY_CLOSED',
+  /** Stored registry data is corrupt or from an incompatible version. */
+  CORRUPT: 'FLURRY_E_REGISTRY_CORRUPT',
+} as const;
+
+/**
+ * Creates a registry error.
+ *
+ * @example
+ * ```ts
+ * throw registryError('EXHAUSTED', 'all 4 node IDs of cluster "a" are held', { held: 4 });
+ * ```
+ */
+export function registryError(
+  code: keyof typeof RegistryErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+  cause?: unknown,
+): FlurryError {
+  return new FlurryError(RegistryErrorCode[code], message, details, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * Removes a password from a URL before it appears in a message or a log.
+ *
+ * @example
+ * ```ts
+ * redactUrl('redis://:secret@127.0.0.1:6379/0') // 'redis://:***@127.0.0.1:6379/0'
+ * ```
+ */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}

@@ -1,0 +1,107 @@
+/**
+ * Clocks. Every Flurry component that reads time takes a {@link Clock}, so tests can
+ * step wall time back and forward, pause monotonic time, and make waits instant.
+ *
+ * - `now()` is wall time in Unix milliseconds: it may step backwards or forwards (NTP,
+ *   an operator, a VM migration). IDs carry it.
+ * - `monotonic()` is elapsed milliseconds that never go backwards and keep counting
+ *   while the process is paused (SIGSTOP, GC): leases measure their deadlines on it.
+ * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
+ *
+ * @example
+ * ```ts
+ * import { systemClock, ManualClock } from '@flurry/core';
+ * const real = systemClock;            // Date.now / performance.now / Atomics.wait
+ * const fake = new ManualClock(1_700_000_000_000);
+ * fake.advance(5);                     // +5 ms on both wall and monotonic time
+ * fake.setWall(fake.now() - 10);       // wall clock steps back 10 ms
+ * ```
+ */
+export interface Clock {
+  /** Wall-clock time, Unix epoch milliseconds (may jump). */
+  now(): number;
+  /** Monotonic milliseconds (arbitrary origin, never decreases). */
+  monotonic(): number;
+  /** Block the current thread for about `ms` milliseconds. */
+  sleep(ms: number): void;
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
+ * Allowed on Node's main thread and in workers.
+ *
+ * @example
+ * ```ts
+ * sleepSync(2); // ~2 ms
+ * ```
+ */
+export function sleepSync(ms: number): void {
+  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+/**
+ * The real clock: `Date.now()`, `performance.now()` and `Atomics.wait`.
+ *
+ * @example
+ * ```ts
+ * const t = systemClock.now();
+ * ```
+ */
+export const systemClock: Clock = Object.freeze({
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+  sleep: sleepSync,
+});
+
+/**
+ * A clock driven by hand, for tests. `sleep(ms)` advances both times instantly, so
+ * code that waits for the next tick finishes at once and deterministically.
+ *
+ * @example
+ * ```ts
+ * const clock = new ManualClock(Date.UTC(2025, 0, 1));
+ * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, clock });
+ * clock.stepWall(-10); // the wall clock jumps back 10 ms; monotonic time does not
+ * ```
+ */
+export class ManualClock implements Clock {
+  private wall: number;
+  private mono: number;
+  /** Optional hook called on every read of `now()` (e.g. to stall or drift). */
+  onRead: ((clock: ManualClock) => void) | undefined;
+
+  constructor(startWallMs: number = Date.UTC(2025, 0, 1), startMonoMs = 0) {
+    this.wall = startWallMs;
+    this.mono = startMonoMs;
+  }
+  now(): number {
+    if (this.onRead) this.onRead(this);
+    return this.wall;
+  }
+  monotonic(): number {
+    return this.mono;
+  }
+  sleep(ms: number): void {
+    if (ms > 0) this.advance(ms);
+  }
+  /** Moves wall and monotonic time forward together. */
+  advance(ms: number): void {
+    if (ms < 0) throw new RangeError('advance() takes a non-negative duration; use stepWall() to step the wall clock back');
+    this.wall += ms;
+    this.mono += ms;
+  }
+  /** Steps only the wall clock (negative = backwards), as NTP or an operator would. */
+  stepWall(deltaMs: number): void {
+    this.wall += deltaMs;
+  }
+  /** Sets the wall clock to an absolute Unix ms value. */
+  setWall(unixMs: number): void {
+    this.wall = unixMs;
+  }
+  /** Moves only monotonic time (e.g. to simulate a paused process whose wall clock is frozen). */
+  advanceMonotonic(ms: number): void {
+    this.mono += ms;
+  }
+}

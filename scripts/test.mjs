@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// Runs every package's compiled tests (`packages/*/dist/**/*.test.js`) with Node's test
+// runner, then the short torture profile when it exists. `npm test` calls this after the
+// build; pass package names to narrow the run: `node scripts/test.mjs core client`.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const all = ['core', 'coordination', 'server', 'client'];
+const args = process.argv.slice(2);
+const only = args.filter((a) => !a.startsWith('--'));
+const pkgs = (only.length ? only : all).map((p) => path.join(root, 'packages', p, 'dist')).filter((d) => existsSync(d));
+
+const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit', cwd: root, env: { ...process.env } }).status ?? 1;
+
+let status = run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...pkgs]);
+if (status === 0 && !only.length && !args.includes('--no-torture') && existsSync(path.join(root, 'scripts', 'torture.mjs'))) {
+  status = run(process.execPath, [path.join(root, 'scripts', 'torture.mjs'), '--profile', 'short']);
+}
+process.exit(status);
