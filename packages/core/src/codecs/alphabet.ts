@@ -1,0 +1,370 @@
+/**
+ * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held
+ * as two 32-bit halves (`hi`, `lo`) in plain `number`s.
+ *
+ * Why halves: an ID is a `bigint`, and repeated `bigint` division costs ~50–100 ns per
+ * step. Splitting once (through a `DataView`, ~20 ns) and doing the long division on
+ * doubles keeps every intermediate below 2^38, so it is exact and several times faster.
+ *
+ * This module is the engine behind the public codecs (`formats.ts`) and the public-ID
+ * string form; it validates characters and widths and throws coded errors, but it does
+ * not know format names.
+ *
+ * @example
+ * ```ts
+ * import { Alphabet } from './alphabet.js';
+ * const b62 = new Alphabet('base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
+ * b62.encode(0, 61, 0);  // 'z'   (hi = 0, lo = 61, no padding)
+ * b62.encode(0, 61, 11); // '0000000000z'
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+
+/** 2^32 as a double. */
+export const TWO32 = 4294967296;
+
+const scratch = new DataView(new ArrayBuffer(8));
+
+/**
+ * Splits a bigint in [0, 2^64) into its high and low 32-bit halves, written into `out`
+ * (`out[0]` = high, `out[1]` = low). The caller has range-checked the value.
+ *
+ * @example
+ * ```ts
+ * const halves = new Float64Array(2);
+ * splitU64(0x1_0000_0002n, halves); // halves = [1, 2]
+ * ```
+ */
+export function splitU64(value: bigint, out: Float64Array): void {
+  scratch.setBigUint64(0, value);
+  out[0] = scratch.getUint32(0);
+  out[1] = scratch.getUint32(4);
+}
+
+/**
+ * Joins two 32-bit halves (each an integer in [0, 2^32)) into a bigint.
+ *
+ * @example
+ * ```ts
+ * joinU64(1, 2); // 4294967298n
+ * ```
+ */
+export function joinU64(hi: number, lo: number): bigint {
+  if (hi < 0x200000) return BigInt(hi * TWO32 + lo);
+  scratch.setUint32(0, hi);
+  scratch.setUint32(4, lo);
+  return scratch.getBigUint64(0);
+}
+
+/** Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`). */
+export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
+
+/**
+ * Checks a width option: an integer in 1..64.
+ *
+ * @example
+ * ```ts
+ * checkBits(53, 'bits'); // ok
+ * checkBits(65, 'bits'); // throws FLURRY_E_INVALID_OPTION
+ * ```
+ */
+export function checkBits(bits: unknown, what = 'bits'): number {
+  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 1 || bits > 64) {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `${what} must be an integer from 1 to 64 (the ID width in bits), got ${describeValue(bits)}; pass a layout's totalBits or omit it for 64.`,
+      { option: what, value: describeValue(bits), min: 1, max: 64 },
+    );
+  }
+  return bits;
+}
+
+/**
+ * A short, safe, printable description of any value for an error message (strings are
+ * quoted and cut at 40 characters).
+ *
+ * @example
+ * ```ts
+ * describeValue('abc'); // '"abc"'
+ * describeValue(12n);   // '12n'
+ * ```
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return String(value);
+  return `a ${typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value}`;
+}
+
+/**
+ * Describes one character of an input for an error message: printable ASCII as-is in
+ * quotes, anything else as its code point (`U+00A0`).
+ *
+ * @example
+ * ```ts
+ * describeChar('x');      // "'x'"
+ * describeChar('\u00a0'); // 'U+00A0'
+ * ```
+ */
+export function describeChar(ch: string): string {
+  const cp = ch.codePointAt(0) ?? 0;
+  if (cp > 0x20 && cp < 0x7f) return `'${ch}'`;
+  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/** Options of {@link Alphabet}. */
+export interface AlphabetOptions {
+  /** Extra characters accepted on decoding, mapped to the character they stand for (e.g. Crockford's `I` → `1`). */
+  aliases?: Record<string, string>;
+  /** Accept lower- and upper-case forms of every letter on decoding. */
+  caseInsensitive?: boolean;
+  /** The error code of decoding failures (default `FLURRY_E_ID_MALFORMED`). */
+  malformedCode?: string;
+  /** The error code of a value too wide for its width (default `FLURRY_E_ID_TOO_WIDE`). */
+  tooWideCode?: string;
+}
+
+/**
+ * A radix-`chars.length` numeral system. Characters must be in ascending code-unit order
+ * so that equal-length strings sort like the numbers they encode.
+ *
+ * @example
+ * ```ts
+ * const hex = new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true });
+ * hex.encodeBigInt(255n, 0); // 'ff'
+ * hex.encodeBigInt(255n, 4); // '00ff'
+ * hex.decodeToBigInt('FF', 64, false); // 255n
+ * ```
+ */
+export class Alphabet {
+  /** The format name used in error messages. */
+  readonly name: string;
+  /** The digits, from value 0 upwards. */
+  readonly chars: string;
+  /** The radix (number of digits). */
+  readonly radix: number;
+  /** `fixedLengths[b]`: characters needed for every value of width `b` (0..64). */
+  readonly fixedLengths: Uint8Array;
+  private readonly values: Int8Array;
+  private readonly malformedCode: string;
+  private readonly tooWideCode: string;
+  /** Scratch for the digit pairs of one encoding, most significant last. */
+  private readonly buf = new Uint16Array(40);
+  private readonly radix2: number;
+  /** `pairs[v]`: the two digits of v in [0, radix²). */
+  private readonly pairs: string[];
+  /** `zeros[k]`: k zero digits. */
+  private readonly zeros: string[];
+  /** Most digits whose value always fits a double exactly (radix^fastDigits ≤ 2^53). */
+  private readonly fastDigits: number;
+  /** `powers[k]` = radix^k for k ≤ 8. */
+  private readonly powers: number[];
+  /** The radix whose `bigint.toString(radix)` digits equal this alphabet (10, 16), else 0. */
+  private readonly nativeRadix: number;
+
+  constructor(name: string, chars: string, options: AlphabetOptions = {}) {
+    if (chars.length < 2 || chars.length > 64) throw new RangeError(`alphabet ${name}: 2..64 characters`);
+    for (let i = 1; i < chars.length; i++) {
+      if (chars.charCodeAt(i) <= chars.charCodeAt(i - 1)) throw new RangeError(`alphabet ${name}: characters must ascend`);
+    }
+    this.name = name;
+    this.chars = chars;
+    this.radix = chars.length;
+    this.malformedCode = options.malformedCode ?? ErrorCode.ID_MALFORMED;
+    this.tooWideCode = options.tooWideCode ?? ErrorCode.ID_TOO_WIDE;
+    this.values = new Int8Array(128).fill(-1);
+    for (let i = 0; i < chars.length; i++) {
+      const c = chars.charCodeAt(i);
+      this.values[c] = i;
+      if (options.caseInsensitive) {
+        const ch = chars[i];
+        this.values[ch.toLowerCase().charCodeAt(0)] = i;
+        this.values[ch.toUpperCase().charCodeAt(0)] = i;
+      }
+    }
+    for (const [alias, target] of Object.entries(options.aliases ?? {})) {
+      this.values[alias.charCodeAt(0)] = this.values[target.charCodeAt(0)];
+    }
+    this.fixedLengths = new Uint8Array(65);
+    const r = BigInt(this.radix);
+    for (let b = 0; b <= 64; b++) {
+      let len = 1;
+      let cap = r;
+      while (cap <= MAX_FOR_BITS[b]) {
+        cap *= r;
+        len++;
+      }
+      this.fixedLengths[b] = len;
+    }
+    this.radix2 = this.radix * this.radix;
+    this.pairs = [];
+    for (let v = 0; v < this.radix2; v++) this.pairs.push(chars[Math.floor(v / this.radix)] + chars[v % this.radix]);
+    this.zeros = Array.from({ length: 66 }, (_, k) => chars[0].repeat(k));
+    let fast = 1;
+    while (this.radix ** (fast + 1) <= 2 ** 53) fast++;
+    this.fastDigits = fast;
+    this.powers = Array.from({ length: 9 }, (_, k) => this.radix ** k);
+    if (this.fixedLengths[64] - fast > 8) throw new RangeError(`alphabet ${name}: radix too small`);
+    const native = '0123456789abcdefghijklmnopqrstuvwxyz'.slice(0, this.radix);
+    this.nativeRadix = this.radix <= 36 && chars === native ? this.radix : 0;
+  }
+
+  /**
+   * Encodes the 64-bit value `hi·2^32 + lo`, left-padded with the zero digit to `width`
+   * characters (0: no padding, the shortest form).
+   *
+   * Works two digits at a time (dividing by radix², joining precomputed two-character
+   * strings): string concatenation, not arithmetic, dominates the cost of short strings.
+   *
+   * @example
+   * ```ts
+   * base62.encode(0, 61, 3); // '00z'
+   * ```
+   */
+  encode(hi: number, lo: number, width: number): string {
+    const r2 = this.radix2;
+    const buf = this.buf;
+    let n = 0;
+    // Long division while the value is at least 2^52 (keeps every floor(x / r2) exact).
+    while (hi >= 0x100000) {
+      const qh = Math.floor(hi / r2);
+      const t = (hi - qh * r2) * TWO32 + lo;
+      const ql = Math.floor(t / r2);
+      buf[n++] = t - ql * r2;
+      hi = qh;
+      lo = ql;
+    }
+    let v = hi * TWO32 + lo;
+    do {
+      const q = Math.floor(v / r2);
+      buf[n++] = v - q * r2;
+      v = q;
+    } while (v > 0);
+    const top = buf[n - 1];
+    const single = top < this.radix;
+    const digits = 2 * n - (single ? 1 : 0);
+    const pairs = this.pairs;
+    let out = width > digits ? this.zeros[width - digits] + (single ? this.chars[top] : pairs[top]) : single ? this.chars[top] : pairs[top];
+    for (let i = n - 2; i >= 0; i--) out += pairs[buf[i]];
+    return out;
+  }
+
+  /**
+   * Encodes a bigint in [0, 2^64) (already range-checked by the caller).
+   *
+   * @example
+   * ```ts
+   * base62.encodeBigInt(61n, 3); // '00z'
+   * ```
+   */
+  encodeBigInt(value: bigint, width: number): string {
+    if (this.nativeRadix !== 0) {
+      // V8's own bigint formatting is faster than ours for its native digit sets.
+      const s = value.toString(this.nativeRadix);
+      return s.length < width ? this.zeros[width - s.length] + s : s;
+    }
+    if (value <= 0x1fffffffffffffn) {
+      const v = Number(value);
+      return this.encode(Math.floor(v / TWO32), v % TWO32, width);
+    }
+    scratch.setBigUint64(0, value);
+    return this.encode(scratch.getUint32(0), scratch.getUint32(4), width);
+  }
+
+  /**
+   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the
+   * characters, the length (`exactLength` > 0: exactly that many characters) and that the
+   * value fits `bits` bits. Throws coded errors that name the offending character and its
+   * 1-based position.
+   *
+   * @example
+   * ```ts
+   * const out = new Float64Array(2);
+   * base62.decode('00z', 64, 0, out); // out = [0, 61]
+   * ```
+   */
+  decode(text: unknown, bits: number, exactLength: number, out: Float64Array, what = 'ID'): void {
+    if (typeof text !== 'string') {
+      throw new FlurryError(this.malformedCode, `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`, {
+        format: this.name,
+      });
+    }
+    const len = text.length;
+    const maxLen = this.fixedLengths[bits];
+    if (len === 0) {
+      throw new FlurryError(this.malformedCode, `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from ${this.describeAlphabet()}.`, {
+        format: this.name,
+        length: 0,
+        maxLength: maxLen,
+      });
+    }
+    if (exactLength > 0 && len !== exactLength) {
+      throw new FlurryError(
+        this.malformedCode,
+        `The ${this.name} ${what} ${describeValue(text)} is ${len} characters long; its fixed-width form for ${bits}-bit IDs is exactly ${exactLength} characters. Check for a truncated or padded copy.`,
+        { format: this.name, length: len, expectedLength: exactLength, bits },
+      );
+    }
+    if (len > maxLen) {
+      throw new FlurryError(
+        this.tooWideCode,
+        `The ${this.name} ${what} ${describeValue(text)} is ${len} characters long; a ${bits}-bit ID takes at most ${maxLen} ${this.name} characters.`,
+        { format: this.name, length: len, maxLength: maxLen, bits },
+      );
+    }
+    const radix = this.radix;
+    const values = this.values;
+    // The first `fastDigits` digits accumulate exactly in one double (radix^fastDigits ≤ 2^53).
+    const head = len < this.fastDigits ? len : this.fastDigits;
+    let v = 0;
+    for (let i = 0; i < head; i++) {
+      const c = text.charCodeAt(i);
+      const d = c < 128 ? values[c] : -1;
+      if (d < 0) throw this.badChar(text, i, what);
+      v = v * radix + d;
+    }
+    let hi = Math.floor(v / TWO32);
+    let lo = v - hi * TWO32;
+    if (len > head) {
+      // At most a few more digits (len ≤ fixedLengths[bits]); multiply in as w < radix^rest ≤ 2^21.
+      let w = 0;
+      for (let i = head; i < len; i++) {
+        const c = text.charCodeAt(i);
+        const d = c < 128 ? values[c] : -1;
+        if (d < 0) throw this.badChar(text, i, what);
+        w = w * radix + d;
+      }
+      const m = this.powers[len - head];
+      const x = lo * m + w;
+      const carry = Math.floor(x / TWO32);
+      lo = x - carry * TWO32;
+      hi = hi * m + carry;
+      if (hi >= TWO32) throw this.tooWide(text, bits, what);
+    }
+    if (bits < 64 && (bits > 32 ? hi >= 2 ** (bits - 32) : hi !== 0 || lo >= 2 ** bits)) throw this.tooWide(text, bits, what);
+    out[0] = hi;
+    out[1] = lo;
+  }
+
+  /** Lists the accepted digits for an error message. */
+  describeAlphabet(): string {
+    return `the ${this.name} digits "${this.chars}"`;
+  }
+
+  private badChar(text: string, index: number, what: string): FlurryError {
+    const ch = String.fromCodePoint(text.codePointAt(index) ?? 0);
+    return new FlurryError(
+      this.malformedCode,
+      `The ${this.name} ${what} ${describeValue(text)} has the invalid character ${describeChar(ch)} at position ${index + 1} of ${text.length}; allowed are ${this.describeAlphabet()}.`,
+      { format: this.name, char: ch, position: index + 1, length: text.length },
+    );
+  }
+
+  private tooWide(text: string, bits: number, what: string): FlurryError {
+    return new FlurryError(
+      this.tooWideCode,
+      `The ${this.name} ${what} ${describeValue(text)} is larger than the largest ${bits}-bit value (${MAX_FOR_BITS[bits]}); check the format and the layout width.`,
+      { format: this.name, bits, max: MAX_FOR_BITS[bits] },
+    );
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin),
+ * `base62` and `base64url` (sortable order). Each has a shortest form and a fixed-width
+ * form; the fixed-width form of every format sorts lexicographically (by UTF-16 code
+ * unit, i.e. JavaScript's default `sort()`, `<`, or a database's binary/`C` collation) in
+ * the same order as the IDs themselves, because every alphabet ascends in ASCII order.
+ *
+ * Every format is a positional numeral system over its alphabet (most significant digit
+ * first); none encodes the ID's bytes. In particular `base64url` uses the RFC 4648 §5
+ * URL-safe character set `-`, `0`–`9`, `A`–`Z`, `_`, `a`–`z` **in that (ASCII) order**, so
+ * that it sorts; it is not byte-compatible with `Buffer.toString('base64url')`.
+ *
+ * | format      | alphabet                                                            | 64-bit fixed width |
+ * |-------------|---------------------------------------------------------------------|--------------------|
+ * | `decimal`   | `0-9`                                                               | 20                 |
+ * | `hex`       | `0-9a-f` (decoding also accepts `A-F`)                              | 16                 |
+ * | `base32`    | Crockford `0-9A-HJKMNP-TV-Z` (decoding: any case, `I`/`L` = 1, `O` = 0) | 13             |
+ * | `base58`    | Bitcoin `1-9A-HJ-NP-Za-km-z`                                        | 11                 |
+ * | `base62`    | `0-9A-Za-z`                                                         | 11                 |
+ * | `base64url` | `-0-9A-Z_a-z`                                                       | 11                 |
+ *
+ * @example
+ * ```ts
+ * import { encodeId, decodeId } from '@flurry/core';
+ * encodeId(1859214170478923776n, 'base62');                  // '2D8sBOAp9Ny'
+ * encodeId(42n, 'base62', { fixed: true });                  // '0000000000g'
+ * decodeId('0000000000g', 'base62');                         // 42n
+ * encodeId(42n, 'hex', { fixed: true, bits: 41 });           // '0000000002a'
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from './alphabet.js';
+
+/** The name of a string form of an ID (the CLI's `--format`). */
+export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
+
+/**
+ * Every format name, in the order the CLI lists them (`--format decimal|hex|…`).
+ *
+ * @example
+ * ```ts
+ * FORMATS.includes('base62'); // true
+ * ```
+ */
+export const FORMATS: readonly IdFormat[] = Object.freeze(['decimal', 'hex', 'base32', 'base58', 'base62', 'base64url'] as const);
+
+/** Options of {@link encodeId} and {@link IdCodec.encode}. */
+export interface EncodeOptions {
+  /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
+  fixed?: boolean;
+  /** The ID width in bits, 1..64 (default 64): bounds the accepted IDs and sets the fixed width. Pass `layout.totalBits`. */
+  bits?: number;
+}
+
+/** Options of {@link decodeId} and {@link IdCodec.decode}. */
+export interface DecodeOptions {
+  /** Require exactly the fixed width of `bits`-bit IDs (default false: any length up to it, leading zero digits allowed). */
+  fixed?: boolean;
+  /** The ID width in bits, 1..64 (default 64): larger values are rejected with `FLURRY_E_ID_TOO_WIDE`. */
+  bits?: number;
+}
+
+/**
+ * One string form of IDs.
+ *
+ * @example
+ * ```ts
+ * import { codecs } from '@flurry/core';
+ * const c = codecs.base58;
+ * c.fixedLength(64);              // 11
+ * c.decode(c.encode(7n, { fixed: true })); // 7n
+ * ```
+ */
+export interface IdCodec {
+  /** The format name. */
+  readonly name: IdFormat;
+  /** The digits, from value 0 upwards (ascending ASCII). */
+  readonly alphabet: string;
+  /** Number of digits. */
+  readonly radix: number;
+  /** One line for help texts. */
+  readonly description: string;
+  /** Encodes a non-negative integer ID of at most `bits` bits. */
+  encode(id: bigint | number, options?: EncodeOptions): string;
+  /** Decodes back to a bigint; coded errors for bad characters, empty input, overflow, wrong fixed length. */
+  decode(text: string, options?: DecodeOptions): bigint;
+  /** Characters of the fixed-width form of `bits`-bit IDs (default 64). */
+  fixedLength(bits?: number): number;
+}
+
+const halves = new Float64Array(2);
+
+function badId(id: unknown): FlurryError {
+  return new FlurryError(
+    ErrorCode.ID_MALFORMED,
+    `An ID to encode must be a non-negative integer bigint (or a safe integer number), got ${describeValue(id)}; parse strings with decodeId or parseId first.`,
+    { value: describeValue(id) },
+  );
+}
+
+function negative(id: bigint | number): FlurryError {
+  return new FlurryError(ErrorCode.ID_NEGATIVE, `An ID cannot be negative, got ${id}; IDs are unsigned integers from 0 to 2^bits - 1.`, {
+    value: String(id),
+  });
+}
+
+function tooWide(id: bigint | number, bits: number): FlurryError {
+  return new FlurryError(
+    ErrorCode.ID_TOO_WIDE,
+    `The ID ${id} does not fit ${bits} bits (largest ${MAX_FOR_BITS[bits]}); pass bits: layout.totalBits of the layout that issued it.`,
+    { value: String(id), bits, max: MAX_FOR_BITS[bits] },
+  );
+}
+
+function makeCodec(name: IdFormat, alphabet: Alphabet, description: string): IdCodec {
+  const lengths = alphabet.fixedLengths;
+  const codec: IdCodec = {
+    name,
+    alphabet: alphabet.chars,
+    radix: alphabet.radix,
+    description,
+    encode(id: bigint | number, options?: EncodeOptions): string {
+      const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
+      const width = options?.fixed ? lengths[bits] : 0;
+      if (typeof id === 'bigint') {
+        if (id < 0n) throw negative(id);
+        if (id > MAX_FOR_BITS[bits]) throw tooWide(id, bits);
+        return alphabet.encodeBigInt(id, width);
+      }
+      if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw badId(id);
+      if (id < 0) throw negative(id);
+      if (bits < 53 && id > 2 ** bits - 1) throw tooWide(id, bits);
+      return alphabet.encode(Math.floor(id / TWO32), id % TWO32, width);
+    },
+    decode(text: string, options?: DecodeOptions): bigint {
+      const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
+      alphabet.decode(text, bits, options?.fixed ? lengths[bits] : 0, halves);
+      return joinU64(halves[0], halves[1]);
+    },
+    fixedLength(bits = 64): number {
+      return lengths[checkBits(bits)];
+    },
+  };
+  return Object.freeze(codec);
+}
+
+/**
+ * Crockford's base32 digits (no I, L, O, U), in ascending ASCII order.
+ *
+ * @example
+ * ```ts
+ * CROCKFORD_ALPHABET.length; // 32
+ * ```
+ */
+export const CROCKFORD_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/**
+ * Bitcoin's base58 digits (no 0, O, I, l), in ascending ASCII order.
+ *
+ * @example
+ * ```ts
+ * BASE58_ALPHABET[0]; // '1'
+ * ```
+ */
+export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+/**
+ * base62 digits `0-9A-Za-z`, in ascending ASCII order.
+ *
+ * @example
+ * ```ts
+ * BASE62_ALPHABET[61]; // 'z'
+ * ```
+ */
+export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/**
+ * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`,
+ * `_`, `a-z`), so that fixed-width strings sort like the numbers they encode.
+ *
+ * @example
+ * ```ts
+ * SORTABLE_BASE64URL_ALPHABET[0]; // '-'
+ * ```
+ */
+export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The codecs by format name.
+ *
+ * @example
+ * ```ts
+ * import { codecs } from '@flurry/core';
+ * codecs.base32.encode(1234567890n);          // '14SC0PJ'
+ * codecs.base32.decode('14sc0pj');            // 1234567890n (lower case and I/L/O aliases accepted)
+ * codecs.decimal.encode(5n, { fixed: true }); // '00000000000000000005'
+ * ```
+ */
+export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
+  decimal: makeCodec('decimal', new Alphabet('decimal', '0123456789'), 'decimal digits (20 fixed for 64 bits)'),
+  hex: makeCodec('hex', new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true }), 'lower-case hexadecimal (16 fixed for 64 bits)'),
+  base32: makeCodec(
+    'base32',
+    new Alphabet('base32', CROCKFORD_ALPHABET, { caseInsensitive: true, aliases: { I: '1', i: '1', L: '1', l: '1', O: '0', o: '0' } }),
+    'Crockford base32, upper case (13 fixed for 64 bits)',
+  ),
+  base58: makeCodec('base58', new Alphabet('base58', BASE58_ALPHABET), 'Bitcoin base58 (11 fixed for 64 bits)'),
+  base62: makeCodec('base62', new Alphabet('base62', BASE62_ALPHABET), 'base62 0-9A-Za-z (11 fixed for 64 bits)'),
+  base64url: makeCodec(
+    'base64url',
+    new Alphabet('base64url', SORTABLE_BASE64URL_ALPHABET),
+    'URL-safe base64 characters in sortable order -0-9A-Z_a-z, numeric, not RFC byte encoding (11 fixed for 64 bits)',
+  ),
+});
+
+/**
+ * True when `name` is one of {@link FORMATS}.
+ *
+ * @example
+ * ```ts
+ * isIdFormat('base62'); // true
+ * isIdFormat('base36'); // false
+ * ```
+ */
+export function isIdFormat(name: unknown): name is IdFormat {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(codecs, name);
+}
+
+/**
+ * The codec of a format name; `FLURRY_E_CODEC_UNKNOWN` for anything else.
+ *
+ * @example
+ * ```ts
+ * getCodec('hex').encode(255n); // 'ff'
+ * getCodec('b64');              // throws FLURRY_E_CODEC_UNKNOWN
+ * ```
+ */
+export function getCodec(format: string): IdCodec {
+  if (!isIdFormat(format)) {
+    throw new FlurryError(ErrorCode.CODEC_UNKNOWN, `Unknown ID format ${describeValue(format)}; use one of ${FORMATS.join(', ')}.`, {
+      format: describeValue(format),
+      allowed: [...FORMATS],
+    });
+  }
+  return codecs[format];
+}
+
+/**
+ * Encodes an ID in a format. `fixed: true` pads to the format's width for `bits`-bit IDs,
+ * so the strings sort like the IDs.
+ *
+ * @example
+ * ```ts
+ * encodeId(255n, 'hex');                         // 'ff'
+ * encodeId(255n, 'hex', { fixed: true });        // '00000000000000ff'
+ * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '1111115Q'
+ * ```
+ */
+export function encodeId(id: bigint | number, format: IdFormat | string, options?: EncodeOptions): string {
+  return getCodec(format).encode(id, options);
+}
+
+/**
+ * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty,
+ * not a string, a bad character — named with its position — or, with `fixed: true`, the
+ * wrong length), `FLURRY_E_ID_TOO_WIDE` (the value overflows `bits`),
+ * `FLURRY_E_CODEC_UNKNOWN`.
+ *
+ * @example
+ * ```ts
+ * decodeId('ff', 'hex');                     // 255n
+ * decodeId('0000000000g', 'base62', { fixed: true }); // 42n
+ * decodeId('1I', 'base32');                  // 33n (I reads as 1)
+ * ```
+ */
+export function decodeId(text: string, format: IdFormat | string, options?: DecodeOptions): bigint {
+  return getCodec(format).decode(text, options);
+}

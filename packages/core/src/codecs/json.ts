@@ -1,0 +1,159 @@
+/**
+ * JSON without precision loss. A 64-bit ID is a `bigint`; `JSON.stringify` throws on
+ * bigints, and a JSON number above 2^53 is silently rounded by `JSON.parse` (and by most
+ * JSON libraries in other languages). Flurry therefore puts IDs on the wire as decimal
+ * strings:
+ *
+ * - {@link jsonReplacer} for `JSON.stringify(value, jsonReplacer)`: every bigint becomes
+ *   its decimal string;
+ * - {@link jsonReviver} for `JSON.parse(text, jsonReviver(['id', 'parentId']))`: the chosen
+ *   keys come back as bigints (strings, safe integers, arrays of either; a number that was
+ *   already rounded is a coded error, never a silently wrong ID);
+ * - {@link toJSONSafe}: a deep copy with every bigint as a decimal string, for APIs that
+ *   serialize for you (HTTP frameworks, loggers).
+ *
+ * @example
+ * ```ts
+ * import { jsonReplacer, jsonReviver } from '@flurry/core';
+ * const text = JSON.stringify({ id: 1859214170478923776n }, jsonReplacer); // '{"id":"1859214170478923776"}'
+ * JSON.parse(text, jsonReviver(['id'])).id;                                 // 1859214170478923776n
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { MAX_FOR_BITS, checkBits, describeValue } from './alphabet.js';
+
+/**
+ * `JSON.stringify` replacer that writes every bigint as its decimal string.
+ *
+ * @example
+ * ```ts
+ * JSON.stringify({ ids: [1n, 2n] }, jsonReplacer); // '{"ids":["1","2"]}'
+ * ```
+ */
+export function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** Which keys {@link jsonReviver} turns into bigints: one name, several, or a predicate. */
+export type IdKeys = string | Iterable<string> | ((key: string) => boolean);
+
+/** Options of {@link jsonReviver}. */
+export interface JsonReviverOptions {
+  /** The ID width in bits, 1..64 (default 64); wider values are `FLURRY_E_ID_TOO_WIDE`. */
+  bits?: number;
+}
+
+/** The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present). */
+export type JsonReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+
+const DECIMAL = /^[0-9]{1,20}$/;
+
+/**
+ * A `JSON.parse` reviver that turns the values of the chosen keys back into bigints:
+ * decimal strings, safe-integer numbers, `null` (kept), and arrays of those. Anything else
+ * under a chosen key — a non-decimal string, a negative or fractional number, a number
+ * above 2^53 whose digits `JSON.parse` already rounded (unless the runtime passes the
+ * source text), a value wider than `bits` — throws a coded `FlurryError`.
+ *
+ * @example
+ * ```ts
+ * const r = jsonReviver(['id', 'ids']);
+ * JSON.parse('{"id":"18446744073709551615","ids":["1",2],"name":"x"}', r);
+ * // { id: 18446744073709551615n, ids: [1n, 2n], name: 'x' }
+ * JSON.parse('{"id":9007199254740993}', r); // throws FLURRY_E_ID_MALFORMED (precision already lost)
+ * ```
+ */
+export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): JsonReviver {
+  const bits = options.bits === undefined ? 64 : checkBits(options.bits);
+  const max = MAX_FOR_BITS[bits];
+  let isIdKey: (key: string) => boolean;
+  if (typeof keys === 'function') isIdKey = keys;
+  else {
+    const set = new Set(typeof keys === 'string' ? [keys] : keys);
+    isIdKey = (k) => set.has(k);
+  }
+
+  const convert = (key: string, value: unknown, source: string | undefined): bigint => {
+    let id: bigint;
+    if (typeof value === 'string' && DECIMAL.test(value)) id = BigInt(value);
+    else if (typeof value === 'number' && source !== undefined && DECIMAL.test(source)) id = BigInt(source);
+    else if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) id = BigInt(value);
+    else if (typeof value === 'number' && Number.isInteger(value) && value > Number.MAX_SAFE_INTEGER) {
+      throw new FlurryError(
+        ErrorCode.ID_MALFORMED,
+        `JSON key "${key}" holds the number ${value}, above 2^53: JSON.parse has already rounded it, so the ID is lost. Send IDs as decimal strings (JSON.stringify(v, jsonReplacer)).`,
+        { key, value: String(value) },
+      );
+    } else {
+      throw new FlurryError(
+        ErrorCode.ID_MALFORMED,
+        `JSON key "${key}" must hold an ID as a decimal string of 1 to 20 digits (or a safe non-negative integer), got ${describeValue(value)}.`,
+        { key, value: describeValue(value) },
+      );
+    }
+    if (id > max) {
+      throw new FlurryError(ErrorCode.ID_TOO_WIDE, `JSON key "${key}" holds ${id}, which does not fit ${bits} bits (largest ${max}).`, {
+        key,
+        value: id.toString(),
+        bits,
+      });
+    }
+    return id;
+  };
+
+  return function reviver(key: string, value: unknown, context?: { source?: string }): unknown {
+    if (value === null || !isIdKey(key)) return value;
+    if (Array.isArray(value)) return value.map((v) => (v === null || typeof v === 'bigint' ? v : convert(key, v, undefined)));
+    return convert(key, value, context?.source);
+  };
+}
+
+/** The JSON-safe form of `T`: bigints (and bigint arrays) become decimal strings, recursively. */
+export type JsonSafe<T> = T extends bigint
+  ? string
+  : T extends BigInt64Array | BigUint64Array
+    ? string[]
+    : T extends { toJSON(): infer R }
+      ? JsonSafe<R>
+      : T extends readonly (infer U)[]
+        ? JsonSafe<U>[]
+        : T extends object
+          ? { [K in keyof T]: JsonSafe<T[K]> }
+          : T;
+
+/**
+ * A deep copy of `value` in which every bigint (including the elements of a
+ * `BigUint64Array`/`BigInt64Array`) is its decimal string, ready for any JSON serializer.
+ * Objects with a `toJSON()` method (e.g. `Date`, `FlurryError`) are converted through it;
+ * plain objects and arrays are copied; functions and symbols are left for the serializer
+ * to drop. A cycle is a `FLURRY_E_INVALID_OPTION` error.
+ *
+ * @example
+ * ```ts
+ * toJSONSafe({ id: 5n, batch: [6n, 7n], at: new Date(0) });
+ * // { id: '5', batch: ['6', '7'], at: '1970-01-01T00:00:00.000Z' }
+ * ```
+ */
+export function toJSONSafe<T>(value: T): JsonSafe<T> {
+  return safe(value, new Set()) as JsonSafe<T>;
+}
+
+function safe(value: unknown, active: Set<object>): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof BigUint64Array || value instanceof BigInt64Array) return Array.from(value, (v) => v.toString());
+  if (active.has(value)) {
+    throw new FlurryError(ErrorCode.INVALID_OPTION, 'toJSONSafe: the value contains a cycle, which JSON cannot represent; pass an acyclic value.', {});
+  }
+  active.add(value);
+  try {
+    const withToJSON = value as { toJSON?: unknown };
+    if (typeof withToJSON.toJSON === 'function') return safe((withToJSON.toJSON as () => unknown)(), active);
+    if (Array.isArray(value)) return value.map((v) => safe(v, active));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = safe(v, active);
+    return out;
+  } finally {
+    active.delete(value);
+  }
+}
