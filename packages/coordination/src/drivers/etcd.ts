@@ -1,0 +1,653 @@
+/**
+ * The etcd (v3 API) registry driver, on the pure-JavaScript `etcd3` client.
+ *
+ * Layout of the keys under the URL's prefix (default `/flurry`):
+ * - `<prefix>/<namespace>/slots/<slot>`: the claim. Created by a transaction only if the
+ *   key is absent (`createRevision == 0`) and attached to an etcd lease, so it disappears
+ *   when the lease expires or is revoked. Value: JSON `{ holder, leaseId, ttlMs, claimedAtMs }`.
+ * - `<prefix>/<namespace>/hw/<slot>`: the high-water record. No lease: it persists across
+ *   holders. Value: JSON `{ v: 1, highWaterMs, releasedCleanly, ttlMs, holder, updatedAtMs }`.
+ *
+ * How each operation keeps the "never two holders" promise:
+ * - **claim**: grant a lease, then a transaction `if create(slot) == 0 then put(slot, lease)
+ *   + get(hw)`. The preferred slot is tried first, then one range read lists the taken slots
+ *   and the free ones are tried from a random starting point (a lost race moves on to the next
+ *   free one). Right after winning, the high-water record is rewritten as *unclean* with a mark
+ *   of at least the claimer's wall clock, so a holder that dies before its first renewal still
+ *   leaves a floor for the next one.
+ * - **renew**: one keep-alive on the lease (a response with TTL 0 means the lease is gone),
+ *   then a transaction `if lease(slot) == ours then put(hw)`. Either failing → `FLURRY_E_LEASE_LOST`;
+ *   a network failure or a timeout → `FLURRY_E_REGISTRY_UNREACHABLE`. etcd3's automatic keep-alive
+ *   is never used: the lease manager drives renewals so that its fencing deadline is exact.
+ * - **release**: a transaction `if lease(slot) == ours then put(hw, clean) + delete(slot)`, then the
+ *   lease is revoked. If the slot is no longer ours nothing is written (a warning is logged).
+ *
+ * TTLs: etcd leases are whole seconds, so `ttlMs` is rounded **up** (`ceil(ttlMs / 1000)`, at
+ * least 1 s), and etcd itself raises very short TTLs to its minimum (2 s with default election
+ * settings). The lease on the server therefore always lives at least as long as the holder's
+ * own deadline, never shorter: a dead holder's slot is reclaimed after `ceil(ttl)` seconds (or
+ * etcd's minimum), never before its TTL. Renewing with a `ttlMs` longer than the TTL etcd
+ * granted at claim time is refused (`FLURRY_E_REGISTRY_OPTION`): claim again instead.
+ *
+ * High-water marks: at every renewal the stored mark is `max(previous mark, reported,
+ * holder's wall clock now)`, because after this renewal the holder may go on issuing at
+ * any wall time up to its deadline; at release it is `max(previous mark, reported)` and
+ * flagged clean only if this holder's reports cover the previous holder's unreported window
+ * (otherwise the record stays unclean, so an expired holder's window is never forgotten).
+ *
+ * etcd is linearizable (Raft), so unlike Redis a leader failover cannot lose a claim or a mark
+ * that a transaction acknowledged.
+ *
+ * URLs: `etcd://[user:pass@]host:port[,host:port…]/prefix` (`etcds://` for TLS with the system
+ * CAs). Because WHATWG `URL` cannot parse several hosts, {@link createEtcdDriver} also accepts the
+ * URL as a string.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from '@flurry/core';
+ * import { createEtcdDriver } from './drivers/etcd.js';
+ * const driver = await createEtcdDriver('etcd://127.0.0.1:2379/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
+ * await driver.release(claim, { highWaterMs: Date.now() });
+ * await driver.close();
+ * ```
+ */
+import { randomInt } from 'node:crypto';
+import {
+  Etcd3,
+  EtcdAuthenticationFailedError,
+  EtcdInvalidAuthTokenError,
+  EtcdLeaseInvalidError,
+  EtcdPermissionDeniedError,
+  GRPCUnauthenticatedError,
+  isRecoverableError,
+  type IOptions,
+  type IRequestOp,
+  type ITxnResponse,
+} from 'etcd3';
+import { FlurryError, type Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { registryError } from '../errors.js';
+
+/** Where drivers log. Same shape as the registry's logger. */
+export interface DriverLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** Options of {@link createEtcdDriver} (given by `openRegistry`). */
+export interface EtcdDriverOptions {
+  /** Wall time for the high-water records (the same clock as the generator). */
+  clock: Clock;
+  /** Bound on connecting and on each operation (claim, renew, release), in ms. */
+  connectTimeoutMs: number;
+  logger?: DriverLogger;
+}
+
+/** A parsed `etcd://` URL. */
+export interface EtcdUrl {
+  /** `http://h:p` or `https://h:p` for each host. */
+  readonly hosts: string[];
+  readonly username?: string;
+  readonly password?: string;
+  /** Key prefix without a trailing slash, e.g. `/flurry`. */
+  readonly prefix: string;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const DEFAULT_PREFIX = '/flurry';
+/** `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots. */
+function validNamespace(ns: unknown): ns is string {
+  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
+}
+const HOLDERS_LISTED = 100;
+const MAX_TTL_MS = 2 ** 31 - 1;
+
+/** Replaces whatever sits between `//` and the last `@` of the authority with `***`. */
+function redactLoosely(raw: string): string {
+  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
+  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
+  const at = m[2].lastIndexOf('@');
+  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
+}
+
+/**
+ * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
+ * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
+ * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
+ *
+ * @example
+ * ```ts
+ * parseEtcdUrl('etcd://root:pw@10.0.0.1:2379,10.0.0.2:2379/ids').hosts
+ * // ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']
+ * ```
+ */
+export function parseEtcdUrl(url: URL | string): EtcdUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const loose = redactLoosely(raw);
+  const bad = (why: string): FlurryError =>
+    registryError(
+      'URL_INVALID',
+      `invalid etcd registry URL "${loose}": ${why}. Expected etcd://[user:password@]host:port[,host:port…]/prefix ` +
+        `(or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
+      { url: loose },
+    );
+  const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
+  if (!m) throw bad('it does not have the form scheme://hosts/prefix');
+  const tls = m[1].toLowerCase() === 'etcds';
+  let username: string | undefined;
+  let password: string | undefined;
+  if (m[2] !== undefined) {
+    const colon = m[2].indexOf(':');
+    try {
+      username = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
+      password = colon < 0 ? '' : decodeURIComponent(m[2].slice(colon + 1));
+    } catch {
+      throw bad('the user or password is not valid percent-encoding');
+    }
+    if (!username || !password) throw bad('etcd authentication needs both a user name and a password (user:password@)');
+  }
+  const hosts: string[] = [];
+  for (const part of m[3].split(',')) {
+    const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
+    if (!hm) throw bad(`"${part}" is not host:port`);
+    const port = hm[2] === undefined ? 2379 : Number(hm[2]);
+    if (port < 1 || port > 65535) throw bad(`port ${hm[2]} is outside 1..65535`);
+    hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${port}`);
+  }
+  let prefix = (m[4] ?? '').replace(/\/+$/, '');
+  if (prefix === '') prefix = DEFAULT_PREFIX;
+  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
+    throw bad(`the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`);
+  }
+  const auth = username === undefined ? '' : `${encodeURIComponent(username)}:***@`;
+  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}${prefix}`;
+  return { hosts, username, password, prefix, redacted };
+}
+
+/** The high-water record stored beside each slot. */
+interface HighWaterRecord {
+  v: 1;
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  /** The longest a holder of this record could have issued past its mark unreported. */
+  ttlMs: number;
+  holder: string;
+  updatedAtMs: number;
+}
+
+/** What the driver remembers about a claim it made (keyed by token). */
+interface ClaimState {
+  readonly leaseId: string;
+  readonly namespace: string;
+  readonly slot: number;
+  readonly grantedTtlMs: number;
+  readonly holderId: string;
+  readonly prev: { highWaterMs: number; releasedCleanly: boolean; ttlMs: number };
+}
+
+/**
+ * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`.
+ * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
+ * up to its deadline; only a final (release) record can be clean, and only if this holder's
+ * reports cover the previous holder's unreported window.
+ */
+function recordToStore(
+  prev: ClaimState['prev'],
+  reportedMs: number,
+  ownTtlMs: number,
+  holderId: string,
+  clock: Clock,
+  final: boolean,
+): HighWaterRecord {
+  const now = clock.now();
+  const issuedBound = final ? reportedMs : Math.max(reportedMs, now);
+  const coversPrevious = prev.releasedCleanly || reportedMs >= prev.highWaterMs + prev.ttlMs;
+  return {
+    v: 1,
+    highWaterMs: Math.max(prev.highWaterMs, issuedBound),
+    releasedCleanly: final && coversPrevious,
+    ttlMs: coversPrevious ? ownTtlMs : Math.max(ownTtlMs, prev.ttlMs),
+    holder: holderId,
+    updatedAtMs: now,
+  };
+}
+
+function isAuthError(err: unknown): boolean {
+  return (
+    err instanceof EtcdAuthenticationFailedError ||
+    err instanceof EtcdPermissionDeniedError ||
+    err instanceof EtcdInvalidAuthTokenError ||
+    err instanceof GRPCUnauthenticatedError
+  );
+}
+
+/**
+ * A cockatiel-compatible policy object (the only member etcd3 calls is `execute`). The global
+ * policy tries each host once on recoverable errors (so a multi-host URL fails over within one
+ * call); the per-host policy is a plain pass-through (no circuit breaker that would keep
+ * refusing calls for seconds after the engine is back).
+ */
+function passThrough(attempts: number): { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> } {
+  return {
+    async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
+      let last: unknown;
+      for (let i = 0; i < attempts; i++) {
+        try {
+          return await fn({ signal: new AbortController().signal });
+        } catch (e) {
+          last = e;
+          if (!(e instanceof Error) || !isRecoverableError(e)) throw e;
+        }
+      }
+      throw last;
+    },
+  };
+}
+
+const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
+
+class EtcdDriver implements RegistryDriver {
+  readonly kind = 'etcd';
+  readonly url: string;
+  private closed = false;
+  private readonly states = new Map<string, ClaimState>();
+
+  constructor(
+    private readonly client: Etcd3,
+    private readonly parsed: EtcdUrl,
+    private readonly opts: EtcdDriverOptions,
+  ) {
+    this.url = parsed.redacted;
+  }
+
+  private slotKey(ns: string, slot: number): string {
+    return `${this.parsed.prefix}/${ns}/slots/${slot}`;
+  }
+  private hwKey(ns: string, slot: number): string {
+    return `${this.parsed.prefix}/${ns}/hw/${slot}`;
+  }
+  private deadline(boundMs = this.opts.connectTimeoutMs): { deadline: number } {
+    return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw registryError('CLOSED', `the etcd registry ${this.url} was closed; open a new one to claim node IDs`, { url: this.url });
+    }
+  }
+
+  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
+  toError(err: unknown, what: string, extra: Record<string, unknown> = {}): FlurryError {
+    if (err instanceof FlurryError) return err;
+    const msg = err instanceof Error ? err.message : String(err);
+    const details = { url: this.url, hosts: this.parsed.hosts, operation: what, ...extra };
+    if (isAuthError(err)) {
+      return registryError(
+        'AUTH',
+        `etcd at ${this.url} refused the credentials while trying to ${what} (${msg}); check the user and password in the URL ` +
+          `and that the user may read and write keys under "${this.parsed.prefix}/"`,
+        details,
+        err,
+      );
+    }
+    if (err instanceof EtcdLeaseInvalidError) {
+      return registryError('LEASE_LOST', `the etcd lease is gone (${msg}) while trying to ${what}; stop issuing and claim again`, details, err);
+    }
+    return registryError(
+      'UNREACHABLE',
+      `etcd at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.hosts.join(', ')}): ${msg}. ` +
+        `Check that etcd is running and reachable; the operation will be retried by the lease manager.`,
+      details,
+      err,
+    );
+  }
+
+  private validate(req: ClaimRequest): void {
+    if (!validNamespace(req.namespace)) {
+      throw registryError(
+        'OPTION',
+        `namespace "${String(req.namespace)}" is invalid: use segments of letters, digits, "_", "." or "-" separated by "/" (e.g. "orders/dc-1"), no segment only dots, at most 200 characters`,
+        { namespace: req.namespace },
+      );
+    }
+    if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
+      throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
+    }
+    if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
+    }
+    if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
+      throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
+    }
+  }
+
+  private stateOf(claim: Claim): ClaimState {
+    const s = this.states.get(claim.token);
+    if (s && s.slot === claim.slot) return s;
+    throw registryError(
+      'LEASE_LOST',
+      `this etcd driver holds no claim with token "${claim.token}" for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
+      { url: this.url, slot: claim.slot },
+    );
+  }
+
+  private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
+    if (!raw || raw.length === 0) return undefined;
+    let rec: unknown;
+    try {
+      rec = JSON.parse(raw.toString('utf8'));
+    } catch {
+      rec = undefined;
+    }
+    const r = rec as Partial<HighWaterRecord> | undefined;
+    if (
+      !r ||
+      typeof r.highWaterMs !== 'number' ||
+      !Number.isFinite(r.highWaterMs) ||
+      r.highWaterMs < 0 ||
+      typeof r.releasedCleanly !== 'boolean' ||
+      typeof r.ttlMs !== 'number' ||
+      !Number.isFinite(r.ttlMs) ||
+      r.ttlMs < 0
+    ) {
+      throw registryError(
+        'CORRUPT',
+        `the high-water record "${key}" in etcd at ${this.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
+          `Inspect it with "etcdctl get ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
+        { url: this.url, key, value: raw.toString('utf8').slice(0, 200) },
+      );
+    }
+    return r as HighWaterRecord;
+  }
+
+  async claim(req: ClaimRequest): Promise<Claim> {
+    this.assertOpen();
+    this.validate(req);
+    const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
+    let leaseId: string;
+    let grantedTtlMs: number;
+    try {
+      const g = await this.client.leaseClient.leaseGrant({ TTL: ttlSec }, this.deadline());
+      leaseId = g.ID;
+      grantedTtlMs = Number(g.TTL) * 1000;
+      if (g.error) throw new Error(g.error);
+    } catch (err) {
+      throw this.toError(err, `grant a ${ttlSec}s lease`);
+    }
+    try {
+      return await this.claimWithLease(req, leaseId, grantedTtlMs);
+    } catch (err) {
+      // Do not leave a lease (and possibly a slot key) behind.
+      await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
+      throw this.toError(err, `claim a slot of "${req.namespace}"`);
+    }
+  }
+
+  /** Tries to create one slot key with the lease. Returns the claim, or undefined if taken. */
+  private async tryClaimSlot(req: ClaimRequest, slot: number, leaseId: string, grantedTtlMs: number): Promise<Claim | undefined> {
+    const slotKey = enc(this.slotKey(req.namespace, slot));
+    const hwKey = enc(this.hwKey(req.namespace, slot));
+    const value = JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
+    const res: ITxnResponse = await this.client.kv.txn(
+      {
+        compare: [{ key: slotKey, result: 'Equal', target: 'Create', create_revision: 0 }],
+        success: [{ request_put: { key: slotKey, value: enc(value), lease: leaseId } }, { request_range: { key: hwKey } }],
+        // On failure, read the slot back: if a retried call already created it with our lease, it is ours.
+        failure: [{ request_range: { key: slotKey } }, { request_range: { key: hwKey } }],
+      },
+      this.deadline(),
+    );
+    let hwRaw: Buffer | undefined;
+    if (res.succeeded) {
+      hwRaw = res.responses[1]?.response_range?.kvs[0]?.value;
+    } else {
+      const owner = res.responses[0]?.response_range?.kvs[0];
+      if (!owner || owner.lease !== leaseId) return undefined;
+      hwRaw = res.responses[1]?.response_range?.kvs[0]?.value;
+    }
+    let rec: HighWaterRecord | undefined;
+    try {
+      rec = this.parseRecord(hwRaw, this.hwKey(req.namespace, slot));
+    } catch (err) {
+      await this.client.kv
+        .txn({ compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: leaseId }], success: [{ request_delete_range: { key: slotKey } }], failure: [] }, this.deadline())
+        .catch(() => undefined);
+      throw err;
+    }
+    const prev = rec
+      ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
+      : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+    const state: ClaimState = { leaseId, namespace: req.namespace, slot, grantedTtlMs, holderId: req.holder.id, prev };
+    // Mark the slot as in use (unclean, at least our wall clock) before anything is issued, so
+    // that if we die before our first renewal the next holder still gets a floor.
+    const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+    const ok = await this.client.kv.txn(
+      {
+        compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: leaseId }],
+        success: [{ request_put: { key: hwKey, value: enc(JSON.stringify(first)) } }],
+        failure: [],
+      },
+      this.deadline(),
+    );
+    if (!ok.succeeded) return undefined; // our fresh lease expired already (e.g. a long pause): try elsewhere
+    const token = `${leaseId}@${req.namespace}`;
+    this.states.set(token, state);
+    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+  }
+
+  private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {
+    const from = `${this.parsed.prefix}/${ns}/slots/`;
+    const end = `${this.parsed.prefix}/${ns}/slots0`; // '0' is the byte after '/'
+    const res = await this.client.kv.range({ key: enc(from), range_end: enc(end), keys_only: !withValues }, this.deadline());
+    const held = new Map<number, Buffer>();
+    for (const kv of res.kvs) {
+      const rest = kv.key.toString('utf8').slice(from.length);
+      if (!/^(0|[1-9]\d*)$/.test(rest)) continue;
+      const n = Number(rest);
+      if (n < slots) held.set(n, kv.value);
+    }
+    return held;
+  }
+
+  private async claimWithLease(req: ClaimRequest, leaseId: string, grantedTtlMs: number): Promise<Claim> {
+    const pref = req.preferredSlot;
+    const tried = new Set<number>();
+    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+      tried.add(pref);
+      const c = await this.tryClaimSlot(req, pref, leaseId, grantedTtlMs);
+      if (c) return c;
+    }
+    // A few rounds: each reads the taken slots once and tries the free ones; a round only ends
+    // without a claim when every free slot was taken by someone else in the meantime.
+    for (let round = 0; round < 3; round++) {
+      const held = await this.listHeld(req.namespace, req.slots, false);
+      if (held.size >= req.slots) break;
+      const start = req.slots > 1 ? randomInt(0, Math.min(req.slots, 2 ** 47)) : 0;
+      let attempts = 0;
+      for (let i = 0; i < req.slots && attempts < req.slots - held.size; i++) {
+        const slot = (start + i) % req.slots;
+        if (held.has(slot) || (round === 0 && tried.has(slot))) continue;
+        attempts++;
+        const c = await this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
+        if (c) return c;
+      }
+    }
+    const held = await this.listHeld(req.namespace, req.slots, true);
+    const holders: Array<{ slot: number } & Partial<HolderInfo>> = [];
+    for (const [slot, value] of [...held.entries()].sort((a, b) => a[0] - b[0]).slice(0, HOLDERS_LISTED)) {
+      let h: Partial<HolderInfo> = {};
+      try {
+        h = (JSON.parse(value.toString('utf8')) as { holder?: HolderInfo }).holder ?? {};
+      } catch {
+        /* unreadable holder: listed by slot only */
+      }
+      holders.push({ slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) });
+    }
+    const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
+    throw registryError(
+      'EXHAUSTED',
+      `all ${req.slots} node IDs of "${req.namespace}" in etcd at ${this.url} are held (${held.size} holders, e.g. ${sample || 'none readable'}). ` +
+        `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
+      { url: this.url, namespace: req.namespace, slots: req.slots, held: held.size, holders },
+    );
+  }
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const s = this.stateOf(claim);
+    if (!Number.isFinite(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > s.grantedTtlMs) {
+      throw registryError(
+        'OPTION',
+        `renew ttlMs ${opts.ttlMs} is outside 1..${s.grantedTtlMs}, the TTL etcd granted for this claim (etcd cannot lengthen a lease); claim again with the longer TTL`,
+        { url: this.url, ttlMs: opts.ttlMs, grantedTtlMs: s.grantedTtlMs },
+      );
+    }
+    const call = this.deadline(opts.ttlMs);
+    try {
+      const ttl = await this.keepAliveOnce(s.leaseId, call.deadline);
+      if (ttl <= 0) {
+        this.states.delete(claim.token);
+        throw registryError(
+          'LEASE_LOST',
+          `the etcd lease of slot ${claim.slot} in "${s.namespace}" expired or was revoked (etcd ${this.url}); stop issuing and claim again`,
+          { url: this.url, slot: claim.slot, namespace: s.namespace },
+        );
+      }
+      const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+      const slotKey = enc(this.slotKey(s.namespace, s.slot));
+      const res = await this.client.kv.txn(
+        {
+          compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
+          success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
+          failure: [{ request_range: { key: slotKey } }],
+        },
+        call,
+      );
+      if (!res.succeeded) {
+        this.states.delete(claim.token);
+        const other = res.responses[0]?.response_range?.kvs[0];
+        throw registryError(
+          'LEASE_LOST',
+          `slot ${claim.slot} of "${s.namespace}" in etcd at ${this.url} is ${other ? 'held by another lease' : 'no longer claimed'}; stop issuing and claim again`,
+          { url: this.url, slot: claim.slot, namespace: s.namespace },
+        );
+      }
+    } catch (err) {
+      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    }
+  }
+
+  /** One keep-alive round trip on a fresh stream; resolves with the TTL etcd reports (0 = gone). */
+  private async keepAliveOnce(leaseId: string, deadline: number): Promise<number> {
+    const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
+    return new Promise<number>((resolve, reject) => {
+      let done = false;
+      const finish = (f: () => void): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        try {
+          stream.end();
+        } catch {
+          /* already closed */
+        }
+        f();
+      };
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`keep-alive got no answer within ${Math.max(0, deadline - Date.now())} ms`))),
+        Math.max(1, deadline - Date.now() + 100),
+      );
+      stream.on('data', (res: { TTL: string }) => finish(() => resolve(Number(res.TTL))));
+      stream.on('error', (err: Error) => finish(() => reject(err)));
+      stream.on('end', () => finish(() => reject(new Error('keep-alive stream ended without an answer'))));
+      stream.write({ ID: leaseId });
+    });
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const s = this.states.get(claim.token);
+    if (!s || s.slot !== claim.slot) return; // already released or lost: nothing of ours to free
+    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const slotKey = enc(this.slotKey(s.namespace, s.slot));
+    const ops: IRequestOp[] = [
+      { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
+      { request_delete_range: { key: slotKey } },
+    ];
+    try {
+      const res = await this.client.kv.txn(
+        { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
+        this.deadline(),
+      );
+      this.states.delete(claim.token);
+      if (!res.succeeded) {
+        this.opts.logger?.warn(
+          { url: this.url, slot: s.slot, namespace: s.namespace },
+          'etcd release: the slot was no longer ours (lease expired); the final high-water mark was not stored',
+        );
+      }
+      await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
+        if (!(err instanceof EtcdLeaseInvalidError)) {
+          this.opts.logger?.warn({ url: this.url, err: String(err) }, 'etcd release: could not revoke the lease; it will expire on its own');
+        }
+      });
+    } catch (err) {
+      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.states.clear();
+    this.client.close();
+  }
+}
+
+/**
+ * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
+ * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
+ * `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming the URL without its
+ * password and the hosts that were tried.
+ *
+ * @example
+ * ```ts
+ * const driver = await createEtcdDriver(new URL('etcd://127.0.0.1:2379/flurry'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOptions): Promise<RegistryDriver> {
+  const parsed = parseEtcdUrl(url);
+  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(opts.connectTimeoutMs)})`, {});
+  }
+  const timeout = opts.connectTimeoutMs;
+  const options: IOptions = {
+    hosts: parsed.hosts,
+    dialTimeout: timeout,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+    faultHandling: {
+      host: () => passThrough(1) as never,
+      global: passThrough(parsed.hosts.length) as never,
+    },
+    grpcOptions: {
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 1000,
+    },
+    ...(parsed.username !== undefined
+      ? { auth: { username: parsed.username, password: parsed.password ?? '', callOptions: () => ({ deadline: Date.now() + timeout }) } }
+      : {}),
+  };
+  const client = new Etcd3(options);
+  const driver = new EtcdDriver(client, parsed, opts);
+  try {
+    await client.kv.range({ key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true }, { deadline: Date.now() + timeout });
+  } catch (err) {
+    await driver.close();
+    throw driver.toError(err, 'connect');
+  }
+  opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
+  return driver;
+}
