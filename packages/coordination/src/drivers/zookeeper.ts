@@ -1,0 +1,429 @@
+/**
+ * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ZooKeeper ephemeral
+ * znodes, high-water marks as persistent znodes.
+ *
+ * Layout under `<path>/<namespace>` (namespace = `cluster` or `cluster/dc-N`):
+ * - `slots/<slot>` — EPHEMERAL, data: the holder as JSON. It lives exactly as long as
+ *   the holder's ZooKeeper session, so a holder that dies or stops talking to ZooKeeper
+ *   for longer than the session timeout loses it and the slot becomes free.
+ * - `hw/<slot>` — PERSISTENT, data: `{"highWaterMs":…,"releasedCleanly":…}`, the highest
+ *   Unix ms reported under this slot. Written when the slot is claimed (`releasedCleanly:
+ *   false`, mark = max(stored, now)), at every renewal and at release (`releasedCleanly:
+ *   true`). Every write is a compare-and-set on the node's version and only ever raises
+ *   the mark, in one transaction with a check that the slot node still exists.
+ *
+ * Session timeout = lease TTL: claims are made through a session whose requested timeout
+ * is the claim's `ttlMs`. The server negotiates it within its `minSessionTimeout` ..
+ * `maxSessionTimeout`; the granted value is logged and returned as `sessionTimeoutMs` on
+ * the claim. A longer grant is safe (the slot is kept a little longer after a crash); a
+ * shorter one is not (the slot could be freed before the holder's deadline), so the claim
+ * is refused with `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * Why a renewal proves the lease: it reads the slot node and checks that its
+ * `ephemeralOwner` is this session, then commits a transaction through the session. A
+ * session's requests are refused once it has expired, and only this session (by expiry
+ * or release) removes this node, so a successful renewal means the slot was still ours
+ * when ZooKeeper heard from us — after the renewal started, which is where the lease
+ * manager measures its deadline from.
+ *
+ * Failures: a disconnected session (server down, network) → renew rejects
+ * `FLURRY_E_REGISTRY_UNREACHABLE` at once; an expired session or a missing or foreign
+ * slot node → `FLURRY_E_LEASE_LOST`. After an expiry the next `claim` opens a new
+ * session by itself. Credentials in the URL are not supported (open ACLs).
+ *
+ * @example
+ * ```ts
+ * import { createZooKeeperDriver } from './drivers/zookeeper.js';
+ * const driver = await createZooKeeperDriver(new URL('zookeeper://127.0.0.1:2181/flurry'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
+ * await driver.release(claim, { highWaterMs: Date.now() });
+ * await driver.close();
+ * ```
+ */
+import type { Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { registryError } from '../errors.js';
+import {
+  CreateMode, isZk, parseZooKeeperUrl, ZkCode, ZkSessionPool, zkFailure,
+  type ZkLogger, type ZkSession,
+} from './zookeeper-client.js';
+
+/** Options of {@link createZooKeeperDriver} (the registry passes them). */
+export interface ZooKeeperDriverOptions {
+  /** Wall time for the high-water marks and `claimedAt`. */
+  readonly clock: Clock;
+  /** How long to wait for a ZooKeeper session before failing with UNREACHABLE. */
+  readonly connectTimeoutMs: number;
+  readonly logger?: ZkLogger | undefined;
+}
+
+/** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
+export interface ZooKeeperClaim extends Claim {
+  /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
+  readonly sessionTimeoutMs: number;
+}
+
+/** Session timeout of the session opened at start-up to check that ZooKeeper is reachable (reused by claims with this TTL). */
+export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+
+/** How many holders an exhaustion error lists at most. */
+const HOLDERS_LISTED = 16;
+
+const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+/** Stored high-water mark of a slot or a Leaf address. */
+export interface HighWaterRecord {
+  readonly highWaterMs: number;
+  readonly releasedCleanly: boolean;
+}
+
+interface ClaimState {
+  readonly session: ZkSession;
+  readonly slot: number;
+  readonly namespace: string;
+  readonly slotPath: string;
+  readonly hwPath: string;
+  hwVersion: number;
+  hwStored: number;
+}
+
+/**
+ * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
+ * `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * validateClaimRequest({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, url);
+ * ```
+ */
+export function validateClaimRequest(req: ClaimRequest, url: string): void {
+  if (typeof req.namespace !== 'string' || !NAMESPACE.test(req.namespace) || req.namespace.split('/').some((s) => s === '.' || s === '..')) {
+    throw registryError('OPTION', `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`, { url, namespace: req.namespace });
+  }
+  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
+    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, { url, slots: req.slots });
+  }
+  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
+    throw registryError('OPTION', `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`, { url, ttlMs: req.ttlMs });
+  }
+  if (req.preferredSlot !== undefined && (!Number.isSafeInteger(req.preferredSlot) || req.preferredSlot < 0 || req.preferredSlot >= req.slots)) {
+    throw registryError('OPTION', `preferredSlot must be an integer in [0, ${req.slots}), got ${String(req.preferredSlot)}`, { url, preferredSlot: req.preferredSlot });
+  }
+  if (!req.holder || typeof req.holder.id !== 'string') {
+    throw registryError('OPTION', 'holder.id must be a string', { url });
+  }
+}
+
+/**
+ * Parses a stored high-water record (`{"highWaterMs":…,"releasedCleanly":…}`); throws
+ * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
+ *
+ * @example
+ * ```ts
+ * parseHighWater(Buffer.from('{"highWaterMs":1700000000000,"releasedCleanly":true}'), '/flurry/a/hw/3', url)
+ * ```
+ */
+export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
+  let v: unknown;
+  try { v = JSON.parse(data.toString('utf8')); } catch { v = undefined; }
+  const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
+  if (!r || typeof r !== 'object' || typeof r.highWaterMs !== 'number' || !Number.isFinite(r.highWaterMs) || r.highWaterMs < 0 || typeof r.releasedCleanly !== 'boolean') {
+    throw registryError('CORRUPT', `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`, { url, path });
+  }
+  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
+}
+
+function hwJson(highWaterMs: number, releasedCleanly: boolean): Buffer {
+  return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly }));
+}
+
+class ZooKeeperDriver implements RegistryDriver {
+  readonly kind = 'zookeeper';
+  readonly url: string;
+  private readonly claims = new Map<string, ClaimState>();
+  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
+  /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
+  private readonly orphans = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly pool: ZkSessionPool,
+    private readonly base: string,
+    private readonly opts: ZooKeeperDriverOptions,
+    url: string,
+  ) {
+    this.url = url;
+  }
+
+  private nsPath(namespace: string): string {
+    return `${this.base}/${namespace}`;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+  }
+
+  async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
+    this.assertOpen();
+    validateClaimRequest(req, this.url);
+    const session = await this.pool.get(req.ttlMs);
+    if (session.timeoutMs < req.ttlMs) {
+      throw registryError('OPTION', `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms ` +
+        `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs });
+    }
+    const ns = this.nsPath(req.namespace);
+    const slotsDir = `${ns}/slots`;
+    const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
+    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
+    try {
+      await this.ensureDirs(session, ns, opT);
+    } catch (err) {
+      throw zkFailure(err, this.url, doing);
+    }
+    const holderData = Buffer.from(JSON.stringify({
+      ...holderFields(req.holder), ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs, session: session.sessionIdHex, claimedAt: this.opts.clock.now(),
+    }));
+
+    const tryCreate = async (slot: number): Promise<boolean> => {
+      const path = `${slotsDir}/${slot}`;
+      if (this.orphans.has(path)) return false;
+      try {
+        await session.create(path, holderData, CreateMode.EPHEMERAL, opT);
+        return true;
+      } catch (err) {
+        if (isZk(err, ZkCode.NODE_EXISTS)) return false;
+        if (isZk(err, ZkCode.TIMEOUT, ZkCode.CONNECTION_LOSS)) this.cleanOrphan(session, path);
+        throw zkFailure(err, this.url, doing);
+      }
+    };
+
+    let slot = -1;
+    if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
+    let children: string[] = [];
+    if (slot < 0) {
+      try {
+        children = await session.getChildren(slotsDir, opT);
+      } catch (err) {
+        throw zkFailure(err, this.url, doing);
+      }
+      const taken = new Set(children.map(Number));
+      for (let n = 0; n < req.slots; n++) {
+        if (n === req.preferredSlot || taken.has(n)) continue;
+        if (await tryCreate(n)) { slot = n; break; }
+      }
+    }
+    if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
+
+    const slotPath = `${slotsDir}/${slot}`;
+    const hwPath = `${ns}/hw/${slot}`;
+    session.holds++;
+    try {
+      const prev = await this.readHw(session, hwPath, opT);
+      const st: ClaimState = { session, slot, namespace: req.namespace, slotPath, hwPath, hwVersion: prev.version, hwStored: prev.highWaterMs };
+      // Mark the slot as in use (releasedCleanly false) with a mark no lower than now, so a
+      // crash before the first renewal still leaves the next holder a correct floor.
+      await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false, opT);
+      const token = `${slotPath}@${session.sessionIdHex}`;
+      this.claims.set(token, st);
+      this.opts.logger?.info({ url: this.url, namespace: req.namespace, slot, session: session.sessionIdHex, sessionTimeoutMs: session.timeoutMs, ttlMs: req.ttlMs }, 'claimed ZooKeeper slot');
+      return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly, sessionTimeoutMs: session.timeoutMs };
+    } catch (err) {
+      session.holds--;
+      await session.remove(slotPath, -1, opT).catch(() => this.cleanOrphan(session, slotPath));
+      throw zkFailure(err, this.url, `${doing} (slot ${slot})`);
+    }
+  }
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const st = this.claims.get(claim.token);
+    const doing = `renewing slot ${claim.slot}`;
+    if (!st) throw registryError('LEASE_LOST', `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`, { url: this.url, slot: claim.slot });
+    const s = st.session;
+    if (s.dead) this.forget(claim.token, st, 'session expired');
+    if (s.dead) throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    if (s.state !== 'connected') {
+      throw registryError('UNREACHABLE', `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    }
+    if (s.timeoutMs < opts.ttlMs) {
+      throw registryError('OPTION', `${doing}: the ZooKeeper session timeout is ${s.timeoutMs} ms, shorter than the requested TTL of ${opts.ttlMs} ms; set ttlMs ≤ ${s.timeoutMs}`, { url: this.url, ttlMs: opts.ttlMs, sessionTimeoutMs: s.timeoutMs });
+    }
+    const opT = Math.max(500, Math.min(this.opts.connectTimeoutMs, Math.floor(opts.ttlMs / 3)));
+    try {
+      const stat = await s.exists(st.slotPath, opT);
+      if (!s.owns(stat)) {
+        this.forget(claim.token, st, stat ? 'slot node owned by another session' : 'slot node gone');
+        throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; the lease is lost`, { url: this.url, slot: st.slot, namespace: st.namespace });
+      }
+      await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), false, opT);
+    } catch (err) {
+      const e = zkFailure(err, this.url, `${doing} of "${st.namespace}"`);
+      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
+      throw e;
+    }
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    const st = this.claims.get(claim.token);
+    if (!st) return; // already released (or never ours): nothing to free
+    this.assertOpen();
+    const s = st.session;
+    const doing = `releasing slot ${st.slot} of "${st.namespace}"`;
+    if (s.dead) {
+      this.forget(claim.token, st, 'session expired');
+      throw registryError('LEASE_LOST', `${doing} at ${this.url}: the ZooKeeper session had expired, so the slot was already free (and may be held by another process); the final high-water mark was not stored`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    }
+    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
+    if (!(await s.waitConnected(opT))) {
+      if (s.dead) this.forget(claim.token, st, 'session expired');
+      throw registryError(s.dead ? 'LEASE_LOST' : 'UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is ${s.dead ? 'reachable again but the session expired' : 'unreachable'}; the slot is freed when the session times out`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    }
+    try {
+      const stat = await s.exists(st.slotPath, opT);
+      if (!s.owns(stat)) {
+        this.forget(claim.token, st, 'slot node gone');
+        throw registryError('LEASE_LOST', `${doing} at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; nothing to release`, { url: this.url, slot: st.slot, namespace: st.namespace });
+      }
+      await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), true, opT, st.slotPath);
+      this.forget(claim.token, st);
+      this.opts.logger?.info({ url: this.url, namespace: st.namespace, slot: st.slot, highWaterMs: st.hwStored }, 'released ZooKeeper slot');
+    } catch (err) {
+      const e = zkFailure(err, this.url, doing);
+      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.claims.clear();
+    await this.pool.close();
+  }
+
+  private forget(token: string, st: ClaimState, lostReason?: string): void {
+    if (!this.claims.delete(token)) return;
+    st.session.holds = Math.max(0, st.session.holds - 1);
+    if (lostReason) this.opts.logger?.warn({ url: this.url, namespace: st.namespace, slot: st.slot, reason: lostReason }, 'ZooKeeper slot lost');
+  }
+
+  private async ensureDirs(session: ZkSession, ns: string, opT: number): Promise<void> {
+    let ready = this.readyDirs.get(session);
+    if (!ready) this.readyDirs.set(session, (ready = new Set()));
+    if (ready.has(ns)) return;
+    await session.mkdirp(`${ns}/slots`, opT);
+    await session.mkdirp(`${ns}/hw`, opT);
+    ready.add(ns);
+  }
+
+  private async readHw(session: ZkSession, hwPath: string, opT: number): Promise<HighWaterRecord & { version: number }> {
+    const got = await session.getData(hwPath, opT);
+    if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
+    return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
+  }
+
+  /**
+   * Stores max(stored, mark) with `releasedCleanly`, by compare-and-set on the hw node's
+   * version, in one transaction with a check that the slot node exists (and, for a release,
+   * its removal). Retries when the version moved (a late write of an earlier holder).
+   */
+  private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
+    let target = mark;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const data = hwJson(target, clean);
+      try {
+        await st.session.multi((tx) => {
+          tx.check(st.slotPath, -1);
+          if (st.hwVersion < 0) tx.create(st.hwPath, data, CreateMode.PERSISTENT);
+          else tx.setData(st.hwPath, data, st.hwVersion);
+          if (removeSlot) tx.remove(removeSlot, -1);
+        }, opT);
+        st.hwVersion = st.hwVersion < 0 ? 0 : st.hwVersion + 1;
+        st.hwStored = target;
+        return;
+      } catch (err) {
+        if (isZk(err, ZkCode.NO_NODE, ZkCode.BAD_VERSION) && err.opIndex === 0) {
+          throw registryError('LEASE_LOST', `the slot node ${st.slotPath} at ${this.url} no longer exists; the lease is lost`, { url: this.url, slot: st.slot, namespace: st.namespace });
+        }
+        if (isZk(err, ZkCode.NODE_EXISTS, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
+          const cur = await this.readHw(st.session, st.hwPath, opT);
+          st.hwVersion = cur.version;
+          target = Math.max(target, cur.highWaterMs);
+          continue;
+        }
+        throw err;
+      }
+    }
+    throw registryError('CORRUPT', `the high-water node ${st.hwPath} at ${this.url} kept changing under slot ${st.slot} while this process holds it; another writer is touching it`, { url: this.url, path: st.hwPath });
+  }
+
+  /** Removes, once the session answers, a slot node whose create timed out (it may exist, owned by us). */
+  private cleanOrphan(session: ZkSession, path: string): void {
+    if (this.orphans.has(path)) return;
+    this.orphans.add(path);
+    void (async () => {
+      try {
+        if (!(await session.waitConnected(this.opts.connectTimeoutMs))) return;
+        const stat = await session.exists(path);
+        const mine = [...this.claims.values()].some((c) => c.slotPath === path && c.session === session);
+        if (!mine && session.owns(stat)) await session.remove(path, -1);
+      } catch {
+        /* the session ends some time; its ephemeral nodes go with it */
+      } finally {
+        this.orphans.delete(path);
+      }
+    })();
+  }
+
+  private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string, opT: number): Promise<Error> {
+    let children: string[] = [];
+    try { children = await session.getChildren(slotsDir, opT); } catch { /* listed as unknown */ }
+    const held = children.map(Number).filter((n) => Number.isInteger(n) && n >= 0 && n < req.slots).sort((a, b) => a - b);
+    const holders = await Promise.all(held.slice(0, HOLDERS_LISTED).map(async (slot) => {
+      try {
+        const got = await session.getData(`${slotsDir}/${slot}`, opT);
+        const h = got ? (JSON.parse(got.data.toString('utf8')) as Partial<HolderInfo>) : {};
+        return { slot, id: h.id, hostname: h.hostname, pid: h.pid, address: h.address };
+      } catch {
+        return { slot };
+      }
+    }));
+    const who = holders.map((h) => `${h.slot}: ${h.hostname ?? '?'}/${h.pid ?? '?'}`).join(', ');
+    return registryError('EXHAUSTED', `all ${req.slots} node IDs of "${req.namespace}" at ${this.url} are held (${held.length} held; ${who}${held.length > HOLDERS_LISTED ? ', …' : ''}); ` +
+      'wait for a holder to release or its session to time out, or use a layout with more node bits', { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders });
+  }
+}
+
+function holderFields(h: HolderInfo): HolderInfo {
+  return { id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address !== undefined ? { address: h.address } : {}) };
+}
+
+/**
+ * Opens the `zookeeper://h:p[,h:p]/path` driver. The path (default: the root) is where
+ * every namespace lives; query parameters are ignored. Connects once at start-up to check
+ * that ZooKeeper is reachable (`FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and the hosts
+ * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
+ * string (a `URL` cannot hold several `host:port` pairs).
+ *
+ * @example
+ * ```ts
+ * const driver = await createZooKeeperDriver('zookeeper://10.0.0.1:2181,10.0.0.2:2181/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+  const parsed = parseZooKeeperUrl(url, 'zookeeper');
+  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`, { url: parsed.display });
+  }
+  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: opts.connectTimeoutMs, logger: opts.logger });
+  try {
+    const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
+    if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
+  } catch (err) {
+    await pool.close();
+    throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
+  }
+  return new ZooKeeperDriver(pool, parsed.path, opts, parsed.display);
+}
