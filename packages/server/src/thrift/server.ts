@@ -1,0 +1,258 @@
+/**
+ * The Twitter-compatible Thrift server: Twitter Snowflake's original service
+ * (`packages/server/thrift/snowflake.thrift`: `get_worker_id`, `get_timestamp`,
+ * `get_id(useragent)`, `get_datacenter_id`) over the framed transport and the binary
+ * protocol, so Snowflake clients from 2010 work unchanged against `flurry serve --thrift-port 7609`.
+ *
+ * - `get_id` checks the user agent with Twitter's rule `[a-zA-Z][a-zA-Z\-0-9]*` (the whole
+ *   string) and rejects others with the IDL's `InvalidUserAgentError`; when the generator
+ *   refuses to issue because of its clock (`FLURRY_E_CLOCK_*`) it answers
+ *   `InvalidSystemClock`; any other refusal (a fenced lease, a closed generator) is a
+ *   `TApplicationException` (`INTERNAL_ERROR`) whose message starts with the `FLURRY_E_…` code.
+ * - `get_datacenter_id` is the node field named `datacenter` (or `dc`, `datacenter_id`,
+ *   `datacenterId`); a layout without one answers 0.
+ * - `get_worker_id` is the layout's other node fields packed together, most significant
+ *   first as they sit in the ID (for `twitter`: the `worker` field; for a layout with one
+ *   node field: that field; for no node field: 0).
+ * - `get_timestamp` is the server's wall clock, Unix milliseconds, as Twitter's was.
+ * - IDs travel as Thrift's signed i64: a layout that uses the 64th bit sends those IDs as
+ *   negative numbers (two's complement); the server logs a warning at start for such layouts.
+ * - Robustness: frames larger than `maxFrameBytes` (default 64 KiB; a real call is under
+ *   300 bytes), bytes that are not a Thrift call, and unknown field types close that
+ *   connection and are logged; the process carries on. Unknown method names get Thrift's
+ *   `UNKNOWN_METHOD` exception, as from any Thrift server.
+ *
+ * @example
+ * ```ts
+ * import { startThriftServer } from '@flurry/server';
+ * const thriftServer = await startThriftServer({ host: '127.0.0.1', port: 7609, generator, layout, node: generator.node, logger });
+ * // … later
+ * await thriftServer.close();
+ * ```
+ */
+import net from 'node:net';
+import thrift from 'thrift';
+import { FlurryError, systemClock, type Clock } from '@flurry/core';
+import { SnowflakeCallError, SnowflakeProcessor, ThriftProtocolViolation, USER_AGENT_PATTERN, type SnowflakeHandler } from './snowflake-processor.js';
+
+/**
+ * The node fields of the issuing generator, or a function returning the current ones
+ * (a leased generator may be moved to another node ID after losing its lease).
+ *
+ * @example
+ * ```ts
+ * const node: ThriftNodeSource = () => leased.generator.node;
+ * ```
+ */
+export type ThriftNodeSource = Readonly<Record<string, number>> | (() => Readonly<Record<string, number>>);
+
+/**
+ * A logger with pino's call shape (`logger.warn({ err }, 'message')`).
+ *
+ * @example
+ * ```ts
+ * const logger: ThriftLogger = pino();
+ * ```
+ */
+export interface ThriftLogger {
+  warn(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
+}
+
+/**
+ * Options of {@link startThriftServer}.
+ *
+ * @example
+ * ```ts
+ * const opts: ThriftServerOptions = { host: '127.0.0.1', port: 0, generator, layout, node: { datacenter: 1, worker: 3 } };
+ * ```
+ */
+export interface ThriftServerOptions {
+  /** Interface to listen on; default `127.0.0.1`. */
+  host?: string;
+  /** TCP port; 0 picks a free one (see the returned `port`). Conventionally 7609. */
+  port: number;
+  /** Issues the IDs (a core `Generator` or a leased generator). */
+  generator: { next(): bigint };
+  /** The generator's layout: its node fields name and size what the node-ID calls answer. */
+  layout: { readonly nodeFields: readonly { readonly name: string; readonly bits: number }[]; readonly totalBits: number };
+  /** The generator's node fields (or a function returning them). */
+  node: ThriftNodeSource;
+  /** Receives warnings about bad connections; default: silent. */
+  logger?: ThriftLogger;
+  /** Wall clock of `get_timestamp`; default the system clock. */
+  clock?: Clock;
+  /** Largest accepted frame in bytes, 64 to 16,384,000; default 65,536. */
+  maxFrameBytes?: number;
+  /** Largest number of open connections (more are refused); default 10,000. */
+  maxConnections?: number;
+  /** Closes a connection idle this long in ms (0 = never); default 0 (Snowflake clients keep connections open). */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * A running Thrift server.
+ *
+ * @example
+ * ```ts
+ * const { port, close } = await startThriftServer(opts);
+ * await close();
+ * ```
+ */
+export interface ThriftServer {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Stops accepting, lets replies already written drain, closes every connection. */
+  close(): Promise<void>;
+}
+
+/** thrift 0.24's frame splitter; @types/thrift (0.10) lacks its third parameter, the largest frame accepted. */
+const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
+  onFrame: (frame: InstanceType<typeof thrift.TFramedTransport>) => void,
+  seqid: number,
+  maxLength: number,
+) => (data: Buffer) => void;
+
+const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
+
+/**
+ * Starts the Twitter-compatible Thrift server (framed transport, binary protocol).
+ * Rejects with `FLURRY_E_INVALID_OPTION` for bad options and with the listen error
+ * (e.g. `EADDRINUSE`) when the port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * const server = await startThriftServer({ host: '127.0.0.1', port: 7609, generator, layout, node: generator.node, logger });
+ * console.log(`Snowflake Thrift on ${server.port}`);
+ * ```
+ */
+export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const clock = opts.clock ?? systemClock;
+  const maxFrameBytes = opts.maxFrameBytes ?? 65_536;
+  const maxConnections = opts.maxConnections ?? 10_000;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 0;
+  checkInt('port', opts.port, 0, 65_535);
+  checkInt('maxFrameBytes', maxFrameBytes, 64, 16_384_000);
+  checkInt('maxConnections', maxConnections, 1, 1_000_000);
+  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  if (!opts.generator || typeof opts.generator.next !== 'function') {
+    throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs a generator with a next() method', {});
+  }
+  if (!opts.layout || !Array.isArray(opts.layout.nodeFields)) {
+    throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs the generator\'s layout (with its nodeFields)', {});
+  }
+  const logger = opts.logger;
+  const nodeOf: () => Readonly<Record<string, number>> = typeof opts.node === 'function' ? opts.node : ((n) => () => n)(opts.node);
+  const nodeFields = opts.layout.nodeFields;
+  const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
+  const workerFields = nodeFields.filter((f) => f !== dcField);
+  if (opts.layout.totalBits > 63) {
+    logger?.warn(
+      { totalBits: opts.layout.totalBits },
+      'the layout uses the 64th bit: Thrift i64 is signed, so IDs with that bit set reach Snowflake clients as negative numbers',
+    );
+  }
+
+  const handler: SnowflakeHandler = {
+    getDatacenterId: () => (dcField ? BigInt(nodeOf()[dcField.name] ?? 0) : 0n),
+    getWorkerId: () => {
+      const node = nodeOf();
+      let v = 0n;
+      for (const f of workerFields) v = (v << BigInt(f.bits)) | BigInt(node[f.name] ?? 0);
+      return v;
+    },
+    getTimestamp: () => BigInt(Math.floor(clock.now())),
+    getId: (userAgent) => {
+      if (!USER_AGENT_PATTERN.test(userAgent)) {
+        throw new SnowflakeCallError(
+          'InvalidUserAgentError',
+          `user agent ${JSON.stringify(userAgent.slice(0, 64))} is invalid: it must match [a-zA-Z][a-zA-Z\\-0-9]* (a letter, then letters, digits and dashes)`,
+        );
+      }
+      try {
+        return opts.generator.next();
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (typeof code === 'string' && code.startsWith('FLURRY_E_CLOCK')) {
+          throw new SnowflakeCallError('InvalidSystemClock', `${code}: ${(err as Error).message}`);
+        }
+        throw err;
+      }
+    },
+  };
+  const processor = new SnowflakeProcessor(handler);
+  const sockets = new Set<net.Socket>();
+
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
+    socket.on('close', () => sockets.delete(socket));
+    const reject = (reason: string, err?: unknown): void => {
+      logger?.warn({ remote: `${socket.remoteAddress}:${socket.remotePort}`, reason, err: (err as Error)?.message }, 'Thrift connection closed: bad request');
+      socket.destroy();
+    };
+    const receive = frameReceiver(
+      (frame) => {
+        if (socket.destroyed) return;
+        const reply = processor.process(frame);
+        if (reply) socket.write(reply);
+      },
+      0,
+      maxFrameBytes,
+    );
+    socket.on('data', (data: Buffer) => {
+      if (socket.destroyed) return;
+      try {
+        receive(data);
+      } catch (err) {
+        reject(err instanceof ThriftProtocolViolation ? err.message : 'bad frame', err);
+      }
+    });
+    socket.on('end', () => socket.end());
+  });
+  server.maxConnections = maxConnections;
+  server.on('error', (err) => logger?.warn({ err: err.message }, 'Thrift server error'));
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen({ host, port: opts.port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  logger?.info?.({ host, port }, 'Snowflake Thrift server listening (framed transport, binary protocol)');
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.end();
+        // A peer that does not close its side within a second is cut off.
+        const timer = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 1_000);
+        timer.unref();
+        if (sockets.size === 0) clearTimeout(timer);
+      });
+      return closing;
+    },
+  };
+}
+
+function checkInt(name: string, v: unknown, min: number, max: number): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      `Thrift server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
+      { option: name, value: String(v), min, max },
+    );
+  }
+}

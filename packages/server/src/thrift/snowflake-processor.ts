@@ -1,0 +1,243 @@
+/**
+ * The processor of Twitter Snowflake's Thrift service (`packages/server/thrift/snowflake.thrift`):
+ * reads one call from a binary-protocol message and writes its reply, with the `thrift`
+ * library's {@link TBinaryProtocol} over a {@link TFramedTransport} frame.
+ *
+ * Hand-written rather than generated: the Thrift 0.17 compiler's Node processor has two
+ * defects against thrift 0.24 (callback handlers reply with no result; promise handlers
+ * call the removed `thrift.Q`), and the library's `TApplicationException.write` drops the
+ * exception type. The wire format is exactly what a generated processor writes.
+ *
+ * @example
+ * ```ts
+ * const processor = new SnowflakeProcessor(handler);
+ * const reply = processor.process(frame); // Buffer (length-prefixed frame) or null for one-way calls
+ * ```
+ */
+import thrift from 'thrift';
+
+const { Thrift, TBinaryProtocol, TFramedTransport, Int64 } = thrift;
+const T = Thrift.Type;
+const MessageType = Thrift.MessageType;
+
+/** Twitter's user-agent rule (`IdWorker.scala`: `[a-zA-Z][a-zA-Z\-0-9]*`, whole string). */
+export const USER_AGENT_PATTERN = /^[a-zA-Z][a-zA-Z\-0-9]*$/;
+
+/**
+ * What the processor answers: the four calls of Twitter's service. `getId` throws a
+ * {@link SnowflakeCallError} to reply with one of the IDL's exceptions; anything else it
+ * throws becomes a `TApplicationException` (`INTERNAL_ERROR`) whose message is the error's.
+ *
+ * @example
+ * ```ts
+ * const handler: SnowflakeHandler = {
+ *   getWorkerId: () => 1n, getDatacenterId: () => 0n,
+ *   getTimestamp: () => BigInt(Date.now()), getId: (ua) => gen.next(),
+ * };
+ * ```
+ */
+export interface SnowflakeHandler {
+  getWorkerId(): bigint;
+  getDatacenterId(): bigint;
+  getTimestamp(): bigint;
+  getId(userAgent: string): bigint;
+}
+
+/**
+ * An error that becomes one of the IDL's declared exceptions of `get_id`:
+ * `InvalidUserAgentError` (result field 1) or `InvalidSystemClock` (result field 2).
+ *
+ * @example
+ * ```ts
+ * throw new SnowflakeCallError('InvalidUserAgentError', 'user agent "1x" must match [a-zA-Z][a-zA-Z\\-0-9]*');
+ * ```
+ */
+export class SnowflakeCallError extends Error {
+  constructor(
+    readonly exception: 'InvalidUserAgentError' | 'InvalidSystemClock',
+    message: string,
+  ) {
+    super(message);
+    this.name = exception;
+  }
+}
+
+/**
+ * A request that is not a well-formed call of this service (wrong protocol version,
+ * a message type other than CALL/ONEWAY, truncated or malformed arguments). The
+ * connection that sent it is closed; the process carries on.
+ *
+ * @example
+ * ```ts
+ * try { processor.process(frame); } catch (e) { if (e instanceof ThriftProtocolViolation) socket.destroy(); }
+ * ```
+ */
+export class ThriftProtocolViolation extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ThriftProtocolViolation';
+  }
+}
+
+type Frame = InstanceType<typeof TFramedTransport>;
+type Protocol = InstanceType<typeof TBinaryProtocol>;
+
+const CALLS = new Set(['get_worker_id', 'get_timestamp', 'get_id', 'get_datacenter_id']);
+
+/** Thrift's TApplicationExceptionType values used here (the library's write drops the type, so it is written by hand). */
+const APP_UNKNOWN_METHOD = 1;
+const APP_INTERNAL_ERROR = 6;
+
+/**
+ * Answers Snowflake calls, one framed message at a time, synchronously.
+ *
+ * @example
+ * ```ts
+ * const processor = new SnowflakeProcessor(handler);
+ * const receive = thrift.TFramedTransport.receiver((frame) => {
+ *   const reply = processor.process(frame);
+ *   if (reply) socket.write(reply);
+ * }, 0);
+ * ```
+ */
+export class SnowflakeProcessor {
+  constructor(private readonly handler: SnowflakeHandler) {}
+
+  /**
+   * Reads one message from `frame` and returns the reply as a length-prefixed frame, or
+   * `null` for a one-way call. Throws {@link ThriftProtocolViolation} when the frame is
+   * not a well-formed call.
+   */
+  process(frame: Frame): Buffer | null {
+    const input: Protocol = new TBinaryProtocol(frame);
+    let name: string;
+    let mtype: number;
+    let seqid: number;
+    let userAgent: string | undefined;
+    try {
+      const head = input.readMessageBegin();
+      // Non-strict (pre-versioned) messages carry the name as raw bytes.
+      name = typeof head.fname === 'string' ? head.fname : Buffer.from(head.fname as unknown as Uint8Array).toString('utf8');
+      mtype = head.mtype;
+      seqid = head.rseqid;
+      if (mtype !== MessageType.CALL && mtype !== MessageType.ONEWAY) {
+        throw new ThriftProtocolViolation(`message type ${mtype} is not a call (1) or one-way call (4)`);
+      }
+      userAgent = readArgs(input, name === 'get_id');
+      input.readMessageEnd();
+    } catch (err) {
+      if (err instanceof ThriftProtocolViolation) throw err;
+      throw new ThriftProtocolViolation(`malformed Thrift message: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    }
+
+    if (!CALLS.has(name)) {
+      if (mtype === MessageType.ONEWAY) return null;
+      return reply(name, MessageType.EXCEPTION, seqid, (out) =>
+        writeApplicationException(out, APP_UNKNOWN_METHOD, `Unknown function ${name.slice(0, 64)}`),
+      );
+    }
+
+    let value: bigint;
+    try {
+      switch (name) {
+        case 'get_worker_id':
+          value = this.handler.getWorkerId();
+          break;
+        case 'get_datacenter_id':
+          value = this.handler.getDatacenterId();
+          break;
+        case 'get_timestamp':
+          value = this.handler.getTimestamp();
+          break;
+        default:
+          value = this.handler.getId(userAgent ?? '');
+      }
+    } catch (err) {
+      if (mtype === MessageType.ONEWAY) return null;
+      if (err instanceof SnowflakeCallError && name === 'get_id') {
+        const fieldId = err.exception === 'InvalidUserAgentError' ? 1 : 2;
+        return reply(name, MessageType.REPLY, seqid, (out) => {
+          out.writeStructBegin(`Snowflake_${name}_result`);
+          out.writeFieldBegin(err.exception === 'InvalidUserAgentError' ? 'iua' : 'isc', T.STRUCT, fieldId);
+          out.writeStructBegin(err.exception);
+          out.writeFieldBegin('message', T.STRING, 1);
+          out.writeString(err.message);
+          out.writeFieldEnd();
+          out.writeFieldStop();
+          out.writeStructEnd();
+          out.writeFieldEnd();
+          out.writeFieldStop();
+          out.writeStructEnd();
+        });
+      }
+      const message = err instanceof Error ? err.message : String(err);
+      const code = (err as { code?: unknown })?.code;
+      return reply(name, MessageType.EXCEPTION, seqid, (out) =>
+        writeApplicationException(out, APP_INTERNAL_ERROR, typeof code === 'string' ? `${code}: ${message}` : message),
+      );
+    }
+    if (mtype === MessageType.ONEWAY) return null;
+    return reply(name, MessageType.REPLY, seqid, (out) => {
+      out.writeStructBegin(`Snowflake_${name}_result`);
+      out.writeFieldBegin('success', T.I64, 0);
+      out.writeI64(toInt64(value));
+      out.writeFieldEnd();
+      out.writeFieldStop();
+      out.writeStructEnd();
+    });
+  }
+}
+
+/** Reads an argument struct; returns field 1 (`useragent`) when `wantUserAgent`, skipping everything else. */
+function readArgs(input: Protocol, wantUserAgent: boolean): string | undefined {
+  let userAgent: string | undefined;
+  input.readStructBegin();
+  for (let guard = 0; ; guard++) {
+    // A frame is bounded, so this ends; the guard only documents the bound.
+    if (guard > 1_000_000) throw new ThriftProtocolViolation('too many fields in the argument struct');
+    const f = input.readFieldBegin();
+    if (f.ftype === T.STOP) break;
+    if (wantUserAgent && f.fid === 1 && f.ftype === T.STRING) userAgent = input.readString();
+    else if (!KNOWN_TYPES.has(f.ftype)) throw new ThriftProtocolViolation(`unknown Thrift field type ${f.ftype}`);
+    else input.skip(f.ftype);
+    input.readFieldEnd();
+  }
+  input.readStructEnd();
+  return userAgent;
+}
+
+const KNOWN_TYPES = new Set<number>([T.BOOL, T.BYTE, T.I16, T.I32, T.I64, T.DOUBLE, T.STRING, T.STRUCT, T.MAP, T.SET, T.LIST, 16 /* UUID */]);
+
+function reply(name: string, type: number, seqid: number, body: (out: Protocol) => void): Buffer {
+  let framed: Buffer | undefined;
+  const out: Protocol = new TBinaryProtocol(
+    new TFramedTransport(undefined, (buf?: Buffer) => {
+      framed = buf;
+    }),
+  );
+  out.writeMessageBegin(name, type, seqid);
+  body(out);
+  out.writeMessageEnd();
+  out.flush();
+  if (!framed) throw new Error('Thrift transport produced no reply frame');
+  return framed;
+}
+
+function writeApplicationException(out: Protocol, type: number, message: string): void {
+  out.writeStructBegin('TApplicationException');
+  out.writeFieldBegin('message', T.STRING, 1);
+  out.writeString(message);
+  out.writeFieldEnd();
+  out.writeFieldBegin('type', T.I32, 2);
+  out.writeI32(type);
+  out.writeFieldEnd();
+  out.writeFieldStop();
+  out.writeStructEnd();
+}
+
+/** A bigint as Thrift's i64 (two's complement; IDs of 63-bit layouts are always positive). */
+function toInt64(v: bigint): InstanceType<typeof Int64> {
+  const buf = Buffer.allocUnsafe(8);
+  buf.writeBigInt64BE(BigInt.asIntN(64, v));
+  return new Int64(buf);
+}
