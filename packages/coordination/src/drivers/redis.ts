@@ -1,0 +1,564 @@
+/**
+ * The Redis registry driver, on `ioredis`.
+ *
+ * Keys (the `{namespace}` hash tag keeps one namespace's keys in one Redis Cluster slot, so
+ * the scripts below stay single-slot):
+ * - `<prefix>:{<namespace>}:slot:<n>`: the claim, value = this holder's random token,
+ *   written with `SET … NX PX ttl`.
+ * - `<prefix>:{<namespace>}:holder:<n>`: JSON holder info beside it, same TTL.
+ * - `<prefix>:{<namespace>}:hw:<n>`: the high-water record (JSON `{ v: 1, highWaterMs,
+ *   releasedCleanly, ttlMs, holder, updatedAtMs }`), **no TTL**: it persists across holders.
+ *
+ * Operations (each one Lua script, so atomic on the server):
+ * - **claim**: `SET slot token NX PX ttl` (+ holder info), returning the high-water record.
+ *   The preferred slot is tried first; then the slot keys are read with `MGET` in chunks from a
+ *   random starting point and the free ones are tried (a lost race moves on to the next free
+ *   one). Right after winning, the high-water record is rewritten as *unclean* with a mark of
+ *   at least the claimer's wall clock (a holder that dies before its first renewal still
+ *   leaves a floor).
+ * - **renew**: `if GET slot == token then PEXPIRE slot/holder ttl; SET hw record` → else
+ *   `FLURRY_E_LEASE_LOST`.
+ * - **release**: `if GET slot == token then SET hw record (clean); DEL slot holder`.
+ * The stored marks follow the same rule as the etcd driver: at renewal `max(previous, reported,
+ * wall clock now)`, at release `max(previous, reported)`, clean only when this holder's reports
+ * cover the previous holder's unreported window.
+ *
+ * **What Redis cannot promise** (unlike ZooKeeper and etcd, which only acknowledge a write once
+ * a quorum has it):
+ * - Replication is asynchronous. A primary can acknowledge a claim (or a renewal, or a
+ *   high-water record) and fail before a replica has it; the promoted replica then has no such
+ *   key, and a second process can claim the same node ID while the first still holds it.
+ * - Fencing bounds that window only if the promotion takes longer than the lease TTL: the old
+ *   holder's next renewal fails (token mismatch) and it stops issuing at its local deadline,
+ *   at most one TTL after its last successful renewal. A faster failover lets two holders issue
+ *   under one node ID at the same time.
+ * - The high-water mark can be lost the same way, and with it the protection against a new
+ *   holder whose clock is behind. It is also lost on a restart unless Redis persists every
+ *   write (`appendonly yes` with `appendfsync always`); with `everysec`, up to a second of
+ *   claims and marks can vanish on a crash.
+ * - Key expiry follows the Redis server's wall clock: a server clock stepping forward expires
+ *   leases early.
+ * Use Redis for node IDs only when those risks are acceptable (one primary, persistence on,
+ * failover slower than the TTL), or prefer etcd or ZooKeeper.
+ *
+ * URLs: `redis://[[user]:password@]host:port[/db]`, `rediss://…` for TLS; the key prefix is
+ * `flurry` unless `?prefix=name` is given.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from '@flurry/core';
+ * import { createRedisDriver } from './drivers/redis.js';
+ * const driver = await createRedisDriver(new URL('redis://127.0.0.1:6379/0'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
+ * await driver.release(claim, { highWaterMs: Date.now() });
+ * await driver.close();
+ * ```
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { FlurryError, type Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { registryError } from '../errors.js';
+
+/** Where drivers log. Same shape as the registry's logger. */
+export interface DriverLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** Options of {@link createRedisDriver} (given by `openRegistry`). */
+export interface RedisDriverOptions {
+  /** Wall time for the high-water records (the same clock as the generator). */
+  clock: Clock;
+  /** Bound on connecting and on each command, in ms. */
+  connectTimeoutMs: number;
+  logger?: DriverLogger;
+}
+
+/** A parsed `redis://` URL. */
+export interface RedisUrl {
+  readonly host: string;
+  readonly port: number;
+  readonly db: number;
+  readonly tls: boolean;
+  readonly username?: string;
+  readonly password?: string;
+  /** Key prefix, `flurry` by default. */
+  readonly prefix: string;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const HOLDERS_LISTED = 100;
+const MGET_CHUNK = 512;
+const MAX_TTL_MS = 2 ** 31 - 1;
+
+/** Replaces whatever sits between `//` and the last `@` of the authority with `***`. */
+function redactLoosely(raw: string): string {
+  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
+  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
+  const at = m[2].lastIndexOf('@');
+  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
+}
+
+/** `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots. */
+function validNamespace(ns: unknown): ns is string {
+  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
+}
+
+/**
+ * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name]`, or
+ * `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
+ * (the message never contains the password).
+ *
+ * @example
+ * ```ts
+ * parseRedisUrl('redis://:pw@127.0.0.1:6380/2') // { host: '127.0.0.1', port: 6380, db: 2, password: 'pw', … }
+ * ```
+ */
+export function parseRedisUrl(url: URL | string): RedisUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const loose = redactLoosely(raw);
+  const bad = (why: string): FlurryError =>
+    registryError(
+      'URL_INVALID',
+      `invalid Redis registry URL "${loose}": ${why}. Expected redis://[[user]:password@]host:port[/db][?prefix=name] ` +
+        `(or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
+      { url: loose },
+    );
+  const m = /^(rediss?):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/i.exec(raw);
+  if (!m) throw bad('it does not have the form redis://host:port/db');
+  const tls = m[1].toLowerCase() === 'rediss';
+  let username: string | undefined;
+  let password: string | undefined;
+  if (m[2] !== undefined) {
+    const colon = m[2].indexOf(':');
+    if (colon < 0) throw bad('credentials must be ":password@" or "user:password@"');
+    try {
+      username = decodeURIComponent(m[2].slice(0, colon)) || undefined;
+      password = decodeURIComponent(m[2].slice(colon + 1));
+    } catch {
+      throw bad('the user or password is not valid percent-encoding');
+    }
+    if (!password) throw bad('the password after ":" is empty');
+  }
+  const port = m[4] === undefined ? 6379 : Number(m[4]);
+  if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
+  const dbText = m[5] ?? '';
+  if (dbText !== '' && !/^\d{1,5}$/.test(dbText)) throw bad(`the database "${dbText}" is not a number (e.g. /0)`);
+  const db = dbText === '' ? 0 : Number(dbText);
+  let prefix = 'flurry';
+  if (m[6] !== undefined && m[6] !== '') {
+    const params = new URLSearchParams(m[6]);
+    for (const key of params.keys()) if (key !== 'prefix') throw bad(`unknown parameter "${key}" (only "prefix" is supported)`);
+    const p = params.get('prefix');
+    if (p !== null) {
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p)) throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
+      prefix = p;
+    }
+  }
+  const auth = m[2] === undefined ? '' : `${username ? encodeURIComponent(username) : ''}:***@`;
+  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}:${port}/${db}${prefix === 'flurry' ? '' : `?prefix=${prefix}`}`;
+  return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, redacted };
+}
+
+/** The high-water record stored beside each slot. */
+interface HighWaterRecord {
+  v: 1;
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  /** The longest a holder of this record could have issued past its mark unreported. */
+  ttlMs: number;
+  holder: string;
+  updatedAtMs: number;
+}
+
+interface ClaimState {
+  readonly namespace: string;
+  readonly slot: number;
+  readonly holderId: string;
+  readonly prev: { highWaterMs: number; releasedCleanly: boolean; ttlMs: number };
+}
+
+/** See the etcd driver: the record to store for a holder that got `prev` and reports `reportedMs`. */
+function recordToStore(
+  prev: ClaimState['prev'],
+  reportedMs: number,
+  ownTtlMs: number,
+  holderId: string,
+  clock: Clock,
+  final: boolean,
+): HighWaterRecord {
+  const now = clock.now();
+  const issuedBound = final ? reportedMs : Math.max(reportedMs, now);
+  const coversPrevious = prev.releasedCleanly || reportedMs >= prev.highWaterMs + prev.ttlMs;
+  return {
+    v: 1,
+    highWaterMs: Math.max(prev.highWaterMs, issuedBound),
+    releasedCleanly: final && coversPrevious,
+    ttlMs: coversPrevious ? ownTtlMs : Math.max(ownTtlMs, prev.ttlMs),
+    holder: holderId,
+    updatedAtMs: now,
+  };
+}
+
+/** KEYS: slot, holder, hw. ARGV: token, ttlMs, holderJson. → {1, hw} when ours, {0} when taken. */
+const CLAIM_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+  return {1, redis.call('GET', KEYS[3])}
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return {1, redis.call('GET', KEYS[3])}
+end
+return {0}
+`;
+/** KEYS: slot, holder, hw. ARGV: token, ttlMs, hwJson. → 1 when ours (extended, mark stored), 0 otherwise. */
+const RENEW_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[3])
+  return 1
+end
+return 0
+`;
+/** KEYS: slot, holder, hw. ARGV: token, hwJson. → 1 when ours (mark stored, slot freed), 0 otherwise. */
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[3], ARGV[2])
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 1
+end
+return 0
+`;
+
+type ScriptClient = Redis & {
+  flurryClaim(slot: string, holder: string, hw: string, token: string, ttl: number, holderJson: string): Promise<[number, (string | null)?]>;
+  flurryRenew(slot: string, holder: string, hw: string, token: string, ttl: number, hwJson: string): Promise<number>;
+  flurryRelease(slot: string, holder: string, hw: string, token: string, hwJson: string): Promise<number>;
+};
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isAuthError(err: unknown): boolean {
+  return /^(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username-password/i.test(errorText(err));
+}
+
+class RedisDriver implements RegistryDriver {
+  readonly kind = 'redis';
+  readonly url: string;
+  private closed = false;
+  private readonly states = new Map<string, ClaimState>();
+
+  constructor(
+    private readonly client: ScriptClient,
+    private readonly parsed: RedisUrl,
+    private readonly opts: RedisDriverOptions,
+  ) {
+    this.url = parsed.redacted;
+  }
+
+  private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
+    return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw registryError('CLOSED', `the Redis registry ${this.url} was closed; open a new one to claim node IDs`, { url: this.url });
+    }
+  }
+
+  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
+  toError(err: unknown, what: string, extra: Record<string, unknown> = {}): FlurryError {
+    if (err instanceof FlurryError) return err;
+    const msg = errorText(err);
+    const details = { url: this.url, operation: what, ...extra };
+    if (isAuthError(err)) {
+      return registryError(
+        'AUTH',
+        `Redis at ${this.url} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
+          `and that the user may run EVAL, GET, SET, MGET, PEXPIRE and DEL on "${this.parsed.prefix}:*" keys`,
+        details,
+        err,
+      );
+    }
+    return registryError(
+      'UNREACHABLE',
+      `Redis at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.host}:${this.parsed.port}, db ${this.parsed.db}): ` +
+        `${msg.split('\n')[0]}. Check that Redis is running and reachable; the operation will be retried by the lease manager.`,
+      details,
+      err,
+    );
+  }
+
+  private validate(req: ClaimRequest): void {
+    if (!validNamespace(req.namespace)) {
+      throw registryError(
+        'OPTION',
+        `namespace "${String(req.namespace)}" is invalid: use segments of letters, digits, "_", "." or "-" separated by "/" (e.g. "orders/dc-1"), no segment only dots, at most 200 characters`,
+        { namespace: req.namespace },
+      );
+    }
+    if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
+      throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
+    }
+    if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
+    }
+    if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
+      throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
+    }
+  }
+
+  private stateOf(claim: Claim): ClaimState {
+    const s = this.states.get(claim.token);
+    if (s && s.slot === claim.slot) return s;
+    throw registryError(
+      'LEASE_LOST',
+      `this Redis driver holds no claim with that token for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
+      { url: this.url, slot: claim.slot },
+    );
+  }
+
+  private parseRecord(raw: string | null | undefined, key: string): HighWaterRecord | undefined {
+    if (raw === null || raw === undefined || raw === '') return undefined;
+    let rec: unknown;
+    try {
+      rec = JSON.parse(raw);
+    } catch {
+      rec = undefined;
+    }
+    const r = rec as Partial<HighWaterRecord> | undefined;
+    if (
+      !r ||
+      typeof r.highWaterMs !== 'number' ||
+      !Number.isFinite(r.highWaterMs) ||
+      r.highWaterMs < 0 ||
+      typeof r.releasedCleanly !== 'boolean' ||
+      typeof r.ttlMs !== 'number' ||
+      !Number.isFinite(r.ttlMs) ||
+      r.ttlMs < 0
+    ) {
+      throw registryError(
+        'CORRUPT',
+        `the high-water record "${key}" in Redis at ${this.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
+          `Inspect it with "GET ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
+        { url: this.url, key, value: raw.slice(0, 200) },
+      );
+    }
+    return r as HighWaterRecord;
+  }
+
+  async claim(req: ClaimRequest): Promise<Claim> {
+    this.assertOpen();
+    this.validate(req);
+    const token = `${randomBytes(16).toString('hex')}@${req.namespace}`;
+    try {
+      return await this.claimWithToken(req, token);
+    } catch (err) {
+      throw this.toError(err, `claim a slot of "${req.namespace}"`);
+    }
+  }
+
+  /** Tries to take one slot. Returns the claim, or undefined if it is held. */
+  private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
+    const ns = req.namespace;
+    const keys = [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)] as const;
+    const holderJson = JSON.stringify({ ...req.holder, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
+    const res = await this.client.flurryClaim(keys[0], keys[1], keys[2], token, req.ttlMs, holderJson);
+    if (Number(res[0]) !== 1) return undefined;
+    let rec: HighWaterRecord | undefined;
+    try {
+      rec = this.parseRecord(res[1], keys[2]);
+    } catch (err) {
+      await this.client.del(keys[0], keys[1]).catch(() => undefined);
+      throw err;
+    }
+    const prev = rec
+      ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
+      : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+    // Mark the slot as in use (unclean, at least our wall clock) before anything is issued.
+    const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+    const ok = await this.client.flurryRenew(keys[0], keys[1], keys[2], token, req.ttlMs, JSON.stringify(first));
+    if (Number(ok) !== 1) return undefined; // expired already (a long pause): try elsewhere
+    this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
+    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+  }
+
+  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
+    const ns = req.namespace;
+    const pref = req.preferredSlot;
+    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+      const c = await this.tryClaimSlot(req, pref, token);
+      if (c) return c;
+    }
+    const start = req.slots > 1 ? randomInt(0, Math.min(req.slots, 2 ** 47)) : 0;
+    let held = 0;
+    const heldSlots: number[] = [];
+    // One pass over all slots from a random start, MGET in chunks, trying the free ones.
+    for (let offset = 0; offset < req.slots; offset += MGET_CHUNK) {
+      const slots: number[] = [];
+      for (let i = offset; i < Math.min(req.slots, offset + MGET_CHUNK); i++) slots.push((start + i) % req.slots);
+      const values = await this.client.mget(...slots.map((s) => this.key(ns, 'slot', s)));
+      for (let i = 0; i < slots.length; i++) {
+        if (values[i] === null) {
+          const c = await this.tryClaimSlot(req, slots[i], token);
+          if (c) return c;
+        }
+        held++;
+        if (heldSlots.length < HOLDERS_LISTED) heldSlots.push(slots[i]);
+      }
+    }
+    heldSlots.sort((a, b) => a - b);
+    const infos = heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
+    const holders = heldSlots.map((slot, i) => {
+      let h: Partial<HolderInfo> = {};
+      try {
+        h = JSON.parse(infos[i] ?? '{}') as Partial<HolderInfo>;
+      } catch {
+        /* unreadable holder: listed by slot only */
+      }
+      return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
+    });
+    const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
+    throw registryError(
+      'EXHAUSTED',
+      `all ${req.slots} node IDs of "${ns}" in Redis at ${this.url} are held (${held} holders, e.g. ${sample || 'none readable'}). ` +
+        `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
+      { url: this.url, namespace: ns, slots: req.slots, held, holders },
+    );
+  }
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const s = this.stateOf(claim);
+    if (!Number.isSafeInteger(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, { ttlMs: opts.ttlMs });
+    }
+    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    let ok: number;
+    try {
+      ok = Number(
+        await this.client.flurryRenew(
+          this.key(s.namespace, 'slot', s.slot),
+          this.key(s.namespace, 'holder', s.slot),
+          this.key(s.namespace, 'hw', s.slot),
+          claim.token,
+          opts.ttlMs,
+          JSON.stringify(rec),
+        ),
+      );
+    } catch (err) {
+      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    }
+    if (ok !== 1) {
+      this.states.delete(claim.token);
+      throw registryError(
+        'LEASE_LOST',
+        `slot ${claim.slot} of "${s.namespace}" in Redis at ${this.url} expired or is held by another token; stop issuing and claim again`,
+        { url: this.url, slot: claim.slot, namespace: s.namespace },
+      );
+    }
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const s = this.states.get(claim.token);
+    if (!s || s.slot !== claim.slot) return; // already released or lost
+    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    let ok: number;
+    try {
+      ok = Number(
+        await this.client.flurryRelease(
+          this.key(s.namespace, 'slot', s.slot),
+          this.key(s.namespace, 'holder', s.slot),
+          this.key(s.namespace, 'hw', s.slot),
+          claim.token,
+          JSON.stringify(rec),
+        ),
+      );
+    } catch (err) {
+      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    }
+    this.states.delete(claim.token);
+    if (ok !== 1) {
+      this.opts.logger?.warn(
+        { url: this.url, slot: s.slot, namespace: s.namespace },
+        'Redis release: the slot was no longer ours (lease expired); the final high-water mark was not stored',
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.states.clear();
+    this.client.disconnect(false);
+  }
+}
+
+/**
+ * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
+ * queueing while disconnected (no offline queue once connected, no per-command retries, a
+ * command timeout of `connectTimeoutMs`): the lease manager owns the retry policy. Rejects with
+ * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming
+ * the URL without its password.
+ *
+ * @example
+ * ```ts
+ * const driver = await createRedisDriver(new URL('redis://127.0.0.1:6379/0'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export async function createRedisDriver(url: URL | string, opts: RedisDriverOptions): Promise<RegistryDriver> {
+  const parsed = parseRedisUrl(url);
+  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(opts.connectTimeoutMs)})`, {});
+  }
+  let connected = false;
+  let lastError: unknown;
+  const options: RedisOptions = {
+    host: parsed.host,
+    port: parsed.port,
+    db: parsed.db,
+    ...(parsed.username !== undefined ? { username: parsed.username } : {}),
+    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
+    ...(parsed.tls ? { tls: { servername: parsed.host } } : {}),
+    lazyConnect: true,
+    connectTimeout: opts.connectTimeoutMs,
+    commandTimeout: opts.connectTimeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    enableReadyCheck: true,
+    connectionName: 'flurry-registry',
+    // The first connection fails fast; after that, reconnect in the background (≤ 1 s apart).
+    retryStrategy: (times) => (connected ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
+    scripts: {
+      flurryClaim: { lua: CLAIM_LUA, numberOfKeys: 3 },
+      flurryRenew: { lua: RENEW_LUA, numberOfKeys: 3 },
+      flurryRelease: { lua: RELEASE_LUA, numberOfKeys: 3 },
+    },
+  };
+  const client = new Redis(options) as ScriptClient;
+  const driver = new RedisDriver(client, parsed, opts);
+  // ioredis reports connection errors as events; keep the last one for the message and log the rest.
+  client.on('error', (err: unknown) => {
+    lastError = err;
+    if (connected) opts.logger?.warn({ url: parsed.redacted, err: errorText(err) }, 'Redis connection error');
+  });
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect(false);
+    await driver.close();
+    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', { host: parsed.host, port: parsed.port });
+  }
+  connected = true;
+  client.options.enableOfflineQueue = false;
+  opts.logger?.info({ url: parsed.redacted }, 'connected to Redis');
+  return driver;
+}
