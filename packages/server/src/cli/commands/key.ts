@@ -1,0 +1,48 @@
+/**
+ * `flurry key new [--id X]`: prints a new public-ID key (`fk1_<keyId>_<secret>`), to be
+ * stored as a secret and given to `flurry serve --public-key` / `FLURRY_PUBLIC_KEY`. The
+ * key ID is one base58 character that leads every public ID made with the key, so a new
+ * key with another ID can be put first in the keyring while old links keep working.
+ *
+ * @example
+ * ```sh
+ * flurry key new            # fk1_q_…
+ * flurry key new --id B     # fk1_B_…
+ * ```
+ */
+import { generateKey } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { write, type CliIo } from '../io.js';
+
+const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+
+/** `flurry key --help`. */
+export const KEY_HELP = `Usage: flurry key new [--id X]
+
+Prints a new public-ID key (keep it secret; give it to FLURRY_PUBLIC_KEY). --id picks its
+one-character key ID (base58: 1-9, A-Z, a-z without 0 O I l); default random. For rotation,
+put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
+`;
+
+/**
+ * Runs `flurry key …`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await keyCommand({ argv: ['new'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function keyCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, KEY_HELP);
+    return 0;
+  }
+  const [sub, ...rest] = args.positionals;
+  if (sub !== 'new' || rest.length > 0) {
+    throw serverError('USAGE', `flurry key has one subcommand, "new" (flurry key new [--id X]); got ${sub === undefined ? 'none' : `"${[sub, ...rest].join(' ').slice(0, 40)}"`}`);
+  }
+  await write(io.stdout, generateKey(lastString(args, 'id')) + '\n');
+  return 0;
+}

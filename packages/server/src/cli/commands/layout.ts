@@ -1,0 +1,76 @@
+/**
+ * `flurry layout [PRESET | --layout PRESET | --fields … [--epoch] [--unit]] [--json]`: prints
+ * the table of fields (bits, position, largest value), the epoch, the end-of-life date (and
+ * for 64-bit layouts the date IDs stop fitting a signed 64-bit integer), the number of nodes
+ * and the IDs per second per node.
+ *
+ * @example
+ * ```sh
+ * flurry layout sonyflake
+ * flurry layout --fields timestamp:41,machine:10,sequence:12 --epoch 2024-01-01T00:00:00Z --json
+ * ```
+ */
+import type { Layout } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import { chooseLayout } from '../../layout-choice.js';
+import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+
+const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+/** `flurry layout --help`. */
+export const LAYOUT_HELP = `Usage: flurry layout [PRESET | --layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
+
+Prints a layout's fields, epoch, end-of-life date, node count and IDs per second per node.
+Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
+`;
+
+/**
+ * Runs `flurry layout`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await layoutCommand({ argv: ['leaf'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function layoutCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, LAYOUT_HELP);
+    return 0;
+  }
+  if (args.positionals.length > 1) throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
+  const positional = args.positionals[0];
+  const flag = lastString(args, 'layout');
+  if (positional !== undefined && flag !== undefined && positional !== flag) {
+    throw serverError('USAGE', `two layouts named ("${positional.slice(0, 24)}" and --layout ${flag.slice(0, 24)}); name one`);
+  }
+  const layout = chooseLayout({ layout: positional ?? flag, fields: lastString(args, 'fields'), epoch: lastString(args, 'epoch'), unit: lastString(args, 'unit') });
+  await write(io.stdout, hasFlag(args, 'json') ? JSON.stringify(layout.describe(), null, 2) + '\n' : layoutTable(layout));
+  return 0;
+}
+
+/**
+ * The human-readable description of a layout.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(layoutTable(Layout.from('twitter')));
+ * ```
+ */
+export function layoutTable(layout: Layout): string {
+  const info = layout.describe();
+  const rows = [['field', 'bits', 'shift', 'max'], ...info.fields.map((f) => [f.name, String(f.bits), String(f.shift), f.max])];
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (r: string[]) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ') + '\n';
+  const n = (x: number) => x.toLocaleString('en-US');
+  let out = `Layout ${info.name}: ${info.totalBits} bits (${info.spec})\n`;
+  out += `Epoch: ${info.epoch} (Unix ms ${info.epochMs}), unit ${info.unit}\n\n`;
+  out += rows.map(line).join('') + '\n';
+  out += `End of life:          ${info.expiresAt}\n`;
+  if (info.signedOverflowAt) out += `Signed 64-bit until:  ${info.signedOverflowAt}\n`;
+  out += `Nodes:                ${n(info.nodeCount)}\n`;
+  out += `IDs/s per node:       ${n(info.maxIdsPerSecondPerNode)}\n`;
+  out += `Largest ID:           ${info.maxId}${info.safeInteger ? ' (a safe JavaScript integer)' : ''}\n`;
+  return out;
+}

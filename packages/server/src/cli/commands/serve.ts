@@ -1,0 +1,64 @@
+/**
+ * `flurry serve [settings]`: runs the ID service until SIGTERM/SIGINT (see ../../service.ts
+ * and ../../config.ts). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
+ * (an ID service needs no privileges; run it as an unprivileged user). Logs JSON lines with
+ * pino on stdout; a bad setting exits 2 before anything starts, a start-up failure (registry
+ * unreachable, every node ID held, clock behind the high-water mark) exits 1, a graceful
+ * shutdown exits 0.
+ *
+ * @example
+ * ```sh
+ * flurry serve --port 8080 --registry redis://127.0.0.1:6379/0 --cluster orders
+ * ```
+ */
+import { pino } from 'pino';
+import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config.js';
+import { serverError } from '../../errors.js';
+import { startService, type ServiceLogger } from '../../service.js';
+import { hasFlag, parseCommandLine } from '../args.js';
+import { errorLine, write, type CliIo } from '../io.js';
+
+/**
+ * Runs `flurry serve`; resolves to the exit code once the service has stopped.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await serveCommand({ argv: ['--port', '0'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function serveCommand(io: CliIo): Promise<number> {
+  if (hasFlag(parseCommandLine(io.argv, serveFlagSpecs()), 'help')) {
+    await write(io.stdout, serveHelp());
+    return 0;
+  }
+  const config = loadServeConfig(io.argv, io.env);
+  if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot) {
+    throw serverError('RUN_AS_ROOT', 'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.');
+  }
+  const logger = pino({
+    level: config.logLevel,
+    base: { pid: process.pid, service: 'flurry' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  }) as unknown as ServiceLogger;
+
+  const service = await startService(config, logger);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'signal received');
+      service.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          logger.error({ err: String(err) }, 'shutdown failed');
+          io.stderr.write(errorLine(err));
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * What a CLI command gets: its arguments, the environment and the two output streams
+ * (so commands can be run in-process with captured output as well as from the bin).
+ *
+ * @example
+ * ```ts
+ * const io: CliIo = { argv: ['-n', '3'], env: process.env, stdout: process.stdout, stderr: process.stderr };
+ * await nextCommand(io);
+ * ```
+ */
+import type { Writable } from 'node:stream';
+import { FlurryError } from '@flurry/core';
+import type { FlagSpecs } from './args.js';
+
+/** A command's inputs and outputs. */
+export interface CliIo {
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdout: Writable;
+  readonly stderr: Writable;
+}
+
+/**
+ * The flags that name a layout: `--layout PRESET` or `--fields … [--epoch] [--unit]`.
+ *
+ * @example
+ * ```ts
+ * const spec = { ...LAYOUT_FLAGS, json: { type: 'boolean' } };
+ * ```
+ */
+export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
+  layout: { type: 'string' },
+  fields: { type: 'string' },
+  epoch: { type: 'string' },
+  unit: { type: 'string' },
+});
+
+/**
+ * Writes text to a stream and resolves once it is accepted (honours back-pressure).
+ *
+ * @example
+ * ```ts
+ * await write(io.stdout, 'hello\n');
+ * ```
+ */
+export function write(stream: Writable, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ok = stream.write(text, (err) => (err ? reject(err) : undefined));
+    if (ok) resolve();
+    else {
+      stream.once('drain', resolve);
+      stream.once('error', reject);
+    }
+  });
+}
+
+/** Error codes that mean "the input was bad": the CLI exits 2 for them, 1 for the rest. */
+const BAD_INPUT = /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_(?!EXPIRED)|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|PUBLIC_|REGISTRY_URL|REGISTRY_OPTION|REGISTRY_STATIC_NODE)/;
+
+/**
+ * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys), 1 otherwise.
+ *
+ * @example
+ * ```ts
+ * exitCodeFor(new FlurryError('FLURRY_E_ID_NEGATIVE', '…')); // 2
+ * ```
+ */
+export function exitCodeFor(err: unknown): number {
+  return err instanceof FlurryError && BAD_INPUT.test(err.code) ? 2 : 1;
+}
+
+/**
+ * The one-line message printed on stderr for an error: `flurry: CODE: message`.
+ *
+ * @example
+ * ```ts
+ * io.stderr.write(errorLine(err));
+ * ```
+ */
+export function errorLine(err: unknown): string {
+  if (err instanceof FlurryError) return `flurry: ${err.code}: ${err.message}\n`;
+  return `flurry: FLURRY_E_INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * The `flurry` command: `serve`, `next`, `decode`, `layout`, `key new`, `public encode|decode`.
+ * Bad input exits 2 with `flurry: FLURRY_E_…: message` on stderr; other failures exit 1.
+ *
+ * @example
+ * ```sh
+ * flurry next -n 3
+ * flurry decode 1859214170478923776 --json
+ * flurry serve --help
+ * ```
+ */
+import { fileURLToPath } from 'node:url';
+import { realpathSync } from 'node:fs';
+import { serverError } from '../errors.js';
+import { decodeCommand } from './commands/decode.js';
+import { keyCommand } from './commands/key.js';
+import { layoutCommand } from './commands/layout.js';
+import { nextCommand } from './commands/next.js';
+import { publicCommand } from './commands/public.js';
+import { serveCommand } from './commands/serve.js';
+import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
+
+/** `flurry --help`. */
+export const MAIN_HELP = `Usage: flurry <command> [options]
+
+Commands:
+  serve                 Run the ID service (HTTP, Leaf-compatible HTTP, optional Thrift).
+  next [-n N]           Print new IDs, one a line (node ID leased from the file registry).
+  decode ID...          Print the fields, Unix ms and time of IDs.
+  layout [PRESET]       Print a layout's fields, end of life and capacity.
+  key new               Print a new public-ID key.
+  public encode ID...   Turn IDs into public IDs (key from --key or FLURRY_PUBLIC_KEY).
+  public decode PUB...  Turn public IDs back into IDs.
+
+A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
+--fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
+"flurry <command> --help" describes each command. Bad input exits with code 2.
+`;
+
+const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
+  serve: serveCommand,
+  next: nextCommand,
+  decode: decodeCommand,
+  layout: layoutCommand,
+  key: keyCommand,
+  public: publicCommand,
+};
+
+/**
+ * Runs the CLI with `argv` (without node and the script path); resolves to the exit code.
+ * Never throws: errors are printed on `io.stderr`.
+ *
+ * @example
+ * ```ts
+ * const code = await runCli({ argv: ['layout', 'leaf'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function runCli(io: CliIo): Promise<number> {
+  const [command, ...rest] = io.argv;
+  try {
+    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+      await write(command === undefined ? io.stderr : io.stdout, MAIN_HELP);
+      return command === undefined ? 2 : 0;
+    }
+    const run = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (run === undefined) {
+      throw serverError('USAGE', `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(COMMANDS).join(', ')}. See flurry --help.`);
+    }
+    return await run({ ...io, argv: rest });
+  } catch (err) {
+    io.stderr.write(errorLine(err));
+    return exitCodeFor(err);
+  }
+}
+
+function isMain(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  runCli({ argv: process.argv.slice(2), env: process.env, stdout: process.stdout, stderr: process.stderr }).then(
+    (code) => {
+      process.exitCode = code;
+      // Let stdout drain, then leave even if a library left a handle open.
+      setTimeout(() => process.exit(code), 100).unref();
+    },
+    () => process.exit(1),
+  );
+}

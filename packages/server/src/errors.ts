@@ -1,0 +1,142 @@
+/**
+ * Coded errors of the service and the CLI, in one place (fastify's lesson): every error a
+ * caller of `flurry serve` or of the `flurry` CLI can see is a {@link FlurryError} with a
+ * stable `FLURRY_E_…` code from {@link ServerErrorCode} (or the core's / the registries'
+ * codes), and each code maps to exactly one HTTP status ({@link httpStatusOf}).
+ *
+ * @example
+ * ```ts
+ * import { serverError, httpStatusOf } from '@flurry/server';
+ * const err = serverError('BATCH_COUNT', 'count must be an integer from 1 to 10000; got "abc"');
+ * httpStatusOf(err); // 400
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+
+/**
+ * The codes of the service and the CLI.
+ *
+ * @example
+ * ```ts
+ * if (err.code === ServerErrorCode.CONFIG) process.exitCode = 2;
+ * ```
+ */
+export const ServerErrorCode = {
+  /** A setting (flag, `FLURRY_*` variable or config-file key) has a bad value or is unknown. */
+  CONFIG: 'FLURRY_E_CONFIG',
+  /** The command line is malformed: unknown command or flag, missing value or argument. */
+  USAGE: 'FLURRY_E_USAGE',
+  /** `flurry serve` was started as root without `--allow-root`. */
+  RUN_AS_ROOT: 'FLURRY_E_RUN_AS_ROOT',
+  /** No route at that path. */
+  NOT_FOUND: 'FLURRY_E_NOT_FOUND',
+  /** The route exists but not for that method (see the `Allow` header). */
+  METHOD_NOT_ALLOWED: 'FLURRY_E_METHOD_NOT_ALLOWED',
+  /** A bearer token is configured and the request's is missing or wrong. */
+  UNAUTHORIZED: 'FLURRY_E_UNAUTHORIZED',
+  /** The request carries a body larger than allowed (the API takes no bodies). */
+  BODY_TOO_LARGE: 'FLURRY_E_BODY_TOO_LARGE',
+  /** The request target (path and query) is longer than allowed. */
+  URL_TOO_LONG: 'FLURRY_E_URL_TOO_LONG',
+  /** The request's header block is larger than allowed. */
+  HEADERS_TOO_LARGE: 'FLURRY_E_HEADERS_TOO_LARGE',
+  /** The request could not be parsed as HTTP/1.1. */
+  BAD_REQUEST: 'FLURRY_E_BAD_REQUEST',
+  /** `count` of `GET /v1/ids` is missing its bounds: not an integer from 1 to the maximum. */
+  BATCH_COUNT: 'FLURRY_E_BATCH_COUNT',
+  /** A required query parameter is missing, repeated or malformed. */
+  QUERY: 'FLURRY_E_QUERY',
+  /** Public IDs are not enabled: no public-ID key is configured. */
+  PUBLIC_IDS_DISABLED: 'FLURRY_E_PUBLIC_IDS_DISABLED',
+  /** Decoding public IDs needs a configured bearer token; none is configured. */
+  PUBLIC_DECODE_DISABLED: 'FLURRY_E_PUBLIC_DECODE_DISABLED',
+  /** The service is not ready (no valid lease yet, clock not sane) or shutting down. */
+  UNAVAILABLE: 'FLURRY_E_UNAVAILABLE',
+  /** An unexpected failure inside the service; details are in the service's log only. */
+  INTERNAL: 'FLURRY_E_INTERNAL',
+} as const;
+
+/** Union of the service's error code strings. */
+export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
+
+/**
+ * Creates a service/CLI error.
+ *
+ * @example
+ * ```ts
+ * throw serverError('USAGE', 'unknown command "nxet"; commands: serve, next, decode, layout, key, public');
+ * ```
+ */
+export function serverError(
+  code: keyof typeof ServerErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+): FlurryError {
+  return new FlurryError(ServerErrorCode[code], message, details);
+}
+
+const STATUS: Readonly<Record<string, number>> = Object.freeze({
+  FLURRY_E_NOT_FOUND: 404,
+  FLURRY_E_METHOD_NOT_ALLOWED: 405,
+  FLURRY_E_UNAUTHORIZED: 401,
+  FLURRY_E_BODY_TOO_LARGE: 413,
+  FLURRY_E_URL_TOO_LONG: 414,
+  FLURRY_E_HEADERS_TOO_LARGE: 431,
+  FLURRY_E_BAD_REQUEST: 400,
+  FLURRY_E_BATCH_COUNT: 400,
+  FLURRY_E_QUERY: 400,
+  FLURRY_E_PUBLIC_IDS_DISABLED: 404,
+  FLURRY_E_PUBLIC_DECODE_DISABLED: 403,
+  FLURRY_E_UNAVAILABLE: 503,
+  FLURRY_E_INTERNAL: 500,
+  // Core: bad input.
+  FLURRY_E_ID_NEGATIVE: 400,
+  FLURRY_E_ID_TOO_WIDE: 400,
+  FLURRY_E_ID_MALFORMED: 400,
+  FLURRY_E_CODEC_UNKNOWN: 400,
+  FLURRY_E_INVALID_OPTION: 400,
+  FLURRY_E_PUBLIC_ID_CHECKSUM: 400,
+  FLURRY_E_PUBLIC_ID_UNKNOWN_KEY: 400,
+  FLURRY_E_PUBLIC_ID_MALFORMED: 400,
+  // Core: the generator refuses to issue right now (fenced, clock, capacity).
+  FLURRY_E_LEASE_EXPIRED: 503,
+  FLURRY_E_LEASE_LOST: 503,
+  FLURRY_E_CLOCK_BACKWARDS: 503,
+  FLURRY_E_CLOCK_BEFORE_EPOCH: 503,
+  FLURRY_E_CLOCK_BEHIND_HIGH_WATER: 503,
+  FLURRY_E_SEQUENCE_EXHAUSTED: 503,
+  FLURRY_E_LAYOUT_EXPIRED: 503,
+  FLURRY_E_GENERATOR_CLOSED: 503,
+});
+
+/**
+ * The HTTP status for an error: its code's status when it is a known {@link FlurryError}
+ * (400 bad input, 401, 404, 405, 413, 414, 431, 503 fenced/unavailable; registry errors
+ * are 503), else 500.
+ *
+ * @example
+ * ```ts
+ * httpStatusOf(serverError('NOT_FOUND', 'no route')); // 404
+ * httpStatusOf(new Error('boom'));                    // 500
+ * ```
+ */
+export function httpStatusOf(err: unknown): number {
+  if (!(err instanceof FlurryError)) return 500;
+  const s = STATUS[err.code];
+  if (s !== undefined) return s;
+  if (err.code.startsWith('FLURRY_E_REGISTRY')) return 503;
+  return 500;
+}
+
+/**
+ * True for errors that mean "the generator may not issue right now, try again soon"
+ * (answered with 503 and `Retry-After`).
+ *
+ * @example
+ * ```ts
+ * isRetryable(new FlurryError('FLURRY_E_LEASE_EXPIRED', 'fenced')); // true
+ * ```
+ */
+export function isRetryable(err: unknown): boolean {
+  return httpStatusOf(err) === 503;
+}

@@ -1,0 +1,57 @@
+/**
+ * What the HTTP routes need from the running service: the layout, a way to issue IDs,
+ * readiness, metrics, the limits and the optional public-ID codec. `service.ts` builds it
+ * around the leased generator; the routes never see the registry, so no route can change
+ * the node, the layout or the clock.
+ *
+ * @example
+ * ```ts
+ * const handler = createRequestHandler(context); // see handler.ts
+ * ```
+ */
+import type { FlurryError, Layout } from '@flurry/core';
+import type { ServiceMetrics } from '../metrics.js';
+
+/** Issues and reads public IDs (issue 7), when a key is configured. */
+export interface PublicIds {
+  /** A new ID, encrypted and encoded as a public ID string. */
+  next(): string;
+  /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
+  decode(publicId: string): bigint;
+}
+
+/** A minimal logger (pino's shape). */
+export interface Logger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+  isLevelEnabled?(level: string): boolean;
+}
+
+/** The service as the routes see it. */
+export interface HttpContext {
+  readonly layout: Layout;
+  /** One new ID as a decimal string; throws coded errors while fenced. */
+  nextString(): string;
+  /** `count` new increasing IDs as decimal strings; throws coded errors while fenced. */
+  batchStrings(count: number): string[];
+  /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
+  notReady(): FlurryError | null;
+  /** The current node field values, if a lease is held. */
+  node(): Readonly<Record<string, number>> | undefined;
+  readonly metrics: ServiceMetrics;
+  readonly publicIds: PublicIds | undefined;
+  /** The configured bearer token, if any. */
+  readonly token: string | undefined;
+  /** Whether /healthz, /readyz and /metrics need the token too. */
+  readonly authHealth: boolean;
+  readonly maxBatch: number;
+  readonly maxUrlBytes: number;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger;
+  /** The OpenAPI document, serialized. */
+  readonly openapi: string;
+  /** Set on SIGTERM: responses carry `Connection: close`. */
+  shuttingDown: boolean;
+}

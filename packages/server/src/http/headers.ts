@@ -1,0 +1,57 @@
+/**
+ * One pass over a request's raw headers picking out the few the service reads
+ * (`Authorization`, `Accept`, `Content-Length`, `Transfer-Encoding`), without building
+ * Node's lower-cased `req.headers` object on the hot path.
+ *
+ * @example
+ * ```ts
+ * const h = scanHeaders(req.rawHeaders, new RequestHeaders());
+ * if (h.accept?.includes('text/plain')) …
+ * ```
+ */
+
+/** The headers the service reads. Reused across requests (filled by {@link scanHeaders}). */
+export class RequestHeaders {
+  authorization: string | undefined = undefined;
+  accept: string | undefined = undefined;
+  contentLength: string | undefined = undefined;
+  transferEncoding: string | undefined = undefined;
+}
+
+/**
+ * Fills `out` from `raw` (Node's `req.rawHeaders`: name, value, name, value, …). When a
+ * header repeats, the first occurrence wins (except `Content-Length`: any value counts,
+ * the largest is kept, so a smuggled second length cannot hide a big body).
+ *
+ * @example
+ * ```ts
+ * scanHeaders(['Accept', 'text/plain'], new RequestHeaders()).accept; // 'text/plain'
+ * ```
+ */
+export function scanHeaders(raw: readonly string[], out: RequestHeaders): RequestHeaders {
+  out.authorization = undefined;
+  out.accept = undefined;
+  out.contentLength = undefined;
+  out.transferEncoding = undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i];
+    switch (name.length) {
+      case 6:
+        if (out.accept === undefined && name.toLowerCase() === 'accept') out.accept = raw[i + 1];
+        break;
+      case 13:
+        if (out.authorization === undefined && name.toLowerCase() === 'authorization') out.authorization = raw[i + 1];
+        break;
+      case 14:
+        if (name.toLowerCase() === 'content-length') {
+          const v = raw[i + 1];
+          if (out.contentLength === undefined || Number(v) > Number(out.contentLength)) out.contentLength = v;
+        }
+        break;
+      case 17:
+        if (out.transferEncoding === undefined && name.toLowerCase() === 'transfer-encoding') out.transferEncoding = raw[i + 1];
+        break;
+    }
+  }
+  return out;
+}

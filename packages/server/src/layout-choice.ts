@@ -1,0 +1,121 @@
+/**
+ * How a layout and a node are named on the command line, in `FLURRY_*` variables and in a
+ * config file: `--layout PRESET`, or `--fields timestamp:41,datacenter:5,worker:5,sequence:12
+ * [--epoch ISO|ms] [--unit 1ms|10ms|1s]`; and `--node FIELD=VALUE` pins (repeatable, or
+ * comma-separated: `datacenter=1,worker=7`). Shared by `flurry serve` and the offline
+ * commands so both accept exactly the same forms.
+ *
+ * @example
+ * ```ts
+ * const layout = chooseLayout({ fields: 'timestamp:41,worker:10,sequence:12', epoch: '2020-01-01T00:00:00Z' });
+ * const pin = parseNodePins(['datacenter=1'], Layout.from('twitter')); // { datacenter: 1 }
+ * ```
+ */
+import { FlurryError, Layout } from '@flurry/core';
+import { serverError } from './errors.js';
+
+/** The layout as the user named it (any of the three may be absent). */
+export interface LayoutChoice {
+  /** A preset name: twitter, leaf, discord, sonyflake, instagram, js53. */
+  readonly layout?: string;
+  /** A field spec, e.g. `timestamp:41,datacenter:5,worker:5,sequence:12`. */
+  readonly fields?: string;
+  /** Epoch as an ISO date or Unix ms; with `fields`, or to re-epoch a preset. */
+  readonly epoch?: string;
+  /** Time unit: 1ms, 10ms or 1s. */
+  readonly unit?: string;
+}
+
+/**
+ * Builds the layout from a {@link LayoutChoice}; `twitter` when nothing is named.
+ * `--layout` and `--fields` together are a usage error (one or the other). `--epoch`/`--unit`
+ * with a preset re-epoch it (same fields).
+ *
+ * @throws FlurryError the core's `FLURRY_E_LAYOUT_*` errors, or `FLURRY_E_USAGE`.
+ * @example
+ * ```ts
+ * chooseLayout({ layout: 'sonyflake' }).name; // 'sonyflake'
+ * ```
+ */
+export function chooseLayout(choice: LayoutChoice): Layout {
+  if (choice.layout !== undefined && choice.fields !== undefined) {
+    throw serverError(
+      'USAGE',
+      `give either a preset (--layout ${choice.layout}) or a field list (--fields ${choice.fields}), not both`,
+      { layout: choice.layout, fields: choice.fields },
+    );
+  }
+  if (choice.fields !== undefined) {
+    const opts: { epoch?: string; unit?: string } = {};
+    if (choice.epoch !== undefined) opts.epoch = choice.epoch;
+    if (choice.unit !== undefined) opts.unit = choice.unit;
+    return Layout.parse(choice.fields, opts);
+  }
+  const preset = Layout.from((choice.layout ?? 'twitter') as Parameters<typeof Layout.from>[0]);
+  if (choice.epoch === undefined && choice.unit === undefined) return preset;
+  // Re-epoch (or re-unit) a preset: same fields, the user's epoch/unit.
+  const spec = preset.fields.map((f) => `${f.name}:${f.bits}`).join(',');
+  return Layout.parse(spec, {
+    epoch: choice.epoch ?? preset.epochMs,
+    unit: choice.unit ?? preset.unit,
+  });
+}
+
+/**
+ * Parses node pins (`FIELD=VALUE`, repeatable and/or comma-separated) and checks each
+ * against the layout's node fields and their ranges. An empty list gives `{}` (lease
+ * every node field).
+ *
+ * @throws FlurryError `FLURRY_E_NODE_OUT_OF_RANGE` for an unknown field, a value outside
+ * its range or a malformed pair.
+ * @example
+ * ```ts
+ * parseNodePins(['datacenter=1,worker=7'], Layout.from('twitter')); // { datacenter: 1, worker: 7 }
+ * ```
+ */
+export function parseNodePins(pins: readonly string[], layout: Layout): Record<string, number> {
+  const out: Record<string, number> = {};
+  const names = layout.nodeFields.map((f) => f.name);
+  for (const group of pins) {
+    for (const pair of group.split(',')) {
+      const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]{1,10})\s*$/.exec(pair);
+      if (!m) {
+        throw new FlurryError(
+          'FLURRY_E_NODE_OUT_OF_RANGE',
+          `node pin "${clip(pair)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
+          { pin: clip(pair) },
+        );
+      }
+      const [, name, raw] = m;
+      const field = layout.nodeFields.find((f) => f.name === name);
+      if (!field) {
+        throw new FlurryError(
+          'FLURRY_E_NODE_OUT_OF_RANGE',
+          `layout ${layout.name} has no node field "${name}"; its node fields are: ${names.join(', ') || 'none'}`,
+          { field: name, allowed: names },
+        );
+      }
+      const value = Number(raw);
+      if (value > field.max) {
+        throw new FlurryError(
+          'FLURRY_E_NODE_OUT_OF_RANGE',
+          `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bits wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
+          { field: name, value, min: 0, max: field.max },
+        );
+      }
+      if (Object.prototype.hasOwnProperty.call(out, name) && out[name] !== value) {
+        throw new FlurryError(
+          'FLURRY_E_NODE_OUT_OF_RANGE',
+          `node field ${name} is pinned twice with different values (${out[name]} and ${value}); pin it once`,
+          { field: name },
+        );
+      }
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+function clip(s: string): string {
+  return s.length > 40 ? s.slice(0, 40) + '…' : s;
+}

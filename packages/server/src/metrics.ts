@@ -1,0 +1,260 @@
+/**
+ * The service's Prometheus metrics (prom-client registry, text format at `/metrics`).
+ *
+ * The per-request path only bumps numbers in typed arrays ({@link ServiceMetrics.request});
+ * prom-client's label hashing would cost more than the rest of a `/v1/ids/next` request.
+ * The registry turns those arrays, the generator's events and the lease's stats into
+ * metrics when scraped:
+ *
+ * | metric | type |
+ * | --- | --- |
+ * | `flurry_ids_issued_total` | counter |
+ * | `flurry_http_requests_total{route,status}` | counter |
+ * | `flurry_http_request_duration_seconds{route}` | histogram |
+ * | `flurry_sequence_exhausted_waits_total` | counter |
+ * | `flurry_clock_regression_ms` (how far the clock stepped back) | histogram |
+ * | `flurry_high_water_waits_total`, `flurry_fenced_total` | counter |
+ * | `flurry_lease_renewals_total`, `flurry_lease_renew_failures_total`, `flurry_lease_lost_total`, `flurry_lease_reacquired_total` | counter |
+ * | `flurry_lease_deadline_seconds` (seconds until the lease deadline) | gauge |
+ * | `flurry_ready`, `flurry_node_field{field}` | gauge |
+ * | `process_*`, `nodejs_*` (prom-client defaults) | various |
+ *
+ * @example
+ * ```ts
+ * const metrics = new ServiceMetrics({ issued: () => gen.stats.issued, lease: () => lease, ready: () => true, node: () => lease.node });
+ * metrics.request(RouteId.IdsNext, 200, 0.00004);
+ * const text = await metrics.text();
+ * ```
+ */
+import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { GeneratorEvent } from '@flurry/core';
+
+/**
+ * Route identifiers (array indexes) for per-route metrics.
+ *
+ * @example
+ * ```ts
+ * ROUTE_NAMES[RouteId.IdsNext]; // 'ids_next'
+ * ```
+ */
+export const RouteId = {
+  IdsNext: 0,
+  IdsBatch: 1,
+  IdsDecode: 2,
+  Layout: 3,
+  Healthz: 4,
+  Readyz: 5,
+  Metrics: 6,
+  OpenApi: 7,
+  LeafGet: 8,
+  LeafDecode: 9,
+  PublicNext: 10,
+  PublicDecode: 11,
+  Unmatched: 12,
+} as const;
+
+/** A value of {@link RouteId}. */
+export type RouteIdValue = (typeof RouteId)[keyof typeof RouteId];
+
+/**
+ * The `route` label of each {@link RouteId}.
+ *
+ * @example
+ * ```ts
+ * ROUTE_NAMES.length; // 13
+ * ```
+ */
+export const ROUTE_NAMES: readonly string[] = Object.freeze([
+  'ids_next', 'ids_batch', 'ids_decode', 'layout', 'healthz', 'readyz', 'metrics', 'openapi',
+  'leaf_get', 'leaf_decode', 'public_next', 'public_decode', 'unmatched',
+]);
+
+/** Statuses the service answers with; anything else is counted under its own code too. */
+const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
+/** Latency buckets, seconds. */
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** Where scrape-time metrics are read from. */
+export interface MetricSources {
+  /** Total IDs issued by this process (every generator it has had). */
+  issued(): number;
+  /** The current lease, if any. */
+  lease(): { readonly stats: { renewals: number; renewFailures: number; lost: number; reacquired: number }; msUntilDeadline(): number } | undefined;
+  /** Whether `/readyz` would answer 200. */
+  ready(): boolean;
+  /** The current node field values, if leased. */
+  node(): Readonly<Record<string, number>> | undefined;
+}
+
+/**
+ * The metrics of one service process.
+ *
+ * @example
+ * ```ts
+ * const m = new ServiceMetrics(sources);
+ * m.onGeneratorEvent({ type: 'clock-backwards', byMs: 12, action: 'tolerated' });
+ * ```
+ */
+export class ServiceMetrics {
+  /** The prom-client registry (default process metrics plus Flurry's). */
+  readonly registry: Registry;
+  private readonly statusIndex = new Int16Array(600).fill(-1);
+  private readonly extraStatuses: number[] = [];
+  private counts: Float64Array;
+  private width: number = STATUSES.length;
+  private readonly buckets: Float64Array;
+  private readonly sums: Float64Array;
+  private readonly nRoutes = ROUTE_NAMES.length;
+  private readonly nBuckets = LATENCY_BUCKETS.length;
+  private readonly exhausted: Counter;
+  private readonly fenced: Counter;
+  private readonly highWater: Counter;
+  private readonly regressions: Histogram;
+
+  constructor(private readonly sources: MetricSources) {
+    STATUSES.forEach((s, i) => (this.statusIndex[s] = i));
+    this.counts = new Float64Array(this.nRoutes * STATUSES.length);
+    this.buckets = new Float64Array(this.nRoutes * (this.nBuckets + 1));
+    this.sums = new Float64Array(this.nRoutes);
+    const registry = (this.registry = new Registry());
+    collectDefaultMetrics({ register: registry });
+
+    const self = this;
+    new Counter({
+      name: 'flurry_ids_issued_total', help: 'IDs issued by this process.', registers: [registry],
+      collect() { this.reset(); this.inc(sources.issued()); },
+    });
+    registry.registerMetric({
+      name: 'flurry_http_requests_total', help: 'HTTP requests by route and status.', type: 'counter',
+      get: async () => ({ name: 'flurry_http_requests_total', help: 'HTTP requests by route and status.', type: 'counter', aggregator: 'sum', values: self.requestValues() }),
+    } as never);
+    registry.registerMetric({
+      name: 'flurry_http_request_duration_seconds', help: 'HTTP request latency in seconds, by route.', type: 'histogram',
+      get: async () => ({ name: 'flurry_http_request_duration_seconds', help: 'HTTP request latency in seconds, by route.', type: 'histogram', aggregator: 'sum', values: self.latencyValues() }),
+    } as never);
+    this.exhausted = new Counter({ name: 'flurry_sequence_exhausted_waits_total', help: 'Ticks whose sequence ran out, so the generator waited or borrowed.', registers: [registry] });
+    this.regressions = new Histogram({
+      name: 'flurry_clock_regression_ms', help: 'Wall-clock steps backwards seen by the generator, by size in ms.', registers: [registry],
+      buckets: [1, 10, 100, 1000, 10_000, 60_000],
+    });
+    this.highWater = new Counter({ name: 'flurry_high_water_waits_total', help: "Waits for the clock to pass a node's high-water mark.", registers: [registry] });
+    this.fenced = new Counter({ name: 'flurry_fenced_total', help: 'Refusals to issue because the lease deadline had passed.', registers: [registry] });
+    const leaseCounter = (name: string, help: string, pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number) =>
+      new Counter({ name, help, registers: [registry], collect() { this.reset(); const l = sources.lease(); if (l) this.inc(pick(l.stats)); } });
+    leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
+    leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
+    leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
+    leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
+    new Gauge({
+      name: 'flurry_lease_deadline_seconds', help: 'Seconds until the lease deadline (negative once passed).', registers: [registry],
+      collect() { const l = sources.lease(); this.set(l ? Math.max(-1e9, l.msUntilDeadline() / 1000) : -1); },
+    });
+    new Gauge({ name: 'flurry_ready', help: '1 when /readyz answers 200, else 0.', registers: [registry], collect() { this.set(sources.ready() ? 1 : 0); } });
+    new Gauge({
+      name: 'flurry_node_field', help: "This process's node field values.", labelNames: ['field'], registers: [registry],
+      collect() { this.reset(); const n = sources.node(); if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v); },
+    });
+  }
+
+  /**
+   * Records one finished request (the hot path: a few array writes).
+   *
+   * @example
+   * ```ts
+   * metrics.request(RouteId.Healthz, 200, 0.00002);
+   * ```
+   */
+  request(route: number, status: number, seconds: number): void {
+    let si = status >= 0 && status < 600 ? this.statusIndex[status] : -1;
+    if (si < 0) si = this.addStatus(status);
+    this.counts[route * this.width + si]++;
+    const b = LATENCY_BUCKETS;
+    let i = 0;
+    while (i < b.length && seconds > b[i]) i++;
+    this.buckets[route * (this.nBuckets + 1) + i]++;
+    this.sums[route] += seconds;
+  }
+
+  /**
+   * Records a generator event (rare path).
+   *
+   * @example
+   * ```ts
+   * metrics.onGeneratorEvent({ type: 'exhausted', tick: 1, waitedMs: 0.4, borrowed: false });
+   * ```
+   */
+  onGeneratorEvent(e: GeneratorEvent): void {
+    switch (e.type) {
+      case 'exhausted': this.exhausted.inc(); break;
+      case 'clock-backwards': this.regressions.observe(e.byMs); break;
+      case 'high-water-wait': this.highWater.inc(); break;
+      case 'fenced': this.fenced.inc(); break;
+    }
+  }
+
+  /**
+   * The Prometheus text exposition.
+   *
+   * @example
+   * ```ts
+   * res.end(await metrics.text());
+   * ```
+   */
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Content type of {@link text}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private addStatus(status: number): number {
+    const code = Math.trunc(status);
+    const known = this.extraStatuses.indexOf(code);
+    if (known >= 0) return STATUSES.length + known;
+    this.extraStatuses.push(code);
+    const width = STATUSES.length + this.extraStatuses.length;
+    const grown = new Float64Array(this.nRoutes * width);
+    const old = this.counts;
+    const oldWidth = width - 1;
+    for (let r = 0; r < this.nRoutes; r++) for (let s = 0; s < oldWidth; s++) grown[r * width + s] = old[r * oldWidth + s];
+    this.counts = grown;
+    this.width = width;
+    if (code >= 0 && code < 600) this.statusIndex[code] = width - 1;
+    return width - 1;
+  }
+
+  private requestValues(): Array<{ value: number; labels: Record<string, string> }> {
+    const out: Array<{ value: number; labels: Record<string, string> }> = [];
+    const statuses = [...STATUSES, ...this.extraStatuses];
+    const width = statuses.length;
+    for (let r = 0; r < this.nRoutes; r++) {
+      for (let s = 0; s < width; s++) {
+        const v = this.counts[r * width + s];
+        if (v > 0) out.push({ value: v, labels: { route: ROUTE_NAMES[r], status: String(statuses[s]) } });
+      }
+    }
+    return out;
+  }
+
+  private latencyValues(): Array<{ value: number; labels: Record<string, string | number>; metricName: string }> {
+    const out: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
+    const name = 'flurry_http_request_duration_seconds';
+    for (let r = 0; r < this.nRoutes; r++) {
+      const base = r * (this.nBuckets + 1);
+      let total = 0;
+      for (let i = 0; i <= this.nBuckets; i++) total += this.buckets[base + i];
+      if (total === 0) continue;
+      let acc = 0;
+      for (let i = 0; i < this.nBuckets; i++) {
+        acc += this.buckets[base + i];
+        out.push({ value: acc, labels: { le: LATENCY_BUCKETS[i], route: ROUTE_NAMES[r] }, metricName: name + '_bucket' });
+      }
+      out.push({ value: total, labels: { le: '+Inf', route: ROUTE_NAMES[r] }, metricName: name + '_bucket' });
+      out.push({ value: this.sums[r], labels: { route: ROUTE_NAMES[r] }, metricName: name + '_sum' });
+      out.push({ value: total, labels: { route: ROUTE_NAMES[r] }, metricName: name + '_count' });
+    }
+    return out;
+  }
+}

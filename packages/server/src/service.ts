@@ -1,0 +1,297 @@
+/**
+ * The ID service: wires the configuration, the node-ID registry, the leased generator,
+ * metrics, the HTTP server and (optionally) the Twitter-compatible Thrift server, and
+ * shuts them down in order.
+ *
+ * Start-up: listen on HTTP first (so `/healthz` answers and `/readyz` says 503 while the
+ * lease is being acquired, and the Leaf-compatible registry learns this service's
+ * `ip:port`), then open the registry and acquire a lease through `leasedGenerator`, then
+ * start Thrift. A failure to acquire stops the service with the coded error.
+ *
+ * Shutdown ({@link RunningService.close}): stop accepting connections, let in-flight
+ * requests finish (cut after `shutdownTimeoutMs`), stop Thrift, then close the leased
+ * generator (it reports the final high-water mark and releases the lease, so another
+ * process may take the node ID at once and continues above every ID issued here), then
+ * close the registry.
+ *
+ * @example
+ * ```ts
+ * const service = await startService(loadServeConfig([], process.env), pino());
+ * console.log(service.port);
+ * await service.close();
+ * ```
+ */
+import type { Server } from 'node:http';
+import { FlurryError, PublicIdCodec, parseKeys, loadKeysFromFile, systemClock, type GeneratorEvent, type Layout } from '@flurry/core';
+import { leasedGenerator, openRegistry, type LeasedGenerator, type Registry } from '@flurry/coordination';
+import type { ServeConfig } from './config.js';
+import { serverError } from './errors.js';
+import type { HttpContext, Logger, PublicIds } from './http/context.js';
+import { createHttpServer } from './http/server.js';
+import { ServiceMetrics } from './metrics.js';
+import { openApiJson } from './openapi.js';
+import { startThriftServer, type ThriftServer } from './thrift/index.js';
+
+/**
+ * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
+ * calls the clock insane. Small steps back are absorbed by the generator's policy; larger
+ * ones mean the generator is (or soon will be) refusing to issue.
+ */
+export const CLOCK_SANITY_MS = 1000;
+
+/** A running service. */
+export interface RunningService {
+  /** The HTTP port (useful with `port: 0`). */
+  readonly port: number;
+  /** The Thrift port, when Thrift is on. */
+  readonly thriftPort: number | undefined;
+  /** The HTTP server. */
+  readonly server: Server;
+  /** Stops the service gracefully (see the module comment). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A pino-shaped logger with child loggers. */
+export interface ServiceLogger extends Logger {
+  child(bindings: object): ServiceLogger;
+}
+
+/**
+ * Starts the service described by `config`.
+ *
+ * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`,
+ * `FLURRY_E_PUBLIC_KEY_INVALID`, listen errors (`EADDRINUSE`).
+ * @example
+ * ```ts
+ * const svc = await startService(config, logger);
+ * process.once('SIGTERM', () => svc.close().then(() => process.exit(0)));
+ * ```
+ */
+export async function startService(config: ServeConfig, logger: ServiceLogger): Promise<RunningService> {
+  const layout: Layout = config.layout;
+  let lg: LeasedGenerator | undefined;
+  let registry: Registry | undefined;
+  let thrift: ThriftServer | undefined;
+
+  // Totals survive the generator being replaced after a lease is lost and re-acquired.
+  let issuedBase = 0;
+  let lastGen: LeasedGenerator['generator'] | undefined;
+  const issued = (): number => {
+    if (!lg) return issuedBase;
+    const g = lg.generator;
+    if (g !== lastGen) {
+      if (lastGen) issuedBase += lastGen.stats.issued;
+      lastGen = g;
+    }
+    return issuedBase + g.stats.issued;
+  };
+
+  const publicIds = makePublicIds(config, () => {
+    if (!lg) throw notStarted(config);
+    return lg.next();
+  });
+
+  let shuttingDown = false;
+  const notReady = (): FlurryError | null => {
+    if (shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
+    if (!lg) return notStarted(config);
+    if (!lg.ready()) {
+      const ms = Math.round(-lg.lease.msUntilDeadline());
+      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its deadline passed ${ms} ms ago); the service issues nothing until the registry (${registry?.url ?? config.registry}) renews it or grants a new one`, { msPastDeadline: ms });
+    }
+    const now = systemClock.now();
+    if (now < layout.epochMs) {
+      return new FlurryError('FLURRY_E_CLOCK_BEFORE_EPOCH', `the system clock (${new Date(now).toISOString()}) is before the layout's epoch (${new Date(layout.epochMs).toISOString()}); fix the clock`);
+    }
+    if (now >= layout.expiresAt.getTime()) {
+      return new FlurryError('FLURRY_E_LAYOUT_EXPIRED', `the layout ${layout.name} ran out at ${layout.expiresAt.toISOString()}; move to a layout with a later epoch`);
+    }
+    const behind = lg.generator.lastIssuedUnixMs - now;
+    if (behind > CLOCK_SANITY_MS) {
+      return new FlurryError('FLURRY_E_CLOCK_BACKWARDS', `the system clock is ${Math.round(behind)} ms behind the newest ID issued here (more than ${CLOCK_SANITY_MS} ms); IDs resume once it catches up`, { behindMs: Math.round(behind) });
+    }
+    return null;
+  };
+
+  const metrics = new ServiceMetrics({
+    issued,
+    lease: () => lg?.lease,
+    ready: () => notReady() === null,
+    node: () => lg?.generator.node,
+  });
+
+  const ctx: HttpContext = {
+    layout,
+    nextString: () => {
+      if (lg === undefined) throw notStarted(config);
+      return lg.nextString();
+    },
+    batchStrings: (count: number) => {
+      if (lg === undefined) throw notStarted(config);
+      const ids = lg.batch(count);
+      const out = new Array<string>(ids.length);
+      for (let i = 0; i < ids.length; i++) out[i] = ids[i].toString();
+      return out;
+    },
+    notReady,
+    node: () => lg?.generator.node,
+    metrics,
+    publicIds,
+    token: config.token,
+    authHealth: config.authHealth,
+    maxBatch: config.maxBatch,
+    maxUrlBytes: config.maxUrlBytes,
+    maxBodyBytes: config.maxBodyBytes,
+    logger: logger.child({ component: 'http' }),
+    openapi: openApiJson(),
+    shuttingDown: false,
+  };
+
+  const server = createHttpServer(ctx);
+  await listen(server, config.port, config.host);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
+
+  const onEvent = (e: GeneratorEvent): void => {
+    metrics.onGeneratorEvent(e);
+    if (e.type === 'clock-backwards') logger.warn({ byMs: e.byMs, action: e.action }, 'the wall clock stepped backwards');
+    else if (e.type === 'high-water-wait') logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
+    else if (e.type === 'fenced') logger.warn({ code: e.code }, 'refused to issue: lease deadline passed');
+  };
+
+  try {
+    const regLog = logger.child({ component: 'registry' });
+    registry = await openRegistry(config.registry, {
+      cluster: config.cluster,
+      ...(config.leaseTtlMs !== undefined ? { ttlMs: config.leaseTtlMs } : {}),
+      ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
+      ...(config.leaseMarginMs !== undefined ? { marginMs: config.leaseMarginMs } : {}),
+      ...(config.highWaterWaitMs !== undefined ? { highWaterWaitMs: config.highWaterWaitMs } : {}),
+      holder: { address: `${config.host}:${port}` },
+      logger: { warn: (o, m) => regLog.warn(o, m), info: (o, m) => regLog.info(o, m) },
+    });
+    lg = await leasedGenerator({
+      registry,
+      layout,
+      pin: { ...config.node },
+      generator: {
+        onEvent,
+        ...(config.onExhausted !== undefined ? { onExhausted: config.onExhausted } : {}),
+        ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+      },
+    });
+    watchLease(lg, logger);
+    if (config.thriftPort !== undefined) {
+      const leased = lg;
+      thrift = await startThriftServer({
+        host: config.host,
+        port: config.thriftPort,
+        generator: { next: () => leased.next() },
+        layout,
+        node: () => leased.generator.node,
+        logger: logger.child({ component: 'thrift' }),
+      });
+    }
+  } catch (err) {
+    await new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections();
+    if (lg) await lg.close().catch(() => undefined);
+    if (registry) await registry.close().catch(() => undefined);
+    throw err;
+  }
+
+  logger.info(
+    { port, thriftPort: thrift?.port, layout: layout.name, spec: layout.describe().spec, node: lg.generator.node, registry: registry.url, cluster: config.cluster, auth: config.token !== undefined, publicIds: publicIds !== undefined },
+    'ready',
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      shuttingDown = true;
+      ctx.shuttingDown = true;
+      logger.info({}, 'shutting down: finishing in-flight requests');
+      await closeHttp(server, config.shutdownTimeoutMs);
+      if (thrift) await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+      const last = lg!.generator.lastIssuedUnixMs;
+      await lg!.close();
+      logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
+      await registry!.close();
+      logger.info({}, 'stopped');
+    })();
+    return closing;
+  };
+
+  return { port, thriftPort: thrift?.port, server, close };
+}
+
+function notStarted(config: ServeConfig): FlurryError {
+  return serverError('UNAVAILABLE', `the service is starting: it has no node-ID lease from ${config.registry} yet; retry shortly`);
+}
+
+function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | undefined {
+  let keys;
+  try {
+    if (config.publicKey !== undefined) keys = parseKeys(config.publicKey);
+    else if (config.publicKeyFile !== undefined) keys = loadKeysFromFile(config.publicKeyFile);
+    else return undefined;
+  } catch (err) {
+    const setting = config.publicKey !== undefined ? 'publicKey' : 'publicKeyFile';
+    throw serverError('CONFIG', `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`, { setting });
+  }
+  const codec = PublicIdCodec.create({ keys, bits: config.layout.totalBits });
+  return {
+    next: () => codec.encode(next()),
+    decode: (s: string) => codec.decode(s),
+  };
+}
+
+function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
+  const log = logger.child({ component: 'lease' });
+  const attach = (lease: LeasedGenerator['lease']): void => {
+    const em = lease as unknown as { on?(ev: string, fn: (x: unknown) => void): void };
+    if (typeof em.on !== 'function') return;
+    em.on('renew-failed', (err) => log.warn({ err: errInfo(err) }, 'lease renewal failed'));
+    em.on('lost', (err) => log.error({ err: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'));
+    em.on('reacquired', () => log.warn({ node: lg.generator.node }, 'lease acquired again'));
+    em.on('node-changed', (node) => log.warn({ node }, 'node ID changed after re-acquiring'));
+  };
+  attach(lg.lease);
+}
+
+function errInfo(err: unknown): object {
+  return err instanceof FlurryError ? { code: err.code, message: err.message } : { message: String(err) };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+function closeHttp(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    };
+    server.close(() => finish());
+    server.closeIdleConnections();
+    // Connections that finish their in-flight request become idle: close them too.
+    const idle = setInterval(() => server.closeIdleConnections(), 25);
+    const cut = setTimeout(() => {
+      server.closeAllConnections();
+      setTimeout(finish, 50).unref();
+    }, timeoutMs);
+  });
+}
