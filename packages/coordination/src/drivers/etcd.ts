@@ -55,6 +55,7 @@
  */
 import { randomInt } from 'node:crypto';
 import {
+  castGrpcError,
   Etcd3,
   EtcdAuthenticationFailedError,
   EtcdInvalidAuthTokenError,
@@ -224,17 +225,19 @@ function isAuthError(err: unknown): boolean {
   );
 }
 
+type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
+
 /**
- * A cockatiel-compatible policy object (the only member etcd3 calls is `execute`). The global
- * policy tries each host once on recoverable errors (so a multi-host URL fails over within one
- * call); the per-host policy is a plain pass-through (no circuit breaker that would keep
- * refusing calls for seconds after the engine is back).
+ * The global policy for etcd3 (a cockatiel-compatible object: etcd3 only calls `execute`):
+ * on a recoverable error, try the call again, which goes to the next host of the shuffled list,
+ * at most once per host. Retrying is safe: every write is a compare-and-set transaction whose
+ * outcome we recognise on a repeat (see `tryClaimSlot`).
  */
-function passThrough(attempts: number): { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> } {
+function retryEachHost(hosts: number): Policy {
   return {
     async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
       let last: unknown;
-      for (let i = 0; i < attempts; i++) {
+      for (let i = 0; i < hosts; i++) {
         try {
           return await fn({ signal: new AbortController().signal });
         } catch (e) {
@@ -243,6 +246,33 @@ function passThrough(attempts: number): { execute<T>(fn: (ctx: unknown) => Promi
         }
       }
       throw last;
+    },
+  };
+}
+
+/** Thrown instead of calling a host that failed less than a second ago. */
+class HostSkippedError extends Error {}
+
+/**
+ * The per-host policy: with several hosts, a host that just failed is skipped for `openMs`
+ * so calls (and keep-alive streams, which etcd3 does not retry) go to the live ones; with one
+ * host it is a pass-through, so calls reach the engine again as soon as it is back.
+ */
+function skipFailedHost(host: string, enabled: boolean, openMs: number): Policy {
+  let openUntil = 0;
+  let cause = '';
+  return {
+    async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
+      if (enabled && Date.now() < openUntil) throw new HostSkippedError(`${host} skipped for ${openMs} ms after a failure (${cause})`);
+      try {
+        return await fn({ signal: new AbortController().signal });
+      } catch (e) {
+        if (enabled && e instanceof Error && isRecoverableError(e)) {
+          openUntil = Date.now() + openMs;
+          cause = e.message.split('\n')[0];
+        }
+        throw e;
+      }
     },
   };
 }
@@ -540,8 +570,24 @@ class EtcdDriver implements RegistryDriver {
     }
   }
 
-  /** One keep-alive round trip on a fresh stream; resolves with the TTL etcd reports (0 = gone). */
+  /**
+   * One keep-alive round trip; resolves with the TTL etcd reports (0 = gone). etcd3 does not
+   * fail streams over to another host, so a recoverable failure is retried once per host.
+   */
   private async keepAliveOnce(leaseId: string, deadline: number): Promise<number> {
+    let last: unknown;
+    for (let i = 0; i < this.parsed.hosts.length && Date.now() < deadline; i++) {
+      try {
+        return await this.keepAliveOn(leaseId, deadline);
+      } catch (e) {
+        last = e instanceof Error ? castGrpcError(e) : e;
+        if (!(last instanceof Error) || !isRecoverableError(last)) throw last;
+      }
+    }
+    throw last ?? new Error('keep-alive deadline passed before it could be sent');
+  }
+
+  private async keepAliveOn(leaseId: string, deadline: number): Promise<number> {
     const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
     return new Promise<number>((resolve, reject) => {
       let done = false;
@@ -629,8 +675,8 @@ export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOption
     dialTimeout: timeout,
     defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
     faultHandling: {
-      host: () => passThrough(1) as never,
-      global: passThrough(parsed.hosts.length) as never,
+      host: (h: string) => skipFailedHost(h, parsed.hosts.length > 1, 1000) as never,
+      global: retryEachHost(parsed.hosts.length) as never,
     },
     grpcOptions: {
       'grpc.initial_reconnect_backoff_ms': 100,

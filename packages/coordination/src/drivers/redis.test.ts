@@ -253,7 +253,7 @@ describe('Redis driver against a real Redis', () => {
     try {
       const t0 = Date.now();
       await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 5 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
-      assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+      assert.ok(Date.now() - t0 < 3000, `took ${Date.now() - t0} ms`);
     } finally {
       engine.resume();
     }
