@@ -1,0 +1,347 @@
+/**
+ * {@link Generator}: the single-thread Snowflake generator.
+ *
+ * @example
+ * ```ts
+ * import { Generator } from '@flurry/core';
+ * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 7 } });
+ * gen.next();          // 1893127383511433216n (example)
+ * gen.nextString();    // '1893127383511433217'
+ * gen.fill(new BigUint64Array(4096));
+ * gen.close();
+ * ```
+ */
+import { endianness } from 'node:os';
+import { systemClock, type Clock } from '../clock.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import type { NodeLease } from '../lease.js';
+import { Layout } from '../layout/layout.js';
+import { claimNode, type NodeClaim } from './node-claims.js';
+import { badOption, resolvePolicy, type GeneratorOptions, type GeneratorStats } from './options.js';
+import { TickPlanner } from './tick-planner.js';
+
+const LITTLE_ENDIAN = endianness() === 'LE';
+/** The largest count one `batch`/`fill` call accepts. */
+const MAX_BATCH = 10_000_000;
+
+/**
+ * Issues unique, strictly increasing IDs for one node of a layout, in one thread.
+ *
+ * Each ID is `tick | node | sequence` in the layout's positions: `tick` is the wall clock
+ * in units since the epoch, the sequence counts IDs within a tick and never wraps. When a
+ * tick's sequence runs out the generator waits for the next tick (`onExhausted: 'wait'`,
+ * default) or borrows ticks ahead of the wall clock up to `maxBorrowMs`
+ * (`'borrow'`). When the wall clock goes backwards it never issues a repeated or smaller
+ * ID: `tolerate` (default) keeps counting in the last tick and then borrows within
+ * `maxBorrowMs`, `wait` waits up to `maxBackwardsWaitMs` (Leaf: 5 ms), `throw` throws
+ * (Twitter); beyond the bounds it throws `FLURRY_E_CLOCK_BACKWARDS` naming how far the
+ * clock went back. See `options.ts` for why these defaults.
+ *
+ * With a `lease`, every call checks the lease's fencing deadline on the monotonic clock
+ * (`FLURRY_E_LEASE_EXPIRED`) and never issues a timestamp at or below
+ * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
+ * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
+ * lease.
+ *
+ * Only one live `Generator` per node ID (ID space) may exist in a process, across all
+ * worker threads (`FLURRY_E_NODE_IN_USE` otherwise); use {@link SharedGenerator} to issue
+ * one node's IDs from several threads, and `close()` to hand the node ID on.
+ *
+ * @example
+ * ```ts
+ * const clock = new ManualClock(Date.UTC(2025, 0, 1));
+ * const gen = new Generator({ layout: 'leaf', node: { worker: 3 }, clock, onExhausted: 'borrow' });
+ * const ids = gen.batch(10_000); // strictly increasing
+ * gen.close();
+ * ```
+ */
+export class Generator {
+  readonly layout: Layout;
+  readonly node: Readonly<Record<string, number>>;
+
+  // Hot-path state: small integers and one cached BigInt per tick.
+  private lastTick: number;
+  private seq: number;
+  private base = 0n;
+  private baseLo = 0;
+  private baseHi = 0;
+  private highWall = Number.NEGATIVE_INFINITY;
+  private highWallMs = Number.NEGATIVE_INFINITY;
+  private issued = 0;
+  private started = false;
+  private closed = false;
+  private finalTick = Number.NEGATIVE_INFINITY;
+
+  private readonly clock: Clock;
+  private readonly lease: NodeLease | undefined;
+  private readonly planner: TickPlanner;
+  private readonly epochMs: number;
+  private readonly unitMs: number;
+  private readonly maxSeq: number;
+  private readonly maxTick: number;
+  private readonly tsShift: bigint;
+  private readonly nodeBits: bigint;
+  /** `2^sequenceShift` when `sequence × seqMul` stays an exact number (shift + bits ≤ 53), else 0. */
+  private readonly seqMul: number;
+  private readonly seqShift: bigint;
+  /** Whether `fill` may write 32-bit halves (sequence inside the low word, little-endian host). */
+  private readonly fastFill: boolean;
+  private readonly claim: NodeClaim;
+
+  constructor(opts: GeneratorOptions) {
+    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
+    const layout = Layout.from(opts.layout);
+    const lease = opts.lease;
+    const node = opts.node ?? lease?.node;
+    if (node === undefined) {
+      throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `A generator needs its node ID: pass node (${describeNodeFields(layout)}) or a registry lease.`, {});
+    }
+    const nodeBits = layout.nodeBits(node);
+    const policy = resolvePolicy(opts);
+    this.layout = layout;
+    this.node = Object.freeze({ ...node });
+    this.clock = opts.clock ?? systemClock;
+    this.lease = lease;
+    this.epochMs = layout.epochMs;
+    this.unitMs = layout.unitMs;
+    this.maxSeq = layout.maxSequence;
+    this.maxTick = layout.maxTick;
+    this.tsShift = BigInt(layout.timestampField.shift);
+    this.nodeBits = nodeBits;
+    const seqField = layout.sequenceField;
+    this.seqMul = seqField.shift + seqField.bits <= 53 ? 2 ** seqField.shift : 0;
+    this.seqShift = BigInt(seqField.shift);
+    this.fastFill = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32;
+    this.planner = new TickPlanner(layout, policy, this.clock, lease, opts.onEvent);
+    this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () => this.lastTick);
+    // Start so that the first ID's tick is after the lease floor and after a previous
+    // holder of this node ID in this process: (floor - 1, maxSeq) is "used up".
+    this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
+    this.seq = this.maxSeq;
+    if (lease) {
+      try {
+        lease.attach(() => this.lastIssuedUnixMs);
+      } catch (e) {
+        this.claim.release(this.claim.previousTick);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Unix ms of the highest tick issued (borrowed ticks included): the high-water mark a
+   * registry records. Before the first ID: the lease's `notBeforeMs` (or 0 without one).
+   *
+   * @example `registry.report(gen.lastIssuedUnixMs)`
+   */
+  get lastIssuedUnixMs(): number {
+    const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
+    if (!Number.isFinite(tick)) return this.lease ? this.lease.notBeforeMs : 0;
+    return this.epochMs + tick * this.unitMs;
+  }
+
+  /**
+   * Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks.
+   *
+   * @example `gen.stats.issued`
+   */
+  get stats(): GeneratorStats {
+    const p = this.planner;
+    return { issued: this.issued, exhaustedWaits: p.exhaustedWaits, clockBackwards: p.clockBackwards, borrowedTicks: p.borrowedTicks };
+  }
+
+  /**
+   * The next ID.
+   *
+   * @example `const id: bigint = gen.next();`
+   */
+  next(): bigint {
+    if (this.lease !== undefined) this.planner.checkDeadline();
+    const now = this.clock.now();
+    const w = Math.floor((now - this.epochMs) / this.unitMs);
+    if (w > this.lastTick) this.fresh(w, now);
+    else if (w === this.lastTick && this.seq < this.maxSeq) this.seq++;
+    else this.slow(now);
+    this.issued++;
+    const mul = this.seqMul;
+    return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
+  }
+
+  /**
+   * The next ID as a decimal string (JSON-safe).
+   *
+   * @example `res.json({ id: gen.nextString() })`
+   */
+  nextString(): string {
+    return this.next().toString();
+  }
+
+  /**
+   * `count` IDs in increasing order.
+   *
+   * @example `const ids = gen.batch(100);`
+   */
+  batch(count: number): bigint[] {
+    checkCount(count);
+    if (count === 0) return [];
+    const target = new BigUint64Array(count);
+    this.fill(target, 0, count);
+    return Array.from(target);
+  }
+
+  /**
+   * `count` IDs as decimal strings, in increasing order.
+   *
+   * @example `const ids = gen.batchStrings(100);`
+   */
+  batchStrings(count: number): string[] {
+    checkCount(count);
+    if (count === 0) return [];
+    const target = new BigUint64Array(count);
+    this.fill(target, 0, count);
+    const out = new Array<string>(count);
+    for (let i = 0; i < count; i++) out[i] = target[i].toString();
+    return out;
+  }
+
+  /**
+   * Writes `count` increasing IDs into `target` from `offset` (default: to the end) and
+   * returns `count`. Reads the clock once per tick, not once per ID.
+   *
+   * @example
+   * ```ts
+   * const buf = new BigUint64Array(4096);
+   * gen.fill(buf);
+   * ```
+   */
+  fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
+    if (!(target instanceof BigUint64Array)) throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
+    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
+      throw badOption('count', count, `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`);
+    }
+    if (count === 0) return 0;
+    if (this.lease !== undefined) this.planner.checkDeadline();
+    if (!this.fastFill) {
+      for (let i = 0; i < count; i++) {
+        this.step();
+        target[offset + i] = this.compose();
+      }
+      this.issued += count;
+      return count;
+    }
+    const words = new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2);
+    const mul = this.seqMul;
+    const maxSeq = this.maxSeq;
+    let i = 0;
+    while (i < count) {
+      this.step();
+      const lo = this.baseLo;
+      const hi = this.baseHi;
+      let s = this.seq;
+      const end = Math.min(maxSeq, s + (count - i - 1));
+      let j = i * 2;
+      for (; s <= end; s++) {
+        words[j++] = lo + s * mul;
+        words[j++] = hi;
+      }
+      i = j >> 1;
+      this.seq = end;
+    }
+    this.issued += count;
+    return count;
+  }
+
+  /**
+   * Stops issuing and frees the node ID for another generator in this process (which
+   * then starts after this one's last tick). Idempotent; later calls throw
+   * `FLURRY_E_GENERATOR_CLOSED`.
+   *
+   * @example `gen.close();`
+   */
+  close(): void {
+    if (this.closed) return;
+    this.finalTick = this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
+    this.closed = true;
+    // Route every later call to the slow path, which throws GENERATOR_CLOSED.
+    this.lastTick = Number.POSITIVE_INFINITY;
+    this.seq = this.maxSeq;
+    this.claim.release(this.finalTick);
+  }
+
+  /** Reserves the next (tick, seq) into this.lastTick / this.seq. */
+  private step(): void {
+    const now = this.clock.now();
+    const w = Math.floor((now - this.epochMs) / this.unitMs);
+    if (w > this.lastTick) this.fresh(w, now);
+    else if (w === this.lastTick && this.seq < this.maxSeq) this.seq++;
+    else this.slow(now);
+  }
+
+  /** The wall clock moved to a new tick `w` beyond the last one. */
+  private fresh(w: number, now: number): void {
+    if (w < this.highWall || w > this.maxTick || (this.lease !== undefined && (this.planner.checkDeadline(), w < this.planner.refreshFloor()))) {
+      this.slow(now);
+      return;
+    }
+    this.highWall = w;
+    this.highWallMs = now;
+    this.setTick(w, this.planner.startSeq());
+  }
+
+  private setTick(tick: number, seq: number): void {
+    this.lastTick = tick;
+    this.seq = seq;
+    this.started = true;
+    const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
+    this.base = base;
+    if (this.fastFill) {
+      this.baseLo = Number(base & 0xffffffffn);
+      this.baseHi = Number(base >> 32n);
+    }
+  }
+
+  /** Everything but the common case: clock steps, exhaustion, floors, expiry, closed. */
+  private slow(now: number): void {
+    if (this.closed) {
+      throw new FlurryError(ErrorCode.GENERATOR_CLOSED, 'This generator was closed; create a new one (it will continue after the last ID issued).', {});
+    }
+    const planner = this.planner;
+    const clock = this.clock;
+    let waitStart = -1;
+    for (;;) {
+      if (this.lease !== undefined) {
+        planner.checkDeadline();
+        planner.refreshFloor();
+      }
+      const w = Math.floor((now - this.epochMs) / this.unitMs);
+      const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
+      const d = planner.decide(now, w, this.lastTick, this.seq, this.highWall, this.highWallMs, elapsed);
+      if (w >= this.highWall) {
+        this.highWall = w;
+        if (now > this.highWallMs) this.highWallMs = now;
+      }
+      if (!d.wait) {
+        if (d.tick !== this.lastTick) this.setTick(d.tick, d.seq);
+        else this.seq = d.seq;
+        return;
+      }
+      if (waitStart < 0) waitStart = clock.monotonic();
+      planner.wait(d, this.lastTick + 1);
+      now = clock.now();
+    }
+  }
+
+  private compose(): bigint {
+    const mul = this.seqMul;
+    return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
+  }
+}
+
+function checkCount(count: number): void {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+}
+
+function describeNodeFields(layout: Layout): string {
+  return layout.nodeFields.length ? layout.nodeFields.map((f) => `${f.name} 0..${f.max}`).join(', ') : '{} for this layout';
+}

@@ -1,0 +1,133 @@
+/**
+ * Process-wide claims on node IDs, so that only one live generator per node ID (ID
+ * space) exists in a process — across all its worker threads.
+ *
+ * A module-level Set is per thread (each worker loads its own copy of the module), so the
+ * claim is an exclusive `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>`:
+ * creating a directory is atomic, synchronous and visible to every thread. `<start>` is
+ * the process start time (from `/proc/self/stat` on Linux), so a later process that
+ * reuses the pid does not see stale claims. On release the claim records its last tick
+ * in a `<key>.last` file before removing the directory, so the next generator for the
+ * same node in this process starts after it (no repeat within the same millisecond, nor
+ * inside ticks the previous one borrowed). Claims are released on `close()` and when the
+ * thread exits; the main thread removes the whole directory at exit, and directories of
+ * dead processes are swept on first use.
+ *
+ * @example
+ * ```ts
+ * const claim = claimNode(layout.idSpaceKey(bits), 'twitter node {"datacenter":1,"worker":1}');
+ * // … issue IDs after tick claim.previousTick …
+ * claim.release(lastTick);
+ * ```
+ */
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+import { ErrorCode, FlurryError } from '../errors.js';
+
+/**
+ * A held claim. `previousTick` is the last tick a previous holder in this process
+ * issued (or `-Infinity`).
+ *
+ * @example `if (claim.previousTick >= tick) waitForNextTick();`
+ */
+export interface NodeClaim {
+  readonly key: string;
+  readonly previousTick: number;
+  /** Frees the claim, recording the last issued tick for the next holder. Idempotent. */
+  release(lastTick: number): void;
+}
+
+const PREFIX = 'flurry-claims-';
+let rootDir: string | undefined;
+const held = new Map<string, { release(lastTick: number): void; lastTick: () => number }>();
+
+function processStart(): string {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Field 22 (starttime), counted after the command name, which may contain spaces.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = rest[19];
+    if (start && /^\d+$/.test(start)) return start;
+  } catch {
+    /* not Linux */
+  }
+  return '0';
+}
+
+function root(): string {
+  if (rootDir !== undefined) return rootDir;
+  const dir = join(tmpdir(), `${PREFIX}${process.pid}-${processStart()}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (isMainThread) sweepDeadProcesses();
+  process.once('exit', () => {
+    for (const h of [...held.values()]) h.release(h.lastTick());
+    if (isMainThread) rmSync(dir, { recursive: true, force: true });
+  });
+  rootDir = dir;
+  return dir;
+}
+
+function sweepDeadProcesses(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^flurry-claims-(\d+)-\d+$/.exec(name);
+    if (!m || Number(m[1]) === process.pid) continue;
+    try {
+      process.kill(Number(m[1]), 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * Claims a node ID space for this process, or throws `FLURRY_E_NODE_IN_USE` if a live
+ * generator in this process (any thread) holds it. `describe` names the node in the
+ * message; `lastTick` is read if the thread exits without releasing.
+ *
+ * @example
+ * ```ts
+ * const claim = claimNode('e1288834974657-u1-t22.41-s0.12-n21000', 'twitter datacenter=1 worker=1', () => gen.lastTick);
+ * ```
+ */
+export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
+  const dir = root();
+  const path = join(dir, key);
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      throw new FlurryError(
+        ErrorCode.NODE_IN_USE,
+        `Another live generator in this process (possibly in another worker thread) already issues IDs as ${describe}; two would repeat IDs. Share one generator, use a SharedGenerator across worker threads, give each generator its own node ID (e.g. from a registry lease), or close() the other first.`,
+        { node: describe, key },
+      );
+    }
+    throw e;
+  }
+  let previousTick = Number.NEGATIVE_INFINITY;
+  try {
+    const text = readFileSync(`${path}.last`, 'utf8').trim();
+    if (text !== '') previousTick = Number(text);
+  } catch {
+    /* first holder in this process */
+  }
+  let released = false;
+  const release = (tick: number) => {
+    if (released) return;
+    released = true;
+    held.delete(key);
+    const last = Math.max(previousTick, Number.isFinite(tick) ? tick : previousTick);
+    if (Number.isFinite(last)) writeFileSync(`${path}.last`, String(last));
+    rmdirSync(path);
+  };
+  held.set(key, { release, lastTick });
+  return { key, previousTick, release };
+}

@@ -1,0 +1,161 @@
+/**
+ * Generator options, events and their documented defaults.
+ *
+ * Defaults, and why:
+ * - `onExhausted: 'wait'` — when a tick's sequence runs out, wait for the next tick
+ *   (sleeping for whole milliseconds, spinning only for the sub-millisecond remainder).
+ *   IDs then always carry the real time; `borrow` trades that for throughput.
+ * - `onClockBackwards: 'tolerate'` — a user who never reads the docs is best served by a
+ *   generator that keeps working through the small steps back that NTP, VM migration
+ *   and leap-second handling cause every day, without ever issuing a duplicate or a
+ *   smaller ID: it keeps issuing in the last tick, then borrows ticks up to
+ *   `maxBorrowMs` ahead of the highest wall time seen, and only when that is used up
+ *   waits (`maxBackwardsWaitMs`) or throws `FLURRY_E_CLOCK_BACKWARDS`. `throw` (Twitter)
+ *   turns every small NTP step into an outage; `wait` (Leaf) blocks the caller.
+ * - `maxBorrowMs: 1000` — the furthest the logical clock may run ahead of the wall
+ *   clock. Borrowed ticks are reported through `lastIssuedUnixMs`, so a node lease's
+ *   high-water mark covers them; without a lease, a process that restarts with the same
+ *   node ID faster than this after borrowing could reuse ticks — use a registry lease
+ *   (or keep the default `wait`) when restarts can be that fast.
+ * - `maxBackwardsWaitMs: 5` — as Leaf: the longest one call waits for a wall clock that
+ *   went back (policy `wait`, or `tolerate` once its borrowing is used up).
+ * - `highWaterWaitMs: 1000` — the longest one call waits for the wall clock to pass a
+ *   lease's high-water mark (`notBeforeMs`) before `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ * - `sequenceStart: 'zero'` — `random` starts each tick at a random value in
+ *   `[0, R)`, `R = min(2^ceil(sequenceBits / 2), (maxSequence + 1) / 4, 1024)` (64 for
+ *   `twitter`), so `id % N` spreads evenly at low load. The sequence still only counts
+ *   up within a tick (never wraps), so a tick holds `maxSequence + 1 - start` IDs.
+ *
+ * @example
+ * ```ts
+ * const opts: GeneratorOptions = { layout: 'twitter', node: { datacenter: 1, worker: 7 }, onExhausted: 'borrow' };
+ * ```
+ */
+import type { Clock } from '../clock.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import type { NodeLease } from '../lease.js';
+import type { Layout } from '../layout/layout.js';
+import type { PresetName } from '../layout/presets.js';
+import type { LayoutSpec } from '../layout/types.js';
+
+/** What to do when a tick's sequence runs out. @example `const p: ExhaustedPolicy = 'borrow';` */
+export type ExhaustedPolicy = 'wait' | 'borrow';
+/** What to do when the wall clock goes backwards. @example `const p: BackwardsPolicy = 'tolerate';` */
+export type BackwardsPolicy = 'tolerate' | 'wait' | 'throw';
+/** How each tick's sequence starts. @example `const s: SequenceStart = 'random';` */
+export type SequenceStart = 'zero' | 'random';
+
+/**
+ * Options of {@link Generator} and {@link SharedGenerator}; see the module notes for the
+ * defaults and why they were chosen.
+ *
+ * @example
+ * ```ts
+ * new Generator({ layout: 'leaf', node: { worker: 3 }, onClockBackwards: 'wait', maxBackwardsWaitMs: 5 });
+ * ```
+ */
+export interface GeneratorOptions {
+  layout: Layout | LayoutSpec | PresetName;
+  /** Node field values; required unless `lease` is given (then `lease.node` is used). */
+  node?: Record<string, number>;
+  /** Fencing deadline + high-water mark from a node-ID registry. */
+  lease?: NodeLease;
+  /** Default `systemClock`. */
+  clock?: Clock;
+  onExhausted?: ExhaustedPolicy;
+  onClockBackwards?: BackwardsPolicy;
+  maxBorrowMs?: number;
+  maxBackwardsWaitMs?: number;
+  highWaterWaitMs?: number;
+  sequenceStart?: SequenceStart;
+  /** Rare-path events (exhaustion, clock steps, high-water waits, fencing) for metrics and logs. */
+  onEvent?: (e: GeneratorEvent) => void;
+}
+
+/**
+ * Rare-path events a generator reports through `onEvent`.
+ *
+ * @example
+ * ```ts
+ * const onEvent = (e: GeneratorEvent) => { if (e.type === 'clock-backwards') log.warn(e, 'clock stepped back'); };
+ * ```
+ */
+export type GeneratorEvent =
+  | { type: 'exhausted'; tick: number; waitedMs: number; borrowed: boolean }
+  | { type: 'clock-backwards'; byMs: number; action: 'tolerated' | 'waited' | 'threw' }
+  | { type: 'high-water-wait'; waitedMs: number }
+  | { type: 'fenced'; code: string };
+
+/**
+ * Counters of a generator (per thread for a {@link SharedGenerator}).
+ *
+ * @example `gen.stats.exhaustedWaits`
+ */
+export interface GeneratorStats {
+  issued: number;
+  exhaustedWaits: number;
+  clockBackwards: number;
+  borrowedTicks: number;
+}
+
+/** The defaults of the numeric options. @example `GENERATOR_DEFAULTS.maxBorrowMs === 1000` */
+export const GENERATOR_DEFAULTS = Object.freeze({
+  onExhausted: 'wait' as ExhaustedPolicy,
+  onClockBackwards: 'tolerate' as BackwardsPolicy,
+  maxBorrowMs: 1000,
+  maxBackwardsWaitMs: 5,
+  highWaterWaitMs: 1000,
+  sequenceStart: 'zero' as SequenceStart,
+  /** How long one call waits for a wall clock that does not advance at all before `FLURRY_E_SEQUENCE_EXHAUSTED`. */
+  stallLimitMs: 2000,
+});
+
+/** Options after defaults and validation (internal shape shared by both generators). */
+export interface ResolvedPolicy {
+  onExhausted: ExhaustedPolicy;
+  onClockBackwards: BackwardsPolicy;
+  maxBorrowMs: number;
+  maxBackwardsWaitMs: number;
+  highWaterWaitMs: number;
+  sequenceStart: SequenceStart;
+}
+
+/**
+ * Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`).
+ *
+ * @example `resolvePolicy({ layout: 'twitter', node: {} }).onClockBackwards === 'tolerate'`
+ */
+export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>): ResolvedPolicy {
+  const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
+  if (onExhausted !== 'wait' && onExhausted !== 'borrow') throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");
+  const onClockBackwards = opts.onClockBackwards ?? GENERATOR_DEFAULTS.onClockBackwards;
+  if (onClockBackwards !== 'tolerate' && onClockBackwards !== 'wait' && onClockBackwards !== 'throw') {
+    throw badOption('onClockBackwards', onClockBackwards, "'tolerate', 'wait' or 'throw'");
+  }
+  const sequenceStart = opts.sequenceStart ?? GENERATOR_DEFAULTS.sequenceStart;
+  if (sequenceStart !== 'zero' && sequenceStart !== 'random') throw badOption('sequenceStart', sequenceStart, "'zero' or 'random'");
+  return {
+    onExhausted,
+    onClockBackwards,
+    sequenceStart,
+    maxBorrowMs: bound('maxBorrowMs', opts.maxBorrowMs, GENERATOR_DEFAULTS.maxBorrowMs),
+    maxBackwardsWaitMs: bound('maxBackwardsWaitMs', opts.maxBackwardsWaitMs, GENERATOR_DEFAULTS.maxBackwardsWaitMs),
+    highWaterWaitMs: bound('highWaterWaitMs', opts.highWaterWaitMs, GENERATOR_DEFAULTS.highWaterWaitMs),
+  };
+}
+
+function bound(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000) throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
+  return v;
+}
+
+/**
+ * The error for a bad option value.
+ *
+ * @example `throw badOption('count', -1, 'a whole number from 0 to 1000000');`
+ */
+export function badOption(name: string, value: unknown, allowed: string): FlurryError {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${shown} is not allowed; use ${allowed}.`, { option: name, value: shown });
+}

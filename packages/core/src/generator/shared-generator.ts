@@ -1,0 +1,334 @@
+/**
+ * {@link SharedGenerator}: one node ID shared by several `worker_threads`, its state in a
+ * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`.
+ *
+ * @example
+ * ```ts
+ * // main thread
+ * const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 1, worker: 1 } });
+ * new Worker('./worker.js', { workerData: shared.state });
+ * // worker.js
+ * const gen = SharedGenerator.fromState(workerData);
+ * gen.next();
+ * ```
+ */
+import { sleepSync, systemClock, type Clock } from '../clock.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import { Layout } from '../layout/layout.js';
+import type { LayoutSpec } from '../layout/types.js';
+import { claimNode, type NodeClaim } from './node-claims.js';
+import { badOption, resolvePolicy, type GeneratorEvent, type GeneratorOptions, type GeneratorStats, type ResolvedPolicy } from './options.js';
+import { TickPlanner } from './tick-planner.js';
+
+const STATE_CELL = 0;
+const WALL_CELL = 1;
+const CLOSED = 0;
+const INFLIGHT = 1;
+const BUFFER_BYTES = 32;
+/** Bound on compare-and-swap retries in one call (contention between a handful of threads needs a few). */
+const MAX_ATTEMPTS = 1_000_000;
+const MAX_BATCH = 10_000_000;
+
+/**
+ * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
+ * and the `SharedArrayBuffer`).
+ *
+ * @example `new Worker(file, { workerData: shared.state })`
+ */
+export interface SharedGeneratorState {
+  readonly kind: 'flurry-shared-generator';
+  readonly layout: LayoutSpec;
+  readonly node: Readonly<Record<string, number>>;
+  readonly policy: ResolvedPolicy;
+  readonly buffer: SharedArrayBuffer;
+}
+
+/**
+ * Options of {@link SharedGenerator}: those of {@link Generator} without `lease` (a lease's
+ * deadline lives on one thread's monotonic clock and cannot be shared; give each thread
+ * pool its own leased node instead).
+ *
+ * @example `const o: SharedGeneratorOptions = { layout: 'leaf', node: { worker: 1 } };`
+ */
+export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
+
+/**
+ * A generator whose `(tick, sequence)` state lives in shared memory, so any number of
+ * worker threads issue IDs for one node ID without ever repeating one. Each call reads
+ * the packed state cell, decides the next `(tick, sequence)` with the same policies as
+ * {@link Generator}, and publishes it with a compare-and-swap: the state only ever
+ * increases, and each `(tick, sequence)` is won by exactly one thread. Batches reserve a
+ * whole run of sequence values in one swap.
+ *
+ * The creating thread holds the process-wide node claim (as a `Generator` would); handles
+ * built with {@link SharedGenerator.fromState} share it. `close()` on the creating handle
+ * stops every handle (waiting for calls in flight) and frees the node ID; on other
+ * handles it only detaches that handle. Stats are per handle.
+ *
+ * Layouts whose timestamp and sequence together exceed 63 bits (64-bit layouts without
+ * node fields) are refused: the state cell is a signed 64-bit integer.
+ *
+ * @example
+ * ```ts
+ * const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 0, worker: 9 } });
+ * const here = shared.next();
+ * const inWorker = SharedGenerator.fromState(structuredClone(shared.state)); // as a worker would
+ * inWorker.next() > here; // true
+ * ```
+ */
+export class SharedGenerator {
+  readonly layout: Layout;
+  readonly node: Readonly<Record<string, number>>;
+  /** The structured-cloneable state to post to worker threads. */
+  readonly state: SharedGeneratorState;
+
+  private readonly cells: BigInt64Array;
+  private readonly ctl: Int32Array;
+  private readonly clock: Clock;
+  private readonly planner: TickPlanner;
+  private readonly epochMs: number;
+  private readonly unitMs: number;
+  private readonly maxSeq: number;
+  private readonly maxTick: number;
+  private readonly seqBits: bigint;
+  private readonly seqMask: bigint;
+  private readonly tsShift: bigint;
+  private readonly seqShift: bigint;
+  private readonly nodeBits: bigint;
+  private readonly claim: NodeClaim | undefined;
+  private detached = false;
+  private issued = 0;
+
+  constructor(opts: SharedGeneratorOptions);
+  /** @internal used by {@link SharedGenerator.fromState}. */
+  constructor(opts: SharedGeneratorOptions, attach: { buffer: SharedArrayBuffer; policy: ResolvedPolicy });
+  constructor(opts: SharedGeneratorOptions, attach?: { buffer: SharedArrayBuffer; policy: ResolvedPolicy }) {
+    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
+    if ((opts as GeneratorOptions).lease !== undefined) {
+      throw badOption('lease', 'a lease', 'no lease: a SharedGenerator cannot share a lease across threads; give the Generator of each process its own leased node');
+    }
+    const layout = Layout.from(opts.layout);
+    if (layout.timestampBits + layout.sequenceBits > 63) {
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `A SharedGenerator needs timestamp + sequence ≤ 63 bits; the ${layout.name} layout has ${layout.timestampBits} + ${layout.sequenceBits}. Narrow one of them by ${layout.timestampBits + layout.sequenceBits - 63} bit(s) or use a Generator per thread with distinct node IDs.`,
+        { timestampBits: layout.timestampBits, sequenceBits: layout.sequenceBits },
+      );
+    }
+    if (opts.node === undefined) throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, 'A SharedGenerator needs its node ID: pass node.', {});
+    const nodeBits = layout.nodeBits(opts.node);
+    const policy = attach ? attach.policy : resolvePolicy(opts);
+    this.layout = layout;
+    this.node = Object.freeze({ ...opts.node });
+    this.clock = opts.clock ?? systemClock;
+    this.planner = new TickPlanner(layout, policy, this.clock, undefined, opts.onEvent);
+    this.epochMs = layout.epochMs;
+    this.unitMs = layout.unitMs;
+    this.maxSeq = layout.maxSequence;
+    this.maxTick = layout.maxTick;
+    this.seqBits = BigInt(layout.sequenceBits);
+    this.seqMask = (1n << this.seqBits) - 1n;
+    this.tsShift = BigInt(layout.timestampField.shift);
+    this.seqShift = BigInt(layout.sequenceField.shift);
+    this.nodeBits = nodeBits;
+    let buffer: SharedArrayBuffer;
+    if (attach) {
+      buffer = attach.buffer;
+      this.cells = new BigInt64Array(buffer, 0, 2);
+      this.ctl = new Int32Array(buffer, 16, 4);
+      this.claim = undefined;
+    } else {
+      buffer = new SharedArrayBuffer(BUFFER_BYTES);
+      this.cells = new BigInt64Array(buffer, 0, 2);
+      this.ctl = new Int32Array(buffer, 16, 4);
+      this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () => this.lastTick());
+      // (previousTick, maxSeq): the first ID comes after any previous holder in this process.
+      const start = Math.max(-1, this.claim.previousTick);
+      this.cells[STATE_CELL] = (BigInt(start) << this.seqBits) | this.seqMask;
+      this.cells[WALL_CELL] = -1n;
+    }
+    this.state = Object.freeze({ kind: 'flurry-shared-generator', layout: layout.toSpec(), node: this.node, policy, buffer });
+  }
+
+  /**
+   * Attaches to a shared generator from its posted {@link SharedGeneratorState} (in a
+   * worker thread). `clock` and `onEvent` are per thread.
+   *
+   * @example
+   * ```ts
+   * import { workerData } from 'node:worker_threads';
+   * const gen = SharedGenerator.fromState(workerData);
+   * ```
+   */
+  static fromState(state: SharedGeneratorState, opts: { clock?: Clock; onEvent?: (e: GeneratorEvent) => void } = {}): SharedGenerator {
+    if (state === null || typeof state !== 'object' || state.kind !== 'flurry-shared-generator' || !(state.buffer instanceof SharedArrayBuffer) || state.buffer.byteLength !== BUFFER_BYTES) {
+      throw badOption('state', typeof state, "the `state` of a SharedGenerator (posted to the worker unchanged)");
+    }
+    return new SharedGenerator({ layout: state.layout, node: { ...state.node }, clock: opts.clock, onEvent: opts.onEvent }, { buffer: state.buffer, policy: state.policy });
+  }
+
+  /**
+   * Counters of this handle (thread).
+   *
+   * @example `gen.stats.issued`
+   */
+  get stats(): GeneratorStats {
+    const p = this.planner;
+    return { issued: this.issued, exhaustedWaits: p.exhaustedWaits, clockBackwards: p.clockBackwards, borrowedTicks: p.borrowedTicks };
+  }
+
+  /**
+   * Unix ms of the highest tick issued by any thread (0 before the first ID).
+   *
+   * @example `shared.lastIssuedUnixMs`
+   */
+  get lastIssuedUnixMs(): number {
+    const t = this.lastTick();
+    return t < 0 ? 0 : this.epochMs + t * this.unitMs;
+  }
+
+  /**
+   * The next ID.
+   *
+   * @example `const id = shared.next();`
+   */
+  next(): bigint {
+    const [tick, seq] = this.reserve(1);
+    this.issued++;
+    return (BigInt(tick) << this.tsShift) | this.nodeBits | (BigInt(seq) << this.seqShift);
+  }
+
+  /**
+   * The next ID as a decimal string.
+   *
+   * @example `shared.nextString()`
+   */
+  nextString(): string {
+    return this.next().toString();
+  }
+
+  /**
+   * `count` increasing IDs.
+   *
+   * @example `shared.batch(100)`
+   */
+  batch(count: number): bigint[] {
+    if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+    const target = new BigUint64Array(count);
+    this.fill(target);
+    return Array.from(target);
+  }
+
+  /**
+   * `count` increasing IDs as decimal strings.
+   *
+   * @example `shared.batchStrings(100)`
+   */
+  batchStrings(count: number): string[] {
+    return this.batch(count).map(String);
+  }
+
+  /**
+   * Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per
+   * run of sequence values.
+   *
+   * @example `shared.fill(new BigUint64Array(1024))`
+   */
+  fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
+    if (!(target instanceof BigUint64Array)) throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
+    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
+      throw badOption('count', count, `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`);
+    }
+    let i = 0;
+    while (i < count) {
+      const [tick, first, last] = this.reserve(count - i);
+      const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
+      for (let s = first; s <= last; s++) target[offset + i++] = base | (BigInt(s) << this.seqShift);
+    }
+    this.issued += count;
+    return count;
+  }
+
+  /**
+   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
+   * and frees the node ID. On an attached handle: detaches this handle only.
+   *
+   * @example `shared.close()`
+   */
+  close(): void {
+    if (this.detached) return;
+    this.detached = true;
+    if (!this.claim) return;
+    Atomics.store(this.ctl, CLOSED, 1);
+    for (let i = 0; i < 2000 && Atomics.load(this.ctl, INFLIGHT) !== 0; i++) sleepSync(1);
+    this.claim.release(this.lastTick());
+  }
+
+  private lastTick(): number {
+    return Number(Atomics.load(this.cells, STATE_CELL) >> this.seqBits);
+  }
+
+  /**
+   * Wins a run `[first, last]` (at most `want` values) of one tick's sequence.
+   * Returns `[tick, first, last]`.
+   */
+  private reserve(want: number): [number, number, number] {
+    const ctl = this.ctl;
+    Atomics.add(ctl, INFLIGHT, 1);
+    try {
+      if (this.detached || Atomics.load(ctl, CLOSED) !== 0) {
+        throw new FlurryError(ErrorCode.GENERATOR_CLOSED, 'This shared generator was closed; create a new one.', {});
+      }
+      const cells = this.cells;
+      const planner = this.planner;
+      const clock = this.clock;
+      let waitStart = -1;
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const old = Atomics.load(cells, STATE_CELL);
+        const lastTick = Number(old >> this.seqBits);
+        const seq = Number(old & this.seqMask);
+        const hw = Number(Atomics.load(cells, WALL_CELL));
+        const now = clock.now();
+        const w = Math.floor((now - this.epochMs) / this.unitMs);
+        let tick: number;
+        let first: number;
+        if (w > lastTick && w >= hw && w <= this.maxTick) {
+          tick = w;
+          first = planner.startSeq();
+        } else if (w === lastTick && w >= hw && seq < this.maxSeq) {
+          tick = w;
+          first = seq + 1;
+        } else {
+          const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
+          const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
+          if (d.wait) {
+            if (waitStart < 0) waitStart = clock.monotonic();
+            planner.wait(d, lastTick + 1);
+            continue;
+          }
+          tick = d.tick;
+          first = d.seq;
+        }
+        const last = Math.min(this.maxSeq, first + want - 1);
+        const next = (BigInt(tick) << this.seqBits) | BigInt(last);
+        if (Atomics.compareExchange(cells, STATE_CELL, old, next) === old) {
+          this.raiseWall(w);
+          return [tick, first, last];
+        }
+      }
+      throw new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `Could not win the shared state after ${MAX_ATTEMPTS} attempts; too many threads contend for one node ID.`, {});
+    } finally {
+      Atomics.sub(ctl, INFLIGHT, 1);
+    }
+  }
+
+  private raiseWall(w: number): void {
+    const cells = this.cells;
+    const nw = BigInt(w);
+    for (let i = 0; i < 1000; i++) {
+      const cur = Atomics.load(cells, WALL_CELL);
+      if (cur >= nw || Atomics.compareExchange(cells, WALL_CELL, cur, nw) === cur) return;
+    }
+  }
+}

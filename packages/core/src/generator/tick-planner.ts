@@ -1,0 +1,258 @@
+/**
+ * {@link TickPlanner}: the rare-path decisions of a generator — a new tick, sequence
+ * exhaustion, a clock that went backwards, a lease's fencing deadline and high-water
+ * floor — and the waits they need. Both {@link Generator} (plain fields) and
+ * {@link SharedGenerator} (state in shared memory) feed it their state and apply its
+ * answer, so the policies behave the same in both.
+ *
+ * The invariant every answer keeps: the `(tick, sequence)` pair it returns is strictly
+ * greater than the one passed in, so IDs strictly increase and never repeat.
+ *
+ * @example
+ * ```ts
+ * const planner = new TickPlanner(layout, resolvePolicy({}), systemClock, undefined, undefined);
+ * const d = planner.decide(Date.now(), layout.tickOf(Date.now()), -1, layout.maxSequence, -1, 0, 0);
+ * if (!d.wait) console.log(d.tick, d.seq);
+ * ```
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import type { NodeLease } from '../lease.js';
+import type { Layout } from '../layout/layout.js';
+import { GENERATOR_DEFAULTS, type GeneratorEvent, type ResolvedPolicy } from './options.js';
+
+/**
+ * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
+ * and ask again.
+ *
+ * @example `const d: Decision = { wait: false, tick: 5, seq: 0, borrowed: false };`
+ */
+export type Decision =
+  | { wait: false; tick: number; seq: number; borrowed: boolean }
+  | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
+
+/**
+ * Rare-path policy engine of one generator instance (one per thread for a shared
+ * generator). Holds the per-instance counters and clock-step tracking.
+ *
+ * @example
+ * ```ts
+ * const planner = new TickPlanner(Layout.from('twitter'), resolvePolicy({}), clock, lease, (e) => log(e));
+ * planner.checkDeadline(); // throws FLURRY_E_LEASE_EXPIRED once the lease deadline passed
+ * ```
+ */
+export class TickPlanner {
+  exhaustedWaits = 0;
+  clockBackwards = 0;
+  borrowedTicks = 0;
+  /** Smallest tick allowed by the lease's high-water mark (-Infinity without a lease). */
+  floorTick = Number.NEGATIVE_INFINITY;
+
+  private readonly epochMs: number;
+  private readonly unitMs: number;
+  private readonly maxSeq: number;
+  private readonly maxTick: number;
+  private readonly borrowTicks: number;
+  private readonly randomRange: number;
+  private readonly spin: boolean;
+  private behind = false;
+  private lastSeenW = 0;
+  private seenNotBefore = Number.NaN;
+
+  constructor(
+    readonly layout: Layout,
+    readonly policy: ResolvedPolicy,
+    readonly clock: Clock,
+    readonly lease: NodeLease | undefined,
+    private readonly onEvent: ((e: GeneratorEvent) => void) | undefined,
+  ) {
+    this.epochMs = layout.epochMs;
+    this.unitMs = layout.unitMs;
+    this.maxSeq = layout.maxSequence;
+    this.maxTick = layout.maxTick;
+    this.borrowTicks = Math.floor(policy.maxBorrowMs / layout.unitMs);
+    const seqSize = layout.maxSequence + 1;
+    this.randomRange = policy.sequenceStart === 'random' ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024)) : 1;
+    this.spin = clock === systemClock;
+    if (lease) this.refreshFloor();
+  }
+
+  /** The sequence value a new tick starts at (0, or random in the small range). */
+  startSeq(): number {
+    return this.randomRange === 1 ? 0 : Math.floor(Math.random() * this.randomRange);
+  }
+
+  /** Recomputes {@link floorTick} if the lease's `notBeforeMs` changed; returns it. */
+  refreshFloor(): number {
+    const lease = this.lease;
+    if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
+      this.seenNotBefore = lease.notBeforeMs;
+      const nb = lease.notBeforeMs;
+      this.floorTick = nb > 0 ? Math.floor((nb - this.epochMs) / this.unitMs) + 1 : Number.NEGATIVE_INFINITY;
+    }
+    return this.floorTick;
+  }
+
+  /** Throws `FLURRY_E_LEASE_EXPIRED` (after a `fenced` event) once `monotonic() >= lease.deadline`. */
+  checkDeadline(): void {
+    const lease = this.lease;
+    if (lease !== undefined && !(this.clock.monotonic() < lease.deadline)) {
+      this.emit({ type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
+      const over = this.clock.monotonic() - lease.deadline;
+      throw new FlurryError(
+        ErrorCode.LEASE_EXPIRED,
+        Number.isFinite(over)
+          ? `The node lease expired ${Math.round(over)} ms ago (renewal did not arrive in time, or the process was paused); no IDs are issued until it is renewed or re-acquired.`
+          : 'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.',
+        { overByMs: Number.isFinite(over) ? over : null },
+      );
+    }
+  }
+
+  /**
+   * Decides the next `(tick, seq)` after `(lastTick, seq)` given the wall clock, or a wait.
+   * `highWall`/`highWallMs` are the highest wall tick / Unix ms seen before this reading;
+   * `elapsedMs` is how long this call has already waited. Throws the coded errors.
+   */
+  decide(now: number, w: number, lastTick: number, seq: number, highWall: number, highWallMs: number, elapsedMs: number): Decision {
+    const unitMs = this.unitMs;
+    if (w < 0) {
+      throw new FlurryError(
+        ErrorCode.CLOCK_BEFORE_EPOCH,
+        `The clock reads ${iso(now)}, before the ${this.layout.name} layout's epoch ${iso(this.epochMs)}; fix the system clock or choose an earlier epoch.`,
+        { nowMs: now, epochMs: this.epochMs },
+      );
+    }
+    if (w < this.floorTick) {
+      const floorMs = this.epochMs + this.floorTick * unitMs;
+      const behindMs = floorMs - now;
+      if (elapsedMs + behindMs > this.policy.highWaterWaitMs) {
+        throw new FlurryError(
+          ErrorCode.CLOCK_BEHIND_HIGH_WATER,
+          `The clock (${iso(now)}) is ${Math.ceil(behindMs)} ms behind this node's high-water mark (IDs must be after ${iso(this.lease!.notBeforeMs)}), more than the ${this.policy.highWaterWaitMs} ms this call may wait; a previous holder of this node ID issued IDs up to then. Fix the clock (NTP) or raise highWaterWaitMs.`,
+          { behindMs, notBeforeMs: this.lease!.notBeforeMs, highWaterWaitMs: this.policy.highWaterWaitMs },
+        );
+      }
+      return { wait: true, untilMs: floorMs, reason: 'high-water', byMs: behindMs };
+    }
+    let e = w;
+    let behind = false;
+    let byMs = 0;
+    if (w < highWall) {
+      behind = true;
+      byMs = Math.max(highWallMs - now, 1);
+      const newStep = !this.behind || w < this.lastSeenW;
+      this.behind = true;
+      this.lastSeenW = w;
+      if (newStep) this.clockBackwards++;
+      const p = this.policy.onClockBackwards;
+      if (p === 'throw') {
+        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
+        throw this.backwardsError(byMs, 'the onClockBackwards policy is throw');
+      }
+      if (p === 'wait') {
+        const waitMs = this.epochMs + highWall * unitMs - now;
+        if (elapsedMs + waitMs > this.policy.maxBackwardsWaitMs) {
+          this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
+          throw this.backwardsError(byMs, `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`);
+        }
+        return { wait: true, untilMs: this.epochMs + highWall * unitMs, reason: 'backwards', byMs };
+      }
+      if (newStep) this.emit({ type: 'clock-backwards', byMs, action: 'tolerated' });
+      e = highWall;
+    } else {
+      this.behind = false;
+    }
+    if (e > lastTick) return this.issueNew(e, false);
+    if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1, borrowed: false };
+    const next = lastTick + 1;
+    const canBorrow = this.policy.onExhausted === 'borrow' || behind;
+    if (canBorrow && (next - e) * unitMs <= this.policy.maxBorrowMs) {
+      this.borrowedTicks++;
+      const d = this.issueNew(next, true);
+      this.emit({ type: 'exhausted', tick: next, waitedMs: 0, borrowed: true });
+      return d;
+    }
+    const targetMs = this.epochMs + (next - (canBorrow ? this.borrowTicks : 0)) * unitMs;
+    if (behind) {
+      if (elapsedMs + (targetMs - now) > this.policy.maxBackwardsWaitMs) {
+        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
+        throw this.backwardsError(
+          byMs,
+          `the ${this.policy.onExhausted === 'borrow' || this.policy.onClockBackwards === 'tolerate' ? `maxBorrowMs (${this.policy.maxBorrowMs} ms) of borrowed ticks is used up and ` : ''}waiting would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
+        );
+      }
+    } else if (elapsedMs > unitMs + GENERATOR_DEFAULTS.stallLimitMs) {
+      throw new FlurryError(
+        ErrorCode.SEQUENCE_EXHAUSTED,
+        `The sequence of tick ${lastTick} is used up and the wall clock has not reached the next tick after waiting ${Math.round(elapsedMs)} ms (it reads ${iso(now)}); the clock seems stalled. Check the system clock.`,
+        { tick: lastTick, waitedMs: elapsedMs, nowMs: now },
+      );
+    }
+    return { wait: true, untilMs: targetMs, reason: 'exhausted', byMs };
+  }
+
+  /**
+   * Blocks until the wall clock reaches `untilMs` (or steps back), then reports the wait.
+   * On the real clock: sleeps whole milliseconds with `Atomics.wait` and spins only for
+   * the sub-millisecond remainder; on any other clock it calls `clock.sleep`.
+   */
+  wait(d: Extract<Decision, { wait: true }>, tick: number): void {
+    const clock = this.clock;
+    const t0 = clock.monotonic();
+    if (this.spin) {
+      let now = Date.now();
+      const start = now;
+      const remaining = d.untilMs - now;
+      if (remaining >= 2) {
+        clock.sleep(Math.floor(remaining) - 1);
+        now = Date.now();
+      }
+      // Sub-millisecond remainder: spin on the clock, leaving if it steps back.
+      while (now < d.untilMs && now >= start) now = Date.now();
+    } else {
+      clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
+    }
+    const waitedMs = clock.monotonic() - t0;
+    if (d.reason === 'exhausted') {
+      this.exhaustedWaits++;
+      this.emit({ type: 'exhausted', tick, waitedMs, borrowed: false });
+    } else if (d.reason === 'high-water') {
+      this.emit({ type: 'high-water-wait', waitedMs });
+    } else {
+      this.emit({ type: 'clock-backwards', byMs: d.byMs, action: 'waited' });
+    }
+  }
+
+  /** The error for a tick past the layout's end of life. */
+  expired(tick: number): FlurryError {
+    const l = this.layout;
+    return new FlurryError(
+      ErrorCode.LAYOUT_EXPIRED,
+      `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
+      { expiresAt: l.expiresAt.toISOString(), tick },
+    );
+  }
+
+  private issueNew(tick: number, borrowed: boolean): Decision {
+    if (tick > this.maxTick) throw this.expired(tick);
+    return { wait: false, tick, seq: this.startSeq(), borrowed };
+  }
+
+  private backwardsError(byMs: number, why: string): FlurryError {
+    return new FlurryError(
+      ErrorCode.CLOCK_BACKWARDS,
+      `The wall clock went back by ${Math.ceil(byMs)} ms and ${why}; no ID was issued (issuing could repeat IDs). Retry after the clock catches up, or fix the time source.`,
+      { byMs: Math.ceil(byMs), policy: this.policy.onClockBackwards },
+    );
+  }
+
+  private emit(e: GeneratorEvent): void {
+    if (this.onEvent !== undefined) this.onEvent(e);
+  }
+}
+
+function iso(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}

@@ -1,0 +1,497 @@
+/**
+ * {@link Layout}: the validated bit layout of an ID — ordered fields, epoch, time unit —
+ * with its derived facts (lifetime, capacity) and ID composition/decoding.
+ *
+ * @example
+ * ```ts
+ * import { Layout } from '@flurry/core';
+ * const twitter = Layout.from('twitter');
+ * twitter.expiresAt.toISOString();   // '2080-07-10T17:30:30.208Z'
+ * const custom = Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '2024-01-01' });
+ * custom.decode(custom.compose({ unixMs: Date.now(), sequence: 0, node: { datacenter: 1, worker: 2 } }));
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { parseId } from './parse-id.js';
+import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
+import { UNIT_MS, type DecodedId, type FieldSpec, type LayoutField, type LayoutInfo, type LayoutSpec, type TimeUnit } from './types.js';
+
+/** The largest Unix ms a JavaScript Date can hold (±8.64e15). */
+const MAX_DATE_MS = 8.64e15;
+/** Sequence fields are limited to 30 bits so the generator keeps them as small integers. */
+const MAX_SEQUENCE_BITS = 30;
+/** Node values are JavaScript numbers: at most 53 bits per node field. */
+const MAX_NODE_FIELD_BITS = 53;
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
+
+/**
+ * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or
+ * layout) or {@link Layout.parse} (the CLI's `--fields` form); instances are immutable.
+ *
+ * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks
+ * of `unit` since `epoch`, `sequence` counts IDs within one tick, and node fields
+ * (`datacenter`, `worker`, `machine`, …) name the issuer.
+ *
+ * @example
+ * ```ts
+ * const l = Layout.from('sonyflake');
+ * l.unitMs;                 // 10
+ * l.nodeCount;              // 65536
+ * l.maxIdsPerSecondPerNode; // 25600
+ * ```
+ */
+export class Layout {
+  /** The preset name, the spec's `name`, or `custom`. */
+  readonly name: string;
+  /** Unix ms of tick 0. */
+  readonly epochMs: number;
+  readonly unit: TimeUnit;
+  /** Milliseconds per tick: 1, 10 or 1000. */
+  readonly unitMs: number;
+  /** Sum of the field widths (≤ 64). */
+  readonly totalBits: number;
+  /** All fields, most significant first. */
+  readonly fields: readonly LayoutField[];
+  /** The node fields, most significant first. */
+  readonly nodeFields: readonly LayoutField[];
+  readonly timestampField: LayoutField;
+  readonly sequenceField: LayoutField;
+  readonly timestampBits: number;
+  readonly sequenceBits: number;
+  /** Largest sequence value in one tick (`2^sequenceBits - 1`). */
+  readonly maxSequence: number;
+  /** Largest tick the timestamp field holds (`2^timestampBits - 1`). */
+  readonly maxTick: number;
+  /** Number of distinct node identities (product of the node field sizes; 1 without node fields). */
+  readonly nodeCount: number;
+  /** `(maxSequence + 1) × ticks per second`: the most IDs one node can issue per second. */
+  readonly maxIdsPerSecondPerNode: number;
+  /** The first instant the timestamp field cannot hold: the layout's end of life. */
+  readonly expiresAt: Date;
+  /**
+   * For a 64-bit layout, the first instant an ID has its top bit set (stops fitting a
+   * signed 64-bit integer / SQL BIGINT). `null` for layouts of 63 bits or fewer. When the
+   * top field is not the timestamp, IDs of nodes whose top-field value sets the top bit
+   * overflow from the epoch on, so this is the epoch.
+   */
+  readonly signedOverflowAt: Date | null;
+  /** The largest value any ID of this layout can take (`2^totalBits - 1`). */
+  readonly maxId: bigint;
+
+  private readonly byName: ReadonlyMap<string, LayoutField>;
+
+  private constructor(name: string, fields: LayoutField[], epochMs: number, unit: TimeUnit) {
+    this.name = name;
+    this.epochMs = epochMs;
+    this.unit = unit;
+    this.unitMs = UNIT_MS[unit];
+    this.fields = Object.freeze(fields.map((f) => Object.freeze({ ...f })));
+    this.byName = new Map(this.fields.map((f) => [f.name, f]));
+    this.nodeFields = Object.freeze(this.fields.filter((f) => f.kind === 'node'));
+    this.timestampField = this.fields.find((f) => f.kind === 'timestamp')!;
+    this.sequenceField = this.fields.find((f) => f.kind === 'sequence')!;
+    this.totalBits = fields.reduce((s, f) => s + f.bits, 0);
+    this.timestampBits = this.timestampField.bits;
+    this.sequenceBits = this.sequenceField.bits;
+    this.maxSequence = this.sequenceField.max;
+    this.maxTick = this.timestampField.max;
+    this.nodeCount = 2 ** this.nodeFields.reduce((s, f) => s + f.bits, 0);
+    this.maxIdsPerSecondPerNode = ((this.maxSequence + 1) * 1000) / this.unitMs;
+    this.expiresAt = new Date(epochMs + 2 ** this.timestampBits * this.unitMs);
+    const top = this.fields[0];
+    this.signedOverflowAt =
+      this.totalBits < 64 ? null : top.kind === 'timestamp' ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs) : new Date(epochMs);
+    this.maxId = (1n << BigInt(this.totalBits)) - 1n;
+    Object.freeze(this);
+  }
+
+  /**
+   * Returns a layout for a preset name, a spec, or an existing layout (returned as is).
+   * Throws `FLURRY_E_LAYOUT_*` for an invalid spec and `FLURRY_E_LAYOUT_UNKNOWN_PRESET`
+   * for an unknown name.
+   *
+   * @example
+   * ```ts
+   * Layout.from('twitter');
+   * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
+   * ```
+   */
+  static from(x: Layout | LayoutSpec | PresetName): Layout {
+    if (x instanceof Layout) return x;
+    if (typeof x === 'string') {
+      if (!isPresetName(x)) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_UNKNOWN_PRESET,
+          `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12).`,
+          { preset: x, presets: Object.keys(PRESETS) },
+        );
+      }
+      return presetCache[x] ?? (presetCache[x] = Layout.build(PRESETS[x], x));
+    }
+    if (x === null || typeof x !== 'object' || !Array.isArray((x as LayoutSpec).fields)) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_SPEC,
+        'A layout must be a preset name, a Layout, or { fields: [{ name, bits }, …], epoch, unit? } with fields listed from the most significant bit down.',
+        { got: typeof x },
+      );
+    }
+    return Layout.build(x, typeof x.name === 'string' && x.name !== '' ? x.name : 'custom');
+  }
+
+  /**
+   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an
+   * optional epoch (ISO date or Unix ms, as a string or number; default
+   * {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default, `10ms`, `1s`).
+   *
+   * @example
+   * ```ts
+   * Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '1288834974657' });
+   * Layout.parse('timestamp:39,sequence:8,machine:16', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
+   * ```
+   */
+  static parse(fields: string, opts: { epoch?: string | number; unit?: string; name?: string } = {}): Layout {
+    if (typeof fields !== 'string' || fields.trim() === '') {
+      throw new FlurryError(ErrorCode.LAYOUT_SPEC, 'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.', {
+        fields,
+      });
+    }
+    const specs: FieldSpec[] = fields.split(',').map((part) => {
+      const m = /^\s*([^:\s]+)\s*:\s*([+-]?\d+(?:\.\d+)?)\s*$/.exec(part);
+      if (!m) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_SPEC,
+          `Cannot read the field ${JSON.stringify(part.trim())}; write each field as name:bits (e.g. worker:10), separated by commas.`,
+          { field: part },
+        );
+      }
+      return { name: m[1], bits: Number(m[2]) };
+    });
+    let epoch: number | string = DEFAULT_EPOCH_MS;
+    if (opts.epoch !== undefined && opts.epoch !== '') epoch = typeof opts.epoch === 'string' && /^\d+$/.test(opts.epoch.trim()) ? Number(opts.epoch) : opts.epoch;
+    return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
+  }
+
+  private static build(spec: LayoutSpec, name: string): Layout {
+    const unit = spec.unit ?? '1ms';
+    if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
+      throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, { unit });
+    }
+    const epochMs = parseEpoch(spec.epoch);
+    const specs = spec.fields;
+    if (specs.length === 0) {
+      throw new FlurryError(ErrorCode.LAYOUT_MISSING_FIELD, 'A layout needs a timestamp field and a sequence field; the fields list is empty.', {});
+    }
+    for (const f of specs) {
+      if (f === null || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name)) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_NAME,
+          `Field name ${JSON.stringify(f?.name)} is not allowed; use a letter or _ followed by up to 31 letters, digits or _.`,
+          { name: f?.name },
+        );
+      }
+      if (typeof f.bits !== 'number' || !Number.isInteger(f.bits) || f.bits < 1) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_WIDTH,
+          `Field ${f.name} has width ${String(f.bits)}; a width must be a whole number of bits, at least 1.`,
+          { field: f.name, bits: f.bits },
+        );
+      }
+    }
+    for (const reserved of ['timestamp', 'sequence'] as const) {
+      const n = specs.filter((f) => f.name === reserved).length;
+      if (n !== 1) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_MISSING_FIELD,
+          n === 0
+            ? `The layout has no ${reserved} field; add exactly one (e.g. ${reserved === 'timestamp' ? 'timestamp:41' : 'sequence:12'}).`
+            : `The layout has ${n} ${reserved} fields; it needs exactly one.`,
+          { field: reserved, count: n },
+        );
+      }
+    }
+    const seen = new Set<string>();
+    for (const f of specs) {
+      if (seen.has(f.name)) {
+        throw new FlurryError(ErrorCode.LAYOUT_FIELD_NAME, `Field name ${f.name} appears twice; every field needs its own name.`, { name: f.name });
+      }
+      seen.add(f.name);
+    }
+    const total = specs.reduce((s, f) => s + f.bits, 0);
+    if (total > 64) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_TOO_WIDE,
+        `The layout is ${specs.map((f) => `${f.bits}`).join('+')} = ${total} bits (${specs.map((f) => `${f.name} ${f.bits}`).join(', ')}), which overflows 64 bits by ${total - 64}; narrow the fields by ${total - 64} bits in total.`,
+        { totalBits: total, overflowBits: total - 64 },
+      );
+    }
+    const unitMs = UNIT_MS[unit];
+    for (const f of specs) {
+      if (f.name === 'sequence' && f.bits > MAX_SEQUENCE_BITS) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_WIDTH,
+          `The sequence field has ${f.bits} bits; at most ${MAX_SEQUENCE_BITS} are supported (over a billion IDs per tick).`,
+          { field: f.name, bits: f.bits, max: MAX_SEQUENCE_BITS },
+        );
+      }
+      if (f.name === 'timestamp' && epochMs + 2 ** f.bits * unitMs > MAX_DATE_MS) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_WIDTH,
+          `The timestamp field has ${f.bits} bits of ${unit}, which outlasts the largest date JavaScript can represent (year 275760); use fewer bits (41 bits of 1 ms already last 69 years).`,
+          { field: f.name, bits: f.bits, unit },
+        );
+      }
+      if (f.name !== 'timestamp' && f.name !== 'sequence' && f.bits > MAX_NODE_FIELD_BITS) {
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_WIDTH,
+          `Node field ${f.name} has ${f.bits} bits; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
+          { field: f.name, bits: f.bits, max: MAX_NODE_FIELD_BITS },
+        );
+      }
+    }
+    let shift = total;
+    const fields: LayoutField[] = specs.map((f) => {
+      shift -= f.bits;
+      const kind = f.name === 'timestamp' ? 'timestamp' : f.name === 'sequence' ? 'sequence' : 'node';
+      return { name: f.name, bits: f.bits, shift, max: 2 ** f.bits - 1, kind };
+    });
+    return new Layout(name, fields, epochMs, unit);
+  }
+
+  /**
+   * Checks node values: every node field present, an integer in `0 … max`, no unknown
+   * names. Throws `FLURRY_E_NODE_OUT_OF_RANGE` naming the field and its range.
+   *
+   * @example
+   * ```ts
+   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 31 }); // ok
+   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 32 }); // throws: worker must be 0..31
+   * ```
+   */
+  validateNode(node: Record<string, number>): void {
+    if (node === null || typeof node !== 'object') {
+      throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `The node must be an object of node field values: ${this.nodeHint()}.`, {});
+    }
+    for (const key of Object.keys(node)) {
+      const f = this.byName.get(key);
+      if (!f || f.kind !== 'node') {
+        throw new FlurryError(
+          ErrorCode.NODE_OUT_OF_RANGE,
+          `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
+          { field: key, layout: this.name },
+        );
+      }
+    }
+    for (const f of this.nodeFields) {
+      const v = node[f.name];
+      if (v === undefined) {
+        throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `The node value for ${f.name} is missing; give ${f.name} in 0..${f.max}.`, {
+          field: f.name,
+          min: 0,
+          max: f.max,
+        });
+      }
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > f.max) {
+        throw new FlurryError(
+          ErrorCode.NODE_OUT_OF_RANGE,
+          `Node field ${f.name} = ${String(v)} is out of range; ${f.name} is ${f.bits} bits wide, so it must be an integer in 0..${f.max}.`,
+          { field: f.name, value: typeof v === 'number' ? v : String(v), min: 0, max: f.max },
+        );
+      }
+    }
+  }
+
+  /**
+   * The node fields' bits, in position, as one bigint (validates the node first).
+   *
+   * @example `Layout.from('twitter').nodeBits({ datacenter: 1, worker: 1 }) === (1n << 17n) | (1n << 12n)`
+   */
+  nodeBits(node: Record<string, number>): bigint {
+    this.validateNode(node);
+    let bits = 0n;
+    for (const f of this.nodeFields) bits |= BigInt(node[f.name]) << BigInt(f.shift);
+    return bits;
+  }
+
+  /**
+   * The tick (units since the epoch) holding a Unix ms time; may be negative or beyond
+   * `maxTick` (callers check).
+   *
+   * @example `Layout.from('sonyflake').tickOf(Date.UTC(2014, 8, 1, 0, 0, 1)) === 100`
+   */
+  tickOf(unixMs: number): number {
+    return Math.floor((unixMs - this.epochMs) / this.unitMs);
+  }
+
+  /**
+   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws
+   * `FLURRY_E_CLOCK_BEFORE_EPOCH`, `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION`
+   * (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
+   *
+   * @example
+   * ```ts
+   * Layout.from('discord').compose({ unixMs: 1462015105796, sequence: 7, node: { worker: 1, process: 0 } });
+   * // 175928847299117063n
+   * ```
+   */
+  compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
+    const { unixMs, sequence } = parts;
+    if (typeof unixMs !== 'number' || !Number.isFinite(unixMs)) {
+      throw new FlurryError(ErrorCode.INVALID_OPTION, `unixMs must be a finite number of Unix milliseconds, got ${String(unixMs)}.`, { unixMs: String(unixMs) });
+    }
+    const tick = this.tickOf(unixMs);
+    if (tick < 0) {
+      throw new FlurryError(
+        ErrorCode.CLOCK_BEFORE_EPOCH,
+        `Time ${new Date(unixMs).toISOString()} is before the ${this.name} layout's epoch ${new Date(this.epochMs).toISOString()}; IDs can only carry times from the epoch on.`,
+        { unixMs, epochMs: this.epochMs },
+      );
+    }
+    if (tick > this.maxTick) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_EXPIRED,
+        `Time ${new Date(unixMs).toISOString()} is past the ${this.name} layout's end of life ${this.expiresAt.toISOString()}; the ${this.timestampBits}-bit timestamp field cannot hold it.`,
+        { unixMs, expiresAt: this.expiresAt.toISOString() },
+      );
+    }
+    if (typeof sequence !== 'number' || !Number.isInteger(sequence) || sequence < 0 || sequence > this.maxSequence) {
+      throw new FlurryError(ErrorCode.INVALID_OPTION, `sequence = ${String(sequence)} is out of range; it must be an integer in 0..${this.maxSequence}.`, {
+        sequence: String(sequence),
+        max: this.maxSequence,
+      });
+    }
+    return this.composeTick(tick, sequence, this.nodeBits(parts.node));
+  }
+
+  /**
+   * Builds an ID from a tick, a sequence and pre-shifted node bits, without checks (the
+   * generator's building block).
+   *
+   * @example `layout.composeTick(1, 0, layout.nodeBits({ worker: 3 }))`
+   */
+  composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
+    return (BigInt(tick) << BigInt(this.timestampField.shift)) | (BigInt(sequence) << BigInt(this.sequenceField.shift)) | nodeBits;
+  }
+
+  /**
+   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields,
+   * Unix ms and ISO time. Throws `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or
+   * `FLURRY_E_ID_MALFORMED`.
+   *
+   * @example
+   * ```ts
+   * Layout.from('twitter').decode('1541815603606036480').unixMs; // 1656432460105
+   * ```
+   */
+  decode(id: bigint | string | number): DecodedId {
+    const value = parseId(id, this);
+    const fields: Record<string, number> = {};
+    let tick = 0;
+    let sequence = 0;
+    for (const f of this.fields) {
+      const v = Number((value >> BigInt(f.shift)) & ((1n << BigInt(f.bits)) - 1n));
+      if (f.kind === 'timestamp') tick = v;
+      else if (f.kind === 'sequence') sequence = v;
+      else fields[f.name] = v;
+    }
+    const unixMs = this.epochMs + tick * this.unitMs;
+    return { id: value, unixMs, timestamp: new Date(unixMs).toISOString(), sequence, fields };
+  }
+
+  /**
+   * The `--fields` form of this layout, e.g. `timestamp:41,worker:10,sequence:12`.
+   *
+   * @example `Layout.from('leaf').toFieldsString() === 'timestamp:41,worker:10,sequence:12'`
+   */
+  toFieldsString(): string {
+    return this.fields.map((f) => `${f.name}:${f.bits}`).join(',');
+  }
+
+  /**
+   * The spec that rebuilds this layout (plain data, safe to post to a worker thread or
+   * store as JSON).
+   *
+   * @example `Layout.from(Layout.from('twitter').toSpec())`
+   */
+  toSpec(): LayoutSpec {
+    return { name: this.name, fields: this.fields.map((f) => ({ name: f.name, bits: f.bits })), epoch: this.epochMs, unit: this.unit };
+  }
+
+  /**
+   * A key naming the ID space a node of this layout owns: epoch, unit, timestamp and
+   * sequence positions and the node bits. Two layouts that would issue identical IDs for
+   * two node values (e.g. `twitter` datacenter 1/worker 2 and `leaf` worker 34) get the
+   * same key.
+   *
+   * @example `Layout.from('leaf').idSpaceKey(1n << 12n)`
+   */
+  idSpaceKey(nodeBits: bigint): string {
+    const t = this.timestampField;
+    const s = this.sequenceField;
+    return `e${this.epochMs}-u${this.unitMs}-t${t.shift}.${t.bits}-s${s.shift}.${s.bits}-n${nodeBits.toString(16)}`;
+  }
+
+  /**
+   * A JSON-safe summary: fields, epoch, unit, end of life, capacity.
+   *
+   * @example
+   * ```ts
+   * Layout.from('twitter').describe();
+   * // { name: 'twitter', totalBits: 63, epoch: '2010-11-04T01:42:54.657Z', unit: '1ms', expiresAt: '2080-07-10T17:30:30.208Z',
+   * //   nodeCount: 1024, maxIdsPerSecondPerNode: 4096000, … }
+   * ```
+   */
+  describe(): LayoutInfo {
+    return {
+      name: this.name,
+      totalBits: this.totalBits,
+      epoch: new Date(this.epochMs).toISOString(),
+      epochMs: this.epochMs,
+      unit: this.unit,
+      unitMs: this.unitMs,
+      fields: this.fields.map((f) => ({ name: f.name, bits: f.bits, shift: f.shift, kind: f.kind, max: ((1n << BigInt(f.bits)) - 1n).toString() })),
+      spec: this.toFieldsString(),
+      expiresAt: this.expiresAt.toISOString(),
+      signedOverflowAt: this.signedOverflowAt ? this.signedOverflowAt.toISOString() : null,
+      nodeCount: this.nodeCount,
+      maxSequence: this.maxSequence,
+      maxIdsPerSecondPerNode: this.maxIdsPerSecondPerNode,
+      maxId: this.maxId.toString(),
+      safeInteger: this.totalBits <= 53,
+      signed64: this.totalBits <= 63,
+    };
+  }
+
+  private nodeHint(): string {
+    return this.nodeFields.length ? this.nodeFields.map((f) => `${f.name} (0..${f.max})`).join(', ') : 'none (pass {})';
+  }
+}
+
+const presetCache: Partial<Record<PresetName, Layout>> = {};
+
+function parseEpoch(epoch: unknown): number {
+  let ms: number;
+  if (typeof epoch === 'number') ms = epoch;
+  else if (epoch instanceof Date) ms = epoch.getTime();
+  else if (typeof epoch === 'string') {
+    const s = epoch.trim();
+    if (/^\d+$/.test(s)) ms = Number(s);
+    else if (/^\d{4}-\d{2}-\d{2}/.test(s)) ms = Date.parse(s);
+    else ms = Number.NaN;
+  } else ms = Number.NaN;
+  if (!Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_EPOCH,
+      `The epoch ${JSON.stringify(epoch instanceof Date ? String(epoch) : epoch)} is not a valid date; give Unix milliseconds (e.g. 1288834974657) or an ISO date (e.g. 2024-01-01T00:00:00Z), not before 1970.`,
+      { epoch: epoch instanceof Date ? String(epoch) : (epoch as unknown) },
+    );
+  }
+  const now = Date.now();
+  if (ms > now) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_EPOCH,
+      `The epoch ${new Date(ms).toISOString()} is in the future (now ${new Date(now).toISOString()}); IDs would carry negative times. Choose an epoch in the past, e.g. the day you deploy.`,
+      { epochMs: ms, nowMs: now },
+    );
+  }
+  return ms;
+}

@@ -1,0 +1,109 @@
+/**
+ * The plain data types of layouts: the spec a user writes, the fields a layout derives,
+ * a decoded ID and the JSON-safe summary.
+ *
+ * @example
+ * ```ts
+ * const spec: LayoutSpec = {
+ *   name: 'orders',
+ *   epoch: '2024-01-01T00:00:00Z',
+ *   unit: '1ms',
+ *   fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 10 }, { name: 'sequence', bits: 12 }],
+ * };
+ * ```
+ */
+
+/** The resolution of the timestamp field. @example `const u: TimeUnit = '10ms';` */
+export type TimeUnit = '1ms' | '10ms' | '1s';
+
+/** Milliseconds per tick for each {@link TimeUnit}. @example `UNIT_MS['10ms'] === 10` */
+export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
+
+/**
+ * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly
+ * one of each); every other name is a node field.
+ *
+ * @example `const f: FieldSpec = { name: 'datacenter', bits: 5 };`
+ */
+export interface FieldSpec {
+  name: string;
+  bits: number;
+}
+
+/**
+ * A layout as a user writes it: fields from the most significant bit down, the epoch
+ * (Unix ms, an ISO date string or a Date) and the unit (default `1ms`).
+ *
+ * @example
+ * ```ts
+ * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
+ * ```
+ */
+export interface LayoutSpec {
+  name?: string;
+  fields: FieldSpec[];
+  epoch: number | string | Date;
+  unit?: TimeUnit;
+}
+
+/**
+ * A field of a validated layout with its position: the value sits at bits
+ * `shift … shift + bits - 1`. `max` is `2^bits - 1` (exact up to 53 bits).
+ *
+ * @example `layout.fields[0]; // { name: 'timestamp', bits: 41, shift: 22, max: 2199023255551, kind: 'timestamp' }`
+ */
+export interface LayoutField {
+  readonly name: string;
+  readonly bits: number;
+  readonly shift: number;
+  readonly max: number;
+  readonly kind: 'timestamp' | 'sequence' | 'node';
+}
+
+/**
+ * An ID split back into its parts.
+ *
+ * @example
+ * ```ts
+ * Layout.from('discord').decode('175928847299117063');
+ * // { id: 175928847299117063n, unixMs: 1462015105796, timestamp: '2016-04-30T11:18:25.796Z',
+ * //   sequence: 7, fields: { worker: 1, process: 0 } }
+ * ```
+ */
+export interface DecodedId {
+  id: bigint;
+  unixMs: number;
+  /** ISO 8601 form of `unixMs`. */
+  timestamp: string;
+  sequence: number;
+  /** The node fields by name. */
+  fields: Record<string, number>;
+}
+
+/**
+ * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout`
+ * returns). Big values are decimal strings; dates are ISO strings.
+ *
+ * @example `JSON.stringify(Layout.from('twitter').describe())`
+ */
+export interface LayoutInfo {
+  name: string;
+  totalBits: number;
+  epoch: string;
+  epochMs: number;
+  unit: TimeUnit;
+  unitMs: number;
+  fields: Array<{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node'; max: string }>;
+  /** `--fields` form, e.g. `timestamp:41,datacenter:5,worker:5,sequence:12`. */
+  spec: string;
+  expiresAt: string;
+  signedOverflowAt: string | null;
+  nodeCount: number;
+  maxSequence: number;
+  maxIdsPerSecondPerNode: number;
+  maxId: string;
+  /** True when every ID is below 2^53 (exact as a JavaScript number). */
+  safeInteger: boolean;
+  /** True when every ID fits a signed 64-bit integer (SQL BIGINT) for the whole lifetime. */
+  signed64: boolean;
+}
