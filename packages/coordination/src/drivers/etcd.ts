@@ -71,13 +71,27 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/** Where drivers log. Same shape as the registry's logger. */
+/**
+ * Where drivers log. Same shape as the registry's logger (pino fits).
+ *
+ * @example
+ * ```ts
+ * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
+ * ```
+ */
 export interface DriverLogger {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
 
-/** Options of {@link createEtcdDriver} (given by `openRegistry`). */
+/**
+ * Options of {@link createEtcdDriver} (given by `openRegistry`).
+ *
+ * @example
+ * ```ts
+ * const opts: EtcdDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * ```
+ */
 export interface EtcdDriverOptions {
   /** Wall time for the high-water records (the same clock as the generator). */
   clock: Clock;
@@ -86,7 +100,14 @@ export interface EtcdDriverOptions {
   logger?: DriverLogger;
 }
 
-/** A parsed `etcd://` URL. */
+/**
+ * A parsed `etcd://` URL (see {@link parseEtcdUrl}).
+ *
+ * @example
+ * ```ts
+ * parseEtcdUrl('etcd://127.0.0.1:2379/flurry').prefix // '/flurry'
+ * ```
+ */
 export interface EtcdUrl {
   /** `http://h:p` or `https://h:p` for each host. */
   readonly hosts: string[];
@@ -412,6 +433,14 @@ class EtcdDriver implements RegistryDriver {
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
       await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
+      if (err instanceof EtcdLeaseInvalidError) {
+        throw registryError(
+          'UNREACHABLE',
+          `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
+          { url: this.url, namespace: req.namespace },
+          err,
+        );
+      }
       throw this.toError(err, `claim a slot of "${req.namespace}"`);
     }
   }

@@ -61,13 +61,27 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/** Where drivers log. Same shape as the registry's logger. */
+/**
+ * Where drivers log. Same shape as the registry's logger (pino fits).
+ *
+ * @example
+ * ```ts
+ * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
+ * ```
+ */
 export interface DriverLogger {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
 
-/** Options of {@link createRedisDriver} (given by `openRegistry`). */
+/**
+ * Options of {@link createRedisDriver} (given by `openRegistry`).
+ *
+ * @example
+ * ```ts
+ * const opts: RedisDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * ```
+ */
 export interface RedisDriverOptions {
   /** Wall time for the high-water records (the same clock as the generator). */
   clock: Clock;
@@ -76,7 +90,14 @@ export interface RedisDriverOptions {
   logger?: DriverLogger;
 }
 
-/** A parsed `redis://` URL. */
+/**
+ * A parsed `redis://` URL (see {@link parseRedisUrl}).
+ *
+ * @example
+ * ```ts
+ * parseRedisUrl('redis://:pw@127.0.0.1:6379/0').redacted // 'redis://:***@127.0.0.1:6379/0'
+ * ```
+ */
 export interface RedisUrl {
   readonly host: string;
   readonly port: number;
