@@ -242,8 +242,10 @@ class ZooKeeperDriver implements RegistryDriver {
     const doing = `renewing slot ${claim.slot}`;
     if (!st) throw registryError('LEASE_LOST', `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`, { url: this.url, slot: claim.slot });
     const s = st.session;
-    if (s.dead) this.forget(claim.token, st, 'session expired');
-    if (s.dead) throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    if (s.dead) {
+      this.forget(claim.token, st, 'session expired');
+      throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    }
     if (s.state !== 'connected') {
       throw registryError('UNREACHABLE', `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`, { url: this.url, slot: st.slot, namespace: st.namespace });
     }
@@ -267,31 +269,28 @@ class ZooKeeperDriver implements RegistryDriver {
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     const st = this.claims.get(claim.token);
-    if (!st) return; // already released (or never ours): nothing to free
+    if (!st) return; // already released or lost: nothing of ours to free
     this.assertOpen();
     const s = st.session;
     const doing = `releasing slot ${st.slot} of "${st.namespace}"`;
-    if (s.dead) {
-      this.forget(claim.token, st, 'session expired');
-      throw registryError('LEASE_LOST', `${doing} at ${this.url}: the ZooKeeper session had expired, so the slot was already free (and may be held by another process); the final high-water mark was not stored`, { url: this.url, slot: st.slot, namespace: st.namespace });
-    }
+    const lost = (why: string): void => {
+      this.forget(claim.token, st);
+      this.opts.logger?.warn({ url: this.url, namespace: st.namespace, slot: st.slot, reason: why }, 'ZooKeeper release: the slot was no longer ours; the final high-water mark was not stored');
+    };
     const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
-    if (!(await s.waitConnected(opT))) {
-      if (s.dead) this.forget(claim.token, st, 'session expired');
-      throw registryError(s.dead ? 'LEASE_LOST' : 'UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is ${s.dead ? 'reachable again but the session expired' : 'unreachable'}; the slot is freed when the session times out`, { url: this.url, slot: st.slot, namespace: st.namespace });
+    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
+      throw registryError('UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is unreachable; the slot is freed when the session times out`, { url: this.url, slot: st.slot, namespace: st.namespace });
     }
+    if (s.dead) return lost('session expired');
     try {
       const stat = await s.exists(st.slotPath, opT);
-      if (!s.owns(stat)) {
-        this.forget(claim.token, st, 'slot node gone');
-        throw registryError('LEASE_LOST', `${doing} at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; nothing to release`, { url: this.url, slot: st.slot, namespace: st.namespace });
-      }
+      if (!s.owns(stat)) return lost(stat ? 'slot node owned by another session' : 'slot node gone');
       await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), true, opT, st.slotPath);
       this.forget(claim.token, st);
       this.opts.logger?.info({ url: this.url, namespace: st.namespace, slot: st.slot, highWaterMs: st.hwStored }, 'released ZooKeeper slot');
     } catch (err) {
       const e = zkFailure(err, this.url, doing);
-      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
+      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
       throw e;
     }
   }
