@@ -346,6 +346,20 @@ export class Alphabet {
     out[1] = lo;
   }
 
+  /**
+   * The value of the digit with UTF-16 code `code`, or -1 when it is not a digit (aliases
+   * and case folding included).
+   *
+   * @example
+   * ```ts
+   * base62.digitValue('z'.charCodeAt(0)); // 61
+   * base62.digitValue('-'.charCodeAt(0)); // -1
+   * ```
+   */
+  digitValue(code: number): number {
+    return code < 128 ? this.values[code] : -1;
+  }
+
   /** Lists the accepted digits for an error message. */
   describeAlphabet(): string {
     return `the ${this.name} digits "${this.chars}"`;

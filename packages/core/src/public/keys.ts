@@ -1,0 +1,258 @@
+/**
+ * Public-ID keys: 256-bit secrets with a one-character key ID, written as
+ * `fk1_<keyId>_<43 base64url characters>` (e.g. for `FLURRY_PUBLIC_KEY`).
+ *
+ * - The key ID is one character of the base58 alphabet (which is also valid base62), so it
+ *   can lead every public ID and select the key on decoding: rotation keeps old links
+ *   working as long as the old key stays in the keyring.
+ * - A keyring is a comma- (or whitespace-) separated list; the **first** key is the current
+ *   one (used for encoding), the others only decode. Key IDs must differ within a ring.
+ * - Key objects never reveal their secret through `toString`, `JSON.stringify`,
+ *   `util.inspect`/`console.log` or error messages; only {@link PublicIdKey.export} does.
+ *
+ * @example
+ * ```ts
+ * import { generateKey, parseKeys } from '@flurry/core/public';
+ * const text = generateKey('A');     // 'fk1_A_…' — store it as a secret
+ * const [key] = parseKeys(text);
+ * String(key);                       // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'
+ * ```
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { BASE58_ALPHABET } from '../codecs/formats.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+
+const KEY_PREFIX = 'fk1_';
+const KEY_PATTERN = /^fk1_([1-9A-HJ-NP-Za-km-z])_([A-Za-z0-9_-]{43})$/;
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/** Key material held out of reach of enumeration, JSON and inspection. */
+const secrets = new WeakMap<PublicIdKey, Uint8Array>();
+
+function invalid(message: string, details: Record<string, unknown> = {}): FlurryError {
+  return new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, message, details);
+}
+
+/**
+ * One public-ID key: its one-character `id` and a 256-bit secret that is never printed.
+ *
+ * @example
+ * ```ts
+ * const key = PublicIdKey.generate('B');
+ * key.id;                 // 'B'
+ * JSON.stringify(key);    // '{"id":"B","fingerprint":"…","secret":"[redacted]"}'
+ * process.env.FLURRY_PUBLIC_KEY = key.export(); // the only way to get the secret out
+ * ```
+ */
+export class PublicIdKey {
+  /** The key ID: one base58 character, the first character of every public ID made with it. */
+  readonly id: string;
+  /** A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs. */
+  readonly fingerprint: string;
+
+  private constructor(id: string, secret: Uint8Array) {
+    this.id = id;
+    secrets.set(this, secret);
+    this.fingerprint = createHash('sha256').update('flurry/public-key-fingerprint/v1').update(secret).digest('hex').slice(0, 12);
+    Object.freeze(this);
+  }
+
+  /**
+   * Parses `fk1_<keyId>_<base64url>`; surrounding whitespace is ignored. Errors are
+   * `FLURRY_E_PUBLIC_KEY_INVALID` and never echo the secret.
+   *
+   * @example
+   * ```ts
+   * PublicIdKey.parse(process.env.FLURRY_PUBLIC_KEY!.split(',')[0]);
+   * ```
+   */
+  static parse(text: string): PublicIdKey {
+    if (typeof text !== 'string') throw invalid(`A public-ID key must be a string of the form fk1_<keyId>_<43 base64url characters>, got a ${typeof text}.`);
+    const t = text.trim();
+    const m = KEY_PATTERN.exec(t);
+    if (!m) {
+      const why = !t.startsWith(KEY_PREFIX)
+        ? 'it does not start with "fk1_"'
+        : t.length !== 49
+          ? `it is ${t.length} characters long, a key is 49`
+          : 'its key ID must be one base58 character and its secret 43 base64url characters';
+      throw invalid(
+        `A public-ID key must look like fk1_<keyId>_<43 base64url characters> (from "flurry key new"), but ${why}. The key is not shown here because it is a secret.`,
+        { length: t.length },
+      );
+    }
+    const secret = new Uint8Array(Buffer.from(m[2], 'base64url'));
+    if (secret.length !== 32 || Buffer.from(secret).toString('base64url') !== m[2]) {
+      throw invalid('A public-ID key secret must be exactly 32 bytes in canonical base64url (43 characters); regenerate it with "flurry key new".');
+    }
+    return new PublicIdKey(m[1], secret);
+  }
+
+  /**
+   * A new random key (256 bits from `crypto.randomBytes`). Without `id`, a random base58
+   * character; pass one that differs from the keys still in your keyring when rotating.
+   *
+   * @example
+   * ```ts
+   * PublicIdKey.generate().export(); // 'fk1_7_…'
+   * ```
+   */
+  static generate(id?: string): PublicIdKey {
+    let keyId: string;
+    if (id === undefined) keyId = BASE58_ALPHABET[randomBytes(1)[0] % BASE58_ALPHABET.length];
+    else if (typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id)) keyId = id;
+    else {
+      throw invalid(`A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`, {
+        keyId: String(id),
+      });
+    }
+    return new PublicIdKey(keyId, new Uint8Array(randomBytes(32)));
+  }
+
+  /**
+   * The full secret string `fk1_<keyId>_<base64url>`, for storing the key. Treat the result
+   * as a secret.
+   *
+   * @example
+   * ```ts
+   * fs.writeFileSync('public-id.key', key.export() + '\n', { mode: 0o600 });
+   * ```
+   */
+  export(): string {
+    return `${KEY_PREFIX}${this.id}_${Buffer.from(this.secretBytes()).toString('base64url')}`;
+  }
+
+  /**
+   * The raw 32 secret bytes (a copy), for the cipher.
+   *
+   * @example
+   * ```ts
+   * FeistelPermutation.fromSecret(key.secretBytes(), 64);
+   * ```
+   */
+  secretBytes(): Uint8Array {
+    return new Uint8Array(secrets.get(this) as Uint8Array);
+  }
+
+  /** A redacted description. @example `String(key) // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'` */
+  toString(): string {
+    return `PublicIdKey(${this.id}, fingerprint ${this.fingerprint}, secret redacted)`;
+  }
+
+  /** A redacted JSON form. @example `JSON.stringify(key) // '{"id":"A","fingerprint":"…","secret":"[redacted]"}'` */
+  toJSON(): { id: string; fingerprint: string; secret: string } {
+    return { id: this.id, fingerprint: this.fingerprint, secret: '[redacted]' };
+  }
+
+  /** Redacted output for `util.inspect` and `console.log`. @example `console.log(key) // PublicIdKey(A, fingerprint …, secret redacted)` */
+  [INSPECT](): string {
+    return this.toString();
+  }
+}
+
+/**
+ * Generates a new key and returns its secret string `fk1_<keyId>_<base64url>` (what
+ * `flurry key new` prints).
+ *
+ * @example
+ * ```ts
+ * generateKey();    // 'fk1_q_…' (random key ID)
+ * generateKey('B'); // 'fk1_B_…'
+ * ```
+ */
+export function generateKey(keyId?: string): string {
+  return PublicIdKey.generate(keyId).export();
+}
+
+/**
+ * Parses a keyring: one or more keys separated by commas, whitespace or new lines (lines
+ * starting with `#` are comments). Accepts strings, arrays of strings and key objects.
+ * Empty rings and duplicate key IDs are `FLURRY_E_PUBLIC_KEY_INVALID`. The first key is
+ * the current one.
+ *
+ * @example
+ * ```ts
+ * parseKeys('fk1_B_…,fk1_A_…').map((k) => k.id); // ['B', 'A']
+ * ```
+ */
+export function parseKeys(input: string | PublicIdKey | readonly (string | PublicIdKey)[]): PublicIdKey[] {
+  const items = Array.isArray(input) ? input : [input as string | PublicIdKey];
+  const keys: PublicIdKey[] = [];
+  for (const item of items) {
+    if (item instanceof PublicIdKey) keys.push(item);
+    else if (typeof item === 'string') {
+      const tokens = item
+        .split(/\r?\n/)
+        .filter((line) => !line.trimStart().startsWith('#'))
+        .join('\n')
+        .split(/[\s,]+/)
+        .filter((s) => s.length > 0);
+      tokens.forEach((tok, i) => {
+        try {
+          keys.push(PublicIdKey.parse(tok));
+        } catch (e) {
+          if (e instanceof FlurryError) {
+            throw new FlurryError(e.code, `Keyring entry ${keys.length + 1}: ${e.message}`, { ...e.details, entry: keys.length + 1, token: i + 1 });
+          }
+          throw e;
+        }
+      });
+    } else throw invalid(`A keyring must be a string, a PublicIdKey or an array of them, got a ${typeof item}.`);
+  }
+  if (keys.length === 0) {
+    throw invalid('The public-ID keyring is empty; set FLURRY_PUBLIC_KEY (or pass keys) to keys made with "flurry key new", the current key first.');
+  }
+  const seen = new Map<string, number>();
+  keys.forEach((k, i) => {
+    const prev = seen.get(k.id);
+    if (prev !== undefined) {
+      throw invalid(
+        `Keyring entries ${prev + 1} and ${i + 1} share the key ID "${k.id}"; a public ID names its key by this one character, so IDs must differ. Generate the new key with another ID (flurry key new --id X).`,
+        { keyId: k.id },
+      );
+    }
+    seen.set(k.id, i);
+  });
+  return keys;
+}
+
+/**
+ * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#`
+ * comments allowed). A missing file is `FLURRY_E_PUBLIC_KEY_INVALID`.
+ *
+ * @example
+ * ```ts
+ * const keys = loadKeysFromFile('/run/secrets/flurry-public-ids');
+ * ```
+ */
+export function loadKeysFromFile(path: string): PublicIdKey[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, `Cannot read the public-ID key file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`, {
+      path,
+    });
+  }
+  return parseKeys(text);
+}
+
+/**
+ * Loads the keyring from the environment: `FLURRY_PUBLIC_KEY` (comma-separated, current
+ * key first) or else the file named by `FLURRY_PUBLIC_KEY_FILE`. Returns `[]` when neither
+ * is set (public IDs disabled); a set but malformed value is an error.
+ *
+ * @example
+ * ```ts
+ * const keys = loadKeysFromEnv();
+ * if (keys.length) codec = PublicIdCodec.create({ keys, bits: layout.totalBits });
+ * ```
+ */
+export function loadKeysFromEnv(env: Record<string, string | undefined> = process.env): PublicIdKey[] {
+  const inline = env.FLURRY_PUBLIC_KEY;
+  if (inline !== undefined && inline.trim() !== '') return parseKeys(inline);
+  const file = env.FLURRY_PUBLIC_KEY_FILE;
+  if (file !== undefined && file.trim() !== '') return loadKeysFromFile(file.trim());
+  return [];
+}
