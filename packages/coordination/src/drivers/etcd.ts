@@ -15,8 +15,9 @@
  *   free one). Right after winning, the high-water record is rewritten as *unclean* with a mark
  *   of at least the claimer's wall clock, so a holder that dies before its first renewal still
  *   leaves a floor for the next one.
- * - **renew**: one keep-alive on the lease (a response with TTL 0 means the lease is gone),
- *   then a transaction `if lease(slot) == ours then put(hw)`. Either failing → `FLURRY_E_LEASE_LOST`;
+ * - **renew**: one keep-alive on the lease (a response with TTL 0 means the lease is gone) and,
+ *   concurrently, a transaction `if lease(slot) == ours then put(hw)`; both must succeed. Either
+ *   saying no → `FLURRY_E_LEASE_LOST`;
  *   a network failure or a timeout → `FLURRY_E_REGISTRY_UNREACHABLE`. etcd3's automatic keep-alive
  *   is never used: the lease manager drives renewals so that its fencing deadline is exact.
  * - **release**: a transaction `if lease(slot) == ours then put(hw, clean) + delete(slot)`, then the
@@ -565,38 +566,38 @@ class EtcdDriver implements RegistryDriver {
       );
     }
     const call = this.deadline(opts.ttlMs);
-    try {
-      const ttl = await this.keepAliveOnce(s.leaseId, call.deadline);
-      if (ttl <= 0) {
-        this.states.delete(claim.token);
-        throw registryError(
-          'LEASE_LOST',
-          `the etcd lease of slot ${claim.slot} in "${s.namespace}" expired or was revoked (etcd ${this.url}); stop issuing and claim again`,
-          { url: this.url, slot: claim.slot, namespace: s.namespace },
-        );
-      }
-      const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
-      const slotKey = enc(this.slotKey(s.namespace, s.slot));
-      const res = await this.client.kv.txn(
+    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    const slotKey = enc(this.slotKey(s.namespace, s.slot));
+    // The keep-alive and the fenced write run concurrently (one round trip instead of two). Both
+    // must succeed: the write proves the slot key is still attached to our lease, the keep-alive
+    // (answered after the renewal started) moves that lease's expiry to at least start + TTL.
+    const [alive, written] = await Promise.allSettled([
+      this.keepAliveOnce(s.leaseId, call.deadline),
+      this.client.kv.txn(
         {
           compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
           success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
           failure: [{ request_range: { key: slotKey } }],
         },
         call,
+      ),
+    ]);
+    const lost = (why: string): FlurryError => {
+      this.states.delete(claim.token);
+      return registryError(
+        'LEASE_LOST',
+        `slot ${claim.slot} of "${s.namespace}" in etcd at ${this.url} ${why}; stop issuing and claim again`,
+        { url: this.url, slot: claim.slot, namespace: s.namespace },
       );
-      if (!res.succeeded) {
-        this.states.delete(claim.token);
-        const other = res.responses[0]?.response_range?.kvs[0];
-        throw registryError(
-          'LEASE_LOST',
-          `slot ${claim.slot} of "${s.namespace}" in etcd at ${this.url} is ${other ? 'held by another lease' : 'no longer claimed'}; stop issuing and claim again`,
-          { url: this.url, slot: claim.slot, namespace: s.namespace },
-        );
-      }
-    } catch (err) {
-      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    };
+    // Definite answers first: the lease is gone or the key is not ours.
+    if (alive.status === 'fulfilled' && alive.value <= 0) throw lost('lost its lease (expired or revoked)');
+    if (written.status === 'fulfilled' && !written.value.succeeded) {
+      throw lost(written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed');
     }
+    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) throw lost('lost its lease (expired or revoked)');
+    const failure = alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
+    if (failure !== undefined) throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
   }
 
   /**
