@@ -1,0 +1,422 @@
+/**
+ * The embedded file registry: node-ID leases for the processes of one machine, kept in a
+ * directory (default `$XDG_STATE_HOME/flurry/registry`). No server, no locks that a
+ * crashed process could leave behind, and never two winners.
+ *
+ * ## On disk
+ * ```
+ * <dir>/<cluster>[/<field>-<value>…]/slots/<slot>/
+ *   g0000000007.lease   one file per lease *generation* of the slot (JSON: holder, token,
+ *                       state held|released|aborted, expiry on the host's monotonic clock
+ *                       and boot ID, expiry in wall ms (informational), high-water mark)
+ *   hw                  the slot's high-water mark, kept across releases
+ * ```
+ *
+ * ## Protocol
+ * Generations are created only with an atomic `link(tmp, gN)`, which fails if `gN`
+ * exists, so at most one process ever creates a given generation, and each file is
+ * written complete. The *current* lease of a slot is its highest generation that is not
+ * `aborted`; only the creator of a generation ever writes its file afterwards
+ * (renewals and release replace it atomically with `rename`).
+ * - **Claim** a slot whose current lease is released or expired (or that has none):
+ *   create generation `H+1` (H = highest existing), then read the previous lease again.
+ *   If it was renewed in between, mark ours `aborted` and move on.
+ * - **Renew**: check our token, write the new expiry, then look for a higher generation
+ *   that is not aborted; if there is one, the lease was taken: `FLURRY_E_LEASE_LOST`.
+ * The two sides write first and read second (Dekker): either the taker sees the renewal
+ * (and withdraws) or the renewer sees the taker (and fences). A holder paused past its
+ * deadline that wakes and renews therefore fails. Expiry is judged on the kernel's
+ * monotonic clock (the same one `performance.now()` uses), never on wall time, so NTP
+ * steps cannot expire a live lease early; records from an earlier boot are expired.
+ *
+ * Generations older than the previous lease are deleted by the next claimer; their marks
+ * are carried into each new generation. Records and the `hw` file are flushed to disk
+ * (`fdatasync`) before they replace the old ones, so the marks survive a power loss.
+ *
+ * @example
+ * ```ts
+ * const driver = createFileDriver('/var/lib/flurry/registry', { clock: systemClock });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { ManualClock, type Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { registryError } from '../errors.js';
+import { bootId, hostMonotonicMs } from '../host-clock.js';
+import { writeFileAtomic } from '../state-dir.js';
+
+/** Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's. */
+export interface LeaseTimeSource {
+  /** Monotonic ms shared by every process using the directory. */
+  monotonic(): number;
+  /** Identifies the monotonic clock's epoch (the boot); records from another are expired. */
+  readonly boot: string;
+}
+
+/** Options of {@link createFileDriver}. */
+export interface FileDriverOptions {
+  /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
+  clock: Clock;
+  /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
+  time?: LeaseTimeSource;
+}
+
+/** A claim made by the file driver (the manager passes it back unchanged). */
+export interface FileClaim extends Claim {
+  /** The slot's directory. */
+  readonly dir: string;
+  /** The lease generation. */
+  readonly gen: number;
+}
+
+interface LeaseRecord {
+  v: 1;
+  gen: number;
+  slot: number;
+  state: 'held' | 'released' | 'aborted';
+  holder: HolderInfo;
+  token: string;
+  boot: string;
+  expiresMono: number;
+  expiresAtMs: number;
+  highWaterMs: number;
+  updatedAtMs: number;
+}
+
+type ReadResult = { kind: 'ok'; rec: LeaseRecord } | { kind: 'missing' } | { kind: 'corrupt'; why: string };
+
+const GEN_RE = /^g(\d{10})\.lease$/;
+const SEGMENT_RE = /^[A-Za-z0-9_.-]{1,80}$/;
+const manualBoots = new WeakMap<Clock, string>();
+
+function genName(gen: number): string {
+  return `g${String(gen).padStart(10, '0')}.lease`;
+}
+
+function isKernelBoot(b: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
+}
+
+/**
+ * The default time source for a clock: a `ManualClock`'s own monotonic time (tests in one
+ * process), otherwise the host's monotonic clock and boot ID.
+ *
+ * @example
+ * ```ts
+ * timeSourceFor(systemClock).boot; // the kernel boot ID
+ * ```
+ */
+export function timeSourceFor(clock: Clock): LeaseTimeSource {
+  if (clock instanceof ManualClock) {
+    let boot = manualBoots.get(clock);
+    if (!boot) {
+      boot = `manual-${randomBytes(6).toString('hex')}`;
+      manualBoots.set(clock, boot);
+    }
+    return { monotonic: () => clock.monotonic(), boot };
+  }
+  return { monotonic: hostMonotonicMs, boot: bootId() };
+}
+
+class FileDriver implements RegistryDriver {
+  readonly kind = 'file';
+  readonly url: string;
+  private closed = false;
+  private readonly time: LeaseTimeSource;
+
+  constructor(
+    private readonly root: string,
+    private readonly clock: Clock,
+    time: LeaseTimeSource | undefined,
+  ) {
+    this.url = `file:${root}`;
+    this.time = time ?? timeSourceFor(clock);
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw registryError('CLOSED', `the file registry ${this.url} was closed`, { url: this.url });
+  }
+
+  private nsDir(namespace: string): string {
+    const parts = namespace.split('/');
+    if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
+      throw registryError('OPTION', `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`, { namespace });
+    }
+    return path.join(this.root, ...parts);
+  }
+
+  private expired(rec: LeaseRecord): boolean {
+    if (rec.boot === this.time.boot) return this.time.monotonic() >= rec.expiresMono;
+    if (isKernelBoot(rec.boot) && isKernelBoot(this.time.boot)) return true; // another boot: its processes are gone
+    return this.clock.now() >= rec.expiresAtMs; // no shared monotonic clock: fall back to wall time
+  }
+
+  private free(r: ReadResult): boolean {
+    return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
+  }
+
+  private read(dir: string, gen: number): ReadResult {
+    let text: string;
+    try {
+      text = readFileSync(path.join(dir, genName(gen)), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+      throw this.ioError(e, `read ${path.join(dir, genName(gen))}`);
+    }
+    try {
+      const rec = JSON.parse(text) as LeaseRecord;
+      if (rec.v !== 1 || rec.gen !== gen || typeof rec.token !== 'string' || typeof rec.expiresMono !== 'number') {
+        return { kind: 'corrupt', why: 'unexpected fields' };
+      }
+      return { kind: 'ok', rec };
+    } catch (e) {
+      return { kind: 'corrupt', why: (e as Error).message };
+    }
+  }
+
+  private gens(dir: string): number[] {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw this.ioError(e, `list ${dir}`);
+    }
+    const out: number[] = [];
+    for (const n of names) {
+      const m = GEN_RE.exec(n);
+      if (m) out.push(Number(m[1]));
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  private readHw(dir: string): number {
+    try {
+      const v = JSON.parse(readFileSync(path.join(dir, 'hw'), 'utf8')) as { highWaterMs?: unknown };
+      return typeof v.highWaterMs === 'number' && Number.isFinite(v.highWaterMs) ? v.highWaterMs : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  private writeRecord(dir: string, rec: LeaseRecord): void {
+    writeFileAtomic(path.join(dir, genName(rec.gen)), JSON.stringify(rec) + '\n');
+  }
+
+  private ioError(e: unknown, doing: string): Error {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS') {
+      return registryError('UNREACHABLE', `${this.url}: cannot ${doing}: ${err.message}. Give this user write access to the directory or choose another with --registry file:/path`, { url: this.url, errno: err.code }, e);
+    }
+    return registryError('UNREACHABLE', `${this.url}: cannot ${doing}: ${err.message}`, { url: this.url, errno: err.code }, e);
+  }
+
+  /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
+  private tryClaim(dir: string, slot: number, req: ClaimRequest): FileClaim | { held: string } {
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw this.ioError(e, `create ${dir}`);
+    }
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const gens = this.gens(dir);
+      const highest = gens.length ? gens[gens.length - 1] : 0;
+      let mark = this.readHw(dir);
+      let prev: { gen: number; rec: LeaseRecord } | undefined;
+      let corrupt: string | undefined;
+      for (let i = gens.length - 1; i >= 0; i--) {
+        const r = this.read(dir, gens[i]);
+        if (r.kind === 'missing') continue;
+        if (r.kind === 'corrupt') {
+          if (!prev && !corrupt) corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
+          continue;
+        }
+        if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
+        if (!prev && !corrupt && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
+      }
+      if (corrupt) return { held: corrupt };
+      if (prev && !this.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, this.time) };
+      const gen = highest + 1;
+      const token = `${gen}.${randomBytes(12).toString('hex')}`;
+      const now = this.clock.now();
+      const rec: LeaseRecord = {
+        v: 1, gen, slot, state: 'held', holder: req.holder, token, boot: this.time.boot,
+        expiresMono: this.time.monotonic() + req.ttlMs, expiresAtMs: now + req.ttlMs, highWaterMs: mark, updatedAtMs: now,
+      };
+      const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
+      try {
+        writeFileAtomic(tmp, JSON.stringify(rec) + '\n');
+        linkSync(tmp, path.join(dir, genName(gen)));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
+        throw this.ioError(e, `create ${path.join(dir, genName(gen))}`);
+      } finally {
+        try { unlinkSync(tmp); } catch { /* gone */ }
+      }
+      let releasedCleanly = true;
+      if (prev) {
+        // Dekker: we wrote (our generation), now read the previous lease again.
+        const again = this.read(dir, prev.gen);
+        if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !this.free(again)) {
+          this.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: this.clock.now() });
+          return { held: again.kind === 'ok' ? describeHolder(again.rec, this.time) : `a racing claim of slot ${slot}` };
+        }
+        releasedCleanly = again.rec.state === 'released';
+        if (again.rec.highWaterMs > mark) {
+          mark = again.rec.highWaterMs;
+          this.writeRecord(dir, { ...rec, highWaterMs: mark });
+        }
+        for (const g of gens) {
+          if (g >= prev.gen) break;
+          try { unlinkSync(path.join(dir, genName(g))); } catch { /* already gone */ }
+        }
+      } else if (gens.length) {
+        // Only aborted generations: they never issued; the slot's history is in `hw`.
+        releasedCleanly = true;
+      }
+      return { slot, token, highWaterMs: mark, releasedCleanly, dir, gen };
+    }
+    return { held: `slot ${slot} is contended by other claimers` };
+  }
+
+  async claim(req: ClaimRequest): Promise<Claim> {
+    this.checkOpen();
+    if (!Number.isInteger(req.slots) || req.slots < 1) throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
+    const ns = this.nsDir(req.namespace);
+    const slotsDir = path.join(ns, 'slots');
+    let existing: Set<number>;
+    try {
+      mkdirSync(slotsDir, { recursive: true });
+      existing = new Set(readdirSync(slotsDir).filter((n) => /^\d+$/.test(n)).map(Number));
+    } catch (e) {
+      throw this.ioError(e, `create ${slotsDir}`);
+    }
+    const held: { slot: number; holder: string }[] = [];
+    const order: number[] = [];
+    const pref = req.preferredSlot;
+    if (pref !== undefined && Number.isInteger(pref) && pref >= 0 && pref < req.slots) order.push(pref);
+    const tried = new Set<number>(order);
+    const visit = (slot: number): FileClaim | undefined => {
+      const r = this.tryClaim(path.join(slotsDir, String(slot)), slot, req);
+      if ('held' in r) {
+        held.push({ slot, holder: r.held });
+        return undefined;
+      }
+      return r;
+    };
+    for (const s of order) {
+      const c = visit(s);
+      if (c) return c;
+    }
+    // Existing slot directories first (recycling), in order; then the first fresh one.
+    const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
+    for (const s of sorted) {
+      tried.add(s);
+      const c = visit(s);
+      if (c) return c;
+    }
+    for (let s = 0; s < req.slots; s++) {
+      if (tried.has(s)) continue;
+      tried.add(s);
+      const c = visit(s);
+      if (c) return c;
+      if (held.length >= req.slots) break;
+    }
+    const list = held.slice(0, 10).map((h) => `slot ${h.slot}: ${h.holder}`).join('; ');
+    throw registryError(
+      'EXHAUSTED',
+      `all ${req.slots} node IDs of "${req.namespace}" in ${this.url} are held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
+        'Stop a holder, wait for crashed holders\' leases to expire, or use a layout with more node bits.',
+      { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
+    );
+  }
+
+  private own(claim: Claim): { dir: string; gen: number } {
+    const c = claim as Partial<FileClaim>;
+    if (typeof c.dir !== 'string' || typeof c.gen !== 'number') {
+      throw registryError('LEASE_LOST', `${this.url}: the claim was not made by this file registry`, { url: this.url });
+    }
+    return { dir: c.dir, gen: c.gen };
+  }
+
+  /** True when a generation above `gen` exists that is not aborted (or cannot be read). */
+  private superseded(dir: string, gen: number): boolean {
+    for (const g of this.gens(dir)) {
+      if (g <= gen) continue;
+      const r = this.read(dir, g);
+      if (r.kind === 'ok' && r.rec.state === 'aborted') continue;
+      return true;
+    }
+    return false;
+  }
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.checkOpen();
+    const { dir, gen } = this.own(claim);
+    const r = this.read(dir, gen);
+    const lost = (why: string): Error =>
+      registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, { url: this.url, slot: claim.slot });
+    if (r.kind !== 'ok' || r.rec.token !== claim.token) throw lost('its record is gone or belongs to another holder');
+    if (r.rec.state !== 'held') throw lost(`it was ${r.rec.state}`);
+    if (this.expired(r.rec)) throw lost('it expired');
+    const now = this.clock.now();
+    const rec: LeaseRecord = {
+      ...r.rec,
+      expiresMono: this.time.monotonic() + opts.ttlMs,
+      expiresAtMs: now + opts.ttlMs,
+      highWaterMs: Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0),
+      updatedAtMs: now,
+    };
+    try {
+      this.writeRecord(dir, rec);
+    } catch (e) {
+      throw this.ioError(e, `write ${path.join(dir, genName(gen))}`);
+    }
+    // Dekker: we wrote, now look for a taker.
+    if (this.superseded(dir, gen)) throw lost('another process took it over after it expired');
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    this.checkOpen();
+    const { dir, gen } = this.own(claim);
+    const r = this.read(dir, gen);
+    if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
+    if (this.superseded(dir, gen)) return;
+    const mark = Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0);
+    try {
+      const hw = this.readHw(dir);
+      if (mark > hw) writeFileAtomic(path.join(dir, 'hw'), JSON.stringify({ highWaterMs: mark, at: new Date(this.clock.now()).toISOString() }) + '\n');
+      this.writeRecord(dir, { ...r.rec, state: 'released', highWaterMs: mark, updatedAtMs: this.clock.now() });
+    } catch (e) {
+      throw this.ioError(e, `release slot ${claim.slot}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
+  const h = rec.holder ?? ({} as HolderInfo);
+  const left = rec.boot === time.boot ? `, expires in ${Math.max(0, Math.round(rec.expiresMono - time.monotonic()))} ms` : '';
+  return `${h.id ?? '?'} (host ${h.hostname ?? '?'}, pid ${h.pid ?? '?'}${h.address ? `, ${h.address}` : ''}${left})`;
+}
+
+/**
+ * Opens the file registry in `dir` (created on first claim).
+ *
+ * @example
+ * ```ts
+ * const driver = createFileDriver('/tmp/flurry-registry', { clock: systemClock });
+ * ```
+ */
+export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
+  if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
+    throw registryError('URL_INVALID', `the file registry needs an absolute directory; got ${JSON.stringify(dir)} (use file:/abs/dir or file: for the default)`, { dir });
+  }
+  return new FileDriver(path.normalize(dir), opts.clock, opts.time);
+}

@@ -1,0 +1,146 @@
+/**
+ * Static node IDs: `static:N` (given by hand) and `k8s:` (the ordinal of a Kubernetes
+ * StatefulSet pod, `orders-3` → 3, read from `$POD_NAME` or `$HOSTNAME`).
+ *
+ * There is no engine, so nothing can tell two processes apart: **uniqueness relies on the
+ * operator** giving every process its own number (a StatefulSet does that for you, as
+ * long as `replicas` fits the layout). The lease never expires (its deadline is infinite,
+ * so pauses do not fence) and claims always succeed for a slot inside the layout.
+ *
+ * The high-water mark is kept, best effort, in a local file
+ * (`<stateDir>/static/<namespace>/<slot>.json`, written at every renewal and at release),
+ * so a restarted process on the same disk does not issue below what it issued before even
+ * if its clock went back. On a pod without a persistent volume the mark is lost with the
+ * pod: then only the clock protects a new incarnation (keep NTP on).
+ *
+ * @example
+ * ```ts
+ * const driver = createStaticDriver({ kind: 'k8s', slot: k8sOrdinal(process.env), source: 'HOSTNAME=orders-3', clock: systemClock });
+ * ```
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
+import { registryError } from '../errors.js';
+import type { StaticAssignment } from '../lease-manager.js';
+import { writeFileAtomic } from '../state-dir.js';
+
+/** Options of {@link createStaticDriver}. */
+export interface StaticDriverOptions {
+  /** `'static'` or `'k8s'`. */
+  kind: 'static' | 'k8s';
+  /** The slot (node ID) given by hand or derived from the pod name. */
+  slot: number;
+  /** Where the number came from, for messages (e.g. `static:3`, `HOSTNAME=orders-3`). */
+  source: string;
+  /** Directory for the local high-water file; no persistence when undefined. */
+  stateDir?: string;
+  clock: Clock;
+}
+
+/**
+ * Parses a StatefulSet pod name's ordinal: `name-3` → 3. Reads `$POD_NAME`, then
+ * `$HOSTNAME`; throws `FLURRY_E_REGISTRY_STATIC_NODE` when neither ends in `-<digits>`.
+ *
+ * @example
+ * ```ts
+ * k8sOrdinal({ HOSTNAME: 'orders-12' }); // { slot: 12, source: 'HOSTNAME=orders-12' }
+ * ```
+ */
+export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number; source: string } {
+  for (const name of ['POD_NAME', 'HOSTNAME'] as const) {
+    const v = env[name];
+    if (!v) continue;
+    const m = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-(\d{1,9})$/.exec(v.trim());
+    if (m) return { slot: Number(m[2]), source: `${name}=${v.trim()}` };
+  }
+  throw registryError(
+    'STATIC_NODE',
+    `k8s: needs a StatefulSet pod name ending in its ordinal (e.g. "orders-3") in $POD_NAME or $HOSTNAME; ` +
+      `got POD_NAME=${JSON.stringify(env.POD_NAME ?? null)}, HOSTNAME=${JSON.stringify(env.HOSTNAME ?? null)}. ` +
+      'Run in a StatefulSet (set POD_NAME from metadata.name) or use static:N.',
+    { POD_NAME: env.POD_NAME ?? null, HOSTNAME: env.HOSTNAME ?? null },
+  );
+}
+
+class StaticDriver implements RegistryDriver, StaticAssignment {
+  readonly kind: 'static' | 'k8s';
+  readonly url: string;
+  readonly staticAssignment = true;
+  private persist: boolean;
+  private closed = false;
+
+  constructor(private readonly o: StaticDriverOptions) {
+    this.kind = o.kind;
+    this.url = o.kind === 'static' ? `static:${o.slot}` : 'k8s:';
+    this.persist = o.stateDir !== undefined;
+  }
+
+  private file(namespace: string, slot: number): string | undefined {
+    if (!this.o.stateDir) return undefined;
+    return path.join(this.o.stateDir, 'static', ...namespace.split('/'), `${slot}.json`);
+  }
+
+  async claim(req: ClaimRequest): Promise<Claim> {
+    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed`, { url: this.url });
+    const slot = this.o.slot;
+    if (!Number.isInteger(slot) || slot < 0 || slot >= req.slots) {
+      throw registryError(
+        'STATIC_NODE',
+        `${this.o.source} gives node ID ${slot}, but the layout leaves ${req.slots} node IDs in "${req.namespace}" (0 to ${req.slots - 1}); ` +
+          (this.kind === 'k8s' ? 'lower the StatefulSet replicas or widen the node field' : 'pick a number in range'),
+        { url: this.url, slot, slots: req.slots, source: this.o.source },
+      );
+    }
+    let highWaterMs = 0;
+    let releasedCleanly = true;
+    const f = this.file(req.namespace, slot);
+    if (f) {
+      try {
+        const v = JSON.parse(readFileSync(f, 'utf8')) as { highWaterMs?: unknown; released?: unknown };
+        if (typeof v.highWaterMs === 'number' && Number.isFinite(v.highWaterMs)) highWaterMs = v.highWaterMs;
+        releasedCleanly = v.released === true;
+      } catch {
+        /* no history on this disk */
+      }
+    }
+    return Object.assign({ slot, token: `${this.url}#${req.namespace}`, highWaterMs, releasedCleanly }, { namespace: req.namespace });
+  }
+
+  private save(claim: Claim, highWaterMs: number, released: boolean): void {
+    const f = this.file((claim as Claim & { namespace: string }).namespace, claim.slot);
+    if (!f || !this.persist) return;
+    try {
+      mkdirSync(path.dirname(f), { recursive: true });
+      writeFileAtomic(f, JSON.stringify({ highWaterMs, released, at: new Date(this.o.clock.now()).toISOString() }) + '\n');
+    } catch (e) {
+      this.persist = false; // report once, then run without local persistence
+      throw registryError('UNREACHABLE', `${this.url}: cannot keep the high-water mark in ${f}: ${(e as Error).message}; continuing without it (the clock alone protects a restart)`, { url: this.url, file: f }, e);
+    }
+  }
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.save(claim, opts.highWaterMs, false);
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    this.save(claim, opts.highWaterMs, true);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/**
+ * Creates a static (`static:N`) or Kubernetes (`k8s:`) driver.
+ *
+ * @example
+ * ```ts
+ * const d = createStaticDriver({ kind: 'static', slot: 3, source: 'static:3', clock: systemClock });
+ * ```
+ */
+export function createStaticDriver(opts: StaticDriverOptions): RegistryDriver {
+  return new StaticDriver(opts);
+}

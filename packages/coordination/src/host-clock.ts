@@ -1,0 +1,53 @@
+/**
+ * Host-wide monotonic time for leases shared by processes of one machine.
+ *
+ * Lease files must not expire by wall time: an NTP step forward would expire a live
+ * holder's lease early and let a second process take its node ID while the first still
+ * issues. `process.hrtime` reads the kernel's CLOCK_MONOTONIC on Linux, which is one
+ * clock for every process of the host (since boot) and never steps; `performance.now()`,
+ * which holders use for their fencing deadlines, runs on the same clock. A reboot resets
+ * it, so lease records carry the boot ID and a record from another boot is expired (its
+ * processes are gone).
+ *
+ * @example
+ * ```ts
+ * const t = hostMonotonicMs();   // ms since boot
+ * const b = bootId();            // '695d21a5-…' on Linux
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+
+let cachedBoot: string | undefined;
+
+/**
+ * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux).
+ *
+ * @example
+ * ```ts
+ * const expires = hostMonotonicMs() + 10_000;
+ * ```
+ */
+export function hostMonotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/**
+ * The kernel's boot ID (Linux), or a random ID per process elsewhere (so records from
+ * other processes count as another boot and expire by their wall-clock time instead).
+ *
+ * @example
+ * ```ts
+ * bootId(); // '695d21a5-c2b3-477f-b2a7-08f34f9cda11'
+ * ```
+ */
+export function bootId(): string {
+  if (cachedBoot === undefined) {
+    try {
+      cachedBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || `process-${randomUUID()}`;
+    } catch {
+      cachedBoot = `process-${randomUUID()}`;
+    }
+  }
+  return cachedBoot;
+}

@@ -1,0 +1,603 @@
+/**
+ * The generic lease machinery shared by every backend: it turns a {@link RegistryDriver}
+ * (claim / renew / release of integer slots) into {@link ManagedLease}s of a layout's
+ * node fields, renews them in the background, keeps the fencing deadline on the
+ * monotonic clock and computes the high-water floor.
+ *
+ * ## Fencing
+ * `deadline = monotonic time at the START of the last successful claim or renewal
+ *   + ttl − margin`. The engine counts the TTL from when it receives the request, which is
+ * later than that start, so the holder stops at least `margin` before anyone else can be
+ * given its node ID. A paused process (SIGSTOP, GC, suspended VM) wakes up with its
+ * monotonic clock past the deadline: the generator checks the deadline before every ID,
+ * so it refuses before the first one. A renewal that answers after the deadline does not
+ * revive the lease.
+ *
+ * ## High-water mark
+ * At every renewal the holder reports `max(highest issued timestamp, wall clock now,
+ * notBeforeMs)`; at a graceful release it reports `max(highest issued, notBeforeMs)` after
+ * fencing itself. The next holder of the slot must issue only above
+ * - the reported mark, when the previous holder released cleanly (it cannot have issued
+ *   anything after reporting), or
+ * - the reported mark + ttl + margin, when the previous lease expired: after its last
+ *   report at wall time `w` the holder issued at most until its deadline, `ttl − margin`
+ *   later on its monotonic clock, i.e. up to `w + ttl − margin` on its wall clock.
+ *   The extra `2 × margin` covers a sequence-borrowing generator (keep `maxBorrowMs`
+ *   below the margin) and wall/monotonic rate differences.
+ * **Clock assumption:** a holder's wall clock does not step forward by more than
+ * `2 × margin` between two reports (NTP slewing is fine; a manual jump forward of
+ * seconds while a lease expires unreported is not), and a holder's clock being *ahead*
+ * is safe: the mark then carries its (higher) wall time. A new holder whose clock is
+ * behind the floor waits (up to `highWaterWaitMs`) or fails; it never issues below it.
+ * Right after every claim the manager renews once to record the claim-time wall clock,
+ * so even a holder that dies before its first periodic renewal left a mark.
+ *
+ * ## Loss and recovery
+ * Renewal failures are retried with a backoff within the interval and counted. When the
+ * deadline passes (or the engine says the lease is gone) the lease is fenced, `'lost'` is
+ * emitted, the old claim is released when still possible (reporting the exact final
+ * mark), and the manager keeps trying to acquire again — the same slot first — so
+ * holders recover on their own after an engine restart. A re-acquired lease raises
+ * `notBeforeMs` to at least everything this process already issued.
+ *
+ * @example
+ * ```ts
+ * const registry = new LeaseRegistry(driver, { cluster: 'orders', ttlMs: 10_000 });
+ * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
+ * lease.on('lost', (err) => log.warn(err));
+ * const gen = new Generator({ layout: 'twitter', lease: lease.forGenerator() });
+ * lease.attach(() => gen.lastIssuedUnixMs);
+ * // …
+ * await lease.release();
+ * ```
+ */
+import { EventEmitter } from 'node:events';
+import { FlurryError, type Clock, type NodeLease } from '@flurry/core';
+import type { Claim, RegistryDriver } from './driver.js';
+import { RegistryErrorCode, registryError } from './errors.js';
+import { makeHolder, resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from './options.js';
+import { SlotMap, type LayoutLike } from './slot-map.js';
+import { defaultStateDir, SlotCache } from './state-dir.js';
+
+/** Counters of one lease. */
+export interface LeaseStats {
+  /** Successful renewals. */
+  renewals: number;
+  /** Failed renewal and re-acquisition attempts. */
+  renewFailures: number;
+  /** Times the lease was lost (deadline passed or taken away). */
+  lost: number;
+  /** Times a lost lease was acquired again. */
+  reacquired: number;
+}
+
+/** Options of {@link Registry.acquire}. */
+export interface AcquireOptions {
+  /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
+  pin?: Record<string, number>;
+}
+
+/** Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`. */
+export type LeaseState = 'held' | 'lost' | 'released';
+
+/**
+ * A leased node ID: a core {@link NodeLease} (node, deadline, notBeforeMs, attach) that
+ * renews itself, plus events and stats.
+ *
+ * Events: `'renewed'` ({ startedAt, deadline }), `'renew-failed'` (err), `'lost'` (err),
+ * `'reacquired'` (lease), `'node-changed'` (node).
+ *
+ * @example
+ * ```ts
+ * lease.on('node-changed', (node) => console.log('now node', node));
+ * if (!lease.valid()) res.status(503);
+ * ```
+ */
+export interface ManagedLease extends NodeLease, EventEmitter {
+  /** The slot currently held (changes when a lost lease is re-acquired elsewhere). */
+  readonly slot: number;
+  /** The namespace of the slot: `cluster` or `cluster/datacenter-N`. */
+  readonly namespace: string;
+  /** Increments at each re-acquisition; a generator built for one epoch must not outlive it. */
+  readonly epoch: number;
+  /** `held`, `lost` or `released`. */
+  readonly state: LeaseState;
+  /** True while `clock.monotonic() < deadline`. */
+  valid(): boolean;
+  /** Milliseconds until the fencing deadline (0 when passed; Infinity for static IDs). */
+  msUntilDeadline(): number;
+  readonly stats: LeaseStats;
+  /**
+   * A {@link NodeLease} for one generator, bound to the current claim: it reports
+   * `deadline = -Infinity` for good once the lease is re-acquired (possibly as another
+   * node), so a generator built on it can never issue under a later claim.
+   * `floorMs` raises its `notBeforeMs` (e.g. to what an earlier generator issued).
+   */
+  forGenerator(floorMs?: number): NodeLease;
+  /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */
+  renewNow(): Promise<boolean>;
+  /** Fences, reports the final high-water mark, frees the slot, stops renewing. */
+  release(): Promise<void>;
+}
+
+/** A node-ID registry (see docs/architecture.md). */
+export interface Registry {
+  /** 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
+  readonly kind: string;
+  /** The registry URL without a password. */
+  readonly url: string;
+  /** The clock deadlines are measured on (generators must use the same one). An extension. */
+  readonly clock?: Clock;
+  /** The validated options. An extension. */
+  readonly options?: ResolvedRegistryOptions;
+  /** Acquires a node ID for the layout's node fields. */
+  acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
+  /** Releases every lease still held and closes the engine connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Drivers whose IDs never expire (static, k8s) set this: their leases get an infinite
+ * deadline and renewals only persist the high-water mark.
+ */
+export interface StaticAssignment {
+  readonly staticAssignment?: boolean;
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+function errCode(err: unknown): string | undefined {
+  return err instanceof FlurryError ? err.code : undefined;
+}
+
+function toFlurry(err: unknown, url: string, doing: string): FlurryError {
+  if (err instanceof FlurryError) return err;
+  if (err instanceof TimeoutError) return registryError('UNREACHABLE', `${url}: ${err.message} while trying to ${doing}; check that the engine is up and reachable`, { url }, err);
+  const msg = err instanceof Error ? err.message : String(err);
+  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${msg}`, { url }, err);
+}
+
+/**
+ * The floor a new holder must issue above, given what the driver returned:
+ * the mark itself after a clean release, else the mark plus the longest time the previous
+ * holder may have issued unreported (`unreportedMs`: ttl + margin; for static IDs, which
+ * never expire, the renewal interval + margin).
+ *
+ * @example
+ * ```ts
+ * claimFloor({ highWaterMs: 1000, releasedCleanly: false }, 11_000); // 12000
+ * ```
+ */
+export function claimFloor(claim: Pick<Claim, 'highWaterMs' | 'releasedCleanly'>, unreportedMs: number): number {
+  if (!(claim.highWaterMs > 0)) return 0;
+  return claim.releasedCleanly ? claim.highWaterMs : claim.highWaterMs + unreportedMs;
+}
+
+function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boolean): number {
+  return (staticIds ? opts.renewIntervalMs : opts.ttlMs) + opts.marginMs;
+}
+
+/** Shared context of the leases of one registry. */
+interface LeaseContext {
+  readonly driver: RegistryDriver;
+  readonly opts: ResolvedRegistryOptions;
+  readonly staticIds: boolean;
+  readonly cache: SlotCache | undefined;
+  onReleased(lease: Lease): void;
+}
+
+/** One managed lease. Built by {@link LeaseRegistry.acquire}. */
+class Lease extends EventEmitter implements ManagedLease {
+  node: Readonly<Record<string, number>>;
+  deadline: number;
+  notBeforeMs: number;
+  slot: number;
+  epoch = 0;
+  state: LeaseState = 'held';
+  readonly stats: LeaseStats = { renewals: 0, renewFailures: 0, lost: 0, reacquired: 0 };
+  readonly namespace: string;
+
+  private claim: Claim | undefined;
+  private readonly sources = new Set<() => number>();
+  private failures = 0;
+  private busy: Promise<boolean> | undefined;
+  private loopTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** A claim lost locally that may still be ours in the engine: released before re-claiming. */
+  private staleClaim: Claim | undefined;
+  /** Highest mark ever reported or carried, for reports after re-acquisition. */
+  private carried = 0;
+
+  constructor(
+    private readonly ctx: LeaseContext,
+    private readonly map: SlotMap,
+    claim: Claim,
+    startedAt: number,
+  ) {
+    super();
+    this.namespace = map.namespace;
+    this.claim = claim;
+    this.slot = claim.slot;
+    this.node = Object.freeze(map.toNode(claim.slot));
+    this.notBeforeMs = claimFloor(claim, unreportedWindow(ctx.opts, ctx.staticIds));
+    this.deadline = this.deadlineFrom(startedAt);
+  }
+
+  private get clock(): Clock {
+    return this.ctx.opts.clock;
+  }
+
+  private deadlineFrom(startedAt: number): number {
+    return this.ctx.staticIds ? Infinity : startedAt + this.ctx.opts.ttlMs - this.ctx.opts.marginMs;
+  }
+
+  attach(highWater: () => number): void {
+    if (typeof highWater !== 'function') throw registryError('OPTION', 'attach() takes a function returning the highest issued Unix ms');
+    this.sources.add(highWater);
+  }
+
+  /** Highest Unix ms issued by this process under this lease object (all attached sources). */
+  localHighWater(): number {
+    let m = 0;
+    for (const f of this.sources) {
+      try {
+        const v = f();
+        if (typeof v === 'number' && v > m) m = v;
+      } catch {
+        /* a closed source: ignore */
+      }
+    }
+    return m;
+  }
+
+  valid(): boolean {
+    return this.clock.monotonic() < this.deadline;
+  }
+
+  msUntilDeadline(): number {
+    if (this.deadline === Infinity) return Infinity;
+    return Math.max(0, this.deadline - this.clock.monotonic());
+  }
+
+  forGenerator(floorMs = 0): NodeLease {
+    const epoch = this.epoch;
+    const floor = Math.max(this.notBeforeMs, floorMs);
+    const node = this.node;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const self = this;
+    return {
+      node,
+      notBeforeMs: floor,
+      get deadline() {
+        return self.epoch === epoch ? self.deadline : -Infinity;
+      },
+      attach: (fn) => self.attach(fn),
+    };
+  }
+
+  /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
+  private renewalMark(): number {
+    return Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
+  }
+
+  /** The mark reported at release, after fencing: exactly the highest issued (or the inherited floor). */
+  private releaseMark(): number {
+    return Math.max(this.localHighWater(), this.notBeforeMs);
+  }
+
+  /** Starts the background loop (unless autoRenew is off). */
+  start(): void {
+    this.armDeadlineTimer();
+    this.schedule(this.ctx.opts.renewIntervalMs);
+  }
+
+  private schedule(delay: number): void {
+    if (!this.ctx.opts.autoRenew || this.state === 'released') return;
+    clearTimeout(this.loopTimer);
+    this.loopTimer = setTimeout(() => {
+      void this.renewNow().then(() => this.scheduleNext());
+    }, Math.max(0, Math.round(delay)));
+    this.loopTimer.unref?.();
+  }
+
+  private scheduleNext(): void {
+    if (this.state === 'released') return;
+    const base = this.ctx.opts.renewIntervalMs;
+    if (this.failures === 0) return this.schedule(base);
+    const backoff = Math.min(base, 25 * 2 ** Math.min(this.failures, 10));
+    this.schedule(backoff);
+  }
+
+  private armDeadlineTimer(): void {
+    clearTimeout(this.deadlineTimer);
+    if (!this.ctx.opts.autoRenew || this.state !== 'held' || !Number.isFinite(this.deadline)) return;
+    const epoch = this.epoch;
+    const wait = Math.max(0, this.deadline - this.clock.monotonic()) + 1;
+    this.deadlineTimer = setTimeout(() => {
+      if (this.epoch !== epoch || this.state !== 'held') return;
+      if (this.clock.monotonic() >= this.deadline) {
+        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} passed its fencing deadline without a successful renewal; issuing is fenced until it is re-acquired`, { slot: this.slot, namespace: this.namespace }));
+        if (!this.busy) this.schedule(0);
+      } else {
+        this.armDeadlineTimer();
+      }
+    }, Math.ceil(wait));
+    this.deadlineTimer.unref?.();
+  }
+
+  private describe(): string {
+    return `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
+  }
+
+  private markLost(err: FlurryError): void {
+    if (this.state !== 'held') return;
+    this.deadline = -Infinity;
+    this.state = 'lost';
+    this.stats.lost++;
+    this.staleClaim = this.claim;
+    this.claim = undefined;
+    this.ctx.opts.logger?.warn({ err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url }, 'flurry node lease lost; issuing fenced, re-acquiring');
+    this.emit('lost', err);
+  }
+
+  renewNow(): Promise<boolean> {
+    if (this.state === 'released') return Promise.resolve(false);
+    if (this.busy) return this.busy;
+    const p = (async () => {
+      if (this.state === 'held' && this.clock.monotonic() >= this.deadline) {
+        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} passed its fencing deadline without a successful renewal`, { slot: this.slot }));
+      }
+      if (this.state === 'held') return this.renewOnce();
+      if (this.state === 'lost') return this.reacquireOnce();
+      return false;
+    })().finally(() => {
+      this.busy = undefined;
+    });
+    this.busy = p;
+    return p;
+  }
+
+  private failed(err: FlurryError, doing: string): void {
+    this.failures++;
+    this.stats.renewFailures++;
+    this.ctx.opts.logger?.warn({ err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url, failures: this.failures }, `flurry node lease: ${doing} failed`);
+    this.emit('renew-failed', err);
+  }
+
+  private async renewOnce(): Promise<boolean> {
+    const claim = this.claim as Claim;
+    const epoch = this.epoch;
+    const { ttlMs, renewIntervalMs } = this.ctx.opts;
+    const startedAt = this.clock.monotonic();
+    const mark = this.renewalMark();
+    try {
+      await withTimeout(this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }), Math.max(renewIntervalMs, 50), 'renewal');
+    } catch (e) {
+      if (this.epoch !== epoch || this.state !== 'held') return false;
+      const err = toFlurry(e, this.ctx.driver.url, 'renew the lease');
+      this.failed(err, 'renewal');
+      if (err.code === RegistryErrorCode.LEASE_LOST && !this.ctx.staticIds) this.markLost(err);
+      return false;
+    }
+    if (this.epoch !== epoch || this.state !== 'held') return false;
+    const d = this.deadlineFrom(startedAt);
+    if (this.clock.monotonic() >= d) {
+      // Answered too late to extend anything: the deadline timer (or the next call) fences.
+      this.failed(registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after the fencing deadline`, { url: this.ctx.driver.url }), 'renewal');
+      return false;
+    }
+    if (d > this.deadline) this.deadline = d;
+    if (mark > this.carried) this.carried = mark;
+    this.failures = 0;
+    this.stats.renewals++;
+    this.armDeadlineTimer();
+    this.emit('renewed', { startedAt, deadline: this.deadline, highWaterMs: mark });
+    return true;
+  }
+
+  private async reacquireOnce(): Promise<boolean> {
+    const { driver, opts } = this.ctx;
+    // Free the claim we lost locally if the engine still has it as ours: we are fenced, so
+    // the mark we report is exact and the next holder (likely us) need not wait.
+    if (this.staleClaim) {
+      try {
+        await withTimeout(driver.release(this.staleClaim, { highWaterMs: this.releaseMark() }), Math.max(opts.renewIntervalMs, 50), 'release');
+        this.staleClaim = undefined;
+      } catch (e) {
+        const code = errCode(e);
+        if (code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
+        // Otherwise keep it and try again next time; claiming may still succeed elsewhere.
+      }
+    }
+    const startedAt = this.clock.monotonic();
+    let claim: Claim;
+    try {
+      claim = await claimWithTimeout(driver, {
+        namespace: this.namespace,
+        slots: this.map.slots,
+        ttlMs: opts.ttlMs,
+        holder: makeHolder(opts.holder),
+        preferredSlot: this.slot,
+      }, opts);
+    } catch (e) {
+      if (this.state !== 'lost') return false;
+      this.failed(toFlurry(e, driver.url, 're-acquire a node ID'), 're-acquisition');
+      return false;
+    }
+    if (this.state !== 'lost') {
+      // Released while we were claiming: give it back.
+      await driver.release(claim, { highWaterMs: this.releaseMark() }).catch(() => undefined);
+      return false;
+    }
+    const floor = Math.max(claimFloor(claim, unreportedWindow(opts, this.ctx.staticIds)), this.localHighWater(), this.notBeforeMs, this.carried);
+    // Record the claim-time mark before anything is issued under the new claim.
+    const markStart = this.clock.monotonic();
+    try {
+      await withTimeout(driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, this.clock.now()) }), Math.max(opts.renewIntervalMs, 50), 'renewal');
+    } catch (e) {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      if (this.state === 'lost') this.failed(toFlurry(e, driver.url, 'record the high-water mark after re-acquiring'), 're-acquisition');
+      return false;
+    }
+    if (this.state !== 'lost') {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      return false;
+    }
+    const d = this.deadlineFrom(Math.max(startedAt, markStart));
+    if (this.clock.monotonic() >= d) {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      this.failed(registryError('UNREACHABLE', `${driver.url}: re-acquiring took longer than the TTL minus the margin`, { url: driver.url }), 're-acquisition');
+      return false;
+    }
+    const oldNode = this.node;
+    const newNode = Object.freeze(this.map.toNode(claim.slot));
+    this.claim = claim;
+    this.slot = claim.slot;
+    this.node = newNode;
+    this.notBeforeMs = floor;
+    this.carried = Math.max(this.carried, floor);
+    this.epoch++;
+    this.failures = 0;
+    this.state = 'held';
+    this.deadline = d;
+    this.stats.reacquired++;
+    this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
+    this.armDeadlineTimer();
+    opts.logger?.info({ slot: claim.slot, node: newNode, namespace: this.namespace, url: driver.url, notBeforeMs: floor }, 'flurry node lease re-acquired');
+    const changed = Object.keys(newNode).some((k) => newNode[k] !== oldNode[k]);
+    if (changed) this.emit('node-changed', newNode);
+    this.emit('reacquired', this);
+    return true;
+  }
+
+  async release(): Promise<void> {
+    if (this.state === 'released') return;
+    const wasHeld = this.state === 'held';
+    this.state = 'released';
+    this.deadline = -Infinity;
+    clearTimeout(this.loopTimer);
+    clearTimeout(this.deadlineTimer);
+    if (this.busy) await this.busy.catch(() => undefined);
+    this.ctx.onReleased(this);
+    const claim = wasHeld ? this.claim : this.staleClaim;
+    // The reacquire loop may have swapped claims while we waited: prefer the current one.
+    const target = this.claim ?? claim;
+    this.claim = undefined;
+    this.staleClaim = undefined;
+    if (!target) return;
+    const mark = this.releaseMark();
+    try {
+      await withTimeout(this.ctx.driver.release(target, { highWaterMs: mark }), Math.max(this.ctx.opts.ttlMs, 1000), 'release');
+    } catch (e) {
+      const err = toFlurry(e, this.ctx.driver.url, 'release the lease');
+      if (err.code === RegistryErrorCode.LEASE_LOST) return;
+      this.ctx.opts.logger?.warn({ err, slot: this.slot }, 'flurry node lease: release failed; the node ID frees itself when its TTL expires');
+      throw err;
+    }
+  }
+}
+
+async function claimWithTimeout(driver: RegistryDriver, req: Parameters<RegistryDriver['claim']>[0], opts: ResolvedRegistryOptions): Promise<Claim> {
+  const p = driver.claim(req);
+  try {
+    return await withTimeout(p, Math.max(opts.ttlMs, opts.connectTimeoutMs), 'claim');
+  } catch (e) {
+    if (e instanceof TimeoutError) {
+      // If the claim lands later, give it back so the slot does not stay held by nobody.
+      p.then((late) => driver.release(late, { highWaterMs: 0 })).catch(() => undefined);
+    }
+    throw e;
+  }
+}
+
+/**
+ * A {@link Registry} over one driver: validates options, acquires leases and closes them.
+ *
+ * @example
+ * ```ts
+ * const registry = new LeaseRegistry(await createFileDriver('/var/lib/flurry/registry', { clock: systemClock }), { cluster: 'orders' });
+ * const lease = await registry.acquire(Layout.from('twitter'));
+ * ```
+ */
+export class LeaseRegistry implements Registry {
+  readonly kind: string;
+  readonly url: string;
+  readonly clock: Clock;
+  readonly options: ResolvedRegistryOptions;
+  private readonly leases = new Set<Lease>();
+  private closed = false;
+  private readonly ctx: LeaseContext;
+
+  constructor(
+    private readonly driver: RegistryDriver,
+    opts: RegistryOptions | ResolvedRegistryOptions = {},
+  ) {
+    this.options = resolveRegistryOptions(opts as RegistryOptions);
+    this.kind = driver.kind;
+    this.url = driver.url;
+    this.clock = this.options.clock;
+    const staticIds = (driver as RegistryDriver & StaticAssignment).staticAssignment === true;
+    this.ctx = {
+      driver,
+      opts: this.options,
+      staticIds,
+      cache: staticIds ? undefined : new SlotCache(this.options.stateDir ?? defaultStateDir()),
+      onReleased: (l) => this.leases.delete(l),
+    };
+  }
+
+  async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
+    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, { url: this.url });
+    if (!layout || !Array.isArray(layout.nodeFields)) throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
+    const { opts: o, driver } = this.ctx;
+    const map = SlotMap.create(layout, o.cluster, opts.pin ?? {});
+    const preferredSlot = this.ctx.cache?.read(driver.url, map.namespace, map.slots);
+    const startedAt = o.clock.monotonic();
+    let claim: Claim;
+    try {
+      claim = await claimWithTimeout(driver, { namespace: map.namespace, slots: map.slots, ttlMs: o.ttlMs, holder: makeHolder(o.holder), ...(preferredSlot === undefined ? {} : { preferredSlot }) }, o);
+    } catch (e) {
+      throw toFlurry(e, driver.url, `claim a node ID in ${map.namespace}`);
+    }
+    const floor = claimFloor(claim, unreportedWindow(o, this.ctx.staticIds));
+    // Record the claim-time wall clock as the mark before anything is issued.
+    const markStart = o.clock.monotonic();
+    try {
+      await withTimeout(driver.renew(claim, { ttlMs: o.ttlMs, highWaterMs: Math.max(floor, o.clock.now()) }), Math.max(o.ttlMs, 1000), 'renewal');
+    } catch (e) {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      throw toFlurry(e, driver.url, `record the high-water mark of slot ${claim.slot} in ${map.namespace}`);
+    }
+    const lease = new Lease(this.ctx, map, claim, Math.max(startedAt, markStart));
+    if (o.clock.monotonic() >= lease.deadline) {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      throw registryError('UNREACHABLE', `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`, { url: driver.url, ttlMs: o.ttlMs });
+    }
+    if (this.closed) {
+      await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      throw registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
+    }
+    this.leases.add(lease);
+    this.ctx.cache?.write(driver.url, map.namespace, map.slots, claim.slot);
+    lease.start();
+    return lease;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const errors: unknown[] = [];
+    await Promise.all([...this.leases].map((l) => l.release().catch((e) => errors.push(e))));
+    await this.driver.close();
+    if (errors.length) this.options.logger?.warn({ errors: errors.length }, 'flurry registry closed; some leases could not be released and expire by TTL');
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * `openRegistry(url, opts)`: picks the backend from the URL, connects to it and returns a
+ * {@link Registry} whose leases are managed by the shared lease manager.
+ *
+ * Engine drivers (`./drivers/etcd.js`, `./drivers/redis.js`, `./drivers/zookeeper.js`,
+ * `./drivers/zookeeper-leaf.js`) are loaded with a dynamic `import()`, and each imports
+ * its client library (`etcd3`, `ioredis`, `node-zookeeper-client`: optional peer
+ * dependencies), so a user of the file registry never needs them. A missing one gives
+ * `FLURRY_E_REGISTRY_CLIENT_MISSING` naming the npm package to install.
+ *
+ * @example
+ * ```ts
+ * const registry = await openRegistry('etcd://127.0.0.1:2379/flurry', { cluster: 'orders' });
+ * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
+ * ```
+ */
+import path from 'node:path';
+import { FlurryError } from '@flurry/core';
+import type { RegistryDriver } from './driver.js';
+import { registryError } from './errors.js';
+import { createFileDriver } from './drivers/file.js';
+import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
+import { LeaseRegistry, type Registry } from './lease-manager.js';
+import { resolveRegistryOptions, type RegistryOptions } from './options.js';
+import { defaultStateDir } from './state-dir.js';
+import { parseRegistryUrl, type RegistryKind } from './url.js';
+
+/** The options every engine driver factory takes. */
+export interface EngineDriverOptions {
+  clock: RegistryOptions['clock'] & object;
+  connectTimeoutMs: number;
+  logger?: RegistryOptions['logger'];
+}
+
+type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
+
+const ENGINES: Record<'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis', { module: string; exportName: string; pkg: string }> = {
+  'zookeeper': { module: './drivers/zookeeper.js', exportName: 'createZooKeeperDriver', pkg: 'node-zookeeper-client' },
+  'zookeeper+leaf': { module: './drivers/zookeeper-leaf.js', exportName: 'createLeafDriver', pkg: 'node-zookeeper-client' },
+  'etcd': { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3' },
+  'redis': { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis' },
+};
+
+/**
+ * Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` when its client
+ * library is not installed.
+ *
+ * @example
+ * ```ts
+ * const create = await loadEngineDriver('redis', 'redis://127.0.0.1:6379/0');
+ * ```
+ */
+export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
+  const e = ENGINES[kind];
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(e.module)) as Record<string, unknown>;
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(e.pkg)) {
+      throw registryError(
+        'CLIENT_MISSING',
+        `the ${kind} registry (${redactedUrl}) needs the npm package "${e.pkg}", which is not installed: run npm install ${e.pkg}`,
+        { url: redactedUrl, package: e.pkg },
+        err,
+      );
+    }
+    throw registryError('CLIENT_MISSING', `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`, { url: redactedUrl, package: e.pkg }, err);
+  }
+  const f = mod[e.exportName];
+  if (typeof f !== 'function') {
+    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${e.exportName}()`, { url: redactedUrl });
+  }
+  return f as Factory;
+}
+
+/**
+ * Opens a registry by URL (see `url.ts` for the forms). Rejects with a coded error naming
+ * the URL without its password: `FLURRY_E_REGISTRY_URL` (malformed),
+ * `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH`,
+ * `FLURRY_E_REGISTRY_CLIENT_MISSING`, `FLURRY_E_REGISTRY_OPTION`,
+ * `FLURRY_E_REGISTRY_STATIC_NODE` (k8s: without a pod ordinal).
+ *
+ * @example
+ * ```ts
+ * const registry = await openRegistry('file:', { cluster: 'orders' });
+ * const gen = await leasedGenerator({ registry, layout: 'twitter' });
+ * ```
+ */
+export async function openRegistry(url: string, opts: RegistryOptions = {}): Promise<Registry> {
+  const parsed = parseRegistryUrl(url);
+  const o = resolveRegistryOptions(opts);
+  const stateDir = o.stateDir ?? defaultStateDir();
+  let driver: RegistryDriver;
+  const kind: RegistryKind = parsed.kind;
+  switch (parsed.kind) {
+    case 'file':
+      driver = createFileDriver(parsed.dir ?? path.join(stateDir, 'registry'), { clock: o.clock });
+      break;
+    case 'static':
+      driver = createStaticDriver({ kind: 'static', slot: parsed.slot, source: parsed.url, stateDir, clock: o.clock });
+      break;
+    case 'k8s': {
+      const { slot, source } = k8sOrdinal(process.env);
+      driver = createStaticDriver({ kind: 'k8s', slot, source, stateDir, clock: o.clock });
+      break;
+    }
+    default: {
+      const create = await loadEngineDriver(parsed.kind, parsed.redacted);
+      try {
+        driver = await create(parsed.url, { clock: o.clock, connectTimeoutMs: o.connectTimeoutMs, ...(o.logger ? { logger: o.logger } : {}) });
+      } catch (err) {
+        if (err instanceof FlurryError) throw err;
+        const msg = err instanceof Error ? err.message : String(err);
+        throw registryError('UNREACHABLE', `cannot open the ${kind} registry ${parsed.redacted}: ${msg}`, { url: parsed.redacted }, err);
+      }
+    }
+  }
+  return new LeaseRegistry(driver, { ...o, stateDir });
+}
+

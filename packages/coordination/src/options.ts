@@ -1,0 +1,182 @@
+/**
+ * Options shared by every registry: the lease timing (TTL, renewal interval, safety
+ * margin), the high-water wait bound, the cluster name, the clock and the holder
+ * identity. {@link resolveRegistryOptions} fills in the safe defaults and validates every
+ * value, throwing `FLURRY_E_REGISTRY_OPTION` with the allowed range.
+ *
+ * Defaults and why:
+ * - `ttlMs` 10 000: how long a silent holder keeps its node ID before another process may
+ *   take it. Shorter means faster recycling of crashed holders; longer survives longer
+ *   engine hiccups without fencing.
+ * - `renewIntervalMs` ttl/3: at least two more attempts before the deadline if one fails.
+ * - `marginMs` min(1000, ttl/5): the fencing deadline is `start of last successful
+ *   renewal + ttl − margin` on the monotonic clock, so a holder stops issuing at least
+ *   `margin` before the engine can hand its node ID to someone else. The margin absorbs
+ *   the delay between the holder reading its clock and the engine starting the TTL, and
+ *   monotonic clock rate differences between hosts (a few hundred ppm at worst).
+ * - `highWaterWaitMs` 5000: how long a new holder waits for its wall clock to pass the
+ *   floor left by the previous holder before it gives up with
+ *   `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ *
+ * @example
+ * ```ts
+ * const o = resolveRegistryOptions({ cluster: 'orders', ttlMs: 6000 });
+ * o.renewIntervalMs; // 2000
+ * o.marginMs;        // 1000
+ * ```
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock } from '@flurry/core';
+import type { HolderInfo } from './driver.js';
+import { registryError } from './errors.js';
+
+/** A minimal structured logger (pino-compatible). */
+export interface RegistryLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract"). */
+export interface RegistryOptions {
+  /** Cluster name, the top of the namespace; default `'default'`; `[A-Za-z0-9_.-]{1,64}`. */
+  cluster?: string;
+  /** Lease time-to-live in ms; default 10 000; 100 … 3 600 000. */
+  ttlMs?: number;
+  /** Renewal interval in ms; default ttl/3; 10 … (ttl − margin)/2. */
+  renewIntervalMs?: number;
+  /** Safety margin subtracted from the fencing deadline; default min(1000, ttl/5); 0 … ttl/2. */
+  marginMs?: number;
+  /** How long a new holder may wait for its clock to pass the floor; default 5000; 0 … 600 000. */
+  highWaterWaitMs?: number;
+  /** Core clock; deadlines use `clock.monotonic()`. Default `systemClock`. */
+  clock?: Clock;
+  /** Overrides of the holder identity (hostname, pid, address). The `id` is always made unique. */
+  holder?: Partial<HolderInfo>;
+  /** Where renewal failures and re-acquisitions are logged. */
+  logger?: RegistryLogger;
+  /**
+   * Local state directory (the cached "slot this host held last", the static registry's
+   * high-water marks). Default `$XDG_STATE_HOME/flurry` or `~/.local/state/flurry`.
+   * An extension of the contract; optional.
+   */
+  stateDir?: string;
+  /**
+   * Renew in the background with timers (default true). With `false` nothing happens
+   * until the caller invokes `lease.renewNow()`: for deterministic tests with a
+   * `ManualClock`, or callers that schedule renewals themselves. An extension; optional.
+   */
+  autoRenew?: boolean;
+  /** How long connecting to an engine may take; default 5000 ms; 100 … 120 000. An extension. */
+  connectTimeoutMs?: number;
+}
+
+/** {@link RegistryOptions} with every default filled in and validated. */
+export interface ResolvedRegistryOptions {
+  readonly cluster: string;
+  readonly ttlMs: number;
+  readonly renewIntervalMs: number;
+  readonly marginMs: number;
+  readonly highWaterWaitMs: number;
+  readonly clock: Clock;
+  readonly holder: Partial<HolderInfo>;
+  readonly logger: RegistryLogger | undefined;
+  readonly stateDir: string | undefined;
+  readonly autoRenew: boolean;
+  readonly connectTimeoutMs: number;
+}
+
+const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function intInRange(name: string, v: unknown, lo: number, hi: number, why: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
+    throw registryError(
+      'OPTION',
+      `${name} must be an integer from ${lo} to ${hi} ms (${why}); got ${String(v)}. Change the option or leave it out for the default.`,
+      { option: name, value: v as never, min: lo, max: hi },
+    );
+  }
+  return v;
+}
+
+/**
+ * Checks a cluster name (`[A-Za-z0-9_.-]{1,64}`, not `.` or `..`) and returns it.
+ *
+ * @example
+ * ```ts
+ * validateCluster('orders'); // 'orders'
+ * validateCluster('a/b');    // throws FLURRY_E_REGISTRY_OPTION
+ * ```
+ */
+export function validateCluster(cluster: unknown): string {
+  if (typeof cluster !== 'string' || !CLUSTER_RE.test(cluster) || cluster === '.' || cluster === '..') {
+    throw registryError(
+      'OPTION',
+      `cluster name ${JSON.stringify(cluster)} is invalid: use 1 to 64 of A-Z a-z 0-9 _ . - (not "." or ".."), e.g. "orders"`,
+      { option: 'cluster', value: cluster as never },
+    );
+  }
+  return cluster;
+}
+
+/**
+ * Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * const o = resolveRegistryOptions({ ttlMs: 1500 }); // renew every 500 ms, margin 300 ms
+ * ```
+ */
+export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
+  const cluster = validateCluster(opts.cluster ?? 'default');
+  const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
+  const marginMs = intInRange('marginMs', opts.marginMs ?? Math.min(1000, Math.floor(ttlMs / 5)), 0, Math.floor(ttlMs / 2), 'at most half the TTL');
+  const maxRenew = Math.floor((ttlMs - marginMs) / 2);
+  const renewIntervalMs = intInRange(
+    'renewIntervalMs',
+    opts.renewIntervalMs ?? Math.min(maxRenew, Math.max(10, Math.floor(ttlMs / 3))),
+    10,
+    Math.max(10, maxRenew),
+    'at most (ttl − margin)/2 so that a failed renewal is retried before the deadline',
+  );
+  const highWaterWaitMs = intInRange('highWaterWaitMs', opts.highWaterWaitMs ?? 5000, 0, 600_000, 'the longest wait for the clock to pass the previous holder\'s mark');
+  const connectTimeoutMs = intInRange('connectTimeoutMs', opts.connectTimeoutMs ?? 5000, 100, 120_000, 'the longest wait for the engine');
+  const clock = opts.clock ?? systemClock;
+  if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
+    throw registryError('OPTION', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())', { option: 'clock' });
+  }
+  if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
+    throw registryError('OPTION', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)', { option: 'logger' });
+  }
+  if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
+    throw registryError('OPTION', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`, { option: 'stateDir' });
+  }
+  return {
+    cluster,
+    ttlMs,
+    renewIntervalMs,
+    marginMs,
+    highWaterWaitMs,
+    clock,
+    holder: opts.holder ?? {},
+    logger: opts.logger,
+    stateDir: opts.stateDir,
+    autoRenew: opts.autoRenew ?? true,
+    connectTimeoutMs,
+  };
+}
+
+/**
+ * Builds a fresh holder identity: hostname, pid and a random token, unique per acquire.
+ *
+ * @example
+ * ```ts
+ * makeHolder({}).id; // 'web-1:4242:9f1c2a7be01d4c55'
+ * ```
+ */
+export function makeHolder(overrides: Partial<HolderInfo>): HolderInfo {
+  const host = overrides.hostname ?? hostname();
+  const pid = overrides.pid ?? process.pid;
+  const base: HolderInfo = { id: `${host}:${pid}:${randomBytes(8).toString('hex')}`, hostname: host, pid };
+  return overrides.address === undefined ? base : { ...base, address: overrides.address };
+}

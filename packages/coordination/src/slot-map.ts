@@ -1,0 +1,144 @@
+/**
+ * Maps registry *slots* (integers `0..slots-1`) to a layout's node fields.
+ *
+ * A `datacenter` field, and any field named in `pin`, is pinned by configuration: its
+ * value comes from `pin` (a `datacenter` not given defaults to 0) and becomes part of the
+ * namespace (`cluster/datacenter-1`). The remaining node fields are leased: a slot is
+ * their value in mixed radix, the last field (lowest bits) varying fastest.
+ *
+ * @example
+ * ```ts
+ * // twitter: datacenter:5, worker:5 → datacenter pinned, 32 worker slots per datacenter
+ * const map = SlotMap.create(Layout.from('twitter'), 'orders', { datacenter: 3 });
+ * map.namespace;    // 'orders/datacenter-3'
+ * map.slots;        // 32
+ * map.toNode(7);    // { datacenter: 3, worker: 7 }
+ * ```
+ */
+import { registryError } from './errors.js';
+
+/** The part of a core `Layout` the registry needs (a `Layout` satisfies it). */
+export interface LayoutLike {
+  readonly name?: string;
+  readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
+}
+
+/** Fields pinned by configuration unless the caller pins them explicitly. */
+export const IMPLICITLY_PINNED = ['datacenter'] as const;
+
+/** The slot ↔ node mapping of one layout in one namespace. */
+export class SlotMap {
+  /** `cluster` or `cluster/field-value[/field-value…]`. */
+  readonly namespace: string;
+  /** Number of slots (product of the leased fields' sizes; 1 when every field is pinned). */
+  readonly slots: number;
+  /** Pinned node field values. */
+  readonly pinned: Readonly<Record<string, number>>;
+  /** Leased fields, MSB first: name and size (2^bits). */
+  readonly leased: readonly { readonly name: string; readonly size: number }[];
+
+  private constructor(namespace: string, slots: number, pinned: Record<string, number>, leased: { name: string; size: number }[]) {
+    this.namespace = namespace;
+    this.slots = slots;
+    this.pinned = Object.freeze(pinned);
+    this.leased = Object.freeze(leased);
+  }
+
+  /**
+   * Builds the mapping; throws `FLURRY_E_REGISTRY_OPTION` for a pin naming an unknown
+   * field or a value outside the field, and for layouts with more than 2^31 slots.
+   *
+   * @example
+   * ```ts
+   * SlotMap.create(layout, 'orders', { datacenter: 1 }).namespace; // 'orders/datacenter-1'
+   * ```
+   */
+  static create(layout: LayoutLike, cluster: string, pin: Record<string, number> = {}): SlotMap {
+    const names = new Set(layout.nodeFields.map((f) => f.name));
+    for (const k of Object.keys(pin)) {
+      if (!names.has(k)) {
+        throw registryError(
+          'OPTION',
+          `pin names the field "${k}" but the layout${layout.name ? ` "${layout.name}"` : ''} has no such node field; its node fields are: ${[...names].join(', ') || '(none)'}`,
+          { option: 'pin', field: k, nodeFields: [...names] },
+        );
+      }
+    }
+    const pinned: Record<string, number> = {};
+    const leased: { name: string; size: number }[] = [];
+    const nsParts = [cluster];
+    let slots = 1;
+    for (const f of layout.nodeFields) {
+      const size = 2 ** f.bits;
+      const explicit = Object.prototype.hasOwnProperty.call(pin, f.name);
+      if (explicit || (IMPLICITLY_PINNED as readonly string[]).includes(f.name)) {
+        const v = explicit ? pin[f.name] : 0;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= size) {
+          throw registryError(
+            'OPTION',
+            `pinned ${f.name}=${String(v)} does not fit the ${f.bits}-bit field: use an integer from 0 to ${size - 1}`,
+            { option: 'pin', field: f.name, value: v as never, max: size - 1 },
+          );
+        }
+        pinned[f.name] = v;
+        nsParts.push(`${f.name}-${v}`);
+      } else {
+        leased.push({ name: f.name, size });
+        slots *= size;
+      }
+    }
+    if (slots > 2 ** 31) {
+      throw registryError(
+        'OPTION',
+        `the layout leaves ${slots} node IDs to lease (more than 2^31): pin some node fields with --node FIELD=VALUE or use fewer node bits`,
+        { slots },
+      );
+    }
+    return new SlotMap(nsParts.join('/'), slots, pinned, leased);
+  }
+
+  /**
+   * The node fields (pinned and leased) of a slot.
+   *
+   * @example
+   * ```ts
+   * map.toNode(0); // { datacenter: 3, worker: 0 }
+   * ```
+   */
+  toNode(slot: number): Record<string, number> {
+    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots) {
+      throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${this.slots - 1}`, { slot, slots: this.slots });
+    }
+    const node: Record<string, number> = { ...this.pinned };
+    let rest = slot;
+    for (let i = this.leased.length - 1; i >= 0; i--) {
+      const f = this.leased[i];
+      node[f.name] = rest % f.size;
+      rest = Math.floor(rest / f.size);
+    }
+    return node;
+  }
+
+  /**
+   * The slot of a node (the inverse of {@link toNode}); throws if a pinned value differs.
+   *
+   * @example
+   * ```ts
+   * map.toSlot({ datacenter: 3, worker: 7 }); // 7
+   * ```
+   */
+  toSlot(node: Record<string, number>): number {
+    for (const [k, v] of Object.entries(this.pinned)) {
+      if (node[k] !== v) throw registryError('OPTION', `node ${k}=${node[k]} differs from the pinned ${k}=${v}`, { field: k });
+    }
+    let slot = 0;
+    for (const f of this.leased) {
+      const v = node[f.name];
+      if (!Number.isInteger(v) || v < 0 || v >= f.size) {
+        throw registryError('OPTION', `node ${f.name}=${String(v)} is outside 0..${f.size - 1}`, { field: f.name, value: v as never });
+      }
+      slot = slot * f.size + v;
+    }
+    return slot;
+  }
+}

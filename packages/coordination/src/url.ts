@@ -1,0 +1,114 @@
+/**
+ * Registry URLs. One string picks the backend and where it is:
+ *
+ * | URL | backend |
+ * |---|---|
+ * | `file:` | the file registry in `<state dir>/registry` (`$XDG_STATE_HOME/flurry` or `~/.local/state/flurry`) |
+ * | `file:/abs/dir`, `file:///abs/dir` | the file registry in that directory |
+ * | `zookeeper://h:p[,h:p…]/path` | ZooKeeper (ephemeral + persistent znodes) |
+ * | `zookeeper+leaf://h:p[,h:p…]/path` | ZooKeeper, Meituan Leaf's own layout |
+ * | `etcd://[user:pass@]h:p[,h:p…]/prefix` (`etcds://` for TLS) | etcd v3 |
+ * | `redis://[[user]:pass@]h:p/db` (`rediss://` for TLS) | Redis |
+ * | `static:N` | node ID N, given by hand |
+ * | `k8s:` | the StatefulSet pod ordinal in `$POD_NAME`/`$HOSTNAME` |
+ *
+ * Parsing never throws anything but `FLURRY_E_REGISTRY_URL`, and its messages never
+ * contain a password.
+ *
+ * @example
+ * ```ts
+ * parseRegistryUrl('redis://:pw@127.0.0.1:6379/0');
+ * // { kind: 'redis', url: 'redis://:pw@127.0.0.1:6379/0', redacted: 'redis://:***@127.0.0.1:6379/0' }
+ * parseRegistryUrl('static:7'); // { kind: 'static', slot: 7, … }
+ * ```
+ */
+import path from 'node:path';
+import { redactUrl, registryError } from './errors.js';
+
+/** The backends a URL can name. */
+export type RegistryKind = 'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'static' | 'k8s';
+
+/** A parsed registry URL. */
+export type ParsedRegistryUrl =
+  | { readonly kind: 'file'; readonly url: string; readonly redacted: string; readonly dir: string | undefined }
+  | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }
+  | { readonly kind: 'k8s'; readonly url: string; readonly redacted: string }
+  | { readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'; readonly url: string; readonly redacted: string; readonly scheme: string };
+
+const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
+  'zookeeper': 'zookeeper',
+  'zookeeper+leaf': 'zookeeper+leaf',
+  'etcd': 'etcd',
+  'etcds': 'etcd',
+  'redis': 'redis',
+  'rediss': 'redis',
+};
+
+const FORMS =
+  'file:, file:/abs/dir, zookeeper://host:port[,host:port]/path, zookeeper+leaf://host:port/path, ' +
+  'etcd://[user:pass@]host:port[,host:port]/prefix, redis://[:pass@]host:port/db, static:N or k8s:';
+
+function bad(raw: string, why: string): Error {
+  return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, { url: redactUrl(raw) });
+}
+
+/**
+ * Parses and checks a registry URL (the engine drivers check their part further).
+ *
+ * @example
+ * ```ts
+ * parseRegistryUrl('file:///var/lib/flurry').dir; // '/var/lib/flurry'
+ * ```
+ */
+export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
+  if (typeof raw !== 'string' || raw.trim() === '') throw bad(String(raw), 'it is empty');
+  const url = raw.trim();
+  if (/[\s]/.test(url)) throw bad(url, 'it contains white space');
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):(.*)$/s.exec(url);
+  if (!m) throw bad(url, 'it has no scheme');
+  const scheme = m[1].toLowerCase();
+  const rest = m[2];
+  const redacted = redactUrl(url);
+  if (scheme === 'file') {
+    if (rest === '' || rest === '//' || rest === '///') return { kind: 'file', url, redacted, dir: undefined };
+    let p: string;
+    if (rest.startsWith('//')) {
+      const afterHost = rest.slice(2);
+      const slash = afterHost.indexOf('/');
+      const host = slash < 0 ? afterHost : afterHost.slice(0, slash);
+      if (host !== '' && host !== 'localhost') throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
+      p = slash < 0 ? '/' : afterHost.slice(slash);
+    } else {
+      p = rest;
+    }
+    if (!p.startsWith('/')) throw bad(url, 'the directory must be absolute (file:/abs/dir)');
+    if (p.includes('?') || p.includes('#')) throw bad(url, 'a file registry URL takes no query or fragment');
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(p);
+    } catch {
+      throw bad(url, 'the path has a malformed %-escape');
+    }
+    if (decoded.includes('\0')) throw bad(url, 'the path contains a NUL character');
+    return { kind: 'file', url, redacted, dir: path.normalize(decoded) };
+  }
+  if (scheme === 'static') {
+    if (!/^\d{1,10}$/.test(rest) || Number(rest) > 2 ** 31 - 1) throw bad(url, 'static:N takes a decimal node ID from 0 (e.g. static:3)');
+    return { kind: 'static', url, redacted, slot: Number(rest) };
+  }
+  if (scheme === 'k8s' || scheme === 'kubernetes') {
+    if (rest !== '' && rest !== '//') throw bad(url, 'k8s: takes nothing after the colon (the ordinal comes from $POD_NAME or $HOSTNAME)');
+    return { kind: 'k8s', url, redacted };
+  }
+  const kind = ENGINE_SCHEMES[scheme];
+  if (!kind) throw bad(url, `unknown scheme "${scheme}:"`);
+  const hm = /^\/\/(?:[^@/]*@)?([^/?#]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(rest);
+  if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
+  for (const hp of hm[1].split(',')) {
+    const h = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(hp);
+    if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535))) {
+      throw bad(url, `"${hp}" is not host[:port] (port 1 to 65535); separate several servers with commas`);
+    }
+  }
+  return { kind, url, redacted, scheme };
+}
