@@ -44,7 +44,7 @@ function call(fn: Call): Promise<bigint> {
     fn((err, res) => {
       clearTimeout(timer);
       if (err) reject(err);
-      else resolve(thrift.toBigInt(res as thrift.Int64));
+      else resolve((res as thrift.Int64).buffer.readBigInt64BE((res as unknown as { offset?: number }).offset ?? 0));
     });
   });
 }
