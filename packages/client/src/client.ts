@@ -1,0 +1,445 @@
+/**
+ * The Flurry client: IDs from a fleet of `flurry serve` processes at in-process speed.
+ *
+ * A local buffer of IDs is refilled in the background from `GET /v1/ids?count=N`, so
+ * `next()` is normally a read from memory, and {@link FlurryClient.tryNext} is that read
+ * without even a promise. Servers are chosen round-robin or by least latency; a server
+ * that fails or times out is left alone for an exponentially growing time; `next()` fails
+ * only when every server is down and the buffer is empty.
+ *
+ * Order and uniqueness (see docs/client.md):
+ * - one client hands out each ID it received at most once, and never an ID from a chunk
+ *   it discarded;
+ * - IDs of one chunk (one server answer) come out strictly increasing; chunks come out in
+ *   the order they arrived, so across chunks and servers IDs are only roughly time-ordered:
+ *   every ID was issued no earlier than `maxAgeMs` before it is handed out (plus the skew
+ *   between the server's and the client's clocks);
+ * - across clients nothing beyond the IDs' timestamps.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from '@flurry/client';
+ * const client = createClient({ servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], token: process.env.FLURRY_TOKEN });
+ * const id = await client.next();          // bigint
+ * const fast = client.tryNext() ?? await client.next();
+ * await client.close();
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+import { Backoff } from './backoff.js';
+import { ClientErrorCode, clientError } from './errors.js';
+import { HttpTransport } from './http-transport.js';
+import { IdBuffer } from './id-buffer.js';
+import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
+import { parseIdsBody } from './parse-ids.js';
+import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
+
+/**
+ * An ID decoded by a server under its layout (`GET /v1/ids/{id}`).
+ *
+ * @example
+ * ```ts
+ * const d: DecodedRemoteId = await client.decode(id);
+ * d.fields.worker;
+ * ```
+ */
+export interface DecodedRemoteId {
+  id: bigint;
+  unixMs: number;
+  /** ISO 8601. */
+  timestamp: string;
+  /** Node fields, e.g. `{ datacenter: 1, worker: 7 }`. */
+  fields: Record<string, number>;
+  sequence: number;
+}
+
+/**
+ * Counters of a client.
+ *
+ * @example
+ * ```ts
+ * client.stats().requests; // HTTP requests sent so far
+ * ```
+ */
+export interface ClientStats {
+  /** IDs in the buffer now. */
+  buffered: number;
+  /** IDs handed out from the buffer. */
+  taken: number;
+  /** IDs dropped because they got older than `maxAgeMs`. */
+  discarded: number;
+  /** HTTP requests sent (refills, batches, decodes). */
+  requests: number;
+  /** Refill requests sent. */
+  refills: number;
+  /** The buffer size the client currently aims at (adapts to the consumption rate). */
+  targetSize: number;
+  /** The low-water mark in force now. */
+  lowWater: number;
+  /** Observed consumption, IDs per second. */
+  ratePerSecond: number;
+  servers: ServerReport[];
+}
+
+/**
+ * A client of a Flurry fleet.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ servers: ['http://127.0.0.1:8080'] });
+ * const [a, b] = await client.batch(2);
+ * ```
+ */
+export interface FlurryClient {
+  /** The next ID. Rejects with `FLURRY_E_CLIENT_UNAVAILABLE` only when every server is down and the buffer is empty. */
+  next(): Promise<bigint>;
+  /** The next ID from the buffer, synchronously, or `undefined` when the buffer is empty (a refill is then under way). */
+  tryNext(): bigint | undefined;
+  /** The next ID as a decimal string. */
+  nextString(): Promise<string>;
+  /** `n` IDs (1 to 1,000,000): from the buffer when it holds them, else fetched directly; increasing within each server answer. */
+  batch(n: number): Promise<bigint[]>;
+  /** Asks a server to decode an ID under its layout. */
+  decode(id: bigint | string | number): Promise<DecodedRemoteId>;
+  /** Counters and server states. */
+  stats(): ClientStats;
+  /** Rejects waiting calls with `FLURRY_E_CLIENT_CLOSED`, aborts requests, drops the buffer. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates a client. Bad options throw `FLURRY_E_CLIENT_CONFIG` at once; no request is
+ * sent until the first ID is asked for.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({
+ *   servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'],
+ *   prefetch: { size: 20_000, maxAgeMs: 2_000 },
+ *   strategy: 'least-latency',
+ * });
+ * ```
+ */
+export function createClient(opts: ClientOptions): FlurryClient {
+  return new Client(resolveOptions(opts));
+}
+
+interface Waiter {
+  resolve(id: bigint): void;
+  reject(err: unknown): void;
+}
+
+const MIN_TARGET = 64;
+const U64_MAX = (1n << 64n) - 1n;
+
+class Client implements FlurryClient {
+  private readonly buffer: IdBuffer;
+  private readonly pool: ServerPool;
+  private readonly transport: HttpTransport;
+  private readonly waiters: Waiter[] = [];
+  private closed = false;
+  /** IDs requested by refills in flight. */
+  private inflightIds = 0;
+  private inflightRefills = 0;
+  private refills = 0;
+  /** Effective buffer target and low-water mark (adaptive). */
+  private target: number;
+  private lowWater: number;
+  /** Consumption rate estimate, IDs per ms, and its window start. */
+  private rate = 0;
+  private rateAt: number;
+  private rateTaken = 0;
+  /** Moving average of refill request times, ms. */
+  private latency = 0;
+
+  constructor(private readonly s: ClientSettings) {
+    this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
+    this.pool = new ServerPool(s.servers, s.strategy, new Backoff(s.backoff), s.clock, s.prefetch.maxBatch);
+    this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });
+    this.rateAt = s.clock.monotonic();
+    if (s.prefetch.adaptive) {
+      this.target = Math.min(s.prefetch.size, MIN_TARGET);
+      this.lowWater = Math.floor((this.target * s.prefetch.lowWater) / s.prefetch.size);
+    } else {
+      this.target = s.prefetch.size;
+      this.lowWater = s.prefetch.lowWater;
+    }
+  }
+
+  tryNext(): bigint | undefined {
+    const v = this.buffer.take();
+    if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+    return v;
+  }
+
+  next(): Promise<bigint> {
+    const v = this.buffer.take();
+    if (v !== undefined) {
+      if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+      return Promise.resolve(v);
+    }
+    return this.wait();
+  }
+
+  nextString(): Promise<string> {
+    const v = this.tryNext();
+    if (v !== undefined) return Promise.resolve(v.toString());
+    return this.wait().then(String);
+  }
+
+  private wait(): Promise<bigint> {
+    if (this.closed) return Promise.reject(closedError());
+    return new Promise<bigint>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.refill();
+    });
+  }
+
+  /** Starts refills while the buffer (plus what is requested) is below the low-water mark or waiters are uncovered; fails waiters when nothing can come. */
+  private refill(): void {
+    if (this.closed) return;
+    this.buffer.discardStale();
+    this.adapt();
+    for (;;) {
+      const level = this.buffer.size + this.inflightIds;
+      const uncovered = this.waiters.length - level;
+      if (level >= this.lowWater && uncovered <= 0) break;
+      const server = this.pool.pick({ forRefill: true });
+      if (!server) break;
+      const count = Math.min(server.maxBatch, Math.max(this.target - level, uncovered, 1));
+      this.startRefill(server, count);
+    }
+    if (this.waiters.length > 0 && this.inflightRefills === 0) {
+      this.serveWaiters();
+      if (this.waiters.length > 0) this.failWaiters(this.unavailableError('next()'));
+    }
+  }
+
+  /** Updates the consumption-rate estimate and, when adaptive, the target and low-water mark. */
+  private adapt(): void {
+    const now = this.s.clock.monotonic();
+    const dt = now - this.rateAt;
+    if (dt >= 5) {
+      const inst = (this.buffer.taken - this.rateTaken) / dt;
+      this.rate = this.rate === 0 ? inst : this.rate * 0.5 + inst * 0.5;
+      this.rateAt = now;
+      this.rateTaken = this.buffer.taken;
+    }
+    const p = this.s.prefetch;
+    if (!p.adaptive) return;
+    const horizonMs = Math.min(1_000, p.maxAgeMs / 2);
+    this.target = Math.max(Math.min(p.size, MIN_TARGET), Math.min(p.size, Math.ceil(this.rate * horizonMs)));
+    const scaled = Math.floor((this.target * p.lowWater) / p.size);
+    const cover = Math.ceil(this.rate * this.latency * 2);
+    this.lowWater = Math.min(this.target - 1, Math.max(scaled, cover));
+    if (this.lowWater < 0) this.lowWater = 0;
+  }
+
+  private startRefill(server: ServerState, count: number): void {
+    server.refilling = true;
+    server.requests++;
+    this.refills++;
+    this.inflightIds += count;
+    this.inflightRefills++;
+    const sentAt = this.s.clock.monotonic();
+    this.transport
+      .get(server.base, `/v1/ids?count=${count}`)
+      .then((body) => {
+        const ids = parseIdsBody(body, count);
+        const elapsed = this.s.clock.monotonic() - sentAt;
+        if (elapsed > this.s.prefetch.maxAgeMs) {
+          throw clientError('TIMEOUT', `${server.url} answered after ${Math.round(elapsed)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`, { server: server.url });
+        }
+        this.pool.succeeded(server, elapsed);
+        this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
+        if (!this.closed) this.buffer.push(ids, sentAt, server.url);
+      })
+      .catch((err: unknown) => {
+        if (!this.closed) this.onRequestError(server, err, count, true);
+      })
+      .finally(() => {
+        server.refilling = false;
+        this.inflightIds -= count;
+        this.inflightRefills--;
+        if (this.closed) return;
+        this.serveWaiters();
+        this.refill();
+      });
+  }
+
+  /**
+   * Records a failed request in the server's state and says what it was:
+   * - `refused`: 401, the token is wrong for that server (never asked again);
+   * - `smaller`: the server's maximum batch is below the count asked (learnt; not a failure);
+   * - `caller`: a 4xx that blames the request (a malformed ID for `decode`); the server is fine;
+   * - `down`: anything else (network, timeout, 5xx, 404, bad answer): backoff.
+   * For refills, which the client builds itself, `caller` is treated as `down`.
+   */
+  private onRequestError(server: ServerState, err: unknown, count: number, refill: boolean): 'refused' | 'smaller' | 'caller' | 'down' {
+    const e = err instanceof FlurryError ? err : clientError('NETWORK', `${server.url}: ${String(err)}`, { server: server.url }, err);
+    const status = typeof e.details.status === 'number' ? e.details.status : 0;
+    if (status === 401 || e.code === 'FLURRY_E_UNAUTHORIZED') {
+      this.pool.refused(server, e);
+      return 'refused';
+    }
+    if (e.code === 'FLURRY_E_BATCH_COUNT' && count > 1 && server.maxBatch > 1) {
+      const stated = typeof e.details.max === 'number' ? e.details.max : Number(/from 1 to (\d+)/.exec(e.message)?.[1] ?? NaN);
+      const max = Number.isInteger(stated) && stated >= 1 ? stated : Math.floor(count / 2);
+      server.maxBatch = Math.max(1, Math.min(server.maxBatch, max, count - 1));
+      server.lastError = e;
+      return 'smaller';
+    }
+    if (!refill && status >= 400 && status < 500 && status !== 404 && status !== 408 && status !== 429) return 'caller';
+    const retryAfterMs = typeof e.details.retryAfterMs === 'number' ? e.details.retryAfterMs : 0;
+    this.pool.failed(server, e, retryAfterMs);
+    return 'down';
+  }
+
+  private serveWaiters(): void {
+    while (this.waiters.length > 0) {
+      const v = this.buffer.take();
+      if (v === undefined) return;
+      this.waiters.shift()!.resolve(v);
+    }
+  }
+
+  private failWaiters(err: FlurryError): void {
+    const waiters = this.waiters.splice(0);
+    for (const w of waiters) w.reject(err);
+  }
+
+  private unavailableError(what: string): FlurryError {
+    const servers = this.pool.report();
+    if (this.pool.allUnauthorized()) {
+      return clientError(
+        'UNAUTHORIZED',
+        `${what}: every server answered 401 (missing or wrong token); check the token option. Servers: ${servers.map((s) => s.url).join(', ')}`,
+        { servers },
+      );
+    }
+    const retryInMs = this.pool.msUntilRetry();
+    const lines = servers.map((s) => `${s.url} ${s.state}${s.lastError ? ` (${s.lastError.code}: ${s.lastError.message})` : ''}`);
+    return clientError(
+      'UNAVAILABLE',
+      `${what}: no Flurry server could be reached and the buffer is empty; next retry in ${Number.isFinite(retryInMs) ? Math.ceil(retryInMs) : '∞'} ms. Tried: ${lines.join('; ')}`,
+      { servers, retryInMs: Number.isFinite(retryInMs) ? Math.ceil(retryInMs) : null },
+    );
+  }
+
+  async batch(n: number): Promise<bigint[]> {
+    if (this.closed) throw closedError();
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
+      throw clientError('ARGUMENT', `batch(n) takes an integer n from 1 to 1000000; got ${String(n)}`, { value: String(n) });
+    }
+    const fromBuffer = this.buffer.takeMany(n);
+    if (fromBuffer) {
+      if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+      return fromBuffer;
+    }
+    const out: bigint[] = [];
+    while (out.length < n) {
+      const want = n - out.length;
+      const ids = await this.request('batch()', (s) => `/v1/ids?count=${Math.min(want, s.maxBatch)}`, (body, path) =>
+        parseIdsBody(body, Number(path.slice(path.indexOf('=') + 1))),
+      );
+      for (let k = 0; k < ids.length; k++) out.push(ids[k]!);
+    }
+    return out;
+  }
+
+  async decode(id: bigint | string | number): Promise<DecodedRemoteId> {
+    if (this.closed) throw closedError();
+    const text = idText(id);
+    const doc = await this.request('decode()', () => `/v1/ids/${text}`, (body) => {
+      let d: Record<string, unknown>;
+      try {
+        d = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        throw clientError('BAD_RESPONSE', 'the server\'s decode answer is not JSON');
+      }
+      if (typeof d.id !== 'string' || typeof d.unixMs !== 'number' || typeof d.timestamp !== 'string' || typeof d.sequence !== 'number' || !d.fields || typeof d.fields !== 'object') {
+        throw clientError('BAD_RESPONSE', 'the server\'s decode answer lacks id, unixMs, timestamp, fields or sequence');
+      }
+      return d;
+    });
+    return {
+      id: BigInt(doc.id as string),
+      unixMs: doc.unixMs as number,
+      timestamp: doc.timestamp as string,
+      fields: { ...(doc.fields as Record<string, number>) },
+      sequence: doc.sequence as number,
+    };
+  }
+
+  /**
+   * One request with failover: tries eligible servers in strategy order until one answers.
+   * A server's answer that blames the caller's input (400…) is thrown as it is.
+   */
+  private async request<T>(what: string, pathFor: (s: ServerState) => string, parse: (body: Buffer, path: string) => T): Promise<T> {
+    const tried = new Set<ServerState>();
+    // Each server is tried once, plus up to 16 retries with a smaller batch after a FLURRY_E_BATCH_COUNT.
+    for (let attempt = 0; attempt < this.pool.servers.length + 16; attempt++) {
+      if (this.closed) throw closedError();
+      const server = this.pool.pick({ exclude: tried });
+      if (!server) break;
+      const path = pathFor(server);
+      server.requests++;
+      const sentAt = this.s.clock.monotonic();
+      try {
+        const body = await this.transport.get(server.base, path);
+        const result = parse(body, path);
+        this.pool.succeeded(server, this.s.clock.monotonic() - sentAt);
+        return result;
+      } catch (err) {
+        if (this.closed) throw closedError();
+        const count = Number(/count=(\d+)/.exec(path)?.[1] ?? 0);
+        const verdict = this.onRequestError(server, err, count, false);
+        if (verdict === 'caller') throw err;
+        if (verdict !== 'smaller') tried.add(server);
+      }
+    }
+    throw this.unavailableError(what);
+  }
+
+  stats(): ClientStats {
+    return {
+      buffered: this.buffer.size,
+      taken: this.buffer.taken,
+      discarded: this.buffer.discarded,
+      requests: this.pool.servers.reduce((a, s) => a + s.requests, 0),
+      refills: this.refills,
+      targetSize: this.target,
+      lowWater: this.lowWater,
+      ratePerSecond: Math.round(this.rate * 1000),
+      servers: this.pool.report(),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.failWaiters(closedError());
+    this.transport.close();
+    this.buffer.clear();
+  }
+}
+
+function closedError(): FlurryError {
+  return clientError('CLOSED', 'the client is closed; create a new one with createClient()');
+}
+
+function idText(id: bigint | string | number): string {
+  let v: bigint | undefined;
+  if (typeof id === 'bigint') v = id;
+  else if (typeof id === 'number' && Number.isSafeInteger(id)) v = BigInt(id);
+  else if (typeof id === 'string' && /^[0-9]{1,20}$/.test(id)) v = BigInt(id);
+  if (v === undefined || v < 0n || v > U64_MAX) {
+    throw clientError(
+      'ARGUMENT',
+      `decode(id) takes an unsigned 64-bit ID as a bigint, a safe integer or a decimal string; got ${JSON.stringify(String(id)).slice(0, 40)}`,
+      { value: String(id).slice(0, 40) },
+    );
+  }
+  return v.toString();
+}
+

@@ -1,0 +1,63 @@
+/**
+ * Coded errors of the client. Every error the client throws or rejects with is a
+ * {@link FlurryError} with one of these `FLURRY_E_CLIENT_…` codes, or the code a server
+ * answered with (e.g. `FLURRY_E_ID_MALFORMED` from `decode`).
+ *
+ * @example
+ * ```ts
+ * import { ClientErrorCode } from '@flurry/client';
+ * try { await client.next(); } catch (e) {
+ *   if (e.code === ClientErrorCode.UNAVAILABLE) console.error(e.details.servers);
+ * }
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+
+/**
+ * The client's error codes.
+ *
+ * @example
+ * ```ts
+ * if (err.code === ClientErrorCode.CONFIG) process.exitCode = 2;
+ * ```
+ */
+export const ClientErrorCode = {
+  /** A `createClient` option is missing or out of range (no servers, a malformed URL, a negative size, lowWater ≥ size…). */
+  CONFIG: 'FLURRY_E_CLIENT_CONFIG',
+  /** Every server is down (or refused the token) and the buffer is empty; `details.servers` lists each server tried and its last error. */
+  UNAVAILABLE: 'FLURRY_E_CLIENT_UNAVAILABLE',
+  /** Every server answered 401: the token is missing or wrong. A configuration error, not retried. */
+  UNAUTHORIZED: 'FLURRY_E_CLIENT_UNAUTHORIZED',
+  /** The client was closed; create a new one. */
+  CLOSED: 'FLURRY_E_CLIENT_CLOSED',
+  /** A bad argument to a method (`batch(0)`, `decode('abc')`). */
+  ARGUMENT: 'FLURRY_E_CLIENT_ARGUMENT',
+  /** A server answered something that is not a valid Flurry response (not JSON, wrong count, IDs not increasing). */
+  BAD_RESPONSE: 'FLURRY_E_CLIENT_BAD_RESPONSE',
+  /** A request took longer than `timeoutMs`. */
+  TIMEOUT: 'FLURRY_E_CLIENT_TIMEOUT',
+  /** A connection to a server failed (refused, reset, DNS). */
+  NETWORK: 'FLURRY_E_CLIENT_NETWORK',
+  /** A server answered an error status (5xx, 404…) without a Flurry error code. */
+  HTTP_STATUS: 'FLURRY_E_CLIENT_HTTP_STATUS',
+} as const;
+
+/** Union of the client's error code strings. */
+export type ClientErrorCodeValue = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
+
+/**
+ * Creates a client error.
+ *
+ * @example
+ * ```ts
+ * throw clientError('CONFIG', 'servers must hold at least one URL, e.g. ["http://127.0.0.1:8080"]');
+ * ```
+ */
+export function clientError(
+  code: keyof typeof ClientErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+  cause?: unknown,
+): FlurryError {
+  return new FlurryError(ClientErrorCode[code], message, details, cause === undefined ? undefined : { cause });
+}

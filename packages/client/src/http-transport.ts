@@ -1,0 +1,152 @@
+/**
+ * GET requests to Flurry servers over keep-alive connections (`node:http` / `node:https`,
+ * one agent per client), with a per-request deadline, a bounded response size, and
+ * failures turned into coded errors:
+ *
+ * - no answer within `timeoutMs` → `FLURRY_E_CLIENT_TIMEOUT`;
+ * - connection refused/reset, DNS → `FLURRY_E_CLIENT_NETWORK`;
+ * - an error status with the service's JSON error body → a `FlurryError` with the server's
+ *   code (`FLURRY_E_UNAVAILABLE`, `FLURRY_E_BATCH_COUNT`, `FLURRY_E_UNAUTHORIZED`…);
+ *   without one → `FLURRY_E_CLIENT_HTTP_STATUS`. `details.status` is the HTTP status and
+ *   `details.retryAfterMs` the server's `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * const t = new HttpTransport({ timeoutMs: 2_000, token: 's3cret' });
+ * const body = await t.get(new URL('http://127.0.0.1:8080'), '/v1/ids?count=100');
+ * t.close();
+ * ```
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { FlurryError } from '@flurry/core';
+import { clientError } from './errors.js';
+
+/** Largest response accepted: 10,000 IDs take about 230 KB; 16 MiB leaves room for larger server maxima. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Options of {@link HttpTransport}.
+ *
+ * @example
+ * ```ts
+ * const opts: TransportOptions = { timeoutMs: 1_000 };
+ * ```
+ */
+export interface TransportOptions {
+  /** Deadline of each request, ms. */
+  timeoutMs: number;
+  /** Bearer token sent with every request. */
+  token?: string;
+  /** Most connections per server; default 4. */
+  maxSockets?: number;
+}
+
+/**
+ * Sends GETs and returns the 200 body.
+ *
+ * @example
+ * ```ts
+ * const body: Buffer = await transport.get(base, '/v1/layout');
+ * ```
+ */
+export class HttpTransport {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly inFlight = new Set<http.ClientRequest>();
+  private readonly headers: Record<string, string>;
+  private closed = false;
+
+  constructor(private readonly opts: TransportOptions) {
+    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 4, maxFreeSockets: opts.maxSockets ?? 4, scheduling: 'lifo' as const };
+    this.httpAgent = new http.Agent(agentOpts);
+    this.httpsAgent = new https.Agent(agentOpts);
+    this.headers = { accept: 'application/json', 'user-agent': 'flurry-client/0.1' };
+    if (opts.token !== undefined) this.headers.authorization = `Bearer ${opts.token}`;
+  }
+
+  /** GETs `base` + `pathAndQuery`; resolves with the body of a 200, rejects with a coded error otherwise. */
+  get(base: URL, pathAndQuery: string): Promise<Buffer> {
+    if (this.closed) return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
+    const server = base.href.replace(/\/+$/, '');
+    const url = server + pathAndQuery;
+    const isHttps = base.protocol === 'https:';
+    return new Promise<Buffer>((resolve, reject) => {
+      let settled = false;
+      const finish = (err: FlurryError | undefined, body?: Buffer): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.inFlight.delete(req);
+        if (err) reject(err);
+        else resolve(body!);
+      };
+      const req = (isHttps ? https : http).request(url, {
+        method: 'GET',
+        agent: isHttps ? this.httpsAgent : this.httpAgent,
+        headers: this.headers,
+      });
+      this.inFlight.add(req);
+      const timer = setTimeout(() => {
+        finish(clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, { server, timeoutMs: this.opts.timeoutMs }));
+        req.destroy();
+      }, this.opts.timeoutMs);
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (this.closed) finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
+        else finish(clientError('NETWORK', `${server}: ${e.code ?? ''} ${e.message}`.trim(), { server, errno: e.code ?? null }, e));
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_BODY_BYTES) {
+            finish(clientError('BAD_RESPONSE', `${server} sent more than ${MAX_BODY_BYTES} bytes`, { server }));
+            req.destroy();
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('error', (e) => finish(clientError('NETWORK', `${server}: ${e.message}`, { server }, e)));
+        res.on('aborted', () => finish(clientError('NETWORK', `${server} closed the connection mid-answer`, { server })));
+        res.on('end', () => {
+          const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+          const status = res.statusCode ?? 0;
+          if (status === 200) return finish(undefined, body);
+          finish(statusError(server, status, body, res.headers['retry-after']));
+        });
+      });
+      req.end();
+    });
+  }
+
+  /** Aborts requests in flight and closes every connection. */
+  close(): void {
+    this.closed = true;
+    for (const req of this.inFlight) req.destroy();
+    this.inFlight.clear();
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+function statusError(server: string, status: number, body: Buffer, retryAfter: string | string[] | undefined): FlurryError {
+  const retrySeconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+  const retryAfterMs = Number.isFinite(retrySeconds) && retrySeconds > 0 ? Math.min(retrySeconds, 3_600) * 1000 : 0;
+  let code: string | undefined;
+  let message: string | undefined;
+  let details: Record<string, unknown> = {};
+  try {
+    const e = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
+    if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
+      code = e.code;
+      message = typeof e.message === 'string' ? e.message : '';
+      if (e.details && typeof e.details === 'object') details = e.details as Record<string, unknown>;
+    }
+  } catch {
+    // not the service's JSON error body
+  }
+  const base = { ...details, server, status, retryAfterMs };
+  if (code) return new FlurryError(code, `${server} answered ${status} ${code}: ${message}`, base);
+  return clientError('HTTP_STATUS', `${server} answered HTTP ${status}: ${JSON.stringify(body.toString('utf8', 0, 120))}`, base);
+}

@@ -1,0 +1,205 @@
+/**
+ * The client's view of its servers: which are up, which are backing off after a failure
+ * and until when, which refused the token, how fast each answers, and which one to ask
+ * next (round-robin or least-latency). Time is the injected clock's `monotonic()`.
+ *
+ * @example
+ * ```ts
+ * const pool = new ServerPool(['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], 'least-latency', new Backoff(), clock);
+ * const s = pool.pick({ forRefill: true });
+ * pool.succeeded(s, 1.7);          // answered in 1.7 ms
+ * pool.failed(s, err);             // down; retried after the backoff
+ * ```
+ */
+import type { Clock } from '@flurry/core';
+import type { FlurryError } from '@flurry/core';
+import type { Backoff } from './backoff.js';
+
+/**
+ * How the next server is chosen.
+ *
+ * @example
+ * ```ts
+ * const strategy: Strategy = 'least-latency';
+ * ```
+ */
+export type Strategy = 'round-robin' | 'least-latency';
+
+/**
+ * The state of one server.
+ *
+ * @example
+ * ```ts
+ * pool.servers.map((s) => `${s.url}: ${s.up ? 'up' : 'down'}`);
+ * ```
+ */
+export interface ServerState {
+  /** Base URL as configured, without a trailing slash. */
+  readonly url: string;
+  /** Parsed base URL. */
+  readonly base: URL;
+  /** False after a failure until a request succeeds again. */
+  up: boolean;
+  /** Consecutive failures. */
+  failures: number;
+  /** Monotonic ms before which a down server is not asked again. */
+  retryAt: number;
+  /** True after a 401: the token is wrong for this server; never asked again. */
+  unauthorized: boolean;
+  /** The last error, for the unavailability report. */
+  lastError: FlurryError | undefined;
+  /** Moving average of successful request times, ms (undefined until the first). */
+  latencyMs: number | undefined;
+  /** A refill request to it is in flight (at most one at a time). */
+  refilling: boolean;
+  /** Largest batch it accepts (learned from a 400 FLURRY_E_BATCH_COUNT). */
+  maxBatch: number;
+  /** Requests sent to it. */
+  requests: number;
+}
+
+/**
+ * A summary of one server for an error report.
+ *
+ * @example
+ * ```ts
+ * err.details.servers as ServerReport[];
+ * ```
+ */
+export interface ServerReport {
+  url: string;
+  state: 'up' | 'down' | 'unauthorized';
+  retryInMs: number;
+  failures: number;
+  lastError: { code: string; message: string } | null;
+}
+
+/**
+ * The set of servers and the choice among them.
+ *
+ * @example
+ * ```ts
+ * const pool = new ServerPool(urls, 'round-robin', new Backoff(), systemClock);
+ * ```
+ */
+export class ServerPool {
+  readonly servers: readonly ServerState[];
+  private cursor = 0;
+
+  constructor(
+    urls: readonly URL[],
+    readonly strategy: Strategy,
+    private readonly backoff: Backoff,
+    private readonly clock: Clock,
+    maxBatch: number,
+  ) {
+    this.servers = urls.map((base) => ({
+      url: base.href.replace(/\/+$/, ''),
+      base,
+      up: true,
+      failures: 0,
+      retryAt: 0,
+      unauthorized: false,
+      lastError: undefined,
+      latencyMs: undefined,
+      refilling: false,
+      maxBatch,
+      requests: 0,
+    }));
+  }
+
+  /** True when the server may be asked now: not unauthorized, and up or done backing off. */
+  eligible(s: ServerState, now = this.clock.monotonic()): boolean {
+    return !s.unauthorized && (s.up || now >= s.retryAt);
+  }
+
+  /**
+   * The server to ask next, or `undefined` when none may be asked now. `forRefill` skips
+   * servers with a refill in flight; `exclude` skips servers already tried for this call.
+   */
+  pick(opts: { forRefill?: boolean; exclude?: ReadonlySet<ServerState> } = {}): ServerState | undefined {
+    const now = this.clock.monotonic();
+    const n = this.servers.length;
+    const ok = (s: ServerState): boolean =>
+      this.eligible(s, now) && !(opts.forRefill && s.refilling) && !(opts.exclude && opts.exclude.has(s));
+    if (this.strategy === 'least-latency') {
+      let best: ServerState | undefined;
+      let bestLatency = Infinity;
+      // Start at the cursor so equal latencies (and unmeasured servers) take turns.
+      for (let k = 0; k < n; k++) {
+        const s = this.servers[(this.cursor + k) % n]!;
+        if (!ok(s)) continue;
+        const l = s.latencyMs ?? 0;
+        if (l < bestLatency) {
+          best = s;
+          bestLatency = l;
+        }
+      }
+      if (best) this.cursor = (this.servers.indexOf(best) + 1) % n;
+      return best;
+    }
+    for (let k = 0; k < n; k++) {
+      const i = (this.cursor + k) % n;
+      const s = this.servers[i]!;
+      if (ok(s)) {
+        this.cursor = (i + 1) % n;
+        return s;
+      }
+    }
+    return undefined;
+  }
+
+  /** Records a successful request that took `ms`. */
+  succeeded(s: ServerState, ms: number): void {
+    s.up = true;
+    s.failures = 0;
+    s.retryAt = 0;
+    s.latencyMs = s.latencyMs === undefined ? ms : s.latencyMs * 0.7 + ms * 0.3;
+  }
+
+  /**
+   * Records a failure: the server is down until the backoff (or the server's
+   * `Retry-After`, when longer) has passed.
+   */
+  failed(s: ServerState, err: FlurryError, retryAfterMs = 0): void {
+    s.up = false;
+    s.failures++;
+    s.lastError = err;
+    s.retryAt = this.clock.monotonic() + Math.max(this.backoff.delayFor(s.failures), retryAfterMs);
+  }
+
+  /** Records a 401: the server is never asked again by this client. */
+  refused(s: ServerState, err: FlurryError): void {
+    s.up = false;
+    s.unauthorized = true;
+    s.lastError = err;
+  }
+
+  /** True when every server refused the token. */
+  allUnauthorized(): boolean {
+    return this.servers.every((s) => s.unauthorized);
+  }
+
+  /** Milliseconds until some server may be asked again (0 if one may be asked now; Infinity if none ever). */
+  msUntilRetry(): number {
+    const now = this.clock.monotonic();
+    let best = Infinity;
+    for (const s of this.servers) {
+      if (s.unauthorized) continue;
+      best = Math.min(best, s.up ? 0 : Math.max(0, s.retryAt - now));
+    }
+    return best;
+  }
+
+  /** Every server's state, for error reports. */
+  report(): ServerReport[] {
+    const now = this.clock.monotonic();
+    return this.servers.map((s) => ({
+      url: s.url,
+      state: s.unauthorized ? 'unauthorized' : s.up ? 'up' : 'down',
+      retryInMs: s.unauthorized || s.up ? 0 : Math.max(0, Math.ceil(s.retryAt - now)),
+      failures: s.failures,
+      lastError: s.lastError ? { code: s.lastError.code, message: s.lastError.message } : null,
+    }));
+  }
+}
