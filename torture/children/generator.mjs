@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+// A torture child: takes a node ID (from a registry through `leasedGenerator`, or pinned
+// by hand), then issues IDs as fast as it can and appends every ID it was handed to a
+// binary file (8-byte little-endian words, written with one write(2) per chunk right
+// after the chunk was issued, so a SIGKILL loses nothing that a caller could have seen).
+//
+// Usage: node generator.mjs '<json config>'
+// Control on stdin (one word a line): `go` (start issuing when waitGo), `stop` (finish,
+// release the lease, exit 0). End of stdin = stop. Reports on stdout as JSON lines:
+// {ev:'ready'|'progress'|'lease'|'done'|'acquire-failed'|'error', …}.
+import { openSync, writeSync, closeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const cfg = JSON.parse(process.argv[2]);
+const core = await import(new URL('../../packages/core/dist/index.js', import.meta.url).href);
+const { Layout, Generator, FlurryError } = core;
+
+const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+const mono = () => performance.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const codeOf = (e) => (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_') ? e.code : `UNCODED:${e?.name ?? typeof e}`);
+
+const refusals = {};
+const refuse = (e) => {
+  const c = codeOf(e);
+  refusals[c] = (refusals[c] ?? 0) + 1;
+  if (!c.startsWith('FLURRY_E_') && (refusals[c] ?? 0) <= 3) say({ ev: 'error', where: 'issue', code: c, message: String(e?.stack ?? e).slice(0, 800) });
+  return c;
+};
+
+// A hard bound on this process's life, whatever happens.
+const lifeMs = (cfg.durationMs ?? 0) + (cfg.acquireTimeoutMs ?? 30_000) + (cfg.goTimeoutMs ?? 60_000) + 60_000;
+setTimeout(() => {
+  say({ ev: 'error', where: 'lifetime', message: `lifetime bound ${lifeMs} ms exceeded` });
+  process.exit(3);
+}, lifeMs).unref();
+
+let stopRequested = false;
+const marks = []; // phase names the parent asked us to report counts at
+let go = !cfg.waitGo;
+const rl = createInterface({ input: process.stdin });
+rl.on('line', (l) => {
+  const w = l.trim();
+  if (w === 'go') go = true;
+  else if (w === 'stop') stopRequested = true;
+  else if (w.startsWith('mark ')) marks.push(w.slice(5));
+});
+rl.on('close', () => {
+  stopRequested = true;
+});
+
+const layout = Layout.from(cfg.layout);
+const genOpts = { ...(cfg.generator ?? {}) };
+
+// ---- acquire -----------------------------------------------------------------------
+let registry = null;
+let lg = null; // LeasedGenerator, or { generator } when pinned
+const acquireStart = mono();
+const acquireUntil = acquireStart + (cfg.acquireTimeoutMs ?? 30_000);
+const lastLease = () => lg?.lease;
+
+if (cfg.registry) {
+  const coord = await import(new URL('../../packages/coordination/dist/index.js', import.meta.url).href);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (!registry) registry = await coord.openRegistry(cfg.registry, { cluster: cfg.cluster, ...(cfg.registryOptions ?? {}) });
+      lg = await coord.leasedGenerator({ registry, layout, pin: cfg.pin, generator: genOpts });
+      break;
+    } catch (e) {
+      const c = refuse(e);
+      const retry = cfg.retryAcquire && (!cfg.retryAcquireCodes || cfg.retryAcquireCodes.includes(c));
+      if (!retry || mono() > acquireUntil || stopRequested) {
+        say({ ev: 'acquire-failed', code: c, message: String(e?.message ?? e).slice(0, 600), attempts: attempt, refusals });
+        try {
+          await registry?.close();
+        } catch {}
+        process.exit(0);
+      }
+      await sleep(cfg.acquireRetryMs ?? 100);
+    }
+  }
+} else {
+  lg = { generator: new Generator({ layout, node: cfg.node, ...genOpts }) };
+  lg.next = () => lg.generator.next();
+  lg.fill = (a, o, n) => lg.generator.fill(a, o, n);
+  lg.batch = (n) => lg.generator.batch(n);
+  lg.close = async () => lg.generator.close();
+}
+
+const leaseEvents = {};
+function watchLease(lease) {
+  if (!lease || typeof lease.on !== 'function' || lease.__tortureWatched) return;
+  lease.__tortureWatched = true;
+  for (const ev of ['renewed', 'renew-failed', 'lost', 'reacquired', 'node-changed']) {
+    lease.on(ev, (arg) => {
+      leaseEvents[ev] = (leaseEvents[ev] ?? 0) + 1;
+      if (ev !== 'renewed') say({ ev: 'lease', type: ev, t: Date.now(), m: mono(), code: arg?.code, node: arg?.node ?? (ev === 'node-changed' ? arg : undefined) });
+      if (ev === 'reacquired') watchLease(arg);
+    });
+  }
+}
+watchLease(lastLease());
+
+const gen = () => lg.generator;
+say({
+  ev: 'ready',
+  pid: process.pid,
+  slot: lastLease()?.slot,
+  node: gen()?.node ?? lastLease()?.node,
+  notBeforeMs: lastLease()?.notBeforeMs,
+  acquireMs: mono() - acquireStart,
+  wall: Date.now(),
+});
+
+// ---- wait for go -------------------------------------------------------------------
+{
+  const until = mono() + (cfg.goTimeoutMs ?? 60_000);
+  while (!go && !stopRequested && mono() < until) await sleep(5);
+}
+
+// ---- issue -------------------------------------------------------------------------
+const fd = openSync(cfg.out, 'a');
+const chunk = cfg.chunk ?? 1024;
+const buf = new BigUint64Array(chunk);
+const bytes = new Uint8Array(buf.buffer);
+const mode = cfg.mode ?? 'fill';
+let issued = 0;
+let partialFills = 0;
+let maxStallMs = 0;
+let maxCallMs = 0;
+let firstId = null;
+let lastId = null;
+let firstIssueWall = null;
+let firstIssueMono = null;
+let lastProgress = mono();
+let round = 0;
+const start = mono();
+const until = start + (cfg.durationMs ?? 1000);
+let wantSince = null; // when the caller started waiting for its next ID
+
+function emit(n) {
+  if (n <= 0) return;
+  writeSync(fd, bytes, 0, n * 8);
+  if (firstId === null) {
+    firstId = buf[0];
+    firstIssueWall = Date.now();
+    firstIssueMono = mono();
+  }
+  lastId = buf[n - 1];
+  issued += n;
+}
+
+while (!stopRequested && mono() < until) {
+  if (cfg.maxIds && issued >= cfg.maxIds) break;
+  if (cfg.afterFirstMs && firstIssueMono !== null && mono() - firstIssueMono > cfg.afterFirstMs) break;
+  const m = cfg.mode === 'mixed' ? ['fill', 'next', 'batch'][round % 3] : mode;
+  round++;
+  const n = Math.min(chunk, cfg.maxIds ? cfg.maxIds - issued : chunk);
+  if (wantSince === null) wantSince = mono();
+  const t0 = mono();
+  let got = 0;
+  let err = null;
+  try {
+    if (m === 'fill') {
+      buf.fill(0n, 0, n);
+      got = lg.fill(buf, 0, n);
+    } else if (m === 'batch') {
+      const arr = lg.batch(n);
+      for (let i = 0; i < arr.length; i++) buf[i] = arr[i];
+      got = arr.length;
+    } else {
+      for (; got < n; got++) buf[got] = lg.next();
+    }
+  } catch (e) {
+    err = e;
+    if (m === 'fill') {
+      // IDs a failed fill left in the caller's array count as handed out.
+      let k = 0;
+      while (k < n && buf[k] !== 0n) k++;
+      if (k > 0) partialFills++;
+      got = k;
+    }
+  }
+  const t1 = mono();
+  if (t1 - t0 > maxCallMs) maxCallMs = t1 - t0;
+  emit(got);
+  if (got > 0) {
+    const stall = t1 - wantSince;
+    if (stall > maxStallMs) maxStallMs = stall;
+    wantSince = err ? t1 : null;
+  }
+  if (err) {
+    refuse(err);
+    await sleep(cfg.refusalSleepMs ?? 2);
+  } else if (cfg.chunkSleepMs) {
+    await sleep(cfg.chunkSleepMs);
+  } else if (cfg.yieldEvery === undefined || round % cfg.yieldEvery === 0) {
+    // Let the lease's renewal timers and the control channel run between chunks, as a
+    // service does between requests.
+    await new Promise((r) => setImmediate(r));
+  }
+  while (marks.length) say({ ev: 'mark', phase: marks.shift(), issued, refusals: { ...refusals }, maxStallMs, wall: Date.now(), lastId: lastId?.toString() });
+  if (mono() - lastProgress >= (cfg.progressMs ?? 250)) {
+    lastProgress = mono();
+    say({ ev: 'progress', issued, refusals, wall: Date.now(), m: lastProgress, lastId: lastId?.toString() });
+  }
+}
+// A caller still waiting when the run ends saw a stall too.
+if (wantSince !== null && mono() - wantSince > maxStallMs) maxStallMs = mono() - wantSince;
+closeSync(fd);
+
+const g = gen();
+const lease = lastLease();
+const summary = {
+  ev: 'done',
+  pid: process.pid,
+  issued,
+  refusals,
+  partialFills,
+  maxStallMs,
+  maxCallMs,
+  firstId: firstId?.toString() ?? null,
+  lastId: lastId?.toString() ?? null,
+  firstIssueWall,
+  firstIssueAfterMs: firstIssueMono === null ? null : firstIssueMono - start,
+  lastIssuedUnixMs: g?.lastIssuedUnixMs,
+  generatorStats: g?.stats ? { ...g.stats } : undefined,
+  leaseStats: lease?.stats ? { ...lease.stats } : undefined,
+  leaseEvents,
+  node: g?.node,
+  slot: lease?.slot,
+  notBeforeMs: lease?.notBeforeMs,
+  elapsedMs: mono() - start,
+};
+say(summary);
+
+// ---- release -----------------------------------------------------------------------
+const releaseStart = mono();
+try {
+  await Promise.race([lg.close(), sleep(cfg.releaseTimeoutMs ?? 10_000).then(() => Promise.reject(new Error('release timed out')))]);
+  if (registry) await Promise.race([registry.close(), sleep(5_000)]);
+  say({ ev: 'released', ms: mono() - releaseStart });
+} catch (e) {
+  say({ ev: 'error', where: 'release', code: codeOf(e), message: String(e?.message ?? e).slice(0, 600) });
+}
+process.exit(0);

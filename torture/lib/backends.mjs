@@ -1,0 +1,69 @@
+// Registry backends under torture and the engines behind them (real servers started by
+// the coordination package's harness on free loopback ports, one of each per run).
+import { existsSync } from 'node:fs';
+import { dist, tempDir } from './util.mjs';
+
+/** Every registry backend, in report order. */
+export const ALL_BACKENDS = ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'];
+
+/** The engine a backend needs (null for the embedded file registry). */
+export const engineOf = (backend) => ({ file: null, zookeeper: 'zookeeper', 'zookeeper+leaf': 'zookeeper', etcd: 'etcd', redis: 'redis' })[backend];
+
+/** Starts engines on demand and hands out registry URLs. */
+export class Engines {
+  constructor(log) {
+    this.log = log;
+    this.started = new Map(); // kind -> Promise<RunningEngine>
+    this.harness = null;
+  }
+
+  async loadHarness() {
+    if (!this.harness) {
+      if (!existsSync(dist.testing)) throw new Error(`the engine harness is not built (${dist.testing}); run npm run build`);
+      this.harness = await import(dist.testing);
+    }
+    return this.harness;
+  }
+
+  /** The running engine of `kind`, started once (in the background when `prefetch`). */
+  engine(kind) {
+    if (!this.started.has(kind)) {
+      const p = (async () => {
+        const h = await this.loadHarness();
+        const t0 = performance.now();
+        const e = await h.startEngine(kind);
+        this.log(`engine ${kind} up on ${e.address} in ${Math.round(performance.now() - t0)} ms`);
+        return e;
+      })();
+      p.catch(() => undefined);
+      this.started.set(kind, p);
+    }
+    return this.started.get(kind);
+  }
+
+  /** A private engine (for fault scenarios that kill and stall it); the caller stops it. */
+  async privateEngine(kind) {
+    const h = await this.loadHarness();
+    return h.startEngine(kind);
+  }
+
+  /** A registry URL for `backend`; file registries get a fresh directory each call. */
+  async url(backend, engine) {
+    if (backend === 'file') return `file:${tempDir('file-registry')}`;
+    const e = engine ?? (await this.engine(engineOf(backend)));
+    if (backend === 'zookeeper+leaf') return e.url.replace(/^zookeeper:/, 'zookeeper+leaf:');
+    return e.url;
+  }
+
+  async stopAll() {
+    for (const p of this.started.values()) {
+      try {
+        const e = await p;
+        await e.stop();
+      } catch {
+        /* failed to start or already gone */
+      }
+    }
+    this.started.clear();
+  }
+}

@@ -1,0 +1,68 @@
+// Starting and collecting torture generator children (torture/children/generator.mjs).
+import path from 'node:path';
+import { spawnNode } from './procs.mjs';
+import { childScript } from './util.mjs';
+
+/** The layouts the suite uses (fields MSB first: timestamp | node | sequence). */
+export const LAYOUTS = {
+  /** 16 node IDs: a 16-process fleet fills the registry. */
+  sixteen: { name: 'torture16', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 4 }, { name: 'sequence', bits: 12 }] },
+  /** 4 node IDs: standbys wait for holders to die so they can take over their IDs. */
+  four: { name: 'torture4', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 2 }, { name: 'sequence', bits: 12 }] },
+};
+
+/**
+ * Spawns one generator child writing to `<dir>/<name>.ids`.
+ * @returns {{ name, file, child, cfg }}
+ */
+export function spawnGenerator(dir, name, cfg, opts = {}) {
+  const file = path.join(dir, `${name}.ids`);
+  const full = { name, out: file, ...cfg };
+  // Keep the registries' local state (the cached "slot this host held last") in the
+  // scenario's temporary directory, shared by its processes as one host's would be.
+  if (full.registry) full.registryOptions = { stateDir: path.join(dir, 'state'), ...(full.registryOptions ?? {}) };
+  const child = spawnNode(name, childScript('generator.mjs'), [JSON.stringify(full)], { env: opts.env });
+  return { name, file, child, cfg: full };
+}
+
+/** Waits until every child reported `ready` (or failed to acquire); returns the messages. */
+export async function waitReady(gens, timeoutMs) {
+  return Promise.all(
+    gens.map((g) =>
+      g.child.waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, 'ready').catch((e) => ({ ev: 'no-ready', error: e.message })),
+    ),
+  );
+}
+
+/** The last message of a kind a child printed (or undefined). */
+export const lastMsg = (g, ev) => [...g.child.messages].reverse().find((m) => m.ev === ev);
+
+/**
+ * Folds every child's reports into the row: refusals by code, the longest stall, crashes
+ * (a child that exited non-zero or printed an uncoded error fails the row unless it was
+ * killed on purpose).
+ */
+export function collect(row, gens, { killedOnPurpose = new Set() } = {}) {
+  for (const g of gens) {
+    const done = lastMsg(g, 'done');
+    const failed = lastMsg(g, 'acquire-failed');
+    if (done) {
+      row.addRefusals(done.refusals);
+      row.stall(done.maxStallMs);
+    } else if (failed) {
+      row.addRefusals(failed.refusals);
+    } else {
+      // Killed or crashed: take what it last reported.
+      const p = lastMsg(g, 'progress');
+      if (p) row.addRefusals(p.refusals);
+    }
+    for (const e of g.child.messages.filter((m) => m.ev === 'error' && m.where !== 'release')) {
+      row.fail(`${g.name}: ${e.where} error ${e.code ?? ''}: ${e.message}`);
+    }
+    const ex = g.child.exit;
+    if (!killedOnPurpose.has(g.name)) {
+      if (!ex) row.fail(`${g.name}: still running at collection`);
+      else if (ex.code !== 0) row.fail(`${g.name}: exited with ${JSON.stringify(ex)}; stderr: ${g.child.stderr.trim().slice(-600)}`);
+    }
+  }
+}

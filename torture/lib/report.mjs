@@ -1,0 +1,121 @@
+// The run's table (printed) and its JSON (torture-report-<profile>.json at the repo root).
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { root } from './util.mjs';
+
+/**
+ * One row of the report. Scenarios fill it and call `fail(reason)` for every broken
+ * promise; a row passes when it has no failure reasons.
+ */
+export class Row {
+  constructor(scenario, backend) {
+    this.scenario = scenario;
+    this.backend = backend;
+    this.processes = 0;
+    this.idsChecked = 0;
+    this.duplicates = 0;
+    this.decreasing = 0;
+    this.refusals = {};
+    this.maxStallMs = 0;
+    this.failures = [];
+    this.notes = [];
+    this.details = {};
+    this.durationMs = 0;
+  }
+  fail(reason) {
+    this.failures.push(reason);
+  }
+  note(text) {
+    this.notes.push(text);
+  }
+  refuse(code, n = 1) {
+    if (!n) return;
+    this.refusals[code] = (this.refusals[code] ?? 0) + n;
+  }
+  addRefusals(map) {
+    for (const [k, v] of Object.entries(map ?? {})) this.refuse(k, v);
+  }
+  stall(ms) {
+    if (Number.isFinite(ms) && ms > this.maxStallMs) this.maxStallMs = ms;
+  }
+  get pass() {
+    return this.failures.length === 0;
+  }
+  toJSON() {
+    return {
+      scenario: this.scenario,
+      backend: this.backend,
+      processes: this.processes,
+      idsChecked: this.idsChecked,
+      duplicates: this.duplicates,
+      decreasing: this.decreasing,
+      refusals: this.refusals,
+      maxStallMs: Math.round(this.maxStallMs * 10) / 10,
+      pass: this.pass,
+      failures: this.failures,
+      notes: this.notes,
+      durationMs: Math.round(this.durationMs),
+      details: this.details,
+    };
+  }
+}
+
+const fmtInt = (n) => n.toLocaleString('en-US');
+const shortCode = (c) => c.replace(/^FLURRY_E_/, '');
+
+function refusalText(map) {
+  const e = Object.entries(map).filter(([, v]) => v > 0);
+  if (!e.length) return '–';
+  return e.map(([k, v]) => `${shortCode(k)} ${fmtInt(v)}`).join(', ');
+}
+
+/** Rows as plain cells (for the console and for docs/reliability.md). */
+export function cells(rows) {
+  const head = ['scenario', 'backend', 'processes', 'IDs checked', 'duplicates', 'decreasing', 'refusals by code', 'longest stall', 'result'];
+  const body = rows.map((r) => {
+    const j = typeof r.toJSON === 'function' ? r.toJSON() : r;
+    return [
+      j.scenario,
+      j.backend,
+      String(j.processes),
+      fmtInt(j.idsChecked),
+      fmtInt(j.duplicates),
+      fmtInt(j.decreasing),
+      refusalText(j.refusals),
+      `${fmtInt(Math.round(j.maxStallMs))} ms`,
+      j.pass ? 'pass' : 'FAIL',
+    ];
+  });
+  return { head, body };
+}
+
+/** A plain-text table for the console. */
+export function textTable(rows) {
+  const { head, body } = cells(rows);
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
+  const line = (r) => r.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(w[i]) : c.padEnd(w[i]))).join('  ');
+  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
+}
+
+/** A Markdown table (for docs/reliability.md). */
+export function markdownTable(rows) {
+  const { head, body } = cells(rows);
+  const esc = (c) => c.replace(/\|/g, '\\|');
+  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`, ...body.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}
+
+/** Writes the JSON report and returns its path. */
+export function writeJson(profile, rows, meta) {
+  const file = path.join(root, `torture-report-${profile}.json`);
+  const doc = {
+    profile,
+    startedAt: meta.startedAt,
+    durationMs: Math.round(meta.durationMs),
+    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '' },
+    pass: rows.every((r) => r.pass),
+    rows: rows.map((r) => r.toJSON()),
+  };
+  writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
+  return file;
+}

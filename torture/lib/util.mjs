@@ -1,0 +1,70 @@
+// Small helpers shared by the torture scenarios: paths, bounded sleeps and polls, temp dirs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root. */
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Built package entry points (the suite has no build step of its own). */
+export const dist = {
+  core: path.join(root, 'packages/core/dist/index.js'),
+  coordination: path.join(root, 'packages/coordination/dist/index.js'),
+  testing: path.join(root, 'packages/coordination/dist/testing/index.js'),
+  serverCli: path.join(root, 'packages/server/dist/cli/main.js'),
+  client: path.join(root, 'packages/client/dist/index.js'),
+};
+export const childScript = (name) => path.join(root, 'torture', 'children', name);
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` every `everyMs` until it returns truthy or `timeoutMs` passes (returns the last value). */
+export async function pollUntil(fn, timeoutMs, everyMs = 25) {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v || performance.now() >= until) return v;
+    await sleep(everyMs);
+  }
+}
+
+const made = new Set();
+/** A fresh temporary directory, removed by `removeTempDirs()` (called at exit). */
+export function tempDir(prefix) {
+  const d = mkdtempSync(path.join(tmpdir(), `flurry-torture-${prefix}-`));
+  made.add(d);
+  return d;
+}
+export function removeTempDirs() {
+  for (const d of made) {
+    try {
+      rmSync(d, { recursive: true, force: true });
+    } catch {
+      /* best effort */
+    }
+  }
+  made.clear();
+}
+process.on('exit', removeTempDirs);
+
+/** Runs `fn` with a time bound; rejects with `what` when it takes longer. */
+export async function within(ms, what, fn) {
+  let timer;
+  try {
+    return await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: did not finish within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Unique-enough cluster names so scenarios never see each other's leases. */
+let seq = 0;
+export function clusterName(prefix) {
+  seq += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${seq}`.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64);
+}

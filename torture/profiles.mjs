@@ -1,0 +1,25 @@
+// The two profiles. `short` runs in CI on every change (all backends, a few hundred
+// thousand IDs per scenario, the whole profile within 5 minutes on a 2-core machine);
+// `full` runs for minutes and is what docs/reliability.md reports.
+export const profiles = {
+  short: {
+    scenarioTimeoutMs: 120_000,
+    lease: { ttlMs: 2_000, renewIntervalMs: 400, marginMs: 300 },
+    fleet: { processes: 16, durationMs: 1_500 },
+    clock: { holdMs: 350, policies: ['tolerate', 'wait', 'throw'] },
+    restart: { firstRunMs: 600, behindMs: 3_000 },
+    crash: { slots: 4, processes: 6, durationMs: 9_000 },
+    engine: { durationMs: 12_000 },
+    service: { durationMs: 8_000, servers: 3, fuzzRequests: 1_500 },
+  },
+  full: {
+    scenarioTimeoutMs: 600_000,
+    lease: { ttlMs: 3_000, renewIntervalMs: 600, marginMs: 400 },
+    fleet: { processes: 16, durationMs: 20_000 },
+    clock: { holdMs: 2_000, policies: ['tolerate', 'wait', 'throw'] },
+    restart: { firstRunMs: 3_000, behindMs: 5_000 },
+    crash: { slots: 4, processes: 6, durationMs: 40_000 },
+    engine: { durationMs: 40_000 },
+    service: { durationMs: 45_000, servers: 3, fuzzRequests: 20_000 },
+  },
+};

@@ -1,0 +1,188 @@
+// Scenario 2, clock steps: libfaketime steps the wall clock of running processes (all
+// sharing one offset file, as a machine-wide step would): back 1 ms, 10 ms, 1 s, 1 hour,
+// return, forward 1 hour and back again. Three processes with pinned node IDs run one
+// clock policy each (tolerate, wait, throw) at full speed; every policy promises that no
+// ID repeats and none is smaller than the one before, and each reacts to each step as the
+// core documents (src/generator/options.ts). Per registry backend, 4 leased holders fill a
+// 4-ID registry and a newcomer keeps trying to acquire through the steps: a forward step
+// must not let it take a node ID from a holder whose lease is still valid.
+import path from 'node:path';
+import { analyze } from '../lib/analyze.mjs';
+import * as faketime from '../lib/faketime.mjs';
+import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
+
+export const title = 'wall-clock steps inside running processes (libfaketime), per clock policy';
+const BACKWARDS = 'FLURRY_E_CLOCK_BACKWARDS';
+const HOUR = 3_600_000;
+
+/** The steps: [name, offset from real time in ms, hold factor]. */
+const PHASES = [
+  ['start', 0],
+  ['back-1ms', -1],
+  ['back-10ms', -11],
+  ['back-1s', -1_011],
+  ['back-1h', -1_011 - HOUR],
+  ['return', 0],
+  ['forward-1h', HOUR],
+  ['back-1h-again', 0],
+  ['end', 0],
+];
+
+/** What each policy must do in each phase: 'issue' (IDs flow), 'refuse' (only CLOCK_BACKWARDS). */
+const EXPECT = {
+  tolerate: { 'back-1ms': 'issue', 'back-10ms': 'issue', 'back-1s': 'issue', 'back-1h': 'issue', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'issue', end: 'issue' },
+  wait: { 'back-1ms': 'issue', 'back-10ms': 'issue', 'back-1s': 'issue', 'back-1h': 'refuse', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'refuse', end: 'refuse' },
+  throw: { 'back-1h': 'refuse', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'refuse', end: 'refuse' },
+};
+
+export async function run(ctx, add) {
+  const { Layout } = await import(dist.core);
+  if (!faketime.available()) {
+    const row = new ctx.Row('clock-steps', 'all');
+    row.fail(`libfaketime is missing (${faketime.LIB}): apt-get install faketime`);
+    add(row);
+    return;
+  }
+  const { holdMs, policies } = ctx.P.clock;
+  const lease = ctx.P.lease;
+  const dir = tempDir('clock');
+  const clockFile = path.join(dir, 'clock');
+  faketime.setOffset(clockFile, 0);
+  const env = faketime.env(clockFile);
+  const all = [];
+  const waitBoundMs = 1_500;
+
+  // Policy processes (pinned node IDs, no registry: the generator alone).
+  const pinned = policies.map((policy, i) => {
+    const row = new ctx.Row('clock-steps', `${policy} (pinned)`);
+    add(row);
+    const g = spawnGenerator(
+      dir,
+      `clock-${policy}`,
+      {
+        layout: LAYOUTS.sixteen,
+        node: { worker: i },
+        generator: { onClockBackwards: policy, ...(policy === 'wait' ? { maxBackwardsWaitMs: waitBoundMs } : {}) },
+        durationMs: 120_000, // stopped by the parent
+        waitGo: true,
+        mode: 'mixed',
+        chunk: 512,
+      },
+      { env },
+    );
+    all.push(g);
+    return { policy, row, g };
+  });
+
+  // Leased groups, one per registry backend, all on the same stepped clock.
+  const leased = [];
+  for (const backend of ctx.backends) {
+    const row = new ctx.Row('clock-steps', backend);
+    add(row);
+    try {
+      const url = await ctx.engines.url(backend);
+      const cluster = clusterName('clock');
+      const mk = (name, address, extra = {}) =>
+        spawnGenerator(
+          dir,
+          `clock-${backend}-${name}`,
+          {
+            registry: url,
+            cluster,
+            registryOptions: { ...lease, holder: { address } },
+            layout: LAYOUTS.four,
+            durationMs: 120_000,
+            waitGo: true,
+            mode: 'mixed',
+            chunk: 64,
+            chunkSleepMs: 4,
+            retryAcquire: true,
+            acquireTimeoutMs: 60_000,
+            acquireRetryMs: 40,
+            ...extra,
+          },
+          { env },
+        );
+      const holders = Array.from({ length: 4 }, (_, i) => mk(`holder-${i}`, `127.0.0.1:${7500 + i}`));
+      all.push(...holders);
+      leased.push({ backend, row, holders, mk, newcomer: null });
+    } catch (e) {
+      row.fail(`could not start: ${e?.stack ?? e}`);
+    }
+  }
+
+  try {
+    const ready = await waitReady(all, 45_000);
+    ready.forEach((m, i) => m.ev !== 'ready' && ctx.log(`clock: ${all[i].name} did not start: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+    // The newcomers start once the holders own every node ID; they retry through the steps.
+    for (const l of leased) {
+      l.newcomer = l.mk('newcomer', '127.0.0.1:7599');
+      all.push(l.newcomer);
+    }
+    for (const g of all) g.child.send('go');
+    const phaseWall = {};
+    for (const [name, offset] of PHASES) {
+      faketime.setOffset(clockFile, offset);
+      phaseWall[name] = Date.now();
+      const hold = name === 'back-1s' ? Math.max(holdMs, waitBoundMs + 300) : holdMs;
+      await sleep(hold);
+      for (const g of all) g.child.send(`mark ${name}`);
+    }
+    await sleep(200);
+    faketime.setOffset(clockFile, 0);
+    for (const g of all) g.child.send('stop');
+    await Promise.all(all.map((g) => g.child.waitExit(30_000)));
+
+    // ---- the policy rows ----
+    for (const { policy, row, g } of pinned) {
+      row.processes = 1;
+      collect(row, [g]);
+      analyze(row, [g], Layout.from(LAYOUTS.sixteen), { orderPromised: true });
+      const marks = g.child.messages.filter((m) => m.ev === 'mark');
+      const phases = [];
+      let prev = { issued: 0, refusals: {}, maxStallMs: 0 };
+      for (const m of marks) {
+        const issued = m.issued - prev.issued;
+        const backwards = (m.refusals[BACKWARDS] ?? 0) - (prev.refusals[BACKWARDS] ?? 0);
+        const other = Object.entries(m.refusals)
+          .filter(([k]) => k !== BACKWARDS)
+          .reduce((s, [k, v]) => s + v - (prev.refusals[k] ?? 0), 0);
+        phases.push({ phase: m.phase, issued, clockBackwardsRefusals: backwards, otherRefusals: other, maxStallMs: Math.round(m.maxStallMs) });
+        const want = EXPECT[policy]?.[m.phase];
+        if (want === 'issue' && issued === 0) row.fail(`${policy}: issued nothing during ${m.phase} (refusals ${JSON.stringify(m.refusals)})`);
+        if (want === 'refuse' && (issued > 0 || backwards === 0)) row.fail(`${policy}: during ${m.phase} expected only ${BACKWARDS}, got ${issued} IDs and ${backwards} refusals`);
+        if (other > 0) row.fail(`${policy}: ${other} refusal(s) with codes other than ${BACKWARDS} during ${m.phase}: ${JSON.stringify(m.refusals)}`);
+        prev = m;
+      }
+      if (marks.length !== PHASES.length) row.fail(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
+      if (policy === 'wait') {
+        const p = phases.find((x) => x.phase === 'back-1s');
+        if (p && p.maxStallMs < 900) row.fail(`wait: the 1 s step back should block a caller about 1 s (maxBackwardsWaitMs ${waitBoundMs}); longest stall was ${p.maxStallMs} ms`);
+      }
+      if (policy === 'tolerate') {
+        const stats = lastMsg(g, 'done')?.generatorStats;
+        if (stats && !stats.clockBackwards) row.fail('tolerate: the generator counted no clock step back');
+      }
+      row.details.phases = phases;
+      row.details.phaseWall = phaseWall;
+    }
+
+    // ---- the leased rows ----
+    for (const l of leased) {
+      const gens = [...l.holders, l.newcomer].filter(Boolean);
+      l.row.processes = gens.length;
+      collect(l.row, gens);
+      analyze(l.row, gens, Layout.from(LAYOUTS.four), { orderPromised: true, allowReorderAcrossNodes: true });
+      const nc = l.newcomer && lastMsg(l.newcomer, 'ready');
+      if (nc) l.row.note(`the newcomer acquired node ${JSON.stringify(nc.node)} at ${nc.wall} (wall, stepped)`);
+      for (const h of l.holders) {
+        const lost = h.child.messages.filter((m) => m.ev === 'lease' && m.type === 'lost');
+        if (lost.length) l.row.note(`${h.name} lost its lease ${lost.length}× (${lost.map((m) => m.code).join(', ')})`);
+      }
+    }
+  } finally {
+    faketime.setOffset(clockFile, 0);
+    for (const g of all) if (g.child.running) await g.child.kill();
+  }
+}
