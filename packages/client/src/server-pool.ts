@@ -71,6 +71,10 @@ export interface ServerReport {
   state: 'up' | 'down' | 'unauthorized';
   retryInMs: number;
   failures: number;
+  /** Requests sent to it so far. */
+  requests: number;
+  /** Moving average of its answer times, ms (null before the first answer). */
+  latencyMs: number | null;
   lastError: { code: string; message: string } | null;
 }
 
@@ -199,6 +203,8 @@ export class ServerPool {
       state: s.unauthorized ? 'unauthorized' : s.up ? 'up' : 'down',
       retryInMs: s.unauthorized || s.up ? 0 : Math.max(0, Math.ceil(s.retryAt - now)),
       failures: s.failures,
+      requests: s.requests,
+      latencyMs: s.latencyMs === undefined ? null : Math.round(s.latencyMs * 100) / 100,
       lastError: s.lastError ? { code: s.lastError.code, message: s.lastError.message } : null,
     }));
   }
