@@ -20,7 +20,14 @@
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
-/** 2^32 as a double. */
+/**
+ * 2^32 as a double.
+ *
+ * @example
+ * ```ts
+ * const hi = Math.floor(x / TWO32), lo = x - hi * TWO32; // split a safe integer into 32-bit halves
+ * ```
+ */
 export const TWO32 = 4294967296;
 
 const scratch = new DataView(new ArrayBuffer(8));
@@ -56,7 +63,14 @@ export function joinU64(hi: number, lo: number): bigint {
   return scratch.getBigUint64(0);
 }
 
-/** Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`). */
+/**
+ * Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`).
+ *
+ * @example
+ * ```ts
+ * MAX_FOR_BITS[63]; // 9223372036854775807n
+ * ```
+ */
 export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
 
 /**
@@ -112,7 +126,14 @@ export function describeChar(ch: string): string {
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
-/** Options of {@link Alphabet}. */
+/**
+ * Options of {@link Alphabet}.
+ *
+ * @example
+ * ```ts
+ * const opts: AlphabetOptions = { caseInsensitive: true, aliases: { I: '1', O: '0' } };
+ * ```
+ */
 export interface AlphabetOptions {
   /** Extra characters accepted on decoding, mapped to the character they stand for (e.g. Crockford's `I` → `1`). */
   aliases?: Record<string, string>;
@@ -360,7 +381,14 @@ export class Alphabet {
     return code < 128 ? this.values[code] : -1;
   }
 
-  /** Lists the accepted digits for an error message. */
+  /**
+   * Lists the accepted digits for an error message.
+   *
+   * @example
+   * ```ts
+   * hex.describeAlphabet(); // 'the hex digits "0123456789abcdef"'
+   * ```
+   */
   describeAlphabet(): string {
     return `the ${this.name} digits "${this.chars}"`;
   }

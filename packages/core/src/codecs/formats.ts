@@ -22,7 +22,7 @@
  * @example
  * ```ts
  * import { encodeId, decodeId } from '@flurry/core';
- * encodeId(1859214170478923776n, 'base62');                  // '2D8sBOAp9Ny'
+ * encodeId(1859214170478923776n, 'base62');                  // '2DLDg5GS06C'
  * encodeId(42n, 'base62', { fixed: true });                  // '0000000000g'
  * decodeId('0000000000g', 'base62');                         // 42n
  * encodeId(42n, 'hex', { fixed: true, bits: 41 });           // '0000000002a'
@@ -31,7 +31,14 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from './alphabet.js';
 
-/** The name of a string form of an ID (the CLI's `--format`). */
+/**
+ * The name of a string form of an ID (the CLI's `--format`).
+ *
+ * @example
+ * ```ts
+ * const f: IdFormat = 'base62';
+ * ```
+ */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
 /**
@@ -44,7 +51,14 @@ export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'bas
  */
 export const FORMATS: readonly IdFormat[] = Object.freeze(['decimal', 'hex', 'base32', 'base58', 'base62', 'base64url'] as const);
 
-/** Options of {@link encodeId} and {@link IdCodec.encode}. */
+/**
+ * Options of {@link encodeId} and {@link IdCodec.encode}.
+ *
+ * @example
+ * ```ts
+ * const opts: EncodeOptions = { fixed: true, bits: layout.totalBits };
+ * ```
+ */
 export interface EncodeOptions {
   /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
   fixed?: boolean;
@@ -52,7 +66,14 @@ export interface EncodeOptions {
   bits?: number;
 }
 
-/** Options of {@link decodeId} and {@link IdCodec.decode}. */
+/**
+ * Options of {@link decodeId} and {@link IdCodec.decode}.
+ *
+ * @example
+ * ```ts
+ * decodeId(text, 'base62', { fixed: true, bits: 63 } satisfies DecodeOptions);
+ * ```
+ */
 export interface DecodeOptions {
   /** Require exactly the fixed width of `bits`-bit IDs (default false: any length up to it, leading zero digits allowed). */
   fixed?: boolean;
@@ -250,7 +271,7 @@ export function getCodec(format: string): IdCodec {
  * ```ts
  * encodeId(255n, 'hex');                         // 'ff'
  * encodeId(255n, 'hex', { fixed: true });        // '00000000000000ff'
- * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '1111115Q'
+ * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '111115Q'
  * ```
  */
 export function encodeId(id: bigint | number, format: IdFormat | string, options?: EncodeOptions): string {

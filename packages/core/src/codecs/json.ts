@@ -34,16 +34,37 @@ export function jsonReplacer(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-/** Which keys {@link jsonReviver} turns into bigints: one name, several, or a predicate. */
+/**
+ * Which keys {@link jsonReviver} turns into bigints: one name, several, or a predicate.
+ *
+ * @example
+ * ```ts
+ * const keys: IdKeys = (k) => k === 'id' || k.endsWith('Id');
+ * ```
+ */
 export type IdKeys = string | Iterable<string> | ((key: string) => boolean);
 
-/** Options of {@link jsonReviver}. */
+/**
+ * Options of {@link jsonReviver}.
+ *
+ * @example
+ * ```ts
+ * JSON.parse(text, jsonReviver('id', { bits: 53 } satisfies JsonReviverOptions));
+ * ```
+ */
 export interface JsonReviverOptions {
   /** The ID width in bits, 1..64 (default 64); wider values are `FLURRY_E_ID_TOO_WIDE`. */
   bits?: number;
 }
 
-/** The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present). */
+/**
+ * The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present).
+ *
+ * @example
+ * ```ts
+ * const reviver: JsonReviver = jsonReviver(['id']);
+ * ```
+ */
 export type JsonReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
 
 const DECIMAL = /^[0-9]{1,20}$/;
@@ -108,7 +129,14 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
   };
 }
 
-/** The JSON-safe form of `T`: bigints (and bigint arrays) become decimal strings, recursively. */
+/**
+ * The JSON-safe form of `T`: bigints (and bigint arrays) become decimal strings, recursively.
+ *
+ * @example
+ * ```ts
+ * const wire: JsonSafe<{ id: bigint }> = toJSONSafe({ id: 1n }); // { id: string }
+ * ```
+ */
 export type JsonSafe<T> = T extends bigint
   ? string
   : T extends BigInt64Array | BigUint64Array

@@ -41,7 +41,14 @@ export class DihedralCheck {
   private readonly phiPow: Uint8Array;
   private readonly values: Int16Array;
 
-  /** Longest string (check character included) this instance handles. */
+  /**
+   * Longest string (check character included) this instance handles.
+   *
+   * @example
+   * ```ts
+   * DihedralCheck.MAX_LENGTH; // 64
+   * ```
+   */
   static readonly MAX_LENGTH = 64;
 
   constructor(alphabet: string) {

@@ -25,17 +25,31 @@
  * codec.decode(pub);                              // 1859214170478923776n
  * ```
  */
-import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from '../codecs/alphabet.js';
+import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { DihedralCheck } from './checksum.js';
 import { FeistelPermutation } from './feistel.js';
 import { PublicIdKey, parseKeys } from './keys.js';
 
-/** The alphabet of public-ID strings. */
+/**
+ * The alphabet of public-ID strings.
+ *
+ * @example
+ * ```ts
+ * PublicIdCodec.create({ keys, alphabet: 'base58' satisfies PublicIdAlphabet });
+ * ```
+ */
 export type PublicIdAlphabet = 'base62' | 'base58';
 
-/** Options of {@link PublicIdCodec.create}. */
+/**
+ * Options of {@link PublicIdCodec.create}.
+ *
+ * @example
+ * ```ts
+ * const opts: PublicIdOptions = { keys: process.env.FLURRY_PUBLIC_KEY ?? '', bits: 63, alphabet: 'base62', checksum: true };
+ * ```
+ */
 export interface PublicIdOptions {
   /** The keyring: `fk1_…` strings (comma-separated allowed) or key objects; the first key encodes, all decode. */
   keys: string | PublicIdKey | readonly (string | PublicIdKey)[];
@@ -311,8 +325,7 @@ export class PublicIdCodec {
         this.halves[0] = hi;
         this.halves[1] = n - hi * TWO32;
       } else {
-        this.halves[0] = Number(x >> 32n);
-        this.halves[1] = Number(x & 0xffffffffn);
+        splitU64(x, this.halves);
       }
       return;
     }

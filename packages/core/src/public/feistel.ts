@@ -40,7 +40,7 @@
  * ```
  */
 import { hkdfSync } from 'node:crypto';
-import { MAX_FOR_BITS, TWO32, checkBits, joinU64 } from '../codecs/alphabet.js';
+import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { chaskeyTimesTwo } from './chaskey.js';
 
@@ -308,8 +308,7 @@ export class FeistelPermutation {
       this.out[0] = hi;
       this.out[1] = n - hi * TWO32;
     } else {
-      this.out[0] = Number(x >> 32n);
-      this.out[1] = Number(x & 0xffffffffn);
+      splitU64(x, this.out);
     }
   }
 }
