@@ -1,0 +1,14 @@
+/**
+ * The registry conformance suite against the embedded file registry (a fresh directory
+ * per test, all removed afterwards).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after } from 'node:test';
+import { runConformance } from './suite.js';
+
+const base = mkdtempSync(path.join(tmpdir(), 'flurry-file-reg-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+runConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'r-'))}` });
