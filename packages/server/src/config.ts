@@ -15,6 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
+import { parseRegistryUrl, resolveRegistryOptions } from '@flurry/coordination';
 import { parseCommandLine, type FlagSpecs } from './cli/args.js';
 import { serverError } from './errors.js';
 import { chooseLayout, parseNodePins } from './layout-choice.js';
@@ -34,6 +35,7 @@ export interface ServeConfig {
   readonly highWaterWaitMs: number | undefined;
   readonly onExhausted: 'wait' | 'borrow' | undefined;
   readonly onClockBackwards: 'tolerate' | 'wait' | 'throw' | undefined;
+  readonly sequenceStart: 'zero' | 'random' | undefined;
   readonly thriftPort: number | undefined;
   readonly token: string | undefined;
   readonly authHealth: boolean;
@@ -99,12 +101,13 @@ export const SETTINGS: readonly SettingDef[] = Object.freeze([
   { key: 'node', flag: 'node', env: 'FLURRY_NODE', kind: 'string', defaultText: '(none: every node field is leased)', allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1', help: 'Pin node fields by hand; the registry still leases the result.' },
   { key: 'registry', flag: 'registry', env: 'FLURRY_REGISTRY', kind: 'string', defaultText: 'file:', allowed: 'a registry URL: file:, file:/dir, zookeeper://h:p/path, zookeeper+leaf://h:p/path, etcd://h:p/prefix, redis://h:p/db, static:N, k8s:', help: 'Where node-ID leases come from.' },
   { key: 'cluster', flag: 'cluster', env: 'FLURRY_CLUSTER', kind: 'string', defaultText: 'default', allowed: '1 to 64 characters from A-Z a-z 0-9 _ . -', help: 'Cluster name: node IDs are unique within it.' },
-  { key: 'leaseTtlMs', flag: 'lease-ttl-ms', env: 'FLURRY_LEASE_TTL_MS', kind: 'int', min: 100, max: 3_600_000, defaultText: "(the registry's default)", allowed: 'an integer from 100 to 3600000 (ms)', help: 'Lease time-to-live.' },
-  { key: 'leaseRenewMs', flag: 'lease-renew-ms', env: 'FLURRY_LEASE_RENEW_MS', kind: 'int', min: 10, max: 3_600_000, defaultText: '(a third of the TTL)', allowed: 'an integer from 10 to 3600000 (ms), below the TTL', help: 'Lease renewal interval.' },
-  { key: 'leaseMarginMs', flag: 'lease-margin-ms', env: 'FLURRY_LEASE_MARGIN_MS', kind: 'int', min: 0, max: 3_600_000, defaultText: "(the registry's default)", allowed: 'an integer from 0 to 3600000 (ms), below the TTL', help: 'Safety margin taken off the lease deadline.' },
-  { key: 'highWaterWaitMs', flag: 'high-water-wait-ms', env: 'FLURRY_HIGH_WATER_WAIT_MS', kind: 'int', min: 0, max: 3_600_000, defaultText: "(the registry's default)", allowed: 'an integer from 0 to 3600000 (ms)', help: "How long start-up may wait for the clock to pass the node's high-water mark." },
-  { key: 'onExhausted', flag: 'on-exhausted', env: 'FLURRY_ON_EXHAUSTED', kind: 'string', choices: ['wait', 'borrow'], defaultText: "(the generator's default, wait)", allowed: 'wait or borrow', help: 'When a tick runs out of sequence numbers: wait for the next tick or borrow ahead.' },
-  { key: 'onClockBackwards', flag: 'on-clock-backwards', env: 'FLURRY_ON_CLOCK_BACKWARDS', kind: 'string', choices: ['tolerate', 'wait', 'throw'], defaultText: "(the generator's default)", allowed: 'tolerate, wait or throw', help: 'What to do when the wall clock steps back.' },
+  { key: 'leaseTtlMs', flag: 'lease-ttl-ms', env: 'FLURRY_LEASE_TTL_MS', kind: 'int', min: 100, max: 3_600_000, defaultText: '10000', allowed: 'an integer from 100 to 3600000 (ms)', help: 'Lease time-to-live: how long a silent holder keeps its node ID.' },
+  { key: 'leaseRenewMs', flag: 'lease-renew-ms', env: 'FLURRY_LEASE_RENEW_MS', kind: 'int', min: 10, max: 3_600_000, defaultText: '(a third of the TTL)', allowed: 'an integer from 10 to (TTL - margin) / 2 (ms)', help: 'Lease renewal interval.' },
+  { key: 'leaseMarginMs', flag: 'lease-margin-ms', env: 'FLURRY_LEASE_MARGIN_MS', kind: 'int', min: 0, max: 3_600_000, defaultText: '(the smaller of 1000 and a fifth of the TTL)', allowed: 'an integer from 0 to half the TTL (ms)', help: 'Safety margin taken off the lease deadline.' },
+  { key: 'highWaterWaitMs', flag: 'high-water-wait-ms', env: 'FLURRY_HIGH_WATER_WAIT_MS', kind: 'int', min: 0, max: 600_000, defaultText: '5000', allowed: 'an integer from 0 to 600000 (ms)', help: "How long start-up may wait for the clock to pass the node's high-water mark." },
+  { key: 'onExhausted', flag: 'on-exhausted', env: 'FLURRY_ON_EXHAUSTED', kind: 'string', choices: ['wait', 'borrow'], defaultText: 'wait', allowed: 'wait or borrow', help: 'When a tick runs out of sequence numbers: wait for the next tick or borrow ahead.' },
+  { key: 'onClockBackwards', flag: 'on-clock-backwards', env: 'FLURRY_ON_CLOCK_BACKWARDS', kind: 'string', choices: ['tolerate', 'wait', 'throw'], defaultText: 'tolerate', allowed: 'tolerate, wait or throw', help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).' },
+  { key: 'sequenceStart', flag: 'sequence-start', env: 'FLURRY_SEQUENCE_START', kind: 'string', choices: ['zero', 'random'], defaultText: 'zero', allowed: 'zero or random', help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.' },
   { key: 'thriftPort', flag: 'thrift-port', env: 'FLURRY_THRIFT_PORT', kind: 'int', min: 0, max: 65535, defaultText: '(off; Twitter used 7609)', allowed: 'an integer from 0 to 65535', help: "Serve Twitter Snowflake's Thrift API on this port." },
   { key: 'token', flag: 'token', env: 'FLURRY_TOKEN', kind: 'string', secret: true, defaultText: '(none: no authentication)', allowed: 'a bearer token of 16 to 512 printable ASCII characters without spaces', help: 'Require "Authorization: Bearer TOKEN" on the ID routes (prefer the variable: flags show in ps).' },
   { key: 'authHealth', flag: 'auth-health', env: 'FLURRY_AUTH_HEALTH', kind: 'bool', defaultText: 'false', allowed: 'true or false (1/0, yes/no)', help: 'Require the token on /healthz, /readyz and /metrics too.' },
@@ -202,14 +205,28 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
   const host = (v.host as string | undefined) ?? '127.0.0.1';
   if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host) && !/^\[[0-9A-Fa-f:.]+\]$/.test(host)) throw configError('host', host, raw.host.source);
   const registry = (v.registry as string | undefined) ?? 'file:';
-  if (!/^[a-z][a-z0-9+.-]*:/.test(registry)) throw configError('registry', registry, raw.registry.source);
+  try {
+    parseRegistryUrl(registry);
+  } catch (err) {
+    throw configError('registry', registry, raw.registry?.source ?? { kind: 'default', name: 'default' }, `${SETTINGS_BY_KEY.registry.allowed} (${describe(err)})`, err);
+  }
 
+  // The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …).
   const ttl = v.leaseTtlMs as number | undefined;
-  for (const k of ['leaseRenewMs', 'leaseMarginMs'] as const) {
-    const x = v[k] as number | undefined;
-    if (ttl !== undefined && x !== undefined && x >= ttl) {
-      throw configError(k, x, raw[k].source, `${SETTINGS_BY_KEY[k].allowed}; it is ${x} ms but the TTL (leaseTtlMs) is ${ttl} ms`);
-    }
+  const timing: Record<string, string> = { ttlMs: 'leaseTtlMs', renewIntervalMs: 'leaseRenewMs', marginMs: 'leaseMarginMs', highWaterWaitMs: 'highWaterWaitMs' };
+  try {
+    resolveRegistryOptions({
+      cluster: (v.cluster as string | undefined) ?? 'default',
+      ttlMs: ttl,
+      renewIntervalMs: v.leaseRenewMs as number | undefined,
+      marginMs: v.leaseMarginMs as number | undefined,
+      highWaterWaitMs: v.highWaterWaitMs as number | undefined,
+    });
+  } catch (err) {
+    const option = err instanceof FlurryError ? String(err.details.option ?? '') : '';
+    const key = timing[option] ?? (option === 'cluster' ? 'cluster' : 'leaseTtlMs');
+    const r = raw[key] ?? raw.leaseTtlMs;
+    throw configError(key, r?.value ?? '(default)', r?.source ?? { kind: 'default', name: 'default' }, describe(err), err);
   }
 
   return Object.freeze({
@@ -225,6 +242,7 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     highWaterWaitMs: v.highWaterWaitMs as number | undefined,
     onExhausted: v.onExhausted as ServeConfig['onExhausted'],
     onClockBackwards: v.onClockBackwards as ServeConfig['onClockBackwards'],
+    sequenceStart: v.sequenceStart as ServeConfig['sequenceStart'],
     thriftPort: v.thriftPort as number | undefined,
     token,
     authHealth: (v.authHealth as boolean | undefined) ?? false,

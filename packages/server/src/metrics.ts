@@ -146,8 +146,8 @@ export class ServiceMetrics {
     leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
     leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
     new Gauge({
-      name: 'flurry_lease_deadline_seconds', help: 'Seconds until the lease deadline (negative once passed).', registers: [registry],
-      collect() { const l = sources.lease(); this.set(l ? Math.max(-1e9, l.msUntilDeadline() / 1000) : -1); },
+      name: 'flurry_lease_deadline_seconds', help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).', registers: [registry],
+      collect() { const l = sources.lease(); this.set(l ? l.msUntilDeadline() / 1000 : -1); },
     });
     new Gauge({ name: 'flurry_ready', help: '1 when /readyz answers 200, else 0.', registers: [registry], collect() { this.set(sources.ready() ? 1 : 0); } });
     new Gauge({

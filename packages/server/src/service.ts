@@ -22,7 +22,7 @@
  * ```
  */
 import type { Server } from 'node:http';
-import { FlurryError, PublicIdCodec, parseKeys, loadKeysFromFile, systemClock, type GeneratorEvent, type Layout } from '@flurry/core';
+import { FlurryError, GENERATOR_DEFAULTS, PublicIdCodec, parseKeys, loadKeysFromFile, systemClock, type GeneratorEvent, type Layout } from '@flurry/core';
 import { leasedGenerator, openRegistry, type LeasedGenerator, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config.js';
 import { serverError } from './errors.js';
@@ -34,10 +34,10 @@ import { startThriftServer, type ThriftServer } from './thrift/index.js';
 
 /**
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
- * calls the clock insane. Small steps back are absorbed by the generator's policy; larger
- * ones mean the generator is (or soon will be) refusing to issue.
+ * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
+ * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
  */
-export const CLOCK_SANITY_MS = 1000;
+export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
 /** A running service. */
 export interface RunningService {
@@ -96,8 +96,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     if (shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
     if (!lg) return notStarted(config);
     if (!lg.ready()) {
-      const ms = Math.round(-lg.lease.msUntilDeadline());
-      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its deadline passed ${ms} ms ago); the service issues nothing until the registry (${registry?.url ?? config.registry}) renews it or grants a new one`, { msPastDeadline: ms });
+      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registry?.url ?? config.registry}) renews it or grants a new one`);
     }
     const now = systemClock.now();
     if (now < layout.epochMs) {
@@ -179,6 +178,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
         onEvent,
         ...(config.onExhausted !== undefined ? { onExhausted: config.onExhausted } : {}),
         ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+        ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
       },
     });
     watchLease(lg, logger);
@@ -215,9 +215,15 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       await closeHttp(server, config.shutdownTimeoutMs);
       if (thrift) await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
       const last = lg!.generator.lastIssuedUnixMs;
-      await lg!.close();
-      logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
-      await registry!.close();
+      try {
+        await lg!.close();
+        logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
+      } catch (err) {
+        // Nothing unsafe follows: the lease is fenced by its deadline and frees itself after the TTL,
+        // and the next holder's floor covers everything issued here.
+        logger.error({ error: errInfo(err), highWaterMs: last }, 'releasing the lease failed; the node ID frees itself when its TTL runs out');
+      }
+      await registry!.close().catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
       logger.info({}, 'stopped');
     })();
     return closing;
@@ -252,9 +258,8 @@ function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
   const attach = (lease: LeasedGenerator['lease']): void => {
     const em = lease as unknown as { on?(ev: string, fn: (x: unknown) => void): void };
     if (typeof em.on !== 'function') return;
-    em.on('renew-failed', (err) => log.warn({ err: errInfo(err) }, 'lease renewal failed'));
-    em.on('lost', (err) => log.error({ err: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'));
-    em.on('reacquired', () => log.warn({ node: lg.generator.node }, 'lease acquired again'));
+    // Renewal failures and re-acquisitions are logged by the registry itself.
+    em.on('lost', (err) => log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'));
     em.on('node-changed', (node) => log.warn({ node }, 'node ID changed after re-acquiring'));
   };
   attach(lg.lease);

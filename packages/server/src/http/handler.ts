@@ -114,13 +114,13 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
               status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? publicNext(ctx, res, headers.accept));
               break;
             default:
-              if (path.startsWith(IDS_PREFIX) && path.indexOf('/', IDS_PREFIX.length) === -1) {
+              if (isSegmentRoute(path, IDS_PREFIX)) {
                 routeId = RouteId.IdsDecode;
                 status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? idsDecode(ctx, res, path.slice(IDS_PREFIX.length)));
-              } else if (path.startsWith(LEAF_PREFIX) && path.indexOf('/', LEAF_PREFIX.length) === -1) {
+              } else if (isSegmentRoute(path, LEAF_PREFIX)) {
                 routeId = RouteId.LeafGet;
                 status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? leafGet(ctx, res, path.slice(LEAF_PREFIX.length)));
-              } else if (path.startsWith(PUBLIC_PREFIX) && path.indexOf('/', PUBLIC_PREFIX.length) === -1) {
+              } else if (isSegmentRoute(path, PUBLIC_PREFIX)) {
                 routeId = RouteId.PublicDecode;
                 status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? publicDecode(ctx, res, path.slice(PUBLIC_PREFIX.length)));
               } else {
@@ -180,6 +180,11 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
     if (ctx.shuttingDown) res.shouldKeepAlive = false;
     route(req, res, req.url ?? '', t0);
   };
+}
+
+/** `path` is `prefix` + one non-empty segment (no further `/`). */
+function isSegmentRoute(path: string, prefix: string): boolean {
+  return path.length > prefix.length && path.startsWith(prefix) && path.indexOf('/', prefix.length) === -1;
 }
 
 function readMethod(method: string | undefined): boolean {

@@ -17,8 +17,8 @@ import type { HttpContext } from '../context.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 
 /**
- * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required but, as in Leaf's
- * snowflake mode, does not change the ID.
+ * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required (an empty one is
+ * 404) but, as in Leaf's snowflake mode, does not change the ID.
  *
  * @example
  * ```ts
@@ -26,9 +26,7 @@ import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
  * ```
  */
 export function leafGet(ctx: HttpContext, res: ServerResponse, key: string): number {
-  if (key.length === 0) {
-    throw serverError('BAD_REQUEST', 'the Leaf key is empty; call /api/snowflake/get/{key} with any non-empty key, e.g. /api/snowflake/get/order');
-  }
+  void key; // Leaf's snowflake mode ignores the key too; the router guarantees it is non-empty.
   return sendAscii(res, 200, TEXT_TYPE, ctx.nextString());
 }
 

@@ -1,0 +1,144 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FlurryError } from '@flurry/core';
+import { loadServeConfig, serveHelp, SETTINGS } from './config.js';
+
+function withFile<T>(content: string, body: (file: string) => T): T {
+  const dir = mkdtempSync(path.join(tmpdir(), 'flurry-config-'));
+  const file = path.join(dir, 'flurry.json');
+  writeFileSync(file, content);
+  try {
+    return body(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function configError(fn: () => unknown): FlurryError {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof FlurryError, `expected a FlurryError, got ${String(e)}`);
+    return e;
+  }
+  assert.fail('expected an error');
+}
+
+test('GIVEN no flags, variables or file THEN the defaults are 127.0.0.1:8080, twitter, file:, cluster default', () => {
+  const c = loadServeConfig([], {});
+  assert.equal(c.host, '127.0.0.1');
+  assert.equal(c.port, 8080);
+  assert.equal(c.layout.name, 'twitter');
+  assert.equal(c.registry, 'file:');
+  assert.equal(c.cluster, 'default');
+  assert.equal(c.maxBatch, 10_000);
+  assert.equal(c.token, undefined);
+  assert.equal(c.authHealth, false);
+  assert.equal(c.allowRoot, false);
+  assert.deepEqual({ ...c.node }, {});
+});
+
+test('GIVEN a setting in the file, the environment and a flag THEN the flag wins, then the environment, then the file', () => {
+  withFile(JSON.stringify({ port: 7001, cluster: 'fromfile', maxBatch: 5, layout: 'leaf' }), (file) => {
+    const all = loadServeConfig(['--config', file, '--port', '7003'], { FLURRY_PORT: '7002', FLURRY_CLUSTER: 'fromenv' });
+    assert.equal(all.port, 7003);
+    assert.equal(all.cluster, 'fromenv');
+    assert.equal(all.maxBatch, 5);
+    assert.equal(all.layout.name, 'leaf');
+    const envOnly = loadServeConfig([], { FLURRY_CONFIG: file, FLURRY_PORT: '7002' });
+    assert.equal(envOnly.port, 7002);
+    assert.equal(envOnly.cluster, 'fromfile');
+    assert.equal(envOnly.configFile, file);
+  });
+});
+
+test('GIVEN bad values from each source THEN FLURRY_E_CONFIG names the setting, the value, the source and what is allowed', () => {
+  const cases: Array<[string[], Record<string, string>, string, string]> = [
+    [['--port', 'abc'], {}, 'port', '--port'],
+    [['--port', '70000'], {}, 'port', '--port'],
+    [[], { FLURRY_PORT: '-1' }, 'port', 'FLURRY_PORT'],
+    [['--layout', 'nope'], {}, 'layout', '--layout'],
+    [['--max-batch', '0'], {}, 'maxBatch', '--max-batch'],
+    [[], { FLURRY_AUTH_HEALTH: 'maybe' }, 'authHealth', 'FLURRY_AUTH_HEALTH'],
+    [['--cluster', 'bad cluster!'], {}, 'cluster', '--cluster'],
+    [['--token', 'short'], {}, 'token', '--token'],
+    [['--log-level', 'loud'], {}, 'logLevel', '--log-level'],
+    [['--unit', '5ms'], {}, 'unit', '--unit'],
+    [['--fields', 'timestamp:37,server:20,sequence:16'], {}, 'fields', '--fields'],
+    [['--node', 'worker=99'], {}, 'node', '--node'],
+    [['--node', 'planet=1'], {}, 'node', '--node'],
+    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '2000'], {}, 'leaseRenewMs', '--lease-renew-ms'],
+    [['--registry', 'not a url'], {}, 'registry', '--registry'],
+    [[], { FLURRY_REGISTRY: 'gopher://127.0.0.1:1' }, 'registry', 'FLURRY_REGISTRY'],
+    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '450'], {}, 'leaseRenewMs', '--lease-renew-ms'],
+    [['--lease-ttl-ms', '1000', '--lease-margin-ms', '600'], {}, 'leaseMarginMs', '--lease-margin-ms'],
+    [['--on-exhausted', 'spin'], {}, 'onExhausted', '--on-exhausted'],
+    [['--sequence-start', 'one'], {}, 'sequenceStart', '--sequence-start'],
+  ];
+  for (const [argv, env, setting, source] of cases) {
+    const e = configError(() => loadServeConfig(argv, env));
+    assert.equal(e.code, 'FLURRY_E_CONFIG', `${argv.join(' ')} ${JSON.stringify(env)}`);
+    assert.equal(e.details.setting, setting, e.message);
+    assert.match(e.message, new RegExp(`invalid setting ${setting}:`));
+    assert.ok(e.message.includes(source), `message names the source ${source}: ${e.message}`);
+    assert.match(e.message, /allowed: /);
+  }
+});
+
+test('GIVEN a too-wide --fields layout THEN the error carries the core code and how far it overflows', () => {
+  const e = configError(() => loadServeConfig(['--fields', 'timestamp:37,server:20,sequence:16'], {}));
+  assert.match(e.message, /FLURRY_E_LAYOUT_TOO_WIDE/);
+  assert.match(e.message, /73|9 bits/);
+});
+
+test('GIVEN a token with a bad form THEN the error does not print the token', () => {
+  const e = configError(() => loadServeConfig([], { FLURRY_TOKEN: 'secret value' }));
+  assert.equal(e.details.setting, 'token');
+  assert.ok(!e.message.includes('secret value'));
+  assert.match(e.message, /\(hidden\)/);
+});
+
+test('GIVEN a config file that is unreadable, not JSON, not an object or has an unknown key THEN FLURRY_E_CONFIG says so', () => {
+  assert.match(configError(() => loadServeConfig(['--config', '/nonexistent/flurry.json'], {})).message, /cannot read the config file/);
+  withFile('{ port: 1 ', (f) => assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /not valid JSON/));
+  withFile('[1]', (f) => assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /one JSON object/));
+  withFile('{"prot": 1}', (f) => {
+    const e = configError(() => loadServeConfig(['--config', f], {}));
+    assert.match(e.message, /unknown key "prot"/);
+    assert.match(e.message, /port/);
+  });
+  withFile('{"port": "80a"}', (f) => {
+    const e = configError(() => loadServeConfig(['--config', f], {}));
+    assert.equal(e.details.setting, 'port');
+    assert.ok(e.message.includes(f));
+  });
+});
+
+test('GIVEN an unknown flag or a positional THEN FLURRY_E_USAGE', () => {
+  assert.equal(configError(() => loadServeConfig(['--prot', '1'], {})).code, 'FLURRY_E_USAGE');
+  assert.equal(configError(() => loadServeConfig(['extra'], {})).code, 'FLURRY_E_USAGE');
+  assert.equal(configError(() => loadServeConfig(['--port'], {})).code, 'FLURRY_E_USAGE');
+});
+
+test('GIVEN booleans in every form THEN they parse; --fields with --epoch builds the custom layout; --node pins', () => {
+  assert.equal(loadServeConfig(['--auth-health'], {}).authHealth, true);
+  assert.equal(loadServeConfig([], { FLURRY_AUTH_HEALTH: 'yes' }).authHealth, true);
+  assert.equal(loadServeConfig([], { FLURRY_ALLOW_ROOT: '0' }).allowRoot, false);
+  withFile('{"allowRoot": true}', (f) => assert.equal(loadServeConfig(['--config', f], {}).allowRoot, true));
+  const c = loadServeConfig(['--fields', 'timestamp:41,machine:10,sequence:12', '--epoch', '2020-01-01T00:00:00Z', '--node', 'machine=5'], {});
+  assert.equal(c.layout.epochMs, Date.UTC(2020, 0, 1));
+  assert.deepEqual(c.layout.nodeFields.map((f) => f.name), ['machine']);
+  assert.deepEqual({ ...c.node }, { machine: 5 });
+});
+
+test('GIVEN serve --help text THEN it lists every setting with its flag, variable and a Default line', () => {
+  const help = serveHelp();
+  for (const s of SETTINGS) {
+    assert.ok(help.includes(`--${s.flag}`), s.flag);
+    assert.ok(help.includes(s.env), s.env);
+  }
+  assert.equal(help.match(/Default: /g)?.length, SETTINGS.length + 1);
+});
