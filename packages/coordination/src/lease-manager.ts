@@ -499,7 +499,8 @@ class Lease extends EventEmitter implements ManagedLease {
       await withTimeout(this.ctx.driver.release(target, { highWaterMs: mark }), Math.max(this.ctx.opts.ttlMs, 1000), 'release');
     } catch (e) {
       const err = toFlurry(e, this.ctx.driver.url, 'release the lease');
-      if (err.code === RegistryErrorCode.LEASE_LOST) return;
+      // A lease that was already lost has nothing to hand over cleanly: best effort only.
+      if (err.code === RegistryErrorCode.LEASE_LOST || !wasHeld) return;
       this.ctx.opts.logger?.warn({ err, slot: this.slot }, 'flurry node lease: release failed; the node ID frees itself when its TTL expires');
       throw err;
     }
