@@ -1,0 +1,73 @@
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FlurryError, Layout, ManualClock } from '@flurry/core';
+import { k8sOrdinal } from './static.js';
+import { openRegistry } from '../open-registry.js';
+
+const base = mkdtempSync(path.join(tmpdir(), 'flurry-static-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+describe('static and k8s registries', () => {
+  test('GIVEN static:N inside the layout THEN the lease is node N and never expires', async () => {
+    const clock = new ManualClock();
+    const reg = await openRegistry('static:5', { stateDir: path.join(base, 's1'), clock, autoRenew: false });
+    assert.equal(reg.kind, 'static');
+    const lease = await reg.acquire(Layout.from('twitter'), { pin: { datacenter: 2 } });
+    assert.deepEqual(lease.node, { datacenter: 2, worker: 5 });
+    assert.equal(lease.deadline, Infinity);
+    clock.advanceMonotonic(10 ** 9);
+    assert.ok(lease.valid(), 'a pause does not fence a static ID');
+    await reg.close();
+  });
+
+  test('GIVEN static:N outside the layout THEN FLURRY_E_REGISTRY_STATIC_NODE gives the range', async () => {
+    const reg = await openRegistry('static:32', { stateDir: path.join(base, 's2') });
+    await assert.rejects(reg.acquire(Layout.from('twitter')), (e: FlurryError) => {
+      assert.equal(e.code, 'FLURRY_E_REGISTRY_STATIC_NODE');
+      assert.match(e.message, /0 to 31/);
+      return true;
+    });
+    await reg.close();
+  });
+
+  test('GIVEN a restart on the same disk THEN the static high-water mark survives (clean release and crash)', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 0, 1));
+    const stateDir = path.join(base, 's3');
+    const layout = Layout.parse('timestamp:41,worker:4,sequence:12');
+    const r1 = await openRegistry('static:3', { stateDir, clock, autoRenew: false, ttlMs: 1000 });
+    const l1 = await r1.acquire(layout);
+    const issued = clock.now() + 40;
+    l1.attach(() => issued);
+    await r1.close();
+    const r2 = await openRegistry('static:3', { stateDir, clock, autoRenew: false, ttlMs: 1000 });
+    const l2 = await r2.acquire(layout);
+    assert.equal(l2.notBeforeMs, issued, 'clean release: the exact mark');
+    clock.advance(10);
+    await l2.renewNow(); // reports now; then "crashes" (no release)
+    const reported = Math.max(clock.now(), issued); // the mark never goes below the inherited floor
+    const r3 = await openRegistry('static:3', { stateDir, clock, autoRenew: false, ttlMs: 1000 });
+    const l3 = await r3.acquire(layout);
+    const o = r3.options!;
+    assert.equal(l3.notBeforeMs, reported + o.renewIntervalMs + o.marginMs, 'crash: the mark plus one renewal interval and the margin');
+  });
+
+  test('GIVEN a StatefulSet pod name THEN k8s: takes its ordinal; otherwise a coded error says what to set', async () => {
+    assert.deepEqual(k8sOrdinal({ HOSTNAME: 'orders-12' }), { slot: 12, source: 'HOSTNAME=orders-12' });
+    assert.deepEqual(k8sOrdinal({ POD_NAME: 'id-svc-0', HOSTNAME: 'node7' }), { slot: 0, source: 'POD_NAME=id-svc-0' });
+    assert.throws(() => k8sOrdinal({ HOSTNAME: 'laptop' }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /POD_NAME/.test(e.message));
+    const saved = { POD_NAME: process.env.POD_NAME, HOSTNAME: process.env.HOSTNAME };
+    try {
+      process.env.POD_NAME = 'flurry-40';
+      const reg = await openRegistry('k8s:', { stateDir: path.join(base, 'k') });
+      await assert.rejects(reg.acquire(Layout.parse('timestamp:41,worker:5,sequence:12')), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /replicas/.test(e.message));
+      const lease = await reg.acquire(Layout.from('leaf'));
+      assert.equal(lease.slot, 40);
+      await reg.close();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FlurryError, Layout, ManualClock, systemClock } from '@flurry/core';
+import { createFileDriver } from './drivers/file.js';
+import { LeaseRegistry } from './lease-manager.js';
+import { leasedGenerator } from './leased-generator.js';
+
+const base = mkdtempSync(path.join(tmpdir(), 'flurry-lg-'));
+after(() => rmSync(base, { recursive: true, force: true }));
+let n = 0;
+const TTL = 1000;
+const layout = Layout.parse('timestamp:41,worker:1,sequence:12');
+
+function setup(start = Date.UTC(2025, 5, 1)) {
+  const dir = path.join(base, `r${n++}`);
+  const clock = new ManualClock(start, 1_000_000);
+  const open = (o: { highWaterWaitMs?: number; ttlMs?: number } = {}) =>
+    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: TTL, marginMs: 200, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
+  return { clock, open };
+}
+
+describe('leasedGenerator', () => {
+  test('GIVEN a leased generator THEN its IDs carry the leased node AND close() hands the exact mark to the next holder', async () => {
+    const { clock, open } = setup();
+    const ids = await leasedGenerator({ registry: open(), layout });
+    assert.ok(ids.ready());
+    const a = ids.next();
+    clock.advance(3);
+    const b = ids.next();
+    assert.ok(b > a);
+    assert.equal(layout.decode(a).fields.worker, 0);
+    const last = layout.decode(ids.batch(5).at(-1)!).unixMs;
+    await ids.close();
+    assert.equal(ids.ready(), false);
+    const next = await open().acquire(layout);
+    assert.equal(next.slot, 0);
+    assert.equal(next.notBeforeMs, last);
+  });
+
+  test('GIVEN the lease is lost THEN every call is refused; WHEN it is re-acquired as another node THEN a fresh generator continues above everything issued', async () => {
+    const { clock, open } = setup();
+    const ids = await leasedGenerator({ registry: open(), layout });
+    const first = ids.generator;
+    for (let i = 0; i < 3; i++) ids.next();
+    clock.advance(5);
+    const lastOld = ids.next();
+    clock.advance(TTL + 1); // paused past the TTL: another process takes node 0
+    assert.throws(() => ids.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED');
+    assert.equal(ids.ready(), false);
+    const other = await open().acquire(layout);
+    assert.equal(other.slot, 0);
+    clock.stepWall(-50); // and our wall clock stepped back meanwhile
+    assert.equal(await ids.lease.renewNow(), true);
+    assert.deepEqual(ids.lease.node, { worker: 1 });
+    assert.ok(ids.ready());
+    const id = ids.next();
+    assert.notEqual(ids.generator, first, 'a fresh generator');
+    assert.throws(() => first.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED' || e.code === 'FLURRY_E_GENERATOR_CLOSED', 'the old generator never issues again');
+    const d = layout.decode(id);
+    assert.equal(d.fields.worker, 1);
+    assert.ok(d.unixMs > layout.decode(lastOld).unixMs, 'never below what this process issued');
+    await ids.close();
+  });
+
+  test('GIVEN the previous holder\'s floor is ahead of the clock THEN it waits when allowed AND fails with FLURRY_E_CLOCK_BEHIND_HIGH_WATER when not, releasing the node ID', async () => {
+    const { clock, open } = setup();
+    const one = Layout.parse('timestamp:41,datacenter:1,sequence:12');
+    const first = await leasedGenerator({ registry: open(), layout: one });
+    first.next();
+    clock.advance(2);
+    const mark = layout.decode(first.next()).unixMs;
+    await first.close();
+    clock.stepWall(-800);
+    await assert.rejects(leasedGenerator({ registry: open({ highWaterWaitMs: 500 }), layout: one }), (e: FlurryError) => {
+      assert.equal(e.code, 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
+      assert.match(e.message, /behind/);
+      assert.ok(Number(e.details.behindMs) > 500);
+      return true;
+    });
+    // (no background renewals with autoRenew off: a TTL longer than the wait)
+    const patient = await leasedGenerator({ registry: open({ highWaterWaitMs: 2000, ttlMs: 5000 }), layout: one });
+    assert.ok(clock.now() > mark, 'waited for the clock to pass the mark');
+    assert.ok(one.decode(patient.next()).unixMs > mark);
+    await patient.close();
+  });
+
+  test('GIVEN a generator clock other than the registry\'s THEN FLURRY_E_REGISTRY_OPTION', async () => {
+    const { open } = setup();
+    await assert.rejects(leasedGenerator({ registry: open(), layout, generator: { clock: systemClock } }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
+  });
+});
