@@ -59,7 +59,14 @@ import { makeHolder, resolveRegistryOptions, type RegistryOptions, type Resolved
 import { SlotMap, type LayoutLike } from './slot-map.js';
 import { defaultStateDir, SlotCache } from './state-dir.js';
 
-/** Counters of one lease. */
+/**
+ * Counters of one lease.
+ *
+ * @example
+ * ```ts
+ * metrics.set(lease.stats.renewFailures);
+ * ```
+ */
 export interface LeaseStats {
   /** Successful renewals. */
   renewals: number;
@@ -71,13 +78,27 @@ export interface LeaseStats {
   reacquired: number;
 }
 
-/** Options of {@link Registry.acquire}. */
+/**
+ * Options of {@link Registry.acquire}.
+ *
+ * @example
+ * ```ts
+ * await registry.acquire(layout, { pin: { datacenter: 1 } });
+ * ```
+ */
 export interface AcquireOptions {
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
   pin?: Record<string, number>;
 }
 
-/** Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`. */
+/**
+ * Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`.
+ *
+ * @example
+ * ```ts
+ * if (lease.state === 'lost') log.warn('re-acquiring');
+ * ```
+ */
 export type LeaseState = 'held' | 'lost' | 'released';
 
 /**
@@ -120,7 +141,14 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   release(): Promise<void>;
 }
 
-/** A node-ID registry (see docs/architecture.md). */
+/**
+ * A node-ID registry (see docs/architecture.md).
+ *
+ * @example
+ * ```ts
+ * const registry: Registry = await openRegistry('file:');
+ * ```
+ */
 export interface Registry {
   /** 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
   readonly kind: string;
@@ -139,6 +167,11 @@ export interface Registry {
 /**
  * Drivers whose IDs never expire (static, k8s) set this: their leases get an infinite
  * deadline and renewals only persist the high-water mark.
+ *
+ * @example
+ * ```ts
+ * class MyStaticDriver implements RegistryDriver, StaticAssignment { readonly staticAssignment = true; … }
+ * ```
  */
 export interface StaticAssignment {
   readonly staticAssignment?: boolean;

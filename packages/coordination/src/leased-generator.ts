@@ -22,7 +22,19 @@ import { ErrorCode, FlurryError, Generator, Layout, ManualClock, systemClock, ty
 import { registryError } from './errors.js';
 import type { ManagedLease, Registry } from './lease-manager.js';
 
-/** Options of {@link leasedGenerator}. */
+/**
+ * Options of {@link leasedGenerator}.
+ *
+ * @example
+ * ```ts
+ * await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 }, generator: { onExhausted: 'borrow' } });
+ * ```
+ *
+ * @example
+ * ```ts
+ * const ids: LeasedGenerator = await leasedGenerator({ registry, layout: 'leaf' });
+ * ```
+ */
 export interface LeasedGeneratorOptions {
   registry: Registry;
   layout: Layout | LayoutSpec | PresetName;

@@ -25,7 +25,14 @@ import { resolveRegistryOptions, type RegistryOptions } from './options.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
 
-/** The options every engine driver factory takes. */
+/**
+ * The options every engine driver factory takes.
+ *
+ * @example
+ * ```ts
+ * await createRedisDriver(url, { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
 export interface EngineDriverOptions {
   clock: RegistryOptions['clock'] & object;
   connectTimeoutMs: number;

@@ -31,13 +31,27 @@ import { systemClock, type Clock } from '@flurry/core';
 import type { HolderInfo } from './driver.js';
 import { registryError } from './errors.js';
 
-/** A minimal structured logger (pino-compatible). */
+/**
+ * A minimal structured logger (pino-compatible).
+ *
+ * @example
+ * ```ts
+ * const logger: RegistryLogger = pino();
+ * ```
+ */
 export interface RegistryLogger {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
 
-/** Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract"). */
+/**
+ * Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract").
+ *
+ * @example
+ * ```ts
+ * const opts: RegistryOptions = { cluster: 'orders', ttlMs: 10_000, logger };
+ * ```
+ */
 export interface RegistryOptions {
   /** Cluster name, the top of the namespace; default `'default'`; `[A-Za-z0-9_.-]{1,64}`. */
   cluster?: string;
@@ -71,7 +85,14 @@ export interface RegistryOptions {
   connectTimeoutMs?: number;
 }
 
-/** {@link RegistryOptions} with every default filled in and validated. */
+/**
+ * {@link RegistryOptions} with every default filled in and validated.
+ *
+ * @example
+ * ```ts
+ * const { ttlMs, marginMs } = resolveRegistryOptions({});
+ * ```
+ */
 export interface ResolvedRegistryOptions {
   readonly cluster: string;
   readonly ttlMs: number;

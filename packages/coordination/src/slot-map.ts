@@ -17,16 +17,37 @@
  */
 import { registryError } from './errors.js';
 
-/** The part of a core `Layout` the registry needs (a `Layout` satisfies it). */
+/**
+ * The part of a core `Layout` the registry needs (a `Layout` satisfies it).
+ *
+ * @example
+ * ```ts
+ * const l: LayoutLike = Layout.from('twitter');
+ * ```
+ */
 export interface LayoutLike {
   readonly name?: string;
   readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
 }
 
-/** Fields pinned by configuration unless the caller pins them explicitly. */
+/**
+ * Fields pinned by configuration unless the caller pins them explicitly.
+ *
+ * @example
+ * ```ts
+ * IMPLICITLY_PINNED.includes('datacenter'); // true
+ * ```
+ */
 export const IMPLICITLY_PINNED = ['datacenter'] as const;
 
-/** The slot ↔ node mapping of one layout in one namespace. */
+/**
+ * The slot ↔ node mapping of one layout in one namespace.
+ *
+ * @example
+ * ```ts
+ * SlotMap.create(Layout.from('leaf'), 'orders').slots; // 1024
+ * ```
+ */
 export class SlotMap {
   /** `cluster` or `cluster/field-value[/field-value…]`. */
   readonly namespace: string;

@@ -51,7 +51,14 @@ export function writeFileAtomic(file: string, data: string, fsync = true): void 
   renameSync(tmp, file);
 }
 
-/** The cached last slot per registry URL, namespace and slot count; failures are ignored. */
+/**
+ * The cached last slot per registry URL, namespace and slot count; failures are ignored.
+ *
+ * @example
+ * ```ts
+ * new SlotCache(defaultStateDir()).read('file:', 'orders', 1024);
+ * ```
+ */
 export class SlotCache {
   /** Directory holding the cache files (`<stateDir>/slots`). */
   readonly dir: string;

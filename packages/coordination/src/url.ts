@@ -25,10 +25,24 @@
 import path from 'node:path';
 import { redactUrl, registryError } from './errors.js';
 
-/** The backends a URL can name. */
+/**
+ * The backends a URL can name.
+ *
+ * @example
+ * ```ts
+ * const k: RegistryKind = parseRegistryUrl('etcd://h:2379/x').kind; // 'etcd'
+ * ```
+ */
 export type RegistryKind = 'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'static' | 'k8s';
 
-/** A parsed registry URL. */
+/**
+ * A parsed registry URL.
+ *
+ * @example
+ * ```ts
+ * const p: ParsedRegistryUrl = parseRegistryUrl('file:/var/lib/flurry');
+ * ```
+ */
 export type ParsedRegistryUrl =
   | { readonly kind: 'file'; readonly url: string; readonly redacted: string; readonly dir: string | undefined }
   | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }

@@ -27,7 +27,14 @@ import { hostMonotonicMs } from '../host-clock.js';
 import { leasedGenerator, type LeasedGenerator } from '../leased-generator.js';
 import { openRegistry } from '../open-registry.js';
 
-/** The holder's configuration (the JSON in argv[2]). */
+/**
+ * The holder's configuration (the JSON in argv[2]).
+ *
+ * @example
+ * ```ts
+ * const cfg: HolderConfig = { url: 'file:/tmp/r', cluster: 'c', layout: 'leaf', ttlMs: 1500, mode: 'hold' };
+ * ```
+ */
 export interface HolderConfig {
   url: string;
   cluster: string;

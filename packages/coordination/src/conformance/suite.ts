@@ -44,10 +44,24 @@ import { hostMonotonicMs } from '../host-clock.js';
 import type { RunningEngine } from '../testing/harness.js';
 import type { HolderConfig } from './holder.js';
 
-/** The conformance tests, by name (for {@link ConformanceBackend.skip}). */
+/**
+ * The conformance tests, by name (for {@link ConformanceBackend.skip}).
+ *
+ * @example
+ * ```ts
+ * runConformance({ name: 'leaf', url, skip: { sigkill: 'Leaf never recycles worker IDs' } });
+ * ```
+ */
 export type ConformanceTest = 'distinct' | 'exhausted' | 'sigkill' | 'sigstop' | 'engine-restart' | 'high-water' | 'no-duplicates';
 
-/** A backend under test. */
+/**
+ * A backend under test.
+ *
+ * @example
+ * ```ts
+ * runConformance({ name: 'redis', url: () => engine.url, engine });
+ * ```
+ */
 export interface ConformanceBackend {
   /** Shown in test names: 'file', 'redis', … */
   readonly name: string;
@@ -69,7 +83,14 @@ export interface ConformanceBackend {
   readonly skip?: Partial<Record<ConformanceTest, string>>;
 }
 
-/** One line a holder printed. */
+/**
+ * One line a holder printed.
+ *
+ * @example
+ * ```ts
+ * const ids = holder.of('id').map((e: HolderEvent) => String(e.id));
+ * ```
+ */
 export interface HolderEvent {
   ev: string;
   t: number;
@@ -78,7 +99,14 @@ export interface HolderEvent {
 
 const HOLDER_JS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'holder.js');
 
-/** A running holder process and the events it printed. */
+/**
+ * A running holder process and the events it printed.
+ *
+ * @example
+ * ```ts
+ * const h = new HolderProcess('a', { url, cluster: 'c', layout: 'leaf', ttlMs: 1500, mode: 'tick' }, process.env);
+ * ```
+ */
 export class HolderProcess {
   readonly events: HolderEvent[] = [];
   readonly child: ChildProcess;

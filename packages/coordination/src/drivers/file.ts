@@ -48,7 +48,14 @@ import { registryError } from '../errors.js';
 import { bootId, hostMonotonicMs } from '../host-clock.js';
 import { writeFileAtomic } from '../state-dir.js';
 
-/** Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's. */
+/**
+ * Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's.
+ *
+ * @example
+ * ```ts
+ * const time: LeaseTimeSource = { monotonic: () => clock.monotonic(), boot: 'test' };
+ * ```
+ */
 export interface LeaseTimeSource {
   /** Monotonic ms shared by every process using the directory. */
   monotonic(): number;
@@ -56,7 +63,14 @@ export interface LeaseTimeSource {
   readonly boot: string;
 }
 
-/** Options of {@link createFileDriver}. */
+/**
+ * Options of {@link createFileDriver}.
+ *
+ * @example
+ * ```ts
+ * createFileDriver('/tmp/reg', { clock: systemClock });
+ * ```
+ */
 export interface FileDriverOptions {
   /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
   clock: Clock;
@@ -64,7 +78,14 @@ export interface FileDriverOptions {
   time?: LeaseTimeSource;
 }
 
-/** A claim made by the file driver (the manager passes it back unchanged). */
+/**
+ * A claim made by the file driver (the manager passes it back unchanged).
+ *
+ * @example
+ * ```ts
+ * const { dir, gen } = (await driver.claim(req)) as FileClaim;
+ * ```
+ */
 export interface FileClaim extends Claim {
   /** The slot's directory. */
   readonly dir: string;

@@ -26,7 +26,14 @@ import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-manager.js';
 import { writeFileAtomic } from '../state-dir.js';
 
-/** Options of {@link createStaticDriver}. */
+/**
+ * Options of {@link createStaticDriver}.
+ *
+ * @example
+ * ```ts
+ * createStaticDriver({ kind: 'static', slot: 3, source: 'static:3', clock: systemClock });
+ * ```
+ */
 export interface StaticDriverOptions {
   /** `'static'` or `'k8s'`. */
   kind: 'static' | 'k8s';
