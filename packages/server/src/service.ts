@@ -27,10 +27,11 @@ import { leasedGenerator, openRegistry, type LeasedGenerator, type Registry } fr
 import type { ServeConfig } from './config.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
+import { BatchBodyWriter } from './http/batch-body.js';
 import { createHttpServer } from './http/server.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
-import { startThriftServer, type ThriftServer } from './thrift/index.js';
+import type { ThriftServer } from './thrift/index.js';
 
 /**
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
@@ -112,6 +113,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     return null;
   };
 
+  const batchWriter = new BatchBodyWriter(config.maxBatch);
   const metrics = new ServiceMetrics({
     issued,
     lease: () => lg?.lease,
@@ -125,12 +127,10 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       if (lg === undefined) throw notStarted(config);
       return lg.nextString();
     },
-    batchStrings: (count: number) => {
+    batchBody: (count: number) => {
       if (lg === undefined) throw notStarted(config);
-      const ids = lg.batch(count);
-      const out = new Array<string>(ids.length);
-      for (let i = 0; i < ids.length; i++) out[i] = ids[i].toString();
-      return out;
+      const leased = lg;
+      return batchWriter.write(count, (a, o, n) => leased.fill(a, o, n));
     },
     notReady,
     node: () => lg?.generator.node,
@@ -184,6 +184,8 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     watchLease(lg, logger);
     if (config.thriftPort !== undefined) {
       const leased = lg;
+      // Loaded only when asked for: the thrift library costs start-up time and memory.
+      const { startThriftServer } = await import('./thrift/index.js');
       thrift = await startThriftServer({
         host: config.host,
         port: config.thriftPort,

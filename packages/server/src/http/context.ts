@@ -34,8 +34,8 @@ export interface HttpContext {
   readonly layout: Layout;
   /** One new ID as a decimal string; throws coded errors while fenced. */
   nextString(): string;
-  /** `count` new increasing IDs as decimal strings; throws coded errors while fenced. */
-  batchStrings(count: number): string[];
+  /** The JSON body `{"ids":["…",…]}` of `count` new increasing IDs; throws coded errors while fenced. */
+  batchBody(count: number): Buffer;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */

@@ -76,9 +76,10 @@ export function parseCount(query: string, max: number): number {
  * ```
  */
 export function idsBatch(ctx: HttpContext, res: ServerResponse, query: string): number {
-  const n = parseCount(query, ctx.maxBatch);
-  const ids = ctx.batchStrings(n);
-  return sendAscii(res, 200, JSON_TYPE, '{"ids":["' + ids.join('","') + '"]}');
+  const body = ctx.batchBody(parseCount(query, ctx.maxBatch));
+  res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
+  res.end(body);
+  return 200;
 }
 
 /**
