@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   const lease = ids.lease;
   emit({ ev: 'acquired', slot: lease.slot, node: lease.node, notBeforeMs: lease.notBeforeMs, deadlineIn: lease.msUntilDeadline() });
   lease.on('renewed', (e: { startedAt: number }) => emit({ ev: 'renewed', startedAt: hostT(e.startedAt), slot: lease.slot }));
-  lease.on('renew-failed', (err: unknown) => emit({ ev: 'renew-failed', code: codeOf(err) }));
+  lease.on('renew-failed', (err: unknown) => emit({ ev: 'renew-failed', code: codeOf(err), message: String((err as Error)?.message ?? err).slice(0, 300) }));
   lease.on('lost', (err: unknown) => emit({ ev: 'lost', code: codeOf(err), slot: lease.slot }));
   lease.on('node-changed', (node: unknown) => emit({ ev: 'node-changed', node }));
   lease.on('reacquired', () => emit({ ev: 'reacquired', slot: lease.slot, node: lease.node, notBeforeMs: lease.notBeforeMs }));
