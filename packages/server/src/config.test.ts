@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError } from '@flurry/core';
@@ -141,4 +141,14 @@ test('GIVEN serve --help text THEN it lists every setting with its flag, variabl
     assert.ok(help.includes(s.env), s.env);
   }
   assert.equal(help.match(/Default: /g)?.length, SETTINGS.length + 1);
+});
+
+test('GIVEN docs/service-api.md THEN it documents every setting with its flag, variable and a Default line', () => {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+  const doc = readFileSync(path.join(root, 'docs', 'service-api.md'), 'utf8');
+  for (const s of SETTINGS) {
+    const line = doc.split('\n').findIndex((l) => l.startsWith(`- **\`--${s.flag}`) && l.includes(`\`${s.env}\``));
+    assert.ok(line !== -1, `--${s.flag} / ${s.env} documented`);
+    assert.equal(doc.split('\n')[line + 1].trim(), `Default: ${s.defaultText}`, `Default line for ${s.key}`);
+  }
 });
