@@ -20,7 +20,14 @@ import { parseCommandLine, type FlagSpecs } from './cli/args.js';
 import { serverError } from './errors.js';
 import { chooseLayout, parseNodePins } from './layout-choice.js';
 
-/** The validated configuration of one `flurry serve` process. */
+/**
+ * The validated configuration of one `flurry serve` process.
+ *
+ * @example
+ * ```ts
+ * const config: ServeConfig = loadServeConfig(['--port', '0'], process.env);
+ * ```
+ */
 export interface ServeConfig {
   readonly host: string;
   readonly port: number;
@@ -51,13 +58,27 @@ export interface ServeConfig {
   readonly configFile: string | undefined;
 }
 
-/** pino's levels. */
+/**
+ * pino's levels.
+ *
+ * @example
+ * ```ts
+ * const level: LogLevel = 'info';
+ * ```
+ */
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 type Kind = 'string' | 'int' | 'bool';
 type Source = { kind: 'flag' | 'env' | 'file' | 'default'; name: string };
 
-/** One setting of `flurry serve`. */
+/**
+ * One setting of `flurry serve`.
+ *
+ * @example
+ * ```ts
+ * const port: SettingDef | undefined = SETTINGS.find((s) => s.key === 'port');
+ * ```
+ */
 export interface SettingDef {
   /** Config-file key and field of {@link ServeConfig} (or of the layout choice). */
   readonly key: string;

@@ -56,7 +56,14 @@ export const ServerErrorCode = {
   INTERNAL: 'FLURRY_E_INTERNAL',
 } as const;
 
-/** Union of the service's error code strings. */
+/**
+ * Union of the service's error code strings.
+ *
+ * @example
+ * ```ts
+ * const code: ServerErrorCodeValue = ServerErrorCode.NOT_FOUND;
+ * ```
+ */
 export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
 
 /**

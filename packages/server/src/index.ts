@@ -18,6 +18,7 @@ export * from './leaf.js';
 export * from './metrics.js';
 export * from './openapi.js';
 export * from './service.js';
+/** The service as the HTTP routes see it (see http/context.ts). @example `const ctx: HttpContext = …;` */
 export type { HttpContext, PublicIds, Logger } from './http/context.js';
 export { createRequestHandler } from './http/handler.js';
 export { createHttpServer, MAX_HEADER_BYTES } from './http/server.js';

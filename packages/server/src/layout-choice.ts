@@ -14,7 +14,14 @@
 import { FlurryError, Layout } from '@flurry/core';
 import { serverError } from './errors.js';
 
-/** The layout as the user named it (any of the three may be absent). */
+/**
+ * The layout as the user named it (any of the three may be absent).
+ *
+ * @example
+ * ```ts
+ * const choice: LayoutChoice = { fields: 'timestamp:41,worker:10,sequence:12', epoch: '2020-01-01T00:00:00Z' };
+ * ```
+ */
 export interface LayoutChoice {
   /** A preset name: twitter, leaf, discord, sonyflake, instagram, js53. */
   readonly layout?: string;

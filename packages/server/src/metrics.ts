@@ -53,7 +53,14 @@ export const RouteId = {
   Unmatched: 12,
 } as const;
 
-/** A value of {@link RouteId}. */
+/**
+ * A value of {@link RouteId}.
+ *
+ * @example
+ * ```ts
+ * const route: RouteIdValue = RouteId.IdsNext;
+ * ```
+ */
 export type RouteIdValue = (typeof RouteId)[keyof typeof RouteId];
 
 /**
@@ -74,7 +81,14 @@ const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as cons
 /** Latency buckets, seconds. */
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/** Where scrape-time metrics are read from. */
+/**
+ * Where scrape-time metrics are read from.
+ *
+ * @example
+ * ```ts
+ * const sources: MetricSources = { issued: () => 0, lease: () => undefined, ready: () => true, node: () => undefined };
+ * ```
+ */
 export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;

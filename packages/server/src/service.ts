@@ -37,10 +37,22 @@ import type { ThriftServer } from './thrift/index.js';
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
  * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
  * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
+ *
+ * @example
+ * ```ts
+ * if (lastIssuedUnixMs - Date.now() > CLOCK_SANITY_MS) notReady();
+ * ```
  */
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
-/** A running service. */
+/**
+ * A running service.
+ *
+ * @example
+ * ```ts
+ * const service: RunningService = await startService(config, logger); await service.close();
+ * ```
+ */
 export interface RunningService {
   /** The HTTP port (useful with `port: 0`). */
   readonly port: number;
@@ -52,7 +64,14 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** A pino-shaped logger with child loggers. */
+/**
+ * A pino-shaped logger with child loggers.
+ *
+ * @example
+ * ```ts
+ * const logger = pino() as unknown as ServiceLogger;
+ * ```
+ */
 export interface ServiceLogger extends Logger {
   child(bindings: object): ServiceLogger;
 }

@@ -15,7 +15,14 @@
  */
 import { serverError } from '../errors.js';
 
-/** One flag a command accepts. */
+/**
+ * One flag a command accepts.
+ *
+ * @example
+ * ```ts
+ * const spec: FlagSpec = { type: 'string', short: 'n' };
+ * ```
+ */
 export interface FlagSpec {
   /** `string` takes a value; `boolean` does not. */
   readonly type: 'string' | 'boolean';
@@ -23,10 +30,24 @@ export interface FlagSpec {
   readonly short?: string;
 }
 
-/** The flags of one command, by long name (without the leading `--`). */
+/**
+ * The flags of one command, by long name (without the leading `--`).
+ *
+ * @example
+ * ```ts
+ * const specs: FlagSpecs = { json: { type: 'boolean' } };
+ * ```
+ */
 export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 
-/** The parsed command line: every occurrence of every flag, in order, and the positionals. */
+/**
+ * The parsed command line: every occurrence of every flag, in order, and the positionals.
+ *
+ * @example
+ * ```ts
+ * const { values, positionals }: ParsedCommandLine = parseCommandLine(argv, specs);
+ * ```
+ */
 export interface ParsedCommandLine {
   readonly values: Record<string, Array<string | true>>;
   readonly positionals: string[];

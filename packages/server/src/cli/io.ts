@@ -12,7 +12,14 @@ import type { Writable } from 'node:stream';
 import { FlurryError } from '@flurry/core';
 import type { FlagSpecs } from './args.js';
 
-/** A command's inputs and outputs. */
+/**
+ * A command's inputs and outputs.
+ *
+ * @example
+ * ```ts
+ * const io: CliIo = { argv: ['layout'], env: process.env, stdout: process.stdout, stderr: process.stderr };
+ * ```
+ */
 export interface CliIo {
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;

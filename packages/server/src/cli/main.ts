@@ -21,7 +21,14 @@ import { publicCommand } from './commands/public.js';
 import { serveCommand } from './commands/serve.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 
-/** `flurry --help`. */
+/**
+ * `flurry --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(MAIN_HELP);
+ * ```
+ */
 export const MAIN_HELP = `Usage: flurry <command> [options]
 
 Commands:

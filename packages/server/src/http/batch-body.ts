@@ -25,7 +25,14 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** ASCII of "00" … "99", two bytes each. */
 const PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 2 / 10) : (i >> 1) % 10));
 
-/** Fills `target[offset … offset+count)` with new IDs (a generator's `fill`). */
+/**
+ * Fills `target[offset … offset+count)` with new IDs (a generator's `fill`).
+ *
+ * @example
+ * ```ts
+ * const fill: FillIds = (a, o, n) => generator.fill(a, o, n);
+ * ```
+ */
 export type FillIds = (target: BigUint64Array, offset: number, count: number) => number;
 
 /**

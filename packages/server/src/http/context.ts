@@ -12,7 +12,14 @@
 import type { FlurryError, Layout } from '@flurry/core';
 import type { ServiceMetrics } from '../metrics.js';
 
-/** Issues and reads public IDs (issue 7), when a key is configured. */
+/**
+ * Issues and reads public IDs (issue 7), when a key is configured.
+ *
+ * @example
+ * ```ts
+ * const publicIds: PublicIds = { next: () => codec.encode(gen.next()), decode: (s) => codec.decode(s) };
+ * ```
+ */
 export interface PublicIds {
   /** A new ID, encrypted and encoded as a public ID string. */
   next(): string;
@@ -20,7 +27,14 @@ export interface PublicIds {
   decode(publicId: string): bigint;
 }
 
-/** A minimal logger (pino's shape). */
+/**
+ * A minimal logger (pino's shape).
+ *
+ * @example
+ * ```ts
+ * const logger: Logger = pino();
+ * ```
+ */
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
@@ -29,7 +43,14 @@ export interface Logger {
   isLevelEnabled?(level: string): boolean;
 }
 
-/** The service as the routes see it. */
+/**
+ * The service as the routes see it.
+ *
+ * @example
+ * ```ts
+ * const handler = createRequestHandler(ctx as HttpContext);
+ * ```
+ */
 export interface HttpContext {
   readonly layout: Layout;
   /** One new ID as a decimal string; throws coded errors while fenced. */

@@ -10,7 +10,14 @@
  * ```
  */
 
-/** The headers the service reads. Reused across requests (filled by {@link scanHeaders}). */
+/**
+ * The headers the service reads. Reused across requests (filled by {@link scanHeaders}).
+ *
+ * @example
+ * ```ts
+ * const h = scanHeaders(req.rawHeaders, new RequestHeaders()); h.authorization;
+ * ```
+ */
 export class RequestHeaders {
   authorization: string | undefined = undefined;
   accept: string | undefined = undefined;

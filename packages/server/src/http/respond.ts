@@ -13,9 +13,23 @@ import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';
 import { httpStatusOf, ServerErrorCode } from '../errors.js';
 
-/** `application/json; charset=utf-8` */
+/**
+ * `application/json; charset=utf-8`
+ *
+ * @example
+ * ```ts
+ * sendAscii(res, 200, JSON_TYPE, '{}');
+ * ```
+ */
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** `text/plain; charset=utf-8` */
+/**
+ * `text/plain; charset=utf-8`
+ *
+ * @example
+ * ```ts
+ * sendAscii(res, 200, TEXT_TYPE, '42');
+ * ```
+ */
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /**
@@ -48,7 +62,14 @@ export function sendText(res: ServerResponse, status: number, type: string, body
   return status;
 }
 
-/** Extra headers for an error response. */
+/**
+ * Extra headers for an error response.
+ *
+ * @example
+ * ```ts
+ * sendError(res, err, { allow: 'GET', close: false } satisfies ErrorHeaders);
+ * ```
+ */
 export interface ErrorHeaders {
   /** 405: the allowed methods. */
   allow?: string;
@@ -56,7 +77,14 @@ export interface ErrorHeaders {
   close?: boolean;
 }
 
-/** Seconds a client should wait before retrying a 503. */
+/**
+ * Seconds a client should wait before retrying a 503.
+ *
+ * @example
+ * ```ts
+ * res.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
+ * ```
+ */
 export const RETRY_AFTER_SECONDS = 1;
 
 /**

@@ -17,7 +17,14 @@ import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
 import { JSON_TYPE } from './respond.js';
 
-/** Largest header block (request line included) Node will parse; beyond is 431. */
+/**
+ * Largest header block (request line included) Node will parse; beyond is 431.
+ *
+ * @example
+ * ```ts
+ * if (headerBytes > MAX_HEADER_BYTES) status = 431;
+ * ```
+ */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
 /**

@@ -22,7 +22,14 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry decode --help`. */
+/**
+ * `flurry decode --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(DECODE_HELP);
+ * ```
+ */
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]
                      [--format ${FORMATS.join('|')}] [--json]
 

@@ -17,7 +17,14 @@ import { write, type CliIo } from '../io.js';
 
 const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/** `flurry key --help`. */
+/**
+ * `flurry key --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(KEY_HELP);
+ * ```
+ */
 export const KEY_HELP = `Usage: flurry key new [--id X]
 
 Prints a new public-ID key (keep it secret; give it to FLURRY_PUBLIC_KEY). --id picks its

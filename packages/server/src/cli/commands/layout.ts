@@ -18,7 +18,14 @@ import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/** `flurry layout --help`. */
+/**
+ * `flurry layout --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(LAYOUT_HELP);
+ * ```
+ */
 export const LAYOUT_HELP = `Usage: flurry layout [PRESET | --layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
 Prints a layout's fields, epoch, end-of-life date, node count and IDs per second per node.

@@ -19,7 +19,14 @@ import { chooseLayout, parseNodePins } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-/** Largest `-n`. */
+/**
+ * Largest `-n`.
+ *
+ * @example
+ * ```ts
+ * if (n > MAX_NEXT_COUNT) throw new Error('too many');
+ * ```
+ */
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
 
@@ -34,7 +41,14 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry next --help`. */
+/**
+ * `flurry next --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(NEXT_HELP);
+ * ```
+ */
 export const NEXT_HELP = `Usage: flurry next [-n N] [--format ${FORMATS.join('|')}] [--fixed]
                    [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]]
                    [--node FIELD=VALUE ...] [--registry URL] [--cluster NAME]

@@ -20,7 +20,14 @@ import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/** `flurry public --help`. */
+/**
+ * `flurry public --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(PUBLIC_HELP);
+ * ```
+ */
 export const PUBLIC_HELP = `Usage: flurry public encode ID... [--key KEYS] [layout]
        flurry public decode PUBLIC... [--key KEYS] [layout] [--json]
 
