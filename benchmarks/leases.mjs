@@ -92,7 +92,7 @@ async function deathToRefusal(engine, url, cluster, phase) {
 const backends = [
   { name: 'file', engine: null },
   { name: 'zookeeper', engine: 'zookeeper' },
-  { name: 'zookeeper+leaf', engine: 'zookeeper', url: (e) => e.url.replace(/^zookeeper:/, 'zookeeper+leaf:') },
+  { name: 'zookeeper+leaf', engine: 'zookeeper', url: (e) => `${e.url.replace(/^zookeeper:/, 'zookeeper+leaf:')}?address=127.0.0.1:7001&cacheDir=${encodeURIComponent(path.join(work, 'leaf'))}` },
   { name: 'etcd', engine: 'etcd' },
   { name: 'redis', engine: 'redis' },
 ];
