@@ -36,6 +36,7 @@ setTimeout(() => {
 }, lifeMs).unref();
 
 let stopRequested = false;
+let burstArmed = false; // `arm`: do the configured burst once the lease is near its deadline
 const marks = []; // phase names the parent asked us to report counts at
 let go = !cfg.waitGo;
 const rl = createInterface({ input: process.stdin });
@@ -44,6 +45,7 @@ rl.on('line', (l) => {
   if (w === 'go') go = true;
   else if (w === 'stop') stopRequested = true;
   else if (w.startsWith('mark ')) marks.push(w.slice(5));
+  else if (w === 'arm') burstArmed = true;
 });
 rl.on('close', () => {
   stopRequested = true;
@@ -132,6 +134,7 @@ let firstId = null;
 let lastId = null;
 let firstIssueWall = null;
 let firstIssueMono = null;
+let lastOkWall = null; // wall time of the last successful issue
 let lastProgress = mono();
 let round = 0;
 const start = mono();
@@ -148,10 +151,51 @@ function emit(n) {
   }
   lastId = buf[n - 1];
   issued += n;
+  lastOkWall = Date.now();
+}
+
+let burstDone = false;
+// One large batch issued in a single call (what a caller asking for millions of IDs at
+// once gets), timed to end just before the lease's fencing deadline: with borrowing it
+// takes ticks ahead of the wall clock that no renewal ever reports.
+function burst() {
+  const lease = lg.lease;
+  const before = lease.msUntilDeadline();
+  const big = new BigUint64Array(cfg.burst.count);
+  const t0 = mono();
+  let n = 0;
+  let code = null;
+  try {
+    n = lg.fill(big, 0, big.length);
+  } catch (e) {
+    code = refuse(e);
+    while (n < big.length && big[n] !== 0n) n++;
+    if (n > 0) partialFills++;
+  }
+  if (n > 0) {
+    writeSync(fd, new Uint8Array(big.buffer, 0, n * 8));
+    if (firstId === null) {
+      firstId = big[0];
+      firstIssueWall = Date.now();
+      firstIssueMono = mono();
+    }
+    lastId = big[n - 1];
+    issued += n;
+    lastOkWall = Date.now();
+  }
+  say({ ev: 'burst', count: n, ms: mono() - t0, code, msUntilDeadlineBefore: before, msUntilDeadlineAfter: lease.msUntilDeadline(), lastIssuedUnixMs: gen()?.lastIssuedUnixMs, wall: Date.now(), lastId: n ? big[n - 1].toString() : null });
 }
 
 while (!stopRequested && mono() < until) {
   if (cfg.maxIds && issued >= cfg.maxIds) break;
+  if (cfg.burst && burstArmed && !burstDone) {
+    const l = lg.lease;
+    if (l && l.state === 'held' && l.msUntilDeadline() > 0 && l.msUntilDeadline() <= cfg.burst.beforeDeadlineMs) {
+      burstDone = true;
+      burst();
+      continue;
+    }
+  }
   if (cfg.afterFirstMs && firstIssueMono !== null && mono() - firstIssueMono > cfg.afterFirstMs) break;
   const m = cfg.mode === 'mixed' ? ['fill', 'next', 'batch'][round % 3] : mode;
   round++;
@@ -202,7 +246,7 @@ while (!stopRequested && mono() < until) {
   while (marks.length) say({ ev: 'mark', phase: marks.shift(), issued, refusals: { ...refusals }, maxStallMs, wall: Date.now(), lastId: lastId?.toString() });
   if (mono() - lastProgress >= (cfg.progressMs ?? 250)) {
     lastProgress = mono();
-    say({ ev: 'progress', issued, refusals, wall: Date.now(), m: lastProgress, lastId: lastId?.toString() });
+    say({ ev: 'progress', issued, refusals, wall: Date.now(), m: lastProgress, lastId: lastId?.toString(), lastOkWall });
   }
 }
 // A caller still waiting when the run ends saw a stall too.

@@ -1,4 +1,5 @@
 // Starting and collecting torture generator children (torture/children/generator.mjs).
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnNode } from './procs.mjs';
 import { childScript } from './util.mjs';
@@ -9,6 +10,8 @@ export const LAYOUTS = {
   sixteen: { name: 'torture16', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 4 }, { name: 'sequence', bits: 12 }] },
   /** 4 node IDs: standbys wait for holders to die so they can take over their IDs. */
   four: { name: 'torture4', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 2 }, { name: 'sequence', bits: 12 }] },
+  /** 4 node IDs and 64 IDs per ms: a borrowing generator runs a second ahead with 64,000 IDs. */
+  fourSmallSeq: { name: 'torture4s', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 2 }, { name: 'sequence', bits: 6 }] },
 };
 
 /**
@@ -63,6 +66,18 @@ export function collect(row, gens, { killedOnPurpose = new Set() } = {}) {
     if (!killedOnPurpose.has(g.name)) {
       if (!ex) row.fail(`${g.name}: still running at collection`);
       else if (ex.code !== 0) row.fail(`${g.name}: exited with ${JSON.stringify(ex)}; stderr: ${g.child.stderr.trim().slice(-600)}`);
+    }
+  }
+}
+
+/** With TORTURE_KEEP set, writes each child's reports and stderr beside its ID file (`<name>.log`). */
+export function keepLogs(gens) {
+  if (!process.env.TORTURE_KEEP) return;
+  for (const g of gens) {
+    try {
+      writeFileSync(`${g.file}.log`, g.child.messages.map((m) => JSON.stringify(m)).join('\n') + `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`);
+    } catch {
+      /* best effort */
     }
   }
 }

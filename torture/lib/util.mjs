@@ -36,6 +36,11 @@ export function tempDir(prefix) {
   return d;
 }
 export function removeTempDirs() {
+  if (process.env.TORTURE_KEEP) {
+    if (made.size) process.stderr.write(`torture: TORTURE_KEEP set, keeping ${[...made].join(' ')}\n`);
+    made.clear();
+    return;
+  }
   for (const d of made) {
     try {
       rmSync(d, { recursive: true, force: true });
