@@ -176,6 +176,18 @@ describe('etcd driver against a real etcd', () => {
     await d.release(b, { highWaterMs: wall + 5000 });
   });
 
+  it('GIVEN a corrupt high-water record THEN claim fails with FLURRY_E_REGISTRY_CORRUPT and holds nothing', async () => {
+    const d = await open();
+    await raw.put('/flurry/corrupt/hw/0').value('not json');
+    const err = await rejectsWith(d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CORRUPT');
+    assert.match(err.message, /\/flurry\/corrupt\/hw\/0/);
+    assert.equal((await raw.kv.range({ key: Buffer.from('/flurry/corrupt/slots/0') })).kvs.length, 0, 'the slot stays free');
+    await raw.put('/flurry/corrupt/hw/0').value(JSON.stringify({ v: 1, highWaterMs: 42, releasedCleanly: true, ttlMs: 0 }));
+    const c = await d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') });
+    assert.deepEqual([c.highWaterMs, c.releasedCleanly], [42, true]);
+    await d.release(c, { highWaterMs: 42 });
+  });
+
   it('GIVEN a claim whose slot key was taken over or forged THEN renew is LEASE_LOST (token mismatch)', async () => {
     const d = await open();
     const other = await open();

@@ -9,12 +9,12 @@
  *   holders. Value: JSON `{ v: 1, highWaterMs, releasedCleanly, ttlMs, holder, updatedAtMs }`.
  *
  * How each operation keeps the "never two holders" promise:
- * - **claim**: grant a lease, then a transaction `if create(slot) == 0 then put(slot, lease)
- *   + get(hw)`. The preferred slot is tried first, then one range read lists the taken slots
- *   and the free ones are tried from a random starting point (a lost race moves on to the next
- *   free one). Right after winning, the high-water record is rewritten as *unclean* with a mark
- *   of at least the claimer's wall clock, so a holder that dies before its first renewal still
- *   leaves a floor for the next one.
+ * - **claim**: grant a lease, read the slot's high-water record, then one transaction
+ *   `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw, unclean record)`.
+ *   The record written at claim time has a mark of at least the claimer's wall clock, so a
+ *   holder that dies before its first renewal still leaves a floor for the next one. The
+ *   preferred slot is tried first, then one range read lists the taken slots and the free ones
+ *   are tried from a random starting point (a lost race moves on to the next free one).
  * - **renew**: one keep-alive on the lease (a response with TTL 0 means the lease is gone) and,
  *   concurrently, a transaction `if lease(slot) == ours then put(hw)`; both must succeed. Either
  *   saying no → `FLURRY_E_LEASE_LOST`;
@@ -446,56 +446,54 @@ class EtcdDriver implements RegistryDriver {
     }
   }
 
-  /** Tries to create one slot key with the lease. Returns the claim, or undefined if taken. */
+  /**
+   * Tries to take one slot with the lease. Returns the claim, or undefined if it is held.
+   *
+   * One read (slot + high-water record), then one write transaction that creates the slot key
+   * and, in the same commit, rewrites the high-water record as *unclean* with a mark of at least
+   * our wall clock: `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw)`.
+   * So even a holder that dies before its first renewal leaves a floor for the next one, and
+   * the record we derived our claim from cannot have changed underneath us.
+   */
   private async tryClaimSlot(req: ClaimRequest, slot: number, leaseId: string, grantedTtlMs: number): Promise<Claim | undefined> {
+    const hwKeyText = this.hwKey(req.namespace, slot);
     const slotKey = enc(this.slotKey(req.namespace, slot));
-    const hwKey = enc(this.hwKey(req.namespace, slot));
-    const value = JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
-    const res: ITxnResponse = await this.client.kv.txn(
-      {
-        compare: [{ key: slotKey, result: 'Equal', target: 'Create', create_revision: 0 }],
-        success: [{ request_put: { key: slotKey, value: enc(value), lease: leaseId } }, { request_range: { key: hwKey } }],
-        // On failure, read the slot back: if a retried call already created it with our lease, it is ours.
-        failure: [{ request_range: { key: slotKey } }, { request_range: { key: hwKey } }],
-      },
-      this.deadline(),
-    );
-    let hwRaw: Buffer | undefined;
-    if (res.succeeded) {
-      hwRaw = res.responses[1]?.response_range?.kvs[0]?.value;
-    } else {
-      const owner = res.responses[0]?.response_range?.kvs[0];
-      if (!owner || owner.lease !== leaseId) return undefined;
-      hwRaw = res.responses[1]?.response_range?.kvs[0]?.value;
+    const hwKey = enc(hwKeyText);
+    const value = enc(JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() }));
+    const read: IRequestOp[] = [{ request_range: { key: slotKey } }, { request_range: { key: hwKey } }];
+    // A read-only transaction: served without a Raft write.
+    let view: ITxnResponse = await this.client.kv.txn({ compare: [], success: read, failure: [] }, this.deadline());
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
+      const hw = view.responses[1]?.response_range?.kvs[0];
+      const rec = this.parseRecord(hw?.value, hwKeyText);
+      const prev = rec
+        ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
+        : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+      const res: ITxnResponse = await this.client.kv.txn(
+        {
+          compare: [
+            { key: slotKey, result: 'Equal', target: 'Create', create_revision: 0 },
+            { key: hwKey, result: 'Equal', target: 'Mod', mod_revision: hw?.mod_revision ?? 0 },
+          ],
+          success: [
+            { request_put: { key: slotKey, value, lease: leaseId } },
+            { request_put: { key: hwKey, value: enc(JSON.stringify(first)) } },
+          ],
+          // On failure, read both back: a repeat of a call that did commit finds the slot ours.
+          failure: read,
+        },
+        this.deadline(),
+      );
+      if (res.succeeded || res.responses[0]?.response_range?.kvs[0]?.lease === leaseId) {
+        const token = `${leaseId}@${req.namespace}`;
+        this.states.set(token, { leaseId, namespace: req.namespace, slot, grantedTtlMs, holderId: req.holder.id, prev });
+        return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+      }
+      view = res; // taken meanwhile, or the record changed (its holder just released): look again
     }
-    let rec: HighWaterRecord | undefined;
-    try {
-      rec = this.parseRecord(hwRaw, this.hwKey(req.namespace, slot));
-    } catch (err) {
-      await this.client.kv
-        .txn({ compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: leaseId }], success: [{ request_delete_range: { key: slotKey } }], failure: [] }, this.deadline())
-        .catch(() => undefined);
-      throw err;
-    }
-    const prev = rec
-      ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-      : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
-    const state: ClaimState = { leaseId, namespace: req.namespace, slot, grantedTtlMs, holderId: req.holder.id, prev };
-    // Mark the slot as in use (unclean, at least our wall clock) before anything is issued, so
-    // that if we die before our first renewal the next holder still gets a floor.
-    const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-    const ok = await this.client.kv.txn(
-      {
-        compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: leaseId }],
-        success: [{ request_put: { key: hwKey, value: enc(JSON.stringify(first)) } }],
-        failure: [],
-      },
-      this.deadline(),
-    );
-    if (!ok.succeeded) return undefined; // our fresh lease expired already (e.g. a long pause): try elsewhere
-    const token = `${leaseId}@${req.namespace}`;
-    this.states.set(token, state);
-    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+    return undefined;
   }
 
   private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {

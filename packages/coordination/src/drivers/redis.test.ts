@@ -179,6 +179,18 @@ describe('Redis driver against a real Redis', () => {
     await d.release(b, { highWaterMs: wall + 5000 });
   });
 
+  it('GIVEN a corrupt high-water record THEN claim fails with FLURRY_E_REGISTRY_CORRUPT and holds nothing', async () => {
+    const d = await open();
+    await raw.set('flurry:{corrupt}:hw:0', '{"highWaterMs":"soon"}');
+    const err = await rejectsWith(d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CORRUPT');
+    assert.match(err.message, /flurry:\{corrupt\}:hw:0/);
+    assert.equal(await raw.exists('flurry:{corrupt}:slot:0', 'flurry:{corrupt}:holder:0'), 0, 'the slot stays free');
+    await raw.set('flurry:{corrupt}:hw:0', JSON.stringify({ v: 1, highWaterMs: 42, releasedCleanly: true, ttlMs: 0 }));
+    const c = await d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') });
+    assert.deepEqual([c.highWaterMs, c.releasedCleanly], [42, true]);
+    await d.release(c, { highWaterMs: 42 });
+  });
+
   it('GIVEN a claim whose token no longer matches THEN renew is LEASE_LOST and release leaves the other holder alone', async () => {
     const d = await open();
     const other = await open();

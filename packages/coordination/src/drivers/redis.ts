@@ -10,12 +10,12 @@
  *   releasedCleanly, ttlMs, holder, updatedAtMs }`), **no TTL**: it persists across holders.
  *
  * Operations (each one Lua script, so atomic on the server):
- * - **claim**: `SET slot token NX PX ttl` (+ holder info), returning the high-water record.
- *   The preferred slot is tried first; then the slot keys are read with `MGET` in chunks from a
- *   random starting point and the free ones are tried (a lost race moves on to the next free
- *   one). Right after winning, the high-water record is rewritten as *unclean* with a mark of
- *   at least the claimer's wall clock (a holder that dies before its first renewal still
- *   leaves a floor).
+ * - **claim**: read the slot's high-water record, then `SET slot token NX PX ttl` (+ holder
+ *   info) and, in the same script, rewrite the record as *unclean* with a mark of at least the
+ *   claimer's wall clock, only if the record is still the one read (a holder that dies before
+ *   its first renewal still leaves a floor). The preferred slot is tried first; then the slot
+ *   keys are read with `MGET` in chunks from a random starting point and the free ones are
+ *   tried (a lost race moves on to the next free one).
  * - **renew**: `if GET slot == token then PEXPIRE slot/holder ttl; SET hw record` → else
  *   `FLURRY_E_LEASE_LOST`.
  * - **release**: `if GET slot == token then SET hw record (clean); DEL slot holder`.
@@ -224,16 +224,21 @@ function recordToStore(
   };
 }
 
-/** KEYS: slot, holder, hw. ARGV: token, ttlMs, holderJson. → {1, hw} when ours, {0} when taken. */
+/**
+ * KEYS: slot, holder, hw. ARGV: token, ttlMs, holderJson, the hw record the caller read ('' if
+ * none), the new hw record. → {1} when the slot is ours (now, or already by a repeated call),
+ * {0} when it is held, {2, current record} when the record changed since the caller read it.
+ */
 const CLAIM_LUA = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-  return {1, redis.call('GET', KEYS[3])}
-end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return {1, redis.call('GET', KEYS[3])}
-end
-return {0}
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then return {1} end
+if cur then return {0} end
+local hw = redis.call('GET', KEYS[3]) or ''
+if hw ~= ARGV[4] then return {2, hw} end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} end
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[5])
+return {1}
 `;
 /** KEYS: slot, holder, hw. ARGV: token, ttlMs, hwJson. → 1 when ours (extended, mark stored), 0 otherwise. */
 const RENEW_LUA = `
@@ -256,7 +261,7 @@ return 0
 `;
 
 type ScriptClient = Redis & {
-  flurryClaim(slot: string, holder: string, hw: string, token: string, ttl: number, holderJson: string): Promise<[number, (string | null)?]>;
+  flurryClaim(slot: string, holder: string, hw: string, token: string, ttl: number, holderJson: string, seenHw: string, newHw: string): Promise<[number, string?]>;
   flurryRenew(slot: string, holder: string, hw: string, token: string, ttl: number, hwJson: string): Promise<number>;
   flurryRelease(slot: string, holder: string, hw: string, token: string, hwJson: string): Promise<number>;
 };
@@ -385,29 +390,35 @@ class RedisDriver implements RegistryDriver {
     }
   }
 
-  /** Tries to take one slot. Returns the claim, or undefined if it is held. */
+  /**
+   * Tries to take one slot. Returns the claim, or undefined if it is held. Reads the slot's
+   * high-water record, then one script takes the slot (`SET NX PX`) and, atomically with it,
+   * rewrites the record as *unclean* with a mark of at least our wall clock — only if the record
+   * is still the one we read. So even a holder that dies before its first renewal leaves a floor.
+   */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const ns = req.namespace;
     const keys = [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)] as const;
     const holderJson = JSON.stringify({ ...req.holder, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
-    const res = await this.client.flurryClaim(keys[0], keys[1], keys[2], token, req.ttlMs, holderJson);
-    if (Number(res[0]) !== 1) return undefined;
-    let rec: HighWaterRecord | undefined;
-    try {
-      rec = this.parseRecord(res[1], keys[2]);
-    } catch (err) {
-      await this.client.del(keys[0], keys[1]).catch(() => undefined);
-      throw err;
+    const [held, hw] = await this.client.mget(keys[0], keys[2]);
+    if (held !== null) return undefined;
+    let seen = hw ?? '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rec = this.parseRecord(seen, keys[2]);
+      const prev = rec
+        ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
+        : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+      const res = await this.client.flurryClaim(keys[0], keys[1], keys[2], token, req.ttlMs, holderJson, seen, JSON.stringify(first));
+      const outcome = Number(res[0]);
+      if (outcome === 1) {
+        this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
+        return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+      }
+      if (outcome !== 2) return undefined; // held
+      seen = res[1] ?? ''; // the previous holder just released: derive from its final record
     }
-    const prev = rec
-      ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-      : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
-    // Mark the slot as in use (unclean, at least our wall clock) before anything is issued.
-    const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-    const ok = await this.client.flurryRenew(keys[0], keys[1], keys[2], token, req.ttlMs, JSON.stringify(first));
-    if (Number(ok) !== 1) return undefined; // expired already (a long pause): try elsewhere
-    this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
-    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+    return undefined;
   }
 
   private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
