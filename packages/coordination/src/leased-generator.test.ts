@@ -7,6 +7,7 @@ import { FlurryError, Layout, ManualClock, systemClock } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
 import { LeaseRegistry } from './lease-manager.js';
 import { leasedGenerator } from './leased-generator.js';
+import { openRegistry } from './open-registry.js';
 
 const base = mkdtempSync(path.join(tmpdir(), 'flurry-lg-'));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -90,5 +91,27 @@ describe('leasedGenerator', () => {
   test('GIVEN a generator clock other than the registry\'s THEN FLURRY_E_REGISTRY_OPTION', async () => {
     const { open } = setup();
     await assert.rejects(leasedGenerator({ registry: open(), layout, generator: { clock: systemClock } }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
+  });
+
+  test('GIVEN the default file registry and the real clock WHEN two runs follow each other THEN the second run\'s IDs are all above the first\'s; WHEN two run at once THEN their nodes differ', async () => {
+    const dir = path.join(base, `seq${n++}`);
+    const open = () => openRegistry(`file:${dir}`, { cluster: 'cli', stateDir: path.join(dir, 'state') });
+    const twitter = Layout.from('twitter');
+    const r1 = await open();
+    const g1 = await leasedGenerator({ registry: r1, layout: twitter });
+    const first = g1.batch(5000);
+    await g1.close();
+    await r1.close();
+    const r2 = await open();
+    const g2 = await leasedGenerator({ registry: r2, layout: twitter });
+    const second = g2.batch(10);
+    assert.ok(second[0] > first[first.length - 1], 'a second run continues above the first');
+    const r3 = await open();
+    const g3 = await leasedGenerator({ registry: r3, layout: twitter });
+    assert.notDeepEqual(g3.lease.node, g2.lease.node, 'two at once get different node IDs');
+    await g2.close();
+    await g3.close();
+    await r2.close();
+    await r3.close();
   });
 });

@@ -1,6 +1,8 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError, Layout } from '@flurry/core';
@@ -73,5 +75,34 @@ describe('registry URLs', () => {
 
   test('GIVEN bad options THEN openRegistry rejects with FLURRY_E_REGISTRY_OPTION before connecting', async () => {
     await assert.rejects(openRegistry('file:', { cluster: 'no/slash' }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
+  });
+
+  test('GIVEN an engine whose client library is not installed THEN FLURRY_E_REGISTRY_CLIENT_MISSING names the npm package', () => {
+    // A child process in which the packages cannot be resolved, as on a machine without them.
+    const hook = `export async function resolve(spec, ctx, next) {
+      if (['ioredis', 'etcd3', 'node-zookeeper-client'].includes(spec)) {
+        const e = new Error("Cannot find package '" + spec + "' imported from " + ctx.parentURL); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;
+      }
+      return next(spec, ctx);
+    }`;
+    const here = path.dirname(fileURLToPath(import.meta.url));
+    const script = `
+      import { register } from 'node:module';
+      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+      const { openRegistry } = await import(${JSON.stringify(path.join(here, 'open-registry.js'))});
+      const out = [];
+      for (const url of ['redis://:pw@127.0.0.1:1/0', 'etcd://127.0.0.1:1/x', 'zookeeper://127.0.0.1:1/x']) {
+        try { await openRegistry(url); out.push('opened'); } catch (e) { out.push({ code: e.code, message: e.message }); }
+      }
+      process.stdout.write(JSON.stringify(out));
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: here, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { code: string; message: string }[];
+    assert.deepEqual(out.map((o) => o.code), ['FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING']);
+    assert.match(out[0].message, /npm install ioredis/);
+    assert.ok(!out[0].message.includes(':pw@'), out[0].message);
+    assert.match(out[1].message, /npm install etcd3/);
+    assert.match(out[2].message, /npm install node-zookeeper-client/);
   });
 });
