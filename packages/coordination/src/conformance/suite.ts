@@ -412,6 +412,8 @@ export function runConformance(backend: ConformanceBackend): void {
         const all = hs.flatMap((h) => h.of('id').map((e) => String(e.id)));
         assert.equal(new Set(all).size, all.length, 'no duplicate across the outage');
       } finally {
+        // Leave the engine running for the other tests even when this one failed midway.
+        if (engine.process.exitCode !== null || engine.process.signalCode !== null) await engine.restart().catch(() => undefined);
         await stopAll(hs);
       }
     });
