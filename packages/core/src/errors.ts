@@ -59,7 +59,7 @@ export const ErrorCode = {
   LAYOUT_UNIT: 'FLURRY_E_LAYOUT_UNIT',
   /** No preset of that name. */
   LAYOUT_UNKNOWN_PRESET: 'FLURRY_E_LAYOUT_UNKNOWN_PRESET',
-  /** A `--fields` spec or layout object could not be parsed. */
+  /** A `--fields` spec or layout object could not be parsed, or puts the sequence above the timestamp. */
   LAYOUT_SPEC: 'FLURRY_E_LAYOUT_SPEC',
   /** A node field value is missing, unknown or out of its field's range. */
   NODE_OUT_OF_RANGE: 'FLURRY_E_NODE_OUT_OF_RANGE',

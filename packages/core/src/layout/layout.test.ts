@@ -125,6 +125,12 @@ test('GIVEN a missing or doubled timestamp or sequence THEN FLURRY_E_LAYOUT_MISS
   assert.throws(() => Layout.from({ fields: [], epoch: 0 }), code(ErrorCode.LAYOUT_MISSING_FIELD));
 });
 
+test('GIVEN a sequence field above the timestamp THEN FLURRY_E_LAYOUT_SPEC (IDs would decrease at each new tick)', () => {
+  assert.throws(() => Layout.parse('sequence:12,timestamp:41'), code(ErrorCode.LAYOUT_SPEC));
+  assert.throws(() => Layout.parse('worker:10,sequence:12,timestamp:41'), code(ErrorCode.LAYOUT_SPEC));
+  Layout.parse('worker:10,timestamp:41,sequence:12');
+});
+
 test('GIVEN duplicate or invalid field names THEN FLURRY_E_LAYOUT_FIELD_NAME', () => {
   assert.throws(() => Layout.parse('timestamp:41,worker:5,worker:5,sequence:12'), codeAnd(ErrorCode.LAYOUT_FIELD_NAME, /worker appears twice/));
   assert.throws(() => Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: '9lives', bits: 3 }, { name: 'sequence', bits: 12 }], epoch: 0 }), code(ErrorCode.LAYOUT_FIELD_NAME));
@@ -195,7 +201,7 @@ test('GIVEN any layout and any in-range parts THEN decode(compose(parts)) return
       const nodeFields = r.nodes.map((bits, i) => ({ name: `n${i}`, bits }));
       const fields = r.tsFirst
         ? [{ name: 'timestamp', bits: r.ts }, ...nodeFields, { name: 'sequence', bits: r.seq }]
-        : [...nodeFields, { name: 'sequence', bits: r.seq }, { name: 'timestamp', bits: r.ts }];
+        : [...nodeFields.slice(0, 1), { name: 'timestamp', bits: r.ts }, { name: 'sequence', bits: r.seq }, ...nodeFields.slice(1)];
       return Layout.from({ fields, epoch: r.epoch, unit: r.unit as '1ms' });
     });
   const presetArb = fc.constantFrom(...(Object.keys(PRESETS) as PresetName[])).map((p) => Layout.from(p));

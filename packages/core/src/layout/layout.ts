@@ -30,7 +30,9 @@ const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
  *
  * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks
  * of `unit` since `epoch`, `sequence` counts IDs within one tick, and node fields
- * (`datacenter`, `worker`, `machine`, …) name the issuer.
+ * (`datacenter`, `worker`, `machine`, …) name the issuer. The timestamp must be more
+ * significant than the sequence (so one node's IDs increase); node fields may sit
+ * anywhere, e.g. Sonyflake's `timestamp | sequence | machine`.
  *
  * @example
  * ```ts
@@ -215,6 +217,15 @@ export class Layout {
         throw new FlurryError(ErrorCode.LAYOUT_FIELD_NAME, `Field name ${f.name} appears twice; every field needs its own name.`, { name: f.name });
       }
       seen.add(f.name);
+    }
+    const tsIndex = specs.findIndex((f) => f.name === 'timestamp');
+    const seqIndex = specs.findIndex((f) => f.name === 'sequence');
+    if (seqIndex < tsIndex) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_SPEC,
+        'The sequence field comes before (is more significant than) the timestamp field, so IDs would decrease each time the sequence restarts in a new tick; list timestamp before sequence (node fields may go anywhere).',
+        { fields: specs.map((f) => f.name) },
+      );
     }
     const total = specs.reduce((s, f) => s + f.bits, 0);
     if (total > 64) {
