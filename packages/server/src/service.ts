@@ -46,6 +46,21 @@ import type { ThriftServer } from './thrift/index.js';
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
 /**
+ * The service's sequence-exhaustion policy unless configured: `borrow`. A tick's sequence
+ * only runs out under batch load; borrowing then issues from up to 1 s ahead of the wall
+ * clock (the generator's `maxBorrowMs`) instead of sleeping into each next millisecond, so
+ * one client's batches get the layout's full rate while the response is being written.
+ * IDs stay unique and increasing; the lease's high-water mark covers the borrowed ticks.
+ * `--on-exhausted wait` keeps every ID's timestamp at or before the real time instead.
+ *
+ * @example
+ * ```ts
+ * const policy = config.onExhausted ?? SERVICE_ON_EXHAUSTED; // 'borrow'
+ * ```
+ */
+export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
+
+/**
  * A running service.
  *
  * @example
@@ -126,13 +141,13 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       return new FlurryError('FLURRY_E_LAYOUT_EXPIRED', `the layout ${layout.name} ran out at ${layout.expiresAt.toISOString()}; move to a layout with a later epoch`);
     }
     const behind = lg.generator.lastIssuedUnixMs - now;
-    if (behind > CLOCK_SANITY_MS) {
+    if (behind > CLOCK_SANITY_MS + layout.unitMs) {
       return new FlurryError('FLURRY_E_CLOCK_BACKWARDS', `the system clock is ${Math.round(behind)} ms behind the newest ID issued here (more than ${CLOCK_SANITY_MS} ms); IDs resume once it catches up`, { behindMs: Math.round(behind) });
     }
     return null;
   };
 
-  const batchWriter = new BatchBodyWriter(config.maxBatch);
+  const batchWriter = new BatchBodyWriter(config.maxBatch, Math.min(config.maxBatch, layout.maxSequence + 1));
   const metrics = new ServiceMetrics({
     issued,
     lease: () => lg?.lease,
@@ -195,7 +210,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       pin: { ...config.node },
       generator: {
         onEvent,
-        ...(config.onExhausted !== undefined ? { onExhausted: config.onExhausted } : {}),
+        onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
         ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
         ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
       },

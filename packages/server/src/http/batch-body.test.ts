@@ -24,5 +24,12 @@ test('GIVEN any 64-bit IDs THEN the body is exactly {"ids":[decimal strings]} as
     { numRuns: 2000 },
   );
   check(Array.from({ length: 64 }, (_, i) => 999_990n + BigInt(i)));
+  // Issued in chunks (one tick's worth at a time): the same body, every ID asked for once.
+  const chunked = new BatchBodyWriter(64, 7);
+  const values = Array.from({ length: 50 }, (_, i) => 1859214170478923776n + BigInt(i) * 4096n);
+  const calls: number[] = [];
+  const body = chunked.write(50, (a, o, n) => { calls.push(n); for (let i = 0; i < n; i++) a[o + i] = values[o + i]; return n; });
+  assert.equal(body.toString('latin1'), JSON.stringify({ ids: values.map(String) }));
+  assert.deepEqual(calls, [7, 7, 7, 7, 7, 7, 7, 1]);
   check(Array.from({ length: 64 }, (_, i) => 1_000_000_000_000n * 999_999n + 999_980n + BigInt(i)));
 });

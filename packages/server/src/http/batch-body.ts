@@ -49,7 +49,13 @@ export class BatchBodyWriter {
   private readonly words: Uint32Array;
   private readonly aDigits = new Uint8Array(20);
 
-  constructor(readonly max: number) {
+  /**
+   * @param max the largest batch.
+   * @param chunk IDs issued per `fill` call (use the layout's IDs per tick): the digits of
+   *   one chunk are written before the next is issued, so with the `wait` policy the
+   *   serialization runs in the time the generator would otherwise sleep for the next tick.
+   */
+  constructor(readonly max: number, private readonly chunk: number = max) {
     this.ids = new BigUint64Array(max);
     this.words = new Uint32Array(this.ids.buffer);
   }
@@ -57,11 +63,11 @@ export class BatchBodyWriter {
   /** Issues `count` IDs through `fill` and returns the JSON body. */
   write(count: number, fill: FillIds): Buffer {
     const ids = this.ids;
-    fill(ids, 0, count);
     // 20 digits at most per ID, 3 bytes of separator.
     const buf = Buffer.allocUnsafe(OPEN.length + count * 23 + CLOSE.length);
     let p = OPEN.copy(buf, 0);
     if (!LITTLE_ENDIAN) {
+      fill(ids, 0, count);
       for (let i = 0; i < count; i++) {
         if (i > 0) p += SEP.copy(buf, p);
         p += buf.write(ids[i].toString(), p, 'latin1');
@@ -73,7 +79,9 @@ export class BatchBodyWriter {
     const digits = this.aDigits;
     let lastA = -1;
     let aLen = 0;
+    let filled = 0;
     for (let i = 0; i < count; i++) {
+      if (i === filled) filled += fill(ids, filled, Math.min(this.chunk, count - filled));
       if (i > 0) {
         buf[p] = 0x22; // "
         buf[p + 1] = 0x2c; // ,
