@@ -28,6 +28,8 @@ export const ServerErrorCode = {
   USAGE: 'FLURRY_E_USAGE',
   /** `flurry serve` was started as root without `--allow-root`. */
   RUN_AS_ROOT: 'FLURRY_E_RUN_AS_ROOT',
+  /** The service cannot listen on its host and port (in use, not permitted, no such address). */
+  LISTEN: 'FLURRY_E_LISTEN',
   /** No route at that path. */
   NOT_FOUND: 'FLURRY_E_NOT_FOUND',
   /** The route exists but not for that method (see the `Allow` header). */

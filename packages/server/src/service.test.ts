@@ -146,3 +146,19 @@ test('GIVEN the root user THEN serve refuses to start without --allow-root; othe
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('GIVEN a port that is taken THEN serve exits 1 with FLURRY_E_LISTEN naming the address', async () => {
+  const { createServer } = await import('node:net');
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  const dir = tempDir('listen');
+  try {
+    const r = await runFlurry(['serve', '--port', String(port), '--registry', `file:${dir}`], { FLURRY_ALLOW_ROOT: '1' });
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^flurry: FLURRY_E_LISTEN: cannot listen for HTTP on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`, 'm'));
+  } finally {
+    blocker.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -220,13 +220,17 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       const leased = lg;
       // Loaded only when asked for: the thrift library costs start-up time and memory.
       const { startThriftServer } = await import('./thrift/index.js');
+      const thriftPort = config.thriftPort;
       thrift = await startThriftServer({
         host: config.host,
-        port: config.thriftPort,
+        port: thriftPort,
         generator: { next: () => leased.next() },
         layout,
         node: () => leased.generator.node,
         logger: logger.child({ component: 'thrift' }),
+      }).catch((err: NodeJS.ErrnoException) => {
+        if (err instanceof FlurryError || err.code === undefined) throw err;
+        throw serverError('LISTEN', `cannot listen for Thrift on ${config.host}:${thriftPort} (${err.code}); choose another --thrift-port, or stop what holds it`, { host: config.host, port: thriftPort, cause: err.code });
       });
     }
   } catch (err) {
@@ -307,7 +311,8 @@ function errInfo(err: unknown): object {
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
+    const onError = (err: NodeJS.ErrnoException) =>
+      reject(serverError('LISTEN', `cannot listen for HTTP on ${host}:${port} (${err.code ?? err.message}); choose another host or port (--host, --port), or stop what holds it`, { host, port, cause: err.code }));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

@@ -42,23 +42,37 @@ export async function serveCommand(io: CliIo): Promise<number> {
     formatters: { level: (label) => ({ level: label }) },
   }) as unknown as ServiceLogger;
 
-  const service = await startService(config, logger);
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'signal received');
-      service.close().then(
-        () => resolve(0),
-        (err: unknown) => {
-          logger.error({ err: String(err) }, 'shutdown failed');
-          io.stderr.write(errorLine(err));
-          resolve(1);
-        },
-      );
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  // Signals are taken from the start: one that arrives while the lease is being acquired
+  // stops the service as soon as it is up (its lease is then released, not left to expire).
+  let signalled: string | undefined;
+  let onSignal: (signal: string) => void = (signal) => {
+    signalled ??= signal;
+  };
+  const onTerm = () => onSignal('SIGTERM');
+  const onInt = () => onSignal('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  try {
+    const service = await startService(config, logger);
+    return await new Promise<number>((resolve) => {
+      let stopping = false;
+      onSignal = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'signal received');
+        service.close().then(
+          () => resolve(0),
+          (err: unknown) => {
+            logger.error({ error: String(err) }, 'shutdown failed');
+            io.stderr.write(errorLine(err));
+            resolve(1);
+          },
+        );
+      };
+      if (signalled !== undefined) onSignal(signalled);
+    });
+  } finally {
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+  }
 }
