@@ -160,7 +160,7 @@ export class Generator {
     const now = this.clock.now();
     const w = Math.floor((now - this.epochMs) / this.unitMs);
     if (w > this.lastTick) this.fresh(w, now);
-    else if (w === this.lastTick && this.seq < this.maxSeq) this.seq++;
+    else if (this.seq < this.maxSeq && w >= this.highWall) this.seq++;
     else this.slow(now);
     this.issued++;
     const mul = this.seqMul;
@@ -269,12 +269,17 @@ export class Generator {
     this.claim.release(this.finalTick);
   }
 
-  /** Reserves the next (tick, seq) into this.lastTick / this.seq. */
+  /**
+   * Reserves the next (tick, seq) into this.lastTick / this.seq. Common cases inline: a
+   * new wall tick, or one more sequence value in the current logical tick (the wall's,
+   * or one borrowed ahead of it) while the wall clock has not stepped back below the
+   * highest tick it showed (`highWall`, which only the slow path and new ticks raise).
+   */
   private step(): void {
     const now = this.clock.now();
     const w = Math.floor((now - this.epochMs) / this.unitMs);
     if (w > this.lastTick) this.fresh(w, now);
-    else if (w === this.lastTick && this.seq < this.maxSeq) this.seq++;
+    else if (this.seq < this.maxSeq && w >= this.highWall) this.seq++;
     else this.slow(now);
   }
 

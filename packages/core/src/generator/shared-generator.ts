@@ -296,8 +296,8 @@ export class SharedGenerator {
         if (w > lastTick && w >= hw && w <= this.maxTick) {
           tick = w;
           first = planner.startSeq();
-        } else if (w === lastTick && w >= hw && seq < this.maxSeq) {
-          tick = w;
+        } else if (w <= lastTick && w >= hw && seq < this.maxSeq) {
+          tick = lastTick;
           first = seq + 1;
         } else {
           const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
