@@ -22,13 +22,17 @@
  * - the reported mark + ttl + margin, when the previous lease expired: after its last
  *   report at wall time `w` the holder issued at most until its deadline, `ttl − margin`
  *   later on its monotonic clock, i.e. up to `w + ttl − margin` on its wall clock.
- *   The extra `2 × margin` covers a sequence-borrowing generator (keep `maxBorrowMs`
- *   below the margin) and wall/monotonic rate differences.
+ *   The extra `2 × margin` covers a sequence-borrowing generator (its ticks may run up
+ *   to `maxBorrowMs` ahead of its wall clock, so `leasedGenerator()` keeps
+ *   `maxBorrowMs ≤ margin`) and wall/monotonic rate differences.
  * **Clock assumption:** a holder's wall clock does not step forward by more than
  * `2 × margin` between two reports (NTP slewing is fine; a manual jump forward of
  * seconds while a lease expires unreported is not), and a holder's clock being *ahead*
  * is safe: the mark then carries its (higher) wall time. A new holder whose clock is
  * behind the floor waits (up to `highWaterWaitMs`) or fails; it never issues below it.
+ * The floor is computed with the *new* holder's ttl and margin: every holder of one
+ * cluster must use the same lease settings (a successor with a shorter TTL than its dead
+ * predecessor would add too little).
  * Right after every claim the manager renews once to record the claim-time wall clock,
  * so even a holder that dies before its first periodic renewal left a mark.
  *

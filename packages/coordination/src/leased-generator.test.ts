@@ -114,4 +114,35 @@ describe('leasedGenerator', () => {
     await r2.close();
     await r3.close();
   });
+
+  test('GIVEN a borrowing holder that bursts just before its deadline and dies THEN its successor never re-issues its borrowed ticks', async () => {
+    const { clock, open } = setup();
+    const tiny = Layout.parse('timestamp:41,datacenter:1,sequence:4'); // 16 IDs per ms
+    await assert.rejects(
+      leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow', maxBorrowMs: 1000 } }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION' && /maxBorrowMs 1000 exceeds the lease margin of 200 ms/.test(e.message),
+    );
+    const a = await leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow' } });
+    clock.advance(TTL - 200 - 1); // 1 ms before the fencing deadline
+    const issued: bigint[] = [];
+    for (let i = 0; i < 16 * 2000; i++) {
+      try {
+        issued.push(a.next()); // the whole burst runs within one millisecond of wall time
+      } catch {
+        break;
+      }
+    }
+    const aMax = Math.max(...issued.map((id) => tiny.decode(id).unixMs));
+    assert.ok(aMax > clock.now() + 100, `A borrowed ahead of its clock (to ${aMax - clock.now()} ms)`);
+    // A dies here (no release, no renewal). B takes the node ID once the lease expired.
+    a.generator.close(); // (only frees the in-process node claim; the lease is not released)
+    clock.advance(200 + 2);
+    const b = await leasedGenerator({ registry: open(), layout: tiny });
+    assert.ok(b.lease.notBeforeMs >= aMax, `the registry's floor ${b.lease.notBeforeMs} covers A's borrowed ticks up to ${aMax}`);
+    const bIds = b.batch(64);
+    const seen = new Set(issued);
+    for (const id of bIds) assert.ok(!seen.has(id), `B re-issued ${id}`);
+    assert.ok(tiny.decode(bIds[0]).unixMs > aMax);
+    await b.close();
+  });
 });

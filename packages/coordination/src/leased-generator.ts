@@ -8,6 +8,12 @@
  * Between the loss and the re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED`
  * (the service reports not-ready through `ready()`).
  *
+ * Sequence borrowing (`onExhausted: 'borrow'`, and the `tolerate` clock policy) issues
+ * ticks ahead of the wall clock that are reported only at the next renewal. The next
+ * holder's floor after a crash covers at most `2 × marginMs` beyond the dead holder's
+ * deadline, so `maxBorrowMs` defaults to `min(1000, marginMs)` here and a larger value is
+ * refused with `FLURRY_E_REGISTRY_OPTION`.
+ *
  * @example
  * ```ts
  * const registry = await openRegistry('file:', { cluster: 'orders' });
@@ -18,7 +24,7 @@
  * await registry.close();
  * ```
  */
-import { ErrorCode, FlurryError, Generator, Layout, ManualClock, systemClock, type Clock, type GeneratorOptions, type LayoutSpec, type PresetName } from '@flurry/core';
+import { ErrorCode, FlurryError, GENERATOR_DEFAULTS, Generator, Layout, ManualClock, systemClock, type Clock, type GeneratorOptions, type LayoutSpec, type PresetName } from '@flurry/core';
 import { registryError } from './errors.js';
 import type { ManagedLease, Registry } from './lease-manager.js';
 
@@ -183,6 +189,22 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
     throw registryError('OPTION', 'generator.clock must be the registry\'s clock (deadlines and IDs must read the same clock): pass the clock to openRegistry() instead', { option: 'generator.clock' });
   }
   genOpts.clock = clock;
+  // Borrowed ticks run ahead of the wall clock and are not reported until the next
+  // renewal: a successor's floor (last mark + ttl + margin) covers what a dead holder
+  // issued up to its deadline plus up to 2 × margin more, so borrowing is bounded by the
+  // margin (leaving the other margin for clock rate differences and small steps).
+  const marginMs = registry.options?.marginMs ?? 1000;
+  const borrowCap = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
+  if (genOpts.maxBorrowMs === undefined) {
+    genOpts.maxBorrowMs = borrowCap;
+  } else if (genOpts.maxBorrowMs > marginMs) {
+    throw registryError(
+      'OPTION',
+      `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: ticks borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. ` +
+        'Lower maxBorrowMs or raise the registry\'s marginMs (and ttlMs).',
+      { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
+    );
+  }
   const waitMs = registry.options?.highWaterWaitMs ?? 5000;
   if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = waitMs;
   const lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
