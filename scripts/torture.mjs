@@ -15,7 +15,7 @@ import { Engines, ALL_BACKENDS } from '../torture/lib/backends.mjs';
 import { killAll, liveCount } from '../torture/lib/procs.mjs';
 import { root, dist, within, removeTempDirs } from '../torture/lib/util.mjs';
 
-const SCENARIOS = ['fleet', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
+const SCENARIOS = ['selfcheck', 'fleet', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
 
 function parseArgs(argv) {
   const out = { profile: 'short', only: null, backends: null };

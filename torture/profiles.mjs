@@ -5,7 +5,7 @@ export const profiles = {
   short: {
     scenarioTimeoutMs: 120_000,
     lease: { ttlMs: 2_000, renewIntervalMs: 400, marginMs: 300 },
-    fleet: { processes: 16, durationMs: 1_500 },
+    fleet: { processes: 16, durationMs: 1_000 },
     clock: { holdMs: 350, policies: ['tolerate', 'wait', 'throw'] },
     restart: { firstRunMs: 600, behindMs: 3_000 },
     crash: { slots: 4, processes: 6, durationMs: 9_000 },

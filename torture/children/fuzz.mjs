@@ -98,6 +98,17 @@ let idsSeen = 0;
 let sent = 0;
 let maxMs = 0;
 
+// Only the issuing routes hand out IDs (the decoding routes echo the ID they were given).
+function issuesIds(target) {
+  let p;
+  try {
+    p = new URL(target, 'http://x').pathname;
+  } catch {
+    return false;
+  }
+  return p === '/v1/ids/next' || p === '/v1/ids' || p.startsWith('/api/snowflake/get/');
+}
+
 function recordIds(text, contentType) {
   const out = [];
   if (/json/.test(contentType ?? '')) {
@@ -156,7 +167,7 @@ function oneHttp(base) {
             }
           }
           if (/\bat [^\n]+\.(js|ts):\d+/.test(text)) badErrorBodies.push({ why: 'stack trace in a response', status: s, target: target.slice(0, 200) });
-          if (s === 200 && method !== 'HEAD') recordIds(text, res.headers['content-type']);
+          if (s === 200 && method !== 'HEAD' && issuesIds(target)) recordIds(text, res.headers['content-type']);
           resolve();
         });
         res.on('error', () => resolve());

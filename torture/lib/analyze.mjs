@@ -9,6 +9,7 @@ import { readIds, checkStream, findDuplicates, nodeExtractor, tsExtractor, segme
  * @param layout   a core Layout (for the node and timestamp fields)
  * @param opts.orderPromised  true when every stream must be strictly increasing under one node
  * @param opts.allowReorderAcrossNodes  true when a stream may step down when its node changed
+ * @param opts.issuers  when given, the names of the streams that each come from one issuer in order
  */
 export function analyze(row, files, layout, opts = {}) {
   const nodeOf = nodeExtractor(layout);
@@ -24,6 +25,12 @@ export function analyze(row, files, layout, opts = {}) {
     const { ids, tornBytes } = readIds(file);
     torn += tornBytes;
     streams.push({ name, ids });
+    // Streams that merely relay IDs from several issuers (a client, a fuzzer) join the
+    // duplicate check only: their order and node runs say nothing about one issuer.
+    if (opts.issuers && !opts.issuers.has(name)) {
+      perStream.push({ name, ids: ids.length, relay: true });
+      continue;
+    }
     const c = checkStream(ids, nodeOf);
     decreasing += c.decreasing;
     reordered += c.reorderedAcrossNodes;
@@ -52,5 +59,6 @@ export function analyze(row, files, layout, opts = {}) {
   if (torn) row.note(`${torn} torn trailing byte(s) dropped`);
   if (nodeChanges) row.note(`${nodeChanges} node change(s) inside streams${reordered ? `, ${reordered} of them stepping down` : ''}`);
   row.details.streams = perStream.map(({ examples, ...rest }) => rest);
+  if (dup.duplicates) row.details.duplicateHolders = dup.examples.map((e) => e.holders.map((h) => h.name));
   return { streams, segs, dup, ov, decreasing, reordered };
 }

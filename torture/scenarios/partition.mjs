@@ -22,7 +22,8 @@ export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const layout = Layout.from(LAYOUTS.fourSmallSeq);
   const lease = ctx.P.lease;
-  const { cutMs = lease.ttlMs + 3_000, afterHealMs = 2_500, burstCount = 64 * 980 } = ctx.P.partition ?? {};
+  // The burst asks for a second's worth of ticks: as far as the generator lets it borrow.
+  const { cutMs = lease.ttlMs + 3_000, afterHealMs = 2_500, burstTicks = 1_000 } = ctx.P.partition ?? {};
   const backends = ctx.backends.filter((b) => b !== 'file');
   const groups = new Map();
   for (const b of backends) {
@@ -63,7 +64,7 @@ export async function run(ctx, add) {
         await p.listen();
         proxies.push(p);
         const viaProxy = url.replace(`:${engine.port}`, `:${p.port}`);
-        const extra = i === 0 ? { registry: viaProxy, generator: { onExhausted: 'borrow' }, burst: { beforeDeadlineMs: 150, count: burstCount } } : { registry: viaProxy };
+        const extra = i === 0 ? { registry: viaProxy, generator: { onExhausted: 'borrow' }, burst: { beforeDeadlineMs: 150, count: 64 * burstTicks } } : { registry: viaProxy };
         holders.push(spawnGenerator(dir, `partition-${backend}-holder-${i}`, base(`127.0.0.1:${7600 + i}`, extra)));
       }
       gens.push(...holders);

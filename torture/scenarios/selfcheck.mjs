@@ -1,0 +1,37 @@
+// Scenario 0, the checker's own canary: two real generator processes are deliberately
+// given the SAME node ID by hand (the classic Snowflake misconfiguration). The suite's
+// analysis must report duplicates and overlapping node runs for them; if it does not, the
+// checks every other row relies on are broken and this row fails.
+import { analyze } from '../lib/analyze.mjs';
+import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
+import { dist, tempDir } from '../lib/util.mjs';
+
+export const title = 'canary: two processes pinned to one node ID must be caught';
+
+export async function run(ctx, add) {
+  const { Layout, Row } = { ...(await import(dist.core)), Row: ctx.Row };
+  const layout = Layout.from(LAYOUTS.fourSmallSeq);
+  const row = new Row('selfcheck', 'twins, must be caught');
+  add(row);
+  const dir = tempDir('selfcheck');
+  const gens = [0, 1].map((i) =>
+    spawnGenerator(dir, `twin-${i}`, { layout: LAYOUTS.fourSmallSeq, node: { worker: 1 }, durationMs: 500, waitGo: true, mode: 'fill', chunk: 64 }),
+  );
+  try {
+    await waitReady(gens, 20_000);
+    for (const g of gens) g.child.send('go');
+    await Promise.all(gens.map((g) => g.child.waitExit(20_000)));
+    collect(row, gens);
+    const probe = new Row('probe', 'probe');
+    analyze(probe, gens, layout, { orderPromised: true });
+    row.processes = 2;
+    row.idsChecked = probe.idsChecked;
+    row.duplicates = probe.duplicates; // expected here: the row passes only when they are found
+    row.note(`the analysis found ${probe.duplicates} duplicate(s) and ${probe.details.overlapExamples?.length ?? 0}+ overlapping run(s) between the twins, as it must`);
+    if (!probe.duplicates) row.fail('two processes issuing under one node ID at the same time produced no reported duplicate: the duplicate check is broken');
+    if (!probe.details.overlapExamples?.length) row.fail('the overlapping-node-run check did not fire for two holders of one node ID');
+    row.details.expectedDuplicates = probe.duplicates;
+  } finally {
+    for (const g of gens) if (g.child.running) await g.child.kill();
+  }
+}
