@@ -10,12 +10,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { profiles } from '../torture/profiles.mjs';
-import { Row, textTable, writeJson } from '../torture/lib/report.mjs';
+import { Row, textTable, writeJson, writeDocsSection } from '../torture/lib/report.mjs';
 import { Engines, ALL_BACKENDS } from '../torture/lib/backends.mjs';
 import { killAll, liveCount } from '../torture/lib/procs.mjs';
 import { root, dist, within, removeTempDirs } from '../torture/lib/util.mjs';
 
-const SCENARIOS = ['selfcheck', 'fleet', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
+const SCENARIOS = ['selfcheck', 'fleet', 'threads', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
 
 function parseArgs(argv) {
   const out = { profile: 'short', only: null, backends: null };
@@ -102,7 +102,9 @@ await engines.stopAll();
 killAll();
 removeTempDirs();
 const durationMs = performance.now() - t0;
-const file = writeJson(args.profile, rows, { startedAt, durationMs });
+const { file, doc } = writeJson(args.profile, rows, { startedAt, durationMs });
+// A complete full run is what docs/reliability.md shows.
+if (args.profile === 'full' && !args.only && !args.backends && writeDocsSection(doc)) log('docs/reliability.md: latest full run updated');
 process.stdout.write(`\nFlurry torture, profile ${args.profile}: ${(durationMs / 1000).toFixed(1)} s\n\n${textTable(rows)}\n\n`);
 const failed = rows.filter((r) => !r.pass);
 process.stdout.write(failed.length ? `${failed.length} scenario row(s) FAILED (see ${path.relative(root, file)})\n` : `all ${rows.length} rows passed; report: ${path.relative(root, file)}\n`);

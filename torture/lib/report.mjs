@@ -1,5 +1,5 @@
 // The run's table (printed) and its JSON (torture-report-<profile>.json at the repo root).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { root } from './util.mjs';
@@ -117,5 +117,35 @@ export function writeJson(profile, rows, meta) {
     rows: rows.map((r) => r.toJSON()),
   };
   writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
-  return file;
+  return { file, doc };
+}
+
+/**
+ * Rewrites the "latest full run" section of docs/reliability.md (between the
+ * `<!-- torture:full:start -->` and `<!-- torture:full:end -->` markers) from a report.
+ */
+export function writeDocsSection(doc, docsFile = path.join(root, 'docs', 'reliability.md')) {
+  let text;
+  try {
+    text = readFileSync(docsFile, 'utf8');
+  } catch {
+    return false;
+  }
+  const start = '<!-- torture:full:start -->';
+  const end = '<!-- torture:full:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return false;
+  const rows = doc.rows;
+  const failed = rows.filter((r) => !r.pass);
+  const body = [
+    '',
+    `Run of ${doc.startedAt.slice(0, 16).replace('T', ' ')} UTC, \`npm run torture\` (profile \`${doc.profile}\`), ${(doc.durationMs / 60_000).toFixed(1)} minutes on ${doc.machine.cpus} × ${doc.machine.cpuModel.trim()} (Node ${doc.machine.node}, ${doc.machine.platform}), a machine shared with other work: ${rows.reduce((s, r) => s + r.idsChecked, 0).toLocaleString('en-US')} IDs checked, ${failed.length ? `**${failed.length} row(s) failed**` : 'every row passed'}.`,
+    '',
+    markdownTable(rows),
+    '',
+    ...(failed.length ? ['Failures:', '', ...failed.flatMap((r) => r.failures.slice(0, 3).map((f) => `- ${r.scenario} / ${r.backend}: ${f.replace(/\|/g, '\\|').slice(0, 400)}`)), ''] : []),
+  ].join('\n');
+  writeFileSync(docsFile, text.slice(0, a + start.length) + '\n' + body + '\n' + text.slice(b));
+  return true;
 }

@@ -35,6 +35,17 @@ export function tempDir(prefix) {
   made.add(d);
   return d;
 }
+/** Removes one temporary directory now (big ID files), unless TORTURE_KEEP is set. */
+export function removeTempDir(d) {
+  if (process.env.TORTURE_KEEP || !made.has(d)) return;
+  try {
+    rmSync(d, { recursive: true, force: true });
+  } catch {
+    /* best effort */
+  }
+  made.delete(d);
+}
+
 export function removeTempDirs() {
   if (process.env.TORTURE_KEEP) {
     if (made.size) process.stderr.write(`torture: TORTURE_KEEP set, keeping ${[...made].join(' ')}\n`);

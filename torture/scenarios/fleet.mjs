@@ -4,7 +4,8 @@
 // each process's stream must be strictly increasing.
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
-import { clusterName, dist, tempDir } from '../lib/util.mjs';
+import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
+import { keepLogs } from '../lib/generators.mjs';
 
 export const title = '16 processes per backend issuing at full speed';
 
@@ -59,6 +60,8 @@ export async function run(ctx, add) {
       row.fail(`crashed: ${e?.stack ?? e}`);
     } finally {
       for (const g of gens) if (g.child.running) await g.child.kill();
+      keepLogs(gens);
+      removeTempDir(dir);
       row.durationMs = performance.now() - t0;
     }
     ctx.log(`fleet/${backend}: ${row.idsChecked.toLocaleString('en-US')} IDs, ${row.duplicates} duplicates`);
