@@ -616,6 +616,7 @@ class EtcdDriver implements RegistryDriver {
   }
 
   private async keepAliveOn(leaseId: string, deadline: number): Promise<number> {
+    const budget = Math.max(1, deadline - Date.now());
     const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
     return new Promise<number>((resolve, reject) => {
       let done = false;
@@ -631,7 +632,7 @@ class EtcdDriver implements RegistryDriver {
         f();
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`keep-alive got no answer within ${Math.max(0, deadline - Date.now())} ms`))),
+        () => finish(() => reject(new Error(`keep-alive got no answer within ${budget} ms`))),
         Math.max(1, deadline - Date.now() + 100),
       );
       stream.on('data', (res: { TTL: string }) => finish(() => resolve(Number(res.TTL))));
