@@ -490,3 +490,18 @@ test('GIVEN the real system clock THEN 200,000 IDs from next() and fill() strict
     gen.close();
   }
 });
+
+test('GIVEN a node that differs from the lease node, or a clock that returns NaN THEN coded errors and no ID', () => {
+  const lease = makeLease({ datacenter: 6, worker: 1 }, 1e12);
+  assert.throws(() => new Generator({ layout: 'twitter', lease, node: { datacenter: 6, worker: 2 } }), code(ErrorCode.INVALID_OPTION));
+  const same = new Generator({ layout: 'twitter', lease, node: { datacenter: 6, worker: 1 }, clock: new ManualClock(START) });
+  same.close();
+  const broken: Clock = { now: () => Number.NaN, monotonic: () => 0, sleep: () => undefined };
+  const gen = new Generator({ layout: 'twitter', node: { datacenter: 6, worker: 3 }, clock: broken });
+  try {
+    assert.throws(() => gen.next(), code(ErrorCode.INVALID_OPTION));
+    assert.throws(() => gen.fill(new BigUint64Array(2)), code(ErrorCode.INVALID_OPTION));
+  } finally {
+    gen.close();
+  }
+});

@@ -92,6 +92,9 @@ export class Generator {
     if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
     const layout = Layout.from(opts.layout);
     const lease = opts.lease;
+    if (lease && opts.node && !sameNode(opts.node, lease.node)) {
+      throw badOption('node', JSON.stringify(opts.node), `the lease's node ${JSON.stringify(lease.node)} or no node (a lease grants exactly one node ID)`);
+    }
     const node = opts.node ?? lease?.node;
     if (node === undefined) {
       throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `A generator needs its node ID: pass node (${describeNodeFields(layout)}) or a registry lease.`, {});
@@ -345,6 +348,11 @@ export class Generator {
 
 function checkCount(count: number): void {
   if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+}
+
+function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 }
 
 function describeNodeFields(layout: Layout): string {

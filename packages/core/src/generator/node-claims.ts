@@ -13,6 +13,10 @@
  * thread exits; the main thread removes the whole directory at exit, and directories of
  * dead processes are swept on first use.
  *
+ * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container), claims
+ * fall back to an in-memory set: a second generator for a node is still refused within
+ * one thread, but no longer across worker threads.
+ *
  * @example
  * ```ts
  * const claim = claimNode(layout.idSpaceKey(bits), 'twitter node {"datacenter":1,"worker":1}');
@@ -22,7 +26,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { ErrorCode, FlurryError } from '../errors.js';
 
@@ -40,7 +44,7 @@ export interface NodeClaim {
 }
 
 const PREFIX = 'flurry-claims-';
-let rootDir: string | undefined;
+let rootDir: string | null | undefined;
 const held = new Map<string, { release(lastTick: number): void; lastTick: () => number }>();
 
 function processStart(): string {
@@ -56,23 +60,43 @@ function processStart(): string {
   return '0';
 }
 
-function root(): string {
+/** Keys claimed in this thread when no writable directory exists (per-thread only). */
+const memoryClaims = new Set<string>();
+
+function root(): string | null {
   if (rootDir !== undefined) return rootDir;
-  const dir = join(tmpdir(), `${PREFIX}${process.pid}-${processStart()}`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (isMainThread) sweepDeadProcesses();
-  process.once('exit', () => {
-    for (const h of [...held.values()]) h.release(h.lastTick());
-    if (isMainThread) rmSync(dir, { recursive: true, force: true });
-  });
+  let dir: string | null = null;
+  const name = `${PREFIX}${process.pid}-${processStart()}`;
+  for (const base of [tmpdir(), '/dev/shm']) {
+    // Not `recursive: true`: the base exists or is unusable, and Node's recursive mkdir
+    // spins forever on some pseudo file systems (e.g. a TMPDIR under /proc).
+    try {
+      mkdirSync(join(base, name), { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') continue; // read-only or missing: try the next place
+    }
+    dir = join(base, name);
+    break;
+  }
   rootDir = dir;
+  if (dir === null) return null;
+  if (isMainThread) sweepDeadProcesses(dirname(dir));
+  const claimsDir = dir;
+  process.once('exit', () => {
+    try {
+      for (const h of [...held.values()]) h.release(h.lastTick());
+      if (isMainThread) rmSync(claimsDir, { recursive: true, force: true });
+    } catch {
+      /* best effort at exit: the directory is named after this process, so no other process reads it */
+    }
+  });
   return dir;
 }
 
-function sweepDeadProcesses(): void {
+function sweepDeadProcesses(base: string): void {
   let names: string[];
   try {
-    names = readdirSync(tmpdir());
+    names = readdirSync(base);
   } catch {
     return;
   }
@@ -82,7 +106,7 @@ function sweepDeadProcesses(): void {
     try {
       process.kill(Number(m[1]), 0);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(tmpdir(), name), { recursive: true, force: true });
+      if ((e as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(base, name), { recursive: true, force: true });
     }
   }
 }
@@ -99,17 +123,18 @@ function sweepDeadProcesses(): void {
  */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   const dir = root();
+  const inUse = () =>
+    new FlurryError(
+      ErrorCode.NODE_IN_USE,
+      `Another live generator in this process (possibly in another worker thread) already issues IDs as ${describe}; two would repeat IDs. Share one generator, use a SharedGenerator across worker threads, give each generator its own node ID (e.g. from a registry lease), or close() the other first.`,
+      { node: describe, key },
+    );
+  if (dir === null) return memoryClaim(key, inUse);
   const path = join(dir, key);
   try {
     mkdirSync(path, { mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new FlurryError(
-        ErrorCode.NODE_IN_USE,
-        `Another live generator in this process (possibly in another worker thread) already issues IDs as ${describe}; two would repeat IDs. Share one generator, use a SharedGenerator across worker threads, give each generator its own node ID (e.g. from a registry lease), or close() the other first.`,
-        { node: describe, key },
-      );
-    }
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw inUse();
     throw e;
   }
   let previousTick = Number.NEGATIVE_INFINITY;
@@ -130,4 +155,23 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
   };
   held.set(key, { release, lastTick });
   return { key, previousTick, release };
+}
+
+const memoryLast = new Map<string, number>();
+
+function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
+  if (memoryClaims.has(key)) throw inUse();
+  memoryClaims.add(key);
+  const previousTick = memoryLast.get(key) ?? Number.NEGATIVE_INFINITY;
+  let released = false;
+  return {
+    key,
+    previousTick,
+    release(tick: number) {
+      if (released) return;
+      released = true;
+      if (Number.isFinite(tick)) memoryLast.set(key, Math.max(previousTick, tick));
+      memoryClaims.delete(key);
+    },
+  };
 }

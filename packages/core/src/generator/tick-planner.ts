@@ -116,6 +116,13 @@ export class TickPlanner {
    */
   decide(now: number, w: number, lastTick: number, seq: number, highWall: number, highWallMs: number, elapsedMs: number): Decision {
     const unitMs = this.unitMs;
+    if (!Number.isFinite(w)) {
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `The clock returned ${String(now)} instead of a finite number of Unix milliseconds; fix the clock passed to the generator.`,
+        { now: String(now) },
+      );
+    }
     if (w < 0) {
       throw new FlurryError(
         ErrorCode.CLOCK_BEFORE_EPOCH,
