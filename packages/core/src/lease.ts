@@ -7,15 +7,17 @@
  *   before every ID and batch, so a process that wakes from a pause notices first;
  *   otherwise it throws `FLURRY_E_LEASE_EXPIRED`;
  * - never issues an ID whose timestamp is at or below `lease.notBeforeMs` (the previous
- *   holder's high-water mark plus the longest it could have issued unreported);
+ *   holder's high-water mark plus the longest it could have issued unreported). The
+ *   generator reads it when created and at every new tick, so set it before handing the
+ *   lease over (a raised value takes effect from the next tick);
  * - exposes its highest issued Unix ms through `lastIssuedUnixMs`, which the registry
  *   reads at every renewal and on release (the next holder's high-water mark).
  *
  * @example
  * ```ts
- * const lease = await registry.acquire({ layout, cluster: 'orders' });
- * const gen = new Generator({ layout, lease });      // node taken from lease.node
- * lease.attach(() => gen.lastIssuedUnixMs);          // done for you by acquire helpers
+ * const lease = await registry.acquire(layout);
+ * const gen = new Generator({ layout, lease });      // node taken from lease.node;
+ *                                                    // the generator calls lease.attach(() => gen.lastIssuedUnixMs)
  * ```
  */
 export interface NodeLease {

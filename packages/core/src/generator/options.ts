@@ -110,7 +110,12 @@ export const GENERATOR_DEFAULTS = Object.freeze({
   stallLimitMs: 2000,
 });
 
-/** Options after defaults and validation (internal shape shared by both generators). */
+/**
+ * Options after defaults and validation (the shape both generators and the shared
+ * generator's posted state use).
+ *
+ * @example `const p: ResolvedPolicy = resolvePolicy({ onExhausted: 'borrow' });`
+ */
 export interface ResolvedPolicy {
   onExhausted: ExhaustedPolicy;
   onClockBackwards: BackwardsPolicy;
