@@ -166,6 +166,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       const leased = lg;
       return batchWriter.write(count, (a, o, n) => leased.fill(a, o, n));
     },
+    recycleBody: (body: Buffer) => batchWriter.recycle(body),
     notReady,
     node: () => lg?.generator.node,
     metrics,

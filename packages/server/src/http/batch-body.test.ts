@@ -33,3 +33,17 @@ test('GIVEN any 64-bit IDs THEN the body is exactly {"ids":[decimal strings]} as
   assert.deepEqual(calls, [7, 7, 7, 7, 7, 7, 7, 1]);
   check(Array.from({ length: 64 }, (_, i) => 1_000_000_000_000n * 999_999n + 999_980n + BigInt(i)));
 });
+
+test('GIVEN recycled bodies THEN their buffers are reused and later bodies are still exact', () => {
+  const writer = new BatchBodyWriter(8);
+  const values = [1n, 22n, 333n, 4444n, 2n ** 63n, 6n, 7n, 8n];
+  const first = writer.write(8, fillWith(values));
+  const backing = first.buffer;
+  writer.recycle(first);
+  const second = writer.write(3, fillWith([9n, 10n, 11n]));
+  assert.equal(second.buffer, backing, 'the recycled buffer is reused');
+  assert.equal(second.toString('latin1'), '{"ids":["9","10","11"]}');
+  const third = writer.write(8, fillWith(values));
+  assert.notEqual(third.buffer, backing, 'a body still in use is never handed out twice');
+  assert.equal(third.toString('latin1'), JSON.stringify({ ids: values.map(String) }));
+});

@@ -25,6 +25,9 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** ASCII of "00" … "99", two bytes each. */
 const PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 2 / 10) : (i >> 1) % 10));
 
+/** How many response buffers a writer keeps for reuse. */
+const POOL_SIZE = 4;
+
 /**
  * Fills `target[offset … offset+count)` with new IDs (a generator's `fill`).
  *
@@ -48,6 +51,9 @@ export class BatchBodyWriter {
   private readonly ids: BigUint64Array;
   private readonly words: Uint32Array;
   private readonly aDigits = new Uint8Array(20);
+  /** Response buffers handed back by {@link recycle}, reused instead of a new allocation per batch. */
+  private readonly pool: Buffer[] = [];
+  private readonly capacity: number;
 
   /**
    * @param max the largest batch.
@@ -58,13 +64,23 @@ export class BatchBodyWriter {
   constructor(readonly max: number, private readonly chunk: number = max) {
     this.ids = new BigUint64Array(max);
     this.words = new Uint32Array(this.ids.buffer);
+    this.capacity = OPEN.length + max * 23 + CLOSE.length;
+  }
+
+  /**
+   * Hands a body returned by {@link write} back for reuse, once it is no longer referenced
+   * (after the response's `finish`). At most {@link POOL_SIZE} are kept. Reusing the large
+   * buffers keeps the allocator from fragmenting under batch load (resident memory).
+   */
+  recycle(body: Buffer): void {
+    if (this.pool.length < POOL_SIZE && body.buffer.byteLength === this.capacity) this.pool.push(Buffer.from(body.buffer, 0, this.capacity));
   }
 
   /** Issues `count` IDs through `fill` and returns the JSON body. */
   write(count: number, fill: FillIds): Buffer {
     const ids = this.ids;
     // 20 digits at most per ID, 3 bytes of separator.
-    const buf = Buffer.allocUnsafe(OPEN.length + count * 23 + CLOSE.length);
+    const buf = this.pool.pop() ?? Buffer.allocUnsafeSlow(this.capacity);
     let p = OPEN.copy(buf, 0);
     if (!LITTLE_ENDIAN) {
       fill(ids, 0, count);

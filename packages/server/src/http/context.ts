@@ -57,6 +57,8 @@ export interface HttpContext {
   nextString(): string;
   /** The JSON body `{"ids":["…",…]}` of `count` new increasing IDs; throws coded errors while fenced. */
   batchBody(count: number): Buffer;
+  /** Takes back a body from {@link batchBody} once its response has finished (buffer reuse). */
+  recycleBody(body: Buffer): void;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */

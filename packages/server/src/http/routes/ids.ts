@@ -78,6 +78,8 @@ export function parseCount(query: string, max: number): number {
 export function idsBatch(ctx: HttpContext, res: ServerResponse, query: string): number {
   const body = ctx.batchBody(parseCount(query, ctx.maxBatch));
   res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
+  // 'finish': the socket has taken the bytes, so the buffer can be written again.
+  res.once('finish', () => ctx.recycleBody(body));
   res.end(body);
   return 200;
 }
