@@ -505,3 +505,24 @@ test('GIVEN a node that differs from the lease node, or a clock that returns NaN
     gen.close();
   }
 });
+
+test('GIVEN the real clock frozen (Date.now and performance.now stop) THEN onExhausted=wait gives FLURRY_E_SEQUENCE_EXHAUSTED after one tick instead of spinning forever', () => {
+  const realDate = Date.now;
+  const realPerf = performance.now;
+  const frozenAt = Date.now();
+  const frozenPerf = performance.now();
+  const gen = new Generator({ layout: 'twitter', node: { datacenter: 6, worker: 4 } });
+  Date.now = () => frozenAt;
+  performance.now = () => frozenPerf;
+  try {
+    const ids = gen.batch(4096);
+    assert.equal(new Set(ids).size, 4096);
+    const t0 = process.hrtime.bigint();
+    assert.throws(() => gen.next(), code(ErrorCode.SEQUENCE_EXHAUSTED));
+    assert.ok(process.hrtime.bigint() - t0 < 10_000_000_000n, 'gave up within 10 s');
+  } finally {
+    Date.now = realDate;
+    performance.now = realPerf;
+    gen.close();
+  }
+});

@@ -18,7 +18,7 @@ import type { NodeLease } from '../lease.js';
 import { Layout } from '../layout/layout.js';
 import { claimNode, type NodeClaim } from './node-claims.js';
 import { badOption, resolvePolicy, type GeneratorOptions, type GeneratorStats } from './options.js';
-import { TickPlanner } from './tick-planner.js';
+import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 /** The largest count one `batch`/`fill` call accepts. */
@@ -317,6 +317,7 @@ export class Generator {
     const planner = this.planner;
     const clock = this.clock;
     let waitStart = -1;
+    let stuck = 0;
     for (;;) {
       if (this.lease !== undefined) {
         planner.checkDeadline();
@@ -336,7 +337,10 @@ export class Generator {
       }
       if (waitStart < 0) waitStart = clock.monotonic();
       planner.wait(d, this.lastTick + 1);
+      const before = now;
       now = clock.now();
+      stuck = now === before ? stuck + 1 : 0;
+      if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, this.lastTick);
     }
   }
 

@@ -18,7 +18,7 @@ import { Layout } from '../layout/layout.js';
 import type { LayoutSpec } from '../layout/types.js';
 import { claimNode, type NodeClaim } from './node-claims.js';
 import { badOption, resolvePolicy, type GeneratorEvent, type GeneratorOptions, type GeneratorStats, type ResolvedPolicy } from './options.js';
-import { TickPlanner } from './tick-planner.js';
+import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
@@ -284,6 +284,8 @@ export class SharedGenerator {
       const planner = this.planner;
       const clock = this.clock;
       let waitStart = -1;
+      let stuck = 0;
+      let lastNow = Number.NaN;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const old = Atomics.load(cells, STATE_CELL);
         const lastTick = Number(old >> this.seqBits);
@@ -303,6 +305,9 @@ export class SharedGenerator {
           const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
           const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
           if (d.wait) {
+            stuck = now === lastNow ? stuck + 1 : 0;
+            lastNow = now;
+            if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
             if (waitStart < 0) waitStart = clock.monotonic();
             planner.wait(d, lastTick + 1);
             continue;

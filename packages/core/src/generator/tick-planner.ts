@@ -21,6 +21,15 @@ import type { NodeLease } from '../lease.js';
 import type { Layout } from '../layout/layout.js';
 import { GENERATOR_DEFAULTS, type GeneratorEvent, type ResolvedPolicy } from './options.js';
 
+/** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
+const SPIN_LIMIT = 100_000;
+/**
+ * Consecutive waits across which the wall clock did not change at all before a call
+ * gives up (each is at least one bounded spin or one `clock.sleep`, so this ends a
+ * frozen clock within about a second, even when monotonic time is frozen too).
+ */
+export const STUCK_ROUNDS = 250;
+
 /**
  * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
  * and ask again.
@@ -215,8 +224,10 @@ export class TickPlanner {
         clock.sleep(Math.floor(remaining) - 1);
         now = Date.now();
       }
-      // Sub-millisecond remainder: spin on the clock, leaving if it steps back.
-      while (now < d.untilMs && now >= start) now = Date.now();
+      // Sub-millisecond remainder: spin on the clock, leaving if it steps back, and
+      // after SPIN_LIMIT reads (a clock that does not move at all; the caller counts
+      // such rounds and gives up, see STUCK_ROUNDS).
+      for (let i = 0; now < d.untilMs && now >= start && i < SPIN_LIMIT; i++) now = Date.now();
     } else {
       clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
     }
@@ -229,6 +240,19 @@ export class TickPlanner {
     } else {
       this.emit({ type: 'clock-backwards', byMs: d.byMs, action: 'waited' });
     }
+  }
+
+  /**
+   * The error once the wall clock has not moved at all across {@link STUCK_ROUNDS}
+   * consecutive waits (a frozen time source): the coded error of the wait's reason.
+   */
+  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number): FlurryError {
+    const why = `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
+    if (d.reason === 'backwards') return this.backwardsError(d.byMs, `waiting for it to catch up failed: ${why}`);
+    if (d.reason === 'high-water') {
+      return new FlurryError(ErrorCode.CLOCK_BEHIND_HIGH_WATER, `The clock is behind this node's high-water mark and ${why}`, { nowMs: now, notBeforeMs: this.lease?.notBeforeMs });
+    }
+    return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `The sequence of tick ${lastTick} is used up and ${why}`, { tick: lastTick, nowMs: now });
   }
 
   /** The error for a tick past the layout's end of life. */
