@@ -152,6 +152,22 @@ test('GIVEN one server refusing the token and one accepting none THEN the client
   }
 });
 
+test('GIVEN buffered IDs older than maxAgeMs THEN they are discarded, not handed out, and the next ID is fresh', async () => {
+  const client = createClient({ servers: [server.url], prefetch: { size: 1_000, maxAgeMs: 150, adaptive: false } });
+  try {
+    const first = await client.next();
+    assert.ok(client.stats().buffered > 900);
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    const id = await client.next();
+    assert.ok(id > first);
+    assert.ok(twitter.decode(id).unixMs >= t0 - 5, 'issued after the wait, not taken from the old chunk');
+    assert.ok(client.stats().discarded >= 900, `discarded ${client.stats().discarded}`);
+  } finally {
+    await client.close();
+  }
+});
+
 test('GIVEN close() while next() waits for a refill THEN the waiting call rejects with FLURRY_E_CLIENT_CLOSED', async () => {
   const client = createClient({ servers: [server.url] });
   const waiting = client.next();
