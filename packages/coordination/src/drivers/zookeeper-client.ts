@@ -30,7 +30,15 @@ import zookeeperModule from 'node-zookeeper-client';
 import { FlurryError } from '@flurry/core';
 import { redactUrl, registryError } from '../errors.js';
 
-/** The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers). */
+/**
+ * The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers).
+ *
+ * @example
+ * ```ts
+ * const stat = await session.exists('/flurry/a/slots/3');
+ * if (stat && session.owns(stat)) console.log('ours, version', stat.version);
+ * ```
+ */
 export interface ZkStat {
   readonly version: number;
   readonly cversion: number;
@@ -165,13 +173,27 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && codes.includes(err.zkCode);
 }
 
-/** A logger as `RegistryOptions.logger` (pino-compatible). */
+/**
+ * A logger as `RegistryOptions.logger` (pino-compatible).
+ *
+ * @example
+ * ```ts
+ * const logger: ZkLogger = pino();
+ * ```
+ */
 export interface ZkLogger {
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
 
-/** What {@link parseZooKeeperUrl} returns. */
+/**
+ * What {@link parseZooKeeperUrl} returns.
+ *
+ * @example
+ * ```ts
+ * const { hosts, path, params } = parseZooKeeperUrl('zookeeper+leaf://zk:2181?name=a', 'zookeeper+leaf');
+ * ```
+ */
 export interface ParsedZooKeeperUrl {
   /** `host:port` pairs in the order given (port 2181 when omitted). */
   readonly hosts: string[];
@@ -240,7 +262,14 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
 
 const STATES_CLOSED = -2;
 
-/** Options of {@link ZkSession.open}. */
+/**
+ * Options of {@link ZkSession.open}.
+ *
+ * @example
+ * ```ts
+ * const o: ZkSessionOptions = { hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 };
+ * ```
+ */
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
   /** The registry URL (for messages; a password is removed). */
@@ -254,7 +283,14 @@ export interface ZkSessionOptions {
   readonly resume?: { sessionId: Buffer; password: Buffer } | undefined;
 }
 
-/** The state of a {@link ZkSession}. */
+/**
+ * The state of a {@link ZkSession}.
+ *
+ * @example
+ * ```ts
+ * if (session.state === 'disconnected') throw unreachable();
+ * ```
+ */
 export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed';
 
 /**
@@ -558,7 +594,14 @@ export class ZkSession {
   }
 }
 
-/** Builder handed to {@link ZkSession.multi}. */
+/**
+ * Builder handed to {@link ZkSession.multi}.
+ *
+ * @example
+ * ```ts
+ * await session.multi((tx) => tx.check('/a/slot', -1).setData('/a/hw', data, 4));
+ * ```
+ */
 export interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): MultiBuilder;
   check(path: string, version: number): MultiBuilder;
@@ -566,7 +609,14 @@ export interface MultiBuilder {
   remove(path: string, version: number): MultiBuilder;
 }
 
-/** Options of {@link ZkSessionPool}. */
+/**
+ * Options of {@link ZkSessionPool}.
+ *
+ * @example
+ * ```ts
+ * new ZkSessionPool({ hosts: ['127.0.0.1:2181'], url: 'zookeeper://127.0.0.1:2181/x', connectTimeoutMs: 5000 });
+ * ```
+ */
 export interface ZkSessionPoolOptions {
   readonly hosts: readonly string[];
   readonly url: string;
@@ -603,7 +653,10 @@ export class ZkSessionPool {
         throw registryError('UNREACHABLE', `ZooKeeper at ${redactUrl(this.opts.url)} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`, { url: redactUrl(this.opts.url), hosts: [...this.opts.hosts] });
       }
     }
-    if (cur?.dead) this.sessions.delete(sessionTimeoutMs);
+    if (cur?.dead) {
+      this.sessions.delete(sessionTimeoutMs);
+      void cur.close();
+    }
     const pending = this.opening.get(sessionTimeoutMs);
     if (pending) return pending;
     const p = (async () => {

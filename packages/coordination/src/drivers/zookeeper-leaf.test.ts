@@ -102,13 +102,17 @@ describe('zookeeper+leaf:// driver', () => {
   before(async () => {
     engine = await startEngine('zookeeper');
     cacheDir = mkdtempSync(path.join(tmpdir(), 'flurry-leaf-test-'));
-    z = await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 });
+    // The harness returns once the port is open; under load ZooKeeper may need a few more seconds to serve sessions.
+    z = await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 });
   });
   after(async () => {
-    await Promise.all(drivers.map((d) => d.close()));
-    await z.close();
-    await engine.stop();
-    rmSync(cacheDir, { recursive: true, force: true });
+    try {
+      await Promise.all(drivers.map((d) => d.close()));
+      await z?.close();
+    } finally {
+      await engine?.stop();
+      if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
+    }
   });
 
   it('GIVEN nodes created the way Leaf (Java) creates them THEN Flurry picks the same worker ID, keeps the bytes Leaf expects, and Leaf would pick Flurry\'s new nodes', async () => {

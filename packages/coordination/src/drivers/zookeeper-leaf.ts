@@ -84,12 +84,28 @@ import {
 } from './zookeeper-client.js';
 import { DEFAULT_ZK_SESSION_TIMEOUT_MS, validateClaimRequest, type ZooKeeperDriverOptions } from './zookeeper.js';
 
-/** Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long past its last report (3 s + 1 s slack). */
+/**
+ * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
+ * past its last report (3 s + 1 s slack). A claim after an unclean holder pads the mark by
+ * `LEAF_UNREPORTED_MS - ttlMs` when the TTL is shorter.
+ *
+ * @example
+ * ```ts
+ * const reported = stored + Math.max(0, LEAF_UNREPORTED_MS - ttlMs);
+ * ```
+ */
 export const LEAF_UNREPORTED_MS = 4000;
 
 const KNOWN_PARAMS = new Set(['name', 'address', 'cacheDir', 'cacheFallback']);
 
-/** A Leaf `ip:port` address. */
+/**
+ * A Leaf `ip:port` address.
+ *
+ * @example
+ * ```ts
+ * const a: LeafAddress = parseLeafAddress('10.0.0.5:8080', url);
+ * ```
+ */
 export interface LeafAddress {
   readonly ip: string;
   readonly port: string;
@@ -116,7 +132,14 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   return { ip, port, text };
 }
 
-/** A child of Leaf's `forever` node, parsed. */
+/**
+ * A child of Leaf's `forever` node, parsed.
+ *
+ * @example
+ * ```ts
+ * const n: LeafNodeName | null = parseLeafNodeName('10.0.0.5:8080-0000000007');
+ * ```
+ */
 export interface LeafNodeName {
   readonly address: string;
   readonly workerId: number;
@@ -173,7 +196,14 @@ function parseMeta(data: Buffer): LeafMeta | null {
   return null;
 }
 
-/** The local worker-ID cache of one Leaf name and port. */
+/**
+ * The local worker-ID cache of one Leaf name and port.
+ *
+ * @example
+ * ```ts
+ * const { workerId, highWaterMs }: LeafCache = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
+ * ```
+ */
 export interface LeafCache {
   readonly workerId?: number;
   readonly highWaterMs?: number;
@@ -247,7 +277,15 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
   return start === undefined || now === undefined || now === start;
 }
 
-/** An exclusive per-address lock on this host (see {@link acquireHostLock}). */
+/**
+ * An exclusive per-address lock on this host (see {@link acquireHostLock}).
+ *
+ * @example
+ * ```ts
+ * const lock: HostLock = await acquireHostLock(dir, '10.0.0.5:8080', url);
+ * try { serve(); } finally { lock.release(); }
+ * ```
+ */
 export interface HostLock {
   readonly file: string;
   /** Still in place (not removed by hand)? */

@@ -97,10 +97,17 @@ describe('zookeeper:// driver', () => {
     return d;
   };
 
-  before(async () => { engine = await startEngine('zookeeper'); });
+  before(async () => {
+    engine = await startEngine('zookeeper');
+    // The harness returns once the port is open; under load ZooKeeper may need a few more seconds to serve sessions.
+    await (await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })).close();
+  });
   after(async () => {
-    await Promise.all(drivers.map((d) => d.close()));
-    await engine.stop();
+    try {
+      await Promise.all(drivers.map((d) => d.close()));
+    } finally {
+      await engine?.stop();
+    }
   });
 
   it('GIVEN two holders THEN they get distinct slots, renew, and a released slot is claimable again with its clean high-water mark', async () => {

@@ -29,7 +29,13 @@
  * Failures: a disconnected session (server down, network) → renew rejects
  * `FLURRY_E_REGISTRY_UNREACHABLE` at once; an expired session or a missing or foreign
  * slot node → `FLURRY_E_LEASE_LOST`. After an expiry the next `claim` opens a new
- * session by itself. Credentials in the URL are not supported (open ACLs).
+ * session by itself. Releasing a slot that is no longer ours frees nothing and resolves
+ * (with a warning), as the etcd driver does; an unreachable server rejects UNREACHABLE.
+ * `close()` ends every session, so the slots of unreleased claims free at once.
+ * Credentials in the URL are not supported (open ACLs); query parameters are ignored.
+ *
+ * The client library (node-zookeeper-client) has no read timeout: every operation here
+ * has its own, and a connection that stops answering is dropped so the client reconnects.
  *
  * @example
  * ```ts
@@ -49,7 +55,14 @@ import {
   type ZkLogger, type ZkSession,
 } from './zookeeper-client.js';
 
-/** Options of {@link createZooKeeperDriver} (the registry passes them). */
+/**
+ * Options of {@link createZooKeeperDriver} and `createLeafDriver` (the registry passes them).
+ *
+ * @example
+ * ```ts
+ * const opts: ZooKeeperDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * ```
+ */
 export interface ZooKeeperDriverOptions {
   /** Wall time for the high-water marks and `claimedAt`. */
   readonly clock: Clock;
@@ -58,13 +71,29 @@ export interface ZooKeeperDriverOptions {
   readonly logger?: ZkLogger | undefined;
 }
 
-/** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
+/**
+ * A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout.
+ *
+ * @example
+ * ```ts
+ * const c = (await driver.claim(req)) as ZooKeeperClaim;
+ * console.log(c.sessionTimeoutMs);
+ * ```
+ */
 export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
 }
 
-/** Session timeout of the session opened at start-up to check that ZooKeeper is reachable (reused by claims with this TTL). */
+/**
+ * Session timeout of the session opened at start-up to check that ZooKeeper is reachable
+ * (reused by claims with this TTL, the registry's default).
+ *
+ * @example
+ * ```ts
+ * await openRegistry(url, { ttlMs: DEFAULT_ZK_SESSION_TIMEOUT_MS }); // one session only
+ * ```
+ */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
 /** How many holders an exhaustion error lists at most. */
@@ -72,7 +101,14 @@ const HOLDERS_LISTED = 16;
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
-/** Stored high-water mark of a slot or a Leaf address. */
+/**
+ * Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`).
+ *
+ * @example
+ * ```ts
+ * const r: HighWaterRecord = { highWaterMs: 1_700_000_000_000, releasedCleanly: true };
+ * ```
+ */
 export interface HighWaterRecord {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
