@@ -300,7 +300,9 @@ try {
       '(twitter layout, file registry, defaults otherwise). The machine is shared with other work, so throughput is given as the ' +
       'median and the best of interleaved runs. wrk2 is not packaged and autocannon records latency in whole milliseconds, so the ' +
       'half-rate latency comes from a small open-loop Node.js client in its own process (requests due at a constant rate, ' +
-      'latency from when each was due or written to its last byte, 1 ms timer). ' +
+      'latency from when each was due or written to its last byte, 1 ms timer). On a shared machine these percentiles are ' +
+      'dominated by scheduling stalls of whole processes (the bare server\'s own figures at the same rate are in the Reference ' +
+      'column); the < 2 ms target needs a run on an otherwise idle machine. ' +
       'The batch route caps at the layout\'s 4,096 IDs per millisecond. The service\'s default `borrow` issues up to 1 s ahead ' +
       'of the wall clock when a tick runs out, so writing a response overlaps the clock; the IDs that came from running further ' +
       'ahead during the run (the growth of the newest ID\'s lead over the wall clock, 4,096 IDs per ms) are subtracted. With `wait` the generator sleeps into each next millisecond, and the ticks that pass ' +
