@@ -2,7 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { startEngine } from '@flurry/coordination/testing';
+import { ensureDebianPackage, startEngine } from '@flurry/coordination/testing';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { FLURRY_BIN, httpGet, runFlurry, startFlurry, tempDir } from './test-support.js';
 import { spawn } from 'node:child_process';
 
@@ -159,6 +161,43 @@ test('GIVEN a port that is taken THEN serve exits 1 with FLURRY_E_LISTEN naming 
     assert.match(r.stderr, new RegExp(`^flurry: FLURRY_E_LISTEN: cannot listen for HTTP on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`, 'm'));
   } finally {
     blocker.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('GIVEN the wall clock steps back 5 s under libfaketime THEN /readyz turns 503 FLURRY_E_CLOCK_BACKWARDS, no ID goes backwards, and readiness returns when the clock does', async () => {
+  ensureDebianPackage('faketime', '/usr/bin/faketime');
+  const lib = readdirSync('/usr/lib').map((d) => path.join('/usr/lib', d, 'faketime', 'libfaketime.so.1')).find((f) => existsSync(f));
+  assert.ok(lib, 'libfaketime.so.1 is installed with the faketime package');
+  const dir = tempDir('faketime');
+  const offsetFile = path.join(dir, 'offset');
+  writeFileSync(offsetFile, '+0\n');
+  const svc = await startFlurry({
+    env: { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: offsetFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+  });
+  try {
+    const before = await ids(svc.port, 1000);
+    assert.equal((await httpGet(svc.port, '/readyz')).status, 200);
+    writeFileSync(offsetFile, '-5s\n');
+    const down = await until('readyz 503 after the clock stepped back', 10_000, async () => {
+      const r = await httpGet(svc.port, '/readyz');
+      return r.status === 503 ? r : undefined;
+    });
+    assert.equal(JSON.parse(down.body).error.code, 'FLURRY_E_CLOCK_BACKWARDS');
+    assert.equal(down.headers['retry-after'], '1');
+    // Whatever the generator answers meanwhile (IDs borrowed within its bound, or 503), nothing goes backwards.
+    const during = await httpGet(svc.port, '/v1/ids?count=10');
+    assert.ok(during.status === 200 || during.status === 503, during.body);
+    const maxBefore = before[before.length - 1];
+    if (during.status === 200) for (const id of JSON.parse(during.body).ids as string[]) assert.ok(BigInt(id) > maxBefore);
+    writeFileSync(offsetFile, '+0\n');
+    await until('readyz 200 after the clock came back', 10_000, async () => ((await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined));
+    const after = await ids(svc.port, 100);
+    assert.ok(after[0] > maxBefore);
+    const regressions = Number(/^flurry_clock_regression_ms_count (\d+)/m.exec((await httpGet(svc.port, '/metrics')).body)?.[1]);
+    assert.ok(regressions >= 1, `the generator saw the step back (${regressions} regressions counted)`);
+  } finally {
+    assert.equal((await svc.stop()).code, 0, svc.stderr());
     rmSync(dir, { recursive: true, force: true });
   }
 });
