@@ -10,7 +10,8 @@
  * in a `<key>.last` file before removing the directory, so the next generator for the
  * same node in this process starts after it (no repeat within the same millisecond, nor
  * inside ticks the previous one borrowed). Claims are released on `close()` and when the
- * thread exits; the main thread removes the whole directory at exit, and directories of
+ * thread exits normally (`worker.terminate()` runs no cleanup in the worker, so its
+ * claims stay — safely refusing — until the process ends); the main thread removes the whole directory at exit, and directories of
  * dead processes are swept on first use.
  *
  * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container), claims
@@ -24,10 +25,10 @@
  * claim.release(lastTick);
  * ```
  */
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { ErrorCode, FlurryError } from '../errors.js';
 
 /**
@@ -123,20 +124,29 @@ function sweepDeadProcesses(base: string): void {
  */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   const dir = root();
-  const inUse = () =>
+  const inUse = (holder?: string) =>
     new FlurryError(
       ErrorCode.NODE_IN_USE,
-      `Another live generator in this process (possibly in another worker thread) already issues IDs as ${describe}; two would repeat IDs. Share one generator, use a SharedGenerator across worker threads, give each generator its own node ID (e.g. from a registry lease), or close() the other first.`,
-      { node: describe, key },
+      `Another live generator in this process (${holder === undefined || holder === String(threadId) ? 'in this thread' : holder === '0' ? 'in the main thread' : `in worker thread ${holder}`}) already issues IDs as ${describe}; two would repeat IDs. Share one generator, use a SharedGenerator across worker threads, give each generator its own node ID (e.g. from a registry lease), or close() the other first. (A worker ended with worker.terminate() cannot run its cleanup, so close() its generators before terminating it.)`,
+      { node: describe, key, holderThreadId: holder === undefined ? threadId : Number(holder) },
     );
   if (dir === null) return memoryClaim(key, inUse);
   const path = join(dir, key);
   try {
     mkdirSync(path, { mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw inUse();
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+      let holder = '?';
+      try {
+        holder = readFileSync(join(path, 'thread'), 'utf8');
+      } catch {
+        /* the holder is between its mkdir and writing its thread id */
+      }
+      throw inUse(holder);
+    }
     throw e;
   }
+  writeFileSync(join(path, 'thread'), String(threadId));
   let previousTick = Number.NEGATIVE_INFINITY;
   try {
     const text = readFileSync(`${path}.last`, 'utf8').trim();
@@ -151,7 +161,7 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
     held.delete(key);
     const last = Math.max(previousTick, Number.isFinite(tick) ? tick : previousTick);
     if (Number.isFinite(last)) writeFileSync(`${path}.last`, String(last));
-    rmdirSync(path);
+    rmSync(path, { recursive: true, force: true });
   };
   held.set(key, { release, lastTick });
   return { key, previousTick, release };

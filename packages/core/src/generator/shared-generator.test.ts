@@ -131,6 +131,7 @@ test('GIVEN a Generator for a node in the main thread THEN a worker thread canno
       const r = await nextMessage<{ ok: boolean; code?: string }>(w, 'step 3');
       assert.equal(r.ok, false);
       assert.equal(r.code, ErrorCode.NODE_IN_USE);
+      assert.match(String((r as { message?: string }).message), /in the main thread/);
     } finally {
       await w.terminate();
     }
@@ -154,7 +155,10 @@ test('GIVEN a worker thread holding a node THEN the main thread gets FLURRY_E_NO
   const w2 = startWorker({ job: 'claim', layout: 'twitter', node: { datacenter: 8, worker: 3 } });
   try {
     assert.deepEqual(await nextMessage(w, 'step 6'), { ok: true });
-    assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 2 } }), code(ErrorCode.NODE_IN_USE));
+    assert.throws(
+      () => new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 2 } }),
+      (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.NODE_IN_USE && new RegExp(`in worker thread ${w.threadId}\\b`).test(e.message),
+    );
     w.postMessage('close');
     assert.deepEqual(await nextMessage(w, 'step 7'), { closed: true });
     new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 2 } }).close();
