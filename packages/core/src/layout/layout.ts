@@ -6,7 +6,7 @@
  * ```ts
  * import { Layout } from '@flurry/core';
  * const twitter = Layout.from('twitter');
- * twitter.expiresAt.toISOString();   // '2080-07-10T17:30:30.208Z'
+ * twitter.expiresAt.toISOString();   // '2080-07-10T17:30:30.209Z'
  * const custom = Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '2024-01-01' });
  * custom.decode(custom.compose({ unixMs: Date.now(), sequence: 0, node: { datacenter: 1, worker: 2 } }));
  * ```
@@ -447,7 +447,7 @@ export class Layout {
    * @example
    * ```ts
    * Layout.from('twitter').describe();
-   * // { name: 'twitter', totalBits: 63, epoch: '2010-11-04T01:42:54.657Z', unit: '1ms', expiresAt: '2080-07-10T17:30:30.208Z',
+   * // { name: 'twitter', totalBits: 63, epoch: '2010-11-04T01:42:54.657Z', unit: '1ms', expiresAt: '2080-07-10T17:30:30.209Z',
    * //   nodeCount: 1024, maxIdsPerSecondPerNode: 4096000, … }
    * ```
    */

@@ -12,7 +12,7 @@
  *
  * `js53` keeps every ID below 2^53, so IDs are exact JavaScript numbers (JSON without
  * string wrapping). Its capacity: 38 bits of 10 ms ticks last 2^38 × 10 ms ≈ 87.1 years
- * (until 2112-02-07); 7 worker bits give 128 nodes; 8 sequence bits give 256 IDs per
+ * (until 2112-02-09); 7 worker bits give 128 nodes; 8 sequence bits give 256 IDs per
  * 10 ms tick, i.e. 25,600 IDs/s per node and about 3.3 million IDs/s for a full cluster.
  * The 10 ms unit is the trade that buys both the lifetime and 128 nodes inside 53 bits.
  *
