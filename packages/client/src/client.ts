@@ -151,6 +151,13 @@ class Client implements FlurryClient {
   private rateTaken = 0;
   /** Moving average of refill request times, ms. */
   private latency = 0;
+  /**
+   * When the last refill() could not start a request it needed (every eligible server
+   * busy refilling, or down): the monotonic time a down server may be asked again, or
+   * Infinity when only a refill in flight can change things. 0 when not blocked. Keeps
+   * the hot path from re-running refill() on every call below the low-water mark.
+   */
+  private blockedUntil = 0;
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
@@ -168,17 +175,23 @@ class Client implements FlurryClient {
 
   tryNext(): bigint | undefined {
     const v = this.buffer.take();
-    if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+    if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
     return v;
   }
 
   next(): Promise<bigint> {
     const v = this.buffer.take();
     if (v !== undefined) {
-      if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+      if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
       return Promise.resolve(v);
     }
     return this.wait();
+  }
+
+  /** Below the low-water mark: refill unless the last attempt found nothing to ask and nothing changed since. */
+  private lowWaterReached(): void {
+    const until = this.blockedUntil;
+    if (until === 0 || (until !== Infinity && this.s.clock.monotonic() >= until)) this.refill();
   }
 
   nextString(): Promise<string> {
@@ -200,12 +213,16 @@ class Client implements FlurryClient {
     if (this.closed) return;
     this.buffer.discardStale();
     this.adapt();
+    this.blockedUntil = 0;
     for (;;) {
       const level = this.buffer.size + this.inflightIds;
       const uncovered = this.waiters.length - level;
       if (level >= this.lowWater && uncovered <= 0) break;
       const server = this.pool.pick({ forRefill: true });
-      if (!server) break;
+      if (!server) {
+        this.blockedUntil = this.pool.nextRefillCandidateAt();
+        break;
+      }
       const count = Math.min(server.maxBatch, Math.max(this.target - level, uncovered, 1));
       this.startRefill(server, count);
     }
@@ -245,14 +262,24 @@ class Client implements FlurryClient {
     this.transport
       .get(server.base, `/v1/ids?count=${count}`)
       .then((body) => {
-        const ids = parseIdsBody(body, count);
         const elapsed = this.s.clock.monotonic() - sentAt;
-        if (elapsed > this.s.prefetch.maxAgeMs) {
-          throw clientError('TIMEOUT', `${server.url} answered after ${Math.round(elapsed)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`, { server: server.url });
-        }
-        this.pool.succeeded(server, elapsed);
-        this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
-        if (!this.closed) this.buffer.push(ids, sentAt, server.url);
+        // The server is done with this request: ask for the next chunk (when one is due)
+        // before parsing this one, and parse after that request has gone out, so the
+        // server issues while the client parses. The arriving IDs still count as in
+        // flight, so nothing is asked for twice.
+        server.refilling = false;
+        if (this.closed) return;
+        this.refill();
+        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          const ids = parseIdsBody(body, count);
+          const age = this.s.clock.monotonic() - sentAt;
+          if (age > this.s.prefetch.maxAgeMs) {
+            throw clientError('TIMEOUT', `${server.url} answered after ${Math.round(age)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`, { server: server.url });
+          }
+          this.pool.succeeded(server, elapsed);
+          this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
+          if (!this.closed) this.buffer.push(ids, sentAt, server.url);
+        });
       })
       .catch((err: unknown) => {
         if (!this.closed) this.onRequestError(server, err, count, true);
@@ -333,7 +360,7 @@ class Client implements FlurryClient {
     }
     const fromBuffer = this.buffer.takeMany(n);
     if (fromBuffer) {
-      if (this.buffer.size + this.inflightIds < this.lowWater) this.refill();
+      if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
       return fromBuffer;
     }
     const out: bigint[] = [];

@@ -195,6 +195,19 @@ export class ServerPool {
     return best;
   }
 
+  /**
+   * The monotonic time at which a server not busy refilling may next be asked (a down
+   * server's retry time), or Infinity when only a refill in flight can free one.
+   */
+  nextRefillCandidateAt(): number {
+    let at = Infinity;
+    for (const s of this.servers) {
+      if (s.unauthorized || s.refilling) continue;
+      at = Math.min(at, s.up ? 0 : s.retryAt);
+    }
+    return at;
+  }
+
   /** Every server's state, for error reports. */
   report(): ServerReport[] {
     const now = this.clock.monotonic();
