@@ -10,7 +10,7 @@ export const profiles = {
     clock: { holdMs: 350, policies: ['tolerate', 'wait', 'throw'] },
     restart: { firstRunMs: 600, behindMs: 3_000 },
     crash: { slots: 4, processes: 6, durationMs: 9_000 },
-    engine: { durationMs: 12_000 },
+    engine: { durationMs: 18_000 },
     service: { durationMs: 8_000, servers: 3, fuzzRequests: 1_500 },
   },
   full: {

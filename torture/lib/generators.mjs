@@ -1,8 +1,8 @@
 // Starting and collecting torture generator children (torture/children/generator.mjs).
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnNode } from './procs.mjs';
-import { childScript } from './util.mjs';
+import { childScript, root } from './util.mjs';
 
 /** The layouts the suite uses (fields MSB first: timestamp | node | sequence). */
 export const LAYOUTS = {
@@ -79,5 +79,23 @@ export function keepLogs(gens) {
     } catch {
       /* best effort */
     }
+  }
+}
+
+/**
+ * When a row fails, keeps every child's reports and stderr (not the ID files) under
+ * `.flurry-tmp/torture-logs/<scenario>-<backend>/` (git-ignored) for the post-mortem.
+ */
+export function saveFailureLogs(row, gens) {
+  if (row.pass || !gens.length) return;
+  const dir = path.join(root, '.flurry-tmp', 'torture-logs', `${row.scenario}-${row.backend}`.replace(/[^A-Za-z0-9_.+-]/g, '_'));
+  try {
+    mkdirSync(dir, { recursive: true });
+    for (const g of gens) {
+      writeFileSync(path.join(dir, `${g.name}.log`), g.child.messages.map((m) => JSON.stringify(m)).join('\n') + `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`);
+    }
+    row.note(`child logs kept in ${path.relative(root, dir)}`);
+  } catch {
+    /* best effort */
   }
 }

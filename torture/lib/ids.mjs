@@ -94,17 +94,20 @@ export function tsExtractor(layout) {
 }
 
 /**
- * Cuts a stream into runs of one node value: `{ stream, node, firstTs, lastTs, count }`
- * (timestamps as the minimum and maximum of the run).
+ * Cuts a stream into runs of one node value: `{ stream, node, minTs, maxTs, count }`. A
+ * run also ends where the stream's timestamps jump by more than `gapTicks`: a process
+ * that lost a node ID and got the same one back later must not look as if it had held it
+ * all along (splitting only narrows the ranges; two holders issuing under one node ID at
+ * the same time still produce overlapping runs).
  */
-export function segments(name, ids, nodeOf, tsOf) {
+export function segments(name, ids, nodeOf, tsOf, gapTicks = 20) {
   const out = [];
   let cur = null;
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i];
     const node = nodeOf(id);
     const ts = tsOf(id);
-    if (!cur || cur.node !== node) {
+    if (!cur || cur.node !== node || ts - cur.lastTs > gapTicks || ts < cur.lastTs - gapTicks) {
       cur = { stream: name, node, firstTs: ts, lastTs: ts, minTs: ts, maxTs: ts, count: 0, startIndex: i };
       out.push(cur);
     }

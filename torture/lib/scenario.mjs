@@ -1,7 +1,7 @@
 // Boilerplate shared by scenarios: one report row per backend, timed, with every child
 // the body started killed at the end whatever happened.
 import { ALL_BACKENDS } from './backends.mjs';
-import { keepLogs } from './generators.mjs';
+import { keepLogs, saveFailureLogs } from './generators.mjs';
 
 /**
  * Runs `body(backend, row, gens)` for each backend (sequentially, or all at once when
@@ -21,6 +21,7 @@ export async function perBackend(ctx, add, scenario, body, { parallel = false, b
     } finally {
       for (const g of gens) if (g.child.running) await g.child.kill();
       keepLogs(gens);
+      saveFailureLogs(row, gens);
       row.durationMs = performance.now() - t0;
       ctx.log(`${scenario}/${backend}: ${row.idsChecked.toLocaleString('en-US')} IDs, ${row.duplicates} duplicates, ${row.pass ? 'pass' : 'FAIL'}`);
     }

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
 import * as faketime from '../lib/faketime.mjs';
-import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg, saveFailureLogs } from '../lib/generators.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
 
 export const title = 'wall-clock steps inside running processes (libfaketime), per clock policy';
@@ -184,5 +184,7 @@ export async function run(ctx, add) {
   } finally {
     faketime.setOffset(clockFile, 0);
     for (const g of all) if (g.child.running) await g.child.kill();
+    for (const { row, g } of pinned) saveFailureLogs(row, [g]);
+    for (const l of leased) saveFailureLogs(l.row, [...l.holders, l.newcomer].filter(Boolean));
   }
 }

@@ -5,7 +5,7 @@
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
-import { keepLogs } from '../lib/generators.mjs';
+import { keepLogs, saveFailureLogs } from '../lib/generators.mjs';
 
 export const title = '16 processes per backend issuing at full speed';
 
@@ -61,6 +61,7 @@ export async function run(ctx, add) {
     } finally {
       for (const g of gens) if (g.child.running) await g.child.kill();
       keepLogs(gens);
+      saveFailureLogs(row, gens);
       removeTempDir(dir);
       row.durationMs = performance.now() - t0;
     }

@@ -63,7 +63,7 @@ export async function run(ctx, add) {
       gens.push(g);
       return g;
     };
-    const client = mk(`service-${backend}-client`, 'load.mjs', { mode: 'client', servers: bases, durationMs, concurrency: 8 });
+    const client = mk(`service-${backend}-client`, 'load.mjs', { mode: 'client', servers: bases, durationMs, concurrency: 8, clientOptions: { timeoutMs: 2_000 } });
     const raw = mk(`service-${backend}-raw`, 'load.mjs', { mode: 'raw', servers: bases, durationMs, count: 100 });
     const fuzz = mk(`service-${backend}-fuzz`, 'fuzz.mjs', { targets: bases, durationMs, requests: fuzzRequests, seed: (Date.now() & 0xffffff) ^ ports[0], concurrency: 6 });
     row.details.fuzzSeed = JSON.parse(fuzz.child.proc.spawnargs.at(-1)).seed;
@@ -98,8 +98,14 @@ export async function run(ctx, add) {
     if (cDone) {
       row.addRefusals(cDone.errors);
       row.stall(cDone.maxStallMs);
-      const lost = Object.values(cDone.errors).reduce((a, b) => a + b, 0);
-      if (lost) row.fail(`${lost} client call(s) got no ID although at least two servers were up: ${JSON.stringify(cDone.errors)}`);
+      // A call may fail with a coded error when every server is slow at once (an
+      // overloaded machine): reported as a refusal. An uncoded failure, or more than 1% of
+      // the calls failing while two servers were up, fails the row.
+      const failedCalls = Object.values(cDone.errors).reduce((a, b) => a + b, 0);
+      const uncoded = Object.keys(cDone.errors).filter((k) => !k.startsWith('FLURRY_E_'));
+      if (uncoded.length) row.fail(`client calls failed without a coded error: ${JSON.stringify(uncoded)}`);
+      if (failedCalls > 0.01 * (cDone.ok + failedCalls)) row.fail(`${failedCalls} client call(s) got no ID although at least two servers were up: ${JSON.stringify(cDone.errors)}`);
+      else if (failedCalls) row.note(`${failedCalls} client call(s) failed with ${JSON.stringify(cDone.errors)} (every server slower than the client's timeout at once)`);
       if (cDone.invalid) row.fail(`the client handed out ${cDone.invalid} invalid ID(s): ${cDone.invalidExamples.join(', ')}`);
       row.details.client = { ok: cDone.ok, stats: cDone.stats };
     }
@@ -123,6 +129,6 @@ export async function run(ctx, add) {
       allowReorderAcrossNodes: true,
       issuers: new Set(rawFiles.map((f) => f.name)),
     });
-    keepLogs(gens.filter((g) => g.file.endsWith('.ids')));
+    keepLogs(gens);
   }, { backends: list });
 }
