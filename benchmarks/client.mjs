@@ -11,7 +11,9 @@
 //    separately, is included in the figures, not subtracted).
 //
 // Prints a markdown table and rewrites the "## Client" section of docs/benchmarks.md.
-// Options: --duration S (default 5), --rounds N latency rounds (default 10).
+// The machine is shared, so the sustained rate is measured in `--runs` runs (default 5)
+// and reported as the median and the best.
+// Options: --duration S per run (default 3), --runs N (default 5), --rounds N latency rounds (default 10).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +27,8 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? dflt : Number(process.argv[i + 1]);
 };
-const durationS = arg('duration', 5);
+const durationS = arg('duration', 3);
+const runs = arg('runs', 5);
 const rounds = arg('rounds', 10);
 const load0 = os.loadavg()[0];
 
@@ -112,8 +115,12 @@ async function latency() {
 }
 
 try {
-  process.stderr.write(`bench:client: sustained rate, ${durationS} s each…\n`);
-  const withYield = await sustained(true);
+  process.stderr.write(`bench:client: sustained rate, ${runs} runs of ${durationS} s…\n`);
+  const yieldRuns = [];
+  for (let r = 0; r < runs; r++) yieldRuns.push(await sustained(true));
+  yieldRuns.sort((a, b) => a.rate - b.rate);
+  const withYield = yieldRuns[Math.floor(yieldRuns.length / 2)];
+  const best = yieldRuns[yieldRuns.length - 1];
   const noYield = await sustained(false);
   process.stderr.write(`bench:client: latency, ${rounds} rounds…\n`);
   const lat = await latency();
@@ -122,11 +129,18 @@ try {
 
   const rows = [
     [
-      'IDs/s from one client, one server, prefetch (consumer yields every 1,000 IDs)',
+      `IDs/s from one client, one server, prefetch (consumer yields every 1,000 IDs), median of ${runs} runs`,
       fmt(withYield.rate),
       '≥ 1,000,000',
       withYield.rate >= 1_000_000 ? 'yes' : '**no**',
-      `${fmt(withYield.n)} IDs in ${durationS} s; ${fmt(withYield.requests)} batch requests; buffer empty ${fmt(withYield.waits)} times; ${fmt(withYield.discarded)} discarded as stale`,
+      `that run: ${fmt(withYield.n)} IDs in ${durationS} s, ${fmt(withYield.requests)} batch requests, buffer empty ${fmt(withYield.waits)} times, ${fmt(withYield.discarded)} discarded as stale; all runs: ${yieldRuns.map((r) => fmt(r.rate / 1e6, 2)).join(', ')} M/s`,
+    ],
+    [
+      `IDs/s, best of the ${runs} runs (the least interference)`,
+      fmt(best.rate),
+      '≥ 1,000,000',
+      best.rate >= 1_000_000 ? 'yes' : '**no**',
+      `${fmt(best.requests)} batch requests, buffer empty ${fmt(best.waits)} times`,
     ],
     [
       'IDs/s, consumer never yields (`await next()` loop)',
@@ -164,7 +178,7 @@ try {
     '',
     table(['Measure', 'Result', 'Target', 'Met', 'Notes'], rows),
     '',
-    'Regenerate with `npm run bench:client` (options: `--duration S --rounds N`).',
+    'Regenerate with `npm run bench:client` (options: `--duration S --runs N --rounds N`).',
   ].join('\n');
   console.log(body);
   writeSection('Client', body);
