@@ -261,6 +261,7 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
 }
 
 const STATES_CLOSED = -2;
+const STATES_CONNECTING = 1;
 
 /**
  * Options of {@link ZkSession.open}.
@@ -317,6 +318,10 @@ export class ZkSession {
   private readonly waiters = new Set<() => void>();
   private readonly logger: ZkLogger | undefined;
   private opTimeout: number;
+  /** When the current connection attempt (TCP connect + session handshake) started. */
+  private attemptStartedAt = Date.now();
+  private readonly handshakeTimeoutMs: number;
+  private readonly watchdog: NodeJS.Timeout;
 
   private constructor(client: ZkClient, opts: ZkSessionOptions) {
     this.client = client;
@@ -324,6 +329,23 @@ export class ZkSession {
     this.requestedTimeoutMs = opts.sessionTimeoutMs;
     this.logger = opts.logger;
     this.opTimeout = Math.max(500, opts.connectTimeoutMs);
+    // The client library waits forever for the answer to its session handshake: a server
+    // that accepts the TCP connection but does not answer (still starting, stalled) would
+    // keep it from ever trying again. Cut such an attempt short so it retries.
+    this.handshakeTimeoutMs = Math.min(
+      Math.min(5000, Math.max(1000, Math.floor(opts.sessionTimeoutMs / 2))),
+      Math.max(250, Math.floor(opts.connectTimeoutMs / 3)),
+    );
+    this.watchdog = setInterval(() => this.checkHandshake(), Math.max(100, Math.floor(this.handshakeTimeoutMs / 4)));
+    this.watchdog.unref();
+  }
+
+  private checkHandshake(): void {
+    const cm = this.client.connectionManager;
+    if (this.closing || this.dead || this._state === 'connected' || cm.state !== STATES_CONNECTING) return;
+    if (Date.now() - this.attemptStartedAt < this.handshakeTimeoutMs) return;
+    this.attemptStartedAt = Date.now();
+    try { cm.socket?.destroy(); } catch { /* gone */ }
   }
 
   /**
@@ -352,6 +374,7 @@ export class ZkSession {
     // socket and, the client being closed, reconnect forever.
     cm.findNextServer = (cb) => findNext((server) => {
       if (session.closing) return;
+      session.attemptStartedAt = Date.now();
       tried.add(`${server.host}:${server.port}`);
       cb(server);
     });
@@ -580,6 +603,7 @@ export class ZkSession {
     const wasLive = this._state === 'connected';
     this.closing = true;
     this._state = 'closed';
+    clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();
     const cm = this.client.connectionManager;
     try { this.client.close(); } catch { /* already closed */ }

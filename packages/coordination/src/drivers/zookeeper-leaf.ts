@@ -410,7 +410,7 @@ class LeafDriver implements RegistryDriver {
     if (cache.workerId === undefined) {
       throw registryError('UNREACHABLE', `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`, { url: this.url, cacheFile }, cause);
     }
-    if (cache.workerId >= req.slots) throw this.tooHigh(cache.workerId, req, name, addr, -1);
+    if (cache.workerId >= req.slots) throw this.tooHigh(cache.workerId, req, name, addr, null);
     const token = `leaf-offline:${cacheFile}:${randomBytes(6).toString('hex')}`;
     this.claims.set(token, { slot: cache.workerId, addr, name, lock, cacheFile, session: null, nodePath: '', livePath: '', metaPath: '', foreverVersion: -1, metaVersion: -1, lastWritten: cache.highWaterMs ?? 0 });
     this.opts.logger?.warn({ url: this.url, name, address: addr.text, workerId: cache.workerId, cacheFile, highWaterMs: cache.highWaterMs ?? null },
@@ -471,7 +471,7 @@ class LeafDriver implements RegistryDriver {
         workerId = parsed.workerId;
         isNew = true;
       }
-      if (workerId >= req.slots) throw this.tooHigh(workerId, req, name, addr, children.length + (isNew ? 1 : 0));
+      if (workerId >= req.slots) throw this.tooHigh(workerId, req, name, addr, children);
 
       const metaGot = await session.getData(p.meta, opT);
       const meta = metaGot ? parseMeta(metaGot.data) : null;
@@ -502,11 +502,18 @@ class LeafDriver implements RegistryDriver {
     }
   }
 
-  private tooHigh(workerId: number, req: ClaimRequest, name: string, addr: LeafAddress, nodes: number): Error {
-    return registryError('EXHAUSTED', `the Leaf worker ID ${workerId} of ${addr.text} under /snowflake/${name}/forever does not fit the layout's ${req.slots} node IDs: ` +
-      'Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
-    { url: this.url, name, address: addr.text, workerId, slots: req.slots, held: nodes >= 0 ? nodes : undefined, holders: [] });
+  private tooHigh(workerId: number, req: ClaimRequest, name: string, addr: LeafAddress, children: string[] | null): Error {
+    // Every worker ID that fits is assigned, for good, to another address: list them.
+    const assigned = (children ?? []).map(parseLeafNodeName).filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots).sort((a, b) => a.workerId - b.workerId);
+    const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
+    const held = children ? assigned.length : undefined;
+    const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
+    return registryError('EXHAUSTED', `all ${req.slots} node IDs of the layout are taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
+      `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
+      'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
+    { url: this.url, name, address: addr.text, workerId, slots: req.slots, held, holders });
   }
+
 
   /**
    * Writes the Leaf node (`timestamp` = max(mark, last written)) by compare-and-set on its
