@@ -42,7 +42,14 @@ export const ClientErrorCode = {
   HTTP_STATUS: 'FLURRY_E_CLIENT_HTTP_STATUS',
 } as const;
 
-/** Union of the client's error code strings. */
+/**
+ * Union of the client's error code strings.
+ *
+ * @example
+ * ```ts
+ * const code: ClientErrorCodeValue = ClientErrorCode.UNAVAILABLE;
+ * ```
+ */
 export type ClientErrorCodeValue = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
 /**

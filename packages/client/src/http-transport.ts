@@ -65,8 +65,18 @@ export class HttpTransport {
     if (opts.token !== undefined) this.headers.authorization = `Bearer ${opts.token}`;
   }
 
-  /** GETs `base` + `pathAndQuery`; resolves with the body of a 200, rejects with a coded error otherwise. */
+  /**
+   * GETs `base` + `pathAndQuery`; resolves with the body of a 200, rejects with a coded
+   * error otherwise. A request that fails on a reused keep-alive connection before any
+   * answer (the server closed the idle connection as the request went out) is sent once
+   * more on a new connection, as Node's documentation advises; GETs of this API are safe
+   * to repeat.
+   */
   get(base: URL, pathAndQuery: string): Promise<Buffer> {
+    return this.attempt(base, pathAndQuery, true);
+  }
+
+  private attempt(base: URL, pathAndQuery: string, mayRetry: boolean): Promise<Buffer> {
     if (this.closed) return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
     const server = base.href.replace(/\/+$/, '');
     const url = server + pathAndQuery;
@@ -91,11 +101,18 @@ export class HttpTransport {
         finish(clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, { server, timeoutMs: this.opts.timeoutMs }));
         req.destroy();
       }, this.opts.timeoutMs);
+      let answered = false;
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (this.closed) finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
-        else finish(clientError('NETWORK', `${server}: ${e.code ?? ''} ${e.message}`.trim(), { server, errno: e.code ?? null }, e));
+        else if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          settled = true;
+          clearTimeout(timer);
+          this.inFlight.delete(req);
+          this.attempt(base, pathAndQuery, false).then(resolve, reject);
+        } else finish(clientError('NETWORK', `${server}: ${e.code ?? ''} ${e.message}`.trim(), { server, errno: e.code ?? null }, e));
       });
       req.on('response', (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {

@@ -82,7 +82,14 @@ export interface ClientSettings {
   clock: Clock;
 }
 
-/** The largest count the service's batch route takes by default. */
+/**
+ * The largest count the service's batch route takes by default.
+ *
+ * @example
+ * ```ts
+ * Math.min(wanted, SERVICE_MAX_BATCH);
+ * ```
+ */
 export const SERVICE_MAX_BATCH = 10_000;
 
 /**

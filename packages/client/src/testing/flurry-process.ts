@@ -15,7 +15,14 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The built CLI of @flurry/server in this repository. */
+/**
+ * The built CLI of @flurry/server in this repository.
+ *
+ * @example
+ * ```ts
+ * spawn(process.execPath, [FLURRY_MAIN, 'serve', '--port', '0']);
+ * ```
+ */
 export const FLURRY_MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../server/dist/cli/main.js');
 
 const live = new Set<ChildProcess>();

@@ -20,7 +20,15 @@ const { Thrift, TBinaryProtocol, TFramedTransport, Int64 } = thrift;
 const T = Thrift.Type;
 const MessageType = Thrift.MessageType;
 
-/** Twitter's user-agent rule (`IdWorker.scala`: `[a-zA-Z][a-zA-Z\-0-9]*`, whole string). */
+/**
+ * Twitter's user-agent rule (`IdWorker.scala`: `[a-zA-Z][a-zA-Z\-0-9]*`, whole string).
+ *
+ * @example
+ * ```ts
+ * USER_AGENT_PATTERN.test('web-frontend-1'); // true
+ * USER_AGENT_PATTERN.test('1-bad');          // false
+ * ```
+ */
 export const USER_AGENT_PATTERN = /^[a-zA-Z][a-zA-Z\-0-9]*$/;
 
 /**
