@@ -1,6 +1,9 @@
-// The two profiles. `short` runs in CI on every change (all backends, a few hundred
-// thousand IDs per scenario, the whole profile within 5 minutes on a 2-core machine);
-// `full` runs for minutes and is what docs/reliability.md reports.
+/**
+ * The two profiles. `short` runs in CI on every change (all backends, a few hundred
+ * thousand IDs per scenario, the whole profile within 5 minutes on a 2-core machine);
+ * `full` runs for minutes and is what docs/reliability.md reports.
+ * @example profiles.short.fleet.processes; // 16
+ */
 export const profiles = {
   short: {
     scenarioTimeoutMs: 120_000,

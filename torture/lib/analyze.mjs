@@ -10,6 +10,7 @@ import { readIds, checkStream, findDuplicates, nodeExtractor, tsExtractor, segme
  * @param opts.orderPromised  true when every stream must be strictly increasing under one node
  * @param opts.allowReorderAcrossNodes  true when a stream may step down when its node changed
  * @param opts.issuers  when given, the names of the streams that each come from one issuer in order
+ * @example analyze(row, [{ name: 'p0', file: '/tmp/x/p0.ids' }], Layout.from('twitter'), { orderPromised: true });
  */
 export function analyze(row, files, layout, opts = {}) {
   const nodeOf = nodeExtractor(layout);

@@ -3,13 +3,22 @@
 import { existsSync } from 'node:fs';
 import { dist, tempDir } from './util.mjs';
 
-/** Every registry backend, in report order. */
+/**
+ * Every registry backend, in report order.
+ * @example for (const b of ALL_BACKENDS) console.log(b);
+ */
 export const ALL_BACKENDS = ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'];
 
-/** The engine a backend needs (null for the embedded file registry). */
+/**
+ * The engine a backend needs (null for the embedded file registry).
+ * @example engineOf('zookeeper+leaf'); // 'zookeeper'
+ */
 export const engineOf = (backend) => ({ file: null, zookeeper: 'zookeeper', 'zookeeper+leaf': 'zookeeper', etcd: 'etcd', redis: 'redis' })[backend];
 
-/** Starts engines on demand and hands out registry URLs. */
+/**
+ * Starts engines on demand and hands out registry URLs.
+ * @example const engines = new Engines(console.error); const url = await engines.url('redis'); await engines.stopAll();
+ */
 export class Engines {
   constructor(log) {
     this.log = log;

@@ -5,13 +5,24 @@
 // "-0.010", "+3600". Several processes sharing one file see the same machine-wide step.
 import { existsSync, writeFileSync, renameSync } from 'node:fs';
 
+/**
+ * Where Debian's `faketime` package puts libfaketime.
+ * @example if (existsSync(LIB)) …
+ */
 export const LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
+/**
+ * True when libfaketime is installed.
+ * @example if (!available()) row.fail('apt-get install faketime');
+ */
 export function available() {
   return existsSync(LIB);
 }
 
-/** Environment for a child whose wall clock follows the offset in `file`. */
+/**
+ * Environment for a child whose wall clock follows the offset in `file`.
+ * @example spawn(process.execPath, ['child.mjs'], { env: env('/tmp/clock') });
+ */
 export function env(file, base = process.env) {
   return {
     ...base,
@@ -23,14 +34,20 @@ export function env(file, base = process.env) {
   };
 }
 
-/** Formats an offset in ms as libfaketime's relative form, e.g. -10 → "-0.010". */
+/**
+ * Formats an offset in ms as libfaketime's relative form, e.g. -10 → "-0.010".
+ * @example formatOffset(-10); // '-0.010'
+ */
 export function formatOffset(ms) {
   const sign = ms < 0 ? '-' : '+';
-  const abs = Math.abs(ms);
-  return `${sign}${Math.floor(abs / 1000)}.${String(Math.round(abs % 1000)).padStart(3, '0')}`;
+  const abs = Math.round(Math.abs(ms));
+  return `${sign}${Math.floor(abs / 1000)}.${String(abs % 1000).padStart(3, '0')}`;
 }
 
-/** Sets the offset (ms, relative to real time) atomically (write + rename). */
+/**
+ * Sets the offset (ms, relative to real time) atomically (write + rename).
+ * @example setOffset('/tmp/clock', -3_600_000); // every child on this file: one hour back
+ */
 export function setOffset(file, ms) {
   const tmp = `${file}.tmp`;
   writeFileSync(tmp, formatOffset(ms) + '\n');

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { spawnNode } from './procs.mjs';
 import { childScript, root } from './util.mjs';
 
-/** The layouts the suite uses (fields MSB first: timestamp | node | sequence). */
+/**
+ * The layouts the suite uses (fields MSB first: timestamp | node | sequence).
+ * @example Layout.from(LAYOUTS.four).nodeCount; // 4
+ */
 export const LAYOUTS = {
   /** 16 node IDs: a 16-process fleet fills the registry. */
   sixteen: { name: 'torture16', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 4 }, { name: 'sequence', bits: 12 }] },
@@ -17,6 +20,7 @@ export const LAYOUTS = {
 /**
  * Spawns one generator child writing to `<dir>/<name>.ids`.
  * @returns {{ name, file, child, cfg }}
+ * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });
  */
 export function spawnGenerator(dir, name, cfg, opts = {}) {
   const file = path.join(dir, `${name}.ids`);
@@ -28,7 +32,10 @@ export function spawnGenerator(dir, name, cfg, opts = {}) {
   return { name, file, child, cfg: full };
 }
 
-/** Waits until every child reported `ready` (or failed to acquire); returns the messages. */
+/**
+ * Waits until every child reported `ready` (or failed to acquire); returns the messages.
+ * @example const msgs = await waitReady(gens, 30_000); // [{ ev: 'ready', node, … }, …]
+ */
 export async function waitReady(gens, timeoutMs) {
   return Promise.all(
     gens.map((g) =>
@@ -37,13 +44,17 @@ export async function waitReady(gens, timeoutMs) {
   );
 }
 
-/** The last message of a kind a child printed (or undefined). */
+/**
+ * The last message of a kind a child printed (or undefined).
+ * @example lastMsg(g, 'done')?.issued;
+ */
 export const lastMsg = (g, ev) => [...g.child.messages].reverse().find((m) => m.ev === ev);
 
 /**
  * Folds every child's reports into the row: refusals by code, the longest stall, crashes
  * (a child that exited non-zero or printed an uncoded error fails the row unless it was
  * killed on purpose).
+ * @example collect(row, gens, { killedOnPurpose: new Set(['h0']) });
  */
 export function collect(row, gens, { killedOnPurpose = new Set() } = {}) {
   for (const g of gens) {
@@ -70,7 +81,10 @@ export function collect(row, gens, { killedOnPurpose = new Set() } = {}) {
   }
 }
 
-/** With TORTURE_KEEP set, writes each child's reports and stderr beside its ID file (`<name>.log`). */
+/**
+ * With TORTURE_KEEP set, writes each child's reports and stderr beside its ID file (`<name>.log`).
+ * @example keepLogs(gens); // with TORTURE_KEEP=1: <dir>/<name>.ids.log
+ */
 export function keepLogs(gens) {
   if (!process.env.TORTURE_KEEP) return;
   for (const g of gens) {
@@ -85,6 +99,7 @@ export function keepLogs(gens) {
 /**
  * When a row fails, keeps every child's reports and stderr (not the ID files) under
  * `.flurry-tmp/torture-logs/<scenario>-<backend>/` (git-ignored) for the post-mortem.
+ * @example saveFailureLogs(row, gens); // .flurry-tmp/torture-logs/crash-pause-redis/*.log
  */
 export function saveFailureLogs(row, gens) {
   if (row.pass || !gens.length) return;

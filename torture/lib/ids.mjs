@@ -3,7 +3,10 @@
 // each stream's order, merges them all, sorts once and scans for equal neighbours.
 import { readFileSync, existsSync, statSync } from 'node:fs';
 
-/** Reads a binary ID file into a BigUint64Array (a torn trailing word is dropped and counted). */
+/**
+ * Reads a binary ID file into a BigUint64Array (a torn trailing word is dropped and counted).
+ * @example const { ids } = readIds('/tmp/x/p0.ids'); ids.length;
+ */
 export function readIds(file) {
   if (!existsSync(file)) return { ids: new BigUint64Array(0), tornBytes: 0 };
   const buf = readFileSync(file);
@@ -14,7 +17,10 @@ export function readIds(file) {
   return { ids: new BigUint64Array(aligned), tornBytes: buf.length % 8 };
 }
 
-/** Size in IDs of a binary ID file (without reading it). */
+/**
+ * Size in IDs of a binary ID file (without reading it).
+ * @example countIds('/tmp/x/p0.ids'); // file size / 8
+ */
 export function countIds(file) {
   return existsSync(file) ? Math.floor(statSync(file).size / 8) : 0;
 }
@@ -22,6 +28,7 @@ export function countIds(file) {
 /**
  * A node-field extractor for a layout whose fields run timestamp | node… | sequence
  * (every layout the suite uses): `(id >> sequenceBits) & nodeMask`.
+ * @example const nodeOf = nodeExtractor(Layout.from('twitter')); nodeOf(id); // datacenter << 5 | worker
  */
 export function nodeExtractor(layout) {
   const seqBits = BigInt(layout.sequenceBits);
@@ -35,6 +42,7 @@ export function nodeExtractor(layout) {
  * where an ID is not above its predecessor under the same node value (a broken promise
  * of order); `reorderedAcrossNodes` counts steps down where the node changed (the process
  * lost its lease and was given another node ID, which the generator does not order).
+ * @example checkStream(ids, nodeOf).decreasing; // 0 for a healthy stream
  */
 export function checkStream(ids, nodeOf) {
   let decreasing = 0;
@@ -60,6 +68,7 @@ export function checkStream(ids, nodeOf) {
 /**
  * Merges every stream, sorts, and counts duplicates (each extra copy counts once).
  * Returns up to `maxExamples` duplicated values with the streams that hold them.
+ * @example findDuplicates([{ name: 'a', ids: a }, { name: 'b', ids: b }]).duplicates;
  */
 export function findDuplicates(streams, maxExamples = 5) {
   let total = 0;
@@ -86,7 +95,10 @@ export function findDuplicates(streams, maxExamples = 5) {
   return { total, duplicates, examples };
 }
 
-/** The timestamp field (in layout units since the epoch) of an ID: `id >> (nodeBits + sequenceBits)`. */
+/**
+ * The timestamp field (in layout units since the epoch) of an ID: `id >> (nodeBits + sequenceBits)`.
+ * @example const tsOf = tsExtractor(layout); tsOf(id) * layout.unitMs + layout.epochMs; // Unix ms
+ */
 export function tsExtractor(layout) {
   const nodeBits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
   const shift = BigInt(nodeBits + layout.sequenceBits);
@@ -99,6 +111,7 @@ export function tsExtractor(layout) {
  * that lost a node ID and got the same one back later must not look as if it had held it
  * all along (splitting only narrows the ranges; two holders issuing under one node ID at
  * the same time still produce overlapping runs).
+ * @example const runs = segments('p0', ids, nodeOf, tsOf); // [{ node: 3, minTs, maxTs, count }, …]
  */
 export function segments(name, ids, nodeOf, tsOf, gapTicks = 20) {
   const out = [];
@@ -125,6 +138,7 @@ export function segments(name, ids, nodeOf, tsOf, gapTicks = 20) {
  * ranges touch or overlap mean two holders issued under one node ID at the same time, or
  * a new holder did not start strictly above the previous one's high-water mark — a
  * duplicate waiting to happen even when no two IDs happened to collide.
+ * @example findNodeOverlaps([...runsOfP0, ...runsOfP1]).overlaps; // 0 when no node ID was shared
  */
 export function findNodeOverlaps(segs, maxExamples = 5) {
   const byNode = new Map();

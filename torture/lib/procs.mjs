@@ -21,7 +21,10 @@ function killGroup(pid, signal) {
   }
 }
 
-/** Kills every child still running (SIGCONT first so stopped ones die at once). */
+/**
+ * Kills every child still running (SIGCONT first so stopped ones die at once).
+ * @example process.on('exit', killAll);
+ */
 export function killAll() {
   for (const c of live) {
     killGroup(c.pid, 'SIGCONT');
@@ -47,6 +50,7 @@ function hookExit() {
 /**
  * A spawned child. `lines` collects its stdout lines (JSON lines are parsed into
  * `messages`); stderr is kept (last 8 kB) for failure reports.
+ * @example const c = new Child('srv', process.execPath, ['main.js']); await c.waitFor((m) => m.ev === 'ready', 5000); await c.kill();
  */
 export class Child {
   constructor(name, cmd, args, opts = {}) {
@@ -182,12 +186,18 @@ export class Child {
   }
 }
 
-/** Spawns a Node child running `script` with `args`. */
+/**
+ * Spawns a Node child running `script` with `args`.
+ * @example const c = spawnNode('gen', 'torture/children/generator.mjs', [JSON.stringify(cfg)]);
+ */
 export function spawnNode(name, script, args = [], opts = {}) {
   return new Child(name, process.execPath, [script, ...args], opts);
 }
 
-/** Number of children still alive (for the end-of-run check). */
+/**
+ * Number of children still alive (for the end-of-run check).
+ * @example if (liveCount()) killAll();
+ */
 export function liveCount() {
   return live.size;
 }

@@ -4,6 +4,10 @@
 // again (the stalled connections are reset so clients reconnect).
 import net from 'node:net';
 
+/**
+ * A cuttable TCP path to `127.0.0.1:targetPort`.
+ * @example const p = new Proxy(engine.port); await p.listen(); p.cut(); p.heal(); await p.close();
+ */
 export class Proxy {
   constructor(targetPort, host = '127.0.0.1') {
     this.targetPort = targetPort;

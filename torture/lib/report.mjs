@@ -7,6 +7,7 @@ import { root } from './util.mjs';
 /**
  * One row of the report. Scenarios fill it and call `fail(reason)` for every broken
  * promise; a row passes when it has no failure reasons.
+ * @example const row = new Row('fleet', 'redis'); row.refuse('FLURRY_E_LEASE_EXPIRED'); row.pass; // true
  */
 export class Row {
   constructor(scenario, backend) {
@@ -70,7 +71,10 @@ function refusalText(map) {
   return e.map(([k, v]) => `${shortCode(k)} ${fmtInt(v)}`).join(', ');
 }
 
-/** Rows as plain cells (for the console and for docs/reliability.md). */
+/**
+ * Rows as plain cells (for the console and for docs/reliability.md).
+ * @example const { head, body } = cells(rows);
+ */
 export function cells(rows) {
   const head = ['scenario', 'backend', 'processes', 'IDs checked', 'duplicates', 'decreasing', 'refusals by code', 'longest stall', 'result'];
   const body = rows.map((r) => {
@@ -90,7 +94,10 @@ export function cells(rows) {
   return { head, body };
 }
 
-/** A plain-text table for the console. */
+/**
+ * A plain-text table for the console.
+ * @example console.log(textTable(rows));
+ */
 export function textTable(rows) {
   const { head, body } = cells(rows);
   const w = head.map((h, i) => Math.max(h.length, ...body.map((r) => r[i].length)));
@@ -98,14 +105,20 @@ export function textTable(rows) {
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...body.map(line)].join('\n');
 }
 
-/** A Markdown table (for docs/reliability.md). */
+/**
+ * A Markdown table (for docs/reliability.md).
+ * @example writeFileSync('table.md', markdownTable(rows));
+ */
 export function markdownTable(rows) {
   const { head, body } = cells(rows);
   const esc = (c) => c.replace(/\|/g, '\\|');
   return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`, ...body.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
 }
 
-/** Writes the JSON report and returns its path. */
+/**
+ * Writes the JSON report and returns its path.
+ * @example const { file } = writeJson('short', rows, { startedAt, durationMs });
+ */
 export function writeJson(profile, rows, meta) {
   const file = path.join(root, `torture-report-${profile}.json`);
   const doc = {
@@ -123,6 +136,7 @@ export function writeJson(profile, rows, meta) {
 /**
  * Rewrites the "latest full run" section of docs/reliability.md (between the
  * `<!-- torture:full:start -->` and `<!-- torture:full:end -->` markers) from a report.
+ * @example writeDocsSection(JSON.parse(readFileSync('torture-report-full.json', 'utf8')));
  */
 export function writeDocsSection(doc, docsFile = path.join(root, 'docs', 'reliability.md')) {
   let text;

@@ -7,6 +7,7 @@ import { keepLogs, saveFailureLogs } from './generators.mjs';
  * Runs `body(backend, row, gens)` for each backend (sequentially, or all at once when
  * `parallel`); `gens` is an array the body pushes its children into so they are always
  * killed afterwards. A body that throws fails its row with the error.
+ * @example await perBackend(ctx, add, 'crash-pause', async (backend, row, gens) => {}, { parallel: true });
  */
 export async function perBackend(ctx, add, scenario, body, { parallel = false, backends = ctx.backends } = {}) {
   const one = async (backend) => {

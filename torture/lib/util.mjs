@@ -4,9 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Repository root. */
+/**
+ * Repository root.
+ * @example path.join(root, 'docs');
+ */
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Built package entry points (the suite has no build step of its own). */
+/**
+ * Built package entry points (the suite has no build step of its own).
+ * @example const { Layout } = await import(dist.core);
+ */
 export const dist = {
   core: path.join(root, 'packages/core/dist/index.js'),
   coordination: path.join(root, 'packages/coordination/dist/index.js'),
@@ -14,11 +20,22 @@ export const dist = {
   serverCli: path.join(root, 'packages/server/dist/cli/main.js'),
   client: path.join(root, 'packages/client/dist/index.js'),
 };
+/**
+ * Path of a torture child script.
+ * @example childScript('generator.mjs');
+ */
 export const childScript = (name) => path.join(root, 'torture', 'children', name);
 
+/**
+ * Resolves after `ms` milliseconds.
+ * @example await sleep(100);
+ */
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` every `everyMs` until it returns truthy or `timeoutMs` passes (returns the last value). */
+/**
+ * Polls `fn` every `everyMs` until it returns truthy or `timeoutMs` passes (returns the last value).
+ * @example await pollUntil(async () => (await get('/readyz')) === 200, 30_000, 100);
+ */
 export async function pollUntil(fn, timeoutMs, everyMs = 25) {
   const until = performance.now() + timeoutMs;
   for (;;) {
@@ -29,13 +46,19 @@ export async function pollUntil(fn, timeoutMs, everyMs = 25) {
 }
 
 const made = new Set();
-/** A fresh temporary directory, removed by `removeTempDirs()` (called at exit). */
+/**
+ * A fresh temporary directory, removed by `removeTempDirs()` (called at exit).
+ * @example const dir = tempDir('fleet'); // /tmp/flurry-torture-fleet-XXXX
+ */
 export function tempDir(prefix) {
   const d = mkdtempSync(path.join(tmpdir(), `flurry-torture-${prefix}-`));
   made.add(d);
   return d;
 }
-/** Removes one temporary directory now (big ID files), unless TORTURE_KEEP is set. */
+/**
+ * Removes one temporary directory now (big ID files), unless TORTURE_KEEP is set.
+ * @example removeTempDir(dir);
+ */
 export function removeTempDir(d) {
   if (process.env.TORTURE_KEEP || !made.has(d)) return;
   try {
@@ -46,6 +69,10 @@ export function removeTempDir(d) {
   made.delete(d);
 }
 
+/**
+ * Removes every temporary directory made by `tempDir` (kept when TORTURE_KEEP is set).
+ * @example process.on('exit', removeTempDirs);
+ */
 export function removeTempDirs() {
   if (process.env.TORTURE_KEEP) {
     if (made.size) process.stderr.write(`torture: TORTURE_KEEP set, keeping ${[...made].join(' ')}\n`);
@@ -63,7 +90,10 @@ export function removeTempDirs() {
 }
 process.on('exit', removeTempDirs);
 
-/** Runs `fn` with a time bound; rejects with `what` when it takes longer. */
+/**
+ * Runs `fn` with a time bound; rejects with `what` when it takes longer.
+ * @example await within(60_000, 'scenario fleet', () => run(ctx));
+ */
 export async function within(ms, what, fn) {
   let timer;
   try {
@@ -78,8 +108,11 @@ export async function within(ms, what, fn) {
   }
 }
 
-/** Unique-enough cluster names so scenarios never see each other's leases. */
 let seq = 0;
+/**
+ * A cluster name of its own for each use, so scenarios never see each other's leases.
+ * @example clusterName('fleet'); // 'fleet-1234-lq3k2-1'
+ */
 export function clusterName(prefix) {
   seq += 1;
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${seq}`.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64);

@@ -12,6 +12,10 @@ import * as faketime from '../lib/faketime.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg, saveFailureLogs } from '../lib/generators.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'wall-clock steps inside running processes (libfaketime), per clock policy';
 const BACKWARDS = 'FLURRY_E_CLOCK_BACKWARDS';
 const HOUR = 3_600_000;
@@ -36,6 +40,11 @@ const EXPECT = {
   throw: { 'back-1h': 'refuse', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'refuse', end: 'refuse' },
 };
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   if (!faketime.available()) {

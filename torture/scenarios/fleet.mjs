@@ -7,8 +7,17 @@ import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.m
 import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
 import { keepLogs, saveFailureLogs } from '../lib/generators.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = '16 processes per backend issuing at full speed';
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const layout = Layout.from(LAYOUTS.sixteen);

@@ -16,8 +16,17 @@ import { perBackend } from '../lib/scenario.mjs';
 import { engineOf } from '../lib/backends.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'one holder partitioned from its engine past the TTL (with a borrowing burst at its deadline)';
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const layout = Layout.from(LAYOUTS.fourSmallSeq);

@@ -11,9 +11,18 @@ import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/gen
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'killed holders restarted with their clock behind their last IDs';
 const BEHIND = 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER';
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const layout = Layout.from(LAYOUTS.four);

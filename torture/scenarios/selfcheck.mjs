@@ -6,8 +6,17 @@ import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { dist, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'canary: two processes pinned to one node ID must be caught';
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout, Row } = { ...(await import(dist.core)), Row: ctx.Row };
   const layout = Layout.from(LAYOUTS.fourSmallSeq);

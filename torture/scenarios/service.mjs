@@ -13,6 +13,10 @@ import { perBackend } from '../lib/scenario.mjs';
 import { keepLogs, lastMsg } from '../lib/generators.mjs';
 import { childScript, clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'three flurry serve processes behind the client under load, fuzz and a SIGKILL';
 
 function get(port, p) {
@@ -26,6 +30,11 @@ function get(port, p) {
   });
 }
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const { freePort } = await import(dist.testing);

@@ -10,8 +10,17 @@ import { LAYOUTS } from '../lib/generators.mjs';
 import { spawnNode } from '../lib/procs.mjs';
 import { childScript, dist, tempDir } from '../lib/util.mjs';
 
+/**
+ * The scenario's one-line description, printed when it starts.
+ * @example console.log(title);
+ */
 export const title = 'worker threads sharing one node ID (SharedGenerator) at full speed';
 
+/**
+ * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
+ * scenario that crashes halfway still reports what it did.
+ * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
+ */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
   const layout = Layout.from(LAYOUTS.fourSmallSeq);
