@@ -33,8 +33,9 @@
  *   Flurry process with the same address, on any host, is refused while the first one's
  *   session lives, and renewals prove the session (and so the worker ID) is still ours.
  * - `/snowflake/{name}/flurry-meta/{ip}:{port}`: `{"highWaterMs","releasedCleanly",
- *   "foreverVersion"}`: a release marks it clean; it counts only if nobody rewrote the
- *   Leaf node since (its version still equals `foreverVersion`).
+ *   "foreverVersion"}`, rewritten in the same transaction as every write of the Leaf node
+ *   (a release marks it clean). If the Leaf node's version still equals `foreverVersion`,
+ *   its last writer was Flurry; otherwise a Leaf server wrote it since.
  * - a lock file per process beside the cache file: two processes on one host with the same
  *   address are refused even if ZooKeeper is down.
  *
@@ -42,9 +43,12 @@
  * Leaf refuses to start if its clock is behind the stored timestamp. Flurry returns the
  * stored timestamp as the claim's `highWaterMs`; the lease manager issues nothing at or
  * below it (plus the TTL when the previous holder did not release cleanly) and fails with
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` when its clock would take too long to pass it. After a
- * Leaf (Java) holder, which reports only every 3 s, the mark is padded so that at least
- * 4 s are covered even with a TTL under 4 s.
+ * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` when its clock would take too long to pass it. A
+ * release stores the exact last timestamp issued (not the time of the release), so a
+ * restarted holder need not wait. After a Leaf (Java) holder, which reports only every 3 s,
+ * the mark is padded so that at least 4 s are covered even with a TTL under 4 s: use
+ * `ttlMs` ≥ 4000 (Leaf's own session is 6 s; `ttlMs: 9000, renewIntervalMs: 3000` gives
+ * Leaf's cadence) so that no padding is needed.
  *
  * ## What this scheme promises, and what it does not
  * - Promised: a worker ID, once assigned to an address, is never assigned to another
@@ -363,6 +367,7 @@ class LeafDriver implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
   readonly url: string;
   private readonly claims = new Map<string, LeafClaimState>();
+  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   private closed = false;
 
   constructor(
@@ -432,9 +437,12 @@ class LeafDriver implements RegistryDriver {
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await session.mkdirp(p.forever, opT);
-      await session.mkdirp(path.posix.dirname(p.live), opT);
-      await session.mkdirp(path.posix.dirname(p.meta), opT);
+      let ready = this.readyDirs.get(session);
+      if (!ready) this.readyDirs.set(session, (ready = new Set()));
+      if (!ready.has(p.root)) {
+        await Promise.all([p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)));
+        ready.add(p.root);
+      }
       try {
         await session.create(p.live, Buffer.from(JSON.stringify({ ...holderFields(req.holder), address: addr.text, session: session.sessionIdHex, claimedAt: this.opts.clock.now() })), CreateMode.EPHEMERAL, opT);
       } catch (err) {
@@ -449,7 +457,7 @@ class LeafDriver implements RegistryDriver {
     }
     session.holds++;
     try {
-      const children = await session.getChildren(p.forever, opT);
+      const [children, metaGot] = await Promise.all([session.getChildren(p.forever, opT), session.getData(p.meta, opT)]);
       const mine = children.map(parseLeafNodeName).filter((n): n is LeafNodeName => n !== null && n.address === addr.text).sort((a, b) => a.workerId - b.workerId);
       let nodePath: string;
       let workerId: number;
@@ -471,9 +479,11 @@ class LeafDriver implements RegistryDriver {
         workerId = parsed.workerId;
         isNew = true;
       }
-      if (workerId >= req.slots) throw this.tooHigh(workerId, req, name, addr, children);
+      if (workerId >= req.slots) {
+        // A new node's number says that every lower number was handed out before it: list them all.
+        throw this.tooHigh(workerId, req, name, addr, isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children);
+      }
 
-      const metaGot = await session.getData(p.meta, opT);
       const meta = metaGot ? parseMeta(metaGot.data) : null;
       const cache = readLeafCache(cacheFile);
       if (cache.workerId !== undefined && cache.workerId !== workerId) {
@@ -481,7 +491,11 @@ class LeafDriver implements RegistryDriver {
       }
       const cachedHw = cache.workerId === workerId ? cache.highWaterMs ?? 0 : 0;
       const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
-      const clean = (isNew && cachedHw === 0) || (!isNew && meta !== null && meta.releasedCleanly && meta.foreverVersion === foreverVersion && cachedHw <= stored);
+      // Flurry rewrites its meta record with every write of the Leaf node: if the versions
+      // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
+      // Leaf server (which reports only every 3 s).
+      const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
+      const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
       const mark = Math.max(prevHw, this.opts.clock.now());
 
       const st: LeafClaimState = {
@@ -493,7 +507,7 @@ class LeafDriver implements RegistryDriver {
       const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomBytes(4).toString('hex')}`;
       this.claims.set(token, st);
       this.opts.logger?.info({ url: this.url, name, address: addr.text, workerId, node: nodePath, highWaterMs: prevHw, releasedCleanly: clean, sessionTimeoutMs: session.timeoutMs }, 'claimed Leaf worker ID');
-      const reported = clean || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
+      const reported = clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
       return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
     } catch (err) {
       session.holds--;
@@ -517,23 +531,20 @@ class LeafDriver implements RegistryDriver {
 
   /**
    * Writes the Leaf node (`timestamp` = max(mark, last written)) by compare-and-set on its
-   * version, with a check that our ephemeral node exists, and for a claim or a release the
-   * Flurry meta record; a release also removes the ephemeral node. A version mismatch on
-   * the Leaf node means another process (a Leaf server with this address?) writes it.
+   * version, with a check that our ephemeral node exists, and the Flurry meta record; a
+   * release also removes the ephemeral node. A version mismatch on the Leaf node means
+   * another process (a Leaf server with this address?) writes it.
    */
   private async writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number, attempt = 0): Promise<void> {
     const s = st.session as ZkSession;
     const ts = Math.max(mark, st.lastWritten);
-    const withMeta = release !== 'renew';
     const metaData = Buffer.from(JSON.stringify({ highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 }));
     try {
       await s.multi((tx) => {
         tx.check(st.livePath, -1);
         tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
-        if (withMeta) {
-          if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
-          else tx.setData(st.metaPath, metaData, st.metaVersion);
-        }
+        if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
+        else tx.setData(st.metaPath, metaData, st.metaVersion);
         if (release === true) tx.remove(st.livePath, -1);
       }, opT);
     } catch (err) {
@@ -551,7 +562,7 @@ class LeafDriver implements RegistryDriver {
       throw err;
     }
     st.foreverVersion += 1;
-    if (withMeta) st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
+    st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
     st.lastWritten = ts;
   }
 
@@ -602,7 +613,9 @@ class LeafDriver implements RegistryDriver {
     const st = this.claims.get(claim.token);
     if (!st) return; // already released or lost
     this.assertOpen();
-    const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
+    // The exact final mark (the lease manager reports it after fencing): adding `now` would
+    // make the next holder wait for nothing.
+    const mark = Math.max(opts.highWaterMs, st.lastWritten);
     const lost = (why: string): void => {
       this.forget(claim.token, st, why);
       this.opts.logger?.warn({ url: this.url, slot: st.slot, address: st.addr.text, reason: why }, 'Leaf release: the worker ID was no longer ours; the final mark was stored locally only');
