@@ -55,15 +55,19 @@ class Child {
       import { createInterface } from 'node:readline';
       const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
       const clock = { now: () => Date.now(), monotonic: () => performance.now(), sleep: () => {} };
+      let d, c;
       try {
         if (process.env.MODE === 'lock') { await acquireHostLock(process.env.DIR, process.env.ADDRESS, 'x'); out({ ok: true }); }
         else {
-          const d = await createLeafDriver(process.env.URL, { clock, connectTimeoutMs: 3000 });
-          const c = await d.claim({ namespace: 'ignored', slots: 1024, ttlMs: 1000, holder: { id: 'child', hostname: 'child', pid: process.pid } });
+          d = await createLeafDriver(process.env.URL, { clock, connectTimeoutMs: 3000 });
+          c = await d.claim({ namespace: 'ignored', slots: 1024, ttlMs: 1000, holder: { id: 'child', hostname: 'child', pid: process.pid } });
           out({ ok: true, slot: c.slot });
         }
       } catch (e) { out({ ok: false, code: e.code, message: e.message }); }
-      for await (const _ of createInterface({ input: process.stdin })) { /* wait to be killed */ }
+      for await (const line of createInterface({ input: process.stdin })) {
+        if (line !== 'renew') continue;
+        try { await d.renew(c, { ttlMs: 1000, highWaterMs: Date.now() }); out({ ok: true }); } catch (e) { out({ ok: false, code: e.code, message: e.message }); }
+      }
     `;
     this.proc = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--test')), '--input-type=module', '-e', src], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc.stderr.on('data', (d: Buffer) => process.stderr.write(`[child] ${d.toString()}`));
@@ -79,6 +83,11 @@ class Child {
     }));
     return JSON.parse(line) as Record<string, unknown>;
   }
+  async send(cmd: string): Promise<Record<string, unknown>> {
+    this.proc.stdin.write(`${cmd}\n`);
+    return this.next();
+  }
+  signal(sig: NodeJS.Signals): void { this.proc.kill(sig); }
   async kill(): Promise<void> {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     this.proc.kill('SIGKILL');
@@ -227,6 +236,35 @@ describe('zookeeper+leaf:// driver', () => {
       assert.deepEqual([c.slot, c.releasedCleanly], [0, false]);
     } finally {
       await child.kill();
+    }
+  });
+
+  it('GIVEN a holder paused past its session timeout WHEN a process on another host (same address) takes over THEN the woken holder\'s renewal fails LEASE_LOST', async () => {
+    // "Another host": its own cache directory, so only ZooKeeper's ephemeral node stands between them.
+    const otherHost = mkdtempSync(path.join(tmpdir(), 'flurry-leaf-otherhost-'));
+    const child = new Child({ URL: `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=paused&address=10.9.0.1:8080` });
+    try {
+      assert.deepEqual(await child.next(), { ok: true, slot: 0 });
+      const d = await createLeafDriver(`${base()}?cacheDir=${encodeURIComponent(otherHost)}&name=paused&address=10.9.0.1:8080`, { clock: systemClock, connectTimeoutMs: 3000 });
+      drivers.push(d);
+      const held = await rejectsWith(d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+      assert.match(held.message, /another live Flurry process/);
+      child.signal('SIGSTOP');
+      let c;
+      for (let i = 0; i < 40 && !c; i++) {
+        await sleep(100);
+        try { c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') }); } catch (e) { assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED'); }
+      }
+      assert.ok(c, 'the paused holder\'s session never expired');
+      assert.deepEqual([c.slot, c.releasedCleanly], [0, false]);
+      child.signal('SIGCONT');
+      let r = await child.send('renew');
+      for (let i = 0; i < 30 && r.code === 'FLURRY_E_REGISTRY_UNREACHABLE'; i++) { await sleep(100); r = await child.send('renew'); }
+      assert.deepEqual([r.ok, r.code], [false, 'FLURRY_E_LEASE_LOST']);
+      await d.renew(c, { ttlMs: 1000, highWaterMs: Date.now() });
+    } finally {
+      await child.kill();
+      rmSync(otherHost, { recursive: true, force: true });
     }
   });
 
