@@ -12,9 +12,11 @@
  *   transparently after the old one expired.
  * - {@link zkFailure}: maps client failures to coded {@link FlurryError}s.
  *
- * Two defects of node-zookeeper-client 1.1.3 are worked around here: its transactions turn
- * an expected version of `0` into `-1` ("any version"), and a reconnect timer that fires
- * after `close()` would open a fresh socket and reconnect forever.
+ * Defects of node-zookeeper-client 1.1.3 worked around here: its transactions turn an
+ * expected version of `0` into `-1` ("any version"); a reconnect timer that fires after
+ * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
+ * waits forever for the answer to a session handshake (a server still starting accepts
+ * the TCP connection and may never answer it), so handshakes are cut short and retried.
  *
  * @example
  * ```ts
