@@ -116,7 +116,7 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   }
   const kind = ENGINE_SCHEMES[scheme];
   if (!kind) throw bad(url, `unknown scheme "${scheme}:"`);
-  const hm = /^\/\/(?:[^@/]*@)?([^/?#]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(rest);
+  const hm = /^\/\/(?:[^@/]*@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(rest);
   if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
   for (const hp of hm[1].split(',')) {
     const h = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(hp);

@@ -88,6 +88,16 @@ test('GIVEN bad values from each source THEN FLURRY_E_CONFIG names the setting, 
   }
 });
 
+test('GIVEN a registry URL with a password in a bad setting THEN the error shows the URL without the password', () => {
+  for (const url of ['redis://:hunter2@127.0.0.1:99999/0', 'gopher://u:hunter2@127.0.0.1:1', 'etcd://user:hunter2@']) {
+    const e = configError(() => loadServeConfig(['--registry', url], {}));
+    assert.equal(e.code, 'FLURRY_E_CONFIG', url);
+    assert.ok(!e.message.includes('hunter2'), `password leaked in: ${e.message}`);
+    assert.ok(!JSON.stringify(e.details).includes('hunter2'), `password leaked in details: ${JSON.stringify(e.details)}`);
+    assert.match(e.message, /\*\*\*/);
+  }
+});
+
 test('GIVEN a too-wide --fields layout THEN the error carries the core code and how far it overflows', () => {
   const e = configError(() => loadServeConfig(['--fields', 'timestamp:37,server:20,sequence:16'], {}));
   assert.match(e.message, /FLURRY_E_LAYOUT_TOO_WIDE/);

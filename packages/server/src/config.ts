@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
-import { parseRegistryUrl, resolveRegistryOptions } from '@flurry/coordination';
+import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coordination';
 import { parseCommandLine, type FlagSpecs } from './cli/args.js';
 import { serverError } from './errors.js';
 import { chooseLayout, parseNodePins } from './layout-choice.js';
@@ -331,13 +331,15 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
 
 function configError(key: string, value: unknown, source: Source, allowed?: string, cause?: unknown): FlurryError {
   const s = SETTINGS_BY_KEY[key];
-  const shown = s?.secret ? '(hidden)' : typeof value === 'string' ? JSON.stringify(clip(value)) : clip(JSON.stringify(value) ?? String(value));
+  // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
+  const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
+  const shown = s?.secret ? '(hidden)' : typeof safe === 'string' ? JSON.stringify(clip(safe)) : clip(JSON.stringify(safe) ?? String(safe));
   const from = source.kind === 'default' ? 'the default' : source.name;
   const what = allowed ?? s?.allowed ?? 'see flurry serve --help';
   return new FlurryError(
     'FLURRY_E_CONFIG',
     `invalid setting ${key}: ${shown} (from ${from}) is not allowed; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,
-    { setting: key, value: s?.secret ? '(hidden)' : value, source: from, ...(cause instanceof FlurryError ? { cause: cause.code } : {}) },
+    { setting: key, value: s?.secret ? '(hidden)' : safe, source: from, ...(cause instanceof FlurryError ? { cause: cause.code } : {}) },
   );
 }
 

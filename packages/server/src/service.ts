@@ -23,7 +23,7 @@
  */
 import type { Server } from 'node:http';
 import { FlurryError, GENERATOR_DEFAULTS, PublicIdCodec, parseKeys, loadKeysFromFile, systemClock, type GeneratorEvent, type Layout } from '@flurry/core';
-import { leasedGenerator, openRegistry, type LeasedGenerator, type Registry } from '@flurry/coordination';
+import { leasedGenerator, openRegistry, redactUrl, type LeasedGenerator, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
@@ -131,7 +131,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     if (shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
     if (!lg) return notStarted(config);
     if (!lg.ready()) {
-      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registry?.url ?? config.registry}) renews it or grants a new one`);
+      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registry?.url ?? redactUrl(config.registry)}) renews it or grants a new one`);
     }
     const now = systemClock.now();
     if (now < layout.epochMs) {
@@ -274,7 +274,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
 }
 
 function notStarted(config: ServeConfig): FlurryError {
-  return serverError('UNAVAILABLE', `the service is starting: it has no node-ID lease from ${config.registry} yet; retry shortly`);
+  return serverError('UNAVAILABLE', `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`);
 }
 
 function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | undefined {
