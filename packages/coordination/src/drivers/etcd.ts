@@ -71,19 +71,13 @@ import {
 import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import {
+  checkConnectTimeout, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
+  previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim, validNamespace,
+  type DriverLogger, type HighWaterRecord, type ListedHolder, type PreviousHolder, type RecordPlace,
+} from './common.js';
 
-/**
- * Where drivers log. Same shape as the registry's logger (pino fits).
- *
- * @example
- * ```ts
- * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
- * ```
- */
-export interface DriverLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
+export type { DriverLogger } from './common.js';
 
 /**
  * Options of {@link createEtcdDriver} (given by `openRegistry`).
@@ -121,20 +115,6 @@ export interface EtcdUrl {
 }
 
 const DEFAULT_PREFIX = '/flurry';
-/** `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots. */
-function validNamespace(ns: unknown): ns is string {
-  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
-}
-const HOLDERS_LISTED = 100;
-const MAX_TTL_MS = 2 ** 31 - 1;
-
-/** Replaces whatever sits between `//` and the last `@` of the authority with `***`. */
-function redactLoosely(raw: string): string {
-  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
-  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
-  const at = m[2].lastIndexOf('@');
-  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
-}
 
 /**
  * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
@@ -190,17 +170,6 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   return { hosts, username, password, prefix, redacted };
 }
 
-/** The high-water record stored beside each slot. */
-interface HighWaterRecord {
-  v: 1;
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  /** The longest a holder of this record could have issued past its mark unreported. */
-  ttlMs: number;
-  holder: string;
-  updatedAtMs: number;
-}
-
 /** What the driver remembers about a claim it made (keyed by token). */
 interface ClaimState {
   readonly leaseId: string;
@@ -208,34 +177,7 @@ interface ClaimState {
   readonly slot: number;
   readonly grantedTtlMs: number;
   readonly holderId: string;
-  readonly prev: { highWaterMs: number; releasedCleanly: boolean; ttlMs: number };
-}
-
-/**
- * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`.
- * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
- * up to its deadline; only a final (release) record can be clean, and only if this holder's
- * reports cover the previous holder's unreported window.
- */
-function recordToStore(
-  prev: ClaimState['prev'],
-  reportedMs: number,
-  ownTtlMs: number,
-  holderId: string,
-  clock: Clock,
-  final: boolean,
-): HighWaterRecord {
-  const now = clock.now();
-  const issuedBound = final ? reportedMs : Math.max(reportedMs, now);
-  const coversPrevious = prev.releasedCleanly || reportedMs >= prev.highWaterMs + prev.ttlMs;
-  return {
-    v: 1,
-    highWaterMs: Math.max(prev.highWaterMs, issuedBound),
-    releasedCleanly: final && coversPrevious,
-    ttlMs: coversPrevious ? ownTtlMs : Math.max(ownTtlMs, prev.ttlMs),
-    holder: holderId,
-    updatedAtMs: now,
-  };
+  readonly prev: PreviousHolder;
 }
 
 function isAuthError(err: unknown): boolean {
@@ -306,6 +248,8 @@ class EtcdDriver implements RegistryDriver {
   readonly url: string;
   private closed = false;
   private readonly states = new Map<string, ClaimState>();
+  /** Where the high-water records live, for the message of a corrupt one. */
+  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: Etcd3,
@@ -313,6 +257,7 @@ class EtcdDriver implements RegistryDriver {
     private readonly opts: EtcdDriverOptions,
   ) {
     this.url = parsed.redacted;
+    this.records = { engine: 'etcd', url: this.url, inspect: (key) => `etcdctl get ${key}` };
   }
 
   private slotKey(ns: string, slot: number): string {
@@ -326,9 +271,7 @@ class EtcdDriver implements RegistryDriver {
   }
 
   private assertOpen(): void {
-    if (this.closed) {
-      throw registryError('CLOSED', `the etcd registry ${this.url} was closed; open a new one to claim node IDs`, { url: this.url });
-    }
+    if (this.closed) throw closedError('etcd', this.url);
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
@@ -357,67 +300,19 @@ class EtcdDriver implements RegistryDriver {
     );
   }
 
-  private validate(req: ClaimRequest): void {
-    if (!validNamespace(req.namespace)) {
-      throw registryError(
-        'OPTION',
-        `namespace "${String(req.namespace)}" is invalid: use segments of letters, digits, "_", "." or "-" separated by "/" (e.g. "orders/dc-1"), no segment only dots, at most 200 characters`,
-        { namespace: req.namespace },
-      );
-    }
-    if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
-      throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
-    }
-    if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
-    }
-    if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
-      throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
-    }
-  }
-
   private stateOf(claim: Claim): ClaimState {
-    const s = this.states.get(claim.token);
-    if (s && s.slot === claim.slot) return s;
-    throw registryError(
-      'LEASE_LOST',
-      `this etcd driver holds no claim with token "${claim.token}" for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
-      { url: this.url, slot: claim.slot },
-    );
+    const s = ownClaim(this.states, claim);
+    if (s) return s;
+    throw unknownClaimError(`this etcd driver holds no claim with token "${claim.token}"`, claim, this.url);
   }
 
   private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
-    if (!raw || raw.length === 0) return undefined;
-    let rec: unknown;
-    try {
-      rec = JSON.parse(raw.toString('utf8'));
-    } catch {
-      rec = undefined;
-    }
-    const r = rec as Partial<HighWaterRecord> | undefined;
-    if (
-      !r ||
-      typeof r.highWaterMs !== 'number' ||
-      !Number.isFinite(r.highWaterMs) ||
-      r.highWaterMs < 0 ||
-      typeof r.releasedCleanly !== 'boolean' ||
-      typeof r.ttlMs !== 'number' ||
-      !Number.isFinite(r.ttlMs) ||
-      r.ttlMs < 0
-    ) {
-      throw registryError(
-        'CORRUPT',
-        `the high-water record "${key}" in etcd at ${this.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
-          `Inspect it with "etcdctl get ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
-        { url: this.url, key, value: raw.toString('utf8').slice(0, 200) },
-      );
-    }
-    return r as HighWaterRecord;
+    return parseHighWaterRecord(raw?.toString('utf8'), key, this.records);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
     this.assertOpen();
-    this.validate(req);
+    validateClaim(req, MAX_TTL_MS);
     const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
     let leaseId: string;
     let grantedTtlMs: number;
@@ -466,10 +361,7 @@ class EtcdDriver implements RegistryDriver {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const rec = this.parseRecord(hw?.value, hwKeyText);
-      const prev = rec
-        ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-        : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+      const prev = previousHolder(this.parseRecord(hw?.value, hwKeyText));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const res: ITxnResponse = await this.client.kv.txn(
         {
@@ -534,23 +426,11 @@ class EtcdDriver implements RegistryDriver {
       }
     }
     const held = await this.listHeld(req.namespace, req.slots, true);
-    const holders: Array<{ slot: number } & Partial<HolderInfo>> = [];
+    const holders: ListedHolder[] = [];
     for (const [slot, value] of [...held.entries()].sort((a, b) => a[0] - b[0]).slice(0, HOLDERS_LISTED)) {
-      let h: Partial<HolderInfo> = {};
-      try {
-        h = (JSON.parse(value.toString('utf8')) as { holder?: HolderInfo }).holder ?? {};
-      } catch {
-        /* unreadable holder: listed by slot only */
-      }
-      holders.push({ slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) });
+      holders.push(listedHolder(slot, readHolder(value.toString('utf8'), (v) => (v as { holder?: HolderInfo }).holder ?? {})));
     }
-    const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
-    throw registryError(
-      'EXHAUSTED',
-      `all ${req.slots} node IDs of "${req.namespace}" in etcd at ${this.url} are held (${held.size} holders, e.g. ${sample || 'none readable'}). ` +
-        `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
-      { url: this.url, namespace: req.namespace, slots: req.slots, held: held.size, holders },
-    );
+    throw exhaustedError(`etcd at ${this.url}`, this.url, req, held.size, holders);
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
@@ -644,8 +524,8 @@ class EtcdDriver implements RegistryDriver {
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = this.states.get(claim.token);
-    if (!s || s.slot !== claim.slot) return; // already released or lost: nothing of ours to free
+    const s = ownClaim(this.states, claim);
+    if (!s) return; // already released or lost: nothing of ours to free
     const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
     const ops: IRequestOp[] = [
@@ -695,9 +575,7 @@ class EtcdDriver implements RegistryDriver {
  */
 export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOptions): Promise<RegistryDriver> {
   const parsed = parseEtcdUrl(url);
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(opts.connectTimeoutMs)})`, {});
-  }
+  checkConnectTimeout(opts.connectTimeoutMs);
   const timeout = opts.connectTimeoutMs;
   const options: IOptions = {
     hosts: parsed.hosts,

@@ -58,21 +58,15 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { FlurryError, type Clock } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import {
+  checkConnectTimeout, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
+  previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim,
+  type DriverLogger, type HighWaterRecord, type PreviousHolder, type RecordPlace,
+} from './common.js';
 
-/**
- * Where drivers log. Same shape as the registry's logger (pino fits).
- *
- * @example
- * ```ts
- * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
- * ```
- */
-export interface DriverLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
+export type { DriverLogger } from './common.js';
 
 /**
  * Options of {@link createRedisDriver} (given by `openRegistry`).
@@ -111,22 +105,7 @@ export interface RedisUrl {
   readonly redacted: string;
 }
 
-const HOLDERS_LISTED = 100;
 const MGET_CHUNK = 512;
-const MAX_TTL_MS = 2 ** 31 - 1;
-
-/** Replaces whatever sits between `//` and the last `@` of the authority with `***`. */
-function redactLoosely(raw: string): string {
-  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
-  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
-  const at = m[2].lastIndexOf('@');
-  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
-}
-
-/** `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots. */
-function validNamespace(ns: unknown): ns is string {
-  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
-}
 
 /**
  * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name]`, or
@@ -184,44 +163,11 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, redacted };
 }
 
-/** The high-water record stored beside each slot. */
-interface HighWaterRecord {
-  v: 1;
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  /** The longest a holder of this record could have issued past its mark unreported. */
-  ttlMs: number;
-  holder: string;
-  updatedAtMs: number;
-}
-
 interface ClaimState {
   readonly namespace: string;
   readonly slot: number;
   readonly holderId: string;
-  readonly prev: { highWaterMs: number; releasedCleanly: boolean; ttlMs: number };
-}
-
-/** See the etcd driver: the record to store for a holder that got `prev` and reports `reportedMs`. */
-function recordToStore(
-  prev: ClaimState['prev'],
-  reportedMs: number,
-  ownTtlMs: number,
-  holderId: string,
-  clock: Clock,
-  final: boolean,
-): HighWaterRecord {
-  const now = clock.now();
-  const issuedBound = final ? reportedMs : Math.max(reportedMs, now);
-  const coversPrevious = prev.releasedCleanly || reportedMs >= prev.highWaterMs + prev.ttlMs;
-  return {
-    v: 1,
-    highWaterMs: Math.max(prev.highWaterMs, issuedBound),
-    releasedCleanly: final && coversPrevious,
-    ttlMs: coversPrevious ? ownTtlMs : Math.max(ownTtlMs, prev.ttlMs),
-    holder: holderId,
-    updatedAtMs: now,
-  };
+  readonly prev: PreviousHolder;
 }
 
 /**
@@ -279,6 +225,8 @@ class RedisDriver implements RegistryDriver {
   readonly url: string;
   private closed = false;
   private readonly states = new Map<string, ClaimState>();
+  /** Where the high-water records live, for the message of a corrupt one. */
+  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: ScriptClient,
@@ -286,16 +234,20 @@ class RedisDriver implements RegistryDriver {
     private readonly opts: RedisDriverOptions,
   ) {
     this.url = parsed.redacted;
+    this.records = { engine: 'Redis', url: this.url, inspect: (key) => `GET ${key}` };
   }
 
   private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
     return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
   }
 
+  /** The keys every script takes: slot, holder, hw. */
+  private keys(ns: string, slot: number): [slot: string, holder: string, hw: string] {
+    return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
+  }
+
   private assertOpen(): void {
-    if (this.closed) {
-      throw registryError('CLOSED', `the Redis registry ${this.url} was closed; open a new one to claim node IDs`, { url: this.url });
-    }
+    if (this.closed) throw closedError('Redis', this.url);
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
@@ -321,67 +273,19 @@ class RedisDriver implements RegistryDriver {
     );
   }
 
-  private validate(req: ClaimRequest): void {
-    if (!validNamespace(req.namespace)) {
-      throw registryError(
-        'OPTION',
-        `namespace "${String(req.namespace)}" is invalid: use segments of letters, digits, "_", "." or "-" separated by "/" (e.g. "orders/dc-1"), no segment only dots, at most 200 characters`,
-        { namespace: req.namespace },
-      );
-    }
-    if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
-      throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
-    }
-    if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
-    }
-    if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
-      throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
-    }
-  }
-
   private stateOf(claim: Claim): ClaimState {
-    const s = this.states.get(claim.token);
-    if (s && s.slot === claim.slot) return s;
-    throw registryError(
-      'LEASE_LOST',
-      `this Redis driver holds no claim with that token for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
-      { url: this.url, slot: claim.slot },
-    );
+    const s = ownClaim(this.states, claim);
+    if (s) return s;
+    throw unknownClaimError('this Redis driver holds no claim with that token', claim, this.url);
   }
 
   private parseRecord(raw: string | null | undefined, key: string): HighWaterRecord | undefined {
-    if (raw === null || raw === undefined || raw === '') return undefined;
-    let rec: unknown;
-    try {
-      rec = JSON.parse(raw);
-    } catch {
-      rec = undefined;
-    }
-    const r = rec as Partial<HighWaterRecord> | undefined;
-    if (
-      !r ||
-      typeof r.highWaterMs !== 'number' ||
-      !Number.isFinite(r.highWaterMs) ||
-      r.highWaterMs < 0 ||
-      typeof r.releasedCleanly !== 'boolean' ||
-      typeof r.ttlMs !== 'number' ||
-      !Number.isFinite(r.ttlMs) ||
-      r.ttlMs < 0
-    ) {
-      throw registryError(
-        'CORRUPT',
-        `the high-water record "${key}" in Redis at ${this.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
-          `Inspect it with "GET ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
-        { url: this.url, key, value: raw.slice(0, 200) },
-      );
-    }
-    return r as HighWaterRecord;
+    return parseHighWaterRecord(raw, key, this.records);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
     this.assertOpen();
-    this.validate(req);
+    validateClaim(req, MAX_TTL_MS);
     const token = `${randomBytes(16).toString('hex')}@${req.namespace}`;
     try {
       return await this.claimWithToken(req, token);
@@ -398,18 +302,15 @@ class RedisDriver implements RegistryDriver {
    */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const ns = req.namespace;
-    const keys = [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)] as const;
+    const keys = this.keys(ns, slot);
     const holderJson = JSON.stringify({ ...req.holder, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
     const [held, hw] = await this.client.mget(keys[0], keys[2]);
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const rec = this.parseRecord(seen, keys[2]);
-      const prev = rec
-        ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-        : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+      const prev = previousHolder(this.parseRecord(seen, keys[2]));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-      const res = await this.client.flurryClaim(keys[0], keys[1], keys[2], token, req.ttlMs, holderJson, seen, JSON.stringify(first));
+      const res = await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, JSON.stringify(first));
       const outcome = Number(res[0]);
       if (outcome === 1) {
         this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
@@ -447,22 +348,8 @@ class RedisDriver implements RegistryDriver {
     }
     heldSlots.sort((a, b) => a - b);
     const infos = heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    const holders = heldSlots.map((slot, i) => {
-      let h: Partial<HolderInfo> = {};
-      try {
-        h = JSON.parse(infos[i] ?? '{}') as Partial<HolderInfo>;
-      } catch {
-        /* unreadable holder: listed by slot only */
-      }
-      return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
-    });
-    const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
-    throw registryError(
-      'EXHAUSTED',
-      `all ${req.slots} node IDs of "${ns}" in Redis at ${this.url} are held (${held} holders, e.g. ${sample || 'none readable'}). ` +
-        `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
-      { url: this.url, namespace: ns, slots: req.slots, held, holders },
-    );
+    const holders = heldSlots.map((slot, i) => listedHolder(slot, readHolder(infos[i] ?? '{}')));
+    throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
@@ -475,14 +362,7 @@ class RedisDriver implements RegistryDriver {
     let ok: number;
     try {
       ok = Number(
-        await this.client.flurryRenew(
-          this.key(s.namespace, 'slot', s.slot),
-          this.key(s.namespace, 'holder', s.slot),
-          this.key(s.namespace, 'hw', s.slot),
-          claim.token,
-          opts.ttlMs,
-          JSON.stringify(rec),
-        ),
+        await this.client.flurryRenew(...this.keys(s.namespace, s.slot), claim.token, opts.ttlMs, JSON.stringify(rec)),
       );
     } catch (err) {
       throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
@@ -499,19 +379,13 @@ class RedisDriver implements RegistryDriver {
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = this.states.get(claim.token);
-    if (!s || s.slot !== claim.slot) return; // already released or lost
+    const s = ownClaim(this.states, claim);
+    if (!s) return; // already released or lost
     const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
     let ok: number;
     try {
       ok = Number(
-        await this.client.flurryRelease(
-          this.key(s.namespace, 'slot', s.slot),
-          this.key(s.namespace, 'holder', s.slot),
-          this.key(s.namespace, 'hw', s.slot),
-          claim.token,
-          JSON.stringify(rec),
-        ),
+        await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)),
       );
     } catch (err) {
       throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
@@ -547,9 +421,7 @@ class RedisDriver implements RegistryDriver {
  */
 export async function createRedisDriver(url: URL | string, opts: RedisDriverOptions): Promise<RegistryDriver> {
   const parsed = parseRedisUrl(url);
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(opts.connectTimeoutMs)})`, {});
-  }
+  checkConnectTimeout(opts.connectTimeoutMs);
   let connected = false;
   let lastError: unknown;
   const options: RedisOptions = {

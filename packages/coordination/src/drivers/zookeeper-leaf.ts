@@ -82,11 +82,12 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { holderFields } from './common.js';
 import {
-  CreateMode, isZk, normalizeZkPath, parseZooKeeperUrl, ZkCode, ZkSessionPool, zkFailure,
-  type ZkSession,
+  CreateMode, isZk, normalizeZkPath, parseZooKeeperUrl, ZkCode, zkFailure,
+  type ZkSession, type ZkSessionPool,
 } from './zookeeper-client.js';
-import { DEFAULT_ZK_SESSION_TIMEOUT_MS, validateClaimRequest, type ZooKeeperDriverOptions } from './zookeeper.js';
+import { DEFAULT_ZK_SESSION_TIMEOUT_MS, renewOpTimeout, validateClaimRequest, zkSessionPool, type ZooKeeperDriverOptions } from './zookeeper.js';
 
 /**
  * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
@@ -589,10 +590,7 @@ class LeafDriver implements RegistryDriver {
     if (s.state !== 'connected') {
       throw registryError('UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`, { url: this.url, slot: st.slot, address: st.addr.text });
     }
-    if (s.timeoutMs < opts.ttlMs) {
-      throw registryError('OPTION', `${doing}: the ZooKeeper session timeout is ${s.timeoutMs} ms, shorter than the requested TTL of ${opts.ttlMs} ms; set ttlMs ≤ ${s.timeoutMs}`, { url: this.url, ttlMs: opts.ttlMs, sessionTimeoutMs: s.timeoutMs });
-    }
-    const opT = Math.max(500, Math.min(this.opts.connectTimeoutMs, Math.floor(opts.ttlMs / 3)));
+    const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
     try {
       const stat = await s.exists(st.livePath, opT);
       if (!s.owns(stat)) {
@@ -657,10 +655,6 @@ class LeafDriver implements RegistryDriver {
   }
 }
 
-function holderFields(h: HolderInfo): HolderInfo {
-  return { id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address !== undefined ? { address: h.address } : {}) };
-}
-
 /**
  * Opens the `zookeeper+leaf://h:p[,h:p][/prefix]?name=…&address=…` driver (query
  * parameters: see the module comment). Connects once at start-up: when ZooKeeper is
@@ -692,10 +686,7 @@ export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverO
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`, { url: parsed.display });
-  }
-  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: opts.connectTimeoutMs, logger: opts.logger });
+  const pool = zkSessionPool(parsed, opts);
   try {
     await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
   } catch (err) {

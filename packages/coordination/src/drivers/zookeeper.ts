@@ -50,9 +50,10 @@
 import type { Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { holderFields } from './common.js';
 import {
   CreateMode, isZk, parseZooKeeperUrl, ZkCode, ZkSessionPool, zkFailure,
-  type ZkLogger, type ZkSession,
+  type ParsedZooKeeperUrl, type ZkLogger, type ZkSession,
 } from './zookeeper-client.js';
 
 /**
@@ -170,6 +171,39 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
   return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
 }
 
+/**
+ * Checks `connectTimeoutMs` (`FLURRY_E_REGISTRY_OPTION`) and makes the session pool of a
+ * ZooKeeper driver (either scheme); nothing is connected yet.
+ *
+ * @example
+ * ```ts
+ * const pool = zkSessionPool(parseZooKeeperUrl(url, 'zookeeper'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverOptions): ZkSessionPool {
+  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`, { url: parsed.display });
+  }
+  return new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: opts.connectTimeoutMs, logger: opts.logger });
+}
+
+/**
+ * The time limit of each ZooKeeper operation of a renewal with `ttlMs`: a third of the TTL,
+ * within 500 ms .. `connectTimeoutMs`. Throws `FLURRY_E_REGISTRY_OPTION` when the session's
+ * timeout is shorter than the TTL (the slot could be freed before the holder's deadline).
+ *
+ * @example
+ * ```ts
+ * const opT = renewOpTimeout(session, 9000, 5000, 'renewing slot 3', url); // 3000
+ * ```
+ */
+export function renewOpTimeout(session: ZkSession, ttlMs: number, connectTimeoutMs: number, doing: string, url: string): number {
+  if (session.timeoutMs < ttlMs) {
+    throw registryError('OPTION', `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`, { url, ttlMs, sessionTimeoutMs: session.timeoutMs });
+  }
+  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
+}
+
 function hwJson(highWaterMs: number, releasedCleanly: boolean): Buffer {
   return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly }));
 }
@@ -285,10 +319,7 @@ class ZooKeeperDriver implements RegistryDriver {
     if (s.state !== 'connected') {
       throw registryError('UNREACHABLE', `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`, { url: this.url, slot: st.slot, namespace: st.namespace });
     }
-    if (s.timeoutMs < opts.ttlMs) {
-      throw registryError('OPTION', `${doing}: the ZooKeeper session timeout is ${s.timeoutMs} ms, shorter than the requested TTL of ${opts.ttlMs} ms; set ttlMs ≤ ${s.timeoutMs}`, { url: this.url, ttlMs: opts.ttlMs, sessionTimeoutMs: s.timeoutMs });
-    }
-    const opT = Math.max(500, Math.min(this.opts.connectTimeoutMs, Math.floor(opts.ttlMs / 3)));
+    const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
     try {
       const stat = await s.exists(st.slotPath, opT);
       if (!s.owns(stat)) {
@@ -431,10 +462,6 @@ class ZooKeeperDriver implements RegistryDriver {
   }
 }
 
-function holderFields(h: HolderInfo): HolderInfo {
-  return { id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address !== undefined ? { address: h.address } : {}) };
-}
-
 /**
  * Opens the `zookeeper://h:p[,h:p]/path` driver. The path (default: the root) is where
  * every namespace lives; query parameters are ignored. Connects once at start-up to check
@@ -449,10 +476,7 @@ function holderFields(h: HolderInfo): HolderInfo {
  */
 export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`, { url: parsed.display });
-  }
-  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: opts.connectTimeoutMs, logger: opts.logger });
+  const pool = zkSessionPool(parsed, opts);
   try {
     const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
     if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));

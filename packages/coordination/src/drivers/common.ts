@@ -1,0 +1,358 @@
+/**
+ * What the engine drivers share: request checks, the high-water record of the etcd and Redis
+ * drivers and the rule that computes it, and the pieces of their error messages that differ
+ * only by the engine's name. It imports no client library, so loading it never needs
+ * `etcd3`, `ioredis` or `node-zookeeper-client`.
+ *
+ * @example
+ * ```ts
+ * import { validateClaim, recordToStore, NO_PREVIOUS_HOLDER } from './common.js';
+ * validateClaim(req, 2 ** 31 - 1);
+ * const rec = recordToStore(NO_PREVIOUS_HOLDER, 0, req.ttlMs, req.holder.id, clock, false);
+ * ```
+ */
+import type { Clock, FlurryError } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
+import { registryError } from '../errors.js';
+
+/**
+ * Where drivers log. Same shape as the registry's logger (pino fits).
+ *
+ * @example
+ * ```ts
+ * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
+ * ```
+ */
+export interface DriverLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
+export const MAX_TTL_MS = 2 ** 31 - 1;
+
+/** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
+export const HOLDERS_LISTED = 100;
+
+/**
+ * `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots, at most
+ * 200 characters in all.
+ *
+ * @example
+ * ```ts
+ * validNamespace('orders/dc-1') // true
+ * validNamespace('../x')        // false
+ * ```
+ */
+export function validNamespace(ns: unknown): ns is string {
+  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
+}
+
+/**
+ * Checks a claim request's namespace, slot count, TTL (`1..maxTtlMs`) and holder ID; throws
+ * `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * validateClaim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, MAX_TTL_MS);
+ * ```
+ */
+export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
+  if (!validNamespace(req.namespace)) {
+    throw registryError(
+      'OPTION',
+      `namespace "${String(req.namespace)}" is invalid: use segments of letters, digits, "_", "." or "-" separated by "/" (e.g. "orders/dc-1"), no segment only dots, at most 200 characters`,
+      { namespace: req.namespace },
+    );
+  }
+  if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
+    throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
+  }
+  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > maxTtlMs) {
+    throw registryError('OPTION', `ttlMs must be an integer in 1..${maxTtlMs} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
+  }
+  if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
+    throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
+  }
+}
+
+/**
+ * Checks the `connectTimeoutMs` given to an engine driver factory; throws
+ * `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * checkConnectTimeout(opts.connectTimeoutMs); // 5000: fine; 0 or NaN: throws
+ * ```
+ */
+export function checkConnectTimeout(connectTimeoutMs: number): void {
+  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(connectTimeoutMs)})`, {});
+  }
+}
+
+/**
+ * Replaces whatever sits between `//` and the last `@` of a URL's authority with `***`: safe
+ * to show even for a URL too malformed to parse.
+ *
+ * @example
+ * ```ts
+ * redactLoosely('redis://:hun@ter2@h:1/0') // 'redis://***@h:1/0'
+ * ```
+ */
+export function redactLoosely(raw: string): string {
+  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
+  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
+  const at = m[2].lastIndexOf('@');
+  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
+}
+
+/**
+ * The holder fields of a {@link HolderInfo}, without anything else the object may carry
+ * (`address` only when it is set).
+ *
+ * @example
+ * ```ts
+ * holderFields({ id: 'h:1:a', hostname: 'h', pid: 1 }) // { id: 'h:1:a', hostname: 'h', pid: 1 }
+ * ```
+ */
+export function holderFields(h: HolderInfo): HolderInfo {
+  return { id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address !== undefined ? { address: h.address } : {}) };
+}
+
+/**
+ * The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL).
+ *
+ * @example
+ * ```ts
+ * const r: HighWaterRecord = { v: 1, highWaterMs: 1_700_000_000_000, releasedCleanly: true, ttlMs: 10_000, holder: 'h:1:a', updatedAtMs: 1_700_000_000_000 };
+ * ```
+ */
+export interface HighWaterRecord {
+  v: 1;
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  /** The longest a holder of this record could have issued past its mark unreported. */
+  ttlMs: number;
+  holder: string;
+  updatedAtMs: number;
+}
+
+/**
+ * What a claimer learned from the record it found: the previous holders' mark, whether they
+ * released cleanly, and how long past the mark they may have issued unreported.
+ *
+ * @example
+ * ```ts
+ * const prev: PreviousHolder = previousHolder(record); // NO_PREVIOUS_HOLDER when there is none
+ * ```
+ */
+export interface PreviousHolder {
+  readonly highWaterMs: number;
+  readonly releasedCleanly: boolean;
+  readonly ttlMs: number;
+}
+
+/**
+ * A slot that never had a holder: nothing issued, nothing to wait for.
+ *
+ * @example
+ * ```ts
+ * recordToStore(NO_PREVIOUS_HOLDER, 0, 10_000, 'h:1:a', clock, false);
+ * ```
+ */
+export const NO_PREVIOUS_HOLDER: PreviousHolder = { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+
+/**
+ * The {@link PreviousHolder} a stored record describes ({@link NO_PREVIOUS_HOLDER} without one).
+ *
+ * @example
+ * ```ts
+ * previousHolder(parseHighWaterRecord(text, key, where)).highWaterMs
+ * ```
+ */
+export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder {
+  return rec ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs } : { ...NO_PREVIOUS_HOLDER };
+}
+
+/**
+ * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`.
+ * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
+ * up to its deadline; only a final (release) record can be clean, and only if this holder's
+ * reports cover the previous holder's unreported window.
+ *
+ * @example
+ * ```ts
+ * const rec = recordToStore(prev, gen.lastIssuedUnixMs, 10_000, holder.id, clock, false);
+ * ```
+ */
+export function recordToStore(
+  prev: PreviousHolder,
+  reportedMs: number,
+  ownTtlMs: number,
+  holderId: string,
+  clock: Clock,
+  final: boolean,
+): HighWaterRecord {
+  const now = clock.now();
+  const issuedBound = final ? reportedMs : Math.max(reportedMs, now);
+  const coversPrevious = prev.releasedCleanly || reportedMs >= prev.highWaterMs + prev.ttlMs;
+  return {
+    v: 1,
+    highWaterMs: Math.max(prev.highWaterMs, issuedBound),
+    releasedCleanly: final && coversPrevious,
+    ttlMs: coversPrevious ? ownTtlMs : Math.max(ownTtlMs, prev.ttlMs),
+    holder: holderId,
+    updatedAtMs: now,
+  };
+}
+
+/**
+ * Where a high-water record lives, for the message of a corrupt one.
+ *
+ * @example
+ * ```ts
+ * const where: RecordPlace = { engine: 'Redis', url, inspect: (key) => `GET ${key}` };
+ * ```
+ */
+export interface RecordPlace {
+  /** The engine's name as messages show it: `etcd`, `Redis`. */
+  readonly engine: string;
+  /** The engine's URL without its password. */
+  readonly url: string;
+  /** The command that shows the record, e.g. `etcdctl get <key>`. */
+  inspect(key: string): string;
+}
+
+/**
+ * Parses a stored high-water record; `undefined` when there is none (absent or empty).
+ * Throws `FLURRY_E_REGISTRY_CORRUPT` naming the key and how to inspect it.
+ *
+ * @example
+ * ```ts
+ * parseHighWaterRecord('{"v":1,"highWaterMs":42,"releasedCleanly":true,"ttlMs":0}', 'flurry:{a}:hw:0', where)?.highWaterMs // 42
+ * ```
+ */
+export function parseHighWaterRecord(raw: string | null | undefined, key: string, where: RecordPlace): HighWaterRecord | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined;
+  let rec: unknown;
+  try {
+    rec = JSON.parse(raw);
+  } catch {
+    rec = undefined;
+  }
+  const r = rec as Partial<HighWaterRecord> | undefined;
+  if (
+    !r ||
+    typeof r.highWaterMs !== 'number' ||
+    !Number.isFinite(r.highWaterMs) ||
+    r.highWaterMs < 0 ||
+    typeof r.releasedCleanly !== 'boolean' ||
+    typeof r.ttlMs !== 'number' ||
+    !Number.isFinite(r.ttlMs) ||
+    r.ttlMs < 0
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the high-water record "${key}" in ${where.engine} at ${where.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
+        `Inspect it with "${where.inspect(key)}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
+      { url: where.url, key, value: raw.slice(0, 200) },
+    );
+  }
+  return r as HighWaterRecord;
+}
+
+/**
+ * The error of a call on a closed driver (`FLURRY_E_REGISTRY_CLOSED`).
+ *
+ * @example
+ * ```ts
+ * if (this.closed) throw closedError('Redis', this.url);
+ * ```
+ */
+export function closedError(engine: string, url: string): FlurryError {
+  return registryError('CLOSED', `the ${engine} registry ${url} was closed; open a new one to claim node IDs`, { url });
+}
+
+/**
+ * The state a driver keeps for `claim`, if it is still the driver's own claim of that slot.
+ *
+ * @example
+ * ```ts
+ * const s = ownClaim(this.states, claim);
+ * if (!s) return; // already released or lost
+ * ```
+ */
+export function ownClaim<S extends { readonly slot: number }>(states: ReadonlyMap<string, S>, claim: Claim): S | undefined {
+  const s = states.get(claim.token);
+  return s && s.slot === claim.slot ? s : undefined;
+}
+
+/**
+ * The error for renewing a claim the driver does not hold (`FLURRY_E_LEASE_LOST`).
+ *
+ * @example
+ * ```ts
+ * throw unknownClaimError('this Redis driver holds no claim with that token', claim, this.url);
+ * ```
+ */
+export function unknownClaimError(holdsNo: string, claim: Claim, url: string): FlurryError {
+  return registryError(
+    'LEASE_LOST',
+    `${holdsNo} for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
+    { url, slot: claim.slot },
+  );
+}
+
+/** One entry of an exhaustion error's `holders` list. */
+export type ListedHolder = { slot: number } & Partial<HolderInfo>;
+
+/**
+ * One entry of an exhaustion error's `holders` list, from whatever holder info was readable.
+ *
+ * @example
+ * ```ts
+ * listedHolder(3, { id: 'h:1:a', hostname: 'h', pid: 1 }) // { slot: 3, id: 'h:1:a', hostname: 'h', pid: 1 }
+ * ```
+ */
+export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
+  return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
+}
+
+/**
+ * Reads stored holder JSON for an exhaustion report: `pick` takes the holder out of the parsed
+ * value (by default the value itself); `{}` when either step fails (the holder is then listed
+ * by slot only).
+ *
+ * @example
+ * ```ts
+ * readHolder('{"id":"h:1:a"}')                                              // { id: 'h:1:a' }
+ * readHolder('{"holder":{"id":"h:1:a"}}', (v) => (v as { holder?: HolderInfo }).holder ?? {}) // { id: 'h:1:a' }
+ * ```
+ */
+export function readHolder(text: string, pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>): Partial<HolderInfo> {
+  try {
+    return pick(JSON.parse(text));
+  } catch {
+    return {}; // unreadable holder: listed by slot only
+  }
+}
+
+/**
+ * The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`), naming a
+ * few holders in the message and listing them in the details.
+ *
+ * @example
+ * ```ts
+ * throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
+ * ```
+ */
+export function exhaustedError(where: string, url: string, req: ClaimRequest, held: number, holders: ListedHolder[]): FlurryError {
+  const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
+  return registryError(
+    'EXHAUSTED',
+    `all ${req.slots} node IDs of "${req.namespace}" in ${where} are held (${held} holders, e.g. ${sample || 'none readable'}). ` +
+      `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
+    { url, namespace: req.namespace, slots: req.slots, held, holders },
+  );
+}
