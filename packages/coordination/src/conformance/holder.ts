@@ -7,7 +7,7 @@
  * - `{ev:'acquired', slot, node, notBeforeMs}` or `{ev:'error', code, message, details}` (then exit 2)
  * - `{ev:'renewed'|'lost'|'reacquired'|'renew-failed'|'node-changed', …}` lease events
  *   (`renewed.startedAt` is also in host monotonic ms)
- * - mode `tick`: every `tickMs` one `gen.next()`: `{ev:'id', id, node}` or, on the first
+ * - mode `tick`: every `tickMs` one `gen.next()`: `{ev:'id', id, node, unixMs}` (unixMs: the ID's own timestamp) or, on the first
  *   refusal after an ID, `{ev:'refused', code}`
  * - mode `burst`: IDs at full speed (yielding to the event loop every chunk so renewals
  *   run) for `durationMs` or `maxIds`, written little-endian to `out`; then
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       try {
         const id = ids.next();
         refusedShown = false;
-        emit({ ev: 'id', id, node: ids.generator.node });
+        emit({ ev: 'id', id, node: ids.generator.node, unixMs: ids.generator.layout.decode(id).unixMs });
       } catch (e) {
         if (!refusedShown) emit({ ev: 'refused', code: codeOf(e) });
         refusedShown = true;
