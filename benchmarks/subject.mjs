@@ -83,7 +83,15 @@ async function main() {
       }
       batchNs = bb;
     }
-    out({ name, mode, nsPerId: best, batchNsPerId: batchNs, sink: String(sink) });
+    // The floor under any next() that stamps each ID with the current time: one Date.now().
+    let clockNs = Infinity;
+    let clockSink = 0;
+    for (let r = 0; r < 5; r++) {
+      const t0 = hr();
+      for (let i = 0; i < iters; i++) clockSink += Date.now();
+      clockNs = Math.min(clockNs, ((hr() - t0) * 1e6) / iters);
+    }
+    out({ name, mode, nsPerId: best, batchNsPerId: batchNs, clockNs, sink: String(sink ^ BigInt(clockSink & 1)) });
   } else if (mode === 'stall' || mode === 'back') {
     const frozen = realNow();
     let offset = 0;
