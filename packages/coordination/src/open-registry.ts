@@ -41,11 +41,12 @@ export interface EngineDriverOptions {
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
-const ENGINES: Record<'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis', { module: string; exportName: string; pkg: string }> = {
-  'zookeeper': { module: './drivers/zookeeper.js', exportName: 'createZooKeeperDriver', pkg: 'node-zookeeper-client' },
-  'zookeeper+leaf': { module: './drivers/zookeeper-leaf.js', exportName: 'createLeafDriver', pkg: 'node-zookeeper-client' },
-  'etcd': { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3' },
-  'redis': { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis' },
+/** Each engine's driver module and the npm package (with the major version the driver is written for) it needs. */
+const ENGINES: Record<'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis', { module: string; exportName: string; pkg: string; install: string }> = {
+  'zookeeper': { module: './drivers/zookeeper.js', exportName: 'createZooKeeperDriver', pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
+  'zookeeper+leaf': { module: './drivers/zookeeper-leaf.js', exportName: 'createLeafDriver', pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
+  'etcd': { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
+  'redis': { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis', install: 'ioredis@6' },
 };
 
 /**
@@ -68,7 +69,7 @@ export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: 
     if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(e.pkg)) {
       throw registryError(
         'CLIENT_MISSING',
-        `the ${kind} registry (${redactedUrl}) needs the npm package "${e.pkg}", which is not installed: run npm install ${e.pkg}`,
+        `the ${kind} registry (${redactedUrl}) needs the npm package "${e.pkg}", which is not installed: run npm install ${e.install}`,
         { url: redactedUrl, package: e.pkg },
         err,
       );

@@ -100,9 +100,9 @@ describe('registry URLs', () => {
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { code: string; message: string }[];
     assert.deepEqual(out.map((o) => o.code), ['FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING']);
-    assert.match(out[0].message, /npm install ioredis/);
+    assert.match(out[0].message, /npm install ioredis@6(\s|$)/);
     assert.ok(!out[0].message.includes(':pw@'), out[0].message);
-    assert.match(out[1].message, /npm install etcd3/);
-    assert.match(out[2].message, /npm install node-zookeeper-client/);
+    assert.match(out[1].message, /npm install etcd3@1(\s|$)/);
+    assert.match(out[2].message, /npm install node-zookeeper-client@1(\s|$)/);
   });
 });

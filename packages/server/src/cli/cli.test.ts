@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Layout } from '@flurry/core';
 import { PassThrough } from 'node:stream';
 import { runFlurry, tempDir } from '../test-support.js';
@@ -172,4 +173,39 @@ test('GIVEN --help on each command THEN usage is printed and the exit code is 0'
   const none = await inProcess([]);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /Usage: flurry/);
+});
+
+test('GIVEN the engine client libraries are not installed (optional peer dependencies) THEN the CLI still loads and an engine registry URL fails with FLURRY_E_REGISTRY_CLIENT_MISSING naming the package to install', async () => {
+  // A resolve hook makes etcd3, ioredis and node-zookeeper-client unresolvable in the child process, as on a
+  // machine where only @flurry/server was installed. A static import of any of them anywhere in the CLI would
+  // crash the process before the coded error.
+  const dir = tempDir('no-clients');
+  try {
+    writeFileSync(path.join(dir, 'hook.mjs'), `export async function resolve(spec, ctx, next) {
+  if (['ioredis', 'etcd3', 'node-zookeeper-client'].includes(spec)) {
+    const e = new Error("Cannot find package '" + spec + "' imported from " + ctx.parentURL); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;
+  }
+  return next(spec, ctx);
+}
+`);
+    writeFileSync(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hook.mjs', import.meta.url);\n");
+    const env = { NODE_OPTIONS: `--import=${path.join(dir, 'register.mjs')}`, FLURRY_ALLOW_ROOT: '1' };
+    const cases: Array<[string[], string]> = [
+      [['next', '--registry', 'redis://:pw@127.0.0.1:1/0'], 'ioredis@6'],
+      [['next', '--registry', 'etcd://127.0.0.1:1/flurry'], 'etcd3@1'],
+      [['next', '--registry', 'zookeeper://127.0.0.1:1/flurry'], 'node-zookeeper-client@1'],
+      [['serve', '--port', '0', '--registry', 'zookeeper+leaf://127.0.0.1:1/flurry'], 'node-zookeeper-client@1'],
+    ];
+    const results = await Promise.all(cases.map(([argv]) => runFlurry(argv, env)));
+    results.forEach((r, i) => {
+      const [argv, install] = cases[i];
+      assert.equal(r.code, 1, `${argv.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^flurry: FLURRY_E_REGISTRY_CLIENT_MISSING: /m, r.stderr);
+      assert.ok(r.stderr.includes(`run npm install ${install}\n`), `${argv.join(' ')}: ${r.stderr}`);
+      assert.ok(!r.stderr.includes(':pw@'), r.stderr);
+      assert.ok(!/\n\s+at /.test(r.stderr), `no stack trace: ${r.stderr}`);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
