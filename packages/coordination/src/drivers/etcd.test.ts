@@ -1,27 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostname } from 'node:os';
 import { Etcd3 } from 'etcd3';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { createEtcdDriver, parseEtcdUrl } from './etcd.js';
-import type { HolderInfo, RegistryDriver } from '../driver.js';
+import type { RegistryDriver } from '../driver.js';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
+import { holder, rejectsWith, retryUntilOk, sleep } from './test-kit.js';
 
-const holder = (n: number | string): HolderInfo => ({ id: `${hostname()}:${process.pid}:${n}`, hostname: hostname(), pid: process.pid });
 const opts = { clock: systemClock, connectTimeoutMs: 3000 };
 
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<FlurryError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FlurryError, `expected a FlurryError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected a rejection with ${code}`);
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 describe('etcd URL parsing', () => {
   it('GIVEN a multi-host URL with credentials THEN hosts, prefix and a redacted URL come out', () => {
@@ -242,17 +229,7 @@ describe('etcd driver against a real etcd', () => {
     await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 5 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
     assert.ok(Date.now() - t0 < 3000, 'fails within the timeout');
     await engine.restart();
-    let ok = false;
-    for (let i = 0; i < 30 && !ok; i++) {
-      try {
-        await d.renew(c, { ttlMs: 20_000, highWaterMs: 6 });
-        ok = true;
-      } catch (e) {
-        assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_UNREACHABLE');
-        await sleep(200);
-      }
-    }
-    assert.ok(ok, 'renew recovers after the restart');
+    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 30, 200, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
     await d.release(c, { highWaterMs: 7 });
     assert.equal((await hwRecord('outage', c.slot))?.highWaterMs, 7);
   });

@@ -1,26 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { createRedisDriver, parseRedisUrl } from './redis.js';
 import type { HolderInfo, RegistryDriver } from '../driver.js';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
+import { holder, rejectsWith, retryUntilOk, sleep } from './test-kit.js';
 
-const holder = (n: number | string): HolderInfo => ({ id: `${hostname()}:${process.pid}:${n}`, hostname: hostname(), pid: process.pid });
 const opts = { clock: systemClock, connectTimeoutMs: 2000 };
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<FlurryError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FlurryError, `expected a FlurryError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected a rejection with ${code}`);
-}
 
 describe('Redis URL parsing', () => {
   it('GIVEN URLs with a password, a user, a db and a prefix THEN they are parsed and redacted', () => {
@@ -243,17 +230,7 @@ describe('Redis driver against a real Redis', () => {
     await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
     assert.ok(Date.now() - t0 < 2500, `took ${Date.now() - t0} ms`);
     await engine.restart();
-    let ok = false;
-    for (let i = 0; i < 40 && !ok; i++) {
-      try {
-        await d.renew(c, { ttlMs: 20_000, highWaterMs: 7 });
-        ok = true;
-      } catch (e) {
-        assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_UNREACHABLE');
-        await sleep(100);
-      }
-    }
-    assert.ok(ok, 'renew recovers after the restart');
+    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
     await d.release(c, { highWaterMs: 8 });
     assert.equal((await hwRecord('outage', c.slot))?.highWaterMs, 8);
   });
@@ -269,12 +246,7 @@ describe('Redis driver against a real Redis', () => {
     } finally {
       engine.resume();
     }
-    let ok = false;
-    for (let i = 0; i < 20 && !ok; i++) {
-      ok = await d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }).then(() => true, () => false);
-      if (!ok) await sleep(100);
-    }
-    assert.ok(ok);
+    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 20, 100), 'renew works again once the engine resumes');
     await d.release(c, { highWaterMs: 6 });
   });
 

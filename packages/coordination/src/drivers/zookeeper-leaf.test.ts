@@ -8,24 +8,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
-import type { HolderInfo, RegistryDriver } from '../driver.js';
+import type { RegistryDriver } from '../driver.js';
 import { acquireHostLock, createLeafDriver, leafCacheFile, parseLeafNodeName, readLeafCache } from './zookeeper-leaf.js';
 import { CreateMode, ZkSession } from './zookeeper-client.js';
+import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
-const holder = (tag: string, address?: string): HolderInfo => ({ id: `${hostname()}:${process.pid}:${tag}`, hostname: hostname(), pid: process.pid, ...(address ? { address } : {}) });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const LEAF_JSON = /^\{"ip":"([^"]+)","port":"(\d+)","timestamp":(\d+)\}$/;
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<FlurryError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FlurryError, `expected a FlurryError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected a rejection with ${code}`);
-}
 
 /** Creates a Leaf node the way Leaf's SnowflakeZookeeperHolder.createNode does (Curator, creatingParentsIfNeeded, PERSISTENT_SEQUENTIAL, Jackson JSON). */
 async function leafJavaCreate(s: ZkSession, name: string, ip: string, port: string, timestamp: number): Promise<string> {
@@ -44,13 +32,9 @@ function leafJavaWorkerId(children: string[], listenAddress: string): number | u
 }
 
 /** A process that takes a Leaf claim (or only the host lock) and waits, so it can be killed. */
-class Child {
-  private readonly proc: ChildProcessWithoutNullStreams;
-  private readonly lines: string[] = [];
-  private readonly waiting: Array<(l: string) => void> = [];
-  constructor(env: Record<string, string>) {
-    const mod = fileURLToPath(new URL('./zookeeper-leaf.js', import.meta.url));
-    const src = `
+function leafChild(env: Record<string, string>): ChildProcessDriver {
+  const mod = fileURLToPath(new URL('./zookeeper-leaf.js', import.meta.url));
+  const src = `
       import { createLeafDriver, acquireHostLock } from ${JSON.stringify(mod)};
       import { createInterface } from 'node:readline';
       const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
@@ -69,30 +53,7 @@ class Child {
         try { await d.renew(c, { ttlMs: 1000, highWaterMs: Date.now() }); out({ ok: true }); } catch (e) { out({ ok: false, code: e.code, message: e.message }); }
       }
     `;
-    this.proc = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--test')), '--input-type=module', '-e', src], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc.stderr.on('data', (d: Buffer) => process.stderr.write(`[child] ${d.toString()}`));
-    createInterface({ input: this.proc.stdout }).on('line', (l) => {
-      const w = this.waiting.shift();
-      if (w) w(l); else this.lines.push(l);
-    });
-  }
-  async next(timeoutMs = 10_000): Promise<Record<string, unknown>> {
-    const line = this.lines.shift() ?? (await new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('child did not answer in time')), timeoutMs);
-      this.waiting.push((l) => { clearTimeout(t); resolve(l); });
-    }));
-    return JSON.parse(line) as Record<string, unknown>;
-  }
-  async send(cmd: string): Promise<Record<string, unknown>> {
-    this.proc.stdin.write(`${cmd}\n`);
-    return this.next();
-  }
-  signal(sig: NodeJS.Signals): void { this.proc.kill(sig); }
-  async kill(): Promise<void> {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    this.proc.kill('SIGKILL');
-    await new Promise((r) => this.proc.once('exit', r));
-  }
+  return new ChildProcessDriver(src, env);
 }
 
 describe('zookeeper+leaf:// driver', () => {
@@ -212,7 +173,7 @@ describe('zookeeper+leaf:// driver', () => {
 
   it('GIVEN one address held by a process THEN a second process is refused, and takes over after the first is killed and its session expires', async () => {
     const url = `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=dup&address=10.4.0.1:8080`;
-    const child = new Child({ URL: url });
+    const child = leafChild({ URL: url });
     try {
       const got = await child.next();
       assert.deepEqual(got, { ok: true, slot: 0 });
@@ -242,7 +203,7 @@ describe('zookeeper+leaf:// driver', () => {
   it('GIVEN a holder paused past its session timeout WHEN a process on another host (same address) takes over THEN the woken holder\'s renewal fails LEASE_LOST', async () => {
     // "Another host": its own cache directory, so only ZooKeeper's ephemeral node stands between them.
     const otherHost = mkdtempSync(path.join(tmpdir(), 'flurry-leaf-otherhost-'));
-    const child = new Child({ URL: `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=paused&address=10.9.0.1:8080` });
+    const child = leafChild({ URL: `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=paused&address=10.9.0.1:8080` });
     try {
       assert.deepEqual(await child.next(), { ok: true, slot: 0 });
       const d = await createLeafDriver(`${base()}?cacheDir=${encodeURIComponent(otherHost)}&name=paused&address=10.9.0.1:8080`, { clock: systemClock, connectTimeoutMs: 3000 });
@@ -270,7 +231,7 @@ describe('zookeeper+leaf:// driver', () => {
 
   it('GIVEN a lock file of a live process THEN acquireHostLock refuses; of a dead one THEN it takes over', async () => {
     const dir = path.join(cacheDir, 'locks');
-    const child = new Child({ MODE: 'lock', DIR: dir, ADDRESS: '10.5.0.1:80' });
+    const child = leafChild({ MODE: 'lock', DIR: dir, ADDRESS: '10.5.0.1:80' });
     try {
       assert.deepEqual(await child.next(), { ok: true });
       await rejectsWith(acquireHostLock(dir, '10.5.0.1:80', 'x'), 'FLURRY_E_REGISTRY_EXHAUSTED');

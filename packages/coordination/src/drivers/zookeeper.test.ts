@@ -6,23 +6,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
-import type { Claim, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, RegistryDriver } from '../driver.js';
 import { createZooKeeperDriver, type ZooKeeperClaim } from './zookeeper.js';
 import { parseZooKeeperUrl, ZkSession } from './zookeeper-client.js';
+import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
-const holder = (tag: string): HolderInfo => ({ id: `${hostname()}:${process.pid}:${tag}`, hostname: hostname(), pid: process.pid });
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<FlurryError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FlurryError, `expected a FlurryError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected a rejection with ${code}`);
-}
 
 /** A raw ZooKeeper session for inspecting what the driver wrote. */
 async function inspector(engine: RunningEngine): Promise<ZkSession> {
@@ -38,13 +26,9 @@ async function readJson(s: ZkSession, path: string): Promise<Record<string, unkn
  * A holder in its own process, driven line by line over stdin/stdout, so it can be
  * stopped with SIGSTOP like a paused production process.
  */
-class ChildHolder {
-  private readonly proc: ChildProcessWithoutNullStreams;
-  private readonly lines: string[] = [];
-  private readonly waiting: Array<(l: string) => void> = [];
-  constructor(url: string, ttlMs: number) {
-    const mod = fileURLToPath(new URL('./zookeeper.js', import.meta.url));
-    const src = `
+function childHolder(url: string, ttlMs: number): ChildProcessDriver {
+  const mod = fileURLToPath(new URL('./zookeeper.js', import.meta.url));
+  const src = `
       import { createZooKeeperDriver } from ${JSON.stringify(mod)};
       import { createInterface } from 'node:readline';
       const clock = { now: () => Date.now(), monotonic: () => performance.now(), sleep: () => {} };
@@ -60,32 +44,7 @@ class ChildHolder {
         } catch (e) { out({ ok: false, code: e.code, message: e.message }); }
       }
     `;
-    this.proc = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--test')), '--input-type=module', '-e', src], { env: { ...process.env, ZK_URL: url }, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc.stderr.on('data', (d: Buffer) => process.stderr.write(`[child] ${d.toString()}`));
-    createInterface({ input: this.proc.stdout }).on('line', (l) => {
-      const w = this.waiting.shift();
-      if (w) w(l); else this.lines.push(l);
-    });
-  }
-  async next(timeoutMs = 10_000): Promise<Record<string, unknown>> {
-    const line = this.lines.shift() ?? (await new Promise<string>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('child did not answer in time')), timeoutMs);
-      this.waiting.push((l) => { clearTimeout(t); resolve(l); });
-    }));
-    return JSON.parse(line) as Record<string, unknown>;
-  }
-  async send(cmd: string): Promise<Record<string, unknown>> {
-    this.proc.stdin.write(`${cmd}\n`);
-    return this.next();
-  }
-  stop(): void { this.proc.kill('SIGSTOP'); }
-  cont(): void { this.proc.kill('SIGCONT'); }
-  async kill(): Promise<void> {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    this.proc.kill('SIGCONT');
-    this.proc.kill('SIGKILL');
-    await new Promise((r) => this.proc.once('exit', r));
-  }
+  return new ChildProcessDriver(src, { ZK_URL: url });
 }
 
 describe('zookeeper:// driver', () => {
@@ -167,7 +126,7 @@ describe('zookeeper:// driver', () => {
   });
 
   it('GIVEN a holder process paused past its session timeout WHEN another claims THEN it gets the slot, and the resumed holder\'s renewal fails LEASE_LOST, then it claims anew', async () => {
-    const child = new ChildHolder(engine.url, 1000);
+    const child = childHolder(engine.url, 1000);
     const d = await open();
     try {
       assert.deepEqual(await child.next(), { ready: true });
@@ -177,7 +136,7 @@ describe('zookeeper:// driver', () => {
       const ours: Claim[] = [];
       for (let i = 0; i < 3; i++) ours.push(await d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder(`p${i}`) }));
       await rejectsWith(d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder('p3') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
-      child.stop();
+      child.signal('SIGSTOP');
       const t0 = Date.now();
       let taken: Claim | undefined;
       for (let i = 0; i < 40 && !taken; i++) {
@@ -191,7 +150,7 @@ describe('zookeeper:// driver', () => {
       assert.ok(Date.now() - t0 >= 600, `freed after ${Date.now() - t0} ms, before the 1000 ms session timeout could have run out`);
       assert.equal(taken.releasedCleanly, false);
       assert.ok(taken.highWaterMs > 0);
-      child.cont();
+      child.signal('SIGCONT');
       // On waking, the client first sees its connection dropped (UNREACHABLE), then learns
       // from the server that the session expired (LEASE_LOST). It never renews.
       let renew = await child.send('renew');
