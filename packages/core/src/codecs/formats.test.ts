@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { FlurryError } from '../errors.js';
+import { expectCode } from '../test-support.js';
 import {
   BASE58_ALPHABET,
   BASE62_ALPHABET,
@@ -37,18 +37,6 @@ function reference(id: bigint, alphabet: string, width = 0): string {
   return s.padStart(width, alphabet[0]);
 }
 
-function expectCode(fn: () => unknown, code: string, messagePart?: RegExp): FlurryError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof FlurryError, `expected a FlurryError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (messagePart) assert.match(caught.message, messagePart);
-  return caught;
-}
 
 const id64 = fc.bigInt({ min: 0n, max: MAX64 });
 const widthAndId = fc.integer({ min: 1, max: 64 }).chain((bits) => fc.tuple(fc.constant(bits), fc.bigInt({ min: 0n, max: (1n << BigInt(bits)) - 1n })));

@@ -2,21 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { FlurryError } from '../errors.js';
+import { expectCode } from '../test-support.js';
 import { jsonReplacer, jsonReviver, toJSONSafe } from './json.js';
 
 const MAX64 = (1n << 64n) - 1n;
 
-function expectCode(fn: () => unknown, code: string, messagePart?: RegExp): void {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof FlurryError, `expected a FlurryError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (messagePart) assert.match(caught.message, messagePart);
-}
 
 describe('codecs: JSON helpers', () => {
   it('GIVEN records of 64-bit IDs THEN stringify with jsonReplacer and parse with jsonReviver return them exactly', () => {
