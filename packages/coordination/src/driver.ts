@@ -13,7 +13,14 @@
  * ```
  */
 
-/** Who holds a slot: reported in exhaustion errors and stored beside the claim. */
+/**
+ * Who holds a slot: reported in exhaustion errors and stored beside the claim.
+ *
+ * @example
+ * ```ts
+ * const holder: HolderInfo = { id: `${os.hostname()}:${process.pid}:${randomUUID()}`, hostname: os.hostname(), pid: process.pid };
+ * ```
+ */
 export interface HolderInfo {
   /** Unique per acquire: e.g. `${hostname}:${pid}:${random}`. */
   readonly id: string;
@@ -23,7 +30,15 @@ export interface HolderInfo {
   readonly address?: string;
 }
 
-/** A request to claim one free slot. */
+/**
+ * A request to claim one free slot.
+ *
+ * @example
+ * ```ts
+ * const req: ClaimRequest = { namespace: 'orders/dc-1', slots: 1024, ttlMs: 10_000, holder, preferredSlot: 7 };
+ * const claim = await driver.claim(req);
+ * ```
+ */
 export interface ClaimRequest {
   /** Cluster and (optionally) datacenter: `cluster` or `cluster/dc-N`. Safe characters only. */
   readonly namespace: string;
@@ -36,7 +51,16 @@ export interface ClaimRequest {
   readonly preferredSlot?: number;
 }
 
-/** A successful claim. */
+/**
+ * A successful claim.
+ *
+ * @example
+ * ```ts
+ * const claim: Claim = await driver.claim(req);
+ * // Issue only above the previous holders' mark (plus one TTL when they did not release cleanly).
+ * const floorMs = claim.releasedCleanly ? claim.highWaterMs : claim.highWaterMs + req.ttlMs;
+ * ```
+ */
 export interface Claim {
   readonly slot: number;
   /** Opaque token proving ownership (a random string, a ZooKeeper path, an etcd lease ID…). */
@@ -53,7 +77,18 @@ export interface Claim {
   readonly releasedCleanly: boolean;
 }
 
-/** A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts). */
+/**
+ * A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts).
+ *
+ * @example
+ * ```ts
+ * const driver: RegistryDriver = createFileDriver('/var/lib/flurry/registry', { clock: systemClock });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
+ * await driver.release(claim, { highWaterMs: Date.now() });
+ * await driver.close();
+ * ```
+ */
 export interface RegistryDriver {
   /** The engine's URL with any password removed. */
   readonly url: string;

@@ -9,6 +9,14 @@
  */
 import { FlurryError } from '@flurry/core';
 
+/**
+ * The codes of the node-ID registries (the core's are in `ErrorCode` of `@flurry/core`).
+ *
+ * @example
+ * ```ts
+ * if (err instanceof FlurryError && err.code === RegistryErrorCode.CLIENT_MISSING) console.error(err.message); // names the npm package to install
+ * ```
+ */
 export const RegistryErrorCode = {
   /** The registry URL is malformed or names an unknown scheme. */
   URL_INVALID: 'FLURRY_E_REGISTRY_URL',

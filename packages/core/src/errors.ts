@@ -99,5 +99,13 @@ export const ErrorCode = {
   PUBLIC_ID_MALFORMED: 'FLURRY_E_PUBLIC_ID_MALFORMED',
 } as const;
 
-/** Union of the core's error code strings. */
+/**
+ * Union of the core's error code strings.
+ *
+ * @example
+ * ```ts
+ * const code: ErrorCodeValue = ErrorCode.CLOCK_BACKWARDS; // 'FLURRY_E_CLOCK_BACKWARDS'
+ * const retryable = (c: ErrorCodeValue): boolean => c === ErrorCode.CLOCK_BACKWARDS || c === ErrorCode.LEASE_EXPIRED;
+ * ```
+ */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

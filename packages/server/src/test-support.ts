@@ -19,7 +19,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The compiled bin. */
+/**
+ * The compiled bin.
+ *
+ * @example
+ * ```ts
+ * spawnSync(process.execPath, [FLURRY_BIN, 'layout', 'twitter'], { encoding: 'utf8' });
+ * ```
+ */
 export const FLURRY_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli', 'main.js');
 
 /**
@@ -34,7 +41,17 @@ export function tempDir(label: string): string {
   return mkdtempSync(path.join(tmpdir(), `flurry-server-${label}-`));
 }
 
-/** A running `flurry serve` process. */
+/**
+ * A running `flurry serve` process.
+ *
+ * @example
+ * ```ts
+ * const svc: FlurryProcess = await startFlurry();
+ * const r = await httpGet(svc.port, '/v1/ids?count=3');
+ * await svc.stop('SIGTERM');
+ * assert.ok(svc.logs.some((l) => l.msg === 'stopped'));
+ * ```
+ */
 export interface FlurryProcess {
   readonly port: number;
   readonly thriftPort: number | undefined;
@@ -51,7 +68,15 @@ export interface FlurryProcess {
   waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
-/** Options of {@link startFlurry}. */
+/**
+ * Options of {@link startFlurry}.
+ *
+ * @example
+ * ```ts
+ * const opts: StartOptions = { args: ['--layout', 'sonyflake'], env: { FLURRY_LOG_LEVEL: 'debug' }, timeoutMs: 30_000 };
+ * const svc = await startFlurry(opts);
+ * ```
+ */
 export interface StartOptions {
   /** Extra `flurry serve` arguments. */
   args?: string[];
@@ -153,7 +178,16 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
   };
 }
 
-/** The outcome of running the CLI. */
+/**
+ * The outcome of running the CLI.
+ *
+ * @example
+ * ```ts
+ * const r: CliResult = await runFlurry(['decode', '-1']);
+ * assert.equal(r.code, 2);
+ * assert.match(r.stderr, /^flurry: FLURRY_E_ID_NEGATIVE: /);
+ * ```
+ */
 export interface CliResult {
   code: number | null;
   stdout: string;
@@ -180,7 +214,16 @@ export function runFlurry(args: string[], env: Record<string, string> = {}, time
   });
 }
 
-/** An HTTP response. */
+/**
+ * An HTTP response.
+ *
+ * @example
+ * ```ts
+ * const r: HttpResult = await httpGet(port, '/v1/ids?count=3', { accept: 'application/json' });
+ * assert.equal(r.status, 200);
+ * JSON.parse(r.body);
+ * ```
+ */
 export interface HttpResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;

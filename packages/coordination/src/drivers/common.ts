@@ -28,10 +28,24 @@ export interface DriverLogger {
   info(obj: object, msg: string): void;
 }
 
-/** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
+/**
+ * The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms.
+ *
+ * @example
+ * ```ts
+ * validateClaim(req, MAX_TTL_MS);
+ * ```
+ */
 export const MAX_TTL_MS = 2 ** 31 - 1;
 
-/** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
+/**
+ * How many holders an exhaustion error of the etcd and Redis drivers lists at most.
+ *
+ * @example
+ * ```ts
+ * const holders = held.slice(0, HOLDERS_LISTED).map((h) => listedHolder(h.slot, h));
+ * ```
+ */
 export const HOLDERS_LISTED = 100;
 
 /**
@@ -304,7 +318,14 @@ export function unknownClaimError(holdsNo: string, claim: Claim, url: string): F
   );
 }
 
-/** One entry of an exhaustion error's `holders` list. */
+/**
+ * One entry of an exhaustion error's `holders` list.
+ *
+ * @example
+ * ```ts
+ * const h: ListedHolder = { slot: 3, id: 'web-1:4242:9f2c', hostname: 'web-1', pid: 4242 };
+ * ```
+ */
 export type ListedHolder = { slot: number } & Partial<HolderInfo>;
 
 /**

@@ -86,10 +86,29 @@ export function ensureDebianPackage(pkg: string, probe: string): void {
   }
 }
 
-/** The engines the harness can start. */
+/**
+ * The engines the harness can start.
+ *
+ * @example
+ * ```ts
+ * for (const kind of ['redis', 'etcd', 'zookeeper'] satisfies EngineKind[]) await (await startEngine(kind)).stop();
+ * ```
+ */
 export type EngineKind = 'redis' | 'etcd' | 'zookeeper';
 
-/** A running engine. */
+/**
+ * A running engine.
+ *
+ * @example
+ * ```ts
+ * const redis: RunningEngine = await startEngine('redis');
+ * const registry = await openRegistry(redis.url, { cluster: 'test' });
+ * redis.pause(); // a stalled engine: renewals time out
+ * redis.resume();
+ * await registry.close();
+ * await redis.stop();
+ * ```
+ */
 export interface RunningEngine {
   readonly kind: EngineKind;
   readonly port: number;
