@@ -29,7 +29,7 @@ import { FlurryError } from '@flurry/core';
 import { Backoff } from './backoff.js';
 import { ClientErrorCode, clientError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
-import { IdBuffer } from './id-buffer.js';
+import { IdBuffer, PrefetchSizer } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
 import { parseIdsBody } from './parse-ids.js';
 import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
@@ -129,7 +129,6 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-const MIN_TARGET = 64;
 const U64_MAX = (1n << 64n) - 1n;
 
 class Client implements FlurryClient {
@@ -142,13 +141,11 @@ class Client implements FlurryClient {
   private inflightIds = 0;
   private inflightRefills = 0;
   private refills = 0;
-  /** Effective buffer target and low-water mark (adaptive). */
+  /** Effective buffer target and low-water mark (adaptive: set by {@link sizer}). */
   private target: number;
   private lowWater: number;
-  /** Consumption rate estimate, IDs per ms, and its window start. */
-  private rate = 0;
-  private rateAt: number;
-  private rateTaken = 0;
+  /** The consumption-rate estimate and the target it gives. */
+  private readonly sizer: PrefetchSizer;
   /** Moving average of refill request times, ms. */
   private latency = 0;
   /**
@@ -163,14 +160,9 @@ class Client implements FlurryClient {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
     this.pool = new ServerPool(s.servers, s.strategy, new Backoff(s.backoff), s.clock, s.prefetch.maxBatch);
     this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });
-    this.rateAt = s.clock.monotonic();
-    if (s.prefetch.adaptive) {
-      this.target = Math.min(s.prefetch.size, MIN_TARGET);
-      this.lowWater = Math.floor((this.target * s.prefetch.lowWater) / s.prefetch.size);
-    } else {
-      this.target = s.prefetch.size;
-      this.lowWater = s.prefetch.lowWater;
-    }
+    this.sizer = new PrefetchSizer(s.clock, s.prefetch);
+    this.target = this.sizer.target;
+    this.lowWater = this.sizer.lowWater;
   }
 
   tryNext(): bigint | undefined {
@@ -234,22 +226,9 @@ class Client implements FlurryClient {
 
   /** Updates the consumption-rate estimate and, when adaptive, the target and low-water mark. */
   private adapt(): void {
-    const now = this.s.clock.monotonic();
-    const dt = now - this.rateAt;
-    if (dt >= 5) {
-      const inst = (this.buffer.taken - this.rateTaken) / dt;
-      this.rate = this.rate === 0 ? inst : this.rate * 0.5 + inst * 0.5;
-      this.rateAt = now;
-      this.rateTaken = this.buffer.taken;
-    }
-    const p = this.s.prefetch;
-    if (!p.adaptive) return;
-    const horizonMs = Math.min(1_000, p.maxAgeMs / 2);
-    this.target = Math.max(Math.min(p.size, MIN_TARGET), Math.min(p.size, Math.ceil(this.rate * horizonMs)));
-    const scaled = Math.floor((this.target * p.lowWater) / p.size);
-    const cover = Math.ceil(this.rate * this.latency * 2);
-    this.lowWater = Math.min(this.target - 1, Math.max(scaled, cover));
-    if (this.lowWater < 0) this.lowWater = 0;
+    this.sizer.update(this.buffer.taken, this.latency);
+    this.target = this.sizer.target;
+    this.lowWater = this.sizer.lowWater;
   }
 
   private startRefill(server: ServerState, count: number): void {
@@ -437,7 +416,7 @@ class Client implements FlurryClient {
       refills: this.refills,
       targetSize: this.target,
       lowWater: this.lowWater,
-      ratePerSecond: Math.round(this.rate * 1000),
+      ratePerSecond: Math.round(this.sizer.ratePerMs * 1000),
       servers: this.pool.report(),
     };
   }

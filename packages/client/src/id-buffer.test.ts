@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ManualClock } from '@flurry/core';
-import { IdBuffer } from './id-buffer.js';
+import { IdBuffer, PrefetchSizer, type SizerSettings } from './id-buffer.js';
 
 const ids = (from: number, n: number): BigUint64Array => BigUint64Array.from({ length: n }, (_, i) => BigInt(from + i));
 
@@ -113,4 +113,122 @@ test('GIVEN clear() THEN everything held is dropped and never handed out', () =>
   assert.equal(buf.clear(), 3);
   assert.equal(buf.take(), undefined);
   assert.equal(buf.size, 0);
+});
+
+/**
+ * A consumer taking IDs at a given rate from an IdBuffer that is refilled as the client
+ * does it with one server: below the low-water mark (counting what is in flight), one
+ * request for `target − level` IDs, answered `latencyMs` later; the sizer is updated at
+ * every refill decision.
+ */
+class RefillSim {
+  readonly clock = new ManualClock();
+  readonly buf: IdBuffer;
+  readonly sizer: PrefetchSizer;
+  refills = 0;
+  private nextId = 0;
+  private carry = 0;
+  private inflight: { at: number; n: number; sentAt: number } | undefined;
+
+  constructor(readonly p: SizerSettings, readonly latencyMs = 1) {
+    this.buf = new IdBuffer(this.clock, p.maxAgeMs);
+    this.sizer = new PrefetchSizer(this.clock, p);
+  }
+
+  private refill(): void {
+    if (this.inflight) return; // the one server is busy: wait for its answer
+    this.buf.discardStale();
+    this.sizer.update(this.buf.taken, this.latencyMs);
+    const level = this.buf.size;
+    if (level >= this.sizer.lowWater) return;
+    const now = this.clock.monotonic();
+    this.inflight = { at: now + this.latencyMs, n: Math.max(this.sizer.target - level, 1), sentAt: now };
+    this.refills++;
+  }
+
+  /** Takes `perMs` IDs a millisecond (fractions carried over) for `ms` milliseconds; `each` runs after every millisecond. */
+  run(perMs: number, ms: number, each: () => void = () => {}): void {
+    for (let t = 0; t < ms; t++) {
+      const f = this.inflight;
+      if (f && f.at <= this.clock.monotonic()) {
+        this.inflight = undefined;
+        this.buf.push(ids(this.nextId, f.n), f.sentAt, 's');
+        this.nextId += f.n;
+        this.refill();
+      }
+      this.carry += perMs;
+      for (; this.carry >= 1; this.carry--) {
+        this.buf.take();
+        if (this.buf.size < this.sizer.lowWater) this.refill();
+      }
+      this.clock.advance(1);
+      each();
+    }
+  }
+}
+
+test('GIVEN a high take rate that grew the prefetch target THEN after the rate drops the target shrinks to the minimum within two refills, staying within [64, size] throughout', () => {
+  for (const maxAgeMs of [5_000, 2_000, Infinity]) {
+    const p: SizerSettings = { size: 10_000, lowWater: 3_000, maxAgeMs, adaptive: true };
+    const sim = new RefillSim(p);
+    const bounds = (): void => {
+      assert.ok(sim.sizer.target >= PrefetchSizer.MIN_TARGET && sim.sizer.target <= p.size, `target ${sim.sizer.target} outside [64, ${p.size}]`);
+      assert.ok(sim.sizer.lowWater >= 0 && sim.sizer.lowWater < sim.sizer.target, `lowWater ${sim.sizer.lowWater} outside [0, target)`);
+    };
+    assert.equal(sim.sizer.target, PrefetchSizer.MIN_TARGET, 'starts at the minimum');
+    // 50,000 IDs/s for 3 s: the target grows to the ceiling.
+    sim.run(50, 3_000, bounds);
+    assert.equal(sim.sizer.target, p.size, `grew to size at 50k IDs/s (maxAgeMs ${maxAgeMs})`);
+    // Then 10 IDs/s: a target of 1 s of consumption is 10 IDs, so the minimum.
+    const before = sim.refills;
+    let shrunkAfter: { refills: number; ms: number } | undefined;
+    let ms = 0;
+    sim.run(0.01, 3_600_000, () => {
+      bounds();
+      ms++;
+      if (!shrunkAfter && sim.sizer.target === PrefetchSizer.MIN_TARGET) shrunkAfter = { refills: sim.refills - before, ms };
+    });
+    assert.ok(shrunkAfter, `the target never shrank back (still ${sim.sizer.target}, maxAgeMs ${maxAgeMs})`);
+    assert.ok(shrunkAfter.refills <= 2, `shrank only after ${shrunkAfter.refills} refills (maxAgeMs ${maxAgeMs})`);
+    // A refill comes when the held IDs age out (noticed at the next take, 100 ms apart at 10/s) or run down:
+    // the two refills take at most that long each.
+    const bound = Number.isFinite(maxAgeMs) ? 2 * (maxAgeMs + 100 + sim.latencyMs) : (p.size / 0.01) * 1.1;
+    assert.ok(shrunkAfter.ms <= bound, `shrank only after ${shrunkAfter.ms} ms (bound ${bound}, maxAgeMs ${maxAgeMs})`);
+    assert.equal(sim.sizer.target, PrefetchSizer.MIN_TARGET, 'and stays there while the rate stays low');
+    // And it grows again when the rate comes back.
+    sim.run(50, 3_000, bounds);
+    assert.equal(sim.sizer.target, p.size);
+  }
+});
+
+test('GIVEN any sequence of take rates THEN the target stays within [min(size, 64), size] and the low-water mark below it; with adaptive off they stay at size and lowWater', () => {
+  const phase = fc.record({ perMs: fc.oneof(fc.constant(0), fc.double({ min: 0.001, max: 80, noNaN: true })), ms: fc.integer({ min: 1, max: 1_500 }) });
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 20_000 }),
+      fc.double({ min: 0, max: 0.99, noNaN: true }),
+      fc.oneof(fc.constant(Infinity), fc.integer({ min: 1, max: 10_000 })),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 50 }),
+      fc.array(phase, { minLength: 1, maxLength: 5 }),
+      (size, lowFrac, maxAgeMs, adaptive, latencyMs, phases) => {
+        const p: SizerSettings = { size, lowWater: Math.floor(size * lowFrac), maxAgeMs, adaptive };
+        const sim = new RefillSim(p, latencyMs);
+        const min = Math.min(size, PrefetchSizer.MIN_TARGET);
+        const check = (): void => {
+          const { target, lowWater } = sim.sizer;
+          if (!adaptive) {
+            assert.equal(target, size);
+            assert.equal(lowWater, p.lowWater);
+            return;
+          }
+          assert.ok(Number.isInteger(target) && target >= min && target <= size, `target ${target} outside [${min}, ${size}]`);
+          assert.ok(Number.isInteger(lowWater) && lowWater >= 0 && (lowWater < target || target === 1 && lowWater === 0), `lowWater ${lowWater}, target ${target}`);
+        };
+        check();
+        for (const ph of phases) sim.run(ph.perMs, ph.ms, check);
+      },
+    ),
+    { numRuns: 60, seed: 7 },
+  );
 });

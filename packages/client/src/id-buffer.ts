@@ -160,3 +160,103 @@ export class IdBuffer {
     this.head = this.chunks[0];
   }
 }
+
+/**
+ * The prefetch settings {@link PrefetchSizer} reads (a subset of the client's resolved
+ * `prefetch` options).
+ *
+ * @example
+ * ```ts
+ * const p: SizerSettings = { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true };
+ * ```
+ */
+export interface SizerSettings {
+  /** Most IDs to hold (the target's ceiling). */
+  readonly size: number;
+  /** The low-water mark at `size`; scaled with the target when adaptive. */
+  readonly lowWater: number;
+  /** Chunk age limit, ms: the target covers at most half of it. */
+  readonly maxAgeMs: number;
+  /** False: the target is always `size` and the low-water mark `lowWater`. */
+  readonly adaptive: boolean;
+}
+
+/**
+ * Sizes the prefetch buffer from the observed consumption rate: the refill target is about
+ * one second of consumption (at most `maxAgeMs / 2`), clamped to `[min(size, 64), size]`;
+ * the low-water mark scales with it and covers twice the refill time at the current rate,
+ * below the target.
+ *
+ * The rate is a moving average of the rate over each window between two `update()` calls,
+ * weighted by the window's length: a window at least as long as the horizon (the span the
+ * target covers) replaces the estimate, so once the consumer slows down the target shrinks
+ * at the first refill whose window is mostly slow, however high it was; a shorter window
+ * counts for its share of the horizon but at least half, so the target also grows within a
+ * few refills.
+ *
+ * @example
+ * ```ts
+ * const sizer = new PrefetchSizer(clock, { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true });
+ * // on every refill:
+ * sizer.update(buffer.taken, latencyMs);
+ * const count = sizer.target - buffer.size;
+ * ```
+ */
+export class PrefetchSizer {
+  /** The smallest target (unless `size` is smaller). */
+  static readonly MIN_TARGET = 64;
+  /** IDs the refills aim to hold. */
+  target: number;
+  /** Refill when fewer than this many are held (plus requested). */
+  lowWater: number;
+  private rate = 0;
+  private rateAt: number;
+  private rateTaken = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly p: SizerSettings,
+  ) {
+    this.rateAt = clock.monotonic();
+    if (p.adaptive) {
+      this.target = Math.min(p.size, PrefetchSizer.MIN_TARGET);
+      this.lowWater = Math.floor((this.target * p.lowWater) / p.size);
+    } else {
+      this.target = p.size;
+      this.lowWater = p.lowWater;
+    }
+  }
+
+  /** The consumption-rate estimate, IDs per ms. */
+  get ratePerMs(): number {
+    return this.rate;
+  }
+
+  /** The span of consumption the target covers, ms. */
+  get horizonMs(): number {
+    return Math.min(1_000, this.p.maxAgeMs / 2);
+  }
+
+  /**
+   * Updates the rate estimate from `taken` (IDs handed out so far, a running total) and,
+   * when adaptive, the target and low-water mark; `latencyMs` is the refill round-trip time.
+   */
+  update(taken: number, latencyMs: number): void {
+    const now = this.clock.monotonic();
+    const dt = now - this.rateAt;
+    if (dt >= 5) {
+      const inst = (taken - this.rateTaken) / dt;
+      // A window as long as the horizon replaces the estimate; a shorter one counts for its share of it, at least ½.
+      const w = this.rate === 0 ? 1 : Math.min(1, Math.max(0.5, dt / this.horizonMs));
+      this.rate = this.rate * (1 - w) + inst * w;
+      this.rateAt = now;
+      this.rateTaken = taken;
+    }
+    const p = this.p;
+    if (!p.adaptive) return;
+    this.target = Math.max(Math.min(p.size, PrefetchSizer.MIN_TARGET), Math.min(p.size, Math.ceil(this.rate * this.horizonMs)));
+    const scaled = Math.floor((this.target * p.lowWater) / p.size);
+    const cover = Math.ceil(this.rate * latencyMs * 2);
+    this.lowWater = Math.max(0, Math.min(this.target - 1, Math.max(scaled, cover)));
+  }
+}
