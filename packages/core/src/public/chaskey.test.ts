@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { chaskeyPermute, chaskeyTag, chaskeyTimesTwo } from './chaskey.js';
+import { ChaskeyBlockMac, chaskeyPermute, chaskeyTag, chaskeyTimesTwo } from './chaskey.js';
 
 const REF_KEY = Uint32Array.of(0x833d3433, 0x009f389f, 0x2398e64f, 0x417acf39);
 /** The 16-byte message 00 01 … 0f as little-endian words. */
@@ -46,5 +46,20 @@ describe('public: Chaskey round function', () => {
       seen.add(hex(v).join(''));
     }
     assert.equal(seen.size, 5000);
+  });
+
+  it('GIVEN any key and block THEN ChaskeyBlockMac (precomputed key schedule, allocation-free) gives the Chaskey-12 tag', () => {
+    const mac = new ChaskeyBlockMac(REF_KEY);
+    mac.tag(MSG16[0], MSG16[1], MSG16[2], MSG16[3]);
+    assert.deepEqual(hex(Uint32Array.from(mac.out)), ['5dd0e2a9', 'fb5eac8c', '633a392e', '500c36f3']);
+    fc.assert(
+      fc.property(fc.uint32Array({ minLength: 4, maxLength: 4 }), fc.uint32Array({ minLength: 4, maxLength: 4 }), (k, m) => {
+        const mac = new ChaskeyBlockMac(k);
+        mac.tag(m[0], m[1], m[2], m[3]);
+        assert.deepEqual(Uint32Array.from(mac.out), chaskeyTag(k, m, 12));
+      }),
+      { numRuns: 2000 },
+    );
+    assert.throws(() => new ChaskeyBlockMac(new Uint32Array(3)), RangeError);
   });
 });

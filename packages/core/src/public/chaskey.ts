@@ -1,5 +1,6 @@
 /**
- * Chaskey-12, the keyed pseudo-random function behind each Feistel round of public IDs.
+ * Chaskey-12, the keyed pseudo-random function behind each Feistel round of public IDs and
+ * behind the authentication tag of their string form ({@link ChaskeyBlockMac}).
  *
  * Chaskey (Mouha, Mennink, Van Herrewege, Watanabe, Preneel, Verbauwhede, SAC 2014) is a
  * MAC built from a 128-bit ARX permutation on four 32-bit words; the 12-round variant is
@@ -12,7 +13,8 @@
  *
  * This module keeps the general, readable form (any round count, full 128-bit tag) for
  * the known-answer tests against the designers' reference vectors; the Feistel network
- * (`feistel.ts`) inlines the same arithmetic for speed and is tested against this one.
+ * (`feistel.ts`) and {@link ChaskeyBlockMac} inline the same arithmetic for speed and are
+ * tested against this one.
  *
  * @example
  * ```ts
@@ -95,4 +97,73 @@ export function chaskeyTag(key: Uint32Array, block: Uint32Array, rounds: number)
   chaskeyPermute(v, rounds);
   for (let i = 0; i < 4; i++) v[i] ^= k1[i];
   return v;
+}
+
+/**
+ * Chaskey-12 as a MAC of one 16-byte block under a fixed 128-bit key, with the key schedule
+ * (`K ⊕ K1`, `K1`) precomputed: the same value as {@link chaskeyTag}`(key, block, 12)`,
+ * allocation-free. It computes the authentication tag of public-ID strings (`codec.ts`)
+ * under a key derived apart from the Feistel round keys. The key words live in a `#private`
+ * field, so no inspection shows them.
+ *
+ * @example
+ * ```ts
+ * const mac = new ChaskeyBlockMac(Uint32Array.of(1, 2, 3, 4));
+ * mac.tag(5, 6, 7, 8);   // mac.out now holds chaskeyTag(key, [5, 6, 7, 8], 12) (as signed int32 words)
+ * mac.out[0] >>> 0;      // word 0 as an unsigned 32-bit value
+ * ```
+ */
+export class ChaskeyBlockMac {
+  /** The four tag words of the last {@link tag} call (int32 representation). */
+  readonly out = new Int32Array(4);
+  /** K ⊕ K1 (words 0–3), then K1 (words 4–7). */
+  readonly #k: Int32Array;
+
+  constructor(key: Uint32Array) {
+    if (key.length !== 4) throw new RangeError('ChaskeyBlockMac: the key is four 32-bit words');
+    const k1 = chaskeyTimesTwo(key);
+    this.#k = new Int32Array(8);
+    for (let i = 0; i < 4; i++) {
+      this.#k[i] = key[i] ^ k1[i];
+      this.#k[4 + i] = k1[i];
+    }
+  }
+
+  /**
+   * Computes the Chaskey-12 tag of the block `(m0, m1, m2, m3)` (little-endian words) into
+   * {@link out}.
+   *
+   * @example
+   * ```ts
+   * mac.tag(0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c);
+   * ```
+   */
+  tag(m0: number, m1: number, m2: number, m3: number): void {
+    const k = this.#k;
+    let v0 = k[0] ^ m0;
+    let v1 = k[1] ^ m1;
+    let v2 = k[2] ^ m2;
+    let v3 = k[3] ^ m3;
+    for (let r = 0; r < 12; r++) {
+      v0 = (v0 + v1) | 0;
+      v1 = (v1 << 5) | (v1 >>> 27);
+      v1 ^= v0;
+      v0 = (v0 << 16) | (v0 >>> 16);
+      v2 = (v2 + v3) | 0;
+      v3 = (v3 << 8) | (v3 >>> 24);
+      v3 ^= v2;
+      v0 = (v0 + v3) | 0;
+      v3 = (v3 << 13) | (v3 >>> 19);
+      v3 ^= v0;
+      v2 = (v2 + v1) | 0;
+      v1 = (v1 << 7) | (v1 >>> 25);
+      v1 ^= v2;
+      v2 = (v2 << 16) | (v2 >>> 16);
+    }
+    const out = this.out;
+    out[0] = v0 ^ k[4];
+    out[1] = v1 ^ k[5];
+    out[2] = v2 ^ k[6];
+    out[3] = v3 ^ k[7];
+  }
 }

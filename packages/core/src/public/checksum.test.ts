@@ -41,8 +41,8 @@ for (const [name, alphabet] of [
       }
     });
 
-    it('GIVEN 1,500 random strings THEN every single-character substitution and every adjacent transposition is rejected', () => {
-      const body = fc.string({ unit: fc.constantFrom(...alphabet), minLength: 12, maxLength: 14 });
+    it('GIVEN 1,500 random strings (the lengths of public IDs up to 16 characters) THEN every single-character substitution and every adjacent transposition is rejected', () => {
+      const body = fc.string({ unit: fc.constantFrom(...alphabet), minLength: 11, maxLength: 15 });
       let substitutions = 0;
       let transpositions = 0;
       for (const b of fc.sample(body, { numRuns: 1500, seed: 42 })) {
@@ -63,6 +63,19 @@ for (const [name, alphabet] of [
         }
       }
       assert.ok(substitutions > 1_000_000 && transpositions > 15_000);
+    });
+
+    it('GIVEN digit values instead of a string THEN checkValue and verifyValues agree with checkChar and verify', () => {
+      for (const b of fc.sample(fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 40 }), { numRuns: 3000, seed: 7 })) {
+        const v = new Uint8Array(b.length + 1);
+        for (let i = 0; i < b.length; i++) v[i] = alphabet.indexOf(b[i]);
+        v[b.length] = check.checkValue(v, b.length);
+        assert.equal(alphabet[v[b.length]], check.checkChar(b));
+        assert.equal(check.verifyValues(v, v.length), true);
+        v[b.length] = (v[b.length] + 1) % size;
+        assert.equal(check.verifyValues(v, v.length), check.verify(b + alphabet[v[b.length]]));
+        assert.equal(check.verifyValues(v, v.length), false);
+      }
     });
 
     it('GIVEN the extreme characters THEN the substitution a weighted sum mod 61 would miss is caught', () => {

@@ -121,6 +121,47 @@ export class DihedralCheck {
   }
 
   /**
+   * The value of the check character for the character values `values[0 … length)` (each
+   * in [0, alphabet size); the caller validates; `length` ≤ MAX_LENGTH − 1). Same result
+   * as {@link checkChar} on the corresponding string, without reading a string.
+   *
+   * @example
+   * ```ts
+   * const v = Uint8Array.of(10, 3, 20, 59, 9);
+   * check.alphabet[check.checkValue(v, 5)] === check.checkChar('A3Kx9'); // true
+   * ```
+   */
+  checkValue(values: ArrayLike<number>, length: number): number {
+    const size = this.size;
+    const phiPow = this.phiPow;
+    const mul = this.mul;
+    let acc = 0;
+    for (let j = 0; j < length; j++) acc = mul[acc * size + phiPow[(length - j) * size + values[j]]];
+    return this.inv[acc];
+  }
+
+  /**
+   * True when `values[length − 1]` is the check value of `values[0 … length − 1)` (the
+   * value form of {@link verify}).
+   *
+   * @example
+   * ```ts
+   * const v = Uint8Array.of(10, 3, 20, 59, 9, 0);
+   * v[5] = check.checkValue(v, 5);
+   * check.verifyValues(v, 6); // true
+   * ```
+   */
+  verifyValues(values: ArrayLike<number>, length: number): boolean {
+    const size = this.size;
+    const phiPow = this.phiPow;
+    const mul = this.mul;
+    const last = length - 1;
+    let acc = 0;
+    for (let j = 0; j <= last; j++) acc = mul[acc * size + phiPow[(last - j) * size + values[j]]];
+    return acc === 0;
+  }
+
+  /**
    * True when the last character of `full` is the check character of the rest. The caller
    * has validated that every character is in the alphabet.
    *
