@@ -95,8 +95,10 @@ export const ErrorCode = {
   PUBLIC_ID_UNKNOWN_KEY: 'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY',
   /** A public-ID key is malformed (wrong length or encoding). */
   PUBLIC_KEY_INVALID: 'FLURRY_E_PUBLIC_KEY_INVALID',
-  /** A public ID is malformed (length, characters) or decrypts outside the layout. */
+  /** A public ID is malformed (length, characters), was issued for another width, or decrypts outside the layout. */
   PUBLIC_ID_MALFORMED: 'FLURRY_E_PUBLIC_ID_MALFORMED',
+  /** A public ID's authentication tag does not match the key its key ID names: a key that did not issue it (same key ID, other secret). */
+  PUBLIC_ID_WRONG_KEY: 'FLURRY_E_PUBLIC_ID_WRONG_KEY',
 } as const;
 
 /**

@@ -3,9 +3,13 @@
  * outputs for runs of consecutive and of Snowflake-shaped IDs must look like independent
  * uniform draws. The key is fixed, so the test is deterministic; the bounds are 5 standard
  * deviations (a random permutation fails one of them with probability < 1e-4).
+ *
+ * The authentication tag of the string form is checked the same way: a key that did not
+ * issue a string must agree with its tag no more often than chance (1/radix³).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { FlurryError } from '../errors.js';
 import { PublicIdCodec } from './codec.js';
 
 const KEY = 'fk1_S_c3RhdGlzdGljcy10ZXN0LWtleS0wMTIzNDU2Nzg5YWI';
@@ -125,4 +129,58 @@ describe('public: statistics of consecutive IDs', () => {
       }
     }
   });
+});
+
+describe('public: statistics of the authentication tag', () => {
+  /** Same key ID S as KEY, another secret: the "wrong key" of these tests. */
+  const WRONG = 'fk1_S_d3Jvbmcta2V5LW9mLXRoZS10YWctc3RhdGlzdGljcy0';
+
+  for (const [alphabet, n] of [['base62', 200_000], ['base58', 100_000]] as const) {
+    it(`GIVEN ${n.toLocaleString('en-US')} random encrypted values (${alphabet}) THEN a wrong key's tag agrees in 1, 2 and 3 characters at the rates 1/r, 1/r², 1/r³ (false accept within its bound), and tag characters are uniform`, () => {
+      const right = PublicIdCodec.create({ keys: KEY, alphabet });
+      const wrong = PublicIdCodec.create({ keys: WRONG, alphabet });
+      const r = alphabet === 'base62' ? 62 : 58;
+      const p = right.payloadLength;
+      let x = 0x243f6a8885a308d3n;
+      const agree = [0, 0, 0];
+      const firstChar = new Map<string, number>();
+      let decodedByWrongKey = 0;
+      for (let i = 0; i < n; i++) {
+        x = (x * 6364136223846793005n + 1442695040888963407n) & ((1n << 64n) - 1n); // fixed LCG: random encrypted values
+        // The strings that each key makes for the same encrypted value x: same key ID and payload, their own tags.
+        const s = right.encode(right.decrypt(x));
+        const t = wrong.encode(wrong.decrypt(x));
+        assert.equal(s.slice(0, 1 + p), t.slice(0, 1 + p));
+        const a = s.slice(1 + p, 4 + p);
+        const b = t.slice(1 + p, 4 + p);
+        firstChar.set(a[0], (firstChar.get(a[0]) ?? 0) + 1);
+        for (let k = 0; k < 3 && a[k] === b[k]; k++) agree[k]++;
+        if (a === b || i % 20 === 0) {
+          // Decoding the right key's string with the wrong key accepts exactly when the tags agree.
+          try {
+            wrong.decode(s);
+            decodedByWrongKey++;
+            assert.equal(a, b);
+          } catch (e) {
+            assert.ok(e instanceof FlurryError && e.code === 'FLURRY_E_PUBLIC_ID_WRONG_KEY', String(e));
+            assert.notEqual(a, b);
+          }
+        }
+      }
+      for (let k = 0; k < 2; k++) {
+        const q = r ** -(k + 1);
+        const sd = Math.sqrt(n * q * (1 - q));
+        assert.ok(Math.abs(agree[k] - n * q) < 5 * sd, `${k + 1} tag characters agree ${agree[k]} times of ${n}, expected ${(n * q).toFixed(1)} ± ${sd.toFixed(1)}`);
+      }
+      // 3 characters: a Poisson count with mean n/r³ (0.84 for base62, 0.51 for base58); P(count ≥ 7) < 3e-5.
+      assert.ok(agree[2] <= 6, `a wrong key passed the full tag ${agree[2]} times in ${n} (expected ${(n / r ** 3).toFixed(2)})`);
+      assert.equal(decodedByWrongKey, agree[2]);
+      // The first tag character is uniform over the alphabet (chi-square, r − 1 degrees of freedom, mean + 5 sd).
+      const e = n / r;
+      let chi2 = 0;
+      for (const ch of new Set([...firstChar.keys()])) chi2 += ((firstChar.get(ch) ?? 0) - e) ** 2 / e;
+      chi2 += (r - firstChar.size) * e;
+      assert.ok(chi2 < r - 1 + 5 * Math.sqrt(2 * (r - 1)), `chi-square ${chi2.toFixed(1)} for ${r - 1} degrees of freedom`);
+    });
+  }
 });
