@@ -107,6 +107,7 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
   FLURRY_E_PUBLIC_ID_CHECKSUM: 400,
   FLURRY_E_PUBLIC_ID_UNKNOWN_KEY: 400,
   FLURRY_E_PUBLIC_ID_MALFORMED: 400,
+  FLURRY_E_PUBLIC_ID_WRONG_KEY: 400,
   // Core: the generator refuses to issue right now (fenced, clock, capacity).
   FLURRY_E_LEASE_EXPIRED: 503,
   FLURRY_E_LEASE_LOST: 503,

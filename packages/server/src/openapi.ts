@@ -115,8 +115,8 @@ export function openApiDocument(): Record<string, any> {
             '200': {
               description: 'A new public ID.',
               content: {
-                'application/json': { schema: { type: 'object', required: ['publicId'], properties: { publicId: { type: 'string' } } } },
-                'text/plain': { schema: { type: 'string' } },
+                'application/json': { schema: { type: 'object', required: ['publicId'], properties: { publicId: { $ref: '#/components/schemas/PublicId' } } } },
+                'text/plain': { schema: { $ref: '#/components/schemas/PublicId' } },
               },
             },
             '404': { $ref: '#/components/responses/NotFound' },
@@ -129,11 +129,15 @@ export function openApiDocument(): Record<string, any> {
         get: {
           operationId: 'decodePublicId',
           summary: 'Decode a public ID back to the ID and its fields. Needs the bearer token; disabled (403) when the service has no token.',
-          parameters: [{ name: 'publicId', in: 'path', required: true, schema: { type: 'string' } }],
+          description:
+            'Bad input is 400, never a wrong ID: FLURRY_E_PUBLIC_ID_MALFORMED (length, characters, made for another layout width), FLURRY_E_PUBLIC_ID_CHECKSUM (a typo: ' +
+            'one changed character or two swapped ones), FLURRY_E_PUBLIC_ID_UNKNOWN_KEY (its key ID is not in the keyring), FLURRY_E_PUBLIC_ID_WRONG_KEY (its authentication ' +
+            'tag does not match the key of that key ID: the service has a different key under the same key ID).',
+          parameters: [{ name: 'publicId', in: 'path', required: true, schema: { $ref: '#/components/schemas/PublicId' } }],
           responses: {
             '200': {
               description: 'The ID behind the public ID.',
-              content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/DecodedId' }, { type: 'object', required: ['publicId'], properties: { publicId: { type: 'string' } } }] } } },
+              content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/DecodedId' }, { type: 'object', required: ['publicId'], properties: { publicId: { $ref: '#/components/schemas/PublicId' } } }] } } },
             },
             ...bad,
             '403': errorResponse('Decoding is disabled because no bearer token is configured (FLURRY_E_PUBLIC_DECODE_DISABLED).'),
@@ -189,6 +193,14 @@ export function openApiDocument(): Record<string, any> {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'The token given with --token / FLURRY_TOKEN.' } },
       schemas: {
         DecimalId: { type: 'string', pattern: '^[0-9]{1,20}$', description: 'An ID as a decimal string (up to 2^64-1).', example: '1859214170478923776' },
+        PublicId: {
+          type: 'string',
+          pattern: '^[1-9A-HJ-NP-Za-km-z][0-9A-Za-z]{5,15}$',
+          description:
+            'A public ID (string format 2), fixed-width for a given layout: the key ID (one base58 character), the encrypted ID in base62 (11 characters for 63- and ' +
+            '64-bit layouts, 9 for 53-bit), a 3-character keyed authentication tag and a check character: 16 characters for 63- and 64-bit layouts. See docs/public-ids.md.',
+          example: 'K5P1wyqYb9IVBDrr',
+        },
         DecodedId: {
           type: 'object',
           required: ['id', 'unixMs', 'timestamp', 'fields', 'sequence'],
@@ -208,7 +220,9 @@ export function openApiDocument(): Record<string, any> {
         },
       },
       responses: {
-        BadRequest: errorResponse('Bad input: a malformed, negative or too wide ID, a bad count or query (FLURRY_E_ID_*, FLURRY_E_BATCH_COUNT, FLURRY_E_QUERY, FLURRY_E_PUBLIC_ID_*).'),
+        BadRequest: errorResponse(
+          'Bad input: a malformed, negative or too wide ID, a bad count or query, a public ID that is malformed, mistyped, of an unknown key or not issued by the key of its key ID (FLURRY_E_ID_*, FLURRY_E_BATCH_COUNT, FLURRY_E_QUERY, FLURRY_E_PUBLIC_ID_MALFORMED, FLURRY_E_PUBLIC_ID_CHECKSUM, FLURRY_E_PUBLIC_ID_UNKNOWN_KEY, FLURRY_E_PUBLIC_ID_WRONG_KEY).',
+        ),
         Unauthorized: errorResponse('A bearer token is configured and the request has none or a wrong one (FLURRY_E_UNAUTHORIZED).', { 'WWW-Authenticate': { schema: { type: 'string', example: 'Bearer realm="flurry"' } } }),
         NotFound: errorResponse('No such route (FLURRY_E_NOT_FOUND), or public IDs are off (FLURRY_E_PUBLIC_IDS_DISABLED).'),
         MethodNotAllowed: errorResponse('Wrong method (FLURRY_E_METHOD_NOT_ALLOWED); see Allow.', allow),

@@ -111,12 +111,22 @@ test('GIVEN key new and public encode/decode THEN public IDs round-trip and a ty
   const pubs = enc.stdout.trim().split('\n');
   assert.equal(pubs.length, 2);
   assert.notEqual(pubs[0], pubs[1]);
+  for (const p of pubs) assert.match(p, /^B[0-9A-Za-z]{15}$/, 'key ID, 11 characters for the 63-bit ID, 3 for the tag, check character');
   const dec = await inProcess(['public', 'decode', '--key', k, ...pubs]);
   assert.equal(dec.code, 0, dec.stderr);
   assert.deepEqual(dec.stdout.trim().split('\n'), ids);
   const p = pubs[0];
   const typo = p.slice(0, -2) + (p.at(-2) === 'x' ? 'y' : 'x') + p.at(-1);
-  coded(await inProcess(['public', 'decode', typo], { FLURRY_PUBLIC_KEY: k }), 'FLURRY_E_PUBLIC_ID_\\w+');
+  coded(await inProcess(['public', 'decode', typo], { FLURRY_PUBLIC_KEY: k }), 'FLURRY_E_PUBLIC_ID_CHECKSUM');
+  // The same public ID with another key under the same key ID B: refused, never a wrong ID.
+  const other = (await inProcess(['key', 'new', '--id', 'B'])).stdout.trim();
+  const wrong = await inProcess(['public', 'decode', p], { FLURRY_PUBLIC_KEY: other });
+  coded(wrong, 'FLURRY_E_PUBLIC_ID_WRONG_KEY');
+  assert.match(wrong.stderr, /decoded with a key that did not issue it.*Check the key for key ID "B"/);
+  assert.equal(wrong.stdout, '');
+  // The known-answer vector of docs/public-ids.md (the fixed key K, 64-bit discord layout).
+  const kat = await inProcess(['public', 'encode', '1859214170478923776', '--key', 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8', '--layout', 'discord']);
+  assert.equal(kat.stdout, 'KCmUJF4zBACyLOHw\n', kat.stderr);
   coded(await inProcess(['public', 'encode', '1'], { FLURRY_PUBLIC_KEY: 'fk1_nope' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
   coded(await inProcess(['public', 'encode', '1'], { FLURRY_PUBLIC_KEY: '' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
 });

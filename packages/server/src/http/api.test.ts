@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import thrift from 'thrift';
-import { Layout, generateKey } from '@flurry/core';
+import { Layout, PublicIdCodec, generateKey } from '@flurry/core';
 import { httpGet, rawRequest, startFlurry, statusesOf, type FlurryProcess } from '../test-support.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
@@ -160,11 +160,11 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     assert.equal((await httpGet(svc.port, '/healthz')).status, 200);
   });
 
-  test('GIVEN public IDs THEN next issues them and decode (with the token) returns the ID; a typo is 400', async () => {
+  test('GIVEN public IDs THEN next issues them and decode (with the token) returns the ID; a typo, a wrong key, an unknown key or a wrong length is 400 with its code', async () => {
     const n = await httpGet(svc.port, '/v1/public-ids/next', AUTH);
     assert.equal(n.status, 200, n.body);
     const pub = JSON.parse(n.body).publicId as string;
-    assert.match(pub, /^C/);
+    assert.match(pub, /^C[0-9A-Za-z]{15}$/, 'key ID, 11 characters for the 63-bit ID, 3 for the tag, check character');
     const d = await httpGet(svc.port, `/v1/public-ids/${encodeURIComponent(pub)}`, AUTH);
     assert.equal(d.status, 200, d.body);
     const dec = JSON.parse(d.body);
@@ -172,8 +172,15 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     assert.match(dec.id, /^[0-9]+$/);
     assert.deepEqual(Object.keys(dec.fields).sort(), ['datacenter', 'worker']);
     const typo = pub.slice(0, -1) + (pub.at(-1) === 'z' ? 'y' : 'z');
-    await expectError(svc.port, `/v1/public-ids/${typo}`, 400, /FLURRY_E_PUBLIC_ID_/);
-    await expectError(svc.port, '/v1/public-ids/!!', 400, /FLURRY_E_PUBLIC_ID_/);
+    await expectError(svc.port, `/v1/public-ids/${typo}`, 400, 'FLURRY_E_PUBLIC_ID_CHECKSUM');
+    await expectError(svc.port, '/v1/public-ids/!!', 400, 'FLURRY_E_PUBLIC_ID_MALFORMED');
+    // Another key under the same key ID C (a regenerated key, another deployment's): refused, not a wrong ID.
+    const foreign = PublicIdCodec.create({ keys: generateKey('C'), bits: twitter.totalBits }).encode(BigInt(dec.id));
+    const w = await expectError(svc.port, `/v1/public-ids/${foreign}`, 400, 'FLURRY_E_PUBLIC_ID_WRONG_KEY');
+    assert.match(errorOf(w.body).message, /decoded with a key that did not issue it.*Check the key for key ID "C"/);
+    const unknown = PublicIdCodec.create({ keys: generateKey('D'), bits: twitter.totalBits }).encode(1n);
+    await expectError(svc.port, `/v1/public-ids/${unknown}`, 400, 'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY');
+    await expectError(svc.port, `/v1/public-ids/${pub.slice(0, 13)}`, 400, 'FLURRY_E_PUBLIC_ID_MALFORMED');
   });
 
   test('GIVEN the Leaf routes called as curl does THEN a bare decimal ID and Leaf\'s decode JSON', async () => {

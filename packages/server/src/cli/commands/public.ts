@@ -3,12 +3,13 @@
  * obfuscation of IDs (issue 7). The keyring comes from `--key` (current key first,
  * comma-separated), else `FLURRY_PUBLIC_KEY`, else the file named by
  * `FLURRY_PUBLIC_KEY_FILE`; the layout (default `twitter`) sets the ID width. Bad input (a
- * malformed ID, a wrong length, a bad checksum, an unknown key ID) exits 2 with its code.
+ * malformed ID, a wrong length, a bad checksum, an unknown key ID, a key that did not issue
+ * the public ID) exits 2 with its code.
  *
  * @example
  * ```sh
  * export FLURRY_PUBLIC_KEY=$(flurry key new)
- * flurry public encode 1859214170478923776
+ * flurry public encode 1859214170478923776     # 16 characters: key ID, 11 for the ID, 3 for the tag, check character
  * flurry public decode 2bX3… --json
  * ```
  */
@@ -35,6 +36,8 @@ Turns IDs into public IDs (keyed, reversible; no visible order, time or node) an
 Keys: --key, else FLURRY_PUBLIC_KEY, else the file FLURRY_PUBLIC_KEY_FILE (make one with
 "flurry key new"; several comma-separated, the current key first). Prefer the variable:
 flags show in ps. The layout (default twitter) fixes the ID width.
+Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the keyed tag
+(a key that did not issue the ID: FLURRY_E_PUBLIC_ID_WRONG_KEY); bad input exits 2.
 `;
 
 /**

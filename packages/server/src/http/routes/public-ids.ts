@@ -38,11 +38,15 @@ export function publicNext(ctx: HttpContext, res: ServerResponse, accept: string
 
 /**
  * `GET /v1/public-ids/{publicId}` → `{"publicId","id","unixMs","timestamp","fields","sequence"}`.
- * The caller has already passed the bearer-token check.
+ * The caller has already passed the bearer-token check. Bad input is 400 with the core's
+ * code, never a wrong ID: `FLURRY_E_PUBLIC_ID_MALFORMED` (length, characters, another
+ * width), `FLURRY_E_PUBLIC_ID_CHECKSUM` (a typo), `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY` (key ID
+ * not in the keyring), `FLURRY_E_PUBLIC_ID_WRONG_KEY` (the key of that key ID did not issue
+ * it: its authentication tag does not match).
  *
  * @example
  * ```ts
- * publicDecode(ctx, res, '3xK9…');
+ * publicDecode(ctx, res, 'C7cuyYGf9Ydxv7Tb');
  * ```
  */
 export function publicDecode(ctx: HttpContext, res: ServerResponse, segment: string): number {
