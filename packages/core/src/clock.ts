@@ -6,6 +6,9 @@
  *   an operator, a VM migration). IDs carry it.
  * - `monotonic()` is elapsed milliseconds that never go backwards and keep counting
  *   while the process is paused (SIGSTOP, GC): leases measure their deadlines on it.
+ *   It does NOT count while the whole machine or VM is suspended (on Linux
+ *   `performance.now()` is CLOCK_MONOTONIC), so leases also carry a wall-clock deadline
+ *   (see `lease.ts`); `ManualClock.stepWall(+ms)` simulates such a suspend.
  * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
  *
  * @example
@@ -92,7 +95,11 @@ export class ManualClock implements Clock {
     this.wall += ms;
     this.mono += ms;
   }
-  /** Steps only the wall clock (negative = backwards), as NTP or an operator would. */
+  /**
+   * Steps only the wall clock (negative = backwards), as NTP or an operator would. A
+   * positive step with monotonic time frozen is also what a resumed system suspend looks
+   * like (CLOCK_MONOTONIC does not count suspended time).
+   */
   stepWall(deltaMs: number): void {
     this.wall += deltaMs;
   }

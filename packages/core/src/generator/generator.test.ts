@@ -33,10 +33,11 @@ function rng(seed: number): () => number {
 }
 
 /** A lease as a registry hands it out (plain object implementing the core contract). */
-function makeLease(node: Record<string, number>, deadline: number, notBeforeMs = 0) {
+function makeLease(node: Record<string, number>, deadline: number, notBeforeMs = 0, wallDeadline?: number) {
   const lease = {
     node,
     deadline,
+    wallDeadline,
     notBeforeMs,
     highWater: undefined as undefined | (() => number),
     attach(fn: () => number) {
@@ -330,6 +331,85 @@ test('GIVEN a lease THEN issuing stops once monotonic time passes the deadline (
     assert.ok(gen.next() > a);
     lease.deadline = Number.NEGATIVE_INFINITY;
     assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message));
+  } finally {
+    gen.close();
+  }
+});
+
+const expiredOn = (clock: 'wall' | 'monotonic') => (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && e.details.clock === clock;
+
+test('GIVEN a held lease WHEN wall time jumps past the wall deadline while monotonic time stays frozen (a suspend) THEN next() and batch() throw FLURRY_E_LEASE_EXPIRED before issuing one ID', () => {
+  const clock = new ManualClock(START, 0);
+  const lease = makeLease({ datacenter: 5, worker: 5 }, 800, 0, START + 800);
+  const events: GeneratorEvent[] = [];
+  const gen = new Generator({ layout: 'twitter', lease, clock, onEvent: (e) => events.push(e) });
+  try {
+    const a = gen.next();
+    clock.stepWall(60_000); // suspended for a minute: CLOCK_MONOTONIC did not count it
+    assert.equal(clock.monotonic(), 0, 'monotonic time is frozen, its deadline is far away');
+    const issued = gen.stats.issued;
+    assert.throws(() => gen.next(), (e: unknown) => expiredOn('wall')(e) && /suspended/.test((e as Error).message) && (e as FlurryError).details.overByMs === 60_000 - 800);
+    assert.throws(() => gen.nextString(), expiredOn('wall'));
+    assert.throws(() => gen.batch(5), expiredOn('wall'));
+    assert.throws(() => gen.batchStrings(5), expiredOn('wall'));
+    const buf = new BigUint64Array(3);
+    assert.throws(() => gen.fill(buf), expiredOn('wall'));
+    assert.deepEqual([...buf], [0n, 0n, 0n], 'nothing written');
+    assert.equal(gen.stats.issued, issued, 'not one ID issued');
+    assert.deepEqual(events.at(-1), { type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
+    lease.wallDeadline = clock.now() + 800; // a renewal after the resume
+    assert.ok(gen.next() > a);
+    lease.wallDeadline = Number.NEGATIVE_INFINITY; // lost
+    assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message));
+  } finally {
+    gen.close();
+  }
+});
+
+test('GIVEN a suspend in the middle of a long fill (the wall clock jumps at a new tick) THEN the fill stops with FLURRY_E_LEASE_EXPIRED', () => {
+  const clock = new ManualClock(START, 0);
+  const lease = makeLease({ datacenter: 5, worker: 6 }, 1e12, 0, START + 800);
+  const gen = new Generator({ layout: 'twitter', lease, clock, onExhausted: 'wait' });
+  let reads = 0;
+  clock.onRead = (c) => {
+    if (++reads === 3) c.stepWall(10_000);
+  };
+  try {
+    assert.throws(() => gen.fill(new BigUint64Array(4096 * 10)), expiredOn('wall'));
+    assert.ok(gen.lastIssuedUnixMs < START + 800, 'nothing issued at or after the wall deadline');
+  } finally {
+    clock.onRead = undefined;
+    gen.close();
+  }
+});
+
+test('GIVEN a leased generator WHEN the wall clock steps back by an hour THEN the monotonic deadline still fences on time', () => {
+  const clock = new ManualClock(START, 0);
+  const lease = makeLease({ datacenter: 5, worker: 7 }, 800, 0, START + 800);
+  const gen = new Generator({ layout: 'twitter', lease, clock, onClockBackwards: 'tolerate' });
+  try {
+    const a = gen.next();
+    clock.stepWall(-3_600_000);
+    clock.advance(799);
+    assert.ok(gen.next() > a, 'still inside both deadlines');
+    clock.advance(1);
+    assert.throws(() => gen.next(), expiredOn('monotonic'));
+    assert.throws(() => gen.batch(2), expiredOn('monotonic'));
+  } finally {
+    gen.close();
+  }
+});
+
+test('GIVEN a hand-written lease without wallDeadline THEN only the monotonic deadline fences (wall jumps are ignored)', () => {
+  const clock = new ManualClock(START, 0);
+  const lease = makeLease({ datacenter: 5, worker: 8 }, 800);
+  const gen = new Generator({ layout: 'twitter', lease, clock });
+  try {
+    gen.next();
+    clock.stepWall(60_000);
+    assert.ok(gen.next());
+    clock.advanceMonotonic(800);
+    assert.throws(() => gen.next(), expiredOn('monotonic'));
   } finally {
     gen.close();
   }

@@ -37,8 +37,9 @@ const MAX_BATCH = 10_000_000;
  * (Twitter); beyond the bounds it throws `FLURRY_E_CLOCK_BACKWARDS` naming how far the
  * clock went back. See `options.ts` for why these defaults.
  *
- * With a `lease`, every call checks the lease's fencing deadline on the monotonic clock
- * (`FLURRY_E_LEASE_EXPIRED`) and never issues a timestamp at or below
+ * With a `lease`, every call checks the lease's fencing deadlines — `deadline` on the
+ * monotonic clock and `wallDeadline` (if set) on the wall clock, which catches a machine
+ * suspend — before issuing (`FLURRY_E_LEASE_EXPIRED`), and never issues a timestamp at or below
  * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
  * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
  * lease.
@@ -159,8 +160,8 @@ export class Generator {
    * @example `const id: bigint = gen.next();`
    */
   next(): bigint {
-    if (this.lease !== undefined) this.planner.checkDeadline();
     const now = this.clock.now();
+    if (this.lease !== undefined) this.planner.checkDeadline(now);
     const w = Math.floor((now - this.epochMs) / this.unitMs);
     if (w > this.lastTick) this.fresh(w, now);
     else if (this.seq < this.maxSeq && w >= this.highWall) this.seq++;
@@ -224,7 +225,7 @@ export class Generator {
       throw badOption('count', count, `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`);
     }
     if (count === 0) return 0;
-    if (this.lease !== undefined) this.planner.checkDeadline();
+    if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
     if (!this.fastFill) {
       for (let i = 0; i < count; i++) {
         this.step();
@@ -288,7 +289,7 @@ export class Generator {
 
   /** The wall clock moved to a new tick `w` beyond the last one. */
   private fresh(w: number, now: number): void {
-    if (w < this.highWall || w > this.maxTick || (this.lease !== undefined && (this.planner.checkDeadline(), w < this.planner.refreshFloor()))) {
+    if (w < this.highWall || w > this.maxTick || (this.lease !== undefined && (this.planner.checkDeadline(now), w < this.planner.refreshFloor()))) {
       this.slow(now);
       return;
     }
@@ -320,7 +321,7 @@ export class Generator {
     let stuck = 0;
     for (;;) {
       if (this.lease !== undefined) {
-        planner.checkDeadline();
+        planner.checkDeadline(now);
         planner.refreshFloor();
       }
       const w = Math.floor((now - this.epochMs) / this.unitMs);

@@ -192,6 +192,22 @@ test('GIVEN a SharedGenerator THEN it holds the node claim like a Generator, and
   assert.throws(() => SharedGenerator.fromState({} as never), code(ErrorCode.INVALID_OPTION));
 });
 
+test('GIVEN a SharedGenerator THEN it takes no lease at all (so no fencing deadline, monotonic or wall, can be bypassed through it)', () => {
+  const clock = new ManualClock(START, 0);
+  const lease = { node: { datacenter: 9, worker: 3 }, deadline: 800, wallDeadline: START + 800, notBeforeMs: 0, attach() {} };
+  assert.throws(
+    () => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 3 }, clock, lease } as never),
+    (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.INVALID_OPTION && /lease/.test(e.message),
+  );
+  const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 3 }, clock });
+  try {
+    clock.stepWall(60_000); // a suspend: an unleased generator just follows the wall clock
+    assert.equal(shared.layout.decode(shared.next()).unixMs, START + 60_000);
+  } finally {
+    shared.close();
+  }
+});
+
 test('GIVEN a SharedGenerator on a ManualClock THEN it applies the same exhaustion and backwards policies as Generator', () => {
   const clock = new ManualClock(START);
   const shared = new SharedGenerator({ layout: 'leaf', node: { worker: 900 }, clock, onClockBackwards: 'throw' });

@@ -27,6 +27,12 @@ const SPIN_LIMIT = 100_000;
  * Consecutive waits across which the wall clock did not change at all before a call
  * gives up (each is at least one bounded spin or one `clock.sleep`, so this ends a
  * frozen clock within about a second, even when monotonic time is frozen too).
+ *
+ * @example
+ * ```ts
+ * stuck = now === before ? stuck + 1 : 0;
+ * if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
+ * ```
  */
 export const STUCK_ROUNDS = 250;
 
@@ -47,7 +53,7 @@ export type Decision =
  * @example
  * ```ts
  * const planner = new TickPlanner(Layout.from('twitter'), resolvePolicy({}), clock, lease, (e) => log(e));
- * planner.checkDeadline(); // throws FLURRY_E_LEASE_EXPIRED once the lease deadline passed
+ * planner.checkDeadline(clock.now()); // throws FLURRY_E_LEASE_EXPIRED once a lease deadline passed
  * ```
  */
 export class TickPlanner {
@@ -102,20 +108,43 @@ export class TickPlanner {
     return this.floorTick;
   }
 
-  /** Throws `FLURRY_E_LEASE_EXPIRED` (after a `fenced` event) once `monotonic() >= lease.deadline`. */
-  checkDeadline(): void {
+  /**
+   * Throws `FLURRY_E_LEASE_EXPIRED` (after a `fenced` event) once either fencing deadline
+   * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
+   * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
+   * about to issue with, so the hot path reads the wall clock once.
+   *
+   * @example `planner.checkDeadline(clock.now());`
+   */
+  checkDeadline(now: number): void {
     const lease = this.lease;
-    if (lease !== undefined && !(this.clock.monotonic() < lease.deadline)) {
-      this.emit({ type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
-      const over = this.clock.monotonic() - lease.deadline;
+    if (lease !== undefined) {
+      const wd = lease.wallDeadline;
+      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.fence(now, lease);
+    }
+  }
+
+  /** The cold half of {@link checkDeadline}: the event and the error naming the clock that passed its deadline. */
+  private fence(now: number, lease: NodeLease): never {
+    this.emit({ type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
+    const over = this.clock.monotonic() - lease.deadline;
+    const monotonicPassed = !(over < 0);
+    const wallOver = now - (lease.wallDeadline ?? Number.POSITIVE_INFINITY);
+    if (!Number.isFinite(monotonicPassed ? over : wallOver)) {
+      throw new FlurryError(ErrorCode.LEASE_EXPIRED, 'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.', { overByMs: null });
+    }
+    if (monotonicPassed) {
       throw new FlurryError(
         ErrorCode.LEASE_EXPIRED,
-        Number.isFinite(over)
-          ? `The node lease expired ${Math.round(over)} ms ago (renewal did not arrive in time, or the process was paused); no IDs are issued until it is renewed or re-acquired.`
-          : 'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.',
-        { overByMs: Number.isFinite(over) ? over : null },
+        `The node lease expired ${Math.round(over)} ms ago (renewal did not arrive in time, or the process was paused); no IDs are issued until it is renewed or re-acquired.`,
+        { overByMs: over, clock: 'monotonic' },
       );
     }
+    throw new FlurryError(
+      ErrorCode.LEASE_EXPIRED,
+      `The node lease's wall-clock deadline passed ${Math.round(wallOver)} ms ago although its monotonic deadline has not: the machine was probably suspended (monotonic time stands still then, the registry's TTL does not), or the wall clock stepped forward. Another holder may have this node ID now, so no IDs are issued until the lease is renewed or re-acquired.`,
+      { overByMs: wallOver, clock: 'wall' },
+    );
   }
 
   /**
