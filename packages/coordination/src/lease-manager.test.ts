@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FlurryError, Layout, ManualClock } from '@flurry/core';
+import { FlurryError, Generator, Layout, ManualClock, sleepSync, systemClock, type Clock, type GeneratorEvent } from '@flurry/core';
+import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
 import { claimFloor, LeaseRegistry, type ManagedLease } from './lease-manager.js';
-import { resolveRegistryOptions } from './options.js';
+import { resolveRegistryOptions, type RegistryOptions } from './options.js';
 
 const base = mkdtempSync(path.join(tmpdir(), 'flurry-lm-'));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -18,12 +19,19 @@ const MARGIN = 200;
 function setup(extra: { ttlMs?: number } = {}) {
   const dir = path.join(base, `r${n++}`);
   const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
-  const open = () =>
-    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: extra.ttlMs ?? TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state') });
+  const open = (o: RegistryOptions = {}) =>
+    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: extra.ttlMs ?? TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
   return { dir, clock, open };
 }
 const twoSlots = Layout.parse('timestamp:41,worker:1,sequence:12');
 const oneSlot = Layout.parse('timestamp:41,datacenter:2,sequence:12');
+// Tests that build Generators use layouts of their own: a node's in-process claim makes a
+// later generator of the same ID space start after the earlier one's last tick, and every
+// test's ManualClock starts at the same time.
+const suspendLayout = Layout.parse('timestamp:41,worker:1,sequence:11');
+const stepBackLayout = Layout.parse('timestamp:41,worker:1,sequence:10');
+const realClockLayout = Layout.parse('timestamp:41,datacenter:2,sequence:11');
+const reacquireLayout = Layout.parse('timestamp:41,datacenter:2,sequence:10');
 
 function events(lease: ManagedLease): string[] {
   const seen: string[] = [];
@@ -116,6 +124,169 @@ describe('lease manager: fencing deadline', () => {
     assert.equal(lease.state, 'lost');
     assert.deepEqual(seen.filter((e) => e === 'lost'), ['lost']);
     await lease.release();
+  });
+});
+
+/** A driver that runs `before()` (e.g. a suspend) while a renewal is in flight. */
+function slowRenewals(inner: RegistryDriver, before: () => Promise<void> | void): RegistryDriver {
+  return {
+    kind: inner.kind,
+    url: inner.url,
+    claim: (req) => inner.claim(req),
+    renew: async (claim, o) => {
+      await before();
+      return inner.renew(claim, o);
+    },
+    release: (claim, o) => inner.release(claim, o),
+    close: () => inner.close(),
+  };
+}
+
+const fencedOn = (clock: 'wall' | 'monotonic') => (e: unknown) => e instanceof FlurryError && e.code === 'FLURRY_E_LEASE_EXPIRED' && e.details.clock === clock;
+
+describe('lease manager: wall-clock deadline (system suspend)', () => {
+  test('GIVEN a fresh acquire or a renewal THEN wallDeadline is its wall-clock start + ttl − margin, also on the generator view', async () => {
+    const { clock, open } = setup();
+    const reg = open();
+    const w0 = clock.now();
+    const lease = await reg.acquire(twoSlots);
+    assert.equal(lease.wallDeadline, w0 + TTL - MARGIN);
+    const view = lease.forGenerator();
+    assert.equal(view.wallDeadline, lease.wallDeadline);
+    clock.advance(300);
+    const w1 = clock.now();
+    assert.equal(await lease.renewNow(), true);
+    assert.equal(lease.wallDeadline, w1 + TTL - MARGIN);
+    assert.equal(view.wallDeadline, w1 + TTL - MARGIN, 'the view follows renewals');
+    await reg.close();
+    assert.equal(lease.wallDeadline, -Infinity);
+    assert.equal(view.wallDeadline, -Infinity);
+  });
+
+  test('GIVEN a held lease WHEN wall time jumps past the TTL while monotonic time stays frozen (a suspend) THEN next() and batch() throw FLURRY_E_LEASE_EXPIRED before issuing one ID AND the lease manager reports it lost', async () => {
+    const { clock, open } = setup();
+    const reg = open();
+    const lease = await reg.acquire(suspendLayout);
+    const seen = events(lease);
+    const lostErrors: FlurryError[] = [];
+    lease.on('lost', (e: FlurryError) => lostErrors.push(e));
+    const gen = new Generator({ layout: suspendLayout, lease: lease.forGenerator(), clock });
+    try {
+      const before = gen.next();
+      clock.stepWall(5 * TTL); // the machine slept: the registry's TTL ran out, CLOCK_MONOTONIC did not move
+      assert.equal(lease.valid(), false);
+      assert.equal(lease.msUntilDeadline(), 0);
+      const issued = gen.stats.issued;
+      assert.throws(() => gen.next(), fencedOn('wall'));
+      assert.throws(() => gen.batch(10), fencedOn('wall'));
+      assert.equal(gen.stats.issued, issued, 'not one ID after the resume');
+      await lease.renewNow();
+      assert.equal(seen[0], 'lost', 'reported lost before anything else');
+      assert.match(lostErrors[0].message, /wall-clock fencing deadline.*suspended/);
+      assert.equal(lease.stats.lost, 1);
+      assert.throws(() => gen.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED', 'a generator of the old claim never issues again');
+      if (lease.state === 'held') {
+        // Re-acquired (the slot was still free): a fresh generator continues above.
+        gen.close();
+        const next = new Generator({ layout: suspendLayout, lease: lease.forGenerator(), clock });
+        assert.ok(next.next() > before);
+        next.close();
+      }
+    } finally {
+      gen.close();
+      await reg.close();
+    }
+  });
+
+  test('GIVEN autoRenew WHEN the machine resumes from a suspend THEN the deadline timer reports lost promptly, long before the monotonic deadline', async (t) => {
+    const { clock, open } = setup();
+    const reg = open({ ttlMs: 60_000, marginMs: 1000, autoRenew: true }); // first periodic renewal in 20 s
+    const lease = await reg.acquire(twoSlots);
+    try {
+      const lost = new Promise<FlurryError>((resolve) => lease.once('lost', resolve));
+      clock.stepWall(120_000);
+      const t0 = performance.now();
+      const err = await Promise.race([lost, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no lost event within 3 s')), 3000))]);
+      const tookMs = performance.now() - t0;
+      t.diagnostic(`lost ${Math.round(tookMs)} ms after the resume`);
+      assert.ok(tookMs < 1000, `lost after ${Math.round(tookMs)} ms (the poll is 250 ms)`);
+      assert.equal(err.code, 'FLURRY_E_LEASE_LOST');
+      assert.ok(clock.monotonic() < 1_000_000 + 59_000, 'the monotonic deadline had not come');
+    } finally {
+      await reg.close();
+    }
+  });
+
+  test('GIVEN a renewal in flight across a suspend THEN it does not extend either deadline AND the lease is then lost', async () => {
+    const { clock, dir } = setup();
+    let suspend = false;
+    const driver = slowRenewals(createFileDriver(dir, { clock }), () => {
+      if (suspend) clock.stepWall(3 * TTL); // sent before the suspend, answered after it
+    });
+    const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state') });
+    const lease = await reg.acquire(twoSlots);
+    const seen = events(lease);
+    const failures: FlurryError[] = [];
+    lease.on('renew-failed', (e: FlurryError) => failures.push(e));
+    const { deadline, wallDeadline } = lease;
+    clock.advance(100);
+    suspend = true;
+    assert.equal(await lease.renewNow(), false);
+    suspend = false;
+    assert.equal(lease.deadline, deadline, 'monotonic deadline not extended');
+    assert.equal(lease.wallDeadline, wallDeadline, 'wall deadline not extended');
+    assert.match(failures[0].message, /wall-clock fencing deadline/);
+    assert.equal(lease.valid(), false);
+    assert.equal(lease.stats.renewals, 0);
+    await lease.renewNow();
+    assert.deepEqual(seen.slice(0, 2), ['renew-failed', 'lost']);
+    await reg.close();
+  });
+
+  test('GIVEN the wall clock steps back by an hour THEN the monotonic deadline still fences on time AND the next renewal re-bases the wall deadline', async () => {
+    const { clock, open } = setup();
+    const reg = open();
+    const lease = await reg.acquire(stepBackLayout);
+    const gen = new Generator({ layout: stepBackLayout, lease: lease.forGenerator(), clock });
+    try {
+      gen.next();
+      clock.stepWall(-3_600_000);
+      clock.advance(TTL - MARGIN - 1);
+      assert.ok(lease.valid());
+      gen.next();
+      clock.advance(1);
+      assert.equal(lease.valid(), false, 'fenced exactly at the monotonic deadline');
+      assert.throws(() => gen.next(), fencedOn('monotonic'));
+    } finally {
+      gen.close();
+    }
+    const reg2 = open();
+    const lease2 = await reg2.acquire(stepBackLayout);
+    clock.stepWall(-3_600_000);
+    clock.advance(10);
+    const w = clock.now();
+    assert.equal(await lease2.renewNow(), true);
+    assert.equal(lease2.wallDeadline, w + TTL - MARGIN, 'not left an hour late');
+    await reg.close();
+    await reg2.close();
+  });
+
+  test('GIVEN an NTP step forward THEN the lease fences early (conservative) AND a renewal lifts the wall deadline again; a step beyond the deadline loses and re-acquires it', async () => {
+    const { clock, open } = setup();
+    const reg = open();
+    const lease = await reg.acquire(twoSlots);
+    clock.stepWall(500);
+    assert.ok(lease.valid());
+    assert.equal(lease.msUntilDeadline(), TTL - MARGIN - 500, 'fences 500 ms early');
+    assert.equal(await lease.renewNow(), true);
+    assert.equal(lease.msUntilDeadline(), TTL - MARGIN);
+    const seen = events(lease);
+    clock.stepWall(TTL);
+    assert.equal(lease.valid(), false);
+    assert.equal(await lease.renewNow(), true, 're-acquired at once');
+    assert.deepEqual(seen, ['lost', 'reacquired']);
+    assert.ok(lease.valid());
+    await reg.close();
   });
 });
 
@@ -241,13 +412,94 @@ describe('lease manager: high-water floor', () => {
     const floorA = clock.now() + TTL + MARGIN;
     clock.advance(TTL + 1);
     clock.stepWall(-60_000); // B's clock is a minute behind
-    const b = await open().acquire(oneSlot);
+    // Within the default 5 s bound B refuses (and gives the slot back with the floor intact)…
+    const refused = await rejectsCode(open().acquire(oneSlot), 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
+    assert.ok(Number(refused.details.behindMs) > 60_000);
+    // …a patient B waits for its clock to pass A's floor before it gets the lease.
+    const b = await open({ highWaterWaitMs: 120_000 }).acquire(oneSlot);
     assert.equal(b.notBeforeMs, floorA);
+    assert.ok(clock.now() > floorA, 'acquire resolved only after the clock passed the floor');
     await b.renewNow();
     clock.advance(TTL + 1);
     const c = await open().acquire(oneSlot);
     assert.ok(c.notBeforeMs >= floorA + TTL + MARGIN, `floor ${c.notBeforeMs} carries A's ${floorA}`);
     void a;
+  });
+});
+
+describe('lease manager: waiting for the floor (asynchronously)', () => {
+  test('GIVEN a previous holder\'s mark 300 ms ahead of our wall clock THEN acquire resolves after ≈300 ms AND the event loop keeps running during the wait AND the generator never waits', async (t) => {
+    const dir = path.join(base, `r${n++}`);
+    const ahead: Clock = { now: () => Date.now() + 300, monotonic: () => performance.now(), sleep: sleepSync };
+    const opts = { cluster: 'c', ttlMs: 10_000, autoRenew: false, stateDir: path.join(dir, 'state') };
+    const regA = new LeaseRegistry(createFileDriver(dir, { clock: ahead }), { ...opts, clock: ahead });
+    const a = await regA.acquire(realClockLayout);
+    a.attach(() => ahead.now()); // A issued up to its (fast) wall clock
+    await regA.close(); // clean release: the mark is A's clock, ≈300 ms ahead of ours
+    const reg = new LeaseRegistry(createFileDriver(dir, { clock: systemClock }), { ...opts, clock: systemClock });
+    const ourNow = Date.now();
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 10);
+    const t0 = performance.now();
+    let lease: ManagedLease;
+    try {
+      lease = await reg.acquire(realClockLayout);
+    } finally {
+      clearInterval(interval);
+    }
+    const tookMs = performance.now() - t0;
+    t.diagnostic(`acquire took ${Math.round(tookMs)} ms for a floor ${lease.notBeforeMs - ourNow} ms ahead; a 10 ms interval ticked ${ticks} times meanwhile`);
+    assert.ok(lease.notBeforeMs - ourNow > 200, `the floor (A's mark) was ${lease.notBeforeMs - ourNow} ms ahead of our clock`);
+    assert.ok(Date.now() > lease.notBeforeMs, 'resolved only after the clock passed the floor');
+    assert.ok(tookMs >= 200 && tookMs < 2000, `acquire took ${Math.round(tookMs)} ms`);
+    assert.ok(ticks >= 5, `a 10 ms interval ticked ${ticks} times during the wait (the loop was not blocked)`);
+    const seen: GeneratorEvent[] = [];
+    const gen = new Generator({ layout: realClockLayout, lease: lease.forGenerator(), onEvent: (e) => seen.push(e) });
+    const t1 = performance.now();
+    assert.ok(realClockLayout.decode(gen.next()).unixMs > lease.notBeforeMs);
+    assert.ok(performance.now() - t1 < 50, 'the first next() did not sleep');
+    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
+    gen.close();
+    await reg.close();
+  });
+
+  test('GIVEN a mark further ahead than highWaterWaitMs THEN acquire fails at once with FLURRY_E_CLOCK_BEHIND_HIGH_WATER saying how far behind the clock is AND the slot stays usable', async () => {
+    const { clock, open } = setup();
+    const a = await open().acquire(oneSlot);
+    const mark = clock.now() + 10_000;
+    a.attach(() => mark);
+    await a.release();
+    const t0 = clock.monotonic();
+    const e = await rejectsCode(open({ highWaterWaitMs: 1000 }).acquire(oneSlot), 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
+    assert.equal(e.details.behindMs, 10_001);
+    assert.match(e.message, /is 10001 ms behind the high-water mark of slot 0 of c\/datacenter-0/);
+    assert.match(e.message, /more than the 1000 ms allowed \(highWaterWaitMs\)/);
+    assert.equal(clock.monotonic(), t0, 'refused without waiting');
+    const b = await open({ highWaterWaitMs: 20_000 }).acquire(oneSlot);
+    assert.equal(b.slot, 0, 'the refused claim was given back');
+    assert.equal(b.notBeforeMs, mark);
+    assert.ok(clock.now() > mark);
+    assert.ok(b.valid(), 'the claim was renewed while waiting 10 s with a 1 s TTL');
+    await b.release();
+  });
+
+  test('GIVEN a lost lease whose floor is ahead of the clock (borrowed ticks) WHEN re-acquired THEN it is held only once the clock passed the floor, so the rebuilt generator never waits', async () => {
+    const { clock, open } = setup();
+    const reg = open();
+    const lease = await reg.acquire(reacquireLayout);
+    lease.attach(() => clock.now() + 150); // issued 150 ms ahead of the wall clock
+    clock.advance(TTL); // paused past the deadline
+    const t = clock.now();
+    assert.equal(await lease.renewNow(), true);
+    assert.equal(lease.state, 'held');
+    assert.equal(lease.notBeforeMs, t + 150, 'the floor covers the borrowed ticks');
+    assert.ok(clock.now() > lease.notBeforeMs, 'held only after the clock passed the floor');
+    const seen: GeneratorEvent[] = [];
+    const gen = new Generator({ layout: reacquireLayout, lease: lease.forGenerator(), clock, onEvent: (e) => seen.push(e) });
+    gen.next();
+    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
+    gen.close();
+    await reg.close();
   });
 });
 

@@ -1,17 +1,36 @@
 /**
  * The generic lease machinery shared by every backend: it turns a {@link RegistryDriver}
  * (claim / renew / release of integer slots) into {@link ManagedLease}s of a layout's
- * node fields, renews them in the background, keeps the fencing deadline on the
- * monotonic clock and computes the high-water floor.
+ * node fields, renews them in the background, keeps the two fencing deadlines (monotonic
+ * and wall clock) and computes the high-water floor, waiting for it before handing a
+ * lease out.
  *
- * ## Fencing
- * `deadline = monotonic time at the START of the last successful claim or renewal
- *   + ttl − margin`. The engine counts the TTL from when it receives the request, which is
- * later than that start, so the holder stops at least `margin` before anyone else can be
- * given its node ID. A paused process (SIGSTOP, GC, suspended VM) wakes up with its
- * monotonic clock past the deadline: the generator checks the deadline before every ID,
- * so it refuses before the first one. A renewal that answers after the deadline does not
- * revive the lease.
+ * ## Fencing: two deadlines
+ * At the START of every successful claim or renewal the manager reads both clocks, and
+ * - `deadline     = monotonic time at that start + ttl − margin`,
+ * - `wallDeadline = wall time (Unix ms) at that start + ttl − margin`.
+ * The engine counts the TTL from when it receives the request, which is later than that
+ * start, so the holder stops at least `margin` before anyone else can be given its node
+ * ID. A generator issues only while BOTH lie ahead (`clock.monotonic() < deadline` and
+ * `clock.now() < wallDeadline`); it checks before every ID, so it refuses before the first
+ * one after waking up. A renewal that answers after either deadline computed from its own
+ * start does not revive or extend the lease (a renewal sent before a suspend and answered
+ * after it extends nothing).
+ * - The monotonic deadline catches a paused process (SIGSTOP, GC pause): its monotonic
+ *   clock keeps counting, so it wakes up past the deadline. It is immune to wall-clock
+ *   steps: a wall clock stepped BACK (even by an hour) extends nothing, the monotonic
+ *   deadline still fences on time.
+ * - The wall deadline catches a suspended machine or VM (laptop lid, VM pause, live
+ *   migration): on Linux the monotonic clock (`performance.now()`, CLOCK_MONOTONIC) stands
+ *   still while suspended, but the engine's TTL runs on and may hand the node ID to
+ *   someone else; the wall clock has jumped forward by the suspended time on resume.
+ *   Trade-off: a wall clock stepped FORWARD (an NTP step, an operator) fences early by
+ *   the size of the step — conservative, never unsafe. The next successful renewal reads
+ *   the stepped clock at its start and lifts the wall deadline again (a step larger than
+ *   `ttl − margin` loses the lease, which is then re-acquired).
+ * Timers (Node's `setTimeout`) also run on the monotonic clock, so a suspend delays them:
+ * the deadline timer therefore wakes at least every 250 ms while a lease is held and
+ * checks both clocks, so `'lost'` fires promptly after a resume.
  *
  * ## High-water mark
  * At every renewal the holder reports `max(highest issued timestamp, wall clock now,
@@ -36,6 +55,16 @@
  * Right after every claim the manager renews once to record the claim-time wall clock,
  * so even a holder that dies before its first periodic renewal left a mark.
  *
+ * ## Waiting for the floor
+ * `acquire()` (and every re-acquisition) resolves only once the wall clock has passed the
+ * new lease's `notBeforeMs`, so a generator built on it never has to wait. The wait is
+ * asynchronous — timers, not a blocking sleep — so the event loop, and with it every
+ * other lease's renewals, keeps running; the claim itself is renewed meanwhile. It is
+ * bounded by `highWaterWaitMs`: a floor further ahead fails at once with
+ * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` naming how far behind the clock is (and the claim is
+ * released). The generator's own check at each new tick stays as the last line of
+ * defence: it never issues at or below the floor.
+ *
  * ## Loss and recovery
  * Renewal failures are retried with a backoff within the interval and counted. When the
  * deadline passes (or the engine says the lease is gone) the lease is fenced, `'lost'` is
@@ -56,7 +85,7 @@
  * ```
  */
 import { EventEmitter } from 'node:events';
-import { FlurryError, type Clock, type NodeLease } from '@flurry/core';
+import { ErrorCode, FlurryError, ManualClock, type Clock, type NodeLease } from '@flurry/core';
 import type { Claim, RegistryDriver } from './driver.js';
 import { RegistryErrorCode, registryError } from './errors.js';
 import { makeHolder, resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from './options.js';
@@ -109,8 +138,8 @@ export type LeaseState = 'held' | 'lost' | 'released';
  * A leased node ID: a core {@link NodeLease} (node, deadline, notBeforeMs, attach) that
  * renews itself, plus events and stats.
  *
- * Events: `'renewed'` ({ startedAt, deadline }), `'renew-failed'` (err), `'lost'` (err),
- * `'reacquired'` (lease), `'node-changed'` (node).
+ * Events: `'renewed'` ({ startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs }),
+ * `'renew-failed'` (err), `'lost'` (err), `'reacquired'` (lease), `'node-changed'` (node).
  *
  * @example
  * ```ts
@@ -127,15 +156,22 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   readonly epoch: number;
   /** `held`, `lost` or `released`. */
   readonly state: LeaseState;
-  /** True while `clock.monotonic() < deadline`. */
+  /**
+   * Wall-clock Unix ms until which issuing is allowed (start of the last successful
+   * claim or renewal on the wall clock + ttl − margin): fences after a machine suspend.
+   * `-Infinity` once lost or released; `Infinity` for static IDs.
+   */
+  readonly wallDeadline: number;
+  /** True while `clock.monotonic() < deadline` and `clock.now() < wallDeadline`. */
   valid(): boolean;
-  /** Milliseconds until the fencing deadline (0 when passed; Infinity for static IDs). */
+  /** Milliseconds until the nearer of the two fencing deadlines (0 when passed; Infinity for static IDs). */
   msUntilDeadline(): number;
   readonly stats: LeaseStats;
   /**
    * A {@link NodeLease} for one generator, bound to the current claim: it reports
-   * `deadline = -Infinity` for good once the lease is re-acquired (possibly as another
-   * node), so a generator built on it can never issue under a later claim.
+   * `deadline = wallDeadline = -Infinity` for good once the lease is re-acquired
+   * (possibly as another node), so a generator built on it can never issue under a later
+   * claim.
    * `floorMs` raises its `notBeforeMs` (e.g. to what an earlier generator issued).
    */
   forGenerator(floorMs?: number): NodeLease;
@@ -223,6 +259,134 @@ function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boolean): nu
   return (staticIds ? opts.renewIntervalMs : opts.ttlMs) + opts.marginMs;
 }
 
+/** How often the deadline timer wakes while a lease is held, to notice a suspend (see the module notes). */
+const SUSPEND_POLL_MS = 250;
+/** Longest single timer of a floor wait: a stepped clock is noticed within this. */
+const FLOOR_SLICE_MS = 50;
+
+/**
+ * Options of {@link waitForFloor}.
+ *
+ * @example
+ * ```ts
+ * await waitForFloor(clock, floorMs, 5000, { during: () => keepClaimAlive(), what: 'slot 3 of orders' });
+ * ```
+ */
+export interface FloorWaitOptions {
+  /**
+   * Called between the timer slices of the wait (at most every 50 ms); may do async work
+   * (e.g. renew the claim being waited on) or throw to abort the wait.
+   */
+  during?: () => Promise<void> | void;
+  /** Names what is waiting, for the error message, e.g. `'slot 3 of orders at file:/var/lib/flurry'`. */
+  what?: string;
+}
+
+/**
+ * Waits asynchronously — with timers, never blocking the event loop, so lease renewals
+ * keep running — until `clock.now()` is past `floorMs`. Throws
+ * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take longer than `maxWaitMs`
+ * (the message and `details.behindMs` say how far behind the clock is), or when the clock
+ * has not passed the floor after `maxWaitMs` (+50 ms of timer slack) of waiting.
+ *
+ * On a {@link ManualClock} it yields to the event loop and then advances the clock with
+ * `clock.sleep` (fake time passes instantly, as everywhere in Flurry's tests); on any
+ * other clock it waits on real timers in slices of at most 50 ms.
+ *
+ * @example
+ * ```ts
+ * await waitForFloor(systemClock, lease.notBeforeMs, 5000);
+ * ```
+ */
+export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: number, opts: FloorWaitOptions = {}): Promise<void> {
+  let now = clock.now();
+  if (now > floorMs) return;
+  const behind = floorMs - now + 1;
+  const of = opts.what ? ` of ${opts.what}` : '';
+  if (behind > maxWaitMs) {
+    throw new FlurryError(
+      ErrorCode.CLOCK_BEHIND_HIGH_WATER,
+      `The clock (${iso(now)}) is ${Math.ceil(behind)} ms behind the high-water mark${of} (IDs must be after ${iso(floorMs)}), ` +
+        `more than the ${maxWaitMs} ms allowed (highWaterWaitMs): a previous holder of this node ID issued IDs up to then. Fix the clock (NTP) or raise highWaterWaitMs.`,
+      { behindMs: Math.ceil(behind), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs },
+    );
+  }
+  const manual = clock instanceof ManualClock;
+  const monoStart = clock.monotonic();
+  const realStart = performance.now();
+  for (;;) {
+    const slice = Math.max(1, Math.min(FLOOR_SLICE_MS, Math.ceil(floorMs - now + 1)));
+    if (manual) {
+      await new Promise<void>((r) => setImmediate(r));
+      clock.sleep(slice);
+    } else {
+      await new Promise<void>((r) => setTimeout(r, slice));
+    }
+    now = clock.now();
+    if (now > floorMs) return;
+    // Real time bounds the wait too, for a clock that does not move on its own.
+    const waited = Math.max(clock.monotonic() - monoStart, performance.now() - realStart);
+    if (waited > maxWaitMs + FLOOR_SLICE_MS) {
+      throw new FlurryError(
+        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
+        `The clock (${iso(now)}) is still ${Math.ceil(floorMs - now + 1)} ms behind the high-water mark${of} (IDs must be after ${iso(floorMs)}) after waiting ${Math.round(waited)} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance. Fix the clock (NTP) or raise highWaterWaitMs.`,
+        { behindMs: Math.ceil(floorMs - now + 1), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs, waitedMs: Math.round(waited) },
+      );
+    }
+    if (opts.during) await opts.during();
+  }
+}
+
+/** Where a successful claim or renewal started, on both clocks. */
+interface Start {
+  readonly mono: number;
+  readonly wall: number;
+}
+
+/**
+ * After a claim: records the claim-time mark (one renewal), then waits asynchronously
+ * until the wall clock passes `floor`, renewing the claim every renewal interval
+ * meanwhile so a long wait cannot let it expire. Returns the start of the last
+ * successful renewal (the lease's deadlines are measured from it). `alive()` returning
+ * false aborts the wait (the lease was released meanwhile). The caller releases the claim
+ * when this throws.
+ */
+async function settleClaim(driver: RegistryDriver, claim: Claim, floor: number, opts: ResolvedRegistryOptions, renewTimeoutMs: number, what: string, alive: () => boolean = () => true): Promise<Start> {
+  const clock = opts.clock;
+  const renew = async (): Promise<Start> => {
+    const start = { mono: clock.monotonic(), wall: clock.now() };
+    await withTimeout(driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }), renewTimeoutMs, 'renewal');
+    return start;
+  };
+  // A floor further ahead than the bound: waitForFloor throws the coded error at once,
+  // before any I/O.
+  if (floor - clock.now() + 1 > opts.highWaterWaitMs) await waitForFloor(clock, floor, opts.highWaterWaitMs, { what });
+  let last = await renew();
+  await waitForFloor(clock, floor, opts.highWaterWaitMs, {
+    what,
+    during: async () => {
+      if (!alive()) throw registryError('CLOSED', `the lease of ${what} was released while waiting for the clock to pass its high-water mark`, {});
+      if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
+    },
+  });
+  return last;
+}
+
+function iso(ms: number): string {
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/**
+ * The fencing deadlines the generator views of one claim read: one object per epoch,
+ * set to `-Infinity` for good when that claim is lost or released. Views inherit from it
+ * (a prototype), so a generator reads plain data on its hot path, not getters.
+ */
+interface Fence {
+  deadline: number;
+  wallDeadline: number;
+}
+
 /** Shared context of the leases of one registry. */
 interface LeaseContext {
   readonly driver: RegistryDriver;
@@ -236,6 +400,7 @@ interface LeaseContext {
 class Lease extends EventEmitter implements ManagedLease {
   node: Readonly<Record<string, number>>;
   deadline: number;
+  wallDeadline: number;
   notBeforeMs: number;
   slot: number;
   epoch = 0;
@@ -253,12 +418,14 @@ class Lease extends EventEmitter implements ManagedLease {
   private staleClaim: Claim | undefined;
   /** Highest mark ever reported or carried, for reports after re-acquisition. */
   private carried = 0;
+  /** What the generator views of the current claim read (see {@link Fence}). */
+  private fence: Fence;
 
   constructor(
     private readonly ctx: LeaseContext,
     private readonly map: SlotMap,
     claim: Claim,
-    startedAt: number,
+    startedAt: Start,
   ) {
     super();
     this.namespace = map.namespace;
@@ -266,13 +433,24 @@ class Lease extends EventEmitter implements ManagedLease {
     this.slot = claim.slot;
     this.node = Object.freeze(map.toNode(claim.slot));
     this.notBeforeMs = claimFloor(claim, unreportedWindow(ctx.opts, ctx.staticIds));
-    this.deadline = this.deadlineFrom(startedAt);
+    this.deadline = this.deadlineFrom(startedAt.mono);
+    this.wallDeadline = this.deadlineFrom(startedAt.wall);
+    this.fence = { deadline: this.deadline, wallDeadline: this.wallDeadline };
+  }
+
+  /** Sets both deadlines, on the lease and on the current claim's generator views. */
+  private setDeadlines(deadline: number, wallDeadline: number): void {
+    this.deadline = deadline;
+    this.wallDeadline = wallDeadline;
+    this.fence.deadline = deadline;
+    this.fence.wallDeadline = wallDeadline;
   }
 
   private get clock(): Clock {
     return this.ctx.opts.clock;
   }
 
+  /** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
   private deadlineFrom(startedAt: number): number {
     return this.ctx.staticIds ? Infinity : startedAt + this.ctx.opts.ttlMs - this.ctx.opts.marginMs;
   }
@@ -297,28 +475,28 @@ class Lease extends EventEmitter implements ManagedLease {
   }
 
   valid(): boolean {
-    return this.clock.monotonic() < this.deadline;
+    return this.clock.monotonic() < this.deadline && this.clock.now() < this.wallDeadline;
   }
 
   msUntilDeadline(): number {
     if (this.deadline === Infinity) return Infinity;
-    return Math.max(0, this.deadline - this.clock.monotonic());
+    return Math.max(0, Math.min(this.deadline - this.clock.monotonic(), this.wallDeadline - this.clock.now()));
+  }
+
+  /** Why `valid()` is false, for the `'lost'` error: which clock passed its deadline. */
+  private expiredWhy(): string {
+    if (!(this.clock.monotonic() < this.deadline)) return 'passed its fencing deadline without a successful renewal';
+    return `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
   }
 
   forGenerator(floorMs = 0): NodeLease {
-    const epoch = this.epoch;
-    const floor = Math.max(this.notBeforeMs, floorMs);
-    const node = this.node;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const self = this;
-    return {
-      node,
-      notBeforeMs: floor,
-      get deadline() {
-        return self.epoch === epoch ? self.deadline : -Infinity;
-      },
-      attach: (fn) => self.attach(fn),
-    };
+    // The view's deadlines come from the current claim's Fence (its prototype): renewals
+    // update them, and a later claim gets a new Fence while this one stays -Infinity.
+    const view = Object.create(this.fence) as Fence & { node: Readonly<Record<string, number>>; notBeforeMs: number; attach(fn: () => number): void };
+    view.node = this.node;
+    view.notBeforeMs = Math.max(this.notBeforeMs, floorMs);
+    view.attach = (fn) => this.attach(fn);
+    return view;
   }
 
   /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
@@ -354,15 +532,21 @@ class Lease extends EventEmitter implements ManagedLease {
     this.schedule(backoff);
   }
 
+  /**
+   * Fences the lease (`'lost'`) once either deadline passed. Node's timers run on the
+   * monotonic clock, which stands still during a machine suspend, so the timer wakes at
+   * least every {@link SUSPEND_POLL_MS} and checks both clocks: after a resume it fires
+   * within that, not when the monotonic deadline finally comes.
+   */
   private armDeadlineTimer(): void {
     clearTimeout(this.deadlineTimer);
     if (!this.ctx.opts.autoRenew || this.state !== 'held' || !Number.isFinite(this.deadline)) return;
     const epoch = this.epoch;
-    const wait = Math.max(0, this.deadline - this.clock.monotonic()) + 1;
+    const wait = Math.min(this.msUntilDeadline() + 1, SUSPEND_POLL_MS);
     this.deadlineTimer = setTimeout(() => {
       if (this.epoch !== epoch || this.state !== 'held') return;
-      if (this.clock.monotonic() >= this.deadline) {
-        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} passed its fencing deadline without a successful renewal; issuing is fenced until it is re-acquired`, { slot: this.slot, namespace: this.namespace }));
+      if (!this.valid()) {
+        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`, { slot: this.slot, namespace: this.namespace }));
         if (!this.busy) this.schedule(0);
       } else {
         this.armDeadlineTimer();
@@ -377,7 +561,7 @@ class Lease extends EventEmitter implements ManagedLease {
 
   private markLost(err: FlurryError): void {
     if (this.state !== 'held') return;
-    this.deadline = -Infinity;
+    this.setDeadlines(-Infinity, -Infinity);
     this.state = 'lost';
     this.stats.lost++;
     this.staleClaim = this.claim;
@@ -390,8 +574,8 @@ class Lease extends EventEmitter implements ManagedLease {
     if (this.state === 'released') return Promise.resolve(false);
     if (this.busy) return this.busy;
     const p = (async () => {
-      if (this.state === 'held' && this.clock.monotonic() >= this.deadline) {
-        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} passed its fencing deadline without a successful renewal`, { slot: this.slot }));
+      if (this.state === 'held' && !this.valid()) {
+        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }));
       }
       if (this.state === 'held') return this.renewOnce();
       if (this.state === 'lost') return this.reacquireOnce();
@@ -415,6 +599,7 @@ class Lease extends EventEmitter implements ManagedLease {
     const epoch = this.epoch;
     const { ttlMs, renewIntervalMs } = this.ctx.opts;
     const startedAt = this.clock.monotonic();
+    const wallStartedAt = this.clock.now();
     const mark = this.renewalMark();
     try {
       await withTimeout(this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }), Math.max(renewIntervalMs, 50), 'renewal');
@@ -427,17 +612,24 @@ class Lease extends EventEmitter implements ManagedLease {
     }
     if (this.epoch !== epoch || this.state !== 'held') return false;
     const d = this.deadlineFrom(startedAt);
-    if (this.clock.monotonic() >= d) {
-      // Answered too late to extend anything: the deadline timer (or the next call) fences.
-      this.failed(registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after the fencing deadline`, { url: this.ctx.driver.url }), 'renewal');
+    const wd = this.deadlineFrom(wallStartedAt);
+    if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
+      // Answered too late to extend anything — on the monotonic clock (a slow engine, a
+      // paused process) or on the wall clock (sent before a machine suspend, answered
+      // after it; the engine may have expired the lease meanwhile): the deadline timer (or
+      // the next call) fences.
+      const which = this.clock.monotonic() >= d ? 'fencing deadline' : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
+      this.failed(registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, { url: this.ctx.driver.url }), 'renewal');
       return false;
     }
-    if (d > this.deadline) this.deadline = d;
+    // The wall deadline from the latest renewal's start, even if lower than before: after
+    // a wall clock stepped back the old one would be too late by the size of the step.
+    this.setDeadlines(Math.max(d, this.deadline), wd);
     if (mark > this.carried) this.carried = mark;
     this.failures = 0;
     this.stats.renewals++;
     this.armDeadlineTimer();
-    this.emit('renewed', { startedAt, deadline: this.deadline, highWaterMs: mark });
+    this.emit('renewed', { startedAt, deadline: this.deadline, wallStartedAt, wallDeadline: this.wallDeadline, highWaterMs: mark });
     return true;
   }
 
@@ -455,7 +647,6 @@ class Lease extends EventEmitter implements ManagedLease {
         // Otherwise keep it and try again next time; claiming may still succeed elsewhere.
       }
     }
-    const startedAt = this.clock.monotonic();
     let claim: Claim;
     try {
       claim = await claimWithTimeout(driver, {
@@ -476,10 +667,12 @@ class Lease extends EventEmitter implements ManagedLease {
       return false;
     }
     const floor = Math.max(claimFloor(claim, unreportedWindow(opts, this.ctx.staticIds)), this.localHighWater(), this.notBeforeMs, this.carried);
-    // Record the claim-time mark before anything is issued under the new claim.
-    const markStart = this.clock.monotonic();
+    // Record the claim-time mark before anything is issued under the new claim, and wait
+    // (asynchronously, renewing the claim) for the wall clock to pass the floor, so the
+    // rebuilt generators never wait.
+    let start: Start;
     try {
-      await withTimeout(driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, this.clock.now()) }), Math.max(opts.renewIntervalMs, 50), 'renewal');
+      start = await settleClaim(driver, claim, floor, opts, Math.max(opts.renewIntervalMs, 50), `slot ${claim.slot} of ${this.namespace} at ${driver.url}`, () => this.state === 'lost');
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       if (this.state === 'lost') this.failed(toFlurry(e, driver.url, 'record the high-water mark after re-acquiring'), 're-acquisition');
@@ -489,8 +682,9 @@ class Lease extends EventEmitter implements ManagedLease {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       return false;
     }
-    const d = this.deadlineFrom(Math.max(startedAt, markStart));
-    if (this.clock.monotonic() >= d) {
+    const d = this.deadlineFrom(start.mono);
+    const wd = this.deadlineFrom(start.wall);
+    if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       this.failed(registryError('UNREACHABLE', `${driver.url}: re-acquiring took longer than the TTL minus the margin`, { url: driver.url }), 're-acquisition');
       return false;
@@ -502,10 +696,12 @@ class Lease extends EventEmitter implements ManagedLease {
     this.node = newNode;
     this.notBeforeMs = floor;
     this.carried = Math.max(this.carried, floor);
+    this.setDeadlines(-Infinity, -Infinity); // (already, since the loss) the old claim's views stay fenced
+    this.fence = { deadline: -Infinity, wallDeadline: -Infinity };
     this.epoch++;
     this.failures = 0;
     this.state = 'held';
-    this.deadline = d;
+    this.setDeadlines(d, wd);
     this.stats.reacquired++;
     this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
     this.armDeadlineTimer();
@@ -520,7 +716,7 @@ class Lease extends EventEmitter implements ManagedLease {
     if (this.state === 'released') return;
     const wasHeld = this.state === 'held';
     this.state = 'released';
-    this.deadline = -Infinity;
+    this.setDeadlines(-Infinity, -Infinity);
     clearTimeout(this.loopTimer);
     clearTimeout(this.deadlineTimer);
     if (this.busy) await this.busy.catch(() => undefined);
@@ -599,7 +795,6 @@ export class LeaseRegistry implements Registry {
     const { opts: o, driver } = this.ctx;
     const map = SlotMap.create(layout, o.cluster, opts.pin ?? {});
     const preferredSlot = this.ctx.cache?.read(driver.url, map.namespace, map.slots);
-    const startedAt = o.clock.monotonic();
     let claim: Claim;
     try {
       claim = await claimWithTimeout(driver, { namespace: map.namespace, slots: map.slots, ttlMs: o.ttlMs, holder: makeHolder(o.holder), ...(preferredSlot === undefined ? {} : { preferredSlot }) }, o);
@@ -607,16 +802,19 @@ export class LeaseRegistry implements Registry {
       throw toFlurry(e, driver.url, `claim a node ID in ${map.namespace}`);
     }
     const floor = claimFloor(claim, unreportedWindow(o, this.ctx.staticIds));
-    // Record the claim-time wall clock as the mark before anything is issued.
-    const markStart = o.clock.monotonic();
+    // Record the claim-time wall clock as the mark before anything is issued, and wait
+    // (asynchronously, renewing the claim) until the wall clock passes the floor: the
+    // lease is handed out only then, so its generators never wait.
+    let start: Start;
     try {
-      await withTimeout(driver.renew(claim, { ttlMs: o.ttlMs, highWaterMs: Math.max(floor, o.clock.now()) }), Math.max(o.ttlMs, 1000), 'renewal');
+      start = await settleClaim(driver, claim, floor, o, Math.max(o.ttlMs, 1000), `slot ${claim.slot} of ${map.namespace} at ${driver.url}`, () => !this.closed);
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+      if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
       throw toFlurry(e, driver.url, `record the high-water mark of slot ${claim.slot} in ${map.namespace}`);
     }
-    const lease = new Lease(this.ctx, map, claim, Math.max(startedAt, markStart));
-    if (o.clock.monotonic() >= lease.deadline) {
+    const lease = new Lease(this.ctx, map, claim, start);
+    if (!lease.valid()) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       throw registryError('UNREACHABLE', `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`, { url: driver.url, ttlMs: o.ttlMs });
     }

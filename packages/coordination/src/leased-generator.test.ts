@@ -1,9 +1,9 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FlurryError, Layout, ManualClock, systemClock } from '@flurry/core';
+import { FlurryError, Layout, ManualClock, systemClock, type GeneratorEvent } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
 import { LeaseRegistry } from './lease-manager.js';
 import { leasedGenerator } from './leased-generator.js';
@@ -20,7 +20,7 @@ function setup(start = Date.UTC(2025, 5, 1)) {
   const clock = new ManualClock(start, 1_000_000);
   const open = (o: { highWaterWaitMs?: number; ttlMs?: number } = {}) =>
     new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: TTL, marginMs: 200, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
-  return { clock, open };
+  return { clock, open, dir };
 }
 
 describe('leasedGenerator', () => {
@@ -86,6 +86,28 @@ describe('leasedGenerator', () => {
     assert.ok(clock.now() > mark, 'waited for the clock to pass the mark');
     assert.ok(one.decode(patient.next()).unixMs > mark);
     await patient.close();
+  });
+
+  test('GIVEN a borrowing holder whose lease is taken away and re-acquired with its floor ahead of the clock THEN the re-acquisition waits for it AND the rebuilt generator never sleeps', async () => {
+    const { clock, open, dir } = setup();
+    const tiny = Layout.parse('timestamp:41,worker:1,sequence:4'); // 16 IDs per ms
+    const events: GeneratorEvent[] = [];
+    const ids = await leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow', onEvent: (e) => events.push(e) } });
+    const burst = ids.batch(16 * 150); // ~150 ms of borrowed ticks ahead of the frozen clock
+    const top = tiny.decode(burst.at(-1)!).unixMs;
+    assert.ok(top > clock.now() + 100);
+    const slotDir = path.join(dir, 'c', 'slots', '0');
+    for (const f of readdirSync(slotDir)) if (f.endsWith('.lease')) unlinkSync(path.join(slotDir, f)); // the engine forgot us
+    assert.equal(await ids.lease.renewNow(), false);
+    assert.equal(ids.lease.state, 'lost');
+    assert.throws(() => ids.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED');
+    assert.equal(await ids.lease.renewNow(), true);
+    assert.ok(ids.lease.notBeforeMs >= top);
+    assert.ok(clock.now() > ids.lease.notBeforeMs, 're-acquired only once the clock passed the floor');
+    const id = ids.next();
+    assert.ok(tiny.decode(id).unixMs > top);
+    assert.ok(!events.some((e) => e.type === 'high-water-wait'), 'no generator slept for the floor');
+    await ids.close();
   });
 
   test('GIVEN a generator clock other than the registry\'s THEN FLURRY_E_REGISTRY_OPTION', async () => {

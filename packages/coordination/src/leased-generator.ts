@@ -6,7 +6,16 @@
  * everything this process already issued, so it never goes below its own past IDs.
  *
  * Between the loss and the re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED`
- * (the service reports not-ready through `ready()`).
+ * (the service reports not-ready through `ready()`). The lease is fenced on two clocks
+ * (see `lease-manager.ts`): its monotonic deadline (a paused process) and its wall-clock
+ * deadline (a suspended machine, whose monotonic clock stood still), so after a laptop
+ * lid or VM pause longer than the TTL the first call refuses instead of issuing under a
+ * node ID the registry may have given away.
+ *
+ * The wait for the clock to pass the previous holder's floor happens in the registry's
+ * `acquire()` and re-acquisition, asynchronously (the event loop and renewals keep
+ * running); the generators built here find the floor already passed, so `next()` never
+ * sleeps for it (its own check at each new tick remains the last line of defence).
  *
  * Sequence borrowing (`onExhausted: 'borrow'`, and the `tolerate` clock policy) issues
  * ticks ahead of the wall clock that are reported only at the next renewal. The next
@@ -24,9 +33,9 @@
  * await registry.close();
  * ```
  */
-import { ErrorCode, FlurryError, GENERATOR_DEFAULTS, Generator, Layout, ManualClock, systemClock, type Clock, type GeneratorOptions, type LayoutSpec, type PresetName } from '@flurry/core';
+import { GENERATOR_DEFAULTS, Generator, Layout, systemClock, type GeneratorOptions, type LayoutSpec, type PresetName } from '@flurry/core';
 import { registryError } from './errors.js';
-import type { ManagedLease, Registry } from './lease-manager.js';
+import { waitForFloor, type ManagedLease, type Registry } from './lease-manager.js';
 
 /**
  * Options of {@link leasedGenerator}.
@@ -46,57 +55,48 @@ export interface LeasedGeneratorOptions {
   layout: Layout | LayoutSpec | PresetName;
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }`. */
   pin?: Record<string, number>;
-  /** Generator policies; the clock must be the registry's (it is by default). */
+  /**
+   * Generator policies; the clock must be the registry's (it is by default).
+   * `maxBorrowMs` defaults to (and may not exceed) the registry's `marginMs`;
+   * `highWaterWaitMs` bounds only the generator's synchronous last-resort wait for the
+   * floor (default `min(1000, marginMs)`): the wait at (re-)acquisition is the registry's,
+   * asynchronous, bounded by the registry's `highWaterWaitMs`.
+   */
   generator?: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>;
 }
 
-/** A generator bound to a registry lease (see the module notes). */
-export interface LeasedGenerator {
-  next(): bigint;
-  nextString(): string;
-  batch(n: number): bigint[];
-  fill(a: BigUint64Array, o?: number, n?: number): number;
-  /** The current core generator (replaced after a re-acquisition). */
-  readonly generator: Generator;
-  readonly lease: ManagedLease;
-  /** True while the lease is valid and the generator open: for /readyz. */
-  ready(): boolean;
-  /** Closes the generator and releases the lease (reporting the final high-water mark). */
-  close(): Promise<void>;
-}
-
 /**
- * Waits (asynchronously, so renewals keep running) until the clock passes `floorMs`;
- * throws `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once if that would take longer than
- * `maxWaitMs`.
+ * A generator bound to a registry lease (see the module notes): the core
+ * {@link Generator} methods, forwarded to the generator of the current claim, which
+ * throw `FLURRY_E_LEASE_EXPIRED` while the lease is not valid (either fencing deadline
+ * passed, or lost and not yet re-acquired).
  *
  * @example
  * ```ts
- * await waitForFloor(systemClock, lease.notBeforeMs, 5000);
+ * const ids: LeasedGenerator = await leasedGenerator({ registry, layout: 'twitter' });
+ * app.get('/readyz', (_req, res) => res.sendStatus(ids.ready() ? 200 : 503));
+ * app.post('/ids', (_req, res) => res.json({ id: ids.nextString() }));
+ * ids.lease.on('lost', (err) => log.warn(err, 'node lease lost; re-acquiring'));
+ * process.on('SIGTERM', () => void ids.close());
  * ```
  */
-export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: number): Promise<void> {
-  const behind = floorMs - clock.now() + 1;
-  if (behind <= 0) return;
-  if (behind > maxWaitMs) {
-    throw new FlurryError(
-      ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-      `the clock (${new Date(clock.now()).toISOString()}) is ${Math.ceil(behind)} ms behind this node ID's high-water mark (${new Date(floorMs).toISOString()}), ` +
-        `more than the ${maxWaitMs} ms allowed (highWaterWaitMs): a previous holder issued IDs up to then. Fix the clock (NTP) or raise highWaterWaitMs.`,
-      { behindMs: Math.ceil(behind), notBeforeMs: floorMs, highWaterWaitMs: maxWaitMs },
-    );
-  }
-  if (clock instanceof ManualClock) {
-    clock.sleep(Math.ceil(behind));
-    return;
-  }
-  const until = performance.now() + maxWaitMs + 50;
-  while (clock.now() <= floorMs) {
-    if (performance.now() > until) {
-      throw new FlurryError(ErrorCode.CLOCK_BEHIND_HIGH_WATER, `the clock did not pass this node ID's high-water mark (${new Date(floorMs).toISOString()}) within ${maxWaitMs} ms`, { notBeforeMs: floorMs, highWaterWaitMs: maxWaitMs });
-    }
-    await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, floorMs - clock.now() + 1))));
-  }
+export interface LeasedGenerator {
+  /** The next ID (see `Generator.next`). */
+  next(): bigint;
+  /** The next ID as a decimal string. */
+  nextString(): string;
+  /** `n` increasing IDs. */
+  batch(n: number): bigint[];
+  /** Writes `n` increasing IDs into `a` from offset `o` (see `Generator.fill`). */
+  fill(a: BigUint64Array, o?: number, n?: number): number;
+  /** The current core generator (replaced after a re-acquisition). */
+  readonly generator: Generator;
+  /** The managed lease (events `'lost'`, `'reacquired'`, …; `wallDeadline`, `deadline`). */
+  readonly lease: ManagedLease;
+  /** True while the lease is valid (both deadlines ahead) and the generator open: for /readyz. */
+  ready(): boolean;
+  /** Closes the generator and releases the lease (reporting the final high-water mark). */
+  close(): Promise<void>;
 }
 
 class Leased implements LeasedGenerator {
@@ -171,8 +171,11 @@ class Leased implements LeasedGenerator {
 
 /**
  * Acquires a node ID from `registry` and returns a generator that issues only under a
- * valid lease (see the module notes). Waits asynchronously for the clock to pass the
- * previous holder's floor, up to the registry's `highWaterWaitMs`.
+ * valid lease (see the module notes). Resolves once the clock has passed the previous
+ * holder's floor: the registry's `acquire()` waits for it asynchronously, up to its
+ * `highWaterWaitMs` (`FLURRY_E_CLOCK_BEHIND_HIGH_WATER` beyond, saying how far behind the
+ * clock is); for a {@link Registry} implementation that does not, this function waits
+ * (also asynchronously) itself.
  *
  * @example
  * ```ts
@@ -205,11 +208,17 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
       { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
     );
   }
-  const waitMs = registry.options?.highWaterWaitMs ?? 5000;
-  if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = waitMs;
+  // The wait for the previous holder's floor is asynchronous and happens in acquire()
+  // (bounded by the registry's highWaterWaitMs). The generator's own wait is synchronous
+  // (it blocks the event loop, renewals included), so it is only the last line of
+  // defence — e.g. a wall clock stepped back below the floor after acquisition — and
+  // bounded by the margin: a block that short cannot cost the lease.
+  const waitMs = registry.options?.highWaterWaitMs ?? genOpts.highWaterWaitMs ?? 5000;
+  if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs);
   const lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
   try {
-    await waitForFloor(clock, lease.notBeforeMs, genOpts.highWaterWaitMs);
+    // A no-op after a LeaseRegistry's acquire(); waits for other Registry implementations.
+    await waitForFloor(clock, lease.notBeforeMs, waitMs);
     return new Leased(lease, layout, genOpts);
   } catch (e) {
     await lease.release().catch(() => undefined);
