@@ -9,6 +9,14 @@
  * it, so lease records carry the boot ID and a record from another boot is expired (its
  * processes are gone).
  *
+ * CLOCK_MONOTONIC does not count time the host spends suspended (laptop lid, VM pause).
+ * For lease files that is consistent: every holder on the host is suspended with it, so
+ * no record expires under a sleeping holder. The holders' leases also carry a wall-clock
+ * deadline (see `lease-manager.ts`), which does pass across a long suspend: they fence
+ * themselves on resume and re-acquire (usually the same slot, whose record is still
+ * theirs) — conservative for the file registry, and what a network registry, whose TTL
+ * ran on during the suspend, needs.
+ *
  * @example
  * ```ts
  * const t = hostMonotonicMs();   // ms since boot
@@ -21,7 +29,8 @@ import { randomUUID } from 'node:crypto';
 let cachedBoot: string | undefined;
 
 /**
- * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux).
+ * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux; it stands still
+ * while the host is suspended).
  *
  * @example
  * ```ts
