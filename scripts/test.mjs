@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs every package's compiled tests (`packages/*/dist/**/*.test.js`) with Node's test
-// runner, then the short torture profile when it exists. `npm test` calls this after the
+// runner (after checking that every public export has a TSDoc @example), then the short
+// torture profile when it exists. `npm test` calls this after the
 // build; pass package names to narrow the run: `node scripts/test.mjs core client`.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,8 @@ const pkgs = (only.length ? only : all).map((p) => path.join(root, 'packages', p
 
 const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit', cwd: root, env: { ...process.env } }).status ?? 1;
 
+// Every public export documents itself with an example (fast: reads the sources).
+if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);
 let status = run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...pkgs]);
 if (status === 0 && !only.length && !args.includes('--no-torture') && existsSync(path.join(root, 'scripts', 'torture.mjs'))) {
   status = run(process.execPath, [path.join(root, 'scripts', 'torture.mjs'), '--profile', 'short']);
