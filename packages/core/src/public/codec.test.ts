@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { FlurryError } from '../errors.js';
+import { expectCode } from '../test-support.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, encodeId } from '../codecs/formats.js';
 import { Layout } from '../layout/layout.js';
 import { PRESETS, type PresetName } from '../layout/presets.js';
@@ -22,18 +23,6 @@ function seededKey(seed: string, i: number, id = 'A'): string {
   return `fk1_${id}_${createHash('sha256').update(`${seed}/${i}`).digest().toString('base64url')}`;
 }
 
-function expectCode(fn: () => unknown, code: string, messagePart?: RegExp): FlurryError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof FlurryError, `expected a FlurryError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (messagePart) assert.match(caught.message, messagePart);
-  return caught;
-}
 
 describe('public: PublicIdCodec', () => {
   it('GIVEN the defaults THEN public IDs are 16 base62 characters: key ID, 11 for the ID, 3 for the tag, check character', () => {

@@ -5,21 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError } from '../errors.js';
+import { expectCode } from '../test-support.js';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
 import { PublicIdKey, generateKey, loadKeysFromEnv, loadKeysFromFile, parseKeys } from './keys.js';
 
-function expectCode(fn: () => unknown, code: string, messagePart?: RegExp): FlurryError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof FlurryError, `expected a FlurryError ${code}, got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  if (messagePart) assert.match(caught.message, messagePart);
-  return caught;
-}
 
 const secretOf = (text: string): string => text.slice(6);
 
