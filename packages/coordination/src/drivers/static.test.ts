@@ -1,6 +1,6 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError, Layout, ManualClock } from '@flurry/core';
@@ -69,5 +69,47 @@ describe('static and k8s registries', () => {
     } finally {
       for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
+  });
+  test('GIVEN a state directory that cannot be written THEN acquire fails with a coded error naming the directory, why and what to set', async () => {
+    // A regular file where the directory should be: mkdir fails even for root.
+    const blocker = path.join(base, 'blocker');
+    writeFileSync(blocker, 'not a directory');
+    const stateDir = path.join(blocker, 'flurry');
+    const reg = await openRegistry('static:3', { stateDir, autoRenew: false });
+    await assert.rejects(reg.acquire(Layout.from('twitter')), (e: FlurryError) => {
+      assert.equal(e.code, 'FLURRY_E_REGISTRY_UNREACHABLE');
+      assert.equal(e.details.stateDir, stateDir);
+      assert.ok(e.message.includes(`The state directory ${stateDir} keeps`), e.message);
+      assert.match(e.message, /ENOTDIR/);
+      assert.match(e.message, /repeat IDs; refusing to start without it\./);
+      assert.match(e.message, /XDG_STATE_HOME/);
+      assert.doesNotMatch(e.message, /continuing without it/);
+      return true;
+    });
+    await reg.close();
+  });
+
+  test('GIVEN the state directory becomes unwritable after start-up THEN every renewal fails and says so (never silently once)', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 0, 1));
+    const stateDir = path.join(base, 's4');
+    const reg = await openRegistry('static:2', { stateDir, clock, autoRenew: false });
+    const lease = await reg.acquire(Layout.from('twitter'));
+    assert.equal(await lease.renewNow(), true);
+    rmSync(path.join(stateDir, 'static'), { recursive: true, force: true });
+    writeFileSync(path.join(stateDir, 'static'), 'not a directory');
+    const errors: FlurryError[] = [];
+    lease.on('renew-failed', (e: FlurryError) => errors.push(e));
+    assert.equal(await lease.renewNow(), false);
+    assert.equal(await lease.renewNow(), false);
+    assert.equal(errors.length, 2, 'the second renewal fails too');
+    for (const e of errors) {
+      assert.equal(e.code, 'FLURRY_E_REGISTRY_UNREACHABLE');
+      assert.match(e.message, /retried at the next renewal/);
+    }
+    assert.ok(lease.valid(), 'a static ID keeps issuing');
+    rmSync(path.join(stateDir, 'static'));
+    mkdirSync(path.join(stateDir, 'static'));
+    assert.equal(await lease.renewNow(), true, 'writable again: the renewal succeeds');
+    await reg.close();
   });
 });

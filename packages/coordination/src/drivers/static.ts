@@ -7,10 +7,13 @@
  * long as `replicas` fits the layout). The lease never expires (its deadline is infinite,
  * so pauses do not fence) and claims always succeed for a slot inside the layout.
  *
- * The high-water mark is kept, best effort, in a local file
- * (`<stateDir>/static/<namespace>/<slot>.json`, written at every renewal and at release),
- * so a restarted process on the same disk does not issue below what it issued before even
- * if its clock went back. On a pod without a persistent volume the mark is lost with the
+ * The high-water mark is kept in a local file
+ * (`<stateDir>/static/<namespace>/<slot>.json`, written at the claim, at every renewal and
+ * at release), so a restarted process on the same disk does not issue below what it issued
+ * before even if its clock went back. The directory must be writable: when the first write
+ * fails, `acquire()` fails with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory and
+ * what to do (see {@link stateDirError}); a later failing write fails that renewal (logged,
+ * retried at the next one). On a pod without a persistent volume the mark is lost with the
  * pod: then only the clock protects a new incarnation (keep NTP on).
  *
  * @example
@@ -20,7 +23,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Clock } from '@flurry/core';
+import type { Clock, FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-manager.js';
@@ -71,17 +74,47 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
   );
 }
 
+/**
+ * The error of a high-water mark that cannot be written to the state directory: names
+ * the file and the OS error, why the mark matters, and how to fix it. `phase` is `'start'`
+ * for the write of `acquire()` (the process refuses to start), `'renewal'` or `'release'`
+ * later (the lease keeps issuing; the write is retried at the next renewal).
+ *
+ * @example
+ * ```ts
+ * stateDirError('static:3', 3, '/var/lib/flurry', '/var/lib/flurry/static/default/3.json', err, 'start').message;
+ * // 'static:3: cannot write the high-water mark of node ID 3 to /var/lib/flurry/static/default/3.json (EACCES: …). …'
+ * ```
+ */
+export function stateDirError(url: string, slot: number, stateDir: string, file: string, cause: unknown, phase: 'start' | 'renewal' | 'release'): FlurryError {
+  const why = (cause instanceof Error ? cause.message : String(cause)).replace(/\.+$/, '');
+  const consequence =
+    phase === 'start'
+      ? 'refusing to start without it'
+      : phase === 'renewal'
+        ? 'the mark on disk stays at its last value (IDs are still issued; retried at the next renewal)'
+        : 'the mark on disk stays at its last value';
+  return registryError(
+    'UNREACHABLE',
+    `${url}: cannot write the high-water mark of node ID ${slot} to ${file} (${why}). ` +
+      `The state directory ${stateDir} keeps the highest timestamp issued under this hand-assigned node ID, so that a restart with the clock behind does not repeat IDs; ${consequence}. ` +
+      `Make ${stateDir} writable by this user, or point the state directory elsewhere: XDG_STATE_HOME=/writable/dir puts it at /writable/dir/flurry (library: openRegistry(url, { stateDir })).`,
+    { url, slot, stateDir, file, phase },
+    cause,
+  );
+}
+
 class StaticDriver implements RegistryDriver, StaticAssignment {
   readonly kind: 'static' | 'k8s';
   readonly url: string;
   readonly staticAssignment = true;
-  private persist: boolean;
   private closed = false;
+  /** Claims whose mark was written at least once (the first write is acquire()'s). */
+  private readonly recorded = new WeakSet<Claim>();
 
   constructor(private readonly o: StaticDriverOptions) {
     this.kind = o.kind;
     this.url = o.kind === 'static' ? `static:${o.slot}` : 'k8s:';
-    this.persist = o.stateDir !== undefined;
   }
 
   private file(namespace: string, slot: number): string | undefined {
@@ -117,13 +150,17 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
 
   private save(claim: Claim, highWaterMs: number, released: boolean): void {
     const f = this.file((claim as Claim & { namespace: string }).namespace, claim.slot);
-    if (!f || !this.persist) return;
+    if (!f || !this.o.stateDir) return;
+    const first = !this.recorded.has(claim);
     try {
       mkdirSync(path.dirname(f), { recursive: true });
       writeFileAtomic(f, JSON.stringify({ highWaterMs, released, at: new Date(this.o.clock.now()).toISOString() }) + '\n');
+      this.recorded.add(claim);
     } catch (e) {
-      this.persist = false; // report once, then run without local persistence
-      throw registryError('UNREACHABLE', `${this.url}: cannot keep the high-water mark in ${f}: ${(e as Error).message}; continuing without it (the clock alone protects a restart)`, { url: this.url, file: f }, e);
+      // Never run on silently: without the mark a restart with the clock behind could
+      // repeat IDs. At start-up (the first write of a claim) this fails acquire(); later
+      // each renewal fails (and is logged) until the directory is writable again.
+      throw stateDirError(this.url, claim.slot, this.o.stateDir, f, e, first ? 'start' : released ? 'release' : 'renewal');
     }
   }
 
