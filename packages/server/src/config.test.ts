@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError } from '@flurry/core';
-import { loadServeConfig, serveHelp, SETTINGS } from './config.js';
+import { KNOWN_ENV, loadServeConfig, serveHelp, SETTINGS, unknownEnvWarnings } from './config.js';
 
 function withFile<T>(content: string, body: (file: string) => T): T {
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-config-'));
@@ -161,4 +161,30 @@ test('GIVEN docs/service-api.md THEN it documents every setting with its flag, v
     assert.ok(line !== -1, `--${s.flag} / ${s.env} documented`);
     assert.equal(doc.split('\n')[line + 1].trim(), `Default: ${s.defaultText}`, `Default line for ${s.key}`);
   }
+});
+
+test('GIVEN misspelt FLURRY_* variables THEN each is named with the closest known variable; known and other variables give nothing', () => {
+  const ws = unknownEnvWarnings({ FLURRY_REGSITRY: 'redis://r:6379/0', FLURRY_PROT: '1', flurry_token: 'x', FLURRY_REGISTRY: 'file:', FLURRY_CONFIG: '/f.json', PATH: '/bin', FLURRYX: '1' });
+  assert.deepEqual(
+    ws.map((w) => [w.variable, w.suggestion]),
+    [['FLURRY_PROT', 'FLURRY_PORT'], ['FLURRY_REGSITRY', 'FLURRY_REGISTRY'], ['flurry_token', 'FLURRY_TOKEN']],
+  );
+  assert.equal(ws[1].message, 'FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?');
+  const far = unknownEnvWarnings({ FLURRY_SOMETHING_ELSE_ENTIRELY: '1' });
+  assert.equal(far.length, 1);
+  assert.equal(far[0].suggestion, undefined, 'nothing close: no guess');
+  assert.match(far[0].message, /FLURRY_SOMETHING_ELSE_ENTIRELY is not a flurry setting and is ignored; flurry serve --help lists/);
+});
+
+test('GIVEN every FLURRY_* variable the docs and the code read THEN none is reported as unknown', () => {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+  const names = new Set<string>();
+  const texts = ['README.md', ...['operations.md', 'service-api.md', 'public-ids.md', 'node-ids.md', 'api.md'].map((f) => path.join('docs', f))].map((f) => readFileSync(path.join(root, f), 'utf8'));
+  // Variables read by the library code outside the settings table.
+  texts.push(readFileSync(path.join(root, 'packages/core/src/public/keys.ts'), 'utf8'), readFileSync(path.join(root, 'packages/server/src/cli/commands/next.ts'), 'utf8'));
+  for (const t of texts) for (const m of t.matchAll(/\bFLURRY_[A-Z][A-Z0-9_]*[A-Z0-9]\b/g)) if (!m[0].startsWith('FLURRY_E_')) names.add(m[0]);
+  assert.ok(names.size >= SETTINGS.length, `found ${names.size} names`);
+  const env = Object.fromEntries([...names].map((n) => [n, '1']));
+  assert.deepEqual(unknownEnvWarnings(env), []);
+  assert.deepEqual(unknownEnvWarnings(Object.fromEntries(KNOWN_ENV.map((n) => [n, '1']))), []);
 });

@@ -329,6 +329,93 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
   return json as Record<string, unknown>;
 }
 
+/**
+ * Every `FLURRY_*` environment variable Flurry reads: each setting's variable and
+ * `FLURRY_CONFIG` (`FLURRY_PUBLIC_KEY`/`FLURRY_PUBLIC_KEY_FILE`, also read by the core's
+ * `keysFromEnv`, are settings).
+ *
+ * @example
+ * ```ts
+ * KNOWN_ENV.includes('FLURRY_REGISTRY'); // true
+ * ```
+ */
+export const KNOWN_ENV: readonly string[] = Object.freeze([...SETTINGS.map((s) => s.env), CONFIG_ENV]);
+
+/**
+ * One unknown `FLURRY_*` environment variable found by {@link unknownEnvWarnings}.
+ *
+ * @example
+ * ```ts
+ * const w: EnvWarning = { variable: 'FLURRY_REGSITRY', suggestion: 'FLURRY_REGISTRY', message: '…' };
+ * ```
+ */
+export interface EnvWarning {
+  /** The variable as set. */
+  readonly variable: string;
+  /** The closest known variable, when one is close enough to be a likely misspelling. */
+  readonly suggestion: string | undefined;
+  /** The warning text, e.g. `FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?`. */
+  readonly message: string;
+}
+
+/**
+ * The `FLURRY_*` environment variables (any case) that are not a known setting (see
+ * {@link KNOWN_ENV}), each with the closest known name when one is near. These are warnings, not errors (unlike unknown
+ * config-file keys): the environment is shared with other tools and scripts.
+ *
+ * @example
+ * ```ts
+ * unknownEnvWarnings({ FLURRY_REGSITRY: 'redis://r:6379/0' })[0].message;
+ * // 'FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?'
+ * ```
+ */
+export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
+  const known = new Set(KNOWN_ENV);
+  const out: EnvWarning[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.toUpperCase().startsWith('FLURRY_') || known.has(name)) continue; // flurry_port too: names are case-sensitive
+    const suggestion = closestName(name, KNOWN_ENV);
+    const shown = clip(name);
+    out.push({
+      variable: shown,
+      suggestion,
+      message: `${shown} is not a flurry setting and is ignored; ${suggestion !== undefined ? `did you mean ${suggestion}?` : 'flurry serve --help lists the FLURRY_* variables.'}`,
+    });
+  }
+  return out;
+}
+
+/** The candidate nearest to `name` (edit distance with transpositions), if close enough to be a typo. */
+function closestName(name: string, candidates: readonly string[]): string | undefined {
+  const upper = name.toUpperCase();
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(upper, c);
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  // Compare the part after FLURRY_: up to a third of it may differ (at least 2 edits).
+  const limit = Math.max(2, Math.floor((name.length - 'FLURRY_'.length) / 3));
+  return bestD <= limit ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
 function configError(key: string, value: unknown, source: Source, allowed?: string, cause?: unknown): FlurryError {
   const s = SETTINGS_BY_KEY[key];
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.

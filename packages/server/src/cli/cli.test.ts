@@ -219,3 +219,16 @@ test('GIVEN the engine client libraries are not installed (optional peer depende
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('GIVEN a misspelt FLURRY_* variable THEN flurry serve warns on stderr naming the closest setting, and still starts or fails as before', async () => {
+  const help = await runFlurry(['serve', '--help'], { FLURRY_REGSITRY: 'redis://127.0.0.1:6379/0' });
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stderr, /^flurry: warning: FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY\?$/m);
+  const bad = await runFlurry(['serve', '--port', 'abc'], { FLURRY_LOG_LEVL: 'debug' });
+  assert.equal(bad.code, 2, bad.stderr);
+  const lines = bad.stderr.trim().split('\n');
+  assert.equal(lines[0], 'flurry: warning: FLURRY_LOG_LEVL is not a flurry setting and is ignored; did you mean FLURRY_LOG_LEVEL?');
+  assert.match(lines[1], /^flurry: FLURRY_E_CONFIG: invalid setting port/);
+  const clean = await runFlurry(['serve', '--help'], { FLURRY_REGISTRY: 'file:', FLURRY_CONFIG: '' });
+  assert.doesNotMatch(clean.stderr, /warning/);
+});

@@ -1,7 +1,8 @@
 /**
  * `flurry serve [settings]`: runs the ID service until SIGTERM/SIGINT (see ../../service.ts
  * and ../../config.ts). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
- * (an ID service needs no privileges; run it as an unprivileged user). Logs JSON lines with
+ * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
+ * log) about `FLURRY_*` variables that are no setting, naming the closest one. Logs JSON lines with
  * pino on stdout; a bad setting exits 2 before anything starts, a start-up failure (registry
  * unreachable, every node ID held, clock behind the high-water mark) exits 1, a graceful
  * shutdown exits 0.
@@ -12,7 +13,7 @@
  * ```
  */
 import { pino } from 'pino';
-import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config.js';
+import { loadServeConfig, serveHelp, serveFlagSpecs, unknownEnvWarnings } from '../../config.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { hasFlag, parseCommandLine } from '../args.js';
@@ -27,6 +28,10 @@ import { errorLine, write, type CliIo } from '../io.js';
  * ```
  */
 export async function serveCommand(io: CliIo): Promise<number> {
+  // A misspelt FLURRY_* variable is ignored: say so first (even if a setting is then
+  // rejected), on stderr, and again in the JSON log once it exists.
+  const envWarnings = unknownEnvWarnings(io.env);
+  for (const w of envWarnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
   if (hasFlag(parseCommandLine(io.argv, serveFlagSpecs()), 'help')) {
     await write(io.stdout, serveHelp());
     return 0;
@@ -41,6 +46,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   }) as unknown as ServiceLogger;
+  for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).
