@@ -35,6 +35,8 @@ export interface ServeConfig {
   /** Node pins (`--node`): fields fixed by hand; the rest are leased. */
   readonly node: Readonly<Record<string, number>>;
   readonly registry: string;
+  /** Where the registry URL came from: `'default'` means `file:` was not chosen (see `container.ts`). */
+  readonly registrySource: 'flag' | 'env' | 'file' | 'default';
   readonly cluster: string;
   readonly leaseTtlMs: number | undefined;
   readonly leaseRenewMs: number | undefined;
@@ -256,6 +258,7 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     layout,
     node: Object.freeze(node),
     registry,
+    registrySource: raw.registry?.source.kind ?? 'default',
     cluster,
     leaseTtlMs: ttl,
     leaseRenewMs: v.leaseRenewMs as number | undefined,

@@ -2,7 +2,8 @@
  * `flurry serve [settings]`: runs the ID service until SIGTERM/SIGINT (see ../../service.ts
  * and ../../config.ts). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
  * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
- * log) about `FLURRY_*` variables that are no setting, naming the closest one. Logs JSON lines with
+ * log) about `FLURRY_*` variables that are no setting, naming the closest one, and about
+ * the default `file:` registry inside a container (see ../../container.ts). Logs JSON lines with
  * pino on stdout; a bad setting exits 2 before anything starts, a start-up failure (registry
  * unreachable, every node ID held, clock behind the high-water mark) exits 1, a graceful
  * shutdown exits 0.
@@ -14,6 +15,7 @@
  */
 import { pino } from 'pino';
 import { loadServeConfig, serveHelp, serveFlagSpecs, unknownEnvWarnings } from '../../config.js';
+import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { hasFlag, parseCommandLine } from '../args.js';
@@ -47,6 +49,8 @@ export async function serveCommand(io: CliIo): Promise<number> {
     formatters: { level: (label) => ({ level: label }) },
   }) as unknown as ServiceLogger;
   for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
+  const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
+  if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).
