@@ -29,6 +29,7 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { BatchBodyWriter } from './http/batch-body.js';
 import { createHttpServer } from './http/server.js';
+import { EpisodeLog } from './log-throttle.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
 import type { ThriftServer } from './thrift/index.js';
@@ -121,9 +122,16 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     return issuedBase + g.stats.issued;
   };
 
+  // Refusals come per call (thousands a second under load): logged per episode, at most
+  // one summary line per 10 s, and one line when issuing resumes (see log-throttle.ts).
+  // (Events come only from the generator, made after `metrics` below.)
+  const { onEvent, issuedOk } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+
   const publicIds = makePublicIds(config, () => {
     if (!lg) throw notStarted(config);
-    return lg.next();
+    const id = lg.next();
+    issuedOk();
+    return id;
   });
 
   let shuttingDown = false;
@@ -159,12 +167,16 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     layout,
     nextString: () => {
       if (lg === undefined) throw notStarted(config);
-      return lg.nextString();
+      const id = lg.nextString();
+      issuedOk();
+      return id;
     },
     batchBody: (count: number) => {
       if (lg === undefined) throw notStarted(config);
       const leased = lg;
-      return batchWriter.write(count, (a, o, n) => leased.fill(a, o, n));
+      const body = batchWriter.write(count, (a, o, n) => leased.fill(a, o, n));
+      issuedOk();
+      return body;
     },
     recycleBody: (body: Buffer) => batchWriter.recycle(body),
     notReady,
@@ -186,13 +198,6 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
-
-  const onEvent = (e: GeneratorEvent): void => {
-    metrics.onGeneratorEvent(e);
-    if (e.type === 'clock-backwards') logger.warn({ byMs: e.byMs, action: e.action }, 'the wall clock stepped backwards');
-    else if (e.type === 'high-water-wait') logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
-    else if (e.type === 'fenced') logger.warn({ code: e.code }, 'refused to issue: lease deadline passed');
-  };
 
   try {
     const regLog = logger.child({ component: 'registry' });
@@ -225,7 +230,13 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       thrift = await startThriftServer({
         host: config.host,
         port: thriftPort,
-        generator: { next: () => leased.next() },
+        generator: {
+          next: () => {
+            const id = leased.next();
+            issuedOk();
+            return id;
+          },
+        },
         layout,
         node: () => leased.generator.node,
         logger: logger.child({ component: 'thrift' }),
@@ -271,6 +282,43 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   };
 
   return { port, thriftPort: thrift?.port, server, close };
+}
+
+/**
+ * The service's handling of generator events: `count` sees every event (the metrics),
+ * while the logs are rate-limited per episode ({@link EpisodeLog}): refusals while
+ * fenced and under the `throw` clock policy are logged at their first occurrence, then at
+ * most once per 10 s with the count, and end with one info line at the next issued ID
+ * (call `issuedOk()` after each successful issue; it costs one boolean test). Other
+ * clock-backwards events (a tolerated step, a wait) are throttled the same way without an
+ * end line. `now` is the monotonic clock of the rate limit.
+ *
+ * @example
+ * ```ts
+ * const { onEvent, issuedOk } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+ * const gen = new Generator({ layout, node, onEvent });
+ * const id = gen.next(); issuedOk();
+ * ```
+ */
+export function generatorEventLogging(logger: Pick<ServiceLogger, 'warn' | 'info'>, count: (e: GeneratorEvent) => void, now?: () => number): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void } {
+  const t = now === undefined ? {} : { now };
+  const fenced = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed: the lease is valid again', ...t });
+  const backwardsRefused = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'refusals', endMessage: 'issuing resumed after the clock stepped backwards', ...t });
+  const backwards = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'clock-backwards events', ...t });
+  return {
+    onEvent: (e) => {
+      count(e);
+      if (e.type === 'clock-backwards') (e.action === 'threw' ? backwardsRefused : backwards).event({ byMs: e.byMs, action: e.action });
+      else if (e.type === 'high-water-wait') logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
+      else if (e.type === 'fenced') fenced.event({ code: e.code });
+    },
+    issuedOk: () => {
+      if (fenced.active || backwardsRefused.active) {
+        fenced.end();
+        backwardsRefused.end();
+      }
+    },
+  };
 }
 
 function notStarted(config: ServeConfig): FlurryError {
