@@ -19,6 +19,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { plural } from '../text.js';
 
 /**
  * 2^32 as a double.
@@ -322,14 +323,14 @@ export class Alphabet {
     if (exactLength > 0 && len !== exactLength) {
       throw new FlurryError(
         this.malformedCode,
-        `The ${this.name} ${what} ${describeValue(text)} is ${len} characters long; its fixed-width form for ${bits}-bit IDs is exactly ${exactLength} characters. Check for a truncated or padded copy.`,
+        `The ${this.name} ${what} ${describeValue(text)} is ${plural(len, 'character')} long; its fixed-width form for ${bits}-bit IDs is exactly ${exactLength} characters. Check for a truncated or padded copy.`,
         { format: this.name, length: len, expectedLength: exactLength, bits },
       );
     }
     if (len > maxLen) {
       throw new FlurryError(
         this.tooWideCode,
-        `The ${this.name} ${what} ${describeValue(text)} is ${len} characters long; a ${bits}-bit ID takes at most ${maxLen} ${this.name} characters.`,
+        `The ${this.name} ${what} ${describeValue(text)} is ${plural(len, 'character')} long; a ${bits}-bit ID takes at most ${maxLen} ${this.name} characters.`,
         { format: this.name, length: len, maxLength: maxLen, bits },
       );
     }

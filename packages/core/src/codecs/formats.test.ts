@@ -230,7 +230,7 @@ describe('codecs: formats', () => {
   it('GIVEN fixed: true and the wrong length THEN decoding fails with FLURRY_E_ID_MALFORMED naming both lengths', () => {
     for (const f of FORMATS) {
       const len = codecs[f].fixedLength(64);
-      const err = expectCode(() => decodeId(ALPHABETS[f][1], f, { fixed: true }), 'FLURRY_E_ID_MALFORMED', new RegExp(`is 1 characters long.*exactly ${len}`));
+      const err = expectCode(() => decodeId(ALPHABETS[f][1], f, { fixed: true }), 'FLURRY_E_ID_MALFORMED', new RegExp(`is 1 character long.*exactly ${len}`));
       assert.equal(err.details.expectedLength, len);
       expectCode(() => decodeId(ALPHABETS[f][0].repeat(len + 1), f, { fixed: true }), 'FLURRY_E_ID_MALFORMED', /exactly/);
       expectCode(() => decodeId(ALPHABETS[f][0].repeat(len), f, { fixed: true, bits: 41 }), 'FLURRY_E_ID_MALFORMED', /41-bit/);

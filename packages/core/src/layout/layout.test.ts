@@ -101,8 +101,17 @@ test('GIVEN every preset THEN describe() is JSON-safe and round-trips through JS
 test('GIVEN the seed layout 37+20+16 = 73 bits THEN FLURRY_E_LAYOUT_TOO_WIDE says it overflows by 9 bits', () => {
   assert.throws(
     () => Layout.parse('timestamp:37,server:20,sequence:16'),
-    codeAnd(ErrorCode.LAYOUT_TOO_WIDE, /73 bits.*overflows 64 bits by 9/),
+    codeAnd(ErrorCode.LAYOUT_TOO_WIDE, /73 bits.*overflows 64 bits by 9 bits; narrow the fields by 9 bits in total\./),
   );
+});
+
+test('GIVEN a layout 1 bit too wide or a 1-bit node field THEN the messages say "1 bit", not "1 bits"', () => {
+  assert.throws(
+    () => Layout.parse('timestamp:41,worker:11,sequence:13'),
+    codeAnd(ErrorCode.LAYOUT_TOO_WIDE, /= 65 bits .*overflows 64 bits by 1 bit; narrow the fields by 1 bit in total\.$/),
+  );
+  const l = Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'shard', bits: 1 }, { name: 'sequence', bits: 12 }], epoch: 0 });
+  assert.throws(() => l.validateNode({ shard: 2 }), codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /shard is 1 bit wide, so it must be an integer in 0\.\.1\./));
 });
 
 test('GIVEN zero, negative or fractional widths THEN FLURRY_E_LAYOUT_FIELD_WIDTH', () => {

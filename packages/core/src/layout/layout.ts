@@ -12,6 +12,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { plural } from '../text.js';
 import { parseId } from './parse-id.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
 import { UNIT_MS, type DecodedId, type FieldSpec, type LayoutField, type LayoutInfo, type LayoutSpec, type TimeUnit } from './types.js';
@@ -231,7 +232,7 @@ export class Layout {
     if (total > 64) {
       throw new FlurryError(
         ErrorCode.LAYOUT_TOO_WIDE,
-        `The layout is ${specs.map((f) => `${f.bits}`).join('+')} = ${total} bits (${specs.map((f) => `${f.name} ${f.bits}`).join(', ')}), which overflows 64 bits by ${total - 64}; narrow the fields by ${total - 64} bits in total.`,
+        `The layout is ${specs.map((f) => `${f.bits}`).join('+')} = ${total} bits (${specs.map((f) => `${f.name} ${f.bits}`).join(', ')}), which overflows 64 bits by ${plural(total - 64, 'bit')}; narrow the fields by ${plural(total - 64, 'bit')} in total.`,
         { totalBits: total, overflowBits: total - 64 },
       );
     }
@@ -254,7 +255,7 @@ export class Layout {
       if (f.name !== 'timestamp' && f.name !== 'sequence' && f.bits > MAX_NODE_FIELD_BITS) {
         throw new FlurryError(
           ErrorCode.LAYOUT_FIELD_WIDTH,
-          `Node field ${f.name} has ${f.bits} bits; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
+          `Node field ${f.name} has ${plural(f.bits, 'bit')}; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
           { field: f.name, bits: f.bits, max: MAX_NODE_FIELD_BITS },
         );
       }
@@ -304,7 +305,7 @@ export class Layout {
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > f.max) {
         throw new FlurryError(
           ErrorCode.NODE_OUT_OF_RANGE,
-          `Node field ${f.name} = ${String(v)} is out of range; ${f.name} is ${f.bits} bits wide, so it must be an integer in 0..${f.max}.`,
+          `Node field ${f.name} = ${String(v)} is out of range; ${f.name} is ${plural(f.bits, 'bit')} wide, so it must be an integer in 0..${f.max}.`,
           { field: f.name, value: typeof v === 'number' ? v : String(v), min: 0, max: f.max },
         );
       }

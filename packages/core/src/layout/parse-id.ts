@@ -10,6 +10,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { plural } from '../text.js';
 import type { Layout } from './layout.js';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -67,7 +68,7 @@ export function parseId(input: string | bigint | number, layout?: Layout): bigin
     const bits = layout ? layout.totalBits : 64;
     throw new FlurryError(
       ErrorCode.ID_TOO_WIDE,
-      `The ID ${value} is wider than ${bits} bits${layout ? ` (the ${layout.name} layout)` : ''}: the largest is ${max}. Check that it was issued with this layout.`,
+      `The ID ${value} is wider than ${plural(bits, 'bit')}${layout ? ` (the ${layout.name} layout)` : ''}: the largest is ${max}. Check that it was issued with this layout.`,
       { id: value.toString(), maxId: max.toString(), bits },
     );
   }

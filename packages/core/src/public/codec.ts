@@ -32,6 +32,7 @@ import { hkdfSync } from 'node:crypto';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { plural } from '../text.js';
 import { ChaskeyBlockMac } from './chaskey.js';
 import { DihedralCheck } from './checksum.js';
 import { FeistelPermutation } from './feistel.js';
@@ -513,7 +514,7 @@ export class PublicIdCodec {
         : ' Check for a truncated or extended copy.';
     return new FlurryError(
       ErrorCode.PUBLIC_ID_MALFORMED,
-      `The public ID ${describeValue(publicId)} is ${publicId.length} characters long; public IDs here are exactly ${this.length} ${this.alphabet} characters (${parts}).${hint}`,
+      `The public ID ${describeValue(publicId)} is ${plural(publicId.length, 'character')} long; public IDs here are exactly ${this.length} ${this.alphabet} characters (${parts}).${hint}`,
       { length: publicId.length, expectedLength: this.length },
     );
   }
