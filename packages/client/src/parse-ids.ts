@@ -35,7 +35,7 @@ export function parseIdsBody(body: Buffer, expected: number): BigUint64Array {
   const ids = n >= 0 ? out : parseJson(body, expected);
   const count = n >= 0 ? n : ids.length;
   if (count !== expected) {
-    throw clientError('BAD_RESPONSE', `the server sent ${count} IDs for a request of ${expected}`, { expected, got: count });
+    throw clientError('BAD_RESPONSE', `the server sent ${count} ID${count === 1 ? '' : 's'} for a request of ${expected}`, { expected, got: count });
   }
   if (n < 0) checkIncreasing(ids);
   return ids;
@@ -93,7 +93,7 @@ function scanCompact(b: Buffer, out: BigUint64Array): number {
         throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${n}: ${b.toString('latin1', start, end)}`, { position: n });
       }
       if (n >= out.length) {
-        throw clientError('BAD_RESPONSE', `the server sent more than the ${out.length} IDs requested`, { expected: out.length });
+        throw clientError('BAD_RESPONSE', `the server sent more than the ${out.length} ID${out.length === 1 ? '' : 's'} requested`, { expected: out.length });
       }
       words[2 * n + LO] = low;
       words[2 * n + HI] = high;
@@ -130,7 +130,7 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
     throw clientError('BAD_RESPONSE', 'the server\'s answer has no "ids" array; is this URL a Flurry server?');
   }
   if (ids.length !== expected) {
-    throw clientError('BAD_RESPONSE', `the server sent ${ids.length} IDs for a request of ${expected}`, { expected, got: ids.length });
+    throw clientError('BAD_RESPONSE', `the server sent ${ids.length} ID${ids.length === 1 ? '' : 's'} for a request of ${expected}`, { expected, got: ids.length });
   }
   const out = new BigUint64Array(ids.length);
   for (let k = 0; k < ids.length; k++) {
