@@ -106,6 +106,68 @@ export function checkConnectTimeout(connectTimeoutMs: number): void {
 }
 
 /**
+ * The phase of a driver operation, for the advice of an unreachable-engine error: nothing
+ * retries `connect` and a start-up `claim`; the lease manager retries `renew`.
+ *
+ * @example
+ * ```ts
+ * const phase: DriverPhase = 'renew';
+ * ```
+ */
+export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
+
+/**
+ * What to do about an engine that could not be reached, depending on the phase: check the
+ * engine (connect, claim), or that the renewal is retried, or that the slot frees itself.
+ *
+ * @example
+ * ```ts
+ * unreachableAdvice('Redis', '127.0.0.1:6379', 'connect');
+ * // 'Check that Redis runs at 127.0.0.1:6379 and is reachable from this host.'
+ * unreachableAdvice('Redis', '127.0.0.1:6379', 'renew');
+ * // 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.'
+ * ```
+ */
+export function unreachableAdvice(engine: string, where: string, phase: DriverPhase): string {
+  switch (phase) {
+    case 'connect':
+    case 'claim':
+      return `Check that ${engine} runs at ${where} and is reachable from this host.`;
+    case 'renew':
+      return 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.';
+    case 'release':
+      return 'The node ID frees itself when its TTL runs out.';
+  }
+}
+
+/**
+ * The subject of an "every node ID is held" message, with its verb: `all 16 node IDs … are`,
+ * or `the only node ID … is` for a namespace of one slot.
+ *
+ * @example
+ * ```ts
+ * const [all, are] = allNodeIds(16); // ['all 16 node IDs', 'are']
+ * allNodeIds(1);                     // ['the only node ID', 'is']
+ * ```
+ */
+export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
+  return slots === 1 ? ['the only node ID', 'is'] : [`all ${slots} node IDs`, 'are'];
+}
+
+/**
+ * A message to embed before more text: without its trailing periods (and dangling colons,
+ * commas, spaces), so `${clause(msg)}. Next sentence` never reads ".." or ":.".
+ *
+ * @example
+ * ```ts
+ * `${clause('connect ECONNREFUSED.')}. Check …`; // 'connect ECONNREFUSED. Check …'
+ * ```
+ */
+export function clause(message: string): string {
+  return message.replace(/[.:;,\s]+$/, '');
+}
+
+/**
  * Replaces whatever sits between `//` and the last `@` of a URL's authority with `***`: safe
  * to show even for a URL too malformed to parse.
  *
@@ -372,7 +434,7 @@ export function exhaustedError(where: string, url: string, req: ClaimRequest, he
   const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
   return registryError(
     'EXHAUSTED',
-    `all ${req.slots} node IDs of "${req.namespace}" in ${where} are held (${held} holders, e.g. ${sample || 'none readable'}). ` +
+    `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${where} `)} held (${held} holder${held === 1 ? '' : 's'}, e.g. ${sample || 'none readable'}). ` +
       `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
     { url, namespace: req.namespace, slots: req.slots, held, holders },
   );

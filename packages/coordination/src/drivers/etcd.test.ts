@@ -226,8 +226,9 @@ describe('etcd driver against a real etcd', () => {
     const c = await d.claim({ namespace: 'outage', slots: 1, ttlMs: 20_000, holder: holder('o') });
     await engine.kill();
     const t0 = Date.now();
-    await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 5 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    const down = await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 5 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
     assert.ok(Date.now() - t0 < 3000, 'fails within the timeout');
+    assert.match(down.message, /The lease manager retries at the next renewal/, 'a renewal is retried, and says so');
     await engine.restart();
     assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 30, 200, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
     await d.release(c, { highWaterMs: 7 });
@@ -279,6 +280,8 @@ describe('etcd driver connection errors', () => {
     );
     assert.ok(Date.now() - t0 < 3000);
     assert.ok(err.message.includes(`etcd://root:***@127.0.0.1:${port}/flurry`), err.message);
+    assert.ok(err.message.endsWith(`Check that etcd runs at http://127.0.0.1:${port} and is reachable from this host.`), `start-up: nothing retries, so no promise of a retry: ${err.message}`);
+    assert.doesNotMatch(err.message, /retried|\.\.|:\./);
     assert.ok(!JSON.stringify({ m: err.message, d: err.details }).includes('hunter2'));
   });
 

@@ -72,9 +72,9 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
-  checkConnectTimeout, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
+  checkConnectTimeout, clause, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
   previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim, validNamespace,
-  type DriverLogger, type HighWaterRecord, type ListedHolder, type PreviousHolder, type RecordPlace,
+  unreachableAdvice, type DriverLogger, type DriverPhase, type HighWaterRecord, type ListedHolder, type PreviousHolder, type RecordPlace,
 } from './common.js';
 
 export type { DriverLogger } from './common.js';
@@ -275,7 +275,7 @@ class EtcdDriver implements RegistryDriver {
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
-  toError(err: unknown, what: string, extra: Record<string, unknown> = {}): FlurryError {
+  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const msg = err instanceof Error ? err.message : String(err);
     const details = { url: this.url, hosts: this.parsed.hosts, operation: what, ...extra };
@@ -293,8 +293,8 @@ class EtcdDriver implements RegistryDriver {
     }
     return registryError(
       'UNREACHABLE',
-      `etcd at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.hosts.join(', ')}): ${msg}. ` +
-        `Check that etcd is running and reachable; the operation will be retried by the lease manager.`,
+      `etcd at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.hosts.join(', ')}): ${clause(msg)}. ` +
+        unreachableAdvice('etcd', this.parsed.hosts.join(', '), phase),
       details,
       err,
     );
@@ -322,7 +322,7 @@ class EtcdDriver implements RegistryDriver {
       grantedTtlMs = Number(g.TTL) * 1000;
       if (g.error) throw new Error(g.error);
     } catch (err) {
-      throw this.toError(err, `grant a ${ttlSec}s lease`);
+      throw this.toError(err, `grant a ${ttlSec}s lease`, 'claim');
     }
     try {
       return await this.claimWithLease(req, leaseId, grantedTtlMs);
@@ -337,7 +337,7 @@ class EtcdDriver implements RegistryDriver {
           err,
         );
       }
-      throw this.toError(err, `claim a slot of "${req.namespace}"`);
+      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
     }
   }
 
@@ -475,7 +475,7 @@ class EtcdDriver implements RegistryDriver {
     }
     if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) throw lost('lost its lease (expired or revoked)');
     const failure = alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
-    if (failure !== undefined) throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+    if (failure !== undefined) throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
   }
 
   /**
@@ -550,7 +550,7 @@ class EtcdDriver implements RegistryDriver {
         }
       });
     } catch (err) {
-      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
     }
   }
 
@@ -599,7 +599,7 @@ export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOption
     await client.kv.range({ key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true }, { deadline: Date.now() + timeout });
   } catch (err) {
     await driver.close();
-    throw driver.toError(err, 'connect');
+    throw driver.toError(err, 'connect', 'connect');
   }
   opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
   return driver;

@@ -45,6 +45,14 @@ describe('file registry driver', () => {
     assert.match(e.message, /h0 \(host test-host, pid 4242, expires in 1000 ms\)/);
   });
 
+  test('GIVEN a namespace of a single node ID that is held THEN the exhausted message says "the only node ID … is held", not "all 1 node IDs"', async () => {
+    const { d } = setup();
+    await d().claim({ namespace: 'one', slots: 1, ttlMs: 1000, holder: holder('h0') });
+    const e = await code(d().claim({ namespace: 'one', slots: 1, ttlMs: 1000, holder: holder('h1') }));
+    assert.equal(e.code, 'FLURRY_E_REGISTRY_EXHAUSTED');
+    assert.match(e.message, /^the only node ID of "one" in .* is held \(1 held\)/);
+  });
+
   test('GIVEN a released slot THEN the next claim gets it cleanly with the final mark, kept in the hw file', async () => {
     const { d, dir } = setup();
     const a = d();

@@ -47,6 +47,7 @@ import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.
 import { registryError } from '../errors.js';
 import { bootId, hostMonotonicMs } from '../host-clock.js';
 import { writeFileAtomic } from '../state-dir.js';
+import { allNodeIds } from './common.js';
 
 /**
  * Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's.
@@ -349,7 +350,7 @@ class FileDriver implements RegistryDriver {
     const list = held.slice(0, 10).map((h) => `slot ${h.slot}: ${h.holder}`).join('; ');
     throw registryError(
       'EXHAUSTED',
-      `all ${req.slots} node IDs of "${req.namespace}" in ${this.url} are held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
+      `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${this.url} `)} held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
         'Stop a holder, wait for crashed holders\' leases to expire, or use a layout with more node bits.',
       { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
     );

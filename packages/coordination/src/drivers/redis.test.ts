@@ -227,8 +227,10 @@ describe('Redis driver against a real Redis', () => {
     await sleep(1100); // appendfsync everysec: let the AOF reach the disk before the crash
     await engine.kill();
     const t0 = Date.now();
-    await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    const down = await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
     assert.ok(Date.now() - t0 < 2500, `took ${Date.now() - t0} ms`);
+    assert.match(down.message, /The lease manager retries at the next renewal/, 'a renewal is retried, and says so');
+    assert.doesNotMatch(down.message, /\.\./);
     await engine.restart();
     assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
     await d.release(c, { highWaterMs: 8 });
@@ -287,6 +289,8 @@ describe('Redis driver connection errors', () => {
     assert.ok(Date.now() - t0 < 2500);
     assert.ok(err.message.includes(`redis://:***@127.0.0.1:${port}/0`), err.message);
     assert.match(err.message, /ECONNREFUSED/);
+    assert.ok(err.message.endsWith(`Check that Redis runs at 127.0.0.1:${port} and is reachable from this host.`), `start-up: nothing retries, so no promise of a retry: ${err.message}`);
+    assert.doesNotMatch(err.message, /retried/);
     assert.ok(!JSON.stringify({ m: err.message, d: err.details }).includes('hunter2'));
   });
 });

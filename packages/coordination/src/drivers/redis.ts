@@ -61,9 +61,9 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
-  checkConnectTimeout, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
+  checkConnectTimeout, clause, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
   previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim,
-  type DriverLogger, type HighWaterRecord, type PreviousHolder, type RecordPlace,
+  unreachableAdvice, type DriverLogger, type DriverPhase, type HighWaterRecord, type PreviousHolder, type RecordPlace,
 } from './common.js';
 
 export type { DriverLogger } from './common.js';
@@ -251,7 +251,7 @@ class RedisDriver implements RegistryDriver {
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
-  toError(err: unknown, what: string, extra: Record<string, unknown> = {}): FlurryError {
+  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const msg = errorText(err);
     const details = { url: this.url, operation: what, ...extra };
@@ -267,7 +267,7 @@ class RedisDriver implements RegistryDriver {
     return registryError(
       'UNREACHABLE',
       `Redis at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.host}:${this.parsed.port}, db ${this.parsed.db}): ` +
-        `${msg.split('\n')[0]}. Check that Redis is running and reachable; the operation will be retried by the lease manager.`,
+        `${clause(msg.split('\n')[0])}. ${unreachableAdvice('Redis', `${this.parsed.host}:${this.parsed.port}`, phase)}`,
       details,
       err,
     );
@@ -290,7 +290,7 @@ class RedisDriver implements RegistryDriver {
     try {
       return await this.claimWithToken(req, token);
     } catch (err) {
-      throw this.toError(err, `claim a slot of "${req.namespace}"`);
+      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
     }
   }
 
@@ -365,7 +365,7 @@ class RedisDriver implements RegistryDriver {
         await this.client.flurryRenew(...this.keys(s.namespace, s.slot), claim.token, opts.ttlMs, JSON.stringify(rec)),
       );
     } catch (err) {
-      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
     }
     if (ok !== 1) {
       this.states.delete(claim.token);
@@ -388,7 +388,7 @@ class RedisDriver implements RegistryDriver {
         await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)),
       );
     } catch (err) {
-      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, { slot: claim.slot });
+      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
     }
     this.states.delete(claim.token);
     if (ok !== 1) {
@@ -459,7 +459,7 @@ export async function createRedisDriver(url: URL | string, opts: RedisDriverOpti
   } catch (err) {
     client.disconnect(false);
     await driver.close();
-    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', { host: parsed.host, port: parsed.port });
+    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', 'connect', { host: parsed.host, port: parsed.port });
   }
   connected = true;
   client.options.enableOfflineQueue = false;

@@ -128,7 +128,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     if (!Number.isInteger(slot) || slot < 0 || slot >= req.slots) {
       throw registryError(
         'STATIC_NODE',
-        `${this.o.source} gives node ID ${slot}, but the layout leaves ${req.slots} node IDs in "${req.namespace}" (0 to ${req.slots - 1}); ` +
+        `${this.o.source} gives node ID ${slot}, but the layout leaves ${req.slots === 1 ? '1 node ID' : `${req.slots} node IDs`} in "${req.namespace}" (0 to ${req.slots - 1}); ` +
           (this.kind === 'k8s' ? 'lower the StatefulSet replicas or widen the node field' : 'pick a number in range'),
         { url: this.url, slot, slots: req.slots, source: this.o.source },
       );

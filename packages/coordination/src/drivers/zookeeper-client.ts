@@ -387,7 +387,8 @@ export class ZkSession {
         reject(registryError(
           'UNREACHABLE',
           `ZooKeeper at ${redactUrl(opts.url)} did not accept a session within ${opts.connectTimeoutMs} ms ` +
-            `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, or raise the connect timeout`,
+            `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, ` +
+            `or raise connectTimeoutMs (${opts.connectTimeoutMs} ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS)`,
           { url: redactUrl(opts.url), hosts: [...opts.hosts], tried: [...tried], connectTimeoutMs: opts.connectTimeoutMs },
         ));
       }, opts.connectTimeoutMs);

@@ -82,7 +82,7 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { holderFields } from './common.js';
+import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode, isZk, normalizeZkPath, parseZooKeeperUrl, ZkCode, zkFailure,
   type ZkSession, type ZkSessionPool,
@@ -523,7 +523,7 @@ class LeafDriver implements RegistryDriver {
     const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
     const held = children ? assigned.length : undefined;
     const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
-    return registryError('EXHAUSTED', `all ${req.slots} node IDs of the layout are taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
+    return registryError('EXHAUSTED', `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
       `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
       'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
     { url: this.url, name, address: addr.text, workerId, slots: req.slots, held, holders });

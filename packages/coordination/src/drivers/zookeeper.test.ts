@@ -225,6 +225,7 @@ describe('zookeeper:// driver', () => {
     assert.ok(Date.now() - t0 < 3000);
     assert.ok(e.message.includes(url), e.message);
     assert.ok(e.message.includes(`127.0.0.1:${p1}`) && e.message.includes(`127.0.0.1:${p2}`), e.message);
+    assert.match(e.message, /raise connectTimeoutMs \(600 ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS\)/, 'names the real setting');
   });
 
   it('GIVEN a closed driver THEN close is idempotent and claims fail FLURRY_E_REGISTRY_CLOSED', async () => {

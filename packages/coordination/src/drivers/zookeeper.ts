@@ -50,7 +50,7 @@
 import type { Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { holderFields } from './common.js';
+import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode, isZk, parseZooKeeperUrl, ZkCode, ZkSessionPool, zkFailure,
   type ParsedZooKeeperUrl, type ZkLogger, type ZkSession,
@@ -457,7 +457,7 @@ class ZooKeeperDriver implements RegistryDriver {
       }
     }));
     const who = holders.map((h) => `${h.slot}: ${h.hostname ?? '?'}/${h.pid ?? '?'}`).join(', ');
-    return registryError('EXHAUSTED', `all ${req.slots} node IDs of "${req.namespace}" at ${this.url} are held (${held.length} held; ${who}${held.length > HOLDERS_LISTED ? ', …' : ''}); ` +
+    return registryError('EXHAUSTED', `${allNodeIds(req.slots).join(` of "${req.namespace}" at ${this.url} `)} held (${held.length} held; ${who}${held.length > HOLDERS_LISTED ? ', …' : ''}); ` +
       'wait for a holder to release or its session to time out, or use a layout with more node bits', { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders });
   }
 }
