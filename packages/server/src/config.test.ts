@@ -85,6 +85,7 @@ test('GIVEN bad values from each source THEN FLURRY_E_CONFIG names the setting, 
     assert.match(e.message, new RegExp(`invalid setting ${setting}:`));
     assert.ok(e.message.includes(source), `message names the source ${source}: ${e.message}`);
     assert.match(e.message, /allowed: /);
+    assert.doesNotMatch(e.message, /\.\./, `no doubled period when an embedded message ends with one: ${e.message}`);
   }
 });
 
@@ -153,14 +154,17 @@ test('GIVEN serve --help text THEN it lists every setting with its flag, variabl
   assert.equal(help.match(/Default: /g)?.length, SETTINGS.length + 1);
 });
 
-test('GIVEN docs/service-api.md THEN it documents every setting with its flag, variable and a Default line', () => {
+test('GIVEN docs/operations.md THEN its settings table has one row per setting with its flag, variable and config key, and no other', () => {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
-  const doc = readFileSync(path.join(root, 'docs', 'service-api.md'), 'utf8');
-  for (const s of SETTINGS) {
-    const line = doc.split('\n').findIndex((l) => l.startsWith(`- **\`--${s.flag}`) && l.includes(`\`${s.env}\``));
-    assert.ok(line !== -1, `--${s.flag} / ${s.env} documented`);
-    assert.equal(doc.split('\n')[line + 1].trim(), `Default: ${s.defaultText}`, `Default line for ${s.key}`);
-  }
+  const doc = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+  const rows = doc.split('\n').filter((l) => /^\| `--[a-z-]+` \| `FLURRY_[A-Z_]+` \|/.test(l));
+  const documented = rows.map((l) => l.split('|').slice(1, 4).map((c) => c.trim()));
+  const expected = [...SETTINGS.map((s) => [`\`--${s.flag}\``, `\`${s.env}\``, `\`${s.key}\``]), ['`--config`', '`FLURRY_CONFIG`', '–']];
+  assert.deepEqual(documented, expected);
+  // docs/service-api.md links there instead of keeping a second list.
+  const api = readFileSync(path.join(root, 'docs', 'service-api.md'), 'utf8');
+  assert.match(api, /\(operations\.md#settings\)/);
+  assert.ok(!SETTINGS.some((s) => api.includes(`config key \`${s.key}\``)), 'no settings list in service-api.md');
 });
 
 test('GIVEN misspelt FLURRY_* variables THEN each is named with the closest known variable; known and other variables give nothing', () => {

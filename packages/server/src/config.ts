@@ -42,6 +42,7 @@ export interface ServeConfig {
   readonly leaseRenewMs: number | undefined;
   readonly leaseMarginMs: number | undefined;
   readonly highWaterWaitMs: number | undefined;
+  readonly registryConnectTimeoutMs: number | undefined;
   readonly onExhausted: 'wait' | 'borrow' | undefined;
   readonly onClockBackwards: 'tolerate' | 'wait' | 'throw' | undefined;
   readonly sequenceStart: 'zero' | 'random' | undefined;
@@ -128,6 +129,7 @@ export const SETTINGS: readonly SettingDef[] = Object.freeze([
   { key: 'leaseRenewMs', flag: 'lease-renew-ms', env: 'FLURRY_LEASE_RENEW_MS', kind: 'int', min: 10, max: 3_600_000, defaultText: '(a third of the TTL)', allowed: 'an integer from 10 to (TTL - margin) / 2 (ms)', help: 'Lease renewal interval.' },
   { key: 'leaseMarginMs', flag: 'lease-margin-ms', env: 'FLURRY_LEASE_MARGIN_MS', kind: 'int', min: 0, max: 3_600_000, defaultText: '(the smaller of 1000 and a fifth of the TTL)', allowed: 'an integer from 0 to half the TTL (ms)', help: 'Safety margin taken off the lease deadline.' },
   { key: 'highWaterWaitMs', flag: 'high-water-wait-ms', env: 'FLURRY_HIGH_WATER_WAIT_MS', kind: 'int', min: 0, max: 600_000, defaultText: '5000', allowed: 'an integer from 0 to 600000 (ms)', help: "How long start-up may wait for the clock to pass the node's high-water mark." },
+  { key: 'registryConnectTimeoutMs', flag: 'registry-connect-timeout-ms', env: 'FLURRY_REGISTRY_CONNECT_TIMEOUT_MS', kind: 'int', min: 100, max: 120_000, defaultText: '5000', allowed: 'an integer from 100 to 120000 (ms)', help: 'How long connecting to the registry engine (ZooKeeper, etcd, Redis) and each of its operations may take.' },
   { key: 'onExhausted', flag: 'on-exhausted', env: 'FLURRY_ON_EXHAUSTED', kind: 'string', choices: ['wait', 'borrow'], defaultText: 'borrow', allowed: 'wait or borrow', help: 'When a tick runs out of sequence numbers (batch load): borrow ticks up to 1 s ahead of the clock (full rate), or wait for the next tick (timestamps never ahead of real time).' },
   { key: 'onClockBackwards', flag: 'on-clock-backwards', env: 'FLURRY_ON_CLOCK_BACKWARDS', kind: 'string', choices: ['tolerate', 'wait', 'throw'], defaultText: 'tolerate', allowed: 'tolerate, wait or throw', help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).' },
   { key: 'sequenceStart', flag: 'sequence-start', env: 'FLURRY_SEQUENCE_START', kind: 'string', choices: ['zero', 'random'], defaultText: 'zero', allowed: 'zero or random', help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.' },
@@ -264,6 +266,7 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     leaseRenewMs: v.leaseRenewMs as number | undefined,
     leaseMarginMs: v.leaseMarginMs as number | undefined,
     highWaterWaitMs: v.highWaterWaitMs as number | undefined,
+    registryConnectTimeoutMs: v.registryConnectTimeoutMs as number | undefined,
     onExhausted: v.onExhausted as ServeConfig['onExhausted'],
     onClockBackwards: v.onClockBackwards as ServeConfig['onClockBackwards'],
     sequenceStart: v.sequenceStart as ServeConfig['sequenceStart'],
@@ -425,7 +428,8 @@ function configError(key: string, value: unknown, source: Source, allowed?: stri
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
   const shown = s?.secret ? '(hidden)' : typeof safe === 'string' ? JSON.stringify(clip(safe)) : clip(JSON.stringify(safe) ?? String(safe));
   const from = source.kind === 'default' ? 'the default' : source.name;
-  const what = allowed ?? s?.allowed ?? 'see flurry serve --help';
+  // An embedded message may end with its own period: never write "..".
+  const what = (allowed ?? s?.allowed ?? 'see flurry serve --help').replace(/[.\s]+$/, '');
   return new FlurryError(
     'FLURRY_E_CONFIG',
     `invalid setting ${key}: ${shown} (from ${from}) is not allowed; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,

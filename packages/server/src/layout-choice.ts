@@ -106,7 +106,7 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
       if (value > field.max) {
         throw new FlurryError(
           'FLURRY_E_NODE_OUT_OF_RANGE',
-          `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bits wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
+          `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bit${field.bits === 1 ? '' : 's'} wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
           { field: name, value, min: 0, max: field.max },
         );
       }

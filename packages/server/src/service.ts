@@ -207,6 +207,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
       ...(config.leaseMarginMs !== undefined ? { marginMs: config.leaseMarginMs } : {}),
       ...(config.highWaterWaitMs !== undefined ? { highWaterWaitMs: config.highWaterWaitMs } : {}),
+      ...(config.registryConnectTimeoutMs !== undefined ? { connectTimeoutMs: config.registryConnectTimeoutMs } : {}),
       holder: { address: `${config.host}:${port}` },
       logger: { warn: (o, m) => regLog.warn(o, m), info: (o, m) => regLog.info(o, m) },
     });
