@@ -73,3 +73,35 @@ test('GIVEN a valid configuration THEN createClient sends nothing and close() is
   }
   assert.equal(client.tryNext(), undefined);
 });
+
+test('GIVEN docs/client.md THEN its option table gives the bounds the code enforces', async () => {
+  const { readFileSync } = await import('node:fs');
+  const path = (await import('node:path')).default;
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+  const rows = readFileSync(path.join(root, 'docs', 'client.md'), 'utf8').split('\n').filter((l) => l.startsWith('| `'));
+  const row = (name: string): string => rows.find((l) => l.startsWith(`| \`${name}\` |`)) ?? assert.fail(`no row for ${name}`);
+  const bounds = (o: ClientOptions): { min: number; max: number } => {
+    try {
+      resolveOptions(o);
+    } catch (e) {
+      assert.ok(e instanceof FlurryError);
+      return { min: e.details.min as number, max: e.details.max as number };
+    }
+    return assert.fail('accepted');
+  };
+  const n = (x: number): string => x.toLocaleString('en-US');
+  for (const [name, o] of [
+    ['timeoutMs', { servers: ok, timeoutMs: 0 }],
+    ['prefetch.size', { servers: ok, prefetch: { size: 0 } }],
+    ['prefetch.maxBatch', { servers: ok, prefetch: { maxBatch: 0 } }],
+  ] as const) {
+    const b = bounds(o);
+    assert.ok(row(name).includes(`| ${n(b.min)} – ${n(b.max)} |`), `${name}: ${n(b.min)} – ${n(b.max)} in ${row(name)}`);
+  }
+  const initial = bounds({ servers: ok, backoff: { initialMs: 0 } });
+  const max = bounds({ servers: ok, backoff: { maxMs: 0 } });
+  assert.ok(row('backoff').includes(`\`initialMs\` ${n(initial.min)} – ${n(initial.max)}`), row('backoff'));
+  assert.ok(row('backoff').includes(`\`maxMs\` \`initialMs\` – ${n(max.max)}`), row('backoff'));
+  assert.ok(row('backoff').includes('maxMs: max(10_000, initialMs)'), row('backoff'));
+  assert.equal(resolveOptions({ servers: ok, backoff: { initialMs: 20_000 } }).backoff.maxMs, 20_000);
+});
