@@ -606,3 +606,66 @@ test('GIVEN the real clock frozen (Date.now and performance.now stop) THEN onExh
     gen.close();
   }
 });
+
+test('GIVEN random interleavings of next(), fill(), batch() and clock stalls, steps back and forward THEN every ID is exactly (tick, seq, node), unique and strictly increasing', () => {
+  // next() returns the previous ID plus one sequence step while it can: this checks that no
+  // path (fill, a new tick, a borrowed tick, a step back) leaves it adding to a stale ID.
+  const epoch = Date.UTC(2024, 0, 1);
+  const layouts = [
+    Layout.from('twitter'),
+    Layout.parse('worker:1,timestamp:41,sequence:22', { epoch }),
+    Layout.parse('timestamp:35,sequence:4,node:24', { epoch, unit: '10ms' }),
+    Layout.parse('timestamp:40,node:6,sequence:17', { epoch }),
+  ];
+  const policies: Array<{ onExhausted: ExhaustedPolicy; onBackwards: BackwardsPolicy }> = [
+    { onExhausted: 'borrow', onBackwards: 'tolerate' },
+    { onExhausted: 'wait', onBackwards: 'tolerate' },
+    { onExhausted: 'borrow', onBackwards: 'wait' },
+  ];
+  let checked = 0;
+  for (let seed = 1; seed <= 24; seed++) {
+    const rand = rng(seed);
+    const layout = layouts[seed % layouts.length];
+    const node = Object.fromEntries(layout.nodeFields.map((f) => [f.name, Math.floor(rand() * (f.max + 1))]));
+    const nodeBits = layout.nodeBits(node);
+    const clock = new ManualClock(Math.max(layout.epochMs, epoch) + 1_000_000);
+    const gen = new Generator({ layout, node, clock, sequenceStart: seed % 2 === 0 ? 'random' : 'zero', ...policies[seed % policies.length] });
+    try {
+      let prev = -1n;
+      let taken = 0;
+      let refused = 0;
+      const take = (id: bigint): void => {
+        const d = layout.decode(id);
+        assert.equal(layout.composeTick(layout.tickOf(d.unixMs), d.sequence, nodeBits), id, `seed ${seed}: ${id} is not (tick, seq, node)`);
+        assert.ok(id > prev, `seed ${seed}: ${id} after ${prev}`);
+        prev = id;
+        checked++;
+        taken++;
+      };
+      for (let op = 0; op < 400; op++) {
+        const r = rand();
+        try {
+          if (r < 0.5) take(gen.next());
+          else if (r < 0.6) {
+            const buf = new BigUint64Array(1 + Math.floor(rand() * 40));
+            gen.fill(buf);
+            for (const id of buf) take(id);
+          } else if (r < 0.65) for (const id of gen.batch(1 + Math.floor(rand() * 10))) take(id);
+          else if (r < 0.8) clock.advance(Math.floor(rand() * 3) * layout.unitMs);
+          else if (r < 0.88) clock.stepWall(-Math.floor(rand() * 3 * layout.unitMs));
+          else if (r < 0.92) clock.stepWall(Math.floor(rand() * 50));
+          else for (let i = 0; i < 20; i++) take(gen.next()); // a run within one tick
+        } catch (e) {
+          // A step back beyond a policy's bound is refused with a coded error; go on.
+          assert.ok(e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS, `seed ${seed}: ${String(e)}`);
+          refused++;
+        }
+      }
+      assert.ok(gen.stats.issued >= taken, 'issued counts every ID');
+      assert.ok(taken > 300, `seed ${seed}: only ${taken} IDs (${refused} refusals)`);
+    } finally {
+      gen.close();
+    }
+  }
+  assert.ok(checked > 24 * 300, `checked ${checked} IDs`);
+});

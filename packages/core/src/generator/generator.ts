@@ -85,6 +85,11 @@ export class Generator {
   /** `2^sequenceShift` when `sequence × seqMul` stays an exact number (shift + bits ≤ 53), else 0. */
   private readonly seqMul: number;
   private readonly seqShift: bigint;
+  /** One sequence step in ID units: `2^sequenceShift`. */
+  private readonly seqStep: bigint;
+  /** The last ID `next()` returned and its sequence number, both of the current tick (`lastSeq` is -2 after a tick change). */
+  private lastId = 0n;
+  private lastSeq = -2;
   /** Whether `fill` may write 32-bit halves (sequence inside the low word, little-endian host). */
   private readonly fastFill: boolean;
   private readonly claim: NodeClaim;
@@ -115,6 +120,7 @@ export class Generator {
     const seqField = layout.sequenceField;
     this.seqMul = seqField.shift + seqField.bits <= 53 ? 2 ** seqField.shift : 0;
     this.seqShift = BigInt(seqField.shift);
+    this.seqStep = 1n << this.seqShift;
     this.fastFill = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32;
     this.planner = new TickPlanner(layout, policy, this.clock, lease, opts.onEvent);
     this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () => this.lastTick);
@@ -162,13 +168,25 @@ export class Generator {
   next(): bigint {
     const now = this.clock.now();
     if (this.lease !== undefined) this.planner.checkDeadline(now);
-    const w = Math.floor((now - this.epochMs) / this.unitMs);
-    if (w > this.lastTick) this.fresh(w, now);
-    else if (this.seq < this.maxSeq && w >= this.highWall) this.seq++;
-    else this.slow(now);
-    this.issued++;
-    const mul = this.seqMul;
-    return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
+    const unit = this.unitMs;
+    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
+    if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) {
+      // Common case: the next sequence number of the current tick. When the previous ID of
+      // this tick came from next() too, it is that ID plus one sequence step (one bigint
+      // operation instead of two); `lastSeq` is reset whenever the tick (the base) changes.
+      const s = ++this.seq;
+      this.issued++;
+      if (s === this.lastSeq + 1) {
+        this.lastSeq = s;
+        return (this.lastId += this.seqStep);
+      }
+    } else {
+      if (w > this.lastTick) this.fresh(w, now);
+      else this.slow(now);
+      this.issued++;
+    }
+    this.lastSeq = this.seq;
+    return (this.lastId = this.compose());
   }
 
   /**
@@ -301,6 +319,7 @@ export class Generator {
   private setTick(tick: number, seq: number): void {
     this.lastTick = tick;
     this.seq = seq;
+    this.lastSeq = -2;
     this.started = true;
     const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
     this.base = base;
