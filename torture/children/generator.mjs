@@ -6,7 +6,10 @@
 //
 // Usage: node generator.mjs '<json config>'
 // Control on stdin (one word a line): `go` (start issuing when waitGo), `stop` (finish,
-// release the lease, exit 0). End of stdin = stop. Reports on stdout as JSON lines:
+// release the lease, exit 0), `mark NAME` (report the counts so far as phase NAME),
+// `pause NAME` (the same, then issue nothing until `resume`: the parent changes the clock
+// in between, so every ID counted in a phase was issued under that phase's clock).
+// End of stdin = stop. Reports on stdout as JSON lines:
 // {ev:'ready'|'progress'|'lease'|'done'|'acquire-failed'|'error', …}.
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -38,6 +41,8 @@ setTimeout(() => {
 let stopRequested = false;
 let burstArmed = false; // `arm`: do the configured burst once the lease is near its deadline
 const marks = []; // phase names the parent asked us to report counts at
+let pauseAfterMark = false; // `pause NAME` received: hold after reporting it
+let paused = false;
 let go = !cfg.waitGo;
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (l) => {
@@ -45,6 +50,10 @@ rl.on('line', (l) => {
   if (w === 'go') go = true;
   else if (w === 'stop') stopRequested = true;
   else if (w.startsWith('mark ')) marks.push(w.slice(5));
+  else if (w.startsWith('pause ')) {
+    marks.push(w.slice(6));
+    pauseAfterMark = true;
+  } else if (w === 'resume') paused = false;
   else if (w === 'arm') burstArmed = true;
 });
 rl.on('close', () => {
@@ -244,6 +253,13 @@ while (!stopRequested && mono() < until) {
     await new Promise((r) => setImmediate(r));
   }
   while (marks.length) say({ ev: 'mark', phase: marks.shift(), issued, refusals: { ...refusals }, maxStallMs, wall: Date.now(), lastId: lastId?.toString() });
+  if (pauseAfterMark) {
+    pauseAfterMark = false;
+    paused = true;
+    const pausedAt = mono();
+    while (paused && !stopRequested && mono() - pausedAt < 30_000) await sleep(1);
+    wantSince = null; // the pause is the parent's, not a stall
+  }
   if (mono() - lastProgress >= (cfg.progressMs ?? 250)) {
     lastProgress = mono();
     say({ ev: 'progress', issued, refusals, wall: Date.now(), m: lastProgress, lastId: lastId?.toString(), lastOkWall });

@@ -131,13 +131,26 @@ export async function run(ctx, add) {
     }
     for (const g of all) g.child.send('go');
     const phaseWall = {};
+    // The pinned policy processes are judged phase by phase, so their phases must not
+    // blur: each reports its counts and pauses (`pause NAME`), the clock steps while they
+    // hold, then they resume. A child reads stdin only between chunks, and a chunk may
+    // block for the length of a backwards wait; without the pause, IDs issued under the
+    // next phase's clock could be counted in this one. The leased processes only mark.
+    const pinnedGens = new Set(pinned.map((p) => p.g));
     for (const [name, offset] of PHASES) {
       faketime.setOffset(clockFile, offset);
       phaseWall[name] = Date.now();
+      for (const g of pinnedGens) g.child.send('resume');
       const hold = name === 'back-1s' ? Math.max(holdMs, waitBoundMs + 300) : holdMs;
       await sleep(hold);
-      for (const g of all) g.child.send(`mark ${name}`);
+      for (const g of all) g.child.send(pinnedGens.has(g) ? `pause ${name}` : `mark ${name}`);
+      await Promise.all(
+        [...pinnedGens].map((g) =>
+          g.child.waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, `mark ${name}`).catch(() => ctx.log(`clock: ${g.name} did not report phase ${name} within 10 s`)),
+        ),
+      );
     }
+    for (const g of pinnedGens) g.child.send('resume');
     await sleep(200);
     faketime.setOffset(clockFile, 0);
     for (const g of all) g.child.send('stop');
