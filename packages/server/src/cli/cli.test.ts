@@ -232,3 +232,19 @@ test('GIVEN a misspelt FLURRY_* variable THEN flurry serve warns on stderr namin
   const clean = await runFlurry(['serve', '--help'], { FLURRY_REGISTRY: 'file:', FLURRY_CONFIG: '' });
   assert.doesNotMatch(clean.stderr, /warning/);
 });
+
+test('GIVEN a misspelt FLURRY_* variable THEN flurry next and flurry public warn on stderr too, and still do their work', async () => {
+  const dir = tempDir('env');
+  try {
+    const next = await runFlurry(['next', '-n', '2', '--registry', `file:${dir}`], { FLURRY_CLUSTR: 'orders' });
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(next.stdout.trim().split('\n').length, 2, 'two IDs on stdout, the warning on stderr only');
+    assert.match(next.stderr, /^flurry: warning: FLURRY_CLUSTR is not a flurry setting and is ignored; did you mean FLURRY_CLUSTER\?$/m);
+    const key = (await runFlurry(['key', 'new'], {})).stdout.trim();
+    const pub = await runFlurry(['public', 'encode', '1859214170478923776'], { FLURRY_PUBLIC_KEY: key, FLURRY_PUBLC_KEY_FILE: '/nonexistent' });
+    assert.equal(pub.code, 0, pub.stderr);
+    assert.match(pub.stderr, /FLURRY_PUBLC_KEY_FILE is not a flurry setting and is ignored; did you mean FLURRY_PUBLIC_KEY_FILE\?/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

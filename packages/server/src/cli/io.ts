@@ -10,6 +10,7 @@
  */
 import type { Writable } from 'node:stream';
 import { FlurryError } from '@flurry/core';
+import { unknownEnvWarnings, type EnvWarning } from '../config.js';
 import type { FlagSpecs } from './args.js';
 
 /**
@@ -87,4 +88,19 @@ export function exitCodeFor(err: unknown): number {
 export function errorLine(err: unknown): string {
   if (err instanceof FlurryError) return `flurry: ${err.code}: ${err.message}\n`;
   return `flurry: FLURRY_E_INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`;
+}
+
+/**
+ * Warns on stderr about each `FLURRY_*` variable in `io.env` that is no setting (a
+ * misspelling is otherwise ignored silently), naming the closest one; returns the warnings.
+ *
+ * @example
+ * ```ts
+ * await warnUnknownEnv(io); // "flurry: warning: FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?"
+ * ```
+ */
+export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
+  const warnings = unknownEnvWarnings(io.env);
+  for (const w of warnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
+  return warnings;
 }

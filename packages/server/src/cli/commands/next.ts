@@ -17,7 +17,7 @@ import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
 import { chooseLayout, parseNodePins } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
 
 /**
  * Largest `-n`.
@@ -71,6 +71,7 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
  */
 export async function nextCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
+  await warnUnknownEnv(io);
   if (hasFlag(args, 'help')) {
     await write(io.stdout, NEXT_HELP);
     return 0;

@@ -17,7 +17,7 @@ import { FlurryError, PublicIdCodec, loadKeysFromEnv, parseId, parseKeys } from 
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -50,6 +50,7 @@ Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the
  */
 export async function publicCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
+  await warnUnknownEnv(io);
   if (hasFlag(args, 'help')) {
     await write(io.stdout, PUBLIC_HELP);
     return 0;

@@ -14,12 +14,12 @@
  * ```
  */
 import { pino } from 'pino';
-import { loadServeConfig, serveHelp, serveFlagSpecs, unknownEnvWarnings } from '../../config.js';
+import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { hasFlag, parseCommandLine } from '../args.js';
-import { errorLine, write, type CliIo } from '../io.js';
+import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
 
 /**
  * Runs `flurry serve`; resolves to the exit code once the service has stopped.
@@ -32,8 +32,7 @@ import { errorLine, write, type CliIo } from '../io.js';
 export async function serveCommand(io: CliIo): Promise<number> {
   // A misspelt FLURRY_* variable is ignored: say so first (even if a setting is then
   // rejected), on stderr, and again in the JSON log once it exists.
-  const envWarnings = unknownEnvWarnings(io.env);
-  for (const w of envWarnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
+  const envWarnings = await warnUnknownEnv(io);
   if (hasFlag(parseCommandLine(io.argv, serveFlagSpecs()), 'help')) {
     await write(io.stdout, serveHelp());
     return 0;
