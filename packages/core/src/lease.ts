@@ -33,11 +33,20 @@
  * A lease without `wallDeadline` (a hand-written one) is fenced on the monotonic clock
  * only.
  *
+ * ## One claim per generator
+ * A generator keeps the node it was built with. A registry lease that can be re-acquired
+ * as ANOTHER node after a loss (its `deadline` then becomes valid again) must hand each
+ * generator a view bound to the current claim, whose deadlines stay `-Infinity` after
+ * that claim ends: it offers it through `forGenerator()`, and the generator calls it when
+ * present, so `new Generator({ layout, lease })` is safe with the registry's lease itself.
+ *
  * @example
  * ```ts
  * const lease = await registry.acquire(layout);
- * const gen = new Generator({ layout, lease });      // node taken from lease.node;
- *                                                    // the generator calls lease.attach(() => gen.lastIssuedUnixMs)
+ * const gen = new Generator({ layout, lease });      // node taken from lease.node; the generator
+ *                                                    // holds lease.forGenerator() (this claim only)
+ *                                                    // and calls attach(() => gen.lastIssuedUnixMs)
+ * // leasedGenerator() (@flurry/coordination) also rebuilds the generator after a re-acquisition.
  * // A hand-written lease (tests): fenced 5 s from now on whichever clock gets there first.
  * const fixed: NodeLease = {
  *   node: { worker: 1 },
@@ -70,4 +79,10 @@ export interface NodeLease {
    * (at each renewal and at release).
    */
   attach(highWater: () => number): void;
+  /**
+   * Optional: a lease that can be re-acquired as another node returns here a view bound to
+   * its current claim (deadlines `-Infinity` for good once that claim ends). The generator
+   * uses the view instead of the lease itself when this method exists.
+   */
+  forGenerator?(): NodeLease;
 }

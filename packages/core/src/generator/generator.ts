@@ -97,7 +97,9 @@ export class Generator {
   constructor(opts: GeneratorOptions) {
     if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
     const layout = Layout.from(opts.layout);
-    const lease = opts.lease;
+    // A registry lease that may be re-acquired as another node gives each generator a
+    // view bound to its current claim (see lease.ts, "One claim per generator").
+    const lease = typeof opts.lease?.forGenerator === 'function' ? opts.lease.forGenerator() : opts.lease;
     if (lease && opts.node && !sameNode(opts.node, lease.node)) {
       throw badOption('node', JSON.stringify(opts.node), `the lease's node ${JSON.stringify(lease.node)} or no node (a lease grants exactly one node ID)`);
     }
