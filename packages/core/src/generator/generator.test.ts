@@ -669,3 +669,19 @@ test('GIVEN random interleavings of next(), fill(), batch() and clock stalls, st
   }
   assert.ok(checked > 24 * 300, `checked ${checked} IDs`);
 });
+
+test('GIVEN a fill() that the wall deadline interrupts partway THEN stats.issued counts the IDs it wrote (they are used up)', () => {
+  const clock = new ManualClock(START, 1e6);
+  const layout = Layout.parse('timestamp:41,worker:1,sequence:2'); // 4 IDs per ms, so the fill crosses ticks
+  const lease = makeLease({ worker: 1 }, Infinity, 0, START + 2); // worker 1: no ID is 0, so unwritten slots show
+  const gen = new Generator({ layout, lease, clock });
+  try {
+    const buf = new BigUint64Array(20);
+    assert.throws(() => gen.fill(buf), expiredOn('wall'));
+    const written = buf.filter((x) => x !== 0n).length;
+    assert.ok(written > 0 && written < 20, `wrote ${written}`);
+    assert.equal(gen.stats.issued, written);
+  } finally {
+    gen.close();
+  }
+});

@@ -246,33 +246,41 @@ export class Generator {
     }
     if (count === 0) return 0;
     if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
+    // `issued` counts what was written even when a step throws partway (those IDs are used).
     if (!this.fastFill) {
-      for (let i = 0; i < count; i++) {
-        this.step();
-        target[offset + i] = this.compose();
+      let k = 0;
+      try {
+        for (; k < count; k++) {
+          this.step();
+          target[offset + k] = this.compose();
+        }
+      } finally {
+        this.issued += k;
       }
-      this.issued += count;
       return count;
     }
     const words = new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2);
     const mul = this.seqMul;
     const maxSeq = this.maxSeq;
     let i = 0;
-    while (i < count) {
-      this.step();
-      const lo = this.baseLo;
-      const hi = this.baseHi;
-      let s = this.seq;
-      const end = Math.min(maxSeq, s + (count - i - 1));
-      let j = i * 2;
-      for (; s <= end; s++) {
-        words[j++] = lo + s * mul;
-        words[j++] = hi;
+    try {
+      while (i < count) {
+        this.step();
+        const lo = this.baseLo;
+        const hi = this.baseHi;
+        let s = this.seq;
+        const end = Math.min(maxSeq, s + (count - i - 1));
+        let j = i * 2;
+        for (; s <= end; s++) {
+          words[j++] = lo + s * mul;
+          words[j++] = hi;
+        }
+        i = j >> 1;
+        this.seq = end;
       }
-      i = j >> 1;
-      this.seq = end;
+    } finally {
+      this.issued += i;
     }
-    this.issued += count;
     return count;
   }
 
