@@ -6,18 +6,25 @@
  * - the first event of an episode is logged at warn, as it is;
  * - further events are counted, and at most once per interval (10 s) a warn line sums them
  *   up: `refused to issue: lease deadline passed (4,812 more refusals in the last 10 s)`;
+ *   numeric fields named in `maxOf` carry the largest value of the events summed up (and
+ *   `<field>Min` the smallest), not the latest;
+ * - events still counted when the interval runs out are summed up by an unref'd timer (it
+ *   never keeps the process alive), or by {@link EpisodeLog.flush} (call it at shutdown);
+ * - an event more than the interval after the episode's previous event starts a new
+ *   episode (the pending count is summed up first), logged at warn again;
  * - {@link EpisodeLog.end} (called at the next success) logs one info line with the
  *   episode's total and duration, and re-arms the first-event line.
  *
- * The time comes from an injectable monotonic clock (ms). Metrics are not this module's
- * business: count every event there, whatever is logged.
+ * The time comes from an injectable monotonic clock (ms), the timer from an injectable
+ * scheduler. Metrics are not this module's business: count every event there, whatever is
+ * logged.
  *
  * @example
  * ```ts
  * const fenced = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed' });
  * fenced.event({ code: 'FLURRY_E_LEASE_EXPIRED' }); // warn: refused to issue: lease deadline passed
  * fenced.event({ code: 'FLURRY_E_LEASE_EXPIRED' }); // counted, not logged
- * fenced.end();                                      // info: issuing resumed (2 refusals in 0 s)
+ * fenced.end();                                      // info: issuing resumed (2 refusals in 0 s, 1 of them since the last line)
  * ```
  */
 
@@ -35,11 +42,22 @@ export interface ThrottledLogger {
 }
 
 /**
+ * Runs `fn` once after `ms` milliseconds and returns a function that cancels it. The
+ * default is an unref'd `setTimeout`, so a pending summary never keeps the process alive.
+ *
+ * @example
+ * ```ts
+ * const schedule: Schedule = (fn, ms) => { const h = setTimeout(fn, ms); h.unref(); return () => clearTimeout(h); };
+ * ```
+ */
+export type Schedule = (fn: () => void, ms: number) => () => void;
+
+/**
  * Options of {@link EpisodeLog}.
  *
  * @example
  * ```ts
- * const opts: EpisodeLogOptions = { logger, message: 'the wall clock stepped backwards', noun: 'refusals', now: () => performance.now() };
+ * const opts: EpisodeLogOptions = { logger, message: 'the wall clock stepped backwards', noun: 'refusals', maxOf: ['byMs'], now: () => performance.now() };
  * ```
  */
 export interface EpisodeLogOptions {
@@ -48,16 +66,31 @@ export interface EpisodeLogOptions {
   readonly message: string;
   /** What the events are, plural, for summaries: `refusals`. */
   readonly noun: string;
-  /** The info message when the episode ends; without it {@link EpisodeLog.end} logs nothing. */
+  /** The info message when the episode ends; without it {@link EpisodeLog.end} only sums up the pending events. */
   readonly endMessage?: string;
+  /**
+   * Numeric fields whose value in a summary (and in the end line) is the largest over the
+   * events it sums up, with `<field>Min` the smallest: `['byMs']`.
+   */
+  readonly maxOf?: readonly string[];
   /** Monotonic milliseconds (default `performance.now()`). */
   readonly now?: () => number;
   /** At most one summary line per this many ms (default 10 000). */
   readonly intervalMs?: number;
+  /**
+   * The timer that sums up events still pending an interval after the last line (default an
+   * unref'd `setTimeout`); `null`: no timer, only {@link EpisodeLog.flush} and later events do.
+   */
+  readonly schedule?: Schedule | null;
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');
 const seconds = (ms: number): string => String(Math.round(ms / 1000));
+const unrefTimeout: Schedule = (fn, ms) => {
+  const h = setTimeout(fn, ms);
+  h.unref();
+  return () => clearTimeout(h);
+};
 
 /**
  * One kind of repeated event, logged per episode (see the module comment).
@@ -73,21 +106,36 @@ export class EpisodeLog {
   active = false;
   private readonly now: () => number;
   private readonly intervalMs: number;
+  private readonly schedule: Schedule | null;
+  private readonly maxOf: readonly string[];
   private startedAt = 0;
   private lastLineAt = 0;
+  private lastEventAt = 0;
+  /** The fields of the latest event (a summary carries them). */
+  private lastFields: object = {};
   /** Events since the last line written. */
   private unlogged = 0;
   /** Events of the episode. */
   private total = 0;
+  /** Largest and smallest value of each `maxOf` field over the unlogged events (NaN: none). */
+  private readonly max: number[];
+  private readonly min: number[];
+  /** Cancels the pending summary timer; set exactly while `unlogged > 0` and a scheduler exists. */
+  private cancelTimer: (() => void) | undefined;
 
   constructor(private readonly o: EpisodeLogOptions) {
     this.now = o.now ?? (() => performance.now());
     this.intervalMs = o.intervalMs ?? 10_000;
+    this.schedule = o.schedule === undefined ? unrefTimeout : o.schedule;
+    this.maxOf = o.maxOf ?? [];
+    this.max = this.maxOf.map(() => NaN);
+    this.min = this.maxOf.map(() => NaN);
   }
 
   /**
    * Records one event: the first of an episode is logged at warn with `fields`; later ones
-   * are counted and summed up at most once per interval.
+   * are counted and summed up at most once per interval. An event more than the interval
+   * after the previous one starts a new episode.
    *
    * @example
    * ```ts
@@ -96,6 +144,13 @@ export class EpisodeLog {
    */
   event(fields: object = {}): void {
     const now = this.now();
+    if (this.active && now - this.lastEventAt > this.intervalMs) {
+      // A quiet gap: this episode is over (no success ended it; nothing says one happened).
+      this.flush();
+      this.active = false;
+    }
+    this.lastEventAt = now;
+    this.lastFields = fields;
     if (!this.active) {
       this.active = true;
       this.startedAt = this.lastLineAt = now;
@@ -106,19 +161,32 @@ export class EpisodeLog {
     }
     this.total++;
     this.unlogged++;
+    if (this.maxOf.length > 0) this.aggregate(fields);
     const since = now - this.lastLineAt;
-    if (since < this.intervalMs) return;
-    this.o.logger.warn(
-      { ...fields, suppressed: this.unlogged, sinceLastLineMs: Math.round(since), episodeTotal: this.total },
-      `${this.o.message} (${count(this.unlogged)} more ${this.o.noun} in the last ${seconds(since)} s)`,
-    );
-    this.unlogged = 0;
-    this.lastLineAt = now;
+    if (since < this.intervalMs) {
+      if (this.unlogged === 1 && this.schedule !== null) this.cancelTimer = this.schedule(() => this.flush(), this.intervalMs - since);
+      return;
+    }
+    this.summary(now);
+  }
+
+  /**
+   * Sums up the events counted since the last line, if any, in one warn line (the
+   * episode goes on). Call it at shutdown so no count is lost.
+   *
+   * @example
+   * ```ts
+   * await closeHttp(server); log.flush();
+   * ```
+   */
+  flush(): void {
+    if (this.active && this.unlogged > 0) this.summary(this.now());
   }
 
   /**
    * Ends the current episode, if any: one info line with its total, its duration and the
-   * events not yet summed up; the next event is logged again at once.
+   * events not yet summed up (without an end message: the summary of those only); the next
+   * event is logged again at once.
    *
    * @example
    * ```ts
@@ -127,12 +195,60 @@ export class EpisodeLog {
    */
   end(): void {
     if (!this.active) return;
+    if (this.o.endMessage === undefined) {
+      this.flush();
+      this.active = false;
+      return;
+    }
     this.active = false;
-    if (this.o.endMessage === undefined) return;
     const durationMs = this.now() - this.startedAt;
+    const unlogged = this.unlogged;
     this.o.logger.info(
-      { total: this.total, unlogged: this.unlogged, durationMs: Math.round(durationMs) },
-      `${this.o.endMessage} (${count(this.total)} ${this.o.noun} in ${seconds(durationMs)} s${this.unlogged > 0 ? `, ${count(this.unlogged)} of them since the last line` : ''})`,
+      { total: this.total, unlogged, durationMs: Math.round(durationMs), ...this.window() },
+      `${this.o.endMessage} (${count(this.total)} ${this.o.noun} in ${seconds(durationMs)} s${unlogged > 0 ? `, ${count(unlogged)} of them since the last line` : ''})`,
     );
+    this.lineWritten(this.lastLineAt);
+  }
+
+  private summary(now: number): void {
+    const since = now - this.lastLineAt;
+    this.o.logger.warn(
+      { ...this.lastFields, ...this.window(), suppressed: this.unlogged, sinceLastLineMs: Math.round(since), episodeTotal: this.total },
+      `${this.o.message} (${count(this.unlogged)} more ${this.o.noun} in the last ${seconds(since)} s)`,
+    );
+    this.lineWritten(now);
+  }
+
+  /** Resets the window after a line: nothing pending, no timer. */
+  private lineWritten(at: number): void {
+    this.unlogged = 0;
+    this.lastLineAt = at;
+    this.max.fill(NaN);
+    this.min.fill(NaN);
+    if (this.cancelTimer !== undefined) {
+      this.cancelTimer();
+      this.cancelTimer = undefined;
+    }
+  }
+
+  private aggregate(fields: object): void {
+    const f = fields as Record<string, unknown>;
+    for (let i = 0; i < this.maxOf.length; i++) {
+      const v = f[this.maxOf[i]!];
+      if (typeof v !== 'number') continue;
+      if (!(v <= this.max[i]!)) this.max[i] = v;
+      if (!(v >= this.min[i]!)) this.min[i] = v;
+    }
+  }
+
+  /** The `maxOf` fields over the unlogged events: `{ byMs: largest, byMsMin: smallest }`. */
+  private window(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (let i = 0; i < this.maxOf.length; i++) {
+      if (Number.isNaN(this.max[i])) continue;
+      out[this.maxOf[i]!] = this.max[i]!;
+      out[`${this.maxOf[i]!}Min`] = this.min[i]!;
+    }
+    return out;
   }
 }

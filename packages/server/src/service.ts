@@ -29,7 +29,7 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { BatchBodyWriter } from './http/batch-body.js';
 import { createHttpServer } from './http/server.js';
-import { EpisodeLog } from './log-throttle.js';
+import { EpisodeLog, type Schedule } from './log-throttle.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
 import type { ThriftServer } from './thrift/index.js';
@@ -125,7 +125,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   // Refusals come per call (thousands a second under load): logged per episode, at most
   // one summary line per 10 s, and one line when issuing resumes (see log-throttle.ts).
   // (Events come only from the generator, made after `metrics` below.)
-  const { onEvent, issuedOk } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+  const { onEvent, issuedOk, flush: flushEventLogs } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
 
   const publicIds = makePublicIds(config, () => {
     if (!lg) throw notStarted(config);
@@ -267,6 +267,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       logger.info({}, 'shutting down: finishing in-flight requests');
       await closeHttp(server, config.shutdownTimeoutMs);
       if (thrift) await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+      flushEventLogs(); // no request issues any more: sum up the refusals not yet logged
       const last = lg!.generator.lastIssuedUnixMs;
       try {
         await lg!.close();
@@ -292,20 +293,31 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
  * most once per 10 s with the count, and end with one info line at the next issued ID
  * (call `issuedOk()` after each successful issue; it costs one boolean test). Other
  * clock-backwards events (a tolerated step, a wait) are throttled the same way without an
- * end line. `now` is the monotonic clock of the rate limit.
+ * end line. An event more than 10 s after the previous one of its kind starts a new
+ * episode (logged at warn again); summaries carry the largest `byMs` they cover (`byMsMin`
+ * the smallest); a count still pending 10 s after the last line is written by an unref'd
+ * timer, and `flush()` writes it at once (call it at shutdown). `now` is the monotonic
+ * clock of the rate limit, `schedule` the timer (`null`: none; see log-throttle.ts).
  *
  * @example
  * ```ts
- * const { onEvent, issuedOk } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+ * const { onEvent, issuedOk, flush } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
  * const gen = new Generator({ layout, node, onEvent });
  * const id = gen.next(); issuedOk();
+ * // at shutdown
+ * flush();
  * ```
  */
-export function generatorEventLogging(logger: Pick<ServiceLogger, 'warn' | 'info'>, count: (e: GeneratorEvent) => void, now?: () => number): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void } {
-  const t = now === undefined ? {} : { now };
+export function generatorEventLogging(
+  logger: Pick<ServiceLogger, 'warn' | 'info'>,
+  count: (e: GeneratorEvent) => void,
+  now?: () => number,
+  schedule?: Schedule | null,
+): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void } {
+  const t = { ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
   const fenced = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed: the lease is valid again', ...t });
-  const backwardsRefused = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'refusals', endMessage: 'issuing resumed after the clock stepped backwards', ...t });
-  const backwards = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'clock-backwards events', ...t });
+  const backwardsRefused = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'refusals', endMessage: 'issuing resumed after the clock stepped backwards', maxOf: ['byMs'], ...t });
+  const backwards = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'clock-backwards events', maxOf: ['byMs'], ...t });
   return {
     onEvent: (e) => {
       count(e);
@@ -318,6 +330,11 @@ export function generatorEventLogging(logger: Pick<ServiceLogger, 'warn' | 'info
         fenced.end();
         backwardsRefused.end();
       }
+    },
+    flush: () => {
+      fenced.flush();
+      backwardsRefused.flush();
+      backwards.flush();
     },
   };
 }
