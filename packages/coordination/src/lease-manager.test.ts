@@ -6,6 +6,7 @@ import path from 'node:path';
 import { FlurryError, Generator, Layout, ManualClock, sleepSync, systemClock, type Clock, type GeneratorEvent } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
+import { registryError } from './errors.js';
 import { claimFloor, LeaseRegistry, type ManagedLease } from './lease-manager.js';
 import { resolveRegistryOptions, type RegistryOptions } from './options.js';
 
@@ -32,12 +33,43 @@ const suspendLayout = Layout.parse('timestamp:41,worker:1,sequence:11');
 const stepBackLayout = Layout.parse('timestamp:41,worker:1,sequence:10');
 const realClockLayout = Layout.parse('timestamp:41,datacenter:2,sequence:11');
 const reacquireLayout = Layout.parse('timestamp:41,datacenter:2,sequence:10');
+const tenMsLayout = Layout.parse('timestamp:39,machine:16,sequence:8', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
 
 function events(lease: ManagedLease): string[] {
   const seen: string[] = [];
   for (const ev of ['renewed', 'renew-failed', 'lost', 'reacquired', 'node-changed']) lease.on(ev, () => seen.push(ev));
   return seen;
 }
+
+/**
+ * A one-slot driver on the real clock whose renewals take `latencyMs`; its claims report a
+ * clean mark `state.aheadMs` ahead of the wall clock (none when 0), and `state.loseNext`
+ * makes the next renewal answer that the lease is gone. Records when each renewal started.
+ */
+function slowDriver(latencyMs: number) {
+  const renewStarts: number[] = [];
+  const state = { aheadMs: 0, loseNext: false };
+  const driver: RegistryDriver = {
+    url: 'fake:',
+    kind: 'fake',
+    async claim() {
+      return { slot: 0, token: 't', highWaterMs: state.aheadMs > 0 ? Date.now() + state.aheadMs : 0, releasedCleanly: true };
+    },
+    async renew() {
+      renewStarts.push(performance.now());
+      if (state.loseNext) {
+        state.loseNext = false;
+        throw registryError('LEASE_LOST', 'fake: the lease is gone');
+      }
+      await new Promise((r) => setTimeout(r, latencyMs));
+    },
+    async release() {},
+    async close() {},
+  };
+  return { driver, renewStarts, state };
+}
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function rejectsCode(p: Promise<unknown> | (() => unknown), code: string): Promise<FlurryError> {
   try {
@@ -483,6 +515,30 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
     await b.release();
   });
 
+  test('GIVEN a 10 ms-unit layout and a floor 101 ms ahead THEN acquire waits until the first tick above the floor starts, so a generator allowed no wait of its own issues at once', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
+    const floor = clock.now() + 101;
+    const driver: RegistryDriver = {
+      url: 'fake:',
+      kind: 'fake',
+      claim: async () => ({ slot: 0, token: 't', highWaterMs: floor, releasedCleanly: true }),
+      renew: async () => undefined,
+      release: async () => undefined,
+      close: async () => undefined,
+    };
+    const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: 5, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
+    const lease = await reg.acquire(tenMsLayout);
+    const tickStart = Date.UTC(2025, 5, 1) + 110; // the first 10 ms tick above the floor (+101 ms)
+    assert.equal(lease.notBeforeMs, floor);
+    assert.equal(clock.now(), tickStart, 'resolved as that tick started, not 1 ms past the floor');
+    const seen: GeneratorEvent[] = [];
+    const gen = new Generator({ layout: tenMsLayout, lease: lease.forGenerator(), clock, highWaterWaitMs: 0, onEvent: (e) => seen.push(e) });
+    assert.ok(tenMsLayout.decode(gen.next()).unixMs > floor);
+    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
+    gen.close();
+    await reg.close();
+  });
+
   test('GIVEN a lost lease whose floor is ahead of the clock (borrowed ticks) WHEN re-acquired THEN it is held only once the clock passed the floor, so the rebuilt generator never waits', async () => {
     const { clock, open } = setup();
     const reg = open();
@@ -500,6 +556,69 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
     assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
     gen.close();
     await reg.close();
+  });
+});
+
+describe('lease manager: renewal schedule after a floor wait', () => {
+  // ttl 1000, margin 200: the deadline is 800 ms after the last renewal's start, and the
+  // interval is at its maximum, (1000 − 200) / 2. A floor 790 ms ahead makes the claim wait
+  // with a renewal at ≈0 and ≈400 ms; it resolves at ≈790 ms with a last start ≈390 ms old.
+  const opts = { cluster: 'c', ttlMs: 1000, marginMs: 200, renewIntervalMs: 400, clock: systemClock } as const;
+  const SLACK_MS = 150; // timer jitter; the bug gave ≈770 ms
+
+  test('GIVEN a floor that makes acquire wait with renewals during the wait THEN the first renewal after acquire resolves starts within renewIntervalMs of the last one AND the lease is never lost', async (t) => {
+    const { driver, renewStarts, state } = slowDriver(70);
+    state.aheadMs = 790;
+    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(base, `r${n++}`, 'state') });
+    try {
+      const lease = await reg.acquire(twoSlots);
+      const resolvedAt = performance.now();
+      const lost: unknown[] = [];
+      lease.on('lost', (e) => lost.push(e));
+      const during = renewStarts.filter((s) => s <= resolvedAt);
+      assert.ok(during.length >= 2, `renewed during the wait (${during.length} renewals)`);
+      // Past the deadline of the last renewal during the wait (≈430 ms after resolving).
+      await delay(700);
+      const next = renewStarts.find((s) => s > resolvedAt);
+      assert.ok(next !== undefined, 'renewed after acquire resolved');
+      const gap = next - during.at(-1)!;
+      t.diagnostic(`acquire resolved ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`);
+      assert.ok(gap <= opts.renewIntervalMs + SLACK_MS, `the first renewal after acquire started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`);
+      assert.deepEqual(lost, [], 'never lost');
+      assert.equal(lease.stats.lost, 0);
+      assert.ok(lease.stats.renewals >= 1);
+      assert.ok(lease.valid());
+    } finally {
+      await reg.close();
+    }
+  });
+
+  test('GIVEN a lost lease whose re-acquisition waits for a floor with renewals during the wait THEN the first renewal after it starts within renewIntervalMs of the last one AND the lease is not lost again', async (t) => {
+    const { driver, renewStarts, state } = slowDriver(70);
+    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(base, `r${n++}`, 'state') });
+    try {
+      const lease = await reg.acquire(twoSlots);
+      const reacquired = new Promise<void>((resolve) => lease.once('reacquired', () => resolve()));
+      state.aheadMs = 790;
+      state.loseNext = true; // the next periodic renewal finds the lease gone
+      await Promise.race([reacquired, delay(3000).then(() => assert.fail('not re-acquired within 3 s'))]);
+      const resolvedAt = performance.now();
+      let lostAgain = 0;
+      lease.on('lost', () => lostAgain++);
+      const during = renewStarts.filter((s) => s <= resolvedAt);
+      await delay(700);
+      const next = renewStarts.find((s) => s > resolvedAt);
+      assert.ok(next !== undefined, 'renewed after the re-acquisition');
+      const gap = next - during.at(-1)!;
+      t.diagnostic(`re-acquired ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`);
+      assert.ok(gap <= opts.renewIntervalMs + SLACK_MS, `the first renewal after the re-acquisition started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`);
+      assert.equal(lostAgain, 0, 'not lost again');
+      assert.equal(lease.stats.lost, 1);
+      assert.equal(lease.stats.reacquired, 1);
+      assert.ok(lease.valid());
+    } finally {
+      await reg.close();
+    }
   });
 });
 

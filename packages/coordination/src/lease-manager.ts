@@ -57,13 +57,22 @@
  *
  * ## Waiting for the floor
  * `acquire()` (and every re-acquisition) resolves only once the wall clock has passed the
- * new lease's `notBeforeMs`, so a generator built on it never has to wait. The wait is
+ * new lease's `notBeforeMs` — when the layout has a `unitMs` and `epochMs` (a core
+ * `Layout` does), once it reached the start of the first tick above it (a 10 ms sonyflake
+ * tick, say) — so a generator built on it never has to wait. The wait is
  * asynchronous — timers, not a blocking sleep — so the event loop, and with it every
  * other lease's renewals, keeps running; the claim itself is renewed meanwhile. It is
  * bounded by `highWaterWaitMs`: a floor further ahead fails at once with
  * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` naming how far behind the clock is (and the claim is
  * released). The generator's own check at each new tick stays as the last line of
  * defence: it never issues at or below the floor.
+ *
+ * ## Renewal schedule
+ * Renewals start every `renewIntervalMs`, measured from the START of the last successful
+ * claim or renewal (start to start), not from when it answered or when `acquire()`
+ * resolved: a floor wait renews the claim along the way, so the lease handed out may
+ * carry a renewal up to `renewIntervalMs` old, and the first periodic renewal then comes
+ * as much sooner.
  *
  * ## Loss and recovery
  * Renewal failures are retried with a backoff within the interval and counted. When the
@@ -280,11 +289,52 @@ export interface FloorWaitOptions {
   during?: () => Promise<void> | void;
   /** Names what is waiting, for the error message, e.g. `'slot 3 of orders at file:/var/lib/flurry'`. */
   what?: string;
+  /**
+   * The time grid of the layout that will issue above the floor (a core `Layout` has
+   * both fields). A generator issues only from the first tick whose start lies above the
+   * floor, so with it the wait lasts until `clock.now()` reaches that tick's start
+   * (`epochMs + (⌊(floorMs − epochMs) / unitMs⌋ + 1) × unitMs`) instead of just past the
+   * floor: for a 10 ms unit up to 10 ms longer.
+   */
+  tick?: TickGrid;
+}
+
+/**
+ * A layout's time grid: ticks of `unitMs` counted from `epochMs` (Unix ms).
+ *
+ * @example
+ * ```ts
+ * const grid: TickGrid = Layout.from('sonyflake'); // { epochMs: 1409529600000, unitMs: 10, … }
+ * await waitForFloor(clock, floorMs, 5000, { tick: grid });
+ * ```
+ */
+export interface TickGrid {
+  readonly epochMs: number;
+  readonly unitMs: number;
+}
+
+/** The layout's time grid when it has one (a core `Layout`), else undefined. */
+function tickGridOf(layout: object): TickGrid | undefined {
+  const { epochMs, unitMs } = layout as Partial<TickGrid>;
+  if (typeof unitMs !== 'number' || !(unitMs > 0) || !Number.isFinite(unitMs)) return undefined;
+  if (typeof epochMs !== 'number' || !Number.isFinite(epochMs)) return undefined;
+  return { epochMs, unitMs };
+}
+
+/**
+ * What waiting for `floorMs` means: `reached(now)` once issuing may start, `behind(now)`
+ * how many ms are still missing (the `behindMs` of the errors).
+ */
+function floorTarget(floorMs: number, tick: TickGrid | undefined): { reached(now: number): boolean; behind(now: number): number; startMs: number | undefined } {
+  if (tick === undefined || !(floorMs > 0)) return { reached: (now) => now > floorMs, behind: (now) => floorMs - now + 1, startMs: undefined };
+  const startMs = tick.epochMs + (Math.floor((floorMs - tick.epochMs) / tick.unitMs) + 1) * tick.unitMs;
+  return { reached: (now) => now >= startMs, behind: (now) => startMs - now, startMs };
 }
 
 /**
  * Waits asynchronously — with timers, never blocking the event loop, so lease renewals
- * keep running — until `clock.now()` is past `floorMs`. Throws
+ * keep running — until `clock.now()` is past `floorMs` (with `opts.tick`: until it reached
+ * the start of the first tick above `floorMs`). Throws
  * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take longer than `maxWaitMs`
  * (the message and `details.behindMs` say how far behind the clock is), or when the clock
  * has not passed the floor after `maxWaitMs` (+50 ms of timer slack) of waiting.
@@ -296,17 +346,20 @@ export interface FloorWaitOptions {
  * @example
  * ```ts
  * await waitForFloor(systemClock, lease.notBeforeMs, 5000);
+ * await waitForFloor(systemClock, lease.notBeforeMs, 5000, { tick: Layout.from('sonyflake') }); // up to its next 10 ms tick
  * ```
  */
 export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: number, opts: FloorWaitOptions = {}): Promise<void> {
+  const target = floorTarget(floorMs, opts.tick);
   let now = clock.now();
-  if (now > floorMs) return;
-  const behind = floorMs - now + 1;
+  if (target.reached(now)) return;
+  const behind = target.behind(now);
   const of = opts.what ? ` of ${opts.what}` : '';
+  const after = target.startMs === undefined ? iso(floorMs) : `${iso(floorMs)}, i.e. from the ${opts.tick!.unitMs} ms tick starting at ${iso(target.startMs)}`;
   if (behind > maxWaitMs) {
     throw new FlurryError(
       ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-      `The clock (${iso(now)}) is ${Math.ceil(behind)} ms behind the high-water mark${of} (IDs must be after ${iso(floorMs)}), ` +
+      `The clock (${iso(now)}) is ${Math.ceil(behind)} ms behind the high-water mark${of} (IDs must be after ${after}), ` +
         `more than the ${maxWaitMs} ms allowed (highWaterWaitMs): a previous holder of this node ID issued IDs up to then. Fix the clock (NTP) or raise highWaterWaitMs.`,
       { behindMs: Math.ceil(behind), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs },
     );
@@ -315,7 +368,7 @@ export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: num
   const monoStart = clock.monotonic();
   const realStart = performance.now();
   for (;;) {
-    const slice = Math.max(1, Math.min(FLOOR_SLICE_MS, Math.ceil(floorMs - now + 1)));
+    const slice = Math.max(1, Math.min(FLOOR_SLICE_MS, Math.ceil(target.behind(now))));
     if (manual) {
       await new Promise<void>((r) => setImmediate(r));
       clock.sleep(slice);
@@ -323,14 +376,14 @@ export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: num
       await new Promise<void>((r) => setTimeout(r, slice));
     }
     now = clock.now();
-    if (now > floorMs) return;
+    if (target.reached(now)) return;
     // Real time bounds the wait too, for a clock that does not move on its own.
     const waited = Math.max(clock.monotonic() - monoStart, performance.now() - realStart);
     if (waited > maxWaitMs + FLOOR_SLICE_MS) {
       throw new FlurryError(
         ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock (${iso(now)}) is still ${Math.ceil(floorMs - now + 1)} ms behind the high-water mark${of} (IDs must be after ${iso(floorMs)}) after waiting ${Math.round(waited)} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance. Fix the clock (NTP) or raise highWaterWaitMs.`,
-        { behindMs: Math.ceil(floorMs - now + 1), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs, waitedMs: Math.round(waited) },
+        `The clock (${iso(now)}) is still ${Math.ceil(target.behind(now))} ms behind the high-water mark${of} (IDs must be after ${after}) after waiting ${Math.round(waited)} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance. Fix the clock (NTP) or raise highWaterWaitMs.`,
+        { behindMs: Math.ceil(target.behind(now)), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs, waitedMs: Math.round(waited) },
       );
     }
     if (opts.during) await opts.during();
@@ -343,16 +396,25 @@ interface Start {
   readonly wall: number;
 }
 
+/** How {@link settleClaim} waits: renewal timeout, error wording, abort check, the layout's time grid. */
+interface SettleOptions {
+  readonly renewTimeoutMs: number;
+  readonly what: string;
+  readonly alive: () => boolean;
+  readonly tick: TickGrid | undefined;
+}
+
 /**
  * After a claim: records the claim-time mark (one renewal), then waits asynchronously
- * until the wall clock passes `floor`, renewing the claim every renewal interval
- * meanwhile so a long wait cannot let it expire. Returns the start of the last
- * successful renewal (the lease's deadlines are measured from it). `alive()` returning
- * false aborts the wait (the lease was released meanwhile). The caller releases the claim
- * when this throws.
+ * until the wall clock passes `floor` (the first tick above it, given `tick`), renewing
+ * the claim every renewal interval meanwhile so a long wait cannot let it expire. Returns
+ * the start of the last successful renewal (the lease's deadlines, and its next renewal,
+ * are measured from it). `alive()` returning false aborts the wait (the lease was
+ * released meanwhile). The caller releases the claim when this throws.
  */
-async function settleClaim(driver: RegistryDriver, claim: Claim, floor: number, opts: ResolvedRegistryOptions, renewTimeoutMs: number, what: string, alive: () => boolean = () => true): Promise<Start> {
+async function settleClaim(driver: RegistryDriver, claim: Claim, floor: number, opts: ResolvedRegistryOptions, s: SettleOptions): Promise<Start> {
   const clock = opts.clock;
+  const { renewTimeoutMs, what, alive, tick } = s;
   const renew = async (): Promise<Start> => {
     const start = { mono: clock.monotonic(), wall: clock.now() };
     await withTimeout(driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }), renewTimeoutMs, 'renewal');
@@ -360,10 +422,11 @@ async function settleClaim(driver: RegistryDriver, claim: Claim, floor: number, 
   };
   // A floor further ahead than the bound: waitForFloor throws the coded error at once,
   // before any I/O.
-  if (floor - clock.now() + 1 > opts.highWaterWaitMs) await waitForFloor(clock, floor, opts.highWaterWaitMs, { what });
+  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs) await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
   let last = await renew();
   await waitForFloor(clock, floor, opts.highWaterWaitMs, {
     what,
+    tick,
     during: async () => {
       if (!alive()) throw registryError('CLOSED', `the lease of ${what} was released while waiting for the clock to pass its high-water mark`, {});
       if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
@@ -420,12 +483,16 @@ class Lease extends EventEmitter implements ManagedLease {
   private carried = 0;
   /** What the generator views of the current claim read (see {@link Fence}). */
   private fence: Fence;
+  /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
+  private lastStartMono: number;
 
   constructor(
     private readonly ctx: LeaseContext,
     private readonly map: SlotMap,
     claim: Claim,
     startedAt: Start,
+    /** The layout's time grid, for the floor wait of re-acquisitions. */
+    private readonly tick: TickGrid | undefined,
   ) {
     super();
     this.namespace = map.namespace;
@@ -436,6 +503,7 @@ class Lease extends EventEmitter implements ManagedLease {
     this.deadline = this.deadlineFrom(startedAt.mono);
     this.wallDeadline = this.deadlineFrom(startedAt.wall);
     this.fence = { deadline: this.deadline, wallDeadline: this.wallDeadline };
+    this.lastStartMono = startedAt.mono;
   }
 
   /** Sets both deadlines, on the lease and on the current claim's generator views. */
@@ -512,7 +580,18 @@ class Lease extends EventEmitter implements ManagedLease {
   /** Starts the background loop (unless autoRenew is off). */
   start(): void {
     this.armDeadlineTimer();
-    this.schedule(this.ctx.opts.renewIntervalMs);
+    this.schedule(this.renewalDue());
+  }
+
+  /**
+   * Ms until the next periodic renewal: `renewIntervalMs` after the start of the last
+   * successful claim or renewal (start to start). After a floor wait that renewed along
+   * the way that start may be up to an interval old: counting from when acquire() or the
+   * re-acquisition resolved instead could leave nearly 2 × renewIntervalMs between two
+   * renewals — past the deadline when the interval is at its maximum.
+   */
+  private renewalDue(): number {
+    return Math.max(0, this.ctx.opts.renewIntervalMs - (this.clock.monotonic() - this.lastStartMono));
   }
 
   private schedule(delay: number): void {
@@ -527,7 +606,7 @@ class Lease extends EventEmitter implements ManagedLease {
   private scheduleNext(): void {
     if (this.state === 'released') return;
     const base = this.ctx.opts.renewIntervalMs;
-    if (this.failures === 0) return this.schedule(base);
+    if (this.failures === 0) return this.schedule(this.renewalDue());
     const backoff = Math.min(base, 25 * 2 ** Math.min(this.failures, 10));
     this.schedule(backoff);
   }
@@ -625,6 +704,7 @@ class Lease extends EventEmitter implements ManagedLease {
     // The wall deadline from the latest renewal's start, even if lower than before: after
     // a wall clock stepped back the old one would be too late by the size of the step.
     this.setDeadlines(Math.max(d, this.deadline), wd);
+    this.lastStartMono = startedAt;
     if (mark > this.carried) this.carried = mark;
     this.failures = 0;
     this.stats.renewals++;
@@ -672,7 +752,12 @@ class Lease extends EventEmitter implements ManagedLease {
     // rebuilt generators never wait.
     let start: Start;
     try {
-      start = await settleClaim(driver, claim, floor, opts, Math.max(opts.renewIntervalMs, 50), `slot ${claim.slot} of ${this.namespace} at ${driver.url}`, () => this.state === 'lost');
+      start = await settleClaim(driver, claim, floor, opts, {
+        renewTimeoutMs: Math.max(opts.renewIntervalMs, 50),
+        what: `slot ${claim.slot} of ${this.namespace} at ${driver.url}`,
+        alive: () => this.state === 'lost',
+        tick: this.tick,
+      });
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       if (this.state === 'lost') this.failed(toFlurry(e, driver.url, 'record the high-water mark after re-acquiring'), 're-acquisition');
@@ -702,6 +787,7 @@ class Lease extends EventEmitter implements ManagedLease {
     this.failures = 0;
     this.state = 'held';
     this.setDeadlines(d, wd);
+    this.lastStartMono = start.mono;
     this.stats.reacquired++;
     this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
     this.armDeadlineTimer();
@@ -802,18 +888,25 @@ export class LeaseRegistry implements Registry {
       throw toFlurry(e, driver.url, `claim a node ID in ${map.namespace}`);
     }
     const floor = claimFloor(claim, unreportedWindow(o, this.ctx.staticIds));
+    const tick = tickGridOf(layout);
     // Record the claim-time wall clock as the mark before anything is issued, and wait
-    // (asynchronously, renewing the claim) until the wall clock passes the floor: the
-    // lease is handed out only then, so its generators never wait.
+    // (asynchronously, renewing the claim) until the wall clock passes the floor — the
+    // first tick of the layout above it: the lease is handed out only then, so its
+    // generators never wait.
     let start: Start;
     try {
-      start = await settleClaim(driver, claim, floor, o, Math.max(o.ttlMs, 1000), `slot ${claim.slot} of ${map.namespace} at ${driver.url}`, () => !this.closed);
+      start = await settleClaim(driver, claim, floor, o, {
+        renewTimeoutMs: Math.max(o.ttlMs, 1000),
+        what: `slot ${claim.slot} of ${map.namespace} at ${driver.url}`,
+        alive: () => !this.closed,
+        tick,
+      });
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
       throw toFlurry(e, driver.url, `record the high-water mark of slot ${claim.slot} in ${map.namespace}`);
     }
-    const lease = new Lease(this.ctx, map, claim, start);
+    const lease = new Lease(this.ctx, map, claim, start, tick);
     if (!lease.valid()) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
       throw registryError('UNREACHABLE', `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`, { url: driver.url, ttlMs: o.ttlMs });

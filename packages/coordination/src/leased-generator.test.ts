@@ -4,6 +4,7 @@ import { mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError, Layout, ManualClock, systemClock, type GeneratorEvent } from '@flurry/core';
+import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
 import { LeaseRegistry } from './lease-manager.js';
 import { leasedGenerator } from './leased-generator.js';
@@ -21,6 +22,19 @@ function setup(start = Date.UTC(2025, 5, 1)) {
   const open = (o: { highWaterWaitMs?: number; ttlMs?: number } = {}) =>
     new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: TTL, marginMs: 200, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
   return { clock, open, dir };
+}
+
+/** A registry on `clock` whose one slot was released cleanly by a holder that issued up to `floor`. */
+function cleanFloorRegistry(clock: ManualClock, floor: number, marginMs: number): LeaseRegistry {
+  const driver: RegistryDriver = {
+    url: 'fake:',
+    kind: 'fake',
+    claim: async () => ({ slot: 0, token: 't', highWaterMs: floor, releasedCleanly: true }),
+    renew: async () => undefined,
+    release: async () => undefined,
+    close: async () => undefined,
+  };
+  return new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
 }
 
 describe('leasedGenerator', () => {
@@ -108,6 +122,40 @@ describe('leasedGenerator', () => {
     assert.ok(tiny.decode(id).unixMs > top);
     assert.ok(!events.some((e) => e.type === 'high-water-wait'), 'no generator slept for the floor');
     await ids.close();
+  });
+
+  test('GIVEN the sonyflake layout (10 ms ticks), a margin of 5 ms and a floor 101 ms ahead THEN the first next() after acquire issues above the floor without waiting or an error', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
+    const floor = clock.now() + 101;
+    const registry = cleanFloorRegistry(clock, floor, 5);
+    const events: GeneratorEvent[] = [];
+    const ids = await leasedGenerator({ registry, layout: 'sonyflake', generator: { onEvent: (e) => events.push(e) } });
+    try {
+      assert.ok(ids.ready());
+      const sonyflake = Layout.from('sonyflake');
+      assert.ok(sonyflake.decode(ids.next()).unixMs > floor);
+      assert.ok(!events.some((e) => e.type === 'high-water-wait'), 'the registry waited for the first tick above the floor');
+    } finally {
+      await ids.close();
+      await registry.close();
+    }
+  });
+
+  test('GIVEN the sonyflake layout and a margin of 5 ms WHEN the wall clock steps back 8 ms (under one 10 ms tick) right after acquire THEN the generator\'s own wait (at least one tick) covers it: next() waits and issues above the floor', async () => {
+    const clock = new ManualClock(Date.UTC(2025, 6, 1), 1_000_000);
+    const floor = clock.now() + 101;
+    const registry = cleanFloorRegistry(clock, floor, 5);
+    const events: GeneratorEvent[] = [];
+    const ids = await leasedGenerator({ registry, layout: 'sonyflake', generator: { onEvent: (e) => events.push(e) } });
+    try {
+      clock.stepWall(-8); // 8 ms before the first tick above the floor: more than the margin
+      const sonyflake = Layout.from('sonyflake');
+      assert.ok(sonyflake.decode(ids.next()).unixMs > floor);
+      assert.ok(events.some((e) => e.type === 'high-water-wait'), 'the generator waited for the tick');
+    } finally {
+      await ids.close();
+      await registry.close();
+    }
   });
 
   test('GIVEN a generator clock other than the registry\'s THEN FLURRY_E_REGISTRY_OPTION', async () => {

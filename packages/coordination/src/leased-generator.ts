@@ -59,8 +59,9 @@ export interface LeasedGeneratorOptions {
    * Generator policies; the clock must be the registry's (it is by default).
    * `maxBorrowMs` defaults to (and may not exceed) the registry's `marginMs`;
    * `highWaterWaitMs` bounds only the generator's synchronous last-resort wait for the
-   * floor (default `min(1000, marginMs)`): the wait at (re-)acquisition is the registry's,
-   * asynchronous, bounded by the registry's `highWaterWaitMs`.
+   * floor (default `max(layout unit, min(1000, marginMs))`: the floor's tick may start up
+   * to one unit after it): the wait at (re-)acquisition is the registry's, asynchronous,
+   * bounded by the registry's `highWaterWaitMs`.
    */
   generator?: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>;
 }
@@ -212,13 +213,16 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
   // (bounded by the registry's highWaterWaitMs). The generator's own wait is synchronous
   // (it blocks the event loop, renewals included), so it is only the last line of
   // defence — e.g. a wall clock stepped back below the floor after acquisition — and
-  // bounded by the margin: a block that short cannot cost the lease.
+  // bounded by the margin: a block that short cannot cost the lease. It is at least one
+  // tick of the layout, though: the first tick above the floor may start up to a unit
+  // after it (sonyflake: 10 ms), and a bound below that would refuse instead of waiting.
   const waitMs = registry.options?.highWaterWaitMs ?? genOpts.highWaterWaitMs ?? 5000;
-  if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs);
+  if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = Math.max(layout.unitMs, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
   const lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
   try {
-    // A no-op after a LeaseRegistry's acquire(); waits for other Registry implementations.
-    await waitForFloor(clock, lease.notBeforeMs, waitMs);
+    // A no-op after a LeaseRegistry's acquire() (which waits up to the layout's first
+    // tick above the floor); waits for other Registry implementations.
+    await waitForFloor(clock, lease.notBeforeMs, waitMs, { tick: layout });
     return new Leased(lease, layout, genOpts);
   } catch (e) {
     await lease.release().catch(() => undefined);
