@@ -15,10 +15,13 @@
  *   └ key ID (selects the key on decoding; rotation keeps old links working)
  * ```
  *
- * Decoding never returns a wrong ID silently: wrong length, a bad character, a failed
- * check character, an unknown key ID, an encrypted value outside [0, 2^N), a tag that the
- * key does not produce (a different key under the same key ID) or a decrypted ID above
- * `maxId` are coded errors. See docs/public-ids.md for the exact tag construction.
+ * Decoding returns a wrong ID only when the tag matches by chance: wrong length, a bad
+ * character, a failed check character, an unknown key ID, an encrypted value outside
+ * [0, 2^N) and a decrypted ID above `maxId` are always coded errors, but a different key
+ * under the same key ID, and a string made for another width N of the same length (60–64
+ * bits in base62: a narrower value, 63 → 64 or 60 → 63, always fits the wider codec), are
+ * refused by the tag alone, with probability 1 − 1/radix³ (1 in 238,328 base62 strings
+ * decodes to a wrong ID). Use one width per key ID. See docs/public-ids.md for the tag.
  *
  * @example
  * ```ts
