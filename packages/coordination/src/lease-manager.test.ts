@@ -6,6 +6,7 @@ import path from 'node:path';
 import { FlurryError, Generator, Layout, ManualClock, sleepSync, systemClock, type Clock, type GeneratorEvent } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
+import { cleanFloorDriver } from './drivers/test-kit.js';
 import { registryError } from './errors.js';
 import { claimFloor, LeaseRegistry, type ManagedLease } from './lease-manager.js';
 import { resolveRegistryOptions, type RegistryOptions } from './options.js';
@@ -518,14 +519,7 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
   test('GIVEN a 10 ms-unit layout and a floor 101 ms ahead THEN acquire waits until the first tick above the floor starts, so a generator allowed no wait of its own issues at once', async () => {
     const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
     const floor = clock.now() + 101;
-    const driver: RegistryDriver = {
-      url: 'fake:',
-      kind: 'fake',
-      claim: async () => ({ slot: 0, token: 't', highWaterMs: floor, releasedCleanly: true }),
-      renew: async () => undefined,
-      release: async () => undefined,
-      close: async () => undefined,
-    };
+    const driver = cleanFloorDriver(floor);
     const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: 5, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
     const lease = await reg.acquire(tenMsLayout);
     const tickStart = Date.UTC(2025, 5, 1) + 110; // the first 10 ms tick above the floor (+101 ms)

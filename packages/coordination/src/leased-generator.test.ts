@@ -4,8 +4,8 @@ import { mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError, Layout, ManualClock, systemClock, type GeneratorEvent } from '@flurry/core';
-import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
+import { cleanFloorDriver } from './drivers/test-kit.js';
 import { LeaseRegistry } from './lease-manager.js';
 import { leasedGenerator } from './leased-generator.js';
 import { openRegistry } from './open-registry.js';
@@ -26,14 +26,7 @@ function setup(start = Date.UTC(2025, 5, 1)) {
 
 /** A registry on `clock` whose one slot was released cleanly by a holder that issued up to `floor`. */
 function cleanFloorRegistry(clock: ManualClock, floor: number, marginMs: number): LeaseRegistry {
-  const driver: RegistryDriver = {
-    url: 'fake:',
-    kind: 'fake',
-    claim: async () => ({ slot: 0, token: 't', highWaterMs: floor, releasedCleanly: true }),
-    renew: async () => undefined,
-    release: async () => undefined,
-    close: async () => undefined,
-  };
+  const driver = cleanFloorDriver(floor);
   return new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
 }
 

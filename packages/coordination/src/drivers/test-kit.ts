@@ -13,7 +13,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { FlurryError } from '@flurry/core';
-import type { HolderInfo } from '../driver.js';
+import type { HolderInfo, RegistryDriver } from '../driver.js';
 
 /**
  * A holder description unique to this test process and `tag`.
@@ -142,4 +142,24 @@ export class ChildProcessDriver {
     this.proc.kill('SIGKILL');
     await new Promise((r) => this.proc.once('exit', r));
   }
+}
+
+/**
+ * A one-slot in-memory driver whose slot was released cleanly by a holder that issued up
+ * to `floorMs` (so a claim inherits exactly that high-water mark); renew and release succeed.
+ *
+ * @example
+ * ```ts
+ * const reg = new LeaseRegistry(cleanFloorDriver(clock.now() + 101), { cluster: 'c', clock, autoRenew: false });
+ * ```
+ */
+export function cleanFloorDriver(floorMs: number): RegistryDriver {
+  return {
+    url: 'fake:',
+    kind: 'fake',
+    claim: async () => ({ slot: 0, token: 't', highWaterMs: floorMs, releasedCleanly: true }),
+    renew: async () => undefined,
+    release: async () => undefined,
+    close: async () => undefined,
+  };
 }
