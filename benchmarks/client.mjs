@@ -40,7 +40,10 @@ function pct(sorted, p) {
 }
 
 async function sustained(yieldEvery) {
-  const client = createClient({ servers: [server.url], prefetch: { size: 100_000, lowWater: 60_000, maxAgeMs: 5_000 } });
+  const client = createClient({
+    servers: [server.url],
+    prefetch: { size: 100_000, lowWater: 60_000, maxAgeMs: 5_000 },
+  });
   // Warm-up: one second, so connections, JIT and the adaptive buffer settle.
   const warm = performance.now() + 1_000;
   let k = 0;
@@ -70,11 +73,21 @@ async function sustained(yieldEvery) {
   const secs = (performance.now() - t0) / 1_000;
   const s1 = client.stats();
   await client.close();
-  return { rate: n / secs, n, waits, requests: s1.requests - s0.requests, discarded: s1.discarded - s0.discarded, check };
+  return {
+    rate: n / secs,
+    n,
+    waits,
+    requests: s1.requests - s0.requests,
+    discarded: s1.discarded - s0.discarded,
+    check,
+  };
 }
 
 async function latency() {
-  const client = createClient({ servers: [server.url], prefetch: { size: 100_000, lowWater: 99_999, adaptive: false } });
+  const client = createClient({
+    servers: [server.url],
+    prefetch: { size: 100_000, lowWater: 99_999, adaptive: false },
+  });
   const perRound = 90_000;
   const next = [];
   const sync = [];
@@ -172,9 +185,10 @@ try {
     ],
   ];
   const body = [
-    machineLine() + ` Load average at the start of the run: ${load0.toFixed(1)}, at the end: ${load1.toFixed(1)} (other processes share the cores).`,
+    machineLine() +
+      ` Load average at the start of the run: ${load0.toFixed(1)}, at the end: ${load1.toFixed(1)} (other processes share the cores).`,
     '',
-    'One `@flurry/client` in the benchmark process and one `flurry serve` (twitter layout, file registry, defaults) in its own process, on loopback. Prefetch: a buffer of up to 100,000 IDs, low-water mark 60,000, refilled by `GET /v1/ids?count=N` with N up to the service\'s 10,000, at most one refill in flight per server, so one server delivers at most 10,000 IDs per request round trip. The latency rounds fill the buffer first, then time 90,000 calls each.',
+    "One `@flurry/client` in the benchmark process and one `flurry serve` (twitter layout, file registry, defaults) in its own process, on loopback. Prefetch: a buffer of up to 100,000 IDs, low-water mark 60,000, refilled by `GET /v1/ids?count=N` with N up to the service's 10,000, at most one refill in flight per server, so one server delivers at most 10,000 IDs per request round trip. The latency rounds fill the buffer first, then time 90,000 calls each.",
     '',
     table(['Measure', 'Result', 'Target', 'Met', 'Notes'], rows),
     '',

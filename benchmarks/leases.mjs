@@ -33,7 +33,13 @@ const pct = (xs, p) => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function latency(url, cluster) {
-  const registry = await openRegistry(url, { cluster, ttlMs: 10_000, autoRenew: false, stateDir, connectTimeoutMs: 5000 });
+  const registry = await openRegistry(url, {
+    cluster,
+    ttlMs: 10_000,
+    autoRenew: false,
+    stateDir,
+    connectTimeoutMs: 5000,
+  });
   try {
     // Warm-up (connections, directories, JIT).
     for (let i = 0; i < 3; i++) await (await registry.acquire(layout)).release();
@@ -92,7 +98,12 @@ async function deathToRefusal(engine, url, cluster, phase) {
 const backends = [
   { name: 'file', engine: null },
   { name: 'zookeeper', engine: 'zookeeper' },
-  { name: 'zookeeper+leaf', engine: 'zookeeper', url: (e) => `${e.url.replace(/^zookeeper:/, 'zookeeper+leaf:')}?address=127.0.0.1:7001&cacheDir=${encodeURIComponent(path.join(work, 'leaf'))}` },
+  {
+    name: 'zookeeper+leaf',
+    engine: 'zookeeper',
+    url: (e) =>
+      `${e.url.replace(/^zookeeper:/, 'zookeeper+leaf:')}?address=127.0.0.1:7001&cacheDir=${encodeURIComponent(path.join(work, 'leaf'))}`,
+  },
   { name: 'etcd', engine: 'etcd' },
   { name: 'redis', engine: 'redis' },
 ];
@@ -114,7 +125,12 @@ try {
         url = `file:${path.join(work, 'registry')}`;
       }
       const { acquire, renew } = await latency(url, `bench-${b.name.replace(/\W/g, '')}`);
-      Object.assign(row, { acqMed: median(acquire), acqP95: pct(acquire, 95), renMed: median(renew), renP95: pct(renew, 95) });
+      Object.assign(row, {
+        acqMed: median(acquire),
+        acqP95: pct(acquire, 95),
+        renMed: median(renew),
+        renP95: pct(renew, 95),
+      });
       if (engine) {
         const times = [];
         for (let k = 0; k < KILLS; k++) {
@@ -142,11 +158,27 @@ const body = [
     'It must stay below the TTL (the holder stops at its fencing deadline, last renewal start + TTL − margin, or sooner when the driver notices the loss). Targets: acquire < 50 ms, renewal < 5 ms.',
   '',
   table(
-    ['backend', 'acquire median (ms)', 'acquire p95 (ms)', 'renewal median (ms)', 'renewal p95 (ms)', 'death → refusal, worst (ms)', 'within TTL'],
+    [
+      'backend',
+      'acquire median (ms)',
+      'acquire p95 (ms)',
+      'renewal median (ms)',
+      'renewal p95 (ms)',
+      'death → refusal, worst (ms)',
+      'within TTL',
+    ],
     rows.map((r) =>
       r.error
         ? [r.name, `error: ${r.error}`, '', '', '', '', '']
-        : [r.name, ms(r.acqMed), ms(r.acqP95), ms(r.renMed), ms(r.renP95), r.refusal === undefined ? 'n/a (no engine)' : ms(r.refusal), r.refusal === undefined ? '–' : r.refusal <= TTL ? 'yes' : '**NO**'],
+        : [
+            r.name,
+            ms(r.acqMed),
+            ms(r.acqP95),
+            ms(r.renMed),
+            ms(r.renP95),
+            r.refusal === undefined ? 'n/a (no engine)' : ms(r.refusal),
+            r.refusal === undefined ? '–' : r.refusal <= TTL ? 'yes' : '**NO**',
+          ],
     ),
   ),
 ].join('\n');

@@ -55,7 +55,11 @@ const US = 1000;
 const rows = [
   ['public ID: `encrypt(id)` (63-bit, 12 Feistel rounds)', measure((i) => codec.encrypt(ids[i])), US],
   ['public ID: `decrypt(x)`', measure((i) => codec.decrypt(encrypted[i])), US],
-  ['public ID: `encode(id)` → base62 string with key ID, tag and check character', measure((i) => codec.encode(ids[i])), US],
+  [
+    'public ID: `encode(id)` → base62 string with key ID, tag and check character',
+    measure((i) => codec.encode(ids[i])),
+    US,
+  ],
   ['public ID: `decode(s)` ← base62 string (all checks, tag included)', measure((i) => codec.decode(publicIds[i])), US],
   ['public ID: `encode(id)` → base58 string', measure((i) => codec58.encode(ids[i])), null],
   ['public ID: `decode(s)` ← base58 string', measure((i) => codec58.decode(publicIds58[i])), null],
@@ -73,7 +77,13 @@ const out = [
   line(['operation', 'CPU ns per ID', 'wall ns per ID', 'target', 'verdict (CPU)']),
   line(['---', '---', '---', '---', '---']),
   ...rows.map(([what, [cpu, wall], target]) =>
-    line([what, cpu.toFixed(1), wall.toFixed(1), target ? `< ${target / 1000} µs` : '–', target ? (cpu < target ? 'met' : 'MISSED') : '–']),
+    line([
+      what,
+      cpu.toFixed(1),
+      wall.toFixed(1),
+      target ? `< ${target / 1000} µs` : '–',
+      target ? (cpu < target ? 'met' : 'MISSED') : '–',
+    ]),
   ),
 ];
 console.log(out.join('\n'));

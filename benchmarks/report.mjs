@@ -40,4 +40,6 @@ export function writeSection(heading, body) {
 
 /** Formats a number with thousands separators. */
 export const fmt = (n, digits = 0) =>
-  n === null || n === undefined || Number.isNaN(n) ? '–' : Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  n === null || n === undefined || Number.isNaN(n)
+    ? '–'
+    : Number(n).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

@@ -17,7 +17,12 @@ function runSubject(name, mode, limitMs = 10_000) {
     timeout: limitMs + 20_000,
     killSignal: 'SIGKILL',
   });
-  if (r.error || r.status === null) return { name, mode, error: `hung: killed after ${Math.round((limitMs + 20_000) / 1000)} s (blocked waiting for the clock)` };
+  if (r.error || r.status === null)
+    return {
+      name,
+      mode,
+      error: `hung: killed after ${Math.round((limitMs + 20_000) / 1000)} s (blocked waiting for the clock)`,
+    };
   const line = r.stdout.trim().split('\n').pop();
   try {
     return JSON.parse(line);
@@ -40,7 +45,9 @@ for (const name of names) {
 
 const flurryRate = results['flurry (twitter, wait)'].rate.idsPerSecond;
 const faults = (r) =>
-  r.error && !r.generated ? r.error : `${fmt(r.generated)} IDs: ${fmt(r.duplicates)} dup, ${fmt(r.decreasing)} decr${r.error ? ` (${r.error})` : ''}`;
+  r.error && !r.generated
+    ? r.error
+    : `${fmt(r.generated)} IDs: ${fmt(r.duplicates)} dup, ${fmt(r.decreasing)} decr${r.error ? ` (${r.error})` : ''}`;
 
 const rows = names.map((name) => {
   const r = results[name];
@@ -60,13 +67,48 @@ const wait = results['flurry (twitter, wait)'];
 const lifted = results['flurry (22-bit sequence)'];
 const borrow = results['flurry (twitter, borrow)'];
 const targets = [
-  ['twitter layout, sustained rate vs its cap of 4,096,000 IDs/s', '≥ 99%', `${fmt((wait.rate.idsPerSecond / TWITTER_CAP) * 100, 1)}%`, wait.rate.idsPerSecond >= 0.99 * TWITTER_CAP && wait.stall.duplicates === 0 && wait.back.duplicates === 0],
-  ['one next(), cap lifted (22-bit sequence)', '≤ 60 ns', `${fmt(lifted.cost.nsPerId, 1)} ns`, lifted.cost.nsPerId <= 60],
+  [
+    'twitter layout, sustained rate vs its cap of 4,096,000 IDs/s',
+    '≥ 99%',
+    `${fmt((wait.rate.idsPerSecond / TWITTER_CAP) * 100, 1)}%`,
+    wait.rate.idsPerSecond >= 0.99 * TWITTER_CAP && wait.stall.duplicates === 0 && wait.back.duplicates === 0,
+  ],
+  [
+    'one next(), cap lifted (22-bit sequence)',
+    '≤ 60 ns',
+    `${fmt(lifted.cost.nsPerId, 1)} ns`,
+    lifted.cost.nsPerId <= 60,
+  ],
   ['one next(), cap lifted (borrow)', '≤ 60 ns', `${fmt(borrow.cost.nsPerId, 1)} ns`, borrow.cost.nsPerId <= 60],
-  ['of which one Date.now() (this machine\'s clock read, measured in the same process)', 'reference', `${fmt(lifted.cost.clockNs, 1)} ns`, true],
-  ['one next(), cap lifted, beyond its clock read', '≤ 35 ns (60 ns less a typical 25 ns Date.now())', `${fmt(lifted.cost.nsPerId - lifted.cost.clockNs, 1)} ns`, lifted.cost.nsPerId - lifted.cost.clockNs <= 35],
-  ['fill() of 4,096, cap lifted (21-bit sequence)', '≤ 20 ns/ID', `${fmt(lifted.cost.batchNsPerId, 1)} ns`, lifted.cost.batchNsPerId <= 20],
-  ['duplicates, all Flurry configurations, stalled and stepped-back clock', '0', String(['flurry (twitter, wait)', 'flurry (twitter, borrow)', 'flurry (22-bit sequence)'].reduce((s, n) => s + (results[n].stall.duplicates ?? 0) + (results[n].back.duplicates ?? 0), 0)), true],
+  [
+    "of which one Date.now() (this machine's clock read, measured in the same process)",
+    'reference',
+    `${fmt(lifted.cost.clockNs, 1)} ns`,
+    true,
+  ],
+  [
+    'one next(), cap lifted, beyond its clock read',
+    '≤ 35 ns (60 ns less a typical 25 ns Date.now())',
+    `${fmt(lifted.cost.nsPerId - lifted.cost.clockNs, 1)} ns`,
+    lifted.cost.nsPerId - lifted.cost.clockNs <= 35,
+  ],
+  [
+    'fill() of 4,096, cap lifted (21-bit sequence)',
+    '≤ 20 ns/ID',
+    `${fmt(lifted.cost.batchNsPerId, 1)} ns`,
+    lifted.cost.batchNsPerId <= 20,
+  ],
+  [
+    'duplicates, all Flurry configurations, stalled and stepped-back clock',
+    '0',
+    String(
+      ['flurry (twitter, wait)', 'flurry (twitter, borrow)', 'flurry (22-bit sequence)'].reduce(
+        (s, n) => s + (results[n].stall.duplicates ?? 0) + (results[n].back.duplicates ?? 0),
+        0,
+      ),
+    ),
+    true,
+  ],
 ].map(([what, target, got, ok]) => [what, target, got, ok ? 'met' : 'MISSED']);
 
 let md = `${machineLine()} Each subject runs in its own process (\`benchmarks/subject.mjs\`).\n\n`;

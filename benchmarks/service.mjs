@@ -45,7 +45,10 @@ if (!existsSync(BIN)) {
 if ((!existsSync(WRK) || !existsSync('/usr/bin/hey')) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
   // As the test harness does for the engines: install the load generator from Debian's packages.
   console.error('bench:service: installing the load generators from Debian packages (wrk, hey)');
-  spawnSync('apt-get', ['install', '-y', '-qq', 'wrk', 'hey'], { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  spawnSync('apt-get', ['install', '-y', '-qq', 'wrk', 'hey'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 if (!existsSync(WRK)) {
   console.error('bench:service: wrk is missing; install the Debian package: apt-get install -y wrk');
@@ -53,15 +56,28 @@ if (!existsSync(WRK)) {
 }
 
 const children = new Set();
-const cleanup = () => { for (const c of children) try { c.kill('SIGKILL'); } catch { /* gone */ } };
+const cleanup = () => {
+  for (const c of children)
+    try {
+      c.kill('SIGKILL');
+    } catch {
+      /* gone */
+    }
+};
 process.on('exit', cleanup);
-process.on('SIGINT', () => { cleanup(); process.exit(130); });
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
 
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
 }
 
@@ -81,16 +97,23 @@ async function startBare() {
   children.add(child);
   await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('bare server did not start in 10 s')), 10_000);
-    child.stdout.once('data', () => { clearTimeout(t); resolve(); });
+    child.stdout.once('data', () => {
+      clearTimeout(t);
+      resolve();
+    });
   });
   return { port, pid: child.pid, stop: () => stop(child) };
 }
 
 async function startFlurry(extra = []) {
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-bench-'));
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--allow-root', '--registry', `file:${dir}`, ...extra], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--allow-root', '--registry', `file:${dir}`, ...extra],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   children.add(child);
   const port = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('flurry serve did not become ready in 20 s')), 20_000);
@@ -101,21 +124,37 @@ async function startFlurry(extra = []) {
       for (const line of buf.split('\n')) {
         try {
           const l = JSON.parse(line);
-          if (l.msg === 'ready') { clearTimeout(t); resolve(l.port); }
-        } catch { /* partial line */ }
+          if (l.msg === 'ready') {
+            clearTimeout(t);
+            resolve(l.port);
+          }
+        } catch {
+          /* partial line */
+        }
       }
       buf = buf.slice(buf.lastIndexOf('\n') + 1);
     });
     child.once('exit', (code) => reject(new Error(`flurry serve exited with ${code}`)));
   });
-  return { port, pid: child.pid, stop: async () => { await stop(child); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    port,
+    pid: child.pid,
+    stop: async () => {
+      await stop(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 function stop(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', () => { clearTimeout(t); children.delete(child); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(t);
+      children.delete(child);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -132,15 +171,28 @@ function rssMb(pid) {
 /** Runs wrk and returns requests/s, p50/p99 latency (ms), and the peak RSS of `pid`. */
 async function wrk(port, pathAndQuery, { connections = CONNECTIONS, duration = DURATION, pid } = {}) {
   let peak = 0;
-  const sampler = pid ? setInterval(() => { const r = rssMb(pid); if (r > peak) peak = r; }, 200) : undefined;
+  const sampler = pid
+    ? setInterval(() => {
+        const r = rssMb(pid);
+        if (r > peak) peak = r;
+      }, 200)
+    : undefined;
   const out = await new Promise((resolve, reject) => {
-    const child = spawn(WRK, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', `http://127.0.0.1:${port}${pathAndQuery}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      WRK,
+      ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', `http://127.0.0.1:${port}${pathAndQuery}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.add(child);
     let text = '';
     child.stdout.on('data', (d) => (text += d));
     child.stderr.on('data', (d) => (text += d));
     const t = setTimeout(() => child.kill('SIGKILL'), (duration + 30) * 1000);
-    child.once('exit', (code) => { clearTimeout(t); children.delete(child); code === 0 ? resolve(text) : reject(new Error(`wrk failed (${code}): ${text}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(t);
+      children.delete(child);
+      code === 0 ? resolve(text) : reject(new Error(`wrk failed (${code}): ${text}`));
+    });
   });
   if (sampler) clearInterval(sampler);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
@@ -218,10 +270,14 @@ setTimeout(() => {
 `;
 
 function constantRate(port, pathAndQuery, rate, connections = 16, duration = DURATION) {
-  const r = spawnSync(process.execPath, ['-e', PACED_SOURCE, String(port), pathAndQuery, String(Math.round(rate)), String(connections), String(duration)], {
-    encoding: 'utf8',
-    timeout: (duration + 30) * 1000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['-e', PACED_SOURCE, String(port), pathAndQuery, String(Math.round(rate)), String(connections), String(duration)],
+    {
+      encoding: 'utf8',
+      timeout: (duration + 30) * 1000,
+    },
+  );
   if (r.status !== 0) throw new Error(`paced client failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -236,10 +292,22 @@ const HEY = '/usr/bin/hey';
 function heyRate(port, pathAndQuery, rate, rounds = 3, connections = 16, duration = DURATION) {
   const runs = [];
   for (let i = 0; i < rounds; i++) {
-    const r = spawnSync(HEY, ['-z', `${duration}s`, '-c', String(connections), '-q', String(Math.max(1, Math.round(rate / connections))), `http://127.0.0.1:${port}${pathAndQuery}`], {
-      encoding: 'utf8',
-      timeout: (duration + 30) * 1000,
-    });
+    const r = spawnSync(
+      HEY,
+      [
+        '-z',
+        `${duration}s`,
+        '-c',
+        String(connections),
+        '-q',
+        String(Math.max(1, Math.round(rate / connections))),
+        `http://127.0.0.1:${port}${pathAndQuery}`,
+      ],
+      {
+        encoding: 'utf8',
+        timeout: (duration + 30) * 1000,
+      },
+    );
     const pick = (re) => Number((re.exec(r.stdout) ?? [])[1]);
     const p50 = pick(/50%+ in ([\d.]+) secs/) * 1000;
     const p99 = pick(/99%+ in ([\d.]+) secs/) * 1000;
@@ -259,13 +327,18 @@ async function leadMs(port) {
       let b = '';
       res.on('data', (d) => (b += d));
       res.on('end', () => resolve(b));
-    }).on('error', reject).end();
+    })
+      .on('error', reject)
+      .end();
   });
   const id = BigInt(JSON.parse(body).id);
   return Number(id >> 22n) + 1288834974657 - Date.now();
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
 
 // ---------------------------------------------------------------------------------------
 const loadBefore = (await import('node:os')).loadavg()[0];
@@ -291,7 +364,7 @@ try {
   const flurryBad = flurryRuns.reduce((a, r) => a + r.non2xx, 0);
   const peakNext = Math.max(...flurryRuns.map((r) => r.peakRssMb));
 
-  process.stderr.write('bench:service: constant rate at half of Flurry\'s rate\n');
+  process.stderr.write("bench:service: constant rate at half of Flurry's rate\n");
   const half = flurryBest / 2;
   const paced = constantRate(flurry.port, '/v1/ids/next', half);
   const pacedBare = constantRate(bare.port, '/', half);
@@ -315,21 +388,87 @@ try {
 
   const pct = (x) => `${fmt(x * 100, 1)}%`;
   const yes = (ok) => (ok ? 'yes' : '**no**');
-  rows.push([`\`GET /v1/ids/next\` req/s, median of ${ROUNDS} interleaved runs (wrk, 1 thread, ${CONNECTIONS} connections)`, fmt(flurryRps), `bare node:http ${fmt(bareRps)}`, pct(flurryRps / bareRps), '≥ 85% of bare', yes(flurryRps / bareRps >= 0.85)]);
-  rows.push([`\`GET /v1/ids/next\` req/s, best of ${ROUNDS} (the machine's capacity with the least interference)`, fmt(flurryBest), `bare node:http ${fmt(bareBest)}`, pct(flurryBest / bareBest), '≥ 85% of bare', yes(flurryBest / bareBest >= 0.85)]);
-  rows.push(['p50 / p99 latency at full load (wrk)', `${fmt(median(flurryRuns.map((r) => r.p50)), 2)} / ${fmt(median(flurryRuns.map((r) => r.p99)), 2)} ms`, `bare ${fmt(median(bareRuns.map((r) => r.p50)), 2)} / ${fmt(median(bareRuns.map((r) => r.p99)), 2)} ms`, '', 'saturated: queueing, not a target', '']);
-  rows.push([`p99 latency at half of the best rate (open-loop client, ${fmt(half)} req/s, 16 connections)`, `${fmt(paced.p99, 2)} ms (p50 ${fmt(paced.p50, 2)}, p99.9 ${fmt(paced.p999, 2)}, ${fmt(paced.rps)} req/s done)`, `bare ${fmt(pacedBare.p99, 2)} ms (p50 ${fmt(pacedBare.p50, 2)})`, '', '< 2 ms', yes(paced.p99 < 2)]);
+  rows.push([
+    `\`GET /v1/ids/next\` req/s, median of ${ROUNDS} interleaved runs (wrk, 1 thread, ${CONNECTIONS} connections)`,
+    fmt(flurryRps),
+    `bare node:http ${fmt(bareRps)}`,
+    pct(flurryRps / bareRps),
+    '≥ 85% of bare',
+    yes(flurryRps / bareRps >= 0.85),
+  ]);
+  rows.push([
+    `\`GET /v1/ids/next\` req/s, best of ${ROUNDS} (the machine's capacity with the least interference)`,
+    fmt(flurryBest),
+    `bare node:http ${fmt(bareBest)}`,
+    pct(flurryBest / bareBest),
+    '≥ 85% of bare',
+    yes(flurryBest / bareBest >= 0.85),
+  ]);
+  rows.push([
+    'p50 / p99 latency at full load (wrk)',
+    `${fmt(median(flurryRuns.map((r) => r.p50)), 2)} / ${fmt(median(flurryRuns.map((r) => r.p99)), 2)} ms`,
+    `bare ${fmt(median(bareRuns.map((r) => r.p50)), 2)} / ${fmt(median(bareRuns.map((r) => r.p99)), 2)} ms`,
+    '',
+    'saturated: queueing, not a target',
+    '',
+  ]);
+  rows.push([
+    `p99 latency at half of the best rate (open-loop client, ${fmt(half)} req/s, 16 connections)`,
+    `${fmt(paced.p99, 2)} ms (p50 ${fmt(paced.p50, 2)}, p99.9 ${fmt(paced.p999, 2)}, ${fmt(paced.rps)} req/s done)`,
+    `bare ${fmt(pacedBare.p99, 2)} ms (p50 ${fmt(pacedBare.p50, 2)})`,
+    '',
+    '< 2 ms',
+    yes(paced.p99 < 2),
+  ]);
   if (heyed && heyedBare) {
-    rows.push([`p99 latency at half of the best rate (hey: 16 workers at ${fmt(half / 16)} req/s each, median of 3 runs)`, `${fmt(heyed.p99, 2)} ms (p50 ${fmt(heyed.p50, 2)}, ${fmt(heyed.rps)} req/s done)`, `bare ${fmt(heyedBare.p99, 2)} ms (p50 ${fmt(heyedBare.p50, 2)}, ${fmt(heyedBare.rps)} req/s)`, '', '< 2 ms', yes(heyed.p99 < 2)]);
-  } else rows.push(['p99 latency at half of the best rate (hey)', 'not run: install the Debian package hey', '', '', '< 2 ms', '']);
-  rows.push([`\`GET /v1/ids?count=10000\`, one connection, default policy \`borrow\`, net of credit (IDs/s; delivered ${fmt(batchBorrow.rps * 10_000)}, lead over the clock ${fmt(leadBefore)} → ${fmt(leadAfter)} ms)`, fmt(batchBorrowNet), `cap ${fmt(CAP)}`, pct(batchBorrowNet / CAP), '≥ 95% of cap', yes(batchBorrowNet / CAP >= 0.95)]);
-  rows.push(['`GET /v1/ids?count=10000`, one connection, `--on-exhausted wait` (IDs/s)', fmt(batchWait.rps * 10_000), `cap ${fmt(CAP)}`, pct((batchWait.rps * 10_000) / CAP), '(no target)', '']);
+    rows.push([
+      `p99 latency at half of the best rate (hey: 16 workers at ${fmt(half / 16)} req/s each, median of 3 runs)`,
+      `${fmt(heyed.p99, 2)} ms (p50 ${fmt(heyed.p50, 2)}, ${fmt(heyed.rps)} req/s done)`,
+      `bare ${fmt(heyedBare.p99, 2)} ms (p50 ${fmt(heyedBare.p50, 2)}, ${fmt(heyedBare.rps)} req/s)`,
+      '',
+      '< 2 ms',
+      yes(heyed.p99 < 2),
+    ]);
+  } else
+    rows.push([
+      'p99 latency at half of the best rate (hey)',
+      'not run: install the Debian package hey',
+      '',
+      '',
+      '< 2 ms',
+      '',
+    ]);
+  rows.push([
+    `\`GET /v1/ids?count=10000\`, one connection, default policy \`borrow\`, net of credit (IDs/s; delivered ${fmt(batchBorrow.rps * 10_000)}, lead over the clock ${fmt(leadBefore)} → ${fmt(leadAfter)} ms)`,
+    fmt(batchBorrowNet),
+    `cap ${fmt(CAP)}`,
+    pct(batchBorrowNet / CAP),
+    '≥ 95% of cap',
+    yes(batchBorrowNet / CAP >= 0.95),
+  ]);
+  rows.push([
+    '`GET /v1/ids?count=10000`, one connection, `--on-exhausted wait` (IDs/s)',
+    fmt(batchWait.rps * 10_000),
+    `cap ${fmt(CAP)}`,
+    pct((batchWait.rps * 10_000) / CAP),
+    '(no target)',
+    '',
+  ]);
   const peakBare = Math.max(...bareRuns.map((r) => r.peakRssMb));
-  rows.push(['Resident memory of the server at full load (peak VmRSS over every run)', `${fmt(peak, 1)} MB`, `bare node:http ${fmt(peakBare, 1)} MB`, '', '< 100 MB', yes(peak < 100)]);
-  if (flurryBad > 0) rows.push(['Non-2xx responses during the `/v1/ids/next` runs', fmt(flurryBad), '', '', '0', '**no**']);
+  rows.push([
+    'Resident memory of the server at full load (peak VmRSS over every run)',
+    `${fmt(peak, 1)} MB`,
+    `bare node:http ${fmt(peakBare, 1)} MB`,
+    '',
+    '< 100 MB',
+    yes(peak < 100),
+  ]);
+  if (flurryBad > 0)
+    rows.push(['Non-2xx responses during the `/v1/ids/next` runs', fmt(flurryBad), '', '', '0', '**no**']);
 
   const md = [
-    machineLine() + ` Load average at the start of the run: ${fmt(loadBefore, 1)}, at the end: ${fmt((await import('node:os')).loadavg()[0], 1)} (other processes share the cores).`,
+    machineLine() +
+      ` Load average at the start of the run: ${fmt(loadBefore, 1)}, at the end: ${fmt((await import('node:os')).loadavg()[0], 1)} (other processes share the cores).`,
     `Load generator and servers share the machine's ${(await import('node:os')).cpus().length} cores (wrk with one thread; each server is one Node.js process). ` +
       'The bare server answers a constant ID-shaped JSON body with node:http; Flurry issues a real leased ID per request ' +
       '(twitter layout, file registry, defaults otherwise). The machine is shared with other work, so throughput is given as the ' +
@@ -337,11 +476,11 @@ try {
       'half-rate latency comes from a small open-loop Node.js client in its own process (requests due at a constant rate, ' +
       'latency from when each was due or written to its last byte, 1 ms timer), and, as a second opinion, from `hey` (16 rate-limited ' +
       'workers; latency from each write). On a shared machine these percentiles are ' +
-      'dominated by scheduling stalls of whole processes (the bare server\'s own figures at the same rate are in the Reference ' +
+      "dominated by scheduling stalls of whole processes (the bare server's own figures at the same rate are in the Reference " +
       'column); the < 2 ms target needs a run on an otherwise idle machine. ' +
-      'The batch route caps at the layout\'s 4,096 IDs per millisecond. The service\'s default `borrow` issues up to 1 s ahead ' +
+      "The batch route caps at the layout's 4,096 IDs per millisecond. The service's default `borrow` issues up to 1 s ahead " +
       'of the wall clock when a tick runs out, so writing a response overlaps the clock; the IDs that came from running further ' +
-      'ahead during the run (the growth of the newest ID\'s lead over the wall clock, 4,096 IDs per ms) are subtracted. With `wait` the generator sleeps into each next millisecond, and the ticks that pass ' +
+      "ahead during the run (the growth of the newest ID's lead over the wall clock, 4,096 IDs per ms) are subtracted. With `wait` the generator sleeps into each next millisecond, and the ticks that pass " +
       'between one request and the next are lost to a single sequential client.',
     '',
     table(['Measure', 'Flurry', 'Reference', 'Ratio', 'Target', 'Met'], rows),

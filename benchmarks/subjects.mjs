@@ -43,13 +43,28 @@ export const subjects = {
     peer: false,
     async create() {
       const { Generator, Layout } = await core();
-      const layout = Layout.from({ name: 'wide-seq', fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: TWITTER_EPOCH });
+      const layout = Layout.from({
+        name: 'wide-seq',
+        fields: [
+          { name: 'timestamp', bits: 41 },
+          { name: 'sequence', bits: 22 },
+        ],
+        epoch: TWITTER_EPOCH,
+      });
       const g = new Generator({ layout, node: {} });
       return () => g.next();
     },
     async batch() {
       const { Generator, Layout } = await core();
-      const layout = Layout.from({ name: 'wide-seq-b', fields: [{ name: 'worker', bits: 1 }, { name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 21 }], epoch: TWITTER_EPOCH });
+      const layout = Layout.from({
+        name: 'wide-seq-b',
+        fields: [
+          { name: 'worker', bits: 1 },
+          { name: 'timestamp', bits: 41 },
+          { name: 'sequence', bits: 21 },
+        ],
+        epoch: TWITTER_EPOCH,
+      });
       const g = new Generator({ layout, node: { worker: 1 } });
       return (arr) => g.fill(arr);
     },

@@ -14,7 +14,9 @@ const args = ['serve', ...process.argv.slice(2)];
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const chosen = args.includes('--allow-root') || (process.env.FLURRY_ALLOW_ROOT ?? '') !== '';
 if (isRoot && !chosen) {
-  console.error('flurry: npm start was run as root: starting with --allow-root. In production run `flurry serve` as an unprivileged user (see docs/operations.md).');
+  console.error(
+    'flurry: npm start was run as root: starting with --allow-root. In production run `flurry serve` as an unprivileged user (see docs/operations.md).',
+  );
   args.push('--allow-root');
 }
 const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit' });

@@ -19,7 +19,12 @@ const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit', cwd: root, e
 // Every public export documents itself with an example (fast: reads the sources).
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);
 let status = run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...pkgs]);
-if (status === 0 && !only.length && !args.includes('--no-torture') && existsSync(path.join(root, 'scripts', 'torture.mjs'))) {
+if (
+  status === 0 &&
+  !only.length &&
+  !args.includes('--no-torture') &&
+  existsSync(path.join(root, 'scripts', 'torture.mjs'))
+) {
   status = run(process.execPath, [path.join(root, 'scripts', 'torture.mjs'), '--profile', 'short']);
 }
 process.exit(status);

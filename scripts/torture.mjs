@@ -52,9 +52,13 @@ const args = parseArgs(process.argv.slice(2));
 const P = profiles[args.profile];
 const t0 = performance.now();
 const startedAt = new Date().toISOString();
-const log = (msg) => process.stderr.write(`[torture ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}\n`);
+const log = (msg) =>
+  process.stderr.write(`[torture ${((performance.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}\n`);
 
-for (const [what, file] of [['core', dist.core], ['coordination', dist.coordination]]) {
+for (const [what, file] of [
+  ['core', dist.core],
+  ['coordination', dist.coordination],
+]) {
   if (!existsSync(file)) {
     log(`the ${what} package is not built (${path.relative(root, file)} missing): run npm run build first`);
     process.exit(2);
@@ -73,7 +77,8 @@ process.on('uncaughtException', (e) => {
 });
 
 // Engines take seconds to start (ZooKeeper is a JVM): start the ones needed in the background.
-for (const b of backends) if (b !== 'file') engines.engine(b.startsWith('zookeeper') ? 'zookeeper' : b).catch(() => undefined);
+for (const b of backends)
+  if (b !== 'file') engines.engine(b.startsWith('zookeeper') ? 'zookeeper' : b).catch(() => undefined);
 
 for (const name of args.only ?? SCENARIOS) {
   const ts = performance.now();
@@ -93,8 +98,11 @@ for (const name of args.only ?? SCENARIOS) {
     if (!r.durationMs) r.durationMs = performance.now() - ts;
     rows.push(r);
     const shown = r.failures.slice(0, 6).map((f) => f.slice(0, 600));
-    if (r.failures.length > shown.length) shown.push(`… and ${r.failures.length - shown.length} more (see the JSON report)`);
-    log(`${r.scenario}/${r.backend}: ${r.pass ? 'pass' : 'FAIL'} (${r.idsChecked.toLocaleString('en-US')} IDs)${shown.length ? '\n    - ' + shown.join('\n    - ') : ''}${r.notes.length ? '\n    · ' + r.notes.slice(0, 8).join('\n    · ') : ''}`);
+    if (r.failures.length > shown.length)
+      shown.push(`… and ${r.failures.length - shown.length} more (see the JSON report)`);
+    log(
+      `${r.scenario}/${r.backend}: ${r.pass ? 'pass' : 'FAIL'} (${r.idsChecked.toLocaleString('en-US')} IDs)${shown.length ? '\n    - ' + shown.join('\n    - ') : ''}${r.notes.length ? '\n    · ' + r.notes.slice(0, 8).join('\n    · ') : ''}`,
+    );
   }
 }
 
@@ -104,9 +112,16 @@ removeTempDirs();
 const durationMs = performance.now() - t0;
 const { file, doc } = writeJson(args.profile, rows, { startedAt, durationMs });
 // A complete full run is what docs/reliability.md shows.
-if (args.profile === 'full' && !args.only && !args.backends && writeDocsSection(doc)) log('docs/reliability.md: latest full run updated');
-process.stdout.write(`\nFlurry torture, profile ${args.profile}: ${(durationMs / 1000).toFixed(1)} s\n\n${textTable(rows)}\n\n`);
+if (args.profile === 'full' && !args.only && !args.backends && writeDocsSection(doc))
+  log('docs/reliability.md: latest full run updated');
+process.stdout.write(
+  `\nFlurry torture, profile ${args.profile}: ${(durationMs / 1000).toFixed(1)} s\n\n${textTable(rows)}\n\n`,
+);
 const failed = rows.filter((r) => !r.pass);
-process.stdout.write(failed.length ? `${failed.length} scenario row(s) FAILED (see ${path.relative(root, file)})\n` : `all ${rows.length} rows passed; report: ${path.relative(root, file)}\n`);
+process.stdout.write(
+  failed.length
+    ? `${failed.length} scenario row(s) FAILED (see ${path.relative(root, file)})\n`
+    : `all ${rows.length} rows passed; report: ${path.relative(root, file)}\n`,
+);
 if (liveCount()) log(`warning: ${liveCount()} child process(es) still alive at the end (killed)`);
 process.exit(failed.length ? 1 : 0);

@@ -26,6 +26,11 @@ export const profiles = {
     crash: { slots: 4, processes: 6, durationMs: 40_000, cycles: 4 },
     engine: { durationMs: 40_000 },
     partition: { cutMs: 8_000, afterHealMs: 6_000 },
-    service: { durationMs: 45_000, servers: 3, fuzzRequests: 20_000, backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'] },
+    service: {
+      durationMs: 45_000,
+      servers: 3,
+      fuzzRequests: 20_000,
+      backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'],
+    },
   },
 };

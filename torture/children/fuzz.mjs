@@ -13,10 +13,13 @@ import { openSync, writeSync, closeSync } from 'node:fs';
 
 const cfg = JSON.parse(process.argv[2]);
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
-setTimeout(() => {
-  say({ ev: 'error', where: 'lifetime', message: 'fuzz lifetime bound exceeded' });
-  process.exit(3);
-}, (cfg.durationMs ?? 10_000) + 30_000).unref();
+setTimeout(
+  () => {
+    say({ ev: 'error', where: 'lifetime', message: 'fuzz lifetime bound exceeded' });
+    process.exit(3);
+  },
+  (cfg.durationMs ?? 10_000) + 30_000,
+).unref();
 
 // Seeded PRNG (mulberry32) so a failing run can be replayed with the same seed.
 let seed = cfg.seed >>> 0;
@@ -33,31 +36,114 @@ const junkChars = 'abcXYZ0123456789-_.~!*\'();:@&=+$,/?%#[]<>"{}|\\^` \t\u00e9\u
 const junk = (n) => Array.from({ length: n }, () => pick(junkChars)).join('');
 const enc = (s) => (rnd() < 0.5 ? encodeURIComponent(s) : s.replace(/[^\x21-\x7e]/g, (c) => encodeURIComponent(c)));
 
-const numbers = ['0', '1', '-1', '1.5', '1e3', '9999999999999999999999', '18446744073709551616', '9223372036854775808', '-9223372036854775808', 'NaN', 'Infinity', '0x10', '00012', ' 5', '5 ', '10000', '10001', '', '%', '%zz', '２', '1_000'];
-const idLike = ['0', '1', '-1', '18446744073709551615', '18446744073709551616', '9223372036854775807', '99999999999999999999999999', 'abc', '', '%00', '1e10', '０', '12345678901234567890', '-0', '+5', '0.1'];
+const numbers = [
+  '0',
+  '1',
+  '-1',
+  '1.5',
+  '1e3',
+  '9999999999999999999999',
+  '18446744073709551616',
+  '9223372036854775808',
+  '-9223372036854775808',
+  'NaN',
+  'Infinity',
+  '0x10',
+  '00012',
+  ' 5',
+  '5 ',
+  '10000',
+  '10001',
+  '',
+  '%',
+  '%zz',
+  '２',
+  '1_000',
+];
+const idLike = [
+  '0',
+  '1',
+  '-1',
+  '18446744073709551615',
+  '18446744073709551616',
+  '9223372036854775807',
+  '99999999999999999999999999',
+  'abc',
+  '',
+  '%00',
+  '1e10',
+  '０',
+  '12345678901234567890',
+  '-0',
+  '+5',
+  '0.1',
+];
 
 function randomTarget() {
   const r = rnd();
-  if (r < 0.12) return `/v1/ids?count=${enc(pick(numbers))}${rnd() < 0.3 ? `&count=${enc(pick(numbers))}` : ''}${rnd() < 0.2 ? '&' + enc(junk(int(8))) : ''}`;
+  if (r < 0.12)
+    return `/v1/ids?count=${enc(pick(numbers))}${rnd() < 0.3 ? `&count=${enc(pick(numbers))}` : ''}${rnd() < 0.2 ? '&' + enc(junk(int(8))) : ''}`;
   if (r < 0.2) return `/v1/ids/${enc(pick(idLike))}`;
   if (r < 0.26) return `/v1/ids/${enc(junk(1 + int(30)))}`;
   if (r < 0.32) return `/v1/ids/next${pick(['', '/', '?', '?x=1', '/extra', '%20', '?count=5'])}`;
   if (r < 0.38) return `/api/snowflake/get/${enc(junk(int(20)))}`;
   if (r < 0.44) return `/decodeSnowflakeId?snowflakeId=${enc(pick([...idLike, junk(int(20))]))}`;
-  if (r < 0.48) return pick(['/healthz', '/readyz', '/metrics', '/openapi.json', '/v1/layout', '/', '/v1', '/v1/', '/v2/ids/next']);
+  if (r < 0.48)
+    return pick(['/healthz', '/readyz', '/metrics', '/openapi.json', '/v1/layout', '/', '/v1', '/v1/', '/v2/ids/next']);
   if (r < 0.52) return `/v1/ids?${junk(int(40))}`; // unencoded junk
   if (r < 0.56) return `/${'a'.repeat(3000 + int(20000))}`; // beyond the URL bound
   if (r < 0.6) return `/v1/ids?count=${'9'.repeat(int(400))}`;
-  if (r < 0.64) return pick(['//v1/ids/next', '/v1//ids', '/./v1/ids/next', '/v1/ids/../ids/next', '/%2e%2e/%2e%2e/etc/passwd', '/v1/ids/%', '/v1/ids/%ff%fe', '/v1/public-ids/next', '/v1/public-ids/' + junk(10)]);
+  if (r < 0.64)
+    return pick([
+      '//v1/ids/next',
+      '/v1//ids',
+      '/./v1/ids/next',
+      '/v1/ids/../ids/next',
+      '/%2e%2e/%2e%2e/etc/passwd',
+      '/v1/ids/%',
+      '/v1/ids/%ff%fe',
+      '/v1/public-ids/next',
+      '/v1/public-ids/' + junk(10),
+    ]);
   if (r < 0.7) return `/${enc(junk(1 + int(60)))}`;
   return `/v1/ids/next`;
 }
 
-const methods = ['GET', 'GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'CONNECTX', 'PROPFIND'];
+const methods = [
+  'GET',
+  'GET',
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'PATCH',
+  'OPTIONS',
+  'TRACE',
+  'CONNECTX',
+  'PROPFIND',
+];
 function randomHeaders() {
   const h = {};
-  if (rnd() < 0.3) h.accept = pick(['text/plain', 'application/json', '*/*', 'text/*', 'garbage/;;;', 'application/json;q=0', 'text/plain, application/json;q=0.5', junk(20).replace(/[^\x20-\x7e]/g, '')]);
-  if (rnd() < 0.15) h.authorization = pick(['Bearer', 'Bearer ', 'Bearer x', 'Basic Zm9vOmJhcg==', junk(30).replace(/[^\x21-\x7e]/g, 'x')]);
+  if (rnd() < 0.3)
+    h.accept = pick([
+      'text/plain',
+      'application/json',
+      '*/*',
+      'text/*',
+      'garbage/;;;',
+      'application/json;q=0',
+      'text/plain, application/json;q=0.5',
+      junk(20).replace(/[^\x20-\x7e]/g, ''),
+    ]);
+  if (rnd() < 0.15)
+    h.authorization = pick([
+      'Bearer',
+      'Bearer ',
+      'Bearer x',
+      'Basic Zm9vOmJhcg==',
+      junk(30).replace(/[^\x21-\x7e]/g, 'x'),
+    ]);
   if (rnd() < 0.05) h['x-huge'] = 'x'.repeat(20_000 + int(60_000)); // beyond Node's header limit
   if (rnd() < 0.1) h['content-type'] = pick(['application/json', 'text/plain', 'multipart/form-data; boundary=x']);
   if (rnd() < 0.05) h.host = pick(['', 'evil.example', '[::1]', 'a'.repeat(300)]);
@@ -142,36 +228,53 @@ function oneHttp(base) {
     let req;
     try {
       const u = new URL(base);
-      req = http.request({ host: u.hostname, port: u.port, method, path: target, headers, agent: false, timeout: 5_000 }, (res) => {
-        const chunks = [];
-        let size = 0;
-        res.on('data', (d) => {
-          size += d.length;
-          if (size < 2_000_000) chunks.push(d);
-        });
-        res.on('end', () => {
-          const ms = performance.now() - t0;
-          if (ms > maxMs) maxMs = ms;
-          const s = res.statusCode;
-          statuses[s] = (statuses[s] ?? 0) + 1;
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (s >= 500 && s !== 503) serverErrors.push({ base, method, target: target.slice(0, 200), status: s, body: text.slice(0, 300) });
-          if (s === 503 && !res.headers['retry-after']) badErrorBodies.push({ why: '503 without Retry-After', target: target.slice(0, 200) });
-          if (s >= 400 && method !== 'HEAD' && s !== 431 && headers.host === undefined) {
-            // Errors the service itself answers must be JSON {error:{code,message}}.
-            try {
-              const j = JSON.parse(text);
-              if (!j?.error?.code?.startsWith?.('FLURRY_E_')) badErrorBodies.push({ why: 'error body without a FLURRY_E_ code', status: s, target: target.slice(0, 200), body: text.slice(0, 200) });
-            } catch {
-              badErrorBodies.push({ why: 'error body is not JSON', status: s, target: target.slice(0, 200), body: text.slice(0, 200) });
+      req = http.request(
+        { host: u.hostname, port: u.port, method, path: target, headers, agent: false, timeout: 5_000 },
+        (res) => {
+          const chunks = [];
+          let size = 0;
+          res.on('data', (d) => {
+            size += d.length;
+            if (size < 2_000_000) chunks.push(d);
+          });
+          res.on('end', () => {
+            const ms = performance.now() - t0;
+            if (ms > maxMs) maxMs = ms;
+            const s = res.statusCode;
+            statuses[s] = (statuses[s] ?? 0) + 1;
+            const text = Buffer.concat(chunks).toString('utf8');
+            if (s >= 500 && s !== 503)
+              serverErrors.push({ base, method, target: target.slice(0, 200), status: s, body: text.slice(0, 300) });
+            if (s === 503 && !res.headers['retry-after'])
+              badErrorBodies.push({ why: '503 without Retry-After', target: target.slice(0, 200) });
+            if (s >= 400 && method !== 'HEAD' && s !== 431 && headers.host === undefined) {
+              // Errors the service itself answers must be JSON {error:{code,message}}.
+              try {
+                const j = JSON.parse(text);
+                if (!j?.error?.code?.startsWith?.('FLURRY_E_'))
+                  badErrorBodies.push({
+                    why: 'error body without a FLURRY_E_ code',
+                    status: s,
+                    target: target.slice(0, 200),
+                    body: text.slice(0, 200),
+                  });
+              } catch {
+                badErrorBodies.push({
+                  why: 'error body is not JSON',
+                  status: s,
+                  target: target.slice(0, 200),
+                  body: text.slice(0, 200),
+                });
+              }
             }
-          }
-          if (/\bat [^\n]+\.(js|ts):\d+/.test(text)) badErrorBodies.push({ why: 'stack trace in a response', status: s, target: target.slice(0, 200) });
-          if (s === 200 && method !== 'HEAD' && issuesIds(target)) recordIds(text, res.headers['content-type']);
-          resolve();
-        });
-        res.on('error', () => resolve());
-      });
+            if (/\bat [^\n]+\.(js|ts):\d+/.test(text))
+              badErrorBodies.push({ why: 'stack trace in a response', status: s, target: target.slice(0, 200) });
+            if (s === 200 && method !== 'HEAD' && issuesIds(target)) recordIds(text, res.headers['content-type']);
+            resolve();
+          });
+          res.on('error', () => resolve());
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (e) => {
         const k = `${base} ${e.code ?? e.message}`;
@@ -199,7 +302,8 @@ function oneRaw(base) {
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(got);
       const k = m ? `raw ${m[1]}` : 'raw closed';
       statuses[k] = (statuses[k] ?? 0) + 1;
-      if (m && Number(m[1]) >= 500 && m[1] !== '503') serverErrors.push({ base, raw: true, status: Number(m[1]), body: got.slice(0, 300) });
+      if (m && Number(m[1]) >= 500 && m[1] !== '503')
+        serverErrors.push({ base, raw: true, status: Number(m[1]), body: got.slice(0, 300) });
       resolve();
     };
     s.setTimeout(1_000, done);
@@ -226,5 +330,17 @@ async function worker() {
 }
 await Promise.all(Array.from({ length: conc }, worker));
 closeSync(fd);
-say({ ev: 'done', sent, statuses, serverErrors: serverErrors.slice(0, 20), serverErrorCount: serverErrors.length, badErrorBodies: badErrorBodies.slice(0, 20), badErrorBodyCount: badErrorBodies.length, connErrors, idsSeen, maxMs, perTarget });
+say({
+  ev: 'done',
+  sent,
+  statuses,
+  serverErrors: serverErrors.slice(0, 20),
+  serverErrorCount: serverErrors.length,
+  badErrorBodies: badErrorBodies.slice(0, 20),
+  badErrorBodyCount: badErrorBodies.length,
+  connErrors,
+  idsSeen,
+  maxMs,
+  perTarget,
+});
 process.exit(0);

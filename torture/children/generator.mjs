@@ -21,13 +21,15 @@ const { Layout, Generator, FlurryError } = core;
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const mono = () => performance.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const codeOf = (e) => (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_') ? e.code : `UNCODED:${e?.name ?? typeof e}`);
+const codeOf = (e) =>
+  e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_') ? e.code : `UNCODED:${e?.name ?? typeof e}`;
 
 const refusals = {};
 const refuse = (e) => {
   const c = codeOf(e);
   refusals[c] = (refusals[c] ?? 0) + 1;
-  if (!c.startsWith('FLURRY_E_') && (refusals[c] ?? 0) <= 3) say({ ev: 'error', where: 'issue', code: c, message: String(e?.stack ?? e).slice(0, 800) });
+  if (!c.startsWith('FLURRY_E_') && (refusals[c] ?? 0) <= 3)
+    say({ ev: 'error', where: 'issue', code: c, message: String(e?.stack ?? e).slice(0, 800) });
   return c;
 };
 
@@ -74,14 +76,21 @@ if (cfg.registry) {
   const coord = await import(new URL('../../packages/coordination/dist/index.js', import.meta.url).href);
   for (let attempt = 1; ; attempt++) {
     try {
-      if (!registry) registry = await coord.openRegistry(cfg.registry, { cluster: cfg.cluster, ...(cfg.registryOptions ?? {}) });
+      if (!registry)
+        registry = await coord.openRegistry(cfg.registry, { cluster: cfg.cluster, ...(cfg.registryOptions ?? {}) });
       lg = await coord.leasedGenerator({ registry, layout, pin: cfg.pin, generator: genOpts });
       break;
     } catch (e) {
       const c = refuse(e);
       const retry = cfg.retryAcquire && (!cfg.retryAcquireCodes || cfg.retryAcquireCodes.includes(c));
       if (!retry || mono() > acquireUntil || stopRequested) {
-        say({ ev: 'acquire-failed', code: c, message: String(e?.message ?? e).slice(0, 600), attempts: attempt, refusals });
+        say({
+          ev: 'acquire-failed',
+          code: c,
+          message: String(e?.message ?? e).slice(0, 600),
+          attempts: attempt,
+          refusals,
+        });
         try {
           await registry?.close();
         } catch {}
@@ -105,7 +114,15 @@ function watchLease(lease) {
   for (const ev of ['renewed', 'renew-failed', 'lost', 'reacquired', 'node-changed']) {
     lease.on(ev, (arg) => {
       leaseEvents[ev] = (leaseEvents[ev] ?? 0) + 1;
-      if (ev !== 'renewed') say({ ev: 'lease', type: ev, t: Date.now(), m: mono(), code: arg?.code, node: arg?.node ?? (ev === 'node-changed' ? arg : undefined) });
+      if (ev !== 'renewed')
+        say({
+          ev: 'lease',
+          type: ev,
+          t: Date.now(),
+          m: mono(),
+          code: arg?.code,
+          node: arg?.node ?? (ev === 'node-changed' ? arg : undefined),
+        });
       if (ev === 'reacquired') watchLease(arg);
     });
   }
@@ -192,7 +209,17 @@ function burst() {
     issued += n;
     lastOkWall = Date.now();
   }
-  say({ ev: 'burst', count: n, ms: mono() - t0, code, msUntilDeadlineBefore: before, msUntilDeadlineAfter: lease.msUntilDeadline(), lastIssuedUnixMs: gen()?.lastIssuedUnixMs, wall: Date.now(), lastId: n ? big[n - 1].toString() : null });
+  say({
+    ev: 'burst',
+    count: n,
+    ms: mono() - t0,
+    code,
+    msUntilDeadlineBefore: before,
+    msUntilDeadlineAfter: lease.msUntilDeadline(),
+    lastIssuedUnixMs: gen()?.lastIssuedUnixMs,
+    wall: Date.now(),
+    lastId: n ? big[n - 1].toString() : null,
+  });
 }
 
 while (!stopRequested && mono() < until) {
@@ -252,7 +279,16 @@ while (!stopRequested && mono() < until) {
     // service does between requests.
     await new Promise((r) => setImmediate(r));
   }
-  while (marks.length) say({ ev: 'mark', phase: marks.shift(), issued, refusals: { ...refusals }, maxStallMs, wall: Date.now(), lastId: lastId?.toString() });
+  while (marks.length)
+    say({
+      ev: 'mark',
+      phase: marks.shift(),
+      issued,
+      refusals: { ...refusals },
+      maxStallMs,
+      wall: Date.now(),
+      lastId: lastId?.toString(),
+    });
   if (pauseAfterMark) {
     pauseAfterMark = false;
     paused = true;
@@ -262,7 +298,15 @@ while (!stopRequested && mono() < until) {
   }
   if (mono() - lastProgress >= (cfg.progressMs ?? 250)) {
     lastProgress = mono();
-    say({ ev: 'progress', issued, refusals, wall: Date.now(), m: lastProgress, lastId: lastId?.toString(), lastOkWall });
+    say({
+      ev: 'progress',
+      issued,
+      refusals,
+      wall: Date.now(),
+      m: lastProgress,
+      lastId: lastId?.toString(),
+      lastOkWall,
+    });
   }
 }
 // A caller still waiting when the run ends saw a stall too.
@@ -297,7 +341,10 @@ say(summary);
 // ---- release -----------------------------------------------------------------------
 const releaseStart = mono();
 try {
-  await Promise.race([lg.close(), sleep(cfg.releaseTimeoutMs ?? 10_000).then(() => Promise.reject(new Error('release timed out')))]);
+  await Promise.race([
+    lg.close(),
+    sleep(cfg.releaseTimeoutMs ?? 10_000).then(() => Promise.reject(new Error('release timed out'))),
+  ]);
   if (registry) await Promise.race([registry.close(), sleep(5_000)]);
   say({ ev: 'released', ms: mono() - releaseStart });
 } catch (e) {

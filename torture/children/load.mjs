@@ -56,7 +56,12 @@ function check(id) {
 
 if (cfg.mode === 'client') {
   const { createClient } = await import(new URL('../../packages/client/dist/index.js', import.meta.url).href);
-  const client = createClient({ servers: cfg.servers, timeoutMs: 1_000, backoff: { initialMs: 50, maxMs: 1_000 }, ...(cfg.clientOptions ?? {}) });
+  const client = createClient({
+    servers: cfg.servers,
+    timeoutMs: 1_000,
+    backoff: { initialMs: 50, maxMs: 1_000 },
+    ...(cfg.clientOptions ?? {}),
+  });
   const sink = new Sink(cfg.out);
   let round = 0;
   const loop = async () => {
@@ -97,12 +102,17 @@ const statuses = {};
 function get(base, path) {
   return new Promise((resolve) => {
     const u = new URL(path, base);
-    const req = http.get({ host: u.hostname, port: u.port, path: u.pathname + u.search, agent, timeout: 2_000 }, (res) => {
-      const chunks = [];
-      res.on('data', (d) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
-      res.on('error', (e) => resolve({ status: 0, error: e.code ?? e.message }));
-    });
+    const req = http.get(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, agent, timeout: 2_000 },
+      (res) => {
+        const chunks = [];
+        res.on('data', (d) => chunks.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }),
+        );
+        res.on('error', (e) => resolve({ status: 0, error: e.code ?? e.message }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ status: 0, error: e.code ?? e.message }));
   });
@@ -140,7 +150,8 @@ await Promise.all(
           code = JSON.parse(r.body).error.code ?? code;
         } catch {}
         count(code);
-        if (r.status >= 500 && r.status !== 503) serverErrors.push({ base, status: r.status, body: (r.body ?? '').slice(0, 300) });
+        if (r.status >= 500 && r.status !== 503)
+          serverErrors.push({ base, status: r.status, body: (r.body ?? '').slice(0, 300) });
         if (r.status === 503 && !r.headers?.['retry-after']) count('503 without Retry-After');
         await new Promise((res) => setTimeout(res, 20));
       }
@@ -149,5 +160,15 @@ await Promise.all(
   }),
 );
 agent.destroy();
-say({ ev: 'done', ok, errors, statuses, serverErrors: serverErrors.slice(0, 10), serverErrorCount: serverErrors.length, maxStallMs, invalid, invalidExamples });
+say({
+  ev: 'done',
+  ok,
+  errors,
+  statuses,
+  serverErrors: serverErrors.slice(0, 10),
+  serverErrorCount: serverErrors.length,
+  maxStallMs,
+  invalid,
+  invalidExamples,
+});
 process.exit(0);

@@ -20,12 +20,23 @@ if (isMainThread) {
   }, cfg.durationMs + 30_000).unref();
   const shared = new core.SharedGenerator({ layout: cfg.layout, node: cfg.node, ...(cfg.generator ?? {}) });
   const results = await Promise.all(
-    Array.from({ length: cfg.threads }, (_, i) =>
-      new Promise((resolve) => {
-        const w = new Worker(new URL(import.meta.url), { workerData: { state: shared.state, out: `${cfg.out}.t${i}`, durationMs: cfg.durationMs, layout: cfg.layout, node: cfg.node, index: i } });
-        w.once('message', (m) => resolve(m));
-        w.once('error', (e) => resolve({ error: String(e?.stack ?? e) }));
-      }),
+    Array.from(
+      { length: cfg.threads },
+      (_, i) =>
+        new Promise((resolve) => {
+          const w = new Worker(new URL(import.meta.url), {
+            workerData: {
+              state: shared.state,
+              out: `${cfg.out}.t${i}`,
+              durationMs: cfg.durationMs,
+              layout: cfg.layout,
+              node: cfg.node,
+              index: i,
+            },
+          });
+          w.once('message', (m) => resolve(m));
+          w.once('error', (e) => resolve({ error: String(e?.stack ?? e) }));
+        }),
     ),
   );
   shared.close();

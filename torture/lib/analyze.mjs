@@ -1,7 +1,15 @@
 // Turns the binary outputs of a scenario's children into a report row: IDs checked,
 // duplicates across the union, decreasing steps inside each stream, and node runs that
 // overlap in time (two holders under one node ID at once).
-import { readIds, checkStream, findDuplicates, nodeExtractor, tsExtractor, segments, findNodeOverlaps } from './ids.mjs';
+import {
+  readIds,
+  checkStream,
+  findDuplicates,
+  nodeExtractor,
+  tsExtractor,
+  segments,
+  findNodeOverlaps,
+} from './ids.mjs';
 
 /**
  * @param row      the report Row to fill
@@ -38,7 +46,13 @@ export function analyze(row, files, layout, opts = {}) {
     nodeChanges += c.nodeChanges;
     const s = segments(name, ids, nodeOf, tsOf);
     segs.push(...s);
-    perStream.push({ name, ids: ids.length, decreasing: c.decreasing, nodes: [...new Set(s.map((x) => x.node))], examples: c.examples });
+    perStream.push({
+      name,
+      ids: ids.length,
+      decreasing: c.decreasing,
+      nodes: [...new Set(s.map((x) => x.node))],
+      examples: c.examples,
+    });
   }
   const dup = findDuplicates(streams);
   const ov = findNodeOverlaps(segs);
@@ -50,15 +64,21 @@ export function analyze(row, files, layout, opts = {}) {
     row.details.duplicateExamples = dup.examples;
   }
   if (ov.overlaps) {
-    row.fail(`${ov.overlaps} overlapping node run(s): two holders issued under one node ID in the same time range, e.g. ${JSON.stringify(ov.examples.slice(0, 2))}`);
+    row.fail(
+      `${ov.overlaps} overlapping node run(s): two holders issued under one node ID in the same time range, e.g. ${JSON.stringify(ov.examples.slice(0, 2))}`,
+    );
     row.details.overlapExamples = ov.examples;
   }
   if (opts.orderPromised !== false && decreasing) {
-    row.fail(`${decreasing} decreasing step(s) inside a stream, e.g. ${JSON.stringify(perStream.find((p) => p.examples.length)?.examples[0])}`);
+    row.fail(
+      `${decreasing} decreasing step(s) inside a stream, e.g. ${JSON.stringify(perStream.find((p) => p.examples.length)?.examples[0])}`,
+    );
   }
-  if (!opts.allowReorderAcrossNodes && reordered) row.fail(`${reordered} decreasing step(s) where a stream changed node`);
+  if (!opts.allowReorderAcrossNodes && reordered)
+    row.fail(`${reordered} decreasing step(s) where a stream changed node`);
   if (torn) row.note(`${torn} torn trailing byte(s) dropped`);
-  if (nodeChanges) row.note(`${nodeChanges} node change(s) inside streams${reordered ? `, ${reordered} of them stepping down` : ''}`);
+  if (nodeChanges)
+    row.note(`${nodeChanges} node change(s) inside streams${reordered ? `, ${reordered} of them stepping down` : ''}`);
   row.details.streams = perStream.map(({ examples, ...rest }) => rest);
   if (dup.duplicates) row.details.duplicateHolders = dup.examples.map((e) => e.holders.map((h) => h.name));
   return { streams, segs, dup, ov, decreasing, reordered };

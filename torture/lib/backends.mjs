@@ -13,7 +13,8 @@ export const ALL_BACKENDS = ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'red
  * The engine a backend needs (null for the embedded file registry).
  * @example engineOf('zookeeper+leaf'); // 'zookeeper'
  */
-export const engineOf = (backend) => ({ file: null, zookeeper: 'zookeeper', 'zookeeper+leaf': 'zookeeper', etcd: 'etcd', redis: 'redis' })[backend];
+export const engineOf = (backend) =>
+  ({ file: null, zookeeper: 'zookeeper', 'zookeeper+leaf': 'zookeeper', etcd: 'etcd', redis: 'redis' })[backend];
 
 /**
  * Starts engines on demand and hands out registry URLs.
@@ -28,7 +29,8 @@ export class Engines {
 
   async loadHarness() {
     if (!this.harness) {
-      if (!existsSync(dist.testing)) throw new Error(`the engine harness is not built (${dist.testing}); run npm run build`);
+      if (!existsSync(dist.testing))
+        throw new Error(`the engine harness is not built (${dist.testing}); run npm run build`);
       this.harness = await import(dist.testing);
     }
     return this.harness;

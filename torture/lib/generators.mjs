@@ -10,11 +10,35 @@ import { childScript, root } from './util.mjs';
  */
 export const LAYOUTS = {
   /** 16 node IDs: a 16-process fleet fills the registry. */
-  sixteen: { name: 'torture16', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 4 }, { name: 'sequence', bits: 12 }] },
+  sixteen: {
+    name: 'torture16',
+    epoch: '2024-01-01T00:00:00Z',
+    fields: [
+      { name: 'timestamp', bits: 41 },
+      { name: 'worker', bits: 4 },
+      { name: 'sequence', bits: 12 },
+    ],
+  },
   /** 4 node IDs: standbys wait for holders to die so they can take over their IDs. */
-  four: { name: 'torture4', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 2 }, { name: 'sequence', bits: 12 }] },
+  four: {
+    name: 'torture4',
+    epoch: '2024-01-01T00:00:00Z',
+    fields: [
+      { name: 'timestamp', bits: 41 },
+      { name: 'worker', bits: 2 },
+      { name: 'sequence', bits: 12 },
+    ],
+  },
   /** 4 node IDs and 64 IDs per ms: a borrowing generator runs a second ahead with 64,000 IDs. */
-  fourSmallSeq: { name: 'torture4s', epoch: '2024-01-01T00:00:00Z', fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 2 }, { name: 'sequence', bits: 6 }] },
+  fourSmallSeq: {
+    name: 'torture4s',
+    epoch: '2024-01-01T00:00:00Z',
+    fields: [
+      { name: 'timestamp', bits: 41 },
+      { name: 'worker', bits: 2 },
+      { name: 'sequence', bits: 6 },
+    ],
+  },
 };
 
 /**
@@ -39,7 +63,9 @@ export function spawnGenerator(dir, name, cfg, opts = {}) {
 export async function waitReady(gens, timeoutMs) {
   return Promise.all(
     gens.map((g) =>
-      g.child.waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, 'ready').catch((e) => ({ ev: 'no-ready', error: e.message })),
+      g.child
+        .waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, 'ready')
+        .catch((e) => ({ ev: 'no-ready', error: e.message })),
     ),
   );
 }
@@ -76,7 +102,8 @@ export function collect(row, gens, { killedOnPurpose = new Set() } = {}) {
     const ex = g.child.exit;
     if (!killedOnPurpose.has(g.name)) {
       if (!ex) row.fail(`${g.name}: still running at collection`);
-      else if (ex.code !== 0) row.fail(`${g.name}: exited with ${JSON.stringify(ex)}; stderr: ${g.child.stderr.trim().slice(-600)}`);
+      else if (ex.code !== 0)
+        row.fail(`${g.name}: exited with ${JSON.stringify(ex)}; stderr: ${g.child.stderr.trim().slice(-600)}`);
     }
   }
 }
@@ -89,7 +116,11 @@ export function keepLogs(gens) {
   if (!process.env.TORTURE_KEEP) return;
   for (const g of gens) {
     try {
-      writeFileSync(`${g.file}.log`, g.child.messages.map((m) => JSON.stringify(m)).join('\n') + `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`);
+      writeFileSync(
+        `${g.file}.log`,
+        g.child.messages.map((m) => JSON.stringify(m)).join('\n') +
+          `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`,
+      );
     } catch {
       /* best effort */
     }
@@ -103,11 +134,20 @@ export function keepLogs(gens) {
  */
 export function saveFailureLogs(row, gens) {
   if (row.pass || !gens.length) return;
-  const dir = path.join(root, '.flurry-tmp', 'torture-logs', `${row.scenario}-${row.backend}`.replace(/[^A-Za-z0-9_.+-]/g, '_'));
+  const dir = path.join(
+    root,
+    '.flurry-tmp',
+    'torture-logs',
+    `${row.scenario}-${row.backend}`.replace(/[^A-Za-z0-9_.+-]/g, '_'),
+  );
   try {
     mkdirSync(dir, { recursive: true });
     for (const g of gens) {
-      writeFileSync(path.join(dir, `${g.name}.log`), g.child.messages.map((m) => JSON.stringify(m)).join('\n') + `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`);
+      writeFileSync(
+        path.join(dir, `${g.name}.log`),
+        g.child.messages.map((m) => JSON.stringify(m)).join('\n') +
+          `\n--- exit ${JSON.stringify(g.child.exit)}\n--- stderr\n${g.child.stderr}`,
+      );
     }
     row.note(`child logs kept in ${path.relative(root, dir)}`);
   } catch {

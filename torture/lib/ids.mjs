@@ -158,7 +158,11 @@ export function findNodeOverlaps(segs, maxExamples = 5) {
         if (a.maxTs >= b.minTs) {
           overlaps++;
           if (examples.length < maxExamples)
-            examples.push({ node, a: { stream: a.stream, minTs: a.minTs, maxTs: a.maxTs, count: a.count }, b: { stream: b.stream, minTs: b.minTs, maxTs: b.maxTs, count: b.count } });
+            examples.push({
+              node,
+              a: { stream: a.stream, minTs: a.minTs, maxTs: a.maxTs, count: a.count },
+              b: { stream: b.stream, minTs: b.minTs, maxTs: b.maxTs, count: b.count },
+            });
         }
       }
     }

@@ -144,14 +144,20 @@ export class Child {
         }
         if (this.exit) {
           done();
-          reject(new Error(`${this.name} exited (${JSON.stringify(this.exit)}) before ${what}; stderr: ${this.stderr.trim().slice(-1500)}`));
+          reject(
+            new Error(
+              `${this.name} exited (${JSON.stringify(this.exit)}) before ${what}; stderr: ${this.stderr.trim().slice(-1500)}`,
+            ),
+          );
           return true;
         }
         return false;
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`${this.name}: no ${what} within ${timeoutMs} ms; stderr: ${this.stderr.trim().slice(-1500)}`));
+        reject(
+          new Error(`${this.name}: no ${what} within ${timeoutMs} ms; stderr: ${this.stderr.trim().slice(-1500)}`),
+        );
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);

@@ -76,7 +76,17 @@ function refusalText(map) {
  * @example const { head, body } = cells(rows);
  */
 export function cells(rows) {
-  const head = ['scenario', 'backend', 'processes', 'IDs checked', 'duplicates', 'decreasing', 'refusals by code', 'longest stall', 'result'];
+  const head = [
+    'scenario',
+    'backend',
+    'processes',
+    'IDs checked',
+    'duplicates',
+    'decreasing',
+    'refusals by code',
+    'longest stall',
+    'result',
+  ];
   const body = rows.map((r) => {
     const j = typeof r.toJSON === 'function' ? r.toJSON() : r;
     return [
@@ -112,7 +122,11 @@ export function textTable(rows) {
 export function markdownTable(rows) {
   const { head, body } = cells(rows);
   const esc = (c) => c.replace(/\|/g, '\\|');
-  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`, ...body.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map((_, i) => (i >= 2 && i <= 5 ? '---:' : '---')).join('|')}|`,
+    ...body.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
 }
 
 /**
@@ -125,7 +139,12 @@ export function writeJson(profile, rows, meta) {
     profile,
     startedAt: meta.startedAt,
     durationMs: Math.round(meta.durationMs),
-    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '' },
+    machine: {
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? '',
+    },
     pass: rows.every((r) => r.pass),
     rows: rows.map((r) => r.toJSON()),
   };
@@ -158,7 +177,18 @@ export function writeDocsSection(doc, docsFile = path.join(root, 'docs', 'reliab
     '',
     markdownTable(rows),
     '',
-    ...(failed.length ? ['Failures:', '', ...failed.flatMap((r) => r.failures.slice(0, 3).map((f) => `- ${r.scenario} / ${r.backend}: ${f.replace(/\|/g, '\\|').slice(0, 400)}`)), ''] : []),
+    ...(failed.length
+      ? [
+          'Failures:',
+          '',
+          ...failed.flatMap((r) =>
+            r.failures
+              .slice(0, 3)
+              .map((f) => `- ${r.scenario} / ${r.backend}: ${f.replace(/\|/g, '\\|').slice(0, 400)}`),
+          ),
+          '',
+        ]
+      : []),
   ].join('\n');
   writeFileSync(docsFile, text.slice(0, a + start.length) + '\n' + body + '\n' + text.slice(b));
   return true;

@@ -24,7 +24,9 @@ export async function perBackend(ctx, add, scenario, body, { parallel = false, b
       keepLogs(gens);
       saveFailureLogs(row, gens);
       row.durationMs = performance.now() - t0;
-      ctx.log(`${scenario}/${backend}: ${row.idsChecked.toLocaleString('en-US')} IDs, ${row.duplicates} duplicates, ${row.pass ? 'pass' : 'FAIL'}`);
+      ctx.log(
+        `${scenario}/${backend}: ${row.idsChecked.toLocaleString('en-US')} IDs, ${row.duplicates} duplicates, ${row.pass ? 'pass' : 'FAIL'}`,
+      );
     }
   };
   const list = backends.filter((b) => ALL_BACKENDS.includes(b));

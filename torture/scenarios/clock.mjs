@@ -35,8 +35,26 @@ const PHASES = [
 
 /** What each policy must do in each phase: 'issue' (IDs flow), 'refuse' (only CLOCK_BACKWARDS). */
 const EXPECT = {
-  tolerate: { 'back-1ms': 'issue', 'back-10ms': 'issue', 'back-1s': 'issue', 'back-1h': 'issue', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'issue', end: 'issue' },
-  wait: { 'back-1ms': 'issue', 'back-10ms': 'issue', 'back-1s': 'issue', 'back-1h': 'refuse', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'refuse', end: 'refuse' },
+  tolerate: {
+    'back-1ms': 'issue',
+    'back-10ms': 'issue',
+    'back-1s': 'issue',
+    'back-1h': 'issue',
+    return: 'issue',
+    'forward-1h': 'issue',
+    'back-1h-again': 'issue',
+    end: 'issue',
+  },
+  wait: {
+    'back-1ms': 'issue',
+    'back-10ms': 'issue',
+    'back-1s': 'issue',
+    'back-1h': 'refuse',
+    return: 'issue',
+    'forward-1h': 'issue',
+    'back-1h-again': 'refuse',
+    end: 'refuse',
+  },
   throw: { 'back-1h': 'refuse', return: 'issue', 'forward-1h': 'issue', 'back-1h-again': 'refuse', end: 'refuse' },
 };
 
@@ -123,7 +141,11 @@ export async function run(ctx, add) {
 
   try {
     const ready = await waitReady(all, 45_000);
-    ready.forEach((m, i) => m.ev !== 'ready' && ctx.log(`clock: ${all[i].name} did not start: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+    ready.forEach(
+      (m, i) =>
+        m.ev !== 'ready' &&
+        ctx.log(`clock: ${all[i].name} did not start: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+    );
     // The newcomers start once the holders own every node ID; they retry through the steps.
     for (const l of leased) {
       l.newcomer = l.mk('newcomer', '127.0.0.1:7599');
@@ -146,7 +168,9 @@ export async function run(ctx, add) {
       for (const g of all) g.child.send(pinnedGens.has(g) ? `pause ${name}` : `mark ${name}`);
       await Promise.all(
         [...pinnedGens].map((g) =>
-          g.child.waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, `mark ${name}`).catch(() => ctx.log(`clock: ${g.name} did not report phase ${name} within 10 s`)),
+          g.child
+            .waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, `mark ${name}`)
+            .catch(() => ctx.log(`clock: ${g.name} did not report phase ${name} within 10 s`)),
         ),
       );
     }
@@ -170,17 +194,34 @@ export async function run(ctx, add) {
         const other = Object.entries(m.refusals)
           .filter(([k]) => k !== BACKWARDS)
           .reduce((s, [k, v]) => s + v - (prev.refusals[k] ?? 0), 0);
-        phases.push({ phase: m.phase, issued, clockBackwardsRefusals: backwards, otherRefusals: other, maxStallMs: Math.round(m.maxStallMs) });
+        phases.push({
+          phase: m.phase,
+          issued,
+          clockBackwardsRefusals: backwards,
+          otherRefusals: other,
+          maxStallMs: Math.round(m.maxStallMs),
+        });
         const want = EXPECT[policy]?.[m.phase];
-        if (want === 'issue' && issued === 0) row.fail(`${policy}: issued nothing during ${m.phase} (refusals ${JSON.stringify(m.refusals)})`);
-        if (want === 'refuse' && (issued > 0 || backwards === 0)) row.fail(`${policy}: during ${m.phase} expected only ${BACKWARDS}, got ${issued} IDs and ${backwards} refusals`);
-        if (other > 0) row.fail(`${policy}: ${other} refusal(s) with codes other than ${BACKWARDS} during ${m.phase}: ${JSON.stringify(m.refusals)}`);
+        if (want === 'issue' && issued === 0)
+          row.fail(`${policy}: issued nothing during ${m.phase} (refusals ${JSON.stringify(m.refusals)})`);
+        if (want === 'refuse' && (issued > 0 || backwards === 0))
+          row.fail(
+            `${policy}: during ${m.phase} expected only ${BACKWARDS}, got ${issued} IDs and ${backwards} refusals`,
+          );
+        if (other > 0)
+          row.fail(
+            `${policy}: ${other} refusal(s) with codes other than ${BACKWARDS} during ${m.phase}: ${JSON.stringify(m.refusals)}`,
+          );
         prev = m;
       }
-      if (marks.length !== PHASES.length) row.fail(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
+      if (marks.length !== PHASES.length)
+        row.fail(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
       if (policy === 'wait') {
         const p = phases.find((x) => x.phase === 'back-1s');
-        if (p && p.maxStallMs < 900) row.fail(`wait: the 1 s step back should block a caller about 1 s (maxBackwardsWaitMs ${waitBoundMs}); longest stall was ${p.maxStallMs} ms`);
+        if (p && p.maxStallMs < 900)
+          row.fail(
+            `wait: the 1 s step back should block a caller about 1 s (maxBackwardsWaitMs ${waitBoundMs}); longest stall was ${p.maxStallMs} ms`,
+          );
       }
       if (policy === 'tolerate') {
         const stats = lastMsg(g, 'done')?.generatorStats;

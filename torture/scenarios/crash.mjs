@@ -62,7 +62,11 @@ export async function run(ctx, add) {
       const holders = Array.from({ length: slots }, (_, i) => start('holder', `127.0.0.1:${7100 + i}`));
       gens.push(...holders);
       const ready = await waitReady(holders, 30_000);
-      ready.forEach((m, i) => m.ev !== 'ready' && row.fail(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+      ready.forEach(
+        (m, i) =>
+          m.ev !== 'ready' &&
+          row.fail(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+      );
       if (!row.pass) return;
       if (!leaf) for (let i = slots; i < processes; i++) gens.push(start('standby', `127.0.0.1:${7100 + i}`));
 
@@ -100,7 +104,9 @@ export async function run(ctx, add) {
         await k.child.kill();
         faults.push({ kind: 'SIGKILL', name: k.name, node: kNode, wall: Date.now() });
         // A replacement: on Leaf the same ip:port restarted; elsewhere one more standby.
-        gens.push(start(leaf ? 'restarted' : 'standby', leaf ? k.cfg.registryOptions.holder.address : `127.0.0.1:${7200 + c}`));
+        gens.push(
+          start(leaf ? 'restarted' : 'standby', leaf ? k.cfg.registryOptions.holder.address : `127.0.0.1:${7200 + c}`),
+        );
         await sleep(500);
         victims.add(p.name);
         const pNode = current(p).node;
@@ -108,7 +114,14 @@ export async function run(ctx, add) {
         const pausedAt = Date.now();
         await sleep(pauseMs);
         p.child.signal('SIGCONT');
-        faults.push({ kind: 'SIGSTOP', name: p.name, node: pNode, wall: pausedAt, resumedWall: Date.now(), ms: pauseMs });
+        faults.push({
+          kind: 'SIGSTOP',
+          name: p.name,
+          node: pNode,
+          wall: pausedAt,
+          resumedWall: Date.now(),
+          ms: pauseMs,
+        });
         victims.delete(p.name); // a resumed process may hold again once it has a valid lease
       }
       await sleep(Math.max(0, t0 + durationMs - performance.now()));
@@ -124,15 +137,24 @@ export async function run(ctx, add) {
         if (leaf && f.kind === 'SIGSTOP') continue;
         const epoch = layout.epochMs;
         const after = segs.find((s) => s.stream !== f.name && s.node === f.node && s.minTs + epoch > f.wall);
-        if (!after) row.fail(`${f.kind} of ${f.name} (node ${f.node}): no other process issued under node ${f.node} afterwards (no takeover within the run)`);
-        else row.note(`${f.kind} ${f.name}: node ${f.node} taken over by ${after.stream} ${after.minTs + epoch - f.wall} ms after the fault`);
+        if (!after)
+          row.fail(
+            `${f.kind} of ${f.name} (node ${f.node}): no other process issued under node ${f.node} afterwards (no takeover within the run)`,
+          );
+        else
+          row.note(
+            `${f.kind} ${f.name}: node ${f.node} taken over by ${after.stream} ${after.minTs + epoch - f.wall} ms after the fault`,
+          );
       }
       // The paused holders, once resumed, must not issue under their old node ID while
       // someone else holds it (the overlap check above); report what they did instead.
       for (const f of faults.filter((x) => x.kind === 'SIGSTOP')) {
         const g = gens.find((x) => x.name === f.name);
         const done = lastMsg(g, 'done');
-        if (done) row.note(`${f.name} after its ${f.ms} ms pause: refusals ${JSON.stringify(done.refusals)}, lease events ${JSON.stringify(done.leaseEvents)}`);
+        if (done)
+          row.note(
+            `${f.name} after its ${f.ms} ms pause: refusals ${JSON.stringify(done.refusals)}, lease events ${JSON.stringify(done.leaseEvents)}`,
+          );
       }
     },
     { parallel: true },

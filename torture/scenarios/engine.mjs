@@ -64,7 +64,10 @@ export async function run(ctx, add) {
       );
     }
     const ready = await waitReady(gens, 30_000);
-    ready.forEach((m, i) => m.ev !== 'ready' && row.fail(`${gens[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+    ready.forEach(
+      (m, i) =>
+        m.ev !== 'ready' && row.fail(`${gens[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+    );
     if (!row.pass) return;
     const faults = [];
     await sleep(1_000);
@@ -77,7 +80,9 @@ export async function run(ctx, add) {
       const restartAt = Date.now();
       await engine.restart();
       faults.push({ kind: 'kill', startWall: t, effectiveWall: dead, endWall: restartAt, upWall: Date.now() });
-      ctx.log(`engine-faults/${backend}: ${engine.kind} killed for ${restartAt - dead} ms, back up after ${Date.now() - restartAt} ms`);
+      ctx.log(
+        `engine-faults/${backend}: ${engine.kind} killed for ${restartAt - dead} ms, back up after ${Date.now() - restartAt} ms`,
+      );
     }
     await sleep(recoverMs);
     // 2. SIGSTOP the engine past the TTL, then SIGCONT.
@@ -115,8 +120,14 @@ export async function run(ctx, add) {
           }
           if (ms > f.upWall) after++;
         }
-        if (late) row.fail(`${g.name} issued ${late} ID(s) up to ${worst} ms past its deadline while the engine was ${f.kind === 'kill' ? 'dead' : 'stalled'} (fault at ${f.effectiveWall}, TTL ${lease.ttlMs} ms)`);
-        if (!after) row.fail(`${g.name} did not recover within ${recoverMs} ms after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'}`);
+        if (late)
+          row.fail(
+            `${g.name} issued ${late} ID(s) up to ${worst} ms past its deadline while the engine was ${f.kind === 'kill' ? 'dead' : 'stalled'} (fault at ${f.effectiveWall}, TTL ${lease.ttlMs} ms)`,
+          );
+        if (!after)
+          row.fail(
+            `${g.name} did not recover within ${recoverMs} ms after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'}`,
+          );
       }
       // How long this holder could not issue around each fault (its longest gap).
       let gap = 0;

@@ -49,7 +49,8 @@ export async function run(ctx, add) {
       const ready = await waitReady(gens, 45_000);
       const slots = new Map();
       ready.forEach((m, i) => {
-        if (m.ev !== 'ready') row.fail(`${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim());
+        if (m.ev !== 'ready')
+          row.fail(`${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim());
         else {
           const key = JSON.stringify(m.node);
           if (slots.has(key)) row.fail(`${gens[i].name} and ${slots.get(key)} were both granted node ${key}`);
@@ -64,7 +65,11 @@ export async function run(ctx, add) {
         const done = g.child.messages.find((m) => m.ev === 'done');
         if (done && done.issued === 0) row.fail(`${g.name} issued no ID in ${durationMs} ms`);
       }
-      if (row.details.streams) row.details.idsPerProcess = { min: Math.min(...row.details.streams.map((s) => s.ids)), max: Math.max(...row.details.streams.map((s) => s.ids)) };
+      if (row.details.streams)
+        row.details.idsPerProcess = {
+          min: Math.min(...row.details.streams.map((s) => s.ids)),
+          max: Math.max(...row.details.streams.map((s) => s.ids)),
+        };
     } catch (e) {
       row.fail(`crashed: ${e?.stack ?? e}`);
     } finally {

@@ -41,7 +41,9 @@ export async function run(ctx, add) {
     groups.get(k).push(b);
   }
   await Promise.all(
-    [...groups.values()].map((list) => perBackend(ctx, add, 'partition', (backend, row, gens) => one(backend, row, gens), { backends: list })),
+    [...groups.values()].map((list) =>
+      perBackend(ctx, add, 'partition', (backend, row, gens) => one(backend, row, gens), { backends: list }),
+    ),
   );
 
   async function one(backend, row, gens) {
@@ -73,12 +75,23 @@ export async function run(ctx, add) {
         await p.listen();
         proxies.push(p);
         const viaProxy = url.replace(`:${engine.port}`, `:${p.port}`);
-        const extra = i === 0 ? { registry: viaProxy, generator: { onExhausted: 'borrow' }, burst: { beforeDeadlineMs: 150, count: 64 * burstTicks } } : { registry: viaProxy };
+        const extra =
+          i === 0
+            ? {
+                registry: viaProxy,
+                generator: { onExhausted: 'borrow' },
+                burst: { beforeDeadlineMs: 150, count: 64 * burstTicks },
+              }
+            : { registry: viaProxy };
         holders.push(spawnGenerator(dir, `partition-${backend}-holder-${i}`, base(`127.0.0.1:${7600 + i}`, extra)));
       }
       gens.push(...holders);
       const ready = await waitReady(holders, 30_000);
-      ready.forEach((m, i) => m.ev !== 'ready' && row.fail(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+      ready.forEach(
+        (m, i) =>
+          m.ev !== 'ready' &&
+          row.fail(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+      );
       if (!row.pass) return;
       await sleep(1_000);
       const victim = holders[0];
@@ -108,20 +121,36 @@ export async function run(ctx, add) {
       // before cut + TTL (its last renewal started before the cut).
       const before = victim.child.messages.filter((m) => m.ev === 'progress' && m.wall < healWall && m.lastOkWall);
       const lastOk = Math.max(0, ...before.map((m) => m.lastOkWall));
-      if (lastOk > cutWall + lease.ttlMs) row.fail(`${victim.name} issued ${lastOk - cutWall} ms after its path to the engine was cut, past the ${lease.ttlMs} ms TTL`);
+      if (lastOk > cutWall + lease.ttlMs)
+        row.fail(
+          `${victim.name} issued ${lastOk - cutWall} ms after its path to the engine was cut, past the ${lease.ttlMs} ms TTL`,
+        );
       else row.note(`${victim.name} issued its last ID ${lastOk - cutWall} ms after the cut (TTL ${lease.ttlMs} ms)`);
       const b = lastMsg(victim, 'burst');
-      if (b) row.note(`${victim.name} burst: ${b.count.toLocaleString('en-US')} IDs in ${Math.round(b.ms)} ms, ${Math.round(b.msUntilDeadlineBefore)} ms before its deadline, reaching ${b.lastIssuedUnixMs - b.wall} ms ahead of its wall clock${b.code ? ` (stopped by ${b.code})` : ''}`);
+      if (b)
+        row.note(
+          `${victim.name} burst: ${b.count.toLocaleString('en-US')} IDs in ${Math.round(b.ms)} ms, ${Math.round(b.msUntilDeadlineBefore)} ms before its deadline, reaching ${b.lastIssuedUnixMs - b.wall} ms ahead of its wall clock${b.code ? ` (stopped by ${b.code})` : ''}`,
+        );
       else row.note(`${victim.name} never reached its burst (lease not near its deadline while armed)`);
       if (standby) {
         const took = segs.find((s) => s.stream === standby.name && s.node === victimNode);
         const got = segs.filter((s) => s.stream === standby.name).map((s) => s.node);
-        if (!took && !got.length) row.fail(`the standby never got a node ID (node ${victimNode} of the partitioned holder was never taken over)`);
-        else if (!took) row.note(`the standby got node(s) ${[...new Set(got)].join(', ')} (freed by another holder), not node ${victimNode}: this run did not exercise the takeover`);
+        if (!took && !got.length)
+          row.fail(
+            `the standby never got a node ID (node ${victimNode} of the partitioned holder was never taken over)`,
+          );
+        else if (!took)
+          row.note(
+            `the standby got node(s) ${[...new Set(got)].join(', ')} (freed by another holder), not node ${victimNode}: this run did not exercise the takeover`,
+          );
         else row.note(`standby took over node ${victimNode} ${took.minTs + layout.epochMs - cutWall} ms after the cut`);
       }
-      const after = segs.filter((s) => s.stream === victim.name && s.node === victimNode && s.maxTs + layout.epochMs > healWall + (leaf ? 0 : 1_000));
-      if (leaf && !after.length) row.fail(`${victim.name} did not recover within ${afterHealMs} ms after its path healed`);
+      const after = segs.filter(
+        (s) =>
+          s.stream === victim.name && s.node === victimNode && s.maxTs + layout.epochMs > healWall + (leaf ? 0 : 1_000),
+      );
+      if (leaf && !after.length)
+        row.fail(`${victim.name} did not recover within ${afterHealMs} ms after its path healed`);
     } finally {
       for (const p of proxies) await p.close();
     }

@@ -54,10 +54,21 @@ export async function run(ctx, add) {
         chunk: 256,
         ...extra,
       });
-      const first = Array.from({ length: 4 }, (_, i) => spawnGenerator(dir, `restart-${backend}-first-${i}`, base(`127.0.0.1:${7300 + i}`, { durationMs: 60_000, chunkSleepMs: 1 }), { env }));
+      const first = Array.from({ length: 4 }, (_, i) =>
+        spawnGenerator(
+          dir,
+          `restart-${backend}-first-${i}`,
+          base(`127.0.0.1:${7300 + i}`, { durationMs: 60_000, chunkSleepMs: 1 }),
+          { env },
+        ),
+      );
       gens.push(...first);
       const ready = await waitReady(first, 30_000);
-      ready.forEach((m, i) => m.ev !== 'ready' && row.fail(`${first[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`));
+      ready.forEach(
+        (m, i) =>
+          m.ev !== 'ready' &&
+          row.fail(`${first[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+      );
       if (!row.pass) return;
       await new Promise((r) => setTimeout(r, firstRunMs));
       await Promise.all(first.map((g) => g.child.kill()));
@@ -95,7 +106,10 @@ export async function run(ctx, add) {
         { env },
       );
       gens.push(waiter, refuser);
-      await Promise.all([waiter.child.waitExit(waitBound + lease.ttlMs * 3 + 20_000), refuser.child.waitExit(lease.ttlMs * 3 + 20_000)]);
+      await Promise.all([
+        waiter.child.waitExit(waitBound + lease.ttlMs * 3 + 20_000),
+        refuser.child.waitExit(lease.ttlMs * 3 + 20_000),
+      ]);
       row.processes = gens.length;
       collect(row, [waiter, refuser]);
       const killedSet = new Set(first.map((g) => g.name));
@@ -107,18 +121,34 @@ export async function run(ctx, add) {
 
       const wDone = lastMsg(waiter, 'done');
       const wSegs = segs.filter((s) => s.stream === waiter.name);
-      if (!wDone) row.fail(`${waiter.name} never issued: ${JSON.stringify(lastMsg(waiter, 'acquire-failed') ?? waiter.child.exit)}`);
-      else if (!wDone.issued) row.fail(`${waiter.name} was allowed to wait ${waitBound} ms for its clock but issued nothing (refusals ${JSON.stringify(wDone.refusals)})`);
+      if (!wDone)
+        row.fail(
+          `${waiter.name} never issued: ${JSON.stringify(lastMsg(waiter, 'acquire-failed') ?? waiter.child.exit)}`,
+        );
+      else if (!wDone.issued)
+        row.fail(
+          `${waiter.name} was allowed to wait ${waitBound} ms for its clock but issued nothing (refusals ${JSON.stringify(wDone.refusals)})`,
+        );
       for (const s of wSegs) {
         const mark = marks.get(s.node);
-        if (mark === undefined) row.note(`${waiter.name} got node ${s.node}, which the killed holders never issued under`);
-        else if (s.minTs <= mark) row.fail(`${waiter.name} issued at ${s.minTs + epoch} ms under node ${s.node}, at or below the killed holder's last ID at ${mark + epoch} ms`);
-        else row.note(`${waiter.name}: first ID ${s.minTs - mark} ms above node ${s.node}'s last ID, ${Math.round(wDone?.firstIssueAfterMs ?? 0)} ms after ready; clock ${behindMs} ms behind`);
+        if (mark === undefined)
+          row.note(`${waiter.name} got node ${s.node}, which the killed holders never issued under`);
+        else if (s.minTs <= mark)
+          row.fail(
+            `${waiter.name} issued at ${s.minTs + epoch} ms under node ${s.node}, at or below the killed holder's last ID at ${mark + epoch} ms`,
+          );
+        else
+          row.note(
+            `${waiter.name}: first ID ${s.minTs - mark} ms above node ${s.node}'s last ID, ${Math.round(wDone?.firstIssueAfterMs ?? 0)} ms after ready; clock ${behindMs} ms behind`,
+          );
       }
       if (wDone) row.stall(wDone.maxStallMs);
       const rDone = lastMsg(refuser, 'done') ?? lastMsg(refuser, 'acquire-failed');
       const rRefused = rDone?.refusals?.[BEHIND] ?? 0;
-      if (!rRefused) row.fail(`${refuser.name} (highWaterWaitMs 200, clock ${behindMs} ms behind) did not refuse with ${BEHIND}: ${JSON.stringify(rDone)}`);
+      if (!rRefused)
+        row.fail(
+          `${refuser.name} (highWaterWaitMs 200, clock ${behindMs} ms behind) did not refuse with ${BEHIND}: ${JSON.stringify(rDone)}`,
+        );
       for (const s of segs.filter((x) => x.stream === refuser.name)) {
         const mark = marks.get(s.node);
         if (mark !== undefined && s.minTs <= mark) row.fail(`${refuser.name} issued at or below node ${s.node}'s mark`);

@@ -24,7 +24,14 @@ export async function run(ctx, add) {
   add(row);
   const dir = tempDir('selfcheck');
   const gens = [0, 1].map((i) =>
-    spawnGenerator(dir, `twin-${i}`, { layout: LAYOUTS.fourSmallSeq, node: { worker: 1 }, durationMs: 500, waitGo: true, mode: 'fill', chunk: 64 }),
+    spawnGenerator(dir, `twin-${i}`, {
+      layout: LAYOUTS.fourSmallSeq,
+      node: { worker: 1 },
+      durationMs: 500,
+      waitGo: true,
+      mode: 'fill',
+      chunk: 64,
+    }),
   );
   try {
     await waitReady(gens, 20_000);
@@ -36,9 +43,15 @@ export async function run(ctx, add) {
     row.processes = 2;
     row.idsChecked = probe.idsChecked;
     row.duplicates = probe.duplicates; // expected here: the row passes only when they are found
-    row.note(`the analysis found ${probe.duplicates} duplicate(s) and ${probe.details.overlapExamples?.length ?? 0}+ overlapping run(s) between the twins, as it must`);
-    if (!probe.duplicates) row.fail('two processes issuing under one node ID at the same time produced no reported duplicate: the duplicate check is broken');
-    if (!probe.details.overlapExamples?.length) row.fail('the overlapping-node-run check did not fire for two holders of one node ID');
+    row.note(
+      `the analysis found ${probe.duplicates} duplicate(s) and ${probe.details.overlapExamples?.length ?? 0}+ overlapping run(s) between the twins, as it must`,
+    );
+    if (!probe.duplicates)
+      row.fail(
+        'two processes issuing under one node ID at the same time produced no reported duplicate: the duplicate check is broken',
+      );
+    if (!probe.details.overlapExamples?.length)
+      row.fail('the overlapping-node-run check did not fire for two holders of one node ID');
     row.details.expectedDuplicates = probe.duplicates;
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();

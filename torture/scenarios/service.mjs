@@ -42,102 +42,174 @@ export async function run(ctx, add) {
   const { durationMs, servers: n, fuzzRequests, backends = ['file', 'redis'] } = ctx.P.service;
   const lease = ctx.P.lease;
   const list = ctx.backends.filter((b) => backends.includes(b));
-  await perBackend(ctx, add, 'service', async (backend, row, gens) => {
-    const dir = tempDir('service');
-    const cluster = clusterName('service');
-    const url = await ctx.engines.url(backend);
-    const ports = [];
-    for (let i = 0; i < n; i++) ports.push(await freePort());
-    const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
-    const servers = [];
-    const startServer = (i, gen = 0) => {
-      const registry = backend === 'zookeeper+leaf' ? `${url}?address=127.0.0.1:${ports[i]}` : url;
-      const c = new Child(`server-${i}.${gen}`, process.execPath, [dist.serverCli, 'serve', '--port', String(ports[i]), '--registry', registry, '--cluster', cluster, '--allow-root', '--lease-ttl-ms', String(lease.ttlMs), '--log-level', 'warn'], { env });
-      const s = { name: c.name, file: path.join(dir, `${c.name}.none`), child: c, port: ports[i] };
-      gens.push(s);
-      servers[i] = s;
-      return s;
-    };
-    const waitReadyz = async (s) => {
-      const ok = await pollUntil(async () => (await get(s.port, '/readyz')) === 200 || !s.child.running, 30_000, 100);
-      if (!ok || !s.child.running) throw new Error(`${s.name} did not become ready within 30 s: exit ${JSON.stringify(s.child.exit)}; stderr ${s.child.stderr.slice(-800)}`);
-    };
-    for (let i = 0; i < n; i++) startServer(i);
-    await Promise.all(servers.map(waitReadyz));
-    const bases = ports.map((p) => `http://127.0.0.1:${p}`);
-    const mk = (name, script, cfg) => {
-      const file = path.join(dir, `${name}.ids`);
-      const child = spawnNode(name, childScript(script), [JSON.stringify({ ...cfg, out: file })]);
-      const g = { name, file, child };
-      gens.push(g);
-      return g;
-    };
-    const client = mk(`service-${backend}-client`, 'load.mjs', { mode: 'client', servers: bases, durationMs, concurrency: 8, clientOptions: { timeoutMs: 2_000 } });
-    const raw = mk(`service-${backend}-raw`, 'load.mjs', { mode: 'raw', servers: bases, durationMs, count: 100 });
-    const fuzz = mk(`service-${backend}-fuzz`, 'fuzz.mjs', { targets: bases, durationMs, requests: fuzzRequests, seed: (Date.now() & 0xffffff) ^ ports[0], concurrency: 6 });
-    row.details.fuzzSeed = JSON.parse(fuzz.child.proc.spawnargs.at(-1)).seed;
+  await perBackend(
+    ctx,
+    add,
+    'service',
+    async (backend, row, gens) => {
+      const dir = tempDir('service');
+      const cluster = clusterName('service');
+      const url = await ctx.engines.url(backend);
+      const ports = [];
+      for (let i = 0; i < n; i++) ports.push(await freePort());
+      const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
+      const servers = [];
+      const startServer = (i, gen = 0) => {
+        const registry = backend === 'zookeeper+leaf' ? `${url}?address=127.0.0.1:${ports[i]}` : url;
+        const c = new Child(
+          `server-${i}.${gen}`,
+          process.execPath,
+          [
+            dist.serverCli,
+            'serve',
+            '--port',
+            String(ports[i]),
+            '--registry',
+            registry,
+            '--cluster',
+            cluster,
+            '--allow-root',
+            '--lease-ttl-ms',
+            String(lease.ttlMs),
+            '--log-level',
+            'warn',
+          ],
+          { env },
+        );
+        const s = { name: c.name, file: path.join(dir, `${c.name}.none`), child: c, port: ports[i] };
+        gens.push(s);
+        servers[i] = s;
+        return s;
+      };
+      const waitReadyz = async (s) => {
+        const ok = await pollUntil(async () => (await get(s.port, '/readyz')) === 200 || !s.child.running, 30_000, 100);
+        if (!ok || !s.child.running)
+          throw new Error(
+            `${s.name} did not become ready within 30 s: exit ${JSON.stringify(s.child.exit)}; stderr ${s.child.stderr.slice(-800)}`,
+          );
+      };
+      for (let i = 0; i < n; i++) startServer(i);
+      await Promise.all(servers.map(waitReadyz));
+      const bases = ports.map((p) => `http://127.0.0.1:${p}`);
+      const mk = (name, script, cfg) => {
+        const file = path.join(dir, `${name}.ids`);
+        const child = spawnNode(name, childScript(script), [JSON.stringify({ ...cfg, out: file })]);
+        const g = { name, file, child };
+        gens.push(g);
+        return g;
+      };
+      const client = mk(`service-${backend}-client`, 'load.mjs', {
+        mode: 'client',
+        servers: bases,
+        durationMs,
+        concurrency: 8,
+        clientOptions: { timeoutMs: 2_000 },
+      });
+      const raw = mk(`service-${backend}-raw`, 'load.mjs', { mode: 'raw', servers: bases, durationMs, count: 100 });
+      const fuzz = mk(`service-${backend}-fuzz`, 'fuzz.mjs', {
+        targets: bases,
+        durationMs,
+        requests: fuzzRequests,
+        seed: (Date.now() & 0xffffff) ^ ports[0],
+        concurrency: 6,
+      });
+      row.details.fuzzSeed = JSON.parse(fuzz.child.proc.spawnargs.at(-1)).seed;
 
-    await sleep(durationMs / 3);
-    const victim = servers[0];
-    await victim.child.kill();
-    const killedAt = Date.now();
-    await sleep(durationMs / 3);
-    const reborn = startServer(0, 1);
-    await waitReadyz(reborn).catch((e) => row.fail(`the killed server did not come back: ${e.message}`));
-    row.note(`server-0 SIGKILLed, restarted after ${Date.now() - killedAt} ms`);
-    await Promise.all([client, raw, fuzz].map((g) => g.child.waitExit(durationMs + 30_000)));
+      await sleep(durationMs / 3);
+      const victim = servers[0];
+      await victim.child.kill();
+      const killedAt = Date.now();
+      await sleep(durationMs / 3);
+      const reborn = startServer(0, 1);
+      await waitReadyz(reborn).catch((e) => row.fail(`the killed server did not come back: ${e.message}`));
+      row.note(`server-0 SIGKILLed, restarted after ${Date.now() - killedAt} ms`);
+      await Promise.all([client, raw, fuzz].map((g) => g.child.waitExit(durationMs + 30_000)));
 
-    // Every server still up and healthy, then a graceful stop must exit 0.
-    for (const s of servers) {
-      if (!s.child.running) row.fail(`${s.name} died during the run: ${JSON.stringify(s.child.exit)}; stderr ${s.child.stderr.slice(-600)}`);
-      else if ((await get(s.port, '/healthz')) !== 200) row.fail(`${s.name} does not answer /healthz after the run`);
-    }
-    for (const s of servers) s.child.signal('SIGTERM');
-    for (const s of servers) {
-      const e = await s.child.waitExit(15_000);
-      if (e.code !== 0) row.fail(`${s.name} did not shut down cleanly on SIGTERM: ${JSON.stringify(e)}`);
-    }
-    row.processes = n + 1 + 3;
+      // Every server still up and healthy, then a graceful stop must exit 0.
+      for (const s of servers) {
+        if (!s.child.running)
+          row.fail(
+            `${s.name} died during the run: ${JSON.stringify(s.child.exit)}; stderr ${s.child.stderr.slice(-600)}`,
+          );
+        else if ((await get(s.port, '/healthz')) !== 200) row.fail(`${s.name} does not answer /healthz after the run`);
+      }
+      for (const s of servers) s.child.signal('SIGTERM');
+      for (const s of servers) {
+        const e = await s.child.waitExit(15_000);
+        if (e.code !== 0) row.fail(`${s.name} did not shut down cleanly on SIGTERM: ${JSON.stringify(e)}`);
+      }
+      row.processes = n + 1 + 3;
 
-    // What the callers saw.
-    const cDone = lastMsg(client, 'done');
-    const rDone = lastMsg(raw, 'done');
-    const fDone = lastMsg(fuzz, 'done');
-    for (const [g, d] of [[client, cDone], [raw, rDone], [fuzz, fDone]]) if (!d) row.fail(`${g.name} produced no report: exit ${JSON.stringify(g.child.exit)}; stderr ${g.child.stderr.slice(-600)}`);
-    if (cDone) {
-      row.addRefusals(cDone.errors);
-      row.stall(cDone.maxStallMs);
-      // A call may fail with a coded error when every server is slow at once (an
-      // overloaded machine): reported as a refusal. An uncoded failure, or more than 1% of
-      // the calls failing while two servers were up, fails the row.
-      const failedCalls = Object.values(cDone.errors).reduce((a, b) => a + b, 0);
-      const uncoded = Object.keys(cDone.errors).filter((k) => !k.startsWith('FLURRY_E_'));
-      if (uncoded.length) row.fail(`client calls failed without a coded error: ${JSON.stringify(uncoded)}`);
-      if (failedCalls > 0.01 * (cDone.ok + failedCalls)) row.fail(`${failedCalls} client call(s) got no ID although at least two servers were up: ${JSON.stringify(cDone.errors)}`);
-      else if (failedCalls) row.note(`${failedCalls} client call(s) failed with ${JSON.stringify(cDone.errors)} (every server slower than the client's timeout at once)`);
-      if (cDone.invalid) row.fail(`the client handed out ${cDone.invalid} invalid ID(s): ${cDone.invalidExamples.join(', ')}`);
-      row.details.client = { ok: cDone.ok, stats: cDone.stats };
-    }
-    if (rDone) {
-      row.addRefusals(Object.fromEntries(Object.entries(rDone.errors).map(([k, v]) => [`raw ${k}`, v])));
-      if (rDone.serverErrorCount) row.fail(`${rDone.serverErrorCount} 5xx answer(s) to plain ID requests: ${JSON.stringify(rDone.serverErrors.slice(0, 2))}`);
-      if (rDone.invalid) row.fail(`servers answered ${rDone.invalid} invalid ID(s)`);
-      row.details.raw = { ok: rDone.ok, statuses: rDone.statuses };
-    }
-    if (fDone) {
-      if (fDone.serverErrorCount) row.fail(`${fDone.serverErrorCount} 5xx answer(s) to fuzzed requests (replay with seed ${row.details.fuzzSeed}): ${JSON.stringify(fDone.serverErrors.slice(0, 3))}`);
-      const traces = fDone.badErrorBodies.filter((b) => b.why.startsWith('stack trace'));
-      if (traces.length) row.fail(`stack trace in a response: ${JSON.stringify(traces[0])}`);
-      if (fDone.badErrorBodyCount) row.note(`${fDone.badErrorBodyCount} error answer(s) not in the documented JSON form, e.g. ${JSON.stringify(fDone.badErrorBodies.slice(0, 2))}`);
-      row.note(`fuzz: ${fDone.sent} requests, statuses ${JSON.stringify(fDone.statuses)}`);
-      row.details.fuzz = { sent: fDone.sent, statuses: fDone.statuses, connErrors: fDone.connErrors };
-    }
-    const rawFiles = ports.map((_, i) => ({ name: `raw→server-${i}`, file: `${raw.file}.${i}` }));
-    analyze(row, [...rawFiles, { name: client.name, file: client.file }, { name: fuzz.name, file: fuzz.file }], layout, {
-      orderPromised: true,
-      allowReorderAcrossNodes: true,
-      issuers: new Set(rawFiles.map((f) => f.name)),
-    });
-    keepLogs(gens);
-  }, { backends: list });
+      // What the callers saw.
+      const cDone = lastMsg(client, 'done');
+      const rDone = lastMsg(raw, 'done');
+      const fDone = lastMsg(fuzz, 'done');
+      for (const [g, d] of [
+        [client, cDone],
+        [raw, rDone],
+        [fuzz, fDone],
+      ])
+        if (!d)
+          row.fail(
+            `${g.name} produced no report: exit ${JSON.stringify(g.child.exit)}; stderr ${g.child.stderr.slice(-600)}`,
+          );
+      if (cDone) {
+        row.addRefusals(cDone.errors);
+        row.stall(cDone.maxStallMs);
+        // A call may fail with a coded error when every server is slow at once (an
+        // overloaded machine): reported as a refusal. An uncoded failure, or more than 1% of
+        // the calls failing while two servers were up, fails the row.
+        const failedCalls = Object.values(cDone.errors).reduce((a, b) => a + b, 0);
+        const uncoded = Object.keys(cDone.errors).filter((k) => !k.startsWith('FLURRY_E_'));
+        if (uncoded.length) row.fail(`client calls failed without a coded error: ${JSON.stringify(uncoded)}`);
+        if (failedCalls > 0.01 * (cDone.ok + failedCalls))
+          row.fail(
+            `${failedCalls} client call(s) got no ID although at least two servers were up: ${JSON.stringify(cDone.errors)}`,
+          );
+        else if (failedCalls)
+          row.note(
+            `${failedCalls} client call(s) failed with ${JSON.stringify(cDone.errors)} (every server slower than the client's timeout at once)`,
+          );
+        if (cDone.invalid)
+          row.fail(`the client handed out ${cDone.invalid} invalid ID(s): ${cDone.invalidExamples.join(', ')}`);
+        row.details.client = { ok: cDone.ok, stats: cDone.stats };
+      }
+      if (rDone) {
+        row.addRefusals(Object.fromEntries(Object.entries(rDone.errors).map(([k, v]) => [`raw ${k}`, v])));
+        if (rDone.serverErrorCount)
+          row.fail(
+            `${rDone.serverErrorCount} 5xx answer(s) to plain ID requests: ${JSON.stringify(rDone.serverErrors.slice(0, 2))}`,
+          );
+        if (rDone.invalid) row.fail(`servers answered ${rDone.invalid} invalid ID(s)`);
+        row.details.raw = { ok: rDone.ok, statuses: rDone.statuses };
+      }
+      if (fDone) {
+        if (fDone.serverErrorCount)
+          row.fail(
+            `${fDone.serverErrorCount} 5xx answer(s) to fuzzed requests (replay with seed ${row.details.fuzzSeed}): ${JSON.stringify(fDone.serverErrors.slice(0, 3))}`,
+          );
+        const traces = fDone.badErrorBodies.filter((b) => b.why.startsWith('stack trace'));
+        if (traces.length) row.fail(`stack trace in a response: ${JSON.stringify(traces[0])}`);
+        if (fDone.badErrorBodyCount)
+          row.note(
+            `${fDone.badErrorBodyCount} error answer(s) not in the documented JSON form, e.g. ${JSON.stringify(fDone.badErrorBodies.slice(0, 2))}`,
+          );
+        row.note(`fuzz: ${fDone.sent} requests, statuses ${JSON.stringify(fDone.statuses)}`);
+        row.details.fuzz = { sent: fDone.sent, statuses: fDone.statuses, connErrors: fDone.connErrors };
+      }
+      const rawFiles = ports.map((_, i) => ({ name: `raw→server-${i}`, file: `${raw.file}.${i}` }));
+      analyze(
+        row,
+        [...rawFiles, { name: client.name, file: client.file }, { name: fuzz.name, file: fuzz.file }],
+        layout,
+        {
+          orderPromised: true,
+          allowReorderAcrossNodes: true,
+          issuers: new Set(rawFiles.map((f) => f.name)),
+        },
+      );
+      keepLogs(gens);
+    },
+    { backends: list },
+  );
 }

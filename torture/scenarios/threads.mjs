@@ -30,7 +30,16 @@ export async function run(ctx, add) {
   const dir = tempDir('threads');
   const procs = ['wait', 'borrow'].map((onExhausted, p) => {
     const out = path.join(dir, `proc-${p}`);
-    const child = spawnNode(`threads-${onExhausted}`, childScript('threads.mjs'), [JSON.stringify({ layout: LAYOUTS.fourSmallSeq, node: { worker: p }, threads, durationMs, out, generator: { onExhausted } })]);
+    const child = spawnNode(`threads-${onExhausted}`, childScript('threads.mjs'), [
+      JSON.stringify({
+        layout: LAYOUTS.fourSmallSeq,
+        node: { worker: p },
+        threads,
+        durationMs,
+        out,
+        generator: { onExhausted },
+      }),
+    ]);
     return { out, child, onExhausted };
   });
   try {
@@ -44,7 +53,10 @@ export async function run(ctx, add) {
       }
       for (const r of done.results) {
         if (r.error) row.fail(`${p.child.name}: a worker thread died: ${r.error.slice(0, 600)}`);
-        if (r.secondGenerator !== 'FLURRY_E_NODE_IN_USE') row.fail(`${p.child.name} thread ${r.index}: a second Generator on the node in use was ${r.secondGenerator}, not refused with FLURRY_E_NODE_IN_USE`);
+        if (r.secondGenerator !== 'FLURRY_E_NODE_IN_USE')
+          row.fail(
+            `${p.child.name} thread ${r.index}: a second Generator on the node in use was ${r.secondGenerator}, not refused with FLURRY_E_NODE_IN_USE`,
+          );
         row.addRefusals(r.refusals);
         row.stall(r.maxCallMs);
         files.push({ name: `${p.onExhausted}-t${r.index}`, file: `${p.out}.t${r.index}` });

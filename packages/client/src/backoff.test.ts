@@ -4,7 +4,10 @@ import { Backoff } from './backoff.js';
 
 test('GIVEN no jitter THEN delays double from initialMs and stop at maxMs', () => {
   const b = new Backoff({ initialMs: 100, maxMs: 1_000, jitter: 0 });
-  assert.deepEqual([1, 2, 3, 4, 5, 6, 100, 10_000].map((n) => b.delayFor(n)), [100, 200, 400, 800, 1_000, 1_000, 1_000, 1_000]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 100, 10_000].map((n) => b.delayFor(n)),
+    [100, 200, 400, 800, 1_000, 1_000, 1_000, 1_000],
+  );
   assert.equal(b.delayFor(0), 100);
 });
 

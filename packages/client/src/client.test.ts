@@ -17,7 +17,10 @@ let secured: FlurryProcess;
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'flurry-client-'));
-  [server, secured] = await Promise.all([startFlurry({ registryDir: dir }), startFlurry({ registryDir: dir, args: ['--token', TOKEN] })]);
+  [server, secured] = await Promise.all([
+    startFlurry({ registryDir: dir }),
+    startFlurry({ registryDir: dir, args: ['--token', TOKEN] }),
+  ]);
 });
 
 after(async () => {
@@ -38,7 +41,10 @@ test('GIVEN prefetching THEN 50,000 next() calls cost a handful of batch request
     const batches = (await server.requests('ids_batch')) - beforeBatch;
     const stats = client.stats();
     // The last refill may still be in flight when the loop ends.
-    assert.ok(batches === stats.refills || batches === stats.refills - 1, `server saw ${batches} batch requests, client sent ${stats.refills}`);
+    assert.ok(
+      batches === stats.refills || batches === stats.refills - 1,
+      `server saw ${batches} batch requests, client sent ${stats.refills}`,
+    );
     // Adaptive growth starts at 64 IDs and reaches 10,000 after a few refills.
     assert.ok(batches >= 5 && batches <= 60, `expected 5..60 batch requests for 50,000 IDs, saw ${batches}`);
     assert.equal((await server.requests('ids_next')) - beforeNext, 0);
@@ -82,8 +88,12 @@ test('GIVEN batch(n) THEN n distinct IDs come back, from the buffer when it hold
     const all = new Set([...small, ...big]);
     assert.equal(all.size, 25_100);
     // Fetched in 3 pieces (10,000 + 10,000 + 5,000), each strictly increasing.
-    for (const [from, to] of [[0, 10_000], [10_000, 20_000], [20_000, 25_000]] as const) {
-      for (let k = from + 1; k < to; k++) assert.ok(big[k]! > big[k - 1]!);
+    for (const [from, to] of [
+      [0, 10_000],
+      [10_000, 20_000],
+      [20_000, 25_000],
+    ] as const) {
+      for (let k = from + 1; k < to; k++) assert.ok(big[k] > big[k - 1]);
     }
     await assert.rejects(client.batch(0), coded('FLURRY_E_CLIENT_ARGUMENT'));
     await assert.rejects(client.batch(1.5), coded('FLURRY_E_CLIENT_ARGUMENT'));
@@ -110,7 +120,7 @@ test('GIVEN decode(id) THEN the server decodes it under its layout; a malformed 
     // 2^64 − 1 is a valid u64 but wider than twitter's 63 bits: the server's own code comes back.
     await assert.rejects(client.decode((1n << 64n) - 1n), coded('FLURRY_E_ID_TOO_WIDE'));
     // The server stays in rotation after a caller's mistake.
-    assert.equal(client.stats().servers[0]!.state, 'up');
+    assert.equal(client.stats().servers[0].state, 'up');
   } finally {
     await client.close();
   }
@@ -120,11 +130,14 @@ test('GIVEN a wrong or missing token THEN next() rejects with FLURRY_E_CLIENT_UN
   for (const token of ['wrong-token', undefined]) {
     const client = createClient({ servers: [secured.url], ...(token ? { token } : {}) });
     try {
-      await assert.rejects(client.next(), (e: unknown) => coded('FLURRY_E_CLIENT_UNAUTHORIZED')(e) && /401/.test((e as Error).message));
+      await assert.rejects(
+        client.next(),
+        (e: unknown) => coded('FLURRY_E_CLIENT_UNAUTHORIZED')(e) && /401/.test((e as Error).message),
+      );
       await assert.rejects(client.next(), coded('FLURRY_E_CLIENT_UNAUTHORIZED'));
       await assert.rejects(client.batch(5), coded('FLURRY_E_CLIENT_UNAUTHORIZED'));
       assert.equal(client.stats().requests, 1, 'a 401 is a configuration error: not retried');
-      assert.equal(client.stats().servers[0]!.state, 'unauthorized');
+      assert.equal(client.stats().servers[0].state, 'unauthorized');
     } finally {
       await client.close();
     }

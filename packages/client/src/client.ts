@@ -253,7 +253,11 @@ class Client implements FlurryClient {
           const ids = parseIdsBody(body, count);
           const age = this.s.clock.monotonic() - sentAt;
           if (age > this.s.prefetch.maxAgeMs) {
-            throw clientError('TIMEOUT', `${server.url} answered after ${Math.round(age)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`, { server: server.url });
+            throw clientError(
+              'TIMEOUT',
+              `${server.url} answered after ${Math.round(age)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`,
+              { server: server.url },
+            );
           }
           this.pool.succeeded(server, elapsed);
           this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
@@ -281,15 +285,24 @@ class Client implements FlurryClient {
    * - `down`: anything else (network, timeout, 5xx, 404, bad answer): backoff.
    * For refills, which the client builds itself, `caller` is treated as `down`.
    */
-  private onRequestError(server: ServerState, err: unknown, count: number, refill: boolean): 'refused' | 'smaller' | 'caller' | 'down' {
-    const e = err instanceof FlurryError ? err : clientError('NETWORK', `${server.url}: ${String(err)}`, { server: server.url }, err);
+  private onRequestError(
+    server: ServerState,
+    err: unknown,
+    count: number,
+    refill: boolean,
+  ): 'refused' | 'smaller' | 'caller' | 'down' {
+    const e =
+      err instanceof FlurryError
+        ? err
+        : clientError('NETWORK', `${server.url}: ${String(err)}`, { server: server.url }, err);
     const status = typeof e.details.status === 'number' ? e.details.status : 0;
     if (status === 401 || e.code === 'FLURRY_E_UNAUTHORIZED') {
       this.pool.refused(server, e);
       return 'refused';
     }
     if (e.code === 'FLURRY_E_BATCH_COUNT' && count > 1 && server.maxBatch > 1) {
-      const stated = typeof e.details.max === 'number' ? e.details.max : Number(/from 1 to (\d+)/.exec(e.message)?.[1] ?? NaN);
+      const stated =
+        typeof e.details.max === 'number' ? e.details.max : Number(/from 1 to (\d+)/.exec(e.message)?.[1] ?? NaN);
       const max = Number.isInteger(stated) && stated >= 1 ? stated : Math.floor(count / 2);
       server.maxBatch = Math.max(1, Math.min(server.maxBatch, max, count - 1));
       server.lastError = e;
@@ -324,7 +337,9 @@ class Client implements FlurryClient {
       );
     }
     const retryInMs = this.pool.msUntilRetry();
-    const lines = servers.map((s) => `${s.url} ${s.state}${s.lastError ? ` (${s.lastError.code}: ${s.lastError.message})` : ''}`);
+    const lines = servers.map(
+      (s) => `${s.url} ${s.state}${s.lastError ? ` (${s.lastError.code}: ${s.lastError.message})` : ''}`,
+    );
     return clientError(
       'UNAVAILABLE',
       `${what}: no Flurry server could be reached and the buffer is empty; next retry in ${Number.isFinite(retryInMs) ? Math.ceil(retryInMs) : '∞'} ms. Tried: ${lines.join('; ')}`,
@@ -335,7 +350,9 @@ class Client implements FlurryClient {
   async batch(n: number): Promise<bigint[]> {
     if (this.closed) throw closedError();
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
-      throw clientError('ARGUMENT', `batch(n) takes an integer n from 1 to 1000000; got ${String(n)}`, { value: String(n) });
+      throw clientError('ARGUMENT', `batch(n) takes an integer n from 1 to 1000000; got ${String(n)}`, {
+        value: String(n),
+      });
     }
     const fromBuffer = this.buffer.takeMany(n);
     if (fromBuffer) {
@@ -345,10 +362,12 @@ class Client implements FlurryClient {
     const out: bigint[] = [];
     while (out.length < n) {
       const want = n - out.length;
-      const ids = await this.request('batch()', (s) => `/v1/ids?count=${Math.min(want, s.maxBatch)}`, (body, path) =>
-        parseIdsBody(body, Number(path.slice(path.indexOf('=') + 1))),
+      const ids = await this.request(
+        'batch()',
+        (s) => `/v1/ids?count=${Math.min(want, s.maxBatch)}`,
+        (body, path) => parseIdsBody(body, Number(path.slice(path.indexOf('=') + 1))),
       );
-      for (let k = 0; k < ids.length; k++) out.push(ids[k]!);
+      for (let k = 0; k < ids.length; k++) out.push(ids[k]);
     }
     return out;
   }
@@ -356,18 +375,32 @@ class Client implements FlurryClient {
   async decode(id: bigint | string | number): Promise<DecodedRemoteId> {
     if (this.closed) throw closedError();
     const text = idText(id);
-    const doc = await this.request('decode()', () => `/v1/ids/${text}`, (body) => {
-      let d: Record<string, unknown>;
-      try {
-        d = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-      } catch {
-        throw clientError('BAD_RESPONSE', 'the server\'s decode answer is not JSON');
-      }
-      if (typeof d.id !== 'string' || typeof d.unixMs !== 'number' || typeof d.timestamp !== 'string' || typeof d.sequence !== 'number' || !d.fields || typeof d.fields !== 'object') {
-        throw clientError('BAD_RESPONSE', 'the server\'s decode answer lacks id, unixMs, timestamp, fields or sequence');
-      }
-      return d;
-    });
+    const doc = await this.request(
+      'decode()',
+      () => `/v1/ids/${text}`,
+      (body) => {
+        let d: Record<string, unknown>;
+        try {
+          d = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+        } catch {
+          throw clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
+        }
+        if (
+          typeof d.id !== 'string' ||
+          typeof d.unixMs !== 'number' ||
+          typeof d.timestamp !== 'string' ||
+          typeof d.sequence !== 'number' ||
+          !d.fields ||
+          typeof d.fields !== 'object'
+        ) {
+          throw clientError(
+            'BAD_RESPONSE',
+            "the server's decode answer lacks id, unixMs, timestamp, fields or sequence",
+          );
+        }
+        return d;
+      },
+    );
     return {
       id: BigInt(doc.id as string),
       unixMs: doc.unixMs as number,
@@ -381,7 +414,11 @@ class Client implements FlurryClient {
    * One request with failover: tries eligible servers in strategy order until one answers.
    * A server's answer that blames the caller's input (400…) is thrown as it is.
    */
-  private async request<T>(what: string, pathFor: (s: ServerState) => string, parse: (body: Buffer, path: string) => T): Promise<T> {
+  private async request<T>(
+    what: string,
+    pathFor: (s: ServerState) => string,
+    parse: (body: Buffer, path: string) => T,
+  ): Promise<T> {
     const tried = new Set<ServerState>();
     // Each server is tried once, plus up to 16 retries with a smaller batch after a FLURRY_E_BATCH_COUNT.
     for (let attempt = 0; attempt < this.pool.servers.length + 16; attempt++) {
@@ -448,4 +485,3 @@ function idText(id: bigint | string | number): string {
   }
   return v.toString();
 }
-

@@ -61,18 +61,18 @@ test('GIVEN three servers WHEN one is killed (SIGKILL) mid-stream THEN every nex
         assert.ok(!seen.has(id), `ID ${id} handed out twice`);
         seen.add(id);
         if (k < killAt) nodesBeforeKill.add(nodeOf(id));
-        if (k === killAt) killed = servers[1]!.kill();
+        if (k === killAt) killed = servers[1].kill();
         if (k % 250 === 0) await yieldLoop(); // let refills and the kill happen while consuming
       }
       await killed;
       assert.equal(seen.size, total);
       assert.equal(nodesBeforeKill.size, 3, 'all three servers served before the kill');
       // Go on until the client has noticed the dead server (bounded).
-      for (let k = 0; k < 20 && client.stats().servers[1]!.state === 'up'; k++) {
+      for (let k = 0; k < 20 && client.stats().servers[1].state === 'up'; k++) {
         for (let j = 0; j < 1_000; j++) seen.add(await client.next());
         await delay(20);
       }
-      const dead = client.stats().servers[1]!;
+      const dead = client.stats().servers[1];
       assert.equal(dead.state, 'down');
       assert.match(dead.lastError!.code, /^FLURRY_E_CLIENT_(NETWORK|TIMEOUT)$/);
       assert.equal(seen.size, client.stats().taken, 'every ID handed out was distinct');
@@ -111,8 +111,13 @@ test('GIVEN every server stopped THEN buffered IDs are still handed out, then ne
       assert.ok(served >= 400, `the buffer served ${served} IDs after the servers stopped`);
       assert.equal(seen.size, served);
       assert.ok(coded('FLURRY_E_CLIENT_UNAVAILABLE')(failure), String(failure));
-      const details = (failure as FlurryError).details as { servers: Array<{ url: string; state: string; lastError: { code: string } | null }> };
-      assert.deepEqual(details.servers.map((s) => s.url), servers.map((s) => s.url));
+      const details = (failure as FlurryError).details as {
+        servers: Array<{ url: string; state: string; lastError: { code: string } | null }>;
+      };
+      assert.deepEqual(
+        details.servers.map((s) => s.url),
+        servers.map((s) => s.url),
+      );
       for (const s of details.servers) {
         assert.equal(s.state, 'down');
         assert.equal(s.lastError?.code, 'FLURRY_E_CLIENT_NETWORK');
@@ -138,7 +143,11 @@ test('GIVEN a server slower than timeoutMs first in the list THEN next() fails o
   await withDir(async (dir) => {
     const server = await startFlurry({ registryDir: dir });
     const slow = await startDelayProxy(server.url, 3_000);
-    const client = createClient({ servers: [slow.url, server.url], timeoutMs: 300, backoff: { initialMs: 50, maxMs: 200 } });
+    const client = createClient({
+      servers: [slow.url, server.url],
+      timeoutMs: 300,
+      backoff: { initialMs: 50, maxMs: 200 },
+    });
     try {
       const t0 = performance.now();
       const id = await client.next();
@@ -146,9 +155,9 @@ test('GIVEN a server slower than timeoutMs first in the list THEN next() fails o
       assert.equal(typeof id, 'bigint');
       assert.ok(took >= 250 && took < 2_500, `next() took ${Math.round(took)} ms`);
       const [s0, s1] = client.stats().servers;
-      assert.equal(s0!.state, 'down');
-      assert.equal(s0!.lastError!.code, 'FLURRY_E_CLIENT_TIMEOUT');
-      assert.equal(s1!.state, 'up');
+      assert.equal(s0.state, 'down');
+      assert.equal(s0.lastError!.code, 'FLURRY_E_CLIENT_TIMEOUT');
+      assert.equal(s1.state, 'up');
     } finally {
       await client.close();
       await slow.close();
@@ -173,7 +182,7 @@ test('GIVEN only a slow server THEN next() rejects with FLURRY_E_CLIENT_UNAVAILA
       assert.equal(client.stats().requests, requests);
       slow.delayMs = 0;
       assert.equal(typeof (await eventually(() => client.next(), 40)), 'bigint');
-      assert.equal(client.stats().servers[0]!.state, 'up');
+      assert.equal(client.stats().servers[0].state, 'up');
     } finally {
       await client.close();
       await slow.close();
@@ -197,8 +206,11 @@ test('GIVEN least-latency with a server behind a 40 ms delay and a direct one TH
         if (k % 100 === 0) await delay(1);
       }
       const [viaProxy, direct] = client.stats().servers;
-      assert.ok(direct!.requests > 2 * viaProxy!.requests, `direct ${direct!.requests} vs delayed ${viaProxy!.requests} requests`);
-      assert.ok(viaProxy!.latencyMs! > direct!.latencyMs!);
+      assert.ok(
+        direct.requests > 2 * viaProxy.requests,
+        `direct ${direct.requests} vs delayed ${viaProxy.requests} requests`,
+      );
+      assert.ok(viaProxy.latencyMs! > direct.latencyMs!);
     } finally {
       await client.close();
       await slow.close();

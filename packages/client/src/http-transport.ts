@@ -58,7 +58,12 @@ export class HttpTransport {
   private closed = false;
 
   constructor(private readonly opts: TransportOptions) {
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 4, maxFreeSockets: opts.maxSockets ?? 4, scheduling: 'lifo' as const };
+    const agentOpts = {
+      keepAlive: true,
+      maxSockets: opts.maxSockets ?? 4,
+      maxFreeSockets: opts.maxSockets ?? 4,
+      scheduling: 'lifo' as const,
+    };
     this.httpAgent = new http.Agent(agentOpts);
     this.httpsAgent = new https.Agent(agentOpts);
     this.headers = { accept: 'application/json', 'user-agent': 'flurry-client/0.1' };
@@ -77,7 +82,8 @@ export class HttpTransport {
   }
 
   private attempt(base: URL, pathAndQuery: string, mayRetry: boolean): Promise<Buffer> {
-    if (this.closed) return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
+    if (this.closed)
+      return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
     const server = base.href.replace(/\/+$/, '');
     const url = server + pathAndQuery;
     const isHttps = base.protocol === 'https:';
@@ -98,18 +104,38 @@ export class HttpTransport {
       });
       this.inFlight.add(req);
       const timer = setTimeout(() => {
-        finish(clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, { server, timeoutMs: this.opts.timeoutMs }));
+        finish(
+          clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, {
+            server,
+            timeoutMs: this.opts.timeoutMs,
+          }),
+        );
         req.destroy();
       }, this.opts.timeoutMs);
       let answered = false;
       req.on('error', (e: NodeJS.ErrnoException) => {
-        if (this.closed) finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
-        else if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+        if (this.closed)
+          finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
+        else if (
+          mayRetry &&
+          !settled &&
+          !answered &&
+          req.reusedSocket &&
+          (e.code === 'ECONNRESET' || e.code === 'EPIPE')
+        ) {
           settled = true;
           clearTimeout(timer);
           this.inFlight.delete(req);
           this.attempt(base, pathAndQuery, false).then(resolve, reject);
-        } else finish(clientError('NETWORK', `${server}: ${e.code ?? ''} ${e.message}`.trim(), { server, errno: e.code ?? null }, e));
+        } else
+          finish(
+            clientError(
+              'NETWORK',
+              `${server}: ${e.code ?? ''} ${e.message}`.trim(),
+              { server, errno: e.code ?? null },
+              e,
+            ),
+          );
       });
       req.on('response', (res) => {
         answered = true;
@@ -125,9 +151,11 @@ export class HttpTransport {
           chunks.push(c);
         });
         res.on('error', (e) => finish(clientError('NETWORK', `${server}: ${e.message}`, { server }, e)));
-        res.on('aborted', () => finish(clientError('NETWORK', `${server} closed the connection mid-answer`, { server })));
+        res.on('aborted', () =>
+          finish(clientError('NETWORK', `${server} closed the connection mid-answer`, { server })),
+        );
         res.on('end', () => {
-          const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+          const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
           const status = res.statusCode ?? 0;
           if (status === 200) return finish(undefined, body);
           finish(statusError(server, status, body, res.headers['retry-after']));
@@ -147,14 +175,21 @@ export class HttpTransport {
   }
 }
 
-function statusError(server: string, status: number, body: Buffer, retryAfter: string | string[] | undefined): FlurryError {
+function statusError(
+  server: string,
+  status: number,
+  body: Buffer,
+  retryAfter: string | string[] | undefined,
+): FlurryError {
   const retrySeconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
   const retryAfterMs = Number.isFinite(retrySeconds) && retrySeconds > 0 ? Math.min(retrySeconds, 3_600) * 1000 : 0;
   let code: string | undefined;
   let message: string | undefined;
   let details: Record<string, unknown> = {};
   try {
-    const e = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown; details?: unknown } }).error;
+    const e = (
+      JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown; details?: unknown } }
+    ).error;
     if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
       code = e.code;
       message = typeof e.message === 'string' ? e.message : '';
@@ -165,5 +200,9 @@ function statusError(server: string, status: number, body: Buffer, retryAfter: s
   }
   const base = { ...details, server, status, retryAfterMs };
   if (code) return new FlurryError(code, `${server} answered ${status} ${code}: ${message}`, base);
-  return clientError('HTTP_STATUS', `${server} answered HTTP ${status}: ${JSON.stringify(body.toString('utf8', 0, 120))}`, base);
+  return clientError(
+    'HTTP_STATUS',
+    `${server} answered HTTP ${status}: ${JSON.stringify(body.toString('utf8', 0, 120))}`,
+    base,
+  );
 }

@@ -59,7 +59,12 @@ test('GIVEN takeMany(n) THEN it returns n IDs when n fresh ones are held and not
 });
 
 test('GIVEN any interleaving of pushes, takes, clock advances and discards THEN no ID is handed out twice, none from a stale chunk, and each chunk comes out in order', () => {
-  type Op = { k: 'push'; n: number } | { k: 'take'; n: number } | { k: 'advance'; ms: number } | { k: 'discard' } | { k: 'many'; n: number };
+  type Op =
+    | { k: 'push'; n: number }
+    | { k: 'take'; n: number }
+    | { k: 'advance'; ms: number }
+    | { k: 'discard' }
+    | { k: 'many'; n: number };
   const op: fc.Arbitrary<Op> = fc.oneof(
     fc.record({ k: fc.constant('push' as const), n: fc.integer({ min: 0, max: 20 }) }),
     fc.record({ k: fc.constant('take' as const), n: fc.integer({ min: 1, max: 30 }) }),
@@ -100,7 +105,7 @@ test('GIVEN any interleaving of pushes, takes, clock advances and discards THEN 
       }
       // Pushed in increasing order, so hand-out order must be increasing too.
       const order = [...seen];
-      for (let k = 1; k < order.length; k++) assert.ok(order[k]! > order[k - 1]!);
+      for (let k = 1; k < order.length; k++) assert.ok(order[k] > order[k - 1]);
     }),
     { numRuns: 300, seed: 11 },
   );
@@ -130,7 +135,10 @@ class RefillSim {
   private carry = 0;
   private inflight: { at: number; n: number; sentAt: number } | undefined;
 
-  constructor(readonly p: SizerSettings, readonly latencyMs = 1) {
+  constructor(
+    readonly p: SizerSettings,
+    readonly latencyMs = 1,
+  ) {
     this.buf = new IdBuffer(this.clock, p.maxAgeMs);
     this.sizer = new PrefetchSizer(this.clock, p);
   }
@@ -172,8 +180,14 @@ test('GIVEN a high take rate that grew the prefetch target THEN after the rate d
     const p: SizerSettings = { size: 10_000, lowWater: 3_000, maxAgeMs, adaptive: true };
     const sim = new RefillSim(p);
     const bounds = (): void => {
-      assert.ok(sim.sizer.target >= PrefetchSizer.MIN_TARGET && sim.sizer.target <= p.size, `target ${sim.sizer.target} outside [64, ${p.size}]`);
-      assert.ok(sim.sizer.lowWater >= 0 && sim.sizer.lowWater < sim.sizer.target, `lowWater ${sim.sizer.lowWater} outside [0, target)`);
+      assert.ok(
+        sim.sizer.target >= PrefetchSizer.MIN_TARGET && sim.sizer.target <= p.size,
+        `target ${sim.sizer.target} outside [64, ${p.size}]`,
+      );
+      assert.ok(
+        sim.sizer.lowWater >= 0 && sim.sizer.lowWater < sim.sizer.target,
+        `lowWater ${sim.sizer.lowWater} outside [0, target)`,
+      );
     };
     assert.equal(sim.sizer.target, PrefetchSizer.MIN_TARGET, 'starts at the minimum');
     // 50,000 IDs/s for 3 s: the target grows to the ceiling.
@@ -186,7 +200,8 @@ test('GIVEN a high take rate that grew the prefetch target THEN after the rate d
     sim.run(0.01, 3_600_000, () => {
       bounds();
       ms++;
-      if (!shrunkAfter && sim.sizer.target === PrefetchSizer.MIN_TARGET) shrunkAfter = { refills: sim.refills - before, ms };
+      if (!shrunkAfter && sim.sizer.target === PrefetchSizer.MIN_TARGET)
+        shrunkAfter = { refills: sim.refills - before, ms };
     });
     assert.ok(shrunkAfter, `the target never shrank back (still ${sim.sizer.target}, maxAgeMs ${maxAgeMs})`);
     assert.ok(shrunkAfter.refills <= 2, `shrank only after ${shrunkAfter.refills} refills (maxAgeMs ${maxAgeMs})`);
@@ -202,7 +217,10 @@ test('GIVEN a high take rate that grew the prefetch target THEN after the rate d
 });
 
 test('GIVEN any sequence of take rates THEN the target stays within [min(size, 64), size] and the low-water mark below it; with adaptive off they stay at size and lowWater', () => {
-  const phase = fc.record({ perMs: fc.oneof(fc.constant(0), fc.double({ min: 0.001, max: 80, noNaN: true })), ms: fc.integer({ min: 1, max: 1_500 }) });
+  const phase = fc.record({
+    perMs: fc.oneof(fc.constant(0), fc.double({ min: 0.001, max: 80, noNaN: true })),
+    ms: fc.integer({ min: 1, max: 1_500 }),
+  });
   fc.assert(
     fc.property(
       fc.integer({ min: 1, max: 20_000 }),
@@ -222,8 +240,14 @@ test('GIVEN any sequence of take rates THEN the target stays within [min(size, 6
             assert.equal(lowWater, p.lowWater);
             return;
           }
-          assert.ok(Number.isInteger(target) && target >= min && target <= size, `target ${target} outside [${min}, ${size}]`);
-          assert.ok(Number.isInteger(lowWater) && lowWater >= 0 && (lowWater < target || target === 1 && lowWater === 0), `lowWater ${lowWater}, target ${target}`);
+          assert.ok(
+            Number.isInteger(target) && target >= min && target <= size,
+            `target ${target} outside [${min}, ${size}]`,
+          );
+          assert.ok(
+            Number.isInteger(lowWater) && lowWater >= 0 && (lowWater < target || (target === 1 && lowWater === 0)),
+            `lowWater ${lowWater}, target ${target}`,
+          );
         };
         check();
         for (const ph of phases) sim.run(ph.perMs, ph.ms, check);

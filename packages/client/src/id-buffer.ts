@@ -128,7 +128,7 @@ export class IdBuffer {
     const now = this.clock.monotonic();
     let dropped = 0;
     for (let k = this.chunks.length - 1; k >= 0; k--) {
-      const c = this.chunks[k]!;
+      const c = this.chunks[k];
       if (now - c.fetchedAt > this.maxAgeMs || c.pos >= c.ids.length) {
         const left = c.ids.length - c.pos;
         dropped += left;
@@ -254,7 +254,10 @@ export class PrefetchSizer {
     }
     const p = this.p;
     if (!p.adaptive) return;
-    this.target = Math.max(Math.min(p.size, PrefetchSizer.MIN_TARGET), Math.min(p.size, Math.ceil(this.rate * this.horizonMs)));
+    this.target = Math.max(
+      Math.min(p.size, PrefetchSizer.MIN_TARGET),
+      Math.min(p.size, Math.ceil(this.rate * this.horizonMs)),
+    );
     const scaled = Math.floor((this.target * p.lowWater) / p.size);
     const cover = Math.ceil(this.rate * latencyMs * 2);
     this.lowWater = Math.max(0, Math.min(this.target - 1, Math.max(scaled, cover)));

@@ -15,7 +15,7 @@ test('GIVEN only servers THEN the defaults are 10,000 IDs, low water 3,000, 5 s 
   assert.equal(resolveOptions({ servers: ok, prefetch: { size: 100 } }).prefetch.lowWater, 30);
   assert.equal(resolveOptions({ servers: ok, prefetch: { size: 1 } }).prefetch.lowWater, 0);
   assert.equal(resolveOptions({ servers: ok, prefetch: { maxAgeMs: Infinity } }).prefetch.maxAgeMs, Infinity);
-  assert.equal(resolveOptions({ servers: ['https://ids.example.com/flurry/'] }).servers[0]!.pathname, '/flurry/');
+  assert.equal(resolveOptions({ servers: ['https://ids.example.com/flurry/'] }).servers[0].pathname, '/flurry/');
 });
 
 test('GIVEN bad configuration THEN createClient throws FLURRY_E_CLIENT_CONFIG naming the option', () => {
@@ -35,7 +35,10 @@ test('GIVEN bad configuration THEN createClient throws FLURRY_E_CLIENT_CONFIG na
     [{ servers: ok, prefetch: { size: 0 } }, /prefetch.size/],
     [{ servers: ok, prefetch: { size: 1.5 } }, /prefetch.size/],
     [{ servers: ok, prefetch: { lowWater: -1 } }, /prefetch.lowWater/],
-    [{ servers: ok, prefetch: { size: 100, lowWater: 100 } }, /prefetch.lowWater must be an integer from 0 to prefetch.size − 1 \(99\); got 100/],
+    [
+      { servers: ok, prefetch: { size: 100, lowWater: 100 } },
+      /prefetch.lowWater must be an integer from 0 to prefetch.size − 1 \(99\); got 100/,
+    ],
     [{ servers: ok, prefetch: { size: 100, lowWater: 500 } }, /prefetch.lowWater/],
     [{ servers: ok, prefetch: { maxAgeMs: 0 } }, /prefetch.maxAgeMs/],
     [{ servers: ok, prefetch: { maxAgeMs: -5 } }, /prefetch.maxAgeMs/],
@@ -78,8 +81,11 @@ test('GIVEN docs/client.md THEN its option table gives the bounds the code enfor
   const { readFileSync } = await import('node:fs');
   const path = (await import('node:path')).default;
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
-  const rows = readFileSync(path.join(root, 'docs', 'client.md'), 'utf8').split('\n').filter((l) => l.startsWith('| `'));
-  const row = (name: string): string => rows.find((l) => l.startsWith(`| \`${name}\` |`)) ?? assert.fail(`no row for ${name}`);
+  const rows = readFileSync(path.join(root, 'docs', 'client.md'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('| `'));
+  const row = (name: string): string =>
+    rows.find((l) => l.startsWith(`| \`${name}\` |`)) ?? assert.fail(`no row for ${name}`);
   const bounds = (o: ClientOptions): { min: number; max: number } => {
     try {
       resolveOptions(o);
@@ -96,7 +102,10 @@ test('GIVEN docs/client.md THEN its option table gives the bounds the code enfor
     ['prefetch.maxBatch', { servers: ok, prefetch: { maxBatch: 0 } }],
   ] as const) {
     const b = bounds(o);
-    assert.ok(row(name).includes(`| ${n(b.min)} – ${n(b.max)} |`), `${name}: ${n(b.min)} – ${n(b.max)} in ${row(name)}`);
+    assert.ok(
+      row(name).includes(`| ${n(b.min)} – ${n(b.max)} |`),
+      `${name}: ${n(b.min)} – ${n(b.max)} in ${row(name)}`,
+    );
   }
   const initial = bounds({ servers: ok, backoff: { initialMs: 0 } });
   const max = bounds({ servers: ok, backoff: { maxMs: 0 } });

@@ -103,55 +103,107 @@ export const SERVICE_MAX_BATCH = 10_000;
  */
 export function resolveOptions(opts: ClientOptions): ClientSettings {
   if (opts === null || typeof opts !== 'object') {
-    throw clientError('CONFIG', 'createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })');
+    throw clientError(
+      'CONFIG',
+      'createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })',
+    );
   }
   const known = new Set(['servers', 'token', 'timeoutMs', 'prefetch', 'strategy', 'backoff', 'clock']);
   for (const k of Object.keys(opts)) {
-    if (!known.has(k)) throw clientError('CONFIG', `unknown option ${JSON.stringify(k)}; options are ${[...known].join(', ')}`, { option: k });
+    if (!known.has(k))
+      throw clientError('CONFIG', `unknown option ${JSON.stringify(k)}; options are ${[...known].join(', ')}`, {
+        option: k,
+      });
   }
   const servers = parseServers(opts.servers);
 
   let token: string | undefined;
   if (opts.token !== undefined) {
     if (typeof opts.token !== 'string' || !/^[\x21-\x7e]+$/.test(opts.token)) {
-      throw clientError('CONFIG', 'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")', { option: 'token' });
+      throw clientError(
+        'CONFIG',
+        'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
+        { option: 'token' },
+      );
     }
     token = opts.token;
   }
   const timeoutMs = int('timeoutMs', opts.timeoutMs, 2_000, 1, 600_000);
 
   const p = opts.prefetch ?? {};
-  if (p === null || typeof p !== 'object') throw clientError('CONFIG', 'prefetch must be an object such as { size: 10000, lowWater: 3000 }', { option: 'prefetch' });
+  if (p === null || typeof p !== 'object')
+    throw clientError('CONFIG', 'prefetch must be an object such as { size: 10000, lowWater: 3000 }', {
+      option: 'prefetch',
+    });
   const knownPrefetch = new Set(['size', 'lowWater', 'maxAgeMs', 'adaptive', 'maxBatch']);
   for (const k of Object.keys(p)) {
-    if (!knownPrefetch.has(k)) throw clientError('CONFIG', `unknown option prefetch.${k}; prefetch options are ${[...knownPrefetch].join(', ')}`, { option: `prefetch.${k}` });
+    if (!knownPrefetch.has(k))
+      throw clientError(
+        'CONFIG',
+        `unknown option prefetch.${k}; prefetch options are ${[...knownPrefetch].join(', ')}`,
+        { option: `prefetch.${k}` },
+      );
   }
   const size = int('prefetch.size', p.size, 10_000, 1, 1_000_000);
-  const lowWater = int('prefetch.lowWater', p.lowWater, Math.floor(size * 0.3), 0, size - 1, `0 to prefetch.size − 1 (${size - 1})`);
+  const lowWater = int(
+    'prefetch.lowWater',
+    p.lowWater,
+    Math.floor(size * 0.3),
+    0,
+    size - 1,
+    `0 to prefetch.size − 1 (${size - 1})`,
+  );
   let maxAgeMs = 5_000;
   if (p.maxAgeMs !== undefined) {
     if (typeof p.maxAgeMs !== 'number' || Number.isNaN(p.maxAgeMs) || p.maxAgeMs < 1) {
-      throw clientError('CONFIG', `prefetch.maxAgeMs must be a number of milliseconds ≥ 1 (or Infinity); got ${String(p.maxAgeMs)}`, { option: 'prefetch.maxAgeMs', value: String(p.maxAgeMs) });
+      throw clientError(
+        'CONFIG',
+        `prefetch.maxAgeMs must be a number of milliseconds ≥ 1 (or Infinity); got ${String(p.maxAgeMs)}`,
+        { option: 'prefetch.maxAgeMs', value: String(p.maxAgeMs) },
+      );
     }
     maxAgeMs = p.maxAgeMs;
   }
   if (p.adaptive !== undefined && typeof p.adaptive !== 'boolean') {
-    throw clientError('CONFIG', `prefetch.adaptive must be true or false; got ${String(p.adaptive)}`, { option: 'prefetch.adaptive' });
+    throw clientError('CONFIG', `prefetch.adaptive must be true or false; got ${String(p.adaptive)}`, {
+      option: 'prefetch.adaptive',
+    });
   }
   const maxBatch = int('prefetch.maxBatch', p.maxBatch, SERVICE_MAX_BATCH, 1, SERVICE_MAX_BATCH);
 
   const strategy = opts.strategy ?? 'round-robin';
   if (strategy !== 'round-robin' && strategy !== 'least-latency') {
-    throw clientError('CONFIG', `strategy must be "round-robin" or "least-latency"; got ${JSON.stringify(String(strategy))}`, { option: 'strategy' });
+    throw clientError(
+      'CONFIG',
+      `strategy must be "round-robin" or "least-latency"; got ${JSON.stringify(String(strategy))}`,
+      { option: 'strategy' },
+    );
   }
   const b = opts.backoff ?? {};
-  if (b === null || typeof b !== 'object') throw clientError('CONFIG', 'backoff must be an object such as { initialMs: 100, maxMs: 10000 }', { option: 'backoff' });
+  if (b === null || typeof b !== 'object')
+    throw clientError('CONFIG', 'backoff must be an object such as { initialMs: 100, maxMs: 10000 }', {
+      option: 'backoff',
+    });
   const initialMs = int('backoff.initialMs', b.initialMs, 100, 1, 600_000);
-  const maxMs = int('backoff.maxMs', b.maxMs, Math.max(10_000, initialMs), initialMs, 3_600_000, `${initialMs} (backoff.initialMs) to 3600000`);
+  const maxMs = int(
+    'backoff.maxMs',
+    b.maxMs,
+    Math.max(10_000, initialMs),
+    initialMs,
+    3_600_000,
+    `${initialMs} (backoff.initialMs) to 3600000`,
+  );
 
   const clock = opts.clock ?? systemClock;
-  if (clock === null || typeof clock !== 'object' || typeof clock.monotonic !== 'function' || typeof clock.now !== 'function') {
-    throw clientError('CONFIG', 'clock must be a Clock from @flurry/core (with now() and monotonic())', { option: 'clock' });
+  if (
+    clock === null ||
+    typeof clock !== 'object' ||
+    typeof clock.monotonic !== 'function' ||
+    typeof clock.now !== 'function'
+  ) {
+    throw clientError('CONFIG', 'clock must be a Clock from @flurry/core (with now() and monotonic())', {
+      option: 'clock',
+    });
   }
   return {
     servers,
@@ -166,25 +218,43 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
 
 function parseServers(list: unknown): URL[] {
   if (!Array.isArray(list) || list.length === 0) {
-    throw clientError('CONFIG', 'servers must hold at least one URL, e.g. ["http://127.0.0.1:8080"]', { option: 'servers' });
+    throw clientError('CONFIG', 'servers must hold at least one URL, e.g. ["http://127.0.0.1:8080"]', {
+      option: 'servers',
+    });
   }
   const seen = new Set<string>();
   return list.map((raw, i) => {
-    if (typeof raw !== 'string') throw clientError('CONFIG', `servers[${i}] must be a URL string; got ${typeof raw}`, { option: `servers[${i}]` });
+    if (typeof raw !== 'string')
+      throw clientError('CONFIG', `servers[${i}] must be a URL string; got ${typeof raw}`, { option: `servers[${i}]` });
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} is not a URL; write it like "http://10.0.0.1:8080"`, { option: `servers[${i}]`, value: raw });
+      throw clientError(
+        'CONFIG',
+        `servers[${i}] ${JSON.stringify(raw)} is not a URL; write it like "http://10.0.0.1:8080"`,
+        { option: `servers[${i}]`, value: raw },
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} must use http: or https:`, { option: `servers[${i}]`, value: raw });
+      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} must use http: or https:`, {
+        option: `servers[${i}]`,
+        value: raw,
+      });
     }
     if (url.search || url.hash || url.username || url.password) {
-      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} must not carry a query, a fragment or credentials (use the token option)`, { option: `servers[${i}]`, value: raw });
+      throw clientError(
+        'CONFIG',
+        `servers[${i}] ${JSON.stringify(raw)} must not carry a query, a fragment or credentials (use the token option)`,
+        { option: `servers[${i}]`, value: raw },
+      );
     }
     const key = url.href.replace(/\/+$/, '');
-    if (seen.has(key)) throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} is listed twice`, { option: `servers[${i}]`, value: raw });
+    if (seen.has(key))
+      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} is listed twice`, {
+        option: `servers[${i}]`,
+        value: raw,
+      });
     seen.add(key);
     return url;
   });
@@ -193,7 +263,12 @@ function parseServers(list: unknown): URL[] {
 function int(name: string, v: unknown, dflt: number, min: number, max: number, allowed = `${min} to ${max}`): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw clientError('CONFIG', `${name} must be an integer from ${allowed}; got ${String(v)}`, { option: name, value: String(v), min, max });
+    throw clientError('CONFIG', `${name} must be an integer from ${allowed}; got ${String(v)}`, {
+      option: name,
+      value: String(v),
+      min,
+      max,
+    });
   }
   return v;
 }

@@ -4,11 +4,12 @@ import fc from 'fast-check';
 import { FlurryError } from '@flurry/core';
 import { parseIdsBody } from './parse-ids.js';
 
-const compact = (ids: readonly (bigint | string)[]): Buffer => Buffer.from('{"ids":[' + ids.map((i) => `"${i}"`).join(',') + ']}');
+const compact = (ids: readonly (bigint | string)[]): Buffer =>
+  Buffer.from('{"ids":[' + ids.map((i) => `"${i}"`).join(',') + ']}');
 const isBad = (e: unknown): boolean => e instanceof FlurryError && e.code === 'FLURRY_E_CLIENT_BAD_RESPONSE';
 const U64_MAX = (1n << 64n) - 1n;
 
-test('GIVEN any strictly increasing list of unsigned 64-bit IDs in the server\'s compact form THEN the scanner returns exactly those IDs', () => {
+test("GIVEN any strictly increasing list of unsigned 64-bit IDs in the server's compact form THEN the scanner returns exactly those IDs", () => {
   fc.assert(
     fc.property(fc.uniqueArray(fc.bigInt({ min: 0n, max: U64_MAX }), { maxLength: 200 }), (raw) => {
       const ids = [...raw].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -19,7 +20,21 @@ test('GIVEN any strictly increasing list of unsigned 64-bit IDs in the server\'s
 });
 
 test('GIVEN the edges of each digit count (0, 2^32, 2^53, 10^19, 2^64 − 1) THEN the scanner is exact', () => {
-  const ids = [0n, 1n, 9n, 4294967295n, 4294967296n, 9007199254740991n, 9007199254740993n, 999999999999999999n, 1000000000000000000n, 9223372036854775807n, 9223372036854775808n, 10000000000000000000n, U64_MAX];
+  const ids = [
+    0n,
+    1n,
+    9n,
+    4294967295n,
+    4294967296n,
+    9007199254740991n,
+    9007199254740993n,
+    999999999999999999n,
+    1000000000000000000n,
+    9223372036854775807n,
+    9223372036854775808n,
+    10000000000000000000n,
+    U64_MAX,
+  ];
   assert.deepEqual([...parseIdsBody(compact(ids), ids.length)], ids);
 });
 

@@ -35,7 +35,11 @@ export function parseIdsBody(body: Buffer, expected: number): BigUint64Array {
   const ids = n >= 0 ? out : parseJson(body, expected);
   const count = n >= 0 ? n : ids.length;
   if (count !== expected) {
-    throw clientError('BAD_RESPONSE', `the server sent ${count} ID${count === 1 ? '' : 's'} for a request of ${expected}`, { expected, got: count });
+    throw clientError(
+      'BAD_RESPONSE',
+      `the server sent ${count} ID${count === 1 ? '' : 's'} for a request of ${expected}`,
+      { expected, got: count },
+    );
   }
   if (n < 0) checkIncreasing(ids);
   return ids;
@@ -62,15 +66,15 @@ function scanCompact(b: Buffer, out: BigUint64Array): number {
       if (b[i] !== 0x22 /* " */) return -1;
       const start = i + 1;
       let end = start;
-      while (end < len && b[end]! >= 0x30 && b[end]! <= 0x39) end++;
+      while (end < len && b[end] >= 0x30 && b[end] <= 0x39) end++;
       const digits = end - start;
       if (digits === 0 || digits > 20 || b[end] !== 0x22) return -1;
       // value = hi * 1e9 + lo, with hi < 1e11 and lo < 1e9: exact in doubles.
       const split = digits > 9 ? end - 9 : start;
       let hi = 0;
       let lo = 0;
-      for (let k = start; k < split; k++) hi = hi * 10 + (b[k]! - 0x30);
-      for (let k = split; k < end; k++) lo = lo * 10 + (b[k]! - 0x30);
+      for (let k = start; k < split; k++) hi = hi * 10 + (b[k] - 0x30);
+      for (let k = split; k < end; k++) lo = lo * 10 + (b[k] - 0x30);
       // hi * 1e9 = (h1 * 2^16 + h0) * 1e9
       const h0 = hi % 65536;
       const h1 = (hi - h0) / 65536;
@@ -87,13 +91,24 @@ function scanCompact(b: Buffer, out: BigUint64Array): number {
         high += 1;
       }
       if (high >= TWO32) {
-        throw clientError('BAD_RESPONSE', `the server sent an ID wider than 64 bits: ${b.toString('latin1', start, end)}`);
+        throw clientError(
+          'BAD_RESPONSE',
+          `the server sent an ID wider than 64 bits: ${b.toString('latin1', start, end)}`,
+        );
       }
       if (high < prevHi || (high === prevHi && low <= prevLo)) {
-        throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${n}: ${b.toString('latin1', start, end)}`, { position: n });
+        throw clientError(
+          'BAD_RESPONSE',
+          `the server's IDs are not strictly increasing at position ${n}: ${b.toString('latin1', start, end)}`,
+          { position: n },
+        );
       }
       if (n >= out.length) {
-        throw clientError('BAD_RESPONSE', `the server sent more than the ${out.length} ID${out.length === 1 ? '' : 's'} requested`, { expected: out.length });
+        throw clientError(
+          'BAD_RESPONSE',
+          `the server sent more than the ${out.length} ID${out.length === 1 ? '' : 's'} requested`,
+          { expected: out.length },
+        );
       }
       words[2 * n + LO] = low;
       words[2 * n + HI] = high;
@@ -123,20 +138,31 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
   try {
     doc = JSON.parse(body.toString('utf8'));
   } catch {
-    throw clientError('BAD_RESPONSE', `the server's answer is not JSON: ${JSON.stringify(body.toString('utf8', 0, 80))}`);
+    throw clientError(
+      'BAD_RESPONSE',
+      `the server's answer is not JSON: ${JSON.stringify(body.toString('utf8', 0, 80))}`,
+    );
   }
   const ids = (doc as { ids?: unknown } | null)?.ids;
   if (!Array.isArray(ids)) {
     throw clientError('BAD_RESPONSE', 'the server\'s answer has no "ids" array; is this URL a Flurry server?');
   }
   if (ids.length !== expected) {
-    throw clientError('BAD_RESPONSE', `the server sent ${ids.length} ID${ids.length === 1 ? '' : 's'} for a request of ${expected}`, { expected, got: ids.length });
+    throw clientError(
+      'BAD_RESPONSE',
+      `the server sent ${ids.length} ID${ids.length === 1 ? '' : 's'} for a request of ${expected}`,
+      { expected, got: ids.length },
+    );
   }
   const out = new BigUint64Array(ids.length);
   for (let k = 0; k < ids.length; k++) {
     const s = ids[k];
     if (typeof s !== 'string' || !/^[0-9]{1,20}$/.test(s) || BigInt(s) > U64_MAX) {
-      throw clientError('BAD_RESPONSE', `the server sent ${JSON.stringify(String(s)).slice(0, 40)} where a decimal unsigned 64-bit ID belongs`, { position: k });
+      throw clientError(
+        'BAD_RESPONSE',
+        `the server sent ${JSON.stringify(String(s)).slice(0, 40)} where a decimal unsigned 64-bit ID belongs`,
+        { position: k },
+      );
     }
     out[k] = BigInt(s);
   }
@@ -145,8 +171,10 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
 
 function checkIncreasing(ids: BigUint64Array): void {
   for (let k = 1; k < ids.length; k++) {
-    if (ids[k]! <= ids[k - 1]!) {
-      throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${k}: ${ids[k]}`, { position: k });
+    if (ids[k] <= ids[k - 1]) {
+      throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${k}: ${ids[k]}`, {
+        position: k,
+      });
     }
   }
 }

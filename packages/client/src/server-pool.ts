@@ -131,7 +131,7 @@ export class ServerPool {
       let bestLatency = Infinity;
       // Start at the cursor so equal latencies (and unmeasured servers) take turns.
       for (let k = 0; k < n; k++) {
-        const s = this.servers[(this.cursor + k) % n]!;
+        const s = this.servers[(this.cursor + k) % n];
         if (!ok(s)) continue;
         const l = s.latencyMs ?? 0;
         if (l < bestLatency) {
@@ -144,7 +144,7 @@ export class ServerPool {
     }
     for (let k = 0; k < n; k++) {
       const i = (this.cursor + k) % n;
-      const s = this.servers[i]!;
+      const s = this.servers[i];
       if (ok(s)) {
         this.cursor = (i + 1) % n;
         return s;

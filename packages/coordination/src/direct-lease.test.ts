@@ -11,7 +11,14 @@ test('GIVEN a Generator built on a registry lease itself WHEN the lease is lost 
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-direct-'));
   const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
   const open = (s: string) =>
-    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: 1000, marginMs: 200, clock, autoRenew: false, stateDir: path.join(dir, `state-${s}`) });
+    new LeaseRegistry(createFileDriver(dir, { clock }), {
+      cluster: 'c',
+      ttlMs: 1000,
+      marginMs: 200,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(dir, `state-${s}`),
+    });
   const layout = Layout.parse('timestamp:41,worker:1,sequence:12');
   const a = open('a');
   const b = open('b');
@@ -37,7 +44,10 @@ test('GIVEN a Generator built on a registry lease itself WHEN the lease is lost 
       (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED,
       'the old generator must not issue under worker 0, which B holds',
     );
-    assert.throws(() => ga.fill(new BigUint64Array(4)), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED);
+    assert.throws(
+      () => ga.fill(new BigUint64Array(4)),
+      (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED,
+    );
     const again = new Generator({ layout, lease: la, clock });
     assert.deepEqual(again.node, { worker: 1 }, 'a generator built now gets the new node ID');
     assert.deepEqual(layout.decode(again.next()).fields, { worker: 1 });

@@ -17,6 +17,12 @@ export * from './lease-manager.js';
 export * from './leased-generator.js';
 export * from './url.js';
 export * from './open-registry.js';
-export { createFileDriver, timeSourceFor, type FileClaim, type FileDriverOptions, type LeaseTimeSource } from './drivers/file.js';
+export {
+  createFileDriver,
+  timeSourceFor,
+  type FileClaim,
+  type FileDriverOptions,
+  type LeaseTimeSource,
+} from './drivers/file.js';
 export { createStaticDriver, k8sOrdinal, type StaticDriverOptions } from './drivers/static.js';
 export { defaultStateDir, SlotCache } from './state-dir.js';

@@ -3,7 +3,16 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, readdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FlurryError, Generator, Layout, ManualClock, sleepSync, systemClock, type Clock, type GeneratorEvent } from '@flurry/core';
+import {
+  FlurryError,
+  Generator,
+  Layout,
+  ManualClock,
+  sleepSync,
+  systemClock,
+  type Clock,
+  type GeneratorEvent,
+} from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
 import { cleanFloorDriver } from './drivers/test-kit.js';
@@ -22,7 +31,15 @@ function setup(extra: { ttlMs?: number } = {}) {
   const dir = path.join(base, `r${n++}`);
   const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
   const open = (o: RegistryOptions = {}) =>
-    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: extra.ttlMs ?? TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
+    new LeaseRegistry(createFileDriver(dir, { clock }), {
+      cluster: 'c',
+      ttlMs: extra.ttlMs ?? TTL,
+      marginMs: MARGIN,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(dir, 'state'),
+      ...o,
+    });
   return { dir, clock, open };
 }
 const twoSlots = Layout.parse('timestamp:41,worker:1,sequence:12');
@@ -54,7 +71,12 @@ function slowDriver(latencyMs: number) {
     url: 'fake:',
     kind: 'fake',
     async claim() {
-      return { slot: 0, token: 't', highWaterMs: state.aheadMs > 0 ? Date.now() + state.aheadMs : 0, releasedCleanly: true };
+      return {
+        slot: 0,
+        token: 't',
+        highWaterMs: state.aheadMs > 0 ? Date.now() + state.aheadMs : 0,
+        releasedCleanly: true,
+      };
     },
     async renew() {
       renewStarts.push(performance.now());
@@ -102,7 +124,7 @@ describe('lease manager: fencing deadline', () => {
     await reg.close();
   });
 
-  test('GIVEN a successful renewal THEN the deadline moves to that renewal\'s start + ttl − margin', async () => {
+  test("GIVEN a successful renewal THEN the deadline moves to that renewal's start + ttl − margin", async () => {
     const { clock, open } = setup();
     const reg = open();
     const lease = await reg.acquire(twoSlots);
@@ -143,7 +165,14 @@ describe('lease manager: fencing deadline', () => {
   test('GIVEN renewals failing (engine unavailable) THEN failures are counted, the lease stays valid until its deadline, then is lost', async () => {
     const { clock, dir } = setup();
     const driver = createFileDriver(dir, { clock });
-    const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state') });
+    const reg = new LeaseRegistry(driver, {
+      cluster: 'c',
+      ttlMs: TTL,
+      marginMs: MARGIN,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(dir, 'state'),
+    });
     const lease = await reg.acquire(twoSlots);
     const seen = events(lease);
     await driver.close(); // every call now fails
@@ -155,7 +184,10 @@ describe('lease manager: fencing deadline', () => {
     assert.equal(lease.valid(), false);
     await lease.renewNow();
     assert.equal(lease.state, 'lost');
-    assert.deepEqual(seen.filter((e) => e === 'lost'), ['lost']);
+    assert.deepEqual(
+      seen.filter((e) => e === 'lost'),
+      ['lost'],
+    );
     await lease.release();
   });
 });
@@ -175,7 +207,8 @@ function slowRenewals(inner: RegistryDriver, before: () => Promise<void> | void)
   };
 }
 
-const fencedOn = (clock: 'wall' | 'monotonic') => (e: unknown) => e instanceof FlurryError && e.code === 'FLURRY_E_LEASE_EXPIRED' && e.details.clock === clock;
+const fencedOn = (clock: 'wall' | 'monotonic') => (e: unknown) =>
+  e instanceof FlurryError && e.code === 'FLURRY_E_LEASE_EXPIRED' && e.details.clock === clock;
 
 describe('lease manager: wall-clock deadline (system suspend)', () => {
   test('GIVEN a fresh acquire or a renewal THEN wallDeadline is its wall-clock start + ttl − margin, also on the generator view', async () => {
@@ -217,7 +250,11 @@ describe('lease manager: wall-clock deadline (system suspend)', () => {
       assert.equal(seen[0], 'lost', 'reported lost before anything else');
       assert.match(lostErrors[0].message, /wall-clock fencing deadline.*suspended/);
       assert.equal(lease.stats.lost, 1);
-      assert.throws(() => gen.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED', 'a generator of the old claim never issues again');
+      assert.throws(
+        () => gen.next(),
+        (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED',
+        'a generator of the old claim never issues again',
+      );
       if (lease.state === 'held') {
         // Re-acquired (the slot was still free): a fresh generator continues above.
         gen.close();
@@ -239,7 +276,10 @@ describe('lease manager: wall-clock deadline (system suspend)', () => {
       const lost = new Promise<FlurryError>((resolve) => lease.once('lost', resolve));
       clock.stepWall(120_000);
       const t0 = performance.now();
-      const err = await Promise.race([lost, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no lost event within 3 s')), 3000))]);
+      const err = await Promise.race([
+        lost,
+        new Promise<never>((_, rej) => setTimeout(() => rej(new Error('no lost event within 3 s')), 3000)),
+      ]);
       const tookMs = performance.now() - t0;
       t.diagnostic(`lost ${Math.round(tookMs)} ms after the resume`);
       assert.ok(tookMs < 1000, `lost after ${Math.round(tookMs)} ms (the poll is 250 ms)`);
@@ -256,7 +296,14 @@ describe('lease manager: wall-clock deadline (system suspend)', () => {
     const driver = slowRenewals(createFileDriver(dir, { clock }), () => {
       if (suspend) clock.stepWall(3 * TTL); // sent before the suspend, answered after it
     });
-    const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: MARGIN, clock, autoRenew: false, stateDir: path.join(dir, 'state') });
+    const reg = new LeaseRegistry(driver, {
+      cluster: 'c',
+      ttlMs: TTL,
+      marginMs: MARGIN,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(dir, 'state'),
+    });
     const lease = await reg.acquire(twoSlots);
     const seen = events(lease);
     const failures: FlurryError[] = [];
@@ -375,7 +422,7 @@ describe('lease manager: loss and re-acquisition', () => {
     assert.equal(await a.renewNow(), false);
     await b.release();
     assert.equal(await a.renewNow(), true);
-    assert.ok(a.notBeforeMs >= bIssued, 'the floor is B\'s final mark');
+    assert.ok(a.notBeforeMs >= bIssued, "the floor is B's final mark");
     await regA.close();
     await regB.close();
   });
@@ -403,7 +450,7 @@ describe('lease manager: high-water floor', () => {
     assert.equal(claimFloor({ highWaterMs: 0, releasedCleanly: false }, 1200), 0);
   });
 
-  test('GIVEN a clean release THEN the next holder\'s notBeforeMs is exactly the highest issued timestamp', async () => {
+  test("GIVEN a clean release THEN the next holder's notBeforeMs is exactly the highest issued timestamp", async () => {
     const { clock, open } = setup();
     const regA = open();
     const a = await regA.acquire(oneSlot);
@@ -418,7 +465,7 @@ describe('lease manager: high-water floor', () => {
     assert.equal(b.notBeforeMs, issued);
   });
 
-  test('GIVEN a holder that died after a renewal THEN the next holder\'s floor is its last report + ttl + margin', async () => {
+  test("GIVEN a holder that died after a renewal THEN the next holder's floor is its last report + ttl + margin", async () => {
     const { clock, open } = setup();
     const a = await open().acquire(oneSlot);
     a.attach(() => 0);
@@ -461,7 +508,7 @@ describe('lease manager: high-water floor', () => {
 });
 
 describe('lease manager: waiting for the floor (asynchronously)', () => {
-  test('GIVEN a previous holder\'s mark 300 ms ahead of our wall clock THEN acquire resolves after ≈300 ms AND the event loop keeps running during the wait AND the generator never waits', async (t) => {
+  test("GIVEN a previous holder's mark 300 ms ahead of our wall clock THEN acquire resolves after ≈300 ms AND the event loop keeps running during the wait AND the generator never waits", async (t) => {
     const dir = path.join(base, `r${n++}`);
     const ahead: Clock = { now: () => Date.now() + 300, monotonic: () => performance.now(), sleep: sleepSync };
     const opts = { cluster: 'c', ttlMs: 10_000, autoRenew: false, stateDir: path.join(dir, 'state') };
@@ -481,8 +528,13 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
       clearInterval(interval);
     }
     const tookMs = performance.now() - t0;
-    t.diagnostic(`acquire took ${Math.round(tookMs)} ms for a floor ${lease.notBeforeMs - ourNow} ms ahead; a 10 ms interval ticked ${ticks} times meanwhile`);
-    assert.ok(lease.notBeforeMs - ourNow > 200, `the floor (A's mark) was ${lease.notBeforeMs - ourNow} ms ahead of our clock`);
+    t.diagnostic(
+      `acquire took ${Math.round(tookMs)} ms for a floor ${lease.notBeforeMs - ourNow} ms ahead; a 10 ms interval ticked ${ticks} times meanwhile`,
+    );
+    assert.ok(
+      lease.notBeforeMs - ourNow > 200,
+      `the floor (A's mark) was ${lease.notBeforeMs - ourNow} ms ahead of our clock`,
+    );
     assert.ok(Date.now() > lease.notBeforeMs, 'resolved only after the clock passed the floor');
     assert.ok(tookMs >= 200 && tookMs < 2000, `acquire took ${Math.round(tookMs)} ms`);
     assert.ok(ticks >= 5, `a 10 ms interval ticked ${ticks} times during the wait (the loop was not blocked)`);
@@ -520,13 +572,26 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
     const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
     const floor = clock.now() + 101;
     const driver = cleanFloorDriver(floor);
-    const reg = new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs: 5, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
+    const reg = new LeaseRegistry(driver, {
+      cluster: 'c',
+      ttlMs: TTL,
+      marginMs: 5,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(base, `r${n++}`, 'state'),
+    });
     const lease = await reg.acquire(tenMsLayout);
     const tickStart = Date.UTC(2025, 5, 1) + 110; // the first 10 ms tick above the floor (+101 ms)
     assert.equal(lease.notBeforeMs, floor);
     assert.equal(clock.now(), tickStart, 'resolved as that tick started, not 1 ms past the floor');
     const seen: GeneratorEvent[] = [];
-    const gen = new Generator({ layout: tenMsLayout, lease: lease.forGenerator(), clock, highWaterWaitMs: 0, onEvent: (e) => seen.push(e) });
+    const gen = new Generator({
+      layout: tenMsLayout,
+      lease: lease.forGenerator(),
+      clock,
+      highWaterWaitMs: 0,
+      onEvent: (e) => seen.push(e),
+    });
     assert.ok(tenMsLayout.decode(gen.next()).unixMs > floor);
     assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
     gen.close();
@@ -545,7 +610,12 @@ describe('lease manager: waiting for the floor (asynchronously)', () => {
     assert.equal(lease.notBeforeMs, t + 150, 'the floor covers the borrowed ticks');
     assert.ok(clock.now() > lease.notBeforeMs, 'held only after the clock passed the floor');
     const seen: GeneratorEvent[] = [];
-    const gen = new Generator({ layout: reacquireLayout, lease: lease.forGenerator(), clock, onEvent: (e) => seen.push(e) });
+    const gen = new Generator({
+      layout: reacquireLayout,
+      lease: lease.forGenerator(),
+      clock,
+      onEvent: (e) => seen.push(e),
+    });
     gen.next();
     assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
     gen.close();
@@ -576,8 +646,13 @@ describe('lease manager: renewal schedule after a floor wait', () => {
       const next = renewStarts.find((s) => s > resolvedAt);
       assert.ok(next !== undefined, 'renewed after acquire resolved');
       const gap = next - during.at(-1)!;
-      t.diagnostic(`acquire resolved ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`);
-      assert.ok(gap <= opts.renewIntervalMs + SLACK_MS, `the first renewal after acquire started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`);
+      t.diagnostic(
+        `acquire resolved ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`,
+      );
+      assert.ok(
+        gap <= opts.renewIntervalMs + SLACK_MS,
+        `the first renewal after acquire started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`,
+      );
       assert.deepEqual(lost, [], 'never lost');
       assert.equal(lease.stats.lost, 0);
       assert.ok(lease.stats.renewals >= 1);
@@ -604,8 +679,13 @@ describe('lease manager: renewal schedule after a floor wait', () => {
       const next = renewStarts.find((s) => s > resolvedAt);
       assert.ok(next !== undefined, 'renewed after the re-acquisition');
       const gap = next - during.at(-1)!;
-      t.diagnostic(`re-acquired ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`);
-      assert.ok(gap <= opts.renewIntervalMs + SLACK_MS, `the first renewal after the re-acquisition started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`);
+      t.diagnostic(
+        `re-acquired ${Math.round(resolvedAt - during.at(-1)!)} ms after the last renewal's start; the next started ${Math.round(gap)} ms after it`,
+      );
+      assert.ok(
+        gap <= opts.renewIntervalMs + SLACK_MS,
+        `the first renewal after the re-acquisition started ${Math.round(gap)} ms after the last one (interval ${opts.renewIntervalMs})`,
+      );
       assert.equal(lostAgain, 0, 'not lost again');
       assert.equal(lease.stats.lost, 1);
       assert.equal(lease.stats.reacquired, 1);
@@ -632,11 +712,15 @@ describe('lease manager: options and lifecycle', () => {
   test('GIVEN out-of-range options THEN FLURRY_E_REGISTRY_OPTION names the option and its range', async () => {
     let e = await rejectsCode(() => resolveRegistryOptions({ ttlMs: 50 }), 'FLURRY_E_REGISTRY_OPTION');
     assert.match(e.message, /ttlMs must be an integer from 100 to 3600000/);
-    e = await rejectsCode(() => resolveRegistryOptions({ ttlMs: 1000, renewIntervalMs: 900 }), 'FLURRY_E_REGISTRY_OPTION');
+    e = await rejectsCode(
+      () => resolveRegistryOptions({ ttlMs: 1000, renewIntervalMs: 900 }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
     assert.match(e.message, /renewIntervalMs/);
     e = await rejectsCode(() => resolveRegistryOptions({ ttlMs: 1000, marginMs: 600 }), 'FLURRY_E_REGISTRY_OPTION');
     assert.match(e.message, /marginMs/);
-    for (const cluster of ['a/b', '..', '', 'x'.repeat(65)]) await rejectsCode(() => resolveRegistryOptions({ cluster }), 'FLURRY_E_REGISTRY_OPTION');
+    for (const cluster of ['a/b', '..', '', 'x'.repeat(65)])
+      await rejectsCode(() => resolveRegistryOptions({ cluster }), 'FLURRY_E_REGISTRY_OPTION');
   });
 
   test('GIVEN a closed registry THEN acquire rejects with FLURRY_E_REGISTRY_CLOSED AND its leases were released', async () => {

@@ -243,7 +243,13 @@ function errCode(err: unknown): string | undefined {
 
 function toFlurry(err: unknown, url: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
-  if (err instanceof TimeoutError) return registryError('UNREACHABLE', `${url}: ${err.message} while trying to ${doing}; check that the engine is up and reachable`, { url }, err);
+  if (err instanceof TimeoutError)
+    return registryError(
+      'UNREACHABLE',
+      `${url}: ${err.message} while trying to ${doing}; check that the engine is up and reachable`,
+      { url },
+      err,
+    );
   const msg = err instanceof Error ? err.message : String(err);
   return registryError('UNREACHABLE', `${url}: ${doing} failed: ${msg}`, { url }, err);
 }
@@ -325,8 +331,12 @@ function tickGridOf(layout: object): TickGrid | undefined {
  * What waiting for `floorMs` means: `reached(now)` once issuing may start, `behind(now)`
  * how many ms are still missing (the `behindMs` of the errors).
  */
-function floorTarget(floorMs: number, tick: TickGrid | undefined): { reached(now: number): boolean; behind(now: number): number; startMs: number | undefined } {
-  if (tick === undefined || !(floorMs > 0)) return { reached: (now) => now > floorMs, behind: (now) => floorMs - now + 1, startMs: undefined };
+function floorTarget(
+  floorMs: number,
+  tick: TickGrid | undefined,
+): { reached(now: number): boolean; behind(now: number): number; startMs: number | undefined } {
+  if (tick === undefined || !(floorMs > 0))
+    return { reached: (now) => now > floorMs, behind: (now) => floorMs - now + 1, startMs: undefined };
   const startMs = tick.epochMs + (Math.floor((floorMs - tick.epochMs) / tick.unitMs) + 1) * tick.unitMs;
   return { reached: (now) => now >= startMs, behind: (now) => startMs - now, startMs };
 }
@@ -349,13 +359,21 @@ function floorTarget(floorMs: number, tick: TickGrid | undefined): { reached(now
  * await waitForFloor(systemClock, lease.notBeforeMs, 5000, { tick: Layout.from('sonyflake') }); // up to its next 10 ms tick
  * ```
  */
-export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: number, opts: FloorWaitOptions = {}): Promise<void> {
+export async function waitForFloor(
+  clock: Clock,
+  floorMs: number,
+  maxWaitMs: number,
+  opts: FloorWaitOptions = {},
+): Promise<void> {
   const target = floorTarget(floorMs, opts.tick);
   let now = clock.now();
   if (target.reached(now)) return;
   const behind = target.behind(now);
   const of = opts.what ? ` of ${opts.what}` : '';
-  const after = target.startMs === undefined ? iso(floorMs) : `${iso(floorMs)}, i.e. from the ${opts.tick!.unitMs} ms tick starting at ${iso(target.startMs)}`;
+  const after =
+    target.startMs === undefined
+      ? iso(floorMs)
+      : `${iso(floorMs)}, i.e. from the ${opts.tick!.unitMs} ms tick starting at ${iso(target.startMs)}`;
   if (behind > maxWaitMs) {
     throw new FlurryError(
       ErrorCode.CLOCK_BEHIND_HIGH_WATER,
@@ -383,7 +401,13 @@ export async function waitForFloor(clock: Clock, floorMs: number, maxWaitMs: num
       throw new FlurryError(
         ErrorCode.CLOCK_BEHIND_HIGH_WATER,
         `The clock (${iso(now)}) is still ${Math.ceil(target.behind(now))} ms behind the high-water mark${of} (IDs must be after ${after}) after waiting ${Math.round(waited)} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance. Fix the clock (NTP) or raise highWaterWaitMs.`,
-        { behindMs: Math.ceil(target.behind(now)), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs, waitedMs: Math.round(waited) },
+        {
+          behindMs: Math.ceil(target.behind(now)),
+          notBeforeMs: floorMs,
+          nowMs: now,
+          highWaterWaitMs: maxWaitMs,
+          waitedMs: Math.round(waited),
+        },
       );
     }
     if (opts.during) await opts.during();
@@ -412,23 +436,39 @@ interface SettleOptions {
  * are measured from it). `alive()` returning false aborts the wait (the lease was
  * released meanwhile). The caller releases the claim when this throws.
  */
-async function settleClaim(driver: RegistryDriver, claim: Claim, floor: number, opts: ResolvedRegistryOptions, s: SettleOptions): Promise<Start> {
+async function settleClaim(
+  driver: RegistryDriver,
+  claim: Claim,
+  floor: number,
+  opts: ResolvedRegistryOptions,
+  s: SettleOptions,
+): Promise<Start> {
   const clock = opts.clock;
   const { renewTimeoutMs, what, alive, tick } = s;
   const renew = async (): Promise<Start> => {
     const start = { mono: clock.monotonic(), wall: clock.now() };
-    await withTimeout(driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }), renewTimeoutMs, 'renewal');
+    await withTimeout(
+      driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }),
+      renewTimeoutMs,
+      'renewal',
+    );
     return start;
   };
   // A floor further ahead than the bound: waitForFloor throws the coded error at once,
   // before any I/O.
-  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs) await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
+  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
+    await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
   let last = await renew();
   await waitForFloor(clock, floor, opts.highWaterWaitMs, {
     what,
     tick,
     during: async () => {
-      if (!alive()) throw registryError('CLOSED', `the lease of ${what} was released while waiting for the clock to pass its high-water mark`, {});
+      if (!alive())
+        throw registryError(
+          'CLOSED',
+          `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
+          {},
+        );
       if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
     },
   });
@@ -524,7 +564,8 @@ class Lease extends EventEmitter implements ManagedLease {
   }
 
   attach(highWater: () => number): void {
-    if (typeof highWater !== 'function') throw registryError('OPTION', 'attach() takes a function returning the highest issued Unix ms');
+    if (typeof highWater !== 'function')
+      throw registryError('OPTION', 'attach() takes a function returning the highest issued Unix ms');
     this.sources.add(highWater);
   }
 
@@ -560,7 +601,11 @@ class Lease extends EventEmitter implements ManagedLease {
   forGenerator(floorMs = 0): NodeLease {
     // The view's deadlines come from the current claim's Fence (its prototype): renewals
     // update them, and a later claim gets a new Fence while this one stays -Infinity.
-    const view = Object.create(this.fence) as Fence & { node: Readonly<Record<string, number>>; notBeforeMs: number; attach(fn: () => number): void };
+    const view = Object.create(this.fence) as Fence & {
+      node: Readonly<Record<string, number>>;
+      notBeforeMs: number;
+      attach(fn: () => number): void;
+    };
     view.node = this.node;
     view.notBeforeMs = Math.max(this.notBeforeMs, floorMs);
     view.attach = (fn) => this.attach(fn);
@@ -597,9 +642,12 @@ class Lease extends EventEmitter implements ManagedLease {
   private schedule(delay: number): void {
     if (!this.ctx.opts.autoRenew || this.state === 'released') return;
     clearTimeout(this.loopTimer);
-    this.loopTimer = setTimeout(() => {
-      void this.renewNow().then(() => this.scheduleNext());
-    }, Math.max(0, Math.round(delay)));
+    this.loopTimer = setTimeout(
+      () => {
+        void this.renewNow().then(() => this.scheduleNext());
+      },
+      Math.max(0, Math.round(delay)),
+    );
     this.loopTimer.unref?.();
   }
 
@@ -625,7 +673,13 @@ class Lease extends EventEmitter implements ManagedLease {
     this.deadlineTimer = setTimeout(() => {
       if (this.epoch !== epoch || this.state !== 'held') return;
       if (!this.valid()) {
-        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`, { slot: this.slot, namespace: this.namespace }));
+        this.markLost(
+          registryError(
+            'LEASE_LOST',
+            `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`,
+            { slot: this.slot, namespace: this.namespace },
+          ),
+        );
         if (!this.busy) this.schedule(0);
       } else {
         this.armDeadlineTimer();
@@ -645,7 +699,10 @@ class Lease extends EventEmitter implements ManagedLease {
     this.stats.lost++;
     this.staleClaim = this.claim;
     this.claim = undefined;
-    this.ctx.opts.logger?.warn({ err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url }, 'flurry node lease lost; issuing fenced, re-acquiring');
+    this.ctx.opts.logger?.warn(
+      { err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url },
+      'flurry node lease lost; issuing fenced, re-acquiring',
+    );
     this.emit('lost', err);
   }
 
@@ -654,7 +711,9 @@ class Lease extends EventEmitter implements ManagedLease {
     if (this.busy) return this.busy;
     const p = (async () => {
       if (this.state === 'held' && !this.valid()) {
-        this.markLost(registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }));
+        this.markLost(
+          registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }),
+        );
       }
       if (this.state === 'held') return this.renewOnce();
       if (this.state === 'lost') return this.reacquireOnce();
@@ -669,7 +728,10 @@ class Lease extends EventEmitter implements ManagedLease {
   private failed(err: FlurryError, doing: string): void {
     this.failures++;
     this.stats.renewFailures++;
-    this.ctx.opts.logger?.warn({ err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url, failures: this.failures }, `flurry node lease: ${doing} failed`);
+    this.ctx.opts.logger?.warn(
+      { err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url, failures: this.failures },
+      `flurry node lease: ${doing} failed`,
+    );
     this.emit('renew-failed', err);
   }
 
@@ -681,7 +743,11 @@ class Lease extends EventEmitter implements ManagedLease {
     const wallStartedAt = this.clock.now();
     const mark = this.renewalMark();
     try {
-      await withTimeout(this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }), Math.max(renewIntervalMs, 50), 'renewal');
+      await withTimeout(
+        this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }),
+        Math.max(renewIntervalMs, 50),
+        'renewal',
+      );
     } catch (e) {
       if (this.epoch !== epoch || this.state !== 'held') return false;
       const err = toFlurry(e, this.ctx.driver.url, 'renew the lease');
@@ -697,8 +763,16 @@ class Lease extends EventEmitter implements ManagedLease {
       // paused process) or on the wall clock (sent before a machine suspend, answered
       // after it; the engine may have expired the lease meanwhile): the deadline timer (or
       // the next call) fences.
-      const which = this.clock.monotonic() >= d ? 'fencing deadline' : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
-      this.failed(registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, { url: this.ctx.driver.url }), 'renewal');
+      const which =
+        this.clock.monotonic() >= d
+          ? 'fencing deadline'
+          : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
+      this.failed(
+        registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, {
+          url: this.ctx.driver.url,
+        }),
+        'renewal',
+      );
       return false;
     }
     // The wall deadline from the latest renewal's start, even if lower than before: after
@@ -709,7 +783,13 @@ class Lease extends EventEmitter implements ManagedLease {
     this.failures = 0;
     this.stats.renewals++;
     this.armDeadlineTimer();
-    this.emit('renewed', { startedAt, deadline: this.deadline, wallStartedAt, wallDeadline: this.wallDeadline, highWaterMs: mark });
+    this.emit('renewed', {
+      startedAt,
+      deadline: this.deadline,
+      wallStartedAt,
+      wallDeadline: this.wallDeadline,
+      highWaterMs: mark,
+    });
     return true;
   }
 
@@ -719,7 +799,11 @@ class Lease extends EventEmitter implements ManagedLease {
     // the mark we report is exact and the next holder (likely us) need not wait.
     if (this.staleClaim) {
       try {
-        await withTimeout(driver.release(this.staleClaim, { highWaterMs: this.releaseMark() }), Math.max(opts.renewIntervalMs, 50), 'release');
+        await withTimeout(
+          driver.release(this.staleClaim, { highWaterMs: this.releaseMark() }),
+          Math.max(opts.renewIntervalMs, 50),
+          'release',
+        );
         this.staleClaim = undefined;
       } catch (e) {
         const code = errCode(e);
@@ -729,13 +813,17 @@ class Lease extends EventEmitter implements ManagedLease {
     }
     let claim: Claim;
     try {
-      claim = await claimWithTimeout(driver, {
-        namespace: this.namespace,
-        slots: this.map.slots,
-        ttlMs: opts.ttlMs,
-        holder: makeHolder(opts.holder),
-        preferredSlot: this.slot,
-      }, opts);
+      claim = await claimWithTimeout(
+        driver,
+        {
+          namespace: this.namespace,
+          slots: this.map.slots,
+          ttlMs: opts.ttlMs,
+          holder: makeHolder(opts.holder),
+          preferredSlot: this.slot,
+        },
+        opts,
+      );
     } catch (e) {
       if (this.state !== 'lost') return false;
       this.failed(toFlurry(e, driver.url, 're-acquire a node ID'), 're-acquisition');
@@ -746,7 +834,12 @@ class Lease extends EventEmitter implements ManagedLease {
       await driver.release(claim, { highWaterMs: this.releaseMark() }).catch(() => undefined);
       return false;
     }
-    const floor = Math.max(claimFloor(claim, unreportedWindow(opts, this.ctx.staticIds)), this.localHighWater(), this.notBeforeMs, this.carried);
+    const floor = Math.max(
+      claimFloor(claim, unreportedWindow(opts, this.ctx.staticIds)),
+      this.localHighWater(),
+      this.notBeforeMs,
+      this.carried,
+    );
     // Record the claim-time mark before anything is issued under the new claim, and wait
     // (asynchronously, renewing the claim) for the wall clock to pass the floor, so the
     // rebuilt generators never wait.
@@ -760,7 +853,8 @@ class Lease extends EventEmitter implements ManagedLease {
       });
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
-      if (this.state === 'lost') this.failed(toFlurry(e, driver.url, 'record the high-water mark after re-acquiring'), 're-acquisition');
+      if (this.state === 'lost')
+        this.failed(toFlurry(e, driver.url, 'record the high-water mark after re-acquiring'), 're-acquisition');
       return false;
     }
     if (this.state !== 'lost') {
@@ -771,7 +865,12 @@ class Lease extends EventEmitter implements ManagedLease {
     const wd = this.deadlineFrom(start.wall);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
-      this.failed(registryError('UNREACHABLE', `${driver.url}: re-acquiring took longer than the TTL minus the margin`, { url: driver.url }), 're-acquisition');
+      this.failed(
+        registryError('UNREACHABLE', `${driver.url}: re-acquiring took longer than the TTL minus the margin`, {
+          url: driver.url,
+        }),
+        're-acquisition',
+      );
       return false;
     }
     const oldNode = this.node;
@@ -791,7 +890,10 @@ class Lease extends EventEmitter implements ManagedLease {
     this.stats.reacquired++;
     this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
     this.armDeadlineTimer();
-    opts.logger?.info({ slot: claim.slot, node: newNode, namespace: this.namespace, url: driver.url, notBeforeMs: floor }, 'flurry node lease re-acquired');
+    opts.logger?.info(
+      { slot: claim.slot, node: newNode, namespace: this.namespace, url: driver.url, notBeforeMs: floor },
+      'flurry node lease re-acquired',
+    );
     const changed = Object.keys(newNode).some((k) => newNode[k] !== oldNode[k]);
     if (changed) this.emit('node-changed', newNode);
     this.emit('reacquired', this);
@@ -815,18 +917,29 @@ class Lease extends EventEmitter implements ManagedLease {
     if (!target) return;
     const mark = this.releaseMark();
     try {
-      await withTimeout(this.ctx.driver.release(target, { highWaterMs: mark }), Math.max(this.ctx.opts.ttlMs, 1000), 'release');
+      await withTimeout(
+        this.ctx.driver.release(target, { highWaterMs: mark }),
+        Math.max(this.ctx.opts.ttlMs, 1000),
+        'release',
+      );
     } catch (e) {
       const err = toFlurry(e, this.ctx.driver.url, 'release the lease');
       // A lease that was already lost has nothing to hand over cleanly: best effort only.
       if (err.code === RegistryErrorCode.LEASE_LOST || !wasHeld) return;
-      this.ctx.opts.logger?.warn({ err, slot: this.slot }, 'flurry node lease: release failed; the node ID frees itself when its TTL expires');
+      this.ctx.opts.logger?.warn(
+        { err, slot: this.slot },
+        'flurry node lease: release failed; the node ID frees itself when its TTL expires',
+      );
       throw err;
     }
   }
 }
 
-async function claimWithTimeout(driver: RegistryDriver, req: Parameters<RegistryDriver['claim']>[0], opts: ResolvedRegistryOptions): Promise<Claim> {
+async function claimWithTimeout(
+  driver: RegistryDriver,
+  req: Parameters<RegistryDriver['claim']>[0],
+  opts: ResolvedRegistryOptions,
+): Promise<Claim> {
   const p = driver.claim(req);
   try {
     return await withTimeout(p, Math.max(opts.ttlMs, opts.connectTimeoutMs), 'claim');
@@ -861,7 +974,7 @@ export class LeaseRegistry implements Registry {
     private readonly driver: RegistryDriver,
     opts: RegistryOptions | ResolvedRegistryOptions = {},
   ) {
-    this.options = resolveRegistryOptions(opts as RegistryOptions);
+    this.options = resolveRegistryOptions(opts);
     this.kind = driver.kind;
     this.url = driver.url;
     this.clock = this.options.clock;
@@ -876,14 +989,28 @@ export class LeaseRegistry implements Registry {
   }
 
   async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
-    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, { url: this.url });
-    if (!layout || !Array.isArray(layout.nodeFields)) throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
+        url: this.url,
+      });
+    if (!layout || !Array.isArray(layout.nodeFields))
+      throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
     const { opts: o, driver } = this.ctx;
     const map = SlotMap.create(layout, o.cluster, opts.pin ?? {});
     const preferredSlot = this.ctx.cache?.read(driver.url, map.namespace, map.slots);
     let claim: Claim;
     try {
-      claim = await claimWithTimeout(driver, { namespace: map.namespace, slots: map.slots, ttlMs: o.ttlMs, holder: makeHolder(o.holder), ...(preferredSlot === undefined ? {} : { preferredSlot }) }, o);
+      claim = await claimWithTimeout(
+        driver,
+        {
+          namespace: map.namespace,
+          slots: map.slots,
+          ttlMs: o.ttlMs,
+          holder: makeHolder(o.holder),
+          ...(preferredSlot === undefined ? {} : { preferredSlot }),
+        },
+        o,
+      );
     } catch (e) {
       throw toFlurry(e, driver.url, `claim a node ID in ${map.namespace}`);
     }
@@ -903,13 +1030,18 @@ export class LeaseRegistry implements Registry {
       });
     } catch (e) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
-      if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
+      if (this.closed)
+        throw registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
       throw toFlurry(e, driver.url, `record the high-water mark of slot ${claim.slot} in ${map.namespace}`);
     }
     const lease = new Lease(this.ctx, map, claim, start, tick);
     if (!lease.valid()) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
-      throw registryError('UNREACHABLE', `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`, { url: driver.url, ttlMs: o.ttlMs });
+      throw registryError(
+        'UNREACHABLE',
+        `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`,
+        { url: driver.url, ttlMs: o.ttlMs },
+      );
     }
     if (this.closed) {
       await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
@@ -927,6 +1059,10 @@ export class LeaseRegistry implements Registry {
     const errors: unknown[] = [];
     await Promise.all([...this.leases].map((l) => l.release().catch((e) => errors.push(e))));
     await this.driver.close();
-    if (errors.length) this.options.logger?.warn({ errors: errors.length }, 'flurry registry closed; some leases could not be released and expire by TTL');
+    if (errors.length)
+      this.options.logger?.warn(
+        { errors: errors.length },
+        'flurry registry closed; some leases could not be released and expire by TTL',
+      );
   }
 }

@@ -20,14 +20,29 @@ function setup(start = Date.UTC(2025, 5, 1)) {
   const dir = path.join(base, `r${n++}`);
   const clock = new ManualClock(start, 1_000_000);
   const open = (o: { highWaterWaitMs?: number; ttlMs?: number } = {}) =>
-    new LeaseRegistry(createFileDriver(dir, { clock }), { cluster: 'c', ttlMs: TTL, marginMs: 200, clock, autoRenew: false, stateDir: path.join(dir, 'state'), ...o });
+    new LeaseRegistry(createFileDriver(dir, { clock }), {
+      cluster: 'c',
+      ttlMs: TTL,
+      marginMs: 200,
+      clock,
+      autoRenew: false,
+      stateDir: path.join(dir, 'state'),
+      ...o,
+    });
   return { clock, open, dir };
 }
 
 /** A registry on `clock` whose one slot was released cleanly by a holder that issued up to `floor`. */
 function cleanFloorRegistry(clock: ManualClock, floor: number, marginMs: number): LeaseRegistry {
   const driver = cleanFloorDriver(floor);
-  return new LeaseRegistry(driver, { cluster: 'c', ttlMs: TTL, marginMs, clock, autoRenew: false, stateDir: path.join(base, `r${n++}`, 'state') });
+  return new LeaseRegistry(driver, {
+    cluster: 'c',
+    ttlMs: TTL,
+    marginMs,
+    clock,
+    autoRenew: false,
+    stateDir: path.join(base, `r${n++}`, 'state'),
+  });
 }
 
 describe('leasedGenerator', () => {
@@ -56,7 +71,10 @@ describe('leasedGenerator', () => {
     clock.advance(5);
     const lastOld = ids.next();
     clock.advance(TTL + 1); // paused past the TTL: another process takes node 0
-    assert.throws(() => ids.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED');
+    assert.throws(
+      () => ids.next(),
+      (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED',
+    );
     assert.equal(ids.ready(), false);
     const other = await open().acquire(layout);
     assert.equal(other.slot, 0);
@@ -66,14 +84,18 @@ describe('leasedGenerator', () => {
     assert.ok(ids.ready());
     const id = ids.next();
     assert.notEqual(ids.generator, first, 'a fresh generator');
-    assert.throws(() => first.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED' || e.code === 'FLURRY_E_GENERATOR_CLOSED', 'the old generator never issues again');
+    assert.throws(
+      () => first.next(),
+      (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED' || e.code === 'FLURRY_E_GENERATOR_CLOSED',
+      'the old generator never issues again',
+    );
     const d = layout.decode(id);
     assert.equal(d.fields.worker, 1);
     assert.ok(d.unixMs > layout.decode(lastOld).unixMs, 'never below what this process issued');
     await ids.close();
   });
 
-  test('GIVEN the previous holder\'s floor is ahead of the clock THEN it waits when allowed AND fails with FLURRY_E_CLOCK_BEHIND_HIGH_WATER when not, releasing the node ID', async () => {
+  test("GIVEN the previous holder's floor is ahead of the clock THEN it waits when allowed AND fails with FLURRY_E_CLOCK_BEHIND_HIGH_WATER when not, releasing the node ID", async () => {
     const { clock, open } = setup();
     const one = Layout.parse('timestamp:41,datacenter:1,sequence:12');
     const first = await leasedGenerator({ registry: open(), layout: one });
@@ -82,12 +104,15 @@ describe('leasedGenerator', () => {
     const mark = layout.decode(first.next()).unixMs;
     await first.close();
     clock.stepWall(-800);
-    await assert.rejects(leasedGenerator({ registry: open({ highWaterWaitMs: 500 }), layout: one }), (e: FlurryError) => {
-      assert.equal(e.code, 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
-      assert.match(e.message, /behind/);
-      assert.ok(Number(e.details.behindMs) > 500);
-      return true;
-    });
+    await assert.rejects(
+      leasedGenerator({ registry: open({ highWaterWaitMs: 500 }), layout: one }),
+      (e: FlurryError) => {
+        assert.equal(e.code, 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
+        assert.match(e.message, /behind/);
+        assert.ok(Number(e.details.behindMs) > 500);
+        return true;
+      },
+    );
     // (no background renewals with autoRenew off: a TTL longer than the wait)
     const patient = await leasedGenerator({ registry: open({ highWaterWaitMs: 2000, ttlMs: 5000 }), layout: one });
     assert.ok(clock.now() > mark, 'waited for the clock to pass the mark');
@@ -99,7 +124,11 @@ describe('leasedGenerator', () => {
     const { clock, open, dir } = setup();
     const tiny = Layout.parse('timestamp:41,worker:1,sequence:4'); // 16 IDs per ms
     const events: GeneratorEvent[] = [];
-    const ids = await leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow', onEvent: (e) => events.push(e) } });
+    const ids = await leasedGenerator({
+      registry: open(),
+      layout: tiny,
+      generator: { onExhausted: 'borrow', onEvent: (e) => events.push(e) },
+    });
     const burst = ids.batch(16 * 150); // ~150 ms of borrowed ticks ahead of the frozen clock
     const top = tiny.decode(burst.at(-1)!).unixMs;
     assert.ok(top > clock.now() + 100);
@@ -107,7 +136,10 @@ describe('leasedGenerator', () => {
     for (const f of readdirSync(slotDir)) if (f.endsWith('.lease')) unlinkSync(path.join(slotDir, f)); // the engine forgot us
     assert.equal(await ids.lease.renewNow(), false);
     assert.equal(ids.lease.state, 'lost');
-    assert.throws(() => ids.next(), (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED');
+    assert.throws(
+      () => ids.next(),
+      (e: FlurryError) => e.code === 'FLURRY_E_LEASE_EXPIRED',
+    );
     assert.equal(await ids.lease.renewNow(), true);
     assert.ok(ids.lease.notBeforeMs >= top);
     assert.ok(clock.now() > ids.lease.notBeforeMs, 're-acquired only once the clock passed the floor');
@@ -127,14 +159,17 @@ describe('leasedGenerator', () => {
       assert.ok(ids.ready());
       const sonyflake = Layout.from('sonyflake');
       assert.ok(sonyflake.decode(ids.next()).unixMs > floor);
-      assert.ok(!events.some((e) => e.type === 'high-water-wait'), 'the registry waited for the first tick above the floor');
+      assert.ok(
+        !events.some((e) => e.type === 'high-water-wait'),
+        'the registry waited for the first tick above the floor',
+      );
     } finally {
       await ids.close();
       await registry.close();
     }
   });
 
-  test('GIVEN the sonyflake layout and a margin of 5 ms WHEN the wall clock steps back 8 ms (under one 10 ms tick) right after acquire THEN the generator\'s own wait (at least one tick) covers it: next() waits and issues above the floor', async () => {
+  test("GIVEN the sonyflake layout and a margin of 5 ms WHEN the wall clock steps back 8 ms (under one 10 ms tick) right after acquire THEN the generator's own wait (at least one tick) covers it: next() waits and issues above the floor", async () => {
     const clock = new ManualClock(Date.UTC(2025, 6, 1), 1_000_000);
     const floor = clock.now() + 101;
     const registry = cleanFloorRegistry(clock, floor, 5);
@@ -144,19 +179,25 @@ describe('leasedGenerator', () => {
       clock.stepWall(-8); // 8 ms before the first tick above the floor: more than the margin
       const sonyflake = Layout.from('sonyflake');
       assert.ok(sonyflake.decode(ids.next()).unixMs > floor);
-      assert.ok(events.some((e) => e.type === 'high-water-wait'), 'the generator waited for the tick');
+      assert.ok(
+        events.some((e) => e.type === 'high-water-wait'),
+        'the generator waited for the tick',
+      );
     } finally {
       await ids.close();
       await registry.close();
     }
   });
 
-  test('GIVEN a generator clock other than the registry\'s THEN FLURRY_E_REGISTRY_OPTION', async () => {
+  test("GIVEN a generator clock other than the registry's THEN FLURRY_E_REGISTRY_OPTION", async () => {
     const { open } = setup();
-    await assert.rejects(leasedGenerator({ registry: open(), layout, generator: { clock: systemClock } }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
+    await assert.rejects(
+      leasedGenerator({ registry: open(), layout, generator: { clock: systemClock } }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
-  test('GIVEN the default file registry and the real clock WHEN two runs follow each other THEN the second run\'s IDs are all above the first\'s; WHEN two run at once THEN their nodes differ', async () => {
+  test("GIVEN the default file registry and the real clock WHEN two runs follow each other THEN the second run's IDs are all above the first's; WHEN two run at once THEN their nodes differ", async () => {
     const dir = path.join(base, `seq${n++}`);
     const open = () => openRegistry(`file:${dir}`, { cluster: 'cli', stateDir: path.join(dir, 'state') });
     const twitter = Layout.from('twitter');
@@ -183,7 +224,8 @@ describe('leasedGenerator', () => {
     const tiny = Layout.parse('timestamp:41,datacenter:1,sequence:4'); // 16 IDs per ms
     await assert.rejects(
       leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow', maxBorrowMs: 1000 } }),
-      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION' && /maxBorrowMs 1000 exceeds the lease margin of 200 ms/.test(e.message),
+      (e: FlurryError) =>
+        e.code === 'FLURRY_E_REGISTRY_OPTION' && /maxBorrowMs 1000 exceeds the lease margin of 200 ms/.test(e.message),
     );
     const a = await leasedGenerator({ registry: open(), layout: tiny, generator: { onExhausted: 'borrow' } });
     clock.advance(TTL - 200 - 1); // 1 ms before the fencing deadline
@@ -201,7 +243,10 @@ describe('leasedGenerator', () => {
     a.generator.close(); // (only frees the in-process node claim; the lease is not released)
     clock.advance(200 + 2);
     const b = await leasedGenerator({ registry: open(), layout: tiny });
-    assert.ok(b.lease.notBeforeMs >= aMax, `the registry's floor ${b.lease.notBeforeMs} covers A's borrowed ticks up to ${aMax}`);
+    assert.ok(
+      b.lease.notBeforeMs >= aMax,
+      `the registry's floor ${b.lease.notBeforeMs} covers A's borrowed ticks up to ${aMax}`,
+    );
     const bIds = b.batch(64);
     const seen = new Set(issued);
     for (const id of bIds) assert.ok(!seen.has(id), `B re-issued ${id}`);

@@ -33,7 +33,15 @@
  * await registry.close();
  * ```
  */
-import { GENERATOR_DEFAULTS, Generator, Layout, systemClock, type GeneratorOptions, type LayoutSpec, type PresetName } from '@flurry/core';
+import {
+  GENERATOR_DEFAULTS,
+  Generator,
+  Layout,
+  systemClock,
+  type GeneratorOptions,
+  type LayoutSpec,
+  type PresetName,
+} from '@flurry/core';
 import { registryError } from './errors.js';
 import { waitForFloor, type ManagedLease, type Registry } from './lease-manager.js';
 
@@ -185,12 +193,17 @@ class Leased implements LeasedGenerator {
  */
 export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<LeasedGenerator> {
   const { registry } = opts;
-  if (!registry || typeof registry.acquire !== 'function') throw registryError('OPTION', 'leasedGenerator() needs { registry } from openRegistry()', {});
+  if (!registry || typeof registry.acquire !== 'function')
+    throw registryError('OPTION', 'leasedGenerator() needs { registry } from openRegistry()', {});
   const layout = Layout.from(opts.layout);
   const clock = registry.clock ?? systemClock;
   const genOpts = { ...(opts.generator ?? {}) };
   if (genOpts.clock !== undefined && genOpts.clock !== clock) {
-    throw registryError('OPTION', 'generator.clock must be the registry\'s clock (deadlines and IDs must read the same clock): pass the clock to openRegistry() instead', { option: 'generator.clock' });
+    throw registryError(
+      'OPTION',
+      "generator.clock must be the registry's clock (deadlines and IDs must read the same clock): pass the clock to openRegistry() instead",
+      { option: 'generator.clock' },
+    );
   }
   genOpts.clock = clock;
   // Borrowed ticks run ahead of the wall clock and are not reported until the next
@@ -205,7 +218,7 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
     throw registryError(
       'OPTION',
       `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: ticks borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. ` +
-        'Lower maxBorrowMs or raise the registry\'s marginMs (and ttlMs).',
+        "Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).",
       { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
     );
   }
@@ -217,7 +230,8 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
   // tick of the layout, though: the first tick above the floor may start up to a unit
   // after it (sonyflake: 10 ms), and a bound below that would refuse instead of waiting.
   const waitMs = registry.options?.highWaterWaitMs ?? genOpts.highWaterWaitMs ?? 5000;
-  if (genOpts.highWaterWaitMs === undefined) genOpts.highWaterWaitMs = Math.max(layout.unitMs, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
+  if (genOpts.highWaterWaitMs === undefined)
+    genOpts.highWaterWaitMs = Math.max(layout.unitMs, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
   const lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
   try {
     // A no-op after a LeaseRegistry's acquire() (which waits up to the layout's first

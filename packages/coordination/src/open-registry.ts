@@ -42,11 +42,24 @@ export interface EngineDriverOptions {
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
 /** Each engine's driver module and the npm package (with the major version the driver is written for) it needs. */
-const ENGINES: Record<'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis', { module: string; exportName: string; pkg: string; install: string }> = {
-  'zookeeper': { module: './drivers/zookeeper.js', exportName: 'createZooKeeperDriver', pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
-  'zookeeper+leaf': { module: './drivers/zookeeper-leaf.js', exportName: 'createLeafDriver', pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
-  'etcd': { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
-  'redis': { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis', install: 'ioredis@6' },
+const ENGINES: Record<
+  'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis',
+  { module: string; exportName: string; pkg: string; install: string }
+> = {
+  zookeeper: {
+    module: './drivers/zookeeper.js',
+    exportName: 'createZooKeeperDriver',
+    pkg: 'node-zookeeper-client',
+    install: 'node-zookeeper-client@1',
+  },
+  'zookeeper+leaf': {
+    module: './drivers/zookeeper-leaf.js',
+    exportName: 'createLeafDriver',
+    pkg: 'node-zookeeper-client',
+    install: 'node-zookeeper-client@1',
+  },
+  etcd: { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
+  redis: { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis', install: 'ioredis@6' },
 };
 
 /**
@@ -74,11 +87,18 @@ export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: 
         err,
       );
     }
-    throw registryError('CLIENT_MISSING', `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`, { url: redactedUrl, package: e.pkg }, err);
+    throw registryError(
+      'CLIENT_MISSING',
+      `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`,
+      { url: redactedUrl, package: e.pkg },
+      err,
+    );
   }
   const f = mod[e.exportName];
   if (typeof f !== 'function') {
-    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${e.exportName}()`, { url: redactedUrl });
+    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${e.exportName}()`, {
+      url: redactedUrl,
+    });
   }
   return f as Factory;
 }
@@ -117,14 +137,22 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
     default: {
       const create = await loadEngineDriver(parsed.kind, parsed.redacted);
       try {
-        driver = await create(parsed.url, { clock: o.clock, connectTimeoutMs: o.connectTimeoutMs, ...(o.logger ? { logger: o.logger } : {}) });
+        driver = await create(parsed.url, {
+          clock: o.clock,
+          connectTimeoutMs: o.connectTimeoutMs,
+          ...(o.logger ? { logger: o.logger } : {}),
+        });
       } catch (err) {
         if (err instanceof FlurryError) throw err;
         const msg = err instanceof Error ? err.message : String(err);
-        throw registryError('UNREACHABLE', `cannot open the ${kind} registry ${parsed.redacted}: ${msg}`, { url: parsed.redacted }, err);
+        throw registryError(
+          'UNREACHABLE',
+          `cannot open the ${kind} registry ${parsed.redacted}: ${msg}`,
+          { url: parsed.redacted },
+          err,
+        );
       }
     }
   }
   return new LeaseRegistry(driver, { ...o, stateDir });
 }
-

@@ -151,7 +151,13 @@ export function validateCluster(cluster: unknown): string {
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
   const cluster = validateCluster(opts.cluster ?? 'default');
   const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
-  const marginMs = intInRange('marginMs', opts.marginMs ?? Math.min(1000, Math.floor(ttlMs / 5)), 0, Math.floor(ttlMs / 2), 'at most half the TTL');
+  const marginMs = intInRange(
+    'marginMs',
+    opts.marginMs ?? Math.min(1000, Math.floor(ttlMs / 5)),
+    0,
+    Math.floor(ttlMs / 2),
+    'at most half the TTL',
+  );
   const maxRenew = Math.floor((ttlMs - marginMs) / 2);
   const renewIntervalMs = intInRange(
     'renewIntervalMs',
@@ -160,17 +166,35 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
     Math.max(10, maxRenew),
     'at most (ttl − margin)/2 so that a failed renewal is retried before the deadline',
   );
-  const highWaterWaitMs = intInRange('highWaterWaitMs', opts.highWaterWaitMs ?? 5000, 0, 600_000, 'the longest wait for the clock to pass the previous holder\'s mark');
-  const connectTimeoutMs = intInRange('connectTimeoutMs', opts.connectTimeoutMs ?? 5000, 100, 120_000, 'the longest wait for the engine');
+  const highWaterWaitMs = intInRange(
+    'highWaterWaitMs',
+    opts.highWaterWaitMs ?? 5000,
+    0,
+    600_000,
+    "the longest wait for the clock to pass the previous holder's mark",
+  );
+  const connectTimeoutMs = intInRange(
+    'connectTimeoutMs',
+    opts.connectTimeoutMs ?? 5000,
+    100,
+    120_000,
+    'the longest wait for the engine',
+  );
   const clock = opts.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
-    throw registryError('OPTION', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())', { option: 'clock' });
+    throw registryError('OPTION', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())', {
+      option: 'clock',
+    });
   }
   if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
-    throw registryError('OPTION', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)', { option: 'logger' });
+    throw registryError('OPTION', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)', {
+      option: 'logger',
+    });
   }
   if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
-    throw registryError('OPTION', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`, { option: 'stateDir' });
+    throw registryError('OPTION', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`, {
+      option: 'stateDir',
+    });
   }
   return {
     cluster,

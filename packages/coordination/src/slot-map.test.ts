@@ -25,7 +25,16 @@ test('GIVEN several leased fields THEN slots map to them in mixed radix, the las
 });
 
 test('GIVEN a bad pin or a slot out of range THEN coded errors', () => {
-  assert.throws(() => SlotMap.create(Layout.from('twitter'), 'c', { rack: 1 }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION' && /datacenter, worker/.test(e.message));
-  assert.throws(() => SlotMap.create(Layout.from('twitter'), 'c', { datacenter: 1.5 }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
-  assert.throws(() => SlotMap.create(Layout.from('twitter'), 'c').toNode(32), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_CORRUPT');
+  assert.throws(
+    () => SlotMap.create(Layout.from('twitter'), 'c', { rack: 1 }),
+    (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION' && /datacenter, worker/.test(e.message),
+  );
+  assert.throws(
+    () => SlotMap.create(Layout.from('twitter'), 'c', { datacenter: 1.5 }),
+    (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION',
+  );
+  assert.throws(
+    () => SlotMap.create(Layout.from('twitter'), 'c').toNode(32),
+    (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_CORRUPT',
+  );
 });

@@ -58,7 +58,12 @@ export class SlotMap {
   /** Leased fields, MSB first: name and size (2^bits). */
   readonly leased: readonly { readonly name: string; readonly size: number }[];
 
-  private constructor(namespace: string, slots: number, pinned: Record<string, number>, leased: { name: string; size: number }[]) {
+  private constructor(
+    namespace: string,
+    slots: number,
+    pinned: Record<string, number>,
+    leased: { name: string; size: number }[],
+  ) {
     this.namespace = namespace;
     this.slots = slots;
     this.pinned = Object.freeze(pinned);
@@ -98,7 +103,7 @@ export class SlotMap {
           throw registryError(
             'OPTION',
             `pinned ${f.name}=${String(v)} does not fit the ${f.bits}-bit field: use an integer from 0 to ${size - 1}`,
-            { option: 'pin', field: f.name, value: v as never, max: size - 1 },
+            { option: 'pin', field: f.name, value: v, max: size - 1 },
           );
         }
         pinned[f.name] = v;
@@ -128,7 +133,10 @@ export class SlotMap {
    */
   toNode(slot: number): Record<string, number> {
     if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots) {
-      throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${this.slots - 1}`, { slot, slots: this.slots });
+      throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${this.slots - 1}`, {
+        slot,
+        slots: this.slots,
+      });
     }
     const node: Record<string, number> = { ...this.pinned };
     let rest = slot;
@@ -150,13 +158,17 @@ export class SlotMap {
    */
   toSlot(node: Record<string, number>): number {
     for (const [k, v] of Object.entries(this.pinned)) {
-      if (node[k] !== v) throw registryError('OPTION', `node ${k}=${node[k]} differs from the pinned ${k}=${v}`, { field: k });
+      if (node[k] !== v)
+        throw registryError('OPTION', `node ${k}=${node[k]} differs from the pinned ${k}=${v}`, { field: k });
     }
     let slot = 0;
     for (const f of this.leased) {
       const v = node[f.name];
       if (!Number.isInteger(v) || v < 0 || v >= f.size) {
-        throw registryError('OPTION', `node ${f.name}=${String(v)} is outside 0..${f.size - 1}`, { field: f.name, value: v as never });
+        throw registryError('OPTION', `node ${f.name}=${String(v)} is outside 0..${f.size - 1}`, {
+          field: f.name,
+          value: v,
+        });
       }
       slot = slot * f.size + v;
     }

@@ -89,7 +89,9 @@ export class SlotCache {
   read(url: string, namespace: string, slots: number): number | undefined {
     try {
       const v = JSON.parse(readFileSync(this.file(url, namespace, slots), 'utf8')) as { slot?: unknown };
-      return typeof v.slot === 'number' && Number.isInteger(v.slot) && v.slot >= 0 && v.slot < slots ? v.slot : undefined;
+      return typeof v.slot === 'number' && Number.isInteger(v.slot) && v.slot >= 0 && v.slot < slots
+        ? v.slot
+        : undefined;
     } catch {
       return undefined;
     }
@@ -106,7 +108,11 @@ export class SlotCache {
   write(url: string, namespace: string, slots: number, slot: number): boolean {
     try {
       mkdirSync(this.dir, { recursive: true });
-      writeFileAtomic(this.file(url, namespace, slots), JSON.stringify({ url, namespace, slots, slot, at: new Date().toISOString() }) + '\n', false);
+      writeFileAtomic(
+        this.file(url, namespace, slots),
+        JSON.stringify({ url, namespace, slots, slot, at: new Date().toISOString() }) + '\n',
+        false,
+      );
       return true;
     } catch {
       return false;

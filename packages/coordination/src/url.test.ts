@@ -43,7 +43,19 @@ describe('registry URLs', () => {
     assert.ok(!e.message.includes('hunter2'), e.message);
     assert.match(e.message, /redis:\/\/:\*\*\*@host:99999\/0/);
     assert.match(e.message, /static:N/);
-    for (const bad of ['', 'nope', 'mysql://h/db', 'file:relative/dir', 'file://otherhost/x', 'static:-1', 'static:x', 'k8s:3', 'etcd://', 'redis://h:1:2/0']) urlError(() => parseRegistryUrl(bad));
+    for (const bad of [
+      '',
+      'nope',
+      'mysql://h/db',
+      'file:relative/dir',
+      'file://otherhost/x',
+      'static:-1',
+      'static:x',
+      'k8s:3',
+      'etcd://',
+      'redis://h:1:2/0',
+    ])
+      urlError(() => parseRegistryUrl(bad));
   });
 
   test('GIVEN file: with a directory THEN openRegistry gives a working file registry', async () => {
@@ -74,7 +86,10 @@ describe('registry URLs', () => {
   });
 
   test('GIVEN bad options THEN openRegistry rejects with FLURRY_E_REGISTRY_OPTION before connecting', async () => {
-    await assert.rejects(openRegistry('file:', { cluster: 'no/slash' }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION');
+    await assert.rejects(
+      openRegistry('file:', { cluster: 'no/slash' }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
   test('GIVEN an engine whose client library is not installed THEN FLURRY_E_REGISTRY_CLIENT_MISSING names the npm package', () => {
@@ -96,10 +111,17 @@ describe('registry URLs', () => {
       }
       process.stdout.write(JSON.stringify(out));
     `;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: here, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: here,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { code: string; message: string }[];
-    assert.deepEqual(out.map((o) => o.code), ['FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING']);
+    assert.deepEqual(
+      out.map((o) => o.code),
+      ['FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING', 'FLURRY_E_REGISTRY_CLIENT_MISSING'],
+    );
     assert.match(out[0].message, /npm install ioredis@6(\s|$)/);
     assert.ok(!out[0].message.includes(':pw@'), out[0].message);
     assert.match(out[1].message, /npm install etcd3@1(\s|$)/);

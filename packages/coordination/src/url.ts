@@ -47,15 +47,20 @@ export type ParsedRegistryUrl =
   | { readonly kind: 'file'; readonly url: string; readonly redacted: string; readonly dir: string | undefined }
   | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }
   | { readonly kind: 'k8s'; readonly url: string; readonly redacted: string }
-  | { readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'; readonly url: string; readonly redacted: string; readonly scheme: string };
+  | {
+      readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis';
+      readonly url: string;
+      readonly redacted: string;
+      readonly scheme: string;
+    };
 
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
-  'zookeeper': 'zookeeper',
+  zookeeper: 'zookeeper',
   'zookeeper+leaf': 'zookeeper+leaf',
-  'etcd': 'etcd',
-  'etcds': 'etcd',
-  'redis': 'redis',
-  'rediss': 'redis',
+  etcd: 'etcd',
+  etcds: 'etcd',
+  redis: 'redis',
+  rediss: 'redis',
 };
 
 const FORMS =
@@ -63,7 +68,9 @@ const FORMS =
   'etcd://[user:pass@]host:port[,host:port]/prefix, redis://[:pass@]host:port/db, static:N or k8s:';
 
 function bad(raw: string, why: string): Error {
-  return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, { url: redactUrl(raw) });
+  return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, {
+    url: redactUrl(raw),
+  });
 }
 
 /**
@@ -90,7 +97,8 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
       const afterHost = rest.slice(2);
       const slash = afterHost.indexOf('/');
       const host = slash < 0 ? afterHost : afterHost.slice(0, slash);
-      if (host !== '' && host !== 'localhost') throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
+      if (host !== '' && host !== 'localhost')
+        throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
       p = slash < 0 ? '/' : afterHost.slice(slash);
     } else {
       p = rest;
@@ -107,11 +115,13 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
     return { kind: 'file', url, redacted, dir: path.normalize(decoded) };
   }
   if (scheme === 'static') {
-    if (!/^\d{1,10}$/.test(rest) || Number(rest) > 2 ** 31 - 1) throw bad(url, 'static:N takes a decimal node ID from 0 (e.g. static:3)');
+    if (!/^\d{1,10}$/.test(rest) || Number(rest) > 2 ** 31 - 1)
+      throw bad(url, 'static:N takes a decimal node ID from 0 (e.g. static:3)');
     return { kind: 'static', url, redacted, slot: Number(rest) };
   }
   if (scheme === 'k8s' || scheme === 'kubernetes') {
-    if (rest !== '' && rest !== '//') throw bad(url, 'k8s: takes nothing after the colon (the ordinal comes from $POD_NAME or $HOSTNAME)');
+    if (rest !== '' && rest !== '//')
+      throw bad(url, 'k8s: takes nothing after the colon (the ordinal comes from $POD_NAME or $HOSTNAME)');
     return { kind: 'k8s', url, redacted };
   }
   const kind = ENGINE_SCHEMES[scheme];

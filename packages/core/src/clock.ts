@@ -91,7 +91,8 @@ export class ManualClock implements Clock {
   }
   /** Moves wall and monotonic time forward together. */
   advance(ms: number): void {
-    if (ms < 0) throw new RangeError('advance() takes a non-negative duration; use stepWall() to step the wall clock back');
+    if (ms < 0)
+      throw new RangeError('advance() takes a non-negative duration; use stepWall() to step the wall clock back');
     this.wall += ms;
     this.mono += ms;
   }

@@ -43,7 +43,10 @@ test('GIVEN no flags, variables or file THEN the defaults are 127.0.0.1:8080, tw
 
 test('GIVEN a setting in the file, the environment and a flag THEN the flag wins, then the environment, then the file', () => {
   withFile(JSON.stringify({ port: 7001, cluster: 'fromfile', maxBatch: 5, layout: 'leaf' }), (file) => {
-    const all = loadServeConfig(['--config', file, '--port', '7003'], { FLURRY_PORT: '7002', FLURRY_CLUSTER: 'fromenv' });
+    const all = loadServeConfig(['--config', file, '--port', '7003'], {
+      FLURRY_PORT: '7002',
+      FLURRY_CLUSTER: 'fromenv',
+    });
     assert.equal(all.port, 7003);
     assert.equal(all.cluster, 'fromenv');
     assert.equal(all.maxBatch, 5);
@@ -94,7 +97,10 @@ test('GIVEN a registry URL with a password in a bad setting THEN the error shows
     const e = configError(() => loadServeConfig(['--registry', url], {}));
     assert.equal(e.code, 'FLURRY_E_CONFIG', url);
     assert.ok(!e.message.includes('hunter2'), `password leaked in: ${e.message}`);
-    assert.ok(!JSON.stringify(e.details).includes('hunter2'), `password leaked in details: ${JSON.stringify(e.details)}`);
+    assert.ok(
+      !JSON.stringify(e.details).includes('hunter2'),
+      `password leaked in details: ${JSON.stringify(e.details)}`,
+    );
     assert.match(e.message, /\*\*\*/);
   }
 });
@@ -113,9 +119,16 @@ test('GIVEN a token with a bad form THEN the error does not print the token', ()
 });
 
 test('GIVEN a config file that is unreadable, not JSON, not an object or has an unknown key THEN FLURRY_E_CONFIG says so', () => {
-  assert.match(configError(() => loadServeConfig(['--config', '/nonexistent/flurry.json'], {})).message, /cannot read the config file/);
-  withFile('{ port: 1 ', (f) => assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /not valid JSON/));
-  withFile('[1]', (f) => assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /one JSON object/));
+  assert.match(
+    configError(() => loadServeConfig(['--config', '/nonexistent/flurry.json'], {})).message,
+    /cannot read the config file/,
+  );
+  withFile('{ port: 1 ', (f) =>
+    assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /not valid JSON/),
+  );
+  withFile('[1]', (f) =>
+    assert.match(configError(() => loadServeConfig(['--config', f], {})).message, /one JSON object/),
+  );
   withFile('{"prot": 1}', (f) => {
     const e = configError(() => loadServeConfig(['--config', f], {}));
     assert.match(e.message, /unknown key "prot"/);
@@ -139,9 +152,15 @@ test('GIVEN booleans in every form THEN they parse; --fields with --epoch builds
   assert.equal(loadServeConfig([], { FLURRY_AUTH_HEALTH: 'yes' }).authHealth, true);
   assert.equal(loadServeConfig([], { FLURRY_ALLOW_ROOT: '0' }).allowRoot, false);
   withFile('{"allowRoot": true}', (f) => assert.equal(loadServeConfig(['--config', f], {}).allowRoot, true));
-  const c = loadServeConfig(['--fields', 'timestamp:41,machine:10,sequence:12', '--epoch', '2020-01-01T00:00:00Z', '--node', 'machine=5'], {});
+  const c = loadServeConfig(
+    ['--fields', 'timestamp:41,machine:10,sequence:12', '--epoch', '2020-01-01T00:00:00Z', '--node', 'machine=5'],
+    {},
+  );
   assert.equal(c.layout.epochMs, Date.UTC(2020, 0, 1));
-  assert.deepEqual(c.layout.nodeFields.map((f) => f.name), ['machine']);
+  assert.deepEqual(
+    c.layout.nodeFields.map((f) => f.name),
+    ['machine'],
+  );
   assert.deepEqual({ ...c.node }, { machine: 5 });
 });
 
@@ -158,8 +177,16 @@ test('GIVEN docs/operations.md THEN its settings table has one row per setting w
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
   const doc = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
   const rows = doc.split('\n').filter((l) => /^\| `--[a-z-]+` \| `FLURRY_[A-Z_]+` \|/.test(l));
-  const documented = rows.map((l) => l.split('|').slice(1, 4).map((c) => c.trim()));
-  const expected = [...SETTINGS.map((s) => [`\`--${s.flag}\``, `\`${s.env}\``, `\`${s.key}\``]), ['`--config`', '`FLURRY_CONFIG`', '–']];
+  const documented = rows.map((l) =>
+    l
+      .split('|')
+      .slice(1, 4)
+      .map((c) => c.trim()),
+  );
+  const expected = [
+    ...SETTINGS.map((s) => [`\`--${s.flag}\``, `\`${s.env}\``, `\`${s.key}\``]),
+    ['`--config`', '`FLURRY_CONFIG`', '–'],
+  ];
   assert.deepEqual(documented, expected);
   // docs/service-api.md links there instead of keeping a second list.
   const api = readFileSync(path.join(root, 'docs', 'service-api.md'), 'utf8');
@@ -168,25 +195,48 @@ test('GIVEN docs/operations.md THEN its settings table has one row per setting w
 });
 
 test('GIVEN misspelt FLURRY_* variables THEN each is named with the closest known variable; known and other variables give nothing', () => {
-  const ws = unknownEnvWarnings({ FLURRY_REGSITRY: 'redis://r:6379/0', FLURRY_PROT: '1', flurry_token: 'x', FLURRY_REGISTRY: 'file:', FLURRY_CONFIG: '/f.json', PATH: '/bin', FLURRYX: '1' });
+  const ws = unknownEnvWarnings({
+    FLURRY_REGSITRY: 'redis://r:6379/0',
+    FLURRY_PROT: '1',
+    flurry_token: 'x',
+    FLURRY_REGISTRY: 'file:',
+    FLURRY_CONFIG: '/f.json',
+    PATH: '/bin',
+    FLURRYX: '1',
+  });
   assert.deepEqual(
     ws.map((w) => [w.variable, w.suggestion]),
-    [['FLURRY_PROT', 'FLURRY_PORT'], ['FLURRY_REGSITRY', 'FLURRY_REGISTRY'], ['flurry_token', 'FLURRY_TOKEN']],
+    [
+      ['FLURRY_PROT', 'FLURRY_PORT'],
+      ['FLURRY_REGSITRY', 'FLURRY_REGISTRY'],
+      ['flurry_token', 'FLURRY_TOKEN'],
+    ],
   );
   assert.equal(ws[1].message, 'FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?');
   const far = unknownEnvWarnings({ FLURRY_SOMETHING_ELSE_ENTIRELY: '1' });
   assert.equal(far.length, 1);
   assert.equal(far[0].suggestion, undefined, 'nothing close: no guess');
-  assert.match(far[0].message, /FLURRY_SOMETHING_ELSE_ENTIRELY is not a flurry setting and is ignored; flurry serve --help lists/);
+  assert.match(
+    far[0].message,
+    /FLURRY_SOMETHING_ELSE_ENTIRELY is not a flurry setting and is ignored; flurry serve --help lists/,
+  );
 });
 
 test('GIVEN every FLURRY_* variable the docs and the code read THEN none is reported as unknown', () => {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
   const names = new Set<string>();
-  const texts = ['README.md', ...['operations.md', 'service-api.md', 'public-ids.md', 'node-ids.md', 'api.md'].map((f) => path.join('docs', f))].map((f) => readFileSync(path.join(root, f), 'utf8'));
+  const texts = [
+    'README.md',
+    ...['operations.md', 'service-api.md', 'public-ids.md', 'node-ids.md', 'api.md'].map((f) => path.join('docs', f)),
+  ].map((f) => readFileSync(path.join(root, f), 'utf8'));
   // Variables read by the library code outside the settings table (the docs' warning example excepted).
-  texts.push(readFileSync(path.join(root, 'packages/core/src/public/keys.ts'), 'utf8'), readFileSync(path.join(root, 'packages/server/src/cli/commands/next.ts'), 'utf8'));
-  for (const t of texts) for (const m of t.matchAll(/\bFLURRY_[A-Z][A-Z0-9_]*[A-Z0-9]\b(?! is not a flurry setting)/g)) if (!m[0].startsWith('FLURRY_E_')) names.add(m[0]);
+  texts.push(
+    readFileSync(path.join(root, 'packages/core/src/public/keys.ts'), 'utf8'),
+    readFileSync(path.join(root, 'packages/server/src/cli/commands/next.ts'), 'utf8'),
+  );
+  for (const t of texts)
+    for (const m of t.matchAll(/\bFLURRY_[A-Z][A-Z0-9_]*[A-Z0-9]\b(?! is not a flurry setting)/g))
+      if (!m[0].startsWith('FLURRY_E_')) names.add(m[0]);
   assert.ok(names.size >= SETTINGS.length, `found ${names.size} names`);
   const env = Object.fromEntries([...names].map((n) => [n, '1']));
   assert.deepEqual(unknownEnvWarnings(env), []);

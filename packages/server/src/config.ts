@@ -116,34 +116,289 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * ```
  */
 export const SETTINGS: readonly SettingDef[] = Object.freeze([
-  { key: 'host', flag: 'host', env: 'FLURRY_HOST', kind: 'string', defaultText: '127.0.0.1', allowed: 'an IP address or host name to listen on', help: 'HTTP listen address (0.0.0.0 for every interface).' },
-  { key: 'port', flag: 'port', env: 'FLURRY_PORT', kind: 'int', min: 0, max: 65535, defaultText: '8080', allowed: 'an integer from 0 to 65535 (0 = any free port, logged at start-up)', help: 'HTTP listen port.' },
-  { key: 'layout', flag: 'layout', env: 'FLURRY_LAYOUT', kind: 'string', choices: ['twitter', 'leaf', 'discord', 'sonyflake', 'instagram', 'js53'], defaultText: 'twitter', allowed: 'one of twitter, leaf, discord, sonyflake, instagram, js53', help: 'Bit layout preset (or use fields).' },
-  { key: 'fields', flag: 'fields', env: 'FLURRY_FIELDS', kind: 'string', defaultText: '(none: the preset)', allowed: 'a field list such as timestamp:41,datacenter:5,worker:5,sequence:12 (at most 64 bits)', help: 'Custom layout, most significant field first; replaces layout.' },
-  { key: 'epoch', flag: 'epoch', env: 'FLURRY_EPOCH', kind: 'string', defaultText: "(the preset's epoch)", allowed: 'an ISO date (2020-01-01T00:00:00Z) or Unix milliseconds, not in the future', help: 'Epoch of the timestamp field.' },
-  { key: 'unit', flag: 'unit', env: 'FLURRY_UNIT', kind: 'string', choices: ['1ms', '10ms', '1s'], defaultText: "(the preset's unit, 1ms for fields)", allowed: 'one of 1ms, 10ms, 1s', help: 'Time unit of the timestamp field.' },
-  { key: 'node', flag: 'node', env: 'FLURRY_NODE', kind: 'string', defaultText: '(none: every node field is leased)', allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1', help: 'Pin node fields by hand; the registry still leases the result.' },
-  { key: 'registry', flag: 'registry', env: 'FLURRY_REGISTRY', kind: 'string', defaultText: 'file:', allowed: 'a registry URL: file:, file:/dir, zookeeper://h:p/path, zookeeper+leaf://h:p/path, etcd://h:p/prefix, redis://h:p/db, static:N, k8s:', help: 'Where node-ID leases come from.' },
-  { key: 'cluster', flag: 'cluster', env: 'FLURRY_CLUSTER', kind: 'string', defaultText: 'default', allowed: '1 to 64 characters from A-Z a-z 0-9 _ . -', help: 'Cluster name: node IDs are unique within it.' },
-  { key: 'leaseTtlMs', flag: 'lease-ttl-ms', env: 'FLURRY_LEASE_TTL_MS', kind: 'int', min: 100, max: 3_600_000, defaultText: '10000', allowed: 'an integer from 100 to 3600000 (ms)', help: 'Lease time-to-live: how long a silent holder keeps its node ID.' },
-  { key: 'leaseRenewMs', flag: 'lease-renew-ms', env: 'FLURRY_LEASE_RENEW_MS', kind: 'int', min: 10, max: 3_600_000, defaultText: '(a third of the TTL)', allowed: 'an integer from 10 to (TTL - margin) / 2 (ms)', help: 'Lease renewal interval.' },
-  { key: 'leaseMarginMs', flag: 'lease-margin-ms', env: 'FLURRY_LEASE_MARGIN_MS', kind: 'int', min: 0, max: 3_600_000, defaultText: '(the smaller of 1000 and a fifth of the TTL)', allowed: 'an integer from 0 to half the TTL (ms)', help: 'Safety margin taken off the lease deadline.' },
-  { key: 'highWaterWaitMs', flag: 'high-water-wait-ms', env: 'FLURRY_HIGH_WATER_WAIT_MS', kind: 'int', min: 0, max: 600_000, defaultText: '5000', allowed: 'an integer from 0 to 600000 (ms)', help: "How long start-up may wait for the clock to pass the node's high-water mark." },
-  { key: 'registryConnectTimeoutMs', flag: 'registry-connect-timeout-ms', env: 'FLURRY_REGISTRY_CONNECT_TIMEOUT_MS', kind: 'int', min: 100, max: 120_000, defaultText: '5000', allowed: 'an integer from 100 to 120000 (ms)', help: 'How long connecting to the registry engine (ZooKeeper, etcd, Redis) and each of its operations may take.' },
-  { key: 'onExhausted', flag: 'on-exhausted', env: 'FLURRY_ON_EXHAUSTED', kind: 'string', choices: ['wait', 'borrow'], defaultText: 'borrow', allowed: 'wait or borrow', help: 'When a tick runs out of sequence numbers (batch load): borrow ticks up to 1 s ahead of the clock (full rate), or wait for the next tick (timestamps never ahead of real time).' },
-  { key: 'onClockBackwards', flag: 'on-clock-backwards', env: 'FLURRY_ON_CLOCK_BACKWARDS', kind: 'string', choices: ['tolerate', 'wait', 'throw'], defaultText: 'tolerate', allowed: 'tolerate, wait or throw', help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).' },
-  { key: 'sequenceStart', flag: 'sequence-start', env: 'FLURRY_SEQUENCE_START', kind: 'string', choices: ['zero', 'random'], defaultText: 'zero', allowed: 'zero or random', help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.' },
-  { key: 'thriftPort', flag: 'thrift-port', env: 'FLURRY_THRIFT_PORT', kind: 'int', min: 0, max: 65535, defaultText: '(off; Twitter used 7609)', allowed: 'an integer from 0 to 65535', help: "Serve Twitter Snowflake's Thrift API on this port." },
-  { key: 'token', flag: 'token', env: 'FLURRY_TOKEN', kind: 'string', secret: true, defaultText: '(none: no authentication)', allowed: 'a bearer token of 16 to 512 printable ASCII characters without spaces', help: 'Require "Authorization: Bearer TOKEN" on the ID routes (prefer the variable: flags show in ps).' },
-  { key: 'authHealth', flag: 'auth-health', env: 'FLURRY_AUTH_HEALTH', kind: 'bool', defaultText: 'false', allowed: 'true or false (1/0, yes/no)', help: 'Require the token on /healthz, /readyz and /metrics too.' },
-  { key: 'maxBatch', flag: 'max-batch', env: 'FLURRY_MAX_BATCH', kind: 'int', min: 1, max: 1_000_000, defaultText: '10000', allowed: 'an integer from 1 to 1000000', help: 'Largest count of GET /v1/ids.' },
-  { key: 'maxUrlBytes', flag: 'max-url-bytes', env: 'FLURRY_MAX_URL_BYTES', kind: 'int', min: 64, max: 16_384, defaultText: '4096', allowed: 'an integer from 64 to 16384', help: 'Longest request target (path + query); longer is 414.' },
-  { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'FLURRY_MAX_BODY_BYTES', kind: 'int', min: 0, max: 1_048_576, defaultText: '1024', allowed: 'an integer from 0 to 1048576', help: 'Largest request body accepted (the API reads none); larger is 413.' },
-  { key: 'publicKey', flag: 'public-key', env: 'FLURRY_PUBLIC_KEY', kind: 'string', secret: true, defaultText: '(none: public IDs off)', allowed: 'a key printed by "flurry key new" (several separated by commas for rotation)', help: 'Enable /v1/public-ids with this key.' },
-  { key: 'publicKeyFile', flag: 'public-key-file', env: 'FLURRY_PUBLIC_KEY_FILE', kind: 'string', defaultText: '(none)', allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)', help: 'Read the public-ID keyring from a file (used when publicKey is not set).' },
-  { key: 'logLevel', flag: 'log-level', env: 'FLURRY_LOG_LEVEL', kind: 'string', choices: LOG_LEVELS, defaultText: 'info', allowed: LOG_LEVELS.join(', '), help: 'Log level (JSON lines on stdout; requests are logged at debug).' },
-  { key: 'allowRoot', flag: 'allow-root', env: 'FLURRY_ALLOW_ROOT', kind: 'bool', defaultText: 'false', allowed: 'true or false (1/0, yes/no)', help: 'Allow running as root (refused otherwise).' },
-  { key: 'shutdownTimeoutMs', flag: 'shutdown-timeout-ms', env: 'FLURRY_SHUTDOWN_TIMEOUT_MS', kind: 'int', min: 0, max: 600_000, defaultText: '10000', allowed: 'an integer from 0 to 600000 (ms)', help: 'On SIGTERM, how long in-flight requests may take before connections are cut.' },
+  {
+    key: 'host',
+    flag: 'host',
+    env: 'FLURRY_HOST',
+    kind: 'string',
+    defaultText: '127.0.0.1',
+    allowed: 'an IP address or host name to listen on',
+    help: 'HTTP listen address (0.0.0.0 for every interface).',
+  },
+  {
+    key: 'port',
+    flag: 'port',
+    env: 'FLURRY_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65535,
+    defaultText: '8080',
+    allowed: 'an integer from 0 to 65535 (0 = any free port, logged at start-up)',
+    help: 'HTTP listen port.',
+  },
+  {
+    key: 'layout',
+    flag: 'layout',
+    env: 'FLURRY_LAYOUT',
+    kind: 'string',
+    choices: ['twitter', 'leaf', 'discord', 'sonyflake', 'instagram', 'js53'],
+    defaultText: 'twitter',
+    allowed: 'one of twitter, leaf, discord, sonyflake, instagram, js53',
+    help: 'Bit layout preset (or use fields).',
+  },
+  {
+    key: 'fields',
+    flag: 'fields',
+    env: 'FLURRY_FIELDS',
+    kind: 'string',
+    defaultText: '(none: the preset)',
+    allowed: 'a field list such as timestamp:41,datacenter:5,worker:5,sequence:12 (at most 64 bits)',
+    help: 'Custom layout, most significant field first; replaces layout.',
+  },
+  {
+    key: 'epoch',
+    flag: 'epoch',
+    env: 'FLURRY_EPOCH',
+    kind: 'string',
+    defaultText: "(the preset's epoch)",
+    allowed: 'an ISO date (2020-01-01T00:00:00Z) or Unix milliseconds, not in the future',
+    help: 'Epoch of the timestamp field.',
+  },
+  {
+    key: 'unit',
+    flag: 'unit',
+    env: 'FLURRY_UNIT',
+    kind: 'string',
+    choices: ['1ms', '10ms', '1s'],
+    defaultText: "(the preset's unit, 1ms for fields)",
+    allowed: 'one of 1ms, 10ms, 1s',
+    help: 'Time unit of the timestamp field.',
+  },
+  {
+    key: 'node',
+    flag: 'node',
+    env: 'FLURRY_NODE',
+    kind: 'string',
+    defaultText: '(none: every node field is leased)',
+    allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1',
+    help: 'Pin node fields by hand; the registry still leases the result.',
+  },
+  {
+    key: 'registry',
+    flag: 'registry',
+    env: 'FLURRY_REGISTRY',
+    kind: 'string',
+    defaultText: 'file:',
+    allowed:
+      'a registry URL: file:, file:/dir, zookeeper://h:p/path, zookeeper+leaf://h:p/path, etcd://h:p/prefix, redis://h:p/db, static:N, k8s:',
+    help: 'Where node-ID leases come from.',
+  },
+  {
+    key: 'cluster',
+    flag: 'cluster',
+    env: 'FLURRY_CLUSTER',
+    kind: 'string',
+    defaultText: 'default',
+    allowed: '1 to 64 characters from A-Z a-z 0-9 _ . -',
+    help: 'Cluster name: node IDs are unique within it.',
+  },
+  {
+    key: 'leaseTtlMs',
+    flag: 'lease-ttl-ms',
+    env: 'FLURRY_LEASE_TTL_MS',
+    kind: 'int',
+    min: 100,
+    max: 3_600_000,
+    defaultText: '10000',
+    allowed: 'an integer from 100 to 3600000 (ms)',
+    help: 'Lease time-to-live: how long a silent holder keeps its node ID.',
+  },
+  {
+    key: 'leaseRenewMs',
+    flag: 'lease-renew-ms',
+    env: 'FLURRY_LEASE_RENEW_MS',
+    kind: 'int',
+    min: 10,
+    max: 3_600_000,
+    defaultText: '(a third of the TTL)',
+    allowed: 'an integer from 10 to (TTL - margin) / 2 (ms)',
+    help: 'Lease renewal interval.',
+  },
+  {
+    key: 'leaseMarginMs',
+    flag: 'lease-margin-ms',
+    env: 'FLURRY_LEASE_MARGIN_MS',
+    kind: 'int',
+    min: 0,
+    max: 3_600_000,
+    defaultText: '(the smaller of 1000 and a fifth of the TTL)',
+    allowed: 'an integer from 0 to half the TTL (ms)',
+    help: 'Safety margin taken off the lease deadline.',
+  },
+  {
+    key: 'highWaterWaitMs',
+    flag: 'high-water-wait-ms',
+    env: 'FLURRY_HIGH_WATER_WAIT_MS',
+    kind: 'int',
+    min: 0,
+    max: 600_000,
+    defaultText: '5000',
+    allowed: 'an integer from 0 to 600000 (ms)',
+    help: "How long start-up may wait for the clock to pass the node's high-water mark.",
+  },
+  {
+    key: 'registryConnectTimeoutMs',
+    flag: 'registry-connect-timeout-ms',
+    env: 'FLURRY_REGISTRY_CONNECT_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+    max: 120_000,
+    defaultText: '5000',
+    allowed: 'an integer from 100 to 120000 (ms)',
+    help: 'How long connecting to the registry engine (ZooKeeper, etcd, Redis) and each of its operations may take.',
+  },
+  {
+    key: 'onExhausted',
+    flag: 'on-exhausted',
+    env: 'FLURRY_ON_EXHAUSTED',
+    kind: 'string',
+    choices: ['wait', 'borrow'],
+    defaultText: 'borrow',
+    allowed: 'wait or borrow',
+    help: 'When a tick runs out of sequence numbers (batch load): borrow ticks up to 1 s ahead of the clock (full rate), or wait for the next tick (timestamps never ahead of real time).',
+  },
+  {
+    key: 'onClockBackwards',
+    flag: 'on-clock-backwards',
+    env: 'FLURRY_ON_CLOCK_BACKWARDS',
+    kind: 'string',
+    choices: ['tolerate', 'wait', 'throw'],
+    defaultText: 'tolerate',
+    allowed: 'tolerate, wait or throw',
+    help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).',
+  },
+  {
+    key: 'sequenceStart',
+    flag: 'sequence-start',
+    env: 'FLURRY_SEQUENCE_START',
+    kind: 'string',
+    choices: ['zero', 'random'],
+    defaultText: 'zero',
+    allowed: 'zero or random',
+    help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.',
+  },
+  {
+    key: 'thriftPort',
+    flag: 'thrift-port',
+    env: 'FLURRY_THRIFT_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65535,
+    defaultText: '(off; Twitter used 7609)',
+    allowed: 'an integer from 0 to 65535',
+    help: "Serve Twitter Snowflake's Thrift API on this port.",
+  },
+  {
+    key: 'token',
+    flag: 'token',
+    env: 'FLURRY_TOKEN',
+    kind: 'string',
+    secret: true,
+    defaultText: '(none: no authentication)',
+    allowed: 'a bearer token of 16 to 512 printable ASCII characters without spaces',
+    help: 'Require "Authorization: Bearer TOKEN" on the ID routes (prefer the variable: flags show in ps).',
+  },
+  {
+    key: 'authHealth',
+    flag: 'auth-health',
+    env: 'FLURRY_AUTH_HEALTH',
+    kind: 'bool',
+    defaultText: 'false',
+    allowed: 'true or false (1/0, yes/no)',
+    help: 'Require the token on /healthz, /readyz and /metrics too.',
+  },
+  {
+    key: 'maxBatch',
+    flag: 'max-batch',
+    env: 'FLURRY_MAX_BATCH',
+    kind: 'int',
+    min: 1,
+    max: 1_000_000,
+    defaultText: '10000',
+    allowed: 'an integer from 1 to 1000000',
+    help: 'Largest count of GET /v1/ids.',
+  },
+  {
+    key: 'maxUrlBytes',
+    flag: 'max-url-bytes',
+    env: 'FLURRY_MAX_URL_BYTES',
+    kind: 'int',
+    min: 64,
+    max: 16_384,
+    defaultText: '4096',
+    allowed: 'an integer from 64 to 16384',
+    help: 'Longest request target (path + query); longer is 414.',
+  },
+  {
+    key: 'maxBodyBytes',
+    flag: 'max-body-bytes',
+    env: 'FLURRY_MAX_BODY_BYTES',
+    kind: 'int',
+    min: 0,
+    max: 1_048_576,
+    defaultText: '1024',
+    allowed: 'an integer from 0 to 1048576',
+    help: 'Largest request body accepted (the API reads none); larger is 413.',
+  },
+  {
+    key: 'publicKey',
+    flag: 'public-key',
+    env: 'FLURRY_PUBLIC_KEY',
+    kind: 'string',
+    secret: true,
+    defaultText: '(none: public IDs off)',
+    allowed: 'a key printed by "flurry key new" (several separated by commas for rotation)',
+    help: 'Enable /v1/public-ids with this key.',
+  },
+  {
+    key: 'publicKeyFile',
+    flag: 'public-key-file',
+    env: 'FLURRY_PUBLIC_KEY_FILE',
+    kind: 'string',
+    defaultText: '(none)',
+    allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
+    help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
+  },
+  {
+    key: 'logLevel',
+    flag: 'log-level',
+    env: 'FLURRY_LOG_LEVEL',
+    kind: 'string',
+    choices: LOG_LEVELS,
+    defaultText: 'info',
+    allowed: LOG_LEVELS.join(', '),
+    help: 'Log level (JSON lines on stdout; requests are logged at debug).',
+  },
+  {
+    key: 'allowRoot',
+    flag: 'allow-root',
+    env: 'FLURRY_ALLOW_ROOT',
+    kind: 'bool',
+    defaultText: 'false',
+    allowed: 'true or false (1/0, yes/no)',
+    help: 'Allow running as root (refused otherwise).',
+  },
+  {
+    key: 'shutdownTimeoutMs',
+    flag: 'shutdown-timeout-ms',
+    env: 'FLURRY_SHUTDOWN_TIMEOUT_MS',
+    kind: 'int',
+    min: 0,
+    max: 600_000,
+    defaultText: '10000',
+    allowed: 'an integer from 0 to 600000 (ms)',
+    help: 'On SIGTERM, how long in-flight requests may take before connections are cut.',
+  },
 ] satisfies SettingDef[]);
 
 /** The flag of the config file itself (not a setting in the file). */
@@ -180,7 +435,10 @@ export function serveFlagSpecs(): FlagSpecs {
 export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServeConfig {
   const parsed = parseCommandLine(argv, serveFlagSpecs());
   if (parsed.positionals.length > 0) {
-    throw serverError('USAGE', `flurry serve takes no arguments; got "${clip(parsed.positionals[0])}". Settings are flags, e.g. --port 8080. See flurry serve --help.`);
+    throw serverError(
+      'USAGE',
+      `flurry serve takes no arguments; got "${clip(parsed.positionals[0])}". Settings are flags, e.g. --port 8080. See flurry serve --help.`,
+    );
   }
   const configFlag = parsed.values[CONFIG_FLAG];
   const configPath = configFlag?.length ? String(configFlag[configFlag.length - 1]) : env[CONFIG_ENV] || undefined;
@@ -189,9 +447,15 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
   const raw: Record<string, { value: unknown; source: Source }> = {};
   for (const s of SETTINGS) {
     const fromFlag = parsed.values[s.flag];
-    if (fromFlag?.length) raw[s.key] = { value: s.kind === 'bool' ? true : fromFlag[fromFlag.length - 1], source: { kind: 'flag', name: '--' + s.flag } };
-    else if (env[s.env] !== undefined && env[s.env] !== '') raw[s.key] = { value: env[s.env], source: { kind: 'env', name: s.env } };
-    else if (Object.prototype.hasOwnProperty.call(file, s.key)) raw[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
+    if (fromFlag?.length)
+      raw[s.key] = {
+        value: s.kind === 'bool' ? true : fromFlag[fromFlag.length - 1],
+        source: { kind: 'flag', name: '--' + s.flag },
+      };
+    else if (env[s.env] !== undefined && env[s.env] !== '')
+      raw[s.key] = { value: env[s.env], source: { kind: 'env', name: s.env } };
+    else if (Object.prototype.hasOwnProperty.call(file, s.key))
+      raw[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
   }
 
   const v: Record<string, unknown> = {};
@@ -209,9 +473,23 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
       unit: v.unit as string | undefined,
     });
   } catch (err) {
-    const key = raw.fields ? 'fields' : raw.epoch && isEpochError(err) ? 'epoch' : raw.unit && isUnitError(err) ? 'unit' : raw.fields ? 'fields' : 'layout';
+    const key = raw.fields
+      ? 'fields'
+      : raw.epoch && isEpochError(err)
+        ? 'epoch'
+        : raw.unit && isUnitError(err)
+          ? 'unit'
+          : raw.fields
+            ? 'fields'
+            : 'layout';
     const r = raw[key];
-    throw configError(key, r?.value ?? '(default)', r?.source ?? { kind: 'default', name: 'default' }, describe(err), err);
+    throw configError(
+      key,
+      r?.value ?? '(default)',
+      r?.source ?? { kind: 'default', name: 'default' },
+      describe(err),
+      err,
+    );
   }
 
   let node: Record<string, number> = {};
@@ -228,17 +506,29 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
   const token = v.token as string | undefined;
   if (token !== undefined && !/^[\x21-\x7e]{16,512}$/.test(token)) throw configError('token', token, raw.token.source);
   const host = (v.host as string | undefined) ?? '127.0.0.1';
-  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host) && !/^\[[0-9A-Fa-f:.]+\]$/.test(host)) throw configError('host', host, raw.host.source);
+  if (!/^[A-Za-z0-9.:_-]{1,253}$/.test(host) && !/^\[[0-9A-Fa-f:.]+\]$/.test(host))
+    throw configError('host', host, raw.host.source);
   const registry = (v.registry as string | undefined) ?? 'file:';
   try {
     parseRegistryUrl(registry);
   } catch (err) {
-    throw configError('registry', registry, raw.registry?.source ?? { kind: 'default', name: 'default' }, `${SETTINGS_BY_KEY.registry.allowed} (${describe(err)})`, err);
+    throw configError(
+      'registry',
+      registry,
+      raw.registry?.source ?? { kind: 'default', name: 'default' },
+      `${SETTINGS_BY_KEY.registry.allowed} (${describe(err)})`,
+      err,
+    );
   }
 
   // The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …).
   const ttl = v.leaseTtlMs as number | undefined;
-  const timing: Record<string, string> = { ttlMs: 'leaseTtlMs', renewIntervalMs: 'leaseRenewMs', marginMs: 'leaseMarginMs', highWaterWaitMs: 'highWaterWaitMs' };
+  const timing: Record<string, string> = {
+    ttlMs: 'leaseTtlMs',
+    renewIntervalMs: 'leaseRenewMs',
+    marginMs: 'leaseMarginMs',
+    highWaterWaitMs: 'highWaterWaitMs',
+  };
   try {
     resolveRegistryOptions({
       cluster: (v.cluster as string | undefined) ?? 'default',
@@ -251,7 +541,13 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
     const option = err instanceof FlurryError ? String(err.details.option ?? '') : '';
     const key = timing[option] ?? (option === 'cluster' ? 'cluster' : 'leaseTtlMs');
     const r = raw[key] ?? raw.leaseTtlMs;
-    throw configError(key, r?.value ?? '(default)', r?.source ?? { kind: 'default', name: 'default' }, describe(err), err);
+    throw configError(
+      key,
+      r?.value ?? '(default)',
+      r?.source ?? { kind: 'default', name: 'default' },
+      describe(err),
+      err,
+    );
   }
 
   return Object.freeze({
@@ -285,7 +581,9 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
   });
 }
 
-const SETTINGS_BY_KEY: Readonly<Record<string, SettingDef>> = Object.freeze(Object.fromEntries(SETTINGS.map((s) => [s.key, s])));
+const SETTINGS_BY_KEY: Readonly<Record<string, SettingDef>> = Object.freeze(
+  Object.fromEntries(SETTINGS.map((s) => [s.key, s])),
+);
 
 function coerce(s: SettingDef, value: unknown, source: Source): unknown {
   if (s.kind === 'bool') {
@@ -302,7 +600,8 @@ function coerce(s: SettingDef, value: unknown, source: Source): unknown {
     if (typeof value === 'number') n = value;
     else if (typeof value === 'string' && /^\s*[0-9]{1,16}\s*$/.test(value)) n = Number(value);
     else throw configError(s.key, value, source);
-    if (!Number.isSafeInteger(n) || n < (s.min ?? 0) || n > (s.max ?? Number.MAX_SAFE_INTEGER)) throw configError(s.key, value, source);
+    if (!Number.isSafeInteger(n) || n < (s.min ?? 0) || n > (s.max ?? Number.MAX_SAFE_INTEGER))
+      throw configError(s.key, value, source);
     return n;
   }
   if (typeof value !== 'string' || value.length === 0 || value.length > 4096) throw configError(s.key, value, source);
@@ -315,21 +614,37 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw serverError('CONFIG', `setting config (from ${via}): cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`, { setting: 'config', value: file });
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`,
+      { setting: 'config', value: file },
+    );
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw serverError('CONFIG', `setting config (from ${via}): the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`, { setting: 'config', value: file });
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
+      { setting: 'config', value: file },
+    );
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw serverError('CONFIG', `setting config (from ${via}): the config file "${file}" must hold one JSON object such as {"port": 8080}`, { setting: 'config', value: file });
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): the config file "${file}" must hold one JSON object such as {"port": 8080}`,
+      { setting: 'config', value: file },
+    );
   }
   const keys = new Set(SETTINGS.map((s) => s.key));
   for (const k of Object.keys(json)) {
     if (!keys.has(k)) {
-      throw serverError('CONFIG', `config file "${file}" has the unknown key "${clip(k)}"; allowed keys: ${[...keys].join(', ')}`, { setting: clip(k), file });
+      throw serverError(
+        'CONFIG',
+        `config file "${file}" has the unknown key "${clip(k)}"; allowed keys: ${[...keys].join(', ')}`,
+        { setting: clip(k), file },
+      );
     }
   }
   return json as Record<string, unknown>;
@@ -416,7 +731,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -426,14 +742,23 @@ function configError(key: string, value: unknown, source: Source, allowed?: stri
   const s = SETTINGS_BY_KEY[key];
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
-  const shown = s?.secret ? '(hidden)' : typeof safe === 'string' ? JSON.stringify(clip(safe)) : clip(JSON.stringify(safe) ?? String(safe));
+  const shown = s?.secret
+    ? '(hidden)'
+    : typeof safe === 'string'
+      ? JSON.stringify(clip(safe))
+      : clip(JSON.stringify(safe) ?? String(safe));
   const from = source.kind === 'default' ? 'the default' : source.name;
   // An embedded message may end with its own period: never write "..".
   const what = (allowed ?? s?.allowed ?? 'see flurry serve --help').replace(/[.\s]+$/, '');
   return new FlurryError(
     'FLURRY_E_CONFIG',
     `invalid setting ${key}: ${shown} (from ${from}) is not allowed; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,
-    { setting: key, value: s?.secret ? '(hidden)' : safe, source: from, ...(cause instanceof FlurryError ? { cause: cause.code } : {}) },
+    {
+      setting: key,
+      value: s?.secret ? '(hidden)' : safe,
+      source: from,
+      ...(cause instanceof FlurryError ? { cause: cause.code } : {}),
+    },
   );
 }
 
@@ -475,7 +800,15 @@ export function serveHelp(): string {
     lines.push(`      Allowed: ${s.allowed}.`);
     lines.push(`      Default: ${s.defaultText}`);
   }
-  lines.push(`  --config FILE   (${CONFIG_ENV})`, '      A JSON object of settings by key, e.g. {"port": 8080, "registry": "redis://127.0.0.1:6379/0"}.', '      Default: (none)');
-  lines.push('', 'Signals: SIGTERM/SIGINT stop accepting, finish in-flight requests, release the lease and exit 0.', '');
+  lines.push(
+    `  --config FILE   (${CONFIG_ENV})`,
+    '      A JSON object of settings by key, e.g. {"port": 8080, "registry": "redis://127.0.0.1:6379/0"}.',
+    '      Default: (none)',
+  );
+  lines.push(
+    '',
+    'Signals: SIGTERM/SIGINT stop accepting, finish in-flight requests, release the lease and exit 0.',
+    '',
+  );
   return lines.join('\n');
 }

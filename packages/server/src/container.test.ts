@@ -15,13 +15,26 @@ test('GIVEN each sign of a container THEN containerEvidence names it; a plain ho
   assert.equal(containerEvidence(probe()), undefined);
   assert.equal(containerEvidence(probe({ cgroup: '0::/init.scope\n' })), undefined, 'a systemd host');
   assert.equal(containerEvidence(probe({ cgroup: '0::/user.slice/user-1000.slice/session-2.scope\n' })), undefined);
-  assert.equal(containerEvidence(probe({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' } })), 'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)');
-  assert.equal(containerEvidence(probe({ env: { KUBERNETES_SERVICE_HOST: '' } })), undefined, 'an empty variable is unset');
+  assert.equal(
+    containerEvidence(probe({ env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' } })),
+    'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)',
+  );
+  assert.equal(
+    containerEvidence(probe({ env: { KUBERNETES_SERVICE_HOST: '' } })),
+    undefined,
+    'an empty variable is unset',
+  );
   assert.equal(containerEvidence(probe({ files: ['/.dockerenv'] })), '/.dockerenv exists');
   assert.equal(containerEvidence(probe({ files: ['/run/.containerenv'] })), '/run/.containerenv exists');
   assert.equal(containerEvidence(probe({ cgroup: '12:pids:/docker/3f2a9c\n' })), '/proc/1/cgroup mentions docker');
-  assert.equal(containerEvidence(probe({ cgroup: '0::/kubepods/besteffort/pod1234/abcd\n' })), '/proc/1/cgroup mentions kubepods');
-  assert.equal(containerEvidence(probe({ cgroup: '0::/system.slice/containerd.service/x\n' })), '/proc/1/cgroup mentions containerd');
+  assert.equal(
+    containerEvidence(probe({ cgroup: '0::/kubepods/besteffort/pod1234/abcd\n' })),
+    '/proc/1/cgroup mentions kubepods',
+  );
+  assert.equal(
+    containerEvidence(probe({ cgroup: '0::/system.slice/containerd.service/x\n' })),
+    '/proc/1/cgroup mentions containerd',
+  );
 });
 
 test('GIVEN the default file: registry in a container THEN the warning says why and what to set; an explicit registry or a plain host gives none', () => {

@@ -5,7 +5,11 @@ import { leafDate, leafDecodeBody, leafWorkerId } from './leaf.js';
 
 test('GIVEN a twitter ID THEN the Leaf body matches what Leaf computes with its own shifts', () => {
   const layout = Layout.from('twitter');
-  const id = layout.compose({ unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 123), sequence: 77, node: { datacenter: 3, worker: 9 } });
+  const id = layout.compose({
+    unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 123),
+    sequence: 77,
+    node: { datacenter: 3, worker: 9 },
+  });
   // Leaf: timestamp = (id >> 22) + twepoch; workerId = (id >> 12) ^ (id >> 22 << 10); sequence = id ^ (id >> 12 << 12)
   const leafTs = (id >> 22n) + 1288834974657n;
   const leafWorker = (id >> 12n) ^ ((id >> 22n) << 10n);

@@ -32,8 +32,19 @@ import type { DecodedId, Layout } from '@flurry/core';
 export function leafDate(unixMs: number): string {
   const d = new Date(unixMs);
   return (
-    pad(d.getFullYear(), 4) + '-' + pad(d.getMonth() + 1, 2) + '-' + pad(d.getDate(), 2) + ' ' +
-    pad(d.getHours(), 2) + ':' + pad(d.getMinutes(), 2) + ':' + pad(d.getSeconds(), 2) + '.' + pad(d.getMilliseconds(), 3)
+    pad(d.getFullYear(), 4) +
+    '-' +
+    pad(d.getMonth() + 1, 2) +
+    '-' +
+    pad(d.getDate(), 2) +
+    ' ' +
+    pad(d.getHours(), 2) +
+    ':' +
+    pad(d.getMinutes(), 2) +
+    ':' +
+    pad(d.getSeconds(), 2) +
+    '.' +
+    pad(d.getMilliseconds(), 3)
   );
 }
 

@@ -18,7 +18,7 @@ function fakeTimers(now: () => number) {
     schedule,
     due: () => timers.filter((x) => x.live).map((x) => x.at),
     run: () => {
-      for (const x of timers) if (x.live && x.at <= now()) (x.live = false), x.fn();
+      for (const x of timers) if (x.live && x.at <= now()) ((x.live = false), x.fn());
     },
   };
 }
@@ -31,14 +31,24 @@ function setup(endMessage: string | null = 'issuing resumed', more: Partial<Epis
     info: (obj: object, msg?: string) => lines.push({ level: 'info', obj: obj as Record<string, unknown>, msg }),
   };
   const timers = fakeTimers(() => t);
-  const log = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', ...(endMessage !== null ? { endMessage } : {}), now: () => t, schedule: timers.schedule, ...more });
+  const log = new EpisodeLog({
+    logger,
+    message: 'refused to issue: lease deadline passed',
+    noun: 'refusals',
+    ...(endMessage !== null ? { endMessage } : {}),
+    now: () => t,
+    schedule: timers.schedule,
+    ...more,
+  });
   return { log, lines, timers, advance: (ms: number) => (t += ms) };
 }
 
 test('GIVEN thousands of refusals in one episode THEN the first is logged at warn, then at most one summary per 10 s with the count since the last line', () => {
   const { log, lines, advance } = setup();
   log.event({ code: 'FLURRY_E_LEASE_EXPIRED' });
-  assert.deepEqual(lines.slice(), [{ level: 'warn', obj: { code: 'FLURRY_E_LEASE_EXPIRED' }, msg: 'refused to issue: lease deadline passed' }]);
+  assert.deepEqual(lines.slice(), [
+    { level: 'warn', obj: { code: 'FLURRY_E_LEASE_EXPIRED' }, msg: 'refused to issue: lease deadline passed' },
+  ]);
   for (let i = 0; i < 4811; i++) {
     advance(2); // 4811 × 2 ms = 9.6 s: still inside the first interval
     log.event({ code: 'FLURRY_E_LEASE_EXPIRED' });
@@ -70,7 +80,11 @@ test('GIVEN an episode ends THEN one info line gives its total, and the next ref
   advance(1000);
   log.end();
   assert.equal(lines.length, 2);
-  assert.deepEqual(lines[1], { level: 'info', obj: { total: 3, unlogged: 2, durationMs: 4000 }, msg: 'issuing resumed (3 refusals in 4 s, 2 of them since the last line)' });
+  assert.deepEqual(lines[1], {
+    level: 'info',
+    obj: { total: 3, unlogged: 2, durationMs: 4000 },
+    msg: 'issuing resumed (3 refusals in 4 s, 2 of them since the last line)',
+  });
   assert.equal(log.active, false);
   log.end();
   assert.equal(lines.length, 2, 'ending twice logs once');
@@ -115,7 +129,11 @@ test('GIVEN an event more than the interval after the previous event of its epis
   assert.equal(lines[2].obj.episodeTotal, 3);
   advance(3_600_000);
   log.event({ n: 5 });
-  assert.deepEqual(lines[4], { level: 'warn', obj: { n: 5 }, msg: 'refused to issue: lease deadline passed' }, 'an hour later: a first line, not "1 more in the last 3600 s"');
+  assert.deepEqual(
+    lines[4],
+    { level: 'warn', obj: { n: 5 }, msg: 'refused to issue: lease deadline passed' },
+    'an hour later: a first line, not "1 more in the last 3600 s"',
+  );
   log.end();
   assert.equal(lines[5].msg, 'issuing resumed (1 refusals in 0 s)', 'the end line counts the new episode only');
 });
@@ -194,7 +212,14 @@ test('GIVEN summed-up events with maxOf byMs THEN the summary and the end line c
     log.event({ byMs, action: 'threw' });
   }
   assert.equal(lines.length, 2);
-  assert.deepEqual(lines[1].obj, { byMs: 4000, byMsMin: 5, action: 'threw', suppressed: 3, sinceLastLineMs: 10_200, episodeTotal: 4 });
+  assert.deepEqual(lines[1].obj, {
+    byMs: 4000,
+    byMsMin: 5,
+    action: 'threw',
+    suppressed: 3,
+    sinceLastLineMs: 10_200,
+    episodeTotal: 4,
+  });
   log.event({ byMs: 90 });
   log.event({ byMs: 12 });
   log.end();
@@ -208,9 +233,22 @@ test('GIVEN summed-up events with maxOf byMs THEN the summary and the end line c
 test('GIVEN a fenced service refusing 5,000 calls and clock refusals under throw THEN the metrics count every one while the log has a few lines, and issuing again ends both episodes', async () => {
   let t = 0;
   const lines: Array<[string, string | undefined]> = [];
-  const logger = { warn: (_o: object, m?: string) => lines.push(['warn', m]), info: (_o: object, m?: string) => lines.push(['info', m]) };
-  const metrics = new ServiceMetrics({ issued: () => 0, lease: () => undefined, ready: () => true, node: () => undefined });
-  const { onEvent, issuedOk } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e), () => t, null);
+  const logger = {
+    warn: (_o: object, m?: string) => lines.push(['warn', m]),
+    info: (_o: object, m?: string) => lines.push(['info', m]),
+  };
+  const metrics = new ServiceMetrics({
+    issued: () => 0,
+    lease: () => undefined,
+    ready: () => true,
+    node: () => undefined,
+  });
+  const { onEvent, issuedOk } = generatorEventLogging(
+    logger,
+    (e) => metrics.onGeneratorEvent(e),
+    () => t,
+    null,
+  );
   const fenced: GeneratorEvent = { type: 'fenced', code: 'FLURRY_E_LEASE_EXPIRED' };
   for (let i = 0; i < 5000; i++) {
     t += 3; // 15 s in all
@@ -237,10 +275,18 @@ test('GIVEN a fenced service refusing 5,000 calls and clock refusals under throw
 test('GIVEN tolerated clock steps an hour apart, then one 5 s later, then a shutdown while fenced THEN each step is logged (the later one by the timer, with its byMs) and flush() writes the pending refusals', () => {
   let t = 0;
   const lines: Array<[string, string | undefined, Record<string, unknown>]> = [];
-  const logger = { warn: (o: object, m?: string) => lines.push(['warn', m, o as Record<string, unknown>]), info: (o: object, m?: string) => lines.push(['info', m, o as Record<string, unknown>]) };
+  const logger = {
+    warn: (o: object, m?: string) => lines.push(['warn', m, o as Record<string, unknown>]),
+    info: (o: object, m?: string) => lines.push(['info', m, o as Record<string, unknown>]),
+  };
   const timers = fakeTimers(() => t);
   let counted = 0;
-  const { onEvent, issuedOk, flush } = generatorEventLogging(logger, () => counted++, () => t, timers.schedule);
+  const { onEvent, issuedOk, flush } = generatorEventLogging(
+    logger,
+    () => counted++,
+    () => t,
+    timers.schedule,
+  );
   onEvent({ type: 'clock-backwards', byMs: 5, action: 'tolerated' });
   issuedOk();
   t = 3_600_000;

@@ -164,7 +164,8 @@ export class EpisodeLog {
     if (this.maxOf.length > 0) this.aggregate(fields);
     const since = now - this.lastLineAt;
     if (since < this.intervalMs) {
-      if (this.unlogged === 1 && this.schedule !== null) this.cancelTimer = this.schedule(() => this.flush(), this.intervalMs - since);
+      if (this.unlogged === 1 && this.schedule !== null)
+        this.cancelTimer = this.schedule(() => this.flush(), this.intervalMs - since);
       return;
     }
     this.summary(now);
@@ -213,7 +214,13 @@ export class EpisodeLog {
   private summary(now: number): void {
     const since = now - this.lastLineAt;
     this.o.logger.warn(
-      { ...this.lastFields, ...this.window(), suppressed: this.unlogged, sinceLastLineMs: Math.round(since), episodeTotal: this.total },
+      {
+        ...this.lastFields,
+        ...this.window(),
+        suppressed: this.unlogged,
+        sinceLastLineMs: Math.round(since),
+        episodeTotal: this.total,
+      },
       `${this.o.message} (${count(this.unlogged)} more ${this.o.noun} in the last ${seconds(since)} s)`,
     );
     this.lineWritten(now);
@@ -234,10 +241,10 @@ export class EpisodeLog {
   private aggregate(fields: object): void {
     const f = fields as Record<string, unknown>;
     for (let i = 0; i < this.maxOf.length; i++) {
-      const v = f[this.maxOf[i]!];
+      const v = f[this.maxOf[i]];
       if (typeof v !== 'number') continue;
-      if (!(v <= this.max[i]!)) this.max[i] = v;
-      if (!(v >= this.min[i]!)) this.min[i] = v;
+      if (!(v <= this.max[i])) this.max[i] = v;
+      if (!(v >= this.min[i])) this.min[i] = v;
     }
   }
 
@@ -246,8 +253,8 @@ export class EpisodeLog {
     const out: Record<string, number> = {};
     for (let i = 0; i < this.maxOf.length; i++) {
       if (Number.isNaN(this.max[i])) continue;
-      out[this.maxOf[i]!] = this.max[i]!;
-      out[`${this.maxOf[i]!}Min`] = this.min[i]!;
+      out[this.maxOf[i]] = this.max[i]!;
+      out[`${this.maxOf[i]}Min`] = this.min[i]!;
     }
     return out;
   }

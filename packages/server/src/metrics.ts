@@ -72,8 +72,19 @@ export type RouteIdValue = (typeof RouteId)[keyof typeof RouteId];
  * ```
  */
 export const ROUTE_NAMES: readonly string[] = Object.freeze([
-  'ids_next', 'ids_batch', 'ids_decode', 'layout', 'healthz', 'readyz', 'metrics', 'openapi',
-  'leaf_get', 'leaf_decode', 'public_next', 'public_decode', 'unmatched',
+  'ids_next',
+  'ids_batch',
+  'ids_decode',
+  'layout',
+  'healthz',
+  'readyz',
+  'metrics',
+  'openapi',
+  'leaf_get',
+  'leaf_decode',
+  'public_next',
+  'public_decode',
+  'unmatched',
 ]);
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
@@ -93,7 +104,12 @@ export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;
   /** The current lease, if any. */
-  lease(): { readonly stats: { renewals: number; renewFailures: number; lost: number; reacquired: number }; msUntilDeadline(): number } | undefined;
+  lease():
+    | {
+        readonly stats: { renewals: number; renewFailures: number; lost: number; reacquired: number };
+        msUntilDeadline(): number;
+      }
+    | undefined;
   /** Whether `/readyz` would answer 200. */
   ready(): boolean;
   /** The current node field values, if leased. */
@@ -135,38 +151,105 @@ export class ServiceMetrics {
 
     const self = this;
     new Counter({
-      name: 'flurry_ids_issued_total', help: 'IDs issued by this process.', registers: [registry],
-      collect() { this.reset(); this.inc(sources.issued()); },
+      name: 'flurry_ids_issued_total',
+      help: 'IDs issued by this process.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(sources.issued());
+      },
     });
     registry.registerMetric({
-      name: 'flurry_http_requests_total', help: 'HTTP requests by route and status.', type: 'counter',
-      get: async () => ({ name: 'flurry_http_requests_total', help: 'HTTP requests by route and status.', type: 'counter', aggregator: 'sum', values: self.requestValues() }),
+      name: 'flurry_http_requests_total',
+      help: 'HTTP requests by route and status.',
+      type: 'counter',
+      get: async () => ({
+        name: 'flurry_http_requests_total',
+        help: 'HTTP requests by route and status.',
+        type: 'counter',
+        aggregator: 'sum',
+        values: self.requestValues(),
+      }),
     } as never);
     registry.registerMetric({
-      name: 'flurry_http_request_duration_seconds', help: 'HTTP request latency in seconds, by route.', type: 'histogram',
-      get: async () => ({ name: 'flurry_http_request_duration_seconds', help: 'HTTP request latency in seconds, by route.', type: 'histogram', aggregator: 'sum', values: self.latencyValues() }),
+      name: 'flurry_http_request_duration_seconds',
+      help: 'HTTP request latency in seconds, by route.',
+      type: 'histogram',
+      get: async () => ({
+        name: 'flurry_http_request_duration_seconds',
+        help: 'HTTP request latency in seconds, by route.',
+        type: 'histogram',
+        aggregator: 'sum',
+        values: self.latencyValues(),
+      }),
     } as never);
-    this.exhausted = new Counter({ name: 'flurry_sequence_exhausted_waits_total', help: 'Ticks whose sequence ran out, so the generator waited or borrowed.', registers: [registry] });
+    this.exhausted = new Counter({
+      name: 'flurry_sequence_exhausted_waits_total',
+      help: 'Ticks whose sequence ran out, so the generator waited or borrowed.',
+      registers: [registry],
+    });
     this.regressions = new Histogram({
-      name: 'flurry_clock_regression_ms', help: 'Wall-clock steps backwards seen by the generator, by size in ms.', registers: [registry],
+      name: 'flurry_clock_regression_ms',
+      help: 'Wall-clock steps backwards seen by the generator, by size in ms.',
+      registers: [registry],
       buckets: [1, 10, 100, 1000, 10_000, 60_000],
     });
-    this.highWater = new Counter({ name: 'flurry_high_water_waits_total', help: "Waits for the clock to pass a node's high-water mark.", registers: [registry] });
-    this.fenced = new Counter({ name: 'flurry_fenced_total', help: 'Refusals to issue because the lease deadline had passed.', registers: [registry] });
-    const leaseCounter = (name: string, help: string, pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number) =>
-      new Counter({ name, help, registers: [registry], collect() { this.reset(); const l = sources.lease(); if (l) this.inc(pick(l.stats)); } });
+    this.highWater = new Counter({
+      name: 'flurry_high_water_waits_total',
+      help: "Waits for the clock to pass a node's high-water mark.",
+      registers: [registry],
+    });
+    this.fenced = new Counter({
+      name: 'flurry_fenced_total',
+      help: 'Refusals to issue because the lease deadline had passed.',
+      registers: [registry],
+    });
+    const leaseCounter = (
+      name: string,
+      help: string,
+      pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number,
+    ) =>
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          const l = sources.lease();
+          if (l) this.inc(pick(l.stats));
+        },
+      });
     leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
     leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
     leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
     leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
     new Gauge({
-      name: 'flurry_lease_deadline_seconds', help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).', registers: [registry],
-      collect() { const l = sources.lease(); this.set(l ? l.msUntilDeadline() / 1000 : -1); },
+      name: 'flurry_lease_deadline_seconds',
+      help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
+      registers: [registry],
+      collect() {
+        const l = sources.lease();
+        this.set(l ? l.msUntilDeadline() / 1000 : -1);
+      },
     });
-    new Gauge({ name: 'flurry_ready', help: '1 when /readyz answers 200, else 0.', registers: [registry], collect() { this.set(sources.ready() ? 1 : 0); } });
     new Gauge({
-      name: 'flurry_node_field', help: "This process's node field values.", labelNames: ['field'], registers: [registry],
-      collect() { this.reset(); const n = sources.node(); if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v); },
+      name: 'flurry_ready',
+      help: '1 when /readyz answers 200, else 0.',
+      registers: [registry],
+      collect() {
+        this.set(sources.ready() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'flurry_node_field',
+      help: "This process's node field values.",
+      labelNames: ['field'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const n = sources.node();
+        if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
+      },
     });
   }
 
@@ -199,10 +282,18 @@ export class ServiceMetrics {
    */
   onGeneratorEvent(e: GeneratorEvent): void {
     switch (e.type) {
-      case 'exhausted': this.exhausted.inc(); break;
-      case 'clock-backwards': this.regressions.observe(e.byMs); break;
-      case 'high-water-wait': this.highWater.inc(); break;
-      case 'fenced': this.fenced.inc(); break;
+      case 'exhausted':
+        this.exhausted.inc();
+        break;
+      case 'clock-backwards':
+        this.regressions.observe(e.byMs);
+        break;
+      case 'high-water-wait':
+        this.highWater.inc();
+        break;
+      case 'fenced':
+        this.fenced.inc();
+        break;
     }
   }
 
@@ -232,7 +323,8 @@ export class ServiceMetrics {
     const grown = new Float64Array(this.nRoutes * width);
     const old = this.counts;
     const oldWidth = width - 1;
-    for (let r = 0; r < this.nRoutes; r++) for (let s = 0; s < oldWidth; s++) grown[r * width + s] = old[r * oldWidth + s];
+    for (let r = 0; r < this.nRoutes; r++)
+      for (let s = 0; s < oldWidth; s++) grown[r * width + s] = old[r * oldWidth + s];
     this.counts = grown;
     this.width = width;
     if (code >= 0 && code < 600) this.statusIndex[code] = width - 1;
@@ -263,7 +355,11 @@ export class ServiceMetrics {
       let acc = 0;
       for (let i = 0; i < this.nBuckets; i++) {
         acc += this.buckets[base + i];
-        out.push({ value: acc, labels: { le: LATENCY_BUCKETS[i], route: ROUTE_NAMES[r] }, metricName: name + '_bucket' });
+        out.push({
+          value: acc,
+          labels: { le: LATENCY_BUCKETS[i], route: ROUTE_NAMES[r] },
+          metricName: name + '_bucket',
+        });
       }
       out.push({ value: total, labels: { le: '+Inf', route: ROUTE_NAMES[r] }, metricName: name + '_bucket' });
       out.push({ value: this.sums[r], labels: { route: ROUTE_NAMES[r] }, metricName: name + '_sum' });

@@ -36,7 +36,10 @@ test('GIVEN SIGTERM THEN the server finishes, releases its lease and exits 0; a 
     const before = [...(await ids(first.port, 10_000)), ...(await ids(first.port, 10_000))];
     const stopped = await first.stop('SIGTERM', 15_000);
     assert.equal(stopped.code, 0, first.stderr());
-    assert.ok(first.logs.some((l) => l.msg === 'lease released with the final high-water mark'), JSON.stringify(first.logs.slice(-5)));
+    assert.ok(
+      first.logs.some((l) => l.msg === 'lease released with the final high-water mark'),
+      JSON.stringify(first.logs.slice(-5)),
+    );
     assert.ok(first.logs.some((l) => l.msg === 'stopped'));
 
     const t0 = Date.now();
@@ -102,7 +105,9 @@ test('GIVEN a Redis registry with a short TTL WHEN Redis is killed and restarted
       assert.match(metrics, /^flurry_ready 0$/m);
       assert.match(metrics, /^flurry_lease_deadline_seconds 0$/m);
       await redis.restart();
-      await until('readyz 200', 20_000, async () => ((await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined));
+      await until('readyz 200', 20_000, async () =>
+        (await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined,
+      );
       assert.equal((await httpGet(svc.port, '/v1/ids/next')).status, 200);
       assert.equal((await httpGet(svc.port, '/v1/ids?count=100')).status, 200);
       const after = (await httpGet(svc.port, '/metrics')).body;
@@ -117,7 +122,9 @@ test('GIVEN a Redis registry with a short TTL WHEN Redis is killed and restarted
 });
 
 test('GIVEN an unreachable registry THEN serve exits 1 with the coded error naming the URL', async () => {
-  const r = await runFlurry(['serve', '--port', '0', '--registry', 'redis://:hunter2@127.0.0.1:1/0'], { FLURRY_ALLOW_ROOT: '1' });
+  const r = await runFlurry(['serve', '--port', '0', '--registry', 'redis://:hunter2@127.0.0.1:1/0'], {
+    FLURRY_ALLOW_ROOT: '1',
+  });
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /^flurry: FLURRY_E_REGISTRY_UNREACHABLE: .*redis:\/\/:\*\*\*@127\.0\.0\.1:1/m);
   assert.ok(!r.stderr.includes('hunter2') && !r.stdout.includes('hunter2'), 'the password is never printed or logged');
@@ -127,7 +134,10 @@ test('GIVEN the root user THEN serve refuses to start without --allow-root; othe
   const dir = tempDir('root');
   try {
     const env = { ...process.env, FLURRY_ALLOW_ROOT: '', TZ: 'UTC' };
-    const child = spawn(process.execPath, [FLURRY_BIN, 'serve', '--port', '0', '--registry', `file:${dir}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FLURRY_BIN, 'serve', '--port', '0', '--registry', `file:${dir}`], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -135,7 +145,10 @@ test('GIVEN the root user THEN serve refuses to start without --allow-root; othe
     const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     if (process.getuid?.() === 0) {
       const guard = new AbortController();
-      const code = await Promise.race([exit, delay(15_000, 'timeout' as const, { signal: guard.signal }).catch(() => 'aborted' as const)]);
+      const code = await Promise.race([
+        exit,
+        delay(15_000, 'timeout' as const, { signal: guard.signal }).catch(() => 'aborted' as const),
+      ]);
       guard.abort();
       if (code === 'timeout') child.kill('SIGKILL');
       assert.equal(code, 2);
@@ -157,9 +170,14 @@ test('GIVEN a port that is taken THEN serve exits 1 with FLURRY_E_LISTEN naming 
   const port = (blocker.address() as { port: number }).port;
   const dir = tempDir('listen');
   try {
-    const r = await runFlurry(['serve', '--port', String(port), '--registry', `file:${dir}`], { FLURRY_ALLOW_ROOT: '1' });
+    const r = await runFlurry(['serve', '--port', String(port), '--registry', `file:${dir}`], {
+      FLURRY_ALLOW_ROOT: '1',
+    });
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`^flurry: FLURRY_E_LISTEN: cannot listen for HTTP on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`, 'm'));
+    assert.match(
+      r.stderr,
+      new RegExp(`^flurry: FLURRY_E_LISTEN: cannot listen for HTTP on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`, 'm'),
+    );
   } finally {
     blocker.close();
     rmSync(dir, { recursive: true, force: true });
@@ -168,13 +186,20 @@ test('GIVEN a port that is taken THEN serve exits 1 with FLURRY_E_LISTEN naming 
 
 test('GIVEN the wall clock steps back 5 s under libfaketime THEN /readyz turns 503 FLURRY_E_CLOCK_BACKWARDS, no ID goes backwards, and readiness returns when the clock does', async () => {
   ensureDebianPackage('faketime', '/usr/bin/faketime');
-  const lib = readdirSync('/usr/lib').map((d) => path.join('/usr/lib', d, 'faketime', 'libfaketime.so.1')).find((f) => existsSync(f));
+  const lib = readdirSync('/usr/lib')
+    .map((d) => path.join('/usr/lib', d, 'faketime', 'libfaketime.so.1'))
+    .find((f) => existsSync(f));
   assert.ok(lib, 'libfaketime.so.1 is installed with the faketime package');
   const dir = tempDir('faketime');
   const offsetFile = path.join(dir, 'offset');
   writeFileSync(offsetFile, '+0\n');
   const svc = await startFlurry({
-    env: { LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: offsetFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+    env: {
+      LD_PRELOAD: lib,
+      FAKETIME_TIMESTAMP_FILE: offsetFile,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    },
   });
   try {
     const before = await ids(svc.port, 1000);
@@ -190,12 +215,17 @@ test('GIVEN the wall clock steps back 5 s under libfaketime THEN /readyz turns 5
     const during = await httpGet(svc.port, '/v1/ids?count=10');
     assert.ok(during.status === 200 || during.status === 503, during.body);
     const maxBefore = before[before.length - 1];
-    if (during.status === 200) for (const id of JSON.parse(during.body).ids as string[]) assert.ok(BigInt(id) > maxBefore);
+    if (during.status === 200)
+      for (const id of JSON.parse(during.body).ids as string[]) assert.ok(BigInt(id) > maxBefore);
     writeFileSync(offsetFile, '+0\n');
-    await until('readyz 200 after the clock came back', 10_000, async () => ((await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined));
+    await until('readyz 200 after the clock came back', 10_000, async () =>
+      (await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined,
+    );
     const after = await ids(svc.port, 100);
     assert.ok(after[0] > maxBefore);
-    const regressions = Number(/^flurry_clock_regression_ms_count (\d+)/m.exec((await httpGet(svc.port, '/metrics')).body)?.[1]);
+    const regressions = Number(
+      /^flurry_clock_regression_ms_count (\d+)/m.exec((await httpGet(svc.port, '/metrics')).body)?.[1],
+    );
     assert.ok(regressions >= 1, `the generator saw the step back (${regressions} regressions counted)`);
   } finally {
     assert.equal((await svc.stop()).code, 0, svc.stderr());

@@ -22,7 +22,16 @@
  * ```
  */
 import type { Server } from 'node:http';
-import { FlurryError, GENERATOR_DEFAULTS, PublicIdCodec, parseKeys, loadKeysFromFile, systemClock, type GeneratorEvent, type Layout } from '@flurry/core';
+import {
+  FlurryError,
+  GENERATOR_DEFAULTS,
+  PublicIdCodec,
+  parseKeys,
+  loadKeysFromFile,
+  systemClock,
+  type GeneratorEvent,
+  type Layout,
+} from '@flurry/core';
 import { leasedGenerator, openRegistry, redactUrl, type LeasedGenerator, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config.js';
 import { serverError } from './errors.js';
@@ -125,7 +134,11 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   // Refusals come per call (thousands a second under load): logged per episode, at most
   // one summary line per 10 s, and one line when issuing resumes (see log-throttle.ts).
   // (Events come only from the generator, made after `metrics` below.)
-  const { onEvent, issuedOk, flush: flushEventLogs } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+  const {
+    onEvent,
+    issuedOk,
+    flush: flushEventLogs,
+  } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
 
   const publicIds = makePublicIds(config, () => {
     if (!lg) throw notStarted(config);
@@ -139,18 +152,31 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     if (shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
     if (!lg) return notStarted(config);
     if (!lg.ready()) {
-      return new FlurryError('FLURRY_E_LEASE_EXPIRED', `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registry?.url ?? redactUrl(config.registry)}) renews it or grants a new one`);
+      return new FlurryError(
+        'FLURRY_E_LEASE_EXPIRED',
+        `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registry?.url ?? redactUrl(config.registry)}) renews it or grants a new one`,
+      );
     }
     const now = systemClock.now();
     if (now < layout.epochMs) {
-      return new FlurryError('FLURRY_E_CLOCK_BEFORE_EPOCH', `the system clock (${new Date(now).toISOString()}) is before the layout's epoch (${new Date(layout.epochMs).toISOString()}); fix the clock`);
+      return new FlurryError(
+        'FLURRY_E_CLOCK_BEFORE_EPOCH',
+        `the system clock (${new Date(now).toISOString()}) is before the layout's epoch (${new Date(layout.epochMs).toISOString()}); fix the clock`,
+      );
     }
     if (now >= layout.expiresAt.getTime()) {
-      return new FlurryError('FLURRY_E_LAYOUT_EXPIRED', `the layout ${layout.name} ran out at ${layout.expiresAt.toISOString()}; move to a layout with a later epoch`);
+      return new FlurryError(
+        'FLURRY_E_LAYOUT_EXPIRED',
+        `the layout ${layout.name} ran out at ${layout.expiresAt.toISOString()}; move to a layout with a later epoch`,
+      );
     }
     const behind = lg.generator.lastIssuedUnixMs - now;
     if (behind > CLOCK_SANITY_MS + layout.unitMs) {
-      return new FlurryError('FLURRY_E_CLOCK_BACKWARDS', `the system clock is ${Math.round(behind)} ms behind the newest ID issued here (more than ${CLOCK_SANITY_MS} ms); IDs resume once it catches up`, { behindMs: Math.round(behind) });
+      return new FlurryError(
+        'FLURRY_E_CLOCK_BACKWARDS',
+        `the system clock is ${Math.round(behind)} ms behind the newest ID issued here (more than ${CLOCK_SANITY_MS} ms); IDs resume once it catches up`,
+        { behindMs: Math.round(behind) },
+      );
     }
     return null;
   };
@@ -243,7 +269,11 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
         logger: logger.child({ component: 'thrift' }),
       }).catch((err: NodeJS.ErrnoException) => {
         if (err instanceof FlurryError || err.code === undefined) throw err;
-        throw serverError('LISTEN', `cannot listen for Thrift on ${config.host}:${thriftPort} (${err.code}); choose another --thrift-port, or stop what holds it`, { host: config.host, port: thriftPort, cause: err.code });
+        throw serverError(
+          'LISTEN',
+          `cannot listen for Thrift on ${config.host}:${thriftPort} (${err.code}); choose another --thrift-port, or stop what holds it`,
+          { host: config.host, port: thriftPort, cause: err.code },
+        );
       });
     }
   } catch (err) {
@@ -255,7 +285,17 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   }
 
   logger.info(
-    { port, thriftPort: thrift?.port, layout: layout.name, spec: layout.describe().spec, node: lg.generator.node, registry: registry.url, cluster: config.cluster, auth: config.token !== undefined, publicIds: publicIds !== undefined },
+    {
+      port,
+      thriftPort: thrift?.port,
+      layout: layout.name,
+      spec: layout.describe().spec,
+      node: lg.generator.node,
+      registry: registry.url,
+      cluster: config.cluster,
+      auth: config.token !== undefined,
+      publicIds: publicIds !== undefined,
+    },
     'ready',
   );
 
@@ -266,18 +306,26 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
       ctx.shuttingDown = true;
       logger.info({}, 'shutting down: finishing in-flight requests');
       await closeHttp(server, config.shutdownTimeoutMs);
-      if (thrift) await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+      if (thrift)
+        await thrift
+          .close()
+          .catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
       flushEventLogs(); // no request issues any more: sum up the refusals not yet logged
-      const last = lg!.generator.lastIssuedUnixMs;
+      const last = lg.generator.lastIssuedUnixMs;
       try {
-        await lg!.close();
+        await lg.close();
         logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
       } catch (err) {
         // Nothing unsafe follows: the lease is fenced by its deadline and frees itself after the TTL,
         // and the next holder's floor covers everything issued here.
-        logger.error({ error: errInfo(err), highWaterMs: last }, 'releasing the lease failed; the node ID frees itself when its TTL runs out');
+        logger.error(
+          { error: errInfo(err), highWaterMs: last },
+          'releasing the lease failed; the node ID frees itself when its TTL runs out',
+        );
       }
-      await registry!.close().catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
+      await registry
+        .close()
+        .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
       logger.info({}, 'stopped');
     })();
     return closing;
@@ -315,14 +363,35 @@ export function generatorEventLogging(
   schedule?: Schedule | null,
 ): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void } {
   const t = { ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
-  const fenced = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed: the lease is valid again', ...t });
-  const backwardsRefused = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'refusals', endMessage: 'issuing resumed after the clock stepped backwards', maxOf: ['byMs'], ...t });
-  const backwards = new EpisodeLog({ logger, message: 'the wall clock stepped backwards', noun: 'clock-backwards events', maxOf: ['byMs'], ...t });
+  const fenced = new EpisodeLog({
+    logger,
+    message: 'refused to issue: lease deadline passed',
+    noun: 'refusals',
+    endMessage: 'issuing resumed: the lease is valid again',
+    ...t,
+  });
+  const backwardsRefused = new EpisodeLog({
+    logger,
+    message: 'the wall clock stepped backwards',
+    noun: 'refusals',
+    endMessage: 'issuing resumed after the clock stepped backwards',
+    maxOf: ['byMs'],
+    ...t,
+  });
+  const backwards = new EpisodeLog({
+    logger,
+    message: 'the wall clock stepped backwards',
+    noun: 'clock-backwards events',
+    maxOf: ['byMs'],
+    ...t,
+  });
   return {
     onEvent: (e) => {
       count(e);
-      if (e.type === 'clock-backwards') (e.action === 'threw' ? backwardsRefused : backwards).event({ byMs: e.byMs, action: e.action });
-      else if (e.type === 'high-water-wait') logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
+      if (e.type === 'clock-backwards')
+        (e.action === 'threw' ? backwardsRefused : backwards).event({ byMs: e.byMs, action: e.action });
+      else if (e.type === 'high-water-wait')
+        logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
       else if (e.type === 'fenced') fenced.event({ code: e.code });
     },
     issuedOk: () => {
@@ -340,7 +409,10 @@ export function generatorEventLogging(
 }
 
 function notStarted(config: ServeConfig): FlurryError {
-  return serverError('UNAVAILABLE', `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`);
+  return serverError(
+    'UNAVAILABLE',
+    `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`,
+  );
 }
 
 function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | undefined {
@@ -351,7 +423,11 @@ function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | und
     else return undefined;
   } catch (err) {
     const setting = config.publicKey !== undefined ? 'publicKey' : 'publicKeyFile';
-    throw serverError('CONFIG', `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`, { setting });
+    throw serverError(
+      'CONFIG',
+      `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`,
+      { setting },
+    );
   }
   const codec = PublicIdCodec.create({ keys, bits: config.layout.totalBits });
   return {
@@ -366,7 +442,9 @@ function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
     const em = lease as unknown as { on?(ev: string, fn: (x: unknown) => void): void };
     if (typeof em.on !== 'function') return;
     // Renewal failures and re-acquisitions are logged by the registry itself.
-    em.on('lost', (err) => log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'));
+    em.on('lost', (err) =>
+      log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'),
+    );
     em.on('node-changed', (node) => log.warn({ node }, 'node ID changed after re-acquiring'));
   };
   attach(lg.lease);
@@ -379,7 +457,13 @@ function errInfo(err: unknown): object {
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) =>
-      reject(serverError('LISTEN', `cannot listen for HTTP on ${host}:${port} (${err.code ?? err.message}); choose another host or port (--host, --port), or stop what holds it`, { host, port, cause: err.code }));
+      reject(
+        serverError(
+          'LISTEN',
+          `cannot listen for HTTP on ${host}:${port} (${err.code ?? err.message}); choose another host or port (--host, --port), or stop what holds it`,
+          { host, port, cause: err.code },
+        ),
+      );
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

@@ -102,16 +102,23 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
   const ownDir = opts.registryDir === undefined;
   const registryDir = opts.registryDir ?? tempDir('reg');
   const registry = opts.registry ?? `file:${registryDir}`;
-  const child = spawn(process.execPath, [FLURRY_BIN, 'serve', '--port', '0', '--registry', registry, ...(opts.args ?? [])], {
-    env: { ...process.env, FLURRY_ALLOW_ROOT: '1', TZ: 'UTC', ...(opts.env ?? {}) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [FLURRY_BIN, 'serve', '--port', '0', '--registry', registry, ...(opts.args ?? [])],
+    {
+      env: { ...process.env, FLURRY_ALLOW_ROOT: '1', TZ: 'UTC', ...(opts.env ?? {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const logs: Array<Record<string, unknown>> = [];
-  const waiters: Array<{ pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }> = [];
+  const waiters: Array<{
+    pred: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }> = [];
   let err = '';
   let buf = '';
-  child.stdout!.setEncoding('utf8');
-  child.stdout!.on('data', (d: string) => {
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => {
     buf += d;
     let nl: number;
     while ((nl = buf.indexOf('\n')) !== -1) {
@@ -132,19 +139,43 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
       }
     }
   });
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (d: string) => (err += d));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => (err += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
 
-  const waitForLog = (pred: (l: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<Record<string, unknown>> => {
+  const waitForLog = (
+    pred: (l: Record<string, unknown>) => boolean,
+    timeoutMs = 20_000,
+  ): Promise<Record<string, unknown>> => {
     const found = logs.find(pred);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${err.slice(-2000)}; logs: ${JSON.stringify(logs.slice(-10))}`)), timeoutMs);
-      waiters.push({ pred, resolve: (l) => { clearTimeout(t); resolve(l); } });
-      exited.then((x) => { clearTimeout(t); reject(new Error(`flurry serve exited (${x.code}/${x.signal}) before the expected log line; stderr: ${err.slice(-2000)}`)); });
+      const t = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no matching log line within ${timeoutMs} ms; stderr: ${err.slice(-2000)}; logs: ${JSON.stringify(logs.slice(-10))}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      waiters.push({
+        pred,
+        resolve: (l) => {
+          clearTimeout(t);
+          resolve(l);
+        },
+      });
+      exited.then((x) => {
+        clearTimeout(t);
+        reject(
+          new Error(
+            `flurry serve exited (${x.code}/${x.signal}) before the expected log line; stderr: ${err.slice(-2000)}`,
+          ),
+        );
+      });
     });
   };
 
@@ -204,13 +235,22 @@ export interface CliResult {
  */
 export function runFlurry(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLURRY_BIN, ...args], { env: { ...process.env, TZ: 'UTC', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [FLURRY_BIN, ...args], {
+      env: { ...process.env, TZ: 'UTC', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const t = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`flurry ${args.join(' ')} did not finish within ${timeoutMs} ms`)); }, timeoutMs);
-    child.once('close', (code) => { clearTimeout(t); resolve({ code, stdout, stderr }); });
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`flurry ${args.join(' ')} did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once('close', (code) => {
+      clearTimeout(t);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -238,15 +278,23 @@ export interface HttpResult {
  * const r = await httpGet(port, '/v1/ids?count=3', { accept: 'application/json' });
  * ```
  */
-export function httpGet(port: number, pathAndQuery: string, headers: Record<string, string> = {}, method = 'GET'): Promise<HttpResult> {
+export function httpGet(
+  port: number,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: pathAndQuery, method, headers, agent: false, timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path: pathAndQuery, method, headers, agent: false, timeout: 10_000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${pathAndQuery.slice(0, 80)} timed out`)));
     req.on('error', reject);
     req.end();
@@ -267,11 +315,25 @@ export function rawRequest(port: number, data: string | Buffer, idleMs = 300, ti
     const s = connect({ host: '127.0.0.1', port });
     let out = '';
     let idle: NodeJS.Timeout | undefined;
-    const done = () => { clearTimeout(idle); clearTimeout(hard); s.destroy(); resolve(out); };
+    const done = () => {
+      clearTimeout(idle);
+      clearTimeout(hard);
+      s.destroy();
+      resolve(out);
+    };
     const hard = setTimeout(done, timeoutMs);
-    const arm = () => { clearTimeout(idle); idle = setTimeout(done, idleMs); };
-    s.on('connect', () => { s.write(data); arm(); });
-    s.on('data', (d) => { out += d.toString('latin1'); arm(); });
+    const arm = () => {
+      clearTimeout(idle);
+      idle = setTimeout(done, idleMs);
+    };
+    s.on('connect', () => {
+      s.write(data);
+      arm();
+    });
+    s.on('data', (d) => {
+      out += d.toString('latin1');
+      arm();
+    });
     s.on('error', done);
     s.on('close', done);
   });

@@ -23,7 +23,10 @@ import { fileURLToPath } from 'node:url';
  * spawn(process.execPath, [FLURRY_MAIN, 'serve', '--port', '0']);
  * ```
  */
-export const FLURRY_MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../server/dist/cli/main.js');
+export const FLURRY_MAIN = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../server/dist/cli/main.js',
+);
 
 const live = new Set<ChildProcess>();
 process.on('exit', () => {
@@ -60,13 +63,28 @@ export interface FlurryProcess {
  * ```
  */
 export function startFlurry(opts: { registryDir: string; port?: number; args?: string[] }): Promise<FlurryProcess> {
-  const args = [FLURRY_MAIN, 'serve', '--host', '127.0.0.1', '--port', String(opts.port ?? 0), '--registry', `file:${opts.registryDir}`, '--allow-root', '--log-level', 'info', ...(opts.args ?? [])];
+  const args = [
+    FLURRY_MAIN,
+    'serve',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(opts.port ?? 0),
+    '--registry',
+    `file:${opts.registryDir}`,
+    '--allow-root',
+    '--log-level',
+    'info',
+    ...(opts.args ?? []),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    live.delete(child);
-    resolve();
-  }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      live.delete(child);
+      resolve();
+    }),
+  );
   let out = '';
   return new Promise<FlurryProcess>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -78,11 +96,11 @@ export function startFlurry(opts: { registryDir: string; port?: number; args?: s
       reject(new Error(`flurry serve exited with ${code} before it was ready; output:\n${out}`));
     };
     child.once('exit', onEarlyExit);
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       out += d.toString();
     });
     let port = 0;
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       for (const line of out.split('\n')) {
         if (!line.startsWith('{')) continue;
@@ -96,9 +114,9 @@ export function startFlurry(opts: { registryDir: string; port?: number; args?: s
         if (rec.msg === 'ready' && port > 0) {
           clearTimeout(timer);
           child.off('exit', onEarlyExit);
-          child.stdout!.removeAllListeners('data');
-          child.stdout!.resume();
-          child.stderr!.resume();
+          child.stdout.removeAllListeners('data');
+          child.stdout.resume();
+          child.stderr.resume();
           const url = `http://127.0.0.1:${port}`;
           resolve({
             url,
@@ -139,7 +157,7 @@ async function scrapeRequests(url: string, route: string, status: number): Promi
   const re = new RegExp(`^flurry_http_requests_total\\{([^}]*)\\}\\s+(\\d+)`, 'gm');
   let total = 0;
   for (const m of text.matchAll(re)) {
-    const labels = m[1]!;
+    const labels = m[1];
     if (labels.includes(`route="${route}"`) && labels.includes(`status="${status}"`)) total += Number(m[2]);
   }
   return total;
@@ -156,7 +174,10 @@ async function scrapeRequests(url: string, route: string, status: number): Promi
  * await slow.close();
  * ```
  */
-export async function startDelayProxy(target: string, delayMs: number): Promise<{ url: string; delayMs: number; requests: number; close(): Promise<void> }> {
+export async function startDelayProxy(
+  target: string,
+  delayMs: number,
+): Promise<{ url: string; delayMs: number; requests: number; close(): Promise<void> }> {
   const agent = new http.Agent({ keepAlive: true });
   const state = {
     url: '',

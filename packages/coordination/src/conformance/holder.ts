@@ -67,7 +67,10 @@ const offset = hostMonotonicMs() - performance.now();
 const hostT = (perfMs: number): number => Math.round((perfMs + offset) * 1000) / 1000;
 
 function emit(obj: Record<string, unknown>): void {
-  process.stdout.write(JSON.stringify({ ...obj, t: hostT(performance.now()) }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ...obj, t: hostT(performance.now()) }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) +
+      '\n',
+  );
 }
 
 function codeOf(e: unknown): string {
@@ -77,7 +80,10 @@ function codeOf(e: unknown): string {
 async function main(): Promise<void> {
   const cfg = JSON.parse(process.argv[2] ?? '{}') as HolderConfig;
   const off = cfg.clockOffsetMs ?? 0;
-  const clock: Clock = off === 0 ? systemClock : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: systemClock.sleep };
+  const clock: Clock =
+    off === 0
+      ? systemClock
+      : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: systemClock.sleep };
   const layout = isPresetName(cfg.layout) ? Layout.from(cfg.layout) : Layout.parse(cfg.layout);
   if (cfg.startAtMs !== undefined) {
     const wait = cfg.startAtMs - Date.now();
@@ -110,17 +116,34 @@ async function main(): Promise<void> {
     }
   } catch (e) {
     const err = e as FlurryError;
-    emit({ ev: 'error', code: codeOf(e), message: err.message, details: err instanceof FlurryError ? err.toJSON().details : {} });
+    emit({
+      ev: 'error',
+      code: codeOf(e),
+      message: err.message,
+      details: err instanceof FlurryError ? err.toJSON().details : {},
+    });
     await registry?.close().catch(() => undefined);
     process.exit(2);
   }
   const lease = ids.lease;
-  emit({ ev: 'acquired', slot: lease.slot, node: lease.node, notBeforeMs: lease.notBeforeMs, deadlineIn: lease.msUntilDeadline() });
-  lease.on('renewed', (e: { startedAt: number }) => emit({ ev: 'renewed', startedAt: hostT(e.startedAt), slot: lease.slot }));
-  lease.on('renew-failed', (err: unknown) => emit({ ev: 'renew-failed', code: codeOf(err), message: String((err as Error)?.message ?? err).slice(0, 300) }));
+  emit({
+    ev: 'acquired',
+    slot: lease.slot,
+    node: lease.node,
+    notBeforeMs: lease.notBeforeMs,
+    deadlineIn: lease.msUntilDeadline(),
+  });
+  lease.on('renewed', (e: { startedAt: number }) =>
+    emit({ ev: 'renewed', startedAt: hostT(e.startedAt), slot: lease.slot }),
+  );
+  lease.on('renew-failed', (err: unknown) =>
+    emit({ ev: 'renew-failed', code: codeOf(err), message: String((err as Error)?.message ?? err).slice(0, 300) }),
+  );
   lease.on('lost', (err: unknown) => emit({ ev: 'lost', code: codeOf(err), slot: lease.slot }));
   lease.on('node-changed', (node: unknown) => emit({ ev: 'node-changed', node }));
-  lease.on('reacquired', () => emit({ ev: 'reacquired', slot: lease.slot, node: lease.node, notBeforeMs: lease.notBeforeMs }));
+  lease.on('reacquired', () =>
+    emit({ ev: 'reacquired', slot: lease.slot, node: lease.node, notBeforeMs: lease.notBeforeMs }),
+  );
 
   let stopping = false;
   const finish = async (): Promise<void> => {

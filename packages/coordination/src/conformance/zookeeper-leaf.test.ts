@@ -40,11 +40,14 @@ after(async () => {
 });
 // The harness returns once the port is open; ZooKeeper may need a few more seconds (under
 // load) before it grants sessions.
-await (await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })).close();
+await (
+  await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })
+).close();
 
 const url = (): string => `zookeeper+leaf://${engine.address}?cacheDir=${encodeURIComponent(cacheDir)}`;
-const NOT_RECYCLED = 'Leaf never gives a worker ID to another address; run below with the dead holder\'s own address';
-const SIGSTOP = 'on one host a paused holder still owns its address (and lock file), so no process may take its worker ID; the cross-host case is in drivers/zookeeper-leaf.test.ts';
+const NOT_RECYCLED = "Leaf never gives a worker ID to another address; run below with the dead holder's own address";
+const SIGSTOP =
+  'on one host a paused holder still owns its address (and lock file), so no process may take its worker ID; the cross-host case is in drivers/zookeeper-leaf.test.ts';
 
 runConformance({
   name: 'zookeeper+leaf, one address per holder',
@@ -57,11 +60,18 @@ runConformance({
 
 // Spawn order of the SIGKILL test: victim (0), filler (1), taker (2, the victim restarted).
 runConformance({
-  name: 'zookeeper+leaf, the dead holder\'s address comes back',
+  name: "zookeeper+leaf, the dead holder's address comes back",
   url,
   ttlMs: 1500,
   holderConfig: (i) => ({ holderAddress: i === 1 ? '127.0.0.2:8080' : '127.0.0.1:8080' }),
-  skip: { distinct: 'run above', exhausted: 'run above', sigstop: SIGSTOP, 'engine-restart': 'run above', 'high-water': 'run below', 'no-duplicates': 'run above' },
+  skip: {
+    distinct: 'run above',
+    exhausted: 'run above',
+    sigstop: SIGSTOP,
+    'engine-restart': 'run above',
+    'high-water': 'run below',
+    'no-duplicates': 'run above',
+  },
 });
 
 runConformance({
@@ -69,5 +79,12 @@ runConformance({
   url,
   ttlMs: 1500,
   holderConfig: () => ({ holderAddress: '127.0.0.1:8080' }),
-  skip: { distinct: 'run above', exhausted: 'run above', sigkill: 'run above', sigstop: SIGSTOP, 'engine-restart': 'run above', 'no-duplicates': 'run above' },
+  skip: {
+    distinct: 'run above',
+    exhausted: 'run above',
+    sigkill: 'run above',
+    sigstop: SIGSTOP,
+    'engine-restart': 'run above',
+    'no-duplicates': 'run above',
+  },
 });

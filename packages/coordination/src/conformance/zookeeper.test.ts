@@ -13,7 +13,9 @@ const engine = await startEngine('zookeeper');
 after(() => engine.stop());
 // The harness returns once the port is open; ZooKeeper may need a few more seconds (under
 // load) before it grants sessions. Wait for that here, not in the holders' connect timeout.
-await (await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })).close();
+await (
+  await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })
+).close();
 
 // A dead holder's session expires at (last contact + 1500 ms), rounded up to the next
 // 500 ms tick: within the suite's default 2 s reclaim slack.

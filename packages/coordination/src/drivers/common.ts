@@ -59,7 +59,11 @@ export const HOLDERS_LISTED = 100;
  * ```
  */
 export function validNamespace(ns: unknown): ns is string {
-  return typeof ns === 'string' && ns.length <= 200 && ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg));
+  return (
+    typeof ns === 'string' &&
+    ns.length <= 200 &&
+    ns.split('/').every((seg) => /^[A-Za-z0-9_.-]+$/.test(seg) && !/^\.+$/.test(seg))
+  );
 }
 
 /**
@@ -83,7 +87,9 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
     throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
   }
   if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > maxTtlMs) {
-    throw registryError('OPTION', `ttlMs must be an integer in 1..${maxTtlMs} (got ${String(req.ttlMs)})`, { ttlMs: req.ttlMs });
+    throw registryError('OPTION', `ttlMs must be an integer in 1..${maxTtlMs} (got ${String(req.ttlMs)})`, {
+      ttlMs: req.ttlMs,
+    });
   }
   if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
     throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
@@ -101,7 +107,11 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
  */
 export function checkConnectTimeout(connectTimeoutMs: number): void {
   if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(connectTimeoutMs)})`, {});
+    throw registryError(
+      'OPTION',
+      `connectTimeoutMs must be a positive number of ms (got ${String(connectTimeoutMs)})`,
+      {},
+    );
   }
 }
 
@@ -248,7 +258,9 @@ export const NO_PREVIOUS_HOLDER: PreviousHolder = { highWaterMs: 0, releasedClea
  * ```
  */
 export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder {
-  return rec ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs } : { ...NO_PREVIOUS_HOLDER };
+  return rec
+    ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
+    : { ...NO_PREVIOUS_HOLDER };
 }
 
 /**
@@ -309,7 +321,11 @@ export interface RecordPlace {
  * parseHighWaterRecord('{"v":1,"highWaterMs":42,"releasedCleanly":true,"ttlMs":0}', 'flurry:{a}:hw:0', where)?.highWaterMs // 42
  * ```
  */
-export function parseHighWaterRecord(raw: string | null | undefined, key: string, where: RecordPlace): HighWaterRecord | undefined {
+export function parseHighWaterRecord(
+  raw: string | null | undefined,
+  key: string,
+  where: RecordPlace,
+): HighWaterRecord | undefined {
   if (raw === null || raw === undefined || raw === '') return undefined;
   let rec: unknown;
   try {
@@ -359,7 +375,10 @@ export function closedError(engine: string, url: string): FlurryError {
  * if (!s) return; // already released or lost
  * ```
  */
-export function ownClaim<S extends { readonly slot: number }>(states: ReadonlyMap<string, S>, claim: Claim): S | undefined {
+export function ownClaim<S extends { readonly slot: number }>(
+  states: ReadonlyMap<string, S>,
+  claim: Claim,
+): S | undefined {
   const s = states.get(claim.token);
   return s && s.slot === claim.slot ? s : undefined;
 }
@@ -413,7 +432,10 @@ export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder
  * readHolder('{"holder":{"id":"h:1:a"}}', (v) => (v as { holder?: HolderInfo }).holder ?? {}) // { id: 'h:1:a' }
  * ```
  */
-export function readHolder(text: string, pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>): Partial<HolderInfo> {
+export function readHolder(
+  text: string,
+  pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>,
+): Partial<HolderInfo> {
   try {
     return pick(JSON.parse(text));
   } catch {
@@ -430,8 +452,17 @@ export function readHolder(text: string, pick: (parsed: unknown) => Partial<Hold
  * throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
  * ```
  */
-export function exhaustedError(where: string, url: string, req: ClaimRequest, held: number, holders: ListedHolder[]): FlurryError {
-  const sample = holders.slice(0, 5).map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`).join(', ');
+export function exhaustedError(
+  where: string,
+  url: string,
+  req: ClaimRequest,
+  held: number,
+  holders: ListedHolder[],
+): FlurryError {
+  const sample = holders
+    .slice(0, 5)
+    .map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`)
+    .join(', ');
   return registryError(
     'EXHAUSTED',
     `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${where} `)} held (${held} holder${held === 1 ? '' : 's'}, e.g. ${sample || 'none readable'}). ` +

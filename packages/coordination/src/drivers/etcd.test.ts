@@ -9,7 +9,6 @@ import { holder, rejectsWith, retryUntilOk, sleep } from './test-kit.js';
 
 const opts = { clock: systemClock, connectTimeoutMs: 3000 };
 
-
 describe('etcd URL parsing', () => {
   it('GIVEN a multi-host URL with credentials THEN hosts, prefix and a redacted URL come out', () => {
     const u = parseEtcdUrl('etcd://root:s3cr%40t@10.0.0.1:2379,10.0.0.2,[::1]:2380/ids/prod/');
@@ -62,10 +61,15 @@ describe('etcd driver against a real etcd', () => {
   const expire = async (token: string): Promise<void> => {
     await raw.leaseClient.leaseRevoke({ ID: token.split('@')[0] });
   };
-  const hwRecord = async (ns: string, slot: number): Promise<{ highWaterMs: number; releasedCleanly: boolean; lease: string } | undefined> => {
+  const hwRecord = async (
+    ns: string,
+    slot: number,
+  ): Promise<{ highWaterMs: number; releasedCleanly: boolean; lease: string } | undefined> => {
     const r = await raw.kv.range({ key: Buffer.from(`/flurry/${ns}/hw/${slot}`) });
     const kv = r.kvs[0];
-    return kv ? { ...(JSON.parse(kv.value.toString()) as { highWaterMs: number; releasedCleanly: boolean }), lease: kv.lease } : undefined;
+    return kv
+      ? { ...(JSON.parse(kv.value.toString()) as { highWaterMs: number; releasedCleanly: boolean }), lease: kv.lease }
+      : undefined;
   };
 
   before(async () => {
@@ -102,16 +106,28 @@ describe('etcd driver against a real etcd', () => {
   it('GIVEN 16 concurrent claims on 16 slots THEN 16 distinct slots; a 17th gets EXHAUSTED with held count and holders', async () => {
     const ds = await Promise.all([open(), open(), open(), open()]);
     const claims = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => ds[i % 4].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder(`r${i}`) })),
+      Array.from({ length: 16 }, (_, i) =>
+        ds[i % 4].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder(`r${i}`) }),
+      ),
     );
     assert.deepEqual(new Set(claims.map((c) => c.slot)).size, 16);
     const leasesBefore = (await raw.leaseClient.leaseLeases()).leases.length;
-    const err = await rejectsWith(ds[0].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder('late') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
-    assert.equal((await raw.leaseClient.leaseLeases()).leases.length, leasesBefore, 'the failed claim revoked its lease');
+    const err = await rejectsWith(
+      ds[0].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder('late') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
+    assert.equal(
+      (await raw.leaseClient.leaseLeases()).leases.length,
+      leasesBefore,
+      'the failed claim revoked its lease',
+    );
     assert.equal(err.details.held, 16);
     const listed = err.details.holders as Array<{ slot: number; id: string }>;
     assert.equal(listed.length, 16);
-    assert.deepEqual(new Set(listed.map((h) => h.id)), new Set(Array.from({ length: 16 }, (_, i) => holder(`r${i}`).id)));
+    assert.deepEqual(
+      new Set(listed.map((h) => h.id)),
+      new Set(Array.from({ length: 16 }, (_, i) => holder(`r${i}`).id)),
+    );
     assert.match(err.message, /all 16 node IDs of "race"/);
     // A release frees a slot for the loser.
     await ds[1].release(claims[1], { highWaterMs: 0 });
@@ -145,7 +161,7 @@ describe('etcd driver against a real etcd', () => {
     assert.deepEqual([b.highWaterMs, b.releasedCleanly], [mark, false]);
     await d.release(b, { highWaterMs: 0 }); // issued nothing
     const c = await d.claim({ namespace: 'inherit', slots: 1, ttlMs: 3000, holder: holder('c') });
-    assert.deepEqual([c.highWaterMs, c.releasedCleanly], [mark, false], 'the expired holder\'s window is not forgotten');
+    assert.deepEqual([c.highWaterMs, c.releasedCleanly], [mark, false], "the expired holder's window is not forgotten");
     await d.release(c, { highWaterMs: mark + 3000 + 1 }); // issued past mark + ttl
     const e = await d.claim({ namespace: 'inherit', slots: 1, ttlMs: 3000, holder: holder('e') });
     assert.deepEqual([e.highWaterMs, e.releasedCleanly], [mark + 3001, true]);
@@ -166,10 +182,19 @@ describe('etcd driver against a real etcd', () => {
   it('GIVEN a corrupt high-water record THEN claim fails with FLURRY_E_REGISTRY_CORRUPT and holds nothing', async () => {
     const d = await open();
     await raw.put('/flurry/corrupt/hw/0').value('not json');
-    const err = await rejectsWith(d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CORRUPT');
+    const err = await rejectsWith(
+      d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }),
+      'FLURRY_E_REGISTRY_CORRUPT',
+    );
     assert.match(err.message, /\/flurry\/corrupt\/hw\/0/);
-    assert.equal((await raw.kv.range({ key: Buffer.from('/flurry/corrupt/slots/0') })).kvs.length, 0, 'the slot stays free');
-    await raw.put('/flurry/corrupt/hw/0').value(JSON.stringify({ v: 1, highWaterMs: 42, releasedCleanly: true, ttlMs: 0 }));
+    assert.equal(
+      (await raw.kv.range({ key: Buffer.from('/flurry/corrupt/slots/0') })).kvs.length,
+      0,
+      'the slot stays free',
+    );
+    await raw
+      .put('/flurry/corrupt/hw/0')
+      .value(JSON.stringify({ v: 1, highWaterMs: 42, releasedCleanly: true, ttlMs: 0 }));
     const c = await d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') });
     assert.deepEqual([c.highWaterMs, c.releasedCleanly], [42, true]);
     await d.release(c, { highWaterMs: 42 });
@@ -195,9 +220,18 @@ describe('etcd driver against a real etcd', () => {
     await rejectsWith(d.renew(c, { ttlMs: 60_000, highWaterMs: 1 }), 'FLURRY_E_REGISTRY_OPTION');
     await d.renew(c, { ttlMs: 2500, highWaterMs: 1 });
     await d.release(c, { highWaterMs: 1 });
-    await rejectsWith(d.claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'ok', slots: 0, ttlMs: 1000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'ok', slots: 1, ttlMs: 0, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
+    await rejectsWith(
+      d.claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'ok', slots: 0, ttlMs: 1000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'ok', slots: 1, ttlMs: 0, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
   it('GIVEN a 1 s TTL and no renewal THEN etcd frees the slot after the TTL and not before', async () => {
@@ -209,7 +243,13 @@ describe('etcd driver against a real etcd', () => {
     await d.release(b, { highWaterMs: 0 });
     let freedAfter = -1;
     for (let i = 0; i < 100 && Date.now() - t0 < 8000; i++) {
-      const probe = await d.claim({ namespace: 'real-expiry', slots: 2, ttlMs: 1000, holder: holder('p'), preferredSlot: 1 });
+      const probe = await d.claim({
+        namespace: 'real-expiry',
+        slots: 2,
+        ttlMs: 1000,
+        holder: holder('p'),
+        preferredSlot: 1,
+      });
       await d.release(probe, { highWaterMs: 0 });
       if (probe.slot === 1) {
         freedAfter = Date.now() - t0;
@@ -230,7 +270,10 @@ describe('etcd driver against a real etcd', () => {
     assert.ok(Date.now() - t0 < 3000, 'fails within the timeout');
     assert.match(down.message, /The lease manager retries at the next renewal/, 'a renewal is retried, and says so');
     await engine.restart();
-    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 30, 200, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
+    assert.ok(
+      await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 30, 200, 'FLURRY_E_REGISTRY_UNREACHABLE'),
+      'renew recovers after the restart',
+    );
     await d.release(c, { highWaterMs: 7 });
     assert.equal((await hwRecord('outage', c.slot))?.highWaterMs, 7);
   });
@@ -266,7 +309,10 @@ describe('etcd driver against a real etcd', () => {
     const d = await createEtcdDriver(engine.url, opts);
     await d.close();
     await d.close();
-    await rejectsWith(d.claim({ namespace: 'closed', slots: 1, ttlMs: 1000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CLOSED');
+    await rejectsWith(
+      d.claim({ namespace: 'closed', slots: 1, ttlMs: 1000, holder: holder('c') }),
+      'FLURRY_E_REGISTRY_CLOSED',
+    );
   });
 });
 
@@ -280,7 +326,10 @@ describe('etcd driver connection errors', () => {
     );
     assert.ok(Date.now() - t0 < 3000);
     assert.ok(err.message.includes(`etcd://root:***@127.0.0.1:${port}/flurry`), err.message);
-    assert.ok(err.message.endsWith(`Check that etcd runs at http://127.0.0.1:${port} and is reachable from this host.`), `start-up: nothing retries, so no promise of a retry: ${err.message}`);
+    assert.ok(
+      err.message.endsWith(`Check that etcd runs at http://127.0.0.1:${port} and is reachable from this host.`),
+      `start-up: nothing retries, so no promise of a retry: ${err.message}`,
+    );
     assert.doesNotMatch(err.message, /retried|\.\.|:\./);
     assert.ok(!JSON.stringify({ m: err.message, d: err.details }).includes('hunter2'));
   });

@@ -72,9 +72,29 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
-  checkConnectTimeout, clause, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
-  previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim, validNamespace,
-  unreachableAdvice, type DriverLogger, type DriverPhase, type HighWaterRecord, type ListedHolder, type PreviousHolder, type RecordPlace,
+  checkConnectTimeout,
+  clause,
+  closedError,
+  exhaustedError,
+  HOLDERS_LISTED,
+  listedHolder,
+  MAX_TTL_MS,
+  ownClaim,
+  parseHighWaterRecord,
+  previousHolder,
+  readHolder,
+  recordToStore,
+  redactLoosely,
+  unknownClaimError,
+  validateClaim,
+  validNamespace,
+  unreachableAdvice,
+  type DriverLogger,
+  type DriverPhase,
+  type HighWaterRecord,
+  type ListedHolder,
+  type PreviousHolder,
+  type RecordPlace,
 } from './common.js';
 
 export type { DriverLogger } from './common.js';
@@ -163,7 +183,9 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   let prefix = (m[4] ?? '').replace(/\/+$/, '');
   if (prefix === '') prefix = DEFAULT_PREFIX;
   if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
-    throw bad(`the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`);
+    throw bad(
+      `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,
+    );
   }
   const auth = username === undefined ? '' : `${encodeURIComponent(username)}:***@`;
   const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}${prefix}`;
@@ -227,7 +249,8 @@ function skipFailedHost(host: string, enabled: boolean, openMs: number): Policy 
   let cause = '';
   return {
     async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
-      if (enabled && Date.now() < openUntil) throw new HostSkippedError(`${host} skipped for ${openMs} ms after a failure (${cause})`);
+      if (enabled && Date.now() < openUntil)
+        throw new HostSkippedError(`${host} skipped for ${openMs} ms after a failure (${cause})`);
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (e) {
@@ -289,7 +312,12 @@ class EtcdDriver implements RegistryDriver {
       );
     }
     if (err instanceof EtcdLeaseInvalidError) {
-      return registryError('LEASE_LOST', `the etcd lease is gone (${msg}) while trying to ${what}; stop issuing and claim again`, details, err);
+      return registryError(
+        'LEASE_LOST',
+        `the etcd lease is gone (${msg}) while trying to ${what}; stop issuing and claim again`,
+        details,
+        err,
+      );
     }
     return registryError(
       'UNREACHABLE',
@@ -350,11 +378,18 @@ class EtcdDriver implements RegistryDriver {
    * So even a holder that dies before its first renewal leaves a floor for the next one, and
    * the record we derived our claim from cannot have changed underneath us.
    */
-  private async tryClaimSlot(req: ClaimRequest, slot: number, leaseId: string, grantedTtlMs: number): Promise<Claim | undefined> {
+  private async tryClaimSlot(
+    req: ClaimRequest,
+    slot: number,
+    leaseId: string,
+    grantedTtlMs: number,
+  ): Promise<Claim | undefined> {
     const hwKeyText = this.hwKey(req.namespace, slot);
     const slotKey = enc(this.slotKey(req.namespace, slot));
     const hwKey = enc(hwKeyText);
-    const value = enc(JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() }));
+    const value = enc(
+      JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() }),
+    );
     const read: IRequestOp[] = [{ request_range: { key: slotKey } }, { request_range: { key: hwKey } }];
     // A read-only transaction: served without a Raft write.
     let view: ITxnResponse = await this.client.kv.txn({ compare: [], success: read, failure: [] }, this.deadline());
@@ -380,7 +415,14 @@ class EtcdDriver implements RegistryDriver {
       );
       if (res.succeeded || res.responses[0]?.response_range?.kvs[0]?.lease === leaseId) {
         const token = `${leaseId}@${req.namespace}`;
-        this.states.set(token, { leaseId, namespace: req.namespace, slot, grantedTtlMs, holderId: req.holder.id, prev });
+        this.states.set(token, {
+          leaseId,
+          namespace: req.namespace,
+          slot,
+          grantedTtlMs,
+          holderId: req.holder.id,
+          prev,
+        });
         return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
       }
       view = res; // taken meanwhile, or the record changed (its holder just released): look again
@@ -391,7 +433,10 @@ class EtcdDriver implements RegistryDriver {
   private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {
     const from = `${this.parsed.prefix}/${ns}/slots/`;
     const end = `${this.parsed.prefix}/${ns}/slots0`; // '0' is the byte after '/'
-    const res = await this.client.kv.range({ key: enc(from), range_end: enc(end), keys_only: !withValues }, this.deadline());
+    const res = await this.client.kv.range(
+      { key: enc(from), range_end: enc(end), keys_only: !withValues },
+      this.deadline(),
+    );
     const held = new Map<number, Buffer>();
     for (const kv of res.kvs) {
       const rest = kv.key.toString('utf8').slice(from.length);
@@ -428,7 +473,12 @@ class EtcdDriver implements RegistryDriver {
     const held = await this.listHeld(req.namespace, req.slots, true);
     const holders: ListedHolder[] = [];
     for (const [slot, value] of [...held.entries()].sort((a, b) => a[0] - b[0]).slice(0, HOLDERS_LISTED)) {
-      holders.push(listedHolder(slot, readHolder(value.toString('utf8'), (v) => (v as { holder?: HolderInfo }).holder ?? {})));
+      holders.push(
+        listedHolder(
+          slot,
+          readHolder(value.toString('utf8'), (v) => (v as { holder?: HolderInfo }).holder ?? {}),
+        ),
+      );
     }
     throw exhaustedError(`etcd at ${this.url}`, this.url, req, held.size, holders);
   }
@@ -471,11 +521,16 @@ class EtcdDriver implements RegistryDriver {
     // Definite answers first: the lease is gone or the key is not ours.
     if (alive.status === 'fulfilled' && alive.value <= 0) throw lost('lost its lease (expired or revoked)');
     if (written.status === 'fulfilled' && !written.value.succeeded) {
-      throw lost(written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed');
+      throw lost(
+        written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed',
+      );
     }
-    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) throw lost('lost its lease (expired or revoked)');
-    const failure = alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
-    if (failure !== undefined) throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
+    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError)
+      throw lost('lost its lease (expired or revoked)');
+    const failure =
+      alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
+    if (failure !== undefined)
+      throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
   }
 
   /**
@@ -546,7 +601,10 @@ class EtcdDriver implements RegistryDriver {
       }
       await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
         if (!(err instanceof EtcdLeaseInvalidError)) {
-          this.opts.logger?.warn({ url: this.url, err: String(err) }, 'etcd release: could not revoke the lease; it will expire on its own');
+          this.opts.logger?.warn(
+            { url: this.url, err: String(err) },
+            'etcd release: could not revoke the lease; it will expire on its own',
+          );
         }
       });
     } catch (err) {
@@ -590,13 +648,22 @@ export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOption
       'grpc.max_reconnect_backoff_ms': 1000,
     },
     ...(parsed.username !== undefined
-      ? { auth: { username: parsed.username, password: parsed.password ?? '', callOptions: () => ({ deadline: Date.now() + timeout }) } }
+      ? {
+          auth: {
+            username: parsed.username,
+            password: parsed.password ?? '',
+            callOptions: () => ({ deadline: Date.now() + timeout }),
+          },
+        }
       : {}),
   };
   const client = new Etcd3(options);
   const driver = new EtcdDriver(client, parsed, opts);
   try {
-    await client.kv.range({ key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true }, { deadline: Date.now() + timeout });
+    await client.kv.range(
+      { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true },
+      { deadline: Date.now() + timeout },
+    );
   } catch (err) {
     await driver.close();
     throw driver.toError(err, 'connect', 'connect');

@@ -70,13 +70,17 @@ describe('file registry driver', () => {
     assert.equal(e.code, 'FLURRY_E_LEASE_LOST');
   });
 
-  test('GIVEN an expired lease THEN it is taken over (not cleanly) AND the old holder\'s renewal fails with FLURRY_E_LEASE_LOST', async () => {
+  test("GIVEN an expired lease THEN it is taken over (not cleanly) AND the old holder's renewal fails with FLURRY_E_LEASE_LOST", async () => {
     const { d, clock, dir } = setup();
     const a = d();
     const ca = await a.claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('a') });
     await a.renew(ca, { ttlMs: 1000, highWaterMs: 1234 });
     clock.advance(999);
-    assert.equal((await code(d().claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') }))).code, 'FLURRY_E_REGISTRY_EXHAUSTED', 'not before the TTL');
+    assert.equal(
+      (await code(d().claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') }))).code,
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+      'not before the TTL',
+    );
     clock.advance(1);
     const b = d();
     const cb = await b.claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') });
@@ -105,11 +109,17 @@ describe('file registry driver', () => {
     // generation by hand first, as a racing taker would have.
     const slotDir = path.join(dir, 'ns', 'slots', '0');
     const raced = JSON.parse(readFileSync(path.join(slotDir, 'g0000000001.lease'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(path.join(slotDir, 'g0000000002.lease'), JSON.stringify({ ...raced, gen: 2, token: '2.x', state: 'held', expiresMono: clock.monotonic() + 1000 }));
+    writeFileSync(
+      path.join(slotDir, 'g0000000002.lease'),
+      JSON.stringify({ ...raced, gen: 2, token: '2.x', state: 'held', expiresMono: clock.monotonic() + 1000 }),
+    );
     const e = await code(a.renew(ca, { ttlMs: 1000, highWaterMs: 1 }));
     assert.equal(e.code, 'FLURRY_E_LEASE_LOST', 'the renewer sees the taker and fences');
     // An aborted generation does not count as a taker.
-    writeFileSync(path.join(slotDir, 'g0000000002.lease'), JSON.stringify({ ...raced, gen: 2, token: '2.x', state: 'aborted', expiresMono: clock.monotonic() + 1000 }));
+    writeFileSync(
+      path.join(slotDir, 'g0000000002.lease'),
+      JSON.stringify({ ...raced, gen: 2, token: '2.x', state: 'aborted', expiresMono: clock.monotonic() + 1000 }),
+    );
     const c2 = (await d().claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('c') })) as FileClaim;
     assert.equal(c2.gen, 3, 'claims above the aborted generation');
   });
@@ -119,10 +129,21 @@ describe('file registry driver', () => {
     const slotDir = path.join(dir, 'ns', 'slots', '0');
     await d().claim({ namespace: 'ns', slots: 2, ttlMs: 60_000, holder: holder('a') });
     const rec = JSON.parse(readFileSync(path.join(slotDir, 'g0000000001.lease'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(path.join(slotDir, 'g0000000001.lease'), JSON.stringify({ ...rec, boot: '00000000-0000-0000-0000-000000000000', expiresAtMs: Date.UTC(2030, 0, 1) }));
+    writeFileSync(
+      path.join(slotDir, 'g0000000001.lease'),
+      JSON.stringify({ ...rec, boot: '00000000-0000-0000-0000-000000000000', expiresAtMs: Date.UTC(2030, 0, 1) }),
+    );
     // Another *kernel* boot id vs a manual clock's: falls back to wall time (still valid till 2030).
-    assert.equal((await d().claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') }).catch((e: FlurryError) => e.code)), 'FLURRY_E_REGISTRY_EXHAUSTED');
-    writeFileSync(path.join(slotDir, 'g0000000001.lease'), JSON.stringify({ ...rec, boot: '00000000-0000-0000-0000-000000000000', expiresAtMs: 0 }));
+    assert.equal(
+      await d()
+        .claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') })
+        .catch((e: FlurryError) => e.code),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
+    writeFileSync(
+      path.join(slotDir, 'g0000000001.lease'),
+      JSON.stringify({ ...rec, boot: '00000000-0000-0000-0000-000000000000', expiresAtMs: 0 }),
+    );
     assert.equal((await d().claim({ namespace: 'ns', slots: 1, ttlMs: 1000, holder: holder('b') })).slot, 0);
     const other = path.join(dir, 'ns2', 'slots', '0');
     await d().claim({ namespace: 'ns2', slots: 1, ttlMs: 1, holder: holder('x') });
@@ -133,15 +154,24 @@ describe('file registry driver', () => {
   });
 
   test('GIVEN a relative directory or a bad namespace THEN coded errors', async () => {
-    assert.throws(() => createFileDriver('rel/dir', { clock: new ManualClock() }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_URL');
+    assert.throws(
+      () => createFileDriver('rel/dir', { clock: new ManualClock() }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_URL',
+    );
     const { d } = setup();
-    assert.equal((await code(d().claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('a') }))).code, 'FLURRY_E_REGISTRY_OPTION');
+    assert.equal(
+      (await code(d().claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('a') }))).code,
+      'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
-  test('GIVEN 6 processes racing for one slot with 40 ms leases, random pauses, renewals, releases and abandons THEN no two holders are ever valid at once', { timeout: 60_000 }, async () => {
-    const { dir } = setup();
-    const here = path.dirname(fileURLToPath(import.meta.url));
-    const script = `
+  test(
+    'GIVEN 6 processes racing for one slot with 40 ms leases, random pauses, renewals, releases and abandons THEN no two holders are ever valid at once',
+    { timeout: 60_000 },
+    async () => {
+      const { dir } = setup();
+      const here = path.dirname(fileURLToPath(import.meta.url));
+      const script = `
       import { createFileDriver } from ${JSON.stringify(path.join(here, 'file.js'))};
       import { hostMonotonicMs } from ${JSON.stringify(path.join(here, '..', 'host-clock.js'))};
       import { systemClock, sleepSync } from '@flurry/core';
@@ -176,33 +206,56 @@ describe('file registry driver', () => {
       }
       process.stdout.write(JSON.stringify({ out, claims, exhausted, lostRenewals }));
     `;
-    const procs = Array.from({ length: 6 }, () =>
-      new Promise<{ out: [string, number, number][]; claims: number; exhausted: number; lostRenewals: number }>((resolve, reject) => {
-        const p = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DIR: dir }, cwd: here, stdio: ['ignore', 'pipe', 'pipe'] });
-        let o = '';
-        let err = '';
-        p.stdout.on('data', (x: Buffer) => (o += x.toString()));
-        p.stderr.on('data', (x: Buffer) => (err += x.toString()));
-        const t = setTimeout(() => p.kill('SIGKILL'), 30_000);
-        p.on('exit', (c) => {
-          clearTimeout(t);
-          if (c === 0) resolve(JSON.parse(o)); else reject(new Error(`worker exited ${c}: ${err}`));
-        });
-      }),
-    );
-    const results = await Promise.all(procs);
-    const intervals = results.flatMap((r) => r.out).sort((x, y) => x[1] - y[1]);
-    const holdings = new Set(intervals.map((i) => i[0]));
-    assert.ok(holdings.size >= 10, `enough hand-overs to mean something: ${holdings.size}`);
-    // Sweep: an interval of one holding must not overlap any other holding's interval.
-    let maxEnd = -Infinity;
-    let maxOwner = '';
-    for (const [h, from, to] of intervals) {
-      if (h !== maxOwner && from < maxEnd) assert.fail(`two holders valid at once: ${maxOwner} until ${maxEnd.toFixed(3)}, ${h} from ${from.toFixed(3)}`);
-      if (to > maxEnd) { maxEnd = to; maxOwner = h; }
-    }
-    const total = results.reduce((a, r) => ({ claims: a.claims + r.claims, exhausted: a.exhausted + r.exhausted, lost: a.lost + r.lostRenewals }), { claims: 0, exhausted: 0, lost: 0 });
-    assert.ok(total.exhausted > 0, 'contention happened');
-    process.stdout.write(`# race: ${JSON.stringify(total)} holdings=${holdings.size}\n`);
-  });
+      const procs = Array.from(
+        { length: 6 },
+        () =>
+          new Promise<{ out: [string, number, number][]; claims: number; exhausted: number; lostRenewals: number }>(
+            (resolve, reject) => {
+              const p = spawn(process.execPath, ['--input-type=module', '-e', script], {
+                env: { ...process.env, DIR: dir },
+                cwd: here,
+                stdio: ['ignore', 'pipe', 'pipe'],
+              });
+              let o = '';
+              let err = '';
+              p.stdout.on('data', (x: Buffer) => (o += x.toString()));
+              p.stderr.on('data', (x: Buffer) => (err += x.toString()));
+              const t = setTimeout(() => p.kill('SIGKILL'), 30_000);
+              p.on('exit', (c) => {
+                clearTimeout(t);
+                if (c === 0) resolve(JSON.parse(o));
+                else reject(new Error(`worker exited ${c}: ${err}`));
+              });
+            },
+          ),
+      );
+      const results = await Promise.all(procs);
+      const intervals = results.flatMap((r) => r.out).sort((x, y) => x[1] - y[1]);
+      const holdings = new Set(intervals.map((i) => i[0]));
+      assert.ok(holdings.size >= 10, `enough hand-overs to mean something: ${holdings.size}`);
+      // Sweep: an interval of one holding must not overlap any other holding's interval.
+      let maxEnd = -Infinity;
+      let maxOwner = '';
+      for (const [h, from, to] of intervals) {
+        if (h !== maxOwner && from < maxEnd)
+          assert.fail(
+            `two holders valid at once: ${maxOwner} until ${maxEnd.toFixed(3)}, ${h} from ${from.toFixed(3)}`,
+          );
+        if (to > maxEnd) {
+          maxEnd = to;
+          maxOwner = h;
+        }
+      }
+      const total = results.reduce(
+        (a, r) => ({
+          claims: a.claims + r.claims,
+          exhausted: a.exhausted + r.exhausted,
+          lost: a.lost + r.lostRenewals,
+        }),
+        { claims: 0, exhausted: 0, lost: 0 },
+      );
+      assert.ok(total.exhausted > 0, 'contention happened');
+      process.stdout.write(`# race: ${JSON.stringify(total)} holdings=${holdings.size}\n`);
+    },
+  );
 });

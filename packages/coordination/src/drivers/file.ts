@@ -165,7 +165,11 @@ class FileDriver implements RegistryDriver {
   private nsDir(namespace: string): string {
     const parts = namespace.split('/');
     if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
-      throw registryError('OPTION', `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`, { namespace });
+      throw registryError(
+        'OPTION',
+        `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`,
+        { namespace },
+      );
     }
     return path.join(this.root, ...parts);
   }
@@ -231,9 +235,19 @@ class FileDriver implements RegistryDriver {
   private ioError(e: unknown, doing: string): Error {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS') {
-      return registryError('UNREACHABLE', `${this.url}: cannot ${doing}: ${err.message}. Give this user write access to the directory or choose another with --registry file:/path`, { url: this.url, errno: err.code }, e);
+      return registryError(
+        'UNREACHABLE',
+        `${this.url}: cannot ${doing}: ${err.message}. Give this user write access to the directory or choose another with --registry file:/path`,
+        { url: this.url, errno: err.code },
+        e,
+      );
     }
-    return registryError('UNREACHABLE', `${this.url}: cannot ${doing}: ${err.message}`, { url: this.url, errno: err.code }, e);
+    return registryError(
+      'UNREACHABLE',
+      `${this.url}: cannot ${doing}: ${err.message}`,
+      { url: this.url, errno: err.code },
+      e,
+    );
   }
 
   /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
@@ -253,7 +267,8 @@ class FileDriver implements RegistryDriver {
         const r = this.read(dir, gens[i]);
         if (r.kind === 'missing') continue;
         if (r.kind === 'corrupt') {
-          if (!prev && !corrupt) corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
+          if (!prev && !corrupt)
+            corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
           continue;
         }
         if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
@@ -265,8 +280,17 @@ class FileDriver implements RegistryDriver {
       const token = `${gen}.${randomBytes(12).toString('hex')}`;
       const now = this.clock.now();
       const rec: LeaseRecord = {
-        v: 1, gen, slot, state: 'held', holder: req.holder, token, boot: this.time.boot,
-        expiresMono: this.time.monotonic() + req.ttlMs, expiresAtMs: now + req.ttlMs, highWaterMs: mark, updatedAtMs: now,
+        v: 1,
+        gen,
+        slot,
+        state: 'held',
+        holder: req.holder,
+        token,
+        boot: this.time.boot,
+        expiresMono: this.time.monotonic() + req.ttlMs,
+        expiresAtMs: now + req.ttlMs,
+        highWaterMs: mark,
+        updatedAtMs: now,
       };
       const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
       try {
@@ -276,7 +300,11 @@ class FileDriver implements RegistryDriver {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
         throw this.ioError(e, `create ${path.join(dir, genName(gen))}`);
       } finally {
-        try { unlinkSync(tmp); } catch { /* gone */ }
+        try {
+          unlinkSync(tmp);
+        } catch {
+          /* gone */
+        }
       }
       let releasedCleanly = true;
       if (prev) {
@@ -284,7 +312,9 @@ class FileDriver implements RegistryDriver {
         const again = this.read(dir, prev.gen);
         if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !this.free(again)) {
           this.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: this.clock.now() });
-          return { held: again.kind === 'ok' ? describeHolder(again.rec, this.time) : `a racing claim of slot ${slot}` };
+          return {
+            held: again.kind === 'ok' ? describeHolder(again.rec, this.time) : `a racing claim of slot ${slot}`,
+          };
         }
         releasedCleanly = again.rec.state === 'released';
         if (again.rec.highWaterMs > mark) {
@@ -293,7 +323,11 @@ class FileDriver implements RegistryDriver {
         }
         for (const g of gens) {
           if (g >= prev.gen) break;
-          try { unlinkSync(path.join(dir, genName(g))); } catch { /* already gone */ }
+          try {
+            unlinkSync(path.join(dir, genName(g)));
+          } catch {
+            /* already gone */
+          }
         }
       } else if (gens.length) {
         // Only aborted generations: they never issued; the slot's history is in `hw`.
@@ -306,13 +340,18 @@ class FileDriver implements RegistryDriver {
 
   async claim(req: ClaimRequest): Promise<Claim> {
     this.checkOpen();
-    if (!Number.isInteger(req.slots) || req.slots < 1) throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
+    if (!Number.isInteger(req.slots) || req.slots < 1)
+      throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
     const ns = this.nsDir(req.namespace);
     const slotsDir = path.join(ns, 'slots');
     let existing: Set<number>;
     try {
       mkdirSync(slotsDir, { recursive: true });
-      existing = new Set(readdirSync(slotsDir).filter((n) => /^\d+$/.test(n)).map(Number));
+      existing = new Set(
+        readdirSync(slotsDir)
+          .filter((n) => /^\d+$/.test(n))
+          .map(Number),
+      );
     } catch (e) {
       throw this.ioError(e, `create ${slotsDir}`);
     }
@@ -347,11 +386,14 @@ class FileDriver implements RegistryDriver {
       if (c) return c;
       if (held.length >= req.slots) break;
     }
-    const list = held.slice(0, 10).map((h) => `slot ${h.slot}: ${h.holder}`).join('; ');
+    const list = held
+      .slice(0, 10)
+      .map((h) => `slot ${h.slot}: ${h.holder}`)
+      .join('; ');
     throw registryError(
       'EXHAUSTED',
       `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${this.url} `)} held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
-        'Stop a holder, wait for crashed holders\' leases to expire, or use a layout with more node bits.',
+        "Stop a holder, wait for crashed holders' leases to expire, or use a layout with more node bits.",
       { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
     );
   }
@@ -380,7 +422,10 @@ class FileDriver implements RegistryDriver {
     const { dir, gen } = this.own(claim);
     const r = this.read(dir, gen);
     const lost = (why: string): Error =>
-      registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, { url: this.url, slot: claim.slot });
+      registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, {
+        url: this.url,
+        slot: claim.slot,
+      });
     if (r.kind !== 'ok' || r.rec.token !== claim.token) throw lost('its record is gone or belongs to another holder');
     if (r.rec.state !== 'held') throw lost(`it was ${r.rec.state}`);
     if (this.expired(r.rec)) throw lost('it expired');
@@ -410,7 +455,11 @@ class FileDriver implements RegistryDriver {
     const mark = Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0);
     try {
       const hw = this.readHw(dir);
-      if (mark > hw) writeFileAtomic(path.join(dir, 'hw'), JSON.stringify({ highWaterMs: mark, at: new Date(this.clock.now()).toISOString() }) + '\n');
+      if (mark > hw)
+        writeFileAtomic(
+          path.join(dir, 'hw'),
+          JSON.stringify({ highWaterMs: mark, at: new Date(this.clock.now()).toISOString() }) + '\n',
+        );
       this.writeRecord(dir, { ...r.rec, state: 'released', highWaterMs: mark, updatedAtMs: this.clock.now() });
     } catch (e) {
       throw this.ioError(e, `release slot ${claim.slot}`);
@@ -424,7 +473,8 @@ class FileDriver implements RegistryDriver {
 
 function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
   const h = rec.holder ?? ({} as HolderInfo);
-  const left = rec.boot === time.boot ? `, expires in ${Math.max(0, Math.round(rec.expiresMono - time.monotonic()))} ms` : '';
+  const left =
+    rec.boot === time.boot ? `, expires in ${Math.max(0, Math.round(rec.expiresMono - time.monotonic()))} ms` : '';
   return `${h.id ?? '?'} (host ${h.hostname ?? '?'}, pid ${h.pid ?? '?'}${h.address ? `, ${h.address}` : ''}${left})`;
 }
 
@@ -438,7 +488,11 @@ function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
  */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
-    throw registryError('URL_INVALID', `the file registry needs an absolute directory; got ${JSON.stringify(dir)} (use file:/abs/dir or file: for the default)`, { dir });
+    throw registryError(
+      'URL_INVALID',
+      `the file registry needs an absolute directory; got ${JSON.stringify(dir)} (use file:/abs/dir or file: for the default)`,
+      { dir },
+    );
   }
   return new FileDriver(path.normalize(dir), opts.clock, opts.time);
 }

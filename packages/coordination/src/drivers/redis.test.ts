@@ -12,7 +12,10 @@ const opts = { clock: systemClock, connectTimeoutMs: 2000 };
 describe('Redis URL parsing', () => {
   it('GIVEN URLs with a password, a user, a db and a prefix THEN they are parsed and redacted', () => {
     const a = parseRedisUrl(new URL('redis://:s%40cret@127.0.0.1:6380/2'));
-    assert.deepEqual([a.host, a.port, a.db, a.username, a.password, a.tls, a.prefix], ['127.0.0.1', 6380, 2, undefined, 's@cret', false, 'flurry']);
+    assert.deepEqual(
+      [a.host, a.port, a.db, a.username, a.password, a.tls, a.prefix],
+      ['127.0.0.1', 6380, 2, undefined, 's@cret', false, 'flurry'],
+    );
     assert.equal(a.redacted, 'redis://:***@127.0.0.1:6380/2');
     const b = parseRedisUrl('rediss://app:pw@cache.local?prefix=ids');
     assert.deepEqual([b.host, b.port, b.db, b.username, b.tls, b.prefix], ['cache.local', 6379, 0, 'app', true, 'ids']);
@@ -56,9 +59,17 @@ describe('Redis driver against a real Redis', () => {
   const expire = async (ns: string, slot: number): Promise<void> => {
     await raw.del(`flurry:{${ns}}:slot:${slot}`, `flurry:{${ns}}:holder:${slot}`);
   };
-  const hwRecord = async (ns: string, slot: number): Promise<{ highWaterMs: number; releasedCleanly: boolean; pttl: number } | undefined> => {
+  const hwRecord = async (
+    ns: string,
+    slot: number,
+  ): Promise<{ highWaterMs: number; releasedCleanly: boolean; pttl: number } | undefined> => {
     const v = await raw.get(`flurry:{${ns}}:hw:${slot}`);
-    return v === null ? undefined : { ...(JSON.parse(v) as { highWaterMs: number; releasedCleanly: boolean }), pttl: await raw.pttl(`flurry:{${ns}}:hw:${slot}`) };
+    return v === null
+      ? undefined
+      : {
+          ...(JSON.parse(v) as { highWaterMs: number; releasedCleanly: boolean }),
+          pttl: await raw.pttl(`flurry:{${ns}}:hw:${slot}`),
+        };
   };
 
   before(async () => {
@@ -87,7 +98,11 @@ describe('Redis driver against a real Redis', () => {
     await d.release(c, { highWaterMs: 1_234 });
     assert.equal(await raw.exists('flurry:{basic}:slot:5', 'flurry:{basic}:holder:5'), 0);
     const rec = await hwRecord('basic', 5);
-    assert.deepEqual([rec?.highWaterMs, rec?.releasedCleanly, rec?.pttl], [1_234, true, -1], 'the mark persists without a TTL');
+    assert.deepEqual(
+      [rec?.highWaterMs, rec?.releasedCleanly, rec?.pttl],
+      [1_234, true, -1],
+      'the mark persists without a TTL',
+    );
     const c2 = await d.claim({ namespace: 'basic', slots: 8, ttlMs: 5000, holder: holder('b'), preferredSlot: 5 });
     assert.deepEqual([c2.slot, c2.highWaterMs, c2.releasedCleanly], [5, 1_234, true]);
     await d.release(c2, { highWaterMs: 1_300 });
@@ -97,13 +112,21 @@ describe('Redis driver against a real Redis', () => {
   it('GIVEN 16 concurrent claims on 16 slots THEN 16 distinct slots; a 17th gets EXHAUSTED with held count and holders', async () => {
     const ds = await Promise.all([open(), open(), open(), open()]);
     const claims = await Promise.all(
-      Array.from({ length: 16 }, (_, i) => ds[i % 4].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder(`r${i}`) })),
+      Array.from({ length: 16 }, (_, i) =>
+        ds[i % 4].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder(`r${i}`) }),
+      ),
     );
     assert.equal(new Set(claims.map((c) => c.slot)).size, 16);
-    const err = await rejectsWith(ds[0].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder('late') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+    const err = await rejectsWith(
+      ds[0].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder('late') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
     assert.equal(err.details.held, 16);
     const listed = err.details.holders as Array<{ slot: number; id: string }>;
-    assert.deepEqual(new Set(listed.map((h) => h.id)), new Set(Array.from({ length: 16 }, (_, i) => holder(`r${i}`).id)));
+    assert.deepEqual(
+      new Set(listed.map((h) => h.id)),
+      new Set(Array.from({ length: 16 }, (_, i) => holder(`r${i}`).id)),
+    );
     assert.match(err.message, /all 16 node IDs of "race"/);
     await ds[1].release(claims[1], { highWaterMs: 0 });
     const again = await ds[0].claim({ namespace: 'race', slots: 16, ttlMs: 5000, holder: holder('late') });
@@ -119,7 +142,10 @@ describe('Redis driver against a real Redis', () => {
     await pipe.exec();
     const c = await d.claim({ namespace: 'wide', slots, ttlMs: 5000, holder: holder('w') });
     assert.equal(c.slot, free);
-    const err = await rejectsWith(d.claim({ namespace: 'wide', slots, ttlMs: 5000, holder: holder('w2') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+    const err = await rejectsWith(
+      d.claim({ namespace: 'wide', slots, ttlMs: 5000, holder: holder('w2') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
     assert.equal(err.details.held, slots);
     assert.equal((err.details.holders as unknown[]).length, 100, 'the list is capped');
   });
@@ -169,7 +195,10 @@ describe('Redis driver against a real Redis', () => {
   it('GIVEN a corrupt high-water record THEN claim fails with FLURRY_E_REGISTRY_CORRUPT and holds nothing', async () => {
     const d = await open();
     await raw.set('flurry:{corrupt}:hw:0', '{"highWaterMs":"soon"}');
-    const err = await rejectsWith(d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CORRUPT');
+    const err = await rejectsWith(
+      d.claim({ namespace: 'corrupt', slots: 1, ttlMs: 3000, holder: holder('c') }),
+      'FLURRY_E_REGISTRY_CORRUPT',
+    );
     assert.match(err.message, /flurry:\{corrupt\}:hw:0/);
     assert.equal(await raw.exists('flurry:{corrupt}:slot:0', 'flurry:{corrupt}:holder:0'), 0, 'the slot stays free');
     await raw.set('flurry:{corrupt}:hw:0', JSON.stringify({ v: 1, highWaterMs: 42, releasedCleanly: true, ttlMs: 0 }));
@@ -183,7 +212,10 @@ describe('Redis driver against a real Redis', () => {
     const other = await open();
     const c = await d.claim({ namespace: 'mismatch', slots: 4, ttlMs: 5000, holder: holder('m') });
     await rejectsWith(other.renew(c, { ttlMs: 5000, highWaterMs: 1 }), 'FLURRY_E_LEASE_LOST');
-    await rejectsWith(d.renew({ ...c, token: 'forged@mismatch' }, { ttlMs: 5000, highWaterMs: 1 }), 'FLURRY_E_LEASE_LOST');
+    await rejectsWith(
+      d.renew({ ...c, token: 'forged@mismatch' }, { ttlMs: 5000, highWaterMs: 1 }),
+      'FLURRY_E_LEASE_LOST',
+    );
     const key = `flurry:{mismatch}:slot:${c.slot}`;
     await raw.set(key, 'someone-else', 'PX', 5000);
     await rejectsWith(d.renew(c, { ttlMs: 5000, highWaterMs: 1 }), 'FLURRY_E_LEASE_LOST');
@@ -200,7 +232,13 @@ describe('Redis driver against a real Redis', () => {
     await d.release(b, { highWaterMs: 0 });
     let freedAfter = -1;
     for (let i = 0; i < 100 && Date.now() - t0 < 5000; i++) {
-      const probe = await d.claim({ namespace: 'real-expiry', slots: 2, ttlMs: 600, holder: holder('p'), preferredSlot: 1 });
+      const probe = await d.claim({
+        namespace: 'real-expiry',
+        slots: 2,
+        ttlMs: 600,
+        holder: holder('p'),
+        preferredSlot: 1,
+      });
       await d.release(probe, { highWaterMs: 0 });
       if (probe.slot === 1) {
         freedAfter = Date.now() - t0;
@@ -214,10 +252,22 @@ describe('Redis driver against a real Redis', () => {
 
   it('GIVEN bad requests THEN FLURRY_E_REGISTRY_OPTION', async () => {
     const d = await open();
-    await rejectsWith(d.claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'a}b', slots: 1, ttlMs: 1000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'ok', slots: 1.5, ttlMs: 1000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'ok', slots: 1, ttlMs: -1, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
+    await rejectsWith(
+      d.claim({ namespace: '../x', slots: 1, ttlMs: 1000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'a}b', slots: 1, ttlMs: 1000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'ok', slots: 1.5, ttlMs: 1000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'ok', slots: 1, ttlMs: -1, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
   it('GIVEN the engine is killed THEN renew fails fast with UNREACHABLE; GIVEN it restarts THEN renew works again and the mark persisted', async () => {
@@ -232,7 +282,10 @@ describe('Redis driver against a real Redis', () => {
     assert.match(down.message, /The lease manager retries at the next renewal/, 'a renewal is retried, and says so');
     assert.doesNotMatch(down.message, /\.\./);
     await engine.restart();
-    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'), 'renew recovers after the restart');
+    assert.ok(
+      await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'),
+      'renew recovers after the restart',
+    );
     await d.release(c, { highWaterMs: 8 });
     assert.equal((await hwRecord('outage', c.slot))?.highWaterMs, 8);
   });
@@ -248,7 +301,10 @@ describe('Redis driver against a real Redis', () => {
     } finally {
       engine.resume();
     }
-    assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 20, 100), 'renew works again once the engine resumes');
+    assert.ok(
+      await retryUntilOk(() => d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 20, 100),
+      'renew works again once the engine resumes',
+    );
     await d.release(c, { highWaterMs: 6 });
   });
 
@@ -256,7 +312,10 @@ describe('Redis driver against a real Redis', () => {
     const d = await createRedisDriver(engine.url, opts);
     await d.close();
     await d.close();
-    await rejectsWith(d.claim({ namespace: 'closed', slots: 1, ttlMs: 1000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CLOSED');
+    await rejectsWith(
+      d.claim({ namespace: 'closed', slots: 1, ttlMs: 1000, holder: holder('c') }),
+      'FLURRY_E_REGISTRY_CLOSED',
+    );
   });
 
   it('GIVEN a password is required THEN a wrong or missing password is FLURRY_E_REGISTRY_AUTH and the right one works', async () => {
@@ -285,11 +344,17 @@ describe('Redis driver connection errors', () => {
   it('GIVEN a port where nothing listens THEN FLURRY_E_REGISTRY_UNREACHABLE naming the URL without the password', async () => {
     const port = await freePort();
     const t0 = Date.now();
-    const err = await rejectsWith(createRedisDriver(`redis://:hunter2@127.0.0.1:${port}/0`, { ...opts, connectTimeoutMs: 1000 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    const err = await rejectsWith(
+      createRedisDriver(`redis://:hunter2@127.0.0.1:${port}/0`, { ...opts, connectTimeoutMs: 1000 }),
+      'FLURRY_E_REGISTRY_UNREACHABLE',
+    );
     assert.ok(Date.now() - t0 < 2500);
     assert.ok(err.message.includes(`redis://:***@127.0.0.1:${port}/0`), err.message);
     assert.match(err.message, /ECONNREFUSED/);
-    assert.ok(err.message.endsWith(`Check that Redis runs at 127.0.0.1:${port} and is reachable from this host.`), `start-up: nothing retries, so no promise of a retry: ${err.message}`);
+    assert.ok(
+      err.message.endsWith(`Check that Redis runs at 127.0.0.1:${port} and is reachable from this host.`),
+      `start-up: nothing retries, so no promise of a retry: ${err.message}`,
+    );
     assert.doesNotMatch(err.message, /retried/);
     assert.ok(!JSON.stringify({ m: err.message, d: err.details }).includes('hunter2'));
   });

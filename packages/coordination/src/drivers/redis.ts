@@ -61,9 +61,27 @@ import { FlurryError, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
-  checkConnectTimeout, clause, closedError, exhaustedError, HOLDERS_LISTED, listedHolder, MAX_TTL_MS, ownClaim, parseHighWaterRecord,
-  previousHolder, readHolder, recordToStore, redactLoosely, unknownClaimError, validateClaim,
-  unreachableAdvice, type DriverLogger, type DriverPhase, type HighWaterRecord, type PreviousHolder, type RecordPlace,
+  checkConnectTimeout,
+  clause,
+  closedError,
+  exhaustedError,
+  HOLDERS_LISTED,
+  listedHolder,
+  MAX_TTL_MS,
+  ownClaim,
+  parseHighWaterRecord,
+  previousHolder,
+  readHolder,
+  recordToStore,
+  redactLoosely,
+  unknownClaimError,
+  validateClaim,
+  unreachableAdvice,
+  type DriverLogger,
+  type DriverPhase,
+  type HighWaterRecord,
+  type PreviousHolder,
+  type RecordPlace,
 } from './common.js';
 
 export type { DriverLogger } from './common.js';
@@ -127,7 +145,10 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
         `(or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
       { url: loose },
     );
-  const m = /^(rediss?):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/i.exec(raw);
+  const m =
+    /^(rediss?):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/i.exec(
+      raw,
+    );
   if (!m) throw bad('it does not have the form redis://host:port/db');
   const tls = m[1].toLowerCase() === 'rediss';
   let username: string | undefined;
@@ -151,10 +172,12 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   let prefix = 'flurry';
   if (m[6] !== undefined && m[6] !== '') {
     const params = new URLSearchParams(m[6]);
-    for (const key of params.keys()) if (key !== 'prefix') throw bad(`unknown parameter "${key}" (only "prefix" is supported)`);
+    for (const key of params.keys())
+      if (key !== 'prefix') throw bad(`unknown parameter "${key}" (only "prefix" is supported)`);
     const p = params.get('prefix');
     if (p !== null) {
-      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p)) throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
+        throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
       prefix = p;
     }
   }
@@ -207,7 +230,16 @@ return 0
 `;
 
 type ScriptClient = Redis & {
-  flurryClaim(slot: string, holder: string, hw: string, token: string, ttl: number, holderJson: string, seenHw: string, newHw: string): Promise<[number, string?]>;
+  flurryClaim(
+    slot: string,
+    holder: string,
+    hw: string,
+    token: string,
+    ttl: number,
+    holderJson: string,
+    seenHw: string,
+    newHw: string,
+  ): Promise<[number, string?]>;
   flurryRenew(slot: string, holder: string, hw: string, token: string, ttl: number, hwJson: string): Promise<number>;
   flurryRelease(slot: string, holder: string, hw: string, token: string, hwJson: string): Promise<number>;
 };
@@ -347,7 +379,8 @@ class RedisDriver implements RegistryDriver {
       }
     }
     heldSlots.sort((a, b) => a - b);
-    const infos = heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
+    const infos =
+      heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
     const holders = heldSlots.map((slot, i) => listedHolder(slot, readHolder(infos[i] ?? '{}')));
     throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
   }
@@ -356,7 +389,9 @@ class RedisDriver implements RegistryDriver {
     this.assertOpen();
     const s = this.stateOf(claim);
     if (!Number.isSafeInteger(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, { ttlMs: opts.ttlMs });
+      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, {
+        ttlMs: opts.ttlMs,
+      });
     }
     const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
     let ok: number;
@@ -384,9 +419,7 @@ class RedisDriver implements RegistryDriver {
     const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
     let ok: number;
     try {
-      ok = Number(
-        await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)),
-      );
+      ok = Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)));
     } catch (err) {
       throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
     }
@@ -459,7 +492,10 @@ export async function createRedisDriver(url: URL | string, opts: RedisDriverOpti
   } catch (err) {
     client.disconnect(false);
     await driver.close();
-    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', 'connect', { host: parsed.host, port: parsed.port });
+    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', 'connect', {
+      host: parsed.host,
+      port: parsed.port,
+    });
   }
   connected = true;
   client.options.enableOfflineQueue = false;

@@ -51,23 +51,35 @@ describe('static and k8s registries', () => {
     const r3 = await openRegistry('static:3', { stateDir, clock, autoRenew: false, ttlMs: 1000 });
     const l3 = await r3.acquire(layout);
     const o = r3.options!;
-    assert.equal(l3.notBeforeMs, reported + o.renewIntervalMs + o.marginMs, 'crash: the mark plus one renewal interval and the margin');
+    assert.equal(
+      l3.notBeforeMs,
+      reported + o.renewIntervalMs + o.marginMs,
+      'crash: the mark plus one renewal interval and the margin',
+    );
   });
 
   test('GIVEN a StatefulSet pod name THEN k8s: takes its ordinal; otherwise a coded error says what to set', async () => {
     assert.deepEqual(k8sOrdinal({ HOSTNAME: 'orders-12' }), { slot: 12, source: 'HOSTNAME=orders-12' });
     assert.deepEqual(k8sOrdinal({ POD_NAME: 'id-svc-0', HOSTNAME: 'node7' }), { slot: 0, source: 'POD_NAME=id-svc-0' });
-    assert.throws(() => k8sOrdinal({ HOSTNAME: 'laptop' }), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /POD_NAME/.test(e.message));
+    assert.throws(
+      () => k8sOrdinal({ HOSTNAME: 'laptop' }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /POD_NAME/.test(e.message),
+    );
     const saved = { POD_NAME: process.env.POD_NAME, HOSTNAME: process.env.HOSTNAME };
     try {
       process.env.POD_NAME = 'flurry-40';
       const reg = await openRegistry('k8s:', { stateDir: path.join(base, 'k') });
-      await assert.rejects(reg.acquire(Layout.parse('timestamp:41,worker:5,sequence:12')), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /replicas/.test(e.message));
+      await assert.rejects(
+        reg.acquire(Layout.parse('timestamp:41,worker:5,sequence:12')),
+        (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_STATIC_NODE' && /replicas/.test(e.message),
+      );
       const lease = await reg.acquire(Layout.from('leaf'));
       assert.equal(lease.slot, 40);
       await reg.close();
     } finally {
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
   test('GIVEN a state directory that cannot be written THEN acquire fails with a coded error naming the directory, why and what to set', async () => {

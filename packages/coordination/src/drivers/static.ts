@@ -86,7 +86,14 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
  * // 'static:3: cannot write the high-water mark of node ID 3 to /var/lib/flurry/static/default/3.json (EACCES: …). …'
  * ```
  */
-export function stateDirError(url: string, slot: number, stateDir: string, file: string, cause: unknown, phase: 'start' | 'renewal' | 'release'): FlurryError {
+export function stateDirError(
+  url: string,
+  slot: number,
+  stateDir: string,
+  file: string,
+  cause: unknown,
+  phase: 'start' | 'renewal' | 'release',
+): FlurryError {
   const why = (cause instanceof Error ? cause.message : String(cause)).replace(/\.+$/, '');
   const consequence =
     phase === 'start'
@@ -145,7 +152,10 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
         /* no history on this disk */
       }
     }
-    return Object.assign({ slot, token: `${this.url}#${req.namespace}`, highWaterMs, releasedCleanly }, { namespace: req.namespace });
+    return Object.assign(
+      { slot, token: `${this.url}#${req.namespace}`, highWaterMs, releasedCleanly },
+      { namespace: req.namespace },
+    );
   }
 
   private save(claim: Claim, highWaterMs: number, released: boolean): void {
@@ -154,13 +164,23 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     const first = !this.recorded.has(claim);
     try {
       mkdirSync(path.dirname(f), { recursive: true });
-      writeFileAtomic(f, JSON.stringify({ highWaterMs, released, at: new Date(this.o.clock.now()).toISOString() }) + '\n');
+      writeFileAtomic(
+        f,
+        JSON.stringify({ highWaterMs, released, at: new Date(this.o.clock.now()).toISOString() }) + '\n',
+      );
       this.recorded.add(claim);
     } catch (e) {
       // Never run on silently: without the mark a restart with the clock behind could
       // repeat IDs. At start-up (the first write of a claim) this fails acquire(); later
       // each renewal fails (and is logged) until the directory is writable again.
-      throw stateDirError(this.url, claim.slot, this.o.stateDir, f, e, first ? 'start' : released ? 'release' : 'renewal');
+      throw stateDirError(
+        this.url,
+        claim.slot,
+        this.o.stateDir,
+        f,
+        e,
+        first ? 'start' : released ? 'release' : 'renewal',
+      );
     }
   }
 

@@ -68,7 +68,12 @@ export async function rejectsWith(p: Promise<unknown>, code: string): Promise<Fl
  * assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'));
  * ```
  */
-export async function retryUntilOk(attempt: () => Promise<unknown>, tries: number, everyMs: number, allowedCode?: string): Promise<boolean> {
+export async function retryUntilOk(
+  attempt: () => Promise<unknown>,
+  tries: number,
+  everyMs: number,
+  allowedCode?: string,
+): Promise<boolean> {
   for (let i = 0; i < tries; i++) {
     try {
       await attempt();
@@ -98,10 +103,14 @@ export class ChildProcessDriver {
   private readonly waiting: Array<(l: string) => void> = [];
 
   constructor(src: string, env: Record<string, string>) {
-    this.proc = spawn(process.execPath, [...process.execArgv.filter((a) => !a.startsWith('--test')), '--input-type=module', '-e', src], {
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    this.proc = spawn(
+      process.execPath,
+      [...process.execArgv.filter((a) => !a.startsWith('--test')), '--input-type=module', '-e', src],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     this.proc.stderr.on('data', (d: Buffer) => process.stderr.write(`[child] ${d.toString()}`));
     createInterface({ input: this.proc.stdout }).on('line', (l) => {
       const w = this.waiting.shift();

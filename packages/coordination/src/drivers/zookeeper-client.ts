@@ -57,7 +57,9 @@ interface ZkClientException extends Error {
   getCode(): number;
 }
 
-interface ZkOpRecord { version?: number }
+interface ZkOpRecord {
+  version?: number;
+}
 
 interface ZkTransaction {
   readonly ops: ZkOpRecord[];
@@ -79,12 +81,22 @@ interface ZkClient extends EventEmitter {
   connectionManager: ZkConnectionManager;
   connect(): void;
   close(): void;
-  create(path: string, data: Buffer | null, mode: number, cb: (err: ZkClientException | null, path: string) => void): void;
+  create(
+    path: string,
+    data: Buffer | null,
+    mode: number,
+    cb: (err: ZkClientException | null, path: string) => void,
+  ): void;
   remove(path: string, version: number, cb: (err: ZkClientException | null) => void): void;
   exists(path: string, cb: (err: ZkClientException | null, stat: ZkStat | null) => void): void;
   getChildren(path: string, cb: (err: ZkClientException | null, children: string[], stat: ZkStat) => void): void;
   getData(path: string, cb: (err: ZkClientException | null, data: Buffer | null, stat: ZkStat) => void): void;
-  setData(path: string, data: Buffer | null, version: number, cb: (err: ZkClientException | null, stat: ZkStat) => void): void;
+  setData(
+    path: string,
+    data: Buffer | null,
+    version: number,
+    cb: (err: ZkClientException | null, stat: ZkStat) => void,
+  ): void;
   mkdirp(path: string, cb: (err: ZkClientException | null, path: string) => void): void;
   transaction(): ZkTransaction;
   getSessionId(): Buffer;
@@ -93,9 +105,24 @@ interface ZkClient extends EventEmitter {
 }
 
 interface ZkModule {
-  createClient(connectionString: string, options: { sessionTimeout: number; spinDelay: number; retries: number; sessionId?: Buffer; sessionPassword?: Buffer }): ZkClient;
+  createClient(
+    connectionString: string,
+    options: {
+      sessionTimeout: number;
+      spinDelay: number;
+      retries: number;
+      sessionId?: Buffer;
+      sessionPassword?: Buffer;
+    },
+  ): ZkClient;
   CreateMode: { PERSISTENT: number; EPHEMERAL: number; PERSISTENT_SEQUENTIAL: number; EPHEMERAL_SEQUENTIAL: number };
-  State: { DISCONNECTED: unknown; SYNC_CONNECTED: unknown; EXPIRED: unknown; AUTH_FAILED: unknown; CONNECTED_READ_ONLY: unknown };
+  State: {
+    DISCONNECTED: unknown;
+    SYNC_CONNECTED: unknown;
+    EXPIRED: unknown;
+    AUTH_FAILED: unknown;
+    CONNECTED_READ_ONLY: unknown;
+  };
 }
 
 const zk = zookeeperModule as ZkModule;
@@ -222,7 +249,11 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
   if (trimmed === '') return '';
   const segs = trimmed.split('/');
   if (segs[0] !== '' || segs.slice(1).some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) {
-    throw registryError('URL_INVALID', `${what} "${p}" in ${url} is not a valid ZooKeeper path: use /segment[/segment…] with letters, digits, "_", "." and "-" (not "." or "..")`, { url, path: p });
+    throw registryError(
+      'URL_INVALID',
+      `${what} "${p}" in ${url} is not a valid ZooKeeper path: use /segment[/segment…] with letters, digits, "_", "." and "-" (not "." or "..")`,
+      { url, path: p },
+    );
   }
   return trimmed;
 }
@@ -243,18 +274,30 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
   const display = redactUrl(raw);
   const m = /^([a-z+]+):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(raw.trim());
   if (!m || m[1].toLowerCase() !== scheme) {
-    throw registryError('URL_INVALID', `${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`, { url: display, expected: `${scheme}://` });
+    throw registryError(
+      'URL_INVALID',
+      `${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`,
+      { url: display, expected: `${scheme}://` },
+    );
   }
   const authority = m[2].includes('@') ? m[2].slice(m[2].lastIndexOf('@') + 1) : m[2];
   if (m[2].includes('@')) {
-    throw registryError('URL_INVALID', `${display}: credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"`, { url: display });
+    throw registryError(
+      'URL_INVALID',
+      `${display}: credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"`,
+      { url: display },
+    );
   }
   const hosts: string[] = [];
   for (const part of authority.split(',')) {
     const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
     const port = hp?.[2] === undefined ? 2181 : Number(hp[2]);
     if (!hp || port < 1 || port > 65535) {
-      throw registryError('URL_INVALID', `${display}: "${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`, { url: display, host: part });
+      throw registryError(
+        'URL_INVALID',
+        `${display}: "${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`,
+        { url: display, host: part },
+      );
     }
     hosts.push(`${hp[1]}:${port}`);
   }
@@ -347,7 +390,11 @@ export class ZkSession {
     if (this.closing || this.dead || this._state === 'connected' || cm.state !== STATES_CONNECTING) return;
     if (Date.now() - this.attemptStartedAt < this.handshakeTimeoutMs) return;
     this.attemptStartedAt = Date.now();
-    try { cm.socket?.destroy(); } catch { /* gone */ }
+    try {
+      cm.socket?.destroy();
+    } catch {
+      /* gone */
+    }
   }
 
   /**
@@ -374,34 +421,52 @@ export class ZkSession {
     const findNext = cm.findNextServer.bind(cm);
     // A reconnect timer may fire after close(): without this guard it would open a new
     // socket and, the client being closed, reconnect forever.
-    cm.findNextServer = (cb) => findNext((server) => {
-      if (session.closing) return;
-      session.attemptStartedAt = Date.now();
-      tried.add(`${server.host}:${server.port}`);
-      cb(server);
-    });
+    cm.findNextServer = (cb) =>
+      findNext((server) => {
+        if (session.closing) return;
+        session.attemptStartedAt = Date.now();
+        tried.add(`${server.host}:${server.port}`);
+        cb(server);
+      });
     client.on('state', (s: unknown) => session.onState(s));
     const connected = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         cleanup();
-        reject(registryError(
-          'UNREACHABLE',
-          `ZooKeeper at ${redactUrl(opts.url)} did not accept a session within ${opts.connectTimeoutMs} ms ` +
-            `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, ` +
-            `or raise connectTimeoutMs (${opts.connectTimeoutMs} ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS)`,
-          { url: redactUrl(opts.url), hosts: [...opts.hosts], tried: [...tried], connectTimeoutMs: opts.connectTimeoutMs },
-        ));
+        reject(
+          registryError(
+            'UNREACHABLE',
+            `ZooKeeper at ${redactUrl(opts.url)} did not accept a session within ${opts.connectTimeoutMs} ms ` +
+              `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, ` +
+              `or raise connectTimeoutMs (${opts.connectTimeoutMs} ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS)`,
+            {
+              url: redactUrl(opts.url),
+              hosts: [...opts.hosts],
+              tried: [...tried],
+              connectTimeoutMs: opts.connectTimeoutMs,
+            },
+          ),
+        );
       }, opts.connectTimeoutMs);
       const onState = (): void => {
-        if (session._state === 'connected') { cleanup(); resolve(); }
-        else if (session._state === 'expired') {
+        if (session._state === 'connected') {
           cleanup();
-          reject(registryError('LEASE_LOST', `the ZooKeeper session at ${redactUrl(opts.url)} has expired`, { url: redactUrl(opts.url) }));
+          resolve();
+        } else if (session._state === 'expired') {
+          cleanup();
+          reject(
+            registryError('LEASE_LOST', `the ZooKeeper session at ${redactUrl(opts.url)} has expired`, {
+              url: redactUrl(opts.url),
+            }),
+          );
         }
       };
       const onAuth = (): void => {
         cleanup();
-        reject(registryError('AUTH', `ZooKeeper at ${redactUrl(opts.url)} refused the session's credentials`, { url: redactUrl(opts.url) }));
+        reject(
+          registryError('AUTH', `ZooKeeper at ${redactUrl(opts.url)} refused the session's credentials`, {
+            url: redactUrl(opts.url),
+          }),
+        );
       };
       const cleanup = (): void => {
         clearTimeout(timer);
@@ -477,7 +542,11 @@ export class ZkSession {
     if (this._state === 'connected') return true;
     if (this.dead) return false;
     return new Promise<boolean>((resolve) => {
-      const done = (v: boolean): void => { clearTimeout(t); this.waiters.delete(check); resolve(v); };
+      const done = (v: boolean): void => {
+        clearTimeout(t);
+        this.waiters.delete(check);
+        resolve(v);
+      };
       const check = (): void => {
         if (this._state === 'connected') done(true);
         else if (this.dead) done(false);
@@ -487,12 +556,21 @@ export class ZkSession {
     });
   }
 
-  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: (err: ZkClientException | null, value?: T) => void) => void): Promise<T> {
+  private run<T>(
+    op: string,
+    path: string,
+    timeoutMs: number | undefined,
+    start: (cb: (err: ZkClientException | null, value?: T) => void) => void,
+  ): Promise<T> {
     if (this._state === 'closed') {
-      return Promise.reject(new ZkError(ZkCode.CONNECTION_LOSS, op, path, `${op} ${path}: the ZooKeeper session was closed`));
+      return Promise.reject(
+        new ZkError(ZkCode.CONNECTION_LOSS, op, path, `${op} ${path}: the ZooKeeper session was closed`),
+      );
     }
     if (this._state === 'expired') {
-      return Promise.reject(new ZkError(ZkCode.SESSION_EXPIRED, op, path, `${op} ${path}: the ZooKeeper session expired`));
+      return Promise.reject(
+        new ZkError(ZkCode.SESSION_EXPIRED, op, path, `${op} ${path}: the ZooKeeper session expired`),
+      );
     }
     const limit = timeoutMs ?? this.opTimeout;
     return new Promise<T>((resolve, reject) => {
@@ -502,7 +580,11 @@ export class ZkSession {
         settled = true;
         if (this._state === 'connected') {
           // No answer on a connection that looks alive: drop it so the client reconnects.
-          try { this.client.connectionManager.socket?.destroy(); } catch { /* already gone */ }
+          try {
+            this.client.connectionManager.socket?.destroy();
+          } catch {
+            /* already gone */
+          }
         }
         reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
@@ -527,14 +609,17 @@ export class ZkSession {
 
   /** The node's stat, or null if it does not exist. */
   exists(path: string, timeoutMs?: number): Promise<ZkStat | null> {
-    return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) => this.client.exists(path, (e, s) => cb(e, e ? undefined : s ?? null)));
+    return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) =>
+      this.client.exists(path, (e, s) => cb(e, e ? undefined : (s ?? null))),
+    );
   }
 
   /** The node's data and stat, or null if it does not exist. */
   async getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
     try {
       return await this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
-        this.client.getData(path, (e, d, s) => cb(e, e ? undefined : { data: d ?? Buffer.alloc(0), stat: s })));
+        this.client.getData(path, (e, d, s) => cb(e, e ? undefined : { data: d ?? Buffer.alloc(0), stat: s })),
+      );
     } catch (err) {
       if (isZk(err, ZkCode.NO_NODE)) return null;
       throw err;
@@ -544,7 +629,9 @@ export class ZkSession {
   /** The names of the node's children (empty if the node does not exist). */
   async getChildren(path: string, timeoutMs?: number): Promise<string[]> {
     try {
-      return await this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, (e, c) => cb(e, c)));
+      return await this.run<string[]>('getChildren', path, timeoutMs, (cb) =>
+        this.client.getChildren(path, (e, c) => cb(e, c)),
+      );
     } catch (err) {
       if (isZk(err, ZkCode.NO_NODE)) return [];
       throw err;
@@ -553,12 +640,16 @@ export class ZkSession {
 
   /** Creates a node; resolves with its path (with the sequence suffix for sequential nodes). */
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
-    return this.run<string>('create', path, timeoutMs, (cb) => this.client.create(path, data, mode, (e, p) => cb(e, p)));
+    return this.run<string>('create', path, timeoutMs, (cb) =>
+      this.client.create(path, data, mode, (e, p) => cb(e, p)),
+    );
   }
 
   /** Sets a node's data if its version is `version` (-1: any). */
   setData(path: string, data: Buffer, version: number, timeoutMs?: number): Promise<ZkStat> {
-    return this.run<ZkStat>('setData', path, timeoutMs, (cb) => this.client.setData(path, data, version, (e, s) => cb(e, s)));
+    return this.run<ZkStat>('setData', path, timeoutMs, (cb) =>
+      this.client.setData(path, data, version, (e, s) => cb(e, s)),
+    );
   }
 
   /** Deletes a node if its version is `version` (-1: any). */
@@ -580,18 +671,41 @@ export class ZkSession {
     const tx = this.client.transaction();
     const versions: Array<number | undefined> = [];
     const builder: MultiBuilder = {
-      create(path, data, mode) { tx.create(path, data, mode); versions.push(undefined); return builder; },
-      check(path, version) { tx.check(path, version); versions.push(version); return builder; },
-      setData(path, data, version) { tx.setData(path, data, version); versions.push(version); return builder; },
-      remove(path, version) { tx.remove(path, version); versions.push(version); return builder; },
+      create(path, data, mode) {
+        tx.create(path, data, mode);
+        versions.push(undefined);
+        return builder;
+      },
+      check(path, version) {
+        tx.check(path, version);
+        versions.push(version);
+        return builder;
+      },
+      setData(path, data, version) {
+        tx.setData(path, data, version);
+        versions.push(version);
+        return builder;
+      },
+      remove(path, version) {
+        tx.remove(path, version);
+        versions.push(version);
+        return builder;
+      },
     };
     build(builder);
-    versions.forEach((v, i) => { if (v !== undefined) tx.ops[i].version = v; });
+    versions.forEach((v, i) => {
+      if (v !== undefined) tx.ops[i].version = v;
+    });
     return this.run<void>('multi', '(transaction)', timeoutMs, (cb) =>
       tx.commit((err, results) => {
         if (!err) return cb(null);
-        const idx = Array.isArray(results) ? results.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== ZkCode.RUNTIME_INCONSISTENCY) : -1;
-        const e = Object.assign(new Error(err.message), { code: typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS, opIndex: idx >= 0 ? idx : undefined });
+        const idx = Array.isArray(results)
+          ? results.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== ZkCode.RUNTIME_INCONSISTENCY)
+          : -1;
+        const e = Object.assign(new Error(err.message), {
+          code: typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS,
+          opIndex: idx >= 0 ? idx : undefined,
+        });
         cb(e as unknown as ZkClientException);
       }),
     );
@@ -609,14 +723,26 @@ export class ZkSession {
     clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();
     const cm = this.client.connectionManager;
-    try { this.client.close(); } catch { /* already closed */ }
+    try {
+      this.client.close();
+    } catch {
+      /* already closed */
+    }
     if (!wasLive) {
-      try { cm.socket?.destroy(); } catch { /* gone */ }
+      try {
+        cm.socket?.destroy();
+      } catch {
+        /* gone */
+      }
     }
     const until = Date.now() + (wasLive ? 1000 : 200);
     while (cm.state !== STATES_CLOSED && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     if (cm.state !== STATES_CLOSED) {
-      try { cm.socket?.destroy(); } catch { /* gone */ }
+      try {
+        cm.socket?.destroy();
+      } catch {
+        /* gone */
+      }
     }
   }
 }
@@ -677,7 +803,11 @@ export class ZkSessionPool {
     if (cur && !cur.dead) {
       if (await cur.waitConnected(this.opts.connectTimeoutMs)) return cur;
       if (!cur.dead) {
-        throw registryError('UNREACHABLE', `ZooKeeper at ${redactUrl(this.opts.url)} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`, { url: redactUrl(this.opts.url), hosts: [...this.opts.hosts] });
+        throw registryError(
+          'UNREACHABLE',
+          `ZooKeeper at ${redactUrl(this.opts.url)} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`,
+          { url: redactUrl(this.opts.url), hosts: [...this.opts.hosts] },
+        );
       }
     }
     if (cur?.dead) {
@@ -688,7 +818,10 @@ export class ZkSessionPool {
     if (pending) return pending;
     const p = (async () => {
       const s = await ZkSession.open({ ...this.opts, sessionTimeoutMs });
-      if (this.closed) { await s.close(); this.assertOpen(); }
+      if (this.closed) {
+        await s.close();
+        this.assertOpen();
+      }
       this.sessions.set(sessionTimeoutMs, s);
       for (const [ttl, other] of this.sessions) {
         if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
@@ -721,7 +854,10 @@ export class ZkSessionPool {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw registryError('CLOSED', `the registry ${redactUrl(this.opts.url)} was closed; open a new one`, { url: redactUrl(this.opts.url) });
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${redactUrl(this.opts.url)} was closed; open a new one`, {
+        url: redactUrl(this.opts.url),
+      });
   }
 }
 
@@ -741,13 +877,38 @@ export function zkFailure(err: unknown, url: string, doing: string): FlurryError
   if (err instanceof FlurryError) return err;
   if (err instanceof ZkError) {
     if (err.zkCode === ZkCode.SESSION_EXPIRED) {
-      return registryError('LEASE_LOST', `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`, { url: display, zkCode: err.zkCode }, err);
+      return registryError(
+        'LEASE_LOST',
+        `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`,
+        { url: display, zkCode: err.zkCode },
+        err,
+      );
     }
     if (err.zkCode === ZkCode.NO_AUTH || err.zkCode === ZkCode.AUTH_FAILED) {
-      return registryError('AUTH', `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`, { url: display, path: err.path, zkCode: err.zkCode }, err);
+      return registryError(
+        'AUTH',
+        `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`,
+        { url: display, path: err.path, zkCode: err.zkCode },
+        err,
+      );
     }
-    const why = err.zkCode === ZkCode.TIMEOUT ? 'no answer in time' : err.zkCode === ZkCode.CONNECTION_LOSS ? 'connection lost' : `ZooKeeper error ${err.zkCode}`;
-    return registryError('UNREACHABLE', `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`, { url: display, path: err.path, zkCode: err.zkCode }, err);
+    const why =
+      err.zkCode === ZkCode.TIMEOUT
+        ? 'no answer in time'
+        : err.zkCode === ZkCode.CONNECTION_LOSS
+          ? 'connection lost'
+          : `ZooKeeper error ${err.zkCode}`;
+    return registryError(
+      'UNREACHABLE',
+      `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`,
+      { url: display, path: err.path, zkCode: err.zkCode },
+      err,
+    );
   }
-  return registryError('UNREACHABLE', `${doing}: ZooKeeper at ${display} failed: ${err instanceof Error ? err.message : String(err)}`, { url: display }, err);
+  return registryError(
+    'UNREACHABLE',
+    `${doing}: ZooKeeper at ${display} failed: ${err instanceof Error ? err.message : String(err)}`,
+    { url: display },
+    err,
+  );
 }

@@ -9,16 +9,32 @@ import { fileURLToPath } from 'node:url';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
 import type { RegistryDriver } from '../driver.js';
-import { acquireHostLock, createLeafDriver, leafCacheFile, parseLeafNodeName, readLeafCache } from './zookeeper-leaf.js';
+import {
+  acquireHostLock,
+  createLeafDriver,
+  leafCacheFile,
+  parseLeafNodeName,
+  readLeafCache,
+} from './zookeeper-leaf.js';
 import { CreateMode, ZkSession } from './zookeeper-client.js';
 import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
 const LEAF_JSON = /^\{"ip":"([^"]+)","port":"(\d+)","timestamp":(\d+)\}$/;
 
 /** Creates a Leaf node the way Leaf's SnowflakeZookeeperHolder.createNode does (Curator, creatingParentsIfNeeded, PERSISTENT_SEQUENTIAL, Jackson JSON). */
-async function leafJavaCreate(s: ZkSession, name: string, ip: string, port: string, timestamp: number): Promise<string> {
+async function leafJavaCreate(
+  s: ZkSession,
+  name: string,
+  ip: string,
+  port: string,
+  timestamp: number,
+): Promise<string> {
   await s.mkdirp(`/snowflake/${name}/forever`);
-  return s.create(`/snowflake/${name}/forever/${ip}:${port}-`, Buffer.from(`{"ip":"${ip}","port":"${port}","timestamp":${timestamp}}`), CreateMode.PERSISTENT_SEQUENTIAL);
+  return s.create(
+    `/snowflake/${name}/forever/${ip}:${port}-`,
+    Buffer.from(`{"ip":"${ip}","port":"${port}","timestamp":${timestamp}}`),
+    CreateMode.PERSISTENT_SEQUENTIAL,
+  );
 }
 
 /** Leaf's own start-up logic (SnowflakeZookeeperHolder.init), ported literally: the worker ID it would pick for ip:port. */
@@ -62,8 +78,11 @@ describe('zookeeper+leaf:// driver', () => {
   let z: ZkSession;
   const drivers: RegistryDriver[] = [];
   const base = (): string => `zookeeper+leaf://${engine.address}`;
-  const open = async (query: string, clock = systemClock as { now(): number; monotonic(): number; sleep(ms: number): void }): Promise<RegistryDriver> => {
-    const d = await createLeafDriver(`${base()}?cacheDir=${encodeURIComponent(cacheDir)}&${query}`, { clock, connectTimeoutMs: 3000 });
+  const open = async (query: string, clock = systemClock): Promise<RegistryDriver> => {
+    const d = await createLeafDriver(`${base()}?cacheDir=${encodeURIComponent(cacheDir)}&${query}`, {
+      clock,
+      connectTimeoutMs: 3000,
+    });
     drivers.push(d);
     return d;
   };
@@ -73,7 +92,12 @@ describe('zookeeper+leaf:// driver', () => {
     engine = await startEngine('zookeeper');
     cacheDir = mkdtempSync(path.join(tmpdir(), 'flurry-leaf-test-'));
     // The harness returns once the port is open; under load ZooKeeper may need a few more seconds to serve sessions.
-    z = await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 });
+    z = await ZkSession.open({
+      hosts: [engine.address],
+      url: engine.url,
+      sessionTimeoutMs: 10_000,
+      connectTimeoutMs: 30_000,
+    });
   });
   after(async () => {
     try {
@@ -85,7 +109,7 @@ describe('zookeeper+leaf:// driver', () => {
     }
   });
 
-  it('GIVEN nodes created the way Leaf (Java) creates them THEN Flurry picks the same worker ID, keeps the bytes Leaf expects, and Leaf would pick Flurry\'s new nodes', async () => {
+  it("GIVEN nodes created the way Leaf (Java) creates them THEN Flurry picks the same worker ID, keeps the bytes Leaf expects, and Leaf would pick Flurry's new nodes", async () => {
     const t = Date.now() - 60_000;
     await leafJavaCreate(z, 'compat', '10.0.0.1', '8080', t);
     await leafJavaCreate(z, 'compat', '10.0.0.2', '8080', t + 1);
@@ -101,9 +125,13 @@ describe('zookeeper+leaf:// driver', () => {
     assert.equal(c.releasedCleanly, false, 'a Leaf predecessor never releases cleanly');
     assert.ok(c.highWaterMs >= t + 1, 'the stored timestamp is the high-water mark');
     const children = (await z.getChildren('/snowflake/compat/forever')).sort();
-    assert.deepEqual(children, ['10.0.0.1:8080-0000000000', '10.0.0.2:8080-0000000001', '10.0.0.3:9090-0000000002'], 'no new node for a known address');
+    assert.deepEqual(
+      children,
+      ['10.0.0.1:8080-0000000000', '10.0.0.2:8080-0000000001', '10.0.0.3:9090-0000000002'],
+      'no new node for a known address',
+    );
     const m = LEAF_JSON.exec(await data('/snowflake/compat/forever/10.0.0.2:8080-0000000001'));
-    assert.ok(m, 'node data is Leaf\'s JSON, byte for byte');
+    assert.ok(m, "node data is Leaf's JSON, byte for byte");
     assert.deepEqual([m[1], m[2]], ['10.0.0.2', '8080']);
     assert.ok(Number(m[3]) >= Date.now() - 5000);
     assert.equal(readLeafCache(cache).workerId, 1);
@@ -119,7 +147,11 @@ describe('zookeeper+leaf:// driver', () => {
     assert.equal(leafJavaWorkerId(all, '10.0.0.4:8080'), 3);
     assert.equal(leafJavaWorkerId(all, '10.0.0.2:8080'), 1);
     assert.ok(LEAF_JSON.test(await data('/snowflake/compat/forever/10.0.0.4:8080-0000000003')));
-    assert.deepEqual(parseLeafNodeName('10.0.0.4:8080-0000000003'), { address: '10.0.0.4:8080', workerId: 3, name: '10.0.0.4:8080-0000000003' });
+    assert.deepEqual(parseLeafNodeName('10.0.0.4:8080-0000000003'), {
+      address: '10.0.0.4:8080',
+      workerId: 3,
+      name: '10.0.0.4:8080-0000000003',
+    });
   });
 
   it('GIVEN a stored timestamp ahead of the clock THEN the claim reports it as the high-water mark and the node is never lowered', async () => {
@@ -129,7 +161,7 @@ describe('zookeeper+leaf:// driver', () => {
     const d = await open('name=ahead&address=10.1.0.1:8080', clock);
     const c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 9000, holder: holder('a') });
     assert.equal(c.slot, 0);
-    assert.equal(c.highWaterMs, future, 'with a 9 s TTL the lease manager\'s +TTL already covers Leaf\'s 3 s reports');
+    assert.equal(c.highWaterMs, future, "with a 9 s TTL the lease manager's +TTL already covers Leaf's 3 s reports");
     assert.equal(c.releasedCleanly, false);
     const node = '/snowflake/ahead/forever/10.1.0.1:8080-0000000000';
     assert.equal(LEAF_JSON.exec(await data(node))?.[3], String(future));
@@ -155,19 +187,29 @@ describe('zookeeper+leaf:// driver', () => {
     const d = await open('name=foreign&address=10.2.0.1:8080');
     const c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('f') });
     await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() });
-    await z.setData(`/snowflake/foreign/forever/10.2.0.1:8080-${String(c.slot).padStart(10, '0')}`, Buffer.from(`{"ip":"10.2.0.1","port":"8080","timestamp":${Date.now()}}`), -1);
+    await z.setData(
+      `/snowflake/foreign/forever/10.2.0.1:8080-${String(c.slot).padStart(10, '0')}`,
+      Buffer.from(`{"ip":"10.2.0.1","port":"8080","timestamp":${Date.now()}}`),
+      -1,
+    );
     const e = await rejectsWith(d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() }), 'FLURRY_E_LEASE_LOST');
     assert.match(e.message, /rewritten by another process/);
   });
 
-  it('GIVEN the sequence beyond the layout\'s node IDs THEN claim fails FLURRY_E_REGISTRY_EXHAUSTED', async () => {
+  it("GIVEN the sequence beyond the layout's node IDs THEN claim fails FLURRY_E_REGISTRY_EXHAUSTED", async () => {
     for (let i = 1; i <= 3; i++) await leafJavaCreate(z, 'small', `10.3.0.${i}`, '8080', Date.now());
     const d = await open('name=small&address=10.3.0.9:8080');
-    const e = await rejectsWith(d.claim({ namespace: 'x', slots: 3, ttlMs: 2000, holder: holder('s') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+    const e = await rejectsWith(
+      d.claim({ namespace: 'x', slots: 3, ttlMs: 2000, holder: holder('s') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
     assert.equal(e.details.workerId, 3);
     assert.match(e.message, /never recycles/);
     // and the ephemeral guard was removed: another try fails the same way, not as "held"
-    await rejectsWith(d.claim({ namespace: 'x', slots: 3, ttlMs: 2000, holder: holder('s') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+    await rejectsWith(
+      d.claim({ namespace: 'x', slots: 3, ttlMs: 2000, holder: holder('s') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
     assert.equal(await z.exists('/snowflake/small/flurry-live/10.3.0.9:8080'), null);
   });
 
@@ -178,7 +220,10 @@ describe('zookeeper+leaf:// driver', () => {
       const got = await child.next();
       assert.deepEqual(got, { ok: true, slot: 0 });
       const d = await open('name=dup&address=10.4.0.1:8080');
-      const held = await rejectsWith(d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('d') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+      const held = await rejectsWith(
+        d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('d') }),
+        'FLURRY_E_REGISTRY_EXHAUSTED',
+      );
       assert.match(held.message, /already held on this host/);
       await child.kill();
       // The host lock of a dead process is taken over at once; ZooKeeper still holds the
@@ -186,41 +231,58 @@ describe('zookeeper+leaf:// driver', () => {
       const t0 = Date.now();
       let c;
       for (let i = 0; i < 40 && !c; i++) {
-        try { c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('d') }); } catch (e) {
+        try {
+          c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('d') });
+        } catch (e) {
           assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED');
           assert.match((e as FlurryError).message, /another live Flurry process/);
           await sleep(100);
         }
       }
       assert.ok(c, 'never took over');
-      assert.ok(Date.now() - t0 >= 300, 'not before the dead holder\'s session could expire');
+      assert.ok(Date.now() - t0 >= 300, "not before the dead holder's session could expire");
       assert.deepEqual([c.slot, c.releasedCleanly], [0, false]);
     } finally {
       await child.kill();
     }
   });
 
-  it('GIVEN a holder paused past its session timeout WHEN a process on another host (same address) takes over THEN the woken holder\'s renewal fails LEASE_LOST', async () => {
+  it("GIVEN a holder paused past its session timeout WHEN a process on another host (same address) takes over THEN the woken holder's renewal fails LEASE_LOST", async () => {
     // "Another host": its own cache directory, so only ZooKeeper's ephemeral node stands between them.
     const otherHost = mkdtempSync(path.join(tmpdir(), 'flurry-leaf-otherhost-'));
-    const child = leafChild({ URL: `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=paused&address=10.9.0.1:8080` });
+    const child = leafChild({
+      URL: `${base()}?cacheDir=${encodeURIComponent(cacheDir)}&name=paused&address=10.9.0.1:8080`,
+    });
     try {
       assert.deepEqual(await child.next(), { ok: true, slot: 0 });
-      const d = await createLeafDriver(`${base()}?cacheDir=${encodeURIComponent(otherHost)}&name=paused&address=10.9.0.1:8080`, { clock: systemClock, connectTimeoutMs: 3000 });
+      const d = await createLeafDriver(
+        `${base()}?cacheDir=${encodeURIComponent(otherHost)}&name=paused&address=10.9.0.1:8080`,
+        { clock: systemClock, connectTimeoutMs: 3000 },
+      );
       drivers.push(d);
-      const held = await rejectsWith(d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+      const held = await rejectsWith(
+        d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') }),
+        'FLURRY_E_REGISTRY_EXHAUSTED',
+      );
       assert.match(held.message, /another live Flurry process/);
       child.signal('SIGSTOP');
       let c;
       for (let i = 0; i < 40 && !c; i++) {
         await sleep(100);
-        try { c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') }); } catch (e) { assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED'); }
+        try {
+          c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('p') });
+        } catch (e) {
+          assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED');
+        }
       }
-      assert.ok(c, 'the paused holder\'s session never expired');
+      assert.ok(c, "the paused holder's session never expired");
       assert.deepEqual([c.slot, c.releasedCleanly], [0, false]);
       child.signal('SIGCONT');
       let r = await child.send('renew');
-      for (let i = 0; i < 30 && r.code === 'FLURRY_E_REGISTRY_UNREACHABLE'; i++) { await sleep(100); r = await child.send('renew'); }
+      for (let i = 0; i < 30 && r.code === 'FLURRY_E_REGISTRY_UNREACHABLE'; i++) {
+        await sleep(100);
+        r = await child.send('renew');
+      }
       assert.deepEqual([r.ok, r.code], [false, 'FLURRY_E_LEASE_LOST']);
       await d.renew(c, { ttlMs: 1000, highWaterMs: Date.now() });
     } finally {
@@ -250,12 +312,19 @@ describe('zookeeper+leaf:// driver', () => {
 
   it('GIVEN ZooKeeper unreachable THEN opening fails UNREACHABLE, unless cacheFallback=true and a cached worker ID exists', async () => {
     const port = await freePort();
-    const url = (q: string): string => `zookeeper+leaf://127.0.0.1:${port}?cacheDir=${encodeURIComponent(cacheDir)}&name=offline&address=10.6.0.1:7070${q}`;
-    const e = await rejectsWith(createLeafDriver(url(''), { clock: systemClock, connectTimeoutMs: 400 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    const url = (q: string): string =>
+      `zookeeper+leaf://127.0.0.1:${port}?cacheDir=${encodeURIComponent(cacheDir)}&name=offline&address=10.6.0.1:7070${q}`;
+    const e = await rejectsWith(
+      createLeafDriver(url(''), { clock: systemClock, connectTimeoutMs: 400 }),
+      'FLURRY_E_REGISTRY_UNREACHABLE',
+    );
     assert.ok(e.message.includes(`127.0.0.1:${port}`));
     const d = await createLeafDriver(url('&cacheFallback=true'), { clock: systemClock, connectTimeoutMs: 400 });
     drivers.push(d);
-    await rejectsWith(d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('o') }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    await rejectsWith(
+      d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('o') }),
+      'FLURRY_E_REGISTRY_UNREACHABLE',
+    );
     const cache = leafCacheFile(cacheDir, 'offline', '7070');
     mkdirSync(path.dirname(cache), { recursive: true });
     writeFileSync(cache, 'workerID=5');
@@ -278,8 +347,14 @@ describe('zookeeper+leaf:// driver', () => {
     }
     let again;
     for (let i = 0; i < 60 && !again; i++) {
-      try { await d.release(c, { highWaterMs: Date.now() }); again = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('k2') }); } catch (e) {
-        assert.ok(['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_REGISTRY_EXHAUSTED'].includes((e as FlurryError).code), (e as Error).message);
+      try {
+        await d.release(c, { highWaterMs: Date.now() });
+        again = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('k2') });
+      } catch (e) {
+        assert.ok(
+          ['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_REGISTRY_EXHAUSTED'].includes((e as FlurryError).code),
+          (e as Error).message,
+        );
         await sleep(100);
       }
     }
@@ -290,13 +365,23 @@ describe('zookeeper+leaf:// driver', () => {
 
   it('GIVEN bad parameters THEN FLURRY_E_REGISTRY_URL, and a claim without any address THEN FLURRY_E_REGISTRY_OPTION', async () => {
     const opts = { clock: systemClock, connectTimeoutMs: 3000 };
-    for (const q of ['?nmae=x', '?address=10.0.0.1', '?address=my-host:80', '?cacheDir=rel/dir', '?cacheFallback=yes', '?name=a/../b']) {
+    for (const q of [
+      '?nmae=x',
+      '?address=10.0.0.1',
+      '?address=my-host:80',
+      '?cacheDir=rel/dir',
+      '?cacheFallback=yes',
+      '?name=a/../b',
+    ]) {
       await rejectsWith(createLeafDriver(`${base()}${q}`, opts), 'FLURRY_E_REGISTRY_URL');
     }
     const d = await open('name=noaddr');
-    await rejectsWith(d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('n') }), 'FLURRY_E_REGISTRY_OPTION');
+    await rejectsWith(
+      d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('n') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
     const c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('n', '10.8.0.1:1234') });
-    assert.equal(c.slot, 0, 'the holder\'s address is used when the URL has none');
+    assert.equal(c.slot, 0, "the holder's address is used when the URL has none");
     assert.ok(await z.exists('/snowflake/noaddr/forever/10.8.0.1:1234-0000000000'));
   });
 });

@@ -84,10 +84,22 @@ import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
-  CreateMode, isZk, normalizeZkPath, parseZooKeeperUrl, ZkCode, zkFailure,
-  type ZkSession, type ZkSessionPool,
+  CreateMode,
+  isZk,
+  normalizeZkPath,
+  parseZooKeeperUrl,
+  ZkCode,
+  zkFailure,
+  type ZkSession,
+  type ZkSessionPool,
 } from './zookeeper-client.js';
-import { DEFAULT_ZK_SESSION_TIMEOUT_MS, renewOpTimeout, validateClaimRequest, zkSessionPool, type ZooKeeperDriverOptions } from './zookeeper.js';
+import {
+  DEFAULT_ZK_SESSION_TIMEOUT_MS,
+  renewOpTimeout,
+  validateClaimRequest,
+  zkSessionPool,
+  type ZooKeeperDriverOptions,
+} from './zookeeper.js';
 
 /**
  * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
@@ -132,7 +144,11 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   const ip = i > 0 ? text.slice(0, i) : '';
   const port = i > 0 ? text.slice(i + 1) : '';
   if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    throw registryError('OPTION', `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`, { url, address: text });
+    throw registryError(
+      'OPTION',
+      `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
+      { url, address: text },
+    );
   }
   return { ip, port, text };
 }
@@ -181,23 +197,47 @@ export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
 
 function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
   let v: unknown;
-  try { v = JSON.parse(data.toString('utf8')); } catch { v = undefined; }
+  try {
+    v = JSON.parse(data.toString('utf8'));
+  } catch {
+    v = undefined;
+  }
   const e = v as { timestamp?: unknown } | undefined;
-  if (!e || typeof e !== 'object' || typeof e.timestamp !== 'number' || !Number.isFinite(e.timestamp) || e.timestamp < 0) {
-    throw registryError('CORRUPT', `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`, { url, path: nodePath });
+  if (
+    !e ||
+    typeof e !== 'object' ||
+    typeof e.timestamp !== 'number' ||
+    !Number.isFinite(e.timestamp) ||
+    e.timestamp < 0
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`,
+      { url, path: nodePath },
+    );
   }
   return e.timestamp;
 }
 
-interface LeafMeta { highWaterMs: number; releasedCleanly: boolean; foreverVersion: number }
+interface LeafMeta {
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  foreverVersion: number;
+}
 
 function parseMeta(data: Buffer): LeafMeta | null {
   try {
     const m = JSON.parse(data.toString('utf8')) as Partial<LeafMeta>;
-    if (typeof m.highWaterMs === 'number' && typeof m.releasedCleanly === 'boolean' && typeof m.foreverVersion === 'number') {
+    if (
+      typeof m.highWaterMs === 'number' &&
+      typeof m.releasedCleanly === 'boolean' &&
+      typeof m.foreverVersion === 'number'
+    ) {
       return { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion };
     }
-  } catch { /* treated as absent: not clean */ }
+  } catch {
+    /* treated as absent: not clean */
+  }
   return null;
 }
 
@@ -237,7 +277,11 @@ export function leafCacheFile(cacheDir: string, name: string, port: string): str
  */
 export function readLeafCache(file: string): LeafCache {
   let text: string;
-  try { text = readFileSync(file, 'utf8'); } catch { return {}; }
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
   const props = new Map<string, string>();
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.trim();
@@ -320,15 +364,33 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     if (attempt > 0) await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
     const own = `${prefix}${process.pid}.${randomBytes(6).toString('hex')}.lock`;
     const ownPath = path.join(dir, own);
-    writeFileSync(ownPath, JSON.stringify({ pid: process.pid, hostname: hostname(), address, start: processStart(process.pid), since: new Date().toISOString() }), { flag: 'wx' });
+    writeFileSync(
+      ownPath,
+      JSON.stringify({
+        pid: process.pid,
+        hostname: hostname(),
+        address,
+        start: processStart(process.pid),
+        since: new Date().toISOString(),
+      }),
+      { flag: 'wx' },
+    );
     let conflict: Record<string, unknown> | undefined;
     for (const f of readdirSync(dir)) {
       if (f === own || !f.startsWith(prefix) || !f.endsWith('.lock')) continue;
       const pid = Number(f.slice(prefix.length).split('.')[0]);
       let info: { pid?: number; hostname?: string; start?: string } = {};
-      try { info = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as typeof info; } catch { /* being written: its pid is in the name */ }
+      try {
+        info = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as typeof info;
+      } catch {
+        /* being written: its pid is in the name */
+      }
       if (Number.isSafeInteger(pid) && pid > 0 && !holderAlive(pid, info.hostname, info.start)) {
-        try { unlinkSync(path.join(dir, f)); } catch { /* removed by another process */ }
+        try {
+          unlinkSync(path.join(dir, f));
+        } catch {
+          /* removed by another process */
+        }
         continue;
       }
       conflict = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
@@ -337,15 +399,32 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     if (!conflict) {
       return {
         file: ownPath,
-        held: () => { try { readFileSync(ownPath); return true; } catch { return false; } },
-        release: () => { try { unlinkSync(ownPath); } catch { /* already gone */ } },
+        held: () => {
+          try {
+            readFileSync(ownPath);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        release: () => {
+          try {
+            unlinkSync(ownPath);
+          } catch {
+            /* already gone */
+          }
+        },
       };
     }
     unlinkSync(ownPath);
     lastHolder = conflict;
   }
-  throw registryError('EXHAUSTED', `the Leaf address ${address} is already held on this host by process ${String(lastHolder?.pid)} (lock file ${String(lastHolder?.file)}); ` +
-    'two processes with one ip:port would get the same worker ID: give each process its own port, or stop the other one (delete the lock file only if that pid is not a Flurry process)', { url, address, held: 1, holders: [lastHolder] });
+  throw registryError(
+    'EXHAUSTED',
+    `the Leaf address ${address} is already held on this host by process ${String(lastHolder?.pid)} (lock file ${String(lastHolder?.file)}); ` +
+      'two processes with one ip:port would get the same worker ID: give each process its own port, or stop the other one (delete the lock file only if that pid is not a Flurry process)',
+    { url, address, held: 1, holders: [lastHolder] },
+  );
 }
 
 interface LeafClaimState {
@@ -382,7 +461,8 @@ class LeafDriver implements RegistryDriver {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -391,7 +471,11 @@ class LeafDriver implements RegistryDriver {
     const name = this.cfg.name ?? req.namespace;
     const addrText = this.cfg.address ?? req.holder.address;
     if (addrText === undefined) {
-      throw registryError('OPTION', `the Leaf-compatible registry needs this service's ip:port (Leaf's worker IDs belong to addresses): add ?address=10.0.0.5:8080 to ${this.url} or set the holder's address`, { url: this.url });
+      throw registryError(
+        'OPTION',
+        `the Leaf-compatible registry needs this service's ip:port (Leaf's worker IDs belong to addresses): add ?address=10.0.0.5:8080 to ${this.url} or set the holder's address`,
+        { url: this.url },
+      );
     }
     const addr = parseLeafAddress(addrText, this.url);
     const cacheFile = leafCacheFile(this.cfg.cacheDir, name, addr.port);
@@ -401,7 +485,8 @@ class LeafDriver implements RegistryDriver {
       try {
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
-        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') return this.offlineClaim(req, name, addr, lock, cacheFile, err);
+        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
+          return this.offlineClaim(req, name, addr, lock, cacheFile, err);
         throw err;
       }
       return await this.onlineClaim(req, session, name, addr, lock, cacheFile);
@@ -411,28 +496,83 @@ class LeafDriver implements RegistryDriver {
     }
   }
 
-  private offlineClaim(req: ClaimRequest, name: string, addr: LeafAddress, lock: HostLock, cacheFile: string, cause: unknown): Claim {
+  private offlineClaim(
+    req: ClaimRequest,
+    name: string,
+    addr: LeafAddress,
+    lock: HostLock,
+    cacheFile: string,
+    cause: unknown,
+  ): Claim {
     const cache = readLeafCache(cacheFile);
     if (cache.workerId === undefined) {
-      throw registryError('UNREACHABLE', `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`, { url: this.url, cacheFile }, cause);
+      throw registryError(
+        'UNREACHABLE',
+        `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
+        { url: this.url, cacheFile },
+        cause,
+      );
     }
     if (cache.workerId >= req.slots) throw this.tooHigh(cache.workerId, req, name, addr, null);
     const token = `leaf-offline:${cacheFile}:${randomBytes(6).toString('hex')}`;
-    this.claims.set(token, { slot: cache.workerId, addr, name, lock, cacheFile, session: null, nodePath: '', livePath: '', metaPath: '', foreverVersion: -1, metaVersion: -1, lastWritten: cache.highWaterMs ?? 0 });
-    this.opts.logger?.warn({ url: this.url, name, address: addr.text, workerId: cache.workerId, cacheFile, highWaterMs: cache.highWaterMs ?? null },
-      'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only');
+    this.claims.set(token, {
+      slot: cache.workerId,
+      addr,
+      name,
+      lock,
+      cacheFile,
+      session: null,
+      nodePath: '',
+      livePath: '',
+      metaPath: '',
+      foreverVersion: -1,
+      metaVersion: -1,
+      lastWritten: cache.highWaterMs ?? 0,
+    });
+    this.opts.logger?.warn(
+      {
+        url: this.url,
+        name,
+        address: addr.text,
+        workerId: cache.workerId,
+        cacheFile,
+        highWaterMs: cache.highWaterMs ?? null,
+      },
+      'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
+    );
     const hw = cache.highWaterMs ?? 0;
-    return { slot: cache.workerId, token, highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0, releasedCleanly: false };
+    return {
+      slot: cache.workerId,
+      token,
+      highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
+      releasedCleanly: false,
+    };
   }
 
   private paths(name: string, addr: LeafAddress): { root: string; forever: string; live: string; meta: string } {
     const root = `${this.prefix}/snowflake/${name}`;
-    return { root, forever: `${root}/forever`, live: `${root}/flurry-live/${addr.text}`, meta: `${root}/flurry-meta/${addr.text}` };
+    return {
+      root,
+      forever: `${root}/forever`,
+      live: `${root}/flurry-live/${addr.text}`,
+      meta: `${root}/flurry-meta/${addr.text}`,
+    };
   }
 
-  private async onlineClaim(req: ClaimRequest, session: ZkSession, name: string, addr: LeafAddress, lock: HostLock, cacheFile: string): Promise<Claim> {
+  private async onlineClaim(
+    req: ClaimRequest,
+    session: ZkSession,
+    name: string,
+    addr: LeafAddress,
+    lock: HostLock,
+    cacheFile: string,
+  ): Promise<Claim> {
     if (session.timeoutMs < req.ttlMs) {
-      throw registryError('OPTION', `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`, { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs });
+      throw registryError(
+        'OPTION',
+        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
+      );
     }
     const p = this.paths(name, addr);
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
@@ -441,56 +581,111 @@ class LeafDriver implements RegistryDriver {
       let ready = this.readyDirs.get(session);
       if (!ready) this.readyDirs.set(session, (ready = new Set()));
       if (!ready.has(p.root)) {
-        await Promise.all([p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)));
+        await Promise.all(
+          [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
+        );
         ready.add(p.root);
       }
       try {
-        await session.create(p.live, Buffer.from(JSON.stringify({ ...holderFields(req.holder), address: addr.text, session: session.sessionIdHex, claimedAt: this.opts.clock.now() })), CreateMode.EPHEMERAL, opT);
+        await session.create(
+          p.live,
+          Buffer.from(
+            JSON.stringify({
+              ...holderFields(req.holder),
+              address: addr.text,
+              session: session.sessionIdHex,
+              claimedAt: this.opts.clock.now(),
+            }),
+          ),
+          CreateMode.EPHEMERAL,
+          opT,
+        );
       } catch (err) {
         if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
         const other = await session.getData(p.live, opT).catch(() => null);
         let who: Record<string, unknown> = {};
-        try { who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {}; } catch { /* unknown holder */ }
-        throw registryError('EXHAUSTED', `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${String(who.hostname ?? '?')}/${String(who.pid ?? '?')}); two processes with one ip:port would share a worker ID: give each its own address`, { url: this.url, address: addr.text, held: 1, holders: [who] });
+        try {
+          who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
+        } catch {
+          /* unknown holder */
+        }
+        throw registryError(
+          'EXHAUSTED',
+          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${String(who.hostname ?? '?')}/${String(who.pid ?? '?')}); two processes with one ip:port would share a worker ID: give each its own address`,
+          { url: this.url, address: addr.text, held: 1, holders: [who] },
+        );
       }
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
     session.holds++;
     try {
-      const [children, metaGot] = await Promise.all([session.getChildren(p.forever, opT), session.getData(p.meta, opT)]);
-      const mine = children.map(parseLeafNodeName).filter((n): n is LeafNodeName => n !== null && n.address === addr.text).sort((a, b) => a.workerId - b.workerId);
+      const [children, metaGot] = await Promise.all([
+        session.getChildren(p.forever, opT),
+        session.getData(p.meta, opT),
+      ]);
+      const mine = children
+        .map(parseLeafNodeName)
+        .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+        .sort((a, b) => a.workerId - b.workerId);
       let nodePath: string;
       let workerId: number;
       let stored = 0;
       let foreverVersion = 0;
       let isNew = false;
       if (mine.length > 0) {
-        if (mine.length > 1) this.opts.logger?.warn({ url: this.url, address: addr.text, nodes: mine.map((n) => n.name) }, 'several Leaf nodes for one address: using the lowest worker ID');
+        if (mine.length > 1)
+          this.opts.logger?.warn(
+            { url: this.url, address: addr.text, nodes: mine.map((n) => n.name) },
+            'several Leaf nodes for one address: using the lowest worker ID',
+          );
         nodePath = `${p.forever}/${mine[0].name}`;
         workerId = mine[0].workerId;
         const got = await session.getData(nodePath, opT);
-        if (!got) throw registryError('CORRUPT', `the Leaf node ${nodePath} at ${this.url} vanished while claiming it; something is deleting Leaf nodes`, { url: this.url, path: nodePath });
+        if (!got)
+          throw registryError(
+            'CORRUPT',
+            `the Leaf node ${nodePath} at ${this.url} vanished while claiming it; something is deleting Leaf nodes`,
+            { url: this.url, path: nodePath },
+          );
         stored = parseEndpoint(got.data, nodePath, this.url);
         foreverVersion = got.stat.version;
       } else {
-        nodePath = await session.create(`${p.forever}/${addr.text}-`, Buffer.from(leafEndpointJson(addr, this.opts.clock.now())), CreateMode.PERSISTENT_SEQUENTIAL, opT);
+        nodePath = await session.create(
+          `${p.forever}/${addr.text}-`,
+          Buffer.from(leafEndpointJson(addr, this.opts.clock.now())),
+          CreateMode.PERSISTENT_SEQUENTIAL,
+          opT,
+        );
         const parsed = parseLeafNodeName(path.posix.basename(nodePath));
-        if (!parsed) throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, { url: this.url, path: nodePath });
+        if (!parsed)
+          throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
+            url: this.url,
+            path: nodePath,
+          });
         workerId = parsed.workerId;
         isNew = true;
       }
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
-        throw this.tooHigh(workerId, req, name, addr, isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children);
+        throw this.tooHigh(
+          workerId,
+          req,
+          name,
+          addr,
+          isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
+        );
       }
 
       const meta = metaGot ? parseMeta(metaGot.data) : null;
       const cache = readLeafCache(cacheFile);
       if (cache.workerId !== undefined && cache.workerId !== workerId) {
-        this.opts.logger?.warn({ url: this.url, address: addr.text, cached: cache.workerId, workerId, cacheFile }, 'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins');
+        this.opts.logger?.warn(
+          { url: this.url, address: addr.text, cached: cache.workerId, workerId, cacheFile },
+          'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins',
+        );
       }
-      const cachedHw = cache.workerId === workerId ? cache.highWaterMs ?? 0 : 0;
+      const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
       const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
       // Flurry rewrites its meta record with every write of the Leaf node: if the versions
       // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
@@ -500,15 +695,38 @@ class LeafDriver implements RegistryDriver {
       const mark = Math.max(prevHw, this.opts.clock.now());
 
       const st: LeafClaimState = {
-        slot: workerId, addr, name, lock, cacheFile, session, nodePath, livePath: p.live, metaPath: p.meta,
-        foreverVersion, metaVersion: metaGot ? metaGot.stat.version : -1, lastWritten: stored,
+        slot: workerId,
+        addr,
+        name,
+        lock,
+        cacheFile,
+        session,
+        nodePath,
+        livePath: p.live,
+        metaPath: p.meta,
+        foreverVersion,
+        metaVersion: metaGot ? metaGot.stat.version : -1,
+        lastWritten: stored,
       };
       await this.writeNode(st, mark, false, opT);
       writeLeafCache(cacheFile, workerId, mark);
       const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomBytes(4).toString('hex')}`;
       this.claims.set(token, st);
-      this.opts.logger?.info({ url: this.url, name, address: addr.text, workerId, node: nodePath, highWaterMs: prevHw, releasedCleanly: clean, sessionTimeoutMs: session.timeoutMs }, 'claimed Leaf worker ID');
-      const reported = clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
+      this.opts.logger?.info(
+        {
+          url: this.url,
+          name,
+          address: addr.text,
+          workerId,
+          node: nodePath,
+          highWaterMs: prevHw,
+          releasedCleanly: clean,
+          sessionTimeoutMs: session.timeoutMs,
+        },
+        'claimed Leaf worker ID',
+      );
+      const reported =
+        clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
       return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
     } catch (err) {
       session.holds--;
@@ -517,18 +735,29 @@ class LeafDriver implements RegistryDriver {
     }
   }
 
-  private tooHigh(workerId: number, req: ClaimRequest, name: string, addr: LeafAddress, children: string[] | null): Error {
+  private tooHigh(
+    workerId: number,
+    req: ClaimRequest,
+    name: string,
+    addr: LeafAddress,
+    children: string[] | null,
+  ): Error {
     // Every worker ID that fits is assigned, for good, to another address: list them.
-    const assigned = (children ?? []).map(parseLeafNodeName).filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots).sort((a, b) => a.workerId - b.workerId);
+    const assigned = (children ?? [])
+      .map(parseLeafNodeName)
+      .filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots)
+      .sort((a, b) => a.workerId - b.workerId);
     const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
     const held = children ? assigned.length : undefined;
     const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
-    return registryError('EXHAUSTED', `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
-      `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
-      'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
-    { url: this.url, name, address: addr.text, workerId, slots: req.slots, held, holders });
+    return registryError(
+      'EXHAUSTED',
+      `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
+        `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
+        'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
+      { url: this.url, name, address: addr.text, workerId, slots: req.slots, held, holders },
+    );
   }
-
 
   /**
    * Writes the Leaf node (`timestamp` = max(mark, last written)) by compare-and-set on its
@@ -536,10 +765,18 @@ class LeafDriver implements RegistryDriver {
    * release also removes the ephemeral node. A version mismatch on the Leaf node means
    * another process (a Leaf server with this address?) writes it.
    */
-  private async writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number, attempt = 0): Promise<void> {
+  private async writeNode(
+    st: LeafClaimState,
+    mark: number,
+    release: boolean | 'renew',
+    opT: number,
+    attempt = 0,
+  ): Promise<void> {
     const s = st.session as ZkSession;
     const ts = Math.max(mark, st.lastWritten);
-    const metaData = Buffer.from(JSON.stringify({ highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 }));
+    const metaData = Buffer.from(
+      JSON.stringify({ highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 }),
+    );
     try {
       await s.multi((tx) => {
         tx.check(st.livePath, -1);
@@ -550,10 +787,18 @@ class LeafDriver implements RegistryDriver {
       }, opT);
     } catch (err) {
       if (isZk(err) && err.opIndex === 0) {
-        throw registryError('LEASE_LOST', `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`, { url: this.url, slot: st.slot, address: st.addr.text });
+        throw registryError(
+          'LEASE_LOST',
+          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
+          { url: this.url, slot: st.slot, address: st.addr.text },
+        );
       }
       if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
-        throw registryError('LEASE_LOST', `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`, { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath });
+        throw registryError(
+          'LEASE_LOST',
+          `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
+          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
+        );
       }
       if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
         const got = await s.getData(st.metaPath, opT);
@@ -570,12 +815,21 @@ class LeafDriver implements RegistryDriver {
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
     const st = this.claims.get(claim.token);
-    if (!st) throw registryError('LEASE_LOST', `renewing Leaf worker ID ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`, { url: this.url, slot: claim.slot });
+    if (!st)
+      throw registryError(
+        'LEASE_LOST',
+        `renewing Leaf worker ID ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
+        { url: this.url, slot: claim.slot },
+      );
     const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
     if (!st.session) {
       if (!st.lock.held()) {
         this.forget(claim.token, st, 'host lock file removed');
-        throw registryError('LEASE_LOST', `renewing Leaf worker ID ${st.slot} from the local cache: the lock file ${st.lock.file} was removed`, { url: this.url, slot: st.slot });
+        throw registryError(
+          'LEASE_LOST',
+          `renewing Leaf worker ID ${st.slot} from the local cache: the lock file ${st.lock.file} was removed`,
+          { url: this.url, slot: st.slot },
+        );
       }
       writeLeafCache(st.cacheFile, st.slot, mark);
       st.lastWritten = mark;
@@ -585,16 +839,28 @@ class LeafDriver implements RegistryDriver {
     const doing = `renewing Leaf worker ID ${st.slot} of ${st.addr.text}`;
     if (s.dead) {
       this.forget(claim.token, st, 'session expired');
-      throw registryError('LEASE_LOST', `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`, { url: this.url, slot: st.slot, address: st.addr.text });
+      throw registryError(
+        'LEASE_LOST',
+        `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`,
+        { url: this.url, slot: st.slot, address: st.addr.text },
+      );
     }
     if (s.state !== 'connected') {
-      throw registryError('UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`, { url: this.url, slot: st.slot, address: st.addr.text });
+      throw registryError(
+        'UNREACHABLE',
+        `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`,
+        { url: this.url, slot: st.slot, address: st.addr.text },
+      );
     }
     const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
     try {
       const stat = await s.exists(st.livePath, opT);
       if (!s.owns(stat)) {
-        throw registryError('LEASE_LOST', `${doing}: the ephemeral node ${st.livePath} ${stat ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`, { url: this.url, slot: st.slot, address: st.addr.text });
+        throw registryError(
+          'LEASE_LOST',
+          `${doing}: the ephemeral node ${st.livePath} ${stat ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`,
+          { url: this.url, slot: st.slot, address: st.addr.text },
+        );
       }
       await this.writeNode(st, mark, 'renew', opT);
     } catch (err) {
@@ -602,8 +868,13 @@ class LeafDriver implements RegistryDriver {
       if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
       throw e;
     }
-    try { writeLeafCache(st.cacheFile, st.slot, st.lastWritten); } catch (err) {
-      this.opts.logger?.warn({ url: this.url, cacheFile: st.cacheFile, err: String(err) }, 'could not update the local Leaf worker-ID cache');
+    try {
+      writeLeafCache(st.cacheFile, st.slot, st.lastWritten);
+    } catch (err) {
+      this.opts.logger?.warn(
+        { url: this.url, cacheFile: st.cacheFile, err: String(err) },
+        'could not update the local Leaf worker-ID cache',
+      );
     }
   }
 
@@ -616,14 +887,25 @@ class LeafDriver implements RegistryDriver {
     const mark = Math.max(opts.highWaterMs, st.lastWritten);
     const lost = (why: string): void => {
       this.forget(claim.token, st, why);
-      this.opts.logger?.warn({ url: this.url, slot: st.slot, address: st.addr.text, reason: why }, 'Leaf release: the worker ID was no longer ours; the final mark was stored locally only');
+      this.opts.logger?.warn(
+        { url: this.url, slot: st.slot, address: st.addr.text, reason: why },
+        'Leaf release: the worker ID was no longer ours; the final mark was stored locally only',
+      );
     };
-    try { writeLeafCache(st.cacheFile, st.slot, mark); } catch { /* best effort; ZooKeeper below */ }
+    try {
+      writeLeafCache(st.cacheFile, st.slot, mark);
+    } catch {
+      /* best effort; ZooKeeper below */
+    }
     const s = st.session;
     if (!s) return void this.forget(claim.token, st);
     const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
     if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
-      throw registryError('UNREACHABLE', `releasing Leaf worker ID ${st.slot} of ${st.addr.text}: ZooKeeper at ${this.url} is unreachable`, { url: this.url, slot: st.slot, address: st.addr.text });
+      throw registryError(
+        'UNREACHABLE',
+        `releasing Leaf worker ID ${st.slot} of ${st.addr.text}: ZooKeeper at ${this.url} is unreachable`,
+        { url: this.url, slot: st.slot, address: st.addr.text },
+      );
     }
     if (s.dead) return lost('session expired');
     try {
@@ -631,7 +913,10 @@ class LeafDriver implements RegistryDriver {
       if (!s.owns(stat)) return lost('ephemeral node gone');
       await this.writeNode(st, mark, true, opT);
       this.forget(claim.token, st);
-      this.opts.logger?.info({ url: this.url, slot: st.slot, address: st.addr.text, highWaterMs: st.lastWritten }, 'released Leaf worker ID');
+      this.opts.logger?.info(
+        { url: this.url, slot: st.slot, address: st.addr.text, highWaterMs: st.lastWritten },
+        'released Leaf worker ID',
+      );
     } catch (err) {
       const e = zkFailure(err, this.url, `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`);
       if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
@@ -651,7 +936,11 @@ class LeafDriver implements RegistryDriver {
     if (!this.claims.delete(token)) return;
     st.lock.release();
     if (st.session) st.session.holds = Math.max(0, st.session.holds - 1);
-    if (lostReason) this.opts.logger?.warn({ url: this.url, slot: st.slot, address: st.addr.text, reason: lostReason }, 'Leaf worker ID lost');
+    if (lostReason)
+      this.opts.logger?.warn(
+        { url: this.url, slot: st.slot, address: st.addr.text, reason: lostReason },
+        'Leaf worker ID lost',
+      );
   }
 }
 
@@ -669,18 +958,24 @@ class LeafDriver implements RegistryDriver {
  */
 export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
-  const bad = (msg: string, details: Record<string, unknown> = {}): Error => registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
+  const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
+    registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
   for (const k of parsed.params.keys()) {
-    if (!KNOWN_PARAMS.has(k)) throw bad(`unknown parameter "${k}"; known: ${[...KNOWN_PARAMS].join(', ')}`, { param: k });
+    if (!KNOWN_PARAMS.has(k))
+      throw bad(`unknown parameter "${k}"; known: ${[...KNOWN_PARAMS].join(', ')}`, { param: k });
   }
   const name = parsed.params.get('name') ?? undefined;
   if (name !== undefined) {
-    if (name === '') throw bad('name= is empty; give Leaf\'s leaf.name, e.g. name=orders');
+    if (name === '') throw bad("name= is empty; give Leaf's leaf.name, e.g. name=orders");
     normalizeZkPath(`/${name}`, 'the Leaf name', parsed.display);
   }
   const address = parsed.params.get('address') ?? undefined;
   if (address !== undefined) {
-    try { parseLeafAddress(address, parsed.display); } catch (e) { throw bad((e as Error).message, { address }); }
+    try {
+      parseLeafAddress(address, parsed.display);
+    } catch (e) {
+      throw bad((e as Error).message, { address });
+    }
   }
   const cacheDir = parsed.params.get('cacheDir') ?? tmpdir();
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
@@ -694,7 +989,21 @@ export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverO
       await pool.close();
       throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
     }
-    opts.logger?.warn({ url: parsed.display, err: (err as Error).message }, 'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)');
+    opts.logger?.warn(
+      { url: parsed.display, err: (err as Error).message },
+      'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
+    );
   }
-  return new LeafDriver(pool, parsed.path, { ...(name !== undefined ? { name } : {}), ...(address !== undefined ? { address } : {}), cacheDir, cacheFallback: fb === 'true' }, opts, parsed.display);
+  return new LeafDriver(
+    pool,
+    parsed.path,
+    {
+      ...(name !== undefined ? { name } : {}),
+      ...(address !== undefined ? { address } : {}),
+      cacheDir,
+      cacheFallback: fb === 'true',
+    },
+    opts,
+    parsed.display,
+  );
 }

@@ -11,10 +11,14 @@ import { createZooKeeperDriver, type ZooKeeperClaim } from './zookeeper.js';
 import { parseZooKeeperUrl, ZkSession } from './zookeeper-client.js';
 import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
-
 /** A raw ZooKeeper session for inspecting what the driver wrote. */
 async function inspector(engine: RunningEngine): Promise<ZkSession> {
-  return ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
+  return ZkSession.open({
+    hosts: [engine.address],
+    url: engine.url,
+    sessionTimeoutMs: 10_000,
+    connectTimeoutMs: 5_000,
+  });
 }
 
 async function readJson(s: ZkSession, path: string): Promise<Record<string, unknown> | null> {
@@ -59,7 +63,14 @@ describe('zookeeper:// driver', () => {
   before(async () => {
     engine = await startEngine('zookeeper');
     // The harness returns once the port is open; under load ZooKeeper may need a few more seconds to serve sessions.
-    await (await ZkSession.open({ hosts: [engine.address], url: engine.url, sessionTimeoutMs: 10_000, connectTimeoutMs: 30_000 })).close();
+    await (
+      await ZkSession.open({
+        hosts: [engine.address],
+        url: engine.url,
+        sessionTimeoutMs: 10_000,
+        connectTimeoutMs: 30_000,
+      })
+    ).close();
   });
   after(async () => {
     try {
@@ -72,7 +83,7 @@ describe('zookeeper:// driver', () => {
   it('GIVEN two holders THEN they get distinct slots, renew, and a released slot is claimable again with its clean high-water mark', async () => {
     const a = await open();
     const b = await open();
-    const ca = await a.claim({ namespace: 'basic', slots: 8, ttlMs: 2000, holder: holder('a') }) as ZooKeeperClaim;
+    const ca = (await a.claim({ namespace: 'basic', slots: 8, ttlMs: 2000, holder: holder('a') })) as ZooKeeperClaim;
     const cb = await b.claim({ namespace: 'basic', slots: 8, ttlMs: 2000, holder: holder('b') });
     assert.notEqual(ca.slot, cb.slot);
     assert.ok(ca.sessionTimeoutMs >= 2000, `negotiated ${ca.sessionTimeoutMs}`);
@@ -86,10 +97,19 @@ describe('zookeeper:// driver', () => {
       assert.deepEqual(await readJson(z, `/flurry/basic/hw/${ca.slot}`), { highWaterMs: mark, releasedCleanly: false });
       await a.release(ca, { highWaterMs: mark + 1 });
       assert.equal(await z.exists(`/flurry/basic/slots/${ca.slot}`), null);
-      assert.deepEqual(await readJson(z, `/flurry/basic/hw/${ca.slot}`), { highWaterMs: mark + 1, releasedCleanly: true });
+      assert.deepEqual(await readJson(z, `/flurry/basic/hw/${ca.slot}`), {
+        highWaterMs: mark + 1,
+        releasedCleanly: true,
+      });
       await a.release(ca, { highWaterMs: mark + 1 }); // idempotent
       await rejectsWith(a.renew(ca, { ttlMs: 2000, highWaterMs: mark }), 'FLURRY_E_LEASE_LOST');
-      const again = await b.claim({ namespace: 'basic', slots: 8, ttlMs: 2000, holder: holder('b2'), preferredSlot: ca.slot });
+      const again = await b.claim({
+        namespace: 'basic',
+        slots: 8,
+        ttlMs: 2000,
+        holder: holder('b2'),
+        preferredSlot: ca.slot,
+      });
       assert.equal(again.slot, ca.slot);
       assert.deepEqual([again.highWaterMs, again.releasedCleanly], [mark + 1, true]);
     } finally {
@@ -103,11 +123,18 @@ describe('zookeeper:// driver', () => {
     const c = await d.claim({ namespace: 'mono', slots: 2, ttlMs: 2000, holder: holder('m') });
     const z = await inspector(engine);
     try {
-      assert.deepEqual(await readJson(z, `/flurry/mono/hw/${c.slot}`), { highWaterMs: Date.UTC(2030, 0, 1), releasedCleanly: false }, 'claim marks the slot in use at the clock');
+      assert.deepEqual(
+        await readJson(z, `/flurry/mono/hw/${c.slot}`),
+        { highWaterMs: Date.UTC(2030, 0, 1), releasedCleanly: false },
+        'claim marks the slot in use at the clock',
+      );
       await d.renew(c, { ttlMs: 2000, highWaterMs: Date.UTC(2020, 0, 1) });
       assert.equal((await readJson(z, `/flurry/mono/hw/${c.slot}`))?.highWaterMs, Date.UTC(2030, 0, 1));
       await d.release(c, { highWaterMs: Date.UTC(2031, 0, 1) });
-      assert.deepEqual(await readJson(z, `/flurry/mono/hw/${c.slot}`), { highWaterMs: Date.UTC(2031, 0, 1), releasedCleanly: true });
+      assert.deepEqual(await readJson(z, `/flurry/mono/hw/${c.slot}`), {
+        highWaterMs: Date.UTC(2031, 0, 1),
+        releasedCleanly: true,
+      });
     } finally {
       await z.close();
     }
@@ -119,13 +146,19 @@ describe('zookeeper:// driver', () => {
     assert.equal(c1.slot, 1);
     const c0 = await d.claim({ namespace: 'full', slots: 2, ttlMs: 2000, holder: holder('f0'), preferredSlot: 1 });
     assert.equal(c0.slot, 0);
-    const e = await rejectsWith(d.claim({ namespace: 'full', slots: 2, ttlMs: 2000, holder: holder('f2') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+    const e = await rejectsWith(
+      d.claim({ namespace: 'full', slots: 2, ttlMs: 2000, holder: holder('f2') }),
+      'FLURRY_E_REGISTRY_EXHAUSTED',
+    );
     assert.equal(e.details.held, 2);
-    assert.deepEqual((e.details.holders as Array<{ id: string }>).map((h) => h.id).sort(), [holder('f0').id, holder('f1').id].sort());
+    assert.deepEqual(
+      (e.details.holders as Array<{ id: string }>).map((h) => h.id).sort(),
+      [holder('f0').id, holder('f1').id].sort(),
+    );
     assert.match(e.message, /all 2 node IDs of "full"/);
   });
 
-  it('GIVEN a holder process paused past its session timeout WHEN another claims THEN it gets the slot, and the resumed holder\'s renewal fails LEASE_LOST, then it claims anew', async () => {
+  it("GIVEN a holder process paused past its session timeout WHEN another claims THEN it gets the slot, and the resumed holder's renewal fails LEASE_LOST, then it claims anew", async () => {
     const child = childHolder(engine.url, 1000);
     const d = await open();
     try {
@@ -134,8 +167,12 @@ describe('zookeeper:// driver', () => {
       assert.equal(first.ok, true);
       // All 4 slots: the child holds one, we take the other 3.
       const ours: Claim[] = [];
-      for (let i = 0; i < 3; i++) ours.push(await d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder(`p${i}`) }));
-      await rejectsWith(d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder('p3') }), 'FLURRY_E_REGISTRY_EXHAUSTED');
+      for (let i = 0; i < 3; i++)
+        ours.push(await d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder(`p${i}`) }));
+      await rejectsWith(
+        d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder('p3') }),
+        'FLURRY_E_REGISTRY_EXHAUSTED',
+      );
       child.signal('SIGSTOP');
       const t0 = Date.now();
       let taken: Claim | undefined;
@@ -143,18 +180,28 @@ describe('zookeeper:// driver', () => {
         await sleep(250);
         // keep our own sessions busy so that only the child's expires
         for (const c of ours) await d.renew(c, { ttlMs: 1000, highWaterMs: Date.now() });
-        try { taken = await d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder('p3') }); } catch (e) { assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED'); }
+        try {
+          taken = await d.claim({ namespace: 'child', slots: 4, ttlMs: 1000, holder: holder('p3') });
+        } catch (e) {
+          assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_EXHAUSTED');
+        }
       }
-      assert.ok(taken, 'the paused holder\'s slot was never freed');
+      assert.ok(taken, "the paused holder's slot was never freed");
       assert.equal(taken.slot, first.slot);
-      assert.ok(Date.now() - t0 >= 600, `freed after ${Date.now() - t0} ms, before the 1000 ms session timeout could have run out`);
+      assert.ok(
+        Date.now() - t0 >= 600,
+        `freed after ${Date.now() - t0} ms, before the 1000 ms session timeout could have run out`,
+      );
       assert.equal(taken.releasedCleanly, false);
       assert.ok(taken.highWaterMs > 0);
       child.signal('SIGCONT');
       // On waking, the client first sees its connection dropped (UNREACHABLE), then learns
       // from the server that the session expired (LEASE_LOST). It never renews.
       let renew = await child.send('renew');
-      for (let i = 0; i < 30 && renew.code === 'FLURRY_E_REGISTRY_UNREACHABLE'; i++) { await sleep(100); renew = await child.send('renew'); }
+      for (let i = 0; i < 30 && renew.code === 'FLURRY_E_REGISTRY_UNREACHABLE'; i++) {
+        await sleep(100);
+        renew = await child.send('renew');
+      }
       assert.deepEqual([renew.ok, renew.code], [false, 'FLURRY_E_LEASE_LOST']);
       await d.release(ours.pop()!, { highWaterMs: Date.now() });
       const again = await child.send('claim');
@@ -182,9 +229,15 @@ describe('zookeeper:// driver', () => {
     // either renew succeeds on a slot that is still ours, or it reports the loss.
     let outcome = '';
     for (let i = 0; i < 40 && !outcome; i++) {
-      try { await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() }); outcome = 'renewed'; } catch (e) {
+      try {
+        await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() });
+        outcome = 'renewed';
+      } catch (e) {
         if ((e as FlurryError).code === 'FLURRY_E_LEASE_LOST') outcome = 'lost';
-        else { assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_UNREACHABLE'); await sleep(250); }
+        else {
+          assert.equal((e as FlurryError).code, 'FLURRY_E_REGISTRY_UNREACHABLE');
+          await sleep(250);
+        }
       }
     }
     assert.ok(outcome, 'the driver never reconnected after the restart');
@@ -208,12 +261,21 @@ describe('zookeeper:// driver', () => {
     }
   });
 
-  it('GIVEN a TTL above the server\'s maxSessionTimeout THEN claim fails FLURRY_E_REGISTRY_OPTION', async () => {
+  it("GIVEN a TTL above the server's maxSessionTimeout THEN claim fails FLURRY_E_REGISTRY_OPTION", async () => {
     const d = await open();
-    const e = await rejectsWith(d.claim({ namespace: 'ttl', slots: 4, ttlMs: 120_000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
+    const e = await rejectsWith(
+      d.claim({ namespace: 'ttl', slots: 4, ttlMs: 120_000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
     assert.equal(e.details.sessionTimeoutMs, 60_000);
-    await rejectsWith(d.claim({ namespace: '../x', slots: 4, ttlMs: 2000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsWith(d.claim({ namespace: 'ok', slots: 0, ttlMs: 2000, holder: holder('t') }), 'FLURRY_E_REGISTRY_OPTION');
+    await rejectsWith(
+      d.claim({ namespace: '../x', slots: 4, ttlMs: 2000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
+    await rejectsWith(
+      d.claim({ namespace: 'ok', slots: 0, ttlMs: 2000, holder: holder('t') }),
+      'FLURRY_E_REGISTRY_OPTION',
+    );
   });
 
   it('GIVEN no server on the port THEN opening fails UNREACHABLE naming the URL and the hosts, within the connect timeout', async () => {
@@ -221,11 +283,18 @@ describe('zookeeper:// driver', () => {
     const p2 = await freePort();
     const url = `zookeeper://127.0.0.1:${p1},127.0.0.1:${p2}/x`;
     const t0 = Date.now();
-    const e = await rejectsWith(createZooKeeperDriver(url, { clock: systemClock, connectTimeoutMs: 600 }), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    const e = await rejectsWith(
+      createZooKeeperDriver(url, { clock: systemClock, connectTimeoutMs: 600 }),
+      'FLURRY_E_REGISTRY_UNREACHABLE',
+    );
     assert.ok(Date.now() - t0 < 3000);
     assert.ok(e.message.includes(url), e.message);
     assert.ok(e.message.includes(`127.0.0.1:${p1}`) && e.message.includes(`127.0.0.1:${p2}`), e.message);
-    assert.match(e.message, /raise connectTimeoutMs \(600 ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS\)/, 'names the real setting');
+    assert.match(
+      e.message,
+      /raise connectTimeoutMs \(600 ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS\)/,
+      'names the real setting',
+    );
   });
 
   it('GIVEN a closed driver THEN close is idempotent and claims fail FLURRY_E_REGISTRY_CLOSED', async () => {
@@ -233,7 +302,10 @@ describe('zookeeper:// driver', () => {
     await d.claim({ namespace: 'closed', slots: 1, ttlMs: 2000, holder: holder('c') });
     await d.close();
     await d.close();
-    await rejectsWith(d.claim({ namespace: 'closed', slots: 1, ttlMs: 2000, holder: holder('c') }), 'FLURRY_E_REGISTRY_CLOSED');
+    await rejectsWith(
+      d.claim({ namespace: 'closed', slots: 1, ttlMs: 2000, holder: holder('c') }),
+      'FLURRY_E_REGISTRY_CLOSED',
+    );
     // closing ended the session: its slot is free at once
     const d2 = await open();
     assert.equal((await d2.claim({ namespace: 'closed', slots: 1, ttlMs: 2000, holder: holder('c2') })).slot, 0);
@@ -248,8 +320,18 @@ describe('parseZooKeeperUrl', () => {
     assert.equal(parseZooKeeperUrl(new URL('zookeeper://h:2/'), 'zookeeper').path, '');
   });
   it('GIVEN a bad port, a wrong scheme or a bad path THEN FLURRY_E_REGISTRY_URL', () => {
-    for (const u of ['zookeeper://a:99999/x', 'etcd://a:1/x', 'zookeeper://a:1/x/../y', 'zookeeper://a:1/x y', 'zookeeper:///x']) {
-      assert.throws(() => parseZooKeeperUrl(u, 'zookeeper'), (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_URL', u);
+    for (const u of [
+      'zookeeper://a:99999/x',
+      'etcd://a:1/x',
+      'zookeeper://a:1/x/../y',
+      'zookeeper://a:1/x y',
+      'zookeeper:///x',
+    ]) {
+      assert.throws(
+        () => parseZooKeeperUrl(u, 'zookeeper'),
+        (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_URL',
+        u,
+      );
     }
   });
 });

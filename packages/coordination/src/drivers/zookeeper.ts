@@ -52,8 +52,15 @@ import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
-  CreateMode, isZk, parseZooKeeperUrl, ZkCode, ZkSessionPool, zkFailure,
-  type ParsedZooKeeperUrl, type ZkLogger, type ZkSession,
+  CreateMode,
+  isZk,
+  parseZooKeeperUrl,
+  ZkCode,
+  ZkSessionPool,
+  zkFailure,
+  type ParsedZooKeeperUrl,
+  type ZkLogger,
+  type ZkSession,
 } from './zookeeper-client.js';
 
 /**
@@ -135,17 +142,39 @@ interface ClaimState {
  * ```
  */
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
-  if (typeof req.namespace !== 'string' || !NAMESPACE.test(req.namespace) || req.namespace.split('/').some((s) => s === '.' || s === '..')) {
-    throw registryError('OPTION', `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`, { url, namespace: req.namespace });
+  if (
+    typeof req.namespace !== 'string' ||
+    !NAMESPACE.test(req.namespace) ||
+    req.namespace.split('/').some((s) => s === '.' || s === '..')
+  ) {
+    throw registryError(
+      'OPTION',
+      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+      { url, namespace: req.namespace },
+    );
   }
   if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
-    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, { url, slots: req.slots });
+    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
+      url,
+      slots: req.slots,
+    });
   }
   if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
-    throw registryError('OPTION', `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`, { url, ttlMs: req.ttlMs });
+    throw registryError(
+      'OPTION',
+      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
+      { url, ttlMs: req.ttlMs },
+    );
   }
-  if (req.preferredSlot !== undefined && (!Number.isSafeInteger(req.preferredSlot) || req.preferredSlot < 0 || req.preferredSlot >= req.slots)) {
-    throw registryError('OPTION', `preferredSlot must be an integer in [0, ${req.slots}), got ${String(req.preferredSlot)}`, { url, preferredSlot: req.preferredSlot });
+  if (
+    req.preferredSlot !== undefined &&
+    (!Number.isSafeInteger(req.preferredSlot) || req.preferredSlot < 0 || req.preferredSlot >= req.slots)
+  ) {
+    throw registryError(
+      'OPTION',
+      `preferredSlot must be an integer in [0, ${req.slots}), got ${String(req.preferredSlot)}`,
+      { url, preferredSlot: req.preferredSlot },
+    );
   }
   if (!req.holder || typeof req.holder.id !== 'string') {
     throw registryError('OPTION', 'holder.id must be a string', { url });
@@ -163,10 +192,25 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
  */
 export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
   let v: unknown;
-  try { v = JSON.parse(data.toString('utf8')); } catch { v = undefined; }
+  try {
+    v = JSON.parse(data.toString('utf8'));
+  } catch {
+    v = undefined;
+  }
   const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
-  if (!r || typeof r !== 'object' || typeof r.highWaterMs !== 'number' || !Number.isFinite(r.highWaterMs) || r.highWaterMs < 0 || typeof r.releasedCleanly !== 'boolean') {
-    throw registryError('CORRUPT', `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`, { url, path });
+  if (
+    !r ||
+    typeof r !== 'object' ||
+    typeof r.highWaterMs !== 'number' ||
+    !Number.isFinite(r.highWaterMs) ||
+    r.highWaterMs < 0 ||
+    typeof r.releasedCleanly !== 'boolean'
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
+      { url, path },
+    );
   }
   return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
 }
@@ -182,9 +226,18 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
  */
 export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverOptions): ZkSessionPool {
   if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError('OPTION', `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`, { url: parsed.display });
+    throw registryError(
+      'OPTION',
+      `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`,
+      { url: parsed.display },
+    );
   }
-  return new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: opts.connectTimeoutMs, logger: opts.logger });
+  return new ZkSessionPool({
+    hosts: parsed.hosts,
+    url: parsed.display,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    logger: opts.logger,
+  });
 }
 
 /**
@@ -197,9 +250,19 @@ export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverO
  * const opT = renewOpTimeout(session, 9000, 5000, 'renewing slot 3', url); // 3000
  * ```
  */
-export function renewOpTimeout(session: ZkSession, ttlMs: number, connectTimeoutMs: number, doing: string, url: string): number {
+export function renewOpTimeout(
+  session: ZkSession,
+  ttlMs: number,
+  connectTimeoutMs: number,
+  doing: string,
+  url: string,
+): number {
   if (session.timeoutMs < ttlMs) {
-    throw registryError('OPTION', `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`, { url, ttlMs, sessionTimeoutMs: session.timeoutMs });
+    throw registryError(
+      'OPTION',
+      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
+      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+    );
   }
   return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
 }
@@ -231,7 +294,8 @@ class ZooKeeperDriver implements RegistryDriver {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }
 
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
@@ -239,9 +303,12 @@ class ZooKeeperDriver implements RegistryDriver {
     validateClaimRequest(req, this.url);
     const session = await this.pool.get(req.ttlMs);
     if (session.timeoutMs < req.ttlMs) {
-      throw registryError('OPTION', `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms ` +
-        `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs });
+      throw registryError(
+        'OPTION',
+        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms ` +
+          `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
+      );
     }
     const ns = this.nsPath(req.namespace);
     const slotsDir = `${ns}/slots`;
@@ -252,9 +319,15 @@ class ZooKeeperDriver implements RegistryDriver {
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
-    const holderData = Buffer.from(JSON.stringify({
-      ...holderFields(req.holder), ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs, session: session.sessionIdHex, claimedAt: this.opts.clock.now(),
-    }));
+    const holderData = Buffer.from(
+      JSON.stringify({
+        ...holderFields(req.holder),
+        ttlMs: req.ttlMs,
+        sessionTimeoutMs: session.timeoutMs,
+        session: session.sessionIdHex,
+        claimedAt: this.opts.clock.now(),
+      }),
+    );
 
     const tryCreate = async (slot: number): Promise<boolean> => {
       const path = `${slotsDir}/${slot}`;
@@ -281,7 +354,10 @@ class ZooKeeperDriver implements RegistryDriver {
       const taken = new Set(children.map(Number));
       for (let n = 0; n < req.slots; n++) {
         if (n === req.preferredSlot || taken.has(n)) continue;
-        if (await tryCreate(n)) { slot = n; break; }
+        if (await tryCreate(n)) {
+          slot = n;
+          break;
+        }
       }
     }
     if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
@@ -291,14 +367,38 @@ class ZooKeeperDriver implements RegistryDriver {
     session.holds++;
     try {
       const prev = await this.readHw(session, hwPath, opT);
-      const st: ClaimState = { session, slot, namespace: req.namespace, slotPath, hwPath, hwVersion: prev.version, hwStored: prev.highWaterMs };
+      const st: ClaimState = {
+        session,
+        slot,
+        namespace: req.namespace,
+        slotPath,
+        hwPath,
+        hwVersion: prev.version,
+        hwStored: prev.highWaterMs,
+      };
       // Mark the slot as in use (releasedCleanly false) with a mark no lower than now, so a
       // crash before the first renewal still leaves the next holder a correct floor.
       await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false, opT);
       const token = `${slotPath}@${session.sessionIdHex}`;
       this.claims.set(token, st);
-      this.opts.logger?.info({ url: this.url, namespace: req.namespace, slot, session: session.sessionIdHex, sessionTimeoutMs: session.timeoutMs, ttlMs: req.ttlMs }, 'claimed ZooKeeper slot');
-      return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly, sessionTimeoutMs: session.timeoutMs };
+      this.opts.logger?.info(
+        {
+          url: this.url,
+          namespace: req.namespace,
+          slot,
+          session: session.sessionIdHex,
+          sessionTimeoutMs: session.timeoutMs,
+          ttlMs: req.ttlMs,
+        },
+        'claimed ZooKeeper slot',
+      );
+      return {
+        slot,
+        token,
+        highWaterMs: prev.highWaterMs,
+        releasedCleanly: prev.releasedCleanly,
+        sessionTimeoutMs: session.timeoutMs,
+      };
     } catch (err) {
       session.holds--;
       await session.remove(slotPath, -1, opT).catch(() => this.cleanOrphan(session, slotPath));
@@ -310,21 +410,38 @@ class ZooKeeperDriver implements RegistryDriver {
     this.assertOpen();
     const st = this.claims.get(claim.token);
     const doing = `renewing slot ${claim.slot}`;
-    if (!st) throw registryError('LEASE_LOST', `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`, { url: this.url, slot: claim.slot });
+    if (!st)
+      throw registryError(
+        'LEASE_LOST',
+        `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
+        { url: this.url, slot: claim.slot },
+      );
     const s = st.session;
     if (s.dead) {
       this.forget(claim.token, st, 'session expired');
-      throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`, { url: this.url, slot: st.slot, namespace: st.namespace });
+      throw registryError(
+        'LEASE_LOST',
+        `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`,
+        { url: this.url, slot: st.slot, namespace: st.namespace },
+      );
     }
     if (s.state !== 'connected') {
-      throw registryError('UNREACHABLE', `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`, { url: this.url, slot: st.slot, namespace: st.namespace });
+      throw registryError(
+        'UNREACHABLE',
+        `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`,
+        { url: this.url, slot: st.slot, namespace: st.namespace },
+      );
     }
     const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
     try {
       const stat = await s.exists(st.slotPath, opT);
       if (!s.owns(stat)) {
         this.forget(claim.token, st, stat ? 'slot node owned by another session' : 'slot node gone');
-        throw registryError('LEASE_LOST', `${doing} of "${st.namespace}" at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; the lease is lost`, { url: this.url, slot: st.slot, namespace: st.namespace });
+        throw registryError(
+          'LEASE_LOST',
+          `${doing} of "${st.namespace}" at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; the lease is lost`,
+          { url: this.url, slot: st.slot, namespace: st.namespace },
+        );
       }
       await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), false, opT);
     } catch (err) {
@@ -342,11 +459,18 @@ class ZooKeeperDriver implements RegistryDriver {
     const doing = `releasing slot ${st.slot} of "${st.namespace}"`;
     const lost = (why: string): void => {
       this.forget(claim.token, st);
-      this.opts.logger?.warn({ url: this.url, namespace: st.namespace, slot: st.slot, reason: why }, 'ZooKeeper release: the slot was no longer ours; the final high-water mark was not stored');
+      this.opts.logger?.warn(
+        { url: this.url, namespace: st.namespace, slot: st.slot, reason: why },
+        'ZooKeeper release: the slot was no longer ours; the final high-water mark was not stored',
+      );
     };
     const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
     if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
-      throw registryError('UNREACHABLE', `${doing}: ZooKeeper at ${this.url} is unreachable; the slot is freed when the session times out`, { url: this.url, slot: st.slot, namespace: st.namespace });
+      throw registryError(
+        'UNREACHABLE',
+        `${doing}: ZooKeeper at ${this.url} is unreachable; the slot is freed when the session times out`,
+        { url: this.url, slot: st.slot, namespace: st.namespace },
+      );
     }
     if (s.dead) return lost('session expired');
     try {
@@ -354,7 +478,10 @@ class ZooKeeperDriver implements RegistryDriver {
       if (!s.owns(stat)) return lost(stat ? 'slot node owned by another session' : 'slot node gone');
       await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), true, opT, st.slotPath);
       this.forget(claim.token, st);
-      this.opts.logger?.info({ url: this.url, namespace: st.namespace, slot: st.slot, highWaterMs: st.hwStored }, 'released ZooKeeper slot');
+      this.opts.logger?.info(
+        { url: this.url, namespace: st.namespace, slot: st.slot, highWaterMs: st.hwStored },
+        'released ZooKeeper slot',
+      );
     } catch (err) {
       const e = zkFailure(err, this.url, doing);
       if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
@@ -372,7 +499,11 @@ class ZooKeeperDriver implements RegistryDriver {
   private forget(token: string, st: ClaimState, lostReason?: string): void {
     if (!this.claims.delete(token)) return;
     st.session.holds = Math.max(0, st.session.holds - 1);
-    if (lostReason) this.opts.logger?.warn({ url: this.url, namespace: st.namespace, slot: st.slot, reason: lostReason }, 'ZooKeeper slot lost');
+    if (lostReason)
+      this.opts.logger?.warn(
+        { url: this.url, namespace: st.namespace, slot: st.slot, reason: lostReason },
+        'ZooKeeper slot lost',
+      );
   }
 
   private async ensureDirs(session: ZkSession, ns: string, opT: number): Promise<void> {
@@ -384,7 +515,11 @@ class ZooKeeperDriver implements RegistryDriver {
     ready.add(ns);
   }
 
-  private async readHw(session: ZkSession, hwPath: string, opT: number): Promise<HighWaterRecord & { version: number }> {
+  private async readHw(
+    session: ZkSession,
+    hwPath: string,
+    opT: number,
+  ): Promise<HighWaterRecord & { version: number }> {
     const got = await session.getData(hwPath, opT);
     if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
@@ -411,7 +546,11 @@ class ZooKeeperDriver implements RegistryDriver {
         return;
       } catch (err) {
         if (isZk(err, ZkCode.NO_NODE, ZkCode.BAD_VERSION) && err.opIndex === 0) {
-          throw registryError('LEASE_LOST', `the slot node ${st.slotPath} at ${this.url} no longer exists; the lease is lost`, { url: this.url, slot: st.slot, namespace: st.namespace });
+          throw registryError(
+            'LEASE_LOST',
+            `the slot node ${st.slotPath} at ${this.url} no longer exists; the lease is lost`,
+            { url: this.url, slot: st.slot, namespace: st.namespace },
+          );
         }
         if (isZk(err, ZkCode.NODE_EXISTS, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
           const cur = await this.readHw(st.session, st.hwPath, opT);
@@ -422,7 +561,11 @@ class ZooKeeperDriver implements RegistryDriver {
         throw err;
       }
     }
-    throw registryError('CORRUPT', `the high-water node ${st.hwPath} at ${this.url} kept changing under slot ${st.slot} while this process holds it; another writer is touching it`, { url: this.url, path: st.hwPath });
+    throw registryError(
+      'CORRUPT',
+      `the high-water node ${st.hwPath} at ${this.url} kept changing under slot ${st.slot} while this process holds it; another writer is touching it`,
+      { url: this.url, path: st.hwPath },
+    );
   }
 
   /** Removes, once the session answers, a slot node whose create timed out (it may exist, owned by us). */
@@ -445,20 +588,33 @@ class ZooKeeperDriver implements RegistryDriver {
 
   private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string, opT: number): Promise<Error> {
     let children: string[] = [];
-    try { children = await session.getChildren(slotsDir, opT); } catch { /* listed as unknown */ }
-    const held = children.map(Number).filter((n) => Number.isInteger(n) && n >= 0 && n < req.slots).sort((a, b) => a - b);
-    const holders = await Promise.all(held.slice(0, HOLDERS_LISTED).map(async (slot) => {
-      try {
-        const got = await session.getData(`${slotsDir}/${slot}`, opT);
-        const h = got ? (JSON.parse(got.data.toString('utf8')) as Partial<HolderInfo>) : {};
-        return { slot, id: h.id, hostname: h.hostname, pid: h.pid, address: h.address };
-      } catch {
-        return { slot };
-      }
-    }));
+    try {
+      children = await session.getChildren(slotsDir, opT);
+    } catch {
+      /* listed as unknown */
+    }
+    const held = children
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n >= 0 && n < req.slots)
+      .sort((a, b) => a - b);
+    const holders = await Promise.all(
+      held.slice(0, HOLDERS_LISTED).map(async (slot) => {
+        try {
+          const got = await session.getData(`${slotsDir}/${slot}`, opT);
+          const h = got ? (JSON.parse(got.data.toString('utf8')) as Partial<HolderInfo>) : {};
+          return { slot, id: h.id, hostname: h.hostname, pid: h.pid, address: h.address };
+        } catch {
+          return { slot };
+        }
+      }),
+    );
     const who = holders.map((h) => `${h.slot}: ${h.hostname ?? '?'}/${h.pid ?? '?'}`).join(', ');
-    return registryError('EXHAUSTED', `${allNodeIds(req.slots).join(` of "${req.namespace}" at ${this.url} `)} held (${held.length} held; ${who}${held.length > HOLDERS_LISTED ? ', …' : ''}); ` +
-      'wait for a holder to release or its session to time out, or use a layout with more node bits', { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders });
+    return registryError(
+      'EXHAUSTED',
+      `${allNodeIds(req.slots).join(` of "${req.namespace}" at ${this.url} `)} held (${held.length} held; ${who}${held.length > HOLDERS_LISTED ? ', …' : ''}); ` +
+        'wait for a holder to release or its session to time out, or use a layout with more node bits',
+      { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders },
+    );
   }
 }
 

@@ -52,8 +52,14 @@ export async function waitForPort(port: number, timeoutMs: number, host = '127.0
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = connect({ host, port });
-      s.once('connect', () => { s.destroy(); resolve(true); });
-      s.once('error', () => { s.destroy(); resolve(false); });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => {
+        s.destroy();
+        resolve(false);
+      });
     });
     if (ok) return;
     if (Date.now() > until) throw new Error(`port ${host}:${port} did not open within ${timeoutMs} ms`);
@@ -134,7 +140,11 @@ interface EngineDef {
   pkg: string;
   probe: string;
   startTimeoutMs: number;
-  command(port: number, dataDir: string, extraPort: number): { cmd: string; args: string[]; env?: Record<string, string> };
+  command(
+    port: number,
+    dataDir: string,
+    extraPort: number,
+  ): { cmd: string; args: string[]; env?: Record<string, string> };
   url(port: number): string;
   ready?(port: number): Promise<void>;
 }
@@ -148,7 +158,24 @@ const DEFS: Record<EngineKind, EngineDef> = {
     startTimeoutMs: 15_000,
     command: (port, dir) => ({
       cmd: '/usr/bin/redis-server',
-      args: ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--daemonize', 'no', '--protected-mode', 'no', '--logfile', ''],
+      args: [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'no',
+        '--logfile',
+        '',
+      ],
     }),
     url: (port) => `redis://127.0.0.1:${port}/0`,
   },
@@ -159,10 +186,22 @@ const DEFS: Record<EngineKind, EngineDef> = {
     command: (port, dir, peer) => ({
       cmd: '/usr/bin/etcd',
       args: [
-        '--name', 'flurry-test', '--data-dir', dir,
-        '--listen-client-urls', `http://127.0.0.1:${port}`, '--advertise-client-urls', `http://127.0.0.1:${port}`,
-        '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-        '--initial-cluster', `flurry-test=http://127.0.0.1:${peer}`, '--log-level', 'error',
+        '--name',
+        'flurry-test',
+        '--data-dir',
+        dir,
+        '--listen-client-urls',
+        `http://127.0.0.1:${port}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${port}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-cluster',
+        `flurry-test=http://127.0.0.1:${peer}`,
+        '--log-level',
+        'error',
       ],
       env: { ETCD_UNSUPPORTED_ARCH: process.arch === 'x64' ? '' : process.arch },
     }),
@@ -180,7 +219,17 @@ const DEFS: Record<EngineKind, EngineDef> = {
       const cp = ['/etc/zookeeper/conf', '/usr/share/java/zookeeper.jar'].join(':');
       return {
         cmd: 'java',
-        args: ['-Xmx256m', '-XX:+UseSerialGC', '-Dzookeeper.log.dir=' + dir, '-Dzookeeper.root.logger=WARN,CONSOLE', '-Dzookeeper.admin.enableServer=false', '-cp', cp, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', cfg],
+        args: [
+          '-Xmx256m',
+          '-XX:+UseSerialGC',
+          '-Dzookeeper.log.dir=' + dir,
+          '-Dzookeeper.root.logger=WARN,CONSOLE',
+          '-Dzookeeper.admin.enableServer=false',
+          '-cp',
+          cp,
+          'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+          cfg,
+        ],
       };
     },
     url: (port) => `zookeeper://127.0.0.1:${port}/flurry`,
@@ -214,8 +263,16 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.on('exit', () => {
     for (const e of running) {
-      try { e.process.kill('SIGKILL'); } catch { /* already gone */ }
-      try { rmSync(e.dataDir, { recursive: true, force: true }); } catch { /* best effort */ }
+      try {
+        e.process.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+      try {
+        rmSync(e.dataDir, { recursive: true, force: true });
+      } catch {
+        /* best effort */
+      }
     }
   });
 }
@@ -245,10 +302,16 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
     const { cmd, args, env } = def.command(port, dataDir, extra);
     output = '';
     child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(env ?? {}) } });
-    child.stdout?.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-4000); });
-    child.stderr?.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-4000); });
+    child.stdout?.on('data', (d: Buffer) => {
+      output = (output + d.toString()).slice(-4000);
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      output = (output + d.toString()).slice(-4000);
+    });
     const exited = new Promise<never>((_, reject) =>
-      child.once('exit', (code, sig) => reject(new Error(`${kind} exited during start-up (code ${code}, signal ${sig}): ${output}`))),
+      child.once('exit', (code, sig) =>
+        reject(new Error(`${kind} exited during start-up (code ${code}, signal ${sig}): ${output}`)),
+      ),
     );
     exited.catch(() => undefined);
     await Promise.race([waitForPort(port, def.startTimeoutMs), exited]);
@@ -268,9 +331,15 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
     url: def.url(port),
     address: `127.0.0.1:${port}`,
     dataDir,
-    get process() { return child; },
+    get process() {
+      return child;
+    },
     async kill() {
-      try { child.kill('SIGCONT'); } catch { /* not stopped */ }
+      try {
+        child.kill('SIGCONT');
+      } catch {
+        /* not stopped */
+      }
       child.kill('SIGKILL');
       await waitExit();
     },
@@ -278,12 +347,20 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
       if (child.exitCode === null && child.signalCode === null) await engine.kill();
       await launch();
     },
-    pause() { child.kill('SIGSTOP'); },
-    resume() { child.kill('SIGCONT'); },
+    pause() {
+      child.kill('SIGSTOP');
+    },
+    resume() {
+      child.kill('SIGCONT');
+    },
     async stop() {
       running.delete(engine);
       if (child.exitCode === null && child.signalCode === null) {
-        try { child.kill('SIGCONT'); } catch { /* fine */ }
+        try {
+          child.kill('SIGCONT');
+        } catch {
+          /* fine */
+        }
         child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 5000);
         await waitExit();

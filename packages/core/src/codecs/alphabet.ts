@@ -107,7 +107,8 @@ export function checkBits(bits: unknown, what = 'bits'): number {
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null)
+    return String(value);
   return `a ${typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value}`;
 }
 
@@ -187,7 +188,8 @@ export class Alphabet {
   constructor(name: string, chars: string, options: AlphabetOptions = {}) {
     if (chars.length < 2 || chars.length > 64) throw new RangeError(`alphabet ${name}: 2..64 characters`);
     for (let i = 1; i < chars.length; i++) {
-      if (chars.charCodeAt(i) <= chars.charCodeAt(i - 1)) throw new RangeError(`alphabet ${name}: characters must ascend`);
+      if (chars.charCodeAt(i) <= chars.charCodeAt(i - 1))
+        throw new RangeError(`alphabet ${name}: characters must ascend`);
     }
     this.name = name;
     this.chars = chars;
@@ -266,7 +268,12 @@ export class Alphabet {
     const single = top < this.radix;
     const digits = 2 * n - (single ? 1 : 0);
     const pairs = this.pairs;
-    let out = width > digits ? this.zeros[width - digits] + (single ? this.chars[top] : pairs[top]) : single ? this.chars[top] : pairs[top];
+    let out =
+      width > digits
+        ? this.zeros[width - digits] + (single ? this.chars[top] : pairs[top])
+        : single
+          ? this.chars[top]
+          : pairs[top];
     for (let i = n - 2; i >= 0; i--) out += pairs[buf[i]];
     return out;
   }
@@ -307,18 +314,26 @@ export class Alphabet {
    */
   decode(text: unknown, bits: number, exactLength: number, out: Float64Array, what = 'ID'): void {
     if (typeof text !== 'string') {
-      throw new FlurryError(this.malformedCode, `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`, {
-        format: this.name,
-      });
+      throw new FlurryError(
+        this.malformedCode,
+        `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`,
+        {
+          format: this.name,
+        },
+      );
     }
     const len = text.length;
     const maxLen = this.fixedLengths[bits];
     if (len === 0) {
-      throw new FlurryError(this.malformedCode, `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from ${this.describeAlphabet()}.`, {
-        format: this.name,
-        length: 0,
-        maxLength: maxLen,
-      });
+      throw new FlurryError(
+        this.malformedCode,
+        `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from ${this.describeAlphabet()}.`,
+        {
+          format: this.name,
+          length: 0,
+          maxLength: maxLen,
+        },
+      );
     }
     if (exactLength > 0 && len !== exactLength) {
       throw new FlurryError(
@@ -363,7 +378,8 @@ export class Alphabet {
       hi = hi * m + carry;
       if (hi >= TWO32) throw this.tooWide(text, bits, what);
     }
-    if (bits < 64 && (bits > 32 ? hi >= 2 ** (bits - 32) : hi !== 0 || lo >= 2 ** bits)) throw this.tooWide(text, bits, what);
+    if (bits < 64 && (bits > 32 ? hi >= 2 ** (bits - 32) : hi !== 0 || lo >= 2 ** bits))
+      throw this.tooWide(text, bits, what);
     out[0] = hi;
     out[1] = lo;
   }

@@ -37,9 +37,10 @@ function reference(id: bigint, alphabet: string, width = 0): string {
   return s.padStart(width, alphabet[0]);
 }
 
-
 const id64 = fc.bigInt({ min: 0n, max: MAX64 });
-const widthAndId = fc.integer({ min: 1, max: 64 }).chain((bits) => fc.tuple(fc.constant(bits), fc.bigInt({ min: 0n, max: (1n << BigInt(bits)) - 1n })));
+const widthAndId = fc
+  .integer({ min: 1, max: 64 })
+  .chain((bits) => fc.tuple(fc.constant(bits), fc.bigInt({ min: 0n, max: (1n << BigInt(bits)) - 1n })));
 
 describe('codecs: formats', () => {
   it('GIVEN the format list THEN it names exactly the six codecs, each alphabet ascending in ASCII order', () => {
@@ -91,7 +92,25 @@ describe('codecs: formats', () => {
   });
 
   it('GIVEN the edges of every width THEN they round-trip (0, 1, 2^32 boundaries, 2^52/2^53 boundaries, max)', () => {
-    const edges = [0n, 1n, 61n, 62n, 63n, 64n, (1n << 32n) - 1n, 1n << 32n, (1n << 52n) - 1n, 1n << 52n, (1n << 53n) - 1n, 1n << 53n, (1n << 53n) + 1n, (1n << 63n) - 1n, 1n << 63n, MAX64 - 1n, MAX64];
+    const edges = [
+      0n,
+      1n,
+      61n,
+      62n,
+      63n,
+      64n,
+      (1n << 32n) - 1n,
+      1n << 32n,
+      (1n << 52n) - 1n,
+      1n << 52n,
+      (1n << 53n) - 1n,
+      1n << 53n,
+      (1n << 53n) + 1n,
+      (1n << 63n) - 1n,
+      1n << 63n,
+      MAX64 - 1n,
+      MAX64,
+    ];
     for (const f of FORMATS) {
       for (const id of edges) {
         assert.equal(encodeId(id, f), reference(id, ALPHABETS[f]), `${f} ${id}`);
@@ -184,10 +203,21 @@ describe('codecs: formats', () => {
   });
 
   it('GIVEN a bad character THEN the error names the character and its 1-based position, for every format', () => {
-    const bad: Record<IdFormat, string> = { decimal: 'a', hex: 'g', base32: 'U', base58: '0', base62: '-', base64url: '+' };
+    const bad: Record<IdFormat, string> = {
+      decimal: 'a',
+      hex: 'g',
+      base32: 'U',
+      base58: '0',
+      base62: '-',
+      base64url: '+',
+    };
     for (const f of FORMATS) {
       const text = `${ALPHABETS[f][1]}${ALPHABETS[f][2]}${bad[f]}${ALPHABETS[f][1]}`;
-      const err = expectCode(() => decodeId(text, f), 'FLURRY_E_ID_MALFORMED', new RegExp(`'${bad[f].replace(/[+\-]/g, '\\$&')}' at position 3 of 4`));
+      const err = expectCode(
+        () => decodeId(text, f),
+        'FLURRY_E_ID_MALFORMED',
+        new RegExp(`'${bad[f].replace(/[+\-]/g, '\\$&')}' at position 3 of 4`),
+      );
       assert.equal(err.details.position, 3);
       assert.equal(err.details.char, bad[f]);
       assert.equal(err.details.format, f);
@@ -202,7 +232,8 @@ describe('codecs: formats', () => {
   it('GIVEN empty input or a non-string THEN decoding fails with FLURRY_E_ID_MALFORMED', () => {
     for (const f of FORMATS) {
       expectCode(() => decodeId('', f), 'FLURRY_E_ID_MALFORMED', /is empty/);
-      for (const v of [undefined, null, 12, 12n, {}, ['1']]) expectCode(() => decodeId(v as unknown as string, f), 'FLURRY_E_ID_MALFORMED', /must be a string/);
+      for (const v of [undefined, null, 12, 12n, {}, ['1']])
+        expectCode(() => decodeId(v as string, f), 'FLURRY_E_ID_MALFORMED', /must be a string/);
     }
   });
 
@@ -212,7 +243,8 @@ describe('codecs: formats', () => {
       const top = ALPHABETS[f][ALPHABETS[f].length - 1];
       // Every digit at its top value overflows 64 bits, except in hex where 16 f's are exactly 2^64 - 1.
       if (f === 'hex') assert.equal(decodeId(top.repeat(len), f), MAX64);
-      else expectCode(() => decodeId(top.repeat(len), f), 'FLURRY_E_ID_TOO_WIDE', /larger than the largest 64-bit value/);
+      else
+        expectCode(() => decodeId(top.repeat(len), f), 'FLURRY_E_ID_TOO_WIDE', /larger than the largest 64-bit value/);
       expectCode(() => decodeId(ALPHABETS[f][1].repeat(len + 1), f), 'FLURRY_E_ID_TOO_WIDE', /at most/);
       expectCode(() => decodeId(ALPHABETS[f][0].repeat(len + 1), f), 'FLURRY_E_ID_TOO_WIDE', /at most/);
       for (const bits of [1, 7, 31, 32, 33, 41, 53, 63]) {
@@ -230,10 +262,22 @@ describe('codecs: formats', () => {
   it('GIVEN fixed: true and the wrong length THEN decoding fails with FLURRY_E_ID_MALFORMED naming both lengths', () => {
     for (const f of FORMATS) {
       const len = codecs[f].fixedLength(64);
-      const err = expectCode(() => decodeId(ALPHABETS[f][1], f, { fixed: true }), 'FLURRY_E_ID_MALFORMED', new RegExp(`is 1 character long.*exactly ${len}`));
+      const err = expectCode(
+        () => decodeId(ALPHABETS[f][1], f, { fixed: true }),
+        'FLURRY_E_ID_MALFORMED',
+        new RegExp(`is 1 character long.*exactly ${len}`),
+      );
       assert.equal(err.details.expectedLength, len);
-      expectCode(() => decodeId(ALPHABETS[f][0].repeat(len + 1), f, { fixed: true }), 'FLURRY_E_ID_MALFORMED', /exactly/);
-      expectCode(() => decodeId(ALPHABETS[f][0].repeat(len), f, { fixed: true, bits: 41 }), 'FLURRY_E_ID_MALFORMED', /41-bit/);
+      expectCode(
+        () => decodeId(ALPHABETS[f][0].repeat(len + 1), f, { fixed: true }),
+        'FLURRY_E_ID_MALFORMED',
+        /exactly/,
+      );
+      expectCode(
+        () => decodeId(ALPHABETS[f][0].repeat(len), f, { fixed: true, bits: 41 }),
+        'FLURRY_E_ID_MALFORMED',
+        /41-bit/,
+      );
     }
   });
 
@@ -245,7 +289,7 @@ describe('codecs: formats', () => {
       expectCode(() => encodeId(1n << 41n, f, { bits: 41 }), 'FLURRY_E_ID_TOO_WIDE', /does not fit 41 bits/);
       expectCode(() => encodeId(2 ** 41, f, { bits: 41 }), 'FLURRY_E_ID_TOO_WIDE');
       for (const v of [1.5, Number.NaN, Infinity, 2 ** 53, '12', null, undefined, {}]) {
-        expectCode(() => encodeId(v as unknown as bigint, f), 'FLURRY_E_ID_MALFORMED', /non-negative integer/);
+        expectCode(() => encodeId(v as bigint, f), 'FLURRY_E_ID_MALFORMED', /non-negative integer/);
       }
     }
   });
@@ -261,7 +305,11 @@ describe('codecs: formats', () => {
   it('GIVEN an unknown format name THEN FLURRY_E_CODEC_UNKNOWN lists the known ones', () => {
     for (const name of ['b64', 'BASE62', '', 'toString', '__proto__', 'constructor']) {
       assert.equal(isIdFormat(name), false);
-      const err = expectCode(() => encodeId(1n, name), 'FLURRY_E_CODEC_UNKNOWN', /use one of decimal, hex, base32, base58, base62, base64url/);
+      const err = expectCode(
+        () => encodeId(1n, name),
+        'FLURRY_E_CODEC_UNKNOWN',
+        /use one of decimal, hex, base32, base58, base62, base64url/,
+      );
       assert.deepEqual(err.details.allowed, [...FORMATS]);
       expectCode(() => decodeId('1', name), 'FLURRY_E_CODEC_UNKNOWN');
       expectCode(() => getCodec(name), 'FLURRY_E_CODEC_UNKNOWN');

@@ -49,7 +49,14 @@ export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'bas
  * FORMATS.includes('base62'); // true
  * ```
  */
-export const FORMATS: readonly IdFormat[] = Object.freeze(['decimal', 'hex', 'base32', 'base58', 'base62', 'base64url'] as const);
+export const FORMATS: readonly IdFormat[] = Object.freeze([
+  'decimal',
+  'hex',
+  'base32',
+  'base58',
+  'base62',
+  'base64url',
+] as const);
 
 /**
  * Options of {@link encodeId} and {@link IdCodec.encode}.
@@ -120,9 +127,13 @@ function badId(id: unknown): FlurryError {
 }
 
 function negative(id: bigint | number): FlurryError {
-  return new FlurryError(ErrorCode.ID_NEGATIVE, `An ID cannot be negative, got ${id}; IDs are unsigned integers from 0 to 2^bits - 1.`, {
-    value: String(id),
-  });
+  return new FlurryError(
+    ErrorCode.ID_NEGATIVE,
+    `An ID cannot be negative, got ${id}; IDs are unsigned integers from 0 to 2^bits - 1.`,
+    {
+      value: String(id),
+    },
+  );
 }
 
 function tooWide(id: bigint | number, bits: number): FlurryError {
@@ -216,10 +227,17 @@ export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXY
  */
 export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
   decimal: makeCodec('decimal', new Alphabet('decimal', '0123456789'), 'decimal digits (20 fixed for 64 bits)'),
-  hex: makeCodec('hex', new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true }), 'lower-case hexadecimal (16 fixed for 64 bits)'),
+  hex: makeCodec(
+    'hex',
+    new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true }),
+    'lower-case hexadecimal (16 fixed for 64 bits)',
+  ),
   base32: makeCodec(
     'base32',
-    new Alphabet('base32', CROCKFORD_ALPHABET, { caseInsensitive: true, aliases: { I: '1', i: '1', L: '1', l: '1', O: '0', o: '0' } }),
+    new Alphabet('base32', CROCKFORD_ALPHABET, {
+      caseInsensitive: true,
+      aliases: { I: '1', i: '1', L: '1', l: '1', O: '0', o: '0' },
+    }),
     'Crockford base32, upper case (13 fixed for 64 bits)',
   ),
   base58: makeCodec('base58', new Alphabet('base58', BASE58_ALPHABET), 'Bitcoin base58 (11 fixed for 64 bits)'),
@@ -255,10 +273,14 @@ export function isIdFormat(name: unknown): name is IdFormat {
  */
 export function getCodec(format: string): IdCodec {
   if (!isIdFormat(format)) {
-    throw new FlurryError(ErrorCode.CODEC_UNKNOWN, `Unknown ID format ${describeValue(format)}; use one of ${FORMATS.join(', ')}.`, {
-      format: describeValue(format),
-      allowed: [...FORMATS],
-    });
+    throw new FlurryError(
+      ErrorCode.CODEC_UNKNOWN,
+      `Unknown ID format ${describeValue(format)}; use one of ${FORMATS.join(', ')}.`,
+      {
+        format: describeValue(format),
+        allowed: [...FORMATS],
+      },
+    );
   }
   return codecs[format];
 }

@@ -7,7 +7,6 @@ import { jsonReplacer, jsonReviver, toJSONSafe } from './json.js';
 
 const MAX64 = (1n << 64n) - 1n;
 
-
 describe('codecs: JSON helpers', () => {
   it('GIVEN records of 64-bit IDs THEN stringify with jsonReplacer and parse with jsonReviver return them exactly', () => {
     const record = fc.record({
@@ -29,15 +28,37 @@ describe('codecs: JSON helpers', () => {
   });
 
   it('GIVEN bigints THEN jsonReplacer writes decimal strings and leaves everything else alone', () => {
-    assert.equal(JSON.stringify({ id: MAX64, n: 1, s: 'x', a: [1n, null] }, jsonReplacer), '{"id":"18446744073709551615","n":1,"s":"x","a":["1",null]}');
+    assert.equal(
+      JSON.stringify({ id: MAX64, n: 1, s: 'x', a: [1n, null] }, jsonReplacer),
+      '{"id":"18446744073709551615","n":1,"s":"x","a":["1",null]}',
+    );
   });
 
   it('GIVEN a key name, a list or a predicate THEN only those keys are revived, nested at any depth', () => {
     const text = '{"id":"7","other":"7","child":{"id":"8"},"list":[{"id":"9"}]}';
-    assert.deepEqual(JSON.parse(text, jsonReviver('id')), { id: 7n, other: '7', child: { id: 8n }, list: [{ id: 9n }] });
-    assert.deepEqual(JSON.parse(text, jsonReviver(new Set(['other']))), { id: '7', other: 7n, child: { id: '8' }, list: [{ id: '9' }] });
-    assert.deepEqual(JSON.parse('{"orderId":"1","userId":2,"x":"3"}', jsonReviver((k) => k.endsWith('Id'))), { orderId: 1n, userId: 2n, x: '3' });
-    assert.deepEqual(JSON.parse('{"id":null,"ids":["1",null,2]}', jsonReviver(['id', 'ids'])), { id: null, ids: [1n, null, 2n] });
+    assert.deepEqual(JSON.parse(text, jsonReviver('id')), {
+      id: 7n,
+      other: '7',
+      child: { id: 8n },
+      list: [{ id: 9n }],
+    });
+    assert.deepEqual(JSON.parse(text, jsonReviver(new Set(['other']))), {
+      id: '7',
+      other: 7n,
+      child: { id: '8' },
+      list: [{ id: '9' }],
+    });
+    assert.deepEqual(
+      JSON.parse(
+        '{"orderId":"1","userId":2,"x":"3"}',
+        jsonReviver((k) => k.endsWith('Id')),
+      ),
+      { orderId: 1n, userId: 2n, x: '3' },
+    );
+    assert.deepEqual(JSON.parse('{"id":null,"ids":["1",null,2]}', jsonReviver(['id', 'ids'])), {
+      id: null,
+      ids: [1n, null, 2n],
+    });
   });
 
   it('GIVEN the runtime passes the source text THEN a number above 2^53 revives exactly', () => {
@@ -57,13 +78,27 @@ describe('codecs: JSON helpers', () => {
     expectCode(() => JSON.parse('{"id":true}', r), 'FLURRY_E_ID_MALFORMED');
     expectCode(() => JSON.parse('{"id":{"x":1}}', r), 'FLURRY_E_ID_MALFORMED');
     expectCode(() => JSON.parse('{"id":"18446744073709551616"}', r), 'FLURRY_E_ID_TOO_WIDE', /does not fit 64 bits/);
-    expectCode(() => JSON.parse('{"id":"4096"}', jsonReviver('id', { bits: 12 })), 'FLURRY_E_ID_TOO_WIDE', /does not fit 12 bits/);
+    expectCode(
+      () => JSON.parse('{"id":"4096"}', jsonReviver('id', { bits: 12 })),
+      'FLURRY_E_ID_TOO_WIDE',
+      /does not fit 12 bits/,
+    );
     assert.equal(JSON.parse('{"id":"4095"}', jsonReviver('id', { bits: 12 })).id, 4095n);
     expectCode(() => jsonReviver('id', { bits: 65 }), 'FLURRY_E_INVALID_OPTION');
   });
 
   it('GIVEN nested values, typed arrays, dates and errors THEN toJSONSafe copies them with bigints as strings', () => {
-    const src = { id: 5n, batch: [6n, 7n], arr: BigUint64Array.of(1n, MAX64), at: new Date(0), err: new FlurryError('FLURRY_E_X', 'm', { v: 1n }), deep: { x: [{ y: 2n }] }, s: 'a', n: 1, u: undefined };
+    const src = {
+      id: 5n,
+      batch: [6n, 7n],
+      arr: BigUint64Array.of(1n, MAX64),
+      at: new Date(0),
+      err: new FlurryError('FLURRY_E_X', 'm', { v: 1n }),
+      deep: { x: [{ y: 2n }] },
+      s: 'a',
+      n: 1,
+      u: undefined,
+    };
     const out = toJSONSafe(src);
     assert.deepEqual(out, {
       id: '5',
@@ -80,7 +115,11 @@ describe('codecs: JSON helpers', () => {
     assert.equal(toJSONSafe(3n), '3');
     assert.equal(toJSONSafe(null), null);
     const shared = { v: 1n };
-    assert.deepEqual(toJSONSafe({ a: shared, b: shared }), { a: { v: '1' }, b: { v: '1' } }, 'a shared (acyclic) object is fine');
+    assert.deepEqual(
+      toJSONSafe({ a: shared, b: shared }),
+      { a: { v: '1' }, b: { v: '1' } },
+      'a shared (acyclic) object is fine',
+    );
   });
 
   it('GIVEN a cycle THEN toJSONSafe throws FLURRY_E_INVALID_OPTION', () => {

@@ -113,18 +113,23 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
       );
     }
     if (id > max) {
-      throw new FlurryError(ErrorCode.ID_TOO_WIDE, `JSON key "${key}" holds ${id}, which does not fit ${bits} bits (largest ${max}).`, {
-        key,
-        value: id.toString(),
-        bits,
-      });
+      throw new FlurryError(
+        ErrorCode.ID_TOO_WIDE,
+        `JSON key "${key}" holds ${id}, which does not fit ${bits} bits (largest ${max}).`,
+        {
+          key,
+          value: id.toString(),
+          bits,
+        },
+      );
     }
     return id;
   };
 
   return function reviver(key: string, value: unknown, context?: { source?: string }): unknown {
     if (value === null || !isIdKey(key)) return value;
-    if (Array.isArray(value)) return value.map((v) => (v === null || typeof v === 'bigint' ? v : convert(key, v, undefined)));
+    if (Array.isArray(value))
+      return value.map((v) => (v === null || typeof v === 'bigint' ? v : convert(key, v, undefined)));
     return convert(key, value, context?.source);
   };
 }
@@ -171,7 +176,11 @@ function safe(value: unknown, active: Set<object>): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof BigUint64Array || value instanceof BigInt64Array) return Array.from(value, (v) => v.toString());
   if (active.has(value)) {
-    throw new FlurryError(ErrorCode.INVALID_OPTION, 'toJSONSafe: the value contains a cycle, which JSON cannot represent; pass an acyclic value.', {});
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      'toJSONSafe: the value contains a cycle, which JSON cannot represent; pass an acyclic value.',
+      {},
+    );
   }
   active.add(value);
   try {

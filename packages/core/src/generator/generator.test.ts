@@ -52,7 +52,14 @@ function makeLease(node: Record<string, number>, deadline: number, notBeforeMs =
  * back 1 ms, 10 ms and 10 s, and jumps forward; checks every ID is strictly greater than
  * the previous one and never further ahead of the wall clock than the policy allows.
  */
-function chaos(layoutName: 'twitter' | 'sonyflake', onExhausted: ExhaustedPolicy, onClockBackwards: BackwardsPolicy, count: number, seed: number, sequenceStart: 'zero' | 'random' = 'zero') {
+function chaos(
+  layoutName: 'twitter' | 'sonyflake',
+  onExhausted: ExhaustedPolicy,
+  onClockBackwards: BackwardsPolicy,
+  count: number,
+  seed: number,
+  sequenceStart: 'zero' | 'random' = 'zero',
+) {
   const clock = new TrackingClock(START);
   const rand = rng(seed);
   let reads = 0;
@@ -70,9 +77,18 @@ function chaos(layoutName: 'twitter' | 'sonyflake', onExhausted: ExhaustedPolicy
   };
   const maxBorrowMs = 200;
   const node: Record<string, number> = layoutName === 'twitter' ? { datacenter: 3, worker: 17 } : { machine: 4242 };
-  const gen = new Generator({ layout: layoutName, node, clock, onExhausted, onClockBackwards, maxBorrowMs, sequenceStart });
+  const gen = new Generator({
+    layout: layoutName,
+    node,
+    clock,
+    onExhausted,
+    onClockBackwards,
+    maxBorrowMs,
+    sequenceStart,
+  });
   const layout = gen.layout;
-  const mayLead = onExhausted === 'borrow' || onClockBackwards === 'tolerate' ? maxBorrowMs + layout.unitMs : layout.unitMs;
+  const mayLead =
+    onExhausted === 'borrow' || onClockBackwards === 'tolerate' ? maxBorrowMs + layout.unitMs : layout.unitMs;
   const errors = new Map<string, number>();
   let prev = -1n;
   let issued = 0;
@@ -87,13 +103,19 @@ function chaos(layoutName: 'twitter' | 'sonyflake', onExhausted: ExhaustedPolicy
         clock.advance(7); // the caller backs off; time passes
         continue;
       }
-      if (!(id > prev)) assert.fail(`ID ${issued} (${id}) is not greater than the previous one (${prev}) under ${onExhausted}/${onClockBackwards}`);
+      if (!(id > prev))
+        assert.fail(
+          `ID ${issued} (${id}) is not greater than the previous one (${prev}) under ${onExhausted}/${onClockBackwards}`,
+        );
       prev = id;
       issued++;
       if ((issued & 1023) === 0) {
         const d = layout.decode(id);
         assert.deepEqual(d.fields, node);
-        assert.ok(d.unixMs <= clock.maxWall + mayLead, `ID at ${d.unixMs} is ${d.unixMs - clock.maxWall} ms ahead of the highest wall time under ${onExhausted}/${onClockBackwards}`);
+        assert.ok(
+          d.unixMs <= clock.maxWall + mayLead,
+          `ID at ${d.unixMs} is ${d.unixMs - clock.maxWall} ms ahead of the highest wall time under ${onExhausted}/${onClockBackwards}`,
+        );
       }
     }
   } finally {
@@ -101,14 +123,23 @@ function chaos(layoutName: 'twitter' | 'sonyflake', onExhausted: ExhaustedPolicy
   }
   assert.equal(issued, count, `only ${issued} IDs issued; errors: ${JSON.stringify([...errors])}`);
   for (const c of errors.keys()) assert.equal(c, ErrorCode.CLOCK_BACKWARDS, `unexpected error code ${c}`);
-  assert.ok(steps.back1 > 0 && steps.back10 > 0 && steps.back10s > 0 && steps.forward > 0 && steps.stall > 0, JSON.stringify(steps));
+  assert.ok(
+    steps.back1 > 0 && steps.back10 > 0 && steps.back10s > 0 && steps.forward > 0 && steps.stall > 0,
+    JSON.stringify(steps),
+  );
   return { errors, steps, stats: gen.stats };
 }
 
 for (const onExhausted of ['wait', 'borrow'] as const) {
   for (const onClockBackwards of ['tolerate', 'wait', 'throw'] as const) {
     test(`GIVEN a clock that stalls, steps back 1 ms/10 ms/10 s and jumps forward, onExhausted=${onExhausted}, onClockBackwards=${onClockBackwards} THEN 1,000,000 IDs strictly increase`, () => {
-      const r = chaos('twitter', onExhausted, onClockBackwards, 1_000_000, 7 + onExhausted.length * 13 + onClockBackwards.length);
+      const r = chaos(
+        'twitter',
+        onExhausted,
+        onClockBackwards,
+        1_000_000,
+        7 + onExhausted.length * 13 + onClockBackwards.length,
+      );
       if (onClockBackwards === 'throw') assert.ok((r.errors.get(ErrorCode.CLOCK_BACKWARDS) ?? 0) > 0);
       assert.ok(r.stats.clockBackwards > 0);
     });
@@ -116,13 +147,19 @@ for (const onExhausted of ['wait', 'borrow'] as const) {
 }
 
 test('GIVEN the sonyflake layout (10 ms ticks, sequence above the machine) and random sequence starts THEN 300,000 IDs strictly increase under every backwards policy', () => {
-  for (const p of ['tolerate', 'wait', 'throw'] as const) chaos('sonyflake', 'wait', p, 100_000, 99 + p.length, 'random');
+  for (const p of ['tolerate', 'wait', 'throw'] as const)
+    chaos('sonyflake', 'wait', p, 100_000, 99 + p.length, 'random');
 });
 
 test('GIVEN a stalled clock and onExhausted=wait THEN each tick holds exactly maxSequence+1 IDs and the sequence never wraps', () => {
   const clock = new ManualClock(START);
   const events: GeneratorEvent[] = [];
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, clock, onEvent: (e) => events.push(e) });
+  const gen = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 1, worker: 1 },
+    clock,
+    onEvent: (e) => events.push(e),
+  });
   try {
     const ids = gen.batch(4096 * 3);
     const l = gen.layout;
@@ -133,7 +170,10 @@ test('GIVEN a stalled clock and onExhausted=wait THEN each tick holds exactly ma
     }
     for (let i = 1; i < 4096 * 3; i++) assert.ok(ids[i] > ids[i - 1]);
     assert.equal(gen.stats.exhaustedWaits, 2);
-    assert.deepEqual(events.map((e) => e.type), ['exhausted', 'exhausted']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['exhausted', 'exhausted'],
+    );
     // next() takes the same path.
     const n = gen.next();
     assert.equal(l.decode(n).sequence, 0);
@@ -179,7 +219,14 @@ test('GIVEN a frozen wall clock and onExhausted=wait THEN after one tick of IDs 
 test('GIVEN a frozen wall clock and onExhausted=borrow THEN it borrows exactly maxBorrowMs ticks ahead, then refuses', () => {
   const clock = frozenClock(START);
   const events: GeneratorEvent[] = [];
-  const gen = new Generator({ layout: 'leaf', node: { worker: 6 }, clock, onExhausted: 'borrow', maxBorrowMs: 3, onEvent: (e) => events.push(e) });
+  const gen = new Generator({
+    layout: 'leaf',
+    node: { worker: 6 },
+    clock,
+    onExhausted: 'borrow',
+    maxBorrowMs: 3,
+    onEvent: (e) => events.push(e),
+  });
   try {
     const ids = gen.batch(4096 * 4);
     assert.equal(gen.layout.decode(ids[ids.length - 1]).unixMs, START + 3);
@@ -196,13 +243,23 @@ test('GIVEN a frozen wall clock and onExhausted=borrow THEN it borrows exactly m
 test('GIVEN onClockBackwards=throw and a 1 ms step back THEN FLURRY_E_CLOCK_BACKWARDS names 1 ms, and IDs resume above the last once the clock catches up', () => {
   const clock = new ManualClock(START);
   const events: GeneratorEvent[] = [];
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 2 }, clock, onClockBackwards: 'throw', onEvent: (e) => events.push(e) });
+  const gen = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 2, worker: 2 },
+    clock,
+    onClockBackwards: 'throw',
+    onEvent: (e) => events.push(e),
+  });
   try {
     const a = gen.next();
     clock.stepWall(-1);
     assert.throws(
       () => gen.next(),
-      (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS && e.details.byMs === 1 && /went back by 1 ms/.test(e.message),
+      (e: unknown) =>
+        e instanceof FlurryError &&
+        e.code === ErrorCode.CLOCK_BACKWARDS &&
+        e.details.byMs === 1 &&
+        /went back by 1 ms/.test(e.message),
     );
     assert.deepEqual(events, [{ type: 'clock-backwards', byMs: 1, action: 'threw' }]);
     clock.stepWall(1);
@@ -215,7 +272,13 @@ test('GIVEN onClockBackwards=throw and a 1 ms step back THEN FLURRY_E_CLOCK_BACK
 test('GIVEN onClockBackwards=wait THEN a 3 ms step back is waited out and a 10 ms one (beyond 5 ms) throws naming 10 ms', () => {
   const clock = new ManualClock(START);
   const events: GeneratorEvent[] = [];
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 3 }, clock, onClockBackwards: 'wait', onEvent: (e) => events.push(e) });
+  const gen = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 2, worker: 3 },
+    clock,
+    onClockBackwards: 'wait',
+    onEvent: (e) => events.push(e),
+  });
   try {
     const a = gen.next();
     clock.stepWall(-3);
@@ -224,7 +287,11 @@ test('GIVEN onClockBackwards=wait THEN a 3 ms step back is waited out and a 10 m
     assert.ok(clock.now() >= START, 'the generator slept until the wall clock caught up');
     assert.deepEqual(events, [{ type: 'clock-backwards', byMs: 3, action: 'waited' }]);
     clock.stepWall(-10 - (clock.now() - START));
-    assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS && /went back by 10 ms/.test(e.message));
+    assert.throws(
+      () => gen.next(),
+      (e: unknown) =>
+        e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS && /went back by 10 ms/.test(e.message),
+    );
   } finally {
     gen.close();
   }
@@ -233,7 +300,13 @@ test('GIVEN onClockBackwards=wait THEN a 3 ms step back is waited out and a 10 m
 test('GIVEN onClockBackwards=tolerate (default) and a 10 s step back THEN IDs continue the last tick, borrow within maxBorrowMs, then throw naming ~10000 ms', () => {
   const clock = new ManualClock(START);
   const events: GeneratorEvent[] = [];
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 4 }, clock, maxBorrowMs: 2, onEvent: (e) => events.push(e) });
+  const gen = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 2, worker: 4 },
+    clock,
+    maxBorrowMs: 2,
+    onEvent: (e) => events.push(e),
+  });
   try {
     const first = gen.next();
     clock.stepWall(-10_000);
@@ -244,7 +317,11 @@ test('GIVEN onClockBackwards=tolerate (default) and a 10 s step back THEN IDs co
     assert.equal(l.decode(second).sequence, 1);
     const rest = gen.batch(4094 + 4096 * 2);
     assert.equal(l.decode(rest[rest.length - 1]).unixMs, START + 2);
-    assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS && Number(e.details.byMs) >= 10_000);
+    assert.throws(
+      () => gen.next(),
+      (e: unknown) =>
+        e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS && Number(e.details.byMs) >= 10_000,
+    );
     assert.equal(gen.stats.clockBackwards, 1);
     assert.equal(events.filter((e) => e.type === 'clock-backwards' && e.action === 'tolerated').length, 1);
     clock.stepWall(10_003);
@@ -256,7 +333,12 @@ test('GIVEN onClockBackwards=tolerate (default) and a 10 s step back THEN IDs co
 
 test('GIVEN the wall clock jumps forward THEN IDs follow it, and stepping back to the old time is a clock step back', () => {
   const clock = new ManualClock(START);
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 5 }, clock, onClockBackwards: 'throw' });
+  const gen = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 2, worker: 5 },
+    clock,
+    onClockBackwards: 'throw',
+  });
   try {
     gen.next();
     clock.stepWall(60_000);
@@ -330,13 +412,18 @@ test('GIVEN a lease THEN issuing stops once monotonic time passes the deadline (
     lease.deadline = 5000;
     assert.ok(gen.next() > a);
     lease.deadline = Number.NEGATIVE_INFINITY;
-    assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message));
+    assert.throws(
+      () => gen.next(),
+      (e: unknown) =>
+        e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message),
+    );
   } finally {
     gen.close();
   }
 });
 
-const expiredOn = (clock: 'wall' | 'monotonic') => (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && e.details.clock === clock;
+const expiredOn = (clock: 'wall' | 'monotonic') => (e: unknown) =>
+  e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && e.details.clock === clock;
 
 test('GIVEN a held lease WHEN wall time jumps past the wall deadline while monotonic time stays frozen (a suspend) THEN next() and batch() throw FLURRY_E_LEASE_EXPIRED before issuing one ID', () => {
   const clock = new ManualClock(START, 0);
@@ -348,7 +435,13 @@ test('GIVEN a held lease WHEN wall time jumps past the wall deadline while monot
     clock.stepWall(60_000); // suspended for a minute: CLOCK_MONOTONIC did not count it
     assert.equal(clock.monotonic(), 0, 'monotonic time is frozen, its deadline is far away');
     const issued = gen.stats.issued;
-    assert.throws(() => gen.next(), (e: unknown) => expiredOn('wall')(e) && /suspended/.test((e as Error).message) && (e as FlurryError).details.overByMs === 60_000 - 800);
+    assert.throws(
+      () => gen.next(),
+      (e: unknown) =>
+        expiredOn('wall')(e) &&
+        /suspended/.test((e as Error).message) &&
+        (e as FlurryError).details.overByMs === 60_000 - 800,
+    );
     assert.throws(() => gen.nextString(), expiredOn('wall'));
     assert.throws(() => gen.batch(5), expiredOn('wall'));
     assert.throws(() => gen.batchStrings(5), expiredOn('wall'));
@@ -360,7 +453,11 @@ test('GIVEN a held lease WHEN wall time jumps past the wall deadline while monot
     lease.wallDeadline = clock.now() + 800; // a renewal after the resume
     assert.ok(gen.next() > a);
     lease.wallDeadline = Number.NEGATIVE_INFINITY; // lost
-    assert.throws(() => gen.next(), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message));
+    assert.throws(
+      () => gen.next(),
+      (e: unknown) =>
+        e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message),
+    );
   } finally {
     gen.close();
   }
@@ -426,7 +523,7 @@ test('GIVEN a lease whose deadline passes during a long fill THEN the fill stops
   }
 });
 
-test("GIVEN a lease high-water mark ahead of the clock THEN the first ID is after notBeforeMs (waiting), and too far ahead throws FLURRY_E_CLOCK_BEHIND_HIGH_WATER", () => {
+test('GIVEN a lease high-water mark ahead of the clock THEN the first ID is after notBeforeMs (waiting), and too far ahead throws FLURRY_E_CLOCK_BEHIND_HIGH_WATER', () => {
   const clock = new ManualClock(START, 0);
   const lease = makeLease({ datacenter: 5, worker: 3 }, 1e12, START + 3);
   const events: GeneratorEvent[] = [];
@@ -446,7 +543,11 @@ test("GIVEN a lease high-water mark ahead of the clock THEN the first ID is afte
   try {
     assert.throws(
       () => g2.next(),
-      (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.CLOCK_BEHIND_HIGH_WATER && /\d+ ms behind/.test(e.message) && Number(e.details.behindMs) > 4000,
+      (e: unknown) =>
+        e instanceof FlurryError &&
+        e.code === ErrorCode.CLOCK_BEHIND_HIGH_WATER &&
+        /\d+ ms behind/.test(e.message) &&
+        Number(e.details.behindMs) > 4000,
     );
   } finally {
     g2.close();
@@ -457,7 +558,10 @@ test('GIVEN a second live generator for the same node (or the same ID space thro
   const clock = new ManualClock(START);
   const a = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 2 }, clock, onExhausted: 'borrow' });
   const ids = a.batch(4096 * 3); // borrows 2 ticks ahead of the frozen ManualClock
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 2 }, clock }), (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.NODE_IN_USE && /SharedGenerator/.test(e.message));
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 2 }, clock }),
+    (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.NODE_IN_USE && /SharedGenerator/.test(e.message),
+  );
   assert.throws(() => new Generator({ layout: 'leaf', node: { worker: 34 }, clock }), code(ErrorCode.NODE_IN_USE));
   const other = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 }, clock });
   other.close();
@@ -475,7 +579,11 @@ test('GIVEN a second live generator for the same node (or the same ID space thro
 });
 
 test('GIVEN the clock before the epoch or past the end of the layout THEN coded errors', () => {
-  const early = new Generator({ layout: 'twitter', node: { datacenter: 9, worker: 9 }, clock: new ManualClock(1_000_000_000_000) });
+  const early = new Generator({
+    layout: 'twitter',
+    node: { datacenter: 9, worker: 9 },
+    clock: new ManualClock(1_000_000_000_000),
+  });
   try {
     assert.throws(() => early.next(), code(ErrorCode.CLOCK_BEFORE_EPOCH));
   } finally {
@@ -497,11 +605,26 @@ test('GIVEN the clock before the epoch or past the end of the layout THEN coded 
 
 test('GIVEN bad options or arguments THEN FLURRY_E_INVALID_OPTION / FLURRY_E_NODE_OUT_OF_RANGE and the generator keeps working', () => {
   assert.throws(() => new Generator({ layout: 'twitter' }), code(ErrorCode.NODE_OUT_OF_RANGE));
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 40, worker: 1 } }), code(ErrorCode.NODE_OUT_OF_RANGE));
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, onExhausted: 'spin' as never }), code(ErrorCode.INVALID_OPTION));
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, onClockBackwards: 'ignore' as never }), code(ErrorCode.INVALID_OPTION));
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, maxBorrowMs: -1 }), code(ErrorCode.INVALID_OPTION));
-  assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, sequenceStart: 'one' as never }), code(ErrorCode.INVALID_OPTION));
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 40, worker: 1 } }),
+    code(ErrorCode.NODE_OUT_OF_RANGE),
+  );
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, onExhausted: 'spin' as never }),
+    code(ErrorCode.INVALID_OPTION),
+  );
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, onClockBackwards: 'ignore' as never }),
+    code(ErrorCode.INVALID_OPTION),
+  );
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, maxBorrowMs: -1 }),
+    code(ErrorCode.INVALID_OPTION),
+  );
+  assert.throws(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, sequenceStart: 'one' as never }),
+    code(ErrorCode.INVALID_OPTION),
+  );
   const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, clock: new ManualClock(START) });
   try {
     assert.throws(() => gen.batch(-1), code(ErrorCode.INVALID_OPTION));
@@ -573,8 +696,16 @@ test('GIVEN the real system clock THEN 200,000 IDs from next() and fill() strict
 
 test('GIVEN a node that differs from the lease node, or a clock that returns NaN THEN coded errors and no ID', () => {
   const lease = makeLease({ datacenter: 6, worker: 1 }, 1e12);
-  assert.throws(() => new Generator({ layout: 'twitter', lease, node: { datacenter: 6, worker: 2 } }), code(ErrorCode.INVALID_OPTION));
-  const same = new Generator({ layout: 'twitter', lease, node: { datacenter: 6, worker: 1 }, clock: new ManualClock(START) });
+  assert.throws(
+    () => new Generator({ layout: 'twitter', lease, node: { datacenter: 6, worker: 2 } }),
+    code(ErrorCode.INVALID_OPTION),
+  );
+  const same = new Generator({
+    layout: 'twitter',
+    lease,
+    node: { datacenter: 6, worker: 1 },
+    clock: new ManualClock(START),
+  });
   same.close();
   const broken: Clock = { now: () => Number.NaN, monotonic: () => 0, sleep: () => undefined };
   const gen = new Generator({ layout: 'twitter', node: { datacenter: 6, worker: 3 }, clock: broken });
@@ -629,14 +760,24 @@ test('GIVEN random interleavings of next(), fill(), batch() and clock stalls, st
     const node = Object.fromEntries(layout.nodeFields.map((f) => [f.name, Math.floor(rand() * (f.max + 1))]));
     const nodeBits = layout.nodeBits(node);
     const clock = new ManualClock(Math.max(layout.epochMs, epoch) + 1_000_000);
-    const gen = new Generator({ layout, node, clock, sequenceStart: seed % 2 === 0 ? 'random' : 'zero', ...policies[seed % policies.length] });
+    const gen = new Generator({
+      layout,
+      node,
+      clock,
+      sequenceStart: seed % 2 === 0 ? 'random' : 'zero',
+      ...policies[seed % policies.length],
+    });
     try {
       let prev = -1n;
       let taken = 0;
       let refused = 0;
       const take = (id: bigint): void => {
         const d = layout.decode(id);
-        assert.equal(layout.composeTick(layout.tickOf(d.unixMs), d.sequence, nodeBits), id, `seed ${seed}: ${id} is not (tick, seq, node)`);
+        assert.equal(
+          layout.composeTick(layout.tickOf(d.unixMs), d.sequence, nodeBits),
+          id,
+          `seed ${seed}: ${id} is not (tick, seq, node)`,
+        );
         assert.ok(id > prev, `seed ${seed}: ${id} after ${prev}`);
         prev = id;
         checked++;

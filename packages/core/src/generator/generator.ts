@@ -95,17 +95,26 @@ export class Generator {
   private readonly claim: NodeClaim;
 
   constructor(opts: GeneratorOptions) {
-    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
+    if (opts === null || typeof opts !== 'object')
+      throw badOption('options', opts, 'an object such as { layout, node }');
     const layout = Layout.from(opts.layout);
     // A registry lease that may be re-acquired as another node gives each generator a
     // view bound to its current claim (see lease.ts, "One claim per generator").
     const lease = typeof opts.lease?.forGenerator === 'function' ? opts.lease.forGenerator() : opts.lease;
     if (lease && opts.node && !sameNode(opts.node, lease.node)) {
-      throw badOption('node', JSON.stringify(opts.node), `the lease's node ${JSON.stringify(lease.node)} or no node (a lease grants exactly one node ID)`);
+      throw badOption(
+        'node',
+        JSON.stringify(opts.node),
+        `the lease's node ${JSON.stringify(lease.node)} or no node (a lease grants exactly one node ID)`,
+      );
     }
     const node = opts.node ?? lease?.node;
     if (node === undefined) {
-      throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `A generator needs its node ID: pass node (${describeNodeFields(layout)}) or a registry lease.`, {});
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `A generator needs its node ID: pass node (${describeNodeFields(layout)}) or a registry lease.`,
+        {},
+      );
     }
     const nodeBits = layout.nodeBits(node);
     const policy = resolvePolicy(opts);
@@ -125,7 +134,11 @@ export class Generator {
     this.seqStep = 1n << this.seqShift;
     this.fastFill = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32;
     this.planner = new TickPlanner(layout, policy, this.clock, lease, opts.onEvent);
-    this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () => this.lastTick);
+    this.claim = claimNode(
+      layout.idSpaceKey(nodeBits),
+      `${layout.name} node ${JSON.stringify(this.node)}`,
+      () => this.lastTick,
+    );
     // Start so that the first ID's tick is after the lease floor and after a previous
     // holder of this node ID in this process: (floor - 1, maxSeq) is "used up".
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
@@ -159,7 +172,12 @@ export class Generator {
    */
   get stats(): GeneratorStats {
     const p = this.planner;
-    return { issued: this.issued, exhaustedWaits: p.exhaustedWaits, clockBackwards: p.clockBackwards, borrowedTicks: p.borrowedTicks };
+    return {
+      issued: this.issued,
+      exhaustedWaits: p.exhaustedWaits,
+      clockBackwards: p.clockBackwards,
+      borrowedTicks: p.borrowedTicks,
+    };
   }
 
   /**
@@ -239,10 +257,16 @@ export class Generator {
    * ```
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array)) throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
+    if (!(target instanceof BigUint64Array))
+      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
+      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
     if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption('count', count, `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`);
+      throw badOption(
+        'count',
+        count,
+        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
+      );
     }
     if (count === 0) return 0;
     if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
@@ -317,7 +341,11 @@ export class Generator {
 
   /** The wall clock moved to a new tick `w` beyond the last one. */
   private fresh(w: number, now: number): void {
-    if (w < this.highWall || w > this.maxTick || (this.lease !== undefined && (this.planner.checkDeadline(now), w < this.planner.refreshFloor()))) {
+    if (
+      w < this.highWall ||
+      w > this.maxTick ||
+      (this.lease !== undefined && (this.planner.checkDeadline(now), w < this.planner.refreshFloor()))
+    ) {
       this.slow(now);
       return;
     }
@@ -342,7 +370,11 @@ export class Generator {
   /** Everything but the common case: clock steps, exhaustion, floors, expiry, closed. */
   private slow(now: number): void {
     if (this.closed) {
-      throw new FlurryError(ErrorCode.GENERATOR_CLOSED, 'This generator was closed; create a new one (it will continue after the last ID issued).', {});
+      throw new FlurryError(
+        ErrorCode.GENERATOR_CLOSED,
+        'This generator was closed; create a new one (it will continue after the last ID issued).',
+        {},
+      );
     }
     const planner = this.planner;
     const clock = this.clock;
@@ -381,7 +413,8 @@ export class Generator {
 }
 
 function checkCount(count: number): void {
-  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
+    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
 }
 
 function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>): boolean {
@@ -390,5 +423,7 @@ function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>
 }
 
 function describeNodeFields(layout: Layout): string {
-  return layout.nodeFields.length ? layout.nodeFields.map((f) => `${f.name} 0..${f.max}`).join(', ') : '{} for this layout';
+  return layout.nodeFields.length
+    ? layout.nodeFields.map((f) => `${f.name} 0..${f.max}`).join(', ')
+    : '{} for this layout';
 }

@@ -8,8 +8,15 @@ import { join } from 'node:path';
 const INDEX_URL = new URL('../index.js', import.meta.url).href;
 
 /** Runs a short ES-module script in a fresh Node process; returns its stdout lines. */
-function runNode(code: string, env: Record<string, string> = {}): { lines: string[]; status: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 20_000 });
+function runNode(
+  code: string,
+  env: Record<string, string> = {},
+): { lines: string[]; status: number | null; stderr: string } {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   return { lines: r.stdout.trim().split('\n'), status: r.status, stderr: r.stderr };
 }
 
@@ -29,7 +36,10 @@ test('GIVEN an unusable TMPDIR THEN claims move to /dev/shm, a second generator 
   const [verdict, pid, count] = r.lines;
   assert.equal(verdict, 'FLURRY_E_NODE_IN_USE');
   assert.equal(count, '1');
-  assert.deepEqual(readdirSync('/dev/shm').filter((n) => n.startsWith(`flurry-claims-${pid}-`)), []);
+  assert.deepEqual(
+    readdirSync('/dev/shm').filter((n) => n.startsWith(`flurry-claims-${pid}-`)),
+    [],
+  );
 });
 
 test('GIVEN a claims directory left by a dead process THEN the next process sweeps it and removes its own at exit', () => {
@@ -41,5 +51,8 @@ test('GIVEN a claims directory left by a dead process THEN the next process swee
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.lines[0], 'FLURRY_E_NODE_IN_USE');
   assert.equal(existsSync(stale), false, 'the dead process directory was swept');
-  assert.deepEqual(readdirSync(tmpdir()).filter((n) => n.startsWith(`flurry-claims-${r.lines[1]}-`)), []);
+  assert.deepEqual(
+    readdirSync(tmpdir()).filter((n) => n.startsWith(`flurry-claims-${r.lines[1]}-`)),
+    [],
+  );
 });

@@ -100,12 +100,12 @@ export interface GeneratorStats {
 
 /** The defaults of the numeric options. @example `GENERATOR_DEFAULTS.maxBorrowMs === 1000` */
 export const GENERATOR_DEFAULTS = Object.freeze({
-  onExhausted: 'wait' as ExhaustedPolicy,
-  onClockBackwards: 'tolerate' as BackwardsPolicy,
+  onExhausted: 'wait',
+  onClockBackwards: 'tolerate',
   maxBorrowMs: 1000,
   maxBackwardsWaitMs: 5,
   highWaterWaitMs: 1000,
-  sequenceStart: 'zero' as SequenceStart,
+  sequenceStart: 'zero',
   /** How long one call waits for a wall clock that does not advance at all before `FLURRY_E_SEQUENCE_EXHAUSTED`. */
   stallLimitMs: 2000,
 });
@@ -132,13 +132,15 @@ export interface ResolvedPolicy {
  */
 export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>): ResolvedPolicy {
   const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
-  if (onExhausted !== 'wait' && onExhausted !== 'borrow') throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");
+  if (onExhausted !== 'wait' && onExhausted !== 'borrow')
+    throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");
   const onClockBackwards = opts.onClockBackwards ?? GENERATOR_DEFAULTS.onClockBackwards;
   if (onClockBackwards !== 'tolerate' && onClockBackwards !== 'wait' && onClockBackwards !== 'throw') {
     throw badOption('onClockBackwards', onClockBackwards, "'tolerate', 'wait' or 'throw'");
   }
   const sequenceStart = opts.sequenceStart ?? GENERATOR_DEFAULTS.sequenceStart;
-  if (sequenceStart !== 'zero' && sequenceStart !== 'random') throw badOption('sequenceStart', sequenceStart, "'zero' or 'random'");
+  if (sequenceStart !== 'zero' && sequenceStart !== 'random')
+    throw badOption('sequenceStart', sequenceStart, "'zero' or 'random'");
   return {
     onExhausted,
     onClockBackwards,
@@ -151,7 +153,8 @@ export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>): ResolvedP
 
 function bound(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000) throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
+    throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
   return v;
 }
 
@@ -162,5 +165,8 @@ function bound(name: string, v: number | undefined, dflt: number): number {
  */
 export function badOption(name: string, value: unknown, allowed: string): FlurryError {
   const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${shown} is not allowed; use ${allowed}.`, { option: name, value: shown });
+  return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${shown} is not allowed; use ${allowed}.`, {
+    option: name,
+    value: shown,
+  });
 }

@@ -95,7 +95,9 @@ test('GIVEN one SharedGenerator used by 4 real worker threads and the main threa
   const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 7, worker: 7 } });
   const workers = Array.from({ length: 4 }, () => startWorker({ job: 'shared', state: shared.state, count: 25_000 }));
   try {
-    const answers = workers.map((w) => nextMessage<{ ok: boolean; ids: BigUint64Array; message?: string }>(w, 'step 1'));
+    const answers = workers.map((w) =>
+      nextMessage<{ ok: boolean; ids: BigUint64Array; message?: string }>(w, 'step 1'),
+    );
     const mine = new BigUint64Array(40_000);
     for (let i = 0; i < 20_000; i++) mine[i] = shared.next();
     shared.fill(mine, 20_000);
@@ -104,7 +106,8 @@ test('GIVEN one SharedGenerator used by 4 real worker threads and the main threa
     let at = 0;
     for (const r of [...results, { ok: true, ids: mine }]) {
       assert.ok(r.ok, (r as { message?: string }).message);
-      for (let i = 1; i < r.ids.length; i++) if (!(r.ids[i] > r.ids[i - 1])) assert.fail(`thread-local order broken at ${i}`);
+      for (let i = 1; i < r.ids.length; i++)
+        if (!(r.ids[i] > r.ids[i - 1])) assert.fail(`thread-local order broken at ${i}`);
       all.set(r.ids, at);
       at += r.ids.length;
     }
@@ -114,7 +117,9 @@ test('GIVEN one SharedGenerator used by 4 real worker threads and the main threa
     assert.deepEqual(d.fields, { datacenter: 7, worker: 7 });
     // Closing the creating handle stops the workers' handles too.
     shared.close();
-    const after = await Promise.all(workers.map((w) => (w.postMessage('next'), nextMessage<{ afterClose: string }>(w, 'step 2'))));
+    const after = await Promise.all(
+      workers.map((w) => (w.postMessage('next'), nextMessage<{ afterClose: string }>(w, 'step 2'))),
+    );
     for (const a of after) assert.equal(a.afterClose, ErrorCode.GENERATOR_CLOSED);
   } finally {
     shared.close();
@@ -157,14 +162,20 @@ test('GIVEN a worker thread holding a node THEN the main thread gets FLURRY_E_NO
     assert.deepEqual(await nextMessage(w, 'step 6'), { ok: true });
     assert.throws(
       () => new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 2 } }),
-      (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.NODE_IN_USE && new RegExp(`in worker thread ${w.threadId}\\b`).test(e.message),
+      (e: unknown) =>
+        e instanceof FlurryError &&
+        e.code === ErrorCode.NODE_IN_USE &&
+        new RegExp(`in worker thread ${w.threadId}\\b`).test(e.message),
     );
     w.postMessage('close');
     assert.deepEqual(await nextMessage(w, 'step 7'), { closed: true });
     new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 2 } }).close();
 
     assert.deepEqual(await nextMessage(w2, 'step 8'), { ok: true });
-    assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 3 } }), code(ErrorCode.NODE_IN_USE));
+    assert.throws(
+      () => new Generator({ layout: 'twitter', node: { datacenter: 8, worker: 3 } }),
+      code(ErrorCode.NODE_IN_USE),
+    );
     const gone = exited(w2);
     w2.postMessage('exit');
     await gone;
@@ -177,24 +188,49 @@ test('GIVEN a worker thread holding a node THEN the main thread gets FLURRY_E_NO
 test('GIVEN a SharedGenerator THEN it holds the node claim like a Generator, and rejects a lease or a 64-bit timestamp+sequence', () => {
   const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } });
   try {
-    assert.throws(() => new Generator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } }), code(ErrorCode.NODE_IN_USE));
-    assert.throws(() => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } }), code(ErrorCode.NODE_IN_USE));
+    assert.throws(
+      () => new Generator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } }),
+      code(ErrorCode.NODE_IN_USE),
+    );
+    assert.throws(
+      () => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } }),
+      code(ErrorCode.NODE_IN_USE),
+    );
   } finally {
     shared.close();
   }
   const g = new Generator({ layout: 'twitter', node: { datacenter: 9, worker: 1 } });
   g.close();
   assert.throws(
-    () => new SharedGenerator({ layout: { fields: [{ name: 'timestamp', bits: 42 }, { name: 'sequence', bits: 22 }], epoch: 0 }, node: {} }),
+    () =>
+      new SharedGenerator({
+        layout: {
+          fields: [
+            { name: 'timestamp', bits: 42 },
+            { name: 'sequence', bits: 22 },
+          ],
+          epoch: 0,
+        },
+        node: {},
+      }),
     code(ErrorCode.INVALID_OPTION),
   );
-  assert.throws(() => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 2 }, lease: {} } as never), code(ErrorCode.INVALID_OPTION));
+  assert.throws(
+    () => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 2 }, lease: {} } as never),
+    code(ErrorCode.INVALID_OPTION),
+  );
   assert.throws(() => SharedGenerator.fromState({} as never), code(ErrorCode.INVALID_OPTION));
 });
 
 test('GIVEN a SharedGenerator THEN it takes no lease at all (so no fencing deadline, monotonic or wall, can be bypassed through it)', () => {
   const clock = new ManualClock(START, 0);
-  const lease = { node: { datacenter: 9, worker: 3 }, deadline: 800, wallDeadline: START + 800, notBeforeMs: 0, attach() {} };
+  const lease = {
+    node: { datacenter: 9, worker: 3 },
+    deadline: 800,
+    wallDeadline: START + 800,
+    notBeforeMs: 0,
+    attach() {},
+  };
   assert.throws(
     () => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 3 }, clock, lease } as never),
     (e: unknown) => e instanceof FlurryError && e.code === ErrorCode.INVALID_OPTION && /lease/.test(e.message),
@@ -227,7 +263,13 @@ test('GIVEN a SharedGenerator on a ManualClock THEN it applies the same exhausti
     const attached = SharedGenerator.fromState(structuredClone(shared.state), { clock });
     const n = attached.next();
     assert.ok(n > ids[ids.length - 1]);
-    assert.deepEqual(attached.batchStrings(2).map(BigInt).every((x) => x > n), true);
+    assert.deepEqual(
+      attached
+        .batchStrings(2)
+        .map(BigInt)
+        .every((x) => x > n),
+      true,
+    );
     attached.close();
     assert.throws(() => attached.next(), code(ErrorCode.GENERATOR_CLOSED));
     assert.ok(shared.next() > n, 'detaching one handle leaves the others working');

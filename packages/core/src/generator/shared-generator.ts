@@ -17,7 +17,14 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
 import type { LayoutSpec } from '../layout/types.js';
 import { claimNode, type NodeClaim } from './node-claims.js';
-import { badOption, resolvePolicy, type GeneratorEvent, type GeneratorOptions, type GeneratorStats, type ResolvedPolicy } from './options.js';
+import {
+  badOption,
+  resolvePolicy,
+  type GeneratorEvent,
+  type GeneratorOptions,
+  type GeneratorStats,
+  type ResolvedPolicy,
+} from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
 const STATE_CELL = 0;
@@ -103,9 +110,14 @@ export class SharedGenerator {
   /** @internal used by {@link SharedGenerator.fromState}. */
   constructor(opts: SharedGeneratorOptions, attach: { buffer: SharedArrayBuffer; policy: ResolvedPolicy });
   constructor(opts: SharedGeneratorOptions, attach?: { buffer: SharedArrayBuffer; policy: ResolvedPolicy }) {
-    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { layout, node }');
+    if (opts === null || typeof opts !== 'object')
+      throw badOption('options', opts, 'an object such as { layout, node }');
     if ((opts as GeneratorOptions).lease !== undefined) {
-      throw badOption('lease', 'a lease', 'no lease: a SharedGenerator cannot share a lease across threads; give the Generator of each process its own leased node');
+      throw badOption(
+        'lease',
+        'a lease',
+        'no lease: a SharedGenerator cannot share a lease across threads; give the Generator of each process its own leased node',
+      );
     }
     const layout = Layout.from(opts.layout);
     if (layout.timestampBits + layout.sequenceBits > 63) {
@@ -115,7 +127,8 @@ export class SharedGenerator {
         { timestampBits: layout.timestampBits, sequenceBits: layout.sequenceBits },
       );
     }
-    if (opts.node === undefined) throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, 'A SharedGenerator needs its node ID: pass node.', {});
+    if (opts.node === undefined)
+      throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, 'A SharedGenerator needs its node ID: pass node.', {});
     const nodeBits = layout.nodeBits(opts.node);
     const policy = attach ? attach.policy : resolvePolicy(opts);
     this.layout = layout;
@@ -141,13 +154,21 @@ export class SharedGenerator {
       buffer = new SharedArrayBuffer(BUFFER_BYTES);
       this.cells = new BigInt64Array(buffer, 0, 2);
       this.ctl = new Int32Array(buffer, 16, 4);
-      this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () => this.lastTick());
+      this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () =>
+        this.lastTick(),
+      );
       // (previousTick, maxSeq): the first ID comes after any previous holder in this process.
       const start = Math.max(-1, this.claim.previousTick);
       this.cells[STATE_CELL] = (BigInt(start) << this.seqBits) | this.seqMask;
       this.cells[WALL_CELL] = -1n;
     }
-    this.state = Object.freeze({ kind: 'flurry-shared-generator', layout: layout.toSpec(), node: this.node, policy, buffer });
+    this.state = Object.freeze({
+      kind: 'flurry-shared-generator',
+      layout: layout.toSpec(),
+      node: this.node,
+      policy,
+      buffer,
+    });
   }
 
   /**
@@ -160,11 +181,23 @@ export class SharedGenerator {
    * const gen = SharedGenerator.fromState(workerData);
    * ```
    */
-  static fromState(state: SharedGeneratorState, opts: { clock?: Clock; onEvent?: (e: GeneratorEvent) => void } = {}): SharedGenerator {
-    if (state === null || typeof state !== 'object' || state.kind !== 'flurry-shared-generator' || !(state.buffer instanceof SharedArrayBuffer) || state.buffer.byteLength !== BUFFER_BYTES) {
-      throw badOption('state', typeof state, "the `state` of a SharedGenerator (posted to the worker unchanged)");
+  static fromState(
+    state: SharedGeneratorState,
+    opts: { clock?: Clock; onEvent?: (e: GeneratorEvent) => void } = {},
+  ): SharedGenerator {
+    if (
+      state === null ||
+      typeof state !== 'object' ||
+      state.kind !== 'flurry-shared-generator' ||
+      !(state.buffer instanceof SharedArrayBuffer) ||
+      state.buffer.byteLength !== BUFFER_BYTES
+    ) {
+      throw badOption('state', typeof state, 'the `state` of a SharedGenerator (posted to the worker unchanged)');
     }
-    return new SharedGenerator({ layout: state.layout, node: { ...state.node }, clock: opts.clock, onEvent: opts.onEvent }, { buffer: state.buffer, policy: state.policy });
+    return new SharedGenerator(
+      { layout: state.layout, node: { ...state.node }, clock: opts.clock, onEvent: opts.onEvent },
+      { buffer: state.buffer, policy: state.policy },
+    );
   }
 
   /**
@@ -174,7 +207,12 @@ export class SharedGenerator {
    */
   get stats(): GeneratorStats {
     const p = this.planner;
-    return { issued: this.issued, exhaustedWaits: p.exhaustedWaits, clockBackwards: p.clockBackwards, borrowedTicks: p.borrowedTicks };
+    return {
+      issued: this.issued,
+      exhaustedWaits: p.exhaustedWaits,
+      clockBackwards: p.clockBackwards,
+      borrowedTicks: p.borrowedTicks,
+    };
   }
 
   /**
@@ -213,7 +251,8 @@ export class SharedGenerator {
    * @example `shared.batch(100)`
    */
   batch(count: number): bigint[] {
-    if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH) throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+    if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
+      throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
     const target = new BigUint64Array(count);
     this.fill(target);
     return Array.from(target);
@@ -235,10 +274,16 @@ export class SharedGenerator {
    * @example `shared.fill(new BigUint64Array(1024))`
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array)) throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length) throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
+    if (!(target instanceof BigUint64Array))
+      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
+    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
+      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
     if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption('count', count, `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`);
+      throw badOption(
+        'count',
+        count,
+        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
+      );
     }
     let i = 0;
     while (i < count) {
@@ -322,7 +367,11 @@ export class SharedGenerator {
           return [tick, first, last];
         }
       }
-      throw new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `Could not win the shared state after ${MAX_ATTEMPTS} attempts; too many threads contend for one node ID.`, {});
+      throw new FlurryError(
+        ErrorCode.SEQUENCE_EXHAUSTED,
+        `Could not win the shared state after ${MAX_ATTEMPTS} attempts; too many threads contend for one node ID.`,
+        {},
+      );
     } finally {
       Atomics.sub(ctl, INFLIGHT, 1);
     }

@@ -87,7 +87,10 @@ export class TickPlanner {
     this.maxTick = layout.maxTick;
     this.borrowTicks = Math.floor(policy.maxBorrowMs / layout.unitMs);
     const seqSize = layout.maxSequence + 1;
-    this.randomRange = policy.sequenceStart === 'random' ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024)) : 1;
+    this.randomRange =
+      policy.sequenceStart === 'random'
+        ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024))
+        : 1;
     this.spin = clock === systemClock;
     if (lease) this.refreshFloor();
   }
@@ -131,7 +134,11 @@ export class TickPlanner {
     const monotonicPassed = !(over < 0);
     const wallOver = now - (lease.wallDeadline ?? Number.POSITIVE_INFINITY);
     if (!Number.isFinite(monotonicPassed ? over : wallOver)) {
-      throw new FlurryError(ErrorCode.LEASE_EXPIRED, 'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.', { overByMs: null });
+      throw new FlurryError(
+        ErrorCode.LEASE_EXPIRED,
+        'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.',
+        { overByMs: null },
+      );
     }
     if (monotonicPassed) {
       throw new FlurryError(
@@ -152,7 +159,15 @@ export class TickPlanner {
    * `highWall`/`highWallMs` are the highest wall tick / Unix ms seen before this reading;
    * `elapsedMs` is how long this call has already waited. Throws the coded errors.
    */
-  decide(now: number, w: number, lastTick: number, seq: number, highWall: number, highWallMs: number, elapsedMs: number): Decision {
+  decide(
+    now: number,
+    w: number,
+    lastTick: number,
+    seq: number,
+    highWall: number,
+    highWallMs: number,
+    elapsedMs: number,
+  ): Decision {
     const unitMs = this.unitMs;
     if (!Number.isFinite(w)) {
       throw new FlurryError(
@@ -199,7 +214,10 @@ export class TickPlanner {
         const waitMs = this.epochMs + highWall * unitMs - now;
         if (elapsedMs + waitMs > this.policy.maxBackwardsWaitMs) {
           this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
-          throw this.backwardsError(byMs, `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`);
+          throw this.backwardsError(
+            byMs,
+            `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
+          );
         }
         return { wait: true, untilMs: this.epochMs + highWall * unitMs, reason: 'backwards', byMs };
       }
@@ -279,9 +297,16 @@ export class TickPlanner {
     const why = `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
     if (d.reason === 'backwards') return this.backwardsError(d.byMs, `waiting for it to catch up failed: ${why}`);
     if (d.reason === 'high-water') {
-      return new FlurryError(ErrorCode.CLOCK_BEHIND_HIGH_WATER, `The clock is behind this node's high-water mark and ${why}`, { nowMs: now, notBeforeMs: this.lease?.notBeforeMs });
+      return new FlurryError(
+        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
+        `The clock is behind this node's high-water mark and ${why}`,
+        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
+      );
     }
-    return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `The sequence of tick ${lastTick} is used up and ${why}`, { tick: lastTick, nowMs: now });
+    return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `The sequence of tick ${lastTick} is used up and ${why}`, {
+      tick: lastTick,
+      nowMs: now,
+    });
   }
 
   /** The error for a tick past the layout's end of life. */

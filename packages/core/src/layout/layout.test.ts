@@ -5,7 +5,8 @@ import { FlurryError, ErrorCode } from '../errors.js';
 import { Layout, PRESETS, DEFAULT_EPOCH_MS, type PresetName } from './index.js';
 
 const code = (c: string) => (e: unknown) => e instanceof FlurryError && e.code === c;
-const codeAnd = (c: string, re: RegExp) => (e: unknown) => e instanceof FlurryError && e.code === c && re.test(e.message);
+const codeAnd = (c: string, re: RegExp) => (e: unknown) =>
+  e instanceof FlurryError && e.code === c && re.test(e.message);
 
 test('GIVEN the twitter preset THEN IDs are ((ms - 1288834974657) << 22) | datacenter << 17 | worker << 12 | sequence, as in Snowflake', () => {
   const l = Layout.from('twitter');
@@ -30,9 +31,15 @@ test('GIVEN the leaf preset THEN IDs match Leaf SnowflakeIDGenImpl: (ts - twepoc
   const l = Layout.from('leaf');
   assert.equal(l.toFieldsString(), 'timestamp:41,worker:10,sequence:12');
   const ms = 1700000000123;
-  assert.equal(l.compose({ unixMs: ms, sequence: 4095, node: { worker: 1023 } }), (BigInt(ms - 1288834974657) << 22n) | (1023n << 12n) | 4095n);
+  assert.equal(
+    l.compose({ unixMs: ms, sequence: 4095, node: { worker: 1023 } }),
+    (BigInt(ms - 1288834974657) << 22n) | (1023n << 12n) | 4095n,
+  );
   // Same ID space as twitter: datacenter 1 / worker 2 == leaf worker 34.
-  assert.equal(l.idSpaceKey(l.nodeBits({ worker: 34 })), Layout.from('twitter').idSpaceKey(Layout.from('twitter').nodeBits({ datacenter: 1, worker: 2 })));
+  assert.equal(
+    l.idSpaceKey(l.nodeBits({ worker: 34 })),
+    Layout.from('twitter').idSpaceKey(Layout.from('twitter').nodeBits({ datacenter: 1, worker: 2 })),
+  );
 });
 
 test("GIVEN the discord preset THEN Discord's documented example 175928847299117063 decodes to 2016-04-30T11:18:25.796Z, worker 1, process 0, increment 7", () => {
@@ -108,16 +115,37 @@ test('GIVEN the seed layout 37+20+16 = 73 bits THEN FLURRY_E_LAYOUT_TOO_WIDE say
 test('GIVEN a layout 1 bit too wide or a 1-bit node field THEN the messages say "1 bit", not "1 bits"', () => {
   assert.throws(
     () => Layout.parse('timestamp:41,worker:11,sequence:13'),
-    codeAnd(ErrorCode.LAYOUT_TOO_WIDE, /= 65 bits .*overflows 64 bits by 1 bit; narrow the fields by 1 bit in total\.$/),
+    codeAnd(
+      ErrorCode.LAYOUT_TOO_WIDE,
+      /= 65 bits .*overflows 64 bits by 1 bit; narrow the fields by 1 bit in total\.$/,
+    ),
   );
-  const l = Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'shard', bits: 1 }, { name: 'sequence', bits: 12 }], epoch: 0 });
-  assert.throws(() => l.validateNode({ shard: 2 }), codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /shard is 1 bit wide, so it must be an integer in 0\.\.1\./));
+  const l = Layout.from({
+    fields: [
+      { name: 'timestamp', bits: 41 },
+      { name: 'shard', bits: 1 },
+      { name: 'sequence', bits: 12 },
+    ],
+    epoch: 0,
+  });
+  assert.throws(
+    () => l.validateNode({ shard: 2 }),
+    codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /shard is 1 bit wide, so it must be an integer in 0\.\.1\./),
+  );
 });
 
 test('GIVEN zero, negative or fractional widths THEN FLURRY_E_LAYOUT_FIELD_WIDTH', () => {
   for (const bits of [0, -3, 2.5, Number.NaN]) {
     assert.throws(
-      () => Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits }, { name: 'sequence', bits: 12 }], epoch: 0 }),
+      () =>
+        Layout.from({
+          fields: [
+            { name: 'timestamp', bits: 41 },
+            { name: 'worker', bits },
+            { name: 'sequence', bits: 12 },
+          ],
+          epoch: 0,
+        }),
       code(ErrorCode.LAYOUT_FIELD_WIDTH),
       `bits ${bits}`,
     );
@@ -130,7 +158,10 @@ test('GIVEN zero, negative or fractional widths THEN FLURRY_E_LAYOUT_FIELD_WIDTH
 test('GIVEN a missing or doubled timestamp or sequence THEN FLURRY_E_LAYOUT_MISSING_FIELD', () => {
   assert.throws(() => Layout.parse('worker:10,sequence:12'), codeAnd(ErrorCode.LAYOUT_MISSING_FIELD, /no timestamp/));
   assert.throws(() => Layout.parse('timestamp:41,worker:10'), codeAnd(ErrorCode.LAYOUT_MISSING_FIELD, /no sequence/));
-  assert.throws(() => Layout.parse('timestamp:20,timestamp:20,sequence:12'), codeAnd(ErrorCode.LAYOUT_MISSING_FIELD, /2 timestamp/));
+  assert.throws(
+    () => Layout.parse('timestamp:20,timestamp:20,sequence:12'),
+    codeAnd(ErrorCode.LAYOUT_MISSING_FIELD, /2 timestamp/),
+  );
   assert.throws(() => Layout.from({ fields: [], epoch: 0 }), code(ErrorCode.LAYOUT_MISSING_FIELD));
 });
 
@@ -141,15 +172,52 @@ test('GIVEN a sequence field above the timestamp THEN FLURRY_E_LAYOUT_SPEC (IDs 
 });
 
 test('GIVEN duplicate or invalid field names THEN FLURRY_E_LAYOUT_FIELD_NAME', () => {
-  assert.throws(() => Layout.parse('timestamp:41,worker:5,worker:5,sequence:12'), codeAnd(ErrorCode.LAYOUT_FIELD_NAME, /worker appears twice/));
-  assert.throws(() => Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: '9lives', bits: 3 }, { name: 'sequence', bits: 12 }], epoch: 0 }), code(ErrorCode.LAYOUT_FIELD_NAME));
+  assert.throws(
+    () => Layout.parse('timestamp:41,worker:5,worker:5,sequence:12'),
+    codeAnd(ErrorCode.LAYOUT_FIELD_NAME, /worker appears twice/),
+  );
+  assert.throws(
+    () =>
+      Layout.from({
+        fields: [
+          { name: 'timestamp', bits: 41 },
+          { name: '9lives', bits: 3 },
+          { name: 'sequence', bits: 12 },
+        ],
+        epoch: 0,
+      }),
+    code(ErrorCode.LAYOUT_FIELD_NAME),
+  );
 });
 
 test('GIVEN an epoch in the future, negative or unreadable THEN FLURRY_E_LAYOUT_EPOCH', () => {
-  assert.throws(() => Layout.parse('timestamp:41,sequence:12', { epoch: Date.now() + 86_400_000 }), codeAnd(ErrorCode.LAYOUT_EPOCH, /future/));
+  assert.throws(
+    () => Layout.parse('timestamp:41,sequence:12', { epoch: Date.now() + 86_400_000 }),
+    codeAnd(ErrorCode.LAYOUT_EPOCH, /future/),
+  );
   assert.throws(() => Layout.parse('timestamp:41,sequence:12', { epoch: 'yesterday' }), code(ErrorCode.LAYOUT_EPOCH));
-  assert.throws(() => Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 12 }], epoch: -5 }), code(ErrorCode.LAYOUT_EPOCH));
-  assert.throws(() => Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 12 }], epoch: new Date('x') }), code(ErrorCode.LAYOUT_EPOCH));
+  assert.throws(
+    () =>
+      Layout.from({
+        fields: [
+          { name: 'timestamp', bits: 41 },
+          { name: 'sequence', bits: 12 },
+        ],
+        epoch: -5,
+      }),
+    code(ErrorCode.LAYOUT_EPOCH),
+  );
+  assert.throws(
+    () =>
+      Layout.from({
+        fields: [
+          { name: 'timestamp', bits: 41 },
+          { name: 'sequence', bits: 12 },
+        ],
+        epoch: new Date('x'),
+      }),
+    code(ErrorCode.LAYOUT_EPOCH),
+  );
 });
 
 test('GIVEN unknown presets, units or unreadable --fields THEN coded errors', () => {
@@ -176,19 +244,34 @@ test('GIVEN --fields with an ISO or ms epoch and a unit THEN Layout.parse builds
 test('GIVEN node values outside their field THEN validateNode throws FLURRY_E_NODE_OUT_OF_RANGE naming the range', () => {
   const l = Layout.from('twitter');
   l.validateNode({ datacenter: 31, worker: 0 });
-  assert.throws(() => l.validateNode({ datacenter: 32, worker: 0 }), codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /datacenter = 32.*0\.\.31/));
+  assert.throws(
+    () => l.validateNode({ datacenter: 32, worker: 0 }),
+    codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /datacenter = 32.*0\.\.31/),
+  );
   assert.throws(() => l.validateNode({ datacenter: -1, worker: 0 }), code(ErrorCode.NODE_OUT_OF_RANGE));
   assert.throws(() => l.validateNode({ datacenter: 1.5, worker: 0 }), code(ErrorCode.NODE_OUT_OF_RANGE));
   assert.throws(() => l.validateNode({ datacenter: 1 }), codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /worker is missing/));
-  assert.throws(() => l.validateNode({ datacenter: 1, worker: 1, shard: 2 }), codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /no node field "shard"/));
+  assert.throws(
+    () => l.validateNode({ datacenter: 1, worker: 1, shard: 2 }),
+    codeAnd(ErrorCode.NODE_OUT_OF_RANGE, /no node field "shard"/),
+  );
   assert.throws(() => l.validateNode({ datacenter: 1, worker: 1, sequence: 2 }), code(ErrorCode.NODE_OUT_OF_RANGE));
 });
 
 test('GIVEN compose arguments outside the layout THEN coded errors', () => {
   const l = Layout.from('twitter');
-  assert.throws(() => l.compose({ unixMs: l.epochMs - 1, sequence: 0, node: { datacenter: 0, worker: 0 } }), code(ErrorCode.CLOCK_BEFORE_EPOCH));
-  assert.throws(() => l.compose({ unixMs: l.expiresAt.getTime(), sequence: 0, node: { datacenter: 0, worker: 0 } }), code(ErrorCode.LAYOUT_EXPIRED));
-  assert.throws(() => l.compose({ unixMs: Date.now(), sequence: 4096, node: { datacenter: 0, worker: 0 } }), code(ErrorCode.INVALID_OPTION));
+  assert.throws(
+    () => l.compose({ unixMs: l.epochMs - 1, sequence: 0, node: { datacenter: 0, worker: 0 } }),
+    code(ErrorCode.CLOCK_BEFORE_EPOCH),
+  );
+  assert.throws(
+    () => l.compose({ unixMs: l.expiresAt.getTime(), sequence: 0, node: { datacenter: 0, worker: 0 } }),
+    code(ErrorCode.LAYOUT_EXPIRED),
+  );
+  assert.throws(
+    () => l.compose({ unixMs: Date.now(), sequence: 4096, node: { datacenter: 0, worker: 0 } }),
+    code(ErrorCode.INVALID_OPTION),
+  );
   // The last representable tick still composes, to the layout's largest timestamp.
   const last = l.compose({ unixMs: l.expiresAt.getTime() - 1, sequence: 4095, node: { datacenter: 31, worker: 31 } });
   assert.equal(last, l.maxId);
@@ -205,25 +288,36 @@ test('GIVEN any layout and any in-range parts THEN decode(compose(parts)) return
       unit: fc.constantFrom('1ms', '10ms', '1s' as const),
       epoch: fc.integer({ min: 0, max: now - 1 }),
     })
-    .filter((r) => r.ts + r.seq + r.nodes.reduce((a, b) => a + b, 0) <= 64 && r.epoch + 2 ** r.ts * { '1ms': 1, '10ms': 10, '1s': 1000 }[r.unit] <= 8.64e15)
+    .filter(
+      (r) =>
+        r.ts + r.seq + r.nodes.reduce((a, b) => a + b, 0) <= 64 &&
+        r.epoch + 2 ** r.ts * { '1ms': 1, '10ms': 10, '1s': 1000 }[r.unit] <= 8.64e15,
+    )
     .map((r) => {
       const nodeFields = r.nodes.map((bits, i) => ({ name: `n${i}`, bits }));
       const fields = r.tsFirst
         ? [{ name: 'timestamp', bits: r.ts }, ...nodeFields, { name: 'sequence', bits: r.seq }]
-        : [...nodeFields.slice(0, 1), { name: 'timestamp', bits: r.ts }, { name: 'sequence', bits: r.seq }, ...nodeFields.slice(1)];
+        : [
+            ...nodeFields.slice(0, 1),
+            { name: 'timestamp', bits: r.ts },
+            { name: 'sequence', bits: r.seq },
+            ...nodeFields.slice(1),
+          ];
       return Layout.from({ fields, epoch: r.epoch, unit: r.unit as '1ms' });
     });
   const presetArb = fc.constantFrom(...(Object.keys(PRESETS) as PresetName[])).map((p) => Layout.from(p));
   fc.assert(
     fc.property(
-      fc.oneof(presetArb, layoutArb).chain((l) =>
-        fc.tuple(
-          fc.constant(l),
-          fc.integer({ min: 0, max: Math.min(l.maxTick, 2 ** 40) }),
-          fc.integer({ min: 0, max: l.maxSequence }),
-          fc.tuple(...l.nodeFields.map((f) => fc.integer({ min: 0, max: f.max }))),
+      fc
+        .oneof(presetArb, layoutArb)
+        .chain((l) =>
+          fc.tuple(
+            fc.constant(l),
+            fc.integer({ min: 0, max: Math.min(l.maxTick, 2 ** 40) }),
+            fc.integer({ min: 0, max: l.maxSequence }),
+            fc.tuple(...l.nodeFields.map((f) => fc.integer({ min: 0, max: f.max }))),
+          ),
         ),
-      ),
       ([l, tick, sequence, values]) => {
         const node = Object.fromEntries(l.nodeFields.map((f, i) => [f.name, values[i]]));
         const unixMs = l.epochMs + tick * l.unitMs;
@@ -243,12 +337,17 @@ test('GIVEN any layout and any in-range parts THEN decode(compose(parts)) return
 test('GIVEN two IDs of one node THEN the later tick or higher sequence gives the larger ID (property, timestamp-first presets)', () => {
   const l = Layout.from('twitter');
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 0, max: 4095 }), fc.integer({ min: 0, max: 4095 }), (tick, s1, s2) => {
-      const node = { datacenter: 3, worker: 4 };
-      const a = l.compose({ unixMs: l.epochMs + tick, sequence: s1, node });
-      const b = l.compose({ unixMs: l.epochMs + tick + 1, sequence: s2, node });
-      assert.ok(a < b);
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: 2 ** 40 }),
+      fc.integer({ min: 0, max: 4095 }),
+      fc.integer({ min: 0, max: 4095 }),
+      (tick, s1, s2) => {
+        const node = { datacenter: 3, worker: 4 };
+        const a = l.compose({ unixMs: l.epochMs + tick, sequence: s1, node });
+        const b = l.compose({ unixMs: l.epochMs + tick + 1, sequence: s2, node });
+        assert.ok(a < b);
+      },
+    ),
     { numRuns: 200 },
   );
 });

@@ -15,7 +15,15 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { parseId } from './parse-id.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
-import { UNIT_MS, type DecodedId, type FieldSpec, type LayoutField, type LayoutInfo, type LayoutSpec, type TimeUnit } from './types.js';
+import {
+  UNIT_MS,
+  type DecodedId,
+  type FieldSpec,
+  type LayoutField,
+  type LayoutInfo,
+  type LayoutSpec,
+  type TimeUnit,
+} from './types.js';
 
 /** The largest Unix ms a JavaScript Date can hold (±8.64e15). */
 const MAX_DATE_MS = 8.64e15;
@@ -103,7 +111,11 @@ export class Layout {
     this.expiresAt = new Date(epochMs + 2 ** this.timestampBits * this.unitMs);
     const top = this.fields[0];
     this.signedOverflowAt =
-      this.totalBits < 64 ? null : top.kind === 'timestamp' ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs) : new Date(epochMs);
+      this.totalBits < 64
+        ? null
+        : top.kind === 'timestamp'
+          ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs)
+          : new Date(epochMs);
     this.maxId = (1n << BigInt(this.totalBits)) - 1n;
     Object.freeze(this);
   }
@@ -131,7 +143,7 @@ export class Layout {
       }
       return presetCache[x] ?? (presetCache[x] = Layout.build(PRESETS[x], x));
     }
-    if (x === null || typeof x !== 'object' || !Array.isArray((x as LayoutSpec).fields)) {
+    if (x === null || typeof x !== 'object' || !Array.isArray(x.fields)) {
       throw new FlurryError(
         ErrorCode.LAYOUT_SPEC,
         'A layout must be a preset name, a Layout, or { fields: [{ name, bits }, …], epoch, unit? } with fields listed from the most significant bit down.',
@@ -154,9 +166,13 @@ export class Layout {
    */
   static parse(fields: string, opts: { epoch?: string | number; unit?: string; name?: string } = {}): Layout {
     if (typeof fields !== 'string' || fields.trim() === '') {
-      throw new FlurryError(ErrorCode.LAYOUT_SPEC, 'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.', {
-        fields,
-      });
+      throw new FlurryError(
+        ErrorCode.LAYOUT_SPEC,
+        'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.',
+        {
+          fields,
+        },
+      );
     }
     const specs: FieldSpec[] = fields.split(',').map((part) => {
       const m = /^\s*([^:\s]+)\s*:\s*([+-]?\d+(?:\.\d+)?)\s*$/.exec(part);
@@ -170,19 +186,26 @@ export class Layout {
       return { name: m[1], bits: Number(m[2]) };
     });
     let epoch: number | string = DEFAULT_EPOCH_MS;
-    if (opts.epoch !== undefined && opts.epoch !== '') epoch = typeof opts.epoch === 'string' && /^\d+$/.test(opts.epoch.trim()) ? Number(opts.epoch) : opts.epoch;
+    if (opts.epoch !== undefined && opts.epoch !== '')
+      epoch = typeof opts.epoch === 'string' && /^\d+$/.test(opts.epoch.trim()) ? Number(opts.epoch) : opts.epoch;
     return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
   }
 
   private static build(spec: LayoutSpec, name: string): Layout {
     const unit = spec.unit ?? '1ms';
     if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
-      throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, { unit });
+      throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, {
+        unit,
+      });
     }
     const epochMs = parseEpoch(spec.epoch);
     const specs = spec.fields;
     if (specs.length === 0) {
-      throw new FlurryError(ErrorCode.LAYOUT_MISSING_FIELD, 'A layout needs a timestamp field and a sequence field; the fields list is empty.', {});
+      throw new FlurryError(
+        ErrorCode.LAYOUT_MISSING_FIELD,
+        'A layout needs a timestamp field and a sequence field; the fields list is empty.',
+        {},
+      );
     }
     for (const f of specs) {
       if (f === null || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name)) {
@@ -215,7 +238,11 @@ export class Layout {
     const seen = new Set<string>();
     for (const f of specs) {
       if (seen.has(f.name)) {
-        throw new FlurryError(ErrorCode.LAYOUT_FIELD_NAME, `Field name ${f.name} appears twice; every field needs its own name.`, { name: f.name });
+        throw new FlurryError(
+          ErrorCode.LAYOUT_FIELD_NAME,
+          `Field name ${f.name} appears twice; every field needs its own name.`,
+          { name: f.name },
+        );
       }
       seen.add(f.name);
     }
@@ -281,7 +308,11 @@ export class Layout {
    */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
-      throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `The node must be an object of node field values: ${this.nodeHint()}.`, {});
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `The node must be an object of node field values: ${this.nodeHint()}.`,
+        {},
+      );
     }
     for (const key of Object.keys(node)) {
       const f = this.byName.get(key);
@@ -296,11 +327,15 @@ export class Layout {
     for (const f of this.nodeFields) {
       const v = node[f.name];
       if (v === undefined) {
-        throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `The node value for ${f.name} is missing; give ${f.name} in 0..${f.max}.`, {
-          field: f.name,
-          min: 0,
-          max: f.max,
-        });
+        throw new FlurryError(
+          ErrorCode.NODE_OUT_OF_RANGE,
+          `The node value for ${f.name} is missing; give ${f.name} in 0..${f.max}.`,
+          {
+            field: f.name,
+            min: 0,
+            max: f.max,
+          },
+        );
       }
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > f.max) {
         throw new FlurryError(
@@ -348,7 +383,11 @@ export class Layout {
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
     if (typeof unixMs !== 'number' || !Number.isFinite(unixMs)) {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, `unixMs must be a finite number of Unix milliseconds, got ${String(unixMs)}.`, { unixMs: String(unixMs) });
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `unixMs must be a finite number of Unix milliseconds, got ${String(unixMs)}.`,
+        { unixMs: String(unixMs) },
+      );
     }
     const tick = this.tickOf(unixMs);
     if (tick < 0) {
@@ -366,10 +405,14 @@ export class Layout {
       );
     }
     if (typeof sequence !== 'number' || !Number.isInteger(sequence) || sequence < 0 || sequence > this.maxSequence) {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, `sequence = ${String(sequence)} is out of range; it must be an integer in 0..${this.maxSequence}.`, {
-        sequence: String(sequence),
-        max: this.maxSequence,
-      });
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `sequence = ${String(sequence)} is out of range; it must be an integer in 0..${this.maxSequence}.`,
+        {
+          sequence: String(sequence),
+          max: this.maxSequence,
+        },
+      );
     }
     return this.composeTick(tick, sequence, this.nodeBits(parts.node));
   }
@@ -381,7 +424,11 @@ export class Layout {
    * @example `layout.composeTick(1, 0, layout.nodeBits({ worker: 3 }))`
    */
   composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
-    return (BigInt(tick) << BigInt(this.timestampField.shift)) | (BigInt(sequence) << BigInt(this.sequenceField.shift)) | nodeBits;
+    return (
+      (BigInt(tick) << BigInt(this.timestampField.shift)) |
+      (BigInt(sequence) << BigInt(this.sequenceField.shift)) |
+      nodeBits
+    );
   }
 
   /**
@@ -425,7 +472,12 @@ export class Layout {
    * @example `Layout.from(Layout.from('twitter').toSpec())`
    */
   toSpec(): LayoutSpec {
-    return { name: this.name, fields: this.fields.map((f) => ({ name: f.name, bits: f.bits })), epoch: this.epochMs, unit: this.unit };
+    return {
+      name: this.name,
+      fields: this.fields.map((f) => ({ name: f.name, bits: f.bits })),
+      epoch: this.epochMs,
+      unit: this.unit,
+    };
   }
 
   /**
@@ -460,7 +512,13 @@ export class Layout {
       epochMs: this.epochMs,
       unit: this.unit,
       unitMs: this.unitMs,
-      fields: this.fields.map((f) => ({ name: f.name, bits: f.bits, shift: f.shift, kind: f.kind, max: ((1n << BigInt(f.bits)) - 1n).toString() })),
+      fields: this.fields.map((f) => ({
+        name: f.name,
+        bits: f.bits,
+        shift: f.shift,
+        kind: f.kind,
+        max: ((1n << BigInt(f.bits)) - 1n).toString(),
+      })),
       spec: this.toFieldsString(),
       expiresAt: this.expiresAt.toISOString(),
       signedOverflowAt: this.signedOverflowAt ? this.signedOverflowAt.toISOString() : null,
@@ -494,7 +552,7 @@ function parseEpoch(epoch: unknown): number {
     throw new FlurryError(
       ErrorCode.LAYOUT_EPOCH,
       `The epoch ${JSON.stringify(epoch instanceof Date ? String(epoch) : epoch)} is not a valid date; give Unix milliseconds (e.g. 1288834974657) or an ISO date (e.g. 2024-01-01T00:00:00Z), not before 1970.`,
-      { epoch: epoch instanceof Date ? String(epoch) : (epoch as unknown) },
+      { epoch: epoch instanceof Date ? String(epoch) : epoch },
     );
   }
   const now = Date.now();

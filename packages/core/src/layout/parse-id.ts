@@ -39,7 +39,10 @@ export function parseId(input: string | bigint | number, layout?: Layout): bigin
     if (!Number.isInteger(input)) throw malformed(input, 'it is not a whole number');
     if (input < 0) throw negative(String(input));
     if (!Number.isSafeInteger(input)) {
-      throw malformed(input, 'it is above 2^53 - 1, so a JavaScript number has already lost its low digits; pass the ID as a string or bigint');
+      throw malformed(
+        input,
+        'it is above 2^53 - 1, so a JavaScript number has already lost its low digits; pass the ID as a string or bigint',
+      );
     }
     value = BigInt(input);
   } else if (typeof input === 'string') {
@@ -54,7 +57,10 @@ export function parseId(input: string | bigint | number, layout?: Layout): bigin
               ? 'it has more than 20 digits (the most a 64-bit ID has)'
               : 'it is not a string of decimal digits (no sign, spaces, dots, exponent or other bases)';
       if (/^[0-9]{21,}$/.test(input)) {
-        throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The ID ${preview(input)} is too wide: ${why}.`, { id: preview(input), digits: input.length });
+        throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The ID ${preview(input)} is too wide: ${why}.`, {
+          id: preview(input),
+          digits: input.length,
+        });
       }
       throw malformed(input, why);
     }
@@ -76,14 +82,20 @@ export function parseId(input: string | bigint | number, layout?: Layout): bigin
 }
 
 function negative(text: string): FlurryError {
-  return new FlurryError(ErrorCode.ID_NEGATIVE, `The ID ${preview(text)} is negative; IDs are non-negative integers.`, { id: preview(text) });
+  return new FlurryError(ErrorCode.ID_NEGATIVE, `The ID ${preview(text)} is negative; IDs are non-negative integers.`, {
+    id: preview(text),
+  });
 }
 
 function malformed(input: unknown, why: string): FlurryError {
   const shown = typeof input === 'string' ? JSON.stringify(preview(input)) : String(input);
-  return new FlurryError(ErrorCode.ID_MALFORMED, `The ID ${shown} is malformed: ${why}. Give a decimal integer such as 1541815603606036480.`, {
-    id: typeof input === 'string' ? preview(input) : String(input),
-  });
+  return new FlurryError(
+    ErrorCode.ID_MALFORMED,
+    `The ID ${shown} is malformed: ${why}. Give a decimal integer such as 1541815603606036480.`,
+    {
+      id: typeof input === 'string' ? preview(input) : String(input),
+    },
+  );
 }
 
 function preview(s: string): string {

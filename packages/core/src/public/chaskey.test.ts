@@ -18,12 +18,16 @@ describe('public: Chaskey round function', () => {
   it('GIVEN fixed keys and messages THEN Chaskey-12 gives the tags of the C reference construction', () => {
     // Computed with the reference C macros (ROUND ×12, TIMESTWO) for one full block.
     assert.deepEqual(hex(chaskeyTag(REF_KEY, MSG16, 12)), ['5dd0e2a9', 'fb5eac8c', '633a392e', '500c36f3']);
-    assert.deepEqual(hex(chaskeyTag(Uint32Array.of(0xffffffff, 0x80000000, 0x12345678, 0xfedcba98), Uint32Array.of(0xdeadbeef, 0, 0xffffffff, 0x7fffffff), 12)), [
-      '2b066a48',
-      'a0dc3b3a',
-      '8f37a410',
-      '9b859ee8',
-    ]);
+    assert.deepEqual(
+      hex(
+        chaskeyTag(
+          Uint32Array.of(0xffffffff, 0x80000000, 0x12345678, 0xfedcba98),
+          Uint32Array.of(0xdeadbeef, 0, 0xffffffff, 0x7fffffff),
+          12,
+        ),
+      ),
+      ['2b066a48', 'a0dc3b3a', '8f37a410', '9b859ee8'],
+    );
   });
 
   it('GIVEN any 128-bit key THEN times-two is doubling in GF(2^128) modulo x^128 + x^7 + x^2 + x + 1', () => {
@@ -53,11 +57,15 @@ describe('public: Chaskey round function', () => {
     mac.tag(MSG16[0], MSG16[1], MSG16[2], MSG16[3]);
     assert.deepEqual(hex(Uint32Array.from(mac.out)), ['5dd0e2a9', 'fb5eac8c', '633a392e', '500c36f3']);
     fc.assert(
-      fc.property(fc.uint32Array({ minLength: 4, maxLength: 4 }), fc.uint32Array({ minLength: 4, maxLength: 4 }), (k, m) => {
-        const mac = new ChaskeyBlockMac(k);
-        mac.tag(m[0], m[1], m[2], m[3]);
-        assert.deepEqual(Uint32Array.from(mac.out), chaskeyTag(k, m, 12));
-      }),
+      fc.property(
+        fc.uint32Array({ minLength: 4, maxLength: 4 }),
+        fc.uint32Array({ minLength: 4, maxLength: 4 }),
+        (k, m) => {
+          const mac = new ChaskeyBlockMac(k);
+          mac.tag(m[0], m[1], m[2], m[3]);
+          assert.deepEqual(Uint32Array.from(mac.out), chaskeyTag(k, m, 12));
+        },
+      ),
       { numRuns: 2000 },
     );
     assert.throws(() => new ChaskeyBlockMac(new Uint32Array(3)), RangeError);

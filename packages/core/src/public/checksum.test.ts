@@ -22,7 +22,8 @@ for (const [name, alphabet] of [
         for (let y = 0; y < size; y++) {
           const xy = check.multiply(x, y);
           for (let z = 0; z < size; z++) {
-            if (check.multiply(xy, z) !== check.multiply(x, check.multiply(y, z))) assert.fail(`not associative at ${x},${y},${z}`);
+            if (check.multiply(xy, z) !== check.multiply(x, check.multiply(y, z)))
+              assert.fail(`not associative at ${x},${y},${z}`);
           }
         }
       }
@@ -36,7 +37,8 @@ for (const [name, alphabet] of [
       assert.equal(image.size, size);
       for (let x = 0; x < size; x++) {
         for (let y = 0; y < size; y++) {
-          if (x !== y && check.multiply(check.phi(x), y) === check.multiply(check.phi(y), x)) assert.fail(`φ not anti-symmetric at ${x}, ${y}`);
+          if (x !== y && check.multiply(check.phi(x), y) === check.multiply(check.phi(y), x))
+            assert.fail(`φ not anti-symmetric at ${x}, ${y}`);
         }
       }
     });
@@ -66,7 +68,10 @@ for (const [name, alphabet] of [
     });
 
     it('GIVEN digit values instead of a string THEN checkValue and verifyValues agree with checkChar and verify', () => {
-      for (const b of fc.sample(fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 40 }), { numRuns: 3000, seed: 7 })) {
+      for (const b of fc.sample(fc.string({ unit: fc.constantFrom(...alphabet), minLength: 1, maxLength: 40 }), {
+        numRuns: 3000,
+        seed: 7,
+      })) {
         const v = new Uint8Array(b.length + 1);
         for (let i = 0; i < b.length; i++) v[i] = alphabet.indexOf(b[i]);
         v[b.length] = check.checkValue(v, b.length);

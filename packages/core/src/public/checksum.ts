@@ -54,7 +54,8 @@ export class DihedralCheck {
   constructor(alphabet: string) {
     const size = alphabet.length;
     const n = size / 2;
-    if (!Number.isInteger(n) || n % 2 === 0 || n < 3 || size > 255) throw new RangeError('DihedralCheck: alphabet size must be 2·odd, 6..254');
+    if (!Number.isInteger(n) || n % 2 === 0 || n < 3 || size > 255)
+      throw new RangeError('DihedralCheck: alphabet size must be 2·odd, 6..254');
     this.alphabet = alphabet;
     this.size = size;
     this.values = new Int16Array(128).fill(-1);
@@ -76,7 +77,8 @@ export class DihedralCheck {
     const maxE = DihedralCheck.MAX_LENGTH;
     this.phiPow = new Uint8Array((maxE + 1) * size);
     for (let x = 0; x < size; x++) this.phiPow[x] = x;
-    for (let e = 1; e <= maxE; e++) for (let x = 0; x < size; x++) this.phiPow[e * size + x] = phi(this.phiPow[(e - 1) * size + x]);
+    for (let e = 1; e <= maxE; e++)
+      for (let x = 0; x < size; x++) this.phiPow[e * size + x] = phi(this.phiPow[(e - 1) * size + x]);
   }
 
   /**
@@ -116,7 +118,8 @@ export class DihedralCheck {
     const size = this.size;
     const len = body.length;
     let acc = 0;
-    for (let j = 0; j < len; j++) acc = this.mul[acc * size + this.phiPow[(len - j) * size + this.values[body.charCodeAt(j)]]];
+    for (let j = 0; j < len; j++)
+      acc = this.mul[acc * size + this.phiPow[(len - j) * size + this.values[body.charCodeAt(j)]]];
     return this.alphabet[this.inv[acc]];
   }
 
@@ -174,7 +177,8 @@ export class DihedralCheck {
     const size = this.size;
     const last = full.length - 1;
     let acc = 0;
-    for (let j = 0; j <= last; j++) acc = this.mul[acc * size + this.phiPow[(last - j) * size + this.values[full.charCodeAt(j)]]];
+    for (let j = 0; j <= last; j++)
+      acc = this.mul[acc * size + this.phiPow[(last - j) * size + this.values[full.charCodeAt(j)]]];
     return acc === 0;
   }
 }

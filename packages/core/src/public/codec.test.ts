@@ -23,7 +23,6 @@ function seededKey(seed: string, i: number, id = 'A'): string {
   return `fk1_${id}_${createHash('sha256').update(`${seed}/${i}`).digest().toString('base64url')}`;
 }
 
-
 describe('public: PublicIdCodec', () => {
   it('GIVEN the defaults THEN public IDs are 16 base62 characters: key ID, 11 for the ID, 3 for the tag, check character', () => {
     const codec = PublicIdCodec.create({ keys: KEY_A });
@@ -94,7 +93,12 @@ describe('public: PublicIdCodec', () => {
       const layout = Layout.from(name);
       for (const alphabet of ['base62', 'base58'] as const) {
         const codec = PublicIdCodec.create({ keys: KEY_A, bits: layout.totalBits, maxId: layout.maxId, alphabet });
-        for (const id of [0n, 1n, layout.maxId, ...fc.sample(fc.bigInt({ min: 0n, max: layout.maxId }), { numRuns: 200, seed: 11 })]) {
+        for (const id of [
+          0n,
+          1n,
+          layout.maxId,
+          ...fc.sample(fc.bigInt({ min: 0n, max: layout.maxId }), { numRuns: 200, seed: 11 }),
+        ]) {
           const s = codec.encode(id);
           assert.equal(s.length, codec.length, name);
           assert.equal(codec.decode(s), id, `${name} ${alphabet} ${id}`);
@@ -133,7 +137,11 @@ describe('public: PublicIdCodec', () => {
       assert.equal(rotated.encrypt(id, 'A'), old.encrypt(id));
     }
     const onlyNew = PublicIdCodec.create({ keys: KEY_B });
-    const err = expectCode(() => onlyNew.decode(old.encode(5n)), 'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY', /key "A", which is not in the keyring \("B"\)/);
+    const err = expectCode(
+      () => onlyNew.decode(old.encode(5n)),
+      'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY',
+      /key "A", which is not in the keyring \("B"\)/,
+    );
     assert.deepEqual(err.details.known, ['B']);
     expectCode(() => onlyNew.encrypt(1n, 'Z'), 'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY', /No key "Z"/);
     expectCode(() => onlyNew.decrypt(1n, 'Z'), 'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY');
@@ -141,9 +149,21 @@ describe('public: PublicIdCodec', () => {
 
   it('GIVEN a public ID with one character changed or two adjacent characters swapped THEN every one is FLURRY_E_PUBLIC_ID_CHECKSUM (a typo), never a wrong-key error or an ID', () => {
     const cases: [PublicIdCodec, PublicIdCodec, string][] = [
-      [PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}` }), PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}` }), BASE62_ALPHABET],
-      [PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 63, alphabet: 'base58' }), PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 63, alphabet: 'base58' }), BASE58_ALPHABET],
-      [PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 41 }), PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 41 }), BASE62_ALPHABET],
+      [
+        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}` }),
+        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}` }),
+        BASE62_ALPHABET,
+      ],
+      [
+        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 63, alphabet: 'base58' }),
+        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 63, alphabet: 'base58' }),
+        BASE58_ALPHABET,
+      ],
+      [
+        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 41 }),
+        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 41 }),
+        BASE62_ALPHABET,
+      ],
     ];
     let substitutions = 0;
     let swaps = 0;
@@ -159,7 +179,11 @@ describe('public: PublicIdCodec', () => {
               substitutions++;
             }
             if (i + 1 < s.length && s[i] !== s[i + 1]) {
-              expectCode(() => codec.decode(s.slice(0, i) + s[i + 1] + s[i] + s.slice(i + 2)), 'FLURRY_E_PUBLIC_ID_CHECKSUM', /changed or two were swapped/);
+              expectCode(
+                () => codec.decode(s.slice(0, i) + s[i + 1] + s[i] + s.slice(i + 2)),
+                'FLURRY_E_PUBLIC_ID_CHECKSUM',
+                /changed or two were swapped/,
+              );
               swaps++;
             }
           }
@@ -193,27 +217,44 @@ describe('public: PublicIdCodec', () => {
     assert.equal(seen.get('returned an ID'), undefined, JSON.stringify([...seen]));
     assert.ok((seen.get('FLURRY_E_PUBLIC_ID_WRONG_KEY') ?? 0) > 20_000, JSON.stringify([...seen]));
     const t = codec.encode(5n);
-    expectCode(() => codec.decode(t.slice(0, 3) + (t[3] === '0' ? '1' : '0') + t.slice(4)), 'FLURRY_E_PUBLIC_ID_WRONG_KEY', /or was mistyped \(this codec has no check character\)/);
+    expectCode(
+      () => codec.decode(t.slice(0, 3) + (t[3] === '0' ? '1' : '0') + t.slice(4)),
+      'FLURRY_E_PUBLIC_ID_WRONG_KEY',
+      /or was mistyped \(this codec has no check character\)/,
+    );
   });
 
   it('GIVEN the wrong length, bad characters or a non-string THEN FLURRY_E_PUBLIC_ID_MALFORMED with the position', () => {
     const codec = PublicIdCodec.create({ keys: KEY_A });
     const s = codec.encode(77n);
-    expectCode(() => codec.decode(s.slice(0, -1)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /15 characters long; public IDs here are exactly 16 base62 characters \(key ID, 11 for the ID, 3 for the tag, check character\)\. Check for a truncated/);
+    expectCode(
+      () => codec.decode(s.slice(0, -1)),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /15 characters long; public IDs here are exactly 16 base62 characters \(key ID, 11 for the ID, 3 for the tag, check character\)\. Check for a truncated/,
+    );
     expectCode(() => codec.decode(`${s}0`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /exactly 16/);
     expectCode(() => codec.decode(''), 'FLURRY_E_PUBLIC_ID_MALFORMED');
-    const err = expectCode(() => codec.decode(`${s.slice(0, 4)}-${s.slice(5)}`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /invalid character "-" at position 5 of 16/);
+    const err = expectCode(
+      () => codec.decode(`${s.slice(0, 4)}-${s.slice(5)}`),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /invalid character "-" at position 5 of 16/,
+    );
     assert.equal(err.details.position, 5);
     expectCode(() => codec.decode(`${s.slice(0, 15)}é`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /position 16/);
     const b58 = PublicIdCodec.create({ keys: KEY_A, alphabet: 'base58' });
     const t = b58.encode(77n);
     expectCode(() => b58.decode(`${t.slice(0, 3)}0${t.slice(4)}`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /"0" at position 4/);
-    for (const v of [undefined, null, 5, 5n, {}]) expectCode(() => codec.decode(v as unknown as string), 'FLURRY_E_PUBLIC_ID_MALFORMED', /must be a string/);
+    for (const v of [undefined, null, 5, 5n, {}])
+      expectCode(() => codec.decode(v as string), 'FLURRY_E_PUBLIC_ID_MALFORMED', /must be a string/);
   });
 
   it('GIVEN a string of the length of format 1 (no tag) THEN FLURRY_E_PUBLIC_ID_MALFORMED that names format 1', () => {
     const codec = PublicIdCodec.create({ keys: KEY_A });
-    expectCode(() => codec.decode('K4WHMyxszSaTD'), 'FLURRY_E_PUBLIC_ID_MALFORMED', /13 characters long; .*format 1 \(before the authentication tag; never released\), which is no longer read/);
+    expectCode(
+      () => codec.decode('K4WHMyxszSaTD'),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /13 characters long; .*format 1 \(before the authentication tag; never released\), which is no longer read/,
+    );
     const noCheck = PublicIdCodec.create({ keys: KEY_A, checksum: false });
     expectCode(() => noCheck.decode('K4WHMyxszSaT'), 'FLURRY_E_PUBLIC_ID_MALFORMED', /format 1/);
   });
@@ -222,7 +263,11 @@ describe('public: PublicIdCodec', () => {
     const codec = PublicIdCodec.create({ keys: KEY_A });
     const check = new DihedralCheck(BASE62_ALPHABET);
     const body = `A${'z'.repeat(11)}000`; // 62^11 - 1 > 2^64 - 1
-    expectCode(() => codec.decode(body + check.checkChar(body)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /larger than the largest 64-bit value/);
+    expectCode(
+      () => codec.decode(body + check.checkChar(body)),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /larger than the largest 64-bit value/,
+    );
     const narrow = PublicIdCodec.create({ keys: KEY_A, bits: 20 });
     const nbody = `A${encodeId(1n << 20n, 'base62').padStart(narrow.payloadLength, '0')}000`;
     expectCode(() => narrow.decode(nbody + check.checkChar(nbody)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /20-bit/);
@@ -270,7 +315,12 @@ describe('public: PublicIdCodec', () => {
           const ids = fc.sample(fc.bigInt({ min: 0n, max }), { numRuns: 100, seed: bits });
           for (let i = 0; i < ids.length; i++) {
             // The decoder has the right key B but a wrong key under A (the key the issuer's old links use).
-            const decoder = PublicIdCodec.create({ keys: [KEY_B, seededKey(`flurry-wrong-key-matrix/${bits}/${alphabet}/${checksum}`, i)], bits, alphabet, checksum });
+            const decoder = PublicIdCodec.create({
+              keys: [KEY_B, seededKey(`flurry-wrong-key-matrix/${bits}/${alphabet}/${checksum}`, i)],
+              bits,
+              alphabet,
+              checksum,
+            });
             const old = PublicIdCodec.create({ keys: KEY_A, bits, alphabet, checksum }).encode(ids[i]);
             expectCode(() => decoder.decode(old), 'FLURRY_E_PUBLIC_ID_WRONG_KEY');
             assert.equal(decoder.decode(issuer.encode(ids[i])), ids[i], 'the right key still decodes');
@@ -288,7 +338,11 @@ describe('public: PublicIdCodec', () => {
     let named = 0;
     let tooWide = 0;
     for (const id of fc.sample(fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }), { numRuns: 2000, seed: 17 })) {
-      const e = expectCode(() => w64.decode(w63.encode(id)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /was issued for 63-bit IDs, but this codec decodes 64-bit IDs/);
+      const e = expectCode(
+        () => w64.decode(w63.encode(id)),
+        'FLURRY_E_PUBLIC_ID_MALFORMED',
+        /was issued for 63-bit IDs, but this codec decodes 64-bit IDs/,
+      );
       assert.equal(e.details.issuedBits, 63);
       const f = expectCode(() => w63.decode(w64.encode(id)), 'FLURRY_E_PUBLIC_ID_MALFORMED');
       if (/issued for 64-bit IDs/.test(f.message)) named++;
@@ -303,9 +357,17 @@ describe('public: PublicIdCodec', () => {
     const maxId = (1n << 63n) - 1n; // a 63-bit layout's IDs inside a 64-bit codec
     const mine = PublicIdCodec.create({ keys: KEY_A, maxId });
     const fullRange = PublicIdCodec.create({ keys: KEY_A });
-    expectCode(() => mine.decode(fullRange.encode(MAX64)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /is authentic but names an ID above the largest valid ID here \(9223372036854775807\)/);
+    expectCode(
+      () => mine.decode(fullRange.encode(MAX64)),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /is authentic but names an ID above the largest valid ID here \(9223372036854775807\)/,
+    );
     assert.equal(mine.decode(fullRange.encode(maxId)), maxId);
-    expectCode(() => mine.decrypt(fullRange.encrypt(MAX64)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /above the largest valid ID/);
+    expectCode(
+      () => mine.decrypt(fullRange.encrypt(MAX64)),
+      'FLURRY_E_PUBLIC_ID_MALFORMED',
+      /above the largest valid ID/,
+    );
   });
 
   it('GIVEN IDs out of range THEN encode and encrypt refuse them with ID codes', () => {
@@ -316,29 +378,52 @@ describe('public: PublicIdCodec', () => {
     expectCode(() => codec.encrypt(1001n), 'FLURRY_E_ID_TOO_WIDE');
     expectCode(() => codec.decrypt(1n << 41n), 'FLURRY_E_ID_TOO_WIDE');
     expectCode(() => codec.decrypt(-5n), 'FLURRY_E_ID_NEGATIVE');
-    for (const v of [1.5, '5', null, undefined]) expectCode(() => codec.encode(v as unknown as bigint), 'FLURRY_E_ID_MALFORMED');
+    for (const v of [1.5, '5', null, undefined])
+      expectCode(() => codec.encode(v as unknown as bigint), 'FLURRY_E_ID_MALFORMED');
     assert.equal(codec.decode(codec.encode(1000)), 1000n, 'safe-integer numbers are accepted');
   });
 
   it('GIVEN bad options or keys THEN create fails with INVALID_OPTION or PUBLIC_KEY_INVALID', () => {
     expectCode(() => PublicIdCodec.create(undefined as unknown as { keys: string }), 'FLURRY_E_INVALID_OPTION');
-    for (const bits of [0, 65, 1.5]) expectCode(() => PublicIdCodec.create({ keys: KEY_A, bits }), 'FLURRY_E_INVALID_OPTION', /bits/);
-    expectCode(() => PublicIdCodec.create({ keys: KEY_A, alphabet: 'base64' as 'base62' }), 'FLURRY_E_INVALID_OPTION', /alphabet/);
+    for (const bits of [0, 65, 1.5])
+      expectCode(() => PublicIdCodec.create({ keys: KEY_A, bits }), 'FLURRY_E_INVALID_OPTION', /bits/);
+    expectCode(
+      () => PublicIdCodec.create({ keys: KEY_A, alphabet: 'base64' as 'base62' }),
+      'FLURRY_E_INVALID_OPTION',
+      /alphabet/,
+    );
     expectCode(() => PublicIdCodec.create({ keys: KEY_A, bits: 8, maxId: 256n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
     expectCode(() => PublicIdCodec.create({ keys: KEY_A, maxId: -1n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
-    expectCode(() => PublicIdCodec.create({ keys: KEY_A, checksum: 'yes' as unknown as boolean }), 'FLURRY_E_INVALID_OPTION', /checksum/);
+    expectCode(
+      () => PublicIdCodec.create({ keys: KEY_A, checksum: 'yes' as unknown as boolean }),
+      'FLURRY_E_INVALID_OPTION',
+      /checksum/,
+    );
     expectCode(() => PublicIdCodec.create({ keys: '' }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
     expectCode(() => PublicIdCodec.create({ keys: [] }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
     expectCode(() => PublicIdCodec.create({ keys: 'fk1_A_nope' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
-    expectCode(() => PublicIdCodec.create({ keys: [KEY_A, KEY_A_OTHER] }), 'FLURRY_E_PUBLIC_KEY_INVALID', /share the key ID "A"/);
+    expectCode(
+      () => PublicIdCodec.create({ keys: [KEY_A, KEY_A_OTHER] }),
+      'FLURRY_E_PUBLIC_KEY_INVALID',
+      /share the key ID "A"/,
+    );
   });
 
   it('GIVEN a codec THEN its string, JSON and inspect forms carry no key material', () => {
     const key = generateKey('Q');
     const codec = PublicIdCodec.create({ keys: key });
-    for (const v of [String(codec), JSON.stringify(codec), inspect(codec), inspect(codec, { customInspect: false, showHidden: true, depth: 8 })]) {
+    for (const v of [
+      String(codec),
+      JSON.stringify(codec),
+      inspect(codec),
+      inspect(codec, { customInspect: false, showHidden: true, depth: 8 }),
+    ]) {
       assert.ok(!v.includes(key.slice(6)), v);
-      assert.doesNotMatch(v, /Int32Array|PublicIdKey|FeistelPermutation|ChaskeyBlockMac|fingerprint/, 'no key objects, secrets, round keys or tag keys reachable by inspection');
+      assert.doesNotMatch(
+        v,
+        /Int32Array|PublicIdKey|FeistelPermutation|ChaskeyBlockMac|fingerprint/,
+        'no key objects, secrets, round keys or tag keys reachable by inspection',
+      );
     }
     assert.equal(String(codec), 'PublicIdCodec(bits=64, base62, checksum, keys=Q)');
     assert.deepEqual(JSON.parse(JSON.stringify(codec)), {

@@ -114,7 +114,10 @@ function tables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: Dihedral
   if (t === undefined) {
     const chars = ALPHABETS[alphabet];
     t = {
-      digits: new Alphabet(`${alphabet} public ID`, chars, { malformedCode: ErrorCode.PUBLIC_ID_MALFORMED, tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED }),
+      digits: new Alphabet(`${alphabet} public ID`, chars, {
+        malformedCode: ErrorCode.PUBLIC_ID_MALFORMED,
+        tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED,
+      }),
       check: new DihedralCheck(chars),
     };
     TABLES.set(alphabet, t);
@@ -191,22 +194,41 @@ export class PublicIdCodec {
 
   private constructor(options: PublicIdOptions) {
     if (options === null || typeof options !== 'object') {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, 'PublicIdCodec.create needs an options object with at least { keys }.', {});
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        'PublicIdCodec.create needs an options object with at least { keys }.',
+        {},
+      );
     }
     this.bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
     const widest = MAX_FOR_BITS[this.bits];
-    if (options.maxId !== undefined && (typeof options.maxId !== 'bigint' || options.maxId < 0n || options.maxId > widest)) {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, `maxId must be a bigint from 0 to ${widest} (2^${this.bits} - 1), got ${describeValue(options.maxId)}.`, {
-        option: 'maxId',
-      });
+    if (
+      options.maxId !== undefined &&
+      (typeof options.maxId !== 'bigint' || options.maxId < 0n || options.maxId > widest)
+    ) {
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `maxId must be a bigint from 0 to ${widest} (2^${this.bits} - 1), got ${describeValue(options.maxId)}.`,
+        {
+          option: 'maxId',
+        },
+      );
     }
     this.maxId = options.maxId ?? widest;
     const alphabet = options.alphabet ?? 'base62';
     if (alphabet !== 'base62' && alphabet !== 'base58') {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`, { option: 'alphabet' });
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`,
+        { option: 'alphabet' },
+      );
     }
     if (options.checksum !== undefined && typeof options.checksum !== 'boolean') {
-      throw new FlurryError(ErrorCode.INVALID_OPTION, `checksum must be true or false, got ${describeValue(options.checksum)}.`, { option: 'checksum' });
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `checksum must be true or false, got ${describeValue(options.checksum)}.`,
+        { option: 'checksum' },
+      );
     }
     this.alphabet = alphabet;
     this.checksum = options.checksum ?? true;
@@ -230,7 +252,8 @@ export class PublicIdCodec {
     this.work = new Uint8Array(this.length);
     this.textCodes = new Array<number>(this.length).fill(0);
     const same: number[] = [];
-    for (let w = 1; w <= 64; w++) if (w !== this.bits && this.digits.fixedLengths[w] === this.payloadLength) same.push(w);
+    for (let w = 1; w <= 64; w++)
+      if (w !== this.bits && this.digits.fixedLengths[w] === this.payloadLength) same.push(w);
     this.sameLengthWidths = Object.freeze(same);
     const keys = parseKeys(options.keys);
     for (const key of keys) {
@@ -373,7 +396,11 @@ export class PublicIdCodec {
    */
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
-      throw new FlurryError(ErrorCode.PUBLIC_ID_MALFORMED, `A public ID must be a string, got ${describeValue(publicId)}.`, {});
+      throw new FlurryError(
+        ErrorCode.PUBLIC_ID_MALFORMED,
+        `A public ID must be a string, got ${describeValue(publicId)}.`,
+        {},
+      );
     }
     const len = this.length;
     if (publicId.length !== len) throw this.wrongLength(publicId);
@@ -485,7 +512,12 @@ export class PublicIdCodec {
    */
   private tagOf(e: Entry, bits: number, hi: number, lo: number): number {
     const mac = e.mac;
-    mac.tag(lo | 0, hi | 0, bits | (this.radix << 8) | (e.keyCode << 16) | (PUBLIC_ID_FORMAT_VERSION << 24), TAG_DOMAIN);
+    mac.tag(
+      lo | 0,
+      hi | 0,
+      bits | (this.radix << 8) | (e.keyCode << 16) | (PUBLIC_ID_FORMAT_VERSION << 24),
+      TAG_DOMAIN,
+    );
     return ((mac.out[1] >>> TAG_SHIFT) * TWO32 + (mac.out[0] >>> 0)) % this.tagSpace;
   }
 
@@ -501,7 +533,24 @@ export class PublicIdCodec {
     const d = this.work;
     const c = this.codes;
     if (d.length === 16) {
-      return String.fromCharCode(c[d[0]], c[d[1]], c[d[2]], c[d[3]], c[d[4]], c[d[5]], c[d[6]], c[d[7]], c[d[8]], c[d[9]], c[d[10]], c[d[11]], c[d[12]], c[d[13]], c[d[14]], c[d[15]]);
+      return String.fromCharCode(
+        c[d[0]],
+        c[d[1]],
+        c[d[2]],
+        c[d[3]],
+        c[d[4]],
+        c[d[5]],
+        c[d[6]],
+        c[d[7]],
+        c[d[8]],
+        c[d[9]],
+        c[d[10]],
+        c[d[11]],
+        c[d[12]],
+        c[d[13]],
+        c[d[14]],
+        c[d[15]],
+      );
     }
     const t = this.textCodes;
     for (let i = 0; i < d.length; i++) t[i] = c[d[i]];
@@ -560,10 +609,14 @@ export class PublicIdCodec {
     if (keyId === undefined) return this.#current;
     const e = this.#byId.get(keyId);
     if (e === undefined) {
-      throw new FlurryError(ErrorCode.PUBLIC_ID_UNKNOWN_KEY, `No key "${String(keyId)}" in the keyring (${this.keyIds.map((k) => `"${k}"`).join(', ')}).`, {
-        keyId: String(keyId),
-        known: [...this.keyIds],
-      });
+      throw new FlurryError(
+        ErrorCode.PUBLIC_ID_UNKNOWN_KEY,
+        `No key "${String(keyId)}" in the keyring (${this.keyIds.map((k) => `"${k}"`).join(', ')}).`,
+        {
+          keyId: String(keyId),
+          known: [...this.keyIds],
+        },
+      );
     }
     return e;
   }
@@ -571,13 +624,20 @@ export class PublicIdCodec {
   /** Range-checks and splits into this.halves. */
   private split(x: unknown, max: bigint, what: string): void {
     if (typeof x === 'bigint') {
-      if (x < 0n) throw new FlurryError(ErrorCode.ID_NEGATIVE, `The ${what} cannot be negative, got ${x}.`, { value: x.toString() });
-      if (x > max) {
-        throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The ${what} ${x} is above the largest accepted value ${max} (a ${this.bits}-bit public-ID codec).`, {
+      if (x < 0n)
+        throw new FlurryError(ErrorCode.ID_NEGATIVE, `The ${what} cannot be negative, got ${x}.`, {
           value: x.toString(),
-          bits: this.bits,
-          max: max.toString(),
         });
+      if (x > max) {
+        throw new FlurryError(
+          ErrorCode.ID_TOO_WIDE,
+          `The ${what} ${x} is above the largest accepted value ${max} (a ${this.bits}-bit public-ID codec).`,
+          {
+            value: x.toString(),
+            bits: this.bits,
+            max: max.toString(),
+          },
+        );
       }
       if (x <= 0x1fffffffffffffn) {
         const n = Number(x);
@@ -590,6 +650,10 @@ export class PublicIdCodec {
       return;
     }
     if (typeof x === 'number' && Number.isSafeInteger(x)) return this.split(BigInt(x), max, what);
-    throw new FlurryError(ErrorCode.ID_MALFORMED, `The ${what} must be a non-negative integer bigint, got ${describeValue(x)}.`, { value: describeValue(x) });
+    throw new FlurryError(
+      ErrorCode.ID_MALFORMED,
+      `The ${what} must be a non-negative integer bigint, got ${describeValue(x)}.`,
+      { value: describeValue(x) },
+    );
   }
 }

@@ -13,7 +13,15 @@ describe('public: Feistel permutation', () => {
   it('GIVEN the documented derivation THEN each round function is Chaskey-12 of (x, i, N, "FLRY") under the HKDF round key', () => {
     for (const bits of [1, 17, 41, 63, 64]) {
       const p = FeistelPermutation.fromSecret(SECRET, bits);
-      const okm = new Uint8Array(hkdfSync('sha256', SECRET, 'flurry/public-id/v1', `feistel-chaskey12;bits=${bits};rounds=12`, 16 * FEISTEL_ROUNDS));
+      const okm = new Uint8Array(
+        hkdfSync(
+          'sha256',
+          SECRET,
+          'flurry/public-id/v1',
+          `feistel-chaskey12;bits=${bits};rounds=12`,
+          16 * FEISTEL_ROUNDS,
+        ),
+      );
       const dv = new DataView(okm.buffer);
       for (let i = 0; i < FEISTEL_ROUNDS; i++) {
         const key = Uint32Array.from({ length: 4 }, (_, w) => dv.getUint32(16 * i + 4 * w, true));
@@ -44,7 +52,14 @@ describe('public: Feistel permutation', () => {
     for (let bits = 1; bits <= 64; bits++) {
       const p = FeistelPermutation.fromSecret(SECRET, bits);
       const max = (1n << BigInt(bits)) - 1n;
-      const samples = [0n, 1n, max, max - 1n, max >> 1n, ...fc.sample(fc.bigInt({ min: 0n, max }), { numRuns: 200, seed: bits })];
+      const samples = [
+        0n,
+        1n,
+        max,
+        max - 1n,
+        max >> 1n,
+        ...fc.sample(fc.bigInt({ min: 0n, max }), { numRuns: 200, seed: bits }),
+      ];
       for (const x of samples) {
         const y = p.encrypt(x);
         assert.ok(y >= 0n && y <= max, `bits ${bits}: ${x} -> ${y}`);
@@ -93,11 +108,29 @@ describe('public: Feistel permutation', () => {
       }
       return 'none';
     };
-    assert.equal(code(() => p.encrypt(-1n)), 'FLURRY_E_ID_NEGATIVE');
-    assert.equal(code(() => p.encrypt(1n << 41n)), 'FLURRY_E_ID_TOO_WIDE');
-    assert.equal(code(() => p.decrypt(1n << 41n)), 'FLURRY_E_ID_TOO_WIDE');
-    assert.equal(code(() => p.encrypt(5 as unknown as bigint)), 'FLURRY_E_ID_MALFORMED');
-    assert.equal(code(() => FeistelPermutation.fromSecret(new Uint8Array(16), 64)), 'FLURRY_E_PUBLIC_KEY_INVALID');
-    assert.equal(code(() => FeistelPermutation.fromSecret(SECRET, 65)), 'FLURRY_E_INVALID_OPTION');
+    assert.equal(
+      code(() => p.encrypt(-1n)),
+      'FLURRY_E_ID_NEGATIVE',
+    );
+    assert.equal(
+      code(() => p.encrypt(1n << 41n)),
+      'FLURRY_E_ID_TOO_WIDE',
+    );
+    assert.equal(
+      code(() => p.decrypt(1n << 41n)),
+      'FLURRY_E_ID_TOO_WIDE',
+    );
+    assert.equal(
+      code(() => p.encrypt(5 as unknown as bigint)),
+      'FLURRY_E_ID_MALFORMED',
+    );
+    assert.equal(
+      code(() => FeistelPermutation.fromSecret(new Uint8Array(16), 64)),
+      'FLURRY_E_PUBLIC_KEY_INVALID',
+    );
+    assert.equal(
+      code(() => FeistelPermutation.fromSecret(SECRET, 65)),
+      'FLURRY_E_INVALID_OPTION',
+    );
   });
 });

@@ -119,8 +119,21 @@ export class FeistelPermutation {
    */
   static fromSecret(secret: Uint8Array, bits: number): FeistelPermutation {
     checkBits(bits);
-    if (secret.length !== 32) throw new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, `A public-ID secret must be 32 bytes, got ${secret.length}.`, {});
-    const okm = new Uint8Array(hkdfSync('sha256', secret, HKDF_SALT, `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`, 16 * FEISTEL_ROUNDS));
+    if (secret.length !== 32)
+      throw new FlurryError(
+        ErrorCode.PUBLIC_KEY_INVALID,
+        `A public-ID secret must be 32 bytes, got ${secret.length}.`,
+        {},
+      );
+    const okm = new Uint8Array(
+      hkdfSync(
+        'sha256',
+        secret,
+        HKDF_SALT,
+        `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`,
+        16 * FEISTEL_ROUNDS,
+      ),
+    );
     const words = new Uint32Array(4 * FEISTEL_ROUNDS);
     const dv = new DataView(okm.buffer, okm.byteOffset, okm.byteLength);
     for (let i = 0; i < words.length; i++) words[i] = dv.getUint32(4 * i, true);
@@ -295,12 +308,17 @@ export class FeistelPermutation {
     if (typeof x !== 'bigint') {
       throw new FlurryError(ErrorCode.ID_MALFORMED, `Expected a bigint in [0, 2^${this.bits}), got a ${typeof x}.`, {});
     }
-    if (x < 0n) throw new FlurryError(ErrorCode.ID_NEGATIVE, `An ID cannot be negative, got ${x}.`, { value: x.toString() });
+    if (x < 0n)
+      throw new FlurryError(ErrorCode.ID_NEGATIVE, `An ID cannot be negative, got ${x}.`, { value: x.toString() });
     if (x > MAX_FOR_BITS[this.bits]) {
-      throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The value ${x} does not fit ${this.bits} bits (largest ${MAX_FOR_BITS[this.bits]}).`, {
-        value: x.toString(),
-        bits: this.bits,
-      });
+      throw new FlurryError(
+        ErrorCode.ID_TOO_WIDE,
+        `The value ${x} does not fit ${this.bits} bits (largest ${MAX_FOR_BITS[this.bits]}).`,
+        {
+          value: x.toString(),
+          bits: this.bits,
+        },
+      );
     }
     if (x <= 0x1fffffffffffffn) {
       const n = Number(x);

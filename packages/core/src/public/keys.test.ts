@@ -9,7 +9,6 @@ import { expectCode } from '../test-support.js';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
 import { PublicIdKey, generateKey, loadKeysFromEnv, loadKeysFromFile, parseKeys } from './keys.js';
 
-
 const secretOf = (text: string): string => text.slice(6);
 
 describe('public: keys', () => {
@@ -77,15 +76,25 @@ describe('public: keys', () => {
       assert.ok(!JSON.stringify(err).includes(secret.slice(0, 20)));
     }
     expectCode(() => PublicIdKey.parse(42 as unknown as string), 'FLURRY_E_PUBLIC_KEY_INVALID');
-    for (const id of ['0', 'O', 'I', 'l', 'AB', '', '-']) expectCode(() => generateKey(id), 'FLURRY_E_PUBLIC_KEY_INVALID', /base58/);
+    for (const id of ['0', 'O', 'I', 'l', 'AB', '', '-'])
+      expectCode(() => generateKey(id), 'FLURRY_E_PUBLIC_KEY_INVALID', /base58/);
     for (const id of BASE58_ALPHABET) assert.equal(PublicIdKey.generate(id).id, id);
   });
 
   it('GIVEN keyrings as comma, space or newline lists, arrays and objects THEN the order is kept, current first', () => {
     const [a, b, c] = ['A', 'B', 'C'].map((id) => generateKey(id));
-    assert.deepEqual(parseKeys(`${c},${b}, ${a}`).map((k) => k.id), ['C', 'B', 'A']);
-    assert.deepEqual(parseKeys(`# current\n${b}\n\n# old\n${a}\n`).map((k) => k.id), ['B', 'A']);
-    assert.deepEqual(parseKeys([a, `${b},${c}`]).map((k) => k.id), ['A', 'B', 'C']);
+    assert.deepEqual(
+      parseKeys(`${c},${b}, ${a}`).map((k) => k.id),
+      ['C', 'B', 'A'],
+    );
+    assert.deepEqual(
+      parseKeys(`# current\n${b}\n\n# old\n${a}\n`).map((k) => k.id),
+      ['B', 'A'],
+    );
+    assert.deepEqual(
+      parseKeys([a, `${b},${c}`]).map((k) => k.id),
+      ['A', 'B', 'C'],
+    );
     const keyObj = PublicIdKey.parse(c);
     assert.equal(parseKeys([keyObj, a])[0], keyObj);
     assert.equal(parseKeys(keyObj)[0], keyObj);
@@ -95,8 +104,16 @@ describe('public: keys', () => {
     expectCode(() => parseKeys(''), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
     expectCode(() => parseKeys([]), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
     expectCode(() => parseKeys(' , \n'), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
-    expectCode(() => parseKeys(`${generateKey('A')},${generateKey('A')}`), 'FLURRY_E_PUBLIC_KEY_INVALID', /entries 1 and 2 share the key ID "A"/);
-    const err = expectCode(() => parseKeys(`${generateKey('A')},fk1_B_short`), 'FLURRY_E_PUBLIC_KEY_INVALID', /Keyring entry 2/);
+    expectCode(
+      () => parseKeys(`${generateKey('A')},${generateKey('A')}`),
+      'FLURRY_E_PUBLIC_KEY_INVALID',
+      /entries 1 and 2 share the key ID "A"/,
+    );
+    const err = expectCode(
+      () => parseKeys(`${generateKey('A')},fk1_B_short`),
+      'FLURRY_E_PUBLIC_KEY_INVALID',
+      /Keyring entry 2/,
+    );
     assert.equal(err.details.entry, 2);
     expectCode(() => parseKeys([42 as unknown as string]), 'FLURRY_E_PUBLIC_KEY_INVALID');
   });
@@ -106,15 +123,32 @@ describe('public: keys', () => {
     const b = generateKey('B');
     assert.deepEqual(loadKeysFromEnv({}), []);
     assert.deepEqual(loadKeysFromEnv({ FLURRY_PUBLIC_KEY: '  ' }), []);
-    assert.deepEqual(loadKeysFromEnv({ FLURRY_PUBLIC_KEY: `${b},${a}` }).map((k) => k.id), ['B', 'A']);
+    assert.deepEqual(
+      loadKeysFromEnv({ FLURRY_PUBLIC_KEY: `${b},${a}` }).map((k) => k.id),
+      ['B', 'A'],
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'flurry-keys-'));
     try {
       const file = path.join(dir, 'keys');
       writeFileSync(file, `# rotated 2024-05\n${b}\n${a}\n`, { mode: 0o600 });
-      assert.deepEqual(loadKeysFromEnv({ FLURRY_PUBLIC_KEY_FILE: file }).map((k) => k.id), ['B', 'A']);
-      assert.deepEqual(loadKeysFromFile(file).map((k) => k.id), ['B', 'A']);
-      assert.deepEqual(loadKeysFromEnv({ FLURRY_PUBLIC_KEY: a, FLURRY_PUBLIC_KEY_FILE: file }).map((k) => k.id), ['A'], 'the inline variable wins');
-      expectCode(() => loadKeysFromEnv({ FLURRY_PUBLIC_KEY_FILE: path.join(dir, 'missing') }), 'FLURRY_E_PUBLIC_KEY_INVALID', /ENOENT/);
+      assert.deepEqual(
+        loadKeysFromEnv({ FLURRY_PUBLIC_KEY_FILE: file }).map((k) => k.id),
+        ['B', 'A'],
+      );
+      assert.deepEqual(
+        loadKeysFromFile(file).map((k) => k.id),
+        ['B', 'A'],
+      );
+      assert.deepEqual(
+        loadKeysFromEnv({ FLURRY_PUBLIC_KEY: a, FLURRY_PUBLIC_KEY_FILE: file }).map((k) => k.id),
+        ['A'],
+        'the inline variable wins',
+      );
+      expectCode(
+        () => loadKeysFromEnv({ FLURRY_PUBLIC_KEY_FILE: path.join(dir, 'missing') }),
+        'FLURRY_E_PUBLIC_KEY_INVALID',
+        /ENOENT/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -54,7 +54,11 @@ export class PublicIdKey {
   private constructor(id: string, secret: Uint8Array) {
     this.id = id;
     secrets.set(this, secret);
-    this.fingerprint = createHash('sha256').update('flurry/public-key-fingerprint/v1').update(secret).digest('hex').slice(0, 12);
+    this.fingerprint = createHash('sha256')
+      .update('flurry/public-key-fingerprint/v1')
+      .update(secret)
+      .digest('hex')
+      .slice(0, 12);
     Object.freeze(this);
   }
 
@@ -68,7 +72,10 @@ export class PublicIdKey {
    * ```
    */
   static parse(text: string): PublicIdKey {
-    if (typeof text !== 'string') throw invalid(`A public-ID key must be a string of the form fk1_<keyId>_<43 base64url characters>, got a ${typeof text}.`);
+    if (typeof text !== 'string')
+      throw invalid(
+        `A public-ID key must be a string of the form fk1_<keyId>_<43 base64url characters>, got a ${typeof text}.`,
+      );
     const t = text.trim();
     const m = KEY_PATTERN.exec(t);
     if (!m) {
@@ -84,7 +91,9 @@ export class PublicIdKey {
     }
     const secret = new Uint8Array(Buffer.from(m[2], 'base64url'));
     if (secret.length !== 32 || Buffer.from(secret).toString('base64url') !== m[2]) {
-      throw invalid('A public-ID key secret must be exactly 32 bytes in canonical base64url (43 characters); regenerate it with "flurry key new".');
+      throw invalid(
+        'A public-ID key secret must be exactly 32 bytes in canonical base64url (43 characters); regenerate it with "flurry key new".',
+      );
     }
     return new PublicIdKey(m[1], secret);
   }
@@ -103,9 +112,12 @@ export class PublicIdKey {
     if (id === undefined) keyId = BASE58_ALPHABET[randomBytes(1)[0] % BASE58_ALPHABET.length];
     else if (typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id)) keyId = id;
     else {
-      throw invalid(`A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`, {
-        keyId: String(id),
-      });
+      throw invalid(
+        `A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`,
+        {
+          keyId: String(id),
+        },
+      );
     }
     return new PublicIdKey(keyId, new Uint8Array(randomBytes(32)));
   }
@@ -193,7 +205,11 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
           keys.push(PublicIdKey.parse(tok));
         } catch (e) {
           if (e instanceof FlurryError) {
-            throw new FlurryError(e.code, `Keyring entry ${keys.length + 1}: ${e.message}`, { ...e.details, entry: keys.length + 1, token: i + 1 });
+            throw new FlurryError(e.code, `Keyring entry ${keys.length + 1}: ${e.message}`, {
+              ...e.details,
+              entry: keys.length + 1,
+              token: i + 1,
+            });
           }
           throw e;
         }
@@ -201,7 +217,9 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
     } else throw invalid(`A keyring must be a string, a PublicIdKey or an array of them, got a ${typeof item}.`);
   }
   if (keys.length === 0) {
-    throw invalid('The public-ID keyring is empty; set FLURRY_PUBLIC_KEY (or pass keys) to keys made with "flurry key new", the current key first.');
+    throw invalid(
+      'The public-ID keyring is empty; set FLURRY_PUBLIC_KEY (or pass keys) to keys made with "flurry key new", the current key first.',
+    );
   }
   const seen = new Map<string, number>();
   keys.forEach((k, i) => {
@@ -231,9 +249,13 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, `Cannot read the public-ID key file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`, {
-      path,
-    });
+    throw new FlurryError(
+      ErrorCode.PUBLIC_KEY_INVALID,
+      `Cannot read the public-ID key file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`,
+      {
+        path,
+      },
+    );
   }
   return parseKeys(text);
 }

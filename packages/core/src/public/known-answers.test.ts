@@ -18,15 +18,92 @@ import { PUBLIC_ID_FORMAT_VERSION, PublicIdCodec } from './codec.js';
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 
 const ENCRYPT_VECTORS: [bits: number, pairs: [id: bigint, encrypted: bigint][]][] = [
-  [64, [[0n, 3794176953148616541n], [1n, 737733518083378335n], [2n, 15395687388818077068n], [1859214170478923776n, 10727990515057880452n], [18446744073709551615n, 2682234199773439470n]]],
-  [63, [[0n, 2479865911642581566n], [1n, 4354716886823214333n], [2n, 5150680887033834810n], [1859214170478923776n, 4535350042915326487n], [9223372036854775807n, 9219677076998564802n]]],
-  [53, [[0n, 2626654794930801n], [1n, 7699877508928896n], [2n, 2689894371518540n], [3731124002279424n, 3922333784163785n], [9007199254740991n, 5499557670822091n]]],
-  [41, [[0n, 540034531268n], [1n, 226146574300n], [2n, 1441078147734n], [1580560863232n, 608397293796n], [2199023255551n, 835630735840n]]],
-  [32, [[0n, 1483420979n], [1n, 3825982780n], [2n, 3303685157n], [12898304n, 2396547653n], [4294967295n, 1012660927n]]],
-  [20, [[0n, 1001726n], [1n, 568764n], [2n, 804982n], [315392n, 956232n], [1048575n, 37461n]]],
-  [16, [[0n, 24399n], [1n, 48806n], [2n, 58479n], [53248n, 40795n], [65535n, 65350n]]],
-  [8, [[0n, 204n], [1n, 7n], [2n, 251n], [255n, 91n]]],
-  [1, [[0n, 1n], [1n, 0n]]],
+  [
+    64,
+    [
+      [0n, 3794176953148616541n],
+      [1n, 737733518083378335n],
+      [2n, 15395687388818077068n],
+      [1859214170478923776n, 10727990515057880452n],
+      [18446744073709551615n, 2682234199773439470n],
+    ],
+  ],
+  [
+    63,
+    [
+      [0n, 2479865911642581566n],
+      [1n, 4354716886823214333n],
+      [2n, 5150680887033834810n],
+      [1859214170478923776n, 4535350042915326487n],
+      [9223372036854775807n, 9219677076998564802n],
+    ],
+  ],
+  [
+    53,
+    [
+      [0n, 2626654794930801n],
+      [1n, 7699877508928896n],
+      [2n, 2689894371518540n],
+      [3731124002279424n, 3922333784163785n],
+      [9007199254740991n, 5499557670822091n],
+    ],
+  ],
+  [
+    41,
+    [
+      [0n, 540034531268n],
+      [1n, 226146574300n],
+      [2n, 1441078147734n],
+      [1580560863232n, 608397293796n],
+      [2199023255551n, 835630735840n],
+    ],
+  ],
+  [
+    32,
+    [
+      [0n, 1483420979n],
+      [1n, 3825982780n],
+      [2n, 3303685157n],
+      [12898304n, 2396547653n],
+      [4294967295n, 1012660927n],
+    ],
+  ],
+  [
+    20,
+    [
+      [0n, 1001726n],
+      [1n, 568764n],
+      [2n, 804982n],
+      [315392n, 956232n],
+      [1048575n, 37461n],
+    ],
+  ],
+  [
+    16,
+    [
+      [0n, 24399n],
+      [1n, 48806n],
+      [2n, 58479n],
+      [53248n, 40795n],
+      [65535n, 65350n],
+    ],
+  ],
+  [
+    8,
+    [
+      [0n, 204n],
+      [1n, 7n],
+      [2n, 251n],
+      [255n, 91n],
+    ],
+  ],
+  [
+    1,
+    [
+      [0n, 1n],
+      [1n, 0n],
+    ],
+  ],
 ];
 
 /** [id, base62 64-bit, base58 64-bit, base62 41-bit of (id mod 2^41)]: format 2 (key ID, encrypted ID, tag, check character). */
@@ -88,15 +165,27 @@ describe('public: known-answer vectors', () => {
       const radix = alphabet === 'base62' ? 62 : 58;
       assert.equal(codec.encrypt(id), encrypted, 'the permutation is unchanged');
       // Block: encrypted low word, high word, N | radix << 8 | "K" << 16 | version << 24, "FTAG" (little-endian words).
-      const block = Uint32Array.of(Number(encrypted & 0xffffffffn), Number(encrypted >> 32n), bits | (radix << 8) | (0x4b << 16) | (2 << 24), 0x47415446);
+      const block = Uint32Array.of(
+        Number(encrypted & 0xffffffffn),
+        Number(encrypted >> 32n),
+        bits | (radix << 8) | (0x4b << 16) | (2 << 24),
+        0x47415446,
+      );
       const mac = chaskeyTag(keyWords, block, 12);
       assert.equal([...mac].map((w) => w.toString(16).padStart(8, '0')).join(' '), macHex, `${bits} ${alphabet} ${id}`);
       assert.equal(((mac[1] >>> 11) * 2 ** 32 + mac[0]) % radix ** 3, tagValue);
       const s = codec.encode(id);
       const chars = s.slice(1 + codec.payloadLength, 1 + codec.payloadLength + 3);
       assert.equal(chars, tagChars);
-      const digits = alphabet === 'base62' ? '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz' : '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-      assert.equal([...chars].reduce((v, ch) => v * radix + digits.indexOf(ch), 0), tagValue, 'the tag is its value in 3 digits, most significant first');
+      const digits =
+        alphabet === 'base62'
+          ? '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+          : '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+      assert.equal(
+        [...chars].reduce((v, ch) => v * radix + digits.indexOf(ch), 0),
+        tagValue,
+        'the tag is its value in 3 digits, most significant first',
+      );
       assert.equal(codec.decode(s), id);
     }
   });

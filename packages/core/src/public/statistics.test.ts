@@ -48,7 +48,10 @@ function checkUniform(name: string, bits: number, outputs: bigint[]): void {
   for (let b = 0; b < bits; b++) {
     assert.ok(Math.abs(ones[b] - n / 2) < 5 * sd(0.5, n), `${name}: bit ${b} set ${ones[b]} of ${n} times`);
     // 2. A bit of one output does not predict the same bit of the next.
-    assert.ok(Math.abs(sameAsNext[b] - (n - 1) / 2) < 5 * sd(0.5, n - 1), `${name}: bit ${b} repeats ${sameAsNext[b]} of ${n - 1} times`);
+    assert.ok(
+      Math.abs(sameAsNext[b] - (n - 1) / 2) < 5 * sd(0.5, n - 1),
+      `${name}: bit ${b} repeats ${sameAsNext[b]} of ${n - 1} times`,
+    );
   }
   // 3. No monotone runs: ascents ≈ (n − 1)/2 (variance (n + 1)/12) and the longest run stays short.
   let ascents = 0;
@@ -62,7 +65,10 @@ function checkUniform(name: string, bits: number, outputs: bigint[]): void {
     dir = d;
     longest = Math.max(longest, run);
   }
-  assert.ok(Math.abs(ascents - (n - 1) / 2) < 5 * Math.sqrt((n + 1) / 12), `${name}: ${ascents} ascents in ${n - 1} steps`);
+  assert.ok(
+    Math.abs(ascents - (n - 1) / 2) < 5 * Math.sqrt((n + 1) / 12),
+    `${name}: ${ascents} ascents in ${n - 1} steps`,
+  );
   assert.ok(longest <= 12, `${name}: a monotone run of ${longest}`);
   // 4. Consecutive outputs, and outputs against their position, are uncorrelated.
   const scale = 2 ** bits;
@@ -97,10 +103,18 @@ describe('public: statistics of consecutive IDs', () => {
     const codec = PublicIdCodec.create({ keys: KEY, bits });
     const mask = (1n << BigInt(bits)) - 1n;
     it(`GIVEN ${n} consecutive IDs (${bits}-bit space) THEN outputs are bit-balanced, without runs or correlation`, () => {
-      checkUniform(`consecutive/${bits}`, bits, consecutive(n, 1859214170478923776n & mask).map((id) => codec.encrypt(id)));
+      checkUniform(
+        `consecutive/${bits}`,
+        bits,
+        consecutive(n, 1859214170478923776n & mask).map((id) => codec.encrypt(id)),
+      );
     });
     it(`GIVEN ${n} Snowflake IDs of one node, 5 per ms (${bits}-bit space) THEN outputs show no time or node`, () => {
-      checkUniform(`snowflake/${bits}`, bits, snowflakeIds(n, 5).map((id) => codec.encrypt(id & mask)));
+      checkUniform(
+        `snowflake/${bits}`,
+        bits,
+        snowflakeIds(n, 5).map((id) => codec.encrypt(id & mask)),
+      );
     });
   }
 
@@ -125,7 +139,10 @@ describe('public: statistics of consecutive IDs', () => {
     const bound = 5 * Math.sqrt(samples * 0.25);
     for (let j = 0; j < 64; j++) {
       for (let i = 0; i < 64; i++) {
-        assert.ok(Math.abs(flips[j][i] - samples / 2) < bound, `input bit ${j} flips output bit ${i} ${flips[j][i]} of ${samples} times`);
+        assert.ok(
+          Math.abs(flips[j][i] - samples / 2) < bound,
+          `input bit ${j} flips output bit ${i} ${flips[j][i]} of ${samples} times`,
+        );
       }
     }
   });
@@ -135,7 +152,10 @@ describe('public: statistics of the authentication tag', () => {
   /** Same key ID S as KEY, another secret: the "wrong key" of these tests. */
   const WRONG = 'fk1_S_d3Jvbmcta2V5LW9mLXRoZS10YWctc3RhdGlzdGljcy0';
 
-  for (const [alphabet, n] of [['base62', 200_000], ['base58', 100_000]] as const) {
+  for (const [alphabet, n] of [
+    ['base62', 200_000],
+    ['base58', 100_000],
+  ] as const) {
     it(`GIVEN ${n.toLocaleString('en-US')} random encrypted values (${alphabet}) THEN a wrong key's tag agrees in 1, 2 and 3 characters at the rates 1/r, 1/r², 1/r³ (false accept within its bound), and tag characters are uniform`, () => {
       const right = PublicIdCodec.create({ keys: KEY, alphabet });
       const wrong = PublicIdCodec.create({ keys: WRONG, alphabet });
@@ -170,17 +190,26 @@ describe('public: statistics of the authentication tag', () => {
       for (let k = 0; k < 2; k++) {
         const q = r ** -(k + 1);
         const sd = Math.sqrt(n * q * (1 - q));
-        assert.ok(Math.abs(agree[k] - n * q) < 5 * sd, `${k + 1} tag characters agree ${agree[k]} times of ${n}, expected ${(n * q).toFixed(1)} ± ${sd.toFixed(1)}`);
+        assert.ok(
+          Math.abs(agree[k] - n * q) < 5 * sd,
+          `${k + 1} tag characters agree ${agree[k]} times of ${n}, expected ${(n * q).toFixed(1)} ± ${sd.toFixed(1)}`,
+        );
       }
       // 3 characters: a Poisson count with mean n/r³ (0.84 for base62, 0.51 for base58); P(count ≥ 7) < 3e-5.
-      assert.ok(agree[2] <= 6, `a wrong key passed the full tag ${agree[2]} times in ${n} (expected ${(n / r ** 3).toFixed(2)})`);
+      assert.ok(
+        agree[2] <= 6,
+        `a wrong key passed the full tag ${agree[2]} times in ${n} (expected ${(n / r ** 3).toFixed(2)})`,
+      );
       assert.equal(decodedByWrongKey, agree[2]);
       // The first tag character is uniform over the alphabet (chi-square, r − 1 degrees of freedom, mean + 5 sd).
       const e = n / r;
       let chi2 = 0;
       for (const ch of new Set([...firstChar.keys()])) chi2 += ((firstChar.get(ch) ?? 0) - e) ** 2 / e;
       chi2 += (r - firstChar.size) * e;
-      assert.ok(chi2 < r - 1 + 5 * Math.sqrt(2 * (r - 1)), `chi-square ${chi2.toFixed(1)} for ${r - 1} degrees of freedom`);
+      assert.ok(
+        chi2 < r - 1 + 5 * Math.sqrt(2 * (r - 1)),
+        `chi-square ${chi2.toFixed(1)} for ${r - 1} degrees of freedom`,
+      );
     });
   }
 });

@@ -22,19 +22,28 @@ test('GIVEN a negative number or "--" THEN what follows is positional', () => {
 
 test('GIVEN an unknown flag, a missing value or a value on a boolean THEN FLURRY_E_USAGE', () => {
   for (const argv of [['--nope'], ['-x'], ['-n'], ['--json=yes'], ['--__proto__', '1'], ['--constructor']]) {
-    assert.throws(() => parseCommandLine(argv, spec), (e: unknown) => e instanceof FlurryError && e.code === 'FLURRY_E_USAGE', argv.join(' '));
+    assert.throws(
+      () => parseCommandLine(argv, spec),
+      (e: unknown) => e instanceof FlurryError && e.code === 'FLURRY_E_USAGE',
+      argv.join(' '),
+    );
   }
 });
 
 test('GIVEN any argv THEN parsing returns or throws FLURRY_E_USAGE, nothing else', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(fc.string(), fc.constantFrom('-n', '--json', '--node', '--', '-', '--=', '-nn')), { maxLength: 8 }), (argv) => {
-      try {
-        parseCommandLine(argv, spec);
-      } catch (e) {
-        assert.ok(e instanceof FlurryError && e.code === 'FLURRY_E_USAGE');
-      }
-    }),
+    fc.property(
+      fc.array(fc.oneof(fc.string(), fc.constantFrom('-n', '--json', '--node', '--', '-', '--=', '-nn')), {
+        maxLength: 8,
+      }),
+      (argv) => {
+        try {
+          parseCommandLine(argv, spec);
+        } catch (e) {
+          assert.ok(e instanceof FlurryError && e.code === 'FLURRY_E_USAGE');
+        }
+      },
+    ),
     { numRuns: 500 },
   );
 });

@@ -68,7 +68,9 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
   const positionals: string[] = [];
   const byShort = new Map<string, string>();
   for (const [name, s] of Object.entries(spec)) if (s.short) byShort.set(s.short, name);
-  const known = Object.keys(spec).map((k) => '--' + k).join(', ');
+  const known = Object.keys(spec)
+    .map((k) => '--' + k)
+    .join(', ');
 
   for (let i = 0; i < argv.length; i++) {
     const tok = argv[i];
@@ -97,7 +99,9 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
     const list = (values[name] ??= []);
     if (s.type === 'boolean') {
       if (inline !== undefined) {
-        throw serverError('USAGE', `the flag --${name} takes no value; got "${inline}". Write just --${name}.`, { flag: name });
+        throw serverError('USAGE', `the flag --${name} takes no value; got "${inline}". Write just --${name}.`, {
+          flag: name,
+        });
       }
       list.push(true);
       continue;
@@ -116,7 +120,9 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
 
 function unknownFlag(tok: string, known: string) {
   const shown = tok.length > 60 ? tok.slice(0, 60) + '…' : tok;
-  return serverError('USAGE', `unknown flag "${shown}"; this command accepts: ${known || '(no flags)'}. See --help.`, { flag: shown });
+  return serverError('USAGE', `unknown flag "${shown}"; this command accepts: ${known || '(no flags)'}. See --help.`, {
+    flag: shown,
+  });
 }
 
 /**

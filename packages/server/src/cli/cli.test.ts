@@ -8,7 +8,10 @@ import { runFlurry, tempDir } from '../test-support.js';
 import { runCli } from './main.js';
 
 /** Runs the CLI in this process with captured output (the same code path as the bin). */
-async function inProcess(argv: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function inProcess(
+  argv: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = new PassThrough();
   const err = new PassThrough();
   let stdout = '';
@@ -31,14 +34,18 @@ test('GIVEN two concurrent `flurry next` runs on one file registry THEN their ID
   const dir = tempDir('next');
   try {
     const env = { FLURRY_REGISTRY: `file:${dir}` };
-    const [a, b] = await Promise.all([runFlurry(['next', '-n', '20000'], env), runFlurry(['next', '-n', '20000'], env)]);
+    const [a, b] = await Promise.all([
+      runFlurry(['next', '-n', '20000'], env),
+      runFlurry(['next', '-n', '20000'], env),
+    ]);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(b.code, 0, b.stderr);
     const ia = a.stdout.trim().split('\n').map(BigInt);
     const ib = b.stdout.trim().split('\n').map(BigInt);
     assert.equal(ia.length, 20000);
     assert.equal(ib.length, 20000);
-    for (const ids of [ia, ib]) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'strictly increasing');
+    for (const ids of [ia, ib])
+      for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], 'strictly increasing');
     const all = new Set([...ia, ...ib]);
     assert.equal(all.size, 40000, 'no ID printed twice');
     const c = await runFlurry(['next', '-n', '5'], env);
@@ -54,7 +61,20 @@ test('GIVEN two concurrent `flurry next` runs on one file registry THEN their ID
 test('GIVEN --format, --fixed and --node THEN next prints encoded IDs of the pinned node that sort like the IDs', async () => {
   const dir = tempDir('fmt');
   try {
-    const r = await runFlurry(['next', '-n', '50', '--format', 'base62', '--fixed', '--node', 'datacenter=7', '--registry', `file:${dir}`, '--cluster', 'c1']);
+    const r = await runFlurry([
+      'next',
+      '-n',
+      '50',
+      '--format',
+      'base62',
+      '--fixed',
+      '--node',
+      'datacenter=7',
+      '--registry',
+      `file:${dir}`,
+      '--cluster',
+      'c1',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 50);
@@ -69,7 +89,11 @@ test('GIVEN --format, --fixed and --node THEN next prints encoded IDs of the pin
 });
 
 test('GIVEN IDs THEN decode prints fields, Unix ms and ISO time, honouring layout and epoch', async () => {
-  const id = twitter.compose({ unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 5), sequence: 3, node: { datacenter: 1, worker: 7 } });
+  const id = twitter.compose({
+    unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 5),
+    sequence: 3,
+    node: { datacenter: 1, worker: 7 },
+  });
   const text = await inProcess(['decode', id.toString()]);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, /2024-11-22T08:00:00\.005Z/);
@@ -78,12 +102,29 @@ test('GIVEN IDs THEN decode prints fields, Unix ms and ISO time, honouring layou
   assert.match(text.stdout, /worker\s+7/);
   assert.match(text.stdout, /sequence\s+3/);
   const json = await inProcess(['decode', '--json', id.toString(), (id + 1n).toString()]);
-  const lines = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const lines = json.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines.length, 2);
-  assert.deepEqual(lines[0], { id: id.toString(), unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 5), timestamp: '2024-11-22T08:00:00.005Z', fields: { datacenter: 1, worker: 7 }, sequence: 3 });
+  assert.deepEqual(lines[0], {
+    id: id.toString(),
+    unixMs: Date.UTC(2024, 10, 22, 8, 0, 0, 5),
+    timestamp: '2024-11-22T08:00:00.005Z',
+    fields: { datacenter: 1, worker: 7 },
+    sequence: 3,
+  });
   const custom = Layout.parse('timestamp:41,worker:10,sequence:12', { epoch: '2020-01-01T00:00:00Z' });
   const cid = custom.compose({ unixMs: Date.UTC(2021, 5, 1), sequence: 0, node: { worker: 9 } });
-  const c = await inProcess(['decode', '--json', '--fields', 'timestamp:41,worker:10,sequence:12', '--epoch', '2020-01-01T00:00:00Z', cid.toString()]);
+  const c = await inProcess([
+    'decode',
+    '--json',
+    '--fields',
+    'timestamp:41,worker:10,sequence:12',
+    '--epoch',
+    '2020-01-01T00:00:00Z',
+    cid.toString(),
+  ]);
   assert.equal(JSON.parse(c.stdout).timestamp, '2021-06-01T00:00:00.000Z');
   assert.equal(JSON.parse(c.stdout).fields.worker, 9);
 });
@@ -91,8 +132,18 @@ test('GIVEN IDs THEN decode prints fields, Unix ms and ISO time, honouring layou
 test('GIVEN a preset or a field list THEN layout prints fields, end of life, node count and IDs/s per node', async () => {
   const r = await runFlurry(['layout', 'twitter']);
   assert.equal(r.code, 0, r.stderr);
-  for (const s of ['timestamp', 'datacenter', 'worker', 'sequence', 'End of life', '1,024', '4,096,000']) assert.ok(r.stdout.includes(s), `${s} in ${r.stdout}`);
-  const j = await inProcess(['layout', '--fields', 'timestamp:39,sequence:8,machine:16', '--epoch', '2014-09-01T00:00:00Z', '--unit', '10ms', '--json']);
+  for (const s of ['timestamp', 'datacenter', 'worker', 'sequence', 'End of life', '1,024', '4,096,000'])
+    assert.ok(r.stdout.includes(s), `${s} in ${r.stdout}`);
+  const j = await inProcess([
+    'layout',
+    '--fields',
+    'timestamp:39,sequence:8,machine:16',
+    '--epoch',
+    '2014-09-01T00:00:00Z',
+    '--unit',
+    '10ms',
+    '--json',
+  ]);
   const info = JSON.parse(j.stdout);
   assert.equal(info.nodeCount, 65536);
   assert.equal(info.unit, '10ms');
@@ -111,7 +162,8 @@ test('GIVEN key new and public encode/decode THEN public IDs round-trip and a ty
   const pubs = enc.stdout.trim().split('\n');
   assert.equal(pubs.length, 2);
   assert.notEqual(pubs[0], pubs[1]);
-  for (const p of pubs) assert.match(p, /^B[0-9A-Za-z]{15}$/, 'key ID, 11 characters for the 63-bit ID, 3 for the tag, check character');
+  for (const p of pubs)
+    assert.match(p, /^B[0-9A-Za-z]{15}$/, 'key ID, 11 characters for the 63-bit ID, 3 for the tag, check character');
   const dec = await inProcess(['public', 'decode', '--key', k, ...pubs]);
   assert.equal(dec.code, 0, dec.stderr);
   assert.deepEqual(dec.stdout.trim().split('\n'), ids);
@@ -125,7 +177,15 @@ test('GIVEN key new and public encode/decode THEN public IDs round-trip and a ty
   assert.match(wrong.stderr, /decoded with a key that did not issue it.*Check the key for key ID "B"/);
   assert.equal(wrong.stdout, '');
   // The known-answer vector of docs/public-ids.md (the fixed key K, 64-bit discord layout).
-  const kat = await inProcess(['public', 'encode', '1859214170478923776', '--key', 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8', '--layout', 'discord']);
+  const kat = await inProcess([
+    'public',
+    'encode',
+    '1859214170478923776',
+    '--key',
+    'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8',
+    '--layout',
+    'discord',
+  ]);
   assert.equal(kat.stdout, 'KCmUJF4zBACyLOHw\n', kat.stderr);
   coded(await inProcess(['public', 'encode', '1'], { FLURRY_PUBLIC_KEY: 'fk1_nope' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
   coded(await inProcess(['public', 'encode', '1'], { FLURRY_PUBLIC_KEY: '' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
@@ -165,13 +225,24 @@ test('GIVEN bad input to each command THEN exit code 2 with the coded message on
     runFlurry(['nxet']),
   ]);
   coded(serve, 'FLURRY_E_CONFIG');
-  assert.match(serve.stderr, /invalid setting port: "abc" \(from --port\) is not allowed; allowed: an integer from 0 to 65535/);
+  assert.match(
+    serve.stderr,
+    /invalid setting port: "abc" \(from --port\) is not allowed; allowed: an integer from 0 to 65535/,
+  );
   coded(decode, 'FLURRY_E_ID_NEGATIVE');
   coded(unknown, 'FLURRY_E_USAGE');
 });
 
 test('GIVEN --help on each command THEN usage is printed and the exit code is 0', async () => {
-  for (const argv of [['--help'], ['next', '--help'], ['decode', '--help'], ['layout', '--help'], ['key', '--help'], ['public', '--help'], ['serve', '--help']]) {
+  for (const argv of [
+    ['--help'],
+    ['next', '--help'],
+    ['decode', '--help'],
+    ['layout', '--help'],
+    ['key', '--help'],
+    ['public', '--help'],
+    ['serve', '--help'],
+  ]) {
     const r = await inProcess(argv);
     assert.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /Usage: flurry/);
@@ -191,14 +262,20 @@ test('GIVEN the engine client libraries are not installed (optional peer depende
   // crash the process before the coded error.
   const dir = tempDir('no-clients');
   try {
-    writeFileSync(path.join(dir, 'hook.mjs'), `export async function resolve(spec, ctx, next) {
+    writeFileSync(
+      path.join(dir, 'hook.mjs'),
+      `export async function resolve(spec, ctx, next) {
   if (['ioredis', 'etcd3', 'node-zookeeper-client'].includes(spec)) {
     const e = new Error("Cannot find package '" + spec + "' imported from " + ctx.parentURL); e.code = 'ERR_MODULE_NOT_FOUND'; throw e;
   }
   return next(spec, ctx);
 }
-`);
-    writeFileSync(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hook.mjs', import.meta.url);\n");
+`,
+    );
+    writeFileSync(
+      path.join(dir, 'register.mjs'),
+      "import { register } from 'node:module';\nregister('./hook.mjs', import.meta.url);\n",
+    );
     const env = { NODE_OPTIONS: `--import=${path.join(dir, 'register.mjs')}`, FLURRY_ALLOW_ROOT: '1' };
     const cases: Array<[string[], string]> = [
       [['next', '--registry', 'redis://:pw@127.0.0.1:1/0'], 'ioredis@6'],
@@ -223,11 +300,17 @@ test('GIVEN the engine client libraries are not installed (optional peer depende
 test('GIVEN a misspelt FLURRY_* variable THEN flurry serve warns on stderr naming the closest setting, and still starts or fails as before', async () => {
   const help = await runFlurry(['serve', '--help'], { FLURRY_REGSITRY: 'redis://127.0.0.1:6379/0' });
   assert.equal(help.code, 0, help.stderr);
-  assert.match(help.stderr, /^flurry: warning: FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY\?$/m);
+  assert.match(
+    help.stderr,
+    /^flurry: warning: FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY\?$/m,
+  );
   const bad = await runFlurry(['serve', '--port', 'abc'], { FLURRY_LOG_LEVL: 'debug' });
   assert.equal(bad.code, 2, bad.stderr);
   const lines = bad.stderr.trim().split('\n');
-  assert.equal(lines[0], 'flurry: warning: FLURRY_LOG_LEVL is not a flurry setting and is ignored; did you mean FLURRY_LOG_LEVEL?');
+  assert.equal(
+    lines[0],
+    'flurry: warning: FLURRY_LOG_LEVL is not a flurry setting and is ignored; did you mean FLURRY_LOG_LEVEL?',
+  );
   assert.match(lines[1], /^flurry: FLURRY_E_CONFIG: invalid setting port/);
   const clean = await runFlurry(['serve', '--help'], { FLURRY_REGISTRY: 'file:', FLURRY_CONFIG: '' });
   assert.doesNotMatch(clean.stderr, /warning/);
@@ -239,11 +322,20 @@ test('GIVEN a misspelt FLURRY_* variable THEN flurry next and flurry public warn
     const next = await runFlurry(['next', '-n', '2', '--registry', `file:${dir}`], { FLURRY_CLUSTR: 'orders' });
     assert.equal(next.code, 0, next.stderr);
     assert.equal(next.stdout.trim().split('\n').length, 2, 'two IDs on stdout, the warning on stderr only');
-    assert.match(next.stderr, /^flurry: warning: FLURRY_CLUSTR is not a flurry setting and is ignored; did you mean FLURRY_CLUSTER\?$/m);
+    assert.match(
+      next.stderr,
+      /^flurry: warning: FLURRY_CLUSTR is not a flurry setting and is ignored; did you mean FLURRY_CLUSTER\?$/m,
+    );
     const key = (await runFlurry(['key', 'new'], {})).stdout.trim();
-    const pub = await runFlurry(['public', 'encode', '1859214170478923776'], { FLURRY_PUBLIC_KEY: key, FLURRY_PUBLC_KEY_FILE: '/nonexistent' });
+    const pub = await runFlurry(['public', 'encode', '1859214170478923776'], {
+      FLURRY_PUBLIC_KEY: key,
+      FLURRY_PUBLC_KEY_FILE: '/nonexistent',
+    });
     assert.equal(pub.code, 0, pub.stderr);
-    assert.match(pub.stderr, /FLURRY_PUBLC_KEY_FILE is not a flurry setting and is ignored; did you mean FLURRY_PUBLIC_KEY_FILE\?/);
+    assert.match(
+      pub.stderr,
+      /FLURRY_PUBLC_KEY_FILE is not a flurry setting and is ignored; did you mean FLURRY_PUBLIC_KEY_FILE\?/,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

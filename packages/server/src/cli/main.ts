@@ -72,7 +72,10 @@ export async function runCli(io: CliIo): Promise<number> {
     }
     const run = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (run === undefined) {
-      throw serverError('USAGE', `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(COMMANDS).join(', ')}. See flurry --help.`);
+      throw serverError(
+        'USAGE',
+        `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(COMMANDS).join(', ')}. See flurry --help.`,
+      );
     }
     return await run({ ...io, argv: rest });
   } catch (err) {

@@ -23,7 +23,14 @@ function errorOf(body: string): { code: string; message: string } {
   return parsed.error;
 }
 
-async function expectError(port: number, p: string, status: number, code: string | RegExp, headers: Record<string, string> = AUTH, method = 'GET') {
+async function expectError(
+  port: number,
+  p: string,
+  status: number,
+  code: string | RegExp,
+  headers: Record<string, string> = AUTH,
+  method = 'GET',
+) {
   const r = await httpGet(port, p, headers, method);
   assert.equal(r.status, status, `${method} ${p.slice(0, 60)} → ${r.status} ${r.body.slice(0, 300)}`);
   assert.match(String(r.headers['content-type']), /^application\/json/);
@@ -35,12 +42,16 @@ async function expectError(port: number, p: string, status: number, code: string
 
 function curl(args: string[]): Promise<{ status: number; body: string; type: string }> {
   return new Promise((resolve, reject) => {
-    execFile('curl', ['-s', '--max-time', '10', '-o', '-', '-w', '\n%{http_code} %{content_type}', ...args], (err, stdout) => {
-      if (err) return reject(err);
-      const nl = stdout.lastIndexOf('\n');
-      const [status, type] = stdout.slice(nl + 1).split(' ');
-      resolve({ status: Number(status), body: stdout.slice(0, nl), type: type ?? '' });
-    });
+    execFile(
+      'curl',
+      ['-s', '--max-time', '10', '-o', '-', '-w', '\n%{http_code} %{content_type}', ...args],
+      (err, stdout) => {
+        if (err) return reject(err);
+        const nl = stdout.lastIndexOf('\n');
+        const [status, type] = stdout.slice(nl + 1).split(' ');
+        resolve({ status: Number(status), body: stdout.slice(0, nl), type: type ?? '' });
+      },
+    );
   });
 }
 
@@ -78,7 +89,20 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
   });
 
   test('GIVEN a bad count (0, -1, 10001, abc, 1.5, empty, missing, repeated) THEN 400 FLURRY_E_BATCH_COUNT', async () => {
-    for (const q of ['count=0', 'count=-1', 'count=10001', 'count=abc', 'count=1.5', 'count=', '', 'other=3', 'count=1&count=2', 'count=%2B5', 'count=1e3', 'count=99999999999999999999']) {
+    for (const q of [
+      'count=0',
+      'count=-1',
+      'count=10001',
+      'count=abc',
+      'count=1.5',
+      'count=',
+      '',
+      'other=3',
+      'count=1&count=2',
+      'count=%2B5',
+      'count=1e3',
+      'count=99999999999999999999',
+    ]) {
       const r = await expectError(svc.port, `/v1/ids?${q}`, 400, 'FLURRY_E_BATCH_COUNT');
       assert.match(errorOf(r.body).message, /from 1 to 10000/);
     }
@@ -88,7 +112,13 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     const id = twitter.compose({ unixMs: Date.UTC(2024, 10, 22), sequence: 9, node: { datacenter: 2, worker: 30 } });
     const r = await httpGet(svc.port, `/v1/ids/${id}`, AUTH);
     assert.equal(r.status, 200, r.body);
-    assert.deepEqual(JSON.parse(r.body), { id: id.toString(), unixMs: Date.UTC(2024, 10, 22), timestamp: '2024-11-22T00:00:00.000Z', fields: { datacenter: 2, worker: 30 }, sequence: 9 });
+    assert.deepEqual(JSON.parse(r.body), {
+      id: id.toString(),
+      unixMs: Date.UTC(2024, 10, 22),
+      timestamp: '2024-11-22T00:00:00.000Z',
+      fields: { datacenter: 2, worker: 30 },
+      sequence: 9,
+    });
     await expectError(svc.port, '/v1/ids/-1', 400, 'FLURRY_E_ID_NEGATIVE');
     await expectError(svc.port, '/v1/ids/18446744073709551616', 400, 'FLURRY_E_ID_TOO_WIDE');
     await expectError(svc.port, '/v1/ids/99999999999999999999999999', 400, 'FLURRY_E_ID_TOO_WIDE');
@@ -112,7 +142,16 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
   });
 
   test('GIVEN no, a wrong or a malformed bearer token THEN 401 with WWW-Authenticate on every ID route; health, readiness, metrics and OpenAPI stay open', async () => {
-    for (const p of ['/v1/ids/next', '/v1/ids?count=2', '/v1/ids/1', '/v1/layout', '/api/snowflake/get/x', '/decodeSnowflakeId?snowflakeId=1', '/v1/public-ids/next', '/v1/public-ids/abc']) {
+    for (const p of [
+      '/v1/ids/next',
+      '/v1/ids?count=2',
+      '/v1/ids/1',
+      '/v1/layout',
+      '/api/snowflake/get/x',
+      '/decodeSnowflakeId?snowflakeId=1',
+      '/v1/public-ids/next',
+      '/v1/public-ids/abc',
+    ]) {
       const r = await expectError(svc.port, p, 401, 'FLURRY_E_UNAUTHORIZED', {});
       assert.equal(r.headers['www-authenticate'], 'Bearer realm="flurry"');
       await expectError(svc.port, p, 401, 'FLURRY_E_UNAUTHORIZED', { authorization: `Bearer ${TOKEN}x` });
@@ -121,7 +160,8 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
       await expectError(svc.port, p, 401, 'FLURRY_E_UNAUTHORIZED', { authorization: `Basic ${TOKEN}` });
     }
     assert.equal((await httpGet(svc.port, '/v1/ids/next', { authorization: `bearer ${TOKEN}` })).status, 200);
-    for (const p of ['/healthz', '/readyz', '/metrics', '/openapi.json']) assert.equal((await httpGet(svc.port, p)).status, 200, p);
+    for (const p of ['/healthz', '/readyz', '/metrics', '/openapi.json'])
+      assert.equal((await httpGet(svc.port, p)).status, 200, p);
   });
 
   test('GIVEN /healthz and /readyz THEN 200 with status and the node', async () => {
@@ -132,10 +172,27 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
   });
 
   test('GIVEN unknown paths THEN 404; wrong methods THEN 405 with Allow', async () => {
-    for (const p of ['/', '/v1', '/v1/ids/next/', '/v2/ids/next', '/V1/IDS/NEXT', '/api/snowflake/get/', '/api/snowflake/get/a/b', '/favicon.ico']) {
+    for (const p of [
+      '/',
+      '/v1',
+      '/v1/ids/next/',
+      '/v2/ids/next',
+      '/V1/IDS/NEXT',
+      '/api/snowflake/get/',
+      '/api/snowflake/get/a/b',
+      '/favicon.ico',
+    ]) {
       await expectError(svc.port, p, 404, 'FLURRY_E_NOT_FOUND');
     }
-    for (const [m, p, allow] of [['POST', '/v1/ids/next', 'GET'], ['PUT', '/v1/ids?count=1', 'GET'], ['DELETE', '/healthz', 'GET, HEAD'], ['PATCH', '/v1/ids/1', 'GET, HEAD'], ['OPTIONS', '/metrics', 'GET, HEAD'], ['HEAD', '/v1/ids/next', 'GET'], ['POST', '/api/snowflake/get/k', 'GET']] as const) {
+    for (const [m, p, allow] of [
+      ['POST', '/v1/ids/next', 'GET'],
+      ['PUT', '/v1/ids?count=1', 'GET'],
+      ['DELETE', '/healthz', 'GET, HEAD'],
+      ['PATCH', '/v1/ids/1', 'GET, HEAD'],
+      ['OPTIONS', '/metrics', 'GET, HEAD'],
+      ['HEAD', '/v1/ids/next', 'GET'],
+      ['POST', '/api/snowflake/get/k', 'GET'],
+    ] as const) {
       const r = await httpGet(svc.port, p, AUTH, m);
       assert.equal(r.status, 405, `${m} ${p}`);
       assert.equal(r.headers['allow'], allow);
@@ -145,10 +202,16 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
   });
 
   test('GIVEN an oversized body, a chunked body, a long URL or a huge header block THEN 413, 413, 414, 431 — and the server still answers', async () => {
-    const big = await rawRequest(svc.port, `POST /v1/ids/next HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n${'x'.repeat(5000)}`);
+    const big = await rawRequest(
+      svc.port,
+      `POST /v1/ids/next HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n${'x'.repeat(5000)}`,
+    );
     assert.deepEqual(statusesOf(big), [413]);
     assert.match(big, /FLURRY_E_BODY_TOO_LARGE/);
-    const chunked = await rawRequest(svc.port, 'GET /v1/ids/next HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+    const chunked = await rawRequest(
+      svc.port,
+      'GET /v1/ids/next HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n',
+    );
     assert.deepEqual(statusesOf(chunked), [413]);
     await expectError(svc.port, '/v1/ids/next?' + 'a'.repeat(5000), 414, 'FLURRY_E_URL_TOO_LONG');
     const huge = await rawRequest(svc.port, `GET /v1/ids/${'1'.repeat(40_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
@@ -183,14 +246,22 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     await expectError(svc.port, `/v1/public-ids/${pub.slice(0, 13)}`, 400, 'FLURRY_E_PUBLIC_ID_MALFORMED');
   });
 
-  test('GIVEN the Leaf routes called as curl does THEN a bare decimal ID and Leaf\'s decode JSON', async () => {
+  test("GIVEN the Leaf routes called as curl does THEN a bare decimal ID and Leaf's decode JSON", async () => {
     const a = `-H`;
-    const g = await curl([a, `Authorization: Bearer ${TOKEN}`, `http://127.0.0.1:${svc.port}/api/snowflake/get/leaf-segment-test`]);
+    const g = await curl([
+      a,
+      `Authorization: Bearer ${TOKEN}`,
+      `http://127.0.0.1:${svc.port}/api/snowflake/get/leaf-segment-test`,
+    ]);
     assert.equal(g.status, 200);
     assert.match(g.type, /^text\/plain/);
     assert.match(g.body, /^[0-9]+$/);
     const id = BigInt(g.body);
-    const d = await curl([a, `Authorization: Bearer ${TOKEN}`, `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=${id}`]);
+    const d = await curl([
+      a,
+      `Authorization: Bearer ${TOKEN}`,
+      `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=${id}`,
+    ]);
     assert.equal(d.status, 200);
     const body = JSON.parse(d.body);
     assert.deepEqual(Object.keys(body), ['timestamp', 'sequenceId', 'workerId']);
@@ -198,7 +269,11 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     assert.equal(body.sequenceId, (id & 4095n).toString());
     const ms = (id >> 22n) + 1288834974657n;
     assert.equal(body.timestamp, `${ms}(${new Date(Number(ms)).toISOString().replace('T', ' ').replace('Z', '')})`);
-    const bad = await curl([a, `Authorization: Bearer ${TOKEN}`, `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=abc`]);
+    const bad = await curl([
+      a,
+      `Authorization: Bearer ${TOKEN}`,
+      `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=abc`,
+    ]);
     assert.equal(bad.status, 400);
     assert.equal(errorOf(bad.body).code, 'FLURRY_E_ID_MALFORMED');
     const missing = await curl([a, `Authorization: Bearer ${TOKEN}`, `http://127.0.0.1:${svc.port}/decodeSnowflakeId`]);
@@ -218,7 +293,14 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     assert.match(r.body, /^flurry_http_requests_total\{route="unmatched",status="404"\} \d+/m);
     assert.match(r.body, /^flurry_http_request_duration_seconds_bucket\{le="0.001",route="ids_next"\} \d+/m);
     assert.match(r.body, /^flurry_http_request_duration_seconds_count\{route="ids_batch"\} \d+/m);
-    for (const m of ['flurry_sequence_exhausted_waits_total', 'flurry_clock_regression_ms_count', 'flurry_lease_renewals_total', 'flurry_lease_renew_failures_total', 'flurry_lease_lost_total', 'process_resident_memory_bytes']) {
+    for (const m of [
+      'flurry_sequence_exhausted_waits_total',
+      'flurry_clock_regression_ms_count',
+      'flurry_lease_renewals_total',
+      'flurry_lease_renew_failures_total',
+      'flurry_lease_lost_total',
+      'process_resident_memory_bytes',
+    ]) {
       assert.match(r.body, new RegExp(`^${m} \\d+`, 'm'), m);
     }
     const deadline = Number(/^flurry_lease_deadline_seconds (\S+)/m.exec(r.body)?.[1]);
@@ -231,7 +313,20 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     assert.equal(r.status, 200);
     assert.equal(r.body, readFileSync(path.join(root, 'docs', 'openapi.json'), 'utf8'));
     const doc = JSON.parse(r.body);
-    for (const p of ['/v1/ids/next', '/v1/ids', '/v1/ids/{id}', '/v1/layout', '/v1/public-ids/next', '/v1/public-ids/{publicId}', '/api/snowflake/get/{key}', '/decodeSnowflakeId', '/healthz', '/readyz', '/metrics', '/openapi.json']) {
+    for (const p of [
+      '/v1/ids/next',
+      '/v1/ids',
+      '/v1/ids/{id}',
+      '/v1/layout',
+      '/v1/public-ids/next',
+      '/v1/public-ids/{publicId}',
+      '/api/snowflake/get/{key}',
+      '/decodeSnowflakeId',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+    ]) {
       assert.ok(doc.paths[p], p);
     }
   });
@@ -246,13 +341,57 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
     };
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
     const chars = 'abcXYZ019-_.~%/?&=+:;,@!$\'()*[]{}|\\^`"<> \t#';
-    const str = (max: number) => Array.from({ length: Math.floor(rnd() * max) }, () => (rnd() < 0.05 ? String.fromCharCode(Math.floor(rnd() * 0x2fff)) : pick([...chars]))).join('');
-    const prefixes = ['/v1/ids/next', '/v1/ids', '/v1/ids/', '/v1/layout', '/v1/public-ids/next', '/v1/public-ids/', '/api/snowflake/get/', '/decodeSnowflakeId', '/healthz', '/readyz', '/metrics', '/openapi.json', '/', ''];
-    const methods = ['GET', 'GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT', 'PATCH', 'BREW', 'get', ''];
+    const str = (max: number) =>
+      Array.from({ length: Math.floor(rnd() * max) }, () =>
+        rnd() < 0.05 ? String.fromCharCode(Math.floor(rnd() * 0x2fff)) : pick([...chars]),
+      ).join('');
+    const prefixes = [
+      '/v1/ids/next',
+      '/v1/ids',
+      '/v1/ids/',
+      '/v1/layout',
+      '/v1/public-ids/next',
+      '/v1/public-ids/',
+      '/api/snowflake/get/',
+      '/decodeSnowflakeId',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/',
+      '',
+    ];
+    const methods = [
+      'GET',
+      'GET',
+      'GET',
+      'HEAD',
+      'POST',
+      'PUT',
+      'DELETE',
+      'OPTIONS',
+      'TRACE',
+      'CONNECT',
+      'PATCH',
+      'BREW',
+      'get',
+      '',
+    ];
     const queries = ['count=', 'snowflakeId=', 'count=1&count=', 'x=', '', '%', '&&', '=='];
-    const headerNames = ['Accept', 'Authorization', 'Content-Type', 'X-Junk', 'Accept-Encoding', 'Content-Length', 'Transfer-Encoding', 'Expect', 'Connection'];
+    const headerNames = [
+      'Accept',
+      'Authorization',
+      'Content-Type',
+      'X-Junk',
+      'Accept-Encoding',
+      'Content-Length',
+      'Transfer-Encoding',
+      'Expect',
+      'Connection',
+    ];
     const make = (): Buffer => {
-      if (rnd() < 0.08) return Buffer.from(Array.from({ length: Math.floor(rnd() * 200) }, () => Math.floor(rnd() * 256)));
+      if (rnd() < 0.08)
+        return Buffer.from(Array.from({ length: Math.floor(rnd() * 200) }, () => Math.floor(rnd() * 256)));
       let target = pick(prefixes) + str(30);
       if (rnd() < 0.5) target += '?' + pick(queries) + str(20);
       if (rnd() < 0.3) target += String(Math.floor(rnd() * 1e6) - 5e5);
@@ -281,18 +420,27 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
         const out = await rawRequest(svc.port, req, 150, 3_000);
         for (const s of statusesOf(out)) {
           counts.set(s, (counts.get(s) ?? 0) + 1);
-          assert.ok(s < 500, `status ${s} for ${JSON.stringify(req.toString('latin1').slice(0, 300))}: ${out.slice(0, 500)}`);
+          assert.ok(
+            s < 500,
+            `status ${s} for ${JSON.stringify(req.toString('latin1').slice(0, 300))}: ${out.slice(0, 500)}`,
+          );
         }
         assert.ok(!/\n\s+at .*\.js:\d+/.test(out), `stack trace in ${out.slice(0, 500)}`);
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
     assert.equal(sent, total, 'every fuzz request was sent within the time bound');
-    assert.ok((counts.get(200) ?? 0) > 0 && (counts.get(404) ?? 0) > 0 && (counts.get(400) ?? 0) > 0, JSON.stringify([...counts]));
+    assert.ok(
+      (counts.get(200) ?? 0) > 0 && (counts.get(404) ?? 0) > 0 && (counts.get(400) ?? 0) > 0,
+      JSON.stringify([...counts]),
+    );
     assert.equal(svc.process.exitCode, null, 'still running');
     assert.equal((await httpGet(svc.port, '/healthz')).status, 200);
     assert.equal((await httpGet(svc.port, '/v1/ids/next', AUTH)).status, 200);
-    assert.ok(!svc.logs.some((l) => l.msg === 'unexpected error in a request handler'), 'no unexpected handler errors logged');
+    assert.ok(
+      !svc.logs.some((l) => l.msg === 'unexpected error in a request handler'),
+      'no unexpected handler errors logged',
+    );
   });
 });
 
@@ -313,7 +461,7 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
     assert.match(errorOf(e.body).message, /--token/);
   });
 
-  test('GIVEN the leaf layout THEN Leaf\'s decoder reports the 10-bit worker ID of this node', async () => {
+  test("GIVEN the leaf layout THEN Leaf's decoder reports the 10-bit worker ID of this node", async () => {
     const id = BigInt((await httpGet(svc.port, '/api/snowflake/get/anykey')).body);
     const node = JSON.parse((await httpGet(svc.port, '/readyz')).body).node as { worker: number };
     const body = JSON.parse((await httpGet(svc.port, `/decodeSnowflakeId?snowflakeId=${id}`)).body);
@@ -324,14 +472,26 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
     assert.ok(typeof svc.thriftPort === 'number' && svc.thriftPort > 0);
     const require = createRequire(import.meta.url);
     const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js');
-    const conn = thrift.createConnection('127.0.0.1', svc.thriftPort!, { transport: thrift.TFramedTransport, protocol: thrift.TBinaryProtocol, max_attempts: 0, connect_timeout: 2000 } as thrift.ConnectOptions);
+    const conn = thrift.createConnection('127.0.0.1', svc.thriftPort, {
+      transport: thrift.TFramedTransport,
+      protocol: thrift.TBinaryProtocol,
+      max_attempts: 0,
+      connect_timeout: 2000,
+    });
     conn.on('error', () => {});
     try {
-      const client = thrift.createClient(Snowflake, conn) as unknown as { get_id(ua: string, cb: (e: unknown, r: unknown) => void): void; get_worker_id(cb: (e: unknown, r: unknown) => void): void };
+      const client = thrift.createClient(Snowflake, conn) as unknown as {
+        get_id(ua: string, cb: (e: unknown, r: unknown) => void): void;
+        get_worker_id(cb: (e: unknown, r: unknown) => void): void;
+      };
       const call = <T>(f: (cb: (e: unknown, r: unknown) => void) => void) =>
         new Promise<T>((resolve, reject) => {
           const t = setTimeout(() => reject(new Error('thrift call timed out')), 5000);
-          f((e, r) => { clearTimeout(t); if (e) reject(e); else resolve(r as T); });
+          f((e, r) => {
+            clearTimeout(t);
+            if (e) reject(e);
+            else resolve(r as T);
+          });
         });
       const httpId = BigInt(JSON.parse((await httpGet(svc.port, '/v1/ids/next')).body).id);
       const raw = await call<{ toOctetString(): string }>((cb) => client.get_id('flurry-test', cb));

@@ -32,14 +32,22 @@ export class BearerAuth {
   /** Null when the header carries the right token; else the coded 401 error. */
   check(header: string | undefined): FlurryError | null {
     if (header === undefined || header.length === 0) {
-      return serverError('UNAUTHORIZED', 'this route needs a bearer token: send the header "Authorization: Bearer <token>" with the token the service was configured with (--token / FLURRY_TOKEN)');
+      return serverError(
+        'UNAUTHORIZED',
+        'this route needs a bearer token: send the header "Authorization: Bearer <token>" with the token the service was configured with (--token / FLURRY_TOKEN)',
+      );
     }
     const m = /^[Bb][Ee][Aa][Rr][Ee][Rr] +(\S+) *$/.exec(header);
-    const given = createHash('sha256').update(m ? m[1] : '', 'utf8').digest();
+    const given = createHash('sha256')
+      .update(m ? m[1] : '', 'utf8')
+      .digest();
     const ok = timingSafeEqual(given, this.expected);
     if (m && ok) return null;
-    return serverError('UNAUTHORIZED', m
-      ? 'the bearer token is wrong; send "Authorization: Bearer <token>" with the configured token'
-      : 'the Authorization header is not of the form "Bearer <token>"; send "Authorization: Bearer <token>"');
+    return serverError(
+      'UNAUTHORIZED',
+      m
+        ? 'the bearer token is wrong; send "Authorization: Bearer <token>" with the configured token'
+        : 'the Authorization header is not of the form "Bearer <token>"; send "Authorization: Bearer <token>"',
+    );
   }
 }

@@ -61,7 +61,10 @@ export class BatchBodyWriter {
    *   one chunk are written before the next is issued, so with the `wait` policy the
    *   serialization runs in the time the generator would otherwise sleep for the next tick.
    */
-  constructor(readonly max: number, private readonly chunk: number = max) {
+  constructor(
+    readonly max: number,
+    private readonly chunk: number = max,
+  ) {
     this.ids = new BigUint64Array(max);
     this.words = new Uint32Array(this.ids.buffer);
     this.capacity = OPEN.length + max * 23 + CLOSE.length;
@@ -73,7 +76,8 @@ export class BatchBodyWriter {
    * buffers keeps the allocator from fragmenting under batch load (resident memory).
    */
   recycle(body: Buffer): void {
-    if (this.pool.length < POOL_SIZE && body.buffer.byteLength === this.capacity) this.pool.push(Buffer.from(body.buffer, 0, this.capacity));
+    if (this.pool.length < POOL_SIZE && body.buffer.byteLength === this.capacity)
+      this.pool.push(Buffer.from(body.buffer, 0, this.capacity));
   }
 
   /** Issues `count` IDs through `fill` and returns the JSON body. */

@@ -59,10 +59,19 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
     let status: number;
     try {
       if (url.length > maxUrl) {
-        status = sendError(res, serverError('URL_TOO_LONG', `the request target is ${url.length} bytes long; at most ${maxUrl} are allowed (setting maxUrlBytes)`, { length: url.length, max: maxUrl }), { close: true });
+        status = sendError(
+          res,
+          serverError(
+            'URL_TOO_LONG',
+            `the request target is ${url.length} bytes long; at most ${maxUrl} are allowed (setting maxUrlBytes)`,
+            { length: url.length, max: maxUrl },
+          ),
+          { close: true },
+        );
       } else {
         scanHeaders(req.rawHeaders, headers);
-        const bodyError = headers.contentLength === undefined && headers.transferEncoding === undefined ? null : checkBody();
+        const bodyError =
+          headers.contentLength === undefined && headers.transferEncoding === undefined ? null : checkBody();
         if (bodyError) {
           status = sendError(res, bodyError, { close: true });
         } else {
@@ -86,11 +95,15 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
               break;
             case '/healthz':
               routeId = RouteId.Healthz;
-              status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : ((ctx.authHealth ? deny(res) : undefined) ?? healthz(res));
+              status = !readMethod(method)
+                ? notAllowed(res, method, ALLOW_READ)
+                : ((ctx.authHealth ? deny(res) : undefined) ?? healthz(res));
               break;
             case '/readyz':
               routeId = RouteId.Readyz;
-              status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : ((ctx.authHealth ? deny(res) : undefined) ?? readyz(ctx, res));
+              status = !readMethod(method)
+                ? notAllowed(res, method, ALLOW_READ)
+                : ((ctx.authHealth ? deny(res) : undefined) ?? readyz(ctx, res));
               break;
             case '/metrics':
               routeId = RouteId.Metrics;
@@ -107,24 +120,37 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
               break;
             case '/decodeSnowflakeId':
               routeId = RouteId.LeafDecode;
-              status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? leafDecode(ctx, res, query));
+              status = !readMethod(method)
+                ? notAllowed(res, method, ALLOW_READ)
+                : (deny(res) ?? leafDecode(ctx, res, query));
               break;
             case '/v1/public-ids/next':
               routeId = RouteId.PublicNext;
-              status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? publicNext(ctx, res, headers.accept));
+              status = !isGet
+                ? notAllowed(res, method, ALLOW_ISSUE)
+                : (deny(res) ?? publicNext(ctx, res, headers.accept));
               break;
             default:
               if (isSegmentRoute(path, IDS_PREFIX)) {
                 routeId = RouteId.IdsDecode;
-                status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? idsDecode(ctx, res, path.slice(IDS_PREFIX.length)));
+                status = !readMethod(method)
+                  ? notAllowed(res, method, ALLOW_READ)
+                  : (deny(res) ?? idsDecode(ctx, res, path.slice(IDS_PREFIX.length)));
               } else if (isSegmentRoute(path, LEAF_PREFIX)) {
                 routeId = RouteId.LeafGet;
-                status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? leafGet(ctx, res, path.slice(LEAF_PREFIX.length)));
+                status = !isGet
+                  ? notAllowed(res, method, ALLOW_ISSUE)
+                  : (deny(res) ?? leafGet(ctx, res, path.slice(LEAF_PREFIX.length)));
               } else if (isSegmentRoute(path, PUBLIC_PREFIX)) {
                 routeId = RouteId.PublicDecode;
-                status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? publicDecode(ctx, res, path.slice(PUBLIC_PREFIX.length)));
+                status = !readMethod(method)
+                  ? notAllowed(res, method, ALLOW_READ)
+                  : (deny(res) ?? publicDecode(ctx, res, path.slice(PUBLIC_PREFIX.length)));
               } else {
-                status = sendError(res, serverError('NOT_FOUND', `no route ${clip(path)}; see /openapi.json for the routes of this service`));
+                status = sendError(
+                  res,
+                  serverError('NOT_FOUND', `no route ${clip(path)}; see /openapi.json for the routes of this service`),
+                );
               }
           }
         }
@@ -138,11 +164,18 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
 
   function checkBody(): FlurryError | null {
     if (headers.transferEncoding !== undefined) {
-      return serverError('BODY_TOO_LARGE', `this API reads no request bodies and refuses chunked ones (Transfer-Encoding: ${clip(headers.transferEncoding)}); send GET requests without a body`);
+      return serverError(
+        'BODY_TOO_LARGE',
+        `this API reads no request bodies and refuses chunked ones (Transfer-Encoding: ${clip(headers.transferEncoding)}); send GET requests without a body`,
+      );
     }
     const n = Number(headers.contentLength);
     if (!(n <= maxBody)) {
-      return serverError('BODY_TOO_LARGE', `the request body is ${clip(String(headers.contentLength))} bytes; at most ${maxBody} are allowed (setting maxBodyBytes), and no route reads one`, { max: maxBody });
+      return serverError(
+        'BODY_TOO_LARGE',
+        `the request body is ${clip(String(headers.contentLength))} bytes; at most ${maxBody} are allowed (setting maxBodyBytes), and no route reads one`,
+        { max: maxBody },
+      );
     }
     return null;
   }
@@ -170,7 +203,17 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
   function failed(res: ServerResponse, err: unknown, req: IncomingMessage | undefined, url: string): number {
     const status = sendError(res, err);
     if (status === 500) {
-      ctx.logger.error({ err: err instanceof Error ? { message: err.message, stack: err.stack, code: (err as FlurryError).code } : String(err), method: req?.method, url: clip(url) }, 'unexpected error in a request handler');
+      ctx.logger.error(
+        {
+          err:
+            err instanceof Error
+              ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
+              : String(err),
+          method: req?.method,
+          url: clip(url),
+        },
+        'unexpected error in a request handler',
+      );
     }
     return status;
   }
@@ -192,7 +235,15 @@ function readMethod(method: string | undefined): boolean {
 }
 
 function notAllowed(res: ServerResponse, method: string | undefined, allow: string): number {
-  return sendError(res, serverError('METHOD_NOT_ALLOWED', `method ${clip(String(method))} is not allowed here; use ${allow.replace(', ', ' or ')}`, { allow }), { allow });
+  return sendError(
+    res,
+    serverError(
+      'METHOD_NOT_ALLOWED',
+      `method ${clip(String(method))} is not allowed here; use ${allow.replace(', ', ' or ')}`,
+      { allow },
+    ),
+    { allow },
+  );
 }
 
 function clip(s: string): string {

@@ -56,7 +56,8 @@ export function scanHeaders(raw: readonly string[], out: RequestHeaders): Reques
         }
         break;
       case 17:
-        if (out.transferEncoding === undefined && name.toLowerCase() === 'transfer-encoding') out.transferEncoding = raw[i + 1];
+        if (out.transferEncoding === undefined && name.toLowerCase() === 'transfer-encoding')
+          out.transferEncoding = raw[i + 1];
         break;
     }
   }

@@ -54,7 +54,13 @@ export function sendAscii(res: ServerResponse, status: number, type: string, bod
  * sendText(res, 200, JSON_TYPE, JSON.stringify({ ok: 'ü' }));
  * ```
  */
-export function sendText(res: ServerResponse, status: number, type: string, body: string, extra?: Record<string, string>): number {
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  extra?: Record<string, string>,
+): number {
   const headers: Record<string, string | number> = { 'content-type': type, 'content-length': Buffer.byteLength(body) };
   if (extra) Object.assign(headers, extra);
   res.writeHead(status, headers);
@@ -104,13 +110,17 @@ export function sendError(res: ServerResponse, err: unknown, extra?: ErrorHeader
   if (status === 500 || !(err instanceof FlurryError)) {
     status = 500;
     code = ServerErrorCode.INTERNAL;
-    message = 'an unexpected error occurred inside the service; it has been logged. Retry, and report it if it persists.';
+    message =
+      'an unexpected error occurred inside the service; it has been logged. Retry, and report it if it persists.';
   } else {
     code = err.code;
     message = err.message;
   }
   const body = JSON.stringify({ error: { code, message } });
-  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body) };
+  const headers: Record<string, string | number> = {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(body),
+  };
   if (status === 503) headers['retry-after'] = String(RETRY_AFTER_SECONDS);
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="flurry"';
   if (extra?.allow) headers['allow'] = extra.allow;

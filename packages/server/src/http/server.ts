@@ -65,16 +65,33 @@ export function createHttpServer(ctx: HttpContext): Server {
     if (code === 'HPE_HEADER_OVERFLOW') {
       status = 431;
       reason = 'Request Header Fields Too Large';
-      body = JSON.stringify({ error: { code: 'FLURRY_E_HEADERS_TOO_LARGE', message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.maxUrlBytes} bytes) and fewer or smaller headers` } });
+      body = JSON.stringify({
+        error: {
+          code: 'FLURRY_E_HEADERS_TOO_LARGE',
+          message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.maxUrlBytes} bytes) and fewer or smaller headers`,
+        },
+      });
     } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT') {
       status = 408;
       reason = 'Request Timeout';
-      body = JSON.stringify({ error: { code: 'FLURRY_E_BAD_REQUEST', message: 'the request did not arrive in time; send the whole request promptly' } });
+      body = JSON.stringify({
+        error: {
+          code: 'FLURRY_E_BAD_REQUEST',
+          message: 'the request did not arrive in time; send the whole request promptly',
+        },
+      });
     } else {
-      body = JSON.stringify({ error: { code: 'FLURRY_E_BAD_REQUEST', message: `the request is not valid HTTP/1.1 (${code || 'parse error'}); send a well-formed request` } });
+      body = JSON.stringify({
+        error: {
+          code: 'FLURRY_E_BAD_REQUEST',
+          message: `the request is not valid HTTP/1.1 (${code || 'parse error'}); send a well-formed request`,
+        },
+      });
     }
     ctx.metrics.request(RouteId.Unmatched, status, 0);
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   });
   return server;
 }

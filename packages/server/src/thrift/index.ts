@@ -9,5 +9,10 @@
  */
 export { startThriftServer } from './server.js';
 export type { ThriftServer, ThriftServerOptions, ThriftLogger, ThriftNodeSource } from './server.js';
-export { SnowflakeProcessor, SnowflakeCallError, ThriftProtocolViolation, USER_AGENT_PATTERN } from './snowflake-processor.js';
+export {
+  SnowflakeProcessor,
+  SnowflakeCallError,
+  ThriftProtocolViolation,
+  USER_AGENT_PATTERN,
+} from './snowflake-processor.js';
 export type { SnowflakeHandler } from './snowflake-processor.js';

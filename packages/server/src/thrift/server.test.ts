@@ -28,7 +28,7 @@ function connect(port: number): Promise<{ client: SnowflakeClient; end(): void }
       protocol: thrift.TBinaryProtocol,
       max_attempts: 0,
       connect_timeout: 2_000,
-    } as thrift.ConnectOptions);
+    });
     conn.once('error', reject);
     conn.once('connect', () => {
       conn.off('error', reject);
@@ -44,7 +44,7 @@ function call(fn: Call): Promise<bigint> {
     fn((err, res) => {
       clearTimeout(timer);
       if (err) reject(err);
-      else resolve((res as thrift.Int64).buffer.readBigInt64BE((res as unknown as { offset?: number }).offset ?? 0));
+      else resolve((res as thrift.Int64).buffer.readBigInt64BE((res as { offset?: number }).offset ?? 0));
     });
   });
 }
@@ -56,7 +56,14 @@ async function withServer(
   body: (server: ThriftServer, gen: Generator) => Promise<void>,
 ): Promise<void> {
   const gen = new Generator({ layout: twitter, node: { datacenter: 3, worker: 17 } });
-  const server = await startThriftServer({ host: '127.0.0.1', port: 0, generator: gen, layout: twitter, node: gen.node, ...opts });
+  const server = await startThriftServer({
+    host: '127.0.0.1',
+    port: 0,
+    generator: gen,
+    layout: twitter,
+    node: gen.node,
+    ...opts,
+  });
   try {
     await body(server, gen);
   } finally {
@@ -66,7 +73,11 @@ async function withServer(
 }
 
 /** Sends raw bytes; resolves with what came back once the server closes the socket (or after `waitMs`). */
-function rawExchange(port: number, bytes: Uint8Array, waitMs = 1_000): Promise<{ closedByServer: boolean; received: Buffer }> {
+function rawExchange(
+  port: number,
+  bytes: Uint8Array,
+  waitMs = 1_000,
+): Promise<{ closedByServer: boolean; received: Buffer }> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const socket = net.connect(port, '127.0.0.1');
@@ -90,7 +101,7 @@ function rawExchange(port: number, bytes: Uint8Array, waitMs = 1_000): Promise<{
 function frameCall(name: string, seqid = 1, type = 1): Buffer {
   const nameBytes = Buffer.from(name, 'utf8');
   const body = Buffer.alloc(4 + 4 + nameBytes.length + 4 + 1);
-  let o = body.writeInt32BE((0x80010000 | type) | 0, 0);
+  let o = body.writeInt32BE(0x80010000 | type | 0, 0);
   o = body.writeInt32BE(nameBytes.length, o);
   o += nameBytes.copy(body, o);
   o = body.writeInt32BE(seqid, o);
@@ -146,11 +157,13 @@ test('GIVEN 8 concurrent clients making 400 pipelined get_id calls each THEN all
     const conns = await Promise.all(Array.from({ length: 8 }, () => connect(server.port)));
     try {
       const perClient = await Promise.all(
-        conns.map(({ client }) => Promise.all(Array.from({ length: 400 }, () => call((cb) => client.get_id('load', cb))))),
+        conns.map(({ client }) =>
+          Promise.all(Array.from({ length: 400 }, () => call((cb) => client.get_id('load', cb)))),
+        ),
       );
       const all = new Set(perClient.flat());
       assert.equal(all.size, 8 * 400);
-      for (const ids of perClient) for (let i = 1; i < ids.length; i++) assert.ok(ids[i]! > ids[i - 1]!);
+      for (const ids of perClient) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
     } finally {
       for (const c of conns) c.end();
     }
@@ -176,7 +189,11 @@ test('GIVEN garbage bytes, an oversized frame length, a bad protocol version and
     ];
     for (const bytes of cases) {
       const r = await rawExchange(server.port, bytes);
-      assert.equal(r.closedByServer, true, `server must close a connection that sent ${bytes.toString('hex').slice(0, 40)}`);
+      assert.equal(
+        r.closedByServer,
+        true,
+        `server must close a connection that sent ${bytes.toString('hex').slice(0, 40)}`,
+      );
     }
     const { client, end } = await connect(server.port);
     try {
@@ -210,7 +227,11 @@ test('GIVEN 60 random byte strings (fast-check) on their own connections THEN th
 
 test('GIVEN an unknown method name THEN the reply is a TApplicationException UNKNOWN_METHOD with the same seqid and the connection stays open', async () => {
   await withServer({}, async (server) => {
-    const r = await rawExchange(server.port, Buffer.concat([frameCall('get_everything', 77), frameCall('get_worker_id', 78)]), 500);
+    const r = await rawExchange(
+      server.port,
+      Buffer.concat([frameCall('get_everything', 77), frameCall('get_worker_id', 78)]),
+      500,
+    );
     const input = new thrift.TBinaryProtocol(new thrift.TFramedTransport(r.received.subarray(4)));
     const head = input.readMessageBegin();
     assert.equal(head.fname, 'get_everything');
@@ -251,7 +272,8 @@ test('GIVEN a generator whose clock stepped back with the throw policy THEN get_
     clock.stepWall(-5_000);
     await assert.rejects(
       call((cb) => client.get_id('a', cb)),
-      (err: unknown) => err instanceof ttypes.InvalidSystemClock && /FLURRY_E_CLOCK_BACKWARDS/.test((err as Error).message),
+      (err: unknown) =>
+        err instanceof ttypes.InvalidSystemClock && /FLURRY_E_CLOCK_BACKWARDS/.test((err as Error).message),
     );
     assert.equal(await call((cb) => client.get_timestamp(cb)), BigInt(clock.now()));
   } finally {
@@ -264,7 +286,13 @@ test('GIVEN a generator whose clock stepped back with the throw policy THEN get_
 test('GIVEN bad options THEN startThriftServer rejects with FLURRY_E_INVALID_OPTION; GIVEN a busy port THEN it rejects with EADDRINUSE', async () => {
   const gen = new Generator({ layout: twitter, node: { datacenter: 0, worker: 9 } });
   try {
-    for (const bad of [{ port: -1 }, { port: 70_000 }, { port: 1.5 }, { maxFrameBytes: 10 }, { generator: {} as never }]) {
+    for (const bad of [
+      { port: -1 },
+      { port: 70_000 },
+      { port: 1.5 },
+      { maxFrameBytes: 10 },
+      { generator: {} as never },
+    ]) {
       await assert.rejects(
         startThriftServer({ port: 0, generator: gen, layout: twitter, node: gen.node, ...bad }),
         (e: unknown) => e instanceof FlurryError && e.code === 'FLURRY_E_INVALID_OPTION',
@@ -272,7 +300,10 @@ test('GIVEN bad options THEN startThriftServer rejects with FLURRY_E_INVALID_OPT
     }
     const first = await startThriftServer({ port: 0, generator: gen, layout: twitter, node: gen.node });
     try {
-      await assert.rejects(startThriftServer({ port: first.port, generator: gen, layout: twitter, node: gen.node }), /EADDRINUSE/);
+      await assert.rejects(
+        startThriftServer({ port: first.port, generator: gen, layout: twitter, node: gen.node }),
+        /EADDRINUSE/,
+      );
     } finally {
       await first.close();
     }

@@ -33,7 +33,13 @@
 import net from 'node:net';
 import thrift from 'thrift';
 import { FlurryError, systemClock, type Clock } from '@flurry/core';
-import { SnowflakeCallError, SnowflakeProcessor, ThriftProtocolViolation, USER_AGENT_PATTERN, type SnowflakeHandler } from './snowflake-processor.js';
+import {
+  SnowflakeCallError,
+  SnowflakeProcessor,
+  ThriftProtocolViolation,
+  USER_AGENT_PATTERN,
+  type SnowflakeHandler,
+} from './snowflake-processor.js';
 
 /**
  * The node fields of the issuing generator, or a function returning the current ones
@@ -76,7 +82,10 @@ export interface ThriftServerOptions {
   /** Issues the IDs (a core `Generator` or a leased generator). */
   generator: { next(): bigint };
   /** The generator's layout: its node fields name and size what the node-ID calls answer. */
-  layout: { readonly nodeFields: readonly { readonly name: string; readonly bits: number }[]; readonly totalBits: number };
+  layout: {
+    readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
+    readonly totalBits: number;
+  };
   /** The generator's node fields (or a function returning them). */
   node: ThriftNodeSource;
   /** Receives warnings about bad connections; default: silent. */
@@ -141,10 +150,20 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs a generator with a next() method', {});
   }
   if (!opts.layout || !Array.isArray(opts.layout.nodeFields)) {
-    throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs the generator\'s layout (with its nodeFields)', {});
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      "startThriftServer needs the generator's layout (with its nodeFields)",
+      {},
+    );
   }
   const logger = opts.logger;
-  const nodeOf: () => Readonly<Record<string, number>> = typeof opts.node === 'function' ? opts.node : ((n) => () => n)(opts.node);
+  const nodeOf: () => Readonly<Record<string, number>> =
+    typeof opts.node === 'function'
+      ? opts.node
+      : (
+          (n) => () =>
+            n
+        )(opts.node);
   const nodeFields = opts.layout.nodeFields;
   const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
   const workerFields = nodeFields.filter((f) => f !== dcField);
@@ -192,7 +211,10 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
     socket.on('close', () => sockets.delete(socket));
     const reject = (reason: string, err?: unknown): void => {
-      logger?.warn({ remote: `${socket.remoteAddress}:${socket.remotePort}`, reason, err: (err as Error)?.message }, 'Thrift connection closed: bad request');
+      logger?.warn(
+        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason, err: (err as Error)?.message },
+        'Thrift connection closed: bad request',
+      );
       socket.destroy();
     };
     const receive = frameReceiver(

@@ -125,7 +125,8 @@ export class SnowflakeProcessor {
     try {
       const head = input.readMessageBegin();
       // Non-strict (pre-versioned) messages carry the name as raw bytes.
-      name = typeof head.fname === 'string' ? head.fname : Buffer.from(head.fname as unknown as Uint8Array).toString('utf8');
+      name =
+        typeof head.fname === 'string' ? head.fname : Buffer.from(head.fname as unknown as Uint8Array).toString('utf8');
       mtype = head.mtype;
       seqid = head.rseqid;
       if (mtype !== MessageType.CALL && mtype !== MessageType.ONEWAY) {
@@ -135,7 +136,9 @@ export class SnowflakeProcessor {
       input.readMessageEnd();
     } catch (err) {
       if (err instanceof ThriftProtocolViolation) throw err;
-      throw new ThriftProtocolViolation(`malformed Thrift message: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+      throw new ThriftProtocolViolation(`malformed Thrift message: ${(err as Error)?.message ?? String(err)}`, {
+        cause: err,
+      });
     }
 
     if (!CALLS.has(name)) {
@@ -214,7 +217,20 @@ function readArgs(input: Protocol, wantUserAgent: boolean): string | undefined {
   return userAgent;
 }
 
-const KNOWN_TYPES = new Set<number>([T.BOOL, T.BYTE, T.I16, T.I32, T.I64, T.DOUBLE, T.STRING, T.STRUCT, T.MAP, T.SET, T.LIST, 16 /* UUID */]);
+const KNOWN_TYPES = new Set<number>([
+  T.BOOL,
+  T.BYTE,
+  T.I16,
+  T.I32,
+  T.I64,
+  T.DOUBLE,
+  T.STRING,
+  T.STRUCT,
+  T.MAP,
+  T.SET,
+  T.LIST,
+  16 /* UUID */,
+]);
 
 function reply(name: string, type: number, seqid: number, body: (out: Protocol) => void): Buffer {
   let framed: Buffer | undefined;

@@ -52,11 +52,20 @@ export async function decodeCommand(io: CliIo): Promise<number> {
     await write(io.stdout, DECODE_HELP);
     return 0;
   }
-  if (args.positionals.length === 0) throw serverError('USAGE', 'flurry decode needs at least one ID, e.g. flurry decode 1859214170478923776');
-  const layout = chooseLayout({ layout: lastString(args, 'layout'), fields: lastString(args, 'fields'), epoch: lastString(args, 'epoch'), unit: lastString(args, 'unit') });
+  if (args.positionals.length === 0)
+    throw serverError('USAGE', 'flurry decode needs at least one ID, e.g. flurry decode 1859214170478923776');
+  const layout = chooseLayout({
+    layout: lastString(args, 'layout'),
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
   const format = lastString(args, 'format') ?? 'decimal';
   if (!isIdFormat(format)) {
-    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, { value: format.slice(0, 24), allowed: FORMATS });
+    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
+      value: format.slice(0, 24),
+      allowed: FORMATS,
+    });
   }
   const decoded = args.positionals.map((text) => {
     const id = format === 'decimal' ? parseId(text, layout) : decodeId(text, format, { bits: layout.totalBits });
@@ -68,7 +77,15 @@ export async function decodeCommand(io: CliIo): Promise<number> {
 }
 
 function jsonLine(d: DecodedId): string {
-  return JSON.stringify({ id: d.id.toString(), unixMs: d.unixMs, timestamp: d.timestamp, fields: d.fields, sequence: d.sequence }) + '\n';
+  return (
+    JSON.stringify({
+      id: d.id.toString(),
+      unixMs: d.unixMs,
+      timestamp: d.timestamp,
+      fields: d.fields,
+      sequence: d.sequence,
+    }) + '\n'
+  );
 }
 
 function textBlock(d: DecodedId, layout: Layout): string {

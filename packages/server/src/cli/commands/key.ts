@@ -48,7 +48,10 @@ export async function keyCommand(io: CliIo): Promise<number> {
   }
   const [sub, ...rest] = args.positionals;
   if (sub !== 'new' || rest.length > 0) {
-    throw serverError('USAGE', `flurry key has one subcommand, "new" (flurry key new [--id X]); got ${sub === undefined ? 'none' : `"${[sub, ...rest].join(' ').slice(0, 40)}"`}`);
+    throw serverError(
+      'USAGE',
+      `flurry key has one subcommand, "new" (flurry key new [--id X]); got ${sub === undefined ? 'none' : `"${[sub, ...rest].join(' ').slice(0, 40)}"`}`,
+    );
   }
   await write(io.stdout, generateKey(lastString(args, 'id')) + '\n');
   return 0;

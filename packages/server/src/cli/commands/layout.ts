@@ -46,14 +46,26 @@ export async function layoutCommand(io: CliIo): Promise<number> {
     await write(io.stdout, LAYOUT_HELP);
     return 0;
   }
-  if (args.positionals.length > 1) throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
+  if (args.positionals.length > 1)
+    throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
   const positional = args.positionals[0];
   const flag = lastString(args, 'layout');
   if (positional !== undefined && flag !== undefined && positional !== flag) {
-    throw serverError('USAGE', `two layouts named ("${positional.slice(0, 24)}" and --layout ${flag.slice(0, 24)}); name one`);
+    throw serverError(
+      'USAGE',
+      `two layouts named ("${positional.slice(0, 24)}" and --layout ${flag.slice(0, 24)}); name one`,
+    );
   }
-  const layout = chooseLayout({ layout: positional ?? flag, fields: lastString(args, 'fields'), epoch: lastString(args, 'epoch'), unit: lastString(args, 'unit') });
-  await write(io.stdout, hasFlag(args, 'json') ? JSON.stringify(layout.describe(), null, 2) + '\n' : layoutTable(layout));
+  const layout = chooseLayout({
+    layout: positional ?? flag,
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
+  await write(
+    io.stdout,
+    hasFlag(args, 'json') ? JSON.stringify(layout.describe(), null, 2) + '\n' : layoutTable(layout),
+  );
   return 0;
 }
 
@@ -67,9 +79,13 @@ export async function layoutCommand(io: CliIo): Promise<number> {
  */
 export function layoutTable(layout: Layout): string {
   const info = layout.describe();
-  const rows = [['field', 'bits', 'shift', 'max'], ...info.fields.map((f) => [f.name, String(f.bits), String(f.shift), f.max])];
+  const rows = [
+    ['field', 'bits', 'shift', 'max'],
+    ...info.fields.map((f) => [f.name, String(f.bits), String(f.shift), f.max]),
+  ];
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (r: string[]) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ') + '\n';
+  const line = (r: string[]) =>
+    '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ') + '\n';
   const n = (x: number) => x.toLocaleString('en-US');
   let out = `Layout ${info.name}: ${info.totalBits} bits (${info.spec})\n`;
   out += `Epoch: ${info.epoch} (Unix ms ${info.epochMs}), unit ${info.unit}\n\n`;

@@ -77,17 +77,32 @@ export async function nextCommand(io: CliIo): Promise<number> {
     return 0;
   }
   if (args.positionals.length > 0) {
-    throw serverError('USAGE', `flurry next takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry next --help.`);
+    throw serverError(
+      'USAGE',
+      `flurry next takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry next --help.`,
+    );
   }
-  const layout = chooseLayout({ layout: lastString(args, 'layout'), fields: lastString(args, 'fields'), epoch: lastString(args, 'epoch'), unit: lastString(args, 'unit') });
+  const layout = chooseLayout({
+    layout: lastString(args, 'layout'),
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
   const rawN = lastString(args, 'n') ?? '1';
   if (!/^[0-9]{1,9}$/.test(rawN) || Number(rawN) < 1 || Number(rawN) > MAX_NEXT_COUNT) {
-    throw serverError('USAGE', `-n "${rawN.slice(0, 24)}" is not allowed; give a whole number from 1 to ${MAX_NEXT_COUNT}`, { value: rawN.slice(0, 24), min: 1, max: MAX_NEXT_COUNT });
+    throw serverError(
+      'USAGE',
+      `-n "${rawN.slice(0, 24)}" is not allowed; give a whole number from 1 to ${MAX_NEXT_COUNT}`,
+      { value: rawN.slice(0, 24), min: 1, max: MAX_NEXT_COUNT },
+    );
   }
   const n = Number(rawN);
   const format = lastString(args, 'format') ?? 'decimal';
   if (!isIdFormat(format)) {
-    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, { value: format.slice(0, 24), allowed: FORMATS });
+    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
+      value: format.slice(0, 24),
+      allowed: FORMATS,
+    });
   }
   const fixed = hasFlag(args, 'fixed');
   const pin = parseNodePins(allStrings(args, 'node'), layout);
@@ -98,10 +113,11 @@ export async function nextCommand(io: CliIo): Promise<number> {
   try {
     const ids = await leasedGenerator({ registry, layout, pin });
     try {
-      const encode = format === 'decimal' && !fixed
-        ? (id: bigint) => id.toString()
-        : (id: bigint) => encodeId(id, format, { fixed, bits: layout.totalBits });
-      for (let done = 0; done < n; ) {
+      const encode =
+        format === 'decimal' && !fixed
+          ? (id: bigint) => id.toString()
+          : (id: bigint) => encodeId(id, format, { fixed, bits: layout.totalBits });
+      for (let done = 0; done < n;) {
         const k = Math.min(CHUNK, n - done);
         const batch = ids.batch(k);
         let out = '';

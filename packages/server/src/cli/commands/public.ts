@@ -19,7 +19,12 @@ import { chooseLayout } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
 
-const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const FLAGS = {
+  ...LAYOUT_FLAGS,
+  key: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 /**
  * `flurry public --help`.
@@ -57,14 +62,26 @@ export async function publicCommand(io: CliIo): Promise<number> {
   }
   const [sub, ...items] = args.positionals;
   if (sub !== 'encode' && sub !== 'decode') {
-    throw serverError('USAGE', `flurry public needs "encode ID..." or "decode PUBLIC..."; got ${sub === undefined ? 'nothing' : `"${sub.slice(0, 24)}"`}. See flurry public --help.`);
+    throw serverError(
+      'USAGE',
+      `flurry public needs "encode ID..." or "decode PUBLIC..."; got ${sub === undefined ? 'nothing' : `"${sub.slice(0, 24)}"`}. See flurry public --help.`,
+    );
   }
-  if (items.length === 0) throw serverError('USAGE', `flurry public ${sub} needs at least one ${sub === 'encode' ? 'ID' : 'public ID'}`);
-  const layout = chooseLayout({ layout: lastString(args, 'layout'), fields: lastString(args, 'fields'), epoch: lastString(args, 'epoch'), unit: lastString(args, 'unit') });
+  if (items.length === 0)
+    throw serverError('USAGE', `flurry public ${sub} needs at least one ${sub === 'encode' ? 'ID' : 'public ID'}`);
+  const layout = chooseLayout({
+    layout: lastString(args, 'layout'),
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
   const keyFlag = lastString(args, 'key');
   const keys = keyFlag !== undefined ? parseKeys(keyFlag) : loadKeysFromEnv(io.env);
   if (keys.length === 0) {
-    throw new FlurryError('FLURRY_E_PUBLIC_KEY_INVALID', 'no public-ID key: pass --key KEY or set FLURRY_PUBLIC_KEY (make a key with "flurry key new")');
+    throw new FlurryError(
+      'FLURRY_E_PUBLIC_KEY_INVALID',
+      'no public-ID key: pass --key KEY or set FLURRY_PUBLIC_KEY (make a key with "flurry key new")',
+    );
   }
   const codec = PublicIdCodec.create({ keys, bits: layout.totalBits });
   let out = '';

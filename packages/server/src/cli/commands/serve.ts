@@ -39,7 +39,10 @@ export async function serveCommand(io: CliIo): Promise<number> {
   }
   const config = loadServeConfig(io.argv, io.env);
   if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot) {
-    throw serverError('RUN_AS_ROOT', 'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.');
+    throw serverError(
+      'RUN_AS_ROOT',
+      'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.',
+    );
   }
   const logger = pino({
     level: config.logLevel,

@@ -54,16 +54,27 @@ export function parseCount(query: string, max: number): number {
   let seen = 0;
   if (query.length > 0) {
     for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'count') { raw = v; seen++; }
+      if (k === 'count') {
+        raw = v;
+        seen++;
+      }
     }
   }
   const allowed = `count must be one integer from 1 to ${max}, e.g. /v1/ids?count=100`;
-  if (raw === null) throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
-  if (seen > 1) throw serverError('BATCH_COUNT', `the query parameter count is given ${seen} times; ${allowed}`, { min: 1, max });
+  if (raw === null)
+    throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
+  if (seen > 1)
+    throw serverError('BATCH_COUNT', `the query parameter count is given ${seen} times; ${allowed}`, { min: 1, max });
   const shown = raw.length > 24 ? raw.slice(0, 24) + '…' : raw;
-  if (!/^[0-9]{1,9}$/.test(raw)) throw serverError('BATCH_COUNT', `count "${shown}" is not a whole number; ${allowed}`, { value: shown, min: 1, max });
+  if (!/^[0-9]{1,9}$/.test(raw))
+    throw serverError('BATCH_COUNT', `count "${shown}" is not a whole number; ${allowed}`, {
+      value: shown,
+      min: 1,
+      max,
+    });
   const n = Number(raw);
-  if (n < 1 || n > max) throw serverError('BATCH_COUNT', `count ${n} is out of range; ${allowed}`, { value: n, min: 1, max });
+  if (n < 1 || n > max)
+    throw serverError('BATCH_COUNT', `count ${n} is out of range; ${allowed}`, { value: n, min: 1, max });
   return n;
 }
 
@@ -95,7 +106,13 @@ export function idsBatch(ctx: HttpContext, res: ServerResponse, query: string): 
 export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): string {
   const id = parseId(raw, ctx.layout);
   const d = ctx.layout.decode(id);
-  return JSON.stringify({ id: d.id.toString(), unixMs: d.unixMs, timestamp: d.timestamp, fields: d.fields, sequence: d.sequence });
+  return JSON.stringify({
+    id: d.id.toString(),
+    unixMs: d.unixMs,
+    timestamp: d.timestamp,
+    fields: d.fields,
+    sequence: d.sequence,
+  });
 }
 
 /**
@@ -125,6 +142,9 @@ export function pathSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw serverError('BAD_REQUEST', 'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes');
+    throw serverError(
+      'BAD_REQUEST',
+      'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes',
+    );
   }
 }

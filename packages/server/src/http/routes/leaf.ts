@@ -43,11 +43,17 @@ export function leafDecode(ctx: HttpContext, res: ServerResponse, query: string)
   let seen = 0;
   if (query.length > 0) {
     for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'snowflakeId') { raw = v; seen++; }
+      if (k === 'snowflakeId') {
+        raw = v;
+        seen++;
+      }
     }
   }
   if (raw === null || seen !== 1) {
-    throw serverError('QUERY', `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${seen > 1 ? ` (it was given ${seen} times)` : ''}`);
+    throw serverError(
+      'QUERY',
+      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${seen > 1 ? ` (it was given ${seen} times)` : ''}`,
+    );
   }
   const id = parseId(raw, ctx.layout);
   return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));

@@ -17,7 +17,10 @@ import { pathSegment, wantsText } from './ids.js';
 
 function codec(ctx: HttpContext): PublicIds {
   if (ctx.publicIds === undefined) {
-    throw serverError('PUBLIC_IDS_DISABLED', 'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")');
+    throw serverError(
+      'PUBLIC_IDS_DISABLED',
+      'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
+    );
   }
   return ctx.publicIds;
 }
@@ -52,10 +55,25 @@ export function publicNext(ctx: HttpContext, res: ServerResponse, accept: string
 export function publicDecode(ctx: HttpContext, res: ServerResponse, segment: string): number {
   const c = codec(ctx);
   if (ctx.token === undefined) {
-    throw serverError('PUBLIC_DECODE_DISABLED', 'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"');
+    throw serverError(
+      'PUBLIC_DECODE_DISABLED',
+      'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"',
+    );
   }
   const publicId = pathSegment(segment);
   const id = c.decode(publicId);
   const d = ctx.layout.decode(id);
-  return sendText(res, 200, JSON_TYPE, JSON.stringify({ publicId, id: d.id.toString(), unixMs: d.unixMs, timestamp: d.timestamp, fields: d.fields, sequence: d.sequence }));
+  return sendText(
+    res,
+    200,
+    JSON_TYPE,
+    JSON.stringify({
+      publicId,
+      id: d.id.toString(),
+      unixMs: d.unixMs,
+      timestamp: d.timestamp,
+      fields: d.fields,
+      sequence: d.sequence,
+    }),
+  );
 }
