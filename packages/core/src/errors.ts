@@ -81,6 +81,8 @@ export const ErrorCode = {
   CLOCK_BEHIND_HIGH_WATER: 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER',
   /** A bad option value (a count, a policy name, a bound). */
   INVALID_OPTION: 'FLURRY_E_INVALID_OPTION',
+  /** An options object has a key the function does not know (a likely misspelling); the message names the closest one. */
+  UNKNOWN_OPTION: 'FLURRY_E_UNKNOWN_OPTION',
   /** An ID is negative. */
   ID_NEGATIVE: 'FLURRY_E_ID_NEGATIVE',
   /** An ID is wider than its layout. */

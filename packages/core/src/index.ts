@@ -1,4 +1,5 @@
 export * from './errors.js';
+export * from './known-options.js';
 export * from './clock.js';
 export * from './lease.js';
 export * from './layout/index.js';
