@@ -45,6 +45,12 @@ let burstArmed = false; // `arm`: do the configured burst once the lease is near
 const marks = []; // phase names the parent asked us to report counts at
 let pauseAfterMark = false; // `pause NAME` received: hold after reporting it
 let paused = false;
+// After a pause: how far the (possibly stepped) wall clock was behind the last issued ID
+// at the moment it became visible to this process (the resume), how long the first call
+// after the resume waited, and the scheduling delay seen while paused (the longest
+// overshoot of a 1 ms sleep). Reported with the next mark, so the parent judges a
+// backwards wait from the moment the step was visible, not from its phase mark.
+let resume = null;
 let go = !cfg.waitGo;
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (l) => {
@@ -267,6 +273,7 @@ while (!stopRequested && mono() < until) {
   if (got > 0) {
     const stall = t1 - wantSince;
     if (stall > maxStallMs) maxStallMs = stall;
+    if (resume && resume.firstStallMs === null) resume.firstStallMs = stall;
     wantSince = err ? t1 : null;
   }
   if (err) {
@@ -288,12 +295,26 @@ while (!stopRequested && mono() < until) {
       maxStallMs,
       wall: Date.now(),
       lastId: lastId?.toString(),
+      lastIssuedUnixMs: gen()?.lastIssuedUnixMs,
+      resume,
     });
   if (pauseAfterMark) {
     pauseAfterMark = false;
     paused = true;
     const pausedAt = mono();
-    while (paused && !stopRequested && mono() - pausedAt < 30_000) await sleep(1);
+    let lagMs = 0;
+    while (paused && !stopRequested && mono() - pausedAt < 30_000) {
+      const s0 = mono();
+      await sleep(1);
+      lagMs = Math.max(lagMs, mono() - s0 - 1);
+    }
+    const last = gen()?.lastIssuedUnixMs;
+    resume = {
+      behindMs: typeof last === 'number' ? last - Date.now() : null,
+      firstStallMs: null,
+      pausedMs: mono() - pausedAt,
+      lagMs,
+    };
     wantSince = null; // the pause is the parent's, not a stall
   }
   if (mono() - lastProgress >= (cfg.progressMs ?? 250)) {

@@ -6,8 +6,14 @@ import { root } from './util.mjs';
 
 /**
  * One row of the report. Scenarios fill it and call `fail(reason)` for every broken
- * promise; a row passes when it has no failure reasons.
- * @example const row = new Row('fleet', 'redis'); row.refuse('FLURRY_E_LEASE_EXPIRED'); row.pass; // true
+ * **safety** promise (a duplicate, a decreasing ID, an overlap of two holders of one node
+ * ID, an ID past a fencing deadline or the borrow bound, a crash): a safety failure is
+ * final. A **liveness** expectation (how long a stall, how soon a takeover, that a process
+ * issued at all) is judged with `within(what, measured, bound)` or `liveness(reason)`:
+ * the bound comes from the scenario's own settings and is printed beside the measurement;
+ * a row that misses only liveness is run once more (scripts/torture.mjs) and passes if the
+ * second attempt does. A row passes when it has neither.
+ * @example const row = new Row('fleet', 'redis'); row.within('takeover', 2100, 6700); row.pass; // true
  */
 export class Row {
   constructor(scenario, backend) {
@@ -20,12 +26,34 @@ export class Row {
     this.refusals = {};
     this.maxStallMs = 0;
     this.failures = [];
+    this.livenessMisses = [];
+    this.checks = [];
+    this.attempts = [];
     this.notes = [];
     this.details = {};
     this.durationMs = 0;
   }
+  /** A broken safety promise: final, never retried. */
   fail(reason) {
     this.failures.push(reason);
+  }
+  /** A missed liveness expectation (retried once by the runner). */
+  liveness(reason) {
+    this.livenessMisses.push(reason);
+  }
+  /**
+   * A liveness measurement against its bound (both in ms unless `unit` says otherwise),
+   * recorded for the report; a measurement outside `[min, bound]` is a liveness miss.
+   * `how` says where the bound comes from (printed beside it).
+   */
+  within(what, measured, bound, { min = -Infinity, how = '', unit = 'ms' } = {}) {
+    const ok = Number.isFinite(measured) && measured <= bound && measured >= min;
+    const range = Number.isFinite(min) ? `${Math.round(min)}–${Math.round(bound)}` : `≤ ${Math.round(bound)}`;
+    const text = `${what}: ${Number.isFinite(measured) ? Math.round(measured) : 'never'} ${unit} (bound ${range} ${unit}${how ? `: ${how}` : ''})`;
+    this.checks.push({ what, measured, bound, min: Number.isFinite(min) ? min : null, unit, how, ok });
+    if (ok) this.note(text);
+    else this.liveness(text);
+    return ok;
   }
   note(text) {
     this.notes.push(text);
@@ -40,8 +68,12 @@ export class Row {
   stall(ms) {
     if (Number.isFinite(ms) && ms > this.maxStallMs) this.maxStallMs = ms;
   }
-  get pass() {
+  /** No safety failure. */
+  get safe() {
     return this.failures.length === 0;
+  }
+  get pass() {
+    return this.failures.length === 0 && this.livenessMisses.length === 0;
   }
   toJSON() {
     return {
@@ -55,6 +87,9 @@ export class Row {
       maxStallMs: Math.round(this.maxStallMs * 10) / 10,
       pass: this.pass,
       failures: this.failures,
+      livenessMisses: this.livenessMisses,
+      livenessChecks: this.checks,
+      attempts: this.attempts,
       notes: this.notes,
       durationMs: Math.round(this.durationMs),
       details: this.details,
@@ -69,6 +104,14 @@ function refusalText(map) {
   const e = Object.entries(map).filter(([, v]) => v > 0);
   if (!e.length) return '–';
   return e.map(([k, v]) => `${shortCode(k)} ${fmtInt(v)}`).join(', ');
+}
+
+/** 'pass', 'FAIL', or with a re-run: 'pass (2nd try)' / 'FAIL (2 tries)'. */
+function resultText(j) {
+  const retried = (j.attempts?.length ?? 0) > 0;
+  if (j.pass) return retried ? 'pass (2nd try)' : 'pass';
+  if (!retried) return (j.failures?.length ?? 0) ? 'FAIL' : 'FAIL (liveness)';
+  return 'FAIL (2 tries)';
 }
 
 /**
@@ -98,7 +141,7 @@ export function cells(rows) {
       fmtInt(j.decreasing),
       refusalText(j.refusals),
       `${fmtInt(Math.round(j.maxStallMs))} ms`,
-      j.pass ? 'pass' : 'FAIL',
+      resultText(j),
     ];
   });
   return { head, body };
@@ -182,7 +225,7 @@ export function writeDocsSection(doc, docsFile = path.join(root, 'docs', 'reliab
           'Failures:',
           '',
           ...failed.flatMap((r) =>
-            r.failures
+            [...r.failures, ...(r.livenessMisses ?? [])]
               .slice(0, 3)
               .map((f) => `- ${r.scenario} / ${r.backend}: ${f.replace(/\|/g, '\\|').slice(0, 400)}`),
           ),

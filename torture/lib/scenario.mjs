@@ -29,7 +29,7 @@ export async function perBackend(ctx, add, scenario, body, { parallel = false, b
       );
     }
   };
-  const list = backends.filter((b) => ALL_BACKENDS.includes(b));
+  const list = backends.filter((b) => ALL_BACKENDS.includes(b) && (ctx.wants?.(b) ?? true));
   if (parallel) await Promise.all(list.map(one));
   else for (const b of list) await one(b);
 }

@@ -66,7 +66,8 @@ export async function run(ctx, add) {
     const ready = await waitReady(gens, 30_000);
     ready.forEach(
       (m, i) =>
-        m.ev !== 'ready' && row.fail(`${gens[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+        m.ev !== 'ready' &&
+        row.liveness(`${gens[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
     );
     if (!row.pass) return;
     const faults = [];
@@ -125,7 +126,7 @@ export async function run(ctx, add) {
             `${g.name} issued ${late} ID(s) up to ${worst} ms past its deadline while the engine was ${f.kind === 'kill' ? 'dead' : 'stalled'} (fault at ${f.effectiveWall}, TTL ${lease.ttlMs} ms)`,
           );
         if (!after)
-          row.fail(
+          row.liveness(
             `${g.name} did not recover within ${recoverMs} ms after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'}`,
           );
       }

@@ -23,7 +23,7 @@ export async function run(ctx, add) {
   const layout = Layout.from(LAYOUTS.sixteen);
   const { processes, durationMs } = ctx.P.fleet;
   const modes = ['fill', 'next', 'mixed', 'fill'];
-  for (const backend of ctx.backends) {
+  for (const backend of ctx.backends.filter((b) => ctx.wants(b))) {
     const row = new ctx.Row('fleet', backend);
     add(row);
     const t0 = performance.now();
@@ -50,7 +50,9 @@ export async function run(ctx, add) {
       const slots = new Map();
       ready.forEach((m, i) => {
         if (m.ev !== 'ready')
-          row.fail(`${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim());
+          row.liveness(
+            `${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim(),
+          );
         else {
           const key = JSON.stringify(m.node);
           if (slots.has(key)) row.fail(`${gens[i].name} and ${slots.get(key)} were both granted node ${key}`);
@@ -63,7 +65,7 @@ export async function run(ctx, add) {
       analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: false });
       for (const g of gens) {
         const done = g.child.messages.find((m) => m.ev === 'done');
-        if (done && done.issued === 0) row.fail(`${g.name} issued no ID in ${durationMs} ms`);
+        if (done && done.issued === 0) row.liveness(`${g.name} issued no ID in ${durationMs} ms`);
       }
       if (row.details.streams)
         row.details.idsPerProcess = {

@@ -67,7 +67,7 @@ export async function run(ctx, add) {
       ready.forEach(
         (m, i) =>
           m.ev !== 'ready' &&
-          row.fail(`${first[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
+          row.liveness(`${first[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
       );
       if (!row.pass) return;
       await new Promise((r) => setTimeout(r, firstRunMs));
@@ -122,11 +122,11 @@ export async function run(ctx, add) {
       const wDone = lastMsg(waiter, 'done');
       const wSegs = segs.filter((s) => s.stream === waiter.name);
       if (!wDone)
-        row.fail(
+        row.liveness(
           `${waiter.name} never issued: ${JSON.stringify(lastMsg(waiter, 'acquire-failed') ?? waiter.child.exit)}`,
         );
       else if (!wDone.issued)
-        row.fail(
+        row.liveness(
           `${waiter.name} was allowed to wait ${waitBound} ms for its clock but issued nothing (refusals ${JSON.stringify(wDone.refusals)})`,
         );
       for (const s of wSegs) {

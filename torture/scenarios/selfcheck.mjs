@@ -4,6 +4,7 @@
 // checks every other row relies on are broken and this row fails.
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
+import { retryLiveness } from '../lib/retry.mjs';
 import { dist, tempDir } from '../lib/util.mjs';
 
 /**
@@ -53,6 +54,18 @@ export async function run(ctx, add) {
     if (!probe.details.overlapExamples?.length)
       row.fail('the overlapping-node-run check did not fire for two holders of one node ID');
     row.details.expectedDuplicates = probe.duplicates;
+    // The retry rule must never give a row with a duplicate a second chance: feed it the
+    // probe (which found the twins' duplicates) plus a liveness miss, and a rerun that
+    // would pass; the probe must still fail and must not have been re-run.
+    probe.liveness('a deliberately injected liveness miss');
+    let reran = false;
+    const { rows: judged } = await retryLiveness([probe], async () => {
+      reran = true;
+      return [new Row(probe.scenario, probe.backend)];
+    });
+    if (reran || judged[0].pass)
+      row.fail('a row with duplicates was re-run or passed after a re-run: the retry rule would hide a duplicate');
+    else row.note('a row with an injected duplicate still fails: the retry rule re-runs liveness misses only');
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();
   }

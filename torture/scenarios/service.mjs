@@ -121,7 +121,7 @@ export async function run(ctx, add) {
       const killedAt = Date.now();
       await sleep(durationMs / 3);
       const reborn = startServer(0, 1);
-      await waitReadyz(reborn).catch((e) => row.fail(`the killed server did not come back: ${e.message}`));
+      await waitReadyz(reborn).catch((e) => row.liveness(`the killed server did not come back: ${e.message}`));
       row.note(`server-0 SIGKILLed, restarted after ${Date.now() - killedAt} ms`);
       await Promise.all([client, raw, fuzz].map((g) => g.child.waitExit(durationMs + 30_000)));
 
