@@ -49,12 +49,12 @@ export async function run(ctx, add) {
           cluster,
           registryOptions: { ...lease, holder: { address } },
           layout: LAYOUTS.four,
-          durationMs: durationMs + 30_000, // stopped by the parent
+          durationMs: durationMs + 120_000, // stopped by the parent (generous: a loaded machine runs the parent late)
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,
           retryAcquire: true,
-          acquireTimeoutMs: durationMs + 10_000,
+          acquireTimeoutMs: durationMs + 60_000,
           acquireRetryMs: 50,
           ...extra,
         });
@@ -163,7 +163,11 @@ export async function run(ctx, add) {
         );
       const expected = faults.filter((f) => !(leaf && f.kind === 'SIGSTOP'));
       const lastFaultWall = Math.max(0, ...faults.map((f) => f.wall));
-      const extendUntil = lastFaultWall + takeoverBoundMs;
+      // Capped so that a scenario on a very loaded machine still ends within its time limit.
+      const extendUntil = Math.min(
+        lastFaultWall + takeoverBoundMs,
+        Date.now() - performance.now() + t0 + 2 * durationMs,
+      );
       await sleep(Math.max(0, t0 + durationMs - performance.now()));
       while (!expected.every(takenOver) && Date.now() < extendUntil) await sleep(50);
       await sleep(500);

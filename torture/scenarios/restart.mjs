@@ -145,8 +145,11 @@ export async function run(ctx, add) {
       if (wDone) row.stall(wDone.maxStallMs);
       const rDone = lastMsg(refuser, 'done') ?? lastMsg(refuser, 'acquire-failed');
       const rRefused = rDone?.refusals?.[BEHIND] ?? 0;
+      // Not refusing is a liveness miss, not a safety failure (whether it issued at or
+      // below a mark is checked below): on a loaded machine the refuser may start so late
+      // that its stepped-back clock has already passed the mark, and then it must issue.
       if (!rRefused)
-        row.fail(
+        row.liveness(
           `${refuser.name} (highWaterWaitMs 200, clock ${behindMs} ms behind) did not refuse with ${BEHIND}: ${JSON.stringify(rDone)}`,
         );
       for (const s of segs.filter((x) => x.stream === refuser.name)) {
