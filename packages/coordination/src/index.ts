@@ -26,3 +26,10 @@ export {
 } from './drivers/file.js';
 export { createStaticDriver, k8sOrdinal, type StaticDriverOptions } from './drivers/static.js';
 export { defaultStateDir, SlotCache } from './state-dir.js';
+export {
+  DEFAULT_REGISTRY_TABLE,
+  REGISTRY_COLUMNS,
+  registryTableDdl,
+  validTableName,
+  type SqlDialect,
+} from './drivers/sql-common.js';
