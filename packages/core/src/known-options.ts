@@ -105,3 +105,29 @@ export function assertKnownOptions(
     throw makeError ? makeError(message, details) : new FlurryError(ErrorCode.UNKNOWN_OPTION, message, details);
   }
 }
+
+/**
+ * Every key of an options type, each once, mapped to `true`: written as an object literal, the compiler refuses
+ * a missing key and a key the type does not have, so a list built with {@link optionNames} cannot fall behind
+ * the interface it checks.
+ *
+ * @example
+ * ```ts
+ * const names: OptionNames<{ fixed?: boolean; bits?: number }> = { fixed: true, bits: true };
+ * ```
+ */
+export type OptionNames<T> = { readonly [K in keyof Required<T> & string]: true };
+
+/**
+ * The known keys of an options type, for {@link assertKnownOptions}, taken from one object literal that the
+ * compiler checks against the type (add an option to the interface without listing it here and the build fails).
+ *
+ * @example
+ * ```ts
+ * const ENCODE_OPTIONS = optionNames<EncodeOptions>({ fixed: true, bits: true }); // ['fixed', 'bits']
+ * assertKnownOptions({ fixd: true }, ENCODE_OPTIONS, 'encodeId options'); // throws FLURRY_E_UNKNOWN_OPTION
+ * ```
+ */
+export function optionNames<T>(names: OptionNames<T>): readonly string[] {
+  return Object.freeze(Object.keys(names));
+}

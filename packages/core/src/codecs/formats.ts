@@ -29,6 +29,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from './alphabet.js';
 
 /**
@@ -87,6 +88,9 @@ export interface DecodeOptions {
   /** The ID width in bits, 1..64 (default 64): larger values are rejected with `FLURRY_E_ID_TOO_WIDE`. */
   bits?: number;
 }
+
+/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). @example `CODEC_OPTION_NAMES // ['fixed', 'bits']` */
+export const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
 
 /**
  * One string form of IDs.
@@ -152,6 +156,7 @@ function makeCodec(name: IdFormat, alphabet: Alphabet, description: string): IdC
     radix: alphabet.radix,
     description,
     encode(id: bigint | number, options?: EncodeOptions): string {
+      if (options !== undefined) assertKnownOptions(options, CODEC_OPTION_NAMES, `${name} encode options`);
       const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
       const width = options?.fixed ? lengths[bits] : 0;
       if (typeof id === 'bigint') {
@@ -165,6 +170,7 @@ function makeCodec(name: IdFormat, alphabet: Alphabet, description: string): IdC
       return alphabet.encode(Math.floor(id / TWO32), id % TWO32, width);
     },
     decode(text: string, options?: DecodeOptions): bigint {
+      if (options !== undefined) assertKnownOptions(options, CODEC_OPTION_NAMES, `${name} decode options`);
       const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
       alphabet.decode(text, bits, options?.fixed ? lengths[bits] : 0, halves);
       return joinU64(halves[0], halves[1]);

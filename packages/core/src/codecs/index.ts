@@ -12,6 +12,7 @@
  */
 export {
   FORMATS,
+  CODEC_OPTION_NAMES,
   codecs,
   encodeId,
   decodeId,

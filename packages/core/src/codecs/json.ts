@@ -20,6 +20,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { MAX_FOR_BITS, checkBits, describeValue } from './alphabet.js';
 
 /**
@@ -57,6 +58,8 @@ export interface JsonReviverOptions {
   bits?: number;
 }
 
+const JSON_REVIVER_OPTION_NAMES = optionNames<JsonReviverOptions>({ bits: true });
+
 /**
  * The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present).
  *
@@ -85,6 +88,7 @@ const DECIMAL = /^[0-9]{1,20}$/;
  * ```
  */
 export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): JsonReviver {
+  assertKnownOptions(options, JSON_REVIVER_OPTION_NAMES, 'jsonReviver options');
   const bits = options.bits === undefined ? 64 : checkBits(options.bits);
   const max = MAX_FOR_BITS[bits];
   let isIdKey: (key: string) => boolean;

@@ -748,10 +748,10 @@ test('GIVEN random interleavings of next(), fill(), batch() and clock stalls, st
     Layout.parse('timestamp:35,sequence:4,node:24', { epoch, unit: '10ms' }),
     Layout.parse('timestamp:40,node:6,sequence:17', { epoch }),
   ];
-  const policies: Array<{ onExhausted: ExhaustedPolicy; onBackwards: BackwardsPolicy }> = [
-    { onExhausted: 'borrow', onBackwards: 'tolerate' },
-    { onExhausted: 'wait', onBackwards: 'tolerate' },
-    { onExhausted: 'borrow', onBackwards: 'wait' },
+  const policies: Array<{ onExhausted: ExhaustedPolicy; onClockBackwards: BackwardsPolicy }> = [
+    { onExhausted: 'borrow', onClockBackwards: 'tolerate' },
+    { onExhausted: 'wait', onClockBackwards: 'tolerate' },
+    { onExhausted: 'borrow', onClockBackwards: 'wait' },
   ];
   let checked = 0;
   for (let seed = 1; seed <= 24; seed++) {

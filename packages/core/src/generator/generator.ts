@@ -17,7 +17,14 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
 import { Layout } from '../layout/layout.js';
 import { claimNode, type NodeClaim } from './node-claims.js';
-import { badOption, resolvePolicy, type GeneratorOptions, type GeneratorStats } from './options.js';
+import { assertKnownOptions } from '../known-options.js';
+import {
+  GENERATOR_OPTION_NAMES,
+  badOption,
+  resolvePolicy,
+  type GeneratorOptions,
+  type GeneratorStats,
+} from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
@@ -97,6 +104,7 @@ export class Generator {
   constructor(opts: GeneratorOptions) {
     if (opts === null || typeof opts !== 'object')
       throw badOption('options', opts, 'an object such as { layout, node }');
+    assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
     // A registry lease that may be re-acquired as another node gives each generator a
     // view bound to its current claim (see lease.ts, "One claim per generator").

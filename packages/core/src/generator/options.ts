@@ -33,6 +33,7 @@
  */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { optionNames } from '../known-options.js';
 import type { NodeLease } from '../lease.js';
 import type { Layout } from '../layout/layout.js';
 import type { PresetName } from '../layout/presets.js';
@@ -71,6 +72,29 @@ export interface GeneratorOptions {
   /** Rare-path events (exhaustion, clock steps, high-water waits, fencing) for metrics and logs. */
   onEvent?: (e: GeneratorEvent) => void;
 }
+
+/**
+ * The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`
+ * (`onExhaust` is not silently ignored).
+ *
+ * @example
+ * ```ts
+ * GENERATOR_OPTION_NAMES.includes('onExhausted'); // true
+ * ```
+ */
+export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
+  layout: true,
+  node: true,
+  lease: true,
+  clock: true,
+  onExhausted: true,
+  onClockBackwards: true,
+  maxBorrowMs: true,
+  maxBackwardsWaitMs: true,
+  highWaterWaitMs: true,
+  sequenceStart: true,
+  onEvent: true,
+});
 
 /**
  * Rare-path events a generator reports through `onEvent`.

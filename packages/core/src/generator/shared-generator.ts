@@ -17,7 +17,9 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
 import type { LayoutSpec } from '../layout/types.js';
 import { claimNode, type NodeClaim } from './node-claims.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import {
+  GENERATOR_OPTION_NAMES,
   badOption,
   resolvePolicy,
   type GeneratorEvent,
@@ -26,6 +28,12 @@ import {
   type ResolvedPolicy,
 } from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
+
+/** The keys `SharedGenerator.fromState` takes besides the state. */
+const FROM_STATE_OPTION_NAMES = optionNames<{ clock?: Clock; onEvent?: (e: GeneratorEvent) => void }>({
+  clock: true,
+  onEvent: true,
+});
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
@@ -119,6 +127,7 @@ export class SharedGenerator {
         'no lease: a SharedGenerator cannot share a lease across threads; give the Generator of each process its own leased node',
       );
     }
+    assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'SharedGenerator options');
     const layout = Layout.from(opts.layout);
     if (layout.timestampBits + layout.sequenceBits > 63) {
       throw new FlurryError(
@@ -185,6 +194,7 @@ export class SharedGenerator {
     state: SharedGeneratorState,
     opts: { clock?: Clock; onEvent?: (e: GeneratorEvent) => void } = {},
   ): SharedGenerator {
+    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedGenerator.fromState options');
     if (
       state === null ||
       typeof state !== 'object' ||

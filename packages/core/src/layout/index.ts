@@ -13,3 +13,4 @@ export * from './types.js';
 export * from './presets.js';
 export * from './parse-id.js';
 export * from './layout.js';
+export * from './spec-options.js';

@@ -13,7 +13,9 @@
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
+import { assertKnownOptions } from '../known-options.js';
 import { parseId } from './parse-id.js';
+import { LAYOUT_PARSE_OPTION_NAMES, assertLayoutSpecKeys, type LayoutParseOptions } from './spec-options.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
 import {
   UNIT_MS,
@@ -150,6 +152,7 @@ export class Layout {
         { got: typeof x },
       );
     }
+    assertLayoutSpecKeys(x);
     return Layout.build(x, typeof x.name === 'string' && x.name !== '' ? x.name : 'custom');
   }
 
@@ -164,7 +167,8 @@ export class Layout {
    * Layout.parse('timestamp:39,sequence:8,machine:16', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
    * ```
    */
-  static parse(fields: string, opts: { epoch?: string | number; unit?: string; name?: string } = {}): Layout {
+  static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
+    assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
     if (typeof fields !== 'string' || fields.trim() === '') {
       throw new FlurryError(
         ErrorCode.LAYOUT_SPEC,

@@ -35,6 +35,7 @@ import { hkdfSync } from 'node:crypto';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { plural } from '../text.js';
 import { ChaskeyBlockMac } from './chaskey.js';
 import { DihedralCheck } from './checksum.js';
@@ -104,6 +105,15 @@ export interface PublicIdOptions {
   /** Append a check character (default true). Without it, typos are still refused (by the tag), but reported as a wrong key. */
   checksum?: boolean;
 }
+
+/** The keys of {@link PublicIdOptions}. @example `PUBLIC_ID_OPTION_NAMES.includes('checksum') // true` */
+export const PUBLIC_ID_OPTION_NAMES = optionNames<PublicIdOptions>({
+  keys: true,
+  bits: true,
+  maxId: true,
+  alphabet: true,
+  checksum: true,
+});
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
 
@@ -200,6 +210,7 @@ export class PublicIdCodec {
         {},
       );
     }
+    assertKnownOptions(options, PUBLIC_ID_OPTION_NAMES, 'PublicIdCodec options');
     this.bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
     const widest = MAX_FOR_BITS[this.bits];
     if (

@@ -11,7 +11,7 @@
  * codec.decode(pub); // 1859214170478923776n
  * ```
  */
-export { PublicIdCodec, PUBLIC_ID_FORMAT_VERSION, PUBLIC_ID_TAG_LENGTH } from './codec.js';
+export { PublicIdCodec, PUBLIC_ID_FORMAT_VERSION, PUBLIC_ID_TAG_LENGTH, PUBLIC_ID_OPTION_NAMES } from './codec.js';
 export type { PublicIdOptions, PublicIdAlphabet } from './codec.js';
 export { PublicIdKey, generateKey, parseKeys, loadKeysFromEnv, loadKeysFromFile } from './keys.js';
 export { FEISTEL_ROUNDS } from './feistel.js';

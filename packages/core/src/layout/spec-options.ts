@@ -1,0 +1,46 @@
+/**
+ * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`,
+ * `{ name, bit }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key, instead of being
+ * ignored (a misspelt `epoch` would silently move every ID's time).
+ *
+ * @example
+ * ```ts
+ * assertLayoutSpecKeys({ fields: [{ name: 'timestamp', bits: 41 }], epoc: 0 }); // throws FLURRY_E_UNKNOWN_OPTION
+ * ```
+ */
+import { assertKnownOptions, optionNames } from '../known-options.js';
+import type { FieldSpec, LayoutSpec } from './types.js';
+
+/**
+ * Options of `Layout.parse`.
+ *
+ * @example
+ * ```ts
+ * const opts: LayoutParseOptions = { epoch: '2025-01-01', unit: '10ms', name: 'mine' };
+ * ```
+ */
+export interface LayoutParseOptions {
+  epoch?: string | number;
+  unit?: string;
+  name?: string;
+}
+
+/** @example `LAYOUT_SPEC_OPTION_NAMES.includes('epoch') // true` */
+export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
+/** @example `FIELD_SPEC_OPTION_NAMES // ['name', 'bits']` */
+export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
+/** @example `LAYOUT_PARSE_OPTION_NAMES // ['epoch', 'unit', 'name']` */
+export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
+
+/**
+ * Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`).
+ *
+ * @example
+ * ```ts
+ * assertLayoutSpecKeys({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 0 }); // passes
+ * ```
+ */
+export function assertLayoutSpecKeys(spec: LayoutSpec): void {
+  assertKnownOptions(spec, LAYOUT_SPEC_OPTION_NAMES, 'The layout spec');
+  spec.fields.forEach((f, i) => assertKnownOptions(f, FIELD_SPEC_OPTION_NAMES, `Layout field ${i + 1}`));
+}
