@@ -12,7 +12,16 @@
  * ```
  */
 export * from './errors.js';
-export * from './config.js';
+export {
+  loadServeConfig,
+  serveHelp,
+  unknownEnvWarnings,
+  type EnvWarning,
+  type LogLevel,
+  type ServeConfig,
+  type SettingKey,
+  type SettingValues,
+} from './config/index.js';
 export * from './layout-choice.js';
 export * from './leaf.js';
 export * from './metrics.js';

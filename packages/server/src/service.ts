@@ -33,7 +33,7 @@ import {
   type Layout,
 } from '@flurry/core';
 import { leasedGenerator, openRegistry, redactUrl, type LeasedGenerator, type Registry } from '@flurry/coordination';
-import type { ServeConfig } from './config.js';
+import type { ServeConfig } from './config/index.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { BatchBodyWriter } from './http/batch-body.js';

@@ -10,7 +10,7 @@
  */
 import type { Writable } from 'node:stream';
 import { FlurryError } from '@flurry/core';
-import { unknownEnvWarnings, type EnvWarning } from '../config.js';
+import { unknownEnvWarnings, type EnvWarning } from '../config/index.js';
 import type { FlagSpecs } from './args.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `flurry serve [settings]`: runs the ID service until SIGTERM/SIGINT (see ../../service.ts
- * and ../../config.ts). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
+ * and ../../config/). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
  * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
  * log) about `FLURRY_*` variables that are no setting, naming the closest one, and about
  * the default `file:` registry inside a container (see ../../container.ts). Logs JSON lines with
@@ -14,7 +14,7 @@
  * ```
  */
 import { pino } from 'pino';
-import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config.js';
+import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';

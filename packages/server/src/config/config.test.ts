@@ -4,7 +4,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError } from '@flurry/core';
-import { KNOWN_ENV, loadServeConfig, serveHelp, SETTINGS, unknownEnvWarnings } from './config.js';
+import { KNOWN_ENV, unknownEnvWarnings } from './env-hints.js';
+import { serveHelp } from './help.js';
+import { loadServeConfig } from './load.js';
+import { SETTINGS } from './settings.js';
 
 function withFile<T>(content: string, body: (file: string) => T): T {
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-config-'));
@@ -174,7 +177,7 @@ test('GIVEN serve --help text THEN it lists every setting with its flag, variabl
 });
 
 test('GIVEN docs/operations.md THEN its settings table has one row per setting with its flag, variable and config key, and no other', () => {
-  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../../..');
   const doc = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
   const rows = doc.split('\n').filter((l) => /^\| `--[a-z-]+` \| `FLURRY_[A-Z_]+` \|/.test(l));
   const documented = rows.map((l) =>
@@ -223,7 +226,7 @@ test('GIVEN misspelt FLURRY_* variables THEN each is named with the closest know
 });
 
 test('GIVEN every FLURRY_* variable the docs and the code read THEN none is reported as unknown', () => {
-  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../../..');
   const names = new Set<string>();
   const texts = [
     'README.md',

@@ -1,0 +1,123 @@
+/**
+ * "Did you mean …?" for names a user misspells: `FLURRY_*` environment variables that are
+ * no setting (warned about, since the environment is shared with other tools) and, through
+ * {@link closestName}, unknown command-line flags.
+ *
+ * @example
+ * ```ts
+ * unknownEnvWarnings({ FLURRY_PROT: '1' })[0].suggestion; // 'FLURRY_PORT'
+ * closestName('prot', ['port', 'host']); // 'port'
+ * ```
+ */
+import { SETTINGS } from './settings.js';
+
+/**
+ * The variable naming the config file (not a setting in the file).
+ *
+ * @example
+ * ```ts
+ * process.env[CONFIG_ENV]; // the path of the JSON config file, if set
+ * ```
+ */
+export const CONFIG_ENV = 'FLURRY_CONFIG';
+
+/**
+ * Every `FLURRY_*` environment variable Flurry reads: each setting's variable and
+ * `FLURRY_CONFIG` (`FLURRY_PUBLIC_KEY`/`FLURRY_PUBLIC_KEY_FILE`, also read by the core's
+ * `keysFromEnv`, are settings).
+ *
+ * @example
+ * ```ts
+ * KNOWN_ENV.includes('FLURRY_REGISTRY'); // true
+ * ```
+ */
+export const KNOWN_ENV: readonly string[] = Object.freeze([...SETTINGS.map((s) => s.env), CONFIG_ENV]);
+
+/**
+ * One unknown `FLURRY_*` environment variable found by {@link unknownEnvWarnings}.
+ *
+ * @example
+ * ```ts
+ * const w: EnvWarning = { variable: 'FLURRY_REGSITRY', suggestion: 'FLURRY_REGISTRY', message: '…' };
+ * ```
+ */
+export interface EnvWarning {
+  /** The variable as set. */
+  readonly variable: string;
+  /** The closest known variable, when one is close enough to be a likely misspelling. */
+  readonly suggestion: string | undefined;
+  /** The warning text, e.g. `FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?`. */
+  readonly message: string;
+}
+
+/**
+ * The `FLURRY_*` environment variables (any case) that are not a known setting (see
+ * {@link KNOWN_ENV}), each with the closest known name when one is near. These are warnings, not errors (unlike unknown
+ * config-file keys): the environment is shared with other tools and scripts.
+ *
+ * @example
+ * ```ts
+ * unknownEnvWarnings({ FLURRY_REGSITRY: 'redis://r:6379/0' })[0].message;
+ * // 'FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?'
+ * ```
+ */
+export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
+  const known = new Set(KNOWN_ENV);
+  const out: EnvWarning[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.toUpperCase().startsWith('FLURRY_') || known.has(name)) continue; // flurry_port too: names are case-sensitive
+    const suggestion = closestName(name.toUpperCase(), KNOWN_ENV, 'FLURRY_'.length);
+    const shown = clip(name);
+    out.push({
+      variable: shown,
+      suggestion,
+      message: `${shown} is not a flurry setting and is ignored; ${suggestion !== undefined ? `did you mean ${suggestion}?` : 'flurry serve --help lists the FLURRY_* variables.'}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * The candidate nearest to `name` (edit distance with adjacent swaps), if close enough to be
+ * a typo: up to a third of the part after the first `prefixLength` characters may differ (at
+ * least 2 edits).
+ *
+ * @example
+ * ```ts
+ * closestName('FLURRY_REGSITRY', KNOWN_ENV, 7); // 'FLURRY_REGISTRY'
+ * closestName('prot', ['port', 'host']);      // 'port'
+ * closestName('zzzzzzzz', ['port']);          // undefined
+ * ```
+ */
+export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(name, c);
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  const limit = Math.max(2, Math.floor((name.length - prefixLength) / 3));
+  return bestD <= limit ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+function clip(s: string): string {
+  return s.length > 80 ? s.slice(0, 80) + '…' : s;
+}

@@ -1,0 +1,283 @@
+/**
+ * Loading `flurry serve`'s configuration: flags > `FLURRY_*` variables > config file (JSON)
+ * > the table's defaults, each value coerced and checked against its row of the settings
+ * table (settings.ts), then the settings that depend on each other (the layout, node pins,
+ * the registry URL, the lease timings). A bad value is a `FLURRY_E_CONFIG` error naming the
+ * setting, the value, where it came from and what is allowed (the CLI exits 2 with it).
+ *
+ * @example
+ * ```ts
+ * const config = loadServeConfig(['--port', '9000'], process.env);
+ * config.port;     // 9000
+ * config.registry; // 'file:' unless FLURRY_REGISTRY or the config file says otherwise
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { FlurryError, type Layout } from '@flurry/core';
+import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coordination';
+import { parseCommandLine } from '../cli/args.js';
+import { serverError } from '../errors.js';
+import { chooseLayout, parseNodePins } from '../layout-choice.js';
+import { CONFIG_ENV } from './env-hints.js';
+import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
+import {
+  allowedText,
+  defaultValue,
+  isSettingKey,
+  settingDef,
+  SETTINGS,
+  type ServeConfig,
+  type SettingDef,
+  type SettingKey,
+  type SettingValues,
+} from './settings.js';
+
+/** Where a value came from: `name` is the flag, the variable or the key in the file. */
+interface Source {
+  readonly kind: 'flag' | 'env' | 'file' | 'default';
+  readonly name: string;
+}
+const DEFAULT_SOURCE: Source = { kind: 'default', name: 'default' };
+
+/** A value as given (before coercion) and where it came from. */
+interface Given {
+  readonly value: unknown;
+  readonly source: Source;
+}
+
+/**
+ * Loads, merges and validates the configuration (flags > `FLURRY_*` variables > config
+ * file > defaults).
+ *
+ * @throws FlurryError `FLURRY_E_CONFIG` naming the setting, value, source and what is allowed;
+ * `FLURRY_E_USAGE` for an unknown flag.
+ * @example
+ * ```ts
+ * loadServeConfig(['--layout', 'leaf'], { FLURRY_PORT: '9000' }).port; // 9000
+ * ```
+ */
+export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServeConfig {
+  const parsed = parseCommandLine(argv, serveFlagSpecs());
+  if (parsed.positionals.length > 0) {
+    throw serverError(
+      'USAGE',
+      `flurry serve takes no arguments; got "${clip(parsed.positionals[0])}". Settings are flags, e.g. --port 8080. See flurry serve --help.`,
+    );
+  }
+  const configFlag = parsed.values[CONFIG_FLAG];
+  const configPath = configFlag?.length ? String(configFlag[configFlag.length - 1]) : env[CONFIG_ENV] || undefined;
+  const file = configPath === undefined ? {} : readConfigFile(configPath, configFlag?.length ? '--config' : CONFIG_ENV);
+
+  // Where each setting comes from: its flag, else its variable, else the file.
+  const given: Partial<Record<SettingKey, Given>> = {};
+  for (const s of SETTINGS) {
+    const fromFlag = parsed.values[s.flag];
+    const fromEnv = env[s.env];
+    if (fromFlag?.length)
+      given[s.key] = {
+        value: s.type === 'bool' ? true : fromFlag[fromFlag.length - 1],
+        source: { kind: 'flag', name: '--' + s.flag },
+      };
+    else if (fromEnv !== undefined && fromEnv !== '')
+      given[s.key] = { value: fromEnv, source: { kind: 'env', name: s.env } };
+    else if (Object.prototype.hasOwnProperty.call(file, s.key))
+      given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
+  }
+  const values = coerceAll(given);
+  const layout = buildLayout(values, given);
+  const node = buildNodePins(values, layout, given);
+  checkRegistry(values.registry, given.registry);
+  checkLeaseTimings(values, given);
+
+  const { layout: _layout, fields: _fields, epoch: _epoch, unit: _unit, node: _node, ...rest } = values;
+  return Object.freeze({
+    ...rest,
+    layout,
+    node: Object.freeze(node),
+    registrySource: given.registry?.source.kind ?? 'default',
+    configFile: configPath,
+  });
+}
+
+/** Every setting's value: coerced and checked against its row, or the row's default. */
+function coerceAll(given: Partial<Record<SettingKey, Given>>): SettingValues {
+  const out: Partial<Record<SettingKey, unknown>> = {};
+  for (const s of SETTINGS) {
+    const g = given[s.key];
+    out[s.key] = g === undefined ? defaultValue(s.key) : coerce(s.key, s, g);
+  }
+  // Each value was checked against its row's type (or is the row's default).
+  return out as SettingValues;
+}
+
+function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): number | boolean | string {
+  switch (s.type) {
+    case 'bool': {
+      if (typeof value === 'boolean') return value;
+      if (typeof value === 'string') {
+        const t = value.trim().toLowerCase();
+        if (t === 'true' || t === '1' || t === 'yes') return true;
+        if (t === 'false' || t === '0' || t === 'no') return false;
+      }
+      throw configError(key, value, source);
+    }
+    case 'int': {
+      let n: number;
+      if (typeof value === 'number') n = value;
+      else if (typeof value === 'string' && /^\s*[0-9]{1,16}\s*$/.test(value)) n = Number(value);
+      else throw configError(key, value, source);
+      if (!Number.isSafeInteger(n) || n < s.min || n > s.max) throw configError(key, value, source);
+      return n;
+    }
+    case 'choice':
+    case 'string': {
+      if (typeof value !== 'string' || value.length === 0 || value.length > 4096) throw configError(key, value, source);
+      if (s.type === 'choice' && !s.choices.includes(value)) throw configError(key, value, source);
+      if (s.type === 'string' && s.pattern && !s.pattern.test(value)) throw configError(key, value, source);
+      return value;
+    }
+  }
+}
+
+function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>): Layout {
+  try {
+    return chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
+  } catch (err) {
+    const key: SettingKey = given.fields
+      ? 'fields'
+      : given.epoch && hasCode(err, 'FLURRY_E_LAYOUT_EPOCH')
+        ? 'epoch'
+        : given.unit && hasCode(err, 'FLURRY_E_LAYOUT_UNIT')
+          ? 'unit'
+          : 'layout';
+    const g = given[key];
+    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, describe(err), err);
+  }
+}
+
+function buildNodePins(
+  v: SettingValues,
+  layout: Layout,
+  given: Partial<Record<SettingKey, Given>>,
+): Record<string, number> {
+  if (v.node === undefined) return {};
+  try {
+    return parseNodePins([v.node], layout);
+  } catch (err) {
+    throw configError('node', v.node, given.node?.source ?? DEFAULT_SOURCE, describe(err), err);
+  }
+}
+
+function checkRegistry(registry: string, given: Given | undefined): void {
+  try {
+    parseRegistryUrl(registry);
+  } catch (err) {
+    throw configError(
+      'registry',
+      registry,
+      given?.source ?? DEFAULT_SOURCE,
+      `${allowedText(settingDef('registry'))} (${describe(err)})`,
+      err,
+    );
+  }
+}
+
+/** The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …). */
+function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, Given>>): void {
+  const byOption: Readonly<Record<string, SettingKey>> = {
+    ttlMs: 'leaseTtlMs',
+    renewIntervalMs: 'leaseRenewMs',
+    marginMs: 'leaseMarginMs',
+    highWaterWaitMs: 'highWaterWaitMs',
+    cluster: 'cluster',
+  };
+  try {
+    resolveRegistryOptions({
+      cluster: v.cluster,
+      ttlMs: v.leaseTtlMs,
+      renewIntervalMs: v.leaseRenewMs,
+      marginMs: v.leaseMarginMs,
+      highWaterWaitMs: v.highWaterWaitMs,
+    });
+  } catch (err) {
+    const option = err instanceof FlurryError && typeof err.details.option === 'string' ? err.details.option : '';
+    const key = byOption[option] ?? 'leaseTtlMs';
+    const g = given[key] ?? given.leaseTtlMs;
+    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, describe(err), err);
+  }
+}
+
+function readConfigFile(file: string, via: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`,
+      { setting: 'config', value: file },
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
+      { setting: 'config', value: file },
+    );
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw serverError(
+      'CONFIG',
+      `setting config (from ${via}): the config file "${file}" must hold one JSON object such as {"port": 8080}`,
+      { setting: 'config', value: file },
+    );
+  }
+  const record = json as Record<string, unknown>;
+  for (const k of Object.keys(record)) {
+    if (!isSettingKey(k)) {
+      throw serverError(
+        'CONFIG',
+        `config file "${file}" has the unknown key "${clip(k)}"; allowed keys: ${SETTINGS.map((s) => s.key).join(', ')}`,
+        { setting: clip(k), file },
+      );
+    }
+  }
+  return record;
+}
+
+function configError(key: SettingKey, value: unknown, source: Source, allowed?: string, cause?: unknown): FlurryError {
+  const s = settingDef(key);
+  // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
+  const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
+  const shown = s.secret
+    ? '(hidden)'
+    : typeof safe === 'string'
+      ? JSON.stringify(clip(safe))
+      : clip(JSON.stringify(safe) ?? String(safe));
+  const from = source.kind === 'default' ? 'the default' : source.name;
+  // An embedded message may end with its own period: never write "..".
+  const what = (allowed ?? allowedText(s)).replace(/[.\s]+$/, '');
+  return new FlurryError(
+    'FLURRY_E_CONFIG',
+    `invalid setting ${key}: ${shown} (from ${from}) is not allowed; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,
+    {
+      setting: key,
+      value: s.secret ? '(hidden)' : safe,
+      source: from,
+      ...(cause instanceof FlurryError ? { cause: cause.code } : {}),
+    },
+  );
+}
+
+function describe(err: unknown): string {
+  return err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err);
+}
+function hasCode(err: unknown, code: string): boolean {
+  return err instanceof FlurryError && err.code === code;
+}
+function clip(s: string): string {
+  return s.length > 80 ? s.slice(0, 80) + '…' : s;
+}

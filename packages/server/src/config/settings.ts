@@ -1,0 +1,487 @@
+/**
+ * The one table of `flurry serve` settings. Each row names the setting's flag, `FLURRY_*`
+ * variable, config-file key (the row's key), type, default (written here once), allowed
+ * range and help line; parsing (load.ts), validation messages, `--help` (help.ts) and the
+ * list of known variables (env-hints.ts) are all derived from it.
+ *
+ * @example
+ * ```ts
+ * settingDef('port').env; // 'FLURRY_PORT'
+ * allowedText(settingDef('port')); // 'an integer from 0 to 65535 (0 = any free port, logged at start-up)'
+ * ```
+ */
+import type { Layout } from '@flurry/core';
+
+interface Common {
+  /** Command-line flag without `--`. */
+  readonly flag: string;
+  /** Environment variable. */
+  readonly env: string;
+  /** One line on what it does. */
+  readonly help: string;
+  /** What values are allowed, when the type's own wording is not enough. */
+  readonly allowed?: string;
+  /** The default as shown in `--help` when there is no `default` value here (the default lives elsewhere). */
+  readonly defaultText?: string;
+  /** Hide the value in errors and logs. */
+  readonly secret?: boolean;
+}
+
+/** An integer from `min` to `max`. */
+interface IntDef extends Common {
+  readonly type: 'int';
+  readonly min: number;
+  readonly max: number;
+  /** Shown after the range: `(ms)`. */
+  readonly unit?: 'ms';
+  /** Shown after the range in parentheses. */
+  readonly note?: string;
+  readonly default?: number;
+}
+
+/** true/false (also 1/0, yes/no from a variable); a flag without a value. */
+interface BoolDef extends Common {
+  readonly type: 'bool';
+  readonly default: boolean;
+}
+
+/** Free text (1 to 4096 characters), optionally matching `pattern`. */
+interface StringDef extends Common {
+  readonly type: 'string';
+  readonly pattern?: RegExp;
+  readonly default?: string;
+}
+
+/** One of a fixed list. */
+interface ChoiceDef extends Common {
+  readonly type: 'choice';
+  readonly choices: readonly string[];
+  readonly default?: string;
+}
+
+/**
+ * The definition of one setting (one row of the table).
+ *
+ * @example
+ * ```ts
+ * const def: SettingDef = { type: 'int', flag: 'port', env: 'FLURRY_PORT', min: 0, max: 65535, default: 8080, help: 'HTTP listen port.' };
+ * ```
+ */
+export type SettingDef = IntDef | BoolDef | StringDef | ChoiceDef;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Every setting by config-file key, in `--help` order. */
+const DEFS = {
+  host: {
+    type: 'string',
+    flag: 'host',
+    env: 'FLURRY_HOST',
+    pattern: /^(?:[A-Za-z0-9.:_-]{1,253}|\[[0-9A-Fa-f:.]+\])$/,
+    default: '127.0.0.1',
+    allowed: 'an IP address or host name to listen on',
+    help: 'HTTP listen address (0.0.0.0 for every interface).',
+  },
+  port: {
+    type: 'int',
+    flag: 'port',
+    env: 'FLURRY_PORT',
+    min: 0,
+    max: 65535,
+    note: '0 = any free port, logged at start-up',
+    default: 8080,
+    help: 'HTTP listen port.',
+  },
+  layout: {
+    type: 'choice',
+    flag: 'layout',
+    env: 'FLURRY_LAYOUT',
+    choices: ['twitter', 'leaf', 'discord', 'sonyflake', 'instagram', 'js53'],
+    defaultText: 'twitter',
+    help: 'Bit layout preset (or use fields).',
+  },
+  fields: {
+    type: 'string',
+    flag: 'fields',
+    env: 'FLURRY_FIELDS',
+    defaultText: '(none: the preset)',
+    allowed: 'a field list such as timestamp:41,datacenter:5,worker:5,sequence:12 (at most 64 bits)',
+    help: 'Custom layout, most significant field first; replaces layout.',
+  },
+  epoch: {
+    type: 'string',
+    flag: 'epoch',
+    env: 'FLURRY_EPOCH',
+    defaultText: "(the preset's epoch)",
+    allowed: 'an ISO date (2020-01-01T00:00:00Z) or Unix milliseconds, from 1970 and not in the future',
+    help: 'Epoch of the timestamp field.',
+  },
+  unit: {
+    type: 'choice',
+    flag: 'unit',
+    env: 'FLURRY_UNIT',
+    choices: ['1ms', '10ms', '1s'],
+    defaultText: "(the preset's unit, 1ms for fields)",
+    help: 'Time unit of the timestamp field.',
+  },
+  node: {
+    type: 'string',
+    flag: 'node',
+    env: 'FLURRY_NODE',
+    defaultText: '(none: every node field is leased)',
+    allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1',
+    help: 'Pin node fields by hand; the registry still leases the result.',
+  },
+  registry: {
+    type: 'string',
+    flag: 'registry',
+    env: 'FLURRY_REGISTRY',
+    default: 'file:',
+    allowed:
+      'a registry URL: file:, file:/dir, zookeeper://h:p/path, zookeeper+leaf://h:p/path, etcd://h:p/prefix, redis://h:p/db, static:N, k8s:',
+    help: 'Where node-ID leases come from.',
+  },
+  cluster: {
+    type: 'string',
+    flag: 'cluster',
+    env: 'FLURRY_CLUSTER',
+    pattern: /^[A-Za-z0-9_.-]{1,64}$/,
+    default: 'default',
+    allowed: '1 to 64 characters from A-Z a-z 0-9 _ . -',
+    help: 'Cluster name: node IDs are unique within it.',
+  },
+  leaseTtlMs: {
+    type: 'int',
+    flag: 'lease-ttl-ms',
+    env: 'FLURRY_LEASE_TTL_MS',
+    min: 100,
+    max: 3_600_000,
+    unit: 'ms',
+    defaultText: '10000',
+    help: 'Lease time-to-live: how long a silent holder keeps its node ID.',
+  },
+  leaseRenewMs: {
+    type: 'int',
+    flag: 'lease-renew-ms',
+    env: 'FLURRY_LEASE_RENEW_MS',
+    min: 10,
+    max: 3_600_000,
+    defaultText: '(a third of the TTL)',
+    allowed: 'an integer from 10 to (TTL - margin) / 2 (ms)',
+    help: 'Lease renewal interval.',
+  },
+  leaseMarginMs: {
+    type: 'int',
+    flag: 'lease-margin-ms',
+    env: 'FLURRY_LEASE_MARGIN_MS',
+    min: 0,
+    max: 3_600_000,
+    defaultText: '(the smaller of 1000 and a fifth of the TTL)',
+    allowed: 'an integer from 0 to half the TTL (ms)',
+    help: 'Safety margin taken off the lease deadline.',
+  },
+  highWaterWaitMs: {
+    type: 'int',
+    flag: 'high-water-wait-ms',
+    env: 'FLURRY_HIGH_WATER_WAIT_MS',
+    min: 0,
+    max: 600_000,
+    unit: 'ms',
+    defaultText: '5000',
+    help: "How long start-up may wait for the clock to pass the node's high-water mark.",
+  },
+  registryConnectTimeoutMs: {
+    type: 'int',
+    flag: 'registry-connect-timeout-ms',
+    env: 'FLURRY_REGISTRY_CONNECT_TIMEOUT_MS',
+    min: 100,
+    max: 120_000,
+    unit: 'ms',
+    defaultText: '5000',
+    help: 'How long connecting to the registry engine (ZooKeeper, etcd, Redis) and each of its operations may take.',
+  },
+  onExhausted: {
+    type: 'choice',
+    flag: 'on-exhausted',
+    env: 'FLURRY_ON_EXHAUSTED',
+    choices: ['wait', 'borrow'],
+    defaultText: 'borrow',
+    help: 'When a tick runs out of sequence numbers (batch load): borrow ticks up to 1 s ahead of the clock (full rate), or wait for the next tick (timestamps never ahead of real time).',
+  },
+  onClockBackwards: {
+    type: 'choice',
+    flag: 'on-clock-backwards',
+    env: 'FLURRY_ON_CLOCK_BACKWARDS',
+    choices: ['tolerate', 'wait', 'throw'],
+    defaultText: 'tolerate',
+    help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).',
+  },
+  sequenceStart: {
+    type: 'choice',
+    flag: 'sequence-start',
+    env: 'FLURRY_SEQUENCE_START',
+    choices: ['zero', 'random'],
+    defaultText: 'zero',
+    help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.',
+  },
+  thriftPort: {
+    type: 'int',
+    flag: 'thrift-port',
+    env: 'FLURRY_THRIFT_PORT',
+    min: 0,
+    max: 65535,
+    defaultText: '(off; Twitter used 7609)',
+    help: "Serve Twitter Snowflake's Thrift API on this port.",
+  },
+  token: {
+    type: 'string',
+    flag: 'token',
+    env: 'FLURRY_TOKEN',
+    secret: true,
+    pattern: /^[\x21-\x7e]{16,512}$/,
+    defaultText: '(none: no authentication)',
+    allowed: 'a bearer token of 16 to 512 printable ASCII characters without spaces',
+    help: 'Require "Authorization: Bearer TOKEN" on the ID routes (prefer the variable: flags show in ps).',
+  },
+  authHealth: {
+    type: 'bool',
+    flag: 'auth-health',
+    env: 'FLURRY_AUTH_HEALTH',
+    default: false,
+    help: 'Require the token on /healthz, /readyz and /metrics too.',
+  },
+  maxBatch: {
+    type: 'int',
+    flag: 'max-batch',
+    env: 'FLURRY_MAX_BATCH',
+    min: 1,
+    max: 1_000_000,
+    default: 10_000,
+    help: 'Largest count of GET /v1/ids.',
+  },
+  maxUrlBytes: {
+    type: 'int',
+    flag: 'max-url-bytes',
+    env: 'FLURRY_MAX_URL_BYTES',
+    min: 64,
+    max: 16_384,
+    default: 4096,
+    help: 'Longest request target (path + query); longer is 414.',
+  },
+  maxBodyBytes: {
+    type: 'int',
+    flag: 'max-body-bytes',
+    env: 'FLURRY_MAX_BODY_BYTES',
+    min: 0,
+    max: 1_048_576,
+    default: 1024,
+    help: 'Largest request body accepted (the API reads none); larger is 413.',
+  },
+  publicKey: {
+    type: 'string',
+    flag: 'public-key',
+    env: 'FLURRY_PUBLIC_KEY',
+    secret: true,
+    defaultText: '(none: public IDs off)',
+    allowed: 'a key printed by "flurry key new" (several separated by commas for rotation)',
+    help: 'Enable /v1/public-ids with this key.',
+  },
+  publicKeyFile: {
+    type: 'string',
+    flag: 'public-key-file',
+    env: 'FLURRY_PUBLIC_KEY_FILE',
+    defaultText: '(none)',
+    allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
+    help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
+  },
+  logLevel: {
+    type: 'choice',
+    flag: 'log-level',
+    env: 'FLURRY_LOG_LEVEL',
+    choices: LOG_LEVELS,
+    default: 'info',
+    help: 'Log level (JSON lines on stdout; requests are logged at debug).',
+  },
+  allowRoot: {
+    type: 'bool',
+    flag: 'allow-root',
+    env: 'FLURRY_ALLOW_ROOT',
+    default: false,
+    help: 'Allow running as root (refused otherwise).',
+  },
+  shutdownTimeoutMs: {
+    type: 'int',
+    flag: 'shutdown-timeout-ms',
+    env: 'FLURRY_SHUTDOWN_TIMEOUT_MS',
+    min: 0,
+    max: 600_000,
+    unit: 'ms',
+    default: 10_000,
+    help: 'On SIGTERM, how long in-flight requests may take before connections are cut.',
+  },
+} as const satisfies Record<string, SettingDef>;
+
+/**
+ * A setting's name: its config-file key and its field of {@link ServeConfig}.
+ *
+ * @example
+ * ```ts
+ * const key: SettingKey = 'leaseTtlMs';
+ * ```
+ */
+export type SettingKey = keyof typeof DEFS;
+
+type ValueOf<D> = D extends { type: 'int' }
+  ? number
+  : D extends { type: 'bool' }
+    ? boolean
+    : D extends { choices: readonly (infer C)[] }
+      ? C
+      : string;
+
+/**
+ * Every setting's typed value, as the table defines it: settings with a default are always
+ * set; the others may be `undefined` (their default is applied by the component that uses them).
+ *
+ * @example
+ * ```ts
+ * const port: SettingValues['port'] = 8080; // number
+ * const ttl: SettingValues['leaseTtlMs'] = undefined; // number | undefined
+ * ```
+ */
+export type SettingValues = {
+  readonly [K in SettingKey]: (typeof DEFS)[K] extends { default: unknown }
+    ? ValueOf<(typeof DEFS)[K]>
+    : ValueOf<(typeof DEFS)[K]> | undefined;
+};
+
+/**
+ * pino's levels.
+ *
+ * @example
+ * ```ts
+ * const level: LogLevel = 'info';
+ * ```
+ */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The validated configuration of one `flurry serve` process: every setting of the table
+ * (see `flurry serve --help`), the layout built from `layout`/`fields`/`epoch`/`unit`, the
+ * node pins, and where the registry URL and the config file came from.
+ *
+ * @example
+ * ```ts
+ * const config: ServeConfig = loadServeConfig(['--port', '0'], process.env);
+ * config.layout.name; // 'twitter'
+ * ```
+ */
+export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | 'epoch' | 'unit' | 'node'> {
+  readonly layout: Layout;
+  /** Node pins (`--node`): fields fixed by hand; the rest are leased. */
+  readonly node: Readonly<Record<string, number>>;
+  /** Where the registry URL came from: `'default'` means `file:` was not chosen (see `container.ts`). */
+  readonly registrySource: 'flag' | 'env' | 'file' | 'default';
+  /** Where the config file came from, if any. */
+  readonly configFile: string | undefined;
+}
+
+/**
+ * One row of the table with its key.
+ *
+ * @example
+ * ```ts
+ * const port: Setting | undefined = SETTINGS.find((s) => s.key === 'port');
+ * ```
+ */
+export type Setting = SettingDef & { readonly key: SettingKey };
+
+/**
+ * Every setting, in `--help` order.
+ *
+ * @example
+ * ```ts
+ * SETTINGS.find((s) => s.key === 'port')?.env; // 'FLURRY_PORT'
+ * ```
+ */
+export const SETTINGS: readonly Setting[] = Object.freeze(
+  (Object.keys(DEFS) as SettingKey[]).map((key): Setting => Object.freeze({ key, ...DEFS[key] })),
+);
+
+/**
+ * The row of one setting.
+ *
+ * @example
+ * ```ts
+ * settingDef('cluster').flag; // 'cluster'
+ * ```
+ */
+export function settingDef(key: SettingKey): SettingDef {
+  return DEFS[key];
+}
+
+/**
+ * Whether `name` is a setting's key (a config-file key).
+ *
+ * @example
+ * ```ts
+ * isSettingKey('port'); // true
+ * isSettingKey('prot'); // false
+ * ```
+ */
+export function isSettingKey(name: string): name is SettingKey {
+  return Object.prototype.hasOwnProperty.call(DEFS, name);
+}
+
+/**
+ * The setting's default value from the table, or `undefined` when its default is applied
+ * elsewhere (see `defaultText`).
+ *
+ * @example
+ * ```ts
+ * defaultValue('port'); // 8080
+ * ```
+ */
+export function defaultValue<K extends SettingKey>(key: K): SettingValues[K] {
+  const def: SettingDef = DEFS[key];
+  // The table is checked against SettingDef, so its default has the setting's value type.
+  return def.default as SettingValues[K];
+}
+
+/**
+ * What values are allowed, as shown in errors and `--help`.
+ *
+ * @example
+ * ```ts
+ * allowedText(settingDef('unit')); // 'one of 1ms, 10ms, 1s'
+ * ```
+ */
+export function allowedText(def: SettingDef): string {
+  if (def.allowed !== undefined) return def.allowed;
+  switch (def.type) {
+    case 'int':
+      return (
+        `an integer from ${def.min} to ${def.max}` +
+        (def.unit ? ` (${def.unit})` : '') +
+        (def.note ? ` (${def.note})` : '')
+      );
+    case 'bool':
+      return 'true or false (1/0, yes/no)';
+    case 'choice':
+      return `one of ${def.choices.join(', ')}`;
+    case 'string':
+      return 'a non-empty string';
+  }
+}
+
+/**
+ * The default as shown in `--help`.
+ *
+ * @example
+ * ```ts
+ * defaultText(settingDef('port')); // '8080'
+ * ```
+ */
+export function defaultText(def: SettingDef): string {
+  return def.default !== undefined ? String(def.default) : (def.defaultText ?? '(none)');
+}
