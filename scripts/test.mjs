@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const all = ['core', 'coordination', 'server', 'client'];
+const all = ['core', 'coordination', 'segments', 'server', 'client'];
 const args = process.argv.slice(2);
 const only = args.filter((a) => !a.startsWith('--'));
 const pkgs = (only.length ? only : all).map((p) => path.join(root, 'packages', p, 'dist')).filter((d) => existsSync(d));

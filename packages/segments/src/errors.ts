@@ -1,0 +1,80 @@
+/**
+ * Coded errors of segment mode. All are {@link FlurryError}s from the core, with a stable `code` and JSON-safe
+ * `details`. The HTTP service maps them: `KEY_*`, `COUNT`, `FORMAT`, `NUMBER_UNSAFE` to 4xx, `STORE_UNAVAILABLE`
+ * to 503 with `Retry-After` (`details.retryAfterMs`).
+ *
+ * @example
+ * ```ts
+ * import { SequenceErrorCode } from '@flurry/segments';
+ * if (err.code === SequenceErrorCode.STORE_UNAVAILABLE) res.setHeader('Retry-After', Math.ceil(err.details.retryAfterMs / 1000));
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+
+/**
+ * The codes of `@flurry/segments`.
+ *
+ * @example
+ * ```ts
+ * if (err instanceof FlurryError && err.code === SequenceErrorCode.KEY_UNKNOWN) createItFirst();
+ * ```
+ */
+export const SequenceErrorCode = {
+  /** The store URL is malformed, names an unknown scheme or has an unknown parameter. */
+  URL_INVALID: 'FLURRY_E_SEQUENCE_URL',
+  /** The store's client library (an optional peer dependency: pg, mysql2, ioredis) is not installed. */
+  CLIENT_MISSING: 'FLURRY_E_SEQUENCE_CLIENT_MISSING',
+  /** The store refused the credentials (the password is never printed). */
+  AUTH: 'FLURRY_E_SEQUENCE_AUTH',
+  /** The store did not answer (refused, timed out, connection lost) and the key's buffers are empty; retry after `details.retryAfterMs`. */
+  STORE_UNAVAILABLE: 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE',
+  /** A Redis store without `appendonly yes` + `appendfsync always` (it can lose writes and so repeat numbers). */
+  STORE_VOLATILE: 'FLURRY_E_SEQUENCE_STORE_VOLATILE',
+  /** The store answered something this library cannot use (a row or value out of range, a wrong table shape). */
+  STORE_CORRUPT: 'FLURRY_E_SEQUENCE_STORE_CORRUPT',
+  /** A key name is empty, too long or has a character outside the allowed set. */
+  KEY_INVALID: 'FLURRY_E_SEQUENCE_KEY_INVALID',
+  /** The key does not exist in the store and auto-create is off. */
+  KEY_UNKNOWN: 'FLURRY_E_SEQUENCE_KEY_UNKNOWN',
+  /** `create` of a key that already exists. */
+  KEY_EXISTS: 'FLURRY_E_SEQUENCE_KEY_EXISTS',
+  /** A count (`batch(n)`) out of its range. */
+  COUNT: 'FLURRY_E_SEQUENCE_COUNT',
+  /** A bad option value (a step, a start, a target duration, a time zone). */
+  OPTION: 'FLURRY_E_SEQUENCE_OPTION',
+  /** A serial format with an unknown placeholder, no `{seq}`, or date fields too coarse for its reset period. */
+  FORMAT: 'FLURRY_E_SEQUENCE_FORMAT',
+  /** A number past 2^53 - 1 was asked for as a JS `number` (use the bigint methods). */
+  NUMBER_UNSAFE: 'FLURRY_E_SEQUENCE_NUMBER_UNSAFE',
+  /** The sequences (or the store) were closed. */
+  CLOSED: 'FLURRY_E_SEQUENCE_CLOSED',
+} as const;
+
+/**
+ * Creates a segment-mode error.
+ *
+ * @example
+ * ```ts
+ * throw sequenceError('KEY_UNKNOWN', 'the key "order" does not exist', { key: 'order' });
+ * ```
+ */
+export function sequenceError(
+  code: keyof typeof SequenceErrorCode,
+  message: string,
+  details: Record<string, unknown> = {},
+  cause?: unknown,
+): FlurryError {
+  return new FlurryError(SequenceErrorCode[code], message, details, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * Removes a password from a URL before it appears in a message or a log.
+ *
+ * @example
+ * ```ts
+ * redactUrl('postgres://flurry:secret@127.0.0.1:5432/ids') // 'postgres://flurry:***@127.0.0.1:5432/ids'
+ * ```
+ */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}

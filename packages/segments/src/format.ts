@@ -1,0 +1,275 @@
+/**
+ * Formatted serials: `ORD-{yyyyMMdd}-{seq:08}` with a reset period (`day`, `month`, `year` or `never`) in a
+ * named IANA time zone. Each period is its own key (`order:20261123`, `order:202611`, `order:2026`), created on
+ * first use, so numbers restart at its start (1 by default) each period and a serial never repeats.
+ *
+ * Placeholders, inside braces:
+ * - `{seq}` or `{seq:0N}` (zero-padded to N digits, 1 … 30; a larger number is printed in full, never cut);
+ *   exactly one.
+ * - date fields, alone or run together with `-`, `_`, `.`, `/` or nothing between them: `yyyy`, `yy`, `MM`, `dd`,
+ *   `HH`, `mm`, `ss` (e.g. `{yyyyMMdd}`, `{yyyy-MM-dd}`, `{yy}{MM}`). The format must show the period it resets
+ *   on: `yyyy` (or `yy`) for `year`, plus `MM` for `month`, plus `dd` for `day`, else two periods would print the
+ *   same serials.
+ *
+ * Literal text outside braces is copied; `{{` and `}}` print braces. Anything else is
+ * `FLURRY_E_SEQUENCE_FORMAT`.
+ *
+ * The period of a number is read from the clock once, at the moment it is issued, in the given zone: a number
+ * issued at 23:59:59.999 local time belongs to that day, one at 00:00:00.000 to the next.
+ *
+ * @example
+ * ```ts
+ * const f = parseSerialFormat('ORD-{yyyyMMdd}-{seq:08}', 'day');
+ * const p = periodOf(Date.UTC(2026, 10, 23, 15, 59, 59, 999), 'Asia/Shanghai'); // 23:59:59.999 in Shanghai
+ * renderSerial(f, p, 42n); // 'ORD-20261123-00000042'
+ * ```
+ */
+import { sequenceError } from './errors.js';
+
+/**
+ * When a serial's numbers restart.
+ *
+ * @example
+ * ```ts
+ * const r: ResetPeriod = 'day';
+ * ```
+ */
+export type ResetPeriod = 'day' | 'month' | 'year' | 'never';
+
+type Part = { kind: 'text'; text: string } | { kind: 'seq'; width: number } | { kind: 'date'; tokens: string[] };
+
+/**
+ * A parsed serial format.
+ *
+ * @example
+ * ```ts
+ * const f: SerialFormat = parseSerialFormat('INV-{yyyy}-{seq:06}', 'year');
+ * ```
+ */
+export interface SerialFormat {
+  readonly source: string;
+  readonly reset: ResetPeriod;
+  /** @internal */
+  readonly parts: readonly Part[];
+}
+
+/**
+ * The calendar fields of an instant in a time zone.
+ *
+ * @example
+ * ```ts
+ * const p: CalendarParts = periodOf(Date.now(), 'Europe/Paris');
+ * ```
+ */
+export interface CalendarParts {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+const TOKEN_RE = /yyyy|yy|MM|dd|HH|mm|ss|[-_./]/g;
+
+function formatError(source: string, why: string): Error {
+  return sequenceError(
+    'FORMAT',
+    `the serial format ${JSON.stringify(source)} is not valid: ${why}. Placeholders: {seq} or {seq:0N} once, and date fields ` +
+      `{yyyy} {yy} {MM} {dd} {HH} {mm} {ss} (run together like {yyyyMMdd} or {yyyy-MM-dd}); {{ and }} print braces`,
+    { format: source },
+  );
+}
+
+/**
+ * Parses and checks a format against its reset period; throws `FLURRY_E_SEQUENCE_FORMAT`.
+ *
+ * @example
+ * ```ts
+ * parseSerialFormat('ORD-{yyyyMMdd}-{seq:08}', 'day'); // fine
+ * parseSerialFormat('ORD-{yyyyMM}-{seq}', 'day');      // throws: the day is not shown
+ * parseSerialFormat('ORD-{date}-{seq}', 'day');        // throws: unknown placeholder
+ * ```
+ */
+export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFormat {
+  if (typeof source !== 'string' || source.length === 0 || source.length > 200) {
+    throw formatError(String(source), 'a format is 1 to 200 characters');
+  }
+  if (!['day', 'month', 'year', 'never'].includes(reset)) {
+    throw sequenceError('OPTION', `reset must be one of day, month, year, never; got ${JSON.stringify(reset)}`, {
+      option: 'reset',
+    });
+  }
+  const parts: Part[] = [];
+  let text = '';
+  let seqs = 0;
+  const shown = new Set<string>();
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === '{' && source[i + 1] === '{') {
+      text += '{';
+      i++;
+      continue;
+    }
+    if (ch === '}' && source[i + 1] === '}') {
+      text += '}';
+      i++;
+      continue;
+    }
+    if (ch === '}') throw formatError(source, `a lone "}" at position ${i + 1} (write }} for a brace)`);
+    if (ch !== '{') {
+      text += ch;
+      continue;
+    }
+    const close = source.indexOf('}', i);
+    if (close < 0) throw formatError(source, `the "{" at position ${i + 1} is never closed`);
+    const body = source.slice(i + 1, close);
+    i = close;
+    if (text) parts.push({ kind: 'text', text });
+    text = '';
+    const seq = /^seq(?::0([1-9]|[12][0-9]|30))?$/.exec(body);
+    if (seq) {
+      seqs++;
+      parts.push({ kind: 'seq', width: seq[1] ? Number(seq[1]) : 0 });
+      continue;
+    }
+    if (body.startsWith('seq'))
+      throw formatError(source, `{${body}}: the sequence is {seq} or {seq:0N} with N from 1 to 30`);
+    const tokens = body.match(TOKEN_RE) ?? [];
+    if (!body || tokens.join('') !== body) throw formatError(source, `the placeholder {${body}} is unknown`);
+    for (const t of tokens) shown.add(t === 'yy' ? 'yyyy' : t);
+    parts.push({ kind: 'date', tokens });
+  }
+  if (text) parts.push({ kind: 'text', text });
+  if (seqs !== 1) throw formatError(source, seqs === 0 ? 'it has no {seq}' : 'it has more than one {seq}');
+  const need =
+    reset === 'day' ? ['yyyy', 'MM', 'dd'] : reset === 'month' ? ['yyyy', 'MM'] : reset === 'year' ? ['yyyy'] : [];
+  const missing = need.filter((t) => !shown.has(t));
+  if (missing.length) {
+    throw formatError(
+      source,
+      `it resets every ${reset} but does not show ${missing.map((m) => `{${m}}`).join(' ')}, so serials of different periods would repeat`,
+    );
+  }
+  return { source, reset, parts };
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * Checks an IANA time zone name (`Europe/Paris`, `UTC`); throws `FLURRY_E_SEQUENCE_OPTION`.
+ *
+ * @example
+ * ```ts
+ * assertTimeZone('Asia/Shanghai'); // fine
+ * assertTimeZone('Mars/Olympus');  // throws
+ * ```
+ */
+export function assertTimeZone(timeZone: string): void {
+  formatterFor(timeZone);
+}
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    try {
+      f = new Intl.DateTimeFormat('en-US', {
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      });
+    } catch {
+      throw sequenceError(
+        'OPTION',
+        `the time zone ${JSON.stringify(timeZone)} is not an IANA time zone this Node.js knows (e.g. "UTC", "Europe/Paris", "Asia/Shanghai")`,
+        { option: 'timeZone', value: String(timeZone) },
+      );
+    }
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+/**
+ * The calendar fields of `unixMs` in `timeZone` (Intl.DateTimeFormat).
+ *
+ * @example
+ * ```ts
+ * periodOf(Date.UTC(2026, 10, 23, 16, 0), 'Asia/Shanghai'); // { year: 2026, month: 11, day: 24, hour: 0, … }
+ * ```
+ */
+export function periodOf(unixMs: number, timeZone: string): CalendarParts {
+  const out: CalendarParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+  for (const p of formatterFor(timeZone).formatToParts(unixMs)) {
+    if (
+      p.type === 'year' ||
+      p.type === 'month' ||
+      p.type === 'day' ||
+      p.type === 'hour' ||
+      p.type === 'minute' ||
+      p.type === 'second'
+    ) {
+      out[p.type] = Number(p.value);
+    }
+  }
+  return out;
+}
+
+const pad = (n: number, w: number): string => String(n).padStart(w, '0');
+
+/**
+ * The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`.
+ *
+ * @example
+ * ```ts
+ * periodStamp({ year: 2026, month: 11, day: 23, hour: 0, minute: 0, second: 0 }, 'day'); // '20261123'
+ * ```
+ */
+export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
+  if (reset === 'never') return '';
+  if (reset === 'year') return pad(p.year, 4);
+  if (reset === 'month') return `${pad(p.year, 4)}${pad(p.month, 2)}`;
+  return `${pad(p.year, 4)}${pad(p.month, 2)}${pad(p.day, 2)}`;
+}
+
+/**
+ * Renders a serial.
+ *
+ * @example
+ * ```ts
+ * renderSerial(parseSerialFormat('T{yy}{MM}-{seq:04}', 'month'), { year: 2026, month: 3, day: 1, hour: 0, minute: 0, second: 0 }, 7n); // 'T2603-0007'
+ * ```
+ */
+export function renderSerial(f: SerialFormat, p: CalendarParts, seq: bigint | number): string {
+  let s = '';
+  for (const part of f.parts) {
+    if (part.kind === 'text') s += part.text;
+    else if (part.kind === 'seq') s += String(seq).padStart(part.width, '0');
+    else {
+      for (const t of part.tokens) {
+        s +=
+          t === 'yyyy'
+            ? pad(p.year, 4)
+            : t === 'yy'
+              ? pad(p.year % 100, 2)
+              : t === 'MM'
+                ? pad(p.month, 2)
+                : t === 'dd'
+                  ? pad(p.day, 2)
+                  : t === 'HH'
+                    ? pad(p.hour, 2)
+                    : t === 'mm'
+                      ? pad(p.minute, 2)
+                      : t === 'ss'
+                        ? pad(p.second, 2)
+                        : t;
+      }
+    }
+  }
+  return s;
+}

@@ -1,0 +1,549 @@
+/**
+ * One key's numbers, served from memory out of two segments (Leaf's double buffer). The hot path is a plain
+ * `number` increment inside the current segment; a store round trip happens only per segment.
+ *
+ * - **Prefetch:** when `prefetchAt` (default 10 %, allowed 0 … 0.9) of the current segment has been issued and
+ *   no next segment is held, the next one is fetched in the background.
+ * - **No "both segments not ready":** when both are empty, `next()` waits for the fetch in flight (starting
+ *   one if none is) instead of failing; only when the store fails does it reject, with
+ *   `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` and `details.retryAfterMs`. A failed fetch is retried in the
+ *   background after `retryMs`, so recovery needs no call.
+ * - **Adaptive step:** each fetch sizes the segment to last `targetSegmentMs` at the rate observed since the
+ *   previous fetch: it grows at most ×16 and shrinks at most ÷2 per fetch, never below the stored step (Leaf's
+ *   minimum) nor above `maxStep` (default 1,000,000, like Leaf), and never below the demand of callers waiting.
+ * - **Unknown outcomes:** an allocation whose commit was not acknowledged is never issued from (if it did
+ *   commit, its range is skipped, and counted in `skippedAllocations`).
+ *
+ * @example
+ * ```ts
+ * const order = sequences.get('order');
+ * const a = order.tryNextNumber() ?? (await order.nextNumber()); // 1, 2, 3 …
+ * const b: bigint = await order.next();
+ * ```
+ */
+import type { Clock } from '@flurry/core';
+import { FlurryError } from '@flurry/core';
+import { sequenceError, SequenceErrorCode } from './errors.js';
+import type { Allocation, SegmentStore } from './store.js';
+
+const SAFE_END = BigInt(Number.MAX_SAFE_INTEGER) + 1n;
+
+/** A segment `[start, start + len)`, issued up to `pos`. Number arithmetic while `safe`. */
+class Segment {
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly len: number;
+  readonly startNum: number;
+  readonly safe: boolean;
+  readonly trigger: number;
+  pos = 0;
+  constructor(start: bigint, end: bigint, prefetchAt: number) {
+    this.start = start;
+    this.end = end;
+    this.len = Number(end - start);
+    this.safe = end <= SAFE_END;
+    this.startNum = this.safe ? Number(start) : 0;
+    this.trigger = Math.floor(this.len * prefetchAt);
+  }
+}
+
+const EMPTY = new Segment(0n, 0n, 0);
+
+/**
+ * The tuning of every sequence of one `Sequences`.
+ *
+ * @example
+ * ```ts
+ * const t: SequenceTuning = { prefetchAt: 0.1, targetSegmentMs: 900_000, maxStep: 1_000_000, retryMs: 500, waitTimeoutMs: 30_000, maxBatch: 100_000 };
+ * ```
+ */
+export interface SequenceTuning {
+  prefetchAt: number;
+  targetSegmentMs: number;
+  maxStep: number;
+  retryMs: number;
+  waitTimeoutMs: number;
+  maxBatch: number;
+}
+
+/**
+ * What a sequence reports about itself (like Leaf's `/cache` page), JSON-safe once passed through
+ * `JSON.stringify` with bigint as strings (`toJSON`-free: numbers are decimal strings already).
+ *
+ * @example
+ * ```ts
+ * const s: SequenceStatus = sequences.get('order').status();
+ * console.log(s.current?.next, s.step, s.lastFetchLatencyMs);
+ * ```
+ */
+export interface SequenceStatus {
+  key: string;
+  /** The segment issuing now: its range (`start` inclusive, `end` exclusive) and the next number. */
+  current: { start: string; end: string; next: string; remaining: number } | null;
+  /** The prefetched segment, or null. */
+  next: { start: string; end: string } | null;
+  /** The step the next fetch asks for (the adaptive step), and the stored (minimum) step. */
+  step: number;
+  minStep: number;
+  fetching: boolean;
+  fetches: number;
+  /** Wall time (ms) of the last successful fetch, and how long it took. */
+  lastFetchAt: number | null;
+  lastFetchLatencyMs: number | null;
+  /** Numbers issued by this instance. */
+  issued: number;
+  /** Numbers that will never be issued by anyone: skipped allocations with an unknown outcome (their size), remainders not handed back. */
+  wasted: string;
+  /** Numbers handed back to the store at close. */
+  handedBack: string;
+  /** Allocations whose commit outcome was unknown (skipped). */
+  skippedAllocations: number;
+  /** Fetches that failed, and the last failure's code and message (null after a success). */
+  failures: number;
+  lastError: { code: string; message: string } | null;
+  /** Callers waiting on an empty buffer right now, and in all. */
+  waiting: number;
+  waits: number;
+}
+
+/**
+ * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
+ *
+ * @example
+ * ```ts
+ * const seq = sequences.get('ticket');
+ * seq.tryNext();           // 1n, or undefined when the buffer is empty
+ * await seq.next();        // 2n (a promise only when it must wait)
+ * await seq.batch(3);      // [3n, 4n, 5n]
+ * ```
+ */
+export class Sequence {
+  readonly key: string;
+  private cur: Segment = EMPTY;
+  private nxt: Segment | null = null;
+  private fetching: Promise<void> | null = null;
+  private initialised = false;
+  private step = 0;
+  private minStep = 0;
+  private retired = 0;
+  private issuedAtFetch = 0;
+  private fetchStartMono = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private demand = 0;
+  private stats = {
+    fetches: 0,
+    lastFetchAt: null as number | null,
+    lastFetchLatencyMs: null as number | null,
+    wasted: 0n,
+    handedBack: 0n,
+    skipped: 0,
+    failures: 0,
+    lastError: null as FlurryError | null,
+    waiting: 0,
+    waits: 0,
+  };
+
+  /** @internal */
+  constructor(
+    key: string,
+    private readonly store: SegmentStore,
+    private readonly clock: Clock,
+    private readonly tuning: SequenceTuning,
+    private readonly ensureKey: ((key: string) => Promise<boolean>) | undefined,
+  ) {
+    this.key = key;
+  }
+
+  /**
+   * The next number as a `number`, synchronously, or undefined when both segments are empty (a fetch is then
+   * under way). Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
+   *
+   * @example
+   * ```ts
+   * const n = seq.tryNextNumber() ?? (await seq.nextNumber());
+   * ```
+   */
+  tryNextNumber(): number | undefined {
+    const s = this.cur;
+    if (s.pos < s.len) {
+      const n = s.pos++;
+      if (n === s.trigger) this.prefetch();
+      if (s.safe) return s.startNum + n;
+      throw this.unsafe(s.start + BigInt(n));
+    }
+    return this.advance() ? this.tryNextNumber() : undefined;
+  }
+
+  /**
+   * The next number as a `bigint`, synchronously, or undefined when both segments are empty.
+   *
+   * @example
+   * ```ts
+   * const n = seq.tryNext(); // 42n or undefined
+   * ```
+   */
+  tryNext(): bigint | undefined {
+    const s = this.cur;
+    if (s.pos < s.len) {
+      const n = s.pos++;
+      if (n === s.trigger) this.prefetch();
+      return s.safe ? BigInt(s.startNum + n) : s.start + BigInt(n);
+    }
+    return this.advance() ? this.tryNext() : undefined;
+  }
+
+  /**
+   * The next number as a `bigint`: a plain value while buffered, a promise only when it must wait for the
+   * store. Rejects with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` when the store fails and nothing is buffered,
+   * `FLURRY_E_SEQUENCE_KEY_UNKNOWN`, `FLURRY_E_SEQUENCE_CLOSED`.
+   *
+   * @example
+   * ```ts
+   * const id = await seq.next(); // awaiting a plain value is fine too
+   * ```
+   */
+  next(): bigint | Promise<bigint> {
+    const v = this.tryNext();
+    return v !== undefined ? v : this.waitFor(() => this.tryNext());
+  }
+
+  /**
+   * The next number as a `number` (see {@link Sequence.next}); `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
+   *
+   * @example
+   * ```ts
+   * const n: number = await seq.nextNumber();
+   * ```
+   */
+  nextNumber(): number | Promise<number> {
+    const v = this.tryNextNumber();
+    return v !== undefined ? v : this.waitFor(() => this.tryNextNumber());
+  }
+
+  /**
+   * `count` increasing numbers (1 … `maxBatch`) as bigints, fetching as many segments as needed.
+   *
+   * @example
+   * ```ts
+   * const ids = await seq.batch(100);
+   * ```
+   */
+  async batch(count: number): Promise<bigint[]> {
+    const out: bigint[] = [];
+    await this.fill(count, (s, from, to) => {
+      for (let i = from; i < to; i++) out.push(s.safe ? BigInt(s.startNum + i) : s.start + BigInt(i));
+    });
+    return out;
+  }
+
+  /**
+   * `count` increasing numbers as `number`s; `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1 (nothing is
+   * taken then).
+   *
+   * @example
+   * ```ts
+   * const ns = await seq.batchNumbers(10);
+   * ```
+   */
+  async batchNumbers(count: number): Promise<number[]> {
+    const out: number[] = [];
+    await this.fill(count, (s, from, to) => {
+      if (!s.safe) throw this.unsafe(s.start + BigInt(from));
+      for (let i = from; i < to; i++) out.push(s.startNum + i);
+    });
+    return out;
+  }
+
+  /**
+   * A snapshot of the buffers and counters.
+   *
+   * @example
+   * ```ts
+   * console.log(seq.status().step);
+   * ```
+   */
+  status(): SequenceStatus {
+    const c = this.cur;
+    return {
+      key: this.key,
+      current:
+        c === EMPTY
+          ? null
+          : {
+              start: c.start.toString(),
+              end: c.end.toString(),
+              next: (c.start + BigInt(c.pos)).toString(),
+              remaining: c.len - Math.min(c.pos, c.len),
+            },
+      next: this.nxt ? { start: this.nxt.start.toString(), end: this.nxt.end.toString() } : null,
+      step: this.step,
+      minStep: this.minStep,
+      fetching: this.fetching !== null,
+      fetches: this.stats.fetches,
+      lastFetchAt: this.stats.lastFetchAt,
+      lastFetchLatencyMs: this.stats.lastFetchLatencyMs,
+      issued: this.issued(),
+      wasted: this.stats.wasted.toString(),
+      handedBack: this.stats.handedBack.toString(),
+      skippedAllocations: this.stats.skipped,
+      failures: this.stats.failures,
+      lastError: this.stats.lastError
+        ? { code: this.stats.lastError.code, message: this.stats.lastError.message }
+        : null,
+      waiting: this.stats.waiting,
+      waits: this.stats.waits,
+    };
+  }
+
+  /**
+   * Stops issuing, waits for a fetch in flight, and hands the unused numbers back to the store when that is
+   * safe (nobody allocated after our last segment); otherwise counts them as wasted. Returns how many were
+   * handed back.
+   *
+   * @example
+   * ```ts
+   * await seq.close(); // sequences.close() does it for every key
+   * ```
+   */
+  async close(): Promise<bigint> {
+    if (this.closed) return 0n;
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    if (this.fetching) await this.fetching;
+    const cur = this.cur;
+    const nxt = this.nxt;
+    this.cur = EMPTY;
+    this.nxt = null;
+    this.retired += Math.min(cur.pos, cur.len);
+    const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));
+    let unused = cur.end - curFree + (nxt ? nxt.end - nxt.start : 0n);
+    if (unused === 0n || cur === EMPTY) return 0n;
+    const lastEnd = nxt ? nxt.end : cur.end;
+    const firstUnused = nxt && nxt.start !== cur.end ? nxt.start : curFree;
+    let back = 0n;
+    try {
+      if (await this.store.handBack(this.key, lastEnd, firstUnused)) back = lastEnd - firstUnused;
+    } catch {
+      back = 0n;
+    }
+    unused -= back;
+    this.stats.handedBack += back;
+    this.stats.wasted += unused;
+    return back;
+  }
+
+  /** @internal After a key is created: the next call fetches at once instead of waiting out the failure delay. */
+  resetBackoff(): void {
+    this.retryAt = 0;
+  }
+
+  private issued(): number {
+    return this.retired + Math.min(this.cur.pos, this.cur.len);
+  }
+
+  private unsafe(value: bigint): FlurryError {
+    return sequenceError(
+      'NUMBER_UNSAFE',
+      `the next number of "${this.key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
+        `use next()/tryNext()/batch() for bigints`,
+      { key: this.key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
+    );
+  }
+
+  /** Switches to the next segment when the current is used up; else makes sure a fetch is under way. */
+  private advance(): boolean {
+    if (this.closed) throw sequenceError('CLOSED', `the sequence "${this.key}" was closed`, { key: this.key });
+    const c = this.cur;
+    if (c.pos < c.len) return true;
+    if (this.nxt) {
+      this.retired += c.len;
+      this.cur = this.nxt;
+      this.nxt = null;
+      if (this.cur.trigger === 0 && this.cur.len > 0) this.prefetch();
+      return true;
+    }
+    this.prefetch();
+    return false;
+  }
+
+  private prefetch(): void {
+    if (this.nxt || this.fetching || this.closed || this.clock.monotonic() < this.retryAt) return;
+    this.fetching = this.fetchOnce();
+  }
+
+  /** The step of the next fetch (see the class comment); undefined for the first (the stored step). */
+  private nextStep(): number | undefined {
+    if (!this.initialised) return undefined;
+    const now = this.clock.monotonic();
+    const consumed = this.issued() - this.issuedAtFetch;
+    const elapsed = Math.max(now - this.fetchStartMono, 1);
+    const desired = Math.ceil((consumed / elapsed) * this.tuning.targetSegmentMs);
+    let s = this.step;
+    if (desired > s) s = Math.min(s * 16, desired);
+    else if (desired < s / 2) s = Math.max(Math.ceil(s / 2), desired);
+    s = Math.max(s, this.minStep, Math.min(this.demand, this.tuning.maxStep));
+    return Math.max(Math.min(s, this.tuning.maxStep), this.minStep);
+  }
+
+  private async fetchOnce(): Promise<void> {
+    const step = this.nextStep();
+    const t0 = this.clock.monotonic();
+    try {
+      let a: Allocation;
+      try {
+        a = await this.store.allocate(this.key, step);
+      } catch (err) {
+        if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_UNKNOWN && this.ensureKey)) throw err;
+        if (!(await this.ensureKey(this.key))) throw err;
+        a = await this.store.allocate(this.key, step);
+      }
+      const t1 = this.clock.monotonic();
+      this.stats.fetches++;
+      this.stats.lastFetchAt = this.clock.now();
+      this.stats.lastFetchLatencyMs = t1 - t0;
+      this.stats.lastError = null;
+      this.issuedAtFetch = this.issued();
+      this.fetchStartMono = t0;
+      if (!this.initialised) {
+        this.initialised = true;
+        this.minStep = a.step;
+      }
+      this.step = a.step;
+      const seg = new Segment(a.start, a.end, this.tuning.prefetchAt);
+      if (this.closed) {
+        this.nxt = this.nxt ?? seg; // close() hands it back
+        return;
+      }
+      if (this.cur.pos >= this.cur.len && !this.nxt) {
+        this.retired += this.cur.len;
+        this.cur = seg;
+      } else {
+        this.nxt = seg;
+      }
+    } catch (err) {
+      const e =
+        err instanceof FlurryError
+          ? err
+          : sequenceError('STORE_UNAVAILABLE', `fetching a segment for "${this.key}" failed: ${String(err)}`, {
+              key: this.key,
+              retryAfterMs: this.tuning.retryMs,
+            });
+      this.stats.failures++;
+      this.stats.lastError = e;
+      if (e.details.outcomeUnknown === true) {
+        this.stats.skipped++;
+        this.stats.wasted += BigInt(step ?? this.minStep);
+      }
+      this.retryAt = this.clock.monotonic() + this.tuning.retryMs;
+      if (e.code === SequenceErrorCode.STORE_UNAVAILABLE && !this.closed) {
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => {
+          if (!this.closed && !this.nxt) this.prefetch();
+        }, this.tuning.retryMs + 1);
+        this.retryTimer.unref();
+      }
+    } finally {
+      this.fetching = null;
+    }
+  }
+
+  private storeError(): FlurryError {
+    const last = this.stats.lastError;
+    const retryAfterMs = Math.max(Math.ceil(this.retryAt - this.clock.monotonic()), 1);
+    if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
+    return sequenceError(
+      'STORE_UNAVAILABLE',
+      `no numbers are buffered for "${this.key}" and the store ${this.store.description} is not answering` +
+        (last ? ` (${last.message})` : '') +
+        `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
+      { key: this.key, retryAfterMs, store: this.store.description },
+      last ?? undefined,
+    );
+  }
+
+  /** Waits for the fetch in flight (starting one if none), then takes; bounded in rounds and time. */
+  private async waitFor<T>(take: () => T | undefined): Promise<T> {
+    this.stats.waiting++;
+    this.stats.waits++;
+    this.demand++;
+    const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
+    try {
+      for (let round = 0; round < 100_000; round++) {
+        const v = take();
+        if (v !== undefined) return v;
+        if (!this.fetching) {
+          // advance() started no fetch: the last one failed and its retry delay has not passed.
+          throw this.storeError();
+        }
+        const failuresBefore = this.stats.failures;
+        await this.fetching;
+        if (this.stats.failures !== failuresBefore && this.cur.pos >= this.cur.len && !this.nxt) {
+          const v2 = take();
+          if (v2 !== undefined) return v2;
+          throw this.storeError();
+        }
+        if (this.clock.monotonic() > until) break;
+      }
+    } finally {
+      this.stats.waiting--;
+      this.demand--;
+    }
+    throw sequenceError(
+      'STORE_UNAVAILABLE',
+      `waited ${this.tuning.waitTimeoutMs} ms for numbers of "${this.key}" without getting any; retry later`,
+      { key: this.key, retryAfterMs: this.tuning.retryMs },
+    );
+  }
+
+  private async fill(count: number, take: (s: Segment, from: number, to: number) => void): Promise<void> {
+    if (!Number.isInteger(count) || count < 1 || count > this.tuning.maxBatch) {
+      throw sequenceError(
+        'COUNT',
+        `count must be an integer from 1 to ${this.tuning.maxBatch} (maxBatch), got ${String(count)}`,
+        {
+          count: String(count),
+          min: 1,
+          max: this.tuning.maxBatch,
+        },
+      );
+    }
+    let left = count;
+    const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
+    this.demand += count;
+    try {
+      for (let round = 0; left > 0 && round < 100_000; round++) {
+        if (this.advance()) {
+          const s = this.cur;
+          const from = s.pos;
+          const to = Math.min(s.len, from + left);
+          take(s, from, to);
+          s.pos = to;
+          left -= to - from;
+          this.demand -= to - from;
+          if (from <= s.trigger && s.trigger < to) this.prefetch();
+          continue;
+        }
+        if (!this.fetching) throw this.storeError();
+        const failuresBefore = this.stats.failures;
+        await this.fetching;
+        if (this.stats.failures !== failuresBefore && this.cur.pos >= this.cur.len && !this.nxt)
+          throw this.storeError();
+        if (this.clock.monotonic() > until) break;
+      }
+    } finally {
+      this.demand -= left;
+    }
+    if (left > 0) {
+      throw sequenceError(
+        'STORE_UNAVAILABLE',
+        `waited ${this.tuning.waitTimeoutMs} ms for ${count} numbers of "${this.key}"; retry later`,
+        {
+          key: this.key,
+          retryAfterMs: this.tuning.retryMs,
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,443 @@
+/**
+ * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
+ * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
+ *
+ * @example
+ * ```ts
+ * import { openSequences } from '@flurry/segments';
+ * const sequences = await openSequences('postgres://flurry:secret@127.0.0.1:5432/ids');
+ * await sequences.create('order', { start: 1, step: 1000, description: 'order numbers' });
+ * const order = sequences.get('order');
+ * order.tryNextNumber() ?? (await order.nextNumber()); // 1
+ * await sequences.close(); // hands the unused numbers back when it is safe
+ * ```
+ */
+import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
+import { sequenceError, SequenceErrorCode } from './errors.js';
+import {
+  assertTimeZone,
+  parseSerialFormat,
+  periodOf,
+  periodStamp,
+  renderSerial,
+  type ResetPeriod,
+  type SerialFormat,
+} from './format.js';
+import { Sequence, type SequenceStatus, type SequenceTuning } from './sequence.js';
+import {
+  assertKey,
+  assertStep,
+  MAX_KEY_LENGTH,
+  normaliseCreate,
+  type CreateKeyOptions,
+  type KeyInfo,
+  type SegmentStore,
+} from './store.js';
+import { createMemoryStore } from './stores/memory.js';
+import { parseStoreUrl } from './url.js';
+
+/**
+ * The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`).
+ *
+ * @example
+ * ```ts
+ * const options: SequencesOptions = { autoCreate: true, targetSegmentMs: 60_000, maxStep: 100_000 };
+ * ```
+ */
+export interface SequencesOptions {
+  /** Wall and monotonic time (default the system clock). */
+  clock?: Clock;
+  /** Create a key with `defaultStep` on first use (default false: an unknown key is `FLURRY_E_SEQUENCE_KEY_UNKNOWN`). */
+  autoCreate?: boolean;
+  /** The step of auto-created keys and serial periods (default 1000). */
+  defaultStep?: number;
+  /** Fraction of a segment issued before the next is fetched (default 0.1; 0 … 0.9). */
+  prefetchAt?: number;
+  /** How long a segment should last at the observed rate (default 900,000 ms = 15 min, Leaf's SEGMENT_DURATION; 1 s … 1 day). */
+  targetSegmentMs?: number;
+  /** The largest step the adaptation asks for (default 1,000,000 like Leaf; 1 … 2^31 - 1). */
+  maxStep?: number;
+  /** Deadline of each store operation (default 5000 ms; 100 … 120,000). */
+  timeoutMs?: number;
+  /** Delay before a failed fetch is retried (default 500 ms; 10 … 60,000): the Retry-After of an empty buffer. */
+  retryMs?: number;
+  /** Longest a `next()` waits in all (default 30,000 ms). */
+  waitTimeoutMs?: number;
+  /** Largest `batch(n)` (default 100,000). */
+  maxBatch?: number;
+  /** Accept a Redis without appendonly yes + appendfsync always (default false). */
+  allowVolatileStore?: boolean;
+  /** Create Leaf's table when it is missing (SQL stores; default true). */
+  createTable?: boolean;
+}
+
+const KNOWN = [
+  'clock',
+  'autoCreate',
+  'defaultStep',
+  'prefetchAt',
+  'targetSegmentMs',
+  'maxStep',
+  'timeoutMs',
+  'retryMs',
+  'waitTimeoutMs',
+  'maxBatch',
+  'allowVolatileStore',
+  'createTable',
+];
+
+/**
+ * The options of {@link Sequences.serial}.
+ *
+ * @example
+ * ```ts
+ * const o: SerialOptions = { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' };
+ * ```
+ */
+export interface SerialOptions {
+  format: string;
+  /** Default `day`. */
+  reset?: ResetPeriod;
+  /** An IANA zone (default `UTC`). */
+  timeZone?: string;
+  /** The stored step of each period's key (default the sequences' `defaultStep`). */
+  step?: number;
+  /** The first number of each period (default 1). */
+  start?: number | bigint;
+}
+
+function range(name: string, v: number | undefined, min: number, max: number, dflt: number, integer = true): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
+    throw sequenceError(
+      'OPTION',
+      `${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${String(v)}`,
+      {
+        option: name,
+        value: String(v),
+        min,
+        max,
+      },
+    );
+  }
+  return v;
+}
+
+/**
+ * A formatted serial (see `format.ts`): each period its own key `KEY:STAMP`, created on first use.
+ *
+ * @example
+ * ```ts
+ * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
+ * await orders.next(); // 'ORD-20261123-00000001'
+ * ```
+ */
+export class Serial {
+  private current: { stamp: string; seq: Sequence } | undefined;
+
+  /** @internal */
+  constructor(
+    readonly key: string,
+    readonly format: SerialFormat,
+    readonly timeZone: string,
+    private readonly owner: Sequences,
+    private readonly create: { start: bigint; step: number },
+  ) {}
+
+  /**
+   * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
+   * once, so the date printed and the period's counter always agree.
+   *
+   * @example
+   * ```ts
+   * const s = await orders.next();
+   * ```
+   */
+  next(): string | Promise<string> {
+    const p = periodOf(this.owner.clock.now(), this.timeZone);
+    const stamp = periodStamp(p, this.format.reset);
+    const seq = this.sequenceFor(stamp);
+    const v = seq.tryNext();
+    if (v !== undefined) return renderSerial(this.format, p, v);
+    return Promise.resolve(seq.next()).then((n) => renderSerial(this.format, p, n));
+  }
+
+  /**
+   * The key of the period that `unixMs` falls in (`order:20261123`).
+   *
+   * @example
+   * ```ts
+   * orders.keyAt(Date.now()); // 'order:20261125'
+   * ```
+   */
+  keyAt(unixMs: number): string {
+    const stamp = periodStamp(periodOf(unixMs, this.timeZone), this.format.reset);
+    return stamp ? `${this.key}:${stamp}` : this.key;
+  }
+
+  private sequenceFor(stamp: string): Sequence {
+    if (this.current && this.current.stamp === stamp) return this.current.seq;
+    const key = stamp ? `${this.key}:${stamp}` : this.key;
+    const previous = this.current;
+    const seq = this.owner.sequenceWithCreate(key, this.create);
+    this.current = { stamp, seq };
+    // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
+    if (previous && previous.stamp < stamp) void this.owner.retire(previous.seq);
+    return seq;
+  }
+}
+
+/**
+ * The open sequences of one store.
+ *
+ * @example
+ * ```ts
+ * const sequences = await openSequences('memory://demo', { autoCreate: true });
+ * const n = await sequences.get('ticket').nextNumber();
+ * ```
+ */
+export class Sequences {
+  readonly clock: Clock;
+  private readonly seqs = new Map<string, Sequence>();
+  private readonly creators = new Map<string, { start: bigint; step: number }>();
+  private readonly tuning: SequenceTuning;
+  private closed = false;
+
+  /** @internal */
+  constructor(
+    readonly store: SegmentStore,
+    private readonly o: Required<Pick<SequencesOptions, 'autoCreate' | 'defaultStep'>> & {
+      clock: Clock;
+      tuning: SequenceTuning;
+    },
+  ) {
+    this.clock = o.clock;
+    this.tuning = o.tuning;
+  }
+
+  /**
+   * The sequence of `key` (the same object on every call). Throws `FLURRY_E_SEQUENCE_KEY_INVALID`; an unknown
+   * key is reported by its first `next()`.
+   *
+   * @example
+   * ```ts
+   * const order = sequences.get('order');
+   * ```
+   */
+  get(key: string): Sequence {
+    assertKey(key);
+    return this.sequenceWithCreate(key, undefined);
+  }
+
+  /** @internal */
+  sequenceWithCreate(key: string, create: { start: bigint; step: number } | undefined): Sequence {
+    if (this.closed) throw sequenceError('CLOSED', 'the sequences were closed');
+    let s = this.seqs.get(key);
+    if (!s) {
+      if (create) this.creators.set(key, create);
+      const ensure =
+        create || this.o.autoCreate
+          ? async (k: string): Promise<boolean> => {
+              const c = this.creators.get(k) ?? { start: 1n, step: this.o.defaultStep };
+              try {
+                await this.store.create(k, { start: c.start, step: c.step, description: null });
+              } catch (err) {
+                if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_EXISTS)) throw err;
+              }
+              return true;
+            }
+          : undefined;
+      s = new Sequence(key, this.store, this.clock, this.tuning, ensure);
+      this.seqs.set(key, s);
+    }
+    return s;
+  }
+
+  /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
+  async retire(seq: Sequence): Promise<void> {
+    if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
+    await seq.close().catch(() => undefined);
+  }
+
+  /**
+   * A formatted serial. Throws `FLURRY_E_SEQUENCE_FORMAT` (unknown placeholder, no `{seq}`, a format that does
+   * not show its reset period), `FLURRY_E_SEQUENCE_OPTION` (time zone), `FLURRY_E_SEQUENCE_KEY_INVALID`.
+   *
+   * @example
+   * ```ts
+   * const inv = sequences.serial('invoice', { format: 'INV-{yyyy}-{seq:06}', reset: 'year', timeZone: 'Europe/Paris' });
+   * ```
+   */
+  serial(key: string, options: SerialOptions): Serial {
+    assertKnownOptions(options, ['format', 'reset', 'timeZone', 'step', 'start'], 'serial options');
+    assertKey(key);
+    const reset = options.reset ?? 'day';
+    const format = parseSerialFormat(options.format, reset);
+    if (reset !== 'never' && key.length > MAX_KEY_LENGTH - 9) {
+      throw sequenceError(
+        'KEY_INVALID',
+        `a serial key is at most ${MAX_KEY_LENGTH - 9} characters (":yyyyMMdd" is appended per period)`,
+        {
+          key,
+        },
+      );
+    }
+    const timeZone = options.timeZone ?? 'UTC';
+    assertTimeZone(timeZone);
+    const c = normaliseCreate({ start: options.start ?? 1n, step: options.step ?? this.o.defaultStep });
+    return new Serial(key, format, timeZone, this, { start: c.start, step: c.step });
+  }
+
+  /**
+   * Creates a key in the store: `start` (default 1) is its first number, `step` (default 1000) its stored step.
+   * `FLURRY_E_SEQUENCE_KEY_EXISTS` when it exists.
+   *
+   * @example
+   * ```ts
+   * await sequences.create('invoice', { start: 1000, step: 100, description: 'invoices' });
+   * ```
+   */
+  async create(key: string, options: CreateKeyOptions = {}): Promise<KeyInfo> {
+    assertKey(key);
+    assertKnownOptions(options, ['start', 'step', 'description'], 'create options');
+    const c = normaliseCreate(options);
+    const info = await this.store.create(key, c);
+    this.seqs.get(key)?.resetBackoff();
+    return info;
+  }
+
+  /**
+   * The key as stored, or undefined.
+   *
+   * @example
+   * ```ts
+   * (await sequences.show('order'))?.maxId; // 2001n
+   * ```
+   */
+  async show(key: string): Promise<KeyInfo | undefined> {
+    assertKey(key);
+    return this.store.show(key);
+  }
+
+  /**
+   * Every key in the store, by name.
+   *
+   * @example
+   * ```ts
+   * for (const k of await sequences.list()) console.log(k.key, k.maxId, k.step);
+   * ```
+   */
+  list(): Promise<KeyInfo[]> {
+    return this.store.list();
+  }
+
+  /**
+   * The status of every key used by this instance.
+   *
+   * @example
+   * ```ts
+   * console.table(sequences.status().map((s) => ({ key: s.key, step: s.step, issued: s.issued })));
+   * ```
+   */
+  status(): SequenceStatus[] {
+    return [...this.seqs.values()].map((s) => s.status());
+  }
+
+  /**
+   * Closes every sequence (handing unused numbers back when safe) and the store. Returns the numbers handed back
+   * and wasted in all.
+   *
+   * @example
+   * ```ts
+   * const { handedBack, wasted } = await sequences.close();
+   * ```
+   */
+  async close(): Promise<{ handedBack: bigint; wasted: bigint }> {
+    if (this.closed) return { handedBack: 0n, wasted: 0n };
+    this.closed = true;
+    let handedBack = 0n;
+    let wasted = 0n;
+    await Promise.all(
+      [...this.seqs.values()].map(async (s) => {
+        handedBack += await s.close();
+        wasted += BigInt(s.status().wasted);
+      }),
+    );
+    await this.store.close();
+    return { handedBack, wasted };
+  }
+}
+
+/**
+ * Opens the sequences of a store URL (or a {@link SegmentStore} object). Rejects with
+ * `FLURRY_E_SEQUENCE_URL`, `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE` (Redis
+ * without fsync on every write), `…_STORE_CORRUPT` (a table without Leaf's columns), `…_OPTION`,
+ * `FLURRY_E_UNKNOWN_OPTION`. Messages name the URL without its password.
+ *
+ * @example
+ * ```ts
+ * const sequences = await openSequences('mysql://flurry:secret@127.0.0.1:3306/ids', { targetSegmentMs: 60_000 });
+ * ```
+ */
+export async function openSequences(url: string | SegmentStore, options: SequencesOptions = {}): Promise<Sequences> {
+  assertKnownOptions(options, KNOWN, 'openSequences options');
+  const clock = options.clock ?? systemClock;
+  const tuning: SequenceTuning = {
+    prefetchAt: range('prefetchAt', options.prefetchAt, 0, 0.9, 0.1, false),
+    targetSegmentMs: range('targetSegmentMs', options.targetSegmentMs, 1000, 86_400_000, 900_000),
+    maxStep: range('maxStep', options.maxStep, 1, 2 ** 31 - 1, 1_000_000),
+    retryMs: range('retryMs', options.retryMs, 10, 60_000, 500),
+    waitTimeoutMs: range('waitTimeoutMs', options.waitTimeoutMs, 100, 600_000, 30_000),
+    maxBatch: range('maxBatch', options.maxBatch, 1, 10_000_000, 100_000),
+  };
+  const timeoutMs = range('timeoutMs', options.timeoutMs, 100, 120_000, 5000);
+  const defaultStep = options.defaultStep ?? 1000;
+  assertStep(defaultStep, 'defaultStep');
+  let store: SegmentStore;
+  if (typeof url !== 'string') {
+    store = url;
+  } else {
+    const p = parseStoreUrl(url);
+    if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, () => clock.now());
+    else if (p.kind === 'redis') {
+      const { openRedisStore } = await import('./stores/redis.js');
+      store = await openRedisStore(
+        {
+          host: p.host,
+          port: p.port,
+          db: p.db,
+          ...(p.username !== undefined ? { username: p.username } : {}),
+          ...(p.password !== undefined ? { password: p.password } : {}),
+          tls: p.tls,
+          prefix: p.prefix,
+          timeoutMs,
+          allowVolatileStore: options.allowVolatileStore ?? false,
+          now: () => clock.now(),
+        },
+        p.redacted,
+      );
+    } else {
+      const { openSqlStore } = await import('./stores/sql.js');
+      const conn = {
+        host: p.host,
+        port: p.port,
+        user: p.user,
+        password: p.password,
+        database: p.database,
+        poolSize: p.poolSize,
+        timeoutMs,
+      };
+      const adapter =
+        p.kind === 'postgres'
+          ? await (await import('./stores/postgres.js')).postgresAdapter(conn, p.redacted)
+          : await (await import('./stores/mysql.js')).mysqlAdapter(conn, p.redacted);
+      store = await openSqlStore(adapter, {
+        timeoutMs,
+        createTable: options.createTable ?? true,
+        table: p.table,
+        description: p.redacted,
+      });
+    }
+  }
+  return new Sequences(store, { autoCreate: options.autoCreate ?? false, defaultStep, clock, tuning });
+}

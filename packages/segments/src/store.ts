@@ -1,0 +1,232 @@
+/**
+ * The store contract: what a segment store (PostgreSQL, MySQL/MariaDB, Redis, memory) does. A store keeps, per
+ * key, `maxId`: every number below it has been handed out (Leaf's `max_id`). Allocating a segment of `step`
+ * numbers atomically raises `maxId` by `step` and returns the new value; the segment is `[maxId - step, maxId)`.
+ *
+ * @example
+ * ```ts
+ * const store: SegmentStore = createMemoryStore();
+ * await store.create('order', { start: 1n, step: 1000, description: 'orders' });
+ * const a = await store.allocate('order'); // { start: 1n, end: 1001n, step: 1000 }
+ * ```
+ */
+import { sequenceError } from './errors.js';
+
+/**
+ * One allocated segment: the numbers `start … end - 1`.
+ *
+ * @example
+ * ```ts
+ * const seg: Allocation = { start: 1n, end: 1001n, step: 1000 };
+ * ```
+ */
+export interface Allocation {
+  readonly start: bigint;
+  /** Exclusive: the key's `maxId` right after this allocation. */
+  readonly end: bigint;
+  readonly step: number;
+}
+
+/**
+ * A key as the store holds it (a row of `leaf_alloc`).
+ *
+ * @example
+ * ```ts
+ * const info: KeyInfo = { key: 'order', maxId: 1001n, step: 1000, description: null, updateTime: null };
+ * ```
+ */
+export interface KeyInfo {
+  readonly key: string;
+  /** Every number below it has been handed out; the next segment starts here. */
+  readonly maxId: bigint;
+  /** The stored step: the first segment's size and the smallest step the adaptation uses (like Leaf). */
+  readonly step: number;
+  readonly description: string | null;
+  readonly updateTime: Date | null;
+}
+
+/**
+ * How to create a key.
+ *
+ * @example
+ * ```ts
+ * await sequences.create('invoice', { start: 1000n, step: 500, description: 'invoice numbers' });
+ * ```
+ */
+export interface CreateKeyOptions {
+  /** The first number the key issues (default 1, like Leaf's `max_id` default). At least 0. */
+  start?: bigint | number;
+  /** The stored step (default 1000): the first segment's size and the smallest the adaptation goes. 1 … 2^31 - 1. */
+  step?: number;
+  /** Up to 256 characters (Leaf's `description varchar(256)`). */
+  description?: string;
+}
+
+/**
+ * The operations of a store. Every method may reject with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
+ * (`details.outcomeUnknown: true` when a write may or may not have happened).
+ *
+ * @example
+ * ```ts
+ * const a = await store.allocate('order', 5000); // a custom step, like Leaf's updateMaxIdByCustomStep
+ * ```
+ */
+export interface SegmentStore {
+  /** `postgres`, `mysql`, `redis`, `memory`. */
+  readonly kind: string;
+  /** The URL without its password. */
+  readonly description: string;
+  /** Raises `maxId` by `step` (by the stored step when omitted) atomically; `FLURRY_E_SEQUENCE_KEY_UNKNOWN` when the key is missing. */
+  allocate(key: string, step?: number): Promise<Allocation>;
+  /** Creates a key; `FLURRY_E_SEQUENCE_KEY_EXISTS` when it exists. */
+  create(
+    key: string,
+    options: Required<Pick<CreateKeyOptions, 'step'>> & { start: bigint; description: string | null },
+  ): Promise<KeyInfo>;
+  /** The key, or undefined. */
+  show(key: string): Promise<KeyInfo | undefined>;
+  /** Every key, sorted by name. */
+  list(): Promise<KeyInfo[]>;
+  /** Sets `maxId` back to `firstUnused` only if it is still `segmentEnd` (nobody allocated since); true when it did. */
+  handBack(key: string, segmentEnd: bigint, firstUnused: bigint): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * The longest key, as Leaf's `biz_tag varchar(128)`.
+ *
+ * @example
+ * ```ts
+ * if (key.length > MAX_KEY_LENGTH) rename(key);
+ * ```
+ */
+export const MAX_KEY_LENGTH = 128;
+/**
+ * The largest step a store takes (Leaf's `step int`).
+ *
+ * @example
+ * ```ts
+ * await sequences.create('bulk', { step: MAX_STEP });
+ * ```
+ */
+export const MAX_STEP = 2 ** 31 - 1;
+/**
+ * The largest `maxId` (a signed 64-bit `bigint` column).
+ *
+ * @example
+ * ```ts
+ * if (info.maxId > MAX_ID - 1_000_000n) alert('key nearly exhausted');
+ * ```
+ */
+export const MAX_ID = 2n ** 63n - 1n;
+
+const KEY_RE = /^[A-Za-z0-9_.:-]+$/;
+
+/**
+ * Checks a key name: 1 to 128 characters (Leaf's `biz_tag varchar(128)`) from `A-Z a-z 0-9 _ . : -`, so that it
+ * fits a URL path segment, a shell argument and a Redis key unquoted. Throws `FLURRY_E_SEQUENCE_KEY_INVALID`.
+ *
+ * @example
+ * ```ts
+ * assertKey('order:20261123'); // fine
+ * assertKey('orders/eu');      // throws FLURRY_E_SEQUENCE_KEY_INVALID
+ * ```
+ */
+export function assertKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH || !KEY_RE.test(key)) {
+    const shown =
+      typeof key === 'string' ? JSON.stringify(key.length > 140 ? `${key.slice(0, 140)}…` : key) : typeof key;
+    throw sequenceError(
+      'KEY_INVALID',
+      `the sequence key ${shown} is not valid: a key is 1 to ${MAX_KEY_LENGTH} characters from A-Z a-z 0-9 _ . : - ` +
+        `(Leaf's biz_tag varchar(${MAX_KEY_LENGTH})); rename it, e.g. "order" or "order:eu-1"`,
+      {
+        key: typeof key === 'string' ? key.slice(0, 200) : String(key),
+        maxLength: MAX_KEY_LENGTH,
+        allowed: 'A-Z a-z 0-9 _ . : -',
+      },
+    );
+  }
+}
+
+/**
+ * Checks a step: an integer 1 … 2^31 - 1 (Leaf's `step int`). Throws `FLURRY_E_SEQUENCE_OPTION`.
+ *
+ * @example
+ * ```ts
+ * assertStep(1000, 'step'); // fine
+ * assertStep(0, 'step');    // throws
+ * ```
+ */
+export function assertStep(step: unknown, name: string): asserts step is number {
+  if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > MAX_STEP) {
+    throw sequenceError(
+      'OPTION',
+      `${name} must be an integer from 1 to ${MAX_STEP} (Leaf's step int), got ${String(step)}`,
+      {
+        option: name,
+        value: String(step),
+        min: 1,
+        max: MAX_STEP,
+      },
+    );
+  }
+}
+
+/**
+ * Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges.
+ *
+ * @example
+ * ```ts
+ * normaliseCreate({ start: 5 }); // { start: 5n, step: 1000, description: null }
+ * ```
+ */
+export function normaliseCreate(options: CreateKeyOptions = {}): {
+  start: bigint;
+  step: number;
+  description: string | null;
+} {
+  const start = options.start ?? 1n;
+  if (
+    !(typeof start === 'bigint' || (typeof start === 'number' && Number.isSafeInteger(start))) ||
+    BigInt(start) < 0n ||
+    BigInt(start) >= MAX_ID
+  ) {
+    throw sequenceError('OPTION', `start must be an integer from 0 to ${MAX_ID - 1n}, got ${String(start)}`, {
+      option: 'start',
+      value: String(start),
+    });
+  }
+  const step = options.step ?? 1000;
+  assertStep(step, 'step');
+  const description = options.description ?? null;
+  if (description !== null && (typeof description !== 'string' || description.length > 256)) {
+    throw sequenceError(
+      'OPTION',
+      `description must be a string of at most 256 characters (Leaf's description varchar(256))`,
+      {
+        option: 'description',
+      },
+    );
+  }
+  return { start: BigInt(start), step, description };
+}
+
+/**
+ * Checks a store's answer for an allocation and builds the segment: `end` within `step … MAX_ID`.
+ *
+ * @example
+ * ```ts
+ * allocationFrom('order', 1001n, 1000, 'postgres'); // { start: 1n, end: 1001n, step: 1000 }
+ * ```
+ */
+export function allocationFrom(key: string, maxId: bigint, step: number, store: string): Allocation {
+  if (maxId < BigInt(step) || maxId > MAX_ID || step < 1) {
+    throw sequenceError(
+      'STORE_CORRUPT',
+      `the ${store} store answered max_id ${maxId} with step ${step} for key "${key}": out of range (max_id must be at least the step and at most 2^63 - 1)`,
+      { key, maxId: maxId.toString(), step },
+    );
+  }
+  return { start: maxId - BigInt(step), end: maxId, step };
+}

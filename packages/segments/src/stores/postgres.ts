@@ -1,0 +1,123 @@
+/**
+ * The PostgreSQL store through `pg` (an optional peer dependency, loaded only when a `postgres://` URL is
+ * opened). The table is Leaf's `leaf_alloc` in PostgreSQL types; allocation is Leaf's transaction (see `sql.ts`).
+ *
+ * @example
+ * ```ts
+ * const sequences = await openSequences('postgres://flurry:secret@127.0.0.1:5432/ids?table=leaf_alloc');
+ * ```
+ */
+import type { Pool, PoolClient } from 'pg';
+import { sequenceError } from '../errors.js';
+import type { SqlAdapter, SqlSession } from './sql.js';
+
+/**
+ * Where and how to connect (from the URL).
+ *
+ * @example
+ * ```ts
+ * const c: SqlConnection = { host: '127.0.0.1', port: 5432, user: 'flurry', password: 's', database: 'ids', poolSize: 4, timeoutMs: 5000 };
+ * ```
+ */
+export interface SqlConnection {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+  poolSize: number;
+  timeoutMs: number;
+}
+
+const pgCode = (err: unknown): string | undefined => {
+  const c = (err as { code?: unknown } | null)?.code;
+  return typeof c === 'string' ? c : undefined;
+};
+
+/**
+ * Builds the PostgreSQL adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `pg` is not installed.
+ *
+ * @example
+ * ```ts
+ * const adapter = await postgresAdapter({ host: '127.0.0.1', port: 5432, user: 'u', password: 'p', database: 'd', poolSize: 4, timeoutMs: 5000 }, url);
+ * ```
+ */
+export async function postgresAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
+  let PoolCtor: new (config: object) => Pool;
+  try {
+    const mod = (await import('pg')) as unknown as { default?: { Pool: typeof PoolCtor }; Pool?: typeof PoolCtor };
+    PoolCtor = (mod.default?.Pool ?? mod.Pool) as typeof PoolCtor;
+  } catch (err) {
+    throw sequenceError(
+      'CLIENT_MISSING',
+      `the postgres store (${description}) needs the npm package "pg", which is not installed: run npm install pg@8`,
+      { package: 'pg', store: description },
+      err,
+    );
+  }
+  const pool = new PoolCtor({
+    host: c.host,
+    port: c.port,
+    user: c.user,
+    password: c.password,
+    database: c.database,
+    max: c.poolSize,
+    connectionTimeoutMillis: c.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    allowExitOnIdle: true,
+  });
+  pool.on('error', () => undefined); // an idle client lost its server: the pool drops it; the next use reconnects
+  const listening = new WeakSet<PoolClient>();
+  return {
+    kind: 'postgres',
+    placeholder: (i) => `$${i}`,
+    quote: (t) =>
+      t
+        .split('.')
+        .map((x) => `"${x}"`)
+        .join('.'),
+    ddl: (t) =>
+      `CREATE TABLE IF NOT EXISTS ${t
+        .split('.')
+        .map((x) => `"${x}"`)
+        .join('.')} (` +
+      `biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY, ` +
+      `max_id bigint NOT NULL DEFAULT 1, ` +
+      `step int NOT NULL, ` +
+      `description varchar(256) DEFAULT NULL, ` +
+      `update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)`,
+    begin: 'BEGIN',
+    async connect(): Promise<SqlSession> {
+      const client = await pool.connect();
+      if (!listening.has(client)) {
+        listening.add(client);
+        client.on('error', () => undefined); // reported through the failing query instead
+      }
+      let done = false;
+      return {
+        async query(sql, params) {
+          const r = await client.query(sql, params);
+          return { rows: r.rows as Record<string, unknown>[], affected: r.rowCount ?? 0 };
+        },
+        destroy() {
+          if (done) return;
+          done = true;
+          const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+          stream?.destroy();
+          client.release(true);
+        },
+        release() {
+          if (done) return;
+          done = true;
+          client.release();
+        },
+      };
+    },
+    isDuplicateKey: (err) => pgCode(err) === '23505',
+    isAuth: (err) => ['28P01', '28000'].includes(pgCode(err) ?? ''),
+    isTableExists: (err) => ['42P07', '23505'].includes(pgCode(err) ?? ''),
+    async end() {
+      await pool.end();
+    },
+  };
+}

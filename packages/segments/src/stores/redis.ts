@@ -1,0 +1,283 @@
+/**
+ * The Redis store through `ioredis` (an optional peer dependency, loaded only when a `redis://` URL is opened).
+ * A key's `maxId` is a plain integer string at `PREFIX max:KEY`, raised with `INCRBY` inside a Lua script that
+ * first checks the key exists (so an unknown key is refused instead of silently starting at 0); its step and
+ * description are a hash at `PREFIX meta:KEY`, and `PREFIX keys` is the set of key names. `PREFIX` is
+ * `flurry:seq:` unless the URL says `?prefix=…`.
+ *
+ * Redis acknowledges a write before it is on disk unless it runs with `appendonly yes` and `appendfsync
+ * always`: after a crash it can come back with an older counter and hand out numbers again. So the store
+ * checks `CONFIG GET appendonly` / `appendfsync` at open and refuses with `FLURRY_E_SEQUENCE_STORE_VOLATILE`
+ * unless both are safe or the caller passed `allowVolatileStore: true`.
+ *
+ * @example
+ * ```ts
+ * const sequences = await openSequences('redis://127.0.0.1:6379/0'); // needs appendonly yes + appendfsync always
+ * ```
+ */
+import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import { sequenceError } from '../errors.js';
+import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
+
+/**
+ * Where and how to connect (from the URL).
+ *
+ * @example
+ * ```ts
+ * const c: RedisConnection = { host: '127.0.0.1', port: 6379, db: 0, prefix: 'flurry:seq:', timeoutMs: 5000, allowVolatileStore: false, now: Date.now };
+ * ```
+ */
+export interface RedisConnection {
+  host: string;
+  port: number;
+  db: number;
+  username?: string;
+  password?: string;
+  tls?: boolean;
+  prefix: string;
+  timeoutMs: number;
+  allowVolatileStore: boolean;
+  /** Wall time for the `update_time` field (the sequences' clock). */
+  now: () => number;
+}
+
+const ALLOCATE_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local step = ARGV[1]
+if step == '' then step = redis.call('HGET', KEYS[2], 'step') end
+redis.call('INCRBY', KEYS[1], step)
+redis.call('HSET', KEYS[2], 'update_time', ARGV[2])
+return {redis.call('GET', KEYS[1]), step}
+`;
+const CREATE_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'step', ARGV[2], 'update_time', ARGV[4])
+if ARGV[5] == '1' then redis.call('HSET', KEYS[2], 'description', ARGV[3]) end
+redis.call('SADD', KEYS[3], ARGV[6])
+return 1
+`;
+const HAND_BACK_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0
+`;
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+const isAuth = (err: unknown): boolean => /NOAUTH|WRONGPASS|invalid password|invalid username/i.test(errText(err));
+
+/**
+ * Connects to Redis, checks its persistence and returns the store. Rejects with
+ * `FLURRY_E_SEQUENCE_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH` or `…_STORE_VOLATILE`.
+ *
+ * @example
+ * ```ts
+ * const store = await openRedisStore({ host: '127.0.0.1', port: 6379, db: 0, prefix: 'flurry:seq:', timeoutMs: 5000, allowVolatileStore: false, now: Date.now }, url);
+ * ```
+ */
+export async function openRedisStore(c: RedisConnection, description: string): Promise<SegmentStore> {
+  let RedisCtor: new (o: RedisOptions) => RedisClient;
+  try {
+    const mod = (await import('ioredis')) as unknown as { Redis: typeof RedisCtor };
+    RedisCtor = mod.Redis;
+  } catch (err) {
+    throw sequenceError(
+      'CLIENT_MISSING',
+      `the redis store (${description}) needs the npm package "ioredis", which is not installed: run npm install ioredis@6`,
+      { package: 'ioredis', store: description },
+      err,
+    );
+  }
+  let connected = false;
+  let lastError: unknown;
+  const client = new RedisCtor({
+    host: c.host,
+    port: c.port,
+    db: c.db,
+    ...(c.username !== undefined ? { username: c.username } : {}),
+    ...(c.password !== undefined ? { password: c.password } : {}),
+    ...(c.tls ? { tls: { servername: c.host } } : {}),
+    lazyConnect: true,
+    connectTimeout: c.timeoutMs,
+    commandTimeout: c.timeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    enableOfflineQueue: false,
+    connectionName: 'flurry-sequences',
+    retryStrategy: (times) => (connected ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
+  });
+  client.on('error', (err: unknown) => {
+    lastError = err;
+  });
+  const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
+    if (isAuth(err)) {
+      return sequenceError(
+        'AUTH',
+        `the redis store ${description} refused the credentials; check the user and password in the URL`,
+        {
+          store: description,
+        },
+      );
+    }
+    return sequenceError(
+      'STORE_UNAVAILABLE',
+      `the redis store ${description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} (${errText(err)})` +
+        (outcomeUnknown ? '; the INCRBY may still have happened, so its range is skipped' : '') +
+        '; numbers keep coming from memory while any are buffered; retry later',
+      { store: description, outcomeUnknown, retryAfterMs: 1000, ...(key !== undefined ? { key } : {}) },
+      err,
+    );
+  };
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (err) {
+    client.disconnect(false);
+    throw unavailable('the connection', lastError !== undefined && !isAuth(err) ? lastError : err);
+  }
+  connected = true;
+
+  // Persistence: a Redis that can lose acknowledged writes can hand the same numbers out twice.
+  if (!c.allowVolatileStore) {
+    let appendonly: string | undefined;
+    let appendfsync: string | undefined;
+    let checkError: unknown;
+    try {
+      appendonly = (await client.config('GET', 'appendonly'))[1];
+      appendfsync = (await client.config('GET', 'appendfsync'))[1];
+    } catch (err) {
+      checkError = err;
+    }
+    if (appendonly !== 'yes' || appendfsync !== 'always') {
+      client.disconnect(false);
+      throw sequenceError(
+        'STORE_VOLATILE',
+        (checkError !== undefined
+          ? `cannot check the persistence of the redis store ${description} (CONFIG GET failed: ${errText(checkError)})`
+          : `the redis store ${description} runs with appendonly ${appendonly ?? '?'} and appendfsync ${appendfsync ?? '?'}`) +
+          `: Redis acknowledges INCRBY before it is on disk, so after a crash or failover it can come back with an older ` +
+          `counter and the same numbers would be issued twice. Configure appendonly yes and appendfsync always ` +
+          `(CONFIG SET appendonly yes; CONFIG SET appendfsync always; and in redis.conf), or accept the risk with ` +
+          `allowVolatileStore: true (flurry serve --allow-volatile-store)`,
+        { store: description, appendonly: appendonly ?? null, appendfsync: appendfsync ?? null },
+      );
+    }
+  }
+
+  const maxKey = (key: string): string => `${c.prefix}max:${key}`;
+  const metaKey = (key: string): string => `${c.prefix}meta:${key}`;
+  const setKey = `${c.prefix}keys`;
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw sequenceError('CLOSED', `the redis store ${description} was closed`);
+  };
+  const info = async (key: string): Promise<KeyInfo | undefined> => {
+    const [max, meta] = await Promise.all([client.get(maxKey(key)), client.hgetall(metaKey(key))]);
+    if (max === null) return undefined;
+    return {
+      key,
+      maxId: BigInt(max),
+      step: Number(meta.step ?? 0),
+      description: meta.description ?? null,
+      updateTime: meta.update_time !== undefined ? new Date(Number(meta.update_time)) : null,
+    };
+  };
+
+  return {
+    kind: 'redis',
+    description,
+    async allocate(key: string, step?: number): Promise<Allocation> {
+      open();
+      let r: unknown;
+      try {
+        r = await client.eval(
+          ALLOCATE_LUA,
+          2,
+          maxKey(key),
+          metaKey(key),
+          step === undefined ? '' : String(step),
+          String(c.now()),
+        );
+      } catch (err) {
+        throw unavailable('an allocation', err, key, true);
+      }
+      if (r === null) {
+        throw sequenceError(
+          'KEY_UNKNOWN',
+          `the sequence key "${key}" does not exist in the redis store ${description}; create it first ` +
+            `(sequences.create or flurry sequences create), or turn autoCreate on`,
+          { key },
+        );
+      }
+      const [max, s] = r as [string, string];
+      return allocationFrom(key, BigInt(max), Number(s), 'redis');
+    },
+    async create(key, o) {
+      open();
+      let r: unknown;
+      try {
+        r = await client.eval(
+          CREATE_LUA,
+          3,
+          maxKey(key),
+          metaKey(key),
+          setKey,
+          o.start.toString(),
+          String(o.step),
+          o.description ?? '',
+          String(c.now()),
+          o.description === null ? '0' : '1',
+          key,
+        );
+      } catch (err) {
+        throw unavailable('a key creation', err, key);
+      }
+      if (r === 0) throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists`, { key });
+      const i = await info(key);
+      if (!i) throw unavailable('a key creation', new Error('the key vanished right after its creation'), key);
+      return i;
+    },
+    async show(key) {
+      open();
+      try {
+        return await info(key);
+      } catch (err) {
+        throw unavailable('a key lookup', err, key);
+      }
+    },
+    async list() {
+      open();
+      try {
+        const keys = (await client.smembers(setKey)).sort();
+        const out: KeyInfo[] = [];
+        for (const k of keys) {
+          const i = await info(k);
+          if (i) out.push(i);
+        }
+        return out;
+      } catch (err) {
+        throw unavailable('the key listing', err);
+      }
+    },
+    async handBack(key, segmentEnd, firstUnused) {
+      open();
+      if (firstUnused >= segmentEnd || segmentEnd > MAX_ID) return false;
+      try {
+        const r = await client.eval(HAND_BACK_LUA, 1, maxKey(key), segmentEnd.toString(), firstUnused.toString());
+        return r === 1;
+      } catch (err) {
+        throw unavailable('a hand-back', err, key);
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect(false);
+      }
+    },
+  };
+}

@@ -1,0 +1,359 @@
+/**
+ * The SQL stores (PostgreSQL, MySQL/MariaDB) on Leaf's own table, unchanged:
+ *
+ * ```sql
+ * leaf_alloc(biz_tag varchar(128) primary key, max_id bigint, step int, description varchar(256), update_time timestamp)
+ * ```
+ *
+ * A segment is allocated with Leaf's transaction, statement for statement (`IDAllocMapper`):
+ * `UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?` (or `max_id = max_id + ?` with a custom
+ * step) then `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?`, in one transaction; the segment is
+ * `[max_id - step, max_id)`. The row lock taken by the UPDATE orders every allocator, Leaf's or ours, so Flurry
+ * and Leaf servers can share one table with no overlap. A segment is used only once its COMMIT is acknowledged:
+ * an allocation whose outcome is unknown (connection lost or timed out during COMMIT) is never issued from, so
+ * if it did commit its range is simply skipped.
+ *
+ * @example
+ * ```ts
+ * const store = await openSqlStore(postgresAdapter, parsed, { timeoutMs: 5000, createTable: true });
+ * await store.allocate('order'); // { start, end, step }
+ * ```
+ */
+import { sequenceError } from '../errors.js';
+import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
+
+/**
+ * One statement's result.
+ *
+ * @example
+ * ```ts
+ * const r: SqlResult = { rows: [{ max_id: '1001', step: 1000 }], affected: 1 };
+ * ```
+ */
+export interface SqlResult {
+  rows: Record<string, unknown>[];
+  affected: number;
+}
+
+/**
+ * A connection checked out of a pool.
+ *
+ * @example
+ * ```ts
+ * await session.query('SELECT 1', []);
+ * ```
+ */
+export interface SqlSession {
+  query(sql: string, params: unknown[]): Promise<SqlResult>;
+  /** Drops the connection at once (the socket is destroyed; the server rolls an open transaction back). */
+  destroy(): void;
+  /** Returns a healthy connection to its pool. */
+  release(): void;
+}
+
+/**
+ * What differs between PostgreSQL and MySQL.
+ *
+ * @example
+ * ```ts
+ * const adapter: SqlAdapter = await postgresAdapter(parsed, { timeoutMs: 5000 });
+ * ```
+ */
+export interface SqlAdapter {
+  readonly kind: 'postgres' | 'mysql';
+  /** `$1` or `?`. */
+  placeholder(i: number): string;
+  /** Quotes the table name. */
+  quote(table: string): string;
+  /** Leaf's CREATE TABLE for this dialect (IF NOT EXISTS). */
+  ddl(table: string): string;
+  begin: string;
+  connect(): Promise<SqlSession>;
+  isDuplicateKey(err: unknown): boolean;
+  isAuth(err: unknown): boolean;
+  isTableExists(err: unknown): boolean;
+  end(): Promise<void>;
+}
+
+/**
+ * Options every SQL store takes.
+ *
+ * @example
+ * ```ts
+ * const o: SqlStoreOptions = { timeoutMs: 5000, createTable: true, table: 'leaf_alloc', description: 'postgres://…' };
+ * ```
+ */
+export interface SqlStoreOptions {
+  timeoutMs: number;
+  createTable: boolean;
+  table: string;
+  /** The URL without password, for messages. */
+  description: string;
+}
+
+/**
+ * A table name: a plain SQL identifier, optionally schema-qualified (`ids.leaf_alloc`).
+ *
+ * @example
+ * ```ts
+ * validTable('leaf_alloc'); // true
+ * validTable('x; DROP');    // false
+ * ```
+ */
+export function validTable(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(name);
+}
+
+function errText(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return `${typeof code === 'string' ? `${code}: ` : ''}${err.message}`;
+  }
+  return String(err);
+}
+
+/** Runs `fn` on a fresh session with a deadline; on timeout or error the session is destroyed. */
+async function withSession<T>(
+  adapter: SqlAdapter,
+  o: SqlStoreOptions,
+  what: string,
+  fn: (s: SqlSession, stage: { at: string }) => Promise<T>,
+  key?: string,
+): Promise<T> {
+  const stage = { at: 'connect' };
+  let session: SqlSession | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let timedOut = false;
+  const work = (async () => {
+    session = await adapter.connect();
+    if (timedOut) {
+      session.destroy();
+      throw new Error('timed out');
+    }
+    return fn(session, stage);
+  })();
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      reject(new Error(`no answer within ${o.timeoutMs} ms`));
+    }, o.timeoutMs);
+  });
+  try {
+    const out = await Promise.race([work, deadline]);
+    session?.release();
+    return out;
+  } catch (err) {
+    work.catch(() => undefined);
+    if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('FLURRY_E_')) {
+      session?.release(); // a coded refusal (unknown key, existing key) after a clean rollback: the session is healthy
+      throw err;
+    }
+    session?.destroy();
+    if (adapter.isAuth(err)) {
+      throw sequenceError(
+        'AUTH',
+        `the ${adapter.kind} store ${o.description} refused the credentials (${errText(err)}); check the user and password in the URL`,
+        { store: o.description },
+      );
+    }
+    const outcomeUnknown = stage.at === 'commit';
+    throw sequenceError(
+      'STORE_UNAVAILABLE',
+      `the ${adapter.kind} store ${o.description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} ` +
+        `(${timedOut ? `no answer within ${o.timeoutMs} ms` : errText(err)})` +
+        (outcomeUnknown ? '; the allocation may have committed, so its range is skipped' : '') +
+        '; numbers keep coming from memory while any are buffered; retry later',
+      {
+        store: o.description,
+        stage: stage.at,
+        outcomeUnknown,
+        retryAfterMs: 1000,
+        ...(key !== undefined ? { key } : {}),
+      },
+      err,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
+  const key = String(row.biz_tag);
+  let maxId: bigint;
+  try {
+    maxId = BigInt(row.max_id as string | number | bigint);
+  } catch {
+    throw sequenceError('STORE_CORRUPT', `the ${store} store holds max_id ${String(row.max_id)} for key "${key}"`, {
+      key,
+    });
+  }
+  const step = Number(row.step);
+  const ut = row.update_time;
+  return {
+    key,
+    maxId,
+    step,
+    description: typeof row.description === 'string' ? row.description : null,
+    updateTime: ut instanceof Date ? ut : typeof ut === 'string' ? new Date(ut) : null,
+  };
+}
+
+/**
+ * Opens a SQL store: checks the connection and the table (creating Leaf's table when `createTable` and it is
+ * missing).
+ *
+ * @example
+ * ```ts
+ * const store = await openSqlStore(adapter, { timeoutMs: 5000, createTable: true, table: 'leaf_alloc', description: url });
+ * ```
+ */
+export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Promise<SegmentStore> {
+  const t = adapter.quote(o.table);
+  const p = (i: number): string => adapter.placeholder(i);
+  const columns = `SELECT biz_tag, max_id, step, description, update_time FROM ${t}`;
+  try {
+    await withSession(adapter, o, 'the table check', async (s) => {
+      try {
+        await s.query(`${columns} WHERE 1 = 0`, []);
+        return;
+      } catch (err) {
+        if (!o.createTable) throw tableError(err);
+      }
+      // A fresh session: a failed statement aborts a PostgreSQL transaction block (not used here, but keep it plain).
+      try {
+        await s.query(adapter.ddl(o.table), []);
+      } catch (err) {
+        if (!adapter.isTableExists(err) && !adapter.isDuplicateKey(err)) throw tableError(err);
+      }
+      try {
+        await s.query(`${columns} WHERE 1 = 0`, []);
+      } catch (err) {
+        throw tableError(err);
+      }
+    });
+  } catch (err) {
+    await adapter.end().catch(() => undefined);
+    throw err;
+  }
+  function tableError(err: unknown): Error {
+    if (adapter.isAuth(err)) return err as Error;
+    return sequenceError(
+      'STORE_CORRUPT',
+      `the table ${o.table} in ${o.description} is missing or lacks Leaf's columns biz_tag, max_id, step, description, update_time ` +
+        `(${errText(err)}); create it with Leaf's DDL (docs/segments.md) or let Flurry create it (createTable: true)`,
+      { store: o.description, table: o.table },
+    );
+  }
+
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw sequenceError('CLOSED', `the ${adapter.kind} store ${o.description} was closed`);
+  };
+
+  return {
+    kind: adapter.kind,
+    description: o.description,
+    async allocate(key: string, step?: number): Promise<Allocation> {
+      open();
+      return withSession(
+        adapter,
+        o,
+        'an allocation',
+        async (s, stage) => {
+          await s.query(adapter.begin, []);
+          stage.at = 'update';
+          // Leaf's statements (IDAllocMapper.updateMaxId / updateMaxIdByCustomStep, getLeafAlloc), unchanged.
+          const upd =
+            step === undefined
+              ? await s.query(`UPDATE ${t} SET max_id = max_id + step WHERE biz_tag = ${p(1)}`, [key])
+              : await s.query(`UPDATE ${t} SET max_id = max_id + ${p(1)} WHERE biz_tag = ${p(2)}`, [step, key]);
+          if (upd.affected === 0) {
+            await s.query('ROLLBACK', []);
+            throw sequenceError(
+              'KEY_UNKNOWN',
+              `the sequence key "${key}" does not exist in ${o.table} (${o.description}); create it first ` +
+                `(sequences.create or flurry sequences create), or turn autoCreate on`,
+              { key },
+            );
+          }
+          stage.at = 'select';
+          const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ${p(1)}`, [key]);
+          const row = sel.rows[0];
+          if (!row) throw new Error(`the row of "${key}" vanished inside the transaction`);
+          const info = rowInfo(row, adapter.kind);
+          stage.at = 'commit';
+          await s.query('COMMIT', []);
+          return allocationFrom(key, info.maxId, step ?? info.step, adapter.kind);
+        },
+        key,
+      );
+    },
+    async create(key, c) {
+      open();
+      return withSession(
+        adapter,
+        o,
+        'a key creation',
+        async (s) => {
+          try {
+            await s.query(
+              `INSERT INTO ${t} (biz_tag, max_id, step, description, update_time) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, CURRENT_TIMESTAMP)`,
+              [key, c.start.toString(), c.step, c.description],
+            );
+          } catch (err) {
+            if (adapter.isDuplicateKey(err)) {
+              throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists in ${o.table}`, { key });
+            }
+            throw err;
+          }
+          const sel = await s.query(`${columns} WHERE biz_tag = ${p(1)}`, [key]);
+          return rowInfo(sel.rows[0], adapter.kind);
+        },
+        key,
+      );
+    },
+    async show(key) {
+      open();
+      return withSession(
+        adapter,
+        o,
+        'a key lookup',
+        async (s) => {
+          const sel = await s.query(`${columns} WHERE biz_tag = ${p(1)}`, [key]);
+          return sel.rows[0] ? rowInfo(sel.rows[0], adapter.kind) : undefined;
+        },
+        key,
+      );
+    },
+    async list() {
+      open();
+      return withSession(adapter, o, 'the key listing', async (s) => {
+        const sel = await s.query(`${columns} ORDER BY biz_tag`, []);
+        return sel.rows.map((r) => rowInfo(r, adapter.kind));
+      });
+    },
+    async handBack(key, segmentEnd, firstUnused) {
+      open();
+      if (firstUnused >= segmentEnd || segmentEnd > MAX_ID) return false;
+      return withSession(
+        adapter,
+        o,
+        'a hand-back',
+        async (s) => {
+          const r = await s.query(`UPDATE ${t} SET max_id = ${p(1)} WHERE biz_tag = ${p(2)} AND max_id = ${p(3)}`, [
+            firstUnused.toString(),
+            key,
+            segmentEnd.toString(),
+          ]);
+          return r.affected === 1;
+        },
+        key,
+      );
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await adapter.end();
+    },
+  };
+}

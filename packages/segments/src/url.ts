@@ -1,0 +1,153 @@
+/**
+ * Store URLs:
+ *
+ * - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?table=leaf_alloc&pool=4` (also `postgresql://`)
+ * - `mysql://USER:PASSWORD@HOST:PORT/DATABASE?table=leaf_alloc&pool=4` (MySQL and MariaDB; also `mariadb://`)
+ * - `redis://[USER:PASSWORD@]HOST:PORT/DB?prefix=flurry:seq:` (also `rediss://` for TLS)
+ * - `memory://NAME` (process-local, shared by name; tests and examples)
+ *
+ * Unknown parameters are refused (`FLURRY_E_SEQUENCE_URL`), so a misspelt `tabel=` cannot silently point two
+ * fleets at different tables.
+ *
+ * @example
+ * ```ts
+ * parseStoreUrl('postgres://u:p@127.0.0.1:5432/ids?table=leaf_alloc').kind; // 'postgres'
+ * ```
+ */
+import { redactUrl, sequenceError } from './errors.js';
+import { validTable } from './stores/sql.js';
+
+/**
+ * A parsed store URL.
+ *
+ * @example
+ * ```ts
+ * const p: ParsedStoreUrl = parseStoreUrl('redis://127.0.0.1:6379/0');
+ * ```
+ */
+export type ParsedStoreUrl =
+  | {
+      kind: 'postgres' | 'mysql';
+      redacted: string;
+      host: string;
+      port: number;
+      user: string;
+      password: string;
+      database: string;
+      table: string;
+      poolSize: number;
+    }
+  | {
+      kind: 'redis';
+      redacted: string;
+      host: string;
+      port: number;
+      db: number;
+      username?: string;
+      password?: string;
+      tls: boolean;
+      prefix: string;
+    }
+  | { kind: 'memory'; redacted: string; name: string };
+
+const ALLOWED: Record<ParsedStoreUrl['kind'], string[]> = {
+  postgres: ['table', 'pool'],
+  mysql: ['table', 'pool'],
+  redis: ['prefix'],
+  memory: [],
+};
+
+/**
+ * Parses a store URL; throws `FLURRY_E_SEQUENCE_URL` naming the URL without its password.
+ *
+ * @example
+ * ```ts
+ * parseStoreUrl('mysql://flurry:pw@127.0.0.1:3306/ids'); // { kind: 'mysql', table: 'leaf_alloc', … }
+ * parseStoreUrl('mongo://x');                            // throws FLURRY_E_SEQUENCE_URL
+ * ```
+ */
+export function parseStoreUrl(url: string): ParsedStoreUrl {
+  const redacted = typeof url === 'string' ? redactUrl(url) : String(url);
+  const bad = (why: string): Error =>
+    sequenceError(
+      'URL_INVALID',
+      `the sequence store URL ${JSON.stringify(redacted)} is not valid: ${why}. ` +
+        `Use postgres://USER:PASSWORD@HOST:PORT/DATABASE, mysql://USER:PASSWORD@HOST:PORT/DATABASE, ` +
+        `redis://HOST:PORT/DB or memory://NAME`,
+      { url: redacted },
+    );
+  if (typeof url !== 'string' || url.length === 0) throw bad('it is empty');
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw bad('it cannot be parsed as a URL');
+  }
+  const scheme = u.protocol.replace(/:$/, '');
+  const kind: ParsedStoreUrl['kind'] | undefined =
+    scheme === 'postgres' || scheme === 'postgresql'
+      ? 'postgres'
+      : scheme === 'mysql' || scheme === 'mariadb'
+        ? 'mysql'
+        : scheme === 'redis' || scheme === 'rediss'
+          ? 'redis'
+          : scheme === 'memory'
+            ? 'memory'
+            : undefined;
+  if (!kind)
+    throw bad(`the scheme "${scheme}" is not one of postgres, postgresql, mysql, mariadb, redis, rediss, memory`);
+  for (const p of u.searchParams.keys()) {
+    if (!ALLOWED[kind].includes(p)) {
+      throw bad(
+        `the parameter "${p}" is unknown for ${kind}` +
+          (ALLOWED[kind].length ? ` (allowed: ${ALLOWED[kind].join(', ')})` : ' (it takes none)'),
+      );
+    }
+  }
+  const dec = (s: string): string => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw bad('the user or password has a malformed %-escape');
+    }
+  };
+  if (kind === 'memory') {
+    const name = `${u.host}${u.pathname}`.replace(/\/+$/, '');
+    return { kind, redacted, name };
+  }
+  if (!u.hostname) throw bad('it names no host');
+  const defaultPort = kind === 'postgres' ? 5432 : kind === 'mysql' ? 3306 : 6379;
+  const port = u.port ? Number(u.port) : defaultPort;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad(`the port ${u.port} is out of 1…65535`);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (kind === 'redis') {
+    const dbText = u.pathname.replace(/^\//, '') || '0';
+    const db = Number(dbText);
+    if (!/^\d+$/.test(dbText) || db > 15) throw bad(`the database "${dbText}" is not a number from 0 to 15`);
+    const prefix = u.searchParams.get('prefix') ?? 'flurry:seq:';
+    if (!/^[A-Za-z0-9_.:{}-]{1,100}$/.test(prefix))
+      throw bad(`the prefix "${prefix}" must be 1 to 100 of A-Z a-z 0-9 _ . : { } -`);
+    return {
+      kind,
+      redacted,
+      host,
+      port,
+      db,
+      ...(u.username ? { username: dec(u.username) } : {}),
+      ...(u.password ? { password: dec(u.password) } : {}),
+      tls: scheme === 'rediss',
+      prefix,
+    };
+  }
+  const database = dec(u.pathname.replace(/^\//, ''));
+  if (!database || database.includes('/')) throw bad('it names no database (…/DATABASE)');
+  if (!u.username) throw bad('it names no user (USER:PASSWORD@HOST)');
+  const table = u.searchParams.get('table') ?? 'leaf_alloc';
+  if (!validTable(table))
+    throw bad(`the table "${table}" is not a plain SQL identifier (letters, digits, _; optionally schema.table)`);
+  const poolText = u.searchParams.get('pool') ?? '4';
+  const poolSize = Number(poolText);
+  if (!/^\d+$/.test(poolText) || poolSize < 1 || poolSize > 64)
+    throw bad(`pool=${poolText} is not a number from 1 to 64`);
+  return { kind, redacted, host, port, user: dec(u.username), password: dec(u.password), database, table, poolSize };
+}
