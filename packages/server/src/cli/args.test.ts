@@ -47,3 +47,33 @@ test('GIVEN any argv THEN parsing returns or throws FLURRY_E_USAGE, nothing else
     { numRuns: 500 },
   );
 });
+
+test('GIVEN a misspelt long flag THEN FLURRY_E_USAGE suggests the closest known flag, as for misspelt variables', () => {
+  const ports = { port: { type: 'string' }, host: { type: 'string' }, json: { type: 'boolean' } } as const;
+  for (const typo of ['--prot', '--prot=80', '--portt', '--jsno']) {
+    const e = (() => {
+      try {
+        parseCommandLine([typo], ports);
+      } catch (err) {
+        return err;
+      }
+      assert.fail(`${typo} was accepted`);
+    })();
+    assert.ok(e instanceof FlurryError && e.code === 'FLURRY_E_USAGE', String(e));
+    const want = typo.startsWith('--js') ? '--json' : '--port';
+    assert.match(e.message, new RegExp(`^unknown flag "${typo}"; did you mean ${want}\\? This command accepts: `));
+    assert.equal(e.details.suggestion, want);
+  }
+  assert.throws(
+    () => parseCommandLine(['--zzzzzzzzzz'], ports),
+    (e: unknown) => e instanceof FlurryError && !/did you mean/.test(e.message) && e.details.suggestion === undefined,
+  );
+});
+
+test('GIVEN "--" THEN every later token is an argument, in order, even one that looks like a flag', () => {
+  const p = parseCommandLine(['a', '--json', '--', '-abc', '--json', '-n', '3'], spec);
+  assert.deepEqual(p.positionals, ['a', '-abc', '--json', '-n', '3']);
+  assert.deepEqual(p.values.json, [true]);
+  assert.equal(lastString(p, 'n'), undefined);
+  assert.deepEqual(parseCommandLine(['x', '-1', 'y', '-.5'], spec).positionals, ['x', '-1', 'y', '-.5']);
+});

@@ -1,10 +1,12 @@
 /**
- * A small command-line parser for the `flurry` CLI (no dependencies). It knows each
- * command's flags, so an unknown flag, a missing value or a value given to a boolean flag
- * is a coded `FLURRY_E_USAGE` error rather than a guess. Supports `--flag value`,
- * `--flag=value`, short aliases (`-n 5`), repeated flags (`--node a=1 --node b=2`) and `--`.
- * A token that looks like a negative number (`-1`) is a positional, so `flurry decode -1`
- * reaches the ID decoder and gets its coded error.
+ * The `flurry` CLI's command-line parsing, on Node's `node:util` `parseArgs`: `--flag value`,
+ * `--flag=value`, short aliases (`-n 5`, `-n5`), repeated flags (`--node a=1 --node b=2`) and
+ * `--` (everything after it is an argument). Parsing is strict: an unknown flag (with the
+ * closest known one: "did you mean --port?"), a missing value or a value given to a boolean
+ * flag is a coded `FLURRY_E_USAGE` error rather than a guess. A token that looks like a
+ * negative number (`-1`) is an argument, so `flurry decode -1` reaches the ID decoder and gets
+ * its coded error; any other argument that starts with a dash goes after `--`
+ * (`flurry decode -- -abc`).
  *
  * @example
  * ```ts
@@ -13,6 +15,8 @@
  * // { values: { n: ['3'], json: [true] }, positionals: ['x'] }
  * ```
  */
+import { parseArgs } from 'node:util';
+import { closestName } from '../config/env-hints.js';
 import { serverError } from '../errors.js';
 
 /**
@@ -53,76 +57,74 @@ export interface ParsedCommandLine {
   readonly positionals: string[];
 }
 
+/** A negative number such as `-1`, `-0.5` or `-.5`: an argument, not a flag. */
+const NEGATIVE_NUMBER = /^-(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
+
 /**
  * Parses `argv` against `spec`.
  *
- * @throws FlurryError `FLURRY_E_USAGE` for an unknown flag, a missing value, or a value given
- * to a boolean flag.
+ * @throws FlurryError `FLURRY_E_USAGE` for an unknown flag (naming the closest known one),
+ * a missing value, or a value given to a boolean flag.
  * @example
  * ```ts
  * parseCommandLine(['--port=9000'], { port: { type: 'string' } }).values.port; // ['9000']
  * ```
  */
 export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): ParsedCommandLine {
-  const values: Record<string, Array<string | true>> = Object.create(null);
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple: true }> = {};
+  for (const [name, s] of Object.entries(spec))
+    options[name] = s.short ? { type: s.type, short: s.short, multiple: true } : { type: s.type, multiple: true };
+  // parseArgs tokenizes; the strict checks are made here on its tokens rather than by its
+  // `strict` mode, so that each refusal is a coded FLURRY_E_USAGE naming the flag as typed
+  // (with a suggestion) and a negative number stays an argument.
+  const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
+  const values: Record<string, Array<string | true>> = Object.create(null) as Record<string, Array<string | true>>;
   const positionals: string[] = [];
-  const byShort = new Map<string, string>();
-  for (const [name, s] of Object.entries(spec)) if (s.short) byShort.set(s.short, name);
-  const known = Object.keys(spec)
-    .map((k) => '--' + k)
-    .join(', ');
-
-  for (let i = 0; i < argv.length; i++) {
-    const tok = argv[i];
-    if (tok === '--') {
-      positionals.push(...argv.slice(i + 1));
-      break;
-    }
-    if (tok.length < 2 || tok[0] !== '-' || /^-[0-9.]/.test(tok)) {
-      positionals.push(tok);
+  let negativeAt = -1; // "-0.5" comes back as three short options with one index
+  for (const t of tokens) {
+    if (t.kind === 'positional') {
+      positionals.push(t.value);
       continue;
     }
-    let name: string;
-    let inline: string | undefined;
-    if (tok.startsWith('--')) {
-      const eq = tok.indexOf('=');
-      name = eq === -1 ? tok.slice(2) : tok.slice(2, eq);
-      inline = eq === -1 ? undefined : tok.slice(eq + 1);
-    } else {
-      const long = byShort.get(tok.slice(1, 2));
-      if (long === undefined) throw unknownFlag(tok, known);
-      name = long;
-      inline = tok.length > 2 ? tok.slice(2) : undefined;
+    if (t.kind === 'option-terminator') continue;
+    const typed = argv[t.index];
+    if (NEGATIVE_NUMBER.test(typed)) {
+      if (negativeAt !== t.index) positionals.push(typed);
+      negativeAt = t.index;
+      continue;
     }
-    const s = Object.prototype.hasOwnProperty.call(spec, name) ? spec[name] : undefined;
-    if (s === undefined) throw unknownFlag(tok, known);
-    const list = (values[name] ??= []);
+    const s = Object.prototype.hasOwnProperty.call(spec, t.name) ? spec[t.name] : undefined;
+    if (s === undefined) throw unknownFlag(typed, t.rawName, spec);
+    const list = (values[t.name] ??= []);
     if (s.type === 'boolean') {
-      if (inline !== undefined) {
-        throw serverError('USAGE', `the flag --${name} takes no value; got "${inline}". Write just --${name}.`, {
-          flag: name,
+      if (t.value !== undefined) {
+        throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
+          flag: t.name,
         });
       }
       list.push(true);
-      continue;
+    } else {
+      if (t.value === undefined)
+        throw serverError('USAGE', `the flag --${t.name} needs a value, e.g. --${t.name} VALUE`, { flag: t.name });
+      list.push(t.value);
     }
-    if (inline !== undefined) {
-      list.push(inline);
-      continue;
-    }
-    if (i + 1 >= argv.length) {
-      throw serverError('USAGE', `the flag --${name} needs a value, e.g. --${name} VALUE`, { flag: name });
-    }
-    list.push(argv[++i]);
   }
   return { values, positionals };
 }
 
-function unknownFlag(tok: string, known: string) {
-  const shown = tok.length > 60 ? tok.slice(0, 60) + '…' : tok;
-  return serverError('USAGE', `unknown flag "${shown}"; this command accepts: ${known || '(no flags)'}. See --help.`, {
-    flag: shown,
-  });
+function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
+  const shown = typed.length > 60 ? typed.slice(0, 60) + '…' : typed;
+  const flags = Object.keys(spec).map((k) => '--' + k);
+  const name = rawName.startsWith('--') ? rawName : typed.split('=')[0];
+  const near = name.length > 2 ? closestName(name, flags, 2) : undefined;
+  const accepts = `this command accepts: ${flags.join(', ') || '(no flags)'}. See --help`;
+  return serverError(
+    'USAGE',
+    near !== undefined
+      ? `unknown flag "${shown}"; did you mean ${near}? ${accepts[0].toUpperCase()}${accepts.slice(1)}.`
+      : `unknown flag "${shown}"; ${accepts}; an argument that starts with a dash goes after --, e.g. -- ${shown}.`,
+    near !== undefined ? { flag: shown, suggestion: near } : { flag: shown },
+  );
 }
 
 /**

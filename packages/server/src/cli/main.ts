@@ -43,6 +43,7 @@ Commands:
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
 "flurry <command> --help" describes each command. Bad input exits with code 2.
+-- ends the flags: later arguments may start with a dash (flurry decode -- -1).
 `;
 
 const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {

@@ -36,6 +36,8 @@ export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fiel
 Prints each ID's fields, Unix milliseconds and ISO time under the layout (default twitter).
 --format names how the IDs are written (default decimal). --json prints one JSON object a line:
 {"id","unixMs","timestamp","fields":{...},"sequence"}.
+-- ends the flags: later arguments are IDs even if they start with a dash
+(flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
 
 /**
