@@ -61,44 +61,76 @@ test('GIVEN a setting in the file, the environment and a flag THEN the flag wins
   });
 });
 
-test('GIVEN bad values from each source THEN FLURRY_E_CONFIG names the setting, the value, the source and what is allowed', () => {
-  const cases: Array<[string[], Record<string, string>, string, string]> = [
-    [['--port', 'abc'], {}, 'port', '--port'],
-    [['--port', '70000'], {}, 'port', '--port'],
-    [[], { FLURRY_PORT: '-1' }, 'port', 'FLURRY_PORT'],
-    [['--layout', 'nope'], {}, 'layout', '--layout'],
-    [['--max-batch', '0'], {}, 'maxBatch', '--max-batch'],
-    [[], { FLURRY_AUTH_HEALTH: 'maybe' }, 'authHealth', 'FLURRY_AUTH_HEALTH'],
-    [['--cluster', 'bad cluster!'], {}, 'cluster', '--cluster'],
-    [['--token', 'short'], {}, 'token', '--token'],
-    [['--log-level', 'loud'], {}, 'logLevel', '--log-level'],
-    [['--unit', '5ms'], {}, 'unit', '--unit'],
-    [['--fields', 'timestamp:37,server:20,sequence:16'], {}, 'fields', '--fields'],
-    [['--node', 'worker=99'], {}, 'node', '--node'],
-    [['--node', 'planet=1'], {}, 'node', '--node'],
-    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '2000'], {}, 'leaseRenewMs', '--lease-renew-ms'],
-    [['--registry', 'not a url'], {}, 'registry', '--registry'],
-    [[], { FLURRY_REGISTRY: 'gopher://127.0.0.1:1' }, 'registry', 'FLURRY_REGISTRY'],
-    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '450'], {}, 'leaseRenewMs', '--lease-renew-ms'],
-    [['--lease-ttl-ms', '1000', '--lease-margin-ms', '600'], {}, 'leaseMarginMs', '--lease-margin-ms'],
-    [['--on-exhausted', 'spin'], {}, 'onExhausted', '--on-exhausted'],
-    [['--sequence-start', 'one'], {}, 'sequenceStart', '--sequence-start'],
+test('GIVEN bad values from each source THEN one coded error names the setting, the value, the source and what is allowed', () => {
+  // A setting the offline commands share (layout, fields, epoch, unit, node, registry, cluster) is
+  // refused with the code those commands give for the same mistake; the others with FLURRY_E_CONFIG.
+  const cases: Array<[string[], Record<string, string>, string, string, string]> = [
+    [['--port', 'abc'], {}, 'port', '--port', 'FLURRY_E_CONFIG'],
+    [['--port', '70000'], {}, 'port', '--port', 'FLURRY_E_CONFIG'],
+    [[], { FLURRY_PORT: '-1' }, 'port', 'FLURRY_PORT', 'FLURRY_E_CONFIG'],
+    [['--layout', 'nope'], {}, 'layout', '--layout', 'FLURRY_E_LAYOUT_UNKNOWN_PRESET'],
+    [['--max-batch', '0'], {}, 'maxBatch', '--max-batch', 'FLURRY_E_CONFIG'],
+    [[], { FLURRY_AUTH_HEALTH: 'maybe' }, 'authHealth', 'FLURRY_AUTH_HEALTH', 'FLURRY_E_CONFIG'],
+    [['--cluster', 'bad cluster!'], {}, 'cluster', '--cluster', 'FLURRY_E_REGISTRY_OPTION'],
+    [['--token', 'short'], {}, 'token', '--token', 'FLURRY_E_CONFIG'],
+    [['--log-level', 'loud'], {}, 'logLevel', '--log-level', 'FLURRY_E_CONFIG'],
+    [['--unit', '5ms'], {}, 'unit', '--unit', 'FLURRY_E_LAYOUT_UNIT'],
+    [['--fields', 'timestamp:37,server:20,sequence:16'], {}, 'fields', '--fields', 'FLURRY_E_LAYOUT_TOO_WIDE'],
+    [['--node', 'worker=99'], {}, 'node', '--node', 'FLURRY_E_NODE_OUT_OF_RANGE'],
+    [['--node', 'planet=1'], {}, 'node', '--node', 'FLURRY_E_NODE_OUT_OF_RANGE'],
+    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '2000'], {}, 'leaseRenewMs', '--lease-renew-ms', 'FLURRY_E_CONFIG'],
+    [['--registry', 'not a url'], {}, 'registry', '--registry', 'FLURRY_E_REGISTRY_URL'],
+    [[], { FLURRY_REGISTRY: 'gopher://127.0.0.1:1' }, 'registry', 'FLURRY_REGISTRY', 'FLURRY_E_REGISTRY_URL'],
+    [['--lease-ttl-ms', '1000', '--lease-renew-ms', '450'], {}, 'leaseRenewMs', '--lease-renew-ms', 'FLURRY_E_CONFIG'],
+    [
+      ['--lease-ttl-ms', '1000', '--lease-margin-ms', '600'],
+      {},
+      'leaseMarginMs',
+      '--lease-margin-ms',
+      'FLURRY_E_CONFIG',
+    ],
+    [['--on-exhausted', 'spin'], {}, 'onExhausted', '--on-exhausted', 'FLURRY_E_CONFIG'],
+    [['--sequence-start', 'one'], {}, 'sequenceStart', '--sequence-start', 'FLURRY_E_CONFIG'],
+    [['--layout', 'leaf', '--fields', 'timestamp:41,sequence:12'], {}, 'fields', '--fields', 'FLURRY_E_USAGE'],
+    [['--epoch', '2999-01-01T00:00:00Z'], {}, 'epoch', '--epoch', 'FLURRY_E_LAYOUT_EPOCH'],
   ];
-  for (const [argv, env, setting, source] of cases) {
+  for (const [argv, env, setting, source, code] of cases) {
     const e = configError(() => loadServeConfig(argv, env));
-    assert.equal(e.code, 'FLURRY_E_CONFIG', `${argv.join(' ')} ${JSON.stringify(env)}`);
+    assert.equal(e.code, code, `${argv.join(' ')} ${JSON.stringify(env)}: ${e.message}`);
     assert.equal(e.details.setting, setting, e.message);
     assert.match(e.message, new RegExp(`invalid setting ${setting}:`));
     assert.ok(e.message.includes(source), `message names the source ${source}: ${e.message}`);
     assert.match(e.message, /allowed: /);
     assert.doesNotMatch(e.message, /\.\./, `no doubled period when an embedded message ends with one: ${e.message}`);
+    assert.doesNotMatch(e.message, /FLURRY_E_/, `no other error's code inside the message: ${e.message}`);
+    assert.equal(e.message.match(/allowed: /g)?.length, 1, `one sentence of what is allowed: ${e.message}`);
   }
+});
+
+test('GIVEN lease timings the registry refuses THEN the message gives the range that applies, not the registry option or its code', () => {
+  const e = configError(() => loadServeConfig(['--lease-ttl-ms', '1000', '--lease-renew-ms', '900'], {}));
+  assert.equal(e.code, 'FLURRY_E_CONFIG');
+  assert.equal(e.details.cause, 'FLURRY_E_REGISTRY_OPTION');
+  assert.match(
+    e.message,
+    /"900" \(from --lease-renew-ms\): with these lease settings it must be from 10 to 400 ms; allowed: /,
+  );
+  assert.doesNotMatch(e.message, /renewIntervalMs|FLURRY_E_REGISTRY_OPTION/);
+});
+
+test('GIVEN --layout from the environment and fields from the file THEN FLURRY_E_USAGE names both sources', () => {
+  withFile('{"fields": "timestamp:41,sequence:12"}', (f) => {
+    const e = configError(() => loadServeConfig(['--config', f], { FLURRY_LAYOUT: 'leaf' }));
+    assert.equal(e.code, 'FLURRY_E_USAGE');
+    assert.match(e.message, /layout is set too \("leaf" from FLURRY_LAYOUT\)/);
+    assert.ok(e.message.includes(f), e.message);
+  });
 });
 
 test('GIVEN a registry URL with a password in a bad setting THEN the error shows the URL without the password', () => {
   for (const url of ['redis://:hunter2@127.0.0.1:99999/0', 'gopher://u:hunter2@127.0.0.1:1', 'etcd://user:hunter2@']) {
     const e = configError(() => loadServeConfig(['--registry', url], {}));
-    assert.equal(e.code, 'FLURRY_E_CONFIG', url);
+    assert.equal(e.code, 'FLURRY_E_REGISTRY_URL', url);
     assert.ok(!e.message.includes('hunter2'), `password leaked in: ${e.message}`);
     assert.ok(
       !JSON.stringify(e.details).includes('hunter2'),
@@ -110,7 +142,8 @@ test('GIVEN a registry URL with a password in a bad setting THEN the error shows
 
 test('GIVEN a too-wide --fields layout THEN the error carries the core code and how far it overflows', () => {
   const e = configError(() => loadServeConfig(['--fields', 'timestamp:37,server:20,sequence:16'], {}));
-  assert.match(e.message, /FLURRY_E_LAYOUT_TOO_WIDE/);
+  assert.equal(e.code, 'FLURRY_E_LAYOUT_TOO_WIDE');
+  assert.equal(e.details.cause, 'FLURRY_E_LAYOUT_TOO_WIDE');
   assert.match(e.message, /73|9 bits/);
 });
 

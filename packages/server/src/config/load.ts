@@ -140,6 +140,13 @@ function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): numbe
 }
 
 function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>): Layout {
+  if (given.layout && given.fields) {
+    const other = given.layout.source.kind === 'default' ? 'the default' : given.layout.source.name;
+    throw configError('fields', given.fields.value, given.fields.source, {
+      code: 'FLURRY_E_USAGE',
+      reason: `layout is set too (${JSON.stringify(v.layout)} from ${other}); give either a preset or a field list, not both`,
+    });
+  }
   try {
     return chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
   } catch (err) {
@@ -151,7 +158,7 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
           ? 'unit'
           : 'layout';
     const g = given[key];
-    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, describe(err), err);
+    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, { cause: err });
   }
 }
 
@@ -164,7 +171,7 @@ function buildNodePins(
   try {
     return parseNodePins([v.node], layout);
   } catch (err) {
-    throw configError('node', v.node, given.node?.source ?? DEFAULT_SOURCE, describe(err), err);
+    throw configError('node', v.node, given.node?.source ?? DEFAULT_SOURCE, { cause: err });
   }
 }
 
@@ -172,13 +179,7 @@ function checkRegistry(registry: string, given: Given | undefined): void {
   try {
     parseRegistryUrl(registry);
   } catch (err) {
-    throw configError(
-      'registry',
-      registry,
-      given?.source ?? DEFAULT_SOURCE,
-      `${allowedText(settingDef('registry'))} (${describe(err)})`,
-      err,
-    );
+    throw configError('registry', registry, given?.source ?? DEFAULT_SOURCE, { cause: err });
   }
 }
 
@@ -203,7 +204,7 @@ function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, G
     const option = err instanceof FlurryError && typeof err.details.option === 'string' ? err.details.option : '';
     const key = byOption[option] ?? 'leaseTtlMs';
     const g = given[key] ?? given.leaseTtlMs;
-    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, describe(err), err);
+    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, { cause: err });
   }
 }
 
@@ -248,7 +249,21 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
   return record;
 }
 
-function configError(key: SettingKey, value: unknown, source: Source, allowed?: string, cause?: unknown): FlurryError {
+/** What went wrong beyond "not allowed", and the error behind it. */
+interface Why {
+  /** One sentence on what was wrong (default: from `cause`). */
+  readonly reason?: string;
+  /** The error that refused the value (its code is kept in `details.cause`, never in the message). */
+  readonly cause?: unknown;
+  /** The code to throw instead of the setting's own. */
+  readonly code?: string;
+}
+
+/**
+ * A refused setting: one code (the setting's, shared with the offline commands, or
+ * `FLURRY_E_CONFIG`), one sentence of what was wrong, one of what is allowed.
+ */
+function configError(key: SettingKey, value: unknown, source: Source, why: Why = {}): FlurryError {
   const s = settingDef(key);
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
@@ -258,23 +273,33 @@ function configError(key: SettingKey, value: unknown, source: Source, allowed?: 
       ? JSON.stringify(clip(safe))
       : clip(JSON.stringify(safe) ?? String(safe));
   const from = source.kind === 'default' ? 'the default' : source.name;
-  // An embedded message may end with its own period: never write "..".
-  const what = (allowed ?? allowedText(s)).replace(/[.\s]+$/, '');
+  const inner = why.cause instanceof FlurryError ? why.cause : undefined;
+  // A setting the offline commands share keeps the code they give for the same mistake.
+  const code = why.code ?? (s.code !== undefined ? (inner?.code ?? s.code) : 'FLURRY_E_CONFIG');
+  const reason = why.reason ?? (inner ? reasonOf(inner) : undefined);
+  // An embedded sentence may end with its own period: never write "..".
+  const what = allowedText(s).replace(/[.\s]+$/, '');
   return new FlurryError(
-    'FLURRY_E_CONFIG',
-    `invalid setting ${key}: ${shown} (from ${from}) is not allowed; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,
+    code,
+    `invalid setting ${key}: ${shown} (from ${from})${reason ? `: ${reason}` : ' is not allowed'}; allowed: ${what}. Fix it and start again (flurry serve --help lists every setting).`,
     {
       setting: key,
       value: s.secret ? '(hidden)' : safe,
       source: from,
-      ...(cause instanceof FlurryError ? { cause: cause.code } : {}),
+      ...(inner ? { cause: inner.code } : {}),
     },
   );
 }
 
-function describe(err: unknown): string {
-  return err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err);
+/** What an inner error says was wrong, as one clause: its first sentence, or its range. */
+function reasonOf(err: FlurryError): string {
+  const { min, max } = err.details;
+  if (err.code === 'FLURRY_E_REGISTRY_OPTION' && typeof min === 'number' && typeof max === 'number')
+    return `with these lease settings it must be from ${min} to ${max} ms`;
+  const first = err.message.split(/(?<=\.)\s+(?=[A-Z])/)[0].replace(/[.;\s]+$/, '');
+  return /^[A-Z][a-z]/.test(first) ? first[0].toLowerCase() + first.slice(1) : first;
 }
+
 function hasCode(err: unknown, code: string): boolean {
   return err instanceof FlurryError && err.code === code;
 }

@@ -25,6 +25,12 @@ interface Common {
   readonly defaultText?: string;
   /** Hide the value in errors and logs. */
   readonly secret?: boolean;
+  /**
+   * The error code of a refused value when the setting is also a flag of the offline commands
+   * (`next`, `layout`, `decode`, `public`): the same mistake gives the same code everywhere.
+   * Settings only `flurry serve` has are refused with `FLURRY_E_CONFIG`.
+   */
+  readonly code?: string;
 }
 
 /** An integer from `min` to `max`. */
@@ -96,6 +102,7 @@ const DEFS = {
     type: 'choice',
     flag: 'layout',
     env: 'FLURRY_LAYOUT',
+    code: 'FLURRY_E_LAYOUT_UNKNOWN_PRESET',
     choices: ['twitter', 'leaf', 'discord', 'sonyflake', 'instagram', 'js53'],
     defaultText: 'twitter',
     help: 'Bit layout preset (or use fields).',
@@ -104,6 +111,7 @@ const DEFS = {
     type: 'string',
     flag: 'fields',
     env: 'FLURRY_FIELDS',
+    code: 'FLURRY_E_LAYOUT_SPEC',
     defaultText: '(none: the preset)',
     allowed: 'a field list such as timestamp:41,datacenter:5,worker:5,sequence:12 (at most 64 bits)',
     help: 'Custom layout, most significant field first; replaces layout.',
@@ -112,6 +120,7 @@ const DEFS = {
     type: 'string',
     flag: 'epoch',
     env: 'FLURRY_EPOCH',
+    code: 'FLURRY_E_LAYOUT_EPOCH',
     defaultText: "(the preset's epoch)",
     allowed: 'an ISO date (2020-01-01T00:00:00Z) or Unix milliseconds, from 1970 and not in the future',
     help: 'Epoch of the timestamp field.',
@@ -120,6 +129,7 @@ const DEFS = {
     type: 'choice',
     flag: 'unit',
     env: 'FLURRY_UNIT',
+    code: 'FLURRY_E_LAYOUT_UNIT',
     choices: ['1ms', '10ms', '1s'],
     defaultText: "(the preset's unit, 1ms for fields)",
     help: 'Time unit of the timestamp field.',
@@ -128,6 +138,7 @@ const DEFS = {
     type: 'string',
     flag: 'node',
     env: 'FLURRY_NODE',
+    code: 'FLURRY_E_NODE_OUT_OF_RANGE',
     defaultText: '(none: every node field is leased)',
     allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1',
     help: 'Pin node fields by hand; the registry still leases the result.',
@@ -136,6 +147,7 @@ const DEFS = {
     type: 'string',
     flag: 'registry',
     env: 'FLURRY_REGISTRY',
+    code: 'FLURRY_E_REGISTRY_URL',
     default: 'file:',
     allowed:
       'a registry URL: file:, file:/dir, zookeeper://h:p/path, zookeeper+leaf://h:p/path, etcd://h:p/prefix, redis://h:p/db, static:N, k8s:',
@@ -145,6 +157,7 @@ const DEFS = {
     type: 'string',
     flag: 'cluster',
     env: 'FLURRY_CLUSTER',
+    code: 'FLURRY_E_REGISTRY_OPTION',
     pattern: /^[A-Za-z0-9_.-]{1,64}$/,
     default: 'default',
     allowed: '1 to 64 characters from A-Z a-z 0-9 _ . -',
