@@ -126,3 +126,43 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
 function clip(s: string): string {
   return s.length > 40 ? s.slice(0, 40) + '…' : s;
 }
+
+/**
+ * Refuses a layout whose time has run out: its timestamp field cannot hold `nowMs`, so no
+ * generator could issue a single ID with it. `flurry next` and `flurry serve` check this before
+ * anything is leased; `flurry layout` warns instead.
+ *
+ * @throws FlurryError `FLURRY_E_LAYOUT_EXPIRED` naming the end of life and what to change.
+ * @example
+ * ```ts
+ * assertLayoutLive(Layout.from('twitter'), Date.now()); // fine until 2080
+ * assertLayoutLive(Layout.parse('timestamp:4,worker:5,sequence:1'), Date.now()); // throws FLURRY_E_LAYOUT_EXPIRED
+ * ```
+ */
+export function assertLayoutLive(layout: Layout, nowMs: number): void {
+  const reason = layoutExpiredReason(layout, nowMs);
+  if (reason !== undefined) {
+    throw new FlurryError(
+      'FLURRY_E_LAYOUT_EXPIRED',
+      `${reason[0].toUpperCase()}${reason.slice(1)}; it cannot issue IDs. Choose a later epoch (--epoch) or a wider timestamp field.`,
+      { expiresAt: layout.expiresAt.toISOString(), nowMs },
+    );
+  }
+}
+
+/**
+ * Why a layout has no time left at `nowMs` (one clause), or `undefined` while it has.
+ *
+ * @example
+ * ```ts
+ * layoutExpiredReason(Layout.from('twitter'), Date.now()); // undefined
+ * ```
+ */
+export function layoutExpiredReason(layout: Layout, nowMs: number): string | undefined {
+  if (nowMs < layout.expiresAt.getTime()) return undefined;
+  return (
+    `the end of life of layout ${layout.name} (${layout.toFieldsString()}) is already past: ` +
+    `its ${layout.timestampBits}-bit timestamp field in ${layout.unit} units ran out at ${layout.expiresAt.toISOString()}, ` +
+    `before now (${new Date(nowMs).toISOString()})`
+  );
+}

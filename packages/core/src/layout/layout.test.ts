@@ -220,6 +220,25 @@ test('GIVEN an epoch in the future, negative or unreadable THEN FLURRY_E_LAYOUT_
   );
 });
 
+test('GIVEN a valid date before 1970 as the epoch THEN FLURRY_E_LAYOUT_EPOCH says it is valid but too early, not unreadable', () => {
+  for (const epoch of ['1960-01-01', '1969-12-31T23:59:59.999Z', Date.UTC(1960, 0, 1)]) {
+    assert.throws(
+      () => Layout.parse('timestamp:41,sequence:12', { epoch }),
+      (e: unknown) =>
+        e instanceof FlurryError &&
+        e.code === ErrorCode.LAYOUT_EPOCH &&
+        /is a valid date but before 1970/.test(e.message) &&
+        /from 1970-01-01T00:00:00Z to now/.test(e.message) &&
+        !/not a valid date/.test(e.message),
+      String(epoch),
+    );
+  }
+  assert.throws(
+    () => Layout.parse('timestamp:41,sequence:12', { epoch: '1960-13-45' }),
+    codeAnd(ErrorCode.LAYOUT_EPOCH, /not a valid date/),
+  );
+});
+
 test('GIVEN unknown presets, units or unreadable --fields THEN coded errors', () => {
   assert.throws(() => Layout.from('snowflake' as PresetName), code(ErrorCode.LAYOUT_UNKNOWN_PRESET));
   assert.throws(() => Layout.parse('timestamp:41,sequence:12', { unit: '5ms' }), code(ErrorCode.LAYOUT_UNIT));

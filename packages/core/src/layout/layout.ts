@@ -528,6 +528,7 @@ export class Layout {
       signedOverflowAt: this.signedOverflowAt ? this.signedOverflowAt.toISOString() : null,
       nodeCount: this.nodeCount,
       maxSequence: this.maxSequence,
+      maxTick: this.maxTick,
       maxIdsPerSecondPerNode: this.maxIdsPerSecondPerNode,
       maxId: this.maxId.toString(),
       safeInteger: this.totalBits <= 53,
@@ -552,6 +553,13 @@ function parseEpoch(epoch: unknown): number {
     else if (/^\d{4}-\d{2}-\d{2}/.test(s)) ms = Date.parse(s);
     else ms = Number.NaN;
   } else ms = Number.NaN;
+  if (Number.isSafeInteger(ms) && ms < 0) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_EPOCH,
+      `The epoch ${JSON.stringify(epoch instanceof Date ? String(epoch) : epoch)} is a valid date but before 1970 (Unix ms ${ms}); an epoch must be from 1970-01-01T00:00:00Z to now, e.g. 2024-01-01T00:00:00Z.`,
+      { epoch: epoch instanceof Date ? String(epoch) : epoch, epochMs: ms, min: 0 },
+    );
+  }
   if (!Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0) {
     throw new FlurryError(
       ErrorCode.LAYOUT_EPOCH,

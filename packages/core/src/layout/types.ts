@@ -100,6 +100,8 @@ export interface LayoutInfo {
   signedOverflowAt: string | null;
   nodeCount: number;
   maxSequence: number;
+  /** The largest timestamp field value (`2^timestampBits − 1`, in units since the epoch). */
+  maxTick: number;
   maxIdsPerSecondPerNode: number;
   maxId: string;
   /** True when every ID is below 2^53 (exact as a JavaScript number). */

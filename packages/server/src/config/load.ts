@@ -17,7 +17,7 @@ import { FlurryError, type Layout } from '@flurry/core';
 import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coordination';
 import { parseCommandLine } from '../cli/args.js';
 import { serverError } from '../errors.js';
-import { chooseLayout, parseNodePins } from '../layout-choice.js';
+import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
 import { CONFIG_ENV } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
@@ -49,14 +49,20 @@ interface Given {
  * Loads, merges and validates the configuration (flags > `FLURRY_*` variables > config
  * file > defaults).
  *
- * @throws FlurryError `FLURRY_E_CONFIG` naming the setting, value, source and what is allowed;
- * `FLURRY_E_USAGE` for an unknown flag.
+ * @param now - the clock the layout's end of life is checked against (a layout whose time has
+ * run out is refused with `FLURRY_E_LAYOUT_EXPIRED`).
+ * @throws FlurryError `FLURRY_E_CONFIG` naming the setting, value, source and what is allowed
+ * (a setting the offline commands share: the code they give); `FLURRY_E_USAGE` for an unknown flag.
  * @example
  * ```ts
  * loadServeConfig(['--layout', 'leaf'], { FLURRY_PORT: '9000' }).port; // 9000
  * ```
  */
-export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv): ServeConfig {
+export function loadServeConfig(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  now: () => number = Date.now,
+): ServeConfig {
   const parsed = parseCommandLine(argv, serveFlagSpecs());
   if (parsed.positionals.length > 0) {
     throw serverError(
@@ -84,7 +90,7 @@ export function loadServeConfig(argv: readonly string[], env: NodeJS.ProcessEnv)
       given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
   }
   const values = coerceAll(given);
-  const layout = buildLayout(values, given);
+  const layout = buildLayout(values, given, now());
   const node = buildNodePins(values, layout, given);
   checkRegistry(values.registry, given.registry);
   checkLeaseTimings(values, given);
@@ -139,7 +145,7 @@ function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): numbe
   }
 }
 
-function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>): Layout {
+function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>, nowMs: number): Layout {
   if (given.layout && given.fields) {
     const other = given.layout.source.kind === 'default' ? 'the default' : given.layout.source.name;
     throw configError('fields', given.fields.value, given.fields.source, {
@@ -147,8 +153,9 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
       reason: `layout is set too (${JSON.stringify(v.layout)} from ${other}); give either a preset or a field list, not both`,
     });
   }
+  let layout: Layout;
   try {
-    return chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
+    layout = chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
   } catch (err) {
     const key: SettingKey = given.fields
       ? 'fields'
@@ -160,6 +167,16 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
     const g = given[key];
     throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, { cause: err });
   }
+  const expired = layoutExpiredReason(layout, nowMs);
+  if (expired !== undefined) {
+    const key: SettingKey = given.fields ? 'fields' : given.epoch ? 'epoch' : given.unit ? 'unit' : 'layout';
+    const g = given[key];
+    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, {
+      code: 'FLURRY_E_LAYOUT_EXPIRED',
+      reason: `${expired}, so it cannot issue IDs`,
+    });
+  }
+  return layout;
 }
 
 function buildNodePins(

@@ -12,7 +12,7 @@
  */
 import type { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
-import { chooseLayout } from '../../layout-choice.js';
+import { chooseLayout, layoutExpiredReason } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
@@ -62,10 +62,16 @@ export async function layoutCommand(io: CliIo): Promise<number> {
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
   });
+  const expired = layoutExpiredReason(layout, (io.now ?? Date.now)());
   await write(
     io.stdout,
-    hasFlag(args, 'json') ? JSON.stringify(layout.describe(), null, 2) + '\n' : layoutTable(layout),
+    hasFlag(args, 'json')
+      ? JSON.stringify(layout.describe(), null, 2) + '\n'
+      : layoutTable(layout, expired !== undefined),
   );
+  // Loud, on stderr (so --json stays parseable): flurry next and serve refuse this layout.
+  if (expired !== undefined)
+    await write(io.stderr, `flurry: warning: ${expired}; flurry next and serve refuse it (FLURRY_E_LAYOUT_EXPIRED).\n`);
   return 0;
 }
 
@@ -77,7 +83,7 @@ export async function layoutCommand(io: CliIo): Promise<number> {
  * process.stdout.write(layoutTable(Layout.from('twitter')));
  * ```
  */
-export function layoutTable(layout: Layout): string {
+export function layoutTable(layout: Layout, expired = false): string {
   const info = layout.describe();
   const rows = [
     ['field', 'bits', 'shift', 'max'],
@@ -90,8 +96,8 @@ export function layoutTable(layout: Layout): string {
   let out = `Layout ${info.name}: ${info.totalBits} bits (${info.spec})\n`;
   out += `Epoch: ${info.epoch} (Unix ms ${info.epochMs}), unit ${info.unit}\n\n`;
   out += rows.map(line).join('') + '\n';
-  out += `End of life:          ${info.expiresAt}\n`;
-  if (info.signedOverflowAt) out += `Signed 64-bit until:  ${info.signedOverflowAt}\n`;
+  out += `End of life:          ${info.expiresAt}${expired ? '   ** ALREADY PAST: this layout cannot issue IDs **' : ''}\n`;
+  out += `Signed 64-bit until:  ${info.signedOverflowAt ?? `always (${info.totalBits} bits)`}\n`;
   out += `Nodes:                ${n(info.nodeCount)}\n`;
   out += `IDs/s per node:       ${n(info.maxIdsPerSecondPerNode)}\n`;
   out += `Largest ID:           ${info.maxId}${info.safeInteger ? ' (a safe JavaScript integer)' : ''}\n`;

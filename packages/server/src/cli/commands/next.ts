@@ -15,7 +15,7 @@
 import { encodeId, FORMATS, isIdFormat } from '@flurry/core';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
-import { chooseLayout, parseNodePins } from '../../layout-choice.js';
+import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
 
@@ -88,6 +88,8 @@ export async function nextCommand(io: CliIo): Promise<number> {
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
   });
+  // A layout whose time has run out cannot issue one ID: refuse it before leasing a node.
+  assertLayoutLive(layout, (io.now ?? Date.now)());
   const rawN = lastString(args, 'n') ?? '1';
   if (!/^[0-9]{1,9}$/.test(rawN) || Number(rawN) < 1 || Number(rawN) > MAX_NEXT_COUNT) {
     throw serverError(

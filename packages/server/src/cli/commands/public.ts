@@ -80,7 +80,7 @@ export async function publicCommand(io: CliIo): Promise<number> {
   if (keys.length === 0) {
     throw new FlurryError(
       'FLURRY_E_PUBLIC_KEY_INVALID',
-      'no public-ID key: pass --key KEY or set FLURRY_PUBLIC_KEY (make a key with "flurry key new")',
+      'no public-ID key: pass --key KEY, set FLURRY_PUBLIC_KEY, or set FLURRY_PUBLIC_KEY_FILE to a file holding the keys (make a key with "flurry key new")',
     );
   }
   const codec = PublicIdCodec.create({ keys, bits: layout.totalBits });

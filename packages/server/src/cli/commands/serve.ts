@@ -37,7 +37,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
     await write(io.stdout, serveHelp());
     return 0;
   }
-  const config = loadServeConfig(io.argv, io.env);
+  const config = loadServeConfig(io.argv, io.env, io.now);
   if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot) {
     throw serverError(
       'RUN_AS_ROOT',
