@@ -68,7 +68,7 @@ import {
   type IRequestOp,
   type ITxnResponse,
 } from 'etcd3';
-import { FlurryError, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -620,6 +620,8 @@ class EtcdDriver implements RegistryDriver {
   }
 }
 
+const ETCD_DRIVER_OPTION_NAMES = optionNames<EtcdDriverOptions>({ clock: true, connectTimeoutMs: true, logger: true });
+
 /**
  * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
  * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
@@ -632,6 +634,7 @@ class EtcdDriver implements RegistryDriver {
  * ```
  */
 export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ETCD_DRIVER_OPTION_NAMES, 'createEtcdDriver options');
   const parsed = parseEtcdUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   const timeout = opts.connectTimeoutMs;

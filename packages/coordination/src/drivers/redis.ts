@@ -57,7 +57,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { FlurryError, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -440,6 +440,12 @@ class RedisDriver implements RegistryDriver {
   }
 }
 
+const REDIS_DRIVER_OPTION_NAMES = optionNames<RedisDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
+
 /**
  * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
  * queueing while disconnected (no offline queue once connected, no per-command retries, a
@@ -453,6 +459,7 @@ class RedisDriver implements RegistryDriver {
  * ```
  */
 export async function createRedisDriver(url: URL | string, opts: RedisDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, REDIS_DRIVER_OPTION_NAMES, 'createRedisDriver options');
   const parsed = parseRedisUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   let connected = false;

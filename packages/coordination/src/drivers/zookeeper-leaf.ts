@@ -81,6 +81,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFile
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
@@ -98,6 +99,7 @@ import {
   renewOpTimeout,
   validateClaimRequest,
   zkSessionPool,
+  ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
 } from './zookeeper.js';
 
@@ -957,6 +959,7 @@ class LeafDriver implements RegistryDriver {
  * ```
  */
 export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createLeafDriver options');
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
   const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
     registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });

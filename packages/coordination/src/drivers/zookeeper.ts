@@ -47,7 +47,7 @@
  * await driver.close();
  * ```
  */
-import type { Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
@@ -78,6 +78,13 @@ export interface ZooKeeperDriverOptions {
   readonly connectTimeoutMs: number;
   readonly logger?: ZkLogger | undefined;
 }
+
+/** The keys of {@link ZooKeeperDriverOptions}. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
+export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<ZooKeeperDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
 
 /**
  * A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout.
@@ -631,6 +638,7 @@ class ZooKeeperDriver implements RegistryDriver {
  * ```
  */
 export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createZooKeeperDriver options');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
   const pool = zkSessionPool(parsed, opts);
   try {
