@@ -71,6 +71,7 @@ import {
 import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import {
   checkConnectTimeout,
   clause,
@@ -159,6 +160,10 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
     );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
+  if (m[5] !== undefined && m[5] !== '?') {
+    checkUrlParams(new URLSearchParams(m[5]), [], bad);
+  }
+  if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
   let username: string | undefined;
   let password: string | undefined;

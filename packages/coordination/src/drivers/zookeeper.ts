@@ -50,6 +50,7 @@
 import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode,
@@ -640,6 +641,12 @@ class ZooKeeperDriver implements RegistryDriver {
 export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
   assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createZooKeeperDriver options');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
+  checkUrlParams(parsed.params, [], (why) =>
+    registryError('URL_INVALID', `${parsed.display}: ${why}; a zookeeper:// registry takes no parameters`, {
+      url: parsed.display,
+      part: 'query',
+    }),
+  );
   const pool = zkSessionPool(parsed, opts);
   try {
     const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
