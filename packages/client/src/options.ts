@@ -9,7 +9,7 @@
  * settings.prefetch.lowWater; // 6000
  * ```
  */
-import { systemClock, type Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, systemClock, type Clock, type UnknownOptionError } from '@flurry/core';
 import { clientError } from './errors.js';
 import type { Strategy } from './server-pool.js';
 
@@ -93,6 +93,35 @@ export interface ClientSettings {
 export const SERVICE_MAX_BATCH = 10_000;
 
 /**
+ * The keys of {@link ClientOptions}; any other key is refused with `FLURRY_E_CLIENT_CONFIG` naming the closest
+ * valid one (as are unknown keys of `prefetch` and `backoff`).
+ *
+ * @example
+ * ```ts
+ * CLIENT_OPTION_NAMES.includes('servers'); // true
+ * ```
+ */
+export const CLIENT_OPTION_NAMES = optionNames<ClientOptions>({
+  servers: true,
+  token: true,
+  timeoutMs: true,
+  prefetch: true,
+  strategy: true,
+  backoff: true,
+  clock: true,
+});
+const PREFETCH_OPTION_NAMES = optionNames<PrefetchOptions>({
+  size: true,
+  lowWater: true,
+  maxAgeMs: true,
+  adaptive: true,
+  maxBatch: true,
+});
+const BACKOFF_OPTION_NAMES = optionNames<NonNullable<ClientOptions['backoff']>>({ initialMs: true, maxMs: true });
+/** Unknown client options keep the client's code, `FLURRY_E_CLIENT_CONFIG`. */
+const configError: UnknownOptionError = (message, details) => clientError('CONFIG', message, details);
+
+/**
  * Validates `opts` and fills in defaults.
  *
  * @throws FlurryError `FLURRY_E_CLIENT_CONFIG`
@@ -108,13 +137,7 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
       'createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })',
     );
   }
-  const known = new Set(['servers', 'token', 'timeoutMs', 'prefetch', 'strategy', 'backoff', 'clock']);
-  for (const k of Object.keys(opts)) {
-    if (!known.has(k))
-      throw clientError('CONFIG', `unknown option ${JSON.stringify(k)}; options are ${[...known].join(', ')}`, {
-        option: k,
-      });
-  }
+  assertKnownOptions(opts, CLIENT_OPTION_NAMES, 'createClient options', configError);
   const servers = parseServers(opts.servers);
 
   let token: string | undefined;
@@ -135,15 +158,7 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
     throw clientError('CONFIG', 'prefetch must be an object such as { size: 10000, lowWater: 3000 }', {
       option: 'prefetch',
     });
-  const knownPrefetch = new Set(['size', 'lowWater', 'maxAgeMs', 'adaptive', 'maxBatch']);
-  for (const k of Object.keys(p)) {
-    if (!knownPrefetch.has(k))
-      throw clientError(
-        'CONFIG',
-        `unknown option prefetch.${k}; prefetch options are ${[...knownPrefetch].join(', ')}`,
-        { option: `prefetch.${k}` },
-      );
-  }
+  assertKnownOptions(p, PREFETCH_OPTION_NAMES, 'createClient options.prefetch', configError);
   const size = int('prefetch.size', p.size, 10_000, 1, 1_000_000);
   const lowWater = int(
     'prefetch.lowWater',
@@ -184,6 +199,7 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
     throw clientError('CONFIG', 'backoff must be an object such as { initialMs: 100, maxMs: 10000 }', {
       option: 'backoff',
     });
+  assertKnownOptions(b, BACKOFF_OPTION_NAMES, 'createClient options.backoff', configError);
   const initialMs = int('backoff.initialMs', b.initialMs, 100, 1, 600_000);
   const maxMs = int(
     'backoff.maxMs',

@@ -35,8 +35,10 @@
  */
 import {
   GENERATOR_DEFAULTS,
+  assertKnownOptions,
   Generator,
   Layout,
+  optionNames,
   systemClock,
   type GeneratorOptions,
   type LayoutSpec,
@@ -73,6 +75,33 @@ export interface LeasedGeneratorOptions {
    */
   generator?: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>;
 }
+
+/**
+ * The keys of {@link LeasedGeneratorOptions} and of its `generator` policies: any other key (`pins`) is refused
+ * with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one (a misspelt `pin` would lease another node ID).
+ *
+ * @example
+ * ```ts
+ * LEASED_GENERATOR_OPTION_NAMES; // ['registry', 'layout', 'pin', 'generator']
+ * ```
+ */
+export const LEASED_GENERATOR_OPTION_NAMES = optionNames<LeasedGeneratorOptions>({
+  registry: true,
+  layout: true,
+  pin: true,
+  generator: true,
+});
+/** @example `LEASED_GENERATOR_POLICY_NAMES.includes('onExhausted') // true` */
+export const LEASED_GENERATOR_POLICY_NAMES = optionNames<NonNullable<LeasedGeneratorOptions['generator']>>({
+  clock: true,
+  onExhausted: true,
+  onClockBackwards: true,
+  maxBorrowMs: true,
+  maxBackwardsWaitMs: true,
+  highWaterWaitMs: true,
+  sequenceStart: true,
+  onEvent: true,
+});
 
 /**
  * A generator bound to a registry lease (see the module notes): the core
@@ -192,6 +221,8 @@ class Leased implements LeasedGenerator {
  * ```
  */
 export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<LeasedGenerator> {
+  assertKnownOptions(opts, LEASED_GENERATOR_OPTION_NAMES, 'leasedGenerator options');
+  assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedGenerator options.generator');
   const { registry } = opts;
   if (!registry || typeof registry.acquire !== 'function')
     throw registryError('OPTION', 'leasedGenerator() needs { registry } from openRegistry()', {});

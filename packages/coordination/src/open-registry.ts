@@ -20,8 +20,9 @@ import type { RegistryDriver } from './driver.js';
 import { registryError } from './errors.js';
 import { createFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
-import { LeaseRegistry, type Registry } from './lease-manager.js';
-import { resolveRegistryOptions, type RegistryOptions } from './options.js';
+import { LeaseRegistry, type AcquireOptions, type ManagedLease, type Registry } from './lease-manager.js';
+import type { LayoutLike } from './slot-map.js';
+import { assertAcquireOptions, resolveRegistryOptions, type RegistryOptions } from './options.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
 
@@ -154,5 +155,17 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
       }
     }
   }
-  return new LeaseRegistry(driver, { ...o, stateDir });
+  return new CheckedRegistry(driver, { ...o, stateDir });
+}
+
+/** A {@link LeaseRegistry} whose `acquire()` refuses unknown option keys (`{ pins: … }`) first. */
+class CheckedRegistry extends LeaseRegistry {
+  override acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease> {
+    try {
+      assertAcquireOptions(opts, 'registry.acquire() options');
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return super.acquire(layout, opts);
+  }
 }

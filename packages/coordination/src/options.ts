@@ -27,8 +27,9 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
 import type { HolderInfo } from './driver.js';
+import type { AcquireOptions } from './lease-manager.js';
 import { registryError } from './errors.js';
 
 /**
@@ -83,6 +84,48 @@ export interface RegistryOptions {
   autoRenew?: boolean;
   /** How long connecting to an engine may take; default 5000 ms; 100 … 120 000. An extension. */
   connectTimeoutMs?: number;
+}
+
+/**
+ * The keys of {@link RegistryOptions}: any other key (`clustr`) is refused with `FLURRY_E_UNKNOWN_OPTION`
+ * naming the closest valid one: a misspelt `cluster` would put the service in cluster `default`, sharing node IDs
+ * with another cluster.
+ *
+ * @example
+ * ```ts
+ * REGISTRY_OPTION_NAMES.includes('cluster'); // true
+ * ```
+ */
+export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
+  cluster: true,
+  ttlMs: true,
+  renewIntervalMs: true,
+  marginMs: true,
+  highWaterWaitMs: true,
+  clock: true,
+  holder: true,
+  logger: true,
+  stateDir: true,
+  autoRenew: true,
+  connectTimeoutMs: true,
+});
+
+/** The keys of `RegistryOptions.holder`. @example `HOLDER_OPTION_NAMES // ['id', 'hostname', 'pid', 'address']` */
+export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({ id: true, hostname: true, pid: true, address: true });
+
+/** The keys of `registry.acquire()` options. @example `ACQUIRE_OPTION_NAMES // ['pin']` */
+export const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
+
+/**
+ * Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0 instead of the pinned one).
+ *
+ * @example
+ * ```ts
+ * assertAcquireOptions({ pins: { datacenter: 1 } }); // throws FLURRY_E_UNKNOWN_OPTION: … did you mean "pin"?
+ * ```
+ */
+export function assertAcquireOptions(opts: unknown, where = 'acquire() options'): void {
+  assertKnownOptions(opts, ACQUIRE_OPTION_NAMES, where);
 }
 
 /**
@@ -149,6 +192,8 @@ export function validateCluster(cluster: unknown): string {
  * ```
  */
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
+  assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
+  assertKnownOptions(opts.holder, HOLDER_OPTION_NAMES, 'openRegistry options.holder');
   const cluster = validateCluster(opts.cluster ?? 'default');
   const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
   const marginMs = intInRange(

@@ -23,6 +23,7 @@
  * ```
  */
 import path from 'node:path';
+import { closestName } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
 
 /**
@@ -54,6 +55,9 @@ export type ParsedRegistryUrl =
       readonly scheme: string;
     };
 
+// Extension point: an engine scheme maps to its kind here (and its driver module in open-registry.ts's ENGINES).
+// This file checks only the common form; each driver's own parse…Url takes the URL literally and refuses every part
+// it would not use (userinfo, port, path, parameters via checkUrlParams, fragment), naming that part.
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
   zookeeper: 'zookeeper',
   'zookeeper+leaf': 'zookeeper+leaf',
@@ -126,6 +130,7 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   }
   const kind = ENGINE_SCHEMES[scheme];
   if (!kind) throw bad(url, `unknown scheme "${scheme}:"`);
+  if (rest.includes('#')) throw bad(url, 'it has a fragment ("#…"), which no registry uses; remove it');
   const hm = /^\/\/(?:[^@/]*@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(rest);
   if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
   for (const hp of hm[1].split(',')) {
@@ -135,4 +140,28 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
     }
   }
   return { kind, url, redacted, scheme };
+}
+
+/**
+ * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
+ * given twice (only one value would be used). Names only the parameter, never a value.
+ *
+ * @example
+ * ```ts
+ * checkUrlParams(new URLSearchParams('prefx=a'), ['prefix'], (why) => new Error(why));
+ * // throws: unknown parameter "prefx"; did you mean "prefix"? (known: prefix)
+ * ```
+ */
+export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    if (!known.includes(key)) {
+      const near = closestName(key, known);
+      throw bad(
+        `unknown parameter "${key}"${near !== undefined ? `; did you mean "${near}"?` : ''} (known: ${known.join(', ') || 'none'})`,
+      );
+    }
+    if (seen.has(key)) throw bad(`the parameter "${key}" is given twice; give it once`);
+    seen.add(key);
+  }
 }

@@ -25,6 +25,8 @@ import type { Server } from 'node:http';
 import {
   FlurryError,
   GENERATOR_DEFAULTS,
+  assertKnownOptions,
+  optionNames,
   PublicIdCodec,
   parseKeys,
   loadKeysFromFile,
@@ -102,6 +104,46 @@ export interface ServiceLogger extends Logger {
 }
 
 /**
+ * The keys of {@link ServeConfig}: `startService` refuses any other key (a hand-built config with `clustr` or
+ * `leaseTtl`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one. Adding a field to `ServeConfig`
+ * without listing it here fails to compile.
+ *
+ * @example
+ * ```ts
+ * SERVE_CONFIG_KEYS.includes('cluster'); // true
+ * ```
+ */
+export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
+  host: true,
+  port: true,
+  layout: true,
+  node: true,
+  registry: true,
+  registrySource: true,
+  cluster: true,
+  leaseTtlMs: true,
+  leaseRenewMs: true,
+  leaseMarginMs: true,
+  highWaterWaitMs: true,
+  registryConnectTimeoutMs: true,
+  onExhausted: true,
+  onClockBackwards: true,
+  sequenceStart: true,
+  thriftPort: true,
+  token: true,
+  authHealth: true,
+  maxBatch: true,
+  maxUrlBytes: true,
+  maxBodyBytes: true,
+  publicKey: true,
+  publicKeyFile: true,
+  logLevel: true,
+  allowRoot: true,
+  shutdownTimeoutMs: true,
+  configFile: true,
+});
+
+/**
  * Starts the service described by `config`.
  *
  * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`,
@@ -113,6 +155,7 @@ export interface ServiceLogger extends Logger {
  * ```
  */
 export async function startService(config: ServeConfig, logger: ServiceLogger): Promise<RunningService> {
+  assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   const layout: Layout = config.layout;
   let lg: LeasedGenerator | undefined;
   let registry: Registry | undefined;

@@ -68,9 +68,10 @@ import {
   type IRequestOp,
   type ITxnResponse,
 } from 'etcd3';
-import { FlurryError, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import {
   checkConnectTimeout,
   clause,
@@ -159,6 +160,10 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
     );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
+  if (m[5] !== undefined && m[5] !== '?') {
+    checkUrlParams(new URLSearchParams(m[5]), [], bad);
+  }
+  if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
   let username: string | undefined;
   let password: string | undefined;
@@ -620,6 +625,8 @@ class EtcdDriver implements RegistryDriver {
   }
 }
 
+const ETCD_DRIVER_OPTION_NAMES = optionNames<EtcdDriverOptions>({ clock: true, connectTimeoutMs: true, logger: true });
+
 /**
  * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
  * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
@@ -632,6 +639,7 @@ class EtcdDriver implements RegistryDriver {
  * ```
  */
 export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ETCD_DRIVER_OPTION_NAMES, 'createEtcdDriver options');
   const parsed = parseEtcdUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   const timeout = opts.connectTimeoutMs;

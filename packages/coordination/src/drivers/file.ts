@@ -42,7 +42,7 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { ManualClock, type Clock } from '@flurry/core';
+import { ManualClock, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { bootId, hostMonotonicMs } from '../host-clock.js';
@@ -478,6 +478,9 @@ function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
   return `${h.id ?? '?'} (host ${h.hostname ?? '?'}, pid ${h.pid ?? '?'}${h.address ? `, ${h.address}` : ''}${left})`;
 }
 
+/** The keys of {@link FileDriverOptions}. @example `FILE_DRIVER_OPTION_NAMES // ['clock', 'time']` */
+export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true });
+
 /**
  * Opens the file registry in `dir` (created on first claim).
  *
@@ -487,6 +490,7 @@ function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
  * ```
  */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
+  assertKnownOptions(opts, FILE_DRIVER_OPTION_NAMES, 'createFileDriver options');
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
     throw registryError(
       'URL_INVALID',

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { createRedisDriver, parseRedisUrl } from './redis.js';
+import { openRegistry } from '../open-registry.js';
 import type { HolderInfo, RegistryDriver } from '../driver.js';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
 import { holder, rejectsWith, retryUntilOk, sleep } from './test-kit.js';
@@ -80,6 +81,31 @@ describe('Redis driver against a real Redis', () => {
     for (const d of drivers) await d.close();
     raw?.disconnect();
     await engine?.stop();
+  });
+
+  it('GIVEN a database the server does not have (/16, /17 on a 16-database server) THEN FLURRY_E_REGISTRY_URL at open naming it and the range, nothing written to db 0', async () => {
+    const before = await raw.dbsize();
+    for (const db of [16, 17]) {
+      const url = engine.url.replace(/\/0$/, `/${db}`);
+      const e = await rejectsWith(createRedisDriver(url, opts), 'FLURRY_E_REGISTRY_URL');
+      assert.match(
+        e.message,
+        new RegExp(
+          `names database ${db}, which the server at 127\\.0\\.0\\.1:${engine.port} does not have \\(it has 16 \\(0 to 15\\)\\)`,
+        ),
+      );
+      assert.equal(e.details.part, `/${db}`);
+      const viaOpen = await rejectsWith(openRegistry(url, { connectTimeoutMs: 2000 }), 'FLURRY_E_REGISTRY_URL');
+      assert.match(viaOpen.message, new RegExp(`database ${db}`));
+    }
+    assert.equal(await raw.dbsize(), before, 'nothing was written to database 0');
+    const last = await open();
+    await last.close();
+    const d15 = await createRedisDriver(engine.url.replace(/\/0$/, '/15'), opts);
+    drivers.push(d15);
+    const c = await d15.claim({ namespace: 'db15', slots: 2, ttlMs: 5000, holder: holder('a') });
+    assert.equal(await raw.exists(`flurry:{db15}:slot:${c.slot}`), 0, 'database 15 was used, not 0');
+    await d15.release(c, { highWaterMs: 1 });
   });
 
   it('GIVEN a free namespace THEN claim, renew and release work and the clean mark is handed to the next holder', async () => {

@@ -57,9 +57,10 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { FlurryError, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import {
   checkConnectTimeout,
   clause,
@@ -150,6 +151,7 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
       raw,
     );
   if (!m) throw bad('it does not have the form redis://host:port/db');
+  if (m[7] !== undefined) throw bad('it has a fragment ("#…"), which a Redis registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'rediss';
   let username: string | undefined;
   let password: string | undefined;
@@ -172,8 +174,7 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   let prefix = 'flurry';
   if (m[6] !== undefined && m[6] !== '') {
     const params = new URLSearchParams(m[6]);
-    for (const key of params.keys())
-      if (key !== 'prefix') throw bad(`unknown parameter "${key}" (only "prefix" is supported)`);
+    checkUrlParams(params, ['prefix'], bad);
     const p = params.get('prefix');
     if (p !== null) {
       if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
@@ -440,6 +441,48 @@ class RedisDriver implements RegistryDriver {
   }
 }
 
+const REDIS_DRIVER_OPTION_NAMES = optionNames<RedisDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
+
+/**
+ * Selects the URL's database; a server without it (`ERR DB index is out of range`) gives `FLURRY_E_REGISTRY_URL`
+ * naming the database and, when `CONFIG GET databases` answers, the range the server has.
+ */
+async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: number): Promise<void> {
+  try {
+    await client.select(parsed.db);
+  } catch (err) {
+    if (!/DB index is out of range|invalid DB index/i.test(errorText(err))) throw err;
+    let count: number | undefined;
+    try {
+      const reply = (await Promise.race([
+        client.config('GET', 'databases'),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
+      ])) as unknown[];
+      const n = Number(reply[1]);
+      if (Number.isInteger(n) && n > 0) count = n;
+    } catch {
+      // CONFIG may be disabled (managed Redis): the SELECT error is enough.
+    }
+    const has = count === undefined ? 'refused SELECT ' + parsed.db : `has ${count} (0 to ${count - 1})`;
+    throw registryError(
+      'URL_INVALID',
+      `the Redis registry URL ${parsed.redacted} names database ${parsed.db}, which the server at ${parsed.host}:${parsed.port} does not have (it ${has}). ` +
+        `Use a database the server has (e.g. /0) or raise "databases" in its configuration.`,
+      {
+        url: parsed.redacted,
+        part: `/${parsed.db}`,
+        db: parsed.db,
+        ...(count !== undefined ? { databases: count } : {}),
+      },
+      err,
+    );
+  }
+}
+
 /**
  * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
  * queueing while disconnected (no offline queue once connected, no per-command retries, a
@@ -453,6 +496,7 @@ class RedisDriver implements RegistryDriver {
  * ```
  */
 export async function createRedisDriver(url: URL | string, opts: RedisDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, REDIS_DRIVER_OPTION_NAMES, 'createRedisDriver options');
   const parsed = parseRedisUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   let connected = false;
@@ -489,7 +533,15 @@ export async function createRedisDriver(url: URL | string, opts: RedisDriverOpti
   try {
     await client.connect();
     await client.ping();
+    // ioredis sends SELECT at connect but only emits its failure as an event and carries on in database 0:
+    // select again and refuse a database the server does not have instead of writing somewhere else.
+    await checkDatabase(client, parsed, opts.connectTimeoutMs);
   } catch (err) {
+    if (err instanceof FlurryError) {
+      client.disconnect(false);
+      await driver.close();
+      throw err;
+    }
     client.disconnect(false);
     await driver.close();
     throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', 'connect', {

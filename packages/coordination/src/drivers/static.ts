@@ -23,7 +23,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Clock, FlurryError } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-manager.js';
@@ -197,6 +197,15 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   }
 }
 
+/** The keys of {@link StaticDriverOptions}. @example `STATIC_DRIVER_OPTION_NAMES.includes('slot') // true` */
+export const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
+  kind: true,
+  slot: true,
+  source: true,
+  stateDir: true,
+  clock: true,
+});
+
 /**
  * Creates a static (`static:N`) or Kubernetes (`k8s:`) driver.
  *
@@ -206,5 +215,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
  * ```
  */
 export function createStaticDriver(opts: StaticDriverOptions): RegistryDriver {
+  assertKnownOptions(opts, STATIC_DRIVER_OPTION_NAMES, 'createStaticDriver options');
   return new StaticDriver(opts);
 }

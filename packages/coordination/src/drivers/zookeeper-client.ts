@@ -280,6 +280,13 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
       { url: display, expected: `${scheme}://` },
     );
   }
+  if (m[5] !== undefined) {
+    throw registryError(
+      'URL_INVALID',
+      `${display}: it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it`,
+      { url: display, part: 'fragment' },
+    );
+  }
   const authority = m[2].includes('@') ? m[2].slice(m[2].lastIndexOf('@') + 1) : m[2];
   if (m[2].includes('@')) {
     throw registryError(
@@ -301,7 +308,13 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
     }
     hosts.push(`${hp[1]}:${port}`);
   }
-  const path = normalizeZkPath(decodeURIComponent(m[3] ?? ''), 'the path', display);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(m[3] ?? '');
+  } catch {
+    throw registryError('URL_INVALID', `${display}: the path has a malformed %-escape`, { url: display, part: 'path' });
+  }
+  const path = normalizeZkPath(decoded, 'the path', display);
   return { hosts, path, params: new URLSearchParams(m[4] ?? ''), display };
 }
 

@@ -81,7 +81,9 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFile
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode,
@@ -98,6 +100,7 @@ import {
   renewOpTimeout,
   validateClaimRequest,
   zkSessionPool,
+  ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
 } from './zookeeper.js';
 
@@ -113,7 +116,7 @@ import {
  */
 export const LEAF_UNREPORTED_MS = 4000;
 
-const KNOWN_PARAMS = new Set(['name', 'address', 'cacheDir', 'cacheFallback']);
+const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
 /**
  * A Leaf `ip:port` address.
@@ -957,13 +960,11 @@ class LeafDriver implements RegistryDriver {
  * ```
  */
 export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createLeafDriver options');
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
   const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
     registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
-  for (const k of parsed.params.keys()) {
-    if (!KNOWN_PARAMS.has(k))
-      throw bad(`unknown parameter "${k}"; known: ${[...KNOWN_PARAMS].join(', ')}`, { param: k });
-  }
+  checkUrlParams(parsed.params, KNOWN_PARAMS, (why) => bad(why, { part: 'query' }));
   const name = parsed.params.get('name') ?? undefined;
   if (name !== undefined) {
     if (name === '') throw bad("name= is empty; give Leaf's leaf.name, e.g. name=orders");

@@ -47,9 +47,10 @@
  * await driver.close();
  * ```
  */
-import type { Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode,
@@ -78,6 +79,13 @@ export interface ZooKeeperDriverOptions {
   readonly connectTimeoutMs: number;
   readonly logger?: ZkLogger | undefined;
 }
+
+/** The keys of {@link ZooKeeperDriverOptions}. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
+export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<ZooKeeperDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
 
 /**
  * A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout.
@@ -631,7 +639,14 @@ class ZooKeeperDriver implements RegistryDriver {
  * ```
  */
 export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createZooKeeperDriver options');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
+  checkUrlParams(parsed.params, [], (why) =>
+    registryError('URL_INVALID', `${parsed.display}: ${why}; a zookeeper:// registry takes no parameters`, {
+      url: parsed.display,
+      part: 'query',
+    }),
+  );
   const pool = zkSessionPool(parsed, opts);
   try {
     const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
