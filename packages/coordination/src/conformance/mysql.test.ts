@@ -6,9 +6,10 @@
 import { after } from 'node:test';
 import { startDatabase } from '../testing/databases.js';
 import { runConformance } from './suite.js';
-import { asConformanceEngine } from './sql-registry.js';
+import { asConformanceEngine, runSqlRegistryTests } from './sql-registry.js';
 
 const db = await startDatabase('mariadb');
 after(() => db.stop());
 
 runConformance({ name: 'mysql', url: () => `${db.url}?table=flurry_conformance`, engine: asConformanceEngine(db) });
+runSqlRegistryTests('mysql', db);

@@ -135,10 +135,8 @@ export function parseSqlUrl(raw: string): SqlUrl {
       if (seen.has(key)) throw bad(`the parameter "${key}" is given twice`);
       seen.add(key);
       if (key === 'table') {
-        if (!validTableName(value as unknown))
-          throw bad(
-            `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`,
-          );
+        const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
+        if (!validTableName(value)) throw bad(why);
         table = value;
       } else {
         if (!(SSL_MODES as readonly string[]).includes(value))
