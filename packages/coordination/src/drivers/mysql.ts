@@ -93,8 +93,6 @@ export async function createMysqlDriver(url: string | URL, opts: SqlDriverOption
     url: parsed,
     async withConn(fn) {
       const conn = await pool.getConnection();
-      // A broken connection must not hang a checkout forever: errors surface on the next query.
-      conn.connection.on('error', () => undefined);
       let broken = false;
       const run = async (sql: string, params: readonly unknown[]): Promise<SqlResult> => {
         try {
@@ -113,6 +111,9 @@ export async function createMysqlDriver(url: string | URL, opts: SqlDriverOption
       };
       try {
         if (!ready.has(conn.connection)) {
+          // A connection that breaks while idle must not crash the process: the error surfaces
+          // on its next query, and the connection is then destroyed.
+          conn.connection.on('error', () => undefined);
           await run("SET time_zone = '+00:00'", []);
           await run('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED', []);
           ready.add(conn.connection);
