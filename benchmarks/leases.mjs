@@ -1,17 +1,23 @@
 #!/usr/bin/env node
 // `npm run bench:leases`: per registry backend (file, zookeeper, zookeeper+leaf, etcd,
-// redis; engines started on loopback by the test harness) the median acquire latency,
+// redis, postgres, mysql on MariaDB; engines and databases started on loopback by the test
+// harness) the median acquire latency,
 // the median renewal cost, and the worst-case time from an engine's death (SIGKILL) to
 // the holder's refusal to issue, which must never exceed the TTL. Prints a markdown
 // table and rewrites the "Leases" section of docs/benchmarks.md.
 //
 // Targets (issue 3): acquire under 50 ms, renewal under 5 ms on loopback.
+//
+// `node benchmarks/leases.mjs --only=postgres,mysql` runs only the named backends and
+// replaces (or adds) just their rows in the section's table.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Layout } from '@flurry/core';
 import { openRegistry, leasedGenerator } from '@flurry/coordination';
-import { startEngine } from '@flurry/coordination/testing';
+import { startDatabase, startEngine } from '@flurry/coordination/testing';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { fmt, machineLine, table, writeSection } from './report.mjs';
 
 const ACQUIRES = 30;
@@ -106,18 +112,32 @@ const backends = [
   },
   { name: 'etcd', engine: 'etcd' },
   { name: 'redis', engine: 'redis' },
+  // The SQL registries: a table in PostgreSQL 15 or MariaDB, lease expiry on the database's clock.
+  { name: 'postgres', database: 'postgres', url: (d) => `${d.url}?table=flurry_bench` },
+  { name: 'mysql (MariaDB)', database: 'mariadb', url: (d) => `${d.url}?table=flurry_bench` },
 ];
+const onlyArg = process.argv.find((a) => a.startsWith('--only='));
+const only = onlyArg ? onlyArg.slice('--only='.length).split(',').filter(Boolean) : undefined;
+const selected = only ? backends.filter((b) => only.some((o) => b.name === o || b.name.startsWith(`${o} `))) : backends;
+if (only && selected.length === 0) {
+  process.stderr.write(`bench:leases: --only names none of ${backends.map((b) => b.name).join(', ')}\n`);
+  process.exit(2);
+}
 
 const rows = [];
 const engines = new Map();
 try {
-  for (const b of backends) {
+  for (const b of selected) {
     process.stderr.write(`bench:leases: ${b.name}…\n`);
     const row = { name: b.name };
     try {
       let engine = null;
       let url;
-      if (b.engine) {
+      if (b.database) {
+        engine = await startDatabase(b.database);
+        engines.set(b.name, engine);
+        url = b.url(engine);
+      } else if (b.engine) {
         engine = engines.get(b.engine) ?? (await startEngine(b.engine));
         engines.set(b.engine, engine);
         url = b.url ? b.url(engine) : engine.url;
@@ -183,5 +203,28 @@ const body = [
   ),
 ].join('\n');
 process.stdout.write(body + '\n');
-writeSection('Leases', body);
+if (only) replaceRows(body);
+else writeSection('Leases', body);
 if (rows.some((r) => r.refusal !== undefined && !(r.refusal <= TTL))) process.exitCode = 1;
+
+/** With --only: replaces (or appends) only the measured backends' rows of the Leases table. */
+function replaceRows(newBody) {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks.md');
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const start = lines.indexOf('## Leases');
+  if (start < 0) return writeSection('Leases', newBody);
+  let end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
+  if (end < 0) end = lines.length;
+  for (const row of newBody.split('\n').filter((l) => /^\| [^-]/.test(l) && !l.startsWith('| backend '))) {
+    const name = row.split('|')[1];
+    const at = lines.findIndex((l, i) => i > start && i < end && l.split('|')[1] === name);
+    if (at >= 0) lines[at] = row;
+    else {
+      let last = start;
+      for (let i = start; i < end; i++) if (lines[i].startsWith('| ')) last = i;
+      lines.splice(last + 1, 0, row);
+      end++;
+    }
+  }
+  writeFileSync(file, lines.join('\n'));
+}

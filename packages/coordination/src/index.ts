@@ -33,3 +33,5 @@ export {
   validTableName,
   type SqlDialect,
 } from './drivers/sql-common.js';
+export { initSqlRegistry, sqlRegistryDdl, type SqlRegistryInit } from './drivers/sql-init.js';
+export { parseSqlUrl, type SqlUrl } from './drivers/sql-url.js';

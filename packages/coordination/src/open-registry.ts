@@ -44,7 +44,7 @@ type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDrive
 
 /** Each engine's driver module and the npm package (with the major version the driver is written for) it needs. */
 const ENGINES: Record<
-  'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis',
+  'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql',
   { module: string; exportName: string; pkg: string; install: string }
 > = {
   zookeeper: {
@@ -61,6 +61,8 @@ const ENGINES: Record<
   },
   etcd: { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
   redis: { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis', install: 'ioredis@6' },
+  postgres: { module: './drivers/postgres.js', exportName: 'createPostgresDriver', pkg: 'pg', install: 'pg@8' },
+  mysql: { module: './drivers/mysql.js', exportName: 'createMysqlDriver', pkg: 'mysql2', install: 'mysql2@3' },
 };
 
 /**

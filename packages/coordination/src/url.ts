@@ -9,6 +9,7 @@
  * | `zookeeper+leaf://h:p[,h:p…]/path` | ZooKeeper, Meituan Leaf's own layout |
  * | `etcd://[user:pass@]h:p[,h:p…]/prefix` (`etcds://` for TLS) | etcd v3 |
  * | `redis://[[user]:pass@]h:p/db` (`rediss://` for TLS) | Redis |
+ * | `postgres://user:pass@h:p/db?table=…`, `mysql://…` (`mariadb://`) | a table in PostgreSQL, MySQL or MariaDB (drivers/sql-url.ts) |
  * | `static:N` | node ID N, given by hand |
  * | `k8s:` | the StatefulSet pod ordinal in `$POD_NAME`/`$HOSTNAME` |
  *
@@ -25,6 +26,7 @@
 import path from 'node:path';
 import { closestName } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
+import { parseSqlUrl, SQL_SCHEMES } from './drivers/sql-url.js';
 
 /**
  * The backends a URL can name.
@@ -34,7 +36,8 @@ import { redactUrl, registryError } from './errors.js';
  * const k: RegistryKind = parseRegistryUrl('etcd://h:2379/x').kind; // 'etcd'
  * ```
  */
-export type RegistryKind = 'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'static' | 'k8s';
+export type RegistryKind =
+  'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql' | 'static' | 'k8s';
 
 /**
  * A parsed registry URL.
@@ -49,7 +52,7 @@ export type ParsedRegistryUrl =
   | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }
   | { readonly kind: 'k8s'; readonly url: string; readonly redacted: string }
   | {
-      readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis';
+      readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql';
       readonly url: string;
       readonly redacted: string;
       readonly scheme: string;
@@ -69,7 +72,8 @@ const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | '
 
 const FORMS =
   'file:, file:/abs/dir, zookeeper://host:port[,host:port]/path, zookeeper+leaf://host:port/path, ' +
-  'etcd://[user:pass@]host:port[,host:port]/prefix, redis://[:pass@]host:port/db, static:N or k8s:';
+  'etcd://[user:pass@]host:port[,host:port]/prefix, redis://[:pass@]host:port/db, ' +
+  'postgres://user:pass@host:port/db[?table=name], mysql://user:pass@host:port/db[?table=name], static:N or k8s:';
 
 function bad(raw: string, why: string): Error {
   return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, {
@@ -128,6 +132,8 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
       throw bad(url, 'k8s: takes nothing after the colon (the ordinal comes from $POD_NAME or $HOSTNAME)');
     return { kind: 'k8s', url, redacted };
   }
+  const sqlDialect = SQL_SCHEMES[scheme];
+  if (sqlDialect) return { kind: sqlDialect, url, redacted: parseSqlUrl(url).redacted, scheme };
   const kind = ENGINE_SCHEMES[scheme];
   if (!kind) throw bad(url, `unknown scheme "${scheme}:"`);
   if (rest.includes('#')) throw bad(url, 'it has a fragment ("#…"), which no registry uses; remove it');

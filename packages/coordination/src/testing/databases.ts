@@ -17,7 +17,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ensureDebianPackage, freePort, waitForPort } from './harness.js';
@@ -269,6 +269,9 @@ function mariadbPlan(dir: string, port: number, password: string, account: Accou
   ensureDebianPackage('mariadb-client', '/usr/bin/mariadb');
   const data = path.join(dir, 'data');
   const sock = path.join(dir, 'mariadb.sock');
+  // A private tmpdir: a MariaDB starting elsewhere on the machine deletes stale "#sql*" files in
+  // its tmpdir, and with the shared /tmp that broke concurrent bootstraps.
+  const tmp = path.join(dir, 'tmp');
   const client = (statement: string): string =>
     run(
       '/usr/bin/mariadb',
@@ -280,11 +283,14 @@ function mariadbPlan(dir: string, port: number, password: string, account: Accou
   return {
     pkg: 'mariadb-server',
     init() {
+      mkdirSync(tmp, { recursive: true });
+      if (account) chownSync(tmp, account.uid, account.gid);
       run(
         '/usr/bin/mariadb-install-db',
         [
           '--no-defaults',
           `--datadir=${data}`,
+          `--tmpdir=${tmp}`,
           '--auth-root-authentication-method=normal',
           '--skip-test-db',
           ...(account ? ['--user=mysql'] : []),
@@ -299,6 +305,7 @@ function mariadbPlan(dir: string, port: number, password: string, account: Accou
       args: [
         '--no-defaults',
         `--datadir=${data}`,
+        `--tmpdir=${tmp}`,
         `--port=${port}`,
         '--bind-address=127.0.0.1',
         `--socket=${sock}`,
@@ -346,6 +353,52 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals | 0): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+/**
+ * Every process descending from `root` (by /proc parent links). PostgreSQL's backends make
+ * themselves leaders of their own process groups (setsid), so signalling the server's group
+ * misses them.
+ */
+function descendants(root: number | undefined): number[] {
+  if (root === undefined) return [];
+  const parent = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  for (const e of entries) {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = parent.get(ppid) ?? [];
+      list.push(Number(e));
+      parent.set(ppid, list);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out: number[] = [];
+  const queue = [root];
+  for (let i = 0; i < queue.length && i < 10_000; i++) {
+    for (const c of parent.get(queue[i]) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}
+/** Signals the server's group and every descendant (see {@link descendants}). */
+function signalAll(child: ChildProcess, signal: NodeJS.Signals): void {
+  killGroup(child, signal);
+  for (const pid of descendants(child.pid)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* exited meanwhile */
+    }
   }
 }
 function installExitHook(): void {
@@ -460,8 +513,8 @@ export async function startDatabase(kind: DatabaseKind): Promise<RunningDatabase
     },
     sql: (statement) => plan.sql(statement),
     async kill() {
-      killGroup(child, 'SIGCONT');
-      killGroup(child, 'SIGKILL');
+      signalAll(child, 'SIGCONT');
+      signalAll(child, 'SIGKILL');
       await waitExit();
       await waitGroupGone();
     },
@@ -470,10 +523,10 @@ export async function startDatabase(kind: DatabaseKind): Promise<RunningDatabase
       await launch();
     },
     pause() {
-      killGroup(child, 'SIGSTOP');
+      signalAll(child, 'SIGSTOP');
     },
     resume() {
-      killGroup(child, 'SIGCONT');
+      signalAll(child, 'SIGCONT');
     },
     async stop() {
       running.delete(db);

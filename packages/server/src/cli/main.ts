@@ -18,6 +18,7 @@ import { keyCommand } from './commands/key.js';
 import { layoutCommand } from './commands/layout.js';
 import { nextCommand } from './commands/next.js';
 import { publicCommand } from './commands/public.js';
+import { registryCommand } from './commands/registry.js';
 import { serveCommand } from './commands/serve.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 
@@ -53,6 +54,7 @@ const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
   layout: layoutCommand,
   key: keyCommand,
   public: publicCommand,
+  registry: registryCommand,
 };
 
 /**

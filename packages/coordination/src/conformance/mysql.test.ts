@@ -1,0 +1,15 @@
+/**
+ * The registry conformance suite against a real MariaDB (started by the harness on a free
+ * loopback port, stopped afterwards), through a `mysql://` registry URL. Each test uses its own
+ * cluster name, so one table serves them all.
+ */
+import { after } from 'node:test';
+import { startDatabase } from '../testing/databases.js';
+import { runConformance } from './suite.js';
+import { asConformanceEngine, runSqlRegistryTests } from './sql-registry.js';
+
+const db = await startDatabase('mariadb');
+after(() => db.stop());
+
+runConformance({ name: 'mysql', url: () => `${db.url}?table=flurry_conformance`, engine: asConformanceEngine(db) });
+runSqlRegistryTests('mysql', db);

@@ -1,0 +1,128 @@
+/**
+ * The PostgreSQL registry driver, on `pg` (node-postgres): node-ID leases as rows of a table
+ * (see {@link SqlRegistryDriver} in sql-common.ts for the table and the statements). Lease
+ * expiry is judged by the **database server's clock** (`now()`), so the holders' clock skew
+ * does not matter; a renewal only succeeds while the token matches and the lease has not
+ * expired. PostgreSQL commits durably before it acknowledges (unless `synchronous_commit` is
+ * off), and a synchronous standby keeps that promise across a failover; an asynchronous one
+ * can lose the last claims like Redis can.
+ *
+ * Connections come from a small pool (4); each statement is bounded by `connectTimeoutMs`
+ * on the client side (`query_timeout`), and a connection whose statement timed out or broke
+ * is destroyed, so a restarted server is reconnected to on the next call.
+ *
+ * URLs: `postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=…]`.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from '@flurry/core';
+ * import { createPostgresDriver } from './drivers/postgres.js';
+ * const driver = await createPostgresDriver('postgres://app:pw@127.0.0.1:5432/orders', { clock: systemClock, connectTimeoutMs: 5000 });
+ * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
+ * await driver.release(claim, { highWaterMs: Date.now() });
+ * await driver.close();
+ * ```
+ */
+import pg from 'pg';
+import { registryError } from '../errors.js';
+import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import { parseSqlUrl } from './sql-url.js';
+
+function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof pg.DatabaseError && typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * What kind of failure a `pg` error is (by SQLSTATE; errors without one are network errors).
+ *
+ * @example
+ * ```ts
+ * classifyPostgresError(err); // 'auth' for SQLSTATE 28P01
+ * ```
+ */
+export function classifyPostgresError(err: unknown): SqlFailure {
+  const code = sqlState(err);
+  if (code === undefined) return 'unreachable';
+  if (code === '28P01' || code === '28000') return 'auth';
+  if (code === '42501') return 'denied';
+  if (code === '42P01' || code === '3F000') return 'no-table';
+  if (code === '3D000') return 'no-database';
+  if (code === '40P01' || code === '40001' || code === '23505' || code === '42P07') return 'race';
+  if (code.startsWith('42') || code.startsWith('22') || code.startsWith('23')) return 'schema';
+  return 'unreachable';
+}
+
+/**
+ * Connects to PostgreSQL and returns a registry driver (the table is created on first use
+ * unless `createTable: false`). Rejects with `FLURRY_E_REGISTRY_URL`, `…_AUTH`,
+ * `…_UNREACHABLE` or `…_CORRUPT`, naming the URL without its password.
+ *
+ * @example
+ * ```ts
+ * const driver = await createPostgresDriver('postgres://app:pw@127.0.0.1:5432/orders?table=flurry_nodes', { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export async function createPostgresDriver(url: string | URL, opts: SqlDriverOptions) {
+  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
+  if (parsed.dialect !== 'postgres')
+    throw registryError('URL_INVALID', `${parsed.redacted} is not a postgres:// URL`, { url: parsed.redacted });
+  const pool = new pg.Pool({
+    host: parsed.host,
+    port: parsed.port,
+    database: parsed.database,
+    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
+    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
+    ...(parsed.sslmode === 'disable'
+      ? { ssl: false }
+      : { ssl: { rejectUnauthorized: parsed.sslmode === 'verify-full', servername: parsed.host } }),
+    max: 4,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: Math.ceil(opts.connectTimeoutMs),
+    query_timeout: Math.ceil(opts.connectTimeoutMs),
+    application_name: 'flurry-registry',
+    keepAlive: true,
+  });
+  // An idle connection that breaks (server restarted) is dropped by the pool; only log it.
+  pool.on('error', (err: Error) => {
+    opts.logger?.warn({ url: parsed.redacted, err: err.message }, 'PostgreSQL connection error');
+  });
+  const engine: SqlEngine = {
+    dialect: 'postgres',
+    name: 'PostgreSQL',
+    url: parsed,
+    async withConn(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        return await fn({
+          async query(sql, params): Promise<SqlResult> {
+            let n = 0;
+            try {
+              const r = await client.query(
+                sql.replace(/\?/g, () => `$${++n}`),
+                params as unknown[],
+              );
+              return {
+                rows: r.rows as Record<string, unknown>[],
+                affected: r.rowCount ?? 0,
+                fields: r.fields.map((f) => f.name),
+              };
+            } catch (err) {
+              if (sqlState(err) === undefined) broken = err instanceof Error ? err : new Error(String(err));
+              throw err;
+            }
+          },
+        });
+      } finally {
+        client.release(broken);
+      }
+    },
+    classify: classifyPostgresError,
+    async end() {
+      await pool.end();
+    },
+  };
+  return openSqlDriver(engine, opts);
+}

@@ -1,0 +1,167 @@
+/**
+ * URLs of the SQL registries:
+ *
+ * - `postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (or `postgresql://`),
+ *   port 5432 by default;
+ * - `mysql://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (or `mariadb://`),
+ *   port 3306 by default, for MySQL 8 and MariaDB 10.5+.
+ *
+ * Query parameters: `table` (the registry table, `flurry_nodes` by default; `schema.table`
+ * allowed) and `sslmode` (`disable`, the default; `require`: TLS without certificate checks;
+ * `verify-full`: TLS checked against the system CAs). Any other parameter is refused, so a
+ * typo never passes silently. Every error is `FLURRY_E_REGISTRY_URL` and never contains the
+ * password.
+ *
+ * @example
+ * ```ts
+ * parseSqlUrl('postgres://app:pw@127.0.0.1:5432/orders?table=flurry_nodes').redacted;
+ * // 'postgres://app:***@127.0.0.1:5432/orders?table=flurry_nodes'
+ * ```
+ */
+import type { FlurryError } from '@flurry/core';
+import { registryError } from '../errors.js';
+import { redactLoosely } from './common.js';
+import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
+
+/**
+ * URL schemes of the SQL registries and their dialect.
+ *
+ * @example
+ * ```ts
+ * SQL_SCHEMES['mariadb']; // 'mysql'
+ * ```
+ */
+export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
+  postgres: 'postgres',
+  postgresql: 'postgres',
+  mysql: 'mysql',
+  mariadb: 'mysql',
+};
+
+/**
+ * How a SQL registry connection uses TLS.
+ *
+ * @example
+ * ```ts
+ * const mode: SqlSslMode = parseSqlUrl('postgres://h/db?sslmode=require').sslmode; // 'require'
+ * ```
+ */
+export type SqlSslMode = 'disable' | 'require' | 'verify-full';
+
+/**
+ * A parsed SQL registry URL (see {@link parseSqlUrl}).
+ *
+ * @example
+ * ```ts
+ * const u: SqlUrl = parseSqlUrl('mysql://app:pw@db.internal/orders');
+ * u.port; // 3306
+ * ```
+ */
+export interface SqlUrl {
+  readonly dialect: SqlDialect;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user?: string;
+  readonly password?: string;
+  readonly table: string;
+  readonly sslmode: SqlSslMode;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const PARAMS = ['table', 'sslmode'];
+const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
+
+/**
+ * Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL. Throws
+ * `FLURRY_E_REGISTRY_URL` (without the password) for any other form.
+ *
+ * @example
+ * ```ts
+ * const u = parseSqlUrl('postgres://app:pw@[::1]:6432/orders?table=ops.flurry_nodes');
+ * // { dialect: 'postgres', host: '::1', port: 6432, database: 'orders', table: 'ops.flurry_nodes', … }
+ * ```
+ */
+export function parseSqlUrl(raw: string): SqlUrl {
+  const loose = typeof raw === 'string' ? redactLoosely(raw) : String(raw);
+  const bad = (why: string): FlurryError =>
+    registryError(
+      'URL_INVALID',
+      `invalid SQL registry URL "${loose}": ${why}. Expected postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=disable|require|verify-full] ` +
+        `or mysql://… (mariadb:// too), e.g. postgres://app:secret@127.0.0.1:5432/orders?table=flurry_nodes`,
+      { url: loose },
+    );
+  if (typeof raw !== 'string') throw bad('it is not a string');
+  const m =
+    /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/.exec(
+      raw.trim(),
+    );
+  if (!m) throw bad('it does not have the form scheme://[user[:password]@]host[:port]/database');
+  const scheme = m[1].toLowerCase();
+  const dialect = SQL_SCHEMES[scheme];
+  if (!dialect) throw bad(`the scheme "${scheme}:" is not postgres:, postgresql:, mysql: or mariadb:`);
+  if (m[7] !== undefined) throw bad('a fragment (#…) is not allowed');
+  let user: string | undefined;
+  let password: string | undefined;
+  if (m[2] !== undefined) {
+    const colon = m[2].indexOf(':');
+    try {
+      user = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
+      password = colon < 0 ? undefined : decodeURIComponent(m[2].slice(colon + 1));
+    } catch {
+      throw bad('the user or password is not valid percent-encoding');
+    }
+    if (user === '') throw bad('the user before "@" is empty');
+  }
+  const port = m[4] === undefined ? (dialect === 'postgres' ? 5432 : 3306) : Number(m[4]);
+  if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
+  let database: string;
+  try {
+    database = decodeURIComponent(m[5] ?? '');
+  } catch {
+    throw bad('the database name is not valid percent-encoding');
+  }
+  if (database === '') throw bad('the database is missing (…/database)');
+  if (!/^[A-Za-z0-9_$-]{1,64}$/.test(database))
+    throw bad(`the database "${database}" must be 1-64 letters, digits, "_", "$" or "-"`);
+  let table = DEFAULT_REGISTRY_TABLE;
+  let sslmode: SqlSslMode = 'disable';
+  if (m[6] !== undefined && m[6] !== '') {
+    const params = new URLSearchParams(m[6]);
+    const seen = new Set<string>();
+    for (const [key, value] of params) {
+      if (!PARAMS.includes(key)) throw bad(`unknown parameter "${key}" (only ${PARAMS.join(' and ')} are supported)`);
+      if (seen.has(key)) throw bad(`the parameter "${key}" is given twice`);
+      seen.add(key);
+      if (key === 'table') {
+        const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
+        if (!validTableName(value)) throw bad(why);
+        table = value;
+      } else {
+        if (!(SSL_MODES as readonly string[]).includes(value))
+          throw bad(`sslmode "${value}" is not one of ${SSL_MODES.join(', ')}`);
+        sslmode = value as SqlSslMode;
+      }
+    }
+  }
+  const auth = user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : ':***'}@`;
+  const query = [
+    table !== DEFAULT_REGISTRY_TABLE ? `table=${table}` : '',
+    sslmode !== 'disable' ? `sslmode=${sslmode}` : '',
+  ]
+    .filter(Boolean)
+    .join('&');
+  const redacted = `${scheme}://${auth}${m[3]}:${port}/${database}${query ? `?${query}` : ''}`;
+  return {
+    dialect,
+    host: m[3].replace(/^\[|\]$/g, ''),
+    port,
+    database,
+    ...(user !== undefined ? { user } : {}),
+    ...(password !== undefined ? { password } : {}),
+    table,
+    sslmode,
+    redacted,
+  };
+}

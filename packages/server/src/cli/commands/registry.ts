@@ -1,0 +1,63 @@
+/**
+ * `flurry registry init URL [--print]`: creates the registry table of a `postgres://` or
+ * `mysql://` registry (if it does not exist) and checks it, or with `--print` only prints its
+ * DDL, for an administrator to run when the application's user may not create tables.
+ *
+ * @example
+ * ```sh
+ * flurry registry init 'postgres://admin:pw@db:5432/orders?table=flurry_nodes'
+ * flurry registry init --print 'mysql://app@db/orders' > flurry_nodes.sql
+ * ```
+ */
+import { initSqlRegistry, sqlRegistryDdl } from '@flurry/coordination';
+import { serverError } from '../../errors.js';
+import { hasFlag, parseCommandLine } from '../args.js';
+import { write, type CliIo } from '../io.js';
+
+const FLAGS = { print: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+/**
+ * `flurry registry --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(REGISTRY_HELP);
+ * ```
+ */
+export const REGISTRY_HELP = `Usage: flurry registry init [--print] URL
+
+Creates the node-ID lease table of a SQL registry (CREATE TABLE IF NOT EXISTS) and checks
+its columns. URL: postgres://user:pass@host:port/db[?table=name] or mysql://… (mariadb://).
+--print only prints the DDL (nothing is contacted), for an administrator to run when the
+application's user may not create tables. The registry also creates the table on first use.
+`;
+
+/**
+ * Runs `flurry registry …`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await registryCommand({ argv: ['init', '--print', 'postgres://h/db'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function registryCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, REGISTRY_HELP);
+    return 0;
+  }
+  const [sub, url, ...rest] = args.positionals;
+  if (sub !== 'init' || url === undefined || rest.length > 0) {
+    throw serverError(
+      'USAGE',
+      'flurry registry has one subcommand: flurry registry init [--print] URL (a postgres:// or mysql:// registry URL)',
+    );
+  }
+  if (hasFlag(args, 'print')) {
+    await write(io.stdout, `${sqlRegistryDdl(url)};\n`);
+    return 0;
+  }
+  const r = await initSqlRegistry(url);
+  await write(io.stdout, `registry table ${r.table} is ready in ${r.url}\n`);
+  return 0;
+}
