@@ -26,7 +26,8 @@ import { FlurryError } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-const SAFE_END = BigInt(Number.MAX_SAFE_INTEGER) + 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const SAFE_END = MAX_SAFE + 1n;
 
 /** A segment `[start, start + len)`, issued up to `pos`. Number arithmetic while `safe`. */
 class Segment {
@@ -171,7 +172,7 @@ export class Sequence {
       const n = s.pos++;
       if (n === s.trigger) this.prefetch();
       if (s.safe) return s.startNum + n;
-      throw this.unsafe(s.start + BigInt(n));
+      return this.toNumber(s.start + BigInt(n));
     }
     return this.advance() ? this.tryNextNumber() : undefined;
   }
@@ -250,8 +251,8 @@ export class Sequence {
   async batchNumbers(count: number): Promise<number[]> {
     const out: number[] = [];
     await this.fill(count, (s, from, to) => {
-      if (!s.safe) throw this.unsafe(s.start + BigInt(from));
-      for (let i = from; i < to; i++) out.push(s.startNum + i);
+      if (s.safe) for (let i = from; i < to; i++) out.push(s.startNum + i);
+      else for (let i = from; i < to; i++) out.push(this.toNumber(s.start + BigInt(i)));
     });
     return out;
   }
@@ -341,6 +342,11 @@ export class Sequence {
 
   private issued(): number {
     return this.retired + Math.min(this.cur.pos, this.cur.len);
+  }
+
+  private toNumber(value: bigint): number {
+    if (value <= MAX_SAFE) return Number(value);
+    throw this.unsafe(value);
   }
 
   private unsafe(value: bigint): FlurryError {
@@ -434,7 +440,11 @@ export class Sequence {
       this.stats.lastError = e;
       if (e.details.outcomeUnknown === true) {
         this.stats.skipped++;
-        this.stats.wasted += BigInt(step ?? this.minStep);
+        const sk = e.details.skipped as { start?: unknown; end?: unknown } | undefined;
+        this.stats.wasted +=
+          typeof sk?.start === 'string' && typeof sk.end === 'string'
+            ? BigInt(sk.end) - BigInt(sk.start)
+            : BigInt(step ?? this.minStep);
       }
       this.retryAt = this.clock.monotonic() + this.tuning.retryMs;
       if (e.code === SequenceErrorCode.STORE_UNAVAILABLE && !this.closed) {

@@ -117,10 +117,10 @@ async function withSession<T>(
   adapter: SqlAdapter,
   o: SqlStoreOptions,
   what: string,
-  fn: (s: SqlSession, stage: { at: string }) => Promise<T>,
+  fn: (s: SqlSession, stage: { at: string; skipped?: { start: string; end: string } }) => Promise<T>,
   key?: string,
 ): Promise<T> {
-  const stage = { at: 'connect' };
+  const stage: { at: string; skipped?: { start: string; end: string } } = { at: 'connect' };
   let session: SqlSession | undefined;
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
@@ -281,9 +281,11 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
           const row = sel.rows[0];
           if (!row) throw new Error(`the row of "${key}" vanished inside the transaction`);
           const info = rowInfo(row, adapter.kind);
+          const a = allocationFrom(key, info.maxId, step ?? info.step, adapter.kind);
+          stage.skipped = { start: a.start.toString(), end: a.end.toString() };
           stage.at = 'commit';
           await s.query('COMMIT', []);
-          return allocationFrom(key, info.maxId, step ?? info.step, adapter.kind);
+          return a;
         },
         key,
       );
