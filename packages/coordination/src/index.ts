@@ -13,7 +13,16 @@ export * from './errors.js';
 export * from './driver.js';
 export * from './options.js';
 export * from './slot-map.js';
-export * from './lease-manager.js';
+export type {
+  AcquireOptions,
+  LeaseState,
+  LeaseStats,
+  ManagedLease,
+  Registry,
+  StaticAssignment,
+} from './lease-types.js';
+export { claimFloor, waitForFloor, type FloorWaitOptions, type TickGrid } from './floor.js';
+export { LeaseRegistry } from './registry.js';
 export * from './leased-generator.js';
 export * from './url.js';
 export * from './open-registry.js';
