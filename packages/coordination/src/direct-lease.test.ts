@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ErrorCode, FlurryError, Generator, Layout, ManualClock } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
-import { LeaseRegistry } from './lease-manager.js';
+import { LeaseRegistry } from './registry.js';
 
 test('GIVEN a Generator built on a registry lease itself WHEN the lease is lost and re-acquired as another node THEN that generator refuses for good, never issuing under the old node ID another holder now has', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-direct-'));

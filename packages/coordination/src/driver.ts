@@ -3,7 +3,7 @@
  * and only claims, renews and releases *slots* (integers `0..slots-1`) in a namespace.
  * Everything generic (mapping slots to a layout's node fields, the renewal loop, the
  * fencing deadline on the monotonic clock, the high-water arithmetic, events, metrics)
- * lives in `lease-manager.ts` and is shared by every backend.
+ * lives in `registry.ts`, `lease.ts`, `claim.ts` and `floor.ts` and is shared by every backend.
  *
  * @example
  * ```ts

@@ -12,7 +12,7 @@
  * CLOCK_MONOTONIC does not count time the host spends suspended (laptop lid, VM pause).
  * For lease files that is consistent: every holder on the host is suspended with it, so
  * no record expires under a sleeping holder. The holders' leases also carry a wall-clock
- * deadline (see `lease-manager.ts`), which does pass across a long suspend: they fence
+ * deadline (see `lease.ts`), which does pass across a long suspend: they fence
  * themselves on resume and re-acquire (usually the same slot, whose record is still
  * theirs) — conservative for the file registry, and what a network registry, whose TTL
  * ran on during the suspend, needs.

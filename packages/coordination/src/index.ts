@@ -8,15 +8,38 @@
  * const ids = await leasedGenerator({ registry, layout: 'twitter' });
  * console.log(ids.next());
  * ```
+ *
+ * Named exports only: what users call (openRegistry, leasedGenerator, their options and
+ * the lease they hand out), what a driver author implements or wraps (RegistryDriver,
+ * LeaseRegistry, the file and static drivers, coded errors), and nothing internal (slot
+ * maps, the slot cache, the floor arithmetic, holder helpers).
  */
-export * from './errors.js';
-export * from './driver.js';
-export * from './options.js';
-export * from './slot-map.js';
-export * from './lease-manager.js';
-export * from './leased-generator.js';
-export * from './url.js';
-export * from './open-registry.js';
+// Opening a registry and issuing under a lease
+export { openRegistry } from './open-registry.js';
+export { leasedGenerator, type LeasedGenerator, type LeasedGeneratorOptions } from './leased-generator.js';
+export {
+  resolveRegistryOptions,
+  type RegistryOptions,
+  type ResolvedRegistryOptions,
+  type RegistryLogger,
+} from './options.js';
+export { parseRegistryUrl, type ParsedRegistryUrl, type RegistryKind } from './url.js';
+export type {
+  AcquireOptions,
+  LeaseState,
+  LeaseStats,
+  ManagedLease,
+  Registry,
+  StaticAssignment,
+} from './lease-types.js';
+export type { LayoutLike } from './slot-map.js';
+
+// Errors
+export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
+
+// Writing or wrapping a driver
+export type { RegistryDriver, Claim, ClaimRequest, HolderInfo } from './driver.js';
+export { LeaseRegistry } from './registry.js';
 export {
   createFileDriver,
   timeSourceFor,
@@ -25,7 +48,6 @@ export {
   type LeaseTimeSource,
 } from './drivers/file.js';
 export { createStaticDriver, k8sOrdinal, type StaticDriverOptions } from './drivers/static.js';
-export { defaultStateDir, SlotCache } from './state-dir.js';
 export {
   DEFAULT_REGISTRY_TABLE,
   REGISTRY_COLUMNS,

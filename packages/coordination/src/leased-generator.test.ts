@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FlurryError, Layout, ManualClock, systemClock, type GeneratorEvent } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
 import { cleanFloorDriver } from './drivers/test-kit.js';
-import { LeaseRegistry } from './lease-manager.js';
+import { LeaseRegistry } from './registry.js';
 import { leasedGenerator } from './leased-generator.js';
 import { openRegistry } from './open-registry.js';
 

@@ -7,7 +7,7 @@
  *
  * Between the loss and the re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED`
  * (the service reports not-ready through `ready()`). The lease is fenced on two clocks
- * (see `lease-manager.ts`): its monotonic deadline (a paused process) and its wall-clock
+ * (see `lease.ts`): its monotonic deadline (a paused process) and its wall-clock
  * deadline (a suspended machine, whose monotonic clock stood still), so after a laptop
  * lid or VM pause longer than the TTL the first call refuses instead of issuing under a
  * node ID the registry may have given away.
@@ -45,7 +45,8 @@ import {
   type PresetName,
 } from '@flurry/core';
 import { registryError } from './errors.js';
-import { waitForFloor, type ManagedLease, type Registry } from './lease-manager.js';
+import { waitForFloor } from './floor.js';
+import type { ManagedLease, Registry } from './lease-types.js';
 
 /**
  * Options of {@link leasedGenerator}.

@@ -27,6 +27,14 @@ export interface Clock {
   monotonic(): number;
   /** Block the current thread for about `ms` milliseconds. */
   sleep(ms: number): void;
+  /**
+   * Optional: wait about `ms` milliseconds of this clock's time without blocking the
+   * event loop. Code that waits asynchronously (a lease waiting for its high-water floor)
+   * calls it when present and waits on real timers otherwise. A clock whose time moves
+   * only by hand ({@link ManualClock}) yields to the event loop and then advances itself,
+   * so fake time passes instantly.
+   */
+  delay?(ms: number): Promise<void>;
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
@@ -88,6 +96,11 @@ export class ManualClock implements Clock {
   }
   sleep(ms: number): void {
     if (ms > 0) this.advance(ms);
+  }
+  /** Yields to the event loop once, then advances both times by `ms` (see {@link Clock.delay}). */
+  async delay(ms: number): Promise<void> {
+    await new Promise<void>((r) => setImmediate(r));
+    this.sleep(ms);
   }
   /** Moves wall and monotonic time forward together. */
   advance(ms: number): void {

@@ -1,8 +1,105 @@
-export * from './errors.js';
-export * from './known-options.js';
-export * from './clock.js';
-export * from './lease.js';
-export * from './layout/index.js';
-export * from './generator/index.js';
-export * from './codecs/index.js';
-export * from './public/index.js';
+/**
+ * `@flurry/core`: time-ordered 64-bit IDs. A {@link Layout} says which bits hold the
+ * timestamp, the node fields and the sequence; a {@link Generator} issues IDs of a layout
+ * on one node; the string codecs write them as decimal, hex, base32/58/62 or base64url;
+ * a {@link PublicIdCipher} turns them into keyed, unguessable public IDs.
+ *
+ * Named exports only: internal tables (option-name lists, unit tables, tick planning) stay
+ * inside the package.
+ *
+ * @example
+ * ```ts
+ * import { Generator, Layout, encodeId } from '@flurry/core';
+ * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 7 } });
+ * const id = gen.next();                               // 1859214170478923776n, say
+ * encodeId(id, 'base62');                              // 'MDchsWNk9ZS'
+ * Layout.from('twitter').decode(id).timestamp;         // '2024-10-14T09:21:04.123Z'
+ * ```
+ */
+
+// Errors and options
+export { FlurryError, ErrorCode, type ErrorCodeValue } from './errors.js';
+export { assertKnownOptions, optionNames, type OptionNames, type UnknownOptionError } from './known-options.js';
+
+// Time and leases
+export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
+export type { NodeLease } from './lease.js';
+
+// Layouts
+export {
+  Layout,
+  parseId,
+  isPresetName,
+  PRESETS,
+  DEFAULT_EPOCH_MS,
+  TWITTER_EPOCH_MS,
+  DISCORD_EPOCH_MS,
+  SONYFLAKE_EPOCH_MS,
+  INSTAGRAM_EPOCH_MS,
+  type PresetName,
+  type TimeUnit,
+  type FieldSpec,
+  type LayoutSpec,
+  type LayoutField,
+  type LayoutInfo,
+  type LayoutParseOptions,
+  type DecodedId,
+} from './layout/index.js';
+
+// Generators
+export { Generator } from './generator/generator.js';
+export {
+  SharedGenerator,
+  type SharedGeneratorOptions,
+  type SharedGeneratorState,
+} from './generator/shared-generator.js';
+export {
+  GENERATOR_DEFAULTS,
+  type GeneratorOptions,
+  type GeneratorEvent,
+  type GeneratorStats,
+  type ExhaustedPolicy,
+  type BackwardsPolicy,
+  type SequenceStart,
+} from './generator/options.js';
+
+// String forms (codecs)
+export {
+  encodeId,
+  decodeId,
+  getCodec,
+  isIdFormat,
+  codecs,
+  FORMATS,
+  CROCKFORD_ALPHABET,
+  BASE58_ALPHABET,
+  BASE62_ALPHABET,
+  SORTABLE_BASE64URL_ALPHABET,
+  jsonReplacer,
+  jsonReviver,
+  toJSONSafe,
+  type IdFormat,
+  type IdCodec,
+  type EncodeOptions,
+  type DecodeOptions,
+  type IdKeys,
+  type JsonReviver,
+  type JsonReviverOptions,
+  type JsonSafe,
+} from './codecs/index.js';
+
+// Public IDs (keyed encryption)
+export {
+  PublicIdCipher,
+  PublicIdCodec,
+  PublicIdKey,
+  generateKey,
+  parseKeys,
+  loadKeysFromEnv,
+  loadKeysFromFile,
+  PUBLIC_ID_FORMAT_VERSION,
+  PUBLIC_ID_TAG_LENGTH,
+  FEISTEL_ROUNDS,
+  type PublicIdAlphabet,
+  type PublicIdOptions,
+} from './public/index.js';

@@ -11,7 +11,7 @@ import { SharedGenerator } from './generator/shared-generator.js';
 import { Layout } from './layout/layout.js';
 import { codecs, decodeId, encodeId } from './codecs/formats.js';
 import { jsonReviver } from './codecs/json.js';
-import { PublicIdCodec } from './public/codec.js';
+import { PublicIdCodec } from './public/cipher.js';
 import { generateKey } from './public/keys.js';
 import { optionNames } from './known-options.js';
 

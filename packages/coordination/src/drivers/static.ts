@@ -26,7 +26,7 @@ import path from 'node:path';
 import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import type { StaticAssignment } from '../lease-manager.js';
+import type { StaticAssignment } from '../lease-types.js';
 import { writeFileAtomic } from '../state-dir.js';
 
 /**

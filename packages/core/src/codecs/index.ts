@@ -12,7 +12,6 @@
  */
 export {
   FORMATS,
-  CODEC_OPTION_NAMES,
   codecs,
   encodeId,
   decodeId,

@@ -1,6 +1,7 @@
 /**
  * The generators: {@link Generator} (one thread) and {@link SharedGenerator} (worker
- * threads sharing one node ID), their options, events and the rare-path planner.
+ * threads sharing one node ID), their options and events. (The tick planner and the
+ * option tables stay internal.)
  *
  * @example
  * ```ts
@@ -9,7 +10,14 @@
  * gen.next();
  * ```
  */
-export * from './options.js';
-export * from './tick-planner.js';
-export * from './generator.js';
-export * from './shared-generator.js';
+export { Generator } from './generator.js';
+export { SharedGenerator, type SharedGeneratorOptions, type SharedGeneratorState } from './shared-generator.js';
+export {
+  GENERATOR_DEFAULTS,
+  type GeneratorOptions,
+  type GeneratorEvent,
+  type GeneratorStats,
+  type ExhaustedPolicy,
+  type BackwardsPolicy,
+  type SequenceStart,
+} from './options.js';

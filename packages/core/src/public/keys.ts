@@ -268,7 +268,7 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
  * @example
  * ```ts
  * const keys = loadKeysFromEnv();
- * if (keys.length) codec = PublicIdCodec.create({ keys, bits: layout.totalBits });
+ * if (keys.length) codec = PublicIdCipher.create({ keys, bits: layout.totalBits });
  * ```
  */
 export function loadKeysFromEnv(env: Record<string, string | undefined> = process.env): PublicIdKey[] {

@@ -12,7 +12,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import { chaskeyTag } from './chaskey.js';
-import { PUBLIC_ID_FORMAT_VERSION, PublicIdCodec } from './codec.js';
+import { PublicIdCipher } from './cipher.js';
+import { PUBLIC_ID_FORMAT_VERSION } from './format.js';
 
 /** Secret bytes 00 01 … 1f under key ID K. */
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
@@ -132,7 +133,7 @@ const TAG_VECTORS: [number, 'base62' | 'base58', bigint, bigint, string, number,
 describe('public: known-answer vectors', () => {
   it('GIVEN the fixed key THEN encrypt gives the committed values at every width, and decrypt inverts them', () => {
     for (const [bits, pairs] of ENCRYPT_VECTORS) {
-      const codec = PublicIdCodec.create({ keys: KEY, bits });
+      const codec = PublicIdCipher.create({ keys: KEY, bits });
       for (const [id, encrypted] of pairs) {
         assert.equal(codec.encrypt(id), encrypted, `bits ${bits}, id ${id}`);
         assert.equal(codec.decrypt(encrypted), id);
@@ -141,9 +142,9 @@ describe('public: known-answer vectors', () => {
   });
 
   it('GIVEN the fixed key THEN the string forms are the committed ones and decode back', () => {
-    const b62 = PublicIdCodec.create({ keys: KEY });
-    const b58 = PublicIdCodec.create({ keys: KEY, alphabet: 'base58' });
-    const narrow = PublicIdCodec.create({ keys: KEY, bits: 41 });
+    const b62 = PublicIdCipher.create({ keys: KEY });
+    const b58 = PublicIdCipher.create({ keys: KEY, alphabet: 'base58' });
+    const narrow = PublicIdCipher.create({ keys: KEY, bits: 41 });
     for (const [id, s62, s58, s41] of STRING_VECTORS) {
       assert.equal(b62.encode(id), s62);
       assert.equal(b58.encode(id), s58);
@@ -161,7 +162,7 @@ describe('public: known-answer vectors', () => {
     const keyWords = Uint32Array.from({ length: 4 }, (_, i) => tagKey.readUInt32LE(4 * i));
     assert.equal(PUBLIC_ID_FORMAT_VERSION, 2);
     for (const [bits, alphabet, id, encrypted, macHex, tagValue, tagChars] of TAG_VECTORS) {
-      const codec = PublicIdCodec.create({ keys: KEY, bits, alphabet });
+      const codec = PublicIdCipher.create({ keys: KEY, bits, alphabet });
       const radix = alphabet === 'base62' ? 62 : 58;
       assert.equal(codec.encrypt(id), encrypted, 'the permutation is unchanged');
       // Block: encrypted low word, high word, N | radix << 8 | "K" << 16 | version << 24, "FTAG" (little-endian words).

@@ -10,7 +10,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '../errors.js';
-import { PublicIdCodec } from './codec.js';
+import { PublicIdCipher } from './cipher.js';
 
 const KEY = 'fk1_S_c3RhdGlzdGljcy10ZXN0LWtleS0wMTIzNDU2Nzg5YWI';
 
@@ -100,7 +100,7 @@ function checkUniform(name: string, bits: number, outputs: bigint[]): void {
 describe('public: statistics of consecutive IDs', () => {
   const n = 40_000;
   for (const bits of [64, 63, 41]) {
-    const codec = PublicIdCodec.create({ keys: KEY, bits });
+    const codec = PublicIdCipher.create({ keys: KEY, bits });
     const mask = (1n << BigInt(bits)) - 1n;
     it(`GIVEN ${n} consecutive IDs (${bits}-bit space) THEN outputs are bit-balanced, without runs or correlation`, () => {
       checkUniform(
@@ -119,7 +119,7 @@ describe('public: statistics of consecutive IDs', () => {
   }
 
   it('GIVEN any one input bit flipped THEN each output bit flips about half the time (avalanche)', () => {
-    const codec = PublicIdCodec.create({ keys: KEY });
+    const codec = PublicIdCipher.create({ keys: KEY });
     const samples = 1500;
     const flips = Array.from({ length: 64 }, () => new Array<number>(64).fill(0));
     let x = 0x9e3779b97f4a7c15n;
@@ -157,8 +157,8 @@ describe('public: statistics of the authentication tag', () => {
     ['base58', 100_000],
   ] as const) {
     it(`GIVEN ${n.toLocaleString('en-US')} random encrypted values (${alphabet}) THEN a wrong key's tag agrees in 1, 2 and 3 characters at the rates 1/r, 1/r², 1/r³ (false accept within its bound), and tag characters are uniform`, () => {
-      const right = PublicIdCodec.create({ keys: KEY, alphabet });
-      const wrong = PublicIdCodec.create({ keys: WRONG, alphabet });
+      const right = PublicIdCipher.create({ keys: KEY, alphabet });
+      const wrong = PublicIdCipher.create({ keys: WRONG, alphabet });
       const r = alphabet === 'base62' ? 62 : 58;
       const p = right.payloadLength;
       let x = 0x243f6a8885a308d3n;

@@ -9,7 +9,8 @@ import { BASE58_ALPHABET, BASE62_ALPHABET, encodeId } from '../codecs/formats.js
 import { Layout } from '../layout/layout.js';
 import { PRESETS, type PresetName } from '../layout/presets.js';
 import { DihedralCheck } from './checksum.js';
-import { PUBLIC_ID_TAG_LENGTH, PublicIdCodec } from './codec.js';
+import { PublicIdCipher, PublicIdCodec } from './cipher.js';
+import { PUBLIC_ID_TAG_LENGTH } from './format.js';
 import { generateKey } from './keys.js';
 
 const MAX64 = (1n << 64n) - 1n;
@@ -23,9 +24,9 @@ function seededKey(seed: string, i: number, id = 'A'): string {
   return `fk1_${id}_${createHash('sha256').update(`${seed}/${i}`).digest().toString('base64url')}`;
 }
 
-describe('public: PublicIdCodec', () => {
+describe('public: PublicIdCipher', () => {
   it('GIVEN the defaults THEN public IDs are 16 base62 characters: key ID, 11 for the ID, 3 for the tag, check character', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A });
+    const codec = PublicIdCipher.create({ keys: KEY_A });
     assert.equal(codec.bits, 64);
     assert.equal(codec.alphabet, 'base62');
     assert.equal(codec.checksum, true);
@@ -36,20 +37,20 @@ describe('public: PublicIdCodec', () => {
     assert.equal(codec.currentKeyId, 'A');
     const s = codec.encode(1859214170478923776n);
     assert.match(s, /^A[0-9A-Za-z]{15}$/);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, checksum: false }).length, 15);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, alphabet: 'base58' }).length, 16);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, bits: 63 }).length, 16);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, bits: 53 }).length, 1 + 9 + 3 + 1);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, bits: 53, alphabet: 'base58' }).length, 1 + 10 + 3 + 1);
-    assert.equal(PublicIdCodec.create({ keys: KEY_A, bits: 41 }).length, 1 + 7 + 3 + 1);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, checksum: false }).length, 15);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, alphabet: 'base58' }).length, 16);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, bits: 63 }).length, 16);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, bits: 53 }).length, 1 + 9 + 3 + 1);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, bits: 53, alphabet: 'base58' }).length, 1 + 10 + 3 + 1);
+    assert.equal(PublicIdCipher.create({ keys: KEY_A, bits: 41 }).length, 1 + 7 + 3 + 1);
   });
 
   it('GIVEN any 64-bit ID THEN encode/decode and encrypt/decrypt round-trip, for both alphabets, with and without checksum', () => {
     const codecs = [
-      PublicIdCodec.create({ keys: KEY_A }),
-      PublicIdCodec.create({ keys: KEY_A, alphabet: 'base58' }),
-      PublicIdCodec.create({ keys: KEY_A, checksum: false }),
-      PublicIdCodec.create({ keys: KEY_A, alphabet: 'base58', checksum: false }),
+      PublicIdCipher.create({ keys: KEY_A }),
+      PublicIdCipher.create({ keys: KEY_A, alphabet: 'base58' }),
+      PublicIdCipher.create({ keys: KEY_A, checksum: false }),
+      PublicIdCipher.create({ keys: KEY_A, alphabet: 'base58', checksum: false }),
     ];
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: MAX64 }), (id) => {
@@ -74,7 +75,7 @@ describe('public: PublicIdCodec', () => {
     for (let bits = 1; bits <= 64; bits++) {
       for (const alphabet of ['base62', 'base58'] as const) {
         for (const checksum of [true, false]) {
-          const codec = PublicIdCodec.create({ keys: KEY_A, bits, alphabet, checksum });
+          const codec = PublicIdCipher.create({ keys: KEY_A, bits, alphabet, checksum });
           const max = (1n << BigInt(bits)) - 1n;
           assert.equal(codec.length, 1 + codec.payloadLength + 3 + (checksum ? 1 : 0));
           for (const id of [0n, max, ...fc.sample(fc.bigInt({ min: 0n, max }), { numRuns: 30, seed: bits })]) {
@@ -92,7 +93,7 @@ describe('public: PublicIdCodec', () => {
     for (const name of Object.keys(PRESETS) as PresetName[]) {
       const layout = Layout.from(name);
       for (const alphabet of ['base62', 'base58'] as const) {
-        const codec = PublicIdCodec.create({ keys: KEY_A, bits: layout.totalBits, maxId: layout.maxId, alphabet });
+        const codec = PublicIdCipher.create({ keys: KEY_A, bits: layout.totalBits, maxId: layout.maxId, alphabet });
         for (const id of [
           0n,
           1n,
@@ -108,7 +109,7 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN 250,000 consecutive IDs THEN every public ID decodes back and all are distinct (1,000,000 in the Feistel test)', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A, bits: 63 });
+    const codec = PublicIdCipher.create({ keys: KEY_A, bits: 63 });
     const n = 250_000;
     const seen = new Set<string>();
     const start = 1859214170478923776n;
@@ -122,8 +123,8 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN a rotated keyring THEN the newest key encodes and links made with the old key still decode', () => {
-    const old = PublicIdCodec.create({ keys: KEY_A });
-    const rotated = PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}` });
+    const old = PublicIdCipher.create({ keys: KEY_A });
+    const rotated = PublicIdCipher.create({ keys: `${KEY_B},${KEY_A}` });
     assert.deepEqual(rotated.keyIds, ['B', 'A']);
     const ids = fc.sample(fc.bigInt({ min: 0n, max: MAX64 }), { numRuns: 200, seed: 3 });
     for (const id of ids) {
@@ -136,7 +137,7 @@ describe('public: PublicIdCodec', () => {
       assert.equal(rotated.decrypt(rotated.encrypt(id, 'A'), 'A'), id);
       assert.equal(rotated.encrypt(id, 'A'), old.encrypt(id));
     }
-    const onlyNew = PublicIdCodec.create({ keys: KEY_B });
+    const onlyNew = PublicIdCipher.create({ keys: KEY_B });
     const err = expectCode(
       () => onlyNew.decode(old.encode(5n)),
       'FLURRY_E_PUBLIC_ID_UNKNOWN_KEY',
@@ -148,20 +149,20 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN a public ID with one character changed or two adjacent characters swapped THEN every one is FLURRY_E_PUBLIC_ID_CHECKSUM (a typo), never a wrong-key error or an ID', () => {
-    const cases: [PublicIdCodec, PublicIdCodec, string][] = [
+    const cases: [PublicIdCipher, PublicIdCipher, string][] = [
       [
-        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}` }),
-        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}` }),
+        PublicIdCipher.create({ keys: `${KEY_A},${KEY_B}` }),
+        PublicIdCipher.create({ keys: `${KEY_B},${KEY_A}` }),
         BASE62_ALPHABET,
       ],
       [
-        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 63, alphabet: 'base58' }),
-        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 63, alphabet: 'base58' }),
+        PublicIdCipher.create({ keys: `${KEY_A},${KEY_B}`, bits: 63, alphabet: 'base58' }),
+        PublicIdCipher.create({ keys: `${KEY_B},${KEY_A}`, bits: 63, alphabet: 'base58' }),
         BASE58_ALPHABET,
       ],
       [
-        PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, bits: 41 }),
-        PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits: 41 }),
+        PublicIdCipher.create({ keys: `${KEY_A},${KEY_B}`, bits: 41 }),
+        PublicIdCipher.create({ keys: `${KEY_B},${KEY_A}`, bits: 41 }),
         BASE62_ALPHABET,
       ],
     ];
@@ -195,7 +196,7 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN a codec without check character and a one-character typo THEN decoding still fails with a code (wrong key, unknown key or malformed), never returns an ID', () => {
-    const codec = PublicIdCodec.create({ keys: `${KEY_A},${KEY_B}`, checksum: false });
+    const codec = PublicIdCipher.create({ keys: `${KEY_A},${KEY_B}`, checksum: false });
     const seen = new Map<string, number>();
     for (const id of fc.sample(fc.bigInt({ min: 0n, max: MAX64 }), { numRuns: 30, seed: 21 })) {
       const s = codec.encode(id);
@@ -225,7 +226,7 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN the wrong length, bad characters or a non-string THEN FLURRY_E_PUBLIC_ID_MALFORMED with the position', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A });
+    const codec = PublicIdCipher.create({ keys: KEY_A });
     const s = codec.encode(77n);
     expectCode(
       () => codec.decode(s.slice(0, -1)),
@@ -241,7 +242,7 @@ describe('public: PublicIdCodec', () => {
     );
     assert.equal(err.details.position, 5);
     expectCode(() => codec.decode(`${s.slice(0, 15)}é`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /position 16/);
-    const b58 = PublicIdCodec.create({ keys: KEY_A, alphabet: 'base58' });
+    const b58 = PublicIdCipher.create({ keys: KEY_A, alphabet: 'base58' });
     const t = b58.encode(77n);
     expectCode(() => b58.decode(`${t.slice(0, 3)}0${t.slice(4)}`), 'FLURRY_E_PUBLIC_ID_MALFORMED', /"0" at position 4/);
     for (const v of [undefined, null, 5, 5n, {}])
@@ -249,18 +250,18 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN a string of the length of format 1 (no tag) THEN FLURRY_E_PUBLIC_ID_MALFORMED that names format 1', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A });
+    const codec = PublicIdCipher.create({ keys: KEY_A });
     expectCode(
       () => codec.decode('K4WHMyxszSaTD'),
       'FLURRY_E_PUBLIC_ID_MALFORMED',
       /13 characters long; .*format 1 \(before the authentication tag; never released\), which is no longer read/,
     );
-    const noCheck = PublicIdCodec.create({ keys: KEY_A, checksum: false });
+    const noCheck = PublicIdCipher.create({ keys: KEY_A, checksum: false });
     expectCode(() => noCheck.decode('K4WHMyxszSaT'), 'FLURRY_E_PUBLIC_ID_MALFORMED', /format 1/);
   });
 
   it('GIVEN a well-formed string whose encrypted part exceeds 2^bits THEN FLURRY_E_PUBLIC_ID_MALFORMED', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A });
+    const codec = PublicIdCipher.create({ keys: KEY_A });
     const check = new DihedralCheck(BASE62_ALPHABET);
     const body = `A${'z'.repeat(11)}000`; // 62^11 - 1 > 2^64 - 1
     expectCode(
@@ -268,10 +269,10 @@ describe('public: PublicIdCodec', () => {
       'FLURRY_E_PUBLIC_ID_MALFORMED',
       /larger than the largest 64-bit value/,
     );
-    const narrow = PublicIdCodec.create({ keys: KEY_A, bits: 20 });
+    const narrow = PublicIdCipher.create({ keys: KEY_A, bits: 20 });
     const nbody = `A${encodeId(1n << 20n, 'base62').padStart(narrow.payloadLength, '0')}000`;
     expectCode(() => narrow.decode(nbody + check.checkChar(nbody)), 'FLURRY_E_PUBLIC_ID_MALFORMED', /20-bit/);
-    const noCheck = PublicIdCodec.create({ keys: KEY_A, checksum: false });
+    const noCheck = PublicIdCipher.create({ keys: KEY_A, checksum: false });
     expectCode(() => noCheck.decode(body), 'FLURRY_E_PUBLIC_ID_MALFORMED');
   });
 
@@ -279,12 +280,12 @@ describe('public: PublicIdCodec', () => {
     // A wrong key passes the 3-character tag with probability 1/238,328, so 10,000 trials
     // accept one with probability ~4%; the keys are derived from a fixed seed, so this test
     // is deterministic, and with this seed none is accepted.
-    const issuer = PublicIdCodec.create({ keys: KEY_A });
+    const issuer = PublicIdCipher.create({ keys: KEY_A });
     const ids = fc.sample(fc.bigInt({ min: 0n, max: MAX64 }), { numRuns: 10_000, seed: 42 });
     let accepted = 0;
     let wrongKey = 0;
     for (let i = 0; i < ids.length; i++) {
-      const wrong = PublicIdCodec.create({ keys: seededKey('flurry-wrong-key-test', i) });
+      const wrong = PublicIdCipher.create({ keys: seededKey('flurry-wrong-key-test', i) });
       const s = issuer.encode(ids[i]);
       try {
         wrong.decode(s);
@@ -298,7 +299,7 @@ describe('public: PublicIdCodec', () => {
     assert.equal(accepted, 0);
     assert.equal(wrongKey, 10_000);
     const err = expectCode(
-      () => PublicIdCodec.create({ keys: KEY_A_OTHER }).decode(issuer.encode(5n)),
+      () => PublicIdCipher.create({ keys: KEY_A_OTHER }).decode(issuer.encode(5n)),
       'FLURRY_E_PUBLIC_ID_WRONG_KEY',
       /was decoded with a key that did not issue it: its authentication tag does not match the key with key ID "A" in this keyring\. .*a regenerated key, another deployment's key.*Check the key for key ID "A"/,
     );
@@ -310,18 +311,18 @@ describe('public: PublicIdCodec', () => {
     for (const bits of [1, 8, 20, 41, 53, 63, 64]) {
       for (const alphabet of ['base62', 'base58'] as const) {
         for (const checksum of [true, false]) {
-          const issuer = PublicIdCodec.create({ keys: `${KEY_B},${KEY_A}`, bits, alphabet, checksum });
+          const issuer = PublicIdCipher.create({ keys: `${KEY_B},${KEY_A}`, bits, alphabet, checksum });
           const max = (1n << BigInt(bits)) - 1n;
           const ids = fc.sample(fc.bigInt({ min: 0n, max }), { numRuns: 100, seed: bits });
           for (let i = 0; i < ids.length; i++) {
             // The decoder has the right key B but a wrong key under A (the key the issuer's old links use).
-            const decoder = PublicIdCodec.create({
+            const decoder = PublicIdCipher.create({
               keys: [KEY_B, seededKey(`flurry-wrong-key-matrix/${bits}/${alphabet}/${checksum}`, i)],
               bits,
               alphabet,
               checksum,
             });
-            const old = PublicIdCodec.create({ keys: KEY_A, bits, alphabet, checksum }).encode(ids[i]);
+            const old = PublicIdCipher.create({ keys: KEY_A, bits, alphabet, checksum }).encode(ids[i]);
             expectCode(() => decoder.decode(old), 'FLURRY_E_PUBLIC_ID_WRONG_KEY');
             assert.equal(decoder.decode(issuer.encode(ids[i])), ids[i], 'the right key still decodes');
             trials++;
@@ -333,8 +334,8 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN a public ID issued for another width of the same length THEN FLURRY_E_PUBLIC_ID_MALFORMED naming that width, never an ID', () => {
-    const w64 = PublicIdCodec.create({ keys: KEY_A, bits: 64 });
-    const w63 = PublicIdCodec.create({ keys: KEY_A, bits: 63 });
+    const w64 = PublicIdCipher.create({ keys: KEY_A, bits: 64 });
+    const w63 = PublicIdCipher.create({ keys: KEY_A, bits: 63 });
     let named = 0;
     let tooWide = 0;
     for (const id of fc.sample(fc.bigInt({ min: 0n, max: (1n << 63n) - 1n }), { numRuns: 2000, seed: 17 })) {
@@ -355,8 +356,8 @@ describe('public: PublicIdCodec', () => {
 
   it('GIVEN an authentic string naming an ID above maxId THEN FLURRY_E_PUBLIC_ID_MALFORMED; bare decrypt above maxId too', () => {
     const maxId = (1n << 63n) - 1n; // a 63-bit layout's IDs inside a 64-bit codec
-    const mine = PublicIdCodec.create({ keys: KEY_A, maxId });
-    const fullRange = PublicIdCodec.create({ keys: KEY_A });
+    const mine = PublicIdCipher.create({ keys: KEY_A, maxId });
+    const fullRange = PublicIdCipher.create({ keys: KEY_A });
     expectCode(
       () => mine.decode(fullRange.encode(MAX64)),
       'FLURRY_E_PUBLIC_ID_MALFORMED',
@@ -371,7 +372,7 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN IDs out of range THEN encode and encrypt refuse them with ID codes', () => {
-    const codec = PublicIdCodec.create({ keys: KEY_A, bits: 41, maxId: 1000n });
+    const codec = PublicIdCipher.create({ keys: KEY_A, bits: 41, maxId: 1000n });
     expectCode(() => codec.encode(-1n), 'FLURRY_E_ID_NEGATIVE');
     expectCode(() => codec.encrypt(-1n), 'FLURRY_E_ID_NEGATIVE');
     expectCode(() => codec.encode(1001n), 'FLURRY_E_ID_TOO_WIDE', /above the largest accepted value 1000/);
@@ -384,26 +385,26 @@ describe('public: PublicIdCodec', () => {
   });
 
   it('GIVEN bad options or keys THEN create fails with INVALID_OPTION or PUBLIC_KEY_INVALID', () => {
-    expectCode(() => PublicIdCodec.create(undefined as unknown as { keys: string }), 'FLURRY_E_INVALID_OPTION');
+    expectCode(() => PublicIdCipher.create(undefined as unknown as { keys: string }), 'FLURRY_E_INVALID_OPTION');
     for (const bits of [0, 65, 1.5])
-      expectCode(() => PublicIdCodec.create({ keys: KEY_A, bits }), 'FLURRY_E_INVALID_OPTION', /bits/);
+      expectCode(() => PublicIdCipher.create({ keys: KEY_A, bits }), 'FLURRY_E_INVALID_OPTION', /bits/);
     expectCode(
-      () => PublicIdCodec.create({ keys: KEY_A, alphabet: 'base64' as 'base62' }),
+      () => PublicIdCipher.create({ keys: KEY_A, alphabet: 'base64' as 'base62' }),
       'FLURRY_E_INVALID_OPTION',
       /alphabet/,
     );
-    expectCode(() => PublicIdCodec.create({ keys: KEY_A, bits: 8, maxId: 256n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
-    expectCode(() => PublicIdCodec.create({ keys: KEY_A, maxId: -1n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
+    expectCode(() => PublicIdCipher.create({ keys: KEY_A, bits: 8, maxId: 256n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
+    expectCode(() => PublicIdCipher.create({ keys: KEY_A, maxId: -1n }), 'FLURRY_E_INVALID_OPTION', /maxId/);
     expectCode(
-      () => PublicIdCodec.create({ keys: KEY_A, checksum: 'yes' as unknown as boolean }),
+      () => PublicIdCipher.create({ keys: KEY_A, checksum: 'yes' as unknown as boolean }),
       'FLURRY_E_INVALID_OPTION',
       /checksum/,
     );
-    expectCode(() => PublicIdCodec.create({ keys: '' }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
-    expectCode(() => PublicIdCodec.create({ keys: [] }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
-    expectCode(() => PublicIdCodec.create({ keys: 'fk1_A_nope' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
+    expectCode(() => PublicIdCipher.create({ keys: '' }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
+    expectCode(() => PublicIdCipher.create({ keys: [] }), 'FLURRY_E_PUBLIC_KEY_INVALID', /empty/);
+    expectCode(() => PublicIdCipher.create({ keys: 'fk1_A_nope' }), 'FLURRY_E_PUBLIC_KEY_INVALID');
     expectCode(
-      () => PublicIdCodec.create({ keys: [KEY_A, KEY_A_OTHER] }),
+      () => PublicIdCipher.create({ keys: [KEY_A, KEY_A_OTHER] }),
       'FLURRY_E_PUBLIC_KEY_INVALID',
       /share the key ID "A"/,
     );
@@ -411,7 +412,7 @@ describe('public: PublicIdCodec', () => {
 
   it('GIVEN a codec THEN its string, JSON and inspect forms carry no key material', () => {
     const key = generateKey('Q');
-    const codec = PublicIdCodec.create({ keys: key });
+    const codec = PublicIdCipher.create({ keys: key });
     for (const v of [
       String(codec),
       JSON.stringify(codec),
@@ -437,5 +438,12 @@ describe('public: PublicIdCodec', () => {
       keyIds: ['Q'],
       currentKeyId: 'Q',
     });
+  });
+
+  it('GIVEN the former name PublicIdCodec THEN it is the same class, so existing code keeps working', () => {
+    assert.equal(PublicIdCodec, PublicIdCipher);
+    const old = PublicIdCodec.create({ keys: KEY_A });
+    assert.ok(old instanceof PublicIdCipher);
+    assert.equal(old.decode(PublicIdCipher.create({ keys: KEY_A }).encode(42n)), 42n);
   });
 });

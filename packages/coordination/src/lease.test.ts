@@ -1,110 +1,14 @@
-import { test, describe, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readdirSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import {
-  FlurryError,
-  Generator,
-  Layout,
-  ManualClock,
-  sleepSync,
-  systemClock,
-  type Clock,
-  type GeneratorEvent,
-} from '@flurry/core';
+import { FlurryError, Generator, systemClock } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { createFileDriver } from './drivers/file.js';
-import { cleanFloorDriver } from './drivers/test-kit.js';
-import { registryError } from './errors.js';
-import { claimFloor, LeaseRegistry, type ManagedLease } from './lease-manager.js';
-import { resolveRegistryOptions, type RegistryOptions } from './options.js';
+import { delay, events, freshDir, layouts, MARGIN, setup, slowDriver, TTL } from './lease-test-kit.js';
+import { LeaseRegistry } from './registry.js';
 
-const base = mkdtempSync(path.join(tmpdir(), 'flurry-lm-'));
-after(() => rmSync(base, { recursive: true, force: true }));
-let n = 0;
-const TTL = 1000;
-const MARGIN = 200;
-
-/** Two registries (two "processes") on one directory and one manual clock. */
-function setup(extra: { ttlMs?: number } = {}) {
-  const dir = path.join(base, `r${n++}`);
-  const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
-  const open = (o: RegistryOptions = {}) =>
-    new LeaseRegistry(createFileDriver(dir, { clock }), {
-      cluster: 'c',
-      ttlMs: extra.ttlMs ?? TTL,
-      marginMs: MARGIN,
-      clock,
-      autoRenew: false,
-      stateDir: path.join(dir, 'state'),
-      ...o,
-    });
-  return { dir, clock, open };
-}
-const twoSlots = Layout.parse('timestamp:41,worker:1,sequence:12');
-const oneSlot = Layout.parse('timestamp:41,datacenter:2,sequence:12');
-// Tests that build Generators use layouts of their own: a node's in-process claim makes a
-// later generator of the same ID space start after the earlier one's last tick, and every
-// test's ManualClock starts at the same time.
-const suspendLayout = Layout.parse('timestamp:41,worker:1,sequence:11');
-const stepBackLayout = Layout.parse('timestamp:41,worker:1,sequence:10');
-const realClockLayout = Layout.parse('timestamp:41,datacenter:2,sequence:11');
-const reacquireLayout = Layout.parse('timestamp:41,datacenter:2,sequence:10');
-const tenMsLayout = Layout.parse('timestamp:39,machine:16,sequence:8', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
-
-function events(lease: ManagedLease): string[] {
-  const seen: string[] = [];
-  for (const ev of ['renewed', 'renew-failed', 'lost', 'reacquired', 'node-changed']) lease.on(ev, () => seen.push(ev));
-  return seen;
-}
-
-/**
- * A one-slot driver on the real clock whose renewals take `latencyMs`; its claims report a
- * clean mark `state.aheadMs` ahead of the wall clock (none when 0), and `state.loseNext`
- * makes the next renewal answer that the lease is gone. Records when each renewal started.
- */
-function slowDriver(latencyMs: number) {
-  const renewStarts: number[] = [];
-  const state = { aheadMs: 0, loseNext: false };
-  const driver: RegistryDriver = {
-    url: 'fake:',
-    kind: 'fake',
-    async claim() {
-      return {
-        slot: 0,
-        token: 't',
-        highWaterMs: state.aheadMs > 0 ? Date.now() + state.aheadMs : 0,
-        releasedCleanly: true,
-      };
-    },
-    async renew() {
-      renewStarts.push(performance.now());
-      if (state.loseNext) {
-        state.loseNext = false;
-        throw registryError('LEASE_LOST', 'fake: the lease is gone');
-      }
-      await new Promise((r) => setTimeout(r, latencyMs));
-    },
-    async release() {},
-    async close() {},
-  };
-  return { driver, renewStarts, state };
-}
-
-const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function rejectsCode(p: Promise<unknown> | (() => unknown), code: string): Promise<FlurryError> {
-  try {
-    if (typeof p === 'function') await p();
-    else await p;
-  } catch (e) {
-    assert.ok(e instanceof FlurryError, `a FlurryError, got ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    return e;
-  }
-  assert.fail(`expected ${code}`);
-}
+const { twoSlots, oneSlot, suspendLayout, stepBackLayout } = layouts;
 
 describe('lease manager: fencing deadline', () => {
   test('GIVEN a fresh acquire THEN the deadline is claim start + ttl − margin on the monotonic clock', async () => {
@@ -443,186 +347,6 @@ describe('lease manager: loss and re-acquisition', () => {
   });
 });
 
-describe('lease manager: high-water floor', () => {
-  test('GIVEN claimFloor THEN a clean release gives the mark, an expiry the mark + the unreported window, no history 0', () => {
-    assert.equal(claimFloor({ highWaterMs: 5000, releasedCleanly: true }, 1200), 5000);
-    assert.equal(claimFloor({ highWaterMs: 5000, releasedCleanly: false }, 1200), 6200);
-    assert.equal(claimFloor({ highWaterMs: 0, releasedCleanly: false }, 1200), 0);
-  });
-
-  test("GIVEN a clean release THEN the next holder's notBeforeMs is exactly the highest issued timestamp", async () => {
-    const { clock, open } = setup();
-    const regA = open();
-    const a = await regA.acquire(oneSlot);
-    const issued = clock.now() + 3; // e.g. a borrowed tick
-    a.attach(() => issued);
-    clock.advance(10);
-    await a.release();
-    assert.equal(a.state, 'released');
-    assert.equal(a.valid(), false);
-    await a.release(); // idempotent
-    const b = await open().acquire(oneSlot);
-    assert.equal(b.notBeforeMs, issued);
-  });
-
-  test("GIVEN a holder that died after a renewal THEN the next holder's floor is its last report + ttl + margin", async () => {
-    const { clock, open } = setup();
-    const a = await open().acquire(oneSlot);
-    a.attach(() => 0);
-    clock.advance(100);
-    const reportedAt = clock.now();
-    await a.renewNow(); // reports max(issued, now) = now
-    clock.advance(TTL + 1); // A never renews again: its record expires
-    const b = await open().acquire(oneSlot);
-    assert.equal(b.notBeforeMs, reportedAt + TTL + MARGIN);
-  });
-
-  test('GIVEN a holder that died before its first periodic renewal THEN its claim-time clock was recorded AND bounds the next floor', async () => {
-    const { clock, open } = setup();
-    const claimedAt = clock.now();
-    await open().acquire(oneSlot);
-    clock.advance(TTL + 1);
-    const b = await open().acquire(oneSlot);
-    assert.equal(b.notBeforeMs, claimedAt + TTL + MARGIN);
-  });
-
-  test('GIVEN a chain of crashed holders whose clocks were behind THEN the floor never goes down', async () => {
-    const { clock, open } = setup();
-    const a = await open().acquire(oneSlot);
-    const floorA = clock.now() + TTL + MARGIN;
-    clock.advance(TTL + 1);
-    clock.stepWall(-60_000); // B's clock is a minute behind
-    // Within the default 5 s bound B refuses (and gives the slot back with the floor intact)…
-    const refused = await rejectsCode(open().acquire(oneSlot), 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
-    assert.ok(Number(refused.details.behindMs) > 60_000);
-    // …a patient B waits for its clock to pass A's floor before it gets the lease.
-    const b = await open({ highWaterWaitMs: 120_000 }).acquire(oneSlot);
-    assert.equal(b.notBeforeMs, floorA);
-    assert.ok(clock.now() > floorA, 'acquire resolved only after the clock passed the floor');
-    await b.renewNow();
-    clock.advance(TTL + 1);
-    const c = await open().acquire(oneSlot);
-    assert.ok(c.notBeforeMs >= floorA + TTL + MARGIN, `floor ${c.notBeforeMs} carries A's ${floorA}`);
-    void a;
-  });
-});
-
-describe('lease manager: waiting for the floor (asynchronously)', () => {
-  test("GIVEN a previous holder's mark 300 ms ahead of our wall clock THEN acquire resolves after ≈300 ms AND the event loop keeps running during the wait AND the generator never waits", async (t) => {
-    const dir = path.join(base, `r${n++}`);
-    const ahead: Clock = { now: () => Date.now() + 300, monotonic: () => performance.now(), sleep: sleepSync };
-    const opts = { cluster: 'c', ttlMs: 10_000, autoRenew: false, stateDir: path.join(dir, 'state') };
-    const regA = new LeaseRegistry(createFileDriver(dir, { clock: ahead }), { ...opts, clock: ahead });
-    const a = await regA.acquire(realClockLayout);
-    a.attach(() => ahead.now()); // A issued up to its (fast) wall clock
-    await regA.close(); // clean release: the mark is A's clock, ≈300 ms ahead of ours
-    const reg = new LeaseRegistry(createFileDriver(dir, { clock: systemClock }), { ...opts, clock: systemClock });
-    const ourNow = Date.now();
-    let ticks = 0;
-    const interval = setInterval(() => ticks++, 10);
-    const t0 = performance.now();
-    let lease: ManagedLease;
-    try {
-      lease = await reg.acquire(realClockLayout);
-    } finally {
-      clearInterval(interval);
-    }
-    const tookMs = performance.now() - t0;
-    t.diagnostic(
-      `acquire took ${Math.round(tookMs)} ms for a floor ${lease.notBeforeMs - ourNow} ms ahead; a 10 ms interval ticked ${ticks} times meanwhile`,
-    );
-    assert.ok(
-      lease.notBeforeMs - ourNow > 200,
-      `the floor (A's mark) was ${lease.notBeforeMs - ourNow} ms ahead of our clock`,
-    );
-    assert.ok(Date.now() > lease.notBeforeMs, 'resolved only after the clock passed the floor');
-    assert.ok(tookMs >= 200 && tookMs < 2000, `acquire took ${Math.round(tookMs)} ms`);
-    assert.ok(ticks >= 5, `a 10 ms interval ticked ${ticks} times during the wait (the loop was not blocked)`);
-    const seen: GeneratorEvent[] = [];
-    const gen = new Generator({ layout: realClockLayout, lease: lease.forGenerator(), onEvent: (e) => seen.push(e) });
-    const t1 = performance.now();
-    assert.ok(realClockLayout.decode(gen.next()).unixMs > lease.notBeforeMs);
-    assert.ok(performance.now() - t1 < 50, 'the first next() did not sleep');
-    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
-    gen.close();
-    await reg.close();
-  });
-
-  test('GIVEN a mark further ahead than highWaterWaitMs THEN acquire fails at once with FLURRY_E_CLOCK_BEHIND_HIGH_WATER saying how far behind the clock is AND the slot stays usable', async () => {
-    const { clock, open } = setup();
-    const a = await open().acquire(oneSlot);
-    const mark = clock.now() + 10_000;
-    a.attach(() => mark);
-    await a.release();
-    const t0 = clock.monotonic();
-    const e = await rejectsCode(open({ highWaterWaitMs: 1000 }).acquire(oneSlot), 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER');
-    assert.equal(e.details.behindMs, 10_001);
-    assert.match(e.message, /is 10001 ms behind the high-water mark of slot 0 of c\/datacenter-0/);
-    assert.match(e.message, /more than the 1000 ms allowed \(highWaterWaitMs\)/);
-    assert.equal(clock.monotonic(), t0, 'refused without waiting');
-    const b = await open({ highWaterWaitMs: 20_000 }).acquire(oneSlot);
-    assert.equal(b.slot, 0, 'the refused claim was given back');
-    assert.equal(b.notBeforeMs, mark);
-    assert.ok(clock.now() > mark);
-    assert.ok(b.valid(), 'the claim was renewed while waiting 10 s with a 1 s TTL');
-    await b.release();
-  });
-
-  test('GIVEN a 10 ms-unit layout and a floor 101 ms ahead THEN acquire waits until the first tick above the floor starts, so a generator allowed no wait of its own issues at once', async () => {
-    const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
-    const floor = clock.now() + 101;
-    const driver = cleanFloorDriver(floor);
-    const reg = new LeaseRegistry(driver, {
-      cluster: 'c',
-      ttlMs: TTL,
-      marginMs: 5,
-      clock,
-      autoRenew: false,
-      stateDir: path.join(base, `r${n++}`, 'state'),
-    });
-    const lease = await reg.acquire(tenMsLayout);
-    const tickStart = Date.UTC(2025, 5, 1) + 110; // the first 10 ms tick above the floor (+101 ms)
-    assert.equal(lease.notBeforeMs, floor);
-    assert.equal(clock.now(), tickStart, 'resolved as that tick started, not 1 ms past the floor');
-    const seen: GeneratorEvent[] = [];
-    const gen = new Generator({
-      layout: tenMsLayout,
-      lease: lease.forGenerator(),
-      clock,
-      highWaterWaitMs: 0,
-      onEvent: (e) => seen.push(e),
-    });
-    assert.ok(tenMsLayout.decode(gen.next()).unixMs > floor);
-    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
-    gen.close();
-    await reg.close();
-  });
-
-  test('GIVEN a lost lease whose floor is ahead of the clock (borrowed ticks) WHEN re-acquired THEN it is held only once the clock passed the floor, so the rebuilt generator never waits', async () => {
-    const { clock, open } = setup();
-    const reg = open();
-    const lease = await reg.acquire(reacquireLayout);
-    lease.attach(() => clock.now() + 150); // issued 150 ms ahead of the wall clock
-    clock.advance(TTL); // paused past the deadline
-    const t = clock.now();
-    assert.equal(await lease.renewNow(), true);
-    assert.equal(lease.state, 'held');
-    assert.equal(lease.notBeforeMs, t + 150, 'the floor covers the borrowed ticks');
-    assert.ok(clock.now() > lease.notBeforeMs, 'held only after the clock passed the floor');
-    const seen: GeneratorEvent[] = [];
-    const gen = new Generator({
-      layout: reacquireLayout,
-      lease: lease.forGenerator(),
-      clock,
-      onEvent: (e) => seen.push(e),
-    });
-    gen.next();
-    assert.ok(!seen.some((e) => e.type === 'high-water-wait'));
-    gen.close();
-    await reg.close();
-  });
-});
-
 describe('lease manager: renewal schedule after a floor wait', () => {
   // ttl 1000, margin 200: the deadline is 800 ms after the last renewal's start, and the
   // interval is at its maximum, (1000 − 200) / 2. A floor 790 ms ahead makes the claim wait
@@ -633,7 +357,7 @@ describe('lease manager: renewal schedule after a floor wait', () => {
   test('GIVEN a floor that makes acquire wait with renewals during the wait THEN the first renewal after acquire resolves starts within renewIntervalMs of the last one AND the lease is never lost', async (t) => {
     const { driver, renewStarts, state } = slowDriver(70);
     state.aheadMs = 790;
-    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(base, `r${n++}`, 'state') });
+    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(freshDir(), 'state') });
     try {
       const lease = await reg.acquire(twoSlots);
       const resolvedAt = performance.now();
@@ -664,7 +388,7 @@ describe('lease manager: renewal schedule after a floor wait', () => {
 
   test('GIVEN a lost lease whose re-acquisition waits for a floor with renewals during the wait THEN the first renewal after it starts within renewIntervalMs of the last one AND the lease is not lost again', async (t) => {
     const { driver, renewStarts, state } = slowDriver(70);
-    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(base, `r${n++}`, 'state') });
+    const reg = new LeaseRegistry(driver, { ...opts, stateDir: path.join(freshDir(), 'state') });
     try {
       const lease = await reg.acquire(twoSlots);
       const reacquired = new Promise<void>((resolve) => lease.once('reacquired', () => resolve()));
@@ -693,72 +417,5 @@ describe('lease manager: renewal schedule after a floor wait', () => {
     } finally {
       await reg.close();
     }
-  });
-});
-
-describe('lease manager: options and lifecycle', () => {
-  test('GIVEN defaults THEN ttl 10 s, renew every ttl/3, margin 1 s, wait 5 s', () => {
-    const o = resolveRegistryOptions({});
-    assert.equal(o.ttlMs, 10_000);
-    assert.equal(o.renewIntervalMs, 3333);
-    assert.equal(o.marginMs, 1000);
-    assert.equal(o.highWaterWaitMs, 5000);
-    assert.equal(o.cluster, 'default');
-    const short = resolveRegistryOptions({ ttlMs: 1500 });
-    assert.equal(short.marginMs, 300);
-    assert.equal(short.renewIntervalMs, 500);
-  });
-
-  test('GIVEN out-of-range options THEN FLURRY_E_REGISTRY_OPTION names the option and its range', async () => {
-    let e = await rejectsCode(() => resolveRegistryOptions({ ttlMs: 50 }), 'FLURRY_E_REGISTRY_OPTION');
-    assert.match(e.message, /ttlMs must be an integer from 100 to 3600000/);
-    e = await rejectsCode(
-      () => resolveRegistryOptions({ ttlMs: 1000, renewIntervalMs: 900 }),
-      'FLURRY_E_REGISTRY_OPTION',
-    );
-    assert.match(e.message, /renewIntervalMs/);
-    e = await rejectsCode(() => resolveRegistryOptions({ ttlMs: 1000, marginMs: 600 }), 'FLURRY_E_REGISTRY_OPTION');
-    assert.match(e.message, /marginMs/);
-    for (const cluster of ['a/b', '..', '', 'x'.repeat(65)])
-      await rejectsCode(() => resolveRegistryOptions({ cluster }), 'FLURRY_E_REGISTRY_OPTION');
-  });
-
-  test('GIVEN a closed registry THEN acquire rejects with FLURRY_E_REGISTRY_CLOSED AND its leases were released', async () => {
-    const { open } = setup();
-    const reg = open();
-    const lease = await reg.acquire(twoSlots);
-    await reg.close();
-    assert.equal(lease.state, 'released');
-    await rejectsCode(reg.acquire(twoSlots), 'FLURRY_E_REGISTRY_CLOSED');
-    const again = await open().acquire(twoSlots);
-    assert.equal(again.slot, 0, 'the released slot is free again');
-  });
-
-  test('GIVEN a pin THEN it becomes part of the namespace AND the node; an unknown field is refused', async () => {
-    const { open } = setup();
-    const reg = open();
-    const lease = await reg.acquire(Layout.from('twitter'), { pin: { datacenter: 3 } });
-    assert.equal(lease.namespace, 'c/datacenter-3');
-    assert.deepEqual(lease.node, { datacenter: 3, worker: 0 });
-    await rejectsCode(reg.acquire(Layout.from('twitter'), { pin: { rack: 1 } }), 'FLURRY_E_REGISTRY_OPTION');
-    await rejectsCode(reg.acquire(Layout.from('twitter'), { pin: { datacenter: 32 } }), 'FLURRY_E_REGISTRY_OPTION');
-    await reg.close();
-  });
-
-  test('GIVEN a restarted holder THEN it asks for the slot it held last first (the local cache)', async () => {
-    const { clock, open } = setup();
-    const r1 = open();
-    const l0 = await r1.acquire(Layout.parse('timestamp:41,worker:3,sequence:12'));
-    const r2 = open();
-    const l1 = await r2.acquire(Layout.parse('timestamp:41,worker:3,sequence:12'));
-    assert.equal(l1.slot, 1);
-    await r1.close();
-    await r2.close(); // the cache now says slot 1
-    clock.advance(5);
-    const r3 = open();
-    const l = await r3.acquire(Layout.parse('timestamp:41,worker:3,sequence:12'));
-    assert.equal(l.slot, 1, 'slot 0 is free too, but the cached slot comes first');
-    await r3.close();
-    void l0;
   });
 });

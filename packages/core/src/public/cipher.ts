@@ -19,130 +19,37 @@
  * character, a failed check character, an unknown key ID, an encrypted value outside
  * [0, 2^N) and a decrypted ID above `maxId` are always coded errors, but a different key
  * under the same key ID, and a string made for another width N of the same length (60–64
- * bits in base62: a narrower value, 63 → 64 or 60 → 63, always fits the wider codec), are
+ * bits in base62: a narrower value, 63 → 64 or 60 → 63, always fits the wider cipher), are
  * refused by the tag alone, with probability 1 − 1/radix³ (1 in 238,328 base62 strings
  * decodes to a wrong ID). Use one width per key ID. See docs/public-ids.md for the tag.
  *
  * @example
  * ```ts
- * import { PublicIdCodec, generateKey } from '@flurry/core';
- * const codec = PublicIdCodec.create({ keys: process.env.FLURRY_PUBLIC_KEY ?? generateKey(), bits: 63 });
- * const pub = codec.encode(1859214170478923776n); // e.g. 'K2pnIbuJmnt4yFHG'
- * codec.decode(pub);                              // 1859214170478923776n
+ * import { PublicIdCipher, generateKey } from '@flurry/core';
+ * const cipher = PublicIdCipher.create({ keys: process.env.FLURRY_PUBLIC_KEY ?? generateKey(), bits: 63 });
+ * const pub = cipher.encode(1859214170478923776n); // e.g. 'K2pnIbuJmnt4yFHG'
+ * cipher.decode(pub);                              // 1859214170478923776n
  * ```
  */
-import { hkdfSync } from 'node:crypto';
-import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64 } from '../codecs/alphabet.js';
-import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
+import { MAX_FOR_BITS, TWO32, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { assertKnownOptions, optionNames } from '../known-options.js';
-import { plural } from '../text.js';
-import { ChaskeyBlockMac } from './chaskey.js';
-import { DihedralCheck } from './checksum.js';
-import { FeistelPermutation } from './feistel.js';
-import { PublicIdKey, parseKeys } from './keys.js';
-
-/**
- * The version of the public-ID string form. Format 2 added the authentication tag; format 1
- * (key ID, encrypted ID, check character) was never released and is not read. The version
- * is not a character of the string: it is bound into the tag, and the formats differ in
- * length.
- *
- * @example
- * ```ts
- * PUBLIC_ID_FORMAT_VERSION; // 2
- * ```
- */
-export const PUBLIC_ID_FORMAT_VERSION = 2;
-
-/**
- * Characters of the authentication tag of every public-ID string. A string checked with a
- * key that did not issue it passes with probability 1/radix³: 1/238,328 (base62),
- * 1/195,112 (base58).
- *
- * @example
- * ```ts
- * PUBLIC_ID_TAG_LENGTH; // 3
- * ```
- */
-export const PUBLIC_ID_TAG_LENGTH = 3;
-
-/** HKDF salt and info of the tag key: apart from the Feistel round keys (salt `flurry/public-id/v1`). */
-const TAG_SALT = 'flurry/public-id/v2';
-const TAG_INFO = 'tag;chaskey12';
-/** "FTAG" as a little-endian word: the fourth word of every tag block. */
-const TAG_DOMAIN = 0x47415446;
-/** 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits. */
-const TAG_SHIFT = 11;
-
-/**
- * The alphabet of public-ID strings.
- *
- * @example
- * ```ts
- * PublicIdCodec.create({ keys, alphabet: 'base58' satisfies PublicIdAlphabet });
- * ```
- */
-export type PublicIdAlphabet = 'base62' | 'base58';
-
-/**
- * Options of {@link PublicIdCodec.create}.
- *
- * @example
- * ```ts
- * const opts: PublicIdOptions = { keys: process.env.FLURRY_PUBLIC_KEY ?? '', bits: 63, alphabet: 'base62', checksum: true };
- * ```
- */
-export interface PublicIdOptions {
-  /** The keyring: `fk1_…` strings (comma-separated allowed) or key objects; the first key encodes, all decode. */
-  keys: string | PublicIdKey | readonly (string | PublicIdKey)[];
-  /** Width N of the ID space in bits, 1..64 (default 64). Pass `layout.totalBits`. */
-  bits?: number;
-  /** Largest valid ID (default 2^bits − 1); larger IDs are refused on encoding and on decoding. */
-  maxId?: bigint;
-  /** String alphabet (default `base62`; `base58` avoids look-alike characters). */
-  alphabet?: PublicIdAlphabet;
-  /** Append a check character (default true). Without it, typos are still refused (by the tag), but reported as a wrong key. */
-  checksum?: boolean;
-}
-
-/** The keys of {@link PublicIdOptions}. @example `PUBLIC_ID_OPTION_NAMES.includes('checksum') // true` */
-export const PUBLIC_ID_OPTION_NAMES = optionNames<PublicIdOptions>({
-  keys: true,
-  bits: true,
-  maxId: true,
-  alphabet: true,
-  checksum: true,
-});
-
-const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
-
-/** The digit system and the check-character tables of each alphabet, built once (a few hundred µs each) and shared: both are immutable after construction. */
-const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
-function tables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
-  let t = TABLES.get(alphabet);
-  if (t === undefined) {
-    const chars = ALPHABETS[alphabet];
-    t = {
-      digits: new Alphabet(`${alphabet} public ID`, chars, {
-        malformedCode: ErrorCode.PUBLIC_ID_MALFORMED,
-        tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED,
-      }),
-      check: new DihedralCheck(chars),
-    };
-    TABLES.set(alphabet, t);
-  }
-  return t;
-}
-
-interface Entry {
-  key: PublicIdKey;
-  perm: FeistelPermutation;
-  mac: ChaskeyBlockMac;
-  /** The key ID's character code (< 128) and its digit value in the alphabet. */
-  keyCode: number;
-  keyDigit: number;
-}
+import type { DihedralCheck } from './checksum.js';
+import {
+  PUBLIC_ID_FORMAT_VERSION,
+  PUBLIC_ID_TAG_LENGTH,
+  TAG_DOMAIN,
+  TAG_SHIFT,
+  alphabetChars,
+  alphabetTables,
+  digitText,
+  fitsBits,
+  keyEntry,
+  type KeyEntry,
+  type PublicIdAlphabet,
+} from './format.js';
+import { parseKeys } from './keys.js';
+import { badCharError, wrongLengthError } from './malformed.js';
+import { resolvePublicIdOptions, type PublicIdOptions } from './options.js';
 
 /**
  * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag
@@ -151,14 +58,14 @@ interface Entry {
  *
  * @example
  * ```ts
- * const codec = PublicIdCodec.create({ keys: ['fk1_B_…', 'fk1_A_…'] }); // B current, A still decodes
- * codec.encrypt(42n);          // a 64-bit bigint
- * codec.decrypt(codec.encrypt(42n)); // 42n
- * codec.encode(42n);           // 'B…' (16 characters)
- * codec.decode(codec.encode(42n)); // 42n
+ * const cipher = PublicIdCipher.create({ keys: ['fk1_B_…', 'fk1_A_…'] }); // B current, A still decodes
+ * cipher.encrypt(42n);          // a 64-bit bigint
+ * cipher.decrypt(cipher.encrypt(42n)); // 42n
+ * cipher.encode(42n);           // 'B…' (16 characters)
+ * cipher.decode(cipher.encode(42n)); // 42n
  * ```
  */
-export class PublicIdCodec {
+export class PublicIdCipher {
   /** Width N of the ID space. */
   readonly bits: number;
   /** Largest accepted ID. */
@@ -196,55 +103,20 @@ export class PublicIdCodec {
   /** Other widths whose strings have the same payload length (for telling a width mix-up from a wrong key). */
   private readonly sameLengthWidths: readonly number[];
   // #private so that no inspection (even util.inspect with customInspect: false) reaches key material.
-  readonly #current: Entry;
-  readonly #byId = new Map<string, Entry>();
+  readonly #current: KeyEntry;
+  readonly #byId = new Map<string, KeyEntry>();
   /** Entries by key-ID character code. */
-  readonly #byCode: (Entry | undefined)[] = new Array<Entry | undefined>(128).fill(undefined);
+  readonly #byCode: (KeyEntry | undefined)[] = new Array<KeyEntry | undefined>(128).fill(undefined);
   private readonly halves = new Float64Array(2);
 
   private constructor(options: PublicIdOptions) {
-    if (options === null || typeof options !== 'object') {
-      throw new FlurryError(
-        ErrorCode.INVALID_OPTION,
-        'PublicIdCodec.create needs an options object with at least { keys }.',
-        {},
-      );
-    }
-    assertKnownOptions(options, PUBLIC_ID_OPTION_NAMES, 'PublicIdCodec options');
-    this.bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
-    const widest = MAX_FOR_BITS[this.bits];
-    if (
-      options.maxId !== undefined &&
-      (typeof options.maxId !== 'bigint' || options.maxId < 0n || options.maxId > widest)
-    ) {
-      throw new FlurryError(
-        ErrorCode.INVALID_OPTION,
-        `maxId must be a bigint from 0 to ${widest} (2^${this.bits} - 1), got ${describeValue(options.maxId)}.`,
-        {
-          option: 'maxId',
-        },
-      );
-    }
-    this.maxId = options.maxId ?? widest;
-    const alphabet = options.alphabet ?? 'base62';
-    if (alphabet !== 'base62' && alphabet !== 'base58') {
-      throw new FlurryError(
-        ErrorCode.INVALID_OPTION,
-        `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`,
-        { option: 'alphabet' },
-      );
-    }
-    if (options.checksum !== undefined && typeof options.checksum !== 'boolean') {
-      throw new FlurryError(
-        ErrorCode.INVALID_OPTION,
-        `checksum must be true or false, got ${describeValue(options.checksum)}.`,
-        { option: 'checksum' },
-      );
-    }
+    const { bits, maxId, alphabet, checksum } = resolvePublicIdOptions(options);
+    this.bits = bits;
+    this.maxId = maxId;
     this.alphabet = alphabet;
-    this.checksum = options.checksum ?? true;
-    const chars = ALPHABETS[alphabet];
-    const shared = tables(alphabet);
+    this.checksum = checksum;
+    const chars = alphabetChars(alphabet);
+    const shared = alphabetTables(alphabet);
     this.digits = shared.digits;
     this.check = this.checksum ? shared.check : null;
     this.radix = chars.length;
@@ -268,37 +140,26 @@ export class PublicIdCodec {
     this.sameLengthWidths = Object.freeze(same);
     const keys = parseKeys(options.keys);
     for (const key of keys) {
-      const secret = key.secretBytes();
-      const tagKey = new Uint8Array(hkdfSync('sha256', secret, TAG_SALT, TAG_INFO, 16));
-      const dv = new DataView(tagKey.buffer, tagKey.byteOffset, tagKey.byteLength);
-      const entry: Entry = {
-        key,
-        perm: FeistelPermutation.fromSecret(secret, this.bits),
-        mac: new ChaskeyBlockMac(Uint32Array.from({ length: 4 }, (_, i) => dv.getUint32(4 * i, true))),
-        keyCode: key.id.charCodeAt(0),
-        keyDigit: this.values[key.id.charCodeAt(0)],
-      };
-      secret.fill(0);
-      tagKey.fill(0);
+      const entry = keyEntry(key, this.bits, this.values);
       this.#byId.set(key.id, entry);
       this.#byCode[entry.keyCode] = entry;
     }
     this.keyIds = Object.freeze(keys.map((k) => k.id));
     this.currentKeyId = keys[0].id;
-    this.#current = this.#byId.get(this.currentKeyId) as Entry;
+    this.#current = this.#byId.get(this.currentKeyId) as KeyEntry;
   }
 
   /**
-   * Builds a codec. Errors: `FLURRY_E_PUBLIC_KEY_INVALID` (malformed or empty keyring,
+   * Builds a cipher. Errors: `FLURRY_E_PUBLIC_KEY_INVALID` (malformed or empty keyring,
    * duplicate key IDs), `FLURRY_E_INVALID_OPTION`.
    *
    * @example
    * ```ts
-   * PublicIdCodec.create({ keys: loadKeysFromEnv(), bits: layout.totalBits, alphabet: 'base58' });
+   * PublicIdCipher.create({ keys: loadKeysFromEnv(), bits: layout.totalBits, alphabet: 'base58' });
    * ```
    */
-  static create(options: PublicIdOptions): PublicIdCodec {
-    return new PublicIdCodec(options);
+  static create(options: PublicIdOptions): PublicIdCipher {
+    return new PublicIdCipher(options);
   }
 
   /**
@@ -308,7 +169,7 @@ export class PublicIdCodec {
    *
    * @example
    * ```ts
-   * codec.encrypt(1n); // e.g. 13804395120393203587n
+   * cipher.encrypt(1n); // e.g. 13804395120393203587n
    * ```
    */
   encrypt(id: bigint, keyId?: string): bigint {
@@ -325,7 +186,7 @@ export class PublicIdCodec {
    *
    * @example
    * ```ts
-   * codec.decrypt(codec.encrypt(1n)); // 1n
+   * cipher.decrypt(cipher.encrypt(1n)); // 1n
    * ```
    */
   decrypt(value: bigint, keyId?: string): bigint {
@@ -350,7 +211,7 @@ export class PublicIdCodec {
    *
    * @example
    * ```ts
-   * codec.encode(1859214170478923776n); // 16 characters for 63 or 64 bits in base62
+   * cipher.encode(1859214170478923776n); // 16 characters for 63 or 64 bits in base62
    * ```
    */
   encode(id: bigint | number): string {
@@ -387,7 +248,7 @@ export class PublicIdCodec {
     }
     d[0] = e.keyDigit;
     if (this.check !== null) d[this.length - 1] = this.check.checkValue(d, this.length - 1);
-    return this.text();
+    return digitText(this.work, this.codes, this.textCodes);
   }
 
   /**
@@ -401,8 +262,8 @@ export class PublicIdCodec {
    *
    * @example
    * ```ts
-   * codec.decode(codec.encode(42n)); // 42n
-   * codec.decode('nope');            // throws FLURRY_E_PUBLIC_ID_MALFORMED
+   * cipher.decode(cipher.encode(42n)); // 42n
+   * cipher.decode('nope');            // throws FLURRY_E_PUBLIC_ID_MALFORMED
    * ```
    */
   decode(publicId: string): bigint {
@@ -414,13 +275,13 @@ export class PublicIdCodec {
       );
     }
     const len = this.length;
-    if (publicId.length !== len) throw this.wrongLength(publicId);
+    if (publicId.length !== len) throw wrongLengthError(publicId, this);
     const d = this.work;
     const values = this.values;
     for (let i = 0; i < len; i++) {
       const c = publicId.charCodeAt(i);
       const v = c < 128 ? values[c] : -1;
-      if (v < 0) throw this.badChar(publicId, i);
+      if (v < 0) throw badCharError(publicId, i, this.alphabet, this.digits.chars);
       d[i] = v;
     }
     if (this.check !== null && !this.check.verifyValues(d, len)) {
@@ -460,7 +321,7 @@ export class PublicIdCodec {
       hi = hi * m + carry;
     }
     const bits = this.bits;
-    if (!PublicIdCodec.fits(hi, lo, bits)) {
+    if (!fitsBits(hi, lo, bits)) {
       throw new FlurryError(
         ErrorCode.PUBLIC_ID_MALFORMED,
         `The public ID ${describeValue(publicId)} holds an encrypted value larger than the largest ${bits}-bit value: it was made for wider IDs (another layout), or is not a public ID. Decode it with the layout it was made for.`,
@@ -481,12 +342,12 @@ export class PublicIdCodec {
     return id;
   }
 
-  /** Redacted description (no key material). @example `String(codec) // 'PublicIdCodec(bits=64, base62, checksum, keys=B,A)'` */
+  /** Redacted description (no key material). @example `String(cipher) // 'PublicIdCodec(bits=64, base62, checksum, keys=B,A)'` */
   toString(): string {
     return `PublicIdCodec(bits=${this.bits}, ${this.alphabet}, ${this.checksum ? 'checksum' : 'no checksum'}, keys=${this.keyIds.join(',')})`;
   }
 
-  /** Redacted JSON form. @example `JSON.stringify(codec) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
+  /** Redacted JSON form. @example `JSON.stringify(cipher) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
   toJSON(): {
     format: number;
     bits: number;
@@ -511,7 +372,7 @@ export class PublicIdCodec {
     };
   }
 
-  /** Redacted output for `util.inspect`. @example `console.log(codec) // PublicIdCodec(bits=64, …)` */
+  /** Redacted output for `util.inspect`. @example `console.log(cipher) // PublicIdCodec(bits=64, …)` */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }
@@ -521,7 +382,7 @@ export class PublicIdCodec {
    * (encrypted low word, encrypted high word, N | radix << 8 | keyId << 16 | version << 24,
    * "FTAG"), reduced from 53 bits of its output ((w1 >>> 11)·2^32 + w0) modulo radix³.
    */
-  private tagOf(e: Entry, bits: number, hi: number, lo: number): number {
+  private tagOf(e: KeyEntry, bits: number, hi: number, lo: number): number {
     const mac = e.mac;
     mac.tag(
       lo | 0,
@@ -532,73 +393,14 @@ export class PublicIdCodec {
     return ((mac.out[1] >>> TAG_SHIFT) * TWO32 + (mac.out[0] >>> 0)) % this.tagSpace;
   }
 
-  /** Whether hi·2^32 + lo < 2^bits. */
-  private static fits(hi: number, lo: number, bits: number): boolean {
-    if (hi >= TWO32) return false;
-    if (bits >= 64) return true;
-    return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
-  }
-
-  /** The string of the digit values in `work`. */
-  private text(): string {
-    const d = this.work;
-    const c = this.codes;
-    if (d.length === 16) {
-      return String.fromCharCode(
-        c[d[0]],
-        c[d[1]],
-        c[d[2]],
-        c[d[3]],
-        c[d[4]],
-        c[d[5]],
-        c[d[6]],
-        c[d[7]],
-        c[d[8]],
-        c[d[9]],
-        c[d[10]],
-        c[d[11]],
-        c[d[12]],
-        c[d[13]],
-        c[d[14]],
-        c[d[15]],
-      );
-    }
-    const t = this.textCodes;
-    for (let i = 0; i < d.length; i++) t[i] = c[d[i]];
-    return String.fromCharCode(...t);
-  }
-
-  private wrongLength(publicId: string): FlurryError {
-    const formatOne = 1 + this.payloadLength + (this.checksum ? 1 : 0);
-    const parts = `key ID, ${this.payloadLength} for the ID, ${PUBLIC_ID_TAG_LENGTH} for the tag${this.checksum ? ', check character' : ''}`;
-    const hint =
-      publicId.length === formatOne
-        ? ` A ${formatOne}-character string may be a public ID of format 1 (before the authentication tag; never released), which is no longer read: encode the ID again.`
-        : ' Check for a truncated or extended copy.';
-    return new FlurryError(
-      ErrorCode.PUBLIC_ID_MALFORMED,
-      `The public ID ${describeValue(publicId)} is ${plural(publicId.length, 'character')} long; public IDs here are exactly ${this.length} ${this.alphabet} characters (${parts}).${hint}`,
-      { length: publicId.length, expectedLength: this.length },
-    );
-  }
-
-  private badChar(publicId: string, i: number): FlurryError {
-    const ch = String.fromCodePoint(publicId.codePointAt(i) ?? 0);
-    return new FlurryError(
-      ErrorCode.PUBLIC_ID_MALFORMED,
-      `The public ID ${describeValue(publicId)} has the invalid character ${describeValue(ch)} at position ${i + 1} of ${publicId.length}; public IDs use the ${this.alphabet} characters "${this.digits.chars}".`,
-      { char: ch, position: i + 1, length: publicId.length },
-    );
-  }
-
   /**
    * The error of a tag mismatch. When the tag is the right one for another width with the
-   * same string length (a 64-bit public ID given to a 63-bit codec), says so; otherwise the
+   * same string length (a 64-bit public ID given to a 63-bit cipher), says so; otherwise the
    * key of that key ID did not issue the string.
    */
-  private wrongKey(publicId: string, e: Entry, hi: number, lo: number, tag: number): FlurryError {
+  private wrongKey(publicId: string, e: KeyEntry, hi: number, lo: number, tag: number): FlurryError {
     for (const w of this.sameLengthWidths) {
-      if (PublicIdCodec.fits(hi, lo, w) && this.tagOf(e, w, hi, lo) === tag) {
+      if (fitsBits(hi, lo, w) && this.tagOf(e, w, hi, lo) === tag) {
         return new FlurryError(
           ErrorCode.PUBLIC_ID_MALFORMED,
           `The public ID ${describeValue(publicId)} was issued for ${w}-bit IDs, but this codec decodes ${this.bits}-bit IDs (the layouts differ). Decode it with the layout it was made for.`,
@@ -616,7 +418,7 @@ export class PublicIdCodec {
     );
   }
 
-  private entry(keyId: string | undefined): Entry {
+  private entry(keyId: string | undefined): KeyEntry {
     if (keyId === undefined) return this.#current;
     const e = this.#byId.get(keyId);
     if (e === undefined) {
@@ -668,3 +470,18 @@ export class PublicIdCodec {
     );
   }
 }
+
+/**
+ * The former name of {@link PublicIdCipher}, kept so existing code compiles ("codec" now
+ * means only the string forms of `codecs/`). The redacted description (`String(cipher)`)
+ * and the option errors still say `PublicIdCodec`, so logs and matchers stay stable.
+ *
+ * @deprecated Use {@link PublicIdCipher}.
+ * @example
+ * ```ts
+ * PublicIdCodec.create({ keys }) instanceof PublicIdCipher; // true
+ * ```
+ */
+export const PublicIdCodec = PublicIdCipher;
+/** @deprecated Use {@link PublicIdCipher}. @example `let c: PublicIdCodec = PublicIdCipher.create({ keys });` */
+export type PublicIdCodec = PublicIdCipher;

@@ -1,0 +1,245 @@
+/**
+ * Claiming a slot and settling it: the one path by which a lease gets a slot, for a first
+ * `acquire()` and for every re-acquisition after a loss. {@link claimAndSettle} claims a
+ * slot from the driver, computes its high-water floor, records the claim-time mark, waits
+ * (asynchronously, renewing the claim) until the wall clock passes the floor, and checks
+ * that the fencing deadlines still lie ahead; at every failure it gives the claim back.
+ * The caller says what differs (a {@link ClaimPlan}) and turns a failed
+ * {@link ClaimOutcome} into its own error or retry.
+ *
+ * @example
+ * ```ts
+ * const out = await claimAndSettle(ctx, { namespace: 'orders', slots: 1024, preferredSlot: 3, tick: undefined,
+ *   renewTimeoutMs: 10_000, atLeastMs: () => 0, alive: () => true });
+ * if (out.ok) console.log(`slot ${out.claim.slot}, issuing above ${out.floor}`);
+ * ```
+ */
+import type { Claim, RegistryDriver } from './driver.js';
+import { TimeoutError, withTimeout } from './engine-call.js';
+import { registryError } from './errors.js';
+import { claimFloor, floorTarget, unreportedWindow, waitForFloor, type TickGrid } from './floor.js';
+import type { ManagedLease } from './lease-types.js';
+import { makeHolder, type ResolvedRegistryOptions } from './options.js';
+import type { SlotCache } from './state-dir.js';
+
+/**
+ * Shared context of the leases of one registry: the driver, the validated options,
+ * whether IDs are static (never expire), the local slot cache, and how a released lease
+ * leaves the registry.
+ *
+ * @example
+ * ```ts
+ * const ctx: LeaseContext = { driver, opts: resolveRegistryOptions({}), staticIds: false, cache: undefined,
+ *   onReleased: (lease) => leases.delete(lease) };
+ * ```
+ */
+export interface LeaseContext {
+  readonly driver: RegistryDriver;
+  readonly opts: ResolvedRegistryOptions;
+  readonly staticIds: boolean;
+  readonly cache: SlotCache | undefined;
+  onReleased(lease: ManagedLease): void;
+}
+
+/**
+ * Where a successful claim or renewal started, on both clocks.
+ *
+ * @example
+ * ```ts
+ * const start: Start = { mono: clock.monotonic(), wall: clock.now() };
+ * deadlineFrom(ctx, start.mono); // the monotonic fencing deadline
+ * ```
+ */
+export interface Start {
+  readonly mono: number;
+  readonly wall: number;
+}
+
+/**
+ * `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs).
+ *
+ * @example
+ * ```ts
+ * const valid = clock.monotonic() < deadlineFrom(ctx, start.mono) && clock.now() < deadlineFrom(ctx, start.wall);
+ * ```
+ */
+export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
+  return ctx.staticIds ? Infinity : startedAt + ctx.opts.ttlMs - ctx.opts.marginMs;
+}
+
+/**
+ * What differs between a first acquisition and a re-acquisition.
+ *
+ * @example
+ * ```ts
+ * const plan: ClaimPlan = { namespace: map.namespace, slots: map.slots, preferredSlot: lease.slot, tick,
+ *   renewTimeoutMs: 3000, atLeastMs: () => lease.localHighWater(), alive: () => lease.state === 'lost' };
+ * ```
+ */
+export interface ClaimPlan {
+  /** The namespace and the number of slots in it (see `SlotMap`). */
+  readonly namespace: string;
+  readonly slots: number;
+  /** The slot to ask for first: the cached one (acquire) or the one just lost (re-acquire). */
+  readonly preferredSlot: number | undefined;
+  /** The layout's time grid, so the floor wait lasts until the first tick above the floor. */
+  readonly tick: TickGrid | undefined;
+  /** Timeout of each renewal of the claim while its floor is settled. */
+  readonly renewTimeoutMs: number;
+  /** A floor the claim must respect besides its own (what this process already issued); read once claimed. */
+  atLeastMs(): number;
+  /** False once the claim is no longer wanted (registry closed, lease released): the claim is given back. */
+  alive(): boolean;
+}
+
+/**
+ * The result of {@link claimAndSettle}: a claim ready to issue under, or the step that
+ * failed (`claim`: the driver refused or did not answer; `settle`: recording the mark or
+ * waiting for the floor failed; `late`: the deadlines had passed by the time it was
+ * settled; `abandoned`: no longer wanted) with its cause. A failed outcome holds no claim.
+ *
+ * @example
+ * ```ts
+ * const out = await claimAndSettle(ctx, plan);
+ * if (!out.ok && out.step === 'claim') throw toFlurry(out.cause, ctx.driver.url, 'claim a node ID');
+ * ```
+ */
+export type ClaimOutcome =
+  | { readonly ok: true; readonly claim: Claim; readonly floor: number; readonly start: Start }
+  | {
+      readonly ok: false;
+      readonly step: 'claim' | 'settle' | 'late' | 'abandoned';
+      readonly cause?: unknown;
+      readonly slot?: number;
+    };
+
+/**
+ * Claims a slot and settles it (see the module notes). Never throws for a driver or clock
+ * failure: the outcome says which step failed, and the claim has been given back
+ * (reporting the floor as its mark) by then.
+ *
+ * @example
+ * ```ts
+ * const out = await claimAndSettle(ctx, plan);
+ * if (out.ok) lease = new Lease(ctx, map, out, tick);
+ * ```
+ */
+export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promise<ClaimOutcome> {
+  const { driver, opts } = ctx;
+  const { namespace, slots, preferredSlot } = plan;
+  let claim: Claim;
+  try {
+    claim = await claimWithTimeout(
+      driver,
+      {
+        namespace,
+        slots,
+        ttlMs: opts.ttlMs,
+        holder: makeHolder(opts.holder),
+        ...(preferredSlot === undefined ? {} : { preferredSlot }),
+      },
+      opts,
+    );
+  } catch (cause) {
+    return { ok: false, step: 'claim', cause };
+  }
+  const floor = Math.max(claimFloor(claim, unreportedWindow(opts, ctx.staticIds)), plan.atLeastMs());
+  const giveBack = async (step: 'settle' | 'late' | 'abandoned', cause?: unknown): Promise<ClaimOutcome> => {
+    await driver.release(claim, { highWaterMs: floor }).catch(() => undefined);
+    return { ok: false, step, cause, slot: claim.slot };
+  };
+  if (!plan.alive()) return giveBack('abandoned');
+  // Record the claim-time wall clock as the mark before anything is issued, and wait
+  // (asynchronously, renewing the claim) until the wall clock passes the floor — the
+  // first tick of the layout above it: the lease is handed out only then, so its
+  // generators never wait.
+  let start: Start;
+  try {
+    start = await settleClaim(driver, claim, floor, opts, {
+      renewTimeoutMs: plan.renewTimeoutMs,
+      what: `slot ${claim.slot} of ${namespace} at ${driver.url}`,
+      alive: () => plan.alive(),
+      tick: plan.tick,
+    });
+  } catch (cause) {
+    return giveBack('settle', cause);
+  }
+  if (!plan.alive()) return giveBack('abandoned');
+  const clock = opts.clock;
+  if (clock.monotonic() >= deadlineFrom(ctx, start.mono) || clock.now() >= deadlineFrom(ctx, start.wall))
+    return giveBack('late');
+  return { ok: true, claim, floor, start };
+}
+
+/** The driver's claim, bounded by max(ttl, connect timeout); a claim that lands after the timeout is given back. */
+async function claimWithTimeout(
+  driver: RegistryDriver,
+  req: Parameters<RegistryDriver['claim']>[0],
+  opts: ResolvedRegistryOptions,
+): Promise<Claim> {
+  const p = driver.claim(req);
+  try {
+    return await withTimeout(p, Math.max(opts.ttlMs, opts.connectTimeoutMs), 'claim');
+  } catch (e) {
+    if (e instanceof TimeoutError) {
+      // If the claim lands later, give it back so the slot does not stay held by nobody.
+      p.then((late) => driver.release(late, { highWaterMs: 0 })).catch(() => undefined);
+    }
+    throw e;
+  }
+}
+
+/** How {@link settleClaim} waits: renewal timeout, error wording, abort check, the layout's time grid. */
+interface SettleOptions {
+  readonly renewTimeoutMs: number;
+  readonly what: string;
+  readonly alive: () => boolean;
+  readonly tick: TickGrid | undefined;
+}
+
+/**
+ * After a claim: records the claim-time mark (one renewal), then waits asynchronously
+ * until the wall clock passes `floor` (the first tick above it, given `tick`), renewing
+ * the claim every renewal interval meanwhile so a long wait cannot let it expire. Returns
+ * the start of the last successful renewal (the lease's deadlines, and its next renewal,
+ * are measured from it). `alive()` returning false aborts the wait (the lease was
+ * released meanwhile). The caller releases the claim when this throws.
+ */
+async function settleClaim(
+  driver: RegistryDriver,
+  claim: Claim,
+  floor: number,
+  opts: ResolvedRegistryOptions,
+  s: SettleOptions,
+): Promise<Start> {
+  const clock = opts.clock;
+  const { renewTimeoutMs, what, alive, tick } = s;
+  const renew = async (): Promise<Start> => {
+    const start = { mono: clock.monotonic(), wall: clock.now() };
+    await withTimeout(
+      driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }),
+      renewTimeoutMs,
+      'renewal',
+    );
+    return start;
+  };
+  // A floor further ahead than the bound: waitForFloor throws the coded error at once,
+  // before any I/O.
+  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
+    await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
+  let last = await renew();
+  await waitForFloor(clock, floor, opts.highWaterWaitMs, {
+    what,
+    tick,
+    during: async () => {
+      if (!alive())
+        throw registryError(
+          'CLOSED',
+          `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
+          {},
+        );
+      if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
+    },
+  });
+  return last;
+}

@@ -1,0 +1,146 @@
+/**
+ * The public types of node-ID leases: what {@link Registry.acquire} returns (a
+ * {@link ManagedLease}), its options, state and counters. The machinery behind them is
+ * in `registry.ts` (the façade), `lease.ts` (the state machine), `claim.ts` (claiming and
+ * settling a slot) and `floor.ts` (the high-water floor); docs/node-ids.md explains the
+ * design.
+ *
+ * @example
+ * ```ts
+ * import type { ManagedLease, Registry } from '@flurry/coordination';
+ * async function holdOne(registry: Registry): Promise<ManagedLease> {
+ *   const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
+ *   lease.on('lost', (err) => console.warn('fenced until re-acquired', err));
+ *   return lease;
+ * }
+ * ```
+ */
+import type { EventEmitter } from 'node:events';
+import type { Clock, NodeLease } from '@flurry/core';
+import type { ResolvedRegistryOptions } from './options.js';
+import type { LayoutLike } from './slot-map.js';
+
+/**
+ * Counters of one lease.
+ *
+ * @example
+ * ```ts
+ * metrics.set(lease.stats.renewFailures);
+ * ```
+ */
+export interface LeaseStats {
+  /** Successful renewals. */
+  renewals: number;
+  /** Failed renewal and re-acquisition attempts. */
+  renewFailures: number;
+  /** Times the lease was lost (deadline passed or taken away). */
+  lost: number;
+  /** Times a lost lease was acquired again. */
+  reacquired: number;
+}
+
+/**
+ * Options of {@link Registry.acquire}.
+ *
+ * @example
+ * ```ts
+ * await registry.acquire(layout, { pin: { datacenter: 1 } });
+ * ```
+ */
+export interface AcquireOptions {
+  /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
+  pin?: Record<string, number>;
+}
+
+/**
+ * Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`.
+ *
+ * @example
+ * ```ts
+ * if (lease.state === 'lost') log.warn('re-acquiring');
+ * ```
+ */
+export type LeaseState = 'held' | 'lost' | 'released';
+
+/**
+ * A leased node ID: a core {@link NodeLease} (node, deadline, notBeforeMs, attach) that
+ * renews itself, plus events and stats.
+ *
+ * Events: `'renewed'` ({ startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs }),
+ * `'renew-failed'` (err), `'lost'` (err), `'reacquired'` (lease), `'node-changed'` (node).
+ *
+ * @example
+ * ```ts
+ * lease.on('node-changed', (node) => console.log('now node', node));
+ * if (!lease.valid()) res.status(503);
+ * ```
+ */
+export interface ManagedLease extends NodeLease, EventEmitter {
+  /** The slot currently held (changes when a lost lease is re-acquired elsewhere). */
+  readonly slot: number;
+  /** The namespace of the slot: `cluster` or `cluster/datacenter-N`. */
+  readonly namespace: string;
+  /** Increments at each re-acquisition; a generator built for one epoch must not outlive it. */
+  readonly epoch: number;
+  /** `held`, `lost` or `released`. */
+  readonly state: LeaseState;
+  /**
+   * Wall-clock Unix ms until which issuing is allowed (start of the last successful
+   * claim or renewal on the wall clock + ttl − margin): fences after a machine suspend.
+   * `-Infinity` once lost or released; `Infinity` for static IDs.
+   */
+  readonly wallDeadline: number;
+  /** True while `clock.monotonic() < deadline` and `clock.now() < wallDeadline`. */
+  valid(): boolean;
+  /** Milliseconds until the nearer of the two fencing deadlines (0 when passed; Infinity for static IDs). */
+  msUntilDeadline(): number;
+  readonly stats: LeaseStats;
+  /**
+   * A {@link NodeLease} for one generator, bound to the current claim: it reports
+   * `deadline = wallDeadline = -Infinity` for good once the lease is re-acquired
+   * (possibly as another node), so a generator built on it can never issue under a later
+   * claim.
+   * `floorMs` raises its `notBeforeMs` (e.g. to what an earlier generator issued).
+   */
+  forGenerator(floorMs?: number): NodeLease;
+  /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */
+  renewNow(): Promise<boolean>;
+  /** Fences, reports the final high-water mark, frees the slot, stops renewing. */
+  release(): Promise<void>;
+}
+
+/**
+ * A node-ID registry (see docs/architecture.md).
+ *
+ * @example
+ * ```ts
+ * const registry: Registry = await openRegistry('file:');
+ * ```
+ */
+export interface Registry {
+  /** 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
+  readonly kind: string;
+  /** The registry URL without a password. */
+  readonly url: string;
+  /** The clock deadlines are measured on (generators must use the same one). An extension. */
+  readonly clock?: Clock;
+  /** The validated options. An extension. */
+  readonly options?: ResolvedRegistryOptions;
+  /** Acquires a node ID for the layout's node fields. */
+  acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
+  /** Releases every lease still held and closes the engine connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Drivers whose IDs never expire (static, k8s) set this: their leases get an infinite
+ * deadline and renewals only persist the high-water mark.
+ *
+ * @example
+ * ```ts
+ * class MyStaticDriver implements RegistryDriver, StaticAssignment { readonly staticAssignment = true; … }
+ * ```
+ */
+export interface StaticAssignment {
+  readonly staticAssignment?: boolean;
+}

@@ -1,0 +1,446 @@
+/**
+ * The lease state machine: one {@link ManagedLease} of a registry. It starts `held`
+ * (built from a settled claim by `LeaseRegistry.acquire()`), renews itself in the
+ * background, keeps the two fencing deadlines (monotonic and wall clock) and the
+ * generator views that read them, reports the high-water mark, turns `lost` when either
+ * deadline passes or the engine says the claim is gone, re-acquires a slot (the same one
+ * first) through the claim-and-settle path of `claim.ts`, and ends `released`.
+ * docs/node-ids.md ("Lease internals") explains the design.
+ *
+ * @example
+ * ```ts
+ * const lease = await registry.acquire(Layout.from('twitter'));   // a Lease, seen as a ManagedLease
+ * lease.on('lost', (err) => log.warn(err)).on('reacquired', () => log.info('held again'));
+ * const gen = new Generator({ layout: 'twitter', lease: lease.forGenerator() });
+ * ```
+ */
+import { EventEmitter } from 'node:events';
+import type { Clock, FlurryError, NodeLease } from '@flurry/core';
+import { claimAndSettle, deadlineFrom, type ClaimOutcome, type LeaseContext, type Start } from './claim.js';
+import type { Claim } from './driver.js';
+import { errCode, toFlurry, withTimeout } from './engine-call.js';
+import { RegistryErrorCode, registryError } from './errors.js';
+import type { TickGrid } from './floor.js';
+import type { LeaseState, LeaseStats, ManagedLease } from './lease-types.js';
+import type { SlotMap } from './slot-map.js';
+
+/** How often the deadline timer wakes while a lease is held, to notice a suspend (see docs/node-ids.md). */
+const SUSPEND_POLL_MS = 250;
+
+/**
+ * The fencing deadlines the generator views of one claim read: one object per epoch,
+ * set to `-Infinity` for good when that claim is lost or released. Views inherit from it
+ * (a prototype), so a generator reads plain data on its hot path, not getters.
+ */
+interface Fence {
+  deadline: number;
+  wallDeadline: number;
+}
+
+/**
+ * One managed lease. Built by `LeaseRegistry.acquire()` from a settled claim; internal to
+ * the package (users see a {@link ManagedLease}).
+ *
+ * @example
+ * ```ts
+ * const out = await claimAndSettle(ctx, plan);
+ * if (out.ok) {
+ *   const lease = new Lease(ctx, map, out, tickGridOf(layout));
+ *   lease.start(); // background renewals and the deadline timer
+ * }
+ * ```
+ */
+export class Lease extends EventEmitter implements ManagedLease {
+  node: Readonly<Record<string, number>>;
+  deadline: number;
+  wallDeadline: number;
+  notBeforeMs: number;
+  slot: number;
+  epoch = 0;
+  state: LeaseState = 'held';
+  readonly stats: LeaseStats = { renewals: 0, renewFailures: 0, lost: 0, reacquired: 0 };
+  readonly namespace: string;
+
+  private claim: Claim | undefined;
+  private readonly sources = new Set<() => number>();
+  private failures = 0;
+  private busy: Promise<boolean> | undefined;
+  private loopTimer: NodeJS.Timeout | undefined;
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  /** A claim lost locally that may still be ours in the engine: released before re-claiming. */
+  private staleClaim: Claim | undefined;
+  /** Highest mark ever reported or carried, for reports after re-acquisition. */
+  private carried = 0;
+  /** What the generator views of the current claim read (see {@link Fence}). */
+  private fence: Fence;
+  /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
+  private lastStartMono: number;
+
+  constructor(
+    private readonly ctx: LeaseContext,
+    private readonly map: SlotMap,
+    settled: { readonly claim: Claim; readonly floor: number; readonly start: Start },
+    /** The layout's time grid, for the floor wait of re-acquisitions. */
+    private readonly tick: TickGrid | undefined,
+  ) {
+    super();
+    const { claim, floor, start: startedAt } = settled;
+    this.namespace = map.namespace;
+    this.claim = claim;
+    this.slot = claim.slot;
+    this.node = Object.freeze(map.toNode(claim.slot));
+    this.notBeforeMs = floor;
+    this.deadline = this.deadlineFrom(startedAt.mono);
+    this.wallDeadline = this.deadlineFrom(startedAt.wall);
+    this.fence = { deadline: this.deadline, wallDeadline: this.wallDeadline };
+    this.lastStartMono = startedAt.mono;
+  }
+
+  /** Sets both deadlines, on the lease and on the current claim's generator views. */
+  private setDeadlines(deadline: number, wallDeadline: number): void {
+    this.deadline = deadline;
+    this.wallDeadline = wallDeadline;
+    this.fence.deadline = deadline;
+    this.fence.wallDeadline = wallDeadline;
+  }
+
+  private get clock(): Clock {
+    return this.ctx.opts.clock;
+  }
+
+  /** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
+  private deadlineFrom(startedAt: number): number {
+    return deadlineFrom(this.ctx, startedAt);
+  }
+
+  attach(highWater: () => number): void {
+    if (typeof highWater !== 'function')
+      throw registryError('OPTION', 'attach() takes a function returning the highest issued Unix ms');
+    this.sources.add(highWater);
+  }
+
+  /** Highest Unix ms issued by this process under this lease object (all attached sources). */
+  localHighWater(): number {
+    let m = 0;
+    for (const f of this.sources) {
+      try {
+        const v = f();
+        if (typeof v === 'number' && v > m) m = v;
+      } catch {
+        /* a closed source: ignore */
+      }
+    }
+    return m;
+  }
+
+  valid(): boolean {
+    return this.clock.monotonic() < this.deadline && this.clock.now() < this.wallDeadline;
+  }
+
+  msUntilDeadline(): number {
+    if (this.deadline === Infinity) return Infinity;
+    return Math.max(0, Math.min(this.deadline - this.clock.monotonic(), this.wallDeadline - this.clock.now()));
+  }
+
+  /** Why `valid()` is false, for the `'lost'` error: which clock passed its deadline. */
+  private expiredWhy(): string {
+    if (!(this.clock.monotonic() < this.deadline)) return 'passed its fencing deadline without a successful renewal';
+    return `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
+  }
+
+  forGenerator(floorMs = 0): NodeLease {
+    // The view's deadlines come from the current claim's Fence (its prototype): renewals
+    // update them, and a later claim gets a new Fence while this one stays -Infinity.
+    const view = Object.create(this.fence) as Fence & {
+      node: Readonly<Record<string, number>>;
+      notBeforeMs: number;
+      attach(fn: () => number): void;
+    };
+    view.node = this.node;
+    view.notBeforeMs = Math.max(this.notBeforeMs, floorMs);
+    view.attach = (fn) => this.attach(fn);
+    return view;
+  }
+
+  /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
+  private renewalMark(): number {
+    return Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
+  }
+
+  /** The mark reported at release, after fencing: exactly the highest issued (or the inherited floor). */
+  private releaseMark(): number {
+    return Math.max(this.localHighWater(), this.notBeforeMs);
+  }
+
+  /** Starts the background loop (unless autoRenew is off). */
+  start(): void {
+    this.armDeadlineTimer();
+    this.schedule(this.renewalDue());
+  }
+
+  /**
+   * Ms until the next periodic renewal: `renewIntervalMs` after the start of the last
+   * successful claim or renewal (start to start). After a floor wait that renewed along
+   * the way that start may be up to an interval old: counting from when acquire() or the
+   * re-acquisition resolved instead could leave nearly 2 × renewIntervalMs between two
+   * renewals — past the deadline when the interval is at its maximum.
+   */
+  private renewalDue(): number {
+    return Math.max(0, this.ctx.opts.renewIntervalMs - (this.clock.monotonic() - this.lastStartMono));
+  }
+
+  private schedule(delay: number): void {
+    if (!this.ctx.opts.autoRenew || this.state === 'released') return;
+    clearTimeout(this.loopTimer);
+    this.loopTimer = setTimeout(
+      () => {
+        void this.renewNow().then(() => this.scheduleNext());
+      },
+      Math.max(0, Math.round(delay)),
+    );
+    this.loopTimer.unref?.();
+  }
+
+  private scheduleNext(): void {
+    if (this.state === 'released') return;
+    const base = this.ctx.opts.renewIntervalMs;
+    if (this.failures === 0) return this.schedule(this.renewalDue());
+    const backoff = Math.min(base, 25 * 2 ** Math.min(this.failures, 10));
+    this.schedule(backoff);
+  }
+
+  /**
+   * Fences the lease (`'lost'`) once either deadline passed. Node's timers run on the
+   * monotonic clock, which stands still during a machine suspend, so the timer wakes at
+   * least every {@link SUSPEND_POLL_MS} and checks both clocks: after a resume it fires
+   * within that, not when the monotonic deadline finally comes.
+   */
+  private armDeadlineTimer(): void {
+    clearTimeout(this.deadlineTimer);
+    if (!this.ctx.opts.autoRenew || this.state !== 'held' || !Number.isFinite(this.deadline)) return;
+    const epoch = this.epoch;
+    const wait = Math.min(this.msUntilDeadline() + 1, SUSPEND_POLL_MS);
+    this.deadlineTimer = setTimeout(() => {
+      if (this.epoch !== epoch || this.state !== 'held') return;
+      if (!this.valid()) {
+        this.markLost(
+          registryError(
+            'LEASE_LOST',
+            `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`,
+            { slot: this.slot, namespace: this.namespace },
+          ),
+        );
+        if (!this.busy) this.schedule(0);
+      } else {
+        this.armDeadlineTimer();
+      }
+    }, Math.ceil(wait));
+    this.deadlineTimer.unref?.();
+  }
+
+  private describe(): string {
+    return `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
+  }
+
+  private markLost(err: FlurryError): void {
+    if (this.state !== 'held') return;
+    this.setDeadlines(-Infinity, -Infinity);
+    this.state = 'lost';
+    this.stats.lost++;
+    this.staleClaim = this.claim;
+    this.claim = undefined;
+    this.ctx.opts.logger?.warn(
+      { err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url },
+      'flurry node lease lost; issuing fenced, re-acquiring',
+    );
+    this.emit('lost', err);
+  }
+
+  renewNow(): Promise<boolean> {
+    if (this.state === 'released') return Promise.resolve(false);
+    if (this.busy) return this.busy;
+    const p = (async () => {
+      if (this.state === 'held' && !this.valid()) {
+        this.markLost(
+          registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }),
+        );
+      }
+      if (this.state === 'held') return this.renewOnce();
+      if (this.state === 'lost') return this.reacquireOnce();
+      return false;
+    })().finally(() => {
+      this.busy = undefined;
+    });
+    this.busy = p;
+    return p;
+  }
+
+  private failed(err: FlurryError, doing: string): void {
+    this.failures++;
+    this.stats.renewFailures++;
+    this.ctx.opts.logger?.warn(
+      { err, slot: this.slot, namespace: this.namespace, url: this.ctx.driver.url, failures: this.failures },
+      `flurry node lease: ${doing} failed`,
+    );
+    this.emit('renew-failed', err);
+  }
+
+  private async renewOnce(): Promise<boolean> {
+    const claim = this.claim as Claim;
+    const epoch = this.epoch;
+    const { ttlMs, renewIntervalMs } = this.ctx.opts;
+    const startedAt = this.clock.monotonic();
+    const wallStartedAt = this.clock.now();
+    const mark = this.renewalMark();
+    try {
+      await withTimeout(
+        this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }),
+        Math.max(renewIntervalMs, 50),
+        'renewal',
+      );
+    } catch (e) {
+      if (this.epoch !== epoch || this.state !== 'held') return false;
+      const err = toFlurry(e, this.ctx.driver.url, 'renew the lease');
+      this.failed(err, 'renewal');
+      if (err.code === RegistryErrorCode.LEASE_LOST && !this.ctx.staticIds) this.markLost(err);
+      return false;
+    }
+    if (this.epoch !== epoch || this.state !== 'held') return false;
+    const d = this.deadlineFrom(startedAt);
+    const wd = this.deadlineFrom(wallStartedAt);
+    if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
+      // Answered too late to extend anything — on the monotonic clock (a slow engine, a
+      // paused process) or on the wall clock (sent before a machine suspend, answered
+      // after it; the engine may have expired the lease meanwhile): the deadline timer (or
+      // the next call) fences.
+      const which =
+        this.clock.monotonic() >= d
+          ? 'fencing deadline'
+          : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
+      this.failed(
+        registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, {
+          url: this.ctx.driver.url,
+        }),
+        'renewal',
+      );
+      return false;
+    }
+    // The wall deadline from the latest renewal's start, even if lower than before: after
+    // a wall clock stepped back the old one would be too late by the size of the step.
+    this.setDeadlines(Math.max(d, this.deadline), wd);
+    this.lastStartMono = startedAt;
+    if (mark > this.carried) this.carried = mark;
+    this.failures = 0;
+    this.stats.renewals++;
+    this.armDeadlineTimer();
+    this.emit('renewed', {
+      startedAt,
+      deadline: this.deadline,
+      wallStartedAt,
+      wallDeadline: this.wallDeadline,
+      highWaterMs: mark,
+    });
+    return true;
+  }
+
+  private async reacquireOnce(): Promise<boolean> {
+    const { driver, opts } = this.ctx;
+    // Free the claim we lost locally if the engine still has it as ours: we are fenced, so
+    // the mark we report is exact and the next holder (likely us) need not wait.
+    if (this.staleClaim) {
+      try {
+        await withTimeout(
+          driver.release(this.staleClaim, { highWaterMs: this.releaseMark() }),
+          Math.max(opts.renewIntervalMs, 50),
+          'release',
+        );
+        this.staleClaim = undefined;
+      } catch (e) {
+        const code = errCode(e);
+        if (code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
+        // Otherwise keep it and try again next time; claiming may still succeed elsewhere.
+      }
+    }
+    const out = await claimAndSettle(this.ctx, {
+      namespace: this.namespace,
+      slots: this.map.slots,
+      preferredSlot: this.slot,
+      tick: this.tick,
+      renewTimeoutMs: Math.max(opts.renewIntervalMs, 50),
+      atLeastMs: () => Math.max(this.localHighWater(), this.notBeforeMs, this.carried),
+      alive: () => this.state === 'lost',
+    });
+    if (!out.ok) {
+      if (out.step !== 'abandoned' && this.state === 'lost') this.failed(this.reacquireError(out), 're-acquisition');
+      return false;
+    }
+    const { claim, floor, start } = out;
+    const oldNode = this.node;
+    const newNode = Object.freeze(this.map.toNode(claim.slot));
+    this.claim = claim;
+    this.slot = claim.slot;
+    this.node = newNode;
+    this.notBeforeMs = floor;
+    this.carried = Math.max(this.carried, floor);
+    this.setDeadlines(-Infinity, -Infinity); // (already, since the loss) the old claim's views stay fenced
+    this.fence = { deadline: -Infinity, wallDeadline: -Infinity };
+    this.epoch++;
+    this.failures = 0;
+    this.state = 'held';
+    this.setDeadlines(this.deadlineFrom(start.mono), this.deadlineFrom(start.wall));
+    this.lastStartMono = start.mono;
+    this.stats.reacquired++;
+    this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
+    this.armDeadlineTimer();
+    opts.logger?.info(
+      { slot: claim.slot, node: newNode, namespace: this.namespace, url: driver.url, notBeforeMs: floor },
+      'flurry node lease re-acquired',
+    );
+    const changed = Object.keys(newNode).some((k) => newNode[k] !== oldNode[k]);
+    if (changed) this.emit('node-changed', newNode);
+    this.emit('reacquired', this);
+    return true;
+  }
+
+  /** The error a failed re-acquisition reports (`'renew-failed'`), by the step that failed. */
+  private reacquireError(out: Extract<ClaimOutcome, { ok: false }>): FlurryError {
+    const url = this.ctx.driver.url;
+    if (out.step === 'claim') return toFlurry(out.cause, url, 're-acquire a node ID');
+    if (out.step === 'settle') return toFlurry(out.cause, url, 'record the high-water mark after re-acquiring');
+    return registryError('UNREACHABLE', `${url}: re-acquiring took longer than the TTL minus the margin`, { url });
+  }
+
+  async release(): Promise<void> {
+    if (this.state === 'released') return;
+    const wasHeld = this.state === 'held';
+    this.state = 'released';
+    this.setDeadlines(-Infinity, -Infinity);
+    clearTimeout(this.loopTimer);
+    clearTimeout(this.deadlineTimer);
+    if (this.busy) await this.busy.catch(() => undefined);
+    this.ctx.onReleased(this);
+    const claim = wasHeld ? this.claim : this.staleClaim;
+    // The reacquire loop may have swapped claims while we waited: prefer the current one.
+    const target = this.claim ?? claim;
+    this.claim = undefined;
+    this.staleClaim = undefined;
+    if (!target) return;
+    const mark = this.releaseMark();
+    try {
+      await withTimeout(
+        this.ctx.driver.release(target, { highWaterMs: mark }),
+        Math.max(this.ctx.opts.ttlMs, 1000),
+        'release',
+      );
+    } catch (e) {
+      const err = toFlurry(e, this.ctx.driver.url, 'release the lease');
+      // A lease that was already lost has nothing to hand over cleanly: best effort only.
+      if (err.code === RegistryErrorCode.LEASE_LOST || !wasHeld) return;
+      this.ctx.opts.logger?.warn(
+        { err, slot: this.slot },
+        'flurry node lease: release failed; the node ID frees itself when its TTL expires',
+      );
+      throw err;
+    }
+  }
+}

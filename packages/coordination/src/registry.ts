@@ -1,0 +1,119 @@
+/**
+ * The registry façade: {@link LeaseRegistry} turns one {@link RegistryDriver} (claim /
+ * renew / release of integer slots) into a {@link Registry} that hands out
+ * {@link ManagedLease}s of a layout's node fields. `openRegistry()` builds one from a URL;
+ * the lease itself is in `lease.ts`, claiming a slot in `claim.ts`, the high-water floor
+ * in `floor.ts`, and docs/node-ids.md ("Lease internals") explains the design.
+ *
+ * @example
+ * ```ts
+ * const registry = new LeaseRegistry(createFileDriver('/var/lib/flurry/registry', { clock: systemClock }), { cluster: 'orders', ttlMs: 10_000 });
+ * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
+ * const gen = new Generator({ layout: 'twitter', lease: lease.forGenerator() });
+ * lease.attach(() => gen.lastIssuedUnixMs);
+ * await registry.close(); // releases the lease, reporting its final high-water mark
+ * ```
+ */
+import type { Clock, FlurryError } from '@flurry/core';
+import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';
+import type { RegistryDriver } from './driver.js';
+import { toFlurry } from './engine-call.js';
+import { registryError } from './errors.js';
+import { tickGridOf } from './floor.js';
+import { Lease } from './lease.js';
+import type { AcquireOptions, ManagedLease, Registry, StaticAssignment } from './lease-types.js';
+import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from './options.js';
+import { SlotMap, type LayoutLike } from './slot-map.js';
+import { defaultStateDir, SlotCache } from './state-dir.js';
+
+/**
+ * A {@link Registry} over one driver: validates options, acquires leases and closes them.
+ *
+ * @example
+ * ```ts
+ * const registry = new LeaseRegistry(await createFileDriver('/var/lib/flurry/registry', { clock: systemClock }), { cluster: 'orders' });
+ * const lease = await registry.acquire(Layout.from('twitter'));
+ * ```
+ */
+export class LeaseRegistry implements Registry {
+  readonly kind: string;
+  readonly url: string;
+  readonly clock: Clock;
+  readonly options: ResolvedRegistryOptions;
+  private readonly leases = new Set<ManagedLease>();
+  private closed = false;
+  private readonly ctx: LeaseContext;
+
+  constructor(
+    private readonly driver: RegistryDriver,
+    opts: RegistryOptions | ResolvedRegistryOptions = {},
+  ) {
+    this.options = resolveRegistryOptions(opts);
+    this.kind = driver.kind;
+    this.url = driver.url;
+    this.clock = this.options.clock;
+    const staticIds = (driver as RegistryDriver & StaticAssignment).staticAssignment === true;
+    this.ctx = {
+      driver,
+      opts: this.options,
+      staticIds,
+      cache: staticIds ? undefined : new SlotCache(this.options.stateDir ?? defaultStateDir()),
+      onReleased: (l) => this.leases.delete(l),
+    };
+  }
+
+  async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
+        url: this.url,
+      });
+    if (!layout || !Array.isArray(layout.nodeFields))
+      throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
+    const { opts: o, driver } = this.ctx;
+    const map = SlotMap.create(layout, o.cluster, opts.pin ?? {});
+    const tick = tickGridOf(layout);
+    const out = await claimAndSettle(this.ctx, {
+      namespace: map.namespace,
+      slots: map.slots,
+      preferredSlot: this.ctx.cache?.read(driver.url, map.namespace, map.slots),
+      tick,
+      renewTimeoutMs: Math.max(o.ttlMs, 1000),
+      atLeastMs: () => 0,
+      alive: () => !this.closed,
+    });
+    if (!out.ok) throw this.acquireError(out, map.namespace);
+    const lease = new Lease(this.ctx, map, out, tick);
+    this.leases.add(lease);
+    this.ctx.cache?.write(driver.url, map.namespace, map.slots, out.claim.slot);
+    lease.start();
+    return lease;
+  }
+
+  /** The error a failed acquire() throws, by the step that failed. */
+  private acquireError(out: Extract<ClaimOutcome, { ok: false }>, namespace: string): FlurryError {
+    const { driver, opts: o } = this.ctx;
+    if (out.step === 'claim') return toFlurry(out.cause, driver.url, `claim a node ID in ${namespace}`);
+    if (out.step === 'abandoned' || (out.step === 'settle' && this.closed))
+      return registryError('CLOSED', `the registry ${this.url} was closed during acquire()`, { url: this.url });
+    if (out.step === 'settle')
+      return toFlurry(out.cause, driver.url, `record the high-water mark of slot ${out.slot} in ${namespace}`);
+    return registryError(
+      'UNREACHABLE',
+      `${driver.url}: claiming a node ID took longer than the TTL minus the margin (${o.ttlMs - o.marginMs} ms); the engine is too slow or the TTL too short`,
+      { url: driver.url, ttlMs: o.ttlMs },
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const errors: unknown[] = [];
+    await Promise.all([...this.leases].map((l) => l.release().catch((e) => errors.push(e))));
+    await this.driver.close();
+    if (errors.length)
+      this.options.logger?.warn(
+        { errors: errors.length },
+        'flurry registry closed; some leases could not be released and expire by TTL',
+      );
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The public-ID string format (format 2): its version, the tag length and the tag's
+ * constants, the alphabets and their shared tables, and the per-key material a
+ * {@link PublicIdCipher} derives (Feistel round keys and the tag key). See `cipher.ts` for
+ * the layout of the string and docs/public-ids.md for the tag.
+ *
+ * @example
+ * ```ts
+ * const { digits, check } = alphabetTables('base62');
+ * digits.fixedLengths[64]; // 11 payload characters for a 64-bit ID
+ * ```
+ */
+import { hkdfSync } from 'node:crypto';
+import { Alphabet, TWO32 } from '../codecs/alphabet.js';
+import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
+import { ErrorCode } from '../errors.js';
+import { ChaskeyBlockMac } from './chaskey.js';
+import { DihedralCheck } from './checksum.js';
+import { FeistelPermutation } from './feistel.js';
+import type { PublicIdKey } from './keys.js';
+
+/**
+ * The version of the public-ID string form. Format 2 added the authentication tag; format 1
+ * (key ID, encrypted ID, check character) was never released and is not read. The version
+ * is not a character of the string: it is bound into the tag, and the formats differ in
+ * length.
+ *
+ * @example
+ * ```ts
+ * PUBLIC_ID_FORMAT_VERSION; // 2
+ * ```
+ */
+export const PUBLIC_ID_FORMAT_VERSION = 2;
+
+/**
+ * Characters of the authentication tag of every public-ID string. A string checked with a
+ * key that did not issue it passes with probability 1/radix³: 1/238,328 (base62),
+ * 1/195,112 (base58).
+ *
+ * @example
+ * ```ts
+ * PUBLIC_ID_TAG_LENGTH; // 3
+ * ```
+ */
+export const PUBLIC_ID_TAG_LENGTH = 3;
+
+/** HKDF salt and info of the tag key: apart from the Feistel round keys (salt `flurry/public-id/v1`). */
+const TAG_SALT = 'flurry/public-id/v2';
+const TAG_INFO = 'tag;chaskey12';
+
+/**
+ * "FTAG" as a little-endian word: the fourth word of every tag block.
+ *
+ * @example
+ * ```ts
+ * mac.tag(lo, hi, bits | (radix << 8) | (keyCode << 16) | (PUBLIC_ID_FORMAT_VERSION << 24), TAG_DOMAIN);
+ * ```
+ */
+export const TAG_DOMAIN = 0x47415446;
+
+/**
+ * 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits.
+ *
+ * @example
+ * ```ts
+ * const tag = ((mac.out[1] >>> TAG_SHIFT) * 2 ** 32 + (mac.out[0] >>> 0)) % radix ** PUBLIC_ID_TAG_LENGTH;
+ * ```
+ */
+export const TAG_SHIFT = 11;
+
+/**
+ * The alphabet of public-ID strings.
+ *
+ * @example
+ * ```ts
+ * PublicIdCipher.create({ keys, alphabet: 'base58' satisfies PublicIdAlphabet });
+ * ```
+ */
+export type PublicIdAlphabet = 'base62' | 'base58';
+
+const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
+
+/**
+ * The characters of a public-ID alphabet, in digit order.
+ *
+ * @example
+ * ```ts
+ * alphabetChars('base58').length; // 58
+ * ```
+ */
+export function alphabetChars(alphabet: PublicIdAlphabet): string {
+  return ALPHABETS[alphabet];
+}
+
+/** The digit system and the check-character tables of each alphabet, built once (a few hundred µs each) and shared: both are immutable after construction. */
+const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
+
+/**
+ * The digit system and the check-character tables of an alphabet, built on first use and
+ * shared by every cipher (both are immutable).
+ *
+ * @example
+ * ```ts
+ * const { digits, check } = alphabetTables('base62');
+ * ```
+ */
+export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
+  let t = TABLES.get(alphabet);
+  if (t === undefined) {
+    const chars = ALPHABETS[alphabet];
+    t = {
+      digits: new Alphabet(`${alphabet} public ID`, chars, {
+        malformedCode: ErrorCode.PUBLIC_ID_MALFORMED,
+        tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED,
+      }),
+      check: new DihedralCheck(chars),
+    };
+    TABLES.set(alphabet, t);
+  }
+  return t;
+}
+
+/**
+ * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its
+ * tag MAC, and the key ID's character code (< 128) and digit value in the alphabet. Holds
+ * key material: keep it in `#private` fields.
+ *
+ * @example
+ * ```ts
+ * const e: KeyEntry = keyEntry(key, 64, values);
+ * e.perm.encrypt(1n);
+ * ```
+ */
+export interface KeyEntry {
+  key: PublicIdKey;
+  perm: FeistelPermutation;
+  mac: ChaskeyBlockMac;
+  keyCode: number;
+  keyDigit: number;
+}
+
+/**
+ * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF
+ * of the secret); the secret copies are wiped afterwards. `values` maps character codes
+ * to digit values in the cipher's alphabet.
+ *
+ * @example
+ * ```ts
+ * for (const key of parseKeys(process.env.FLURRY_PUBLIC_KEY ?? '')) byId.set(key.id, keyEntry(key, 63, values));
+ * ```
+ */
+export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
+  const secret = key.secretBytes();
+  const tagKey = new Uint8Array(hkdfSync('sha256', secret, TAG_SALT, TAG_INFO, 16));
+  const dv = new DataView(tagKey.buffer, tagKey.byteOffset, tagKey.byteLength);
+  const entry: KeyEntry = {
+    key,
+    perm: FeistelPermutation.fromSecret(secret, bits),
+    mac: new ChaskeyBlockMac(Uint32Array.from({ length: 4 }, (_, i) => dv.getUint32(4 * i, true))),
+    keyCode: key.id.charCodeAt(0),
+    keyDigit: values[key.id.charCodeAt(0)],
+  };
+  secret.fill(0);
+  tagKey.fill(0);
+  return entry;
+}
+
+/**
+ * Whether hi·2^32 + lo < 2^bits (an encrypted value of `bits`-wide IDs).
+ *
+ * @example
+ * ```ts
+ * fitsBits(0x7fffffff, 0xffffffff, 63); // true
+ * fitsBits(0x80000000, 0, 63);          // false
+ * ```
+ */
+export function fitsBits(hi: number, lo: number, bits: number): boolean {
+  if (hi >= TWO32) return false;
+  if (bits >= 64) return true;
+  return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
+}
+
+/**
+ * The string of the digit values `d`, through the character codes `c` of the alphabet
+ * (`scratch`: a reusable array of `d.length` numbers, for lengths other than 16).
+ *
+ * @example
+ * ```ts
+ * digitText(Uint8Array.of(1, 0), codes, [0, 0]); // '10' in base62
+ * ```
+ */
+export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
+  if (d.length === 16) {
+    return String.fromCharCode(
+      c[d[0]],
+      c[d[1]],
+      c[d[2]],
+      c[d[3]],
+      c[d[4]],
+      c[d[5]],
+      c[d[6]],
+      c[d[7]],
+      c[d[8]],
+      c[d[9]],
+      c[d[10]],
+      c[d[11]],
+      c[d[12]],
+      c[d[13]],
+      c[d[14]],
+      c[d[15]],
+    );
+  }
+  for (let i = 0; i < d.length; i++) scratch[i] = c[d[i]];
+  return String.fromCharCode(...scratch);
+}
