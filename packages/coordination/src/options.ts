@@ -29,7 +29,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
 import type { HolderInfo } from './driver.js';
-import type { AcquireOptions } from './lease-manager.js';
+import type { AcquireOptions } from './lease-types.js';
 import { registryError } from './errors.js';
 
 /**

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { FlurryError, Layout, systemClock } from '@flurry/core';
 import { openRegistry } from './open-registry.js';
 import { leasedGenerator } from './leased-generator.js';
-import { LeaseRegistry } from './lease-manager.js';
+import { LeaseRegistry } from './registry.js';
 import { resolveRegistryOptions } from './options.js';
 import { createFileDriver } from './drivers/file.js';
 import { createStaticDriver } from './drivers/static.js';

@@ -19,7 +19,13 @@
 
 // Errors and options
 export { FlurryError, ErrorCode, type ErrorCodeValue } from './errors.js';
-export { assertKnownOptions, optionNames, type OptionNames, type UnknownOptionError } from './known-options.js';
+export {
+  assertKnownOptions,
+  closestName,
+  optionNames,
+  type OptionNames,
+  type UnknownOptionError,
+} from './known-options.js';
 
 // Time and leases
 export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
