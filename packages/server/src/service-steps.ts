@@ -19,11 +19,15 @@ import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
 
 /**
- * A pino-shaped logger with child loggers.
+ * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
+ * `child(bindings)`; the service logs one JSON object per line with a `component`).
  *
  * @example
  * ```ts
- * const logger = pino() as unknown as ServiceLogger;
+ * import { pino } from 'pino';
+ * const logger: ServiceLogger = pino({ level: 'info' }); // pino fits as it is
+ * // Or anything of that shape, e.g. quiet in tests:
+ * const quiet: ServiceLogger = { info() {}, warn() {}, error: console.error, debug() {}, child: () => quiet };
  * ```
  */
 export interface ServiceLogger extends Logger {
