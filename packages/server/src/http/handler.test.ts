@@ -3,17 +3,11 @@
 // (./inject.ts). Tests that need a real process or real sockets stay in api.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FlurryError, Generator, Layout, ManualClock, PublicIdCodec, generateKey } from '@flurry/core';
-import { loadServeConfig } from '../config/index.js';
-import { createServiceCore, httpContext, type ServiceCore } from '../service-core.js';
-import { leaseGenerator, type ServiceLogger } from '../service-steps.js';
-import { tempDir } from '../test-support.js';
-import { forHttpCaller } from './fenced.js';
-import { createRequestHandler } from './handler.js';
+import { Layout, PublicIdCodec, generateKey } from '@flurry/core';
+import { inProcess, type InProcess } from './in-process.js';
 import { inject, type InjectResponse } from './inject.js';
 import { ROUTES, ROUTE_NAMES } from './routes/index.js';
 
@@ -22,54 +16,6 @@ const AUTH = { authorization: `Bearer ${TOKEN}` };
 const KEY = generateKey('C');
 const twitter = Layout.from('twitter');
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-interface InProcess {
-  handler: Handler;
-  core: ServiceCore;
-  errors: Array<Record<string, unknown>>;
-  get(url: string, headers?: Record<string, string>, method?: string): Promise<InjectResponse>;
-  stop(): Promise<void>;
-}
-
-/** A service core on a temporary file: registry, serving in-process (no socket). */
-async function inProcess(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-  clock?: ManualClock,
-  registry: Record<string, unknown> = {},
-): Promise<InProcess> {
-  const dir = tempDir('inject');
-  const errors: Array<Record<string, unknown>> = [];
-  const logger: ServiceLogger = {
-    info: () => undefined,
-    warn: () => undefined,
-    debug: () => undefined,
-    error: (o: object, msg?: string) => errors.push({ ...o, msg }),
-    child: () => logger,
-  };
-  const config = loadServeConfig(['--registry', `file:${path.join(dir, 'reg')}`, ...args], env);
-  const core = createServiceCore(config, logger, clock ? { clock } : {});
-  const ctx = httpContext(config, core, logger);
-  await leaseGenerator(config, core, 0, logger, {
-    stateDir: path.join(dir, 'state'),
-    ...(clock ? { clock, autoRenew: false } : {}),
-    ...registry,
-  });
-  const handler = createRequestHandler(ctx);
-  return {
-    handler,
-    core,
-    errors,
-    get: (url, headers = {}, method = 'GET') => inject(handler, { url, headers, method }),
-    stop: async () => {
-      await core.issuer.leased?.close();
-      await core.registry?.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 function errorOf(body: string): { code: string; message: string } {
   const parsed = JSON.parse(body) as { error: { code: string; message: string } };
@@ -445,58 +391,5 @@ describe('a service with health authentication and no public-ID key (in-process)
     assert.equal((await svc.get('/v1/ids?count=50', AUTH)).status, 200);
     const e = await expectError(svc, '/v1/ids?count=51', 400, 'FLURRY_E_BATCH_COUNT');
     assert.match(errorOf(e.body).message, /from 1 to 50/);
-  });
-});
-
-describe('a fenced service (in-process, manual clock)', () => {
-  test('GIVEN the lease deadline passes without a renewal THEN the ID routes answer 503 FLURRY_E_LEASE_EXPIRED with Retry-After, telling the caller to retry after it or use another instance, never to acquire a lease', async () => {
-    const clock = new ManualClock(Date.now());
-    const svc = await inProcess([], {}, clock, { ttlMs: 3000 });
-    try {
-      assert.equal((await svc.get('/v1/ids/next')).status, 200);
-      clock.advance(3000);
-      for (const url of ['/v1/ids/next', '/v1/ids?count=3', '/api/snowflake/get/k']) {
-        const r = await svc.get(url);
-        assert.equal(r.status, 503, `${url}: ${r.body}`);
-        assert.equal(r.headers['retry-after'], '1');
-        const e = errorOf(r.body);
-        assert.equal(e.code, 'FLURRY_E_LEASE_EXPIRED');
-        assert.doesNotMatch(e.message, /acquire a new lease/i);
-        assert.match(e.message, /expired \d+ ms ago/);
-        assert.match(e.message, /Retry after the Retry-After delay \(1 s\) or send the request to another instance/);
-      }
-      const ready = await svc.get('/readyz');
-      assert.equal(ready.status, 503);
-      assert.equal(errorOf(ready.body).code, 'FLURRY_E_LEASE_EXPIRED');
-      assert.deepEqual(svc.errors, [], 'a refusal is not an unexpected error');
-    } finally {
-      await svc.stop();
-    }
-  });
-
-  test("GIVEN the generator's refusal for a lost or released lease THEN the HTTP caller's message names neither action it cannot take and keeps code and details", () => {
-    const lost = new Generator({
-      layout: twitter,
-      node: { datacenter: 0, worker: 0 },
-      lease: { node: { datacenter: 0, worker: 0 }, deadline: -Infinity, notBeforeMs: 0, attach: () => undefined },
-    });
-    let thrown: unknown;
-    try {
-      lost.next();
-    } catch (err) {
-      thrown = err;
-    }
-    assert.ok(
-      thrown instanceof FlurryError && /Acquire a new lease/.test(thrown.message),
-      'the core speaks to the lease holder',
-    );
-    const e = forHttpCaller(thrown) as FlurryError;
-    assert.equal(e.code, 'FLURRY_E_LEASE_EXPIRED');
-    assert.deepEqual(e.details, (thrown).details);
-    assert.doesNotMatch(e.message, /acquire a new lease/i);
-    assert.match(e.message, /lease was lost or released/);
-    assert.match(e.message, /Retry after the Retry-After delay \(1 s\) or send the request to another instance/);
-    const other = new FlurryError('FLURRY_E_CLOCK_BACKWARDS', 'the clock went back');
-    assert.equal(forHttpCaller(other), other, 'other errors pass unchanged');
   });
 });
