@@ -26,7 +26,7 @@ import type { Server } from 'node:http';
 import { assertKnownOptions, optionNames } from '@flurry/core';
 import type { ServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
-import { createServiceCore, httpContext } from './service-core.js';
+import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import { abortStart, leaseGenerator, listenHttp, shutdown, startThrift, type ServiceLogger } from './service-steps.js';
 import type { ThriftServer } from './thrift/index.js';
 
@@ -142,7 +142,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
 
 function logReady(
   config: ServeConfig,
-  core: ReturnType<typeof createServiceCore>,
+  core: ServiceCore,
   port: number,
   thrift: ThriftServer | undefined,
   logger: ServiceLogger,

@@ -28,8 +28,9 @@ import { Router, type BoundRoute } from './router.js';
 import { ROUTES, UNMATCHED_ROUTE } from './routes/index.js';
 
 /**
- * Builds the `(req, res)` handler for a service context, over the service's route table
- * (or another table, e.g. in tests).
+ * Builds the `(req, res)` handler for a service context, over the service's route table.
+ * Another table (e.g. a test's, the service's plus a route being written) is served the
+ * same way; the request metrics are labelled by the service's table only.
  *
  * @example
  * ```ts

@@ -18,6 +18,7 @@ import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext, type ServiceCore } from '../service-core.js';
 import { leaseGenerator, type ServiceLogger } from '../service-steps.js';
 import { tempDir } from '../test-support.js';
+import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
 import { inject, type InjectResponse } from './inject.js';
 
@@ -42,6 +43,8 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface InProcess {
   handler: Handler;
   core: ServiceCore;
+  /** The routes' view of the service. */
+  ctx: HttpContext;
   /** What the service logged at error level. */
   errors: Array<Record<string, unknown>>;
   /** Every log line (`level`, `msg` and the fields). */
@@ -97,6 +100,7 @@ export async function inProcess(
   return {
     handler,
     core,
+    ctx,
     errors,
     logs,
     get: (url, headers = {}, method = 'GET') => inject(handler, { url, headers, method }),
