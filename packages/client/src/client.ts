@@ -109,15 +109,25 @@ export interface FlurryClient {
 
 /**
  * Creates a client. Bad options throw `FLURRY_E_CLIENT_CONFIG` at once; no request is
- * sent until the first ID is asked for.
+ * sent until the first ID is asked for. IDs then come from a local buffer refilled in the
+ * background with `GET /v1/ids?count=N`, so most calls resolve without a round trip; a
+ * server that fails is skipped (with backoff) while the others serve.
  *
  * @example
  * ```ts
+ * import { createClient } from '@flurry/client';
+ *
  * const client = createClient({
- *   servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'],
- *   prefetch: { size: 20_000, maxAgeMs: 2_000 },
+ *   servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], // one fleet, any order
+ *   token: process.env.FLURRY_TOKEN,                            // when the servers run with --token
+ *   prefetch: { size: 20_000, maxAgeMs: 2_000 },                // IDs older than 2 s are dropped, not handed out
  *   strategy: 'least-latency',
  * });
+ * const id = await client.next();            // 1859214170478923776n, usually from the buffer
+ * const ids = await client.batch(500);       // 500 IDs, increasing within each server answer
+ * const row = await client.decode(id);       // { id, unixMs, timestamp, fields: { datacenter, worker }, sequence }
+ * client.stats().servers;                    // [{ url, state: "up", latencyMs, failures, lastError, … }]
+ * await client.close();                      // pending calls reject with FLURRY_E_CLIENT_CLOSED
  * ```
  */
 export function createClient(opts: ClientOptions): FlurryClient {

@@ -40,11 +40,21 @@ export interface PrefetchOptions {
 }
 
 /**
- * Options of `createClient`.
+ * Options of `createClient`. Only `servers` is required; every other option has a default
+ * (shown below), and an unknown or out-of-range one throws `FLURRY_E_CLIENT_CONFIG`
+ * naming it and what is allowed.
  *
  * @example
  * ```ts
- * const opts: ClientOptions = { servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], token: process.env.FLURRY_TOKEN, strategy: 'least-latency' };
+ * const opts: ClientOptions = {
+ *   servers: ['http://10.0.0.1:8080', 'https://ids.example.com/flurry'], // base URLs, optionally with a path prefix
+ *   token: process.env.FLURRY_TOKEN,                 // sent as "Authorization: Bearer …"
+ *   timeoutMs: 2_000,                                // per request
+ *   prefetch: { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true, maxBatch: 10_000 },
+ *   strategy: 'round-robin',                         // or 'least-latency'
+ *   backoff: { initialMs: 100, maxMs: 10_000 },      // a failed server is retried after these delays
+ * };
+ * const client = createClient(opts);
  * ```
  */
 export interface ClientOptions {

@@ -1,6 +1,7 @@
 /**
  * `@flurry/server`: the Flurry ID service (HTTP JSON, Leaf-compatible HTTP, Twitter-compatible
- * Thrift) and the `flurry` CLI.
+ * Thrift) and the `flurry` CLI. Every export is named here; route tables, metric indexes
+ * and other internals are not exported.
  *
  * @example
  * ```ts
@@ -11,25 +12,45 @@
  * await service.close();
  * ```
  */
-export * from './errors.js';
-export {
-  loadServeConfig,
-  serveHelp,
-  unknownEnvWarnings,
-  type EnvWarning,
-  type LogLevel,
-  type ServeConfig,
-  type SettingKey,
-  type SettingValues,
-} from './config/index.js';
-export * from './layout-choice.js';
-export * from './leaf.js';
-export * from './metrics.js';
-export * from './openapi.js';
-export * from './service.js';
-/** The service as the HTTP routes see it (see http/context.ts). @example `const ctx: HttpContext = …;` */
-export type { HttpContext, PublicIds, Logger } from './http/context.js';
+// The service.
+export { startService, CLOCK_SANITY_MS, SERVICE_ON_EXHAUSTED } from './service.js';
+export type { RunningService, ServiceLogger } from './service.js';
+// Settings (config/).
+export { loadServeConfig, serveHelp, unknownEnvWarnings } from './config/index.js';
+export type { EnvWarning, LogLevel, ServeConfig, SettingKey, SettingValues } from './config/index.js';
+export { chooseLayout, parseNodePins } from './layout-choice.js';
+export type { LayoutChoice } from './layout-choice.js';
+// Errors.
+export { ServerErrorCode, serverError, httpStatusOf, isRetryable } from './errors.js';
+export type { ServerErrorCodeValue } from './errors.js';
+// HTTP, to embed the handler in another server.
+export { createServiceCore, httpContext } from './service-core.js';
+export type { ServiceCore } from './service-core.js';
+export { leaseGenerator } from './service-steps.js';
 export { createRequestHandler } from './http/handler.js';
 export { createHttpServer, MAX_HEADER_BYTES } from './http/server.js';
+export type { HttpContext, IdSource, PublicIds, Logger } from './http/context.js';
+export { LeasedIssuer } from './issuing.js';
+export type { IssuerOptions, EventLogger } from './issuing.js';
+export { ServiceMetrics } from './metrics.js';
+export type { MetricSources } from './metrics.js';
+export { openApiDocument, openApiJson } from './openapi.js';
+// Leaf compatibility.
+export { leafDate, leafWorkerId, leafDecodeBody } from './leaf.js';
+// Thrift (Twitter Snowflake compatible).
+export {
+  startThriftServer,
+  SnowflakeProcessor,
+  SnowflakeCallError,
+  ThriftProtocolViolation,
+  USER_AGENT_PATTERN,
+} from './thrift/index.js';
+export type {
+  ThriftServer,
+  ThriftServerOptions,
+  ThriftLogger,
+  ThriftNodeSource,
+  SnowflakeHandler,
+} from './thrift/index.js';
+// The CLI.
 export { runCli, MAIN_HELP } from './cli/main.js';
-export * from './thrift/index.js';

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import type { GeneratorEvent } from '@flurry/core';
 import { EpisodeLog, type EpisodeLogOptions, type Schedule } from './log-throttle.js';
 import { ServiceMetrics } from './metrics.js';
-import { generatorEventLogging } from './service.js';
+import { generatorEventLogging } from './issuing.js';
 
 /** A fake timer: `due()` lists the pending timers' due times; `run()` fires those due by now. */
 function fakeTimers(now: () => number) {

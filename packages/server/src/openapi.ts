@@ -1,35 +1,23 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and kept in the
  * repository as `docs/openapi.json` (a test checks the two are identical; regenerate the
- * file with `node packages/server/dist/openapi.js > docs/openapi.json`).
+ * file with `node packages/server/dist/openapi.js > docs/openapi.json`). Its paths come
+ * from the route table (`http/routes/index.ts`), each route's operation from its declaration.
  *
  * @example
  * ```ts
  * import { openApiDocument } from '@flurry/server';
- * openApiDocument().paths['/v1/ids/next'];
+ * (openApiDocument().paths as Record<string, unknown>)['/v1/ids/next'];
  * ```
  */
 import { fileURLToPath } from 'node:url';
-
-const errorResponse = (description: string, headers?: Record<string, unknown>) => ({
-  description,
-  ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
+import { errorResponse } from './http/openapi-parts.js';
+import { ROUTES } from './http/routes/index.js';
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', example: 1 } },
 };
 const allow = { Allow: { description: 'The methods the route accepts.', schema: { type: 'string', example: 'GET' } } };
-
-const common = {
-  '401': { $ref: '#/components/responses/Unauthorized' },
-  '405': { $ref: '#/components/responses/MethodNotAllowed' },
-  '413': { $ref: '#/components/responses/BodyTooLarge' },
-  '414': { $ref: '#/components/responses/UrlTooLong' },
-};
-const fenced = { '503': { $ref: '#/components/responses/Unavailable' } };
-const bad = { '400': { $ref: '#/components/responses/BadRequest' } };
 
 /**
  * Builds the OpenAPI document (a fresh plain object each call).
@@ -39,7 +27,7 @@ const bad = { '400': { $ref: '#/components/responses/BadRequest' } };
  * JSON.stringify(openApiDocument(), null, 2);
  * ```
  */
-export function openApiDocument(): Record<string, any> {
+export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
     info: {
@@ -53,284 +41,7 @@ export function openApiDocument(): Record<string, any> {
     },
     servers: [{ url: 'http://127.0.0.1:8080' }],
     security: [{ bearer: [] }, {}],
-    paths: {
-      '/v1/ids/next': {
-        get: {
-          operationId: 'nextId',
-          summary: 'Issue one ID.',
-          description: 'With "Accept: text/plain" the body is the bare decimal ID.',
-          responses: {
-            '200': {
-              description: 'A new ID.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['id'],
-                    properties: { id: { $ref: '#/components/schemas/DecimalId' } },
-                  },
-                  example: { id: '1859214170478923776' },
-                },
-                'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' }, example: '1859214170478923776' },
-              },
-            },
-            ...common,
-            ...fenced,
-          },
-        },
-      },
-      '/v1/ids': {
-        get: {
-          operationId: 'nextIds',
-          summary: 'Issue a batch of increasing IDs.',
-          parameters: [
-            {
-              name: 'count',
-              in: 'query',
-              required: true,
-              description: 'How many IDs: an integer from 1 to the configured maximum (maxBatch, default 10000).',
-              schema: { type: 'integer', minimum: 1, maximum: 10000 },
-            },
-          ],
-          responses: {
-            '200': {
-              description: 'count IDs in increasing order.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['ids'],
-                    properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
-                  },
-                  example: { ids: ['1859214170478923776', '1859214170478923777'] },
-                },
-              },
-            },
-            ...bad,
-            ...common,
-            ...fenced,
-          },
-        },
-      },
-      '/v1/ids/{id}': {
-        get: {
-          operationId: 'decodeId',
-          summary: "Decode an ID under this service's layout.",
-          parameters: [
-            {
-              name: 'id',
-              in: 'path',
-              required: true,
-              description: 'A decimal ID.',
-              schema: { $ref: '#/components/schemas/DecimalId' },
-            },
-          ],
-          responses: {
-            '200': {
-              description: 'The fields of the ID.',
-              content: { 'application/json': { schema: { $ref: '#/components/schemas/DecodedId' } } },
-            },
-            ...bad,
-            ...common,
-          },
-        },
-      },
-      '/v1/layout': {
-        get: {
-          operationId: 'layout',
-          summary: "This service's layout: fields, epoch, unit, end of life, capacity, and its current node.",
-          responses: {
-            '200': {
-              description: 'The layout.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    additionalProperties: true,
-                    properties: { node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } } },
-                  },
-                },
-              },
-            },
-            ...common,
-          },
-        },
-      },
-      '/v1/public-ids/next': {
-        get: {
-          operationId: 'nextPublicId',
-          summary:
-            'Issue one ID as a public ID (keyed, reversible obfuscation). Only when a public-ID key is configured (else 404 FLURRY_E_PUBLIC_IDS_DISABLED).',
-          responses: {
-            '200': {
-              description: 'A new public ID.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['publicId'],
-                    properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
-                  },
-                },
-                'text/plain': { schema: { $ref: '#/components/schemas/PublicId' } },
-              },
-            },
-            '404': { $ref: '#/components/responses/NotFound' },
-            ...common,
-            ...fenced,
-          },
-        },
-      },
-      '/v1/public-ids/{publicId}': {
-        get: {
-          operationId: 'decodePublicId',
-          summary:
-            'Decode a public ID back to the ID and its fields. Needs the bearer token; disabled (403) when the service has no token.',
-          description:
-            'Bad input is 400, never a wrong ID: FLURRY_E_PUBLIC_ID_MALFORMED (length, characters, made for another layout width), FLURRY_E_PUBLIC_ID_CHECKSUM (a typo: ' +
-            'one changed character or two swapped ones), FLURRY_E_PUBLIC_ID_UNKNOWN_KEY (its key ID is not in the keyring), FLURRY_E_PUBLIC_ID_WRONG_KEY (its authentication ' +
-            'tag does not match the key of that key ID: the service has a different key under the same key ID).',
-          parameters: [
-            { name: 'publicId', in: 'path', required: true, schema: { $ref: '#/components/schemas/PublicId' } },
-          ],
-          responses: {
-            '200': {
-              description: 'The ID behind the public ID.',
-              content: {
-                'application/json': {
-                  schema: {
-                    allOf: [
-                      { $ref: '#/components/schemas/DecodedId' },
-                      {
-                        type: 'object',
-                        required: ['publicId'],
-                        properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
-                      },
-                    ],
-                  },
-                },
-              },
-            },
-            ...bad,
-            '403': errorResponse(
-              'Decoding is disabled because no bearer token is configured (FLURRY_E_PUBLIC_DECODE_DISABLED).',
-            ),
-            '404': { $ref: '#/components/responses/NotFound' },
-            ...common,
-          },
-        },
-      },
-      '/api/snowflake/get/{key}': {
-        get: {
-          operationId: 'leafGet',
-          summary:
-            "Meituan Leaf compatible: one ID as bare decimal text. The key (Leaf's biz tag) is required and ignored, as in Leaf's snowflake mode.",
-          parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
-          responses: {
-            '200': {
-              description: 'A new ID.',
-              content: { 'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' } } },
-            },
-            ...common,
-            ...fenced,
-          },
-        },
-      },
-      '/decodeSnowflakeId': {
-        get: {
-          operationId: 'leafDecode',
-          summary: "Meituan Leaf compatible decoder, honouring this service's layout and epoch.",
-          parameters: [
-            { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
-          ],
-          responses: {
-            '200': {
-              description:
-                "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    required: ['timestamp', 'sequenceId', 'workerId'],
-                    properties: {
-                      timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
-                      sequenceId: { type: 'string' },
-                      workerId: { type: 'string' },
-                    },
-                  },
-                },
-              },
-            },
-            ...bad,
-            ...common,
-          },
-        },
-      },
-      '/healthz': {
-        get: {
-          operationId: 'healthz',
-          summary: 'Liveness: 200 while the process serves requests.',
-          security: [{}],
-          responses: {
-            '200': {
-              description: 'Alive.',
-              content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
-            },
-            ...common,
-          },
-        },
-      },
-      '/readyz': {
-        get: {
-          operationId: 'readyz',
-          summary:
-            'Readiness: 200 only while the node-ID lease is valid and the clock is sane; 503 (with the reason code) otherwise.',
-          security: [{}],
-          responses: {
-            '200': {
-              description: 'Ready.',
-              content: {
-                'application/json': {
-                  schema: {
-                    type: 'object',
-                    properties: {
-                      status: { const: 'ready' },
-                      node: { type: 'object', additionalProperties: { type: 'integer' } },
-                    },
-                  },
-                },
-              },
-            },
-            ...common,
-            ...fenced,
-          },
-        },
-      },
-      '/metrics': {
-        get: {
-          operationId: 'metrics',
-          summary: 'Prometheus text exposition.',
-          security: [{}],
-          responses: {
-            '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
-            ...common,
-          },
-        },
-      },
-      '/openapi.json': {
-        get: {
-          operationId: 'openapi',
-          summary: 'This document.',
-          security: [{}],
-          responses: {
-            '200': {
-              description: 'The OpenAPI document.',
-              content: { 'application/json': { schema: { type: 'object' } } },
-            },
-          },
-        },
-      },
-    },
+    paths: Object.fromEntries(ROUTES.map((r) => [r.path, { get: structuredClone(r.openapi) }])),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'The token given with --token / FLURRY_TOKEN.' },

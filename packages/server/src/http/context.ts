@@ -28,6 +28,25 @@ export interface PublicIds {
 }
 
 /**
+ * Where the routes get IDs: the service's issuer around the leased generator (see
+ * ../issuing.ts), which reports every ID it issues and every refusal once, whichever
+ * route or protocol asked.
+ *
+ * @example
+ * ```ts
+ * const id: string = ctx.ids.nextString();
+ * ```
+ */
+export interface IdSource {
+  /** One new ID; throws coded errors while fenced or not started. */
+  next(): bigint;
+  /** One new ID as a decimal string. */
+  nextString(): string;
+  /** Writes `count` new increasing IDs into `target` from `offset`; returns how many it wrote. */
+  fill(target: BigUint64Array, offset: number, count: number): number;
+}
+
+/**
  * A minimal logger (pino's shape).
  *
  * @example
@@ -48,17 +67,13 @@ export interface Logger {
  *
  * @example
  * ```ts
- * const handler = createRequestHandler(ctx as HttpContext);
+ * const handler = createRequestHandler(httpContext(config, core, logger)); // see ../service-core.ts
  * ```
  */
 export interface HttpContext {
   readonly layout: Layout;
-  /** One new ID as a decimal string; throws coded errors while fenced. */
-  nextString(): string;
-  /** The JSON body `{"ids":["…",…]}` of `count` new increasing IDs; throws coded errors while fenced. */
-  batchBody(count: number): Buffer;
-  /** Takes back a body from {@link batchBody} once its response has finished (buffer reuse). */
-  recycleBody(body: Buffer): void;
+  /** New IDs; they throw coded errors while fenced or not yet leased. */
+  readonly ids: IdSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */

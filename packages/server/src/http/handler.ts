@@ -1,9 +1,10 @@
 /**
  * The request handler: limits, routing, authentication and error mapping, on `node:http`
- * directly. The per-request path is a length check, one pass over the raw headers, a
- * `switch` on the precomputed path strings and the route itself; everything a route
- * throws becomes a coded JSON error with its status (never a stack trace). An unexpected
- * exception is a 500 `FLURRY_E_INTERNAL` plus one log line, and the server keeps running.
+ * directly. The per-request path is a length check, one pass over the raw headers, one
+ * Map lookup of the path in the route table (`routes/index.ts`, through `router.ts`) and
+ * the route itself; everything a route throws becomes a coded JSON error with its status
+ * (never a stack trace). An unexpected exception is a 500 `FLURRY_E_INTERNAL` plus one
+ * log line, and the server keeps running.
  *
  * Order of checks: URL length (414) → body size (413) → route (404) → method (405) →
  * bearer token (401) → the route (400 bad input, 403, 503 fenced, 200).
@@ -15,47 +16,47 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { FlurryError } from '@flurry/core';
+import type { FlurryError } from '@flurry/core';
 import { serverError } from '../errors.js';
-import { RouteId } from '../metrics.js';
 import { BearerAuth } from './auth.js';
 import type { HttpContext } from './context.js';
+import { forHttpCaller } from './fenced.js';
 import { RequestHeaders, scanHeaders } from './headers.js';
-import { idsBatch, idsDecode, idsNext } from './routes/ids.js';
-import { leafDecode, leafGet } from './routes/leaf.js';
-import { healthz, layoutRoute, openapi, readyz } from './routes/ops.js';
-import { publicDecode, publicNext } from './routes/public-ids.js';
-import { sendError, sendText } from './respond.js';
-
-const IDS_PREFIX = '/v1/ids/';
-const LEAF_PREFIX = '/api/snowflake/get/';
-const PUBLIC_PREFIX = '/v1/public-ids/';
-/** Routes that issue IDs answer GET only; read-only routes also HEAD. */
-const ALLOW_ISSUE = 'GET';
-const ALLOW_READ = 'GET, HEAD';
+import { sendError } from './respond.js';
+import type { Route } from './route.js';
+import { Router, type BoundRoute } from './router.js';
+import { ROUTES, UNMATCHED_ROUTE } from './routes/index.js';
 
 /**
- * Builds the `(req, res)` handler for a service context.
+ * Builds the `(req, res)` handler for a service context, over the service's route table.
+ * Another table (e.g. a test's, the service's plus a route being written) is served the
+ * same way; the request metrics are labelled by the service's table only.
  *
  * @example
  * ```ts
  * createServer(createRequestHandler(ctx)).listen(8080, '127.0.0.1');
  * ```
  */
-export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRequestHandler(
+  ctx: HttpContext,
+  routes: readonly Route[] = ROUTES,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const auth = ctx.token === undefined ? undefined : new BearerAuth(ctx.token);
   const headers = new RequestHeaders();
+  const router = new Router(routes, ctx, headers);
+  const unmatched = routes === ROUTES ? UNMATCHED_ROUTE : routes.length;
   const metrics = ctx.metrics;
   const maxUrl = ctx.maxUrlBytes;
   const maxBody = ctx.maxBodyBytes;
   const debug = ctx.logger.isLevelEnabled?.('debug') ?? false;
 
-  function denied(): FlurryError | null {
-    return auth === undefined ? null : auth.check(headers.authorization);
+  function done(req: IncomingMessage, url: string, routeId: number, status: number, t0: number): void {
+    metrics.request(routeId, status, (performance.now() - t0) / 1000);
+    if (debug) ctx.logger.debug({ method: req.method, url: clip(url), status, ms: performance.now() - t0 }, 'request');
   }
 
   function route(req: IncomingMessage, res: ServerResponse, url: string, t0: number): void {
-    let routeId: number = RouteId.Unmatched;
+    let routeId = unmatched;
     let status: number;
     try {
       if (url.length > maxUrl) {
@@ -77,89 +78,60 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
         } else {
           const q = url.indexOf('?');
           const path = q === -1 ? url : url.slice(0, q);
-          const query = q === -1 ? '' : url.slice(q + 1);
-          const method = req.method;
-          const isGet = method === 'GET';
-          switch (path) {
-            case '/v1/ids/next':
-              routeId = RouteId.IdsNext;
-              status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? idsNext(ctx, res, headers.accept));
-              break;
-            case '/v1/ids':
-              routeId = RouteId.IdsBatch;
-              status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? idsBatch(ctx, res, query));
-              break;
-            case '/v1/layout':
-              routeId = RouteId.Layout;
-              status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : (deny(res) ?? layoutRoute(ctx, res));
-              break;
-            case '/healthz':
-              routeId = RouteId.Healthz;
-              status = !readMethod(method)
-                ? notAllowed(res, method, ALLOW_READ)
-                : ((ctx.authHealth ? deny(res) : undefined) ?? healthz(res));
-              break;
-            case '/readyz':
-              routeId = RouteId.Readyz;
-              status = !readMethod(method)
-                ? notAllowed(res, method, ALLOW_READ)
-                : ((ctx.authHealth ? deny(res) : undefined) ?? readyz(ctx, res));
-              break;
-            case '/metrics':
-              routeId = RouteId.Metrics;
-              if (!readMethod(method)) status = notAllowed(res, method, ALLOW_READ);
-              else {
-                const d = ctx.authHealth ? deny(res) : undefined;
-                if (d !== undefined) status = d;
-                else return void metricsRoute(res, t0);
-              }
-              break;
-            case '/openapi.json':
-              routeId = RouteId.OpenApi;
-              status = !readMethod(method) ? notAllowed(res, method, ALLOW_READ) : openapi(ctx, res);
-              break;
-            case '/decodeSnowflakeId':
-              routeId = RouteId.LeafDecode;
-              status = !readMethod(method)
-                ? notAllowed(res, method, ALLOW_READ)
-                : (deny(res) ?? leafDecode(ctx, res, query));
-              break;
-            case '/v1/public-ids/next':
-              routeId = RouteId.PublicNext;
-              status = !isGet
-                ? notAllowed(res, method, ALLOW_ISSUE)
-                : (deny(res) ?? publicNext(ctx, res, headers.accept));
-              break;
-            default:
-              if (isSegmentRoute(path, IDS_PREFIX)) {
-                routeId = RouteId.IdsDecode;
-                status = !readMethod(method)
-                  ? notAllowed(res, method, ALLOW_READ)
-                  : (deny(res) ?? idsDecode(ctx, res, path.slice(IDS_PREFIX.length)));
-              } else if (isSegmentRoute(path, LEAF_PREFIX)) {
-                routeId = RouteId.LeafGet;
-                status = !isGet
-                  ? notAllowed(res, method, ALLOW_ISSUE)
-                  : (deny(res) ?? leafGet(ctx, res, path.slice(LEAF_PREFIX.length)));
-              } else if (isSegmentRoute(path, PUBLIC_PREFIX)) {
-                routeId = RouteId.PublicDecode;
-                status = !readMethod(method)
-                  ? notAllowed(res, method, ALLOW_READ)
-                  : (deny(res) ?? publicDecode(ctx, res, path.slice(PUBLIC_PREFIX.length)));
-              } else {
-                status = sendError(
-                  res,
-                  serverError('NOT_FOUND', `no route ${clip(path)}; see /openapi.json for the routes of this service`),
-                );
-              }
+          const hit = router.match(path);
+          if (hit === undefined) {
+            status = sendError(
+              res,
+              serverError('NOT_FOUND', `no route ${clip(path)}; see /openapi.json for the routes of this service`),
+            );
+          } else {
+            routeId = hit.id;
+            status = serve(hit, req, res, url, q === -1 ? '' : url.slice(q + 1), t0);
+            if (status === LATER) return;
           }
         }
       }
     } catch (err) {
       status = failed(res, err, req, url);
     }
-    metrics.request(routeId, status, (performance.now() - t0) / 1000);
-    if (debug) ctx.logger.debug({ method: req.method, url: clip(url), status, ms: performance.now() - t0 }, 'request');
+    done(req, url, routeId, status, t0);
+  }
+
+  /** Method, token, then the route; {@link LATER} when the route answers asynchronously. */
+  function serve(
+    hit: BoundRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: string,
+    query: string,
+    t0: number,
+  ): number {
+    const method = req.method;
+    if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.allow);
+    if (hit.needsToken && auth !== undefined) {
+      const e = auth.check(headers.authorization);
+      if (e !== null) return sendError(res, e);
+    }
+    hit.input.query = query;
+    const out = hit.handle(res, hit.input);
+    if (typeof out === 'number') return out;
+    later(out, hit, req, res, url, t0);
+    return LATER;
+  }
+
+  /** A route that answers asynchronously: record its metrics when it settles. */
+  function later(
+    out: Promise<number>,
+    hit: BoundRoute,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: string,
+    t0: number,
+  ): void {
+    out.then(
+      (status) => done(req, url, hit.id, status, t0),
+      (err: unknown) => done(req, url, hit.id, failed(res, err, req, url), t0),
+    );
   }
 
   function checkBody(): FlurryError | null {
@@ -180,28 +152,8 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
     return null;
   }
 
-  /** undefined when allowed; else the status of the 401 that was sent. */
-  function deny(res: ServerResponse): number | undefined {
-    if (auth === undefined) return undefined;
-    const e = denied();
-    return e === null ? undefined : sendError(res, e);
-  }
-
-  function metricsRoute(res: ServerResponse, t0: number): void {
-    metrics.text().then(
-      (text) => {
-        const status = sendText(res, 200, metrics.contentType, text);
-        metrics.request(RouteId.Metrics, status, (performance.now() - t0) / 1000);
-      },
-      (err: unknown) => {
-        const status = failed(res, err, undefined, '/metrics');
-        metrics.request(RouteId.Metrics, status, (performance.now() - t0) / 1000);
-      },
-    );
-  }
-
-  function failed(res: ServerResponse, err: unknown, req: IncomingMessage | undefined, url: string): number {
-    const status = sendError(res, err);
+  function failed(res: ServerResponse, err: unknown, req: IncomingMessage, url: string): number {
+    const status = sendError(res, forHttpCaller(err));
     if (status === 500) {
       ctx.logger.error(
         {
@@ -209,7 +161,7 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
             err instanceof Error
               ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
               : String(err),
-          method: req?.method,
+          method: req.method,
           url: clip(url),
         },
         'unexpected error in a request handler',
@@ -225,14 +177,8 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
   };
 }
 
-/** `path` is `prefix` + one non-empty segment (no further `/`). */
-function isSegmentRoute(path: string, prefix: string): boolean {
-  return path.length > prefix.length && path.startsWith(prefix) && path.indexOf('/', prefix.length) === -1;
-}
-
-function readMethod(method: string | undefined): boolean {
-  return method === 'GET' || method === 'HEAD';
-}
+/** Not a status: the route answers asynchronously and records its own metrics. */
+const LATER = -1;
 
 function notAllowed(res: ServerResponse, method: string | undefined, allow: string): number {
   return sendError(

@@ -12,10 +12,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { RouteId } from '../metrics.js';
 import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
 import { JSON_TYPE } from './respond.js';
+import { UNMATCHED_ROUTE } from './routes/index.js';
 
 /**
  * Largest header block (request line included) Node will parse; beyond is 431.
@@ -88,7 +88,7 @@ export function createHttpServer(ctx: HttpContext): Server {
         },
       });
     }
-    ctx.metrics.request(RouteId.Unmatched, status, 0);
+    ctx.metrics.request(UNMATCHED_ROUTE, status, 0);
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );

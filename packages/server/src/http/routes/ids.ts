@@ -1,17 +1,21 @@
 /**
  * The ID routes: `GET /v1/ids/next`, `GET /v1/ids?count=N` and `GET /v1/ids/{id}`. IDs are
- * always decimal strings in JSON, so no client rounds them through a double.
+ * always decimal strings in JSON, so no client rounds them through a double. The batch
+ * route owns its body writer (one per service, see ../batch-body.ts).
  *
  * @example
  * ```ts
- * idsNext(ctx, res, 'text/plain'); // writes the bare decimal ID
+ * const handle = idsNextRoute.create(ctx);
+ * handle(res, input); // writes {"id":"…"} or, with Accept: text/plain, the bare decimal ID
  * ```
  */
-import type { ServerResponse } from 'node:http';
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
+import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
+import { BAD, COMMON, FENCED } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
+import { ISSUE, READ, type Route } from '../route.js';
 
 /**
  * True when the client asked for plain text (`Accept: text/plain`, without JSON).
@@ -31,14 +35,47 @@ export function wantsText(accept: string | undefined): boolean {
  *
  * @example
  * ```ts
- * idsNext(ctx, res, undefined); // {"id":"1859…"}
+ * ROUTES.includes(idsNextRoute); // true
  * ```
  */
-export function idsNext(ctx: HttpContext, res: ServerResponse, accept: string | undefined): number {
-  const id = ctx.nextString();
-  if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, id);
-  return sendAscii(res, 200, JSON_TYPE, '{"id":"' + id + '"}');
-}
+export const idsNextRoute: Route = {
+  name: 'ids_next',
+  path: '/v1/ids/next',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => {
+    const ids = ctx.ids;
+    return (res, input) => {
+      const id = ids.nextString();
+      const accept = input.headers.accept;
+      if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, id);
+      return sendAscii(res, 200, JSON_TYPE, '{"id":"' + id + '"}');
+    };
+  },
+  openapi: {
+    operationId: 'nextId',
+    summary: 'Issue one ID.',
+    description: 'With "Accept: text/plain" the body is the bare decimal ID.',
+    responses: {
+      '200': {
+        description: 'A new ID.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['id'],
+              properties: { id: { $ref: '#/components/schemas/DecimalId' } },
+            },
+            example: { id: '1859214170478923776' },
+          },
+          'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' }, example: '1859214170478923776' },
+        },
+      },
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
 
 /**
  * Parses `count` from a query string: one decimal integer from 1 to `max`.
@@ -79,21 +116,66 @@ export function parseCount(query: string, max: number): number {
 }
 
 /**
- * `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs.
+ * `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own
+ * {@link BatchBodyWriter} (its response buffers are reused once each response finishes).
  *
  * @example
  * ```ts
- * idsBatch(ctx, res, 'count=3'); // {"ids":["…","…","…"]}
+ * ROUTES.includes(idsBatchRoute); // true
  * ```
  */
-export function idsBatch(ctx: HttpContext, res: ServerResponse, query: string): number {
-  const body = ctx.batchBody(parseCount(query, ctx.maxBatch));
-  res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
-  // 'finish': the socket has taken the bytes, so the buffer can be written again.
-  res.once('finish', () => ctx.recycleBody(body));
-  res.end(body);
-  return 200;
-}
+export const idsBatchRoute: Route = {
+  name: 'ids_batch',
+  path: '/v1/ids',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => {
+    const max = ctx.maxBatch;
+    // One fill() call per tick's worth of IDs: see BatchBodyWriter's `chunk`.
+    const writer = new BatchBodyWriter(max, Math.min(max, ctx.layout.maxSequence + 1));
+    const ids = ctx.ids;
+    const fill: FillIds = (a, o, n) => ids.fill(a, o, n);
+    return (res, input) => {
+      const body = writer.write(parseCount(input.query, max), fill);
+      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
+      // 'finish': the socket has taken the bytes, so the buffer can be written again.
+      res.once('finish', () => writer.recycle(body));
+      res.end(body);
+      return 200;
+    };
+  },
+  openapi: {
+    operationId: 'nextIds',
+    summary: 'Issue a batch of increasing IDs.',
+    parameters: [
+      {
+        name: 'count',
+        in: 'query',
+        required: true,
+        description: 'How many IDs: an integer from 1 to the configured maximum (maxBatch, default 10000).',
+        schema: { type: 'integer', minimum: 1, maximum: 10000 },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'count IDs in increasing order.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['ids'],
+              properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
+            },
+            example: { ids: ['1859214170478923776', '1859214170478923777'] },
+          },
+        },
+      },
+      ...BAD,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
 
 /**
  * The JSON of a decoded ID: `{"id","unixMs","timestamp","fields":{…},"sequence"}`.
@@ -121,12 +203,37 @@ export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): stri
  *
  * @example
  * ```ts
- * idsDecode(ctx, res, '1859214170478923776');
+ * ROUTES.includes(idsDecodeRoute); // true
  * ```
  */
-export function idsDecode(ctx: HttpContext, res: ServerResponse, segment: string): number {
-  return sendText(res, 200, JSON_TYPE, decodedJson(ctx, pathSegment(segment)));
-}
+export const idsDecodeRoute: Route = {
+  name: 'ids_decode',
+  path: '/v1/ids/{id}',
+  methods: READ,
+  auth: 'token',
+  create: (ctx) => (res, input) => sendText(res, 200, JSON_TYPE, decodedJson(ctx, pathSegment(input.params[0]))),
+  openapi: {
+    operationId: 'decodeId',
+    summary: "Decode an ID under this service's layout.",
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'A decimal ID.',
+        schema: { $ref: '#/components/schemas/DecimalId' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The fields of the ID.',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/DecodedId' } } },
+      },
+      ...BAD,
+      ...COMMON,
+    },
+  },
+};
 
 /**
  * Percent-decodes one path segment.

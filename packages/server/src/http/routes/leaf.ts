@@ -6,15 +6,16 @@
  *
  * @example
  * ```ts
- * leafGet(ctx, res, 'order');
+ * const handle = leafGetRoute.create(ctx);
+ * handle(res, input); // "1859214170478923776"
  * ```
  */
-import type { ServerResponse } from 'node:http';
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
-import type { HttpContext } from '../context.js';
+import { BAD, COMMON, FENCED } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
+import { ISSUE, READ, type Route } from '../route.js';
 
 /**
  * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required (an empty one is
@@ -22,23 +23,45 @@ import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
  *
  * @example
  * ```ts
- * leafGet(ctx, res, 'leaf-segment-test'); // "1859214170478923776"
+ * ROUTES.includes(leafGetRoute); // true
  * ```
  */
-export function leafGet(ctx: HttpContext, res: ServerResponse, key: string): number {
-  void key; // Leaf's snowflake mode ignores the key too; the router guarantees it is non-empty.
-  return sendAscii(res, 200, TEXT_TYPE, ctx.nextString());
-}
+export const leafGetRoute: Route = {
+  name: 'leaf_get',
+  path: '/api/snowflake/get/{key}',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => {
+    const ids = ctx.ids;
+    // Leaf's snowflake mode ignores the key too; the router guarantees it is non-empty.
+    return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString());
+  },
+  openapi: {
+    operationId: 'leafGet',
+    summary:
+      "Meituan Leaf compatible: one ID as bare decimal text. The key (Leaf's biz tag) is required and ignored, as in Leaf's snowflake mode.",
+    parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+    responses: {
+      '200': {
+        description: 'A new ID.',
+        content: { 'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' } } },
+      },
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
 
 /**
- * `GET /decodeSnowflakeId?snowflakeId=…`.
+ * The value of `snowflakeId`, given exactly once in the query string.
  *
+ * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
  * @example
  * ```ts
- * leafDecode(ctx, res, 'snowflakeId=1859214170478923776');
+ * snowflakeIdOf('snowflakeId=1859214170478923776'); // '1859214170478923776'
  * ```
  */
-export function leafDecode(ctx: HttpContext, res: ServerResponse, query: string): number {
+export function snowflakeIdOf(query: string): string {
   let raw: string | null = null;
   let seen = 0;
   if (query.length > 0) {
@@ -55,6 +78,52 @@ export function leafDecode(ctx: HttpContext, res: ServerResponse, query: string)
       `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${seen > 1 ? ` (it was given ${seen} times)` : ''}`,
     );
   }
-  const id = parseId(raw, ctx.layout);
-  return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));
+  return raw;
 }
+
+/**
+ * `GET /decodeSnowflakeId?snowflakeId=…`.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(leafDecodeRoute); // true
+ * ```
+ */
+export const leafDecodeRoute: Route = {
+  name: 'leaf_decode',
+  path: '/decodeSnowflakeId',
+  methods: READ,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const id = parseId(snowflakeIdOf(input.query), ctx.layout);
+    return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));
+  },
+  openapi: {
+    operationId: 'leafDecode',
+    summary: "Meituan Leaf compatible decoder, honouring this service's layout and epoch.",
+    parameters: [
+      { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
+    ],
+    responses: {
+      '200': {
+        description:
+          "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['timestamp', 'sequenceId', 'workerId'],
+              properties: {
+                timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
+                sequenceId: { type: 'string' },
+                workerId: { type: 'string' },
+              },
+            },
+          },
+        },
+      },
+      ...BAD,
+      ...COMMON,
+    },
+  },
+};

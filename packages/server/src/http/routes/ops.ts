@@ -1,45 +1,20 @@
 /**
- * Operational routes: `/healthz` (the process answers), `/readyz` (200 only while the
- * lease is valid and the clock sane), `/metrics` (Prometheus text), `/openapi.json` and
- * `/v1/layout`.
+ * Operational routes: `/v1/layout`, `/healthz` (the process answers), `/readyz` (200 only
+ * while the lease is valid and the clock sane), `/metrics` (Prometheus text) and
+ * `/openapi.json`.
  *
  * @example
  * ```ts
- * readyz(ctx, res); // 200 {"status":"ready",…} or 503 with the reason's code
+ * const handle = readyzRoute.create(ctx);
+ * handle(res, input); // 200 {"status":"ready",…} or 503 with the reason's code
  * ```
  */
-import type { ServerResponse } from 'node:http';
 import type { HttpContext } from '../context.js';
+import { COMMON, FENCED } from '../openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../respond.js';
+import { READ, type Route } from '../route.js';
 
 const HEALTHY = '{"status":"ok"}';
-
-/**
- * `GET /healthz` → 200 `{"status":"ok"}` while the process serves requests.
- *
- * @example
- * ```ts
- * healthz(res);
- * ```
- */
-export function healthz(res: ServerResponse): number {
-  return sendText(res, 200, JSON_TYPE, HEALTHY);
-}
-
-/**
- * `GET /readyz` → 200 `{"status":"ready","node":{…}}`, or 503 with `Retry-After` and the
- * coded reason (`FLURRY_E_LEASE_EXPIRED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_UNAVAILABLE`…).
- *
- * @example
- * ```ts
- * readyz(ctx, res);
- * ```
- */
-export function readyz(ctx: HttpContext, res: ServerResponse): number {
-  const reason = ctx.notReady();
-  if (reason) return sendError(res, reason);
-  return sendText(res, 200, JSON_TYPE, JSON.stringify({ status: 'ready', node: ctx.node() ?? null }));
-}
 
 /**
  * `GET /v1/layout` → the layout's description (fields, epoch, unit, end of life, capacity)
@@ -47,22 +22,164 @@ export function readyz(ctx: HttpContext, res: ServerResponse): number {
  *
  * @example
  * ```ts
- * layoutRoute(ctx, res, describedLayoutJson);
+ * ROUTES.includes(layoutRoute); // true
  * ```
  */
-export function layoutRoute(ctx: HttpContext, res: ServerResponse): number {
-  const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: ctx.node() ?? null });
-  return sendText(res, 200, JSON_TYPE, body);
-}
+export const layoutRoute: Route = {
+  name: 'layout',
+  path: '/v1/layout',
+  methods: READ,
+  auth: 'token',
+  create: (ctx: HttpContext) => (res) => {
+    const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: ctx.node() ?? null });
+    return sendText(res, 200, JSON_TYPE, body);
+  },
+  openapi: {
+    operationId: 'layout',
+    summary: "This service's layout: fields, epoch, unit, end of life, capacity, and its current node.",
+    responses: {
+      '200': {
+        description: 'The layout.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: true,
+              properties: { node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } } },
+            },
+          },
+        },
+      },
+      ...COMMON,
+    },
+  },
+};
 
 /**
- * `GET /openapi.json`.
+ * `GET /healthz` → 200 `{"status":"ok"}` while the process serves requests.
  *
  * @example
  * ```ts
- * openapi(ctx, res);
+ * ROUTES.includes(healthzRoute); // true
  * ```
  */
-export function openapi(ctx: HttpContext, res: ServerResponse): number {
-  return sendText(res, 200, JSON_TYPE, ctx.openapi);
-}
+export const healthzRoute: Route = {
+  name: 'healthz',
+  path: '/healthz',
+  methods: READ,
+  auth: 'health',
+  create: () => (res) => sendText(res, 200, JSON_TYPE, HEALTHY),
+  openapi: {
+    operationId: 'healthz',
+    summary: 'Liveness: 200 while the process serves requests.',
+    security: [{}],
+    responses: {
+      '200': {
+        description: 'Alive.',
+        content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
+      },
+      ...COMMON,
+    },
+  },
+};
+
+/**
+ * `GET /readyz` → 200 `{"status":"ready","node":{…}}`, or 503 with `Retry-After` and the
+ * coded reason (`FLURRY_E_LEASE_EXPIRED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_UNAVAILABLE`…).
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(readyzRoute); // true
+ * ```
+ */
+export const readyzRoute: Route = {
+  name: 'readyz',
+  path: '/readyz',
+  methods: READ,
+  auth: 'health',
+  create: (ctx: HttpContext) => (res) => {
+    const reason = ctx.notReady();
+    if (reason) return sendError(res, reason);
+    return sendText(res, 200, JSON_TYPE, JSON.stringify({ status: 'ready', node: ctx.node() ?? null }));
+  },
+  openapi: {
+    operationId: 'readyz',
+    summary:
+      'Readiness: 200 only while the node-ID lease is valid and the clock is sane; 503 (with the reason code) otherwise.',
+    security: [{}],
+    responses: {
+      '200': {
+        description: 'Ready.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                status: { const: 'ready' },
+                node: { type: 'object', additionalProperties: { type: 'integer' } },
+              },
+            },
+          },
+        },
+      },
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
+
+/**
+ * `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client
+ * collects first).
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(metricsRoute); // true
+ * ```
+ */
+export const metricsRoute: Route = {
+  name: 'metrics',
+  path: '/metrics',
+  methods: READ,
+  auth: 'health',
+  create: (ctx: HttpContext) => {
+    const metrics = ctx.metrics;
+    return (res) => metrics.text().then((text) => sendText(res, 200, metrics.contentType, text));
+  },
+  openapi: {
+    operationId: 'metrics',
+    summary: 'Prometheus text exposition.',
+    security: [{}],
+    responses: {
+      '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+      ...COMMON,
+    },
+  },
+};
+
+/**
+ * `GET /openapi.json` (never needs the token).
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(openapiRoute); // true
+ * ```
+ */
+export const openapiRoute: Route = {
+  name: 'openapi',
+  path: '/openapi.json',
+  methods: READ,
+  auth: 'none',
+  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, ctx.openapi),
+  openapi: {
+    operationId: 'openapi',
+    summary: 'This document.',
+    security: [{}],
+    responses: {
+      '200': {
+        description: 'The OpenAPI document.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
+  },
+};

@@ -6,13 +6,15 @@
  *
  * @example
  * ```ts
- * publicNext(ctx, res, undefined); // {"publicId":"…"}
+ * const handle = publicNextRoute.create(ctx);
+ * handle(res, input); // {"publicId":"…"}
  * ```
  */
-import type { ServerResponse } from 'node:http';
 import { serverError } from '../../errors.js';
 import type { HttpContext, PublicIds } from '../context.js';
-import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendText } from '../respond.js';
+import { ISSUE, READ, type Route } from '../route.js';
 import { pathSegment, wantsText } from './ids.js';
 
 function codec(ctx: HttpContext): PublicIds {
@@ -30,14 +32,43 @@ function codec(ctx: HttpContext): PublicIds {
  *
  * @example
  * ```ts
- * publicNext(ctx, res, 'text/plain');
+ * ROUTES.includes(publicNextRoute); // true
  * ```
  */
-export function publicNext(ctx: HttpContext, res: ServerResponse, accept: string | undefined): number {
-  const p = codec(ctx).next();
-  if (wantsText(accept)) return sendText(res, 200, TEXT_TYPE, p);
-  return sendText(res, 200, JSON_TYPE, JSON.stringify({ publicId: p }));
-}
+export const publicNextRoute: Route = {
+  name: 'public_next',
+  path: '/v1/public-ids/next',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const p = codec(ctx).next();
+    if (wantsText(input.headers.accept)) return sendText(res, 200, TEXT_TYPE, p);
+    return sendText(res, 200, JSON_TYPE, JSON.stringify({ publicId: p }));
+  },
+  openapi: {
+    operationId: 'nextPublicId',
+    summary:
+      'Issue one ID as a public ID (keyed, reversible obfuscation). Only when a public-ID key is configured (else 404 FLURRY_E_PUBLIC_IDS_DISABLED).',
+    responses: {
+      '200': {
+        description: 'A new public ID.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['publicId'],
+              properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
+            },
+          },
+          'text/plain': { schema: { $ref: '#/components/schemas/PublicId' } },
+        },
+      },
+      ...NOT_FOUND,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
 
 /**
  * `GET /v1/public-ids/{publicId}` → `{"publicId","id","unixMs","timestamp","fields","sequence"}`.
@@ -49,31 +80,71 @@ export function publicNext(ctx: HttpContext, res: ServerResponse, accept: string
  *
  * @example
  * ```ts
- * publicDecode(ctx, res, 'C7cuyYGf9Ydxv7Tb');
+ * ROUTES.includes(publicDecodeRoute); // true
  * ```
  */
-export function publicDecode(ctx: HttpContext, res: ServerResponse, segment: string): number {
-  const c = codec(ctx);
-  if (ctx.token === undefined) {
-    throw serverError(
-      'PUBLIC_DECODE_DISABLED',
-      'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"',
+export const publicDecodeRoute: Route = {
+  name: 'public_decode',
+  path: '/v1/public-ids/{publicId}',
+  methods: READ,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const c = codec(ctx);
+    if (ctx.token === undefined) {
+      throw serverError(
+        'PUBLIC_DECODE_DISABLED',
+        'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"',
+      );
+    }
+    const publicId = pathSegment(input.params[0]);
+    const d = ctx.layout.decode(c.decode(publicId));
+    return sendText(
+      res,
+      200,
+      JSON_TYPE,
+      JSON.stringify({
+        publicId,
+        id: d.id.toString(),
+        unixMs: d.unixMs,
+        timestamp: d.timestamp,
+        fields: d.fields,
+        sequence: d.sequence,
+      }),
     );
-  }
-  const publicId = pathSegment(segment);
-  const id = c.decode(publicId);
-  const d = ctx.layout.decode(id);
-  return sendText(
-    res,
-    200,
-    JSON_TYPE,
-    JSON.stringify({
-      publicId,
-      id: d.id.toString(),
-      unixMs: d.unixMs,
-      timestamp: d.timestamp,
-      fields: d.fields,
-      sequence: d.sequence,
-    }),
-  );
-}
+  },
+  openapi: {
+    operationId: 'decodePublicId',
+    summary:
+      'Decode a public ID back to the ID and its fields. Needs the bearer token; disabled (403) when the service has no token.',
+    description:
+      'Bad input is 400, never a wrong ID: FLURRY_E_PUBLIC_ID_MALFORMED (length, characters, made for another layout width), FLURRY_E_PUBLIC_ID_CHECKSUM (a typo: ' +
+      'one changed character or two swapped ones), FLURRY_E_PUBLIC_ID_UNKNOWN_KEY (its key ID is not in the keyring), FLURRY_E_PUBLIC_ID_WRONG_KEY (its authentication ' +
+      'tag does not match the key of that key ID: the service has a different key under the same key ID).',
+    parameters: [{ name: 'publicId', in: 'path', required: true, schema: { $ref: '#/components/schemas/PublicId' } }],
+    responses: {
+      '200': {
+        description: 'The ID behind the public ID.',
+        content: {
+          'application/json': {
+            schema: {
+              allOf: [
+                { $ref: '#/components/schemas/DecodedId' },
+                {
+                  type: 'object',
+                  required: ['publicId'],
+                  properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
+                },
+              ],
+            },
+          },
+        },
+      },
+      ...BAD,
+      '403': errorResponse(
+        'Decoding is disabled because no bearer token is configured (FLURRY_E_PUBLIC_DECODE_DISABLED).',
+      ),
+      ...NOT_FOUND,
+      ...COMMON,
+    },
+  },
+};

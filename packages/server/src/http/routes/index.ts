@@ -1,0 +1,67 @@
+/**
+ * The route table: every HTTP route of the service, declared once. The dispatcher
+ * (`../router.ts`), the `route` label of the request metrics (`../../metrics.ts`) and the
+ * paths of the OpenAPI document (`../../openapi.ts`) are all derived from it.
+ *
+ * **Adding a route** is one entry here plus its own file: write `routes/<name>.ts`
+ * exporting a {@link Route} (`name` for the metrics label, `path` exact or with `{param}`
+ * segments, `methods` `ISSUE` or `READ`, `auth`, `create(ctx)` returning the handler, and
+ * its OpenAPI operation), import it below and add it to {@link ROUTES} where it should
+ * appear in the OpenAPI document. Then regenerate docs/openapi.json
+ * (`node packages/server/dist/openapi.js > docs/openapi.json`). Exact paths are looked
+ * up in a Map before any pattern is tried, so `/v1/ids/range` next to `/v1/ids/{id}` needs
+ * no ordering care; patterns are tried in table order.
+ *
+ * @example
+ * ```ts
+ * ROUTES.map((r) => r.path); // ['/v1/ids/next', '/v1/ids', '/v1/ids/{id}', …]
+ * ```
+ */
+import type { Route } from '../route.js';
+import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
+import { leafDecodeRoute, leafGetRoute } from './leaf.js';
+import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
+import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
+
+/**
+ * Every route, in the order of the OpenAPI document. A route's index is its metrics ID.
+ *
+ * @example
+ * ```ts
+ * ROUTES.find((r) => r.path === '/v1/ids/next')?.name; // 'ids_next'
+ * ```
+ */
+export const ROUTES: readonly Route[] = Object.freeze([
+  idsNextRoute,
+  idsBatchRoute,
+  idsDecodeRoute,
+  layoutRoute,
+  publicNextRoute,
+  publicDecodeRoute,
+  leafGetRoute,
+  leafDecodeRoute,
+  healthzRoute,
+  readyzRoute,
+  metricsRoute,
+  openapiRoute,
+]);
+
+/**
+ * The metrics ID of requests no route matched (and of requests Node could not parse).
+ *
+ * @example
+ * ```ts
+ * metrics.request(UNMATCHED_ROUTE, 404, 0.00001);
+ * ```
+ */
+export const UNMATCHED_ROUTE: number = ROUTES.length;
+
+/**
+ * The `route` label of each metrics ID: the routes' names, then `unmatched`.
+ *
+ * @example
+ * ```ts
+ * ROUTE_NAMES[UNMATCHED_ROUTE]; // 'unmatched'
+ * ```
+ */
+export const ROUTE_NAMES: readonly string[] = Object.freeze([...ROUTES.map((r) => r.name), 'unmatched']);

@@ -1,0 +1,208 @@
+/**
+ * Issuing IDs in one place: {@link LeasedIssuer} wraps the service's leased generator once
+ * (`next`, `nextString`, `fill`), and every caller — the HTTP routes, public IDs, Thrift —
+ * goes through it. It reports what it issued (the running total for
+ * `flurry_ids_issued_total`, surviving the generator being replaced after a lost lease is
+ * re-acquired, and the end of a refusal episode in the log) and what it refused (the
+ * generator's events, counted by the metrics and logged by {@link generatorEventLogging}).
+ *
+ * @example
+ * ```ts
+ * const issuer = new LeasedIssuer({ logger, count: (e) => metrics.onGeneratorEvent(e), notStarted });
+ * issuer.attach(await leasedGenerator({ registry, layout, generator: { onEvent: issuer.onEvent } }));
+ * issuer.nextString(); // '1859214170478923776'
+ * ```
+ */
+import type { FlurryError, GeneratorEvent } from '@flurry/core';
+import type { LeasedGenerator } from '@flurry/coordination';
+import type { IdSource } from './http/context.js';
+import { EpisodeLog, type Schedule } from './log-throttle.js';
+
+/**
+ * A pino-shaped logger with the levels the event logs use.
+ *
+ * @example
+ * ```ts
+ * const log: EventLogger = pino();
+ * ```
+ */
+export type EventLogger = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+
+/**
+ * Options of {@link LeasedIssuer}.
+ *
+ * @example
+ * ```ts
+ * const opts: IssuerOptions = { logger, count: (e) => metrics.onGeneratorEvent(e), notStarted: () => unavailable() };
+ * ```
+ */
+export interface IssuerOptions {
+  /** Where refusal episodes are logged. */
+  logger: EventLogger;
+  /** Sees every generator event (the metrics). */
+  count: (e: GeneratorEvent) => void;
+  /** The error thrown while no generator is attached yet. */
+  notStarted: () => FlurryError;
+  /** The rate limit's monotonic clock (see log-throttle.ts). */
+  now?: () => number;
+  /** The rate limit's timer (`null`: none). */
+  schedule?: Schedule | null;
+}
+
+/**
+ * The one wrapper of the service's leased generator.
+ *
+ * @example
+ * ```ts
+ * const issuer = new LeasedIssuer(opts);
+ * issuer.attach(lg);
+ * const body = writer.write(100, (a, o, n) => issuer.fill(a, o, n));
+ * issuer.issued(); // 100
+ * ```
+ */
+export class LeasedIssuer implements IdSource {
+  /** Give to the generator (`generator: { onEvent }`): counts and logs its events. */
+  readonly onEvent: (e: GeneratorEvent) => void;
+  private readonly issuedOk: () => void;
+  private readonly flushLogs: () => void;
+  private readonly notStarted: () => FlurryError;
+  private lg: LeasedGenerator | undefined = undefined;
+  private issuedBase = 0;
+  private lastGen: LeasedGenerator['generator'] | undefined = undefined;
+
+  constructor(opts: IssuerOptions) {
+    const logging = generatorEventLogging(opts.logger, opts.count, opts.now, opts.schedule);
+    this.onEvent = logging.onEvent;
+    this.issuedOk = logging.issuedOk;
+    this.flushLogs = logging.flush;
+    this.notStarted = opts.notStarted;
+  }
+
+  /** Starts issuing from `lg` (made with `generator: { onEvent: this.onEvent }`). */
+  attach(lg: LeasedGenerator): void {
+    this.lg = lg;
+  }
+
+  /** The leased generator, once attached. */
+  get leased(): LeasedGenerator | undefined {
+    return this.lg;
+  }
+
+  /** One new ID. */
+  next(): bigint {
+    const lg = this.lg;
+    if (lg === undefined) throw this.notStarted();
+    const id = lg.next();
+    this.issuedOk();
+    return id;
+  }
+
+  /** One new ID as a decimal string. */
+  nextString(): string {
+    const lg = this.lg;
+    if (lg === undefined) throw this.notStarted();
+    const id = lg.nextString();
+    this.issuedOk();
+    return id;
+  }
+
+  /** Writes `count` new increasing IDs into `target` from `offset`. */
+  fill(target: BigUint64Array, offset: number, count: number): number {
+    const lg = this.lg;
+    if (lg === undefined) throw this.notStarted();
+    const n = lg.fill(target, offset, count);
+    this.issuedOk();
+    return n;
+  }
+
+  /** IDs issued by this process, across every generator the lease has had. */
+  issued(): number {
+    const lg = this.lg;
+    if (lg === undefined) return this.issuedBase;
+    const g = lg.generator;
+    if (g !== this.lastGen) {
+      if (this.lastGen) this.issuedBase += this.lastGen.stats.issued;
+      this.lastGen = g;
+    }
+    return this.issuedBase + g.stats.issued;
+  }
+
+  /** Writes the refusal counts not yet logged (call at shutdown, once nothing issues any more). */
+  flush(): void {
+    this.flushLogs();
+  }
+}
+
+/**
+ * The service's handling of generator events: `count` sees every event (the metrics),
+ * while the logs are rate-limited per episode ({@link EpisodeLog}): refusals while
+ * fenced and under the `throw` clock policy are logged at their first occurrence, then at
+ * most once per 10 s with the count, and end with one info line at the next issued ID
+ * (call `issuedOk()` after each successful issue; it costs one boolean test; {@link LeasedIssuer} does). Other
+ * clock-backwards events (a tolerated step, a wait) are throttled the same way without an
+ * end line. An event more than 10 s after the previous one of its kind starts a new
+ * episode (logged at warn again); summaries carry the largest `byMs` they cover (`byMsMin`
+ * the smallest); a count still pending 10 s after the last line is written by an unref'd
+ * timer, and `flush()` writes it at once (call it at shutdown). `now` is the monotonic
+ * clock of the rate limit, `schedule` the timer (`null`: none; see log-throttle.ts).
+ *
+ * @example
+ * ```ts
+ * const { onEvent, issuedOk, flush } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
+ * const gen = new Generator({ layout, node, onEvent });
+ * const id = gen.next(); issuedOk();
+ * // at shutdown
+ * flush();
+ * ```
+ */
+export function generatorEventLogging(
+  logger: EventLogger,
+  count: (e: GeneratorEvent) => void,
+  now?: () => number,
+  schedule?: Schedule | null,
+): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void } {
+  const t = { ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
+  const fenced = new EpisodeLog({
+    logger,
+    message: 'refused to issue: lease deadline passed',
+    noun: 'refusals',
+    endMessage: 'issuing resumed: the lease is valid again',
+    ...t,
+  });
+  const backwardsRefused = new EpisodeLog({
+    logger,
+    message: 'the wall clock stepped backwards',
+    noun: 'refusals',
+    endMessage: 'issuing resumed after the clock stepped backwards',
+    maxOf: ['byMs'],
+    ...t,
+  });
+  const backwards = new EpisodeLog({
+    logger,
+    message: 'the wall clock stepped backwards',
+    noun: 'clock-backwards events',
+    maxOf: ['byMs'],
+    ...t,
+  });
+  return {
+    onEvent: (e) => {
+      count(e);
+      if (e.type === 'clock-backwards')
+        (e.action === 'threw' ? backwardsRefused : backwards).event({ byMs: e.byMs, action: e.action });
+      else if (e.type === 'high-water-wait')
+        logger.warn({ waitedMs: e.waitedMs }, "waited for the clock to pass the node's high-water mark");
+      else if (e.type === 'fenced') fenced.event({ code: e.code });
+    },
+    issuedOk: () => {
+      if (fenced.active || backwardsRefused.active) {
+        fenced.end();
+        backwardsRefused.end();
+      }
+    },
+    flush: () => {
+      fenced.flush();
+      backwardsRefused.flush();
+      backwards.flush();
+    },
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * The service's state, apart from its servers: the issuer around the leased generator,
+ * readiness, metrics and public IDs ({@link createServiceCore}), and the context the HTTP
+ * routes see ({@link httpContext}). Building it opens nothing: no socket, no registry, so
+ * a test can serve requests in-process against it once a leased generator is attached.
+ *
+ * @example
+ * ```ts
+ * const core = createServiceCore(config, logger);
+ * core.issuer.attach(await leasedGenerator({ registry, layout: core.layout, generator: { onEvent: core.issuer.onEvent } }));
+ * const handler = createRequestHandler(httpContext(config, core, logger));
+ * ```
+ */
+import {
+  FlurryError,
+  GENERATOR_DEFAULTS,
+  PublicIdCodec,
+  loadKeysFromFile,
+  parseKeys,
+  systemClock,
+  type Clock,
+  type Layout,
+} from '@flurry/core';
+import { redactUrl, type Registry } from '@flurry/coordination';
+import type { ServeConfig } from './config/index.js';
+import { serverError } from './errors.js';
+import type { HttpContext, Logger, PublicIds } from './http/context.js';
+import { LeasedIssuer, type EventLogger } from './issuing.js';
+import { ServiceMetrics } from './metrics.js';
+import { openApiJson } from './openapi.js';
+
+/**
+ * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
+ * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
+ * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
+ *
+ * @example
+ * ```ts
+ * if (lastIssuedUnixMs - Date.now() > CLOCK_SANITY_MS) notReady();
+ * ```
+ */
+export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
+
+/**
+ * The running service's state (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const core: ServiceCore = createServiceCore(config, logger);
+ * core.notReady()?.code; // 'FLURRY_E_UNAVAILABLE' until a lease is attached
+ * ```
+ */
+export interface ServiceCore {
+  readonly layout: Layout;
+  /** Every ID the service issues goes through it. */
+  readonly issuer: LeasedIssuer;
+  readonly metrics: ServiceMetrics;
+  /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
+  notReady(): FlurryError | null;
+  readonly publicIds: PublicIds | undefined;
+  /** The open registry, once opened (named in readiness messages). */
+  registry: Registry | undefined;
+  /** Set when shutdown begins. */
+  shuttingDown: boolean;
+}
+
+/**
+ * Builds the core of a service from its configuration.
+ *
+ * @throws FlurryError `FLURRY_E_CONFIG` for an unusable public-ID key.
+ * @example
+ * ```ts
+ * const core = createServiceCore(config, logger);
+ * ```
+ */
+export function createServiceCore(
+  config: ServeConfig,
+  logger: EventLogger,
+  options: { clock?: Clock } = {},
+): ServiceCore {
+  const clock = options.clock ?? systemClock;
+  const notStartedError = () => notStarted(config);
+  const issuer: LeasedIssuer = new LeasedIssuer({
+    logger,
+    count: (e) => core.metrics.onGeneratorEvent(e),
+    notStarted: notStartedError,
+  });
+  const core: ServiceCore = {
+    layout: config.layout,
+    issuer,
+    metrics: new ServiceMetrics({
+      issued: () => issuer.issued(),
+      lease: () => issuer.leased?.lease,
+      ready: () => core.notReady() === null,
+      node: () => issuer.leased?.generator.node,
+    }),
+    notReady: () =>
+      readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),
+    publicIds: makePublicIds(config, () => issuer.next()),
+    registry: undefined,
+    shuttingDown: false,
+  };
+  return core;
+}
+
+/**
+ * The context of the HTTP routes over a service core.
+ *
+ * @example
+ * ```ts
+ * const server = createHttpServer(httpContext(config, core, logger.child({ component: 'http' })));
+ * ```
+ */
+export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logger): HttpContext {
+  return {
+    layout: core.layout,
+    ids: core.issuer,
+    notReady: () => core.notReady(),
+    node: () => core.issuer.leased?.generator.node,
+    metrics: core.metrics,
+    publicIds: core.publicIds,
+    token: config.token,
+    authHealth: config.authHealth,
+    maxBatch: config.maxBatch,
+    maxUrlBytes: config.maxUrlBytes,
+    maxBodyBytes: config.maxBodyBytes,
+    logger,
+    openapi: openApiJson(),
+    shuttingDown: false,
+  };
+}
+
+/** Why the service is not ready, or null: shutdown, no lease, lease fenced, clock out of bounds. */
+function readiness(
+  core: ServiceCore,
+  layout: Layout,
+  clock: Clock,
+  registryUrl: () => string,
+  notStartedError: () => FlurryError,
+): FlurryError | null {
+  if (core.shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
+  const lg = core.issuer.leased;
+  if (!lg) return notStartedError();
+  if (!lg.ready()) {
+    return new FlurryError(
+      'FLURRY_E_LEASE_EXPIRED',
+      `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registryUrl()}) renews it or grants a new one`,
+    );
+  }
+  const now = clock.now();
+  if (now < layout.epochMs) {
+    return new FlurryError(
+      'FLURRY_E_CLOCK_BEFORE_EPOCH',
+      `the system clock (${new Date(now).toISOString()}) is before the layout's epoch (${new Date(layout.epochMs).toISOString()}); fix the clock`,
+    );
+  }
+  if (now >= layout.expiresAt.getTime()) {
+    return new FlurryError(
+      'FLURRY_E_LAYOUT_EXPIRED',
+      `the layout ${layout.name} ran out at ${layout.expiresAt.toISOString()}; move to a layout with a later epoch`,
+    );
+  }
+  const behind = lg.generator.lastIssuedUnixMs - now;
+  if (behind > CLOCK_SANITY_MS + layout.unitMs) {
+    return new FlurryError(
+      'FLURRY_E_CLOCK_BACKWARDS',
+      `the system clock is ${Math.round(behind)} ms behind the newest ID issued here (more than ${CLOCK_SANITY_MS} ms); IDs resume once it catches up`,
+      { behindMs: Math.round(behind) },
+    );
+  }
+  return null;
+}
+
+function notStarted(config: ServeConfig): FlurryError {
+  return serverError(
+    'UNAVAILABLE',
+    `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`,
+  );
+}
+
+function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | undefined {
+  let keys;
+  try {
+    if (config.publicKey !== undefined) keys = parseKeys(config.publicKey);
+    else if (config.publicKeyFile !== undefined) keys = loadKeysFromFile(config.publicKeyFile);
+    else return undefined;
+  } catch (err) {
+    const setting = config.publicKey !== undefined ? 'publicKey' : 'publicKeyFile';
+    throw serverError(
+      'CONFIG',
+      `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`,
+      { setting },
+    );
+  }
+  const codec = PublicIdCodec.create({ keys, bits: config.layout.totalBits });
+  return {
+    next: () => codec.encode(next()),
+    decode: (s: string) => codec.decode(s),
+  };
+}

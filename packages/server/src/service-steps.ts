@@ -1,0 +1,273 @@
+/**
+ * The steps `startService` composes (see service.ts), each on its own: listen for HTTP,
+ * open the registry and lease a generator, start Thrift, undo a failed start, and shut
+ * down in order.
+ *
+ * @example
+ * ```ts
+ * const port = await listenHttp(server, config.port, config.host);
+ * await leaseGenerator(config, core, port, logger);
+ * ```
+ */
+import type { Server } from 'node:http';
+import { FlurryError } from '@flurry/core';
+import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
+import type { ServeConfig } from './config/index.js';
+import { serverError } from './errors.js';
+import type { HttpContext, Logger } from './http/context.js';
+import type { ServiceCore } from './service-core.js';
+import type { ThriftServer } from './thrift/index.js';
+
+/**
+ * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
+ * `child(bindings)`; the service logs one JSON object per line with a `component`).
+ *
+ * @example
+ * ```ts
+ * import { pino } from 'pino';
+ * const logger: ServiceLogger = pino({ level: 'info' }); // pino fits as it is
+ * // Or anything of that shape, e.g. quiet in tests:
+ * const quiet: ServiceLogger = { info() {}, warn() {}, error: console.error, debug() {}, child: () => quiet };
+ * ```
+ */
+export interface ServiceLogger extends Logger {
+  child(bindings: object): ServiceLogger;
+}
+
+/**
+ * The service's sequence-exhaustion policy unless configured: `borrow`. A tick's sequence
+ * only runs out under batch load; borrowing then issues from up to 1 s ahead of the wall
+ * clock (the generator's `maxBorrowMs`) instead of sleeping into each next millisecond, so
+ * one client's batches get the layout's full rate while the response is being written.
+ * IDs stay unique and increasing; the lease's high-water mark covers the borrowed ticks.
+ * `--on-exhausted wait` keeps every ID's timestamp at or before the real time instead.
+ *
+ * @example
+ * ```ts
+ * const policy = config.onExhausted ?? SERVICE_ON_EXHAUSTED; // 'borrow'
+ * ```
+ */
+export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
+
+/**
+ * Listens on `host:port`; resolves with the bound port (useful with port 0).
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` naming the address and what to do.
+ * @example
+ * ```ts
+ * const port = await listenHttp(server, 0, '127.0.0.1');
+ * ```
+ */
+export function listenHttp(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) =>
+      reject(
+        serverError(
+          'LISTEN',
+          `cannot listen for HTTP on ${host}:${port} (${err.code ?? err.message}); choose another host or port (--host, --port), or stop what holds it`,
+          { host, port, cause: err.code },
+        ),
+      );
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+/**
+ * Opens the registry named by the configuration and leases a generator from it, attached
+ * to the core's issuer (so every ID from now on goes through it); the lease's `lost` and
+ * `node-changed` events are logged. `port` is advertised as the holder's address.
+ * `registryOptions` adds or overrides registry options (tests: a manual clock).
+ *
+ * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ * @example
+ * ```ts
+ * const lg = await leaseGenerator(config, core, port, logger);
+ * ```
+ */
+export async function leaseGenerator(
+  config: ServeConfig,
+  core: ServiceCore,
+  port: number,
+  logger: ServiceLogger,
+  registryOptions: Partial<RegistryOptions> = {},
+): Promise<LeasedGenerator> {
+  const regLog = logger.child({ component: 'registry' });
+  const registry = await openRegistry(config.registry, {
+    cluster: config.cluster,
+    ...(config.leaseTtlMs !== undefined ? { ttlMs: config.leaseTtlMs } : {}),
+    ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
+    ...(config.leaseMarginMs !== undefined ? { marginMs: config.leaseMarginMs } : {}),
+    ...(config.highWaterWaitMs !== undefined ? { highWaterWaitMs: config.highWaterWaitMs } : {}),
+    ...(config.registryConnectTimeoutMs !== undefined ? { connectTimeoutMs: config.registryConnectTimeoutMs } : {}),
+    holder: { address: `${config.host}:${port}` },
+    logger: { warn: (o, m) => regLog.warn(o, m), info: (o, m) => regLog.info(o, m) },
+    ...registryOptions,
+  });
+  core.registry = registry;
+  const lg = await leasedGenerator({
+    registry,
+    layout: core.layout,
+    pin: { ...config.node },
+    generator: {
+      onEvent: core.issuer.onEvent,
+      onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
+      ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+      ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
+    },
+  });
+  core.issuer.attach(lg);
+  watchLease(lg, logger);
+  return lg;
+}
+
+/**
+ * Starts the Thrift server when `config.thriftPort` is set (the thrift library is loaded
+ * only then: it costs start-up time and memory); its IDs come from the core's issuer.
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ * @example
+ * ```ts
+ * const thrift = await startThrift(config, core, logger); // undefined without --thrift-port
+ * ```
+ */
+export async function startThrift(
+  config: ServeConfig,
+  core: ServiceCore,
+  logger: ServiceLogger,
+): Promise<ThriftServer | undefined> {
+  const thriftPort = config.thriftPort;
+  if (thriftPort === undefined) return undefined;
+  const { startThriftServer } = await import('./thrift/index.js');
+  const issuer = core.issuer;
+  return startThriftServer({
+    host: config.host,
+    port: thriftPort,
+    generator: { next: () => issuer.next() },
+    layout: core.layout,
+    node: () => issuer.leased?.generator.node ?? {},
+    logger: logger.child({ component: 'thrift' }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FlurryError || err.code === undefined) throw err;
+    throw serverError(
+      'LISTEN',
+      `cannot listen for Thrift on ${config.host}:${thriftPort} (${err.code}); choose another --thrift-port, or stop what holds it`,
+      { host: config.host, port: thriftPort, cause: err.code },
+    );
+  });
+}
+
+/**
+ * Undoes a start that failed after listening: closes the server and its connections,
+ * then the leased generator and the registry if they were opened (their errors ignored:
+ * the start's error is the one to report).
+ *
+ * @example
+ * ```ts
+ * try { … } catch (err) { await abortStart(server, core); throw err; }
+ * ```
+ */
+export async function abortStart(server: Server, core: ServiceCore): Promise<void> {
+  await new Promise<void>((r) => server.close(() => r()));
+  server.closeAllConnections();
+  if (core.issuer.leased) await core.issuer.leased.close().catch(() => undefined);
+  if (core.registry) await core.registry.close().catch(() => undefined);
+}
+
+/**
+ * What {@link shutdown} stops.
+ *
+ * @example
+ * ```ts
+ * await shutdown({ config, core, ctx, server, thrift, logger });
+ * ```
+ */
+export interface ShutdownParts {
+  readonly config: ServeConfig;
+  readonly core: ServiceCore;
+  readonly ctx: HttpContext;
+  readonly server: Server;
+  readonly thrift: ThriftServer | undefined;
+  readonly logger: ServiceLogger;
+}
+
+/**
+ * Stops a started service in order: refuse readiness, finish in-flight requests (cut after
+ * `shutdownTimeoutMs`), stop Thrift, sum up the refusals not yet logged, close the leased
+ * generator (it reports the final high-water mark and releases the lease, so another
+ * process may take the node ID at once and continues above every ID issued here), close
+ * the registry.
+ *
+ * @example
+ * ```ts
+ * process.once('SIGTERM', () => void shutdown(parts));
+ * ```
+ */
+export async function shutdown({ config, core, ctx, server, thrift, logger }: ShutdownParts): Promise<void> {
+  core.shuttingDown = true;
+  ctx.shuttingDown = true;
+  logger.info({}, 'shutting down: finishing in-flight requests');
+  await closeHttp(server, config.shutdownTimeoutMs);
+  if (thrift)
+    await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+  core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
+  const lg = core.issuer.leased;
+  if (lg) {
+    const last = lg.generator.lastIssuedUnixMs;
+    try {
+      await lg.close();
+      logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
+    } catch (err) {
+      // Nothing unsafe follows: the lease is fenced by its deadline and frees itself after the TTL,
+      // and the next holder's floor covers everything issued here.
+      logger.error(
+        { error: errInfo(err), highWaterMs: last },
+        'releasing the lease failed; the node ID frees itself when its TTL runs out',
+      );
+    }
+  }
+  await core.registry
+    ?.close()
+    .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
+  logger.info({}, 'stopped');
+}
+
+function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
+  const log = logger.child({ component: 'lease' });
+  const em = lg.lease as unknown as { on?(ev: string, fn: (x: unknown) => void): void };
+  if (typeof em.on !== 'function') return;
+  // Renewal failures and re-acquisitions are logged by the registry itself.
+  em.on('lost', (err) =>
+    log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'),
+  );
+  em.on('node-changed', (node) => log.warn({ node }, 'node ID changed after re-acquiring'));
+}
+
+function errInfo(err: unknown): object {
+  return err instanceof FlurryError ? { code: err.code, message: err.message } : { message: String(err) };
+}
+
+function closeHttp(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    };
+    server.close(() => finish());
+    server.closeIdleConnections();
+    // Connections that finish their in-flight request become idle: close them too.
+    const idle = setInterval(() => server.closeIdleConnections(), 25);
+    const cut = setTimeout(() => {
+      server.closeAllConnections();
+      setTimeout(finish, 50).unref();
+    }, timeoutMs);
+  });
+}
