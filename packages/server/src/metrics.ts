@@ -51,6 +51,7 @@ export const RouteId = {
   PublicNext: 10,
   PublicDecode: 11,
   Unmatched: 12,
+  IdsRange: 13,
 } as const;
 
 /**
@@ -68,7 +69,7 @@ export type RouteIdValue = (typeof RouteId)[keyof typeof RouteId];
  *
  * @example
  * ```ts
- * ROUTE_NAMES.length; // 13
+ * ROUTE_NAMES.length; // 14
  * ```
  */
 export const ROUTE_NAMES: readonly string[] = Object.freeze([
@@ -85,6 +86,7 @@ export const ROUTE_NAMES: readonly string[] = Object.freeze([
   'public_next',
   'public_decode',
   'unmatched',
+  'ids_range',
 ]);
 
 /** Statuses the service answers with; anything else is counted under its own code too. */

@@ -112,6 +112,69 @@ export function openApiDocument(): Record<string, any> {
           },
         },
       },
+      '/v1/ids/range': {
+        get: {
+          operationId: 'idRange',
+          summary:
+            "The half-open ID interval [min, maxExclusive) holding exactly the IDs of this service's layout whose time (rounded down to the unit) is in [from, to): for range scans and time partitions on an ID column. See docs/layouts.md#time-to-id-bounds.",
+          parameters: [
+            {
+              name: 'from',
+              in: 'query',
+              required: true,
+              description: 'First instant inside: an ISO 8601 date (zone-less is UTC) or Unix milliseconds.',
+              schema: { type: 'string', example: '2026-11-01' },
+            },
+            {
+              name: 'to',
+              in: 'query',
+              required: true,
+              description:
+                "First instant outside (not before from; at most the layout's end of life): an ISO 8601 date or Unix milliseconds.",
+              schema: { type: 'string', example: '2026-12-01' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The bounds; 64-bit values are decimal strings.',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    required: ['layout', 'from', 'to', 'fromMs', 'toMs', 'min', 'maxExclusive', 'maxInclusive'],
+                    properties: {
+                      layout: { type: 'string' },
+                      from: { type: 'string', format: 'date-time', description: 'from rounded down to the unit.' },
+                      to: { type: 'string', format: 'date-time', description: 'to rounded down to the unit.' },
+                      fromMs: { type: 'integer' },
+                      toMs: { type: 'integer' },
+                      min: { $ref: '#/components/schemas/DecimalId' },
+                      maxExclusive: {
+                        type: 'string',
+                        pattern: '^[0-9]{1,20}$',
+                        description: 'One past the last ID of the range (may be 2^totalBits).',
+                      },
+                      maxInclusive: { oneOf: [{ $ref: '#/components/schemas/DecimalId' }, { type: 'null' }] },
+                    },
+                  },
+                  example: {
+                    layout: 'twitter',
+                    from: '2026-11-01T00:00:00.000Z',
+                    to: '2026-12-01T00:00:00.000Z',
+                    fromMs: 1793491200000,
+                    toMs: 1796083200000,
+                    min: '2116681624581046272',
+                    maxExclusive: '2127553260549046272',
+                    maxInclusive: '2127553260549046271',
+                  },
+                },
+              },
+            },
+            ...bad,
+            ...common,
+          },
+        },
+      },
       '/v1/ids/{id}': {
         get: {
           operationId: 'decodeId',

@@ -18,6 +18,7 @@ import { keyCommand } from './commands/key.js';
 import { layoutCommand } from './commands/layout.js';
 import { nextCommand } from './commands/next.js';
 import { publicCommand } from './commands/public.js';
+import { rangeCommand } from './commands/range.js';
 import { serveCommand } from './commands/serve.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 
@@ -39,6 +40,7 @@ Commands:
   key new               Print a new public-ID key.
   public encode ID...   Turn IDs into public IDs (key from --key or FLURRY_PUBLIC_KEY).
   public decode PUB...  Turn public IDs back into IDs.
+  range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
@@ -52,6 +54,7 @@ const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
   layout: layoutCommand,
   key: keyCommand,
   public: publicCommand,
+  range: rangeCommand,
 };
 
 /**

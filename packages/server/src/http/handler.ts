@@ -25,6 +25,7 @@ import { idsBatch, idsDecode, idsNext } from './routes/ids.js';
 import { leafDecode, leafGet } from './routes/leaf.js';
 import { healthz, layoutRoute, openapi, readyz } from './routes/ops.js';
 import { publicDecode, publicNext } from './routes/public-ids.js';
+import { idsRange } from './routes/range.js';
 import { sendError, sendText } from './respond.js';
 
 const IDS_PREFIX = '/v1/ids/';
@@ -88,6 +89,12 @@ export function createRequestHandler(ctx: HttpContext): (req: IncomingMessage, r
             case '/v1/ids':
               routeId = RouteId.IdsBatch;
               status = !isGet ? notAllowed(res, method, ALLOW_ISSUE) : (deny(res) ?? idsBatch(ctx, res, query));
+              break;
+            case '/v1/ids/range':
+              routeId = RouteId.IdsRange;
+              status = !readMethod(method)
+                ? notAllowed(res, method, ALLOW_READ)
+                : (deny(res) ?? idsRange(ctx, res, query));
               break;
             case '/v1/layout':
               routeId = RouteId.Layout;
