@@ -6,3 +6,4 @@ export * from './layout/index.js';
 export * from './generator/index.js';
 export * from './codecs/index.js';
 export * from './public/index.js';
+export * from './sql/index.js';
