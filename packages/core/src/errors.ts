@@ -79,6 +79,10 @@ export const ErrorCode = {
   LEASE_EXPIRED: 'FLURRY_E_LEASE_EXPIRED',
   /** The clock is behind the node's recorded high-water mark by more than the wait bound. */
   CLOCK_BEHIND_HIGH_WATER: 'FLURRY_E_CLOCK_BEHIND_HIGH_WATER',
+  /** A time given to turn into ID bounds (`minIdAt`, `bounds`, SQL `flurry_min_id`) is before the layout's epoch or past its end of life. */
+  TIME_OUT_OF_RANGE: 'FLURRY_E_TIME_OUT_OF_RANGE',
+  /** A time range asked of a layout whose node fields sit above the timestamp: its IDs do not sort by time, so a time range is not one ID interval. */
+  BOUNDS_NOT_CONTIGUOUS: 'FLURRY_E_BOUNDS_NOT_CONTIGUOUS',
   /** A bad option value (a count, a policy name, a bound). */
   INVALID_OPTION: 'FLURRY_E_INVALID_OPTION',
   /** An options object has a key the function does not know (a likely misspelling); the message names the closest one. */

@@ -51,6 +51,17 @@ export {
   type LayoutParseOptions,
   type DecodedId,
 } from './layout/index.js';
+export { minIdAt, maxIdAt, idBounds, parseTime, type IdBounds } from './layout/bounds.js';
+
+// SQL from a layout
+export {
+  layoutSql,
+  sqlPrefix,
+  type SqlDialect,
+  type LayoutSqlOptions,
+  type SqlFunction,
+  type LayoutSql,
+} from './sql/ddl.js';
 
 // Generators
 export { Generator } from './generator/generator.js';

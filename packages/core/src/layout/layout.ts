@@ -17,23 +17,9 @@ import { assertKnownOptions } from '../known-options.js';
 import { parseId } from './parse-id.js';
 import { LAYOUT_PARSE_OPTION_NAMES, assertLayoutSpecKeys, type LayoutParseOptions } from './spec-options.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
-import {
-  UNIT_MS,
-  type DecodedId,
-  type FieldSpec,
-  type LayoutField,
-  type LayoutInfo,
-  type LayoutSpec,
-  type TimeUnit,
-} from './types.js';
-
-/** The largest Unix ms a JavaScript Date can hold (±8.64e15). */
-const MAX_DATE_MS = 8.64e15;
-/** Sequence fields are limited to 30 bits so the generator keeps them as small integers. */
-const MAX_SEQUENCE_BITS = 30;
-/** Node values are JavaScript numbers: at most 53 bits per node field. */
-const MAX_NODE_FIELD_BITS = 53;
-const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
+import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
+import { parseFieldList, validateLayoutSpec } from './spec.js';
+import { UNIT_MS, type DecodedId, type LayoutField, type LayoutInfo, type LayoutSpec, type TimeUnit } from './types.js';
 
 /**
  * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or
@@ -169,26 +155,7 @@ export class Layout {
    */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
-    if (typeof fields !== 'string' || fields.trim() === '') {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_SPEC,
-        'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.',
-        {
-          fields,
-        },
-      );
-    }
-    const specs: FieldSpec[] = fields.split(',').map((part) => {
-      const m = /^\s*([^:\s]+)\s*:\s*([+-]?\d+(?:\.\d+)?)\s*$/.exec(part);
-      if (!m) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_SPEC,
-          `Cannot read the field ${JSON.stringify(part.trim())}; write each field as name:bits (e.g. worker:10), separated by commas.`,
-          { field: part },
-        );
-      }
-      return { name: m[1], bits: Number(m[2]) };
-    });
+    const specs = parseFieldList(fields);
     let epoch: number | string = DEFAULT_EPOCH_MS;
     if (opts.epoch !== undefined && opts.epoch !== '')
       epoch = typeof opts.epoch === 'string' && /^\d+$/.test(opts.epoch.trim()) ? Number(opts.epoch) : opts.epoch;
@@ -196,107 +163,7 @@ export class Layout {
   }
 
   private static build(spec: LayoutSpec, name: string): Layout {
-    const unit = spec.unit ?? '1ms';
-    if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
-      throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, {
-        unit,
-      });
-    }
-    const epochMs = parseEpoch(spec.epoch);
-    const specs = spec.fields;
-    if (specs.length === 0) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_MISSING_FIELD,
-        'A layout needs a timestamp field and a sequence field; the fields list is empty.',
-        {},
-      );
-    }
-    for (const f of specs) {
-      if (f === null || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name)) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_NAME,
-          `Field name ${JSON.stringify(f?.name)} is not allowed; use a letter or _ followed by up to 31 letters, digits or _.`,
-          { name: f?.name },
-        );
-      }
-      if (typeof f.bits !== 'number' || !Number.isInteger(f.bits) || f.bits < 1) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_WIDTH,
-          `Field ${f.name} has width ${String(f.bits)}; a width must be a whole number of bits, at least 1.`,
-          { field: f.name, bits: f.bits },
-        );
-      }
-    }
-    for (const reserved of ['timestamp', 'sequence'] as const) {
-      const n = specs.filter((f) => f.name === reserved).length;
-      if (n !== 1) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_MISSING_FIELD,
-          n === 0
-            ? `The layout has no ${reserved} field; add exactly one (e.g. ${reserved === 'timestamp' ? 'timestamp:41' : 'sequence:12'}).`
-            : `The layout has ${n} ${reserved} fields; it needs exactly one.`,
-          { field: reserved, count: n },
-        );
-      }
-    }
-    const seen = new Set<string>();
-    for (const f of specs) {
-      if (seen.has(f.name)) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_NAME,
-          `Field name ${f.name} appears twice; every field needs its own name.`,
-          { name: f.name },
-        );
-      }
-      seen.add(f.name);
-    }
-    const tsIndex = specs.findIndex((f) => f.name === 'timestamp');
-    const seqIndex = specs.findIndex((f) => f.name === 'sequence');
-    if (seqIndex < tsIndex) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_SPEC,
-        'The sequence field comes before (is more significant than) the timestamp field, so IDs would decrease each time the sequence restarts in a new tick; list timestamp before sequence (node fields may go anywhere).',
-        { fields: specs.map((f) => f.name) },
-      );
-    }
-    const total = specs.reduce((s, f) => s + f.bits, 0);
-    if (total > 64) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_TOO_WIDE,
-        `The layout is ${specs.map((f) => `${f.bits}`).join('+')} = ${total} bits (${specs.map((f) => `${f.name} ${f.bits}`).join(', ')}), which overflows 64 bits by ${plural(total - 64, 'bit')}; narrow the fields by ${plural(total - 64, 'bit')} in total.`,
-        { totalBits: total, overflowBits: total - 64 },
-      );
-    }
-    const unitMs = UNIT_MS[unit];
-    for (const f of specs) {
-      if (f.name === 'sequence' && f.bits > MAX_SEQUENCE_BITS) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_WIDTH,
-          `The sequence field has ${f.bits} bits; at most ${MAX_SEQUENCE_BITS} are supported (over a billion IDs per tick).`,
-          { field: f.name, bits: f.bits, max: MAX_SEQUENCE_BITS },
-        );
-      }
-      if (f.name === 'timestamp' && epochMs + 2 ** f.bits * unitMs > MAX_DATE_MS) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_WIDTH,
-          `The timestamp field has ${f.bits} bits of ${unit}, which outlasts the largest date JavaScript can represent (year 275760); use fewer bits (41 bits of 1 ms already last 69 years).`,
-          { field: f.name, bits: f.bits, unit },
-        );
-      }
-      if (f.name !== 'timestamp' && f.name !== 'sequence' && f.bits > MAX_NODE_FIELD_BITS) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_FIELD_WIDTH,
-          `Node field ${f.name} has ${plural(f.bits, 'bit')}; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
-          { field: f.name, bits: f.bits, max: MAX_NODE_FIELD_BITS },
-        );
-      }
-    }
-    let shift = total;
-    const fields: LayoutField[] = specs.map((f) => {
-      shift -= f.bits;
-      const kind = f.name === 'timestamp' ? 'timestamp' : f.name === 'sequence' ? 'sequence' : 'node';
-      return { name: f.name, bits: f.bits, shift, max: 2 ** f.bits - 1, kind };
-    });
+    const { fields, epochMs, unit } = validateLayoutSpec(spec);
     return new Layout(name, fields, epochMs, unit);
   }
 
@@ -371,6 +238,40 @@ export class Layout {
    */
   tickOf(unixMs: number): number {
     return Math.floor((unixMs - this.epochMs) / this.unitMs);
+  }
+
+  /**
+   * The smallest ID this layout can give the instant `unixMs` (rounded down to the unit):
+   * every field but the timestamp zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the
+   * epoch or from the end of life on. See {@link idBounds}.
+   *
+   * @example `Layout.from('twitter').minIdAt(Date.parse('2026-11-01'))`
+   */
+  minIdAt(unixMs: number | Date): bigint {
+    return minIdAt(this, unixMs);
+  }
+
+  /**
+   * The largest ID this layout can give the instant `unixMs` (rounded down to the unit):
+   * every field but the timestamp all ones, wherever it sits. Throws like {@link Layout.minIdAt}.
+   *
+   * @example `Layout.from('sonyflake').maxIdAt(Date.parse('2026-11-01'))`
+   */
+  maxIdAt(unixMs: number | Date): bigint {
+    return maxIdAt(this, unixMs);
+  }
+
+  /**
+   * The half-open interval `[min, maxExclusive)` of the IDs whose time (rounded down to the
+   * unit) is in `[fromMs, toMs)`; see {@link idBounds} for the rules and errors.
+   *
+   * @example
+   * ```ts
+   * const { min, maxExclusive } = Layout.from('twitter').bounds(Date.parse('2026-11-01'), Date.parse('2026-12-01'));
+   * ```
+   */
+  bounds(fromMs: number | Date, toMs: number | Date): IdBounds {
+    return idBounds(this, fromMs, toMs);
   }
 
   /**
@@ -542,38 +443,3 @@ export class Layout {
 }
 
 const presetCache: Partial<Record<PresetName, Layout>> = {};
-
-function parseEpoch(epoch: unknown): number {
-  let ms: number;
-  if (typeof epoch === 'number') ms = epoch;
-  else if (epoch instanceof Date) ms = epoch.getTime();
-  else if (typeof epoch === 'string') {
-    const s = epoch.trim();
-    if (/^\d+$/.test(s)) ms = Number(s);
-    else if (/^\d{4}-\d{2}-\d{2}/.test(s)) ms = Date.parse(s);
-    else ms = Number.NaN;
-  } else ms = Number.NaN;
-  if (Number.isSafeInteger(ms) && ms < 0) {
-    throw new FlurryError(
-      ErrorCode.LAYOUT_EPOCH,
-      `The epoch ${JSON.stringify(epoch instanceof Date ? String(epoch) : epoch)} is a valid date but before 1970 (Unix ms ${ms}); an epoch must be from 1970-01-01T00:00:00Z to now, e.g. 2024-01-01T00:00:00Z.`,
-      { epoch: epoch instanceof Date ? String(epoch) : epoch, epochMs: ms, min: 0 },
-    );
-  }
-  if (!Number.isFinite(ms) || !Number.isInteger(ms) || ms < 0) {
-    throw new FlurryError(
-      ErrorCode.LAYOUT_EPOCH,
-      `The epoch ${JSON.stringify(epoch instanceof Date ? String(epoch) : epoch)} is not a valid date; give Unix milliseconds (e.g. 1288834974657) or an ISO date (e.g. 2024-01-01T00:00:00Z), not before 1970.`,
-      { epoch: epoch instanceof Date ? String(epoch) : epoch },
-    );
-  }
-  const now = Date.now();
-  if (ms > now) {
-    throw new FlurryError(
-      ErrorCode.LAYOUT_EPOCH,
-      `The epoch ${new Date(ms).toISOString()} is in the future (now ${new Date(now).toISOString()}); IDs would carry negative times. Choose an epoch in the past, e.g. the day you deploy.`,
-      { epochMs: ms, nowMs: now },
-    );
-  }
-  return ms;
-}

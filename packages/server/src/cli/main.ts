@@ -18,8 +18,10 @@ import { keyCommand } from './commands/key.js';
 import { layoutCommand } from './commands/layout.js';
 import { nextCommand } from './commands/next.js';
 import { publicCommand } from './commands/public.js';
+import { rangeCommand } from './commands/range.js';
 import { registryCommand } from './commands/registry.js';
 import { serveCommand } from './commands/serve.js';
+import { sqlCommand } from './commands/sql.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 
 /**
@@ -40,6 +42,8 @@ Commands:
   key new               Print a new public-ID key.
   public encode ID...   Turn IDs into public IDs (key from --key or FLURRY_PUBLIC_KEY).
   public decode PUB...  Turn public IDs back into IDs.
+  range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
+  sql --dialect D       Print SQL functions that decode, bound (and issue) IDs in PostgreSQL/MySQL.
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
@@ -54,7 +58,9 @@ const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
   layout: layoutCommand,
   key: keyCommand,
   public: publicCommand,
+  range: rangeCommand,
   registry: registryCommand,
+  sql: sqlCommand,
 };
 
 /**

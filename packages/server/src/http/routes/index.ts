@@ -22,6 +22,7 @@ import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
 import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
+import { idsRangeRoute } from './range.js';
 
 /**
  * Every route, in the order of the OpenAPI document. A route's index is its metrics ID.
@@ -34,6 +35,7 @@ import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
 export const ROUTES: readonly Route[] = Object.freeze([
   idsNextRoute,
   idsBatchRoute,
+  idsRangeRoute,
   idsDecodeRoute,
   layoutRoute,
   publicNextRoute,

@@ -1,0 +1,180 @@
+/**
+ * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the
+ * half-open ID interval `[min, maxExclusive)` holding exactly the IDs of a time range, for
+ * range scans and time partitioning on an ID column without a second timestamp index.
+ *
+ * Times are rounded down to the layout's unit, like IDs themselves: an ID belongs to the
+ * range `[fromMs, toMs)` when its decoded time (the start of its tick) is in
+ * `[floor(fromMs), floor(toMs))`. The smallest ID of an instant has every non-timestamp
+ * field zero and the largest has every one of them all ones, wherever they sit
+ * (Sonyflake's machine field below the sequence included).
+ *
+ * @example
+ * ```ts
+ * import { Layout } from '@flurry/core';
+ * const twitter = Layout.from('twitter');
+ * const { min, maxExclusive } = twitter.bounds(Date.parse('2026-11-01'), Date.parse('2026-12-01'));
+ * // SELECT … WHERE id >= min AND id < maxExclusive
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import type { Layout } from './layout.js';
+
+/**
+ * A half-open ID interval: an ID `id` of the layout carries a time in `[fromMs, toMs)`
+ * (rounded down to the unit) exactly when `min <= id < maxExclusive`.
+ *
+ * @example
+ * ```ts
+ * const b: IdBounds = Layout.from('twitter').bounds(1_800_000_000_000, 1_800_000_060_000);
+ * b.maxExclusive - b.min; // 60000n << 22n
+ * ```
+ */
+export interface IdBounds {
+  /** The smallest ID carrying a time at or after `fromMs`. */
+  readonly min: bigint;
+  /** One past the largest ID carrying a time before `toMs` (`maxIdAt(toMs - unit) + 1`); may be `2^totalBits`. */
+  readonly maxExclusive: bigint;
+  /** `fromMs` rounded down to the unit: the first instant inside. */
+  readonly fromMs: number;
+  /** `toMs` rounded down to the unit: the first instant outside. */
+  readonly toMs: number;
+}
+
+function describeRange(layout: Layout): string {
+  return `${new Date(layout.epochMs).toISOString()} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${layout.expiresAt.toISOString()} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`;
+}
+
+function checkedTick(layout: Layout, unixMs: number, what: string, allowEnd: boolean): number {
+  if (typeof unixMs !== 'number' || !Number.isFinite(unixMs)) {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `${what} must be a finite number of Unix milliseconds (or a Date), got ${String(unixMs)}.`,
+      { [what]: String(unixMs) },
+    );
+  }
+  const tick = layout.tickOf(unixMs);
+  const limit = allowEnd ? layout.maxTick + 1 : layout.maxTick;
+  if (tick < 0 || tick > limit) {
+    const when = Number.isFinite(new Date(unixMs).getTime()) ? new Date(unixMs).toISOString() : String(unixMs);
+    throw new FlurryError(
+      ErrorCode.TIME_OUT_OF_RANGE,
+      `${what} ${when} (Unix ms ${unixMs}) is ${tick < 0 ? "before the layout's epoch" : "past the layout's end of life"}; the ${layout.name} layout holds times from ${describeRange(layout)}${allowEnd ? ' (the end of a range may equal the end of life)' : ''}. Give a time in that range.`,
+      {
+        [what]: unixMs,
+        epochMs: layout.epochMs,
+        expiresAtMs: layout.expiresAt.getTime(),
+        layout: layout.name,
+      },
+    );
+  }
+  return tick;
+}
+
+function toMs(t: number | Date): number {
+  return t instanceof Date ? t.getTime() : t;
+}
+
+/** Every bit of the layout that is not a timestamp bit: node fields and sequence, wherever they sit. */
+function nonTimeMask(layout: Layout): bigint {
+  const ts = layout.timestampField;
+  return layout.maxId & ~(((1n << BigInt(ts.bits)) - 1n) << BigInt(ts.shift));
+}
+
+/**
+ * The smallest ID a layout can give the instant `unixMs` (rounded down to the unit): its
+ * tick in the timestamp field, every other field zero. Throws
+ * `FLURRY_E_TIME_OUT_OF_RANGE` before the epoch or at/after the end of life.
+ *
+ * @example `minIdAt(Layout.from('twitter'), 1288834974657 + 1) === 1n << 22n`
+ */
+export function minIdAt(layout: Layout, unixMs: number | Date): bigint {
+  const tick = checkedTick(layout, toMs(unixMs), 'unixMs', false);
+  return BigInt(tick) << BigInt(layout.timestampField.shift);
+}
+
+/**
+ * The largest ID a layout can give the instant `unixMs` (rounded down to the unit): its
+ * tick in the timestamp field, every other field (node fields and sequence, above or below
+ * each other) all ones. Throws `FLURRY_E_TIME_OUT_OF_RANGE` like {@link minIdAt}.
+ *
+ * @example `maxIdAt(Layout.from('twitter'), 1288834974657) === (1n << 22n) - 1n`
+ */
+export function maxIdAt(layout: Layout, unixMs: number | Date): bigint {
+  return minIdAt(layout, unixMs) | nonTimeMask(layout);
+}
+
+/**
+ * The half-open interval `[min, maxExclusive)` of the IDs whose time is in
+ * `[fromMs, toMs)` (both rounded down to the unit): `min = minIdAt(fromMs)`,
+ * `maxExclusive = minIdAt(toMs)`. `fromMs` must lie in `[epoch, end of life)` and `toMs`
+ * in `[fromMs, end of life]` (`toMs` equal to the end of life gives `2^totalBits`).
+ *
+ * Throws `FLURRY_E_TIME_OUT_OF_RANGE` for a time outside the layout's life,
+ * `FLURRY_E_INVALID_OPTION` when `toMs < fromMs`, and `FLURRY_E_BOUNDS_NOT_CONTIGUOUS` for
+ * a layout with node fields above the timestamp (its IDs do not sort by time, so no single
+ * interval is exact; {@link minIdAt}/{@link maxIdAt} still work there).
+ *
+ * @example
+ * ```ts
+ * const { min, maxExclusive } = idBounds(Layout.from('sonyflake'), Date.parse('2026-11-01'), Date.parse('2026-12-01'));
+ * ```
+ */
+export function idBounds(layout: Layout, fromMs: number | Date, toMsArg: number | Date): IdBounds {
+  const from = toMs(fromMs);
+  const to = toMs(toMsArg);
+  if (layout.fields[0].kind !== 'timestamp') {
+    const above = layout.fields.slice(0, layout.fields.indexOf(layout.timestampField)).map((f) => f.name);
+    throw new FlurryError(
+      ErrorCode.BOUNDS_NOT_CONTIGUOUS,
+      `The ${layout.name} layout puts ${above.join(', ')} above the timestamp, so its IDs do not sort by time and a time range is not one ID interval; use minIdAt/maxIdAt per value of ${above.join(', ')}, or a layout with the timestamp as its top field.`,
+      { layout: layout.name, fieldsAbove: above },
+    );
+  }
+  const fromTick = checkedTick(layout, from, 'fromMs', false);
+  const toTick = checkedTick(layout, to, 'toMs', true);
+  if (toTick < fromTick) {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `The range ends (${new Date(to).toISOString()}) before it starts (${new Date(from).toISOString()}); give from <= to.`,
+      { fromMs: from, toMs: to },
+    );
+  }
+  const shift = BigInt(layout.timestampField.shift);
+  return Object.freeze({
+    min: BigInt(fromTick) << shift,
+    maxExclusive: BigInt(toTick) << shift,
+    fromMs: layout.epochMs + fromTick * layout.unitMs,
+    toMs: layout.epochMs + toTick * layout.unitMs,
+  });
+}
+
+/**
+ * Reads a time as the CLI and the HTTP API take it: Unix milliseconds (digits, optionally
+ * negative) or an ISO 8601 date (`2026-11-01`, `2026-11-01T12:00:00Z`; a date without a
+ * zone is UTC). Throws `FLURRY_E_INVALID_OPTION`
+ * naming `what` otherwise.
+ *
+ * @example
+ * ```ts
+ * parseTime('2026-11-01', 'from'); // 1793491200000
+ * parseTime('1793491200000', 'from'); // 1793491200000
+ * ```
+ */
+export function parseTime(text: string, what: string): number {
+  const s = typeof text === 'string' ? text.trim() : '';
+  let ms = Number.NaN;
+  if (/^-?\d{1,16}$/.test(s)) ms = Number(s);
+  else {
+    const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/.exec(s);
+    if (m) ms = Date.parse(m[2] === undefined ? m[1] : `${m[1]}T${m[2]}${m[3] ?? 'Z'}`);
+  }
+  if (!Number.isSafeInteger(ms)) {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `${what} = ${JSON.stringify(String(text).slice(0, 40))} is not a time; give Unix milliseconds (e.g. 1793491200000) or an ISO 8601 date (e.g. 2026-11-01 or 2026-11-01T00:00:00Z).`,
+      { [what]: String(text).slice(0, 40) },
+    );
+  }
+  return ms;
+}

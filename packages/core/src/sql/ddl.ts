@@ -1,0 +1,375 @@
+/**
+ * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or
+ * MySQL/MariaDB, generated from a {@link Layout} so that the database and the library agree
+ * bit for bit. Decoders give an ID's Unix ms, timestamp, node fields and sequence; bounds give
+ * the first and last ID of an instant, so that
+ * `WHERE id >= flurry_min_id('2026-11-01Z') AND id < flurry_min_id('2026-12-01Z')` is a range
+ * scan on the primary key and partitions can be declared by time. Every function is
+ * `IMMUTABLE` (PostgreSQL) / `DETERMINISTIC` (MySQL), so the planner folds calls with
+ * constant arguments into constants. A time outside the layout's life raises SQLSTATE
+ * `22008` with the text `FLURRY_E_TIME_OUT_OF_RANGE: …`. See docs/sql.md.
+ *
+ * ID types: MySQL uses `BIGINT UNSIGNED` for every layout. PostgreSQL has no unsigned
+ * 64-bit type, so layouts of up to 63 bits use `bigint` and 64-bit layouts (`discord`,
+ * `instagram`) use `numeric(20,0)`: store such IDs in a `numeric(20,0)` column.
+ *
+ * @example
+ * ```ts
+ * import { Layout, layoutSql } from '@flurry/core';
+ * const { script, functions } = layoutSql(Layout.from('twitter'), { dialect: 'postgres' });
+ * // psql -f <(echo "$script"); functions.map((f) => f.signature)
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import type { Layout } from '../layout/layout.js';
+
+/**
+ * The SQL dialects DDL is generated for (`mysql` covers MySQL 8 and MariaDB 10.5+).
+ *
+ * @example `const d: SqlDialect = 'postgres';`
+ */
+export type SqlDialect = 'postgres' | 'mysql';
+
+/**
+ * Options of {@link layoutSql}.
+ *
+ * @example `layoutSql(layout, { dialect: 'mysql', prefix: 'orders_' })`
+ */
+export interface LayoutSqlOptions {
+  readonly dialect: SqlDialect;
+  /** Prefix of every function name: lower-case letters, digits and `_`, starting with a letter; default `flurry_`. */
+  readonly prefix?: string;
+}
+
+/**
+ * One generated SQL function.
+ *
+ * @example `{ name: 'flurry_unix_ms', signature: 'flurry_unix_ms(id bigint)', returns: 'bigint', description: '…' }`
+ */
+export interface SqlFunction {
+  readonly name: string;
+  readonly signature: string;
+  readonly returns: string;
+  readonly description: string;
+}
+
+/**
+ * The DDL of a layout's functions: each statement alone (for a driver, one per query) and
+ * the whole as a script for the dialect's command-line client (`psql -f`, `mysql <`).
+ *
+ * @example
+ * ```ts
+ * const ddl: LayoutSql = layoutSql(Layout.from('leaf'), { dialect: 'postgres' });
+ * for (const s of ddl.statements) await client.query(s);
+ * ```
+ */
+export interface LayoutSql {
+  readonly dialect: SqlDialect;
+  readonly prefix: string;
+  /** The SQL type IDs are taken and returned as (`bigint`, `numeric(20,0)` or `BIGINT UNSIGNED`). */
+  readonly idType: string;
+  readonly functions: readonly SqlFunction[];
+  readonly statements: readonly string[];
+  readonly script: string;
+}
+
+const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
+/** Function names the generated DDL uses itself (node fields may not take them). */
+const RESERVED = [
+  'unix_ms',
+  'timestamp',
+  'sequence',
+  'min_id',
+  'max_id',
+  'min_id_ms',
+  'max_id_ms',
+  'now_ms',
+  'next_id',
+  'next_ids',
+  'release_node',
+  'generator',
+];
+
+/**
+ * Checks a function-name prefix and returns it (default `flurry_`). Throws
+ * `FLURRY_E_INVALID_OPTION` for anything but a lower-case SQL identifier start.
+ *
+ * @example `sqlPrefix(undefined) === 'flurry_'`
+ */
+export function sqlPrefix(prefix: string | undefined): string {
+  const p = prefix ?? 'flurry_';
+  if (typeof p !== 'string' || !PREFIX_RE.test(p)) {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `The SQL prefix ${JSON.stringify(p)} is not allowed; use a lower-case letter followed by up to 39 lower-case letters, digits or _ (e.g. flurry_ or orders_).`,
+      { prefix: String(p) },
+    );
+  }
+  return p;
+}
+
+function checkDialect(dialect: unknown): SqlDialect {
+  if (dialect !== 'postgres' && dialect !== 'mysql') {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `Unknown SQL dialect ${JSON.stringify(dialect)}; use postgres or mysql (mysql covers MariaDB too).`,
+      { dialect: String(dialect) },
+    );
+  }
+  return dialect;
+}
+
+/** Facts about the layout the generators of both dialects need, as SQL literals. */
+interface Facts {
+  epoch: string;
+  expires: string;
+  unit: string;
+  tsShift: number;
+  tsMask: bigint;
+  maxTick: string;
+  nonTime: bigint;
+  range: string;
+  epochIso: string;
+  expiresIso: string;
+}
+
+function factsOf(layout: Layout): Facts {
+  const ts = layout.timestampField;
+  const tsMask = (1n << BigInt(ts.bits)) - 1n;
+  const epochIso = new Date(layout.epochMs).toISOString();
+  const expiresIso = layout.expiresAt.toISOString();
+  return {
+    epoch: String(layout.epochMs),
+    expires: String(layout.expiresAt.getTime()),
+    unit: String(layout.unitMs),
+    tsShift: ts.shift,
+    tsMask,
+    maxTick: String(layout.maxTick),
+    nonTime: layout.maxId & ~(tsMask << BigInt(ts.shift)),
+    range: `${epochIso} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${expiresIso} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`,
+    epochIso,
+    expiresIso,
+  };
+}
+
+const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * The DDL of the decode and bound functions for `layout` (see the module comment).
+ * Throws `FLURRY_E_INVALID_OPTION` for an unknown dialect, a bad prefix, or a node field
+ * whose name would collide with a generated function (`min_id`, `timestamp`, …).
+ *
+ * Functions (prefix `flurry_`, `ID` the dialect's ID type): `flurry_unix_ms(ID)`,
+ * `flurry_timestamp(ID)`, `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`,
+ * `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` / `DATETIME(3)` read as UTC) and
+ * `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
+ *
+ * @example
+ * ```ts
+ * layoutSql(Layout.from('sonyflake'), { dialect: 'mysql', prefix: 'sf_' }).script;
+ * ```
+ */
+export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
+  const dialect = checkDialect(options?.dialect);
+  const p = sqlPrefix(options.prefix);
+  for (const f of layout.nodeFields) {
+    if (RESERVED.includes(f.name.toLowerCase())) {
+      throw new FlurryError(
+        ErrorCode.INVALID_OPTION,
+        `The node field ${f.name} would be decoded by a function named ${p}${f.name.toLowerCase()}, which the generated SQL uses for something else (${RESERVED.join(', ')}); rename the field.`,
+        { field: f.name },
+      );
+    }
+  }
+  return dialect === 'postgres' ? postgresSql(layout, p) : mysqlSql(layout, p);
+}
+
+function postgresSql(layout: Layout, p: string): LayoutSql {
+  const x = factsOf(layout);
+  const wide = layout.totalBits === 64;
+  const idType = wide ? 'numeric(20,0)' : 'bigint';
+  const fns: SqlFunction[] = [];
+  const statements: string[] = [];
+  const pure = 'LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE';
+  /** `(id >> shift) & mask` on the ID type. */
+  const field = (shift: number, bits: number): string =>
+    wide
+      ? `mod(div(id, ${1n << BigInt(shift)}), ${1n << BigInt(bits)})`
+      : `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
+  const add = (name: string, args: string, returns: string, body: string, description: string, lang = pure): void => {
+    fns.push({ name: p + name, signature: `${p}${name}(${args})`, returns, description });
+    statements.push(
+      `CREATE OR REPLACE FUNCTION ${p}${name}(${args}) RETURNS ${returns}\n${lang} AS $flurry$\n${body}\n$flurry$`,
+    );
+    statements.push(`COMMENT ON FUNCTION ${p}${name}(${args.replace(/\w+ /g, '')}) IS ${sqlString(description)}`);
+  };
+  const layoutNote = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
+  add(
+    'unix_ms',
+    `id ${idType}`,
+    'bigint',
+    `SELECT (${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit})::bigint`,
+    `Unix milliseconds of an ID (the start of its tick) under the ${layoutNote}.`,
+  );
+  add(
+    'timestamp',
+    `id ${idType}`,
+    'timestamptz',
+    `SELECT to_timestamp(${p}unix_ms(id)::double precision / 1000)`,
+    `The time of an ID (the start of its tick) under the ${layoutNote}.`,
+  );
+  for (const f of layout.nodeFields) {
+    const t = f.bits <= 31 ? 'integer' : 'bigint';
+    add(
+      f.name.toLowerCase(),
+      `id ${idType}`,
+      t,
+      `SELECT ${field(f.shift, f.bits)}::${t}`,
+      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${layoutNote}.`,
+    );
+  }
+  add(
+    'sequence',
+    `id ${idType}`,
+    'integer',
+    `SELECT ${field(layout.sequenceField.shift, layout.sequenceBits)}::integer`,
+    `The sequence (${layout.sequenceBits} bits at bit ${layout.sequenceField.shift}) of an ID under the ${layoutNote}.`,
+  );
+  const shiftTick = wide ? `tick::numeric * ${1n << BigInt(x.tsShift)}` : `tick << ${x.tsShift}`;
+  add(
+    'min_id_ms',
+    'ms bigint',
+    idType,
+    `DECLARE
+  tick bigint;
+BEGIN
+  IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
+    RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format(
+      'FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is %s; the ${layout.name} layout holds times from ${x.range}. Give a time in that range.',
+      ms, CASE WHEN ms < ${x.epoch} THEN 'before the layout''s epoch' ELSE 'past the layout''s end of life' END);
+  END IF;
+  tick := (ms - ${x.epoch}) / ${x.unit};
+  RETURN ${shiftTick};
+END`,
+    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${layoutNote}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
+    'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
+  );
+  add(
+    'max_id_ms',
+    'ms bigint',
+    idType,
+    `SELECT ${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
+    `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${layoutNote}.`,
+  );
+  const toMs = `CASE WHEN isfinite(t) THEN floor(extract(epoch FROM t) * 1000)::bigint ELSE -1 END`;
+  add(
+    'min_id',
+    't timestamptz',
+    idType,
+    `SELECT ${p}min_id_ms(${toMs})`,
+    `The smallest ID of the instant t (rounded down to the unit) under the ${layoutNote}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
+  );
+  add(
+    'max_id',
+    't timestamptz',
+    idType,
+    `SELECT ${p}max_id_ms(${toMs})`,
+    `The largest ID of the instant t (rounded down to the unit) under the ${layoutNote}.`,
+  );
+  const script =
+    `-- Flurry SQL functions for the ${layoutNote}; PostgreSQL 11+.\n` +
+    `-- IDs are ${idType}. Generated by flurry sql --dialect postgres; see docs/sql.md.\n` +
+    statements.map((s) => s + ';\n').join('\n');
+  return { dialect: 'postgres', prefix: p, idType, functions: fns, statements, script };
+}
+
+function mysqlSql(layout: Layout, p: string): LayoutSql {
+  const x = factsOf(layout);
+  const idType = 'BIGINT UNSIGNED';
+  const fns: SqlFunction[] = [];
+  const statements: string[] = [];
+  const field = (shift: number, bits: number): string => `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
+  const layoutNote = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
+  const add = (name: string, args: string, returns: string, body: string, description: string): void => {
+    fns.push({ name: p + name, signature: `${p}${name}(${args})`, returns, description });
+    statements.push(`DROP FUNCTION IF EXISTS ${p}${name}`);
+    statements.push(
+      `CREATE FUNCTION ${p}${name}(${args}) RETURNS ${returns}\nDETERMINISTIC NO SQL COMMENT ${sqlString(description.slice(0, 1024))}\n${body}`,
+    );
+  };
+  add(
+    'unix_ms',
+    `id ${idType}`,
+    'BIGINT',
+    `RETURN ${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`,
+    `Unix milliseconds of an ID (the start of its tick) under the ${layoutNote}.`,
+  );
+  add(
+    'timestamp',
+    `id ${idType}`,
+    'DATETIME(3)',
+    `RETURN TIMESTAMPADD(MICROSECOND, ${p}unix_ms(id) * 1000, TIMESTAMP'1970-01-01 00:00:00')`,
+    `The UTC time of an ID (the start of its tick) under the ${layoutNote}.`,
+  );
+  for (const f of layout.nodeFields) {
+    add(
+      f.name.toLowerCase(),
+      `id ${idType}`,
+      f.bits <= 31 ? 'INT' : 'BIGINT',
+      `RETURN ${field(f.shift, f.bits)}`,
+      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${layoutNote}.`,
+    );
+  }
+  add(
+    'sequence',
+    `id ${idType}`,
+    'INT',
+    `RETURN ${field(layout.sequenceField.shift, layout.sequenceBits)}`,
+    `The sequence (${layout.sequenceBits} bits at bit ${layout.sequenceField.shift}) of an ID under the ${layoutNote}.`,
+  );
+  // SIGNAL's MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
+  add(
+    'min_id_ms',
+    'ms BIGINT',
+    idType,
+    `BEGIN
+  IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
+    BEGIN
+      DECLARE msg VARCHAR(128) DEFAULT LEFT(CONCAT('FLURRY_E_TIME_OUT_OF_RANGE: ms ', ms, ' not in [${x.epochIso}, ${x.expiresIso})'), 128);
+      SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
+    END;
+  END IF;
+  RETURN CAST(DIV_PLACEHOLDER AS UNSIGNED) << ${x.tsShift};
+END`.replace('DIV_PLACEHOLDER', `(ms - ${x.epoch}) DIV ${x.unit}`),
+    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${layoutNote}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
+  );
+  add(
+    'max_id_ms',
+    'ms BIGINT',
+    idType,
+    `RETURN ${p}min_id_ms(ms) | ${x.nonTime}`,
+    `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${layoutNote}.`,
+  );
+  const toMs = `FLOOR(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', t) / 1000)`;
+  add(
+    'min_id',
+    't DATETIME(3)',
+    idType,
+    `RETURN ${p}min_id_ms(${toMs})`,
+    `The smallest ID of the UTC instant t (rounded down to the unit) under the ${layoutNote}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
+  );
+  add(
+    'max_id',
+    't DATETIME(3)',
+    idType,
+    `RETURN ${p}max_id_ms(${toMs})`,
+    `The largest ID of the UTC instant t (rounded down to the unit) under the ${layoutNote}.`,
+  );
+  const script =
+    `-- Flurry SQL functions for the ${layoutNote}; MySQL 8 / MariaDB 10.5+.\n` +
+    `-- IDs are ${idType}; times are UTC DATETIME(3). Generated by flurry sql --dialect mysql; see docs/sql.md.\n` +
+    `DELIMITER $$\n` +
+    statements.map((s) => s + ' $$\n').join('\n') +
+    `DELIMITER ;\n`;
+  return { dialect: 'mysql', prefix: p, idType, functions: fns, statements, script };
+}

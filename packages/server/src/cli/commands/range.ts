@@ -1,0 +1,96 @@
+/**
+ * `flurry range --from T --to T [--layout P | --fields … [--epoch] [--unit]] [--json]`: the
+ * half-open ID interval `[min, maxExclusive)` holding exactly the IDs whose time (rounded
+ * down to the unit) is in `[from, to)`, for range scans (`WHERE id >= min AND id < max`)
+ * and time partitions on an ID column. Times are ISO 8601 dates or Unix milliseconds.
+ *
+ * @example
+ * ```sh
+ * flurry range --from 2026-11-01 --to 2026-12-01
+ * flurry range --from 1793491200000 --to 1796083200000 --layout sonyflake --json
+ * ```
+ */
+import { parseTime } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import { rangeJson } from '../../http/routes/range.js';
+import { chooseLayout } from '../../layout-choice.js';
+import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+
+const FLAGS = {
+  ...LAYOUT_FLAGS,
+  from: { type: 'string' },
+  to: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `flurry range --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(RANGE_HELP);
+ * ```
+ */
+export const RANGE_HELP = `Usage: flurry range --from TIME --to TIME [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
+
+Prints the half-open ID interval [min, maxExclusive) holding exactly the IDs whose time,
+rounded down to the layout's unit, is in [from, to):
+
+  SELECT … WHERE id >= min AND id < maxExclusive
+
+TIME is an ISO 8601 date (2026-11-01, 2026-11-01T12:00:00Z; no zone means UTC) or Unix
+milliseconds. from must be in the layout's life (epoch up to its end of life); to may equal
+the end of life. A time outside is FLURRY_E_TIME_OUT_OF_RANGE (exit 2).
+`;
+
+/**
+ * Runs `flurry range`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await rangeCommand({ argv: ['--from', '2026-11-01', '--to', '2026-12-01'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function rangeCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, RANGE_HELP);
+    return 0;
+  }
+  if (args.positionals.length > 0) {
+    throw serverError(
+      'USAGE',
+      `flurry range takes no positional arguments (got "${args.positionals[0].slice(0, 24)}"); give --from TIME --to TIME`,
+    );
+  }
+  const fromText = lastString(args, 'from');
+  const toText = lastString(args, 'to');
+  if (fromText === undefined || toText === undefined) {
+    throw serverError(
+      'USAGE',
+      `flurry range needs --from and --to (ISO 8601 dates or Unix ms), e.g. flurry range --from 2026-11-01 --to 2026-12-01`,
+    );
+  }
+  const layout = chooseLayout({
+    layout: lastString(args, 'layout'),
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
+  const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
+  if (hasFlag(args, 'json')) {
+    await write(io.stdout, JSON.stringify(r) + '\n');
+    return 0;
+  }
+  await write(
+    io.stdout,
+    `Layout ${r.layout}: IDs from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
+      `  min           ${r.min}\n` +
+      `  maxExclusive  ${r.maxExclusive}\n` +
+      `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
+      `SQL: WHERE id >= ${r.min} AND id < ${r.maxExclusive}\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,92 @@
+/**
+ * `flurry sql --dialect postgres|mysql [layout] [--prefix flurry_]`: prints the DDL of SQL
+ * functions that decode IDs of the layout (Unix ms, timestamp, node fields, sequence) and
+ * bound them by time (`flurry_min_id`, `flurry_max_id` and their `_ms` forms) inside
+ * PostgreSQL or MySQL/MariaDB. See docs/sql.md.
+ *
+ * @example
+ * ```sh
+ * flurry sql --dialect postgres --layout twitter | psql
+ * flurry sql --dialect mysql --fields timestamp:41,worker:10,sequence:12 --epoch 2024-01-01 --prefix orders_
+ * ```
+ */
+import { layoutSql, type SqlDialect } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import { chooseLayout } from '../../layout-choice.js';
+import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+
+const FLAGS = {
+  ...LAYOUT_FLAGS,
+  dialect: { type: 'string' },
+  prefix: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `flurry sql --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(SQL_HELP);
+ * ```
+ */
+export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]
+
+Prints the DDL of SQL functions for the layout (names start with the prefix, default flurry_):
+  flurry_unix_ms(id), flurry_timestamp(id), flurry_<field>(id) per node field, flurry_sequence(id)
+  flurry_min_id(t), flurry_max_id(t), flurry_min_id_ms(ms), flurry_max_id_ms(ms)
+IMMUTABLE (PostgreSQL) / DETERMINISTIC (MySQL): WHERE id >= flurry_min_id('2026-11-01Z')
+AND id < flurry_min_id('2026-12-01Z') is a range scan on the primary key. A time outside the
+layout's life raises SQLSTATE 22008 (FLURRY_E_TIME_OUT_OF_RANGE). MySQL takes and returns
+BIGINT UNSIGNED and UTC DATETIME(3); PostgreSQL bigint, or numeric(20,0) for 64-bit layouts.
+The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
+`;
+
+/**
+ * Reads `--dialect`: `postgres` (also `postgresql`, `pg`) or `mysql` (also `mariadb`).
+ *
+ * @example
+ * ```ts
+ * sqlDialect('mariadb'); // 'mysql'
+ * ```
+ */
+export function sqlDialect(value: string | undefined): SqlDialect {
+  const v = (value ?? '').toLowerCase();
+  if (v === 'postgres' || v === 'postgresql' || v === 'pg') return 'postgres';
+  if (v === 'mysql' || v === 'mariadb') return 'mysql';
+  throw serverError(
+    'USAGE',
+    value === undefined
+      ? 'flurry sql needs --dialect postgres or --dialect mysql (mysql also covers MariaDB)'
+      : `unknown --dialect "${value.slice(0, 24)}"; use postgres or mysql (mysql also covers MariaDB)`,
+  );
+}
+
+/**
+ * Runs `flurry sql`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await sqlCommand({ argv: ['--dialect', 'postgres'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function sqlCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, SQL_HELP);
+    return 0;
+  }
+  if (args.positionals.length > 0)
+    throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
+  const dialect = sqlDialect(lastString(args, 'dialect'));
+  const layout = chooseLayout({
+    layout: lastString(args, 'layout'),
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
+  const ddl = layoutSql(layout, { dialect, prefix: lastString(args, 'prefix') });
+  await write(io.stdout, ddl.script);
+  return 0;
+}
