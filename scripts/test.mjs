@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Runs every package's compiled tests (`packages/*/dist/**/*.test.js`) with Node's test
-// runner (after checking that every public export has a TSDoc @example), then the short
-// torture profile when it exists. `npm test` calls this after the
-// build; pass package names to narrow the run: `node scripts/test.mjs core client`.
+// runner, then the short torture profile when it exists. Before the tests, fail fast on
+// lint (`eslint`) and formatting (`prettier --check`), and check that every public export
+// has a TSDoc @example. `npm test` calls this after the build; pass package names to
+// narrow the run (lint and format then cover those packages only, and torture is
+// skipped): `node scripts/test.mjs core client`. `--no-lint` skips lint and format,
+// `--no-torture` skips torture.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +18,20 @@ const only = args.filter((a) => !a.startsWith('--'));
 const pkgs = (only.length ? only : all).map((p) => path.join(root, 'packages', p, 'dist')).filter((d) => existsSync(d));
 
 const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit', cwd: root, env: { ...process.env } }).status ?? 1;
+
+// Lint and formatting first: cheap to fix, so fail before the long run.
+if (!args.includes('--no-lint')) {
+  const targets = only.length ? only.map((p) => path.join('packages', p)) : null;
+  const bin = (pkg, file) => path.join(root, 'node_modules', pkg, 'bin', file);
+  if (run(process.execPath, [bin('eslint', 'eslint.js'), ...(targets ?? ['packages'])]) !== 0) {
+    console.error('flurry test: eslint reports errors (above); fix them, then `npm run lint` to check again');
+    process.exit(1);
+  }
+  if (run(process.execPath, [bin('prettier', 'prettier.cjs'), '--check', ...(targets ?? ['.'])]) !== 0) {
+    console.error('flurry test: files are not formatted (above); run `npm run format` to format them');
+    process.exit(1);
+  }
+}
 
 // Every public export documents itself with an example (fast: reads the sources).
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);

@@ -27,7 +27,7 @@
  */
 import { FlurryError } from '@flurry/core';
 import { Backoff } from './backoff.js';
-import { ClientErrorCode, clientError } from './errors.js';
+import { clientError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
 import { IdBuffer, PrefetchSizer } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
@@ -468,6 +468,7 @@ class Client implements FlurryClient {
     };
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` makes a failure a rejection, as the API documents
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

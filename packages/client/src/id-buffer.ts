@@ -118,7 +118,7 @@ export class IdBuffer {
   takeMany(n: number): bigint[] | undefined {
     this.discardStale();
     if (this.held < n) return undefined;
-    const out: bigint[] = new Array(n);
+    const out = new Array<bigint>(n);
     for (let k = 0; k < n; k++) out[k] = this.take()!;
     return out;
   }

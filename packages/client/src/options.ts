@@ -289,9 +289,11 @@ function parseServers(list: unknown): URL[] {
 function int(name: string, v: unknown, dflt: number, min: number, max: number, allowed = `${min} to ${max}`): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw clientError('CONFIG', `${name} must be an integer from ${allowed}; got ${String(v)}`, {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- shows whatever the caller passed, as JavaScript prints it
+    const got = String(v);
+    throw clientError('CONFIG', `${name} must be an integer from ${allowed}; got ${got}`, {
       option: name,
-      value: String(v),
+      value: got,
       min,
       max,
     });

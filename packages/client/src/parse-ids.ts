@@ -156,7 +156,7 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
   }
   const out = new BigUint64Array(ids.length);
   for (let k = 0; k < ids.length; k++) {
-    const s = ids[k];
+    const s: unknown = ids[k];
     if (typeof s !== 'string' || !/^[0-9]{1,20}$/.test(s) || BigInt(s) > U64_MAX) {
       throw clientError(
         'BAD_RESPONSE',

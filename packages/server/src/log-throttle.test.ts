@@ -18,7 +18,12 @@ function fakeTimers(now: () => number) {
     schedule,
     due: () => timers.filter((x) => x.live).map((x) => x.at),
     run: () => {
-      for (const x of timers) if (x.live && x.at <= now()) ((x.live = false), x.fn());
+      for (const x of timers) {
+        if (x.live && x.at <= now()) {
+          x.live = false;
+          x.fn();
+        }
+      }
     },
   };
 }

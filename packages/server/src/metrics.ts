@@ -93,7 +93,6 @@ export class ServiceMetrics {
     const registry = (this.registry = new Registry());
     collectDefaultMetrics({ register: registry });
 
-    const self = this;
     new Counter({
       name: 'flurry_ids_issued_total',
       help: 'IDs issued by this process.',
@@ -107,25 +106,27 @@ export class ServiceMetrics {
       name: 'flurry_http_requests_total',
       help: 'HTTP requests by route and status.',
       type: 'counter',
-      get: async () => ({
-        name: 'flurry_http_requests_total',
-        help: 'HTTP requests by route and status.',
-        type: 'counter',
-        aggregator: 'sum',
-        values: self.requestValues(),
-      }),
+      get: () =>
+        Promise.resolve({
+          name: 'flurry_http_requests_total',
+          help: 'HTTP requests by route and status.',
+          type: 'counter',
+          aggregator: 'sum',
+          values: this.requestValues(),
+        }),
     } as never);
     registry.registerMetric({
       name: 'flurry_http_request_duration_seconds',
       help: 'HTTP request latency in seconds, by route.',
       type: 'histogram',
-      get: async () => ({
-        name: 'flurry_http_request_duration_seconds',
-        help: 'HTTP request latency in seconds, by route.',
-        type: 'histogram',
-        aggregator: 'sum',
-        values: self.latencyValues(),
-      }),
+      get: () =>
+        Promise.resolve({
+          name: 'flurry_http_request_duration_seconds',
+          help: 'HTTP request latency in seconds, by route.',
+          type: 'histogram',
+          aggregator: 'sum',
+          values: this.latencyValues(),
+        }),
     } as never);
     this.exhausted = new Counter({
       name: 'flurry_sequence_exhausted_waits_total',

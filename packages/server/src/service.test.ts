@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ensureDebianPackage, startEngine } from '@flurry/coordination/testing';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { FLURRY_BIN, httpGet, runFlurry, startFlurry, tempDir } from './test-support.js';
+import { FLURRY_BIN, httpGet, jsonBody, runFlurry, startFlurry, tempDir } from './test-support.js';
 import { spawn } from 'node:child_process';
 
 const PIN = ['--node', 'datacenter=3,worker=5'];
@@ -13,7 +13,7 @@ const PIN = ['--node', 'datacenter=3,worker=5'];
 async function ids(port: number, n: number): Promise<bigint[]> {
   const r = await httpGet(port, `/v1/ids?count=${n}`);
   assert.equal(r.status, 200, r.body);
-  return (JSON.parse(r.body).ids as string[]).map(BigInt);
+  return jsonBody<{ ids: string[] }>(r.body).ids.map(BigInt);
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -47,7 +47,7 @@ test('GIVEN SIGTERM THEN the server finishes, releases its lease and exits 0; a 
     const startMs = Date.now() - t0;
     try {
       assert.ok(startMs < 10_000, `second server ready in ${startMs} ms`);
-      const ready = JSON.parse((await httpGet(second.port, '/readyz')).body);
+      const ready = jsonBody<{ node: unknown }>((await httpGet(second.port, '/readyz')).body);
       assert.deepEqual(ready.node, { datacenter: 3, worker: 5 });
       const max = before.reduce((m, x) => (x > m ? x : m), 0n);
       const after = await ids(second.port, 1000);
@@ -74,7 +74,7 @@ test('GIVEN SIGINT during a stream of requests THEN in-flight requests complete 
     else {
       assert.ok(r.status === 200 || r.status === 503, `status ${r.status}`);
       if (r.status === 200) {
-        assert.equal(JSON.parse(r.body).ids.length, 10_000);
+        assert.equal(jsonBody<{ ids: string[] }>(r.body).ids.length, 10_000);
         ok++;
       }
     }
@@ -96,11 +96,14 @@ test('GIVEN a Redis registry with a short TTL WHEN Redis is killed and restarted
       });
       assert.ok(Date.now() - killedAt <= 1500 + 500, `fenced within the TTL (${Date.now() - killedAt} ms)`);
       assert.equal(down.headers['retry-after'], '1');
-      assert.match(JSON.parse(down.body).error.code, /^FLURRY_E_(LEASE_EXPIRED|LEASE_LOST|UNAVAILABLE)$/);
+      assert.match(
+        jsonBody<{ error: { code: string } }>(down.body).error.code,
+        /^FLURRY_E_(LEASE_EXPIRED|LEASE_LOST|UNAVAILABLE)$/,
+      );
       const fenced = await httpGet(svc.port, '/v1/ids/next');
       assert.equal(fenced.status, 503, fenced.body);
       assert.equal(fenced.headers['retry-after'], '1');
-      assert.match(JSON.parse(fenced.body).error.code, /^FLURRY_E_/);
+      assert.match(jsonBody<{ error: { code: string } }>(fenced.body).error.code, /^FLURRY_E_/);
       const metrics = (await httpGet(svc.port, '/metrics')).body;
       assert.match(metrics, /^flurry_ready 0$/m);
       assert.match(metrics, /^flurry_lease_deadline_seconds 0$/m);
@@ -154,7 +157,7 @@ test('GIVEN the root user THEN serve refuses to start without --allow-root; othe
       assert.equal(code, 2);
       assert.match(err, /^flurry: FLURRY_E_RUN_AS_ROOT: .*--allow-root/);
     } else {
-      await until('ready log line', 15_000, async () => (out.includes('"msg":"ready"') ? true : undefined));
+      await until('ready log line', 15_000, () => Promise.resolve(out.includes('"msg":"ready"') ? true : undefined));
       child.kill('SIGTERM');
       assert.equal(await exit, 0, err);
     }
@@ -209,14 +212,14 @@ test('GIVEN the wall clock steps back 5 s under libfaketime THEN /readyz turns 5
       const r = await httpGet(svc.port, '/readyz');
       return r.status === 503 ? r : undefined;
     });
-    assert.equal(JSON.parse(down.body).error.code, 'FLURRY_E_CLOCK_BACKWARDS');
+    assert.equal(jsonBody<{ error: { code: string } }>(down.body).error.code, 'FLURRY_E_CLOCK_BACKWARDS');
     assert.equal(down.headers['retry-after'], '1');
     // Whatever the generator answers meanwhile (IDs borrowed within its bound, or 503), nothing goes backwards.
     const during = await httpGet(svc.port, '/v1/ids?count=10');
     assert.ok(during.status === 200 || during.status === 503, during.body);
     const maxBefore = before[before.length - 1];
     if (during.status === 200)
-      for (const id of JSON.parse(during.body).ids as string[]) assert.ok(BigInt(id) > maxBefore);
+      for (const id of jsonBody<{ ids: string[] }>(during.body).ids) assert.ok(BigInt(id) > maxBefore);
     writeFileSync(offsetFile, '+0\n');
     await until('readyz 200 after the clock came back', 10_000, async () =>
       (await httpGet(svc.port, '/readyz')).status === 200 ? true : undefined,

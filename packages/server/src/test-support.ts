@@ -30,6 +30,18 @@ import { fileURLToPath } from 'node:url';
 export const FLURRY_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli', 'main.js');
 
 /**
+ * Parses a JSON response body as the shape the test expects (a test then asserts on it).
+ *
+ * @example
+ * ```ts
+ * const { id } = jsonBody<{ id: string }>((await httpGet(svc.port, '/v1/ids/next')).body);
+ * ```
+ */
+export function jsonBody<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/**
  * A temporary directory for a `file:` registry (removed with `rm`).
  *
  * @example
@@ -168,7 +180,7 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
           resolve(l);
         },
       });
-      exited.then((x) => {
+      void exited.then((x) => {
         clearTimeout(t);
         reject(
           new Error(

@@ -106,7 +106,7 @@ export function startFlurry(opts: { registryDir: string; port?: number; args?: s
         if (!line.startsWith('{')) continue;
         let rec: { msg?: string; port?: number };
         try {
-          rec = JSON.parse(line);
+          rec = JSON.parse(line) as { msg?: string; port?: number };
         } catch {
           continue;
         }

@@ -68,8 +68,9 @@ const hostT = (perfMs: number): number => Math.round((perfMs + offset) * 1000) /
 
 function emit(obj: Record<string, unknown>): void {
   process.stdout.write(
-    JSON.stringify({ ...obj, t: hostT(performance.now()) }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) +
-      '\n',
+    JSON.stringify({ ...obj, t: hostT(performance.now()) }, (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v,
+    ) + '\n',
   );
 }
 
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
   const clock: Clock =
     off === 0
       ? systemClock
-      : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: systemClock.sleep };
+      : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: (ms) => systemClock.sleep(ms) };
   const layout = isPresetName(cfg.layout) ? Layout.from(cfg.layout) : Layout.parse(cfg.layout);
   if (cfg.startAtMs !== undefined) {
     const wait = cfg.startAtMs - Date.now();

@@ -189,7 +189,6 @@ export class HolderProcess {
    */
   waitFor(pred: (e: HolderEvent) => boolean, timeoutMs: number, from = 0): Promise<HolderEvent> {
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
       const check = (): void => {
         for (let i = from; i < this.events.length; i++) {
           if (pred(this.events[i])) {
@@ -206,7 +205,7 @@ export class HolderProcess {
         clearTimeout(timer);
         this.waiters.delete(check);
       };
-      timer = setTimeout(() => {
+      const timer = setTimeout(() => {
         cleanup();
         reject(new Error(`timed out after ${timeoutMs} ms waiting for an event. ${this.describe()}`));
       }, timeoutMs);

@@ -9,6 +9,9 @@ import { FlurryError, ManualClock } from '@flurry/core';
 import type { HolderInfo } from '../driver.js';
 import { createFileDriver, type FileClaim } from './file.js';
 
+/** What each worker process of the contention test prints. */
+type WorkerReport = { out: [string, number, number][]; claims: number; exhausted: number; lostRenewals: number };
+
 const base = mkdtempSync(path.join(tmpdir(), 'flurry-fd-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
@@ -209,25 +212,23 @@ describe('file registry driver', () => {
       const procs = Array.from(
         { length: 6 },
         () =>
-          new Promise<{ out: [string, number, number][]; claims: number; exhausted: number; lostRenewals: number }>(
-            (resolve, reject) => {
-              const p = spawn(process.execPath, ['--input-type=module', '-e', script], {
-                env: { ...process.env, DIR: dir },
-                cwd: here,
-                stdio: ['ignore', 'pipe', 'pipe'],
-              });
-              let o = '';
-              let err = '';
-              p.stdout.on('data', (x: Buffer) => (o += x.toString()));
-              p.stderr.on('data', (x: Buffer) => (err += x.toString()));
-              const t = setTimeout(() => p.kill('SIGKILL'), 30_000);
-              p.on('exit', (c) => {
-                clearTimeout(t);
-                if (c === 0) resolve(JSON.parse(o));
-                else reject(new Error(`worker exited ${c}: ${err}`));
-              });
-            },
-          ),
+          new Promise<WorkerReport>((resolve, reject) => {
+            const p = spawn(process.execPath, ['--input-type=module', '-e', script], {
+              env: { ...process.env, DIR: dir },
+              cwd: here,
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            let o = '';
+            let err = '';
+            p.stdout.on('data', (x: Buffer) => (o += x.toString()));
+            p.stderr.on('data', (x: Buffer) => (err += x.toString()));
+            const t = setTimeout(() => p.kill('SIGKILL'), 30_000);
+            p.on('exit', (c) => {
+              clearTimeout(t);
+              if (c === 0) resolve(JSON.parse(o) as WorkerReport);
+              else reject(new Error(`worker exited ${c}: ${err}`));
+            });
+          }),
       );
       const results = await Promise.all(procs);
       const intervals = results.flatMap((r) => r.out).sort((x, y) => x[1] - y[1]);

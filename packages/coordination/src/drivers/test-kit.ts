@@ -166,9 +166,9 @@ export function cleanFloorDriver(floorMs: number): RegistryDriver {
   return {
     url: 'fake:',
     kind: 'fake',
-    claim: async () => ({ slot: 0, token: 't', highWaterMs: floorMs, releasedCleanly: true }),
-    renew: async () => undefined,
-    release: async () => undefined,
-    close: async () => undefined,
+    claim: () => Promise.resolve({ slot: 0, token: 't', highWaterMs: floorMs, releasedCleanly: true }),
+    renew: () => Promise.resolve(),
+    release: () => Promise.resolve(),
+    close: () => Promise.resolve(),
   };
 }

@@ -615,6 +615,7 @@ export class ZkSession {
       } catch (e) {
         settled = true;
         clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards what the client threw, unchanged
         reject(e);
       }
     });

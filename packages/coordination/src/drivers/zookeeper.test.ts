@@ -1,8 +1,5 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { hostname } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';

@@ -352,8 +352,8 @@ class ZooKeeperDriver implements RegistryDriver {
 
     let slot = -1;
     if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
-    let children: string[] = [];
     if (slot < 0) {
+      let children: string[];
       try {
         children = await session.getChildren(slotsDir, opT);
       } catch (err) {

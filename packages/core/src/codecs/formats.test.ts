@@ -216,7 +216,7 @@ describe('codecs: formats', () => {
       const err = expectCode(
         () => decodeId(text, f),
         'FLURRY_E_ID_MALFORMED',
-        new RegExp(`'${bad[f].replace(/[+\-]/g, '\\$&')}' at position 3 of 4`),
+        new RegExp(`'${bad[f].replace(/[+-]/g, '\\$&')}' at position 3 of 4`),
       );
       assert.equal(err.details.position, 3);
       assert.equal(err.details.char, bad[f]);

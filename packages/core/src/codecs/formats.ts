@@ -302,7 +302,7 @@ export function getCodec(format: string): IdCodec {
  * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '111115Q'
  * ```
  */
-export function encodeId(id: bigint | number, format: IdFormat | string, options?: EncodeOptions): string {
+export function encodeId(id: bigint | number, format: IdFormat | (string & {}), options?: EncodeOptions): string {
   return getCodec(format).encode(id, options);
 }
 
@@ -319,6 +319,6 @@ export function encodeId(id: bigint | number, format: IdFormat | string, options
  * decodeId('1I', 'base32');                  // 33n (I reads as 1)
  * ```
  */
-export function decodeId(text: string, format: IdFormat | string, options?: DecodeOptions): bigint {
+export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);
 }

@@ -83,7 +83,7 @@ describe('codecs: JSON helpers', () => {
       'FLURRY_E_ID_TOO_WIDE',
       /does not fit 12 bits/,
     );
-    assert.equal(JSON.parse('{"id":"4095"}', jsonReviver('id', { bits: 12 })).id, 4095n);
+    assert.equal((JSON.parse('{"id":"4095"}', jsonReviver('id', { bits: 12 })) as { id: bigint }).id, 4095n);
     expectCode(() => jsonReviver('id', { bits: 65 }), 'FLURRY_E_INVALID_OPTION');
   });
 

@@ -133,7 +133,7 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
   return function reviver(key: string, value: unknown, context?: { source?: string }): unknown {
     if (value === null || !isIdKey(key)) return value;
     if (Array.isArray(value))
-      return value.map((v) => (v === null || typeof v === 'bigint' ? v : convert(key, v, undefined)));
+      return (value as unknown[]).map((v) => (v === null || typeof v === 'bigint' ? v : convert(key, v, undefined)));
     return convert(key, value, context?.source);
   };
 }

@@ -4,7 +4,6 @@ import { inspect, format } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FlurryError } from '../errors.js';
 import { expectCode } from '../test-support.js';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
 import { PublicIdKey, generateKey, loadKeysFromEnv, loadKeysFromFile, parseKeys } from './keys.js';
@@ -34,6 +33,7 @@ describe('public: keys', () => {
     const secret = secretOf(text);
     const views = [
       String(key),
+      // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- template coercion of the key is what is under test
       `${key}`,
       JSON.stringify(key),
       JSON.stringify({ nested: [key] }),

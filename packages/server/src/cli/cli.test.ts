@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Layout } from '@flurry/core';
 import { PassThrough } from 'node:stream';
-import { runFlurry, tempDir } from '../test-support.js';
+import { jsonBody, runFlurry, tempDir } from '../test-support.js';
 import { runCli } from './main.js';
 
 /** Runs the CLI in this process with captured output (the same code path as the bin). */
@@ -82,7 +82,7 @@ test('GIVEN --format, --fixed and --node THEN next prints encoded IDs of the pin
     assert.deepEqual([...lines].sort(), lines);
     const dec = await runFlurry(['decode', '--format', 'base62', '--json', lines[0]]);
     assert.equal(dec.code, 0, dec.stderr);
-    assert.equal(JSON.parse(dec.stdout).fields.datacenter, 7);
+    assert.equal(jsonBody<{ fields: Record<string, number> }>(dec.stdout).fields.datacenter, 7);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -105,7 +105,7 @@ test('GIVEN IDs THEN decode prints fields, Unix ms and ISO time, honouring layou
   const lines = json.stdout
     .trim()
     .split('\n')
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l) as unknown);
   assert.equal(lines.length, 2);
   assert.deepEqual(lines[0], {
     id: id.toString(),
@@ -125,8 +125,8 @@ test('GIVEN IDs THEN decode prints fields, Unix ms and ISO time, honouring layou
     '2020-01-01T00:00:00Z',
     cid.toString(),
   ]);
-  assert.equal(JSON.parse(c.stdout).timestamp, '2021-06-01T00:00:00.000Z');
-  assert.equal(JSON.parse(c.stdout).fields.worker, 9);
+  assert.equal(jsonBody<{ timestamp: string }>(c.stdout).timestamp, '2021-06-01T00:00:00.000Z');
+  assert.equal(jsonBody<{ fields: Record<string, number> }>(c.stdout).fields.worker, 9);
 });
 
 test('GIVEN a preset or a field list THEN layout prints fields, end of life, node count and IDs/s per node', async () => {
@@ -144,7 +144,7 @@ test('GIVEN a preset or a field list THEN layout prints fields, end of life, nod
     '10ms',
     '--json',
   ]);
-  const info = JSON.parse(j.stdout);
+  const info = jsonBody<{ nodeCount: number; unit: string }>(j.stdout);
   assert.equal(info.nodeCount, 65536);
   assert.equal(info.unit, '10ms');
   const s = await inProcess(['layout', 'discord']);

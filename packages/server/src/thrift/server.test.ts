@@ -10,9 +10,6 @@ import { startThriftServer, type ThriftServer } from './server.js';
 
 // The client is the Thrift 0.17 compiler's output for packages/server/thrift/snowflake.thrift.
 const require = createRequire(import.meta.url);
-const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js');
-const ttypes = require('../../thrift/gen-nodejs/snowflake_types.js');
-
 type Call = (cb: (err: unknown, res: unknown) => void) => void;
 interface SnowflakeClient {
   get_worker_id(cb: (err: unknown, res: unknown) => void): void;
@@ -20,8 +17,13 @@ interface SnowflakeClient {
   get_timestamp(cb: (err: unknown, res: unknown) => void): void;
   get_id(ua: string, cb: (err: unknown, res: unknown) => void): void;
 }
+const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js') as thrift.TClientConstructor<SnowflakeClient>;
+const ttypes = require('../../thrift/gen-nodejs/snowflake_types.js') as {
+  InvalidUserAgentError: new () => Error;
+  InvalidSystemClock: new () => Error;
+};
 
-function connect(port: number): Promise<{ client: SnowflakeClient; end(): void }> {
+function connect(port: number): Promise<{ client: SnowflakeClient; end: () => void }> {
   return new Promise((resolve, reject) => {
     const conn = thrift.createConnection('127.0.0.1', port, {
       transport: thrift.TFramedTransport,
@@ -33,7 +35,7 @@ function connect(port: number): Promise<{ client: SnowflakeClient; end(): void }
     conn.once('connect', () => {
       conn.off('error', reject);
       conn.on('error', () => {});
-      resolve({ client: thrift.createClient(Snowflake, conn) as unknown as SnowflakeClient, end: () => conn.end() });
+      resolve({ client: thrift.createClient(Snowflake, conn), end: () => conn.end() });
     });
   });
 }
@@ -43,6 +45,7 @@ function call(fn: Call): Promise<bigint> {
     const timer = setTimeout(() => reject(new Error('Thrift call timed out after 5 s')), 5_000);
     fn((err, res) => {
       clearTimeout(timer);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards the Thrift client's error unchanged
       if (err) reject(err);
       else resolve((res as thrift.Int64).buffer.readBigInt64BE((res as { offset?: number }).offset ?? 0));
     });
@@ -139,7 +142,7 @@ test('GIVEN a valid user agent THEN get_id returns an ID of this node; GIVEN an 
       for (const bad of ['', '1abc', '-abc', 'a b', 'ab_c', 'abc\n', 'ünïcode', 'a.b']) {
         await assert.rejects(
           call((cb) => client.get_id(bad, cb)),
-          (err: unknown) => err instanceof ttypes.InvalidUserAgentError && /must match/.test((err as Error).message),
+          (err: unknown) => err instanceof ttypes.InvalidUserAgentError && /must match/.test(err.message),
           `user agent ${JSON.stringify(bad)} must be rejected`,
         );
       }
@@ -272,8 +275,7 @@ test('GIVEN a generator whose clock stepped back with the throw policy THEN get_
     clock.stepWall(-5_000);
     await assert.rejects(
       call((cb) => client.get_id('a', cb)),
-      (err: unknown) =>
-        err instanceof ttypes.InvalidSystemClock && /FLURRY_E_CLOCK_BACKWARDS/.test((err as Error).message),
+      (err: unknown) => err instanceof ttypes.InvalidSystemClock && /FLURRY_E_CLOCK_BACKWARDS/.test(err.message),
     );
     assert.equal(await call((cb) => client.get_timestamp(cb)), BigInt(clock.now()));
   } finally {

@@ -117,6 +117,7 @@ export interface ThriftServer {
 }
 
 /** thrift 0.24's frame splitter; @types/thrift (0.10) lacks its third parameter, the largest frame accepted. */
+// eslint-disable-next-line @typescript-eslint/unbound-method -- a static factory that never uses `this`
 const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
   onFrame: (frame: InstanceType<typeof thrift.TFramedTransport>) => void,
   seqid: number,
@@ -164,7 +165,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
           (n) => () =>
             n
         )(opts.node);
-  const nodeFields = opts.layout.nodeFields;
+  const nodeFields: ThriftServerOptions['layout']['nodeFields'] = opts.layout.nodeFields;
   const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
   const workerFields = nodeFields.filter((f) => f !== dcField);
   if (opts.layout.totalBits > 63) {

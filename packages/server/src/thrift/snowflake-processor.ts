@@ -119,7 +119,7 @@ export class SnowflakeProcessor {
   process(frame: Frame): Buffer | null {
     const input: Protocol = new TBinaryProtocol(frame);
     let name: string;
-    let mtype: number;
+    let mtype: thrift.Thrift.MessageType;
     let seqid: number;
     let userAgent: string | undefined;
     try {
