@@ -103,7 +103,11 @@ test('GIVEN a Redis registry with a short TTL WHEN Redis is killed and restarted
       const fenced = await httpGet(svc.port, '/v1/ids/next');
       assert.equal(fenced.status, 503, fenced.body);
       assert.equal(fenced.headers['retry-after'], '1');
-      assert.match(jsonBody<{ error: { code: string } }>(fenced.body).error.code, /^FLURRY_E_/);
+      const fencedError = jsonBody<{ error: { code: string; message: string } }>(fenced.body).error;
+      assert.match(fencedError.code, /^FLURRY_E_/);
+      // What an HTTP caller can do (issue 17): retry or go elsewhere; it cannot acquire a lease.
+      assert.doesNotMatch(fencedError.message, /acquire a new lease/i);
+      assert.match(fencedError.message, /Retry-After|another instance|retry/i);
       const metrics = (await httpGet(svc.port, '/metrics')).body;
       assert.match(metrics, /^flurry_ready 0$/m);
       assert.match(metrics, /^flurry_lease_deadline_seconds 0$/m);
