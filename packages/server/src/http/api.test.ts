@@ -45,7 +45,7 @@ function curl(args: string[]): Promise<{ status: number; body: string; type: str
       'curl',
       ['-s', '--max-time', '10', '-o', '-', '-w', '\n%{http_code} %{content_type}', ...args],
       (err, stdout) => {
-        if (err) return reject(err);
+        if (err) return reject(new Error(`curl failed: ${err.message}`, { cause: err }));
         const nl = stdout.lastIndexOf('\n');
         const [status, type] = stdout.slice(nl + 1).split(' ');
         resolve({ status: Number(status), body: stdout.slice(0, nl), type: type ?? '' });
@@ -103,7 +103,7 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
       `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=${id}`,
     ]);
     assert.equal(d.status, 200);
-    const body = JSON.parse(d.body);
+    const body = JSON.parse(d.body) as Record<string, string>;
     assert.deepEqual(Object.keys(body), ['timestamp', 'sequenceId', 'workerId']);
     assert.equal(body.workerId, ((id >> 12n) & 1023n).toString());
     assert.equal(body.sequenceId, (id & 4095n).toString());
@@ -246,7 +246,11 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
   test('GIVEN --thrift-port THEN a Thrift client built from the IDL gets IDs of this node from the same generator', async () => {
     assert.ok(typeof svc.thriftPort === 'number' && svc.thriftPort > 0);
     const require = createRequire(import.meta.url);
-    const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js');
+    type SnowflakeClient = {
+      get_id(ua: string, cb: (e: unknown, r: unknown) => void): void;
+      get_worker_id(cb: (e: unknown, r: unknown) => void): void;
+    };
+    const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js') as thrift.TClientConstructor<SnowflakeClient>;
     const conn = thrift.createConnection('127.0.0.1', svc.thriftPort, {
       transport: thrift.TFramedTransport,
       protocol: thrift.TBinaryProtocol,
@@ -255,24 +259,21 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
     });
     conn.on('error', () => {});
     try {
-      const client = thrift.createClient(Snowflake, conn) as unknown as {
-        get_id(ua: string, cb: (e: unknown, r: unknown) => void): void;
-        get_worker_id(cb: (e: unknown, r: unknown) => void): void;
-      };
+      const client = thrift.createClient(Snowflake, conn);
       const call = <T>(f: (cb: (e: unknown, r: unknown) => void) => void) =>
         new Promise<T>((resolve, reject) => {
           const t = setTimeout(() => reject(new Error('thrift call timed out')), 5000);
           f((e, r) => {
             clearTimeout(t);
-            if (e) reject(e);
+            if (e) reject(e instanceof Error ? e : new Error(JSON.stringify(e)));
             else resolve(r as T);
           });
         });
-      const httpId = BigInt(JSON.parse((await httpGet(svc.port, '/v1/ids/next')).body).id);
+      const httpId = BigInt((JSON.parse((await httpGet(svc.port, '/v1/ids/next')).body) as { id: string }).id);
       const raw = await call<{ toOctetString(): string }>((cb) => client.get_id('flurry-test', cb));
       const id = BigInt('0x' + raw.toOctetString());
       assert.ok(id > httpId, `thrift ID ${id} above the earlier HTTP ID ${httpId}`);
-      const node = JSON.parse((await httpGet(svc.port, '/readyz')).body).node as { worker: number };
+      const node = (JSON.parse((await httpGet(svc.port, '/readyz')).body) as { node: { worker: number } }).node;
       assert.equal(Layout.from('leaf').decode(id).fields.worker, node.worker);
       const worker = await call<{ toOctetString(): string }>((cb) => client.get_worker_id(cb));
       assert.equal(Number(BigInt('0x' + worker.toOctetString())), node.worker);
