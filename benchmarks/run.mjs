@@ -128,3 +128,7 @@ if (existsSync(pub)) {
 console.log(md);
 writeSection('Generator', md);
 console.error('\nwrote docs/benchmarks.md (section "Generator")');
+
+// CLI start-up against `node -e 0` (issue 12): its own section of docs/benchmarks.md.
+const cli = spawnSync(process.execPath, [path.join(here, 'cli-start.mjs')], { stdio: 'inherit', timeout: 30 * 60_000 });
+if (cli.status !== 0) console.error(`bench: cli-start.mjs failed (exit ${cli.status})`);

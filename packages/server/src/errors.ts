@@ -11,7 +11,7 @@
  * httpStatusOf(err); // 400
  * ```
  */
-import { FlurryError } from '@flurry/core';
+import { FlurryError } from '@flurry/core/errors';
 
 /**
  * The codes of the service and the CLI.

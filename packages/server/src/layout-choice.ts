@@ -11,7 +11,8 @@
  * const pin = parseNodePins(['datacenter=1'], Layout.from('twitter')); // { datacenter: 1 }
  * ```
  */
-import { FlurryError, Layout } from '@flurry/core';
+import { FlurryError } from '@flurry/core/errors';
+import { Layout } from '@flurry/core/layout';
 import { serverError } from './errors.js';
 
 /**

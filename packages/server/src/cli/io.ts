@@ -9,8 +9,8 @@
  * ```
  */
 import type { Writable } from 'node:stream';
-import { FlurryError } from '@flurry/core';
-import { unknownEnvWarnings, type EnvWarning } from '../config/index.js';
+import { FlurryError } from '@flurry/core/errors';
+import { unknownEnvWarnings, type EnvWarning } from '../config/env-hints.js';
 import type { FlagSpecs } from './args.js';
 
 /**

@@ -13,15 +13,6 @@
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { serverError } from '../errors.js';
-import { decodeCommand } from './commands/decode.js';
-import { keyCommand } from './commands/key.js';
-import { layoutCommand } from './commands/layout.js';
-import { nextCommand } from './commands/next.js';
-import { publicCommand } from './commands/public.js';
-import { rangeCommand } from './commands/range.js';
-import { registryCommand } from './commands/registry.js';
-import { serveCommand } from './commands/serve.js';
-import { sqlCommand } from './commands/sql.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 
 /**
@@ -51,16 +42,23 @@ A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53)
 -- ends the flags: later arguments may start with a dash (flurry decode -- -1).
 `;
 
-const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
-  serve: serveCommand,
-  next: nextCommand,
-  decode: decodeCommand,
-  layout: layoutCommand,
-  key: keyCommand,
-  public: publicCommand,
-  range: rangeCommand,
-  registry: registryCommand,
-  sql: sqlCommand,
+type Command = (io: CliIo) => Promise<number>;
+
+/**
+ * Each command's module, loaded only when it runs: the offline commands never load the
+ * service's dependencies (pino, prom-client, thrift, the HTTP server) — see
+ * benchmarks/cli-start.mjs for what that saves at start-up.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./commands/serve.js')).serveCommand,
+  next: async () => (await import('./commands/next.js')).nextCommand,
+  decode: async () => (await import('./commands/decode.js')).decodeCommand,
+  layout: async () => (await import('./commands/layout.js')).layoutCommand,
+  key: async () => (await import('./commands/key.js')).keyCommand,
+  public: async () => (await import('./commands/public.js')).publicCommand,
+  range: async () => (await import('./commands/range.js')).rangeCommand,
+  registry: async () => (await import('./commands/registry.js')).registryCommand,
+  sql: async () => (await import('./commands/sql.js')).sqlCommand,
 };
 
 /**
@@ -79,13 +77,14 @@ export async function runCli(io: CliIo): Promise<number> {
       await write(command === undefined ? io.stderr : io.stdout, MAIN_HELP);
       return command === undefined ? 2 : 0;
     }
-    const run = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (run === undefined) {
+    const load = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (load === undefined) {
       throw serverError(
         'USAGE',
         `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(COMMANDS).join(', ')}. See flurry --help.`,
       );
     }
+    const run = await load();
     return await run({ ...io, argv: rest });
   } catch (err) {
     io.stderr.write(errorLine(err));

@@ -9,6 +9,7 @@
  * closestName('prot', ['port', 'host']); // 'port'
  * ```
  */
+import { closestName as nearestName } from '@flurry/core/known-options';
 import { SETTINGS } from './settings.js';
 
 /**
@@ -78,9 +79,9 @@ export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
 }
 
 /**
- * The candidate nearest to `name` (edit distance with adjacent swaps), if close enough to be
- * a typo: up to a third of the part after the first `prefixLength` characters may differ (at
- * least 2 edits).
+ * The candidate nearest to `name` (the core's `closestName`: edit distance with adjacent
+ * swaps), if close enough to be a typo: up to a third of the part after the first
+ * `prefixLength` characters may differ (at least 2 edits).
  *
  * @example
  * ```ts
@@ -90,32 +91,7 @@ export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
  * ```
  */
 export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(name, c);
-    if (d < bestD) {
-      bestD = d;
-      best = c;
-    }
-  }
-  const limit = Math.max(2, Math.floor((name.length - prefixLength) / 3));
-  return bestD <= limit ? best : undefined;
-}
-
-/** Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps. */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
+  return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));
 }
 
 function clip(s: string): string {

@@ -9,7 +9,9 @@
  * flurry decode 3TWd8xYzPZq --format base62 --layout discord
  * ```
  */
-import { decodeId, FORMATS, isIdFormat, parseId, type DecodedId, type Layout } from '@flurry/core';
+// Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
+import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs';
+import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';

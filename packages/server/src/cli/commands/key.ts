@@ -10,7 +10,7 @@
  * flurry key new --id B     # fk1_B_…
  * ```
  */
-import { generateKey } from '@flurry/core';
+import { generateKey } from '@flurry/core/public';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { write, type CliIo } from '../io.js';

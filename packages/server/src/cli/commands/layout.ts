@@ -10,7 +10,7 @@
  * flurry layout --fields timestamp:41,machine:10,sequence:12 --epoch 2024-01-01T00:00:00Z --json
  * ```
  */
-import type { Layout } from '@flurry/core';
+import type { Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
 import { chooseLayout, layoutExpiredReason } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';

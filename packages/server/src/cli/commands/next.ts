@@ -12,7 +12,7 @@
  * flurry next --format base62 --fixed --node datacenter=1
  * ```
  */
-import { encodeId, FORMATS, isIdFormat } from '@flurry/core';
+import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choice.js';

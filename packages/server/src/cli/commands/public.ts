@@ -13,7 +13,9 @@
  * flurry public decode 2bX3… --json
  * ```
  */
-import { FlurryError, PublicIdCodec, loadKeysFromEnv, parseId, parseKeys } from '@flurry/core';
+import { FlurryError } from '@flurry/core/errors';
+import { parseId } from '@flurry/core/layout';
+import { PublicIdCodec, loadKeysFromEnv, parseKeys } from '@flurry/core/public';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// `npm run bench:cli` (also run by `npm run bench`): how long the `flurry` CLI takes to start
+// and finish, against `node -e 0` in the same run (issue 12). With hyperfine on the PATH each
+// command runs under `hyperfine -N` (3 warm-up runs, then RUNS timed runs); without it, a
+// loop of RUNS timed runs each. Prints a table with ratios and rewrites the "CLI start"
+// section of docs/benchmarks.md.
+//
+// Targets: the offline commands (decode, layout, key, public) at most 1.5 × `node -e 0`;
+// `flurry next -n 1` with the file registry (a lease taken and released in a temporary state
+// directory), with or without --node pins, at most 2 ×.
+//
+//   node benchmarks/cli-start.mjs            # RUNS = 20
+//   RUNS=50 node benchmarks/cli-start.mjs
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fmt, machineLine, root, table, writeSection } from './report.mjs';
+
+const RUNS = Math.max(5, Math.min(200, Number(process.env.RUNS) || 20));
+const bin = path.join(root, 'packages', 'server', 'dist', 'cli', 'main.js');
+const node = process.execPath;
+const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
+const state = mkdtempSync(path.join(os.tmpdir(), 'flurry-cli-start-'));
+const env = { ...process.env, FLURRY_REGISTRY: `file:${state}`, XDG_STATE_HOME: state };
+for (const k of Object.keys(env)) if (k.startsWith('FLURRY_') && k !== 'FLURRY_REGISTRY') delete env[k];
+
+/** [label, argv after node, target ratio or null for the reference] */
+const cases = [
+  ['node -e 0', ['-e', '0'], null],
+  ['flurry layout', [bin, 'layout'], 1.5],
+  ['flurry decode 1859214170478923776', [bin, 'decode', '1859214170478923776'], 1.5],
+  ['flurry key new', [bin, 'key', 'new'], 1.5],
+  ['flurry public encode 1859214170478923776', [bin, 'public', 'encode', '1859214170478923776', '--key', KEY], 1.5],
+  ['flurry public decode …', [bin, 'public', 'decode', 'KCmUJF4zBACyLOHw', '--layout', 'discord', '--key', KEY], 1.5],
+  [
+    'flurry next -n 1 --node datacenter=0 --node worker=3 (file registry)',
+    [bin, 'next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3'],
+    2,
+  ],
+  ['flurry next -n 1 (file registry)', [bin, 'next', '-n', '1'], 2],
+];
+
+function hasHyperfine() {
+  const r = spawnSync('hyperfine', ['--version'], { encoding: 'utf8' });
+  return r.status === 0;
+}
+
+/** Each command must work before it is timed: a failing command would time its error path. */
+function check([label, args]) {
+  const r = spawnSync(node, args, { env, encoding: 'utf8', timeout: 30_000 });
+  if (r.status !== 0) throw new Error(`${label} failed (exit ${r.status}): ${(r.stderr || '').trim()}`);
+}
+
+function withHyperfine() {
+  const out = path.join(state, 'hyperfine.json');
+  const args = ['-N', '--warmup', '3', '--runs', String(RUNS), '--export-json', out, '--style', 'none'];
+  for (const [, argv] of cases) args.push([node, ...argv].join(' '));
+  const r = spawnSync('hyperfine', args, { env, encoding: 'utf8', timeout: 30 * 60_000 });
+  if (r.status !== 0) throw new Error(`hyperfine failed: ${(r.stderr || '').trim()}`);
+  const json = JSON.parse(readFileSync(out, 'utf8'));
+  return json.results.map((x) => ({
+    mean: x.mean * 1000,
+    stddev: (x.stddev ?? 0) * 1000,
+    median: x.median * 1000,
+    min: x.min * 1000,
+    cpu: (x.user + x.system) * 1000,
+  }));
+}
+
+function withLoop() {
+  return cases.map(([, argv]) => {
+    const times = [];
+    for (let i = 0; i < RUNS + 3; i++) {
+      const t0 = process.hrtime.bigint();
+      spawnSync(node, argv, { env, stdio: 'ignore', timeout: 30_000 });
+      if (i >= 3) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    const mean = times.reduce((s, x) => s + x, 0) / times.length;
+    const stddev = Math.sqrt(times.reduce((s, x) => s + (x - mean) ** 2, 0) / times.length);
+    return { mean, stddev, median: times[Math.floor(times.length / 2)], min: times[0], cpu: null };
+  });
+}
+
+try {
+  for (const c of cases) check(c);
+  const tool = hasHyperfine() ? 'hyperfine' : 'loop';
+  process.stderr.write(`bench: CLI start, ${cases.length} commands × ${RUNS} runs (${tool})…\n`);
+  const results = tool === 'hyperfine' ? withHyperfine() : withLoop();
+  const base = results[0];
+  const rows = cases.map(([label, , target], i) => {
+    const r = results[i];
+    const ratio = r.median / base.median;
+    const cpuRatio = r.cpu !== null && base.cpu ? r.cpu / base.cpu : null;
+    return [
+      `\`${label}\``,
+      `${fmt(r.median, 1)}`,
+      `${fmt(r.mean, 1)} ± ${fmt(r.stddev, 1)}`,
+      `${fmt(r.min, 1)}`,
+      r.cpu !== null ? fmt(r.cpu, 1) : '–',
+      target === null ? '1' : `${fmt(ratio, 2)}×`,
+      cpuRatio === null ? '–' : target === null ? '1' : `${fmt(cpuRatio, 2)}×`,
+      target === null ? 'reference' : `≤ ${target}×`,
+      target === null ? '' : ratio <= target ? 'met' : 'MISSED',
+    ];
+  });
+  const loadavg = os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(', ');
+  let md = `${machineLine()} Load average at the end of the run: ${loadavg}.\n\n`;
+  md += `Each command runs ${RUNS} times after 3 warm-up runs (${tool === 'hyperfine' ? '`hyperfine -N`' : 'a loop of `spawnSync`'}), `;
+  md += `all in one run with \`node -e 0\` as the reference; \`next\` takes and releases a lease of the file registry in a temporary state directory. `;
+  md += `The verdict compares medians; **CPU** is user + system time, which a busy machine disturbs less than the wall clock. `;
+  md += `The offline commands load only their own modules (\`packages/server/src/cli/main.ts\` imports each command when it runs; the commands import the core by subpath), never the service's pino, prom-client or thrift.\n\n`;
+  md += table(
+    ['command', 'median ms', 'mean ± σ ms', 'min ms', 'CPU ms', '× node -e 0', '× (CPU)', 'target', 'verdict'],
+    rows,
+  );
+  console.log(md);
+  writeSection('CLI start', md);
+  console.error('\nwrote docs/benchmarks.md (section "CLI start")');
+} finally {
+  rmSync(state, { recursive: true, force: true });
+}
