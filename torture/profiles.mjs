@@ -30,7 +30,7 @@ export const profiles = {
       durationMs: 45_000,
       servers: 3,
       fuzzRequests: 20_000,
-      backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'],
+      backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'postgres', 'mariadb'],
     },
   },
 };

@@ -7,14 +7,29 @@ import { dist, tempDir } from './util.mjs';
  * Every registry backend, in report order.
  * @example for (const b of ALL_BACKENDS) console.log(b);
  */
-export const ALL_BACKENDS = ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis'];
+export const ALL_BACKENDS = ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'postgres', 'mariadb'];
+
+/**
+ * Backends whose store is a SQL database (started with the harness's `startDatabase`, reached
+ * through a `postgres://` or `mysql://` registry URL on a table of their own).
+ * @example DATABASES.has('mariadb'); // true
+ */
+export const DATABASES = new Set(['postgres', 'mariadb']);
 
 /**
  * The engine a backend needs (null for the embedded file registry).
  * @example engineOf('zookeeper+leaf'); // 'zookeeper'
  */
 export const engineOf = (backend) =>
-  ({ file: null, zookeeper: 'zookeeper', 'zookeeper+leaf': 'zookeeper', etcd: 'etcd', redis: 'redis' })[backend];
+  ({
+    file: null,
+    zookeeper: 'zookeeper',
+    'zookeeper+leaf': 'zookeeper',
+    etcd: 'etcd',
+    redis: 'redis',
+    postgres: 'postgres',
+    mariadb: 'mariadb',
+  })[backend];
 
 /**
  * Starts engines on demand and hands out registry URLs.
@@ -42,7 +57,7 @@ export class Engines {
       const p = (async () => {
         const h = await this.loadHarness();
         const t0 = performance.now();
-        const e = await h.startEngine(kind);
+        const e = DATABASES.has(kind) ? await h.startDatabase(kind) : await h.startEngine(kind);
         this.log(`engine ${kind} up on ${e.address} in ${Math.round(performance.now() - t0)} ms`);
         return e;
       })();
@@ -55,7 +70,7 @@ export class Engines {
   /** A private engine (for fault scenarios that kill and stall it); the caller stops it. */
   async privateEngine(kind) {
     const h = await this.loadHarness();
-    return h.startEngine(kind);
+    return DATABASES.has(kind) ? h.startDatabase(kind) : h.startEngine(kind);
   }
 
   /** A registry URL for `backend`; file registries get a fresh directory each call. */
@@ -63,6 +78,8 @@ export class Engines {
     if (backend === 'file') return `file:${tempDir('file-registry')}`;
     const e = engine ?? (await this.engine(engineOf(backend)));
     if (backend === 'zookeeper+leaf') return e.url.replace(/^zookeeper:/, 'zookeeper+leaf:');
+    // The database's URL (mysql:// for MariaDB) on a table of the torture run's own.
+    if (DATABASES.has(backend)) return `${e.url}?table=flurry_torture`;
     return e.url;
   }
 

@@ -46,7 +46,7 @@ describe('registry URLs', () => {
     for (const bad of [
       '',
       'nope',
-      'mysql://h/db',
+      'sqlite://h/db', // mysql:// and postgres:// are registries now (drivers/sql-url.ts)
       'file:relative/dir',
       'file://otherhost/x',
       'static:-1',

@@ -26,7 +26,14 @@
  */
 import mysql from 'mysql2/promise';
 import { registryError } from '../errors.js';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import {
+  checkSqlDriverOptions,
+  openSqlDriver,
+  type SqlDriverOptions,
+  type SqlEngine,
+  type SqlFailure,
+  type SqlResult,
+} from './sql-common.js';
 import { parseSqlUrl } from './sql-url.js';
 
 function errno(err: unknown): number | undefined {
@@ -66,6 +73,7 @@ export function classifyMysqlError(err: unknown): SqlFailure {
  * ```
  */
 export async function createMysqlDriver(url: string | URL, opts: SqlDriverOptions) {
+  checkSqlDriverOptions(opts, 'createMysqlDriver');
   const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
   if (parsed.dialect !== 'mysql')
     throw registryError('URL_INVALID', `${parsed.redacted} is not a mysql:// URL`, { url: parsed.redacted });

@@ -26,7 +26,14 @@
  */
 import pg from 'pg';
 import { registryError } from '../errors.js';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import {
+  checkSqlDriverOptions,
+  openSqlDriver,
+  type SqlDriverOptions,
+  type SqlEngine,
+  type SqlFailure,
+  type SqlResult,
+} from './sql-common.js';
 import { parseSqlUrl } from './sql-url.js';
 
 function sqlState(err: unknown): string | undefined {
@@ -65,6 +72,7 @@ export function classifyPostgresError(err: unknown): SqlFailure {
  * ```
  */
 export async function createPostgresDriver(url: string | URL, opts: SqlDriverOptions) {
+  checkSqlDriverOptions(opts, 'createPostgresDriver');
   const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
   if (parsed.dialect !== 'postgres')
     throw registryError('URL_INVALID', `${parsed.redacted} is not a postgres:// URL`, { url: parsed.redacted });

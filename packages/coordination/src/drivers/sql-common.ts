@@ -32,7 +32,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { FlurryError, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -333,20 +333,21 @@ function statements(dialect: SqlDialect, t: string) {
     scan:
       `SELECT ${c('slot')} AS slot, ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
       `${c('holder')} AS holder FROM ${t} WHERE ${c('namespace')} = ?`,
-    lockSlot:
+    readSlot:
       `SELECT ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
-      `${c('high_water_ms')} AS high_water_ms, ${c('released_cleanly')} AS released_cleanly, ${c('ttl_ms')} AS ttl_ms ` +
-      `FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ? FOR UPDATE`,
+      `${c('high_water_ms')} AS high_water_ms, ${c('released_cleanly')} AS released_cleanly, ${c('ttl_ms')} AS ttl_ms, ` +
+      `${c('version')} AS version FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
     // namespace, slot, slots, token, ttl, holder, hw, ttl_ms
     insert:
       `INSERT INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
       `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
       (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : `ON DUPLICATE KEY UPDATE ${c('slot')} = ${c('slot')}`),
-    // slots, token, ttl, holder, hw, ttl_ms, namespace, slot
+    // slots, token, ttl, holder, hw, ttl_ms, namespace, slot, version read
     take:
       `UPDATE ${t} SET ${c('slots')} = ?, ${c('token')} = ?, ${c('expires_at')} = ${plusMs}, ${c('holder')} = ?, ` +
       `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ` +
-      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
+      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} WHERE ${c('namespace')} = ? AND ${c('slot')} = ? ` +
+      `AND ${c('version')} = ${big} AND (${c('token')} IS NULL OR ${c('expires_at')} <= ${now})`,
     // ttl, hw, ttl_ms, namespace, slot, token
     renew:
       `UPDATE ${t} SET ${c('expires_at')} = ${plusMs}, ${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ` +
@@ -366,10 +367,12 @@ function statements(dialect: SqlDialect, t: string) {
  * an {@link SqlEngine}. Each row of the registry table is one slot of one namespace:
  *
  * - **claim**: one scan of the namespace's rows (`live` judged with the database's clock), then
- *   for the preferred slot and then free slots from a random start: in one transaction, lock the
- *   row (`SELECT … FOR UPDATE`) and take it only if it is absent, free or expired (`INSERT` /
- *   `UPDATE`), writing an *unclean* mark of at least the claimer's wall clock, so a holder that
- *   dies before its first renewal still leaves a floor.
+ *   for the preferred slot and then free slots from a random start: read the row (no lock) and
+ *   take it with one conditional statement — `INSERT … ON CONFLICT DO NOTHING` when absent, or
+ *   `UPDATE … WHERE version = read AND (token IS NULL OR expires_at <= now())` — writing an
+ *   *unclean* mark of at least the claimer's wall clock, so a holder that dies before its first
+ *   renewal still leaves a floor. No claimer ever locks a live row, so a claimer stalled
+ *   mid-claim never delays the holder's renewal.
  * - **renew**: `UPDATE … WHERE token = ours AND expires_at > now()`: no row → `FLURRY_E_LEASE_LOST`
  *   (fencing: an expired lease is never extended, even if nobody took it yet).
  * - **release**: the same condition; stores the final mark (clean when it covers the previous
@@ -566,7 +569,13 @@ export class SqlRegistryDriver implements RegistryDriver {
     throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 
-  /** Takes one slot in one transaction, or returns undefined when it is held (or a race was lost). */
+  /**
+   * Takes one slot, or returns undefined when it is held (or another claimer was faster). Never
+   * locks a live row (a claimer stalled mid-claim must not hold up the holder's renewals): the
+   * row is read without a lock, then taken by one conditional statement — an `INSERT` that does
+   * nothing if the row exists, or an `UPDATE` only if the row is still free or expired and its
+   * `version` is still the one read (so the previous holder's mark used is the current one).
+   */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const clock = this.opts.clock;
     const holderJson = JSON.stringify({
@@ -578,53 +587,44 @@ export class SqlRegistryDriver implements RegistryDriver {
     let prev: PreviousHolder | undefined;
     try {
       prev = await this.engine.withConn(async (c) => {
-        await c.query('BEGIN', []);
-        try {
-          const found = await c.query(this.sql.lockSlot, [req.namespace, slot]);
-          let p: PreviousHolder | undefined;
-          if (found.rows.length === 0) {
-            p = { ...NO_PREVIOUS_HOLDER };
-            const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-            const ins = await c.query(this.sql.insert, [
-              req.namespace,
-              slot,
-              req.slots,
-              token,
-              req.ttlMs,
-              holderJson,
-              rec.highWaterMs,
-              rec.ttlMs,
-            ]);
-            if (ins.affected !== 1) p = undefined; // inserted by another claimer meanwhile
-          } else {
-            const row = found.rows[0];
-            const stored = Number(row.slots);
-            if (stored !== 0 && stored !== req.slots) throw this.layoutError(req, stored);
-            if (!truthy(row.live)) {
-              p = {
-                highWaterMs: Number(row.high_water_ms),
-                releasedCleanly: truthy(row.released_cleanly),
-                ttlMs: Number(row.ttl_ms),
-              };
-              const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-              await c.query(this.sql.take, [
-                req.slots,
-                token,
-                req.ttlMs,
-                holderJson,
-                rec.highWaterMs,
-                rec.ttlMs,
-                req.namespace,
-                slot,
-              ]);
-            }
-          }
-          await c.query(p ? 'COMMIT' : 'ROLLBACK', []);
-          return p;
-        } catch (err) {
-          await c.query('ROLLBACK', []).catch(() => undefined);
-          throw err;
+        const found = await c.query(this.sql.readSlot, [req.namespace, slot]);
+        if (found.rows.length === 0) {
+          const p = { ...NO_PREVIOUS_HOLDER };
+          const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
+          const ins = await c.query(this.sql.insert, [
+            req.namespace,
+            slot,
+            req.slots,
+            token,
+            req.ttlMs,
+            holderJson,
+            rec.highWaterMs,
+            rec.ttlMs,
+          ]);
+          return ins.affected === 1 ? p : undefined; // 0: inserted by another claimer meanwhile
         }
+        const row = found.rows[0];
+        const stored = Number(row.slots);
+        if (stored !== 0 && stored !== req.slots) throw this.layoutError(req, stored);
+        if (truthy(row.live)) return undefined;
+        const p: PreviousHolder = {
+          highWaterMs: Number(row.high_water_ms),
+          releasedCleanly: truthy(row.released_cleanly),
+          ttlMs: Number(row.ttl_ms),
+        };
+        const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
+        const upd = await c.query(this.sql.take, [
+          req.slots,
+          token,
+          req.ttlMs,
+          holderJson,
+          rec.highWaterMs,
+          rec.ttlMs,
+          req.namespace,
+          slot,
+          String(row.version),
+        ]);
+        return upd.affected === 1 ? p : undefined; // 0: taken or changed by another claimer meanwhile
       });
     } catch (err) {
       if (this.engine.classify(err) === 'race') return undefined;
@@ -722,6 +722,28 @@ export interface SqlDriverOptions {
   createTable?: boolean;
 }
 
+const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+  createTable: true,
+});
+
+/**
+ * Checks the options of a SQL driver factory before it connects: unknown keys
+ * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
+ * (`FLURRY_E_REGISTRY_OPTION`).
+ *
+ * @example
+ * ```ts
+ * checkSqlDriverOptions({ clock: systemClock, connectTimeoutMs: 5000 }, 'createPostgresDriver');
+ * ```
+ */
+export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
+  assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
+  checkConnectTimeout(opts.connectTimeoutMs);
+}
+
 /**
  * Opens the shared SQL driver on an engine: checks (and creates, unless
  * `createTable: false`) the registry table. On failure the pool is closed and a coded error
@@ -733,7 +755,7 @@ export interface SqlDriverOptions {
  * ```
  */
 export async function openSqlDriver(engine: SqlEngine, opts: SqlDriverOptions): Promise<SqlRegistryDriver> {
-  checkConnectTimeout(opts.connectTimeoutMs);
+  checkSqlDriverOptions(opts, engine.dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver');
   const driver = new SqlRegistryDriver(engine, opts);
   try {
     await driver.prepare(opts.createTable !== false);

@@ -20,6 +20,7 @@
  */
 import type { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { checkUrlParams } from '../url.js';
 import { redactLoosely } from './common.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
 
@@ -129,11 +130,8 @@ export function parseSqlUrl(raw: string): SqlUrl {
   let sslmode: SqlSslMode = 'disable';
   if (m[6] !== undefined && m[6] !== '') {
     const params = new URLSearchParams(m[6]);
-    const seen = new Set<string>();
+    checkUrlParams(params, PARAMS, bad);
     for (const [key, value] of params) {
-      if (!PARAMS.includes(key)) throw bad(`unknown parameter "${key}" (only ${PARAMS.join(' and ')} are supported)`);
-      if (seen.has(key)) throw bad(`the parameter "${key}" is given twice`);
-      seen.add(key);
       if (key === 'table') {
         const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
         if (!validTableName(value)) throw bad(why);
