@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { Layout } from '@flurry/core';
+import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
-import { runFlurry } from '../test-support.js';
+import { runFlurry, tempDir } from '../test-support.js';
 
 const SESSIONS = 16;
 const CALLS = Number(process.env.FLURRY_SQL_GEN_CALLS ?? 10_000);
@@ -157,6 +158,38 @@ for (const kind of ['postgres', 'mariadb'] as const) {
         );
       } finally {
         await Promise.all(sessions.map((s) => s.close()));
+      }
+    });
+
+    test("GIVEN a Generator leased from the same registry table and cluster THEN it skips the sql generator's slots and no ID of either collides", async () => {
+      const registry = await openRegistry(url, { cluster: 'orders', stateDir: tempDir('sqlgen-state') });
+      const ids = await leasedGenerator({ registry, layout: twitter });
+      const sessions = await Promise.all(Array.from({ length: 4 }, open));
+      try {
+        const libWorker = twitter.decode(ids.next()).fields.worker;
+        assert.ok(libWorker !== 0 && libWorker !== 1, `the library took worker ${libWorker}, held by an sql generator`);
+        const lib: bigint[] = [];
+        const stop = Date.now() + 60_000;
+        const sqlIds = Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < 2000 && Date.now() < stop; i++) {
+              out.push(BigInt(await s.one('SELECT flurry_next_id()')));
+              for (let k = 0; k < 5; k++) lib.push(ids.next());
+            }
+            return out;
+          }),
+        );
+        const fromSql = (await sqlIds).flat();
+        const all = new Set([...fromSql, ...lib]);
+        assert.equal(all.size, fromSql.length + lib.length, 'an ID issued twice');
+        console.log(
+          `# ${kind}: ${fromSql.length} flurry_next_id() IDs (worker 0) and ${lib.length} library IDs (worker ${libWorker}) from one registry table: no collision`,
+        );
+      } finally {
+        await Promise.all(sessions.map((x) => x.close()));
+        await ids.close();
+        await registry.close();
       }
     });
 
