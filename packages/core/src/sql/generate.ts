@@ -220,6 +220,26 @@ DECLARE
   deadline bigint;
   real_ms bigint;
 BEGIN
+  -- Fast path, one statement: a later tick, or the next sequence of the last tick (also when
+  -- the clock is behind it). The UPDATE takes the row lock and sees the latest state.
+  now_ms := ${p}now_ms();
+  tick := (now_ms - ${c.epoch}) / ${c.unit};
+  IF now_ms >= ${c.epoch} AND tick <= ${c.maxTick} THEN
+    UPDATE ${p}generator g SET last_tick = GREATEST(g.last_tick, tick),
+           seq = CASE WHEN tick > g.last_tick THEN 0 ELSE g.seq + 1 END
+     WHERE g.id = 1 AND g.token IS NOT NULL AND (tick > g.last_tick OR g.seq < ${c.maxSeq})
+     RETURNING g.* INTO st;
+    IF FOUND THEN
+      PERFORM 1 FROM ${c.registry} r WHERE r.namespace = st.namespace AND r.slot = st.slot AND r.token = st.token AND r.expires_at > now();
+      IF NOT FOUND THEN
+        ${raise("FLURRY_E_LEASE_LOST: slot %s of %s in the registry table %s no longer holds this generator's lease (released or taken over); IDs are fenced. Run flurry sql --generate again.", 'st.slot', 'st.namespace', lit(o.registryTable))};
+      END IF;
+      tick := st.last_tick;
+      s := st.seq;
+      RETURN ${compose};
+    END IF;
+  END IF;
+  -- Slow path: released, before the epoch, expired, or the last tick used up (wait).
   SELECT * INTO st FROM ${p}generator WHERE id = 1 FOR UPDATE;
   IF NOT FOUND OR st.token IS NULL THEN
     ${raise(RELEASED(p))};
