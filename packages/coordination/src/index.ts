@@ -33,6 +33,8 @@ export type {
   StaticAssignment,
 } from './lease-types.js';
 export type { LayoutLike } from './slot-map.js';
+// The slot map, for code that claims in a registry table itself (flurry sql --generate): same namespaces and slots.
+export { SlotMap } from './slot-map.js';
 
 // Errors
 export { RegistryErrorCode, registryError, redactUrl } from './errors.js';

@@ -56,6 +56,8 @@ export const ServerErrorCode = {
   UNAVAILABLE: 'FLURRY_E_UNAVAILABLE',
   /** An unexpected failure inside the service; details are in the service's log only. */
   INTERNAL: 'FLURRY_E_INTERNAL',
+  /** `flurry sql --generate` could not reserve a node for the in-database generator (database unreachable, no free slot, a generator already set up). */
+  SQL_GENERATOR: 'FLURRY_E_SQL_GENERATOR',
 } as const;
 
 /**

@@ -42,3 +42,34 @@ test('GIVEN a bad prefix, dialect or a node field named like a generated functio
     code(ErrorCode.INVALID_OPTION, /node field min_id .* rename the field/),
   );
 });
+
+test('GIVEN generator options THEN generatorSql writes the state row past the floor tick and refuses bad tables, tokens, waits and unknown options', async () => {
+  const { generatorSql } = await import('./generate.js');
+  const l = Layout.from('twitter');
+  const base = {
+    dialect: 'postgres' as const,
+    registryTable: 'ops.flurry_nodes',
+    namespace: 'orders/datacenter-0',
+    slot: 3,
+    token: 'abc123',
+    nodeBits: l.nodeBits({ datacenter: 0, worker: 3 }),
+    floorMs: l.epochMs + 10,
+  };
+  const pg = generatorSql(l, base);
+  assert.match(pg.script, /VALUES \(1, 'orders\/datacenter-0', 3, 'abc123', 12288, 10, 4095\)/);
+  assert.match(pg.script, /FROM "ops"\."flurry_nodes" r WHERE/);
+  assert.deepEqual(
+    pg.functions.map((f) => f.name),
+    ['flurry_now_ms', 'flurry_next_id', 'flurry_next_ids', 'flurry_release_node'],
+  );
+  assert.match(generatorSql(l, { ...base, dialect: 'mysql' }).script, /FROM `ops`\.`flurry_nodes`/);
+  assert.match(generatorSql(l, { ...base, floorMs: 0 }).script, /12288, -1, 4095\)/);
+  for (const [bad, re] of [
+    [{ registryTable: 'x; drop' }, /not a table name/],
+    [{ token: "a'b" }, /lease token/],
+    [{ maxWaitMs: 60_001 }, /maxWaitMs/],
+    [{ slot: -1 }, /slot/],
+  ] as const)
+    assert.throws(() => generatorSql(l, { ...base, ...bad }), code(ErrorCode.INVALID_OPTION, re));
+  assert.throws(() => generatorSql(l, { ...base, maxWait: 5 } as never), code(ErrorCode.UNKNOWN_OPTION, /maxWaitMs/));
+});

@@ -21,6 +21,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
 
 /**
@@ -170,6 +171,7 @@ const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
  * ```
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
+  assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');
   const dialect = checkDialect(options?.dialect);
   const p = sqlPrefix(options.prefix);
   for (const f of layout.nodeFields) {

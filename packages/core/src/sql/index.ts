@@ -9,3 +9,4 @@
  * ```
  */
 export * from './ddl.js';
+export * from './generate.js';

@@ -11,15 +11,23 @@
  * ```
  */
 import { layoutSql, type SqlDialect } from '@flurry/core';
+import { parseNodePins } from '../../layout-choice.js';
+import { reserveSqlNode } from '../../sql/reserve.js';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
   dialect: { type: 'string' },
   prefix: { type: 'string' },
+  generate: { type: 'boolean' },
+  registry: { type: 'string' },
+  cluster: { type: 'string' },
+  node: { type: 'string' },
+  apply: { type: 'boolean' },
+  'max-wait-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -41,6 +49,15 @@ AND id < flurry_min_id('2026-12-01Z') is a range scan on the primary key. A time
 layout's life raises SQLSTATE 22008 (FLURRY_E_TIME_OUT_OF_RANGE). MySQL takes and returns
 BIGINT UNSIGNED and UTC DATETIME(3); PostgreSQL bigint, or numeric(20,0) for 64-bit layouts.
 The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
+
+In-database generation:
+  flurry sql --generate --registry postgres://user:pw@host/db[?table=flurry_nodes] [--cluster NAME]
+             [--node FIELD=VALUE] [layout] [--prefix flurry_] [--max-wait-ms 1000] [--apply]
+reserves a free node ID of the cluster in the registry table (the one flurry serve
+--registry postgres://… / mysql://… leases from; holder "sql generator"), then prints (or with
+--apply runs) the functions above plus a state table <prefix>generator, <prefix>next_id()
+(PostgreSQL also <prefix>next_ids(n)) and <prefix>release_node(), which frees the node.
+The dialect follows the URL. Usage: id bigint PRIMARY KEY DEFAULT flurry_next_id().
 `;
 
 /**
@@ -79,14 +96,51 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   }
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
-  const dialect = sqlDialect(lastString(args, 'dialect'));
   const layout = chooseLayout({
     layout: lastString(args, 'layout'),
     fields: lastString(args, 'fields'),
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
   });
-  const ddl = layoutSql(layout, { dialect, prefix: lastString(args, 'prefix') });
-  await write(io.stdout, ddl.script);
+  const prefix = lastString(args, 'prefix');
+  if (!hasFlag(args, 'generate')) {
+    for (const f of ['registry', 'cluster', 'node', 'apply', 'max-wait-ms'])
+      if (args.values[f] !== undefined)
+        throw serverError('USAGE', `--${f} goes with --generate (the in-database generator)`);
+    const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
+    await write(io.stdout, ddl.script);
+    return 0;
+  }
+  const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
+  if (url === undefined)
+    throw serverError(
+      'USAGE',
+      'flurry sql --generate needs --registry postgres://… or mysql://… (the registry table that leases the node)',
+    );
+  const wait = lastString(args, 'max-wait-ms');
+  if (wait !== undefined && !/^\d{1,5}$/.test(wait))
+    throw serverError('USAGE', `--max-wait-ms must be an integer from 0 to 60000, got "${wait.slice(0, 24)}"`);
+  const r = await reserveSqlNode({
+    url,
+    layout,
+    cluster: lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined),
+    pin: parseNodePins(allStrings(args, 'node'), layout),
+    prefix,
+    apply: hasFlag(args, 'apply'),
+    ...(wait !== undefined ? { maxWaitMs: Number(wait) } : {}),
+  });
+  const dialect = lastString(args, 'dialect');
+  if (dialect !== undefined && sqlDialect(dialect) !== r.decode.dialect)
+    throw serverError('USAGE', `--dialect ${dialect} does not match the --registry URL (${r.decode.dialect})`);
+  const p = r.decode.prefix;
+  const summary =
+    `-- Reserved slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}); IDs start after Unix ms ${r.floorMs}.\n` +
+    `-- Use: id bigint PRIMARY KEY DEFAULT ${p}next_id()   Free the node: SELECT ${p}release_node();\n`;
+  if (hasFlag(args, 'apply'))
+    await write(
+      io.stdout,
+      summary + `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`,
+    );
+  else await write(io.stdout, summary + r.decode.script + r.ddl.script);
   return 0;
 }

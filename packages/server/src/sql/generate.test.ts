@@ -1,0 +1,300 @@
+/**
+ * The in-database generator (`flurry sql --generate`) on real PostgreSQL 15 and MariaDB:
+ * 16 concurrent sessions never collide and each sees increasing IDs; a clock stepped back
+ * keeps IDs increasing (borrowing the last tick) and then refuses; sequence exhaustion
+ * waits for the next tick; the registry token fences next_id (takeover, release); two
+ * generators of one cluster hold different slots.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { Layout } from '@flurry/core';
+import { leasedGenerator, openRegistry } from '@flurry/coordination';
+import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
+import { runFlurry, tempDir } from '../test-support.js';
+
+const SESSIONS = 16;
+const CALLS = Number(process.env.FLURRY_SQL_GEN_CALLS ?? 10_000);
+const twitter = Layout.from('twitter');
+const small = Layout.parse('timestamp:41,worker:10,sequence:2', { epoch: '2024-01-01T00:00:00Z' });
+
+interface Session {
+  one(sql: string): Promise<string>;
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function pgSession(db: RunningDatabase): Promise<Session> {
+  const c = new pg.Client({ ...db.connection, query_timeout: 60_000 });
+  await c.connect();
+  return {
+    async one(sql) {
+      const r = await c.query<Record<string, unknown>>({ text: sql, rowMode: 'array' } as never);
+      return String((r.rows[0] as unknown as unknown[])[0]);
+    },
+    async exec(sql) {
+      await c.query(sql);
+    },
+    close: () => c.end(),
+  };
+}
+
+async function mySession(db: RunningDatabase): Promise<Session> {
+  const c = await mysql.createConnection({ ...db.connection, supportBigNumbers: true, bigNumberStrings: true });
+  return {
+    async one(sql) {
+      const [rows] = await c.query<mysql.RowDataPacket[]>({ sql, rowsAsArray: true });
+      return String((rows[0] as unknown[])[0]);
+    },
+    async exec(sql) {
+      await c.query(sql);
+    },
+    close: () => c.end(),
+  };
+}
+
+function codeOf(e: unknown): string {
+  return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);
+}
+
+for (const kind of ['postgres', 'mariadb'] as const) {
+  describe(`flurry_next_id() on ${kind === 'postgres' ? 'PostgreSQL 15' : 'MariaDB'}`, () => {
+    let db: RunningDatabase;
+    let url: string;
+    const open = () => (kind === 'postgres' ? pgSession(db) : mySession(db));
+    const setNow = (ms: number | null) =>
+      kind === 'postgres'
+        ? ms === null
+          ? 'RESET flurry.now_ms'
+          : `SET flurry.now_ms = '${ms}'`
+        : `SET @flurry_now_ms = ${ms === null ? 'NULL' : ms}`;
+    before(async () => {
+      db = await startDatabase(kind);
+      url = `${db.url}?table=flurry_nodes`;
+    });
+    after(async () => {
+      await db?.stop();
+    });
+
+    test('GIVEN flurry sql --generate --apply THEN the registry row shows the sql generator holding a slot of the cluster, far in the future, and a second generator of the cluster gets another slot', async () => {
+      const r = await runFlurry([
+        'sql',
+        '--generate',
+        '--registry',
+        url,
+        '--cluster',
+        'orders',
+        '--max-wait-ms',
+        '300',
+        '--apply',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /Reserved slot 0 of orders\/datacenter-0 \(node \{"datacenter":0,"worker":0\}\)/);
+      const s = await open();
+      try {
+        const holder = JSON.parse(
+          await s.one("SELECT holder FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0"),
+        ) as {
+          role: string;
+        };
+        assert.equal(holder.role, 'sql generator');
+        const year = await s.one(
+          kind === 'postgres'
+            ? "SELECT extract(year FROM expires_at)::int FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0"
+            : "SELECT YEAR(expires_at) FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0",
+        );
+        assert.ok(Number(year) >= 2038, year);
+        // a second generator (another prefix) in the same cluster: the next slot
+        const r2 = await runFlurry([
+          'sql',
+          '--generate',
+          '--registry',
+          url,
+          '--cluster',
+          'orders',
+          '--prefix',
+          'second_',
+          '--apply',
+        ]);
+        assert.equal(r2.code, 0, r2.stderr);
+        assert.match(r2.stdout, /Reserved slot 1 of orders\/datacenter-0/);
+        const id0 = BigInt(await s.one('SELECT flurry_next_id()'));
+        const id1 = BigInt(await s.one('SELECT second_next_id()'));
+        assert.equal(twitter.decode(id0).fields.worker, 0);
+        assert.equal(twitter.decode(id1).fields.worker, 1);
+        // setting up again over a live generator is refused
+        const again = await runFlurry(['sql', '--generate', '--registry', url, '--cluster', 'orders', '--apply']);
+        assert.equal(again.code, 1);
+        assert.match(again.stderr, /FLURRY_E_SQL_GENERATOR: .*already has an in-database generator/);
+        assert.doesNotMatch(again.stderr + r.stdout, new RegExp(db.connection.password));
+      } finally {
+        await s.close();
+      }
+    });
+
+    test(`GIVEN ${SESSIONS} concurrent sessions x ${CALLS.toLocaleString('en-US')} calls THEN every ID is unique, each session's IDs increase, and all carry the reserved node`, async () => {
+      const sessions = await Promise.all(Array.from({ length: SESSIONS }, open));
+      const t0 = performance.now();
+      try {
+        const per = await Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < CALLS; i++) out.push(BigInt(await s.one('SELECT flurry_next_id()')));
+            return out;
+          }),
+        );
+        const secs = (performance.now() - t0) / 1000;
+        const all = new Set<bigint>();
+        for (const ids of per) {
+          for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `decrease at ${i}`);
+          for (const id of ids) all.add(id);
+        }
+        assert.equal(all.size, SESSIONS * CALLS, 'duplicates');
+        for (const id of [...all].slice(0, 1000))
+          assert.deepEqual(twitter.decode(id).fields, { datacenter: 0, worker: 0 });
+        console.log(
+          `# ${kind}: ${SESSIONS} sessions x ${CALLS} flurry_next_id() calls: ${all.size} unique IDs in ${secs.toFixed(1)} s (${Math.round(all.size / secs)} calls/s)`,
+        );
+      } finally {
+        await Promise.all(sessions.map((s) => s.close()));
+      }
+    });
+
+    test("GIVEN a Generator leased from the same registry table and cluster THEN it skips the sql generator's slots and no ID of either collides", async () => {
+      const registry = await openRegistry(url, { cluster: 'orders', stateDir: tempDir('sqlgen-state') });
+      const ids = await leasedGenerator({ registry, layout: twitter });
+      const sessions = await Promise.all(Array.from({ length: 4 }, open));
+      try {
+        const libWorker = twitter.decode(ids.next()).fields.worker;
+        assert.ok(libWorker !== 0 && libWorker !== 1, `the library took worker ${libWorker}, held by an sql generator`);
+        const lib: bigint[] = [];
+        const stop = Date.now() + 60_000;
+        const sqlIds = Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < 2000 && Date.now() < stop; i++) {
+              out.push(BigInt(await s.one('SELECT flurry_next_id()')));
+              for (let k = 0; k < 5; k++) lib.push(ids.next());
+            }
+            return out;
+          }),
+        );
+        const fromSql = (await sqlIds).flat();
+        const all = new Set([...fromSql, ...lib]);
+        assert.equal(all.size, fromSql.length + lib.length, 'an ID issued twice');
+        console.log(
+          `# ${kind}: ${fromSql.length} flurry_next_id() IDs (worker 0) and ${lib.length} library IDs (worker ${libWorker}) from one registry table: no collision`,
+        );
+      } finally {
+        await Promise.all(sessions.map((x) => x.close()));
+        await ids.close();
+        await registry.close();
+      }
+    });
+
+    test('GIVEN the database clock stepped back THEN IDs keep increasing in the last tick, and once its sequence is used up next_id waits maxWaitMs and raises FLURRY_E_CLOCK_BACKWARDS', async () => {
+      const s = await open();
+      try {
+        const ahead = Date.now() + 1500;
+        await s.exec(setNow(ahead));
+        const first = BigInt(await s.one('SELECT flurry_next_id()'));
+        assert.equal(twitter.decode(first).unixMs, ahead);
+        await s.exec(setNow(ahead - 1000)); // stepped back one second
+        let last = first;
+        let error: unknown;
+        const t0 = Date.now();
+        for (let i = 0; i < twitter.maxSequence + 2; i++) {
+          try {
+            const id = BigInt(await s.one('SELECT flurry_next_id()'));
+            assert.ok(id > last, 'increasing while the clock is behind');
+            assert.equal(twitter.decode(id).unixMs, ahead, 'borrowed from the last tick');
+            last = id;
+          } catch (e) {
+            error = e;
+            break;
+          }
+        }
+        assert.equal(codeOf(error), 'FLURRY_E_CLOCK_BACKWARDS', String(error));
+        assert.ok(Date.now() - t0 >= 300, 'waited maxWaitMs');
+        assert.equal(twitter.decode(last).sequence, twitter.maxSequence);
+        await s.exec(setNow(null));
+        while (Date.now() <= ahead + 5) await new Promise((r) => setTimeout(r, 50));
+        assert.ok(BigInt(await s.one('SELECT flurry_next_id()')) > last, 'resumes past the borrowed tick');
+      } finally {
+        await s.close();
+      }
+    });
+
+    test('GIVEN a 2-bit sequence (4 IDs per ms) and 4 sessions THEN exhaustion waits for the next tick and no ID repeats', async () => {
+      const r = await runFlurry([
+        'sql',
+        '--generate',
+        '--registry',
+        url,
+        '--cluster',
+        'small',
+        '--prefix',
+        'small_',
+        '--fields',
+        small.toFieldsString(),
+        '--epoch',
+        '2024-01-01T00:00:00Z',
+        '--apply',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const sessions = await Promise.all(Array.from({ length: 4 }, open));
+      try {
+        const per = await Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < 1000; i++) out.push(BigInt(await s.one('SELECT small_next_id()')));
+            return out;
+          }),
+        );
+        const all = new Set(per.flat());
+        assert.equal(all.size, 4000);
+        const ticks = new Set([...all].map((id) => small.decode(id).unixMs));
+        assert.ok(ticks.size >= 1000, `${ticks.size} ticks for 4,000 IDs at 4 per tick`);
+        for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
+      } finally {
+        await Promise.all(sessions.map((x) => x.close()));
+      }
+    });
+
+    test('GIVEN the registry token taken over, then restored, then the node released THEN next_id is fenced, resumes, and after release raises FLURRY_E_SQL_NODE_RELEASED with the high-water mark written', async () => {
+      const s = await open();
+      try {
+        const before = BigInt(await s.one('SELECT flurry_next_id()'));
+        const token = await s.one(
+          "SELECT token FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0",
+        );
+        await s.exec("UPDATE flurry_nodes SET token = 'intruder' WHERE namespace = 'orders/datacenter-0' AND slot = 0");
+        await assert.rejects(
+          () => s.one('SELECT flurry_next_id()'),
+          (e) => codeOf(e) === 'FLURRY_E_LEASE_LOST',
+        );
+        await s.exec(`UPDATE flurry_nodes SET token = '${token}' WHERE namespace = 'orders/datacenter-0' AND slot = 0`);
+        const lastId = BigInt(await s.one('SELECT flurry_next_id()'));
+        assert.ok(lastId > before);
+        const hw = Number(await s.one('SELECT flurry_release_node()'));
+        assert.ok(hw >= twitter.decode(lastId).unixMs, `high water ${hw}`);
+        const row = await s.one(
+          `SELECT ${kind === 'postgres' ? "concat_ws(',', coalesce(token, 'null'), high_water_ms, released_cleanly)" : "CONCAT_WS(',', COALESCE(token, 'null'), high_water_ms, released_cleanly)"} FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0`,
+        );
+        assert.equal(row, `null,${hw},${kind === 'postgres' ? 't' : '1'}`);
+        await assert.rejects(
+          () => s.one('SELECT flurry_next_id()'),
+          (e) => codeOf(e) === 'FLURRY_E_SQL_NODE_RELEASED',
+        );
+        // a new generator on the freed slot starts after the high-water mark
+        const r = await runFlurry(['sql', '--generate', '--registry', url, '--cluster', 'orders', '--apply']);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /Reserved slot 0 .* IDs start after Unix ms (\d+)/);
+        assert.ok(BigInt(await s.one('SELECT flurry_next_id()')) > lastId);
+      } finally {
+        await s.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,316 @@
+/**
+ * The node reservation behind `flurry sql --generate`: claims a free slot of the cluster's
+ * namespace in the Flurry registry table of a PostgreSQL or MySQL/MariaDB database (the same
+ * table and namespace the `postgres://` / `mysql://` registries of `flurry serve` use), marked
+ * as held by the "sql generator" until `flurry_release_node()` frees it, and builds the DDL
+ * of the in-database generator for that node ({@link generatorSql}); `apply` runs it.
+ *
+ * The reservation's `expires_at` is far in the future (PostgreSQL 9999-12-31; MySQL's
+ * TIMESTAMP ends in 2038, so 2038-01-19) so no other holder takes the slot; the generator
+ * issues only past the slot's high-water mark (plus its TTL after an unclean release).
+ *
+ * @example
+ * ```ts
+ * const r = await reserveSqlNode({ url: 'postgres://app:pw@127.0.0.1:5432/app?table=flurry_nodes', layout: Layout.from('twitter'), cluster: 'orders' });
+ * console.log(r.ddl.script, r.node);
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { FlurryError, generatorSql, layoutSql, type GeneratorSql, type Layout, type LayoutSql } from '@flurry/core';
+import { DEFAULT_REGISTRY_TABLE, SlotMap, registryTableDdl, validTableName } from '@flurry/coordination';
+import { serverError } from '../errors.js';
+
+/**
+ * A minimal SQL connection over `pg` or `mysql2` (positional `?` parameters).
+ *
+ * @example
+ * ```ts
+ * const conn = await connectSql('mysql://u:p@127.0.0.1:3306/app');
+ * await conn.query('SELECT 1', []); await conn.close();
+ * ```
+ */
+export interface SqlConnection {
+  readonly dialect: 'postgres' | 'mysql';
+  /** The registry table named by `?table=` (default `flurry_nodes`). */
+  readonly table: string;
+  /** The URL without its password. */
+  readonly redacted: string;
+  query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+function redact(u: URL): string {
+  const c = new URL(u.href);
+  if (c.password) c.password = '***';
+  return c.href;
+}
+
+/**
+ * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
+ * URL with an optional `?table=` (the registry table). Throws `FLURRY_E_SQL_GENERATOR`
+ * for a malformed URL or an unreachable database (never printing the password).
+ *
+ * @example
+ * ```ts
+ * const c = await connectSql(process.env.DATABASE_URL!);
+ * ```
+ */
+export async function connectSql(url: string): Promise<SqlConnection> {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw serverError(
+      'SQL_GENERATOR',
+      'the --registry URL is not a URL; write postgres://user:password@host:5432/db?table=flurry_nodes or mysql://…',
+    );
+  }
+  const dialect =
+    u.protocol === 'postgres:' || u.protocol === 'postgresql:'
+      ? 'postgres'
+      : u.protocol === 'mysql:' || u.protocol === 'mariadb:'
+        ? 'mysql'
+        : undefined;
+  const redacted = redact(u);
+  if (dialect === undefined) {
+    throw serverError(
+      'SQL_GENERATOR',
+      `the --registry URL ${redacted} is not a database URL; the in-database generator needs postgres://… or mysql://…`,
+    );
+  }
+  const table = u.searchParams.get('table') ?? DEFAULT_REGISTRY_TABLE;
+  if (!validTableName(table)) {
+    throw serverError(
+      'SQL_GENERATOR',
+      `the registry table "${String(table).slice(0, 70)}" is invalid: use letters, digits and _ (optionally schema.table)`,
+    );
+  }
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  const conn = {
+    host: u.hostname,
+    port: Number(u.port || (dialect === 'postgres' ? 5432 : 3306)),
+    user: decodeURIComponent(u.username) || undefined,
+    password: decodeURIComponent(u.password) || undefined,
+    database: database || undefined,
+  };
+  try {
+    if (dialect === 'postgres') {
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ ...conn, connectionTimeoutMillis: 10_000, application_name: 'flurry-sql' });
+      await client.connect();
+      return {
+        dialect,
+        table,
+        redacted,
+        async query(sql, params = []) {
+          let n = 0;
+          return (
+            await client.query(
+              sql.replace(/\?/g, () => `$${++n}`),
+              params as unknown[],
+            )
+          ).rows as Record<string, unknown>[];
+        },
+        close: () => client.end(),
+      };
+    }
+    const mysql = (await import('mysql2/promise')).default;
+    const c = await mysql.createConnection({
+      ...conn,
+      connectTimeout: 10_000,
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    });
+    return {
+      dialect,
+      table,
+      redacted,
+      async query(sql, params = []) {
+        const [rows] = await c.query(sql, params as unknown[]);
+        return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+      },
+      close: () => c.end(),
+    };
+  } catch (err) {
+    if (err instanceof FlurryError) throw err;
+    const msg = (err instanceof Error ? err.message : String(err))
+      .split('\n')[0]
+      .replaceAll(conn.password ?? '\u0000', '***');
+    throw serverError(
+      'SQL_GENERATOR',
+      `cannot connect to ${redacted}: ${msg}; check the host, port, user and password (never shown)`,
+    );
+  }
+}
+
+/**
+ * Options of {@link reserveSqlNode}.
+ *
+ * @example
+ * ```ts
+ * const o: ReserveOptions = { url: 'mysql://u:p@127.0.0.1/app', layout: Layout.from('twitter'), cluster: 'orders', apply: true };
+ * ```
+ */
+export interface ReserveOptions {
+  readonly url: string;
+  readonly layout: Layout;
+  /** The cluster (namespace prefix) shared with `flurry serve --cluster`; default `default`. */
+  readonly cluster?: string;
+  /** Pinned node fields (a `datacenter` defaults to 0), as `flurry serve --node`. */
+  readonly pin?: Record<string, number>;
+  readonly prefix?: string;
+  readonly maxWaitMs?: number;
+  /** Run the DDL in the database (else only returned). */
+  readonly apply?: boolean;
+}
+
+/**
+ * A reserved node and the DDL that issues IDs under it.
+ *
+ * @example
+ * ```ts
+ * const { node, slot, namespace, ddl } = await reserveSqlNode(opts);
+ * ```
+ */
+export interface Reservation {
+  readonly namespace: string;
+  readonly slot: number;
+  readonly node: Record<string, number>;
+  readonly token: string;
+  /** IDs are issued only after this Unix ms. */
+  readonly floorMs: number;
+  /** The decode/bound functions and the generator, in the order to run them. */
+  readonly decode: LayoutSql;
+  readonly ddl: GeneratorSql;
+}
+
+const truthy = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 't';
+
+/**
+ * Reserves a free slot of the cluster for the in-database generator and builds (and with
+ * `apply` runs) its DDL. Throws `FLURRY_E_SQL_GENERATOR` when the database already has a
+ * generator holding a node (release it first), no slot is free, the namespace belongs to a
+ * layout with another slot count, or the database cannot be reached.
+ *
+ * @example
+ * ```ts
+ * const r = await reserveSqlNode({ url: db.url, layout: Layout.from('twitter'), apply: true });
+ * ```
+ */
+export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
+  const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
+  const prefix = o.prefix ?? 'flurry_';
+  const c = await connectSql(o.url);
+  const pgsql = c.dialect === 'postgres';
+  const t = c.table
+    .split('.')
+    .map((x) => (pgsql ? `"${x}"` : `\`${x}\``))
+    .join('.');
+  const now = pgsql ? 'now()' : 'CURRENT_TIMESTAMP(3)';
+  try {
+    await c.query(registryTableDdl(c.dialect, c.table));
+    const state = await c
+      .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
+      .catch(() => [] as Record<string, unknown>[]);
+    if (state.length > 0 && state[0].token !== null && state[0].token !== undefined) {
+      throw serverError(
+        'SQL_GENERATOR',
+        `this database already has an in-database generator (${prefix}generator) holding slot ${String(state[0].slot)} of ${String(state[0].namespace)}; ` +
+          `run SELECT ${prefix}release_node() first, or use another --prefix`,
+      );
+    }
+    const token = randomBytes(16).toString('hex');
+    const holder = JSON.stringify({
+      id: `sql-generator-${token.slice(0, 8)}`,
+      role: 'sql generator',
+      hostname: hostname(),
+      pid: process.pid,
+      version: '0.1.0',
+      since: new Date().toISOString(),
+      ttlMs: null,
+      release: `SELECT ${prefix}release_node()`,
+    });
+    const far = pgsql ? "timestamptz '9999-12-31 00:00:00+00'" : 'FROM_UNIXTIME(2147483000)';
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const rows = await c.query(
+        `SELECT slot, slots, (token IS NOT NULL AND expires_at > ${now}) AS live FROM ${t} WHERE namespace = ?`,
+        [map.namespace],
+      );
+      const other = rows.find((r) => Number(r.slots) !== 0 && Number(r.slots) !== map.slots);
+      if (other) {
+        throw serverError(
+          'SQL_GENERATOR',
+          `namespace "${map.namespace}" in ${c.table} belongs to a layout with ${String(other.slots)} node IDs, but this layout has ${map.slots}; use another --cluster or table`,
+        );
+      }
+      const live = new Set(rows.filter((r) => truthy(r.live)).map((r) => Number(r.slot)));
+      const known = new Set(rows.map((r) => Number(r.slot)));
+      let slot = -1;
+      for (let s = 0; s < map.slots && slot < 0; s++) if (!live.has(s)) slot = s;
+      if (slot < 0) {
+        throw serverError(
+          'SQL_GENERATOR',
+          `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder) or use another --cluster`,
+        );
+      }
+      if (!known.has(slot)) {
+        await c.query(
+          pgsql
+            ? `INSERT INTO ${t} (namespace, slot, slots) VALUES (?, ?, ?) ON CONFLICT (namespace, slot) DO NOTHING`
+            : `INSERT IGNORE INTO ${t} (namespace, slot, slots) VALUES (?, ?, ?)`,
+          [map.namespace, slot, map.slots],
+        );
+      }
+      await c.query(pgsql ? 'BEGIN' : 'START TRANSACTION');
+      try {
+        const cur = await c.query(
+          `SELECT (token IS NOT NULL AND expires_at > ${now}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ? AND slot = ? FOR UPDATE`,
+          [map.namespace, slot],
+        );
+        if (cur.length === 0 || truthy(cur[0].live)) {
+          await c.query('ROLLBACK');
+          continue; // lost a race: scan again
+        }
+        const hw = Number(cur[0].high_water_ms);
+        const floorMs = hw + (truthy(cur[0].released_cleanly) ? 0 : Number(cur[0].ttl_ms));
+        await c.query(
+          `UPDATE ${t} SET slots = ?, token = ?, expires_at = ${far}, holder = ?, released_cleanly = ${pgsql ? 'false' : 'FALSE'}, ttl_ms = 0, ` +
+            `version = version + 1, updated_at = ${now} WHERE namespace = ? AND slot = ?`,
+          [map.slots, token, holder, map.namespace, slot],
+        );
+        await c.query('COMMIT');
+        const node = map.toNode(slot);
+        const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
+        const ddl = generatorSql(o.layout, {
+          dialect: c.dialect,
+          prefix,
+          registryTable: c.table,
+          namespace: map.namespace,
+          slot,
+          token,
+          nodeBits: o.layout.nodeBits(node),
+          floorMs,
+          ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+        });
+        if (o.apply) for (const s of [...decode.statements, ...ddl.statements]) await c.query(s);
+        return { namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    }
+    throw serverError(
+      'SQL_GENERATOR',
+      `could not reserve a slot of "${map.namespace}" in 5 attempts (other holders kept taking them); retry`,
+    );
+  } catch (err) {
+    if (err instanceof FlurryError) throw err;
+    throw serverError(
+      'SQL_GENERATOR',
+      `${c.redacted}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]} (while reserving a node for the in-database generator)`,
+    );
+  } finally {
+    await c.close().catch(() => undefined);
+  }
+}
