@@ -8,6 +8,7 @@ import { createMemoryStore, openSequences, type SegmentStore, type Sequences } f
 import { createRequestHandler } from './handler.js';
 import { inProcess, type InProcess } from './in-process.js';
 import { inject } from './inject.js';
+import { httpGet, runFlurry, startFlurry } from '../test-support.js';
 
 let svc: InProcess;
 let sequences: Sequences;
@@ -107,4 +108,28 @@ test('GIVEN a service without --sequences THEN the segment routes are 404 FLURRY
     assert.equal(codeOf(r.body), 'FLURRY_E_NOT_FOUND');
     assert.match(r.body, /--sequences/);
   }
+});
+
+test('GIVEN flurry serve --sequences memory://… --auto-create THEN a real process serves the routes; a malformed store URL stops the start with its code', async () => {
+  const svc = await startFlurry({ args: ['--sequences', 'memory://serve-test', '--auto-create'] });
+  try {
+    const a = await httpGet(svc.port, '/v1/sequences/ticket/next');
+    assert.equal(a.status, 200, a.body);
+    assert.deepEqual(JSON.parse(a.body), { key: 'ticket', value: '1' });
+    const b = await httpGet(svc.port, '/api/segment/get/ticket');
+    assert.equal(b.body, '2');
+  } finally {
+    await svc.stop();
+  }
+  const bad = await runFlurry([
+    'serve',
+    '--port',
+    '0',
+    '--allow-root',
+    '--sequences',
+    'postgres://u:hunter2@127.0.0.1/x?tabel=y',
+  ]);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr + bad.stdout, /FLURRY_E_SEQUENCE_URL/);
+  assert.ok(!(bad.stderr + bad.stdout).includes('hunter2'), 'the password is never printed');
 });
