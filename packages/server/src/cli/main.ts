@@ -20,6 +20,7 @@ import { nextCommand } from './commands/next.js';
 import { publicCommand } from './commands/public.js';
 import { rangeCommand } from './commands/range.js';
 import { registryCommand } from './commands/registry.js';
+import { sequencesCommand } from './commands/sequences.js';
 import { serveCommand } from './commands/serve.js';
 import { sqlCommand } from './commands/sql.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
@@ -44,6 +45,7 @@ Commands:
   public decode PUB...  Turn public IDs back into IDs.
   range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
   sql --dialect D       Print SQL functions that decode, bound (and issue) IDs in PostgreSQL/MySQL.
+  sequences create|list|show  Keys of segment mode (short, dense numbers per key; --store URL).
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
@@ -60,6 +62,7 @@ const COMMANDS: Record<string, (io: CliIo) => Promise<number>> = {
   public: publicCommand,
   range: rangeCommand,
   registry: registryCommand,
+  sequences: sequencesCommand,
   sql: sqlCommand,
 };
 
