@@ -182,7 +182,7 @@ export class Serial {
     const seq = this.owner.sequenceWithCreate(key, this.create);
     this.current = { stamp, seq };
     // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
-    if (previous && previous.stamp < stamp) void this.owner.retire(previous.seq);
+    if (previous && previous.stamp < stamp) this.owner.retire(previous.seq);
     return seq;
   }
 }
@@ -254,7 +254,13 @@ export class Sequences {
   }
 
   /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
-  async retire(seq: Sequence): Promise<void> {
+  retire(seq: Sequence): void {
+    // Callers of the last period may still be waiting for its fetch: close it once they are done (or timed out).
+    const t = setTimeout(() => void this.retireNow(seq), this.tuning.waitTimeoutMs + 1000);
+    t.unref();
+  }
+
+  private async retireNow(seq: Sequence): Promise<void> {
     if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
     await seq.close().catch(() => undefined);
   }
