@@ -7,7 +7,7 @@
  * ```ts
  * import { openSequences } from '@flurry/segments';
  * const sequences = await openSequences('memory://demo', { autoCreate: true });
- * await sequences.get('order').next(); // 1n
+ * await sequences.get('order').next(); // 1
  * ```
  */
 export * from './errors.js';

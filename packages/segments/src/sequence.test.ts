@@ -50,12 +50,12 @@ describe('segments: sequences on the memory store', () => {
     const seqs = await openSequences('memory://basic', { maxStep: 10 });
     await seqs.create('order', { step: 10 });
     const order = seqs.get('order');
-    assert.equal(order.tryNext(), undefined, 'nothing is buffered before the first fetch');
-    const got: bigint[] = [await order.next()];
-    for (let i = 0; i < 50; i++) got.push(await order.next());
-    got.push(BigInt(await order.nextNumber()));
-    got.push(...(await order.batch(95)));
-    got.push(...(await order.batchNumbers(3)).map(BigInt));
+    assert.equal(order.tryNextBigInt(), undefined, 'nothing is buffered before the first fetch');
+    const got: bigint[] = [await order.nextBigInt()];
+    for (let i = 0; i < 50; i++) got.push(await order.nextBigInt());
+    got.push(BigInt(await order.next()));
+    got.push(...(await order.batchBigInt(95)));
+    got.push(...(await order.batch(3)).map(BigInt));
     assert.equal(got.length, 150);
     got.forEach((v, i) => assert.equal(v, BigInt(i + 1)));
     assert.ok(order.status().fetches >= 15);
@@ -65,10 +65,10 @@ describe('segments: sequences on the memory store', () => {
   it('GIVEN a buffered segment THEN next() returns a plain value (no promise) and tryNext() is synchronous', async () => {
     const seqs = await openSequences('memory://sync', { autoCreate: true });
     const s = seqs.get('k');
-    await s.next();
-    const v = s.next();
+    await s.nextBigInt();
+    const v = s.nextBigInt();
     assert.equal(typeof v, 'bigint');
-    assert.equal(typeof s.tryNextNumber(), 'number');
+    assert.equal(typeof s.tryNext(), 'number');
     await seqs.close();
   });
 
@@ -76,11 +76,11 @@ describe('segments: sequences on the memory store', () => {
     const seqs = await openSequences('memory://unknown');
     const s = seqs.get('nope');
     await assert.rejects(
-      async () => s.next(),
+      async () => s.nextBigInt(),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_KEY_UNKNOWN',
     );
     await seqs.create('nope', { start: 100 });
-    assert.equal(await s.next(), 100n);
+    assert.equal(await s.nextBigInt(), 100n);
     await assert.rejects(
       () => seqs.create('nope'),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_KEY_EXISTS',
@@ -117,11 +117,11 @@ describe('segments: sequences on the memory store', () => {
     );
     await seqs.create('c');
     await assert.rejects(
-      () => seqs.get('c').batch(0),
+      () => seqs.get('c').batchBigInt(0),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_COUNT',
     );
     await assert.rejects(
-      () => seqs.get('c').batch(100_001),
+      () => seqs.get('c').batchBigInt(100_001),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_COUNT',
     );
     for (const u of [
@@ -151,13 +151,13 @@ describe('segments: sequences on the memory store', () => {
     const max = BigInt(Number.MAX_SAFE_INTEGER);
     await seqs.create('big', { start: max - 1n, step: 10 });
     const s = seqs.get('big');
-    assert.equal(await s.nextNumber(), Number.MAX_SAFE_INTEGER - 1);
-    assert.equal(await s.nextNumber(), Number.MAX_SAFE_INTEGER);
+    assert.equal(await s.next(), Number.MAX_SAFE_INTEGER - 1);
+    assert.equal(await s.next(), Number.MAX_SAFE_INTEGER);
     assert.throws(
-      () => s.tryNextNumber(),
+      () => s.tryNext(),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_NUMBER_UNSAFE',
     );
-    assert.equal(await s.next(), max + 2n, 'the refused number is skipped, the bigint path continues');
+    assert.equal(await s.nextBigInt(), max + 2n, 'the refused number is skipped, the bigint path continues');
     await seqs.close();
   });
 
@@ -165,7 +165,7 @@ describe('segments: sequences on the memory store', () => {
     const seqs = await openSequences('memory://burst', { maxStep: 1_000_000 });
     await seqs.create('tiny', { step: 1 });
     const s = seqs.get('tiny');
-    const got = await Promise.all(Array.from({ length: 2000 }, () => Promise.resolve(s.next())));
+    const got = await Promise.all(Array.from({ length: 2000 }, () => Promise.resolve(s.nextBigInt())));
     assert.equal(new Set(got).size, 2000);
     assert.ok(s.status().fetches < 200, `the step grows with the waiting demand (${s.status().fetches} fetches)`);
     await seqs.close();
@@ -179,7 +179,7 @@ describe('segments: sequences on the memory store', () => {
     const steps: number[] = [];
     // 10,000 numbers per simulated second: a one-minute segment wants 600,000, capped at 50,000.
     for (let i = 0; i < 400_000; i++) {
-      if (s.tryNextNumber() === undefined) await s.nextNumber();
+      if (s.tryNext() === undefined) await s.next();
       if (i % 10 === 0) clock.advance(1);
       const st = s.status().step;
       if (steps[steps.length - 1] !== st) steps.push(st);
@@ -192,7 +192,7 @@ describe('segments: sequences on the memory store', () => {
     const before = s.status().step;
     for (let i = 0; i < 200_000; i++) {
       clock.advance(10_000);
-      if (s.tryNextNumber() === undefined) await s.nextNumber();
+      if (s.tryNext() === undefined) await s.next();
       if (s.status().step === 100) break;
     }
     const after = s.status().step;
@@ -206,14 +206,14 @@ describe('segments: sequences on the memory store', () => {
     await store.create('k', { start: 1n, step: 100, description: null });
     const seqs = await openSequences(store, { retryMs: 20, maxStep: 100 });
     const s = seqs.get('k');
-    for (let i = 1n; i <= 15n; i++) assert.equal(await s.next(), i);
+    for (let i = 1n; i <= 15n; i++) assert.equal(await s.nextBigInt(), i);
     await new Promise((r) => setTimeout(r, 10)); // the prefetch (at 10 %) lands: 101…200 buffered
     store.mode = 'down';
     const seen = new Set<bigint>();
     let err: unknown;
     for (let i = 0; i < 1000; i++) {
       try {
-        seen.add(await s.next());
+        seen.add(await s.nextBigInt());
       } catch (e) {
         err = e;
         break;
@@ -227,7 +227,7 @@ describe('segments: sequences on the memory store', () => {
     let v: bigint | undefined;
     while (v === undefined && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 30));
-      v = s.tryNext(); // the background retry refilled the buffer without a call
+      v = s.tryNextBigInt(); // the background retry refilled the buffer without a call
     }
     assert.equal(v, 201n);
     await seqs.close();
@@ -240,12 +240,12 @@ describe('segments: sequences on the memory store', () => {
     const s = seqs.get('k');
     store.mode = 'unknown';
     await assert.rejects(
-      async () => s.next(),
+      async () => s.nextBigInt(),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE',
     );
     store.mode = 'ok';
     await new Promise((r) => setTimeout(r, 30));
-    const v = await s.next();
+    const v = await s.nextBigInt();
     assert.ok(v >= 11n, `the possibly-committed range 1…10 is skipped (got ${v})`);
     assert.equal(s.status().skippedAllocations, 1);
     assert.ok(BigInt(s.status().wasted) >= 10n);
@@ -256,16 +256,16 @@ describe('segments: sequences on the memory store', () => {
     const a = await openSequences('memory://handback', { maxStep: 100 });
     await a.create('k', { step: 100 });
     const sa = a.get('k');
-    for (let i = 0; i < 30; i++) await sa.next(); // 1…30, the next segment (101…200) prefetched
+    for (let i = 0; i < 30; i++) await sa.nextBigInt(); // 1…30, the next segment (101…200) prefetched
     await new Promise((r) => setTimeout(r, 5));
     const { handedBack, wasted } = await a.close();
     assert.equal(handedBack, 170n);
     assert.equal(wasted, 0n);
     const b = await openSequences('memory://handback');
-    assert.equal(await b.get('k').next(), 31n);
+    assert.equal(await b.get('k').nextBigInt(), 31n);
     // Someone else allocated after b's segment: b's remainder cannot go back, it is counted as wasted.
     const c = await openSequences('memory://handback');
-    await c.get('k').next();
+    await c.get('k').nextBigInt();
     const r = await b.close();
     assert.equal(r.handedBack, 0n);
     assert.ok(r.wasted > 0n);
@@ -282,7 +282,7 @@ describe('segments: sequences on the memory store', () => {
         const s = inst.get('k');
         let last = 0n;
         for (let i = 0; i < 3000; i++) {
-          const v = await s.next();
+          const v = await s.nextBigInt();
           assert.ok(v > last);
           last = v;
           assert.ok(!all.has(v), `duplicate ${v}`);
@@ -297,10 +297,10 @@ describe('segments: sequences on the memory store', () => {
   it('GIVEN a closed Sequences THEN its sequences refuse with FLURRY_E_SEQUENCE_CLOSED', async () => {
     const seqs = await openSequences('memory://closed', { autoCreate: true });
     const s = seqs.get('k');
-    await s.next();
+    await s.nextBigInt();
     await seqs.close();
     assert.throws(
-      () => s.tryNext(),
+      () => s.tryNextBigInt(),
       (e) => code(e) === 'FLURRY_E_SEQUENCE_CLOSED',
     );
     assert.throws(

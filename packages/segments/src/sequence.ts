@@ -17,8 +17,8 @@
  * @example
  * ```ts
  * const order = sequences.get('order');
- * const a = order.tryNextNumber() ?? (await order.nextNumber()); // 1, 2, 3 …
- * const b: bigint = await order.next();
+ * const a = order.tryNext() ?? (await order.next()); // 1, 2, 3 … (numbers)
+ * const b: bigint = await order.nextBigInt();
  * ```
  */
 import type { Clock } from '@flurry/core';
@@ -113,9 +113,10 @@ export interface SequenceStatus {
  * @example
  * ```ts
  * const seq = sequences.get('ticket');
- * seq.tryNext();           // 1n, or undefined when the buffer is empty
- * await seq.next();        // 2n (a promise only when it must wait)
- * await seq.batch(3);      // [3n, 4n, 5n]
+ * seq.tryNext();            // 1, or undefined when the buffer is empty
+ * await seq.next();         // 2 (a promise only when it must wait)
+ * await seq.batch(3);       // [3, 4, 5]
+ * await seq.nextBigInt();   // 6n: the bigint forms work past 2^53 too
  * ```
  */
 export class Sequence {
@@ -159,14 +160,15 @@ export class Sequence {
 
   /**
    * The next number as a `number`, synchronously, or undefined when both segments are empty (a fetch is then
-   * under way). Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
+   * under way). The hot path: a plain number increment. Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1
+   * (never rounds; use {@link Sequence.tryNextBigInt} there).
    *
    * @example
    * ```ts
-   * const n = seq.tryNextNumber() ?? (await seq.nextNumber());
+   * const n = seq.tryNext() ?? (await seq.next());
    * ```
    */
-  tryNextNumber(): number | undefined {
+  tryNext(): number | undefined {
     const s = this.cur;
     if (s.pos < s.len) {
       const n = s.pos++;
@@ -174,7 +176,7 @@ export class Sequence {
       if (s.safe) return s.startNum + n;
       return this.toNumber(s.start + BigInt(n));
     }
-    return this.advance() ? this.tryNextNumber() : undefined;
+    return this.advance() ? this.tryNext() : undefined;
   }
 
   /**
@@ -182,17 +184,17 @@ export class Sequence {
    *
    * @example
    * ```ts
-   * const n = seq.tryNext(); // 42n or undefined
+   * const n = seq.tryNextBigInt(); // 42n or undefined
    * ```
    */
-  tryNext(): bigint | undefined {
+  tryNextBigInt(): bigint | undefined {
     const s = this.cur;
     if (s.pos < s.len) {
       const n = s.pos++;
       if (n === s.trigger) this.prefetch();
       return s.safe ? BigInt(s.startNum + n) : s.start + BigInt(n);
     }
-    return this.advance() ? this.tryNext() : undefined;
+    return this.advance() ? this.tryNextBigInt() : undefined;
   }
 
   /**
@@ -202,25 +204,26 @@ export class Sequence {
    *
    * @example
    * ```ts
-   * const id = await seq.next(); // awaiting a plain value is fine too
+   * const id = await seq.nextBigInt(); // awaiting a plain value is fine too
    * ```
    */
-  next(): bigint | Promise<bigint> {
-    const v = this.tryNext();
-    return v !== undefined ? v : this.waitFor(() => this.tryNext());
+  nextBigInt(): bigint | Promise<bigint> {
+    const v = this.tryNextBigInt();
+    return v !== undefined ? v : this.waitFor(() => this.tryNextBigInt());
   }
 
   /**
-   * The next number as a `number` (see {@link Sequence.next}); `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
+   * The next number as a `number`: a plain value while buffered, a promise only when it must wait (see
+   * {@link Sequence.nextBigInt} for the errors); `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
    *
    * @example
    * ```ts
-   * const n: number = await seq.nextNumber();
+   * const n: number = await seq.next();
    * ```
    */
-  nextNumber(): number | Promise<number> {
-    const v = this.tryNextNumber();
-    return v !== undefined ? v : this.waitFor(() => this.tryNextNumber());
+  next(): number | Promise<number> {
+    const v = this.tryNext();
+    return v !== undefined ? v : this.waitFor(() => this.tryNext());
   }
 
   /**
@@ -228,10 +231,10 @@ export class Sequence {
    *
    * @example
    * ```ts
-   * const ids = await seq.batch(100);
+   * const ids = await seq.batchBigInt(100);
    * ```
    */
-  async batch(count: number): Promise<bigint[]> {
+  async batchBigInt(count: number): Promise<bigint[]> {
     const out: bigint[] = [];
     await this.fill(count, (s, from, to) => {
       for (let i = from; i < to; i++) out.push(s.safe ? BigInt(s.startNum + i) : s.start + BigInt(i));
@@ -245,10 +248,10 @@ export class Sequence {
    *
    * @example
    * ```ts
-   * const ns = await seq.batchNumbers(10);
+   * const ns = await seq.batch(10);
    * ```
    */
-  async batchNumbers(count: number): Promise<number[]> {
+  async batch(count: number): Promise<number[]> {
     const out: number[] = [];
     await this.fill(count, (s, from, to) => {
       if (s.safe) for (let i = from; i < to; i++) out.push(s.startNum + i);
@@ -353,7 +356,7 @@ export class Sequence {
     return sequenceError(
       'NUMBER_UNSAFE',
       `the next number of "${this.key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
-        `use next()/tryNext()/batch() for bigints`,
+        `use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
       { key: this.key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
     );
   }

@@ -8,7 +8,7 @@
  * const sequences = await openSequences('postgres://flurry:secret@127.0.0.1:5432/ids');
  * await sequences.create('order', { start: 1, step: 1000, description: 'order numbers' });
  * const order = sequences.get('order');
- * order.tryNextNumber() ?? (await order.nextNumber()); // 1
+ * order.tryNext() ?? (await order.next()); // 1
  * await sequences.close(); // hands the unused numbers back when it is safe
  * ```
  */
@@ -157,9 +157,9 @@ export class Serial {
     const p = periodOf(this.owner.clock.now(), this.timeZone);
     const stamp = periodStamp(p, this.format.reset);
     const seq = this.sequenceFor(stamp);
-    const v = seq.tryNext();
+    const v = seq.tryNextBigInt();
     if (v !== undefined) return renderSerial(this.format, p, v);
-    return Promise.resolve(seq.next()).then((n) => renderSerial(this.format, p, n));
+    return Promise.resolve(seq.nextBigInt()).then((n) => renderSerial(this.format, p, n));
   }
 
   /**
@@ -182,7 +182,7 @@ export class Serial {
     const seq = this.owner.sequenceWithCreate(key, this.create);
     this.current = { stamp, seq };
     // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
-    if (previous && previous.stamp < stamp) void this.owner.retire(previous.seq);
+    if (previous && previous.stamp < stamp) this.owner.retire(previous.seq);
     return seq;
   }
 }
@@ -193,7 +193,7 @@ export class Serial {
  * @example
  * ```ts
  * const sequences = await openSequences('memory://demo', { autoCreate: true });
- * const n = await sequences.get('ticket').nextNumber();
+ * const n = await sequences.get('ticket').next(); // 1
  * ```
  */
 export class Sequences {
@@ -254,7 +254,13 @@ export class Sequences {
   }
 
   /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
-  async retire(seq: Sequence): Promise<void> {
+  retire(seq: Sequence): void {
+    // Callers of the last period may still be waiting for its fetch: close it once they are done (or timed out).
+    const t = setTimeout(() => void this.retireNow(seq), this.tuning.waitTimeoutMs + 1000);
+    t.unref();
+  }
+
+  private async retireNow(seq: Sequence): Promise<void> {
     if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
     await seq.close().catch(() => undefined);
   }

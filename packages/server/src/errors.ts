@@ -121,6 +121,15 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
   FLURRY_E_SEQUENCE_EXHAUSTED: 503,
   FLURRY_E_LAYOUT_EXPIRED: 503,
   FLURRY_E_GENERATOR_CLOSED: 503,
+  // Segment mode (@flurry/segments): bad or unknown keys and counts are the caller's; the rest is 503.
+  FLURRY_E_SEQUENCE_KEY_INVALID: 400,
+  FLURRY_E_SEQUENCE_COUNT: 400,
+  FLURRY_E_SEQUENCE_FORMAT: 400,
+  FLURRY_E_SEQUENCE_OPTION: 400,
+  FLURRY_E_SEQUENCE_NUMBER_UNSAFE: 400,
+  FLURRY_E_SEQUENCE_KEY_UNKNOWN: 404,
+  FLURRY_E_SEQUENCE_KEY_EXISTS: 409,
+  FLURRY_E_SEQUENCE_STORE_UNAVAILABLE: 503,
 });
 
 /**
@@ -138,7 +147,7 @@ export function httpStatusOf(err: unknown): number {
   if (!(err instanceof FlurryError)) return 500;
   const s = STATUS[err.code];
   if (s !== undefined) return s;
-  if (err.code.startsWith('FLURRY_E_REGISTRY')) return 503;
+  if (err.code.startsWith('FLURRY_E_REGISTRY') || err.code.startsWith('FLURRY_E_SEQUENCE')) return 503;
   return 500;
 }
 

@@ -24,6 +24,7 @@
  */
 import type { Server } from 'node:http';
 import { assertKnownOptions, optionNames } from '@flurry/core';
+import { openSequences, type Sequences } from '@flurry/segments';
 import type { ServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
@@ -88,6 +89,9 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   maxBodyBytes: true,
   publicKey: true,
   publicKeyFile: true,
+  sequences: true,
+  autoCreate: true,
+  allowVolatileStore: true,
   logLevel: true,
   allowRoot: true,
   shutdownTimeoutMs: true,
@@ -120,9 +124,29 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
 export async function startService(config: ServeConfig, logger: ServiceLogger): Promise<RunningService> {
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   const core = createServiceCore(config, logger);
-  const ctx = httpContext(config, core, logger.child({ component: 'http' }));
+  // Segment mode (--sequences URL): opened first, so a bad store URL, credentials or a volatile Redis stop the start.
+  const sequences: Sequences | undefined =
+    config.sequences === undefined
+      ? undefined
+      : await openSequences(config.sequences, {
+          autoCreate: config.autoCreate,
+          allowVolatileStore: config.allowVolatileStore,
+          maxBatch: config.maxBatch,
+        });
+  const ctx = { ...httpContext(config, core, logger.child({ component: 'http' })), sequences };
   const server = createHttpServer(ctx);
-  const port = await listenHttp(server, config.port, config.host);
+  const closeSequences = async (): Promise<void> => {
+    if (!sequences) return;
+    const { handedBack, wasted } = await sequences.close();
+    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
+  };
+  let port: number;
+  try {
+    port = await listenHttp(server, config.port, config.host);
+  } catch (err) {
+    await closeSequences().catch(() => undefined);
+    throw err;
+  }
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
   let thrift: ThriftServer | undefined;
@@ -131,12 +155,14 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
     thrift = await startThrift(config, core, logger);
   } catch (err) {
     await abortStart(server, core);
+    await closeSequences().catch(() => undefined);
     throw err;
   }
   logReady(config, core, port, thrift, logger);
 
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= shutdown({ config, core, ctx, server, thrift, logger }));
+  const close = (): Promise<void> =>
+    (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
   return { port, thriftPort: thrift?.port, server, close };
 }
 

@@ -115,7 +115,7 @@ export async function postgresAdapter(c: SqlConnection, description: string): Pr
     },
     isDuplicateKey: (err) => pgCode(err) === '23505',
     isAuth: (err) => ['28P01', '28000'].includes(pgCode(err) ?? ''),
-    isTableExists: (err) => ['42P07', '23505'].includes(pgCode(err) ?? ''),
+    isTableExists: (err) => ['42P07', '42710', '23505'].includes(pgCode(err) ?? ''),
     async end() {
       await pool.end();
     },

@@ -220,15 +220,19 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
         if (!o.createTable) throw tableError(err);
       }
       // A fresh session: a failed statement aborts a PostgreSQL transaction block (not used here, but keep it plain).
+      let ddlError: unknown;
       try {
         await s.query(adapter.ddl(o.table), []);
       } catch (err) {
-        if (!adapter.isTableExists(err) && !adapter.isDuplicateKey(err)) throw tableError(err);
+        // Several processes opening at once race on CREATE TABLE IF NOT EXISTS (PostgreSQL then reports a
+        // duplicate type or key); the check below decides whether the table is there.
+        if (adapter.isAuth(err)) throw err;
+        ddlError = err;
       }
       try {
         await s.query(`${columns} WHERE 1 = 0`, []);
       } catch (err) {
-        throw tableError(err);
+        throw tableError(ddlError ?? err);
       }
     });
   } catch (err) {

@@ -66,7 +66,7 @@ export function write(stream: Writable, text: string): Promise<void> {
 
 /** Error codes that mean "the input was bad": the CLI exits 2 for them, 1 for the rest. */
 const BAD_INPUT =
-  /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|REGISTRY_URL|REGISTRY_OPTION|REGISTRY_STATIC_NODE)/;
+  /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|REGISTRY_URL|REGISTRY_OPTION|REGISTRY_STATIC_NODE|SEQUENCE_(?!EXHAUSTED))/;
 
 /**
  * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys), 1 otherwise.

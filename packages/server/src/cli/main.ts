@@ -35,6 +35,7 @@ Commands:
   public decode PUB...  Turn public IDs back into IDs.
   range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
   sql --dialect D       Print SQL functions that decode, bound (and issue) IDs in PostgreSQL/MySQL.
+  sequences create|list|show  Keys of segment mode (short, dense numbers per key; --store URL).
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
@@ -58,6 +59,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   public: async () => (await import('./commands/public.js')).publicCommand,
   range: async () => (await import('./commands/range.js')).rangeCommand,
   registry: async () => (await import('./commands/registry.js')).registryCommand,
+  sequences: async () => (await import('./commands/sequences.js')).sequencesCommand,
   sql: async () => (await import('./commands/sql.js')).sqlCommand,
 };
 

@@ -10,6 +10,7 @@
  * ```
  */
 import type { FlurryError, Layout } from '@flurry/core';
+import type { Sequences } from '@flurry/segments';
 import type { ServiceMetrics } from '../metrics.js';
 
 /**
@@ -80,6 +81,8 @@ export interface HttpContext {
   node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: ServiceMetrics;
   readonly publicIds: PublicIds | undefined;
+  /** Segment mode (`--sequences URL`), when configured. */
+  readonly sequences?: Sequences | undefined;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
   /** Whether /healthz, /readyz and /metrics need the token too. */

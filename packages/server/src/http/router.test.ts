@@ -77,13 +77,13 @@ test('GIVEN a table declaring a path twice or a {param} inside a segment THEN bu
 });
 
 test('GIVEN the service table plus one new entry THEN the handler serves it with its methods, auth and parameters, and the existing routes are unchanged', async () => {
-  const handler = createRequestHandler(svc.ctx, [...ROUTES, echo('seq_next', '/v1/sequences/{name}/next', ISSUE)]);
-  const r = await inject(handler, { url: '/v1/sequences/orders/next?x=1' });
+  const handler = createRequestHandler(svc.ctx, [...ROUTES, echo('widget_next', '/v1/widgets/{name}/next', ISSUE)]);
+  const r = await inject(handler, { url: '/v1/widgets/orders/next?x=1' });
   assert.equal(r.status, 200, r.body);
-  assert.deepEqual(JSON.parse(r.body), { name: 'seq_next', params: ['orders'], query: 'x=1' });
-  const head = await inject(handler, { method: 'HEAD', url: '/v1/sequences/orders/next' });
+  assert.deepEqual(JSON.parse(r.body), { name: 'widget_next', params: ['orders'], query: 'x=1' });
+  const head = await inject(handler, { method: 'HEAD', url: '/v1/widgets/orders/next' });
   assert.equal(head.status, 405);
   assert.equal(head.headers['allow'], 'GET');
   assert.equal((await inject(handler, { url: '/v1/ids/next' })).status, 200);
-  assert.equal((await inject(handler, { url: '/v1/sequences/orders' })).status, 404);
+  assert.equal((await inject(handler, { url: '/v1/widgets/orders' })).status, 404);
 });

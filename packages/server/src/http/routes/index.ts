@@ -23,6 +23,7 @@ import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
 import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
 import { idsRangeRoute } from './range.js';
+import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
 
 /**
  * Every route, in the order of the OpenAPI document. A route's index is its metrics ID.
@@ -42,6 +43,10 @@ export const ROUTES: readonly Route[] = Object.freeze([
   publicDecodeRoute,
   leafGetRoute,
   leafDecodeRoute,
+  sequenceNextRoute,
+  sequenceBatchRoute,
+  sequenceStatusRoute,
+  leafSegmentRoute,
   healthzRoute,
   readyzRoute,
   metricsRoute,

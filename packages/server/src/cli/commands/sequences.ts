@@ -1,0 +1,134 @@
+/**
+ * `flurry sequences create|list|show`: the keys of segment mode (see docs/segments.md), in the store that
+ * `flurry serve --sequences URL` uses (Leaf's `leaf_alloc` table on PostgreSQL/MySQL, or Redis). The store is
+ * `--store URL` or the variable `FLURRY_SEQUENCES` (prefer the variable: flags show in ps).
+ *
+ * @example
+ * ```sh
+ * export FLURRY_SEQUENCES='postgres://app:pw@db:5432/ids'
+ * flurry sequences create order --start 10000 --step 1000 --description 'order numbers'
+ * flurry sequences list
+ * flurry sequences show order --json
+ * ```
+ */
+import { openSequences, type KeyInfo } from '@flurry/segments';
+import { serverError } from '../../errors.js';
+import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { write, type CliIo } from '../io.js';
+
+const FLAGS = {
+  store: { type: 'string' },
+  start: { type: 'string' },
+  step: { type: 'string' },
+  description: { type: 'string' },
+  json: { type: 'boolean' },
+  'allow-volatile-store': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `flurry sequences --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(SEQUENCES_HELP);
+ * ```
+ */
+export const SEQUENCES_HELP = `Usage: flurry sequences create KEY [--start N] [--step S] [--description TEXT]
+       flurry sequences list [--json]
+       flurry sequences show KEY [--json]
+
+The keys of segment mode (short, dense, increasing numbers per key; docs/segments.md).
+The store is --store URL or FLURRY_SEQUENCES: postgres://user:pass@host:port/db[?table=leaf_alloc],
+mysql://… (MySQL/MariaDB; Leaf's leaf_alloc table, shared with Leaf servers), or redis://host:port/db.
+A key is 1 to 128 characters from A-Z a-z 0-9 _ . : -.
+  --start N            the first number issued (default 1)
+  --step S             the stored step: the first segment's size and the smallest (default 1000)
+  --description TEXT   up to 256 characters
+  --json               JSON output (numbers as decimal strings)
+  --allow-volatile-store  accept a Redis without appendonly yes + appendfsync always
+Bad input, an unknown key or an unreachable store exits with code 2.
+`;
+
+function intOf(raw: string | undefined, name: string): number | bigint | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,19}$/.test(raw)) {
+    throw serverError('USAGE', `--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  }
+  const n = BigInt(raw);
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+const view = (k: KeyInfo): Record<string, unknown> => ({
+  key: k.key,
+  maxId: k.maxId.toString(),
+  step: k.step,
+  description: k.description,
+  updateTime: k.updateTime ? k.updateTime.toISOString() : null,
+});
+
+const line = (k: KeyInfo): string =>
+  `${k.key}\tnext ${k.maxId}\tstep ${k.step}${k.description !== null ? `\t${k.description}` : ''}\n`;
+
+/**
+ * Runs `flurry sequences …`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await sequencesCommand({ argv: ['list', '--store', 'redis://127.0.0.1:6379/0'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function sequencesCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, SEQUENCES_HELP);
+    return 0;
+  }
+  const [sub, key, ...rest] = args.positionals;
+  const needsKey = sub === 'create' || sub === 'show';
+  if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined)) {
+    throw serverError(
+      'USAGE',
+      'flurry sequences takes create KEY [--start N] [--step S] [--description TEXT], list, or show KEY (see flurry sequences --help)',
+    );
+  }
+  if (sub !== 'create' && ['start', 'step', 'description'].some((f) => lastString(args, f) !== undefined)) {
+    throw serverError('USAGE', '--start, --step and --description belong to flurry sequences create');
+  }
+  const url = lastString(args, 'store') ?? io.env.FLURRY_SEQUENCES;
+  if (url === undefined || url === '') {
+    throw serverError(
+      'USAGE',
+      'name the store with --store URL or FLURRY_SEQUENCES (postgres://…, mysql://…, redis://…)',
+    );
+  }
+  const json = hasFlag(args, 'json');
+  const sequences = await openSequences(url, { allowVolatileStore: hasFlag(args, 'allow-volatile-store') });
+  try {
+    if (sub === 'list') {
+      const keys = await sequences.list();
+      await write(io.stdout, json ? `${JSON.stringify(keys.map(view))}\n` : keys.map(line).join(''));
+      return 0;
+    }
+    if (sub === 'show') {
+      const k = await sequences.show(key);
+      if (!k) {
+        throw serverError('USAGE', `the sequence key "${key}" does not exist in ${sequences.store.description}`);
+      }
+      await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
+      return 0;
+    }
+    const start = intOf(lastString(args, 'start'), 'start');
+    const step = intOf(lastString(args, 'step'), 'step');
+    const description = lastString(args, 'description');
+    const k = await sequences.create(key, {
+      ...(start !== undefined ? { start } : {}),
+      ...(step !== undefined ? { step: Number(step) } : {}),
+      ...(description !== undefined ? { description } : {}),
+    });
+    await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : `created ${line(k)}`);
+    return 0;
+  } finally {
+    await sequences.close();
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * Segment mode over HTTP (issue 14; `flurry serve --sequences URL`, see docs/segments.md):
+ *
+ * - `GET /v1/sequences/{key}/next` → `{"key":"order","value":"1001"}` (or the bare number with
+ *   `Accept: text/plain`),
+ * - `GET /v1/sequences/{key}?count=N` → `{"key":"order","values":["1001",…]}` (N from 1 to `maxBatch`),
+ * - `GET /v1/sequences/{key}/status` → the key's buffers and counters (like Leaf's `/cache` page),
+ * - `GET /api/segment/get/{key}` → Leaf's segment endpoint: the bare number as text.
+ *
+ * Numbers are decimal strings in JSON (a key may pass 2^53). An unknown key is 404
+ * `FLURRY_E_SEQUENCE_KEY_UNKNOWN` (Leaf answers 500 with its code −2; a 4xx tells clients not to retry), a bad
+ * key 400, an empty buffer with the store down 503 with `Retry-After`; without `--sequences` every route is
+ * 404 `FLURRY_E_NOT_FOUND`.
+ *
+ * @example
+ * ```ts
+ * const handle = sequenceNextRoute.create({ ...ctx, sequences });
+ * await handle(res, input); // {"key":"order","value":"1001"}
+ * ```
+ */
+import type { ServerResponse } from 'node:http';
+import type { Sequence, Sequences } from '@flurry/segments';
+import { serverError } from '../../errors.js';
+import type { HttpContext } from '../context.js';
+import { BAD, COMMON, FENCED, NOT_FOUND } from '../openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
+import { ISSUE, READ, type Route, type RouteInput } from '../route.js';
+import { wantsText } from './ids.js';
+
+/** The sequences of the service, or the 404 that says segment mode is off. */
+function sequencesOf(ctx: HttpContext): Sequences {
+  if (!ctx.sequences) {
+    throw serverError(
+      'NOT_FOUND',
+      'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',
+    );
+  }
+  return ctx.sequences;
+}
+
+/** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
+function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
+  const s = sequencesOf(ctx);
+  let key: string;
+  try {
+    key = decodeURIComponent(input.params[0]);
+  } catch {
+    throw serverError('QUERY', 'the sequence key in the path has a malformed %-escape');
+  }
+  return s.get(key);
+}
+
+function answer(res: ServerResponse, input: RouteInput, key: string, value: bigint): number {
+  const v = value.toString();
+  const accept = input.headers.accept;
+  if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, v);
+  return sendText(res, 200, JSON_TYPE, JSON.stringify({ key, value: v }));
+}
+
+const KEY_PARAM = {
+  name: 'key',
+  in: 'path',
+  required: true,
+  description: '1 to 128 characters from A-Z a-z 0-9 _ . : - (Leaf biz_tag).',
+  schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' },
+};
+
+/**
+ * `GET /v1/sequences/{key}/next`.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(sequenceNextRoute); // true
+ * ```
+ */
+export const sequenceNextRoute: Route = {
+  name: 'sequences_next',
+  path: '/v1/sequences/{key}/next',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const seq = sequenceOf(ctx, input);
+    const v = seq.tryNextBigInt();
+    if (v !== undefined) return answer(res, input, seq.key, v);
+    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, input, seq.key, n));
+  },
+  openapi: {
+    operationId: 'nextInSequence',
+    summary: 'The next number of a sequence (segment mode).',
+    description: 'With "Accept: text/plain" the body is the bare decimal number.',
+    parameters: [KEY_PARAM],
+    responses: {
+      '200': {
+        description: 'The next number.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['key', 'value'],
+              properties: { key: { type: 'string' }, value: { type: 'string', pattern: '^[0-9]+$' } },
+            },
+            example: { key: 'order', value: '1001' },
+          },
+          'text/plain': { schema: { type: 'string', pattern: '^[0-9]+$' }, example: '1001' },
+        },
+      },
+      ...BAD,
+      ...NOT_FOUND,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
+
+/**
+ * The `count` of a batch: once, an integer from 1 to `max` (default 1).
+ *
+ * @example
+ * ```ts
+ * countOf('count=10', 1000); // 10
+ * ```
+ */
+export function countOf(query: string, max: number): number {
+  let raw: string | null = null;
+  let seen = 0;
+  if (query.length > 0) {
+    for (const [k, v] of new URLSearchParams(query)) {
+      if (k !== 'count') throw serverError('QUERY', `unknown query parameter "${k}": the only one is count`);
+      raw = v;
+      seen++;
+    }
+  }
+  if (raw === null) return 1;
+  const n = Number(raw);
+  if (seen !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
+    throw serverError(
+      'BATCH_COUNT',
+      `count must be given once, as an integer from 1 to ${max} (maxBatch); got ${JSON.stringify(raw)}`,
+    );
+  }
+  return n;
+}
+
+/**
+ * `GET /v1/sequences/{key}?count=N`.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(sequenceBatchRoute); // true
+ * ```
+ */
+export const sequenceBatchRoute: Route = {
+  name: 'sequences_batch',
+  path: '/v1/sequences/{key}',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => async (res, input) => {
+    const seq = sequenceOf(ctx, input);
+    const count = countOf(input.query, ctx.maxBatch);
+    const values = await seq.batchBigInt(count);
+    return sendText(res, 200, JSON_TYPE, JSON.stringify({ key: seq.key, values: values.map(String) }));
+  },
+  openapi: {
+    operationId: 'batchInSequence',
+    summary: 'count increasing numbers of a sequence (segment mode).',
+    parameters: [
+      KEY_PARAM,
+      { name: 'count', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
+    ],
+    responses: {
+      '200': {
+        description: 'Increasing numbers.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['key', 'values'],
+              properties: {
+                key: { type: 'string' },
+                values: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } },
+              },
+            },
+            example: { key: 'order', values: ['1001', '1002'] },
+          },
+        },
+      },
+      ...BAD,
+      ...NOT_FOUND,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
+
+/**
+ * `GET /v1/sequences/{key}/status`: this service's buffers of the key (current and next segment, position,
+ * step, last fetch time and latency, issued, wasted, failures).
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(sequenceStatusRoute); // true
+ * ```
+ */
+export const sequenceStatusRoute: Route = {
+  name: 'sequences_status',
+  path: '/v1/sequences/{key}/status',
+  methods: READ,
+  auth: 'token',
+  create: (ctx) => (res, input) => sendText(res, 200, JSON_TYPE, JSON.stringify(sequenceOf(ctx, input).status())),
+  openapi: {
+    operationId: 'sequenceStatus',
+    summary: "This service's buffers and counters for a key (like Leaf's /cache page).",
+    parameters: [KEY_PARAM],
+    responses: {
+      '200': { description: 'The status (SequenceStatus in @flurry/segments).', content: { 'application/json': {} } },
+      ...BAD,
+      ...NOT_FOUND,
+      ...COMMON,
+    },
+  },
+};
+
+/**
+ * `GET /api/segment/get/{key}`: Leaf's segment endpoint, the bare number as text.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(leafSegmentRoute); // true
+ * ```
+ */
+export const leafSegmentRoute: Route = {
+  name: 'leaf_segment_get',
+  path: '/api/segment/get/{key}',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const seq = sequenceOf(ctx, input);
+    const v = seq.tryNextBigInt();
+    if (v !== undefined) return sendAscii(res, 200, TEXT_TYPE, v.toString());
+    return Promise.resolve(seq.nextBigInt()).then((n) => sendAscii(res, 200, TEXT_TYPE, n.toString()));
+  },
+  openapi: {
+    operationId: 'leafSegmentGet',
+    summary:
+      "Meituan Leaf compatible segment endpoint: the next number of the key (Leaf's biz tag) as bare decimal text. An unknown key is 404 (Leaf: 500 with code -2).",
+    parameters: [KEY_PARAM],
+    responses: {
+      '200': {
+        description: 'The next number.',
+        content: { 'text/plain': { schema: { type: 'string', pattern: '^[0-9]+$' } } },
+      },
+      ...BAD,
+      ...NOT_FOUND,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
