@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
 import { checkUrlParams, parseRegistryUrl } from './url.js';
 import { openRegistry } from './open-registry.js';
-import { parseRedisUrl } from './drivers/redis.js';
+import { parseRedisUrl } from './drivers/redis-url.js';
 import { parseEtcdUrl } from './drivers/etcd-url.js';
 import { parseZooKeeperUrl } from './drivers/zookeeper-client.js';
 
