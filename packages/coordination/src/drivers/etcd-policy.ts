@@ -37,7 +37,7 @@ export function isAuthError(err: unknown): boolean {
  *
  * @example
  * ```ts
- * const policy: Policy = retryEachHost(3);
+ * const client = new Etcd3({ hosts, faultHandling: { global: retryEachHost(hosts.length) as never } });
  * ```
  */
 export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };

@@ -63,7 +63,8 @@ export type { DriverLogger } from './common.js';
  *
  * @example
  * ```ts
- * const opts: EtcdDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * // openRegistry passes these; a direct caller gives them itself:
+ * const driver = await createEtcdDriver('etcd://127.0.0.1:2379/flurry', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
  * ```
  */
 export interface EtcdDriverOptions {

@@ -54,7 +54,9 @@ import { allNodeIds } from './common.js';
  *
  * @example
  * ```ts
- * const time: LeaseTimeSource = { monotonic: () => clock.monotonic(), boot: 'test' };
+ * // Two 'processes' in one test share a manual clock's time instead of the host's:
+ * const time = { monotonic: () => clock.monotonic(), boot: 'test' };
+ * const a = createFileDriver(dir, { clock, time }), b = createFileDriver(dir, { clock, time });
  * ```
  */
 export interface LeaseTimeSource {

@@ -91,7 +91,8 @@ export type { DriverLogger } from './common.js';
  *
  * @example
  * ```ts
- * const opts: RedisDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * // openRegistry passes these; a direct caller gives them itself:
+ * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
  * ```
  */
 export interface RedisDriverOptions {

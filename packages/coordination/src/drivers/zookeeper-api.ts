@@ -224,7 +224,7 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
  *
  * @example
  * ```ts
- * const logger: ZkLogger = pino();
+ * await ZkSession.open({ hosts, url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000, logger: pino() }); // state changes are logged
  * ```
  */
 export interface ZkLogger {

@@ -37,7 +37,8 @@ const STATES_CONNECTING = 1;
  *
  * @example
  * ```ts
- * const o: ZkSessionOptions = { hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 };
+ * const s = await ZkSession.open({ hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 });
+ * console.log(s.timeoutMs); // what the server granted, within its min/max session timeout
  * ```
  */
 export interface ZkSessionOptions {
