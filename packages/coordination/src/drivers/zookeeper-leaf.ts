@@ -79,7 +79,7 @@
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
@@ -108,7 +108,6 @@ import {
   leafCacheFile,
   writeLeafCache,
   type HostLock,
-  type LeafCache,
 } from './zookeeper-leaf-cache.js';
 import {
   leafEndpointJson,
