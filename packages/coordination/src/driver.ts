@@ -18,7 +18,8 @@
  *
  * @example
  * ```ts
- * const holder: HolderInfo = { id: `${os.hostname()}:${process.pid}:${randomUUID()}`, hostname: os.hostname(), pid: process.pid };
+ * await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder: makeHolder({ address: '10.0.0.5:8080' }) });
+ * // exhaustion errors list holders as 'web-1:4242:9f1c… (host web-1, pid 4242, 10.0.0.5:8080)'
  * ```
  */
 export interface HolderInfo {

@@ -24,7 +24,8 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ManualClock, type Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
@@ -59,4 +60,44 @@ export function bootId(): string {
     }
   }
   return cachedBoot;
+}
+
+/**
+ * Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's.
+ *
+ * @example
+ * ```ts
+ * // Two 'processes' in one test share a manual clock's time instead of the host's:
+ * const time = { monotonic: () => clock.monotonic(), boot: 'test' };
+ * const a = createFileDriver(dir, { clock, time }), b = createFileDriver(dir, { clock, time });
+ * ```
+ */
+export interface LeaseTimeSource {
+  /** Monotonic ms shared by every process using the directory. */
+  monotonic(): number;
+  /** Identifies the monotonic clock's epoch (the boot); records from another are expired. */
+  readonly boot: string;
+}
+
+const manualBoots = new WeakMap<Clock, string>();
+
+/**
+ * The default time source for a clock: a `ManualClock`'s own monotonic time (tests in one
+ * process), otherwise the host's monotonic clock and boot ID.
+ *
+ * @example
+ * ```ts
+ * timeSourceFor(systemClock).boot; // the kernel boot ID
+ * ```
+ */
+export function timeSourceFor(clock: Clock): LeaseTimeSource {
+  if (clock instanceof ManualClock) {
+    let boot = manualBoots.get(clock);
+    if (!boot) {
+      boot = `manual-${randomBytes(6).toString('hex')}`;
+      manualBoots.set(clock, boot);
+    }
+    return { monotonic: () => clock.monotonic(), boot };
+  }
+  return { monotonic: hostMonotonicMs, boot: bootId() };
 }

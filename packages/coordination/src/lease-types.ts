@@ -114,7 +114,10 @@ export interface ManagedLease extends NodeLease, EventEmitter {
  *
  * @example
  * ```ts
- * const registry: Registry = await openRegistry('file:');
+ * const registry = await openRegistry(process.env.FLURRY_REGISTRY ?? 'file:', { cluster: 'orders' });
+ * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
+ * console.log(registry.kind, lease.node); // 'file' { datacenter: 1, worker: 0 }
+ * await registry.close();                 // releases every lease it handed out
  * ```
  */
 export interface Registry {

@@ -58,7 +58,9 @@ import type { ManagedLease, Registry } from './lease-types.js';
  *
  * @example
  * ```ts
- * const ids: LeasedGenerator = await leasedGenerator({ registry, layout: 'leaf' });
+ * const ids = await leasedGenerator({ registry, layout: 'leaf' });
+ * app.get('/id', (req, res) => (ids.ready() ? res.json({ id: ids.nextString() }) : res.status(503).end()));
+ * process.on('SIGTERM', () => void ids.close()); // reports the final high-water mark, frees the node ID
  * ```
  */
 export interface LeasedGeneratorOptions {

@@ -37,7 +37,7 @@ import { registryError } from './errors.js';
  *
  * @example
  * ```ts
- * const logger: RegistryLogger = pino();
+ * const registry = await openRegistry('etcd://10.0.0.5:2379/flurry', { logger: pino() }); // lease lost/re-acquired lines go to pino
  * ```
  */
 export interface RegistryLogger {
@@ -50,7 +50,12 @@ export interface RegistryLogger {
  *
  * @example
  * ```ts
- * const opts: RegistryOptions = { cluster: 'orders', ttlMs: 10_000, logger };
+ * const registry = await openRegistry('zookeeper://zk1:2181,zk2:2181/flurry', {
+ *   cluster: 'orders',     // node IDs are unique within a cluster
+ *   ttlMs: 10_000,         // a crashed holder's node ID is free again after this
+ *   marginMs: 1000,        // the holder stops issuing this long before the TTL runs out
+ *   highWaterWaitMs: 5000, // how long acquire() may wait for the clock to pass the previous holder's IDs
+ * });
  * ```
  */
 export interface RegistryOptions {

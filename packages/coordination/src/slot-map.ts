@@ -22,7 +22,7 @@ import { registryError } from './errors.js';
  *
  * @example
  * ```ts
- * const l: LayoutLike = Layout.from('twitter');
+ * await registry.acquire(Layout.from('twitter')); // any core Layout is a LayoutLike
  * ```
  */
 export interface LayoutLike {

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
 import { checkUrlParams, parseRegistryUrl } from './url.js';
 import { openRegistry } from './open-registry.js';
-import { parseRedisUrl } from './drivers/redis.js';
-import { parseEtcdUrl } from './drivers/etcd.js';
+import { parseRedisUrl } from './drivers/redis-url.js';
+import { parseEtcdUrl } from './drivers/etcd-url.js';
 import { parseZooKeeperUrl } from './drivers/zookeeper-client.js';
 
 const SECRET = 'hunter2';

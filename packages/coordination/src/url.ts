@@ -33,7 +33,7 @@ import { parseSqlUrl, SQL_SCHEMES } from './drivers/sql-url.js';
  *
  * @example
  * ```ts
- * const k: RegistryKind = parseRegistryUrl('etcd://h:2379/x').kind; // 'etcd'
+ * if (parseRegistryUrl(url).kind === 'file') console.warn('the file registry only coordinates processes of one machine');
  * ```
  */
 export type RegistryKind =
@@ -44,7 +44,8 @@ export type RegistryKind =
  *
  * @example
  * ```ts
- * const p: ParsedRegistryUrl = parseRegistryUrl('file:/var/lib/flurry');
+ * const { kind, redacted } = parseRegistryUrl('redis://:secret@10.0.0.5:6379/0');
+ * console.log(kind, redacted); // 'redis' 'redis://:***@10.0.0.5:6379/0'
  * ```
  */
 export type ParsedRegistryUrl =

@@ -66,7 +66,8 @@ export function closestName(name: string, candidates: Iterable<string>, maxDista
  *
  * @example
  * ```ts
- * const registryOption: UnknownOptionError = (message, details) => new FlurryError('FLURRY_E_REGISTRY_OPTION', message, details);
+ * // A package that reports option errors under its own code:
+ * assertKnownOptions(opts, NAMES, 'openRegistry options', (message, details) => registryError('OPTION', message, details));
  * ```
  */
 export type UnknownOptionError = (

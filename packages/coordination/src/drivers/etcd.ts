@@ -1,47 +1,10 @@
 /**
  * The etcd (v3 API) registry driver, on the pure-JavaScript `etcd3` client.
  *
- * Layout of the keys under the URL's prefix (default `/flurry`):
- * - `<prefix>/<namespace>/slots/<slot>`: the claim. Created by a transaction only if the
- *   key is absent (`createRevision == 0`) and attached to an etcd lease, so it disappears
- *   when the lease expires or is revoked. Value: JSON `{ holder, leaseId, ttlMs, claimedAtMs }`.
- * - `<prefix>/<namespace>/hw/<slot>`: the high-water record. No lease: it persists across
- *   holders. Value: JSON `{ v: 1, highWaterMs, releasedCleanly, ttlMs, holder, updatedAtMs }`.
- *
- * How each operation keeps the "never two holders" promise:
- * - **claim**: grant a lease, read the slot's high-water record, then one transaction
- *   `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw, unclean record)`.
- *   The record written at claim time has a mark of at least the claimer's wall clock, so a
- *   holder that dies before its first renewal still leaves a floor for the next one. The
- *   preferred slot is tried first, then one range read lists the taken slots and the free ones
- *   are tried from a random starting point (a lost race moves on to the next free one).
- * - **renew**: one keep-alive on the lease (a response with TTL 0 means the lease is gone) and,
- *   concurrently, a transaction `if lease(slot) == ours then put(hw)`; both must succeed. Either
- *   saying no → `FLURRY_E_LEASE_LOST`;
- *   a network failure or a timeout → `FLURRY_E_REGISTRY_UNREACHABLE`. etcd3's automatic keep-alive
- *   is never used: the lease manager drives renewals so that its fencing deadline is exact.
- * - **release**: a transaction `if lease(slot) == ours then put(hw, clean) + delete(slot)`, then the
- *   lease is revoked. If the slot is no longer ours nothing is written (a warning is logged).
- *
- * TTLs: etcd leases are whole seconds, so `ttlMs` is rounded **up** (`ceil(ttlMs / 1000)`, at
- * least 1 s), and etcd itself raises very short TTLs to its minimum (2 s with default election
- * settings). The lease on the server therefore always lives at least as long as the holder's
- * own deadline, never shorter: a dead holder's slot is reclaimed after `ceil(ttl)` seconds (or
- * etcd's minimum), never before its TTL. Renewing with a `ttlMs` longer than the TTL etcd
- * granted at claim time is refused (`FLURRY_E_REGISTRY_OPTION`): claim again instead.
- *
- * High-water marks: at every renewal the stored mark is `max(previous mark, reported,
- * holder's wall clock now)`, because after this renewal the holder may go on issuing at
- * any wall time up to its deadline; at release it is `max(previous mark, reported)` and
- * flagged clean only if this holder's reports cover the previous holder's unreported window
- * (otherwise the record stays unclean, so an expired holder's window is never forgotten).
- *
- * etcd is linearizable (Raft), so unlike Redis a leader failover cannot lose a claim or a mark
- * that a transaction acknowledged.
- *
- * URLs: `etcd://[user:pass@]host:port[,host:port…]/prefix` (`etcds://` for TLS with the system
- * CAs). Because WHATWG `URL` cannot parse several hosts, {@link createEtcdDriver} also accepts the
- * URL as a string.
+ * Each operation is a compare-and-set transaction on `<prefix>/<namespace>/slots/<slot>`
+ * (the claim, attached to an etcd lease) and `<prefix>/<namespace>/hw/<slot>` (the
+ * high-water record, without a lease); docs/node-ids.md ("etcd internals") says how each
+ * keeps the "never two holders" promise, how TTLs are rounded and how marks are stored.
  *
  * @example
  * ```ts
@@ -58,11 +21,7 @@ import { randomInt } from 'node:crypto';
 import {
   castGrpcError,
   Etcd3,
-  EtcdAuthenticationFailedError,
-  EtcdInvalidAuthTokenError,
   EtcdLeaseInvalidError,
-  EtcdPermissionDeniedError,
-  GRPCUnauthenticatedError,
   isRecoverableError,
   type IOptions,
   type IRequestOp,
@@ -71,7 +30,8 @@ import {
 import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from '../url.js';
+import { isAuthError, retryEachHost, skipFailedHost } from './etcd-policy.js';
+import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
   checkConnectTimeout,
   clause,
@@ -85,10 +45,8 @@ import {
   previousHolder,
   readHolder,
   recordToStore,
-  redactLoosely,
   unknownClaimError,
   validateClaim,
-  validNamespace,
   unreachableAdvice,
   type DriverLogger,
   type DriverPhase,
@@ -105,7 +63,8 @@ export type { DriverLogger } from './common.js';
  *
  * @example
  * ```ts
- * const opts: EtcdDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * // openRegistry passes these; a direct caller gives them itself:
+ * const driver = await createEtcdDriver('etcd://127.0.0.1:2379/flurry', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
  * ```
  */
 export interface EtcdDriverOptions {
@@ -116,87 +75,6 @@ export interface EtcdDriverOptions {
   logger?: DriverLogger;
 }
 
-/**
- * A parsed `etcd://` URL (see {@link parseEtcdUrl}).
- *
- * @example
- * ```ts
- * parseEtcdUrl('etcd://127.0.0.1:2379/flurry').prefix // '/flurry'
- * ```
- */
-export interface EtcdUrl {
-  /** `http://h:p` or `https://h:p` for each host. */
-  readonly hosts: string[];
-  readonly username?: string;
-  readonly password?: string;
-  /** Key prefix without a trailing slash, e.g. `/flurry`. */
-  readonly prefix: string;
-  /** The URL with the password replaced by `***`. */
-  readonly redacted: string;
-}
-
-const DEFAULT_PREFIX = '/flurry';
-
-/**
- * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
- * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
- * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
- *
- * @example
- * ```ts
- * parseEtcdUrl('etcd://root:pw@10.0.0.1:2379,10.0.0.2:2379/ids').hosts
- * // ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']
- * ```
- */
-export function parseEtcdUrl(url: URL | string): EtcdUrl {
-  const raw = typeof url === 'string' ? url : url.href;
-  const loose = redactLoosely(raw);
-  const bad = (why: string): FlurryError =>
-    registryError(
-      'URL_INVALID',
-      `invalid etcd registry URL "${loose}": ${why}. Expected etcd://[user:password@]host:port[,host:port…]/prefix ` +
-        `(or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
-      { url: loose },
-    );
-  const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
-  if (!m) throw bad('it does not have the form scheme://hosts/prefix');
-  if (m[5] !== undefined && m[5] !== '?') {
-    checkUrlParams(new URLSearchParams(m[5]), [], bad);
-  }
-  if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
-  const tls = m[1].toLowerCase() === 'etcds';
-  let username: string | undefined;
-  let password: string | undefined;
-  if (m[2] !== undefined) {
-    const colon = m[2].indexOf(':');
-    try {
-      username = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
-      password = colon < 0 ? '' : decodeURIComponent(m[2].slice(colon + 1));
-    } catch {
-      throw bad('the user or password is not valid percent-encoding');
-    }
-    if (!username || !password) throw bad('etcd authentication needs both a user name and a password (user:password@)');
-  }
-  const hosts: string[] = [];
-  for (const part of m[3].split(',')) {
-    const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
-    if (!hm) throw bad(`"${part}" is not host:port`);
-    const port = hm[2] === undefined ? 2379 : Number(hm[2]);
-    if (port < 1 || port > 65535) throw bad(`port ${hm[2]} is outside 1..65535`);
-    hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${port}`);
-  }
-  let prefix = (m[4] ?? '').replace(/\/+$/, '');
-  if (prefix === '') prefix = DEFAULT_PREFIX;
-  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
-    throw bad(
-      `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,
-    );
-  }
-  const auth = username === undefined ? '' : `${encodeURIComponent(username)}:***@`;
-  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}${prefix}`;
-  return { hosts, username, password, prefix, redacted };
-}
-
 /** What the driver remembers about a claim it made (keyed by token). */
 interface ClaimState {
   readonly leaseId: string;
@@ -205,68 +83,6 @@ interface ClaimState {
   readonly grantedTtlMs: number;
   readonly holderId: string;
   readonly prev: PreviousHolder;
-}
-
-function isAuthError(err: unknown): boolean {
-  return (
-    err instanceof EtcdAuthenticationFailedError ||
-    err instanceof EtcdPermissionDeniedError ||
-    err instanceof EtcdInvalidAuthTokenError ||
-    err instanceof GRPCUnauthenticatedError
-  );
-}
-
-type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
-
-/**
- * The global policy for etcd3 (a cockatiel-compatible object: etcd3 only calls `execute`):
- * on a recoverable error, try the call again, which goes to the next host of the shuffled list,
- * at most once per host. Retrying is safe: every write is a compare-and-set transaction whose
- * outcome we recognise on a repeat (see `tryClaimSlot`).
- */
-function retryEachHost(hosts: number): Policy {
-  return {
-    async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
-      let last: unknown;
-      for (let i = 0; i < hosts; i++) {
-        try {
-          return await fn({ signal: new AbortController().signal });
-        } catch (e) {
-          last = e;
-          if (!(e instanceof Error) || !isRecoverableError(e)) throw e;
-        }
-      }
-      throw last;
-    },
-  };
-}
-
-/** Thrown instead of calling a host that failed less than a second ago. */
-class HostSkippedError extends Error {}
-
-/**
- * The per-host policy: with several hosts, a host that just failed is skipped for `openMs`
- * so calls (and keep-alive streams, which etcd3 does not retry) go to the live ones; with one
- * host it is a pass-through, so calls reach the engine again as soon as it is back.
- */
-function skipFailedHost(host: string, enabled: boolean, openMs: number): Policy {
-  let openUntil = 0;
-  let cause = '';
-  return {
-    async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
-      if (enabled && Date.now() < openUntil)
-        throw new HostSkippedError(`${host} skipped for ${openMs} ms after a failure (${cause})`);
-      try {
-        return await fn({ signal: new AbortController().signal });
-      } catch (e) {
-        if (enabled && e instanceof Error && isRecoverableError(e)) {
-          openUntil = Date.now() + openMs;
-          cause = e.message.split('\n')[0];
-        }
-        throw e;
-      }
-    },
-  };
 }
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');

@@ -42,27 +42,12 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { ManualClock, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { bootId, hostMonotonicMs } from '../host-clock.js';
+import { timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { writeFileAtomic } from '../state-dir.js';
 import { allNodeIds } from './common.js';
-
-/**
- * Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's.
- *
- * @example
- * ```ts
- * const time: LeaseTimeSource = { monotonic: () => clock.monotonic(), boot: 'test' };
- * ```
- */
-export interface LeaseTimeSource {
-  /** Monotonic ms shared by every process using the directory. */
-  monotonic(): number;
-  /** Identifies the monotonic clock's epoch (the boot); records from another are expired. */
-  readonly boot: string;
-}
 
 /**
  * Options of {@link createFileDriver}.
@@ -112,7 +97,6 @@ type ReadResult = { kind: 'ok'; rec: LeaseRecord } | { kind: 'missing' } | { kin
 
 const GEN_RE = /^g(\d{10})\.lease$/;
 const SEGMENT_RE = /^[A-Za-z0-9_.-]{1,80}$/;
-const manualBoots = new WeakMap<Clock, string>();
 
 function genName(gen: number): string {
   return `g${String(gen).padStart(10, '0')}.lease`;
@@ -120,27 +104,6 @@ function genName(gen: number): string {
 
 function isKernelBoot(b: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
-}
-
-/**
- * The default time source for a clock: a `ManualClock`'s own monotonic time (tests in one
- * process), otherwise the host's monotonic clock and boot ID.
- *
- * @example
- * ```ts
- * timeSourceFor(systemClock).boot; // the kernel boot ID
- * ```
- */
-export function timeSourceFor(clock: Clock): LeaseTimeSource {
-  if (clock instanceof ManualClock) {
-    let boot = manualBoots.get(clock);
-    if (!boot) {
-      boot = `manual-${randomBytes(6).toString('hex')}`;
-      manualBoots.set(clock, boot);
-    }
-    return { monotonic: () => clock.monotonic(), boot };
-  }
-  return { monotonic: hostMonotonicMs, boot: bootId() };
 }
 
 class FileDriver implements RegistryDriver {

@@ -60,7 +60,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from '../url.js';
+import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
   checkConnectTimeout,
   clause,
@@ -74,7 +74,6 @@ import {
   previousHolder,
   readHolder,
   recordToStore,
-  redactLoosely,
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
@@ -92,7 +91,8 @@ export type { DriverLogger } from './common.js';
  *
  * @example
  * ```ts
- * const opts: RedisDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
+ * // openRegistry passes these; a direct caller gives them itself:
+ * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
  * ```
  */
 export interface RedisDriverOptions {
@@ -103,89 +103,7 @@ export interface RedisDriverOptions {
   logger?: DriverLogger;
 }
 
-/**
- * A parsed `redis://` URL (see {@link parseRedisUrl}).
- *
- * @example
- * ```ts
- * parseRedisUrl('redis://:pw@127.0.0.1:6379/0').redacted // 'redis://:***@127.0.0.1:6379/0'
- * ```
- */
-export interface RedisUrl {
-  readonly host: string;
-  readonly port: number;
-  readonly db: number;
-  readonly tls: boolean;
-  readonly username?: string;
-  readonly password?: string;
-  /** Key prefix, `flurry` by default. */
-  readonly prefix: string;
-  /** The URL with the password replaced by `***`. */
-  readonly redacted: string;
-}
-
 const MGET_CHUNK = 512;
-
-/**
- * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name]`, or
- * `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
- * (the message never contains the password).
- *
- * @example
- * ```ts
- * parseRedisUrl('redis://:pw@127.0.0.1:6380/2') // { host: '127.0.0.1', port: 6380, db: 2, password: 'pw', … }
- * ```
- */
-export function parseRedisUrl(url: URL | string): RedisUrl {
-  const raw = typeof url === 'string' ? url : url.href;
-  const loose = redactLoosely(raw);
-  const bad = (why: string): FlurryError =>
-    registryError(
-      'URL_INVALID',
-      `invalid Redis registry URL "${loose}": ${why}. Expected redis://[[user]:password@]host:port[/db][?prefix=name] ` +
-        `(or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
-      { url: loose },
-    );
-  const m =
-    /^(rediss?):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/i.exec(
-      raw,
-    );
-  if (!m) throw bad('it does not have the form redis://host:port/db');
-  if (m[7] !== undefined) throw bad('it has a fragment ("#…"), which a Redis registry does not use; remove it');
-  const tls = m[1].toLowerCase() === 'rediss';
-  let username: string | undefined;
-  let password: string | undefined;
-  if (m[2] !== undefined) {
-    const colon = m[2].indexOf(':');
-    if (colon < 0) throw bad('credentials must be ":password@" or "user:password@"');
-    try {
-      username = decodeURIComponent(m[2].slice(0, colon)) || undefined;
-      password = decodeURIComponent(m[2].slice(colon + 1));
-    } catch {
-      throw bad('the user or password is not valid percent-encoding');
-    }
-    if (!password) throw bad('the password after ":" is empty');
-  }
-  const port = m[4] === undefined ? 6379 : Number(m[4]);
-  if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
-  const dbText = m[5] ?? '';
-  if (dbText !== '' && !/^\d{1,5}$/.test(dbText)) throw bad(`the database "${dbText}" is not a number (e.g. /0)`);
-  const db = dbText === '' ? 0 : Number(dbText);
-  let prefix = 'flurry';
-  if (m[6] !== undefined && m[6] !== '') {
-    const params = new URLSearchParams(m[6]);
-    checkUrlParams(params, ['prefix'], bad);
-    const p = params.get('prefix');
-    if (p !== null) {
-      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
-        throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
-      prefix = p;
-    }
-  }
-  const auth = m[2] === undefined ? '' : `${username ? encodeURIComponent(username) : ''}:***@`;
-  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}:${port}/${db}${prefix === 'flurry' ? '' : `?prefix=${prefix}`}`;
-  return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, redacted };
-}
 
 interface ClaimState {
   readonly namespace: string;

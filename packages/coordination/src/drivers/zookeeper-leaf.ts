@@ -77,10 +77,9 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
@@ -103,6 +102,37 @@ import {
   ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
 } from './zookeeper.js';
+import {
+  acquireHostLock,
+  readLeafCache,
+  leafCacheFile,
+  writeLeafCache,
+  type HostLock,
+} from './zookeeper-leaf-cache.js';
+import {
+  leafEndpointJson,
+  parseEndpoint,
+  parseLeafAddress,
+  parseLeafNodeName,
+  parseMeta,
+  type LeafAddress,
+  type LeafNodeName,
+} from './zookeeper-leaf-names.js';
+
+export {
+  acquireHostLock,
+  leafCacheFile,
+  readLeafCache,
+  type HostLock,
+  type LeafCache,
+} from './zookeeper-leaf-cache.js';
+export {
+  leafEndpointJson,
+  parseLeafAddress,
+  parseLeafNodeName,
+  type LeafAddress,
+  type LeafNodeName,
+} from './zookeeper-leaf-names.js';
 
 /**
  * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
@@ -117,318 +147,6 @@ import {
 export const LEAF_UNREPORTED_MS = 4000;
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
-
-/**
- * A Leaf `ip:port` address.
- *
- * @example
- * ```ts
- * const a: LeafAddress = parseLeafAddress('10.0.0.5:8080', url);
- * ```
- */
-export interface LeafAddress {
-  readonly ip: string;
-  readonly port: string;
-  /** `ip:port`, as in Leaf's node names. */
-  readonly text: string;
-}
-
-/**
- * Parses and checks a Leaf address `ip:port` (IPv4, IPv6 without brackets, or a host name
- * without `-`; port 1–65535). Throws `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * parseLeafAddress('10.0.0.5:8080', url) // { ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }
- * ```
- */
-export function parseLeafAddress(text: string, url: string): LeafAddress {
-  const i = text.lastIndexOf(':');
-  const ip = i > 0 ? text.slice(0, i) : '';
-  const port = i > 0 ? text.slice(i + 1) : '';
-  if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    throw registryError(
-      'OPTION',
-      `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
-      { url, address: text },
-    );
-  }
-  return { ip, port, text };
-}
-
-/**
- * A child of Leaf's `forever` node, parsed.
- *
- * @example
- * ```ts
- * const n: LeafNodeName | null = parseLeafNodeName('10.0.0.5:8080-0000000007');
- * ```
- */
-export interface LeafNodeName {
-  readonly address: string;
-  readonly workerId: number;
-  readonly name: string;
-}
-
-/**
- * Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`); null when it
- * is not one.
- *
- * @example
- * ```ts
- * parseLeafNodeName('10.0.0.5:8080-0000000007') // { address: '10.0.0.5:8080', workerId: 7, name: '…' }
- * ```
- */
-export function parseLeafNodeName(name: string): LeafNodeName | null {
-  const i = name.lastIndexOf('-');
-  if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
-  return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
-}
-
-/**
- * Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order).
- *
- * @example
- * ```ts
- * leafEndpointJson({ ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }, 1700000000000)
- * // '{"ip":"10.0.0.5","port":"8080","timestamp":1700000000000}'
- * ```
- */
-export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
-  return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
-}
-
-function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
-  let v: unknown;
-  try {
-    v = JSON.parse(data.toString('utf8'));
-  } catch {
-    v = undefined;
-  }
-  const e = v as { timestamp?: unknown } | undefined;
-  if (
-    !e ||
-    typeof e !== 'object' ||
-    typeof e.timestamp !== 'number' ||
-    !Number.isFinite(e.timestamp) ||
-    e.timestamp < 0
-  ) {
-    throw registryError(
-      'CORRUPT',
-      `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`,
-      { url, path: nodePath },
-    );
-  }
-  return e.timestamp;
-}
-
-interface LeafMeta {
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  foreverVersion: number;
-}
-
-function parseMeta(data: Buffer): LeafMeta | null {
-  try {
-    const m = JSON.parse(data.toString('utf8')) as Partial<LeafMeta>;
-    if (
-      typeof m.highWaterMs === 'number' &&
-      typeof m.releasedCleanly === 'boolean' &&
-      typeof m.foreverVersion === 'number'
-    ) {
-      return { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion };
-    }
-  } catch {
-    /* treated as absent: not clean */
-  }
-  return null;
-}
-
-/**
- * The local worker-ID cache of one Leaf name and port.
- *
- * @example
- * ```ts
- * const { workerId, highWaterMs }: LeafCache = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
- * ```
- */
-export interface LeafCache {
-  readonly workerId?: number;
-  readonly highWaterMs?: number;
-}
-
-/**
- * Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`.
- *
- * @example
- * ```ts
- * leafCacheFile('/tmp', 'orders', '8080') // '/tmp/orders/leafconf/8080/workerID.properties'
- * ```
- */
-export function leafCacheFile(cacheDir: string, name: string, port: string): string {
-  return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
-}
-
-/**
- * Reads a cache file written by Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`);
- * `{}` when it is missing or unreadable.
- *
- * @example
- * ```ts
- * readLeafCache('/tmp/orders/leafconf/8080/workerID.properties').workerId
- * ```
- */
-export function readLeafCache(file: string): LeafCache {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return {};
-  }
-  const props = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
-    if (m) props.set(m[1], m[2].trim());
-  }
-  const w = props.get('workerID');
-  const h = props.get('flurry.highWaterMs');
-  return {
-    ...(w !== undefined && /^\d+$/.test(w) ? { workerId: Number(w) } : {}),
-    ...(h !== undefined && /^\d+$/.test(h) ? { highWaterMs: Number(h) } : {}),
-  };
-}
-
-/** Writes the cache file atomically (temporary file + rename). */
-function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
-  renameSync(tmp, file);
-}
-
-/** Process start time from /proc (Linux), to tell a live holder from a reused pid. */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function holderAlive(pid: number, host: string | undefined, start: string | undefined): boolean {
-  if (host !== undefined && host !== hostname()) return true; // cannot check another host: assume alive
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  const now = processStart(pid);
-  return start === undefined || now === undefined || now === start;
-}
-
-/**
- * An exclusive per-address lock on this host (see {@link acquireHostLock}).
- *
- * @example
- * ```ts
- * const lock: HostLock = await acquireHostLock(dir, '10.0.0.5:8080', url);
- * try { serve(); } finally { lock.release(); }
- * ```
- */
-export interface HostLock {
-  readonly file: string;
-  /** Still in place (not removed by hand)? */
-  held(): boolean;
-  release(): void;
-}
-
-/**
- * Takes the host-wide lock of a Leaf address in `dir`: every process writes its own file
- * `flurry-<address>.<pid>.<token>.lock`, then lists the others; if another belongs to a
- * live process it removes its own and refuses (`FLURRY_E_REGISTRY_EXHAUSTED` naming the
- * holder). Two processes starting at once may both back off, but never both win: the
- * later one to list always sees the earlier one's file. Files of dead processes (pid
- * gone, or reused: the start time in /proc differs) are removed.
- *
- * @example
- * ```ts
- * const lock = await acquireHostLock('/tmp/orders/leafconf/8080', '10.0.0.5:8080', url);
- * lock.release();
- * ```
- */
-export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
-  mkdirSync(dir, { recursive: true });
-  const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;
-  let lastHolder: Record<string, unknown> | undefined;
-  for (let attempt = 0; attempt < 4; attempt++) {
-    if (attempt > 0) await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
-    const own = `${prefix}${process.pid}.${randomBytes(6).toString('hex')}.lock`;
-    const ownPath = path.join(dir, own);
-    writeFileSync(
-      ownPath,
-      JSON.stringify({
-        pid: process.pid,
-        hostname: hostname(),
-        address,
-        start: processStart(process.pid),
-        since: new Date().toISOString(),
-      }),
-      { flag: 'wx' },
-    );
-    let conflict: Record<string, unknown> | undefined;
-    for (const f of readdirSync(dir)) {
-      if (f === own || !f.startsWith(prefix) || !f.endsWith('.lock')) continue;
-      const pid = Number(f.slice(prefix.length).split('.')[0]);
-      let info: { pid?: number; hostname?: string; start?: string } = {};
-      try {
-        info = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as typeof info;
-      } catch {
-        /* being written: its pid is in the name */
-      }
-      if (Number.isSafeInteger(pid) && pid > 0 && !holderAlive(pid, info.hostname, info.start)) {
-        try {
-          unlinkSync(path.join(dir, f));
-        } catch {
-          /* removed by another process */
-        }
-        continue;
-      }
-      conflict = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
-      break;
-    }
-    if (!conflict) {
-      return {
-        file: ownPath,
-        held: () => {
-          try {
-            readFileSync(ownPath);
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        release: () => {
-          try {
-            unlinkSync(ownPath);
-          } catch {
-            /* already gone */
-          }
-        },
-      };
-    }
-    unlinkSync(ownPath);
-    lastHolder = conflict;
-  }
-  throw registryError(
-    'EXHAUSTED',
-    `the Leaf address ${address} is already held on this host by process ${String(lastHolder?.pid)} (lock file ${String(lastHolder?.file)}); ` +
-      'two processes with one ip:port would get the same worker ID: give each process its own port, or stop the other one (delete the lock file only if that pid is not a Flurry process)',
-    { url, address, held: 1, holders: [lastHolder] },
-  );
-}
 
 interface LeafClaimState {
   readonly slot: number;

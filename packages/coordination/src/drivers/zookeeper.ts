@@ -12,27 +12,9 @@
  *   true`). Every write is a compare-and-set on the node's version and only ever raises
  *   the mark, in one transaction with a check that the slot node still exists.
  *
- * Session timeout = lease TTL: claims are made through a session whose requested timeout
- * is the claim's `ttlMs`. The server negotiates it within its `minSessionTimeout` ..
- * `maxSessionTimeout`; the granted value is logged and returned as `sessionTimeoutMs` on
- * the claim. A longer grant is safe (the slot is kept a little longer after a crash); a
- * shorter one is not (the slot could be freed before the holder's deadline), so the claim
- * is refused with `FLURRY_E_REGISTRY_OPTION`.
- *
- * Why a renewal proves the lease: it reads the slot node and checks that its
- * `ephemeralOwner` is this session, then commits a transaction through the session. A
- * session's requests are refused once it has expired, and only this session (by expiry
- * or release) removes this node, so a successful renewal means the slot was still ours
- * when ZooKeeper heard from us — after the renewal started, which is where the lease
- * manager measures its deadline from.
- *
- * Failures: a disconnected session (server down, network) → renew rejects
- * `FLURRY_E_REGISTRY_UNREACHABLE` at once; an expired session or a missing or foreign
- * slot node → `FLURRY_E_LEASE_LOST`. After an expiry the next `claim` opens a new
- * session by itself. Releasing a slot that is no longer ours frees nothing and resolves
- * (with a warning), as the etcd driver does; an unreachable server rejects UNREACHABLE.
- * `close()` ends every session, so the slots of unreleased claims free at once.
- * Credentials in the URL are not supported (open ACLs); query parameters are ignored.
+ * Session timeout = lease TTL (a shorter grant by the server is refused).
+ * Why a renewal proves the lease, the session timeout negotiation and what each failure
+ * becomes: docs/node-ids.md ("ZooKeeper internals").
  *
  * The client library (node-zookeeper-client) has no read timeout: every operation here
  * has its own, and a connection that stops answering is dropped so the client reconnects.
@@ -47,7 +29,7 @@
  * await driver.close();
  * ```
  */
-import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { assertKnownOptions } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
@@ -57,35 +39,29 @@ import {
   isZk,
   parseZooKeeperUrl,
   ZkCode,
-  ZkSessionPool,
   zkFailure,
-  type ParsedZooKeeperUrl,
-  type ZkLogger,
   type ZkSession,
+  type ZkSessionPool,
 } from './zookeeper-client.js';
+import {
+  ZOOKEEPER_DRIVER_OPTION_NAMES,
+  type ZooKeeperDriverOptions,
+  parseHighWater,
+  renewOpTimeout,
+  validateClaimRequest,
+  zkSessionPool,
+  type HighWaterRecord,
+} from './zookeeper-common.js';
 
-/**
- * Options of {@link createZooKeeperDriver} and `createLeafDriver` (the registry passes them).
- *
- * @example
- * ```ts
- * const opts: ZooKeeperDriverOptions = { clock: systemClock, connectTimeoutMs: 5000, logger: pino() };
- * ```
- */
-export interface ZooKeeperDriverOptions {
-  /** Wall time for the high-water marks and `claimedAt`. */
-  readonly clock: Clock;
-  /** How long to wait for a ZooKeeper session before failing with UNREACHABLE. */
-  readonly connectTimeoutMs: number;
-  readonly logger?: ZkLogger | undefined;
-}
-
-/** The keys of {@link ZooKeeperDriverOptions}. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
-export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<ZooKeeperDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-});
+export {
+  ZOOKEEPER_DRIVER_OPTION_NAMES,
+  type ZooKeeperDriverOptions,
+  parseHighWater,
+  renewOpTimeout,
+  validateClaimRequest,
+  zkSessionPool,
+  type HighWaterRecord,
+} from './zookeeper-common.js';
 
 /**
  * A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout.
@@ -115,21 +91,6 @@ export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 /** How many holders an exhaustion error lists at most. */
 const HOLDERS_LISTED = 16;
 
-const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
-
-/**
- * Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`).
- *
- * @example
- * ```ts
- * const r: HighWaterRecord = { highWaterMs: 1_700_000_000_000, releasedCleanly: true };
- * ```
- */
-export interface HighWaterRecord {
-  readonly highWaterMs: number;
-  readonly releasedCleanly: boolean;
-}
-
 interface ClaimState {
   readonly session: ZkSession;
   readonly slot: number;
@@ -138,141 +99,6 @@ interface ClaimState {
   readonly hwPath: string;
   hwVersion: number;
   hwStored: number;
-}
-
-/**
- * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
- * `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * validateClaimRequest({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, url);
- * ```
- */
-export function validateClaimRequest(req: ClaimRequest, url: string): void {
-  if (
-    typeof req.namespace !== 'string' ||
-    !NAMESPACE.test(req.namespace) ||
-    req.namespace.split('/').some((s) => s === '.' || s === '..')
-  ) {
-    throw registryError(
-      'OPTION',
-      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
-      { url, namespace: req.namespace },
-    );
-  }
-  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
-    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
-      url,
-      slots: req.slots,
-    });
-  }
-  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
-    throw registryError(
-      'OPTION',
-      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
-      { url, ttlMs: req.ttlMs },
-    );
-  }
-  if (
-    req.preferredSlot !== undefined &&
-    (!Number.isSafeInteger(req.preferredSlot) || req.preferredSlot < 0 || req.preferredSlot >= req.slots)
-  ) {
-    throw registryError(
-      'OPTION',
-      `preferredSlot must be an integer in [0, ${req.slots}), got ${String(req.preferredSlot)}`,
-      { url, preferredSlot: req.preferredSlot },
-    );
-  }
-  if (!req.holder || typeof req.holder.id !== 'string') {
-    throw registryError('OPTION', 'holder.id must be a string', { url });
-  }
-}
-
-/**
- * Parses a stored high-water record (`{"highWaterMs":…,"releasedCleanly":…}`); throws
- * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
- *
- * @example
- * ```ts
- * parseHighWater(Buffer.from('{"highWaterMs":1700000000000,"releasedCleanly":true}'), '/flurry/a/hw/3', url)
- * ```
- */
-export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(data.toString('utf8'));
-  } catch {
-    v = undefined;
-  }
-  const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
-  if (
-    !r ||
-    typeof r !== 'object' ||
-    typeof r.highWaterMs !== 'number' ||
-    !Number.isFinite(r.highWaterMs) ||
-    r.highWaterMs < 0 ||
-    typeof r.releasedCleanly !== 'boolean'
-  ) {
-    throw registryError(
-      'CORRUPT',
-      `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
-      { url, path },
-    );
-  }
-  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
-}
-
-/**
- * Checks `connectTimeoutMs` (`FLURRY_E_REGISTRY_OPTION`) and makes the session pool of a
- * ZooKeeper driver (either scheme); nothing is connected yet.
- *
- * @example
- * ```ts
- * const pool = zkSessionPool(parseZooKeeperUrl(url, 'zookeeper'), { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
- */
-export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverOptions): ZkSessionPool {
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError(
-      'OPTION',
-      `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`,
-      { url: parsed.display },
-    );
-  }
-  return new ZkSessionPool({
-    hosts: parsed.hosts,
-    url: parsed.display,
-    connectTimeoutMs: opts.connectTimeoutMs,
-    logger: opts.logger,
-  });
-}
-
-/**
- * The time limit of each ZooKeeper operation of a renewal with `ttlMs`: a third of the TTL,
- * within 500 ms .. `connectTimeoutMs`. Throws `FLURRY_E_REGISTRY_OPTION` when the session's
- * timeout is shorter than the TTL (the slot could be freed before the holder's deadline).
- *
- * @example
- * ```ts
- * const opT = renewOpTimeout(session, 9000, 5000, 'renewing slot 3', url); // 3000
- * ```
- */
-export function renewOpTimeout(
-  session: ZkSession,
-  ttlMs: number,
-  connectTimeoutMs: number,
-  doing: string,
-  url: string,
-): number {
-  if (session.timeoutMs < ttlMs) {
-    throw registryError(
-      'OPTION',
-      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
-      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
-  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
 }
 
 function hwJson(highWaterMs: number, releasedCleanly: boolean): Buffer {

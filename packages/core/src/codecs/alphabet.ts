@@ -133,7 +133,9 @@ export function describeChar(ch: string): string {
  *
  * @example
  * ```ts
- * const opts: AlphabetOptions = { caseInsensitive: true, aliases: { I: '1', O: '0' } };
+ * // How the 'base32' format (Crockford's) is built: any case, and the look-alikes I and O read as 1 and 0.
+ * const crockford = new Alphabet('base32', CROCKFORD_ALPHABET, { caseInsensitive: true, aliases: { I: '1', O: '0' } });
+ * decodeId('1o', 'base32'); // 32n, the same as decodeId('10', 'base32')
  * ```
  */
 export interface AlphabetOptions {

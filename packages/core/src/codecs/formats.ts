@@ -37,7 +37,8 @@ import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from
  *
  * @example
  * ```ts
- * const f: IdFormat = 'base62';
+ * const format: IdFormat = isIdFormat(flag) ? flag : 'decimal'; // e.g. from --format
+ * encodeId(1859214170478923776n, format);
  * ```
  */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
@@ -64,7 +65,9 @@ export const FORMATS: readonly IdFormat[] = Object.freeze([
  *
  * @example
  * ```ts
- * const opts: EncodeOptions = { fixed: true, bits: layout.totalBits };
+ * // Fixed width: every ID of the layout has the same length, so strings sort like the IDs.
+ * encodeId(42n, 'base62', { fixed: true, bits: 64 });  // '0000000000g' (11 characters)
+ * encodeId(42n, 'base62');                             // 'g'
  * ```
  */
 export interface EncodeOptions {

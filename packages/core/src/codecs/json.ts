@@ -40,7 +40,9 @@ export function jsonReplacer(_key: string, value: unknown): unknown {
  *
  * @example
  * ```ts
- * const keys: IdKeys = (k) => k === 'id' || k.endsWith('Id');
+ * // Revive every `id` and `…Id` field as a bigint, leave other numeric strings alone:
+ * const order = JSON.parse(body, jsonReviver((k) => k === 'id' || k.endsWith('Id')));
+ * order.customerId; // 1859214170478923776n
  * ```
  */
 export type IdKeys = string | Iterable<string> | ((key: string) => boolean);
@@ -65,7 +67,8 @@ const JSON_REVIVER_OPTION_NAMES = optionNames<JsonReviverOptions>({ bits: true }
  *
  * @example
  * ```ts
- * const reviver: JsonReviver = jsonReviver(['id']);
+ * const reviver = jsonReviver(['id']);
+ * JSON.parse('{"id":"1859214170478923776","n":"7"}', reviver); // { id: 1859214170478923776n, n: '7' }
  * ```
  */
 export type JsonReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;

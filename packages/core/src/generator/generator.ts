@@ -191,7 +191,11 @@ export class Generator {
   /**
    * The next ID.
    *
-   * @example `const id: bigint = gen.next();`
+   * @example
+   * ```ts
+   * const id = gen.next();                         // 1859214170478923776n
+   * Layout.from('twitter').decode(id).timestamp;   // when it was issued (ISO)
+   * ```
    */
   next(): bigint {
     const now = this.clock.now();

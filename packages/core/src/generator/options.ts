@@ -28,7 +28,13 @@
  *
  * @example
  * ```ts
- * const opts: GeneratorOptions = { layout: 'twitter', node: { datacenter: 1, worker: 7 }, onExhausted: 'borrow' };
+ * const gen = new Generator({
+ *   layout: 'twitter',
+ *   node: { datacenter: 1, worker: 7 },
+ *   onExhausted: 'borrow',          // over 4096 IDs in one ms: run ahead of the clock (up to maxBorrowMs)
+ *   onClockBackwards: 'wait',       // wall clock stepped back: wait it out (up to maxBackwardsWaitMs)
+ *   onEvent: (e) => metrics.count(e.type),
+ * });
  * ```
  */
 import type { Clock } from '../clock.js';
@@ -39,11 +45,32 @@ import type { Layout } from '../layout/layout.js';
 import type { PresetName } from '../layout/presets.js';
 import type { LayoutSpec } from '../layout/types.js';
 
-/** What to do when a tick's sequence runs out. @example `const p: ExhaustedPolicy = 'borrow';` */
+/**
+ * What to do when a tick's sequence runs out.
+ *
+ * @example
+ * ```ts
+ * new Generator({ layout: 'twitter', node, onExhausted: 'borrow' }); // or 'wait' (the default)
+ * ```
+ */
 export type ExhaustedPolicy = 'wait' | 'borrow';
-/** What to do when the wall clock goes backwards. @example `const p: BackwardsPolicy = 'tolerate';` */
+/**
+ * What to do when the wall clock goes backwards.
+ *
+ * @example
+ * ```ts
+ * new Generator({ layout: 'twitter', node, onClockBackwards: 'throw' }); // refuse instead of waiting
+ * ```
+ */
 export type BackwardsPolicy = 'tolerate' | 'wait' | 'throw';
-/** How each tick's sequence starts. @example `const s: SequenceStart = 'random';` */
+/**
+ * How each tick's sequence starts.
+ *
+ * @example
+ * ```ts
+ * new Generator({ layout: 'twitter', node, sequenceStart: 'random' }); // IDs of one ms start at a random small sequence
+ * ```
+ */
 export type SequenceStart = 'zero' | 'random';
 
 /**
@@ -138,7 +165,11 @@ export const GENERATOR_DEFAULTS = Object.freeze({
  * Options after defaults and validation (the shape both generators and the shared
  * generator's posted state use).
  *
- * @example `const p: ResolvedPolicy = resolvePolicy({ onExhausted: 'borrow' });`
+ * @example
+ * ```ts
+ * const p = resolvePolicy({ onExhausted: 'borrow' });
+ * p.maxBorrowMs; // 1000: the default filled in
+ * ```
  */
 export interface ResolvedPolicy {
   onExhausted: ExhaustedPolicy;

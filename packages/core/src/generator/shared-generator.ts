@@ -63,7 +63,11 @@ export interface SharedGeneratorState {
  * deadline lives on one thread's monotonic clock and cannot be shared; give each thread
  * pool its own leased node instead).
  *
- * @example `const o: SharedGeneratorOptions = { layout: 'leaf', node: { worker: 1 } };`
+ * @example
+ * ```ts
+ * const shared = new SharedGenerator({ layout: 'leaf', node: { worker: 1 } });
+ * new Worker('./issue.js', { workerData: shared.state }); // each thread: SharedGenerator.fromState(workerData)
+ * ```
  */
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 

@@ -40,7 +40,11 @@ export const STUCK_ROUNDS = 250;
  * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
  * and ask again.
  *
- * @example `const d: Decision = { wait: false, tick: 5, seq: 0, borrowed: false };`
+ * @example
+ * ```ts
+ * const d = planner.decide(now, w, lastTick, seq, highWall, highWallMs, elapsedMs);
+ * if (!d.wait) return compose(d.tick, d.seq); // else sleep until d.untilMs and ask again
+ * ```
  */
 export type Decision =
   | { wait: false; tick: number; seq: number; borrowed: boolean }

@@ -17,7 +17,14 @@ import type { PublicIdKey } from './keys.js';
  *
  * @example
  * ```ts
- * const opts: PublicIdOptions = { keys: process.env.FLURRY_PUBLIC_KEY ?? '', bits: 63, alphabet: 'base62', checksum: true };
+ * const layout = Layout.from('twitter');
+ * const cipher = PublicIdCipher.create({
+ *   keys: loadKeysFromEnv(),        // 'fk1_B_…,fk1_A_…': B encodes, both decode (rotation)
+ *   bits: layout.totalBits,         // 64
+ *   maxId: layout.maxId,            // larger values are refused
+ *   alphabet: 'base58',             // no look-alike characters
+ * });
+ * cipher.encode(1859214170478923776n); // 16 characters
  * ```
  */
 export interface PublicIdOptions {

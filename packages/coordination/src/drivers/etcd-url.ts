@@ -1,0 +1,97 @@
+/**
+ * `etcd://` registry URLs: hosts, credentials and key prefix ({@link parseEtcdUrl}).
+ *
+ * URLs: `etcd://[user:pass@]host:port[,host:port…]/prefix` (`etcds://` for TLS with the system
+ * CAs). Because WHATWG `URL` cannot parse several hosts, {@link createEtcdDriver} also accepts the
+ * URL as a string.
+ *
+ * @example
+ * ```ts
+ * const { hosts, prefix, redacted } = parseEtcdUrl('etcd://root:pw@10.0.0.1:2379/ids');
+ * ```
+ */
+import type { FlurryError } from '@flurry/core';
+import { registryError } from '../errors.js';
+import { redactLoosely, validNamespace } from './common.js';
+import { checkUrlParams } from '../url.js';
+
+/**
+ * A parsed `etcd://` URL (see {@link parseEtcdUrl}).
+ *
+ * @example
+ * ```ts
+ * parseEtcdUrl('etcd://127.0.0.1:2379/flurry').prefix // '/flurry'
+ * ```
+ */
+export interface EtcdUrl {
+  /** `http://h:p` or `https://h:p` for each host. */
+  readonly hosts: string[];
+  readonly username?: string;
+  readonly password?: string;
+  /** Key prefix without a trailing slash, e.g. `/flurry`. */
+  readonly prefix: string;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const DEFAULT_PREFIX = '/flurry';
+
+/**
+ * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
+ * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
+ * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
+ *
+ * @example
+ * ```ts
+ * parseEtcdUrl('etcd://root:pw@10.0.0.1:2379,10.0.0.2:2379/ids').hosts
+ * // ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']
+ * ```
+ */
+export function parseEtcdUrl(url: URL | string): EtcdUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const loose = redactLoosely(raw);
+  const bad = (why: string): FlurryError =>
+    registryError(
+      'URL_INVALID',
+      `invalid etcd registry URL "${loose}": ${why}. Expected etcd://[user:password@]host:port[,host:port…]/prefix ` +
+        `(or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
+      { url: loose },
+    );
+  const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
+  if (!m) throw bad('it does not have the form scheme://hosts/prefix');
+  if (m[5] !== undefined && m[5] !== '?') {
+    checkUrlParams(new URLSearchParams(m[5]), [], bad);
+  }
+  if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
+  const tls = m[1].toLowerCase() === 'etcds';
+  let username: string | undefined;
+  let password: string | undefined;
+  if (m[2] !== undefined) {
+    const colon = m[2].indexOf(':');
+    try {
+      username = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
+      password = colon < 0 ? '' : decodeURIComponent(m[2].slice(colon + 1));
+    } catch {
+      throw bad('the user or password is not valid percent-encoding');
+    }
+    if (!username || !password) throw bad('etcd authentication needs both a user name and a password (user:password@)');
+  }
+  const hosts: string[] = [];
+  for (const part of m[3].split(',')) {
+    const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
+    if (!hm) throw bad(`"${part}" is not host:port`);
+    const port = hm[2] === undefined ? 2379 : Number(hm[2]);
+    if (port < 1 || port > 65535) throw bad(`port ${hm[2]} is outside 1..65535`);
+    hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${port}`);
+  }
+  let prefix = (m[4] ?? '').replace(/\/+$/, '');
+  if (prefix === '') prefix = DEFAULT_PREFIX;
+  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
+    throw bad(
+      `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,
+    );
+  }
+  const auth = username === undefined ? '' : `${encodeURIComponent(username)}:***@`;
+  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}${prefix}`;
+  return { hosts, username, password, prefix, redacted };
+}

@@ -1,0 +1,285 @@
+/**
+ * The typed view of `node-zookeeper-client` (a pure-JavaScript ZooKeeper client, which
+ * ships no type declarations) used by the `zookeeper://` and `zookeeper+leaf://` drivers:
+ * the client and module shapes, ZooKeeper's error codes and create modes, {@link ZkError}
+ * and {@link zkFailure}, which maps client failures to coded {@link FlurryError}s.
+ *
+ * @example
+ * ```ts
+ * try { await session.create(path, data, CreateMode.EPHEMERAL); }
+ * catch (e) { if (!isZk(e, ZkCode.NODE_EXISTS)) throw zkFailure(e, url, `claiming ${path}`); }
+ * ```
+ */
+import type { EventEmitter } from 'node:events';
+// @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
+import zookeeperModule from 'node-zookeeper-client';
+import { FlurryError } from '@flurry/core';
+import { redactUrl, registryError } from '../errors.js';
+
+/**
+ * The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers).
+ *
+ * @example
+ * ```ts
+ * const stat = await session.exists('/flurry/a/slots/3');
+ * if (stat && session.owns(stat)) console.log('ours, version', stat.version);
+ * ```
+ */
+export interface ZkStat {
+  readonly version: number;
+  readonly cversion: number;
+  readonly numChildren: number;
+  readonly dataLength: number;
+  /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
+  readonly ephemeralOwner: Buffer;
+  readonly czxid: Buffer;
+  readonly mtime: Buffer;
+}
+
+/**
+ * An error of node-zookeeper-client (its ZooKeeper error code in `code`).
+ *
+ * @example
+ * ```ts
+ * const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
+ * ```
+ */
+export interface ZkClientException extends Error {
+  readonly code: number;
+  getCode(): number;
+}
+
+interface ZkOpRecord {
+  version?: number;
+}
+
+interface ZkTransaction {
+  readonly ops: ZkOpRecord[];
+  create(path: string, data: Buffer | null, mode: number): ZkTransaction;
+  check(path: string, version: number): ZkTransaction;
+  setData(path: string, data: Buffer | null, version: number): ZkTransaction;
+  remove(path: string, version: number): ZkTransaction;
+  commit(cb: (err: ZkClientException | null, results: Array<{ type: number; err?: number }>) => void): void;
+}
+
+interface ZkConnectionManager {
+  state: number;
+  socket?: { destroy(): void };
+  servers: Array<{ host: string; port: number }>;
+  findNextServer(cb: (server: { host: string; port: number }) => void): void;
+}
+
+/**
+ * The part of a node-zookeeper-client `Client` the session uses.
+ *
+ * @example
+ * ```ts
+ * const client: ZkClient = zk.createClient('127.0.0.1:2181', { sessionTimeout: 10_000, spinDelay: 100, retries: 0 });
+ * client.connect();
+ * ```
+ */
+export interface ZkClient extends EventEmitter {
+  connectionManager: ZkConnectionManager;
+  connect(): void;
+  close(): void;
+  create(
+    path: string,
+    data: Buffer | null,
+    mode: number,
+    cb: (err: ZkClientException | null, path: string) => void,
+  ): void;
+  remove(path: string, version: number, cb: (err: ZkClientException | null) => void): void;
+  exists(path: string, cb: (err: ZkClientException | null, stat: ZkStat | null) => void): void;
+  getChildren(path: string, cb: (err: ZkClientException | null, children: string[], stat: ZkStat) => void): void;
+  getData(path: string, cb: (err: ZkClientException | null, data: Buffer | null, stat: ZkStat) => void): void;
+  setData(
+    path: string,
+    data: Buffer | null,
+    version: number,
+    cb: (err: ZkClientException | null, stat: ZkStat) => void,
+  ): void;
+  mkdirp(path: string, cb: (err: ZkClientException | null, path: string) => void): void;
+  transaction(): ZkTransaction;
+  getSessionId(): Buffer;
+  getSessionPassword(): Buffer;
+  getSessionTimeout(): number;
+}
+
+/**
+ * The part of node-zookeeper-client's module used here.
+ *
+ * @example
+ * ```ts
+ * const mode = (zookeeperModule as ZkModule).CreateMode.EPHEMERAL;
+ * ```
+ */
+export interface ZkModule {
+  createClient(
+    connectionString: string,
+    options: {
+      sessionTimeout: number;
+      spinDelay: number;
+      retries: number;
+      sessionId?: Buffer;
+      sessionPassword?: Buffer;
+    },
+  ): ZkClient;
+  CreateMode: { PERSISTENT: number; EPHEMERAL: number; PERSISTENT_SEQUENTIAL: number; EPHEMERAL_SEQUENTIAL: number };
+  State: {
+    DISCONNECTED: unknown;
+    SYNC_CONNECTED: unknown;
+    EXPIRED: unknown;
+    AUTH_FAILED: unknown;
+    CONNECTED_READ_ONLY: unknown;
+  };
+}
+
+/**
+ * node-zookeeper-client, typed by {@link ZkModule}.
+ *
+ * @example
+ * ```ts
+ * if (state === zk.State.EXPIRED) markExpired();
+ * ```
+ */
+export const zk = zookeeperModule as ZkModule;
+
+/**
+ * ZooKeeper's error codes as node-zookeeper-client reports them, plus `TIMEOUT` for an
+ * operation this module abandoned after its time limit.
+ *
+ * @example
+ * ```ts
+ * if (err instanceof ZkError && err.zkCode === ZkCode.NODE_EXISTS) tryNextSlot();
+ * ```
+ */
+export const ZkCode = {
+  RUNTIME_INCONSISTENCY: -2,
+  CONNECTION_LOSS: -4,
+  OPERATION_TIMEOUT: -7,
+  NO_NODE: -101,
+  NO_AUTH: -102,
+  BAD_VERSION: -103,
+  NODE_EXISTS: -110,
+  NOT_EMPTY: -111,
+  SESSION_EXPIRED: -112,
+  AUTH_FAILED: -115,
+  /** Not a ZooKeeper code: the operation got no answer within the time limit. */
+  TIMEOUT: -10_000,
+} as const;
+
+/**
+ * Node creation modes.
+ *
+ * @example
+ * ```ts
+ * await session.create('/a/slot', data, CreateMode.EPHEMERAL);
+ * ```
+ */
+export const CreateMode = {
+  PERSISTENT: zk.CreateMode.PERSISTENT,
+  EPHEMERAL: zk.CreateMode.EPHEMERAL,
+  PERSISTENT_SEQUENTIAL: zk.CreateMode.PERSISTENT_SEQUENTIAL,
+} as const;
+
+/**
+ * A failed ZooKeeper operation: `zkCode` is one of {@link ZkCode}; for a transaction,
+ * `opIndex` is the index of the operation that failed.
+ *
+ * @example
+ * ```ts
+ * try { await s.create(p, d, CreateMode.EPHEMERAL); }
+ * catch (e) { if (e instanceof ZkError && e.zkCode === ZkCode.NODE_EXISTS) { … } }
+ * ```
+ */
+export class ZkError extends Error {
+  readonly zkCode: number;
+  readonly op: string;
+  readonly path: string;
+  readonly opIndex: number | undefined;
+  constructor(zkCode: number, op: string, path: string, message: string, opIndex?: number) {
+    super(message);
+    this.name = 'ZkError';
+    this.zkCode = zkCode;
+    this.op = op;
+    this.path = path;
+    this.opIndex = opIndex;
+  }
+}
+
+/**
+ * True when `err` is a {@link ZkError} with one of `codes`.
+ *
+ * @example
+ * ```ts
+ * if (isZk(err, ZkCode.NO_NODE)) return null;
+ * ```
+ */
+export function isZk(err: unknown, ...codes: number[]): err is ZkError {
+  return err instanceof ZkError && codes.includes(err.zkCode);
+}
+
+/**
+ * A logger as `RegistryOptions.logger` (pino-compatible).
+ *
+ * @example
+ * ```ts
+ * await ZkSession.open({ hosts, url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000, logger: pino() }); // state changes are logged
+ * ```
+ */
+export interface ZkLogger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+/**
+ * Maps a failure of a ZooKeeper operation to a coded error: no answer, a lost connection
+ * or an unreachable server → `FLURRY_E_REGISTRY_UNREACHABLE`; an expired session →
+ * `FLURRY_E_LEASE_LOST`; an ACL refusal → `FLURRY_E_REGISTRY_AUTH`; a {@link FlurryError}
+ * passes through; anything else → `FLURRY_E_REGISTRY_UNREACHABLE` with the cause.
+ *
+ * @example
+ * ```ts
+ * try { await s.exists(p); } catch (e) { throw zkFailure(e, url, 'renewing slot 3'); }
+ * ```
+ */
+export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
+  const display = redactUrl(url);
+  if (err instanceof FlurryError) return err;
+  if (err instanceof ZkError) {
+    if (err.zkCode === ZkCode.SESSION_EXPIRED) {
+      return registryError(
+        'LEASE_LOST',
+        `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`,
+        { url: display, zkCode: err.zkCode },
+        err,
+      );
+    }
+    if (err.zkCode === ZkCode.NO_AUTH || err.zkCode === ZkCode.AUTH_FAILED) {
+      return registryError(
+        'AUTH',
+        `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`,
+        { url: display, path: err.path, zkCode: err.zkCode },
+        err,
+      );
+    }
+    const why =
+      err.zkCode === ZkCode.TIMEOUT
+        ? 'no answer in time'
+        : err.zkCode === ZkCode.CONNECTION_LOSS
+          ? 'connection lost'
+          : `ZooKeeper error ${err.zkCode}`;
+    return registryError(
+      'UNREACHABLE',
+      `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`,
+      { url: display, path: err.path, zkCode: err.zkCode },
+      err,
+    );
+  }
+  return registryError(
+    'UNREACHABLE',
+    `${doing}: ZooKeeper at ${display} failed: ${err instanceof Error ? err.message : String(err)}`,
+    { url: display },
+    err,
+  );
+}

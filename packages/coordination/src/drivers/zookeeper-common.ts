@@ -1,0 +1,190 @@
+/**
+ * What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the client: claim
+ * request checks, the stored high-water record, the session pool of a driver and the time
+ * limit of a renewal's operations.
+ *
+ * @example
+ * ```ts
+ * validateClaimRequest(req, url);
+ * const s = await zkSessionPool(parsed, opts).get(req.ttlMs);
+ * const opT = renewOpTimeout(s, req.ttlMs, opts.connectTimeoutMs, 'claiming a slot', url);
+ * ```
+ */
+import type { ClaimRequest } from '../driver.js';
+import { registryError } from '../errors.js';
+import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkLogger, type ZkSession } from './zookeeper-client.js';
+import { optionNames, type Clock } from '@flurry/core';
+
+/**
+ * Options of {@link createZooKeeperDriver} and `createLeafDriver` (the registry passes them).
+ *
+ * @example
+ * ```ts
+ * // openRegistry passes these; a direct caller gives them itself:
+ * const driver = await createZooKeeperDriver('zookeeper://127.0.0.1:2181/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export interface ZooKeeperDriverOptions {
+  /** Wall time for the high-water marks and `claimedAt`. */
+  readonly clock: Clock;
+  /** How long to wait for a ZooKeeper session before failing with UNREACHABLE. */
+  readonly connectTimeoutMs: number;
+  readonly logger?: ZkLogger | undefined;
+}
+
+/** The keys of {@link ZooKeeperDriverOptions}. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
+export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<ZooKeeperDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
+
+const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+/**
+ * Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`).
+ *
+ * @example
+ * ```ts
+ * const r: HighWaterRecord = { highWaterMs: 1_700_000_000_000, releasedCleanly: true };
+ * ```
+ */
+export interface HighWaterRecord {
+  readonly highWaterMs: number;
+  readonly releasedCleanly: boolean;
+}
+
+/**
+ * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
+ * `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * validateClaimRequest({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, url);
+ * ```
+ */
+export function validateClaimRequest(req: ClaimRequest, url: string): void {
+  if (
+    typeof req.namespace !== 'string' ||
+    !NAMESPACE.test(req.namespace) ||
+    req.namespace.split('/').some((s) => s === '.' || s === '..')
+  ) {
+    throw registryError(
+      'OPTION',
+      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+      { url, namespace: req.namespace },
+    );
+  }
+  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
+    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
+      url,
+      slots: req.slots,
+    });
+  }
+  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
+    throw registryError(
+      'OPTION',
+      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
+      { url, ttlMs: req.ttlMs },
+    );
+  }
+  if (
+    req.preferredSlot !== undefined &&
+    (!Number.isSafeInteger(req.preferredSlot) || req.preferredSlot < 0 || req.preferredSlot >= req.slots)
+  ) {
+    throw registryError(
+      'OPTION',
+      `preferredSlot must be an integer in [0, ${req.slots}), got ${String(req.preferredSlot)}`,
+      { url, preferredSlot: req.preferredSlot },
+    );
+  }
+  if (!req.holder || typeof req.holder.id !== 'string') {
+    throw registryError('OPTION', 'holder.id must be a string', { url });
+  }
+}
+
+/**
+ * Parses a stored high-water record (`{"highWaterMs":…,"releasedCleanly":…}`); throws
+ * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
+ *
+ * @example
+ * ```ts
+ * parseHighWater(Buffer.from('{"highWaterMs":1700000000000,"releasedCleanly":true}'), '/flurry/a/hw/3', url)
+ * ```
+ */
+export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
+  let v: unknown;
+  try {
+    v = JSON.parse(data.toString('utf8'));
+  } catch {
+    v = undefined;
+  }
+  const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
+  if (
+    !r ||
+    typeof r !== 'object' ||
+    typeof r.highWaterMs !== 'number' ||
+    !Number.isFinite(r.highWaterMs) ||
+    r.highWaterMs < 0 ||
+    typeof r.releasedCleanly !== 'boolean'
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
+      { url, path },
+    );
+  }
+  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
+}
+
+/**
+ * Checks `connectTimeoutMs` (`FLURRY_E_REGISTRY_OPTION`) and makes the session pool of a
+ * ZooKeeper driver (either scheme); nothing is connected yet.
+ *
+ * @example
+ * ```ts
+ * const pool = zkSessionPool(parseZooKeeperUrl(url, 'zookeeper'), { clock: systemClock, connectTimeoutMs: 5000 });
+ * ```
+ */
+export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverOptions): ZkSessionPool {
+  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
+    throw registryError(
+      'OPTION',
+      `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`,
+      { url: parsed.display },
+    );
+  }
+  return new ZkSessionPool({
+    hosts: parsed.hosts,
+    url: parsed.display,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    logger: opts.logger,
+  });
+}
+
+/**
+ * The time limit of each ZooKeeper operation of a renewal with `ttlMs`: a third of the TTL,
+ * within 500 ms .. `connectTimeoutMs`. Throws `FLURRY_E_REGISTRY_OPTION` when the session's
+ * timeout is shorter than the TTL (the slot could be freed before the holder's deadline).
+ *
+ * @example
+ * ```ts
+ * const opT = renewOpTimeout(session, 9000, 5000, 'renewing slot 3', url); // 3000
+ * ```
+ */
+export function renewOpTimeout(
+  session: ZkSession,
+  ttlMs: number,
+  connectTimeoutMs: number,
+  doing: string,
+  url: string,
+): number {
+  if (session.timeoutMs < ttlMs) {
+    throw registryError(
+      'OPTION',
+      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
+      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+    );
+  }
+  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
+}

@@ -1,0 +1,210 @@
+/**
+ * The local side of the `zookeeper+leaf://` driver: Leaf's worker-ID cache file (read at
+ * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
+ * two processes of one `ip:port` from taking the same worker ID.
+ *
+ * @example
+ * ```ts
+ * const lock = await acquireHostLock(tmpdir(), '10.0.0.5:8080', url);
+ * const { workerId } = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
+ * await lock.release();
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { registryError } from '../errors.js';
+
+/**
+ * The local worker-ID cache of one Leaf name and port.
+ *
+ * @example
+ * ```ts
+ * const { workerId, highWaterMs }: LeafCache = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
+ * ```
+ */
+export interface LeafCache {
+  readonly workerId?: number;
+  readonly highWaterMs?: number;
+}
+
+/**
+ * Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`.
+ *
+ * @example
+ * ```ts
+ * leafCacheFile('/tmp', 'orders', '8080') // '/tmp/orders/leafconf/8080/workerID.properties'
+ * ```
+ */
+export function leafCacheFile(cacheDir: string, name: string, port: string): string {
+  return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
+}
+
+/**
+ * Reads a cache file written by Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`);
+ * `{}` when it is missing or unreadable.
+ *
+ * @example
+ * ```ts
+ * readLeafCache('/tmp/orders/leafconf/8080/workerID.properties').workerId
+ * ```
+ */
+export function readLeafCache(file: string): LeafCache {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
+  const props = new Map<string, string>();
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#') || line.startsWith('!')) continue;
+    const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
+    if (m) props.set(m[1], m[2].trim());
+  }
+  const w = props.get('workerID');
+  const h = props.get('flurry.highWaterMs');
+  return {
+    ...(w !== undefined && /^\d+$/.test(w) ? { workerId: Number(w) } : {}),
+    ...(h !== undefined && /^\d+$/.test(h) ? { highWaterMs: Number(h) } : {}),
+  };
+}
+
+/**
+ * Writes the local worker-ID cache (atomically: a temporary file renamed over it).
+ *
+ * @example
+ * ```ts
+ * writeLeafCache(leafCacheFile(dir, 'orders', '8080'), 7, Date.now());
+ * ```
+ */
+export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
+  renameSync(tmp, file);
+}
+
+/** Process start time from /proc (Linux), to tell a live holder from a reused pid. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function holderAlive(pid: number, host: string | undefined, start: string | undefined): boolean {
+  if (host !== undefined && host !== hostname()) return true; // cannot check another host: assume alive
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const now = processStart(pid);
+  return start === undefined || now === undefined || now === start;
+}
+
+/**
+ * An exclusive per-address lock on this host (see {@link acquireHostLock}).
+ *
+ * @example
+ * ```ts
+ * const lock: HostLock = await acquireHostLock(dir, '10.0.0.5:8080', url);
+ * try { serve(); } finally { lock.release(); }
+ * ```
+ */
+export interface HostLock {
+  readonly file: string;
+  /** Still in place (not removed by hand)? */
+  held(): boolean;
+  release(): void;
+}
+
+/**
+ * Takes the host-wide lock of a Leaf address in `dir`: every process writes its own file
+ * `flurry-<address>.<pid>.<token>.lock`, then lists the others; if another belongs to a
+ * live process it removes its own and refuses (`FLURRY_E_REGISTRY_EXHAUSTED` naming the
+ * holder). Two processes starting at once may both back off, but never both win: the
+ * later one to list always sees the earlier one's file. Files of dead processes (pid
+ * gone, or reused: the start time in /proc differs) are removed.
+ *
+ * @example
+ * ```ts
+ * const lock = await acquireHostLock('/tmp/orders/leafconf/8080', '10.0.0.5:8080', url);
+ * lock.release();
+ * ```
+ */
+export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
+  mkdirSync(dir, { recursive: true });
+  const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;
+  let lastHolder: Record<string, unknown> | undefined;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
+    const own = `${prefix}${process.pid}.${randomBytes(6).toString('hex')}.lock`;
+    const ownPath = path.join(dir, own);
+    writeFileSync(
+      ownPath,
+      JSON.stringify({
+        pid: process.pid,
+        hostname: hostname(),
+        address,
+        start: processStart(process.pid),
+        since: new Date().toISOString(),
+      }),
+      { flag: 'wx' },
+    );
+    let conflict: Record<string, unknown> | undefined;
+    for (const f of readdirSync(dir)) {
+      if (f === own || !f.startsWith(prefix) || !f.endsWith('.lock')) continue;
+      const pid = Number(f.slice(prefix.length).split('.')[0]);
+      let info: { pid?: number; hostname?: string; start?: string } = {};
+      try {
+        info = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as typeof info;
+      } catch {
+        /* being written: its pid is in the name */
+      }
+      if (Number.isSafeInteger(pid) && pid > 0 && !holderAlive(pid, info.hostname, info.start)) {
+        try {
+          unlinkSync(path.join(dir, f));
+        } catch {
+          /* removed by another process */
+        }
+        continue;
+      }
+      conflict = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
+      break;
+    }
+    if (!conflict) {
+      return {
+        file: ownPath,
+        held: () => {
+          try {
+            readFileSync(ownPath);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        release: () => {
+          try {
+            unlinkSync(ownPath);
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    }
+    unlinkSync(ownPath);
+    lastHolder = conflict;
+  }
+  throw registryError(
+    'EXHAUSTED',
+    `the Leaf address ${address} is already held on this host by process ${String(lastHolder?.pid)} (lock file ${String(lastHolder?.file)}); ` +
+      'two processes with one ip:port would get the same worker ID: give each process its own port, or stop the other one (delete the lock file only if that pid is not a Flurry process)',
+    { url, address, held: 1, holders: [lastHolder] },
+  );
+}

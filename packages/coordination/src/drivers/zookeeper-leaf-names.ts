@@ -1,0 +1,164 @@
+/**
+ * Meituan Leaf's names and records in ZooKeeper, as the `zookeeper+leaf://` driver reads
+ * and writes them: `ip:port` addresses, worker node names (`ip:port-0000000007`), the
+ * endpoint JSON of a worker node, and Flurry's record beside it.
+ *
+ * @example
+ * ```ts
+ * const addr = parseLeafAddress('10.0.0.5:8080', url);
+ * parseLeafNodeName('10.0.0.5:8080-0000000007'); // { address: '10.0.0.5:8080', workerId: 7 }
+ * ```
+ */
+import { registryError } from '../errors.js';
+
+/**
+ * A Leaf `ip:port` address.
+ *
+ * @example
+ * ```ts
+ * const { ip, port } = parseLeafAddress('10.0.0.5:8080', url); // '10.0.0.5', '8080'
+ * ```
+ */
+export interface LeafAddress {
+  readonly ip: string;
+  readonly port: string;
+  /** `ip:port`, as in Leaf's node names. */
+  readonly text: string;
+}
+
+/**
+ * Parses and checks a Leaf address `ip:port` (IPv4, IPv6 without brackets, or a host name
+ * without `-`; port 1–65535). Throws `FLURRY_E_REGISTRY_OPTION`.
+ *
+ * @example
+ * ```ts
+ * parseLeafAddress('10.0.0.5:8080', url) // { ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }
+ * ```
+ */
+export function parseLeafAddress(text: string, url: string): LeafAddress {
+  const i = text.lastIndexOf(':');
+  const ip = i > 0 ? text.slice(0, i) : '';
+  const port = i > 0 ? text.slice(i + 1) : '';
+  if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw registryError(
+      'OPTION',
+      `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
+      { url, address: text },
+    );
+  }
+  return { ip, port, text };
+}
+
+/**
+ * A child of Leaf's `forever` node, parsed.
+ *
+ * @example
+ * ```ts
+ * parseLeafNodeName('10.0.0.5:8080-0000000007'); // address '10.0.0.5:8080', worker ID 7
+ * parseLeafNodeName('lock');                      // null: not a worker node
+ * ```
+ */
+export interface LeafNodeName {
+  readonly address: string;
+  readonly workerId: number;
+  readonly name: string;
+}
+
+/**
+ * Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`); null when it
+ * is not one.
+ *
+ * @example
+ * ```ts
+ * parseLeafNodeName('10.0.0.5:8080-0000000007') // { address: '10.0.0.5:8080', workerId: 7, name: '…' }
+ * ```
+ */
+export function parseLeafNodeName(name: string): LeafNodeName | null {
+  const i = name.lastIndexOf('-');
+  if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
+  return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
+}
+
+/**
+ * Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order).
+ *
+ * @example
+ * ```ts
+ * leafEndpointJson({ ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }, 1700000000000)
+ * // '{"ip":"10.0.0.5","port":"8080","timestamp":1700000000000}'
+ * ```
+ */
+export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
+  return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
+}
+
+/**
+ * The timestamp stored in a Leaf worker node (`{"ip":…,"port":…,"timestamp":…}`);
+ * throws `FLURRY_E_REGISTRY_CORRUPT` naming the node when the data is not Leaf's.
+ *
+ * @example
+ * ```ts
+ * const reportedMs = parseEndpoint(data, '/snowflake/orders/forever/10.0.0.5:8080-0000000007', url);
+ * ```
+ */
+export function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
+  let v: unknown;
+  try {
+    v = JSON.parse(data.toString('utf8'));
+  } catch {
+    v = undefined;
+  }
+  const e = v as { timestamp?: unknown } | undefined;
+  if (
+    !e ||
+    typeof e !== 'object' ||
+    typeof e.timestamp !== 'number' ||
+    !Number.isFinite(e.timestamp) ||
+    e.timestamp < 0
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`,
+      { url, path: nodePath },
+    );
+  }
+  return e.timestamp;
+}
+
+/**
+ * Flurry's record beside a Leaf worker node (see {@link parseMeta}).
+ *
+ * @example
+ * ```ts
+ * const clean = parseMeta(got.data)?.releasedCleanly === true; // else the previous holder may have issued unreported
+ * ```
+ */
+export interface LeafMeta {
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  foreverVersion: number;
+}
+
+/**
+ * Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's.
+ *
+ * @example
+ * ```ts
+ * const meta = parseMeta(got.data); // { releasedCleanly: true, … } or null
+ * ```
+ */
+export function parseMeta(data: Buffer): LeafMeta | null {
+  try {
+    const m = JSON.parse(data.toString('utf8')) as Partial<LeafMeta>;
+    if (
+      typeof m.highWaterMs === 'number' &&
+      typeof m.releasedCleanly === 'boolean' &&
+      typeof m.foreverVersion === 'number'
+    ) {
+      return { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion };
+    }
+  } catch {
+    /* treated as absent: not clean */
+  }
+  return null;
+}
