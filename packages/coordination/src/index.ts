@@ -44,6 +44,7 @@ export type { RegistryDriver, Claim, ClaimRequest, HolderInfo } from './driver.j
 export { LeaseRegistry } from './registry.js';
 export {
   createFileDriver,
+  openFileDriver,
   timeSourceFor,
   type FileClaim,
   type FileDriverOptions,

@@ -77,12 +77,13 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { makeDirLevelsSync } from '../state-dir.js';
 import { checkUrlParams } from '../url.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
@@ -302,7 +303,7 @@ export function readLeafCache(file: string): LeafCache {
 
 /** Writes the cache file atomically (temporary file + rename). */
 function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirLevelsSync(path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
   renameSync(tmp, file);
@@ -360,7 +361,7 @@ export interface HostLock {
  * ```
  */
 export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
-  mkdirSync(dir, { recursive: true });
+  makeDirLevelsSync(dir);
   const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;
   let lastHolder: Record<string, unknown> | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
