@@ -188,6 +188,28 @@ export function makeDirLevelsSync(dir: string): void {
 }
 
 /**
+ * Creates a new file (`wx`: fails if it exists), writes and flushes it, every step bounded by `timeoutMs`: for a
+ * temporary file that is published by `link` or `rename` afterwards.
+ *
+ * @example
+ * ```ts
+ * await writeNewFileWithin('/var/lib/flurry/.new-42-ab12', '{"v":1}', 5000);
+ * ```
+ */
+export async function writeNewFileWithin(file: string, data: string, timeoutMs: number, fsync = true): Promise<void> {
+  const fh = await fsStep(open(file, 'wx', 0o644), timeoutMs, `create ${file}`);
+  try {
+    await fsStep(fh.writeFile(data), timeoutMs, `write ${file}`);
+    if (fsync) await fsStep(fh.datasync(), timeoutMs, `flush ${file}`);
+  } catch (e) {
+    void fh.close().catch(() => undefined);
+    void unlink(file).catch(() => undefined);
+    throw e;
+  }
+  await fsStep(fh.close(), timeoutMs, `close ${file}`);
+}
+
+/**
  * {@link writeFileAtomic} with every step (open, write, flush, close, rename) bounded by `timeoutMs`.
  *
  * @example
@@ -202,16 +224,7 @@ export async function writeFileAtomicWithin(
   fsync = true,
 ): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const fh = await fsStep(open(tmp, 'wx', 0o644), timeoutMs, `create ${tmp}`);
-  try {
-    await fsStep(fh.writeFile(data), timeoutMs, `write ${tmp}`);
-    if (fsync) await fsStep(fh.datasync(), timeoutMs, `flush ${tmp}`);
-  } catch (e) {
-    void fh.close().catch(() => undefined);
-    void unlink(tmp).catch(() => undefined);
-    throw e;
-  }
-  await fsStep(fh.close(), timeoutMs, `close ${tmp}`);
+  await writeNewFileWithin(tmp, data, timeoutMs, fsync);
   try {
     await fsStep(rename(tmp, file), timeoutMs, `rename ${tmp} to ${file}`);
   } catch (e) {

@@ -46,7 +46,7 @@ import { FlurryError, ManualClock, assertKnownOptions, optionNames, type Clock }
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { bootId, hostMonotonicMs } from '../host-clock.js';
-import { fsStep, makeDirLevels, writeFileAtomicWithin } from '../state-dir.js';
+import { fsStep, makeDirLevels, writeFileAtomicWithin, writeNewFileWithin } from '../state-dir.js';
 import { allNodeIds } from './common.js';
 
 /**
@@ -148,6 +148,9 @@ export function timeSourceFor(clock: Clock): LeaseTimeSource {
   }
   return { monotonic: hostMonotonicMs, boot: bootId() };
 }
+
+/** How many slots a claim looks at concurrently while skipping the held ones. */
+const PROBE_BATCH = 16;
 
 class FileDriver implements RegistryDriver {
   readonly kind = 'file';
@@ -297,6 +300,16 @@ class FileDriver implements RegistryDriver {
     );
   }
 
+  /** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
+  private async heldBy(dir: string): Promise<string | undefined> {
+    const gens = await this.gens(dir);
+    if (!gens.length) return undefined;
+    const top = await this.read(dir, gens[gens.length - 1]);
+    return top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top)
+      ? describeHolder(top.rec, this.time)
+      : undefined;
+  }
+
   /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
   private async tryClaim(
     dir: string,
@@ -314,6 +327,13 @@ class FileDriver implements RegistryDriver {
     for (let attempt = 0; attempt < 8; attempt++) {
       const gens = await this.gens(dir);
       const highest = gens.length ? gens[gens.length - 1] : 0;
+      if (gens.length) {
+        // Fast path: the highest generation is a live lease, so the slot is held (the loop below would reach the
+        // same answer after reading the mark and every older generation).
+        const top = await this.read(dir, highest);
+        if (top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top))
+          return { held: describeHolder(top.rec, this.time) };
+      }
       let mark = await this.readHw(dir);
       let prev: { gen: number; rec: LeaseRecord } | undefined;
       let corrupt: string | undefined;
@@ -348,7 +368,7 @@ class FileDriver implements RegistryDriver {
       };
       const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
       try {
-        await writeFileAtomicWithin(tmp, JSON.stringify(rec) + '\n', this.timeoutMs);
+        await writeNewFileWithin(tmp, JSON.stringify(rec) + '\n', this.timeoutMs);
         await this.step(link(tmp, path.join(dir, genName(gen))), `link ${path.join(dir, genName(gen))}`);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
@@ -419,10 +439,23 @@ class FileDriver implements RegistryDriver {
     }
     // Existing slot directories first (recycling), in order; then the first fresh one.
     const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
-    for (const s of sorted) {
-      tried.add(s);
-      const c = await visit(s);
-      if (c) return c;
+    // Read-only look-ahead: which slots are visibly held is read PROBE_BATCH at a time, concurrently (each read
+    // is one bounded asynchronous step, so in sequence they would add up); only the others get the full protocol.
+    for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
+      const batch = sorted.slice(i, i + PROBE_BATCH);
+      const holders = await Promise.all(
+        batch.map((slot) => this.heldBy(path.join(slotsDir, String(slot))).catch(() => undefined)),
+      );
+      for (let k = 0; k < batch.length; k++) {
+        tried.add(batch[k]);
+        const h = holders[k];
+        if (h !== undefined) {
+          held.push({ slot: batch[k], holder: h });
+          continue;
+        }
+        const c = await visit(batch[k]);
+        if (c) return c;
+      }
     }
     for (let s = 0; s < req.slots; s++) {
       if (tried.has(s)) continue;
