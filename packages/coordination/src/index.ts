@@ -42,7 +42,7 @@ export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
 // Writing or wrapping a driver
 export type { RegistryDriver, Claim, ClaimRequest, HolderInfo } from './driver.js';
 export { LeaseRegistry } from './registry.js';
-export { createFileDriver, type FileClaim, type FileDriverOptions } from './drivers/file.js';
+export { createFileDriver, openFileDriver, type FileClaim, type FileDriverOptions } from './drivers/file.js';
 export { timeSourceFor, type LeaseTimeSource } from './host-clock.js';
 export { createStaticDriver, k8sOrdinal, type StaticDriverOptions } from './drivers/static.js';
 export {

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { FlurryError } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { registryError } from './errors.js';
-import { createFileDriver } from './drivers/file.js';
+import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
 import type { AcquireOptions, ManagedLease, Registry } from './lease-types.js';
 import { LeaseRegistry } from './registry.js';
@@ -128,7 +128,10 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
   const kind: RegistryKind = parsed.kind;
   switch (parsed.kind) {
     case 'file':
-      driver = createFileDriver(parsed.dir ?? path.join(stateDir, 'registry'), { clock: o.clock });
+      driver = await openFileDriver(parsed.dir ?? path.join(stateDir, 'registry'), {
+        clock: o.clock,
+        timeoutMs: o.connectTimeoutMs,
+      });
       break;
     case 'static':
       driver = createStaticDriver({ kind: 'static', slot: parsed.slot, source: parsed.url, stateDir, clock: o.clock });
@@ -163,12 +166,8 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
 
 /** A {@link LeaseRegistry} whose `acquire()` refuses unknown option keys (`{ pins: … }`) first. */
 class CheckedRegistry extends LeaseRegistry {
-  override acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease> {
-    try {
-      assertAcquireOptions(opts, 'registry.acquire() options');
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
-    return super.acquire(layout, opts);
+  override async acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease> {
+    assertAcquireOptions(opts, 'registry.acquire() options');
+    return await super.acquire(layout, opts);
   }
 }

@@ -12,7 +12,18 @@
  * ```
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -49,6 +60,177 @@ export function writeFileAtomic(file: string, data: string, fsync = true): void 
     closeSync(fd);
   }
   renameSync(tmp, file);
+}
+
+/** The deepest directory path {@link makeDirLevels} walks (a bound on its loop). */
+const MAX_DEPTH = 256;
+
+function errno(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: ${message}`), { code });
+}
+
+/**
+ * Runs one file-system step with a time limit: rejects with an `ETIMEDOUT` error naming the step when the file
+ * system does not answer within `timeoutMs` (a hung NFS or FUSE mount). The step itself cannot be cancelled; its
+ * late result is dropped.
+ *
+ * @example
+ * ```ts
+ * const text = await fsStep(readFile('/var/lib/flurry/x', 'utf8'), 5000, 'read /var/lib/flurry/x');
+ * ```
+ */
+export async function fsStep<T>(op: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(errno('ETIMEDOUT', `${what} did not finish within ${timeoutMs} ms (the file system does not answer)`)),
+      timeoutMs,
+    );
+  });
+  op.catch(() => undefined); // a step that fails after its time limit is not an unhandled rejection
+  try {
+    return await Promise.race([op, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Creates `dir` and its missing parents one level at a time (never Node's recursive `mkdir`, which loops forever
+ * on file systems such as /proc that answer ENOENT for a directory whose parent exists), each step bounded by
+ * what is left of `timeoutMs`. Rejects with the errno error of the failing level (`ENOTDIR` when a level is a
+ * file, `ETIMEDOUT` when the file system does not answer), its message naming that level.
+ *
+ * @example
+ * ```ts
+ * await makeDirLevels('/var/lib/flurry/registry', 5000);
+ * ```
+ */
+export async function makeDirLevels(dir: string, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
+  const missing: string[] = [];
+  let p = path.resolve(dir);
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    let st: Stats | undefined;
+    try {
+      st = await fsStep(stat(p), left(), `stat ${p}`);
+    } catch (e) {
+      // ENOTDIR: some level above is a file; walking up finds and names it.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+    }
+    if (st !== undefined) {
+      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
+      break;
+    }
+    missing.push(p);
+    const up = path.dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      await fsStep(mkdir(level, 0o755), left(), `mkdir ${level}`);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') {
+        const st = await fsStep(stat(level), left(), `stat ${level}`);
+        if (st.isDirectory()) continue;
+        throw errno('ENOTDIR', `${level} is not a directory`);
+      }
+      if (code === 'ENOENT')
+        throw errno(
+          'ENOENT',
+          `cannot create ${level} although its parent exists: this file system does not let directories be created there`,
+        );
+      throw e;
+    }
+  }
+}
+
+/**
+ * The synchronous form of {@link makeDirLevels} (one level at a time, no time limit: for the best-effort caches).
+ *
+ * @example
+ * ```ts
+ * makeDirLevelsSync('/home/me/.local/state/flurry/slots');
+ * ```
+ */
+export function makeDirLevelsSync(dir: string): void {
+  const missing: string[] = [];
+  let p = path.resolve(dir);
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    let st: Stats | undefined;
+    try {
+      st = statSync(p);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+    }
+    if (st !== undefined) {
+      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
+      break;
+    }
+    missing.push(p);
+    const up = path.dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level, 0o755);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
+    }
+  }
+}
+
+/**
+ * Creates a new file (`wx`: fails if it exists), writes and flushes it, every step bounded by `timeoutMs`: for a
+ * temporary file that is published by `link` or `rename` afterwards.
+ *
+ * @example
+ * ```ts
+ * await writeNewFileWithin('/var/lib/flurry/.new-42-ab12', '{"v":1}', 5000);
+ * ```
+ */
+export async function writeNewFileWithin(file: string, data: string, timeoutMs: number, fsync = true): Promise<void> {
+  const fh = await fsStep(open(file, 'wx', 0o644), timeoutMs, `create ${file}`);
+  try {
+    await fsStep(fh.writeFile(data), timeoutMs, `write ${file}`);
+    if (fsync) await fsStep(fh.datasync(), timeoutMs, `flush ${file}`);
+  } catch (e) {
+    void fh.close().catch(() => undefined);
+    void unlink(file).catch(() => undefined);
+    throw e;
+  }
+  await fsStep(fh.close(), timeoutMs, `close ${file}`);
+}
+
+/**
+ * {@link writeFileAtomic} with every step (open, write, flush, close, rename) bounded by `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * await writeFileAtomicWithin('/var/lib/flurry/hw', '{"highWaterMs":1}', 5000);
+ * ```
+ */
+export async function writeFileAtomicWithin(
+  file: string,
+  data: string,
+  timeoutMs: number,
+  fsync = true,
+): Promise<void> {
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  await writeNewFileWithin(tmp, data, timeoutMs, fsync);
+  try {
+    await fsStep(rename(tmp, file), timeoutMs, `rename ${tmp} to ${file}`);
+  } catch (e) {
+    void unlink(tmp).catch(() => undefined);
+    throw e;
+  }
 }
 
 /**
@@ -107,7 +289,7 @@ export class SlotCache {
    */
   write(url: string, namespace: string, slots: number, slot: number): boolean {
     try {
-      mkdirSync(this.dir, { recursive: true });
+      makeDirLevelsSync(this.dir);
       writeFileAtomic(
         this.file(url, namespace, slots),
         JSON.stringify({ url, namespace, slots, slot, at: new Date().toISOString() }) + '\n',

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { FlurryError, assertKnownOptions } from '@flurry/core';
 import { loadServeConfig } from './config/index.js';
 import { SERVE_CONFIG_KEYS, startService, type ServiceLogger } from './service.js';
+import { startThriftServer } from './thrift/index.js';
 
 const quiet: ServiceLogger = {
   info: () => undefined,
@@ -29,4 +30,26 @@ test('GIVEN the config loadServeConfig builds THEN every key of it is a known ke
   const config = loadServeConfig(['--port', '0', '--registry', 'static:1', '--public-key-file', '/nonexistent'], {});
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   assert.deepEqual(Object.keys(config).sort(), [...SERVE_CONFIG_KEYS].sort());
+});
+
+test('GIVEN startThriftServer with maxConnection THEN FLURRY_E_UNKNOWN_OPTION suggesting maxConnections, nothing listening', async () => {
+  await assert.rejects(
+    startThriftServer({
+      port: 0,
+      generator: { next: () => 1n },
+      layout: { nodeFields: [], totalBits: 64 },
+      node: {},
+      maxConnection: 5,
+    } as never),
+    (e: unknown) => {
+      assert.ok(e instanceof FlurryError, String(e));
+      assert.equal(e.code, 'FLURRY_E_UNKNOWN_OPTION');
+      assert.equal(e.details.suggestion, 'maxConnections');
+      assert.match(
+        e.message,
+        /^startThriftServer options has the unknown option "maxConnection"; did you mean "maxConnections"\?/,
+      );
+      return true;
+    },
+  );
 });

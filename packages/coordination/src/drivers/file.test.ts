@@ -179,7 +179,7 @@ describe('file registry driver', () => {
       import { hostMonotonicMs } from ${JSON.stringify(path.join(here, '..', 'host-clock.js'))};
       import { systemClock, sleepSync } from '@flurry/core';
       const d = createFileDriver(process.env.DIR, { clock: systemClock });
-      const ttl = 40, margin = 5, out = [], stop = hostMonotonicMs() + 1500;
+      const ttl = 40, margin = 5, out = [], stop = hostMonotonicMs() + 3000;
       let claims = 0, exhausted = 0, lostRenewals = 0;
       while (hostMonotonicMs() < stop) {
         const s = hostMonotonicMs();

@@ -40,13 +40,13 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { link, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
-import { writeFileAtomic } from '../state-dir.js';
+import { fsStep, makeDirLevels, writeFileAtomicWithin, writeNewFileWithin } from '../state-dir.js';
 import { allNodeIds } from './common.js';
 
 /**
@@ -62,6 +62,12 @@ export interface FileDriverOptions {
   clock: Clock;
   /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
   time?: LeaseTimeSource;
+  /**
+   * The longest one file-system step (a mkdir, read, write, flush, rename) may take before the operation fails
+   * with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory: a hung mount must not hang the caller. Default
+   * 5000 ms (`openRegistry` passes its `connectTimeoutMs`).
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -106,6 +112,9 @@ function isKernelBoot(b: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
 }
 
+/** How many slots a claim looks at concurrently while skipping the held ones. */
+const PROBE_BATCH = 16;
+
 class FileDriver implements RegistryDriver {
   readonly kind = 'file';
   readonly url: string;
@@ -116,6 +125,7 @@ class FileDriver implements RegistryDriver {
     private readonly root: string,
     private readonly clock: Clock,
     time: LeaseTimeSource | undefined,
+    private readonly timeoutMs: number,
   ) {
     this.url = `file:${root}`;
     this.time = time ?? timeSourceFor(clock);
@@ -147,10 +157,34 @@ class FileDriver implements RegistryDriver {
     return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
   }
 
-  private read(dir: string, gen: number): ReadResult {
+  /** One file-system step, bounded by the step timeout. */
+  private step<T>(op: Promise<T>, what: string): Promise<T> {
+    return fsStep(op, this.timeoutMs, what);
+  }
+
+  /**
+   * Creates the registry directory level by level and proves it can hold a registry (a file written, linked and
+   * removed), each step bounded: what `openRegistry` runs before it returns.
+   */
+  async check(): Promise<void> {
+    const deadline = performance.now() + this.timeoutMs;
+    const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
+    const probe = path.join(this.root, `.probe-${process.pid}-${randomBytes(6).toString('hex')}`);
+    try {
+      await makeDirLevels(this.root, left());
+      await writeFileAtomicWithin(probe, 'flurry\n', left(), false);
+      await fsStep(link(probe, `${probe}.link`), left(), `link ${probe}`);
+      await fsStep(unlink(`${probe}.link`), left(), `remove ${probe}.link`);
+      await fsStep(unlink(probe), left(), `remove ${probe}`);
+    } catch (e) {
+      throw this.ioError(e, `use the directory ${this.root} for a registry`);
+    }
+  }
+
+  private async read(dir: string, gen: number): Promise<ReadResult> {
     let text: string;
     try {
-      text = readFileSync(path.join(dir, genName(gen)), 'utf8');
+      text = await this.step(readFile(path.join(dir, genName(gen)), 'utf8'), `read ${path.join(dir, genName(gen))}`);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
       throw this.ioError(e, `read ${path.join(dir, genName(gen))}`);
@@ -166,10 +200,10 @@ class FileDriver implements RegistryDriver {
     }
   }
 
-  private gens(dir: string): number[] {
+  private async gens(dir: string): Promise<number[]> {
     let names: string[];
     try {
-      names = readdirSync(dir);
+      names = await this.step(readdir(dir), `list ${dir}`);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw this.ioError(e, `list ${dir}`);
@@ -182,52 +216,92 @@ class FileDriver implements RegistryDriver {
     return out.sort((a, b) => a - b);
   }
 
-  private readHw(dir: string): number {
+  private async readHw(dir: string): Promise<number> {
+    let text: string;
     try {
-      const v = JSON.parse(readFileSync(path.join(dir, 'hw'), 'utf8')) as { highWaterMs?: unknown };
+      text = await this.step(readFile(path.join(dir, 'hw'), 'utf8'), `read ${path.join(dir, 'hw')}`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw this.ioError(e, `read ${path.join(dir, 'hw')}`);
+    }
+    try {
+      const v = JSON.parse(text) as { highWaterMs?: unknown };
       return typeof v.highWaterMs === 'number' && Number.isFinite(v.highWaterMs) ? v.highWaterMs : 0;
     } catch {
       return 0;
     }
   }
 
-  private writeRecord(dir: string, rec: LeaseRecord): void {
-    writeFileAtomic(path.join(dir, genName(rec.gen)), JSON.stringify(rec) + '\n');
+  private writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
+    return writeFileAtomicWithin(path.join(dir, genName(rec.gen)), JSON.stringify(rec) + '\n', this.timeoutMs);
   }
 
   private ioError(e: unknown, doing: string): Error {
     const err = e as NodeJS.ErrnoException;
+    if (err instanceof FlurryError) return err;
+    if (err.code === 'ETIMEDOUT') {
+      return registryError(
+        'UNREACHABLE',
+        `${this.url}: cannot ${doing}: ${err.message}. Check the mount holding ${this.root} or choose another directory with --registry file:/path`,
+        { url: this.url, dir: this.root, errno: err.code, timeoutMs: this.timeoutMs },
+        e,
+      );
+    }
     if (err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS') {
       return registryError(
         'UNREACHABLE',
         `${this.url}: cannot ${doing}: ${err.message}. Give this user write access to the directory or choose another with --registry file:/path`,
-        { url: this.url, errno: err.code },
+        { url: this.url, dir: this.root, errno: err.code },
         e,
       );
     }
     return registryError(
       'UNREACHABLE',
-      `${this.url}: cannot ${doing}: ${err.message}`,
-      { url: this.url, errno: err.code },
+      `${this.url}: cannot ${doing}: ${err.message}. Choose a directory on a local, writable file system with --registry file:/path`,
+      { url: this.url, dir: this.root, errno: err.code },
       e,
     );
   }
 
+  /** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
+  private async heldBy(dir: string): Promise<string | undefined> {
+    const gens = await this.gens(dir);
+    if (!gens.length) return undefined;
+    const top = await this.read(dir, gens[gens.length - 1]);
+    return top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top)
+      ? describeHolder(top.rec, this.time)
+      : undefined;
+  }
+
   /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
-  private tryClaim(dir: string, slot: number, req: ClaimRequest): FileClaim | { held: string } {
-    try {
-      mkdirSync(dir, { recursive: true });
-    } catch (e) {
-      throw this.ioError(e, `create ${dir}`);
+  private async tryClaim(
+    dir: string,
+    slot: number,
+    req: ClaimRequest,
+    exists: boolean,
+  ): Promise<FileClaim | { held: string }> {
+    if (!exists) {
+      try {
+        await makeDirLevels(dir, this.timeoutMs);
+      } catch (e) {
+        throw this.ioError(e, `create ${dir}`);
+      }
     }
     for (let attempt = 0; attempt < 8; attempt++) {
-      const gens = this.gens(dir);
+      const gens = await this.gens(dir);
       const highest = gens.length ? gens[gens.length - 1] : 0;
-      let mark = this.readHw(dir);
+      if (gens.length) {
+        // Fast path: the highest generation is a live lease, so the slot is held (the loop below would reach the
+        // same answer after reading the mark and every older generation).
+        const top = await this.read(dir, highest);
+        if (top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top))
+          return { held: describeHolder(top.rec, this.time) };
+      }
+      let mark = await this.readHw(dir);
       let prev: { gen: number; rec: LeaseRecord } | undefined;
       let corrupt: string | undefined;
       for (let i = gens.length - 1; i >= 0; i--) {
-        const r = this.read(dir, gens[i]);
+        const r = await this.read(dir, gens[i]);
         if (r.kind === 'missing') continue;
         if (r.kind === 'corrupt') {
           if (!prev && !corrupt)
@@ -257,24 +331,20 @@ class FileDriver implements RegistryDriver {
       };
       const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
       try {
-        writeFileAtomic(tmp, JSON.stringify(rec) + '\n');
-        linkSync(tmp, path.join(dir, genName(gen)));
+        await writeNewFileWithin(tmp, JSON.stringify(rec) + '\n', this.timeoutMs);
+        await this.step(link(tmp, path.join(dir, genName(gen))), `link ${path.join(dir, genName(gen))}`);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
         throw this.ioError(e, `create ${path.join(dir, genName(gen))}`);
       } finally {
-        try {
-          unlinkSync(tmp);
-        } catch {
-          /* gone */
-        }
+        await this.step(unlink(tmp), `remove ${tmp}`).catch(() => undefined);
       }
       let releasedCleanly = true;
       if (prev) {
         // Dekker: we wrote (our generation), now read the previous lease again.
-        const again = this.read(dir, prev.gen);
+        const again = await this.read(dir, prev.gen);
         if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !this.free(again)) {
-          this.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: this.clock.now() });
+          await this.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: this.clock.now() });
           return {
             held: again.kind === 'ok' ? describeHolder(again.rec, this.time) : `a racing claim of slot ${slot}`,
           };
@@ -282,15 +352,11 @@ class FileDriver implements RegistryDriver {
         releasedCleanly = again.rec.state === 'released';
         if (again.rec.highWaterMs > mark) {
           mark = again.rec.highWaterMs;
-          this.writeRecord(dir, { ...rec, highWaterMs: mark });
+          await this.writeRecord(dir, { ...rec, highWaterMs: mark });
         }
         for (const g of gens) {
           if (g >= prev.gen) break;
-          try {
-            unlinkSync(path.join(dir, genName(g)));
-          } catch {
-            /* already gone */
-          }
+          await this.step(unlink(path.join(dir, genName(g))), `remove ${genName(g)}`).catch(() => undefined);
         }
       } else if (gens.length) {
         // Only aborted generations: they never issued; the slot's history is in `hw`.
@@ -310,11 +376,9 @@ class FileDriver implements RegistryDriver {
     const slotsDir = path.join(ns, 'slots');
     let existing: Set<number>;
     try {
-      mkdirSync(slotsDir, { recursive: true });
+      await makeDirLevels(slotsDir, this.timeoutMs);
       existing = new Set(
-        readdirSync(slotsDir)
-          .filter((n) => /^\d+$/.test(n))
-          .map(Number),
+        (await this.step(readdir(slotsDir), `list ${slotsDir}`)).filter((n) => /^\d+$/.test(n)).map(Number),
       );
     } catch (e) {
       throw this.ioError(e, `create ${slotsDir}`);
@@ -324,8 +388,8 @@ class FileDriver implements RegistryDriver {
     const pref = req.preferredSlot;
     if (pref !== undefined && Number.isInteger(pref) && pref >= 0 && pref < req.slots) order.push(pref);
     const tried = new Set<number>(order);
-    const visit = (slot: number): FileClaim | undefined => {
-      const r = this.tryClaim(path.join(slotsDir, String(slot)), slot, req);
+    const visit = async (slot: number): Promise<FileClaim | undefined> => {
+      const r = await this.tryClaim(path.join(slotsDir, String(slot)), slot, req, existing.has(slot));
       if ('held' in r) {
         held.push({ slot, holder: r.held });
         return undefined;
@@ -333,20 +397,33 @@ class FileDriver implements RegistryDriver {
       return r;
     };
     for (const s of order) {
-      const c = visit(s);
+      const c = await visit(s);
       if (c) return c;
     }
     // Existing slot directories first (recycling), in order; then the first fresh one.
     const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
-    for (const s of sorted) {
-      tried.add(s);
-      const c = visit(s);
-      if (c) return c;
+    // Read-only look-ahead: which slots are visibly held is read PROBE_BATCH at a time, concurrently (each read
+    // is one bounded asynchronous step, so in sequence they would add up); only the others get the full protocol.
+    for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
+      const batch = sorted.slice(i, i + PROBE_BATCH);
+      const holders = await Promise.all(
+        batch.map((slot) => this.heldBy(path.join(slotsDir, String(slot))).catch(() => undefined)),
+      );
+      for (let k = 0; k < batch.length; k++) {
+        tried.add(batch[k]);
+        const h = holders[k];
+        if (h !== undefined) {
+          held.push({ slot: batch[k], holder: h });
+          continue;
+        }
+        const c = await visit(batch[k]);
+        if (c) return c;
+      }
     }
     for (let s = 0; s < req.slots; s++) {
       if (tried.has(s)) continue;
       tried.add(s);
-      const c = visit(s);
+      const c = await visit(s);
       if (c) return c;
       if (held.length >= req.slots) break;
     }
@@ -371,10 +448,10 @@ class FileDriver implements RegistryDriver {
   }
 
   /** True when a generation above `gen` exists that is not aborted (or cannot be read). */
-  private superseded(dir: string, gen: number): boolean {
-    for (const g of this.gens(dir)) {
+  private async superseded(dir: string, gen: number): Promise<boolean> {
+    for (const g of await this.gens(dir)) {
       if (g <= gen) continue;
-      const r = this.read(dir, g);
+      const r = await this.read(dir, g);
       if (r.kind === 'ok' && r.rec.state === 'aborted') continue;
       return true;
     }
@@ -385,7 +462,7 @@ class FileDriver implements RegistryDriver {
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.checkOpen();
     const { dir, gen } = this.own(claim);
-    const r = this.read(dir, gen);
+    const r = await this.read(dir, gen);
     const lost = (why: string): Error =>
       registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, {
         url: this.url,
@@ -403,30 +480,31 @@ class FileDriver implements RegistryDriver {
       updatedAtMs: now,
     };
     try {
-      this.writeRecord(dir, rec);
+      await this.writeRecord(dir, rec);
     } catch (e) {
       throw this.ioError(e, `write ${path.join(dir, genName(gen))}`);
     }
     // Dekker: we wrote, now look for a taker.
-    if (this.superseded(dir, gen)) throw lost('another process took it over after it expired');
+    if (await this.superseded(dir, gen)) throw lost('another process took it over after it expired');
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.checkOpen();
     const { dir, gen } = this.own(claim);
-    const r = this.read(dir, gen);
+    const r = await this.read(dir, gen);
     if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
-    if (this.superseded(dir, gen)) return;
+    if (await this.superseded(dir, gen)) return;
     const mark = Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0);
     try {
-      const hw = this.readHw(dir);
+      const hw = await this.readHw(dir);
       if (mark > hw)
-        writeFileAtomic(
+        await writeFileAtomicWithin(
           path.join(dir, 'hw'),
           JSON.stringify({ highWaterMs: mark, at: new Date(this.clock.now()).toISOString() }) + '\n',
+          this.timeoutMs,
         );
-      this.writeRecord(dir, { ...r.rec, state: 'released', highWaterMs: mark, updatedAtMs: this.clock.now() });
+      await this.writeRecord(dir, { ...r.rec, state: 'released', highWaterMs: mark, updatedAtMs: this.clock.now() });
     } catch (e) {
       throw this.ioError(e, `release slot ${claim.slot}`);
     }
@@ -446,7 +524,7 @@ function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
 }
 
 /** The keys of {@link FileDriverOptions}. @example `FILE_DRIVER_OPTION_NAMES // ['clock', 'time']` */
-export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true });
+export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true, timeoutMs: true });
 
 /**
  * Opens the file registry in `dir` (created on first claim).
@@ -465,5 +543,27 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
       { dir },
     );
   }
-  return new FileDriver(path.normalize(dir), opts.clock, opts.time);
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
+    throw registryError('OPTION', `timeoutMs must be an integer from 1 to 600000 ms; got ${String(timeoutMs)}`, {
+      option: 'timeoutMs',
+    });
+  }
+  return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs);
+}
+
+/**
+ * {@link createFileDriver}, then creates the directory level by level and proves it can hold a registry (a file
+ * written, linked and removed), every step bounded by `timeoutMs`: rejects with `FLURRY_E_REGISTRY_UNREACHABLE`
+ * naming the directory instead of hanging or spinning (`file:/proc/reg`, a hung mount). What `openRegistry` uses.
+ *
+ * @example
+ * ```ts
+ * const driver = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, timeoutMs: 5000 });
+ * ```
+ */
+export async function openFileDriver(dir: string, opts: FileDriverOptions): Promise<RegistryDriver> {
+  const driver = createFileDriver(dir, opts) as FileDriver;
+  await driver.check();
+  return driver;
 }

@@ -21,13 +21,13 @@
  * const driver = createStaticDriver({ kind: 'k8s', slot: k8sOrdinal(process.env), source: 'HOSTNAME=orders-3', clock: systemClock });
  * ```
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-types.js';
-import { writeFileAtomic } from '../state-dir.js';
+import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 
 /**
  * Options of {@link createStaticDriver}.
@@ -164,7 +164,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     if (!f || !this.o.stateDir) return;
     const first = !this.recorded.has(claim);
     try {
-      mkdirSync(path.dirname(f), { recursive: true });
+      makeDirLevelsSync(path.dirname(f));
       writeFileAtomic(
         f,
         JSON.stringify({ highWaterMs, released, at: new Date(this.o.clock.now()).toISOString() }) + '\n',

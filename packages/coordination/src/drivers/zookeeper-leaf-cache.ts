@@ -11,7 +11,8 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { makeDirLevelsSync } from '../state-dir.js';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { registryError } from '../errors.js';
@@ -81,7 +82,7 @@ export function readLeafCache(file: string): LeafCache {
  * ```
  */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeDirLevelsSync(path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
   renameSync(tmp, file);
@@ -139,7 +140,7 @@ export interface HostLock {
  * ```
  */
 export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
-  mkdirSync(dir, { recursive: true });
+  makeDirLevelsSync(dir);
   const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;
   let lastHolder: Record<string, unknown> | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {

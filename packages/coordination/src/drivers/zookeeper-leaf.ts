@@ -332,7 +332,7 @@ class LeafDriver implements RegistryDriver {
         }
         throw registryError(
           'EXHAUSTED',
-          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${String(who.hostname ?? '?')}/${String(who.pid ?? '?')}); two processes with one ip:port would share a worker ID: give each its own address`,
+          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
           { url: this.url, address: addr.text, held: 1, holders: [who] },
         );
       }

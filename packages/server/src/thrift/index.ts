@@ -7,7 +7,7 @@
  * const thriftServer = await startThriftServer({ port: 7609, generator, layout, node: generator.node });
  * ```
  */
-export { startThriftServer } from './server.js';
+export { startThriftServer, THRIFT_SERVER_OPTION_NAMES } from './server.js';
 export type { ThriftServer, ThriftServerOptions, ThriftLogger, ThriftNodeSource } from './server.js';
 export {
   SnowflakeProcessor,

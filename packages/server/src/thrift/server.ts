@@ -32,7 +32,7 @@
  */
 import net from 'node:net';
 import thrift from 'thrift';
-import { FlurryError, systemClock, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
 import {
   SnowflakeCallError,
   SnowflakeProcessor,
@@ -126,6 +126,20 @@ const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
 
 const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
 
+/** The keys of {@link ThriftServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `THRIFT_SERVER_OPTION_NAMES.includes('port') // true` */
+export const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
+  host: true,
+  port: true,
+  generator: true,
+  layout: true,
+  node: true,
+  logger: true,
+  clock: true,
+  maxFrameBytes: true,
+  maxConnections: true,
+  idleTimeoutMs: true,
+});
+
 /**
  * Starts the Twitter-compatible Thrift server (framed transport, binary protocol).
  * Rejects with `FLURRY_E_INVALID_OPTION` for bad options and with the listen error
@@ -138,6 +152,7 @@ const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacent
  * ```
  */
 export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
+  assertKnownOptions(opts, THRIFT_SERVER_OPTION_NAMES, 'startThriftServer options');
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? systemClock;
   const maxFrameBytes = opts.maxFrameBytes ?? 65_536;
