@@ -167,7 +167,8 @@ class CheckedRegistry extends LeaseRegistry {
     try {
       assertAcquireOptions(opts, 'registry.acquire() options');
     } catch (err) {
-      return Promise.reject(err as Error);
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards the FlurryError assertAcquireOptions threw, unchanged
+      return Promise.reject(err);
     }
     return super.acquire(layout, opts);
   }

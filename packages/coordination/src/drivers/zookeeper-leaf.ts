@@ -80,7 +80,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
@@ -196,6 +196,11 @@ export function parseLeafNodeName(name: string): LeafNodeName | null {
  */
 export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
   return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
+}
+
+/** A holder-record field as text: strings, numbers and booleans as they are, anything else `?`. */
+function shown(v: unknown): string {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : '?';
 }
 
 function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
@@ -614,7 +619,7 @@ class LeafDriver implements RegistryDriver {
         }
         throw registryError(
           'EXHAUSTED',
-          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${String(who.hostname ?? '?')}/${String(who.pid ?? '?')}); two processes with one ip:port would share a worker ID: give each its own address`,
+          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${shown(who.hostname)}/${shown(who.pid)}); two processes with one ip:port would share a worker ID: give each its own address`,
           { url: this.url, address: addr.text, held: 1, holders: [who] },
         );
       }

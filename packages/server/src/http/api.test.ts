@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import thrift from 'thrift';
 import { Layout, generateKey } from '@flurry/core';
-import { httpGet, rawRequest, startFlurry, statusesOf, type FlurryProcess } from '../test-support.js';
+import { httpGet, jsonBody, rawRequest, startFlurry, statusesOf, type FlurryProcess } from '../test-support.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -45,6 +45,7 @@ function curl(args: string[]): Promise<{ status: number; body: string; type: str
       'curl',
       ['-s', '--max-time', '10', '-o', '-', '-w', '\n%{http_code} %{content_type}', ...args],
       (err, stdout) => {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- ExecFileException is an Error (an Omit<> intersection the rule does not see through)
         if (err) return reject(err);
         const nl = stdout.lastIndexOf('\n');
         const [status, type] = stdout.slice(nl + 1).split(' ');
@@ -103,7 +104,7 @@ describe('the HTTP API with a bearer token and a public-ID key', () => {
       `http://127.0.0.1:${svc.port}/decodeSnowflakeId?snowflakeId=${id}`,
     ]);
     assert.equal(d.status, 200);
-    const body = JSON.parse(d.body);
+    const body = jsonBody<{ timestamp: string; sequenceId: string; workerId: string }>(d.body);
     assert.deepEqual(Object.keys(body), ['timestamp', 'sequenceId', 'workerId']);
     assert.equal(body.workerId, ((id >> 12n) & 1023n).toString());
     assert.equal(body.sequenceId, (id & 4095n).toString());
@@ -246,7 +247,10 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
   test('GIVEN --thrift-port THEN a Thrift client built from the IDL gets IDs of this node from the same generator', async () => {
     assert.ok(typeof svc.thriftPort === 'number' && svc.thriftPort > 0);
     const require = createRequire(import.meta.url);
-    const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js');
+    const Snowflake = require('../../thrift/gen-nodejs/Snowflake.js') as thrift.TClientConstructor<{
+      get_id(ua: string, cb: (e: unknown, r: unknown) => void): void;
+      get_worker_id(cb: (e: unknown, r: unknown) => void): void;
+    }>;
     const conn = thrift.createConnection('127.0.0.1', svc.thriftPort, {
       transport: thrift.TFramedTransport,
       protocol: thrift.TBinaryProtocol,
@@ -255,24 +259,22 @@ describe('a service without a token, with the leaf layout and Thrift', () => {
     });
     conn.on('error', () => {});
     try {
-      const client = thrift.createClient(Snowflake, conn) as unknown as {
-        get_id(ua: string, cb: (e: unknown, r: unknown) => void): void;
-        get_worker_id(cb: (e: unknown, r: unknown) => void): void;
-      };
+      const client = thrift.createClient(Snowflake, conn);
       const call = <T>(f: (cb: (e: unknown, r: unknown) => void) => void) =>
         new Promise<T>((resolve, reject) => {
           const t = setTimeout(() => reject(new Error('thrift call timed out')), 5000);
           f((e, r) => {
             clearTimeout(t);
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards the Thrift client's error unchanged
             if (e) reject(e);
             else resolve(r as T);
           });
         });
-      const httpId = BigInt(JSON.parse((await httpGet(svc.port, '/v1/ids/next')).body).id);
+      const httpId = BigInt(jsonBody<{ id: string }>((await httpGet(svc.port, '/v1/ids/next')).body).id);
       const raw = await call<{ toOctetString(): string }>((cb) => client.get_id('flurry-test', cb));
       const id = BigInt('0x' + raw.toOctetString());
       assert.ok(id > httpId, `thrift ID ${id} above the earlier HTTP ID ${httpId}`);
-      const node = JSON.parse((await httpGet(svc.port, '/readyz')).body).node as { worker: number };
+      const node = jsonBody<{ node: { worker: number } }>((await httpGet(svc.port, '/readyz')).body).node;
       assert.equal(Layout.from('leaf').decode(id).fields.worker, node.worker);
       const worker = await call<{ toOctetString(): string }>((cb) => client.get_worker_id(cb));
       assert.equal(Number(BigInt('0x' + worker.toOctetString())), node.worker);
