@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // First-run set-up for `npm start` and `npm test` on a fresh clone: installs the npm
 // dependencies from the lockfile when node_modules is missing or older than the lockfile.
-// (The Debian engines that tests need are installed by the test harness itself.)
+// (The Debian packages that `npm test`, torture and the benchmarks need are installed by
+// scripts/provision.mjs, their npm `pre*` script.)
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
