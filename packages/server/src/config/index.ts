@@ -11,7 +11,7 @@
  * config.port; // 9000
  * ```
  */
-export { loadServeConfig } from './load.js';
+export { loadServeConfig, type ServeConfig } from './load.js';
 export { serveHelp, serveFlagSpecs } from './help.js';
 export { unknownEnvWarnings, closestName, type EnvWarning } from './env-hints.js';
-export type { ServeConfig, LogLevel, SettingKey, SettingValues } from './settings.js';
+export type { LogLevel, SettingKey, SettingValues } from './settings.js';

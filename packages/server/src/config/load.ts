@@ -26,11 +26,31 @@ import {
   isSettingKey,
   settingDef,
   SETTINGS,
-  type ServeConfig,
   type SettingDef,
   type SettingKey,
   type SettingValues,
 } from './settings.js';
+
+/**
+ * The validated configuration of one `flurry serve` process: every setting of the table
+ * (see `flurry serve --help`), the layout built from `layout`/`fields`/`epoch`/`unit`, the
+ * node pins, and where the registry URL and the config file came from.
+ *
+ * @example
+ * ```ts
+ * const config: ServeConfig = loadServeConfig(['--port', '0'], process.env);
+ * config.layout.name; // 'twitter'
+ * ```
+ */
+export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | 'epoch' | 'unit' | 'node'> {
+  readonly layout: Layout;
+  /** Node pins (`--node`): fields fixed by hand; the rest are leased. */
+  readonly node: Readonly<Record<string, number>>;
+  /** Where the registry URL came from: `'default'` means `file:` was not chosen (see `container.ts`). */
+  readonly registrySource: 'flag' | 'env' | 'file' | 'default';
+  /** Where the config file came from, if any. */
+  readonly configFile: string | undefined;
+}
 
 /** Where a value came from: `name` is the flag, the variable or the key in the file. */
 interface Source {

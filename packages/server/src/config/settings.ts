@@ -10,8 +10,6 @@
  * allowedText(settingDef('port')); // 'an integer from 0 to 65535 (0 = any free port, logged at start-up)'
  * ```
  */
-import type { Layout } from '@flurry/core';
-
 interface Common {
   /** Command-line flag without `--`. */
   readonly flag: string;
@@ -400,27 +398,6 @@ export type SettingValues = {
  * ```
  */
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-/**
- * The validated configuration of one `flurry serve` process: every setting of the table
- * (see `flurry serve --help`), the layout built from `layout`/`fields`/`epoch`/`unit`, the
- * node pins, and where the registry URL and the config file came from.
- *
- * @example
- * ```ts
- * const config: ServeConfig = loadServeConfig(['--port', '0'], process.env);
- * config.layout.name; // 'twitter'
- * ```
- */
-export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | 'epoch' | 'unit' | 'node'> {
-  readonly layout: Layout;
-  /** Node pins (`--node`): fields fixed by hand; the rest are leased. */
-  readonly node: Readonly<Record<string, number>>;
-  /** Where the registry URL came from: `'default'` means `file:` was not chosen (see `container.ts`). */
-  readonly registrySource: 'flag' | 'env' | 'file' | 'default';
-  /** Where the config file came from, if any. */
-  readonly configFile: string | undefined;
-}
 
 /**
  * One row of the table with its key.
