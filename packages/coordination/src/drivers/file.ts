@@ -367,7 +367,6 @@ class FileDriver implements RegistryDriver {
     return { held: `slot ${slot} is contended by other claimers` };
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async claim(req: ClaimRequest): Promise<Claim> {
     this.checkOpen();
     if (!Number.isInteger(req.slots) || req.slots < 1)
@@ -458,7 +457,6 @@ class FileDriver implements RegistryDriver {
     return false;
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.checkOpen();
     const { dir, gen } = this.own(claim);
@@ -488,7 +486,6 @@ class FileDriver implements RegistryDriver {
     if (await this.superseded(dir, gen)) throw lost('another process took it over after it expired');
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.checkOpen();
     const { dir, gen } = this.own(claim);

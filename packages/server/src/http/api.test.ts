@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import thrift from 'thrift';
 import { Layout, generateKey } from '@flurry/core';
-import { httpGet, jsonBody, rawRequest, startFlurry, statusesOf, type FlurryProcess } from '../test-support.js';
+import { httpGet, rawRequest, startFlurry, statusesOf, type FlurryProcess } from '../test-support.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
