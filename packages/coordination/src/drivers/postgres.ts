@@ -96,12 +96,22 @@ export async function createPostgresDriver(url: string | URL, opts: SqlDriverOpt
   pool.on('error', (err: Error) => {
     opts.logger?.warn({ url: parsed.redacted, err: err.message }, 'PostgreSQL connection error');
   });
+  const listening = new WeakSet<pg.PoolClient>();
   const engine: SqlEngine = {
     dialect: 'postgres',
     name: 'PostgreSQL',
     url: parsed,
     async withConn(fn) {
       const client = await pool.connect();
+      if (!listening.has(client)) {
+        // A checked-out connection whose socket breaks (server killed) emits 'error' on the
+        // client, which the pool only handles while the client is idle: without a listener
+        // the process would crash. The failure surfaces on the query, which destroys it.
+        listening.add(client);
+        client.on('error', (err: Error) => {
+          opts.logger?.warn({ url: parsed.redacted, err: err.message }, 'PostgreSQL connection error');
+        });
+      }
       let broken: Error | undefined;
       try {
         return await fn({
