@@ -3,7 +3,7 @@
 // suite N times, each from a clean state (build output, tsbuildinfo, .flurry-tmp and torture
 // reports removed, then `npm run build`; each run gets its own empty TMPDIR, removed after),
 // and prints a table of every test file and every torture row against its pass count.
-// Test files are read from the test runner's TAP output (scripts/test.mjs --tap), torture
+// Test files are read from the test runner's per-test results (scripts/test.mjs --results), torture
 // rows from torture-report-short.json. `--only core` (repeatable, or `--only core,client`)
 // narrows the packages; `--no-torture` skips torture; `--out` also writes the table as markdown.
 import { spawnSync } from 'node:child_process';
@@ -74,14 +74,16 @@ const record = (name, ok) => {
   rows.set(name, r);
 };
 
-/** Top-level TAP results are the test files: `ok 3 - /abs/path/x.test.js` / `not ok …`. */
-function parseTap(text) {
-  const files = [];
+/** scripts/file-reporter.mjs lines → one result per test file (it passes when all its tests pass). */
+function parseResults(text) {
+  const byFile = new Map();
   for (const line of text.split('\n')) {
-    const m = /^(not )?ok \d+ - (.+?)(?: # .*)?$/.exec(line);
-    if (m) files.push({ name: path.relative(root, m[2]), ok: !m[1] });
+    if (!line.startsWith('{')) continue;
+    const r = JSON.parse(line);
+    const name = path.relative(root, r.file);
+    byFile.set(name, (byFile.get(name) ?? true) && r.pass);
   }
-  return files;
+  return [...byFile].map(([name, ok]) => ({ name, ok }));
 }
 
 const sh = (cmd, args, env) =>
@@ -97,13 +99,13 @@ for (let i = 1; i <= n; i++) {
   mkdirSync(tmp, { recursive: true });
   const env = { TMPDIR: tmp };
   record('(build)', sh('npm', ['run', '--silent', 'build'], env) === 0);
-  const tap = path.join(work, `run-${i}.tap`);
+  const results = path.join(work, `run-${i}.jsonl`);
   const status = sh(
     process.execPath,
-    [path.join(root, 'scripts', 'test.mjs'), ...only, '--no-torture', '--tap', tap],
+    [path.join(root, 'scripts', 'test.mjs'), ...only, '--no-torture', '--results', results],
     env,
   );
-  const files = existsSync(tap) ? parseTap(readFileSync(tap, 'utf8')) : [];
+  const files = existsSync(results) ? parseResults(readFileSync(results, 'utf8')) : [];
   // No file results at all: lint, format or the TSDoc check stopped the run before the tests.
   if (files.length === 0) record('(lint, format, tsdoc)', false);
   else {

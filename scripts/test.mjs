@@ -14,10 +14,11 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const all = ['core', 'coordination', 'segments', 'server', 'client'];
 const args = process.argv.slice(2);
-// `--tap <file>` also writes the test runner's TAP output to a file (scripts/test-repeat.mjs reads it).
-const tapAt = args.indexOf('--tap');
-const tapFile = tapAt >= 0 ? args[tapAt + 1] : undefined;
-const only = args.filter((a, i) => !a.startsWith('--') && !(tapAt >= 0 && i === tapAt + 1));
+// `--results <file>` also writes one JSON line per test with its file (scripts/file-reporter.mjs;
+// scripts/test-repeat.mjs reads it).
+const resultsAt = args.indexOf('--results');
+const resultsFile = resultsAt >= 0 ? args[resultsAt + 1] : undefined;
+const only = args.filter((a, i) => !a.startsWith('--') && !(resultsAt >= 0 && i === resultsAt + 1));
 const pkgs = (only.length ? only : all).map((p) => path.join(root, 'packages', p, 'dist')).filter((d) => existsSync(d));
 
 const run = (cmd, argv) => spawnSync(cmd, argv, { stdio: 'inherit', cwd: root, env: { ...process.env } }).status ?? 1;
@@ -38,12 +39,12 @@ if (!args.includes('--no-lint')) {
 
 // Every public export documents itself with an example (fast: reads the sources).
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);
-const reporters = tapFile
+const reporters = resultsFile
   ? [
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
-      '--test-reporter=tap',
-      `--test-reporter-destination=${tapFile}`,
+      '--test-reporter=./scripts/file-reporter.mjs',
+      `--test-reporter-destination=${resultsFile}`,
     ]
   : [];
 let status = run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...reporters, ...pkgs]);
