@@ -13,7 +13,7 @@
  * ```
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -349,6 +349,10 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
     },
     pause() {
       child.kill('SIGSTOP');
+      // kill(2) returns before the target has stopped: on a loaded machine an engine thread
+      // may still answer a request sent right after. Wait (bounded) until every thread of
+      // the process is in the stopped state, so "paused" means paused.
+      if (child.pid !== undefined) waitStopped(child.pid, 2_000);
     },
     resume() {
       child.kill('SIGCONT');
@@ -372,4 +376,23 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
   running.add(engine);
   installExitHook();
   return engine;
+}
+
+/** Spins (bounded by `timeoutMs`) until every thread of `pid` is stopped (state T), per /proc. */
+function waitStopped(pid: number, timeoutMs: number): void {
+  const until = Date.now() + timeoutMs;
+  const stopped = (): boolean => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).every((t) => {
+        const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+        const state = stat.charAt(stat.lastIndexOf(')') + 2);
+        return state === 'T' || state === 't';
+      });
+    } catch {
+      return true; // gone, or no /proc: nothing to wait for
+    }
+  };
+  while (!stopped() && Date.now() < until) {
+    /* spin: stopping takes microseconds to a few milliseconds */
+  }
 }
