@@ -545,14 +545,16 @@ export function runConformance(backend: ConformanceBackend): void {
         assert.equal(first.of('released').length, 1, first.describe());
         const mark1 = Math.max(...first.of('id').map(tsOf));
 
-        // Clock 3 s behind, may wait 200 ms: refuses with the coded error, issues nothing.
+        // Clock 10 s behind, may wait 200 ms: refuses with the coded error, issues nothing.
+        // (10 s, not 3: a holder that takes seconds to start on a loaded machine must still
+        // find its clock behind the mark when it gets there.)
         const impatient = spawnHolder('impatient', {
           url,
           cluster: c,
           layout: spec,
           mode: 'tick',
           tickMs: 2,
-          clockOffsetMs: -3000,
+          clockOffsetMs: -10_000,
           highWaterWaitMs: 200,
         });
         const r1 = await firstOutcome(impatient);
