@@ -93,6 +93,7 @@ function shellEnv(dir) {
   env.XDG_STATE_HOME = path.join(dir, 'state');
   env.FLURRY_REGISTRY = `file:${path.join(dir, 'registry')}`;
   env.NO_COLOR = '1';
+  env.TZ = 'UTC';
   return env;
 }
 
@@ -143,7 +144,7 @@ function runTs(block, file) {
   const lines = block.body.map((line, i) => {
     const m = /^(?!\s*(?:import|export|const|let|var|return)\b)(\s*)(.+?);?\s*\/\/\s*(?:→\s*)?(.+?)\s*$/.exec(line);
     if (!m || !LITERAL.test(m[3])) return line;
-    return `${m[1]}__check(${i + 1}, (${m[2]}), (${m[3]}));`;
+    return `${m[1]}__check(${block.start + i + 1}, (${m[2]}), (${m[3]}));`;
   });
   const source = [
     "import { isDeepStrictEqual as __eq, inspect as __inspect } from 'node:util';",
@@ -166,9 +167,14 @@ function runTs(block, file) {
     writeFileSync(script, js);
     const env = { ...process.env };
     for (const k of Object.keys(env)) if (k.startsWith('FLURRY_')) delete env[k];
+    env.TZ = 'UTC';
     const r = spawnSync(process.execPath, [script], { cwd: dir, env, encoding: 'utf8', timeout: TIMEOUT_MS });
     if (r.error) return [r.error.code === 'ETIMEDOUT' ? 'timed out after 20 s' : r.error.message];
-    if (r.status !== 0) return `${r.stderr}${r.stdout}`.trimEnd().split('\n').map((l) => `    ${l}`);
+    if (r.status !== 0)
+      return `${r.stderr}${r.stdout}`
+        .trimEnd()
+        .split('\n')
+        .map((l) => `    ${l}`);
     return [];
   } finally {
     rmSync(dir, { recursive: true, force: true });
