@@ -39,6 +39,8 @@ if (!args.includes('--no-lint')) {
 
 // Every public export documents itself with an example (fast: reads the sources).
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);
+// The samples in README.md and docs/*.md marked runnable match the code (scripts/check-docs.mjs).
+if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-docs.mjs')]) !== 0) process.exit(1);
 const reporters = resultsFile
   ? [
       '--test-reporter=spec',
