@@ -6,7 +6,7 @@
  */
 export const profiles = {
   short: {
-    scenarioTimeoutMs: 180_000,
+    scenarioTimeoutMs: 300_000,
     lease: { ttlMs: 2_000, renewIntervalMs: 400, marginMs: 300 },
     fleet: { processes: 16, durationMs: 1_000 },
     threads: { threads: 4, durationMs: 1_000 },
