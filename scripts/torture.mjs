@@ -14,7 +14,8 @@ import { Row, textTable, writeJson, writeDocsSection } from '../torture/lib/repo
 import { Engines, ALL_BACKENDS } from '../torture/lib/backends.mjs';
 import { killAll, liveCount } from '../torture/lib/procs.mjs';
 import { retryLiveness } from '../torture/lib/retry.mjs';
-import { root, dist, within, removeTempDirs } from '../torture/lib/util.mjs';
+import { runScenarioModule } from '../torture/lib/run-scenario.mjs';
+import { root, dist, removeTempDirs } from '../torture/lib/util.mjs';
 
 const SCENARIOS = ['selfcheck', 'fleet', 'threads', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
 
@@ -84,31 +85,24 @@ for (const b of backends)
 
 /** Runs one scenario (narrowed to the rows `wants` accepts) and returns its rows. */
 async function runScenario(name, wants) {
-  const ts = performance.now();
-  const produced = [];
+  let mod;
   try {
-    const mod = await import(`../torture/scenarios/${name}.mjs`);
-    log(`scenario ${name}: ${mod.title}`);
-    await within(P.scenarioTimeoutMs, `scenario ${name}`, () =>
-      mod.run({ ...ctx, wants }, (row) => produced.push(row)),
-    );
+    mod = await import(`../torture/scenarios/${name}.mjs`);
   } catch (e) {
     const r = new Row(name, 'all');
-    r.fail(`scenario crashed: ${e?.stack ?? e}`);
-    produced.push(r);
-  } finally {
-    killAll();
+    r.fail(`scenario did not load: ${e?.stack ?? e}`);
+    return [r];
   }
-  for (const r of produced) if (!r.durationMs) r.durationMs = performance.now() - ts;
-  return produced;
+  log(`scenario ${name}: ${mod.title}`);
+  return runScenarioModule(name, mod, { ...ctx, wants }, { timeoutMs: P.scenarioTimeoutMs, cleanup: killAll });
 }
 
 function logRow(r, prefix = '') {
-  const all = [...r.failures, ...r.livenessMisses.map((m) => `liveness: ${m}`)];
+  const all = [...(r.cutShort ? [r.cutShort] : []), ...r.failures, ...r.livenessMisses.map((m) => `liveness: ${m}`)];
   const shown = all.slice(0, 6).map((f) => f.slice(0, 600));
   if (all.length > shown.length) shown.push(`… and ${all.length - shown.length} more (see the JSON report)`);
   log(
-    `${prefix}${r.scenario}/${r.backend}: ${r.pass ? 'pass' : r.safe ? 'FAIL (liveness)' : 'FAIL'} (${r.idsChecked.toLocaleString('en-US')} IDs)${shown.length ? '\n    - ' + shown.join('\n    - ') : ''}${r.notes.length ? '\n    · ' + r.notes.slice(0, 10).join('\n    · ') : ''}`,
+    `${prefix}${r.scenario}/${r.backend}: ${r.cutShort ? 'NOT RUN' : r.pass ? 'pass' : r.safe ? 'FAIL (liveness)' : 'FAIL'} (${r.idsChecked.toLocaleString('en-US')} IDs)${shown.length ? '\n    - ' + shown.join('\n    - ') : ''}${r.notes.length ? '\n    · ' + r.notes.slice(0, 10).join('\n    · ') : ''}`,
   );
 }
 

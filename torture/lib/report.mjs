@@ -32,6 +32,19 @@ export class Row {
     this.notes = [];
     this.details = {};
     this.durationMs = 0;
+    this.done = false;
+    this.cutShort = null;
+  }
+  /** The scenario finished this row: every check it makes has been made. */
+  finish() {
+    this.done = true;
+  }
+  /**
+   * The row did not run to completion (its scenario hit its time limit): its IDs were not
+   * all checked, so it can neither pass nor be re-run (the cut-off body may still be running).
+   */
+  cut(reason) {
+    this.cutShort = reason;
   }
   /** A broken safety promise: final, never retried. */
   fail(reason) {
@@ -73,7 +86,7 @@ export class Row {
     return this.failures.length === 0;
   }
   get pass() {
-    return this.failures.length === 0 && this.livenessMisses.length === 0;
+    return this.failures.length === 0 && this.livenessMisses.length === 0 && this.cutShort === null;
   }
   toJSON() {
     return {
@@ -86,6 +99,7 @@ export class Row {
       refusals: this.refusals,
       maxStallMs: Math.round(this.maxStallMs * 10) / 10,
       pass: this.pass,
+      notRun: this.cutShort,
       failures: this.failures,
       livenessMisses: this.livenessMisses,
       livenessChecks: this.checks,
@@ -109,6 +123,7 @@ function refusalText(map) {
 /** 'pass', 'FAIL', or with a re-run: 'pass (2nd try)' / 'FAIL (2 tries)'. */
 function resultText(j) {
   const retried = (j.attempts?.length ?? 0) > 0;
+  if (j.notRun) return 'NOT RUN (cut short)';
   if (j.pass) return retried ? 'pass (2nd try)' : 'pass';
   if (!retried) return (j.failures?.length ?? 0) ? 'FAIL' : 'FAIL (liveness)';
   return 'FAIL (2 tries)';

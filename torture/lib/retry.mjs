@@ -12,7 +12,7 @@
  */
 export async function retryLiveness(produced, rerun) {
   const out = [...produced];
-  const retry = produced.filter((r) => !r.pass && r.safe && r.backend !== 'all');
+  const retry = produced.filter((r) => !r.pass && r.safe && r.cutShort === null && r.backend !== 'all');
   if (!retry.length) return { rows: out, retried: [] };
   const want = new Set(retry.map((r) => r.backend));
   const again = await rerun(want);

@@ -17,8 +17,10 @@ export async function perBackend(ctx, add, scenario, body, { parallel = false, b
     const t0 = performance.now();
     try {
       await body(backend, row, gens);
+      row.finish();
     } catch (e) {
       row.fail(`crashed: ${e?.stack ?? e}`);
+      row.finish();
     } finally {
       for (const g of gens) if (g.child.running) await g.child.kill();
       keepLogs(gens);

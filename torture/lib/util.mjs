@@ -91,16 +91,23 @@ export function removeTempDirs() {
 process.on('exit', removeTempDirs);
 
 /**
- * Runs `fn` with a time bound; rejects with `what` when it takes longer.
+ * The error of a bounded run that took longer than its bound.
+ * @example try { await within(10, 'x', () => sleep(50), TimeLimit); } catch (e) { e instanceof TimeLimit; }
+ */
+export class TimeLimit extends Error {}
+
+/**
+ * Runs `fn` with a time bound; rejects with `what` (a `TimeLimit`, or an `ErrorClass`) when it
+ * takes longer.
  * @example await within(60_000, 'scenario fleet', () => run(ctx));
  */
-export async function within(ms, what, fn) {
+export async function within(ms, what, fn, ErrorClass = TimeLimit) {
   let timer;
   try {
     return await Promise.race([
       fn(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what}: did not finish within ${ms} ms`)), ms);
+        timer = setTimeout(() => reject(new ErrorClass(`${what}: did not finish within ${ms} ms`)), ms);
       }),
     ]);
   } finally {

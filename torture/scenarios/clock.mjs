@@ -68,6 +68,7 @@ export async function run(ctx, add) {
   if (!faketime.available()) {
     const row = new ctx.Row('clock-steps', 'all');
     row.fail(`libfaketime is missing (${faketime.LIB}): apt-get install faketime`);
+    row.finish();
     add(row);
     return;
   }
@@ -272,6 +273,8 @@ export async function run(ctx, add) {
         if (lost.length) l.row.note(`${h.name} lost its lease ${lost.length}× (${lost.map((m) => m.code).join(', ')})`);
       }
     }
+    for (const { row } of pinned) row.finish();
+    for (const l of leased) l.row.finish();
   } finally {
     faketime.setOffset(clockFile, 0);
     for (const g of all) if (g.child.running) await g.child.kill();

@@ -72,8 +72,10 @@ export async function run(ctx, add) {
           min: Math.min(...row.details.streams.map((s) => s.ids)),
           max: Math.max(...row.details.streams.map((s) => s.ids)),
         };
+      row.finish();
     } catch (e) {
       row.fail(`crashed: ${e?.stack ?? e}`);
+      row.finish();
     } finally {
       for (const g of gens) if (g.child.running) await g.child.kill();
       keepLogs(gens);

@@ -31,6 +31,7 @@ export async function run(ctx, add) {
   if (!faketime.available()) {
     const row = new ctx.Row('restart-behind', 'all');
     row.fail(`libfaketime is missing (${faketime.LIB}): apt-get install faketime`);
+    row.finish();
     add(row);
     return;
   }

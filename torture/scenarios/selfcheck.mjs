@@ -5,7 +5,8 @@
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { retryLiveness } from '../lib/retry.mjs';
-import { dist, tempDir } from '../lib/util.mjs';
+import { runScenarioModule } from '../lib/run-scenario.mjs';
+import { dist, sleep, tempDir } from '../lib/util.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -66,7 +67,39 @@ export async function run(ctx, add) {
     if (reran || judged[0].pass)
       row.fail('a row with duplicates was re-run or passed after a re-run: the retry rule would hide a duplicate');
     else row.note('a row with an injected duplicate still fails: the retry rule re-runs liveness misses only');
+    await checkTimeLimit(ctx, row);
+    row.finish();
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();
   }
+}
+
+/**
+ * A row still running when its scenario hits the time limit must fail as NOT RUN (never a
+ * pass with 0 IDs) and must not be re-run, while a row that finished keeps its result.
+ */
+async function checkTimeLimit(ctx, row) {
+  const { Row } = ctx;
+  let reran = false;
+  const hang = {
+    run: async (_ctx, add) => {
+      const finished = new Row('probe-limit', 'finished');
+      add(finished);
+      finished.finish();
+      add(new Row('probe-limit', 'still running'));
+      await sleep(2_000);
+    },
+  };
+  const produced = await runScenarioModule('probe-limit', hang, ctx, { timeoutMs: 100 });
+  const { rows: judged } = await retryLiveness(produced, async () => {
+    reran = true;
+    return [];
+  });
+  const [finished, open] = ['finished', 'still running'].map((b) => judged.find((r) => r.backend === b));
+  if (!finished?.pass) row.fail('a row that finished before its scenario hit the time limit lost its result');
+  if (!open || open.pass || !open.cutShort || reran)
+    row.fail(
+      'a row cut short by the scenario time limit passed or was re-run: the runner would report unchecked IDs as a pass',
+    );
+  else row.note('a row cut short by the scenario time limit fails as NOT RUN and is not re-run');
 }

@@ -73,6 +73,7 @@ export async function run(ctx, add) {
     row.decreasing = probe.decreasing;
     for (const f of probe.failures) if (!f.includes('overlapping node run')) row.fail(f);
     for (const r of Object.keys(row.refusals)) row.fail(`unexpected refusal ${r}`);
+    row.finish();
   } finally {
     for (const p of procs) if (p.child.running) await p.child.kill();
   }
