@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ensureDebianPackage, freePort, waitForPort } from './harness.js';
+import { ensureDebianPackage, freePort, waitForPort, waitStopped } from './harness.js';
 
 /**
  * The databases the harness can start.
@@ -524,6 +524,10 @@ export async function startDatabase(kind: DatabaseKind): Promise<RunningDatabase
     },
     pause() {
       signalAll(child, 'SIGSTOP');
+      // kill(2) returns before the target has stopped: on a loaded machine a server thread
+      // may still answer a query sent right after (seen with MariaDB under load). Wait
+      // (bounded) until every thread of every server process is stopped.
+      for (const pid of [child.pid, ...descendants(child.pid)]) if (pid !== undefined) waitStopped(pid, 2_000);
     },
     resume() {
       signalAll(child, 'SIGCONT');

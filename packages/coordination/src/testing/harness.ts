@@ -378,8 +378,17 @@ export async function startEngine(kind: EngineKind): Promise<RunningEngine> {
   return engine;
 }
 
-/** Spins (bounded by `timeoutMs`) until every thread of `pid` is stopped (state T), per /proc. */
-function waitStopped(pid: number, timeoutMs: number): void {
+/**
+ * Spins (bounded by `timeoutMs`) until every thread of `pid` is stopped (state T), per /proc:
+ * kill(2) with SIGSTOP returns before the target has stopped.
+ *
+ * @example
+ * ```ts
+ * process.kill(pid, 'SIGSTOP');
+ * waitStopped(pid, 2_000); // now no thread of pid answers a request
+ * ```
+ */
+export function waitStopped(pid: number, timeoutMs: number): void {
   const until = Date.now() + timeoutMs;
   const stopped = (): boolean => {
     try {
