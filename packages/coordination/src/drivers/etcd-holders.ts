@@ -14,7 +14,7 @@
  * const list = await readEtcdHolders(client, { prefix: '/flurry', namespace: 'orders', deadline, records });
  * ```
  */
-import type { Etcd3 } from 'etcd3';
+import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
 
@@ -76,10 +76,17 @@ export async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promi
     entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
       const v = readHolder(raw.toString('utf8'), (x) => x as Partial<HolderInfo>) as SlotValue;
       if (typeof v.leaseId !== 'string') return undefined;
-      const ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
+      let ttl: { TTL: string; grantedTTL: string };
+      try {
+        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
+      } catch (err) {
+        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+        throw err;
+      }
+      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
       const remaining = Number(ttl.TTL);
       const granted = Number(ttl.grantedTTL);
-      if (!(remaining > 0) || !(granted > 0)) return undefined; // expired meanwhile
+      if (!(remaining >= 0) || !(granted > 0)) return undefined;
       const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
       const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
       const holder = v.holder ?? {};
