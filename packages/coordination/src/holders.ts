@@ -39,6 +39,11 @@ export interface ClusterHolder {
   readonly version: string | null;
   readonly heldSinceMs: number | null;
   readonly renewedAtMs: number | null;
+  /**
+   * The holder's own wall-clock stamp of its last renewal, as stored (not moved to this
+   * clock): it changes at every renewal, so a reader polling it sees a holder that stopped.
+   */
+  readonly renewalStamp: number | null;
   readonly expiresAtMs: number | null;
   readonly ttlMs: number | null;
   readonly highWaterMs: number;
@@ -106,6 +111,7 @@ export function toClusterHolders(
       version: str(h.version),
       heldSinceMs: r.heldSinceMs === null ? null : r.heldSinceMs - (offset ?? 0),
       renewedAtMs,
+      renewalStamp: r.renewedAtMs,
       expiresAtMs: r.expiresInMs === null ? null : readAtMs + r.expiresInMs,
       ttlMs: r.ttlMs,
       highWaterMs: r.highWaterMs,
