@@ -24,7 +24,7 @@
  * ```
  */
 import type { Clock, FlurryError } from '@flurry/core';
-import { redactUrl, type ClusterHolder, type ManagedLease } from '@flurry/coordination';
+import { redactUrl, type ClusterHolder, type HoldersQuery, type ManagedLease } from '@flurry/coordination';
 import type { ServeConfig } from '../config/index.js';
 import type { ServiceCore } from '../service-core.js';
 import type { ClusterBody, ClusterEntry } from './types.js';
@@ -52,10 +52,13 @@ const DEFAULT_TTL_MS = 10_000;
  * ```
  */
 export interface ClusterCacheOptions {
-  readonly core: ServiceCore;
+  /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
+  readonly core: Pick<ServiceCore, 'registry'>;
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
   readonly clock: Clock;
   readonly cacheMs: number;
+  /** Which namespace to list (default: the service's own lease's, or the cluster). */
+  readonly query?: HoldersQuery;
   /** This service's lease (its entry is marked `self`). */
   self(): ManagedLease | undefined;
 }
@@ -94,7 +97,7 @@ export class ClusterCache {
     if (!reg) return { atMono, readAtMs: clock.now(), holders: [] };
     this.reads++;
     try {
-      const holders = await reg.holders();
+      const holders = await reg.holders(this.o.query);
       const readAtMs = holders[0]?.readAtMs ?? clock.now();
       const next = new Map<string, [number | null, number]>();
       const seenSince = new Map<string, number>();
