@@ -109,9 +109,9 @@ export class EventStreams {
     res.once('close', () => this.drop(res));
     if (!this.timer) {
       this.lastPing = Date.now();
-      this.timer = setInterval(() => void this.tick(), this.periodMs);
+      this.timer = setInterval(() => void this.tick().catch(() => undefined), this.periodMs);
     }
-    void this.send([res]);
+    void this.send([res]).catch(() => res.destroy());
     return 200;
   }
 
