@@ -18,9 +18,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '@flurry/core';
-import type { HolderInfo, HolderRecord } from '../driver.js';
+import type { HolderRecord } from '../driver.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { fsStep } from '../state-dir.js';
+import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } from './file-record.js';
 
 /**
  * How {@link readFileHolders} tells time and bounds each file-system step.
@@ -36,24 +37,6 @@ export interface FileHoldersOptions {
   readonly timeoutMs: number;
 }
 
-const GEN_RE = /^g(\d{10})\.lease$/;
-
-interface Rec {
-  v?: number;
-  gen?: number;
-  state?: string;
-  holder?: Partial<HolderInfo>;
-  boot?: string;
-  expiresMono?: number;
-  expiresAtMs?: number;
-  highWaterMs?: number;
-  updatedAtMs?: number;
-  claimedAtMs?: number;
-}
-
-const isKernelBoot = (b: unknown): boolean =>
-  typeof b === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
-
 async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
   try {
     return await fsStep(readdir(dir), o.timeoutMs, `list ${dir}`);
@@ -64,25 +47,24 @@ async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
 }
 
 /** The current lease record of one slot directory (highest generation not aborted), if readable. */
-async function current(dir: string, o: FileHoldersOptions): Promise<Rec | undefined> {
+async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord | undefined> {
   const gens = (await names(dir, o))
     .map((n) => GEN_RE.exec(n))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => m[1])
-    .sort()
-    .reverse();
+    .map((m) => Number(m[1]))
+    .sort((a, b) => b - a);
   for (const g of gens) {
-    let rec: Rec;
+    let text: string;
     try {
-      rec = JSON.parse(
-        await fsStep(readFile(path.join(dir, `g${g}.lease`), 'utf8'), o.timeoutMs, `read ${dir}`),
-      ) as Rec;
+      text = await fsStep(readFile(path.join(dir, genName(g)), 'utf8'), o.timeoutMs, `read ${dir}`);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed by a claimer meanwhile
-      return undefined; // corrupt: the driver reports it at the next claim
+      throw e;
     }
-    if (rec.state === 'aborted') continue;
-    return rec;
+    const r = parseLeaseRecord(text, g);
+    if (r.kind !== 'ok') return undefined; // corrupt: the driver reports it at the next claim
+    if (r.rec.state === 'aborted') continue;
+    return r.rec;
   }
   return undefined;
 }

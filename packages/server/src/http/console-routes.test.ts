@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcess } from './in-process.js';
 import { inject, type InjectResponse } from './inject.js';
-import type { StatusBody } from '../console/types.js';
+import type { ClusterBody, StatusBody } from '../console/types.js';
 
 const TOKEN = 'console-token-0123456789';
 
@@ -68,6 +68,16 @@ test('GIVEN a running service WHEN GET /v1/status THEN the contract fields are t
     assert.ok(next.p99Ms !== null && next.p99Ms > 0);
     assert.ok(b.routes.some((r) => r.name === 'status'));
     assert.equal(b.sequences, null);
+    const c = await svc.get('/v1/cluster');
+    assert.equal(c.status, 200, c.body);
+    const cluster = JSON.parse(c.body) as ClusterBody;
+    assert.equal(cluster.kind, 'file');
+    assert.equal(cluster.cluster, 'orders');
+    assert.equal(cluster.holders.length, 1);
+    const [me] = cluster.holders;
+    assert.deepEqual([me.self, me.state, me.pid, me.slot], [true, 'live', process.pid, b.lease.slot]);
+    assert.deepEqual(me.node, b.lease.node);
+    assert.ok(me.clockOffsetMs !== null && Math.abs(me.clockOffsetMs) <= 5, `own offset ${me.clockOffsetMs}`);
   } finally {
     await svc.stop();
   }
