@@ -16,7 +16,7 @@
  * ```
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
-import type { SqlDialect } from './sql-common.js';
+import type { SqlDialect } from './sql-table.js';
 
 /**
  * The `SELECT` of one namespace's live rows (one `?` placeholder: the namespace), with times as
