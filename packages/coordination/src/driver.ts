@@ -29,6 +29,43 @@ export interface HolderInfo {
   readonly pid: number;
   /** Optional service address (`ip:port`), used by the Leaf-compatible scheme. */
   readonly address?: string;
+  /** The Flurry version of the holder (filled by `makeHolder`; absent in records of older holders). */
+  readonly version?: string;
+}
+
+/**
+ * One live holder of a slot as a driver reads it from its engine ({@link RegistryDriver.holders}).
+ *
+ * Times written by the holder are on *its* wall clock; the two durations are measured by the
+ * engine (key TTLs, lease TTLs, `now()` of the database, file modification times), so the
+ * reader can place the last renewal on its own clock and estimate the holder's clock offset:
+ * `offset = renewedAtMs − (readerNow − sinceRenewalMs)` with an error of at most
+ * `sinceRenewalErrorMs` plus the one-way latency of the holder's renewal (docs/node-ids.md,
+ * "Listing holders").
+ *
+ * @example
+ * ```ts
+ * for (const h of await driver.holders('orders')) console.log(h.slot, h.holder.hostname, h.highWaterMs);
+ * ```
+ */
+export interface HolderRecord {
+  readonly slot: number;
+  /** What the holder stored about itself; fields it did not store are absent. */
+  readonly holder: Partial<HolderInfo>;
+  /** The holder's wall clock when it claimed the slot (null when the engine does not keep it). */
+  readonly heldSinceMs: number | null;
+  /** The holder's wall clock at its last renewal (or its claim), as it wrote it; null when unknown. */
+  readonly renewedAtMs: number | null;
+  /** Ms since that renewal reached the engine, measured by the engine; null when it cannot tell. */
+  readonly sinceRenewalMs: number | null;
+  /** Bound on the error of `sinceRenewalMs` (e.g. 500 for etcd's whole-second lease TTLs); null with it. */
+  readonly sinceRenewalErrorMs: number | null;
+  /** Ms until the engine frees the slot unless it is renewed; null when it never expires (static IDs). */
+  readonly expiresInMs: number | null;
+  /** The holder's lease TTL when known. */
+  readonly ttlMs: number | null;
+  /** The highest Unix ms the slot's holders have reported (0 if none). */
+  readonly highWaterMs: number;
 }
 
 /**
@@ -87,6 +124,7 @@ export interface Claim {
  * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
  * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
  * await driver.release(claim, { highWaterMs: Date.now() });
+ * console.log(await driver.holders('orders')); // [] once released
  * await driver.close();
  * ```
  */
@@ -105,6 +143,12 @@ export interface RegistryDriver {
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void>;
   /** Stores the final `highWaterMs` and frees the slot (only if still ours). */
   release(claim: Claim, opts: { highWaterMs: number }): Promise<void>;
+  /**
+   * Lists the live holders of a namespace (`cluster` or `cluster/dc-N`), by slot; expired
+   * claims are not listed. A read only: it never changes a claim. Rejects with
+   * FLURRY_E_REGISTRY_UNREACHABLE when the engine cannot be read.
+   */
+  holders?(namespace: string): Promise<HolderRecord[]>;
   /** Closes connections. Idempotent. */
   close(): Promise<void>;
 }

@@ -33,6 +33,8 @@ export type {
   StaticAssignment,
 } from './lease-types.js';
 export type { LayoutLike } from './slot-map.js';
+export type { ClusterHolder, HoldersQuery } from './holders.js';
+export { FLURRY_VERSION } from './version.js';
 // The slot map, for code that claims in a registry table itself (flurry sql --generate): same namespaces and slots.
 export { SlotMap } from './slot-map.js';
 
@@ -40,7 +42,7 @@ export { SlotMap } from './slot-map.js';
 export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
 
 // Writing or wrapping a driver
-export type { RegistryDriver, Claim, ClaimRequest, HolderInfo } from './driver.js';
+export type { RegistryDriver, Claim, ClaimRequest, HolderInfo, HolderRecord } from './driver.js';
 export { LeaseRegistry } from './registry.js';
 export { createFileDriver, openFileDriver, type FileClaim, type FileDriverOptions } from './drivers/file.js';
 export { timeSourceFor, type LeaseTimeSource } from './host-clock.js';

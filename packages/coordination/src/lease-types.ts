@@ -17,6 +17,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { Clock, NodeLease } from '@flurry/core';
+import type { ClusterHolder, HoldersQuery } from './holders.js';
 import type { ResolvedRegistryOptions } from './options.js';
 import type { LayoutLike } from './slot-map.js';
 
@@ -117,6 +118,7 @@ export interface ManagedLease extends NodeLease, EventEmitter {
  * const registry = await openRegistry(process.env.FLURRY_REGISTRY ?? 'file:', { cluster: 'orders' });
  * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
  * console.log(registry.kind, lease.node); // 'file' { datacenter: 1, worker: 0 }
+ * console.log(await registry.holders());  // [{ node: { datacenter: 1, worker: 0 }, hostname: 'web-1', … }]
  * await registry.close();                 // releases every lease it handed out
  * ```
  */
@@ -131,6 +133,11 @@ export interface Registry {
   readonly options?: ResolvedRegistryOptions;
   /** Acquires a node ID for the layout's node fields. */
   acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
+  /**
+   * Lists the live holders of node IDs in the cluster (see {@link HoldersQuery} for which
+   * namespace), on this registry's clock; expired holders are not listed.
+   */
+  holders(query?: HoldersQuery): Promise<ClusterHolder[]>;
   /** Releases every lease still held and closes the engine connection. */
   close(): Promise<void>;
 }

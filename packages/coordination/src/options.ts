@@ -29,6 +29,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
 import type { HolderInfo } from './driver.js';
+import { FLURRY_VERSION } from './version.js';
 import type { AcquireOptions } from './lease-types.js';
 import { registryError } from './errors.js';
 
@@ -115,8 +116,14 @@ export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   connectTimeoutMs: true,
 });
 
-/** The keys of `RegistryOptions.holder`. @example `HOLDER_OPTION_NAMES // ['id', 'hostname', 'pid', 'address']` */
-export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({ id: true, hostname: true, pid: true, address: true });
+/** The keys of `RegistryOptions.holder`. @example `HOLDER_OPTION_NAMES // ['id', 'hostname', 'pid', 'address', 'version']` */
+export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
+  id: true,
+  hostname: true,
+  pid: true,
+  address: true,
+  version: true,
+});
 
 /** The keys of `registry.acquire()` options. @example `ACQUIRE_OPTION_NAMES // ['pin']` */
 export const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
@@ -262,7 +269,8 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
 }
 
 /**
- * Builds a fresh holder identity: hostname, pid and a random token, unique per acquire.
+ * Builds a fresh holder identity: hostname, pid, a random token (unique per acquire) and the
+ * Flurry version.
  *
  * @example
  * ```ts
@@ -272,6 +280,11 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
 export function makeHolder(overrides: Partial<HolderInfo>): HolderInfo {
   const host = overrides.hostname ?? hostname();
   const pid = overrides.pid ?? process.pid;
-  const base: HolderInfo = { id: `${host}:${pid}:${randomBytes(8).toString('hex')}`, hostname: host, pid };
+  const base: HolderInfo = {
+    id: `${host}:${pid}:${randomBytes(8).toString('hex')}`,
+    hostname: host,
+    pid,
+    version: overrides.version ?? FLURRY_VERSION,
+  };
   return overrides.address === undefined ? base : { ...base, address: overrides.address };
 }

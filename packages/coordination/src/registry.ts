@@ -20,6 +20,7 @@ import type { RegistryDriver } from './driver.js';
 import { toFlurry } from './engine-call.js';
 import { registryError } from './errors.js';
 import { tickGridOf } from './floor.js';
+import { toClusterHolders, type ClusterHolder, type HoldersQuery } from './holders.js';
 import { Lease } from './lease.js';
 import type { AcquireOptions, ManagedLease, Registry, StaticAssignment } from './lease-types.js';
 import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from './options.js';
@@ -41,6 +42,8 @@ export class LeaseRegistry implements Registry {
   readonly clock: Clock;
   readonly options: ResolvedRegistryOptions;
   private readonly leases = new Set<ManagedLease>();
+  /** The slot map of each namespace this registry leased in, so holders() can name node fields. */
+  private readonly maps = new Map<string, SlotMap>();
   private closed = false;
   private readonly ctx: LeaseContext;
 
@@ -71,6 +74,7 @@ export class LeaseRegistry implements Registry {
       throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
     const { opts: o, driver } = this.ctx;
     const map = SlotMap.create(layout, o.cluster, opts.pin ?? {});
+    this.maps.set(map.namespace, map);
     const tick = tickGridOf(layout);
     const out = await claimAndSettle(this.ctx, {
       namespace: map.namespace,
@@ -87,6 +91,49 @@ export class LeaseRegistry implements Registry {
     this.ctx.cache?.write(driver.url, map.namespace, map.slots, out.claim.slot);
     lease.start();
     return lease;
+  }
+
+  /**
+   * Lists the live holders of node IDs (expired ones are not listed), with their host, pid,
+   * version, last renewal, expiry, high-water mark and clock offset from this process, all on
+   * this registry's clock. One engine read per namespace; a read only.
+   *
+   * @example
+   * ```ts
+   * const registry = await openRegistry('etcd://127.0.0.1:2379/flurry', { cluster: 'orders' });
+   * for (const h of await registry.holders({ layout: Layout.from('twitter') })) {
+   *   console.log(h.node, h.hostname, h.pid, h.version, h.ageMs, h.clockOffsetMs);
+   * }
+   * ```
+   */
+  async holders(query: HoldersQuery = {}): Promise<ClusterHolder[]> {
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
+        url: this.url,
+      });
+    const { driver, opts: o } = this.ctx;
+    if (!driver.holders)
+      throw registryError('OPTION', `the ${driver.kind} registry driver cannot list holders (no holders())`, {
+        url: this.url,
+      });
+    let scopes: { namespace: string; map: SlotMap | undefined }[];
+    if (query.layout) {
+      const map = SlotMap.create(query.layout, o.cluster, query.pin ?? {});
+      scopes = [{ namespace: map.namespace, map }];
+    } else if (query.namespace !== undefined) {
+      scopes = [{ namespace: query.namespace, map: this.maps.get(query.namespace) }];
+    } else {
+      const held = new Set([...this.leases].map((l) => l.namespace));
+      scopes = (held.size ? [...held] : [o.cluster]).map((namespace) => ({ namespace, map: this.maps.get(namespace) }));
+    }
+    const out: ClusterHolder[] = [];
+    for (const { namespace, map } of scopes) {
+      const records = await driver.holders(namespace).catch((e: unknown) => {
+        throw toFlurry(e, driver.url, `list the holders of ${namespace}`);
+      });
+      out.push(...toClusterHolders(records, namespace, this.clock.now(), map));
+    }
+    return out;
   }
 
   /** The error a failed acquire() throws, by the step that failed. */

@@ -84,6 +84,10 @@ export class ServiceMetrics {
   private readonly fenced: Counter;
   private readonly highWater: Counter;
   private readonly regressions: Histogram;
+  /** Generator events as plain integers, for the console's /v1/status (rare path only). */
+  readonly events = { exhausted: 0, clockBackwards: 0, highWaterWaits: 0, fenced: 0 };
+  /** Issuing refusals by code (fenced, clock backwards under the throw policy). */
+  readonly refusals: Record<string, number> = Object.create(null) as Record<string, number>;
 
   constructor(private readonly sources: MetricSources) {
     STATUSES.forEach((s, i) => (this.statusIndex[s] = i));
@@ -230,18 +234,51 @@ export class ServiceMetrics {
     switch (e.type) {
       case 'exhausted':
         this.exhausted.inc();
+        this.events.exhausted++;
         break;
       case 'clock-backwards':
         this.regressions.observe(e.byMs);
+        this.events.clockBackwards++;
+        if (e.action === 'threw') this.refused('FLURRY_E_CLOCK_BACKWARDS');
         break;
       case 'high-water-wait':
         this.highWater.inc();
+        this.events.highWaterWaits++;
         break;
       case 'fenced':
         this.fenced.inc();
+        this.events.fenced++;
+        this.refused(e.code);
         break;
     }
   }
+
+  private refused(code: string): void {
+    this.refusals[code] = (this.refusals[code] ?? 0) + 1;
+  }
+
+  /**
+   * Copies the request totals of each route (all statuses) into `into[route]` and the
+   * latency histogram counts into `buckets[route * (LATENCY_BUCKETS + 1) + i]`: what the
+   * console samples 4 times a second (no allocation).
+   *
+   * @example
+   * ```ts
+   * metrics.snapshot(totals, buckets);
+   * ```
+   */
+  snapshot(into: Float64Array, buckets: Float64Array): void {
+    const width = this.width;
+    for (let r = 0; r < this.nRoutes; r++) {
+      let t = 0;
+      for (let s = 0; s < width; s++) t += this.counts[r * width + s];
+      into[r] = t;
+    }
+    buckets.set(this.buckets);
+  }
+
+  /** Upper bounds (seconds) of the latency buckets, then +Inf: the layout of {@link snapshot}'s buckets. */
+  static readonly LATENCY_BOUNDS: readonly number[] = [...LATENCY_BUCKETS, Infinity];
 
   /**
    * The Prometheus text exposition.

@@ -23,6 +23,8 @@ import {
 } from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
+import { ConsoleData } from './console/data.js';
+import { EventStreams } from './console/events.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { LeasedIssuer, type EventLogger } from './issuing.js';
@@ -62,6 +64,8 @@ export interface ServiceCore {
   registry: Registry | undefined;
   /** Set when shutdown begins. */
   shuttingDown: boolean;
+  /** The console's data and event streams (closed by shutdown). */
+  readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
 
 /**
@@ -99,7 +103,10 @@ export function createServiceCore(
     publicIds: makePublicIds(config, () => issuer.next()),
     registry: undefined,
     shuttingDown: false,
+    console: undefined as unknown as ServiceCore['console'],
   };
+  const data = new ConsoleData({ core, config, clock });
+  (core as { console: ServiceCore['console'] }).console = { data, streams: new EventStreams(data) };
   return core;
 }
 
@@ -127,6 +134,7 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     logger,
     openapi: openApiJson(),
     shuttingDown: false,
+    console: core.console,
   };
 }
 

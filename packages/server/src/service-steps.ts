@@ -121,6 +121,7 @@ export async function leaseGenerator(
     },
   });
   core.issuer.attach(lg);
+  core.console.data.watch(lg);
   watchLease(lg, logger);
   return lg;
 }
@@ -172,6 +173,8 @@ export async function startThrift(
  * ```
  */
 export async function abortStart(server: Server, core: ServiceCore): Promise<void> {
+  core.console.streams.close();
+  core.console.data.close();
   await new Promise<void>((r) => server.close(() => r()));
   server.closeAllConnections();
   if (core.issuer.leased) await core.issuer.leased.close().catch(() => undefined);
@@ -211,6 +214,8 @@ export async function shutdown({ config, core, ctx, server, thrift, logger }: Sh
   core.shuttingDown = true;
   ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
+  core.console.streams.close(); // open consoles would hold server.close() up
+  core.console.data.close();
   await closeHttp(server, config.shutdownTimeoutMs);
   if (thrift)
     await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));

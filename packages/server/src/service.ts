@@ -134,6 +134,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
           maxBatch: config.maxBatch,
         });
   const ctx = { ...httpContext(config, core, logger.child({ component: 'http' })), sequences };
+  core.console.data.sequences = sequences;
   const server = createHttpServer(ctx);
   const closeSequences = async (): Promise<void> => {
     if (!sequences) return;

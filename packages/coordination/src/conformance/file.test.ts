@@ -6,9 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
+import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 
 const base = mkdtempSync(path.join(tmpdir(), 'flurry-file-reg-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 
 runConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'r-'))}` });
+runHoldersConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'h-'))}` });

@@ -5,6 +5,7 @@
  */
 import { after } from 'node:test';
 import { startDatabase } from '../testing/databases.js';
+import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 import { asConformanceEngine, runSqlRegistryTests } from './sql-registry.js';
 
@@ -20,3 +21,9 @@ runConformance({
   ttlMs: 3_000,
 });
 runSqlRegistryTests('mysql', db);
+runHoldersConformance({
+  name: 'mysql',
+  url: () => `${db.url}?table=flurry_holders`,
+  engine: asConformanceEngine(db),
+  ttlMs: 3_000,
+});

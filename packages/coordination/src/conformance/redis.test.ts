@@ -5,9 +5,11 @@
  */
 import { after } from 'node:test';
 import { startEngine } from '../testing/harness.js';
+import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 
 const engine = await startEngine('redis');
 after(() => engine.stop());
 
 runConformance({ name: 'redis', url: () => engine.url, engine });
+runHoldersConformance({ name: 'redis', url: () => engine.url, engine });

@@ -7,6 +7,7 @@
 import { after } from 'node:test';
 import { startEngine } from '../testing/harness.js';
 import { ZkSession } from '../drivers/zookeeper-client.js';
+import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 
 const engine = await startEngine('zookeeper');
@@ -20,3 +21,4 @@ await (
 // A dead holder's session expires at (last contact + 1500 ms), rounded up to the next
 // 500 ms tick: within the suite's default 2 s reclaim slack.
 runConformance({ name: 'zookeeper', url: () => engine.url, engine, ttlMs: 1500 });
+runHoldersConformance({ name: 'zookeeper', url: () => engine.url, engine, ttlMs: 1500 });

@@ -195,7 +195,7 @@ export function redactLoosely(raw: string): string {
 
 /**
  * The holder fields of a {@link HolderInfo}, without anything else the object may carry
- * (`address` only when it is set).
+ * (`address` and `version` only when they are set).
  *
  * @example
  * ```ts
@@ -203,7 +203,13 @@ export function redactLoosely(raw: string): string {
  * ```
  */
 export function holderFields(h: HolderInfo): HolderInfo {
-  return { id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address !== undefined ? { address: h.address } : {}) };
+  return {
+    id: h.id,
+    hostname: h.hostname,
+    pid: h.pid,
+    ...(h.address !== undefined ? { address: h.address } : {}),
+    ...(h.version !== undefined ? { version: h.version } : {}),
+  };
 }
 
 /**

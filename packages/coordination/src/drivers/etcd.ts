@@ -18,18 +18,12 @@
  * ```
  */
 import { randomInt } from 'node:crypto';
-import {
-  castGrpcError,
-  Etcd3,
-  EtcdLeaseInvalidError,
-  isRecoverableError,
-  type IOptions,
-  type IRequestOp,
-  type ITxnResponse,
-} from 'etcd3';
+import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { readEtcdHolders } from './etcd-holders.js';
+import { keepAliveOnce } from './etcd-keepalive.js';
 import { isAuthError, retryEachHost, skipFailedHost } from './etcd-policy.js';
 import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
@@ -321,7 +315,7 @@ class EtcdDriver implements RegistryDriver {
     // must succeed: the write proves the slot key is still attached to our lease, the keep-alive
     // (answered after the renewal started) moves that lease's expiry to at least start + TTL.
     const [alive, written] = await Promise.allSettled([
-      this.keepAliveOnce(s.leaseId, call.deadline),
+      keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
       this.client.kv.txn(
         {
           compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
@@ -352,51 +346,6 @@ class EtcdDriver implements RegistryDriver {
       alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
     if (failure !== undefined)
       throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
-  }
-
-  /**
-   * One keep-alive round trip; resolves with the TTL etcd reports (0 = gone). etcd3 does not
-   * fail streams over to another host, so a recoverable failure is retried once per host.
-   */
-  private async keepAliveOnce(leaseId: string, deadline: number): Promise<number> {
-    let last: unknown;
-    for (let i = 0; i < this.parsed.hosts.length && Date.now() < deadline; i++) {
-      try {
-        return await this.keepAliveOn(leaseId, deadline);
-      } catch (e) {
-        last = e instanceof Error ? castGrpcError(e) : e;
-        if (!(last instanceof Error) || !isRecoverableError(last)) throw last;
-      }
-    }
-    const failure: unknown = last ?? new Error('keep-alive deadline passed before it could be sent');
-    throw failure;
-  }
-
-  private async keepAliveOn(leaseId: string, deadline: number): Promise<number> {
-    const budget = Math.max(1, deadline - Date.now());
-    const stream = await this.client.leaseClient.leaseKeepAlive({ deadline });
-    return new Promise<number>((resolve, reject) => {
-      let done = false;
-      const finish = (f: () => void): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        try {
-          stream.end();
-        } catch {
-          /* already closed */
-        }
-        f();
-      };
-      const timer = setTimeout(
-        () => finish(() => reject(new Error(`keep-alive got no answer within ${budget} ms`))),
-        Math.max(1, deadline - Date.now() + 100),
-      );
-      stream.on('data', (res: { TTL: string }) => finish(() => resolve(Number(res.TTL))));
-      stream.on('error', (err: Error) => finish(() => reject(err)));
-      stream.on('end', () => finish(() => reject(new Error('keep-alive stream ended without an answer'))));
-      stream.write({ ID: leaseId });
-    });
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
@@ -431,6 +380,16 @@ class EtcdDriver implements RegistryDriver {
       });
     } catch (err) {
       throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
+    }
+  }
+
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.assertOpen();
+    try {
+      const q = { prefix: this.parsed.prefix, namespace, deadline: this.deadline().deadline, records: this.records };
+      return await readEtcdHolders(this.client, q);
+    } catch (err) {
+      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
     }
   }
 

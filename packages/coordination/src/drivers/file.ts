@@ -4,13 +4,8 @@
  * crashed process could leave behind, and never two winners.
  *
  * ## On disk
- * ```
- * <dir>/<cluster>[/<field>-<value>…]/slots/<slot>/
- *   g0000000007.lease   one file per lease *generation* of the slot (JSON: holder, token,
- *                       state held|released|aborted, expiry on the host's monotonic clock
- *                       and boot ID, expiry in wall ms (informational), high-water mark)
- *   hw                  the slot's high-water mark, kept across releases
- * ```
+ * One directory per slot with one file per lease generation and the slot's `hw` file:
+ * file-record.ts has the format.
  *
  * ## Protocol
  * Generations are created only with an atomic `link(tmp, gN)`, which fails if `gN`
@@ -42,75 +37,27 @@
 import { randomBytes } from 'node:crypto';
 import { link, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import { assertKnownOptions, type Clock } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { fsStep, makeDirLevels, writeFileAtomicWithin, writeNewFileWithin } from '../state-dir.js';
 import { allNodeIds } from './common.js';
+import { fileIoError } from './file-errors.js';
+import { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
+import { readFileHolders } from './file-holders.js';
+import {
+  describeHolder,
+  GEN_RE,
+  genName,
+  isKernelBoot,
+  parseLeaseRecord,
+  SEGMENT_RE,
+  type LeaseRecord,
+  type ReadResult,
+} from './file-record.js';
 
-/**
- * Options of {@link createFileDriver}.
- *
- * @example
- * ```ts
- * createFileDriver('/tmp/reg', { clock: systemClock });
- * ```
- */
-export interface FileDriverOptions {
-  /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
-  clock: Clock;
-  /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
-  time?: LeaseTimeSource;
-  /**
-   * The longest one file-system step (a mkdir, read, write, flush, rename) may take before the operation fails
-   * with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory: a hung mount must not hang the caller. Default
-   * 5000 ms (`openRegistry` passes its `connectTimeoutMs`).
-   */
-  timeoutMs?: number;
-}
-
-/**
- * A claim made by the file driver (the manager passes it back unchanged).
- *
- * @example
- * ```ts
- * const { dir, gen } = (await driver.claim(req)) as FileClaim;
- * ```
- */
-export interface FileClaim extends Claim {
-  /** The slot's directory. */
-  readonly dir: string;
-  /** The lease generation. */
-  readonly gen: number;
-}
-
-interface LeaseRecord {
-  v: 1;
-  gen: number;
-  slot: number;
-  state: 'held' | 'released' | 'aborted';
-  holder: HolderInfo;
-  token: string;
-  boot: string;
-  expiresMono: number;
-  expiresAtMs: number;
-  highWaterMs: number;
-  updatedAtMs: number;
-}
-
-type ReadResult = { kind: 'ok'; rec: LeaseRecord } | { kind: 'missing' } | { kind: 'corrupt'; why: string };
-
-const GEN_RE = /^g(\d{10})\.lease$/;
-const SEGMENT_RE = /^[A-Za-z0-9_.-]{1,80}$/;
-
-function genName(gen: number): string {
-  return `g${String(gen).padStart(10, '0')}.lease`;
-}
-
-function isKernelBoot(b: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
-}
+export { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
 
 /** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
@@ -189,15 +136,7 @@ class FileDriver implements RegistryDriver {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
       throw this.ioError(e, `read ${path.join(dir, genName(gen))}`);
     }
-    try {
-      const rec = JSON.parse(text) as LeaseRecord;
-      if (rec.v !== 1 || rec.gen !== gen || typeof rec.token !== 'string' || typeof rec.expiresMono !== 'number') {
-        return { kind: 'corrupt', why: 'unexpected fields' };
-      }
-      return { kind: 'ok', rec };
-    } catch (e) {
-      return { kind: 'corrupt', why: (e as Error).message };
-    }
+    return parseLeaseRecord(text, gen);
   }
 
   private async gens(dir: string): Promise<number[]> {
@@ -237,30 +176,7 @@ class FileDriver implements RegistryDriver {
   }
 
   private ioError(e: unknown, doing: string): Error {
-    const err = e as NodeJS.ErrnoException;
-    if (err instanceof FlurryError) return err;
-    if (err.code === 'ETIMEDOUT') {
-      return registryError(
-        'UNREACHABLE',
-        `${this.url}: cannot ${doing}: ${err.message}. Check the mount holding ${this.root} or choose another directory with --registry file:/path`,
-        { url: this.url, dir: this.root, errno: err.code, timeoutMs: this.timeoutMs },
-        e,
-      );
-    }
-    if (err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS') {
-      return registryError(
-        'UNREACHABLE',
-        `${this.url}: cannot ${doing}: ${err.message}. Give this user write access to the directory or choose another with --registry file:/path`,
-        { url: this.url, dir: this.root, errno: err.code },
-        e,
-      );
-    }
-    return registryError(
-      'UNREACHABLE',
-      `${this.url}: cannot ${doing}: ${err.message}. Choose a directory on a local, writable file system with --registry file:/path`,
-      { url: this.url, dir: this.root, errno: err.code },
-      e,
-    );
+    return fileIoError(e, doing, { url: this.url, root: this.root, timeoutMs: this.timeoutMs });
   }
 
   /** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
@@ -328,6 +244,7 @@ class FileDriver implements RegistryDriver {
         expiresAtMs: now + req.ttlMs,
         highWaterMs: mark,
         updatedAtMs: now,
+        claimedAtMs: now,
       };
       const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
       try {
@@ -507,21 +424,24 @@ class FileDriver implements RegistryDriver {
     }
   }
 
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.checkOpen();
+    try {
+      return await readFileHolders(this.nsDir(namespace), {
+        time: this.time,
+        clock: this.clock,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (e) {
+      throw this.ioError(e, `list the holders of "${namespace}"`);
+    }
+  }
+
   close(): Promise<void> {
     this.closed = true;
     return Promise.resolve();
   }
 }
-
-function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
-  const h = rec.holder ?? ({} as HolderInfo);
-  const left =
-    rec.boot === time.boot ? `, expires in ${Math.max(0, Math.round(rec.expiresMono - time.monotonic()))} ms` : '';
-  return `${h.id ?? '?'} (host ${h.hostname ?? '?'}, pid ${h.pid ?? '?'}${h.address ? `, ${h.address}` : ''}${left})`;
-}
-
-/** The keys of {@link FileDriverOptions}. @example `FILE_DRIVER_OPTION_NAMES // ['clock', 'time']` */
-export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true, timeoutMs: true });
 
 /**
  * Opens the file registry in `dir` (created on first claim).

@@ -58,8 +58,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
+import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
   checkConnectTimeout,
@@ -210,7 +211,7 @@ class RedisDriver implements RegistryDriver {
       return registryError(
         'AUTH',
         `Redis at ${this.url} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
-          `and that the user may run EVAL, GET, SET, MGET, PEXPIRE and DEL on "${this.parsed.prefix}:*" keys`,
+          `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${this.parsed.prefix}:*" keys`,
         details,
         err,
       );
@@ -348,6 +349,15 @@ class RedisDriver implements RegistryDriver {
         { url: this.url, slot: s.slot, namespace: s.namespace },
         'Redis release: the slot was no longer ours (lease expired); the final high-water mark was not stored',
       );
+    }
+  }
+
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.assertOpen();
+    try {
+      return await readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
+    } catch (err) {
+      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
     }
   }
 

@@ -1,28 +1,9 @@
 /**
- * What the PostgreSQL and MySQL/MariaDB registry drivers share: the registry table's layout
- * (its DDL per dialect), the table-name rule and identifier quoting. It imports no client
- * library, so loading it never needs `pg` or `mysql2`; the SQL functions of `flurry sql`
- * (`flurry_next_id()`) lease their node ID in this same table.
- *
- * The table (one row per slot ever claimed; `PRIMARY KEY (namespace, slot)`):
- *
- * | column | type | meaning |
- * |---|---|---|
- * | `namespace` | varchar(255) | the cluster (and pinned fields): `orders`, `orders/datacenter-1` — the key prefix the other registries use |
- * | `slot` | int | the slot, `0..slots-1` |
- * | `slots` | int | how many slots the namespace's layout has (the layout fingerprint: a claim with another count is refused); 0 = not recorded |
- * | `token` | varchar(64) NULL | the holder's random token; NULL = free |
- * | `expires_at` | timestamp(3) NULL | when the lease ends, on the **database server's** clock (`now()` / `CURRENT_TIMESTAMP(3)`) |
- * | `holder` | text NULL | JSON `{ id, hostname, pid, version, since, ttlMs }` of the current holder |
- * | `high_water_ms` | bigint | the highest Unix ms any holder reported (or could have issued up to, while it held the slot) |
- * | `released_cleanly` | boolean | true when the last holder released after reporting its final mark |
- * | `ttl_ms` | bigint | how long past `high_water_ms` an unclean holder may have issued unreported |
- * | `version` | bigint | bumped by every write |
- * | `updated_at` | timestamp(3) | the database's clock at the last write |
- *
- * PostgreSQL uses `timestamptz(3)` for the two timestamps, so that every session compares
- * them with `now()` in absolute time whatever its `TimeZone` setting; MySQL's `TIMESTAMP(3)`
- * is stored in UTC and converted per session the same way as `CURRENT_TIMESTAMP(3)`.
+ * The lease driver the PostgreSQL and MySQL/MariaDB registries share
+ * ({@link SqlRegistryDriver}); the client adapters (postgres.ts, mysql.ts) give it an engine
+ * (sql-engine.ts). The table is in sql-table.ts (re-exported here), the statements in
+ * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
+ * `mysql2`.
  *
  * @example
  * ```ts
@@ -31,12 +12,10 @@
  * ```
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
+import { FlurryError } from '@flurry/core';
+import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
-  checkConnectTimeout,
   clause,
   closedError,
   exhaustedError,
@@ -51,250 +30,26 @@ import {
   unknownClaimError,
   unreachableAdvice,
   validateClaim,
-  type DriverLogger,
   type DriverPhase,
   type PreviousHolder,
 } from './common.js';
+import { checkSqlDriverOptions, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
+import { holderFromRow } from './sql-holders.js';
+import { registryStatements } from './sql-statements.js';
+import { quoteTable, REGISTRY_COLUMNS, registryTableDdl } from './sql-table.js';
+import { FLURRY_VERSION } from '../version.js';
 
-/**
- * The SQL dialects of the registry table.
- *
- * @example
- * ```ts
- * const d: SqlDialect = 'mysql'; // MySQL 8 and MariaDB 10.5+
- * ```
- */
-export type SqlDialect = 'postgres' | 'mysql';
-
-/**
- * The registry table's name when the URL gives no `?table=`.
- *
- * @example
- * ```ts
- * registryTableDdl('postgres', DEFAULT_REGISTRY_TABLE);
- * ```
- */
-export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
-
-/**
- * The columns of the registry table, in order (the drivers check that an existing table has
- * them all).
- *
- * @example
- * ```ts
- * REGISTRY_COLUMNS.includes('high_water_ms'); // true
- * ```
- */
-export const REGISTRY_COLUMNS = [
-  'namespace',
-  'slot',
-  'slots',
-  'token',
-  'expires_at',
-  'holder',
-  'high_water_ms',
-  'released_cleanly',
-  'ttl_ms',
-  'version',
-  'updated_at',
-] as const;
-
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/**
- * Whether `table` is a valid registry table name: an identifier of letters, digits and `_`
- * (not starting with a digit, at most 63 characters), optionally qualified by a schema
- * (PostgreSQL) or database (MySQL) of the same form: `flurry_nodes`, `ops.flurry_nodes`.
- *
- * @example
- * ```ts
- * validTableName('ops.flurry_nodes'); // true
- * validTableName('x; DROP TABLE y');  // false
- * ```
- */
-export function validTableName(table: unknown): table is string {
-  if (typeof table !== 'string') return false;
-  const parts = table.split('.');
-  return parts.length <= 2 && parts.every((p) => IDENT.test(p));
-}
-
-/**
- * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
- * Throws `FLURRY_E_REGISTRY_URL` for an invalid name.
- *
- * @example
- * ```ts
- * quoteTable('postgres', 'ops.flurry_nodes'); // '"ops"."flurry_nodes"'
- * ```
- */
-export function quoteTable(dialect: SqlDialect, table: string): string {
-  if (!validTableName(table)) {
-    throw registryError(
-      'URL_INVALID',
-      `the registry table name "${String(table)}" is invalid: use letters, digits and "_" (not starting with a digit, ` +
-        `at most 63 characters), optionally prefixed by a schema: flurry_nodes or ops.flurry_nodes`,
-      { table },
-    );
-  }
-  const q = dialect === 'postgres' ? '"' : '`';
-  return table
-    .split('.')
-    .map((p) => `${q}${p}${q}`)
-    .join('.');
-}
-
-/**
- * The `CREATE TABLE IF NOT EXISTS` statement of the registry table for a dialect (the drivers
- * run it on first use; `flurry registry init URL` runs it by hand; a team whose application
- * user may not create tables runs it as an administrator). Throws `FLURRY_E_REGISTRY_URL` for
- * an invalid table name.
- *
- * @example
- * ```ts
- * const ddl = registryTableDdl('mysql', 'flurry_nodes');
- * // CREATE TABLE IF NOT EXISTS `flurry_nodes` ( `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, …
- * ```
- */
-export function registryTableDdl(dialect: SqlDialect, table: string): string {
-  const t = quoteTable(dialect, table);
-  if (dialect === 'postgres') {
-    return [
-      `CREATE TABLE IF NOT EXISTS ${t} (`,
-      `  namespace varchar(255) NOT NULL,`,
-      `  slot integer NOT NULL CHECK (slot >= 0),`,
-      `  slots integer NOT NULL DEFAULT 0,`,
-      `  token varchar(64) NULL,`,
-      `  expires_at timestamptz(3) NULL,`,
-      `  holder text NULL,`,
-      `  high_water_ms bigint NOT NULL DEFAULT 0,`,
-      `  released_cleanly boolean NOT NULL DEFAULT true,`,
-      `  ttl_ms bigint NOT NULL DEFAULT 0,`,
-      `  version bigint NOT NULL DEFAULT 0,`,
-      `  updated_at timestamptz(3) NOT NULL DEFAULT now(),`,
-      `  PRIMARY KEY (namespace, slot)`,
-      `)`,
-    ].join('\n');
-  }
-  return [
-    `CREATE TABLE IF NOT EXISTS ${t} (`,
-    '  `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,',
-    '  `slot` INT NOT NULL,',
-    '  `slots` INT NOT NULL DEFAULT 0,',
-    '  `token` VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,',
-    '  `expires_at` TIMESTAMP(3) NULL DEFAULT NULL,',
-    '  `holder` TEXT NULL,',
-    '  `high_water_ms` BIGINT NOT NULL DEFAULT 0,',
-    '  `released_cleanly` BOOLEAN NOT NULL DEFAULT TRUE,',
-    '  `ttl_ms` BIGINT NOT NULL DEFAULT 0,',
-    '  `version` BIGINT NOT NULL DEFAULT 0,',
-    '  `updated_at` TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),',
-    '  PRIMARY KEY (`namespace`, `slot`)',
-    ') ENGINE=InnoDB',
-  ].join('\n');
-}
-
-/**
- * One result of a statement, the same for both clients.
- *
- * @example
- * ```ts
- * const r: SqlResult = await conn.query('SELECT 1 AS one', []);
- * r.rows[0].one; // 1
- * ```
- */
-export interface SqlResult {
-  readonly rows: Record<string, unknown>[];
-  /** Rows inserted, updated or deleted. */
-  readonly affected: number;
-  /** Column names of a SELECT. */
-  readonly fields: string[];
-}
-
-/**
- * A connection as the shared driver uses it: statements with `?` placeholders (the PostgreSQL
- * adapter numbers them `$1…`).
- *
- * @example
- * ```ts
- * await conn.query('UPDATE t SET version = version + 1 WHERE namespace = ?', ['orders']);
- * ```
- */
-export interface SqlConn {
-  query(sql: string, params: readonly unknown[]): Promise<SqlResult>;
-}
-
-/**
- * What a client adapter (postgres.ts, mysql.ts) gives the shared driver.
- *
- * @example
- * ```ts
- * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, classify, end };
- * ```
- */
-export interface SqlEngine {
-  readonly dialect: SqlDialect;
-  /** As messages show it: 'PostgreSQL', 'MySQL'. */
-  readonly name: string;
-  /** The parsed URL. */
-  readonly url: SqlUrlLike;
-  /**
-   * Runs `fn` on one pooled connection; a connection whose statement failed for a reason
-   * other than a plain SQL error (timeout, broken socket) is destroyed, not reused.
-   */
-  withConn<T>(fn: (conn: SqlConn) => Promise<T>): Promise<T>;
-  /** What kind of failure a client error is. */
-  classify(err: unknown): SqlFailure;
-  /** Closes the pool. */
-  end(): Promise<void>;
-}
-
-/**
- * The parts of a parsed SQL URL the shared driver needs.
- *
- * @example
- * ```ts
- * const u: SqlUrlLike = { host: '127.0.0.1', port: 5432, database: 'orders', table: 'flurry_nodes', redacted };
- * ```
- */
-export interface SqlUrlLike {
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly user?: string;
-  readonly table: string;
-  readonly redacted: string;
-}
-
-/**
- * Kinds of client failures: refused credentials, missing privilege, no such table or
- * database, a lost race (deadlock, serialization, duplicate key), a statement the table does
- * not fit (a table of another layout), or the engine unreachable (everything else).
- *
- * @example
- * ```ts
- * if (engine.classify(err) === 'auth') throw authError;
- * ```
- */
-export type SqlFailure = 'auth' | 'denied' | 'no-table' | 'no-database' | 'race' | 'schema' | 'unreachable';
-
-function readVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
-
-const FLURRY_VERSION = readVersion();
+export * from './sql-table.js';
+export type { SqlConn, SqlEngine, SqlFailure, SqlResult, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
+export { checkSqlDriverOptions } from './sql-engine.js';
 
 interface SqlClaimState {
   readonly namespace: string;
   readonly slot: number;
   readonly holderId: string;
   readonly prev: PreviousHolder;
+  /** The holder JSON's fields; each renewal rewrites it with its own wall clock (`renewedAtMs`). */
+  readonly holder: Record<string, unknown>;
 }
 
 interface SlotRow {
@@ -314,56 +69,6 @@ function truthy(v: unknown): boolean {
 
 function firstLine(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split('\n')[0];
-}
-
-/**
- * The statements of one dialect on one table (`?` placeholders).
- */
-function statements(dialect: SqlDialect, t: string) {
-  const pg = dialect === 'postgres';
-  const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
-  const plusMs = pg
-    ? `now() + (?::float8 * interval '1 millisecond')`
-    : 'CURRENT_TIMESTAMP(3) + INTERVAL (? * 1000) MICROSECOND';
-  const big = pg ? '?::bigint' : '?';
-  const bool = pg ? '?::boolean' : '?';
-  const c = (name: string): string => (pg ? name : `\`${name}\``);
-  return {
-    probe: `SELECT * FROM ${t} WHERE 1 = 0`,
-    scan:
-      `SELECT ${c('slot')} AS slot, ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
-      `${c('holder')} AS holder FROM ${t} WHERE ${c('namespace')} = ?`,
-    readSlot:
-      `SELECT ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
-      `${c('high_water_ms')} AS high_water_ms, ${c('released_cleanly')} AS released_cleanly, ${c('ttl_ms')} AS ttl_ms, ` +
-      `${c('version')} AS version FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
-    // namespace, slot, slots, token, ttl, holder, hw, ttl_ms
-    insert:
-      // MySQL: INSERT IGNORE, not ON DUPLICATE KEY UPDATE slot = slot: mysql2 connects with
-      // CLIENT_FOUND_ROWS, under which a duplicate key "updated" to its own values still
-      // reports 1 affected row, so two claimers racing for a new slot both believed they
-      // had inserted it (the loser was caught only by the settle renewal: LEASE_LOST).
-      `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
-      `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
-      (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : ''),
-    // slots, token, ttl, holder, hw, ttl_ms, namespace, slot, version read
-    take:
-      `UPDATE ${t} SET ${c('slots')} = ?, ${c('token')} = ?, ${c('expires_at')} = ${plusMs}, ${c('holder')} = ?, ` +
-      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ` +
-      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} WHERE ${c('namespace')} = ? AND ${c('slot')} = ? ` +
-      `AND ${c('version')} = ${big} AND (${c('token')} IS NULL OR ${c('expires_at')} <= ${now})`,
-    // ttl, hw, ttl_ms, namespace, slot, token
-    renew:
-      `UPDATE ${t} SET ${c('expires_at')} = ${plusMs}, ${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ` +
-      `${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
-      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
-    // hw, clean, ttl_ms, namespace, slot, token
-    release:
-      `UPDATE ${t} SET ${c('token')} = NULL, ${c('expires_at')} = NULL, ${c('holder')} = NULL, ` +
-      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = ${bool}, ${c('ttl_ms')} = ${big}, ` +
-      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
-      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
-  };
 }
 
 /**
@@ -393,7 +98,7 @@ export class SqlRegistryDriver implements RegistryDriver {
   readonly url: string;
   private closed = false;
   private readonly states = new Map<string, SqlClaimState>();
-  private readonly sql: ReturnType<typeof statements>;
+  private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
     private readonly engine: SqlEngine,
@@ -401,7 +106,7 @@ export class SqlRegistryDriver implements RegistryDriver {
   ) {
     this.kind = engine.dialect;
     this.url = engine.url.redacted;
-    this.sql = statements(engine.dialect, quoteTable(engine.dialect, engine.url.table));
+    this.sql = registryStatements(engine.dialect, quoteTable(engine.dialect, engine.url.table));
   }
 
   private get where(): string {
@@ -582,12 +287,14 @@ export class SqlRegistryDriver implements RegistryDriver {
    */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const clock = this.opts.clock;
-    const holderJson = JSON.stringify({
+    const claimedAt = clock.now();
+    const holder = {
       ...holderFields(req.holder),
       version: FLURRY_VERSION,
-      since: new Date(clock.now()).toISOString(),
+      since: new Date(claimedAt).toISOString(),
       ttlMs: req.ttlMs,
-    });
+    };
+    const holderJson = JSON.stringify({ ...holder, renewedAtMs: claimedAt });
     let prev: PreviousHolder | undefined;
     try {
       prev = await this.engine.withConn(async (c) => {
@@ -635,7 +342,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       throw err;
     }
     if (!prev) return undefined;
-    this.states.set(token, { namespace: req.namespace, slot, holderId: req.holder.id, prev });
+    this.states.set(token, { namespace: req.namespace, slot, holderId: req.holder.id, prev, holder });
     return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
   }
 
@@ -653,7 +360,15 @@ export class SqlRegistryDriver implements RegistryDriver {
     try {
       affected = (
         await this.engine.withConn((c) =>
-          c.query(this.sql.renew, [opts.ttlMs, rec.highWaterMs, rec.ttlMs, s.namespace, s.slot, claim.token]),
+          c.query(this.sql.renew, [
+            opts.ttlMs,
+            rec.highWaterMs,
+            rec.ttlMs,
+            JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs }),
+            s.namespace,
+            s.slot,
+            claim.token,
+          ]),
         )
       ).affected;
     } catch (err) {
@@ -700,52 +415,22 @@ export class SqlRegistryDriver implements RegistryDriver {
     }
   }
 
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.assertOpen();
+    try {
+      const r = await this.engine.withConn((c) => c.query(this.sql.holders, [namespace]));
+      return r.rows.map(holderFromRow);
+    } catch (err) {
+      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.states.clear();
     await this.engine.end().catch(() => undefined);
   }
-}
-
-/**
- * Options of the SQL driver factories (given by `openRegistry`).
- *
- * @example
- * ```ts
- * const opts: SqlDriverOptions = { clock: systemClock, connectTimeoutMs: 5000 };
- * ```
- */
-export interface SqlDriverOptions {
-  /** Wall time for the high-water marks (the same clock as the generator). */
-  clock: Clock;
-  /** Bound on connecting and on each statement, in ms. */
-  connectTimeoutMs: number;
-  logger?: DriverLogger;
-  /** Create the table when it is missing (default true). */
-  createTable?: boolean;
-}
-
-const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-  createTable: true,
-});
-
-/**
- * Checks the options of a SQL driver factory before it connects: unknown keys
- * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
- * (`FLURRY_E_REGISTRY_OPTION`).
- *
- * @example
- * ```ts
- * checkSqlDriverOptions({ clock: systemClock, connectTimeoutMs: 5000 }, 'createPostgresDriver');
- * ```
- */
-export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
-  assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
-  checkConnectTimeout(opts.connectTimeoutMs);
 }
 
 /**

@@ -23,6 +23,28 @@ describe('static and k8s registries', () => {
     await reg.close();
   });
 
+  test('GIVEN static:N WHEN holders() THEN it lists this process only (no engine), offset 0, never expiring; gone after release', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const reg = await openRegistry('static:5', { stateDir: path.join(base, 'sh'), clock, autoRenew: false });
+    const layout = Layout.from('twitter');
+    assert.deepEqual(await reg.holders({ layout, pin: { datacenter: 2 } }), []);
+    const lease = await reg.acquire(layout, { pin: { datacenter: 2 } });
+    clock.advance(250);
+    const [h, ...rest] = await reg.holders();
+    assert.equal(rest.length, 0);
+    assert.equal(h.slot, 5);
+    assert.equal(h.namespace, 'default/datacenter-2');
+    assert.deepEqual(h.node, { datacenter: 2, worker: 5 });
+    assert.equal(h.pid, process.pid);
+    assert.equal(typeof h.version, 'string');
+    assert.equal(h.expiresAtMs, null, 'a static ID never expires');
+    assert.equal(h.clockOffsetMs, 0, 'its own clock');
+    assert.equal(h.ageMs, 250);
+    await lease.release();
+    assert.deepEqual(await reg.holders({ layout, pin: { datacenter: 2 } }), []);
+    await reg.close();
+  });
+
   test('GIVEN static:N outside the layout THEN FLURRY_E_REGISTRY_STATIC_NODE gives the range', async () => {
     const reg = await openRegistry('static:32', { stateDir: path.join(base, 's2') });
     await assert.rejects(reg.acquire(Layout.from('twitter')), (e: FlurryError) => {

@@ -24,7 +24,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
-import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-types.js';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
@@ -111,6 +111,15 @@ export function stateDirError(
   );
 }
 
+/** A claim this process holds, as holders() lists it. */
+interface HeldHere {
+  readonly namespace: string;
+  readonly holder: HolderInfo;
+  readonly since: number;
+  renewed: number;
+  highWaterMs: number;
+}
+
 class StaticDriver implements RegistryDriver, StaticAssignment {
   readonly kind: 'static' | 'k8s';
   readonly url: string;
@@ -118,6 +127,8 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   private closed = false;
   /** Claims whose mark was written at least once (the first write is acquire()'s). */
   private readonly recorded = new WeakSet<Claim>();
+  /** This process's live claims, for holders(): there is no engine to ask about others. */
+  private readonly live = new Map<Claim, HeldHere>();
 
   constructor(private readonly o: StaticDriverOptions) {
     this.kind = o.kind;
@@ -153,10 +164,35 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
         /* no history on this disk */
       }
     }
-    return Object.assign(
+    const claim = Object.assign(
       { slot, token: `${this.url}#${req.namespace}`, highWaterMs, releasedCleanly },
       { namespace: req.namespace },
     );
+    const now = this.o.clock.now();
+    this.live.set(claim, { namespace: req.namespace, holder: req.holder, since: now, renewed: now, highWaterMs });
+    return claim;
+  }
+
+  /**
+   * This process's own claims in the namespace: static IDs have no engine, so other holders
+   * cannot be seen. Times are on this process's clock (offset 0); the claims never expire.
+   */
+  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    const now = this.o.clock.now();
+    return [...this.live.entries()]
+      .filter(([, h]) => h.namespace === namespace)
+      .map(([claim, h]) => ({
+        slot: claim.slot,
+        holder: h.holder,
+        heldSinceMs: h.since,
+        renewedAtMs: h.renewed,
+        sinceRenewalMs: Math.max(0, now - h.renewed),
+        sinceRenewalErrorMs: 0,
+        expiresInMs: null,
+        ttlMs: null,
+        highWaterMs: h.highWaterMs,
+      }));
   }
 
   private save(claim: Claim, highWaterMs: number, released: boolean): void {
@@ -188,15 +224,22 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.save(claim, opts.highWaterMs, false);
+    const h = this.live.get(claim);
+    if (h) {
+      h.renewed = this.o.clock.now();
+      h.highWaterMs = Math.max(h.highWaterMs, opts.highWaterMs);
+    }
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    this.live.delete(claim);
     this.save(claim, opts.highWaterMs, true);
   }
 
   close(): Promise<void> {
     this.closed = true;
+    this.live.clear();
     return Promise.resolve();
   }
 }

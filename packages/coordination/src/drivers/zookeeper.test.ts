@@ -18,9 +18,13 @@ async function inspector(engine: RunningEngine): Promise<ZkSession> {
   });
 }
 
+/** A high-water node's JSON without `updatedAtMs` (the writer's clock, for holders()), which must be a number. */
 async function readJson(s: ZkSession, path: string): Promise<Record<string, unknown> | null> {
   const got = await s.getData(path);
-  return got ? (JSON.parse(got.data.toString('utf8')) as Record<string, unknown>) : null;
+  if (!got) return null;
+  const { updatedAtMs, ...rest } = JSON.parse(got.data.toString('utf8')) as Record<string, unknown>;
+  assert.equal(typeof updatedAtMs, 'number', `${path} carries the writer's clock`);
+  return rest;
 }
 
 /**

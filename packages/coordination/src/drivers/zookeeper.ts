@@ -6,8 +6,9 @@
  * - `slots/<slot>` — EPHEMERAL, data: the holder as JSON. It lives exactly as long as
  *   the holder's ZooKeeper session, so a holder that dies or stops talking to ZooKeeper
  *   for longer than the session timeout loses it and the slot becomes free.
- * - `hw/<slot>` — PERSISTENT, data: `{"highWaterMs":…,"releasedCleanly":…}`, the highest
- *   Unix ms reported under this slot. Written when the slot is claimed (`releasedCleanly:
+ * - `hw/<slot>` — PERSISTENT, data: `{"highWaterMs":…,"releasedCleanly":…,"updatedAtMs":…}`:
+ *   the highest Unix ms reported under this slot (and the writer's clock, for holders()).
+ *   Written when the slot is claimed (`releasedCleanly:
  *   false`, mark = max(stored, now)), at every renewal and at release (`releasedCleanly:
  *   true`). Every write is a compare-and-set on the node's version and only ever raises
  *   the mark, in one transaction with a check that the slot node still exists.
@@ -30,7 +31,7 @@
  * ```
  */
 import { assertKnownOptions } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
 import { allNodeIds, holderFields } from './common.js';
@@ -43,6 +44,7 @@ import {
   type ZkSession,
   type ZkSessionPool,
 } from './zookeeper-client.js';
+import { readZkHolders } from './zookeeper-holders.js';
 import {
   ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
@@ -101,8 +103,8 @@ interface ClaimState {
   hwStored: number;
 }
 
-function hwJson(highWaterMs: number, releasedCleanly: boolean): Buffer {
-  return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly }));
+function hwJson(highWaterMs: number, releasedCleanly: boolean, updatedAtMs: number): Buffer {
+  return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly, updatedAtMs }));
 }
 
 class ZooKeeperDriver implements RegistryDriver {
@@ -330,6 +332,18 @@ class ZooKeeperDriver implements RegistryDriver {
     await this.pool.close();
   }
 
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.assertOpen();
+    const own = [...this.claims.values()].find((c) => !c.session.dead)?.session;
+    try {
+      const session = own ?? (await this.pool.get(10_000));
+      const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
+      return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
+    } catch (err) {
+      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
+    }
+  }
+
   private forget(token: string, st: ClaimState, lostReason?: string): void {
     if (!this.claims.delete(token)) return;
     st.session.holds = Math.max(0, st.session.holds - 1);
@@ -367,7 +381,7 @@ class ZooKeeperDriver implements RegistryDriver {
   private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const data = hwJson(target, clean);
+      const data = hwJson(target, clean, this.opts.clock.now());
       try {
         await st.session.multi((tx) => {
           tx.check(st.slotPath, -1);

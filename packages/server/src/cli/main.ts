@@ -36,6 +36,7 @@ Commands:
   range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
   sql --dialect D       Print SQL functions that decode, bound (and issue) IDs in PostgreSQL/MySQL.
   sequences create|list|show  Keys of segment mode (short, dense numbers per key; --store URL).
+  status [--watch]      Print every live holder of a node ID in the cluster (registry or --url).
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or
 --fields timestamp:41,datacenter:5,worker:5,sequence:12 [--epoch ISO|ms] [--unit 1ms|10ms|1s].
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   registry: async () => (await import('./commands/registry.js')).registryCommand,
   sequences: async () => (await import('./commands/sequences.js')).sequencesCommand,
   sql: async () => (await import('./commands/sql.js')).sqlCommand,
+  status: async () => (await import('./commands/status.js')).statusCommand,
 };
 
 /**

@@ -11,6 +11,8 @@
  */
 import type { FlurryError, Layout } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
+import type { ConsoleData } from '../console/data.js';
+import type { EventStreams } from '../console/events.js';
 import type { ServiceMetrics } from '../metrics.js';
 
 /**
@@ -95,4 +97,6 @@ export interface HttpContext {
   readonly openapi: string;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
+  /** The console's data (`/v1/status`, `/v1/cluster`) and event streams (`/v1/events`). */
+  readonly console?: { readonly data: ConsoleData; readonly streams: EventStreams } | undefined;
 }

@@ -109,7 +109,9 @@ export function createRequestHandler(
     const method = req.method;
     if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.allow);
     if (hit.needsToken && auth !== undefined) {
-      const e = auth.check(headers.authorization);
+      let given = headers.authorization;
+      if (given === undefined && hit.tokenInQuery) given = queryToken(query);
+      const e = auth.check(given);
       if (e !== null) return sendError(res, e);
     }
     hit.input.query = query;
@@ -192,6 +194,15 @@ function notAllowed(res: ServerResponse, method: string | undefined, allow: stri
   );
 }
 
+/** `?token=` as an Authorization value (routes with auth `token-or-query` only). */
+function queryToken(query: string): string | undefined {
+  if (!query.includes('token=')) return undefined;
+  const t = new URLSearchParams(query).get('token');
+  return t === null ? undefined : `Bearer ${t}`;
+}
+
+/** Clipped for logs, with a `token=` query value masked. */
 function clip(s: string): string {
-  return s.length > 100 ? s.slice(0, 100) + '…' : s;
+  const masked = s.includes('token=') ? s.replace(/([?&]token=)[^&]*/g, '$1***') : s;
+  return masked.length > 100 ? masked.slice(0, 100) + '…' : masked;
 }

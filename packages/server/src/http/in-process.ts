@@ -105,6 +105,8 @@ export async function inProcess(
     logs,
     get: (url, headers = {}, method = 'GET') => inject(handler, { url, headers, method }),
     stop: async () => {
+      core.console.streams.close();
+      core.console.data.close();
       await core.issuer.leased?.close();
       await core.registry?.close();
       rmSync(dir, { recursive: true, force: true });

@@ -53,15 +53,16 @@ export const READ: RouteMethods = 'GET, HEAD';
 
 /**
  * Who may call a route when a bearer token is configured: `token` always needs it,
- * `health` needs it only with `authHealth` (health, readiness, metrics), `none` never
- * (the OpenAPI document).
+ * `token-or-query` too but also takes it as `?token=` (only `/v1/events`: a browser's
+ * EventSource cannot send headers), `health` needs it only with `authHealth` (health,
+ * readiness, metrics), `none` never (the OpenAPI document).
  *
  * @example
  * ```ts
  * const auth: RouteAuth = 'token';
  * ```
  */
-export type RouteAuth = 'token' | 'health' | 'none';
+export type RouteAuth = 'token' | 'token-or-query' | 'health' | 'none';
 
 /**
  * What a handler gets besides the response. One object per handler, reused across

@@ -33,6 +33,8 @@ export interface BoundRoute {
   readonly allowHead: boolean;
   /** Whether this service checks the bearer token on it (token configured and the route's `auth` asks). */
   readonly needsToken: boolean;
+  /** Whether the token may come as `?token=` (route auth `token-or-query`). */
+  readonly tokenInQuery: boolean;
   /** Pattern routes: the literal start of the path. */
   readonly prefix: string;
   /** Pattern routes: the segments after the prefix, `null` for a `{param}`. */
@@ -72,7 +74,10 @@ export class Router {
         input: { query: '', params: [], headers },
         allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
-        needsToken: ctx.token !== undefined && (route.auth === 'token' || (route.auth === 'health' && ctx.authHealth)),
+        needsToken:
+          ctx.token !== undefined &&
+          (route.auth === 'token' || route.auth === 'token-or-query' || (route.auth === 'health' && ctx.authHealth)),
+        tokenInQuery: route.auth === 'token-or-query',
         prefix,
         segments,
       };

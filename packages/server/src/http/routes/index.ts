@@ -22,7 +22,10 @@ import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
 import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
+import { clusterRoute } from './cluster.js';
+import { eventsRoute } from './events.js';
 import { idsRangeRoute } from './range.js';
+import { statusRoute } from './status.js';
 import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
 
 /**
@@ -47,6 +50,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   sequenceBatchRoute,
   sequenceStatusRoute,
   leafSegmentRoute,
+  statusRoute,
+  clusterRoute,
+  eventsRoute,
   healthzRoute,
   readyzRoute,
   metricsRoute,

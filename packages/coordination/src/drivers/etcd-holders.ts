@@ -1,0 +1,108 @@
+/**
+ * `holders()` of the etcd driver: one range read of a namespace's slot keys and one of its
+ * high-water records, then one `LeaseTimeToLive` per held slot (the console reads this about
+ * once a second, shared by every viewer).
+ *
+ * etcd keeps no wall clock per key. What it does measure is the lease: a renewal's keep-alive
+ * resets the remaining TTL to the granted TTL, so `granted − remaining` is the time since the
+ * last renewal. etcd reports both in whole seconds (truncated: "expires in under TTL + 1 s"),
+ * so the driver takes the middle of that second: `sinceRenewalMs = (granted − remaining) · 1000
+ * − 500`, error ±500 ms (docs/node-ids.md, "Listing holders").
+ *
+ * @example
+ * ```ts
+ * const list = await readEtcdHolders(client, { prefix: '/flurry', namespace: 'orders', deadline, records });
+ * ```
+ */
+import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
+import type { HolderInfo, HolderRecord } from '../driver.js';
+import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
+
+/**
+ * Where and how long {@link readEtcdHolders} reads.
+ *
+ * @example
+ * ```ts
+ * const where: EtcdHoldersQuery = { prefix: '/flurry', namespace: 'orders', deadline: Date.now() + 5000, records };
+ * ```
+ */
+export interface EtcdHoldersQuery {
+  readonly prefix: string;
+  readonly namespace: string;
+  /** Absolute Date.now() deadline of each call. */
+  readonly deadline: number;
+  /** For the message of a corrupt high-water record. */
+  readonly records: RecordPlace;
+}
+
+/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. @example `h.sinceRenewalErrorMs === ETCD_TTL_ERROR_MS` */
+export const ETCD_TTL_ERROR_MS = 500;
+
+const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
+
+interface SlotValue {
+  holder?: Partial<HolderInfo>;
+  leaseId?: string;
+  ttlMs?: number;
+  claimedAtMs?: number;
+}
+
+/** Reads every key under `<base>` whose remainder is a slot number. */
+async function rangeBySlot(client: Etcd3, base: string, deadline: number): Promise<Map<number, Buffer>> {
+  const res = await client.kv.range({ key: enc(base), range_end: enc(base.slice(0, -1) + '0') }, { deadline });
+  const out = new Map<number, Buffer>();
+  for (const kv of res.kvs) {
+    const rest = kv.key.toString('utf8').slice(base.length);
+    if (/^(0|[1-9]\d*)$/.test(rest)) out.set(Number(rest), kv.value);
+  }
+  return out;
+}
+
+/**
+ * Lists the live holders of one namespace (see the module comment for the timing method).
+ *
+ * @example
+ * ```ts
+ * for (const h of await readEtcdHolders(client, q)) console.log(h.slot, h.sinceRenewalMs);
+ * ```
+ */
+export async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
+  const [slots, marks] = await Promise.all([
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/hw/`, q.deadline),
+  ]);
+  const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
+  const out = await Promise.all(
+    entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
+      const v = readHolder(raw.toString('utf8'), (x) => x as Partial<HolderInfo>) as SlotValue;
+      if (typeof v.leaseId !== 'string') return undefined;
+      let ttl: { TTL: string; grantedTTL: string };
+      try {
+        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
+      } catch (err) {
+        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+        throw err;
+      }
+      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
+      const remaining = Number(ttl.TTL);
+      const granted = Number(ttl.grantedTTL);
+      if (!(remaining >= 0) || !(granted > 0)) return undefined;
+      const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
+      const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
+      const holder = v.holder ?? {};
+      const ours = rec !== undefined && rec.holder === holder.id;
+      return {
+        slot,
+        holder,
+        heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
+        renewedAtMs: ours ? rec.updatedAtMs : null,
+        sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
+        sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
+        expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
+        ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
+        highWaterMs: rec?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}

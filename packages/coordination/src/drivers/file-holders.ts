@@ -1,0 +1,115 @@
+/**
+ * `holders()` of the file registry, reading its documented layout directly
+ * (`<dir>/<namespace>/slots/<slot>/gNNNNNNNNNN.lease`, see file.ts): per slot, the current lease
+ * is the highest generation that is not `aborted`; it is listed while `held` and not expired
+ * (judged like the driver: the host's monotonic clock within one boot, wall time otherwise).
+ *
+ * Timing: a renewal writes `expiresMono = monotonic + ttl`, `expiresAtMs = wall + ttl` and
+ * `updatedAtMs = wall`, read at the same instant, so `ttl = expiresAtMs − updatedAtMs` and the
+ * time since the renewal is `ttl − (expiresMono − monotonic now)`: measured on the host's
+ * monotonic clock (error 1 ms), and the offset is the holder's wall clock against the
+ * reader's — on one machine, normally 0. Records of another boot are expired (not listed).
+ *
+ * @example
+ * ```ts
+ * const list = await readFileHolders('/var/lib/flurry/registry/orders', { time, clock, timeoutMs: 5000 });
+ * ```
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '@flurry/core';
+import type { HolderRecord } from '../driver.js';
+import type { LeaseTimeSource } from '../host-clock.js';
+import { fsStep } from '../state-dir.js';
+import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } from './file-record.js';
+
+/**
+ * How {@link readFileHolders} tells time and bounds each file-system step.
+ *
+ * @example
+ * ```ts
+ * const o: FileHoldersOptions = { time: timeSourceFor(systemClock), clock: systemClock, timeoutMs: 5000 };
+ * ```
+ */
+export interface FileHoldersOptions {
+  readonly time: LeaseTimeSource;
+  readonly clock: Clock;
+  readonly timeoutMs: number;
+}
+
+async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
+  try {
+    return await fsStep(readdir(dir), o.timeoutMs, `list ${dir}`);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
+/** The current lease record of one slot directory (highest generation not aborted), if readable. */
+async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord | undefined> {
+  const gens = (await names(dir, o))
+    .map((n) => GEN_RE.exec(n))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]))
+    .sort((a, b) => b - a);
+  for (const g of gens) {
+    let text: string;
+    try {
+      text = await fsStep(readFile(path.join(dir, genName(g)), 'utf8'), o.timeoutMs, `read ${dir}`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed by a claimer meanwhile
+      throw e;
+    }
+    const r = parseLeaseRecord(text, g);
+    if (r.kind !== 'ok') return undefined; // corrupt: the driver reports it at the next claim
+    if (r.rec.state === 'aborted') continue;
+    return r.rec;
+  }
+  return undefined;
+}
+
+/**
+ * Lists the live holders under one namespace directory (see the module comment).
+ *
+ * @example
+ * ```ts
+ * for (const h of await readFileHolders(nsDir, o)) console.log(h.slot, h.holder.pid);
+ * ```
+ */
+export async function readFileHolders(nsDir: string, o: FileHoldersOptions): Promise<HolderRecord[]> {
+  const slotsDir = path.join(nsDir, 'slots');
+  const slots = (await names(slotsDir, o))
+    .filter((n) => /^(0|[1-9]\d*)$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
+  const out = await Promise.all(
+    slots.map(async (slot): Promise<HolderRecord | undefined> => {
+      const rec = await current(path.join(slotsDir, String(slot)), o);
+      if (!rec || rec.state !== 'held' || typeof rec.expiresMono !== 'number') return undefined;
+      const sameBoot = rec.boot === o.time.boot;
+      let expiresInMs: number;
+      if (sameBoot) expiresInMs = rec.expiresMono - o.time.monotonic();
+      else if (isKernelBoot(rec.boot) && isKernelBoot(o.time.boot))
+        return undefined; // another boot: gone
+      else expiresInMs = (rec.expiresAtMs ?? 0) - o.clock.now();
+      if (expiresInMs <= 0) return undefined;
+      const ttl =
+        typeof rec.expiresAtMs === 'number' && typeof rec.updatedAtMs === 'number'
+          ? rec.expiresAtMs - rec.updatedAtMs
+          : null;
+      return {
+        slot,
+        holder: rec.holder ?? {},
+        heldSinceMs: typeof rec.claimedAtMs === 'number' ? rec.claimedAtMs : null,
+        renewedAtMs: typeof rec.updatedAtMs === 'number' ? rec.updatedAtMs : null,
+        sinceRenewalMs: sameBoot && ttl !== null ? Math.max(0, Math.round(ttl - expiresInMs)) : null,
+        sinceRenewalErrorMs: sameBoot && ttl !== null ? 1 : null,
+        expiresInMs: Math.round(expiresInMs),
+        ttlMs: ttl,
+        highWaterMs: typeof rec.highWaterMs === 'number' ? rec.highWaterMs : 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}

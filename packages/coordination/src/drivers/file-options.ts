@@ -1,0 +1,51 @@
+/**
+ * The options of the file registry driver and the claim it hands out (file.ts is the driver).
+ *
+ * @example
+ * ```ts
+ * const opts: FileDriverOptions = { clock: systemClock, timeoutMs: 5000 };
+ * const { dir, gen } = (await createFileDriver('/var/lib/flurry/registry', opts).claim(req)) as FileClaim;
+ * ```
+ */
+import { optionNames, type Clock } from '@flurry/core';
+import type { Claim } from '../driver.js';
+import type { LeaseTimeSource } from '../host-clock.js';
+
+/**
+ * Options of {@link createFileDriver}.
+ *
+ * @example
+ * ```ts
+ * createFileDriver('/tmp/reg', { clock: systemClock });
+ * ```
+ */
+export interface FileDriverOptions {
+  /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
+  clock: Clock;
+  /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
+  time?: LeaseTimeSource;
+  /**
+   * The longest one file-system step (a mkdir, read, write, flush, rename) may take before the operation fails
+   * with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory: a hung mount must not hang the caller. Default
+   * 5000 ms (`openRegistry` passes its `connectTimeoutMs`).
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * A claim made by the file driver (the manager passes it back unchanged).
+ *
+ * @example
+ * ```ts
+ * const { dir, gen } = (await driver.claim(req)) as FileClaim;
+ * ```
+ */
+export interface FileClaim extends Claim {
+  /** The slot's directory. */
+  readonly dir: string;
+  /** The lease generation. */
+  readonly gen: number;
+}
+
+/** The keys of {@link FileDriverOptions}. @example `FILE_DRIVER_OPTION_NAMES // ['clock', 'time']` */
+export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true, timeoutMs: true });

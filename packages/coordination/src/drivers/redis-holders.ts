@@ -1,0 +1,99 @@
+/**
+ * `holders()` of the Redis driver: `SCAN` for a namespace's slot keys (one namespace's keys
+ * share the `{namespace}` hash tag), then one pipeline of `PTTL slot`, `GET holder` and
+ * `GET hw` per held slot.
+ *
+ * Timing: a renewal sets the slot key's expiry to `ttlMs` from when Redis ran it, so
+ * `ttlMs − PTTL` is the time since the last renewal as Redis measures it (millisecond
+ * resolution: error 1 ms). Comparing it with the holder's own wall clock at that renewal (in
+ * the high-water record) estimates the holder's clock offset (docs/node-ids.md, "Listing
+ * holders").
+ *
+ * @example
+ * ```ts
+ * const list = await readRedisHolders(client, { prefix: 'flurry', namespace: 'orders', records });
+ * ```
+ */
+import type { Redis } from 'ioredis';
+import type { HolderInfo, HolderRecord } from '../driver.js';
+import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
+
+/**
+ * Where {@link readRedisHolders} reads.
+ *
+ * @example
+ * ```ts
+ * const q: RedisHoldersQuery = { prefix: 'flurry', namespace: 'orders', records };
+ * ```
+ */
+export interface RedisHoldersQuery {
+  readonly prefix: string;
+  readonly namespace: string;
+  /** For the message of a corrupt high-water record. */
+  readonly records: RecordPlace;
+}
+
+const PIPELINE_CHUNK = 256;
+
+async function heldSlots(client: Redis, base: string): Promise<number[]> {
+  const slots = new Set<number>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const k of keys) {
+      const rest = k.slice(base.length + 'slot:'.length);
+      if (/^(0|[1-9]\d*)$/.test(rest)) slots.add(Number(rest));
+    }
+  } while (cursor !== '0');
+  return [...slots].sort((a, b) => a - b);
+}
+
+/**
+ * Lists the live holders of one namespace (see the module comment for the timing method).
+ *
+ * @example
+ * ```ts
+ * for (const h of await readRedisHolders(client, q)) console.log(h.slot, h.sinceRenewalMs);
+ * ```
+ */
+export async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Promise<HolderRecord[]> {
+  const base = `${q.prefix}:{${q.namespace}}:`;
+  const slots = await heldSlots(client, base);
+  const out: HolderRecord[] = [];
+  for (let i = 0; i < slots.length; i += PIPELINE_CHUNK) {
+    const chunk = slots.slice(i, i + PIPELINE_CHUNK);
+    const p = client.pipeline();
+    for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
+    const res = (await p.exec()) ?? [];
+    chunk.forEach((slot, j) => {
+      const [e1, pttl] = res[3 * j] ?? [];
+      const [e2, holderRaw] = res[3 * j + 1] ?? [];
+      const [e3, hwRaw] = res[3 * j + 2] ?? [];
+      const failed = e1 ?? e2 ?? e3;
+      if (failed) throw failed;
+      const left = Number(pttl);
+      if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
+      const v = readHolder(typeof holderRaw === 'string' ? holderRaw : '{}') as Partial<HolderInfo> & {
+        ttlMs?: unknown;
+        claimedAtMs?: unknown;
+      };
+      const key = `${base}hw:${slot}`;
+      const rec = parseHighWaterRecord(typeof hwRaw === 'string' ? hwRaw : undefined, key, q.records);
+      const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
+      const { ttlMs: _t, claimedAtMs, ...holder } = v;
+      out.push({
+        slot,
+        holder,
+        heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
+        renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
+        sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
+        sinceRenewalErrorMs: ttlMs === null ? null : 1,
+        expiresInMs: left,
+        ttlMs,
+        highWaterMs: rec?.highWaterMs ?? 0,
+      });
+    });
+  }
+  return out;
+}

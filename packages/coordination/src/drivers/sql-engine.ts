@@ -1,0 +1,137 @@
+/**
+ * What a SQL client adapter (postgres.ts, mysql.ts) gives the shared SQL registry driver
+ * (sql-common.ts): connections running `?`-placeholder statements, the parsed URL, and a
+ * classification of client failures; and the options of the driver factories.
+ *
+ * @example
+ * ```ts
+ * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, classify, end };
+ * ```
+ */
+import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { checkConnectTimeout, type DriverLogger } from './common.js';
+import type { SqlDialect } from './sql-table.js';
+
+/**
+ * One result of a statement, the same for both clients.
+ *
+ * @example
+ * ```ts
+ * const r: SqlResult = await conn.query('SELECT 1 AS one', []);
+ * r.rows[0].one; // 1
+ * ```
+ */
+export interface SqlResult {
+  readonly rows: Record<string, unknown>[];
+  /** Rows inserted, updated or deleted. */
+  readonly affected: number;
+  /** Column names of a SELECT. */
+  readonly fields: string[];
+}
+
+/**
+ * A connection as the shared driver uses it: statements with `?` placeholders (the PostgreSQL
+ * adapter numbers them `$1…`).
+ *
+ * @example
+ * ```ts
+ * await conn.query('UPDATE t SET version = version + 1 WHERE namespace = ?', ['orders']);
+ * ```
+ */
+export interface SqlConn {
+  query(sql: string, params: readonly unknown[]): Promise<SqlResult>;
+}
+
+/**
+ * What a client adapter (postgres.ts, mysql.ts) gives the shared driver.
+ *
+ * @example
+ * ```ts
+ * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, classify, end };
+ * ```
+ */
+export interface SqlEngine {
+  readonly dialect: SqlDialect;
+  /** As messages show it: 'PostgreSQL', 'MySQL'. */
+  readonly name: string;
+  /** The parsed URL. */
+  readonly url: SqlUrlLike;
+  /**
+   * Runs `fn` on one pooled connection; a connection whose statement failed for a reason
+   * other than a plain SQL error (timeout, broken socket) is destroyed, not reused.
+   */
+  withConn<T>(fn: (conn: SqlConn) => Promise<T>): Promise<T>;
+  /** What kind of failure a client error is. */
+  classify(err: unknown): SqlFailure;
+  /** Closes the pool. */
+  end(): Promise<void>;
+}
+
+/**
+ * The parts of a parsed SQL URL the shared driver needs.
+ *
+ * @example
+ * ```ts
+ * const u: SqlUrlLike = { host: '127.0.0.1', port: 5432, database: 'orders', table: 'flurry_nodes', redacted };
+ * ```
+ */
+export interface SqlUrlLike {
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user?: string;
+  readonly table: string;
+  readonly redacted: string;
+}
+
+/**
+ * Kinds of client failures: refused credentials, missing privilege, no such table or
+ * database, a lost race (deadlock, serialization, duplicate key), a statement the table does
+ * not fit (a table of another layout), or the engine unreachable (everything else).
+ *
+ * @example
+ * ```ts
+ * if (engine.classify(err) === 'auth') throw authError;
+ * ```
+ */
+export type SqlFailure = 'auth' | 'denied' | 'no-table' | 'no-database' | 'race' | 'schema' | 'unreachable';
+
+/**
+ * Options of the SQL driver factories (given by `openRegistry`).
+ *
+ * @example
+ * ```ts
+ * const opts: SqlDriverOptions = { clock: systemClock, connectTimeoutMs: 5000 };
+ * ```
+ */
+export interface SqlDriverOptions {
+  /** Wall time for the high-water marks (the same clock as the generator). */
+  clock: Clock;
+  /** Bound on connecting and on each statement, in ms. */
+  connectTimeoutMs: number;
+  logger?: DriverLogger;
+  /** Create the table when it is missing (default true). */
+  createTable?: boolean;
+}
+
+const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+  createTable: true,
+});
+
+/**
+ * Checks the options of a SQL driver factory before it connects: unknown keys
+ * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
+ * (`FLURRY_E_REGISTRY_OPTION`).
+ *
+ * @example
+ * ```ts
+ * checkSqlDriverOptions({ clock: systemClock, connectTimeoutMs: 5000 }, 'createPostgresDriver');
+ * ```
+ */
+export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
+  assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
+  checkConnectTimeout(opts.connectTimeoutMs);
+}

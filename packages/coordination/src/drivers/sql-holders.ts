@@ -1,0 +1,75 @@
+/**
+ * `holders()` of the SQL registries (PostgreSQL, MySQL/MariaDB): one `SELECT` of a namespace's
+ * live rows (`token` set and `expires_at > now()`), with the database server's `now()`.
+ *
+ * Timing: a claim or renewal sets `updated_at = now()` and `expires_at = now() + ttl` on the
+ * **database server's** clock, so the time since the renewal is `now() − updated_at` and the
+ * time left `expires_at − now()`, both measured on one clock in the same statement (error 1 ms:
+ * the columns keep milliseconds). The holder's own wall clock at that renewal is the
+ * `renewedAtMs` of its `holder` JSON when the driver stores it (the offset is then the holder's
+ * clock against the reader's).
+ *
+ * @example
+ * ```ts
+ * const { rows } = await conn.query(holdersStatement('postgres', 'flurry_nodes'), ['orders']);
+ * const list = rows.map(holderFromRow);
+ * ```
+ */
+import type { HolderInfo, HolderRecord } from '../driver.js';
+import type { SqlDialect } from './sql-table.js';
+
+/**
+ * The `SELECT` of one namespace's live rows (one `?` placeholder: the namespace), with times as
+ * Unix ms: `slot, holder, high_water_ms, ttl_ms, now_ms, updated_ms, expires_ms`.
+ *
+ * @example
+ * ```ts
+ * holdersStatement('mysql', 'flurry_nodes'); // 'SELECT `slot` AS slot, … WHERE `namespace` = ? AND …'
+ * ```
+ */
+export function holdersStatement(dialect: SqlDialect, table: string): string {
+  const pg = dialect === 'postgres';
+  const c = (name: string): string => (pg ? name : `\`${name}\``);
+  const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
+  const ms = (expr: string): string =>
+    pg ? `(extract(epoch from ${expr}) * 1000)::float8` : `(UNIX_TIMESTAMP(${expr}) * 1000)`;
+  return (
+    `SELECT ${c('slot')} AS slot, ${c('holder')} AS holder, ${c('high_water_ms')} AS high_water_ms, ${c('ttl_ms')} AS ttl_ms, ` +
+    `${ms(now)} AS now_ms, ${ms(c('updated_at'))} AS updated_ms, ${ms(c('expires_at'))} AS expires_ms ` +
+    `FROM ${table} WHERE ${c('namespace')} = ? AND ${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now} ORDER BY ${c('slot')}`
+  );
+}
+
+/**
+ * One row of {@link holdersStatement} as a {@link HolderRecord}.
+ *
+ * @example
+ * ```ts
+ * holderFromRow({ slot: 3, holder: '{"id":"h:1:a"}', high_water_ms: '1764000000000', ttl_ms: 10000, now_ms: 2000, updated_ms: 1500, expires_ms: 11500 }).sinceRenewalMs; // 500
+ * ```
+ */
+export function holderFromRow(row: Record<string, unknown>): HolderRecord {
+  let h: Partial<HolderInfo> & { since?: unknown; renewedAtMs?: unknown; ttlMs?: unknown } = {};
+  try {
+    if (typeof row.holder === 'string') h = JSON.parse(row.holder) as typeof h;
+    else if (row.holder && typeof row.holder === 'object') h = row.holder;
+  } catch {
+    /* listed by slot only */
+  }
+  const { since, renewedAtMs, ttlMs: _ttl, ...holder } = h;
+  const now = Number(row.now_ms);
+  const updated = Number(row.updated_ms);
+  const expires = Number(row.expires_ms);
+  const claimed = typeof since === 'string' ? Date.parse(since) : NaN;
+  return {
+    slot: Number(row.slot),
+    holder,
+    heldSinceMs: Number.isFinite(claimed) ? claimed : null,
+    renewedAtMs: typeof renewedAtMs === 'number' ? renewedAtMs : null,
+    sinceRenewalMs: Number.isFinite(now - updated) ? Math.max(0, Math.round(now - updated)) : null,
+    sinceRenewalErrorMs: 1,
+    expiresInMs: Number.isFinite(expires - now) ? Math.max(0, Math.round(expires - now)) : null,
+    ttlMs: row.ttl_ms === null || row.ttl_ms === undefined ? null : Number(row.ttl_ms),
+    highWaterMs: Number(row.high_water_ms) || 0,
+  };
+}

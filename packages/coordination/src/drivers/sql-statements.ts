@@ -1,0 +1,70 @@
+/**
+ * The SQL of the shared SQL registry driver, per dialect: the table probe, the namespace scan,
+ * the slot read, and the conditional insert, take, renew and release (sql-common.ts says how
+ * they keep "never two holders"), plus the holders listing (sql-holders.ts).
+ *
+ * @example
+ * ```ts
+ * const sql = registryStatements('mysql', quoteTable('mysql', 'flurry_nodes'));
+ * ```
+ */
+import { holdersStatement } from './sql-holders.js';
+import type { SqlDialect } from './sql-table.js';
+
+/**
+ * The statements of one dialect on one table (`?` placeholders; `t` already quoted). The
+ * comments give each statement's parameters in order.
+ *
+ * @example
+ * ```ts
+ * const sql = registryStatements('postgres', quoteTable('postgres', 'flurry_nodes'));
+ * await conn.query(sql.scan, ['orders']);
+ * ```
+ */
+export function registryStatements(dialect: SqlDialect, t: string) {
+  const pg = dialect === 'postgres';
+  const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
+  const plusMs = pg
+    ? `now() + (?::float8 * interval '1 millisecond')`
+    : 'CURRENT_TIMESTAMP(3) + INTERVAL (? * 1000) MICROSECOND';
+  const big = pg ? '?::bigint' : '?';
+  const bool = pg ? '?::boolean' : '?';
+  const c = (name: string): string => (pg ? name : `\`${name}\``);
+  return {
+    holders: holdersStatement(dialect, t),
+    probe: `SELECT * FROM ${t} WHERE 1 = 0`,
+    scan:
+      `SELECT ${c('slot')} AS slot, ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
+      `${c('holder')} AS holder FROM ${t} WHERE ${c('namespace')} = ?`,
+    readSlot:
+      `SELECT ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
+      `${c('high_water_ms')} AS high_water_ms, ${c('released_cleanly')} AS released_cleanly, ${c('ttl_ms')} AS ttl_ms, ` +
+      `${c('version')} AS version FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
+    // namespace, slot, slots, token, ttl, holder, hw, ttl_ms
+    insert:
+      // MySQL: INSERT IGNORE, not ON DUPLICATE KEY UPDATE slot = slot: mysql2 connects with
+      // CLIENT_FOUND_ROWS, under which a duplicate key "updated" to its own values still
+      // reports 1 affected row, so two claimers racing for a new slot both believed they
+      // had inserted it (the loser was caught only by the settle renewal: LEASE_LOST).
+      `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
+      `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
+      (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : ''),
+    // slots, token, ttl, holder, hw, ttl_ms, namespace, slot, version read
+    take:
+      `UPDATE ${t} SET ${c('slots')} = ?, ${c('token')} = ?, ${c('expires_at')} = ${plusMs}, ${c('holder')} = ?, ` +
+      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ` +
+      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} WHERE ${c('namespace')} = ? AND ${c('slot')} = ? ` +
+      `AND ${c('version')} = ${big} AND (${c('token')} IS NULL OR ${c('expires_at')} <= ${now})`,
+    // ttl, hw, ttl_ms, holder, namespace, slot, token
+    renew:
+      `UPDATE ${t} SET ${c('expires_at')} = ${plusMs}, ${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ` +
+      `${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ${c('holder')} = ?, ${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
+      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
+    // hw, clean, ttl_ms, namespace, slot, token
+    release:
+      `UPDATE ${t} SET ${c('token')} = NULL, ${c('expires_at')} = NULL, ${c('holder')} = NULL, ` +
+      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = ${bool}, ${c('ttl_ms')} = ${big}, ` +
+      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
+      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
+  };
+}

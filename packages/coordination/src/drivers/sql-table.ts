@@ -1,0 +1,169 @@
+/**
+ * The registry table of the SQL registries: its layout (DDL per dialect), the table-name rule
+ * and identifier quoting. The SQL functions of `flurry sql` (`flurry_next_id()`) lease their
+ * node ID in this same table.
+ *
+ * The table (one row per slot ever claimed; `PRIMARY KEY (namespace, slot)`):
+ *
+ * | column | type | meaning |
+ * |---|---|---|
+ * | `namespace` | varchar(255) | the cluster (and pinned fields): `orders`, `orders/datacenter-1` — the key prefix the other registries use |
+ * | `slot` | int | the slot, `0..slots-1` |
+ * | `slots` | int | how many slots the namespace's layout has (the layout fingerprint: a claim with another count is refused); 0 = not recorded |
+ * | `token` | varchar(64) NULL | the holder's random token; NULL = free |
+ * | `expires_at` | timestamp(3) NULL | when the lease ends, on the **database server's** clock (`now()` / `CURRENT_TIMESTAMP(3)`) |
+ * | `holder` | text NULL | JSON `{ id, hostname, pid, version, since, ttlMs, renewedAtMs }` of the current holder (`renewedAtMs`: its wall clock at its last renewal) |
+ * | `high_water_ms` | bigint | the highest Unix ms any holder reported (or could have issued up to, while it held the slot) |
+ * | `released_cleanly` | boolean | true when the last holder released after reporting its final mark |
+ * | `ttl_ms` | bigint | how long past `high_water_ms` an unclean holder may have issued unreported |
+ * | `version` | bigint | bumped by every write |
+ * | `updated_at` | timestamp(3) | the database's clock at the last write |
+ *
+ * PostgreSQL uses `timestamptz(3)` for the two timestamps, so that every session compares
+ * them with `now()` in absolute time whatever its `TimeZone` setting; MySQL's `TIMESTAMP(3)`
+ * is stored in UTC and converted per session the same way as `CURRENT_TIMESTAMP(3)`.
+ *
+ * @example
+ * ```ts
+ * import { registryTableDdl } from '@flurry/coordination';
+ * console.log(registryTableDdl('postgres', 'flurry_nodes'));
+ * ```
+ */
+import { registryError } from '../errors.js';
+
+/**
+ * The SQL dialects of the registry table.
+ *
+ * @example
+ * ```ts
+ * const d: SqlDialect = 'mysql'; // MySQL 8 and MariaDB 10.5+
+ * ```
+ */
+export type SqlDialect = 'postgres' | 'mysql';
+
+/**
+ * The registry table's name when the URL gives no `?table=`.
+ *
+ * @example
+ * ```ts
+ * registryTableDdl('postgres', DEFAULT_REGISTRY_TABLE);
+ * ```
+ */
+export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
+
+/**
+ * The columns of the registry table, in order (the drivers check that an existing table has
+ * them all).
+ *
+ * @example
+ * ```ts
+ * REGISTRY_COLUMNS.includes('high_water_ms'); // true
+ * ```
+ */
+export const REGISTRY_COLUMNS = [
+  'namespace',
+  'slot',
+  'slots',
+  'token',
+  'expires_at',
+  'holder',
+  'high_water_ms',
+  'released_cleanly',
+  'ttl_ms',
+  'version',
+  'updated_at',
+] as const;
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * Whether `table` is a valid registry table name: an identifier of letters, digits and `_`
+ * (not starting with a digit, at most 63 characters), optionally qualified by a schema
+ * (PostgreSQL) or database (MySQL) of the same form: `flurry_nodes`, `ops.flurry_nodes`.
+ *
+ * @example
+ * ```ts
+ * validTableName('ops.flurry_nodes'); // true
+ * validTableName('x; DROP TABLE y');  // false
+ * ```
+ */
+export function validTableName(table: unknown): table is string {
+  if (typeof table !== 'string') return false;
+  const parts = table.split('.');
+  return parts.length <= 2 && parts.every((p) => IDENT.test(p));
+}
+
+/**
+ * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
+ * Throws `FLURRY_E_REGISTRY_URL` for an invalid name.
+ *
+ * @example
+ * ```ts
+ * quoteTable('postgres', 'ops.flurry_nodes'); // '"ops"."flurry_nodes"'
+ * ```
+ */
+export function quoteTable(dialect: SqlDialect, table: string): string {
+  if (!validTableName(table)) {
+    throw registryError(
+      'URL_INVALID',
+      `the registry table name "${String(table)}" is invalid: use letters, digits and "_" (not starting with a digit, ` +
+        `at most 63 characters), optionally prefixed by a schema: flurry_nodes or ops.flurry_nodes`,
+      { table },
+    );
+  }
+  const q = dialect === 'postgres' ? '"' : '`';
+  return table
+    .split('.')
+    .map((p) => `${q}${p}${q}`)
+    .join('.');
+}
+
+/**
+ * The `CREATE TABLE IF NOT EXISTS` statement of the registry table for a dialect (the drivers
+ * run it on first use; `flurry registry init URL` runs it by hand; a team whose application
+ * user may not create tables runs it as an administrator). Throws `FLURRY_E_REGISTRY_URL` for
+ * an invalid table name.
+ *
+ * @example
+ * ```ts
+ * const ddl = registryTableDdl('mysql', 'flurry_nodes');
+ * // CREATE TABLE IF NOT EXISTS `flurry_nodes` ( `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, …
+ * ```
+ */
+export function registryTableDdl(dialect: SqlDialect, table: string): string {
+  const t = quoteTable(dialect, table);
+  if (dialect === 'postgres') {
+    return [
+      `CREATE TABLE IF NOT EXISTS ${t} (`,
+      `  namespace varchar(255) NOT NULL,`,
+      `  slot integer NOT NULL CHECK (slot >= 0),`,
+      `  slots integer NOT NULL DEFAULT 0,`,
+      `  token varchar(64) NULL,`,
+      `  expires_at timestamptz(3) NULL,`,
+      `  holder text NULL,`,
+      `  high_water_ms bigint NOT NULL DEFAULT 0,`,
+      `  released_cleanly boolean NOT NULL DEFAULT true,`,
+      `  ttl_ms bigint NOT NULL DEFAULT 0,`,
+      `  version bigint NOT NULL DEFAULT 0,`,
+      `  updated_at timestamptz(3) NOT NULL DEFAULT now(),`,
+      `  PRIMARY KEY (namespace, slot)`,
+      `)`,
+    ].join('\n');
+  }
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (`,
+    '  `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,',
+    '  `slot` INT NOT NULL,',
+    '  `slots` INT NOT NULL DEFAULT 0,',
+    '  `token` VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,',
+    '  `expires_at` TIMESTAMP(3) NULL DEFAULT NULL,',
+    '  `holder` TEXT NULL,',
+    '  `high_water_ms` BIGINT NOT NULL DEFAULT 0,',
+    '  `released_cleanly` BOOLEAN NOT NULL DEFAULT TRUE,',
+    '  `ttl_ms` BIGINT NOT NULL DEFAULT 0,',
+    '  `version` BIGINT NOT NULL DEFAULT 0,',
+    '  `updated_at` TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),',
+    '  PRIMARY KEY (`namespace`, `slot`)',
+    ') ENGINE=InnoDB',
+  ].join('\n');
+}

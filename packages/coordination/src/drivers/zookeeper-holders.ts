@@ -1,0 +1,113 @@
+/**
+ * `holders()` of the ZooKeeper driver: the children of `<namespace>/slots` (ephemeral nodes,
+ * one per live holder, data: the holder as JSON), each with its `hw/<slot>` node.
+ *
+ * Timing: every renewal rewrites the slot's `hw` node, so its `mtime` is ZooKeeper's wall
+ * clock at the last renewal, and the holder stores its own wall clock of that renewal in it
+ * (`updatedAtMs`). ZooKeeper has no "now" to ask, so the time since the renewal is
+ * `reader now − mtime`, and the holder's clock offset comes out against ZooKeeper's clock
+ * (`updatedAtMs − mtime`); the error is the reader's own offset from ZooKeeper's clock, which
+ * this read cannot know (`sinceRenewalErrorMs` null). The slot is freed when the holder's
+ * session expires (its session timeout after it last talked to ZooKeeper), so `expiresInMs`
+ * is the session timeout after the last renewal.
+ *
+ * @example
+ * ```ts
+ * const list = await readZkHolders(session, { dir: '/flurry/orders', url, opTimeoutMs: 5000, now: () => Date.now() });
+ * ```
+ */
+import type { HolderInfo, HolderRecord } from '../driver.js';
+import type { ZkSession } from './zookeeper-client.js';
+import { parseHighWater } from './zookeeper-common.js';
+
+/**
+ * Where {@link readZkHolders} reads.
+ *
+ * @example
+ * ```ts
+ * const q: ZkHoldersQuery = { dir: '/flurry/orders', url: 'zookeeper://127.0.0.1:2181/flurry', opTimeoutMs: 5000, now: Date.now };
+ * ```
+ */
+export interface ZkHoldersQuery {
+  /** The namespace's node (`<path>/<namespace>`). */
+  readonly dir: string;
+  readonly url: string;
+  readonly opTimeoutMs: number;
+  /** The reader's wall clock. */
+  now(): number;
+}
+
+/**
+ * A znode's `mtime` (8 bytes, big-endian Unix ms) as a number.
+ *
+ * @example
+ * ```ts
+ * zkTimeMs(stat.mtime); // 1764000000000
+ * ```
+ */
+export function zkTimeMs(t: Buffer): number {
+  return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
+}
+
+/**
+ * Lists the live holders of one namespace (see the module comment for the timing method).
+ *
+ * @example
+ * ```ts
+ * for (const h of await readZkHolders(session, q)) console.log(h.slot, h.holder.hostname);
+ * ```
+ */
+export async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+  const names = await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs);
+  const slots = names
+    .filter((n) => /^(0|[1-9]\d*)$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
+  const out = await Promise.all(
+    slots.map(async (slot): Promise<HolderRecord | undefined> => {
+      const [node, hw] = await Promise.all([
+        session.getData(`${q.dir}/slots/${slot}`, q.opTimeoutMs),
+        session.getData(`${q.dir}/hw/${slot}`, q.opTimeoutMs),
+      ]);
+      if (!node) return undefined; // its session ended between the two reads
+      let v: Partial<HolderInfo> & { ttlMs?: unknown; sessionTimeoutMs?: unknown; claimedAt?: unknown } = {};
+      try {
+        v = JSON.parse(node.data.toString('utf8')) as typeof v;
+      } catch {
+        /* listed by slot only */
+      }
+      const { ttlMs, sessionTimeoutMs, claimedAt, ...rest } = v;
+      const holder: Partial<HolderInfo> = {
+        ...(typeof rest.id === 'string' ? { id: rest.id } : {}),
+        ...(typeof rest.hostname === 'string' ? { hostname: rest.hostname } : {}),
+        ...(typeof rest.pid === 'number' ? { pid: rest.pid } : {}),
+        ...(typeof rest.address === 'string' ? { address: rest.address } : {}),
+        ...(typeof rest.version === 'string' ? { version: rest.version } : {}),
+      };
+      const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url) : undefined;
+      let stamp: number | null = null;
+      if (hw) {
+        try {
+          const u = (JSON.parse(hw.data.toString('utf8')) as { updatedAtMs?: unknown }).updatedAtMs;
+          if (typeof u === 'number' && Number.isFinite(u)) stamp = u;
+        } catch {
+          /* parseHighWater already refused bad JSON */
+        }
+      }
+      const since = hw ? Math.max(0, q.now() - zkTimeMs(hw.stat.mtime)) : null;
+      const sessionMs = typeof sessionTimeoutMs === 'number' ? sessionTimeoutMs : null;
+      return {
+        slot,
+        holder,
+        heldSinceMs: typeof claimedAt === 'number' ? claimedAt : null,
+        renewedAtMs: stamp,
+        sinceRenewalMs: since,
+        sinceRenewalErrorMs: null,
+        expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
+        ttlMs: typeof ttlMs === 'number' ? ttlMs : null,
+        highWaterMs: mark?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}

@@ -1,0 +1,124 @@
+/**
+ * The façade's view of a cluster's holders ({@link LeaseRegistry.holders}): what the driver
+ * read ({@link HolderRecord}), placed on the reader's clock.
+ *
+ * - `renewedAtMs` = read time − the engine-measured time since the renewal (or the holder's own
+ *   stamp when the engine measures nothing);
+ * - `clockOffsetMs` = the holder's own stamp of that renewal − `renewedAtMs` (positive: the
+ *   holder's clock is ahead of this one), error at most `clockOffsetErrorMs` plus the one-way
+ *   latency of the holder's renewal; null when the engine cannot time the renewal;
+ * - `heldSinceMs` = the holder's claim stamp moved by that offset; `expiresAtMs` = read time +
+ *   the engine's remaining TTL (null: never expires); `ageMs` = read time − `renewedAtMs`.
+ *
+ * @example
+ * ```ts
+ * const views = toClusterHolders(await driver.holders('orders'), 'orders', clock.now(), map);
+ * ```
+ */
+import type { HolderRecord } from './driver.js';
+import type { LayoutLike, SlotMap } from './slot-map.js';
+
+/**
+ * One live holder of a node ID, on the reader's clock (all times Unix ms).
+ *
+ * @example
+ * ```ts
+ * const [h] = await registry.holders();
+ * console.log(h.hostname, h.pid, h.node, h.ageMs, h.clockOffsetMs);
+ * ```
+ */
+export interface ClusterHolder {
+  readonly slot: number;
+  readonly namespace: string;
+  /** The node fields of the slot when the layout is known (the registry's own leases, or `layout` given). */
+  readonly node: Record<string, number> | null;
+  readonly id: string | null;
+  readonly hostname: string | null;
+  readonly pid: number | null;
+  readonly address: string | null;
+  readonly version: string | null;
+  readonly heldSinceMs: number | null;
+  readonly renewedAtMs: number | null;
+  /**
+   * The holder's own wall-clock stamp of its last renewal, as stored (not moved to this
+   * clock): it changes at every renewal, so a reader polling it sees a holder that stopped.
+   */
+  readonly renewalStamp: number | null;
+  readonly expiresAtMs: number | null;
+  readonly ttlMs: number | null;
+  readonly highWaterMs: number;
+  /** Holder's wall clock minus this reader's (ms); null when it cannot be estimated. */
+  readonly clockOffsetMs: number | null;
+  /** Bound on the estimate's error from the engine's timing (add the renewal's one-way latency). */
+  readonly clockOffsetErrorMs: number | null;
+  /** Ms since the last renewal at read time. */
+  readonly ageMs: number | null;
+  /** When this reader read the engine. */
+  readonly readAtMs: number;
+}
+
+/**
+ * What to list: a namespace (`cluster` or `cluster/datacenter-N`), or a layout (and pins)
+ * whose namespace in this registry's cluster is listed with node fields. Without either, the
+ * namespaces of this registry's live leases, or the cluster itself when it holds none.
+ *
+ * @example
+ * ```ts
+ * await registry.holders({ layout: Layout.from('twitter'), pin: { datacenter: 1 } });
+ * await registry.holders({ namespace: 'orders/datacenter-1' });
+ * ```
+ */
+export interface HoldersQuery {
+  readonly namespace?: string;
+  readonly layout?: LayoutLike;
+  readonly pin?: Record<string, number>;
+}
+
+function nodeOf(map: SlotMap | undefined, slot: number): Record<string, number> | null {
+  if (!map || slot >= map.slots) return null;
+  return map.toNode(slot);
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/**
+ * Places one namespace's driver records on the reader's clock (see the module comment).
+ *
+ * @example
+ * ```ts
+ * toClusterHolders(records, 'orders', Date.now(), undefined)[0].clockOffsetMs;
+ * ```
+ */
+export function toClusterHolders(
+  records: readonly HolderRecord[],
+  namespace: string,
+  readAtMs: number,
+  map: SlotMap | undefined,
+): ClusterHolder[] {
+  return records.map((r) => {
+    const engineRenewedAt = r.sinceRenewalMs === null ? null : readAtMs - r.sinceRenewalMs;
+    const renewedAtMs = engineRenewedAt ?? r.renewedAtMs;
+    const offset = engineRenewedAt !== null && r.renewedAtMs !== null ? r.renewedAtMs - engineRenewedAt : null;
+    const h = r.holder;
+    return {
+      slot: r.slot,
+      namespace,
+      node: nodeOf(map, r.slot),
+      id: str(h.id),
+      hostname: str(h.hostname),
+      pid: typeof h.pid === 'number' ? h.pid : null,
+      address: str(h.address),
+      version: str(h.version),
+      heldSinceMs: r.heldSinceMs === null ? null : r.heldSinceMs - (offset ?? 0),
+      renewedAtMs,
+      renewalStamp: r.renewedAtMs,
+      expiresAtMs: r.expiresInMs === null ? null : readAtMs + r.expiresInMs,
+      ttlMs: r.ttlMs,
+      highWaterMs: r.highWaterMs,
+      clockOffsetMs: offset,
+      clockOffsetErrorMs: offset === null ? null : r.sinceRenewalErrorMs,
+      ageMs: renewedAtMs === null ? null : Math.max(0, readAtMs - renewedAtMs),
+      readAtMs,
+    };
+  });
+}

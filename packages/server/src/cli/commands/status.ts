@@ -1,0 +1,233 @@
+/**
+ * `flurry status`: the cluster table in a terminal: every live holder of a node ID, read
+ * from the registry (`--registry URL --cluster NAME`, the layout and `--node` pins as for
+ * `flurry serve`), or from a running service's `GET /v1/cluster` (`--url`). `--watch` redraws
+ * every `--interval-ms` until Ctrl-C; `--json` prints the `/v1/cluster` body instead (one
+ * line per redraw). The staleness rule is the service's (docs/console.md).
+ *
+ * @example
+ * ```sh
+ * flurry status --registry etcd://127.0.0.1:2379/flurry --cluster orders
+ * flurry status --url http://127.0.0.1:8080 --token "$FLURRY_TOKEN" --watch
+ * ```
+ */
+import { systemClock } from '@flurry/core';
+import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
+import { loadServeConfig } from '../../config/index.js';
+import { ClusterCache } from '../../console/cluster.js';
+import type { ClusterBody } from '../../console/types.js';
+import { serverError } from '../../errors.js';
+import { allStrings, hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
+import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { clusterTable } from '../status-table.js';
+
+const FLAGS = {
+  ...LAYOUT_FLAGS,
+  registry: { type: 'string' },
+  cluster: { type: 'string' },
+  node: { type: 'string' },
+  'lease-ttl-ms': { type: 'string' },
+  'lease-renew-ms': { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  watch: { type: 'boolean', short: 'w' },
+  'interval-ms': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/**
+ * `flurry status --help`.
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(STATUS_HELP);
+ * ```
+ */
+export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
+       flurry status --url http://HOST:PORT [--token TOKEN]
+       [--watch] [--interval-ms N] [--json]
+
+Prints every live holder of a node ID in the cluster: node, host, pid, version, held since,
+time since its last renewal, high-water mark, clock offset from this machine, and live or
+stale (not renewed for longer than the renewal interval plus a slack). An expired holder is
+not listed.
+
+  --registry URL      The registry (default $FLURRY_REGISTRY or file:), as for flurry serve.
+  --cluster NAME      The cluster (default $FLURRY_CLUSTER or default).
+  --layout, --fields, --epoch, --unit, --node
+                      The layout and pinned node fields, as for flurry serve: they pick the
+                      namespace (e.g. orders/datacenter-1) and name each slot's node fields.
+  --lease-renew-ms N  The cluster's renewal interval, for the staleness rule (default TTL/3).
+  --url URL           Read GET /v1/cluster from a running service instead of the registry
+                      (token from --token or $FLURRY_TOKEN).
+  --watch, -w         Redraw until Ctrl-C.
+  --interval-ms N     Redraw period, 100 to 600000 (default 1000).
+  --json              Print the /v1/cluster JSON body (one line per redraw).
+`;
+
+/** Reads one cluster body per call. */
+type Source = { read(): Promise<ClusterBody>; close(): Promise<void> };
+
+function intervalOf(args: ParsedCommandLine): number {
+  const raw = lastString(args, 'interval-ms');
+  if (raw === undefined) return 1000;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 100 || n > 600_000) {
+    throw serverError('USAGE', `--interval-ms must be an integer from 100 to 600000 (ms); got "${raw.slice(0, 40)}"`, {
+      flag: 'interval-ms',
+    });
+  }
+  return n;
+}
+
+async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Source> {
+  const pass: string[] = [];
+  for (const f of [
+    'registry',
+    'cluster',
+    'layout',
+    'fields',
+    'epoch',
+    'unit',
+    'node',
+    'lease-ttl-ms',
+    'lease-renew-ms',
+  ]) {
+    for (const v of allStrings(args, f)) pass.push(`--${f}`, v);
+  }
+  const config = loadServeConfig(pass, io.env);
+  const registry: Registry = await openRegistry(config.registry, {
+    cluster: config.cluster,
+    ...(config.leaseTtlMs !== undefined ? { ttlMs: config.leaseTtlMs } : {}),
+    ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
+    connectTimeoutMs: config.registryConnectTimeoutMs ?? 5000,
+  });
+  const cache = new ClusterCache({
+    core: { registry },
+    config,
+    clock: systemClock,
+    cacheMs: 0,
+    query: { layout: config.layout, pin: { ...config.node } },
+    self: () => undefined,
+  });
+  return { read: () => cache.body(), close: () => registry.close() };
+}
+
+function urlSource(base: string, token: string | undefined): Source {
+  let url: URL;
+  try {
+    url = new URL('/v1/cluster', base);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw serverError(
+      'USAGE',
+      `--url must be the service's base URL, e.g. http://127.0.0.1:8080; got "${redactUrl(base).slice(0, 80)}"`,
+      {
+        flag: 'url',
+      },
+    );
+  }
+  const shown = redactUrl(url.origin);
+  return {
+    read: async () => {
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          headers: token ? { authorization: `Bearer ${token}` } : {},
+          signal: AbortSignal.timeout(5000),
+        });
+      } catch (e) {
+        throw serverError(
+          'UNAVAILABLE',
+          `the service at ${shown} could not be reached (${(e as Error).message}); check --url and that it runs`,
+        );
+      }
+      const text = await res.text();
+      if (res.status !== 200) {
+        let detail = `HTTP ${res.status}`;
+        try {
+          const err = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+          if (err?.code) detail = `${err.code}: ${err.message ?? ''}`;
+        } catch {
+          /* not JSON */
+        }
+        throw serverError(
+          res.status === 401 ? 'UNAUTHORIZED' : 'UNAVAILABLE',
+          `${shown}/v1/cluster answered ${detail}`,
+          {
+            status: res.status,
+          },
+        );
+      }
+      return JSON.parse(text) as ClusterBody;
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Runs `flurry status …`; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * await statusCommand({ argv: ['--registry', 'file:/var/lib/flurry/registry'], env: process.env, stdout: process.stdout, stderr: process.stderr });
+ * ```
+ */
+export async function statusCommand(io: CliIo): Promise<number> {
+  const args = parseCommandLine(io.argv, FLAGS);
+  if (hasFlag(args, 'help')) {
+    await write(io.stdout, STATUS_HELP);
+    return 0;
+  }
+  if (args.positionals.length > 0)
+    throw serverError(
+      'USAGE',
+      `flurry status takes no arguments; got "${args.positionals[0].slice(0, 40)}". See flurry status --help.`,
+    );
+  const intervalMs = intervalOf(args);
+  const base = lastString(args, 'url');
+  if (base !== undefined && hasFlag(args, 'registry'))
+    throw serverError('USAGE', 'give either --url (a running service) or --registry (the registry itself), not both');
+  const json = hasFlag(args, 'json');
+  const source =
+    base !== undefined
+      ? urlSource(base, lastString(args, 'token') ?? io.env.FLURRY_TOKEN)
+      : await registrySource(args, io);
+  const render = (body: ClusterBody): string => (json ? JSON.stringify(body) + '\n' : clusterTable(body));
+  try {
+    if (!hasFlag(args, 'watch')) {
+      await write(io.stdout, render(await source.read()));
+      return 0;
+    }
+    let stop!: () => void;
+    const stopped = new Promise<void>((r) => (stop = r));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    const tty = (io.stdout as { isTTY?: boolean }).isTTY === true && !json;
+    try {
+      for (let done = false; !done;) {
+        let frame: string;
+        try {
+          frame = render(await source.read());
+        } catch (e) {
+          const err = e as { code?: string; message?: string };
+          frame = `flurry: ${err.code ?? 'FLURRY_E_INTERNAL'}: ${err.message ?? String(e)}\n`;
+        }
+        await write(io.stdout, (tty ? '\x1b[H\x1b[2J' : '') + frame + (tty || json ? '' : '\n'));
+        let timer: NodeJS.Timeout | undefined;
+        done = await Promise.race([
+          stopped.then(() => true),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(false), intervalMs))),
+        ]);
+        clearTimeout(timer);
+      }
+    } finally {
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+    }
+    return 0;
+  } finally {
+    await source.close();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The table `flurry status` prints: one row per holder of a node ID (node, host, pid,
+ * version, held since, last renewal age, high-water mark, clock offset, state), under a
+ * header naming the cluster and the registry (its password removed).
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(clusterTable(body));
+ * // cluster orders on etcd://127.0.0.1:2379/flurry (ttl 10000 ms, renew 3333 ms), 2 holders at 2026-11-25T06:00:00.000Z
+ * // NODE                 HOST   PID   VERSION  HELD SINCE            RENEWED  HIGH-WATER                CLOCK OFFSET   STATE
+ * // datacenter=0,worker=3 web-1  4242  0.1.0    2026-11-25T05:40:00Z  0.4s ago 2026-11-25T06:00:00.113Z  +2 ms ±1       live *
+ * ```
+ */
+import type { ClusterBody, ClusterEntry } from '../console/types.js';
+
+function nodeText(h: ClusterEntry): string {
+  if (!h.node) return `slot ${h.slot}`;
+  const parts = Object.entries(h.node).map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(',') : `slot ${h.slot}`;
+}
+
+/**
+ * A duration for humans: `850ms`, `4.2s`, `3m05s`, `2h04m`, `3d04h`.
+ *
+ * @example
+ * ```ts
+ * humanMs(185_000); // '3m05s'
+ * ```
+ */
+export function humanMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86_400)}d${two(Math.floor(s / 3600) % 24)}h`;
+}
+
+const iso = (ms: number | null): string => (ms === null || ms <= 0 ? '-' : new Date(ms).toISOString());
+
+function offsetText(h: ClusterEntry): string {
+  if (h.clockOffsetMs === null) return '-';
+  const sign = h.clockOffsetMs >= 0 ? '+' : '-';
+  const err = h.clockOffsetErrorMs === null ? '' : ` ±${h.clockOffsetErrorMs}`;
+  return `${sign}${Math.abs(Math.round(h.clockOffsetMs))} ms${err}`;
+}
+
+/**
+ * The table (see the module comment); `*` marks this process's own holder.
+ *
+ * @example
+ * ```ts
+ * clusterTable({ ...body, holders: [] }); // header line, then '(no live holders)'
+ * ```
+ */
+export function clusterTable(body: ClusterBody): string {
+  const head = `cluster ${body.cluster} on ${body.registry} (ttl ${body.ttlMs} ms, renew ${body.renewIntervalMs} ms), ${body.holders.length} holder${body.holders.length === 1 ? '' : 's'} at ${new Date(body.now).toISOString()}\n`;
+  if (body.holders.length === 0) return `${head}(no live holders)\n`;
+  const rows = [
+    ['NODE', 'HOST', 'PID', 'VERSION', 'HELD SINCE', 'RENEWED', 'HIGH-WATER', 'CLOCK OFFSET', 'STATE'],
+    ...body.holders.map((h) => [
+      nodeText(h),
+      h.hostname ?? '?',
+      h.pid === null ? '?' : String(h.pid),
+      h.version ?? '?',
+      iso(h.heldSinceMs),
+      h.ageMs === null ? '-' : `${humanMs(h.ageMs)} ago`,
+      iso(h.highWaterMs),
+      offsetText(h),
+      h.state + (h.self ? ' *' : ''),
+    ]),
+  ];
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return (
+    head +
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') +
+    '\n'
+  );
+}

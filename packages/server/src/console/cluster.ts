@@ -1,0 +1,176 @@
+/**
+ * The `/v1/cluster` body over the registry's `holders()`, behind one shared cache: a read
+ * serves every caller for `cacheMs` (default 1000), and callers arriving while a read is in
+ * flight wait for that same read, so N open consoles cost one registry read per second, not
+ * N. A failed read is cached the same way (its coded error is rethrown).
+ *
+ * **Staleness.** A holder is `stale` when it has not renewed for longer than
+ * `renewIntervalMs + STALE_SLACK_MS`, by either of two measures:
+ * - the engine's: at the time of the read, its age (`readAt − renewedAtMs`) exceeds
+ *   `renewIntervalMs + clockOffsetErrorMs + STALE_SLACK_MS` (the error is the engine's timing
+ *   resolution: 1 ms for Redis, ±500 ms for etcd);
+ * - the reader's own: the holder's renewal stamp (`renewalStamp`, changed by every renewal)
+ *   has not changed for `renewIntervalMs + STALE_SLACK_MS` of this reader's reads. This one
+ *   needs no engine clock, so it also works where the engine's resolution is coarse (etcd's
+ *   whole seconds): it can only be late, by at most one cache period, never early.
+ * A SIGSTOPped holder therefore turns stale at most one renewal interval + slack + two cache
+ * periods after its last renewal, and disappears once the engine expires it (after its TTL).
+ * `ageMs` is recomputed at each answer (`now − renewedAtMs`), so it keeps growing between reads.
+ *
+ * @example
+ * ```ts
+ * const cache = new ClusterCache({ core, config, clock, cacheMs: 1000, self: () => lease });
+ * const body = await cache.body();
+ * ```
+ */
+import type { Clock, FlurryError } from '@flurry/core';
+import { redactUrl, type ClusterHolder, type HoldersQuery, type ManagedLease } from '@flurry/coordination';
+import type { ServeConfig } from '../config/index.js';
+import type { ServiceCore } from '../service-core.js';
+import type { ClusterBody, ClusterEntry } from './types.js';
+
+/**
+ * Slack (ms) added to the renewal interval before a holder counts as stale: a renewal's
+ * round trip and a busy event loop fit in it.
+ *
+ * @example
+ * ```ts
+ * const stale = ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS;
+ * ```
+ */
+export const STALE_SLACK_MS = 500;
+
+/** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
+const DEFAULT_TTL_MS = 10_000;
+
+/**
+ * Options of {@link ClusterCache}.
+ *
+ * @example
+ * ```ts
+ * const o: ClusterCacheOptions = { core, config, clock: systemClock, cacheMs: 1000, self: () => undefined };
+ * ```
+ */
+export interface ClusterCacheOptions {
+  /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
+  readonly core: Pick<ServiceCore, 'registry'>;
+  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
+  readonly clock: Clock;
+  readonly cacheMs: number;
+  /** Which namespace to list (default: the service's own lease's, or the cluster). */
+  readonly query?: HoldersQuery;
+  /** This service's lease (its entry is marked `self`). */
+  self(): ManagedLease | undefined;
+}
+
+interface Read {
+  /** Per holder: when this reader first saw its current renewal stamp (reader's wall clock). */
+  readonly seenSince?: ReadonlyMap<string, number>;
+  readonly atMono: number;
+  readonly readAtMs: number;
+  readonly holders?: readonly ClusterHolder[];
+  readonly error?: FlurryError | Error;
+}
+
+/**
+ * The cache (see the module comment).
+ *
+ * @example
+ * ```ts
+ * (await cache.body()).holders.map((h) => h.state);
+ * ```
+ */
+export class ClusterCache {
+  private last: Read | undefined;
+  /** Holder key → [renewal stamp, first seen at]: the reader's own measure of "not renewed". */
+  private stamps = new Map<string, [number | null, number]>();
+  private inFlight: Promise<Read> | undefined;
+  /** Registry reads made (for tests and the figures). */
+  reads = 0;
+
+  constructor(private readonly o: ClusterCacheOptions) {}
+
+  private async read(): Promise<Read> {
+    const reg = this.o.core.registry;
+    const atMono = this.o.clock.monotonic();
+    const clock = reg?.clock ?? this.o.clock;
+    if (!reg) return { atMono, readAtMs: clock.now(), holders: [] };
+    this.reads++;
+    try {
+      const holders = await reg.holders(this.o.query);
+      const readAtMs = holders[0]?.readAtMs ?? clock.now();
+      const next = new Map<string, [number | null, number]>();
+      const seenSince = new Map<string, number>();
+      for (const h of holders) {
+        const key = `${h.namespace}/${h.slot}/${h.id ?? ''}`;
+        const prev = this.stamps.get(key);
+        const since = prev && prev[0] === h.renewalStamp ? prev[1] : readAtMs;
+        next.set(key, [h.renewalStamp, since]);
+        seenSince.set(key, since);
+      }
+      this.stamps = next;
+      return { atMono, readAtMs, holders, seenSince };
+    } catch (e) {
+      return { atMono, readAtMs: clock.now(), error: e instanceof Error ? e : new Error(String(e)) };
+    }
+  }
+
+  private fresh(): Promise<Read> {
+    const last = this.last;
+    if (last && this.o.clock.monotonic() - last.atMono < this.o.cacheMs) return Promise.resolve(last);
+    this.inFlight ??= this.read().then((r) => {
+      this.last = r;
+      this.inFlight = undefined;
+      return r;
+    });
+    return this.inFlight;
+  }
+
+  /** The `/v1/cluster` body; rejects with the registry's coded error. */
+  async body(): Promise<ClusterBody> {
+    const r = await this.fresh();
+    if (r.error) throw r.error;
+    const reg = this.o.core.registry;
+    const opts = reg?.options;
+    const renewIntervalMs = opts?.renewIntervalMs ?? this.o.config.leaseRenewMs ?? 0;
+    const now = (reg?.clock ?? this.o.clock).now();
+    const own = this.o.self();
+    const holders: ClusterEntry[] = (r.holders ?? []).map((h) => {
+      const ageAtRead = h.renewedAtMs === null ? null : r.readAtMs - h.renewedAtMs;
+      const unchangedFor = r.readAtMs - (r.seenSince?.get(`${h.namespace}/${h.slot}/${h.id ?? ''}`) ?? r.readAtMs);
+      const stale =
+        (ageAtRead !== null && ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS) ||
+        (h.renewalStamp !== null && unchangedFor > renewIntervalMs + STALE_SLACK_MS);
+      return {
+        slot: h.slot,
+        namespace: h.namespace,
+        node: h.node,
+        id: h.id,
+        hostname: h.hostname,
+        pid: h.pid,
+        version: h.version,
+        address: h.address,
+        heldSinceMs: h.heldSinceMs,
+        renewedAtMs: h.renewedAtMs,
+        expiresAtMs: h.expiresAtMs,
+        highWaterMs: h.highWaterMs,
+        clockOffsetMs: h.clockOffsetMs,
+        clockOffsetErrorMs: h.clockOffsetErrorMs,
+        ageMs: h.renewedAtMs === null ? null : Math.max(0, now - h.renewedAtMs),
+        state: stale ? 'stale' : 'live',
+        self: own !== undefined && own.state === 'held' && own.namespace === h.namespace && own.slot === h.slot,
+      };
+    });
+    return {
+      now,
+      cluster: opts?.cluster ?? this.o.config.cluster,
+      registry: reg ? redactUrl(reg.url) : redactUrl(this.o.config.registry),
+      kind: reg?.kind ?? this.o.config.registry.split(':')[0],
+      ttlMs: opts?.ttlMs ?? this.o.config.leaseTtlMs ?? DEFAULT_TTL_MS,
+      renewIntervalMs,
+      readAtMs: r.readAtMs,
+      staleSlackMs: STALE_SLACK_MS,
+      holders,
+    };
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The console's data source ({@link ConsoleData}): builds the `/v1/status` body from the
+ * service core (layout, lease, generator, refusals, route rates, sequences) and the
+ * `/v1/cluster` body from the registry's `holders()` through one shared cache
+ * (`cluster.ts`). The lease's renewals are watched from the moment the generator is
+ * attached, so the last renewal's time and latency are known; rates come from
+ * `rates.ts`. Everything is read-only: nothing here can change the node, the layout or
+ * the clock.
+ *
+ * @example
+ * ```ts
+ * const data = new ConsoleData({ core, config, clock: systemClock });
+ * data.watch(leasedGen);   // after core.issuer.attach(leasedGen)
+ * data.status().generator.idsPerSecond;
+ * await data.cluster();    // one registry read per ~1 s, shared by every caller
+ * data.close();
+ * ```
+ */
+import { hostname } from 'node:os';
+import { systemClock, type Clock } from '@flurry/core';
+import { FLURRY_VERSION, redactUrl, type LeasedGenerator, type ManagedLease } from '@flurry/coordination';
+import type { Sequences } from '@flurry/segments';
+import type { ServeConfig } from '../config/index.js';
+import { ROUTE_NAMES } from '../http/routes/index.js';
+import type { ServiceCore } from '../service-core.js';
+import { ClusterCache } from './cluster.js';
+import { RateSampler } from './rates.js';
+import type { StatusBody, StatusLease, ClusterBody } from './types.js';
+
+/**
+ * Options of {@link ConsoleData}.
+ *
+ * @example
+ * ```ts
+ * new ConsoleData({ core, config, clock: manualClock, cacheMs: 1000 });
+ * ```
+ */
+export interface ConsoleDataOptions {
+  readonly core: ServiceCore;
+  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
+  /** The service clock (wall time of the bodies, monotonic time of the rates). */
+  readonly clock?: Clock;
+  /** How long one registry read serves every caller (default 1000 ms). */
+  readonly cacheMs?: number;
+}
+
+/**
+ * The console's data source (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const body: StatusBody = data.status();
+ * ```
+ */
+export class ConsoleData {
+  readonly startedAt: number;
+  /** Segment mode's sequences, when the service has them (set by startService). */
+  sequences: Sequences | undefined = undefined;
+  private readonly clock: Clock;
+  private readonly rates: RateSampler;
+  private readonly clusterCache: ClusterCache;
+  private watched: ManagedLease | undefined;
+  private lastRenewalAt: number | null = null;
+  private lastRenewalLatencyMs: number | null = null;
+  private readonly onRenewed = (e: { startedAt: number }): void => {
+    const c = this.leaseClock();
+    this.lastRenewalAt = c.now();
+    this.lastRenewalLatencyMs = Math.max(0, Math.round((c.monotonic() - e.startedAt) * 10) / 10);
+  };
+
+  constructor(private readonly o: ConsoleDataOptions) {
+    this.clock = o.clock ?? systemClock;
+    this.startedAt = this.clock.now();
+    this.rates = new RateSampler({
+      issued: () => o.core.issuer.issued(),
+      metrics: o.core.metrics,
+      monotonic: () => this.clock.monotonic(),
+    });
+    this.clusterCache = new ClusterCache({
+      core: o.core,
+      config: o.config,
+      clock: this.clock,
+      cacheMs: o.cacheMs ?? 1000,
+      self: () => this.ownLease(),
+    });
+  }
+
+  private leaseClock(): Clock {
+    return this.o.core.registry?.clock ?? this.clock;
+  }
+
+  private ownLease(): ManagedLease | undefined {
+    return this.o.core.issuer.leased?.lease;
+  }
+
+  /** Starts watching the lease of `lg` (renewal time and latency) and sampling rates. */
+  watch(lg: LeasedGenerator): void {
+    const lease = lg.lease;
+    if (this.watched !== lease) {
+      this.watched?.off('renewed', this.onRenewed);
+      this.watched = lease;
+      if (typeof lease.on === 'function') lease.on('renewed', this.onRenewed);
+      // The lease was just claimed (and settled with one renewal): that is its last renewal so far.
+      this.lastRenewalAt ??= this.leaseClock().now();
+    }
+    this.rates.start();
+  }
+
+  /** Stops the sampler and forgets the lease (idempotent). */
+  close(): void {
+    this.rates.stop();
+    this.watched?.off('renewed', this.onRenewed);
+    this.watched = undefined;
+  }
+
+  /** The `/v1/status` body. */
+  status(): StatusBody {
+    const core = this.o.core;
+    const now = this.clock.now();
+    const layout = core.layout;
+    const lg = core.issuer.leased;
+    const ev = core.metrics.events;
+    const last = lg?.generator.lastIssuedUnixMs ?? 0;
+    return {
+      now,
+      version: FLURRY_VERSION,
+      host: hostname(),
+      pid: process.pid,
+      startedAt: this.startedAt,
+      uptimeMs: Math.max(0, now - this.startedAt),
+      layout: {
+        name: layout.name,
+        totalBits: layout.totalBits,
+        fields: layout.fields.map((f) => ({ name: f.name, bits: f.bits, shift: f.shift, kind: f.kind })),
+        epochMs: layout.epochMs,
+        unitMs: layout.unitMs,
+        endOfLifeMs: layout.expiresAt.getTime(),
+      },
+      lease: this.leaseStatus(),
+      generator: {
+        issued: String(core.issuer.issued()),
+        idsPerSecond: this.rates.idsPerSecond(),
+        exhaustions: ev.exhausted,
+        borrowMs: lg && last > 0 ? Math.max(0, Math.round(last - now)) : 0,
+        clockBackwards: ev.clockBackwards,
+        highWaterWaits: ev.highWaterWaits,
+        fenced: ev.fenced,
+      },
+      refusals: { ...core.metrics.refusals },
+      routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
+      sequences: this.sequences
+        ? this.sequences.status().map((s) => ({
+            key: s.key,
+            step: s.step,
+            position: s.current ? s.current.next : null,
+            current: s.current ? { from: s.current.start, to: s.current.end } : null,
+            next: s.next ? { from: s.next.start, to: s.next.end } : null,
+            lastFetchAt: s.lastFetchAt,
+            lastFetchMs: s.lastFetchLatencyMs,
+          }))
+        : null,
+    };
+  }
+
+  private leaseStatus(): StatusLease | null {
+    const reg = this.o.core.registry;
+    const lease = this.ownLease();
+    if (!reg || !lease) return null;
+    const opts = reg.options;
+    return {
+      registry: redactUrl(reg.url),
+      kind: reg.kind,
+      cluster: opts?.cluster ?? this.o.config.cluster,
+      namespace: lease.namespace,
+      slot: lease.slot,
+      node: { ...lease.node },
+      deadlineMs: Number.isFinite(lease.wallDeadline) ? lease.wallDeadline : null,
+      ttlMs: opts?.ttlMs ?? 0,
+      renewIntervalMs: opts?.renewIntervalMs ?? 0,
+      renewals: lease.stats.renewals,
+      renewFailures: lease.stats.renewFailures,
+      lastRenewalAt: this.lastRenewalAt,
+      lastRenewalLatencyMs: this.lastRenewalLatencyMs,
+      fenced: !lease.valid(),
+    };
+  }
+
+  /** Registry reads made for `/v1/cluster` and the event streams (one per cache period at most). */
+  get registryReads(): number {
+    return this.clusterCache.reads;
+  }
+
+  /** The `/v1/cluster` body; rejects with the registry's coded error when it cannot be read. */
+  cluster(): Promise<ClusterBody> {
+    return this.clusterCache.body();
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * `GET /v1/events`: Server-Sent Events for the console. One timer serves every open stream:
+ * each period (1 s) it builds the status body once and reads the cluster through the shared
+ * cache once, and writes `event: status` and `event: cluster` (or `event: cluster-error`
+ * with `{code, message}`) to every stream; a `: ping` comment goes out every 15 s. A new
+ * stream gets both events at once.
+ *
+ * Bounds: at most {@link MAX_STREAMS} streams (the next gets 503 with `Retry-After`); a
+ * stream whose client stops reading (more than 1 MiB unsent) is cut; a stream is dropped as
+ * soon as its client disconnects, and the timer stops with the last one. `close()` (at
+ * service shutdown) ends every stream and refuses new ones, so `server.close()` is not held
+ * up by open consoles.
+ *
+ * @example
+ * ```ts
+ * const streams = new EventStreams(data);
+ * streams.open(res); // 200 text/event-stream, or 503 when 64 are open
+ * streams.close();
+ * ```
+ */
+import type { ServerResponse } from 'node:http';
+import { FlurryError } from '@flurry/core';
+import { serverError } from '../errors.js';
+import { sendError } from '../http/respond.js';
+import type { ConsoleData } from './data.js';
+
+/**
+ * Most concurrent event streams per service.
+ *
+ * @example
+ * ```ts
+ * if (open >= MAX_STREAMS) return sendError(res, busy);
+ * ```
+ */
+export const MAX_STREAMS = 64;
+
+/** A client this far behind (bytes not yet sent) is cut off. */
+const MAX_BUFFERED = 1 << 20;
+
+/**
+ * Options of {@link EventStreams} (tests shorten the periods).
+ *
+ * @example
+ * ```ts
+ * new EventStreams(data, { periodMs: 100, pingMs: 300, max: 2 });
+ * ```
+ */
+export interface EventStreamOptions {
+  /** Period of the status and cluster events (default 1000 ms). */
+  periodMs?: number;
+  /** Period of the `: ping` comment (default 15 000 ms). */
+  pingMs?: number;
+  /** Most concurrent streams (default {@link MAX_STREAMS}). */
+  max?: number;
+}
+
+/**
+ * The open streams and their shared timer (see the module comment).
+ *
+ * @example
+ * ```ts
+ * streams.size; // open streams
+ * ```
+ */
+export class EventStreams {
+  private readonly streams = new Set<ServerResponse>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private closed = false;
+  private lastPing = 0;
+  private readonly periodMs: number;
+  private readonly pingMs: number;
+  private readonly max: number;
+
+  constructor(
+    private readonly data: ConsoleData,
+    opts: EventStreamOptions = {},
+  ) {
+    this.periodMs = opts.periodMs ?? 1000;
+    this.pingMs = opts.pingMs ?? 15_000;
+    this.max = opts.max ?? MAX_STREAMS;
+  }
+
+  /** Open streams. */
+  get size(): number {
+    return this.streams.size;
+  }
+
+  /** Answers one `GET /v1/events`: starts the stream, or 503 (full, or shutting down). */
+  open(res: ServerResponse): number {
+    if (this.closed) return sendError(res, serverError('UNAVAILABLE', 'the service is shutting down; reconnect later'));
+    if (this.streams.size >= this.max) {
+      return sendError(
+        res,
+        serverError(
+          'UNAVAILABLE',
+          `${this.max} event streams are open on this service (the most it serves); close a console or retry later`,
+          { max: this.max },
+        ),
+      );
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 2000\n\n');
+    this.streams.add(res);
+    res.once('close', () => this.drop(res));
+    if (!this.timer) {
+      this.lastPing = Date.now();
+      this.timer = setInterval(() => void this.tick().catch(() => undefined), this.periodMs);
+    }
+    void this.send([res]).catch(() => res.destroy());
+    return 200;
+  }
+
+  private drop(res: ServerResponse): void {
+    this.streams.delete(res);
+    if (this.streams.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.ticking) return; // the previous registry read is still running
+    this.ticking = true;
+    try {
+      if (Date.now() - this.lastPing >= this.pingMs) {
+        this.lastPing = Date.now();
+        this.write([...this.streams], ': ping\n\n');
+      }
+      await this.send([...this.streams]);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async send(to: ServerResponse[]): Promise<void> {
+    this.write(to, `event: status\ndata: ${JSON.stringify(this.data.status())}\n\n`);
+    let frame: string;
+    try {
+      frame = `event: cluster\ndata: ${JSON.stringify(await this.data.cluster())}\n\n`;
+    } catch (e) {
+      const code = e instanceof FlurryError ? e.code : 'FLURRY_E_INTERNAL';
+      const message = e instanceof FlurryError ? e.message : 'the registry could not be read';
+      frame = `event: cluster-error\ndata: ${JSON.stringify({ code, message })}\n\n`;
+    }
+    this.write(
+      to.filter((r) => this.streams.has(r)),
+      frame,
+    );
+  }
+
+  private write(to: ServerResponse[], frame: string): void {
+    for (const res of to) {
+      if (res.writableLength > MAX_BUFFERED) {
+        res.destroy();
+        continue;
+      }
+      res.write(frame);
+    }
+  }
+
+  /** Ends every stream and refuses new ones (idempotent). */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const res of [...this.streams]) res.end();
+    this.streams.clear();
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The JSON bodies of the console's data routes (`GET /v1/status`, `GET /v1/cluster`, and the
+ * events of `GET /v1/events`), as fixed by the console contract shared with the page. All
+ * times are Unix ms; IDs and other 64-bit numbers are decimal strings. docs/console.md
+ * ("Data routes") describes every field.
+ *
+ * @example
+ * ```ts
+ * const status: StatusBody = JSON.parse((await fetch(`${base}/v1/status`)).body);
+ * console.log(status.generator.idsPerSecond, status.lease?.slot);
+ * ```
+ */
+
+/**
+ * One field of the layout, most significant first.
+ *
+ * @example
+ * ```ts
+ * const f: StatusLayoutField = { name: 'timestamp', bits: 41, shift: 22, kind: 'timestamp' };
+ * ```
+ */
+export interface StatusLayoutField {
+  name: string;
+  bits: number;
+  shift: number;
+  kind: 'timestamp' | 'sequence' | 'node';
+}
+
+/**
+ * The lease part of {@link StatusBody} (null without a lease).
+ *
+ * @example
+ * ```ts
+ * if (status.lease?.fenced) console.warn('fenced');
+ * ```
+ */
+export interface StatusLease {
+  registry: string;
+  kind: string;
+  cluster: string;
+  namespace: string;
+  slot: number;
+  node: Record<string, number>;
+  /** Null for static node IDs (they never expire). */
+  deadlineMs: number | null;
+  ttlMs: number;
+  renewIntervalMs: number;
+  renewals: number;
+  renewFailures: number;
+  lastRenewalAt: number | null;
+  lastRenewalLatencyMs: number | null;
+  fenced: boolean;
+}
+
+/**
+ * The body of `GET /v1/status` (and of the `status` event).
+ *
+ * @example
+ * ```ts
+ * const s: StatusBody = await (await fetch('/v1/status')).json();
+ * ```
+ */
+export interface StatusBody {
+  now: number;
+  version: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  uptimeMs: number;
+  layout: {
+    name: string;
+    totalBits: number;
+    fields: StatusLayoutField[];
+    epochMs: number;
+    unitMs: number;
+    endOfLifeMs: number;
+  };
+  lease: StatusLease | null;
+  generator: {
+    issued: string;
+    idsPerSecond: number;
+    exhaustions: number;
+    borrowMs: number;
+    clockBackwards: number;
+    highWaterWaits: number;
+    fenced: number;
+  };
+  refusals: Record<string, number>;
+  routes: Array<{ name: string; requests: number; perSecond: number; p99Ms: number | null }>;
+  sequences: Array<{
+    key: string;
+    step: number;
+    position: string | null;
+    current: { from: string; to: string } | null;
+    next: { from: string; to: string } | null;
+    lastFetchAt: number | null;
+    lastFetchMs: number | null;
+  }> | null;
+}
+
+/**
+ * One holder in {@link ClusterBody}.
+ *
+ * @example
+ * ```ts
+ * const stale = body.holders.filter((h: ClusterEntry) => h.state === 'stale');
+ * ```
+ */
+export interface ClusterEntry {
+  slot: number;
+  namespace: string;
+  node: Record<string, number> | null;
+  id: string | null;
+  hostname: string | null;
+  pid: number | null;
+  version: string | null;
+  address: string | null;
+  heldSinceMs: number | null;
+  renewedAtMs: number | null;
+  expiresAtMs: number | null;
+  highWaterMs: number;
+  clockOffsetMs: number | null;
+  clockOffsetErrorMs: number | null;
+  ageMs: number | null;
+  state: 'live' | 'stale';
+  self: boolean;
+}
+
+/**
+ * The body of `GET /v1/cluster` (and of the `cluster` event).
+ *
+ * @example
+ * ```ts
+ * const c: ClusterBody = await (await fetch('/v1/cluster')).json();
+ * ```
+ */
+export interface ClusterBody {
+  now: number;
+  cluster: string;
+  registry: string;
+  kind: string;
+  ttlMs: number;
+  renewIntervalMs: number;
+  /** When the registry was read (reads are shared and cached for about 1 s). */
+  readAtMs: number;
+  /** The staleness slack (ms): stale when not renewed for renewIntervalMs + the estimate's error + this. */
+  staleSlackMs: number;
+  holders: ClusterEntry[];
+}

@@ -1,0 +1,96 @@
+/**
+ * `GET /v1/cluster`: every live holder of a node ID in this service's cluster, read from the
+ * registry through the console's shared ~1 s cache, each `live` or `stale` (console/cluster.ts
+ * has the rule). The body is `ClusterBody` (console/types.ts); a registry that cannot be read
+ * answers 503 with its code (`FLURRY_E_REGISTRY_UNREACHABLE`…).
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(clusterRoute); // true
+ * ```
+ */
+import type { HttpContext } from '../context.js';
+import { COMMON, FENCED } from '../openapi-parts.js';
+import { JSON_TYPE, sendError, sendText } from '../respond.js';
+import { READ, type Route } from '../route.js';
+import { noConsole } from './status.js';
+
+const n = { type: 'number' };
+const nn = { type: ['number', 'null'] };
+const sn = { type: ['string', 'null'] };
+
+/**
+ * `GET /v1/cluster` → `ClusterBody`.
+ *
+ * @example
+ * ```ts
+ * const { holders } = JSON.parse((await svc.get('/v1/cluster')).body);
+ * ```
+ */
+export const clusterRoute: Route = {
+  name: 'cluster',
+  path: '/v1/cluster',
+  methods: READ,
+  auth: 'token',
+  create: (ctx: HttpContext) => (res) => {
+    const c = ctx.console;
+    if (!c) return sendError(res, noConsole());
+    return c.data.cluster().then(
+      (body) => sendText(res, 200, JSON_TYPE, JSON.stringify(body)),
+      (err: unknown) => sendError(res, err),
+    );
+  },
+  openapi: {
+    operationId: 'cluster',
+    summary:
+      "Every live holder of a node ID in this service's cluster (from the registry, cached about 1 s and shared by all callers): node, host, pid, version, held since, last renewal, expiry, high-water mark, clock offset from this node, live or stale. An expired holder is not listed.",
+    responses: {
+      '200': {
+        description: 'The cluster. All times are Unix ms on this node’s clock.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              additionalProperties: true,
+              required: ['now', 'cluster', 'registry', 'kind', 'ttlMs', 'renewIntervalMs', 'holders'],
+              properties: {
+                now: n,
+                cluster: { type: 'string' },
+                registry: { type: 'string' },
+                kind: { type: 'string' },
+                ttlMs: n,
+                renewIntervalMs: n,
+                holders: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    additionalProperties: true,
+                    properties: {
+                      slot: n,
+                      node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
+                      id: sn,
+                      hostname: sn,
+                      pid: nn,
+                      version: sn,
+                      address: sn,
+                      heldSinceMs: nn,
+                      renewedAtMs: nn,
+                      expiresAtMs: nn,
+                      highWaterMs: n,
+                      clockOffsetMs: nn,
+                      ageMs: nn,
+                      state: { enum: ['live', 'stale'] },
+                      self: { type: 'boolean' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};

@@ -1,0 +1,59 @@
+/**
+ * `GET /v1/events`: the console's Server-Sent Events stream (`text/event-stream`):
+ * `event: status` and `event: cluster` (or `cluster-error`) every second, `: ping` every 15 s,
+ * at most 64 streams (console/events.ts). Because a browser's `EventSource` cannot send
+ * headers, this route (and only this one) also takes the token as `?token=`.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(eventsRoute); // true
+ * ```
+ */
+import type { HttpContext } from '../context.js';
+import { COMMON, FENCED } from '../openapi-parts.js';
+import { sendError } from '../respond.js';
+import { ISSUE, type Route } from '../route.js';
+import { noConsole } from './status.js';
+
+/**
+ * `GET /v1/events` → an SSE stream.
+ *
+ * @example
+ * ```ts
+ * new EventSource('/v1/events?token=' + encodeURIComponent(token));
+ * ```
+ */
+export const eventsRoute: Route = {
+  name: 'events',
+  path: '/v1/events',
+  // GET only: a HEAD would open a stream nobody reads.
+  methods: ISSUE,
+  auth: 'token-or-query',
+  create: (ctx: HttpContext) => (res) => {
+    const c = ctx.console;
+    if (!c) return sendError(res, noConsole());
+    return c.streams.open(res);
+  },
+  openapi: {
+    operationId: 'events',
+    summary:
+      'Server-Sent Events for the console: `event: status` (the /v1/status body) and `event: cluster` (the /v1/cluster body, or `event: cluster-error` with {code, message}) at least every second, a `: ping` comment every 15 s. At most 64 streams per service (then 503 with Retry-After). Besides the Authorization header, this route alone accepts the token as the `token` query parameter, because EventSource cannot send headers.',
+    parameters: [
+      {
+        name: 'token',
+        in: 'query',
+        required: false,
+        description: 'The bearer token, for clients that cannot send headers (EventSource). Only on this route.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The event stream (until the client disconnects or the service stops).',
+        content: { 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};

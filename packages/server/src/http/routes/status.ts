@@ -1,0 +1,112 @@
+/**
+ * `GET /v1/status`: this node at a glance, for the console (layout, lease, generator,
+ * refusals, route rates, sequences). The body is `StatusBody` (console/types.ts);
+ * docs/console.md ("Data routes") describes each field.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(statusRoute); // true
+ * ```
+ */
+import { serverError } from '../../errors.js';
+import type { HttpContext } from '../context.js';
+import { COMMON } from '../openapi-parts.js';
+import { JSON_TYPE, sendError, sendText } from '../respond.js';
+import { READ, type Route } from '../route.js';
+
+/**
+ * The error of a console route on a service built without console data (a bare test context).
+ *
+ * @example
+ * ```ts
+ * if (!ctx.console) return sendError(res, noConsole());
+ * ```
+ */
+export function noConsole(): ReturnType<typeof serverError> {
+  return serverError('UNAVAILABLE', 'this service was built without console data (no ServiceCore console)');
+}
+
+const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  additionalProperties: true,
+  properties,
+  ...extra,
+});
+const n = { type: 'number' };
+const nn = { type: ['number', 'null'] };
+const s = { type: 'string' };
+
+/**
+ * `GET /v1/status` → `StatusBody`.
+ *
+ * @example
+ * ```ts
+ * const body = JSON.parse((await svc.get('/v1/status')).body); // body.generator.idsPerSecond
+ * ```
+ */
+export const statusRoute: Route = {
+  name: 'status',
+  path: '/v1/status',
+  methods: READ,
+  auth: 'token',
+  create: (ctx: HttpContext) => (res) => {
+    const c = ctx.console;
+    if (!c) return sendError(res, noConsole());
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(c.data.status()));
+  },
+  openapi: {
+    operationId: 'status',
+    summary:
+      'This node for the console: version, uptime, layout, lease (registry without password, slot, deadline, renewals), generator (IDs issued, IDs per second over the last second, exhaustions, borrow, clock-backwards events), refusals by code, per-route rates and p99, sequences.',
+    responses: {
+      '200': {
+        description: 'The status. All times are Unix ms; 64-bit numbers are decimal strings.',
+        content: {
+          'application/json': {
+            schema: obj(
+              {
+                now: n,
+                version: s,
+                host: s,
+                pid: n,
+                startedAt: n,
+                uptimeMs: n,
+                layout: obj({
+                  name: s,
+                  totalBits: n,
+                  epochMs: n,
+                  unitMs: n,
+                  endOfLifeMs: n,
+                  fields: { type: 'array', items: obj({ name: s, bits: n, shift: n, kind: s }) },
+                }),
+                lease: {
+                  type: ['object', 'null'],
+                  properties: {
+                    registry: s,
+                    kind: s,
+                    cluster: s,
+                    slot: n,
+                    node: { type: 'object', additionalProperties: { type: 'integer' } },
+                    deadlineMs: nn,
+                    ttlMs: n,
+                    renewIntervalMs: n,
+                    renewals: n,
+                    lastRenewalAt: nn,
+                    lastRenewalLatencyMs: nn,
+                    fenced: { type: 'boolean' },
+                  },
+                },
+                generator: obj({ issued: s, idsPerSecond: n, exhaustions: n, borrowMs: n, clockBackwards: n }),
+                refusals: { type: 'object', additionalProperties: { type: 'integer' } },
+                routes: { type: 'array', items: obj({ name: s, requests: n, perSecond: n, p99Ms: nn }) },
+                sequences: { type: ['array', 'null'], items: { type: 'object' } },
+              },
+              { required: ['now', 'version', 'layout', 'lease', 'generator', 'refusals', 'routes', 'sequences'] },
+            ),
+          },
+        },
+      },
+      ...COMMON,
+    },
+  },
+};
