@@ -21,7 +21,7 @@
  * node dist/conformance/holder.js '{"url":"file:/tmp/r","cluster":"c","layout":"timestamp:41,worker:2,sequence:12","ttlMs":1500,"mode":"tick"}'
  * ```
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { FlurryError, Layout, isPresetName, systemClock, type Clock } from '@flurry/core';
 import { hostMonotonicMs } from '../host-clock.js';
 import { leasedGenerator, type LeasedGenerator } from '../leased-generator.js';
@@ -51,6 +51,11 @@ export interface HolderConfig {
   mode: 'hold' | 'tick' | 'burst';
   /** Wall-clock ms at which to start acquiring (a start barrier for many processes). */
   startAtMs?: number;
+  /**
+   * A start barrier that does not guess start-up time: print `{ev:'started'}` once loaded,
+   * then wait until this file exists before acquiring.
+   */
+  startWhenFile?: string;
   tickMs?: number;
   durationMs?: number;
   maxIds?: number;
@@ -86,6 +91,11 @@ async function main(): Promise<void> {
       ? systemClock
       : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: (ms) => systemClock.sleep(ms) };
   const layout = isPresetName(cfg.layout) ? Layout.from(cfg.layout) : Layout.parse(cfg.layout);
+  if (cfg.startWhenFile !== undefined) {
+    emit({ ev: 'started' });
+    const until = Date.now() + 300_000;
+    while (!existsSync(cfg.startWhenFile) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  }
   if (cfg.startAtMs !== undefined) {
     const wait = cfg.startAtMs - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, Math.min(wait, 10_000)));

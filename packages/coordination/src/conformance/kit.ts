@@ -1,0 +1,117 @@
+/**
+ * What every group of conformance cases shares: the backend, its TTL and margin, a way to
+ * spawn holder processes (killed after the suite) and to start many of them at once.
+ *
+ * @example
+ * ```ts
+ * const kit = conformanceKit(backend);
+ * const h = kit.spawnHolder('a', { url: backend.url(), cluster: kit.cluster(), layout: 'twitter', mode: 'hold' });
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after } from 'node:test';
+import type { HolderConfig } from './holder.js';
+import { HolderProcess, type HolderEvent } from './holder-process.js';
+import type { ConformanceBackend, ConformanceTest } from './suite.js';
+
+/**
+ * The shared parts of one backend's conformance run.
+ *
+ * @example
+ * ```ts
+ * const { ttlMs, marginMs, spawnHolder, firstOutcome, stopAll } = conformanceKit(backend);
+ * ```
+ */
+export interface ConformanceKit {
+  readonly backend: ConformanceBackend;
+  readonly ttlMs: number;
+  readonly marginMs: number;
+  /** A temporary directory removed after the suite. */
+  readonly work: string;
+  spawnHolder: (
+    name: string,
+    cfg: Omit<HolderConfig, 'ttlMs' | 'stateDir'> & Partial<Pick<HolderConfig, 'ttlMs' | 'stateDir'>>,
+  ) => HolderProcess;
+  /** A fresh cluster name. */
+  cluster: () => string;
+  /** The holder's first `acquired` or `error` event. */
+  firstOutcome: (h: HolderProcess, timeoutMs?: number) => Promise<HolderEvent>;
+  /** Why a test does not apply to this backend, if it does not. */
+  skip: (t: ConformanceTest) => string | undefined;
+  stopAll: (hs: HolderProcess[]) => Promise<void[]>;
+  /**
+   * A start barrier for holders spawned with `startWhenFile: kit.barrier()`: waits until
+   * each has started (loaded its modules), then releases them all at once. Resolves with the
+   * slowest start-up measured, from which callers derive their bounds.
+   */
+  startTogether: (hs: HolderProcess[], file: string) => Promise<{ startupMs: number }>;
+  /** A fresh barrier file path for `startWhenFile`. */
+  barrier: () => string;
+}
+
+/** How long a holder process may take to start at all (a stuck machine, not a bound on Flurry). */
+const STARTUP_CAP_MS = 240_000;
+
+/**
+ * Builds the kit for one backend (call inside the test file's top level: it registers an
+ * `after` hook that kills leftover holders and removes the temporary directory).
+ *
+ * @example
+ * ```ts
+ * const kit = conformanceKit({ name: 'file', url: () => `file:${dir}` });
+ * ```
+ */
+export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
+  const ttlMs = backend.ttlMs ?? 1500;
+  const marginMs = Math.min(1000, Math.floor(ttlMs / 5));
+  const work = mkdtempSync(path.join(tmpdir(), `flurry-conf-${backend.name.replace(/[^a-z0-9]/gi, '')}-`));
+  const env = { ...process.env, XDG_STATE_HOME: work };
+  const live = new Set<HolderProcess>();
+  let counter = 0;
+
+  after(async () => {
+    await Promise.all(
+      [...live].map((h) => {
+        h.kill('SIGCONT');
+        h.kill('SIGKILL');
+        return h.exited;
+      }),
+    );
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const spawnHolder = (
+    name: string,
+    cfg: Omit<HolderConfig, 'ttlMs' | 'stateDir'> & Partial<Pick<HolderConfig, 'ttlMs' | 'stateDir'>>,
+  ): HolderProcess => {
+    const i = counter++;
+    const full: HolderConfig = {
+      ttlMs,
+      stateDir: path.join(work, 'state'),
+      ...cfg,
+      ...(backend.holderConfig?.(i) ?? {}),
+    };
+    const h = new HolderProcess(name, full, env);
+    live.add(h);
+    void h.exited.then(() => live.delete(h));
+    return h;
+  };
+  const cluster = (): string => `c${randomBytes(4).toString('hex')}`;
+  const firstOutcome = (h: HolderProcess, timeoutMs = 20_000): Promise<HolderEvent> =>
+    h.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', timeoutMs);
+  const skip = (t: ConformanceTest): string | undefined => backend.skip?.[t];
+  const stopAll = (hs: HolderProcess[]): Promise<void[]> => Promise.all(hs.map((h) => h.stop()));
+  let barriers = 0;
+  const barrier = (): string => path.join(work, `start-${++barriers}`);
+  const startTogether = async (hs: HolderProcess[], file: string): Promise<{ startupMs: number }> => {
+    const t0 = performance.now();
+    await Promise.all(hs.map((h) => h.waitFor((e) => e.ev === 'started', STARTUP_CAP_MS)));
+    const startupMs = performance.now() - t0;
+    writeFileSync(file, 'go');
+    return { startupMs };
+  };
+  return { backend, ttlMs, marginMs, work, spawnHolder, cluster, firstOutcome, skip, stopAll, startTogether, barrier };
+}
