@@ -148,7 +148,7 @@ export interface RegistryDriver {
    * claims are not listed. A read only: it never changes a claim. Rejects with
    * FLURRY_E_REGISTRY_UNREACHABLE when the engine cannot be read.
    */
-  holders?(namespace: string): Promise<HolderRecord[]>;
+  holders(namespace: string): Promise<HolderRecord[]>;
   /** Closes connections. Idempotent. */
   close(): Promise<void>;
 }

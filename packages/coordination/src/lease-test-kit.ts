@@ -156,6 +156,7 @@ export function slowDriver(latencyMs: number) {
       await new Promise((r) => setTimeout(r, latencyMs));
     },
     async release() {},
+    holders: () => Promise.resolve([]),
     async close() {},
   };
   return { driver, renewStarts, state };

@@ -107,6 +107,7 @@ function slowRenewals(inner: RegistryDriver, before: () => Promise<void> | void)
       return inner.renew(claim, o);
     },
     release: (claim, o) => inner.release(claim, o),
+    holders: (ns) => inner.holders(ns),
     close: () => inner.close(),
   };
 }

@@ -112,10 +112,6 @@ export class LeaseRegistry implements Registry {
         url: this.url,
       });
     const { driver, opts: o } = this.ctx;
-    if (!driver.holders)
-      throw registryError('OPTION', `the ${driver.kind} registry driver cannot list holders (no holders())`, {
-        url: this.url,
-      });
     let scopes: { namespace: string; map: SlotMap | undefined }[];
     if (query.layout) {
       const map = SlotMap.create(query.layout, o.cluster, query.pin ?? {});

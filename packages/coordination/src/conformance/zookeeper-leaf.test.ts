@@ -30,6 +30,7 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { startEngine } from '../testing/harness.js';
 import { ZkSession } from '../drivers/zookeeper-client.js';
+import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 
 const engine = await startEngine('zookeeper');
@@ -87,4 +88,12 @@ runConformance({
     'engine-restart': 'run above',
     'no-duplicates': 'run above',
   },
+});
+
+runHoldersConformance({
+  name: 'zookeeper+leaf',
+  url,
+  engine,
+  ttlMs: 1500,
+  holderConfig: (i) => ({ holderAddress: `127.0.0.1:${21_000 + i}` }),
 });

@@ -169,6 +169,7 @@ export function cleanFloorDriver(floorMs: number): RegistryDriver {
     claim: () => Promise.resolve({ slot: 0, token: 't', highWaterMs: floorMs, releasedCleanly: true }),
     renew: () => Promise.resolve(),
     release: () => Promise.resolve(),
+    holders: () => Promise.resolve([]),
     close: () => Promise.resolve(),
   };
 }

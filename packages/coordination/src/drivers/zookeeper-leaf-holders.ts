@@ -9,7 +9,8 @@
  *   (the holder's clock) when present;
  * - a **Leaf (Java) server** has no ephemeral node; it rewrites its node every 3 s, so it is
  *   listed (host unknown, version `leaf`) while its node was written within the last
- *   {@link LEAF_JAVA_LIVE_MS}.
+ *   {@link LEAF_JAVA_LIVE_MS} by someone else than Flurry (the meta record's `foreverVersion`
+ *   is not the node's version).
  *
  * Timing as for the plain ZooKeeper driver: the time since the last renewal is the reader's
  * now − the Leaf node's `mtime` (ZooKeeper's clock at the write), so offsets come out against
@@ -97,11 +98,14 @@ export async function readLeafHolders(session: ZkSession, q: LeafHoldersQuery): 
       const [node, liveNode, meta] = await Promise.all([
         session.getData(nodePath, q.opTimeoutMs),
         flurry ? session.getData(`${q.root}/flurry-live/${n.address}`, q.opTimeoutMs) : Promise.resolve(null),
-        flurry ? session.getData(`${q.root}/flurry-meta/${n.address}`, q.opTimeoutMs) : Promise.resolve(null),
+        session.getData(`${q.root}/flurry-meta/${n.address}`, q.opTimeoutMs),
       ]);
       if (!node) return undefined;
       const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
       if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
+      // Without a Flurry holder, the node's last writer was Flurry (released, or its session
+      // ended) when the meta record matches the node's version: not a Leaf server.
+      if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const stamp = ((): number | null => {
         if (!meta) return null;

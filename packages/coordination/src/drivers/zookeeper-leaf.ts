@@ -33,7 +33,7 @@
  *   Flurry process with the same address, on any host, is refused while the first one's
  *   session lives, and renewals prove the session (and so the worker ID) is still ours.
  * - `/snowflake/{name}/flurry-meta/{ip}:{port}`: `{"highWaterMs","releasedCleanly",
- *   "foreverVersion"}`, rewritten in the same transaction as every write of the Leaf node
+ *   "foreverVersion","updatedAtMs"}` (`updatedAtMs`: the writer's clock, for holders()), rewritten in the same transaction as every write of the Leaf node
  *   (a release marks it clean). If the Leaf node's version still equals `foreverVersion`,
  *   its last writer was Flurry; otherwise a Leaf server wrote it since.
  * - a lock file per process beside the cache file: two processes on one host with the same
@@ -76,14 +76,12 @@
  * console.log(claim.slot); // Leaf's worker ID for 10.0.0.5:8080
  * ```
  */
-import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Claim, ClaimRequest, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkUrlParams } from '../url.js';
-import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode,
   isZk,
@@ -102,23 +100,12 @@ import {
   ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
 } from './zookeeper.js';
-import {
-  acquireHostLock,
-  readLeafCache,
-  leafCacheFile,
-  writeLeafCache,
-  type HostLock,
-} from './zookeeper-leaf-cache.js';
-import {
-  leafEndpointJson,
-  parseEndpoint,
-  parseLeafAddress,
-  parseLeafNodeName,
-  parseMeta,
-  type LeafAddress,
-  type LeafNodeName,
-} from './zookeeper-leaf-names.js';
+import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
+import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
+import { readLeafHolders } from './zookeeper-leaf-holders.js';
+import { leafEndpointJson, parseLeafAddress } from './zookeeper-leaf-names.js';
 
+export { LEAF_UNREPORTED_MS } from './zookeeper-leaf-claim.js';
 export {
   acquireHostLock,
   leafCacheFile,
@@ -134,48 +121,20 @@ export {
   type LeafNodeName,
 } from './zookeeper-leaf-names.js';
 
-/**
- * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
- * past its last report (3 s + 1 s slack). A claim after an unclean holder pads the mark by
- * `LEAF_UNREPORTED_MS - ttlMs` when the TTL is shorter.
- *
- * @example
- * ```ts
- * const reported = stored + Math.max(0, LEAF_UNREPORTED_MS - ttlMs);
- * ```
- */
-export const LEAF_UNREPORTED_MS = 4000;
-
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
-interface LeafClaimState {
-  readonly slot: number;
-  readonly addr: LeafAddress;
-  readonly name: string;
-  readonly lock: HostLock;
-  readonly cacheFile: string;
-  /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
-  readonly session: ZkSession | null;
-  readonly nodePath: string;
-  readonly livePath: string;
-  readonly metaPath: string;
-  foreverVersion: number;
-  metaVersion: number;
-  lastWritten: number;
-}
-
-class LeafDriver implements RegistryDriver {
+class LeafDriver implements RegistryDriver, LeafContext {
   readonly kind = 'zookeeper+leaf';
   readonly url: string;
-  private readonly claims = new Map<string, LeafClaimState>();
-  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
+  readonly claims = new Map<string, LeafClaimState>();
+  readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   private closed = false;
 
   constructor(
     private readonly pool: ZkSessionPool,
-    private readonly prefix: string,
+    readonly prefix: string,
     private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
-    private readonly opts: ZooKeeperDriverOptions,
+    readonly opts: ZooKeeperDriverOptions,
     url: string,
   ) {
     this.url = url;
@@ -207,277 +166,14 @@ class LeafDriver implements RegistryDriver {
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return this.offlineClaim(req, name, addr, lock, cacheFile, err);
+          return offlineClaim(this, req, name, addr, lock, cacheFile, err);
         throw err;
       }
-      return await this.onlineClaim(req, session, name, addr, lock, cacheFile);
+      return await onlineClaim(this, req, session, name, addr, lock, cacheFile);
     } catch (err) {
       lock.release();
       throw err;
     }
-  }
-
-  private offlineClaim(
-    req: ClaimRequest,
-    name: string,
-    addr: LeafAddress,
-    lock: HostLock,
-    cacheFile: string,
-    cause: unknown,
-  ): Claim {
-    const cache = readLeafCache(cacheFile);
-    if (cache.workerId === undefined) {
-      throw registryError(
-        'UNREACHABLE',
-        `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
-        { url: this.url, cacheFile },
-        cause,
-      );
-    }
-    if (cache.workerId >= req.slots) throw this.tooHigh(cache.workerId, req, name, addr, null);
-    const token = `leaf-offline:${cacheFile}:${randomBytes(6).toString('hex')}`;
-    this.claims.set(token, {
-      slot: cache.workerId,
-      addr,
-      name,
-      lock,
-      cacheFile,
-      session: null,
-      nodePath: '',
-      livePath: '',
-      metaPath: '',
-      foreverVersion: -1,
-      metaVersion: -1,
-      lastWritten: cache.highWaterMs ?? 0,
-    });
-    this.opts.logger?.warn(
-      {
-        url: this.url,
-        name,
-        address: addr.text,
-        workerId: cache.workerId,
-        cacheFile,
-        highWaterMs: cache.highWaterMs ?? null,
-      },
-      'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
-    );
-    const hw = cache.highWaterMs ?? 0;
-    return {
-      slot: cache.workerId,
-      token,
-      highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
-      releasedCleanly: false,
-    };
-  }
-
-  private paths(name: string, addr: LeafAddress): { root: string; forever: string; live: string; meta: string } {
-    const root = `${this.prefix}/snowflake/${name}`;
-    return {
-      root,
-      forever: `${root}/forever`,
-      live: `${root}/flurry-live/${addr.text}`,
-      meta: `${root}/flurry-meta/${addr.text}`,
-    };
-  }
-
-  private async onlineClaim(
-    req: ClaimRequest,
-    session: ZkSession,
-    name: string,
-    addr: LeafAddress,
-    lock: HostLock,
-    cacheFile: string,
-  ): Promise<Claim> {
-    if (session.timeoutMs < req.ttlMs) {
-      throw registryError(
-        'OPTION',
-        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
-      );
-    }
-    const p = this.paths(name, addr);
-    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
-    const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
-    try {
-      let ready = this.readyDirs.get(session);
-      if (!ready) this.readyDirs.set(session, (ready = new Set()));
-      if (!ready.has(p.root)) {
-        await Promise.all(
-          [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
-        );
-        ready.add(p.root);
-      }
-      try {
-        await session.create(
-          p.live,
-          Buffer.from(
-            JSON.stringify({
-              ...holderFields(req.holder),
-              address: addr.text,
-              session: session.sessionIdHex,
-              claimedAt: this.opts.clock.now(),
-            }),
-          ),
-          CreateMode.EPHEMERAL,
-          opT,
-        );
-      } catch (err) {
-        if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-        const other = await session.getData(p.live, opT).catch(() => null);
-        let who: Record<string, unknown> = {};
-        try {
-          who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
-        } catch {
-          /* unknown holder */
-        }
-        throw registryError(
-          'EXHAUSTED',
-          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
-          { url: this.url, address: addr.text, held: 1, holders: [who] },
-        );
-      }
-    } catch (err) {
-      throw zkFailure(err, this.url, doing);
-    }
-    session.holds++;
-    try {
-      const [children, metaGot] = await Promise.all([
-        session.getChildren(p.forever, opT),
-        session.getData(p.meta, opT),
-      ]);
-      const mine = children
-        .map(parseLeafNodeName)
-        .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
-        .sort((a, b) => a.workerId - b.workerId);
-      let nodePath: string;
-      let workerId: number;
-      let stored = 0;
-      let foreverVersion = 0;
-      let isNew = false;
-      if (mine.length > 0) {
-        if (mine.length > 1)
-          this.opts.logger?.warn(
-            { url: this.url, address: addr.text, nodes: mine.map((n) => n.name) },
-            'several Leaf nodes for one address: using the lowest worker ID',
-          );
-        nodePath = `${p.forever}/${mine[0].name}`;
-        workerId = mine[0].workerId;
-        const got = await session.getData(nodePath, opT);
-        if (!got)
-          throw registryError(
-            'CORRUPT',
-            `the Leaf node ${nodePath} at ${this.url} vanished while claiming it; something is deleting Leaf nodes`,
-            { url: this.url, path: nodePath },
-          );
-        stored = parseEndpoint(got.data, nodePath, this.url);
-        foreverVersion = got.stat.version;
-      } else {
-        nodePath = await session.create(
-          `${p.forever}/${addr.text}-`,
-          Buffer.from(leafEndpointJson(addr, this.opts.clock.now())),
-          CreateMode.PERSISTENT_SEQUENTIAL,
-          opT,
-        );
-        const parsed = parseLeafNodeName(path.posix.basename(nodePath));
-        if (!parsed)
-          throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
-            url: this.url,
-            path: nodePath,
-          });
-        workerId = parsed.workerId;
-        isNew = true;
-      }
-      if (workerId >= req.slots) {
-        // A new node's number says that every lower number was handed out before it: list them all.
-        throw this.tooHigh(
-          workerId,
-          req,
-          name,
-          addr,
-          isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
-        );
-      }
-
-      const meta = metaGot ? parseMeta(metaGot.data) : null;
-      const cache = readLeafCache(cacheFile);
-      if (cache.workerId !== undefined && cache.workerId !== workerId) {
-        this.opts.logger?.warn(
-          { url: this.url, address: addr.text, cached: cache.workerId, workerId, cacheFile },
-          'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins',
-        );
-      }
-      const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
-      const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
-      // Flurry rewrites its meta record with every write of the Leaf node: if the versions
-      // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
-      // Leaf server (which reports only every 3 s).
-      const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
-      const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
-      const mark = Math.max(prevHw, this.opts.clock.now());
-
-      const st: LeafClaimState = {
-        slot: workerId,
-        addr,
-        name,
-        lock,
-        cacheFile,
-        session,
-        nodePath,
-        livePath: p.live,
-        metaPath: p.meta,
-        foreverVersion,
-        metaVersion: metaGot ? metaGot.stat.version : -1,
-        lastWritten: stored,
-      };
-      await this.writeNode(st, mark, false, opT);
-      writeLeafCache(cacheFile, workerId, mark);
-      const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomBytes(4).toString('hex')}`;
-      this.claims.set(token, st);
-      this.opts.logger?.info(
-        {
-          url: this.url,
-          name,
-          address: addr.text,
-          workerId,
-          node: nodePath,
-          highWaterMs: prevHw,
-          releasedCleanly: clean,
-          sessionTimeoutMs: session.timeoutMs,
-        },
-        'claimed Leaf worker ID',
-      );
-      const reported =
-        clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
-      return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
-    } catch (err) {
-      session.holds--;
-      await session.remove(p.live, -1, opT).catch(() => undefined);
-      throw zkFailure(err, this.url, doing);
-    }
-  }
-
-  private tooHigh(
-    workerId: number,
-    req: ClaimRequest,
-    name: string,
-    addr: LeafAddress,
-    children: string[] | null,
-  ): Error {
-    // Every worker ID that fits is assigned, for good, to another address: list them.
-    const assigned = (children ?? [])
-      .map(parseLeafNodeName)
-      .filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots)
-      .sort((a, b) => a.workerId - b.workerId);
-    const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
-    const held = children ? assigned.length : undefined;
-    const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
-    return registryError(
-      'EXHAUSTED',
-      `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
-        `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
-        'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
-      { url: this.url, name, address: addr.text, workerId, slots: req.slots, held, holders },
-    );
   }
 
   /**
@@ -486,7 +182,8 @@ class LeafDriver implements RegistryDriver {
    * release also removes the ephemeral node. A version mismatch on the Leaf node means
    * another process (a Leaf server with this address?) writes it.
    */
-  private async writeNode(
+  /** @internal */
+  async writeNode(
     st: LeafClaimState,
     mark: number,
     release: boolean | 'renew',
@@ -496,7 +193,12 @@ class LeafDriver implements RegistryDriver {
     const s = st.session as ZkSession;
     const ts = Math.max(mark, st.lastWritten);
     const metaData = Buffer.from(
-      JSON.stringify({ highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 }),
+      JSON.stringify({
+        highWaterMs: ts,
+        releasedCleanly: release === true,
+        foreverVersion: st.foreverVersion + 1,
+        updatedAtMs: this.opts.clock.now(),
+      }),
     );
     try {
       await s.multi((tx) => {
@@ -642,6 +344,19 @@ class LeafDriver implements RegistryDriver {
       const e = zkFailure(err, this.url, `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`);
       if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
       throw e;
+    }
+  }
+
+  async holders(namespace: string): Promise<HolderRecord[]> {
+    this.assertOpen();
+    const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
+    try {
+      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const root = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
+      const q = { root, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
+      return await readLeafHolders(session, q);
+    } catch (err) {
+      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
     }
   }
 

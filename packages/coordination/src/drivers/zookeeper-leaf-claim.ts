@@ -1,0 +1,371 @@
+/**
+ * Claiming a Leaf worker ID (the claim path of zookeeper-leaf.ts, whose module comment
+ * describes the scheme): online, through Leaf's `forever` node of the address, its Flurry
+ * ephemeral node and meta record; or offline from Leaf's local cache (`cacheFallback=true`).
+ *
+ * @example
+ * ```ts
+ * const claim = await onlineClaim(driver, req, session, 'orders', addr, lock, cacheFile);
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Claim, ClaimRequest } from '../driver.js';
+import { registryError } from '../errors.js';
+import { allNodeIds, holderFields } from './common.js';
+import { CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
+import type { ZooKeeperDriverOptions } from './zookeeper.js';
+import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
+import {
+  leafEndpointJson,
+  parseEndpoint,
+  parseLeafNodeName,
+  parseMeta,
+  type LeafAddress,
+  type LeafNodeName,
+} from './zookeeper-leaf-names.js';
+
+/**
+ * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
+ * past its last report (3 s + 1 s slack). A claim after an unclean holder pads the mark by
+ * `LEAF_UNREPORTED_MS - ttlMs` when the TTL is shorter.
+ *
+ * @example
+ * ```ts
+ * const reported = stored + Math.max(0, LEAF_UNREPORTED_MS - ttlMs);
+ * ```
+ */
+export const LEAF_UNREPORTED_MS = 4000;
+
+/**
+ * What the Leaf driver keeps about one claim.
+ *
+ * @example
+ * ```ts
+ * const st: LeafClaimState | undefined = driver.claims.get(claim.token);
+ * ```
+ */
+export interface LeafClaimState {
+  readonly slot: number;
+  readonly addr: LeafAddress;
+  readonly name: string;
+  readonly lock: HostLock;
+  readonly cacheFile: string;
+  /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
+  readonly session: ZkSession | null;
+  readonly nodePath: string;
+  readonly livePath: string;
+  readonly metaPath: string;
+  foreverVersion: number;
+  metaVersion: number;
+  lastWritten: number;
+}
+
+/**
+ * The parts of the Leaf driver the claim path uses.
+ *
+ * @example
+ * ```ts
+ * await onlineClaim(this, req, session, name, addr, lock, cacheFile); // inside LeafDriver
+ * ```
+ */
+export interface LeafContext {
+  readonly url: string;
+  readonly prefix: string;
+  readonly opts: ZooKeeperDriverOptions;
+  readonly claims: Map<string, LeafClaimState>;
+  readonly readyDirs: WeakMap<ZkSession, Set<string>>;
+  writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number): Promise<void>;
+}
+
+/**
+ * A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`).
+ *
+ * @example
+ * ```ts
+ * return offlineClaim(this, req, name, addr, lock, cacheFile, err);
+ * ```
+ */
+export function offlineClaim(
+  ctx: LeafContext,
+  req: ClaimRequest,
+  name: string,
+  addr: LeafAddress,
+  lock: HostLock,
+  cacheFile: string,
+  cause: unknown,
+): Claim {
+  const cache = readLeafCache(cacheFile);
+  if (cache.workerId === undefined) {
+    throw registryError(
+      'UNREACHABLE',
+      `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
+      { url: ctx.url, cacheFile },
+      cause,
+    );
+  }
+  if (cache.workerId >= req.slots) throw leafTooHigh(ctx.url, cache.workerId, req, name, addr, null);
+  const token = `leaf-offline:${cacheFile}:${randomBytes(6).toString('hex')}`;
+  ctx.claims.set(token, {
+    slot: cache.workerId,
+    addr,
+    name,
+    lock,
+    cacheFile,
+    session: null,
+    nodePath: '',
+    livePath: '',
+    metaPath: '',
+    foreverVersion: -1,
+    metaVersion: -1,
+    lastWritten: cache.highWaterMs ?? 0,
+  });
+  ctx.opts.logger?.warn(
+    {
+      url: ctx.url,
+      name,
+      address: addr.text,
+      workerId: cache.workerId,
+      cacheFile,
+      highWaterMs: cache.highWaterMs ?? null,
+    },
+    'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
+  );
+  const hw = cache.highWaterMs ?? 0;
+  return {
+    slot: cache.workerId,
+    token,
+    highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
+    releasedCleanly: false,
+  };
+}
+
+/**
+ * The ZooKeeper paths of one Leaf name and address.
+ *
+ * @example
+ * ```ts
+ * leafPaths('', 'orders', addr).forever; // '/snowflake/orders/forever'
+ * ```
+ */
+export function leafPaths(
+  prefix: string,
+  name: string,
+  addr: LeafAddress,
+): { root: string; forever: string; live: string; meta: string } {
+  const root = `${prefix}/snowflake/${name}`;
+  return {
+    root,
+    forever: `${root}/forever`,
+    live: `${root}/flurry-live/${addr.text}`,
+    meta: `${root}/flurry-meta/${addr.text}`,
+  };
+}
+
+/**
+ * A claim through ZooKeeper (see zookeeper-leaf.ts).
+ *
+ * @example
+ * ```ts
+ * return await onlineClaim(this, req, session, name, addr, lock, cacheFile);
+ * ```
+ */
+export async function onlineClaim(
+  ctx: LeafContext,
+  req: ClaimRequest,
+  session: ZkSession,
+  name: string,
+  addr: LeafAddress,
+  lock: HostLock,
+  cacheFile: string,
+): Promise<Claim> {
+  if (session.timeoutMs < req.ttlMs) {
+    throw registryError(
+      'OPTION',
+      `ZooKeeper at ${ctx.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+      { url: ctx.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
+    );
+  }
+  const p = leafPaths(ctx.prefix, name, addr);
+  const opT = Math.max(session.opTimeoutMs, ctx.opts.connectTimeoutMs);
+  const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
+  try {
+    let ready = ctx.readyDirs.get(session);
+    if (!ready) ctx.readyDirs.set(session, (ready = new Set()));
+    if (!ready.has(p.root)) {
+      await Promise.all(
+        [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
+      );
+      ready.add(p.root);
+    }
+    try {
+      await session.create(
+        p.live,
+        Buffer.from(
+          JSON.stringify({
+            ...holderFields(req.holder),
+            address: addr.text,
+            session: session.sessionIdHex,
+            claimedAt: ctx.opts.clock.now(),
+          }),
+        ),
+        CreateMode.EPHEMERAL,
+        opT,
+      );
+    } catch (err) {
+      if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
+      const other = await session.getData(p.live, opT).catch(() => null);
+      let who: Record<string, unknown> = {};
+      try {
+        who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
+      } catch {
+        /* unknown holder */
+      }
+      throw registryError(
+        'EXHAUSTED',
+        `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
+        { url: ctx.url, address: addr.text, held: 1, holders: [who] },
+      );
+    }
+  } catch (err) {
+    throw zkFailure(err, ctx.url, doing);
+  }
+  session.holds++;
+  try {
+    const [children, metaGot] = await Promise.all([session.getChildren(p.forever, opT), session.getData(p.meta, opT)]);
+    const mine = children
+      .map(parseLeafNodeName)
+      .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+      .sort((a, b) => a.workerId - b.workerId);
+    let nodePath: string;
+    let workerId: number;
+    let stored = 0;
+    let foreverVersion = 0;
+    let isNew = false;
+    if (mine.length > 0) {
+      if (mine.length > 1)
+        ctx.opts.logger?.warn(
+          { url: ctx.url, address: addr.text, nodes: mine.map((n) => n.name) },
+          'several Leaf nodes for one address: using the lowest worker ID',
+        );
+      nodePath = `${p.forever}/${mine[0].name}`;
+      workerId = mine[0].workerId;
+      const got = await session.getData(nodePath, opT);
+      if (!got)
+        throw registryError(
+          'CORRUPT',
+          `the Leaf node ${nodePath} at ${ctx.url} vanished while claiming it; something is deleting Leaf nodes`,
+          { url: ctx.url, path: nodePath },
+        );
+      stored = parseEndpoint(got.data, nodePath, ctx.url);
+      foreverVersion = got.stat.version;
+    } else {
+      nodePath = await session.create(
+        `${p.forever}/${addr.text}-`,
+        Buffer.from(leafEndpointJson(addr, ctx.opts.clock.now())),
+        CreateMode.PERSISTENT_SEQUENTIAL,
+        opT,
+      );
+      const parsed = parseLeafNodeName(path.posix.basename(nodePath));
+      if (!parsed)
+        throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
+          url: ctx.url,
+          path: nodePath,
+        });
+      workerId = parsed.workerId;
+      isNew = true;
+    }
+    if (workerId >= req.slots) {
+      // A new node's number says that every lower number was handed out before it: list them all.
+      throw leafTooHigh(
+        ctx.url,
+        workerId,
+        req,
+        name,
+        addr,
+        isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
+      );
+    }
+
+    const meta = metaGot ? parseMeta(metaGot.data) : null;
+    const cache = readLeafCache(cacheFile);
+    if (cache.workerId !== undefined && cache.workerId !== workerId) {
+      ctx.opts.logger?.warn(
+        { url: ctx.url, address: addr.text, cached: cache.workerId, workerId, cacheFile },
+        'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins',
+      );
+    }
+    const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
+    const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
+    // Flurry rewrites its meta record with every write of the Leaf node: if the versions
+    // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
+    // Leaf server (which reports only every 3 s).
+    const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
+    const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
+    const mark = Math.max(prevHw, ctx.opts.clock.now());
+
+    const st: LeafClaimState = {
+      slot: workerId,
+      addr,
+      name,
+      lock,
+      cacheFile,
+      session,
+      nodePath,
+      livePath: p.live,
+      metaPath: p.meta,
+      foreverVersion,
+      metaVersion: metaGot ? metaGot.stat.version : -1,
+      lastWritten: stored,
+    };
+    await ctx.writeNode(st, mark, false, opT);
+    writeLeafCache(cacheFile, workerId, mark);
+    const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomBytes(4).toString('hex')}`;
+    ctx.claims.set(token, st);
+    ctx.opts.logger?.info(
+      {
+        url: ctx.url,
+        name,
+        address: addr.text,
+        workerId,
+        node: nodePath,
+        highWaterMs: prevHw,
+        releasedCleanly: clean,
+        sessionTimeoutMs: session.timeoutMs,
+      },
+      'claimed Leaf worker ID',
+    );
+    const reported =
+      clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
+    return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
+  } catch (err) {
+    session.holds--;
+    await session.remove(p.live, -1, opT).catch(() => undefined);
+    throw zkFailure(err, ctx.url, doing);
+  }
+}
+
+function leafTooHigh(
+  url: string,
+  workerId: number,
+  req: ClaimRequest,
+  name: string,
+  addr: LeafAddress,
+  children: string[] | null,
+): Error {
+  // Every worker ID that fits is assigned, for good, to another address: list them.
+  const assigned = (children ?? [])
+    .map(parseLeafNodeName)
+    .filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots)
+    .sort((a, b) => a.workerId - b.workerId);
+  const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
+  const held = children ? assigned.length : undefined;
+  const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
+  return registryError(
+    'EXHAUSTED',
+    `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
+      `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
+      'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
+    { url: url, name, address: addr.text, workerId, slots: req.slots, held, holders },
+  );
+}
