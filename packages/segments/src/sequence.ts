@@ -24,88 +24,12 @@
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
+import { adaptStep } from './adaptive-step.js';
+import { EMPTY, MAX_SAFE, Segment } from './segment.js';
+import type { SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const SAFE_END = MAX_SAFE + 1n;
-
-/** A segment `[start, start + len)`, issued up to `pos`. Number arithmetic while `safe`. */
-class Segment {
-  readonly start: bigint;
-  readonly end: bigint;
-  readonly len: number;
-  readonly startNum: number;
-  readonly safe: boolean;
-  readonly trigger: number;
-  pos = 0;
-  constructor(start: bigint, end: bigint, prefetchAt: number) {
-    this.start = start;
-    this.end = end;
-    this.len = Number(end - start);
-    this.safe = end <= SAFE_END;
-    this.startNum = this.safe ? Number(start) : 0;
-    this.trigger = Math.floor(this.len * prefetchAt);
-  }
-}
-
-const EMPTY = new Segment(0n, 0n, 0);
-
-/**
- * The tuning of every sequence of one `Sequences`.
- *
- * @example
- * ```ts
- * const t: SequenceTuning = { prefetchAt: 0.1, targetSegmentMs: 900_000, maxStep: 1_000_000, retryMs: 500, waitTimeoutMs: 30_000, maxBatch: 100_000 };
- * ```
- */
-export interface SequenceTuning {
-  prefetchAt: number;
-  targetSegmentMs: number;
-  maxStep: number;
-  retryMs: number;
-  waitTimeoutMs: number;
-  maxBatch: number;
-}
-
-/**
- * What a sequence reports about itself (like Leaf's `/cache` page), JSON-safe once passed through
- * `JSON.stringify` with bigint as strings (`toJSON`-free: numbers are decimal strings already).
- *
- * @example
- * ```ts
- * const s: SequenceStatus = sequences.get('order').status();
- * console.log(s.current?.next, s.step, s.lastFetchLatencyMs);
- * ```
- */
-export interface SequenceStatus {
-  key: string;
-  /** The segment issuing now: its range (`start` inclusive, `end` exclusive) and the next number. */
-  current: { start: string; end: string; next: string; remaining: number } | null;
-  /** The prefetched segment, or null. */
-  next: { start: string; end: string } | null;
-  /** The step the next fetch asks for (the adaptive step), and the stored (minimum) step. */
-  step: number;
-  minStep: number;
-  fetching: boolean;
-  fetches: number;
-  /** Wall time (ms) of the last successful fetch, and how long it took. */
-  lastFetchAt: number | null;
-  lastFetchLatencyMs: number | null;
-  /** Numbers issued by this instance. */
-  issued: number;
-  /** Numbers that will never be issued by anyone: skipped allocations with an unknown outcome (their size), remainders not handed back. */
-  wasted: string;
-  /** Numbers handed back to the store at close. */
-  handedBack: string;
-  /** Allocations whose commit outcome was unknown (skipped). */
-  skippedAllocations: number;
-  /** Fetches that failed, and the last failure's code and message (null after a success). */
-  failures: number;
-  lastError: { code: string; message: string } | null;
-  /** Callers waiting on an empty buffer right now, and in all. */
-  waiting: number;
-  waits: number;
-}
+export type { SequenceStatus, SequenceTuning } from './sequence-types.js';
 
 /**
  * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
@@ -386,14 +310,15 @@ export class Sequence {
   private nextStep(): number | undefined {
     if (!this.initialised) return undefined;
     const now = this.clock.monotonic();
-    const consumed = this.issued() - this.issuedAtFetch;
-    const elapsed = Math.max(now - this.fetchStartMono, 1);
-    const desired = Math.ceil((consumed / elapsed) * this.tuning.targetSegmentMs);
-    let s = this.step;
-    if (desired > s) s = Math.min(s * 16, desired);
-    else if (desired < s / 2) s = Math.max(Math.ceil(s / 2), desired);
-    s = Math.max(s, this.minStep, Math.min(this.demand, this.tuning.maxStep));
-    return Math.max(Math.min(s, this.tuning.maxStep), this.minStep);
+    return adaptStep({
+      step: this.step,
+      minStep: this.minStep,
+      maxStep: this.tuning.maxStep,
+      targetSegmentMs: this.tuning.targetSegmentMs,
+      consumed: this.issued() - this.issuedAtFetch,
+      elapsedMs: now - this.fetchStartMono,
+      demand: this.demand,
+    });
   }
 
   private async fetchOnce(): Promise<void> {
