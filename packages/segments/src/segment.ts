@@ -60,3 +60,24 @@ export class Segment {
  * ```
  */
 export const EMPTY = new Segment(0n, 0n, 0);
+
+/**
+ * @internal What is left unissued of a sequence's two segments at close: `unused` numbers in all, and the range
+ * `[firstUnused, lastEnd)` that may be handed back to the store (the tail of the last allocation: when the next
+ * segment does not follow the current one, only the next segment is handed back and the current's remainder
+ * is wasted).
+ *
+ * @example
+ * ```ts
+ * const cur = new Segment(1n, 1001n, 0.1);
+ * cur.pos = 600;
+ * unusedOf(cur, new Segment(1001n, 2001n, 0.1)); // { unused: 1400n, lastEnd: 2001n, firstUnused: 601n }
+ * ```
+ */
+export function unusedOf(cur: Segment, nxt: Segment | null): { unused: bigint; lastEnd: bigint; firstUnused: bigint } {
+  const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));
+  const unused = cur.end - curFree + (nxt ? nxt.end - nxt.start : 0n);
+  const lastEnd = nxt ? nxt.end : cur.end;
+  const firstUnused = nxt && nxt.start !== cur.end ? nxt.start : curFree;
+  return { unused, lastEnd, firstUnused };
+}

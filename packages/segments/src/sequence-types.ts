@@ -58,3 +58,21 @@ export interface SequenceStatus {
   waiting: number;
   waits: number;
 }
+
+/**
+ * What a sequence reports as it happens (`onEvent` of `openSequences`): each fetch from the store, each failed
+ * fetch, and the close (with the final status: `wasted` and `handedBack` say what happened to the unused
+ * numbers). The service turns them into its per-key metrics. A listener must not throw and should be cheap:
+ * it runs on the fetch path (never on the per-number path).
+ *
+ * @example
+ * ```ts
+ * const onEvent = (e: SequenceEvent) => {
+ *   if (e.type === 'fetched') console.log(e.key, e.size, e.latencyMs);
+ * };
+ * ```
+ */
+export type SequenceEvent =
+  | { type: 'fetched'; key: string; latencyMs: number; size: number; step: number }
+  | { type: 'fetch-failed'; key: string; latencyMs: number; code: string }
+  | { type: 'closed'; key: string; status: SequenceStatus };

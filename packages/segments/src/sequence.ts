@@ -23,13 +23,13 @@
  */
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';
-import { sequenceError, SequenceErrorCode } from './errors.js';
+import { assertCount, sequenceError, SequenceErrorCode, unsafeNumberError } from './errors.js';
 import { adaptStep } from './adaptive-step.js';
-import { EMPTY, MAX_SAFE, Segment } from './segment.js';
-import type { SequenceStatus, SequenceTuning } from './sequence-types.js';
+import { EMPTY, MAX_SAFE, Segment, unusedOf } from './segment.js';
+import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-export type { SequenceStatus, SequenceTuning } from './sequence-types.js';
+export type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 
 /**
  * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
@@ -78,6 +78,7 @@ export class Sequence {
     private readonly clock: Clock,
     private readonly tuning: SequenceTuning,
     private readonly ensureKey: ((key: string) => Promise<boolean>) | undefined,
+    private readonly observe: ((e: SequenceEvent) => void) | undefined = undefined,
   ) {
     this.key = key;
   }
@@ -240,16 +241,21 @@ export class Sequence {
     this.closed = true;
     clearTimeout(this.retryTimer);
     if (this.fetching) await this.fetching;
+    const back = await this.release();
+    this.observe?.({ type: 'closed', key: this.key, status: this.status() });
+    return back;
+  }
+
+  /** Hands the unused remainder back when safe, else counts it as wasted. */
+  private async release(): Promise<bigint> {
     const cur = this.cur;
     const nxt = this.nxt;
     this.cur = EMPTY;
     this.nxt = null;
     this.retired += Math.min(cur.pos, cur.len);
-    const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));
-    let unused = cur.end - curFree + (nxt ? nxt.end - nxt.start : 0n);
+    const { lastEnd, firstUnused } = unusedOf(cur, nxt);
+    let { unused } = unusedOf(cur, nxt);
     if (unused === 0n || cur === EMPTY) return 0n;
-    const lastEnd = nxt ? nxt.end : cur.end;
-    const firstUnused = nxt && nxt.start !== cur.end ? nxt.start : curFree;
     let back = 0n;
     try {
       if (await this.store.handBack(this.key, lastEnd, firstUnused)) back = lastEnd - firstUnused;
@@ -273,16 +279,7 @@ export class Sequence {
 
   private toNumber(value: bigint): number {
     if (value <= MAX_SAFE) return Number(value);
-    throw this.unsafe(value);
-  }
-
-  private unsafe(value: bigint): FlurryError {
-    return sequenceError(
-      'NUMBER_UNSAFE',
-      `the next number of "${this.key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
-        `use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
-      { key: this.key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
-    );
+    throw unsafeNumberError(this.key, value);
   }
 
   /** Switches to the next segment when the current is used up; else makes sure a fetch is under way. */
@@ -338,6 +335,13 @@ export class Sequence {
       this.stats.lastFetchAt = this.clock.now();
       this.stats.lastFetchLatencyMs = t1 - t0;
       this.stats.lastError = null;
+      this.observe?.({
+        type: 'fetched',
+        key: this.key,
+        latencyMs: t1 - t0,
+        size: Number(a.end - a.start),
+        step: a.step,
+      });
       this.issuedAtFetch = this.issued();
       this.fetchStartMono = t0;
       if (!this.initialised) {
@@ -366,6 +370,7 @@ export class Sequence {
             });
       this.stats.failures++;
       this.stats.lastError = e;
+      this.observe?.({ type: 'fetch-failed', key: this.key, latencyMs: this.clock.monotonic() - t0, code: e.code });
       if (e.details.outcomeUnknown === true) {
         this.stats.skipped++;
         const sk = e.details.skipped as { start?: unknown; end?: unknown } | undefined;
@@ -436,17 +441,7 @@ export class Sequence {
   }
 
   private async fill(count: number, take: (s: Segment, from: number, to: number) => void): Promise<void> {
-    if (!Number.isInteger(count) || count < 1 || count > this.tuning.maxBatch) {
-      throw sequenceError(
-        'COUNT',
-        `count must be an integer from 1 to ${this.tuning.maxBatch} (maxBatch), got ${String(count)}`,
-        {
-          count: String(count),
-          min: 1,
-          max: this.tuning.maxBatch,
-        },
-      );
-    }
+    assertCount(count, this.tuning.maxBatch);
     let left = count;
     const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     this.demand += count;
