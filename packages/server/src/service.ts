@@ -93,6 +93,8 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   sequences: true,
   autoCreate: true,
   allowVolatileStore: true,
+  sequenceMaxStep: true,
+  sequenceTargetMs: true,
   logLevel: true,
   allowRoot: true,
   shutdownTimeoutMs: true,
@@ -134,6 +136,8 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
           autoCreate: config.autoCreate,
           allowVolatileStore: config.allowVolatileStore,
           maxBatch: config.maxBatch,
+          maxStep: config.sequenceMaxStep,
+          targetSegmentMs: config.sequenceTargetMs,
           onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
         });
   if (sequences && sequenceMetrics) sequenceMetrics.attach(sequences);
