@@ -50,10 +50,15 @@ function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
   return s.get(key);
 }
 
-function answer(res: ServerResponse, input: RouteInput, key: string, value: bigint): number {
-  const v = value.toString();
+/** Whether the caller asked for the bare number: read before any await (the input object is reused). */
+function textWanted(input: RouteInput): boolean {
   const accept = input.headers.accept;
-  if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, v);
+  return accept !== undefined && wantsText(accept);
+}
+
+function answer(res: ServerResponse, text: boolean, key: string, value: bigint): number {
+  const v = value.toString();
+  if (text) return sendAscii(res, 200, TEXT_TYPE, v);
   return sendText(res, 200, JSON_TYPE, JSON.stringify({ key, value: v }));
 }
 
@@ -80,9 +85,11 @@ export const sequenceNextRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
+    const text = textWanted(input);
     const v = seq.tryNextBigInt();
-    if (v !== undefined) return answer(res, input, seq.key, v);
-    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, input, seq.key, n));
+    if (v !== undefined) return answer(res, text, seq.key, v);
+    // The input object serves the next request meanwhile: nothing of it is read after this point.
+    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, text, seq.key, n));
   },
   openapi: {
     operationId: 'nextInSequence',
