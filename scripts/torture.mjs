@@ -16,7 +16,18 @@ import { killAll, liveCount } from '../torture/lib/procs.mjs';
 import { retryLiveness } from '../torture/lib/retry.mjs';
 import { root, dist, within, removeTempDirs } from '../torture/lib/util.mjs';
 
-const SCENARIOS = ['selfcheck', 'fleet', 'threads', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
+const SCENARIOS = [
+  'selfcheck',
+  'fleet',
+  'threads',
+  'clock',
+  'restart',
+  'crash',
+  'partition',
+  'service',
+  'engine',
+  'segments',
+];
 
 function parseArgs(argv) {
   const out = { profile: 'short', only: null, backends: null };
