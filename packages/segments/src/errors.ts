@@ -114,3 +114,30 @@ export function assertCount(count: number, maxBatch: number): void {
     });
   }
 }
+
+/**
+ * The error of a call that found both segments empty while the store fails: the store's own coded error when
+ * it is not a plain outage (a key unknown, credentials refused…), else `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
+ * with `details.retryAfterMs` (the service's `Retry-After`).
+ *
+ * @example
+ * ```ts
+ * throw emptyBufferError('order', 'postgres://flurry:***@127.0.0.1:5432/ids', lastError, 500);
+ * ```
+ */
+export function emptyBufferError(
+  key: string,
+  store: string,
+  last: FlurryError | null,
+  retryAfterMs: number,
+): FlurryError {
+  if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
+  return sequenceError(
+    'STORE_UNAVAILABLE',
+    `no numbers are buffered for "${key}" and the store ${store} is not answering` +
+      (last ? ` (${last.message})` : '') +
+      `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
+    { key, retryAfterMs, store },
+    last ?? undefined,
+  );
+}

@@ -23,7 +23,7 @@
  */
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';
-import { assertCount, sequenceError, SequenceErrorCode, unsafeNumberError } from './errors.js';
+import { assertCount, emptyBufferError, sequenceError, SequenceErrorCode, unsafeNumberError } from './errors.js';
 import { adaptStep } from './adaptive-step.js';
 import { EMPTY, MAX_SAFE, Segment, unusedOf } from './segment.js';
 import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
@@ -120,6 +120,25 @@ export class Sequence {
       return s.safe ? BigInt(s.startNum + n) : s.start + BigInt(n);
     }
     return this.advance() ? this.tryNextBigInt() : undefined;
+  }
+
+  /**
+   * The next number as a decimal string, synchronously, or undefined when both segments are empty (what an
+   * HTTP answer needs: no bigint is made while the segment is below 2^53).
+   *
+   * @example
+   * ```ts
+   * const text = seq.tryNextString(); // '42' or undefined
+   * ```
+   */
+  tryNextString(): string | undefined {
+    const s = this.cur;
+    if (s.pos < s.len) {
+      const n = s.pos++;
+      if (n === s.trigger) this.prefetch();
+      return s.safe ? String(s.startNum + n) : (s.start + BigInt(n)).toString();
+    }
+    return this.advance() ? this.tryNextString() : undefined;
   }
 
   /**
@@ -393,17 +412,8 @@ export class Sequence {
   }
 
   private storeError(): FlurryError {
-    const last = this.stats.lastError;
     const retryAfterMs = Math.max(Math.ceil(this.retryAt - this.clock.monotonic()), 1);
-    if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
-    return sequenceError(
-      'STORE_UNAVAILABLE',
-      `no numbers are buffered for "${this.key}" and the store ${this.store.description} is not answering` +
-        (last ? ` (${last.message})` : '') +
-        `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
-      { key: this.key, retryAfterMs, store: this.store.description },
-      last ?? undefined,
-    );
+    return emptyBufferError(this.key, this.store.description, this.stats.lastError, retryAfterMs);
   }
 
   /** Waits for the fetch in flight (starting one if none), then takes; bounded in rounds and time. */

@@ -240,6 +240,8 @@ export class Sequences {
    * ```
    */
   get(key: string): Sequence {
+    const known = this.closed ? undefined : this.seqs.get(key);
+    if (known !== undefined) return known; // checked when it was first asked for
     assertKey(key);
     return this.sequenceWithCreate(key, undefined);
   }
