@@ -10,6 +10,8 @@
  * allowedText(settingDef('port')); // 'an integer from 0 to 65535 (0 = any free port, logged at start-up)'
  * ```
  */
+import { SEGMENT_SETTINGS } from './settings-segments.js';
+
 interface Common {
   /** Command-line flag without `--`. */
   readonly flag: string;
@@ -305,47 +307,7 @@ const DEFS = {
     allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
     help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
   },
-  sequences: {
-    type: 'string',
-    flag: 'sequences',
-    env: 'FLURRY_SEQUENCES',
-    secret: true,
-    defaultText: '(none: segment mode off)',
-    allowed: "a store URL: postgres://…, mysql://… (Leaf's leaf_alloc table), redis://… (see docs/segments.md)",
-    help: 'Serve segment mode (/v1/sequences/{key}, Leaf /api/segment/get/{key}) from this store.',
-  },
-  autoCreate: {
-    type: 'bool',
-    flag: 'auto-create',
-    env: 'FLURRY_AUTO_CREATE',
-    default: false,
-    help: 'Segment mode: create an unknown key on first use (off: an unknown key is 404).',
-  },
-  allowVolatileStore: {
-    type: 'bool',
-    flag: 'allow-volatile-store',
-    env: 'FLURRY_ALLOW_VOLATILE_STORE',
-    default: false,
-    help: 'Segment mode: accept a Redis without appendonly yes + appendfsync always (it can repeat numbers after a crash).',
-  },
-  sequenceMaxStep: {
-    type: 'int',
-    flag: 'sequence-max-step',
-    env: 'FLURRY_SEQUENCE_MAX_STEP',
-    min: 1,
-    max: 2_147_483_647,
-    default: 1_000_000,
-    help: 'Segment mode: the largest step the adaptive step asks for (Leaf: 1,000,000); the stored step is the floor.',
-  },
-  sequenceTargetMs: {
-    type: 'int',
-    flag: 'sequence-target-ms',
-    env: 'FLURRY_SEQUENCE_TARGET_MS',
-    min: 1000,
-    max: 86_400_000,
-    default: 900_000,
-    help: 'Segment mode: how long a segment should last at the observed rate (Leaf: 15 min); the step adapts to it.',
-  },
+  ...SEGMENT_SETTINGS,
   logLevel: {
     type: 'choice',
     flag: 'log-level',
