@@ -95,6 +95,7 @@ export interface FlurryClient {
  * const ids = await client.batch(500);       // 500 IDs, increasing within each server answer
  * const row = await client.decode(id);       // { id, unixMs, timestamp, fields: { datacenter, worker }, sequence }
  * client.stats().servers;                    // [{ url, state: "up", latencyMs, failures, lastError, … }]
+ * await client.sequence('order').next();     // 10001n: segment mode (servers with --sequences), dense, no prefetch
  * await client.close();                      // pending calls reject with FLURRY_E_CLIENT_CLOSED
  * ```
  */
