@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: Flurry's generator against its npm peers, each subject in its own
 // process, all in one run. Prints the tables and rewrites the "Generator" section of
-// docs/benchmarks.md. Then runs the public-ID benchmark when present.
+// docs/benchmarks.md. Then runs the public-ID benchmark when present, the CLI start-up
+// benchmark and segment mode's (benchmarks/segments.mjs, section "Segments").
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -132,3 +133,7 @@ console.error('\nwrote docs/benchmarks.md (section "Generator")');
 // CLI start-up against `node -e 0` (issue 12): its own section of docs/benchmarks.md.
 const cli = spawnSync(process.execPath, [path.join(here, 'cli-start.mjs')], { stdio: 'inherit', timeout: 30 * 60_000 });
 if (cli.status !== 0) console.error(`bench: cli-start.mjs failed (exit ${cli.status})`);
+
+// Segment mode (issue 14): in-process, sustained on PostgreSQL, HTTP vs /v1/ids/next; its own section.
+const seg = spawnSync(process.execPath, [path.join(here, 'segments.mjs')], { stdio: 'inherit', timeout: 15 * 60_000 });
+if (seg.status !== 0) console.error(`bench: segments.mjs missed a target or failed (exit ${seg.status})`);

@@ -8,12 +8,23 @@
 //    the step has adapted (the first 2 s left out), and waits on an empty buffer. Target: ≤ 1 round trip per
 //    10,000 numbers and 0 waits.
 // 3. The peer the seeds describe: one Redis INCR per number (sequential round trips), same machine.
+// 4. Over HTTP: `GET /v1/sequences/{key}/next` vs `GET /v1/ids/next` req/s on one `flurry serve --sequences`
+//    process, wrk runs interleaved, medians (segments-http.mjs). Target: within 5 %.
 //
+// Options: --rounds N (HTTP runs per route, default 7), --duration S (per HTTP run, default 2).
+// Part of `npm run bench` (benchmarks/run.mjs runs it after the generator).
 // Prints markdown and rewrites the "Segments" section of docs/benchmarks.md.
 import { openSequences } from '@flurry/segments';
 import { startDatabase, startEngine } from '@flurry/coordination/testing';
 import { Redis } from 'ioredis';
 import { fmt, machineLine, table, writeSection } from './report.mjs';
+import { httpComparison } from './segments-http.mjs';
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(`--${name}`);
+  return i === -1 ? def : Number(argv[i + 1]);
+};
 
 const RUNS = 5;
 const CALLS = 20_000_000;
@@ -151,6 +162,35 @@ async function redisIncr() {
 const hot = await inProcess();
 const sus = await sustained();
 const incr = await redisIncr();
+const web = await httpComparison({ rounds: opt('rounds', 7), duration: opt('duration', 2), connections: 64 });
+const webOk = web.error === undefined && web.ratio >= 0.95;
+const verdict = (ok) => (ok ? 'met' : 'MISSED');
+const targets = [
+  [
+    'in-process tryNext() from a buffered segment',
+    '≥ 50M numbers/s',
+    `${fmt(hot.number / 1e6, 1)}M/s`,
+    verdict(hot.number >= 50e6),
+  ],
+  [
+    '`GET /v1/sequences/{key}/next` vs `GET /v1/ids/next`, same process, same run',
+    '≥ 95 %',
+    web.error ?? `${fmt(web.ratio * 100, 1)} % (${fmt(web.sequences)} vs ${fmt(web.ids)} req/s)`,
+    verdict(webOk),
+  ],
+  [
+    `store round trips per 10,000 numbers at ${fmt(RATE)}/s, after the step adapts`,
+    '≤ 1',
+    fmt(sus.perTenK, 3),
+    verdict(sus.perTenK <= 1),
+  ],
+  [
+    'waits on an empty buffer at that rate, after the step adapts',
+    '0',
+    fmt(sus.waitsAfter),
+    verdict(sus.waitsAfter === 0),
+  ],
+];
 
 const body = [
   machineLine(),
@@ -188,7 +228,20 @@ const body = [
   ),
   '',
   `Peer, the alternative the seeds describe: one Redis \`INCR\` per number (sequential, loopback): ${fmt(incr)} numbers/s.`,
+  '',
+  web.error
+    ? `HTTP: not measured (${web.error}).`
+    : `HTTP, one \`flurry serve --sequences memory://… --auto-create\` process, wrk (1 thread, ${web.connections} connections, ${web.duration} s per run), ` +
+      `${web.rounds} runs per route interleaved (ids, sequences, ids, …) after a 2 s warm-up of each; the load generator shares the machine. ` +
+      `Medians: \`GET /v1/ids/next\` ${fmt(web.ids)} req/s, \`GET /v1/sequences/bench/next\` ${fmt(web.sequences)} req/s ` +
+      `(runs: ids ${web.idsRuns.map((x) => fmt(x)).join(', ')}; sequences ${web.seqRuns.map((x) => fmt(x)).join(', ')}).`,
+  '',
+  '### Targets (issue 14)',
+  '',
+  table(['what', 'target', 'measured', 'verdict'], targets),
+  '',
+  'Regenerate with `npm run bench:segments` (also part of `npm run bench`).',
 ].join('\n');
 process.stdout.write(body + '\n');
 writeSection('Segments', body);
-if (hot.number < 50e6 || sus.perTenK > 1 || sus.waitsAfter > 0) process.exitCode = 1;
+if (hot.number < 50e6 || sus.perTenK > 1 || sus.waitsAfter > 0 || !webOk) process.exitCode = 1;

@@ -41,11 +41,12 @@ export const NEEDS = {
   test: [P.curl, ...engines, ...databases, ...clocks],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
-  bench: [],
+  // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.
+  bench: [P.postgresql, P.redis, P.wrk],
   'bench:leases': [...engines, ...databases],
   'bench:service': [P.wrk, P.hey],
   'bench:client': [],
-  'bench:segments': [],
+  'bench:segments': [P.postgresql, P.redis, P.wrk],
 };
 
 const command = process.argv[2];

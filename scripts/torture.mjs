@@ -17,7 +17,18 @@ import { retryLiveness } from '../torture/lib/retry.mjs';
 import { runScenarioModule } from '../torture/lib/run-scenario.mjs';
 import { root, dist, removeTempDirs } from '../torture/lib/util.mjs';
 
-const SCENARIOS = ['selfcheck', 'fleet', 'threads', 'clock', 'restart', 'crash', 'partition', 'service', 'engine'];
+const SCENARIOS = [
+  'selfcheck',
+  'fleet',
+  'threads',
+  'clock',
+  'restart',
+  'crash',
+  'partition',
+  'service',
+  'engine',
+  'segments',
+];
 
 function parseArgs(argv) {
   const out = { profile: 'short', only: null, backends: null };

@@ -15,6 +15,8 @@ export const profiles = {
     crash: { slots: 4, processes: 6, durationMs: 9_000 },
     engine: { durationMs: 18_000 },
     service: { durationMs: 8_000, servers: 3, fuzzRequests: 1_500 },
+    // Segment mode (torture/scenarios/segments.mjs): pause and cut last past the servers' 5 s store deadline.
+    segments: { warmMs: 1_500, settleMs: 1_500, pauseMs: 6_000, cutMs: 6_000 },
   },
   full: {
     scenarioTimeoutMs: 600_000,
@@ -32,5 +34,6 @@ export const profiles = {
       fuzzRequests: 20_000,
       backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'postgres', 'mariadb'],
     },
+    segments: { warmMs: 8_000, settleMs: 5_000, pauseMs: 9_000, cutMs: 9_000 },
   },
 };

@@ -32,54 +32,17 @@ import { HttpTransport } from './http-transport.js';
 import { IdBuffer, PrefetchSizer } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
 import { parseIdsBody } from './parse-ids.js';
-import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
+import { ServerPool, type ServerState } from './server-pool.js';
+import type { ClientStats, DecodedRemoteId } from './client-types.js';
+import {
+  checkSequenceArgs,
+  ClientSequence,
+  skippedError,
+  type RemoteSequence,
+  type SequenceOptions,
+} from './sequence.js';
 
-/**
- * An ID decoded by a server under its layout (`GET /v1/ids/{id}`).
- *
- * @example
- * ```ts
- * const d: DecodedRemoteId = await client.decode(id);
- * d.fields.worker;
- * ```
- */
-export interface DecodedRemoteId {
-  id: bigint;
-  unixMs: number;
-  /** ISO 8601. */
-  timestamp: string;
-  /** Node fields, e.g. `{ datacenter: 1, worker: 7 }`. */
-  fields: Record<string, number>;
-  sequence: number;
-}
-
-/**
- * Counters of a client.
- *
- * @example
- * ```ts
- * client.stats().requests; // HTTP requests sent so far
- * ```
- */
-export interface ClientStats {
-  /** IDs in the buffer now. */
-  buffered: number;
-  /** IDs handed out from the buffer. */
-  taken: number;
-  /** IDs dropped because they got older than `maxAgeMs`. */
-  discarded: number;
-  /** HTTP requests sent (refills, batches, decodes). */
-  requests: number;
-  /** Refill requests sent. */
-  refills: number;
-  /** The buffer size the client currently aims at (adapts to the consumption rate). */
-  targetSize: number;
-  /** The low-water mark in force now. */
-  lowWater: number;
-  /** Observed consumption, IDs per second. */
-  ratePerSecond: number;
-  servers: ServerReport[];
-}
+export type { ClientStats, DecodedRemoteId } from './client-types.js';
 
 /**
  * A client of a Flurry fleet.
@@ -101,6 +64,11 @@ export interface FlurryClient {
   batch(n: number): Promise<bigint[]>;
   /** Asks a server to decode an ID under its layout. */
   decode(id: bigint | string | number): Promise<DecodedRemoteId>;
+  /**
+   * The numbers of a segment-mode key (servers started with `--sequences`): dense by default (no prefetch),
+   * with failover; the same object for a key on every call. See docs/client.md.
+   */
+  sequence(key: string, options?: SequenceOptions): RemoteSequence;
   /** Counters and server states. */
   stats(): ClientStats;
   /** Rejects waiting calls with `FLURRY_E_CLIENT_CLOSED`, aborts requests, drops the buffer. */
@@ -127,6 +95,7 @@ export interface FlurryClient {
  * const ids = await client.batch(500);       // 500 IDs, increasing within each server answer
  * const row = await client.decode(id);       // { id, unixMs, timestamp, fields: { datacenter, worker }, sequence }
  * client.stats().servers;                    // [{ url, state: "up", latencyMs, failures, lastError, … }]
+ * await client.sequence('order').next();     // 10001n: segment mode (servers with --sequences), dense, no prefetch
  * await client.close();                      // pending calls reject with FLURRY_E_CLIENT_CLOSED
  * ```
  */
@@ -165,6 +134,7 @@ class Client implements FlurryClient {
    * the hot path from re-running refill() on every call below the low-water mark.
    */
   private blockedUntil = 0;
+  private readonly sequences = new Map<string, ClientSequence>();
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
@@ -428,8 +398,10 @@ class Client implements FlurryClient {
     what: string,
     pathFor: (s: ServerState) => string,
     parse: (body: Buffer, path: string) => T,
+    classify?: (e: FlurryError) => 'caller' | 'skip' | undefined,
   ): Promise<T> {
     const tried = new Set<ServerState>();
+    const skipped: Array<{ server: string; code: string; message: string; retryAfterMs: number }> = [];
     // Each server is tried once, plus up to 16 retries with a smaller batch after a FLURRY_E_BATCH_COUNT.
     for (let attempt = 0; attempt < this.pool.servers.length + 16; attempt++) {
       if (this.closed) throw closedError();
@@ -445,13 +417,40 @@ class Client implements FlurryClient {
         return result;
       } catch (err) {
         if (this.closed) throw closedError();
+        const verdict0 = classify && err instanceof FlurryError ? classify(err) : undefined;
+        if (verdict0 === 'caller') throw err;
+        if (verdict0 === 'skip' && err instanceof FlurryError) {
+          const retryAfterMs = typeof err.details.retryAfterMs === 'number' ? err.details.retryAfterMs : 0;
+          skipped.push({ server: server.url, code: err.code, message: err.message, retryAfterMs });
+          tried.add(server);
+          continue;
+        }
         const count = Number(/count=(\d+)/.exec(path)?.[1] ?? 0);
         const verdict = this.onRequestError(server, err, count, false);
         if (verdict === 'caller') throw err;
         if (verdict !== 'smaller') tried.add(server);
       }
     }
+    if (skipped.length > 0) throw skippedError(what, skipped, this.pool.report());
     throw this.unavailableError(what);
+  }
+
+  sequence(key: string, options?: SequenceOptions): RemoteSequence {
+    const prefetch = checkSequenceArgs(key, options);
+    const known = this.sequences.get(key);
+    if (known && known.prefetch !== prefetch) {
+      throw clientError(
+        'ARGUMENT',
+        `sequence("${key}") was first asked for with prefetch ${known.prefetch}; one client keeps one setting per key`,
+      );
+    }
+    if (known) return known;
+    const seq = new ClientSequence(key, prefetch, {
+      request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
+      closed: () => this.closed,
+    });
+    this.sequences.set(key, seq);
+    return seq;
   }
 
   stats(): ClientStats {

@@ -78,3 +78,66 @@ export function sequenceError(
 export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
 }
+
+/**
+ * The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded).
+ *
+ * @example
+ * ```ts
+ * throw unsafeNumberError('order', 9007199254740992n);
+ * ```
+ */
+export function unsafeNumberError(key: string, value: bigint): FlurryError {
+  return sequenceError(
+    'NUMBER_UNSAFE',
+    `the next number of "${key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
+      `use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
+    { key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
+  );
+}
+
+/**
+ * Checks the count of a batch: an integer from 1 to `maxBatch`, else `FLURRY_E_SEQUENCE_COUNT`.
+ *
+ * @example
+ * ```ts
+ * assertCount(10, 100_000); // fine
+ * assertCount(0, 100_000); // throws FLURRY_E_SEQUENCE_COUNT
+ * ```
+ */
+export function assertCount(count: number, maxBatch: number): void {
+  if (!Number.isInteger(count) || count < 1 || count > maxBatch) {
+    throw sequenceError('COUNT', `count must be an integer from 1 to ${maxBatch} (maxBatch), got ${String(count)}`, {
+      count: String(count),
+      min: 1,
+      max: maxBatch,
+    });
+  }
+}
+
+/**
+ * The error of a call that found both segments empty while the store fails: the store's own coded error when
+ * it is not a plain outage (a key unknown, credentials refused…), else `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
+ * with `details.retryAfterMs` (the service's `Retry-After`).
+ *
+ * @example
+ * ```ts
+ * throw emptyBufferError('order', 'postgres://flurry:***@127.0.0.1:5432/ids', lastError, 500);
+ * ```
+ */
+export function emptyBufferError(
+  key: string,
+  store: string,
+  last: FlurryError | null,
+  retryAfterMs: number,
+): FlurryError {
+  if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
+  return sequenceError(
+    'STORE_UNAVAILABLE',
+    `no numbers are buffered for "${key}" and the store ${store} is not answering` +
+      (last ? ` (${last.message})` : '') +
+      `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
+    { key, retryAfterMs, store },
+    last ?? undefined,
+  );
+}

@@ -14,6 +14,7 @@ export * from './errors.js';
 export * from './store.js';
 export * from './format.js';
 export * from './url.js';
+export * from './adaptive-step.js';
 export * from './sequence.js';
 export * from './sequences.js';
 export { createMemoryStore } from './stores/memory.js';

@@ -158,7 +158,16 @@ describe('segments: sequences on the memory store', () => {
       (e) => code(e) === 'FLURRY_E_SEQUENCE_NUMBER_UNSAFE',
     );
     assert.equal(await s.nextBigInt(), max + 2n, 'the refused number is skipped, the bigint path continues');
+    assert.equal(s.tryNextString(), (max + 3n).toString(), 'the string form is exact past 2^53 too');
     await seqs.close();
+    // Below 2^53 the string form follows the number form, across segments.
+    const small = await openSequences('memory://strings');
+    await small.create('s', { step: 3 });
+    const t = small.get('s');
+    const got: string[] = [];
+    for (let i = 0; i < 10; i++) got.push(t.tryNextString() ?? String(await t.next()));
+    assert.deepEqual(got, ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+    await small.close();
   });
 
   it('GIVEN step 1 and a burst of 2,000 concurrent next() THEN none fails ("both segments not ready" never happens) and all are distinct', async () => {

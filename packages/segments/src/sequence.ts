@@ -23,89 +23,13 @@
  */
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';
-import { sequenceError, SequenceErrorCode } from './errors.js';
+import { assertCount, emptyBufferError, sequenceError, SequenceErrorCode, unsafeNumberError } from './errors.js';
+import { adaptStep } from './adaptive-step.js';
+import { EMPTY, MAX_SAFE, Segment, unusedOf } from './segment.js';
+import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const SAFE_END = MAX_SAFE + 1n;
-
-/** A segment `[start, start + len)`, issued up to `pos`. Number arithmetic while `safe`. */
-class Segment {
-  readonly start: bigint;
-  readonly end: bigint;
-  readonly len: number;
-  readonly startNum: number;
-  readonly safe: boolean;
-  readonly trigger: number;
-  pos = 0;
-  constructor(start: bigint, end: bigint, prefetchAt: number) {
-    this.start = start;
-    this.end = end;
-    this.len = Number(end - start);
-    this.safe = end <= SAFE_END;
-    this.startNum = this.safe ? Number(start) : 0;
-    this.trigger = Math.floor(this.len * prefetchAt);
-  }
-}
-
-const EMPTY = new Segment(0n, 0n, 0);
-
-/**
- * The tuning of every sequence of one `Sequences`.
- *
- * @example
- * ```ts
- * const t: SequenceTuning = { prefetchAt: 0.1, targetSegmentMs: 900_000, maxStep: 1_000_000, retryMs: 500, waitTimeoutMs: 30_000, maxBatch: 100_000 };
- * ```
- */
-export interface SequenceTuning {
-  prefetchAt: number;
-  targetSegmentMs: number;
-  maxStep: number;
-  retryMs: number;
-  waitTimeoutMs: number;
-  maxBatch: number;
-}
-
-/**
- * What a sequence reports about itself (like Leaf's `/cache` page), JSON-safe once passed through
- * `JSON.stringify` with bigint as strings (`toJSON`-free: numbers are decimal strings already).
- *
- * @example
- * ```ts
- * const s: SequenceStatus = sequences.get('order').status();
- * console.log(s.current?.next, s.step, s.lastFetchLatencyMs);
- * ```
- */
-export interface SequenceStatus {
-  key: string;
-  /** The segment issuing now: its range (`start` inclusive, `end` exclusive) and the next number. */
-  current: { start: string; end: string; next: string; remaining: number } | null;
-  /** The prefetched segment, or null. */
-  next: { start: string; end: string } | null;
-  /** The step the next fetch asks for (the adaptive step), and the stored (minimum) step. */
-  step: number;
-  minStep: number;
-  fetching: boolean;
-  fetches: number;
-  /** Wall time (ms) of the last successful fetch, and how long it took. */
-  lastFetchAt: number | null;
-  lastFetchLatencyMs: number | null;
-  /** Numbers issued by this instance. */
-  issued: number;
-  /** Numbers that will never be issued by anyone: skipped allocations with an unknown outcome (their size), remainders not handed back. */
-  wasted: string;
-  /** Numbers handed back to the store at close. */
-  handedBack: string;
-  /** Allocations whose commit outcome was unknown (skipped). */
-  skippedAllocations: number;
-  /** Fetches that failed, and the last failure's code and message (null after a success). */
-  failures: number;
-  lastError: { code: string; message: string } | null;
-  /** Callers waiting on an empty buffer right now, and in all. */
-  waiting: number;
-  waits: number;
-}
+export type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 
 /**
  * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
@@ -154,6 +78,7 @@ export class Sequence {
     private readonly clock: Clock,
     private readonly tuning: SequenceTuning,
     private readonly ensureKey: ((key: string) => Promise<boolean>) | undefined,
+    private readonly observe: ((e: SequenceEvent) => void) | undefined = undefined,
   ) {
     this.key = key;
   }
@@ -195,6 +120,25 @@ export class Sequence {
       return s.safe ? BigInt(s.startNum + n) : s.start + BigInt(n);
     }
     return this.advance() ? this.tryNextBigInt() : undefined;
+  }
+
+  /**
+   * The next number as a decimal string, synchronously, or undefined when both segments are empty (what an
+   * HTTP answer needs: no bigint is made while the segment is below 2^53).
+   *
+   * @example
+   * ```ts
+   * const text = seq.tryNextString(); // '42' or undefined
+   * ```
+   */
+  tryNextString(): string | undefined {
+    const s = this.cur;
+    if (s.pos < s.len) {
+      const n = s.pos++;
+      if (n === s.trigger) this.prefetch();
+      return s.safe ? String(s.startNum + n) : (s.start + BigInt(n)).toString();
+    }
+    return this.advance() ? this.tryNextString() : undefined;
   }
 
   /**
@@ -316,16 +260,21 @@ export class Sequence {
     this.closed = true;
     clearTimeout(this.retryTimer);
     if (this.fetching) await this.fetching;
+    const back = await this.release();
+    this.observe?.({ type: 'closed', key: this.key, status: this.status() });
+    return back;
+  }
+
+  /** Hands the unused remainder back when safe, else counts it as wasted. */
+  private async release(): Promise<bigint> {
     const cur = this.cur;
     const nxt = this.nxt;
     this.cur = EMPTY;
     this.nxt = null;
     this.retired += Math.min(cur.pos, cur.len);
-    const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));
-    let unused = cur.end - curFree + (nxt ? nxt.end - nxt.start : 0n);
+    const { lastEnd, firstUnused } = unusedOf(cur, nxt);
+    let { unused } = unusedOf(cur, nxt);
     if (unused === 0n || cur === EMPTY) return 0n;
-    const lastEnd = nxt ? nxt.end : cur.end;
-    const firstUnused = nxt && nxt.start !== cur.end ? nxt.start : curFree;
     let back = 0n;
     try {
       if (await this.store.handBack(this.key, lastEnd, firstUnused)) back = lastEnd - firstUnused;
@@ -349,16 +298,7 @@ export class Sequence {
 
   private toNumber(value: bigint): number {
     if (value <= MAX_SAFE) return Number(value);
-    throw this.unsafe(value);
-  }
-
-  private unsafe(value: bigint): FlurryError {
-    return sequenceError(
-      'NUMBER_UNSAFE',
-      `the next number of "${this.key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
-        `use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
-      { key: this.key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
-    );
+    throw unsafeNumberError(this.key, value);
   }
 
   /** Switches to the next segment when the current is used up; else makes sure a fetch is under way. */
@@ -386,14 +326,15 @@ export class Sequence {
   private nextStep(): number | undefined {
     if (!this.initialised) return undefined;
     const now = this.clock.monotonic();
-    const consumed = this.issued() - this.issuedAtFetch;
-    const elapsed = Math.max(now - this.fetchStartMono, 1);
-    const desired = Math.ceil((consumed / elapsed) * this.tuning.targetSegmentMs);
-    let s = this.step;
-    if (desired > s) s = Math.min(s * 16, desired);
-    else if (desired < s / 2) s = Math.max(Math.ceil(s / 2), desired);
-    s = Math.max(s, this.minStep, Math.min(this.demand, this.tuning.maxStep));
-    return Math.max(Math.min(s, this.tuning.maxStep), this.minStep);
+    return adaptStep({
+      step: this.step,
+      minStep: this.minStep,
+      maxStep: this.tuning.maxStep,
+      targetSegmentMs: this.tuning.targetSegmentMs,
+      consumed: this.issued() - this.issuedAtFetch,
+      elapsedMs: now - this.fetchStartMono,
+      demand: this.demand,
+    });
   }
 
   private async fetchOnce(): Promise<void> {
@@ -413,6 +354,13 @@ export class Sequence {
       this.stats.lastFetchAt = this.clock.now();
       this.stats.lastFetchLatencyMs = t1 - t0;
       this.stats.lastError = null;
+      this.observe?.({
+        type: 'fetched',
+        key: this.key,
+        latencyMs: t1 - t0,
+        size: Number(a.end - a.start),
+        step: a.step,
+      });
       this.issuedAtFetch = this.issued();
       this.fetchStartMono = t0;
       if (!this.initialised) {
@@ -441,6 +389,7 @@ export class Sequence {
             });
       this.stats.failures++;
       this.stats.lastError = e;
+      this.observe?.({ type: 'fetch-failed', key: this.key, latencyMs: this.clock.monotonic() - t0, code: e.code });
       if (e.details.outcomeUnknown === true) {
         this.stats.skipped++;
         const sk = e.details.skipped as { start?: unknown; end?: unknown } | undefined;
@@ -463,17 +412,8 @@ export class Sequence {
   }
 
   private storeError(): FlurryError {
-    const last = this.stats.lastError;
     const retryAfterMs = Math.max(Math.ceil(this.retryAt - this.clock.monotonic()), 1);
-    if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
-    return sequenceError(
-      'STORE_UNAVAILABLE',
-      `no numbers are buffered for "${this.key}" and the store ${this.store.description} is not answering` +
-        (last ? ` (${last.message})` : '') +
-        `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
-      { key: this.key, retryAfterMs, store: this.store.description },
-      last ?? undefined,
-    );
+    return emptyBufferError(this.key, this.store.description, this.stats.lastError, retryAfterMs);
   }
 
   /** Waits for the fetch in flight (starting one if none), then takes; bounded in rounds and time. */
@@ -511,17 +451,7 @@ export class Sequence {
   }
 
   private async fill(count: number, take: (s: Segment, from: number, to: number) => void): Promise<void> {
-    if (!Number.isInteger(count) || count < 1 || count > this.tuning.maxBatch) {
-      throw sequenceError(
-        'COUNT',
-        `count must be an integer from 1 to ${this.tuning.maxBatch} (maxBatch), got ${String(count)}`,
-        {
-          count: String(count),
-          min: 1,
-          max: this.tuning.maxBatch,
-        },
-      );
-    }
+    assertCount(count, this.tuning.maxBatch);
     let left = count;
     const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     this.demand += count;

@@ -23,7 +23,7 @@ import {
   type ResetPeriod,
   type SerialFormat,
 } from './format.js';
-import { Sequence, type SequenceStatus, type SequenceTuning } from './sequence.js';
+import { Sequence, type SequenceEvent, type SequenceStatus, type SequenceTuning } from './sequence.js';
 import {
   assertKey,
   assertStep,
@@ -69,6 +69,8 @@ export interface SequencesOptions {
   allowVolatileStore?: boolean;
   /** Create Leaf's table when it is missing (SQL stores; default true). */
   createTable?: boolean;
+  /** Called on each fetch, failed fetch and close of a key (the service's metrics); must not throw. */
+  onEvent?: (e: SequenceEvent) => void;
 }
 
 const KNOWN = [
@@ -84,6 +86,7 @@ const KNOWN = [
   'maxBatch',
   'allowVolatileStore',
   'createTable',
+  'onEvent',
 ];
 
 /**
@@ -202,6 +205,7 @@ export class Sequences {
   private readonly creators = new Map<string, { start: bigint; step: number }>();
   private readonly tuning: SequenceTuning;
   private closed = false;
+  private readonly safeListener: ((e: SequenceEvent) => void) | undefined;
 
   /** @internal */
   constructor(
@@ -209,10 +213,21 @@ export class Sequences {
     private readonly o: Required<Pick<SequencesOptions, 'autoCreate' | 'defaultStep'>> & {
       clock: Clock;
       tuning: SequenceTuning;
+      onEvent?: ((e: SequenceEvent) => void) | undefined;
     },
   ) {
     this.clock = o.clock;
     this.tuning = o.tuning;
+    const listener = o.onEvent;
+    this.safeListener = listener
+      ? (e) => {
+          try {
+            listener(e);
+          } catch {
+            // A listener's failure must not break issuing.
+          }
+        }
+      : undefined;
   }
 
   /**
@@ -225,6 +240,8 @@ export class Sequences {
    * ```
    */
   get(key: string): Sequence {
+    const known = this.closed ? undefined : this.seqs.get(key);
+    if (known !== undefined) return known; // checked when it was first asked for
     assertKey(key);
     return this.sequenceWithCreate(key, undefined);
   }
@@ -247,7 +264,7 @@ export class Sequences {
               return true;
             }
           : undefined;
-      s = new Sequence(key, this.store, this.clock, this.tuning, ensure);
+      s = new Sequence(key, this.store, this.clock, this.tuning, ensure, this.safeListener);
       this.seqs.set(key, s);
     }
     return s;
@@ -445,5 +462,14 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
       });
     }
   }
-  return new Sequences(store, { autoCreate: options.autoCreate ?? false, defaultStep, clock, tuning });
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+    throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
+  }
+  return new Sequences(store, {
+    autoCreate: options.autoCreate ?? false,
+    defaultStep,
+    clock,
+    tuning,
+    onEvent: options.onEvent,
+  });
 }

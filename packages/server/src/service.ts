@@ -25,6 +25,7 @@
 import type { Server } from 'node:http';
 import { assertKnownOptions, optionNames } from '@flurry/core';
 import { openSequences, type Sequences } from '@flurry/segments';
+import { SequenceMetrics } from './sequence-metrics.js';
 import type { ServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
@@ -92,6 +93,8 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   sequences: true,
   autoCreate: true,
   allowVolatileStore: true,
+  sequenceMaxStep: true,
+  sequenceTargetMs: true,
   logLevel: true,
   allowRoot: true,
   shutdownTimeoutMs: true,
@@ -124,6 +127,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
 export async function startService(config: ServeConfig, logger: ServiceLogger): Promise<RunningService> {
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   const core = createServiceCore(config, logger);
+  let sequenceMetrics: SequenceMetrics | undefined;
   // Segment mode (--sequences URL): opened first, so a bad store URL, credentials or a volatile Redis stop the start.
   const sequences: Sequences | undefined =
     config.sequences === undefined
@@ -132,7 +136,11 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
           autoCreate: config.autoCreate,
           allowVolatileStore: config.allowVolatileStore,
           maxBatch: config.maxBatch,
+          maxStep: config.sequenceMaxStep,
+          targetSegmentMs: config.sequenceTargetMs,
+          onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
         });
+  if (sequences && sequenceMetrics) sequenceMetrics.attach(sequences);
   const ctx = { ...httpContext(config, core, logger.child({ component: 'http' })), sequences };
   core.console.data.sequences = sequences;
   const server = createHttpServer(ctx);

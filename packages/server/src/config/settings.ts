@@ -10,6 +10,8 @@
  * allowedText(settingDef('port')); // 'an integer from 0 to 65535 (0 = any free port, logged at start-up)'
  * ```
  */
+import { SEGMENT_SETTINGS } from './settings-segments.js';
+
 interface Common {
   /** Command-line flag without `--`. */
   readonly flag: string;
@@ -305,29 +307,7 @@ const DEFS = {
     allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
     help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
   },
-  sequences: {
-    type: 'string',
-    flag: 'sequences',
-    env: 'FLURRY_SEQUENCES',
-    secret: true,
-    defaultText: '(none: segment mode off)',
-    allowed: "a store URL: postgres://…, mysql://… (Leaf's leaf_alloc table), redis://… (see docs/segments.md)",
-    help: 'Serve segment mode (/v1/sequences/{key}, Leaf /api/segment/get/{key}) from this store.',
-  },
-  autoCreate: {
-    type: 'bool',
-    flag: 'auto-create',
-    env: 'FLURRY_AUTO_CREATE',
-    default: false,
-    help: 'Segment mode: create an unknown key on first use (off: an unknown key is 404).',
-  },
-  allowVolatileStore: {
-    type: 'bool',
-    flag: 'allow-volatile-store',
-    env: 'FLURRY_ALLOW_VOLATILE_STORE',
-    default: false,
-    help: 'Segment mode: accept a Redis without appendonly yes + appendfsync always (it can repeat numbers after a crash).',
-  },
+  ...SEGMENT_SETTINGS,
   logLevel: {
     type: 'choice',
     flag: 'log-level',

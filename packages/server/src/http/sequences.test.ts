@@ -14,20 +14,23 @@ let svc: InProcess;
 let sequences: Sequences;
 let handler: ReturnType<typeof createRequestHandler>;
 let down = false;
+let delayMs = 0;
 
 before(async () => {
   svc = await inProcess([]);
   const inner = createMemoryStore('http-sequences');
   const store: SegmentStore = {
     ...inner,
-    allocate: (key, step) =>
-      down
-        ? Promise.reject(new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', 'store down', { retryAfterMs: 1000 }))
-        : inner.allocate(key, step),
+    allocate: async (key, step) => {
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+      if (down) throw new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', 'store down', { retryAfterMs: 1000 });
+      return inner.allocate(key, step);
+    },
   };
   sequences = await openSequences(store, { retryMs: 50, maxStep: 10 });
   await sequences.create('order', { start: 1001, step: 10 });
   await sequences.create('fragile', { step: 5 });
+  await sequences.create('slow', { step: 5 });
   handler = createRequestHandler({ ...svc.ctx, sequences });
 });
 after(async () => {
@@ -61,6 +64,20 @@ test('GIVEN a key THEN /next, ?count=N, text/plain and Leaf /api/segment/get/{ke
   const status = JSON.parse(st.body) as { key: string; issued: number; step: number };
   assert.equal(status.key, 'order');
   assert.equal(status.issued, 31);
+});
+
+test('GIVEN a JSON /next that waits for a fetch WHILE a text/plain request comes in THEN each gets its own format (the route input is reused)', async () => {
+  delayMs = 50;
+  try {
+    const waiting = get('/v1/sequences/slow/next'); // empty buffer: waits for the store
+    const text = await get('/v1/sequences/order/next', { accept: 'text/plain' });
+    assert.match(text.body, /^[0-9]+$/);
+    const json = await waiting;
+    assert.equal(json.status, 200, json.body);
+    assert.deepEqual(JSON.parse(json.body), { key: 'slow', value: '1' });
+  } finally {
+    delayMs = 0;
+  }
 });
 
 test('GIVEN unknown keys, bad keys and bad counts THEN 404, 400 and 400 with codes, never a 500', async () => {

@@ -41,20 +41,27 @@ function sequencesOf(ctx: HttpContext): Sequences {
 /** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
 function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
   const s = sequencesOf(ctx);
+  const raw = input.params[0];
+  if (raw.indexOf('%') === -1) return s.get(raw);
   let key: string;
   try {
-    key = decodeURIComponent(input.params[0]);
+    key = decodeURIComponent(raw);
   } catch {
     throw serverError('QUERY', 'the sequence key in the path has a malformed %-escape');
   }
   return s.get(key);
 }
 
-function answer(res: ServerResponse, input: RouteInput, key: string, value: bigint): number {
-  const v = value.toString();
+/** Whether the caller asked for the bare number: read before any await (the input object is reused). */
+function textWanted(input: RouteInput): boolean {
   const accept = input.headers.accept;
-  if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, v);
-  return sendText(res, 200, JSON_TYPE, JSON.stringify({ key, value: v }));
+  return accept !== undefined && wantsText(accept);
+}
+
+/** Writes one number; a key holds only A-Z a-z 0-9 _ . : - (checked by get()), so it needs no JSON escaping. */
+function answer(res: ServerResponse, text: boolean, key: string, value: string): number {
+  if (text) return sendAscii(res, 200, TEXT_TYPE, value);
+  return sendAscii(res, 200, JSON_TYPE, '{"key":"' + key + '","value":"' + value + '"}');
 }
 
 const KEY_PARAM = {
@@ -80,9 +87,11 @@ export const sequenceNextRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const v = seq.tryNextBigInt();
-    if (v !== undefined) return answer(res, input, seq.key, v);
-    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, input, seq.key, n));
+    const text = textWanted(input);
+    const v = seq.tryNextString();
+    if (v !== undefined) return answer(res, text, seq.key, v);
+    // The input object serves the next request meanwhile: nothing of it is read after this point.
+    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, text, seq.key, n.toString()));
   },
   openapi: {
     operationId: 'nextInSequence',
@@ -235,8 +244,8 @@ export const leafSegmentRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const v = seq.tryNextBigInt();
-    if (v !== undefined) return sendAscii(res, 200, TEXT_TYPE, v.toString());
+    const v = seq.tryNextString();
+    if (v !== undefined) return sendAscii(res, 200, TEXT_TYPE, v);
     return Promise.resolve(seq.nextBigInt()).then((n) => sendAscii(res, 200, TEXT_TYPE, n.toString()));
   },
   openapi: {

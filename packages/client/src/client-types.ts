@@ -1,0 +1,51 @@
+/**
+ * The shapes a {@link FlurryClient} hands back: a decoded ID and the client's counters.
+ */
+import type { ServerReport } from './server-pool.js';
+
+/**
+ * An ID decoded by a server under its layout (`GET /v1/ids/{id}`).
+ *
+ * @example
+ * ```ts
+ * const d: DecodedRemoteId = await client.decode(id);
+ * d.fields.worker;
+ * ```
+ */
+export interface DecodedRemoteId {
+  id: bigint;
+  unixMs: number;
+  /** ISO 8601. */
+  timestamp: string;
+  /** Node fields, e.g. `{ datacenter: 1, worker: 7 }`. */
+  fields: Record<string, number>;
+  sequence: number;
+}
+
+/**
+ * Counters of a client.
+ *
+ * @example
+ * ```ts
+ * client.stats().requests; // HTTP requests sent so far
+ * ```
+ */
+export interface ClientStats {
+  /** IDs in the buffer now. */
+  buffered: number;
+  /** IDs handed out from the buffer. */
+  taken: number;
+  /** IDs dropped because they got older than `maxAgeMs`. */
+  discarded: number;
+  /** HTTP requests sent (refills, batches, decodes). */
+  requests: number;
+  /** Refill requests sent. */
+  refills: number;
+  /** The buffer size the client currently aims at (adapts to the consumption rate). */
+  targetSize: number;
+  /** The low-water mark in force now. */
+  lowWater: number;
+  /** Observed consumption, IDs per second. */
+  ratePerSecond: number;
+  servers: ServerReport[];
+}

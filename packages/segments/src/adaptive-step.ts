@@ -1,0 +1,56 @@
+/**
+ * The adaptive step of segment mode: how many numbers the next fetch of a key asks for, so that a segment lasts
+ * `targetSegmentMs` at the rate observed since the previous fetch. Leaf doubles its step when a segment lasted
+ * under 15 minutes and halves it past 30, capped at 1,000,000; this grows at most ×16 and shrinks at most ÷2 per
+ * fetch (so a burst is met within one or two fetches, and a lull does not throw the step away at once), never
+ * below the stored step (Leaf's minimum), never above `maxStep`, and never below the demand of callers waiting
+ * (a `batch(n)` waiting for n numbers is served by one fetch when `maxStep` allows).
+ *
+ * @example
+ * ```ts
+ * import { adaptStep } from '@flurry/segments';
+ * adaptStep({ step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 900_000, consumed: 1000, elapsedMs: 60_000, demand: 0 }); // 15000
+ * ```
+ */
+
+/**
+ * What {@link adaptStep} decides from.
+ *
+ * @example
+ * ```ts
+ * const input: StepInput = { step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 900_000, consumed: 500, elapsedMs: 1000, demand: 0 };
+ * ```
+ */
+export interface StepInput {
+  /** The step of the last fetch. */
+  step: number;
+  /** The stored step of the key: the floor. */
+  minStep: number;
+  /** The ceiling (`maxStep` of the options). */
+  maxStep: number;
+  /** How long a segment should last. */
+  targetSegmentMs: number;
+  /** Numbers issued since the last fetch started, and the time since then (ms). */
+  consumed: number;
+  elapsedMs: number;
+  /** Numbers callers are waiting for right now. */
+  demand: number;
+}
+
+/**
+ * The step of the next fetch (see the module comment).
+ *
+ * @example
+ * ```ts
+ * adaptStep({ step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 1000, consumed: 100_000, elapsedMs: 10, demand: 0 }); // 16000
+ * ```
+ */
+export function adaptStep(i: StepInput): number {
+  const elapsed = Math.max(i.elapsedMs, 1);
+  const desired = Math.ceil((i.consumed / elapsed) * i.targetSegmentMs);
+  let s = i.step;
+  if (desired > s) s = Math.min(s * 16, desired);
+  else if (desired < s / 2) s = Math.max(Math.ceil(s / 2), desired);
+  s = Math.max(s, i.minStep, Math.min(i.demand, i.maxStep));
+  return Math.max(Math.min(s, i.maxStep), i.minStep);
+}

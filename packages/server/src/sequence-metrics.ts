@@ -1,0 +1,306 @@
+/**
+ * Per-key metrics of segment mode (`flurry serve --sequences URL`), in the service's Prometheus registry:
+ *
+ * | metric | type |
+ * | --- | --- |
+ * | `flurry_segment_issued_total{key}` (numbers issued by this process) | counter |
+ * | `flurry_segment_fetches_total{key}`, `flurry_segment_fetch_failures_total{key}` (store round trips) | counter |
+ * | `flurry_segment_fetch_duration_seconds{key}` (latency of each fetch, failed ones too) | histogram |
+ * | `flurry_segment_step{key}` (the adaptive step the next fetch asks for) | gauge |
+ * | `flurry_segment_buffered{key}` (numbers held in memory: what a crash would lose) | gauge |
+ * | `flurry_segment_buffer_segments{key}` (segments holding numbers: 0, 1 or 2) | gauge |
+ * | `flurry_segment_empty_waits_total{key}` (calls that waited on an empty buffer) | counter |
+ * | `flurry_segment_wasted_total{key}` (numbers lost: remainders not handed back at close, allocations of unknown outcome) | counter |
+ * | `flurry_segment_handed_back_total{key}` (numbers handed back to the store at close) | counter |
+ * | `flurry_segment_keys` (keys open), `flurry_segment_keys_aggregated` (of which under `key="_other"`) | gauge |
+ *
+ * **Bounded cardinality:** the first `maxKeys` keys (default {@link DEFAULT_MAX_KEY_LABELS}) open at once get
+ * a `key` label of their own; any key beyond is counted under `key="_other"` (counters summed, `buffered` and
+ * `buffer_segments` summed, `step` the largest). A key closed by the service (a past period of a formatted
+ * serial) frees its label: its series ends and the next new key may take the slot. So the series count stays at
+ * most `maxKeys + 1` per metric whatever callers send (an auto-create service accepts any valid key name).
+ *
+ * Counters are read from the sequences' own counts at scrape time (the per-number path pays nothing);
+ * fetch latencies come from `onEvent` of `openSequences`.
+ *
+ * @example
+ * ```ts
+ * const m = new SequenceMetrics(core.metrics.registry);
+ * const sequences = await openSequences(url, { onEvent: m.onEvent });
+ * m.attach(sequences);
+ * ```
+ */
+import type { Registry } from 'prom-client';
+import type { SequenceEvent, Sequences, SequenceStatus } from '@flurry/segments';
+
+/**
+ * Keys with a label of their own, by default (the rest are aggregated under `key="_other"`).
+ *
+ * @example
+ * ```ts
+ * new SequenceMetrics(registry, { maxKeys: DEFAULT_MAX_KEY_LABELS });
+ * ```
+ */
+export const DEFAULT_MAX_KEY_LABELS = 100;
+
+/**
+ * The label of the keys beyond the bound.
+ *
+ * @example
+ * ```ts
+ * text.includes(`flurry_segment_issued_total{key="${OTHER_KEYS}"}`);
+ * ```
+ */
+export const OTHER_KEYS = '_other';
+
+/** Fetch latency buckets, seconds. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+interface Counts {
+  issued: number;
+  fetches: number;
+  failures: number;
+  waits: number;
+  wasted: number;
+  handedBack: number;
+}
+
+interface Totals extends Counts {
+  hist: Float64Array;
+  sum: number;
+}
+
+const ZERO: Counts = { issued: 0, fetches: 0, failures: 0, waits: 0, wasted: 0, handedBack: 0 };
+
+type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
+
+function countsOf(s: SequenceStatus): Counts {
+  return {
+    issued: s.issued,
+    fetches: s.fetches,
+    failures: s.failures,
+    waits: s.waits,
+    wasted: Number(s.wasted),
+    handedBack: Number(s.handedBack),
+  };
+}
+
+function bufferOf(s: SequenceStatus): { buffered: number; segments: number } {
+  const cur = s.current && s.current.remaining > 0 ? s.current.remaining : 0;
+  const nxt = s.next ? Number(BigInt(s.next.end) - BigInt(s.next.start)) : 0;
+  return { buffered: cur + nxt, segments: (cur > 0 ? 1 : 0) + (nxt > 0 ? 1 : 0) };
+}
+
+/**
+ * The per-key metrics of segment mode (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const m = new SequenceMetrics(registry, { maxKeys: 50 });
+ * m.attach(sequences);
+ * ```
+ */
+export class SequenceMetrics {
+  readonly maxKeys: number;
+  private sequences: Sequences | undefined;
+  /** Key → its label (itself, or OTHER_KEYS). */
+  private readonly labels = new Map<string, string>();
+  private own = 0;
+  /** Label → counts folded in so far. */
+  private readonly totals = new Map<string, Totals>();
+  /** Key → the counts of its sequence already folded into its label's totals. */
+  private readonly seen = new Map<string, Counts>();
+  /** Keys whose sequence closed (still listed by a closed `Sequences`) until a new sequence of the key fetches. */
+  private readonly closed = new Set<string>();
+
+  constructor(registry: Registry, options: { maxKeys?: number } = {}) {
+    const max = options.maxKeys ?? DEFAULT_MAX_KEY_LABELS;
+    if (!Number.isInteger(max) || max < 0 || max > 10_000) {
+      throw new RangeError(`maxKeys must be an integer from 0 to 10000, got ${String(max)}`);
+    }
+    this.maxKeys = max;
+    const counter = (name: string, help: string, pick: (c: Counts) => number): void =>
+      this.register(registry, name, help, 'counter', () =>
+        this.collect().map(([label, t]) => ({ value: pick(t), labels: { key: label } })),
+      );
+    counter('flurry_segment_issued_total', 'Numbers issued by this process, by key.', (c) => c.issued);
+    counter('flurry_segment_fetches_total', 'Segments fetched from the store, by key.', (c) => c.fetches);
+    counter('flurry_segment_fetch_failures_total', 'Fetches from the store that failed, by key.', (c) => c.failures);
+    counter(
+      'flurry_segment_empty_waits_total',
+      'Calls that waited on an empty buffer (both segments used up), by key.',
+      (c) => c.waits,
+    );
+    counter(
+      'flurry_segment_wasted_total',
+      'Numbers that will never be issued: remainders not handed back at close, allocations of unknown outcome.',
+      (c) => c.wasted,
+    );
+    counter(
+      'flurry_segment_handed_back_total',
+      'Numbers handed back to the store at close, by key.',
+      (c) => c.handedBack,
+    );
+    this.register(
+      registry,
+      'flurry_segment_fetch_duration_seconds',
+      'Latency of each segment fetch (failed ones too), seconds, by key.',
+      'histogram',
+      () => this.histogramValues(),
+    );
+    this.register(registry, 'flurry_segment_step', 'The step the next fetch asks for, by key.', 'gauge', () =>
+      this.gauges().map(([label, g]) => ({ value: g.step, labels: { key: label } })),
+    );
+    this.register(
+      registry,
+      'flurry_segment_buffered',
+      'Numbers held in memory (current remainder plus next segment), by key: what a crash would lose.',
+      'gauge',
+      () => this.gauges().map(([label, g]) => ({ value: g.buffered, labels: { key: label } })),
+    );
+    this.register(
+      registry,
+      'flurry_segment_buffer_segments',
+      'Segments holding numbers (0, 1 or 2), by key.',
+      'gauge',
+      () => this.gauges().map(([label, g]) => ({ value: g.segments, labels: { key: label } })),
+    );
+    this.register(registry, 'flurry_segment_keys', 'Keys open in this process.', 'gauge', () => [
+      { value: this.statuses().length, labels: {} },
+    ]);
+    this.register(
+      registry,
+      'flurry_segment_keys_aggregated',
+      `Keys open in this process counted under key="${OTHER_KEYS}" (past the bound of labelled keys).`,
+      'gauge',
+      () => [{ value: this.statuses().filter((s) => this.labelOf(s.key) === OTHER_KEYS).length, labels: {} }],
+    );
+  }
+
+  /**
+   * The listener to pass as `onEvent` to `openSequences`.
+   *
+   * @example
+   * ```ts
+   * await openSequences(url, { onEvent: metrics.onEvent });
+   * ```
+   */
+  readonly onEvent = (e: SequenceEvent): void => {
+    if (e.type === 'closed') {
+      this.fold(e.status);
+      this.seen.delete(e.key);
+      this.closed.add(e.key);
+      const label = this.labels.get(e.key);
+      this.labels.delete(e.key);
+      if (label !== undefined && label !== OTHER_KEYS) {
+        this.own--;
+        this.totals.delete(label);
+      }
+      return;
+    }
+    this.closed.delete(e.key);
+    const t = this.totalsOf(this.labelOf(e.key));
+    const s = e.latencyMs / 1000;
+    let i = 0;
+    while (i < BUCKETS.length && s > BUCKETS[i]) i++;
+    t.hist[i]++;
+    t.sum += s;
+  };
+
+  /**
+   * Reads the counters and gauges of `sequences` at each scrape.
+   *
+   * @example
+   * ```ts
+   * metrics.attach(sequences);
+   * ```
+   */
+  attach(sequences: Sequences): void {
+    this.sequences = sequences;
+  }
+
+  private register(
+    registry: Registry,
+    name: string,
+    help: string,
+    type: 'counter' | 'gauge' | 'histogram',
+    values: () => Value[],
+  ): void {
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      get: () => Promise.resolve({ name, help, type, aggregator: 'sum', values: values() }),
+    } as never);
+  }
+
+  private statuses(): SequenceStatus[] {
+    const all = this.sequences?.status() ?? [];
+    return this.closed.size === 0 ? all : all.filter((s) => !this.closed.has(s.key));
+  }
+
+  private labelOf(key: string): string {
+    let label = this.labels.get(key);
+    if (label === undefined) {
+      label = this.own < this.maxKeys ? key : OTHER_KEYS;
+      if (label !== OTHER_KEYS) this.own++;
+      this.labels.set(key, label);
+    }
+    return label;
+  }
+
+  private totalsOf(label: string): Totals {
+    let t = this.totals.get(label);
+    if (!t) {
+      t = { ...ZERO, hist: new Float64Array(BUCKETS.length + 1), sum: 0 };
+      this.totals.set(label, t);
+    }
+    return t;
+  }
+
+  /** Adds what a key's sequence counted since the last fold to its label's totals. */
+  private fold(s: SequenceStatus): void {
+    const now = countsOf(s);
+    const before = this.seen.get(s.key) ?? ZERO;
+    const t = this.totalsOf(this.labelOf(s.key));
+    for (const k of Object.keys(ZERO) as Array<keyof Counts>) t[k] += Math.max(now[k] - before[k], 0);
+    this.seen.set(s.key, now);
+  }
+
+  private collect(): Array<[string, Totals]> {
+    for (const s of this.statuses()) this.fold(s);
+    return [...this.totals.entries()];
+  }
+
+  private gauges(): Array<[string, { step: number; buffered: number; segments: number }]> {
+    const out = new Map<string, { step: number; buffered: number; segments: number }>();
+    for (const s of this.statuses()) {
+      const label = this.labelOf(s.key);
+      const b = bufferOf(s);
+      const g = out.get(label);
+      if (g) {
+        g.step = Math.max(g.step, s.step);
+        g.buffered += b.buffered;
+        g.segments += b.segments;
+      } else out.set(label, { step: s.step, ...b });
+    }
+    return [...out.entries()];
+  }
+
+  private histogramValues(): Value[] {
+    const out: Value[] = [];
+    const name = 'flurry_segment_fetch_duration_seconds';
+    for (const [label, t] of this.totals) {
+      let acc = 0;
+      for (let i = 0; i < BUCKETS.length; i++) {
+        acc += t.hist[i];
+        out.push({ value: acc, labels: { le: BUCKETS[i], key: label }, metricName: name + '_bucket' });
+      }
+      acc += t.hist[BUCKETS.length];
+      out.push({ value: acc, labels: { le: '+Inf', key: label }, metricName: name + '_bucket' });
+      out.push({ value: t.sum, labels: { key: label }, metricName: name + '_sum' });
+      out.push({ value: acc, labels: { key: label }, metricName: name + '_count' });
+    }
+    return out;
+  }
+}
