@@ -43,15 +43,17 @@ export async function launchChromium(): Promise<Browser> {
     } catch (err) {
       throw new Error(
         `the console's browser tests need Debian's "chromium" package at ${CHROMIUM_PATH}: ${(err as Error).message}`,
+        { cause: err },
       );
     }
   }
   let pw: typeof import('playwright-core');
   try {
     pw = await import('playwright-core');
-  } catch {
+  } catch (err) {
     throw new Error(
       'the console\'s browser tests need the npm package "playwright-core" (a devDependency of @flurry/server): run npm ci',
+      { cause: err },
     );
   }
   return pw.chromium.launch({
