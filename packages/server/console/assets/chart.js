@@ -3,6 +3,8 @@
 
 const WINDOW_S = 300;
 
+const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+
 /** A rate chart in `figure`; returns { push(unixMs, idsPerSecond) }. */
 export function rateChart(figure) {
   const xs = [];
@@ -24,7 +26,7 @@ export function rateChart(figure) {
         legend: { show: false },
         cursor: { show: true, drag: { x: false, y: false } },
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] } },
-        axes: [axisOpts, { ...axisOpts, size: 60 }],
+        axes: [axisOpts, { ...axisOpts, size: 56, values: (_u, splits) => splits.map((v) => compact.format(v)) }],
         series: [{}, { label: 'IDs/s', stroke: color, width: 2, fill: color + '22', points: { show: false } }],
       },
       [xs, ys],
