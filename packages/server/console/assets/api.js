@@ -44,7 +44,7 @@ export async function getJson(path) {
     throw new ApiError(0, 'NETWORK', 'the service cannot be reached');
   }
   const text = await res.text();
-  let body = null;
+  let body;
   try {
     body = text ? JSON.parse(text) : null;
   } catch {
