@@ -124,7 +124,15 @@ function openStreams(port, n) {
  * Measures the console's figures against a running service; prints and writes them.
  * `wrk(port, path, opts)` → { rps } is service.mjs's runner.
  */
-export async function consoleBench({ port, pid, wrk, rounds = 5, duration = 5, write = true }) {
+export async function consoleBench({
+  port,
+  pid,
+  wrk,
+  rounds = 5,
+  duration = 5,
+  write = true,
+  how = 'npm run bench:service',
+}) {
   process.stderr.write('bench:service: console (first paint, assets, five live streams)\n');
   const br = await pageBytes(port, 'br');
   const gz = await pageBytes(port, 'gzip');
@@ -173,7 +181,7 @@ export async function consoleBench({ port, pid, wrk, rounds = 5, duration = 5, w
       `\`GET /v1/ids/next\` req/s with five live \`/v1/events\` streams vs none (median of ${rounds} interleaved wrk runs each: ${fmt(b)} vs ${fmt(a)}; ${fmt(frames / Math.max(1, rounds * duration * 5), 1)} frames/s per stream during the runs)`,
       `${fmt(cost * 100, 1)}% cost${cost < 0 ? ' (within noise: faster with the streams)' : ''}`,
       '< 2%',
-      yes(cost < 0.02),
+      cost < -0.02 ? 'inconclusive (noise; see the next row)' : yes(cost < 0.02),
     ],
     [
       `The streams' own cost, measured without load: the idle service's CPU with five streams open vs none (/proc, median of 3 interleaved 5 s windows each: ${fmt(idle5, 1)} vs ${fmt(idle0, 1)} ms per second)`,
@@ -185,7 +193,8 @@ export async function consoleBench({ port, pid, wrk, rounds = 5, duration = 5, w
   const md = [
     machineLine() +
       ` Load average at the end of the run: ${fmt((await import('node:os')).loadavg()[0], 1)} (other processes share the cores).`,
-    'Measured in the same run as the Service section, against the same `flurry serve` (twitter layout, file registry). ' +
+    `This table: \`${how}\`. \`npm run bench:service\` measures it in the same run as the Service section, against the same ` +
+      '`flurry serve` (twitter layout, file registry). ' +
       "First paint is the page's own `first-contentful-paint` in Debian's chromium (headless, through playwright-core), each load in a fresh " +
       'browser context so nothing comes from the cache. The five streams are read by plain HTTP clients in the benchmark process, ' +
       "as EventSource reads them: the browsers' rendering runs on the operators' machines, not the service's. On this shared " +
@@ -242,6 +251,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       rounds: opt('rounds', 3),
       duration: opt('duration', 4),
       write: !args.includes('--no-write'),
+      how: `node benchmarks/console.mjs ${args.filter((a) => a !== '--no-write').join(' ')}`.trim(),
     });
   } finally {
     child.kill('SIGTERM');
