@@ -7,9 +7,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Layout } from '@flurry/core';
+import { Layout, generateKey } from '@flurry/core';
 import type { Browser, Page } from 'playwright-core';
-import { startFlurry, tempDir, type FlurryProcess } from '../test-support.js';
+import { httpGet, startFlurry, tempDir, type FlurryProcess } from '../test-support.js';
 import { launchChromium, watchPage } from './browser.js';
 
 const TOKEN = 'console-token-0123456789abcdef';
@@ -232,7 +232,7 @@ describe('the console in chromium with --token', () => {
   let origin: string;
   before(async () => {
     browser = await launchChromium();
-    svc = await startFlurry({ env: { FLURRY_TOKEN: TOKEN } });
+    svc = await startFlurry({ env: { FLURRY_TOKEN: TOKEN, FLURRY_PUBLIC_KEY: generateKey('C') } });
     origin = `http://127.0.0.1:${svc.port}`;
   });
   after(async () => {
@@ -260,6 +260,28 @@ describe('the console in chromium with --token', () => {
     await page.locator('#conn.live').waitFor();
     assert.deepEqual(statuses, [401, 401, 200]);
     assert.equal(await page.evaluate("sessionStorage.getItem('flurry.console.token')"), TOKEN);
+    const events = watch.requests.filter((u) => u.includes('/v1/events'));
+    assert.ok(
+      events.length > 0 && events.every((u) => u.includes(`?token=${TOKEN}`)),
+      'the token in the query on /v1/events',
+    );
+    assert.ok(
+      watch.requests.every((u) => !u.includes('token=') || u.includes('/v1/events')),
+      'the token in no other URL',
+    );
+    // Decode a public ID (the service has a key): the ID and fields behind it.
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const { publicId } = JSON.parse((await httpGet(svc.port, '/v1/public-ids/next', auth)).body) as {
+      publicId: string;
+    };
+    const behind = JSON.parse((await httpGet(svc.port, `/v1/public-ids/${publicId}`, auth)).body) as { id: string };
+    await page.getByLabel('Public ID').fill(publicId);
+    await page.locator('#public button[type=submit]').click();
+    await page.locator('#public-out dl').waitFor();
+    assert.match(
+      (await page.locator('#public-out').textContent()) ?? '',
+      new RegExp(`^ID${behind.id.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}Time`),
+    );
     await page.reload();
     await page.locator('#conn.live').waitFor();
     assert.equal(await page.locator('#login').isHidden(), true);
