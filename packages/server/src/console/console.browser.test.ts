@@ -224,6 +224,38 @@ describe('the console in chromium (no token, loopback)', () => {
     await gen.stop();
     console.log(`screenshots in ${shots}`);
   });
+
+  test('GIVEN the stream goes silent (service SIGSTOPped) THEN the page says it is cut; WHEN the service resumes THEN live again', async () => {
+    const page = await open(browser, origin);
+    await page.goto(`${origin}/`);
+    await page.locator('#conn.live').waitFor();
+    svc.process.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    // A stream silent for 5 s counts as cut (api.js), checked every second, after the last frame.
+    const cutBound = 5000 + 1000 + FRAME_MS + 1000;
+    let cutAfter: number;
+    try {
+      await page.locator('#conn.cut').waitFor({ timeout: cutBound + 2000 });
+      cutAfter = Date.now() - stoppedAt;
+      assert.match(
+        (await page.locator('#conn').textContent()) ?? '',
+        /Live stream cut; polling, reconnecting in \d+ s/,
+      );
+    } finally {
+      svc.process.kill('SIGCONT');
+    }
+    const resumedAt = Date.now();
+    // Reconnection attempts wait 1, 2, 4 … s; one pending while stopped completes on resume.
+    const liveBound = 4000 + FRAME_MS + 1000;
+    await page.locator('#conn.live').waitFor({ timeout: liveBound + 2000 });
+    const resumedAfter = Date.now() - resumedAt;
+    console.log(
+      `stream cut shown after ${cutAfter} ms (bound ${cutBound} ms); live again ${resumedAfter} ms after resume (bound ${liveBound} ms)`,
+    );
+    assert.ok(cutAfter <= cutBound, `cut shown after ${cutAfter} ms, bound ${cutBound} ms`);
+    assert.ok(resumedAfter <= liveBound, `live again after ${resumedAfter} ms, bound ${liveBound} ms`);
+    await page.close();
+  });
 });
 
 describe('the console in chromium with --token', () => {
