@@ -81,6 +81,10 @@ describe('the console routes (in-process, with a token)', () => {
       ['preset=twiter', 'FLURRY_E_LAYOUT_UNKNOWN_PRESET'],
       ['fields=timestamp:41,sequence:12&unit=2ms', 'FLURRY_E_LAYOUT_UNIT'],
       ['fields=timestamp:41,sequence:12&epoch=yesterday', 'FLURRY_E_LAYOUT_EPOCH'],
+      ['fields=timestamp:41,sequence:12&epoch=99999999999999999999', 'FLURRY_E_LAYOUT_EPOCH'],
+      ['fields=timestamp:41,sequence:12&epoch=2999-01-01', 'FLURRY_E_LAYOUT_EPOCH'],
+      ['fields=timestamp:41,worker:-1,sequence:12', 'FLURRY_E_LAYOUT_FIELD_WIDTH'],
+      ['preset=__proto__', 'FLURRY_E_LAYOUT_UNKNOWN_PRESET'],
       ['fields=nonsense', 'FLURRY_E_LAYOUT_SPEC'],
       ['fields=timestamp:41&color=red', 'FLURRY_E_QUERY'],
     ]) {
