@@ -35,4 +35,31 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The console's page (packages/server/console/): plain browser modules, no type information.
+    files: ['packages/server/console/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'document',
+          'window',
+          'globalThis',
+          'sessionStorage',
+          'fetch',
+          'EventSource',
+          'Event',
+          'ResizeObserver',
+          'getComputedStyle',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'URLSearchParams',
+          'Intl',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

@@ -15,6 +15,7 @@
 //      with the service's default `borrow` policy (steady state) and with `wait`.
 //   4. Resident memory of the server at full load (target < 100 MB): the largest VmRSS
 //      sampled from /proc during the runs.
+//   5. The console (issue 16): first paint, assets, five live streams (benchmarks/console.mjs).
 //
 // Options: --duration S (per run, default 8), --rounds N (default 3), --connections C
 // (default 64), --no-write (do not touch docs/benchmarks.md).
@@ -23,6 +24,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { consoleBench } from './console.mjs';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
 
 const args = process.argv.slice(2);
@@ -364,6 +366,7 @@ try {
   const flurryBad = flurryRuns.reduce((a, r) => a + r.non2xx, 0);
   const peakNext = Math.max(...flurryRuns.map((r) => r.peakRssMb));
 
+  await consoleBench({ port: flurry.port, pid: flurry.pid, wrk, rounds: ROUNDS, duration: DURATION, write: WRITE });
   process.stderr.write("bench:service: constant rate at half of Flurry's rate\n");
   const half = flurryBest / 2;
   const paced = constantRate(flurry.port, '/v1/ids/next', half);

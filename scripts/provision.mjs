@@ -30,6 +30,8 @@ const P = {
   mariadbClient: { pkg: 'mariadb-client', probes: ['/usr/bin/mariadb'] },
   wrk: { pkg: 'wrk', probes: ['/usr/bin/wrk'] },
   hey: { pkg: 'hey', probes: ['/usr/bin/hey'] },
+  // The console's browser tests and first-paint figure (driven by playwright-core).
+  chromium: { pkg: 'chromium', probes: ['/usr/bin/chromium'] },
 };
 
 const engines = [P.redis, P.etcd, P.zookeeper, P.java];
@@ -38,13 +40,13 @@ const clocks = [P.faketime, P.libfaketime];
 
 /** What each npm command needs. */
 export const NEEDS = {
-  test: [P.curl, ...engines, ...databases, ...clocks],
+  test: [P.curl, P.chromium, ...engines, ...databases, ...clocks],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
   // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.
   bench: [P.postgresql, P.redis, P.wrk],
   'bench:leases': [...engines, ...databases],
-  'bench:service': [P.wrk, P.hey],
+  'bench:service': [P.wrk, P.hey, P.chromium],
   'bench:client': [],
   'bench:segments': [P.postgresql, P.redis, P.wrk],
 };

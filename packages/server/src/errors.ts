@@ -112,6 +112,15 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
   FLURRY_E_PUBLIC_ID_UNKNOWN_KEY: 400,
   FLURRY_E_PUBLIC_ID_MALFORMED: 400,
   FLURRY_E_PUBLIC_ID_WRONG_KEY: 400,
+  // Core: a layout that cannot be built (GET /v1/layouts/explain).
+  FLURRY_E_LAYOUT_TOO_WIDE: 400,
+  FLURRY_E_LAYOUT_FIELD_WIDTH: 400,
+  FLURRY_E_LAYOUT_MISSING_FIELD: 400,
+  FLURRY_E_LAYOUT_FIELD_NAME: 400,
+  FLURRY_E_LAYOUT_EPOCH: 400,
+  FLURRY_E_LAYOUT_UNIT: 400,
+  FLURRY_E_LAYOUT_UNKNOWN_PRESET: 400,
+  FLURRY_E_LAYOUT_SPEC: 400,
   // Core: the generator refuses to issue right now (fenced, clock, capacity).
   FLURRY_E_LEASE_EXPIRED: 503,
   FLURRY_E_LEASE_LOST: 503,

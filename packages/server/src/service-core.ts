@@ -11,6 +11,7 @@
  * const handler = createRequestHandler(httpContext(config, core, logger));
  * ```
  */
+import { consoleAccess } from './console/access.js';
 import {
   FlurryError,
   GENERATOR_DEFAULTS,
@@ -128,6 +129,7 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     publicIds: core.publicIds,
     token: config.token,
     authHealth: config.authHealth,
+    consoleAccess: consoleAccess(config.console, config.host, config.token),
     maxBatch: config.maxBatch,
     maxUrlBytes: config.maxUrlBytes,
     maxBodyBytes: config.maxBodyBytes,

@@ -85,6 +85,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   thriftPort: true,
   token: true,
   authHealth: true,
+  console: true,
   maxBatch: true,
   maxUrlBytes: true,
   maxBodyBytes: true,

@@ -195,6 +195,11 @@ test('GIVEN an epoch in the future, negative or unreadable THEN FLURRY_E_LAYOUT_
     () => Layout.parse('timestamp:41,sequence:12', { epoch: Date.now() + 86_400_000 }),
     codeAnd(ErrorCode.LAYOUT_EPOCH, /future/),
   );
+  // Beyond the largest Date (8.64e15 ms): still the coded refusal, never a RangeError.
+  assert.throws(
+    () => Layout.parse('timestamp:41,sequence:12', { epoch: '99999999999999999999' }),
+    codeAnd(ErrorCode.LAYOUT_EPOCH, /100000000000000000000 \(Unix ms\) is in the future/),
+  );
   assert.throws(() => Layout.parse('timestamp:41,sequence:12', { epoch: 'yesterday' }), code(ErrorCode.LAYOUT_EPOCH));
   assert.throws(
     () =>

@@ -213,7 +213,7 @@ export function parseEpoch(epoch: unknown): number {
   if (ms > now) {
     throw new FlurryError(
       ErrorCode.LAYOUT_EPOCH,
-      `The epoch ${new Date(ms).toISOString()} is in the future (now ${new Date(now).toISOString()}); IDs would carry negative times. Choose an epoch in the past, e.g. the day you deploy.`,
+      `The epoch ${ms <= 8.64e15 ? new Date(ms).toISOString() : `${ms} (Unix ms)`} is in the future (now ${new Date(now).toISOString()}); IDs would carry negative times. Choose an epoch in the past, e.g. the day you deploy.`,
       { epochMs: ms, nowMs: now },
     );
   }

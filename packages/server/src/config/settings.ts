@@ -263,6 +263,14 @@ const DEFS = {
     default: false,
     help: 'Require the token on /healthz, /readyz and /metrics too.',
   },
+  console: {
+    type: 'choice',
+    flag: 'console',
+    env: 'FLURRY_CONSOLE',
+    choices: ['auto', 'on', 'off'],
+    default: 'auto',
+    help: 'The web console at / (read-only): auto = on when a token is set or the host is loopback, off otherwise (see docs/console.md).',
+  },
   maxBatch: {
     type: 'int',
     flag: 'max-batch',

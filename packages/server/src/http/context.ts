@@ -11,6 +11,7 @@
  */
 import type { FlurryError, Layout } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
+import type { ConsoleAccess } from '../console/access.js';
 import type { ConsoleData } from '../console/data.js';
 import type { EventStreams } from '../console/events.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -87,6 +88,8 @@ export interface HttpContext {
   readonly sequences?: Sequences | undefined;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
+  /** Whether the web console is served (absent: it is). */
+  readonly consoleAccess?: ConsoleAccess;
   /** Whether /healthz, /readyz and /metrics need the token too. */
   readonly authHealth: boolean;
   readonly maxBatch: number;

@@ -161,7 +161,6 @@ describe('the HTTP API with a bearer token and a public-ID key (in-process)', ()
 
   test('GIVEN unknown paths THEN 404; wrong methods THEN 405 with Allow', async () => {
     for (const p of [
-      '/',
       '/v1',
       '/v1/ids/next/',
       '/v2/ids/next',

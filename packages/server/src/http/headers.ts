@@ -1,6 +1,6 @@
 /**
  * One pass over a request's raw headers picking out the few the service reads
- * (`Authorization`, `Accept`, `Content-Length`, `Transfer-Encoding`), without building
+ * (`Authorization`, `Accept`, `Accept-Encoding`, `Content-Length`, `Transfer-Encoding`), without building
  * Node's lower-cased `req.headers` object on the hot path.
  *
  * @example
@@ -21,6 +21,8 @@
 export class RequestHeaders {
   authorization: string | undefined = undefined;
   accept: string | undefined = undefined;
+  /** Read by the console's assets (gzip or brotli). */
+  acceptEncoding: string | undefined = undefined;
   contentLength: string | undefined = undefined;
   transferEncoding: string | undefined = undefined;
 }
@@ -38,6 +40,7 @@ export class RequestHeaders {
 export function scanHeaders(raw: readonly string[], out: RequestHeaders): RequestHeaders {
   out.authorization = undefined;
   out.accept = undefined;
+  out.acceptEncoding = undefined;
   out.contentLength = undefined;
   out.transferEncoding = undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -54,6 +57,10 @@ export function scanHeaders(raw: readonly string[], out: RequestHeaders): Reques
           const v = raw[i + 1];
           if (out.contentLength === undefined || Number(v) > Number(out.contentLength)) out.contentLength = v;
         }
+        break;
+      case 15:
+        if (out.acceptEncoding === undefined && name.toLowerCase() === 'accept-encoding')
+          out.acceptEncoding = raw[i + 1];
         break;
       case 17:
         if (out.transferEncoding === undefined && name.toLowerCase() === 'transfer-encoding')

@@ -18,7 +18,9 @@
  * ```
  */
 import type { Route } from '../route.js';
+import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from './console.js';
 import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
+import { layoutsExplainRoute } from './layouts.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
 import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
@@ -42,6 +44,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
   idsRangeRoute,
   idsDecodeRoute,
   layoutRoute,
+  layoutsExplainRoute,
   publicNextRoute,
   publicDecodeRoute,
   leafGetRoute,
@@ -57,6 +60,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   readyzRoute,
   metricsRoute,
   openapiRoute,
+  consoleRootRoute,
+  consolePageRoute,
+  consoleAssetRoute,
 ]);
 
 /**

@@ -1,0 +1,166 @@
+/**
+ * The web console: `GET /` and `GET /console` (the page) and `GET /console/assets/{file}`
+ * (its scripts, styles and uPlot). Public (the page asks for the token and sends it on the
+ * data routes), read-only, served from the package with a strict Content-Security-Policy,
+ * versioned asset names cached for a year, the HTML revalidated on every load, and gzip or
+ * brotli when the browser takes them. Off (404 saying why) when `console` decides so
+ * (`../../console/access.ts`).
+ *
+ * @example
+ * ```ts
+ * // GET /  → 200 text/html, Content-Security-Policy: default-src 'self'; …
+ * // GET /console/assets/app.1a2b3c4d5e.js → 200, Cache-Control: public, max-age=31536000, immutable
+ * ```
+ */
+import type { ServerResponse } from 'node:http';
+import { serverError } from '../../errors.js';
+import { consoleAssets, type ConsoleAsset } from '../../console/assets.js';
+import type { HttpContext } from '../context.js';
+import { COMMON } from '../openapi-parts.js';
+import { pathSegment } from './ids.js';
+import { READ, type Route, type RouteHandler, type RouteInput } from '../route.js';
+
+/**
+ * The console's Content-Security-Policy: only this origin, no inline script or style, no
+ * eval, never framed.
+ *
+ * @example
+ * ```ts
+ * res.setHeader('content-security-policy', CONSOLE_CSP);
+ * ```
+ */
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const SECURITY: Readonly<Record<string, string>> = {
+  'content-security-policy': CONSOLE_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  vary: 'Accept-Encoding',
+};
+
+function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache: string): number {
+  const accept = input.headers.acceptEncoding ?? '';
+  let body = asset.raw;
+  let encoding: string | undefined;
+  if (/\bbr\b/.test(accept)) {
+    body = asset.br;
+    encoding = 'br';
+  } else if (/\bgzip\b/.test(accept)) {
+    body = asset.gzip;
+    encoding = 'gzip';
+  }
+  const headers: Record<string, string | number> = {
+    ...SECURITY,
+    'content-type': asset.type,
+    'content-length': body.length,
+    'cache-control': cache,
+  };
+  if (encoding) headers['content-encoding'] = encoding;
+  res.writeHead(200, headers);
+  res.end(body);
+  return 200;
+}
+
+function off(ctx: HttpContext): Error {
+  return serverError('NOT_FOUND', ctx.consoleAccess?.why ?? 'the web console is off');
+}
+
+function page(ctx: HttpContext): RouteHandler {
+  if (ctx.consoleAccess?.on === false)
+    return () => {
+      throw off(ctx);
+    };
+  const assets = consoleAssets();
+  return (res, input) => send(res, assets.html, input, 'no-cache');
+}
+
+const PAGE_OPENAPI = {
+  summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',
+  security: [{}],
+  responses: {
+    '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
+    ...COMMON,
+  },
+};
+
+/**
+ * `GET /` → the console page.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(consoleRootRoute); // true
+ * ```
+ */
+export const consoleRootRoute: Route = {
+  name: 'console_root',
+  path: '/',
+  methods: READ,
+  auth: 'none',
+  create: page,
+  openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
+};
+
+/**
+ * `GET /console` → the console page.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(consolePageRoute); // true
+ * ```
+ */
+export const consolePageRoute: Route = {
+  name: 'console',
+  path: '/console',
+  methods: READ,
+  auth: 'none',
+  create: page,
+  openapi: { operationId: 'console', ...PAGE_OPENAPI },
+};
+
+/**
+ * `GET /console/assets/{file}` → one of the console's files: versioned names
+ * (`app.<hash>.js`) are cached for a year, plain names revalidated.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(consoleAssetRoute); // true
+ * ```
+ */
+export const consoleAssetRoute: Route = {
+  name: 'console_asset',
+  path: '/console/assets/{file}',
+  methods: READ,
+  auth: 'none',
+  create: (ctx) => {
+    if (ctx.consoleAccess?.on === false)
+      return () => {
+        throw off(ctx);
+      };
+    const assets = consoleAssets();
+    return (res, input) => {
+      const name = pathSegment(input.params[0]);
+      const asset = assets.get(name);
+      if (asset === undefined)
+        throw serverError(
+          'NOT_FOUND',
+          `the console has no asset ${name.slice(0, 80)}; reload the page (GET /) to get the current asset names`,
+        );
+      return send(res, asset, input, asset.versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
+    };
+  },
+  openapi: {
+    operationId: 'consoleAsset',
+    summary: "A file of the web console (script, style sheet, uPlot's files).",
+    security: [{}],
+    parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+    responses: {
+      '200': { description: 'The file.', content: { 'text/javascript': {}, 'text/css': {} } },
+      ...COMMON,
+    },
+  },
+};

@@ -1,0 +1,115 @@
+/**
+ * `GET /v1/layouts/explain?fields=…&epoch=…&unit=…` (or `?preset=twitter`): builds a layout
+ * with `@flurry/core` and answers its description (capacity, end of life, shifts), or the
+ * core library's own coded refusal as a 400 (e.g. `FLURRY_E_LAYOUT_TOO_WIDE` for 73 bits).
+ * Read-only: it changes nothing on the service (the console's layout explorer calls it).
+ *
+ * @example
+ * ```ts
+ * // GET /v1/layouts/explain?fields=timestamp:37,worker:20,sequence:16
+ * // 400 {"error":{"code":"FLURRY_E_LAYOUT_TOO_WIDE","message":"The layout is 37+20+16 = 73 bits …"}}
+ * ```
+ */
+import { Layout, type PresetName } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import { BAD, COMMON } from '../openapi-parts.js';
+import { JSON_TYPE, sendText } from '../respond.js';
+import { READ, type Route } from '../route.js';
+
+const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
+
+/**
+ * The description of the layout a query names (`fields` with optional `epoch` and `unit`,
+ * or `preset`), as JSON; throws the core's coded layout errors, or `FLURRY_E_QUERY`.
+ *
+ * @example
+ * ```ts
+ * JSON.parse(explainLayout('preset=twitter')).totalBits; // 63
+ * ```
+ */
+export function explainLayout(query: string): string {
+  const params = new URLSearchParams(query);
+  for (const [name] of params) {
+    if (!PARAMS.has(name))
+      throw serverError(
+        'QUERY',
+        `unknown query parameter ${name.slice(0, 40)}; use fields (e.g. timestamp:41,worker:10,sequence:12), epoch, unit, or preset`,
+        { parameter: name.slice(0, 40) },
+      );
+    if (params.getAll(name).length > 1)
+      throw serverError('QUERY', `the query parameter ${name} is given more than once; give it once`, {
+        parameter: name,
+      });
+  }
+  const fields = params.get('fields');
+  const preset = params.get('preset');
+  if ((fields === null) === (preset === null))
+    throw serverError(
+      'QUERY',
+      'give exactly one of fields (e.g. fields=timestamp:41,datacenter:5,worker:5,sequence:12, with optional epoch and unit) or preset (e.g. preset=twitter)',
+    );
+  let layout: Layout;
+  if (preset !== null) {
+    if (params.has('epoch') || params.has('unit'))
+      throw serverError('QUERY', 'a preset has its own epoch and unit; give fields to choose them');
+    layout = Layout.from(preset as PresetName);
+  } else {
+    const opts: { epoch?: string; unit?: string } = {};
+    const epoch = params.get('epoch');
+    const unit = params.get('unit');
+    if (epoch !== null && epoch !== '') opts.epoch = epoch;
+    if (unit !== null && unit !== '') opts.unit = unit;
+    layout = Layout.parse(fields ?? '', opts);
+  }
+  return JSON.stringify(layout.describe());
+}
+
+/**
+ * The route of {@link explainLayout}.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(layoutsExplainRoute); // true
+ * ```
+ */
+export const layoutsExplainRoute: Route = {
+  name: 'layouts_explain',
+  path: '/v1/layouts/explain',
+  methods: READ,
+  auth: 'token',
+  create: () => (res, input) => sendText(res, 200, JSON_TYPE, explainLayout(input.query)),
+  openapi: {
+    operationId: 'explainLayout',
+    summary:
+      "Build a layout (any layout, not this service's) and describe it: capacity and end of life, or the library's refusal.",
+    parameters: [
+      {
+        name: 'fields',
+        in: 'query',
+        description: 'Field list, most significant first, e.g. timestamp:41,datacenter:5,worker:5,sequence:12.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'epoch',
+        in: 'query',
+        description: 'ISO 8601 date or Unix ms (with fields).',
+        schema: { type: 'string' },
+      },
+      { name: 'unit', in: 'query', description: '1ms, 10ms or 1s (with fields).', schema: { type: 'string' } },
+      {
+        name: 'preset',
+        in: 'query',
+        description: 'A preset instead of fields, e.g. twitter.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: "The layout's description (as `flurry layout --json`).",
+        content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+      },
+      ...BAD,
+      ...COMMON,
+    },
+  },
+};
