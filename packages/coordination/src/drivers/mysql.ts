@@ -25,8 +25,16 @@
  * ```
  */
 import mysql from 'mysql2/promise';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
-import { sqlCredentials, sqlUrlFor } from './sql-engine.js';
+import { registryError } from '../errors.js';
+import {
+  checkSqlDriverOptions,
+  openSqlDriver,
+  type SqlDriverOptions,
+  type SqlEngine,
+  type SqlFailure,
+  type SqlResult,
+} from './sql-common.js';
+import { parseSqlUrl } from './sql-url.js';
 
 function errno(err: unknown): number | undefined {
   const n = (err as { errno?: unknown } | null)?.errno;
@@ -65,13 +73,17 @@ export function classifyMysqlError(err: unknown): SqlFailure {
  * ```
  */
 export async function createMysqlDriver(url: string | URL, opts: SqlDriverOptions) {
-  const parsed = sqlUrlFor('mysql', url, opts, 'createMysqlDriver');
+  checkSqlDriverOptions(opts, 'createMysqlDriver');
+  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
+  if (parsed.dialect !== 'mysql')
+    throw registryError('URL_INVALID', `${parsed.redacted} is not a mysql:// URL`, { url: parsed.redacted });
   const timeout = Math.ceil(opts.connectTimeoutMs);
   const pool = mysql.createPool({
     host: parsed.host,
     port: parsed.port,
     database: parsed.database,
-    ...sqlCredentials(parsed),
+    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
+    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
     ...(parsed.sslmode === 'disable' ? {} : { ssl: { rejectUnauthorized: parsed.sslmode === 'verify-full' } }),
     connectionLimit: 4,
     maxIdle: 4,

@@ -25,8 +25,16 @@
  * ```
  */
 import pg from 'pg';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
-import { sqlCredentials, sqlUrlFor } from './sql-engine.js';
+import { registryError } from '../errors.js';
+import {
+  checkSqlDriverOptions,
+  openSqlDriver,
+  type SqlDriverOptions,
+  type SqlEngine,
+  type SqlFailure,
+  type SqlResult,
+} from './sql-common.js';
+import { parseSqlUrl } from './sql-url.js';
 
 function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -64,12 +72,16 @@ export function classifyPostgresError(err: unknown): SqlFailure {
  * ```
  */
 export async function createPostgresDriver(url: string | URL, opts: SqlDriverOptions) {
-  const parsed = sqlUrlFor('postgres', url, opts, 'createPostgresDriver');
+  checkSqlDriverOptions(opts, 'createPostgresDriver');
+  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
+  if (parsed.dialect !== 'postgres')
+    throw registryError('URL_INVALID', `${parsed.redacted} is not a postgres:// URL`, { url: parsed.redacted });
   const pool = new pg.Pool({
     host: parsed.host,
     port: parsed.port,
     database: parsed.database,
-    ...sqlCredentials(parsed),
+    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
+    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
     ...(parsed.sslmode === 'disable'
       ? { ssl: false }
       : { ssl: { rejectUnauthorized: parsed.sslmode === 'verify-full', servername: parsed.host } }),

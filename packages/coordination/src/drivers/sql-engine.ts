@@ -9,9 +9,7 @@
  * ```
  */
 import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import { registryError } from '../errors.js';
 import { checkConnectTimeout, type DriverLogger } from './common.js';
-import { parseSqlUrl, type SqlUrl } from './sql-url.js';
 import type { SqlDialect } from './sql-table.js';
 
 /**
@@ -136,36 +134,4 @@ const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
 export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
   assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
   checkConnectTimeout(opts.connectTimeoutMs);
-}
-
-/**
- * What every SQL driver factory does first: checks its options, parses the URL and makes sure
- * it names this factory's dialect (`FLURRY_E_REGISTRY_URL` otherwise, without the password).
- *
- * @example
- * ```ts
- * const parsed = sqlUrlFor('postgres', 'postgres://app:pw@127.0.0.1/orders', opts, 'createPostgresDriver');
- * ```
- */
-export function sqlUrlFor(dialect: SqlDialect, url: string | URL, opts: SqlDriverOptions, factory: string): SqlUrl {
-  checkSqlDriverOptions(opts, factory);
-  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
-  if (parsed.dialect !== dialect)
-    throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });
-  return parsed;
-}
-
-/**
- * The URL's user and password as client options (absent ones left out).
- *
- * @example
- * ```ts
- * new pg.Pool({ host: parsed.host, ...sqlCredentials(parsed) });
- * ```
- */
-export function sqlCredentials(parsed: SqlUrl): { user?: string; password?: string } {
-  return {
-    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
-    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
-  };
 }
