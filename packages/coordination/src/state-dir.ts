@@ -12,7 +12,17 @@
  * ```
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fdatasyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -86,49 +96,6 @@ export async function fsStep<T>(op: Promise<T>, timeoutMs: number, what: string)
   }
 }
 
-/** What one file-system step of {@link levelWalk} asks for, and what it got. */
-type LevelOp = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
-type LevelOutcome = { readonly stats?: { isDirectory(): boolean }; readonly error?: NodeJS.ErrnoException };
-
-/**
- * The walk that creates `dir` one level at a time, as a generator of file-system steps: it
- * yields each `stat`/`mkdir` and receives its outcome, so the synchronous and the time-limited
- * asynchronous forms below share every decision and differ only in how a step runs.
- */
-function* levelWalk(dir: string): Generator<LevelOp, void, LevelOutcome> {
-  const missing: string[] = [];
-  let p = path.resolve(dir);
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
-    const { stats, error } = yield { kind: 'stat', path: p };
-    // ENOTDIR: some level above is a file; walking up finds and names it.
-    if (error && error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
-    if (stats !== undefined) {
-      if (!stats.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
-      break;
-    }
-    missing.push(p);
-    const up = path.dirname(p);
-    if (up === p) break;
-    p = up;
-  }
-  for (const level of missing.reverse()) {
-    const { error } = yield { kind: 'mkdir', path: level };
-    if (!error) continue;
-    if (error.code === 'EEXIST') {
-      const again = yield { kind: 'stat', path: level };
-      if (again.error) throw again.error;
-      if (again.stats?.isDirectory()) continue;
-      throw errno('ENOTDIR', `${level} is not a directory`);
-    }
-    if (error.code === 'ENOENT')
-      throw errno(
-        'ENOENT',
-        `cannot create ${level} although its parent exists: this file system does not let directories be created there`,
-      );
-    throw error;
-  }
-}
-
 /**
  * Creates `dir` and its missing parents one level at a time (never Node's recursive `mkdir`, which loops forever
  * on file systems such as /proc that answer ENOENT for a directory whose parent exists), each step bounded by
@@ -143,21 +110,43 @@ function* levelWalk(dir: string): Generator<LevelOp, void, LevelOutcome> {
 export async function makeDirLevels(dir: string, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
-  const walk = levelWalk(dir);
-  for (let step = walk.next(); !step.done;) {
-    const op = step.value;
-    let outcome: LevelOutcome;
+  const missing: string[] = [];
+  let p = path.resolve(dir);
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    let st: Stats | undefined;
     try {
-      outcome =
-        op.kind === 'stat'
-          ? { stats: await fsStep(stat(op.path), left(), `stat ${op.path}`) }
-          : (await fsStep(mkdir(op.path, 0o755), left(), `mkdir ${op.path}`), {});
+      st = await fsStep(stat(p), left(), `stat ${p}`);
     } catch (e) {
-      const error = e as NodeJS.ErrnoException;
-      if (error.code === 'ETIMEDOUT') throw error; // the file system does not answer: stop here
-      outcome = { error };
+      // ENOTDIR: some level above is a file; walking up finds and names it.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
     }
-    step = walk.next(outcome);
+    if (st !== undefined) {
+      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
+      break;
+    }
+    missing.push(p);
+    const up = path.dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      await fsStep(mkdir(level, 0o755), left(), `mkdir ${level}`);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') {
+        const st = await fsStep(stat(level), left(), `stat ${level}`);
+        if (st.isDirectory()) continue;
+        throw errno('ENOTDIR', `${level} is not a directory`);
+      }
+      if (code === 'ENOENT')
+        throw errno(
+          'ENOENT',
+          `cannot create ${level} although its parent exists: this file system does not let directories be created there`,
+        );
+      throw e;
+    }
   }
 }
 
@@ -170,16 +159,31 @@ export async function makeDirLevels(dir: string, timeoutMs: number): Promise<voi
  * ```
  */
 export function makeDirLevelsSync(dir: string): void {
-  const walk = levelWalk(dir);
-  for (let step = walk.next(); !step.done;) {
-    const op = step.value;
-    let outcome: LevelOutcome;
+  const missing: string[] = [];
+  let p = path.resolve(dir);
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    let st: Stats | undefined;
     try {
-      outcome = op.kind === 'stat' ? { stats: statSync(op.path) } : (mkdirSync(op.path, 0o755), {});
+      st = statSync(p);
     } catch (e) {
-      outcome = { error: e as NodeJS.ErrnoException };
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
     }
-    step = walk.next(outcome);
+    if (st !== undefined) {
+      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
+      break;
+    }
+    missing.push(p);
+    const up = path.dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level, 0o755);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
+    }
   }
 }
 
