@@ -24,8 +24,8 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
-import type { Clock } from '@flurry/core';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ManualClock, type Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
@@ -79,10 +79,11 @@ export interface LeaseTimeSource {
   readonly boot: string;
 }
 
+const manualBoots = new WeakMap<Clock, string>();
+
 /**
- * The default time source for a clock: a clock that names its own monotonic timeline
- * (`clock.timeline`, e.g. a `ManualClock` in tests) is used as it is, under that name;
- * any other clock gets the host's monotonic clock and boot ID.
+ * The default time source for a clock: a `ManualClock`'s own monotonic time (tests in one
+ * process), otherwise the host's monotonic clock and boot ID.
  *
  * @example
  * ```ts
@@ -90,7 +91,13 @@ export interface LeaseTimeSource {
  * ```
  */
 export function timeSourceFor(clock: Clock): LeaseTimeSource {
-  const timeline = clock.timeline;
-  if (timeline !== undefined) return { monotonic: () => clock.monotonic(), boot: timeline };
+  if (clock instanceof ManualClock) {
+    let boot = manualBoots.get(clock);
+    if (!boot) {
+      boot = `manual-${randomBytes(6).toString('hex')}`;
+      manualBoots.set(clock, boot);
+    }
+    return { monotonic: () => clock.monotonic(), boot };
+  }
   return { monotonic: hostMonotonicMs, boot: bootId() };
 }

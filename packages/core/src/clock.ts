@@ -35,14 +35,6 @@ export interface Clock {
    * so fake time passes instantly.
    */
   delay?(ms: number): Promise<void>;
-  /**
-   * Optional: the name of this clock's own monotonic timeline, for a clock whose monotonic
-   * time is not the host's (a {@link ManualClock}). Records that other processes compare
-   * (the file registry's expiry on the host's monotonic clock) then use this clock's
-   * `monotonic()` under this name instead of the host's monotonic clock and boot ID.
-   * Absent on clocks that follow the host's time ({@link systemClock}).
-   */
-  readonly timeline?: string;
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
@@ -74,8 +66,6 @@ export const systemClock: Clock = Object.freeze({
   sleep: sleepSync,
 });
 
-let manualClocks = 0;
-
 /**
  * A clock driven by hand, for tests. `sleep(ms)` advances both times instantly, so
  * code that waits for the next tick finishes at once and deterministically.
@@ -90,8 +80,6 @@ let manualClocks = 0;
 export class ManualClock implements Clock {
   private wall: number;
   private mono: number;
-  /** This clock's own monotonic timeline (see {@link Clock.timeline}): one name per instance. */
-  readonly timeline: string = `manual-${Math.random().toString(36).slice(2, 10)}-${(++manualClocks).toString(36)}`;
   /** Optional hook called on every read of `now()` (e.g. to stall or drift). */
   onRead: ((clock: ManualClock) => void) | undefined;
 
