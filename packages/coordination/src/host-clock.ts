@@ -24,8 +24,8 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { ManualClock, type Clock } from '@flurry/core';
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
@@ -79,11 +79,11 @@ export interface LeaseTimeSource {
   readonly boot: string;
 }
 
-const manualBoots = new WeakMap<Clock, string>();
-
 /**
- * The default time source for a clock: a `ManualClock`'s own monotonic time (tests in one
- * process), otherwise the host's monotonic clock and boot ID.
+ * The default time source for a clock: a clock with its own monotonic epoch (a test's
+ * `ManualClock`, see `Clock.monotonicEpoch`) measures expiry on its own `monotonic()`
+ * under that epoch (processes in one test); any other on the host's monotonic clock and
+ * boot ID.
  *
  * @example
  * ```ts
@@ -91,13 +91,7 @@ const manualBoots = new WeakMap<Clock, string>();
  * ```
  */
 export function timeSourceFor(clock: Clock): LeaseTimeSource {
-  if (clock instanceof ManualClock) {
-    let boot = manualBoots.get(clock);
-    if (!boot) {
-      boot = `manual-${randomBytes(6).toString('hex')}`;
-      manualBoots.set(clock, boot);
-    }
-    return { monotonic: () => clock.monotonic(), boot };
-  }
+  const epoch = clock.monotonicEpoch;
+  if (epoch !== undefined) return { monotonic: () => clock.monotonic(), boot: epoch };
   return { monotonic: hostMonotonicMs, boot: bootId() };
 }

@@ -96,6 +96,50 @@ export async function fsStep<T>(op: Promise<T>, timeoutMs: number, what: string)
   }
 }
 
+/** One file-system step of {@link makeDirLevels}: answered by the synchronous or the asynchronous runner. */
+type LevelStep = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
+/** The answer to a {@link LevelStep}: the stats of a `stat`, or the error the step failed with. */
+type LevelAnswer = { readonly stats?: Stats; readonly error?: NodeJS.ErrnoException };
+
+/**
+ * The one walk behind {@link makeDirLevels} and {@link makeDirLevelsSync}: yields each step (stat up to the first
+ * existing level, then mkdir down one level at a time) and decides from its answer; throws the errno error of the
+ * failing level.
+ */
+function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
+  const missing: string[] = [];
+  let p = path.resolve(dir);
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    const { stats, error } = yield { kind: 'stat', path: p };
+    // ENOTDIR: some level above is a file; walking up finds and names it.
+    if (error !== undefined && error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+    if (stats !== undefined) {
+      if (!stats.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
+      break;
+    }
+    missing.push(p);
+    const up = path.dirname(p);
+    if (up === p) break;
+    p = up;
+  }
+  for (const level of missing.reverse()) {
+    const { error } = yield { kind: 'mkdir', path: level };
+    if (error === undefined) continue;
+    if (error.code === 'EEXIST') {
+      const again = yield { kind: 'stat', path: level };
+      if (again.error !== undefined) throw again.error;
+      if (again.stats?.isDirectory()) continue;
+      throw errno('ENOTDIR', `${level} is not a directory`);
+    }
+    if (error.code === 'ENOENT')
+      throw errno(
+        'ENOENT',
+        `cannot create ${level} although its parent exists: this file system does not let directories be created there`,
+      );
+    throw error;
+  }
+}
+
 /**
  * Creates `dir` and its missing parents one level at a time (never Node's recursive `mkdir`, which loops forever
  * on file systems such as /proc that answer ENOENT for a directory whose parent exists), each step bounded by
@@ -110,48 +154,23 @@ export async function fsStep<T>(op: Promise<T>, timeoutMs: number, what: string)
 export async function makeDirLevels(dir: string, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
-  const missing: string[] = [];
-  let p = path.resolve(dir);
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
-    let st: Stats | undefined;
+  const steps = levelSteps(dir);
+  for (let next = steps.next(); !next.done;) {
+    const { kind, path: p } = next.value;
+    let answer: LevelAnswer;
     try {
-      st = await fsStep(stat(p), left(), `stat ${p}`);
+      if (kind === 'stat') answer = { stats: await fsStep(stat(p), left(), `stat ${p}`) };
+      else answer = await fsStep(mkdir(p, 0o755), left(), `mkdir ${p}`).then(() => ({}));
     } catch (e) {
-      // ENOTDIR: some level above is a file; walking up finds and names it.
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+      answer = { error: e as NodeJS.ErrnoException };
     }
-    if (st !== undefined) {
-      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
-      break;
-    }
-    missing.push(p);
-    const up = path.dirname(p);
-    if (up === p) break;
-    p = up;
-  }
-  for (const level of missing.reverse()) {
-    try {
-      await fsStep(mkdir(level, 0o755), left(), `mkdir ${level}`);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') {
-        const st = await fsStep(stat(level), left(), `stat ${level}`);
-        if (st.isDirectory()) continue;
-        throw errno('ENOTDIR', `${level} is not a directory`);
-      }
-      if (code === 'ENOENT')
-        throw errno(
-          'ENOENT',
-          `cannot create ${level} although its parent exists: this file system does not let directories be created there`,
-        );
-      throw e;
-    }
+    next = steps.next(answer);
   }
 }
 
 /**
- * The synchronous form of {@link makeDirLevels} (one level at a time, no time limit: for the best-effort caches).
+ * The synchronous form of {@link makeDirLevels} (the same walk and errors, no time limit: for the best-effort
+ * caches).
  *
  * @example
  * ```ts
@@ -159,31 +178,16 @@ export async function makeDirLevels(dir: string, timeoutMs: number): Promise<voi
  * ```
  */
 export function makeDirLevelsSync(dir: string): void {
-  const missing: string[] = [];
-  let p = path.resolve(dir);
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
-    let st: Stats | undefined;
+  const steps = levelSteps(dir);
+  for (let next = steps.next(); !next.done;) {
+    const { kind, path: p } = next.value;
+    let answer: LevelAnswer;
     try {
-      st = statSync(p);
+      answer = kind === 'stat' ? { stats: statSync(p) } : (mkdirSync(p, 0o755), {});
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+      answer = { error: e as NodeJS.ErrnoException };
     }
-    if (st !== undefined) {
-      if (!st.isDirectory()) throw errno('ENOTDIR', `${p} is not a directory`);
-      break;
-    }
-    missing.push(p);
-    const up = path.dirname(p);
-    if (up === p) break;
-    p = up;
-  }
-  for (const level of missing.reverse()) {
-    try {
-      mkdirSync(level, 0o755);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw e;
-    }
+    next = steps.next(answer);
   }
 }
 

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * Clocks. Every Flurry component that reads time takes a {@link Clock}, so tests can
  * step wall time back and forward, pause monotonic time, and make waits instant.
@@ -35,6 +37,14 @@ export interface Clock {
    * so fake time passes instantly.
    */
   delay?(ms: number): Promise<void>;
+  /**
+   * Optional: set by a clock whose `monotonic()` is its own time rather than the host's
+   * ({@link ManualClock}), naming that time's epoch. Expiry shared by the processes of
+   * one host (the file registry) then runs on this clock's `monotonic()` under this
+   * epoch instead of the host's monotonic clock and boot ID. Leave it unset for a clock
+   * that reads real time.
+   */
+  readonly monotonicEpoch?: string;
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
@@ -80,6 +90,8 @@ export const systemClock: Clock = Object.freeze({
 export class ManualClock implements Clock {
   private wall: number;
   private mono: number;
+  /** This clock's own monotonic epoch (see {@link Clock.monotonicEpoch}): unique per instance. */
+  readonly monotonicEpoch = `manual-${randomBytes(6).toString('hex')}`;
   /** Optional hook called on every read of `now()` (e.g. to stall or drift). */
   onRead: ((clock: ManualClock) => void) | undefined;
 

@@ -25,16 +25,8 @@
  * ```
  */
 import mysql from 'mysql2/promise';
-import { registryError } from '../errors.js';
-import {
-  checkSqlDriverOptions,
-  openSqlDriver,
-  type SqlDriverOptions,
-  type SqlEngine,
-  type SqlFailure,
-  type SqlResult,
-} from './sql-common.js';
-import { parseSqlUrl } from './sql-url.js';
+import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import { startSqlFactory } from './sql-factory.js';
 
 function errno(err: unknown): number | undefined {
   const n = (err as { errno?: unknown } | null)?.errno;
@@ -73,17 +65,10 @@ export function classifyMysqlError(err: unknown): SqlFailure {
  * ```
  */
 export async function createMysqlDriver(url: string | URL, opts: SqlDriverOptions) {
-  checkSqlDriverOptions(opts, 'createMysqlDriver');
-  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
-  if (parsed.dialect !== 'mysql')
-    throw registryError('URL_INVALID', `${parsed.redacted} is not a mysql:// URL`, { url: parsed.redacted });
+  const { url: parsed, address } = startSqlFactory(url, opts, 'mysql', 'createMysqlDriver');
   const timeout = Math.ceil(opts.connectTimeoutMs);
   const pool = mysql.createPool({
-    host: parsed.host,
-    port: parsed.port,
-    database: parsed.database,
-    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
-    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
+    ...address,
     ...(parsed.sslmode === 'disable' ? {} : { ssl: { rejectUnauthorized: parsed.sslmode === 'verify-full' } }),
     connectionLimit: 4,
     maxIdle: 4,

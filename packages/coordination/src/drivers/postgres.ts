@@ -25,16 +25,8 @@
  * ```
  */
 import pg from 'pg';
-import { registryError } from '../errors.js';
-import {
-  checkSqlDriverOptions,
-  openSqlDriver,
-  type SqlDriverOptions,
-  type SqlEngine,
-  type SqlFailure,
-  type SqlResult,
-} from './sql-common.js';
-import { parseSqlUrl } from './sql-url.js';
+import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import { startSqlFactory } from './sql-factory.js';
 
 function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
@@ -72,16 +64,9 @@ export function classifyPostgresError(err: unknown): SqlFailure {
  * ```
  */
 export async function createPostgresDriver(url: string | URL, opts: SqlDriverOptions) {
-  checkSqlDriverOptions(opts, 'createPostgresDriver');
-  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
-  if (parsed.dialect !== 'postgres')
-    throw registryError('URL_INVALID', `${parsed.redacted} is not a postgres:// URL`, { url: parsed.redacted });
+  const { url: parsed, address } = startSqlFactory(url, opts, 'postgres', 'createPostgresDriver');
   const pool = new pg.Pool({
-    host: parsed.host,
-    port: parsed.port,
-    database: parsed.database,
-    ...(parsed.user !== undefined ? { user: parsed.user } : {}),
-    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
+    ...address,
     ...(parsed.sslmode === 'disable'
       ? { ssl: false }
       : { ssl: { rejectUnauthorized: parsed.sslmode === 'verify-full', servername: parsed.host } }),

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FlurryError, systemClock } from '@flurry/core';
+import { createMysqlDriver } from './mysql.js';
+import { createPostgresDriver } from './postgres.js';
+import { startSqlFactory } from './sql-factory.js';
+
+const opts = { clock: systemClock, connectTimeoutMs: 2000 };
+
+test('GIVEN a SQL URL THEN startSqlFactory returns it parsed and the address both clients take (no user or password keys when absent)', () => {
+  const a = startSqlFactory(
+    'postgres://app:s3cret@127.0.0.1:6432/orders?table=t',
+    opts,
+    'postgres',
+    'createPostgresDriver',
+  );
+  assert.equal(a.url.table, 't');
+  assert.deepEqual(
+    { ...a.address },
+    { host: '127.0.0.1', port: 6432, database: 'orders', user: 'app', password: 's3cret' },
+  );
+  const b = startSqlFactory(new URL('mariadb://db.internal/orders'), opts, 'mysql', 'createMysqlDriver');
+  assert.deepEqual({ ...b.address }, { host: 'db.internal', port: 3306, database: 'orders' });
+});
+
+test('GIVEN a URL of the other dialect or an unknown option THEN each factory rejects before connecting, without the password', async () => {
+  const wrongDialect = (scheme: string) => (e: unknown) => {
+    assert.ok(e instanceof FlurryError, String(e));
+    assert.equal(e.code, 'FLURRY_E_REGISTRY_URL');
+    assert.ok(e.message.includes(`is not a ${scheme}:// URL`), e.message);
+    assert.ok(!e.message.includes('s3cret') && !JSON.stringify(e.details).includes('s3cret'), e.message);
+    return true;
+  };
+  await assert.rejects(createPostgresDriver('mysql://app:s3cret@127.0.0.1/orders', opts), wrongDialect('postgres'));
+  await assert.rejects(createMysqlDriver('postgres://app:s3cret@127.0.0.1/orders', opts), wrongDialect('mysql'));
+  for (const [create, factory] of [
+    [createPostgresDriver, 'createPostgresDriver'],
+    [createMysqlDriver, 'createMysqlDriver'],
+  ] as const)
+    await assert.rejects(create('postgres://127.0.0.1/orders', { ...opts, conectTimeoutMs: 1 } as never), (e) => {
+      assert.ok(e instanceof FlurryError, String(e));
+      assert.equal(e.code, 'FLURRY_E_UNKNOWN_OPTION');
+      assert.ok(e.message.includes(`${factory} options`) && e.message.includes('connectTimeoutMs'), e.message);
+      return true;
+    });
+});
