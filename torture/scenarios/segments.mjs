@@ -151,7 +151,7 @@ export async function run(ctx, add) {
       servers[0] = spawnServer(0);
       load.servers[0] = servers[0];
       await ready(servers[0]);
-      await pollUntil(() => load.firstOkAfter(respawnAt, 0) < Infinity, 10_000, 50);
+      await pollUntil(() => load.firstOkAfter(respawnAt, 0) < Infinity, 30_000, 50); // the bound checked below
       row.within(
         'server 0 issues every key after its SIGKILL and restart',
         load.firstOkAfter(respawnAt, 0) - respawnAt,

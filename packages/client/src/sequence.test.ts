@@ -79,6 +79,28 @@ test('GIVEN prefetch 40 THEN tryNext() serves from memory after the first refill
   }
 });
 
+test('GIVEN prefetch and a consumer slower than the refills THEN memory holds at most prefetch numbers', async () => {
+  // A refill starts at half and lands before the buffer drains; the numbers already taken must not pile up.
+  const client = createClient({ servers: [seq.url] });
+  try {
+    const t = client.sequence('slow', { prefetch: 20 });
+    const held = () => (t as unknown as { buffer: bigint[] }).buffer.length;
+    let prev = await t.next();
+    let most = 0;
+    for (let i = 0; i < 120; i++) {
+      await new Promise((r) => setTimeout(r, 3)); // the refill in flight lands meanwhile
+      const v = t.tryNext() ?? (await t.next());
+      assert.ok(v > prev, `increasing at ${i}`);
+      prev = v;
+      most = Math.max(most, held());
+    }
+    assert.ok(most <= 20, `the array behind the buffer held at most 20 numbers, saw ${most}`);
+    assert.equal(t.stats().taken, 121);
+  } finally {
+    await client.close();
+  }
+});
+
 test('GIVEN bad arguments or an unknown key THEN coded errors; the server is not put in backoff', async () => {
   const client = createClient({ servers: [strict.url] });
   try {

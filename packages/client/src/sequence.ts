@@ -281,7 +281,14 @@ export class ClientSequence implements RemoteSequence {
     if (want <= 0 || this.host.closed()) return Promise.resolve(undefined);
     const p: Promise<Error | undefined> = this.fetch(want, `sequence("${this.key}") refill`)
       .then((values) => {
-        if (!this.host.closed()) for (const v of values) this.buffer.push(v);
+        if (this.host.closed()) return undefined;
+        // Drop the numbers already taken before appending: a buffer refilled at half, before it drains, never
+        // reaches the reset in tryNext(), and would otherwise keep every number ever taken.
+        if (this.head > 0) {
+          this.buffer.splice(0, this.head);
+          this.head = 0;
+        }
+        for (const v of values) this.buffer.push(v);
         return undefined;
       })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))

@@ -317,4 +317,30 @@ describe('segments: sequences on the memory store', () => {
       (e) => code(e) === 'FLURRY_E_SEQUENCE_CLOSED',
     );
   });
+
+  it('GIVEN requests for keys the store does not know THEN they are dropped after the retry delay, at most one store trip per retry delay each, and statusOf() opens nothing', async () => {
+    const store = faultyStore('forget');
+    const seqs = await openSequences(store, { retryMs: 100 });
+    for (let i = 0; i < 50; i++) {
+      await assert.rejects(
+        Promise.resolve(seqs.get(`made-up-${i}`).nextBigInt()),
+        (e) => code(e) === 'FLURRY_E_SEQUENCE_KEY_UNKNOWN',
+      );
+    }
+    for (let i = 0; i < 5; i++) {
+      await assert.rejects(
+        Promise.resolve(seqs.get('made-up-0').nextBigInt()),
+        (e) => code(e) === 'FLURRY_E_SEQUENCE_KEY_UNKNOWN',
+      );
+    }
+    assert.equal(store.allocations, 50, 'the same unknown key again within its retry delay reaches no store');
+    assert.equal(seqs.statusOf('never-asked').issued, 0);
+    assert.equal(seqs.status().length, 50, 'statusOf() did not open a key');
+    await new Promise((r) => setTimeout(r, 250)); // retryMs 100 + 1, and slack
+    assert.equal(seqs.status().length, 0, 'the unknown keys were dropped');
+    await seqs.create('made-up-0', { start: 7 });
+    assert.equal(await seqs.get('made-up-0').nextBigInt(), 7n, 'a key created later works');
+    assert.equal(seqs.status().length, 1);
+    await seqs.close();
+  });
 });

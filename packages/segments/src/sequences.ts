@@ -14,15 +14,7 @@
  */
 import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
-import {
-  assertTimeZone,
-  parseSerialFormat,
-  periodOf,
-  periodStamp,
-  renderSerial,
-  type ResetPeriod,
-  type SerialFormat,
-} from './format.js';
+import { assertTimeZone, parseSerialFormat } from './format.js';
 import { Sequence, type SequenceEvent, type SequenceStatus, type SequenceTuning } from './sequence.js';
 import {
   assertKey,
@@ -35,6 +27,9 @@ import {
 } from './store.js';
 import { createMemoryStore } from './stores/memory.js';
 import { parseStoreUrl } from './url.js';
+import { Serial, type SerialOptions } from './serial.js';
+
+export { Serial, type SerialOptions } from './serial.js';
 
 /**
  * The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`).
@@ -89,26 +84,6 @@ const KNOWN = [
   'onEvent',
 ];
 
-/**
- * The options of {@link Sequences.serial}.
- *
- * @example
- * ```ts
- * const o: SerialOptions = { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' };
- * ```
- */
-export interface SerialOptions {
-  format: string;
-  /** Default `day`. */
-  reset?: ResetPeriod;
-  /** An IANA zone (default `UTC`). */
-  timeZone?: string;
-  /** The stored step of each period's key (default the sequences' `defaultStep`). */
-  step?: number;
-  /** The first number of each period (default 1). */
-  start?: number | bigint;
-}
-
 function range(name: string, v: number | undefined, min: number, max: number, dflt: number, integer = true): number {
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
@@ -124,70 +99,6 @@ function range(name: string, v: number | undefined, min: number, max: number, df
     );
   }
   return v;
-}
-
-/**
- * A formatted serial (see `format.ts`): each period its own key `KEY:STAMP`, created on first use.
- *
- * @example
- * ```ts
- * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
- * await orders.next(); // 'ORD-20261123-00000001'
- * ```
- */
-export class Serial {
-  private current: { stamp: string; seq: Sequence } | undefined;
-
-  /** @internal */
-  constructor(
-    readonly key: string,
-    readonly format: SerialFormat,
-    readonly timeZone: string,
-    private readonly owner: Sequences,
-    private readonly create: { start: bigint; step: number },
-  ) {}
-
-  /**
-   * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
-   * once, so the date printed and the period's counter always agree.
-   *
-   * @example
-   * ```ts
-   * const s = await orders.next();
-   * ```
-   */
-  next(): string | Promise<string> {
-    const p = periodOf(this.owner.clock.now(), this.timeZone);
-    const stamp = periodStamp(p, this.format.reset);
-    const seq = this.sequenceFor(stamp);
-    const v = seq.tryNextBigInt();
-    if (v !== undefined) return renderSerial(this.format, p, v);
-    return Promise.resolve(seq.nextBigInt()).then((n) => renderSerial(this.format, p, n));
-  }
-
-  /**
-   * The key of the period that `unixMs` falls in (`order:20261123`).
-   *
-   * @example
-   * ```ts
-   * orders.keyAt(Date.now()); // 'order:20261125'
-   * ```
-   */
-  keyAt(unixMs: number): string {
-    const stamp = periodStamp(periodOf(unixMs, this.timeZone), this.format.reset);
-    return stamp ? `${this.key}:${stamp}` : this.key;
-  }
-
-  private sequenceFor(stamp: string): Sequence {
-    if (this.current && this.current.stamp === stamp) return this.current.seq;
-    const key = stamp ? `${this.key}:${stamp}` : this.key;
-    const previous = this.current;
-    const seq = this.owner.sequenceWithCreate(key, this.create);
-    this.current = { stamp, seq };
-    // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
-    if (previous && previous.stamp < stamp) this.owner.retire(previous.seq);
-    return seq;
-  }
 }
 
 /**
@@ -264,10 +175,33 @@ export class Sequences {
               return true;
             }
           : undefined;
-      s = new Sequence(key, this.store, this.clock, this.tuning, ensure, this.safeListener);
+      const listener = this.safeListener;
+      const observe = (e: SequenceEvent): void => {
+        if (e.type === 'fetch-failed' && e.code === SequenceErrorCode.KEY_UNKNOWN) this.forgetUnknown(key);
+        listener?.(e);
+      };
+      s = new Sequence(key, this.store, this.clock, this.tuning, ensure, observe);
       this.seqs.set(key, s);
     }
     return s;
+  }
+
+  /**
+   * A key the store does not know (and never fetched for) is dropped once its retry delay is over: requests for
+   * made-up keys cannot fill this process's memory or the metrics' key labels, while a key asked for again and
+   * again still reaches the store at most once per retry delay.
+   */
+  private forgetUnknown(key: string): void {
+    const t = setTimeout(() => {
+      const s = this.closed ? undefined : this.seqs.get(key);
+      if (s === undefined) return;
+      const st = s.status();
+      if (st.fetches > 0 || st.fetching || st.lastError?.code !== SequenceErrorCode.KEY_UNKNOWN) return;
+      if (st.waiting > 0) return this.forgetUnknown(key);
+      this.seqs.delete(key);
+      void s.close().catch(() => undefined);
+    }, this.tuning.retryMs + 1);
+    t.unref();
   }
 
   /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
@@ -364,6 +298,22 @@ export class Sequences {
    */
   status(): SequenceStatus[] {
     return [...this.seqs.values()].map((s) => s.status());
+  }
+
+  /**
+   * The status of `key` in this instance without opening it: a key not in use here shows empty buffers and
+   * zero counts. Throws `FLURRY_E_SEQUENCE_KEY_INVALID`.
+   *
+   * @example
+   * ```ts
+   * sequences.statusOf('order').issued; // 0 before the first number
+   * ```
+   */
+  statusOf(key: string): SequenceStatus {
+    const known = this.closed ? undefined : this.seqs.get(key);
+    if (known !== undefined) return known.status();
+    assertKey(key);
+    return new Sequence(key, this.store, this.clock, this.tuning, undefined).status();
   }
 
   /**

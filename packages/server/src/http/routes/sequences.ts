@@ -42,14 +42,15 @@ function sequencesOf(ctx: HttpContext): Sequences {
 function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
   const s = sequencesOf(ctx);
   const raw = input.params[0];
-  if (raw.indexOf('%') === -1) return s.get(raw);
-  let key: string;
+  return s.get(raw.indexOf('%') === -1 ? raw : keyOf(raw));
+}
+
+function keyOf(raw: string): string {
   try {
-    key = decodeURIComponent(raw);
+    return decodeURIComponent(raw);
   } catch {
     throw serverError('QUERY', 'the sequence key in the path has a malformed %-escape');
   }
-  return s.get(key);
 }
 
 /** Whether the caller asked for the bare number: read before any await (the input object is reused). */
@@ -215,7 +216,8 @@ export const sequenceStatusRoute: Route = {
   path: '/v1/sequences/{key}/status',
   methods: READ,
   auth: 'token',
-  create: (ctx) => (res, input) => sendText(res, 200, JSON_TYPE, JSON.stringify(sequenceOf(ctx, input).status())),
+  create: (ctx) => (res, input) =>
+    sendText(res, 200, JSON_TYPE, JSON.stringify(sequencesOf(ctx).statusOf(keyOf(input.params[0])))),
   openapi: {
     operationId: 'sequenceStatus',
     summary: "This service's buffers and counters for a key (like Leaf's /cache page).",
