@@ -100,6 +100,8 @@ export function connect(on) {
     source = new EventSource(url);
     source.addEventListener('open', () => {
       attempt = 0;
+      lastFrame = Date.now(); // the watchdog counts silence from here, not from the last stream
+
       on.state('live', 'Live');
     });
     source.addEventListener('status', (ev) => {

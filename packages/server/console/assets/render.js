@@ -72,6 +72,8 @@ export function renderStatus(s, chart) {
       ]),
   );
   renderSequences(s.sequences);
+  // Decoding a public ID needs the service's key and token (GET /v1/public-ids/{id}).
+  document.getElementById('public').hidden = !s.publicIds?.decode;
 }
 
 function renderSequences(seqs) {
