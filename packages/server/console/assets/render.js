@@ -81,7 +81,8 @@ function renderSequences(seqs) {
   document.getElementById('sequences').hidden = !on;
   document.getElementById('nav-seq').hidden = !on;
   if (!on) return;
-  const seg = (x) => (x ? `${big(x.from)} – ${big(x.to)}` : '–');
+  // `to` is exclusive: show the last number the segment holds.
+  const seg = (x) => (x ? `${big(x.from)} – ${big(String(BigInt(x.to) - 1n))}` : '–');
   fill(
     'seq-rows',
     seqs.map((q) => [
@@ -90,7 +91,10 @@ function renderSequences(seqs) {
       el('td', seg(q.next)),
       el('td', big(q.position)),
       el('td', num(q.step), 'num'),
-      el('td', q.lastFetchAt === null ? '–' : `${time(q.lastFetchAt)} (${num(q.lastFetchMs)} ms)`),
+      el(
+        'td',
+        q.lastFetchAt === null ? '–' : `${time(q.lastFetchAt)} (${num(Math.round(q.lastFetchMs * 10) / 10)} ms)`,
+      ),
     ]),
   );
 }

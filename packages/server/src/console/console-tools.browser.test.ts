@@ -198,3 +198,63 @@ describe('the console in chromium: tools with a public-ID key and a token', () =
     await page.close();
   });
 });
+
+describe('the console in chromium: sequences (segment mode)', () => {
+  let browser: Browser;
+  let svc: FlurryProcess;
+  let origin: string;
+  before(async () => {
+    browser = await launchChromium();
+    svc = await startFlurry({ args: ['--sequences', 'memory://console-browser', '--auto-create'] });
+    origin = `http://127.0.0.1:${svc.port}`;
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  test('GIVEN keys in use THEN the Sequences section lists each with its segments, position, step and last fetch', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await httpGet(svc.port, '/v1/sequences/order/next')).status, 200);
+    assert.equal((await httpGet(svc.port, '/v1/sequences/invoice?count=5')).status, 200);
+    const page = await newPage(browser);
+    const watch = watchPage(page, origin);
+    await page.goto(`${origin}/`);
+    await page.locator('#conn.live').waitFor();
+    await page.locator('#sequences').waitFor();
+    assert.equal(await page.locator('#nav-seq').isVisible(), true, 'the Sequences link shows');
+    const rows = (await page.locator('#seq-rows tr').allTextContents()).sort();
+    const status = jsonBody<{
+      sequences: Array<{ key: string; step: number; position: string; current: { from: string; to: string } }>;
+    }>((await httpGet(svc.port, '/v1/status')).body).sequences;
+    console.log(`sequences rows: ${JSON.stringify(rows)}`);
+    assert.equal(rows.length, status.length);
+    for (const s of status) {
+      const row = rows.find((r) => r.startsWith(s.key)) ?? '';
+      const last = BigInt(s.current.to) - 1n;
+      const group = (x: string | number | bigint): string => String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+      assert.ok(row.includes(`${group(s.current.from)} – ${group(last)}`), `${s.key}: current segment in ${row}`);
+      assert.ok(row.includes(group(s.step)), `${s.key}: step in ${row}`);
+      assert.match(row, /\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \([\d.]+ ms\)/, `${s.key}: last fetch in ${row}`);
+    }
+    assert.ok(
+      rows.some((r) => r.startsWith('order') && r.includes('–4')),
+      `order's position is 4 after three: ${rows.join(' | ')}`,
+    );
+    assert.deepEqual(watch.problems, []);
+    await page.close();
+  });
+
+  test('GIVEN a service without --sequences THEN the section and its link stay hidden', async () => {
+    const plain = await startFlurry();
+    try {
+      const page = await newPage(browser);
+      await page.goto(`http://127.0.0.1:${plain.port}/`);
+      await page.locator('#conn.live').waitFor();
+      assert.equal(await page.locator('#sequences').isHidden(), true);
+      assert.equal(await page.locator('#nav-seq').isHidden(), true);
+      await page.close();
+    } finally {
+      await plain.stop();
+    }
+  });
+});
