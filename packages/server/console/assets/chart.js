@@ -25,7 +25,13 @@ export function rateChart(figure) {
         height: 200,
         legend: { show: false },
         cursor: { show: true, drag: { x: false, y: false } },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] } },
+        // UTC like the rest of the page; at least the last minute, so a fresh page does not
+        // zoom into a few seconds of sub-second ticks.
+        tzDate: (ts) => globalThis.uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
+        scales: {
+          x: { time: true, range: (_u, min, max) => [Math.min(min, max - 60), max] },
+          y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.15)] },
+        },
         axes: [axisOpts, { ...axisOpts, size: 56, values: (_u, splits) => splits.map((v) => compact.format(v)) }],
         series: [{}, { label: 'IDs/s', stroke: color, width: 2, fill: color + '22', points: { show: false } }],
       },

@@ -58,7 +58,7 @@ export function renderStatus(s, chart) {
   const refusals = Object.entries(s.refusals ?? {}).sort((a, b) => b[1] - a[1]);
   fill(
     'refusals',
-    refusals.length ? refusals.map(([code, n]) => [el('td', code), el('td', num(n), 'num')]) : [[el('td', 'none')]],
+    refusals.length ? refusals.map(([code, n]) => [el('td', code), el('td', num(n), 'num')]) : [[none(2)]],
   );
   fill(
     'routes',
@@ -144,6 +144,13 @@ export function renderCluster(c) {
 /** Shows why the cluster cannot be read. */
 export function renderClusterError(e) {
   text('cluster-note', `The registry cannot be read: ${e.code}: ${e.message}`);
+}
+
+/** A 'none' cell across `cols` columns. */
+function none(cols) {
+  const td = el('td', 'none', 'muted');
+  td.colSpan = cols;
+  return td;
 }
 
 function fill(id, rows) {
