@@ -163,6 +163,28 @@ describe('the console in chromium: tools with a public-ID key and a token', () =
     await page.close();
   });
 
+  test('GIVEN the system switches light to dark while the page is open THEN the chart redraws in the dark colours', async () => {
+    const { page, watch } = await signedIn();
+    const rate = page.locator('#rate');
+    // Polled from here: waitForFunction would need eval, which the page's CSP refuses.
+    const strokeBecomes = async (want: string): Promise<void> => {
+      const t0 = Date.now();
+      while ((await rate.getAttribute('data-stroke')) !== want) {
+        assert.ok(Date.now() - t0 < 5000, `chart stroke ${await rate.getAttribute('data-stroke')}, want ${want}`);
+        await page.waitForTimeout(100);
+      }
+    };
+    await strokeBecomes('#1f5fd1');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await strokeBecomes('#7fa8ff');
+    assert.equal(await rate.locator('canvas').count(), 1, 'one chart, the old one removed');
+    const before = Number(await rate.getAttribute('data-points'));
+    await page.waitForTimeout(2500);
+    assert.ok(Number(await rate.getAttribute('data-points')) > before, 'the redrawn chart keeps taking frames');
+    assert.deepEqual(watch.problems, []);
+    await page.close();
+  });
+
   test('GIVEN explorer rows removed and added THEN every input keeps a unique id and its label', async () => {
     const { page, watch } = await signedIn();
     await page.getByRole('button', { name: 'Remove field 2' }).click();
