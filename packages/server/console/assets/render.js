@@ -141,9 +141,15 @@ export function renderCluster(c) {
   );
 }
 
-/** Shows why the cluster cannot be read. */
+/** Shows why the cluster cannot be read; the rows shown are no longer known to be live. */
 export function renderClusterError(e) {
   text('cluster-note', `The registry cannot be read: ${e.code}: ${e.message}`);
+  for (const tr of document.querySelectorAll('#holders tr')) {
+    tr.dataset.state = 'unknown';
+    tr.classList.add('unknown');
+    const cell = tr.querySelector('td.state');
+    if (cell) cell.textContent = 'unknown';
+  }
 }
 
 /** A 'none' cell across `cols` columns. */

@@ -3,6 +3,7 @@
 // cut and resumed (the page says so and reconnects with backoff), the public-ID decoder
 // (shown only with a key and a token), the first and last ID of a time, and the layout
 // explorer's rows after removals and additions.
+import { rmSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Layout, generateKey } from '@flurry/core';
@@ -278,5 +279,41 @@ describe('the console in chromium: sequences (segment mode)', () => {
     } finally {
       await plain.stop();
     }
+  });
+});
+
+describe('the console in chromium: the registry cannot be read', () => {
+  let browser: Browser;
+  let svc: FlurryProcess;
+  before(async () => {
+    browser = await launchChromium();
+    svc = await startFlurry();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  test('GIVEN the file registry replaced by a file THEN the page says why and no row is left shown as live', async () => {
+    const origin = `http://127.0.0.1:${svc.port}`;
+    const page = await newPage(browser);
+    await page.goto(`${origin}/#cluster`);
+    await page.locator('#conn.live').waitFor();
+    await page.locator('#holders tr[data-state="live"]').first().waitFor();
+    const cut = Date.now();
+    rmSync(svc.registryDir, { recursive: true, force: true });
+    writeFileSync(svc.registryDir, 'not a directory\n');
+    await page.locator('#cluster-note', { hasText: 'The registry cannot be read' }).waitFor();
+    const saidMs = Date.now() - cut;
+    // The shared registry read is cached for about 1 s and frames come every 1 s.
+    const bound = 1000 + 1000 + 2000;
+    const note = (await page.locator('#cluster-note').textContent()) ?? '';
+    console.log(`registry unreadable: said after ${saidMs} ms (bound ${bound} ms): ${note.slice(0, 120)}`);
+    assert.ok(saidMs <= bound, `said after ${saidMs} ms, bound ${bound} ms`);
+    assert.match(note, /FLURRY_E_REGISTRY_UNREACHABLE: /);
+    assert.equal(await page.locator('#holders tr[data-state="live"]').count(), 0);
+    assert.deepEqual(await page.locator('#holders td.state').allTextContents(), ['unknown']);
+    rmSync(svc.registryDir, { force: true });
+    await page.close();
   });
 });
