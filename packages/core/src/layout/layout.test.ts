@@ -188,6 +188,12 @@ test('GIVEN duplicate or invalid field names THEN FLURRY_E_LAYOUT_FIELD_NAME', (
       }),
     code(ErrorCode.LAYOUT_FIELD_NAME),
   );
+  // __proto__ would become the prototype of a decoded ID's fields, not a field (the layout
+  // explorer's route builds layouts from any query).
+  assert.throws(
+    () => Layout.parse('timestamp:41,__proto__:5,sequence:12'),
+    codeAnd(ErrorCode.LAYOUT_FIELD_NAME, /__proto__.*reserved/),
+  );
 });
 
 test('GIVEN an epoch in the future, negative or unreadable THEN FLURRY_E_LAYOUT_EPOCH', () => {

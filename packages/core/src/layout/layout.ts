@@ -157,8 +157,8 @@ export class Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
     const specs = parseFieldList(fields);
     let epoch: number | string = DEFAULT_EPOCH_MS;
-    if (opts.epoch !== undefined && opts.epoch !== '')
-      epoch = typeof opts.epoch === 'string' && /^\d+$/.test(opts.epoch.trim()) ? Number(opts.epoch) : opts.epoch;
+    // Digits stay a string: parseEpoch reads them, and a refusal quotes them as given.
+    if (opts.epoch !== undefined && opts.epoch !== '') epoch = opts.epoch;
     return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
   }
 

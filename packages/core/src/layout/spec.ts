@@ -97,6 +97,14 @@ export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
         { name: f?.name },
       );
     }
+    if (f.name === '__proto__') {
+      // A decoded ID's fields are a plain object: this name would set its prototype and vanish.
+      throw new FlurryError(
+        ErrorCode.LAYOUT_FIELD_NAME,
+        'Field name "__proto__" is not allowed: it is reserved in JavaScript objects and a decoded ID would lose it; choose another name.',
+        { name: f.name },
+      );
+    }
     if (typeof f.bits !== 'number' || !Number.isInteger(f.bits) || f.bits < 1) {
       throw new FlurryError(
         ErrorCode.LAYOUT_FIELD_WIDTH,

@@ -69,12 +69,13 @@ export function connect(on) {
   let pollTimer = 0;
   let closed = false;
   let lastFrame = 0;
+  let waitS = 0; // the current reconnection wait, for the status line
 
   const poll = async () => {
     try {
       on.status(await getJson('/v1/status'));
     } catch (e) {
-      on.failure(e);
+      on.failure(e, waitS);
       return;
     }
     try {
@@ -100,6 +101,8 @@ export function connect(on) {
     source = new EventSource(url);
     source.addEventListener('open', () => {
       attempt = 0;
+      lastFrame = Date.now(); // the watchdog counts silence from here, not from the last stream
+
       on.state('live', 'Live');
     });
     source.addEventListener('status', (ev) => {
@@ -114,7 +117,8 @@ export function connect(on) {
       source = null;
       const wait = Math.min(30, 2 ** attempt) * 1000;
       attempt++;
-      on.state('cut', `Live stream cut; polling, reconnecting in ${wait / 1000} s`);
+      waitS = wait / 1000;
+      on.state('cut', `Live stream cut; polling, reconnecting in ${waitS} s`);
       startPolling();
       retryTimer = setTimeout(open, wait);
     });

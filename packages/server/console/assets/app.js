@@ -49,11 +49,11 @@ async function start() {
     cluster: (c) => renderCluster(c),
     clusterError: (e) => renderClusterError(e),
     state,
-    failure: (e) => {
+    failure: (e, waitS) => {
       if (e instanceof ApiError && e.status === 401) {
         stop?.();
         askToken(`The token was refused: ${e.message}`);
-      } else state('bad', `Service unreachable (${e.code}); retrying`);
+      } else state('bad', `Live stream cut; service unreachable (${e.code}); reconnecting in ${waitS} s`);
     },
   });
 }

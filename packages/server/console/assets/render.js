@@ -58,7 +58,7 @@ export function renderStatus(s, chart) {
   const refusals = Object.entries(s.refusals ?? {}).sort((a, b) => b[1] - a[1]);
   fill(
     'refusals',
-    refusals.length ? refusals.map(([code, n]) => [el('td', code), el('td', num(n), 'num')]) : [[el('td', 'none')]],
+    refusals.length ? refusals.map(([code, n]) => [el('td', code), el('td', num(n), 'num')]) : [[none(2)]],
   );
   fill(
     'routes',
@@ -72,6 +72,8 @@ export function renderStatus(s, chart) {
       ]),
   );
   renderSequences(s.sequences);
+  // Decoding a public ID needs the service's key and token (GET /v1/public-ids/{id}).
+  document.getElementById('public').hidden = !s.publicIds?.decode;
 }
 
 function renderSequences(seqs) {
@@ -79,7 +81,8 @@ function renderSequences(seqs) {
   document.getElementById('sequences').hidden = !on;
   document.getElementById('nav-seq').hidden = !on;
   if (!on) return;
-  const seg = (x) => (x ? `${big(x.from)} – ${big(x.to)}` : '–');
+  // `to` is exclusive: show the last number the segment holds.
+  const seg = (x) => (x ? `${big(x.from)} – ${big(String(BigInt(x.to) - 1n))}` : '–');
   fill(
     'seq-rows',
     seqs.map((q) => [
@@ -88,7 +91,10 @@ function renderSequences(seqs) {
       el('td', seg(q.next)),
       el('td', big(q.position)),
       el('td', num(q.step), 'num'),
-      el('td', q.lastFetchAt === null ? '–' : `${time(q.lastFetchAt)} (${num(q.lastFetchMs)} ms)`),
+      el(
+        'td',
+        q.lastFetchAt === null ? '–' : `${time(q.lastFetchAt)} (${num(Math.round(q.lastFetchMs * 10) / 10)} ms)`,
+      ),
     ]),
   );
 }
@@ -135,9 +141,22 @@ export function renderCluster(c) {
   );
 }
 
-/** Shows why the cluster cannot be read. */
+/** Shows why the cluster cannot be read; the rows shown are no longer known to be live. */
 export function renderClusterError(e) {
   text('cluster-note', `The registry cannot be read: ${e.code}: ${e.message}`);
+  for (const tr of document.querySelectorAll('#holders tr')) {
+    tr.dataset.state = 'unknown';
+    tr.classList.add('unknown');
+    const cell = tr.querySelector('td.state');
+    if (cell) cell.textContent = 'unknown';
+  }
+}
+
+/** A 'none' cell across `cols` columns. */
+function none(cols) {
+  const td = el('td', 'none', 'muted');
+  td.colSpan = cols;
+  return td;
 }
 
 function fill(id, rows) {

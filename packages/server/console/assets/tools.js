@@ -90,8 +90,10 @@ const START = [
   ['sequence', 12],
 ];
 
+let rows = 0; // ids stay unique when rows are removed and added
+
 function fieldRow(container, name, bits) {
-  const i = container.children.length;
+  const i = rows++;
   const row = el('div', undefined, 'field-row');
   const nl = el('label', `Field ${i + 1} name`);
   const n = el('input');
@@ -110,7 +112,12 @@ function fieldRow(container, name, bits) {
   const rm = el('button', 'Remove', 'secondary');
   rm.type = 'button';
   rm.setAttribute('aria-label', `Remove field ${i + 1}`);
-  rm.addEventListener('click', () => row.remove());
+  rm.addEventListener('click', () => {
+    // Keep the focus in the form: on the next row's name, else on "Add a field".
+    const next = row.nextElementSibling?.querySelector('input') ?? document.getElementById('explorer-add');
+    row.remove();
+    next.focus();
+  });
   const nd = el('div');
   nd.append(nl, n);
   const bd = el('div');

@@ -37,7 +37,10 @@ import type { StatusBody, StatusLease, ClusterBody } from './types.js';
  */
 export interface ConsoleDataOptions {
   readonly core: ServiceCore;
-  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
+  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'> & {
+    /** The bearer token, if any (decoding public IDs needs one). */
+    readonly token?: string | undefined;
+  };
   /** The service clock (wall time of the bodies, monotonic time of the rates). */
   readonly clock?: Clock;
   /** How long one registry read serves every caller (default 1000 ms). */
@@ -147,6 +150,10 @@ export class ConsoleData {
         fenced: ev.fenced,
       },
       refusals: { ...core.metrics.refusals },
+      publicIds: {
+        issue: core.publicIds !== undefined,
+        decode: core.publicIds !== undefined && this.o.config.token !== undefined,
+      },
       routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
       sequences: this.sequences
         ? this.sequences.status().map((s) => ({

@@ -86,6 +86,8 @@ export interface StatusBody {
     fenced: number;
   };
   refusals: Record<string, number>;
+  /** Public IDs: `issue` with a public-ID key, `decode` when the key and a token allow decoding. */
+  publicIds: { issue: boolean; decode: boolean };
   routes: Array<{ name: string; requests: number; perSecond: number; p99Ms: number | null }>;
   sequences: Array<{
     key: string;

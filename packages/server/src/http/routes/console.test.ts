@@ -86,6 +86,8 @@ describe('the console routes (in-process, with a token)', () => {
       ['fields=timestamp:41,worker:-1,sequence:12', 'FLURRY_E_LAYOUT_FIELD_WIDTH'],
       ['preset=__proto__', 'FLURRY_E_LAYOUT_UNKNOWN_PRESET'],
       ['fields=nonsense', 'FLURRY_E_LAYOUT_SPEC'],
+      ['fields=timestamp:41,__proto__:5,sequence:12', 'FLURRY_E_LAYOUT_FIELD_NAME'],
+      [`fields=timestamp:41,sequence:12&epoch=${'9'.repeat(400)}`, 'FLURRY_E_LAYOUT_EPOCH'],
       ['fields=timestamp:41&color=red', 'FLURRY_E_QUERY'],
     ]) {
       const r = await svc.get(`/v1/layouts/explain?${q}`, AUTH);

@@ -98,6 +98,13 @@ export const statusRoute: Route = {
                 },
                 generator: obj({ issued: s, idsPerSecond: n, exhaustions: n, borrowMs: n, clockBackwards: n }),
                 refusals: { type: 'object', additionalProperties: { type: 'integer' } },
+                publicIds: obj(
+                  { issue: { type: 'boolean' }, decode: { type: 'boolean' } },
+                  {
+                    description:
+                      'Whether this service issues public IDs (a public-ID key) and decodes them (the key and a bearer token).',
+                  },
+                ),
                 routes: { type: 'array', items: obj({ name: s, requests: n, perSecond: n, p99Ms: nn }) },
                 sequences: { type: ['array', 'null'], items: { type: 'object' } },
               },
