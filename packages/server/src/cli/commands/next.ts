@@ -12,7 +12,7 @@
  * flurry next --format base62 --fixed --node datacenter=1
  * ```
  */
-import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs';
+import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
