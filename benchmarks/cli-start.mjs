@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
 
 const RUNS = Math.max(5, Math.min(200, Number(process.env.RUNS) || 20));
-const bin = path.join(root, 'packages', 'server', 'dist', 'cli', 'main.js');
+const bin = path.join(root, 'packages', 'server', 'dist', 'bin.js');
 const node = process.execPath;
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 const state = mkdtempSync(path.join(os.tmpdir(), 'flurry-cli-start-'));
@@ -68,18 +68,39 @@ function withHyperfine() {
   }));
 }
 
+/** CPU ms (user + system) used so far by this process's waited-for children (Linux), or null. */
+function childrenCpuMs() {
+  try {
+    const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[13]) + Number(f[14])) * 1000) / 100; // cutime + cstime, in USER_HZ (100)
+  } catch {
+    return null;
+  }
+}
+
+/** Rounds of every command once (interleaved), so a load spike hits every command alike. */
 function withLoop() {
-  return cases.map(([, argv]) => {
-    const times = [];
-    for (let i = 0; i < RUNS + 3; i++) {
+  const times = cases.map(() => []);
+  const cpu = cases.map(() => 0);
+  let cpuKnown = childrenCpuMs() !== null;
+  for (let i = 0; i < RUNS + 3; i++) {
+    cases.forEach(([, argv], c) => {
+      const c0 = childrenCpuMs();
       const t0 = process.hrtime.bigint();
       spawnSync(node, argv, { env, stdio: 'ignore', timeout: 30_000 });
-      if (i >= 3) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-    times.sort((a, b) => a - b);
-    const mean = times.reduce((s, x) => s + x, 0) / times.length;
-    const stddev = Math.sqrt(times.reduce((s, x) => s + (x - mean) ** 2, 0) / times.length);
-    return { mean, stddev, median: times[Math.floor(times.length / 2)], min: times[0], cpu: null };
+      const t = Number(process.hrtime.bigint() - t0) / 1e6;
+      const c1 = childrenCpuMs();
+      if (i < 3) return;
+      times[c].push(t);
+      if (c0 === null || c1 === null) cpuKnown = false;
+      else cpu[c] += c1 - c0;
+    });
+  }
+  return times.map((ts, c) => {
+    ts.sort((a, b) => a - b);
+    const mean = ts.reduce((s, x) => s + x, 0) / ts.length;
+    const stddev = Math.sqrt(ts.reduce((s, x) => s + (x - mean) ** 2, 0) / ts.length);
+    return { mean, stddev, median: ts[Math.floor(ts.length / 2)], min: ts[0], cpu: cpuKnown ? cpu[c] / RUNS : null };
   });
 }
 
@@ -110,10 +131,10 @@ try {
     .map((x) => x.toFixed(1))
     .join(', ');
   let md = `${machineLine()} Load average at the end of the run: ${loadavg}.\n\n`;
-  md += `Each command runs ${RUNS} times after 3 warm-up runs (${tool === 'hyperfine' ? '`hyperfine -N`' : 'a loop of `spawnSync`'}), `;
+  md += `Each command runs ${RUNS} times after 3 warm-up runs (${tool === 'hyperfine' ? '`hyperfine -N`' : 'rounds of `spawnSync`, every command once per round, CPU from the children times of /proc/self/stat'}), `;
   md += `all in one run with \`node -e 0\` as the reference; \`next\` takes and releases a lease of the file registry in a temporary state directory. `;
   md += `The verdict compares medians; **CPU** is user + system time, which a busy machine disturbs less than the wall clock. `;
-  md += `The offline commands load only their own modules (\`packages/server/src/cli/main.ts\` imports each command when it runs; the commands import the core by subpath), never the service's pino, prom-client or thrift.\n\n`;
+  md += `The bin (\`packages/server/src/bin.ts\`) turns on Node's compile cache where there is one (Node ≥ 22.1; not on Node 20) and loads the dispatcher, which imports only the command that runs; the offline commands import the core by subpath and load 18–29 modules (pinned by \`cold-start.test.ts\`), never the core's index, the settings table (unless a FLURRY_* variable is set), the coordination package or the service's pino, prom-client and thrift; \`next\` loads the coordination package only after its arguments are checked.\n\n`;
   md += table(
     ['command', 'median ms', 'mean ± σ ms', 'min ms', 'CPU ms', '× node -e 0', '× (CPU)', 'target', 'verdict'],
     rows,

@@ -62,7 +62,7 @@ export {
   type SqlFunction,
   type LayoutSql,
 } from './sql/ddl.js';
-export { generatorSql, type GeneratorSql, type GeneratorSqlOptions } from './sql/generate.js';
+export { generatorLanes, generatorSql, type GeneratorSql, type GeneratorSqlOptions } from './sql/generate.js';
 
 // Generators
 export { Generator } from './generator/generator.js';

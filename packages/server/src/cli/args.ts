@@ -16,7 +16,7 @@
  * ```
  */
 import { parseArgs } from 'node:util';
-import { closestName } from '../config/env-hints.js';
+import { closestName as nearestName } from '@flurry/core/known-options';
 import { serverError } from '../errors.js';
 
 /**
@@ -116,7 +116,7 @@ function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
   const shown = typed.length > 60 ? typed.slice(0, 60) + '…' : typed;
   const flags = Object.keys(spec).map((k) => '--' + k);
   const name = rawName.startsWith('--') ? rawName : typed.split('=')[0];
-  const near = name.length > 2 ? closestName(name, flags, 2) : undefined;
+  const near = name.length > 2 ? nearestName(name, flags, Math.max(2, Math.floor((name.length - 2) / 3))) : undefined;
   const accepts = `this command accepts: ${flags.join(', ') || '(no flags)'}. See --help`;
   return serverError(
     'USAGE',

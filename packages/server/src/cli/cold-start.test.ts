@@ -6,9 +6,20 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir } from '../test-support.js';
 
-const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.js');
+const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin.js');
 const SERVE_ONLY =
   /\/node_modules\/(pino|prom-client|thrift)\/|\/server\/dist\/(service|metrics|openapi|container)\.js|\/server\/dist\/(http|thrift)\//;
+
+/**
+ * Everything an offline command (decode, layout, key, public) may load: the bin, the CLI
+ * dispatcher, its own command module, argument and error handling, and the parts of the core
+ * it uses by subpath (layout, codecs, public IDs). Not the core's index (which brings the
+ * generator and the SQL builders), not the settings table, not the coordination package.
+ */
+const OFFLINE_ALLOWED =
+  /^node:|\/server\/dist\/(bin|cli\/main|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
+/** What `next` must not load before (or besides) its registry: drivers of other registries. */
+const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
 
 /** Every module URL a `flurry` run resolves, recorded by a resolve hook in the child. */
 function modulesLoaded(dir: string, argv: string[], env: Record<string, string> = {}): string[] {
@@ -53,7 +64,27 @@ test('GIVEN the offline commands THEN none loads the service, pino, prom-client 
       );
       const extra = loaded.filter((u) => SERVE_ONLY.test(u));
       assert.deepEqual(extra, [], `flurry ${argv[0]} loads only what it uses`);
+      if (argv[0] === 'next') {
+        assert.deepEqual(
+          loaded.filter((u) => NEXT_NEVER.test(u)),
+          [],
+          'flurry next with a file registry loads no other driver',
+        );
+      } else {
+        const unexpected = [...new Set(loaded)].filter((u) => !OFFLINE_ALLOWED.test(u));
+        assert.deepEqual(unexpected, [], `flurry ${argv[0]} loads only the bin, the CLI and the core parts it uses`);
+        const files = new Set(loaded.filter((u) => u.startsWith('file:')));
+        assert.ok(files.size <= 30, `flurry ${argv[0]} loads ${files.size} modules (at most 30)`);
+      }
     }
+    // The settings table (for the unknown-variable warning) is loaded only when a FLURRY_*
+    // variable is set, and then the warning still comes.
+    const warned = spawnSync(process.execPath, [bin, 'public', 'encode', '1859214170478923776', '--key', key], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', FLURRY_REGSITRY: 'file:' },
+    });
+    assert.equal(warned.status, 0);
+    assert.match(warned.stderr, /FLURRY_REGSITRY is not a flurry setting/);
     // The check can fail: serve does load them.
     const serve = modulesLoaded(dir, ['serve', '--help']);
     assert.ok(

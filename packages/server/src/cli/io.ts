@@ -10,7 +10,7 @@
  */
 import type { Writable } from 'node:stream';
 import { FlurryError } from '@flurry/core/errors';
-import { unknownEnvWarnings, type EnvWarning } from '../config/env-hints.js';
+import type { EnvWarning } from '../config/env-hints.js';
 import type { FlagSpecs } from './args.js';
 
 /**
@@ -103,6 +103,9 @@ export function errorLine(err: unknown): string {
  * ```
  */
 export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
+  // The settings table is loaded only when there is a FLURRY_* variable to check.
+  if (!Object.keys(io.env).some((k) => k.toUpperCase().startsWith('FLURRY_'))) return [];
+  const { unknownEnvWarnings } = await import('../config/env-hints.js');
   const warnings = unknownEnvWarnings(io.env);
   for (const w of warnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
   return warnings;

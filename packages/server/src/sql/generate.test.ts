@@ -3,21 +3,26 @@
  * 16 concurrent sessions never collide and each sees increasing IDs; a clock stepped back
  * keeps IDs increasing (borrowing the last tick) and then refuses; sequence exhaustion
  * waits for the next tick; the registry token fences next_id (takeover, release); two
- * generators of one cluster hold different slots.
+ * generators of one cluster hold different slots; each session keeps its lane (a sub-range of
+ * the sequence field) across a rolled-back transaction, a freed lane continues above its last
+ * ID, sessions beyond the lanes share the last lane.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { Layout } from '@flurry/core';
+import { Layout, generatorLanes } from '@flurry/core';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
-import { runFlurry, tempDir } from '../test-support.js';
+import { httpGet, jsonBody, runFlurry, startFlurry, tempDir } from '../test-support.js';
 
 const SESSIONS = 16;
 const CALLS = Number(process.env.FLURRY_SQL_GEN_CALLS ?? 10_000);
 const twitter = Layout.from('twitter');
 const small = Layout.parse('timestamp:41,worker:10,sequence:2', { epoch: '2024-01-01T00:00:00Z' });
+const six = Layout.parse('timestamp:41,worker:10,sequence:6', { epoch: '2024-01-01T00:00:00Z' });
+/** IDs of one lane per tick (twitter: 16 lanes of 256). */
+const LANE = (twitter.maxSequence + 1) / generatorLanes(twitter);
 
 interface Session {
   one(sql: string): Promise<string>;
@@ -133,10 +138,21 @@ for (const kind of ['postgres', 'mariadb'] as const) {
       }
     });
 
-    test(`GIVEN ${SESSIONS} concurrent sessions x ${CALLS.toLocaleString('en-US')} calls THEN every ID is unique, each session's IDs increase, and all carry the reserved node`, async () => {
+    test(`GIVEN ${SESSIONS} concurrent sessions x ${CALLS.toLocaleString('en-US')} calls and a flurry serve of the same cluster on the same registry THEN every ID is unique, each session's IDs increase, and no ID of the service collides`, async () => {
+      const svc = await startFlurry({ registry: url, args: ['--cluster', 'orders'], timeoutMs: 60_000 });
       const sessions = await Promise.all(Array.from({ length: SESSIONS }, open));
       const t0 = performance.now();
       try {
+        let done = false;
+        const fromService: bigint[] = [];
+        const served = (async () => {
+          while (!done) {
+            const r = await httpGet(svc.port, '/v1/ids?count=100');
+            assert.equal(r.status, 200, r.body);
+            for (const id of jsonBody<{ ids: string[] }>(r.body).ids) fromService.push(BigInt(id));
+            await new Promise((r2) => setTimeout(r2, 50)); // a steady service (about 2,000 IDs/s), not a CPU hog
+          }
+        })();
         const per = await Promise.all(
           sessions.map(async (s) => {
             const out: bigint[] = [];
@@ -144,20 +160,31 @@ for (const kind of ['postgres', 'mariadb'] as const) {
             return out;
           }),
         );
+        done = true;
+        await served;
         const secs = (performance.now() - t0) / 1000;
         const all = new Set<bigint>();
+        const lanes = new Set<number>();
         for (const ids of per) {
           for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `decrease at ${i}`);
           for (const id of ids) all.add(id);
+          lanes.add(Math.floor(twitter.decode(ids[0]).sequence / LANE));
         }
         assert.equal(all.size, SESSIONS * CALLS, 'duplicates');
         for (const id of [...all].slice(0, 1000))
           assert.deepEqual(twitter.decode(id).fields, { datacenter: 0, worker: 0 });
+        const svcWorker = twitter.decode(fromService[0]).fields.worker;
+        assert.ok(svcWorker !== 0 && svcWorker !== 1, `the service took worker ${svcWorker}, held by an sql generator`);
+        for (const id of fromService)
+          assert.ok(!all.has(id), `the service issued ${id}, also issued by flurry_next_id()`);
+        assert.equal(new Set(fromService).size, fromService.length, 'the service issued an ID twice');
         console.log(
-          `# ${kind}: ${SESSIONS} sessions x ${CALLS} flurry_next_id() calls: ${all.size} unique IDs in ${secs.toFixed(1)} s (${Math.round(all.size / secs)} calls/s)`,
+          `# ${kind}: ${SESSIONS} sessions x ${CALLS} flurry_next_id() calls: ${all.size} unique IDs in ${secs.toFixed(1)} s (${Math.round(all.size / secs)} calls/s) over ${lanes.size} lanes; ` +
+            `flurry serve (worker ${svcWorker}, same registry) issued ${fromService.length} IDs meanwhile: no collision`,
         );
       } finally {
         await Promise.all(sessions.map((s) => s.close()));
+        await svc.stop('SIGTERM');
       }
     });
 
@@ -204,7 +231,7 @@ for (const kind of ['postgres', 'mariadb'] as const) {
         let last = first;
         let error: unknown;
         const t0 = Date.now();
-        for (let i = 0; i < twitter.maxSequence + 2; i++) {
+        for (let i = 0; i < LANE + 1; i++) {
           try {
             const id = BigInt(await s.one('SELECT flurry_next_id()'));
             assert.ok(id > last, 'increasing while the clock is behind');
@@ -217,7 +244,7 @@ for (const kind of ['postgres', 'mariadb'] as const) {
         }
         assert.equal(codeOf(error), 'FLURRY_E_CLOCK_BACKWARDS', String(error));
         assert.ok(Date.now() - t0 >= 300, 'waited maxWaitMs');
-        assert.equal(twitter.decode(last).sequence, twitter.maxSequence);
+        assert.equal(twitter.decode(last).sequence % LANE, LANE - 1, "the lane's share of the tick used up");
         await s.exec(setNow(null));
         while (Date.now() <= ahead + 5) await new Promise((r) => setTimeout(r, 50));
         assert.ok(BigInt(await s.one('SELECT flurry_next_id()')) > last, 'resumes past the borrowed tick');
@@ -257,6 +284,95 @@ for (const kind of ['postgres', 'mariadb'] as const) {
         const ticks = new Set([...all].map((id) => small.decode(id).unixMs));
         assert.ok(ticks.size >= 1000, `${ticks.size} ticks for 4,000 IDs at 4 per tick`);
         for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
+      } finally {
+        await Promise.all(sessions.map((x) => x.close()));
+      }
+    });
+
+    test('GIVEN a session whose transaction rolls back THEN it keeps its lane; GIVEN it ends THEN the next session takes the lane and, with the clock stepped back, continues above its last ID', async () => {
+      const s1 = await open();
+      let last: bigint;
+      const ahead = Date.now() + 2000;
+      try {
+        // the first call inside a transaction that rolls back: the lane stays this session's
+        await s1.exec(kind === 'postgres' ? 'BEGIN' : 'START TRANSACTION');
+        const b = BigInt(await s1.one('SELECT flurry_next_id()'));
+        await s1.exec('ROLLBACK');
+        const c = BigInt(await s1.one('SELECT flurry_next_id()'));
+        const d = BigInt(await s1.one('SELECT flurry_next_id()'));
+        assert.equal(Math.floor(twitter.decode(c).sequence / LANE), Math.floor(twitter.decode(b).sequence / LANE));
+        assert.equal(Math.floor(twitter.decode(d).sequence / LANE), Math.floor(twitter.decode(b).sequence / LANE));
+        assert.ok(d > c);
+        await s1.exec(setNow(ahead));
+        last = BigInt(await s1.one('SELECT flurry_next_id()'));
+        assert.equal(twitter.decode(last).unixMs, ahead);
+      } finally {
+        await s1.close();
+      }
+      const s2 = await open();
+      try {
+        // the first session's backend lets go of its lane lock shortly after the disconnect
+        const free =
+          kind === 'postgres'
+            ? "SELECT count(*) = 0 FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+            : "SELECT IS_FREE_LOCK(CONCAT('flurry_lane0@', DATABASE()))";
+        for (let i = 0; i < 100 && !['t', 'true', '1'].includes(await s2.one(free)); i++)
+          await new Promise((r) => setTimeout(r, 50));
+        await s2.exec(setNow(ahead - 1000)); // a second behind the lane's last tick
+        const first = BigInt(await s2.one('SELECT flurry_next_id()'));
+        assert.equal(
+          Math.floor(twitter.decode(first).sequence / LANE),
+          Math.floor(twitter.decode(last).sequence / LANE),
+          'the freed lane is taken again',
+        );
+        assert.ok(first > last, `the lane continues above its last ID (${first} > ${last})`);
+        assert.equal(twitter.decode(first).unixMs, ahead, "in the lane's last tick");
+      } finally {
+        await s2.close();
+      }
+    });
+
+    test('GIVEN a 6-bit sequence (4 lanes of 16 IDs per tick) and 8 sessions THEN 3 sessions hold lanes of their own, 5 share the last, exhaustion waits, and no ID repeats', async () => {
+      const r = await runFlurry([
+        'sql',
+        '--generate',
+        '--registry',
+        url,
+        '--cluster',
+        'six',
+        '--prefix',
+        'six_',
+        '--fields',
+        six.toFieldsString(),
+        '--epoch',
+        '2024-01-01T00:00:00Z',
+        '--apply',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /4 lane\(s\) of 16 IDs per tick/);
+      const sessions = await Promise.all(Array.from({ length: 8 }, open));
+      try {
+        const per = await Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < 1000; i++) out.push(BigInt(await s.one('SELECT six_next_id()')));
+            return out;
+          }),
+        );
+        const all = new Set(per.flat());
+        assert.equal(all.size, 8000, 'duplicates');
+        for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
+        const laneOf = (ids: bigint[]) => Math.floor(six.decode(ids[0]).sequence / 16);
+        const lanes = per.map(laneOf).sort();
+        assert.deepEqual(lanes, [0, 1, 2, 3, 3, 3, 3, 3]);
+        for (const ids of per)
+          for (const id of ids) assert.equal(Math.floor(six.decode(id).sequence / 16), laneOf(ids));
+        const perTick = new Map<number, number>();
+        for (const id of all) {
+          const d = six.decode(id);
+          if (Math.floor(d.sequence / 16) === 3) perTick.set(d.unixMs, (perTick.get(d.unixMs) ?? 0) + 1);
+        }
+        assert.ok(Math.max(...perTick.values()) <= 16, 'the shared lane never issues more than 16 IDs per tick');
       } finally {
         await Promise.all(sessions.map((x) => x.close()));
       }

@@ -161,6 +161,8 @@ export interface ReserveOptions {
   readonly pin?: Record<string, number>;
   readonly prefix?: string;
   readonly maxWaitMs?: number;
+  /** Lanes of the sequence field (a power of two; default `generatorLanes(layout)`). */
+  readonly lanes?: number;
   /** Run the DDL in the database (else only returned). */
   readonly apply?: boolean;
 }
@@ -292,6 +294,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           nodeBits: o.layout.nodeBits(node),
           floorMs,
           ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+          ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
         });
         if (o.apply) for (const s of [...decode.statements, ...ddl.statements]) await c.query(s);
         return { namespace: map.namespace, slot, node, token, floorMs, decode, ddl };

@@ -10,7 +10,7 @@
  * ```
  */
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
-import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs';
+import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';

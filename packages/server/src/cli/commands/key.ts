@@ -10,7 +10,8 @@
  * flurry key new --id B     # fk1_B_…
  * ```
  */
-import { generateKey } from '@flurry/core/public';
+// The key module alone: not the codec (ciphers, checksums) of the public IDs.
+import { generateKey } from '@flurry/core/public/keys';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { write, type CliIo } from '../io.js';

@@ -12,8 +12,7 @@
  * flurry next --format base62 --fixed --node datacenter=1
  * ```
  */
-import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs';
-import { leasedGenerator, openRegistry } from '@flurry/coordination';
+import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
@@ -111,6 +110,8 @@ export async function nextCommand(io: CliIo): Promise<number> {
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || 'file:');
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
 
+  // The registry and its drivers are loaded only now, after the arguments are checked.
+  const { leasedGenerator, openRegistry } = await import('@flurry/coordination');
   const registry = await openRegistry(url, cluster === undefined ? {} : { cluster });
   try {
     const ids = await leasedGenerator({ registry, layout, pin });

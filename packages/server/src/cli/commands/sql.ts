@@ -28,6 +28,7 @@ const FLAGS = {
   node: { type: 'string' },
   apply: { type: 'boolean' },
   'max-wait-ms': { type: 'string' },
+  lanes: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -52,11 +53,13 @@ The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
 
 In-database generation:
   flurry sql --generate --registry postgres://user:pw@host/db[?table=flurry_nodes] [--cluster NAME]
-             [--node FIELD=VALUE] [layout] [--prefix flurry_] [--max-wait-ms 1000] [--apply]
+             [--node FIELD=VALUE] [layout] [--prefix flurry_] [--max-wait-ms 1000] [--lanes N] [--apply]
 reserves a free node ID of the cluster in the registry table (the one flurry serve
 --registry postgres://… / mysql://… leases from; holder "sql generator"), then prints (or with
 --apply runs) the functions above plus a state table <prefix>generator, <prefix>next_id()
 (PostgreSQL also <prefix>next_ids(n)) and <prefix>release_node(), which frees the node.
+The sequence field is split into --lanes sub-ranges (default up to 16, each at least 16 IDs
+per tick); each session takes a lane of its own, the last lane is shared by the rest.
 The dialect follows the URL. Usage: id bigint PRIMARY KEY DEFAULT flurry_next_id().
 `;
 
@@ -104,7 +107,7 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   });
   const prefix = lastString(args, 'prefix');
   if (!hasFlag(args, 'generate')) {
-    for (const f of ['registry', 'cluster', 'node', 'apply', 'max-wait-ms'])
+    for (const f of ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'])
       if (args.values[f] !== undefined)
         throw serverError('USAGE', `--${f} goes with --generate (the in-database generator)`);
     const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
@@ -120,6 +123,13 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const wait = lastString(args, 'max-wait-ms');
   if (wait !== undefined && !/^\d{1,5}$/.test(wait))
     throw serverError('USAGE', `--max-wait-ms must be an integer from 0 to 60000, got "${wait.slice(0, 24)}"`);
+  const lanes = lastString(args, 'lanes');
+  const maxLanes = Math.min(1024, layout.maxSequence + 1);
+  if (lanes !== undefined && (!/^\d{1,4}$/.test(lanes) || !isPowerOfTwo(Number(lanes)) || Number(lanes) > maxLanes))
+    throw serverError(
+      'USAGE',
+      `--lanes must be a power of two from 1 to ${maxLanes} (this layout's sequence size), got "${lanes.slice(0, 24)}"`,
+    );
   const r = await reserveSqlNode({
     url,
     layout,
@@ -128,6 +138,7 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     prefix,
     apply: hasFlag(args, 'apply'),
     ...(wait !== undefined ? { maxWaitMs: Number(wait) } : {}),
+    ...(lanes !== undefined ? { lanes: Number(lanes) } : {}),
   });
   const dialect = lastString(args, 'dialect');
   if (dialect !== undefined && sqlDialect(dialect) !== r.decode.dialect)
@@ -135,7 +146,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const p = r.decode.prefix;
   const summary =
     `-- Reserved slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}); IDs start after Unix ms ${r.floorMs}.\n` +
-    `-- Use: id bigint PRIMARY KEY DEFAULT ${p}next_id()   Free the node: SELECT ${p}release_node();\n`;
+    `-- Use: id bigint PRIMARY KEY DEFAULT ${p}next_id()   Free the node: SELECT ${p}release_node();\n` +
+    `-- ${r.ddl.lanes} lane(s) of ${r.ddl.laneSize} IDs per tick (one per session, the last shared).\n`;
   if (hasFlag(args, 'apply'))
     await write(
       io.stdout,
@@ -143,4 +155,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     );
   else await write(io.stdout, summary + r.decode.script + r.ddl.script);
   return 0;
+}
+
+function isPowerOfTwo(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 1 && (n & (n - 1)) === 0;
 }

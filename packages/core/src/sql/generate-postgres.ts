@@ -1,0 +1,244 @@
+/**
+ * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with
+ * session-level advisory locks, one state row per lane, a one-statement fast path.
+ */
+import type { SqlFunction } from './ddl.js';
+import type { GeneratorSql } from './generate.js';
+import { lit, type GeneratorConsts } from './generate-shared.js';
+
+const RELEASED = (p: string) =>
+  `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
+
+/**
+ * Builds the PostgreSQL generator DDL from validated constants (called by `generatorSql`).
+ *
+ * @example
+ * ```ts
+ * const { statements } = generatorSql(layout, { dialect: 'postgres', ...lease }); // calls postgresGenerator
+ * ```
+ */
+export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
+  const { p, o, layout, lanes, laneSize: k } = c;
+  const wide = layout.totalBits === 64;
+  const idType = wide ? 'numeric(20,0)' : 'bigint';
+  const nodeBits = wide ? `${o.nodeBits}::numeric` : `${o.nodeBits}::bigint`;
+  // The sequence field of lane l, sequence s: l * k + s.
+  const compose = (tick: string, lane: string, s: string) =>
+    wide
+      ? `${tick}::numeric * ${1n << BigInt(c.tsShift)} + (${lane} * ${k} + ${s})::numeric * ${1n << BigInt(c.seqShift)} + ${nodeBits}`
+      : `(${tick} << ${c.tsShift}) | ((${lane} * ${k} + ${s})::bigint << ${c.seqShift}) | ${nodeBits}`;
+  const guc = `flurry.${p}lane`;
+  const fns: SqlFunction[] = [
+    {
+      name: `${p}now_ms`,
+      signature: `${p}now_ms()`,
+      returns: 'bigint',
+      description: 'The generator clock: flurry.now_ms if set (tests), else clock_timestamp().',
+    },
+    {
+      name: `${p}lane`,
+      signature: `${p}lane()`,
+      returns: 'integer',
+      description: `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
+    },
+    {
+      name: `${p}next_id`,
+      signature: `${p}next_id()`,
+      returns: idType,
+      description: 'The next ID of the leased node.',
+    },
+    {
+      name: `${p}next_ids`,
+      signature: `${p}next_ids(n integer)`,
+      returns: `SETOF ${idType}`,
+      description: 'n next IDs (1..100000), increasing.',
+    },
+    {
+      name: `${p}release_node`,
+      signature: `${p}release_node()`,
+      returns: 'bigint',
+      description: 'Frees the node in the registry after writing its high-water mark; next_id() raises from then on.',
+    },
+  ];
+  const raise = (msg: string, ...args: string[]) =>
+    `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
+  const leaseCheck = `PERFORM 1 FROM ${c.registry} r WHERE r.namespace = ${lit(o.namespace)} AND r.slot = ${o.slot} AND r.token = ${lit(o.token)} AND r.expires_at > now();
+  IF NOT FOUND THEN
+    ${raise(`FLURRY_E_LEASE_LOST: slot ${o.slot} of ${o.namespace} in the registry table ${o.registryTable} no longer holds this generator's lease (released or taken over); IDs are fenced. Run flurry sql --generate again.`.replace(/%/g, '%%'))};
+  END IF;`;
+  const statements = [
+    `CREATE TABLE IF NOT EXISTS ${p}generator (
+  id smallint PRIMARY KEY CHECK (id = 1),
+  namespace varchar(255) NOT NULL,
+  slot integer NOT NULL,
+  token varchar(64) NULL,
+  node_bits ${idType} NOT NULL,
+  last_tick bigint NOT NULL,
+  seq integer NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now()
+)`,
+    `CREATE TABLE IF NOT EXISTS ${p}lanes (
+  lane integer PRIMARY KEY,
+  active boolean NOT NULL,
+  last_tick bigint NOT NULL,
+  seq integer NOT NULL
+)`,
+    `INSERT INTO ${p}generator (id, namespace, slot, token, node_bits, last_tick, seq)
+VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${c.maxSeq})
+ON CONFLICT (id) DO UPDATE SET namespace = EXCLUDED.namespace, slot = EXCLUDED.slot, token = EXCLUDED.token,
+  node_bits = EXCLUDED.node_bits, last_tick = GREATEST(${p}generator.last_tick, EXCLUDED.last_tick), seq = ${c.maxSeq}, updated_at = now()`,
+    // Every lane starts past the floor and past anything any lane issued before (a lane
+    // count or node that changed between set-ups cannot go back); extra lanes are closed.
+    `INSERT INTO ${p}lanes (lane, active, last_tick, seq)
+SELECT g, true, GREATEST(${c.floorTick}, (SELECT COALESCE(max(last_tick), -1) FROM ${p}lanes)), ${k - 1}
+  FROM generate_series(0, ${lanes - 1}) g
+ON CONFLICT (lane) DO UPDATE SET active = true, last_tick = EXCLUDED.last_tick, seq = ${k - 1}`,
+    `UPDATE ${p}lanes SET active = false WHERE lane >= ${lanes}`,
+    `CREATE OR REPLACE FUNCTION ${p}now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS $flurry$
+SELECT COALESCE(NULLIF(current_setting('flurry.now_ms', true), '')::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}lane() RETURNS integer LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  l integer;
+BEGIN
+  -- A lane this session already holds (its setting is rolled back with a failed transaction;
+  -- the advisory lock is not).
+  SELECT k.objid::integer INTO l FROM pg_locks k
+   WHERE k.locktype = 'advisory' AND k.pid = pg_backend_pid() AND k.classid = ${c.lockKey} AND k.objsubid = 2 AND k.granted
+     AND k.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+   ORDER BY k.objid LIMIT 1;
+  IF l IS NULL OR l >= ${lanes} THEN
+    l := NULL;
+    FOR i IN 0..${lanes - 2} LOOP
+      IF pg_try_advisory_lock(${c.lockKey}, i) THEN
+        l := i;
+        EXIT;
+      END IF;
+    END LOOP;
+    IF l IS NULL THEN
+      PERFORM pg_advisory_lock_shared(${c.lockKey}, ${lanes - 1}); -- the shared lane (never held exclusively)
+      l := ${lanes - 1};
+    END IF;
+  END IF;
+  PERFORM set_config(${lit(guc)}, l::text, false);
+  RETURN l;
+END
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}next_id_wait(l integer) RETURNS ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  st ${p}lanes%ROWTYPE;
+  now_ms bigint;
+  tick bigint;
+  s integer;
+  deadline bigint;
+  real_ms bigint;
+BEGIN
+  -- Slow path of next_id: released, before the epoch, or the lane's share of the tick used up (wait).
+  SELECT * INTO st FROM ${p}lanes WHERE lane = l FOR UPDATE;
+  IF NOT FOUND OR NOT st.active THEN
+    ${raise(RELEASED(p))};
+  END IF;
+  ${leaseCheck}
+  LOOP
+    now_ms := ${p}now_ms();
+    IF now_ms < ${c.epoch} THEN
+      ${raise(`FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`, 'now_ms')};
+    END IF;
+    tick := (now_ms - ${c.epoch}) / ${c.unit};
+    IF tick > st.last_tick THEN
+      s := 0;
+      EXIT;
+    ELSIF st.seq < ${k - 1} THEN
+      tick := st.last_tick; -- the same tick, or a clock stepped back: keep counting in the last tick
+      s := st.seq + 1;
+      EXIT;
+    END IF;
+    real_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    IF deadline IS NULL THEN
+      deadline := real_ms + ${c.maxWaitMs};
+    ELSIF real_ms > deadline THEN
+      IF tick < st.last_tick THEN
+        ${raise(`FLURRY_E_CLOCK_BACKWARDS: the database clock is %s ms behind the last tick issued and this lane's sequence is used up; waited ${c.maxWaitMs} ms (maxWaitMs). Retry later.`, `(st.last_tick - tick) * ${c.unit}`)};
+      END IF;
+      ${raise(`FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`)};
+    END IF;
+    PERFORM pg_sleep(0.0002);
+  END LOOP;
+  IF tick > ${c.maxTick} THEN
+    ${raise(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`)};
+  END IF;
+  UPDATE ${p}lanes SET last_tick = tick, seq = s WHERE lane = l;
+  RETURN ${compose('tick', 'l', 's')};
+END
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}next_id() RETURNS ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  l integer;
+  tick bigint;
+  t bigint;
+  s integer;
+BEGIN
+  l := NULLIF(current_setting(${lit(guc)}, true), '')::integer;
+  IF l IS NULL OR l >= ${lanes} THEN
+    l := ${p}lane();
+  END IF;
+  tick := ${p}now_ms();
+  IF tick >= ${c.epoch} THEN
+    tick := (tick - ${c.epoch}) / ${c.unit};
+    -- Fast path, one statement on this session's lane row: a later tick, or the next
+    -- sequence of the last tick (also when the clock is behind it).
+    UPDATE ${p}lanes g SET last_tick = GREATEST(g.last_tick, tick),
+           seq = CASE WHEN tick > g.last_tick THEN 0 ELSE g.seq + 1 END
+     WHERE g.lane = l AND g.active AND tick <= ${c.maxTick} AND (tick > g.last_tick OR g.seq < ${k - 1})
+     RETURNING g.last_tick, g.seq INTO t, s;
+    IF FOUND THEN
+      ${leaseCheck}
+      RETURN ${compose('t', 'l', 's')};
+    END IF;
+  END IF;
+  RETURN ${p}next_id_wait(l);
+END
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}next_ids(n integer) RETURNS SETOF ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$
+BEGIN
+  IF n IS NULL OR n < 1 OR n > 100000 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('FLURRY_E_BATCH_COUNT: n = %s; ask for 1 to 100000 IDs.', n);
+  END IF;
+  FOR i IN 1..n LOOP
+    RETURN NEXT ${p}next_id();
+  END LOOP;
+END
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}release_node() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  st ${p}generator%ROWTYPE;
+  last_t bigint;
+  hw bigint;
+  n integer;
+BEGIN
+  SELECT * INTO st FROM ${p}generator WHERE id = 1 FOR UPDATE;
+  IF NOT FOUND OR st.token IS NULL THEN
+    ${raise(RELEASED(p))};
+  END IF;
+  -- Close every lane: waits for the calls in flight (they hold their lane row), fences the rest.
+  UPDATE ${p}lanes SET active = false WHERE active;
+  SELECT GREATEST(st.last_tick, COALESCE(max(last_tick), -1)) INTO last_t FROM ${p}lanes;
+  hw := GREATEST(0, ${c.epoch} + (last_t + 1) * ${c.unit} - 1); -- the last ms of the last tick issued
+  UPDATE ${c.registry} SET token = NULL, expires_at = NULL, holder = NULL, high_water_ms = GREATEST(high_water_ms, hw),
+    released_cleanly = true, ttl_ms = 0, version = version + 1, updated_at = now()
+   WHERE namespace = st.namespace AND slot = st.slot AND token = st.token;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  UPDATE ${p}generator SET token = NULL, last_tick = last_t, updated_at = now() WHERE id = 1;
+  IF n = 0 THEN
+    RAISE WARNING 'FLURRY_E_LEASE_LOST: the registry row no longer held this generator''s lease; nothing to free there';
+  END IF;
+  RETURN hw;
+END
+$flurry$`,
+  ];
+  const script =
+    `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +
+    `-- leased in ${o.registryTable}; ${lanes} lane(s) of ${k} IDs per tick. Free it with: SELECT ${p}release_node();  See docs/sql.md.\n` +
+    statements.map((s) => s + ';\n').join('\n');
+  return { functions: fns, statements, script, lanes, laneSize: k };
+}
