@@ -63,7 +63,16 @@ function codeOf(e: unknown): string {
   return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);
 }
 
-for (const kind of ['postgres', 'mariadb'] as const) {
+/**
+ * Registers the in-database generator's tests for one database (one test file per database,
+ * so each gets the test runner's whole per-file time budget).
+ *
+ * @example
+ * ```ts
+ * runGeneratorTests('postgres'); // generate-postgres.test.ts
+ * ```
+ */
+export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
   describe(`flurry_next_id() on ${kind === 'postgres' ? 'PostgreSQL 15' : 'MariaDB'}`, () => {
     let db: RunningDatabase;
     let url: string;
