@@ -16,17 +16,18 @@
  * ```
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Layout } from '@flurry/core';
 import type { ClusterHolder } from '../holders.js';
 import { openRegistry } from '../open-registry.js';
 import { FLURRY_VERSION } from '../version.js';
 import type { HolderConfig } from './holder.js';
-import { HolderProcess, type ConformanceBackend } from './suite.js';
+import type { HolderProcess } from './holder-process.js';
+import { conformanceKit } from './kit.js';
+import type { ConformanceBackend } from './suite.js';
 
 const LAYOUT = 'timestamp:41,worker:10,sequence:12';
 /** How long the holder's renewal may take to reach the engine on a loaded machine (adds to the reported offset error; 1500 vs 0 stays distinguishable). */
@@ -45,36 +46,10 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export function runHoldersConformance(backend: ConformanceBackend): void {
   const ttlMs = backend.ttlMs ?? 1500;
   const renewIntervalMs = Math.floor(ttlMs / 3);
-  const work = mkdtempSync(path.join(tmpdir(), `flurry-holders-${backend.name.replace(/[^a-z0-9]/gi, '')}-`));
-  const env = { ...process.env, XDG_STATE_HOME: work };
-  const live = new Set<HolderProcess>();
-  let counter = 0;
-  after(async () => {
-    await Promise.all(
-      [...live].map((h) => {
-        h.kill('SIGCONT');
-        h.kill('SIGKILL');
-        return h.exited;
-      }),
-    );
-    rmSync(work, { recursive: true, force: true });
-  });
-  const spawn = (name: string, cfg: Partial<HolderConfig> & Pick<HolderConfig, 'url' | 'cluster'>): HolderProcess => {
-    const full: HolderConfig = {
-      layout: LAYOUT,
-      ttlMs,
-      renewIntervalMs,
-      stateDir: path.join(work, 'state'),
-      mode: 'tick',
-      tickMs: 20,
-      ...cfg,
-      ...(backend.holderConfig?.(counter++) ?? {}),
-    };
-    const h = new HolderProcess(name, full, env);
-    live.add(h);
-    void h.exited.then(() => live.delete(h));
-    return h;
-  };
+  const kit = conformanceKit(backend);
+  const work = kit.work;
+  const spawn = (name: string, cfg: Partial<HolderConfig> & Pick<HolderConfig, 'url' | 'cluster'>): HolderProcess =>
+    kit.spawnHolder(name, { layout: LAYOUT, ttlMs, renewIntervalMs, mode: 'tick', tickMs: 20, ...cfg });
 
   describe(`registry conformance: ${backend.name} holders()`, { concurrency: 1 }, () => {
     test(
