@@ -2,6 +2,11 @@
 // (started by the harness). One is SIGSTOPped: the page marks its row stale within one
 // renewal interval (plus the documented slack, the shared registry read and one frame),
 // then drops it once its TTL has passed (plus etcd's up-to-1 s lateness, the read and a frame).
+// The TTL leaves the stale phase room to be seen: a holder is stale from about one renewal
+// interval + slack after its last renewal until etcd expires it, and the page samples the
+// registry only once per read + frame (about 2 s). With a 3 s TTL that phase could be as short
+// as 1 s and fall between two frames (a CI run saw the row go from live straight to gone);
+// with 6 s the lease outlives the stale bound by at least 1 s.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEngine, type RunningEngine } from '@flurry/coordination/testing';
@@ -9,7 +14,7 @@ import type { Browser } from 'playwright-core';
 import { httpGet, startFlurry, type FlurryProcess } from '../test-support.js';
 import { launchChromium, watchPage } from './browser.js';
 
-const TTL_MS = 3000;
+const TTL_MS = 6000;
 const RENEW_MS = 1000;
 /** The registry read is shared and cached for about 1 s; status and cluster frames come every 1 s. */
 const CACHE_MS = 1000;
@@ -69,8 +74,15 @@ test('GIVEN three servers on etcd WHEN one is SIGSTOPped THEN the page marks it 
   const victimRow = `#holders tr:has(td:nth-child(3):text-is("${victim.process.pid}"))`;
   victim.process.kill('SIGSTOP');
   const stoppedAt = Date.now();
-  const staleBound = RENEW_MS + slack + CACHE_MS + FRAME_MS + 500;
+  // etcd reports a lease's remaining TTL in whole seconds, so its age estimate can be up to
+  // ETCD_RES late against the slack; the page is polled every 100 ms, plus scheduling.
+  const ETCD_RES = 1000;
+  const POLL = 500;
+  const staleBound = RENEW_MS + Math.max(slack, ETCD_RES) + CACHE_MS + FRAME_MS + POLL;
   const goneBound = TTL_MS + 1000 + CACHE_MS + FRAME_MS + 500;
+  // The lease cannot expire before TTL − one renewal interval after the stop, so the stale
+  // phase must still be on when the stale bound runs out, or this test could not see it.
+  assert.ok(TTL_MS - RENEW_MS > staleBound, 'the scenario leaves the stale phase room to be observed');
   let staleAfter = -1;
   let goneAfter = -1;
   while (Date.now() - stoppedAt < goneBound + 3000) {
@@ -89,7 +101,7 @@ test('GIVEN three servers on etcd WHEN one is SIGSTOPped THEN the page marks it 
     await page.waitForTimeout(100);
   }
   console.log(
-    `cluster view: stale after ${staleAfter} ms (bound ${staleBound} ms = renew ${RENEW_MS} + slack ${slack} + read ${CACHE_MS} + frame ${FRAME_MS} + 500); ` +
+    `cluster view: stale after ${staleAfter} ms (bound ${staleBound} ms = renew ${RENEW_MS} + max(slack ${slack}, etcd TTL resolution ${ETCD_RES}) + read ${CACHE_MS} + frame ${FRAME_MS} + poll ${POLL}); ` +
       `gone after ${goneAfter} ms (bound ${goneBound} ms = ttl ${TTL_MS} + etcd 1000 + read ${CACHE_MS} + frame ${FRAME_MS} + 500)`,
   );
   assert.ok(staleAfter >= 0 && staleAfter <= staleBound, `stale after ${staleAfter} ms, bound ${staleBound} ms`);
