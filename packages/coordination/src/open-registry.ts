@@ -43,27 +43,46 @@ export interface EngineDriverOptions {
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
-/** Each engine's driver module and the npm package (with the major version the driver is written for) it needs. */
+/**
+ * Each engine's driver module and the npm package (with the major version the driver is
+ * written for) it needs. Each module is named by a literal `import()`, so a bundler (the
+ * CLI's own bundle, or an application's) sees every driver and keeps it loadable.
+ */
 const ENGINES: Record<
   'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql',
-  { module: string; exportName: string; pkg: string; install: string }
+  { load: () => Promise<unknown>; exportName: string; pkg: string; install: string }
 > = {
   zookeeper: {
-    module: './drivers/zookeeper.js',
+    load: () => import('./drivers/zookeeper.js'),
     exportName: 'createZooKeeperDriver',
     pkg: 'node-zookeeper-client',
     install: 'node-zookeeper-client@1',
   },
   'zookeeper+leaf': {
-    module: './drivers/zookeeper-leaf.js',
+    load: () => import('./drivers/zookeeper-leaf.js'),
     exportName: 'createLeafDriver',
     pkg: 'node-zookeeper-client',
     install: 'node-zookeeper-client@1',
   },
-  etcd: { module: './drivers/etcd.js', exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
-  redis: { module: './drivers/redis.js', exportName: 'createRedisDriver', pkg: 'ioredis', install: 'ioredis@6' },
-  postgres: { module: './drivers/postgres.js', exportName: 'createPostgresDriver', pkg: 'pg', install: 'pg@8' },
-  mysql: { module: './drivers/mysql.js', exportName: 'createMysqlDriver', pkg: 'mysql2', install: 'mysql2@3' },
+  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
+  redis: {
+    load: () => import('./drivers/redis.js'),
+    exportName: 'createRedisDriver',
+    pkg: 'ioredis',
+    install: 'ioredis@6',
+  },
+  postgres: {
+    load: () => import('./drivers/postgres.js'),
+    exportName: 'createPostgresDriver',
+    pkg: 'pg',
+    install: 'pg@8',
+  },
+  mysql: {
+    load: () => import('./drivers/mysql.js'),
+    exportName: 'createMysqlDriver',
+    pkg: 'mysql2',
+    install: 'mysql2@3',
+  },
 };
 
 /**
@@ -79,7 +98,7 @@ export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: 
   const e = ENGINES[kind];
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(e.module)) as Record<string, unknown>;
+    mod = (await e.load()) as Record<string, unknown>;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     const code = (err as NodeJS.ErrnoException).code;

@@ -30,7 +30,7 @@
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
-import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64 } from './alphabet.js';
+import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type AlphabetOptions } from './alphabet.js';
 
 /**
  * The name of a string form of an ID (the CLI's `--format`).
@@ -151,17 +151,23 @@ function tooWide(id: bigint | number, bits: number): FlurryError {
   );
 }
 
-function makeCodec(name: IdFormat, alphabet: Alphabet, description: string): IdCodec {
-  const lengths = alphabet.fixedLengths;
+/**
+ * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on
+ * first use: a CLI run or a service that uses one format does not pay for all six at load.
+ */
+function makeCodec(name: IdFormat, chars: string, description: string, options?: AlphabetOptions): IdCodec {
+  let built: Alphabet | undefined;
+  const table = (): Alphabet => (built ??= new Alphabet(name, chars, options));
   const codec: IdCodec = {
     name,
-    alphabet: alphabet.chars,
-    radix: alphabet.radix,
+    alphabet: chars,
+    radix: chars.length,
     description,
     encode(id: bigint | number, options?: EncodeOptions): string {
       if (options !== undefined) assertKnownOptions(options, CODEC_OPTION_NAMES, `${name} encode options`);
       const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
-      const width = options?.fixed ? lengths[bits] : 0;
+      const alphabet = table();
+      const width = options?.fixed ? alphabet.fixedLengths[bits] : 0;
       if (typeof id === 'bigint') {
         if (id < 0n) throw negative(id);
         if (id > MAX_FOR_BITS[bits]) throw tooWide(id, bits);
@@ -175,11 +181,12 @@ function makeCodec(name: IdFormat, alphabet: Alphabet, description: string): IdC
     decode(text: string, options?: DecodeOptions): bigint {
       if (options !== undefined) assertKnownOptions(options, CODEC_OPTION_NAMES, `${name} decode options`);
       const bits = options?.bits === undefined ? 64 : checkBits(options.bits);
-      alphabet.decode(text, bits, options?.fixed ? lengths[bits] : 0, halves);
+      const alphabet = table();
+      alphabet.decode(text, bits, options?.fixed ? alphabet.fixedLengths[bits] : 0, halves);
       return joinU64(halves[0], halves[1]);
     },
     fixedLength(bits = 64): number {
-      return lengths[checkBits(bits)];
+      return table().fixedLengths[checkBits(bits)];
     },
   };
   return Object.freeze(codec);
@@ -235,25 +242,17 @@ export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXY
  * ```
  */
 export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
-  decimal: makeCodec('decimal', new Alphabet('decimal', '0123456789'), 'decimal digits (20 fixed for 64 bits)'),
-  hex: makeCodec(
-    'hex',
-    new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true }),
-    'lower-case hexadecimal (16 fixed for 64 bits)',
-  ),
-  base32: makeCodec(
-    'base32',
-    new Alphabet('base32', CROCKFORD_ALPHABET, {
-      caseInsensitive: true,
-      aliases: { I: '1', i: '1', L: '1', l: '1', O: '0', o: '0' },
-    }),
-    'Crockford base32, upper case (13 fixed for 64 bits)',
-  ),
-  base58: makeCodec('base58', new Alphabet('base58', BASE58_ALPHABET), 'Bitcoin base58 (11 fixed for 64 bits)'),
-  base62: makeCodec('base62', new Alphabet('base62', BASE62_ALPHABET), 'base62 0-9A-Za-z (11 fixed for 64 bits)'),
+  decimal: makeCodec('decimal', '0123456789', 'decimal digits (20 fixed for 64 bits)'),
+  hex: makeCodec('hex', '0123456789abcdef', 'lower-case hexadecimal (16 fixed for 64 bits)', { caseInsensitive: true }),
+  base32: makeCodec('base32', CROCKFORD_ALPHABET, 'Crockford base32, upper case (13 fixed for 64 bits)', {
+    caseInsensitive: true,
+    aliases: { I: '1', i: '1', L: '1', l: '1', O: '0', o: '0' },
+  }),
+  base58: makeCodec('base58', BASE58_ALPHABET, 'Bitcoin base58 (11 fixed for 64 bits)'),
+  base62: makeCodec('base62', BASE62_ALPHABET, 'base62 0-9A-Za-z (11 fixed for 64 bits)'),
   base64url: makeCodec(
     'base64url',
-    new Alphabet('base64url', SORTABLE_BASE64URL_ALPHABET),
+    SORTABLE_BASE64URL_ALPHABET,
     'URL-safe base64 characters in sortable order -0-9A-Z_a-z, numeric, not RFC byte encoding (11 fixed for 64 bits)',
   ),
 });

@@ -6,23 +6,29 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir } from '../test-support.js';
 
-const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin.js');
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(dist, 'bin.js');
+/** The dispatcher run directly: the compiled modules, as the bin runs them without a fresh bundle. */
+const main = path.join(dist, 'cli', 'main.js');
 const SERVE_ONLY =
   /\/node_modules\/(pino|prom-client|thrift)\/|\/server\/dist\/(service|metrics|openapi|container)\.js|\/server\/dist\/(http|thrift)\//;
 
 /**
- * Everything an offline command (decode, layout, key, public) may load: the bin, the CLI
+ * Everything an offline command (decode, layout, key, public) may load unbundled: the CLI
  * dispatcher, its own command module, argument and error handling, and the parts of the core
  * it uses by subpath (layout, codecs, public IDs). Not the core's index (which brings the
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(bin|cli\/main|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
 /** What `next` must not load before (or besides) its registry: drivers of other registries. */
-const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
+const NEXT_NEVER =
+  /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\/|\/cli-bundle\/(etcd|redis|zookeeper|zookeeper-leaf|postgres|mysql)-[A-Z0-9]+\.js$/;
+/** Everything an offline command may load through the bundle: the bin, its launch choice and bundle files. */
+const BUNDLE_ALLOWED = /^node:|\/server\/dist\/(bin|cli\/launch|cli-bundle\/[A-Za-z0-9_-]+)\.js$/;
 
 /** Every module URL a `flurry` run resolves, recorded by a resolve hook in the child. */
-function modulesLoaded(dir: string, argv: string[], env: Record<string, string> = {}): string[] {
+function modulesLoaded(dir: string, argv: string[], env: Record<string, string> = {}, script = bin): string[] {
   const log = path.join(dir, `modules-${argv[0]}.txt`);
   const hooks = path.join(dir, 'hooks.mjs');
   const register = path.join(dir, 'register.mjs');
@@ -36,7 +42,7 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
   writeFileSync(log, '');
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...argv], {
+  const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, script, ...argv], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
     timeout: 60_000,
@@ -45,7 +51,7 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
   return readFileSync(log, 'utf8').trim().split('\n');
 }
 
-test('GIVEN the offline commands THEN none loads the service, pino, prom-client or thrift; serve --help does', () => {
+test('GIVEN the offline commands run unbundled THEN none loads the service, pino, prom-client or thrift; serve --help does', () => {
   const dir = tempDir('cold');
   try {
     const key = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
@@ -57,7 +63,7 @@ test('GIVEN the offline commands THEN none loads the service, pino, prom-client 
       ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
     ];
     for (const argv of runs) {
-      const loaded = modulesLoaded(dir, argv);
+      const loaded = modulesLoaded(dir, argv, {}, main);
       assert.ok(
         loaded.some((u) => u.includes(`/cli/commands/${argv[0]}.js`)),
         `${argv[0]} ran its command module`,
@@ -91,6 +97,44 @@ test('GIVEN the offline commands THEN none loads the service, pino, prom-client 
       serve.some((u) => SERVE_ONLY.test(u)),
       'serve loads the service',
     );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('GIVEN a fresh bundle THEN the bin runs each offline command from it: a few bundle files, no other module, no other driver', () => {
+  const dir = tempDir('cold-bundle');
+  try {
+    const key = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
+    const runs: string[][] = [
+      ['layout', 'leaf'],
+      ['decode', '1859214170478923776'],
+      ['key', 'new'],
+      ['public', 'encode', '1859214170478923776', '--key', key],
+      ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
+    ];
+    for (const argv of runs) {
+      const loaded = [...new Set(modulesLoaded(dir, argv))];
+      assert.ok(
+        loaded.some((u) => new RegExp(`/cli-bundle/${argv[0]}-[A-Z0-9]+\\.js$`).test(u)),
+        `${argv[0]} ran from the bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
+      );
+      assert.deepEqual(
+        loaded.filter((u) => !BUNDLE_ALLOWED.test(u)),
+        [],
+        `flurry ${argv[0]} loads only the bin, its launch choice and bundle files`,
+      );
+      assert.deepEqual(
+        loaded.filter((u) => NEXT_NEVER.test(u) || SERVE_ONLY.test(u)),
+        [],
+        `flurry ${argv[0]} loads no service module and no other registry's driver`,
+      );
+      const files = loaded.filter((u) => u.startsWith('file:'));
+      assert.ok(
+        files.length <= 20,
+        `flurry ${argv[0]} loads ${files.length} files (at most 20; unbundled, next loads about 73)`,
+      );
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

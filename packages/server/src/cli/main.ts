@@ -12,8 +12,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
-import { serverError } from '../errors.js';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
+import { OFFLINE_COMMANDS, runCommand, type Command } from './offline.js';
 
 /**
  * `flurry --help`.
@@ -44,20 +44,14 @@ A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53)
 -- ends the flags: later arguments may start with a dash (flurry decode -- -1).
 `;
 
-type Command = (io: CliIo) => Promise<number>;
-
 /**
  * Each command's module, loaded only when it runs: the offline commands never load the
  * service's dependencies (pino, prom-client, thrift, the HTTP server) — see
  * benchmarks/cli-start.mjs for what that saves at start-up.
  */
-const COMMANDS: Record<string, () => Promise<Command>> = {
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   serve: async () => (await import('./commands/serve.js')).serveCommand,
-  next: async () => (await import('./commands/next.js')).nextCommand,
-  decode: async () => (await import('./commands/decode.js')).decodeCommand,
-  layout: async () => (await import('./commands/layout.js')).layoutCommand,
-  key: async () => (await import('./commands/key.js')).keyCommand,
-  public: async () => (await import('./commands/public.js')).publicCommand,
+  ...OFFLINE_COMMANDS,
   range: async () => (await import('./commands/range.js')).rangeCommand,
   registry: async () => (await import('./commands/registry.js')).registryCommand,
   sequences: async () => (await import('./commands/sequences.js')).sequencesCommand,
@@ -75,25 +69,17 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
  * ```
  */
 export async function runCli(io: CliIo): Promise<number> {
-  const [command, ...rest] = io.argv;
-  try {
-    if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  const command = io.argv[0];
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    try {
       await write(command === undefined ? io.stderr : io.stdout, MAIN_HELP);
-      return command === undefined ? 2 : 0;
+    } catch (err) {
+      io.stderr.write(errorLine(err));
+      return exitCodeFor(err);
     }
-    const load = Object.prototype.hasOwnProperty.call(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (load === undefined) {
-      throw serverError(
-        'USAGE',
-        `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(COMMANDS).join(', ')}. See flurry --help.`,
-      );
-    }
-    const run = await load();
-    return await run({ ...io, argv: rest });
-  } catch (err) {
-    io.stderr.write(errorLine(err));
-    return exitCodeFor(err);
+    return command === undefined ? 2 : 0;
   }
+  return runCommand(COMMANDS, io);
 }
 
 function isMain(): boolean {

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// Post-build step: bundles the CLI's offline commands (packages/server/dist/cli/offline.js:
+// next, decode, layout, key, public) with esbuild into packages/server/dist/cli-bundle/, an
+// entry plus shared and lazily loaded chunks (one per command and per registry driver). On
+// Node 20 a cold start is mostly the ES module loader's work per module, so one file instead
+// of 20 to 70 modules is most of what the CLI start-up target needs (benchmarks/cli-start.mjs).
+//
+// Only Flurry's own packages go into the bundle; every npm package (the engine clients, which
+// are optional peer dependencies, and anything else) stays an import resolved at run time, so
+// a missing client still gives FLURRY_E_REGISTRY_CLIENT_MISSING. The bin uses the bundle only
+// while it is at least as new as the compiled packages (packages/server/src/cli/launch.ts),
+// so a later `tsc -b` alone never leaves old code running. Without esbuild (a production
+// install) this step says so and the bin runs the compiled modules.
+import { readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'packages', 'server', 'dist');
+const outdir = path.join(dist, 'cli-bundle');
+
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  rmSync(outdir, { recursive: true, force: true });
+  console.error('bundle-cli: esbuild is not installed (npm ci installs it); the flurry CLI runs unbundled');
+  process.exit(0);
+}
+
+/** Flurry's packages are bundled; every other bare specifier stays external. */
+const externalNpm = {
+  name: 'external-npm',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('node:') || args.path.startsWith('@flurry/')
+        ? undefined
+        : { path: args.path, external: true },
+    );
+  },
+};
+
+/** coordination/version.js reads its package.json next to itself; in the bundle, inline it. */
+const inlineVersion = {
+  name: 'inline-version',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]coordination[\\/]dist[\\/]version\.js$/ }, () => {
+      const { version } = JSON.parse(readFileSync(path.join(root, 'packages', 'coordination', 'package.json'), 'utf8'));
+      return { contents: `export const FLURRY_VERSION = ${JSON.stringify(String(version))};\n`, loader: 'js' };
+    });
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const started = performance.now();
+const result = await esbuild.build({
+  entryPoints: { offline: path.join(dist, 'cli', 'offline.js') },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  legalComments: 'none',
+  metafile: true,
+  plugins: [externalNpm, inlineVersion],
+});
+if (result.errors.length > 0) process.exit(1);
+const files = Object.keys(result.metafile.outputs).length;
+console.log(
+  `bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`,
+);
