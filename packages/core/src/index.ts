@@ -62,7 +62,13 @@ export {
   type SqlFunction,
   type LayoutSql,
 } from './sql/ddl.js';
-export { generatorLanes, generatorSql, type GeneratorSql, type GeneratorSqlOptions } from './sql/generate.js';
+export {
+  GENERATOR_RESERVE_MS,
+  generatorLanes,
+  generatorSql,
+  type GeneratorSql,
+  type GeneratorSqlOptions,
+} from './sql/generate.js';
 
 // Generators
 export { Generator } from './generator/generator.js';

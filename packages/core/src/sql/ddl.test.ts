@@ -60,7 +60,15 @@ test('GIVEN generator options THEN generatorSql writes the state row past the fl
   assert.match(pg.script, /FROM "ops"\."flurry_nodes" r WHERE/);
   assert.deepEqual(
     pg.functions.map((f) => f.name),
-    ['flurry_now_ms', 'flurry_lane', 'flurry_next_id', 'flurry_next_ids', 'flurry_release_node'],
+    [
+      'flurry_now_ms',
+      'flurry_lane',
+      'flurry_cursor',
+      'flurry_cursor_wait',
+      'flurry_next_id',
+      'flurry_next_ids',
+      'flurry_release_node',
+    ],
   );
   assert.match(generatorSql(l, { ...base, dialect: 'mysql' }).script, /FROM `ops`\.`flurry_nodes`/);
   assert.match(generatorSql(l, { ...base, floorMs: 0 }).script, /12288, -1, 4095\)/);

@@ -1,10 +1,13 @@
 /**
  * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with
- * session-level advisory locks, one state row per lane, a one-statement fast path.
+ * session-level advisory locks, one row per lane. A session on a lane of its own counts in a
+ * private cursor (a temporary sequence: non-transactional, no WAL) under a reservation in its
+ * lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no row; sessions
+ * beyond the lanes share the last lane and update its row on every call.
  */
 import type { SqlFunction } from './ddl.js';
 import type { GeneratorSql } from './generate.js';
-import { lit, type GeneratorConsts } from './generate-shared.js';
+import { GENERATOR_RESERVE_MS, lit, type GeneratorConsts } from './generate-shared.js';
 
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
@@ -28,6 +31,12 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
       ? `${tick}::numeric * ${1n << BigInt(c.tsShift)} + (${lane} * ${k} + ${s})::numeric * ${1n << BigInt(c.seqShift)} + ${nodeBits}`
       : `(${tick} << ${c.tsShift}) | ((${lane} * ${k} + ${s})::bigint << ${c.seqShift}) | ${nodeBits}`;
   const guc = `flurry.${p}lane`;
+  const cursorGuc = `flurry.${p}cursor`;
+  const cursor = `pg_temp.${p}cursor`;
+  const shared = lanes - 1;
+  const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / c.unit));
+  // The cursor belongs to one lane of one set-up (the token is new at each --generate).
+  const cursorTag = (lane: string) => `${lane}::text || ${lit(':' + o.token)}`;
   const fns: SqlFunction[] = [
     {
       name: `${p}now_ms`,
@@ -40,6 +49,18 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
       signature: `${p}lane()`,
       returns: 'integer',
       description: `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
+    },
+    {
+      name: `${p}cursor`,
+      signature: `${p}cursor(l integer)`,
+      returns: 'void',
+      description: "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.",
+    },
+    {
+      name: `${p}cursor_wait`,
+      signature: `${p}cursor_wait(t bigint)`,
+      returns: 'void',
+      description: 'Waits until the clock reaches tick t (at most maxWaitMs), else raises.',
     },
     {
       name: `${p}next_id`,
@@ -124,6 +145,57 @@ BEGIN
   RETURN l;
 END
 $flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}cursor(l integer) RETURNS void LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  st ${p}lanes%ROWTYPE;
+BEGIN
+  -- The session's cursor on its own lane: a temporary sequence (private, non-transactional)
+  -- started right after the lane row's reservation, which covers every ID the lane's earlier
+  -- holders issued. Made again whenever the session's lane or the set-up (token) changes; a
+  -- rolled-back first call rolls back the setting and the sequence together.
+  SELECT * INTO st FROM ${p}lanes WHERE lane = l;
+  IF NOT FOUND OR NOT st.active THEN
+    ${raise(RELEASED(p))};
+  END IF;
+  IF to_regclass(${lit(cursor)}) IS NOT NULL THEN
+    DROP SEQUENCE ${cursor};
+  END IF;
+  CREATE TEMPORARY SEQUENCE ${p}cursor AS bigint MINVALUE -1 START WITH -1;
+  PERFORM setval(${lit(cursor)}, GREATEST(-1, st.last_tick * ${k} + st.seq), true);
+  PERFORM set_config(${lit(cursorGuc)}, ${cursorTag('l')}, false);
+END
+$flurry$`,
+    `CREATE OR REPLACE FUNCTION ${p}cursor_wait(t bigint) RETURNS void LANGUAGE plpgsql VOLATILE AS $flurry$
+DECLARE
+  now_ms bigint;
+  tick bigint;
+  deadline bigint;
+  real_ms bigint;
+BEGIN
+  -- The cursor is past the clock's tick: the lane's share of the tick is used up, or the clock
+  -- is behind the lane's last tick (stepped back, or a reservation of the lane's last holder).
+  LOOP
+    now_ms := ${p}now_ms();
+    tick := (now_ms - ${c.epoch}) / ${c.unit};
+    IF now_ms >= ${c.epoch} AND tick >= t THEN
+      RETURN;
+    END IF;
+    real_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    IF deadline IS NULL THEN
+      deadline := real_ms + ${c.maxWaitMs};
+    ELSIF real_ms > deadline THEN
+      -- Give the tick's first ID back to the cursor (non-transactional, so it stays back), so
+      -- that the next call waits for this tick again instead of counting on in it.
+      PERFORM setval(${lit(cursor)}, t * ${k} - 1, true);
+      IF now_ms < ${c.epoch} OR tick < t - 1 THEN
+        ${raise(`FLURRY_E_CLOCK_BACKWARDS: the database clock is %s ms behind the next tick this session's lane may issue in; waited ${c.maxWaitMs} ms (maxWaitMs). Retry later.`, `${c.epoch} + t * ${c.unit} - now_ms`)};
+      END IF;
+      ${raise(`FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`)};
+    END IF;
+    PERFORM pg_sleep(0.0002);
+  END LOOP;
+END
+$flurry$`,
     `CREATE OR REPLACE FUNCTION ${p}next_id_wait(l integer) RETURNS ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$
 DECLARE
   st ${p}lanes%ROWTYPE;
@@ -174,29 +246,76 @@ $flurry$`,
     `CREATE OR REPLACE FUNCTION ${p}next_id() RETURNS ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$
 DECLARE
   l integer;
+  now_ms bigint;
   tick bigint;
   t bigint;
   s integer;
+  pos bigint;
+  lane_open boolean;
+  reserved bigint;
 BEGIN
   l := NULLIF(current_setting(${lit(guc)}, true), '')::integer;
   IF l IS NULL OR l >= ${lanes} THEN
     l := ${p}lane();
   END IF;
-  tick := ${p}now_ms();
-  IF tick >= ${c.epoch} THEN
-    tick := (tick - ${c.epoch}) / ${c.unit};
-    -- Fast path, one statement on this session's lane row: a later tick, or the next
-    -- sequence of the last tick (also when the clock is behind it).
-    UPDATE ${p}lanes g SET last_tick = GREATEST(g.last_tick, tick),
-           seq = CASE WHEN tick > g.last_tick THEN 0 ELSE g.seq + 1 END
-     WHERE g.lane = l AND g.active AND tick <= ${c.maxTick} AND (tick > g.last_tick OR g.seq < ${k - 1})
-     RETURNING g.last_tick, g.seq INTO t, s;
-    IF FOUND THEN
-      ${leaseCheck}
-      RETURN ${compose('t', 'l', 's')};
+  IF l = ${shared} THEN
+    -- The shared lane: one statement on its row, a later tick or the next sequence of the
+    -- last tick (also when the clock is behind it).
+    tick := ${p}now_ms();
+    IF tick >= ${c.epoch} THEN
+      tick := (tick - ${c.epoch}) / ${c.unit};
+      UPDATE ${p}lanes g SET last_tick = GREATEST(g.last_tick, tick),
+             seq = CASE WHEN tick > g.last_tick THEN 0 ELSE g.seq + 1 END
+       WHERE g.lane = l AND g.active AND tick <= ${c.maxTick} AND (tick > g.last_tick OR g.seq < ${k - 1})
+       RETURNING g.last_tick, g.seq INTO t, s;
+      IF FOUND THEN
+        ${leaseCheck}
+        RETURN ${compose('t', 'l', 's')};
+      END IF;
+    END IF;
+    RETURN ${p}next_id_wait(l);
+  END IF;
+  -- A lane of this session's own: count in the session's cursor.
+  IF current_setting(${lit(cursorGuc)}, true) IS DISTINCT FROM ${cursorTag('l')} OR to_regclass(${lit(cursor)}) IS NULL THEN
+    PERFORM ${p}cursor(l);
+  END IF;
+  now_ms := ${p}now_ms();
+  IF now_ms < ${c.epoch} THEN
+    ${raise(`FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`, 'now_ms')};
+  END IF;
+  tick := (now_ms - ${c.epoch}) / ${c.unit};
+  pos := nextval(${lit(cursor)});
+  t := div(pos, ${k});
+  IF t < tick THEN
+    -- A later tick: jump the cursor to its first ID (only this session moves it).
+    PERFORM setval(${lit(cursor)}, tick * ${k}, true);
+    t := tick;
+    s := 0;
+  ELSE
+    s := mod(pos, ${k});
+    -- Past the clock's tick: the first ID of a tick no ID was issued in yet waits for the
+    -- clock; later IDs of a tick this session already issued in (a clock stepped back behind
+    -- it) keep counting there.
+    IF t > tick AND s = 0 THEN
+      PERFORM ${p}cursor_wait(t);
     END IF;
   END IF;
-  RETURN ${p}next_id_wait(l);
+  IF t > ${c.maxTick} THEN
+    ${raise(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`)};
+  END IF;
+  -- Fencing and the reservation: the lane open, the lease held, the tick reserved in the row.
+  SELECT g.active, g.last_tick INTO lane_open, reserved FROM ${p}lanes g WHERE g.lane = l;
+  IF NOT FOUND OR NOT lane_open THEN
+    ${raise(RELEASED(p))};
+  END IF;
+  ${leaseCheck}
+  IF t > reserved THEN
+    UPDATE ${p}lanes SET last_tick = GREATEST(last_tick, t + ${reserveTicks - 1}), seq = ${k - 1} WHERE lane = l AND active;
+    IF NOT FOUND THEN
+      ${raise(RELEASED(p))};
+    END IF;
+  END IF;
+  RETURN ${compose('t', 'l', 's')};
 END
 $flurry$`,
     `CREATE OR REPLACE FUNCTION ${p}next_ids(n integer) RETURNS SETOF ${idType} LANGUAGE plpgsql VOLATILE AS $flurry$

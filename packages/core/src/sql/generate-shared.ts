@@ -43,3 +43,15 @@ export interface GeneratorConsts {
  * ```
  */
 export const lit = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's
+ * row: one row write per this much time per busy session, and at most this much of the clock
+ * for a next holder of the lane to wait before its first ID.
+ *
+ * @example
+ * ```ts
+ * const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / layout.unitMs));
+ * ```
+ */
+export const GENERATOR_RESERVE_MS = 100;

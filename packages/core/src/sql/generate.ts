@@ -33,6 +33,8 @@ import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
 import { sqlPrefix, type SqlDialect, type SqlFunction } from './ddl.js';
 import type { GeneratorConsts } from './generate-shared.js';
+
+export { GENERATOR_RESERVE_MS } from './generate-shared.js';
 import { mysqlGenerator } from './generate-mysql.js';
 import { postgresGenerator } from './generate-postgres.js';
 

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { Layout, generatorLanes } from '@flurry/core';
+import { GENERATOR_RESERVE_MS, Layout, generatorLanes } from '@flurry/core';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
 import { httpGet, jsonBody, runFlurry, startFlurry, tempDir } from '../test-support.js';
@@ -60,6 +60,7 @@ async function mySession(db: RunningDatabase): Promise<Session> {
 }
 
 function codeOf(e: unknown): string {
+  if (e === undefined) return 'no error';
   return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);
 }
 
@@ -229,6 +230,41 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
       }
     });
 
+    if (kind === 'postgres') {
+      test('GIVEN a session on a lane of its own (PostgreSQL) THEN its calls count in its cursor: a row write only once per reservation, and an ID of a rolled-back transaction is not handed out again', async () => {
+        const s = await open();
+        try {
+          await s.one('SELECT flurry_next_id()'); // takes the lane and makes the cursor
+          // txid_current_if_assigned() is NULL in a transaction that wrote nothing.
+          const call = "SELECT flurry_next_id()::text || ':' || COALESCE(txid_current_if_assigned()::text, '')";
+          const N = 3000;
+          const t0 = Date.now();
+          let writes = 0;
+          let last = 0n;
+          for (let i = 0; i < N; i++) {
+            const [id, xid] = (await s.one(call)).split(':');
+            assert.ok(BigInt(id) > last, 'increasing');
+            last = BigInt(id);
+            if (xid !== '') writes++;
+          }
+          const ms = Date.now() - t0;
+          // One reservation per GENERATOR_RESERVE_MS of the clock at most, plus the first.
+          const bound = Math.ceil(ms / GENERATOR_RESERVE_MS) + 2;
+          console.log(
+            `# postgres: ${N} calls in ${ms} ms wrote the lane row in ${writes} transactions (bound ${bound} = ${ms} ms / ${GENERATOR_RESERVE_MS} ms + 2)`,
+          );
+          assert.ok(writes <= bound, `${writes} of ${N} calls wrote a row, bound ${bound}`);
+          await s.exec('BEGIN');
+          const undone = BigInt(await s.one('SELECT flurry_next_id()'));
+          await s.exec('ROLLBACK');
+          const after = BigInt(await s.one('SELECT flurry_next_id()'));
+          assert.ok(after > undone, `the cursor is not rolled back (${after} > ${undone})`);
+        } finally {
+          await s.close();
+        }
+      });
+    }
+
     test('GIVEN the database clock stepped back THEN IDs keep increasing in the last tick, and once its sequence is used up next_id waits maxWaitMs and raises FLURRY_E_CLOCK_BACKWARDS', async () => {
       const s = await open();
       try {
@@ -298,7 +334,7 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
       }
     });
 
-    test('GIVEN a session whose transaction rolls back THEN it keeps its lane; GIVEN it ends THEN the next session takes the lane and, with the clock stepped back, continues above its last ID', async () => {
+    test('GIVEN a session whose transaction rolls back THEN it keeps its lane; GIVEN it ends THEN the next session takes the lane and continues above its last ID (PostgreSQL: after its reservation, refusing while the clock is behind it)', async () => {
       const s1 = await open();
       let last: bigint;
       const ahead = Date.now() + 2000;
@@ -328,6 +364,31 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
         for (let i = 0; i < 100 && !['t', 'true', '1'].includes(await s2.one(free)); i++)
           await new Promise((r) => setTimeout(r, 50));
         await s2.exec(setNow(ahead - 1000)); // a second behind the lane's last tick
+        if (kind === 'postgres') {
+          // PostgreSQL: the lane's row holds its last session's reservation (up to GENERATOR_RESERVE_MS
+          // past its last ID), and the next holder starts after it: with the clock a second
+          // behind, it waits maxWaitMs for the clock and refuses rather than go back.
+          let error: unknown;
+          try {
+            await s2.one('SELECT flurry_next_id()');
+          } catch (e) {
+            error = e;
+          }
+          assert.equal(codeOf(error), 'FLURRY_E_CLOCK_BACKWARDS', String(error));
+          await s2.exec(setNow(ahead + GENERATOR_RESERVE_MS));
+          const next = BigInt(await s2.one('SELECT flurry_next_id()'));
+          assert.ok(next > last, `the lane continues above its last ID (${next} > ${last})`);
+          assert.equal(
+            twitter.decode(next).unixMs,
+            ahead + GENERATOR_RESERVE_MS,
+            'in the first tick after the reservation',
+          );
+          assert.equal(
+            Math.floor(twitter.decode(next).sequence / LANE),
+            Math.floor(twitter.decode(last).sequence / LANE),
+          );
+          return;
+        }
         const first = BigInt(await s2.one('SELECT flurry_next_id()'));
         assert.equal(
           Math.floor(twitter.decode(first).sequence / LANE),
@@ -390,6 +451,13 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
     test('GIVEN the registry token taken over, then restored, then the node released THEN next_id is fenced, resumes, and after release raises FLURRY_E_SQL_NODE_RELEASED with the high-water mark written', async () => {
       const s = await open();
       try {
+        if (kind === 'postgres') {
+          // Earlier tests moved session clocks up to about 2 s ahead, and a session taking a lane
+          // starts after the lane's reservation: let the real clock pass every reservation first.
+          const tick = Number(await s.one('SELECT max(last_tick) + 1 FROM flurry_lanes'));
+          const until = twitter.epochMs + tick * twitter.unitMs;
+          for (let i = 0; i < 200 && Date.now() <= until + 5; i++) await new Promise((r) => setTimeout(r, 50));
+        }
         const before = BigInt(await s.one('SELECT flurry_next_id()'));
         const token = await s.one(
           "SELECT token FROM flurry_nodes WHERE namespace = 'orders/datacenter-0' AND slot = 0",
