@@ -253,6 +253,7 @@ DECLARE
   pos bigint;
   lane_open boolean;
   reserved bigint;
+  fresh boolean := false;
 BEGIN
   l := NULLIF(current_setting(${lit(guc)}, true), '')::integer;
   IF l IS NULL OR l >= ${lanes} THEN
@@ -278,6 +279,7 @@ BEGIN
   -- A lane of this session's own: count in the session's cursor.
   IF current_setting(${lit(cursorGuc)}, true) IS DISTINCT FROM ${cursorTag('l')} OR to_regclass(${lit(cursor)}) IS NULL THEN
     PERFORM ${p}cursor(l);
+    fresh := true;
   END IF;
   now_ms := ${p}now_ms();
   IF now_ms < ${c.epoch} THEN
@@ -295,8 +297,10 @@ BEGIN
     s := mod(pos, ${k});
     -- Past the clock's tick: the first ID of a tick no ID was issued in yet waits for the
     -- clock; later IDs of a tick this session already issued in (a clock stepped back behind
-    -- it) keep counting there.
-    IF t > tick AND s = 0 THEN
+    -- it) keep counting there. A new cursor starts after its lane's reservation, at most one
+    -- reservation ahead of the clock when the lane's last session just ended: it takes that
+    -- tick at once (a session per request would otherwise wait on every first call).
+    IF t > tick AND s = 0 AND NOT (fresh AND t - tick <= ${reserveTicks}) THEN
       PERFORM ${p}cursor_wait(t);
     END IF;
   END IF;

@@ -59,6 +59,9 @@ async function mySession(db: RunningDatabase): Promise<Session> {
   };
 }
 
+/** PostgreSQL: true once no other session holds an advisory lock (lane 0 free again). */
+const FREE_LANE0 = "SELECT (count(*) = 0)::text FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()";
+
 function codeOf(e: unknown): string {
   if (e === undefined) return 'no error';
   return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);
@@ -261,6 +264,45 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
           assert.ok(after > undone, `the cursor is not rolled back (${after} > ${undone})`);
         } finally {
           await s.close();
+        }
+      });
+    }
+
+    if (kind === 'postgres') {
+      test('GIVEN a session ends right after an ID (PostgreSQL) THEN the next session on its lane starts after the reservation without waiting, at most GENERATOR_RESERVE_MS ahead of the clock', async () => {
+        // A fixed clock just past the earlier tests' reservations (real clock + 100 ms at most),
+        // and not so far ahead that the next tests' sessions would wait for this one's.
+        const at = Date.now() + 200;
+        const a = await open();
+        let last: bigint;
+        try {
+          await a.exec(setNow(at));
+          last = BigInt(await a.one('SELECT flurry_next_id()'));
+          assert.equal(twitter.decode(last).unixMs, at);
+        } finally {
+          await a.close();
+        }
+        const b = await open();
+        try {
+          for (let i = 0; i < 100 && (await b.one(FREE_LANE0)) !== 't'; i++)
+            await new Promise((r) => setTimeout(r, 50));
+          await b.exec(setNow(at)); // the clock has not moved: a wait would end in CLOCK_BACKWARDS
+          const first = BigInt(await b.one('SELECT flurry_next_id()'));
+          const second = BigInt(await b.one('SELECT flurry_next_id()'));
+          assert.equal(
+            Math.floor(twitter.decode(first).sequence / LANE),
+            Math.floor(twitter.decode(last).sequence / LANE),
+            'the same lane',
+          );
+          assert.ok(first > last && second > first, 'above the last session, increasing');
+          assert.equal(
+            twitter.decode(first).unixMs,
+            at + GENERATOR_RESERVE_MS,
+            'the tick after the reservation, one reservation ahead',
+          );
+          assert.equal(twitter.decode(second).unixMs, at + GENERATOR_RESERVE_MS, 'then on in that tick');
+        } finally {
+          await b.close();
         }
       });
     }
