@@ -48,7 +48,9 @@ export function classifyPostgresError(err: unknown): SqlFailure {
   if (code === '42501') return 'denied';
   if (code === '42P01' || code === '3F000') return 'no-table';
   if (code === '3D000') return 'no-database';
-  if (code === '40P01' || code === '40001' || code === '23505' || code === '42P07') return 'race';
+  // Lost races: deadlock, serialization, and concurrent CREATE TABLE IF NOT EXISTS (a unique
+  // violation on pg_type, relation or type already exists).
+  if (code === '40P01' || code === '40001' || code === '23505' || code === '42P07' || code === '42710') return 'race';
   if (code.startsWith('42') || code.startsWith('22') || code.startsWith('23')) return 'schema';
   return 'unreachable';
 }

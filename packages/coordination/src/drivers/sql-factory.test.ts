@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { FlurryError, systemClock } from '@flurry/core';
 import { createMysqlDriver } from './mysql.js';
-import { createPostgresDriver } from './postgres.js';
+import { classifyPostgresError, createPostgresDriver } from './postgres.js';
 import { startSqlFactory } from './sql-factory.js';
 
 const opts = { clock: systemClock, connectTimeoutMs: 2000 };
@@ -43,4 +44,16 @@ test('GIVEN a URL of the other dialect or an unknown option THEN each factory re
       assert.ok(e.message.includes(`${factory} options`) && e.message.includes('connectTimeoutMs'), e.message);
       return true;
     });
+});
+
+test('GIVEN PostgreSQL errors THEN classifyPostgresError tells lost creation races (42P07, 23505, 42710) from schema errors and auth', () => {
+  const e = (code?: string) =>
+    code === undefined ? new Error('ECONNRESET') : Object.assign(new pg.DatabaseError('x', 0, 'error'), { code });
+  assert.equal(classifyPostgresError(e('42P07')), 'race');
+  assert.equal(classifyPostgresError(e('23505')), 'race');
+  assert.equal(classifyPostgresError(e('42710')), 'race', 'type "…" already exists: another process created the table');
+  assert.equal(classifyPostgresError(e('42703')), 'schema');
+  assert.equal(classifyPostgresError(e('28P01')), 'auth');
+  assert.equal(classifyPostgresError(e('42P01')), 'no-table');
+  assert.equal(classifyPostgresError(e()), 'unreachable');
 });
