@@ -91,6 +91,45 @@ const sh = (cmd, args, env) =>
 
 mkdirSync(path.join(root, '.flurry-tmp'), { recursive: true });
 const started = Date.now();
+
+/** Prints the table of the runs so far (and writes it to --out): after every run, so a run stopped early keeps its results. */
+function report(done, final) {
+  const header = ['test file or torture row', `passed of ${done}`];
+  const lines = [...rows].map(([name, r]) => [name, `${r.pass}/${r.runs}${r.pass < r.runs ? '  FLAKY/FAILING' : ''}`]);
+  const width = Math.max(header[0].length, ...lines.map((l) => l[0].length));
+  const bad = [...rows.values()].filter((r) => r.pass < r.runs).length;
+  const minutes = ((Date.now() - started) / 60000).toFixed(1);
+  if (final) {
+    console.log(`\n${header[0].padEnd(width)}  ${header[1]}`);
+    console.log(`${'-'.repeat(width)}  ${'-'.repeat(header[1].length)}`);
+    for (const [a, b] of lines) console.log(`${a.padEnd(width)}  ${b}`);
+    console.log(`\n${rows.size} rows, ${bad} not passing every run; ${n} run(s) in ${minutes} min`);
+  } else {
+    console.error(
+      `test:repeat: after run ${done} of ${n}: ${rows.size} rows, ${bad} not passing every run so far (${minutes} min)`,
+    );
+  }
+  if (out) {
+    const esc = (s) => s.replace(/\|/g, '\\|');
+    const md = [
+      `# npm run test:repeat -- ${argv.join(' ')}`,
+      '',
+      `${new Date().toISOString()}, ${done} of ${n} run(s) in ${minutes} min${final ? '' : ' (still running)'}, ${bad} row(s) not passing every run.`,
+      '',
+      `| ${header[0]} | ${header[1]} |`,
+      '| --- | ---: |',
+      ...[...rows].map(
+        ([name, r]) => `| ${esc(name)} | ${r.pass}/${r.runs}${r.pass < r.runs ? ' **flaky/failing**' : ''} |`,
+      ),
+      '',
+    ].join('\n');
+    mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
+    writeFileSync(out, md);
+    if (final) console.log(`table written to ${out}`);
+  }
+  return bad;
+}
+
 for (let i = 1; i <= n; i++) {
   console.error(`\ntest:repeat: run ${i} of ${n}: clean state, build, test${torture ? ', torture' : ''}`);
   rmSync(work, { recursive: true, force: true });
@@ -124,35 +163,9 @@ for (let i = 1; i <= n; i++) {
     }
   }
   rmSync(tmp, { recursive: true, force: true });
+  if (i < n) report(i, false);
 }
 
-const header = ['test file or torture row', `passed of ${n}`];
-const lines = [...rows].map(([name, r]) => [name, `${r.pass}/${r.runs}${r.pass < r.runs ? '  FLAKY/FAILING' : ''}`]);
-const width = Math.max(header[0].length, ...lines.map((l) => l[0].length));
-console.log(`\n${header[0].padEnd(width)}  ${header[1]}`);
-console.log(`${'-'.repeat(width)}  ${'-'.repeat(header[1].length)}`);
-for (const [a, b] of lines) console.log(`${a.padEnd(width)}  ${b}`);
-const bad = [...rows.values()].filter((r) => r.pass < r.runs).length;
-const minutes = ((Date.now() - started) / 60000).toFixed(1);
-console.log(`\n${rows.size} rows, ${bad} not passing every run; ${n} run(s) in ${minutes} min`);
-
-if (out) {
-  const esc = (s) => s.replace(/\|/g, '\\|');
-  const md = [
-    `# npm run test:repeat -- ${argv.join(' ')}`,
-    '',
-    `${new Date().toISOString()}, ${n} run(s) in ${minutes} min, ${bad} row(s) not passing every run.`,
-    '',
-    `| ${header[0]} | ${header[1]} |`,
-    '| --- | ---: |',
-    ...[...rows].map(
-      ([name, r]) => `| ${esc(name)} | ${r.pass}/${r.runs}${r.pass < r.runs ? ' **flaky/failing**' : ''} |`,
-    ),
-    '',
-  ].join('\n');
-  mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
-  writeFileSync(out, md);
-  console.log(`table written to ${out}`);
-}
+const bad = report(n, true);
 rmSync(work, { recursive: true, force: true });
 process.exit(bad === 0 ? 0 : 1);
