@@ -83,6 +83,17 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
   ];
   const raise = (msg: string, ...args: string[]) =>
     `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
+  const exhausted = raise(
+    `FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`,
+  );
+  /** The end of a wait loop's turn: start the deadline, or past it run `giveUp` (which raises), else sleep. */
+  const sleepOrGiveUp = (giveUp: string) => `real_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+    IF deadline IS NULL THEN
+      deadline := real_ms + ${c.maxWaitMs};
+    ELSIF real_ms > deadline THEN
+      ${giveUp}
+    END IF;
+    PERFORM pg_sleep(0.0002);`;
   const leaseCheck = `PERFORM 1 FROM ${c.registry} r WHERE r.namespace = ${lit(o.namespace)} AND r.slot = ${o.slot} AND r.token = ${lit(o.token)} AND r.expires_at > now();
   IF NOT FOUND THEN
     ${raise(`FLURRY_E_LEASE_LOST: slot ${o.slot} of ${o.namespace} in the registry table ${o.registryTable} no longer holds this generator's lease (released or taken over); IDs are fenced. Run flurry sql --generate again.`.replace(/%/g, '%%'))};
@@ -180,19 +191,13 @@ BEGIN
     IF now_ms >= ${c.epoch} AND tick >= t THEN
       RETURN;
     END IF;
-    real_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-    IF deadline IS NULL THEN
-      deadline := real_ms + ${c.maxWaitMs};
-    ELSIF real_ms > deadline THEN
-      -- Give the tick's first ID back to the cursor (non-transactional, so it stays back), so
+    ${sleepOrGiveUp(`-- Give the tick's first ID back to the cursor (non-transactional, so it stays back), so
       -- that the next call waits for this tick again instead of counting on in it.
       PERFORM setval(${lit(cursor)}, t * ${k} - 1, true);
       IF now_ms < ${c.epoch} OR tick < t - 1 THEN
         ${raise(`FLURRY_E_CLOCK_BACKWARDS: the database clock is %s ms behind the next tick this session's lane may issue in; waited ${c.maxWaitMs} ms (maxWaitMs). Retry later.`, `${c.epoch} + t * ${c.unit} - now_ms`)};
       END IF;
-      ${raise(`FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`)};
-    END IF;
-    PERFORM pg_sleep(0.0002);
+      ${exhausted};`)}
   END LOOP;
 END
 $flurry$`,
@@ -225,16 +230,10 @@ BEGIN
       s := st.seq + 1;
       EXIT;
     END IF;
-    real_ms := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
-    IF deadline IS NULL THEN
-      deadline := real_ms + ${c.maxWaitMs};
-    ELSIF real_ms > deadline THEN
-      IF tick < st.last_tick THEN
+    ${sleepOrGiveUp(`IF tick < st.last_tick THEN
         ${raise(`FLURRY_E_CLOCK_BACKWARDS: the database clock is %s ms behind the last tick issued and this lane's sequence is used up; waited ${c.maxWaitMs} ms (maxWaitMs). Retry later.`, `(st.last_tick - tick) * ${c.unit}`)};
       END IF;
-      ${raise(`FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`)};
-    END IF;
-    PERFORM pg_sleep(0.0002);
+      ${exhausted};`)}
   END LOOP;
   IF tick > ${c.maxTick} THEN
     ${raise(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`)};

@@ -27,6 +27,17 @@ const NEXT_NEVER =
 /** Everything an offline command may load through the bundle: the bin, its launch choice and bundle files. */
 const BUNDLE_ALLOWED = /^node:|\/server\/dist\/(bin|cli\/launch|cli-bundle\/[A-Za-z0-9_-]+)\.js$/;
 
+const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
+
+/** One run of each offline command (`next` with a file registry in `dir`). */
+const offlineRuns = (dir: string): string[][] => [
+  ['layout', 'leaf'],
+  ['decode', '1859214170478923776'],
+  ['key', 'new'],
+  ['public', 'encode', '1859214170478923776', '--key', KEY],
+  ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
+];
+
 /** Every module URL a `flurry` run resolves, recorded by a resolve hook in the child. */
 function modulesLoaded(dir: string, argv: string[], env: Record<string, string> = {}, script = bin): string[] {
   const log = path.join(dir, `modules-${argv[0]}.txt`);
@@ -54,14 +65,7 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
 test('GIVEN the offline commands run unbundled THEN none loads the service, pino, prom-client or thrift; serve --help does', () => {
   const dir = tempDir('cold');
   try {
-    const key = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
-    const runs: string[][] = [
-      ['layout', 'leaf'],
-      ['decode', '1859214170478923776'],
-      ['key', 'new'],
-      ['public', 'encode', '1859214170478923776', '--key', key],
-      ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
-    ];
+    const runs = offlineRuns(dir);
     for (const argv of runs) {
       const loaded = modulesLoaded(dir, argv, {}, main);
       assert.ok(
@@ -85,7 +89,7 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
     }
     // The settings table (for the unknown-variable warning) is loaded only when a FLURRY_*
     // variable is set, and then the warning still comes.
-    const warned = spawnSync(process.execPath, [bin, 'public', 'encode', '1859214170478923776', '--key', key], {
+    const warned = spawnSync(process.execPath, [bin, 'public', 'encode', '1859214170478923776', '--key', KEY], {
       encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '', FLURRY_REGSITRY: 'file:' },
     });
@@ -105,14 +109,7 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
 test('GIVEN a fresh bundle THEN the bin runs each offline command from it: a few bundle files, no other module, no other driver', () => {
   const dir = tempDir('cold-bundle');
   try {
-    const key = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
-    const runs: string[][] = [
-      ['layout', 'leaf'],
-      ['decode', '1859214170478923776'],
-      ['key', 'new'],
-      ['public', 'encode', '1859214170478923776', '--key', key],
-      ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
-    ];
+    const runs = offlineRuns(dir);
     for (const argv of runs) {
       const loaded = [...new Set(modulesLoaded(dir, argv))];
       assert.ok(
