@@ -18,12 +18,17 @@ import path from 'node:path';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
 
 const RUNS = Math.max(5, Math.min(200, Number(process.env.RUNS) || 20));
-const bin = path.join(root, 'packages', 'server', 'dist', 'bin.js');
+const bin = path.join(root, 'packages', 'server', 'dist', 'bin.cjs');
 const node = process.execPath;
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 const state = mkdtempSync(path.join(os.tmpdir(), 'flurry-cli-start-'));
 const env = { ...process.env, FLURRY_REGISTRY: `file:${state}`, XDG_STATE_HOME: state };
 for (const k of Object.keys(env)) if (k.startsWith('FLURRY_') && k !== 'FLURRY_REGISTRY') delete env[k];
+// NODE_EXTRA_CA_CERTS makes every Node process read and parse a certificate bundle at start
+// (about 40 ms of CPU here, whether it uses TLS or not): it would pad the reference and every
+// command alike and flatter the ratios. Every command, the reference too, runs without it.
+const extraCa = env.NODE_EXTRA_CA_CERTS;
+delete env.NODE_EXTRA_CA_CERTS;
 
 /** [label, argv after node, target ratio or null for the reference] */
 const cases = [
@@ -134,7 +139,9 @@ try {
   md += `Each command runs ${RUNS} times after 3 warm-up runs (${tool === 'hyperfine' ? '`hyperfine -N`' : 'rounds of `spawnSync`, every command once per round, CPU from the children times of /proc/self/stat'}), `;
   md += `all in one run with \`node -e 0\` as the reference; \`next\` takes and releases a lease of the file registry in a temporary state directory. `;
   md += `The verdict compares medians; **CPU** is user + system time, which a busy machine disturbs less than the wall clock. `;
-  md += `The bin (\`packages/server/src/bin.ts\`) turns on Node's compile cache where there is one (Node ≥ 22.1; not on Node 20) and runs the offline commands (\`next\`, \`decode\`, \`layout\`, \`key\`, \`public\`) from the CLI's bundle: \`npm run build\` bundles them with esbuild (\`scripts/bundle-cli.mjs\`) into an entry and lazily loaded chunks, so a run loads 11–17 files instead of 18–73 modules, and on Node 20 a cold start is mostly the ES module loader's work per module. Only Flurry's own packages are bundled (engine clients stay runtime imports, so a missing one still gives FLURRY_E_REGISTRY_CLIENT_MISSING), and the bin uses the bundle only while it is at least as new as the compiled packages (\`cli/launch.ts\`); \`cold-start.test.ts\` pins what each command loads, bundled and not. The codecs build their digit tables on first use.\n\n`;
+  if (extraCa !== undefined)
+    md += `This machine sets \`NODE_EXTRA_CA_CERTS\` (${extraCa}), which costs every Node start about 40 ms of CPU reading certificates; the bench removes it for every command and the reference, so the ratios are the stricter ones. `;
+  md += `The bin (\`packages/server/src/bin.cts\`, CommonJS) turns on Node's compile cache where there is one (Node ≥ 22.1; not on Node 20) and runs \`decode\`, \`layout\`, \`key\` and \`public\` from one CommonJS bundle, \`dist/cli-bundle/pure.cjs\` (three files in all, and no ES module loader, which on Node 20 is most of a cold start), and \`next\` from an ES module bundle with a chunk per registry driver (11–17 files instead of about 73 modules). \`npm run build\` makes both with esbuild (\`scripts/bundle-cli.mjs\`); only Flurry's own packages are bundled (engine clients stay runtime imports, so a missing one still gives FLURRY_E_REGISTRY_CLIENT_MISSING), and the bin uses a bundle only while it is at least as new as the compiled packages (\`cli/launch.cts\`); \`cold-start.test.ts\` pins what each command loads, bundled and not. The codecs build their digit tables on first use.\n\n`;
   md += table(
     ['command', 'median ms', 'mean ± σ ms', 'min ms', 'CPU ms', '× node -e 0', '× (CPU)', 'target', 'verdict'],
     rows,

@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// Post-build step: bundles the CLI's offline commands (packages/server/dist/cli/offline.js:
-// next, decode, layout, key, public) with esbuild into packages/server/dist/cli-bundle/, an
-// entry plus shared and lazily loaded chunks (one per command and per registry driver). On
-// Node 20 a cold start is mostly the ES module loader's work per module, so one file instead
-// of 20 to 70 modules is most of what the CLI start-up target needs (benchmarks/cli-start.mjs).
+// Post-build step: bundles the CLI's offline commands (packages/server/dist/cli/pure.js and
+// cli/offline.js) with esbuild into packages/server/dist/cli-bundle/: `pure.cjs`, one CommonJS file for
+// decode, layout, key and public, and `offline.js`, an ES module entry plus shared and lazily
+// loaded chunks (one per command and per registry driver) for next. On Node 20 a cold start
+// is mostly the ES module loader (its start and its work per module), so one CommonJS file
+// instead of 20 to 30 modules, and a few chunks instead of 73, is most of what the CLI
+// start-up targets need (benchmarks/cli-start.mjs).
 //
 // Only Flurry's own packages go into the bundle; every npm package (the engine clients, which
 // are optional peer dependencies, and anything else) stays an import resolved at run time, so
 // a missing client still gives FLURRY_E_REGISTRY_CLIENT_MISSING. The bin uses the bundle only
-// while it is at least as new as the compiled packages (packages/server/src/cli/launch.ts),
+// while it is at least as new as the compiled packages (packages/server/src/cli/launch.cts),
 // so a later `tsc -b` alone never leaves old code running. Without esbuild (a production
 // install) this step says so and the bin runs the compiled modules.
 import { readFileSync, rmSync } from 'node:fs';
@@ -53,21 +55,30 @@ const inlineVersion = {
 
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
-const result = await esbuild.build({
-  entryPoints: { offline: path.join(dist, 'cli', 'offline.js') },
-  outdir,
+const common = {
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: 'node20',
   logLevel: 'warning',
   legalComments: 'none',
   metafile: true,
   plugins: [externalNpm, inlineVersion],
+};
+// next (and the others): ES modules, split so that each registry driver is its own chunk.
+const esm = await esbuild.build({
+  ...common,
+  entryPoints: { offline: path.join(dist, 'cli', 'offline.js') },
+  outdir,
+  splitting: true,
+  format: 'esm',
 });
-if (result.errors.length > 0) process.exit(1);
-const files = Object.keys(result.metafile.outputs).length;
-console.log(
-  `bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`,
-);
+// decode, layout, key, public: one CommonJS file, so the bin starts no ES module loader.
+const cjs = await esbuild.build({
+  ...common,
+  entryPoints: [path.join(dist, 'cli', 'pure.js')],
+  outfile: path.join(outdir, 'pure.cjs'),
+  format: 'cjs',
+});
+if (esm.errors.length > 0 || cjs.errors.length > 0) process.exit(1);
+const files = Object.keys(esm.metafile.outputs).length + Object.keys(cjs.metafile.outputs).length;
+console.log(`bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`);

@@ -22,7 +22,7 @@ function* tsFiles(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) yield* tsFiles(p);
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts')) yield p;
+    else if (/\.c?ts$/.test(e.name) && !/\.test\.c?ts$/.test(e.name) && !/\.d\.c?ts$/.test(e.name)) yield p;
   }
 }
 

@@ -20,14 +20,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The compiled bin.
+ * The compiled bin (`dist/bin.cjs`), as users run it: the offline commands from the CLI's
+ * bundles when they are fresh (`npm run build` makes them), every other command through the
+ * dispatcher.
  *
  * @example
  * ```ts
  * spawnSync(process.execPath, [FLURRY_BIN, 'layout', 'twitter'], { encoding: 'utf8' });
  * ```
  */
-export const FLURRY_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli', 'main.js');
+export const FLURRY_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bin.cjs');
 
 /**
  * Parses a JSON response body as the shape the test expects (a test then asserts on it).

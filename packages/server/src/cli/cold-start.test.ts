@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir } from '../test-support.js';
 
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(dist, 'bin.js');
+const bin = path.join(dist, 'bin.cjs');
 /** The dispatcher run directly: the compiled modules, as the bin runs them without a fresh bundle. */
 const main = path.join(dist, 'cli', 'main.js');
 const SERVE_ONLY =
@@ -20,12 +20,14 @@ const SERVE_ONLY =
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
 /** What `next` must not load before (or besides) its registry: drivers of other registries. */
 const NEXT_NEVER =
   /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\/|\/cli-bundle\/(etcd|redis|zookeeper|zookeeper-leaf|postgres|mysql)-[A-Z0-9]+\.js$/;
-/** Everything an offline command may load through the bundle: the bin, its launch choice and bundle files. */
-const BUNDLE_ALLOWED = /^node:|\/server\/dist\/(bin|cli\/launch|cli-bundle\/[A-Za-z0-9_-]+)\.js$/;
+/** Everything an offline command may load through the bundles: the bin, its launch choice and bundle files. */
+const BUNDLE_ALLOWED = /^node:|\/server\/dist\/(bin|cli\/launch)\.cjs$|\/server\/dist\/cli-bundle\/([A-Za-z0-9_-]+\.js|pure\.cjs)$/;
+/** The commands the CommonJS bundle serves: they load no ES module besides the bin (there as the entry). */
+const PURE = new Set(['layout', 'decode', 'key', 'public']);
 
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 
@@ -38,11 +40,22 @@ const offlineRuns = (dir: string): string[][] => [
   ['next', '-n', '1', '--node', 'datacenter=0', '--node', 'worker=3', '--registry', `file:${dir}`],
 ];
 
-/** Every module URL a `flurry` run resolves, recorded by a resolve hook in the child. */
+/**
+ * Every module a `flurry` run loads, as URLs: what the ES module loader resolves (a resolve
+ * hook), then, marked `cjs `, the CommonJS modules in `require.cache` at exit (a `--require`
+ * recorder, itself left out).
+ */
 function modulesLoaded(dir: string, argv: string[], env: Record<string, string> = {}, script = bin): string[] {
   const log = path.join(dir, `modules-${argv[0]}.txt`);
   const hooks = path.join(dir, 'hooks.mjs');
   const register = path.join(dir, 'register.mjs');
+  const recorder = path.join(dir, 'recorder.cjs');
+  writeFileSync(
+    recorder,
+    `const { appendFileSync } = require('node:fs'); const { pathToFileURL } = require('node:url');\n` +
+      `process.on('exit', () => { for (const f of Object.keys(require.cache)) if (f !== __filename) ` +
+      `appendFileSync(${JSON.stringify(log)}, 'cjs ' + pathToFileURL(f).href + '\\n'); });\n`,
+  );
   writeFileSync(
     hooks,
     `import { appendFileSync } from 'node:fs';\n` +
@@ -53,7 +66,7 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
   writeFileSync(log, '');
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, script, ...argv], {
+  const r = spawnSync(process.execPath, ['--require', recorder, '--import', pathToFileURL(register).href, script, ...argv], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
     timeout: 60_000,
@@ -62,12 +75,17 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
   return readFileSync(log, 'utf8').trim().split('\n');
 }
 
+/** The modules the ES module loader resolved (`modulesLoaded` minus the CommonJS ones). */
+const esmOnly = (loaded: string[]): string[] => loaded.filter((u) => !u.startsWith('cjs '));
+/** Every module loaded, either way, as plain URLs. */
+const anyWay = (loaded: string[]): string[] => [...new Set(loaded.map((u) => u.replace(/^cjs /, '')))];
+
 test('GIVEN the offline commands run unbundled THEN none loads the service, pino, prom-client or thrift; serve --help does', () => {
   const dir = tempDir('cold');
   try {
     const runs = offlineRuns(dir);
     for (const argv of runs) {
-      const loaded = modulesLoaded(dir, argv, {}, main);
+      const loaded = anyWay(modulesLoaded(dir, argv, {}, main));
       assert.ok(
         loaded.some((u) => u.includes(`/cli/commands/${argv[0]}.js`)),
         `${argv[0]} ran its command module`,
@@ -106,16 +124,29 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
   }
 });
 
-test('GIVEN a fresh bundle THEN the bin runs each offline command from it: a few bundle files, no other module, no other driver', () => {
+test('GIVEN fresh bundles THEN the bin runs decode, layout, key and public from the CommonJS bundle with no other ES module, and next from a few ES bundle files; no other driver', () => {
   const dir = tempDir('cold-bundle');
   try {
     const runs = offlineRuns(dir);
     for (const argv of runs) {
-      const loaded = [...new Set(modulesLoaded(dir, argv))];
-      assert.ok(
-        loaded.some((u) => new RegExp(`/cli-bundle/${argv[0]}-[A-Z0-9]+\\.js$`).test(u)),
-        `${argv[0]} ran from the bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
-      );
+      const recorded = modulesLoaded(dir, argv);
+      const loaded = anyWay(recorded);
+      if (PURE.has(argv[0] ?? '')) {
+        assert.ok(
+          loaded.some((u) => u.endsWith('/server/dist/cli-bundle/pure.cjs')),
+          `${argv[0]} ran from the CommonJS bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
+        );
+        assert.deepEqual(
+          esmOnly(recorded).filter((u) => u.startsWith('file:') && !u.endsWith('/server/dist/bin.cjs')),
+          [],
+          `flurry ${argv[0]} loads no ES module (only the bin, as the entry)`,
+        );
+      } else {
+        assert.ok(
+          loaded.some((u) => new RegExp(`/cli-bundle/${argv[0]}-[A-Z0-9]+\\.js$`).test(u)),
+          `${argv[0]} ran from the ES module bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
+        );
+      }
       assert.deepEqual(
         loaded.filter((u) => !BUNDLE_ALLOWED.test(u)),
         [],
@@ -127,9 +158,10 @@ test('GIVEN a fresh bundle THEN the bin runs each offline command from it: a few
         `flurry ${argv[0]} loads no service module and no other registry's driver`,
       );
       const files = loaded.filter((u) => u.startsWith('file:'));
+      const most = PURE.has(argv[0] ?? '') ? 3 : 20;
       assert.ok(
-        files.length <= 20,
-        `flurry ${argv[0]} loads ${files.length} files (at most 20; unbundled, next loads about 73)`,
+        files.length <= most,
+        `flurry ${argv[0]} loads ${files.length} files (at most ${most}; unbundled, next loads about 73)`,
       );
     }
   } finally {

@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../test-support.js';
-import { BUNDLE_ENTRY, BUNDLED_COMMANDS, chooseEntry } from './launch.js';
+import { BUNDLE_FILES, CJS_COMMANDS, ESM_COMMANDS, chooseEntry } from './launch.cjs';
 import { OFFLINE_COMMANDS } from './offline.js';
+import { PURE_COMMANDS } from './pure.js';
 
-/** A packages/ tree with the server's bundle and the build info of three packages, at chosen times (s). */
+/** A packages/ tree with the server's bundles and the build info of three packages, at chosen times (s). */
 function tree(dir: string, times: { bundle?: number; server?: number; coordination?: number; core?: number }): string {
   const dist = path.join(dir, 'packages', 'server', 'dist');
   for (const p of ['server', 'coordination', 'core'] as const) {
@@ -19,23 +20,27 @@ function tree(dir: string, times: { bundle?: number; server?: number; coordinati
     }
   }
   if (times.bundle !== undefined) {
-    const f = path.join(dist, BUNDLE_ENTRY);
-    mkdirSync(path.dirname(f), { recursive: true });
-    writeFileSync(f, '');
-    utimesSync(f, times.bundle, times.bundle);
+    for (const rel of Object.values(BUNDLE_FILES)) {
+      const f = path.join(dist, rel);
+      mkdirSync(path.dirname(f), { recursive: true });
+      writeFileSync(f, '');
+      utimesSync(f, times.bundle, times.bundle);
+    }
   }
   return dist;
 }
 
-test('GIVEN the bundle and the dispatcher THEN the bin bundles exactly the offline commands', () => {
-  assert.deepEqual([...BUNDLED_COMMANDS].sort(), Object.keys(OFFLINE_COMMANDS).sort());
+test('GIVEN the bundles and the dispatcher THEN the bin sends exactly the pure commands to the CommonJS bundle and the other offline ones to the ES module bundle', () => {
+  assert.deepEqual([...CJS_COMMANDS].sort(), Object.keys(PURE_COMMANDS).sort());
+  assert.deepEqual([...CJS_COMMANDS, ...ESM_COMMANDS].sort(), Object.keys(OFFLINE_COMMANDS).sort());
 });
 
 test('GIVEN a bundle at least as new as every package build THEN offline commands run from it; other commands never do', () => {
   const dir = tempDir('launch');
   try {
     const dist = tree(dir, { bundle: 2000, server: 1000, coordination: 2000, core: 1000 });
-    for (const c of BUNDLED_COMMANDS) assert.equal(chooseEntry(dist, c), 'bundle', c);
+    for (const c of CJS_COMMANDS) assert.equal(chooseEntry(dist, c), 'cjs', c);
+    for (const c of ESM_COMMANDS) assert.equal(chooseEntry(dist, c), 'esm', c);
     for (const c of ['serve', 'status', 'sql', 'range', 'help', '--help', 'nope', undefined])
       assert.equal(chooseEntry(dist, c), 'main', String(c));
   } finally {
@@ -64,7 +69,8 @@ test('GIVEN no bundle (esbuild not installed) THEN main; GIVEN no build info (an
   }
   const dir2 = tempDir('launch-installed');
   try {
-    assert.equal(chooseEntry(tree(dir2, { bundle: 1000 }), 'decode'), 'bundle');
+    assert.equal(chooseEntry(tree(dir2, { bundle: 1000 }), 'decode'), 'cjs');
+    assert.equal(chooseEntry(tree(dir2, { bundle: 1000 }), 'next'), 'esm');
   } finally {
     rmSync(dir2, { recursive: true, force: true });
   }

@@ -13,7 +13,8 @@
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
-import { OFFLINE_COMMANDS, runCommand, type Command } from './offline.js';
+import { OFFLINE_COMMANDS } from './offline.js';
+import { runCommand, type Command } from './pure.js';
 
 /**
  * `flurry --help`.
