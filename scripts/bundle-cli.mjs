@@ -81,4 +81,6 @@ const cjs = await esbuild.build({
 });
 if (esm.errors.length > 0 || cjs.errors.length > 0) process.exit(1);
 const files = Object.keys(esm.metafile.outputs).length + Object.keys(cjs.metafile.outputs).length;
-console.log(`bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`);
+console.log(
+  `bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`,
+);

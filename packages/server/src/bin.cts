@@ -14,9 +14,9 @@
  * flurry decode 1859214170478923776
  * ```
  */
-import nodeModule = require('node:module');
-import path = require('node:path');
-import url = require('node:url');
+import nodeModule from 'node:module';
+import path from 'node:path';
+import url from 'node:url';
 import type { CliIo } from './cli/io.js';
 import { BUNDLE_FILES, chooseEntry } from './cli/launch.cjs';
 
@@ -33,6 +33,7 @@ if (typeof enableCompileCache === 'function') {
 
 async function load(): Promise<Run> {
   const entry = chooseEntry(__dirname, process.argv[2]);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle, loaded by path
   if (entry === 'cjs') return (require(path.join(__dirname, BUNDLE_FILES.cjs)) as { runPure: Run }).runPure;
   const file = entry === 'esm' ? BUNDLE_FILES.esm : 'cli/main.js';
   const mod = (await import(url.pathToFileURL(path.join(__dirname, file)).href)) as { runOffline?: Run; runCli?: Run };

@@ -156,10 +156,12 @@ export function runSqlRegistryTests(name: string, db: RunningDatabase): void {
       for (let round = 0; round < 20; round++) {
         const url = `${db.url}?table=race_${process.pid}_${round}`;
         const results = await Promise.allSettled(Array.from({ length: 12 }, () => open(url)));
-        const failed = results
-          .filter((r) => r.status === 'rejected')
-          .map((r) => String((r as PromiseRejectedResult).reason));
-        await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
+        const failed = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason));
+        await Promise.all(
+          results.map(async (r) => {
+            if (r.status === 'fulfilled') await r.value.close();
+          }),
+        );
         assert.deepEqual(failed, [], `round ${round}: a driver failed to open a table another was creating`);
       }
     });

@@ -25,7 +25,8 @@ const OFFLINE_ALLOWED =
 const NEXT_NEVER =
   /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\/|\/cli-bundle\/(etcd|redis|zookeeper|zookeeper-leaf|postgres|mysql)-[A-Z0-9]+\.js$/;
 /** Everything an offline command may load through the bundles: the bin, its launch choice and bundle files. */
-const BUNDLE_ALLOWED = /^node:|\/server\/dist\/(bin|cli\/launch)\.cjs$|\/server\/dist\/cli-bundle\/([A-Za-z0-9_-]+\.js|pure\.cjs)$/;
+const BUNDLE_ALLOWED =
+  /^node:|\/server\/dist\/(bin|cli\/launch)\.cjs$|\/server\/dist\/cli-bundle\/([A-Za-z0-9_-]+\.js|pure\.cjs)$/;
 /** The commands the CommonJS bundle serves: they load no ES module besides the bin (there as the entry). */
 const PURE = new Set(['layout', 'decode', 'key', 'public']);
 
@@ -66,11 +67,15 @@ function modulesLoaded(dir: string, argv: string[], env: Record<string, string> 
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
   writeFileSync(log, '');
-  const r = spawnSync(process.execPath, ['--require', recorder, '--import', pathToFileURL(register).href, script, ...argv], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--require', recorder, '--import', pathToFileURL(register).href, script, ...argv],
+    {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', TZ: 'UTC', ...env },
+      timeout: 60_000,
+    },
+  );
   assert.equal(r.status, 0, `${argv.join(' ')}: ${r.stderr}`);
   return readFileSync(log, 'utf8').trim().split('\n');
 }

@@ -17,8 +17,8 @@
  * const entry = chooseEntry('/repo/packages/server/dist', 'decode'); // 'cjs', 'esm' or 'main'
  * ```
  */
-import fs = require('node:fs');
-import path = require('node:path');
+import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * The commands of the CommonJS bundle (its `PURE_COMMANDS`; a test keeps the two equal).
@@ -68,7 +68,14 @@ function mtimeMs(file: string): number | undefined {
  * ```
  */
 export function chooseEntry(distDir: string, command: string | undefined): 'cjs' | 'esm' | 'main' {
-  const kind = command === undefined ? undefined : CJS_COMMANDS.includes(command) ? 'cjs' : ESM_COMMANDS.includes(command) ? 'esm' : undefined;
+  const kind =
+    command === undefined
+      ? undefined
+      : CJS_COMMANDS.includes(command)
+        ? 'cjs'
+        : ESM_COMMANDS.includes(command)
+          ? 'esm'
+          : undefined;
   if (kind === undefined) return 'main';
   const bundled = mtimeMs(path.join(distDir, BUNDLE_FILES[kind]));
   if (bundled === undefined) return 'main';

@@ -38,4 +38,3 @@ export const OFFLINE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> 
 export function runOffline(io: CliIo): Promise<number> {
   return runCommand(OFFLINE_COMMANDS, io);
 }
-

@@ -9,12 +9,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import mysql from 'mysql2/promise';
-import pg from 'pg';
 import { GENERATOR_RESERVE_MS, Layout, generatorLanes } from '@flurry/core';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
 import { httpGet, jsonBody, runFlurry, startFlurry, tempDir } from '../test-support.js';
+import { FREE_LANE0, codeOf, mySession, pgSession } from './generate-sessions.js';
 
 const SESSIONS = 16;
 const CALLS = Number(process.env.FLURRY_SQL_GEN_CALLS ?? 10_000);
@@ -23,49 +22,6 @@ const small = Layout.parse('timestamp:41,worker:10,sequence:2', { epoch: '2024-0
 const six = Layout.parse('timestamp:41,worker:10,sequence:6', { epoch: '2024-01-01T00:00:00Z' });
 /** IDs of one lane per tick (twitter: 16 lanes of 256). */
 const LANE = (twitter.maxSequence + 1) / generatorLanes(twitter);
-
-interface Session {
-  one(sql: string): Promise<string>;
-  exec(sql: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function pgSession(db: RunningDatabase): Promise<Session> {
-  const c = new pg.Client({ ...db.connection, query_timeout: 60_000 });
-  await c.connect();
-  return {
-    async one(sql) {
-      const r = await c.query<Record<string, unknown>>({ text: sql, rowMode: 'array' } as never);
-      return String((r.rows[0] as unknown as unknown[])[0]);
-    },
-    async exec(sql) {
-      await c.query(sql);
-    },
-    close: () => c.end(),
-  };
-}
-
-async function mySession(db: RunningDatabase): Promise<Session> {
-  const c = await mysql.createConnection({ ...db.connection, supportBigNumbers: true, bigNumberStrings: true });
-  return {
-    async one(sql) {
-      const [rows] = await c.query<mysql.RowDataPacket[]>({ sql, rowsAsArray: true });
-      return String((rows[0] as unknown[])[0]);
-    },
-    async exec(sql) {
-      await c.query(sql);
-    },
-    close: () => c.end(),
-  };
-}
-
-/** PostgreSQL: true once no other session holds an advisory lock (lane 0 free again). */
-const FREE_LANE0 = "SELECT (count(*) = 0)::text FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()";
-
-function codeOf(e: unknown): string {
-  if (e === undefined) return 'no error';
-  return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);
-}
 
 /**
  * Registers the in-database generator's tests for one database (one test file per database,
