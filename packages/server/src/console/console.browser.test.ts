@@ -321,35 +321,3 @@ describe('the console in chromium with --token', () => {
     await page.close();
   });
 });
-
-describe('the console in chromium with segment mode', () => {
-  let browser: Browser;
-  let svc: FlurryProcess;
-  let origin: string;
-  before(async () => {
-    browser = await launchChromium();
-    svc = await startFlurry({ args: ['--sequences', 'memory://console-browser', '--auto-create'] });
-    origin = `http://127.0.0.1:${svc.port}`;
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
-
-  test('GIVEN a sequence key in use THEN the Sequences section shows its segments, position and step', async () => {
-    for (let i = 0; i < 3; i++) assert.equal((await httpGet(svc.port, '/v1/sequences/order/next')).status, 200);
-    const page = await open(browser, origin);
-    const watch = watchPage(page, origin);
-    await page.goto(`${origin}/`);
-    await page.locator('#conn.live').waitFor();
-    await page.locator('#seq-rows tr').first().waitFor();
-    assert.equal(await page.locator('#sequences').isVisible(), true);
-    const cells = await page.locator('#seq-rows tr').first().locator('td').allTextContents();
-    assert.equal(cells[0], 'order');
-    assert.match(cells[1], /^[\d,]+ – [\d,]+$/, `current segment: ${cells[1]}`);
-    assert.match(cells[3], /^[\d,]+$/, `position: ${cells[3]}`);
-    assert.match(cells[4], /^[\d,]+$/, `step: ${cells[4]}`);
-    assert.deepEqual(watch.problems, []);
-    await page.close();
-  });
-});
