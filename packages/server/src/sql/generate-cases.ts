@@ -50,6 +50,38 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
     after(async () => {
       await db?.stop();
     });
+    /** Installs a generator of `layout` (epoch 2024) for cluster `name` with the prefix `name_`. */
+    const install = (name: string, layout: Layout) =>
+      runFlurry([
+        'sql',
+        '--generate',
+        '--registry',
+        url,
+        '--cluster',
+        name,
+        '--prefix',
+        `${name}_`,
+        '--fields',
+        layout.toFieldsString(),
+        '--epoch',
+        '2024-01-01T00:00:00Z',
+        '--apply',
+      ]);
+    /** `n` sessions each calling `call` 1,000 times at once: each session's IDs in order. */
+    const callsFrom = async (n: number, call: string): Promise<bigint[][]> => {
+      const sessions = await Promise.all(Array.from({ length: n }, open));
+      try {
+        return await Promise.all(
+          sessions.map(async (s) => {
+            const out: bigint[] = [];
+            for (let i = 0; i < 1000; i++) out.push(BigInt(await s.one(call)));
+            return out;
+          }),
+        );
+      } finally {
+        await Promise.all(sessions.map((x) => x.close()));
+      }
+    };
 
     test('GIVEN flurry sql --generate --apply THEN the registry row shows the sql generator holding a slot of the cluster, far in the future, and a second generator of the cluster gets another slot', async () => {
       const r = await runFlurry([
@@ -297,39 +329,14 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
     });
 
     test('GIVEN a 2-bit sequence (4 IDs per ms) and 4 sessions THEN exhaustion waits for the next tick and no ID repeats', async () => {
-      const r = await runFlurry([
-        'sql',
-        '--generate',
-        '--registry',
-        url,
-        '--cluster',
-        'small',
-        '--prefix',
-        'small_',
-        '--fields',
-        small.toFieldsString(),
-        '--epoch',
-        '2024-01-01T00:00:00Z',
-        '--apply',
-      ]);
+      const r = await install('small', small);
       assert.equal(r.code, 0, r.stderr);
-      const sessions = await Promise.all(Array.from({ length: 4 }, open));
-      try {
-        const per = await Promise.all(
-          sessions.map(async (s) => {
-            const out: bigint[] = [];
-            for (let i = 0; i < 1000; i++) out.push(BigInt(await s.one('SELECT small_next_id()')));
-            return out;
-          }),
-        );
-        const all = new Set(per.flat());
-        assert.equal(all.size, 4000);
-        const ticks = new Set([...all].map((id) => small.decode(id).unixMs));
-        assert.ok(ticks.size >= 1000, `${ticks.size} ticks for 4,000 IDs at 4 per tick`);
-        for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
-      } finally {
-        await Promise.all(sessions.map((x) => x.close()));
-      }
+      const per = await callsFrom(4, 'SELECT small_next_id()');
+      const all = new Set(per.flat());
+      assert.equal(all.size, 4000);
+      const ticks = new Set([...all].map((id) => small.decode(id).unixMs));
+      assert.ok(ticks.size >= 1000, `${ticks.size} ticks for 4,000 IDs at 4 per tick`);
+      for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
     });
 
     test('GIVEN a session whose transaction rolls back THEN it keeps its lane; GIVEN it ends THEN the next session takes the lane and continues above its last ID (PostgreSQL: after its reservation, refusing while the clock is behind it)', async () => {
@@ -401,49 +408,23 @@ export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
     });
 
     test('GIVEN a 6-bit sequence (4 lanes of 16 IDs per tick) and 8 sessions THEN 3 sessions hold lanes of their own, 5 share the last, exhaustion waits, and no ID repeats', async () => {
-      const r = await runFlurry([
-        'sql',
-        '--generate',
-        '--registry',
-        url,
-        '--cluster',
-        'six',
-        '--prefix',
-        'six_',
-        '--fields',
-        six.toFieldsString(),
-        '--epoch',
-        '2024-01-01T00:00:00Z',
-        '--apply',
-      ]);
+      const r = await install('six', six);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /4 lane\(s\) of 16 IDs per tick/);
-      const sessions = await Promise.all(Array.from({ length: 8 }, open));
-      try {
-        const per = await Promise.all(
-          sessions.map(async (s) => {
-            const out: bigint[] = [];
-            for (let i = 0; i < 1000; i++) out.push(BigInt(await s.one('SELECT six_next_id()')));
-            return out;
-          }),
-        );
-        const all = new Set(per.flat());
-        assert.equal(all.size, 8000, 'duplicates');
-        for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
-        const laneOf = (ids: bigint[]) => Math.floor(six.decode(ids[0]).sequence / 16);
-        const lanes = per.map(laneOf).sort();
-        assert.deepEqual(lanes, [0, 1, 2, 3, 3, 3, 3, 3]);
-        for (const ids of per)
-          for (const id of ids) assert.equal(Math.floor(six.decode(id).sequence / 16), laneOf(ids));
-        const perTick = new Map<number, number>();
-        for (const id of all) {
-          const d = six.decode(id);
-          if (Math.floor(d.sequence / 16) === 3) perTick.set(d.unixMs, (perTick.get(d.unixMs) ?? 0) + 1);
-        }
-        assert.ok(Math.max(...perTick.values()) <= 16, 'the shared lane never issues more than 16 IDs per tick');
-      } finally {
-        await Promise.all(sessions.map((x) => x.close()));
+      const per = await callsFrom(8, 'SELECT six_next_id()');
+      const all = new Set(per.flat());
+      assert.equal(all.size, 8000, 'duplicates');
+      for (const ids of per) for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1]);
+      const laneOf = (ids: bigint[]) => Math.floor(six.decode(ids[0]).sequence / 16);
+      const lanes = per.map(laneOf).sort();
+      assert.deepEqual(lanes, [0, 1, 2, 3, 3, 3, 3, 3]);
+      for (const ids of per) for (const id of ids) assert.equal(Math.floor(six.decode(id).sequence / 16), laneOf(ids));
+      const perTick = new Map<number, number>();
+      for (const id of all) {
+        const d = six.decode(id);
+        if (Math.floor(d.sequence / 16) === 3) perTick.set(d.unixMs, (perTick.get(d.unixMs) ?? 0) + 1);
       }
+      assert.ok(Math.max(...perTick.values()) <= 16, 'the shared lane never issues more than 16 IDs per tick');
     });
 
     test('GIVEN the registry token taken over, then restored, then the node released THEN next_id is fenced, resumes, and after release raises FLURRY_E_SQL_NODE_RELEASED with the high-water mark written', async () => {
