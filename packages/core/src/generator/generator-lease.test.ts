@@ -8,6 +8,10 @@ import { Generator } from './generator.js';
 import { type GeneratorEvent } from './options.js';
 import { START, code, makeLease, expiredOn } from './test-kit.js';
 
+/** A LEASE_EXPIRED refusal because the lease was lost or released (its deadline −∞). */
+const lostOrReleased = (e: unknown): boolean =>
+  e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message);
+
 test('GIVEN a lease THEN issuing stops once monotonic time passes the deadline (a pause), with a fenced event, and resumes after renewal', () => {
   const clock = new ManualClock(START, 0);
   const lease = makeLease({ datacenter: 5, worker: 1 }, 1000);
@@ -24,11 +28,7 @@ test('GIVEN a lease THEN issuing stops once monotonic time passes the deadline (
     lease.deadline = 5000;
     assert.ok(gen.next() > a);
     lease.deadline = Number.NEGATIVE_INFINITY;
-    assert.throws(
-      () => gen.next(),
-      (e: unknown) =>
-        e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message),
-    );
+    assert.throws(() => gen.next(), lostOrReleased);
   } finally {
     gen.close();
   }
@@ -62,11 +62,7 @@ test('GIVEN a held lease WHEN wall time jumps past the wall deadline while monot
     lease.wallDeadline = clock.now() + 800; // a renewal after the resume
     assert.ok(gen.next() > a);
     lease.wallDeadline = Number.NEGATIVE_INFINITY; // lost
-    assert.throws(
-      () => gen.next(),
-      (e: unknown) =>
-        e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && /lost or released/.test(e.message),
-    );
+    assert.throws(() => gen.next(), lostOrReleased);
   } finally {
     gen.close();
   }
