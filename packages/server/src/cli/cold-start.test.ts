@@ -5,6 +5,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir } from '../test-support.js';
+import { CJS_COMMANDS } from './launch.cjs';
 
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(dist, 'bin.cjs');
@@ -28,7 +29,7 @@ const NEXT_NEVER =
 const BUNDLE_ALLOWED =
   /^node:|\/server\/dist\/(bin|cli\/launch)\.cjs$|\/server\/dist\/cli-bundle\/([A-Za-z0-9_-]+\.js|pure\.cjs)$/;
 /** The commands the CommonJS bundle serves: they load no ES module besides the bin (there as the entry). */
-const PURE = new Set(['layout', 'decode', 'key', 'public']);
+const PURE = new Set(CJS_COMMANDS);
 
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 
