@@ -128,8 +128,26 @@ export async function run(ctx, add) {
             `${s.name} did not become ready within 30 s: ${JSON.stringify(s.child.exit)} ${s.child.stderr.slice(-800)}`,
           );
       };
-      for (let i = 0; i < n; i++) servers[i] = spawnServer(i);
-      await Promise.all(servers.map(ready));
+      /**
+       * Spawns server `i` and waits until it is ready. A port picked by freePort() can be taken
+       * before the server listens (another process's outgoing connection gets it as its
+       * ephemeral port): such a server exits with EADDRINUSE before it ever listened, so it
+       * issued nothing, and it is started again on another free port (3 tries at most).
+       */
+      const start = async (i, storeUrl = storeVia(i), port = ports[i]) => {
+        for (let attempt = 1; ; attempt++) {
+          const s = spawnServer(i, storeUrl, port);
+          try {
+            await ready(s);
+            return s;
+          } catch (e) {
+            if (attempt >= 3 || s.child.running || !/EADDRINUSE/.test(s.child.stderr)) throw e;
+            port = await freePort();
+            if (i < ports.length && storeUrl === storeVia(i)) ports[i] = port;
+          }
+        }
+      };
+      await Promise.all([0, 1, 2].slice(0, n).map(async (i) => (servers[i] = await start(i))));
       row.processes = n;
 
       load = new SegmentLoad(servers, KEYS, { timeoutMs: STORE_TIMEOUT_MS * 3 });
@@ -148,9 +166,8 @@ export async function run(ctx, add) {
       await servers[0].child.kill();
       await sleep(300);
       const respawnAt = performance.now();
-      servers[0] = spawnServer(0);
+      servers[0] = await start(0);
       load.servers[0] = servers[0];
-      await ready(servers[0]);
       await pollUntil(() => load.firstOkAfter(respawnAt, 0) < Infinity, 30_000, 50); // the bound checked below
       row.within(
         'server 0 issues every key after its SIGKILL and restart',
@@ -218,8 +235,7 @@ export async function run(ctx, add) {
       // 5. Clean shutdown (unused numbers handed back when safe), then a fresh server draws more.
       for (const s of servers) s.child.signal('SIGTERM');
       await Promise.all(servers.map((s) => s.child.waitExit(20_000)));
-      const fresh = spawnServer(2, engine.url, await freePort());
-      await ready(fresh);
+      const fresh = await start(2, engine.url, await freePort());
       const extra = new Map([[fresh.instance, new Map()]]);
       for (const k of KEYS) {
         const list = [];
