@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Post-build step: bundles the CLI's offline commands (packages/server/dist/cli/pure.js and
-// cli/offline.js) with esbuild into packages/server/dist/cli-bundle/: `pure.cjs`, one CommonJS file for
-// decode, layout, key and public, and `offline.js`, an ES module entry plus shared and lazily
-// loaded chunks (one per command and per registry driver) for next. On Node 20 a cold start
-// is mostly the ES module loader (its start and its work per module), so one CommonJS file
-// instead of 20 to 30 modules, and a few chunks instead of 73, is most of what the CLI
-// start-up targets need (benchmarks/cli-start.mjs).
+// cli/offline.js) with esbuild into packages/server/dist/cli-bundle/: `pure.cjs`, one CommonJS
+// file for decode, layout, key and public, and `offline.cjs`, one CommonJS file for next. On
+// Node 20 a cold start is mostly the ES module loader (its start and its work per module), so
+// one CommonJS file instead of 20 to 73 modules is most of what the CLI start-up targets need
+// (benchmarks/cli-start.mjs); the bin loads each with V8's code cache (cli/launch.cts), which
+// lives beside the bundle and so goes with it when this step clears the directory.
 //
 // Only Flurry's own packages go into the bundle; every npm package (the engine clients, which
 // are optional peer dependencies, and anything else) stays an import resolved at run time, so
@@ -64,23 +64,24 @@ const common = {
   metafile: true,
   plugins: [externalNpm, inlineVersion],
 };
-// next (and the others): ES modules, split so that each registry driver is its own chunk.
-const esm = await esbuild.build({
-  ...common,
-  entryPoints: { offline: path.join(dist, 'cli', 'offline.js') },
-  outdir,
-  splitting: true,
-  format: 'esm',
-});
-// decode, layout, key, public: one CommonJS file, so the bin starts no ES module loader.
-const cjs = await esbuild.build({
-  ...common,
-  entryPoints: [path.join(dist, 'cli', 'pure.js')],
-  outfile: path.join(outdir, 'pure.cjs'),
-  format: 'cjs',
-});
-if (esm.errors.length > 0 || cjs.errors.length > 0) process.exit(1);
-const files = Object.keys(esm.metafile.outputs).length + Object.keys(cjs.metafile.outputs).length;
+// Two CommonJS files, so the bin starts no ES module loader: pure.cjs (decode, layout, key,
+// public) and offline.cjs (next and its registry drivers, each initialised, and its npm client
+// required, only when its registry is opened).
+const builds = await Promise.all(
+  [
+    ['pure.js', 'pure.cjs'],
+    ['offline.js', 'offline.cjs'],
+  ].map(([entry, out]) =>
+    esbuild.build({
+      ...common,
+      entryPoints: [path.join(dist, 'cli', entry)],
+      outfile: path.join(outdir, out),
+      format: 'cjs',
+    }),
+  ),
+);
+if (builds.some((b) => b.errors.length > 0)) process.exit(1);
+const files = builds.reduce((n, b) => n + Object.keys(b.metafile.outputs).length, 0);
 console.log(
   `bundle-cli: ${path.relative(root, outdir)}/ (${files} files) in ${Math.round(performance.now() - started)} ms`,
 );

@@ -2,12 +2,14 @@
 /**
  * The `flurry` executable (package.json `bin`), CommonJS so that the quick commands never
  * start Node's ES module loader: turns on the module compile cache where there is one
- * (Node ≥ 22.1, `module.enableCompileCache()`; a no-op on Node 20), then runs `decode`,
- * `layout`, `key` and `public` from the CLI's CommonJS bundle, `next` from its ES module
- * bundle, and every other command through the dispatcher, which loads only the module of the
- * command that runs (`cli/launch.cts` says which, and falls back to the dispatcher when a
- * bundle is missing or stale). No offline command loads the service, the settings table or
- * another registry's driver; see benchmarks/cli-start.mjs and src/cli/cold-start.test.ts.
+ * (Node ≥ 22.1, `module.enableCompileCache()`), then runs `decode`, `layout`, `key` and
+ * `public` from the CLI's `pure.cjs` bundle, `next` from its `offline.cjs` bundle (each
+ * compiled from V8's code cache) and every other command through the dispatcher, which loads
+ * only the module of the command that runs (`cli/launch.cts` says which, and falls back to
+ * the dispatcher when a bundle is missing or stale). Output goes straight to the file
+ * descriptors (`cli/fd-output.cts`). No offline command loads the service, the settings
+ * table or another registry's driver; see benchmarks/cli-start.mjs and
+ * src/cli/cold-start.test.ts.
  *
  * @example
  * ```sh
@@ -18,7 +20,8 @@ import nodeModule from 'node:module';
 import path from 'node:path';
 import url from 'node:url';
 import type { CliIo } from './cli/io.js';
-import { BUNDLE_FILES, chooseEntry } from './cli/launch.cjs';
+import { fdOutput } from './cli/fd-output.cjs';
+import { BUNDLES, chooseEntry, requireBundle } from './cli/launch.cjs';
 
 type Run = (io: CliIo) => Promise<number>;
 
@@ -33,15 +36,23 @@ if (typeof enableCompileCache === 'function') {
 
 async function load(): Promise<Run> {
   const entry = chooseEntry(__dirname, process.argv[2]);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS bundle, loaded by path
-  if (entry === 'cjs') return (require(path.join(__dirname, BUNDLE_FILES.cjs)) as { runPure: Run }).runPure;
-  const file = entry === 'esm' ? BUNDLE_FILES.esm : 'cli/main.js';
-  const mod = (await import(url.pathToFileURL(path.join(__dirname, file)).href)) as { runOffline?: Run; runCli?: Run };
-  return (entry === 'esm' ? mod.runOffline : mod.runCli) as Run;
+  if (entry !== 'main') {
+    const bundle = BUNDLES[entry];
+    return (requireBundle(path.join(__dirname, bundle.file)) as Record<string, Run>)[bundle.run];
+  }
+  const mod = (await import(url.pathToFileURL(path.join(__dirname, 'cli/main.js')).href)) as { runCli: Run };
+  return mod.runCli;
 }
 
 load()
-  .then((run) => run({ argv: process.argv.slice(2), env: process.env, stdout: process.stdout, stderr: process.stderr }))
+  .then((run) =>
+    run({
+      argv: process.argv.slice(2),
+      env: process.env,
+      stdout: fdOutput(1, () => process.stdout),
+      stderr: fdOutput(2, () => process.stderr),
+    }),
+  )
   .then(
     (code) => {
       process.exitCode = code;

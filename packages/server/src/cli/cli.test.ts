@@ -257,9 +257,10 @@ test('GIVEN --help on each command THEN usage is printed and the exit code is 0'
 });
 
 test('GIVEN the engine client libraries are not installed (optional peer dependencies) THEN the CLI still loads and an engine registry URL fails with FLURRY_E_REGISTRY_CLIENT_MISSING naming the package to install', async () => {
-  // A resolve hook makes etcd3, ioredis and node-zookeeper-client unresolvable in the child process, as on a
-  // machine where only @flurry/server was installed. A static import of any of them anywhere in the CLI would
-  // crash the process before the coded error.
+  // A resolve hook (ES modules) and a patched CommonJS resolver (the bin's bundles require() the clients) make
+  // etcd3, ioredis and node-zookeeper-client unresolvable in the child process, as on a machine where only
+  // @flurry/server was installed. A static import or require of any of them anywhere in the CLI would crash the
+  // process before the coded error.
   const dir = tempDir('no-clients');
   try {
     writeFileSync(
@@ -276,7 +277,22 @@ test('GIVEN the engine client libraries are not installed (optional peer depende
       path.join(dir, 'register.mjs'),
       "import { register } from 'node:module';\nregister('./hook.mjs', import.meta.url);\n",
     );
-    const env = { NODE_OPTIONS: `--import=${path.join(dir, 'register.mjs')}`, FLURRY_ALLOW_ROOT: '1' };
+    writeFileSync(
+      path.join(dir, 'hide.cjs'),
+      `const Module = require('node:module');
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (['ioredis', 'etcd3', 'node-zookeeper-client'].includes(request)) {
+    const e = new Error("Cannot find module '" + request + "'"); e.code = 'MODULE_NOT_FOUND'; throw e;
+  }
+  return resolve.call(this, request, ...rest);
+};
+`,
+    );
+    const env = {
+      NODE_OPTIONS: `--require=${path.join(dir, 'hide.cjs')} --import=${path.join(dir, 'register.mjs')}`,
+      FLURRY_ALLOW_ROOT: '1',
+    };
     const cases: Array<[string[], string]> = [
       [['next', '--registry', 'redis://:pw@127.0.0.1:1/0'], 'ioredis@6'],
       [['next', '--registry', 'etcd://127.0.0.1:1/flurry'], 'etcd3@1'],

@@ -5,7 +5,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir } from '../test-support.js';
-import { CJS_COMMANDS } from './launch.cjs';
+import { BUNDLES, chooseEntry } from './launch.cjs';
 
 const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(dist, 'bin.cjs');
@@ -22,14 +22,11 @@ const SERVE_ONLY =
  */
 const OFFLINE_ALLOWED =
   /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
-/** What `next` must not load before (or besides) its registry: drivers of other registries. */
-const NEXT_NEVER =
-  /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\/|\/cli-bundle\/(etcd|redis|zookeeper|zookeeper-leaf|postgres|mysql)-[A-Z0-9]+\.js$/;
-/** Everything an offline command may load through the bundles: the bin, its launch choice and bundle files. */
+/** What `next` must not load before (or besides) its registry: the clients of other registries. */
+const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
+/** Everything an offline command may load through the bundles: the bin, its launch and output modules, a bundle. */
 const BUNDLE_ALLOWED =
-  /^node:|\/server\/dist\/(bin|cli\/launch)\.cjs$|\/server\/dist\/cli-bundle\/([A-Za-z0-9_-]+\.js|pure\.cjs)$/;
-/** The commands the CommonJS bundle serves: they load no ES module besides the bin (there as the entry). */
-const PURE = new Set(CJS_COMMANDS);
+  /^node:|\/server\/dist\/(bin|cli\/launch|cli\/fd-output)\.cjs$|\/server\/dist\/cli-bundle\/(pure|offline)\.cjs$/;
 
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';
 
@@ -130,44 +127,38 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
   }
 });
 
-test('GIVEN fresh bundles THEN the bin runs decode, layout, key and public from the CommonJS bundle with no other ES module, and next from a few ES bundle files; no other driver', () => {
+test('GIVEN fresh bundles THEN the bin runs decode, layout, key and public from pure.cjs and next from offline.cjs: no ES module besides the bin, at most 4 files, no other registry client', () => {
   const dir = tempDir('cold-bundle');
   try {
-    const runs = offlineRuns(dir);
-    for (const argv of runs) {
+    for (const argv of offlineRuns(dir)) {
+      const entry = chooseEntry(dist, argv[0]);
+      assert.notEqual(entry, 'main', `${argv[0]} has a fresh bundle (npm run build makes it; scripts/bundle-cli.mjs)`);
+      if (entry === 'main') continue;
       const recorded = modulesLoaded(dir, argv);
       const loaded = anyWay(recorded);
-      if (PURE.has(argv[0] ?? '')) {
-        assert.ok(
-          loaded.some((u) => u.endsWith('/server/dist/cli-bundle/pure.cjs')),
-          `${argv[0]} ran from the CommonJS bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
-        );
-        assert.deepEqual(
-          esmOnly(recorded).filter((u) => u.startsWith('file:') && !u.endsWith('/server/dist/bin.cjs')),
-          [],
-          `flurry ${argv[0]} loads no ES module (only the bin, as the entry)`,
-        );
-      } else {
-        assert.ok(
-          loaded.some((u) => new RegExp(`/cli-bundle/${argv[0]}-[A-Z0-9]+\\.js$`).test(u)),
-          `${argv[0]} ran from the ES module bundle (npm run build makes it; scripts/bundle-cli.mjs)`,
-        );
-      }
+      assert.ok(
+        loaded.some((u) => u.endsWith(`/server/dist/${BUNDLES[entry].file}`)),
+        `${argv[0]} ran from ${BUNDLES[entry].file}`,
+      );
+      assert.deepEqual(
+        esmOnly(recorded).filter((u) => u.startsWith('file:') && !u.endsWith('/server/dist/bin.cjs')),
+        [],
+        `flurry ${argv[0]} loads no ES module (only the bin, as the entry)`,
+      );
       assert.deepEqual(
         loaded.filter((u) => !BUNDLE_ALLOWED.test(u)),
         [],
-        `flurry ${argv[0]} loads only the bin, its launch choice and bundle files`,
+        `flurry ${argv[0]} loads only the bin, its launch and output modules and one bundle`,
       );
       assert.deepEqual(
         loaded.filter((u) => NEXT_NEVER.test(u) || SERVE_ONLY.test(u)),
         [],
-        `flurry ${argv[0]} loads no service module and no other registry's driver`,
+        `flurry ${argv[0]} loads no service module and no registry client`,
       );
       const files = loaded.filter((u) => u.startsWith('file:'));
-      const most = PURE.has(argv[0] ?? '') ? 3 : 20;
       assert.ok(
-        files.length <= most,
-        `flurry ${argv[0]} loads ${files.length} files (at most ${most}; unbundled, next loads about 73)`,
+        files.length <= 4,
+        `flurry ${argv[0]} loads ${files.length} files (at most 4; unbundled, next loads about 73)`,
       );
     }
   } finally {

@@ -8,10 +8,10 @@
  * await nextCommand(io);
  * ```
  */
-import type { Writable } from 'node:stream';
 import { FlurryError } from '@flurry/core/errors';
 import type { EnvWarning } from '../config/env-hints.js';
 import type { FlagSpecs } from './args.js';
+import type { CliOutput } from './fd-output.cjs';
 
 /**
  * A command's inputs and outputs.
@@ -24,8 +24,8 @@ import type { FlagSpecs } from './args.js';
 export interface CliIo {
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;
-  readonly stdout: Writable;
-  readonly stderr: Writable;
+  readonly stdout: CliOutput;
+  readonly stderr: CliOutput;
   /** The clock (Unix ms) for end-of-life checks; `Date.now` when absent. */
   readonly now?: () => number;
 }
@@ -53,12 +53,12 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
  * await write(io.stdout, 'hello\n');
  * ```
  */
-export function write(stream: Writable, text: string): Promise<void> {
+export function write(stream: CliOutput, text: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const ok = stream.write(text, (err) => (err ? reject(err) : undefined));
     if (ok) resolve();
     else {
-      stream.once('drain', resolve);
+      stream.once('drain', () => resolve());
       stream.once('error', reject);
     }
   });

@@ -1,89 +1,154 @@
 /**
- * Which entry the `flurry` bin loads (CommonJS, like the bin, so that choosing costs no ES
- * module loader):
- * - `'cjs'`: `decode`, `layout`, `key` and `public` from the CLI's CommonJS bundle
- *   (`dist/cli-bundle/pure.cjs`): one file, and no ES module loader at all, which on Node 20
- *   is most of a cold start;
- * - `'esm'`: `next` from the ES module bundle (`dist/cli-bundle/offline.js`, an entry and
- *   lazily loaded chunks, one per registry driver, whose npm clients stay `import()`s resolved
- *   at run time);
- * - `'main'`: every other command, or a bundle that is missing (esbuild not installed) or
- *   older than the build info of the server, coordination or core (a `tsc -b` after the last
- *   `npm run build`), through the dispatcher `dist/cli/main.js`: never old code.
- * Without build info (an installed package) the bundles are trusted.
+ * How the `flurry` bin launches a command (CommonJS, like the bin, so that launching costs no
+ * ES module loader):
+ * - which entry serves it ({@link chooseEntry}): one of the CLI's two CommonJS bundles, built
+ *   by scripts/bundle-cli.mjs after `tsc` ({@link BUNDLES}: `pure.cjs` for `decode`, `layout`,
+ *   `key` and `public`; `offline.cjs` for `next`, whose registry drivers `require()` their npm
+ *   clients only when that registry is opened), or, for every other command and for a bundle
+ *   that is missing (esbuild not installed) or older than the build info of the server,
+ *   coordination or core (a `tsc -b` after the last `npm run build`), the dispatcher
+ *   `dist/cli/main.js`: never old code. Without build info (an installed package) the bundles
+ *   are trusted;
+ * - how a bundle is loaded ({@link requireBundle}): with V8's code cache, so that a start
+ *   skips compiling the bundle (Node's own compile cache where Node has one, ≥ 22.1; before
+ *   that a cache file beside the bundle).
  *
  * @example
  * ```ts
- * const entry = chooseEntry('/repo/packages/server/dist', 'decode'); // 'cjs', 'esm' or 'main'
+ * const entry = chooseEntry('/repo/packages/server/dist', 'decode'); // 'pure', 'offline' or 'main'
  * ```
  */
 import fs from 'node:fs';
+import nodeModule from 'node:module';
 import path from 'node:path';
+import vm from 'node:vm';
 
 /**
- * The commands of the CommonJS bundle (its `PURE_COMMANDS`; a test keeps the two equal).
+ * The CLI's bundles, relative to the server's `dist/`: the file, the function it exports to run
+ * a command line, and the commands it serves (a test keeps these equal to the bundles'
+ * command tables, `PURE_COMMANDS` and `OFFLINE_COMMANDS`).
  *
  * @example
  * ```ts
- * CJS_COMMANDS.includes('decode'); // true
+ * BUNDLES.offline.commands.includes('next'); // true
  * ```
  */
-export const CJS_COMMANDS: readonly string[] = ['decode', 'layout', 'key', 'public'];
+export const BUNDLES = {
+  pure: { file: 'cli-bundle/pure.cjs', run: 'runPure', commands: ['decode', 'layout', 'key', 'public'] },
+  offline: { file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
+} as const satisfies Record<string, { file: string; run: string; commands: readonly string[] }>;
 
 /**
- * The commands of the ES module bundle besides those (`next`: its registry drivers load
- * their npm clients with `import()`).
+ * The name of one of the CLI's bundles.
  *
  * @example
  * ```ts
- * ESM_COMMANDS.includes('next'); // true
+ * const name: BundleName = 'pure';
  * ```
  */
-export const ESM_COMMANDS: readonly string[] = ['next'];
+export type BundleName = keyof typeof BUNDLES;
 
-/**
- * The bundles' entry files, relative to the server's `dist/`.
- *
- * @example
- * ```ts
- * require(path.join(distDir, BUNDLE_FILES.cjs)).runPure(io);
- * ```
- */
-export const BUNDLE_FILES = { cjs: 'cli-bundle/pure.cjs', esm: 'cli-bundle/offline.js' } as const;
-
-function mtimeMs(file: string): number | undefined {
+function stat(file: string): fs.Stats | undefined {
   try {
-    return fs.statSync(file).mtimeMs;
+    return fs.statSync(file);
   } catch {
     return undefined;
   }
 }
 
 /**
- * `'cjs'` or `'esm'` when `command` is served by a fresh bundle under `distDir`, else `'main'`.
+ * The bundle that serves `command` when it is fresh under `distDir`, else `'main'`.
  *
  * @example
  * ```ts
  * const entry = chooseEntry(distDir, process.argv[2]);
  * ```
  */
-export function chooseEntry(distDir: string, command: string | undefined): 'cjs' | 'esm' | 'main' {
-  const kind =
-    command === undefined
-      ? undefined
-      : CJS_COMMANDS.includes(command)
-        ? 'cjs'
-        : ESM_COMMANDS.includes(command)
-          ? 'esm'
-          : undefined;
-  if (kind === undefined) return 'main';
-  const bundled = mtimeMs(path.join(distDir, BUNDLE_FILES[kind]));
+export function chooseEntry(distDir: string, command: string | undefined): BundleName | 'main' {
+  const name = (Object.keys(BUNDLES) as BundleName[]).find((b) =>
+    (BUNDLES[b].commands as readonly string[]).includes(command ?? ''),
+  );
+  if (name === undefined) return 'main';
+  const bundled = stat(path.join(distDir, BUNDLES[name].file))?.mtimeMs;
   if (bundled === undefined) return 'main';
   // The build info of the packages the bundles hold, when built here.
   const packages = path.resolve(distDir, '..', '..');
   for (const p of ['server', 'coordination', 'core']) {
-    const built = mtimeMs(path.join(packages, p, 'dist', '.tsbuildinfo'));
+    const built = stat(path.join(packages, p, 'dist', '.tsbuildinfo'))?.mtimeMs;
     if (built !== undefined && built > bundled) return 'main';
   }
-  return kind;
+  return name;
+}
+
+/**
+ * The code cache file of a bundle: named by the bundle's modification time and size, so a
+ * rebuilt bundle never meets the cache of the old one (V8 itself checks only the length).
+ *
+ * @example
+ * ```ts
+ * codeCacheFile('/d/pure.cjs', fs.statSync('/d/pure.cjs')); // '/d/pure.cjs.1764150000000-134859.v8cache'
+ * ```
+ */
+export function codeCacheFile(file: string, st: { mtimeMs: number; size: number }): string {
+  return `${file}.${Math.trunc(st.mtimeMs)}-${st.size}.v8cache`;
+}
+
+/**
+ * Loads a CommonJS bundle and returns its exports, like `require(file)`, but compiled from
+ * V8's code cache where Node has no compile cache of its own (Node 20 and 21; ≥ 22.1 the bin
+ * turns Node's on and this is a plain `require`). The cache is `codeCacheFile(file)`; when it
+ * is missing or V8 rejects it (another Node version or flags), it is written when the process
+ * exits, with the functions the run compiled, atomically (a temporary file renamed), and not
+ * at all where the directory is not writable. The module is entered in `require.cache`.
+ *
+ * @example
+ * ```ts
+ * const { runPure } = requireBundle(path.join(distDir, BUNDLES.pure.file)) as { runPure: Run };
+ * ```
+ */
+export function requireBundle(file: string): unknown {
+  const enableCompileCache = (nodeModule as unknown as { enableCompileCache?: unknown }).enableCompileCache;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node's compile cache serves require()
+  if (typeof enableCompileCache === 'function') return require(file);
+  const st = fs.statSync(file);
+  const cacheFile = codeCacheFile(file, st);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = fs.readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new vm.Script(nodeModule.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const mod = new nodeModule(file);
+  mod.filename = file;
+  mod.paths = (nodeModule as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(
+    path.dirname(file),
+  );
+  require.cache[file] = mod;
+  const wrapper = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: nodeModule,
+    filename: string,
+    dirname: string,
+  ) => void;
+  wrapper.call(mod.exports, mod.exports, nodeModule.createRequire(file), mod, file, path.dirname(file));
+  mod.loaded = true;
+  if (cachedData === undefined || script.cachedDataRejected === true) {
+    process.once('exit', () => {
+      const tmp = `${cacheFile}.tmp-${process.pid}`;
+      try {
+        fs.writeFileSync(tmp, script.createCachedData());
+        fs.renameSync(tmp, cacheFile);
+      } catch {
+        // Not writable (an installed package): start without the cache.
+        try {
+          fs.unlinkSync(tmp);
+        } catch {
+          // nothing was written
+        }
+      }
+    });
+  }
+  return mod.exports;
 }

@@ -1,10 +1,11 @@
 /**
  * The commands that need no service: the pure ones (`pure.ts`: `decode`, `layout`, `key`,
  * `public`) and `next`, which leases its node from the registry, then issues. This file is
- * the entry of the CLI's ES module bundle (`dist/cli-bundle/offline.js`, an entry and lazily
- * loaded chunks, one per command and registry driver, built by scripts/bundle-cli.mjs after
- * `tsc`), which the bin (`bin.cts`) runs for `next` when it is at least as new as the
- * compiled packages (`launch.cts`); `main.ts` otherwise.
+ * the entry of the CLI's `offline.cjs` bundle (one CommonJS file, built by
+ * scripts/bundle-cli.mjs after `tsc`; each registry driver in it is initialised, and its npm
+ * client required, only when its registry is opened), which the bin (`bin.cts`) runs for
+ * `next` when it is at least as new as the compiled packages (`launch.cts`); `main.ts`
+ * otherwise.
  *
  * @example
  * ```ts
@@ -28,7 +29,7 @@ export const OFFLINE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> 
 };
 
 /**
- * Runs one of the offline commands (the ES module bundle's entry point).
+ * Runs one of the offline commands (the `offline.cjs` bundle's entry point).
  *
  * @example
  * ```ts

@@ -1,0 +1,78 @@
+/**
+ * The bin's standard output and error: each writes straight to its file descriptor with
+ * `fs.writeSync` and makes Node's `process.stdout` / `process.stderr` only when it must, since
+ * making one loads Node's stream modules, about 3 ms of a cold start that prints one line. A
+ * short write is finished; a write that would block (`EAGAIN`: a non-blocking pipe that is
+ * full) hands the rest, and every later write, to the stream, which waits for the reader, so
+ * output is never lost or reordered. Other errors (`EPIPE`: the reader is gone) go to the
+ * write's callback, as a stream's would.
+ *
+ * @example
+ * ```ts
+ * const stdout = fdOutput(1, () => process.stdout);
+ * stdout.write('1859214170478923776\n');
+ * ```
+ */
+import fs from 'node:fs';
+
+/**
+ * What a CLI command writes to: the part of a `Writable` it uses (`io.ts`'s `write()`).
+ *
+ * @example
+ * ```ts
+ * const out: CliOutput = process.stdout;
+ * ```
+ */
+export interface CliOutput {
+  write(chunk: string | Uint8Array, callback?: (err?: Error | null) => void): boolean;
+  once(event: 'drain' | 'error', listener: (err?: Error) => void): unknown;
+  readonly isTTY?: boolean;
+}
+
+/**
+ * The `fs.writeSync` an output uses (injectable for tests): bytes written, or throws.
+ *
+ * @example
+ * ```ts
+ * const oneByteAtATime: WriteSync = (fd, buf, off) => fs.writeSync(fd, buf, off, 1);
+ * ```
+ */
+export type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
+
+/**
+ * A {@link CliOutput} on file descriptor `fd`: synchronous writes, `stream()` (made once, at the
+ * first `EAGAIN`, or for `isTTY`, `once`) for the rest.
+ *
+ * @example
+ * ```ts
+ * const stderr = fdOutput(2, () => process.stderr);
+ * ```
+ */
+export function fdOutput(fd: number, stream: () => CliOutput, writeSync: WriteSync = fs.writeSync): CliOutput {
+  let handedOver: CliOutput | undefined;
+  return {
+    write(chunk, callback) {
+      if (handedOver !== undefined) return handedOver.write(chunk, callback);
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      let offset = 0;
+      try {
+        while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
+          callback?.(err as Error);
+          return true;
+        }
+        handedOver = stream();
+        return handedOver.write(bytes.subarray(offset), callback);
+      }
+      callback?.(null);
+      return true;
+    },
+    once(event, listener) {
+      return (handedOver ??= stream()).once(event, listener);
+    },
+    get isTTY() {
+      return (handedOver ?? stream()).isTTY;
+    },
+  };
+}
