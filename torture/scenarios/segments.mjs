@@ -11,7 +11,7 @@
 // Liveness (bounds from the settings, printed): each fault is followed by every server issuing every key again
 // within the store deadline + the retry delay + slack. Gaps (numbers never handed out) are counted per key.
 import path from 'node:path';
-import { Child } from '../lib/procs.mjs';
+import { Child, startListening } from '../lib/procs.mjs';
 import { Proxy } from '../lib/proxy.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { dist, pollUntil, root, sleep, tempDir } from '../lib/util.mjs';
@@ -128,25 +128,16 @@ export async function run(ctx, add) {
             `${s.name} did not become ready within 30 s: ${JSON.stringify(s.child.exit)} ${s.child.stderr.slice(-800)}`,
           );
       };
-      /**
-       * Spawns server `i` and waits until it is ready. A port picked by freePort() can be taken
-       * before the server listens (another process's outgoing connection gets it as its
-       * ephemeral port): such a server exits with EADDRINUSE before it ever listened, so it
-       * issued nothing, and it is started again on another free port (3 tries at most).
-       */
-      const start = async (i, storeUrl = storeVia(i), port = ports[i]) => {
-        for (let attempt = 1; ; attempt++) {
-          const s = spawnServer(i, storeUrl, port);
-          try {
-            await ready(s);
-            return s;
-          } catch (e) {
-            if (attempt >= 3 || s.child.running || !/EADDRINUSE/.test(s.child.stderr)) throw e;
+      /** Spawns server `i` and waits until it is ready (on another free port if its own was taken first). */
+      const start = (i, storeUrl = storeVia(i), port = ports[i]) =>
+        startListening(
+          () => spawnServer(i, storeUrl, port),
+          ready,
+          async () => {
             port = await freePort();
             if (i < ports.length && storeUrl === storeVia(i)) ports[i] = port;
-          }
-        }
-      };
+          },
+        );
       await Promise.all([0, 1, 2].slice(0, n).map(async (i) => (servers[i] = await start(i))));
       row.processes = n;
 

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import http from 'node:http';
 import { analyze } from '../lib/analyze.mjs';
-import { Child, spawnNode } from '../lib/procs.mjs';
+import { Child, spawnNode, startListening } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { keepLogs, lastMsg } from '../lib/generators.mjs';
 import { childScript, clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -54,10 +54,10 @@ export async function run(ctx, add) {
       for (let i = 0; i < n; i++) ports.push(await freePort());
       const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
       const servers = [];
-      const startServer = (i, gen = 0) => {
+      const startServer = (i, gen = 0, attempt = 1) => {
         const registry = backend === 'zookeeper+leaf' ? `${url}?address=127.0.0.1:${ports[i]}` : url;
         const c = new Child(
-          `server-${i}.${gen}`,
+          `server-${i}.${gen}${attempt > 1 ? `-try${attempt}` : ''}`,
           process.execPath,
           [
             dist.serverCli,
@@ -88,8 +88,16 @@ export async function run(ctx, add) {
             `${s.name} did not become ready within 30 s: exit ${JSON.stringify(s.child.exit)}; stderr ${s.child.stderr.slice(-800)}`,
           );
       };
-      for (let i = 0; i < n; i++) startServer(i);
-      await Promise.all(servers.map(waitReadyz));
+      // Only before the callers start (they are given the ports once) may a server move to another port.
+      await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          startListening(
+            (attempt) => startServer(i, 0, attempt),
+            waitReadyz,
+            async () => (ports[i] = await freePort()),
+          ),
+        ),
+      );
       const bases = ports.map((p) => `http://127.0.0.1:${p}`);
       const mk = (name, script, cfg) => {
         const file = path.join(dir, `${name}.ids`);
