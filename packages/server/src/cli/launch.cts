@@ -93,13 +93,23 @@ export function codeCacheFile(file: string, st: { mtimeMs: number; size: number 
   return `${file}.${Math.trunc(st.mtimeMs)}-${st.size}.v8cache`;
 }
 
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Loads a CommonJS bundle and returns its exports, like `require(file)`, but compiled from
  * V8's code cache where Node has no compile cache of its own (Node 20 and 21; ≥ 22.1 the bin
  * turns Node's on and this is a plain `require`). The cache is `codeCacheFile(file)`; when it
  * is missing or V8 rejects it (another Node version or flags), it is written when the process
  * exits, with the functions the run compiled, atomically (a temporary file renamed), and not
- * at all where the directory is not writable. The module is entered in `require.cache`.
+ * at all where the directory is not writable (no cache is made there, so a read-only install
+ * pays nothing for it). The module is entered in `require.cache`.
  *
  * @example
  * ```ts
@@ -134,7 +144,7 @@ export function requireBundle(file: string): unknown {
   ) => void;
   wrapper.call(mod.exports, mod.exports, nodeModule.createRequire(file), mod, file, path.dirname(file));
   mod.loaded = true;
-  if (cachedData === undefined || script.cachedDataRejected === true) {
+  if ((cachedData === undefined || script.cachedDataRejected === true) && writable(path.dirname(file))) {
     process.once('exit', () => {
       const tmp = `${cacheFile}.tmp-${process.pid}`;
       try {
