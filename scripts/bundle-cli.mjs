@@ -7,13 +7,15 @@
 // (benchmarks/cli-start.mjs); the bin loads each with V8's code cache (cli/launch.cts), which
 // lives beside the bundle and so goes with it when this step clears the directory.
 //
-// Only Flurry's own packages go into the bundle; every npm package (the engine clients, which
-// are optional peer dependencies, and anything else) stays an import resolved at run time, so
+// Which module goes into which file is the bin's own table, BUNDLES in cli/launch.cts. Only
+// Flurry's own packages go into the bundle; every npm package (the engine clients, which are
+// optional peer dependencies, and anything else) stays a require() resolved at run time, so
 // a missing client still gives FLURRY_E_REGISTRY_CLIENT_MISSING. The bin uses the bundle only
 // while it is at least as new as the compiled packages (packages/server/src/cli/launch.cts),
 // so a later `tsc -b` alone never leaves old code running. Without esbuild (a production
 // install) this step says so and the bin runs the compiled modules.
 import { readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -70,15 +72,13 @@ const common = {
 // Two CommonJS files, so the bin starts no ES module loader: pure.cjs (decode, layout, key,
 // public) and offline.cjs (next and its registry drivers, each initialised, and its npm client
 // required, only when its registry is opened).
+const { BUNDLES } = createRequire(import.meta.url)(path.join(dist, 'cli', 'launch.cjs'));
 const builds = await Promise.all(
-  [
-    ['pure.js', 'pure.cjs'],
-    ['offline.js', 'offline.cjs'],
-  ].map(([entry, out]) =>
+  Object.values(BUNDLES).map((b) =>
     esbuild.build({
       ...common,
-      entryPoints: [path.join(dist, 'cli', entry)],
-      outfile: path.join(outdir, out),
+      entryPoints: [path.join(dist, b.entry)],
+      outfile: path.join(dist, b.file),
       format: 'cjs',
     }),
   ),

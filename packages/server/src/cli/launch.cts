@@ -24,9 +24,10 @@ import path from 'node:path';
 import vm from 'node:vm';
 
 /**
- * The CLI's bundles, relative to the server's `dist/`: the file, the function it exports to run
- * a command line, and the commands it serves (a test keeps these equal to the bundles'
- * command tables, `PURE_COMMANDS` and `OFFLINE_COMMANDS`).
+ * The CLI's bundles, relative to the server's `dist/`: the compiled module esbuild bundles
+ * (scripts/bundle-cli.mjs reads this table), the bundle file, the function it exports to run a
+ * command line, and the commands it serves (a test keeps these equal to the bundles' command
+ * tables, `PURE_COMMANDS` and `OFFLINE_COMMANDS`).
  *
  * @example
  * ```ts
@@ -34,9 +35,14 @@ import vm from 'node:vm';
  * ```
  */
 export const BUNDLES = {
-  pure: { file: 'cli-bundle/pure.cjs', run: 'runPure', commands: ['decode', 'layout', 'key', 'public'] },
-  offline: { file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
-} as const satisfies Record<string, { file: string; run: string; commands: readonly string[] }>;
+  pure: {
+    entry: 'cli/pure.js',
+    file: 'cli-bundle/pure.cjs',
+    run: 'runPure',
+    commands: ['decode', 'layout', 'key', 'public'],
+  },
+  offline: { entry: 'cli/offline.js', file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
+} as const satisfies Record<string, { entry: string; file: string; run: string; commands: readonly string[] }>;
 
 /**
  * The name of one of the CLI's bundles.
@@ -151,7 +157,7 @@ export function requireBundle(file: string): unknown {
         fs.writeFileSync(tmp, script.createCachedData());
         fs.renameSync(tmp, cacheFile);
       } catch {
-        // Not writable (an installed package): start without the cache.
+        // The cache could not be written (a full disk, a race with a rebuild): start without it.
         try {
           fs.unlinkSync(tmp);
         } catch {
