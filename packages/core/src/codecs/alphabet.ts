@@ -176,8 +176,11 @@ export class Alphabet {
   /** Scratch for the digit pairs of one encoding, most significant last. */
   private readonly buf = new Uint16Array(40);
   private readonly radix2: number;
-  /** `pairs[v]`: the two digits of v in [0, radix²). */
-  private readonly pairs: string[];
+  /**
+   * `pairs[v]`: the two digits of v in [0, radix²), made at the first encoding (a decode-only
+   * use, such as most CLI starts, never pays for them).
+   */
+  private pairs: string[] | undefined;
   /** `zeros[k]`: k zero digits. */
   private readonly zeros: string[];
   /** Most digits whose value always fits a double exactly (radix^fastDigits ≤ 2^53). */
@@ -223,8 +226,6 @@ export class Alphabet {
       this.fixedLengths[b] = len;
     }
     this.radix2 = this.radix * this.radix;
-    this.pairs = [];
-    for (let v = 0; v < this.radix2; v++) this.pairs.push(chars[Math.floor(v / this.radix)] + chars[v % this.radix]);
     this.zeros = Array.from({ length: 66 }, (_, k) => chars[0].repeat(k));
     let fast = 1;
     while (this.radix ** (fast + 1) <= 2 ** 53) fast++;
@@ -269,7 +270,7 @@ export class Alphabet {
     const top = buf[n - 1];
     const single = top < this.radix;
     const digits = 2 * n - (single ? 1 : 0);
-    const pairs = this.pairs;
+    const pairs = this.pairs ?? this.makePairs();
     let out =
       width > digits
         ? this.zeros[width - digits] + (single ? this.chars[top] : pairs[top])
@@ -278,6 +279,12 @@ export class Alphabet {
           : pairs[top];
     for (let i = n - 2; i >= 0; i--) out += pairs[buf[i]];
     return out;
+  }
+
+  private makePairs(): string[] {
+    const pairs: string[] = [];
+    for (const hi of this.chars) for (const lo of this.chars) pairs.push(hi + lo);
+    return (this.pairs = pairs);
   }
 
   /**

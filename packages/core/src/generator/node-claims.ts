@@ -25,7 +25,7 @@
  * claim.release(lastTick);
  * ```
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
@@ -86,12 +86,42 @@ function root(): string | null {
   process.once('exit', () => {
     try {
       for (const h of [...held.values()]) h.release(h.lastTick());
-      if (isMainThread) rmSync(claimsDir, { recursive: true, force: true });
+      if (isMainThread) removeClaimsDir(claimsDir);
     } catch {
       /* best effort at exit: the directory is named after this process, so no other process reads it */
     }
   });
   return dir;
+}
+
+/**
+ * Removes one claim directory (`<key>/thread`). Two calls instead of `rmSync(recursive)`,
+ * whose module costs a CLI start over 1 ms; anything unexpected inside falls back to it.
+ */
+function removeClaim(path: string): void {
+  try {
+    unlinkSync(join(path, 'thread'));
+  } catch {
+    /* not written yet (the claimer failed between mkdir and write) */
+  }
+  try {
+    rmdirSync(path);
+  } catch {
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** Removes this process's claims directory at exit: its claims and `<key>.last` files. */
+function removeClaimsDir(dir: string): void {
+  try {
+    for (const name of readdirSync(dir)) {
+      if (name.endsWith('.last')) unlinkSync(join(dir, name));
+      else removeClaim(join(dir, name));
+    }
+    rmdirSync(dir);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function sweepDeadProcesses(base: string): void {
@@ -161,7 +191,7 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
     held.delete(key);
     const last = Math.max(previousTick, Number.isFinite(tick) ? tick : previousTick);
     if (Number.isFinite(last)) writeFileSync(`${path}.last`, String(last));
-    rmSync(path, { recursive: true, force: true });
+    removeClaim(path);
   };
   held.set(key, { release, lastTick });
   return { key, previousTick, release };

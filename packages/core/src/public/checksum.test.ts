@@ -12,6 +12,22 @@ for (const [name, alphabet] of [
     const check = new DihedralCheck(alphabet);
     const size = alphabet.length;
 
+    it('GIVEN the tables THEN they are the definitions: (a,f)·(b,g) = (a + (−1)^f·b mod n, f ⊕ g), φ(r^k) = r^−k, φ(r^k·s) = r^(k+1)·s, φ^e by repetition (exhaustive)', () => {
+      const n = size / 2;
+      const el = (k: number, f: number) => (((k % n) + n) % n) + n * f;
+      for (let x = 0; x < size; x++)
+        for (let y = 0; y < size; y++) {
+          const [a, f, b, g] = [x % n, x < n ? 0 : 1, y % n, y < n ? 0 : 1];
+          if (check.multiply(x, y) !== el(f ? a - b : a + b, f ^ g)) assert.fail(`product ${x}·${y}`);
+        }
+      const phi = (x: number) => (x < n ? el(-x, 0) : el(x - n + 1, 1));
+      for (let x = 0; x < size; x++) {
+        let p = x;
+        for (let e = 0; e <= DihedralCheck.MAX_LENGTH; e++, p = phi(p))
+          if (check.phi(x, e) !== p) assert.fail(`φ^${e}(${x})`);
+      }
+    });
+
     it('GIVEN the multiplication table THEN it is a group: identity 0, inverses, associativity (exhaustive)', () => {
       for (let x = 0; x < size; x++) {
         assert.equal(check.multiply(0, x), x);

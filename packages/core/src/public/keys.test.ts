@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { inspect, format } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,14 @@ describe('public: keys', () => {
     assert.equal(String(key), `PublicIdKey(A, fingerprint ${key.fingerprint}, secret redacted)`);
     assert.deepEqual(JSON.parse(JSON.stringify(key)), { id: 'A', fingerprint: key.fingerprint, secret: '[redacted]' });
     assert.match(key.fingerprint, /^[0-9a-f]{12}$/);
+    // Computed when first read, and always the same: SHA-256 of the label and the secret.
+    const expected = createHash('sha256')
+      .update('flurry/public-key-fingerprint/v1')
+      .update(key.secretBytes())
+      .digest('hex')
+      .slice(0, 12);
+    assert.equal(key.fingerprint, expected);
+    assert.equal(PublicIdKey.parse(key.export()).fingerprint, expected);
     assert.throws(() => {
       (key as unknown as { id: string }).id = 'B';
     }, TypeError);

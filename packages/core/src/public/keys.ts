@@ -29,6 +29,7 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 /** Key material held out of reach of enumeration, JSON and inspection. */
 const secrets = new WeakMap<PublicIdKey, Uint8Array>();
+const fingerprints = new WeakMap<PublicIdKey, string>();
 
 function invalid(message: string, details: Record<string, unknown> = {}): FlurryError {
   return new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, message, details);
@@ -48,18 +49,33 @@ function invalid(message: string, details: Record<string, unknown> = {}): Flurry
 export class PublicIdKey {
   /** The key ID: one base58 character, the first character of every public ID made with it. */
   readonly id: string;
-  /** A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs. */
-  readonly fingerprint: string;
-
   private constructor(id: string, secret: Uint8Array) {
     this.id = id;
     secrets.set(this, secret);
-    this.fingerprint = createHash('sha256')
-      .update('flurry/public-key-fingerprint/v1')
-      .update(secret)
-      .digest('hex')
-      .slice(0, 12);
     Object.freeze(this);
+  }
+
+  /**
+   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys
+   * apart in logs. Computed when first read: encoding and decoding never need it, and the
+   * first SHA-256 of a process costs a CLI start about half a millisecond.
+   *
+   * @example
+   * ```ts
+   * PublicIdKey.generate('A').fingerprint; // '3f2a9c01d4e7'
+   * ```
+   */
+  get fingerprint(): string {
+    let fp = fingerprints.get(this);
+    if (fp === undefined) {
+      fp = createHash('sha256')
+        .update('flurry/public-key-fingerprint/v1')
+        .update(secrets.get(this) as Uint8Array)
+        .digest('hex')
+        .slice(0, 12);
+      fingerprints.set(this, fp);
+    }
+    return fp;
   }
 
   /**
