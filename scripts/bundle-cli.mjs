@@ -89,19 +89,24 @@ const files = builds.reduce((n, b) => n + Object.keys(b.metafile.outputs).length
 // The bin itself, with the two small modules it requires (cli/launch.cjs, cli/fd-output.cjs)
 // inlined: two fewer files to resolve, read and compile at every start. It replaces tsc's
 // dist/bin.cjs in place (same directory, so its __dirname and the paths in BUNDLES hold);
-// without esbuild, tsc's bin runs and requires them. Run again on its own output, it is the same.
+// without esbuild, tsc's bin runs and requires them. A bin bundled before (tsc rewrites it only
+// when bin.cts changes) carries BUNDLED_MARK and is left as it is.
 const binFile = path.join(dist, 'bin.cjs');
-const bin = await esbuild.build({
-  ...common,
-  metafile: false,
-  entryPoints: [binFile],
-  outfile: binFile,
-  allowOverwrite: true,
-  write: false,
-  format: 'cjs',
-});
-if (bin.errors.length > 0) process.exit(1);
-writeFileSync(binFile, bin.outputFiles[0].contents);
+const BUNDLED_MARK = '// flurry: bundled by scripts/bundle-cli.mjs';
+if (!readFileSync(binFile, 'utf8').includes(BUNDLED_MARK)) {
+  const bin = await esbuild.build({
+    ...common,
+    metafile: false,
+    entryPoints: [binFile],
+    outfile: binFile,
+    allowOverwrite: true,
+    write: false,
+    format: 'cjs',
+    banner: { js: BUNDLED_MARK },
+  });
+  if (bin.errors.length > 0) process.exit(1);
+  writeFileSync(binFile, bin.outputFiles[0].contents);
+}
 console.log(
   `bundle-cli: ${path.relative(root, outdir)}/ (${files} files) and the bin in ${Math.round(performance.now() - started)} ms`,
 );

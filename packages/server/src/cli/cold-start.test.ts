@@ -129,6 +129,13 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
   }
 });
 
+test('GIVEN npm run build THEN the bin is bundled once (its launch and output modules inlined), however often the build ran', () => {
+  const text = readFileSync(bin, 'utf8');
+  assert.ok(text.startsWith('#!/usr/bin/env node\n'), 'the bin keeps its shebang');
+  assert.equal(text.split('// flurry: bundled by scripts/bundle-cli.mjs').length - 1, 1, 'one bundling mark');
+  assert.ok(!/require\("\.\/cli\/(launch|fd-output)\.cjs"\)/.test(text), 'launch and fd-output are inlined');
+});
+
 test('GIVEN fresh bundles THEN the bin runs decode, layout, key and public from pure.cjs and next from offline.cjs: no ES module besides the bin, 2 files (the bin and one bundle), no other registry client', () => {
   const dir = tempDir('cold-bundle');
   try {
