@@ -194,6 +194,46 @@ describe('zookeeper+leaf:// driver', () => {
     assert.match(e.message, /rewritten by another process/);
   });
 
+  it("GIVEN a write of the holder's own that ZooKeeper committed but whose answer was lost THEN the renewal and the release go on from it, and the process claims its address again at once", async () => {
+    const d = await open('name=lostanswer&address=10.2.0.2:8080');
+    const c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('l') });
+    const node = `/snowflake/lostanswer/forever/10.2.0.2:8080-${String(c.slot).padStart(10, '0')}`;
+    const meta = '/snowflake/lostanswer/flurry-meta/10.2.0.2:8080';
+    const live = '/snowflake/lostanswer/flurry-live/10.2.0.2:8080';
+    // What the holder's transaction does (Leaf node and meta record together), done here as
+    // if ZooKeeper had committed it and then died before answering.
+    const committedWithoutAnswer = async (ts: number, releasedCleanly: boolean) => {
+      const n = (await z.getData(node))!;
+      const m = (await z.getData(meta))!;
+      await z.multi((tx) => {
+        tx.setData(node, Buffer.from(`{"ip":"10.2.0.2","port":"8080","timestamp":${ts}}`), n.stat.version);
+        tx.setData(
+          meta,
+          Buffer.from(
+            JSON.stringify({ highWaterMs: ts, releasedCleanly, foreverVersion: n.stat.version + 1, updatedAtMs: ts }),
+          ),
+          m.stat.version,
+        );
+      });
+    };
+    await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() });
+    const ahead = Date.now() + 5_000;
+    await committedWithoutAnswer(ahead, false);
+    await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() });
+    assert.ok(
+      Number(LEAF_JSON.exec(await data(node))?.[3]) >= ahead,
+      "the renewal went on from the committed write's mark, never below it",
+    );
+    await committedWithoutAnswer(ahead + 1, false);
+    await d.release(c, { highWaterMs: Date.now() });
+    assert.equal(await z.exists(live), null, 'the release removed the ephemeral node');
+    const again = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('l') });
+    assert.equal(again.slot, c.slot, 'the same worker ID, claimed again without waiting for the session to end');
+    assert.ok(again.highWaterMs >= ahead + 1, 'the claim starts after the committed mark');
+    assert.equal(again.releasedCleanly, true);
+    await d.release(again, { highWaterMs: Date.now() });
+  });
+
   it("GIVEN the sequence beyond the layout's node IDs THEN claim fails FLURRY_E_REGISTRY_EXHAUSTED", async () => {
     for (let i = 1; i <= 3; i++) await leafJavaCreate(z, 'small', `10.3.0.${i}`, '8080', Date.now());
     const d = await open('name=small&address=10.3.0.9:8080');

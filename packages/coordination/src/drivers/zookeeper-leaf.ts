@@ -103,7 +103,7 @@ import {
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 import { readLeafHolders } from './zookeeper-leaf-holders.js';
-import { leafEndpointJson, parseLeafAddress } from './zookeeper-leaf-names.js';
+import { leafEndpointJson, parseLeafAddress, parseMeta } from './zookeeper-leaf-names.js';
 
 export { LEAF_UNREPORTED_MS } from './zookeeper-leaf-claim.js';
 export {
@@ -216,6 +216,9 @@ class LeafDriver implements RegistryDriver, LeafContext {
           { url: this.url, slot: st.slot, address: st.addr.text },
         );
       }
+      if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
+        return this.writeNode(st, mark, release, opT, attempt + 1);
+      }
       if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
         throw registryError(
           'LEASE_LOST',
@@ -233,6 +236,34 @@ class LeafDriver implements RegistryDriver, LeafContext {
     st.foreverVersion += 1;
     st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
     st.lastWritten = ts;
+  }
+
+  /**
+   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that
+   * moved it on was this holder's own, committed by ZooKeeper but with its answer lost
+   * (ZooKeeper killed or the connection cut right after the commit). The meta record is
+   * written in the same transaction and names the Leaf node's version after it, and only a
+   * holder of the ephemeral node writes it, so it names the current version exactly when
+   * that write was ours. A Leaf server (Java) with this address never writes it: its writes
+   * still fail the renewal. Without this, every later write, the release included, failed
+   * as `LEASE_LOST` while the session kept the ephemeral node, and this process's own next
+   * claim of the address was refused as held by "another live process" until the session
+   * ended.
+   */
+  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
+    const s = st.session as ZkSession;
+    const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
+    const m = meta ? parseMeta(meta.data) : null;
+    if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
+      return false;
+    this.opts.logger?.info(
+      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
+      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
+    );
+    st.foreverVersion = node.stat.version;
+    st.metaVersion = meta.stat.version;
+    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
+    return true;
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
