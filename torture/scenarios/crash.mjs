@@ -12,7 +12,7 @@
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
-import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
+import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -100,13 +100,26 @@ export async function run(ctx, add) {
         return { holding, node };
       };
       const holdingNow = () => gens.filter((g) => g.child.running && !victims.has(g.name) && current(g).holding);
+      // Each cycle needs 2 live holders. Right after start-up (or after the previous
+      // cycle's takeovers) a holder may still be acquiring, or re-acquiring a lease it lost
+      // on a loaded machine: wait for 2 until the takeover bound (the same TTL, renewal,
+      // margin, floor wait, retry and measured start-up a re-acquisition takes), and run
+      // the later cycles that much later.
+      let late = 0;
       for (let c = 0; c < cycles; c++) {
-        await sleep(Math.max(0, t0 + 1_000 + c * cycleMs - performance.now()));
+        await sleep(Math.max(0, t0 + 1_000 + late + c * cycleMs - performance.now()));
+        const waitFrom = performance.now();
+        const two = await pollUntil(() => holdingNow().length >= 2, takeoverBoundMs, 25);
+        const waited = performance.now() - waitFrom;
+        late += waited;
         const [k, p] = holdingNow();
-        if (!k || !p) {
-          row.liveness(`cycle ${c}: fewer than 2 live holders to kill and pause`);
-          break;
-        }
+        row.within(
+          `cycle ${c}: waited for 2 live holders to kill and pause (${holdingNow().length} holding; fewer is a miss)`,
+          two && k && p ? waited : Infinity,
+          takeoverBoundMs,
+          { how: takeoverHow },
+        );
+        if (!k || !p) break; // a liveness miss, reported just above ("never")
         victims.add(k.name);
         killed.add(k.name);
         const kNode = current(k).node;
