@@ -133,7 +133,7 @@ export async function run(ctx, add) {
       f.allIssuingAfterMs = all() ? Date.now() - f.upWall : null;
       await sleep(Math.max(0, upMono + runMs - performance.now()));
       ctx.log(
-        `engine-faults/${backend}: ${f.allIssuingAfterMs === null ? 'not every holder issued again' : `every holder issued again within ${f.allIssuingAfterMs} ms`} after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'} (bound ${Math.round(ms)} ms)`,
+        `engine-faults/${backend}: ${f.allIssuingAfterMs === null ? 'not every holder seen issuing again' : `every holder seen issuing again ${f.allIssuingAfterMs} ms`} after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'} (bound ${Math.round(ms)} ms; judged from the IDs' timestamps at the end)`,
       );
     };
     const faults = [];
