@@ -24,8 +24,7 @@
  * ```
  */
 import { readFileSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
-import type { Clock } from '@flurry/core';
+import { randomHex, type Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
@@ -54,9 +53,9 @@ export function hostMonotonicMs(): number {
 export function bootId(): string {
   if (cachedBoot === undefined) {
     try {
-      cachedBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || `process-${randomUUID()}`;
+      cachedBoot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || `process-${randomHex(16)}`;
     } catch {
-      cachedBoot = `process-${randomUUID()}`;
+      cachedBoot = `process-${randomHex(16)}`;
     }
   }
   return cachedBoot;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from './random.js';
 
 /**
  * Clocks. Every Flurry component that reads time takes a {@link Clock}, so tests can
@@ -9,14 +9,14 @@ import { randomBytes } from 'node:crypto';
  * - `monotonic()` is elapsed milliseconds that never go backwards and keep counting
  *   while the process is paused (SIGSTOP, GC): leases measure their deadlines on it.
  *   It does NOT count while the whole machine or VM is suspended (on Linux
- *   `performance.now()` is CLOCK_MONOTONIC), so leases also carry a wall-clock deadline
+ *   `process.hrtime()` is CLOCK_MONOTONIC), so leases also carry a wall-clock deadline
  *   (see `lease.ts`); `ManualClock.stepWall(+ms)` simulates such a suspend.
  * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
  *
  * @example
  * ```ts
  * import { systemClock, ManualClock } from '@flurry/core';
- * const real = systemClock;            // Date.now / performance.now / Atomics.wait
+ * const real = systemClock;            // Date.now / process.hrtime / Atomics.wait
  * const fake = new ManualClock(1_700_000_000_000);
  * fake.advance(5);                     // +5 ms on both wall and monotonic time
  * fake.setWall(fake.now() - 10);       // wall clock steps back 10 ms
@@ -63,7 +63,9 @@ export function sleepSync(ms: number): void {
 }
 
 /**
- * The real clock: `Date.now()`, `performance.now()` and `Atomics.wait`.
+ * The real clock: `Date.now()`, `process.hrtime()` (CLOCK_MONOTONIC on Linux, one clock for every thread and
+ * process of the host; read without `performance`, whose module costs the CLI's start-up a millisecond) and
+ * `Atomics.wait`.
  *
  * @example
  * ```ts
@@ -72,7 +74,10 @@ export function sleepSync(ms: number): void {
  */
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
-  monotonic: () => performance.now(),
+  monotonic: () => {
+    const t = process.hrtime();
+    return t[0] * 1e3 + t[1] / 1e6;
+  },
   sleep: sleepSync,
 });
 
@@ -91,7 +96,7 @@ export class ManualClock implements Clock {
   private wall: number;
   private mono: number;
   /** This clock's own monotonic epoch (see {@link Clock.monotonicEpoch}): unique per instance. */
-  readonly monotonicEpoch = `manual-${randomBytes(6).toString('hex')}`;
+  readonly monotonicEpoch = `manual-${randomHex(6)}`;
   /** Optional hook called on every read of `now()` (e.g. to stall or drift). */
   onRead: ((clock: ManualClock) => void) | undefined;
 

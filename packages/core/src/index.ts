@@ -29,6 +29,7 @@ export {
 
 // Time and leases
 export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
+export { randomBelow, randomFill, randomHex } from './random.js';
 export type { NodeLease } from './lease.js';
 
 // Layouts

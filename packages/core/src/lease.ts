@@ -22,7 +22,7 @@
  *   clock stepped BACK extends nothing; and it keeps counting while the process is
  *   paused (SIGSTOP, GC), so a woken process fences itself.
  * - `wallDeadline` on the wall clock (Unix ms) covers what the monotonic clock misses: on
- *   Linux `performance.now()` is CLOCK_MONOTONIC, which stands still while the machine or
+ *   Linux `systemClock.monotonic()` is CLOCK_MONOTONIC, which stands still while the machine or
  *   VM is suspended (laptop lid, VM pause, live migration), whereas the registry's TTL
  *   runs on (it may have given the node ID to another holder meanwhile). The wall clock
  *   jumps forward by the suspended time on resume, so the wall deadline has passed.

@@ -66,14 +66,16 @@ export interface HolderConfig {
   retryEveryMs?: number;
   /** Holder address (`ip:port`), e.g. for the Leaf-compatible registry. */
   holderAddress?: string;
+  /** The file registry's file-system steps (`RegistryOptions.fileIo`; default async). */
+  fileIo?: 'async' | 'sync';
 }
 
-const offset = hostMonotonicMs() - performance.now();
-const hostT = (perfMs: number): number => Math.round((perfMs + offset) * 1000) / 1000;
+/** Host monotonic ms to the µs: `systemClock.monotonic()` reads the same clock, so a lease's times need no shift. */
+const hostT = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 function emit(obj: Record<string, unknown>): void {
   process.stdout.write(
-    JSON.stringify({ ...obj, t: hostT(performance.now()) }, (_k, v: unknown) =>
+    JSON.stringify({ ...obj, t: hostT(hostMonotonicMs()) }, (_k, v: unknown) =>
       typeof v === 'bigint' ? v.toString() : v,
     ) + '\n',
   );
@@ -89,7 +91,11 @@ async function main(): Promise<void> {
   const clock: Clock =
     off === 0
       ? systemClock
-      : { now: () => Date.now() + off, monotonic: () => performance.now(), sleep: (ms) => systemClock.sleep(ms) };
+      : {
+          now: () => Date.now() + off,
+          monotonic: () => systemClock.monotonic(),
+          sleep: (ms) => systemClock.sleep(ms),
+        };
   const layout = isPresetName(cfg.layout) ? Layout.from(cfg.layout) : Layout.parse(cfg.layout);
   if (cfg.startWhenFile !== undefined) {
     emit({ ev: 'started' });
@@ -113,6 +119,7 @@ async function main(): Promise<void> {
       ...(cfg.stateDir !== undefined ? { stateDir: cfg.stateDir } : {}),
       connectTimeoutMs: 3000,
       ...(cfg.holderAddress !== undefined ? { holder: { address: cfg.holderAddress } } : {}),
+      ...(cfg.fileIo !== undefined ? { fileIo: cfg.fileIo } : {}),
     });
     const giveUpAt = performance.now() + (cfg.retryUntilMs ?? 0);
     for (;;) {

@@ -17,9 +17,8 @@
  * await driver.close();
  * ```
  */
-import { randomInt } from 'node:crypto';
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
-import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, randomBelow, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
@@ -275,7 +274,7 @@ class EtcdDriver implements RegistryDriver {
     for (let round = 0; round < 3; round++) {
       const held = await this.listHeld(req.namespace, req.slots, false);
       if (held.size >= req.slots) break;
-      const start = req.slots > 1 ? randomInt(0, Math.min(req.slots, 2 ** 47)) : 0;
+      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
       let attempts = 0;
       for (let i = 0; i < req.slots && attempts < req.slots - held.size; i++) {
         const slot = (start + i) % req.slots;

@@ -55,9 +55,8 @@
  * await driver.close();
  * ```
  */
-import { randomBytes, randomInt } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { FlurryError, assertKnownOptions, optionNames, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, randomBelow, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
@@ -238,7 +237,7 @@ class RedisDriver implements RegistryDriver {
   async claim(req: ClaimRequest): Promise<Claim> {
     this.assertOpen();
     validateClaim(req, MAX_TTL_MS);
-    const token = `${randomBytes(16).toString('hex')}@${req.namespace}`;
+    const token = `${randomHex(16)}@${req.namespace}`;
     try {
       return await this.claimWithToken(req, token);
     } catch (err) {
@@ -281,7 +280,7 @@ class RedisDriver implements RegistryDriver {
       const c = await this.tryClaimSlot(req, pref, token);
       if (c) return c;
     }
-    const start = req.slots > 1 ? randomInt(0, Math.min(req.slots, 2 ** 47)) : 0;
+    const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
     let held = 0;
     const heldSlots: number[] = [];
     // One pass over all slots from a random start, MGET in chunks, trying the free ones.

@@ -11,8 +11,7 @@
  * console.log(registryTableDdl('postgres', 'flurry_nodes'));
  * ```
  */
-import { randomBytes, randomInt } from 'node:crypto';
-import { FlurryError } from '@flurry/core';
+import { FlurryError, randomBelow, randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -228,7 +227,7 @@ export class SqlRegistryDriver implements RegistryDriver {
     this.assertOpen();
     validateClaim(req, MAX_TTL_MS);
     if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
-    const token = randomBytes(16).toString('hex');
+    const token = randomHex(16);
     try {
       return await this.claimWithToken(req, token);
     } catch (err) {
@@ -260,7 +259,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       rows = await this.scan(req);
       const live = new Set(rows.filter((r) => r.live && r.slot < req.slots).map((r) => r.slot));
       if (live.size >= req.slots) break;
-      const start = req.slots > 1 ? randomInt(0, Math.min(req.slots, 2 ** 47)) : 0;
+      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
       let tries = 0;
       // Walks from a random start, skipping live slots: at most live.size + TRIES_PER_SCAN steps.
       for (let i = 0; i < req.slots && tries < TRIES_PER_SCAN; i++) {

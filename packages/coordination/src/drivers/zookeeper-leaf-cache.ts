@@ -10,11 +10,11 @@
  * await lock.release();
  * ```
  */
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeDirLevelsSync } from '../state-dir.js';
 import { hostname } from 'node:os';
 import path from 'node:path';
+import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
 
 /**
@@ -83,7 +83,7 @@ export function readLeafCache(file: string): LeafCache {
  */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
   makeDirLevelsSync(path.dirname(file));
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
   writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
   renameSync(tmp, file);
 }
@@ -145,7 +145,7 @@ export async function acquireHostLock(dir: string, address: string, url: string)
   let lastHolder: Record<string, unknown> | undefined;
   for (let attempt = 0; attempt < 4; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
-    const own = `${prefix}${process.pid}.${randomBytes(6).toString('hex')}.lock`;
+    const own = `${prefix}${process.pid}.${randomHex(6)}.lock`;
     const ownPath = path.join(dir, own);
     writeFileSync(
       ownPath,

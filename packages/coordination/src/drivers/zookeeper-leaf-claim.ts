@@ -8,8 +8,8 @@
  * const claim = await onlineClaim(driver, req, session, 'orders', addr, lock, cacheFile);
  * ```
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
@@ -105,7 +105,7 @@ export function offlineClaim(
     );
   }
   if (cache.workerId >= req.slots) throw leafTooHigh(ctx.url, cache.workerId, req, name, addr, null);
-  const token = `leaf-offline:${cacheFile}:${randomBytes(6).toString('hex')}`;
+  const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
   ctx.claims.set(token, {
     slot: cache.workerId,
     addr,
@@ -320,7 +320,7 @@ export async function onlineClaim(
     };
     await ctx.writeNode(st, mark, false, opT);
     writeLeafCache(cacheFile, workerId, mark);
-    const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomBytes(4).toString('hex')}`;
+    const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
     ctx.claims.set(token, st);
     ctx.opts.logger?.info(
       {

@@ -39,7 +39,7 @@
  * p.decrypt(x);                               // 1859214170478923776n
  * ```
  */
-import { hkdfSync } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.js';
 import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { chaskeyTimesTwo } from './chaskey.js';
@@ -126,7 +126,7 @@ export class FeistelPermutation {
         {},
       );
     const okm = new Uint8Array(
-      hkdfSync(
+      nodeCrypto().hkdfSync(
         'sha256',
         secret,
         HKDF_SALT,

@@ -18,7 +18,7 @@
  * String(key);                       // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'
  * ```
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.js';
 import { readFileSync } from 'node:fs';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -68,7 +68,8 @@ export class PublicIdKey {
   get fingerprint(): string {
     let fp = fingerprints.get(this);
     if (fp === undefined) {
-      fp = createHash('sha256')
+      fp = nodeCrypto()
+        .createHash('sha256')
         .update('flurry/public-key-fingerprint/v1')
         .update(secrets.get(this) as Uint8Array)
         .digest('hex')
@@ -125,7 +126,7 @@ export class PublicIdKey {
    */
   static generate(id?: string): PublicIdKey {
     let keyId: string;
-    if (id === undefined) keyId = BASE58_ALPHABET[randomBytes(1)[0] % BASE58_ALPHABET.length];
+    if (id === undefined) keyId = BASE58_ALPHABET[nodeCrypto().randomBytes(1)[0] % BASE58_ALPHABET.length];
     else if (typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id)) keyId = id;
     else {
       throw invalid(
@@ -135,7 +136,7 @@ export class PublicIdKey {
         },
       );
     }
-    return new PublicIdKey(keyId, new Uint8Array(randomBytes(32)));
+    return new PublicIdKey(keyId, new Uint8Array(nodeCrypto().randomBytes(32)));
   }
 
   /**

@@ -1,0 +1,99 @@
+/**
+ * Random names and tokens: lease tokens, holder IDs, temporary file names, a test clock's
+ * epoch. They must not repeat across the processes of a fleet; none of them is a secret.
+ *
+ * The bytes come from the kernel's random device (`/dev/urandom`, two system calls), and
+ * where it is missing (Windows) from `crypto.getRandomValues`. Not from `node:crypto`: that
+ * module costs a few milliseconds to load (it pulls in Node's stream modules), which every
+ * start of the CLI paid for a 12-byte token.
+ *
+ * @example
+ * ```ts
+ * import { randomHex } from '@flurry/core';
+ * randomHex(6); // 'c5ddf50064b2'
+ * ```
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+
+/** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
+let urandom = true;
+
+function fillFromUrandom(buf: Uint8Array): boolean {
+  let fd: number;
+  try {
+    fd = openSync('/dev/urandom', 'r');
+  } catch {
+    return false;
+  }
+  try {
+    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by
+    // the buffer's length (each read returns at least one byte or ends the loop).
+    for (let off = 0; off < buf.length;) {
+      const n = readSync(fd, buf, off, buf.length - off, null);
+      if (n <= 0) return false;
+      off += n;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Fills `buf` with random bytes from the operating system's random source.
+ *
+ * @example
+ * ```ts
+ * const b = randomFill(new Uint8Array(8));
+ * ```
+ */
+export function randomFill(buf: Uint8Array): Uint8Array {
+  if (urandom && fillFromUrandom(buf)) return buf;
+  urandom = false;
+  globalThis.crypto.getRandomValues(buf);
+  return buf;
+}
+
+/**
+ * `bytes` random bytes as lower-case hex (`2 × bytes` characters).
+ *
+ * @example
+ * ```ts
+ * const token = `${gen}.${randomHex(12)}`; // '18.9f2c…' (24 hex digits)
+ * ```
+ */
+export function randomHex(bytes: number): string {
+  if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
+    throw new RangeError(`randomHex takes a byte count from 1 to 1024; got ${String(bytes)}`);
+  const buf = randomFill(new Uint8Array(bytes));
+  let s = '';
+  for (let i = 0; i < buf.length; i++) s += (buf[i] < 16 ? '0' : '') + buf[i].toString(16);
+  return s;
+}
+
+/**
+ * A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`): where a registry starts probing slots, so that
+ * claimers spread over them instead of all racing for slot 0.
+ *
+ * @example
+ * ```ts
+ * const start = randomBelow(1024); // 0 … 1023
+ * ```
+ */
+export function randomBelow(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 2 ** 48)
+    throw new RangeError(`randomBelow takes an integer bound from 1 to 2^48; got ${String(n)}`);
+  // Rejection sampling on 48-bit draws: unbiased; each draw is rejected with probability below 1/2, so 64 draws
+  // all rejected (then the last is used, biased by under 2^-48) happens with probability below 2^-64.
+  const limit = 2 ** 48 - (2 ** 48 % n);
+  const buf = new Uint8Array(6);
+  let v = 0;
+  for (let round = 0; round < 64; round++) {
+    randomFill(buf);
+    v = buf[0] * 2 ** 40 + buf[1] * 2 ** 32 + buf[2] * 2 ** 24 + buf[3] * 2 ** 16 + buf[4] * 2 ** 8 + buf[5];
+    if (v < limit) break;
+  }
+  return v % n;
+}
