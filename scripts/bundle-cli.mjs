@@ -55,6 +55,26 @@ const inlineVersion = {
   },
 };
 
+/**
+ * The bundles run only as the CLI's own process, on its main thread: `node:worker_threads`, which the generator's
+ * per-thread node claims (core/generator/node-claims.ts) read `isMainThread` and `threadId` from, is the main
+ * thread's answer here instead of Node's module, whose load (with the stream modules it pulls in) cost every
+ * `next` about 2 ms. Importing anything else from it in the CLI fails this build ("No matching export").
+ */
+const mainThreadOnly = {
+  name: 'main-thread-only',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?worker_threads$/ }, () => ({
+      path: 'worker_threads',
+      namespace: 'main-thread',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'main-thread' }, () => ({
+      contents: 'export const isMainThread = true;\nexport const threadId = 0;\n',
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
 const common = {
@@ -67,7 +87,10 @@ const common = {
   minify: true,
   keepNames: true,
   metafile: true,
-  plugins: [externalNpm, inlineVersion],
+  // core/public/node-crypto.ts reaches import.meta.url only where there is no CommonJS require (an ES module on
+  // Node < 20.16); in these CommonJS bundles that branch never runs.
+  logOverride: { 'empty-import-meta': 'silent' },
+  plugins: [mainThreadOnly, externalNpm, inlineVersion],
 };
 // Two CommonJS files, so the bin starts no ES module loader: pure.cjs (decode, layout, key,
 // public) and offline.cjs (next and its registry drivers, each initialised, and its npm client

@@ -42,6 +42,16 @@ export const LAYOUTS = {
 };
 
 /**
+ * The file registry's step mode for the `i`-th process of a row: every other one runs its file-system steps
+ * synchronously (`fileIo: 'sync'`, what the CLI's `next` uses), beside the services' asynchronous ones, so the
+ * row proves the two modes against each other on one registry. Other registries ignore the option.
+ * @example registryOptions: { ...lease, ...fileIoFor(i) } // { fileIo: 'sync' } for odd i
+ */
+export function fileIoFor(i) {
+  return { fileIo: i % 2 === 1 ? 'sync' : 'async' };
+}
+
+/**
  * Spawns one generator child writing to `<dir>/<name>.ids`.
  * @returns {{ name, file, child, cfg }}
  * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });

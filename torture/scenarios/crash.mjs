@@ -10,7 +10,7 @@
 // an ip:port forever), so on zookeeper+leaf the killed holder is replaced by a process
 // with the same ip:port, which must get the same worker ID back and start above its mark.
 import { analyze } from '../lib/analyze.mjs';
-import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { LAYOUTS, fileIoFor, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
@@ -43,11 +43,12 @@ export async function run(ctx, add) {
       const url = await ctx.engines.url(backend);
       const cluster = clusterName('crash');
       let n = 0;
-      const start = (role, address, extra = {}) =>
-        spawnGenerator(dir, `crash-${backend}-${n++}-${role}`, {
+      const start = (role, address, extra = {}) => {
+        const i = n++;
+        return spawnGenerator(dir, `crash-${backend}-${i}-${role}`, {
           registry: url,
           cluster,
-          registryOptions: { ...lease, holder: { address } },
+          registryOptions: { ...lease, holder: { address }, ...fileIoFor(i) },
           layout: LAYOUTS.four,
           durationMs: durationMs + 120_000, // stopped by the parent (generous: a loaded machine runs the parent late)
           mode: 'mixed',
@@ -58,6 +59,7 @@ export async function run(ctx, add) {
           acquireRetryMs: 50,
           ...extra,
         });
+      };
       // Holders first, so they own the 4 node IDs; then the standbys.
       const holders = Array.from({ length: slots }, (_, i) => start('holder', `127.0.0.1:${7100 + i}`));
       gens.push(...holders);

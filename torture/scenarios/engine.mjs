@@ -23,19 +23,16 @@ export const title = 'engine SIGKILL + restart and SIGSTOP past the TTL under lo
  * re-acquisition can reach it: the reconnect behaviour of the drivers in
  * packages/coordination/src/drivers with their default `connectTimeoutMs` (5000 ms; the
  * scenario sets none). `{ ms, how }`, `how` saying where the figure comes from.
- * @example reconnectAllowance('redis', 2000); // { ms: 1000, how: 'Redis reconnect ≤ 1000 apart' }
+ * @example await reconnectAllowance('redis', 2000); // { ms: 1000, how: 'Redis reconnect ≤ 1000 apart' }
  */
-export function reconnectAllowance(kind, ttlMs, connectTimeoutMs = 5_000) {
+export async function reconnectAllowance(kind, ttlMs, connectTimeoutMs = 5_000) {
   if (kind === 'zookeeper') {
-    // zookeeper-session.ts: reconnect attempts `spinDelay` apart, each handshake cut
-    // short after `handshakeTimeoutMs`; a session that expired meanwhile takes one more
-    // handshake (a new session). The harness's zoo.cfg has tickTime=500: the server
-    // expires sessions (and their ephemeral nodes) on tick boundaries, up to a tick late.
-    const spin = Math.min(1_000, Math.max(50, Math.floor(connectTimeoutMs / 5)));
-    const handshake = Math.min(
-      Math.min(5_000, Math.max(1_000, Math.floor(ttlMs / 2))),
-      Math.max(250, Math.floor(connectTimeoutMs / 3)),
-    );
+    // The session's own timing (zookeeper-session.ts): reconnect attempts `spinDelay` apart,
+    // each handshake cut short after `handshakeTimeoutMs`; a session that expired meanwhile
+    // takes one more handshake (a new session). The harness's zoo.cfg has tickTime=500: the
+    // server expires sessions (and their ephemeral nodes) on tick boundaries, up to a tick late.
+    const { reconnectTiming } = await import(dist.zookeeperSession);
+    const { spinDelayMs: spin, handshakeTimeoutMs: handshake } = reconnectTiming(ttlMs, connectTimeoutMs);
     const tick = 500;
     return {
       ms: spin + 2 * handshake + tick,
@@ -109,7 +106,7 @@ export async function run(ctx, add) {
     // How long a process takes here from spawn to holding a node ID (this machine, now):
     // the allowance for a loaded machine running the holders (and the engine) late.
     const startupMs = performance.now() - spawnedAt;
-    const reconnect = reconnectAllowance(engine.kind, lease.ttlMs);
+    const reconnect = await reconnectAllowance(engine.kind, lease.ttlMs);
     // How soon after the engine is back every holder must issue again: the engine's own
     // restart time (a restarted engine serves its first requests about that slowly), the
     // TTL (claims and sessions of before the fault expire on the engine), the renewal

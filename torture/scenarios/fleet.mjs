@@ -5,7 +5,7 @@
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
-import { keepLogs, saveFailureLogs } from '../lib/generators.mjs';
+import { fileIoFor, keepLogs, saveFailureLogs } from '../lib/generators.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -38,7 +38,7 @@ export async function run(ctx, add) {
           registry: url,
           cluster,
           // Leaf's scheme keys worker IDs by ip:port, so each process gets an address.
-          registryOptions: { ...ctx.P.lease, holder: { address: `127.0.0.1:${7000 + i}` } },
+          registryOptions: { ...ctx.P.lease, holder: { address: `127.0.0.1:${7000 + i}` }, ...fileIoFor(i) },
           layout: LAYOUTS.sixteen,
           waitGo: true,
           durationMs,

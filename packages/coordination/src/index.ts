@@ -45,6 +45,7 @@ export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
 export type { RegistryDriver, Claim, ClaimRequest, HolderInfo, HolderRecord } from './driver.js';
 export { LeaseRegistry } from './registry.js';
 export { createFileDriver, openFileDriver, type FileClaim, type FileDriverOptions } from './drivers/file.js';
+export type { FileIo } from './file-steps.js';
 export { timeSourceFor, type LeaseTimeSource } from './host-clock.js';
 export { createStaticDriver, k8sOrdinal, type StaticDriverOptions } from './drivers/static.js';
 export {

@@ -150,6 +150,7 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
       driver = await openFileDriver(parsed.dir ?? path.join(stateDir, 'registry'), {
         clock: o.clock,
         timeoutMs: o.connectTimeoutMs,
+        io: o.fileIo,
       });
       break;
     case 'static':

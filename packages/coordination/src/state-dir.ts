@@ -11,7 +11,6 @@
  * cache.read('file:/tmp/r', 'orders', 1024); // 7
  * ```
  */
-import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
   fdatasyncSync,
@@ -23,9 +22,11 @@ import {
   writeSync,
   type Stats,
 } from 'node:fs';
-import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { randomHex } from '@flurry/core';
+import { errno, fileSteps, type FileSteps } from './file-steps.js';
+import { hostMonotonicMs } from './host-clock.js';
 
 /**
  * `$XDG_STATE_HOME/flurry` when set (and absolute), else `~/.local/state/flurry`.
@@ -51,7 +52,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
  * ```
  */
 export function writeFileAtomic(file: string, data: string, fsync = true): void {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${file}.tmp-${process.pid}-${randomHex(4)}`;
   const fd = openSync(tmp, 'wx', 0o644);
   try {
     writeSync(fd, data);
@@ -64,37 +65,6 @@ export function writeFileAtomic(file: string, data: string, fsync = true): void 
 
 /** The deepest directory path {@link makeDirLevels} walks (a bound on its loop). */
 const MAX_DEPTH = 256;
-
-function errno(code: string, message: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${code}: ${message}`), { code });
-}
-
-/**
- * Runs one file-system step with a time limit: rejects with an `ETIMEDOUT` error naming the step when the file
- * system does not answer within `timeoutMs` (a hung NFS or FUSE mount). The step itself cannot be cancelled; its
- * late result is dropped.
- *
- * @example
- * ```ts
- * const text = await fsStep(readFile('/var/lib/flurry/x', 'utf8'), 5000, 'read /var/lib/flurry/x');
- * ```
- */
-export async function fsStep<T>(op: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(errno('ETIMEDOUT', `${what} did not finish within ${timeoutMs} ms (the file system does not answer)`)),
-      timeoutMs,
-    );
-  });
-  op.catch(() => undefined); // a step that fails after its time limit is not an unhandled rejection
-  try {
-    return await Promise.race([op, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** One file-system step of {@link makeDirLevels}: answered by the synchronous or the asynchronous runner. */
 type LevelStep = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
@@ -143,28 +113,33 @@ function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
 /**
  * Creates `dir` and its missing parents one level at a time (never Node's recursive `mkdir`, which loops forever
  * on file systems such as /proc that answer ENOENT for a directory whose parent exists), each step bounded by
- * what is left of `timeoutMs`. Rejects with the errno error of the failing level (`ENOTDIR` when a level is a
- * file, `ETIMEDOUT` when the file system does not answer), its message naming that level.
+ * what is left of `timeoutMs` (in the `async` mode of `steps`, the default). Rejects with the errno error of the
+ * failing level (`ENOTDIR` when a level is a file, `ETIMEDOUT` when the file system does not answer), its message
+ * naming that level.
  *
  * @example
  * ```ts
  * await makeDirLevels('/var/lib/flurry/registry', 5000);
  * ```
  */
-export async function makeDirLevels(dir: string, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
-  const steps = levelSteps(dir);
-  for (let next = steps.next(); !next.done;) {
+export async function makeDirLevels(
+  dir: string,
+  timeoutMs: number,
+  steps: FileSteps = fileSteps('async'),
+): Promise<void> {
+  const deadline = hostMonotonicMs() + timeoutMs;
+  const left = (): number => Math.max(1, Math.ceil(deadline - hostMonotonicMs()));
+  const walk = levelSteps(dir);
+  for (let next = walk.next(); !next.done;) {
     const { kind, path: p } = next.value;
     let answer: LevelAnswer;
     try {
-      if (kind === 'stat') answer = { stats: await fsStep(stat(p), left(), `stat ${p}`) };
-      else answer = await fsStep(mkdir(p, 0o755), left(), `mkdir ${p}`).then(() => ({}));
+      if (kind === 'stat') answer = { stats: await steps.stat(p, left()) };
+      else answer = await steps.mkdir(p, left()).then(() => ({}));
     } catch (e) {
       answer = { error: e as NodeJS.ErrnoException };
     }
-    next = steps.next(answer);
+    next = walk.next(answer);
   }
 }
 
@@ -191,50 +166,29 @@ export function makeDirLevelsSync(dir: string): void {
   }
 }
 
-/**
- * Creates a new file (`wx`: fails if it exists), writes and flushes it, every step bounded by `timeoutMs`: for a
- * temporary file that is published by `link` or `rename` afterwards.
- *
- * @example
- * ```ts
- * await writeNewFileWithin('/var/lib/flurry/.new-42-ab12', '{"v":1}', 5000);
- * ```
- */
-export async function writeNewFileWithin(file: string, data: string, timeoutMs: number, fsync = true): Promise<void> {
-  const fh = await fsStep(open(file, 'wx', 0o644), timeoutMs, `create ${file}`);
-  try {
-    await fsStep(fh.writeFile(data), timeoutMs, `write ${file}`);
-    if (fsync) await fsStep(fh.datasync(), timeoutMs, `flush ${file}`);
-  } catch (e) {
-    void fh.close().catch(() => undefined);
-    void unlink(file).catch(() => undefined);
-    throw e;
+/** cyrb53: a 53-bit string hash (public domain, bryc), `seed` picking one of a family. */
+function cyrb53(text: string, seed: number): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
   }
-  await fsStep(fh.close(), timeoutMs, `close ${file}`);
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 /**
- * {@link writeFileAtomic} with every step (open, write, flush, close, rename) bounded by `timeoutMs`.
- *
- * @example
- * ```ts
- * await writeFileAtomicWithin('/var/lib/flurry/hw', '{"highWaterMs":1}', 5000);
- * ```
+ * 24 hex digits naming a slot-cache file: two seeds of a 53-bit non-cryptographic hash. The cache is a hint (a
+ * wrong or lost entry costs one extra slot probe), so a collision does no harm, and a cryptographic hash would
+ * load `node:crypto` at every CLI start. (Files named by the SHA-256 of earlier versions are no longer read.)
  */
-export async function writeFileAtomicWithin(
-  file: string,
-  data: string,
-  timeoutMs: number,
-  fsync = true,
-): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
-  await writeNewFileWithin(tmp, data, timeoutMs, fsync);
-  try {
-    await fsStep(rename(tmp, file), timeoutMs, `rename ${tmp} to ${file}`);
-  } catch (e) {
-    void unlink(tmp).catch(() => undefined);
-    throw e;
-  }
+function hash96(text: string): string {
+  return (
+    cyrb53(text, 0).toString(16).padStart(14, '0') + cyrb53(text, 0x9e3779b9).toString(16).padStart(14, '0')
+  ).slice(0, 24);
 }
 
 /**
@@ -260,8 +214,7 @@ export class SlotCache {
   }
 
   private file(url: string, namespace: string, slots: number): string {
-    const h = createHash('sha256').update(`${url}\n${namespace}\n${slots}`).digest('hex').slice(0, 24);
-    return path.join(this.dir, `${h}.json`);
+    return path.join(this.dir, `${hash96(`${url}\n${namespace}\n${slots}`)}.json`);
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * The registry conformance suite against the embedded file registry (a fresh directory
- * per test, all removed afterwards).
+ * per test, all removed afterwards), with its file-system steps asynchronous (the default)
+ * and, for the holders that run it, synchronous (`fileIo: 'sync'`, what the CLI's `next` uses).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,3 +15,8 @@ after(() => rmSync(base, { recursive: true, force: true }));
 
 runConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'r-'))}` });
 runHoldersConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'h-'))}` });
+runConformance({
+  name: 'file (fileIo sync)',
+  url: () => `file:${mkdtempSync(path.join(base, 's-'))}`,
+  holderConfig: () => ({ fileIo: 'sync' }),
+});

@@ -12,15 +12,14 @@
  *
  * @example
  * ```ts
- * const list = await readFileHolders('/var/lib/flurry/registry/orders', { time, clock, timeoutMs: 5000 });
+ * const list = await readFileHolders('/var/lib/flurry/registry/orders', { time, clock, timeoutMs: 5000, steps: fileSteps('async') });
  * ```
  */
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '@flurry/core';
 import type { HolderRecord } from '../driver.js';
 import type { LeaseTimeSource } from '../host-clock.js';
-import { fsStep } from '../state-dir.js';
+import type { FileSteps } from '../file-steps.js';
 import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } from './file-record.js';
 
 /**
@@ -28,18 +27,20 @@ import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } fro
  *
  * @example
  * ```ts
- * const o: FileHoldersOptions = { time: timeSourceFor(systemClock), clock: systemClock, timeoutMs: 5000 };
+ * const o: FileHoldersOptions = { time: timeSourceFor(systemClock), clock: systemClock, timeoutMs: 5000, steps: fileSteps('async') };
  * ```
  */
 export interface FileHoldersOptions {
   readonly time: LeaseTimeSource;
   readonly clock: Clock;
   readonly timeoutMs: number;
+  /** The driver's file-system steps. */
+  readonly steps: FileSteps;
 }
 
 async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
   try {
-    return await fsStep(readdir(dir), o.timeoutMs, `list ${dir}`);
+    return await o.steps.list(dir, o.timeoutMs);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
@@ -56,7 +57,7 @@ async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord 
   for (const g of gens) {
     let text: string;
     try {
-      text = await fsStep(readFile(path.join(dir, genName(g)), 'utf8'), o.timeoutMs, `read ${dir}`);
+      text = await o.steps.readText(path.join(dir, genName(g)), o.timeoutMs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed by a claimer meanwhile
       throw e;

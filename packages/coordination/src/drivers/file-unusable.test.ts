@@ -79,4 +79,24 @@ describe('file registry on a directory that cannot hold one', () => {
     assert.ok(performance.now() - t0 < 300 + 2000, `took ${Math.round(performance.now() - t0)} ms`);
     await d.close();
   });
+
+  it('GIVEN io sync and a FIFO in place of a record THEN the claim fails at once naming the file, not hanging (reads never block)', async () => {
+    if (spawnSync('mkfifo', ['--version']).status !== 0) assert.fail('mkfifo (coreutils) is needed for this test');
+    const dir = path.join(root, 'fifo-sync');
+    const d = createFileDriver(dir, { clock: systemClock, timeoutMs: 60_000, io: 'sync' });
+    const c = await d.claim({ namespace: 'f', slots: 1, ttlMs: 5000, holder: holder('a') });
+    await d.release(c, { highWaterMs: 1 });
+    const hw = path.join(dir, 'f', 'slots', '0', 'hw');
+    unlinkSync(hw);
+    assert.equal(spawnSync('mkfifo', [hw]).status, 0);
+    const t0 = performance.now();
+    await assert.rejects(d.claim({ namespace: 'f', slots: 1, ttlMs: 5000, holder: holder('b') }), (e) => {
+      unreachable(e, `${hw} is not a regular file`);
+      assert.equal((e as FlurryError).details.errno, 'EFTYPE');
+      return true;
+    });
+    // A sync step that blocked would never return (no timer can fire); the 60 s step limit is not what ended it.
+    assert.ok(performance.now() - t0 < 10_000, `took ${Math.round(performance.now() - t0)} ms`);
+    await d.close();
+  });
 });

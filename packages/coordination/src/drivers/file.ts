@@ -21,12 +21,16 @@
  * The two sides write first and read second (Dekker): either the taker sees the renewal
  * (and withdraws) or the renewer sees the taker (and fences). A holder paused past its
  * deadline that wakes and renews therefore fails. Expiry is judged on the kernel's
- * monotonic clock (the same one `performance.now()` uses), never on wall time, so NTP
+ * monotonic clock (CLOCK_MONOTONIC, `process.hrtime`), never on wall time, so NTP
  * steps cannot expire a live lease early; records from an earlier boot are expired.
  *
  * Generations older than the previous lease are deleted by the next claimer; their marks
  * are carried into each new generation. Records and the `hw` file are flushed to disk
  * (`fdatasync`) before they replace the old ones, so the marks survive a power loss.
+ *
+ * Each file-system step runs through file-steps.ts: bounded on the thread pool (`io: 'async'`, the default), or
+ * as a direct synchronous call (`io: 'sync'`, for a short-lived process such as the CLI, granted only on a local
+ * disk file system). The protocol is the same in both.
  *
  * @example
  * ```ts
@@ -34,14 +38,20 @@
  * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
  * ```
  */
-import { randomBytes } from 'node:crypto';
-import { link, readdir, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { assertKnownOptions, type Clock } from '@flurry/core';
+import { assertKnownOptions, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
-import { fsStep, makeDirLevels, writeFileAtomicWithin, writeNewFileWithin } from '../state-dir.js';
+import {
+  fileSteps,
+  fileSystemType,
+  localFileSystem,
+  writeFileAtomicWithin,
+  type FileIo,
+  type FileSteps,
+} from '../file-steps.js';
+import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
+import { makeDirLevels } from '../state-dir.js';
 import { allNodeIds } from './common.js';
 import { fileIoError } from './file-errors.js';
 import { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
@@ -67,15 +77,51 @@ class FileDriver implements RegistryDriver {
   readonly url: string;
   private closed = false;
   private readonly time: LeaseTimeSource;
+  /** The file-system steps in use: `async` until {@link ioReady} grants the `sync` mode asked for. */
+  private steps: FileSteps = fileSteps('async');
+  /** The one look at the directory's file system that decides the mode (when `sync` was asked for). */
+  private granting: Promise<void> | undefined;
 
   constructor(
     private readonly root: string,
     private readonly clock: Clock,
     time: LeaseTimeSource | undefined,
     private readonly timeoutMs: number,
+    private readonly askedIo: FileIo,
   ) {
     this.url = `file:${root}`;
     this.time = time ?? timeSourceFor(clock);
+  }
+
+  /**
+   * The mode the file-system steps run in: `sync` only when it was asked for and the first operation found the
+   * directory on a local disk file system.
+   */
+  get io(): FileIo {
+    return this.steps.io;
+  }
+
+  /**
+   * Before the first operation: grants the `sync` mode asked for when the directory (or, before it exists, its
+   * nearest existing parent) is on a local disk file system. Never fails: a file system that cannot be read, or
+   * does not answer within `timeoutMs`, keeps the bounded `async` steps, whose errors the operation then reports.
+   */
+  private ioReady(timeoutMs = this.timeoutMs): Promise<void> {
+    if (this.askedIo !== 'sync') return Promise.resolve();
+    this.granting ??= (async () => {
+      let dir = this.root;
+      for (let depth = 0; depth < 256; depth++) {
+        try {
+          if (localFileSystem(await fileSystemType(dir, timeoutMs)) !== undefined) this.steps = fileSteps('sync');
+          return;
+        } catch (e) {
+          const up = path.dirname(dir);
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || up === dir) return;
+          dir = up;
+        }
+      }
+    })();
+    return this.granting;
   }
 
   private checkOpen(): void {
@@ -104,25 +150,22 @@ class FileDriver implements RegistryDriver {
     return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
   }
 
-  /** One file-system step, bounded by the step timeout. */
-  private step<T>(op: Promise<T>, what: string): Promise<T> {
-    return fsStep(op, this.timeoutMs, what);
-  }
-
   /**
-   * Creates the registry directory level by level and proves it can hold a registry (a file written, linked and
+   * Creates the registry directory level by level, grants the `sync` mode if it was asked for and the directory
+   * is on a local disk file system, and proves the directory can hold a registry (a file written, linked and
    * removed), each step bounded: what `openRegistry` runs before it returns.
    */
   async check(): Promise<void> {
-    const deadline = performance.now() + this.timeoutMs;
-    const left = (): number => Math.max(1, Math.ceil(deadline - performance.now()));
-    const probe = path.join(this.root, `.probe-${process.pid}-${randomBytes(6).toString('hex')}`);
+    const deadline = hostMonotonicMs() + this.timeoutMs;
+    const left = (): number => Math.max(1, Math.ceil(deadline - hostMonotonicMs()));
+    const probe = path.join(this.root, `.probe-${process.pid}-${randomHex(6)}`);
     try {
       await makeDirLevels(this.root, left());
-      await writeFileAtomicWithin(probe, 'flurry\n', left(), false);
-      await fsStep(link(probe, `${probe}.link`), left(), `link ${probe}`);
-      await fsStep(unlink(`${probe}.link`), left(), `remove ${probe}.link`);
-      await fsStep(unlink(probe), left(), `remove ${probe}`);
+      await this.ioReady(left());
+      await writeFileAtomicWithin(this.steps, probe, 'flurry\n', left(), false);
+      await this.steps.link(probe, `${probe}.link`, left());
+      await this.steps.unlink(`${probe}.link`, left());
+      await this.steps.unlink(probe, left());
     } catch (e) {
       throw this.ioError(e, `use the directory ${this.root} for a registry`);
     }
@@ -131,7 +174,7 @@ class FileDriver implements RegistryDriver {
   private async read(dir: string, gen: number): Promise<ReadResult> {
     let text: string;
     try {
-      text = await this.step(readFile(path.join(dir, genName(gen)), 'utf8'), `read ${path.join(dir, genName(gen))}`);
+      text = await this.steps.readText(path.join(dir, genName(gen)), this.timeoutMs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
       throw this.ioError(e, `read ${path.join(dir, genName(gen))}`);
@@ -142,7 +185,7 @@ class FileDriver implements RegistryDriver {
   private async gens(dir: string): Promise<number[]> {
     let names: string[];
     try {
-      names = await this.step(readdir(dir), `list ${dir}`);
+      names = await this.steps.list(dir, this.timeoutMs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw this.ioError(e, `list ${dir}`);
@@ -158,7 +201,7 @@ class FileDriver implements RegistryDriver {
   private async readHw(dir: string): Promise<number> {
     let text: string;
     try {
-      text = await this.step(readFile(path.join(dir, 'hw'), 'utf8'), `read ${path.join(dir, 'hw')}`);
+      text = await this.steps.readText(path.join(dir, 'hw'), this.timeoutMs);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
       throw this.ioError(e, `read ${path.join(dir, 'hw')}`);
@@ -172,7 +215,12 @@ class FileDriver implements RegistryDriver {
   }
 
   private writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
-    return writeFileAtomicWithin(path.join(dir, genName(rec.gen)), JSON.stringify(rec) + '\n', this.timeoutMs);
+    return writeFileAtomicWithin(
+      this.steps,
+      path.join(dir, genName(rec.gen)),
+      JSON.stringify(rec) + '\n',
+      this.timeoutMs,
+    );
   }
 
   private ioError(e: unknown, doing: string): Error {
@@ -198,7 +246,7 @@ class FileDriver implements RegistryDriver {
   ): Promise<FileClaim | { held: string }> {
     if (!exists) {
       try {
-        await makeDirLevels(dir, this.timeoutMs);
+        await makeDirLevels(dir, this.timeoutMs, this.steps);
       } catch (e) {
         throw this.ioError(e, `create ${dir}`);
       }
@@ -230,7 +278,7 @@ class FileDriver implements RegistryDriver {
       if (corrupt) return { held: corrupt };
       if (prev && !this.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, this.time) };
       const gen = highest + 1;
-      const token = `${gen}.${randomBytes(12).toString('hex')}`;
+      const token = `${gen}.${randomHex(12)}`;
       const now = this.clock.now();
       const rec: LeaseRecord = {
         v: 1,
@@ -246,15 +294,15 @@ class FileDriver implements RegistryDriver {
         updatedAtMs: now,
         claimedAtMs: now,
       };
-      const tmp = path.join(dir, `.new-${process.pid}-${randomBytes(6).toString('hex')}`);
+      const tmp = path.join(dir, `.new-${process.pid}-${randomHex(6)}`);
       try {
-        await writeNewFileWithin(tmp, JSON.stringify(rec) + '\n', this.timeoutMs);
-        await this.step(link(tmp, path.join(dir, genName(gen))), `link ${path.join(dir, genName(gen))}`);
+        await this.steps.writeNew(tmp, JSON.stringify(rec) + '\n', this.timeoutMs, true);
+        await this.steps.link(tmp, path.join(dir, genName(gen)), this.timeoutMs);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
         throw this.ioError(e, `create ${path.join(dir, genName(gen))}`);
       } finally {
-        await this.step(unlink(tmp), `remove ${tmp}`).catch(() => undefined);
+        await this.steps.unlink(tmp, this.timeoutMs).catch(() => undefined);
       }
       let releasedCleanly = true;
       if (prev) {
@@ -273,7 +321,7 @@ class FileDriver implements RegistryDriver {
         }
         for (const g of gens) {
           if (g >= prev.gen) break;
-          await this.step(unlink(path.join(dir, genName(g))), `remove ${genName(g)}`).catch(() => undefined);
+          await this.steps.unlink(path.join(dir, genName(g)), this.timeoutMs).catch(() => undefined);
         }
       } else if (gens.length) {
         // Only aborted generations: they never issued; the slot's history is in `hw`.
@@ -286,16 +334,15 @@ class FileDriver implements RegistryDriver {
 
   async claim(req: ClaimRequest): Promise<Claim> {
     this.checkOpen();
+    await this.ioReady();
     if (!Number.isInteger(req.slots) || req.slots < 1)
       throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
     const ns = this.nsDir(req.namespace);
     const slotsDir = path.join(ns, 'slots');
     let existing: Set<number>;
     try {
-      await makeDirLevels(slotsDir, this.timeoutMs);
-      existing = new Set(
-        (await this.step(readdir(slotsDir), `list ${slotsDir}`)).filter((n) => /^\d+$/.test(n)).map(Number),
-      );
+      await makeDirLevels(slotsDir, this.timeoutMs, this.steps);
+      existing = new Set((await this.steps.list(slotsDir, this.timeoutMs)).filter((n) => /^\d+$/.test(n)).map(Number));
     } catch (e) {
       throw this.ioError(e, `create ${slotsDir}`);
     }
@@ -376,6 +423,7 @@ class FileDriver implements RegistryDriver {
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.checkOpen();
+    await this.ioReady();
     const { dir, gen } = this.own(claim);
     const r = await this.read(dir, gen);
     const lost = (why: string): Error =>
@@ -405,6 +453,7 @@ class FileDriver implements RegistryDriver {
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.checkOpen();
+    await this.ioReady();
     const { dir, gen } = this.own(claim);
     const r = await this.read(dir, gen);
     if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
@@ -414,6 +463,7 @@ class FileDriver implements RegistryDriver {
       const hw = await this.readHw(dir);
       if (mark > hw)
         await writeFileAtomicWithin(
+          this.steps,
           path.join(dir, 'hw'),
           JSON.stringify({ highWaterMs: mark, at: new Date(this.clock.now()).toISOString() }) + '\n',
           this.timeoutMs,
@@ -426,11 +476,13 @@ class FileDriver implements RegistryDriver {
 
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.checkOpen();
+    await this.ioReady();
     try {
       return await readFileHolders(this.nsDir(namespace), {
         time: this.time,
         clock: this.clock,
         timeoutMs: this.timeoutMs,
+        steps: this.steps,
       });
     } catch (e) {
       throw this.ioError(e, `list the holders of "${namespace}"`);
@@ -466,17 +518,28 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
       option: 'timeoutMs',
     });
   }
-  return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs);
+  const io = opts.io ?? 'async';
+  if (io !== 'async' && io !== 'sync') {
+    throw registryError(
+      'OPTION',
+      `io must be 'async' (each step bounded by timeoutMs) or 'sync' (for a short-lived process); got ${JSON.stringify(io)}. Leave it out for 'async'.`,
+      { option: 'io' },
+    );
+  }
+  return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs, io);
 }
 
 /**
  * {@link createFileDriver}, then creates the directory level by level and proves it can hold a registry (a file
  * written, linked and removed), every step bounded by `timeoutMs`: rejects with `FLURRY_E_REGISTRY_UNREACHABLE`
  * naming the directory instead of hanging or spinning (`file:/proc/reg`, a hung mount). What `openRegistry` uses.
+ * With `io: 'sync'` it also reads the directory's file-system type here and, on a local disk, runs the later steps
+ * synchronously ({@link FileDriverOptions.io}).
  *
  * @example
  * ```ts
  * const driver = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, timeoutMs: 5000 });
+ * const forCli = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, io: 'sync' });
  * ```
  */
 export async function openFileDriver(dir: string, opts: FileDriverOptions): Promise<RegistryDriver> {

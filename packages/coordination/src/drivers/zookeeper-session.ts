@@ -65,6 +65,30 @@ export interface ZkSessionOptions {
 export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed';
 
 /**
+ * How a session reconnects after losing its server: the delay between rounds over the servers (small, so a
+ * restarted server is found fast) and the time limit of one session handshake (the client library would wait
+ * forever for a server that accepts the connection but does not answer). The torture suite derives its recovery
+ * bound for ZooKeeper from these (torture/scenarios/engine.mjs).
+ *
+ * @example
+ * ```ts
+ * reconnectTiming(2000, 5000); // { spinDelayMs: 1000, handshakeTimeoutMs: 1000 }
+ * ```
+ */
+export function reconnectTiming(
+  sessionTimeoutMs: number,
+  connectTimeoutMs: number,
+): { spinDelayMs: number; handshakeTimeoutMs: number } {
+  return {
+    spinDelayMs: Math.min(1000, Math.max(50, Math.floor(connectTimeoutMs / 5))),
+    handshakeTimeoutMs: Math.min(
+      Math.min(5000, Math.max(1000, Math.floor(sessionTimeoutMs / 2))),
+      Math.max(250, Math.floor(connectTimeoutMs / 3)),
+    ),
+  };
+}
+
+/**
  * One ZooKeeper session. Every operation has a time limit (`opTimeoutMs` unless given)
  * and rejects with a {@link ZkError}; an operation that times out while the session
  * believes it is connected drops the socket so the client reconnects (possibly to
@@ -102,10 +126,7 @@ export class ZkSession {
     // The client library waits forever for the answer to its session handshake: a server
     // that accepts the TCP connection but does not answer (still starting, stalled) would
     // keep it from ever trying again. Cut such an attempt short so it retries.
-    this.handshakeTimeoutMs = Math.min(
-      Math.min(5000, Math.max(1000, Math.floor(opts.sessionTimeoutMs / 2))),
-      Math.max(250, Math.floor(opts.connectTimeoutMs / 3)),
-    );
+    this.handshakeTimeoutMs = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).handshakeTimeoutMs;
     this.watchdog = setInterval(() => this.checkHandshake(), Math.max(100, Math.floor(this.handshakeTimeoutMs / 4)));
     this.watchdog.unref();
   }
@@ -136,7 +157,7 @@ export class ZkSession {
     const client = zk.createClient(opts.hosts.join(','), {
       sessionTimeout: opts.sessionTimeoutMs,
       // Delay between rounds over all servers; small so a restarted server is found fast.
-      spinDelay: Math.min(1000, Math.max(50, Math.floor(opts.connectTimeoutMs / 5))),
+      spinDelay: reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).spinDelayMs,
       retries: 0,
       ...(opts.resume ? { sessionId: opts.resume.sessionId, sessionPassword: opts.resume.password } : {}),
     });

@@ -112,7 +112,9 @@ export async function nextCommand(io: CliIo): Promise<number> {
 
   // The registry and its drivers are loaded only now, after the arguments are checked.
   const { leasedGenerator, openRegistry } = await import('@flurry/coordination');
-  const registry = await openRegistry(url, cluster === undefined ? {} : { cluster });
+  // A one-shot process has nothing else to serve while the file registry works: its steps run as direct calls
+  // (granted on a local disk only; see FileDriverOptions.io), not a hundred thread-pool round trips.
+  const registry = await openRegistry(url, cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' });
   try {
     const ids = await leasedGenerator({ registry, layout, pin });
     try {
