@@ -18,6 +18,7 @@
  * String(key);                       // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'
  * ```
  */
+import { randomBelow, randomFill } from '../random.js';
 import { nodeCrypto } from './node-crypto.js';
 import { readFileSync } from 'node:fs';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
@@ -116,7 +117,7 @@ export class PublicIdKey {
   }
 
   /**
-   * A new random key (256 bits from `crypto.randomBytes`). Without `id`, a random base58
+   * A new random key (256 bits from the kernel's random source, see `randomFill`). Without `id`, a random base58
    * character; pass one that differs from the keys still in your keyring when rotating.
    *
    * @example
@@ -126,7 +127,7 @@ export class PublicIdKey {
    */
   static generate(id?: string): PublicIdKey {
     let keyId: string;
-    if (id === undefined) keyId = BASE58_ALPHABET[nodeCrypto().randomBytes(1)[0] % BASE58_ALPHABET.length];
+    if (id === undefined) keyId = BASE58_ALPHABET[randomBelow(BASE58_ALPHABET.length)];
     else if (typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id)) keyId = id;
     else {
       throw invalid(
@@ -136,7 +137,7 @@ export class PublicIdKey {
         },
       );
     }
-    return new PublicIdKey(keyId, new Uint8Array(nodeCrypto().randomBytes(32)));
+    return new PublicIdKey(keyId, randomFill(new Uint8Array(32)));
   }
 
   /**

@@ -17,11 +17,11 @@ const SERVE_ONLY =
 /**
  * Everything an offline command (decode, layout, key, public) may load unbundled: the CLI
  * dispatcher, its own command module, argument and error handling, and the parts of the core
- * it uses by subpath (layout, codecs, public IDs). Not the core's index (which brings the
+ * it uses by subpath (layout, codecs, public IDs, random bytes). Not the core's index (which brings the
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z-]+)\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+)\.js$/;
 /** What `next` must not load before (or besides) its registry: the clients of other registries. */
 const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
 /**
@@ -107,8 +107,9 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
         const unexpected = [...new Set(loaded)].filter((u) => !OFFLINE_ALLOWED.test(u));
         assert.deepEqual(unexpected, [], `flurry ${argv[0]} loads only the bin, the CLI and the core parts it uses`);
         const files = new Set(loaded.filter((u) => u.startsWith('file:')));
-        // 31: public's modules and core/public/node-crypto.js, which keeps node:crypto out of every other command.
-        assert.ok(files.size <= 31, `flurry ${argv[0]} loads ${files.size} modules (at most 31)`);
+        // 32: public's modules, core/public/node-crypto.js (node:crypto at its first use, so no other command loads
+        // it) and core/random.js (new keys' bytes from the kernel's random device).
+        assert.ok(files.size <= 32, `flurry ${argv[0]} loads ${files.size} modules (at most 32)`);
       }
     }
     // The settings table (for the unknown-variable warning) is loaded only when a FLURRY_*
@@ -201,11 +202,11 @@ function builtinsLoaded(dir: string, argv: string[]): string[] {
 /** Node modules that cost a start milliseconds and that a command must load only if it uses them. */
 const HEAVY = /^(crypto|worker_threads|fs\/promises|perf_hooks|stream|internal\/crypto\/.*|internal\/worker)$/;
 
-test('GIVEN fresh bundles THEN next (file registry), layout and decode load none of node:crypto, worker_threads, fs/promises, perf_hooks or the streams; public does load node:crypto', () => {
+test('GIVEN fresh bundles THEN next (file registry), layout, decode and key new load none of node:crypto, worker_threads, fs/promises, perf_hooks or the streams; public does load node:crypto', () => {
   const dir = tempDir('cold-builtins');
   try {
     for (const argv of offlineRuns(dir)) {
-      if (argv[0] === 'key' || argv[0] === 'public') continue; // they hash and draw keys with node:crypto
+      if (argv[0] === 'public') continue; // it derives its keys with node:crypto's HKDF
       const heavy = builtinsLoaded(dir, argv).filter((m) => HEAVY.test(m));
       assert.deepEqual(heavy, [], `flurry ${argv.slice(0, 3).join(' ')} loads only the Node modules it uses`);
     }
