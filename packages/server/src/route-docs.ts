@@ -46,7 +46,8 @@ export function routeTable(): string {
     '| Route | Metrics label | Token | Answer |',
     '| --- | --- | --- | --- |',
     ...ROUTES.map(
-      (r) => `| ${target(r)} | \`${r.name}\` | ${AUTH[r.auth]} | ${cell(String(r.openapi.summary ?? ''))} |`,
+      (r) =>
+        `| ${target(r)} | \`${r.name}\` | ${AUTH[r.auth]} | ${cell(typeof r.openapi.summary === 'string' ? r.openapi.summary : '')} |`,
     ),
   ].join('\n');
 }

@@ -61,6 +61,9 @@ export interface Released {
 
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
 
+/** A column's value as text ('' for anything that is not a string or number). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
 async function generatorState(
   c: SqlConnection,
   prefix: string,
@@ -70,7 +73,7 @@ async function generatorState(
     .catch(() => [] as Record<string, unknown>[]);
   const r = rows[0];
   if (!r || r.token === null || r.token === undefined) return undefined;
-  return { namespace: String(r.namespace), slot: Number(r.slot), token: String(r.token) };
+  return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
 }
 
 /** Runs `<prefix>release_node()`, turning the function's coded refusal into a coded error. */
@@ -121,52 +124,48 @@ export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
     const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
     if (!Number.isSafeInteger(o.slot) || o.slot < 0 || o.slot >= map.slots)
       throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
-    const pg = c.dialect === 'postgres';
     const t = c.table
       .split('.')
-      .map((x) => (pg ? `"${x}"` : `\`${x}\``))
+      .map((x) => (c.dialect === 'postgres' ? `"${x}"` : `\`${x}\``))
       .join('.');
     const at = { namespace: map.namespace, slot: o.slot };
-    await c.query(pg ? 'BEGIN' : 'START TRANSACTION');
+    const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
+      map.namespace,
+      o.slot,
+    ]);
+    const row = rows[0];
+    let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
     try {
-      const rows = await c.query(
-        `SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ? FOR UPDATE`,
-        [map.namespace, o.slot],
-      );
-      const row = rows[0];
-      let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
-      try {
-        holder = typeof row?.holder === 'string' ? JSON.parse(row.holder) : ((row?.holder as typeof holder) ?? {});
-      } catch {
-        /* not a generator's */
-      }
-      if (!row || row.token === null || row.token === undefined || holder.role !== 'sql generator')
-        throw serverError(
-          'SQL_GENERATOR',
-          `slot ${o.slot} of ${map.namespace} in ${c.table} holds no SQL generator's reservation` +
-            (row?.token ? ' (a service holds it; a service frees its slot when it stops)' : ' (it is free)'),
-        );
-      const named =
-        typeof holder.prefix === 'string'
-          ? holder.prefix
-          : /^SELECT ([a-z][a-z0-9_]*)release_node\(\)$/.exec(String(holder.release ?? ''))?.[1];
-      const owner = named && PREFIX_RE.test(named) ? named : prefix;
-      const st = await generatorState(c, owner);
-      if (st && st.token === String(row.token)) {
-        await c.query('ROLLBACK');
-        return await callRelease(c, owner, at); // installed: its function fences the lanes first
-      }
-      await c.query(
-        `UPDATE ${t} SET token = NULL, expires_at = NULL, holder = NULL, released_cleanly = ${pg ? 'true' : 'TRUE'}, ttl_ms = 0, ` +
-          `version = version + 1, updated_at = ${pg ? 'now()' : 'CURRENT_TIMESTAMP(3)'} WHERE namespace = ? AND slot = ? AND token = ?`,
-        [map.namespace, o.slot, row.token],
-      );
-      await c.query('COMMIT');
-      return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      holder =
+        typeof row?.holder === 'string'
+          ? (JSON.parse(row.holder) as typeof holder)
+          : ((row?.holder as typeof holder | undefined) ?? {});
+    } catch {
+      /* not a generator's */
     }
+    if (!row || row.token === null || row.token === undefined || holder.role !== 'sql generator')
+      throw serverError(
+        'SQL_GENERATOR',
+        `slot ${o.slot} of ${map.namespace} in ${c.table} holds no SQL generator's reservation` +
+          (row?.token ? ' (a service holds it; a service frees its slot when it stops)' : ' (it is free)'),
+      );
+    const named =
+      typeof holder.prefix === 'string'
+        ? holder.prefix
+        : /^SELECT ([a-z][a-z0-9_]*)release_node\(\)$/.exec(text(holder.release))?.[1];
+    const owner = named && PREFIX_RE.test(named) ? named : prefix;
+    const st = await generatorState(c, owner);
+    // Installed: its function fences the lanes first (and refuses while a session holds one).
+    if (st && st.token === text(row.token)) return await callRelease(c, owner, at);
+    // Not installed: nothing was issued under this token (a new set-up writes a new token, so
+    // this one can never be installed later); the row's high-water mark is the floor.
+    const pg = c.dialect === 'postgres';
+    await c.query(
+      `UPDATE ${t} SET token = NULL, expires_at = NULL, holder = NULL, released_cleanly = ${pg ? 'true' : 'TRUE'}, ttl_ms = 0, ` +
+        `version = version + 1, updated_at = ${pg ? 'now()' : 'CURRENT_TIMESTAMP(3)'} WHERE namespace = ? AND slot = ? AND token = ?`,
+      [map.namespace, o.slot, row.token],
+    );
+    return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };
   } catch (err) {
     if (err instanceof FlurryError) throw err;
     throw serverError(
