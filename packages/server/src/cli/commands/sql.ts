@@ -57,7 +57,8 @@ The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
 
 In-database generation:
   flurry sql --generate --registry postgres://user:pw@host/db[?table=flurry_nodes] [--cluster NAME]
-             [--node FIELD=VALUE] [layout] [--prefix flurry_] [--max-wait-ms 1000] [--lanes N] [--apply]
+             [--node FIELD=VALUE] [--layout P | --fields …] [--prefix flurry_] [--max-wait-ms 1000]
+             [--lanes N] [--apply]
 with --apply reserves a free node ID of the cluster in the registry table (the one flurry
 serve --registry postgres://… / mysql://… leases from; holder "sql generator") and runs the
 functions above plus a state table <prefix>generator, <prefix>next_id() (PostgreSQL also
@@ -70,7 +71,7 @@ PostgreSQL id bigint PRIMARY KEY DEFAULT flurry_next_id(); MySQL/MariaDB, which 
 stored function in a DEFAULT, a BEFORE INSERT trigger.
 
   flurry sql --release --registry URL [--prefix flurry_]
-             [--slot N [--cluster NAME] [--node FIELD=VALUE] [layout]]
+             [--slot N [--cluster NAME] [--node FIELD=VALUE] [--layout P | --fields …]]
 frees the generator's node: SELECT <prefix>release_node() of this database's generator, refused
 (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane; --slot N frees the SQL
 generator reservation of that slot (through its functions when installed, else the row).
