@@ -280,7 +280,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
       if (slot < 0) {
         throw serverError(
           'SQL_GENERATOR',
-          `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder) or use another --cluster`,
+          `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder, or flurry sql --release --slot N for a SQL generator's reservation) or use another --cluster`,
         );
       }
       const build = (floorMs: number): Reservation => {
