@@ -37,6 +37,11 @@ export interface ClusterHolder {
   readonly pid: number | null;
   readonly address: string | null;
   readonly version: string | null;
+  /**
+   * What the holder is when it is not a service: `sql generator` for a node reserved by
+   * `flurry sql --generate` for in-database generation (never renewed, far expiry); else null.
+   */
+  readonly role: string | null;
   readonly heldSinceMs: number | null;
   readonly renewedAtMs: number | null;
   /**
@@ -109,6 +114,7 @@ export function toClusterHolders(
       pid: typeof h.pid === 'number' ? h.pid : null,
       address: str(h.address),
       version: str(h.version),
+      role: str((h as Record<string, unknown>).role),
       heldSinceMs: r.heldSinceMs === null ? null : r.heldSinceMs - (offset ?? 0),
       renewedAtMs,
       renewalStamp: r.renewedAtMs,

@@ -58,6 +58,8 @@ export const ServerErrorCode = {
   INTERNAL: 'FLURRY_E_INTERNAL',
   /** `flurry sql --generate` could not reserve a node for the in-database generator (database unreachable, no free slot, a generator already set up). */
   SQL_GENERATOR: 'FLURRY_E_SQL_GENERATOR',
+  /** `flurry sql --release` (`<prefix>release_node()`) was refused: another session still holds a lane of the generator. */
+  SQL_NODE_IN_USE: 'FLURRY_E_SQL_NODE_IN_USE',
 } as const;
 
 /**

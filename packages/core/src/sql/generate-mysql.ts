@@ -18,6 +18,9 @@ export function mysqlGenerator(c: GeneratorConsts): GeneratorSql {
   const { p, o, lanes, laneSize: k } = c;
   const sig = (msg: string): string => `SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = ${lit(msg.slice(0, 128))}`;
   const laneVar = `@${p}lane`;
+  /** The name of a lane's lock (lane i, 0 … lanes − 2) and of the shared lane's lock of session `id`. */
+  const laneLock = (i: string) => `LEFT(CONCAT(${lit(`${p}lane`)}, ${i}, '@', DATABASE()), 64)`;
+  const sharedLock = (id: string) => `LEFT(CONCAT(${lit(`${p}lanes#`)}, ${id}, '@', DATABASE()), 64)`;
   const fns: SqlFunction[] = [
     {
       name: `${p}now_ms`,
@@ -41,7 +44,8 @@ export function mysqlGenerator(c: GeneratorConsts): GeneratorSql {
       name: `${p}release_node`,
       signature: `${p}release_node()`,
       returns: 'BIGINT',
-      description: 'Frees the node in the registry after writing its high-water mark; next_id() raises from then on.',
+      description:
+        'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
     },
   ];
   const statements = [
@@ -79,12 +83,16 @@ BEGIN
   DECLARE i INT DEFAULT 0;
   DECLARE v INT DEFAULT ${lanes - 1};
   w: WHILE i < ${lanes - 1} DO
-    IF GET_LOCK(LEFT(CONCAT(${lit(`${p}lane`)}, i, '@', DATABASE()), 64), 0) = 1 THEN
+    IF GET_LOCK(${laneLock('i')}, 0) = 1 THEN
       SET v = i;
       LEAVE w;
     END IF;
     SET i = i + 1;
   END WHILE;
+  IF v = ${lanes - 1} THEN
+    -- The shared lane: a lock named after this session marks it as a user (release_node() looks).
+    SET @flurry_lock = GET_LOCK(${sharedLock('CONNECTION_ID()')}, 0);
+  END IF;
   SET ${laneVar} = v;
   RETURN v;
 END`,
@@ -154,10 +162,27 @@ BEGIN
   DECLARE v_last BIGINT DEFAULT 0;
   DECLARE v_lanes BIGINT DEFAULT NULL;
   DECLARE v_hw BIGINT;
+  DECLARE v_busy INT DEFAULT 0;
+  DECLARE v_msg VARCHAR(128);
+  DECLARE i INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_token = NULL;
   SELECT namespace, slot, token, last_tick INTO v_ns, v_slot, v_token, v_last FROM ${p}generator WHERE id = 1 FOR UPDATE;
   IF v_token IS NULL THEN
     ${sig(`FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (already released)`)};
+  END IF;
+  -- Refuse while another session holds a lane (its own, or the shared one: PROCESSLIST shows
+  -- this user's sessions, all of them with the PROCESS privilege): it still uses the node.
+  WHILE i < ${lanes - 1} DO
+    IF IFNULL(IS_USED_LOCK(${laneLock('i')}), CONNECTION_ID()) <> CONNECTION_ID() THEN
+      SET v_busy = v_busy + 1;
+    END IF;
+    SET i = i + 1;
+  END WHILE;
+  SELECT v_busy + COUNT(*) INTO v_busy FROM information_schema.PROCESSLIST s
+   WHERE s.ID <> CONNECTION_ID() AND IS_USED_LOCK(${sharedLock('s.ID')}) = s.ID;
+  IF v_busy > 0 THEN
+    SET v_msg = CONCAT('FLURRY_E_SQL_NODE_IN_USE: ', v_busy, ' other session(s) hold a lane; end them (close the pool, or KILL), then release again');
+    SIGNAL SQLSTATE '55006' SET MESSAGE_TEXT = v_msg;
   END IF;
   -- Close every lane: waits for the calls in flight (they hold their lane row), fences the rest.
   UPDATE ${p}lanes SET active = 0 WHERE active = 1;

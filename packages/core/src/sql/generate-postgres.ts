@@ -78,7 +78,8 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
       name: `${p}release_node`,
       signature: `${p}release_node()`,
       returns: 'bigint',
-      description: 'Frees the node in the registry after writing its high-water mark; next_id() raises from then on.',
+      description:
+        'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
     },
   ];
   const raise = (msg: string, ...args: string[]) =>
@@ -337,10 +338,18 @@ DECLARE
   last_t bigint;
   hw bigint;
   n integer;
+  pids text;
 BEGIN
   SELECT * INTO st FROM ${p}generator WHERE id = 1 FOR UPDATE;
   IF NOT FOUND OR st.token IS NULL THEN
     ${raise(RELEASED(p))};
+  END IF;
+  -- Refuse while another session holds a lane (its own or the shared one): it still uses the node.
+  SELECT count(DISTINCT k.pid), string_agg(DISTINCT k.pid::text, ', ') INTO n, pids FROM pg_locks k
+   WHERE k.locktype = 'advisory' AND k.classid = ${c.lockKey} AND k.objsubid = 2 AND k.granted AND k.pid <> pg_backend_pid()
+     AND k.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database());
+  IF n > 0 THEN
+    RAISE EXCEPTION USING ERRCODE = '55006', MESSAGE = format(${lit(`FLURRY_E_SQL_NODE_IN_USE: %s other session(s) still hold a lane of this generator (pids %s) and may call ${p}next_id() again; end them (close the pool, or SELECT pg_terminate_backend(pid)), then release again.`)}, n, pids);
   END IF;
   -- Close every lane: waits for the calls in flight (they hold their lane row), fences the rest.
   UPDATE ${p}lanes SET active = false WHERE active;

@@ -124,6 +124,10 @@ export function renderCluster(c) {
       tr.dataset.slot = String(h.slot);
       tr.dataset.state = h.state;
       if (h.state === 'stale') tr.classList.add('stale');
+      if (h.state === 'reserved') {
+        tr.classList.add('reserved');
+        tr.title = `Reserved for in-database generation (flurry sql --generate) by ${h.hostname ?? '?'} pid ${h.pid ?? '?'} since ${time(h.heldSinceMs)}; held until released (flurry sql --release), never renewed.`;
+      }
       if (h.self) tr.classList.add('self');
       tr.append(
         el('td', h.node ? node(h.node) : `slot ${h.slot}`),
@@ -131,10 +135,21 @@ export function renderCluster(c) {
         el('td', h.pid ?? '–'),
         el('td', h.version ?? '–'),
         el('td', time(h.heldSinceMs)),
-        el('td', h.renewedAtMs === null ? '–' : `${dur(c.now - h.renewedAtMs)} ago`),
+        el(
+          'td',
+          h.state === 'reserved'
+            ? 'never (reserved)'
+            : h.renewedAtMs === null
+              ? '–'
+              : `${dur(c.now - h.renewedAtMs)} ago`,
+        ),
         el('td', time(h.highWaterMs)),
         el('td', offset(h.clockOffsetMs), 'num'),
-        el('td', h.state === 'stale' ? 'STALE' : 'live', 'state'),
+        el(
+          'td',
+          h.state === 'stale' ? 'STALE' : h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : 'live',
+          'state',
+        ),
       );
       return tr;
     }),

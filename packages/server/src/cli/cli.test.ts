@@ -247,6 +247,22 @@ test('GIVEN --help on each command THEN usage is printed and the exit code is 0'
     assert.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr}`);
     assert.match(r.stdout, /Usage: flurry/);
   }
+  // Every command the CLI runs is listed in flurry --help.
+  const main = await inProcess(['--help']);
+  for (const c of [
+    'serve',
+    'next',
+    'decode',
+    'layout',
+    'key',
+    'public',
+    'range',
+    'sql',
+    'sequences',
+    'registry',
+    'status',
+  ])
+    assert.match(main.stdout, new RegExp(`^  ${c} `, 'm'), `flurry --help lists ${c}`);
   const serve = await runFlurry(['serve', '--help']);
   assert.equal(serve.code, 0);
   assert.match(serve.stdout, /--thrift-port VALUE/);

@@ -37,6 +37,7 @@ Commands:
   range --from --to     Print the ID interval of a time range (for WHERE id >= … AND id < …).
   sql --dialect D       Print SQL functions that decode, bound (and issue) IDs in PostgreSQL/MySQL.
   sequences create|list|show  Keys of segment mode (short, dense numbers per key; --store URL).
+  registry init URL     Create (or with --print show) the lease table of a SQL registry.
   status [--watch]      Print every live holder of a node ID in the cluster (registry or --url).
 
 A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53) or

@@ -65,15 +65,19 @@ export function clusterTable(body: ClusterBody): string {
       h.pid === null ? '?' : String(h.pid),
       h.version ?? '?',
       iso(h.heldSinceMs),
-      h.ageMs === null ? '-' : `${humanMs(h.ageMs)} ago`,
+      h.state === 'reserved' || h.ageMs === null ? '-' : `${humanMs(h.ageMs)} ago`,
       iso(h.highWaterMs),
       offsetText(h),
-      h.state + (h.self ? ' *' : ''),
+      (h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : h.state) + (h.self ? ' *' : ''),
     ]),
   ];
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const reserved = body.holders.some((h) => h.state === 'reserved');
   return (
     head +
+    (reserved
+      ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
+      : '') +
     rows
       .map((r) =>
         r

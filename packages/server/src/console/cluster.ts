@@ -13,6 +13,8 @@
  *   has not changed for `renewIntervalMs + STALE_SLACK_MS` of this reader's reads. This one
  *   needs no engine clock, so it also works where the engine's resolution is coarse (etcd's
  *   whole seconds): it can only be late, by at most one cache period, never early.
+ * A node reserved for in-database generation (role {@link SQL_GENERATOR_ROLE}) is `reserved`
+ * instead: it is held until released and never renewed by design.
  * A SIGSTOPped holder therefore turns stale at most one renewal interval + slack + two cache
  * periods after its last renewal, and disappears once the engine expires it (after its TTL).
  * `ageMs` is recomputed at each answer (`now − renewedAtMs`), so it keeps growing between reads.
@@ -39,6 +41,17 @@ import type { ClusterBody, ClusterEntry } from './types.js';
  * ```
  */
 export const STALE_SLACK_MS = 500;
+
+/**
+ * The `role` of a node reserved for in-database generation by `flurry sql --generate`
+ * (packages/server/src/sql/reserve.ts): shown as `reserved`, never as stale.
+ *
+ * @example
+ * ```ts
+ * const reserved = holder.role === SQL_GENERATOR_ROLE;
+ * ```
+ */
+export const SQL_GENERATOR_ROLE = 'sql generator';
 
 /** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
 const DEFAULT_TTL_MS = 10_000;
@@ -138,8 +151,12 @@ export class ClusterCache {
     const holders: ClusterEntry[] = (r.holders ?? []).map((h) => {
       const ageAtRead = h.renewedAtMs === null ? null : r.readAtMs - h.renewedAtMs;
       const unchangedFor = r.readAtMs - (r.seenSince?.get(`${h.namespace}/${h.slot}/${h.id ?? ''}`) ?? r.readAtMs);
+      // A node reserved for in-database generation is held until released and never renewed.
+      const reserved = h.role === SQL_GENERATOR_ROLE;
       const stale =
-        (ageAtRead !== null && ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS) ||
+        (!reserved &&
+          ageAtRead !== null &&
+          ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS) ||
         (h.renewalStamp !== null && unchangedFor > renewIntervalMs + STALE_SLACK_MS);
       return {
         slot: h.slot,
@@ -157,7 +174,8 @@ export class ClusterCache {
         clockOffsetMs: h.clockOffsetMs,
         clockOffsetErrorMs: h.clockOffsetErrorMs,
         ageMs: h.renewedAtMs === null ? null : Math.max(0, now - h.renewedAtMs),
-        state: stale ? 'stale' : 'live',
+        state: reserved ? 'reserved' : stale ? 'stale' : 'live',
+        role: h.role,
         self: own !== undefined && own.state === 'held' && own.namespace === h.namespace && own.slot === h.slot,
       };
     });

@@ -124,7 +124,14 @@ export interface ClusterEntry {
   clockOffsetMs: number | null;
   clockOffsetErrorMs: number | null;
   ageMs: number | null;
-  state: 'live' | 'stale';
+  /**
+   * `live`, `stale` (not renewed for longer than the renewal interval plus a slack), or
+   * `reserved`: a node reserved for in-database generation (`flurry sql --generate`), held
+   * until released and never renewed, so never stale.
+   */
+  state: 'live' | 'stale' | 'reserved';
+  /** What a holder that is not a service is (`sql generator` for a reservation), else null. */
+  role: string | null;
   self: boolean;
 }
 

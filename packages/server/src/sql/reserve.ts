@@ -1,13 +1,18 @@
 /**
- * The node reservation behind `flurry sql --generate`: claims a free slot of the cluster's
- * namespace in the Flurry registry table of a PostgreSQL or MySQL/MariaDB database (the same
- * table and namespace the `postgres://` / `mysql://` registries of `flurry serve` use), marked
- * as held by the "sql generator" until `flurry_release_node()` frees it, and builds the DDL
- * of the in-database generator for that node ({@link generatorSql}); `apply` runs it.
+ * The node reservation behind `flurry sql --generate --apply`: claims a free slot of the
+ * cluster's namespace in the Flurry registry table of a PostgreSQL or MySQL/MariaDB database
+ * (the same table and namespace the `postgres://` / `mysql://` registries of `flurry serve`
+ * use), marked as held by the "sql generator" until `flurry_release_node()` (or
+ * `flurry sql --release`) frees it, builds the DDL of the in-database generator for that node
+ * ({@link generatorSql}) and runs it. Without `apply` it is a preview: it writes nothing (no
+ * table, no reservation) and builds the DDL for the slot that is free now, under a `preview`
+ * token that holds no lease (run as is, its `next_id()` raises `FLURRY_E_LEASE_LOST`).
  *
  * The reservation's `expires_at` is far in the future (PostgreSQL 9999-12-31; MySQL's
  * TIMESTAMP ends in 2038, so 2038-01-19) so no other holder takes the slot; the generator
- * issues only past the slot's high-water mark (plus its TTL after an unclean release).
+ * issues only past the slot's high-water mark (plus its TTL after an unclean release), and the
+ * reservation raises the row's `high_water_ms` to that floor, so freeing a reservation whose
+ * DDL never ran keeps it.
  *
  * @example
  * ```ts
@@ -48,8 +53,9 @@ function redact(u: URL): string {
 
 /**
  * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
- * URL with an optional `?table=` (the registry table). Throws `FLURRY_E_SQL_GENERATOR`
- * for a malformed URL or an unreachable database (never printing the password).
+ * URL with an optional `?table=` (the registry table). Throws `FLURRY_E_USAGE` (bad input,
+ * exit 2) for a malformed or non-database URL or a bad table name, `FLURRY_E_SQL_GENERATOR`
+ * for an unreachable database (never printing the password).
  *
  * @example
  * ```ts
@@ -62,7 +68,7 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     u = new URL(url);
   } catch {
     throw serverError(
-      'SQL_GENERATOR',
+      'USAGE',
       'the --registry URL is not a URL; write postgres://user:password@host:5432/db?table=flurry_nodes or mysql://…',
     );
   }
@@ -75,14 +81,14 @@ export async function connectSql(url: string): Promise<SqlConnection> {
   const redacted = redact(u);
   if (dialect === undefined) {
     throw serverError(
-      'SQL_GENERATOR',
+      'USAGE',
       `the --registry URL ${redacted} is not a database URL; the in-database generator needs postgres://… or mysql://…`,
     );
   }
   const table = u.searchParams.get('table') ?? DEFAULT_REGISTRY_TABLE;
   if (!validTableName(table)) {
     throw serverError(
-      'SQL_GENERATOR',
+      'USAGE',
       `the registry table "${String(table).slice(0, 70)}" is invalid: use letters, digits and _ (optionally schema.table)`,
     );
   }
@@ -163,7 +169,7 @@ export interface ReserveOptions {
   readonly maxWaitMs?: number;
   /** Lanes of the sequence field (a power of two; default `generatorLanes(layout)`). */
   readonly lanes?: number;
-  /** Run the DDL in the database (else only returned). */
+  /** Reserve the slot and run the DDL in the database (else a preview: nothing is written). */
   readonly apply?: boolean;
 }
 
@@ -176,6 +182,8 @@ export interface ReserveOptions {
  * ```
  */
 export interface Reservation {
+  /** False for a preview (nothing reserved; the DDL's token is `preview`). */
+  readonly reserved: boolean;
   readonly namespace: string;
   readonly slot: number;
   readonly node: Record<string, number>;
@@ -188,6 +196,19 @@ export interface Reservation {
 }
 
 const truthy = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 't';
+
+/** The lease token of a preview's DDL: no registry row ever holds it (real tokens are 32 hex digits). */
+const PREVIEW_TOKEN = 'preview';
+
+/** The first Unix ms a new holder of a registry row may issue after: its high-water mark, plus its TTL after an unclean release. */
+const floorOf = (row: Record<string, unknown>): number =>
+  Number(row.high_water_ms) + (truthy(row.released_cleanly) ? 0 : Number(row.ttl_ms));
+
+/** A "no such table" error of PostgreSQL (42P01) or MySQL/MariaDB (1146). */
+const noTable = (err: unknown): boolean => {
+  const e = err as { code?: unknown; errno?: unknown };
+  return e.code === '42P01' || e.errno === 1146 || e.code === 'ER_NO_SUCH_TABLE';
+};
 
 /**
  * Reserves a free slot of the cluster for the in-database generator and builds (and with
@@ -211,7 +232,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
     .join('.');
   const now = pgsql ? 'now()' : 'CURRENT_TIMESTAMP(3)';
   try {
-    await c.query(registryTableDdl(c.dialect, c.table));
+    if (o.apply) await c.query(registryTableDdl(c.dialect, c.table));
     const state = await c
       .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
       .catch(() => [] as Record<string, unknown>[]);
@@ -222,7 +243,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           `run SELECT ${prefix}release_node() first, or use another --prefix`,
       );
     }
-    const token = randomBytes(16).toString('hex');
+    const token = o.apply ? randomBytes(16).toString('hex') : PREVIEW_TOKEN;
     const holder = JSON.stringify({
       id: `sql-generator-${token.slice(0, 8)}`,
       role: 'sql generator',
@@ -232,13 +253,19 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
       since: new Date().toISOString(),
       ttlMs: null,
       release: `SELECT ${prefix}release_node()`,
+      prefix,
     });
     const far = pgsql ? "timestamptz '9999-12-31 00:00:00+00'" : 'FROM_UNIXTIME(2147483000)';
     for (let attempt = 0; attempt < 5; attempt++) {
-      const rows = await c.query(
-        `SELECT slot, slots, (token IS NOT NULL AND expires_at > ${now}) AS live FROM ${t} WHERE namespace = ?`,
-        [map.namespace],
-      );
+      const rows = await c
+        .query(
+          `SELECT slot, slots, (token IS NOT NULL AND expires_at > ${now}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ?`,
+          [map.namespace],
+        )
+        .catch((err: unknown) => {
+          if (!o.apply && noTable(err)) return [] as Record<string, unknown>[]; // a preview creates nothing
+          throw err;
+        });
       const other = rows.find((r) => Number(r.slots) !== 0 && Number(r.slots) !== map.slots);
       if (other) {
         throw serverError(
@@ -253,8 +280,29 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
       if (slot < 0) {
         throw serverError(
           'SQL_GENERATOR',
-          `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder) or use another --cluster`,
+          `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder, or flurry sql --release --slot N for a SQL generator's reservation) or use another --cluster`,
         );
+      }
+      const build = (floorMs: number): Reservation => {
+        const node = map.toNode(slot);
+        const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
+        const ddl = generatorSql(o.layout, {
+          dialect: c.dialect,
+          prefix,
+          registryTable: c.table,
+          namespace: map.namespace,
+          slot,
+          token,
+          nodeBits: o.layout.nodeBits(node),
+          floorMs,
+          ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+          ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
+        });
+        return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
+      };
+      if (!o.apply) {
+        const row = rows.find((r) => Number(r.slot) === slot);
+        return build(row ? floorOf(row) : 0);
       }
       if (!known.has(slot)) {
         await c.query(
@@ -274,30 +322,18 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           await c.query('ROLLBACK');
           continue; // lost a race: scan again
         }
-        const hw = Number(cur[0].high_water_ms);
-        const floorMs = hw + (truthy(cur[0].released_cleanly) ? 0 : Number(cur[0].ttl_ms));
+        const floorMs = floorOf(cur[0]);
+        // The floor becomes the row's high-water mark: freeing the reservation before its DDL
+        // ran (flurry sql --release --slot) leaves the next holder of the slot after it.
         await c.query(
           `UPDATE ${t} SET slots = ?, token = ?, expires_at = ${far}, holder = ?, released_cleanly = ${pgsql ? 'false' : 'FALSE'}, ttl_ms = 0, ` +
-            `version = version + 1, updated_at = ${now} WHERE namespace = ? AND slot = ?`,
-          [map.slots, token, holder, map.namespace, slot],
+            `high_water_ms = ?, version = version + 1, updated_at = ${now} WHERE namespace = ? AND slot = ?`,
+          [map.slots, token, holder, floorMs, map.namespace, slot],
         );
         await c.query('COMMIT');
-        const node = map.toNode(slot);
-        const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
-        const ddl = generatorSql(o.layout, {
-          dialect: c.dialect,
-          prefix,
-          registryTable: c.table,
-          namespace: map.namespace,
-          slot,
-          token,
-          nodeBits: o.layout.nodeBits(node),
-          floorMs,
-          ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
-          ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
-        });
-        if (o.apply) for (const s of [...decode.statements, ...ddl.statements]) await c.query(s);
-        return { namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
+        const r = build(floorMs);
+        for (const s of [...r.decode.statements, ...r.ddl.statements]) await c.query(s);
+        return r;
       } catch (err) {
         await c.query('ROLLBACK').catch(() => undefined);
         throw err;

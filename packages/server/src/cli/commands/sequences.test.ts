@@ -37,7 +37,7 @@ test('GIVEN a Redis store THEN create, list and show work and a duplicate, an un
   );
   for (const [args, code] of [
     [['sequences', 'create', 'order'], 'FLURRY_E_SEQUENCE_KEY_EXISTS'],
-    [['sequences', 'show', 'nope'], 'FLURRY_E_USAGE'],
+    [['sequences', 'show', 'nope'], 'FLURRY_E_SEQUENCE_KEY_UNKNOWN'],
     [['sequences', 'create', 'bad/key'], 'FLURRY_E_SEQUENCE_KEY_INVALID'],
     [['sequences', 'create', 'x', '--step', '-5'], 'FLURRY_E_USAGE'],
     [['sequences', 'create', 'x', '--step', '0'], 'FLURRY_E_SEQUENCE_OPTION'],

@@ -11,7 +11,7 @@
  * flurry sequences show order --json
  * ```
  */
-import { openSequences, type KeyInfo } from '@flurry/segments';
+import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { write, type CliIo } from '../io.js';
@@ -113,7 +113,11 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
     if (sub === 'show') {
       const k = await sequences.show(key);
       if (!k) {
-        throw serverError('USAGE', `the sequence key "${key}" does not exist in ${sequences.store.description}`);
+        throw sequenceError(
+          'KEY_UNKNOWN',
+          `the sequence key "${key}" does not exist in ${sequences.store.description}; see the keys with flurry sequences list, or create it with flurry sequences create ${key}`,
+          { key },
+        );
       }
       await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
       return 0;

@@ -12,7 +12,9 @@
  */
 import { layoutSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
+import { releaseSqlNode } from '../../sql/release.js';
 import { reserveSqlNode } from '../../sql/reserve.js';
+import { usageComment } from '../../sql/usage.js';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
@@ -27,6 +29,8 @@ const FLAGS = {
   cluster: { type: 'string' },
   node: { type: 'string' },
   apply: { type: 'boolean' },
+  release: { type: 'boolean' },
+  slot: { type: 'string' },
   'max-wait-ms': { type: 'string' },
   lanes: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -53,14 +57,24 @@ The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
 
 In-database generation:
   flurry sql --generate --registry postgres://user:pw@host/db[?table=flurry_nodes] [--cluster NAME]
-             [--node FIELD=VALUE] [layout] [--prefix flurry_] [--max-wait-ms 1000] [--lanes N] [--apply]
-reserves a free node ID of the cluster in the registry table (the one flurry serve
---registry postgres://… / mysql://… leases from; holder "sql generator"), then prints (or with
---apply runs) the functions above plus a state table <prefix>generator, <prefix>next_id()
-(PostgreSQL also <prefix>next_ids(n)) and <prefix>release_node(), which frees the node.
-The sequence field is split into --lanes sub-ranges (default up to 16, each at least 16 IDs
-per tick); each session takes a lane of its own, the last lane is shared by the rest.
-The dialect follows the URL. Usage: id bigint PRIMARY KEY DEFAULT flurry_next_id().
+             [--node FIELD=VALUE] [--layout P | --fields …] [--prefix flurry_] [--max-wait-ms 1000]
+             [--lanes N] [--apply]
+with --apply reserves a free node ID of the cluster in the registry table (the one flurry
+serve --registry postgres://… / mysql://… leases from; holder "sql generator") and runs the
+functions above plus a state table <prefix>generator, <prefix>next_id() (PostgreSQL also
+<prefix>next_ids(n)) and <prefix>release_node(), which frees the node. Without --apply it is
+a preview: it reserves nothing and prints that DDL for the slot free now (its token holds no
+lease: run --apply to install). The sequence field is split into --lanes sub-ranges (default
+up to 16, each at least 16 IDs per tick); each session takes a lane of its own, the last lane
+is shared by the rest. The dialect follows the URL. It prints how to key a table with it:
+PostgreSQL id bigint PRIMARY KEY DEFAULT flurry_next_id(); MySQL/MariaDB, which take no
+stored function in a DEFAULT, a BEFORE INSERT trigger.
+
+  flurry sql --release --registry URL [--prefix flurry_]
+             [--slot N [--cluster NAME] [--node FIELD=VALUE] [--layout P | --fields …]]
+frees the generator's node: SELECT <prefix>release_node() of this database's generator, refused
+(FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane; --slot N frees the SQL
+generator reservation of that slot (through its functions when installed, else the row).
 `;
 
 /**
@@ -106,6 +120,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     unit: lastString(args, 'unit'),
   });
   const prefix = lastString(args, 'prefix');
+  if (hasFlag(args, 'release')) return releaseCommand(io, args, layout, prefix);
+  if (args.values.slot !== undefined) throw serverError('USAGE', '--slot goes with --release');
   if (!hasFlag(args, 'generate')) {
     for (const f of ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'])
       if (args.values[f] !== undefined)
@@ -143,10 +159,13 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const dialect = lastString(args, 'dialect');
   if (dialect !== undefined && sqlDialect(dialect) !== r.decode.dialect)
     throw serverError('USAGE', `--dialect ${dialect} does not match the --registry URL (${r.decode.dialect})`);
-  const p = r.decode.prefix;
+  const head = r.reserved
+    ? `-- Reserved slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}); IDs start after Unix ms ${r.floorMs}.\n`
+    : `-- Preview: nothing was reserved. Slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}) is free now; IDs would start after Unix ms ${r.floorMs}.\n` +
+      `-- Run again with --apply to reserve a slot and install this; run as is, its token holds no lease and next_id() raises FLURRY_E_LEASE_LOST.\n`;
   const summary =
-    `-- Reserved slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}); IDs start after Unix ms ${r.floorMs}.\n` +
-    `-- Use: id bigint PRIMARY KEY DEFAULT ${p}next_id()   Free the node: SELECT ${p}release_node();\n` +
+    head +
+    usageComment(r.decode) +
     `-- ${r.ddl.lanes} lane(s) of ${r.ddl.laneSize} IDs per tick (one per session, the last shared).\n`;
   if (hasFlag(args, 'apply'))
     await write(
@@ -154,6 +173,46 @@ export async function sqlCommand(io: CliIo): Promise<number> {
       summary + `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`,
     );
   else await write(io.stdout, summary + r.decode.script + r.ddl.script);
+  return 0;
+}
+
+/** `flurry sql --release …` (see SQL_HELP). */
+async function releaseCommand(
+  io: CliIo,
+  args: ReturnType<typeof parseCommandLine>,
+  layout: ReturnType<typeof chooseLayout>,
+  prefix: string | undefined,
+): Promise<number> {
+  for (const f of ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'])
+    if (args.values[f] !== undefined) throw serverError('USAGE', `--${f} does not go with --release`);
+  const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
+  if (url === undefined)
+    throw serverError(
+      'USAGE',
+      "flurry sql --release needs --registry postgres://… or mysql://… (the generator's database)",
+    );
+  const rawSlot = lastString(args, 'slot');
+  if (rawSlot !== undefined && !/^\d{1,7}$/.test(rawSlot))
+    throw serverError('USAGE', `--slot must be a node ID's slot, an integer from 0; got "${rawSlot.slice(0, 24)}"`);
+  if (rawSlot === undefined && (args.values.cluster !== undefined || args.values.node !== undefined))
+    throw serverError('USAGE', '--cluster and --node go with --slot (which reservation to free)');
+  const r = await releaseSqlNode({
+    url,
+    ...(prefix !== undefined ? { prefix } : {}),
+    ...(rawSlot !== undefined
+      ? {
+          slot: Number(rawSlot),
+          layout,
+          cluster: lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined),
+          pin: parseNodePins(allStrings(args, 'node'), layout),
+        }
+      : {}),
+  });
+  await write(
+    io.stdout,
+    `-- Released slot ${r.slot} of ${r.namespace}; its high-water mark is Unix ms ${r.highWaterMs}` +
+      (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
+  );
   return 0;
 }
 

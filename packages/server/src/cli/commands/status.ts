@@ -50,8 +50,9 @@ export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAM
 
 Prints every live holder of a node ID in the cluster: node, host, pid, version, held since,
 time since its last renewal, high-water mark, clock offset from this machine, and live or
-stale (not renewed for longer than the renewal interval plus a slack). An expired holder is
-not listed.
+stale (not renewed for longer than the renewal interval plus a slack), or reserved (sql
+generator): a node reserved for in-database generation by flurry sql --generate, held until
+released (flurry sql --release) and never renewed. An expired holder is not listed.
 
   --registry URL      The registry (default $FLURRY_REGISTRY or file:), as for flurry serve.
   --cluster NAME      The cluster (default $FLURRY_CLUSTER or default).

@@ -43,7 +43,7 @@ export const clusterRoute: Route = {
   openapi: {
     operationId: 'cluster',
     summary:
-      "Every live holder of a node ID in this service's cluster (from the registry, cached about 1 s and shared by all callers): node, host, pid, version, held since, last renewal, expiry, high-water mark, clock offset from this node, live or stale. An expired holder is not listed.",
+      "Every live holder of a node ID in this service's cluster (from the registry, cached about 1 s and shared by all callers): node, host, pid, version, held since, last renewal, expiry, high-water mark, clock offset from this node, live or stale, or reserved (a node reserved for in-database generation by flurry sql --generate: held until released, never renewed, role `sql generator`). An expired holder is not listed.",
     responses: {
       '200': {
         description: 'The cluster. All times are Unix ms on this node’s clock.',
@@ -79,7 +79,8 @@ export const clusterRoute: Route = {
                       highWaterMs: n,
                       clockOffsetMs: nn,
                       ageMs: nn,
-                      state: { enum: ['live', 'stale'] },
+                      state: { enum: ['live', 'stale', 'reserved'] },
+                      role: sn,
                       self: { type: 'boolean' },
                     },
                   },

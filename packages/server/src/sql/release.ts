@@ -1,0 +1,178 @@
+/**
+ * `flurry sql --release`: frees the node an in-database generator reserved in the registry
+ * table (see reserve.ts and docs/sql.md).
+ *
+ * - Without a slot: calls `<prefix>release_node()` of this database's generator, which refuses
+ *   (`FLURRY_E_SQL_NODE_IN_USE`) while another session holds one of its lanes, else fences
+ *   every lane, writes the high-water mark and frees the registry row.
+ * - With a slot (`--slot N`, of the namespace `--cluster` and the pins pick): frees a
+ *   reservation of that slot. When the generator functions holding it are installed (the
+ *   reservation names their prefix) this is `<prefix>release_node()` again; when they are not
+ *   (the DDL never ran), the row is freed directly: nothing was issued under it, and its
+ *   high-water mark is the floor the reservation wrote. A slot held by anything other than a
+ *   SQL generator is refused: services free their own slots when they stop.
+ *
+ * @example
+ * ```ts
+ * const r = await releaseSqlNode({ url: 'postgres://app:pw@127.0.0.1/app', prefix: 'flurry_' });
+ * console.log(r.slot, r.highWaterMs);
+ * ```
+ */
+import { FlurryError, type Layout } from '@flurry/core';
+import { SlotMap } from '@flurry/coordination';
+import { serverError } from '../errors.js';
+import { connectSql, type SqlConnection } from './reserve.js';
+
+/**
+ * Options of {@link releaseSqlNode}.
+ *
+ * @example
+ * ```ts
+ * const o: ReleaseOptions = { url: 'mysql://u:p@127.0.0.1/app', slot: 2, layout: Layout.from('twitter'), cluster: 'orders' };
+ * ```
+ */
+export interface ReleaseOptions {
+  readonly url: string;
+  /** The generator's prefix (default `flurry_`). */
+  readonly prefix?: string;
+  /** A reserved slot to free; with it `layout`, `cluster` and `pin` pick the namespace. */
+  readonly slot?: number;
+  readonly layout?: Layout;
+  readonly cluster?: string;
+  readonly pin?: Record<string, number>;
+}
+
+/**
+ * What {@link releaseSqlNode} freed.
+ *
+ * @example
+ * ```ts
+ * const { namespace, slot, highWaterMs, how } = await releaseSqlNode(opts);
+ * ```
+ */
+export interface Released {
+  readonly namespace: string;
+  readonly slot: number;
+  /** The slot's high-water mark after the release (Unix ms). */
+  readonly highWaterMs: number;
+  /** `function`: through `<prefix>release_node()`; `row`: a reservation whose DDL never ran. */
+  readonly how: 'function' | 'row';
+}
+
+const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** A column's value as text ('' for anything that is not a string or number). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
+async function generatorState(
+  c: SqlConnection,
+  prefix: string,
+): Promise<{ namespace: string; slot: number; token: string } | undefined> {
+  const rows = await c
+    .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
+    .catch(() => [] as Record<string, unknown>[]);
+  const r = rows[0];
+  if (!r || r.token === null || r.token === undefined) return undefined;
+  return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
+}
+
+/** Runs `<prefix>release_node()`, turning the function's coded refusal into a coded error. */
+async function callRelease(
+  c: SqlConnection,
+  prefix: string,
+  at: { namespace: string; slot: number },
+): Promise<Released> {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await c.query(`SELECT ${prefix}release_node() AS hw`);
+  } catch (err) {
+    const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    if (msg.startsWith('FLURRY_E_SQL_NODE_IN_USE'))
+      throw serverError('SQL_NODE_IN_USE', msg.replace(/^FLURRY_E_SQL_NODE_IN_USE: /, ''), at);
+    throw err;
+  }
+  return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' };
+}
+
+/**
+ * Frees a generator's node (see the module comment). Throws `FLURRY_E_SQL_NODE_IN_USE` while
+ * another session holds a lane, `FLURRY_E_SQL_GENERATOR` when there is nothing of a SQL
+ * generator to free, `FLURRY_E_USAGE` for a bad prefix.
+ *
+ * @example
+ * ```ts
+ * await releaseSqlNode({ url: db.url, slot: 0, layout: Layout.from('twitter'), cluster: 'orders' });
+ * ```
+ */
+export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
+  const prefix = o.prefix ?? 'flurry_';
+  if (!PREFIX_RE.test(prefix))
+    throw serverError('USAGE', `--prefix must be lower-case letters, digits and _, starting with a letter`);
+  const c = await connectSql(o.url);
+  try {
+    if (o.slot === undefined) {
+      const st = await generatorState(c, prefix);
+      if (!st)
+        throw serverError(
+          'SQL_GENERATOR',
+          `this database has no in-database generator holding a node under the prefix ${prefix} (${prefix}generator); ` +
+            'to free a reservation whose DDL never ran, give its --slot N (and --cluster); flurry status --cluster lists reservations',
+        );
+      return await callRelease(c, prefix, st);
+    }
+    if (!o.layout) throw serverError('USAGE', '--slot needs the layout of the cluster');
+    const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
+    if (!Number.isSafeInteger(o.slot) || o.slot < 0 || o.slot >= map.slots)
+      throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
+    const t = c.table
+      .split('.')
+      .map((x) => (c.dialect === 'postgres' ? `"${x}"` : `\`${x}\``))
+      .join('.');
+    const at = { namespace: map.namespace, slot: o.slot };
+    const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
+      map.namespace,
+      o.slot,
+    ]);
+    const row = rows[0];
+    let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
+    try {
+      holder =
+        typeof row?.holder === 'string'
+          ? (JSON.parse(row.holder) as typeof holder)
+          : ((row?.holder as typeof holder | undefined) ?? {});
+    } catch {
+      /* not a generator's */
+    }
+    if (!row || row.token === null || row.token === undefined || holder.role !== 'sql generator')
+      throw serverError(
+        'SQL_GENERATOR',
+        `slot ${o.slot} of ${map.namespace} in ${c.table} holds no SQL generator's reservation` +
+          (row?.token ? ' (a service holds it; a service frees its slot when it stops)' : ' (it is free)'),
+      );
+    const named =
+      typeof holder.prefix === 'string'
+        ? holder.prefix
+        : /^SELECT ([a-z][a-z0-9_]*)release_node\(\)$/.exec(text(holder.release))?.[1];
+    const owner = named && PREFIX_RE.test(named) ? named : prefix;
+    const st = await generatorState(c, owner);
+    // Installed: its function fences the lanes first (and refuses while a session holds one).
+    if (st && st.token === text(row.token)) return await callRelease(c, owner, at);
+    // Not installed: nothing was issued under this token (a new set-up writes a new token, so
+    // this one can never be installed later); the row's high-water mark is the floor.
+    const pg = c.dialect === 'postgres';
+    await c.query(
+      `UPDATE ${t} SET token = NULL, expires_at = NULL, holder = NULL, released_cleanly = ${pg ? 'true' : 'TRUE'}, ttl_ms = 0, ` +
+        `version = version + 1, updated_at = ${pg ? 'now()' : 'CURRENT_TIMESTAMP(3)'} WHERE namespace = ? AND slot = ? AND token = ?`,
+      [map.namespace, o.slot, row.token],
+    );
+    return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };
+  } catch (err) {
+    if (err instanceof FlurryError) throw err;
+    throw serverError(
+      'SQL_GENERATOR',
+      `${c.redacted}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]} (while releasing an in-database generator's node)`,
+    );
+  } finally {
+    await c.close().catch(() => undefined);
+  }
+}
