@@ -143,3 +143,20 @@ test('GIVEN the signal aborts while waiting THEN the wait ends with FLURRY_E_UNA
   );
   assert.deepEqual(timers.pending, []);
 });
+
+test('GIVEN the signal aborts while a try runs THEN no wait follows its outage: the start ends at once', async () => {
+  const timers = manualTimers();
+  const stop = new AbortController();
+  await assert.rejects(
+    retryOutage(
+      'store',
+      async () => {
+        stop.abort();
+        throw new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', 'refused');
+      },
+      { timers, signal: stop.signal },
+    ),
+    (e: FlurryError) => e.code === 'FLURRY_E_UNAVAILABLE' && /sequence store/.test(e.message),
+  );
+  assert.deepEqual(timers.pending, []);
+});

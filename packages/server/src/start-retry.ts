@@ -99,6 +99,7 @@ export async function retryOutage<T>(
       if (failureKind(err) !== 'outage') throw err;
       since ??= now();
       options.onWait?.({ step, error: err as FlurryError, attempt: tries, retryInMs: delayMs, since });
+      aborted(options.signal, step); // aborted while the try ran
       await sleep(timers, delayMs, options.signal, step);
       delayMs = Math.min(delayMs * 2, maxMs);
     }
