@@ -3,7 +3,6 @@
 // ready once they answer; bad input still exits 2; one-shot commands facing an outage exit 1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { freePort, startDatabase, startEngine } from '@flurry/coordination/testing';
 import { httpGet, jsonBody, runFlurry, startFlurry, type FlurryProcess } from './test-support.js';
 
@@ -84,19 +83,42 @@ test('GIVEN the Redis registry down when serve starts THEN it listens, is not re
   }
 });
 
-test('GIVEN an unreachable registry THEN serve waits, never prints the password, and SIGTERM during the wait exits 0', async () => {
+test('GIVEN an unreachable registry or store of each kind THEN serve waits, not ready, never prints a password, and SIGTERM during the wait exits 0', async () => {
   const port = await freePort();
-  const svc = await startFlurry({ registry: `redis://:hunter2@127.0.0.1:${port}/0`, until: 'listening' });
-  try {
-    await svc.waitForLog((l) => l.component === 'start' && l.waitingFor === 'registry');
-    await notReadyBecause(svc, new RegExp(`redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}/0 is not answering`));
-    await delay(200);
-  } finally {
-    const stopped = await svc.stop('SIGTERM');
-    assert.equal(stopped.code, 0, svc.stderr());
-  }
-  assert.ok(svc.logs.some((l) => l.msg === 'signal received while starting; stopped'));
-  assert.ok(!svc.stderr().includes('hunter2') && !JSON.stringify(svc.logs).includes('hunter2'));
+  const at = `127.0.0.1:${port}`;
+  const cases: Array<{ registry?: string; args?: string[]; step: 'store' | 'registry'; shown: string }> = [
+    { registry: `redis://:hunter2@${at}/0`, step: 'registry', shown: `redis://:***@${at}/0` },
+    { registry: `etcd://${at}/flurry`, step: 'registry', shown: `etcd://${at}/flurry` },
+    { registry: `zookeeper://${at}/flurry`, step: 'registry', shown: `zookeeper://${at}/flurry` },
+    { registry: `postgres://u:hunter2@${at}/db`, step: 'registry', shown: `postgres://u:***@${at}/db` },
+    { registry: `mysql://u:hunter2@${at}/db`, step: 'registry', shown: `mysql://u:***@${at}/db` },
+    { args: ['--sequences', `mysql://u:hunter2@${at}/db`], step: 'store', shown: `mysql://u:***@${at}/db` },
+    { args: ['--sequences', `redis://:hunter2@${at}/0`], step: 'store', shown: `redis://:***@${at}/0` },
+  ];
+  const escape = (x: string) => x.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  await Promise.all(
+    cases.map(async (c) => {
+      const svc = await startFlurry({
+        ...(c.registry !== undefined ? { registry: c.registry } : {}),
+        args: c.args ?? [],
+        until: 'listening',
+      });
+      const what = c.registry ?? c.args?.join(' ');
+      try {
+        const logged = await svc.waitForLog((l) => l.component === 'start' && l.waitingFor === c.step, 30_000);
+        assert.match(String(logged.code), /^FLURRY_E_(REGISTRY_UNREACHABLE|SEQUENCE_STORE_UNAVAILABLE)$/, what);
+        await notReadyBecause(svc, new RegExp(`${escape(c.shown)}.* is not answering`));
+      } finally {
+        const stopped = await svc.stop('SIGTERM');
+        assert.equal(stopped.code, 0, `${what}: ${svc.stderr()}`);
+      }
+      assert.ok(
+        svc.logs.some((l) => l.msg === 'signal received while starting; stopped'),
+        what,
+      );
+      assert.ok(!svc.stderr().includes('hunter2') && !JSON.stringify(svc.logs).includes('hunter2'), what);
+    }),
+  );
 });
 
 test('GIVEN one-shot commands facing an engine or store that does not answer THEN each exits 1 (retryable) with the outage code, never 2', async () => {
@@ -114,6 +136,7 @@ test('GIVEN one-shot commands facing an engine or store that does not answer THE
     [['sequences', 'show', 'order', '--store', `redis://${at}/0`], /FLURRY_E_SEQUENCE_STORE_UNAVAILABLE/],
     [['sql', '--generate', '--registry', `postgres://u:pw@${at}/db`], /FLURRY_E_REGISTRY_UNREACHABLE/],
     [['sql', '--generate', '--registry', `mysql://u:pw@${at}/db`], /FLURRY_E_REGISTRY_UNREACHABLE/],
+    [['registry', 'init', `postgres://u:pw@${at}/db`], /FLURRY_E_REGISTRY_UNREACHABLE/],
   ];
   const results = await Promise.all(cases.map(([argv]) => runFlurry(argv, {}, 60_000)));
   results.forEach((r, i) => {
