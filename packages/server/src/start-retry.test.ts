@@ -75,10 +75,10 @@ test('GIVEN a step failing with outages THEN it is retried with doubling delays 
   let calls = 0;
   const done = retryOutage(
     'store',
-    async () => {
+    () => {
       calls++;
-      if (calls <= 4) throw new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', `down ${calls}`);
-      return 'open';
+      if (calls <= 4) return Promise.reject(new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', `down ${calls}`));
+      return Promise.resolve('open');
     },
     { timers, initialMs: 100, maxMs: 300, now: () => 42, onWait: (w) => waits.push(w) },
   );
@@ -111,9 +111,9 @@ test('GIVEN a step failing with bad input or another error THEN it is not retrie
     await assert.rejects(
       retryOutage(
         'registry',
-        async () => {
+        () => {
           calls++;
-          throw err;
+          return Promise.reject(err);
         },
         { timers },
       ),
@@ -129,9 +129,7 @@ test('GIVEN the signal aborts while waiting THEN the wait ends with FLURRY_E_UNA
   const stop = new AbortController();
   const done = retryOutage(
     'registry',
-    async () => {
-      throw new FlurryError('FLURRY_E_REGISTRY_UNREACHABLE', 'refused');
-    },
+    () => Promise.reject(new FlurryError('FLURRY_E_REGISTRY_UNREACHABLE', 'refused')),
     { timers, signal: stop.signal },
   );
   await tick();
@@ -150,9 +148,9 @@ test('GIVEN the signal aborts while a try runs THEN no wait follows its outage: 
   await assert.rejects(
     retryOutage(
       'store',
-      async () => {
+      () => {
         stop.abort();
-        throw new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', 'refused');
+        return Promise.reject(new FlurryError('FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', 'refused'));
       },
       { timers, signal: stop.signal },
     ),

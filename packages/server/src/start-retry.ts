@@ -107,24 +107,22 @@ export async function retryOutage<T>(
 }
 
 function aborted(signal: AbortSignal | undefined, step: StartWait['step']): void {
-  if (signal?.aborted) {
-    throw serverError(
-      'UNAVAILABLE',
-      `the start was stopped while waiting for the ${step === 'store' ? 'sequence store' : 'node-ID registry'}`,
-      { step },
-    );
-  }
+  if (signal?.aborted) throw abortError(step);
+}
+
+function abortError(step: StartWait['step']): FlurryError {
+  return serverError(
+    'UNAVAILABLE',
+    `the start was stopped while waiting for the ${step === 'store' ? 'sequence store' : 'node-ID registry'}`,
+    { step },
+  );
 }
 
 function sleep(timers: RetryTimers, ms: number, signal: AbortSignal | undefined, step: StartWait['step']) {
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => {
       timers.clearTimeout(handle);
-      try {
-        aborted(signal, step);
-      } catch (err) {
-        reject(err);
-      }
+      reject(abortError(step));
     };
     const handle = timers.setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -139,7 +139,8 @@ export async function connectSql(url: string): Promise<SqlConnection> {
       .split('\n')[0]
       .replaceAll(conn.password ?? '\u0000', '***');
     // Refused credentials are bad input (exit 2); anything else is the database not answering (exit 1, retry).
-    const code = String((err as { code?: unknown } | null)?.code ?? '');
+    const raw = (err as { code?: unknown } | null)?.code;
+    const code = typeof raw === 'string' ? raw : '';
     if (['28P01', '28000', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(code)) {
       throw registryError(
         'AUTH',
