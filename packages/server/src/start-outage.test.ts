@@ -3,7 +3,12 @@
 // ready once they answer; bad input still exits 2; one-shot commands facing an outage exit 1.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FlurryError } from '@flurry/core';
 import { freePort, startDatabase, startEngine } from '@flurry/coordination/testing';
+import { loadServeConfig } from './config/index.js';
+import { startService, type ServiceLogger } from './service.js';
+import type { RetryTimers } from './start-retry.js';
 import { httpGet, jsonBody, runFlurry, startFlurry, type FlurryProcess } from './test-support.js';
 
 type ErrorBody = { error: { code: string; message: string } };
@@ -145,4 +150,56 @@ test('GIVEN one-shot commands facing an engine or store that does not answer THE
     assert.match(r.stderr, new RegExp(`^flurry: ${want.source}: `, 'm'), `${argv.join(' ')}: ${r.stderr}`);
     assert.ok(!r.stderr.includes(':pw@'), r.stderr);
   });
+});
+
+test('GIVEN startService with injected timers and a registry that does not answer THEN each failed try is one timer of the backoff, and aborting leaves nothing listening', async () => {
+  const closed = await freePort();
+  const config = loadServeConfig(['--port', '0', '--registry', `redis://127.0.0.1:${closed}/0`], {});
+  const delays: number[] = [];
+  const fired: Array<() => void> = [];
+  const timers: RetryTimers = {
+    setTimeout: (fn, ms) => {
+      delays.push(ms);
+      fired.push(fn);
+      return fn;
+    },
+    clearTimeout: () => undefined,
+  };
+  let port = 0;
+  const lines: Array<Record<string, unknown>> = [];
+  const logger: ServiceLogger = {
+    info: (o, m) => {
+      if (m?.startsWith('http listening')) port = (o as { port: number }).port;
+    },
+    warn: (o, m) => {
+      if ((o as { waitingFor?: string }).waitingFor !== undefined) lines.push({ ...o, msg: m });
+    },
+    error: () => undefined,
+    debug: () => undefined,
+    child: () => logger,
+  };
+  const stop = new AbortController();
+  const started = startService(config, logger, {
+    signal: stop.signal,
+    retry: { timers, initialMs: 1000, maxMs: 4000 },
+  });
+  started.catch(() => undefined);
+  for (const want of [[1000], [1000, 2000], [1000, 2000, 4000]]) {
+    for (let i = 0; i < 200 && delays.length < want.length; i++) await delay(25);
+    assert.deepEqual(delays, want, 'one timer per failed try, doubling up to the maximum');
+    const r = await httpGet(port, '/readyz');
+    assert.equal(r.status, 503);
+    assert.match(
+      jsonBody<ErrorBody>(r.body).error.message,
+      new RegExp(`try ${want.length} failed, the next in ${want.at(-1)} ms`),
+    );
+    if (want.length < 3) fired.shift()?.();
+  }
+  assert.deepEqual(
+    lines.map((l) => [l.waitingFor, l.code, l.attempt]),
+    [1, 2, 3].map((n) => ['registry', 'FLURRY_E_REGISTRY_UNREACHABLE', n]),
+  );
+  stop.abort();
+  await assert.rejects(started, (e: FlurryError) => e.code === 'FLURRY_E_UNAVAILABLE');
+  await assert.rejects(httpGet(port, '/healthz'), 'the listener is closed');
 });
