@@ -51,13 +51,19 @@ test('GIVEN PostgreSQL down when serve --sequences starts THEN it listens, is no
     assert.equal((await svc.stop()).code, 0, svc.stderr());
     svc = undefined;
 
-    // Bad input still stops the start: refused credentials exit 2.
-    const bad = await runFlurry(
-      ['serve', '--port', '0', '--sequences', pg.url.replace(`:${pg.connection.password}@`, ':wrong@')],
-      { FLURRY_ALLOW_ROOT: '1' },
-    );
+    // Bad input still stops the start: refused credentials, a table that is missing and cannot be created exit 2.
+    const serve = (url: string) => runFlurry(['serve', '--port', '0', '--sequences', url], { FLURRY_ALLOW_ROOT: '1' });
+    const [bad, noTable] = await Promise.all([
+      serve(pg.url.replace(`:${pg.connection.password}@`, ':wrong@')),
+      serve(`${pg.url}?table=no_such_schema.leaf_alloc`),
+    ]);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /^flurry: FLURRY_E_SEQUENCE_AUTH: /m);
+    assert.equal(noTable.code, 2, noTable.stderr);
+    assert.match(
+      noTable.stderr,
+      /^flurry: FLURRY_E_SEQUENCE_STORE_CORRUPT: the table no_such_schema\.leaf_alloc .* is missing/m,
+    );
   } finally {
     await svc?.stop('SIGKILL');
     await pg.stop();
