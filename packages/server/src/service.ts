@@ -178,6 +178,7 @@ export async function startService(
   // An outage of the store or the registry is waited out (not ready, retried with backoff);
   // bad input (a URL, credentials, a missing table) stops the start with its coded error.
   const startLog = logger.child({ component: 'start' });
+  const now = options.retry?.now ?? Date.now;
   const retry = {
     ...options.retry,
     signal: options.signal,
@@ -212,13 +213,13 @@ export async function startService(
           }),
         retry,
       );
-      answered(core, startLog);
+      answered(core, startLog, now);
       if (sequenceMetrics) sequenceMetrics.attach(sequences);
       ctx.sequences = sequences;
       core.console.data.sequences = sequences;
     }
     await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
-    answered(core, startLog);
+    answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
   } catch (err) {
     await abortStart(server, core);
@@ -234,12 +235,12 @@ export async function startService(
 }
 
 /** The store or registry answered after an outage: log it and clear the wait. */
-function answered(core: ServiceCore, log: ServiceLogger): void {
+function answered(core: ServiceCore, log: ServiceLogger, now: () => number): void {
   const wait = core.startWait;
   if (wait === undefined) return;
   core.startWait = undefined;
   log.info(
-    { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, Date.now() - wait.since) },
+    { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
     `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} answers; starting`,
   );
 }
