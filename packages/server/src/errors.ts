@@ -174,3 +174,39 @@ export function httpStatusOf(err: unknown): number {
 export function isRetryable(err: unknown): boolean {
   return httpStatusOf(err) === 503;
 }
+
+/**
+ * Error codes that mean "the input was bad" (usage, settings, layouts, IDs, keys, URLs,
+ * credentials, a missing client package, a missing or foreign table, a volatile store):
+ * fixing the input is the remedy, so restarting will not help.
+ */
+const BAD_INPUT =
+  /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|REGISTRY_(URL|OPTION|STATIC_NODE|AUTH|CLIENT_MISSING)$|SEQUENCE_(?!EXHAUSTED$|STORE_UNAVAILABLE$|CLOSED$))/;
+
+/** Error codes that mean "an engine or store did not answer": an outage, which passes by itself. */
+const OUTAGE: ReadonlySet<string> = new Set(['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE']);
+
+/**
+ * What kind of failure an error is, the one classification the CLI's exit codes and the
+ * service's start-up follow:
+ *
+ * - `bad-input`: the command line, a setting, a URL, credentials, a client package or a
+ *   table is wrong; the CLI exits 2 and `flurry serve` stops (restarting will not help);
+ * - `outage`: a registry engine or a sequence store did not answer (`FLURRY_E_REGISTRY_UNREACHABLE`,
+ *   `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`); a one-shot command exits 1 (retry later), and
+ *   `flurry serve` keeps listening, not ready, and retries until it answers;
+ * - `other`: anything else (every node ID held, a clock behind the high-water mark, a port
+ *   taken…); the CLI exits 1.
+ *
+ * @example
+ * ```ts
+ * failureKind(new FlurryError('FLURRY_E_REGISTRY_URL', 'bad URL'));          // 'bad-input'
+ * failureKind(new FlurryError('FLURRY_E_REGISTRY_UNREACHABLE', 'refused')); // 'outage'
+ * failureKind(new Error('boom'));                                            // 'other'
+ * ```
+ */
+export function failureKind(err: unknown): 'bad-input' | 'outage' | 'other' {
+  if (!(err instanceof FlurryError)) return 'other';
+  if (OUTAGE.has(err.code)) return 'outage';
+  return BAD_INPUT.test(err.code) ? 'bad-input' : 'other';
+}

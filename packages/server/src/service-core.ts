@@ -31,6 +31,7 @@ import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { LeasedIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
+import type { StartWait } from './start-retry.js';
 
 /**
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
@@ -65,6 +66,8 @@ export interface ServiceCore {
   registry: Registry | undefined;
   /** Set when shutdown begins. */
   shuttingDown: boolean;
+  /** While the start waits out an outage of the store or registry: what it waits for and why. */
+  startWait: StartWait | undefined;
   /** The console's data and event streams (closed by shutdown). */
   readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
@@ -84,7 +87,7 @@ export function createServiceCore(
   options: { clock?: Clock } = {},
 ): ServiceCore {
   const clock = options.clock ?? systemClock;
-  const notStartedError = () => notStarted(config);
+  const notStartedError = () => notStarted(config, core.startWait);
   const issuer: LeasedIssuer = new LeasedIssuer({
     logger,
     count: (e) => core.metrics.onGeneratorEvent(e),
@@ -104,6 +107,7 @@ export function createServiceCore(
     publicIds: makePublicIds(config, () => issuer.next()),
     registry: undefined,
     shuttingDown: false,
+    startWait: undefined,
     console: undefined as unknown as ServiceCore['console'],
   };
   const data = new ConsoleData({ core, config, clock });
@@ -181,7 +185,19 @@ function readiness(
   return null;
 }
 
-function notStarted(config: ServeConfig): FlurryError {
+function notStarted(config: ServeConfig, wait: StartWait | undefined): FlurryError {
+  if (wait !== undefined) {
+    const what =
+      wait.step === 'store'
+        ? `the sequence store ${redactUrl(config.sequences ?? '')}`
+        : `the node-ID registry ${redactUrl(config.registry)}`;
+    return serverError(
+      'UNAVAILABLE',
+      `the service is starting: ${what} is not answering (${wait.error.code}: ${wait.error.message}); ` +
+        `try ${wait.attempt} failed, the next in ${wait.retryInMs} ms; the service becomes ready by itself once it answers`,
+      { waitingFor: wait.step, cause: wait.error.code, attempt: wait.attempt, since: wait.since },
+    );
+  }
   return serverError(
     'UNAVAILABLE',
     `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`,

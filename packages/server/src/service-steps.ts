@@ -109,17 +109,25 @@ export async function leaseGenerator(
     ...registryOptions,
   });
   core.registry = registry;
-  const lg = await leasedGenerator({
-    registry,
-    layout: core.layout,
-    pin: { ...config.node },
-    generator: {
-      onEvent: core.issuer.onEvent,
-      onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
-      ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
-      ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
-    },
-  });
+  let lg: LeasedGenerator;
+  try {
+    lg = await leasedGenerator({
+      registry,
+      layout: core.layout,
+      pin: { ...config.node },
+      generator: {
+        onEvent: core.issuer.onEvent,
+        onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
+        ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+        ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
+      },
+    });
+  } catch (err) {
+    // No lease: close the registry, so that a retry after an outage opens a fresh one.
+    core.registry = undefined;
+    await registry.close().catch(() => undefined);
+    throw err;
+  }
   core.issuer.attach(lg);
   core.console.data.watch(lg);
   watchLease(lg, logger);

@@ -6,8 +6,11 @@
  *
  * Start-up: listen on HTTP first (so `/healthz` answers and `/readyz` says 503 while the
  * lease is being acquired, and the Leaf-compatible registry learns this service's
- * `ip:port`), then open the registry and acquire a lease through `leasedGenerator`, then
- * start Thrift. A failure to acquire stops the service with the coded error.
+ * `ip:port`), then open the sequence store (with `--sequences`), then open the registry and
+ * acquire a lease through `leasedGenerator`, then start Thrift. A store or registry that
+ * does not answer (an outage: `failureKind` in errors.ts) is retried with backoff
+ * (start-retry.ts) while `/readyz`, `/v1/status` and the log say what the start waits for;
+ * any other failure (bad input, every node ID held) stops the service with the coded error.
  *
  * Shutdown ({@link RunningService.close}): stop accepting connections, let in-flight
  * requests finish (cut after `shutdownTimeoutMs`), stop Thrift, then close the leased
@@ -23,13 +26,16 @@
  * ```
  */
 import type { Server } from 'node:http';
+import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions, optionNames } from '@flurry/core';
 import { openSequences, type Sequences } from '@flurry/segments';
 import { SequenceMetrics } from './sequence-metrics.js';
 import type { ServeConfig } from './config/index.js';
+import type { HttpContext } from './http/context.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import { abortStart, leaseGenerator, listenHttp, shutdown, startThrift, type ServiceLogger } from './service-steps.js';
+import { retryOutage, type RetryOutageOptions, type StartWait } from './start-retry.js';
 import type { ThriftServer } from './thrift/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
@@ -103,10 +109,33 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
 });
 
 /**
+ * Options of {@link startService} beyond the configuration.
+ *
+ * @example
+ * ```ts
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * await startService(config, logger, { signal: stop.signal, retry: { initialMs: 500, maxMs: 30_000 } });
+ * ```
+ */
+export interface StartServiceOptions {
+  /** Aborting it while the start waits out an outage stops the start (it rejects with `FLURRY_E_UNAVAILABLE`). */
+  signal?: AbortSignal;
+  /** The backoff of the start's retries after an outage (default 500 ms doubling to 30 s) and its timers. */
+  retry?: Pick<RetryOutageOptions, 'initialMs' | 'maxMs' | 'timers' | 'now'>;
+  /** Registry options added to the configuration's (tests: a manual clock). */
+  registryOptions?: Partial<RegistryOptions>;
+}
+
+const START_OPTION_KEYS = ['signal', 'retry', 'registryOptions'] as const;
+
+/**
  * Starts the service described by `config`: the configuration comes from
  * `loadServeConfig` (flags, `FLURRY_*` variables, a config file), the logger is pino or
  * anything of its shape with `child()`. Resolves once the lease is held and the service
- * is ready; rejects with the coded error when it cannot be (nothing is left running).
+ * is ready; it listens meanwhile and waits out an outage of the store or the registry
+ * (retrying with backoff); rejects with the coded error when it cannot start for another
+ * reason, or when `options.signal` aborts the wait (nothing is left running).
  *
  * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`,
  * `FLURRY_E_CONFIG` (an unusable public-ID key), `FLURRY_E_LISTEN` (HTTP or Thrift port taken),
@@ -125,43 +154,72 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
  * process.once('SIGTERM', () => void svc.close().then(() => process.exit(0)));
  * ```
  */
-export async function startService(config: ServeConfig, logger: ServiceLogger): Promise<RunningService> {
+export async function startService(
+  config: ServeConfig,
+  logger: ServiceLogger,
+  options: StartServiceOptions = {},
+): Promise<RunningService> {
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
+  assertKnownOptions(options, START_OPTION_KEYS, 'startService options');
   const core = createServiceCore(config, logger);
   let sequenceMetrics: SequenceMetrics | undefined;
-  // Segment mode (--sequences URL): opened first, so a bad store URL, credentials or a volatile Redis stop the start.
-  const sequences: Sequences | undefined =
-    config.sequences === undefined
-      ? undefined
-      : await openSequences(config.sequences, {
-          autoCreate: config.autoCreate,
-          allowVolatileStore: config.allowVolatileStore,
-          maxBatch: config.maxBatch,
-          maxStep: config.sequenceMaxStep,
-          targetSegmentMs: config.sequenceTargetMs,
-          onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
-        });
-  if (sequences && sequenceMetrics) sequenceMetrics.attach(sequences);
-  const ctx = { ...httpContext(config, core, logger.child({ component: 'http' })), sequences };
-  core.console.data.sequences = sequences;
+  let sequences: Sequences | undefined;
+  const ctx: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
+  if (config.sequences !== undefined) ctx.sequencesStarting = () => core.notReady() ?? undefined;
   const server = createHttpServer(ctx);
   const closeSequences = async (): Promise<void> => {
     if (!sequences) return;
     const { handedBack, wasted } = await sequences.close();
     logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
   };
-  let port: number;
-  try {
-    port = await listenHttp(server, config.port, config.host);
-  } catch (err) {
-    await closeSequences().catch(() => undefined);
-    throw err;
-  }
+  const port = await listenHttp(server, config.port, config.host);
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
+  // An outage of the store or the registry is waited out (not ready, retried with backoff);
+  // bad input (a URL, credentials, a missing table) stops the start with its coded error.
+  const startLog = logger.child({ component: 'start' });
+  const now = options.retry?.now ?? Date.now;
+  const retry = {
+    ...options.retry,
+    signal: options.signal,
+    onWait: (wait: StartWait) => {
+      core.startWait = wait;
+      startLog.warn(
+        {
+          waitingFor: wait.step,
+          code: wait.error.code,
+          error: wait.error.message,
+          attempt: wait.attempt,
+          retryInMs: wait.retryInMs,
+        },
+        `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} is not answering; not ready, retrying`,
+      );
+    },
+  };
   let thrift: ThriftServer | undefined;
   try {
-    await leaseGenerator(config, core, port, logger);
+    if (config.sequences !== undefined) {
+      const url = config.sequences;
+      sequences = await retryOutage(
+        'store',
+        () =>
+          openSequences(url, {
+            autoCreate: config.autoCreate,
+            allowVolatileStore: config.allowVolatileStore,
+            maxBatch: config.maxBatch,
+            maxStep: config.sequenceMaxStep,
+            targetSegmentMs: config.sequenceTargetMs,
+            onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
+          }),
+        retry,
+      );
+      answered(core, startLog, now);
+      if (sequenceMetrics) sequenceMetrics.attach(sequences);
+      ctx.sequences = sequences;
+      core.console.data.sequences = sequences;
+    }
+    await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
+    answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
   } catch (err) {
     await abortStart(server, core);
@@ -174,6 +232,17 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   const close = (): Promise<void> =>
     (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
   return { port, thriftPort: thrift?.port, server, close };
+}
+
+/** The store or registry answered after an outage: log it and clear the wait. */
+function answered(core: ServiceCore, log: ServiceLogger, now: () => number): void {
+  const wait = core.startWait;
+  if (wait === undefined) return;
+  core.startWait = undefined;
+  log.info(
+    { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
+    `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} answers; starting`,
+  );
 }
 
 function logReady(

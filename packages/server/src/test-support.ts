@@ -102,6 +102,8 @@ export interface StartOptions {
   registry?: string;
   /** Start-up bound; default 20 s. */
   timeoutMs?: number;
+  /** Resolve at the `ready` log line (default) or already at `http listening` (a start that waits out an outage). */
+  until?: 'ready' | 'listening';
 }
 
 /**
@@ -195,7 +197,8 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
 
   let ready: Record<string, unknown>;
   try {
-    ready = await waitForLog((l) => l.msg === 'ready', opts.timeoutMs ?? 20_000);
+    const wanted = opts.until === 'listening' ? /^http listening/ : /^ready$/;
+    ready = await waitForLog((l) => typeof l.msg === 'string' && wanted.test(l.msg), opts.timeoutMs ?? 20_000);
   } catch (e) {
     child.kill('SIGKILL');
     if (ownDir) rmSync(registryDir, { recursive: true, force: true });

@@ -124,7 +124,9 @@ export async function openRedisStore(c: RedisConnection, description: string): P
       'STORE_UNAVAILABLE',
       `the redis store ${description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} (${errText(err)})` +
         (outcomeUnknown ? '; the INCRBY may still have happened, so its range is skipped' : '') +
-        '; numbers keep coming from memory while any are buffered; retry later',
+        (what === 'the connection'
+          ? '; check that Redis runs there and is reachable from this host, then retry (an outage, not bad input)'
+          : '; numbers keep coming from memory while any are buffered; retry later'),
       { store: description, outcomeUnknown, retryAfterMs: 1000, ...(key !== undefined ? { key } : {}) },
       err,
     );

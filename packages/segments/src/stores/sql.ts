@@ -162,7 +162,9 @@ async function withSession<T>(
       `the ${adapter.kind} store ${o.description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} ` +
         `(${timedOut ? `no answer within ${o.timeoutMs} ms` : errText(err)})` +
         (outcomeUnknown ? '; the allocation may have committed, so its range is skipped' : '') +
-        '; numbers keep coming from memory while any are buffered; retry later',
+        (what === 'the table check'
+          ? `; check that ${adapter.kind} runs there and is reachable from this host, then retry (an outage, not bad input)`
+          : '; numbers keep coming from memory while any are buffered; retry later'),
       {
         store: o.description,
         stage: stage.at,

@@ -318,7 +318,7 @@ Module._resolveFilename = function (request, ...rest) {
     const results = await Promise.all(cases.map(([argv]) => runFlurry(argv, env)));
     results.forEach((r, i) => {
       const [argv, install] = cases[i];
-      assert.equal(r.code, 1, `${argv.join(' ')}: ${r.stderr}`);
+      assert.equal(r.code, 2, `${argv.join(' ')}: ${r.stderr}`); // a missing package: restarting will not help
       assert.match(r.stderr, /^flurry: FLURRY_E_REGISTRY_CLIENT_MISSING: /m, r.stderr);
       assert.ok(r.stderr.includes(`run npm install ${install}\n`), `${argv.join(' ')}: ${r.stderr}`);
       assert.ok(!r.stderr.includes(':pw@'), r.stderr);

@@ -9,6 +9,7 @@
  * ```
  */
 import { FlurryError } from '@flurry/core/errors';
+import { failureKind } from '../errors.js';
 import type { EnvWarning } from '../config/env-hints.js';
 import type { FlagSpecs } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
@@ -64,12 +65,9 @@ export function write(stream: CliOutput, text: string): Promise<void> {
   });
 }
 
-/** Error codes that mean "the input was bad": the CLI exits 2 for them, 1 for the rest. */
-const BAD_INPUT =
-  /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|REGISTRY_URL|REGISTRY_OPTION|REGISTRY_STATIC_NODE|SEQUENCE_(?!EXHAUSTED))/;
-
 /**
- * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys), 1 otherwise.
+ * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys, URLs,
+ * credentials), 1 otherwise (an outage, a port taken…); see `failureKind` in ../errors.ts.
  *
  * @example
  * ```ts
@@ -77,7 +75,7 @@ const BAD_INPUT =
  * ```
  */
 export function exitCodeFor(err: unknown): number {
-  return err instanceof FlurryError && BAD_INPUT.test(err.code) ? 2 : 1;
+  return failureKind(err) === 'bad-input' ? 2 : 1;
 }
 
 /**

@@ -122,12 +122,12 @@ function suite(kind: DatabaseKind, scheme: string): void {
     test('GIVEN bad registry URLs THEN coded errors that never show the password', async () => {
       const u = await url('flurry_cli');
       const pw = db!.connection.password;
-      // Malformed URLs are bad input (exit 2); refused credentials are an operational error (exit 1).
+      // Malformed URLs and refused credentials are bad input (exit 2): restarting will not help.
       const cases: [string, RegExp, number][] = [
         [u.replace(/\?.*$/, '?tabel=x'), /FLURRY_E_REGISTRY_URL: .*unknown parameter "tabel"/, 2],
         [u.replace(/\?.*$/, '?table=x;drop'), /FLURRY_E_REGISTRY_URL/, 2],
         [u.replace(/\/[^/?]+\?/, '?'), /FLURRY_E_REGISTRY_URL: .*database is missing/, 2],
-        [u.replace(`:${pw}@`, ':not-the-password@'), /FLURRY_E_REGISTRY_AUTH: .*refused the credentials/, 1],
+        [u.replace(`:${pw}@`, ':not-the-password@'), /FLURRY_E_REGISTRY_AUTH: .*refused the credentials/, 2],
       ];
       for (const [bad, want, code] of cases) {
         const r = await runFlurry(['next', '--registry', bad]);

@@ -17,7 +17,7 @@
  * ```
  */
 import { hostname } from 'node:os';
-import { systemClock, type Clock } from '@flurry/core';
+import { systemClock, type Clock, type FlurryError } from '@flurry/core';
 import { FLURRY_VERSION, redactUrl, type LeasedGenerator, type ManagedLease } from '@flurry/coordination';
 import type { Sequences } from '@flurry/segments';
 import type { ServeConfig } from '../config/index.js';
@@ -166,6 +166,7 @@ export class ConsoleData {
             lastFetchMs: s.lastFetchLatencyMs,
           }))
         : null,
+      notReady: notReadyOf(core.notReady()),
     };
   }
 
@@ -201,4 +202,8 @@ export class ConsoleData {
   cluster(): Promise<ClusterBody> {
     return this.clusterCache.body();
   }
+}
+
+function notReadyOf(err: FlurryError | null): { code: string; message: string } | null {
+  return err === null ? null : { code: err.code, message: err.message };
 }

@@ -98,6 +98,8 @@ export interface StatusBody {
     lastFetchAt: number | null;
     lastFetchMs: number | null;
   }> | null;
+  /** Why the service is not ready (`/readyz`'s code and message: starting, waiting for a store or registry that does not answer, fenced…), or null while ready. */
+  notReady?: { code: string; message: string } | null;
 }
 
 /**

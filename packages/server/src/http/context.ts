@@ -84,8 +84,10 @@ export interface HttpContext {
   node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: ServiceMetrics;
   readonly publicIds: PublicIds | undefined;
-  /** Segment mode (`--sequences URL`), when configured. */
-  readonly sequences?: Sequences | undefined;
+  /** Segment mode (`--sequences URL`), when configured and open. */
+  sequences?: Sequences | undefined;
+  /** Segment mode is configured but its store is not open yet: why (503), so its routes do not say it is off. */
+  sequencesStarting?: (() => FlurryError | undefined) | undefined;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
   /** Whether the web console is served (absent: it is). */

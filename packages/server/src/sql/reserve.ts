@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { FlurryError, generatorSql, layoutSql, type GeneratorSql, type Layout, type LayoutSql } from '@flurry/core';
-import { DEFAULT_REGISTRY_TABLE, SlotMap, registryTableDdl, validTableName } from '@flurry/coordination';
+import { DEFAULT_REGISTRY_TABLE, SlotMap, registryError, registryTableDdl, validTableName } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
 /**
@@ -54,8 +54,9 @@ function redact(u: URL): string {
 /**
  * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
  * URL with an optional `?table=` (the registry table). Throws `FLURRY_E_USAGE` (bad input,
- * exit 2) for a malformed or non-database URL or a bad table name, `FLURRY_E_SQL_GENERATOR`
- * for an unreachable database (never printing the password).
+ * exit 2) for a malformed or non-database URL or a bad table name, `FLURRY_E_REGISTRY_AUTH`
+ * for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a database that does not
+ * answer (never printing the password).
  *
  * @example
  * ```ts
@@ -143,9 +144,18 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     const msg = (err instanceof Error ? err.message : String(err))
       .split('\n')[0]
       .replaceAll(conn.password ?? '\u0000', '***');
-    throw serverError(
-      'SQL_GENERATOR',
-      `cannot connect to ${redacted}: ${msg}; check the host, port, user and password (never shown)`,
+    // Refused credentials are bad input (exit 2); anything else is the database not answering (exit 1, retry).
+    const raw = (err as { code?: unknown } | null)?.code;
+    const code = typeof raw === 'string' ? raw : '';
+    if (['28P01', '28000', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(code)) {
+      throw registryError(
+        'AUTH',
+        `${redacted} refused the credentials (${msg}); check the user and password in the URL (never shown)`,
+      );
+    }
+    throw registryError(
+      'UNREACHABLE',
+      `cannot connect to ${redacted}: ${msg}; check the host and port, or retry once the database answers`,
     );
   }
 }

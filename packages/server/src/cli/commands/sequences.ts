@@ -47,7 +47,7 @@ A key is 1 to 128 characters from A-Z a-z 0-9 _ . : -.
   --description TEXT   up to 256 characters
   --json               JSON output (numbers as decimal strings)
   --allow-volatile-store  accept a Redis without appendonly yes + appendfsync always
-Bad input, an unknown key or an unreachable store exits with code 2.
+Bad input or an unknown key exits with code 2; a store that does not answer exits 1 (retry later).
 `;
 
 function intOf(raw: string | undefined, name: string): number | bigint | undefined {

@@ -4,9 +4,10 @@
  * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
  * log) about `FLURRY_*` variables that are no setting, naming the closest one, and about
  * the default `file:` registry inside a container (see ../../container.ts). Logs JSON lines with
- * pino on stdout; a bad setting exits 2 before anything starts, a start-up failure (registry
- * unreachable, every node ID held, clock behind the high-water mark) exits 1, a graceful
- * shutdown exits 0.
+ * pino on stdout; bad input (a setting, a URL, credentials, a missing table) exits 2, a
+ * store or registry that does not answer is waited out (listening, not ready, retried with
+ * backoff), another start-up failure (every node ID held, clock behind the high-water mark,
+ * port taken) exits 1, a graceful shutdown (also one during the wait) exits 0.
  *
  * @example
  * ```sh
@@ -56,16 +57,26 @@ export async function serveCommand(io: CliIo): Promise<number> {
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).
+  // A signal while the start waits out an outage of the store or registry stops the wait.
   let signalled: string | undefined;
+  const starting = new AbortController();
   let onSignal: (signal: string) => void = (signal) => {
     signalled ??= signal;
+    starting.abort();
   };
   const onTerm = () => onSignal('SIGTERM');
   const onInt = () => onSignal('SIGINT');
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
   try {
-    const service = await startService(config, logger);
+    let service;
+    try {
+      service = await startService(config, logger, { signal: starting.signal });
+    } catch (err) {
+      if (signalled === undefined) throw err;
+      logger.info({ signal: signalled }, 'signal received while starting; stopped');
+      return 0;
+    }
     return await new Promise<number>((resolve) => {
       let stopping = false;
       onSignal = (signal: string) => {

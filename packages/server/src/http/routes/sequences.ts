@@ -30,6 +30,8 @@ import { wantsText } from './ids.js';
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
   if (!ctx.sequences) {
+    const starting = ctx.sequencesStarting?.();
+    if (starting) throw starting;
     throw serverError(
       'NOT_FOUND',
       'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',

@@ -107,6 +107,12 @@ export const statusRoute: Route = {
                 ),
                 routes: { type: 'array', items: obj({ name: s, requests: n, perSecond: n, p99Ms: nn }) },
                 sequences: { type: ['array', 'null'], items: { type: 'object' } },
+                notReady: {
+                  type: ['object', 'null'],
+                  description:
+                    "Why the service is not ready (/readyz's code and message: starting, waiting for a sequence store or registry that does not answer, fenced…); null while ready.",
+                  properties: { code: s, message: s },
+                },
               },
               { required: ['now', 'version', 'layout', 'lease', 'generator', 'refusals', 'routes', 'sequences'] },
             ),

@@ -1,0 +1,133 @@
+/**
+ * Waiting out an outage at start-up: `flurry serve` listens first, then opens the sequence
+ * store and the node-ID registry through {@link retryOutage}, which repeats a step with
+ * exponential backoff while it fails with an outage (`failureKind` in errors.ts: the engine
+ * or store did not answer) and rethrows anything else (bad input, every node ID held…) at
+ * once. Its timers are injectable, so a test drives the backoff without waiting.
+ *
+ * @example
+ * ```ts
+ * const sequences = await retryOutage('store', () => openSequences(url), { onWait: (w) => log.warn(w, 'waiting') });
+ * ```
+ */
+import { FlurryError } from '@flurry/core';
+import { failureKind, serverError } from './errors.js';
+
+/**
+ * The timers {@link retryOutage} sleeps with (default: Node's).
+ *
+ * @example
+ * ```ts
+ * const timers: RetryTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
+ * ```
+ */
+export interface RetryTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/**
+ * What the start waits for after a failed try: the step, its last error, how many tries
+ * failed so far, the delay until the next, and since when (Unix ms) it has been waiting.
+ *
+ * @example
+ * ```ts
+ * const w: StartWait = { step: 'registry', error, attempt: 3, retryInMs: 2000, since: Date.now() };
+ * ```
+ */
+export interface StartWait {
+  readonly step: 'store' | 'registry';
+  readonly error: FlurryError;
+  readonly attempt: number;
+  readonly retryInMs: number;
+  readonly since: number;
+}
+
+/**
+ * Options of {@link retryOutage}.
+ *
+ * @example
+ * ```ts
+ * const o: RetryOutageOptions = { initialMs: 500, maxMs: 30_000, signal: controller.signal };
+ * ```
+ */
+export interface RetryOutageOptions {
+  /** The first delay (default 500 ms); each later one doubles, up to `maxMs`. */
+  initialMs?: number;
+  /** The longest delay (default 30,000 ms). */
+  maxMs?: number;
+  /** The timers to sleep with (default Node's). */
+  timers?: RetryTimers;
+  /** The wall clock for `since` (default `Date.now`). */
+  now?: () => number;
+  /** Aborting it ends the wait: the promise rejects with `FLURRY_E_UNAVAILABLE`. */
+  signal?: AbortSignal;
+  /** Called after each failed try (log it, show it in `/readyz`). */
+  onWait?: (wait: StartWait) => void;
+}
+
+const NODE_TIMERS: RetryTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+/**
+ * Runs `attempt` until it resolves; after an outage it waits (500 ms, 1 s, 2 s… up to 30 s)
+ * and tries again, any other error is thrown at once.
+ *
+ * @throws the first error of `attempt` that is no outage; `FLURRY_E_UNAVAILABLE` when `signal` aborts the wait.
+ * @example
+ * ```ts
+ * const lg = await retryOutage('registry', () => leaseGenerator(config, core, port, logger), { signal });
+ * ```
+ */
+export async function retryOutage<T>(
+  step: StartWait['step'],
+  attempt: () => Promise<T>,
+  options: RetryOutageOptions = {},
+): Promise<T> {
+  const timers = options.timers ?? NODE_TIMERS;
+  const now = options.now ?? Date.now;
+  const maxMs = options.maxMs ?? 30_000;
+  let delayMs = Math.min(options.initialMs ?? 500, maxMs);
+  let since: number | undefined;
+  for (let tries = 1; ; tries++) {
+    aborted(options.signal, step);
+    try {
+      return await attempt();
+    } catch (err) {
+      if (failureKind(err) !== 'outage') throw err;
+      since ??= now();
+      options.onWait?.({ step, error: err as FlurryError, attempt: tries, retryInMs: delayMs, since });
+      aborted(options.signal, step); // aborted while the try ran
+      await sleep(timers, delayMs, options.signal, step);
+      delayMs = Math.min(delayMs * 2, maxMs);
+    }
+  }
+}
+
+function aborted(signal: AbortSignal | undefined, step: StartWait['step']): void {
+  if (signal?.aborted) throw abortError(step);
+}
+
+function abortError(step: StartWait['step']): FlurryError {
+  return serverError(
+    'UNAVAILABLE',
+    `the start was stopped while waiting for the ${step === 'store' ? 'sequence store' : 'node-ID registry'}`,
+    { step },
+  );
+}
+
+function sleep(timers: RetryTimers, ms: number, signal: AbortSignal | undefined, step: StartWait['step']) {
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      timers.clearTimeout(handle);
+      reject(abortError(step));
+    };
+    const handle = timers.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
