@@ -264,12 +264,17 @@ while (!stopRequested && mono() < until) {
   round++;
   const n = Math.min(chunk, cfg.maxIds ? cfg.maxIds - issued : chunk);
   if (resume && resume.behindMs === null) {
-    // The first call after a resume: how far the clock is behind the last ID, read beside
-    // the start of its stall.
+    // The first call after a resume: how far the clock is behind the last ID, read between
+    // two monotonic readings: the stall counts from the first (a reading delayed inside
+    // Date.now(), which reads the offset file under libfaketime, only makes the clock look
+    // less far behind than the call then waits), the time since the step up to the second.
     const last = gen()?.lastIssuedUnixMs;
-    resume.behindMs = typeof last === 'number' ? last - Date.now() : NaN;
-    wantSince = mono();
-    if (steppedAt !== null) resume.stepToCallMs = wantSince - steppedAt;
+    const t0 = mono();
+    const wall = Date.now();
+    const t1 = mono();
+    resume.behindMs = typeof last === 'number' ? last - wall : NaN;
+    wantSince = t0;
+    if (steppedAt !== null) resume.stepToCallMs = t1 - steppedAt;
   }
   if (wantSince === null) wantSince = mono();
   const t0 = mono();
@@ -340,11 +345,14 @@ while (!stopRequested && mono() < until) {
     steppedAt = null;
     const last = gen()?.lastIssuedUnixMs;
     if (stepBehindMs !== null && cfg.clockFile && typeof last === 'number') {
-      // The real time is this process's wall clock less the offset it runs under now.
-      const offsetMs = Math.round(last - stepBehindMs - (Date.now() - readOffset(cfg.clockFile)));
+      // The real time is this process's wall clock less the offset it runs under now; the
+      // step counts from this reading (writing the file took up to 44 ms here under load).
+      const before = readOffset(cfg.clockFile);
+      steppedAt = mono(); // before the reading: a read delayed inside Date.now() counts in stepToCallMs
+      const wallNow = Date.now();
+      const offsetMs = Math.round(last - stepBehindMs - (wallNow - before));
       setOffset(cfg.clockFile, offsetMs);
-      steppedAt = mono();
-      say({ ev: 'stepped', offsetMs, behindMs: last - Date.now(), wall: Date.now() });
+      say({ ev: 'stepped', offsetMs, behindMs: last - Date.now(), writeMs: mono() - steppedAt, wall: Date.now() });
     }
     stepBehindMs = null;
     resume = {

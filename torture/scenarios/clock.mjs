@@ -277,6 +277,7 @@ export async function run(ctx, add) {
         row.liveness(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
       if (policy === 'wait') {
         judgeWait(row, marks.find((x) => x.phase === 'back-1s')?.resume, { stepMs: waitStepMs, waitBoundMs });
+        row.details.waitStepped = lastMsg(g, 'stepped') ?? null;
       }
       if (policy === 'tolerate') {
         const stats = lastMsg(g, 'done')?.generatorStats;
