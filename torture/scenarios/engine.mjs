@@ -59,8 +59,8 @@ export const holderDurationMs = (P) => P.scenarioTimeoutMs;
  * Which holders were seen issuing an ID after `wall` (Unix ms), from the last progress or `done` report
  * each sent (`lastOkWall`): `{ all, waiting, exited }`, `waiting` the names of those still running that
  * have not (yet), `exited` those that ended without having. An exited holder never counts as issuing
- * again (it did once, and the progress log said 'every holder seen issuing again 0 ms after the engine
- * resumed' while the IDs said 'never').
+ * again (the check used to count it, and printed 'every holder seen issuing again 0 ms after the engine
+ * resumed' for four holders whose IDs said 'never').
  * @example seenIssuingAfter(gens, f.upWall).all; // true once every holder issued after the engine was back
  */
 export function seenIssuingAfter(gens, wall) {
