@@ -8,11 +8,15 @@
 // Control on stdin (one word a line): `go` (start issuing when waitGo), `stop` (finish,
 // release the lease, exit 0), `mark NAME` (report the counts so far as phase NAME),
 // `pause NAME` (the same, then issue nothing until `resume`: the parent changes the clock
-// in between, so every ID counted in a phase was issued under that phase's clock).
+// in between, so every ID counted in a phase was issued under that phase's clock),
+// `step-resume MS` (resume, stepping the shared clock file `cfg.clockFile` at this very
+// moment so that the wall clock reads MS behind the last issued ID: the step the caller
+// sees does not shrink by however late the word arrived).
 // End of stdin = stop. Reports on stdout as JSON lines:
 // {ev:'ready'|'progress'|'lease'|'done'|'acquire-failed'|'error', …}.
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { readOffset, setOffset } from '../lib/faketime.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const core = await import(new URL('../../packages/core/dist/index.js', import.meta.url).href);
@@ -41,31 +45,42 @@ setTimeout(() => {
 }, lifeMs).unref();
 
 let stopRequested = false;
+let stoppedBy = null; // why the issuing loop ended (reported with `done`)
 let burstArmed = false; // `arm`: do the configured burst once the lease is near its deadline
 const marks = []; // phase names the parent asked us to report counts at
 let pauseAfterMark = false; // `pause NAME` received: hold after reporting it
 let paused = false;
 // After a pause: how far the (possibly stepped) wall clock was behind the last issued ID
-// at the moment it became visible to this process (the resume), how long the first call
-// after the resume waited, and the scheduling delay seen while paused (the longest
-// overshoot of a 1 ms sleep). Reported with the next mark, so the parent judges a
-// backwards wait from the moment the step was visible, not from its phase mark.
+// when the first call after the resume began (read right beside the start of that call's
+// stall, so nothing the process does in between is counted), how long that call waited,
+// the scheduling delay seen while paused (the longest overshoot of a 1 ms sleep) and, after
+// `step-resume`, how long before that call the step was made. Reported with the next mark,
+// so the parent judges a backwards wait from the moment the call began, not from its phase
+// mark.
 let resume = null;
+let stepBehindMs = null; // `step-resume MS` received: step the clock at the resume
+let steppedAt = null; // mono() when this process stepped the clock
 let go = !cfg.waitGo;
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (l) => {
   const w = l.trim();
   if (w === 'go') go = true;
-  else if (w === 'stop') stopRequested = true;
-  else if (w.startsWith('mark ')) marks.push(w.slice(5));
+  else if (w === 'stop') {
+    stopRequested = true;
+    stoppedBy ??= 'stop';
+  } else if (w.startsWith('mark ')) marks.push(w.slice(5));
   else if (w.startsWith('pause ')) {
     marks.push(w.slice(6));
     pauseAfterMark = true;
   } else if (w === 'resume') paused = false;
-  else if (w === 'arm') burstArmed = true;
+  else if (w.startsWith('step-resume ')) {
+    stepBehindMs = Number(w.slice(12));
+    paused = false;
+  } else if (w === 'arm') burstArmed = true;
 });
 rl.on('close', () => {
   stopRequested = true;
+  stoppedBy ??= 'stdin closed';
 });
 
 const layout = Layout.from(cfg.layout);
@@ -229,7 +244,10 @@ function burst() {
 }
 
 while (!stopRequested && mono() < until) {
-  if (cfg.maxIds && issued >= cfg.maxIds) break;
+  if (cfg.maxIds && issued >= cfg.maxIds) {
+    stoppedBy ??= 'maxIds';
+    break;
+  }
   if (cfg.burst && burstArmed && !burstDone) {
     const l = lg.lease;
     if (l && l.state === 'held' && l.msUntilDeadline() > 0 && l.msUntilDeadline() <= cfg.burst.beforeDeadlineMs) {
@@ -238,10 +256,26 @@ while (!stopRequested && mono() < until) {
       continue;
     }
   }
-  if (cfg.afterFirstMs && firstIssueMono !== null && mono() - firstIssueMono > cfg.afterFirstMs) break;
+  if (cfg.afterFirstMs && firstIssueMono !== null && mono() - firstIssueMono > cfg.afterFirstMs) {
+    stoppedBy ??= 'afterFirstMs';
+    break;
+  }
   const m = cfg.mode === 'mixed' ? ['fill', 'next', 'batch'][round % 3] : mode;
   round++;
   const n = Math.min(chunk, cfg.maxIds ? cfg.maxIds - issued : chunk);
+  if (resume && resume.behindMs === null) {
+    // The first call after a resume: how far the clock is behind the last ID, read between
+    // two monotonic readings: the stall counts from the first (a reading delayed inside
+    // Date.now(), which reads the offset file under libfaketime, only makes the clock look
+    // less far behind than the call then waits), the time since the step up to the second.
+    const last = gen()?.lastIssuedUnixMs;
+    const t0 = mono();
+    const wall = Date.now();
+    const t1 = mono();
+    resume.behindMs = typeof last === 'number' ? last - wall : NaN;
+    wantSince = t0;
+    if (steppedAt !== null) resume.stepToCallMs = t1 - steppedAt;
+  }
   if (wantSince === null) wantSince = mono();
   const t0 = mono();
   let got = 0;
@@ -308,12 +342,26 @@ while (!stopRequested && mono() < until) {
       await sleep(1);
       lagMs = Math.max(lagMs, mono() - s0 - 1);
     }
+    steppedAt = null;
     const last = gen()?.lastIssuedUnixMs;
+    if (stepBehindMs !== null && cfg.clockFile && typeof last === 'number') {
+      // The real time is this process's wall clock less the offset it runs under now; the
+      // step counts from this reading (writing the file took up to 44 ms here under load).
+      const before = readOffset(cfg.clockFile);
+      steppedAt = mono(); // before the reading: a read delayed inside Date.now() counts in stepToCallMs
+      const wallNow = Date.now();
+      const offsetMs = Math.round(last - stepBehindMs - (wallNow - before));
+      setOffset(cfg.clockFile, offsetMs);
+      say({ ev: 'stepped', offsetMs, behindMs: last - Date.now(), writeMs: mono() - steppedAt, wall: Date.now() });
+    }
+    stepBehindMs = null;
     resume = {
-      behindMs: typeof last === 'number' ? last - Date.now() : null,
+      behindMs: null,
+      behindAtResumeMs: typeof last === 'number' ? last - Date.now() : null,
       firstStallMs: null,
       pausedMs: mono() - pausedAt,
       lagMs,
+      stepToCallMs: null,
     };
     wantSince = null; // the pause is the parent's, not a stall
   }
@@ -330,6 +378,8 @@ while (!stopRequested && mono() < until) {
     });
   }
 }
+// Why the loop ended: asked to ('stop'), or on its own ('durationMs': its time ran out).
+stoppedBy ??= stopRequested ? 'stop' : 'durationMs';
 // A caller still waiting when the run ends saw a stall too.
 if (wantSince !== null && mono() - wantSince > maxStallMs) maxStallMs = mono() - wantSince;
 closeSync(fd);
@@ -356,6 +406,9 @@ const summary = {
   slot: lease?.slot,
   notBeforeMs: lease?.notBeforeMs,
   elapsedMs: mono() - start,
+  lastOkWall,
+  stoppedBy,
+  wall: Date.now(),
 };
 say(summary);
 

@@ -3,7 +3,7 @@
 // time stays real (FAKETIME_DONT_FAKE_MONOTONIC=1), as it does when NTP or an operator
 // steps a real machine's clock. Offsets are relative to real time, in seconds: "+0",
 // "-0.010", "+3600". Several processes sharing one file see the same machine-wide step.
-import { existsSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 
 /**
  * Where Debian's `faketime` package puts libfaketime.
@@ -52,4 +52,18 @@ export function setOffset(file, ms) {
   const tmp = `${file}.tmp`;
   writeFileSync(tmp, formatOffset(ms) + '\n');
   renameSync(tmp, file);
+}
+
+/**
+ * The offset (ms, relative to real time) a child on `file` runs under now (0 when the file is missing or
+ * unreadable): the inverse of `setOffset`.
+ * @example setOffset('/tmp/clock', -1_011); readOffset('/tmp/clock'); // -1011
+ */
+export function readOffset(file) {
+  try {
+    const ms = Math.round(Number(readFileSync(file, 'utf8').trim()) * 1000);
+    return Number.isFinite(ms) ? ms : 0;
+  } catch {
+    return 0;
+  }
 }

@@ -59,6 +59,57 @@ const EXPECT = {
 };
 
 /**
+ * Resumes a paused generator child (spawned with `clockFile`) with the shared clock stepped
+ * back by the child itself at that moment, to `stepMs` behind its last ID (`step-resume`),
+ * and waits (at most 10 s) until the step is in the file; returns the child's `stepped`
+ * report, or null. Taken by the parent instead, the time the resume word took to reach the
+ * caller on a loaded machine came off the step it saw (310 and 352 ms of 1000 were seen).
+ * @example const s = await stepAtResume(waitGen, 1_000, console.error); // { ev: 'stepped', offsetMs: -1063, … }
+ */
+export async function stepAtResume(g, stepMs, log = () => {}) {
+  g.child.send(`step-resume ${stepMs}`);
+  return g.child
+    .waitFor((m) => m.ev === 'stepped', 10_000, 'the step at its resume')
+    .catch(() => {
+      log(`clock: ${g.name} did not step the clock at its resume within 10 s`);
+      return null;
+    });
+}
+
+/**
+ * Judges the `wait` caller's first call after the 1 s step back from what it reported with
+ * its `back-1s` mark (`resume`): how far its clock was behind its last ID when that call
+ * began (`behindMs`, read beside the start of the call's stall), how long the call blocked
+ * (`firstStallMs`), how long before the call it stepped the clock itself (`stepToCallMs`)
+ * and the scheduling delay it saw while paused (`lagMs`). The clock must have been `stepMs`
+ * behind less the time since the step (at most `waitBoundMs`), and the call must block that
+ * long: not less (2 ms for whole-millisecond wall readings), and not more than max(250, 4 ×
+ * the scheduling delay) beyond it.
+ * @example judgeWait(row, { behindMs: 998, firstStallMs: 999, stepToCallMs: 1, lagMs: 3 }, { stepMs: 1000, waitBoundMs: 1500 });
+ */
+export function judgeWait(row, r, { stepMs, waitBoundMs }) {
+  if (!r || !Number.isFinite(r.behindMs) || r.firstStallMs === null || !Number.isFinite(r.stepToCallMs ?? NaN)) {
+    row.liveness(`wait: no call completed after the caller's own 1 s step back (${JSON.stringify(r ?? null)})`);
+    return;
+  }
+  row.details.waitResume = r;
+  const slack = Math.max(250, 4 * r.lagMs);
+  row.within(
+    'wait: the clock was behind the last ID when the first call after the step began',
+    r.behindMs,
+    waitBoundMs,
+    {
+      min: stepMs - r.stepToCallMs - 2,
+      how: `a ${stepMs} ms step from the last ID, made by the caller ${Math.round(r.stepToCallMs)} ms before the call; at most maxBackwardsWaitMs ${waitBoundMs}`,
+    },
+  );
+  row.within('wait: the first call after the 1 s step blocked', r.firstStallMs, r.behindMs + slack, {
+    min: r.behindMs - 2,
+    how: `the clock was ${Math.round(r.behindMs)} ms behind as it began; + ${Math.round(slack)} ms slack = max(250, 4 × ${Math.round(r.lagMs)} ms scheduling delay seen while paused)`,
+  });
+}
+
+/**
  * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
  * scenario that crashes halfway still reports what it did.
  * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
@@ -80,6 +131,8 @@ export async function run(ctx, add) {
   const env = faketime.env(clockFile);
   const all = [];
   const waitBoundMs = 1_500;
+  // The `wait` caller's step back, taken from its last ID at its own resume (below).
+  const waitStepMs = 1_000;
 
   // Policy processes (pinned node IDs, no registry: the generator alone).
   const pinned = policies.flatMap((policy, i) => {
@@ -93,6 +146,7 @@ export async function run(ctx, add) {
         layout: LAYOUTS.sixteen,
         node: { worker: i },
         generator: { onClockBackwards: policy, ...(policy === 'wait' ? { maxBackwardsWaitMs: waitBoundMs } : {}) },
+        ...(policy === 'wait' ? { clockFile } : {}),
         durationMs: 120_000, // stopped by the parent
         waitGo: true,
         mode: 'mixed',
@@ -162,21 +216,12 @@ export async function run(ctx, add) {
     // next phase's clock could be counted in this one. The leased processes only mark.
     const pinnedGens = new Set(pinned.map((p) => p.g));
     const waitGen = pinned.find((p) => p.policy === 'wait')?.g;
-    let lastWaitMark = null;
-    let prevOffset = 0;
     for (const [name, offset] of PHASES) {
-      // The 1 s step back is taken from the moment the `wait` caller issued its last ID
-      // (its pause mark), not from real time: the pause between the mark and the resume
-      // would otherwise eat into the step, and the row would measure the harness.
-      let step = offset;
-      if (name === 'back-1s' && lastWaitMark) {
-        const lastIssueReal = lastWaitMark.wall - prevOffset; // the child's wall was stepped by prevOffset
-        step = offset - Math.max(0, Date.now() - lastIssueReal);
-      }
-      faketime.setOffset(clockFile, step);
-      prevOffset = step;
+      // The 1 s step back is made by the `wait` caller itself as it resumes (stepAtResume).
+      const stepped = name === 'back-1s' && waitGen && (await stepAtResume(waitGen, waitStepMs, ctx.log));
+      if (!stepped) faketime.setOffset(clockFile, offset);
       phaseWall[name] = Date.now();
-      for (const g of pinnedGens) g.child.send('resume');
+      for (const g of pinnedGens) if (!(stepped && g === waitGen)) g.child.send('resume');
       const hold = name === 'back-1s' ? Math.max(holdMs, waitBoundMs + 300) : holdMs;
       await sleep(hold);
       for (const g of all) g.child.send(pinnedGens.has(g) ? `pause ${name}` : `mark ${name}`);
@@ -184,9 +229,6 @@ export async function run(ctx, add) {
         [...pinnedGens].map((g) =>
           g.child
             .waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, `mark ${name}`)
-            .then((m) => {
-              if (g === waitGen) lastWaitMark = m;
-            })
             .catch(() => ctx.log(`clock: ${g.name} did not report phase ${name} within 10 s`)),
         ),
       );
@@ -234,23 +276,8 @@ export async function run(ctx, add) {
       if (marks.length !== PHASES.length)
         row.liveness(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
       if (policy === 'wait') {
-        // Measured from the resume (when the stepped clock became visible to the caller):
-        // the first call must block about as long as the clock was behind its last ID.
-        const m = marks.find((x) => x.phase === 'back-1s');
-        const r = m?.resume;
-        if (!r || typeof r.behindMs !== 'number' || r.firstStallMs === null)
-          row.liveness(`wait: no call completed after the 1 s step back (${JSON.stringify(r ?? null)})`);
-        else {
-          const slack = Math.max(250, 4 * r.lagMs);
-          row.within('wait: the clock was behind the last ID when the step became visible', r.behindMs, waitBoundMs, {
-            min: 700,
-            how: `a 1 s step taken from the last ID; at most maxBackwardsWaitMs ${waitBoundMs}`,
-          });
-          row.within('wait: the first call after the 1 s step blocked', r.firstStallMs, r.behindMs + slack, {
-            min: r.behindMs - 2,
-            how: `the clock was ${Math.round(r.behindMs)} ms behind; + ${Math.round(slack)} ms slack = max(250, 4 × ${Math.round(r.lagMs)} ms scheduling delay seen while paused)`,
-          });
-        }
+        judgeWait(row, marks.find((x) => x.phase === 'back-1s')?.resume, { stepMs: waitStepMs, waitBoundMs });
+        row.details.waitStepped = lastMsg(g, 'stepped') ?? null;
       }
       if (policy === 'tolerate') {
         const stats = lastMsg(g, 'done')?.generatorStats;

@@ -47,6 +47,48 @@ export async function reconnectAllowance(kind, ttlMs, connectTimeoutMs = 5_000) 
 }
 
 /**
+ * How long a holder of this scenario issues unless the parent stops it first: the profile's scenario time
+ * limit, past which the row is cut short anyway. A fixed `durationMs + 60 s` (100 s in the full profile) was
+ * shorter than the schedule may take (up to 2 × a recovery bound of 2 × the measured start-up + …): the
+ * holders stopped on their own, exit 0, before the pause, and the row judged 'never' for each of them.
+ * @example holderDurationMs(profiles.full); // 600000
+ */
+export const holderDurationMs = (P) => P.scenarioTimeoutMs;
+
+/**
+ * Which holders were seen issuing an ID after `wall` (Unix ms), from the last progress or `done` report
+ * each sent (`lastOkWall`): `{ all, waiting, exited }`, `waiting` the names of those still running that
+ * have not (yet), `exited` those that ended without having. An exited holder never counts as issuing
+ * again (the check used to count it, and printed 'every holder seen issuing again 0 ms after the engine
+ * resumed' for four holders whose IDs said 'never').
+ * @example seenIssuingAfter(gens, f.upWall).all; // true once every holder issued after the engine was back
+ */
+export function seenIssuingAfter(gens, wall) {
+  const waiting = [];
+  const exited = [];
+  for (const g of gens) {
+    const lastOk = Math.max(lastMsg(g, 'progress')?.lastOkWall ?? 0, lastMsg(g, 'done')?.lastOkWall ?? 0);
+    if (lastOk > wall) continue;
+    (g.child.running ? waiting : exited).push(g.name);
+  }
+  return { all: !waiting.length && !exited.length, waiting, exited };
+}
+
+/**
+ * The first ID of `ids` stamped after `wall` (Unix ms): how long after `wall` it was stamped, or
+ * Infinity when none was. What the row judges each holder's recovery by.
+ * @example firstAfterMs(ids, tsExtractor(layout), layout.epochMs, f.upWall); // 806
+ */
+export function firstAfterMs(ids, tsOf, epochMs, wall) {
+  let first = Infinity;
+  for (let i = 0; i < ids.length; i++) {
+    const ms = tsOf(ids[i]) + epochMs;
+    if (ms > wall && ms < first) first = ms;
+  }
+  return first - wall;
+}
+
+/**
  * Runs the scenario; `add(row)` receives each report row as soon as it exists, so a
  * scenario that crashes halfway still reports what it did.
  * @example await run({ P: profiles.short, backends: ALL_BACKENDS, engines, log, Row }, (row) => rows.push(row));
@@ -87,7 +129,7 @@ export async function run(ctx, add) {
           cluster,
           registryOptions: { ...lease, holder: { address: `127.0.0.1:${7400 + i}` } },
           layout: LAYOUTS.sixteen,
-          durationMs: durationMs + 60_000, // stopped by the parent
+          durationMs: holderDurationMs(ctx.P), // stopped by the parent
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,
@@ -119,18 +161,23 @@ export async function run(ctx, add) {
       const how = `${f.kind === 'kill' ? `engine restart ${f.restartMs}` : 'resumed 0'} + TTL ${lease.ttlMs} + renewal ${lease.renewIntervalMs} + margin ${lease.marginMs} + ${reconnect.how} + 2 × start-up ${Math.round(startupMs)} + 1000 ms scheduling`;
       return { ms, how };
     };
-    const issuedAfter = (g, wall) => (lastMsg(g, 'progress')?.lastOkWall ?? 0) > wall;
-    // Waits (bounded: at most to the recovery bound) until every live holder reported an
-    // ID issued after the engine was back, and at least `runMs`.
+    // Waits (bounded: at most to the recovery bound) until every holder reported an ID
+    // issued after the engine was back (or none is left running that has not), and at least
+    // `runMs`.
     const recover = async (f) => {
       const { ms } = recoveryBound(f);
       const upMono = performance.now() - (Date.now() - f.upWall);
-      const all = () => gens.every((g) => !g.child.running || issuedAfter(g, f.upWall));
-      await pollUntil(all, Math.max(0, f.upWall + ms - Date.now()), 50);
-      f.allIssuingAfterMs = all() ? Date.now() - f.upWall : null;
+      const settled = () => seenIssuingAfter(gens, f.upWall).waiting.length === 0;
+      await pollUntil(settled, Math.max(0, f.upWall + ms - Date.now()), 50);
+      const seen = seenIssuingAfter(gens, f.upWall);
+      f.allIssuingAfterMs = seen.all ? Date.now() - f.upWall : null;
       await sleep(Math.max(0, upMono + runMs - performance.now()));
+      const not = [
+        ...seen.waiting.map((n) => `${n} still waiting`),
+        ...seen.exited.map((n) => `${n} exited without`),
+      ].join(', ');
       ctx.log(
-        `engine-faults/${backend}: ${f.allIssuingAfterMs === null ? 'not every holder seen issuing again' : `every holder seen issuing again ${f.allIssuingAfterMs} ms`} after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'} (bound ${Math.round(ms)} ms; judged from the IDs' timestamps at the end)`,
+        `engine-faults/${backend}: ${f.allIssuingAfterMs === null ? `not every holder seen issuing again (${not})` : `every holder seen issuing again ${f.allIssuingAfterMs} ms`} after the engine ${f.kind === 'kill' ? 'restarted' : 'resumed'} (bound ${Math.round(ms)} ms; judged from the IDs' timestamps at the end)`,
       );
     };
     const faults = [];
@@ -169,8 +216,18 @@ export async function run(ctx, add) {
       faults.push(f);
       await recover(f);
     }
+    const stopWall = Date.now();
     for (const g of gens) g.child.send('stop');
     await Promise.all(gens.map((g) => g.child.waitExit(20_000)));
+    // A holder that ended on its own before the parent stopped it cannot show a recovery
+    // after that: say so, instead of only 'never' below.
+    for (const g of gens) {
+      const done = lastMsg(g, 'done');
+      if (done && done.stoppedBy !== 'stop')
+        row.liveness(
+          `${g.name} stopped issuing on its own (${done.stoppedBy}, after ${Math.round(done.elapsedMs)} ms, ${stopWall - done.wall} ms before the run ended): its recovery after a later fault is not measured`,
+        );
+    }
     row.processes = gens.length;
     row.details.faults = faults;
     collect(row, gens);
@@ -187,20 +244,18 @@ export async function run(ctx, add) {
         const fenceFrom = f.effectiveWall + lease.ttlMs;
         let late = 0;
         let worst = 0;
-        let firstAfter = Infinity;
         for (let i = 0; i < ids.length; i++) {
           const ms = tsOf(ids[i]) + epoch;
           if (ms > fenceFrom && ms < f.endWall) {
             late++;
             worst = Math.max(worst, ms - fenceFrom);
           }
-          if (ms > f.upWall && ms < firstAfter) firstAfter = ms;
         }
         if (late)
           row.fail(
             `${g.name} issued ${late} ID(s) up to ${worst} ms past its deadline while the engine was ${f.kind === 'kill' ? 'dead' : 'stalled'} (fault at ${f.effectiveWall}, TTL ${lease.ttlMs} ms)`,
           );
-        recoveries[faults.indexOf(f)].push({ name: g.name, ms: firstAfter - f.upWall });
+        recoveries[faults.indexOf(f)].push({ name: g.name, ms: firstAfterMs(ids, tsOf, epoch, f.upWall) });
       }
       // How long this holder could not issue around each fault (its longest gap).
       let gap = 0;

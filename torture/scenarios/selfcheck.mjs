@@ -7,6 +7,7 @@ import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.m
 import { retryLiveness } from '../lib/retry.mjs';
 import { runScenarioModule } from '../lib/run-scenario.mjs';
 import { dist, sleep, tempDir } from '../lib/util.mjs';
+import { checkClockStepJudge, checkEngineJudges } from './selfcheck-judges.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -68,6 +69,9 @@ export async function run(ctx, add) {
       row.fail('a row with duplicates was re-run or passed after a re-run: the retry rule would hide a duplicate');
     else row.note('a row with an injected duplicate still fails: the retry rule re-runs liveness misses only');
     await checkTimeLimit(ctx, row);
+    // The liveness judges of engine-faults and clock-steps against children whose behaviour is known.
+    await checkEngineJudges(ctx, row);
+    await checkClockStepJudge(ctx, row);
     row.finish();
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();

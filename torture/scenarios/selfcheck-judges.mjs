@@ -1,0 +1,137 @@
+// Part of the canary row (selfcheck.mjs): the liveness judges of two scenarios checked
+// against real generator children whose behaviour is known, so a judge that mis-measures
+// fails the canary instead of making a row miss (or pass) without cause.
+//
+// - engine-faults: a holder that issues on across the instant the engine is back must be
+//   judged recovered by both measurements (the progress reports and the IDs), and one that
+//   ended before it by neither; the row's holders must outlive the scenario's time limit.
+// - clock-steps / wait: the 1 s step back must reach the caller whole even when the resume
+//   reaches it late (here: the caller stopped 400 ms around the step).
+import path from 'node:path';
+import * as faketime from '../lib/faketime.mjs';
+import { readIds, tsExtractor } from '../lib/ids.mjs';
+import { LAYOUTS, spawnGenerator, waitReady, lastMsg } from '../lib/generators.mjs';
+import { dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
+import { profiles } from '../profiles.mjs';
+import { firstAfterMs, holderDurationMs, seenIssuingAfter } from './engine.mjs';
+import { judgeWait, stepAtResume } from './clock.mjs';
+
+/**
+ * engine-faults' judges on two real holders: `ends` stops on its own after 300 ms, `keeps` issues until
+ * stopped. At an instant after `ends` exited (the engine "back"), the progress reports and the IDs must
+ * agree: `keeps` issued again, `ends` did not. Fails `row` when they do not.
+ * @example await checkEngineJudges(ctx, row);
+ */
+export async function checkEngineJudges(ctx, row) {
+  for (const [name, P] of Object.entries(profiles))
+    if (holderDurationMs(P) < P.scenarioTimeoutMs)
+      row.fail(
+        `engine-faults: the ${name} profile's holders stop on their own after ${holderDurationMs(P)} ms, before the scenario's ${P.scenarioTimeoutMs} ms limit`,
+      );
+  const { Layout } = await import(dist.core);
+  const layout = Layout.from(LAYOUTS.fourSmallSeq);
+  const dir = tempDir('selfcheck-engine');
+  const mk = (name, worker, durationMs) =>
+    spawnGenerator(dir, `judge-${name}`, {
+      layout: LAYOUTS.fourSmallSeq,
+      node: { worker },
+      durationMs,
+      mode: 'mixed',
+      chunk: 64,
+      chunkSleepMs: 1,
+      progressMs: 50,
+    });
+  const failuresBefore = row.failures.length;
+  const gens = [mk('ends', 2, 300), mk('keeps', 3, 30_000)];
+  const [ends, keeps] = gens;
+  try {
+    await waitReady(gens, 20_000);
+    await ends.child.waitExit(10_000);
+    const upWall = Date.now();
+    await pollUntil(() => seenIssuingAfter([keeps], upWall).all, 5_000, 20);
+    const seen = seenIssuingAfter(gens, upWall);
+    keeps.child.send('stop');
+    await keeps.child.waitExit(10_000);
+    const tsOf = tsExtractor(layout);
+    const judged = gens.map((g) => firstAfterMs(readIds(g.file).ids, tsOf, layout.epochMs, upWall));
+    const what = `progress: ${JSON.stringify(seen)}; IDs: first after ${judged.map((ms) => (Number.isFinite(ms) ? Math.round(ms) : 'never')).join(', ')} ms`;
+    if (!Number.isFinite(judged[1]) || seen.waiting.includes(keeps.name) || seen.exited.includes(keeps.name))
+      row.fail(`engine-faults judges: a holder that issued on across the instant was not judged recovered (${what})`);
+    if (Number.isFinite(judged[0]) || seen.all || !seen.exited.includes(ends.name))
+      row.fail(`engine-faults judges: a holder that had ended before the instant counted as issuing again (${what})`);
+    const stoppedBy = gens.map((g) => lastMsg(g, 'done')?.stoppedBy);
+    if (stoppedBy[0] !== 'durationMs' || stoppedBy[1] !== 'stop')
+      row.fail(`engine-faults judges: the holders' done reports say stopped by ${JSON.stringify(stoppedBy)}`);
+    if (row.failures.length === failuresBefore)
+      row.note(
+        'engine-faults judges: a holder issuing across the engine\u2019s return is recovered by both measurements, one that had ended by neither',
+      );
+  } finally {
+    for (const g of gens) if (g.child.running) await g.child.kill();
+  }
+}
+
+/**
+ * clock-steps' `wait` judge on a real pinned `wait` caller under libfaketime, stepped back 1 s by the
+ * scenario's own procedure (`stepAtResume`) while the caller is stopped for 400 ms around the step (a
+ * resume that reaches it late, as on a loaded machine): the caller must still see the whole step and the
+ * row's judge must pass.
+ * @example await checkClockStepJudge(ctx, row);
+ */
+export async function checkClockStepJudge(ctx, row) {
+  if (!faketime.available()) {
+    row.note(`clock-steps judge not checked: libfaketime is missing (${faketime.LIB})`);
+    return;
+  }
+  const dir = tempDir('selfcheck-clock');
+  const clockFile = path.join(dir, 'clock');
+  faketime.setOffset(clockFile, 0);
+  const g = spawnGenerator(
+    dir,
+    'judge-wait',
+    {
+      layout: LAYOUTS.sixteen,
+      node: { worker: 5 },
+      generator: { onClockBackwards: 'wait', maxBackwardsWaitMs: 1_500 },
+      clockFile,
+      durationMs: 30_000,
+      waitGo: true,
+      mode: 'mixed',
+      chunk: 512,
+    },
+    { env: faketime.env(clockFile) },
+  );
+  const mark = (phase) => {
+    g.child.send(`pause ${phase}`);
+    return g.child.waitFor((m) => m.ev === 'mark' && m.phase === phase, 10_000, `mark ${phase}`);
+  };
+  try {
+    await waitReady([g], 20_000);
+    g.child.send('go');
+    await sleep(100);
+    await mark('before');
+    g.child.signal('SIGSTOP');
+    const stepping = stepAtResume(g, 1_000);
+    await sleep(400);
+    g.child.signal('SIGCONT');
+    await stepping;
+    await sleep(1_800);
+    const m = await mark('after');
+    g.child.send('resume');
+    const probe = new ctx.Row('probe', 'probe');
+    judgeWait(probe, m.resume, { stepMs: 1_000, waitBoundMs: 1_500 });
+    if (!probe.pass)
+      row.fail(
+        `clock-steps judge: with the resume 400 ms late the wait row would miss: ${probe.livenessMisses.join('; ')}`,
+      );
+    else
+      row.note(
+        `clock-steps judge: with the resume 400 ms late the caller saw ${Math.round(m.resume.behindMs)} ms of the 1000 ms step and blocked ${Math.round(m.resume.firstStallMs)} ms`,
+      );
+  } catch (e) {
+    row.fail(`clock-steps judge: ${e?.message ?? e}`);
+  } finally {
+    faketime.setOffset(clockFile, 0);
+    if (g.child.running) await g.child.kill();
+  }
+}
