@@ -10,7 +10,15 @@
 // an ip:port forever), so on zookeeper+leaf the killed holder is replaced by a process
 // with the same ip:port, which must get the same worker ID back and start above its mark.
 import { analyze } from '../lib/analyze.mjs';
-import { LAYOUTS, fileIoFor, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import {
+  LAYOUTS,
+  holderDurationMs,
+  fileIoFor,
+  spawnGenerator,
+  waitReady,
+  collect,
+  lastMsg,
+} from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
@@ -50,7 +58,7 @@ export async function run(ctx, add) {
           cluster,
           registryOptions: { ...lease, holder: { address }, ...fileIoFor(i) },
           layout: LAYOUTS.four,
-          durationMs: durationMs + 120_000, // stopped by the parent (generous: a loaded machine runs the parent late)
+          durationMs: holderDurationMs(ctx.P), // stopped by the parent
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,

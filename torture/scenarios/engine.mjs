@@ -7,7 +7,9 @@
 // runs across the merged output.
 import { analyze } from '../lib/analyze.mjs';
 import { readIds, tsExtractor } from '../lib/ids.mjs';
-import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { LAYOUTS, holderDurationMs, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+
+export { holderDurationMs };
 import { perBackend } from '../lib/scenario.mjs';
 import { engineOf } from '../lib/backends.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -45,15 +47,6 @@ export async function reconnectAllowance(kind, ttlMs, connectTimeoutMs = 5_000) 
   // postgres.ts / mysql.ts: a broken pooled connection is dropped and the next call connects.
   return { ms: 0, how: 'SQL pool reconnects on the next call 0' };
 }
-
-/**
- * How long a holder of this scenario issues unless the parent stops it first: the profile's scenario time
- * limit, past which the row is cut short anyway. A fixed `durationMs + 60 s` (100 s in the full profile) was
- * shorter than the schedule may take (up to 2 × a recovery bound of 2 × the measured start-up + …): the
- * holders stopped on their own, exit 0, before the pause, and the row judged 'never' for each of them.
- * @example holderDurationMs(profiles.full); // 600000
- */
-export const holderDurationMs = (P) => P.scenarioTimeoutMs;
 
 /**
  * Which holders were seen issuing an ID after `wall` (Unix ms), from the last progress or `done` report
