@@ -86,7 +86,7 @@ export const UUID_GENERATOR_OPTION_NAMES = optionNames<UuidGeneratorOptions>({
  * a used-up sequence waits for the next millisecond (or borrows, `onExhausted: 'borrow'`),
  * a wall clock stepped back is tolerated, waited out or refused, a lease's fencing
  * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`) and nothing at or below
- * its `notBeforeMs` is issued. One live generator per node ID and format in a process.
+ * its `notBeforeMs` is issued. One live generator per node ID in a process (whatever its widths).
  *
  * @example
  * ```ts
@@ -178,8 +178,10 @@ export class UuidGenerator {
       expiresAt: new Date(MAX_UNIX_MS + 1),
     };
     this.planner = new TickPlanner(plan, resolvePolicy({ ...opts, node: undefined }), this.clock, lease, opts.onEvent);
+    // Keyed by the node number alone: two live generators of one node in different formats
+    // are refused too (their UUIDs would differ only by chance).
     this.claim = claimNode(
-      `uuidv7-n${format.nodeBits}-s${format.sequenceBits}-${node}`,
+      `uuidv7-node-${node}`,
       `UUIDv7 node ${node} (nodeBits ${format.nodeBits}, sequenceBits ${format.sequenceBits})`,
       () => this.lastTick,
     );
