@@ -28,6 +28,11 @@ const MAX_BATCH = 10_000_000;
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
 const MAX_UNIX_MS = 2 ** 48 - 1;
 
+/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
+const TEXT_CHUNK = 1024;
+/** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
+const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
+
 /** Random words shared by the generators of this thread, refilled from the OS 16 KiB at a time. */
 const POOL_WORDS = 4096;
 const pool = new Uint32Array(POOL_WORDS);
@@ -302,7 +307,7 @@ export class UuidGenerator {
     checkCount(count);
     if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN
     const out = new Array<string | Uint8Array | bigint>(count);
-    if (form === 'canonical') this.produce(count, (k) => (out[k] = this.canonical()));
+    if (form === 'canonical') this.canonicalBatch(out, count);
     else if (form === 'bigint') this.produce(count, (k) => (out[k] = this.bigint()));
     else if (form === 'bytes') this.produce(count, (k) => (out[k] = this.bytes(new Uint8Array(16), 0)));
     else this.produce(count, (k) => (out[k] = formOf([this.w0, this.w1, this.w2, this.w3], form)));
@@ -488,6 +493,51 @@ export class UuidGenerator {
       h[(w3 >>> 8) & 255] +
       h[w3 & 255]
     );
+  }
+
+  /**
+   * `count` canonical strings into `out`: the characters of up to {@link TEXT_CHUNK} UUIDs
+   * are written into one buffer and read as one string, each UUID a slice of it — one flat
+   * string per chunk instead of a tree of concatenations per UUID, which a batch would keep.
+   */
+  private canonicalBatch(out: unknown[], count: number): void {
+    const chars = Buffer.allocUnsafe(36 * Math.min(count, TEXT_CHUNK));
+    for (let at = 0; at < count; at += TEXT_CHUNK) {
+      const n = Math.min(TEXT_CHUNK, count - at);
+      this.produce(n, (k) => this.canonicalChars(chars, k * 36));
+      const text = chars.toString('latin1', 0, 36 * n);
+      for (let k = 0; k < n; k++) out[at + k] = text.slice(k * 36, k * 36 + 36);
+    }
+  }
+
+  /** Writes the 36 ASCII characters of the current UUID's canonical form at `at`. */
+  private canonicalChars(b: Uint8Array, at: number): void {
+    const c = HEX_CODES;
+    const put = (i: number, byte: number) => {
+      b[i] = c[byte * 2];
+      b[i + 1] = c[byte * 2 + 1];
+    };
+    const { w0, w1, w2, w3 } = this;
+    put(at, w0 >>> 24);
+    put(at + 2, (w0 >>> 16) & 255);
+    put(at + 4, (w0 >>> 8) & 255);
+    put(at + 6, w0 & 255);
+    b[at + 8] = 45;
+    put(at + 9, w1 >>> 24);
+    put(at + 11, (w1 >>> 16) & 255);
+    b[at + 13] = 45;
+    put(at + 14, (w1 >>> 8) & 255);
+    put(at + 16, w1 & 255);
+    b[at + 18] = 45;
+    put(at + 19, w2 >>> 24);
+    put(at + 21, (w2 >>> 16) & 255);
+    b[at + 23] = 45;
+    put(at + 24, (w2 >>> 8) & 255);
+    put(at + 26, w2 & 255);
+    put(at + 28, w3 >>> 24);
+    put(at + 30, (w3 >>> 16) & 255);
+    put(at + 32, (w3 >>> 8) & 255);
+    put(at + 34, w3 & 255);
   }
 
   private bytes(out: Uint8Array, at: number): Uint8Array {
