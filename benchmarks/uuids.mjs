@@ -96,11 +96,13 @@ if (process.argv[2]) {
     }
   }
   const rate = (n) => results[n].perSecond ?? 0;
+  const V4 = 'crypto.randomUUID() (v4, unordered)';
   const rows = Object.keys(subjects).map((n) => [
     n,
     subjects[n].kind,
     results[n].perSecond ? fmt(results[n].perSecond) : results[n].error,
     results[n].perSecond ? `${fmt(1e9 / results[n].perSecond, 1)}` : '–',
+    rate(V4) ? `${fmt(rate(n) / rate(V4), 2)}×` : '–',
     results[n].notIncreasing === undefined ? '–' : fmt(results[n].notIncreasing),
   ]);
   const best = (names) => names.reduce((a, n) => (rate(n) > rate(a) ? n : a));
@@ -115,8 +117,9 @@ if (process.argv[2]) {
   const notIncreasing = Object.values(results).reduce((s, r) => s + (r.notIncreasing ?? 0), 0);
   let md = `${machineLine()} Load average (1 min) at the start: ${fmt(load, 1)} on ${os.cpus().length} cores. Each subject runs in its own process (\`benchmarks/uuids.mjs\`); **UUIDs/s** is the best of 5 rounds of 300 ms of calls in a tight loop after a warm-up. `;
   md += `One-call subjects read the clock (\`Date.now()\`) for every UUID; \`batch\`/\`fill\` read it once per run of sequence numbers, as \`Generator.fill\` does. `;
-  md += `After its rounds each Flurry subject issues 1,000,000 more as bigints and counts any not above its predecessor.\n\n`;
-  md += table(['subject', 'form', 'UUIDs/s', 'ns/UUID', 'not increasing (of 1,000,000)'], rows);
+  md += `After its rounds each Flurry subject issues 1,000,000 more as bigints and counts any not above its predecessor. `;
+  md += `On a shared, loaded machine the absolute rates move with the load; **vs crypto.randomUUID** (Node's own v4, measured in the same run) moves less.\n\n`;
+  md += table(['subject', 'form', 'UUIDs/s', 'ns/UUID', 'vs crypto.randomUUID', 'not increasing (of 1,000,000)'], rows);
   md += `\n\nPeers: npm \`uuid\` v7 is ${fmt(rate('flurry next() (canonical)') / rate('uuid v7() (npm uuid 14)'), 1)}× slower than Flurry's canonical \`next()\`, \`ulid\` monotonic ${fmt(rate('flurry next() (canonical)') / rate('ulid monotonicFactory()'), 1)}×; \`crypto.randomUUID()\` (v4, no order, no node) runs at ${fmt(rate('crypto.randomUUID() (v4, unordered)'))}/s. Not increasing, all Flurry subjects: ${notIncreasing}.\n`;
   md += '\n### Targets (issue 26)\n\n' + table(['what', 'target', 'measured', 'verdict'], targets);
   console.log(md);

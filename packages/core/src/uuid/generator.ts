@@ -33,12 +33,20 @@ const TEXT_CHUNK = 1024;
 /** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
 const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
 
-/** Random words shared by the generators of this thread, refilled from the OS 16 KiB at a time. */
-const POOL_WORDS = 4096;
+/**
+ * Random words shared by the generators of this thread, 64 KiB at a time from Web Crypto's
+ * `getRandomValues` (OpenSSL's CSPRNG, in process: the kernel's random device costs a system
+ * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
+ * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
+ * so importing the core costs nothing for it.
+ */
+const POOL_WORDS = 16384;
 const pool = new Uint32Array(POOL_WORDS);
 let poolAt = POOL_WORDS;
 function refill(): void {
-  randomFill(new Uint8Array(pool.buffer));
+  const webCrypto = globalThis.crypto;
+  if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
+  else randomFill(new Uint8Array(pool.buffer));
   poolAt = 0;
 }
 
