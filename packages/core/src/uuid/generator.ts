@@ -13,78 +13,21 @@
 import { endianness } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { assertKnownOptions, optionNames } from '../known-options.js';
+import { assertKnownOptions } from '../known-options.js';
 import type { NodeLease } from '../lease.js';
-import { randomFill } from '../random.js';
 import { claimNode, type NodeClaim } from '../generator/node-claims.js';
-import { badOption, resolvePolicy, type GeneratorOptions, type GeneratorStats } from '../generator/options.js';
+import { badOption, resolvePolicy, type GeneratorStats } from '../generator/options.js';
 import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from '../generator/tick-planner.js';
-import { UuidFormat, tickWords, type UuidFormatOptions } from './format.js';
+import { UuidFormat, tickWords } from './format.js';
 import { HEX2, UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } from './forms.js';
+import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
+import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
 
 const LITTLE_ENDIAN = endianness() === 'LE';
 /** The largest count one `batch`/`fill` call accepts. */
 const MAX_BATCH = 10_000_000;
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
 const MAX_UNIX_MS = 2 ** 48 - 1;
-
-/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
-const TEXT_CHUNK = 1024;
-/** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
-const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
-
-/**
- * Random words shared by the generators of this thread, 64 KiB at a time from Web Crypto's
- * `getRandomValues` (OpenSSL's CSPRNG, in process: the kernel's random device costs a system
- * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
- * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
- * so importing the core costs nothing for it.
- */
-const POOL_WORDS = 16384;
-const pool = new Uint32Array(POOL_WORDS);
-let poolAt = POOL_WORDS;
-function refill(): void {
-  const webCrypto = globalThis.crypto;
-  if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
-  else randomFill(new Uint8Array(pool.buffer));
-  poolAt = 0;
-}
-
-/**
- * Options of {@link UuidGenerator}: the node ID (or a registry lease granting one), the
- * format's widths, and the same clock policies as {@link Generator} (`onExhausted`,
- * `onClockBackwards`, `maxBorrowMs`, `maxBackwardsWaitMs`, `highWaterWaitMs`,
- * `sequenceStart`, `onEvent`, `clock`).
- *
- * @example
- * ```ts
- * new UuidGenerator({ node: 12, nodeBits: 10, onClockBackwards: 'wait' });
- * ```
- */
-export interface UuidGeneratorOptions extends UuidFormatOptions, Omit<GeneratorOptions, 'layout' | 'node'> {
-  /** The node ID (`0 … 2^nodeBits − 1`), or `{ node: n }` as a lease grants it; required unless `lease` is given. */
-  node?: number | Readonly<Record<string, number>>;
-}
-
-/**
- * The keys of {@link UuidGeneratorOptions} (any other key: `FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example `UUID_GENERATOR_OPTION_NAMES.includes('nodeBits') // true`
- */
-export const UUID_GENERATOR_OPTION_NAMES = optionNames<UuidGeneratorOptions>({
-  node: true,
-  nodeBits: true,
-  sequenceBits: true,
-  lease: true,
-  clock: true,
-  onExhausted: true,
-  onClockBackwards: true,
-  maxBorrowMs: true,
-  maxBackwardsWaitMs: true,
-  highWaterWaitMs: true,
-  sequenceStart: true,
-  onEvent: true,
-});
 
 /**
  * Issues strictly increasing UUIDv7 for one node ID, in one thread; unique across every
@@ -459,9 +402,9 @@ export class UuidGenerator {
     const seq = this.seq;
     const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
     const ext = seq - hi * this.extSize;
-    if (poolAt > POOL_WORDS - 2) refill();
-    const r0 = pool[poolAt++];
-    const r1 = pool[poolAt++];
+    if (cursor.at > POOL_WORDS - 2) refill();
+    const r0 = pool[cursor.at++];
+    const r1 = pool[cursor.at++];
     this.w1 = this.w1Base + hi;
     this.w2 = 0x80000000 + ext * this.extMul + this.nodeHi + (r1 & this.randHiMask);
     this.w3 = (this.nodeLo | (r0 & this.randLoMask)) >>> 0;
@@ -512,61 +455,14 @@ export class UuidGenerator {
     const chars = Buffer.allocUnsafe(36 * Math.min(count, TEXT_CHUNK));
     for (let at = 0; at < count; at += TEXT_CHUNK) {
       const n = Math.min(TEXT_CHUNK, count - at);
-      this.produce(n, (k) => this.canonicalChars(chars, k * 36));
+      this.produce(n, (k) => writeCanonical(chars, k * 36, this.w0, this.w1, this.w2, this.w3));
       const text = chars.toString('latin1', 0, 36 * n);
       for (let k = 0; k < n; k++) out[at + k] = text.slice(k * 36, k * 36 + 36);
     }
   }
 
-  /** Writes the 36 ASCII characters of the current UUID's canonical form at `at`. */
-  private canonicalChars(b: Uint8Array, at: number): void {
-    const c = HEX_CODES;
-    const put = (i: number, byte: number) => {
-      b[i] = c[byte * 2];
-      b[i + 1] = c[byte * 2 + 1];
-    };
-    const { w0, w1, w2, w3 } = this;
-    put(at, w0 >>> 24);
-    put(at + 2, (w0 >>> 16) & 255);
-    put(at + 4, (w0 >>> 8) & 255);
-    put(at + 6, w0 & 255);
-    b[at + 8] = 45;
-    put(at + 9, w1 >>> 24);
-    put(at + 11, (w1 >>> 16) & 255);
-    b[at + 13] = 45;
-    put(at + 14, (w1 >>> 8) & 255);
-    put(at + 16, w1 & 255);
-    b[at + 18] = 45;
-    put(at + 19, w2 >>> 24);
-    put(at + 21, (w2 >>> 16) & 255);
-    b[at + 23] = 45;
-    put(at + 24, (w2 >>> 8) & 255);
-    put(at + 26, w2 & 255);
-    put(at + 28, w3 >>> 24);
-    put(at + 30, (w3 >>> 16) & 255);
-    put(at + 32, (w3 >>> 8) & 255);
-    put(at + 34, w3 & 255);
-  }
-
   private bytes(out: Uint8Array, at: number): Uint8Array {
-    const { w0, w1, w2, w3 } = this;
-    out[at] = w0 >>> 24;
-    out[at + 1] = w0 >>> 16;
-    out[at + 2] = w0 >>> 8;
-    out[at + 3] = w0;
-    out[at + 4] = w1 >>> 24;
-    out[at + 5] = w1 >>> 16;
-    out[at + 6] = w1 >>> 8;
-    out[at + 7] = w1;
-    out[at + 8] = w2 >>> 24;
-    out[at + 9] = w2 >>> 16;
-    out[at + 10] = w2 >>> 8;
-    out[at + 11] = w2;
-    out[at + 12] = w3 >>> 24;
-    out[at + 13] = w3 >>> 16;
-    out[at + 14] = w3 >>> 8;
-    out[at + 15] = w3;
-    return out;
+    return writeBytes(out, at, this.w0, this.w1, this.w2, this.w3);
   }
 
   private bigint(): bigint {

@@ -9,7 +9,8 @@
  * decodeUuid(gen.next()).node; // 1
  * ```
  */
-export { UuidGenerator, UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './generator.js';
+export { UuidGenerator } from './generator.js';
+export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 export { UuidFormat, UUID_DEFAULTS, type UuidFormatOptions } from './format.js';
 export {
   decodeUuid,
