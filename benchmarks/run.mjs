@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: Flurry's generator against its npm peers, each subject in its own
 // process, all in one run. Prints the tables and rewrites the "Generator" section of
-// docs/benchmarks.md. Then runs the public-ID benchmark when present, the CLI start-up
-// benchmark and segment mode's (benchmarks/segments.mjs, section "Segments").
+// docs/benchmarks.md. Then runs the public-ID benchmark when present, UUIDv7's
+// (benchmarks/uuids.mjs, section "UUIDv7"), the CLI start-up benchmark and segment mode's (benchmarks/segments.mjs, section "Segments").
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -129,6 +129,10 @@ if (existsSync(pub)) {
 console.log(md);
 writeSection('Generator', md);
 console.error('\nwrote docs/benchmarks.md (section "Generator")');
+
+// UUIDv7 (issue 26): Flurry's UuidGenerator against npm uuid v7, ulid and crypto.randomUUID; its own section.
+const uuids = spawnSync(process.execPath, [path.join(here, 'uuids.mjs')], { stdio: 'inherit', timeout: 10 * 60_000 });
+if (uuids.status !== 0) console.error(`bench: uuids.mjs failed (exit ${uuids.status})`);
 
 // CLI start-up against `node -e 0` (issue 12): its own section of docs/benchmarks.md.
 const cli = spawnSync(process.execPath, [path.join(here, 'cli-start.mjs')], { stdio: 'inherit', timeout: 30 * 60_000 });

@@ -18,6 +18,12 @@
 export { openRegistry } from './open-registry.js';
 export { leasedGenerator, type LeasedGenerator, type LeasedGeneratorOptions } from './leased-generator.js';
 export {
+  leasedUuidGenerator,
+  LEASED_UUID_GENERATOR_OPTION_NAMES,
+  type LeasedUuidGenerator,
+  type LeasedUuidGeneratorOptions,
+} from './leased-uuid-generator.js';
+export {
   resolveRegistryOptions,
   type RegistryOptions,
   type ResolvedRegistryOptions,

@@ -105,6 +105,12 @@ export const ErrorCode = {
   PUBLIC_ID_MALFORMED: 'FLURRY_E_PUBLIC_ID_MALFORMED',
   /** A public ID's authentication tag does not match the key its key ID names: a key that did not issue it (same key ID, other secret). */
   PUBLIC_ID_WRONG_KEY: 'FLURRY_E_PUBLIC_ID_WRONG_KEY',
+  /** A UUID is malformed: wrong length, bad characters, misplaced dashes, over 128 bits. */
+  UUID_MALFORMED: 'FLURRY_E_UUID_MALFORMED',
+  /** A UUID's version nibble is not 7 (only time-ordered UUIDv7 are read). */
+  UUID_VERSION: 'FLURRY_E_UUID_VERSION',
+  /** A UUID's variant bits are not the RFC 9562 variant `10`. */
+  UUID_VARIANT: 'FLURRY_E_UUID_VARIANT',
 } as const;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `@flurry/core`: time-ordered 64-bit IDs. A {@link Layout} says which bits hold the
+ * `@flurry/core`: time-ordered 64-bit IDs (and 128-bit UUIDv7, {@link UuidGenerator}). A {@link Layout} says which bits hold the
  * timestamp, the node fields and the sequence; a {@link Generator} issues IDs of a layout
  * on one node; the string codecs write them as decimal, hex, base32/58/62 or base64url;
  * a {@link PublicIdCipher} turns them into keyed, unguessable public IDs.
@@ -87,6 +87,25 @@ export {
   type BackwardsPolicy,
   type SequenceStart,
 } from './generator/options.js';
+
+// UUIDv7 (docs/uuids.md)
+export {
+  UuidGenerator,
+  UuidFormat,
+  UUID_DEFAULTS,
+  UUID_FORMS,
+  UUID_GENERATOR_OPTION_NAMES,
+  decodeUuid,
+  encodeUuid,
+  isUuidV7,
+  type UuidGeneratorOptions,
+  type UuidFormatOptions,
+  type DecodedUuid,
+  type DecodeUuidOptions,
+  type UuidForm,
+  type UuidTextForm,
+  type UuidInput,
+} from './uuid/index.js';
 
 // String forms (codecs)
 export {

@@ -37,6 +37,21 @@ const SPIN_LIMIT = 100_000;
 export const STUCK_ROUNDS = 250;
 
 /**
+ * The part of a {@link Layout} the planner reads (a `Layout` satisfies it): the UUIDv7
+ * generator, whose 128-bit format is no 64-bit layout, plans with the same policies
+ * through an object of this shape.
+ *
+ * @example
+ * ```ts
+ * const plan: PlannerLayout = Layout.from('twitter');
+ * ```
+ */
+export type PlannerLayout = Pick<
+  Layout,
+  'name' | 'epochMs' | 'unitMs' | 'maxSequence' | 'maxTick' | 'sequenceBits' | 'timestampBits' | 'expiresAt'
+>;
+
+/**
  * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
  * and ask again.
  *
@@ -79,7 +94,7 @@ export class TickPlanner {
   private seenNotBefore = Number.NaN;
 
   constructor(
-    readonly layout: Layout,
+    readonly layout: PlannerLayout,
     readonly policy: ResolvedPolicy,
     readonly clock: Clock,
     readonly lease: NodeLease | undefined,

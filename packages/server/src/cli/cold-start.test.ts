@@ -21,7 +21,7 @@ const SERVE_ONLY =
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+)\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+|uuid\/(forms|format))\.js$/;
 /** What `next` must not load before (or besides) its registry: the clients of other registries. */
 const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
 /**

@@ -54,7 +54,7 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
  * await write(io.stdout, 'hello\n');
  * ```
  */
-export function write(stream: CliOutput, text: string): Promise<void> {
+export function write(stream: CliOutput, text: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     const ok = stream.write(text, (err) => (err ? reject(err) : undefined));
     if (ok) resolve();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `flurry` command: `serve`, `next`, `decode`, `layout`, `key new`, `public encode|decode`.
+ * The `flurry` command: `serve`, `next`, `uuid`, `decode`, `layout`, `key new`, `public encode|decode`.
  * Bad input exits 2 with `flurry: FLURRY_E_…: message` on stderr; other failures exit 1.
  *
  * @example
@@ -29,7 +29,8 @@ export const MAIN_HELP = `Usage: flurry <command> [options]
 Commands:
   serve                 Run the ID service (HTTP, Leaf-compatible HTTP, optional Thrift).
   next [-n N]           Print new IDs, one a line (node ID leased from the file registry).
-  decode ID...          Print the fields, Unix ms and time of IDs.
+  uuid [-n N]           Print new UUIDv7, one a line (node ID leased from the file registry).
+  decode ID|UUID...     Print the fields, Unix ms and time of IDs (and of UUIDv7).
   layout [PRESET]       Print a layout's fields, end of life and capacity.
   key new               Print a new public-ID key.
   public encode ID...   Turn IDs into public IDs (key from --key or FLURRY_PUBLIC_KEY).
@@ -59,6 +60,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   sequences: async () => (await import('./commands/sequences.js')).sequencesCommand,
   sql: async () => (await import('./commands/sql.js')).sqlCommand,
   status: async () => (await import('./commands/status.js')).statusCommand,
+  uuid: async () => (await import('./commands/uuid.js')).uuidCommand,
 };
 
 /**

@@ -1,7 +1,10 @@
 /**
  * `flurry decode ID… [layout] [--format F] [--json]`: prints each ID's fields, Unix ms and
- * ISO time under the given layout (default `twitter`), honouring its epoch and unit. All
- * IDs are checked before anything is printed: one bad ID exits 2 with its coded message.
+ * ISO time under the given layout (default `twitter`), honouring its epoch and unit. A
+ * canonical UUID (`8-4-4-4-12` hex digits, or `urn:uuid:…`) is read as a UUIDv7
+ * (docs/uuids.md): its Unix ms, time, node and sequence (`--node-bits`, `--sequence-bits`);
+ * `--uuid` reads every argument as a UUID in any form (`--format` then names a UUID form).
+ * All IDs are checked before anything is printed: one bad ID exits 2 with its coded message.
  *
  * @example
  * ```sh
@@ -12,6 +15,7 @@
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
 import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
+import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
@@ -21,6 +25,9 @@ const FLAGS = {
   ...LAYOUT_FLAGS,
   format: { type: 'string' },
   json: { type: 'boolean' },
+  uuid: { type: 'boolean' },
+  'node-bits': { type: 'string' },
+  'sequence-bits': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -34,10 +41,15 @@ const FLAGS = {
  */
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]
                      [--format ${FORMATS.join('|')}] [--json]
+       flurry decode [--uuid [--format canonical|hex|base32|base58|base62]]
+                     [--node-bits B] [--sequence-bits S] UUID...
 
 Prints each ID's fields, Unix milliseconds and ISO time under the layout (default twitter).
 --format names how the IDs are written (default decimal). --json prints one JSON object a line:
 {"id","unixMs","timestamp","fields":{...},"sequence"}.
+A canonical UUID (8-4-4-4-12 hex digits) is read as a UUIDv7: its Unix ms, time, node and
+sequence under --node-bits (default 16) and --sequence-bits (default 22); --uuid reads every
+argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","node","sequence"}.
 -- ends the flags: later arguments are IDs even if they start with a dash
 (flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
@@ -64,20 +76,68 @@ export async function decodeCommand(io: CliIo): Promise<number> {
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
   });
-  const format = lastString(args, 'format') ?? 'decimal';
+  const json = hasFlag(args, 'json');
+  const givenFormat = lastString(args, 'format');
+  const asUuid = hasFlag(args, 'uuid');
+  const uuidOpts = {
+    nodeBits: intFlag(lastString(args, 'node-bits'), 'node-bits'),
+    sequenceBits: intFlag(lastString(args, 'sequence-bits'), 'sequence-bits'),
+    form: asUuid ? uuidForm(givenFormat) : undefined,
+  };
+  const format = (asUuid ? undefined : givenFormat) ?? 'decimal';
   if (!isIdFormat(format)) {
     throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
       value: format.slice(0, 24),
       allowed: FORMATS,
     });
   }
-  const decoded = args.positionals.map((text) => {
+  // A canonical UUID is never a Snowflake ID of the default (decimal) form: its dashes tell them apart.
+  const isUuid = (text: string) => asUuid || (givenFormat === undefined && CANONICAL_UUID.test(text));
+  const blocks = args.positionals.map((text) => {
+    if (isUuid(text)) {
+      const d = decodeUuid(text, uuidOpts);
+      return json ? uuidJsonLine(d) : uuidTextBlock(d);
+    }
     const id = format === 'decimal' ? parseId(text, layout) : decodeId(text, format, { bits: layout.totalBits });
-    return layout.decode(id);
+    const d = layout.decode(id);
+    return json ? jsonLine(d) : textBlock(d, layout);
   });
-  const json = hasFlag(args, 'json');
-  await write(io.stdout, decoded.map((d) => (json ? jsonLine(d) : textBlock(d, layout))).join(''));
+  await write(io.stdout, blocks.join(''));
   return 0;
+}
+
+const CANONICAL_UUID = /^(urn:uuid:)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const UUID_FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62'];
+
+function uuidForm(f: string | undefined): UuidTextForm | undefined {
+  if (f === undefined || UUID_FORMS.includes(f)) return f as UuidTextForm | undefined;
+  throw serverError('USAGE', `--format "${f.slice(0, 24)}" is not a UUID form; use one of ${UUID_FORMS.join(', ')}`, {
+    value: f.slice(0, 24),
+    allowed: UUID_FORMS,
+  });
+}
+
+function intFlag(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,2}$/.test(raw))
+    throw serverError('USAGE', `--${flag} "${raw.slice(0, 24)}" is not a whole number of bits`, {
+      value: raw.slice(0, 24),
+    });
+  return Number(raw);
+}
+
+function uuidJsonLine(d: DecodedUuid): string {
+  const { uuid, version, unixMs, timestamp, node, sequence } = d;
+  return JSON.stringify({ uuid, version, unixMs, timestamp, node, sequence }) + '\n';
+}
+
+function uuidTextBlock(d: DecodedUuid): string {
+  return (
+    `${d.uuid} (UUIDv7, nodeBits ${d.nodeBits}, sequenceBits ${d.sequenceBits})\n` +
+    `  timestamp  ${d.timestamp} (Unix ms ${d.unixMs})\n` +
+    `  node       ${d.node}\n` +
+    `  sequence   ${d.sequence}\n`
+  );
 }
 
 function jsonLine(d: DecodedId): string {

@@ -1,0 +1,194 @@
+/**
+ * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md
+ * draws it bit by bit).
+ *
+ * ```
+ *  127                 80 79  76 75         64 63 62 61                                   0
+ * ┌─────────────────────┬──────┬─────────────┬─────┬────────────┬──────────┬──────────────┐
+ * │ unix_ts_ms (48)     │ ver  │ rand_a (12) │ var │ seq ext (E)│ node (N) │ random (R)   │
+ * │ Unix milliseconds   │ 0111 │ seq, high   │ 10  │ seq, low   │ lease    │ fill         │
+ * └─────────────────────┴──────┴─────────────┴─────┴────────────┴──────────┴──────────────┘
+ *                                              rand_b (62) = E + N + R
+ * ```
+ *
+ * The sequence is RFC 9562 §6.2 method 1, a fixed-length dedicated counter: `sequenceBits`
+ * bits (12 in `rand_a`, the other `E = sequenceBits − 12` in the leftmost bits of `rand_b`)
+ * counting the UUIDs of one millisecond from 0, never wrapping. The node ID (§6.4) comes
+ * after it, then random bits. A UUID is a 128-bit number held here as four 32-bit words,
+ * most significant first.
+ *
+ * @example
+ * ```ts
+ * const f = UuidFormat.from({ nodeBits: 16, sequenceBits: 22 });
+ * f.randomBits; // 36
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+
+/**
+ * Options naming a UUID format: how wide the node ID and the sequence are. Every generator
+ * and every reader of one cluster must use the same values.
+ *
+ * @example
+ * ```ts
+ * new UuidGenerator({ node: 7, nodeBits: 10, sequenceBits: 20 });
+ * ```
+ */
+export interface UuidFormatOptions {
+  /** Width of the node ID in `rand_b`: 1 to 48, default 16 (65,536 node IDs). */
+  nodeBits?: number;
+  /** Width of the per-millisecond sequence: 12 (only `rand_a`) to 42, default 22 (4,194,304 UUIDs per ms and node). */
+  sequenceBits?: number;
+}
+
+/**
+ * The default widths: a 16-bit node (more node IDs than any registry's slot map leases by
+ * default) and a 22-bit sequence (4,194,304 UUIDs per millisecond and node), leaving 36
+ * random bits.
+ *
+ * @example `UUID_DEFAULTS.nodeBits === 16`
+ */
+export const UUID_DEFAULTS = Object.freeze({ nodeBits: 16, sequenceBits: 22 });
+
+/** Bits of `rand_a`, the high part of the sequence. */
+const RAND_A_BITS = 12;
+/** The most sequence bits taken from `rand_b` (so they fit the word below the variant). */
+const MAX_EXT_BITS = 30;
+/** The most node bits (a node ID stays an exact number). */
+const MAX_NODE_BITS = 48;
+const TWO16 = 65536;
+
+/**
+ * A validated format: the field widths and the constants that place them.
+ *
+ * @example
+ * ```ts
+ * const f = UuidFormat.from({});
+ * f.maxSequence; // 4194303
+ * ```
+ */
+export class UuidFormat {
+  readonly nodeBits: number;
+  readonly sequenceBits: number;
+  /** Sequence bits in `rand_b` (`sequenceBits − 12`). */
+  readonly extBits: number;
+  /** Random fill bits at the low end of `rand_b` (`62 − extBits − nodeBits`). */
+  readonly randomBits: number;
+  readonly maxNode: number;
+  readonly maxSequence: number;
+  /** `2^extBits`: the sequence is `rand_a × extSize + ext`. */
+  readonly extSize: number;
+  /** Multiplier of `ext` inside word 2 (`2^(30 − extBits)`). */
+  readonly extMul: number;
+
+  private constructor(nodeBits: number, sequenceBits: number) {
+    this.nodeBits = nodeBits;
+    this.sequenceBits = sequenceBits;
+    this.extBits = sequenceBits - RAND_A_BITS;
+    this.randomBits = 62 - this.extBits - nodeBits;
+    this.maxNode = 2 ** nodeBits - 1;
+    this.maxSequence = 2 ** sequenceBits - 1;
+    this.extSize = 2 ** this.extBits;
+    this.extMul = 2 ** (MAX_EXT_BITS - this.extBits);
+  }
+
+  /**
+   * Validates the widths (`FLURRY_E_INVALID_OPTION` naming the allowed range).
+   *
+   * @example `UuidFormat.from({ nodeBits: 10 })`
+   */
+  static from(opts: UuidFormatOptions = {}): UuidFormat {
+    const nodeBits = opts.nodeBits ?? UUID_DEFAULTS.nodeBits;
+    if (!Number.isInteger(nodeBits) || nodeBits < 1 || nodeBits > MAX_NODE_BITS) {
+      throw formatError('nodeBits', nodeBits, `a whole number from 1 to ${MAX_NODE_BITS}`);
+    }
+    const maxSeq = RAND_A_BITS + Math.min(MAX_EXT_BITS, 62 - nodeBits);
+    const sequenceBits = opts.sequenceBits ?? Math.min(UUID_DEFAULTS.sequenceBits, maxSeq);
+    if (!Number.isInteger(sequenceBits) || sequenceBits < RAND_A_BITS || sequenceBits > maxSeq) {
+      throw formatError(
+        'sequenceBits',
+        sequenceBits,
+        `a whole number from ${RAND_A_BITS} to ${maxSeq} (12 in rand_a, the rest beside the ${nodeBits}-bit node in the 62 bits of rand_b)`,
+      );
+    }
+    return new UuidFormat(nodeBits, sequenceBits);
+  }
+
+  /**
+   * The node ID's contribution to words 2 and 3 (`[hi, lo]`), or `FLURRY_E_NODE_OUT_OF_RANGE`.
+   *
+   * @example `const [hi, lo] = format.nodeWords(7);`
+   */
+  nodeWords(node: number): [number, number] {
+    if (typeof node !== 'number' || !Number.isInteger(node) || node < 0 || node > this.maxNode) {
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `UUID node = ${String(node)} is out of range; with nodeBits = ${this.nodeBits} it must be a whole number from 0 to ${this.maxNode}. Pass another node or a wider nodeBits (every generator and reader of the cluster must agree on it).`,
+        { node: String(node), nodeBits: this.nodeBits, max: this.maxNode },
+      );
+    }
+    const v = BigInt(node) << BigInt(this.randomBits);
+    return [Number(v >> 32n), Number(v & 0xffffffffn)];
+  }
+
+  /**
+   * Splits a UUID's words into its fields (the caller has checked version and variant).
+   *
+   * @example `format.fields(words).sequence`
+   */
+  fields(w: ArrayLike<number>): { unixMs: number; sequence: number; node: number; random: bigint } {
+    const unixMs = w[0] * TWO16 + (w[1] >>> 16);
+    const ext = Math.floor((w[2] & 0x3fffffff) / this.extMul);
+    const sequence = (w[1] & 0xfff) * this.extSize + ext;
+    const lo = (BigInt(w[2] & 0x3fffffff) << 32n) | BigInt(w[3]);
+    const r = BigInt(this.randomBits);
+    const node = Number((lo >> r) & BigInt(this.maxNode));
+    const random = lo & ((1n << r) - 1n);
+    return { unixMs, sequence, node, random };
+  }
+}
+
+/**
+ * Words 0 and 1 of a UUID of millisecond `ms` before the sequence's `rand_a` part: the
+ * timestamp and the version nibble 7.
+ *
+ * @example `const [w0, w1] = tickWords(Date.now());`
+ */
+export function tickWords(ms: number): [number, number] {
+  const hi = Math.floor(ms / TWO16);
+  return [hi, (ms - hi * TWO16) * TWO16 + 0x7000];
+}
+
+/**
+ * The four words of a 128-bit value (`0 ≤ v < 2^128`).
+ *
+ * @example `bigintWords(1n << 127n)[0] === 0x80000000`
+ */
+export function bigintWords(v: bigint): number[] {
+  return [
+    Number((v >> 96n) & 0xffffffffn),
+    Number((v >> 64n) & 0xffffffffn),
+    Number((v >> 32n) & 0xffffffffn),
+    Number(v & 0xffffffffn),
+  ];
+}
+
+/**
+ * The 128-bit value of four words.
+ *
+ * @example `wordsBigint([0, 0, 0, 1]) === 1n`
+ */
+export function wordsBigint(w: ArrayLike<number>): bigint {
+  return (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
+}
+
+function formatError(name: string, value: unknown, allowed: string): FlurryError {
+  return new FlurryError(
+    ErrorCode.INVALID_OPTION,
+    `Option ${name} = ${String(value)} is not allowed; use ${allowed}.`,
+    {
+      option: name,
+      value: String(value),
+    },
+  );
+}

@@ -1,0 +1,397 @@
+/**
+ * The forms of a UUIDv7: the canonical lowercase string, 32 hex digits, 16 bytes, a 128-bit
+ * `bigint`, Crockford base32 (26 characters: a valid ULID text that sorts like the UUID),
+ * and fixed-width base58 / base62 (22 characters). Every string form has a fixed width and
+ * an alphabet in ASCII order, so text order is byte order is numeric order.
+ *
+ * Reading is strict: anything that is not a version 7, variant `10` UUID — wrong length,
+ * bad characters, another version or variant — throws a coded error saying what is wrong.
+ *
+ * @example
+ * ```ts
+ * encodeUuid('017f22e2-79b0-7cc3-98c4-dc0c0c07398f', 'base32'); // '01FWHE4YDGFK1SHH6W1G60EECF'
+ * decodeUuid('017F22E2-79B0-7CC3-98C4-DC0C0C07398F').timestamp;  // '2022-02-22T19:22:22.000Z'
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
+import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
+
+/**
+ * A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`.
+ *
+ * @example `const f: UuidForm = 'base32';`
+ */
+export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
+/**
+ * The string forms.
+ *
+ * @example `const f: UuidTextForm = 'canonical';`
+ */
+export type UuidTextForm = Exclude<UuidForm, 'bytes' | 'bigint'>;
+/**
+ * What the readers accept: a string of any form, 16 bytes, or a `bigint` below 2^128.
+ *
+ * @example `decodeUuid(new Uint8Array(16))` (throws: version 0)
+ */
+export type UuidInput = string | Uint8Array | bigint;
+
+/**
+ * Every form, in the order the docs list them.
+ *
+ * @example `UUID_FORMS.includes('base62') // true`
+ */
+export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
+  'canonical',
+  'hex',
+  'base32',
+  'base58',
+  'base62',
+  'bytes',
+  'bigint',
+]);
+
+/** Characters of each fixed-width string form. */
+const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
+
+/**
+ * Two lowercase hex digits of each byte.
+ *
+ * @example `HEX2[0x7f] === '7f'`
+ */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
+const B32 = CROCKFORD_ALPHABET;
+
+/**
+ * The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase).
+ *
+ * @example `canonicalOf(0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f)`
+ */
+export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {
+  const h = HEX2;
+  return (
+    h[w0 >>> 24] +
+    h[(w0 >>> 16) & 255] +
+    h[(w0 >>> 8) & 255] +
+    h[w0 & 255] +
+    '-' +
+    h[w1 >>> 24] +
+    h[(w1 >>> 16) & 255] +
+    '-' +
+    h[(w1 >>> 8) & 255] +
+    h[w1 & 255] +
+    '-' +
+    h[w2 >>> 24] +
+    h[(w2 >>> 16) & 255] +
+    '-' +
+    h[(w2 >>> 8) & 255] +
+    h[w2 & 255] +
+    h[w3 >>> 24] +
+    h[(w3 >>> 16) & 255] +
+    h[(w3 >>> 8) & 255] +
+    h[w3 & 255]
+  );
+}
+
+/** `width` bits of the 128-bit value starting at bit `lo` (`width ≤ 25`). */
+function bitsAt(w: ArrayLike<number>, lo: number, width: number): number {
+  const i = 3 - (lo >>> 5);
+  const off = lo & 31;
+  let v = w[i] >>> off;
+  if (off + width > 32) v |= w[i - 1] << (32 - off);
+  return v & ((1 << width) - 1);
+}
+
+/**
+ * Crockford base32 of four words: 26 characters, the first one `0`–`7` (a ULID text).
+ *
+ * @example `base32Of([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f])`
+ */
+export function base32Of(w: ArrayLike<number>): string {
+  let s = B32[w[0] >>> 29];
+  for (let lo = 100; lo >= 0; lo -= 25) {
+    const g = bitsAt(w, lo, 25);
+    s += B32[(g >>> 20) & 31] + B32[(g >>> 15) & 31] + B32[(g >>> 10) & 31] + B32[(g >>> 5) & 31] + B32[g & 31];
+  }
+  return s;
+}
+
+function baseNOf(v: bigint, alphabet: string, width: number): string {
+  const n = BigInt(alphabet.length);
+  let s = '';
+  for (let i = 0; i < width; i++) {
+    s = alphabet[Number(v % n)] + s;
+    v /= n;
+  }
+  return s;
+}
+
+/**
+ * The 16 bytes of four words, big-endian (network order, as RFC 9562 writes them).
+ *
+ * @example `bytesOf([0, 0, 0, 1])[15] === 1`
+ */
+export function bytesOf(w: ArrayLike<number>, out = new Uint8Array(16), at = 0): Uint8Array {
+  for (let i = 0; i < 4; i++) {
+    const x = w[i];
+    out[at++] = x >>> 24;
+    out[at++] = (x >>> 16) & 255;
+    out[at++] = (x >>> 8) & 255;
+    out[at++] = x & 255;
+  }
+  return out;
+}
+
+/**
+ * A UUID (any of {@link UuidInput}) as `form`, after checking it is a v7 UUID.
+ *
+ * @example
+ * ```ts
+ * encodeUuid(gen.nextBigInt(), 'canonical'); // '0193…-7…'
+ * encodeUuid('017f22e2-79b0-7cc3-98c4-dc0c0c07398f', 'bytes'); // Uint8Array(16)
+ * ```
+ */
+export function encodeUuid(x: UuidInput, form: 'bytes'): Uint8Array;
+export function encodeUuid(x: UuidInput, form: 'bigint'): bigint;
+export function encodeUuid(x: UuidInput, form?: UuidTextForm): string;
+export function encodeUuid(x: UuidInput, form: UuidForm = 'canonical'): string | Uint8Array | bigint {
+  return formOf(uuidWords(x), form);
+}
+
+/**
+ * Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form).
+ *
+ * @example `formOf([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f], 'hex')`
+ */
+export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Array | bigint {
+  switch (form) {
+    case 'canonical':
+      return canonicalOf(w[0], w[1], w[2], w[3]);
+    case 'hex':
+      return canonicalOf(w[0], w[1], w[2], w[3]).replace(/-/g, '');
+    case 'base32':
+      return base32Of(w);
+    case 'base58':
+      return baseNOf(wordsBigint(w), BASE58_ALPHABET, WIDTH.base58);
+    case 'base62':
+      return baseNOf(wordsBigint(w), BASE62_ALPHABET, WIDTH.base62);
+    case 'bytes':
+      return bytesOf(w);
+    case 'bigint':
+      return wordsBigint(w);
+    default:
+      throw new FlurryError(
+        ErrorCode.CODEC_UNKNOWN,
+        `Unknown UUID form ${JSON.stringify(form)}; use one of ${UUID_FORMS.join(', ')}.`,
+        { form: String(form), allowed: [...UUID_FORMS] },
+      );
+  }
+}
+
+/**
+ * Options of {@link decodeUuid}: the format's widths (to split node and sequence) and, for
+ * a 22-character string, whether it is base58 or base62 (the two have the same width).
+ *
+ * @example `decodeUuid(s, { form: 'base62', nodeBits: 10 })`
+ */
+export interface DecodeUuidOptions extends UuidFormatOptions {
+  /** Read the string as this form only (required for base58 and base62). */
+  form?: UuidTextForm;
+}
+
+/**
+ * What {@link decodeUuid} reads from a v7 UUID.
+ *
+ * @example
+ * ```ts
+ * const d: DecodedUuid = decodeUuid(uuid);
+ * console.log(d.timestamp, d.node, d.sequence);
+ * ```
+ */
+export interface DecodedUuid {
+  /** The canonical lowercase string. */
+  uuid: string;
+  /** Always 7. */
+  version: 7;
+  /** Always `'RFC 9562'` (variant bits `10`). */
+  variant: 'RFC 9562';
+  /** `unix_ts_ms`: Unix milliseconds. */
+  unixMs: number;
+  /** `unixMs` as an ISO 8601 string. */
+  timestamp: string;
+  /** The node ID (under the format's `nodeBits`). */
+  node: number;
+  /** The sequence within the millisecond (under the format's `sequenceBits`). */
+  sequence: number;
+  /** The random fill bits. */
+  random: bigint;
+  nodeBits: number;
+  sequenceBits: number;
+}
+
+/**
+ * Reads a v7 UUID of any form and splits it into its fields under the format (default
+ * widths unless given). Throws `FLURRY_E_UUID_MALFORMED` (length, characters),
+ * `FLURRY_E_UUID_VERSION` or `FLURRY_E_UUID_VARIANT`.
+ *
+ * @example
+ * ```ts
+ * decodeUuid('017F22E2-79B0-7CC3-98C4-DC0C0C07398F').timestamp; // '2022-02-22T19:22:22.000Z'
+ * decodeUuid(gen.nextBytes(), { nodeBits: 16 }).node;          // the generator's node
+ * ```
+ */
+export function decodeUuid(x: UuidInput, opts: DecodeUuidOptions = {}): DecodedUuid {
+  const format = UuidFormat.from(opts);
+  const w = uuidWords(x, opts.form);
+  const f = format.fields(w);
+  return {
+    uuid: canonicalOf(w[0], w[1], w[2], w[3]),
+    version: 7,
+    variant: 'RFC 9562',
+    unixMs: f.unixMs,
+    timestamp: new Date(f.unixMs).toISOString(),
+    node: f.node,
+    sequence: f.sequence,
+    random: f.random,
+    nodeBits: format.nodeBits,
+    sequenceBits: format.sequenceBits,
+  };
+}
+
+/**
+ * Whether `x` is a v7 UUID in one of the forms (never throws).
+ *
+ * @example `isUuidV7('017f22e2-79b0-7cc3-98c4-dc0c0c07398f') // true`
+ */
+export function isUuidV7(x: unknown, form?: UuidTextForm): boolean {
+  try {
+    uuidWords(x as UuidInput, form);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The four words of a v7 UUID of any form, checked (see {@link decodeUuid} for the errors).
+ *
+ * @example `uuidWords('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')[0] === 0x017f22e2`
+ */
+export function uuidWords(x: UuidInput, form?: UuidTextForm): number[] {
+  let w: number[];
+  if (typeof x === 'string') w = parseText(x, form);
+  else if (x instanceof Uint8Array) {
+    if (x.length !== 16) throw malformed(`a Uint8Array of ${x.length} bytes`, 'exactly 16 bytes');
+    w = [0, 1, 2, 3].map((i) => ((x[i * 4] << 24) | (x[i * 4 + 1] << 16) | (x[i * 4 + 2] << 8) | x[i * 4 + 3]) >>> 0);
+  } else if (typeof x === 'bigint') {
+    if (x < 0n || x >> 128n !== 0n) throw malformed(`the bigint ${x}`, 'a bigint from 0 to 2^128 − 1');
+    w = bigintWords(x);
+  } else {
+    throw malformed(
+      `a value of type ${x === null ? 'null' : typeof x}`,
+      'a string, a Uint8Array(16) or a bigint below 2^128',
+    );
+  }
+  checkV7(w, x);
+  return w;
+}
+
+function shown(x: UuidInput): string {
+  if (typeof x === 'string') return JSON.stringify(x.length > 60 ? `${x.slice(0, 60)}…` : x);
+  if (typeof x === 'bigint') return `the bigint ${x}`;
+  return 'the 16 bytes';
+}
+
+function checkV7(w: number[], x: UuidInput): void {
+  const version = (w[1] >>> 12) & 15;
+  if (version !== 7) {
+    throw new FlurryError(
+      ErrorCode.UUID_VERSION,
+      `${shown(x)} is a version ${version} UUID (the 13th hex digit, the version nibble, is ${version.toString(16)}); only version 7 (time-ordered, RFC 9562 §5.7) is read here. Pass a UUIDv7, e.g. from UuidGenerator.`,
+      { version },
+    );
+  }
+  const top = w[2] >>> 29;
+  if (top >>> 1 !== 2) {
+    const name = top >>> 2 === 0 ? 'NCS (0xx)' : top === 6 ? 'Microsoft (110)' : 'reserved (111)';
+    throw new FlurryError(
+      ErrorCode.UUID_VARIANT,
+      `${shown(x)} has the ${name} variant (the 17th hex digit is ${(w[2] >>> 28).toString(16)}); a UUIDv7 has the RFC 9562 variant 10, so that digit is one of 8, 9, a, b.`,
+      { variantBits: top.toString(2).padStart(3, '0') },
+    );
+  }
+}
+
+function malformed(what: string, allowed: string, extra: Record<string, unknown> = {}): FlurryError {
+  return new FlurryError(ErrorCode.UUID_MALFORMED, `${what} is not a UUID; use ${allowed}.`, extra);
+}
+
+const HEX_RE = /^[0-9a-fA-F]{32}$/;
+const CANONICAL_DASHES = [8, 13, 18, 23];
+
+function parseText(text: string, form: UuidTextForm | undefined): number[] {
+  let s = text;
+  if (form === undefined || form === 'canonical') {
+    if (s.length === 45 && s.slice(0, 9).toLowerCase() === 'urn:uuid:') s = s.slice(9);
+  }
+  const f = form ?? guessForm(s);
+  if (f === undefined || !(f in WIDTH)) {
+    const lengths =
+      'canonical 36 (8-4-4-4-12 hex digits), hex 32, Crockford base32 26, base58 or base62 22 with { form }';
+    throw malformed(
+      f === undefined ? `${JSON.stringify(text)} (${text.length} characters)` : `form ${JSON.stringify(f)}`,
+      `one of the forms: ${lengths}`,
+      { length: text.length },
+    );
+  }
+  if (s.length !== WIDTH[f]) {
+    throw malformed(
+      `${JSON.stringify(text)} (${s.length} characters)`,
+      `exactly ${WIDTH[f]} characters for the ${f} form`,
+      { length: s.length, form: f },
+    );
+  }
+  if (f === 'canonical' || f === 'hex') {
+    let hex = s;
+    if (f === 'canonical') {
+      const bad = CANONICAL_DASHES.find((i) => s[i] !== '-');
+      if (bad !== undefined)
+        throw malformed(
+          `${JSON.stringify(text)} (character ${bad + 1} is ${JSON.stringify(s[bad])})`,
+          `the canonical 8-4-4-4-12 form with dashes at characters 9, 14, 19 and 24`,
+        );
+      hex = s.slice(0, 8) + s.slice(9, 13) + s.slice(14, 18) + s.slice(19, 23) + s.slice(24);
+    }
+    if (!HEX_RE.test(hex)) {
+      const i = [...hex].findIndex((c) => !/[0-9a-fA-F]/.test(c));
+      throw malformed(`${JSON.stringify(text)} (${JSON.stringify(hex[i])} is not a hex digit)`, 'hex digits 0-9, a-f');
+    }
+    return [0, 8, 16, 24].map((i) => parseInt(hex.slice(i, i + 8), 16));
+  }
+  const upper = f === 'base32' ? s.toUpperCase().replace(/[IL]/g, '1').replace(/O/g, '0') : s;
+  const alphabet = f === 'base32' ? B32 : f === 'base58' ? BASE58_ALPHABET : BASE62_ALPHABET;
+  const n = BigInt(alphabet.length);
+  let v = 0n;
+  for (let i = 0; i < upper.length; i++) {
+    const d = alphabet.indexOf(upper[i]);
+    if (d < 0)
+      throw malformed(
+        `${JSON.stringify(text)} (character ${i + 1}, ${JSON.stringify(s[i])}, is not in the ${f} alphabet)`,
+        `characters of ${alphabet}`,
+      );
+    v = v * n + BigInt(d);
+  }
+  if (v >> 128n !== 0n)
+    throw malformed(
+      `${JSON.stringify(text)} (its value exceeds 128 bits)`,
+      f === 'base32' ? 'a first character from 0 to 7' : `a ${f} text below 2^128`,
+    );
+  return bigintWords(v);
+}
+
+function guessForm(s: string): UuidTextForm | undefined {
+  if (s.length === 36) return 'canonical';
+  if (s.length === 32) return 'hex';
+  if (s.length === 26) return 'base32';
+  return undefined;
+}

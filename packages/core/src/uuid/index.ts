@@ -1,0 +1,25 @@
+/**
+ * UUIDv7 with Snowflake's guarantees: {@link UuidGenerator}, the format and its forms
+ * (docs/uuids.md).
+ *
+ * @example
+ * ```ts
+ * import { UuidGenerator, decodeUuid } from '@flurry/core';
+ * const gen = new UuidGenerator({ node: 1 });
+ * decodeUuid(gen.next()).node; // 1
+ * ```
+ */
+export { UuidGenerator } from './generator.js';
+export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
+export { UuidFormat, UUID_DEFAULTS, type UuidFormatOptions } from './format.js';
+export {
+  decodeUuid,
+  encodeUuid,
+  isUuidV7,
+  UUID_FORMS,
+  type DecodedUuid,
+  type DecodeUuidOptions,
+  type UuidForm,
+  type UuidTextForm,
+  type UuidInput,
+} from './forms.js';
