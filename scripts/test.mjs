@@ -2,8 +2,9 @@
 // Runs every package's compiled tests (`packages/*/dist/**/*.test.js`) with Node's test
 // runner, then the short torture profile when it exists. Before the tests, fail fast on
 // lint (`eslint`) and formatting (`prettier --check`), and check that every public export
-// has a TSDoc @example. `npm test` calls this after the build; pass package names to
-// narrow the run (lint and format then cover those packages only, and torture is
+// has a TSDoc @example and that the sources import no module back (dependency-cruiser).
+// `npm test` calls this after the build; pass package names to narrow the run (lint and
+// format then cover those packages only; the TSDoc, docs and cycle checks and torture are
 // skipped): `node scripts/test.mjs core client`. `--no-lint` skips lint and format,
 // `--no-torture` skips torture.
 import { spawnSync } from 'node:child_process';
@@ -41,6 +42,20 @@ if (!args.includes('--no-lint')) {
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-tsdoc.mjs')]) !== 0) process.exit(1);
 // The samples in README.md and docs/*.md marked runnable match the code (scripts/check-docs.mjs).
 if (!only.length && run(process.execPath, [path.join(root, 'scripts', 'check-docs.mjs')]) !== 0) process.exit(1);
+// No import cycle among packages/*/src, type-only imports included (dependency-cruiser's no-circular rule,
+// .dependency-cruiser.cjs).
+if (
+  !only.length &&
+  run(process.execPath, [
+    path.join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'),
+    '--config',
+    path.join(root, '.dependency-cruiser.cjs'),
+    'packages',
+  ]) !== 0
+) {
+  console.error('flurry test: import cycles (above); move the shared piece to the module it belongs to');
+  process.exit(1);
+}
 const reporters = resultsFile
   ? [
       '--test-reporter=spec',

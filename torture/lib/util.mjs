@@ -17,7 +17,7 @@ export const dist = {
   core: path.join(root, 'packages/core/dist/index.js'),
   coordination: path.join(root, 'packages/coordination/dist/index.js'),
   testing: path.join(root, 'packages/coordination/dist/testing/index.js'),
-  zookeeperSession: path.join(root, 'packages/coordination/dist/drivers/zookeeper-session.js'),
+  zookeeperTiming: path.join(root, 'packages/coordination/dist/drivers/zookeeper-timing.js'),
   serverCli: path.join(root, 'packages/server/dist/cli/main.js'),
   client: path.join(root, 'packages/client/dist/index.js'),
 };

@@ -29,11 +29,11 @@ export const title = 'engine SIGKILL + restart and SIGSTOP past the TTL under lo
  */
 export async function reconnectAllowance(kind, ttlMs, connectTimeoutMs = 5_000) {
   if (kind === 'zookeeper') {
-    // The session's own timing (zookeeper-session.ts): reconnect attempts `spinDelay` apart,
+    // The session's own timing (zookeeper-timing.ts): reconnect attempts `spinDelay` apart,
     // each handshake cut short after `handshakeTimeoutMs`; a session that expired meanwhile
     // takes one more handshake (a new session). The harness's zoo.cfg has tickTime=500: the
     // server expires sessions (and their ephemeral nodes) on tick boundaries, up to a tick late.
-    const { reconnectTiming } = await import(dist.zookeeperSession);
+    const { reconnectTiming } = await import(dist.zookeeperTiming);
     const { spinDelayMs: spin, handshakeTimeoutMs: handshake } = reconnectTiming(ttlMs, connectTimeoutMs);
     const tick = 500;
     return {

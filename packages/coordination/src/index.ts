@@ -25,19 +25,13 @@ export {
 } from './leased-uuid-generator.js';
 export {
   resolveRegistryOptions,
+  type AcquireOptions,
   type RegistryOptions,
   type ResolvedRegistryOptions,
   type RegistryLogger,
 } from './options.js';
 export { parseRegistryUrl, type ParsedRegistryUrl, type RegistryKind } from './url.js';
-export type {
-  AcquireOptions,
-  LeaseState,
-  LeaseStats,
-  ManagedLease,
-  Registry,
-  StaticAssignment,
-} from './lease-types.js';
+export type { LeaseState, LeaseStats, ManagedLease, Registry, StaticAssignment } from './lease-types.js';
 export type { LayoutLike } from './slot-map.js';
 export type { ClusterHolder, HoldersQuery } from './holders.js';
 export { FLURRY_VERSION } from './version.js';

@@ -18,7 +18,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Clock, NodeLease } from '@flurry/core';
 import type { ClusterHolder, HoldersQuery } from './holders.js';
-import type { ResolvedRegistryOptions } from './options.js';
+import type { AcquireOptions, ResolvedRegistryOptions } from './options.js';
 import type { LayoutLike } from './slot-map.js';
 
 /**
@@ -38,19 +38,6 @@ export interface LeaseStats {
   lost: number;
   /** Times a lost lease was acquired again. */
   reacquired: number;
-}
-
-/**
- * Options of {@link Registry.acquire}.
- *
- * @example
- * ```ts
- * await registry.acquire(layout, { pin: { datacenter: 1 } });
- * ```
- */
-export interface AcquireOptions {
-  /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
-  pin?: Record<string, number>;
 }
 
 /**

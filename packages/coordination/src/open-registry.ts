@@ -20,10 +20,10 @@ import type { RegistryDriver } from './driver.js';
 import { registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
-import type { AcquireOptions, ManagedLease, Registry } from './lease-types.js';
+import type { ManagedLease, Registry } from './lease-types.js';
 import { LeaseRegistry } from './registry.js';
 import type { LayoutLike } from './slot-map.js';
-import { assertAcquireOptions, resolveRegistryOptions, type RegistryOptions } from './options.js';
+import { assertAcquireOptions, resolveRegistryOptions, type AcquireOptions, type RegistryOptions } from './options.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
 

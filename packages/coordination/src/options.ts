@@ -30,7 +30,6 @@ import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock } f
 import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
-import type { AcquireOptions } from './lease-types.js';
 import { registryError } from './errors.js';
 
 /**
@@ -132,6 +131,19 @@ export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
   address: true,
   version: true,
 });
+
+/**
+ * Options of `Registry.acquire`.
+ *
+ * @example
+ * ```ts
+ * await registry.acquire(layout, { pin: { datacenter: 1 } });
+ * ```
+ */
+export interface AcquireOptions {
+  /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
+  pin?: Record<string, number>;
+}
 
 /** The keys of `registry.acquire()` options. @example `ACQUIRE_OPTION_NAMES // ['pin']` */
 export const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });

@@ -22,8 +22,13 @@ import { registryError } from './errors.js';
 import { tickGridOf } from './floor.js';
 import { toClusterHolders, type ClusterHolder, type HoldersQuery } from './holders.js';
 import { Lease } from './lease.js';
-import type { AcquireOptions, ManagedLease, Registry, StaticAssignment } from './lease-types.js';
-import { resolveRegistryOptions, type RegistryOptions, type ResolvedRegistryOptions } from './options.js';
+import type { ManagedLease, Registry, StaticAssignment } from './lease-types.js';
+import {
+  resolveRegistryOptions,
+  type AcquireOptions,
+  type RegistryOptions,
+  type ResolvedRegistryOptions,
+} from './options.js';
 import { SlotMap, type LayoutLike } from './slot-map.js';
 import { defaultStateDir, SlotCache } from './state-dir.js';
 

@@ -7,7 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
-import { checkUrlParams, parseRegistryUrl } from './url.js';
+import { checkUrlParams } from './drivers/url-params.js';
+import { parseRegistryUrl } from './url.js';
 import { openRegistry } from './open-registry.js';
 import { parseRedisUrl } from './drivers/redis-url.js';
 import { parseEtcdUrl } from './drivers/etcd-url.js';

@@ -49,6 +49,7 @@ export {
   type LayoutSpec,
   type LayoutField,
   type LayoutInfo,
+  type LayoutGeometry,
   type LayoutParseOptions,
   type DecodedId,
 } from './layout/index.js';

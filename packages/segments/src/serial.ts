@@ -9,11 +9,26 @@
  * ```
  */
 import { periodOf, periodStamp, renderSerial, type ResetPeriod, type SerialFormat } from './format.js';
+import type { Clock } from '@flurry/core';
 import type { Sequence } from './sequence.js';
-import type { Sequences } from './sequences.js';
 
 /**
- * The options of {@link Sequences.serial}.
+ * What a {@link Serial} needs from the `Sequences` that made it: the clock that picks the period, a period's
+ * sequence (created on first use) and the retiring of the previous period's one.
+ *
+ * @example
+ * ```ts
+ * const owner: SerialOwner = sequences; // a Sequences is one
+ * ```
+ */
+export interface SerialOwner {
+  readonly clock: Clock;
+  sequenceWithCreate(key: string, create: { start: bigint; step: number } | undefined): Sequence;
+  retire(seq: Sequence): void;
+}
+
+/**
+ * The options of `Sequences.serial`.
  *
  * @example
  * ```ts
@@ -49,7 +64,7 @@ export class Serial {
     readonly key: string,
     readonly format: SerialFormat,
     readonly timeZone: string,
-    private readonly owner: Sequences,
+    private readonly owner: SerialOwner,
     private readonly create: { start: bigint; step: number },
   ) {}
 

@@ -29,6 +29,7 @@
  */
 import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
+import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
@@ -69,7 +70,7 @@ export interface MetricSources {
  * m.onGeneratorEvent({ type: 'clock-backwards', byMs: 12, action: 'tolerated' });
  * ```
  */
-export class ServiceMetrics {
+export class ServiceMetrics implements RouteMetrics {
   /** The prom-client registry (default process metrics plus Flurry's). */
   readonly registry: Registry;
   private readonly statusIndex = new Int16Array(600).fill(-1);

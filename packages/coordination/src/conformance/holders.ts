@@ -26,8 +26,7 @@ import { openRegistry } from '../open-registry.js';
 import { FLURRY_VERSION } from '../version.js';
 import type { HolderConfig } from './holder.js';
 import type { HolderProcess } from './holder-process.js';
-import { conformanceKit } from './kit.js';
-import type { ConformanceBackend } from './suite.js';
+import { conformanceKit, type ConformanceBackend } from './kit.js';
 
 const LAYOUT = 'timestamp:41,worker:10,sequence:12';
 /** How long the holder's renewal may take to reach the engine on a loaded machine (adds to the reported offset error; 1500 vs 0 stays distinguishable). */

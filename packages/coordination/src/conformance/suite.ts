@@ -35,51 +35,10 @@ import { describe } from 'node:test';
 import { claimCases } from './cases-claims.js';
 import { faultCases } from './cases-faults.js';
 import { markCases } from './cases-marks.js';
-import type { RunningEngine } from '../testing/harness.js';
-import type { HolderConfig } from './holder.js';
-import { conformanceKit } from './kit.js';
+import { conformanceKit, type ConformanceBackend } from './kit.js';
 
 export { HolderProcess, type HolderEvent } from './holder-process.js';
-
-/**
- * The conformance tests, by name (for {@link ConformanceBackend.skip}).
- *
- * @example
- * ```ts
- * runConformance({ name: 'leaf', url, skip: { sigkill: 'Leaf never recycles worker IDs' } });
- * ```
- */
-export type ConformanceTest =
-  'distinct' | 'exhausted' | 'sigkill' | 'sigstop' | 'engine-restart' | 'high-water' | 'no-duplicates';
-
-/**
- * A backend under test.
- *
- * @example
- * ```ts
- * runConformance({ name: 'redis', url: () => engine.url, engine });
- * ```
- */
-export interface ConformanceBackend {
-  /** Shown in test names: 'file', 'redis', … */
-  readonly name: string;
-  /** A registry URL; called once per test (return a fresh directory for `file:`). */
-  url(): string;
-  /** The engine, for the kill/restart test (d); without it (d) is not run. */
-  readonly engine?: RunningEngine;
-  /** Lease TTL for the holders (default 1500 ms). */
-  readonly ttlMs?: number;
-  /** How much earlier than `last renewal start + ttl` a dead holder's ID may be re-granted (default 0; at most the margin). */
-  readonly expiryToleranceMs?: number;
-  /** Extra time after `kill + ttl` within which a dead holder's ID must be re-granted (default 2000 ms). */
-  readonly reclaimSlackMs?: number;
-  /** Time after an engine restart within which holders must issue again (default 30 000 ms). */
-  readonly recoverWithinMs?: number;
-  /** Extra holder settings per holder index (e.g. a distinct `holderAddress` for Leaf). */
-  holderConfig?(index: number): Partial<HolderConfig>;
-  /** Tests that do not apply, with the reason (printed as the skip message). */
-  readonly skip?: Partial<Record<ConformanceTest, string>>;
-}
+export type { ConformanceBackend, ConformanceTest } from './kit.js';
 
 /**
  * Registers the conformance tests for one backend (call it at the top level of a test file).

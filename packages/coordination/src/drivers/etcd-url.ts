@@ -13,7 +13,7 @@
 import type { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { redactLoosely, validNamespace } from './common.js';
-import { checkUrlParams } from '../url.js';
+import { checkUrlParams } from './url-params.js';
 
 /**
  * A parsed `etcd://` URL (see {@link parseEtcdUrl}).

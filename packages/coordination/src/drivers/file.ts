@@ -24,6 +24,9 @@
  * monotonic clock (CLOCK_MONOTONIC, `process.hrtime`), never on wall time, so NTP
  * steps cannot expire a live lease early; records from an earlier boot are expired.
  *
+ * The claim (of one slot, and the walk over the slots) is in file-claim.ts; renewal and
+ * release are here.
+ *
  * Generations older than the previous lease are deleted by the next claimer; their marks
  * are carried into each new generation. Records and the `hw` file are flushed to disk
  * (`fdatasync`) before they replace the old ones, so the marks survive a power loss.
@@ -52,12 +55,11 @@ import {
 } from '../file-steps.js';
 import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { allNodeIds } from './common.js';
+import { claimFileSlot, type FileSlotStore } from './file-claim.js';
 import { fileIoError } from './file-errors.js';
 import { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
 import { readFileHolders } from './file-holders.js';
 import {
-  describeHolder,
   GEN_RE,
   genName,
   isKernelBoot,
@@ -69,24 +71,21 @@ import {
 
 export { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
 
-/** How many slots a claim looks at concurrently while skipping the held ones. */
-const PROBE_BATCH = 16;
-
-class FileDriver implements RegistryDriver {
+class FileDriver implements RegistryDriver, FileSlotStore {
   readonly kind = 'file';
   readonly url: string;
   private closed = false;
-  private readonly time: LeaseTimeSource;
+  readonly time: LeaseTimeSource;
   /** The file-system steps in use: `async` until {@link ioReady} grants the `sync` mode asked for. */
-  private steps: FileSteps = fileSteps('async');
+  steps: FileSteps = fileSteps('async');
   /** The one look at the directory's file system that decides the mode (when `sync` was asked for). */
   private granting: Promise<void> | undefined;
 
   constructor(
     private readonly root: string,
-    private readonly clock: Clock,
+    readonly clock: Clock,
     time: LeaseTimeSource | undefined,
-    private readonly timeoutMs: number,
+    readonly timeoutMs: number,
     private readonly askedIo: FileIo,
   ) {
     this.url = `file:${root}`;
@@ -128,7 +127,7 @@ class FileDriver implements RegistryDriver {
     if (this.closed) throw registryError('CLOSED', `the file registry ${this.url} was closed`, { url: this.url });
   }
 
-  private nsDir(namespace: string): string {
+  nsDir(namespace: string): string {
     const parts = namespace.split('/');
     if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
       throw registryError(
@@ -146,7 +145,7 @@ class FileDriver implements RegistryDriver {
     return this.clock.now() >= rec.expiresAtMs; // no shared monotonic clock: fall back to wall time
   }
 
-  private free(r: ReadResult): boolean {
+  free(r: ReadResult): boolean {
     return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
   }
 
@@ -171,7 +170,7 @@ class FileDriver implements RegistryDriver {
     }
   }
 
-  private async read(dir: string, gen: number): Promise<ReadResult> {
+  async read(dir: string, gen: number): Promise<ReadResult> {
     let text: string;
     try {
       text = await this.steps.readText(path.join(dir, genName(gen)), this.timeoutMs);
@@ -182,7 +181,7 @@ class FileDriver implements RegistryDriver {
     return parseLeaseRecord(text, gen);
   }
 
-  private async gens(dir: string): Promise<number[]> {
+  async gens(dir: string): Promise<number[]> {
     let names: string[];
     try {
       names = await this.steps.list(dir, this.timeoutMs);
@@ -198,7 +197,7 @@ class FileDriver implements RegistryDriver {
     return out.sort((a, b) => a - b);
   }
 
-  private async readHw(dir: string): Promise<number> {
+  async readHw(dir: string): Promise<number> {
     let text: string;
     try {
       text = await this.steps.readText(path.join(dir, 'hw'), this.timeoutMs);
@@ -214,7 +213,7 @@ class FileDriver implements RegistryDriver {
     }
   }
 
-  private writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
+  writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
     return writeFileAtomicWithin(
       this.steps,
       path.join(dir, genName(rec.gen)),
@@ -223,183 +222,14 @@ class FileDriver implements RegistryDriver {
     );
   }
 
-  private ioError(e: unknown, doing: string): Error {
+  ioError(e: unknown, doing: string): Error {
     return fileIoError(e, doing, { url: this.url, root: this.root, timeoutMs: this.timeoutMs });
-  }
-
-  /** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
-  private async heldBy(dir: string): Promise<string | undefined> {
-    const gens = await this.gens(dir);
-    if (!gens.length) return undefined;
-    const top = await this.read(dir, gens[gens.length - 1]);
-    return top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top)
-      ? describeHolder(top.rec, this.time)
-      : undefined;
-  }
-
-  /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
-  private async tryClaim(
-    dir: string,
-    slot: number,
-    req: ClaimRequest,
-    exists: boolean,
-  ): Promise<FileClaim | { held: string }> {
-    if (!exists) {
-      try {
-        await makeDirLevels(dir, this.timeoutMs, this.steps);
-      } catch (e) {
-        throw this.ioError(e, `create ${dir}`);
-      }
-    }
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const gens = await this.gens(dir);
-      const highest = gens.length ? gens[gens.length - 1] : 0;
-      if (gens.length) {
-        // Fast path: the highest generation is a live lease, so the slot is held (the loop below would reach the
-        // same answer after reading the mark and every older generation).
-        const top = await this.read(dir, highest);
-        if (top.kind === 'ok' && top.rec.state !== 'aborted' && !this.free(top))
-          return { held: describeHolder(top.rec, this.time) };
-      }
-      let mark = await this.readHw(dir);
-      let prev: { gen: number; rec: LeaseRecord } | undefined;
-      let corrupt: string | undefined;
-      for (let i = gens.length - 1; i >= 0; i--) {
-        const r = await this.read(dir, gens[i]);
-        if (r.kind === 'missing') continue;
-        if (r.kind === 'corrupt') {
-          if (!prev && !corrupt)
-            corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
-          continue;
-        }
-        if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
-        if (!prev && !corrupt && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
-      }
-      if (corrupt) return { held: corrupt };
-      if (prev && !this.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, this.time) };
-      const gen = highest + 1;
-      const token = `${gen}.${randomHex(12)}`;
-      const now = this.clock.now();
-      const rec: LeaseRecord = {
-        v: 1,
-        gen,
-        slot,
-        state: 'held',
-        holder: req.holder,
-        token,
-        boot: this.time.boot,
-        expiresMono: this.time.monotonic() + req.ttlMs,
-        expiresAtMs: now + req.ttlMs,
-        highWaterMs: mark,
-        updatedAtMs: now,
-        claimedAtMs: now,
-      };
-      const tmp = path.join(dir, `.new-${process.pid}-${randomHex(6)}`);
-      try {
-        await this.steps.writeNew(tmp, JSON.stringify(rec) + '\n', this.timeoutMs, true);
-        await this.steps.link(tmp, path.join(dir, genName(gen)), this.timeoutMs);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
-        throw this.ioError(e, `create ${path.join(dir, genName(gen))}`);
-      } finally {
-        await this.steps.unlink(tmp, this.timeoutMs).catch(() => undefined);
-      }
-      let releasedCleanly = true;
-      if (prev) {
-        // Dekker: we wrote (our generation), now read the previous lease again.
-        const again = await this.read(dir, prev.gen);
-        if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !this.free(again)) {
-          await this.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: this.clock.now() });
-          return {
-            held: again.kind === 'ok' ? describeHolder(again.rec, this.time) : `a racing claim of slot ${slot}`,
-          };
-        }
-        releasedCleanly = again.rec.state === 'released';
-        if (again.rec.highWaterMs > mark) {
-          mark = again.rec.highWaterMs;
-          await this.writeRecord(dir, { ...rec, highWaterMs: mark });
-        }
-        for (const g of gens) {
-          if (g >= prev.gen) break;
-          await this.steps.unlink(path.join(dir, genName(g)), this.timeoutMs).catch(() => undefined);
-        }
-      } else if (gens.length) {
-        // Only aborted generations: they never issued; the slot's history is in `hw`.
-        releasedCleanly = true;
-      }
-      return { slot, token, highWaterMs: mark, releasedCleanly, dir, gen };
-    }
-    return { held: `slot ${slot} is contended by other claimers` };
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
     this.checkOpen();
     await this.ioReady();
-    if (!Number.isInteger(req.slots) || req.slots < 1)
-      throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
-    const ns = this.nsDir(req.namespace);
-    const slotsDir = path.join(ns, 'slots');
-    let existing: Set<number>;
-    try {
-      await makeDirLevels(slotsDir, this.timeoutMs, this.steps);
-      existing = new Set((await this.steps.list(slotsDir, this.timeoutMs)).filter((n) => /^\d+$/.test(n)).map(Number));
-    } catch (e) {
-      throw this.ioError(e, `create ${slotsDir}`);
-    }
-    const held: { slot: number; holder: string }[] = [];
-    const order: number[] = [];
-    const pref = req.preferredSlot;
-    if (pref !== undefined && Number.isInteger(pref) && pref >= 0 && pref < req.slots) order.push(pref);
-    const tried = new Set<number>(order);
-    const visit = async (slot: number): Promise<FileClaim | undefined> => {
-      const r = await this.tryClaim(path.join(slotsDir, String(slot)), slot, req, existing.has(slot));
-      if ('held' in r) {
-        held.push({ slot, holder: r.held });
-        return undefined;
-      }
-      return r;
-    };
-    for (const s of order) {
-      const c = await visit(s);
-      if (c) return c;
-    }
-    // Existing slot directories first (recycling), in order; then the first fresh one.
-    const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
-    // Read-only look-ahead: which slots are visibly held is read PROBE_BATCH at a time, concurrently (each read
-    // is one bounded asynchronous step, so in sequence they would add up); only the others get the full protocol.
-    for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
-      const batch = sorted.slice(i, i + PROBE_BATCH);
-      const holders = await Promise.all(
-        batch.map((slot) => this.heldBy(path.join(slotsDir, String(slot))).catch(() => undefined)),
-      );
-      for (let k = 0; k < batch.length; k++) {
-        tried.add(batch[k]);
-        const h = holders[k];
-        if (h !== undefined) {
-          held.push({ slot: batch[k], holder: h });
-          continue;
-        }
-        const c = await visit(batch[k]);
-        if (c) return c;
-      }
-    }
-    for (let s = 0; s < req.slots; s++) {
-      if (tried.has(s)) continue;
-      tried.add(s);
-      const c = await visit(s);
-      if (c) return c;
-      if (held.length >= req.slots) break;
-    }
-    const list = held
-      .slice(0, 10)
-      .map((h) => `slot ${h.slot}: ${h.holder}`)
-      .join('; ');
-    throw registryError(
-      'EXHAUSTED',
-      `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${this.url} `)} held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
-        "Stop a holder, wait for crashed holders' leases to expire, or use a layout with more node bits.",
-      { url: this.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
-    );
+    return claimFileSlot(this, req);
   }
 
   private own(claim: Claim): { dir: string; gen: number } {

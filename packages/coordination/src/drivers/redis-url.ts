@@ -9,7 +9,7 @@
  */
 import type { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from '../url.js';
+import { checkUrlParams } from './url-params.js';
 import { redactLoosely } from './common.js';
 
 /**

@@ -20,7 +20,7 @@
  */
 import type { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from '../url.js';
+import { checkUrlParams } from './url-params.js';
 import { redactLoosely } from './common.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
 

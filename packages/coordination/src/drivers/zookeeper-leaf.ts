@@ -81,7 +81,7 @@ import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from '../url.js';
+import { checkUrlParams } from './url-params.js';
 import {
   CreateMode,
   isZk,

@@ -18,7 +18,7 @@
  * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
-import type { Layout } from './layout.js';
+import type { LayoutGeometry } from './types.js';
 
 /**
  * A half-open ID interval: an ID `id` of the layout carries a time in `[fromMs, toMs)`
@@ -41,11 +41,11 @@ export interface IdBounds {
   readonly toMs: number;
 }
 
-function describeRange(layout: Layout): string {
+function describeRange(layout: LayoutGeometry): string {
   return `${new Date(layout.epochMs).toISOString()} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${layout.expiresAt.toISOString()} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`;
 }
 
-function checkedTick(layout: Layout, unixMs: number, what: string, allowEnd: boolean): number {
+function checkedTick(layout: LayoutGeometry, unixMs: number, what: string, allowEnd: boolean): number {
   if (typeof unixMs !== 'number' || !Number.isFinite(unixMs)) {
     throw new FlurryError(
       ErrorCode.INVALID_OPTION,
@@ -76,7 +76,7 @@ function toMs(t: number | Date): number {
 }
 
 /** Every bit of the layout that is not a timestamp bit: node fields and sequence, wherever they sit. */
-function nonTimeMask(layout: Layout): bigint {
+function nonTimeMask(layout: LayoutGeometry): bigint {
   const ts = layout.timestampField;
   return layout.maxId & ~(((1n << BigInt(ts.bits)) - 1n) << BigInt(ts.shift));
 }
@@ -88,7 +88,7 @@ function nonTimeMask(layout: Layout): bigint {
  *
  * @example `minIdAt(Layout.from('twitter'), 1288834974657 + 1) === 1n << 22n`
  */
-export function minIdAt(layout: Layout, unixMs: number | Date): bigint {
+export function minIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   const tick = checkedTick(layout, toMs(unixMs), 'unixMs', false);
   return BigInt(tick) << BigInt(layout.timestampField.shift);
 }
@@ -100,7 +100,7 @@ export function minIdAt(layout: Layout, unixMs: number | Date): bigint {
  *
  * @example `maxIdAt(Layout.from('twitter'), 1288834974657) === (1n << 22n) - 1n`
  */
-export function maxIdAt(layout: Layout, unixMs: number | Date): bigint {
+export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   return minIdAt(layout, unixMs) | nonTimeMask(layout);
 }
 
@@ -120,7 +120,7 @@ export function maxIdAt(layout: Layout, unixMs: number | Date): bigint {
  * const { min, maxExclusive } = idBounds(Layout.from('sonyflake'), Date.parse('2026-11-01'), Date.parse('2026-12-01'));
  * ```
  */
-export function idBounds(layout: Layout, fromMs: number | Date, toMsArg: number | Date): IdBounds {
+export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg: number | Date): IdBounds {
   const from = toMs(fromMs);
   const to = toMs(toMsArg);
   if (layout.fields[0].kind !== 'timestamp') {

@@ -19,7 +19,15 @@ import { LAYOUT_PARSE_OPTION_NAMES, assertLayoutSpecKeys, type LayoutParseOption
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
 import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
 import { parseFieldList, validateLayoutSpec } from './spec.js';
-import { UNIT_MS, type DecodedId, type LayoutField, type LayoutInfo, type LayoutSpec, type TimeUnit } from './types.js';
+import {
+  UNIT_MS,
+  type DecodedId,
+  type LayoutField,
+  type LayoutGeometry,
+  type LayoutInfo,
+  type LayoutSpec,
+  type TimeUnit,
+} from './types.js';
 
 /**
  * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or
@@ -39,7 +47,7 @@ import { UNIT_MS, type DecodedId, type LayoutField, type LayoutInfo, type Layout
  * l.maxIdsPerSecondPerNode; // 25600
  * ```
  */
-export class Layout {
+export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */
   readonly name: string;
   /** Unix ms of tick 0. */

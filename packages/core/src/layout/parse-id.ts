@@ -11,7 +11,7 @@
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
-import type { Layout } from './layout.js';
+import type { LayoutGeometry } from './types.js';
 
 const U64_MAX = (1n << 64n) - 1n;
 const DECIMAL_RE = /^[0-9]{1,20}$/;
@@ -32,7 +32,7 @@ const DECIMAL_RE = /^[0-9]{1,20}$/;
  * parseId('1.5');                    // throws FLURRY_E_ID_MALFORMED
  * ```
  */
-export function parseId(input: string | bigint | number, layout?: Layout): bigint {
+export function parseId(input: string | bigint | number, layout?: LayoutGeometry): bigint {
   let value: bigint;
   if (typeof input === 'bigint') value = input;
   else if (typeof input === 'number') {

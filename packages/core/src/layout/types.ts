@@ -109,3 +109,31 @@ export interface LayoutInfo {
   /** True when every ID fits a signed 64-bit integer (SQL BIGINT) for the whole lifetime. */
   signed64: boolean;
 }
+
+/**
+ * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`)
+ * read; every `Layout` is one.
+ *
+ * @example
+ * ```ts
+ * const g: LayoutGeometry = Layout.from('twitter');
+ * g.maxTick; // 2199023255551
+ * ```
+ */
+export interface LayoutGeometry {
+  readonly name: string;
+  /** Unix ms of tick 0, and ms per tick. */
+  readonly epochMs: number;
+  readonly unitMs: number;
+  readonly totalBits: number;
+  /** Most significant first. */
+  readonly fields: readonly LayoutField[];
+  readonly timestampField: LayoutField;
+  /** The largest timestamp field value. */
+  readonly maxTick: number;
+  /** When the timestamp field runs out (the end of life). */
+  readonly expiresAt: Date;
+  readonly maxId: bigint;
+  /** The tick of a Unix ms (may be negative or past `maxTick`). */
+  tickOf(unixMs: number): number;
+}

@@ -3,8 +3,7 @@
  * `GET_LOCK` named locks (session-scoped), one InnoDB state row per lane.
  */
 import type { SqlFunction } from './ddl.js';
-import type { GeneratorSql } from './generate.js';
-import { lit, type GeneratorConsts } from './generate-shared.js';
+import { lit, type GeneratorConsts, type GeneratorSql } from './generate-shared.js';
 
 /**
  * Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`).

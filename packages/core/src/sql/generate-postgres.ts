@@ -6,8 +6,7 @@
  * beyond the lanes share the last lane and update its row on every call.
  */
 import type { SqlFunction } from './ddl.js';
-import type { GeneratorSql } from './generate.js';
-import { GENERATOR_RESERVE_MS, lit, type GeneratorConsts } from './generate-shared.js';
+import { GENERATOR_RESERVE_MS, lit, type GeneratorConsts, type GeneratorSql } from './generate-shared.js';
 
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;

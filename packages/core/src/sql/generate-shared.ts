@@ -1,8 +1,57 @@
 /**
- * Internals shared by the generator's dialect modules (not exported from the package).
+ * The in-database generator's options and result (re-exported by `generate.ts`) and the internals its dialect
+ * modules share.
  */
 import type { Layout } from '../layout/layout.js';
-import type { GeneratorSqlOptions } from './generate.js';
+import type { SqlDialect, SqlFunction } from './ddl.js';
+
+/**
+ * What `generatorSql` needs: the dialect, the leased node and the registry row that
+ * holds the lease.
+ *
+ * @example
+ * ```ts
+ * const o: GeneratorSqlOptions = { dialect: 'mysql', registryTable: 'flurry_nodes', namespace: 'default/datacenter-0',
+ *   slot: 0, token: 'ab12', nodeBits: 0n, floorMs: 0 };
+ * ```
+ */
+export interface GeneratorSqlOptions {
+  readonly dialect: SqlDialect;
+  /** Function and state-table prefix (default `flurry_`). */
+  readonly prefix?: string;
+  /** The registry table (`flurry_nodes` or `schema.flurry_nodes`). */
+  readonly registryTable: string;
+  /** The registry row: namespace, slot and the lease token written there. */
+  readonly namespace: string;
+  readonly slot: number;
+  readonly token: string;
+  /** The leased node's field bits, in position (`layout.nodeBits(node)`). */
+  readonly nodeBits: bigint;
+  /** Issue only after this Unix ms (the slot's high-water mark, plus its TTL after an unclean release). */
+  readonly floorMs: number;
+  /** How long `next_id()` may wait for the clock (sequence used up, clock stepped back) before it raises; default 1000. */
+  readonly maxWaitMs?: number;
+  /** Lanes (sub-ranges of the sequence field, one per session); default `generatorLanes`. A power of two. */
+  readonly lanes?: number;
+}
+
+/**
+ * The DDL of the in-database generator: `statements` to run one by one, `script` for the
+ * command-line client, and the functions it defines.
+ *
+ * @example
+ * ```ts
+ * for (const s of generatorSql(layout, opts).statements) await client.query(s);
+ * ```
+ */
+export interface GeneratorSql {
+  readonly functions: readonly SqlFunction[];
+  readonly statements: readonly string[];
+  readonly script: string;
+  /** Lanes the sequence field is split into (the last one shared), and the IDs of one lane per tick. */
+  readonly lanes: number;
+  readonly laneSize: number;
+}
 
 /**
  * What the dialect modules build from (validated by `generatorSql`).

@@ -8,7 +8,7 @@
  * SEGMENT_SETTINGS.sequenceMaxStep.flag; // 'sequence-max-step'
  * ```
  */
-import type { SettingDef } from './settings.js';
+import type { SettingDef } from './setting-def.js';
 
 /**
  * Segment mode's settings.

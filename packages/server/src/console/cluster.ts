@@ -26,9 +26,14 @@
  * ```
  */
 import type { Clock, FlurryError } from '@flurry/core';
-import { redactUrl, type ClusterHolder, type HoldersQuery, type ManagedLease } from '@flurry/coordination';
+import {
+  redactUrl,
+  type ClusterHolder,
+  type HoldersQuery,
+  type ManagedLease,
+  type Registry,
+} from '@flurry/coordination';
 import type { ServeConfig } from '../config/index.js';
-import type { ServiceCore } from '../service-core.js';
 import type { ClusterBody, ClusterEntry } from './types.js';
 
 /**
@@ -66,7 +71,7 @@ const DEFAULT_TTL_MS = 10_000;
  */
 export interface ClusterCacheOptions {
   /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
-  readonly core: Pick<ServiceCore, 'registry'>;
+  readonly core: { readonly registry: Registry | undefined };
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
   readonly clock: Clock;
   readonly cacheMs: number;

@@ -17,15 +17,43 @@
  * ```
  */
 import { hostname } from 'node:os';
-import { systemClock, type Clock, type FlurryError } from '@flurry/core';
-import { FLURRY_VERSION, redactUrl, type LeasedGenerator, type ManagedLease } from '@flurry/coordination';
+import { systemClock, type Clock, type FlurryError, type Layout } from '@flurry/core';
+import {
+  FLURRY_VERSION,
+  redactUrl,
+  type LeasedGenerator,
+  type ManagedLease,
+  type Registry,
+} from '@flurry/coordination';
 import type { Sequences } from '@flurry/segments';
 import type { ServeConfig } from '../config/index.js';
+import type { PublicIds } from '../http/context.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
-import type { ServiceCore } from '../service-core.js';
+import type { LeasedIssuer } from '../issuing.js';
+import type { ServiceMetrics } from '../metrics.js';
 import { ClusterCache } from './cluster.js';
 import { RateSampler } from './rates.js';
 import type { StatusBody, StatusLease, ClusterBody } from './types.js';
+
+/**
+ * What the console reads of the service core (`ServiceCore` in ../service-core.ts is one): the layout, the issuer,
+ * the metrics, whether public IDs are on and the open registry.
+ *
+ * @example
+ * ```ts
+ * const source: ConsoleSource = createServiceCore(config, logger);
+ * ```
+ */
+export interface ConsoleSource {
+  readonly layout: Layout;
+  readonly issuer: Pick<LeasedIssuer, 'issued' | 'leased'>;
+  readonly metrics: ServiceMetrics;
+  readonly publicIds: PublicIds | undefined;
+  /** The open registry, once opened. */
+  readonly registry: Registry | undefined;
+  /** Why the service is not ready (waiting for a registry or store at start…), or null. */
+  notReady(): FlurryError | null;
+}
 
 /**
  * Options of {@link ConsoleData}.
@@ -36,7 +64,7 @@ import type { StatusBody, StatusLease, ClusterBody } from './types.js';
  * ```
  */
 export interface ConsoleDataOptions {
-  readonly core: ServiceCore;
+  readonly core: ConsoleSource;
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'> & {
     /** The bearer token, if any (decoding public IDs needs one). */
     readonly token?: string | undefined;

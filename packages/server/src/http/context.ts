@@ -9,12 +9,11 @@
  * const handler = createRequestHandler(context); // see handler.ts
  * ```
  */
+import type { ServerResponse } from 'node:http';
 import type { FlurryError, Layout } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
-import type { ConsoleData } from '../console/data.js';
-import type { EventStreams } from '../console/events.js';
-import type { ServiceMetrics } from '../metrics.js';
+import type { ClusterBody, StatusBody } from '../console/types.js';
 
 /**
  * Issues and reads public IDs (issue 7), when a key is configured.
@@ -67,6 +66,37 @@ export interface Logger {
 }
 
 /**
+ * What the routes and the request handler use of the service's metrics (`ServiceMetrics` in ../metrics.ts is one).
+ *
+ * @example
+ * ```ts
+ * ctx.metrics.request(routeId, 200, 0.00002);
+ * ```
+ */
+export interface RouteMetrics {
+  /** Counts one request of route `route` (its index in `ROUTES`) answered with `status` after `seconds`. */
+  request(route: number, status: number, seconds: number): void;
+  /** The Prometheus text exposition, and its content type. */
+  text(): Promise<string>;
+  readonly contentType: string;
+}
+
+/**
+ * The console's feeds as the routes see them: the `/v1/status` and `/v1/cluster` bodies (`ConsoleData` in
+ * ../console/data.ts) and the `/v1/events` streams (`EventStreams` in ../console/events.ts).
+ *
+ * @example
+ * ```ts
+ * ctx.console?.data.status().generator.issued;
+ * ```
+ */
+export interface ConsoleFeeds {
+  readonly data: { status(): StatusBody; cluster(): Promise<ClusterBody> };
+  /** Answers one `GET /v1/events` on `res` (a stream, or a 503); returns the status sent. */
+  readonly streams: { open(res: ServerResponse): number };
+}
+
+/**
  * The service as the routes see it.
  *
  * @example
@@ -82,7 +112,7 @@ export interface HttpContext {
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */
   node(): Readonly<Record<string, number>> | undefined;
-  readonly metrics: ServiceMetrics;
+  readonly metrics: RouteMetrics;
   readonly publicIds: PublicIds | undefined;
   /** Segment mode (`--sequences URL`), when configured and open. */
   sequences?: Sequences | undefined;
@@ -103,5 +133,5 @@ export interface HttpContext {
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
   /** The console's data (`/v1/status`, `/v1/cluster`) and event streams (`/v1/events`). */
-  readonly console?: { readonly data: ConsoleData; readonly streams: EventStreams } | undefined;
+  readonly console?: ConsoleFeeds | undefined;
 }

@@ -1,0 +1,234 @@
+/**
+ * The file registry's claim path (the protocol is in file.ts): a claim visits the preferred slot, then the
+ * existing slot directories (the visibly held ones skipped after a concurrent read-only look), then fresh ones,
+ * and on each runs the link-then-read-again claim of one slot; when every slot is held it throws
+ * `FLURRY_E_REGISTRY_EXHAUSTED` naming the holders.
+ *
+ * @example
+ * ```ts
+ * const claim = await claimFileSlot(driver, { namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
+ * ```
+ */
+import path from 'node:path';
+import { randomHex, type Clock } from '@flurry/core';
+import type { ClaimRequest } from '../driver.js';
+import { registryError } from '../errors.js';
+import type { FileSteps } from '../file-steps.js';
+import type { LeaseTimeSource } from '../host-clock.js';
+import { makeDirLevels } from '../state-dir.js';
+import { allNodeIds } from './common.js';
+import type { FileClaim } from './file-options.js';
+import { describeHolder, genName, type LeaseRecord, type ReadResult } from './file-record.js';
+
+/** How many slots a claim looks at concurrently while skipping the held ones. */
+const PROBE_BATCH = 16;
+
+/**
+ * What the claim path uses of the file driver: its directory layout, bounded file-system steps, clocks and
+ * record reads and writes (the driver in file.ts is one).
+ *
+ * @example
+ * ```ts
+ * const gens = await store.gens(path.join(store.nsDir('orders'), 'slots', '3'));
+ * ```
+ */
+export interface FileSlotStore {
+  readonly url: string;
+  readonly steps: FileSteps;
+  readonly timeoutMs: number;
+  readonly time: LeaseTimeSource;
+  readonly clock: Clock;
+  /** The namespace's directory (throws `FLURRY_E_REGISTRY_OPTION` for a bad namespace). */
+  nsDir(namespace: string): string;
+  /** The generations present in a slot's directory, in order. */
+  gens(dir: string): Promise<number[]>;
+  read(dir: string, gen: number): Promise<ReadResult>;
+  /** The slot's `hw` mark (0 when absent or unreadable). */
+  readHw(dir: string): Promise<number>;
+  /** Whether a read record is released or expired. */
+  free(r: ReadResult): boolean;
+  writeRecord(dir: string, rec: LeaseRecord): Promise<void>;
+  ioError(e: unknown, doing: string): Error;
+}
+
+/** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
+async function heldBy(store: FileSlotStore, dir: string): Promise<string | undefined> {
+  const gens = await store.gens(dir);
+  if (!gens.length) return undefined;
+  const top = await store.read(dir, gens[gens.length - 1]);
+  return top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top)
+    ? describeHolder(top.rec, store.time)
+    : undefined;
+}
+
+/** Tries one slot: a claim, or the current holder (for the exhaustion report). */
+async function tryClaim(
+  store: FileSlotStore,
+  dir: string,
+  slot: number,
+  req: ClaimRequest,
+  exists: boolean,
+): Promise<FileClaim | { held: string }> {
+  if (!exists) {
+    try {
+      await makeDirLevels(dir, store.timeoutMs, store.steps);
+    } catch (e) {
+      throw store.ioError(e, `create ${dir}`);
+    }
+  }
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const gens = await store.gens(dir);
+    const highest = gens.length ? gens[gens.length - 1] : 0;
+    if (gens.length) {
+      // Fast path: the highest generation is a live lease, so the slot is held (the loop below would reach the
+      // same answer after reading the mark and every older generation).
+      const top = await store.read(dir, highest);
+      if (top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top))
+        return { held: describeHolder(top.rec, store.time) };
+    }
+    let mark = await store.readHw(dir);
+    let prev: { gen: number; rec: LeaseRecord } | undefined;
+    let corrupt: string | undefined;
+    for (let i = gens.length - 1; i >= 0; i--) {
+      const r = await store.read(dir, gens[i]);
+      if (r.kind === 'missing') continue;
+      if (r.kind === 'corrupt') {
+        if (!prev && !corrupt)
+          corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
+        continue;
+      }
+      if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
+      if (!prev && !corrupt && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
+    }
+    if (corrupt) return { held: corrupt };
+    if (prev && !store.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, store.time) };
+    const gen = highest + 1;
+    const token = `${gen}.${randomHex(12)}`;
+    const now = store.clock.now();
+    const rec: LeaseRecord = {
+      v: 1,
+      gen,
+      slot,
+      state: 'held',
+      holder: req.holder,
+      token,
+      boot: store.time.boot,
+      expiresMono: store.time.monotonic() + req.ttlMs,
+      expiresAtMs: now + req.ttlMs,
+      highWaterMs: mark,
+      updatedAtMs: now,
+      claimedAtMs: now,
+    };
+    const tmp = path.join(dir, `.new-${process.pid}-${randomHex(6)}`);
+    try {
+      await store.steps.writeNew(tmp, JSON.stringify(rec) + '\n', store.timeoutMs, true);
+      await store.steps.link(tmp, path.join(dir, genName(gen)), store.timeoutMs);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
+      throw store.ioError(e, `create ${path.join(dir, genName(gen))}`);
+    } finally {
+      await store.steps.unlink(tmp, store.timeoutMs).catch(() => undefined);
+    }
+    let releasedCleanly = true;
+    if (prev) {
+      // Dekker: we wrote (our generation), now read the previous lease again.
+      const again = await store.read(dir, prev.gen);
+      if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !store.free(again)) {
+        await store.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: store.clock.now() });
+        return {
+          held: again.kind === 'ok' ? describeHolder(again.rec, store.time) : `a racing claim of slot ${slot}`,
+        };
+      }
+      releasedCleanly = again.rec.state === 'released';
+      if (again.rec.highWaterMs > mark) {
+        mark = again.rec.highWaterMs;
+        await store.writeRecord(dir, { ...rec, highWaterMs: mark });
+      }
+      for (const g of gens) {
+        if (g >= prev.gen) break;
+        await store.steps.unlink(path.join(dir, genName(g)), store.timeoutMs).catch(() => undefined);
+      }
+    } else if (gens.length) {
+      // Only aborted generations: they never issued; the slot's history is in `hw`.
+      releasedCleanly = true;
+    }
+    return { slot, token, highWaterMs: mark, releasedCleanly, dir, gen };
+  }
+  return { held: `slot ${slot} is contended by other claimers` };
+}
+
+/**
+ * Claims a free slot of `req.namespace` (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const { slot, dir, gen } = await claimFileSlot(driver, req);
+ * ```
+ */
+export async function claimFileSlot(store: FileSlotStore, req: ClaimRequest): Promise<FileClaim> {
+  if (!Number.isInteger(req.slots) || req.slots < 1)
+    throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
+  const ns = store.nsDir(req.namespace);
+  const slotsDir = path.join(ns, 'slots');
+  let existing: Set<number>;
+  try {
+    await makeDirLevels(slotsDir, store.timeoutMs, store.steps);
+    existing = new Set((await store.steps.list(slotsDir, store.timeoutMs)).filter((n) => /^\d+$/.test(n)).map(Number));
+  } catch (e) {
+    throw store.ioError(e, `create ${slotsDir}`);
+  }
+  const held: { slot: number; holder: string }[] = [];
+  const order: number[] = [];
+  const pref = req.preferredSlot;
+  if (pref !== undefined && Number.isInteger(pref) && pref >= 0 && pref < req.slots) order.push(pref);
+  const tried = new Set<number>(order);
+  const visit = async (slot: number): Promise<FileClaim | undefined> => {
+    const r = await tryClaim(store, path.join(slotsDir, String(slot)), slot, req, existing.has(slot));
+    if ('held' in r) {
+      held.push({ slot, holder: r.held });
+      return undefined;
+    }
+    return r;
+  };
+  for (const s of order) {
+    const c = await visit(s);
+    if (c) return c;
+  }
+  // Existing slot directories first (recycling), in order; then the first fresh one.
+  const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
+  // Read-only look-ahead: which slots are visibly held is read PROBE_BATCH at a time, concurrently (each read
+  // is one bounded asynchronous step, so in sequence they would add up); only the others get the full protocol.
+  for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
+    const batch = sorted.slice(i, i + PROBE_BATCH);
+    const holders = await Promise.all(
+      batch.map((slot) => heldBy(store, path.join(slotsDir, String(slot))).catch(() => undefined)),
+    );
+    for (let k = 0; k < batch.length; k++) {
+      tried.add(batch[k]);
+      const h = holders[k];
+      if (h !== undefined) {
+        held.push({ slot: batch[k], holder: h });
+        continue;
+      }
+      const c = await visit(batch[k]);
+      if (c) return c;
+    }
+  }
+  for (let s = 0; s < req.slots; s++) {
+    if (tried.has(s)) continue;
+    tried.add(s);
+    const c = await visit(s);
+    if (c) return c;
+    if (held.length >= req.slots) break;
+  }
+  const list = held
+    .slice(0, 10)
+    .map((h) => `slot ${h.slot}: ${h.holder}`)
+    .join('; ');
+  throw registryError(
+    'EXHAUSTED',
+    `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${store.url} `)} held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
+      "Stop a holder, wait for crashed holders' leases to expire, or use a layout with more node bits.",
+    { url: store.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
+  );
+}

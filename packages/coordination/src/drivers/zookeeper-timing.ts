@@ -1,0 +1,29 @@
+/**
+ * The ZooKeeper session's reconnect timing (zookeeper-session.ts uses it; the torture suite's ZooKeeper recovery
+ * bound in torture/scenarios/engine.mjs is derived from it). It imports nothing, so loading it never needs
+ * `node-zookeeper-client`.
+ */
+
+/**
+ * How a session reconnects after losing its server: the delay between rounds over the servers (small, so a
+ * restarted server is found fast) and the time limit of one session handshake (the client library would wait
+ * forever for a server that accepts the connection but does not answer). The torture suite derives its recovery
+ * bound for ZooKeeper from these (torture/scenarios/engine.mjs).
+ *
+ * @example
+ * ```ts
+ * reconnectTiming(2000, 5000); // { spinDelayMs: 1000, handshakeTimeoutMs: 1000 }
+ * ```
+ */
+export function reconnectTiming(
+  sessionTimeoutMs: number,
+  connectTimeoutMs: number,
+): { spinDelayMs: number; handshakeTimeoutMs: number } {
+  return {
+    spinDelayMs: Math.min(1000, Math.max(50, Math.floor(connectTimeoutMs / 5))),
+    handshakeTimeoutMs: Math.min(
+      Math.min(5000, Math.max(1000, Math.floor(sessionTimeoutMs / 2))),
+      Math.max(250, Math.floor(connectTimeoutMs / 3)),
+    ),
+  };
+}
