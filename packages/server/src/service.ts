@@ -29,8 +29,17 @@ import { SequenceMetrics } from './sequence-metrics.js';
 import type { ServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
-import { abortStart, leaseGenerator, listenHttp, shutdown, startThrift, type ServiceLogger } from './service-steps.js';
+import {
+  abortStart,
+  leaseGenerator,
+  listenHttp,
+  shutdown,
+  startMemcached,
+  startThrift,
+  type ServiceLogger,
+} from './service-steps.js';
 import type { ThriftServer } from './thrift/index.js';
+import type { MemcachedServer } from './memcached/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
 export { SERVICE_ON_EXHAUSTED, type ServiceLogger } from './service-steps.js';
@@ -50,6 +59,8 @@ export interface RunningService {
   readonly port: number;
   /** The Thrift port, when Thrift is on. */
   readonly thriftPort: number | undefined;
+  /** The memcached port, when the memcached endpoint is on. */
+  readonly memcachedPort?: number | undefined;
   /** The HTTP server. */
   readonly server: Server;
   /** Stops the service gracefully (see the module comment). Idempotent. */
@@ -83,6 +94,8 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   onClockBackwards: true,
   sequenceStart: true,
   thriftPort: true,
+  memcachedPort: true,
+  memcachedIdleTimeoutMs: true,
   token: true,
   authHealth: true,
   console: true,
@@ -160,20 +173,23 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
   let thrift: ThriftServer | undefined;
+  let memcached: MemcachedServer | undefined;
   try {
     await leaseGenerator(config, core, port, logger);
     thrift = await startThrift(config, core, logger);
+    memcached = await startMemcached(config, core, logger);
   } catch (err) {
+    await thrift?.close();
     await abortStart(server, core);
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger);
+  logReady(config, core, port, thrift, logger, memcached);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
-  return { port, thriftPort: thrift?.port, server, close };
+    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, logger }).finally(closeSequences));
+  return { port, thriftPort: thrift?.port, memcachedPort: memcached?.port, server, close };
 }
 
 function logReady(
@@ -182,11 +198,13 @@ function logReady(
   port: number,
   thrift: ThriftServer | undefined,
   logger: ServiceLogger,
+  memcached?: MemcachedServer,
 ): void {
   logger.info(
     {
       port,
       thriftPort: thrift?.port,
+      memcachedPort: memcached?.port,
       layout: core.layout.name,
       spec: core.layout.describe().spec,
       node: core.issuer.leased?.generator.node,
