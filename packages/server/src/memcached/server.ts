@@ -143,6 +143,8 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     cmdGet: 0,
     getHits: 0,
     getMisses: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
   };
   const startedAt = clock.now();
   const issued = opts.issued ?? (() => counters.getHits);
@@ -164,6 +166,8 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
         ['cmd_get', String(counters.cmdGet)],
         ['get_hits', String(counters.getHits)],
         ['get_misses', String(counters.getMisses)],
+        ['bytes_read', String(counters.bytesRead)],
+        ['bytes_written', String(counters.bytesWritten)],
         ['ids_issued', String(issued())],
       ];
     },

@@ -62,6 +62,10 @@ export interface MemcachedCounters {
   getHits: number;
   /** Keys refused (no lease, …). */
   getMisses: number;
+  /** Bytes read from clients (memcached's `bytes_read`). */
+  bytesRead: number;
+  /** Bytes handed to clients' sockets (memcached's `bytes_written`). */
+  bytesWritten: number;
 }
 
 /** What every session of one server sees. */
@@ -142,6 +146,7 @@ export abstract class Session {
 
   /** Handles bytes read from the socket. */
   feed(chunk: Buffer): void {
+    this.ctx.counters.bytesRead += chunk.length;
     if (this.closed) return;
     let buf = chunk;
     if (this.pending !== undefined) {
@@ -164,9 +169,14 @@ export abstract class Session {
    */
   protected abstract run(buf: Buffer): number;
 
-  /** True when the replies waiting (queued here or in the socket) pass the high-water mark. */
+  /**
+   * True when the replies waiting in the socket pass the high-water mark (replies queued
+   * here are handed to the socket first once they pass 16 KiB). `run` stops there, and
+   * `feed` stops reading until the socket drains.
+   */
   protected backedUp(): boolean {
-    return this.socket.writableLength + this.text.length + this.partsBytes > OUTPUT_HIGH_WATER_BYTES;
+    if (this.text.length + this.partsBytes >= FLUSH_BYTES) this.flush();
+    return this.socket.writableLength > OUTPUT_HIGH_WATER_BYTES;
   }
 
   /** Queues a text reply (latin1: keys go back byte for byte). */
@@ -203,10 +213,12 @@ export abstract class Session {
       return;
     }
     if (this.text.length > 0) {
+      this.ctx.counters.bytesWritten += this.text.length;
       this.socket.write(this.text, 'latin1');
       this.text = '';
     }
     if (this.parts.length > 0) {
+      this.ctx.counters.bytesWritten += this.partsBytes;
       this.socket.write(this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsBytes));
       this.parts = [];
       this.partsBytes = 0;
@@ -215,3 +227,5 @@ export abstract class Session {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Replies queued in the session are handed to the socket once they reach this size. */
+const FLUSH_BYTES = 16 * 1024;

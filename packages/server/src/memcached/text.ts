@@ -6,7 +6,7 @@
  *   answer. An issue refused (no lease, …) answers the whole line
  *   `SERVER_ERROR FLURRY_E_… what to do` instead, never a stale ID.
  * - `stats`: katsubushi's `STAT` lines (pid, uptime, time, version, curr_connections,
- *   total_connections, cmd_get, get_hits, get_misses) and `ids_issued` (the whole process),
+ *   total_connections, cmd_get, get_hits, get_misses), memcached's bytes_read and bytes_written, and `ids_issued` (the whole process),
  *   then `END`. `version`: `VERSION x.y.z`. `quit`: closes the connection.
  * - Commands are matched without regard to case (katsubushi's rule). Anything else is
  *   `ERROR` (a storage command's data block is skipped first, so the connection stays in
