@@ -15,7 +15,7 @@
 //      with the service's default `borrow` policy (steady state) and with `wait`.
 //   4. Resident memory of the server at full load (target < 100 MB): the largest VmRSS
 //      sampled from /proc during the runs.
-//   5. The console (issue 16): first paint, assets, five live streams (benchmarks/console.mjs).
+//   5. The console (issue 16): first paint, assets, five live streams (benchmarks/console.mjs). 6. memcached `get` vs bare node:net (benchmarks/memcached.mjs).
 //
 // Options: --duration S (per run, default 8), --rounds N (default 3), --connections C
 // (default 64), --no-write (do not touch docs/benchmarks.md).
@@ -25,6 +25,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { consoleBench } from './console.mjs';
+import { memcachedBench } from './memcached.mjs';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
 
 const args = process.argv.slice(2);
@@ -496,3 +497,4 @@ try {
   await bare.stop();
   await flurry.stop();
 }
+console.log('\n' + (await memcachedBench({ rounds: ROUNDS, duration: DURATION, write: WRITE })));

@@ -32,6 +32,9 @@ const P = {
   hey: { pkg: 'hey', probes: ['/usr/bin/hey'] },
   // The console's browser tests and first-paint figure (driven by playwright-core).
   chromium: { pkg: 'chromium', probes: ['/usr/bin/chromium'] },
+  // memcached clients others wrote, for the memcached endpoint's tests (Debian 12+ names the tool memccat).
+  memcat: { pkg: 'libmemcached-tools', probes: ['/usr/bin/memccat', '/usr/bin/memcat'] },
+  pymemcache: { pkg: 'python3-pymemcache', probes: ['/usr/lib/python3/dist-packages/pymemcache/__init__.py'] },
 };
 
 const engines = [P.redis, P.etcd, P.zookeeper, P.java];
@@ -40,7 +43,7 @@ const clocks = [P.faketime, P.libfaketime];
 
 /** What each npm command needs. */
 export const NEEDS = {
-  test: [P.curl, P.chromium, ...engines, ...databases, ...clocks],
+  test: [P.curl, P.chromium, P.memcat, P.pymemcache, ...engines, ...databases, ...clocks],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
   // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.

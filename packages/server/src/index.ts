@@ -52,5 +52,10 @@ export type {
   ThriftNodeSource,
   SnowflakeHandler,
 } from './thrift/index.js';
+// memcached (katsubushi compatible).
+export { startMemcachedServer, MEMCACHED_COMMANDS } from './memcached/index.js';
+export type { MemcachedServer, MemcachedServerOptions, MemcachedLogger } from './memcached/index.js';
+export { ProtocolMetrics } from './protocol-metrics.js';
+export type { ProtocolRecorder } from './protocol-metrics.js';
 // The CLI.
 export { runCli, MAIN_HELP } from './cli/main.js';

@@ -18,6 +18,7 @@
  * | `flurry_lease_renewals_total`, `flurry_lease_renew_failures_total`, `flurry_lease_lost_total`, `flurry_lease_reacquired_total` | counter |
  * | `flurry_lease_deadline_seconds` (seconds until the lease deadline) | gauge |
  * | `flurry_ready`, `flurry_node_field{field}` | gauge |
+ * | `flurry_protocol_requests_total{protocol,command,outcome}`, `flurry_protocol_request_duration_seconds{protocol,command}` (non-HTTP front-ends: protocol-metrics.ts) | counter, histogram |
  * | `process_*`, `nodejs_*` (prom-client defaults) | various |
  *
  * @example
@@ -31,6 +32,7 @@ import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom
 import type { GeneratorEvent } from '@flurry/core';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
+import { ProtocolMetrics } from './protocol-metrics.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -89,6 +91,8 @@ export class ServiceMetrics implements RouteMetrics {
   readonly events = { exhausted: 0, clockBackwards: 0, highWaterWaits: 0, fenced: 0 };
   /** Issuing refusals by code (fenced, clock backwards under the throw policy). */
   readonly refusals: Record<string, number> = Object.create(null) as Record<string, number>;
+  /** Request metrics of the non-HTTP front-ends (`protocol="memcached"`, …; see protocol-metrics.ts). */
+  readonly protocols: ProtocolMetrics;
 
   constructor(private readonly sources: MetricSources) {
     STATUSES.forEach((s, i) => (this.statusIndex[s] = i));
@@ -201,6 +205,7 @@ export class ServiceMetrics implements RouteMetrics {
         if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
       },
     });
+    this.protocols = new ProtocolMetrics(registry);
   }
 
   /**

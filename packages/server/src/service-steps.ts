@@ -17,6 +17,7 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
+import type { MemcachedServer } from './memcached/index.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -171,6 +172,45 @@ export async function startThrift(
 }
 
 /**
+ * Starts the memcached endpoint when `config.memcachedPort` is set (its module is loaded only
+ * then); its IDs come from the core's issuer, its requests are counted under
+ * `protocol="memcached"`, and the token (when set) is asked for through SASL PLAIN.
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ * @example
+ * ```ts
+ * const memcached = await startMemcached(config, core, logger); // undefined without --memcached-port
+ * ```
+ */
+export async function startMemcached(
+  config: ServeConfig,
+  core: ServiceCore,
+  logger: ServiceLogger,
+): Promise<MemcachedServer | undefined> {
+  const memcachedPort = config.memcachedPort;
+  if (memcachedPort === undefined) return undefined;
+  const { startMemcachedServer, MEMCACHED_COMMANDS } = await import('./memcached/index.js');
+  const issuer = core.issuer;
+  return startMemcachedServer({
+    host: config.host,
+    port: memcachedPort,
+    ids: issuer,
+    ...(config.token !== undefined ? { token: config.token } : {}),
+    idleTimeoutMs: config.memcachedIdleTimeoutMs,
+    recorder: core.metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS),
+    issued: () => issuer.issued(),
+    logger: logger.child({ component: 'memcached' }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FlurryError || err.code === undefined) throw err;
+    throw serverError(
+      'LISTEN',
+      `cannot listen for memcached on ${config.host}:${memcachedPort} (${err.code}); choose another --memcached-port, or stop what holds it`,
+      { host: config.host, port: memcachedPort, cause: err.code },
+    );
+  });
+}
+
+/**
  * Undoes a start that failed after listening: closes the server and its connections,
  * then the leased generator and the registry if they were opened (their errors ignored:
  * the start's error is the one to report).
@@ -203,12 +243,14 @@ export interface ShutdownParts {
   readonly ctx: HttpContext;
   readonly server: Server;
   readonly thrift: ThriftServer | undefined;
+  /** The memcached endpoint, when on. */
+  readonly memcached?: MemcachedServer | undefined;
   readonly logger: ServiceLogger;
 }
 
 /**
  * Stops a started service in order: refuse readiness, finish in-flight requests (cut after
- * `shutdownTimeoutMs`), stop Thrift, sum up the refusals not yet logged, close the leased
+ * `shutdownTimeoutMs`), stop Thrift and memcached, sum up the refusals not yet logged, close the leased
  * generator (it reports the final high-water mark and releases the lease, so another
  * process may take the node ID at once and continues above every ID issued here), close
  * the registry.
@@ -218,7 +260,7 @@ export interface ShutdownParts {
  * process.once('SIGTERM', () => void shutdown(parts));
  * ```
  */
-export async function shutdown({ config, core, ctx, server, thrift, logger }: ShutdownParts): Promise<void> {
+export async function shutdown({ config, core, ctx, server, thrift, memcached, logger }: ShutdownParts): Promise<void> {
   core.shuttingDown = true;
   ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
@@ -227,6 +269,10 @@ export async function shutdown({ config, core, ctx, server, thrift, logger }: Sh
   await closeHttp(server, config.shutdownTimeoutMs);
   if (thrift)
     await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+  if (memcached)
+    await memcached
+      .close()
+      .catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the memcached endpoint failed'));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
   const lg = core.issuer.leased;
   if (lg) {

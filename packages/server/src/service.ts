@@ -34,9 +34,18 @@ import type { ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
-import { abortStart, leaseGenerator, listenHttp, shutdown, startThrift, type ServiceLogger } from './service-steps.js';
+import {
+  abortStart,
+  leaseGenerator,
+  listenHttp,
+  shutdown,
+  startMemcached,
+  startThrift,
+  type ServiceLogger,
+} from './service-steps.js';
 import { retryOutage, type RetryOutageOptions, type StartWait } from './start-retry.js';
 import type { ThriftServer } from './thrift/index.js';
+import type { MemcachedServer } from './memcached/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
 export { SERVICE_ON_EXHAUSTED, type ServiceLogger } from './service-steps.js';
@@ -56,6 +65,8 @@ export interface RunningService {
   readonly port: number;
   /** The Thrift port, when Thrift is on. */
   readonly thriftPort: number | undefined;
+  /** The memcached port, when the memcached endpoint is on. */
+  readonly memcachedPort?: number | undefined;
   /** The HTTP server. */
   readonly server: Server;
   /** Stops the service gracefully (see the module comment). Idempotent. */
@@ -89,6 +100,8 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   onClockBackwards: true,
   sequenceStart: true,
   thriftPort: true,
+  memcachedPort: true,
+  memcachedIdleTimeoutMs: true,
   token: true,
   authHealth: true,
   console: true,
@@ -197,6 +210,7 @@ export async function startService(
     },
   };
   let thrift: ThriftServer | undefined;
+  let memcached: MemcachedServer | undefined;
   try {
     if (config.sequences !== undefined) {
       const url = config.sequences;
@@ -221,17 +235,19 @@ export async function startService(
     await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
     answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
+    memcached = await startMemcached(config, core, logger);
   } catch (err) {
+    await thrift?.close();
     await abortStart(server, core);
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger);
+  logReady(config, core, port, thrift, logger, memcached);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
-  return { port, thriftPort: thrift?.port, server, close };
+    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, logger }).finally(closeSequences));
+  return { port, thriftPort: thrift?.port, memcachedPort: memcached?.port, server, close };
 }
 
 /** The store or registry answered after an outage: log it and clear the wait. */
@@ -251,11 +267,13 @@ function logReady(
   port: number,
   thrift: ThriftServer | undefined,
   logger: ServiceLogger,
+  memcached?: MemcachedServer,
 ): void {
   logger.info(
     {
       port,
       thriftPort: thrift?.port,
+      memcachedPort: memcached?.port,
       layout: core.layout.name,
       spec: core.layout.describe().spec,
       node: core.issuer.leased?.generator.node,

@@ -69,6 +69,8 @@ export function tempDir(label: string): string {
 export interface FlurryProcess {
   readonly port: number;
   readonly thriftPort: number | undefined;
+  /** The memcached port (`--memcached-port`), when on. */
+  readonly memcachedPort: number | undefined;
   readonly process: ChildProcess;
   /** The registry directory (`file:` URL target). */
   readonly registryDir: string;
@@ -217,6 +219,7 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
   return {
     port: ready.port as number,
     thriftPort: ready.thriftPort as number | undefined,
+    memcachedPort: ready.memcachedPort as number | undefined,
     process: child,
     registryDir,
     logs,

@@ -1,0 +1,232 @@
+/**
+ * memcached's binary protocol, the part katsubushi answers and what its clients need:
+ *
+ * - `GET` (0x00), `GETK` (0x0c) and their quiet forms `GETQ`/`GETKQ`: a fresh ID per request
+ *   as the value (decimal ASCII), flags 0 in the 4-byte extras, `GETK` echoing the key; a
+ *   quiet GET still answers (it never misses). A refused issue answers status 0x0086
+ *   (temporary failure) with `FLURRY_E_… what to do` as the value, never a stale ID.
+ * - `VERSION` (0x0b), `NOOP` (0x0a), `QUIT`/`QUITQ` (0x07/0x17), `STAT` (0x10: one reply per
+ *   stat, then an empty one).
+ * - SASL PLAIN when a token is configured: `SASL_LIST_MECHS` (0x20) answers `PLAIN`,
+ *   `SASL_AUTH` (0x21) takes `\0user\0password` (any user, the token as the password) and
+ *   answers `Authenticated` or status 0x0020; until then every request but these, `VERSION`,
+ *   `NOOP` and `QUIT` answers status 0x0020. Without a token the SASL opcodes are unknown
+ *   commands, as on a memcached without SASL.
+ * - Any other opcode: status 0x0081 (unknown command); a key over 250 bytes or an empty one:
+ *   0x0004 (invalid arguments); a body over {@link MAX_BINARY_BODY_BYTES}: 0x0003 (too large),
+ *   its bytes skipped. The connection stays usable after each. A header whose magic byte is
+ *   not 0x80 cannot be resynchronised: the connection is closed (as memcached and katsubushi do).
+ *
+ * @example
+ * ```ts
+ * const session = new BinarySession(ctx, socket);
+ * socket.on('data', (chunk) => session.feed(chunk));
+ * ```
+ */
+import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, refusalText } from './session.js';
+
+/** The first byte of every binary request. @example `chunk[0] === BINARY_MAGIC // a binary-protocol connection` */
+export const BINARY_MAGIC = 0x80;
+const RESPONSE_MAGIC = 0x81;
+const HEADER = 24;
+
+const OP = {
+  get: 0x00,
+  quit: 0x07,
+  getq: 0x09,
+  noop: 0x0a,
+  version: 0x0b,
+  getk: 0x0c,
+  getkq: 0x0d,
+  stat: 0x10,
+  quitq: 0x17,
+  saslList: 0x20,
+  saslAuth: 0x21,
+  saslStep: 0x22,
+} as const;
+
+const STATUS = {
+  ok: 0x0000,
+  tooLarge: 0x0003,
+  invalid: 0x0004,
+  authError: 0x0020,
+  unknown: 0x0081,
+  temporaryFailure: 0x0086,
+} as const;
+
+const FLAGS = Buffer.alloc(4);
+const NONE = Buffer.alloc(0);
+
+/**
+ * One binary-protocol connection.
+ *
+ * @example
+ * ```ts
+ * new BinarySession(ctx, socket).feed(getRequest); // one GET response with a fresh ID
+ * ```
+ */
+export class BinarySession extends Session {
+  /** Body bytes of a refused oversized request still to skip. */
+  private skip = 0;
+  private authenticated = false;
+
+  protected run(buf: Buffer): number {
+    const len = buf.length;
+    let pos = 0;
+    while (pos < len && !this.closed) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, len - pos);
+        this.skip -= n;
+        pos += n;
+        continue;
+      }
+      if (len - pos < HEADER) return pos;
+      if (buf[pos] !== BINARY_MAGIC) {
+        this.abort(`binary request magic 0x${buf[pos].toString(16)} is not 0x80`);
+        return len;
+      }
+      if (this.backedUp()) return pos;
+      const opcode = buf[pos + 1];
+      const keyLen = buf.readUInt16BE(pos + 2);
+      const extLen = buf[pos + 4];
+      const bodyLen = buf.readUInt32BE(pos + 8);
+      const opaque = buf.readUInt32BE(pos + 12);
+      if (bodyLen > MAX_BINARY_BODY_BYTES || keyLen + extLen > bodyLen) {
+        const tooLarge = bodyLen > MAX_BINARY_BODY_BYTES;
+        this.reply(
+          opcode,
+          opaque,
+          tooLarge ? STATUS.tooLarge : STATUS.invalid,
+          NONE,
+          NONE,
+          tooLarge
+            ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
+            : 'key and extras are longer than the body',
+        );
+        this.ctx.recorder?.request(CMD.invalid, false, 0);
+        this.skip = bodyLen;
+        pos += HEADER;
+        continue;
+      }
+      if (len - pos < HEADER + bodyLen) return pos; // the rest of the body comes later
+      const bodyAt = pos + HEADER + extLen;
+      const key = buf.subarray(bodyAt, bodyAt + keyLen);
+      const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
+      pos += HEADER + bodyLen;
+      const recorder = this.ctx.recorder;
+      const started = recorder ? performance.now() : 0;
+      const outcome = this.dispatch(opcode, opaque, key, value);
+      if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+    }
+    return this.closed ? len : pos;
+  }
+
+  /** Answers one request; returns `command * 2 + (failed ? 1 : 0)`. */
+  private dispatch(opcode: number, opaque: number, key: Buffer, value: Buffer): number {
+    switch (opcode) {
+      case OP.version:
+        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, this.ctx.version);
+        return CMD.version * 2;
+      case OP.noop:
+        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        return CMD.noop * 2;
+      case OP.quit:
+        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        this.finish();
+        return CMD.quit * 2;
+      case OP.quitq:
+        this.finish();
+        return CMD.quit * 2;
+      case OP.saslList:
+      case OP.saslAuth:
+      case OP.saslStep:
+        if (this.ctx.auth === null) break;
+        return CMD.sasl * 2 + (this.sasl(opcode, opaque, key, value) ? 0 : 1);
+      case OP.get:
+      case OP.getq:
+      case OP.getk:
+      case OP.getkq:
+        if (this.refuseUnauthenticated(opcode, opaque)) return CMD.get * 2 + 1;
+        return CMD.get * 2 + (this.get(opcode, opaque, key) ? 0 : 1);
+      case OP.stat:
+        if (this.refuseUnauthenticated(opcode, opaque)) return CMD.stats * 2 + 1;
+        for (const [k, v] of this.ctx.statLines()) this.reply(opcode, opaque, STATUS.ok, NONE, Buffer.from(k), v);
+        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        return CMD.stats * 2;
+    }
+    this.reply(opcode, opaque, STATUS.unknown, NONE, NONE, 'Unknown command');
+    return CMD.unknown * 2 + 1;
+  }
+
+  private get(opcode: number, opaque: number, key: Buffer): boolean {
+    if (key.length === 0 || key.length > MAX_KEY_BYTES) {
+      this.reply(opcode, opaque, STATUS.invalid, NONE, NONE, `a key is 1 to ${MAX_KEY_BYTES} bytes; got ${key.length}`);
+      return false;
+    }
+    const counters = this.ctx.counters;
+    counters.cmdGet++;
+    let id: string;
+    try {
+      id = this.ctx.ids.nextString();
+    } catch (err) {
+      counters.getMisses++;
+      this.reply(opcode, opaque, STATUS.temporaryFailure, NONE, NONE, refusalText(err));
+      return false;
+    }
+    counters.getHits++;
+    const withKey = opcode === OP.getk || opcode === OP.getkq;
+    this.reply(opcode, opaque, STATUS.ok, FLAGS, withKey ? key : NONE, id);
+    return true;
+  }
+
+  private sasl(opcode: number, opaque: number, key: Buffer, value: Buffer): boolean {
+    if (opcode === OP.saslList) {
+      this.reply(opcode, opaque, STATUS.ok, NONE, NONE, 'PLAIN');
+      return true;
+    }
+    if (opcode === OP.saslStep || key.toString('latin1') !== 'PLAIN') {
+      this.reply(opcode, opaque, STATUS.authError, NONE, NONE, 'Auth failure: only the PLAIN mechanism is offered');
+      return false;
+    }
+    // PLAIN: authzid \0 authcid \0 password; the user names are not checked, the password is the token.
+    const first = value.indexOf(0);
+    const second = first < 0 ? -1 : value.indexOf(0, first + 1);
+    const ok = second >= 0 && this.ctx.auth !== null && this.ctx.auth.matches(value.subarray(second + 1));
+    this.authenticated = ok;
+    if (ok) this.reply(opcode, opaque, STATUS.ok, NONE, NONE, 'Authenticated');
+    else this.reply(opcode, opaque, STATUS.authError, NONE, NONE, 'Auth failure: the password is not the token');
+    return ok;
+  }
+
+  private refuseUnauthenticated(opcode: number, opaque: number): boolean {
+    if (this.ctx.auth === null || this.authenticated) return false;
+    this.reply(
+      opcode,
+      opaque,
+      STATUS.authError,
+      NONE,
+      NONE,
+      'FLURRY_E_UNAUTHORIZED authenticate first: SASL PLAIN with any user name and the token as the password',
+    );
+    return true;
+  }
+
+  private reply(opcode: number, opaque: number, status: number, extras: Buffer, key: Buffer, value: string): void {
+    const valueLen = Buffer.byteLength(value, 'latin1');
+    const body = extras.length + key.length + valueLen;
+    const b = Buffer.allocUnsafe(HEADER + body);
+    b[0] = RESPONSE_MAGIC;
+    b[1] = opcode;
+    b.writeUInt16BE(key.length, 2);
+    b[4] = extras.length;
+    b[5] = 0;
+    b.writeUInt16BE(status, 6);
+    b.writeUInt32BE(body, 8);
+    b.writeUInt32BE(opaque, 12);
+    b.fill(0, 16, 24); // CAS
+    extras.copy(b, HEADER);
+    key.copy(b, HEADER + extras.length);
+    b.write(value, HEADER + extras.length + key.length, 'latin1');
+    this.queueBuffer(b);
+  }
+}

@@ -1,0 +1,245 @@
+/**
+ * The memcached endpoint of `flurry serve --memcached-port P`, compatible with
+ * kayac/go-katsubushi: any memcached client in any language fetches IDs with `get`. Each
+ * connection speaks the protocol its first byte names (0x80: binary, anything else: text),
+ * as memcached and katsubushi decide; text.ts and binary.ts describe what each answers, and
+ * session.ts how a connection's memory is bounded.
+ *
+ * Connections idle for `idleTimeoutMs` (default 600 s, katsubushi's) are closed; at most
+ * `maxConnections` are open at once. With a `token`, IDs and stats are served only after
+ * SASL PLAIN on the binary protocol (the text protocol has no authentication: it answers
+ * `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`).
+ *
+ * @example
+ * ```ts
+ * import { startMemcachedServer } from './memcached/index.js';
+ * const mc = await startMemcachedServer({ host: '127.0.0.1', port: 11211, ids: issuer });
+ * // printf 'get id\r\n' | nc 127.0.0.1 11211  →  VALUE id 0 19 / 1859214170478923776 / END
+ * await mc.close();
+ * ```
+ */
+import net from 'node:net';
+import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
+import { FLURRY_VERSION } from '@flurry/coordination';
+import type { ProtocolRecorder } from '../protocol-metrics.js';
+import { BINARY_MAGIC, BinarySession } from './binary.js';
+import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
+import { TextSession } from './text.js';
+
+/**
+ * A logger with pino's call shape.
+ *
+ * @example
+ * ```ts
+ * const logger: MemcachedLogger = pino();
+ * ```
+ */
+export interface MemcachedLogger {
+  warn(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+}
+
+/**
+ * Options of {@link startMemcachedServer}.
+ *
+ * @example
+ * ```ts
+ * const opts: MemcachedServerOptions = { port: 0, ids: { nextString: () => gen.nextString() } };
+ * ```
+ */
+export interface MemcachedServerOptions {
+  /** Interface to listen on; default `127.0.0.1`. */
+  host?: string;
+  /** TCP port; 0 picks a free one (see the returned `port`). Conventionally 11211. */
+  port: number;
+  /** Issues the IDs (the service's issuer, or a core `Generator`). */
+  ids: { nextString(): string };
+  /** When set, IDs and stats need SASL PLAIN with this password (binary protocol). */
+  token?: string;
+  /** Closes a connection idle this long, in ms (0 = never); default 600,000 (katsubushi's 600 s). */
+  idleTimeoutMs?: number;
+  /** Largest number of open connections (more are refused); default 10,000. */
+  maxConnections?: number;
+  /** What `version` answers; default Flurry's version. */
+  version?: string;
+  /** Receives a line per connection closed for a protocol violation; default silent. */
+  logger?: MemcachedLogger;
+  /** Wall clock of `stats` (`uptime`, `time`); default the system clock. */
+  clock?: Clock;
+  /** Per-request metrics (commands as in `MEMCACHED_COMMANDS`). */
+  recorder?: ProtocolRecorder;
+  /** IDs issued by the whole process, for `stats` (`ids_issued`); default: IDs issued here. */
+  issued?: () => number;
+}
+
+/**
+ * A running memcached endpoint.
+ *
+ * @example
+ * ```ts
+ * const { port, counters, close } = await startMemcachedServer(opts);
+ * console.log(counters.getHits);
+ * await close();
+ * ```
+ */
+export interface MemcachedServer {
+  /** The port it listens on. */
+  readonly port: number;
+  /** The counters `stats` reports. */
+  readonly counters: Readonly<MemcachedCounters>;
+  /** Stops accepting, lets replies already written drain, closes every connection. */
+  close(): Promise<void>;
+}
+
+/** The keys of {@link MemcachedServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `MEMCACHED_SERVER_OPTION_NAMES.includes('port') // true` */
+export const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
+  host: true,
+  port: true,
+  ids: true,
+  token: true,
+  idleTimeoutMs: true,
+  maxConnections: true,
+  version: true,
+  logger: true,
+  clock: true,
+  recorder: true,
+  issued: true,
+});
+
+/**
+ * Starts the memcached endpoint. Rejects with `FLURRY_E_INVALID_OPTION` for bad options and
+ * with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * const mc = await startMemcachedServer({ host: '127.0.0.1', port: 11211, ids: issuer, logger });
+ * console.log(`memcached on ${mc.port}`);
+ * ```
+ */
+export async function startMemcachedServer(opts: MemcachedServerOptions): Promise<MemcachedServer> {
+  assertKnownOptions(opts, MEMCACHED_SERVER_OPTION_NAMES, 'startMemcachedServer options');
+  const host = opts.host ?? '127.0.0.1';
+  const clock = opts.clock ?? systemClock;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 600_000;
+  const maxConnections = opts.maxConnections ?? 10_000;
+  checkInt('port', opts.port, 0, 65_535);
+  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  checkInt('maxConnections', maxConnections, 1, 1_000_000);
+  if (!opts.ids || typeof opts.ids.nextString !== 'function') {
+    throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startMemcachedServer needs ids with a nextString() method', {});
+  }
+  const version = opts.version ?? FLURRY_VERSION;
+  if (!/^[\x21-\x7e]{1,64}$/.test(version)) {
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      'startMemcachedServer option version must be 1 to 64 printable ASCII characters without spaces',
+      { option: 'version' },
+    );
+  }
+  const logger = opts.logger;
+  const counters: MemcachedCounters = {
+    currConnections: 0,
+    totalConnections: 0,
+    cmdGet: 0,
+    getHits: 0,
+    getMisses: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+  };
+  const startedAt = clock.now();
+  const issued = opts.issued ?? (() => counters.getHits);
+  const ctx: MemcachedContext = {
+    ids: opts.ids,
+    auth: opts.token === undefined ? null : new TokenCheck(opts.token),
+    counters,
+    version,
+    recorder: opts.recorder,
+    statLines: () => {
+      const now = clock.now();
+      return [
+        ['pid', String(process.pid)],
+        ['uptime', String(Math.max(0, Math.floor((now - startedAt) / 1000)))],
+        ['time', String(Math.floor(now / 1000))],
+        ['version', version],
+        ['curr_connections', String(counters.currConnections)],
+        ['total_connections', String(counters.totalConnections)],
+        ['cmd_get', String(counters.cmdGet)],
+        ['get_hits', String(counters.getHits)],
+        ['get_misses', String(counters.getMisses)],
+        ['bytes_read', String(counters.bytesRead)],
+        ['bytes_written', String(counters.bytesWritten)],
+        ['ids_issued', String(issued())],
+      ];
+    },
+    violation: (socket, reason) =>
+      logger?.warn(
+        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason },
+        'memcached connection closed: bad request',
+      ),
+  };
+  const sockets = new Set<net.Socket>();
+
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    counters.currConnections++;
+    counters.totalConnections++;
+    socket.setNoDelay(true);
+    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
+    socket.on('close', () => {
+      sockets.delete(socket);
+      counters.currConnections--;
+    });
+    let session: Session | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      session ??= chunk[0] === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
+      session.feed(chunk);
+    });
+    socket.on('end', () => socket.end());
+  });
+  server.maxConnections = maxConnections;
+  server.on('error', (err) => logger?.warn({ err: err.message }, 'memcached server error'));
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen({ host, port: opts.port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  logger?.info?.(
+    { host, port, auth: ctx.auth !== null ? 'sasl-plain' : 'none' },
+    'memcached endpoint listening (text and binary protocols)',
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    counters,
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.end();
+        // A peer that does not close its side within a second is cut off.
+        const timer = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 1_000);
+        timer.unref();
+        if (sockets.size === 0) clearTimeout(timer);
+      });
+      return closing;
+    },
+  };
+}
+
+function checkInt(name: string, v: unknown, min: number, max: number): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      `memcached server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
+      { option: name, value: String(v), min, max },
+    );
+  }
+}

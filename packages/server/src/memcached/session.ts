@@ -1,0 +1,236 @@
+/**
+ * What both memcached protocols share: the server-wide context (the ID source, the token
+ * check, the counters behind `stats`, the metrics), how a refused issue is worded, and the
+ * per-connection {@link Session} base that bounds what one connection may hold in memory.
+ *
+ * Bounded buffering: a connection holds at most one unfinished request (a text line of at
+ * most {@link MAX_LINE_BYTES}, a binary request of at most {@link MAX_BINARY_BODY_BYTES}) plus,
+ * while its replies are backed up, the rest of the last chunk read. Once the replies waiting
+ * in the socket pass {@link OUTPUT_HIGH_WATER_BYTES} (a client that sends and never reads),
+ * the session stops reading from it until they drain: nothing grows without bound.
+ *
+ * @example
+ * ```ts
+ * const session = firstByte === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
+ * socket.on('data', (chunk) => session.feed(chunk));
+ * ```
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type net from 'node:net';
+import type { ProtocolRecorder } from '../protocol-metrics.js';
+
+/** The longest text command line accepted, in bytes without its `\r\n` (longer: `CLIENT_ERROR`). @example `if (lineBytes > MAX_LINE_BYTES) reject();` */
+export const MAX_LINE_BYTES = 2048;
+/** The longest key, in bytes (memcached's limit). @example `key.length <= MAX_KEY_BYTES` */
+export const MAX_KEY_BYTES = 250;
+/** The largest binary request body accepted (larger ones are skipped and answered `E2BIG`). @example `if (bodyLen > MAX_BINARY_BODY_BYTES) skip(bodyLen);` */
+export const MAX_BINARY_BODY_BYTES = 4096;
+/** Replies queued in a socket beyond which the session stops reading from it until they drain. @example `if (socket.writableLength > OUTPUT_HIGH_WATER_BYTES) socket.pause();` */
+export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
+
+/**
+ * The command label values of the `protocol="memcached"` metrics (`command` label); the
+ * index of each is what {@link ProtocolRecorder.request} takes.
+ *
+ * @example
+ * ```ts
+ * metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS);
+ * ```
+ */
+export const MEMCACHED_COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'];
+
+/** Indexes into {@link MEMCACHED_COMMANDS}. @example `recorder.request(CMD.get, true, seconds);` */
+export const CMD = {
+  get: 0,
+  gets: 1,
+  stats: 2,
+  version: 3,
+  quit: 4,
+  noop: 5,
+  sasl: 6,
+  unknown: 7,
+  invalid: 8,
+} as const;
+
+/** The counters behind `stats` (katsubushi's names, as memcached's). @example `counters.getHits += keys;` */
+export interface MemcachedCounters {
+  currConnections: number;
+  totalConnections: number;
+  /** Keys asked for (`get`/`gets` keys, binary GETs). */
+  cmdGet: number;
+  /** IDs issued over memcached. */
+  getHits: number;
+  /** Keys refused (no lease, …). */
+  getMisses: number;
+  /** Bytes read from clients (memcached's `bytes_read`). */
+  bytesRead: number;
+  /** Bytes handed to clients' sockets (memcached's `bytes_written`). */
+  bytesWritten: number;
+}
+
+/** What every session of one server sees. @example `new TextSession(ctx, socket);` */
+export interface MemcachedContext {
+  /** Issues the IDs (the service's issuer). */
+  readonly ids: { nextString(): string };
+  /** Null without a token; else checks a SASL PLAIN password against it. */
+  readonly auth: TokenCheck | null;
+  readonly counters: MemcachedCounters;
+  /** The version `version` answers. */
+  readonly version: string;
+  readonly recorder: ProtocolRecorder | undefined;
+  /** The `stats` lines, in order. */
+  statLines(): Array<[string, string]>;
+  /** Logs a connection closed for a protocol violation. */
+  violation(socket: net.Socket, reason: string): void;
+}
+
+/** Compares a password with the token in constant time (both sides hashed first, as the HTTP bearer check). @example `new TokenCheck(token).matches(Buffer.from(password)); // true or false` */
+export class TokenCheck {
+  private readonly expected: Buffer;
+  constructor(token: string) {
+    this.expected = createHash('sha256').update(token, 'utf8').digest();
+  }
+  /** True when `password` is the token. */
+  matches(password: Buffer): boolean {
+    return timingSafeEqual(createHash('sha256').update(password).digest(), this.expected);
+  }
+}
+
+/**
+ * The one-line answer to an issue that failed: the `FLURRY_E_…` code, then what happened and
+ * what to do. A fenced refusal (`FLURRY_E_LEASE_EXPIRED`, the generator's own words speak to
+ * the lease holder) is reworded for the caller.
+ *
+ * @example
+ * ```ts
+ * `SERVER_ERROR ${refusalText(err)}\r\n`;
+ * ```
+ */
+export function refusalText(err: unknown): string {
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' && raw.startsWith('FLURRY_E_') ? raw : 'FLURRY_E_INTERNAL';
+  const message =
+    code === 'FLURRY_E_LEASE_EXPIRED'
+      ? 'this instance issues no IDs now: it holds no valid node-ID lease, and resumes once the registry renews or grants one; retry shortly or use another instance'
+      : code === 'FLURRY_E_INTERNAL' && !(typeof raw === 'string')
+        ? `issuing failed unexpectedly (${String((err as Error)?.message ?? err)}); retry, and report it if it persists`
+        : String((err as Error).message);
+  // One line, printable ASCII, bounded: it goes on the wire.
+  return `${code} ${message}`.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1024);
+}
+
+/**
+ * One connection's protocol state: buffers the unfinished request, pauses reading while the
+ * replies are backed up. Subclasses parse (`run`) and queue replies (`queue`, `queueBuffer`).
+ *
+ * @example
+ * ```ts
+ * class EchoSession extends Session { protected run(buf: Buffer) { this.queue(buf.toString('latin1')); return buf.length; } }
+ * ```
+ */
+export abstract class Session {
+  private pending: Buffer | undefined = undefined;
+  private text = '';
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
+  /** Set once the connection is being closed: nothing more is read or answered. */
+  protected closed = false;
+  private paused = false;
+
+  constructor(
+    protected readonly ctx: MemcachedContext,
+    protected readonly socket: net.Socket,
+  ) {
+    socket.on('drain', () => {
+      if (!this.paused || this.closed) return;
+      this.paused = false;
+      socket.resume();
+      this.feed(EMPTY);
+    });
+  }
+
+  /** Handles bytes read from the socket. */
+  feed(chunk: Buffer): void {
+    this.ctx.counters.bytesRead += chunk.length;
+    if (this.closed) return;
+    let buf = chunk;
+    if (this.pending !== undefined) {
+      buf = chunk.length === 0 ? this.pending : Buffer.concat([this.pending, chunk]);
+      this.pending = undefined;
+    }
+    const used = this.run(buf);
+    this.flush();
+    if (this.closed) return;
+    if (used < buf.length) this.pending = buf.subarray(used);
+    if (this.backedUp() && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  /**
+   * Parses requests from `buf`, queueing replies; returns how many bytes were used. It stops
+   * early (returning less) at an unfinished request or when {@link backedUp}.
+   */
+  protected abstract run(buf: Buffer): number;
+
+  /**
+   * True when the replies waiting in the socket pass the high-water mark (replies queued
+   * here are handed to the socket first once they pass 16 KiB). `run` stops there, and
+   * `feed` stops reading until the socket drains.
+   */
+  protected backedUp(): boolean {
+    if (this.text.length + this.partsBytes >= FLUSH_BYTES) this.flush();
+    return this.socket.writableLength > OUTPUT_HIGH_WATER_BYTES;
+  }
+
+  /** Queues a text reply (latin1: keys go back byte for byte). */
+  protected queue(s: string): void {
+    this.text += s;
+  }
+
+  /** Queues a binary reply. */
+  protected queueBuffer(b: Buffer): void {
+    this.parts.push(b);
+    this.partsBytes += b.length;
+  }
+
+  /** Writes what is queued, then ends the connection (`quit`). */
+  protected finish(): void {
+    this.flush();
+    this.closed = true;
+    this.socket.end();
+  }
+
+  /** Closes the connection at once (a request the protocol cannot recover from). */
+  protected abort(reason: string): void {
+    this.flush();
+    this.closed = true;
+    this.ctx.violation(this.socket, reason);
+    this.socket.end(() => this.socket.destroy());
+  }
+
+  private flush(): void {
+    if (this.socket.destroyed) {
+      this.text = '';
+      this.parts = [];
+      this.partsBytes = 0;
+      return;
+    }
+    if (this.text.length > 0) {
+      this.ctx.counters.bytesWritten += this.text.length;
+      this.socket.write(this.text, 'latin1');
+      this.text = '';
+    }
+    if (this.parts.length > 0) {
+      this.ctx.counters.bytesWritten += this.partsBytes;
+      this.socket.write(this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsBytes));
+      this.parts = [];
+      this.partsBytes = 0;
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+/** Replies queued in the session are handed to the socket once they reach this size. */
+const FLUSH_BYTES = 16 * 1024;

@@ -1,0 +1,182 @@
+/**
+ * Request metrics of the service's non-HTTP front-ends (memcached, and any other protocol a
+ * front-end registers), in the service's Prometheus registry beside the HTTP metrics (whose
+ * names and labels stay as they are):
+ *
+ * | metric | type |
+ * | --- | --- |
+ * | `flurry_protocol_requests_total{protocol,command,outcome}` (`outcome`: `ok` or `error`) | counter |
+ * | `flurry_protocol_request_duration_seconds{protocol,command}` | histogram |
+ *
+ * A front-end asks once for a {@link ProtocolRecorder} naming its protocol and its fixed list
+ * of commands; the per-request path then only bumps numbers in typed arrays (as the HTTP
+ * metrics do), and the series are built when scraped. The label values come from those fixed
+ * lists, so what clients send never adds a series.
+ *
+ * @example
+ * ```ts
+ * const rec = metrics.protocols.recorder('memcached', ['get', 'stats']);
+ * rec.request(0, true, 0.00002); // one `get` answered in 20 µs
+ * ```
+ */
+import type { Registry } from 'prom-client';
+
+/** Latency buckets, seconds (the HTTP histogram's). */
+const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
+
+/**
+ * Records the requests of one protocol (see {@link ProtocolMetrics.recorder}).
+ *
+ * @example
+ * ```ts
+ * const started = performance.now();
+ * rec.request(GET, ok, (performance.now() - started) / 1000);
+ * ```
+ */
+export interface ProtocolRecorder {
+  /** One finished request: `command` is its index in the recorder's command list. */
+  request(command: number, ok: boolean, seconds: number): void;
+}
+
+interface Entry {
+  readonly protocol: string;
+  readonly commands: readonly string[];
+  /** [command * 2 + (ok ? 0 : 1)] */
+  readonly counts: Float64Array;
+  /** [command * (BUCKETS + 1) + bucket] */
+  readonly buckets: Float64Array;
+  readonly sums: Float64Array;
+}
+
+/**
+ * The per-protocol request metrics of one service (one per registry).
+ *
+ * @example
+ * ```ts
+ * const protocols = new ProtocolMetrics(registry);
+ * const rec = protocols.recorder('memcached', MEMCACHED_COMMANDS);
+ * ```
+ */
+export class ProtocolMetrics {
+  private readonly entries: Entry[] = [];
+
+  constructor(registry: Registry) {
+    const requests = 'flurry_protocol_requests_total';
+    const requestsHelp = 'Requests of the non-HTTP protocols, by protocol, command and outcome.';
+    registry.registerMetric({
+      name: requests,
+      help: requestsHelp,
+      type: 'counter',
+      get: () =>
+        Promise.resolve({
+          name: requests,
+          help: requestsHelp,
+          type: 'counter',
+          aggregator: 'sum',
+          values: this.requestValues(),
+        }),
+    } as never);
+    const latency = 'flurry_protocol_request_duration_seconds';
+    const latencyHelp = 'Request latency of the non-HTTP protocols in seconds, by protocol and command.';
+    registry.registerMetric({
+      name: latency,
+      help: latencyHelp,
+      type: 'histogram',
+      get: () =>
+        Promise.resolve({
+          name: latency,
+          help: latencyHelp,
+          type: 'histogram',
+          aggregator: 'sum',
+          values: this.latencyValues(latency),
+        }),
+    } as never);
+  }
+
+  /**
+   * The recorder of `protocol` with its fixed command names (asking twice for one protocol
+   * gives the same counts).
+   *
+   * @example
+   * ```ts
+   * const rec = protocols.recorder('memcached', ['get', 'gets', 'stats']);
+   * ```
+   */
+  recorder(protocol: string, commands: readonly string[]): ProtocolRecorder {
+    let e = this.entries.find((x) => x.protocol === protocol);
+    if (!e) {
+      e = {
+        protocol,
+        commands: [...commands],
+        counts: new Float64Array(commands.length * 2),
+        buckets: new Float64Array(commands.length * (BUCKETS.length + 1)),
+        sums: new Float64Array(commands.length),
+      };
+      this.entries.push(e);
+    }
+    const { counts, buckets, sums } = e;
+    const width = BUCKETS.length + 1;
+    return {
+      request(command: number, ok: boolean, seconds: number): void {
+        counts[command * 2 + (ok ? 0 : 1)]++;
+        let i = 0;
+        while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
+        buckets[command * width + i]++;
+        sums[command] += seconds;
+      },
+    };
+  }
+
+  /**
+   * Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it).
+   *
+   * @example
+   * ```ts
+   * protocols.totals('memcached').get?.ok; // 12
+   * ```
+   */
+  totals(protocol: string): Record<string, { ok: number; error: number }> {
+    const out: Record<string, { ok: number; error: number }> = {};
+    const e = this.entries.find((x) => x.protocol === protocol);
+    if (e) e.commands.forEach((c, i) => (out[c] = { ok: e.counts[i * 2], error: e.counts[i * 2 + 1] }));
+    return out;
+  }
+
+  private requestValues(): Value[] {
+    const out: Value[] = [];
+    for (const e of this.entries) {
+      e.commands.forEach((command, i) => {
+        const ok = e.counts[i * 2];
+        const error = e.counts[i * 2 + 1];
+        if (ok > 0) out.push({ value: ok, labels: { protocol: e.protocol, command, outcome: 'ok' } });
+        if (error > 0) out.push({ value: error, labels: { protocol: e.protocol, command, outcome: 'error' } });
+      });
+    }
+    return out;
+  }
+
+  private latencyValues(name: string): Value[] {
+    const out: Value[] = [];
+    const width = BUCKETS.length + 1;
+    for (const e of this.entries) {
+      e.commands.forEach((command, c) => {
+        const base = c * width;
+        let total = 0;
+        for (let i = 0; i < width; i++) total += e.buckets[base + i];
+        if (total === 0) return;
+        const labels = { protocol: e.protocol, command };
+        let acc = 0;
+        for (let i = 0; i < BUCKETS.length; i++) {
+          acc += e.buckets[base + i];
+          out.push({ value: acc, labels: { le: BUCKETS[i], ...labels }, metricName: name + '_bucket' });
+        }
+        out.push({ value: total, labels: { le: '+Inf', ...labels }, metricName: name + '_bucket' });
+        out.push({ value: e.sums[c], labels, metricName: name + '_sum' });
+        out.push({ value: total, labels, metricName: name + '_count' });
+      });
+    }
+    return out;
+  }
+}
