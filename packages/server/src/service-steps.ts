@@ -196,6 +196,8 @@ export interface ShutdownParts {
   readonly server: Server;
   readonly thrift: ThriftServer | undefined;
   readonly logger: ServiceLogger;
+  /** Segment mode: closes the sequences (hands unused numbers back and logs the figures) before `stopped`. */
+  readonly closeSequences?: () => Promise<void>;
 }
 
 /**
@@ -203,14 +205,22 @@ export interface ShutdownParts {
  * `shutdownTimeoutMs`), stop Thrift, sum up the refusals not yet logged, close the leased
  * generator (it reports the final high-water mark and releases the lease, so another
  * process may take the node ID at once and continues above every ID issued here), close
- * the registry.
+ * the registry, close the sequences (segment mode), then log `stopped`.
  *
  * @example
  * ```ts
  * process.once('SIGTERM', () => void shutdown(parts));
  * ```
  */
-export async function shutdown({ config, core, ctx, server, thrift, logger }: ShutdownParts): Promise<void> {
+export async function shutdown({
+  config,
+  core,
+  ctx,
+  server,
+  thrift,
+  logger,
+  closeSequences,
+}: ShutdownParts): Promise<void> {
   core.shuttingDown = true;
   ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
@@ -238,6 +248,9 @@ export async function shutdown({ config, core, ctx, server, thrift, logger }: Sh
   await core.registry
     ?.close()
     .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
+  await closeSequences?.().catch((err: unknown) =>
+    logger.warn({ error: errInfo(err) }, 'closing the sequences failed'),
+  );
   logger.info({}, 'stopped');
 }
 

@@ -172,7 +172,7 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
+    (closing ??= shutdown({ config, core, ctx, server, thrift, logger, closeSequences }));
   return { port, thriftPort: thrift?.port, server, close };
 }
 
