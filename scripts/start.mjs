@@ -8,11 +8,9 @@
 // Under a supervisor the signal goes to this process (npm's script shell execs it, see
 // package.json): SIGINT and SIGTERM are passed on to the server, which stops gracefully
 // (in-flight requests, lease released); SIGHUP, which the server has no handler for (it
-// would die without releasing its lease), asks it to stop as SIGTERM does, unless SIGHUP
-// was ignored when this script started (`nohup npm start`). This script then exits with
-// the server's status, or dies of the same signal when the server did.
+// would die without releasing its lease), asks it to stop as SIGTERM does. This script
+// then exits with the server's status, or dies of the same signal when the server did.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,25 +27,11 @@ if (isRoot && !chosen) {
   args.push('--allow-root');
 }
 
-/** True when `signal` was set to be ignored before this process started (Linux: /proc's SigIgn mask). */
-function inheritedIgnore(signal) {
-  try {
-    const line = readFileSync('/proc/self/status', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('SigIgn:'));
-    if (line === undefined) return false;
-    return ((BigInt(`0x${line.slice(7).trim()}`) >> BigInt(os.constants.signals[signal] - 1)) & 1n) === 1n;
-  } catch {
-    return false;
-  }
-}
-
 const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit' });
 // What each signal received here asks of the server.
 const forward = { SIGINT: 'SIGINT', SIGTERM: 'SIGTERM', SIGHUP: 'SIGTERM' };
 const handlers = new Map();
 for (const [sig, toChild] of Object.entries(forward)) {
-  if (sig === 'SIGHUP' && inheritedIgnore('SIGHUP')) continue; // nohup: a hangup must not stop the server
   const onSignal = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill(toChild);
   };

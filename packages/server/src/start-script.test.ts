@@ -2,7 +2,7 @@
 // gets a signal at its top; the server must stop gracefully (its lease released), the port must be free, and the
 // top process must exit with the server's status. `npm start --ignore-scripts` runs the start script itself
 // (not prestart's dependency check and build: the test suite has built already).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -134,6 +134,26 @@ test('GIVEN node scripts/start.mjs WHEN its process gets SIGHUP THEN the server 
       `file:${dir}`,
     ]);
     await stopTree(tree, 'SIGHUP', 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('GIVEN node scripts/start.mjs WHEN the server exits with a status or dies of a signal THEN start.mjs exits with that status or dies of that signal', async () => {
+  const script = path.join(ROOT, 'scripts', 'start.mjs');
+  const bad = spawnSync(process.execPath, [script, '--port', 'eighty'], {
+    cwd: ROOT,
+    env: { ...process.env, FLURRY_ALLOW_ROOT: '1' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /FLURRY_E_CONFIG/);
+  const dir = tempDir('start-kill');
+  try {
+    const tree = await startTree(process.execPath, [script, '--port', '0', '--registry', `file:${dir}`]);
+    process.kill(Number(tree.ready.pid), 'SIGKILL');
+    assert.deepEqual(await tree.exited, { code: null, signal: 'SIGKILL' });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
