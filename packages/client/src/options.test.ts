@@ -18,12 +18,28 @@ test('GIVEN only servers THEN the defaults are 10,000 IDs, low water 3,000, 5 s 
   assert.equal(resolveOptions({ servers: ['https://ids.example.com/flurry/'] }).servers[0].pathname, '/flurry/');
 });
 
+test('GIVEN servers as one URL string THEN it is a list of that one URL; an array keeps working (issue 24)', () => {
+  const one = resolveOptions({ servers: 'http://127.0.0.1:8080' });
+  assert.deepEqual(
+    one.servers.map((u) => u.href),
+    ['http://127.0.0.1:8080/'],
+  );
+  assert.deepEqual(
+    resolveOptions({ servers: ['http://10.0.0.1:8080', 'https://ids.example.com/flurry'] }).servers.map((u) => u.href),
+    ['http://10.0.0.1:8080/', 'https://ids.example.com/flurry'],
+  );
+  const client = createClient({ servers: 'https://ids.example.com/flurry/' });
+  assert.equal(client.stats().servers[0].url, 'https://ids.example.com/flurry');
+  void client.close();
+});
+
 test('GIVEN bad configuration THEN createClient throws FLURRY_E_CLIENT_CONFIG naming the option', () => {
   const bad: Array<[unknown, RegExp]> = [
     [undefined, /options object/],
     [{}, /servers must hold at least one URL/],
     [{ servers: [] }, /servers must hold at least one URL/],
-    [{ servers: 'http://127.0.0.1:8080' }, /servers must hold/],
+    [{ servers: '' }, /^servers "" is not a URL/],
+    [{ servers: 'ftp://127.0.0.1' }, /^servers "ftp:\/\/127.0.0.1" must use http: or https:/],
     [{ servers: ['127.0.0.1:8080'] }, /servers\[0\].*http: or https:|servers\[0\].*not a URL/],
     [{ servers: ['not a url'] }, /servers\[0\] "not a url" is not a URL/],
     [{ servers: ['ftp://127.0.0.1'] }, /http: or https:/],

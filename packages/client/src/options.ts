@@ -58,8 +58,11 @@ export interface PrefetchOptions {
  * ```
  */
 export interface ClientOptions {
-  /** Base URLs of the Flurry servers (`http:` or `https:`, optionally with a path prefix). At least one; no duplicates. */
-  servers: readonly string[];
+  /**
+   * Base URLs of the Flurry servers (`http:` or `https:`, optionally with a path prefix): an array of at least
+   * one, no duplicates, or a single URL string (the same as an array of that one).
+   */
+  servers: readonly string[] | string;
   /** Bearer token, when the servers require one. */
   token?: string;
   /** Deadline of each request in ms, 1 to 600,000; default 2,000. */
@@ -242,43 +245,49 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
   };
 }
 
-function parseServers(list: unknown): URL[] {
+function parseServers(given: unknown): URL[] {
+  // A single URL string is a list of one; its messages name `servers` rather than `servers[0]`.
+  const single = typeof given === 'string';
+  const list: unknown = single ? [given] : given;
   if (!Array.isArray(list) || list.length === 0) {
-    throw clientError('CONFIG', 'servers must hold at least one URL, e.g. ["http://127.0.0.1:8080"]', {
-      option: 'servers',
-    });
+    throw clientError(
+      'CONFIG',
+      'servers must hold at least one URL: an array such as ["http://127.0.0.1:8080"] or one URL string',
+      { option: 'servers' },
+    );
   }
   const seen = new Set<string>();
-  return list.map((raw, i) => {
+  return list.map((raw: unknown, at) => {
+    const i = single ? '' : `[${at}]`;
     if (typeof raw !== 'string')
-      throw clientError('CONFIG', `servers[${i}] must be a URL string; got ${typeof raw}`, { option: `servers[${i}]` });
+      throw clientError('CONFIG', `servers${i} must be a URL string; got ${typeof raw}`, { option: `servers${i}` });
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
       throw clientError(
         'CONFIG',
-        `servers[${i}] ${JSON.stringify(raw)} is not a URL; write it like "http://10.0.0.1:8080"`,
-        { option: `servers[${i}]`, value: raw },
+        `servers${i} ${JSON.stringify(raw)} is not a URL; write it like "http://10.0.0.1:8080"`,
+        { option: `servers${i}`, value: raw },
       );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} must use http: or https:`, {
-        option: `servers[${i}]`,
+      throw clientError('CONFIG', `servers${i} ${JSON.stringify(raw)} must use http: or https:`, {
+        option: `servers${i}`,
         value: raw,
       });
     }
     if (url.search || url.hash || url.username || url.password) {
       throw clientError(
         'CONFIG',
-        `servers[${i}] ${JSON.stringify(raw)} must not carry a query, a fragment or credentials (use the token option)`,
-        { option: `servers[${i}]`, value: raw },
+        `servers${i} ${JSON.stringify(raw)} must not carry a query, a fragment or credentials (use the token option)`,
+        { option: `servers${i}`, value: raw },
       );
     }
     const key = url.href.replace(/\/+$/, '');
     if (seen.has(key))
-      throw clientError('CONFIG', `servers[${i}] ${JSON.stringify(raw)} is listed twice`, {
-        option: `servers[${i}]`,
+      throw clientError('CONFIG', `servers${i} ${JSON.stringify(raw)} is listed twice`, {
+        option: `servers${i}`,
         value: raw,
       });
     seen.add(key);

@@ -38,6 +38,8 @@ export const RegistryErrorCode = {
   CLOSED: 'FLURRY_E_REGISTRY_CLOSED',
   /** Stored registry data is corrupt or from an incompatible version. */
   CORRUPT: 'FLURRY_E_REGISTRY_CORRUPT',
+  /** A Redis registry without `appendonly yes` + `appendfsync always` (it can lose claims and high-water marks). */
+  VOLATILE: 'FLURRY_E_REGISTRY_VOLATILE',
 } as const;
 
 /**

@@ -32,6 +32,9 @@ export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
 export { randomBelow, randomFill, randomHex } from './random.js';
 export type { NodeLease } from './lease.js';
 
+// Redis persistence (the segment store and the lease registry refuse a Redis that can lose acknowledged writes)
+export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
+
 // Layouts
 export {
   Layout,

@@ -281,6 +281,28 @@ describe('segments: sequences on the memory store', () => {
     await c.close();
   });
 
+  it('GIVEN two keys each holding unused numbers WHEN the sequences close THEN handedBack sums both keys (issue 24)', async () => {
+    const a = await openSequences('memory://handback-two', { autoCreate: true, defaultStep: 10 });
+    for (const key of ['alpha', 'beta']) {
+      const s = a.get(key);
+      await s.nextBigInt();
+      await s.nextBigInt();
+    }
+    await new Promise((r) => setTimeout(r, 5));
+    const store = createMemoryStore('handback-two');
+    const maxIds = async (): Promise<bigint> => (await store.show('alpha'))!.maxId + (await store.show('beta'))!.maxId;
+    const before = await maxIds();
+    const { handedBack, wasted } = await a.close();
+    const after = await maxIds();
+    assert.equal(wasted, 0n);
+    assert.ok(before - after > 20n, `both keys gave numbers back (${before - after})`);
+    assert.equal(handedBack, before - after, 'handedBack is what the store took back from both keys');
+    const b = await openSequences('memory://handback-two');
+    assert.equal(await b.get('alpha').nextBigInt(), 3n);
+    assert.equal(await b.get('beta').nextBigInt(), 3n);
+    await b.close();
+  });
+
   it('GIVEN several Sequences on one store, racing THEN no number is issued twice and each instance sees increasing numbers', async () => {
     const store = createMemoryStore('race');
     await store.create('k', { start: 1n, step: 7, description: null });

@@ -328,14 +328,17 @@ export class Sequences {
   async close(): Promise<{ handedBack: bigint; wasted: bigint }> {
     if (this.closed) return { handedBack: 0n, wasted: 0n };
     this.closed = true;
+    // Each close resolves to its own figures, summed once all are in: `handedBack += await …` inside the
+    // callbacks would read the running total before the await and so keep only one key's figure.
+    const each = await Promise.all(
+      [...this.seqs.values()].map(async (s) => ({ back: await s.close(), wasted: BigInt(s.status().wasted) })),
+    );
     let handedBack = 0n;
     let wasted = 0n;
-    await Promise.all(
-      [...this.seqs.values()].map(async (s) => {
-        handedBack += await s.close();
-        wasted += BigInt(s.status().wasted);
-      }),
-    );
+    for (const e of each) {
+      handedBack += e.back;
+      wasted += e.wasted;
+    }
     await this.store.close();
     return { handedBack, wasted };
   }

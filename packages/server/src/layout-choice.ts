@@ -59,7 +59,7 @@ export function chooseLayout(choice: LayoutChoice): Layout {
     if (choice.unit !== undefined) opts.unit = choice.unit;
     return Layout.parse(choice.fields, opts);
   }
-  const preset = Layout.from((choice.layout ?? 'twitter') as Parameters<typeof Layout.from>[0]);
+  const preset = Layout.from(choice.layout ?? 'twitter');
   if (choice.epoch === undefined && choice.unit === undefined) return preset;
   // Re-epoch (or re-unit) a preset: same fields, the user's epoch/unit.
   const spec = preset.fields.map((f) => `${f.name}:${f.bits}`).join(',');

@@ -246,6 +246,8 @@ export interface ShutdownParts {
   /** The memcached endpoint, when on. */
   readonly memcached?: MemcachedServer | undefined;
   readonly logger: ServiceLogger;
+  /** Segment mode: closes the sequences (hands unused numbers back and logs the figures) before `stopped`. */
+  readonly closeSequences?: () => Promise<void>;
 }
 
 /**
@@ -253,14 +255,23 @@ export interface ShutdownParts {
  * `shutdownTimeoutMs`), stop Thrift and memcached, sum up the refusals not yet logged, close the leased
  * generator (it reports the final high-water mark and releases the lease, so another
  * process may take the node ID at once and continues above every ID issued here), close
- * the registry.
+ * the registry, close the sequences (segment mode), then log `stopped`.
  *
  * @example
  * ```ts
  * process.once('SIGTERM', () => void shutdown(parts));
  * ```
  */
-export async function shutdown({ config, core, ctx, server, thrift, memcached, logger }: ShutdownParts): Promise<void> {
+export async function shutdown({
+  config,
+  core,
+  ctx,
+  server,
+  thrift,
+  memcached,
+  logger,
+  closeSequences,
+}: ShutdownParts): Promise<void> {
   core.shuttingDown = true;
   ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
@@ -292,6 +303,9 @@ export async function shutdown({ config, core, ctx, server, thrift, memcached, l
   await core.registry
     ?.close()
     .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
+  await closeSequences?.().catch((err: unknown) =>
+    logger.warn({ error: errInfo(err) }, 'closing the sequences failed'),
+  );
   logger.info({}, 'stopped');
 }
 

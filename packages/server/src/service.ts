@@ -246,7 +246,7 @@ export async function startService(
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, logger }).finally(closeSequences));
+    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, logger, closeSequences }));
   return { port, thriftPort: thrift?.port, memcachedPort: memcached?.port, server, close };
 }
 

@@ -29,13 +29,18 @@ export interface RedisUrl {
   readonly password?: string;
   /** Key prefix, `flurry` by default. */
   readonly prefix: string;
+  /**
+   * `?allowVolatile=true`: accept a server without `appendonly yes` + `appendfsync always` (it can lose
+   * claims and high-water marks on a crash or restart); false by default, and then such a server is refused.
+   */
+  readonly allowVolatile: boolean;
   /** The URL with the password replaced by `***`. */
   readonly redacted: string;
 }
 
 /**
- * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name]`, or
- * `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
+ * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]`,
+ * or `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
  * (the message never contains the password).
  *
  * @example
@@ -49,7 +54,7 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   const bad = (why: string): FlurryError =>
     registryError(
       'URL_INVALID',
-      `invalid Redis registry URL "${loose}": ${why}. Expected redis://[[user]:password@]host:port[/db][?prefix=name] ` +
+      `invalid Redis registry URL "${loose}": ${why}. Expected redis://[[user]:password@]host:port[/db][?prefix=name][&allowVolatile=true] ` +
         `(or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
       { url: loose },
     );
@@ -79,9 +84,15 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   if (dbText !== '' && !/^\d{1,5}$/.test(dbText)) throw bad(`the database "${dbText}" is not a number (e.g. /0)`);
   const db = dbText === '' ? 0 : Number(dbText);
   let prefix = 'flurry';
+  let allowVolatile = false;
   if (m[6] !== undefined && m[6] !== '') {
     const params = new URLSearchParams(m[6]);
-    checkUrlParams(params, ['prefix'], bad);
+    checkUrlParams(params, ['prefix', 'allowVolatile'], bad);
+    const av = params.get('allowVolatile');
+    if (av !== null) {
+      if (av !== 'true' && av !== 'false') throw bad(`allowVolatile must be true or false, got "${av.slice(0, 40)}"`);
+      allowVolatile = av === 'true';
+    }
     const p = params.get('prefix');
     if (p !== null) {
       if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
@@ -91,5 +102,5 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   }
   const auth = m[2] === undefined ? '' : `${username ? encodeURIComponent(username) : ''}:***@`;
   const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}:${port}/${db}${prefix === 'flurry' ? '' : `?prefix=${prefix}`}`;
-  return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, redacted };
+  return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, allowVolatile, redacted };
 }

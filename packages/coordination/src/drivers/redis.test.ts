@@ -23,6 +23,9 @@ describe('Redis URL parsing', () => {
     assert.deepEqual([b.host, b.port, b.db, b.username, b.tls, b.prefix], ['cache.local', 6379, 0, 'app', true, 'ids']);
     assert.equal(b.redacted, 'rediss://app:***@cache.local:6379/0?prefix=ids');
     assert.equal(parseRedisUrl('redis://[::1]:7000/1').host, '::1');
+    assert.equal(parseRedisUrl('redis://h:1/0').allowVolatile, false);
+    assert.equal(parseRedisUrl('redis://h:1/0?prefix=ids&allowVolatile=true').allowVolatile, true);
+    assert.equal(parseRedisUrl('redis://h:1/0?allowVolatile=false').allowVolatile, false);
   });
 
   it('GIVEN malformed URLs THEN FLURRY_E_REGISTRY_URL without the password', () => {
@@ -35,6 +38,8 @@ describe('Redis URL parsing', () => {
       'redis://user@h:1/0',
       'etcd://:hunter2@h:1/0',
       'redis://:hun@ter2@h:1,h:2/0',
+      'redis://:hunter2@h:1/0?allowVolatile=yes',
+      'redis://:hunter2@h:1/0?allowvolatile=true',
     ]) {
       try {
         parseRedisUrl(bad);
@@ -107,6 +112,45 @@ describe('Redis driver against a real Redis', () => {
     const c = await d15.claim({ namespace: 'db15', slots: 2, ttlMs: 5000, holder: holder('a') });
     assert.equal(await raw.exists(`flurry:{db15}:slot:${c.slot}`), 0, 'database 15 was used, not 0');
     await d15.release(c, { highWaterMs: 1 });
+  });
+
+  it('GIVEN a Redis that can lose acknowledged writes (appendonly no, or appendfsync everysec) THEN open refuses with FLURRY_E_REGISTRY_VOLATILE, as the segment store does, unless the URL says allowVolatile=true (issue 24)', async () => {
+    const warnings: string[] = [];
+    const logger = { warn: (_o: object, m: string) => warnings.push(m), info: () => undefined };
+    try {
+      for (const [setting, value] of [
+        ['appendfsync', 'everysec'],
+        ['appendonly', 'no'],
+      ] as const) {
+        await raw.config('SET', setting, value);
+        // (Should one open, it is closed at the end instead of keeping the test process alive.)
+        const kept = <T extends RegistryDriver>(d: T): T => (drivers.push(d), d);
+        const e = await rejectsWith(createRedisDriver(engine.url, opts).then(kept), 'FLURRY_E_REGISTRY_VOLATILE');
+        assert.match(e.message, new RegExp(`runs with appendonly \\w+ and appendfsync \\w+`));
+        assert.match(e.message, new RegExp(`${setting} ${value}`));
+        assert.match(e.message, /Configure appendonly yes and appendfsync always/);
+        assert.match(e.message, /allowVolatile=true/);
+        assert.equal(e.details[setting], value);
+        await rejectsWith(
+          openRegistry(engine.url, { connectTimeoutMs: 2000 }).then(async (r) => (await r.close(), r)),
+          'FLURRY_E_REGISTRY_VOLATILE',
+        );
+        const d = await createRedisDriver(`${engine.url}?allowVolatile=true`, { ...opts, logger });
+        drivers.push(d);
+        assert.match(warnings.at(-1) ?? '', /accepted because the URL says allowVolatile=true/);
+        const c = await d.claim({ namespace: 'volatile', slots: 2, ttlMs: 5000, holder: holder('v') });
+        await d.release(c, { highWaterMs: 1 });
+        await raw.config('SET', 'appendonly', 'yes');
+        await raw.config('SET', 'appendfsync', 'always');
+      }
+      // Durable again: accepted without a word.
+      const n = warnings.length;
+      drivers.push(await createRedisDriver(engine.url, { ...opts, logger }));
+      assert.equal(warnings.length, n);
+    } finally {
+      await raw.config('SET', 'appendonly', 'yes');
+      await raw.config('SET', 'appendfsync', 'always');
+    }
   });
 
   it('GIVEN a free namespace THEN claim, renew and release work and the clean mark is handed to the next holder', async () => {
@@ -297,11 +341,10 @@ describe('Redis driver against a real Redis', () => {
     );
   });
 
-  it('GIVEN the engine is killed THEN renew fails fast with UNREACHABLE; GIVEN it restarts THEN renew works again and the mark persisted', async () => {
+  it('GIVEN the engine is killed THEN renew fails fast with UNREACHABLE; GIVEN it restarts THEN renew works again and the mark persisted (appendfsync always: at once)', async () => {
     const d = await open();
     const c = await d.claim({ namespace: 'outage', slots: 1, ttlMs: 20_000, holder: holder('o') });
     await d.renew(c, { ttlMs: 20_000, highWaterMs: 5 });
-    await sleep(1100); // appendfsync everysec: let the AOF reach the disk before the crash
     await engine.kill();
     const t0 = Date.now();
     const down = await rejectsWith(d.renew(c, { ttlMs: 20_000, highWaterMs: 6 }), 'FLURRY_E_REGISTRY_UNREACHABLE');

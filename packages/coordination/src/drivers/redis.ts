@@ -56,7 +56,16 @@
  * ```
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { FlurryError, assertKnownOptions, optionNames, randomBelow, randomHex, type Clock } from '@flurry/core';
+import {
+  FlurryError,
+  assertKnownOptions,
+  optionNames,
+  randomBelow,
+  randomHex,
+  readRedisPersistence,
+  volatileRedisReason,
+  type Clock,
+} from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
@@ -412,11 +421,41 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
 }
 
 /**
+ * Refuses a Redis that can lose acknowledged writes (not `appendonly yes` + `appendfsync always`, or CONFIG
+ * disabled so it cannot be checked), as the segment store does and with the same explanation, unless the URL
+ * says `allowVolatile=true`; then it is accepted with a warning in the log.
+ */
+async function checkPersistence(
+  client: ScriptClient,
+  parsed: RedisUrl,
+  logger: DriverLogger | undefined,
+): Promise<void> {
+  const persistence = await readRedisPersistence((name) => client.config('GET', name));
+  if (persistence.durable) return;
+  const allowed = `${parsed.redacted}${parsed.redacted.includes('?') ? '&' : '?'}allowVolatile=true`;
+  const reason = volatileRedisReason(
+    persistence,
+    `the Redis registry ${parsed.redacted}`,
+    'claims and high-water marks can be lost, so a second process could take a node ID still in use, or a new ' +
+      'holder whose clock is behind could issue IDs already issued: the same ID twice',
+    `allowVolatile=true in the registry URL (${allowed})`,
+  );
+  const details = {
+    url: parsed.redacted,
+    appendonly: persistence.appendonly ?? null,
+    appendfsync: persistence.appendfsync ?? null,
+  };
+  if (!parsed.allowVolatile) throw registryError('VOLATILE', reason, details);
+  logger?.warn(details, `accepted because the URL says allowVolatile=true: ${reason}`);
+}
+
+/**
  * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
  * queueing while disconnected (no offline queue once connected, no per-command retries, a
  * command timeout of `connectTimeoutMs`): the lease manager owns the retry policy. Rejects with
- * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming
- * the URL without its password.
+ * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH` or
+ * `FLURRY_E_REGISTRY_VOLATILE` (a Redis that can lose acknowledged writes, without
+ * `?allowVolatile=true`), naming the URL without its password.
  *
  * @example
  * ```ts
@@ -464,6 +503,7 @@ export async function createRedisDriver(url: URL | string, opts: RedisDriverOpti
     // ioredis sends SELECT at connect but only emits its failure as an event and carries on in database 0:
     // select again and refuse a database the server does not have instead of writing somewhere else.
     await checkDatabase(client, parsed, opts.connectTimeoutMs);
+    await checkPersistence(client, parsed, opts.logger);
   } catch (err) {
     if (err instanceof FlurryError) {
       client.disconnect(false);

@@ -169,6 +169,9 @@ const DEFS: Record<EngineKind, EngineDef> = {
         '',
         '--appendonly',
         'yes',
+        // What the segment store and the lease registry demand (they refuse a Redis that can lose acknowledged writes).
+        '--appendfsync',
+        'always',
         '--daemonize',
         'no',
         '--protected-mode',

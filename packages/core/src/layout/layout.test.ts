@@ -251,11 +251,25 @@ test('GIVEN a valid date before 1970 as the epoch THEN FLURRY_E_LAYOUT_EPOCH say
 });
 
 test('GIVEN unknown presets, units or unreadable --fields THEN coded errors', () => {
-  assert.throws(() => Layout.from('snowflake' as PresetName), code(ErrorCode.LAYOUT_UNKNOWN_PRESET));
+  assert.throws(() => Layout.from('snowflake'), code(ErrorCode.LAYOUT_UNKNOWN_PRESET));
   assert.throws(() => Layout.parse('timestamp:41,sequence:12', { unit: '5ms' }), code(ErrorCode.LAYOUT_UNIT));
   assert.throws(() => Layout.parse('timestamp=41,sequence:12'), code(ErrorCode.LAYOUT_SPEC));
   assert.throws(() => Layout.parse(''), code(ErrorCode.LAYOUT_SPEC));
   assert.throws(() => Layout.from(null as never), code(ErrorCode.LAYOUT_SPEC));
+});
+
+test('GIVEN a field list WHEN given to Layout.from THEN it reads it as Layout.parse does; an unknown name still names Layout.parse (issue 24)', () => {
+  const spec = 'timestamp:41,datacenter:5,worker:5,sequence:12';
+  const a = Layout.from(spec);
+  const b = Layout.parse(spec);
+  assert.equal(a.toFieldsString(), b.toFieldsString());
+  assert.equal(a.epochMs, DEFAULT_EPOCH_MS);
+  assert.equal(a.unitMs, 1);
+  assert.throws(() => Layout.from('timestamp:41,sequence:99'), code(ErrorCode.LAYOUT_TOO_WIDE));
+  assert.throws(
+    () => Layout.from('snowflake'),
+    (e) => e instanceof FlurryError && /Layout\.parse/.test(e.message),
+  );
 });
 
 test('GIVEN --fields with an ISO or ms epoch and a unit THEN Layout.parse builds the same layout as the spec', () => {

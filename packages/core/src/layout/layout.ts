@@ -117,23 +117,27 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Returns a layout for a preset name, a spec, or an existing layout (returned as is).
-   * Throws `FLURRY_E_LAYOUT_*` for an invalid spec and `FLURRY_E_LAYOUT_UNKNOWN_PRESET`
-   * for an unknown name.
+   * Returns a layout for a preset name, a field list (`name:bits,…`, read as {@link Layout.parse}
+   * reads it, with its default epoch and unit), a spec, or an existing layout (returned as is).
+   * Throws `FLURRY_E_LAYOUT_*` for an invalid spec or field list and
+   * `FLURRY_E_LAYOUT_UNKNOWN_PRESET` for an unknown name.
    *
    * @example
    * ```ts
    * Layout.from('twitter');
+   * Layout.from('timestamp:41,datacenter:5,worker:5,sequence:12'); // = Layout.parse(…): epoch 2025-01-01, unit 1ms
    * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
    * ```
    */
-  static from(x: Layout | LayoutSpec | PresetName): Layout {
+  static from(x: Layout | LayoutSpec | PresetName | (string & {})): Layout {
     if (x instanceof Layout) return x;
     if (typeof x === 'string') {
+      // A field list, the form the unknown-preset message below suggests: the same as Layout.parse.
+      if (!isPresetName(x) && x.includes(':')) return Layout.parse(x);
       if (!isPresetName(x)) {
         throw new FlurryError(
           ErrorCode.LAYOUT_UNKNOWN_PRESET,
-          `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12).`,
+          `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12, and Layout.parse(fields, { epoch, unit }) to set the epoch and unit).`,
           { preset: x, presets: Object.keys(PRESETS) },
         );
       }

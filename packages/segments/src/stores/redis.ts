@@ -16,6 +16,7 @@
  * ```
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
+import { readRedisPersistence, volatileRedisReason } from '@flurry/core';
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
@@ -142,27 +143,22 @@ export async function openRedisStore(c: RedisConnection, description: string): P
 
   // Persistence: a Redis that can lose acknowledged writes can hand the same numbers out twice.
   if (!c.allowVolatileStore) {
-    let appendonly: string | undefined;
-    let appendfsync: string | undefined;
-    let checkError: unknown;
-    try {
-      appendonly = (await client.config('GET', 'appendonly'))[1];
-      appendfsync = (await client.config('GET', 'appendfsync'))[1];
-    } catch (err) {
-      checkError = err;
-    }
-    if (appendonly !== 'yes' || appendfsync !== 'always') {
+    const persistence = await readRedisPersistence((name) => client.config('GET', name));
+    if (!persistence.durable) {
       client.disconnect(false);
       throw sequenceError(
         'STORE_VOLATILE',
-        (checkError !== undefined
-          ? `cannot check the persistence of the redis store ${description} (CONFIG GET failed: ${errText(checkError)})`
-          : `the redis store ${description} runs with appendonly ${appendonly ?? '?'} and appendfsync ${appendfsync ?? '?'}`) +
-          `: Redis acknowledges INCRBY before it is on disk, so after a crash or failover it can come back with an older ` +
-          `counter and the same numbers would be issued twice. Configure appendonly yes and appendfsync always ` +
-          `(CONFIG SET appendonly yes; CONFIG SET appendfsync always; and in redis.conf), or accept the risk with ` +
-          `allowVolatileStore: true (flurry serve --allow-volatile-store)`,
-        { store: description, appendonly: appendonly ?? null, appendfsync: appendfsync ?? null },
+        volatileRedisReason(
+          persistence,
+          `the redis store ${description}`,
+          'an INCRBY it acknowledged can be lost, so the counter comes back older and the same numbers would be issued twice',
+          'allowVolatileStore: true (flurry serve --allow-volatile-store)',
+        ),
+        {
+          store: description,
+          appendonly: persistence.appendonly ?? null,
+          appendfsync: persistence.appendfsync ?? null,
+        },
       );
     }
   }

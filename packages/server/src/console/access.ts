@@ -1,5 +1,6 @@
 /**
- * Whether `flurry serve` shows its web console, from the `console` setting (`auto`, `on`,
+ * Whether `flurry serve` shows its web console and the console's data routes (`/v1/status`,
+ * `/v1/cluster`, `/v1/events`; routes declared `console: true`), from the `console` setting (`auto`, `on`,
  * `off`), the listen host and the token: `auto` shows it when a token protects the data
  * routes or when the service listens on loopback only; a service open on the network
  * without a token keeps it off unless `--console on` says otherwise (docs/console.md).
@@ -50,10 +51,13 @@ export function isLoopbackHost(host: string): boolean {
 export function consoleAccess(setting: 'auto' | 'on' | 'off', host: string, token: string | undefined): ConsoleAccess {
   if (setting === 'on') return { on: true, why: '' };
   if (setting === 'off')
-    return { on: false, why: 'the web console is off (--console off / FLURRY_CONSOLE=off); set it to auto or on' };
+    return {
+      on: false,
+      why: 'the web console and its data routes (/v1/status, /v1/cluster, /v1/events) are off (--console off / FLURRY_CONSOLE=off); set it to auto or on',
+    };
   if (token !== undefined || isLoopbackHost(host)) return { on: true, why: '' };
   return {
     on: false,
-    why: `the web console is off: this service listens on ${host} (not loopback) without a token; set --token (FLURRY_TOKEN) to protect it, or --console on to show it anyway (see docs/console.md)`,
+    why: `the web console and its data routes (/v1/status, /v1/cluster, /v1/events) are off: this service listens on ${host} (not loopback) without a token, and they would show its hosts, pids and registry to anyone who reaches the port; set --token (FLURRY_TOKEN) to protect them, or --console on to show them anyway (see docs/console.md)`,
   };
 }

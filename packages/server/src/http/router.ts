@@ -41,6 +41,14 @@ export interface BoundRoute {
   readonly segments: ReadonlyArray<string | null>;
 }
 
+/** The handler of a console route while the console is off: 404 saying why (console/access.ts). */
+function consoleOff(ctx: HttpContext): RouteHandler {
+  const why = ctx.consoleAccess?.why ?? 'the web console is off';
+  return () => {
+    throw serverError('NOT_FOUND', why);
+  };
+}
+
 /**
  * The dispatcher's lookup structure over a route table.
  *
@@ -70,7 +78,7 @@ export class Router {
       const bound: BoundRoute = {
         id,
         route,
-        handle: route.create(ctx),
+        handle: route.console === true && ctx.consoleAccess?.on === false ? consoleOff(ctx) : route.create(ctx),
         input: { query: '', params: [], headers },
         allow: route.methods,
         allowHead: route.methods.includes('HEAD'),

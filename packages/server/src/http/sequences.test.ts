@@ -150,3 +150,27 @@ test('GIVEN flurry serve --sequences memory://… --auto-create THEN a real proc
   assert.match(bad.stderr + bad.stdout, /FLURRY_E_SEQUENCE_URL/);
   assert.ok(!(bad.stderr + bad.stdout).includes('hunter2'), 'the password is never printed');
 });
+
+test('GIVEN flurry serve --sequences holding two keys WHEN it gets SIGTERM THEN "sequences closed" reports both keys handed back, logged before "stopped" (issue 24)', async () => {
+  const svc = await startFlurry({ args: ['--sequences', 'memory://serve-close', '--auto-create'] });
+  let stopped = false;
+  try {
+    for (const key of ['order', 'tiny']) {
+      for (let i = 0; i < 2; i++) assert.equal((await httpGet(svc.port, `/v1/sequences/${key}/next`)).status, 200);
+    }
+    const exit = await svc.stop('SIGTERM');
+    stopped = true;
+    assert.equal(exit.code, 0, svc.stderr());
+    const msgs = svc.logs.map((l) => l.msg);
+    const closedAt = msgs.indexOf('sequences closed');
+    assert.ok(closedAt >= 0, `logged: ${msgs.join(' | ')}`);
+    assert.ok(closedAt < msgs.indexOf('stopped'), `"sequences closed" before "stopped": ${msgs.join(' | ')}`);
+    // Each key fetched the default step of 1000 and issued 2: 998 + 998 went back.
+    assert.deepEqual(
+      { handedBack: svc.logs[closedAt].handedBack, wasted: svc.logs[closedAt].wasted },
+      { handedBack: '1996', wasted: '0' },
+    );
+  } finally {
+    if (!stopped) await svc.stop();
+  }
+});

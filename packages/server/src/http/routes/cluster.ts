@@ -32,6 +32,7 @@ export const clusterRoute: Route = {
   path: '/v1/cluster',
   methods: READ,
   auth: 'token',
+  console: true,
   create: (ctx: HttpContext) => (res) => {
     const c = ctx.console;
     if (!c) return sendError(res, noConsole());

@@ -106,14 +106,32 @@ describe('the console setting', () => {
     [['--console', 'off'], {}, false],
     [[], { FLURRY_CONSOLE: 'off', FLURRY_TOKEN: TOKEN }, false],
   ] as const) {
-    test(`GIVEN ${[...args, ...Object.keys(env)].join(' ') || 'defaults'} THEN the console is ${on ? 'on' : 'off'}`, async () => {
+    test(`GIVEN ${[...args, ...Object.keys(env)].join(' ') || 'defaults'} THEN the console and its data routes are ${on ? 'on' : 'off'}`, async () => {
       const svc = await inProcess([...args], { ...env });
       try {
         const r = await svc.get('/');
         assert.equal(r.status, on ? 200 : 404, r.body.slice(0, 200));
         const a = await svc.get('/console/assets/console.css');
         assert.equal(a.status, on ? 200 : 404);
-        if (!on) assert.match(r.body, /web console is off.*(--token|auto or on)/);
+        if (!on) assert.match(r.body, /web console and its data routes .* are off.*(--token|auto or on)/);
+        // One rule: the data routes that show hosts, pids and addresses follow the page (issue 24).
+        const auth: Record<string, string> = 'FLURRY_TOKEN' in env ? AUTH : {};
+        for (const path of ['/v1/status', '/v1/cluster']) {
+          const d = await svc.get(path, auth);
+          assert.equal(d.status, on ? 200 : 404, `${path}: ${d.body.slice(0, 200)}`);
+          if (!on) {
+            assert.equal((JSON.parse(d.body) as { error: { code: string } }).error.code, 'FLURRY_E_NOT_FOUND');
+            assert.doesNotMatch(d.body, /"pid"|"holders"/);
+          }
+        }
+        const events = svc.get('/v1/events', auth);
+        if (on) {
+          await new Promise((res) => setTimeout(res, 50));
+          svc.core.console.streams.close();
+        }
+        const e = await events;
+        assert.equal(e.status, on ? 200 : 404, e.body.slice(0, 200));
+        if (!on) assert.equal(svc.core.console.streams.size, 0);
       } finally {
         await svc.stop();
       }

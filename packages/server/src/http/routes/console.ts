@@ -4,7 +4,7 @@
  * data routes), read-only, served from the package with a strict Content-Security-Policy,
  * versioned asset names cached for a year, the HTML revalidated on every load, and gzip or
  * brotli when the browser takes them. Off (404 saying why) when `console` decides so
- * (`../../console/access.ts`).
+ * (`../../console/access.ts`), as the console's data routes are (`Route.console`).
  *
  * @example
  * ```ts
@@ -15,7 +15,6 @@
 import type { ServerResponse } from 'node:http';
 import { serverError } from '../../errors.js';
 import { consoleAssets, type ConsoleAsset } from '../../console/assets.js';
-import type { HttpContext } from '../context.js';
 import { COMMON } from '../openapi-parts.js';
 import { pathSegment } from './ids.js';
 import { READ, type Route, type RouteHandler, type RouteInput } from '../route.js';
@@ -66,15 +65,7 @@ function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache
   return 200;
 }
 
-function off(ctx: HttpContext): Error {
-  return serverError('NOT_FOUND', ctx.consoleAccess?.why ?? 'the web console is off');
-}
-
-function page(ctx: HttpContext): RouteHandler {
-  if (ctx.consoleAccess?.on === false)
-    return () => {
-      throw off(ctx);
-    };
+function page(): RouteHandler {
   const assets = consoleAssets();
   return (res, input) => send(res, assets.html, input, 'no-cache');
 }
@@ -101,6 +92,7 @@ export const consoleRootRoute: Route = {
   path: '/',
   methods: READ,
   auth: 'none',
+  console: true,
   create: page,
   openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
 };
@@ -118,6 +110,7 @@ export const consolePageRoute: Route = {
   path: '/console',
   methods: READ,
   auth: 'none',
+  console: true,
   create: page,
   openapi: { operationId: 'console', ...PAGE_OPENAPI },
 };
@@ -136,11 +129,8 @@ export const consoleAssetRoute: Route = {
   path: '/console/assets/{file}',
   methods: READ,
   auth: 'none',
-  create: (ctx) => {
-    if (ctx.consoleAccess?.on === false)
-      return () => {
-        throw off(ctx);
-      };
+  console: true,
+  create: () => {
     const assets = consoleAssets();
     return (res, input) => {
       const name = pathSegment(input.params[0]);

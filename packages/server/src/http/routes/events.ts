@@ -29,6 +29,7 @@ export const eventsRoute: Route = {
   // GET only: a HEAD would open a stream nobody reads.
   methods: ISSUE,
   auth: 'token-or-query',
+  console: true,
   create: (ctx: HttpContext) => (res) => {
     const c = ctx.console;
     if (!c) return sendError(res, noConsole());

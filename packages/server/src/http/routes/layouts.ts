@@ -10,7 +10,7 @@
  * // 400 {"error":{"code":"FLURRY_E_LAYOUT_TOO_WIDE","message":"The layout is 37+20+16 = 73 bits …"}}
  * ```
  */
-import { Layout, type PresetName } from '@flurry/core';
+import { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { BAD, COMMON } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
@@ -52,7 +52,7 @@ export function explainLayout(query: string): string {
   if (preset !== null) {
     if (params.has('epoch') || params.has('unit'))
       throw serverError('QUERY', 'a preset has its own epoch and unit; give fields to choose them');
-    layout = Layout.from(preset as PresetName);
+    layout = Layout.from(preset);
   } else {
     const opts: { epoch?: string; unit?: string } = {};
     const epoch = params.get('epoch');

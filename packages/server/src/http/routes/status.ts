@@ -49,6 +49,7 @@ export const statusRoute: Route = {
   path: '/v1/status',
   methods: READ,
   auth: 'token',
+  console: true,
   create: (ctx: HttpContext) => (res) => {
     const c = ctx.console;
     if (!c) return sendError(res, noConsole());
