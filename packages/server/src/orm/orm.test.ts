@@ -14,9 +14,13 @@ import { runFlurry } from '../test-support.js';
 import { mySession, pgSession } from '../sql/generate-sessions.js';
 import { prove } from './proof.js';
 import type { Engine, OrmSample } from './sample.js';
+import { drizzleSample } from './drizzle.js';
 import { knexSample } from './knex.js';
+import { kyselySample } from './kysely.js';
+import { sequelizeSample } from './sequelize.js';
+import { typeormSample } from './typeorm.js';
 
-const samples: OrmSample[] = [knexSample];
+const samples: OrmSample[] = [drizzleSample, kyselySample, typeormSample, sequelizeSample, knexSample];
 
 /** The tables of docs/orm.md: `events` keyed by the application, `orders` by the database. */
 const DDL: Record<Engine, string[]> = {
