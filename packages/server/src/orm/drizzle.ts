@@ -25,7 +25,9 @@ function pgSchema(ids: IdSource) {
     }),
     // From the database: DEFAULT flurry_next_id(), so Drizzle sends DEFAULT for the id.
     orders: pgTable('orders', {
-      id: bigint('id', { mode: 'bigint' }).primaryKey().default(sql`flurry_next_id()`),
+      id: bigint('id', { mode: 'bigint' })
+        .primaryKey()
+        .default(sql`flurry_next_id()`),
       body: text('body').notNull(),
     }),
   };
@@ -69,7 +71,9 @@ function mysqlSchema(ids: IdSource) {
     }),
     // The BEFORE INSERT trigger sets the id: the column's DEFAULT 0 only marks "not given".
     orders: mysqlTable('orders', {
-      id: myBigint('id', { mode: 'bigint', unsigned: true }).primaryKey().default(sql`0`),
+      id: myBigint('id', { mode: 'bigint', unsigned: true })
+        .primaryKey()
+        .default(sql`0`),
       body: varchar('body', { length: 200 }).notNull(),
     }),
   };

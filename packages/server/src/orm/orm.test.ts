@@ -52,7 +52,17 @@ for (const engine of ['postgres', 'mariadb'] as const) {
     before(async () => {
       db = await startDatabase(engine);
       const url = `${db.url}?table=flurry_nodes`;
-      const r = await runFlurry(['sql', '--generate', '--registry', url, '--cluster', 'orm', '--layout', 'twitter', '--apply']);
+      const r = await runFlurry([
+        'sql',
+        '--generate',
+        '--registry',
+        url,
+        '--cluster',
+        'orm',
+        '--layout',
+        'twitter',
+        '--apply',
+      ]);
       assert.equal(r.code, 0, r.stderr);
       const node = /Reserved slot \d+ of orm\/\S+ \(node (\{[^}]*\})\)/.exec(r.stdout);
       assert.ok(node, r.stdout);

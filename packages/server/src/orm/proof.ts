@@ -118,9 +118,11 @@ export async function prove(
         .filter((r) => r.body.startsWith(`w${w}-`))
         .sort((a, b) => Number(a.body.split('-')[1]) - Number(b.body.split('-')[1]));
       assert.equal(mine.length, perConnDb);
-      for (let i = 1; i < mine.length; i++) assert.ok(mine[i].id > mine[i - 1].id, `${sample.name}/${engine}: per connection increasing`);
+      for (let i = 1; i < mine.length; i++)
+        assert.ok(mine[i].id > mine[i - 1].id, `${sample.name}/${engine}: per connection increasing`);
     }
-    for (const r of dbRows) assert.equal(twitter.decode(r.id).fields.worker, opts.sqlWorker, 'an ID of the reserved node');
+    for (const r of dbRows)
+      assert.equal(twitter.decode(r.id).fields.worker, opts.sqlWorker, 'an ID of the reserved node');
 
     // JSON: each ID as its exact decimal string.
     const parsed = JSON.parse(await reader.json(from, to)) as { id: unknown; body: unknown }[];
@@ -131,4 +133,3 @@ export async function prove(
     await Promise.all(sessions.map((s) => s.close()));
   }
 }
-

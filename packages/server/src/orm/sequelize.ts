@@ -81,7 +81,11 @@ export const sequelizeSample: OrmSample = {
     return Promise.resolve({
       // #region sequelize-use
       insert: async (bodies) => void (await Event.bulkCreate(bodies.map((body) => ({ body })))),
-      insertDefault: async (bodies) => void (await Order.bulkCreate(bodies.map((body) => ({ body })), { fields: ['body'] })),
+      insertDefault: async (bodies) =>
+        void (await Order.bulkCreate(
+          bodies.map((body) => ({ body })),
+          { fields: ['body'] },
+        )),
       // #endregion sequelize-use
       window: async (from, to, table) =>
         (await between(table === 'orders' ? Order : Event, from, to)).map((r) => ({ id: BigInt(r.id), body: r.body })),
