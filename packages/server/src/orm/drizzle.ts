@@ -57,6 +57,7 @@ function drizzlePg(connection: DatabaseConnection, ids: IdSource) {
 // #endregion drizzle-pg
 
 // #region drizzle-mysql
+// and, gte, lt, sql, idBounds, jsonReplacer and layout as above.
 import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { bigint as myBigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import mysql from 'mysql2/promise';

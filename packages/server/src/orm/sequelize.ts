@@ -57,12 +57,32 @@ function connectSequelize(engine: Engine, connection: DatabaseConnection, ids: I
 }
 
 // A time window: the half-open ID range [min, maxExclusive), an index range scan.
-function between(model: ReturnType<typeof connectSequelize>['Event'], from: Date, to: Date) {
+function between(model: IdModel, from: Date, to: Date) {
   const { min, maxExclusive } = idBounds(layout, from, to);
   return model.findAll({
     where: { id: { [Op.gte]: min.toString(), [Op.lt]: maxExclusive.toString() } },
     order: [['id', 'ASC']],
   });
+}
+
+type IdModel = ReturnType<typeof connectSequelize>['Event'];
+
+// Each row built without an id gets one from the defaultValue function.
+async function addEvents(Event: IdModel, bodies: readonly string[]) {
+  await Event.bulkCreate(bodies.map((body) => ({ body })));
+}
+
+// fields: ['body'] leaves the id out of the INSERT, so the database fills it.
+async function addOrders(Order: IdModel, bodies: readonly string[]) {
+  await Order.bulkCreate(
+    bodies.map((body) => ({ body })),
+    { fields: ['body'] },
+  );
+}
+
+// JSON: each instance's toJSON() has the ID as a string.
+async function eventsJson(Event: IdModel, from: Date, to: Date) {
+  return JSON.stringify(await between(Event, from, to));
 }
 // #endregion sequelize
 
@@ -79,18 +99,11 @@ export const sequelizeSample: OrmSample = {
   open(engine, connection, ids): Promise<OrmSession> {
     const { sequelize, Event, Order } = connectSequelize(engine, connection, ids);
     return Promise.resolve({
-      // #region sequelize-use
-      insert: async (bodies) => void (await Event.bulkCreate(bodies.map((body) => ({ body })))),
-      insertDefault: async (bodies) =>
-        void (await Order.bulkCreate(
-          bodies.map((body) => ({ body })),
-          { fields: ['body'] },
-        )),
-      // #endregion sequelize-use
+      insert: (bodies) => addEvents(Event, bodies),
+      insertDefault: (bodies) => addOrders(Order, bodies),
       window: async (from, to, table) =>
         (await between(table === 'orders' ? Order : Event, from, to)).map((r) => ({ id: BigInt(r.id), body: r.body })),
-      // JSON: each instance's toJSON has the ID as a string.
-      json: async (from, to) => JSON.stringify(await between(Event, from, to)),
+      json: (from, to) => eventsJson(Event, from, to),
       close: () => sequelize.close(),
     });
   },

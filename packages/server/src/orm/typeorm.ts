@@ -70,6 +70,21 @@ function between(dataSource: DataSource, entity: EntitySchema<IdRow>, from: Date
     order: { id: 'ASC' },
   });
 }
+
+// insert() runs the subscriber for every row: each Event gets its id from the application.
+async function addEvents(dataSource: DataSource, Event: EntitySchema<IdRow>, bodies: readonly string[]) {
+  await dataSource.getRepository(Event).insert(bodies.map((body) => ({ body })));
+}
+
+// No subscriber on Order: the id is left out and the database fills it.
+async function addOrders(dataSource: DataSource, Order: EntitySchema<IdRow>, bodies: readonly string[]) {
+  await dataSource.getRepository(Order).insert(bodies.map((body) => ({ body })));
+}
+
+// JSON: the IDs are strings already.
+async function eventsJson(dataSource: DataSource, Event: EntitySchema<IdRow>, from: Date, to: Date) {
+  return JSON.stringify(await between(dataSource, Event, from, to));
+}
 // #endregion typeorm
 
 /**
@@ -86,14 +101,9 @@ export const typeormSample: OrmSample = {
     const { dataSource, start, Event, Order } = connectTypeorm(engine, connection, ids);
     await start();
     return {
-      // #region typeorm-use
-      // insert() runs the subscriber for every row; the orders' ids come from the database.
-      insert: async (bodies) => void (await dataSource.getRepository(Event).insert(bodies.map((body) => ({ body })))),
-      insertDefault: async (bodies) =>
-        void (await dataSource.getRepository(Order).insert(bodies.map((body) => ({ body })))),
-      // JSON: the IDs are strings already.
-      json: async (from, to) => JSON.stringify(await between(dataSource, Event, from, to)),
-      // #endregion typeorm-use
+      insert: (bodies) => addEvents(dataSource, Event, bodies),
+      insertDefault: (bodies) => addOrders(dataSource, Order, bodies),
+      json: (from, to) => eventsJson(dataSource, Event, from, to),
       window: async (from, to, table) =>
         (await between(dataSource, table === 'orders' ? Order : Event, from, to)).map((r) => ({
           id: BigInt(r.id),
