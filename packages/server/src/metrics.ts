@@ -18,6 +18,7 @@
  * | `flurry_lease_renewals_total`, `flurry_lease_renew_failures_total`, `flurry_lease_lost_total`, `flurry_lease_reacquired_total` | counter |
  * | `flurry_lease_deadline_seconds` (seconds until the lease deadline) | gauge |
  * | `flurry_ready`, `flurry_node_field{field}` | gauge |
+ * | `flurry_layout_end_of_life_seconds` (seconds until the layout's timestamp field runs out) | gauge |
  * | `process_*`, `nodejs_*` (prom-client defaults) | various |
  *
  * @example
@@ -58,6 +59,8 @@ export interface MetricSources {
   ready(): boolean;
   /** The current node field values, if leased. */
   node(): Readonly<Record<string, number>> | undefined;
+  /** Seconds until the layout's end of life (negative once past); the gauge is left out without it. */
+  endOfLifeSeconds?(): number;
 }
 
 /**
@@ -200,6 +203,16 @@ export class ServiceMetrics {
         if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
       },
     });
+    const endOfLife = sources.endOfLifeSeconds?.bind(sources);
+    if (endOfLife)
+      new Gauge({
+        name: 'flurry_layout_end_of_life_seconds',
+        help: "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
+        registers: [registry],
+        collect() {
+          this.set(endOfLife());
+        },
+      });
   }
 
   /**

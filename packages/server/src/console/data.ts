@@ -23,6 +23,7 @@ import type { Sequences } from '@flurry/segments';
 import type { ServeConfig } from '../config/index.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { ServiceCore } from '../service-core.js';
+import { END_OF_LIFE_WARNING_MS } from '../end-of-life.js';
 import { ClusterCache } from './cluster.js';
 import { RateSampler } from './rates.js';
 import type { StatusBody, StatusLease, ClusterBody } from './types.js';
@@ -138,6 +139,7 @@ export class ConsoleData {
         epochMs: layout.epochMs,
         unitMs: layout.unitMs,
         endOfLifeMs: layout.expiresAt.getTime(),
+        endOfLifeWarning: layout.expiresAt.getTime() - now < END_OF_LIFE_WARNING_MS,
       },
       lease: this.leaseStatus(),
       generator: {
