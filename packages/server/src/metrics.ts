@@ -19,6 +19,7 @@
  * | `flurry_lease_deadline_seconds` (seconds until the lease deadline) | gauge |
  * | `flurry_ready`, `flurry_node_field{field}` | gauge |
  * | `flurry_protocol_requests_total{protocol,command,outcome}`, `flurry_protocol_request_duration_seconds{protocol,command}` (non-HTTP front-ends: protocol-metrics.ts) | counter, histogram |
+ * | `flurry_layout_end_of_life_seconds` (seconds until the layout's timestamp field runs out) | gauge |
  * | `process_*`, `nodejs_*` (prom-client defaults) | various |
  *
  * @example
@@ -61,6 +62,8 @@ export interface MetricSources {
   ready(): boolean;
   /** The current node field values, if leased. */
   node(): Readonly<Record<string, number>> | undefined;
+  /** Seconds until the layout's end of life (negative once past); the gauge is left out without it. */
+  endOfLifeSeconds?(): number;
 }
 
 /**
@@ -206,6 +209,16 @@ export class ServiceMetrics implements RouteMetrics {
       },
     });
     this.protocols = new ProtocolMetrics(registry);
+    const endOfLife = sources.endOfLifeSeconds?.bind(sources);
+    if (endOfLife)
+      new Gauge({
+        name: 'flurry_layout_end_of_life_seconds',
+        help: "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
+        registers: [registry],
+        collect() {
+          this.set(endOfLife());
+        },
+      });
   }
 
   /**

@@ -101,6 +101,7 @@ export function createServiceCore(
       lease: () => issuer.leased?.lease,
       ready: () => core.notReady() === null,
       node: () => issuer.leased?.generator.node,
+      endOfLifeSeconds: () => (config.layout.expiresAt.getTime() - clock.now()) / 1000,
     }),
     notReady: () =>
       readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),

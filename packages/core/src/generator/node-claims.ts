@@ -14,7 +14,8 @@
  * claims stay — safely refusing — until the process ends); the main thread removes the whole directory at exit, and directories of
  * dead processes are swept on first use.
  *
- * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container), claims
+ * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container, or a Deno
+ * process without `--allow-env`/`--allow-write`), claims
  * fall back to an in-memory set: a second generator for a node is still refused within
  * one thread, but no longer across worker threads.
  *
@@ -64,11 +65,21 @@ function processStart(): string {
 /** Keys claimed in this thread when no writable directory exists (per-thread only). */
 const memoryClaims = new Set<string>();
 
+/** `os.tmpdir()`, or undefined where the runtime refuses to say (Deno without `--allow-env`). */
+function tempBase(): string | undefined {
+  try {
+    return tmpdir();
+  } catch {
+    return undefined;
+  }
+}
+
 function root(): string | null {
   if (rootDir !== undefined) return rootDir;
   let dir: string | null = null;
   const name = `${PREFIX}${process.pid}-${processStart()}`;
-  for (const base of [tmpdir(), '/dev/shm']) {
+  for (const base of [tempBase(), '/dev/shm']) {
+    if (base === undefined) continue;
     // Not `recursive: true`: the base exists or is unusable, and Node's recursive mkdir
     // spins forever on some pseudo file systems (e.g. a TMPDIR under /proc).
     try {

@@ -19,6 +19,10 @@ export function renderStatus(s, chart) {
     text('layout-unit', `${L.unitMs} ms`);
   }
   text('layout-eol', `${time(L.endOfLifeMs)} (in ${dur(L.endOfLifeMs - s.now)})`);
+  // Within a year of the end of life (docs/operations.md): the warning colour, and say so.
+  const eol = document.getElementById('layout-eol');
+  eol.className = L.endOfLifeWarning ? 'warn' : '';
+  eol.title = L.endOfLifeWarning ? 'less than a year left: plan a move to a new layout' : '';
   lease = s.lease;
   text('node-held', lease ? node(lease.node) : 'none (no lease)');
   if (lease) {

@@ -16,12 +16,13 @@ const SERVE_ONLY =
 
 /**
  * Everything an offline command (decode, layout, key, public) may load unbundled: the CLI
- * dispatcher, its own command module, argument and error handling, and the parts of the core
+ * dispatcher, its own command module, argument and error handling (and `layout`, the end-of-life
+ * warning), and the parts of the core
  * it uses by subpath (layout, codecs, public IDs, random bytes). Not the core's index (which brings the
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+|uuid\/(forms|format))\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|end-of-life|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+|uuid\/(forms|format))\.js$/;
 /** What `next` must not load before (or besides) its registry: the clients of other registries. */
 const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
 /**

@@ -31,6 +31,7 @@ import type { PublicIds } from '../http/context.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { LeasedIssuer } from '../issuing.js';
 import type { ServiceMetrics } from '../metrics.js';
+import { END_OF_LIFE_WARNING_MS } from '../end-of-life.js';
 import { ClusterCache } from './cluster.js';
 import { RateSampler } from './rates.js';
 import type { StatusBody, StatusLease, ClusterBody } from './types.js';
@@ -166,6 +167,7 @@ export class ConsoleData {
         epochMs: layout.epochMs,
         unitMs: layout.unitMs,
         endOfLifeMs: layout.expiresAt.getTime(),
+        endOfLifeWarning: layout.expiresAt.getTime() - now < END_OF_LIFE_WARNING_MS,
       },
       lease: this.leaseStatus(),
       generator: {

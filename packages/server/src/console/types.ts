@@ -74,6 +74,8 @@ export interface StatusBody {
     epochMs: number;
     unitMs: number;
     endOfLifeMs: number;
+    /** True within a year of the end of life (or past it): the console shows the time left in its warning colour. */
+    endOfLifeWarning: boolean;
   };
   lease: StatusLease | null;
   generator: {

@@ -114,10 +114,12 @@ export class SnowflakeProcessor {
   /**
    * Reads one message from `frame` and returns the reply as a length-prefixed frame, or
    * `null` for a one-way call. Throws {@link ThriftProtocolViolation} when the frame is
-   * not a well-formed call.
+   * not a well-formed call. `frame` is the `TFramedTransport` that thrift's
+   * `TFramedTransport.receiver` hands its callback; typed `object` so that the published
+   * declarations need no `@types/thrift` in an application that uses none of this.
    */
-  process(frame: Frame): Buffer | null {
-    const input: Protocol = new TBinaryProtocol(frame);
+  process(frame: object): Buffer | null {
+    const input: Protocol = new TBinaryProtocol(frame as Frame);
     let name: string;
     let mtype: thrift.Thrift.MessageType;
     let seqid: number;

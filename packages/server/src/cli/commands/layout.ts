@@ -1,7 +1,8 @@
 /**
  * `flurry layout [PRESET | --layout PRESET | --fields … [--epoch] [--unit]] [--json]`: prints
- * the table of fields (bits, position, largest value), the epoch, the end-of-life date (and
- * for 64-bit layouts the date IDs stop fitting a signed 64-bit integer), the number of nodes
+ * the table of fields (bits, position, largest value), the epoch, the end-of-life date and the
+ * time left until it (marked, and warned about on stderr, within a year of it), for 64-bit
+ * layouts the date IDs stop fitting a signed 64-bit integer, the number of nodes
  * and the IDs per second per node.
  *
  * @example
@@ -12,6 +13,7 @@
  */
 import type { Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
+import { END_OF_LIFE_WARNING_MS, endOfLifeWarning, formatRemaining } from '../../end-of-life.js';
 import { chooseLayout, layoutExpiredReason } from '../../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
@@ -28,7 +30,8 @@ const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boole
  */
 export const LAYOUT_HELP = `Usage: flurry layout [PRESET | --layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
-Prints a layout's fields, epoch, end-of-life date, node count and IDs per second per node.
+Prints a layout's fields, epoch, end-of-life date, the time left until it (a warning within
+a year of it), node count and IDs per second per node.
 Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
 `;
 
@@ -62,16 +65,20 @@ export async function layoutCommand(io: CliIo): Promise<number> {
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
   });
-  const expired = layoutExpiredReason(layout, (io.now ?? Date.now)());
+  const nowMs = (io.now ?? Date.now)();
+  const expired = layoutExpiredReason(layout, nowMs);
   await write(
     io.stdout,
     hasFlag(args, 'json')
       ? JSON.stringify(layout.describe(), null, 2) + '\n'
-      : layoutTable(layout, expired !== undefined),
+      : layoutTable(layout, expired !== undefined, nowMs),
   );
   // Loud, on stderr (so --json stays parseable): flurry next and serve refuse this layout.
   if (expired !== undefined)
     await write(io.stderr, `flurry: warning: ${expired}; flurry next and serve refuse it (FLURRY_E_LAYOUT_EXPIRED).\n`);
+  // Within a year of the end: the same warning flurry serve logs at start.
+  const soon = endOfLifeWarning(layout, nowMs);
+  if (soon !== undefined) await write(io.stderr, `flurry: warning: ${soon}.\n`);
   return 0;
 }
 
@@ -80,10 +87,10 @@ export async function layoutCommand(io: CliIo): Promise<number> {
  *
  * @example
  * ```ts
- * process.stdout.write(layoutTable(Layout.from('twitter')));
+ * process.stdout.write(layoutTable(Layout.from('twitter'), false, Date.now())); // with a "Time left:" line
  * ```
  */
-export function layoutTable(layout: Layout, expired = false): string {
+export function layoutTable(layout: Layout, expired = false, nowMs?: number): string {
   const info = layout.describe();
   const rows = [
     ['field', 'bits', 'shift', 'max'],
@@ -99,6 +106,10 @@ export function layoutTable(layout: Layout, expired = false): string {
   out += `Epoch: ${info.epoch} (Unix ms ${info.epochMs}), unit ${info.unit}\n\n`;
   out += rows.map(line).join('') + '\n';
   out += `End of life:          ${info.expiresAt}${expired ? '   ** ALREADY PAST: this layout cannot issue IDs **' : ''}\n`;
+  if (nowMs !== undefined) {
+    const left = layout.expiresAt.getTime() - nowMs;
+    out += `Time left:            ${left <= 0 ? 'none' : formatRemaining(left)}${left > 0 && left < END_OF_LIFE_WARNING_MS ? '   ** LESS THAN A YEAR: plan a move to a new layout **' : ''}\n`;
+  }
   out += `Signed 64-bit until:  ${info.signedOverflowAt ?? `always (${info.totalBits} bits)`}\n`;
   out += `Nodes:                ${n(info.nodeCount)}\n`;
   out += `IDs/s per node:       ${n(info.maxIdsPerSecondPerNode)}\n`;

@@ -3,7 +3,9 @@
  * and ../../config/). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
  * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
  * log) about `FLURRY_*` variables that are no setting, naming the closest one, and about
- * the default `file:` registry inside a container (see ../../container.ts). Logs JSON lines with
+ * the default `file:` registry inside a container (see ../../container.ts), and about a layout
+ * within a year of its end of life (see ../../end-of-life.ts; past it the layout is refused
+ * with `FLURRY_E_LAYOUT_EXPIRED`, exit 2). Logs JSON lines with
  * pino on stdout; bad input (a setting, a URL, credentials, a missing table) exits 2, a
  * store or registry that does not answer is waited out (listening, not ready, retried with
  * backoff), another start-up failure (every node ID held, clock behind the high-water mark,
@@ -17,6 +19,7 @@
 import { pino } from 'pino';
 import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
+import { endOfLifeWarning } from '../../end-of-life.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { hasFlag, parseCommandLine } from '../args.js';
@@ -54,6 +57,22 @@ export async function serveCommand(io: CliIo): Promise<number> {
   for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
   const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
   if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
+  // Within a year of the layout's end of life: say so at every start (stderr and log), long
+  // before it is refused (past its end of life loadServeConfig refuses it, exit 2).
+  const startedAt = (io.now ?? Date.now)();
+  const eol = endOfLifeWarning(config.layout, startedAt);
+  if (eol !== undefined) {
+    await write(io.stderr, `flurry: warning: ${eol}.\n`);
+    const expiresAt = config.layout.expiresAt;
+    logger.warn(
+      {
+        layout: config.layout.name,
+        endOfLife: expiresAt.toISOString(),
+        endOfLifeSeconds: Math.floor((expiresAt.getTime() - startedAt) / 1000),
+      },
+      eol,
+    );
+  }
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).

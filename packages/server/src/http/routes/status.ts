@@ -78,6 +78,7 @@ export const statusRoute: Route = {
                   epochMs: n,
                   unitMs: n,
                   endOfLifeMs: n,
+                  endOfLifeWarning: { type: 'boolean' },
                   fields: { type: 'array', items: obj({ name: s, bits: n, shift: n, kind: s }) },
                 }),
                 lease: {
