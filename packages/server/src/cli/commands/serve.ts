@@ -14,11 +14,13 @@
  * flurry serve --port 8080 --registry redis://127.0.0.1:6379/0 --cluster orders
  * ```
  */
+import cluster from 'node:cluster';
 import { pino } from 'pino';
 import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
+import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
 
@@ -54,6 +56,10 @@ export async function serveCommand(io: CliIo): Promise<number> {
   for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
   const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
   if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
+  // --workers N: the primary supervises N cluster workers (../../workers/); each worker runs the code below.
+  const workers = resolveWorkers(config.workers);
+  if (workers > 1 && cluster.isPrimary) return runPrimary({ config, logger, workers });
+  const hooks = cluster.isWorker ? workerHooks() : undefined;
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).
@@ -71,7 +77,11 @@ export async function serveCommand(io: CliIo): Promise<number> {
   try {
     let service;
     try {
-      service = await startService(config, logger, { signal: starting.signal });
+      service = await startService(config, logger, {
+        signal: starting.signal,
+        ...(hooks ? { adaptContext: hooks.adaptContext } : {}),
+      });
+      hooks?.started();
     } catch (err) {
       if (signalled === undefined) throw err;
       logger.info({ signal: signalled }, 'signal received while starting; stopped');
@@ -95,6 +105,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
       if (signalled !== undefined) onSignal(signalled);
     });
   } finally {
+    hooks?.stop();
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
   }
