@@ -87,7 +87,10 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const now = o.now ?? Date.now;
   const log = logger.child({ component: 'primary' });
   await checkNodeIds(config, count, (err) =>
-    log.warn({ error: String(err) }, 'the registry does not answer; not checking free node IDs, the workers wait for it'),
+    log.warn(
+      { error: String(err) },
+      'the registry does not answer; not checking free node IDs, the workers wait for it',
+    ),
   );
   const slots: Slot[] = Array.from({ length: count }, (_, slot) => ({
     slot,
