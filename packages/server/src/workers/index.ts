@@ -15,3 +15,4 @@ export { aggregateMetrics } from './metrics.js';
 export { runPrimary, SILENT_AFTER_MS, type PrimaryOptions } from './primary.js';
 export { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 export { REPORT_EVERY_MS, workerHooks, type WorkerHooks } from './worker.js';
+export { workersTable } from './table.js';
