@@ -40,6 +40,6 @@ export async function aggregateMetrics(
         : m,
     ),
   );
-  arrays.push((await own.getMetricsAsJSON()) as unknown as object[]);
+  arrays.push(await own.getMetricsAsJSON());
   return AggregatorRegistry.aggregate(arrays).metrics();
 }

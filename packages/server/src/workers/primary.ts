@@ -32,7 +32,14 @@ import { checkNodeIds } from './count.js';
 import { aggregateMetrics } from './metrics.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
-/** A report older than this marks a worker `silent` (not ready). */
+/**
+ * A report older than this marks a worker `silent` (not ready).
+ *
+ * @example
+ * ```ts
+ * const silent = Date.now() - entry.reportedAt >= SILENT_AFTER_MS;
+ * ```
+ */
 export const SILENT_AFTER_MS = 3_000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;

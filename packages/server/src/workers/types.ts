@@ -48,7 +48,14 @@ export interface WorkerEntry {
   readonly reportedAt: number;
 }
 
-/** What a worker reports about itself (the primary adds slot, restarts and state). */
+/**
+ * What a worker reports about itself (the primary adds slot, restarts and state).
+ *
+ * @example
+ * ```ts
+ * const r: WorkerReport = m.report;
+ * ```
+ */
 export type WorkerReport = Omit<WorkerEntry, 'slot' | 'restarts' | 'state'>;
 
 /**

@@ -24,7 +24,14 @@ import type { HttpContext } from '../http/context.js';
 import type { ServiceCore } from '../service-core.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
-/** How often a worker reports to the primary. */
+/**
+ * How often a worker reports to the primary (ms).
+ *
+ * @example
+ * ```ts
+ * setInterval(report, REPORT_EVERY_MS).unref();
+ * ```
+ */
 export const REPORT_EVERY_MS = 500;
 
 /**
@@ -37,11 +44,11 @@ export const REPORT_EVERY_MS = 500;
  */
 export interface WorkerHooks {
   /** Passed to `startService` as `adaptContext`. */
-  adaptContext(ctx: HttpContext, core: ServiceCore): HttpContext;
+  adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
   /** Starts reporting (call once the service is up; reporting starts with `adaptContext` too). */
-  started(): void;
+  started: () => void;
   /** Stops reporting and answering the primary. */
-  stop(): void;
+  stop: () => void;
 }
 
 /**
@@ -114,7 +121,7 @@ export function workerHooks(
   };
 
   return {
-    adaptContext(ctx, c) {
+    adaptContext: (ctx, c) => {
       core = c;
       const metrics = ctx.metrics;
       c.console.data.workers = () => table;
@@ -149,10 +156,10 @@ export function workerHooks(
         },
       };
     },
-    started() {
+    started: () => {
       report();
     },
-    stop() {
+    stop: () => {
       if (timer) clearInterval(timer);
       timer = undefined;
       channel.off('message', onMessage);

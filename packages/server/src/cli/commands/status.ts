@@ -170,7 +170,7 @@ function urlSource(base: string, token: string | undefined): Source {
         signal: AbortSignal.timeout(5000),
       }).then(
         async (r) => (r.status === 200 ? ((await r.json()) as { workers?: WorkerEntry[] }) : {}),
-        () => ({}) as { workers?: WorkerEntry[] },
+        () => ({}),
       );
       if (status.workers) body.workers = status.workers;
       return body;
