@@ -165,12 +165,14 @@ function urlSource(base: string, token: string | undefined): Source {
       }
       const body = JSON.parse(text) as ClusterBody & { workers?: WorkerEntry[] };
       // --workers N: the worker processes behind this URL (best effort; /v1/status may need the token).
-      const status = await fetch(new URL('/v1/status', base), {
+      type WithWorkers = { workers?: WorkerEntry[] };
+      const none: WithWorkers = {};
+      const status: WithWorkers = await fetch(new URL('/v1/status', base), {
         headers: token ? { authorization: `Bearer ${token}` } : {},
         signal: AbortSignal.timeout(5000),
       }).then(
-        async (r) => (r.status === 200 ? ((await r.json()) as { workers?: WorkerEntry[] }) : {}),
-        () => ({}),
+        async (r) => (r.status === 200 ? ((await r.json()) as WithWorkers) : none),
+        () => none,
       );
       if (status.workers) body.workers = status.workers;
       return body;
