@@ -132,6 +132,17 @@ export async function run(ctx, add) {
       if (dups > 0) row.fail(`${dups} duplicate IDs across the cluster and the taker`);
       if (row.decreasing > 0) row.fail(`${row.decreasing} IDs not increasing per connection and node`);
       if (b.ids.length === 0) row.liveness('the cluster answered no ID after SIGCONT');
+      // /readyz answers for the whole service: ready with n-1 workers (the resumed one has no free node).
+      let readyz = [];
+      for (let i = 0; i < 2 * n; i++) {
+        const r = await get(port, '/readyz');
+        readyz.push(r.status === 200 ? JSON.parse(r.body).workers : { status: r.status });
+      }
+      readyz = [...new Set(readyz.map((x) => JSON.stringify(x)))];
+      if (readyz.length !== 1 || readyz[0] !== JSON.stringify({ ready: n - 1, total: n }))
+        row.fail(
+          `/readyz after SIGCONT answered ${readyz.join(', ')}; expected 200 with ${n - 1} of ${n} workers ready`,
+        );
       const after = await table(port);
       const back = after.find((w) => w.pid === victim.pid);
       row.note(
