@@ -2,7 +2,8 @@
  * How many workers `flurry serve --workers N|auto` runs, and the start-up check that the
  * layout and the registry have a free node ID for each of them: every worker holds its
  * own lease, so N workers need N node IDs (a `static:` or `k8s:` registry assigns one
- * fixed node, so it allows one worker).
+ * fixed node, so it allows one worker; `zookeeper+leaf:` keys worker IDs by the ip:port all
+ * workers share, so it allows one worker too).
  *
  * @example
  * ```ts
@@ -73,6 +74,14 @@ export async function checkNodeIds(
     throw serverError(
       'WORKERS_NODE_IDS',
       `--workers ${workers} needs ${workers} node IDs, but a ${kind}: registry assigns one fixed node ID to the service; run one worker per ${kind}: node ID, or ${fix}`,
+      { workers, free: 1 },
+    );
+  }
+  if (kind === 'zookeeper+leaf') {
+    // Leaf's scheme keys a worker ID by the holder's ip:port, which every worker shares.
+    throw serverError(
+      'WORKERS_NODE_IDS',
+      `--workers ${workers} cannot run on a zookeeper+leaf: registry: Leaf's scheme keys each worker ID by the service's ip:port, which all workers share, so they would claim one worker ID; run one flurry serve per port there, or use the zookeeper: registry (Flurry's own scheme) with --workers`,
       { workers, free: 1 },
     );
   }

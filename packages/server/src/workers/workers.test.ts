@@ -89,6 +89,16 @@ test('start-up refuses more workers than free node IDs, with a coded message', a
   const r1 = await runFlurry(['serve', '--allow-root', '--workers', '2', '--registry', 'static:3']);
   assert.equal(r1.code, 1);
   assert.match(r1.stderr, /^flurry: FLURRY_E_WORKERS_NODE_IDS: --workers 2 needs 2 node IDs, but a static: registry/m);
+  const leaf = await runFlurry([
+    'serve',
+    '--allow-root',
+    '--workers',
+    '2',
+    '--registry',
+    'zookeeper+leaf://127.0.0.1:1/x',
+  ]);
+  assert.equal(leaf.code, 1);
+  assert.match(leaf.stderr, /FLURRY_E_WORKERS_NODE_IDS: --workers 2 cannot run on a zookeeper\+leaf: registry/);
   const fields = ['--fields', 'timestamp:41,worker:1,sequence:12'];
   const r2 = await runFlurry([
     'serve',
