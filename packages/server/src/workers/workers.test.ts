@@ -12,7 +12,8 @@ import { Registry, Counter, Gauge } from 'prom-client';
 import { runFlurry, startFlurry, tempDir } from '../test-support.js';
 import { aggregateMetrics, nodeIdCapacity, resolveWorkers } from './index.js';
 import { get, loadIds, startWorkers } from './testing.js';
-import { Layout } from '@flurry/core';
+import { Layout, type FlurryError } from '@flurry/core';
+import { loadServeConfig } from '../config/index.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -146,6 +147,17 @@ test('a worker that cannot start stops the start with its exit code', async () =
     taken.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the workers setting: flag, FLURRY_WORKERS, config key; bad values refused with FLURRY_E_CONFIG', () => {
+  assert.equal(loadServeConfig([], {}).workers, '1');
+  assert.equal(loadServeConfig(['--workers', '4'], {}).workers, '4');
+  assert.equal(loadServeConfig([], { FLURRY_WORKERS: 'auto' }).workers, 'auto');
+  for (const bad of ['0', 'all', '-2', '1000'])
+    assert.throws(
+      () => loadServeConfig(['--workers', bad], {}),
+      (e: FlurryError) => e.code === 'FLURRY_E_CONFIG' && /workers/.test(e.message),
+    );
 });
 
 test('resolveWorkers and nodeIdCapacity', () => {
