@@ -44,7 +44,7 @@ export const SILENT_AFTER_MS = 3_000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 const KILL_AFTER_MS = 5_000;
-const METRICS_WAIT_MS = 1_000;
+const METRICS_WAIT_MS = 2_000;
 
 /**
  * What {@link runPrimary} needs.

@@ -146,7 +146,7 @@ export function workerHooks(
               const fallback = setTimeout(() => {
                 asks.delete(id);
                 void metrics.text().then(resolve);
-              }, 2_000);
+              }, 5_000);
               asks.set(id, (text) => {
                 clearTimeout(fallback);
                 resolve(text);
