@@ -56,6 +56,12 @@ async function proof(registry: string): Promise<void> {
     assert.match(metrics, /^flurry_workers\{state="ready"\} 4$/m);
     assert.match(metrics, /^flurry_worker_restarts_total 1$/m);
     assert.match(metrics, /^flurry_node_field\{field="worker",worker="3"\} \d+$/m);
+    // flurry status --url lists the workers with their node IDs and leases.
+    const st = await runFlurry(['status', '--url', `http://127.0.0.1:${c.port}`]);
+    assert.equal(st.code, 0, st.stderr);
+    assert.match(st.stdout, /^4 worker processes \(--workers\), 4 ready:$/m);
+    assert.match(st.stdout, /^WORKER +PID +NODE +STATE +LEASE SLOT +LEASE LEFT +RENEWALS +IDS\/S +ISSUED +RESTARTS$/m);
+    assert.match(st.stdout, new RegExp(`^1 +${after[1].pid} +\\S+ +ready +\\d+ +\\d+ ms +\\d+ +\\d+ +\\d+ +1$`, 'm'));
     // Requests issued after the restart are unique too (against everything before).
     const again = await loadIds(c.port, { connections: 4, durationMs: 500, count: 20 });
     const all = new Set(r.ids);
