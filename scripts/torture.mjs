@@ -28,6 +28,7 @@ const SCENARIOS = [
   'service',
   'engine',
   'segments',
+  'workers',
 ];
 
 function parseArgs(argv) {

@@ -17,6 +17,8 @@ export const profiles = {
     service: { durationMs: 8_000, servers: 3, fuzzRequests: 1_500 },
     // Segment mode (torture/scenarios/segments.mjs): pause and cut last past the servers' 5 s store deadline.
     segments: { warmMs: 1_500, settleMs: 1_500, pauseMs: 6_000, cutMs: 6_000 },
+    // flurry serve --workers (torture/scenarios/workers.mjs): one worker SIGSTOPped past its lease TTL.
+    workers: { workers: 4, afterMs: 2_000, backends: ['file'] },
   },
   full: {
     scenarioTimeoutMs: 600_000,
@@ -35,5 +37,6 @@ export const profiles = {
       backends: ['file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'postgres', 'mariadb'],
     },
     segments: { warmMs: 8_000, settleMs: 5_000, pauseMs: 9_000, cutMs: 9_000 },
+    workers: { workers: 4, afterMs: 6_000, backends: ['file', 'etcd', 'redis'] },
   },
 };

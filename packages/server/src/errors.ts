@@ -30,6 +30,8 @@ export const ServerErrorCode = {
   RUN_AS_ROOT: 'FLURRY_E_RUN_AS_ROOT',
   /** The service cannot listen on its host and port (in use, not permitted, no such address). */
   LISTEN: 'FLURRY_E_LISTEN',
+  /** `--workers N` asks for more worker processes than the layout or registry has free node IDs. */
+  WORKERS_NODE_IDS: 'FLURRY_E_WORKERS_NODE_IDS',
   /** No route at that path. */
   NOT_FOUND: 'FLURRY_E_NOT_FOUND',
   /** The route exists but not for that method (see the `Allow` header). */

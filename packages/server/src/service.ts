@@ -119,6 +119,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   allowRoot: true,
   shutdownTimeoutMs: true,
   configFile: true,
+  workers: true,
 });
 
 /**
@@ -138,9 +139,14 @@ export interface StartServiceOptions {
   retry?: Pick<RetryOutageOptions, 'initialMs' | 'maxMs' | 'timers' | 'now'>;
   /** Registry options added to the configuration's (tests: a manual clock). */
   registryOptions?: Partial<RegistryOptions>;
+  /**
+   * Adapts the HTTP context before the server is built (`--workers`: a cluster worker answers
+   * `/metrics`, `/readyz` and `/v1/status` for the whole service; see workers/worker.ts).
+   */
+  adaptContext?: (ctx: HttpContext, core: ServiceCore) => HttpContext;
 }
 
-const START_OPTION_KEYS = ['signal', 'retry', 'registryOptions'] as const;
+const START_OPTION_KEYS = ['signal', 'retry', 'registryOptions', 'adaptContext'] as const;
 
 /**
  * Starts the service described by `config`: the configuration comes from
@@ -177,7 +183,8 @@ export async function startService(
   const core = createServiceCore(config, logger);
   let sequenceMetrics: SequenceMetrics | undefined;
   let sequences: Sequences | undefined;
-  const ctx: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
+  const base: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
+  const ctx = options.adaptContext ? options.adaptContext(base, core) : base;
   if (config.sequences !== undefined) ctx.sequencesStarting = () => core.notReady() ?? undefined;
   const server = createHttpServer(ctx);
   const closeSequences = async (): Promise<void> => {

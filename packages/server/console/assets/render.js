@@ -75,9 +75,38 @@ export function renderStatus(s, chart) {
         el('td', r.p99Ms === null ? '–' : `${r.p99Ms.toFixed(2)} ms`, 'num'),
       ]),
   );
+  renderWorkers(s.workers, s.now);
   renderSequences(s.sequences);
   // Decoding a public ID needs the service's key and token (GET /v1/public-ids/{id}).
   document.getElementById('public').hidden = !s.publicIds?.decode;
+}
+
+/** `flurry serve --workers N`: one row per worker process. */
+function renderWorkers(workers, now) {
+  const on = Array.isArray(workers) && workers.length > 0;
+  document.getElementById('workers').hidden = !on;
+  document.getElementById('nav-workers').hidden = !on;
+  if (!on) return;
+  fill(
+    'worker-rows',
+    workers.map((w) => [
+      el('td', String(w.slot), 'num'),
+      el('td', String(w.pid), 'num'),
+      el('td', w.node ? node(w.node) : '–'),
+      el('td', w.state, w.ready ? '' : 'error'),
+      el(
+        'td',
+        !w.lease
+          ? '–'
+          : w.lease.deadlineMs === null
+            ? 'never'
+            : `in ${dur(Math.max(0, w.lease.deadlineMs - now))}${w.lease.fenced ? ' (fenced)' : ''}`,
+      ),
+      el('td', num(Math.round(w.idsPerSecond)), 'num'),
+      el('td', big(w.issued), 'num'),
+      el('td', num(w.restarts), 'num'),
+    ]),
+  );
 }
 
 function renderSequences(seqs) {

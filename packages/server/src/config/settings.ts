@@ -302,6 +302,15 @@ const DEFS = {
     default: 10_000,
     help: 'On SIGTERM, how long in-flight requests may take before connections are cut.',
   },
+  workers: {
+    type: 'string',
+    flag: 'workers',
+    env: 'FLURRY_WORKERS',
+    pattern: /^(?:auto|[1-9][0-9]{0,2})$/,
+    default: '1',
+    allowed: 'a number of processes from 1 to 999, or auto (one per core: os.availableParallelism())',
+    help: 'Worker processes (node:cluster) sharing the ports, each with its own node-ID lease; 1 = one process.',
+  },
 } as const satisfies Record<string, SettingDef>;
 
 /**

@@ -35,6 +35,7 @@ import { END_OF_LIFE_WARNING_MS } from '../end-of-life.js';
 import { ClusterCache } from './cluster.js';
 import { RateSampler } from './rates.js';
 import type { StatusBody, StatusLease, ClusterBody } from './types.js';
+import type { WorkerEntry } from '../workers/types.js';
 
 /**
  * What the console reads of the service core (`ServiceCore` in ../service-core.ts is one): the layout, the issuer,
@@ -88,6 +89,8 @@ export class ConsoleData {
   readonly startedAt: number;
   /** Segment mode's sequences, when the service has them (set by startService). */
   sequences: Sequences | undefined = undefined;
+  /** With `--workers N`: the worker table the primary sends (listed in the status as `workers`). */
+  workers: (() => readonly WorkerEntry[]) | undefined = undefined;
   private readonly clock: Clock;
   private readonly rates: RateSampler;
   private readonly clusterCache: ClusterCache;
@@ -197,6 +200,7 @@ export class ConsoleData {
           }))
         : null,
       notReady: notReadyOf(core.notReady()),
+      ...(this.workers ? { workers: this.workers() } : {}),
     };
   }
 

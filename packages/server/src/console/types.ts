@@ -10,6 +10,7 @@
  * console.log(status.generator.idsPerSecond, status.lease?.slot);
  * ```
  */
+import type { WorkerEntry } from '../workers/types.js';
 
 /**
  * One field of the layout, most significant first.
@@ -102,6 +103,8 @@ export interface StatusBody {
   }> | null;
   /** Why the service is not ready (`/readyz`'s code and message: starting, waiting for a store or registry that does not answer, fenced…), or null while ready. */
   notReady?: { code: string; message: string } | null;
+  /** With `--workers N`: every worker process (slot, pid, node, lease, rate; see workers/types.ts). */
+  workers?: readonly WorkerEntry[];
 }
 
 /**

@@ -134,4 +134,6 @@ export interface HttpContext {
   shuttingDown: boolean;
   /** The console's data (`/v1/status`, `/v1/cluster`) and event streams (`/v1/events`). */
   readonly console?: ConsoleFeeds | undefined;
+  /** Extra fields of the `/readyz` 200 body (`--workers`: `{ workers: { ready, total } }`). */
+  readonly readyBody?: (() => Record<string, unknown>) | undefined;
 }

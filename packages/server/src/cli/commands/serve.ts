@@ -16,12 +16,14 @@
  * flurry serve --port 8080 --registry redis://127.0.0.1:6379/0 --cluster orders
  * ```
  */
+import cluster from 'node:cluster';
 import { pino } from 'pino';
 import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { endOfLifeWarning } from '../../end-of-life.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
+import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
 
@@ -58,10 +60,11 @@ export async function serveCommand(io: CliIo): Promise<number> {
   const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
   if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
   // Within a year of the layout's end of life: say so at every start (stderr and log), long
-  // before it is refused (past its end of life loadServeConfig refuses it, exit 2).
+  // before it is refused (past its end of life loadServeConfig refuses it, exit 2); once, by
+  // the primary when there are workers.
   const startedAt = (io.now ?? Date.now)();
   const eol = endOfLifeWarning(config.layout, startedAt);
-  if (eol !== undefined) {
+  if (eol !== undefined && !cluster.isWorker) {
     await write(io.stderr, `flurry: warning: ${eol}.\n`);
     const expiresAt = config.layout.expiresAt;
     logger.warn(
@@ -73,6 +76,10 @@ export async function serveCommand(io: CliIo): Promise<number> {
       eol,
     );
   }
+  // --workers N: the primary supervises N cluster workers (../../workers/); each worker runs the code below.
+  const workers = resolveWorkers(config.workers);
+  if (workers > 1 && cluster.isPrimary) return runPrimary({ config, logger, workers });
+  const hooks = cluster.isWorker ? workerHooks() : undefined;
 
   // Signals are taken from the start: one that arrives while the lease is being acquired
   // stops the service as soon as it is up (its lease is then released, not left to expire).
@@ -90,7 +97,11 @@ export async function serveCommand(io: CliIo): Promise<number> {
   try {
     let service;
     try {
-      service = await startService(config, logger, { signal: starting.signal });
+      service = await startService(config, logger, {
+        signal: starting.signal,
+        ...(hooks ? { adaptContext: hooks.adaptContext } : {}),
+      });
+      hooks?.started();
     } catch (err) {
       if (signalled === undefined) throw err;
       logger.info({ signal: signalled }, 'signal received while starting; stopped');
@@ -114,6 +125,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
       if (signalled !== undefined) onSignal(signalled);
     });
   } finally {
+    hooks?.stop();
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
   }

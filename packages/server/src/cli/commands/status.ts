@@ -20,6 +20,8 @@ import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 import { clusterTable } from '../status-table.js';
+import { workersTable } from '../../workers/table.js';
+import type { WorkerEntry } from '../../workers/types.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -161,7 +163,19 @@ function urlSource(base: string, token: string | undefined): Source {
           },
         );
       }
-      return JSON.parse(text) as ClusterBody;
+      const body = JSON.parse(text) as ClusterBody & { workers?: WorkerEntry[] };
+      // --workers N: the worker processes behind this URL (best effort; /v1/status may need the token).
+      type WithWorkers = { workers?: WorkerEntry[] };
+      const none: WithWorkers = {};
+      const status: WithWorkers = await fetch(new URL('/v1/status', base), {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        signal: AbortSignal.timeout(5000),
+      }).then(
+        async (r) => (r.status === 200 ? ((await r.json()) as WithWorkers) : none),
+        () => none,
+      );
+      if (status.workers) body.workers = status.workers;
+      return body;
     },
     close: () => Promise.resolve(),
   };
@@ -195,7 +209,8 @@ export async function statusCommand(io: CliIo): Promise<number> {
     base !== undefined
       ? urlSource(base, lastString(args, 'token') ?? io.env.FLURRY_TOKEN)
       : await registrySource(args, io);
-  const render = (body: ClusterBody): string => (json ? JSON.stringify(body) + '\n' : clusterTable(body));
+  const render = (body: ClusterBody & { workers?: WorkerEntry[] }): string =>
+    json ? JSON.stringify(body) + '\n' : clusterTable(body) + workersTable(body.workers);
   try {
     if (!hasFlag(args, 'watch')) {
       await write(io.stdout, render(await source.read()));

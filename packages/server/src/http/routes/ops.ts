@@ -100,7 +100,12 @@ export const readyzRoute: Route = {
   create: (ctx: HttpContext) => (res) => {
     const reason = ctx.notReady();
     if (reason) return sendError(res, reason);
-    return sendText(res, 200, JSON_TYPE, JSON.stringify({ status: 'ready', node: ctx.node() ?? null }));
+    return sendText(
+      res,
+      200,
+      JSON_TYPE,
+      JSON.stringify({ status: 'ready', node: ctx.node() ?? null, ...ctx.readyBody?.() }),
+    );
   },
   openapi: {
     operationId: 'readyz',
@@ -117,6 +122,12 @@ export const readyzRoute: Route = {
               properties: {
                 status: { const: 'ready' },
                 node: { type: 'object', additionalProperties: { type: 'integer' } },
+                workers: {
+                  type: 'object',
+                  description:
+                    'With --workers N: how many worker processes are ready (hold a valid lease) of how many; the service is ready while one is.',
+                  properties: { ready: { type: 'integer' }, total: { type: 'integer' } },
+                },
               },
             },
           },

@@ -109,6 +109,12 @@ export const statusRoute: Route = {
                 ),
                 routes: { type: 'array', items: obj({ name: s, requests: n, perSecond: n, p99Ms: nn }) },
                 sequences: { type: ['array', 'null'], items: { type: 'object' } },
+                workers: {
+                  type: 'array',
+                  items: { type: 'object' },
+                  description:
+                    'Only with flurry serve --workers N: one entry per worker process (slot, pid, restarts, ready, state, node, lease, issued, idsPerSecond, notReady, reportedAt).',
+                },
                 notReady: {
                   type: ['object', 'null'],
                   description:

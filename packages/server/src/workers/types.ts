@@ -1,0 +1,92 @@
+/**
+ * What `flurry serve --workers N` passes between the primary and its workers over the
+ * cluster IPC channel, and the per-worker entry `/v1/status`, the console and
+ * `flurry status` list (see ./primary.ts and ./worker.ts).
+ *
+ * @example
+ * ```ts
+ * const entry: WorkerEntry = body.workers![0];
+ * console.log(entry.slot, entry.node, entry.lease?.deadlineMs, entry.idsPerSecond);
+ * ```
+ */
+
+/**
+ * One worker as the primary last heard of it.
+ *
+ * @example
+ * ```ts
+ * const ready = workers.filter((w: WorkerEntry) => w.ready).length;
+ * ```
+ */
+export interface WorkerEntry {
+  /** The worker's place, 0 to N-1 (a restarted worker keeps its predecessor's). */
+  readonly slot: number;
+  /** Its process ID. */
+  readonly pid: number;
+  /** How many times this slot's worker was restarted. */
+  readonly restarts: number;
+  /** Whether it holds a valid lease and is ready (false when it has not reported for 3 s). */
+  readonly ready: boolean;
+  /** `starting`, `ready`, `not-ready`, `silent` (no report for 3 s: stopped or hung), `restarting`, `stopping`. */
+  readonly state: 'starting' | 'ready' | 'not-ready' | 'silent' | 'restarting' | 'stopping';
+  /** Its node field values while it holds a lease. */
+  readonly node: Readonly<Record<string, number>> | null;
+  /** Its lease: registry slot, wall-clock deadline (Unix ms, null: never expires), renewals, fenced. */
+  readonly lease: {
+    readonly slot: number;
+    readonly deadlineMs: number | null;
+    readonly renewals: number;
+    readonly fenced: boolean;
+  } | null;
+  /** IDs it issued (decimal string). */
+  readonly issued: string;
+  /** Its IDs per second over the last second. */
+  readonly idsPerSecond: number;
+  /** Why it is not ready (`/readyz`'s code and message), or null. */
+  readonly notReady: { readonly code: string; readonly message: string } | null;
+  /** Unix ms of its last report. */
+  readonly reportedAt: number;
+}
+
+/**
+ * What a worker reports about itself (the primary adds slot, restarts and state).
+ *
+ * @example
+ * ```ts
+ * const r: WorkerReport = m.report;
+ * ```
+ */
+export type WorkerReport = Omit<WorkerEntry, 'slot' | 'restarts' | 'state'>;
+
+/**
+ * The messages of the IPC channel. Every one carries `flurry` (the kind), so other
+ * messages on the channel are left alone.
+ *
+ * @example
+ * ```ts
+ * process.send?.({ flurry: 'report', report } satisfies WorkerMessage);
+ * ```
+ */
+export type WorkerMessage =
+  /** worker → primary, every 500 ms and on a change of readiness. */
+  | { readonly flurry: 'report'; readonly report: WorkerReport }
+  /** primary → every worker, after each report: the whole table. */
+  | { readonly flurry: 'table'; readonly workers: readonly WorkerEntry[] }
+  /** worker → primary: `/metrics` was asked for; primary → worker: send your metrics as JSON. */
+  | { readonly flurry: 'metrics-ask'; readonly id: number }
+  /** worker → primary: its prom-client `getMetricsAsJSON()`. */
+  | { readonly flurry: 'metrics-json'; readonly id: number; readonly metrics: unknown[] }
+  /** primary → the asking worker: the aggregated Prometheus text. */
+  | { readonly flurry: 'metrics-text'; readonly id: number; readonly text: string };
+
+/**
+ * Whether `m` is one of Flurry's worker messages.
+ *
+ * @example
+ * ```ts
+ * process.on('message', (m) => { if (isWorkerMessage(m)) handle(m); });
+ * ```
+ */
+export function isWorkerMessage(m: unknown): m is WorkerMessage {
+  return typeof m === 'object' && m !== null && typeof (m as { flurry?: unknown }).flurry === 'string';
+}

@@ -1,0 +1,168 @@
+/**
+ * The worker side of `flurry serve --workers N`: each worker is a whole service of its own
+ * (its own lease, generator, sequences and metrics; the ports are shared through
+ * `node:cluster`), plus three things that make the workers answer as one service:
+ *
+ * - it reports its state (ready, node, lease, rate) to the primary every 500 ms, and the
+ *   primary sends every worker the whole table back;
+ * - `/readyz` answers for the whole service: ready while at least one worker holds a valid
+ *   lease (`{"status":"ready","workers":{"ready":3,"total":4},…}`), whichever worker the
+ *   request reaches; a worker that cannot issue itself still refuses ID requests with its
+ *   own coded 503;
+ * - `/metrics` asks the primary, which gathers and aggregates every worker's metrics
+ *   (./metrics.ts), and `/v1/status` carries the table as `workers`.
+ *
+ * @example
+ * ```ts
+ * const hooks = workerHooks();
+ * const service = await startService(config, logger, { adaptContext: hooks.adaptContext });
+ * hooks.started();
+ * ```
+ */
+import type { FlurryError } from '@flurry/core';
+import type { HttpContext } from '../http/context.js';
+import type { ServiceCore } from '../service-core.js';
+import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
+
+/**
+ * How often a worker reports to the primary (ms).
+ *
+ * @example
+ * ```ts
+ * setInterval(report, REPORT_EVERY_MS).unref();
+ * ```
+ */
+export const REPORT_EVERY_MS = 500;
+
+/**
+ * What `flurry serve` wires into a worker's service.
+ *
+ * @example
+ * ```ts
+ * const { adaptContext, started, stop } = workerHooks();
+ * ```
+ */
+export interface WorkerHooks {
+  /** Passed to `startService` as `adaptContext`. */
+  adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
+  /** Starts reporting (call once the service is up; reporting starts with `adaptContext` too). */
+  started: () => void;
+  /** Stops reporting and answering the primary. */
+  stop: () => void;
+}
+
+/**
+ * The hooks of one cluster worker, talking to the primary over `send` (`process.send`).
+ *
+ * @example
+ * ```ts
+ * const hooks = workerHooks(); // in a node:cluster worker
+ * ```
+ */
+export function workerHooks(
+  send: (m: WorkerMessage) => void = (m) => void process.send?.(m),
+  channel: NodeJS.EventEmitter = process,
+  now: () => number = Date.now,
+): WorkerHooks {
+  let core: ServiceCore | undefined;
+  let table: readonly WorkerEntry[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let askId = 0;
+  const asks = new Map<number, (text: string) => void>();
+  let lastReady: boolean | undefined;
+
+  const report = (): void => {
+    if (!core) return;
+    const c = core;
+    const reason = c.notReady();
+    const status = c.console.data.status();
+    const lease = status.lease;
+    const r: WorkerReport = {
+      pid: process.pid,
+      ready: reason === null,
+      node: c.issuer.leased?.generator.node ?? null,
+      lease: lease
+        ? { slot: lease.slot, deadlineMs: lease.deadlineMs, renewals: lease.renewals, fenced: lease.fenced }
+        : null,
+      issued: status.generator.issued,
+      idsPerSecond: status.generator.idsPerSecond,
+      notReady: reason === null ? null : { code: reason.code, message: reason.message },
+      reportedAt: now(),
+    };
+    lastReady = r.ready;
+    try {
+      send({ flurry: 'report', report: r });
+    } catch {
+      // The channel is closing (the primary is gone or stopping us): nothing to report to.
+    }
+  };
+  const onMessage = (m: unknown): void => {
+    if (!isWorkerMessage(m)) return;
+    if (m.flurry === 'table') table = m.workers;
+    else if (m.flurry === 'metrics-ask' && core) {
+      const id = m.id;
+      void core.metrics.registry.getMetricsAsJSON().then(
+        (metrics) => send({ flurry: 'metrics-json', id, metrics }),
+        () => send({ flurry: 'metrics-json', id, metrics: [] }),
+      );
+    } else if (m.flurry === 'metrics-text') {
+      asks.get(m.id)?.(m.text);
+      asks.delete(m.id);
+    }
+  };
+  channel.on('message', onMessage);
+
+  /** The whole service's readiness: this worker's own, or else any other ready worker's. */
+  const serviceNotReady = (own: FlurryError | null): FlurryError | null => {
+    if (own === null) return null;
+    if (core?.shuttingDown) return own;
+    const t = now();
+    return table.some((w) => w.ready && w.pid !== process.pid && t - w.reportedAt < 3_000) ? null : own;
+  };
+
+  return {
+    adaptContext: (ctx, c) => {
+      core = c;
+      const metrics = ctx.metrics;
+      c.console.data.workers = () => table;
+      timer ??= setInterval(() => {
+        report();
+      }, REPORT_EVERY_MS).unref();
+      return {
+        ...ctx,
+        notReady: () => serviceNotReady(ctx.notReady()),
+        readyBody: () => {
+          const t = now();
+          const fresh = table.filter((w) => t - w.reportedAt < 3_000);
+          if (fresh.length === 0) return { workers: { ready: lastReady === true ? 1 : 0, total: 1 } };
+          return { workers: { ready: fresh.filter((w) => w.ready).length, total: table.length } };
+        },
+        metrics: {
+          request: (route, status, seconds) => metrics.request(route, status, seconds),
+          contentType: metrics.contentType,
+          text: () =>
+            new Promise<string>((resolve) => {
+              const id = ++askId;
+              const fallback = setTimeout(() => {
+                asks.delete(id);
+                void metrics.text().then(resolve);
+              }, 5_000);
+              asks.set(id, (text) => {
+                clearTimeout(fallback);
+                resolve(text);
+              });
+              send({ flurry: 'metrics-ask', id });
+            }),
+        },
+      };
+    },
+    started: () => {
+      report();
+    },
+    stop: () => {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      channel.off('message', onMessage);
+    },
+  };
+}
