@@ -9,7 +9,7 @@
  * const handler = createRequestHandler(context); // see handler.ts
  * ```
  */
-import type { FlurryError, Layout } from '@flurry/core';
+import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
 import type { ConsoleData } from '../console/data.js';
@@ -51,6 +51,26 @@ export interface IdSource {
 }
 
 /**
+ * Where the UUID routes get UUIDv7: the service's generator on its own node lease (see
+ * ../uuid-issuing.ts).
+ *
+ * @example
+ * ```ts
+ * const uuid: string = ctx.uuids!.next();
+ * ```
+ */
+export interface UuidSource {
+  /** The service's UUID format (node and sequence widths), for decoding. */
+  readonly format: UuidFormat;
+  /** One new UUID, canonical; throws coded errors while fenced or not started. */
+  next(): string;
+  /** One new UUID in a text form. */
+  nextAs(form: UuidTextForm): string;
+  /** `n` new increasing UUIDs. */
+  batch(n: number, form?: UuidTextForm): string[];
+}
+
+/**
  * A minimal logger (pino's shape).
  *
  * @example
@@ -78,6 +98,8 @@ export interface HttpContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
+  /** New UUIDv7 on the same lease (absent: the UUID routes answer 503). */
+  readonly uuids?: UuidSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */
