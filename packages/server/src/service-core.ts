@@ -99,7 +99,12 @@ export function createServiceCore(
   const core: ServiceCore = {
     layout: config.layout,
     issuer,
-    uuids: new UuidIssuer({ layout: config.layout, notStarted: notStartedError, onEvent: issuer.onEvent }),
+    uuids: new UuidIssuer({
+      layout: config.layout,
+      notStarted: notStartedError,
+      logger,
+      count: (e) => core.metrics.onGeneratorEvent(e),
+    }),
     metrics: new ServiceMetrics({
       issued: () => issuer.issued(),
       lease: () => issuer.leased?.lease,

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * const uuids = new UuidIssuer({ layout, notStarted, onEvent: issuer.onEvent });
+ * const uuids = new UuidIssuer({ layout, notStarted, logger, count: (e) => metrics.onGeneratorEvent(e) });
  * uuids.attach(lg, registry, { onExhausted: 'borrow' });
  * uuids.next(); // '0193…-7…'
  * await uuids.close();
@@ -30,6 +30,7 @@ import {
   type Registry,
 } from '@flurry/coordination';
 import type { UuidSource } from './http/context.js';
+import { generatorEventLogging, type EventLogger } from './issuing.js';
 
 /**
  * The generator policies the service gives its generators (from its configuration).
@@ -46,7 +47,7 @@ export type UuidPolicies = NonNullable<Parameters<typeof uuidGeneratorOnLease>[1
  *
  * @example
  * ```ts
- * const opts: UuidIssuerOptions = { layout, notStarted: () => unavailable(), onEvent: issuer.onEvent };
+ * const opts: UuidIssuerOptions = { layout, notStarted: () => unavailable(), logger, count: () => undefined };
  * ```
  */
 export interface UuidIssuerOptions {
@@ -54,8 +55,10 @@ export interface UuidIssuerOptions {
   layout: Layout;
   /** The error thrown while no lease is held yet. */
   notStarted: () => FlurryError;
-  /** Sees the UUID generator's events (counted and logged as the ID generator's). */
-  onEvent?: (e: GeneratorEvent) => void;
+  /** Where the UUID generator's refusal episodes are logged (rate-limited, as the ID generator's). */
+  logger: EventLogger;
+  /** Sees every UUID generator event (the metrics). */
+  count: (e: GeneratorEvent) => void;
 }
 
 /**
@@ -86,9 +89,17 @@ export class UuidIssuer implements UuidSource {
   readonly format: UuidFormat;
   private gen: LeasedUuidGenerator | undefined = undefined;
   private failed: Error | undefined = undefined;
+  private readonly onEvent: (e: GeneratorEvent) => void;
+  private readonly issuedOk: () => void;
+  private readonly flushLogs: () => void;
 
   constructor(private readonly opts: UuidIssuerOptions) {
     this.format = serviceUuidFormat(opts.layout);
+    // Episodes of their own: a refusal of UUIDs ends with the next UUID issued.
+    const logging = generatorEventLogging(opts.logger, opts.count);
+    this.onEvent = logging.onEvent;
+    this.issuedOk = logging.issuedOk;
+    this.flushLogs = logging.flush;
   }
 
   /** Builds the UUID generator on `lg`'s lease (replacing one built on an earlier lease). */
@@ -101,7 +112,7 @@ export class UuidIssuer implements UuidSource {
         registry,
         layout: this.opts.layout,
         nodeBits: this.format.nodeBits,
-        generator: { ...policies, ...(this.opts.onEvent ? { onEvent: this.opts.onEvent } : {}) },
+        generator: { ...policies, onEvent: this.onEvent },
       });
     } catch (err) {
       // Issuing IDs goes on; the UUID routes answer with this error.
@@ -122,21 +133,28 @@ export class UuidIssuer implements UuidSource {
 
   /** One new UUID, canonical. */
   next(): string {
-    return this.current().next();
+    const u = this.current().next();
+    this.issuedOk();
+    return u;
   }
 
   /** One new UUID in a text form. */
   nextAs(form: UuidTextForm): string {
-    return this.current().nextAs(form) as string;
+    const u = this.current().nextAs(form) as string;
+    this.issuedOk();
+    return u;
   }
 
   /** `n` new increasing UUIDs. */
   batch(n: number, form?: UuidTextForm): string[] {
-    return this.current().batch(n, form);
+    const u = this.current().batch(n, form);
+    this.issuedOk();
+    return u;
   }
 
   /** Closes the generator; the lease stays with the Snowflake generator, which releases it. */
   async close(): Promise<void> {
+    this.flushLogs();
     const g = this.gen;
     if (g !== undefined) await g.close();
   }

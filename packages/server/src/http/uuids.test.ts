@@ -115,7 +115,15 @@ describe('GET /v1/uuids (in-process)', () => {
         assert.equal(r.headers['retry-after'], '1');
       }
       assert.equal((await svc.get('/v1/uuids/017f22e2-79b0-7cc3-98c4-dc0c0c07398f')).status, 200);
-      assert.deepEqual(svc.errors, []);
+      const refused = svc.logs.filter((l) => String(l.msg).startsWith('refused to issue: lease deadline passed'));
+      assert.ok(refused.length >= 1, 'the refusal episode is logged');
+      assert.deepEqual(svc.errors, [], 'a refusal is not an unexpected error');
+      // Re-acquired (the service logs the lost lease): the next UUID ends the UUIDs' refusal episode (one info line).
+      assert.ok(await svc.core.issuer.leased!.lease.renewNow());
+      assert.equal((await svc.get('/v1/uuids/next')).status, 200);
+      const resumed = (l: Record<string, unknown>) =>
+        typeof l.msg === 'string' && l.msg.startsWith('issuing resumed: the lease is valid again');
+      assert.equal(svc.logs.filter(resumed).length, 1, JSON.stringify(svc.logs.map((l) => l.msg)));
     } finally {
       await svc.stop();
     }
