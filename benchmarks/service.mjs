@@ -27,6 +27,7 @@ import path from 'node:path';
 import { consoleBench } from './console.mjs';
 import { memcachedBench } from './memcached.mjs';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
+import { median, uuidRow } from './service-uuids.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, def) => {
@@ -338,11 +339,6 @@ async function leadMs(port) {
   return Number(id >> 22n) + 1288834974657 - Date.now();
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-
 // ---------------------------------------------------------------------------------------
 const loadBefore = (await import('node:os')).loadavg()[0];
 const bare = await startBare();
@@ -352,13 +348,16 @@ try {
   // Warm-up (JIT) for both.
   await wrk(bare.port, '/', { duration: 2 }); // JIT warm-up
   await wrk(flurry.port, '/v1/ids/next', { duration: 2 });
+  await wrk(flurry.port, '/v1/uuids/next', { duration: 2 });
 
   const bareRuns = [];
   const flurryRuns = [];
+  const uuidRuns = [];
   for (let i = 0; i < ROUNDS; i++) {
     process.stderr.write(`bench:service: round ${i + 1}/${ROUNDS}\n`);
     bareRuns.push(await wrk(bare.port, '/', { pid: bare.pid }));
     flurryRuns.push(await wrk(flurry.port, '/v1/ids/next', { pid: flurry.pid }));
+    uuidRuns.push(await wrk(flurry.port, '/v1/uuids/next', { pid: flurry.pid }));
   }
   const bareRps = median(bareRuns.map((r) => r.rps));
   const flurryRps = median(flurryRuns.map((r) => r.rps));
@@ -408,6 +407,7 @@ try {
     '≥ 90% of bare',
     yes(flurryBest / bareBest >= 0.9),
   ]);
+  rows.push(uuidRow(flurryRuns, uuidRuns, ROUNDS, CONNECTIONS));
   rows.push([
     'p50 / p99 latency at full load (wrk)',
     `${fmt(median(flurryRuns.map((r) => r.p50)), 2)} / ${fmt(median(flurryRuns.map((r) => r.p99)), 2)} ms`,

@@ -4,6 +4,10 @@
 // binary file (8-byte little-endian words, written with one write(2) per chunk right
 // after the chunk was issued, so a SIGKILL loses nothing that a caller could have seen).
 //
+// With `cfg.uuid` ({ nodeBits, sequenceBits }) it issues UUIDv7 instead, from
+// `leasedUuidGenerator` (or a pinned `UuidGenerator`), and writes each as its 16 bytes
+// (network order); torture/lib/uuids.mjs checks them.
+//
 // Usage: node generator.mjs '<json config>'
 // Control on stdin (one word a line): `go` (start issuing when waitGo), `stop` (finish,
 // release the lease, exit 0), `mark NAME` (report the counts so far as phase NAME),
@@ -20,7 +24,9 @@ import { readOffset, setOffset } from '../lib/faketime.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const core = await import(new URL('../../packages/core/dist/index.js', import.meta.url).href);
-const { Layout, Generator, FlurryError } = core;
+const { Layout, Generator, FlurryError, UuidGenerator } = core;
+/** 64-bit words per issued value: 1 for an ID, 2 for a UUID (its 16 bytes). */
+const W = cfg.uuid ? 2 : 1;
 
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 const mono = () => performance.now();
@@ -99,7 +105,9 @@ if (cfg.registry) {
     try {
       if (!registry)
         registry = await coord.openRegistry(cfg.registry, { cluster: cfg.cluster, ...(cfg.registryOptions ?? {}) });
-      lg = await coord.leasedGenerator({ registry, layout, pin: cfg.pin, generator: genOpts });
+      lg = cfg.uuid
+        ? await coord.leasedUuidGenerator({ registry, ...cfg.uuid, generator: genOpts })
+        : await coord.leasedGenerator({ registry, layout, pin: cfg.pin, generator: genOpts });
       break;
     } catch (e) {
       const c = refuse(e);
@@ -121,7 +129,12 @@ if (cfg.registry) {
     }
   }
 } else {
-  lg = { generator: new Generator({ layout, node: cfg.node, ...genOpts }) };
+  lg = {
+    generator: cfg.uuid
+      ? new UuidGenerator({ node: cfg.node, ...cfg.uuid, ...genOpts })
+      : new Generator({ layout, node: cfg.node, ...genOpts }),
+  };
+  lg.nextBytes = () => lg.generator.nextBytes();
   lg.next = () => lg.generator.next();
   lg.fill = (a, o, n) => lg.generator.fill(a, o, n);
   lg.batch = (n) => lg.generator.batch(n);
@@ -155,7 +168,7 @@ say({
   ev: 'ready',
   pid: process.pid,
   slot: lastLease()?.slot,
-  node: gen()?.node ?? lastLease()?.node,
+  node: (cfg.uuid ? lastLease()?.node : undefined) ?? gen()?.node ?? lastLease()?.node,
   notBeforeMs: lastLease()?.notBeforeMs,
   acquireMs: mono() - acquireStart,
   wall: Date.now(),
@@ -170,8 +183,10 @@ say({
 // ---- issue -------------------------------------------------------------------------
 const fd = openSync(cfg.out, 'a');
 const chunk = cfg.chunk ?? 1024;
-const buf = new BigUint64Array(chunk);
+const buf = new BigUint64Array(chunk * W);
 const bytes = new Uint8Array(buf.buffer);
+/** The value at index i as reported (an ID, or a UUID as 32 hex digits). */
+const valueAt = (i) => (W === 1 ? buf[i] : Buffer.from(bytes.subarray(i * 16, i * 16 + 16)).toString('hex'));
 const mode = cfg.mode ?? 'fill';
 let issued = 0;
 let partialFills = 0;
@@ -190,13 +205,13 @@ let wantSince = null; // when the caller started waiting for its next ID
 
 function emit(n) {
   if (n <= 0) return;
-  writeSync(fd, bytes, 0, n * 8);
+  writeSync(fd, bytes, 0, n * 8 * W);
   if (firstId === null) {
-    firstId = buf[0];
+    firstId = valueAt(0);
     firstIssueWall = Date.now();
     firstIssueMono = mono();
   }
-  lastId = buf[n - 1];
+  lastId = valueAt(n - 1);
   issued += n;
   lastOkWall = Date.now();
 }
@@ -282,12 +297,14 @@ while (!stopRequested && mono() < until) {
   let err = null;
   try {
     if (m === 'fill') {
-      buf.fill(0n, 0, n);
-      got = lg.fill(buf, 0, n);
+      buf.fill(0n, 0, n * W);
+      got = lg.fill(W === 1 ? buf : bytes, 0, n);
     } else if (m === 'batch') {
-      const arr = lg.batch(n);
-      for (let i = 0; i < arr.length; i++) buf[i] = arr[i];
+      const arr = W === 1 ? lg.batch(n) : lg.batch(n, 'bytes');
+      for (let i = 0; i < arr.length; i++) W === 1 ? (buf[i] = arr[i]) : bytes.set(arr[i], i * 16);
       got = arr.length;
+    } else if (W === 2) {
+      for (; got < n; got++) bytes.set(lg.nextBytes(), got * 16);
     } else {
       for (; got < n; got++) buf[got] = lg.next();
     }
@@ -296,7 +313,7 @@ while (!stopRequested && mono() < until) {
     if (m === 'fill') {
       // IDs a failed fill left in the caller's array count as handed out.
       let k = 0;
-      while (k < n && buf[k] !== 0n) k++;
+      while (k < n && buf[k * W] !== 0n) k++;
       if (k > 0) partialFills++;
       got = k;
     }

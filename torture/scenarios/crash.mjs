@@ -4,7 +4,9 @@
 // paused holder must notice on waking that its deadline passed and issue nothing under its
 // old node ID; the new holders must start above the old holders' high-water marks.
 // Checked: no duplicate across the merged output, no two runs of one node ID overlapping
-// in time, and that the takeovers really happened.
+// in time, and that the takeovers really happened. Every other child issues UUIDv7 in the
+// same slot space (lib/uuids.mjs): takeovers cross the kinds, and the UUIDs are checked as
+// (ms, node, sequence) keys beside the IDs.
 //
 // Leaf's scheme never reclaims a worker ID (it does not track liveness: an ID belongs to
 // an ip:port forever), so on zookeeper+leaf the killed holder is replaced by a process
@@ -20,6 +22,7 @@ import {
   lastMsg,
 } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
+import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
 /**
@@ -65,6 +68,8 @@ export async function run(ctx, add) {
           retryAcquire: true,
           acquireTimeoutMs: durationMs + 60_000,
           acquireRetryMs: 50,
+          // Every other child issues UUIDv7 in the same slot space (lib/uuids.mjs).
+          ...(i % 2 === 1 ? { uuid: uuidFormatFor(layout) } : {}),
           ...extra,
         });
       };
@@ -208,7 +213,10 @@ export async function run(ctx, add) {
       row.processes = gens.length;
       row.details.faults = faults;
       collect(row, gens, { killedOnPurpose: killed });
-      const { segs } = analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: true });
+      const { segs } = analyze(row, analyzable(row, gens, layout), layout, {
+        orderPromised: true,
+        allowReorderAcrossNodes: true,
+      });
       // Every fault must have been followed by a takeover of the victim's node ID (on Leaf:
       // by the restarted process for a kill; a paused Leaf holder simply resumes).
       for (const f of faults) {

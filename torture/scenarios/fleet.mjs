@@ -1,11 +1,14 @@
 // Scenario 1, fleet: 16 generator processes per registry backend take a node ID each from
 // a registry that has exactly 16, then issue at full speed for a fixed time. The union of
 // all their IDs must hold no duplicate, no two processes may issue under one node ID, and
-// each process's stream must be strictly increasing.
+// each process's stream must be strictly increasing. Every fourth process issues UUIDv7
+// instead (leasedUuidGenerator, in the same slot space: node IDs of the layout's width),
+// checked beside the IDs (lib/uuids.mjs).
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
 import { fileIoFor, keepLogs, saveFailureLogs } from '../lib/generators.mjs';
+import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -44,6 +47,7 @@ export async function run(ctx, add) {
           durationMs,
           mode: modes[i % modes.length],
           acquireTimeoutMs: 30_000,
+          ...(i % 4 === 3 ? { uuid: uuidFormatFor(layout) } : {}),
         }),
       );
       const ready = await waitReady(gens, 45_000);
@@ -54,7 +58,8 @@ export async function run(ctx, add) {
             `${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim(),
           );
         else {
-          const key = JSON.stringify(m.node);
+          // UUID children report { node: n }, Snowflake ones { worker: n }: one slot space.
+          const key = JSON.stringify(Object.values(m.node ?? {}));
           if (slots.has(key)) row.fail(`${gens[i].name} and ${slots.get(key)} were both granted node ${key}`);
           slots.set(key, gens[i].name);
         }
@@ -62,7 +67,7 @@ export async function run(ctx, add) {
       for (const g of gens) g.child.send('go');
       await Promise.all(gens.map((g) => g.child.waitExit(durationMs + 30_000)));
       collect(row, gens);
-      analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: false });
+      analyze(row, analyzable(row, gens, layout), layout, { orderPromised: true, allowReorderAcrossNodes: false });
       for (const g of gens) {
         const done = g.child.messages.find((m) => m.ev === 'done');
         if (done && done.issued === 0) row.liveness(`${g.name} issued no ID in ${durationMs} ms`);

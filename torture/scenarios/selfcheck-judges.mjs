@@ -5,6 +5,9 @@
 // - engine-faults: a holder that issues on across the instant the engine is back must be
 //   judged recovered by both measurements (the progress reports and the IDs), and one that
 //   ended before it by neither; the row's holders must outlive the scenario's time limit.
+// - UUIDv7 twins: two UUID children pinned to one node ID (whose UUIDs differ in their
+//   random bits) and a UUID child beside a Snowflake child of the same slot must be caught
+//   as duplicates and overlapping node runs (lib/uuids.mjs), and two distinct nodes not.
 // - clock-steps / wait: the 1 s step back must reach the caller whole even when the resume
 //   reaches it late (here: the caller stopped 400 ms around the step).
 import path from 'node:path';
@@ -15,6 +18,8 @@ import { dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 import { profiles } from '../profiles.mjs';
 import { firstAfterMs, holderDurationMs, seenIssuingAfter } from './engine.mjs';
 import { judgeWait, stepAtResume } from './clock.mjs';
+import { analyze } from '../lib/analyze.mjs';
+import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * engine-faults' judges on two real holders: `ends` stops on its own after 300 ms, `keeps` issues until
@@ -133,5 +138,54 @@ export async function checkClockStepJudge(ctx, row) {
   } finally {
     faketime.setOffset(clockFile, 0);
     if (g.child.running) await g.child.kill();
+  }
+}
+
+/**
+ * The UUID checks on known children: `[UUID node 1, UUID node 1]` and `[UUID node 1, Snowflake worker 1]`
+ * issuing at once must show duplicates and overlapping runs; `[UUID node 1, UUID node 2]` must show none.
+ * Fails `row` otherwise.
+ * @example await checkUuidTwins(ctx, row);
+ */
+export async function checkUuidTwins(ctx, row) {
+  const { Layout } = await import(dist.core);
+  const layout = Layout.from(LAYOUTS.four);
+  const uuid = uuidFormatFor(layout);
+  const dir = tempDir('selfcheck-uuid');
+  const mk = (name, node, asUuid) =>
+    spawnGenerator(dir, `uuid-${name}`, {
+      layout: LAYOUTS.four,
+      node: asUuid ? node : { worker: node },
+      ...(asUuid ? { uuid } : {}),
+      durationMs: 400,
+      waitGo: true,
+      mode: 'mixed',
+      chunk: 64,
+    });
+  const cases = [
+    ['two UUID children of one node', [mk('a1', 1, true), mk('b1', 1, true)], true],
+    ['a UUID and a Snowflake child of one slot', [mk('c1', 1, true), mk('d1', 1, false)], true],
+    ['two UUID children of two nodes', [mk('e1', 1, true), mk('f2', 2, true)], false],
+  ];
+  const all = cases.flatMap(([, gens]) => gens);
+  try {
+    await waitReady(all, 20_000);
+    for (const g of all) g.child.send('go');
+    await Promise.all(all.map((g) => g.child.waitExit(20_000)));
+    for (const [what, gens, caught] of cases) {
+      const probe = new ctx.Row('probe', 'probe');
+      analyze(probe, analyzable(probe, gens, layout), layout, { orderPromised: true });
+      const found = probe.duplicates > 0 && (probe.details.overlapExamples?.length ?? 0) > 0;
+      if (probe.idsChecked === 0) row.fail(`UUID judge, ${what}: nothing was issued`);
+      else if (found !== caught)
+        row.fail(
+          `UUID judge, ${what}: ${probe.duplicates} duplicate(s), ${probe.details.overlapExamples?.length ?? 0} overlap(s) — expected ${caught ? 'both' : 'none'}`,
+        );
+      else row.note(`UUID judge, ${what}: ${probe.duplicates} duplicate(s) of ${probe.idsChecked} checked, as it must`);
+    }
+  } catch (e) {
+    row.fail(`UUID judge: ${e?.message ?? e}`);
+  } finally {
+    for (const g of all) if (g.child.running) await g.child.kill();
   }
 }

@@ -7,7 +7,7 @@ import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.m
 import { retryLiveness } from '../lib/retry.mjs';
 import { runScenarioModule } from '../lib/run-scenario.mjs';
 import { dist, sleep, tempDir } from '../lib/util.mjs';
-import { checkClockStepJudge, checkEngineJudges } from './selfcheck-judges.mjs';
+import { checkClockStepJudge, checkEngineJudges, checkUuidTwins } from './selfcheck-judges.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -72,6 +72,7 @@ export async function run(ctx, add) {
     // The liveness judges of engine-faults and clock-steps against children whose behaviour is known.
     await checkEngineJudges(ctx, row);
     await checkClockStepJudge(ctx, row);
+    await checkUuidTwins(ctx, row);
     row.finish();
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();

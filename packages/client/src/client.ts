@@ -31,7 +31,8 @@ import { clientError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
 import { IdBuffer, PrefetchSizer } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
-import { parseIdsBody } from './parse-ids.js';
+import { idText, parseIdsBody } from './parse-ids.js';
+import { ClientUuids } from './uuids.js';
 import { ServerPool, type ServerState } from './server-pool.js';
 import type { ClientStats, DecodedRemoteId } from './client-types.js';
 import {
@@ -62,6 +63,10 @@ export interface FlurryClient {
   nextString(): Promise<string>;
   /** `n` IDs (1 to 1,000,000): from the buffer when it holds them, else fetched directly; increasing within each server answer. */
   batch(n: number): Promise<bigint[]>;
+  /** The next UUIDv7 (canonical), prefetched like IDs, with failover (servers with `GET /v1/uuids`). */
+  uuid(): Promise<string>;
+  /** `n` UUIDv7 (1 to 1,000,000), strictly increasing within each server answer. */
+  uuids(n: number): Promise<string[]>;
   /** Asks a server to decode an ID under its layout. */
   decode(id: bigint | string | number): Promise<DecodedRemoteId>;
   /**
@@ -108,8 +113,6 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-const U64_MAX = (1n << 64n) - 1n;
-
 class Client implements FlurryClient {
   private readonly buffer: IdBuffer;
   private readonly pool: ServerPool;
@@ -135,6 +138,7 @@ class Client implements FlurryClient {
    */
   private blockedUntil = 0;
   private readonly sequences = new Map<string, ClientSequence>();
+  private uuidBuffer: ClientUuids | undefined;
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
@@ -435,6 +439,19 @@ class Client implements FlurryClient {
     throw this.unavailableError(what);
   }
 
+  uuid(): Promise<string> {
+    return this.uuidSource().next();
+  }
+  uuids(n: number): Promise<string[]> {
+    return this.uuidSource().batch(n);
+  }
+  private uuidSource(): ClientUuids {
+    return (this.uuidBuffer ??= new ClientUuids(this.s.clock, this.s.prefetch, {
+      request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
+      closed: () => this.closed,
+    }));
+  }
+
   sequence(key: string, options?: SequenceOptions): RemoteSequence {
     const prefetch = checkSequenceArgs(key, options);
     const known = this.sequences.get(key);
@@ -474,24 +491,10 @@ class Client implements FlurryClient {
     this.failWaiters(closedError());
     this.transport.close();
     this.buffer.clear();
+    this.uuidBuffer?.clear();
   }
 }
 
 function closedError(): FlurryError {
   return clientError('CLOSED', 'the client is closed; create a new one with createClient()');
-}
-
-function idText(id: bigint | string | number): string {
-  let v: bigint | undefined;
-  if (typeof id === 'bigint') v = id;
-  else if (typeof id === 'number' && Number.isSafeInteger(id)) v = BigInt(id);
-  else if (typeof id === 'string' && /^[0-9]{1,20}$/.test(id)) v = BigInt(id);
-  if (v === undefined || v < 0n || v > U64_MAX) {
-    throw clientError(
-      'ARGUMENT',
-      `decode(id) takes an unsigned 64-bit ID as a bigint, a safe integer or a decimal string; got ${JSON.stringify(String(id)).slice(0, 40)}`,
-      { value: String(id).slice(0, 40) },
-    );
-  }
-  return v.toString();
 }

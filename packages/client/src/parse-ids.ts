@@ -178,3 +178,27 @@ function checkIncreasing(ids: BigUint64Array): void {
     }
   }
 }
+
+/**
+ * @internal The decimal text of an unsigned 64-bit ID given as a bigint, a safe integer or a
+ * decimal string; `FLURRY_E_CLIENT_ARGUMENT` otherwise.
+ *
+ * @example
+ * ```ts
+ * idText(42n); // '42'
+ * ```
+ */
+export function idText(id: bigint | string | number): string {
+  let v: bigint | undefined;
+  if (typeof id === 'bigint') v = id;
+  else if (typeof id === 'number' && Number.isSafeInteger(id)) v = BigInt(id);
+  else if (typeof id === 'string' && /^[0-9]{1,20}$/.test(id)) v = BigInt(id);
+  if (v === undefined || v < 0n || v > U64_MAX) {
+    throw clientError(
+      'ARGUMENT',
+      `decode(id) takes an unsigned 64-bit ID as a bigint, a safe integer or a decimal string; got ${JSON.stringify(String(id)).slice(0, 40)}`,
+      { value: String(id).slice(0, 40) },
+    );
+  }
+  return v.toString();
+}

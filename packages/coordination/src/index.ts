@@ -19,9 +19,11 @@ export { openRegistry } from './open-registry.js';
 export { leasedGenerator, type LeasedGenerator, type LeasedGeneratorOptions } from './leased-generator.js';
 export {
   leasedUuidGenerator,
+  uuidGeneratorOnLease,
   LEASED_UUID_GENERATOR_OPTION_NAMES,
   type LeasedUuidGenerator,
   type LeasedUuidGeneratorOptions,
+  type UuidOnLeaseOptions,
 } from './leased-uuid-generator.js';
 export {
   resolveRegistryOptions,

@@ -9,7 +9,7 @@ import { FlurryError, Layout, ManualClock, decodeUuid } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
 import { LeaseRegistry } from './registry.js';
 import { leasedGenerator } from './leased-generator.js';
-import { leasedUuidGenerator } from './leased-uuid-generator.js';
+import { leasedUuidGenerator, uuidGeneratorOnLease } from './leased-uuid-generator.js';
 import { openRegistry } from './open-registry.js';
 import { startEngine, type RunningEngine } from './testing/harness.js';
 
@@ -117,6 +117,43 @@ describe('leasedUuidGenerator (file registry)', () => {
     assert.notEqual(uuids.generator, first);
     assert.ok(fresh > lastOld, 'continues above the old generator');
     await uuids.close();
+  });
+});
+
+describe('uuidGeneratorOnLease (the service: UUIDs on its Snowflake lease)', () => {
+  test('GIVEN a twitter leasedGenerator THEN UUIDs on its lease hold its node value, are fenced at its deadline, keep the lease at close() and raise the high-water mark handed on', async () => {
+    const { clock, open } = setup();
+    const registry = open();
+    const snow = await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 2 } });
+    const uuids = uuidGeneratorOnLease(snow.lease, { registry, layout: snow.generator.layout });
+    assert.equal(uuids.generator.format.nodeBits, 16);
+    const node = 2 * 32 + snow.generator.node.worker;
+    assert.equal(uuids.node, node);
+    assert.equal(decodeUuid(uuids.next()).node, node);
+    snow.next();
+    // Borrowed milliseconds on the UUID side only: the next holder must start above them too.
+    const ahead = uuids.batch(3, 'canonical');
+    clock.advance(TTL + 1);
+    assert.throws(() => uuids.next(), hasCode('FLURRY_E_LEASE_EXPIRED'));
+    assert.throws(() => snow.next(), hasCode('FLURRY_E_LEASE_EXPIRED'));
+    assert.ok(await snow.lease.renewNow());
+    snow.next();
+    clock.advance(20);
+    const after = uuids.next();
+    assert.ok(after > ahead.at(-1)!, 'continues above what it issued before the lease was renewed');
+    await uuids.close();
+    assert.equal(snow.lease.state, 'held', 'the lease stays with its owner');
+    assert.ok(snow.ready());
+    const lastUuidMs = decodeUuid(after).unixMs;
+    await snow.close();
+    const next = await open().acquire(Layout.from('twitter'), { pin: { datacenter: 2 } });
+    assert.equal(next.slot, snow.lease.slot);
+    assert.ok(next.notBeforeMs >= lastUuidMs, 'the floor covers the UUIDs');
+    assert.ok(lastUuidMs > decodeUuid(ahead[0]).unixMs, 'the UUIDs went past the Snowflake IDs');
+    assert.throws(
+      () => uuidGeneratorOnLease(next, { registry, layout: Layout.from('twitter'), nodeBits: 9 }),
+      (e: FlurryError) => e.code === 'FLURRY_E_REGISTRY_OPTION' && /at least 10/.test(e.message),
+    );
   });
 });
 

@@ -32,6 +32,8 @@ import {
   systemClock,
   UuidFormat,
   UuidGenerator,
+  UUID_DEFAULTS,
+  type Clock,
   type LayoutSpec,
   type NodeLease,
   type PresetName,
@@ -156,6 +158,7 @@ class LeasedUuids implements LeasedUuidGenerator {
     readonly lease: ManagedLease,
     private readonly nodeOf: (n: Readonly<Record<string, number>>) => number,
     private readonly genOpts: Omit<UuidGeneratorOptions, 'node' | 'lease'>,
+    private readonly ownsLease = true,
   ) {
     this.epoch = lease.epoch;
     this.gen = this.build(lease.forGenerator());
@@ -228,8 +231,106 @@ class LeasedUuids implements LeasedUuidGenerator {
     this.closed = true;
     this.highest = Math.max(this.highest, this.gen.lastIssuedUnixMs);
     this.gen.close();
-    await this.lease.release();
+    if (this.ownsLease) await this.lease.release();
   }
+}
+
+type Policies = NonNullable<LeasedUuidGeneratorOptions['generator']>;
+
+/** The generator policies under `registry`'s lease: its clock, maxBorrowMs within its margin. */
+function policies(registry: Registry, given: Policies | undefined): Policies & { clock: Clock } {
+  const clock = registry.clock ?? systemClock;
+  const genOpts = { ...(given ?? {}) };
+  if (genOpts.clock !== undefined && genOpts.clock !== clock) {
+    throw registryError(
+      'OPTION',
+      "generator.clock must be the registry's clock (deadlines and UUIDs must read the same clock): pass the clock to openRegistry() instead",
+      { option: 'generator.clock' },
+    );
+  }
+  // Borrowed milliseconds are bounded by the lease margin, as in leasedGenerator (see there).
+  const marginMs = registry.options?.marginMs ?? 1000;
+  if (genOpts.maxBorrowMs === undefined) genOpts.maxBorrowMs = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
+  else if (genOpts.maxBorrowMs > marginMs) {
+    throw registryError(
+      'OPTION',
+      `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: milliseconds borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).`,
+      { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
+    );
+  }
+  if (genOpts.highWaterWaitMs === undefined)
+    genOpts.highWaterWaitMs = Math.max(1, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
+  return { ...genOpts, clock };
+}
+
+/** The layout's whole node value, its node fields in mixed radix (most significant first). */
+function layoutNodeOf(layout: Layout): (n: Readonly<Record<string, number>>) => number {
+  return (n) => layout.nodeFields.reduce((v, f) => v * 2 ** f.bits + (n[f.name] ?? 0), 0);
+}
+
+/** The node bits of a Snowflake layout (the width its whole node value needs). */
+function layoutNodeBits(layout: Layout): number {
+  return layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+}
+
+/**
+ * Options of {@link uuidGeneratorOnLease}.
+ *
+ * @example
+ * ```ts
+ * const opts: UuidOnLeaseOptions = { registry, layout: lg.generator.layout };
+ * ```
+ */
+export interface UuidOnLeaseOptions {
+  /** The registry that granted the lease (its clock and margin bound the policies). */
+  registry: Registry;
+  /** The Snowflake layout the lease was granted for: the UUID holds its whole node value. */
+  layout: Layout;
+  /** Width of the UUID node ID: default the larger of 16 and the layout's node bits. */
+  nodeBits?: number;
+  /** Width of the sequence (default 22). */
+  sequenceBits?: number;
+  /** Generator policies, as for {@link leasedUuidGenerator}. */
+  generator?: Policies;
+}
+
+/**
+ * A UUID generator on a lease someone else holds (a Snowflake `leasedGenerator`'s): it
+ * issues only while that lease is valid (the same fencing deadlines), puts the layout's
+ * whole node value in every UUID, starts above the lease's `notBeforeMs` and adds its
+ * own high-water mark to the lease's, so the next holder of the node ID starts above both
+ * the Snowflake IDs and the UUIDs issued here. After a re-acquisition (maybe as another
+ * node) it rebuilds on the new claim. `close()` closes the generator and leaves the lease
+ * to its owner. One holder, one node ID: a UUID node of the service is its Snowflake node.
+ *
+ * @throws FlurryError `FLURRY_E_REGISTRY_OPTION` when `nodeBits` is narrower than the layout's node.
+ * @example
+ * ```ts
+ * const lg = await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 } });
+ * const uuids = uuidGeneratorOnLease(lg.lease, { registry, layout: lg.generator.layout });
+ * uuids.next(); // node = datacenter × 32 + worker
+ * await uuids.close(); // then lg.close() releases the lease
+ * ```
+ */
+export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptions): LeasedUuidGenerator {
+  const bits = layoutNodeBits(opts.layout);
+  const format = UuidFormat.from({
+    nodeBits: opts.nodeBits ?? Math.max(UUID_DEFAULTS.nodeBits, bits),
+    ...(opts.sequenceBits === undefined ? {} : { sequenceBits: opts.sequenceBits }),
+  });
+  if (bits > format.nodeBits) {
+    throw registryError(
+      'OPTION',
+      `the ${opts.layout.name} layout's node fields take ${bits} bits, more than nodeBits = ${format.nodeBits}: raise nodeBits to at least ${bits}`,
+      { option: 'nodeBits', value: format.nodeBits, min: bits },
+    );
+  }
+  return new LeasedUuids(
+    lease,
+    layoutNodeOf(opts.layout),
+    { ...policies(opts.registry, opts.generator), nodeBits: format.nodeBits, sequenceBits: format.sequenceBits },
+    false,
+  );
 }
 
 /**
@@ -258,35 +359,15 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
     throw registryError('OPTION', 'pin needs layout: a UUID slot of the cluster has no node fields to pin', {
       option: 'pin',
     });
-  const clock = registry.clock ?? systemClock;
-  const genOpts = { ...(opts.generator ?? {}) };
-  if (genOpts.clock !== undefined && genOpts.clock !== clock) {
-    throw registryError(
-      'OPTION',
-      "generator.clock must be the registry's clock (deadlines and UUIDs must read the same clock): pass the clock to openRegistry() instead",
-      { option: 'generator.clock' },
-    );
-  }
-  genOpts.clock = clock;
-  // Borrowed milliseconds are bounded by the lease margin, as in leasedGenerator (see there).
-  const marginMs = registry.options?.marginMs ?? 1000;
-  if (genOpts.maxBorrowMs === undefined) genOpts.maxBorrowMs = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
-  else if (genOpts.maxBorrowMs > marginMs) {
-    throw registryError(
-      'OPTION',
-      `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: milliseconds borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).`,
-      { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
-    );
-  }
-  const waitMs = registry.options?.highWaterWaitMs ?? genOpts.highWaterWaitMs ?? 5000;
-  if (genOpts.highWaterWaitMs === undefined)
-    genOpts.highWaterWaitMs = Math.max(1, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
+  const genOpts = policies(registry, opts.generator);
+  const waitMs = registry.options?.highWaterWaitMs ?? opts.generator?.highWaterWaitMs ?? 5000;
+  const clock = genOpts.clock;
 
   let lease: ManagedLease;
   let nodeOf: (n: Readonly<Record<string, number>>) => number;
   if (opts.layout !== undefined) {
     const layout = Layout.from(opts.layout);
-    const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+    const bits = layoutNodeBits(layout);
     if (bits > format.nodeBits) {
       throw registryError(
         'OPTION',
@@ -294,8 +375,7 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
         { option: 'nodeBits', value: format.nodeBits, min: bits },
       );
     }
-    // The layout's whole node value, its fields in mixed radix (most significant first).
-    nodeOf = (n) => layout.nodeFields.reduce((v, f) => v * 2 ** f.bits + (n[f.name] ?? 0), 0);
+    nodeOf = layoutNodeOf(layout);
     lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
   } else {
     const nodeField = { name: 'node', bits: format.nodeBits };

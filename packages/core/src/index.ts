@@ -74,6 +74,7 @@ export {
   type GeneratorSql,
   type GeneratorSqlOptions,
 } from './sql/generate.js';
+export { uuidSql, type UuidSqlOptions } from './sql/uuid-ddl.js';
 
 // Generators
 export { Generator } from './generator/generator.js';
@@ -102,6 +103,8 @@ export {
   decodeUuid,
   encodeUuid,
   isUuidV7,
+  uuidMinAt,
+  uuidMaxAt,
   type UuidGeneratorOptions,
   type UuidFormatOptions,
   type DecodedUuid,

@@ -50,6 +50,8 @@ export const ServerErrorCode = {
   BATCH_COUNT: 'FLURRY_E_BATCH_COUNT',
   /** A required query parameter is missing, repeated or malformed. */
   QUERY: 'FLURRY_E_QUERY',
+  /** The `format` query parameter of a UUID route names no UUID text form. */
+  UUID_FORMAT: 'FLURRY_E_UUID_FORMAT',
   /** Public IDs are not enabled: no public-ID key is configured. */
   PUBLIC_IDS_DISABLED: 'FLURRY_E_PUBLIC_IDS_DISABLED',
   /** Decoding public IDs needs a configured bearer token; none is configured. */
@@ -116,6 +118,10 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
   FLURRY_E_PUBLIC_ID_UNKNOWN_KEY: 400,
   FLURRY_E_PUBLIC_ID_MALFORMED: 400,
   FLURRY_E_PUBLIC_ID_WRONG_KEY: 400,
+  FLURRY_E_UUID_FORMAT: 400,
+  FLURRY_E_UUID_MALFORMED: 400,
+  FLURRY_E_UUID_VERSION: 400,
+  FLURRY_E_UUID_VARIANT: 400,
   // Core: a layout that cannot be built (GET /v1/layouts/explain).
   FLURRY_E_LAYOUT_TOO_WIDE: 400,
   FLURRY_E_LAYOUT_FIELD_WIDTH: 400,

@@ -31,6 +31,7 @@ import type { HttpContext, Logger, PublicIds } from './http/context.js';
 import { LeasedIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
+import { UuidIssuer } from './uuid-issuing.js';
 import type { StartWait } from './start-retry.js';
 
 /**
@@ -58,6 +59,8 @@ export interface ServiceCore {
   readonly layout: Layout;
   /** Every ID the service issues goes through it. */
   readonly issuer: LeasedIssuer;
+  /** The UUIDv7 generator on the issuer's lease (attached with it). */
+  readonly uuids: UuidIssuer;
   readonly metrics: ServiceMetrics;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
@@ -96,6 +99,12 @@ export function createServiceCore(
   const core: ServiceCore = {
     layout: config.layout,
     issuer,
+    uuids: new UuidIssuer({
+      layout: config.layout,
+      notStarted: notStartedError,
+      logger,
+      count: (e) => core.metrics.onGeneratorEvent(e),
+    }),
     metrics: new ServiceMetrics({
       issued: () => issuer.issued(),
       lease: () => issuer.leased?.lease,
@@ -128,6 +137,7 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
   return {
     layout: core.layout,
     ids: core.issuer,
+    uuids: core.uuids,
     notReady: () => core.notReady(),
     node: () => core.issuer.leased?.generator.node,
     metrics: core.metrics,

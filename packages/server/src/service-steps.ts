@@ -130,6 +130,12 @@ export async function leaseGenerator(
     throw err;
   }
   core.issuer.attach(lg);
+  // UUIDv7 on the same lease, with the same policies (see uuid-issuing.ts).
+  core.uuids.attach(lg, registry, {
+    onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
+    ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+    ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
+  });
   core.console.data.watch(lg);
   watchLease(lg, logger);
   return lg;
@@ -225,6 +231,7 @@ export async function abortStart(server: Server, core: ServiceCore): Promise<voi
   core.console.data.close();
   await new Promise<void>((r) => server.close(() => r()));
   server.closeAllConnections();
+  await core.uuids.close().catch(() => undefined);
   if (core.issuer.leased) await core.issuer.leased.close().catch(() => undefined);
   if (core.registry) await core.registry.close().catch(() => undefined);
 }
@@ -285,6 +292,7 @@ export async function shutdown({
       .close()
       .catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the memcached endpoint failed'));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
+  await core.uuids.close().catch(() => undefined); // before the lease is released: its high-water mark counts
   const lg = core.issuer.leased;
   if (lg) {
     const last = lg.generator.lastIssuedUnixMs;

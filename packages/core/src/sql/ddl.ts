@@ -175,10 +175,10 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
   const dialect = checkDialect(options?.dialect);
   const p = sqlPrefix(options.prefix);
   for (const f of layout.nodeFields) {
-    if (RESERVED.includes(f.name.toLowerCase())) {
+    if (RESERVED.includes(f.name.toLowerCase()) || f.name.toLowerCase().startsWith('uuid_')) {
       throw new FlurryError(
         ErrorCode.INVALID_OPTION,
-        `The node field ${f.name} would be decoded by a function named ${p}${f.name.toLowerCase()}, which the generated SQL uses for something else (${RESERVED.join(', ')}); rename the field.`,
+        `The node field ${f.name} would be decoded by a function named ${p}${f.name.toLowerCase()}, which the generated SQL uses for something else (${RESERVED.join(', ')}, uuid_…); rename the field.`,
         { field: f.name },
       );
     }

@@ -10,3 +10,4 @@
  */
 export * from './ddl.js';
 export * from './generate.js';
+export * from './uuid-ddl.js';

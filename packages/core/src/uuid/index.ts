@@ -23,3 +23,4 @@ export {
   type UuidTextForm,
   type UuidInput,
 } from './forms.js';
+export { uuidMinAt, uuidMaxAt } from './bounds.js';

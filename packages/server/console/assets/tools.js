@@ -1,4 +1,4 @@
-// The tools: decode an ID, the IDs of a time range, the layout explorer, decode a public
+// The tools: decode an ID or a UUIDv7, the IDs of a time range, the layout explorer, decode a public
 // ID. Each calls a read-only route of this service; errors are the service's own.
 import { getJson } from './api.js';
 import { big, drawBar, dur, el, node, num, time } from './format.js';
@@ -21,12 +21,31 @@ function onSubmit(id, run) {
   });
 }
 
+/**
+ * A UUIDv7 rather than a decimal ID: 22 characters or more (canonical 36, hex 32, base32 26)
+ * and not all digits (a decimal ID has at most 20).
+ */
+function isUuidText(s) {
+  return s.length >= 22 && !/^[0-9]+$/.test(s);
+}
+
+function showUuid(out, d) {
+  show(out, [
+    ['UUIDv7', d.uuid],
+    ['Time', `${d.timestamp} (${d.unixMs})`],
+    ['Node', `${num(d.node)} (${d.nodeBits} bits)`],
+    ['Sequence', num(d.sequence)],
+  ]);
+  out.dataset.ok = 'true';
+}
+
 /** Wires every tool. */
 export function setupTools() {
   onSubmit('decode', async () => {
     const out = document.getElementById('decode-out');
     const id = document.getElementById('decode-id').value.trim();
     try {
+      if (isUuidText(id)) return showUuid(out, await getJson(`/v1/uuids/${encodeURIComponent(id)}`));
       const d = await getJson(`/v1/ids/${encodeURIComponent(id)}`);
       show(out, [
         ['ID', big(d.id)],

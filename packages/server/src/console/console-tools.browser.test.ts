@@ -1,12 +1,12 @@
 // The console in chromium, continued (./console.browser.test.ts has the load, the decoder,
 // the explorer's refusal, the chart, the screenshots and the token flow): the live stream
 // cut and resumed (the page says so and reconnects with backoff), the public-ID decoder
-// (shown only with a key and a token), the first and last ID of a time, and the layout
-// explorer's rows after removals and additions.
+// (shown only with a key and a token), the decoder given a UUIDv7, the first and last ID of
+// a time, and the layout explorer's rows after removals and additions.
 import { rmSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Layout, generateKey } from '@flurry/core';
+import { Layout, decodeUuid, encodeUuid, generateKey } from '@flurry/core';
 import type { Browser, Page } from 'playwright-core';
 import { httpGet, jsonBody, startFlurry, type FlurryProcess } from '../test-support.js';
 import { launchChromium, watchPage } from './browser.js';
@@ -150,6 +150,32 @@ describe('the console in chromium: tools with a public-ID key and a token', () =
     await page.locator('#public').getByRole('button', { name: 'Decode' }).click();
     await out.locator('.error').waitFor();
     assert.match((await out.textContent()) ?? '', /^FLURRY_E_PUBLIC_ID_\w+: /);
+    assert.deepEqual(watch.problems, []);
+    await page.close();
+  });
+
+  test('GIVEN a UUIDv7 of the service (canonical or base32) THEN the decoder shows its time, node and sequence; a v4 UUID is the coded FLURRY_E_UUID_VERSION', async () => {
+    const { page, watch } = await signedIn();
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const { uuid } = jsonBody<{ uuid: string }>((await httpGet(svc.port, '/v1/uuids/next', auth)).body);
+    const d = decodeUuid(uuid);
+    const out = page.locator('#decode-out');
+    for (const text of [uuid, encodeUuid(uuid, 'base32')]) {
+      await page.getByLabel('ID (decimal) or UUIDv7').fill(text);
+      await page.getByRole('button', { name: 'Decode', exact: true }).first().click();
+      await out.locator('dl').waitFor();
+      const shown = ((await out.textContent()) ?? '').replace(/,/g, '');
+      assert.ok(shown.startsWith(`UUIDv7${uuid}`), shown);
+      assert.ok(shown.includes(`${d.timestamp} (${d.unixMs})`), shown);
+      assert.ok(shown.includes(`Node${d.node} (16 bits)`), shown);
+      assert.ok(shown.includes(`Sequence${d.sequence}`), shown);
+      await page.evaluate("document.getElementById('decode-out').replaceChildren()");
+    }
+    watch.allowStatus(400);
+    await page.getByLabel('ID (decimal) or UUIDv7').fill(crypto.randomUUID());
+    await page.getByRole('button', { name: 'Decode', exact: true }).first().click();
+    await out.locator('.error').waitFor();
+    assert.match((await out.textContent()) ?? '', /^FLURRY_E_UUID_VERSION: /);
     assert.deepEqual(watch.problems, []);
     await page.close();
   });

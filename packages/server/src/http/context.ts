@@ -10,7 +10,7 @@
  * ```
  */
 import type { ServerResponse } from 'node:http';
-import type { FlurryError, Layout } from '@flurry/core';
+import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
 import type { ClusterBody, StatusBody } from '../console/types.js';
@@ -47,6 +47,26 @@ export interface IdSource {
   nextString(): string;
   /** Writes `count` new increasing IDs into `target` from `offset`; returns how many it wrote. */
   fill(target: BigUint64Array, offset: number, count: number): number;
+}
+
+/**
+ * Where the UUID routes get UUIDv7: the service's generator on its own node lease (see
+ * ../uuid-issuing.ts).
+ *
+ * @example
+ * ```ts
+ * const uuid: string = ctx.uuids!.next();
+ * ```
+ */
+export interface UuidSource {
+  /** The service's UUID format (node and sequence widths), for decoding. */
+  readonly format: UuidFormat;
+  /** One new UUID, canonical; throws coded errors while fenced or not started. */
+  next(): string;
+  /** One new UUID in a text form. */
+  nextAs(form: UuidTextForm): string;
+  /** `n` new increasing UUIDs. */
+  batch(n: number, form?: UuidTextForm): string[];
 }
 
 /**
@@ -108,6 +128,8 @@ export interface HttpContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
+  /** New UUIDv7 on the same lease (absent: the UUID routes answer 503). */
+  readonly uuids?: UuidSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   /** The current node field values, if a lease is held. */

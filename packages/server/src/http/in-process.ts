@@ -107,6 +107,7 @@ export async function inProcess(
     stop: async () => {
       core.console.streams.close();
       core.console.data.close();
+      await core.uuids.close();
       await core.issuer.leased?.close();
       await core.registry?.close();
       rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,9 @@
 /**
- * `flurry range --from T --to T [--layout P | --fields … [--epoch] [--unit]] [--json]`: the
+ * `flurry range --from T --to T [--layout P | --fields … [--epoch] [--unit]] [--json] [--uuid]`: the
  * half-open ID interval `[min, maxExclusive)` holding exactly the IDs whose time (rounded
  * down to the unit) is in `[from, to)`, for range scans (`WHERE id >= min AND id < max`)
  * and time partitions on an ID column. Times are ISO 8601 dates or Unix milliseconds.
+ * `--uuid`: the same for a UUIDv7 column (docs/sql.md).
  *
  * @example
  * ```sh
@@ -10,11 +11,11 @@
  * flurry range --from 1793491200000 --to 1796083200000 --layout sonyflake --json
  * ```
  */
-import { parseTime } from '@flurry/core';
+import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
 import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
+import { hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
@@ -22,6 +23,7 @@ const FLAGS = {
   from: { type: 'string' },
   to: { type: 'string' },
   json: { type: 'boolean' },
+  uuid: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -43,6 +45,12 @@ rounded down to the layout's unit, is in [from, to):
 TIME is an ISO 8601 date (2026-11-01, 2026-11-01T12:00:00Z; no zone means UTC) or Unix
 milliseconds. from must be in the layout's life (epoch up to its end of life); to may equal
 the end of life. A time outside is FLURRY_E_TIME_OUT_OF_RANGE (exit 2).
+
+  flurry range --uuid --from TIME --to TIME [--json]
+prints the same for a UUIDv7 column (any node and sequence widths): [min, maxExclusive) are
+the smallest UUIDv7 of from and of to, maxInclusive the largest of the last millisecond
+before to: WHERE id >= 'min' AND id < 'maxExclusive' (PostgreSQL uuid; MySQL
+BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See docs/sql.md.
 `;
 
 /**
@@ -73,6 +81,7 @@ export async function rangeCommand(io: CliIo): Promise<number> {
       `flurry range needs --from and --to (ISO 8601 dates or Unix ms), e.g. flurry range --from 2026-11-01 --to 2026-12-01`,
     );
   }
+  if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
   const layout = chooseLayout({
     layout: lastString(args, 'layout'),
     fields: lastString(args, 'fields'),
@@ -91,6 +100,38 @@ export async function rangeCommand(io: CliIo): Promise<number> {
       `  maxExclusive  ${r.maxExclusive}\n` +
       `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
       `SQL: WHERE id >= ${r.min} AND id < ${r.maxExclusive}\n`,
+  );
+  return 0;
+}
+
+/** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
+async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<number> {
+  for (const f of ['layout', 'fields', 'epoch', 'unit'])
+    if (args.values[f] !== undefined)
+      throw serverError('USAGE', `--${f} does not go with --uuid: a UUIDv7's time is Unix ms under any widths`);
+  if (to < from)
+    throw serverError(
+      'USAGE',
+      `--to (${new Date(to).toISOString()}) is before --from (${new Date(from).toISOString()})`,
+    );
+  const r = {
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    min: uuidMinAt(from, 'from'),
+    maxExclusive: uuidMinAt(to, 'to'),
+    maxInclusive: to > from ? uuidMaxAt(to - 1, 'to') : null,
+  };
+  if (hasFlag(args, 'json')) {
+    await write(io.stdout, JSON.stringify(r) + '\n');
+    return 0;
+  }
+  await write(
+    io.stdout,
+    `UUIDv7 from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
+      `  min           ${r.min}\n` +
+      `  maxExclusive  ${r.maxExclusive}\n` +
+      `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
+      `SQL: WHERE id >= '${r.min}' AND id < '${r.maxExclusive}'\n`,
   );
   return 0;
 }

@@ -10,7 +10,7 @@
  * flurry sql --dialect mysql --fields timestamp:41,worker:10,sequence:12 --epoch 2024-01-01 --prefix orders_
  * ```
  */
-import { layoutSql, type SqlDialect } from '@flurry/core';
+import { layoutSql, uuidSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
 import { releaseSqlNode } from '../../sql/release.js';
 import { reserveSqlNode } from '../../sql/reserve.js';
@@ -33,6 +33,9 @@ const FLAGS = {
   slot: { type: 'string' },
   'max-wait-ms': { type: 'string' },
   lanes: { type: 'string' },
+  uuid: { type: 'boolean' },
+  'node-bits': { type: 'string' },
+  'sequence-bits': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -54,6 +57,15 @@ AND id < flurry_min_id('2026-12-01Z') is a range scan on the primary key. A time
 layout's life raises SQLSTATE 22008 (FLURRY_E_TIME_OUT_OF_RANGE). MySQL takes and returns
 BIGINT UNSIGNED and UTC DATETIME(3); PostgreSQL bigint, or numeric(20,0) for 64-bit layouts.
 The mysql script uses DELIMITER (for the mysql/mariadb client). See docs/sql.md.
+
+UUIDv7 columns:
+  flurry sql --uuid --dialect postgres|mysql [--prefix flurry_] [--node-bits 16] [--sequence-bits 22]
+prints flurry_uuid_unix_ms(u), flurry_uuid_timestamp(u), flurry_uuid_node(u),
+flurry_uuid_sequence(u) (NULL for a UUID that is not v7), flurry_uuid_min_at(t),
+flurry_uuid_max_at(t) and their _ms forms: WHERE id >= flurry_uuid_min_at('2026-11-01Z') AND
+id < flurry_uuid_min_at('2026-12-01Z') is a range scan on a uuid (PostgreSQL) or BINARY(16)
+(MySQL) primary key; MySQL adds _text forms for CHAR(36) columns (flurry_uuid_unix_ms_text,
+flurry_uuid_timestamp_text, flurry_uuid_min_at_text, flurry_uuid_max_at_text).
 
 In-database generation:
   flurry sql --generate --registry postgres://user:pw@host/db[?table=flurry_nodes] [--cluster NAME]
@@ -113,6 +125,9 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   }
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
+  if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
+  for (const f of ['node-bits', 'sequence-bits'])
+    if (args.values[f] !== undefined) throw serverError('USAGE', `--${f} goes with --uuid (the UUIDv7 functions)`);
   const layout = chooseLayout({
     layout: lastString(args, 'layout'),
     fields: lastString(args, 'fields'),
@@ -218,4 +233,45 @@ async function releaseCommand(
 
 function isPowerOfTwo(n: number): boolean {
   return Number.isSafeInteger(n) && n >= 1 && (n & (n - 1)) === 0;
+}
+
+/** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
+async function uuidCommand(io: CliIo, args: ReturnType<typeof parseCommandLine>): Promise<number> {
+  for (const f of [
+    'layout',
+    'fields',
+    'epoch',
+    'unit',
+    'generate',
+    'release',
+    'registry',
+    'cluster',
+    'node',
+    'apply',
+    'slot',
+    'max-wait-ms',
+    'lanes',
+  ])
+    if (args.values[f] !== undefined)
+      throw serverError(
+        'USAGE',
+        `--${f} does not go with --uuid (the UUIDv7 functions need no layout and no registry)`,
+      );
+  const bits = (name: string, min: number, max: number): number | undefined => {
+    const v = lastString(args, name);
+    if (v === undefined) return undefined;
+    if (!/^\d{1,2}$/.test(v) || Number(v) < min || Number(v) > max)
+      throw serverError('USAGE', `--${name} must be an integer from ${min} to ${max}, got "${v.slice(0, 24)}"`);
+    return Number(v);
+  };
+  const nodeBits = bits('node-bits', 1, 48);
+  const sequenceBits = bits('sequence-bits', 12, 42);
+  const ddl = uuidSql({
+    dialect: sqlDialect(lastString(args, 'dialect')),
+    prefix: lastString(args, 'prefix'),
+    ...(nodeBits === undefined ? {} : { nodeBits }),
+    ...(sequenceBits === undefined ? {} : { sequenceBits }),
+  });
+  await write(io.stdout, ddl.script);
+  return 0;
 }

@@ -86,7 +86,7 @@ export const idsNextRoute: Route = {
  * parseCount('count=100', 10_000); // 100
  * ```
  */
-export function parseCount(query: string, max: number): number {
+export function parseCount(query: string, max: number, path = '/v1/ids'): number {
   let raw: string | null = null;
   let seen = 0;
   if (query.length > 0) {
@@ -97,7 +97,7 @@ export function parseCount(query: string, max: number): number {
       }
     }
   }
-  const allowed = `count must be one integer from 1 to ${max}, e.g. /v1/ids?count=100`;
+  const allowed = `count must be one integer from 1 to ${max}, e.g. ${path}?count=100`;
   if (raw === null)
     throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
   if (seen > 1)

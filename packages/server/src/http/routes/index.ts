@@ -28,6 +28,7 @@ import { clusterRoute } from './cluster.js';
 import { eventsRoute } from './events.js';
 import { idsRangeRoute } from './range.js';
 import { statusRoute } from './status.js';
+import { uuidsBatchRoute, uuidsDecodeRoute, uuidsNextRoute } from './uuids.js';
 import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
 
 /**
@@ -43,6 +44,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   idsBatchRoute,
   idsRangeRoute,
   idsDecodeRoute,
+  uuidsNextRoute,
+  uuidsBatchRoute,
+  uuidsDecodeRoute,
   layoutRoute,
   layoutsExplainRoute,
   publicNextRoute,

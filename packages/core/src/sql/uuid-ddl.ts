@@ -1,0 +1,299 @@
+/**
+ * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's
+ * time, node and sequence inside the database and turn times into UUID bounds, so that
+ * `WHERE id >= flurry_uuid_min_at(from) AND id < flurry_uuid_min_at(to)` is a range scan on
+ * the primary key. PostgreSQL takes `uuid` columns; MySQL/MariaDB `BINARY(16)` (the 16 bytes
+ * in network order) and `CHAR(36)` (canonical lowercase text, the `_text` functions). Every
+ * function is `IMMUTABLE` / `DETERMINISTIC`, so calls with constant arguments fold into
+ * constants. Decoders return NULL for a UUID that is not a v7 of variant `10` (as
+ * PostgreSQL's own `uuid_extract_timestamp` does); a time outside 0 .. 2^48 − 1 Unix ms
+ * raises SQLSTATE `22008` (`FLURRY_E_TIME_OUT_OF_RANGE`).
+ *
+ * @example
+ * ```ts
+ * import { uuidSql } from '@flurry/core';
+ * const { statements } = uuidSql({ dialect: 'postgres' });
+ * for (const s of statements) await client.query(s);
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions } from '../known-options.js';
+import { UuidFormat } from '../uuid/format.js';
+import { sqlPrefix, type LayoutSql, type SqlDialect, type SqlFunction } from './ddl.js';
+
+/**
+ * Options of {@link uuidSql}.
+ *
+ * @example `uuidSql({ dialect: 'mysql', prefix: 'orders_', nodeBits: 12 })`
+ */
+export interface UuidSqlOptions {
+  readonly dialect: SqlDialect;
+  /** Prefix of every function name (as for `layoutSql`); default `flurry_`. */
+  readonly prefix?: string;
+  /** The cluster's UUID node width (default 16): where `uuid_node` and `uuid_sequence` read. */
+  readonly nodeBits?: number;
+  /** The cluster's UUID sequence width (default 22). */
+  readonly sequenceBits?: number;
+}
+
+/**
+ * The DDL of the UUIDv7 functions (same shape as {@link layoutSql}'s; `idType` is the
+ * column type: `uuid` or `BINARY(16)`).
+ *
+ * Functions (prefix `flurry_`): `uuid_unix_ms(u)`, `uuid_timestamp(u)`, `uuid_node(u)`,
+ * `uuid_sequence(u)`, `uuid_min_at(t)`, `uuid_max_at(t)`, `uuid_min_at_ms(ms)`,
+ * `uuid_max_at_ms(ms)`; MySQL adds `uuid_unix_ms_text(CHAR(36))`,
+ * `uuid_timestamp_text(CHAR(36))`, `uuid_min_at_text(t)` and `uuid_max_at_text(t)`.
+ *
+ * @example
+ * ```ts
+ * uuidSql({ dialect: 'postgres' }).functions.map((f) => f.name); // ['flurry_uuid_unix_ms', …]
+ * ```
+ */
+export function uuidSql(options: UuidSqlOptions): LayoutSql {
+  assertKnownOptions(options, ['dialect', 'prefix', 'nodeBits', 'sequenceBits'], 'uuidSql options');
+  const p = sqlPrefix(options.prefix);
+  const format = UuidFormat.from({
+    ...(options.nodeBits === undefined ? {} : { nodeBits: options.nodeBits }),
+    ...(options.sequenceBits === undefined ? {} : { sequenceBits: options.sequenceBits }),
+  });
+  if (options.dialect === 'mysql') return mysqlUuidSql(p, format);
+  if (options.dialect !== 'postgres') {
+    throw new FlurryError(
+      ErrorCode.INVALID_OPTION,
+      `Unknown SQL dialect ${JSON.stringify(options.dialect)}; use postgres or mysql (mysql covers MariaDB too).`,
+      { dialect: String(options.dialect) },
+    );
+  }
+  return postgresUuidSql(p, format);
+}
+
+const MAX_MS = 2 ** 48 - 1;
+const sqlString = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+const widths = (f: UuidFormat): string => `nodeBits ${f.nodeBits}, sequenceBits ${f.sequenceBits}`;
+const OUT_OF_RANGE = `FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is outside what a UUIDv7 holds (0 to ${MAX_MS}, 1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z). Give a time in that range.`;
+
+function postgresUuidSql(p: string, f: UuidFormat): LayoutSql {
+  const fns: SqlFunction[] = [];
+  const statements: string[] = [];
+  const pure = 'LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE';
+  const add = (name: string, args: string, returns: string, body: string, description: string, lang = pure): void => {
+    fns.push({ name: p + name, signature: `${p}${name}(${args})`, returns, description });
+    statements.push(
+      `CREATE OR REPLACE FUNCTION ${p}${name}(${args}) RETURNS ${returns}\n${lang} AS $flurry$\n${body}\n$flurry$`,
+    );
+    statements.push(`COMMENT ON FUNCTION ${p}${name}(${args.replace(/\w+ /g, '')}) IS ${sqlString(description)}`);
+  };
+  // The 128 bits, most significant first; bit i of the RFC's figures is position 128 − i.
+  const bits = `('x' || replace(u::text, '-', ''))::bit(128)`;
+  const isV7 = `substring(b from 49 for 4) = B'0111' AND substring(b from 65 for 2) = B'10'`;
+  const read = (expr: string): string => `SELECT CASE WHEN ${isV7} THEN ${expr} END FROM (SELECT ${bits} AS b) s`;
+  const E = f.extBits;
+  add(
+    'uuid_unix_ms',
+    'u uuid',
+    'bigint',
+    read(`substring(b from 1 for 48)::bit(48)::bigint`),
+    'Unix milliseconds of a UUIDv7 (unix_ts_ms, its first 48 bits); NULL when not a v7 UUID.',
+  );
+  add(
+    'uuid_timestamp',
+    'u uuid',
+    'timestamptz',
+    `SELECT to_timestamp(${p}uuid_unix_ms(u)::double precision / 1000)`,
+    'The time of a UUIDv7 (millisecond precision); NULL when not a v7 UUID.',
+  );
+  add(
+    'uuid_node',
+    'u uuid',
+    'bigint',
+    read(`substring(b from ${67 + E} for ${f.nodeBits})::bit(${f.nodeBits})::bigint`),
+    `The Flurry node ID of a UUIDv7 (${widths(f)}); NULL when not a v7 UUID.`,
+  );
+  add(
+    'uuid_sequence',
+    'u uuid',
+    'bigint',
+    read(
+      `(substring(b from 53 for 12)${E > 0 ? ` || substring(b from 67 for ${E})` : ''})::bit(${f.sequenceBits})::bigint`,
+    ),
+    `The Flurry sequence of a UUIDv7 within its millisecond (${widths(f)}); NULL when not a v7 UUID.`,
+  );
+  const bound = (tail: string): string => `DECLARE
+  h text;
+BEGIN
+  IF ms < 0 OR ms > ${MAX_MS} THEN
+    RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format(${sqlString(OUT_OF_RANGE)}, ms);
+  END IF;
+  h := lpad(to_hex(ms), 12, '0');
+  RETURN (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '${tail}')::uuid;
+END`;
+  const plpgsql = 'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE';
+  add(
+    'uuid_min_at_ms',
+    'ms bigint',
+    'uuid',
+    bound('-7000-8000-000000000000'),
+    'The smallest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
+    plpgsql,
+  );
+  add(
+    'uuid_max_at_ms',
+    'ms bigint',
+    'uuid',
+    bound('-7fff-bfff-ffffffffffff'),
+    'The largest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
+    plpgsql,
+  );
+  const toMs = `CASE WHEN isfinite(t) THEN floor(extract(epoch FROM t) * 1000)::bigint ELSE -1 END`;
+  add(
+    'uuid_min_at',
+    't timestamptz',
+    'uuid',
+    `SELECT ${p}uuid_min_at_ms(${toMs})`,
+    `The smallest UUIDv7 of the instant t (rounded down to the ms): WHERE id >= ${p}uuid_min_at(from) AND id < ${p}uuid_min_at(to).`,
+  );
+  add(
+    'uuid_max_at',
+    't timestamptz',
+    'uuid',
+    `SELECT ${p}uuid_max_at_ms(${toMs})`,
+    'The largest UUIDv7 of the instant t (rounded down to the ms).',
+  );
+  const script =
+    `-- Flurry SQL functions for UUIDv7 uuid columns (${widths(f)}); PostgreSQL 11+.\n` +
+    `-- Generated by flurry sql --dialect postgres; see docs/sql.md.\n` +
+    statements.map((s) => s + ';\n').join('\n');
+  return { dialect: 'postgres', prefix: p, idType: 'uuid', functions: fns, statements, script };
+}
+
+function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
+  const fns: SqlFunction[] = [];
+  const statements: string[] = [];
+  const add = (name: string, args: string, returns: string, body: string, description: string): void => {
+    fns.push({ name: p + name, signature: `${p}${name}(${args})`, returns, description });
+    statements.push(`DROP FUNCTION IF EXISTS ${p}${name}`);
+    statements.push(
+      `CREATE FUNCTION ${p}${name}(${args}) RETURNS ${returns}\nDETERMINISTIC NO SQL COMMENT ${sqlString(description)}\n${body}`,
+    );
+  };
+  const E = f.extBits;
+  // Bytes 7 and 9 (1-based) hold the version and the variant; the low 64 bits are bytes 9..16.
+  const isV7 = `LENGTH(u) = 16 AND (ASCII(SUBSTRING(u, 7, 1)) >> 4) = 7 AND (ASCII(SUBSTRING(u, 9, 1)) >> 6) = 2`;
+  const lo = `CAST(CONV(HEX(SUBSTRING(u, 9, 8)), 16, 10) AS UNSIGNED)`;
+  const randA = `(CAST(CONV(HEX(SUBSTRING(u, 7, 2)), 16, 10) AS UNSIGNED) & 4095)`;
+  const when = (expr: string): string => `RETURN CASE WHEN ${isV7} THEN ${expr} END`;
+  const text = `UNHEX(REPLACE(u, '-', ''))`;
+  add(
+    'uuid_unix_ms',
+    'u BINARY(16)',
+    'BIGINT',
+    when(`CAST(CONV(HEX(SUBSTRING(u, 1, 6)), 16, 10) AS UNSIGNED)`),
+    'Unix milliseconds of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.',
+  );
+  add(
+    'uuid_unix_ms_text',
+    'u CHAR(36)',
+    'BIGINT',
+    `RETURN ${p}uuid_unix_ms(${text})`,
+    'Unix milliseconds of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
+  );
+  const toTime = (ms: string): string =>
+    `RETURN TIMESTAMPADD(MICROSECOND, ${ms} * 1000, TIMESTAMP'1970-01-01 00:00:00')`;
+  add(
+    'uuid_timestamp',
+    'u BINARY(16)',
+    'DATETIME(3)',
+    toTime(`${p}uuid_unix_ms(u)`),
+    'The UTC time of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.',
+  );
+  add(
+    'uuid_timestamp_text',
+    'u CHAR(36)',
+    'DATETIME(3)',
+    toTime(`${p}uuid_unix_ms_text(u)`),
+    'The UTC time of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
+  );
+  add(
+    'uuid_node',
+    'u BINARY(16)',
+    'BIGINT',
+    when(`(${lo} >> ${62 - E - f.nodeBits}) & ${2 ** f.nodeBits - 1}`),
+    `The Flurry node ID of a UUIDv7 stored as BINARY(16) (${widths(f)}); NULL when not a v7 UUID.`,
+  );
+  add(
+    'uuid_sequence',
+    'u BINARY(16)',
+    'BIGINT',
+    when(E > 0 ? `(${randA} << ${E}) | ((${lo} >> ${62 - E}) & ${2 ** E - 1})` : randA),
+    `The Flurry sequence of a UUIDv7 stored as BINARY(16) (${widths(f)}); NULL when not a v7 UUID.`,
+  );
+  const bound = (tail: string, asText: boolean): string => {
+    const hex = `CONCAT(LPAD(HEX(ms), 12, '0'), '${tail}')`;
+    const value = asText
+      ? `LOWER(CONCAT(SUBSTRING(${hex}, 1, 8), '-', SUBSTRING(${hex}, 9, 4), '-', SUBSTRING(${hex}, 13, 4), '-', SUBSTRING(${hex}, 17, 4), '-', SUBSTRING(${hex}, 21, 12)))`
+      : `UNHEX(${hex})`;
+    return `BEGIN
+  IF ms < 0 OR ms > ${MAX_MS} THEN
+    BEGIN
+      DECLARE msg VARCHAR(128) DEFAULT LEFT(CONCAT('FLURRY_E_TIME_OUT_OF_RANGE: ms ', ms, ' not in [0, ${MAX_MS}] (UUIDv7)'), 128);
+      SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
+    END;
+  END IF;
+  RETURN ${value};
+END`;
+  };
+  const MIN_TAIL = '70008000000000000000';
+  const MAX_TAIL = '7FFFBFFFFFFFFFFFFFFF';
+  add(
+    'uuid_min_at_ms',
+    'ms BIGINT',
+    'BINARY(16)',
+    bound(MIN_TAIL, false),
+    'The smallest UUIDv7 (BINARY(16)) of the Unix ms instant.',
+  );
+  add(
+    'uuid_max_at_ms',
+    'ms BIGINT',
+    'BINARY(16)',
+    bound(MAX_TAIL, false),
+    'The largest UUIDv7 (BINARY(16)) of the Unix ms instant.',
+  );
+  add(
+    'uuid_min_at_text_ms',
+    'ms BIGINT',
+    'CHAR(36)',
+    bound(MIN_TAIL, true),
+    'The smallest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
+  );
+  add(
+    'uuid_max_at_text_ms',
+    'ms BIGINT',
+    'CHAR(36)',
+    bound(MAX_TAIL, true),
+    'The largest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
+  );
+  const toMs = `FLOOR(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', t) / 1000)`;
+  for (const [name, of, what] of [
+    ['uuid_min_at', 'uuid_min_at_ms', 'smallest UUIDv7 (BINARY(16))'],
+    ['uuid_max_at', 'uuid_max_at_ms', 'largest UUIDv7 (BINARY(16))'],
+    ['uuid_min_at_text', 'uuid_min_at_text_ms', 'smallest UUIDv7 (CHAR(36))'],
+    ['uuid_max_at_text', 'uuid_max_at_text_ms', 'largest UUIDv7 (CHAR(36))'],
+  ] as const) {
+    add(
+      name,
+      't DATETIME(3)',
+      of.includes('text') ? 'CHAR(36)' : 'BINARY(16)',
+      `RETURN ${p}${of}(${toMs})`,
+      `The ${what} of the UTC instant t (rounded down to the ms)` +
+        (name.startsWith('uuid_min') ? `: WHERE id >= ${p}${name}(from) AND id < ${p}${name}(to).` : '.'),
+    );
+  }
+  const script =
+    `-- Flurry SQL functions for UUIDv7 columns, BINARY(16) and CHAR(36) (${widths(f)}); MySQL 8 / MariaDB 10.5+.\n` +
+    `-- Times are UTC DATETIME(3). Generated by flurry sql --dialect mysql; see docs/sql.md.\n` +
+    `DELIMITER $$\n` +
+    statements.map((s) => s + ' $$\n').join('\n') +
+    `DELIMITER ;\n`;
+  return { dialect: 'mysql', prefix: p, idType: 'BINARY(16)', functions: fns, statements, script };
+}

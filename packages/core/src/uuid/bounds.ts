@@ -1,0 +1,54 @@
+/**
+ * The UUIDv7 bounds of a time (docs/sql.md, "UUIDv7 columns"): the smallest and the largest
+ * v7 UUID of a Unix millisecond, for range scans and partitions on a UUID column
+ * (`WHERE id >= uuidMinAt(from) AND id < uuidMinAt(to)`), as `flurry range --uuid` prints
+ * them and the SQL functions `flurry_uuid_min_at` / `flurry_uuid_max_at` compute them.
+ *
+ * @example
+ * ```ts
+ * uuidMinAt(Date.parse('2022-02-22T19:22:22Z')); // '017f22e2-79b0-7000-8000-000000000000'
+ * ```
+ */
+import { ErrorCode, FlurryError } from '../errors.js';
+
+const MAX_MS = 2 ** 48 - 1;
+
+function hexMs(ms: number, what: string): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_MS) {
+    throw new FlurryError(
+      ErrorCode.TIME_OUT_OF_RANGE,
+      `${what} (Unix ms ${String(ms)}) is outside what a UUIDv7 holds: whole Unix ms from 0 to ${MAX_MS} (1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z). Give a time in that range.`,
+      { value: String(ms), min: 0, max: MAX_MS },
+    );
+  }
+  const h = ms.toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}`;
+}
+
+/**
+ * The smallest UUIDv7 of the Unix millisecond `ms` (version 7, variant `10`, every other bit
+ * zero), canonical.
+ *
+ * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
+ * @example
+ * ```ts
+ * uuidMinAt(1645557742000); // '017f22e2-79b0-7000-8000-000000000000'
+ * ```
+ */
+export function uuidMinAt(ms: number, what = 'the time'): string {
+  return `${hexMs(ms, what)}-7000-8000-000000000000`;
+}
+
+/**
+ * The largest UUIDv7 of the Unix millisecond `ms` (every bit but the version and the
+ * variant one), canonical.
+ *
+ * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
+ * @example
+ * ```ts
+ * uuidMaxAt(1645557742000); // '017f22e2-79b0-7fff-bfff-ffffffffffff'
+ * ```
+ */
+export function uuidMaxAt(ms: number, what = 'the time'): string {
+  return `${hexMs(ms, what)}-7fff-bfff-ffffffffffff`;
+}

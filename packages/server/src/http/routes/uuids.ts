@@ -1,0 +1,263 @@
+/**
+ * The UUIDv7 routes (docs/uuids.md): `GET /v1/uuids/next`, `GET /v1/uuids?count=N` and
+ * `GET /v1/uuids/{uuid}`. The UUIDs come from the service's UUID generator on its own node
+ * lease (../../uuid-issuing.ts): fenced with the IDs, unique by construction. `format`
+ * picks the text form (`canonical`, default; `hex`, `base32` — a ULID —, `base58`,
+ * `base62`); bad input is 400 with a `FLURRY_E_UUID_*` code.
+ *
+ * @example
+ * ```ts
+ * const handle = uuidsNextRoute.create(ctx);
+ * handle(res, input); // {"uuid":"0193…-7…"} or, with Accept: text/plain, the bare UUID
+ * ```
+ */
+import { decodeUuid, type UuidTextForm } from '@flurry/core';
+import { serverError } from '../../errors.js';
+import type { HttpContext, UuidSource } from '../context.js';
+import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
+import { ISSUE, READ, type Route } from '../route.js';
+import { parseCount, pathSegment, wantsText } from './ids.js';
+
+const TEXT_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base58', 'base62'];
+
+function source(ctx: HttpContext): UuidSource {
+  if (ctx.uuids === undefined)
+    throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
+  return ctx.uuids;
+}
+
+/**
+ * Reads the optional `format` query parameter: one of the UUID text forms.
+ *
+ * @throws FlurryError `FLURRY_E_UUID_FORMAT` for another value or a repeated parameter.
+ * @example
+ * ```ts
+ * parseUuidForm('count=3&format=base32'); // 'base32'
+ * parseUuidForm('');                      // undefined
+ * ```
+ */
+export function parseUuidForm(query: string): UuidTextForm | undefined {
+  if (query.indexOf('format') === -1) return undefined;
+  const all = new URLSearchParams(query).getAll('format');
+  if (all.length === 0) return undefined;
+  const allowed = `format must be one of ${TEXT_FORMS.join(', ')} (default canonical), given once`;
+  const v = all[0];
+  if (all.length > 1) throw serverError('UUID_FORMAT', `format is given ${all.length} times; ${allowed}`);
+  if (!(TEXT_FORMS as readonly string[]).includes(v)) {
+    const shown = v.length > 24 ? v.slice(0, 24) + '…' : v;
+    throw serverError('UUID_FORMAT', `format "${shown}" is not a UUID text form; ${allowed}`, { value: shown });
+  }
+  return v as UuidTextForm;
+}
+
+const UUID_SCHEMA = {
+  type: 'string',
+  description: 'A UUIDv7: canonical lowercase (36 characters) unless format says otherwise.',
+  example: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f',
+};
+const FORMAT_PARAM = {
+  name: 'format',
+  in: 'query',
+  required: false,
+  description:
+    'The text form: canonical (default), hex (32), base32 (26, Crockford: a valid ULID that sorts like the UUID), base58 or base62 (22).',
+  schema: { type: 'string', enum: [...TEXT_FORMS], default: 'canonical' },
+};
+
+/**
+ * `GET /v1/uuids/next` → `{"uuid":"…"}`, or the bare UUID with `Accept: text/plain`.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(uuidsNextRoute); // true
+ * ```
+ */
+export const uuidsNextRoute: Route = {
+  name: 'uuids_next',
+  path: '/v1/uuids/next',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => (res, input) => {
+    const src = source(ctx);
+    const form = input.query.length === 0 ? undefined : parseUuidForm(input.query);
+    const uuid = form === undefined ? src.next() : src.nextAs(form);
+    const accept = input.headers.accept;
+    if (accept !== undefined && wantsText(accept)) return sendAscii(res, 200, TEXT_TYPE, uuid);
+    return sendAscii(res, 200, JSON_TYPE, '{"uuid":"' + uuid + '"}');
+  },
+  openapi: {
+    operationId: 'nextUuid',
+    summary: 'Issue one UUIDv7 (time-ordered, unique by construction: the node ID of the lease is inside).',
+    description: 'With "Accept: text/plain" the body is the bare UUID.',
+    parameters: [FORMAT_PARAM],
+    responses: {
+      '200': {
+        description: 'A new UUIDv7.',
+        content: {
+          'application/json': {
+            schema: { type: 'object', required: ['uuid'], properties: { uuid: UUID_SCHEMA } },
+            example: { uuid: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f' },
+          },
+          'text/plain': { schema: UUID_SCHEMA, example: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f' },
+        },
+      },
+      ...BAD,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
+
+/**
+ * `GET /v1/uuids?count=N` → `{"uuids":["…",…]}`, N strictly increasing UUIDs.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(uuidsBatchRoute); // true
+ * ```
+ */
+export const uuidsBatchRoute: Route = {
+  name: 'uuids_batch',
+  path: '/v1/uuids',
+  methods: ISSUE,
+  auth: 'token',
+  create: (ctx) => {
+    const max = ctx.maxBatch;
+    return (res, input) => {
+      const src = source(ctx);
+      const n = parseCount(input.query, max, '/v1/uuids');
+      const uuids = src.batch(n, parseUuidForm(input.query));
+      return sendAscii(res, 200, JSON_TYPE, '{"uuids":["' + uuids.join('","') + '"]}');
+    };
+  },
+  openapi: {
+    operationId: 'nextUuids',
+    summary: 'Issue a batch of strictly increasing UUIDv7.',
+    parameters: [
+      {
+        name: 'count',
+        in: 'query',
+        required: true,
+        description: 'How many UUIDs: an integer from 1 to the configured maximum (maxBatch, default 10000).',
+        schema: { type: 'integer', minimum: 1, maximum: 10000 },
+      },
+      FORMAT_PARAM,
+    ],
+    responses: {
+      '200': {
+        description: 'count UUIDs in increasing order.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['uuids'],
+              properties: { uuids: { type: 'array', items: UUID_SCHEMA } },
+            },
+            example: { uuids: ['017f22e2-79b0-7cc3-98c4-dc0c0c07398f', '017f22e2-79b0-7cc3-98c4-dc0c0c17d4a1'] },
+          },
+        },
+      },
+      ...BAD,
+      ...COMMON,
+      ...FENCED,
+    },
+  },
+};
+
+/**
+ * The JSON of a decoded UUID under the service's format.
+ *
+ * @example
+ * ```ts
+ * decodedUuidJson(ctx.uuids!, '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'); // '{"uuid":…,"unixMs":1645557742000,…}'
+ * ```
+ */
+export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, form?: UuidTextForm): string {
+  const d = decodeUuid(raw, {
+    nodeBits: src.format.nodeBits,
+    sequenceBits: src.format.sequenceBits,
+    ...(form === undefined ? {} : { form }),
+  });
+  return JSON.stringify({
+    uuid: d.uuid,
+    version: d.version,
+    variant: d.variant,
+    unixMs: d.unixMs,
+    timestamp: d.timestamp,
+    node: d.node,
+    sequence: d.sequence,
+    nodeBits: d.nodeBits,
+    sequenceBits: d.sequenceBits,
+  });
+}
+
+/**
+ * `GET /v1/uuids/{uuid}` → the fields of a UUIDv7 under the service's widths; 400
+ * (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`) for anything that is not one.
+ *
+ * @example
+ * ```ts
+ * ROUTES.includes(uuidsDecodeRoute); // true
+ * ```
+ */
+export const uuidsDecodeRoute: Route = {
+  name: 'uuids_decode',
+  path: '/v1/uuids/{uuid}',
+  methods: READ,
+  auth: 'token',
+  create: (ctx) => (res, input) =>
+    sendText(
+      res,
+      200,
+      JSON_TYPE,
+      decodedUuidJson(source(ctx), pathSegment(input.params[0]), parseUuidForm(input.query)),
+    ),
+  openapi: {
+    operationId: 'decodeUuid',
+    summary: "Decode a UUIDv7 under this service's node and sequence widths.",
+    description:
+      'Reads canonical (either case, with or without urn:uuid:), hex and base32 by their length; base58 and base62 (both 22 characters) need format.',
+    parameters: [
+      { name: 'uuid', in: 'path', required: true, description: 'A UUIDv7 in any text form.', schema: UUID_SCHEMA },
+      FORMAT_PARAM,
+    ],
+    responses: {
+      '200': {
+        description: 'The fields of the UUID.',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['uuid', 'version', 'unixMs', 'timestamp', 'node', 'sequence'],
+              properties: {
+                uuid: UUID_SCHEMA,
+                version: { type: 'integer', enum: [7] },
+                variant: { type: 'string', enum: ['RFC 9562'] },
+                unixMs: { type: 'integer', description: 'unix_ts_ms: Unix milliseconds.' },
+                timestamp: { type: 'string', format: 'date-time' },
+                node: { type: 'integer', description: 'The node ID of the issuing lease.' },
+                sequence: { type: 'integer', description: 'The sequence within the millisecond.' },
+                nodeBits: { type: 'integer' },
+                sequenceBits: { type: 'integer' },
+              },
+            },
+            example: {
+              uuid: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f',
+              version: 7,
+              variant: 'RFC 9562',
+              unixMs: 1645557742000,
+              timestamp: '2022-02-22T19:22:22.000Z',
+              node: 19904,
+              sequence: 3345804,
+              nodeBits: 16,
+              sequenceBits: 22,
+            },
+          },
+        },
+      },
+      ...BAD,
+      ...COMMON,
+    },
+  },
+};

@@ -1,0 +1,161 @@
+/**
+ * The service's UUIDv7 (docs/uuids.md, "In the service"): {@link UuidIssuer} holds one UUID
+ * generator on the node lease of the service's Snowflake generator — not a second lease.
+ * The service's UUID node is its Snowflake node value (the layout's node fields in mixed
+ * radix, `datacenter × 32 + worker` for twitter), the UUIDs are fenced at the same lease
+ * deadlines, start above the same floor, and raise the high-water mark the lease hands on.
+ * One holder, one node ID: no other service of the cluster holds that node value, so its
+ * UUIDs are unique by construction as its IDs are.
+ *
+ * @example
+ * ```ts
+ * const uuids = new UuidIssuer({ layout, notStarted, logger, count: (e) => metrics.onGeneratorEvent(e) });
+ * uuids.attach(lg, registry, { onExhausted: 'borrow' });
+ * uuids.next(); // '0193…-7…'
+ * await uuids.close();
+ * ```
+ */
+import {
+  FlurryError,
+  UuidFormat,
+  UUID_DEFAULTS,
+  type GeneratorEvent,
+  type Layout,
+  type UuidTextForm,
+} from '@flurry/core';
+import {
+  uuidGeneratorOnLease,
+  type LeasedGenerator,
+  type LeasedUuidGenerator,
+  type Registry,
+} from '@flurry/coordination';
+import type { UuidSource } from './http/context.js';
+import { generatorEventLogging, type EventLogger } from './issuing.js';
+
+/**
+ * The generator policies the service gives its generators (from its configuration).
+ *
+ * @example
+ * ```ts
+ * const p: UuidPolicies = { onExhausted: 'borrow', onClockBackwards: 'tolerate' };
+ * ```
+ */
+export type UuidPolicies = NonNullable<Parameters<typeof uuidGeneratorOnLease>[1]['generator']>;
+
+/**
+ * Options of {@link UuidIssuer}.
+ *
+ * @example
+ * ```ts
+ * const opts: UuidIssuerOptions = { layout, notStarted: () => unavailable(), logger, count: () => undefined };
+ * ```
+ */
+export interface UuidIssuerOptions {
+  /** The service's Snowflake layout: its node fields are the UUID node. */
+  layout: Layout;
+  /** The error thrown while no lease is held yet. */
+  notStarted: () => FlurryError;
+  /** Where the UUID generator's refusal episodes are logged (rate-limited, as the ID generator's). */
+  logger: EventLogger;
+  /** Sees every UUID generator event (the metrics). */
+  count: (e: GeneratorEvent) => void;
+}
+
+/**
+ * The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits
+ * when they are wider.
+ *
+ * @example
+ * ```ts
+ * serviceUuidFormat(Layout.from('twitter')).nodeBits; // 16
+ * ```
+ */
+export function serviceUuidFormat(layout: Layout): UuidFormat {
+  const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+  return UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
+}
+
+/**
+ * The service's UUIDs on its Snowflake lease (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const uuids = new UuidIssuer(opts);
+ * uuids.attach(lg, registry, {});
+ * uuids.batch(3); // three increasing canonical UUIDs
+ * ```
+ */
+export class UuidIssuer implements UuidSource {
+  readonly format: UuidFormat;
+  private gen: LeasedUuidGenerator | undefined = undefined;
+  private failed: Error | undefined = undefined;
+  private readonly onEvent: (e: GeneratorEvent) => void;
+  private readonly issuedOk: () => void;
+  private readonly flushLogs: () => void;
+
+  constructor(private readonly opts: UuidIssuerOptions) {
+    this.format = serviceUuidFormat(opts.layout);
+    // Episodes of their own: a refusal of UUIDs ends with the next UUID issued.
+    const logging = generatorEventLogging(opts.logger, opts.count);
+    this.onEvent = logging.onEvent;
+    this.issuedOk = logging.issuedOk;
+    this.flushLogs = logging.flush;
+  }
+
+  /** Builds the UUID generator on `lg`'s lease (replacing one built on an earlier lease). */
+  attach(lg: LeasedGenerator, registry: Registry, policies: UuidPolicies): void {
+    this.gen?.close().catch(() => undefined);
+    this.gen = undefined;
+    this.failed = undefined;
+    try {
+      this.gen = uuidGeneratorOnLease(lg.lease, {
+        registry,
+        layout: this.opts.layout,
+        nodeBits: this.format.nodeBits,
+        generator: { ...policies, onEvent: this.onEvent },
+      });
+    } catch (err) {
+      // Issuing IDs goes on; the UUID routes answer with this error.
+      this.failed = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  private current(): LeasedUuidGenerator {
+    const g = this.gen;
+    if (g !== undefined) return g;
+    throw this.failed ?? this.opts.notStarted();
+  }
+
+  /** The UUID generator, once attached. */
+  get leased(): LeasedUuidGenerator | undefined {
+    return this.gen;
+  }
+
+  /** One new UUID, canonical. */
+  next(): string {
+    const u = this.current().next();
+    this.issuedOk();
+    return u;
+  }
+
+  /** One new UUID in a text form. */
+  nextAs(form: UuidTextForm): string {
+    const u = this.current().nextAs(form) as string;
+    this.issuedOk();
+    return u;
+  }
+
+  /** `n` new increasing UUIDs. */
+  batch(n: number, form?: UuidTextForm): string[] {
+    const u = this.current().batch(n, form);
+    this.issuedOk();
+    return u;
+  }
+
+  /** Closes the generator; the lease stays with the Snowflake generator, which releases it. */
+  async close(): Promise<void> {
+    this.flushLogs();
+    const g = this.gen;
+    if (g !== undefined) await g.close();
+  }
+}
