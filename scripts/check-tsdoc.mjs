@@ -21,7 +21,10 @@ const EXPORT =
 function* tsFiles(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
-    if (e.isDirectory()) yield* tsFiles(p);
+    // gen-* folders hold generated code (protoc-gen-es), documented by its .proto.
+    if (e.isDirectory()) {
+      if (!e.name.startsWith('gen-')) yield* tsFiles(p);
+    }
     else if (/\.c?ts$/.test(e.name) && !/\.test\.c?ts$/.test(e.name) && !/\.d\.c?ts$/.test(e.name)) yield p;
   }
 }
