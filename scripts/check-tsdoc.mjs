@@ -24,8 +24,7 @@ function* tsFiles(dir) {
     // gen-* folders hold generated code (protoc-gen-es), documented by its .proto.
     if (e.isDirectory()) {
       if (!e.name.startsWith('gen-')) yield* tsFiles(p);
-    }
-    else if (/\.c?ts$/.test(e.name) && !/\.test\.c?ts$/.test(e.name) && !/\.d\.c?ts$/.test(e.name)) yield p;
+    } else if (/\.c?ts$/.test(e.name) && !/\.test\.c?ts$/.test(e.name) && !/\.d\.c?ts$/.test(e.name)) yield p;
   }
 }
 

@@ -34,6 +34,9 @@ import { ROUTE_NAMES } from './http/routes/index.js';
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
 /** Latency buckets, seconds. */
+/** One (protocol, method, code)'s counter and histogram children. */
+type ProtocolCall = { count: () => void; observe: (s: number) => void };
+
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /**
@@ -295,6 +298,50 @@ export class ServiceMetrics {
   /** Content type of {@link text}. */
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  private protocolCalls: Map<string, ProtocolCall> | undefined;
+  private protocolMetrics: { count: Counter; latency: Histogram } | undefined;
+
+  /**
+   * Records one finished call of a protocol other than the HTTP routes (which keep
+   * `flurry_http_*`): `flurry_protocol_requests_total{protocol,method,code}` and
+   * `flurry_protocol_request_duration_seconds{protocol,method}`, where protocol is
+   * `grpc`, `grpc-web`, `connect` (the gRPC port) or another front-end's name, and code
+   * its outcome (`ok`, or the gRPC code name such as `unavailable`).
+   *
+   * @example
+   * ```ts
+   * metrics.protocolRequest('grpc', 'IdService/NextId', 'ok', 0.00004);
+   * ```
+   */
+  protocolRequest(protocol: string, method: string, code: string, seconds: number): void {
+    const m = (this.protocolMetrics ??= {
+      count: new Counter({
+        name: 'flurry_protocol_requests_total',
+        help: 'Calls by protocol (grpc, grpc-web, connect, …), method and outcome code (not the HTTP routes: see flurry_http_requests_total).',
+        labelNames: ['protocol', 'method', 'code'],
+        registers: [this.registry],
+      }),
+      latency: new Histogram({
+        name: 'flurry_protocol_request_duration_seconds',
+        help: 'Call latency in seconds by protocol and method (a stream: until its last message).',
+        labelNames: ['protocol', 'method'],
+        buckets: LATENCY_BUCKETS,
+        registers: [this.registry],
+      }),
+    });
+    const calls = (this.protocolCalls ??= new Map<string, ProtocolCall>());
+    const key = protocol + ' ' + method + ' ' + code;
+    let c = calls.get(key);
+    if (c === undefined) {
+      const count = m.count.labels(protocol, method, code);
+      const latency = m.latency.labels(protocol, method);
+      c = { count: () => count.inc(), observe: (s: number) => latency.observe(s) };
+      calls.set(key, c);
+    }
+    c.count();
+    c.observe(seconds);
   }
 
   private addStatus(status: number): number {

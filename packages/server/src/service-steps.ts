@@ -17,6 +17,7 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
+import type { GrpcServer } from './grpc/index.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -163,6 +164,47 @@ export async function startThrift(
 }
 
 /**
+ * Starts the gRPC / gRPC-Web / Connect port when `config.grpcPort` is set (Connect and
+ * protobuf are loaded only then); its IDs come from the core's issuer through the HTTP
+ * routes' context (the same public-ID codec, sequences, token and limits), Health
+ * follows the core's readiness, and each call is counted with its protocol.
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ * @example
+ * ```ts
+ * const grpc = await startGrpc(config, core, ctx, logger); // undefined without --grpc-port
+ * ```
+ */
+export async function startGrpc(
+  config: ServeConfig,
+  core: ServiceCore,
+  ctx: HttpContext,
+  logger: ServiceLogger,
+): Promise<GrpcServer | undefined> {
+  const grpcPort = config.grpcPort;
+  if (grpcPort === undefined) return undefined;
+  const { startGrpcServer } = await import('./grpc/index.js');
+  const metrics = core.metrics;
+  return startGrpcServer({
+    host: config.host,
+    port: grpcPort,
+    ids: ctx,
+    ready: () => core.notReady() === null,
+    token: config.token,
+    authHealth: config.authHealth,
+    record: (protocol, method, code, seconds) => metrics.protocolRequest(protocol, method, code, seconds),
+    logger: logger.child({ component: 'grpc' }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FlurryError || err.code === undefined) throw err;
+    throw serverError(
+      'LISTEN',
+      `cannot listen for gRPC on ${config.host}:${grpcPort} (${err.code}); choose another --grpc-port, or stop what holds it`,
+      { host: config.host, port: grpcPort, cause: err.code },
+    );
+  });
+}
+
+/**
  * Undoes a start that failed after listening: closes the server and its connections,
  * then the leased generator and the registry if they were opened (their errors ignored:
  * the start's error is the one to report).
@@ -195,6 +237,7 @@ export interface ShutdownParts {
   readonly ctx: HttpContext;
   readonly server: Server;
   readonly thrift: ThriftServer | undefined;
+  readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
 }
 
@@ -210,7 +253,7 @@ export interface ShutdownParts {
  * process.once('SIGTERM', () => void shutdown(parts));
  * ```
  */
-export async function shutdown({ config, core, ctx, server, thrift, logger }: ShutdownParts): Promise<void> {
+export async function shutdown({ config, core, ctx, server, thrift, grpc, logger }: ShutdownParts): Promise<void> {
   core.shuttingDown = true;
   ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
@@ -219,6 +262,8 @@ export async function shutdown({ config, core, ctx, server, thrift, logger }: Sh
   await closeHttp(server, config.shutdownTimeoutMs);
   if (thrift)
     await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
+  if (grpc)
+    await grpc.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the gRPC server failed'));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
   const lg = core.issuer.leased;
   if (lg) {

@@ -29,7 +29,16 @@ import { SequenceMetrics } from './sequence-metrics.js';
 import type { ServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
-import { abortStart, leaseGenerator, listenHttp, shutdown, startThrift, type ServiceLogger } from './service-steps.js';
+import {
+  abortStart,
+  leaseGenerator,
+  listenHttp,
+  shutdown,
+  startGrpc,
+  startThrift,
+  type ServiceLogger,
+} from './service-steps.js';
+import type { GrpcServer } from './grpc/index.js';
 import type { ThriftServer } from './thrift/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
@@ -50,6 +59,8 @@ export interface RunningService {
   readonly port: number;
   /** The Thrift port, when Thrift is on. */
   readonly thriftPort: number | undefined;
+  /** The gRPC / gRPC-Web / Connect port, when on. */
+  readonly grpcPort?: number | undefined;
   /** The HTTP server. */
   readonly server: Server;
   /** Stops the service gracefully (see the module comment). Idempotent. */
@@ -83,6 +94,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   onClockBackwards: true,
   sequenceStart: true,
   thriftPort: true,
+  grpcPort: true,
   token: true,
   authHealth: true,
   console: true,
@@ -160,20 +172,23 @@ export async function startService(config: ServeConfig, logger: ServiceLogger): 
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
   let thrift: ThriftServer | undefined;
+  let grpc: GrpcServer | undefined;
   try {
     await leaseGenerator(config, core, port, logger);
     thrift = await startThrift(config, core, logger);
+    grpc = await startGrpc(config, core, ctx, logger);
   } catch (err) {
+    await thrift?.close().catch(() => undefined);
     await abortStart(server, core);
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger);
+  logReady(config, core, port, thrift, logger, grpc);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, logger }).finally(closeSequences));
-  return { port, thriftPort: thrift?.port, server, close };
+    (closing ??= shutdown({ config, core, ctx, server, thrift, grpc, logger }).finally(closeSequences));
+  return { port, thriftPort: thrift?.port, grpcPort: grpc?.port, server, close };
 }
 
 function logReady(
@@ -182,11 +197,13 @@ function logReady(
   port: number,
   thrift: ThriftServer | undefined,
   logger: ServiceLogger,
+  grpc?: GrpcServer,
 ): void {
   logger.info(
     {
       port,
       thriftPort: thrift?.port,
+      grpcPort: grpc?.port,
       layout: core.layout.name,
       spec: core.layout.describe().spec,
       node: core.issuer.leased?.generator.node,

@@ -246,6 +246,15 @@ const DEFS = {
     defaultText: '(off; Twitter used 7609)',
     help: "Serve Twitter Snowflake's Thrift API on this port.",
   },
+  grpcPort: {
+    type: 'int',
+    flag: 'grpc-port',
+    env: 'FLURRY_GRPC_PORT',
+    min: 0,
+    max: 65535,
+    defaultText: '(off; 0 picks a free port)',
+    help: 'Serve gRPC, gRPC-Web and Connect (flurry.v1.IdService, health, reflection) on this port.',
+  },
   token: {
     type: 'string',
     flag: 'token',

@@ -76,6 +76,7 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
       fillAll(a);
       return { ids: Array.from(a) };
     },
+    // eslint-disable-next-line @typescript-eslint/require-await -- Connect's server-streaming shape; Connect awaits each write (drain) between pulls
     async *streamIds(req, hc) {
       const chunk = req.chunk === 0 ? Math.min(DEFAULT_CHUNK, maxBatch) : countOf(req.chunk, maxBatch, 'chunk');
       let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
@@ -84,12 +85,15 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
       const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
       while (left > 0 && !hc.signal.aborted) {
         const n = Math.min(chunk, left);
-        const a = new BigUint64Array(n);
+        // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
+        const buf = new ArrayBuffer(8 + n * 8);
+        const a = new BigUint64Array(buf, 8, n);
         fillAll(a);
         left -= n;
         if (raw) {
           const m = create(StreamIdsResponseSchema);
-          m.$unknown = [{ no: 1, wireType: WireType.LengthDelimited, data: new Uint8Array(a.buffer) }];
+          const k = varintBefore(new Uint8Array(buf, 0, 8), n * 8);
+          m.$unknown = [{ no: 1, wireType: WireType.LengthDelimited, data: new Uint8Array(buf, 8 - k, k + n * 8) }];
           yield m;
         } else yield { ids: Array.from(a) };
       }
@@ -192,6 +196,18 @@ function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
     );
   }
   return ctx.publicIds;
+}
+
+/** Writes `v` as a varint ending at the end of `into`; returns its length in bytes. */
+function varintBefore(into: Uint8Array, v: number): number {
+  const bytes: number[] = [];
+  do {
+    const b = v % 128;
+    v = Math.floor(v / 128);
+    bytes.push(v > 0 ? b | 128 : b);
+  } while (v > 0);
+  into.set(bytes, into.length - bytes.length);
+  return bytes.length;
 }
 
 function isJson(contentType: string | null): boolean {

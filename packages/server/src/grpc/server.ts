@@ -192,7 +192,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   h2.on('session', (s) => s.on('error', () => undefined));
   const h1 = http.createServer({ maxHeaderSize: 16_384 }, handler);
   h1.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {
-    if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    if (socket.writable && err.code !== 'ECONNRESET')
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
 

@@ -85,7 +85,9 @@ export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const flurryCode = err instanceof FlurryError ? err.code : 'FLURRY_E_INTERNAL';
   const message =
-    err instanceof FlurryError ? `${err.code}: ${err.message}` : 'FLURRY_E_INTERNAL: the call failed inside the service';
+    err instanceof FlurryError
+      ? `${err.code}: ${err.message}`
+      : 'FLURRY_E_INTERNAL: the call failed inside the service';
   return new ConnectError(message, grpcCodeOf(err), { [ERROR_CODE_KEY]: flurryCode }, undefined, err);
 }
 
