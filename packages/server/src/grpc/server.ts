@@ -170,7 +170,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     routes,
     readMaxBytes: maxMessageBytes,
     interceptors: [
-      ...(opts.record ? [callMetrics(opts.record)] : []),
+      callMetrics(opts.record),
       ...(token !== undefined ? [bearerToken(token, (s) => guarded.has(s))] : []),
     ],
   });

@@ -125,15 +125,25 @@ export function bearerToken(token: string, guarded: (serviceName: string) => boo
 export type CallRecorder = (protocol: string, method: string, code: string, seconds: number) => void;
 
 /**
- * An interceptor that times every call and reports it to `record`, and turns any error
- * into its coded Connect error ({@link toConnectError}).
+ * An interceptor that times every call and reports it to `record` (when given), and turns
+ * any error into its coded Connect error ({@link toConnectError}).
  *
  * @example
  * ```ts
  * connectNodeAdapter({ routes, interceptors: [callMetrics(record)] });
  * ```
  */
-export function callMetrics(record: CallRecorder, now: () => number = performance.now.bind(performance)): Interceptor {
+export function callMetrics(
+  record: CallRecorder | undefined,
+  now: () => number = performance.now.bind(performance),
+): Interceptor {
+  if (record === undefined) {
+    return (next) => (req) =>
+      next(req).then(
+        (res) => (res.stream ? { ...res, message: coded(res.message) } : res),
+        (err: unknown) => Promise.reject(toConnectError(err)),
+      );
+  }
   return (next) => async (req) => {
     const start = now();
     const method = `${req.service.name}/${req.method.name}`;
@@ -167,6 +177,14 @@ export function callMetrics(record: CallRecorder, now: () => number = performanc
       })(),
     };
   };
+}
+
+async function* coded<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (err) {
+    throw toConnectError(err);
+  }
 }
 
 const NAMES: Readonly<Record<number, string>> = Object.freeze(
