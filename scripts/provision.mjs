@@ -32,6 +32,9 @@ const P = {
   hey: { pkg: 'hey', probes: ['/usr/bin/hey'] },
   // The console's browser tests and first-paint figure (driven by playwright-core).
   chromium: { pkg: 'chromium', probes: ['/usr/bin/chromium'] },
+  // The gRPC port's Python client test (src/grpc/python.test.ts): grpcio and its protoc.
+  pythonGrpc: { pkg: 'python3-grpcio', probes: ['/usr/lib/python3/dist-packages/grpc/__init__.py'] },
+  pythonGrpcTools: { pkg: 'python3-grpc-tools', probes: ['/usr/lib/python3/dist-packages/grpc_tools/protoc.py'] },
 };
 
 const engines = [P.redis, P.etcd, P.zookeeper, P.java];
@@ -40,7 +43,7 @@ const clocks = [P.faketime, P.libfaketime];
 
 /** What each npm command needs. */
 export const NEEDS = {
-  test: [P.curl, P.chromium, ...engines, ...databases, ...clocks],
+  test: [P.curl, P.chromium, P.pythonGrpc, P.pythonGrpcTools, ...engines, ...databases, ...clocks],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
   // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.
