@@ -128,6 +128,7 @@ const CORS_HEADERS = {
   'access-control-expose-headers': 'grpc-status, grpc-message, grpc-status-details-bin, flurry-error-code',
   'access-control-max-age': '7200',
 };
+const CORS_ENTRIES = Object.entries(CORS_HEADERS);
 
 /**
  * Starts the gRPC / gRPC-Web / Connect port. Rejects with `FLURRY_E_INVALID_OPTION` for
@@ -178,7 +179,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     req: http.IncomingMessage | http2.Http2ServerRequest,
     res: http.ServerResponse | http2.Http2ServerResponse,
   ): void => {
-    for (const [k, v] of Object.entries(CORS_HEADERS)) res.setHeader(k, v);
+    // Only browsers send Origin; gRPC clients pay nothing for CORS.
+    if (req.headers.origin !== undefined) for (const [k, v] of CORS_ENTRIES) res.setHeader(k, v);
     if (req.method === 'OPTIONS') {
       res.writeHead(204);
       res.end();
