@@ -63,7 +63,7 @@ function h2call(
     let trailers: http2.IncomingHttpHeaders = {};
     let head: http2.IncomingHttpHeaders = {};
     req.on('response', (h) => (head = h));
-    req.on('trailers', (t) => (trailers = t));
+    req.on('trailers', (t: http2.IncomingHttpHeaders) => (trailers = t));
     req.on('data', () => undefined);
     req.on('end', () => {
       c.close();

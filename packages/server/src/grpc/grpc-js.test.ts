@@ -72,7 +72,9 @@ async function issuedTotal(port: number): Promise<number> {
 
 function curl(args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
-    execFile('curl', ['-sS', '-i', ...args], { timeout: 10_000 }, (err, out) => (err ? reject(err) : resolve(out))),
+    execFile('curl', ['-sS', '-i', ...args], { timeout: 10_000 }, (err, out) =>
+      err ? reject(new Error(err.message)) : resolve(out),
+    ),
   );
 }
 

@@ -104,7 +104,7 @@ test('GIVEN a page on another origin THEN gRPC-Web NextId and BatchIds answer ID
   assert.match(refused.trailers, /grpc-status:\s*16/);
   assert.match(refused.trailers, /flurry-error-code:\s*FLURRY_E_UNAUTHORIZED/);
 
-  const json = (await p.evaluate(
+  const json = await p.evaluate(
     async ({ base, token }) => {
       const res = await fetch(`${base}/flurry.v1.IdService/NextId`, {
         method: 'POST',
@@ -114,7 +114,7 @@ test('GIVEN a page on another origin THEN gRPC-Web NextId and BatchIds answer ID
       return (await res.json()) as { id: string; idString: string };
     },
     { base, token: TOKEN },
-  )) as { id: string; idString: string };
+  );
   assert.equal(json.id, json.idString);
   assert.ok(BigInt(json.id) > ids[ids.length - 1]);
   await p.close();

@@ -40,6 +40,13 @@ function unary(c: grpc.Client, method: string, req: object): Promise<Record<stri
   );
 }
 
+/** A reflection answer as proto-loader decodes it. */
+interface ReflectionAnswer {
+  listServicesResponse?: { service: { name: string }[] };
+  fileDescriptorResponse?: { fileDescriptorProto: Buffer[] };
+  errorResponse?: { errorCode: number };
+}
+
 describe('the gRPC port over a service core that holds no lease yet', () => {
   let server: GrpcServer;
   let ids: grpc.Client;
@@ -86,11 +93,11 @@ describe('the gRPC port over a service core that holds no lease yet', () => {
   test('GIVEN server reflection THEN it lists the services and serves the descriptor of a symbol', async () => {
     const r = client(server.port, 'grpc/reflection/v1/reflection.proto', 'grpc.reflection.v1.ServerReflection');
     const stream = (
-      r as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, Record<string, any>> }
+      r as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, ReflectionAnswer> }
     ).ServerReflectionInfo();
-    const answers: Array<Record<string, any>> = [];
+    const answers: ReflectionAnswer[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      stream.on('data', (m: Record<string, any>) => answers.push(m));
+      stream.on('data', (m: ReflectionAnswer) => answers.push(m));
       stream.on('end', resolve);
       stream.on('error', reject);
     });
@@ -101,13 +108,13 @@ describe('the gRPC port over a service core that holds no lease yet', () => {
     await done;
     r.close();
     assert.deepEqual(
-      answers[0].listServicesResponse.service.map((s: { name: string }) => s.name),
+      answers[0].listServicesResponse?.service.map((s) => s.name),
       ['flurry.v1.IdService', 'grpc.health.v1.Health', 'grpc.reflection.v1.ServerReflection'],
     );
-    const files = answers[1].fileDescriptorResponse.fileDescriptorProto as Buffer[];
+    const files = answers[1].fileDescriptorResponse?.fileDescriptorProto ?? [];
     assert.equal(files.length, 1);
     assert.ok(files[0].includes('flurry/v1/id_service.proto') && files[0].includes('StreamIds'));
-    assert.equal(answers[2].errorResponse.errorCode, grpc.status.NOT_FOUND);
+    assert.equal(answers[2].errorResponse?.errorCode, grpc.status.NOT_FOUND);
   });
 
   test('GIVEN bad options THEN startGrpcServer refuses with FLURRY_E_INVALID_OPTION', async () => {
