@@ -125,6 +125,40 @@ describe('the gRPC port over a service core that holds no lease yet', () => {
   });
 });
 
+test('GIVEN Health/Watch THEN it sends the state at once, then each change of readiness', async () => {
+  const config = loadServeConfig(['--port', '0', '--registry', 'file:/nonexistent-flurry-registry'], {});
+  const core = createServiceCore(config, quiet);
+  let ready = false;
+  const server = await startGrpcServer({
+    port: 0,
+    ids: httpContext(config, core, quiet),
+    ready: () => ready,
+    healthWatchMs: 20,
+  });
+  const health = client(server.port, 'grpc/health/v1/health.proto', 'grpc.health.v1.Health');
+  try {
+    const seen: string[] = [];
+    const stream = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({
+      service: '',
+    });
+    stream.on('error', () => undefined);
+    const until = async (n: number) => {
+      for (let i = 0; seen.length < n && i < 250; i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    stream.on('data', (m: { status: string }) => seen.push(m.status));
+    await until(1);
+    ready = true;
+    await until(2);
+    ready = false;
+    await until(3);
+    stream.cancel();
+    assert.deepEqual(seen, ['NOT_SERVING', 'SERVING', 'NOT_SERVING']);
+  } finally {
+    health.close();
+    await server.close();
+  }
+});
+
 function listFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = path.join(dir, n);
