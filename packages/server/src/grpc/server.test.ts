@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { FlurryError } from '@flurry/core';
+import { openSequences } from '@flurry/segments';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext } from '../service-core.js';
 import { startGrpcServer, type GrpcServer } from './index.js';
@@ -156,6 +157,36 @@ test('GIVEN Health/Watch THEN it sends the state at once, then each change of re
   } finally {
     health.close();
     await server.close();
+  }
+});
+
+test('GIVEN --sequences THEN NextSequence answers increasing numbers; an unknown key is NOT_FOUND, a count past maxBatch RESOURCE_EXHAUSTED', async () => {
+  const config = loadServeConfig(['--port', '0', '--registry', 'file:/nonexistent-flurry-registry'], {});
+  const core = createServiceCore(config, quiet);
+  const sequences = await openSequences('memory://grpc-server-test');
+  await sequences.create('order', { start: 1000 });
+  const server = await startGrpcServer({
+    port: 0,
+    ids: { ...httpContext(config, core, quiet), sequences },
+    ready: () => true,
+  });
+  const ids = client(server.port, 'flurry/v1/id_service.proto', 'flurry.v1.IdService');
+  try {
+    const r = await unary(ids, 'NextSequence', { key: 'order', count: 3 });
+    assert.deepEqual(r, { key: 'order', values: ['1000', '1001', '1002'] });
+    await assert.rejects(unary(ids, 'NextSequence', { key: 'nope', count: 1 }), (e: grpc.ServiceError) => {
+      assert.equal(e.code, grpc.status.NOT_FOUND);
+      assert.deepEqual(e.metadata.get('flurry-error-code'), ['FLURRY_E_SEQUENCE_KEY_UNKNOWN']);
+      return true;
+    });
+    await assert.rejects(
+      unary(ids, 'NextSequence', { key: 'order', count: config.maxBatch + 1 }),
+      (e: grpc.ServiceError) => e.code === grpc.status.RESOURCE_EXHAUSTED,
+    );
+  } finally {
+    ids.close();
+    await server.close();
+    await sequences.close();
   }
 });
 
