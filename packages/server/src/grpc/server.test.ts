@@ -126,7 +126,7 @@ describe('the gRPC port over a service core that holds no lease yet', () => {
   });
 });
 
-test('GIVEN Health/Watch THEN it sends the state at once, then each change of readiness', async () => {
+test('GIVEN Health/Watch THEN it sends the state at once, then each change of readiness, and a quiet Watch outlives the idle timeout', async () => {
   const config = loadServeConfig(['--port', '0', '--registry', 'file:/nonexistent-flurry-registry'], {});
   const core = createServiceCore(config, quiet);
   let ready = false;
@@ -135,6 +135,7 @@ test('GIVEN Health/Watch THEN it sends the state at once, then each change of re
     ids: httpContext(config, core, quiet),
     ready: () => ready,
     healthWatchMs: 20,
+    idleTimeoutMs: 200,
   });
   const health = client(server.port, 'grpc/health/v1/health.proto', 'grpc.health.v1.Health');
   try {
@@ -148,6 +149,7 @@ test('GIVEN Health/Watch THEN it sends the state at once, then each change of re
     };
     stream.on('data', (m: { status: string }) => seen.push(m.status));
     await until(1);
+    await new Promise((r) => setTimeout(r, 800)); // a quiet Watch outlives the idle timeout
     ready = true;
     await until(2);
     ready = false;

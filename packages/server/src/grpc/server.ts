@@ -82,7 +82,7 @@ export interface GrpcServerOptions {
   maxMessageBytes?: number;
   /** Largest number of open connections (more are refused); default 10,000. */
   maxConnections?: number;
-  /** Closes a connection that sent nothing for this long, in ms (0 = never); default 120,000. */
+  /** Closes a connection with no open call for this long (one that sends no first bytes: the same), in ms (0 = never); default 120,000. */
   idleTimeoutMs?: number;
   /** How often Health's Watch re-reads readiness, in ms; default 500. */
   healthWatchMs?: number;
@@ -192,7 +192,24 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handler);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
   h2.on('session', (s) => s.on('error', () => undefined));
+  // A connection is idle when it has no open call: a long stream or Watch that sends
+  // nothing for a while is not cut; a connection with no call for idleTimeoutMs is closed.
+  const openCalls = new WeakMap<http2.Http2Session, number>();
+  h2.on('stream', (stream) => {
+    const session = stream.session;
+    if (!session) return;
+    openCalls.set(session, (openCalls.get(session) ?? 0) + 1);
+    stream.once('close', () => openCalls.set(session, (openCalls.get(session) ?? 1) - 1));
+  });
+  if (idleTimeoutMs > 0) {
+    h2.on('session', (s) =>
+      s.setTimeout(idleTimeoutMs, () => {
+        if (!openCalls.get(s)) s.close();
+      }),
+    );
+  }
   const h1 = http.createServer({ maxHeaderSize: 16_384 }, handler);
+  if (idleTimeoutMs > 0) h1.keepAliveTimeout = Math.min(idleTimeoutMs, 5_000);
   h1.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {
     if (socket.writable && err.code !== 'ECONNRESET')
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -215,6 +232,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
       const looksH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
       if (looksH2 && n < PREFACE.length) return; // wait for the rest of the preface
       socket.off('readable', sniff);
+      socket.setTimeout(0); // from here on, the HTTP/2 session's or the HTTP/1.1 server's timeouts
       socket.unshift(seen);
       (looksH2 ? h2 : h1).emit('connection', socket);
     };
