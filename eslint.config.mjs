@@ -8,6 +8,7 @@ export default tseslint.config(
       '**/dist/**',
       '**/node_modules/**',
       'packages/server/thrift/gen-nodejs/**',
+      'packages/server/src/grpc/gen-proto/**',
       'torture/**',
       'scripts/**',
       'benchmarks/**',

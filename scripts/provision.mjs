@@ -35,6 +35,9 @@ const P = {
   // memcached clients others wrote, for the memcached endpoint's tests (Debian 12+ names the tool memccat).
   memcat: { pkg: 'libmemcached-tools', probes: ['/usr/bin/memccat', '/usr/bin/memcat'] },
   pymemcache: { pkg: 'python3-pymemcache', probes: ['/usr/lib/python3/dist-packages/pymemcache/__init__.py'] },
+  // The gRPC port's Python client test (src/grpc/python.test.ts): grpcio and its protoc.
+  pythonGrpc: { pkg: 'python3-grpcio', probes: ['/usr/lib/python3/dist-packages/grpc/__init__.py'] },
+  pythonGrpcTools: { pkg: 'python3-grpc-tools', probes: ['/usr/lib/python3/dist-packages/grpc_tools/protoc.py'] },
 };
 
 const engines = [P.redis, P.etcd, P.zookeeper, P.java];
@@ -43,7 +46,7 @@ const clocks = [P.faketime, P.libfaketime];
 
 /** What each npm command needs. */
 export const NEEDS = {
-  test: [P.curl, P.chromium, P.memcat, P.pymemcache, ...engines, ...databases, ...clocks],
+  test: [P.curl, P.chromium, P.memcat, P.pymemcache, P.pythonGrpc, P.pythonGrpcTools, ...engines, ...databases, ...clocks],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
   // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.

@@ -316,6 +316,22 @@ export class ServiceMetrics implements RouteMetrics {
     return this.registry.contentType;
   }
 
+  /**
+   * Records one finished call of a protocol other than the HTTP routes (which keep
+   * `flurry_http_*`) in `flurry_protocol_requests_total{protocol,command,outcome}` and
+   * `flurry_protocol_request_duration_seconds{protocol,command}` (protocol-metrics.ts):
+   * protocol `grpc`, `grpc-web` or `connect` (the gRPC port), command the method, outcome
+   * `ok` or the gRPC code name such as `unavailable`.
+   *
+   * @example
+   * ```ts
+   * metrics.protocolRequest('grpc', 'IdService/NextId', 'ok', 0.00004);
+   * ```
+   */
+  protocolRequest(protocol: string, method: string, code: string, seconds: number): void {
+    this.protocols.call(protocol, method, code, seconds);
+  }
+
   private addStatus(status: number): number {
     const code = Math.trunc(status);
     const known = this.extraStatuses.indexOf(code);

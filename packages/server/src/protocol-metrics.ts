@@ -61,6 +61,9 @@ interface Entry {
  */
 export class ProtocolMetrics {
   private readonly entries: Entry[] = [];
+  /** Series of {@link call}: `protocol command outcome` → count, and `protocol command` → latency. */
+  private readonly calls = new Map<string, { labels: Record<string, string>; count: number }>();
+  private readonly callLatency = new Map<string, { labels: Record<string, string>; buckets: Float64Array; sum: number }>();
 
   constructor(registry: Registry) {
     const requests = 'flurry_protocol_requests_total';
@@ -130,6 +133,30 @@ export class ProtocolMetrics {
   }
 
   /**
+   * Records one finished call of a front-end whose outcome is richer than ok/error (the gRPC
+   * port: `outcome` is `ok` or the gRPC code name such as `unavailable`). `command` and
+   * `outcome` must come from fixed lists (method names, code names), never from what a client sent.
+   *
+   * @example
+   * ```ts
+   * protocols.call('grpc', 'IdService/NextId', 'ok', 0.00004);
+   * ```
+   */
+  call(protocol: string, command: string, outcome: string, seconds: number): void {
+    const key = protocol + ' ' + command;
+    let c = this.calls.get(key + ' ' + outcome);
+    if (c === undefined) this.calls.set(key + ' ' + outcome, (c = { labels: { protocol, command, outcome }, count: 0 }));
+    c.count++;
+    let l = this.callLatency.get(key);
+    if (l === undefined)
+      this.callLatency.set(key, (l = { labels: { protocol, command }, buckets: new Float64Array(BUCKETS.length + 1), sum: 0 }));
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
+    l.buckets[i]++;
+    l.sum += seconds;
+  }
+
+  /**
    * Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it).
    *
    * @example
@@ -154,6 +181,7 @@ export class ProtocolMetrics {
         if (error > 0) out.push({ value: error, labels: { protocol: e.protocol, command, outcome: 'error' } });
       });
     }
+    for (const c of this.calls.values()) out.push({ value: c.count, labels: c.labels });
     return out;
   }
 
@@ -177,6 +205,20 @@ export class ProtocolMetrics {
         out.push({ value: total, labels, metricName: name + '_count' });
       });
     }
+    for (const l of this.callLatency.values()) histogram(out, name, l.labels, l.buckets, l.sum);
     return out;
   }
+}
+
+/** Appends one histogram series (cumulative buckets, sum, count) to `out`. */
+function histogram(out: Value[], name: string, labels: Record<string, string>, buckets: Float64Array, sum: number): void {
+  let acc = 0;
+  for (let i = 0; i < BUCKETS.length; i++) {
+    acc += buckets[i];
+    out.push({ value: acc, labels: { le: BUCKETS[i], ...labels }, metricName: name + '_bucket' });
+  }
+  acc += buckets[BUCKETS.length];
+  out.push({ value: acc, labels: { le: '+Inf', ...labels }, metricName: name + '_bucket' });
+  out.push({ value: sum, labels, metricName: name + '_sum' });
+  out.push({ value: acc, labels, metricName: name + '_count' });
 }

@@ -233,5 +233,6 @@ function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | und
   return {
     next: () => codec.encode(next()),
     decode: (s: string) => codec.decode(s),
+    encode: (id: bigint) => codec.encode(id),
   };
 }

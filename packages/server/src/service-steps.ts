@@ -18,6 +18,7 @@ import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
+import type { GrpcServer } from './grpc/index.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -217,6 +218,47 @@ export async function startMemcached(
 }
 
 /**
+ * Starts the gRPC / gRPC-Web / Connect port when `config.grpcPort` is set (Connect and
+ * protobuf are loaded only then); its IDs come from the core's issuer through the HTTP
+ * routes' context (the same public-ID codec, sequences, token and limits), Health
+ * follows the core's readiness, and each call is counted with its protocol.
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ * @example
+ * ```ts
+ * const grpc = await startGrpc(config, core, ctx, logger); // undefined without --grpc-port
+ * ```
+ */
+export async function startGrpc(
+  config: ServeConfig,
+  core: ServiceCore,
+  ctx: HttpContext,
+  logger: ServiceLogger,
+): Promise<GrpcServer | undefined> {
+  const grpcPort = config.grpcPort;
+  if (grpcPort === undefined) return undefined;
+  const { startGrpcServer } = await import('./grpc/index.js');
+  const metrics = core.metrics;
+  return startGrpcServer({
+    host: config.host,
+    port: grpcPort,
+    ids: ctx,
+    ready: () => core.notReady() === null,
+    token: config.token,
+    authHealth: config.authHealth,
+    record: (protocol, method, code, seconds) => metrics.protocolRequest(protocol, method, code, seconds),
+    logger: logger.child({ component: 'grpc' }),
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FlurryError || err.code === undefined) throw err;
+    throw serverError(
+      'LISTEN',
+      `cannot listen for gRPC on ${config.host}:${grpcPort} (${err.code}); choose another --grpc-port, or stop what holds it`,
+      { host: config.host, port: grpcPort, cause: err.code },
+    );
+  });
+}
+
+/**
  * Undoes a start that failed after listening: closes the server and its connections,
  * then the leased generator and the registry if they were opened (their errors ignored:
  * the start's error is the one to report).
@@ -252,6 +294,7 @@ export interface ShutdownParts {
   readonly thrift: ThriftServer | undefined;
   /** The memcached endpoint, when on. */
   readonly memcached?: MemcachedServer | undefined;
+  readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
   /** Segment mode: closes the sequences (hands unused numbers back and logs the figures) before `stopped`. */
   readonly closeSequences?: () => Promise<void>;
@@ -276,6 +319,7 @@ export async function shutdown({
   server,
   thrift,
   memcached,
+  grpc,
   logger,
   closeSequences,
 }: ShutdownParts): Promise<void> {
@@ -291,6 +335,8 @@ export async function shutdown({
     await memcached
       .close()
       .catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the memcached endpoint failed'));
+  if (grpc)
+    await grpc.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the gRPC server failed'));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
   await core.uuids.close().catch(() => undefined); // before the lease is released: its high-water mark counts
   const lg = core.issuer.leased;

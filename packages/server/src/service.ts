@@ -39,11 +39,13 @@ import {
   leaseGenerator,
   listenHttp,
   shutdown,
+  startGrpc,
   startMemcached,
   startThrift,
   type ServiceLogger,
 } from './service-steps.js';
 import { retryOutage, type RetryOutageOptions, type StartWait } from './start-retry.js';
+import type { GrpcServer } from './grpc/index.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
 
@@ -67,6 +69,8 @@ export interface RunningService {
   readonly thriftPort: number | undefined;
   /** The memcached port, when the memcached endpoint is on. */
   readonly memcachedPort?: number | undefined;
+  /** The gRPC / gRPC-Web / Connect port, when on. */
+  readonly grpcPort?: number | undefined;
   /** The HTTP server. */
   readonly server: Server;
   /** Stops the service gracefully (see the module comment). Idempotent. */
@@ -102,6 +106,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   thriftPort: true,
   memcachedPort: true,
   memcachedIdleTimeoutMs: true,
+  grpcPort: true,
   token: true,
   authHealth: true,
   console: true,
@@ -218,6 +223,7 @@ export async function startService(
   };
   let thrift: ThriftServer | undefined;
   let memcached: MemcachedServer | undefined;
+  let grpc: GrpcServer | undefined;
   try {
     if (config.sequences !== undefined) {
       const url = config.sequences;
@@ -243,18 +249,27 @@ export async function startService(
     answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
     memcached = await startMemcached(config, core, logger);
+    grpc = await startGrpc(config, core, ctx, logger);
   } catch (err) {
-    await thrift?.close();
+    await thrift?.close().catch(() => undefined);
+    await memcached?.close().catch(() => undefined);
     await abortStart(server, core);
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger, memcached);
+  logReady(config, core, port, thrift, logger, memcached, grpc);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
-    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, logger, closeSequences }));
-  return { port, thriftPort: thrift?.port, memcachedPort: memcached?.port, server, close };
+    (closing ??= shutdown({ config, core, ctx, server, thrift, memcached, grpc, logger, closeSequences }));
+  return {
+    port,
+    thriftPort: thrift?.port,
+    memcachedPort: memcached?.port,
+    grpcPort: grpc?.port,
+    server,
+    close,
+  };
 }
 
 /** The store or registry answered after an outage: log it and clear the wait. */
@@ -275,12 +290,14 @@ function logReady(
   thrift: ThriftServer | undefined,
   logger: ServiceLogger,
   memcached?: MemcachedServer,
+  grpc?: GrpcServer,
 ): void {
   logger.info(
     {
       port,
       thriftPort: thrift?.port,
       memcachedPort: memcached?.port,
+      grpcPort: grpc?.port,
       layout: core.layout.name,
       spec: core.layout.describe().spec,
       node: core.issuer.leased?.generator.node,

@@ -207,6 +207,15 @@ const DEFS = {
     default: 600_000,
     help: 'Close a memcached connection idle this long.',
   },
+  grpcPort: {
+    type: 'int',
+    flag: 'grpc-port',
+    env: 'FLURRY_GRPC_PORT',
+    min: 0,
+    max: 65535,
+    defaultText: '(off; 0 picks a free port)',
+    help: 'Serve gRPC, gRPC-Web and Connect (flurry.v1.IdService, health, reflection) on this port.',
+  },
   token: {
     type: 'string',
     flag: 'token',

@@ -28,6 +28,8 @@ export interface PublicIds {
   next(): string;
   /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
   decode(publicId: string): bigint;
+  /** The public ID of an existing ID (gRPC's EncodePublicId). */
+  encode?(id: bigint): string;
 }
 
 /**

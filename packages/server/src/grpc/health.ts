@@ -1,0 +1,70 @@
+/**
+ * The standard `grpc.health.v1.Health` service: `SERVING` while the service is ready —
+ * the node-ID lease is held and valid, the clock sane, not shutting down: the rule of
+ * `GET /readyz` — else `NOT_SERVING`. It answers for the whole server (`""`) and for
+ * each service this port serves; any other name is `NOT_FOUND`. `Watch` sends the state
+ * at once, then each change (checked every `watchMs`), until the caller cancels.
+ *
+ * @example
+ * ```ts
+ * router.service(Health, healthHandlers(() => core.notReady() === null, ['flurry.v1.IdService']));
+ * ```
+ */
+import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
+import { Health, HealthCheckResponse_ServingStatus as Status } from './gen-proto/grpc/health/v1/health_pb.js';
+
+/**
+ * The `grpc.health.v1.Health` handlers.
+ *
+ * @example
+ * ```ts
+ * const impl = healthHandlers(() => true, ['flurry.v1.IdService'], 500);
+ * ```
+ */
+export function healthHandlers(
+  ready: () => boolean,
+  services: readonly string[],
+  watchMs = 500,
+): ServiceImpl<typeof Health> {
+  const known = new Set(['', ...services]);
+  const status = (service: string): Status => {
+    if (!known.has(service)) {
+      throw new ConnectError(
+        `FLURRY_E_NOT_FOUND: this server has no service ${JSON.stringify(service.slice(0, 128))}; it serves ${services.join(', ')} ("" for the whole server)`,
+        Code.NotFound,
+        { 'flurry-error-code': 'FLURRY_E_NOT_FOUND' },
+      );
+    }
+    return ready() ? Status.SERVING : Status.NOT_SERVING;
+  };
+  return {
+    check(req) {
+      return { status: status(req.service) };
+    },
+    async *watch(req, hc) {
+      let last = status(req.service);
+      yield { status: last };
+      while (!hc.signal.aborted) {
+        await sleep(watchMs, hc.signal);
+        if (hc.signal.aborted) return;
+        const now = status(req.service);
+        if (now !== last) {
+          last = now;
+          yield { status: now };
+        }
+      }
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

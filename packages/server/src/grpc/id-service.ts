@@ -1,0 +1,215 @@
+/**
+ * The handlers of `flurry.v1.IdService` (proto/flurry/v1/id_service.proto) over the
+ * service's one issuer: the same leased generator, public-ID codec and sequences that the
+ * HTTP routes use, so no protocol can issue an ID another has issued. Errors are the
+ * coded `FlurryError`s of the HTTP routes; status.ts maps them to gRPC codes.
+ *
+ * `StreamIds` pulls one chunk at a time: Connect asks the generator for the next chunk
+ * only once the previous one was written to the HTTP/2 stream (it waits for the
+ * stream's `drain`), so a slow reader slows issuing and at most one chunk waits in
+ * memory; a cancelled call (or a closed connection) aborts the handler's signal and the
+ * loop stops before its next chunk.
+ *
+ * @example
+ * ```ts
+ * router.service(IdService, idServiceHandlers(ctx));
+ * ```
+ */
+import { endianness } from 'node:os';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { create } from '@bufbuild/protobuf';
+import { WireType } from '@bufbuild/protobuf/wire';
+import { FlurryError, parseId, parseTime, type Layout } from '@flurry/core';
+import type { Sequences } from '@flurry/segments';
+import { serverError } from '../errors.js';
+import type { IdSource, PublicIds } from '../http/context.js';
+import { IdService, StreamIdsResponseSchema } from './gen-proto/flurry/v1/id_service_pb.js';
+
+/**
+ * What the IdService handlers need from the running service (a subset of the HTTP
+ * routes' context, see ../http/context.ts).
+ *
+ * @example
+ * ```ts
+ * const ctx: IdServiceContext = { layout, ids: core.issuer, publicIds, sequences, token, maxBatch: 10_000 };
+ * ```
+ */
+export interface IdServiceContext {
+  readonly layout: Layout;
+  /** New IDs; they throw coded errors while fenced or not yet leased. */
+  readonly ids: IdSource;
+  /** The public-ID codec, when a key is configured. */
+  readonly publicIds: PublicIds | undefined;
+  /** Segment mode (`--sequences URL`), when configured. */
+  readonly sequences?: Sequences | undefined;
+  /** The bearer token, if any (public-ID decoding and encoding need one). */
+  readonly token: string | undefined;
+  /** The largest count of BatchIds, NextSequence and a StreamIds chunk. */
+  readonly maxBatch: number;
+}
+
+/** Default IDs per StreamIds message: 8 KB of IDs, a few HTTP/2 frames. */
+const DEFAULT_CHUNK = 1000;
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * The `flurry.v1.IdService` handlers for Connect's router.
+ *
+ * @example
+ * ```ts
+ * const routes = (router: ConnectRouter) => router.service(IdService, idServiceHandlers(ctx));
+ * ```
+ */
+export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
+  const { ids, layout, maxBatch } = ctx;
+  const fillAll = (a: BigUint64Array): void => {
+    let at = 0;
+    while (at < a.length) at += ids.fill(a, at, a.length - at);
+  };
+  return {
+    nextId() {
+      const id = ids.next();
+      return { id, idString: id.toString() };
+    },
+    batchIds(req) {
+      const a = new BigUint64Array(countOf(req.count, maxBatch, 'count'));
+      fillAll(a);
+      return { ids: Array.from(a) };
+    },
+    // eslint-disable-next-line @typescript-eslint/require-await -- Connect's server-streaming shape; Connect awaits each write (drain) between pulls
+    async *streamIds(req, hc) {
+      const chunk = req.chunk === 0 ? Math.min(DEFAULT_CHUNK, maxBatch) : countOf(req.chunk, maxBatch, 'chunk');
+      let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
+      // Binary protocols get the packed field's bytes as they sit in memory (an unknown
+      // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
+      const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
+      while (left > 0 && !hc.signal.aborted) {
+        const n = Math.min(chunk, left);
+        // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
+        const buf = new ArrayBuffer(8 + n * 8);
+        const a = new BigUint64Array(buf, 8, n);
+        fillAll(a);
+        left -= n;
+        if (raw) {
+          const m = create(StreamIdsResponseSchema);
+          const k = varintBefore(new Uint8Array(buf, 0, 8), n * 8);
+          m.$unknown = [{ no: 1, wireType: WireType.LengthDelimited, data: new Uint8Array(buf, 8 - k, k + n * 8) }];
+          yield m;
+        } else yield { ids: Array.from(a) };
+      }
+    },
+    decodeId(req) {
+      const v = req.value;
+      if (v.case === undefined) {
+        throw serverError('BAD_REQUEST', 'DecodeId needs the ID: set id (a number) or id_string (decimal)');
+      }
+      const d = layout.decode(parseId(v.value, layout));
+      return {
+        id: d.id,
+        idString: d.id.toString(),
+        unixMs: BigInt(d.unixMs),
+        timestamp: d.timestamp,
+        sequence: d.sequence,
+        fields: d.fields,
+      };
+    },
+    getLayout() {
+      const info = layout.describe();
+      return {
+        name: info.name,
+        spec: info.spec,
+        totalBits: info.totalBits,
+        epoch: info.epoch,
+        epochMs: BigInt(info.epochMs),
+        unitMs: info.unitMs,
+        fields: info.fields.map((f) => ({ name: f.name, bits: f.bits, shift: f.shift, kind: f.kind })),
+        expiresAt: info.expiresAt,
+        maxSequence: info.maxSequence,
+        maxIdsPerSecondPerNode: info.maxIdsPerSecondPerNode,
+        maxId: info.maxId,
+      };
+    },
+    idRange(req) {
+      const b = layout.bounds(parseTime(req.from, 'from'), parseTime(req.to, 'to'));
+      return {
+        layout: layout.name,
+        fromMs: BigInt(b.fromMs),
+        toMs: BigInt(b.toMs),
+        min: b.min,
+        maxExclusive: b.maxExclusive,
+        minString: b.min.toString(),
+        maxExclusiveString: b.maxExclusive.toString(),
+      };
+    },
+    async nextSequence(req) {
+      if (!ctx.sequences) {
+        throw new FlurryError(
+          'FLURRY_E_SEQUENCES_DISABLED',
+          'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve NextSequence',
+        );
+      }
+      const seq = ctx.sequences.get(req.key);
+      const values = await seq.batchBigInt(req.count === 0 ? 1 : countOf(req.count, maxBatch, 'count'));
+      return { key: seq.key, values };
+    },
+    encodePublicId(req) {
+      const c = publicCodec(ctx, 'encoding');
+      if (!c.encode) throw serverError('PUBLIC_IDS_DISABLED', 'this service cannot encode public IDs');
+      return { publicId: c.encode(parseId(req.id, layout)) };
+    },
+    decodePublicId(req) {
+      const id = publicCodec(ctx, 'decoding').decode(req.publicId);
+      return { id, idString: id.toString() };
+    },
+  };
+}
+
+/** `n` when it is 1 to `max`; 0 is bad input (FLURRY_E_BAD_REQUEST: INVALID_ARGUMENT), past `max` the limit (FLURRY_E_BATCH_COUNT: RESOURCE_EXHAUSTED). */
+function countOf(n: number, max: number, name: string): number {
+  if (n === 0) {
+    throw serverError('BAD_REQUEST', `${name} is 0 (or not set): it must be an integer from 1 to ${max}`, {
+      min: 1,
+      max,
+    });
+  }
+  if (n > max) {
+    throw serverError(
+      'BATCH_COUNT',
+      `${name} ${n} is out of range: it must be an integer from 1 to ${max} (the service's maxBatch)`,
+      { value: n, min: 1, max },
+    );
+  }
+  return n;
+}
+
+function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
+  if (ctx.publicIds === undefined) {
+    throw serverError(
+      'PUBLIC_IDS_DISABLED',
+      'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
+    );
+  }
+  if (ctx.token === undefined) {
+    throw serverError(
+      'PUBLIC_DECODE_DISABLED',
+      `${what} public IDs reveals the mapping to real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN`,
+    );
+  }
+  return ctx.publicIds;
+}
+
+/** Writes `v` as a varint ending at the end of `into`; returns its length in bytes. */
+function varintBefore(into: Uint8Array, v: number): number {
+  const bytes: number[] = [];
+  do {
+    const b = v % 128;
+    v = Math.floor(v / 128);
+    bytes.push(v > 0 ? b | 128 : b);
+  } while (v > 0);
+  into.set(bytes, into.length - bytes.length);
+  return bytes.length;
+}
+
+function isJson(contentType: string | null): boolean {
+  return contentType !== null && contentType.indexOf('json') !== -1;
+}

@@ -1,0 +1,14 @@
+/**
+ * gRPC, gRPC-Web and Connect on `flurry serve --grpc-port` (proto/flurry/v1/id_service.proto).
+ *
+ * @example
+ * ```ts
+ * import { startGrpcServer } from './grpc/index.js';
+ * const grpc = await startGrpcServer({ port: 0, ids: ctx, ready: () => core.notReady() === null });
+ * ```
+ */
+export { startGrpcServer, GRPC_SERVER_OPTION_NAMES } from './server.js';
+export type { GrpcServer, GrpcServerOptions, GrpcLogger } from './server.js';
+export type { IdServiceContext } from './id-service.js';
+export { ERROR_CODE_KEY, grpcCodeOf, toConnectError, codeName, protocolOf } from './status.js';
+export type { CallRecorder } from './status.js';

@@ -1,0 +1,289 @@
+/**
+ * The gRPC port of `flurry serve --grpc-port P`: `flurry.v1.IdService`, the standard
+ * `grpc.health.v1.Health` and server reflection, answered in three protocols on one
+ * port by Connect's Node adapter (`@connectrpc/connect-node`): **gRPC** (HTTP/2,
+ * cleartext with prior knowledge), **gRPC-Web** and **Connect** (JSON or binary, over
+ * HTTP/1.1 or HTTP/2). Node 20's cleartext HTTP/2 server does not take HTTP/1.1 on the
+ * same socket, so each connection's first bytes pick the server: the HTTP/2 preface
+ * (`PRI * HTTP/2.0`) goes to the HTTP/2 server, anything else to the HTTP/1.1 server;
+ * both run the same handler.
+ *
+ * - `--token`: `authorization: Bearer …` on every IdService call (and on Health with
+ *   `--auth-health`), compared in constant time; missing or wrong → `UNAUTHENTICATED`.
+ * - Errors: see status.ts (the gRPC code, and the `FLURRY_E_…` code in the
+ *   `flurry-error-code` trailer).
+ * - Robustness: a request message over `maxMessageBytes` is `RESOURCE_EXHAUSTED`; a
+ *   malformed HTTP/2 frame ends that connection (Node's HTTP/2 session error), a bad
+ *   HTTP/1.1 request gets 400; a connection that sends nothing for `idleTimeoutMs` is
+ *   closed; the process carries on.
+ * - Browsers: CORS is open (any origin; no cookies are read, so no ambient credential
+ *   can be abused), so a page elsewhere can call gRPC-Web and Connect.
+ *
+ * @example
+ * ```ts
+ * const grpc = await startGrpcServer({ port: 0, ids: ctx, ready: () => core.notReady() === null });
+ * console.log(`gRPC, gRPC-Web and Connect on ${grpc.port}`);
+ * await grpc.close();
+ * ```
+ */
+import http from 'node:http';
+import http2 from 'node:http2';
+import net from 'node:net';
+import type { ConnectRouter } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { FlurryError, assertKnownOptions, optionNames } from '@flurry/core';
+import { IdService, file_flurry_v1_id_service } from './gen-proto/flurry/v1/id_service_pb.js';
+import { Health, file_grpc_health_v1_health } from './gen-proto/grpc/health/v1/health_pb.js';
+import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
+import { healthHandlers } from './health.js';
+import { idServiceHandlers, type IdServiceContext } from './id-service.js';
+import { reflectionHandlers } from './reflection.js';
+import { bearerToken, callMetrics, type CallRecorder } from './status.js';
+
+/**
+ * A logger with pino's call shape.
+ *
+ * @example
+ * ```ts
+ * const logger: GrpcLogger = pino();
+ * ```
+ */
+export interface GrpcLogger {
+  warn(obj: object, msg?: string): void;
+  info?(obj: object, msg?: string): void;
+}
+
+/**
+ * Options of {@link startGrpcServer}.
+ *
+ * @example
+ * ```ts
+ * const opts: GrpcServerOptions = { port: 0, ids: ctx, ready: () => true, token: process.env.FLURRY_TOKEN };
+ * ```
+ */
+export interface GrpcServerOptions {
+  /** Interface to listen on; default `127.0.0.1`. */
+  host?: string;
+  /** TCP port; 0 picks a free one (see the returned `port`). */
+  port: number;
+  /** The issuer, layout, limits and optional features the IdService answers from. */
+  ids: IdServiceContext;
+  /** True while the service may issue (the rule of `/readyz`): Health answers SERVING. */
+  ready: () => boolean;
+  /** The bearer token every IdService call must carry, if any. */
+  token?: string | undefined;
+  /** Whether Health needs the token too (`--auth-health`); default false. */
+  authHealth?: boolean;
+  /** Receives each finished call (the per-protocol metrics). */
+  record?: CallRecorder;
+  /** Receives warnings; default: silent. */
+  logger?: GrpcLogger;
+  /** Largest request message in bytes, 64 to 16 MiB; default 65,536 (a real request is under 300 bytes). */
+  maxMessageBytes?: number;
+  /** Largest number of open connections (more are refused); default 10,000. */
+  maxConnections?: number;
+  /** Closes a connection with no open call for this long (one that sends no first bytes: the same), in ms (0 = never); default 120,000. */
+  idleTimeoutMs?: number;
+  /** How often Health's Watch re-reads readiness, in ms; default 500. */
+  healthWatchMs?: number;
+}
+
+/**
+ * A running gRPC port.
+ *
+ * @example
+ * ```ts
+ * const { port, close } = await startGrpcServer(opts);
+ * ```
+ */
+export interface GrpcServer {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Stops accepting, lets calls in flight end (cut after a second), closes every connection. */
+  close(): Promise<void>;
+}
+
+/** The keys of {@link GrpcServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `GRPC_SERVER_OPTION_NAMES.includes('port') // true` */
+export const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
+  host: true,
+  port: true,
+  ids: true,
+  ready: true,
+  token: true,
+  authHealth: true,
+  record: true,
+  logger: true,
+  maxMessageBytes: true,
+  maxConnections: true,
+  idleTimeoutMs: true,
+  healthWatchMs: true,
+});
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0');
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST, GET, OPTIONS',
+  'access-control-allow-headers':
+    'authorization, content-type, connect-protocol-version, connect-timeout-ms, grpc-timeout, x-grpc-web, x-user-agent',
+  'access-control-expose-headers': 'grpc-status, grpc-message, grpc-status-details-bin, flurry-error-code',
+  'access-control-max-age': '7200',
+};
+const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+
+/**
+ * Starts the gRPC / gRPC-Web / Connect port. Rejects with `FLURRY_E_INVALID_OPTION` for
+ * bad options and with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
+ *
+ * @example
+ * ```ts
+ * const grpc = await startGrpcServer({ host: '127.0.0.1', port: 7610, ids: ctx, ready, token, logger });
+ * ```
+ */
+export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
+  assertKnownOptions(opts, GRPC_SERVER_OPTION_NAMES, 'startGrpcServer options');
+  const host = opts.host ?? '127.0.0.1';
+  const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
+  const maxConnections = opts.maxConnections ?? 10_000;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
+  checkInt('port', opts.port, 0, 65_535);
+  checkInt('maxMessageBytes', maxMessageBytes, 64, 16_777_216);
+  checkInt('maxConnections', maxConnections, 1, 1_000_000);
+  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  if (!opts.ids || typeof opts.ids.ids?.fill !== 'function' || typeof opts.ready !== 'function') {
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      'startGrpcServer needs ids (an issuer context with ids, layout, maxBatch) and ready()',
+      {},
+    );
+  }
+  const logger = opts.logger;
+  const token = opts.token;
+  const guarded = new Set([IdService.typeName, ...(opts.authHealth ? [Health.typeName] : [])]);
+  const routes = (router: ConnectRouter): void => {
+    router.service(IdService, idServiceHandlers(opts.ids));
+    router.service(Health, healthHandlers(opts.ready, [IdService.typeName], opts.healthWatchMs));
+    router.service(
+      ServerReflection,
+      reflectionHandlers([file_flurry_v1_id_service, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection]),
+    );
+  };
+  const connect = connectNodeAdapter({
+    routes,
+    readMaxBytes: maxMessageBytes,
+    interceptors: [
+      callMetrics(opts.record),
+      ...(token !== undefined ? [bearerToken(token, (s) => guarded.has(s))] : []),
+    ],
+  });
+  const handler = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ): void => {
+    // Only browsers send Origin; gRPC clients pay nothing for CORS.
+    if (req.headers.origin !== undefined) for (const [k, v] of CORS_ENTRIES) res.setHeader(k, v);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    connect(req, res);
+  };
+
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handler);
+  h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
+  h2.on('session', (s) => s.on('error', () => undefined));
+  // A connection is idle when it has no open call: a long stream or Watch that sends
+  // nothing for a while is not cut; a connection with no call for idleTimeoutMs is closed.
+  const openCalls = new WeakMap<http2.Http2Session, number>();
+  h2.on('stream', (stream) => {
+    const session = stream.session;
+    if (!session) return;
+    openCalls.set(session, (openCalls.get(session) ?? 0) + 1);
+    stream.once('close', () => openCalls.set(session, (openCalls.get(session) ?? 1) - 1));
+  });
+  if (idleTimeoutMs > 0) {
+    h2.on('session', (s) =>
+      s.setTimeout(idleTimeoutMs, () => {
+        if (!openCalls.get(s)) s.close();
+      }),
+    );
+  }
+  const h1 = http.createServer({ maxHeaderSize: 16_384 }, handler);
+  if (idleTimeoutMs > 0) h1.keepAliveTimeout = Math.min(idleTimeoutMs, 5_000);
+  h1.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {
+    if (socket.writable && err.code !== 'ECONNRESET')
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    let seen = Buffer.alloc(0);
+    const sniff = (): void => {
+      let chunk: Buffer | null;
+      while ((chunk = socket.read() as Buffer | null) !== null) seen = Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, PREFACE.length);
+      if (n === 0) return;
+      const looksH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+      if (looksH2 && n < PREFACE.length) return; // wait for the rest of the preface
+      socket.off('readable', sniff);
+      socket.setTimeout(0); // from here on, the HTTP/2 session's or the HTTP/1.1 server's timeouts
+      socket.unshift(seen);
+      (looksH2 ? h2 : h1).emit('connection', socket);
+    };
+    socket.on('readable', sniff);
+  });
+  server.maxConnections = maxConnections;
+  server.on('error', (err) => logger?.warn({ err: err.message }, 'gRPC server error'));
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen({ host, port: opts.port }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  logger?.info?.({ host, port }, 'gRPC, gRPC-Web and Connect listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve) => {
+        let left = 3;
+        const one = (): void => {
+          if (--left === 0) resolve();
+        };
+        server.close(one);
+        h2.close(one);
+        h1.close(one);
+        h1.closeIdleConnections();
+        for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
+        // Calls still running a second later (open streams, Watch) are cut.
+        const timer = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+          h1.closeAllConnections();
+        }, 1_000);
+        timer.unref();
+      });
+      return closing;
+    },
+  };
+}
+
+function checkInt(name: string, v: unknown, min: number, max: number): void {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw new FlurryError(
+      'FLURRY_E_INVALID_OPTION',
+      `gRPC server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
+      { option: name, value: String(v), min, max },
+    );
+  }
+}
