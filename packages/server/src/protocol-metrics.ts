@@ -63,7 +63,10 @@ export class ProtocolMetrics {
   private readonly entries: Entry[] = [];
   /** Series of {@link call}: `protocol command outcome` → count, and `protocol command` → latency. */
   private readonly calls = new Map<string, { labels: Record<string, string>; count: number }>();
-  private readonly callLatency = new Map<string, { labels: Record<string, string>; buckets: Float64Array; sum: number }>();
+  private readonly callLatency = new Map<
+    string,
+    { labels: Record<string, string>; buckets: Float64Array; sum: number }
+  >();
 
   constructor(registry: Registry) {
     const requests = 'flurry_protocol_requests_total';
@@ -145,11 +148,15 @@ export class ProtocolMetrics {
   call(protocol: string, command: string, outcome: string, seconds: number): void {
     const key = protocol + ' ' + command;
     let c = this.calls.get(key + ' ' + outcome);
-    if (c === undefined) this.calls.set(key + ' ' + outcome, (c = { labels: { protocol, command, outcome }, count: 0 }));
+    if (c === undefined)
+      this.calls.set(key + ' ' + outcome, (c = { labels: { protocol, command, outcome }, count: 0 }));
     c.count++;
     let l = this.callLatency.get(key);
     if (l === undefined)
-      this.callLatency.set(key, (l = { labels: { protocol, command }, buckets: new Float64Array(BUCKETS.length + 1), sum: 0 }));
+      this.callLatency.set(
+        key,
+        (l = { labels: { protocol, command }, buckets: new Float64Array(BUCKETS.length + 1), sum: 0 }),
+      );
     let i = 0;
     while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
     l.buckets[i]++;
@@ -211,7 +218,13 @@ export class ProtocolMetrics {
 }
 
 /** Appends one histogram series (cumulative buckets, sum, count) to `out`. */
-function histogram(out: Value[], name: string, labels: Record<string, string>, buckets: Float64Array, sum: number): void {
+function histogram(
+  out: Value[],
+  name: string,
+  labels: Record<string, string>,
+  buckets: Float64Array,
+  sum: number,
+): void {
   let acc = 0;
   for (let i = 0; i < BUCKETS.length; i++) {
     acc += buckets[i];

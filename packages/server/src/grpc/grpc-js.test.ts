@@ -277,12 +277,18 @@ describe('flurry serve --grpc-port with a token and a public-ID key', () => {
 
   test('GIVEN calls THEN /metrics counts them by protocol, method and code', async () => {
     const text = (await httpGet(svc.port, '/metrics', { authorization: `Bearer ${TOKEN}` })).body;
-    assert.match(text, /flurry_protocol_requests_total\{protocol="grpc",command="IdService\/NextId",outcome="ok"\} \d+/);
+    assert.match(
+      text,
+      /flurry_protocol_requests_total\{protocol="grpc",command="IdService\/NextId",outcome="ok"\} \d+/,
+    );
     assert.match(
       text,
       /flurry_protocol_requests_total\{protocol="grpc",command="IdService\/NextId",outcome="unauthenticated"\} 2/,
     );
-    assert.match(text, /flurry_protocol_requests_total\{protocol="connect",command="IdService\/NextId",outcome="ok"\} 1/);
+    assert.match(
+      text,
+      /flurry_protocol_requests_total\{protocol="connect",command="IdService\/NextId",outcome="ok"\} 1/,
+    );
     assert.match(
       text,
       /flurry_protocol_request_duration_seconds_count\{protocol="grpc",command="IdService\/StreamIds"\} \d+/,
