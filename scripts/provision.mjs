@@ -46,7 +46,17 @@ const clocks = [P.faketime, P.libfaketime];
 
 /** What each npm command needs. */
 export const NEEDS = {
-  test: [P.curl, P.chromium, P.memcat, P.pymemcache, P.pythonGrpc, P.pythonGrpcTools, ...engines, ...databases, ...clocks],
+  test: [
+    P.curl,
+    P.chromium,
+    P.memcat,
+    P.pymemcache,
+    P.pythonGrpc,
+    P.pythonGrpcTools,
+    ...engines,
+    ...databases,
+    ...clocks,
+  ],
   torture: [...engines, ...databases, ...clocks],
   'torture:short': [...engines, ...databases, ...clocks],
   // bench runs benchmarks/segments.mjs too: PostgreSQL and Redis through the harness, wrk for its HTTP part.
