@@ -1,0 +1,243 @@
+#!/usr/bin/env node
+// `npm run bench:threads`: worker threads sharing one node ID through the core's
+// SharedGenerator. For each layout (twitter, capped at 4,096,000 IDs/s; and an uncapped
+// 41-bit time + 22-bit sequence layout), each mode (next(), batch(64)) and each thread
+// count, every thread issues its share of --ids IDs into one SharedArrayBuffer after a
+// common start signal; the run then checks every thread's IDs increase and the union has
+// no duplicate, and prints one JSON line. The reference, measured in the same run: a plain
+// Generator on one worker thread (same harness) and the ns per next() of Generator and
+// SharedGenerator on this thread.
+//
+// Usage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000]
+//          [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3]
+// Needs only Node and the repository's build (`npm run build`).
+import os from 'node:os';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+
+const core = await import(new URL('../packages/core/dist/index.js', import.meta.url).href);
+const TWITTER_EPOCH = 1288834974657;
+const LAYOUTS = {
+  twitter: 'twitter',
+  uncapped: {
+    name: 'uncapped-41-22',
+    fields: [
+      { name: 'timestamp', bits: 41 },
+      { name: 'sequence', bits: 22 },
+    ],
+    epoch: TWITTER_EPOCH,
+  },
+};
+const NODES = { twitter: { datacenter: 30, worker: 30 }, uncapped: {} };
+const BATCH = 64;
+/** IDs each thread issues (and discards) before the start signal. */
+const WARM_UP = 32 * 1024;
+
+if (!isMainThread) {
+  // One thread: attach (or create a plain Generator for the reference), wait for the start
+  // signal, issue `count` IDs into ids[from .. from + count), report start and end times.
+  const { state, layout, node, mode, from, count, ids: sab, go } = workerData;
+  const gen = state ? core.SharedGenerator.fromState(state) : new core.Generator({ layout, node });
+  const ids = new BigUint64Array(sab, from * 8, count);
+  const signal = new Int32Array(go);
+  // Warm-up (the JIT compiles the loop before the clock starts); these IDs are discarded.
+  const scratch = new BigUint64Array(BATCH);
+  for (let i = 0; i < WARM_UP; i++) {
+    if (mode === 'next') scratch[i % BATCH] = gen.next();
+    else if (i % BATCH === 0) scratch.set(gen.batch(BATCH));
+  }
+  parentPort.postMessage({ ready: true });
+  Atomics.wait(signal, 0, 0);
+  const t0 = performance.timeOrigin + performance.now();
+  if (mode === 'next') {
+    for (let i = 0; i < count; i++) ids[i] = gen.next();
+  } else {
+    for (let i = 0; i < count;) {
+      const a = gen.batch(Math.min(BATCH, count - i));
+      for (let k = 0; k < a.length; k++) ids[i++] = a[k];
+    }
+  }
+  const t1 = performance.timeOrigin + performance.now();
+  if (!state) gen.close();
+  parentPort.postMessage({ t0, t1 });
+} else {
+  const args = parseArgs(process.argv.slice(2));
+  const cores = os.availableParallelism();
+  const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+
+  const ref = nsPerNext(args.rounds);
+  say({
+    bench: 'threads',
+    reference: 'next() on this thread, uncapped layout',
+    cores,
+    node: process.version,
+    generatorNextNs: round(ref.generator, 1),
+    sharedNextNs: round(ref.shared, 1),
+    sharedOverGenerator: round(ref.shared / ref.generator, 2),
+  });
+
+  for (const layoutName of args.layouts) {
+    const layout = core.Layout.from(LAYOUTS[layoutName]);
+    const cap = layoutName === 'twitter' ? (layout.maxSequence + 1) * (1000 / layout.unitMs) : null;
+    for (const mode of args.modes) {
+      const reference = await best(args.rounds, () => runThreads(layoutName, mode, 1, args.ids, false));
+      for (const threads of args.threads) {
+        const r = await best(args.rounds, () => runThreads(layoutName, mode, threads, args.ids, true));
+        say({
+          bench: 'threads',
+          layout: layoutName,
+          mode: mode === 'next' ? 'next()' : `batch(${BATCH})`,
+          threads,
+          cores,
+          ids: r.ids,
+          idsPerSecond: Math.round(r.rate),
+          ...(cap ? { capShare: round(r.rate / cap, 3) } : {}),
+          duplicates: r.duplicates,
+          decreasing: r.decreasing,
+          everyThreadIncreasing: r.decreasing === 0,
+          reference: 'Generator, one worker thread',
+          referenceIdsPerSecond: Math.round(reference.rate),
+          referenceDuplicates: reference.duplicates,
+          overReference: round(r.rate / reference.rate, 2),
+        });
+      }
+    }
+  }
+}
+
+/** Runs one configuration `rounds` times; keeps the fastest, summing every round's faults. */
+async function best(rounds, once) {
+  let top;
+  let duplicates = 0;
+  let decreasing = 0;
+  for (let i = 0; i < rounds; i++) {
+    const r = await once();
+    duplicates += r.duplicates;
+    decreasing += r.decreasing;
+    if (!top || r.rate > top.rate) top = r;
+  }
+  return { ...top, duplicates, decreasing };
+}
+
+/** `threads` worker threads issue `total` IDs (shared: one SharedGenerator; else one plain Generator). */
+async function runThreads(layoutName, mode, threads, total, shared) {
+  const per = Math.floor(total / threads);
+  const n = per * threads;
+  const ids = new SharedArrayBuffer(n * 8);
+  const go = new SharedArrayBuffer(4);
+  const node = NODES[layoutName];
+  const gen = shared ? new core.SharedGenerator({ layout: LAYOUTS[layoutName], node }) : undefined;
+  try {
+    const workers = Array.from(
+      { length: threads },
+      (_, i) =>
+        new Worker(new URL(import.meta.url), {
+          workerData: {
+            state: gen?.state,
+            layout: LAYOUTS[layoutName],
+            node,
+            mode,
+            from: i * per,
+            count: per,
+            ids,
+            go,
+          },
+        }),
+    );
+    const done = workers.map(
+      (w) =>
+        new Promise((resolve, reject) => {
+          let ready;
+          const isReady = new Promise((r) => (ready = r));
+          w.on('message', (m) => (m.ready ? ready() : resolve(m)));
+          w.once('error', reject);
+          w.readyPromise = isReady;
+        }),
+    );
+    await Promise.all(workers.map((w) => w.readyPromise));
+    Atomics.store(new Int32Array(go), 0, 1);
+    Atomics.notify(new Int32Array(go), 0);
+    const times = await Promise.all(done);
+    await Promise.all(workers.map((w) => w.terminate()));
+    const start = Math.min(...times.map((t) => t.t0));
+    const end = Math.max(...times.map((t) => t.t1));
+    const all = new BigUint64Array(ids);
+    let decreasing = 0;
+    for (let t = 0; t < threads; t++)
+      for (let i = t * per + 1; i < (t + 1) * per; i++) if (!(all[i] > all[i - 1])) decreasing++;
+    const sorted = all.slice().sort();
+    let duplicates = 0;
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) duplicates++;
+    return { ids: n, rate: n / ((end - start) / 1000), duplicates, decreasing };
+  } finally {
+    gen?.close();
+  }
+}
+
+/** ns per next() of a plain Generator and of a SharedGenerator on this thread (uncapped layout), interleaved, best of `rounds`. */
+function nsPerNext(rounds) {
+  const N = 2_000_000;
+  let generator = Infinity;
+  let shared = Infinity;
+  const time = (gen) => {
+    let x = 0n;
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) x ^= gen.next();
+    const ns = Number(process.hrtime.bigint() - t0) / N;
+    if (x === -1n) console.log(x);
+    return ns;
+  };
+  for (let r = 0; r < rounds + 1; r++) {
+    const g = new core.Generator({ layout: LAYOUTS.uncapped, node: {} });
+    const a = time(g);
+    g.close();
+    const s = new core.SharedGenerator({ layout: LAYOUTS.uncapped, node: {} });
+    const b = time(s);
+    s.close();
+    if (r === 0) continue; // warm-up
+    generator = Math.min(generator, a);
+    shared = Math.min(shared, b);
+  }
+  return { generator, shared };
+}
+
+function round(x, d) {
+  return Math.round(x * 10 ** d) / 10 ** d;
+}
+
+function parseArgs(argv) {
+  const out = {
+    threads: [1, 2, 4, 8, 16],
+    ids: 4_000_000,
+    layouts: ['twitter', 'uncapped'],
+    modes: ['next', 'batch'],
+    rounds: 3,
+  };
+  const list = (v) => v.split(',').filter(Boolean);
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=');
+    const val = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) fail(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === '--threads') out.threads = list(val()).map(Number);
+    else if (flag === '--ids') out.ids = Number(val());
+    else if (flag === '--layouts') out.layouts = list(val());
+    else if (flag === '--modes') out.modes = list(val());
+    else if (flag === '--rounds') out.rounds = Number(val());
+    else fail(`unknown argument "${argv[i]}"`);
+  }
+  if (out.threads.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads takes whole numbers ≥ 1, e.g. 1,2,4');
+  if (!Number.isInteger(out.ids) || out.ids < 1) fail('--ids takes a whole number ≥ 1');
+  if (!Number.isInteger(out.rounds) || out.rounds < 1) fail('--rounds takes a whole number ≥ 1');
+  for (const l of out.layouts) if (!LAYOUTS[l]) fail(`unknown layout "${l}" (twitter, uncapped)`);
+  for (const m of out.modes) if (m !== 'next' && m !== 'batch') fail(`unknown mode "${m}" (next, batch)`);
+  return out;
+}
+
+function fail(msg) {
+  process.stderr.write(
+    `${msg}\nusage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3]\n`,
+  );
+  process.exit(2);
+}
