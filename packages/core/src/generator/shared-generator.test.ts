@@ -277,3 +277,30 @@ test('GIVEN a SharedGenerator on a ManualClock THEN it applies the same exhausti
     shared.close();
   }
 });
+
+test('GIVEN a thread holding a run of sequence values WHEN the wall clock reaches the next tick THEN next() drops the rest of the run and issues in the new tick; a second handle continues after the first', () => {
+  const clock = new ManualClock(START);
+  const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 4 }, clock });
+  try {
+    const l = shared.layout;
+    const first = [shared.next(), shared.next(), shared.next()];
+    assert.deepEqual(
+      first.map((id) => l.decode(id).sequence),
+      [0, 1, 2],
+    );
+    // The first call reserved a run beyond what it needed; another handle starts after it.
+    const other = SharedGenerator.fromState(structuredClone(shared.state), { clock });
+    const o = other.next();
+    assert.equal(l.decode(o).unixMs, START);
+    assert.ok(l.decode(o).sequence > 2, 'the second handle issues after the first handle’s run');
+    assert.ok(shared.next() < o, 'the first handle keeps handing out its own run');
+    clock.advance(1);
+    const fresh = shared.next();
+    assert.equal(l.decode(fresh).unixMs, START + 1);
+    assert.equal(l.decode(fresh).sequence, 0);
+    assert.equal(shared.lastIssuedUnixMs, START + 1);
+    other.close();
+  } finally {
+    shared.close();
+  }
+});
