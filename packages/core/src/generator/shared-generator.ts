@@ -1,17 +1,8 @@
 /**
  * {@link SharedGenerator}: one node ID shared by several `worker_threads`, its state in a
  * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`. Each thread
- * reserves a run of one tick's sequence values with one swap and hands them out locally.
- *
- * @example
- * ```ts
- * // main thread
- * const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 1, worker: 1 } });
- * new Worker('./worker.js', { workerData: shared.state });
- * // worker.js
- * const gen = SharedGenerator.fromState(workerData);
- * gen.next();
- * ```
+ * reserves a run of one tick's sequence values with one swap and hands them out locally
+ * (see the class's documentation and docs/clocks.md).
  */
 import { endianness } from 'node:os';
 import { sleepSync, systemClock, type Clock } from '../clock.js';
@@ -50,9 +41,7 @@ const MAX_BATCH = 10_000_000;
  * needs): it doubles after a swap won at the first try, halves after each lost one, and
  * never takes more than a quarter of what is left in the tick.
  */
-const MIN_RUN = 1;
-const FIRST_RUN = 16;
-const MAX_RUN = 4096;
+const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
@@ -131,15 +120,13 @@ export class SharedGenerator {
   private readonly tsShift: bigint;
   private readonly seqShift: bigint;
   private readonly nodeBits: bigint;
-  /** One sequence step in ID units: `2^sequenceShift`. */
+  /** One sequence step in ID units (`2^sequenceShift`); seqMul the same as a number when `sequence × seqMul` stays inside the low 32 bits on a little-endian host, else 0. */
   private readonly seqStep: bigint;
-  /** `2^sequenceShift` when `sequence × seqMul` stays exact and inside the low 32 bits on a little-endian host, else 0. */
   private readonly seqMul: number;
   private readonly claim: NodeClaim | undefined;
   private detached = false;
   private issued = 0;
-  // This thread's run: sequence values runNext..runEnd of runTick, won while the wall
-  // clock read runWall; runBase is that tick's ID without the sequence.
+  // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall; runBase: the tick's ID.
   private runTick = -1;
   private runNext = 1;
   private runEnd = 0;
@@ -353,18 +340,13 @@ export class SharedGenerator {
         `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
       );
     }
-    let i = 0;
     const mul = this.seqMul;
     const words = mul !== 0 ? new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2) : undefined;
+    let i = 0;
     try {
       while (i < count) {
-        const now = this.clock.now();
-        const w = Math.floor((now - this.epochMs) / this.unitMs);
-        if (
-          !(this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall) ||
-          Atomics.load(this.ctl, CLOSED) !== 0
-        )
-          this.reserve(count - i);
+        const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+        if (!this.holds(w)) this.reserve(count - i);
         const first = this.runNext;
         const last = Math.min(this.runEnd, first + (count - i - 1));
         if (words !== undefined) {
@@ -376,9 +358,7 @@ export class SharedGenerator {
             words[j++] = hi;
           }
         } else {
-          const base = this.runBase;
-          const shift = this.seqShift;
-          for (let s = first, k = offset + i; s <= last; s++) target[k++] = base | (BigInt(s) << shift);
+          for (let s = first, k = offset + i; s <= last; s++) target[k++] = this.runBase | (BigInt(s) << this.seqShift);
         }
         i += last - first + 1;
         this.runNext = last + 1;
@@ -408,6 +388,13 @@ export class SharedGenerator {
 
   private lastTick(): number {
     return Number(Atomics.load(this.cells, STATE_CELL) >> this.seqBits);
+  }
+
+  /** Whether this thread's run has values left for wall tick `w` (next() inlines the same test). */
+  private holds(w: number): boolean {
+    return (
+      this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0
+    );
   }
 
   /** Empties this thread's run, so the next call goes to the shared state. */
