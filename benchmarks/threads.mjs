@@ -9,10 +9,12 @@
 // SharedGenerator on this thread.
 //
 // Usage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000]
-//          [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3]
-// Needs only Node and the repository's build (`npm run build`).
+//          [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3] [--no-write]
+// Needs only Node and the repository's build (`npm run build`). Rewrites the "Threads"
+// section of docs/benchmarks.md unless --no-write.
 import os from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { fmt, machineLine, table, writeSection } from './report.mjs';
 
 const core = await import(new URL('../packages/core/dist/index.js', import.meta.url).href);
 const TWITTER_EPOCH = 1288834974657;
@@ -65,10 +67,12 @@ if (!isMainThread) {
   const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
   const ref = nsPerNext(args.rounds);
+  const lines = [];
   say({
     bench: 'threads',
     reference: 'next() on this thread, uncapped layout',
     cores,
+    loadAverage1m: round(os.loadavg()[0], 1),
     node: process.version,
     generatorNextNs: round(ref.generator, 1),
     sharedNextNs: round(ref.shared, 1),
@@ -82,12 +86,13 @@ if (!isMainThread) {
       const reference = await best(args.rounds, () => runThreads(layoutName, mode, 1, args.ids, false));
       for (const threads of args.threads) {
         const r = await best(args.rounds, () => runThreads(layoutName, mode, threads, args.ids, true));
-        say({
+        const line = {
           bench: 'threads',
           layout: layoutName,
           mode: mode === 'next' ? 'next()' : `batch(${BATCH})`,
           threads,
           cores,
+          loadAverage1m: round(os.loadavg()[0], 1),
           ids: r.ids,
           idsPerSecond: Math.round(r.rate),
           ...(cap ? { capShare: round(r.rate / cap, 3) } : {}),
@@ -98,10 +103,99 @@ if (!isMainThread) {
           referenceIdsPerSecond: Math.round(reference.rate),
           referenceDuplicates: reference.duplicates,
           overReference: round(r.rate / reference.rate, 2),
-        });
+        };
+        lines.push(line);
+        say(line);
       }
     }
   }
+  if (args.write) report(ref, lines, cores, args);
+}
+
+/** Rewrites the "Threads" section of docs/benchmarks.md from this run's lines. */
+function report(ref, lines, cores, args) {
+  const rows = lines.map((l) => [
+    l.layout,
+    l.mode,
+    l.threads,
+    fmt(l.idsPerSecond),
+    l.capShare === undefined ? '–' : `${fmt(l.capShare * 100, 1)}%`,
+    `${fmt(l.referenceIdsPerSecond)} (${fmt(l.overReference, 2)}×)`,
+    l.duplicates,
+    l.decreasing,
+    fmt(l.loadAverage1m, 1),
+  ]);
+  const find = (layout, mode, threads) =>
+    lines.find((l) => l.layout === layout && l.mode === mode && l.threads === threads);
+  const verdict = (ok) => (ok === undefined ? 'not measured' : ok ? 'met' : 'not met');
+  const targets = [
+    [
+      'SharedGenerator.next() on one thread vs Generator.next(), same run',
+      '≤ 2×',
+      `${fmt(ref.shared, 1)} vs ${fmt(ref.generator, 1)} ns (${fmt(ref.shared / ref.generator, 2)}×)`,
+      verdict(ref.shared <= 2 * ref.generator),
+    ],
+  ];
+  for (const mode of ['next()', `batch(${BATCH})`]) {
+    for (const t of cores >= 16 ? [1, 2, 4, 8, 16] : [1, 2]) {
+      const l = find('twitter', mode, t);
+      targets.push([
+        `twitter, ${mode}, ${t} thread${t > 1 ? 's' : ''}: share of the 4,096,000/s cap`,
+        '≥ 95%',
+        l ? `${fmt(l.capShare * 100, 1)}%` : '–',
+        verdict(l ? l.capShare >= 0.95 : undefined),
+      ]);
+    }
+    const one = find('uncapped', mode, 1);
+    for (const [t, x] of cores >= 16
+      ? [
+          [2, 1.6],
+          [16, 8],
+        ]
+      : [[2, 1.6]]) {
+      const l = find('uncapped', mode, t);
+      targets.push([
+        `uncapped, ${mode}, ${t} threads vs 1`,
+        `≥ ${x}×`,
+        one && l ? `${fmt(l.idsPerSecond / one.idsPerSecond, 2)}×` : '–',
+        verdict(one && l ? l.idsPerSecond >= x * one.idsPerSecond : undefined),
+      ]);
+    }
+  }
+  const faults = lines.reduce((a, l) => a + l.duplicates + l.decreasing, 0);
+  targets.push([
+    'duplicates and per-thread decreases, every configuration and round',
+    '0',
+    String(faults),
+    verdict(faults === 0),
+  ]);
+  writeSection(
+    'Threads',
+    [
+      `${machineLine()} \`os.availableParallelism()\`: ${cores}; 1-minute load average ${fmt(os.loadavg()[0], 1)} at the end of the run (the machine is shared, so the load column says how busy it was during each row).`,
+      '',
+      `\`npm run bench:threads\` (\`node benchmarks/threads.mjs --threads ${args.threads.join(',')}\`): worker threads share one node ID through \`SharedGenerator\`; each issues its share of ${fmt(args.ids)} IDs into one \`SharedArrayBuffer\` after a common start signal (the rate counts from the first thread's start to the last one's end), best of ${args.rounds} rounds. Every ID of every round is checked: each thread's IDs increase, and the union has no duplicate. The references, measured in the same run: a plain \`Generator\` on one worker thread (same harness), and ns per \`next()\` of \`Generator\` and \`SharedGenerator\` on the main thread (uncapped layout, best of ${args.rounds} rounds of 2,000,000). **uncapped** is 41-bit time + 22-bit sequence (4,194,304 IDs per ms). The script prints one JSON line per configuration.`,
+      '',
+      table(
+        [
+          'layout',
+          'call',
+          'threads',
+          'IDs/s',
+          'of cap',
+          'Generator, 1 thread (ratio)',
+          'duplicates',
+          'decreases',
+          'load',
+        ],
+        rows,
+      ),
+      '',
+      '### Targets (issue 28)',
+      '',
+      table(['what', 'target', 'measured', 'verdict'], targets),
+    ].join('\n'),
+  );
 }
 
 /** Runs one configuration `rounds` times; keeps the fastest, summing every round's faults. */
@@ -211,6 +305,7 @@ function parseArgs(argv) {
     layouts: ['twitter', 'uncapped'],
     modes: ['next', 'batch'],
     rounds: 3,
+    write: true,
   };
   const list = (v) => v.split(',').filter(Boolean);
   for (let i = 0; i < argv.length; i++) {
@@ -225,6 +320,7 @@ function parseArgs(argv) {
     else if (flag === '--layouts') out.layouts = list(val());
     else if (flag === '--modes') out.modes = list(val());
     else if (flag === '--rounds') out.rounds = Number(val());
+    else if (flag === '--no-write') out.write = false;
     else fail(`unknown argument "${argv[i]}"`);
   }
   if (out.threads.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads takes whole numbers ≥ 1, e.g. 1,2,4');
@@ -237,7 +333,7 @@ function parseArgs(argv) {
 
 function fail(msg) {
   process.stderr.write(
-    `${msg}\nusage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3]\n`,
+    `${msg}\nusage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3] [--no-write]\n`,
   );
   process.exit(2);
 }
