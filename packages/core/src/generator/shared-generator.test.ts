@@ -304,3 +304,28 @@ test('GIVEN a thread holding a run of sequence values WHEN the wall clock reache
     shared.close();
   }
 });
+
+test('GIVEN two handles sharing one tick of a standing clock THEN between them they issue all 4,096 sequence values of the tick, each exactly once, before either moves on', () => {
+  const clock = new ManualClock(START);
+  const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 5 }, clock });
+  const other = SharedGenerator.fromState(structuredClone(shared.state), { clock });
+  try {
+    const l = shared.layout;
+    const seen = new Uint8Array(4096);
+    for (let i = 0; i < 2048; i++) {
+      for (const h of [shared, other]) {
+        const d = l.decode(h.next());
+        assert.equal(d.unixMs, START, `call ${i}: still in the first tick`);
+        seen[d.sequence]++;
+      }
+    }
+    assert.ok(
+      seen.every((n) => n === 1),
+      'every sequence value of the tick issued exactly once',
+    );
+    assert.equal(l.decode(other.next()).unixMs, START + 1, 'the tick is used up: the next ID waits for the next one');
+  } finally {
+    other.close();
+    shared.close();
+  }
+});
