@@ -137,6 +137,16 @@ function report(ref, lines, cores, args) {
     ],
   ];
   for (const mode of ['next()', `batch(${BATCH})`]) {
+    const ref1 = find('twitter', mode, 1);
+    if (ref1) {
+      const share = ref1.referenceIdsPerSecond / 4_096_000;
+      targets.push([
+        `reference: Generator, twitter, ${mode}, one worker thread, same harness: share of the cap (how much of a core this run got)`,
+        'reference',
+        `${fmt(share * 100, 1)}%`,
+        '–',
+      ]);
+    }
     for (const t of cores >= 16 ? [1, 2, 4, 8, 16] : [1, 2]) {
       const l = find('twitter', mode, t);
       targets.push([
