@@ -200,6 +200,12 @@ function report(ref, lines, cores, args) {
         ],
         rows,
       ),
+      ...(Math.max(...lines.map((l) => l.loadAverage1m)) > cores
+        ? [
+            '',
+            `The 1-minute load average exceeded the ${cores} cores during this run, so these rates measure how much CPU the run got as much as the code: read them against the \`Generator\` reference of the same run (the first rows of the targets), and take the targets on an idle machine.`,
+          ]
+        : []),
       '',
       '### Targets (issue 28)',
       '',
