@@ -277,3 +277,55 @@ test('GIVEN a SharedGenerator on a ManualClock THEN it applies the same exhausti
     shared.close();
   }
 });
+
+test('GIVEN a thread holding a run of sequence values WHEN the wall clock reaches the next tick THEN next() drops the rest of the run and issues in the new tick; a second handle continues after the first', () => {
+  const clock = new ManualClock(START);
+  const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 4 }, clock });
+  try {
+    const l = shared.layout;
+    const first = [shared.next(), shared.next(), shared.next()];
+    assert.deepEqual(
+      first.map((id) => l.decode(id).sequence),
+      [0, 1, 2],
+    );
+    // The first call reserved a run beyond what it needed; another handle starts after it.
+    const other = SharedGenerator.fromState(structuredClone(shared.state), { clock });
+    const o = other.next();
+    assert.equal(l.decode(o).unixMs, START);
+    assert.ok(l.decode(o).sequence > 2, 'the second handle issues after the first handle’s run');
+    assert.ok(shared.next() < o, 'the first handle keeps handing out its own run');
+    clock.advance(1);
+    const fresh = shared.next();
+    assert.equal(l.decode(fresh).unixMs, START + 1);
+    assert.equal(l.decode(fresh).sequence, 0);
+    assert.equal(shared.lastIssuedUnixMs, START + 1);
+    other.close();
+  } finally {
+    shared.close();
+  }
+});
+
+test('GIVEN two handles sharing one tick of a standing clock THEN between them they issue all 4,096 sequence values of the tick, each exactly once, before either moves on', () => {
+  const clock = new ManualClock(START);
+  const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 5 }, clock });
+  const other = SharedGenerator.fromState(structuredClone(shared.state), { clock });
+  try {
+    const l = shared.layout;
+    const seen = new Uint8Array(4096);
+    for (let i = 0; i < 2048; i++) {
+      for (const h of [shared, other]) {
+        const d = l.decode(h.next());
+        assert.equal(d.unixMs, START, `call ${i}: still in the first tick`);
+        seen[d.sequence]++;
+      }
+    }
+    assert.ok(
+      seen.every((n) => n === 1),
+      'every sequence value of the tick issued exactly once',
+    );
+    assert.equal(l.decode(other.next()).unixMs, START + 1, 'the tick is used up: the next ID waits for the next one');
+  } finally {
+    other.close();
+    shared.close();
+  }
+});

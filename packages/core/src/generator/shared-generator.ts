@@ -1,17 +1,10 @@
 /**
  * {@link SharedGenerator}: one node ID shared by several `worker_threads`, its state in a
- * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`.
- *
- * @example
- * ```ts
- * // main thread
- * const shared = new SharedGenerator({ layout: 'twitter', node: { datacenter: 1, worker: 1 } });
- * new Worker('./worker.js', { workerData: shared.state });
- * // worker.js
- * const gen = SharedGenerator.fromState(workerData);
- * gen.next();
- * ```
+ * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`. Each thread
+ * reserves a run of one tick's sequence values with one swap and hands them out locally
+ * (see the class's documentation and docs/clocks.md).
  */
+import { endianness } from 'node:os';
 import { sleepSync, systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
@@ -43,6 +36,13 @@ const BUFFER_BYTES = 32;
 /** Bound on compare-and-swap retries in one call (contention between a handful of threads needs a few). */
 const MAX_ATTEMPTS = 1_000_000;
 const MAX_BATCH = 10_000_000;
+/**
+ * Bounds of a thread's run (sequence values reserved by one swap beyond what the call
+ * needs): it doubles after a swap won at the first try, halves after each lost one, and
+ * never takes more than a quarter of what is left in the tick.
+ */
+const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
@@ -73,11 +73,17 @@ export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 
 /**
  * A generator whose `(tick, sequence)` state lives in shared memory, so any number of
- * worker threads issue IDs for one node ID without ever repeating one. Each call reads
- * the packed state cell, decides the next `(tick, sequence)` with the same policies as
- * {@link Generator}, and publishes it with a compare-and-swap: the state only ever
- * increases, and each `(tick, sequence)` is won by exactly one thread. Batches reserve a
- * whole run of sequence values in one swap.
+ * worker threads issue IDs for one node ID without ever repeating one. A thread reads the
+ * packed state cell, decides the next `(tick, sequence)` with the same policies as
+ * {@link Generator}, and publishes the end of a run of that tick's sequence values with
+ * one compare-and-swap: the state only ever increases, and each run is won by exactly one
+ * thread, which then hands its values out without touching shared memory. The run adapts:
+ * it doubles while the thread wins its swaps at the first try (one thread issuing alone),
+ * halves when it loses one (threads contending), never exceeds a quarter of the tick's
+ * remaining values (beyond what a batch asks for) and never crosses a tick: once the wall
+ * clock reaches a later tick, or steps back below the tick it read when the run was won,
+ * the rest of the run is dropped and the shared state decides again. Batches reserve what
+ * they need in one swap.
  *
  * The creating thread holds the process-wide node claim (as a `Generator` would); handles
  * built with {@link SharedGenerator.fromState} share it. `close()` on the creating handle
@@ -114,9 +120,24 @@ export class SharedGenerator {
   private readonly tsShift: bigint;
   private readonly seqShift: bigint;
   private readonly nodeBits: bigint;
+  /** One sequence step in ID units (`2^sequenceShift`); seqMul the same as a number when `sequence × seqMul` stays inside the low 32 bits on a little-endian host, else 0. */
+  private readonly seqStep: bigint;
+  private readonly seqMul: number;
   private readonly claim: NodeClaim | undefined;
   private detached = false;
   private issued = 0;
+  // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall; runBase: the tick's ID.
+  private runTick = -1;
+  private runNext = 1;
+  private runEnd = 0;
+  private runWall = Number.POSITIVE_INFINITY;
+  private runBase = 0n;
+  private runLo = 0;
+  private runHi = 0;
+  private runSize = FIRST_RUN;
+  /** The last ID next() returned and its sequence (-2 after a new run), so the next is one addition. */
+  private lastId = 0n;
+  private lastSeq = -2;
 
   constructor(opts: SharedGeneratorOptions);
   /** @internal used by {@link SharedGenerator.fromState}. */
@@ -157,6 +178,9 @@ export class SharedGenerator {
     this.tsShift = BigInt(layout.timestampField.shift);
     this.seqShift = BigInt(layout.sequenceField.shift);
     this.nodeBits = nodeBits;
+    this.seqStep = 1n << this.seqShift;
+    const seqField = layout.sequenceField;
+    this.seqMul = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32 ? 2 ** seqField.shift : 0;
     let buffer: SharedArrayBuffer;
     if (attach) {
       buffer = attach.buffer;
@@ -240,14 +264,31 @@ export class SharedGenerator {
   }
 
   /**
-   * The next ID.
+   * The next ID: from this thread's run while the wall clock stays in its tick, else from
+   * a new run won on the shared state.
    *
    * @example `const id = shared.next();`
    */
   next(): bigint {
-    const [tick, seq] = this.reserve(1);
+    const now = this.clock.now();
+    const unit = this.unitMs;
+    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
+    const s = this.runNext;
+    if (s <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0) {
+      this.runNext = s + 1;
+      this.issued++;
+      if (s === this.lastSeq + 1) {
+        this.lastSeq = s;
+        return (this.lastId += this.seqStep);
+      }
+      this.lastSeq = s;
+      return (this.lastId = this.runBase | (BigInt(s) << this.seqShift));
+    }
+    this.reserve(1);
+    const f = this.runNext++;
     this.issued++;
-    return (BigInt(tick) << this.tsShift) | this.nodeBits | (BigInt(seq) << this.seqShift);
+    this.lastSeq = f;
+    return (this.lastId = this.runBase | (BigInt(f) << this.seqShift));
   }
 
   /**
@@ -299,13 +340,33 @@ export class SharedGenerator {
         `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
       );
     }
+    const mul = this.seqMul;
+    const words = mul !== 0 ? new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2) : undefined;
     let i = 0;
-    while (i < count) {
-      const [tick, first, last] = this.reserve(count - i);
-      const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
-      for (let s = first; s <= last; s++) target[offset + i++] = base | (BigInt(s) << this.seqShift);
+    try {
+      while (i < count) {
+        const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+        if (!this.holds(w)) this.reserve(count - i);
+        const first = this.runNext;
+        const last = Math.min(this.runEnd, first + (count - i - 1));
+        if (words !== undefined) {
+          const lo = this.runLo;
+          const hi = this.runHi;
+          let j = i * 2;
+          for (let s = first; s <= last; s++) {
+            words[j++] = lo + s * mul;
+            words[j++] = hi;
+          }
+        } else {
+          for (let s = first, k = offset + i; s <= last; s++) target[k++] = this.runBase | (BigInt(s) << this.seqShift);
+        }
+        i += last - first + 1;
+        this.runNext = last + 1;
+      }
+    } finally {
+      this.issued += i;
+      this.lastSeq = -2;
     }
-    this.issued += count;
     return count;
   }
 
@@ -318,6 +379,7 @@ export class SharedGenerator {
   close(): void {
     if (this.detached) return;
     this.detached = true;
+    this.dropRun();
     if (!this.claim) return;
     Atomics.store(this.ctl, CLOSED, 1);
     for (let i = 0; i < 2000 && Atomics.load(this.ctl, INFLIGHT) !== 0; i++) sleepSync(1);
@@ -328,12 +390,27 @@ export class SharedGenerator {
     return Number(Atomics.load(this.cells, STATE_CELL) >> this.seqBits);
   }
 
+  /** Whether this thread's run has values left for wall tick `w` (next() inlines the same test). */
+  private holds(w: number): boolean {
+    return (
+      this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0
+    );
+  }
+
+  /** Empties this thread's run, so the next call goes to the shared state. */
+  private dropRun(): void {
+    this.runNext = 1;
+    this.runEnd = 0;
+  }
+
   /**
-   * Wins a run `[first, last]` (at most `want` values) of one tick's sequence.
-   * Returns `[tick, first, last]`.
+   * Wins a new run for this thread (dropping what is left of the old one): at least one
+   * and at most `want` values plus the adaptive run size of one tick's sequence, after
+   * every value any thread has won so far.
    */
-  private reserve(want: number): [number, number, number] {
+  private reserve(want: number): void {
     const ctl = this.ctl;
+    this.dropRun();
     Atomics.add(ctl, INFLIGHT, 1);
     try {
       if (this.detached || Atomics.load(ctl, CLOSED) !== 0) {
@@ -345,6 +422,7 @@ export class SharedGenerator {
       let waitStart = -1;
       let stuck = 0;
       let lastNow = Number.NaN;
+      let lost = 0;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const old = Atomics.load(cells, STATE_CELL);
         const lastTick = Number(old >> this.seqBits);
@@ -374,12 +452,32 @@ export class SharedGenerator {
           tick = d.tick;
           first = d.seq;
         }
-        const last = Math.min(this.maxSeq, first + want - 1);
+        const room = this.maxSeq - first + 1;
+        const extra = Math.min(this.runSize, Math.ceil(room / 4));
+        const last = first + Math.min(room, Math.max(want, extra)) - 1;
         const next = (BigInt(tick) << this.seqBits) | BigInt(last);
-        if (Atomics.compareExchange(cells, STATE_CELL, old, next) === old) {
-          this.raiseWall(w);
-          return [tick, first, last];
+        if (Atomics.compareExchange(cells, STATE_CELL, old, next) !== old) {
+          lost++;
+          continue;
         }
+        this.raiseWall(w);
+        this.runSize =
+          lost > 0 ? Math.max(MIN_RUN, this.runSize >> Math.min(lost, 12)) : Math.min(MAX_RUN, this.runSize * 2);
+        if (tick !== this.runTick) {
+          const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
+          this.runTick = tick;
+          this.runBase = base;
+          if (this.seqMul !== 0) {
+            this.runLo = Number(base & 0xffffffffn);
+            this.runHi = Number(base >> 32n);
+          }
+        }
+        // A run won while the wall clock was behind (tolerated) is used while it stays there.
+        this.runWall = w;
+        this.runNext = first;
+        this.runEnd = last;
+        this.lastSeq = -2;
+        return;
       }
       throw new FlurryError(
         ErrorCode.SEQUENCE_EXHAUSTED,
