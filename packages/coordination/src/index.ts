@@ -39,7 +39,8 @@ export { FLURRY_VERSION } from './version.js';
 export { SlotMap } from './slot-map.js';
 
 // Errors
-export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
+export { RegistryErrorCode, registryError } from './errors.js';
+export { redactUrl } from '@flurry/core';
 
 // Writing or wrapping a driver
 export type { RegistryDriver, Claim, ClaimRequest, HolderInfo, HolderRecord } from './driver.js';

@@ -67,17 +67,7 @@ export function sequenceError(
   return new FlurryError(SequenceErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
-/**
- * Removes a password from a URL before it appears in a message or a log.
- *
- * @example
- * ```ts
- * redactUrl('postgres://flurry:secret@127.0.0.1:5432/ids') // 'postgres://flurry:***@127.0.0.1:5432/ids'
- * ```
- */
-export function redactUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
-}
+export { redactUrl } from '@flurry/core';
 
 /**
  * The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded).

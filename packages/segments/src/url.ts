@@ -14,7 +14,8 @@
  * parseStoreUrl('postgres://u:p@127.0.0.1:5432/ids?table=leaf_alloc').kind; // 'postgres'
  * ```
  */
-import { redactUrl, sequenceError } from './errors.js';
+import { redactUrl } from '@flurry/core';
+import { sequenceError } from './errors.js';
 import { validTable } from './stores/sql.js';
 
 /**

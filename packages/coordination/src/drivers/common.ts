@@ -15,18 +15,7 @@ import type { Clock, FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/**
- * Where drivers log. Same shape as the registry's logger (pino fits).
- *
- * @example
- * ```ts
- * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
- * ```
- */
-export interface DriverLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
+export type { FlurryLogger as DriverLogger } from '@flurry/core';
 
 /**
  * The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms.
@@ -175,22 +164,6 @@ export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are']
  */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
-}
-
-/**
- * Replaces whatever sits between `//` and the last `@` of a URL's authority with `***`: safe
- * to show even for a URL too malformed to parse.
- *
- * @example
- * ```ts
- * redactLoosely('redis://:hun@ter2@h:1/0') // 'redis://***@h:1/0'
- * ```
- */
-export function redactLoosely(raw: string): string {
-  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
-  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
-  const at = m[2].lastIndexOf('@');
-  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
 }
 
 /**

@@ -10,9 +10,10 @@
  * const { hosts, prefix, redacted } = parseEtcdUrl('etcd://root:pw@10.0.0.1:2379/ids');
  * ```
  */
+import { redactLoosely } from '@flurry/core';
 import type { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { redactLoosely, validNamespace } from './common.js';
+import { validNamespace } from './common.js';
 import { checkUrlParams } from './url-params.js';
 
 /**

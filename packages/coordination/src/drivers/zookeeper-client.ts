@@ -28,7 +28,8 @@
  * await s.close();
  * ```
  */
-import { redactUrl, registryError } from '../errors.js';
+import { redactUrl } from '@flurry/core';
+import { registryError } from '../errors.js';
 import type { ZkLogger } from './zookeeper-api.js';
 import { ZkSession } from './zookeeper-session.js';
 

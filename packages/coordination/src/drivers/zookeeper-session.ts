@@ -17,7 +17,8 @@
  * await s.close();
  * ```
  */
-import { redactUrl, registryError } from '../errors.js';
+import { redactUrl } from '@flurry/core';
+import { registryError } from '../errors.js';
 import {
   ZkCode,
   ZkError,

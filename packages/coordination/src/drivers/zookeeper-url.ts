@@ -8,7 +8,8 @@
  * const { hosts, path } = parseZooKeeperUrl('zookeeper://zk1:2181,zk2:2181/flurry', 'zookeeper');
  * ```
  */
-import { redactUrl, registryError } from '../errors.js';
+import { redactUrl } from '@flurry/core';
+import { registryError } from '../errors.js';
 
 /**
  * What {@link parseZooKeeperUrl} returns.

@@ -12,11 +12,6 @@ import { sequenceError } from '../errors.js';
 import type { SqlConnection } from './postgres.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
-const myCode = (err: unknown): string | undefined => {
-  const c = (err as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-};
-
 /**
  * Builds the MySQL/MariaDB adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `mysql2` is not installed.
  *
@@ -96,9 +91,6 @@ export async function mysqlAdapter(c: SqlConnection, description: string): Promi
         },
       };
     },
-    isDuplicateKey: (err) => myCode(err) === 'ER_DUP_ENTRY',
-    isAuth: (err) => ['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(myCode(err) ?? ''),
-    isTableExists: (err) => myCode(err) === 'ER_TABLE_EXISTS_ERROR',
     async end() {
       await pool.end();
     },

@@ -29,11 +29,6 @@ export interface SqlConnection {
   timeoutMs: number;
 }
 
-const pgCode = (err: unknown): string | undefined => {
-  const c = (err as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-};
-
 /**
  * Builds the PostgreSQL adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `pg` is not installed.
  *
@@ -113,9 +108,6 @@ export async function postgresAdapter(c: SqlConnection, description: string): Pr
         },
       };
     },
-    isDuplicateKey: (err) => pgCode(err) === '23505',
-    isAuth: (err) => ['28P01', '28000'].includes(pgCode(err) ?? ''),
-    isTableExists: (err) => ['42P07', '42710', '23505'].includes(pgCode(err) ?? ''),
     async end() {
       await pool.end();
     },
