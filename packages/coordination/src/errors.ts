@@ -58,3 +58,5 @@ export function registryError(
 ): FlurryError {
   return new FlurryError(RegistryErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
+
+export { redactUrl } from '@flurry/core';

@@ -39,8 +39,7 @@ export { FLURRY_VERSION } from './version.js';
 export { SlotMap } from './slot-map.js';
 
 // Errors
-export { RegistryErrorCode, registryError } from './errors.js';
-export { redactUrl } from '@flurry/core';
+export { RegistryErrorCode, registryError, redactUrl } from './errors.js';
 
 // Writing or wrapping a driver
 export type { RegistryDriver, Claim, ClaimRequest, HolderInfo, HolderRecord } from './driver.js';

@@ -15,7 +15,7 @@
  * ```
  */
 import path from 'node:path';
-import { FlurryError } from '@flurry/core';
+import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import { registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
@@ -55,34 +55,21 @@ const ENGINES: Record<
   zookeeper: {
     load: () => import('./drivers/zookeeper.js'),
     exportName: 'createZooKeeperDriver',
-    pkg: 'node-zookeeper-client',
-    install: 'node-zookeeper-client@1',
+    ...ENGINE_CLIENTS.zookeeper,
   },
   'zookeeper+leaf': {
     load: () => import('./drivers/zookeeper-leaf.js'),
     exportName: 'createLeafDriver',
-    pkg: 'node-zookeeper-client',
-    install: 'node-zookeeper-client@1',
+    ...ENGINE_CLIENTS.zookeeper,
   },
-  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
-  redis: {
-    load: () => import('./drivers/redis.js'),
-    exportName: 'createRedisDriver',
-    pkg: 'ioredis',
-    install: 'ioredis@6',
-  },
+  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', ...ENGINE_CLIENTS.etcd },
+  redis: { load: () => import('./drivers/redis.js'), exportName: 'createRedisDriver', ...ENGINE_CLIENTS.redis },
   postgres: {
     load: () => import('./drivers/postgres.js'),
     exportName: 'createPostgresDriver',
-    pkg: 'pg',
-    install: 'pg@8',
+    ...ENGINE_CLIENTS.postgres,
   },
-  mysql: {
-    load: () => import('./drivers/mysql.js'),
-    exportName: 'createMysqlDriver',
-    pkg: 'mysql2',
-    install: 'mysql2@3',
-  },
+  mysql: { load: () => import('./drivers/mysql.js'), exportName: 'createMysqlDriver', ...ENGINE_CLIENTS.mysql },
 };
 
 /**

@@ -24,8 +24,8 @@
  * ```
  */
 import path from 'node:path';
-import { redactUrl, SQL_SCHEMES } from '@flurry/core';
-import { registryError } from './errors.js';
+import { SQL_SCHEMES } from '@flurry/core';
+import { redactUrl, registryError } from './errors.js';
 import { parseSqlUrl } from './drivers/sql-url.js';
 
 /**

@@ -1,15 +1,6 @@
-/**
- * The pure half of engine access, shared by the lease registries (`@flurry/coordination`), the segment stores
- * (`@flurry/segments`) and `flurry sql` (`@flurry/server`): the logger shape, the one URL redactor, the SQL URL
- * schemes and the table that classifies PostgreSQL and MySQL/MariaDB errors. No client and no I/O here: each
- * package loads its client lazily and maps a class to its own error codes (docs/architecture.md, "Engine access").
- *
- * @example
- * ```ts
- * redactUrl('postgres://app:pw@127.0.0.1:5432/orders'); // 'postgres://app:***@127.0.0.1:5432/orders'
- * sqlErrorClass('postgres', { code: '28P01' });        // 'auth'
- * ```
- */
+// The pure half of engine access shared by the registries, the segment stores and `flurry sql`
+// (docs/architecture.md, "Engine access"): no client and no I/O here.
+import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
 
 /**
@@ -78,49 +69,33 @@ export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
  */
 export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
 
+// Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
+const CODES = {
+  auth: '28P01 28000 1045 1698',
+  denied: '42501 1044 1142 1143 1227',
+  'no-table': '42P01 3F000 1146',
+  'no-database': '3D000 1049',
+  duplicate: '23505 1062',
+  exists: '42P07 42710 1050',
+  conflict: '40P01 40001 1213 1205',
+  schema: '1054 1064 1366 1264 1406 1048 1292',
+  unreachable: '',
+} as const;
+const classOf = (code: string): SqlErrorClass | undefined =>
+  (Object.keys(CODES) as SqlErrorClass[]).find((c) => CODES[c].split(' ').includes(code));
+
 /**
  * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing
- * table or database, a duplicate key, a table that already exists, a lost race (deadlock, serialization), a
- * statement the schema refuses (`schema`), or anything else, lost connections and timeouts included
- * (`unreachable`: the outcome of a write in flight is unknown).
+ * table or database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock,
+ * serialization), a statement the schema refuses (`schema`), or anything else, lost connections and timeouts
+ * included (`unreachable`: the outcome of a write in flight is unknown).
  *
  * @example
  * ```ts
  * const c: SqlErrorClass = sqlErrorClass('mysql', err);
  * ```
  */
-export type SqlErrorClass =
-  'auth' | 'denied' | 'no-table' | 'no-database' | 'duplicate' | 'exists' | 'conflict' | 'schema' | 'unreachable';
-
-const PG: Readonly<Record<string, SqlErrorClass>> = {
-  '28P01': 'auth',
-  '28000': 'auth',
-  '42501': 'denied',
-  '42P01': 'no-table',
-  '3F000': 'no-table',
-  '3D000': 'no-database',
-  '23505': 'duplicate',
-  '42P07': 'exists',
-  '42710': 'exists',
-  '40P01': 'conflict',
-  '40001': 'conflict',
-};
-
-const MY: Readonly<Record<number, SqlErrorClass>> = {
-  1045: 'auth',
-  1698: 'auth',
-  1044: 'denied',
-  1142: 'denied',
-  1143: 'denied',
-  1227: 'denied',
-  1146: 'no-table',
-  1049: 'no-database',
-  1062: 'duplicate',
-  1050: 'exists',
-  1213: 'conflict',
-  1205: 'conflict',
-  ...Object.fromEntries([1054, 1064, 1366, 1264, 1406, 1048, 1292].map((n) => [n, 'schema' as const])),
-};
+export type SqlErrorClass = keyof typeof CODES;
 
 /**
  * Classifies an error of `pg` (by its SQLSTATE `code`) or `mysql2` (by the server's `errno`; an error without a
@@ -134,8 +109,77 @@ const MY: Readonly<Record<number, SqlErrorClass>> = {
 export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass {
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; sqlState?: unknown };
   if (dialect === 'mysql') {
-    return typeof e.errno === 'number' && e.sqlState !== undefined ? (MY[e.errno] ?? 'unreachable') : 'unreachable';
+    return typeof e.errno === 'number' && e.sqlState !== undefined
+      ? (classOf(String(e.errno)) ?? 'unreachable')
+      : 'unreachable';
   }
   if (typeof e.code !== 'string') return 'unreachable';
-  return PG[e.code] ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
+  return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
+}
+
+/**
+ * The npm client of each engine (an optional peer dependency of the package that uses it) and what to install.
+ *
+ * @example
+ * ```ts
+ * ENGINE_CLIENTS.mysql.install; // 'mysql2@3'
+ * ```
+ */
+export const ENGINE_CLIENTS = {
+  postgres: { pkg: 'pg', install: 'pg@8' },
+  mysql: { pkg: 'mysql2', install: 'mysql2@3' },
+  redis: { pkg: 'ioredis', install: 'ioredis@6' },
+  etcd: { pkg: 'etcd3', install: 'etcd3@1' },
+  zookeeper: { pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
+} as const;
+
+/**
+ * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of
+ * "`user` needs the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
+ *
+ * @example
+ * ```ts
+ * const pg = await loadClient('postgres', 'the postgres store (postgres://h/db)', () => import('pg'), (msg) => new Error(msg));
+ * ```
+ */
+export async function loadClient<M>(
+  engine: keyof typeof ENGINE_CLIENTS,
+  user: string,
+  load: () => Promise<M>,
+  missing: (message: string, pkg: string, err: unknown) => Error,
+): Promise<M> {
+  try {
+    return await load();
+  } catch (err) {
+    const { pkg, install } = ENGINE_CLIENTS[engine];
+    throw missing(
+      `${user} needs the npm package "${pkg}", which is not installed: run npm install ${install}`,
+      pkg,
+      err,
+    );
+  }
+}
+
+/**
+ * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
+ * given twice (only one value would be used). Names only the parameter, never a value.
+ *
+ * @example
+ * ```ts
+ * checkUrlParams(new URLSearchParams('prefx=a'), ['prefix'], (why) => new Error(why));
+ * // throws: unknown parameter "prefx"; did you mean "prefix"? (known: prefix)
+ * ```
+ */
+export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    if (!known.includes(key)) {
+      const near = closestName(key, known);
+      throw bad(
+        `unknown parameter "${key}"${near !== undefined ? `; did you mean "${near}"?` : ''} (known: ${known.join(', ') || 'none'})`,
+      );
+    }
+    if (seen.has(key)) throw bad(`the parameter "${key}" is given twice; give it once`);
+    seen.add(key);
+  }
 }

@@ -70,6 +70,18 @@ export function sequenceError(
 export { redactUrl } from '@flurry/core';
 
 /**
+ * What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`.
+ *
+ * @example
+ * ```ts
+ * await loadClient('redis', `the redis store (${url})`, () => import('ioredis'), clientMissing(url));
+ * ```
+ */
+export function clientMissing(store: string): (message: string, pkg: string, err: unknown) => Error {
+  return (message, pkg, err) => sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err);
+}
+
+/**
  * The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded).
  *
  * @example

@@ -18,9 +18,8 @@
  * // 'postgres://app:***@127.0.0.1:5432/orders?table=flurry_nodes'
  * ```
  */
-import { redactLoosely, SQL_DEFAULT_PORT, SQL_SCHEMES, type FlurryError } from '@flurry/core';
+import { checkUrlParams, redactLoosely, SQL_DEFAULT_PORT, SQL_SCHEMES, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from './url-params.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
 
 /**

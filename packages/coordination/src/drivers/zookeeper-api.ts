@@ -13,8 +13,7 @@
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
 import zookeeperModule from 'node-zookeeper-client';
-import { FlurryError } from '@flurry/core';
-import { redactUrl } from '@flurry/core';
+import { FlurryError, redactUrl } from '@flurry/core';
 import { registryError } from '../errors.js';
 
 /**

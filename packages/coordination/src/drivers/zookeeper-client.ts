@@ -28,8 +28,7 @@
  * await s.close();
  * ```
  */
-import { redactUrl } from '@flurry/core';
-import { registryError } from '../errors.js';
+import { redactUrl, registryError } from '../errors.js';
 import type { ZkLogger } from './zookeeper-api.js';
 import { ZkSession } from './zookeeper-session.js';
 

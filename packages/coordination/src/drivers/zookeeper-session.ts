@@ -17,8 +17,7 @@
  * await s.close();
  * ```
  */
-import { redactUrl } from '@flurry/core';
-import { registryError } from '../errors.js';
+import { redactUrl, registryError } from '../errors.js';
 import {
   ZkCode,
   ZkError,

@@ -8,8 +8,7 @@
  * const { hosts, path } = parseZooKeeperUrl('zookeeper://zk1:2181,zk2:2181/flurry', 'zookeeper');
  * ```
  */
-import { redactUrl } from '@flurry/core';
-import { registryError } from '../errors.js';
+import { redactUrl, registryError } from '../errors.js';
 
 /**
  * What {@link parseZooKeeperUrl} returns.

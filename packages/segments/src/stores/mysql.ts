@@ -8,7 +8,8 @@
  * ```
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { sequenceError } from '../errors.js';
+import { loadClient } from '@flurry/core';
+import { clientMissing } from '../errors.js';
 import type { SqlConnection } from './postgres.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
@@ -21,21 +22,14 @@ import type { SqlAdapter, SqlSession } from './sql.js';
  * ```
  */
 export async function mysqlAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
-  let createPool: (config: object) => Pool;
-  try {
-    const mod = (await import('mysql2/promise')) as unknown as {
-      default?: { createPool: typeof createPool };
-      createPool?: typeof createPool;
-    };
-    createPool = (mod.default?.createPool ?? mod.createPool) as typeof createPool;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the mysql store (${description}) needs the npm package "mysql2", which is not installed: run npm install mysql2@3`,
-      { package: 'mysql2', store: description },
-      err,
-    );
-  }
+  type CreatePool = (config: object) => Pool;
+  const mod = (await loadClient(
+    'mysql',
+    `the mysql store (${description})`,
+    () => import('mysql2/promise'),
+    clientMissing(description),
+  )) as unknown as { default?: { createPool: CreatePool }; createPool?: CreatePool };
+  const createPool = (mod.default?.createPool ?? mod.createPool) as CreatePool;
   const pool = createPool({
     host: c.host,
     port: c.port,

@@ -8,7 +8,8 @@
  * ```
  */
 import type { Pool, PoolClient } from 'pg';
-import { sequenceError } from '../errors.js';
+import { loadClient } from '@flurry/core';
+import { clientMissing } from '../errors.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
 /**
@@ -38,18 +39,14 @@ export interface SqlConnection {
  * ```
  */
 export async function postgresAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
-  let PoolCtor: new (config: object) => Pool;
-  try {
-    const mod = (await import('pg')) as unknown as { default?: { Pool: typeof PoolCtor }; Pool?: typeof PoolCtor };
-    PoolCtor = (mod.default?.Pool ?? mod.Pool) as typeof PoolCtor;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the postgres store (${description}) needs the npm package "pg", which is not installed: run npm install pg@8`,
-      { package: 'pg', store: description },
-      err,
-    );
-  }
+  type PoolCtor = new (config: object) => Pool;
+  const mod = (await loadClient(
+    'postgres',
+    `the postgres store (${description})`,
+    () => import('pg'),
+    clientMissing(description),
+  )) as unknown as { default?: { Pool: PoolCtor }; Pool?: PoolCtor };
+  const PoolCtor = (mod.default?.Pool ?? mod.Pool) as PoolCtor;
   const pool = new PoolCtor({
     host: c.host,
     port: c.port,

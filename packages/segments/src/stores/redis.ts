@@ -16,8 +16,8 @@
  * ```
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { readRedisPersistence, volatileRedisReason } from '@flurry/core';
-import { sequenceError } from '../errors.js';
+import { loadClient, readRedisPersistence, volatileRedisReason } from '@flurry/core';
+import { clientMissing, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
 /**
@@ -78,18 +78,12 @@ const isAuth = (err: unknown): boolean => /NOAUTH|WRONGPASS|invalid password|inv
  * ```
  */
 export async function openRedisStore(c: RedisConnection, description: string): Promise<SegmentStore> {
-  let RedisCtor: new (o: RedisOptions) => RedisClient;
-  try {
-    const mod = (await import('ioredis')) as unknown as { Redis: typeof RedisCtor };
-    RedisCtor = mod.Redis;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the redis store (${description}) needs the npm package "ioredis", which is not installed: run npm install ioredis@6`,
-      { package: 'ioredis', store: description },
-      err,
-    );
-  }
+  const { Redis: RedisCtor } = (await loadClient(
+    'redis',
+    `the redis store (${description})`,
+    () => import('ioredis'),
+    clientMissing(description),
+  )) as unknown as { Redis: new (o: RedisOptions) => RedisClient };
   let connected = false;
   let lastError: unknown;
   const client = new RedisCtor({

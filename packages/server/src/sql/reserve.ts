@@ -26,6 +26,7 @@ import {
   FlurryError,
   generatorSql,
   layoutSql,
+  loadClient,
   redactLoosely,
   sqlErrorClass,
   SQL_SCHEMES,
@@ -84,9 +85,11 @@ export async function connectSql(url: string): Promise<SqlConnection> {
   const { dialect, table, redacted } = u;
   const conn = { host: u.host, port: u.port, user: u.user, password: u.password, database: u.database };
   const tls = u.sslmode === 'disable' ? undefined : { rejectUnauthorized: u.sslmode === 'verify-full' };
+  const missing = (message: string, pkg: string, err: unknown): Error =>
+    registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err);
   try {
     if (dialect === 'postgres') {
-      const pg = (await import('pg')).default;
+      const pg = (await loadClient('postgres', `flurry sql (${redacted})`, () => import('pg'), missing)).default;
       const client = new pg.Client({
         ...conn,
         ...(tls ? { ssl: tls } : {}),
@@ -110,7 +113,8 @@ export async function connectSql(url: string): Promise<SqlConnection> {
         close: () => client.end(),
       };
     }
-    const mysql = (await import('mysql2/promise')).default;
+    const mysql = (await loadClient('mysql', `flurry sql (${redacted})`, () => import('mysql2/promise'), missing))
+      .default;
     const c = await mysql.createConnection({
       ...conn,
       ...(tls ? { ssl: tls } : {}),
