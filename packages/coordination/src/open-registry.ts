@@ -17,6 +17,7 @@
 import path from 'node:path';
 import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
+import type { EngineDriverOptions } from './drivers/common.js';
 import { registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
@@ -26,20 +27,6 @@ import type { LayoutLike } from './slot-map.js';
 import { assertAcquireOptions, resolveRegistryOptions, type AcquireOptions, type RegistryOptions } from './options.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
-
-/**
- * The options every engine driver factory takes.
- *
- * @example
- * ```ts
- * await createRedisDriver(url, { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
- */
-export interface EngineDriverOptions {
-  clock: RegistryOptions['clock'] & object;
-  connectTimeoutMs: number;
-  logger?: RegistryOptions['logger'];
-}
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 

@@ -183,3 +183,49 @@ export function checkUrlParams(params: URLSearchParams, known: readonly string[]
     seen.add(key);
   }
 }
+
+/**
+ * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the
+ * first connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
+ *
+ * @example
+ * ```ts
+ * const client = new Redis(redisClientOptions({ host: 'h', port: 6379, db: 0, tls: false }, 5000, 'flurry-sequences', () => up));
+ * ```
+ */
+export function redisClientOptions(
+  u: { host: string; port: number; db: number; username?: string; password?: string; tls?: boolean },
+  timeoutMs: number,
+  connectionName: string,
+  connected: () => boolean,
+) {
+  return {
+    host: u.host,
+    port: u.port,
+    db: u.db,
+    ...(u.username !== undefined ? { username: u.username } : {}),
+    ...(u.password !== undefined ? { password: u.password } : {}),
+    ...(u.tls ? { tls: { servername: u.host } } : {}),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectionName,
+    retryStrategy: (times: number) => (connected() ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
+  };
+}
+
+/**
+ * Whether a Redis error is a refusal of the credentials or of the ACL (`WRONGPASS`, `NOAUTH`, `NOPERM`).
+ *
+ * @example
+ * ```ts
+ * isRedisAuthError(new Error('WRONGPASS invalid username-password pair')); // true
+ * ```
+ */
+export function isRedisAuthError(err: unknown): boolean {
+  return /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username/i.test(
+    err instanceof Error ? err.message : String(err),
+  );
+}

@@ -11,11 +11,37 @@
  * const rec = recordToStore(NO_PREVIOUS_HOLDER, 0, req.ttlMs, req.holder.id, clock, false);
  * ```
  */
-import type { Clock, FlurryError } from '@flurry/core';
+import type { Clock, FlurryError, FlurryLogger } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
 export type { FlurryLogger as DriverLogger } from '@flurry/core';
+
+/**
+ * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
+ *
+ * @example
+ * ```ts
+ * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
+ * ```
+ */
+export interface EngineDriverOptions {
+  /** Wall time for the high-water marks (the same clock as the generator). */
+  readonly clock: Clock;
+  /** Bound on connecting and on each operation, in ms. */
+  readonly connectTimeoutMs: number;
+  readonly logger?: FlurryLogger | undefined;
+}
+
+/**
+ * The keys of {@link EngineDriverOptions}, for a factory's unknown-option check.
+ *
+ * @example
+ * ```ts
+ * assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');
+ * ```
+ */
+export const ENGINE_DRIVER_OPTIONS = { clock: true, connectTimeoutMs: true, logger: true } as const;
 
 /**
  * The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms.

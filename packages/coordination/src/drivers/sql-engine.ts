@@ -8,8 +8,8 @@
  * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, end };
  * ```
  */
-import { assertKnownOptions, optionNames, sqlErrorClass, type Clock, type SqlErrorClass } from '@flurry/core';
-import { checkConnectTimeout, type DriverLogger } from './common.js';
+import { assertKnownOptions, optionNames, sqlErrorClass, type SqlErrorClass } from '@flurry/core';
+import { checkConnectTimeout, ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
 /**
@@ -107,22 +107,12 @@ export function sqlFailure(
  * const opts: SqlDriverOptions = { clock: systemClock, connectTimeoutMs: 5000 };
  * ```
  */
-export interface SqlDriverOptions {
-  /** Wall time for the high-water marks (the same clock as the generator). */
-  clock: Clock;
-  /** Bound on connecting and on each statement, in ms. */
-  connectTimeoutMs: number;
-  logger?: DriverLogger;
+export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
-  createTable?: boolean;
+  readonly createTable?: boolean;
 }
 
-const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-  createTable: true,
-});
+const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({ ...ENGINE_DRIVER_OPTIONS, createTable: true });
 
 /**
  * Checks the options of a SQL driver factory before it connects: unknown keys
