@@ -59,14 +59,4 @@ export function registryError(
   return new FlurryError(RegistryErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
-/**
- * Removes a password from a URL before it appears in a message or a log.
- *
- * @example
- * ```ts
- * redactUrl('redis://:secret@127.0.0.1:6379/0') // 'redis://:***@127.0.0.1:6379/0'
- * ```
- */
-export function redactUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
-}
+export { redactUrl } from '@flurry/core';

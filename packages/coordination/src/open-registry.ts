@@ -15,8 +15,9 @@
  * ```
  */
 import path from 'node:path';
-import { FlurryError } from '@flurry/core';
+import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
+import type { EngineDriverOptions } from './drivers/common.js';
 import { registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
@@ -26,20 +27,6 @@ import type { LayoutLike } from './slot-map.js';
 import { assertAcquireOptions, resolveRegistryOptions, type AcquireOptions, type RegistryOptions } from './options.js';
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
-
-/**
- * The options every engine driver factory takes.
- *
- * @example
- * ```ts
- * await createRedisDriver(url, { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
- */
-export interface EngineDriverOptions {
-  clock: RegistryOptions['clock'] & object;
-  connectTimeoutMs: number;
-  logger?: RegistryOptions['logger'];
-}
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
@@ -55,34 +42,21 @@ const ENGINES: Record<
   zookeeper: {
     load: () => import('./drivers/zookeeper.js'),
     exportName: 'createZooKeeperDriver',
-    pkg: 'node-zookeeper-client',
-    install: 'node-zookeeper-client@1',
+    ...ENGINE_CLIENTS.zookeeper,
   },
   'zookeeper+leaf': {
     load: () => import('./drivers/zookeeper-leaf.js'),
     exportName: 'createLeafDriver',
-    pkg: 'node-zookeeper-client',
-    install: 'node-zookeeper-client@1',
+    ...ENGINE_CLIENTS.zookeeper,
   },
-  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', pkg: 'etcd3', install: 'etcd3@1' },
-  redis: {
-    load: () => import('./drivers/redis.js'),
-    exportName: 'createRedisDriver',
-    pkg: 'ioredis',
-    install: 'ioredis@6',
-  },
+  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', ...ENGINE_CLIENTS.etcd },
+  redis: { load: () => import('./drivers/redis.js'), exportName: 'createRedisDriver', ...ENGINE_CLIENTS.redis },
   postgres: {
     load: () => import('./drivers/postgres.js'),
     exportName: 'createPostgresDriver',
-    pkg: 'pg',
-    install: 'pg@8',
+    ...ENGINE_CLIENTS.postgres,
   },
-  mysql: {
-    load: () => import('./drivers/mysql.js'),
-    exportName: 'createMysqlDriver',
-    pkg: 'mysql2',
-    install: 'mysql2@3',
-  },
+  mysql: { load: () => import('./drivers/mysql.js'), exportName: 'createMysqlDriver', ...ENGINE_CLIENTS.mysql },
 };
 
 /**

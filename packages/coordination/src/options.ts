@@ -26,24 +26,13 @@
  * ```
  */
 import { hostname } from 'node:os';
-import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
 import { registryError } from './errors.js';
 
-/**
- * A minimal structured logger (pino-compatible).
- *
- * @example
- * ```ts
- * const registry = await openRegistry('etcd://10.0.0.5:2379/flurry', { logger: pino() }); // lease lost/re-acquired lines go to pino
- * ```
- */
-export interface RegistryLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
+export type { FlurryLogger as RegistryLogger } from '@flurry/core';
 
 /**
  * Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract").
@@ -74,7 +63,7 @@ export interface RegistryOptions {
   /** Overrides of the holder identity (hostname, pid, address). The `id` is always made unique. */
   holder?: Partial<HolderInfo>;
   /** Where renewal failures and re-acquisitions are logged. */
-  logger?: RegistryLogger;
+  logger?: FlurryLogger;
   /**
    * Local state directory (the cached "slot this host held last", the static registry's
    * high-water marks). Default `$XDG_STATE_HOME/flurry` or `~/.local/state/flurry`.
@@ -176,7 +165,7 @@ export interface ResolvedRegistryOptions {
   readonly highWaterWaitMs: number;
   readonly clock: Clock;
   readonly holder: Partial<HolderInfo>;
-  readonly logger: RegistryLogger | undefined;
+  readonly logger: FlurryLogger | undefined;
   readonly stateDir: string | undefined;
   readonly autoRenew: boolean;
   readonly connectTimeoutMs: number;

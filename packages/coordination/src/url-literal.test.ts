@@ -6,8 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FlurryError } from '@flurry/core';
-import { checkUrlParams } from './drivers/url-params.js';
+import { checkUrlParams, FlurryError } from '@flurry/core';
 import { parseRegistryUrl } from './url.js';
 import { openRegistry } from './open-registry.js';
 import { parseRedisUrl } from './drivers/redis-url.js';

@@ -24,8 +24,9 @@
  * ```
  */
 import path from 'node:path';
+import { SQL_SCHEMES } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
-import { parseSqlUrl, SQL_SCHEMES } from './drivers/sql-url.js';
+import { parseSqlUrl } from './drivers/sql-url.js';
 
 /**
  * The backends a URL can name.

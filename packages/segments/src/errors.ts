@@ -67,16 +67,18 @@ export function sequenceError(
   return new FlurryError(SequenceErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
+export { redactUrl } from '@flurry/core';
+
 /**
- * Removes a password from a URL before it appears in a message or a log.
+ * What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`.
  *
  * @example
  * ```ts
- * redactUrl('postgres://flurry:secret@127.0.0.1:5432/ids') // 'postgres://flurry:***@127.0.0.1:5432/ids'
+ * await loadClient('redis', `the redis store (${url})`, () => import('ioredis'), clientMissing(url));
  * ```
  */
-export function redactUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+export function clientMissing(store: string): (message: string, pkg: string, err: unknown) => Error {
+  return (message, pkg, err) => sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err);
 }
 
 /**

@@ -131,6 +131,7 @@ describe('segments: sequences on the memory store', () => {
       'mysql://u:p@h/',
       'redis://h/99',
       'postgres://u:p@h/d?table=x;drop',
+      'postgres://u:p@h/d?table=a&table=b',
       'nonsense',
     ]) {
       assert.throws(

@@ -14,7 +14,8 @@
  * parseStoreUrl('postgres://u:p@127.0.0.1:5432/ids?table=leaf_alloc').kind; // 'postgres'
  * ```
  */
-import { redactUrl, sequenceError } from './errors.js';
+import { checkUrlParams, redactUrl, SQL_DEFAULT_PORT, SQL_SCHEMES } from '@flurry/core';
+import { sequenceError } from './errors.js';
 import { validTable } from './stores/sql.js';
 
 /**
@@ -84,26 +85,16 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
     throw bad('it cannot be parsed as a URL');
   }
   const scheme = u.protocol.replace(/:$/, '');
-  const kind: ParsedStoreUrl['kind'] | undefined =
-    scheme === 'postgres' || scheme === 'postgresql'
-      ? 'postgres'
-      : scheme === 'mysql' || scheme === 'mariadb'
-        ? 'mysql'
-        : scheme === 'redis' || scheme === 'rediss'
-          ? 'redis'
-          : scheme === 'memory'
-            ? 'memory'
-            : undefined;
+  const kinds: Record<string, ParsedStoreUrl['kind']> = {
+    ...SQL_SCHEMES,
+    redis: 'redis',
+    rediss: 'redis',
+    memory: 'memory',
+  };
+  const kind = Object.hasOwn(kinds, scheme) ? kinds[scheme] : undefined;
   if (!kind)
     throw bad(`the scheme "${scheme}" is not one of postgres, postgresql, mysql, mariadb, redis, rediss, memory`);
-  for (const p of u.searchParams.keys()) {
-    if (!ALLOWED[kind].includes(p)) {
-      throw bad(
-        `the parameter "${p}" is unknown for ${kind}` +
-          (ALLOWED[kind].length ? ` (allowed: ${ALLOWED[kind].join(', ')})` : ' (it takes none)'),
-      );
-    }
-  }
+  checkUrlParams(u.searchParams, ALLOWED[kind], bad);
   const dec = (s: string): string => {
     try {
       return decodeURIComponent(s);
@@ -116,7 +107,7 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
     return { kind, redacted, name };
   }
   if (!u.hostname) throw bad('it names no host');
-  const defaultPort = kind === 'postgres' ? 5432 : kind === 'mysql' ? 3306 : 6379;
+  const defaultPort = kind === 'redis' ? 6379 : SQL_DEFAULT_PORT[kind];
   const port = u.port ? Number(u.port) : defaultPort;
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw bad(`the port ${u.port} is out of 1…65535`);
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');

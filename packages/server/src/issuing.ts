@@ -13,20 +13,12 @@
  * issuer.nextString(); // '1859214170478923776'
  * ```
  */
-import type { FlurryError, GeneratorEvent } from '@flurry/core';
+import type { FlurryError, GeneratorEvent, FlurryLogger } from '@flurry/core';
 import type { LeasedGenerator } from '@flurry/coordination';
 import type { IdSource } from './http/context.js';
 import { EpisodeLog, type Schedule } from './log-throttle.js';
 
-/**
- * A pino-shaped logger with the levels the event logs use.
- *
- * @example
- * ```ts
- * const log: EventLogger = pino();
- * ```
- */
-export type EventLogger = { warn(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+export type { FlurryLogger as EventLogger } from '@flurry/core';
 
 /**
  * Options of {@link LeasedIssuer}.
@@ -38,7 +30,7 @@ export type EventLogger = { warn(obj: object, msg?: string): void; info(obj: obj
  */
 export interface IssuerOptions {
   /** Where refusal episodes are logged. */
-  logger: EventLogger;
+  logger: FlurryLogger;
   /** Sees every generator event (the metrics). */
   count: (e: GeneratorEvent) => void;
   /** The error thrown while no generator is attached yet. */
@@ -156,7 +148,7 @@ export class LeasedIssuer implements IdSource {
  * ```
  */
 export function generatorEventLogging(
-  logger: EventLogger,
+  logger: FlurryLogger,
   count: (e: GeneratorEvent) => void,
   now?: () => number,
   schedule?: Schedule | null,

@@ -28,18 +28,7 @@
  * ```
  */
 
-/**
- * The two levels an {@link EpisodeLog} writes at (pino-shaped).
- *
- * @example
- * ```ts
- * const logger: ThrottledLogger = pino();
- * ```
- */
-export interface ThrottledLogger {
-  warn(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-}
+import type { FlurryLogger } from '@flurry/core';
 
 /**
  * Runs `fn` once after `ms` milliseconds and returns a function that cancels it. The
@@ -61,7 +50,7 @@ export type Schedule = (fn: () => void, ms: number) => () => void;
  * ```
  */
 export interface EpisodeLogOptions {
-  readonly logger: ThrottledLogger;
+  readonly logger: FlurryLogger;
   /** The warn message of each event (summaries append the count). */
   readonly message: string;
   /** What the events are, plural, for summaries: `refusals`. */

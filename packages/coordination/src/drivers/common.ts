@@ -11,22 +11,37 @@
  * const rec = recordToStore(NO_PREVIOUS_HOLDER, 0, req.ttlMs, req.holder.id, clock, false);
  * ```
  */
-import type { Clock, FlurryError } from '@flurry/core';
+import type { Clock, FlurryError, FlurryLogger } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
+export type { FlurryLogger as DriverLogger } from '@flurry/core';
+
 /**
- * Where drivers log. Same shape as the registry's logger (pino fits).
+ * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
  *
  * @example
  * ```ts
- * const logger: DriverLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
+ * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
  * ```
  */
-export interface DriverLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
+export interface EngineDriverOptions {
+  /** Wall time for the high-water marks (the same clock as the generator). */
+  readonly clock: Clock;
+  /** Bound on connecting and on each operation, in ms. */
+  readonly connectTimeoutMs: number;
+  readonly logger?: FlurryLogger | undefined;
 }
+
+/**
+ * The keys of {@link EngineDriverOptions}, for a factory's unknown-option check.
+ *
+ * @example
+ * ```ts
+ * assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');
+ * ```
+ */
+export const ENGINE_DRIVER_OPTIONS = { clock: true, connectTimeoutMs: true, logger: true } as const;
 
 /**
  * The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms.
@@ -175,22 +190,6 @@ export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are']
  */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
-}
-
-/**
- * Replaces whatever sits between `//` and the last `@` of a URL's authority with `***`: safe
- * to show even for a URL too malformed to parse.
- *
- * @example
- * ```ts
- * redactLoosely('redis://:hun@ter2@h:1/0') // 'redis://***@h:1/0'
- * ```
- */
-export function redactLoosely(raw: string): string {
-  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
-  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
-  const at = m[2].lastIndexOf('@');
-  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
 }
 
 /**

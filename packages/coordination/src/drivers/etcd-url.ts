@@ -10,10 +10,9 @@
  * const { hosts, prefix, redacted } = parseEtcdUrl('etcd://root:pw@10.0.0.1:2379/ids');
  * ```
  */
-import type { FlurryError } from '@flurry/core';
+import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { redactLoosely, validNamespace } from './common.js';
-import { checkUrlParams } from './url-params.js';
+import { validNamespace } from './common.js';
 
 /**
  * A parsed `etcd://` URL (see {@link parseEtcdUrl}).

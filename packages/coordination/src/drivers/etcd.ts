@@ -18,7 +18,7 @@
  * ```
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
-import { FlurryError, assertKnownOptions, optionNames, randomBelow, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, randomBelow } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
@@ -41,32 +41,16 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
-  type DriverLogger,
+  ENGINE_DRIVER_OPTIONS,
   type DriverPhase,
+  type EngineDriverOptions,
   type HighWaterRecord,
   type ListedHolder,
   type PreviousHolder,
   type RecordPlace,
 } from './common.js';
 
-export type { DriverLogger } from './common.js';
-
-/**
- * Options of {@link createEtcdDriver} (given by `openRegistry`).
- *
- * @example
- * ```ts
- * // openRegistry passes these; a direct caller gives them itself:
- * const driver = await createEtcdDriver('etcd://127.0.0.1:2379/flurry', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
- * ```
- */
-export interface EtcdDriverOptions {
-  /** Wall time for the high-water records (the same clock as the generator). */
-  clock: Clock;
-  /** Bound on connecting and on each operation (claim, renew, release), in ms. */
-  connectTimeoutMs: number;
-  logger?: DriverLogger;
-}
+export type { DriverLogger, EngineDriverOptions as EtcdDriverOptions } from './common.js';
 
 /** What the driver remembers about a claim it made (keyed by token). */
 interface ClaimState {
@@ -91,7 +75,7 @@ class EtcdDriver implements RegistryDriver {
   constructor(
     private readonly client: Etcd3,
     private readonly parsed: EtcdUrl,
-    private readonly opts: EtcdDriverOptions,
+    private readonly opts: EngineDriverOptions,
   ) {
     this.url = parsed.redacted;
     this.records = { engine: 'etcd', url: this.url, inspect: (key) => `etcdctl get ${key}` };
@@ -401,8 +385,6 @@ class EtcdDriver implements RegistryDriver {
   }
 }
 
-const ETCD_DRIVER_OPTION_NAMES = optionNames<EtcdDriverOptions>({ clock: true, connectTimeoutMs: true, logger: true });
-
 /**
  * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
  * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
@@ -414,8 +396,8 @@ const ETCD_DRIVER_OPTION_NAMES = optionNames<EtcdDriverOptions>({ clock: true, c
  * const driver = await createEtcdDriver(new URL('etcd://127.0.0.1:2379/flurry'), { clock: systemClock, connectTimeoutMs: 5000 });
  * ```
  */
-export async function createEtcdDriver(url: URL | string, opts: EtcdDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, ETCD_DRIVER_OPTION_NAMES, 'createEtcdDriver options');
+export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');
   const parsed = parseEtcdUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   const timeout = opts.connectTimeoutMs;

@@ -25,33 +25,12 @@
  * ```
  */
 import mysql from 'mysql2/promise';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlResult } from './sql-common.js';
 import { startSqlFactory } from './sql-factory.js';
 
 function errno(err: unknown): number | undefined {
   const n = (err as { errno?: unknown } | null)?.errno;
   return typeof n === 'number' && (err as { sqlState?: unknown }).sqlState !== undefined ? n : undefined;
-}
-
-/**
- * What kind of failure a `mysql2` error is (by server error number; errors without one are
- * network errors or timeouts).
- *
- * @example
- * ```ts
- * classifyMysqlError(err); // 'auth' for ER_ACCESS_DENIED_ERROR (1045)
- * ```
- */
-export function classifyMysqlError(err: unknown): SqlFailure {
-  const n = errno(err);
-  if (n === undefined) return 'unreachable';
-  if (n === 1045 || n === 1698) return 'auth';
-  if (n === 1044 || n === 1142 || n === 1143 || n === 1227) return 'denied';
-  if (n === 1146) return 'no-table';
-  if (n === 1049) return 'no-database';
-  if (n === 1213 || n === 1205 || n === 1062 || n === 1050) return 'race';
-  if (n === 1054 || n === 1064 || n === 1366 || n === 1264 || n === 1406 || n === 1048 || n === 1292) return 'schema';
-  return 'unreachable';
 }
 
 /**
@@ -117,7 +96,6 @@ export async function createMysqlDriver(url: string | URL, opts: SqlDriverOption
         else conn.release();
       }
     },
-    classify: classifyMysqlError,
     async end() {
       await pool.end();
     },

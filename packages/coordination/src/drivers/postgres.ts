@@ -25,34 +25,12 @@
  * ```
  */
 import pg from 'pg';
-import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlFailure, type SqlResult } from './sql-common.js';
+import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlResult } from './sql-common.js';
 import { startSqlFactory } from './sql-factory.js';
 
 function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return err instanceof pg.DatabaseError && typeof code === 'string' ? code : undefined;
-}
-
-/**
- * What kind of failure a `pg` error is (by SQLSTATE; errors without one are network errors).
- *
- * @example
- * ```ts
- * classifyPostgresError(err); // 'auth' for SQLSTATE 28P01
- * ```
- */
-export function classifyPostgresError(err: unknown): SqlFailure {
-  const code = sqlState(err);
-  if (code === undefined) return 'unreachable';
-  if (code === '28P01' || code === '28000') return 'auth';
-  if (code === '42501') return 'denied';
-  if (code === '42P01' || code === '3F000') return 'no-table';
-  if (code === '3D000') return 'no-database';
-  // Lost races: deadlock, serialization, and concurrent CREATE TABLE IF NOT EXISTS (a unique
-  // violation on pg_type, relation or type already exists).
-  if (code === '40P01' || code === '40001' || code === '23505' || code === '42P07' || code === '42710') return 'race';
-  if (code.startsWith('42') || code.startsWith('22') || code.startsWith('23')) return 'schema';
-  return 'unreachable';
 }
 
 /**
@@ -124,7 +102,6 @@ export async function createPostgresDriver(url: string | URL, opts: SqlDriverOpt
         client.release(broken);
       }
     },
-    classify: classifyPostgresError,
     async end() {
       await pool.end();
     },

@@ -7,10 +7,8 @@
  * const { host, port, db, prefix } = parseRedisUrl('redis://:pw@127.0.0.1:6379/0?prefix=ids');
  * ```
  */
-import type { FlurryError } from '@flurry/core';
+import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from './url-params.js';
-import { redactLoosely } from './common.js';
 
 /**
  * A parsed `redis://` URL (see {@link parseRedisUrl}).

@@ -59,12 +59,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import {
   FlurryError,
   assertKnownOptions,
+  isRedisAuthError,
   optionNames,
   randomBelow,
   randomHex,
   readRedisPersistence,
+  redisClientOptions,
   volatileRedisReason,
-  type Clock,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
@@ -86,31 +87,16 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
+  ENGINE_DRIVER_OPTIONS,
   type DriverLogger,
   type DriverPhase,
+  type EngineDriverOptions,
   type HighWaterRecord,
   type PreviousHolder,
   type RecordPlace,
 } from './common.js';
 
-export type { DriverLogger } from './common.js';
-
-/**
- * Options of {@link createRedisDriver} (given by `openRegistry`).
- *
- * @example
- * ```ts
- * // openRegistry passes these; a direct caller gives them itself:
- * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
- * ```
- */
-export interface RedisDriverOptions {
-  /** Wall time for the high-water records (the same clock as the generator). */
-  clock: Clock;
-  /** Bound on connecting and on each command, in ms. */
-  connectTimeoutMs: number;
-  logger?: DriverLogger;
-}
+export type { DriverLogger, EngineDriverOptions as RedisDriverOptions } from './common.js';
 
 const MGET_CHUNK = 512;
 
@@ -176,10 +162,6 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function isAuthError(err: unknown): boolean {
-  return /^(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username-password/i.test(errorText(err));
-}
-
 class RedisDriver implements RegistryDriver {
   readonly kind = 'redis';
   readonly url: string;
@@ -191,7 +173,7 @@ class RedisDriver implements RegistryDriver {
   constructor(
     private readonly client: ScriptClient,
     private readonly parsed: RedisUrl,
-    private readonly opts: RedisDriverOptions,
+    private readonly opts: EngineDriverOptions,
   ) {
     this.url = parsed.redacted;
     this.records = { engine: 'Redis', url: this.url, inspect: (key) => `GET ${key}` };
@@ -215,7 +197,7 @@ class RedisDriver implements RegistryDriver {
     if (err instanceof FlurryError) return err;
     const msg = errorText(err);
     const details = { url: this.url, operation: what, ...extra };
-    if (isAuthError(err)) {
+    if (isRedisAuthError(err)) {
       return registryError(
         'AUTH',
         `Redis at ${this.url} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
@@ -378,12 +360,6 @@ class RedisDriver implements RegistryDriver {
   }
 }
 
-const REDIS_DRIVER_OPTION_NAMES = optionNames<RedisDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-});
-
 /**
  * Selects the URL's database; a server without it (`ERR DB index is out of range`) gives `FLURRY_E_REGISTRY_URL`
  * naming the database and, when `CONFIG GET databases` answers, the range the server has.
@@ -462,28 +438,15 @@ async function checkPersistence(
  * const driver = await createRedisDriver(new URL('redis://127.0.0.1:6379/0'), { clock: systemClock, connectTimeoutMs: 5000 });
  * ```
  */
-export async function createRedisDriver(url: URL | string, opts: RedisDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, REDIS_DRIVER_OPTION_NAMES, 'createRedisDriver options');
+export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
+  assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createRedisDriver options');
   const parsed = parseRedisUrl(url);
   checkConnectTimeout(opts.connectTimeoutMs);
   let connected = false;
   let lastError: unknown;
   const options: RedisOptions = {
-    host: parsed.host,
-    port: parsed.port,
-    db: parsed.db,
-    ...(parsed.username !== undefined ? { username: parsed.username } : {}),
-    ...(parsed.password !== undefined ? { password: parsed.password } : {}),
-    ...(parsed.tls ? { tls: { servername: parsed.host } } : {}),
-    lazyConnect: true,
-    connectTimeout: opts.connectTimeoutMs,
-    commandTimeout: opts.connectTimeoutMs,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
+    ...redisClientOptions(parsed, opts.connectTimeoutMs, 'flurry-registry', () => connected),
     enableReadyCheck: true,
-    connectionName: 'flurry-registry',
-    // The first connection fails fast; after that, reconnect in the background (≤ 1 s apart).
-    retryStrategy: (times) => (connected ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
     scripts: {
       flurryClaim: { lua: CLAIM_LUA, numberOfKeys: 3 },
       flurryRenew: { lua: RENEW_LUA, numberOfKeys: 3 },
@@ -512,7 +475,7 @@ export async function createRedisDriver(url: URL | string, opts: RedisDriverOpti
     }
     client.disconnect(false);
     await driver.close();
-    throw driver.toError(lastError !== undefined && !isAuthError(err) ? lastError : err, 'connect', 'connect', {
+    throw driver.toError(lastError !== undefined && !isRedisAuthError(err) ? lastError : err, 'connect', 'connect', {
       host: parsed.host,
       port: parsed.port,
     });

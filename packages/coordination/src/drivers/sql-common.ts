@@ -32,14 +32,14 @@ import {
   type DriverPhase,
   type PreviousHolder,
 } from './common.js';
-import { checkSqlDriverOptions, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
+import { checkSqlDriverOptions, sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
 import { holderFromRow } from './sql-holders.js';
 import { registryStatements } from './sql-statements.js';
 import { quoteTable, REGISTRY_COLUMNS, registryTableDdl } from './sql-table.js';
 import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
-export type { SqlConn, SqlEngine, SqlFailure, SqlResult, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
+export type { SqlConn, SqlEngine, SqlResult, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
 export { checkSqlDriverOptions } from './sql-engine.js';
 
 interface SqlClaimState {
@@ -118,7 +118,7 @@ export class SqlRegistryDriver implements RegistryDriver {
     const u = this.engine.url;
     const details = { url: this.url, operation: what, ...extra };
     const msg = firstLine(err);
-    switch (this.engine.classify(err)) {
+    switch (sqlFailure(this.engine.dialect, err)) {
       case 'auth':
         return registryError(
           'AUTH',
@@ -173,7 +173,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       try {
         return (await this.engine.withConn((c) => c.query(this.sql.probe, []))).fields;
       } catch (err) {
-        if (this.engine.classify(err) === 'no-table') return undefined;
+        if (sqlFailure(this.engine.dialect, err) === 'no-table') return undefined;
         throw err;
       }
     };
@@ -189,7 +189,7 @@ export class SqlRegistryDriver implements RegistryDriver {
         await this.engine.withConn((c) => c.query(registryTableDdl(this.engine.dialect, u.table), []));
       } catch (err) {
         // Several processes creating the table at once: one wins, the others see it below.
-        if (this.engine.classify(err) !== 'race') throw err;
+        if (sqlFailure(this.engine.dialect, err) !== 'race') throw err;
       }
       fields = await probe();
       if (fields === undefined)
@@ -337,7 +337,7 @@ export class SqlRegistryDriver implements RegistryDriver {
         return upd.affected === 1 ? p : undefined; // 0: taken or changed by another claimer meanwhile
       });
     } catch (err) {
-      if (this.engine.classify(err) === 'race') return undefined;
+      if (sqlFailure(this.engine.dialect, err) === 'race') return undefined;
       throw err;
     }
     if (!prev) return undefined;

@@ -5,11 +5,11 @@
  *
  * @example
  * ```ts
- * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, classify, end };
+ * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, end };
  * ```
  */
-import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
-import { checkConnectTimeout, type DriverLogger } from './common.js';
+import { assertKnownOptions, optionNames, sqlErrorClass, type SqlErrorClass } from '@flurry/core';
+import { checkConnectTimeout, ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
 /**
@@ -47,7 +47,7 @@ export interface SqlConn {
  *
  * @example
  * ```ts
- * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, classify, end };
+ * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, end };
  * ```
  */
 export interface SqlEngine {
@@ -61,8 +61,6 @@ export interface SqlEngine {
    * other than a plain SQL error (timeout, broken socket) is destroyed, not reused.
    */
   withConn<T>(fn: (conn: SqlConn) => Promise<T>): Promise<T>;
-  /** What kind of failure a client error is. */
-  classify(err: unknown): SqlFailure;
   /** Closes the pool. */
   end(): Promise<void>;
 }
@@ -85,16 +83,21 @@ export interface SqlUrlLike {
 }
 
 /**
- * Kinds of client failures: refused credentials, missing privilege, no such table or
- * database, a lost race (deadlock, serialization, duplicate key), a statement the table does
- * not fit (a table of another layout), or the engine unreachable (everything else).
+ * What kind of failure a client error is for the registry: the engine's {@link SqlErrorClass}, with a duplicate
+ * key, an existing table and a deadlock all counted as a lost `race` (another holder was faster).
  *
  * @example
  * ```ts
- * if (engine.classify(err) === 'auth') throw authError;
+ * if (sqlFailure('postgres', err) === 'auth') throw authError;
  * ```
  */
-export type SqlFailure = 'auth' | 'denied' | 'no-table' | 'no-database' | 'race' | 'schema' | 'unreachable';
+export function sqlFailure(
+  dialect: SqlDialect,
+  err: unknown,
+): Exclude<SqlErrorClass, 'duplicate' | 'exists' | 'conflict'> | 'race' {
+  const c = sqlErrorClass(dialect, err);
+  return c === 'duplicate' || c === 'exists' || c === 'conflict' ? 'race' : c;
+}
 
 /**
  * Options of the SQL driver factories (given by `openRegistry`).
@@ -104,22 +107,12 @@ export type SqlFailure = 'auth' | 'denied' | 'no-table' | 'no-database' | 'race'
  * const opts: SqlDriverOptions = { clock: systemClock, connectTimeoutMs: 5000 };
  * ```
  */
-export interface SqlDriverOptions {
-  /** Wall time for the high-water marks (the same clock as the generator). */
-  clock: Clock;
-  /** Bound on connecting and on each statement, in ms. */
-  connectTimeoutMs: number;
-  logger?: DriverLogger;
+export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
-  createTable?: boolean;
+  readonly createTable?: boolean;
 }
 
-const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-  createTable: true,
-});
+const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({ ...ENGINE_DRIVER_OPTIONS, createTable: true });
 
 /**
  * Checks the options of a SQL driver factory before it connects: unknown keys

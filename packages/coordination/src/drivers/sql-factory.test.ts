@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { FlurryError, systemClock } from '@flurry/core';
 import { createMysqlDriver } from './mysql.js';
-import { classifyPostgresError, createPostgresDriver } from './postgres.js';
+import { createPostgresDriver } from './postgres.js';
+import { sqlFailure } from './sql-engine.js';
 import { startSqlFactory } from './sql-factory.js';
 
 const opts = { clock: systemClock, connectTimeoutMs: 2000 };
@@ -46,14 +47,18 @@ test('GIVEN a URL of the other dialect or an unknown option THEN each factory re
     });
 });
 
-test('GIVEN PostgreSQL errors THEN classifyPostgresError tells lost creation races (42P07, 23505, 42710) from schema errors and auth', () => {
+test('GIVEN PostgreSQL errors THEN sqlFailure tells lost creation races (42P07, 23505, 42710) from schema errors and auth', () => {
   const e = (code?: string) =>
     code === undefined ? new Error('ECONNRESET') : Object.assign(new pg.DatabaseError('x', 0, 'error'), { code });
-  assert.equal(classifyPostgresError(e('42P07')), 'race');
-  assert.equal(classifyPostgresError(e('23505')), 'race');
-  assert.equal(classifyPostgresError(e('42710')), 'race', 'type "…" already exists: another process created the table');
-  assert.equal(classifyPostgresError(e('42703')), 'schema');
-  assert.equal(classifyPostgresError(e('28P01')), 'auth');
-  assert.equal(classifyPostgresError(e('42P01')), 'no-table');
-  assert.equal(classifyPostgresError(e()), 'unreachable');
+  assert.equal(sqlFailure('postgres', e('42P07')), 'race');
+  assert.equal(sqlFailure('postgres', e('23505')), 'race');
+  assert.equal(
+    sqlFailure('postgres', e('42710')),
+    'race',
+    'type "…" already exists: another process created the table',
+  );
+  assert.equal(sqlFailure('postgres', e('42703')), 'schema');
+  assert.equal(sqlFailure('postgres', e('28P01')), 'auth');
+  assert.equal(sqlFailure('postgres', e('42P01')), 'no-table');
+  assert.equal(sqlFailure('postgres', e()), 'unreachable');
 });

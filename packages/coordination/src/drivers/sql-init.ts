@@ -9,11 +9,11 @@
  * console.log(`table ${r.table} ready in ${r.url}`);
  * ```
  */
-import { systemClock } from '@flurry/core';
+import { systemClock, SQL_SCHEMES } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { loadEngineDriver } from '../open-registry.js';
 import { registryTableDdl } from './sql-common.js';
-import { parseSqlUrl, SQL_SCHEMES } from './sql-url.js';
+import { parseSqlUrl } from './sql-url.js';
 
 /**
  * What {@link initSqlRegistry} did.

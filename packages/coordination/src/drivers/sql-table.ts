@@ -29,17 +29,10 @@
  * console.log(registryTableDdl('postgres', 'flurry_nodes'));
  * ```
  */
+import type { SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/**
- * The SQL dialects of the registry table.
- *
- * @example
- * ```ts
- * const d: SqlDialect = 'mysql'; // MySQL 8 and MariaDB 10.5+
- * ```
- */
-export type SqlDialect = 'postgres' | 'mysql';
+export type { SqlDialect } from '@flurry/core';
 
 /**
  * The registry table's name when the URL gives no `?table=`.

@@ -18,26 +18,9 @@
  * // 'postgres://app:***@127.0.0.1:5432/orders?table=flurry_nodes'
  * ```
  */
-import type { FlurryError } from '@flurry/core';
+import { checkUrlParams, redactLoosely, SQL_DEFAULT_PORT, SQL_SCHEMES, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from './url-params.js';
-import { redactLoosely } from './common.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
-
-/**
- * URL schemes of the SQL registries and their dialect.
- *
- * @example
- * ```ts
- * SQL_SCHEMES['mariadb']; // 'mysql'
- * ```
- */
-export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
-  postgres: 'postgres',
-  postgresql: 'postgres',
-  mysql: 'mysql',
-  mariadb: 'mysql',
-};
 
 /**
  * How a SQL registry connection uses TLS.
@@ -115,7 +98,7 @@ export function parseSqlUrl(raw: string): SqlUrl {
     }
     if (user === '') throw bad('the user before "@" is empty');
   }
-  const port = m[4] === undefined ? (dialect === 'postgres' ? 5432 : 3306) : Number(m[4]);
+  const port = m[4] === undefined ? SQL_DEFAULT_PORT[dialect] : Number(m[4]);
   if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
   let database: string;
   try {

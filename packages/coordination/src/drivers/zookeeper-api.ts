@@ -13,8 +13,8 @@
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
 import zookeeperModule from 'node-zookeeper-client';
-import { FlurryError } from '@flurry/core';
-import { redactUrl, registryError } from '../errors.js';
+import { FlurryError, redactUrl } from '@flurry/core';
+import { registryError } from '../errors.js';
 
 /**
  * The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers).
@@ -219,18 +219,7 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && codes.includes(err.zkCode);
 }
 
-/**
- * A logger as `RegistryOptions.logger` (pino-compatible).
- *
- * @example
- * ```ts
- * await ZkSession.open({ hosts, url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000, logger: pino() }); // state changes are logged
- * ```
- */
-export interface ZkLogger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-}
+export type { FlurryLogger as ZkLogger } from '@flurry/core';
 
 /**
  * Maps a failure of a ZooKeeper operation to a coded error: no answer, a lost connection

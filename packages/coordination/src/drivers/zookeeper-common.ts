@@ -12,32 +12,14 @@
  */
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkLogger, type ZkSession } from './zookeeper-client.js';
-import { optionNames, type Clock } from '@flurry/core';
+import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
+import { optionNames } from '@flurry/core';
+import { ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
 
-/**
- * Options of {@link createZooKeeperDriver} and `createLeafDriver` (the registry passes them).
- *
- * @example
- * ```ts
- * // openRegistry passes these; a direct caller gives them itself:
- * const driver = await createZooKeeperDriver('zookeeper://127.0.0.1:2181/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
- */
-export interface ZooKeeperDriverOptions {
-  /** Wall time for the high-water marks and `claimedAt`. */
-  readonly clock: Clock;
-  /** How long to wait for a ZooKeeper session before failing with UNREACHABLE. */
-  readonly connectTimeoutMs: number;
-  readonly logger?: ZkLogger | undefined;
-}
+export type { EngineDriverOptions as ZooKeeperDriverOptions } from './common.js';
 
-/** The keys of {@link ZooKeeperDriverOptions}. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
-export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<ZooKeeperDriverOptions>({
-  clock: true,
-  connectTimeoutMs: true,
-  logger: true,
-});
+/** The keys of `ZooKeeperDriverOptions`. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
+export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS);
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -146,7 +128,7 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
  * const pool = zkSessionPool(parseZooKeeperUrl(url, 'zookeeper'), { clock: systemClock, connectTimeoutMs: 5000 });
  * ```
  */
-export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: ZooKeeperDriverOptions): ZkSessionPool {
+export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOptions): ZkSessionPool {
   if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
     throw registryError(
       'OPTION',

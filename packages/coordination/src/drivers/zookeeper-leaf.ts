@@ -79,9 +79,8 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { assertKnownOptions } from '@flurry/core';
+import { checkUrlParams, assertKnownOptions } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from './url-params.js';
 import {
   CreateMode,
   isZk,

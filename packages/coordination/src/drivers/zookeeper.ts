@@ -30,10 +30,9 @@
  * await driver.close();
  * ```
  */
-import { assertKnownOptions } from '@flurry/core';
+import { checkUrlParams, assertKnownOptions } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { checkUrlParams } from './url-params.js';
 import { allNodeIds, holderFields } from './common.js';
 import {
   CreateMode,

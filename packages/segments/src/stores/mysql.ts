@@ -8,14 +8,10 @@
  * ```
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { sequenceError } from '../errors.js';
+import { loadClient } from '@flurry/core';
+import { clientMissing } from '../errors.js';
 import type { SqlConnection } from './postgres.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
-
-const myCode = (err: unknown): string | undefined => {
-  const c = (err as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-};
 
 /**
  * Builds the MySQL/MariaDB adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `mysql2` is not installed.
@@ -26,21 +22,14 @@ const myCode = (err: unknown): string | undefined => {
  * ```
  */
 export async function mysqlAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
-  let createPool: (config: object) => Pool;
-  try {
-    const mod = (await import('mysql2/promise')) as unknown as {
-      default?: { createPool: typeof createPool };
-      createPool?: typeof createPool;
-    };
-    createPool = (mod.default?.createPool ?? mod.createPool) as typeof createPool;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the mysql store (${description}) needs the npm package "mysql2", which is not installed: run npm install mysql2@3`,
-      { package: 'mysql2', store: description },
-      err,
-    );
-  }
+  type CreatePool = (config: object) => Pool;
+  const mod = (await loadClient(
+    'mysql',
+    `the mysql store (${description})`,
+    () => import('mysql2/promise'),
+    clientMissing(description),
+  )) as unknown as { default?: { createPool: CreatePool }; createPool?: CreatePool };
+  const createPool = (mod.default?.createPool ?? mod.createPool) as CreatePool;
   const pool = createPool({
     host: c.host,
     port: c.port,
@@ -96,9 +85,6 @@ export async function mysqlAdapter(c: SqlConnection, description: string): Promi
         },
       };
     },
-    isDuplicateKey: (err) => myCode(err) === 'ER_DUP_ENTRY',
-    isAuth: (err) => ['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(myCode(err) ?? ''),
-    isTableExists: (err) => myCode(err) === 'ER_TABLE_EXISTS_ERROR',
     async end() {
       await pool.end();
     },

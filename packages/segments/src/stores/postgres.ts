@@ -8,7 +8,8 @@
  * ```
  */
 import type { Pool, PoolClient } from 'pg';
-import { sequenceError } from '../errors.js';
+import { loadClient } from '@flurry/core';
+import { clientMissing } from '../errors.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
 /**
@@ -29,11 +30,6 @@ export interface SqlConnection {
   timeoutMs: number;
 }
 
-const pgCode = (err: unknown): string | undefined => {
-  const c = (err as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-};
-
 /**
  * Builds the PostgreSQL adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `pg` is not installed.
  *
@@ -43,18 +39,14 @@ const pgCode = (err: unknown): string | undefined => {
  * ```
  */
 export async function postgresAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
-  let PoolCtor: new (config: object) => Pool;
-  try {
-    const mod = (await import('pg')) as unknown as { default?: { Pool: typeof PoolCtor }; Pool?: typeof PoolCtor };
-    PoolCtor = (mod.default?.Pool ?? mod.Pool) as typeof PoolCtor;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the postgres store (${description}) needs the npm package "pg", which is not installed: run npm install pg@8`,
-      { package: 'pg', store: description },
-      err,
-    );
-  }
+  type PoolCtor = new (config: object) => Pool;
+  const mod = (await loadClient(
+    'postgres',
+    `the postgres store (${description})`,
+    () => import('pg'),
+    clientMissing(description),
+  )) as unknown as { default?: { Pool: PoolCtor }; Pool?: PoolCtor };
+  const PoolCtor = (mod.default?.Pool ?? mod.Pool) as PoolCtor;
   const pool = new PoolCtor({
     host: c.host,
     port: c.port,
@@ -113,9 +105,6 @@ export async function postgresAdapter(c: SqlConnection, description: string): Pr
         },
       };
     },
-    isDuplicateKey: (err) => pgCode(err) === '23505',
-    isAuth: (err) => ['28P01', '28000'].includes(pgCode(err) ?? ''),
-    isTableExists: (err) => ['42P07', '42710', '23505'].includes(pgCode(err) ?? ''),
     async end() {
       await pool.end();
     },

@@ -16,8 +16,14 @@
  * ```
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { readRedisPersistence, volatileRedisReason } from '@flurry/core';
-import { sequenceError } from '../errors.js';
+import {
+  isRedisAuthError,
+  loadClient,
+  readRedisPersistence,
+  redisClientOptions,
+  volatileRedisReason,
+} from '@flurry/core';
+import { clientMissing, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
 /**
@@ -66,7 +72,6 @@ return 0
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
-const isAuth = (err: unknown): boolean => /NOAUTH|WRONGPASS|invalid password|invalid username/i.test(errText(err));
 
 /**
  * Connects to Redis, checks its persistence and returns the store. Rejects with
@@ -78,41 +83,23 @@ const isAuth = (err: unknown): boolean => /NOAUTH|WRONGPASS|invalid password|inv
  * ```
  */
 export async function openRedisStore(c: RedisConnection, description: string): Promise<SegmentStore> {
-  let RedisCtor: new (o: RedisOptions) => RedisClient;
-  try {
-    const mod = (await import('ioredis')) as unknown as { Redis: typeof RedisCtor };
-    RedisCtor = mod.Redis;
-  } catch (err) {
-    throw sequenceError(
-      'CLIENT_MISSING',
-      `the redis store (${description}) needs the npm package "ioredis", which is not installed: run npm install ioredis@6`,
-      { package: 'ioredis', store: description },
-      err,
-    );
-  }
+  const { Redis: RedisCtor } = (await loadClient(
+    'redis',
+    `the redis store (${description})`,
+    () => import('ioredis'),
+    clientMissing(description),
+  )) as unknown as { Redis: new (o: RedisOptions) => RedisClient };
   let connected = false;
   let lastError: unknown;
   const client = new RedisCtor({
-    host: c.host,
-    port: c.port,
-    db: c.db,
-    ...(c.username !== undefined ? { username: c.username } : {}),
-    ...(c.password !== undefined ? { password: c.password } : {}),
-    ...(c.tls ? { tls: { servername: c.host } } : {}),
-    lazyConnect: true,
-    connectTimeout: c.timeoutMs,
-    commandTimeout: c.timeoutMs,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
+    ...redisClientOptions(c, c.timeoutMs, 'flurry-sequences', () => connected),
     enableOfflineQueue: false,
-    connectionName: 'flurry-sequences',
-    retryStrategy: (times) => (connected ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
   });
   client.on('error', (err: unknown) => {
     lastError = err;
   });
   const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
-    if (isAuth(err)) {
+    if (isRedisAuthError(err)) {
       return sequenceError(
         'AUTH',
         `the redis store ${description} refused the credentials; check the user and password in the URL`,
@@ -137,7 +124,7 @@ export async function openRedisStore(c: RedisConnection, description: string): P
     await client.ping();
   } catch (err) {
     client.disconnect(false);
-    throw unavailable('the connection', lastError !== undefined && !isAuth(err) ? lastError : err);
+    throw unavailable('the connection', lastError !== undefined && !isRedisAuthError(err) ? lastError : err);
   }
   connected = true;
 

@@ -19,6 +19,7 @@
  * await store.allocate('order'); // { start, end, step }
  * ```
  */
+import { sqlErrorClass } from '@flurry/core';
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
@@ -69,10 +70,13 @@ export interface SqlAdapter {
   ddl(table: string): string;
   begin: string;
   connect(): Promise<SqlSession>;
-  isDuplicateKey(err: unknown): boolean;
-  isAuth(err: unknown): boolean;
-  isTableExists(err: unknown): boolean;
   end(): Promise<void>;
+}
+
+// Refused credentials, MySQL's 1044 (no access to the database) included.
+function isAuth(adapter: SqlAdapter, err: unknown): boolean {
+  const c = sqlErrorClass(adapter.kind, err);
+  return c === 'auth' || (c === 'denied' && (err as { errno?: unknown }).errno === 1044);
 }
 
 /**
@@ -149,7 +153,7 @@ async function withSession<T>(
       throw err;
     }
     session?.destroy();
-    if (adapter.isAuth(err)) {
+    if (isAuth(adapter, err)) {
       throw sequenceError(
         'AUTH',
         `the ${adapter.kind} store ${o.description} refused the credentials (${errText(err)}); check the user and password in the URL`,
@@ -228,7 +232,7 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
       } catch (err) {
         // Several processes opening at once race on CREATE TABLE IF NOT EXISTS (PostgreSQL then reports a
         // duplicate type or key); the check below decides whether the table is there.
-        if (adapter.isAuth(err)) throw err;
+        if (isAuth(adapter, err)) throw err;
         ddlError = err;
       }
       try {
@@ -242,7 +246,7 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
     throw err;
   }
   function tableError(err: unknown): Error {
-    if (adapter.isAuth(err)) return err as Error;
+    if (isAuth(adapter, err)) return err as Error;
     return sequenceError(
       'STORE_CORRUPT',
       `the table ${o.table} in ${o.description} is missing or lacks Leaf's columns biz_tag, max_id, step, description, update_time ` +
@@ -309,7 +313,7 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
               [key, c.start.toString(), c.step, c.description],
             );
           } catch (err) {
-            if (adapter.isDuplicateKey(err)) {
+            if (sqlErrorClass(adapter.kind, err) === 'duplicate') {
               throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists in ${o.table}`, { key });
             }
             throw err;

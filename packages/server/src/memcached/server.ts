@@ -19,7 +19,7 @@
  * ```
  */
 import net from 'node:net';
-import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import { FLURRY_VERSION } from '@flurry/coordination';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
@@ -34,10 +34,7 @@ import { TextSession } from './text.js';
  * const logger: MemcachedLogger = pino();
  * ```
  */
-export interface MemcachedLogger {
-  warn(obj: object, msg?: string): void;
-  info?(obj: object, msg?: string): void;
-}
+export type MemcachedLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 
 /**
  * Options of {@link startMemcachedServer}.

@@ -22,8 +22,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { FlurryError, generatorSql, layoutSql, type GeneratorSql, type Layout, type LayoutSql } from '@flurry/core';
-import { DEFAULT_REGISTRY_TABLE, SlotMap, registryError, registryTableDdl, validTableName } from '@flurry/coordination';
+import {
+  FlurryError,
+  generatorSql,
+  layoutSql,
+  loadClient,
+  redactLoosely,
+  sqlErrorClass,
+  SQL_SCHEMES,
+  type GeneratorSql,
+  type Layout,
+  type LayoutSql,
+} from '@flurry/core';
+import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
 /**
@@ -45,18 +56,12 @@ export interface SqlConnection {
   close(): Promise<void>;
 }
 
-function redact(u: URL): string {
-  const c = new URL(u.href);
-  if (c.password) c.password = '***';
-  return c.href;
-}
-
 /**
  * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
- * URL with an optional `?table=` (the registry table). Throws `FLURRY_E_USAGE` (bad input,
- * exit 2) for a malformed or non-database URL or a bad table name, `FLURRY_E_REGISTRY_AUTH`
- * for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a database that does not
- * answer (never printing the password).
+ * URL, parsed as the SQL registries parse it (`parseSqlUrl`: `?table=`, `?sslmode=`). Throws
+ * `FLURRY_E_USAGE` (bad input, exit 2) for a malformed or non-database URL or a bad table name,
+ * `FLURRY_E_REGISTRY_AUTH` for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a
+ * database that does not answer (never printing the password).
  *
  * @example
  * ```ts
@@ -64,47 +69,33 @@ function redact(u: URL): string {
  * ```
  */
 export async function connectSql(url: string): Promise<SqlConnection> {
-  let u: URL;
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
+  if (SQL_SCHEMES[scheme] === undefined) {
+    throw serverError(
+      'USAGE',
+      `the --registry URL ${redactLoosely(url)} is not a database URL; the in-database generator needs postgres://… or mysql://…`,
+    );
+  }
+  let u: SqlUrl;
   try {
-    u = new URL(url);
-  } catch {
-    throw serverError(
-      'USAGE',
-      'the --registry URL is not a URL; write postgres://user:password@host:5432/db?table=flurry_nodes or mysql://…',
-    );
+    u = parseSqlUrl(url);
+  } catch (err) {
+    throw serverError('USAGE', (err as Error).message);
   }
-  const dialect =
-    u.protocol === 'postgres:' || u.protocol === 'postgresql:'
-      ? 'postgres'
-      : u.protocol === 'mysql:' || u.protocol === 'mariadb:'
-        ? 'mysql'
-        : undefined;
-  const redacted = redact(u);
-  if (dialect === undefined) {
-    throw serverError(
-      'USAGE',
-      `the --registry URL ${redacted} is not a database URL; the in-database generator needs postgres://… or mysql://…`,
-    );
-  }
-  const table = u.searchParams.get('table') ?? DEFAULT_REGISTRY_TABLE;
-  if (!validTableName(table)) {
-    throw serverError(
-      'USAGE',
-      `the registry table "${String(table).slice(0, 70)}" is invalid: use letters, digits and _ (optionally schema.table)`,
-    );
-  }
-  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
-  const conn = {
-    host: u.hostname,
-    port: Number(u.port || (dialect === 'postgres' ? 5432 : 3306)),
-    user: decodeURIComponent(u.username) || undefined,
-    password: decodeURIComponent(u.password) || undefined,
-    database: database || undefined,
-  };
+  const { dialect, table, redacted } = u;
+  const conn = { host: u.host, port: u.port, user: u.user, password: u.password, database: u.database };
+  const tls = u.sslmode === 'disable' ? undefined : { rejectUnauthorized: u.sslmode === 'verify-full' };
+  const missing = (message: string, pkg: string, err: unknown): Error =>
+    registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err);
   try {
     if (dialect === 'postgres') {
-      const pg = (await import('pg')).default;
-      const client = new pg.Client({ ...conn, connectionTimeoutMillis: 10_000, application_name: 'flurry-sql' });
+      const pg = (await loadClient('postgres', `flurry sql (${redacted})`, () => import('pg'), missing)).default;
+      const client = new pg.Client({
+        ...conn,
+        ...(tls ? { ssl: tls } : {}),
+        connectionTimeoutMillis: 10_000,
+        application_name: 'flurry-sql',
+      });
       await client.connect();
       return {
         dialect,
@@ -122,9 +113,11 @@ export async function connectSql(url: string): Promise<SqlConnection> {
         close: () => client.end(),
       };
     }
-    const mysql = (await import('mysql2/promise')).default;
+    const mysql = (await loadClient('mysql', `flurry sql (${redacted})`, () => import('mysql2/promise'), missing))
+      .default;
     const c = await mysql.createConnection({
       ...conn,
+      ...(tls ? { ssl: tls } : {}),
       connectTimeout: 10_000,
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -145,9 +138,8 @@ export async function connectSql(url: string): Promise<SqlConnection> {
       .split('\n')[0]
       .replaceAll(conn.password ?? '\u0000', '***');
     // Refused credentials are bad input (exit 2); anything else is the database not answering (exit 1, retry).
-    const raw = (err as { code?: unknown } | null)?.code;
-    const code = typeof raw === 'string' ? raw : '';
-    if (['28P01', '28000', 'ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR'].includes(code)) {
+    const kind = sqlErrorClass(dialect, err);
+    if (kind === 'auth' || kind === 'denied') {
       throw registryError(
         'AUTH',
         `${redacted} refused the credentials (${msg}); check the user and password in the URL (never shown)`,

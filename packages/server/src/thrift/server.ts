@@ -32,7 +32,7 @@
  */
 import net from 'node:net';
 import thrift from 'thrift';
-import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import {
   SnowflakeCallError,
   SnowflakeProcessor,
@@ -60,11 +60,7 @@ export type ThriftNodeSource = Readonly<Record<string, number>> | (() => Readonl
  * const logger: ThriftLogger = pino();
  * ```
  */
-export interface ThriftLogger {
-  warn(obj: object, msg?: string): void;
-  info?(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
+export type ThriftLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 
 /**
  * Options of {@link startThriftServer}.

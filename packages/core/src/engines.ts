@@ -1,0 +1,231 @@
+// The pure half of engine access shared by the registries, the segment stores and `flurry sql`
+// (docs/architecture.md, "Engine access"): no client and no I/O here.
+import { closestName } from './known-options.js';
+import type { SqlDialect } from './sql/ddl.js';
+
+/**
+ * The logger Flurry writes to: pino's call shape (`logger.warn({ err }, 'message')`); pino fits.
+ *
+ * @example
+ * ```ts
+ * const logger: FlurryLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
+ * ```
+ */
+export interface FlurryLogger {
+  warn(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+}
+
+/**
+ * Replaces the password of a URL with `***` before it appears in a message or a log.
+ *
+ * @example
+ * ```ts
+ * redactUrl('redis://:secret@127.0.0.1:6379/0'); // 'redis://:***@127.0.0.1:6379/0'
+ * ```
+ */
+export function redactUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
+}
+
+/**
+ * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too
+ * malformed to parse (a password holding `@`).
+ *
+ * @example
+ * ```ts
+ * redactLoosely('redis://:hun@ter2@h:1/0'); // 'redis://***@h:1/0'
+ * ```
+ */
+export function redactLoosely(raw: string): string {
+  const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
+  if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
+  const at = m[2].lastIndexOf('@');
+  return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
+}
+
+/**
+ * URL schemes of the SQL engines and their dialect (`mariadb:` is MySQL's dialect).
+ *
+ * @example
+ * ```ts
+ * SQL_SCHEMES['postgresql']; // 'postgres'
+ * ```
+ */
+export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
+  postgres: 'postgres',
+  postgresql: 'postgres',
+  mysql: 'mysql',
+  mariadb: 'mysql',
+};
+
+/**
+ * The port of a SQL URL that names none.
+ *
+ * @example
+ * ```ts
+ * SQL_DEFAULT_PORT.mysql; // 3306
+ * ```
+ */
+export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
+
+// Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
+const CODES = {
+  auth: '28P01 28000 1045 1698',
+  denied: '42501 1044 1142 1143 1227',
+  'no-table': '42P01 3F000 1146',
+  'no-database': '3D000 1049',
+  duplicate: '23505 1062',
+  exists: '42P07 42710 1050',
+  conflict: '40P01 40001 1213 1205',
+  schema: '1054 1064 1366 1264 1406 1048 1292',
+  unreachable: '',
+} as const;
+const classOf = (code: string): SqlErrorClass | undefined =>
+  (Object.keys(CODES) as SqlErrorClass[]).find((c) => CODES[c].split(' ').includes(code));
+
+/**
+ * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing
+ * table or database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock,
+ * serialization), a statement the schema refuses (`schema`), or anything else, lost connections and timeouts
+ * included (`unreachable`: the outcome of a write in flight is unknown).
+ *
+ * @example
+ * ```ts
+ * const c: SqlErrorClass = sqlErrorClass('mysql', err);
+ * ```
+ */
+export type SqlErrorClass = keyof typeof CODES;
+
+/**
+ * Classifies an error of `pg` (by its SQLSTATE `code`) or `mysql2` (by the server's `errno`; an error without a
+ * `sqlState` came from the network). Errors the server did not send are `unreachable`.
+ *
+ * @example
+ * ```ts
+ * sqlErrorClass('mysql', { errno: 1062, sqlState: '23000' }); // 'duplicate'
+ * ```
+ */
+export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass {
+  const e = (err ?? {}) as { code?: unknown; errno?: unknown; sqlState?: unknown };
+  if (dialect === 'mysql') {
+    return typeof e.errno === 'number' && e.sqlState !== undefined
+      ? (classOf(String(e.errno)) ?? 'unreachable')
+      : 'unreachable';
+  }
+  if (typeof e.code !== 'string') return 'unreachable';
+  return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
+}
+
+/**
+ * The npm client of each engine (an optional peer dependency of the package that uses it) and what to install.
+ *
+ * @example
+ * ```ts
+ * ENGINE_CLIENTS.mysql.install; // 'mysql2@3'
+ * ```
+ */
+export const ENGINE_CLIENTS = {
+  postgres: { pkg: 'pg', install: 'pg@8' },
+  mysql: { pkg: 'mysql2', install: 'mysql2@3' },
+  redis: { pkg: 'ioredis', install: 'ioredis@6' },
+  etcd: { pkg: 'etcd3', install: 'etcd3@1' },
+  zookeeper: { pkg: 'node-zookeeper-client', install: 'node-zookeeper-client@1' },
+} as const;
+
+/**
+ * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of
+ * "`user` needs the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
+ *
+ * @example
+ * ```ts
+ * const pg = await loadClient('postgres', 'the postgres store (postgres://h/db)', () => import('pg'), (msg) => new Error(msg));
+ * ```
+ */
+export async function loadClient<M>(
+  engine: keyof typeof ENGINE_CLIENTS,
+  user: string,
+  load: () => Promise<M>,
+  missing: (message: string, pkg: string, err: unknown) => Error,
+): Promise<M> {
+  try {
+    return await load();
+  } catch (err) {
+    const { pkg, install } = ENGINE_CLIENTS[engine];
+    throw missing(
+      `${user} needs the npm package "${pkg}", which is not installed: run npm install ${install}`,
+      pkg,
+      err,
+    );
+  }
+}
+
+/**
+ * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
+ * given twice (only one value would be used). Names only the parameter, never a value.
+ *
+ * @example
+ * ```ts
+ * checkUrlParams(new URLSearchParams('prefx=a'), ['prefix'], (why) => new Error(why));
+ * // throws: unknown parameter "prefx"; did you mean "prefix"? (known: prefix)
+ * ```
+ */
+export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
+  const seen = new Set<string>();
+  for (const key of params.keys()) {
+    if (!known.includes(key)) {
+      const near = closestName(key, known);
+      throw bad(
+        `unknown parameter "${key}"${near !== undefined ? `; did you mean "${near}"?` : ''} (known: ${known.join(', ') || 'none'})`,
+      );
+    }
+    if (seen.has(key)) throw bad(`the parameter "${key}" is given twice; give it once`);
+    seen.add(key);
+  }
+}
+
+/**
+ * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the
+ * first connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
+ *
+ * @example
+ * ```ts
+ * const client = new Redis(redisClientOptions({ host: 'h', port: 6379, db: 0, tls: false }, 5000, 'flurry-sequences', () => up));
+ * ```
+ */
+export function redisClientOptions(
+  u: { host: string; port: number; db: number; username?: string; password?: string; tls?: boolean },
+  timeoutMs: number,
+  connectionName: string,
+  connected: () => boolean,
+) {
+  return {
+    host: u.host,
+    port: u.port,
+    db: u.db,
+    ...(u.username !== undefined ? { username: u.username } : {}),
+    ...(u.password !== undefined ? { password: u.password } : {}),
+    ...(u.tls ? { tls: { servername: u.host } } : {}),
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectionName,
+    retryStrategy: (times: number) => (connected() ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
+  };
+}
+
+/**
+ * Whether a Redis error is a refusal of the credentials or of the ACL (`WRONGPASS`, `NOAUTH`, `NOPERM`).
+ *
+ * @example
+ * ```ts
+ * isRedisAuthError(new Error('WRONGPASS invalid username-password pair')); // true
+ * ```
+ */
+export function isRedisAuthError(err: unknown): boolean {
+  return /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username/i.test(
+    err instanceof Error ? err.message : String(err),
+  );
+}
