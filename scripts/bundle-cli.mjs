@@ -36,8 +36,9 @@ try {
 const externalNpm = {
   name: 'external-npm',
   setup(build) {
+    // A package's own subpath imports (`#platform` in @flurry/core) are bundled, under the `node` condition.
     build.onResolve({ filter: /^[^./]/ }, (args) =>
-      args.path.startsWith('node:') || args.path.startsWith('@flurry/')
+      args.path.startsWith('node:') || args.path.startsWith('@flurry/') || args.path.startsWith('#')
         ? undefined
         : { path: args.path, external: true },
     );
@@ -87,7 +88,7 @@ const common = {
   minify: true,
   keepNames: true,
   metafile: true,
-  // core/public/node-crypto.ts reaches import.meta.url only where there is no CommonJS require (an ES module on
+  // core/platform/node.ts reaches import.meta.url only where there is no CommonJS require (an ES module on
   // Node < 20.16); in these CommonJS bundles that branch never runs.
   logOverride: { 'empty-import-meta': 'silent' },
   plugins: [mainThreadOnly, externalNpm, inlineVersion],

@@ -1,3 +1,4 @@
+import { CAN_BLOCK, monotonicMs, platformSleep } from '#platform';
 import { randomHex } from './random.js';
 
 /**
@@ -9,7 +10,7 @@ import { randomHex } from './random.js';
  * - `monotonic()` is elapsed milliseconds that never go backwards and keep counting
  *   while the process is paused (SIGSTOP, GC): leases measure their deadlines on it.
  *   It does NOT count while the whole machine or VM is suspended (on Linux
- *   `process.hrtime()` is CLOCK_MONOTONIC), so leases also carry a wall-clock deadline
+ *   `process.hrtime()` is CLOCK_MONOTONIC; elsewhere it is `performance.now()`), so leases also carry a wall-clock deadline
  *   (see `lease.ts`); `ManualClock.stepWall(+ms)` simulates such a suspend.
  * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
  *
@@ -45,13 +46,21 @@ export interface Clock {
    * that reads real time.
    */
   readonly monotonicEpoch?: string;
+  /**
+   * Optional: true for a clock whose `sleep()` cannot block the thread (the system clock on a browser's main
+   * thread and in Cloudflare's workerd, where `Atomics.wait` is not allowed and `Date.now()` does not move
+   * within a request). A generator on it never waits and never spins: where it would wait for the next tick it
+   * borrows ahead of the clock within `maxBorrowMs` (whatever `onExhausted` says), and once that is used up,
+   * or where it would wait for a clock that stepped back or for a lease's high-water mark, it throws the coded
+   * error at once (`FLURRY_E_SEQUENCE_EXHAUSTED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`).
+   */
+  readonly nonBlocking?: boolean;
 }
-
-const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
- * Allowed on Node's main thread and in workers.
+ * Allowed on Node's main thread and in workers; where the thread cannot block (a browser's main thread,
+ * workerd) it returns at once (see {@link Clock.nonBlocking}).
  *
  * @example
  * ```ts
@@ -59,13 +68,13 @@ const sleepCell = new Int32Array(new SharedArrayBuffer(4));
  * ```
  */
 export function sleepSync(ms: number): void {
-  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
+  platformSleep(ms);
 }
 
 /**
- * The real clock: `Date.now()`, `process.hrtime()` (CLOCK_MONOTONIC on Linux, one clock for every thread and
- * process of the host; read without `performance`, whose module costs the CLI's start-up a millisecond) and
- * `Atomics.wait`.
+ * The real clock: `Date.now()`, the platform's monotonic time (`process.hrtime()` on Node.js, CLOCK_MONOTONIC on
+ * Linux, one clock for every thread and process of the host; `performance.now()` elsewhere) and `Atomics.wait`.
+ * Where the thread cannot block it is {@link Clock.nonBlocking}.
  *
  * @example
  * ```ts
@@ -74,11 +83,9 @@ export function sleepSync(ms: number): void {
  */
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
-  monotonic: () => {
-    const t = process.hrtime();
-    return t[0] * 1e3 + t[1] / 1e6;
-  },
+  monotonic: monotonicMs,
   sleep: sleepSync,
+  ...(CAN_BLOCK ? {} : { nonBlocking: true }),
 });
 
 /**

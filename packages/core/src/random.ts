@@ -2,10 +2,8 @@
  * Random names and tokens: lease tokens, holder IDs, temporary file names, a test clock's
  * epoch. They must not repeat across the processes of a fleet; none of them is a secret.
  *
- * The bytes come from the kernel's random device (`/dev/urandom`, two system calls), and
- * where it is missing (Windows) from `crypto.getRandomValues`. Not from `node:crypto`: that
- * module costs a few milliseconds to load (it pulls in Node's stream modules), which every
- * start of the CLI paid for a 12-byte token.
+ * The bytes come from the platform (`#platform`: the kernel's random device on Node.js, Web Crypto in a browser
+ * or workerd; see `platform/node.ts` and `platform/web.ts`).
  *
  * @example
  * ```ts
@@ -13,33 +11,7 @@
  * randomHex(6); // 'c5ddf50064b2'
  * ```
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-
-/** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
-let urandom = true;
-
-function fillFromUrandom(buf: Uint8Array): boolean {
-  let fd: number;
-  try {
-    fd = openSync('/dev/urandom', 'r');
-  } catch {
-    return false;
-  }
-  try {
-    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by
-    // the buffer's length (each read returns at least one byte or ends the loop).
-    for (let off = 0; off < buf.length;) {
-      const n = readSync(fd, buf, off, buf.length - off, null);
-      if (n <= 0) return false;
-      off += n;
-    }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
-}
+import { platformRandomFill } from '#platform';
 
 /**
  * Fills `buf` with random bytes from the operating system's random source.
@@ -50,10 +22,7 @@ function fillFromUrandom(buf: Uint8Array): boolean {
  * ```
  */
 export function randomFill(buf: Uint8Array): Uint8Array {
-  if (urandom && fillFromUrandom(buf)) return buf;
-  urandom = false;
-  globalThis.crypto.getRandomValues(buf);
-  return buf;
+  return platformRandomFill(buf);
 }
 
 /**

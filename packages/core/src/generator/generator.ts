@@ -11,12 +11,11 @@
  * gen.close();
  * ```
  */
-import { endianness } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
 import { Layout } from '../layout/layout.js';
-import { claimNode, type NodeClaim } from './node-claims.js';
+import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
@@ -27,7 +26,7 @@ import {
 } from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
-const LITTLE_ENDIAN = endianness() === 'LE';
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** The largest count one `batch`/`fill` call accepts. */
 const MAX_BATCH = 10_000_000;
 

@@ -9,7 +9,7 @@ import { sleepSync, systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
 import type { LayoutSpec } from '../layout/types.js';
-import { claimNode, type NodeClaim } from './node-claims.js';
+import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,

@@ -89,6 +89,8 @@ export class TickPlanner {
   private readonly borrowTicks: number;
   private readonly randomRange: number;
   private readonly spin: boolean;
+  /** The clock cannot block ({@link Clock.nonBlocking}): borrow instead of waiting, throw instead of a wait. */
+  private readonly nonBlocking: boolean;
   private behind = false;
   private lastSeenW = 0;
   private seenNotBefore = Number.NaN;
@@ -111,6 +113,7 @@ export class TickPlanner {
         ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024))
         : 1;
     this.spin = clock === systemClock;
+    this.nonBlocking = clock.nonBlocking === true;
     if (lease) this.refreshFloor();
   }
 
@@ -248,7 +251,7 @@ export class TickPlanner {
     if (e > lastTick) return this.issueNew(e, false);
     if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1, borrowed: false };
     const next = lastTick + 1;
-    const canBorrow = this.policy.onExhausted === 'borrow' || behind;
+    const canBorrow = this.policy.onExhausted === 'borrow' || behind || this.nonBlocking;
     if (canBorrow && (next - e) * unitMs <= this.policy.maxBorrowMs) {
       this.borrowedTicks++;
       const d = this.issueNew(next, true);
@@ -280,6 +283,7 @@ export class TickPlanner {
    * the sub-millisecond remainder; on any other clock it calls `clock.sleep`.
    */
   wait(d: Extract<Decision, { wait: true }>, tick: number): void {
+    if (this.nonBlocking) throw this.cannotWait(d, tick);
     const clock = this.clock;
     const t0 = clock.monotonic();
     if (this.spin) {
@@ -326,6 +330,29 @@ export class TickPlanner {
       tick: lastTick,
       nowMs: now,
     });
+  }
+
+  /**
+   * The error instead of a wait on a clock that cannot block ({@link Clock.nonBlocking}): the coded error of the
+   * wait's reason, thrown at once (no sleep, no spin).
+   */
+  private cannotWait(d: Extract<Decision, { wait: true }>, lastTick: number): FlurryError {
+    const now = this.clock.now();
+    const why = `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`;
+    if (d.reason === 'backwards')
+      return this.backwardsError(d.byMs, `${why}; retry after an await, when the clock has caught up`);
+    if (d.reason === 'high-water') {
+      return new FlurryError(
+        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
+        `The clock is ${Math.ceil(d.byMs)} ms behind this node's high-water mark and ${why}; retry after an await, or fix the clock.`,
+        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
+      );
+    }
+    return new FlurryError(
+      ErrorCode.SEQUENCE_EXHAUSTED,
+      `The sequence of tick ${lastTick} is used up, and so are the ${this.policy.maxBorrowMs} ms (maxBorrowMs) of ticks this generator may borrow ahead of the clock; ${why}. Issue the rest after an await (in Workers, after I/O: the clock moves then), raise maxBorrowMs, or take IDs from the service (@flurry/client).`,
+      { tick: lastTick, nowMs: now, maxBorrowMs: this.policy.maxBorrowMs, nonBlocking: true },
+    );
   }
 
   /** The error for a tick past the layout's end of life. */

@@ -39,7 +39,7 @@
  * p.decrypt(x);                               // 1859214170478923776n
  * ```
  */
-import { nodeCrypto } from './node-crypto.js';
+import { hkdfSha256 } from '#platform';
 import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { chaskeyTimesTwo } from './chaskey.js';
@@ -125,14 +125,11 @@ export class FeistelPermutation {
         `A public-ID secret must be 32 bytes, got ${secret.length}.`,
         {},
       );
-    const okm = new Uint8Array(
-      nodeCrypto().hkdfSync(
-        'sha256',
-        secret,
-        HKDF_SALT,
-        `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`,
-        16 * FEISTEL_ROUNDS,
-      ),
+    const okm = hkdfSha256(
+      secret,
+      HKDF_SALT,
+      `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`,
+      16 * FEISTEL_ROUNDS,
     );
     const words = new Uint32Array(4 * FEISTEL_ROUNDS);
     const dv = new DataView(okm.buffer, okm.byteOffset, okm.byteLength);

@@ -10,7 +10,7 @@
  * digits.fixedLengths[64]; // 11 payload characters for a 64-bit ID
  * ```
  */
-import { nodeCrypto } from './node-crypto.js';
+import { hkdfSha256 } from '#platform';
 import { Alphabet, TWO32 } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode } from '../errors.js';
@@ -151,7 +151,7 @@ export interface KeyEntry {
  */
 export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
   const secret = key.secretBytes();
-  const tagKey = new Uint8Array(nodeCrypto().hkdfSync('sha256', secret, TAG_SALT, TAG_INFO, 16));
+  const tagKey = hkdfSha256(secret, TAG_SALT, TAG_INFO, 16);
   const dv = new DataView(tagKey.buffer, tagKey.byteOffset, tagKey.byteLength);
   const entry: KeyEntry = {
     key,

@@ -19,8 +19,7 @@
  * ```
  */
 import { randomBelow, randomFill } from '../random.js';
-import { nodeCrypto } from './node-crypto.js';
-import { readFileSync } from 'node:fs';
+import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 
@@ -69,12 +68,7 @@ export class PublicIdKey {
   get fingerprint(): string {
     let fp = fingerprints.get(this);
     if (fp === undefined) {
-      fp = nodeCrypto()
-        .createHash('sha256')
-        .update('flurry/public-key-fingerprint/v1')
-        .update(secrets.get(this) as Uint8Array)
-        .digest('hex')
-        .slice(0, 12);
+      fp = sha256Hex(['flurry/public-key-fingerprint/v1', secrets.get(this) as Uint8Array]).slice(0, 12);
       fingerprints.set(this, fp);
     }
     return fp;
@@ -107,8 +101,8 @@ export class PublicIdKey {
         { length: t.length },
       );
     }
-    const secret = new Uint8Array(Buffer.from(m[2], 'base64url'));
-    if (secret.length !== 32 || Buffer.from(secret).toString('base64url') !== m[2]) {
+    const secret = fromBase64url(m[2]);
+    if (secret.length !== 32 || toBase64url(secret) !== m[2]) {
       throw invalid(
         'A public-ID key secret must be exactly 32 bytes in canonical base64url (43 characters); regenerate it with "flurry key new".',
       );
@@ -150,7 +144,7 @@ export class PublicIdKey {
    * ```
    */
   export(): string {
-    return `${KEY_PREFIX}${this.id}_${Buffer.from(this.secretBytes()).toString('base64url')}`;
+    return `${KEY_PREFIX}${this.id}_${toBase64url(this.secretBytes())}`;
   }
 
   /**
@@ -265,7 +259,7 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
 export function loadKeysFromFile(path: string): PublicIdKey[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFile(path);
   } catch (e) {
     throw new FlurryError(
       ErrorCode.PUBLIC_KEY_INVALID,
@@ -289,7 +283,10 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
  * if (keys.length) codec = PublicIdCipher.create({ keys, bits: layout.totalBits });
  * ```
  */
-export function loadKeysFromEnv(env: Record<string, string | undefined> = process.env): PublicIdKey[] {
+export function loadKeysFromEnv(
+  env: Record<string, string | undefined> = (globalThis as { process?: { env: Record<string, string | undefined> } })
+    .process?.env ?? {},
+): PublicIdKey[] {
   const inline = env.FLURRY_PUBLIC_KEY;
   if (inline !== undefined && inline.trim() !== '') return parseKeys(inline);
   const file = env.FLURRY_PUBLIC_KEY_FILE;

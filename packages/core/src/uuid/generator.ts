@@ -10,12 +10,12 @@
  * gen.close();
  * ```
  */
-import { endianness } from 'node:os';
+import { asciiBuffer, asciiText } from '#platform';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { NodeLease } from '../lease.js';
-import { claimNode, type NodeClaim } from '../generator/node-claims.js';
+import { claimNode, type NodeClaim } from '#claims';
 import { badOption, resolvePolicy, type GeneratorStats } from '../generator/options.js';
 import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from '../generator/tick-planner.js';
 import { UuidFormat, tickWords } from './format.js';
@@ -23,7 +23,7 @@ import { HEX2, UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } 
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
 
-const LITTLE_ENDIAN = endianness() === 'LE';
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** The largest count one `batch`/`fill` call accepts. */
 const MAX_BATCH = 10_000_000;
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
@@ -452,11 +452,11 @@ export class UuidGenerator {
    * string per chunk instead of a tree of concatenations per UUID, which a batch would keep.
    */
   private canonicalBatch(out: unknown[], count: number): void {
-    const chars = Buffer.allocUnsafe(36 * Math.min(count, TEXT_CHUNK));
+    const chars = asciiBuffer(36 * Math.min(count, TEXT_CHUNK));
     for (let at = 0; at < count; at += TEXT_CHUNK) {
       const n = Math.min(TEXT_CHUNK, count - at);
       this.produce(n, (k) => writeCanonical(chars, k * 36, this.w0, this.w1, this.w2, this.w3));
-      const text = chars.toString('latin1', 0, 36 * n);
+      const text = asciiText(chars, 0, 36 * n);
       for (let k = 0; k < n; k++) out[at + k] = text.slice(k * 36, k * 36 + 36);
     }
   }

@@ -22,7 +22,7 @@ const SERVE_ONLY =
  * generator and the SQL builders), not the settings table, not the coordination package.
  */
 const OFFLINE_ALLOWED =
-  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|end-of-life|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+|uuid\/(forms|format))\.js$/;
+  /^node:|\/server\/dist\/(cli\/main|cli\/offline|cli\/pure|cli\/io|cli\/args|errors|layout-choice|end-of-life|cli\/commands\/(layout|decode|key|public))\.js$|\/core\/dist\/(errors|known-options|text|random|platform\/node|layout\/[a-z-]+|codecs\/[a-z-]+|public\/[a-z0-9-]+|uuid\/(forms|format))\.js$/;
 /** What `next` must not load before (or besides) its registry: the clients of other registries. */
 const NEXT_NEVER = /\/node_modules\/(pg|mysql2|etcd3|ioredis|node-zookeeper-client)\//;
 /**
@@ -108,8 +108,8 @@ test('GIVEN the offline commands run unbundled THEN none loads the service, pino
         const unexpected = [...new Set(loaded)].filter((u) => !OFFLINE_ALLOWED.test(u));
         assert.deepEqual(unexpected, [], `flurry ${argv[0]} loads only the bin, the CLI and the core parts it uses`);
         const files = new Set(loaded.filter((u) => u.startsWith('file:')));
-        // 32: public's modules, core/public/node-crypto.js (node:crypto at its first use, so no other command loads
-        // it) and core/random.js (new keys' bytes from the kernel's random device).
+        // 32: public's modules, core/platform/node.js (node:crypto at its first use, so no other command loads
+        // it; new keys' bytes from the kernel's random device) and core/random.js.
         assert.ok(files.size <= 32, `flurry ${argv[0]} loads ${files.size} modules (at most 32)`);
       }
     }

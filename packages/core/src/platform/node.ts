@@ -1,0 +1,177 @@
+/**
+ * The platform pieces of `@flurry/core` on Node.js (and on Bun and Deno, which resolve the `node` condition):
+ * `#platform` in the package's `imports` points here under the `node` condition, and to `web.ts` elsewhere
+ * (browsers, workerd). Both export the same names; see docs/runtimes.md.
+ *
+ * - random bytes from the kernel's random device (`/dev/urandom`, two system calls) and, where it cannot be read
+ *   (Windows, Deno without `--allow-read`), from `crypto.getRandomValues`. Not from `node:crypto`: that module
+ *   costs a few milliseconds to load (it pulls in Node's stream modules), which every start of the CLI paid for a
+ *   12-byte token;
+ * - monotonic time from `process.hrtime()` (CLOCK_MONOTONIC on Linux, one clock for every thread and process of
+ *   the host; read without `performance`, whose module costs the CLI's start-up a millisecond);
+ * - a blocking sleep with `Atomics.wait`, allowed on Node's main thread and in workers;
+ * - SHA-256 and HKDF from `node:crypto`, loaded at its first use instead of when the public-ID modules are
+ *   imported (they come with the core's entry, so a static import made every user of the entry load Node's
+ *   crypto and stream modules without using them); base64url and Latin-1 text through `Buffer`;
+ * - files through `node:fs`.
+ *
+ * @example
+ * ```ts
+ * import { randomFill, monotonicMs } from '#platform';
+ * randomFill(new Uint8Array(12));
+ * ```
+ */
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+type NodeCrypto = typeof import('node:crypto');
+
+/**
+ * Whether `sleepSync` blocks the thread: always on Node.js.
+ *
+ * @example `const clock = { ...systemClock, ...(CAN_BLOCK ? {} : { nonBlocking: true }) };`
+ */
+export const CAN_BLOCK = true;
+
+/** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
+let urandom = true;
+
+function fillFromUrandom(buf: Uint8Array): boolean {
+  let fd: number;
+  try {
+    fd = openSync('/dev/urandom', 'r');
+  } catch {
+    return false;
+  }
+  try {
+    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by
+    // the buffer's length (each read returns at least one byte or ends the loop).
+    for (let off = 0; off < buf.length;) {
+      const n = readSync(fd, buf, off, buf.length - off, null);
+      if (n <= 0) return false;
+      off += n;
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Fills `buf` with random bytes from the operating system's random source.
+ *
+ * @example `platformRandomFill(new Uint8Array(8));`
+ */
+export function platformRandomFill(buf: Uint8Array): Uint8Array {
+  if (urandom && fillFromUrandom(buf)) return buf;
+  urandom = false;
+  globalThis.crypto.getRandomValues(buf);
+  return buf;
+}
+
+/**
+ * Monotonic milliseconds: `process.hrtime()`.
+ *
+ * @example `const t0 = monotonicMs();`
+ */
+export function monotonicMs(): number {
+  const t = process.hrtime();
+  return t[0] * 1e3 + t[1] / 1e6;
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
+ *
+ * @example `platformSleep(2);`
+ */
+export function platformSleep(ms: number): void {
+  if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+let loaded: NodeCrypto | undefined;
+
+/** `node:crypto` (loaded once): with `process.getBuiltinModule` (Node ≥ 20.16), else the CommonJS `require` of a bundle, else a `require` made for this ES module. */
+function nodeCrypto(): NodeCrypto {
+  if (loaded === undefined) {
+    const builtin = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
+    if (builtin !== undefined) loaded = builtin('node:crypto') as NodeCrypto;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle's own require, found at run time
+    else if (typeof require === 'function') loaded = require('node:crypto') as NodeCrypto;
+    else loaded = createRequire(import.meta.url)('node:crypto') as NodeCrypto;
+  }
+  return loaded;
+}
+
+/**
+ * HKDF-SHA-256 of `secret` to `length` bytes (`node:crypto`'s `hkdfSync`).
+ *
+ * @example `const key = hkdfSha256(secret, 'salt', 'info', 16);`
+ */
+export function hkdfSha256(
+  secret: Uint8Array,
+  salt: string | Uint8Array,
+  info: string | Uint8Array,
+  length: number,
+): Uint8Array {
+  return new Uint8Array(nodeCrypto().hkdfSync('sha256', secret, salt, info, length));
+}
+
+/**
+ * The SHA-256 digest of the parts, concatenated, as lower-case hex.
+ *
+ * @example `sha256Hex(['label', secret]).slice(0, 12);`
+ */
+export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
+  const hash = nodeCrypto().createHash('sha256');
+  for (const p of parts) hash.update(p);
+  return hash.digest('hex');
+}
+
+/**
+ * Bytes as base64url without padding.
+ *
+ * @example `toBase64url(new Uint8Array([255])); // '_w'`
+ */
+export function toBase64url(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
+}
+
+/**
+ * The bytes of base64url text (characters outside the alphabet are skipped, as `Buffer` does).
+ *
+ * @example `fromBase64url('_w'); // Uint8Array [255]`
+ */
+export function fromBase64url(text: string): Uint8Array {
+  return new Uint8Array(Buffer.from(text, 'base64url'));
+}
+
+/**
+ * A buffer of `size` bytes for ASCII text, its contents unset.
+ *
+ * @example `const chars = asciiBuffer(36);`
+ */
+export function asciiBuffer(size: number): Uint8Array {
+  return Buffer.allocUnsafe(size);
+}
+
+/**
+ * The ASCII text of `buf[start, end)`; `buf` from {@link asciiBuffer}.
+ *
+ * @example `asciiText(chars, 0, 36);`
+ */
+export function asciiText(buf: Uint8Array, start: number, end: number): string {
+  return (buf as Buffer).toString('latin1', start, end);
+}
+
+/**
+ * A file's text (UTF-8).
+ *
+ * @example `readTextFile('public-id.key');`
+ */
+export function readTextFile(path: string): string {
+  return readFileSync(path, 'utf8');
+}

@@ -1,0 +1,182 @@
+/**
+ * The platform pieces of `@flurry/core` outside Node.js (a browser, Cloudflare's workerd): `#platform` in the
+ * package's `imports` points here under the `default` condition, and to `node.ts` under `node`. Both export
+ * the same names; see docs/runtimes.md.
+ *
+ * - random bytes from Web Crypto (`crypto.getRandomValues`);
+ * - monotonic time from `performance.now()`;
+ * - sleep with `Atomics.wait` only where the thread may block (a browser's worker with shared memory); on a
+ *   browser's main thread and in workerd it cannot, and the system clock says so (`Clock.nonBlocking`), so a
+ *   generator never waits there: it borrows ahead within `maxBorrowMs` or throws the coded error;
+ * - SHA-256 and HKDF in plain TypeScript (`sha256.ts`; Web Crypto's are asynchronous only);
+ * - no file system.
+ *
+ * @example
+ * ```ts
+ * import { randomFill, monotonicMs } from '#platform';
+ * randomFill(new Uint8Array(12));
+ * ```
+ */
+import { hkdfSha256 as hkdf, sha256 } from './sha256.js';
+
+/** A cell to wait on, where shared memory exists. */
+const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
+
+function probeBlocking(): boolean {
+  if (sleepCell === undefined || typeof Atomics === 'undefined' || typeof Atomics.wait !== 'function') return false;
+  try {
+    // The value differs, so where the thread may block this returns 'not-equal' at once; a browser's main thread
+    // throws a TypeError before comparing.
+    Atomics.wait(sleepCell, 0, 1, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `platformSleep` blocks the thread: where `Atomics.wait` is allowed (not a browser's main thread, not
+ * workerd).
+ *
+ * @example `const clock = { ...systemClock, ...(CAN_BLOCK ? {} : { nonBlocking: true }) };`
+ */
+export const CAN_BLOCK = probeBlocking();
+
+/** Web Crypto's limit per call. */
+const RANDOM_CHUNK = 65536;
+
+/**
+ * Fills `buf` with random bytes from Web Crypto.
+ *
+ * @example `platformRandomFill(new Uint8Array(8));`
+ */
+export function platformRandomFill(buf: Uint8Array): Uint8Array {
+  for (let at = 0; at < buf.length; at += RANDOM_CHUNK)
+    globalThis.crypto.getRandomValues(buf.subarray(at, Math.min(buf.length, at + RANDOM_CHUNK)));
+  return buf;
+}
+
+/**
+ * Monotonic milliseconds: `performance.now()`.
+ *
+ * @example `const t0 = monotonicMs();`
+ */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
+/**
+ * Blocks the current thread for `ms` milliseconds with `Atomics.wait` where it may block ({@link CAN_BLOCK});
+ * elsewhere returns at once (never a busy loop).
+ *
+ * @example `platformSleep(2);`
+ */
+export function platformSleep(ms: number): void {
+  if (ms > 0 && CAN_BLOCK && sleepCell !== undefined) Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+/**
+ * HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`).
+ *
+ * @example `const key = hkdfSha256(secret, 'salt', 'info', 16);`
+ */
+export function hkdfSha256(
+  secret: Uint8Array,
+  salt: string | Uint8Array,
+  info: string | Uint8Array,
+  length: number,
+): Uint8Array {
+  return hkdf(secret, salt, info, length);
+}
+
+/**
+ * The SHA-256 digest of the parts, concatenated, as lower-case hex.
+ *
+ * @example `sha256Hex(['label', secret]).slice(0, 12);`
+ */
+export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
+  let s = '';
+  for (const b of sha256(parts)) s += (b < 16 ? '0' : '') + b.toString(16);
+  return s;
+}
+
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const B64URL_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) B64URL_VALUE[B64URL.charCodeAt(i)] = i;
+// Node's Buffer also reads the base64 alphabet's two characters.
+B64URL_VALUE[43] = 62; // '+'
+B64URL_VALUE[47] = 63; // '/'
+
+/**
+ * Bytes as base64url without padding.
+ *
+ * @example `toBase64url(new Uint8Array([255])); // '_w'`
+ */
+export function toBase64url(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const chars = Math.min(4, Math.ceil(((bytes.length - i) * 8) / 6));
+    for (let k = 0; k < chars; k++) s += B64URL[(n >>> (18 - 6 * k)) & 63];
+  }
+  return s;
+}
+
+/**
+ * The bytes of base64url text (`+` and `/` read as `-` and `_`, other characters outside the alphabet skipped,
+ * as Node's `Buffer` does).
+ *
+ * @example `fromBase64url('_w'); // Uint8Array [255]`
+ */
+export function fromBase64url(text: string): Uint8Array {
+  const out: number[] = [];
+  let acc = 0;
+  let bits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const v = c < 128 ? B64URL_VALUE[c] : -1;
+    if (v < 0) {
+      if (text[i] === '=') break;
+      continue;
+    }
+    acc = ((acc << 6) | v) & 0xffffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push((acc >>> bits) & 255);
+    }
+  }
+  return Uint8Array.from(out);
+}
+
+/**
+ * A buffer of `size` bytes for ASCII text.
+ *
+ * @example `const chars = asciiBuffer(36);`
+ */
+export function asciiBuffer(size: number): Uint8Array {
+  return new Uint8Array(size);
+}
+
+const latin1 = new TextDecoder('latin1');
+
+/**
+ * The ASCII text of `buf[start, end)`.
+ *
+ * @example `asciiText(chars, 0, 36);`
+ */
+export function asciiText(buf: Uint8Array, start: number, end: number): string {
+  return latin1.decode(buf.subarray(start, end));
+}
+
+/**
+ * Refused: there is no file system here.
+ *
+ * @example `readTextFile('public-id.key'); // throws: no file system`
+ */
+export function readTextFile(path: string): string {
+  throw Object.assign(
+    new Error(`no file system in this runtime to read ${JSON.stringify(path)}; pass the keys' text instead`),
+    { code: 'ENOSYS' },
+  );
+}
