@@ -82,6 +82,7 @@ const ID_PATH = [
   'packages/core/src/generator/tick-planner.ts',
   'packages/core/src/lease.ts',
   'packages/core/src/clock.ts',
+  'packages/core/src/platform/node.ts',
   'packages/server/src/http/respond.ts',
 ];
 const idPath = ID_PATH.map((f) => ({ file: f, lines: measure(path.join(root, f)).lines }));

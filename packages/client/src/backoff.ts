@@ -2,14 +2,6 @@
  * Exponential backoff for servers that failed: the n-th consecutive failure keeps a
  * server out of rotation for `initialMs · 2^(n-1)`, capped at `maxMs`, stretched by up to
  * `jitter` (a fraction) so a fleet of clients does not retry in lock step.
- *
- * @example
- * ```ts
- * const b = new Backoff({ initialMs: 100, maxMs: 10_000, jitter: 0 });
- * b.delayFor(1); // 100
- * b.delayFor(3); // 400
- * b.delayFor(30); // 10000
- * ```
  */
 export interface BackoffOptions {
   /** Delay after the first failure, ms; default 100. */
@@ -22,14 +14,7 @@ export interface BackoffOptions {
   random?: () => number;
 }
 
-/**
- * Computes retry delays.
- *
- * @example
- * ```ts
- * const delay = new Backoff().delayFor(failures);
- * ```
- */
+/** Computes retry delays. */
 export class Backoff {
   readonly initialMs: number;
   readonly maxMs: number;

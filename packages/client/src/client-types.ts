@@ -3,15 +3,7 @@
  */
 import type { ServerReport } from './server-pool.js';
 
-/**
- * An ID decoded by a server under its layout (`GET /v1/ids/{id}`).
- *
- * @example
- * ```ts
- * const d: DecodedRemoteId = await client.decode(id);
- * d.fields.worker;
- * ```
- */
+/** An ID decoded by a server under its layout (`GET /v1/ids/{id}`). */
 export interface DecodedRemoteId {
   id: bigint;
   unixMs: number;
@@ -22,14 +14,7 @@ export interface DecodedRemoteId {
   sequence: number;
 }
 
-/**
- * Counters of a client.
- *
- * @example
- * ```ts
- * client.stats().requests; // HTTP requests sent so far
- * ```
- */
+/** Counters of a client. */
 export interface ClientStats {
   /** IDs in the buffer now. */
   buffered: number;

@@ -15,15 +15,6 @@
  *   every ID was issued no earlier than `maxAgeMs` before it is handed out (plus the skew
  *   between the server's and the client's clocks);
  * - across clients nothing beyond the IDs' timestamps.
- *
- * @example
- * ```ts
- * import { createClient } from '@flurry/client';
- * const client = createClient({ servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], token: process.env.FLURRY_TOKEN });
- * const id = await client.next();          // bigint
- * const fast = client.tryNext() ?? await client.next();
- * await client.close();
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { Backoff } from './backoff.js';
@@ -45,15 +36,7 @@ import {
 
 export type { ClientStats, DecodedRemoteId } from './client-types.js';
 
-/**
- * A client of a Flurry fleet.
- *
- * @example
- * ```ts
- * const client = createClient({ servers: ['http://127.0.0.1:8080'] });
- * const [a, b] = await client.batch(2);
- * ```
- */
+/** A client of a Flurry fleet. */
 export interface FlurryClient {
   /** The next ID. Rejects with `FLURRY_E_CLIENT_UNAVAILABLE` only when every server is down and the buffer is empty. */
   next(): Promise<bigint>;

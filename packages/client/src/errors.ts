@@ -2,25 +2,10 @@
  * Coded errors of the client. Every error the client throws or rejects with is a
  * {@link FlurryError} with one of these `FLURRY_E_CLIENT_…` codes, or the code a server
  * answered with (e.g. `FLURRY_E_ID_MALFORMED` from `decode`).
- *
- * @example
- * ```ts
- * import { ClientErrorCode } from '@flurry/client';
- * try { await client.next(); } catch (e) {
- *   if (e.code === ClientErrorCode.UNAVAILABLE) console.error(e.details.servers);
- * }
- * ```
  */
 import { FlurryError } from '@flurry/core';
 
-/**
- * The client's error codes.
- *
- * @example
- * ```ts
- * if (err.code === ClientErrorCode.CONFIG) process.exitCode = 2;
- * ```
- */
+/** The client's error codes. */
 export const ClientErrorCode = {
   /** A `createClient` option is missing or out of range (no servers, a malformed URL, a negative size, lowWater ≥ size…). */
   CONFIG: 'FLURRY_E_CLIENT_CONFIG',
@@ -42,14 +27,7 @@ export const ClientErrorCode = {
   HTTP_STATUS: 'FLURRY_E_CLIENT_HTTP_STATUS',
 } as const;
 
-/**
- * Union of the client's error code strings.
- *
- * @example
- * ```ts
- * const code: ClientErrorCodeValue = ClientErrorCode.UNAVAILABLE;
- * ```
- */
+/** Union of the client's error code strings. */
 export type ClientErrorCodeValue = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
 /**

@@ -9,13 +9,6 @@
  *   code (`FLURRY_E_UNAVAILABLE`, `FLURRY_E_BATCH_COUNT`, `FLURRY_E_UNAUTHORIZED`…);
  *   without one → `FLURRY_E_CLIENT_HTTP_STATUS`. `details.status` is the HTTP status and
  *   `details.retryAfterMs` the server's `Retry-After`.
- *
- * @example
- * ```ts
- * const t = new HttpTransport({ timeoutMs: 2_000, token: 's3cret' });
- * const body = await t.get(new URL('http://127.0.0.1:8080'), '/v1/ids?count=100');
- * t.close();
- * ```
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -25,14 +18,7 @@ import { clientError } from './errors.js';
 /** Largest response accepted: 10,000 IDs take about 230 KB; 16 MiB leaves room for larger server maxima. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/**
- * Options of {@link HttpTransport}.
- *
- * @example
- * ```ts
- * const opts: TransportOptions = { timeoutMs: 1_000 };
- * ```
- */
+/** Options of {@link HttpTransport}. */
 export interface TransportOptions {
   /** Deadline of each request, ms. */
   timeoutMs: number;
@@ -42,14 +28,7 @@ export interface TransportOptions {
   maxSockets?: number;
 }
 
-/**
- * Sends GETs and returns the 200 body.
- *
- * @example
- * ```ts
- * const body: Buffer = await transport.get(base, '/v1/layout');
- * ```
- */
+/** Sends GETs and returns the 200 body. */
 export class HttpTransport {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;

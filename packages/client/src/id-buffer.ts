@@ -7,24 +7,10 @@
  * - A chunk older than `maxAgeMs` (measured from when its request was *sent*, on the
  *   monotonic clock, so wall-clock steps do not matter) is discarded whole, never handed out.
  * - Within a chunk IDs come out strictly increasing (the parser checked that).
- *
- * @example
- * ```ts
- * const buf = new IdBuffer(systemClock, 5_000);
- * buf.push(new BigUint64Array([1n, 2n]), systemClock.monotonic(), 'http://127.0.0.1:8080');
- * buf.take(); // 1n
- * ```
  */
 import type { Clock } from '@flurry/core';
 
-/**
- * One answer of the batch route in the buffer.
- *
- * @example
- * ```ts
- * const chunk: Chunk = { ids, pos: 0, fetchedAt: clock.monotonic(), server: 'http://127.0.0.1:8080' };
- * ```
- */
+/** One answer of the batch route in the buffer. */
 export interface Chunk {
   /** The IDs, strictly increasing. */
   readonly ids: BigUint64Array;
@@ -36,16 +22,7 @@ export interface Chunk {
   readonly server: string;
 }
 
-/**
- * The prefetch buffer.
- *
- * @example
- * ```ts
- * const buf = new IdBuffer(clock, 1_000);
- * buf.push(ids, clock.monotonic(), url);
- * const id = buf.take(); // undefined when empty or everything left is stale
- * ```
- */
+/** The prefetch buffer. */
 export class IdBuffer {
   private readonly chunks: Chunk[] = [];
   private head: Chunk | undefined;
@@ -164,11 +141,6 @@ export class IdBuffer {
 /**
  * The prefetch settings {@link PrefetchSizer} reads (a subset of the client's resolved
  * `prefetch` options).
- *
- * @example
- * ```ts
- * const p: SizerSettings = { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true };
- * ```
  */
 export interface SizerSettings {
   /** Most IDs to hold (the target's ceiling). */
@@ -193,14 +165,6 @@ export interface SizerSettings {
  * at the first refill whose window is mostly slow, however high it was; a shorter window
  * counts for its share of the horizon but at least half, so the target also grows within a
  * few refills.
- *
- * @example
- * ```ts
- * const sizer = new PrefetchSizer(clock, { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true });
- * // on every refill:
- * sizer.update(buffer.taken, latencyMs);
- * const count = sizer.target - buffer.size;
- * ```
  */
 export class PrefetchSizer {
   /** The smallest target (unless `size` is smaller). */

@@ -2,25 +2,12 @@
  * The options of `createClient`, their defaults, and their validation: every bad value is
  * a `FLURRY_E_CLIENT_CONFIG` error at construction naming the option, the value and what
  * is allowed.
- *
- * @example
- * ```ts
- * const settings = resolveOptions({ servers: ['http://127.0.0.1:8080'], prefetch: { size: 20_000 } });
- * settings.prefetch.lowWater; // 6000
- * ```
  */
 import { assertKnownOptions, optionNames, systemClock, type Clock, type UnknownOptionError } from '@flurry/core';
 import { clientError } from './errors.js';
 import type { Strategy } from './server-pool.js';
 
-/**
- * Prefetch settings.
- *
- * @example
- * ```ts
- * const prefetch: PrefetchOptions = { size: 20_000, lowWater: 5_000, maxAgeMs: 2_000, adaptive: true };
- * ```
- */
+/** Prefetch settings. */
 export interface PrefetchOptions {
   /** Most IDs held in the buffer, 1 to 1,000,000; default 10,000. */
   size?: number;
@@ -43,19 +30,6 @@ export interface PrefetchOptions {
  * Options of `createClient`. Only `servers` is required; every other option has a default
  * (shown below), and an unknown or out-of-range one throws `FLURRY_E_CLIENT_CONFIG`
  * naming it and what is allowed.
- *
- * @example
- * ```ts
- * const opts: ClientOptions = {
- *   servers: ['http://10.0.0.1:8080', 'https://ids.example.com/flurry'], // base URLs, optionally with a path prefix
- *   token: process.env.FLURRY_TOKEN,                 // sent as "Authorization: Bearer …"
- *   timeoutMs: 2_000,                                // per request
- *   prefetch: { size: 10_000, lowWater: 3_000, maxAgeMs: 5_000, adaptive: true, maxBatch: 10_000 },
- *   strategy: 'round-robin',                         // or 'least-latency'
- *   backoff: { initialMs: 100, maxMs: 10_000 },      // a failed server is retried after these delays
- * };
- * const client = createClient(opts);
- * ```
  */
 export interface ClientOptions {
   /**
@@ -77,14 +51,7 @@ export interface ClientOptions {
   clock?: Clock;
 }
 
-/**
- * Validated options with defaults filled in.
- *
- * @example
- * ```ts
- * const s: ClientSettings = resolveOptions(opts);
- * ```
- */
+/** Validated options with defaults filled in. */
 export interface ClientSettings {
   servers: URL[];
   token: string | undefined;
@@ -95,24 +62,12 @@ export interface ClientSettings {
   clock: Clock;
 }
 
-/**
- * The largest count the service's batch route takes by default.
- *
- * @example
- * ```ts
- * Math.min(wanted, SERVICE_MAX_BATCH);
- * ```
- */
+/** The largest count the service's batch route takes by default. */
 export const SERVICE_MAX_BATCH = 10_000;
 
 /**
  * The keys of {@link ClientOptions}; any other key is refused with `FLURRY_E_CLIENT_CONFIG` naming the closest
  * valid one (as are unknown keys of `prefetch` and `backoff`).
- *
- * @example
- * ```ts
- * CLIENT_OPTION_NAMES.includes('servers'); // true
- * ```
  */
 export const CLIENT_OPTION_NAMES = optionNames<ClientOptions>({
   servers: true,
@@ -138,10 +93,6 @@ const configError: UnknownOptionError = (message, details) => clientError('CONFI
  * Validates `opts` and fills in defaults.
  *
  * @throws FlurryError `FLURRY_E_CLIENT_CONFIG`
- * @example
- * ```ts
- * resolveOptions({ servers: [] }); // throws FLURRY_E_CLIENT_CONFIG: servers must hold at least one URL …
- * ```
  */
 export function resolveOptions(opts: ClientOptions): ClientSettings {
   if (opts === null || typeof opts !== 'object') {

@@ -4,11 +4,6 @@
  * increasing order. The server's compact form is scanned byte by byte without creating a
  * string or a bigint per ID (about 4× faster than `JSON.parse` + `BigInt`); any other valid
  * JSON falls back to `JSON.parse`.
- *
- * @example
- * ```ts
- * const ids = parseIdsBody(Buffer.from('{"ids":["7","9"]}'), 2); // BigUint64Array [7n, 9n]
- * ```
  */
 import { clientError } from './errors.js';
 
@@ -23,11 +18,6 @@ const U64_MAX = (1n << 64n) - 1n;
  * Parses and validates an ID batch body. Throws `FLURRY_E_CLIENT_BAD_RESPONSE` when the
  * body is not `{"ids":[…]}`, holds another count than `expected`, holds something that is
  * not a decimal unsigned 64-bit integer, or is not strictly increasing.
- *
- * @example
- * ```ts
- * parseIdsBody(body, 10_000).length; // 10000
- * ```
  */
 export function parseIdsBody(body: Buffer, expected: number): BigUint64Array {
   const out = new BigUint64Array(expected);
@@ -182,11 +172,6 @@ function checkIncreasing(ids: BigUint64Array): void {
 /**
  * @internal The decimal text of an unsigned 64-bit ID given as a bigint, a safe integer or a
  * decimal string; `FLURRY_E_CLIENT_ARGUMENT` otherwise.
- *
- * @example
- * ```ts
- * idText(42n); // '42'
- * ```
  */
 export function idText(id: bigint | string | number): string {
   let v: bigint | undefined;

@@ -17,14 +17,6 @@
  *   `FLURRY_E_SEQUENCE_KEY_UNKNOWN` / `FLURRY_E_SEQUENCE_KEY_INVALID` (thrown as is, never retried),
  *   `FLURRY_E_CLIENT_UNAVAILABLE` (no server could give a number; `details.retryInMs`, `details.servers`),
  *   `FLURRY_E_CLIENT_BAD_RESPONSE`, `FLURRY_E_CLIENT_CLOSED`.
- *
- * @example
- * ```ts
- * const client = createClient({ servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'] });
- * const order = client.sequence('order');
- * const n = await order.next();      // 1001n
- * const some = await order.batch(3); // [1002n, 1003n, 1004n]
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { clientError } from './errors.js';
@@ -34,27 +26,13 @@ import type { ServerReport, ServerState } from './server-pool.js';
 const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
 const NUMBER = /^[0-9]{1,20}$/;
 
-/**
- * Options of {@link FlurryClient.sequence}.
- *
- * @example
- * ```ts
- * const opts: SequenceOptions = { prefetch: 200 }; // keep up to 200 numbers in memory
- * ```
- */
+/** Options of {@link FlurryClient.sequence}. */
 export interface SequenceOptions {
   /** Numbers kept in memory, 0 (default: none, numbers stay dense) to 100,000. */
   prefetch?: number;
 }
 
-/**
- * Counters of one remote sequence.
- *
- * @example
- * ```ts
- * client.sequence('order').stats().requests;
- * ```
- */
+/** Counters of one remote sequence. */
 export interface RemoteSequenceStats {
   /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
   taken: number;
@@ -62,15 +40,7 @@ export interface RemoteSequenceStats {
   buffered: number;
 }
 
-/**
- * The numbers of one key, from the fleet.
- *
- * @example
- * ```ts
- * const ticket = client.sequence('ticket', { prefetch: 100 });
- * const t = ticket.tryNext() ?? (await ticket.next());
- * ```
- */
+/** The numbers of one key, from the fleet. */
 export interface RemoteSequence {
   readonly key: string;
   /** The next number (one request, with failover; from the buffer with `prefetch`). */
@@ -86,11 +56,6 @@ export interface RemoteSequence {
  * @internal What a remote sequence needs from the client: one request with failover, where `classify` may
  * call a server's error the caller's (thrown as is) or a skip (next server, no backoff), and whether the
  * client is closed.
- *
- * @example
- * ```ts
- * const host: SequenceHost = { request: (what, pathFor, parse, classify) => client.request(what, pathFor, parse, classify), closed: () => false };
- * ```
  */
 export interface SequenceHost {
   request<T>(
@@ -102,14 +67,7 @@ export interface SequenceHost {
   closed(): boolean;
 }
 
-/**
- * @internal Checks a key and the options; `FLURRY_E_CLIENT_ARGUMENT` otherwise.
- *
- * @example
- * ```ts
- * const prefetch = checkSequenceArgs('order', { prefetch: 10 }); // 10
- * ```
- */
+/** @internal Checks a key and the options; `FLURRY_E_CLIENT_ARGUMENT` otherwise. */
 export function checkSequenceArgs(key: unknown, options: SequenceOptions | undefined): number {
   if (typeof key !== 'string' || !KEY.test(key)) {
     throw clientError(
@@ -174,14 +132,7 @@ function classify(e: FlurryError): 'caller' | 'skip' | undefined {
   return undefined;
 }
 
-/**
- * @internal A remote sequence over a client (see the module comment).
- *
- * @example
- * ```ts
- * const seq = new ClientSequence('order', 0, host);
- * ```
- */
+/** @internal A remote sequence over a client (see the module comment). */
 export class ClientSequence implements RemoteSequence {
   private readonly buffer: bigint[] = [];
   private head = 0;
@@ -303,11 +254,6 @@ export class ClientSequence implements RemoteSequence {
 /**
  * @internal The error of a sequence call that no server could serve (their stores down, or segment mode off
  * there): `FLURRY_E_CLIENT_UNAVAILABLE` with each server's answer and the shortest `Retry-After`.
- *
- * @example
- * ```ts
- * throw skippedError('next()', [{ server: 'http://127.0.0.1:8080', code: 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE', message: '…', retryAfterMs: 500 }], []);
- * ```
  */
 export function skippedError(
   what: string,

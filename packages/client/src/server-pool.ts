@@ -2,37 +2,15 @@
  * The client's view of its servers: which are up, which are backing off after a failure
  * and until when, which refused the token, how fast each answers, and which one to ask
  * next (round-robin or least-latency). Time is the injected clock's `monotonic()`.
- *
- * @example
- * ```ts
- * const pool = new ServerPool(['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], 'least-latency', new Backoff(), clock);
- * const s = pool.pick({ forRefill: true });
- * pool.succeeded(s, 1.7);          // answered in 1.7 ms
- * pool.failed(s, err);             // down; retried after the backoff
- * ```
  */
 import type { Clock } from '@flurry/core';
 import type { FlurryError } from '@flurry/core';
 import type { Backoff } from './backoff.js';
 
-/**
- * How the next server is chosen.
- *
- * @example
- * ```ts
- * const strategy: Strategy = 'least-latency';
- * ```
- */
+/** How the next server is chosen. */
 export type Strategy = 'round-robin' | 'least-latency';
 
-/**
- * The state of one server.
- *
- * @example
- * ```ts
- * pool.servers.map((s) => `${s.url}: ${s.up ? 'up' : 'down'}`);
- * ```
- */
+/** The state of one server. */
 export interface ServerState {
   /** Base URL as configured, without a trailing slash. */
   readonly url: string;
@@ -58,14 +36,7 @@ export interface ServerState {
   requests: number;
 }
 
-/**
- * A summary of one server for an error report.
- *
- * @example
- * ```ts
- * err.details.servers as ServerReport[];
- * ```
- */
+/** A summary of one server for an error report. */
 export interface ServerReport {
   url: string;
   state: 'up' | 'down' | 'unauthorized';
@@ -78,14 +49,7 @@ export interface ServerReport {
   lastError: { code: string; message: string } | null;
 }
 
-/**
- * The set of servers and the choice among them.
- *
- * @example
- * ```ts
- * const pool = new ServerPool(urls, 'round-robin', new Backoff(), systemClock);
- * ```
- */
+/** The set of servers and the choice among them. */
 export class ServerPool {
   readonly servers: readonly ServerState[];
   private cursor = 0;

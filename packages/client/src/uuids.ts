@@ -5,12 +5,6 @@
  * `GET /v1/uuids?count=N`, with failover across servers; UUIDs fetched longer ago than
  * `prefetch.maxAgeMs` are discarded, not handed out. Each server answer is checked: the
  * count asked, every UUID a canonical v7, strictly increasing.
- *
- * @example
- * ```ts
- * const uuid = await client.uuid();        // '0193…-7…', usually from the buffer
- * const many = await client.uuids(1000);   // strictly increasing within each server answer
- * ```
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import { clientError } from './errors.js';
@@ -22,11 +16,6 @@ const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}
 /**
  * @internal Parses `{"uuids":[…]}`: exactly `expected` canonical v7 UUIDs, strictly
  * increasing; `FLURRY_E_CLIENT_BAD_RESPONSE` otherwise.
- *
- * @example
- * ```ts
- * parseUuidsBody(Buffer.from('{"uuids":["017f22e2-79b0-7cc3-98c4-dc0c0c07398f"]}'), 1); // ['017f…']
- * ```
  */
 export function parseUuidsBody(body: Buffer, expected: number): string[] {
   let doc: unknown;
@@ -68,15 +57,7 @@ interface UuidChunk {
   readonly at: number;
 }
 
-/**
- * @internal The client's UUID buffer and its refills (one at a time).
- *
- * @example
- * ```ts
- * const uuids = new ClientUuids(settings.clock, settings.prefetch, host);
- * await uuids.next();
- * ```
- */
+/** @internal The client's UUID buffer and its refills (one at a time). */
 export class ClientUuids {
   private readonly chunks: UuidChunk[] = [];
   private held = 0;

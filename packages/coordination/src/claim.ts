@@ -6,13 +6,6 @@
  * that the fencing deadlines still lie ahead; at every failure it gives the claim back.
  * The caller says what differs (a {@link ClaimPlan}) and turns a failed
  * {@link ClaimOutcome} into its own error or retry.
- *
- * @example
- * ```ts
- * const out = await claimAndSettle(ctx, { namespace: 'orders', slots: 1024, preferredSlot: 3, tick: undefined,
- *   renewTimeoutMs: 10_000, atLeastMs: () => 0, alive: () => true });
- * if (out.ok) console.log(`slot ${out.claim.slot}, issuing above ${out.floor}`);
- * ```
  */
 import type { Claim, RegistryDriver } from './driver.js';
 import { TimeoutError, withTimeout } from './engine-call.js';
@@ -26,12 +19,6 @@ import type { SlotCache } from './state-dir.js';
  * Shared context of the leases of one registry: the driver, the validated options,
  * whether IDs are static (never expire), the local slot cache, and how a released lease
  * leaves the registry.
- *
- * @example
- * ```ts
- * const ctx: LeaseContext = { driver, opts: resolveRegistryOptions({}), staticIds: false, cache: undefined,
- *   onReleased: (lease) => leases.delete(lease) };
- * ```
  */
 export interface LeaseContext {
   readonly driver: RegistryDriver;
@@ -41,41 +28,18 @@ export interface LeaseContext {
   onReleased(lease: ManagedLease): void;
 }
 
-/**
- * Where a successful claim or renewal started, on both clocks.
- *
- * @example
- * ```ts
- * const start: Start = { mono: clock.monotonic(), wall: clock.now() };
- * deadlineFrom(ctx, start.mono); // the monotonic fencing deadline
- * ```
- */
+/** Where a successful claim or renewal started, on both clocks. */
 export interface Start {
   readonly mono: number;
   readonly wall: number;
 }
 
-/**
- * `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs).
- *
- * @example
- * ```ts
- * const valid = clock.monotonic() < deadlineFrom(ctx, start.mono) && clock.now() < deadlineFrom(ctx, start.wall);
- * ```
- */
+/** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
 export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
   return ctx.staticIds ? Infinity : startedAt + ctx.opts.ttlMs - ctx.opts.marginMs;
 }
 
-/**
- * What differs between a first acquisition and a re-acquisition.
- *
- * @example
- * ```ts
- * const plan: ClaimPlan = { namespace: map.namespace, slots: map.slots, preferredSlot: lease.slot, tick,
- *   renewTimeoutMs: 3000, atLeastMs: () => lease.localHighWater(), alive: () => lease.state === 'lost' };
- * ```
- */
+/** What differs between a first acquisition and a re-acquisition. */
 export interface ClaimPlan {
   /** The namespace and the number of slots in it (see `SlotMap`). */
   readonly namespace: string;
@@ -97,12 +61,6 @@ export interface ClaimPlan {
  * failed (`claim`: the driver refused or did not answer; `settle`: recording the mark or
  * waiting for the floor failed; `late`: the deadlines had passed by the time it was
  * settled; `abandoned`: no longer wanted) with its cause. A failed outcome holds no claim.
- *
- * @example
- * ```ts
- * const out = await claimAndSettle(ctx, plan);
- * if (!out.ok && out.step === 'claim') throw toFlurry(out.cause, ctx.driver.url, 'claim a node ID');
- * ```
  */
 export type ClaimOutcome =
   | { readonly ok: true; readonly claim: Claim; readonly floor: number; readonly start: Start }
@@ -117,12 +75,6 @@ export type ClaimOutcome =
  * Claims a slot and settles it (see the module notes). Never throws for a driver or clock
  * failure: the outcome says which step failed, and the claim has been given back
  * (reporting the floor as its mark) by then.
- *
- * @example
- * ```ts
- * const out = await claimAndSettle(ctx, plan);
- * if (out.ok) lease = new Lease(ctx, map, out, tick);
- * ```
  */
 export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promise<ClaimOutcome> {
   const { driver, opts } = ctx;

@@ -4,24 +4,9 @@
  * Everything generic (mapping slots to a layout's node fields, the renewal loop, the
  * fencing deadline on the monotonic clock, the high-water arithmetic, events, metrics)
  * lives in `registry.ts`, `lease.ts`, `claim.ts` and `floor.ts` and is shared by every backend.
- *
- * @example
- * ```ts
- * const claim = await driver.claim({ namespace: 'orders/dc-1', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: gen.lastIssuedUnixMs });
- * await driver.release(claim, { highWaterMs: gen.lastIssuedUnixMs });
- * ```
  */
 
-/**
- * Who holds a slot: reported in exhaustion errors and stored beside the claim.
- *
- * @example
- * ```ts
- * await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder: makeHolder({ address: '10.0.0.5:8080' }) });
- * // exhaustion errors list holders as 'web-1:4242:9f1c… (host web-1, pid 4242, 10.0.0.5:8080)'
- * ```
- */
+/** Who holds a slot: reported in exhaustion errors and stored beside the claim. */
 export interface HolderInfo {
   /** Unique per acquire: e.g. `${hostname}:${pid}:${random}`. */
   readonly id: string;
@@ -42,11 +27,6 @@ export interface HolderInfo {
  * `offset = renewedAtMs − (readerNow − sinceRenewalMs)` with an error of at most
  * `sinceRenewalErrorMs` plus the one-way latency of the holder's renewal (docs/node-ids.md,
  * "Listing holders").
- *
- * @example
- * ```ts
- * for (const h of await driver.holders('orders')) console.log(h.slot, h.holder.hostname, h.highWaterMs);
- * ```
  */
 export interface HolderRecord {
   readonly slot: number;
@@ -68,15 +48,7 @@ export interface HolderRecord {
   readonly highWaterMs: number;
 }
 
-/**
- * A request to claim one free slot.
- *
- * @example
- * ```ts
- * const req: ClaimRequest = { namespace: 'orders/dc-1', slots: 1024, ttlMs: 10_000, holder, preferredSlot: 7 };
- * const claim = await driver.claim(req);
- * ```
- */
+/** A request to claim one free slot. */
 export interface ClaimRequest {
   /** Cluster and (optionally) datacenter: `cluster` or `cluster/dc-N`. Safe characters only. */
   readonly namespace: string;
@@ -89,16 +61,7 @@ export interface ClaimRequest {
   readonly preferredSlot?: number;
 }
 
-/**
- * A successful claim.
- *
- * @example
- * ```ts
- * const claim: Claim = await driver.claim(req);
- * // Issue only above the previous holders' mark (plus one TTL when they did not release cleanly).
- * const floorMs = claim.releasedCleanly ? claim.highWaterMs : claim.highWaterMs + req.ttlMs;
- * ```
- */
+/** A successful claim. */
 export interface Claim {
   readonly slot: number;
   /** Opaque token proving ownership (a random string, a ZooKeeper path, an etcd lease ID…). */
@@ -115,19 +78,7 @@ export interface Claim {
   readonly releasedCleanly: boolean;
 }
 
-/**
- * A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts).
- *
- * @example
- * ```ts
- * const driver: RegistryDriver = createFileDriver('/var/lib/flurry/registry', { clock: systemClock });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * console.log(await driver.holders('orders')); // [] once released
- * await driver.close();
- * ```
- */
+/** A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts). */
 export interface RegistryDriver {
   /** The engine's URL with any password removed. */
   readonly url: string;

@@ -1,37 +1,16 @@
 /**
  * Calls into a registry engine, bounded in time, and their failures as coded
  * `FlurryError`s. Internal to the lease machinery (not exported by the package).
- *
- * @example
- * ```ts
- * try {
- *   await withTimeout(driver.renew(claim, { ttlMs, highWaterMs }), 3000, 'renewal');
- * } catch (e) {
- *   throw toFlurry(e, driver.url, 'renew the lease'); // FLURRY_E_REGISTRY_UNREACHABLE unless already coded
- * }
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { registryError } from './errors.js';
 
-/**
- * The engine did not answer within the time allowed ({@link withTimeout}).
- *
- * @example
- * ```ts
- * if (e instanceof TimeoutError) lateClaim.then((c) => driver.release(c, { highWaterMs: 0 }));
- * ```
- */
+/** The engine did not answer within the time allowed ({@link withTimeout}). */
 export class TimeoutError extends Error {}
 
 /**
  * `p`, or a {@link TimeoutError} saying `${what} did not answer within ${ms} ms` if it
  * takes longer (the timer does not keep the process alive).
- *
- * @example
- * ```ts
- * await withTimeout(driver.release(claim, { highWaterMs: mark }), 1000, 'release');
- * ```
  */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -42,14 +21,7 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/**
- * The `FLURRY_E_…` code of a `FlurryError`, else undefined.
- *
- * @example
- * ```ts
- * if (errCode(e) === RegistryErrorCode.LEASE_LOST) staleClaim = undefined; // the engine no longer has it
- * ```
- */
+/** The `FLURRY_E_…` code of a `FlurryError`, else undefined. */
 export function errCode(err: unknown): string | undefined {
   return err instanceof FlurryError ? err.code : undefined;
 }
@@ -57,12 +29,6 @@ export function errCode(err: unknown): string | undefined {
 /**
  * `err` as a `FlurryError`: coded errors pass through; a timeout or any other failure
  * becomes `FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and what was being done.
- *
- * @example
- * ```ts
- * toFlurry(new TimeoutError('claim did not answer within 10000 ms'), 'etcd://10.0.0.5:2379', 'claim a node ID');
- * // FLURRY_E_REGISTRY_UNREACHABLE: etcd://10.0.0.5:2379: claim did not answer … while trying to claim a node ID; check …
- * ```
  */
 export function toFlurry(err: unknown, url: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;

@@ -1,22 +1,7 @@
-/**
- * Coded errors of the node-ID registries. All are {@link FlurryError}s from the core.
- *
- * @example
- * ```ts
- * import { RegistryErrorCode } from '@flurry/coordination';
- * if (err.code === RegistryErrorCode.EXHAUSTED) console.error(err.details.holders);
- * ```
- */
+/** Coded errors of the node-ID registries. All are {@link FlurryError}s from the core. */
 import { FlurryError } from '@flurry/core';
 
-/**
- * The codes of the node-ID registries (the core's are in `ErrorCode` of `@flurry/core`).
- *
- * @example
- * ```ts
- * if (err instanceof FlurryError && err.code === RegistryErrorCode.CLIENT_MISSING) console.error(err.message); // names the npm package to install
- * ```
- */
+/** The codes of the node-ID registries (the core's are in `ErrorCode` of `@flurry/core`). */
 export const RegistryErrorCode = {
   /** The registry URL is malformed or names an unknown scheme. */
   URL_INVALID: 'FLURRY_E_REGISTRY_URL',

@@ -11,35 +11,16 @@
  *   without blocking and refuse anything but a regular file, so a FIFO left in the registry cannot hang it.
  *
  * Both run the same protocol (drivers/file.ts): the steps, their order and their errors are the same.
- *
- * @example
- * ```ts
- * const steps = fileSteps('async');
- * const text = await steps.readText('/var/lib/flurry/registry/default/slots/0/hw', 5000);
- * await writeFileAtomicWithin(steps, '/var/lib/flurry/x', '{"v":1}\n', 5000);
- * ```
  */
 import fs, { constants, type Stats } from 'node:fs';
 import { randomHex } from '@flurry/core';
 
-/**
- * How the file registry runs its file-system steps (see the module comment).
- *
- * @example
- * ```ts
- * const io: FileIo = 'sync'; // for a one-shot process on a local disk
- * ```
- */
+/** How the file registry runs its file-system steps (see the module comment). */
 export type FileIo = 'async' | 'sync';
 
 /**
  * One file-system step each; `timeoutMs` bounds it in the `async` mode and is ignored in the `sync` mode. Errors
  * are Node's errno errors (`ENOENT`, `EEXIST`, …), or `ETIMEDOUT` naming the step.
- *
- * @example
- * ```ts
- * const names = await fileSteps('sync').list('/var/lib/flurry/registry', 5000);
- * ```
  */
 export interface FileSteps {
   /** The mode these steps run in. */
@@ -59,14 +40,7 @@ export interface FileSteps {
   writeNew(file: string, data: string, timeoutMs: number, fsync: boolean): Promise<void>;
 }
 
-/**
- * An errno-style error with a message naming what failed.
- *
- * @example
- * ```ts
- * throw errno('ENOTDIR', '/var/lib/flurry is not a directory');
- * ```
- */
+/** An errno-style error with a message naming what failed. */
 export function errno(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
@@ -169,14 +143,7 @@ const syncSteps: FileSteps = {
   writeNew: (file, data, _ms, fsync) => direct(() => writeNewSync(file, data, fsync)),
 };
 
-/**
- * The steps of one mode.
- *
- * @example
- * ```ts
- * fileSteps('sync').io; // 'sync'
- * ```
- */
+/** The steps of one mode. */
 export function fileSteps(io: FileIo): FileSteps {
   return io === 'sync' ? syncSteps : asyncSteps;
 }
@@ -184,11 +151,6 @@ export function fileSteps(io: FileIo): FileSteps {
 /**
  * Writes a file atomically with the given steps: a temporary file beside it (created new, written, flushed with
  * `fsync`), then renamed over it; each step bounded by `timeoutMs` in the `async` mode.
- *
- * @example
- * ```ts
- * await writeFileAtomicWithin(fileSteps('async'), '/var/lib/flurry/hw', '{"highWaterMs":1}\n', 5000);
- * ```
  */
 export async function writeFileAtomicWithin(
   steps: FileSteps,
@@ -229,25 +191,12 @@ const LOCAL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
 /**
  * The name of a local disk or memory file system for a Linux `statfs` type number, or undefined (a network or
  * user-space file system, or one this list does not know).
- *
- * @example
- * ```ts
- * localFileSystem(0xef53);   // 'ext2/3/4'
- * localFileSystem(0x6969);   // undefined (NFS)
- * ```
  */
 export function localFileSystem(type: number, platform: NodeJS.Platform = process.platform): string | undefined {
   return platform === 'linux' ? LOCAL_FILE_SYSTEMS.get(type >>> 0) : undefined;
 }
 
-/**
- * The type number of the file system holding `dir` (`statfs`), as one bounded asynchronous step.
- *
- * @example
- * ```ts
- * localFileSystem(await fileSystemType('/var/lib/flurry/registry', 5000)); // 'ext2/3/4'
- * ```
- */
+/** The type number of the file system holding `dir` (`statfs`), as one bounded asynchronous step. */
 export function fileSystemType(dir: string, timeoutMs: number): Promise<number> {
   return bounded<number>(`statfs ${dir}`, timeoutMs, (done) => fs.statfs(dir, (e, s) => done(e, e ? 0 : s.type)));
 }

@@ -4,12 +4,6 @@
  * ({@link TickGrid}), and the asynchronous wait until the clock gets there
  * ({@link waitForFloor}). docs/node-ids.md ("High-water marks and floors", "Waiting for
  * the floor") explains why.
- *
- * @example
- * ```ts
- * const floor = claimFloor(claim, ttlMs + marginMs);   // what the previous holder may have issued
- * await waitForFloor(clock, floor, 5000, { tick: Layout.from('sonyflake') });
- * ```
  */
 import { ErrorCode, FlurryError, type Clock } from '@flurry/core';
 import type { Claim } from './driver.js';
@@ -20,11 +14,6 @@ import type { ResolvedRegistryOptions } from './options.js';
  * the mark itself after a clean release, else the mark plus the longest time the previous
  * holder may have issued unreported (`unreportedMs`: ttl + margin; for static IDs, which
  * never expire, the renewal interval + margin).
- *
- * @example
- * ```ts
- * claimFloor({ highWaterMs: 1000, releasedCleanly: false }, 11_000); // 12000
- * ```
  */
 export function claimFloor(claim: Pick<Claim, 'highWaterMs' | 'releasedCleanly'>, unreportedMs: number): number {
   if (!(claim.highWaterMs > 0)) return 0;
@@ -34,11 +23,6 @@ export function claimFloor(claim: Pick<Claim, 'highWaterMs' | 'releasedCleanly'>
 /**
  * The longest time a previous holder may have issued without reporting it: ttl + margin
  * (for static IDs, which never expire, the renewal interval + margin).
- *
- * @example
- * ```ts
- * claimFloor(claim, unreportedWindow(opts, false)); // mark + ttl + margin after an expiry
- * ```
  */
 export function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boolean): number {
   return (staticIds ? opts.renewIntervalMs : opts.ttlMs) + opts.marginMs;
@@ -47,14 +31,7 @@ export function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boole
 /** Longest single timer of a floor wait: a stepped clock is noticed within this. */
 const FLOOR_SLICE_MS = 50;
 
-/**
- * Options of {@link waitForFloor}.
- *
- * @example
- * ```ts
- * await waitForFloor(clock, floorMs, 5000, { during: () => keepClaimAlive(), what: 'slot 3 of orders' });
- * ```
- */
+/** Options of {@link waitForFloor}. */
 export interface FloorWaitOptions {
   /**
    * Called between the timer slices of the wait (at most every 50 ms); may do async work
@@ -73,28 +50,13 @@ export interface FloorWaitOptions {
   tick?: TickGrid;
 }
 
-/**
- * A layout's time grid: ticks of `unitMs` counted from `epochMs` (Unix ms).
- *
- * @example
- * ```ts
- * const grid: TickGrid = Layout.from('sonyflake'); // { epochMs: 1409529600000, unitMs: 10, … }
- * await waitForFloor(clock, floorMs, 5000, { tick: grid });
- * ```
- */
+/** A layout's time grid: ticks of `unitMs` counted from `epochMs` (Unix ms). */
 export interface TickGrid {
   readonly epochMs: number;
   readonly unitMs: number;
 }
 
-/**
- * The layout's time grid when it has one (a core `Layout`), else undefined.
- *
- * @example
- * ```ts
- * tickGridOf(Layout.from('sonyflake')); // { epochMs: 1409529600000, unitMs: 10 }
- * ```
- */
+/** The layout's time grid when it has one (a core `Layout`), else undefined. */
 export function tickGridOf(layout: object): TickGrid | undefined {
   const { epochMs, unitMs } = layout as Partial<TickGrid>;
   if (typeof unitMs !== 'number' || !(unitMs > 0) || !Number.isFinite(unitMs)) return undefined;
@@ -106,11 +68,6 @@ export function tickGridOf(layout: object): TickGrid | undefined {
  * What waiting for `floorMs` means: `reached(now)` once issuing may start, `behind(now)`
  * how many ms are still missing (the `behindMs` of the errors), `startMs` the start of
  * the first tick above the floor (undefined without a grid).
- *
- * @example
- * ```ts
- * floorTarget(1005, { epochMs: 0, unitMs: 10 }).startMs; // 1010
- * ```
  */
 export function floorTarget(
   floorMs: number,
@@ -133,12 +90,6 @@ export function floorTarget(
  * It waits in slices of at most 50 ms, each with the clock's own `delay` when it has one
  * (a core `ManualClock` yields to the event loop and advances itself: fake time passes
  * instantly, as everywhere in Flurry's tests), else on real timers.
- *
- * @example
- * ```ts
- * await waitForFloor(systemClock, lease.notBeforeMs, 5000);
- * await waitForFloor(systemClock, lease.notBeforeMs, 5000, { tick: Layout.from('sonyflake') }); // up to its next 10 ms tick
- * ```
  */
 export async function waitForFloor(
   clock: Clock,

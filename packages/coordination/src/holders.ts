@@ -9,24 +9,11 @@
  *   latency of the holder's renewal; null when the engine cannot time the renewal;
  * - `heldSinceMs` = the holder's claim stamp moved by that offset; `expiresAtMs` = read time +
  *   the engine's remaining TTL (null: never expires); `ageMs` = read time − `renewedAtMs`.
- *
- * @example
- * ```ts
- * const views = toClusterHolders(await driver.holders('orders'), 'orders', clock.now(), map);
- * ```
  */
 import type { HolderRecord } from './driver.js';
 import type { LayoutLike, SlotMap } from './slot-map.js';
 
-/**
- * One live holder of a node ID, on the reader's clock (all times Unix ms).
- *
- * @example
- * ```ts
- * const [h] = await registry.holders();
- * console.log(h.hostname, h.pid, h.node, h.ageMs, h.clockOffsetMs);
- * ```
- */
+/** One live holder of a node ID, on the reader's clock (all times Unix ms). */
 export interface ClusterHolder {
   readonly slot: number;
   readonly namespace: string;
@@ -66,12 +53,6 @@ export interface ClusterHolder {
  * What to list: a namespace (`cluster` or `cluster/datacenter-N`), or a layout (and pins)
  * whose namespace in this registry's cluster is listed with node fields. Without either, the
  * namespaces of this registry's live leases, or the cluster itself when it holds none.
- *
- * @example
- * ```ts
- * await registry.holders({ layout: Layout.from('twitter'), pin: { datacenter: 1 } });
- * await registry.holders({ namespace: 'orders/datacenter-1' });
- * ```
  */
 export interface HoldersQuery {
   readonly namespace?: string;
@@ -86,14 +67,7 @@ function nodeOf(map: SlotMap | undefined, slot: number): Record<string, number> 
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-/**
- * Places one namespace's driver records on the reader's clock (see the module comment).
- *
- * @example
- * ```ts
- * toClusterHolders(records, 'orders', Date.now(), undefined)[0].clockOffsetMs;
- * ```
- */
+/** Places one namespace's driver records on the reader's clock (see the module comment). */
 export function toClusterHolders(
   records: readonly HolderRecord[],
   namespace: string,

@@ -16,12 +16,6 @@
  * themselves on resume and re-acquire (usually the same slot, whose record is still
  * theirs) — conservative for the file registry, and what a network registry, whose TTL
  * ran on during the suspend, needs.
- *
- * @example
- * ```ts
- * const t = hostMonotonicMs();   // ms since boot
- * const b = bootId();            // '695d21a5-…' on Linux
- * ```
  */
 import { readFileSync } from 'node:fs';
 import { randomHex, type Clock } from '@flurry/core';
@@ -31,11 +25,6 @@ let cachedBoot: string | undefined;
 /**
  * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux; it stands still
  * while the host is suspended).
- *
- * @example
- * ```ts
- * const expires = hostMonotonicMs() + 10_000;
- * ```
  */
 export function hostMonotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
@@ -44,11 +33,6 @@ export function hostMonotonicMs(): number {
 /**
  * The kernel's boot ID (Linux), or a random ID per process elsewhere (so records from
  * other processes count as another boot and expire by their wall-clock time instead).
- *
- * @example
- * ```ts
- * bootId(); // '695d21a5-c2b3-477f-b2a7-08f34f9cda11'
- * ```
  */
 export function bootId(): string {
   if (cachedBoot === undefined) {
@@ -61,16 +45,7 @@ export function bootId(): string {
   return cachedBoot;
 }
 
-/**
- * Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's.
- *
- * @example
- * ```ts
- * // Two 'processes' in one test share a manual clock's time instead of the host's:
- * const time = { monotonic: () => clock.monotonic(), boot: 'test' };
- * const a = createFileDriver(dir, { clock, time }), b = createFileDriver(dir, { clock, time });
- * ```
- */
+/** Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's. */
 export interface LeaseTimeSource {
   /** Monotonic ms shared by every process using the directory. */
   monotonic(): number;

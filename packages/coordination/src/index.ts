@@ -1,19 +1,4 @@
-/**
- * `@flurry/coordination`: node-ID leases for Flurry generators.
- *
- * @example
- * ```ts
- * import { openRegistry, leasedGenerator } from '@flurry/coordination';
- * const registry = await openRegistry(process.env.FLURRY_REGISTRY ?? 'file:', { cluster: 'orders' });
- * const ids = await leasedGenerator({ registry, layout: 'twitter' });
- * console.log(ids.next());
- * ```
- *
- * Named exports only: what users call (openRegistry, leasedGenerator, their options and
- * the lease they hand out), what a driver author implements or wraps (RegistryDriver,
- * LeaseRegistry, the file and static drivers, coded errors), and nothing internal (slot
- * maps, the slot cache, the floor arithmetic, holder helpers).
- */
+/** `@flurry/coordination`: node-ID leases for Flurry generators. */
 // Opening a registry and issuing under a lease
 export { openRegistry } from './open-registry.js';
 export { leasedGenerator, type LeasedGenerator, type LeasedGeneratorOptions } from './leased-generator.js';

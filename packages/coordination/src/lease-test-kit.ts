@@ -3,14 +3,6 @@
  * registries on one directory and one manual clock, the layouts of the tests, an event
  * recorder, a slow fake driver and a coded-rejection assertion. Test support only; not
  * exported by the package.
- *
- * @example
- * ```ts
- * const { clock, open } = setup();
- * const lease = await open().acquire(layouts.twoSlots);
- * clock.advance(TTL - MARGIN);
- * assert.equal(lease.valid(), false);
- * ```
  */
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,47 +21,18 @@ const base = mkdtempSync(path.join(tmpdir(), 'flurry-lm-'));
 after(() => rmSync(base, { recursive: true, force: true }));
 let n = 0;
 
-/**
- * A new directory under this test file's temporary directory (removed after the tests).
- *
- * @example
- * ```ts
- * new LeaseRegistry(driver, { stateDir: path.join(freshDir(), 'state') });
- * ```
- */
+/** A new directory under this test file's temporary directory (removed after the tests). */
 export function freshDir(): string {
   return path.join(base, `r${n++}`);
 }
 
-/**
- * The lease TTL of {@link setup}'s registries (ms).
- *
- * @example
- * ```ts
- * clock.advance(TTL - MARGIN); // exactly at the fencing deadline
- * ```
- */
+/** The lease TTL of {@link setup}'s registries (ms). */
 export const TTL = 1000;
 
-/**
- * The safety margin of {@link setup}'s registries (ms).
- *
- * @example
- * ```ts
- * assert.equal(lease.deadline, claimStart + TTL - MARGIN);
- * ```
- */
+/** The safety margin of {@link setup}'s registries (ms). */
 export const MARGIN = 200;
 
-/**
- * Two registries (two "processes") on one directory and one manual clock.
- *
- * @example
- * ```ts
- * const { clock, open } = setup({ ttlMs: 2000 });
- * const [a, b] = [open(), open()];
- * ```
- */
+/** Two registries (two "processes") on one directory and one manual clock. */
 export function setup(extra: { ttlMs?: number } = {}) {
   const dir = freshDir();
   const clock = new ManualClock(Date.UTC(2025, 5, 1), 1_000_000);
@@ -90,11 +53,6 @@ export function setup(extra: { ttlMs?: number } = {}) {
  * The layouts of the lease tests. Tests that build Generators use layouts of their own: a
  * node's in-process claim makes a later generator of the same ID space start after the
  * earlier one's last tick, and every test's ManualClock starts at the same time.
- *
- * @example
- * ```ts
- * const { twoSlots, oneSlot } = layouts;
- * ```
  */
 export const layouts = {
   twoSlots: Layout.parse('timestamp:41,worker:1,sequence:12'),
@@ -106,16 +64,7 @@ export const layouts = {
   tenMsLayout: Layout.parse('timestamp:39,machine:16,sequence:8', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' }),
 };
 
-/**
- * Records the names of the lease's events as they fire.
- *
- * @example
- * ```ts
- * const seen = events(lease);
- * await lease.renewNow();
- * assert.deepEqual(seen, ['renewed']);
- * ```
- */
+/** Records the names of the lease's events as they fire. */
 export function events(lease: ManagedLease): string[] {
   const seen: string[] = [];
   for (const ev of ['renewed', 'renew-failed', 'lost', 'reacquired', 'node-changed']) lease.on(ev, () => seen.push(ev));
@@ -126,12 +75,6 @@ export function events(lease: ManagedLease): string[] {
  * A one-slot driver on the real clock whose renewals take `latencyMs`; its claims report a
  * clean mark `state.aheadMs` ahead of the wall clock (none when 0), and `state.loseNext`
  * makes the next renewal answer that the lease is gone. Records when each renewal started.
- *
- * @example
- * ```ts
- * const { driver, renewStarts, state } = slowDriver(30);
- * state.aheadMs = 200;
- * ```
  */
 export function slowDriver(latencyMs: number) {
   const renewStarts: number[] = [];
@@ -162,24 +105,10 @@ export function slowDriver(latencyMs: number) {
   return { driver, renewStarts, state };
 }
 
-/**
- * Resolves after `ms` real milliseconds.
- *
- * @example
- * ```ts
- * await delay(50);
- * ```
- */
+/** Resolves after `ms` real milliseconds. */
 export const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Asserts that `p` (or calling it) rejects with a `FlurryError` of `code`, and returns it.
- *
- * @example
- * ```ts
- * const e = await rejectsCode(reg.acquire(layout), 'FLURRY_E_REGISTRY_CLOSED');
- * ```
- */
+/** Asserts that `p` (or calling it) rejects with a `FlurryError` of `code`, and returns it. */
 export async function rejectsCode(p: Promise<unknown> | (() => unknown), code: string): Promise<FlurryError> {
   try {
     if (typeof p === 'function') await p();

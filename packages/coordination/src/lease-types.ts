@@ -4,16 +4,6 @@
  * in `registry.ts` (the façade), `lease.ts` (the state machine), `claim.ts` (claiming and
  * settling a slot) and `floor.ts` (the high-water floor); docs/node-ids.md explains the
  * design.
- *
- * @example
- * ```ts
- * import type { ManagedLease, Registry } from '@flurry/coordination';
- * async function holdOne(registry: Registry): Promise<ManagedLease> {
- *   const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
- *   lease.on('lost', (err) => console.warn('fenced until re-acquired', err));
- *   return lease;
- * }
- * ```
  */
 import type { EventEmitter } from 'node:events';
 import type { Clock, NodeLease } from '@flurry/core';
@@ -21,14 +11,7 @@ import type { ClusterHolder, HoldersQuery } from './holders.js';
 import type { AcquireOptions, ResolvedRegistryOptions } from './options.js';
 import type { LayoutLike } from './slot-map.js';
 
-/**
- * Counters of one lease.
- *
- * @example
- * ```ts
- * metrics.set(lease.stats.renewFailures);
- * ```
- */
+/** Counters of one lease. */
 export interface LeaseStats {
   /** Successful renewals. */
   renewals: number;
@@ -40,14 +23,7 @@ export interface LeaseStats {
   reacquired: number;
 }
 
-/**
- * Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`.
- *
- * @example
- * ```ts
- * if (lease.state === 'lost') log.warn('re-acquiring');
- * ```
- */
+/** Lease state: `held` (issuing allowed until the deadline), `lost` (re-acquiring), `released`. */
 export type LeaseState = 'held' | 'lost' | 'released';
 
 /**
@@ -56,12 +32,6 @@ export type LeaseState = 'held' | 'lost' | 'released';
  *
  * Events: `'renewed'` ({ startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs }),
  * `'renew-failed'` (err), `'lost'` (err), `'reacquired'` (lease), `'node-changed'` (node).
- *
- * @example
- * ```ts
- * lease.on('node-changed', (node) => console.log('now node', node));
- * if (!lease.valid()) res.status(503);
- * ```
  */
 export interface ManagedLease extends NodeLease, EventEmitter {
   /** The slot currently held (changes when a lost lease is re-acquired elsewhere). */
@@ -97,18 +67,7 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   release(): Promise<void>;
 }
 
-/**
- * A node-ID registry (see docs/architecture.md).
- *
- * @example
- * ```ts
- * const registry = await openRegistry(process.env.FLURRY_REGISTRY ?? 'file:', { cluster: 'orders' });
- * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
- * console.log(registry.kind, lease.node); // 'file' { datacenter: 1, worker: 0 }
- * console.log(await registry.holders());  // [{ node: { datacenter: 1, worker: 0 }, hostname: 'web-1', … }]
- * await registry.close();                 // releases every lease it handed out
- * ```
- */
+/** A node-ID registry (see docs/architecture.md). */
 export interface Registry {
   /** 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
   readonly kind: string;
@@ -132,11 +91,6 @@ export interface Registry {
 /**
  * Drivers whose IDs never expire (static, k8s) set this: their leases get an infinite
  * deadline and renewals only persist the high-water mark.
- *
- * @example
- * ```ts
- * class MyStaticDriver implements RegistryDriver, StaticAssignment { readonly staticAssignment = true; … }
- * ```
  */
 export interface StaticAssignment {
   readonly staticAssignment?: boolean;

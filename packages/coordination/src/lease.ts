@@ -6,13 +6,6 @@
  * deadline passes or the engine says the claim is gone, re-acquires a slot (the same one
  * first) through the claim-and-settle path of `claim.ts`, and ends `released`.
  * docs/node-ids.md ("Lease internals") explains the design.
- *
- * @example
- * ```ts
- * const lease = await registry.acquire(Layout.from('twitter'));   // a Lease, seen as a ManagedLease
- * lease.on('lost', (err) => log.warn(err)).on('reacquired', () => log.info('held again'));
- * const gen = new Generator({ layout: 'twitter', lease: lease.forGenerator() });
- * ```
  */
 import { EventEmitter } from 'node:events';
 import type { Clock, FlurryError, NodeLease } from '@flurry/core';
@@ -40,15 +33,6 @@ interface Fence {
 /**
  * One managed lease. Built by `LeaseRegistry.acquire()` from a settled claim; internal to
  * the package (users see a {@link ManagedLease}).
- *
- * @example
- * ```ts
- * const out = await claimAndSettle(ctx, plan);
- * if (out.ok) {
- *   const lease = new Lease(ctx, map, out, tickGridOf(layout));
- *   lease.start(); // background renewals and the deadline timer
- * }
- * ```
  */
 export class Lease extends EventEmitter implements ManagedLease {
   node: Readonly<Record<string, number>>;

@@ -22,16 +22,6 @@
  * holder's floor after a crash covers at most `2 × marginMs` beyond the dead holder's
  * deadline, so `maxBorrowMs` defaults to `min(1000, marginMs)` here and a larger value is
  * refused with `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * const registry = await openRegistry('file:', { cluster: 'orders' });
- * const ids = await leasedGenerator({ registry, layout: 'twitter' });
- * ids.next();            // 1794…n
- * ids.ready();           // true while the lease is valid
- * await ids.close();     // releases the node ID with the final high-water mark
- * await registry.close();
- * ```
  */
 import {
   GENERATOR_DEFAULTS,
@@ -48,21 +38,7 @@ import { registryError } from './errors.js';
 import { waitForFloor } from './floor.js';
 import type { ManagedLease, Registry } from './lease-types.js';
 
-/**
- * Options of {@link leasedGenerator}.
- *
- * @example
- * ```ts
- * await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 }, generator: { onExhausted: 'borrow' } });
- * ```
- *
- * @example
- * ```ts
- * const ids = await leasedGenerator({ registry, layout: 'leaf' });
- * app.get('/id', (req, res) => (ids.ready() ? res.json({ id: ids.nextString() }) : res.status(503).end()));
- * process.on('SIGTERM', () => void ids.close()); // reports the final high-water mark, frees the node ID
- * ```
- */
+/** Options of {@link leasedGenerator}. */
 export interface LeasedGeneratorOptions {
   registry: Registry;
   layout: Layout | LayoutSpec | PresetName;
@@ -82,11 +58,6 @@ export interface LeasedGeneratorOptions {
 /**
  * The keys of {@link LeasedGeneratorOptions} and of its `generator` policies: any other key (`pins`) is refused
  * with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one (a misspelt `pin` would lease another node ID).
- *
- * @example
- * ```ts
- * LEASED_GENERATOR_OPTION_NAMES; // ['registry', 'layout', 'pin', 'generator']
- * ```
  */
 export const LEASED_GENERATOR_OPTION_NAMES = optionNames<LeasedGeneratorOptions>({
   registry: true,
@@ -111,15 +82,6 @@ export const LEASED_GENERATOR_POLICY_NAMES = optionNames<NonNullable<LeasedGener
  * {@link Generator} methods, forwarded to the generator of the current claim, which
  * throw `FLURRY_E_LEASE_EXPIRED` while the lease is not valid (either fencing deadline
  * passed, or lost and not yet re-acquired).
- *
- * @example
- * ```ts
- * const ids: LeasedGenerator = await leasedGenerator({ registry, layout: 'twitter' });
- * app.get('/readyz', (_req, res) => res.sendStatus(ids.ready() ? 200 : 503));
- * app.post('/ids', (_req, res) => res.json({ id: ids.nextString() }));
- * ids.lease.on('lost', (err) => log.warn(err, 'node lease lost; re-acquiring'));
- * process.on('SIGTERM', () => void ids.close());
- * ```
  */
 export interface LeasedGenerator {
   /** The next ID (see `Generator.next`). */

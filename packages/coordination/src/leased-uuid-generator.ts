@@ -13,16 +13,6 @@
  *   its generators lease one; the UUID holds the layout's whole node value;
  * - `shareNodeIds: true`: a namespace of the UUID generators' own (`cluster/uuid-1`): node
  *   numbers may then be held by a UUID and a Snowflake generator at once, as the user allowed.
- *
- * @example
- * ```ts
- * const registry = await openRegistry('file:', { cluster: 'orders' });
- * const uuids = await leasedUuidGenerator({ registry });
- * uuids.next();          // '0193…-7…' canonical string
- * uuids.ready();         // true while the lease is valid
- * await uuids.close();   // releases the node ID with the final high-water mark
- * await registry.close();
- * ```
  */
 import {
   GENERATOR_DEFAULTS,
@@ -45,15 +35,7 @@ import { registryError } from './errors.js';
 import { waitForFloor } from './floor.js';
 import type { ManagedLease, Registry } from './lease-types.js';
 
-/**
- * Options of {@link leasedUuidGenerator}.
- *
- * @example
- * ```ts
- * await leasedUuidGenerator({ registry, nodeBits: 12, generator: { onExhausted: 'borrow' } });
- * await leasedUuidGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 } }); // share twitter's node IDs
- * ```
- */
+/** Options of {@link leasedUuidGenerator}. */
 export interface LeasedUuidGeneratorOptions {
   registry: Registry;
   /** Width of the node ID (default 16); every UUID generator and reader of the cluster must agree. */
@@ -70,11 +52,7 @@ export interface LeasedUuidGeneratorOptions {
   generator?: Omit<UuidGeneratorOptions, 'node' | 'lease' | 'nodeBits' | 'sequenceBits'>;
 }
 
-/**
- * The keys of {@link LeasedUuidGeneratorOptions} (any other: `FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example `LEASED_UUID_GENERATOR_OPTION_NAMES.includes('shareNodeIds') // true`
- */
+/** The keys of {@link LeasedUuidGeneratorOptions} (any other: `FLURRY_E_UNKNOWN_OPTION`). */
 export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOptions>({
   registry: true,
   nodeBits: true,
@@ -99,12 +77,6 @@ const POLICY_NAMES = optionNames<NonNullable<LeasedUuidGeneratorOptions['generat
  * A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, forwarded
  * to the generator of the current claim, which throw `FLURRY_E_LEASE_EXPIRED` while the
  * lease is not valid.
- *
- * @example
- * ```ts
- * const uuids: LeasedUuidGenerator = await leasedUuidGenerator({ registry });
- * app.post('/orders', (_req, res) => res.json({ id: uuids.next() }));
- * ```
  */
 export interface LeasedUuidGenerator {
   /** The next UUID, canonical. */
@@ -273,14 +245,7 @@ function layoutNodeBits(layout: Layout): number {
   return layout.nodeFields.reduce((s, f) => s + f.bits, 0);
 }
 
-/**
- * Options of {@link uuidGeneratorOnLease}.
- *
- * @example
- * ```ts
- * const opts: UuidOnLeaseOptions = { registry, layout: lg.generator.layout };
- * ```
- */
+/** Options of {@link uuidGeneratorOnLease}. */
 export interface UuidOnLeaseOptions {
   /** The registry that granted the lease (its clock and margin bound the policies). */
   registry: Registry;

@@ -7,12 +7,6 @@
  * its client library (`etcd3`, `ioredis`, `node-zookeeper-client`: optional peer
  * dependencies), so a user of the file registry never needs them. A missing one gives
  * `FLURRY_E_REGISTRY_CLIENT_MISSING` naming the npm package to install.
- *
- * @example
- * ```ts
- * const registry = await openRegistry('etcd://127.0.0.1:2379/flurry', { cluster: 'orders' });
- * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
- * ```
  */
 import path from 'node:path';
 import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';
@@ -62,11 +56,6 @@ const ENGINES: Record<
 /**
  * Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` when its client
  * library is not installed.
- *
- * @example
- * ```ts
- * const create = await loadEngineDriver('redis', 'redis://127.0.0.1:6379/0');
- * ```
  */
 export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
   const e = ENGINES[kind];

@@ -17,13 +17,6 @@
  * - `highWaterWaitMs` 5000: how long a new holder waits for its wall clock to pass the
  *   floor left by the previous holder before it gives up with
  *   `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
- *
- * @example
- * ```ts
- * const o = resolveRegistryOptions({ cluster: 'orders', ttlMs: 6000 });
- * o.renewIntervalMs; // 2000
- * o.marginMs;        // 1000
- * ```
  */
 import { hostname } from 'node:os';
 import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
@@ -34,19 +27,7 @@ import { registryError } from './errors.js';
 
 export type { FlurryLogger as RegistryLogger } from '@flurry/core';
 
-/**
- * Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract").
- *
- * @example
- * ```ts
- * const registry = await openRegistry('zookeeper://zk1:2181,zk2:2181/flurry', {
- *   cluster: 'orders',     // node IDs are unique within a cluster
- *   ttlMs: 10_000,         // a crashed holder's node ID is free again after this
- *   marginMs: 1000,        // the holder stops issuing this long before the TTL runs out
- *   highWaterWaitMs: 5000, // how long acquire() may wait for the clock to pass the previous holder's IDs
- * });
- * ```
- */
+/** Options of `openRegistry()` (see docs/architecture.md, "Coordination API contract"). */
 export interface RegistryOptions {
   /** Cluster name, the top of the namespace; default `'default'`; `[A-Za-z0-9_.-]{1,64}`. */
   cluster?: string;
@@ -91,11 +72,6 @@ export interface RegistryOptions {
  * The keys of {@link RegistryOptions}: any other key (`clustr`) is refused with `FLURRY_E_UNKNOWN_OPTION`
  * naming the closest valid one: a misspelt `cluster` would put the service in cluster `default`, sharing node IDs
  * with another cluster.
- *
- * @example
- * ```ts
- * REGISTRY_OPTION_NAMES.includes('cluster'); // true
- * ```
  */
 export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   cluster: true,
@@ -121,14 +97,7 @@ export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
   version: true,
 });
 
-/**
- * Options of `Registry.acquire`.
- *
- * @example
- * ```ts
- * await registry.acquire(layout, { pin: { datacenter: 1 } });
- * ```
- */
+/** Options of `Registry.acquire`. */
 export interface AcquireOptions {
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
   pin?: Record<string, number>;
@@ -139,24 +108,12 @@ export const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
 
 /**
  * Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0 instead of the pinned one).
- *
- * @example
- * ```ts
- * assertAcquireOptions({ pins: { datacenter: 1 } }); // throws FLURRY_E_UNKNOWN_OPTION: … did you mean "pin"?
- * ```
  */
 export function assertAcquireOptions(opts: unknown, where = 'acquire() options'): void {
   assertKnownOptions(opts, ACQUIRE_OPTION_NAMES, where);
 }
 
-/**
- * {@link RegistryOptions} with every default filled in and validated.
- *
- * @example
- * ```ts
- * const { ttlMs, marginMs } = resolveRegistryOptions({});
- * ```
- */
+/** {@link RegistryOptions} with every default filled in and validated. */
 export interface ResolvedRegistryOptions {
   readonly cluster: string;
   readonly ttlMs: number;
@@ -185,15 +142,7 @@ function intInRange(name: string, v: unknown, lo: number, hi: number, why: strin
   return v;
 }
 
-/**
- * Checks a cluster name (`[A-Za-z0-9_.-]{1,64}`, not `.` or `..`) and returns it.
- *
- * @example
- * ```ts
- * validateCluster('orders'); // 'orders'
- * validateCluster('a/b');    // throws FLURRY_E_REGISTRY_OPTION
- * ```
- */
+/** Checks a cluster name (`[A-Za-z0-9_.-]{1,64}`, not `.` or `..`) and returns it. */
 export function validateCluster(cluster: unknown): string {
   if (typeof cluster !== 'string' || !CLUSTER_RE.test(cluster) || cluster === '.' || cluster === '..') {
     throw registryError(
@@ -290,11 +239,6 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
 /**
  * Builds a fresh holder identity: hostname, pid, a random token (unique per acquire) and the
  * Flurry version.
- *
- * @example
- * ```ts
- * makeHolder({}).id; // 'web-1:4242:9f1c2a7be01d4c55'
- * ```
  */
 export function makeHolder(overrides: Partial<HolderInfo>): HolderInfo {
   const host = overrides.hostname ?? hostname();

@@ -4,15 +4,6 @@
  * {@link ManagedLease}s of a layout's node fields. `openRegistry()` builds one from a URL;
  * the lease itself is in `lease.ts`, claiming a slot in `claim.ts`, the high-water floor
  * in `floor.ts`, and docs/node-ids.md ("Lease internals") explains the design.
- *
- * @example
- * ```ts
- * const registry = new LeaseRegistry(createFileDriver('/var/lib/flurry/registry', { clock: systemClock }), { cluster: 'orders', ttlMs: 10_000 });
- * const lease = await registry.acquire(Layout.from('twitter'), { pin: { datacenter: 1 } });
- * const gen = new Generator({ layout: 'twitter', lease: lease.forGenerator() });
- * lease.attach(() => gen.lastIssuedUnixMs);
- * await registry.close(); // releases the lease, reporting its final high-water mark
- * ```
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';

@@ -5,39 +5,16 @@
  * value comes from `pin` (a `datacenter` not given defaults to 0) and becomes part of the
  * namespace (`cluster/datacenter-1`). The remaining node fields are leased: a slot is
  * their value in mixed radix, the last field (lowest bits) varying fastest.
- *
- * @example
- * ```ts
- * // twitter: datacenter:5, worker:5 → datacenter pinned, 32 worker slots per datacenter
- * const map = SlotMap.create(Layout.from('twitter'), 'orders', { datacenter: 3 });
- * map.namespace;    // 'orders/datacenter-3'
- * map.slots;        // 32
- * map.toNode(7);    // { datacenter: 3, worker: 7 }
- * ```
  */
 import { registryError } from './errors.js';
 
-/**
- * The part of a core `Layout` the registry needs (a `Layout` satisfies it).
- *
- * @example
- * ```ts
- * await registry.acquire(Layout.from('twitter')); // any core Layout is a LayoutLike
- * ```
- */
+/** The part of a core `Layout` the registry needs (a `Layout` satisfies it). */
 export interface LayoutLike {
   readonly name?: string;
   readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
 }
 
-/**
- * Fields pinned by configuration unless the caller pins them explicitly.
- *
- * @example
- * ```ts
- * IMPLICITLY_PINNED.includes('datacenter'); // true
- * ```
- */
+/** Fields pinned by configuration unless the caller pins them explicitly. */
 export const IMPLICITLY_PINNED = ['datacenter'] as const;
 
 /**

@@ -2,14 +2,6 @@
  * The local state directory and the small per-host cache of "the slot this host held
  * last" (Leaf keeps its worker ID in a local file the same way), so a restarted process
  * asks for its old node ID first.
- *
- * @example
- * ```ts
- * defaultStateDir();                       // '/home/me/.local/state/flurry'
- * const cache = new SlotCache(defaultStateDir());
- * cache.write('file:/tmp/r', 'orders', 1024, 7);
- * cache.read('file:/tmp/r', 'orders', 1024); // 7
- * ```
  */
 import {
   closeSync,
@@ -28,29 +20,14 @@ import { randomHex } from '@flurry/core';
 import { errno, fileSteps, type FileSteps } from './file-steps.js';
 import { hostMonotonicMs } from './host-clock.js';
 
-/**
- * `$XDG_STATE_HOME/flurry` when set (and absolute), else `~/.local/state/flurry`.
- *
- * @example
- * ```ts
- * process.env.XDG_STATE_HOME = '/var/lib/app';
- * defaultStateDir(); // '/var/lib/app/flurry'
- * ```
- */
+/** `$XDG_STATE_HOME/flurry` when set (and absolute), else `~/.local/state/flurry`. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_STATE_HOME;
   if (xdg && path.isAbsolute(xdg)) return path.join(xdg, 'flurry');
   return path.join(homedir(), '.local', 'state', 'flurry');
 }
 
-/**
- * Writes a file atomically: a temporary file beside it, flushed, then renamed over it.
- *
- * @example
- * ```ts
- * writeFileAtomic('/tmp/x.json', '{"a":1}');
- * ```
- */
+/** Writes a file atomically: a temporary file beside it, flushed, then renamed over it. */
 export function writeFileAtomic(file: string, data: string, fsync = true): void {
   const tmp = `${file}.tmp-${process.pid}-${randomHex(4)}`;
   const fd = openSync(tmp, 'wx', 0o644);
@@ -116,11 +93,6 @@ function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
  * what is left of `timeoutMs` (in the `async` mode of `steps`, the default). Rejects with the errno error of the
  * failing level (`ENOTDIR` when a level is a file, `ETIMEDOUT` when the file system does not answer), its message
  * naming that level.
- *
- * @example
- * ```ts
- * await makeDirLevels('/var/lib/flurry/registry', 5000);
- * ```
  */
 export async function makeDirLevels(
   dir: string,
@@ -146,11 +118,6 @@ export async function makeDirLevels(
 /**
  * The synchronous form of {@link makeDirLevels} (the same walk and errors, no time limit: for the best-effort
  * caches).
- *
- * @example
- * ```ts
- * makeDirLevelsSync('/home/me/.local/state/flurry/slots');
- * ```
  */
 export function makeDirLevelsSync(dir: string): void {
   const steps = levelSteps(dir);
@@ -191,24 +158,11 @@ function hash96(text: string): string {
   ).slice(0, 24);
 }
 
-/**
- * The cached last slot per registry URL, namespace and slot count; failures are ignored.
- *
- * @example
- * ```ts
- * new SlotCache(defaultStateDir()).read('file:', 'orders', 1024);
- * ```
- */
+/** The cached last slot per registry URL, namespace and slot count; failures are ignored. */
 export class SlotCache {
   /** Directory holding the cache files (`<stateDir>/slots`). */
   readonly dir: string;
 
-  /**
-   * @example
-   * ```ts
-   * const cache = new SlotCache('/var/lib/flurry');
-   * ```
-   */
   constructor(stateDir: string) {
     this.dir = path.join(stateDir, 'slots');
   }
@@ -217,14 +171,7 @@ export class SlotCache {
     return path.join(this.dir, `${hash96(`${url}\n${namespace}\n${slots}`)}.json`);
   }
 
-  /**
-   * The slot cached for this registry and namespace, or undefined.
-   *
-   * @example
-   * ```ts
-   * cache.read('file:/tmp/r', 'orders', 1024); // 7 or undefined
-   * ```
-   */
+  /** The slot cached for this registry and namespace, or undefined. */
   read(url: string, namespace: string, slots: number): number | undefined {
     try {
       const v = JSON.parse(readFileSync(this.file(url, namespace, slots), 'utf8')) as { slot?: unknown };
@@ -236,14 +183,7 @@ export class SlotCache {
     }
   }
 
-  /**
-   * Remembers the slot; returns false (and changes nothing) when the directory is not writable.
-   *
-   * @example
-   * ```ts
-   * cache.write('file:/tmp/r', 'orders', 1024, 7); // true
-   * ```
-   */
+  /** Remembers the slot; returns false (and changes nothing) when the directory is not writable. */
   write(url: string, namespace: string, slots: number, slot: number): boolean {
     try {
       makeDirLevelsSync(this.dir);

@@ -15,39 +15,17 @@
  *
  * Parsing never throws anything but `FLURRY_E_REGISTRY_URL`, and its messages never
  * contain a password.
- *
- * @example
- * ```ts
- * parseRegistryUrl('redis://:pw@127.0.0.1:6379/0');
- * // { kind: 'redis', url: 'redis://:pw@127.0.0.1:6379/0', redacted: 'redis://:***@127.0.0.1:6379/0' }
- * parseRegistryUrl('static:7'); // { kind: 'static', slot: 7, … }
- * ```
  */
 import path from 'node:path';
 import { SQL_SCHEMES } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
 import { parseSqlUrl } from './drivers/sql-url.js';
 
-/**
- * The backends a URL can name.
- *
- * @example
- * ```ts
- * if (parseRegistryUrl(url).kind === 'file') console.warn('the file registry only coordinates processes of one machine');
- * ```
- */
+/** The backends a URL can name. */
 export type RegistryKind =
   'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql' | 'static' | 'k8s';
 
-/**
- * A parsed registry URL.
- *
- * @example
- * ```ts
- * const { kind, redacted } = parseRegistryUrl('redis://:secret@10.0.0.5:6379/0');
- * console.log(kind, redacted); // 'redis' 'redis://:***@10.0.0.5:6379/0'
- * ```
- */
+/** A parsed registry URL. */
 export type ParsedRegistryUrl =
   | { readonly kind: 'file'; readonly url: string; readonly redacted: string; readonly dir: string | undefined }
   | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }

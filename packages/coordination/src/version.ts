@@ -1,12 +1,6 @@
 /**
  * The version of `@flurry/coordination`, read once from its package.json: stored with each
  * holder (`HolderInfo.version`) so a cluster listing shows which release every node runs.
- *
- * @example
- * ```ts
- * import { FLURRY_VERSION } from './version.js';
- * console.log(FLURRY_VERSION); // '0.1.0'
- * ```
  */
 import { readFileSync } from 'node:fs';
 
@@ -19,12 +13,5 @@ function readVersion(): string {
   }
 }
 
-/**
- * This package's version (`'unknown'` when its package.json cannot be read).
- *
- * @example
- * ```ts
- * makeHolder({}).version === FLURRY_VERSION; // true
- * ```
- */
+/** This package's version (`'unknown'` when its package.json cannot be read). */
 export const FLURRY_VERSION: string = readVersion();

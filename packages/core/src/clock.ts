@@ -13,15 +13,6 @@ import { randomHex } from './random.js';
  *   `process.hrtime()` is CLOCK_MONOTONIC; elsewhere it is `performance.now()`), so leases also carry a wall-clock deadline
  *   (see `lease.ts`); `ManualClock.stepWall(+ms)` simulates such a suspend.
  * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
- *
- * @example
- * ```ts
- * import { systemClock, ManualClock } from '@flurry/core';
- * const real = systemClock;            // Date.now / process.hrtime / Atomics.wait
- * const fake = new ManualClock(1_700_000_000_000);
- * fake.advance(5);                     // +5 ms on both wall and monotonic time
- * fake.setWall(fake.now() - 10);       // wall clock steps back 10 ms
- * ```
  */
 export interface Clock {
   /** Wall-clock time, Unix epoch milliseconds (may jump). */
@@ -75,11 +66,6 @@ export function sleepSync(ms: number): void {
  * The real clock: `Date.now()`, the platform's monotonic time (`process.hrtime()` on Node.js, CLOCK_MONOTONIC on
  * Linux, one clock for every thread and process of the host; `performance.now()` elsewhere) and `Atomics.wait`.
  * Where the thread cannot block it is {@link Clock.nonBlocking}.
- *
- * @example
- * ```ts
- * const t = systemClock.now();
- * ```
  */
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),

@@ -3,14 +3,7 @@
 import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
 
-/**
- * The logger Flurry writes to: pino's call shape (`logger.warn({ err }, 'message')`); pino fits.
- *
- * @example
- * ```ts
- * const logger: FlurryLogger = { warn: (o, m) => console.warn(m, o), info: (o, m) => console.info(m, o) };
- * ```
- */
+/** The logger Flurry writes to: pino's call shape (`logger.warn({ err }, 'message')`); pino fits. */
 export interface FlurryLogger {
   warn(obj: object, msg?: string): void;
   info(obj: object, msg?: string): void;
@@ -44,14 +37,7 @@ export function redactLoosely(raw: string): string {
   return at < 0 ? raw : `${m[1]}***@${m[2].slice(at + 1)}${m[3]}`;
 }
 
-/**
- * URL schemes of the SQL engines and their dialect (`mariadb:` is MySQL's dialect).
- *
- * @example
- * ```ts
- * SQL_SCHEMES['postgresql']; // 'postgres'
- * ```
- */
+/** URL schemes of the SQL engines and their dialect (`mariadb:` is MySQL's dialect). */
 export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
   postgres: 'postgres',
   postgresql: 'postgres',
@@ -59,14 +45,7 @@ export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
   mariadb: 'mysql',
 };
 
-/**
- * The port of a SQL URL that names none.
- *
- * @example
- * ```ts
- * SQL_DEFAULT_PORT.mysql; // 3306
- * ```
- */
+/** The port of a SQL URL that names none. */
 export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
 
 // Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
@@ -89,11 +68,6 @@ const classOf = (code: string): SqlErrorClass | undefined =>
  * table or database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock,
  * serialization), a statement the schema refuses (`schema`), or anything else, lost connections and timeouts
  * included (`unreachable`: the outcome of a write in flight is unknown).
- *
- * @example
- * ```ts
- * const c: SqlErrorClass = sqlErrorClass('mysql', err);
- * ```
  */
 export type SqlErrorClass = keyof typeof CODES;
 
@@ -119,11 +93,6 @@ export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass 
 
 /**
  * The npm client of each engine (an optional peer dependency of the package that uses it) and what to install.
- *
- * @example
- * ```ts
- * ENGINE_CLIENTS.mysql.install; // 'mysql2@3'
- * ```
  */
 export const ENGINE_CLIENTS = {
   postgres: { pkg: 'pg', install: 'pg@8' },

@@ -36,14 +36,7 @@ export class FlurryError extends Error {
   }
 }
 
-/**
- * The codes of the core library. Other packages define theirs in their own `errors.ts`.
- *
- * @example
- * ```ts
- * if (err.code === ErrorCode.CLOCK_BACKWARDS) retryLater();
- * ```
- */
+/** The codes of the core library. Other packages define theirs in their own `errors.ts`. */
 export const ErrorCode = {
   /** A layout is wider than 64 bits. */
   LAYOUT_TOO_WIDE: 'FLURRY_E_LAYOUT_TOO_WIDE',
@@ -113,13 +106,5 @@ export const ErrorCode = {
   UUID_VARIANT: 'FLURRY_E_UUID_VARIANT',
 } as const;
 
-/**
- * Union of the core's error code strings.
- *
- * @example
- * ```ts
- * const code: ErrorCodeValue = ErrorCode.CLOCK_BACKWARDS; // 'FLURRY_E_CLOCK_BACKWARDS'
- * const retryable = (c: ErrorCodeValue): boolean => c === ErrorCode.CLOCK_BACKWARDS || c === ErrorCode.LEASE_EXPIRED;
- * ```
- */
+/** Union of the core's error code strings. */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -6,15 +6,6 @@
  *
  * Named exports only: internal tables (option-name lists, unit tables, tick planning) stay
  * inside the package.
- *
- * @example
- * ```ts
- * import { Generator, Layout, encodeId } from '@flurry/core';
- * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 7 } });
- * const id = gen.next();                               // 1859214170478923776n, say
- * encodeId(id, 'base62');                              // 'MDchsWNk9ZS'
- * Layout.from('twitter').decode(id).timestamp;         // '2024-10-14T09:21:04.123Z'
- * ```
  */
 
 // Errors and options

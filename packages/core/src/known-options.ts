@@ -2,13 +2,6 @@
  * Strict options: every options object a user passes to Flurry is checked for keys it does not know, so a
  * misspelt option (`clustr`, `pins`, `onExhaust`) is refused with a coded error naming the closest valid key
  * instead of being ignored silently (a silently ignored `cluster` or `pin` can make two services share node IDs).
- *
- * @example
- * ```ts
- * import { assertKnownOptions } from '@flurry/core';
- * assertKnownOptions({ clustr: 'orders' }, ['cluster', 'ttlMs'], 'openRegistry options');
- * // throws FLURRY_E_UNKNOWN_OPTION: openRegistry options has the unknown option "clustr"; did you mean "cluster"? …
- * ```
  */
 import { ErrorCode, FlurryError } from './errors.js';
 
@@ -61,15 +54,7 @@ export function closestName(name: string, candidates: Iterable<string>, maxDista
   return bestD <= limit ? best : undefined;
 }
 
-/**
- * How {@link assertKnownOptions} builds its error; by default a core `FLURRY_E_UNKNOWN_OPTION`.
- *
- * @example
- * ```ts
- * // A package that reports option errors under its own code:
- * assertKnownOptions(opts, NAMES, 'openRegistry options', (message, details) => registryError('OPTION', message, details));
- * ```
- */
+/** How {@link assertKnownOptions} builds its error; by default a core `FLURRY_E_UNKNOWN_OPTION`. */
 export type UnknownOptionError = (
   message: string,
   details: { option: string; suggestion?: string; allowed: string[] },
@@ -111,11 +96,6 @@ export function assertKnownOptions(
  * Every key of an options type, each once, mapped to `true`: written as an object literal, the compiler refuses
  * a missing key and a key the type does not have, so a list built with {@link optionNames} cannot fall behind
  * the interface it checks.
- *
- * @example
- * ```ts
- * const names: OptionNames<{ fixed?: boolean; bits?: number }> = { fixed: true, bits: true };
- * ```
  */
 export type OptionNames<T> = { readonly [K in keyof Required<T> & string]: true };
 

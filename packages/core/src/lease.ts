@@ -39,23 +39,6 @@
  * generator a view bound to the current claim, whose deadlines stay `-Infinity` after
  * that claim ends: it offers it through `forGenerator()`, and the generator calls it when
  * present, so `new Generator({ layout, lease })` is safe with the registry's lease itself.
- *
- * @example
- * ```ts
- * const lease = await registry.acquire(layout);
- * const gen = new Generator({ layout, lease });      // node taken from lease.node; the generator
- *                                                    // holds lease.forGenerator() (this claim only)
- *                                                    // and calls attach(() => gen.lastIssuedUnixMs)
- * // leasedGenerator() (@flurry/coordination) also rebuilds the generator after a re-acquisition.
- * // A hand-written lease (tests): fenced 5 s from now on whichever clock gets there first.
- * const fixed: NodeLease = {
- *   node: { worker: 1 },
- *   deadline: clock.monotonic() + 5000,
- *   wallDeadline: clock.now() + 5000,
- *   notBeforeMs: 0,
- *   attach() {},
- * };
- * ```
  */
 export interface NodeLease {
   /** Node field values this lease grants, e.g. `{ datacenter: 1, worker: 7 }`. */

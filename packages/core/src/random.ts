@@ -4,12 +4,6 @@
  *
  * The bytes come from the platform (`#platform`: the kernel's random device on Node.js, Web Crypto in a browser
  * or workerd; see `platform/node.ts` and `platform/web.ts`).
- *
- * @example
- * ```ts
- * import { randomHex } from '@flurry/core';
- * randomHex(6); // 'c5ddf50064b2'
- * ```
  */
 import { platformRandomFill } from '#platform';
 

@@ -6,22 +6,9 @@
  * {@link readRedisPersistence} and refuse a server that is not durable, with {@link volatileRedisReason}'s
  * explanation, unless the user accepted the risk explicitly. No Redis client here: the caller passes its
  * `CONFIG GET`.
- *
- * @example
- * ```ts
- * const p = await readRedisPersistence((name) => client.config('GET', name));
- * if (!p.durable) throw new Error(volatileRedisReason(p, 'the redis store redis://h:6379/0', 'an older counter', 'allowVolatileStore: true'));
- * ```
  */
 
-/**
- * The persistence settings a Redis server reported (see {@link readRedisPersistence}).
- *
- * @example
- * ```ts
- * const p: RedisPersistence = { appendonly: 'no', appendfsync: 'everysec', checkError: undefined, durable: false };
- * ```
- */
+/** The persistence settings a Redis server reported (see {@link readRedisPersistence}). */
 export interface RedisPersistence {
   /** The server's `appendonly` (undefined when it could not be read). */
   readonly appendonly: string | undefined;

@@ -5,22 +5,9 @@
  * fetch (so a burst is met within one or two fetches, and a lull does not throw the step away at once), never
  * below the stored step (Leaf's minimum), never above `maxStep`, and never below the demand of callers waiting
  * (a `batch(n)` waiting for n numbers is served by one fetch when `maxStep` allows).
- *
- * @example
- * ```ts
- * import { adaptStep } from '@flurry/segments';
- * adaptStep({ step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 900_000, consumed: 1000, elapsedMs: 60_000, demand: 0 }); // 15000
- * ```
  */
 
-/**
- * What {@link adaptStep} decides from.
- *
- * @example
- * ```ts
- * const input: StepInput = { step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 900_000, consumed: 500, elapsedMs: 1000, demand: 0 };
- * ```
- */
+/** What {@link adaptStep} decides from. */
 export interface StepInput {
   /** The step of the last fetch. */
   step: number;

@@ -2,23 +2,10 @@
  * Coded errors of segment mode. All are {@link FlurryError}s from the core, with a stable `code` and JSON-safe
  * `details`. The HTTP service maps them: `KEY_*`, `COUNT`, `FORMAT`, `NUMBER_UNSAFE` to 4xx, `STORE_UNAVAILABLE`
  * to 503 with `Retry-After` (`details.retryAfterMs`).
- *
- * @example
- * ```ts
- * import { SequenceErrorCode } from '@flurry/segments';
- * if (err.code === SequenceErrorCode.STORE_UNAVAILABLE) res.setHeader('Retry-After', Math.ceil(err.details.retryAfterMs / 1000));
- * ```
  */
 import { FlurryError } from '@flurry/core';
 
-/**
- * The codes of `@flurry/segments`.
- *
- * @example
- * ```ts
- * if (err instanceof FlurryError && err.code === SequenceErrorCode.KEY_UNKNOWN) createItFirst();
- * ```
- */
+/** The codes of `@flurry/segments`. */
 export const SequenceErrorCode = {
   /** The store URL is malformed, names an unknown scheme or has an unknown parameter. */
   URL_INVALID: 'FLURRY_E_SEQUENCE_URL',

@@ -16,36 +16,15 @@
  *
  * The period of a number is read from the clock once, at the moment it is issued, in the given zone: a number
  * issued at 23:59:59.999 local time belongs to that day, one at 00:00:00.000 to the next.
- *
- * @example
- * ```ts
- * const f = parseSerialFormat('ORD-{yyyyMMdd}-{seq:08}', 'day');
- * const p = periodOf(Date.UTC(2026, 10, 23, 15, 59, 59, 999), 'Asia/Shanghai'); // 23:59:59.999 in Shanghai
- * renderSerial(f, p, 42n); // 'ORD-20261123-00000042'
- * ```
  */
 import { sequenceError } from './errors.js';
 
-/**
- * When a serial's numbers restart.
- *
- * @example
- * ```ts
- * const r: ResetPeriod = 'day';
- * ```
- */
+/** When a serial's numbers restart. */
 export type ResetPeriod = 'day' | 'month' | 'year' | 'never';
 
 type Part = { kind: 'text'; text: string } | { kind: 'seq'; width: number } | { kind: 'date'; tokens: string[] };
 
-/**
- * A parsed serial format.
- *
- * @example
- * ```ts
- * const f: SerialFormat = parseSerialFormat('INV-{yyyy}-{seq:06}', 'year');
- * ```
- */
+/** A parsed serial format. */
 export interface SerialFormat {
   readonly source: string;
   readonly reset: ResetPeriod;
@@ -53,14 +32,7 @@ export interface SerialFormat {
   readonly parts: readonly Part[];
 }
 
-/**
- * The calendar fields of an instant in a time zone.
- *
- * @example
- * ```ts
- * const p: CalendarParts = periodOf(Date.now(), 'Europe/Paris');
- * ```
- */
+/** The calendar fields of an instant in a time zone. */
 export interface CalendarParts {
   year: number;
   month: number;

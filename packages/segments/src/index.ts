@@ -2,13 +2,6 @@
  * `@flurry/segments`: segment mode (Leaf's 号段). Short, dense, increasing numbers per business key, allocated
  * in blocks from PostgreSQL, MySQL/MariaDB (Leaf's own `leaf_alloc` table) or Redis and served from memory.
  * See docs/segments.md.
- *
- * @example
- * ```ts
- * import { openSequences } from '@flurry/segments';
- * const sequences = await openSequences('memory://demo', { autoCreate: true });
- * await sequences.get('order').next(); // 1
- * ```
  */
 export * from './errors.js';
 export * from './store.js';

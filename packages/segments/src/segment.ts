@@ -3,35 +3,15 @@
  * `@flurry/segments`; {@link Sequence} holds two of them, Leaf's double buffer). Arithmetic stays on plain
  * `number`s while the whole range is below 2^53 (`safe`), which is what makes `tryNext()` cost one increment.
  */
-/**
- * @internal The largest number a JS `number` holds exactly (2^53 - 1), as a bigint.
- *
- * @example
- * ```ts
- * MAX_SAFE === 9007199254740991n; // true
- * ```
- */
+/** @internal The largest number a JS `number` holds exactly (2^53 - 1), as a bigint. */
 export const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/**
- * @internal The first end of a segment that is not `safe` any more (2^53).
- *
- * @example
- * ```ts
- * new Segment(1n, SAFE_END, 0.1).safe; // true: its last number is 2^53 - 1
- * ```
- */
+/** @internal The first end of a segment that is not `safe` any more (2^53). */
 export const SAFE_END = MAX_SAFE + 1n;
 
 /**
  * @internal A segment `[start, start + len)`, issued up to `pos`. Number arithmetic while `safe`; `trigger` is
  * the position whose issue starts the fetch of the next segment.
- *
- * @example
- * ```ts
- * const s = new Segment(1001n, 2001n, 0.1); // len 1000, trigger 100
- * const n = s.startNum + s.pos++; // 1001
- * ```
  */
 export class Segment {
   readonly start: bigint;
@@ -51,14 +31,7 @@ export class Segment {
   }
 }
 
-/**
- * @internal The segment of a sequence that holds none (before the first fetch, after close).
- *
- * @example
- * ```ts
- * EMPTY.len; // 0
- * ```
- */
+/** @internal The segment of a sequence that holds none (before the first fetch, after close). */
 export const EMPTY = new Segment(0n, 0n, 0);
 
 /**
@@ -66,13 +39,6 @@ export const EMPTY = new Segment(0n, 0n, 0);
  * `[firstUnused, lastEnd)` that may be handed back to the store (the tail of the last allocation: when the next
  * segment does not follow the current one, only the next segment is handed back and the current's remainder
  * is wasted).
- *
- * @example
- * ```ts
- * const cur = new Segment(1n, 1001n, 0.1);
- * cur.pos = 600;
- * unusedOf(cur, new Segment(1001n, 2001n, 0.1)); // { unused: 1400n, lastEnd: 2001n, firstUnused: 601n }
- * ```
  */
 export function unusedOf(cur: Segment, nxt: Segment | null): { unused: bigint; lastEnd: bigint; firstUnused: bigint } {
   const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));

@@ -2,14 +2,7 @@
  * The shapes around a {@link Sequence}: the tuning every sequence of one `Sequences` shares, and the status a
  * sequence reports about itself.
  */
-/**
- * The tuning of every sequence of one `Sequences`.
- *
- * @example
- * ```ts
- * const t: SequenceTuning = { prefetchAt: 0.1, targetSegmentMs: 900_000, maxStep: 1_000_000, retryMs: 500, waitTimeoutMs: 30_000, maxBatch: 100_000 };
- * ```
- */
+/** The tuning of every sequence of one `Sequences`. */
 export interface SequenceTuning {
   prefetchAt: number;
   targetSegmentMs: number;
@@ -22,12 +15,6 @@ export interface SequenceTuning {
 /**
  * What a sequence reports about itself (like Leaf's `/cache` page), JSON-safe once passed through
  * `JSON.stringify` with bigint as strings (`toJSON`-free: numbers are decimal strings already).
- *
- * @example
- * ```ts
- * const s: SequenceStatus = sequences.get('order').status();
- * console.log(s.current?.next, s.step, s.lastFetchLatencyMs);
- * ```
  */
 export interface SequenceStatus {
   key: string;
@@ -64,13 +51,6 @@ export interface SequenceStatus {
  * fetch, and the close (with the final status: `wasted` and `handedBack` say what happened to the unused
  * numbers). The service turns them into its per-key metrics. A listener must not throw and should be cheap:
  * it runs on the fetch path (never on the per-number path).
- *
- * @example
- * ```ts
- * const onEvent = (e: SequenceEvent) => {
- *   if (e.type === 'fetched') console.log(e.key, e.size, e.latencyMs);
- * };
- * ```
  */
 export type SequenceEvent =
   | { type: 'fetched'; key: string; latencyMs: number; size: number; step: number }

@@ -13,13 +13,6 @@
  *   minimum) nor above `maxStep` (default 1,000,000, like Leaf), and never below the demand of callers waiting.
  * - **Unknown outcomes:** an allocation whose commit was not acknowledged is never issued from (if it did
  *   commit, its range is skipped, and counted in `skippedAllocations`).
- *
- * @example
- * ```ts
- * const order = sequences.get('order');
- * const a = order.tryNext() ?? (await order.next()); // 1, 2, 3 … (numbers)
- * const b: bigint = await order.nextBigInt();
- * ```
  */
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';

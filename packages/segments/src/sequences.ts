@@ -1,16 +1,6 @@
 /**
  * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
  * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
- *
- * @example
- * ```ts
- * import { openSequences } from '@flurry/segments';
- * const sequences = await openSequences('postgres://flurry:secret@127.0.0.1:5432/ids');
- * await sequences.create('order', { start: 1, step: 1000, description: 'order numbers' });
- * const order = sequences.get('order');
- * order.tryNext() ?? (await order.next()); // 1
- * await sequences.close(); // hands the unused numbers back when it is safe
- * ```
  */
 import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
@@ -31,14 +21,7 @@ import { Serial, type SerialOptions } from './serial.js';
 
 export { Serial, type SerialOptions } from './serial.js';
 
-/**
- * The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example
- * ```ts
- * const options: SequencesOptions = { autoCreate: true, targetSegmentMs: 60_000, maxStep: 100_000 };
- * ```
- */
+/** The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`). */
 export interface SequencesOptions {
   /** Wall and monotonic time (default the system clock). */
   clock?: Clock;

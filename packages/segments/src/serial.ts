@@ -1,12 +1,6 @@
 /**
  * Formatted serials (`sequences.serial(key, { format, reset, timeZone })`): each period of the reset (day, month,
  * year) is its own key `KEY:STAMP`, created on first use; the previous period's sequence is retired.
- *
- * @example
- * ```ts
- * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
- * await orders.next(); // 'ORD-20261123-00000001'
- * ```
  */
 import { periodOf, periodStamp, renderSerial, type ResetPeriod, type SerialFormat } from './format.js';
 import type { Clock } from '@flurry/core';
@@ -15,11 +9,6 @@ import type { Sequence } from './sequence.js';
 /**
  * What a {@link Serial} needs from the `Sequences` that made it: the clock that picks the period, a period's
  * sequence (created on first use) and the retiring of the previous period's one.
- *
- * @example
- * ```ts
- * const owner: SerialOwner = sequences; // a Sequences is one
- * ```
  */
 export interface SerialOwner {
   readonly clock: Clock;
@@ -27,14 +16,7 @@ export interface SerialOwner {
   retire(seq: Sequence): void;
 }
 
-/**
- * The options of `Sequences.serial`.
- *
- * @example
- * ```ts
- * const o: SerialOptions = { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' };
- * ```
- */
+/** The options of `Sequences.serial`. */
 export interface SerialOptions {
   format: string;
   /** Default `day`. */

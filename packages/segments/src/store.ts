@@ -2,24 +2,10 @@
  * The store contract: what a segment store (PostgreSQL, MySQL/MariaDB, Redis, memory) does. A store keeps, per
  * key, `maxId`: every number below it has been handed out (Leaf's `max_id`). Allocating a segment of `step`
  * numbers atomically raises `maxId` by `step` and returns the new value; the segment is `[maxId - step, maxId)`.
- *
- * @example
- * ```ts
- * const store: SegmentStore = createMemoryStore();
- * await store.create('order', { start: 1n, step: 1000, description: 'orders' });
- * const a = await store.allocate('order'); // { start: 1n, end: 1001n, step: 1000 }
- * ```
  */
 import { sequenceError } from './errors.js';
 
-/**
- * One allocated segment: the numbers `start … end - 1`.
- *
- * @example
- * ```ts
- * const seg: Allocation = { start: 1n, end: 1001n, step: 1000 };
- * ```
- */
+/** One allocated segment: the numbers `start … end - 1`. */
 export interface Allocation {
   readonly start: bigint;
   /** Exclusive: the key's `maxId` right after this allocation. */
@@ -27,14 +13,7 @@ export interface Allocation {
   readonly step: number;
 }
 
-/**
- * A key as the store holds it (a row of `leaf_alloc`).
- *
- * @example
- * ```ts
- * const info: KeyInfo = { key: 'order', maxId: 1001n, step: 1000, description: null, updateTime: null };
- * ```
- */
+/** A key as the store holds it (a row of `leaf_alloc`). */
 export interface KeyInfo {
   readonly key: string;
   /** Every number below it has been handed out; the next segment starts here. */
@@ -45,14 +24,7 @@ export interface KeyInfo {
   readonly updateTime: Date | null;
 }
 
-/**
- * How to create a key.
- *
- * @example
- * ```ts
- * await sequences.create('invoice', { start: 1000n, step: 500, description: 'invoice numbers' });
- * ```
- */
+/** How to create a key. */
 export interface CreateKeyOptions {
   /** The first number the key issues (default 1, like Leaf's `max_id` default). At least 0. */
   start?: bigint | number;
@@ -65,11 +37,6 @@ export interface CreateKeyOptions {
 /**
  * The operations of a store. Every method may reject with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
  * (`details.outcomeUnknown: true` when a write may or may not have happened).
- *
- * @example
- * ```ts
- * const a = await store.allocate('order', 5000); // a custom step, like Leaf's updateMaxIdByCustomStep
- * ```
  */
 export interface SegmentStore {
   /** `postgres`, `mysql`, `redis`, `memory`. */
@@ -92,32 +59,11 @@ export interface SegmentStore {
   close(): Promise<void>;
 }
 
-/**
- * The longest key, as Leaf's `biz_tag varchar(128)`.
- *
- * @example
- * ```ts
- * if (key.length > MAX_KEY_LENGTH) rename(key);
- * ```
- */
+/** The longest key, as Leaf's `biz_tag varchar(128)`. */
 export const MAX_KEY_LENGTH = 128;
-/**
- * The largest step a store takes (Leaf's `step int`).
- *
- * @example
- * ```ts
- * await sequences.create('bulk', { step: MAX_STEP });
- * ```
- */
+/** The largest step a store takes (Leaf's `step int`). */
 export const MAX_STEP = 2 ** 31 - 1;
-/**
- * The largest `maxId` (a signed 64-bit `bigint` column).
- *
- * @example
- * ```ts
- * if (info.maxId > MAX_ID - 1_000_000n) alert('key nearly exhausted');
- * ```
- */
+/** The largest `maxId` (a signed 64-bit `bigint` column). */
 export const MAX_ID = 2n ** 63n - 1n;
 
 const KEY_RE = /^[A-Za-z0-9_.:-]+$/;

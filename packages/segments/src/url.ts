@@ -8,24 +8,12 @@
  *
  * Unknown parameters are refused (`FLURRY_E_SEQUENCE_URL`), so a misspelt `tabel=` cannot silently point two
  * fleets at different tables.
- *
- * @example
- * ```ts
- * parseStoreUrl('postgres://u:p@127.0.0.1:5432/ids?table=leaf_alloc').kind; // 'postgres'
- * ```
  */
 import { checkUrlParams, redactUrl, SQL_DEFAULT_PORT, SQL_SCHEMES } from '@flurry/core';
 import { sequenceError } from './errors.js';
 import { validTable } from './stores/sql.js';
 
-/**
- * A parsed store URL.
- *
- * @example
- * ```ts
- * const p: ParsedStoreUrl = parseStoreUrl('redis://127.0.0.1:6379/0');
- * ```
- */
+/** A parsed store URL. */
 export type ParsedStoreUrl =
   | {
       kind: 'postgres' | 'mysql';

@@ -10,11 +10,6 @@
  * descriptors (`cli/fd-output.cts`). No offline command loads the service, the settings
  * table or another registry's driver; see benchmarks/cli-start.mjs and
  * src/cli/cold-start.test.ts.
- *
- * @example
- * ```sh
- * flurry decode 1859214170478923776
- * ```
  */
 import nodeModule from 'node:module';
 import path from 'node:path';

@@ -4,23 +4,10 @@
  * registry and takes node ID 0: two replicas issue the same IDs. {@link defaultRegistryWarning}
  * gives the start-up warning for that case; the detection reads its evidence through an
  * injectable {@link ContainerProbe} so it can be tested.
- *
- * @example
- * ```ts
- * const text = defaultRegistryWarning(config.registrySource === 'default', hostProbe());
- * if (text) logger.warn({ registry: 'file:' }, text);
- * ```
  */
 import { existsSync, readFileSync } from 'node:fs';
 
-/**
- * Where the container evidence is read from.
- *
- * @example
- * ```ts
- * const probe: ContainerProbe = { env: {}, exists: (p) => p === '/.dockerenv', readFile: () => undefined };
- * ```
- */
+/** Where the container evidence is read from. */
 export interface ContainerProbe {
   /** The process environment (`KUBERNETES_SERVICE_HOST`). */
   readonly env: NodeJS.ProcessEnv;
@@ -30,14 +17,7 @@ export interface ContainerProbe {
   readFile(path: string): string | undefined;
 }
 
-/**
- * The probe of this host: `process.env` and the real file system.
- *
- * @example
- * ```ts
- * containerEvidence(hostProbe()); // '/.dockerenv exists' inside Docker, else undefined
- * ```
- */
+/** The probe of this host: `process.env` and the real file system. */
 export function hostProbe(env: NodeJS.ProcessEnv = process.env): ContainerProbe {
   return {
     env,
@@ -56,12 +36,6 @@ export function hostProbe(env: NodeJS.ProcessEnv = process.env): ContainerProbe 
  * Why this process looks like it runs in a container, or undefined: `$KUBERNETES_SERVICE_HOST`
  * set (a Kubernetes pod), `/.dockerenv` (Docker) or `/run/.containerenv` (Podman) present,
  * or `/proc/1/cgroup` naming docker, kubepods, containerd, libpod or lxc.
- *
- * @example
- * ```ts
- * containerEvidence({ env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, exists: () => false, readFile: () => undefined });
- * // 'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)'
- * ```
  */
 export function containerEvidence(probe: ContainerProbe): string | undefined {
   if (probe.env.KUBERNETES_SERVICE_HOST) return 'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)';
@@ -76,12 +50,6 @@ export function containerEvidence(probe: ContainerProbe): string | undefined {
  * or config file) and the process looks like it runs in a container; otherwise undefined.
  * It says why (each replica takes node 0 of its own private directory: duplicate IDs) and
  * what to set.
- *
- * @example
- * ```ts
- * defaultRegistryWarning(true, { env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' }, exists: () => false, readFile: () => undefined });
- * // 'flurry serve runs in a container (KUBERNETES_SERVICE_HOST is set …) with the default registry file: …'
- * ```
  */
 export function defaultRegistryWarning(registryIsDefault: boolean, probe: ContainerProbe): string | undefined {
   if (!registryIsDefault) return undefined;

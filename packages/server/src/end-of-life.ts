@@ -6,33 +6,18 @@
  * start, `flurry layout` says so, the console shows the remaining time in its warning
  * colour, and the `flurry_layout_end_of_life_seconds` gauge falls under the documented alert
  * threshold (docs/operations.md). Every check takes the clock as an argument.
- *
- * @example
- * ```ts
- * const warning = endOfLifeWarning(Layout.from('twitter'), Date.now()); // undefined until 2079
- * ```
  */
 import type { Layout } from '@flurry/core/layout';
 
 /**
  * How long before a layout's end of life Flurry starts warning: 365 days, in ms (the alert
  * rule in docs/operations.md uses the same threshold, 31536000 s).
- *
- * @example
- * ```ts
- * if (layout.expiresAt.getTime() - Date.now() < END_OF_LIFE_WARNING_MS) plan();
- * ```
  */
 export const END_OF_LIFE_WARNING_MS = 365 * 86_400_000;
 
 /**
  * A duration in words for people: `2 years 14 days`, `197 days 3 h`, `5 h 12 min`,
  * `4 min 10 s` (floored; a negative duration is `0 s`).
- *
- * @example
- * ```ts
- * formatRemaining(197 * 86_400_000 + 3 * 3_600_000); // '197 days 3 h'
- * ```
  */
 export function formatRemaining(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
@@ -48,12 +33,6 @@ export function formatRemaining(ms: number): string {
  * The warning for a layout within a year of its end of life at `nowMs` (one sentence), or
  * `undefined` when it has a year or more left, or none at all (past its end of life the
  * layout is refused instead: `FLURRY_E_LAYOUT_EXPIRED`).
- *
- * @example
- * ```ts
- * const l = Layout.parse('timestamp:35,worker:10,sequence:12', { epoch: Date.now() - 200 * 86_400_000 });
- * endOfLifeWarning(l, Date.now()); // 'layout custom (…) reaches its end of life at …, in 197 days 16 h …'
- * ```
  */
 export function endOfLifeWarning(layout: Layout, nowMs: number): string | undefined {
   const left = layout.expiresAt.getTime() - nowMs;

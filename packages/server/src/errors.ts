@@ -3,24 +3,10 @@
  * caller of `flurry serve` or of the `flurry` CLI can see is a {@link FlurryError} with a
  * stable `FLURRY_E_…` code from {@link ServerErrorCode} (or the core's / the registries'
  * codes), and each code maps to exactly one HTTP status ({@link httpStatusOf}).
- *
- * @example
- * ```ts
- * import { serverError, httpStatusOf } from '@flurry/server';
- * const err = serverError('BATCH_COUNT', 'count must be an integer from 1 to 10000; got "abc"');
- * httpStatusOf(err); // 400
- * ```
  */
 import { FlurryError } from '@flurry/core/errors';
 
-/**
- * The codes of the service and the CLI.
- *
- * @example
- * ```ts
- * if (err.code === ServerErrorCode.CONFIG) process.exitCode = 2;
- * ```
- */
+/** The codes of the service and the CLI. */
 export const ServerErrorCode = {
   /** A setting (flag, `FLURRY_*` variable or config-file key) has a bad value or is unknown. */
   CONFIG: 'FLURRY_E_CONFIG',
@@ -66,14 +52,7 @@ export const ServerErrorCode = {
   SQL_NODE_IN_USE: 'FLURRY_E_SQL_NODE_IN_USE',
 } as const;
 
-/**
- * Union of the service's error code strings.
- *
- * @example
- * ```ts
- * const code: ServerErrorCodeValue = ServerErrorCode.NOT_FOUND;
- * ```
- */
+/** Union of the service's error code strings. */
 export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
 
 /**
@@ -205,13 +184,6 @@ const OUTAGE: ReadonlySet<string> = new Set(['FLURRY_E_REGISTRY_UNREACHABLE', 'F
  *   `flurry serve` keeps listening, not ready, and retries until it answers;
  * - `other`: anything else (every node ID held, a clock behind the high-water mark, a port
  *   taken…); the CLI exits 1.
- *
- * @example
- * ```ts
- * failureKind(new FlurryError('FLURRY_E_REGISTRY_URL', 'bad URL'));          // 'bad-input'
- * failureKind(new FlurryError('FLURRY_E_REGISTRY_UNREACHABLE', 'refused')); // 'outage'
- * failureKind(new Error('boom'));                                            // 'other'
- * ```
  */
 export function failureKind(err: unknown): 'bad-input' | 'outage' | 'other' {
   if (!(err instanceof FlurryError)) return 'other';

@@ -2,15 +2,6 @@
  * `@flurry/server`: the Flurry ID service (HTTP JSON, Leaf-compatible HTTP, Twitter-compatible
  * Thrift) and the `flurry` CLI. Every export is named here; route tables, metric indexes
  * and other internals are not exported.
- *
- * @example
- * ```ts
- * import { loadServeConfig, startService } from '@flurry/server';
- * import { pino } from 'pino';
- * const service = await startService(loadServeConfig(['--port', '0'], process.env), pino());
- * console.log(`listening on ${service.port}`);
- * await service.close();
- * ```
  */
 // The service.
 export { startService, CLOCK_SANITY_MS, SERVICE_ON_EXHAUSTED } from './service.js';

@@ -5,13 +5,6 @@
  * `flurry_ids_issued_total`, surviving the generator being replaced after a lost lease is
  * re-acquired, and the end of a refusal episode in the log) and what it refused (the
  * generator's events, counted by the metrics and logged by {@link generatorEventLogging}).
- *
- * @example
- * ```ts
- * const issuer = new LeasedIssuer({ logger, count: (e) => metrics.onGeneratorEvent(e), notStarted });
- * issuer.attach(await leasedGenerator({ registry, layout, generator: { onEvent: issuer.onEvent } }));
- * issuer.nextString(); // '1859214170478923776'
- * ```
  */
 import type { FlurryError, GeneratorEvent, FlurryLogger } from '@flurry/core';
 import type { LeasedGenerator } from '@flurry/coordination';
@@ -20,14 +13,7 @@ import { EpisodeLog, type Schedule } from './log-throttle.js';
 
 export type { FlurryLogger as EventLogger } from '@flurry/core';
 
-/**
- * Options of {@link LeasedIssuer}.
- *
- * @example
- * ```ts
- * const opts: IssuerOptions = { logger, count: (e) => metrics.onGeneratorEvent(e), notStarted: () => unavailable() };
- * ```
- */
+/** Options of {@link LeasedIssuer}. */
 export interface IssuerOptions {
   /** Where refusal episodes are logged. */
   logger: FlurryLogger;
@@ -137,15 +123,6 @@ export class LeasedIssuer implements IdSource {
  * the smallest); a count still pending 10 s after the last line is written by an unref'd
  * timer, and `flush()` writes it at once (call it at shutdown). `now` is the monotonic
  * clock of the rate limit, `schedule` the timer (`null`: none; see log-throttle.ts).
- *
- * @example
- * ```ts
- * const { onEvent, issuedOk, flush } = generatorEventLogging(logger, (e) => metrics.onGeneratorEvent(e));
- * const gen = new Generator({ layout, node, onEvent });
- * const id = gen.next(); issuedOk();
- * // at shutdown
- * flush();
- * ```
  */
 export function generatorEventLogging(
   logger: FlurryLogger,

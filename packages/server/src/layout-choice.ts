@@ -4,25 +4,12 @@
  * [--epoch ISO|ms] [--unit 1ms|10ms|1s]`; and `--node FIELD=VALUE` pins (repeatable, or
  * comma-separated: `datacenter=1,worker=7`). Shared by `flurry serve` and the offline
  * commands so both accept exactly the same forms.
- *
- * @example
- * ```ts
- * const layout = chooseLayout({ fields: 'timestamp:41,worker:10,sequence:12', epoch: '2020-01-01T00:00:00Z' });
- * const pin = parseNodePins(['datacenter=1'], Layout.from('twitter')); // { datacenter: 1 }
- * ```
  */
 import { FlurryError } from '@flurry/core/errors';
 import { Layout } from '@flurry/core/layout';
 import { serverError } from './errors.js';
 
-/**
- * The layout as the user named it (any of the three may be absent).
- *
- * @example
- * ```ts
- * const choice: LayoutChoice = { fields: 'timestamp:41,worker:10,sequence:12', epoch: '2020-01-01T00:00:00Z' };
- * ```
- */
+/** The layout as the user named it (any of the three may be absent). */
 export interface LayoutChoice {
   /** A preset name: twitter, leaf, discord, sonyflake, instagram, js53. */
   readonly layout?: string;
@@ -134,11 +121,6 @@ function clip(s: string): string {
  * anything is leased; `flurry layout` warns instead.
  *
  * @throws FlurryError `FLURRY_E_LAYOUT_EXPIRED` naming the end of life and what to change.
- * @example
- * ```ts
- * assertLayoutLive(Layout.from('twitter'), Date.now()); // fine until 2080
- * assertLayoutLive(Layout.parse('timestamp:4,worker:5,sequence:1'), Date.now()); // throws FLURRY_E_LAYOUT_EXPIRED
- * ```
  */
 export function assertLayoutLive(layout: Layout, nowMs: number): void {
   const reason = layoutExpiredReason(layout, nowMs);
@@ -151,14 +133,7 @@ export function assertLayoutLive(layout: Layout, nowMs: number): void {
   }
 }
 
-/**
- * Why a layout has no time left at `nowMs` (one clause), or `undefined` while it has.
- *
- * @example
- * ```ts
- * layoutExpiredReason(Layout.from('twitter'), Date.now()); // undefined
- * ```
- */
+/** Why a layout has no time left at `nowMs` (one clause), or `undefined` while it has. */
 export function layoutExpiredReason(layout: Layout, nowMs: number): string | undefined {
   if (nowMs < layout.expiresAt.getTime()) return undefined;
   return (

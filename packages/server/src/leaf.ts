@@ -11,12 +11,6 @@
  *   first (for `twitter` that is `datacenter << 5 | worker`, exactly the 10 bits Leaf
  *   reports). The date is in the process's local time zone (the `TZ` variable), as
  *   Java's `SimpleDateFormat` uses the JVM's default zone.
- *
- * @example
- * ```ts
- * leafDecodeBody(Layout.from('leaf').decode('1559436138916241408'), Layout.from('leaf'));
- * // '{"timestamp":"1659…(2022-… …)","sequenceId":"0","workerId":"…"}'
- * ```
  */
 import type { DecodedId, Layout } from '@flurry/core';
 

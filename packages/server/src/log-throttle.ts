@@ -18,14 +18,6 @@
  * The time comes from an injectable monotonic clock (ms), the timer from an injectable
  * scheduler. Metrics are not this module's business: count every event there, whatever is
  * logged.
- *
- * @example
- * ```ts
- * const fenced = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed' });
- * fenced.event({ code: 'FLURRY_E_LEASE_EXPIRED' }); // warn: refused to issue: lease deadline passed
- * fenced.event({ code: 'FLURRY_E_LEASE_EXPIRED' }); // counted, not logged
- * fenced.end();                                      // info: issuing resumed (2 refusals in 0 s, 1 of them since the last line)
- * ```
  */
 
 import type { FlurryLogger } from '@flurry/core';
@@ -33,22 +25,10 @@ import type { FlurryLogger } from '@flurry/core';
 /**
  * Runs `fn` once after `ms` milliseconds and returns a function that cancels it. The
  * default is an unref'd `setTimeout`, so a pending summary never keeps the process alive.
- *
- * @example
- * ```ts
- * const schedule: Schedule = (fn, ms) => { const h = setTimeout(fn, ms); h.unref(); return () => clearTimeout(h); };
- * ```
  */
 export type Schedule = (fn: () => void, ms: number) => () => void;
 
-/**
- * Options of {@link EpisodeLog}.
- *
- * @example
- * ```ts
- * const opts: EpisodeLogOptions = { logger, message: 'the wall clock stepped backwards', noun: 'refusals', maxOf: ['byMs'], now: () => performance.now() };
- * ```
- */
+/** Options of {@link EpisodeLog}. */
 export interface EpisodeLogOptions {
   readonly logger: FlurryLogger;
   /** The warn message of each event (summaries append the count). */
@@ -81,15 +61,7 @@ const unrefTimeout: Schedule = (fn, ms) => {
   return () => clearTimeout(h);
 };
 
-/**
- * One kind of repeated event, logged per episode (see the module comment).
- *
- * @example
- * ```ts
- * const log = new EpisodeLog({ logger, message: 'refused to issue: lease deadline passed', noun: 'refusals', endMessage: 'issuing resumed after the lease deadline refusals' });
- * log.event({ code: 'FLURRY_E_LEASE_EXPIRED' });
- * ```
- */
+/** One kind of repeated event, logged per episode (see the module comment). */
 export class EpisodeLog {
   /** True between the first event of an episode and {@link end}. Cheap to read on a hot path. */
   active = false;
@@ -125,11 +97,6 @@ export class EpisodeLog {
    * Records one event: the first of an episode is logged at warn with `fields`; later ones
    * are counted and summed up at most once per interval. An event more than the interval
    * after the previous one starts a new episode.
-   *
-   * @example
-   * ```ts
-   * log.event({ byMs: 40, action: 'threw' });
-   * ```
    */
   event(fields: object = {}): void {
     const now = this.now();
@@ -163,11 +130,6 @@ export class EpisodeLog {
   /**
    * Sums up the events counted since the last line, if any, in one warn line (the
    * episode goes on). Call it at shutdown so no count is lost.
-   *
-   * @example
-   * ```ts
-   * await closeHttp(server); log.flush();
-   * ```
    */
   flush(): void {
     if (this.active && this.unlogged > 0) this.summary(this.now());
@@ -177,11 +139,6 @@ export class EpisodeLog {
    * Ends the current episode, if any: one info line with its total, its duration and the
    * events not yet summed up (without an end message: the summary of those only); the next
    * event is logged again at once.
-   *
-   * @example
-   * ```ts
-   * const id = gen.next(); log.end();
-   * ```
    */
   end(): void {
     if (!this.active) return;

@@ -21,13 +21,6 @@
  * | `flurry_protocol_requests_total{protocol,command,outcome}`, `flurry_protocol_request_duration_seconds{protocol,command}` (non-HTTP front-ends: protocol-metrics.ts) | counter, histogram |
  * | `flurry_layout_end_of_life_seconds` (seconds until the layout's timestamp field runs out) | gauge |
  * | `process_*`, `nodejs_*` (prom-client defaults) | various |
- *
- * @example
- * ```ts
- * const metrics = new ServiceMetrics({ issued: () => gen.stats.issued, lease: () => lease, ready: () => true, node: () => lease.node });
- * metrics.request(0, 200, 0.00004); // route 0 of the table (ids_next): 200 in 40 µs
- * const text = await metrics.text();
- * ```
  */
 import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
@@ -40,14 +33,7 @@ const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as cons
 /** Latency buckets, seconds. */
 const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/**
- * Where scrape-time metrics are read from.
- *
- * @example
- * ```ts
- * const sources: MetricSources = { issued: () => 0, lease: () => undefined, ready: () => true, node: () => undefined };
- * ```
- */
+/** Where scrape-time metrics are read from. */
 export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;

@@ -3,12 +3,6 @@
  * repository as `docs/openapi.json` (a test checks the two are identical; regenerate the
  * file with `node packages/server/dist/openapi.js > docs/openapi.json`). Its paths come
  * from the route table (`http/routes/index.ts`), each route's operation from its declaration.
- *
- * @example
- * ```ts
- * import { openApiDocument } from '@flurry/server';
- * (openApiDocument().paths as Record<string, unknown>)['/v1/ids/next'];
- * ```
  */
 import { fileURLToPath } from 'node:url';
 import { errorResponse } from './http/openapi-parts.js';

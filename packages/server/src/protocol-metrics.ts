@@ -12,12 +12,6 @@
  * of commands; the per-request path then only bumps numbers in typed arrays (as the HTTP
  * metrics do), and the series are built when scraped. The label values come from those fixed
  * lists, so what clients send never adds a series.
- *
- * @example
- * ```ts
- * const rec = metrics.protocols.recorder('memcached', ['get', 'stats']);
- * rec.request(0, true, 0.00002); // one `get` answered in 20 µs
- * ```
  */
 import type { Registry } from 'prom-client';
 
@@ -26,15 +20,7 @@ const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05
 
 type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
 
-/**
- * Records the requests of one protocol (see {@link ProtocolMetrics.recorder}).
- *
- * @example
- * ```ts
- * const started = performance.now();
- * rec.request(GET, ok, (performance.now() - started) / 1000);
- * ```
- */
+/** Records the requests of one protocol (see {@link ProtocolMetrics.recorder}). */
 export interface ProtocolRecorder {
   /** One finished request: `command` is its index in the recorder's command list. */
   request(command: number, ok: boolean, seconds: number): void;

@@ -4,12 +4,6 @@
  * omit a route. Each part sits between `<!-- generated: NAME … -->` and
  * `<!-- end generated: NAME -->` lines; `node packages/server/dist/route-docs.js --write`
  * rewrites them, `--check` (and a test, and `scripts/check-docs.mjs`) fails when they differ.
- *
- * @example
- * ```ts
- * import { syncRouteDocs } from './route-docs.js';
- * const fixed = syncRouteDocs(readFileSync('docs/service-api.md', 'utf8'));
- * ```
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,14 +27,7 @@ function target(r: Route): string {
   return `\`${r.methods.replace(', ', '/')} ${r.path}${query.length ? '?' + query.join('&') : ''}\``;
 }
 
-/**
- * The route table (Markdown): route, metrics label, who may call it, answer (the operation's summary).
- *
- * @example
- * ```ts
- * routeTable().split('\n')[0]; // '| Route | Metrics label | Token | Answer |'
- * ```
- */
+/** The route table (Markdown): route, metrics label, who may call it, answer (the operation's summary). */
 export function routeTable(): string {
   return [
     '| Route | Metrics label | Token | Answer |',
@@ -52,14 +39,7 @@ export function routeTable(): string {
   ].join('\n');
 }
 
-/**
- * The sentence listing every `route` label of the request metrics, `unmatched` included.
- *
- * @example
- * ```ts
- * routeLabels(); // 'The `route` label is one of `ids_next`, …, `unmatched` (a path no route matched).'
- * ```
- */
+/** The sentence listing every `route` label of the request metrics, `unmatched` included. */
 export function routeLabels(): string {
   const names = ROUTE_NAMES.map((n) => `\`${n}\``);
   return `The \`route\` label of \`flurry_http_requests_total\` and \`flurry_http_request_duration_seconds\` is one of ${names.join(', ')} (a path no route matched).`;
@@ -70,11 +50,6 @@ const PARTS: Readonly<Record<string, () => string>> = { routes: routeTable, 'rou
 /**
  * `text` with every generated part replaced by its current form. Throws when a part's
  * markers are missing, so a page that lost them fails the check too.
- *
- * @example
- * ```ts
- * syncRouteDocs(page) === page; // the page is up to date
- * ```
  */
 export function syncRouteDocs(text: string): string {
   let out = text;

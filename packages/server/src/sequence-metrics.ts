@@ -22,35 +22,14 @@
  *
  * Counters are read from the sequences' own counts at scrape time (the per-number path pays nothing);
  * fetch latencies come from `onEvent` of `openSequences`.
- *
- * @example
- * ```ts
- * const m = new SequenceMetrics(core.metrics.registry);
- * const sequences = await openSequences(url, { onEvent: m.onEvent });
- * m.attach(sequences);
- * ```
  */
 import type { Registry } from 'prom-client';
 import type { SequenceEvent, Sequences, SequenceStatus } from '@flurry/segments';
 
-/**
- * Keys with a label of their own, by default (the rest are aggregated under `key="_other"`).
- *
- * @example
- * ```ts
- * new SequenceMetrics(registry, { maxKeys: DEFAULT_MAX_KEY_LABELS });
- * ```
- */
+/** Keys with a label of their own, by default (the rest are aggregated under `key="_other"`). */
 export const DEFAULT_MAX_KEY_LABELS = 100;
 
-/**
- * The label of the keys beyond the bound.
- *
- * @example
- * ```ts
- * text.includes(`flurry_segment_issued_total{key="${OTHER_KEYS}"}`);
- * ```
- */
+/** The label of the keys beyond the bound. */
 export const OTHER_KEYS = '_other';
 
 /** Fetch latency buckets, seconds. */
@@ -91,15 +70,7 @@ function bufferOf(s: SequenceStatus): { buffered: number; segments: number } {
   return { buffered: cur + nxt, segments: (cur > 0 ? 1 : 0) + (nxt > 0 ? 1 : 0) };
 }
 
-/**
- * The per-key metrics of segment mode (see the module comment).
- *
- * @example
- * ```ts
- * const m = new SequenceMetrics(registry, { maxKeys: 50 });
- * m.attach(sequences);
- * ```
- */
+/** The per-key metrics of segment mode (see the module comment). */
 export class SequenceMetrics {
   readonly maxKeys: number;
   private sequences: Sequences | undefined;
@@ -177,14 +148,7 @@ export class SequenceMetrics {
     );
   }
 
-  /**
-   * The listener to pass as `onEvent` to `openSequences`.
-   *
-   * @example
-   * ```ts
-   * await openSequences(url, { onEvent: metrics.onEvent });
-   * ```
-   */
+  /** The listener to pass as `onEvent` to `openSequences`. */
   readonly onEvent = (e: SequenceEvent): void => {
     if (e.type === 'closed') {
       this.fold(e.status);
@@ -207,14 +171,7 @@ export class SequenceMetrics {
     t.sum += s;
   };
 
-  /**
-   * Reads the counters and gauges of `sequences` at each scrape.
-   *
-   * @example
-   * ```ts
-   * metrics.attach(sequences);
-   * ```
-   */
+  /** Reads the counters and gauges of `sequences` at each scrape. */
   attach(sequences: Sequences): void {
     this.sequences = sequences;
   }

@@ -3,13 +3,6 @@
  * readiness, metrics and public IDs ({@link createServiceCore}), and the context the HTTP
  * routes see ({@link httpContext}). Building it opens nothing: no socket, no registry, so
  * a test can serve requests in-process against it once a leased generator is attached.
- *
- * @example
- * ```ts
- * const core = createServiceCore(config, logger);
- * core.issuer.attach(await leasedGenerator({ registry, layout: core.layout, generator: { onEvent: core.issuer.onEvent } }));
- * const handler = createRequestHandler(httpContext(config, core, logger));
- * ```
  */
 import { consoleAccess } from './console/access.js';
 import {
@@ -38,23 +31,10 @@ import type { StartWait } from './start-retry.js';
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
  * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
  * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
- *
- * @example
- * ```ts
- * if (lastIssuedUnixMs - Date.now() > CLOCK_SANITY_MS) notReady();
- * ```
  */
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
-/**
- * The running service's state (see the module comment).
- *
- * @example
- * ```ts
- * const core: ServiceCore = createServiceCore(config, logger);
- * core.notReady()?.code; // 'FLURRY_E_UNAVAILABLE' until a lease is attached
- * ```
- */
+/** The running service's state (see the module comment). */
 export interface ServiceCore {
   readonly layout: Layout;
   /** Every ID the service issues goes through it. */

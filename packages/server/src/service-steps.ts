@@ -2,12 +2,6 @@
  * The steps `startService` composes (see service.ts), each on its own: listen for HTTP,
  * open the registry and lease a generator, start Thrift, undo a failed start, and shut
  * down in order.
- *
- * @example
- * ```ts
- * const port = await listenHttp(server, config.port, config.host);
- * await leaseGenerator(config, core, port, logger);
- * ```
  */
 import type { Server } from 'node:http';
 import { FlurryError } from '@flurry/core';
@@ -23,14 +17,6 @@ import type { GrpcServer } from './grpc/index.js';
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
  * `child(bindings)`; the service logs one JSON object per line with a `component`).
- *
- * @example
- * ```ts
- * import { pino } from 'pino';
- * const logger: ServiceLogger = pino({ level: 'info' }); // pino fits as it is
- * // Or anything of that shape, e.g. quiet in tests:
- * const quiet: ServiceLogger = { info() {}, warn() {}, error: console.error, debug() {}, child: () => quiet };
- * ```
  */
 export interface ServiceLogger extends Logger {
   child(bindings: object): ServiceLogger;
@@ -43,11 +29,6 @@ export interface ServiceLogger extends Logger {
  * one client's batches get the layout's full rate while the response is being written.
  * IDs stay unique and increasing; the lease's high-water mark covers the borrowed ticks.
  * `--on-exhausted wait` keeps every ID's timestamp at or before the real time instead.
- *
- * @example
- * ```ts
- * const policy = config.onExhausted ?? SERVICE_ON_EXHAUSTED; // 'borrow'
- * ```
  */
 export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
 
@@ -55,10 +36,6 @@ export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
  * Listens on `host:port`; resolves with the bound port (useful with port 0).
  *
  * @throws FlurryError `FLURRY_E_LISTEN` naming the address and what to do.
- * @example
- * ```ts
- * const port = await listenHttp(server, 0, '127.0.0.1');
- * ```
  */
 export function listenHttp(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -147,10 +124,6 @@ export async function leaseGenerator(
  * only then: it costs start-up time and memory); its IDs come from the core's issuer.
  *
  * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- * @example
- * ```ts
- * const thrift = await startThrift(config, core, logger); // undefined without --thrift-port
- * ```
  */
 export async function startThrift(
   config: ServeConfig,
@@ -184,10 +157,6 @@ export async function startThrift(
  * `protocol="memcached"`, and the token (when set) is asked for through SASL PLAIN.
  *
  * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- * @example
- * ```ts
- * const memcached = await startMemcached(config, core, logger); // undefined without --memcached-port
- * ```
  */
 export async function startMemcached(
   config: ServeConfig,
@@ -224,10 +193,6 @@ export async function startMemcached(
  * follows the core's readiness, and each call is counted with its protocol.
  *
  * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- * @example
- * ```ts
- * const grpc = await startGrpc(config, core, ctx, logger); // undefined without --grpc-port
- * ```
  */
 export async function startGrpc(
   config: ServeConfig,
@@ -262,11 +227,6 @@ export async function startGrpc(
  * Undoes a start that failed after listening: closes the server and its connections,
  * then the leased generator and the registry if they were opened (their errors ignored:
  * the start's error is the one to report).
- *
- * @example
- * ```ts
- * try { … } catch (err) { await abortStart(server, core); throw err; }
- * ```
  */
 export async function abortStart(server: Server, core: ServiceCore): Promise<void> {
   core.console.streams.close();
@@ -278,14 +238,7 @@ export async function abortStart(server: Server, core: ServiceCore): Promise<voi
   if (core.registry) await core.registry.close().catch(() => undefined);
 }
 
-/**
- * What {@link shutdown} stops.
- *
- * @example
- * ```ts
- * await shutdown({ config, core, ctx, server, thrift, logger });
- * ```
- */
+/** What {@link shutdown} stops. */
 export interface ShutdownParts {
   readonly config: ServeConfig;
   readonly core: ServiceCore;
@@ -306,11 +259,6 @@ export interface ShutdownParts {
  * generator (it reports the final high-water mark and releases the lease, so another
  * process may take the node ID at once and continues above every ID issued here), close
  * the registry, close the sequences (segment mode), then log `stopped`.
- *
- * @example
- * ```ts
- * process.once('SIGTERM', () => void shutdown(parts));
- * ```
  */
 export async function shutdown({
   config,

@@ -17,13 +17,6 @@
  * generator (it reports the final high-water mark and releases the lease, so another
  * process may take the node ID at once and continues above every ID issued here), then
  * close the registry.
- *
- * @example
- * ```ts
- * const service = await startService(loadServeConfig([], process.env), pino());
- * console.log(service.port);
- * await service.close();
- * ```
  */
 import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
@@ -52,16 +45,7 @@ import type { MemcachedServer } from './memcached/index.js';
 export { CLOCK_SANITY_MS } from './service-core.js';
 export { SERVICE_ON_EXHAUSTED, type ServiceLogger } from './service-steps.js';
 
-/**
- * A running service.
- *
- * @example
- * ```ts
- * const service: RunningService = await startService(config, logger);
- * console.log(`http on ${service.port}, thrift on ${service.thriftPort ?? 'off'}`);
- * await service.close();
- * ```
- */
+/** A running service. */
 export interface RunningService {
   /** The HTTP port (useful with `port: 0`). */
   readonly port: number;
@@ -81,11 +65,6 @@ export interface RunningService {
  * The keys of {@link ServeConfig}: `startService` refuses any other key (a hand-built config with `clustr` or
  * `leaseTtl`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one. Adding a field to `ServeConfig`
  * without listing it here fails to compile.
- *
- * @example
- * ```ts
- * SERVE_CONFIG_KEYS.includes('cluster'); // true
- * ```
  */
 export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   host: true,
@@ -127,16 +106,7 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   workers: true,
 });
 
-/**
- * Options of {@link startService} beyond the configuration.
- *
- * @example
- * ```ts
- * const stop = new AbortController();
- * process.once('SIGTERM', () => stop.abort());
- * await startService(config, logger, { signal: stop.signal, retry: { initialMs: 500, maxMs: 30_000 } });
- * ```
- */
+/** Options of {@link startService} beyond the configuration. */
 export interface StartServiceOptions {
   /** Aborting it while the start waits out an outage stops the start (it rejects with `FLURRY_E_UNAVAILABLE`). */
   signal?: AbortSignal;

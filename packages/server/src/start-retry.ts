@@ -4,23 +4,11 @@
  * exponential backoff while it fails with an outage (`failureKind` in errors.ts: the engine
  * or store did not answer) and rethrows anything else (bad input, every node ID held…) at
  * once. Its timers are injectable, so a test drives the backoff without waiting.
- *
- * @example
- * ```ts
- * const sequences = await retryOutage('store', () => openSequences(url), { onWait: (w) => log.warn(w, 'waiting') });
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { failureKind, serverError } from './errors.js';
 
-/**
- * The timers {@link retryOutage} sleeps with (default: Node's).
- *
- * @example
- * ```ts
- * const timers: RetryTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
- * ```
- */
+/** The timers {@link retryOutage} sleeps with (default: Node's). */
 export interface RetryTimers {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
@@ -29,11 +17,6 @@ export interface RetryTimers {
 /**
  * What the start waits for after a failed try: the step, its last error, how many tries
  * failed so far, the delay until the next, and since when (Unix ms) it has been waiting.
- *
- * @example
- * ```ts
- * const w: StartWait = { step: 'registry', error, attempt: 3, retryInMs: 2000, since: Date.now() };
- * ```
  */
 export interface StartWait {
   readonly step: 'store' | 'registry';
@@ -43,14 +26,7 @@ export interface StartWait {
   readonly since: number;
 }
 
-/**
- * Options of {@link retryOutage}.
- *
- * @example
- * ```ts
- * const o: RetryOutageOptions = { initialMs: 500, maxMs: 30_000, signal: controller.signal };
- * ```
- */
+/** Options of {@link retryOutage}. */
 export interface RetryOutageOptions {
   /** The first delay (default 500 ms); each later one doubles, up to `maxMs`. */
   initialMs?: number;
@@ -76,10 +52,6 @@ const NODE_TIMERS: RetryTimers = {
  * and tries again, any other error is thrown at once.
  *
  * @throws the first error of `attempt` that is no outage; `FLURRY_E_UNAVAILABLE` when `signal` aborts the wait.
- * @example
- * ```ts
- * const lg = await retryOutage('registry', () => leaseGenerator(config, core, port, logger), { signal });
- * ```
  */
 export async function retryOutage<T>(
   step: StartWait['step'],

@@ -3,13 +3,6 @@
  * 127.0.0.1 with a free port (`--port 0`, read back from its `ready` log line) and a
  * temporary `file:` registry directory; run the real CLI; make HTTP requests with
  * `node:http` and over raw sockets. Every wait is bounded.
- *
- * @example
- * ```ts
- * const svc = await startFlurry({ args: ['--token', 'a-token-of-16-chars'] });
- * const r = await httpGet(svc.port, '/v1/ids/next');
- * await svc.stop();
- * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,49 +16,20 @@ import { fileURLToPath } from 'node:url';
  * The compiled bin (`dist/bin.cjs`), as users run it: the offline commands from the CLI's
  * bundles when they are fresh (`npm run build` makes them), every other command through the
  * dispatcher.
- *
- * @example
- * ```ts
- * spawnSync(process.execPath, [FLURRY_BIN, 'layout', 'twitter'], { encoding: 'utf8' });
- * ```
  */
 export const FLURRY_BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bin.cjs');
 
-/**
- * Parses a JSON response body as the shape the test expects (a test then asserts on it).
- *
- * @example
- * ```ts
- * const { id } = jsonBody<{ id: string }>((await httpGet(svc.port, '/v1/ids/next')).body);
- * ```
- */
+/** Parses a JSON response body as the shape the test expects (a test then asserts on it). */
 export function jsonBody<T>(text: string): T {
   return JSON.parse(text) as T;
 }
 
-/**
- * A temporary directory for a `file:` registry (removed with `rm`).
- *
- * @example
- * ```ts
- * const dir = tempDir('reg'); try { … } finally { rmSync(dir, { recursive: true, force: true }); }
- * ```
- */
+/** A temporary directory for a `file:` registry (removed with `rm`). */
 export function tempDir(label: string): string {
   return mkdtempSync(path.join(tmpdir(), `flurry-server-${label}-`));
 }
 
-/**
- * A running `flurry serve` process.
- *
- * @example
- * ```ts
- * const svc: FlurryProcess = await startFlurry();
- * const r = await httpGet(svc.port, '/v1/ids?count=3');
- * await svc.stop('SIGTERM');
- * assert.ok(svc.logs.some((l) => l.msg === 'stopped'));
- * ```
- */
+/** A running `flurry serve` process. */
 export interface FlurryProcess {
   readonly port: number;
   readonly thriftPort: number | undefined;
@@ -84,15 +48,7 @@ export interface FlurryProcess {
   waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
-/**
- * Options of {@link startFlurry}.
- *
- * @example
- * ```ts
- * const opts: StartOptions = { args: ['--layout', 'sonyflake'], env: { FLURRY_LOG_LEVEL: 'debug' }, timeoutMs: 30_000 };
- * const svc = await startFlurry(opts);
- * ```
- */
+/** Options of {@link startFlurry}. */
 export interface StartOptions {
   /** Extra `flurry serve` arguments. */
   args?: string[];
@@ -108,14 +64,7 @@ export interface StartOptions {
   until?: 'ready' | 'listening';
 }
 
-/**
- * Starts `flurry serve --port 0 --allow-root` and waits for its `ready` log line.
- *
- * @example
- * ```ts
- * const svc = await startFlurry({ args: ['--layout', 'leaf'] });
- * ```
- */
+/** Starts `flurry serve --port 0 --allow-root` and waits for its `ready` log line. */
 export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProcess> {
   const ownDir = opts.registryDir === undefined;
   const registryDir = opts.registryDir ?? tempDir('reg');
@@ -229,30 +178,14 @@ export async function startFlurry(opts: StartOptions = {}): Promise<FlurryProces
   };
 }
 
-/**
- * The outcome of running the CLI.
- *
- * @example
- * ```ts
- * const r: CliResult = await runFlurry(['decode', '-1']);
- * assert.equal(r.code, 2);
- * assert.match(r.stderr, /^flurry: FLURRY_E_ID_NEGATIVE: /);
- * ```
- */
+/** The outcome of running the CLI. */
 export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
 }
 
-/**
- * Runs `flurry ARGS…` as a process (bounded by `timeoutMs`, default 30 s).
- *
- * @example
- * ```ts
- * const r = await runFlurry(['layout', 'leaf']);
- * ```
- */
+/** Runs `flurry ARGS…` as a process (bounded by `timeoutMs`, default 30 s). */
 export function runFlurry(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLURRY_BIN, ...args], {
@@ -274,30 +207,14 @@ export function runFlurry(args: string[], env: Record<string, string> = {}, time
   });
 }
 
-/**
- * An HTTP response.
- *
- * @example
- * ```ts
- * const r: HttpResult = await httpGet(port, '/v1/ids?count=3', { accept: 'application/json' });
- * assert.equal(r.status, 200);
- * JSON.parse(r.body);
- * ```
- */
+/** An HTTP response. */
 export interface HttpResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
-/**
- * One HTTP request to 127.0.0.1:port (no keep-alive; bounded by 10 s).
- *
- * @example
- * ```ts
- * const r = await httpGet(port, '/v1/ids?count=3', { accept: 'application/json' });
- * ```
- */
+/** One HTTP request to 127.0.0.1:port (no keep-alive; bounded by 10 s). */
 export function httpGet(
   port: number,
   pathAndQuery: string,
@@ -324,11 +241,6 @@ export function httpGet(
 /**
  * Writes raw bytes to 127.0.0.1:port and collects everything until the server closes the
  * connection or `idleMs` pass without data (bounded by `timeoutMs`).
- *
- * @example
- * ```ts
- * const text = await rawRequest(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
- * ```
  */
 export function rawRequest(port: number, data: string | Buffer, idleMs = 300, timeoutMs = 5_000): Promise<string> {
   return new Promise((resolve) => {
@@ -359,14 +271,7 @@ export function rawRequest(port: number, data: string | Buffer, idleMs = 300, ti
   });
 }
 
-/**
- * The status codes of every HTTP response in a raw byte stream (pipelined responses).
- *
- * @example
- * ```ts
- * statusesOf('HTTP/1.1 200 OK\r\n…HTTP/1.1 404 Not Found\r\n…'); // [200, 404]
- * ```
- */
+/** The status codes of every HTTP response in a raw byte stream (pipelined responses). */
 export function statusesOf(raw: string): number[] {
   return [...raw.matchAll(/HTTP\/1\.[01] (\d{3}) /g)].map((m) => Number(m[1]));
 }

@@ -6,14 +6,6 @@
  * deadlines, start above the same floor, and raise the high-water mark the lease hands on.
  * One holder, one node ID: no other service of the cluster holds that node value, so its
  * UUIDs are unique by construction as its IDs are.
- *
- * @example
- * ```ts
- * const uuids = new UuidIssuer({ layout, notStarted, logger, count: (e) => metrics.onGeneratorEvent(e) });
- * uuids.attach(lg, registry, { onExhausted: 'borrow' });
- * uuids.next(); // '0193…-7…'
- * await uuids.close();
- * ```
  */
 import {
   FlurryError,
@@ -32,24 +24,10 @@ import {
 import type { UuidSource } from './http/context.js';
 import { generatorEventLogging, type EventLogger } from './issuing.js';
 
-/**
- * The generator policies the service gives its generators (from its configuration).
- *
- * @example
- * ```ts
- * const p: UuidPolicies = { onExhausted: 'borrow', onClockBackwards: 'tolerate' };
- * ```
- */
+/** The generator policies the service gives its generators (from its configuration). */
 export type UuidPolicies = NonNullable<Parameters<typeof uuidGeneratorOnLease>[1]['generator']>;
 
-/**
- * Options of {@link UuidIssuer}.
- *
- * @example
- * ```ts
- * const opts: UuidIssuerOptions = { layout, notStarted: () => unavailable(), logger, count: () => undefined };
- * ```
- */
+/** Options of {@link UuidIssuer}. */
 export interface UuidIssuerOptions {
   /** The service's Snowflake layout: its node fields are the UUID node. */
   layout: Layout;
@@ -64,27 +42,13 @@ export interface UuidIssuerOptions {
 /**
  * The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits
  * when they are wider.
- *
- * @example
- * ```ts
- * serviceUuidFormat(Layout.from('twitter')).nodeBits; // 16
- * ```
  */
 export function serviceUuidFormat(layout: Layout): UuidFormat {
   const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
   return UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
 }
 
-/**
- * The service's UUIDs on its Snowflake lease (see the module comment).
- *
- * @example
- * ```ts
- * const uuids = new UuidIssuer(opts);
- * uuids.attach(lg, registry, {});
- * uuids.batch(3); // three increasing canonical UUIDs
- * ```
- */
+/** The service's UUIDs on its Snowflake lease (see the module comment). */
 export class UuidIssuer implements UuidSource {
   readonly format: UuidFormat;
   private gen: LeasedUuidGenerator | undefined = undefined;

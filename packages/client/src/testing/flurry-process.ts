@@ -2,27 +2,13 @@
  * Test support: runs a real `flurry serve` process (the server package's built CLI) on
  * 127.0.0.1 and waits until it logs that it is ready; plus a delaying HTTP proxy in front
  * of one, for the slow-server and timeout cases. Not exported from the package's index.
- *
- * @example
- * ```ts
- * const server = await startFlurry({ registryDir });
- * const client = createClient({ servers: [server.url] });
- * await server.stop(); // SIGTERM: graceful, releases its lease
- * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * The built CLI of @flurry/server in this repository.
- *
- * @example
- * ```ts
- * spawn(process.execPath, [FLURRY_MAIN, 'serve', '--port', '0']);
- * ```
- */
+/** The built CLI of @flurry/server in this repository. */
 export const FLURRY_MAIN = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../../server/dist/cli/main.js',
@@ -33,15 +19,7 @@ process.on('exit', () => {
   for (const p of live) p.kill('SIGKILL');
 });
 
-/**
- * A running `flurry serve`.
- *
- * @example
- * ```ts
- * const s = await startFlurry({ registryDir });
- * s.url; // 'http://127.0.0.1:40123'
- * ```
- */
+/** A running `flurry serve`. */
 export interface FlurryProcess {
   readonly url: string;
   readonly port: number;
@@ -54,14 +32,7 @@ export interface FlurryProcess {
   requests(route: string, status?: number): Promise<number>;
 }
 
-/**
- * Starts `flurry serve` and resolves once it is ready (lease held), within 20 s.
- *
- * @example
- * ```ts
- * const s = await startFlurry({ registryDir, port: 0, args: ['--token', 't0ken'] });
- * ```
- */
+/** Starts `flurry serve` and resolves once it is ready (lease held), within 20 s. */
 export function startFlurry(opts: { registryDir: string; port?: number; args?: string[] }): Promise<FlurryProcess> {
   const args = [
     FLURRY_MAIN,
@@ -166,13 +137,6 @@ async function scrapeRequests(url: string, route: string, status: number): Promi
 /**
  * A real HTTP server that forwards every request to `target` after `delayMs` (changeable
  * at run time), for slow-server and timeout tests.
- *
- * @example
- * ```ts
- * const slow = await startDelayProxy(server.url, 500);
- * slow.delayMs = 0;
- * await slow.close();
- * ```
  */
 export async function startDelayProxy(
   target: string,

@@ -1,10 +1,5 @@
 /**
  * Conformance (b)–(d): a SIGKILLed holder is reclaimed after its TTL and not before; a SIGSTOPped holder resumed after a takeover issues nothing; holders stop by their deadline when the engine dies and recover after it restarts.
- *
- * @example
- * ```ts
- * describe('registry conformance: redis', () => { faultCases(conformanceKit(backend)); });
- * ```
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,14 +9,7 @@ import type { ConformanceKit } from './kit.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Registers these cases for one backend (inside its `describe`).
- *
- * @example
- * ```ts
- * faultCases(kit);
- * ```
- */
+/** Registers these cases for one backend (inside its `describe`). */
 export function faultCases(kit: ConformanceKit): void {
   const { backend, ttlMs, marginMs, spawnHolder, cluster, firstOutcome, skip, stopAll } = kit;
   test(

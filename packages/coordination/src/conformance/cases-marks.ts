@@ -1,10 +1,5 @@
 /**
  * Conformance (e)–(f): the high-water mark is never issued at or below, after a clean release or a crash; holders at full speed through leases issue no duplicate.
- *
- * @example
- * ```ts
- * describe('registry conformance: redis', () => { markCases(conformanceKit(backend)); });
- * ```
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,14 +11,7 @@ import type { ConformanceKit } from './kit.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Registers these cases for one backend (inside its `describe`).
- *
- * @example
- * ```ts
- * markCases(kit);
- * ```
- */
+/** Registers these cases for one backend (inside its `describe`). */
 export function markCases(kit: ConformanceKit): void {
   const { backend, ttlMs, work, spawnHolder, cluster, firstOutcome, skip, stopAll } = kit;
   test(

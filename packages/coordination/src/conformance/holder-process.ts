@@ -1,12 +1,6 @@
 /**
  * A conformance holder process (`holder.js`, spawned with `node`) and the events it prints,
  * with waits on them for the tests.
- *
- * @example
- * ```ts
- * const h = new HolderProcess('a', { url, cluster: 'c', layout: 'twitter', ttlMs: 1500, mode: 'hold' }, process.env);
- * await h.waitFor((e) => e.ev === 'acquired', 10_000);
- * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -14,14 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { hostMonotonicMs } from '../host-clock.js';
 import type { HolderConfig } from './holder.js';
 
-/**
- * One line a holder printed.
- *
- * @example
- * ```ts
- * const ids = holder.of('id').map((e: HolderEvent) => String(e.id));
- * ```
- */
+/** One line a holder printed. */
 export interface HolderEvent {
   ev: string;
   t: number;
@@ -30,14 +17,7 @@ export interface HolderEvent {
 
 const HOLDER_JS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'holder.js');
 
-/**
- * A running holder process and the events it printed.
- *
- * @example
- * ```ts
- * const h = new HolderProcess('a', { url, cluster: 'c', layout: 'leaf', ttlMs: 1500, mode: 'tick' }, process.env);
- * ```
- */
+/** A running holder process and the events it printed. */
 export class HolderProcess {
   readonly events: HolderEvent[] = [];
   readonly child: ChildProcess;
@@ -46,14 +26,7 @@ export class HolderProcess {
   readonly exited: Promise<number | null>;
   private exitCode: number | null | undefined;
 
-  /**
-   * Spawns `node holder.js <config>`.
-   *
-   * @example
-   * ```ts
-   * const h = new HolderProcess({ url, cluster: 'c', layout: 'twitter', ttlMs: 1500, mode: 'hold' }, env);
-   * ```
-   */
+  /** Spawns `node holder.js <config>`. */
   constructor(
     readonly name: string,
     readonly config: HolderConfig,
@@ -111,11 +84,6 @@ export class HolderProcess {
   /**
    * Resolves with the first event (at index ≥ `from`) matching `pred`; rejects after
    * `timeoutMs` or when the process exits first.
-   *
-   * @example
-   * ```ts
-   * await h.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', 10_000);
-   * ```
    */
   waitFor(pred: (e: HolderEvent) => boolean, timeoutMs: number, from = 0): Promise<HolderEvent> {
     return new Promise((resolve, reject) => {

@@ -15,11 +15,6 @@
  * - mode `hold`: nothing more.
  * It runs until stdin closes (then releases, prints `{ev:'released'}`, exits 0) unless
  * `exitAfterBurst` is set in burst mode.
- *
- * @example
- * ```sh
- * node dist/conformance/holder.js '{"url":"file:/tmp/r","cluster":"c","layout":"timestamp:41,worker:2,sequence:12","ttlMs":1500,"mode":"tick"}'
- * ```
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { FlurryError, Layout, isPresetName, systemClock, type Clock } from '@flurry/core';
@@ -27,14 +22,7 @@ import { hostMonotonicMs } from '../host-clock.js';
 import { leasedGenerator, type LeasedGenerator } from '../leased-generator.js';
 import { openRegistry } from '../open-registry.js';
 
-/**
- * The holder's configuration (the JSON in argv[2]).
- *
- * @example
- * ```ts
- * const cfg: HolderConfig = { url: 'file:/tmp/r', cluster: 'c', layout: 'leaf', ttlMs: 1500, mode: 'hold' };
- * ```
- */
+/** The holder's configuration (the JSON in argv[2]). */
 export interface HolderConfig {
   url: string;
   cluster: string;

@@ -8,12 +8,6 @@
  * at least the first ID they issued, and (where the engine can time renewals) the clock offset
  * within the reported error plus a latency slack; WHEN one releases THEN it disappears at once;
  * WHEN the other is SIGSTOPped THEN its age grows and it disappears within TTL + slack.
- *
- * @example
- * ```ts
- * runConformance({ name: 'redis', url: () => engine.url, engine });
- * runHoldersConformance({ name: 'redis', url: () => engine.url, engine });
- * ```
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -36,11 +30,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /**
  * Registers the holders() conformance test for one backend (same backend object as
  * `runConformance`).
- *
- * @example
- * ```ts
- * runHoldersConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(base, 'r-'))}` });
- * ```
  */
 export function runHoldersConformance(backend: ConformanceBackend): void {
   const ttlMs = backend.ttlMs ?? 1500;

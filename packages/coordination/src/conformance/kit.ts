@@ -1,12 +1,6 @@
 /**
  * What every group of conformance cases shares: the backend, its TTL and margin, a way to
  * spawn holder processes (killed after the suite) and to start many of them at once.
- *
- * @example
- * ```ts
- * const kit = conformanceKit(backend);
- * const h = kit.spawnHolder('a', { url: backend.url(), cluster: kit.cluster(), layout: 'twitter', mode: 'hold' });
- * ```
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,25 +11,11 @@ import type { HolderConfig } from './holder.js';
 import { HolderProcess, type HolderEvent } from './holder-process.js';
 import type { RunningEngine } from '../testing/harness.js';
 
-/**
- * The conformance tests, by name (for {@link ConformanceBackend.skip}).
- *
- * @example
- * ```ts
- * runConformance({ name: 'leaf', url, skip: { sigkill: 'Leaf never recycles worker IDs' } });
- * ```
- */
+/** The conformance tests, by name (for {@link ConformanceBackend.skip}). */
 export type ConformanceTest =
   'distinct' | 'exhausted' | 'sigkill' | 'sigstop' | 'engine-restart' | 'high-water' | 'no-duplicates';
 
-/**
- * A backend under test.
- *
- * @example
- * ```ts
- * runConformance({ name: 'redis', url: () => engine.url, engine });
- * ```
- */
+/** A backend under test. */
 export interface ConformanceBackend {
   /** Shown in test names: 'file', 'redis', … */
   readonly name: string;
@@ -57,14 +37,7 @@ export interface ConformanceBackend {
   readonly skip?: Partial<Record<ConformanceTest, string>>;
 }
 
-/**
- * The shared parts of one backend's conformance run.
- *
- * @example
- * ```ts
- * const { ttlMs, marginMs, spawnHolder, firstOutcome, stopAll } = conformanceKit(backend);
- * ```
- */
+/** The shared parts of one backend's conformance run. */
 export interface ConformanceKit {
   readonly backend: ConformanceBackend;
   readonly ttlMs: number;
@@ -98,11 +71,6 @@ const STARTUP_CAP_MS = 240_000;
 /**
  * Builds the kit for one backend (call inside the test file's top level: it registers an
  * `after` hook that kills leftover holders and removes the temporary directory).
- *
- * @example
- * ```ts
- * const kit = conformanceKit({ name: 'file', url: () => `file:${dir}` });
- * ```
  */
 export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
   const ttlMs = backend.ttlMs ?? 1500;

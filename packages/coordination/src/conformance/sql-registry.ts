@@ -1,12 +1,6 @@
 /**
  * What the PostgreSQL and MySQL conformance files share: the test database seen as a
  * conformance engine (kill/restart for the engine-restart test).
- *
- * @example
- * ```ts
- * const db = await startDatabase('postgres');
- * runConformance({ name: 'postgres', url: () => db.url, engine: asConformanceEngine(db) });
- * ```
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -23,11 +17,6 @@ import type { RunningDatabase } from '../testing/databases.js';
 /**
  * A running test database as the conformance suite's engine (the suite only kills, restarts
  * and looks at the process).
- *
- * @example
- * ```ts
- * runConformance({ name: 'mysql', url: () => db.url, engine: asConformanceEngine(db) });
- * ```
  */
 export function asConformanceEngine(db: RunningDatabase): RunningEngine {
   return {
@@ -53,12 +42,6 @@ export function asConformanceEngine(db: RunningDatabase): RunningEngine {
  * database, a table of another layout or of other columns, expiry judged by the database's
  * clock whatever the holders' clocks say, fencing of an expired lease, a paused database, and
  * the clean-release mark.
- *
- * @example
- * ```ts
- * const db = await startDatabase('postgres');
- * runSqlRegistryTests('postgres', db);
- * ```
  */
 export function runSqlRegistryTests(name: string, db: RunningDatabase): void {
   const dialect = db.kind === 'postgres' ? 'postgres' : 'mysql';

@@ -24,12 +24,6 @@
  * after(() => engine.stop());
  * runConformance({ name: 'redis', url: () => engine.url, engine });
  * ```
- *
- * @example
- * ```ts
- * import { runConformance } from './suite.js';
- * runConformance({ name: 'file', url: () => `file:${mkdtempSync(join(tmpdir(), 'reg-'))}` });
- * ```
  */
 import { describe } from 'node:test';
 import { claimCases } from './cases-claims.js';
@@ -40,14 +34,7 @@ import { conformanceKit, type ConformanceBackend } from './kit.js';
 export { HolderProcess, type HolderEvent } from './holder-process.js';
 export type { ConformanceBackend, ConformanceTest } from './kit.js';
 
-/**
- * Registers the conformance tests for one backend (call it at the top level of a test file).
- *
- * @example
- * ```ts
- * runConformance({ name: 'file', url: () => `file:${mkdtempSync(path.join(tmpdir(), 'flurry-reg-'))}` });
- * ```
- */
+/** Registers the conformance tests for one backend (call it at the top level of a test file). */
 export function runConformance(backend: ConformanceBackend): void {
   const kit = conformanceKit(backend);
   describe(`registry conformance: ${backend.name}`, { concurrency: 1 }, () => {

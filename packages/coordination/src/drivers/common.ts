@@ -3,13 +3,6 @@
  * drivers and the rule that computes it, and the pieces of their error messages that differ
  * only by the engine's name. It imports no client library, so loading it never needs
  * `etcd3`, `ioredis` or `node-zookeeper-client`.
- *
- * @example
- * ```ts
- * import { validateClaim, recordToStore, NO_PREVIOUS_HOLDER } from './common.js';
- * validateClaim(req, 2 ** 31 - 1);
- * const rec = recordToStore(NO_PREVIOUS_HOLDER, 0, req.ttlMs, req.holder.id, clock, false);
- * ```
  */
 import type { Clock, FlurryError, FlurryLogger } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
@@ -19,11 +12,6 @@ export type { FlurryLogger as DriverLogger } from '@flurry/core';
 
 /**
  * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
- *
- * @example
- * ```ts
- * const driver = await createRedisDriver('redis://127.0.0.1:6379/0', { clock: systemClock, connectTimeoutMs: 5000, logger: pino() });
- * ```
  */
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
@@ -33,45 +21,18 @@ export interface EngineDriverOptions {
   readonly logger?: FlurryLogger | undefined;
 }
 
-/**
- * The keys of {@link EngineDriverOptions}, for a factory's unknown-option check.
- *
- * @example
- * ```ts
- * assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');
- * ```
- */
+/** The keys of {@link EngineDriverOptions}, for a factory's unknown-option check. */
 export const ENGINE_DRIVER_OPTIONS = { clock: true, connectTimeoutMs: true, logger: true } as const;
 
-/**
- * The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms.
- *
- * @example
- * ```ts
- * validateClaim(req, MAX_TTL_MS);
- * ```
- */
+/** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
 export const MAX_TTL_MS = 2 ** 31 - 1;
 
-/**
- * How many holders an exhaustion error of the etcd and Redis drivers lists at most.
- *
- * @example
- * ```ts
- * const holders = held.slice(0, HOLDERS_LISTED).map((h) => listedHolder(h.slot, h));
- * ```
- */
+/** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
 export const HOLDERS_LISTED = 100;
 
 /**
  * `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots, at most
  * 200 characters in all.
- *
- * @example
- * ```ts
- * validNamespace('orders/dc-1') // true
- * validNamespace('../x')        // false
- * ```
  */
 export function validNamespace(ns: unknown): ns is string {
   return (
@@ -84,11 +45,6 @@ export function validNamespace(ns: unknown): ns is string {
 /**
  * Checks a claim request's namespace, slot count, TTL (`1..maxTtlMs`) and holder ID; throws
  * `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * validateClaim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, MAX_TTL_MS);
- * ```
  */
 export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!validNamespace(req.namespace)) {
@@ -114,11 +70,6 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
 /**
  * Checks the `connectTimeoutMs` given to an engine driver factory; throws
  * `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * checkConnectTimeout(opts.connectTimeoutMs); // 5000: fine; 0 or NaN: throws
- * ```
  */
 export function checkConnectTimeout(connectTimeoutMs: number): void {
   if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
@@ -133,25 +84,12 @@ export function checkConnectTimeout(connectTimeoutMs: number): void {
 /**
  * The phase of a driver operation, for the advice of an unreachable-engine error: nothing
  * retries `connect` and a start-up `claim`; the lease manager retries `renew`.
- *
- * @example
- * ```ts
- * const phase: DriverPhase = 'renew';
- * ```
  */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
 /**
  * What to do about an engine that could not be reached, depending on the phase: check the
  * engine (connect, claim), or that the renewal is retried, or that the slot frees itself.
- *
- * @example
- * ```ts
- * unreachableAdvice('Redis', '127.0.0.1:6379', 'connect');
- * // 'Check that Redis runs at 127.0.0.1:6379 and is reachable from this host.'
- * unreachableAdvice('Redis', '127.0.0.1:6379', 'renew');
- * // 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.'
- * ```
  */
 export function unreachableAdvice(engine: string, where: string, phase: DriverPhase): string {
   switch (phase) {
@@ -168,12 +106,6 @@ export function unreachableAdvice(engine: string, where: string, phase: DriverPh
 /**
  * The subject of an "every node ID is held" message, with its verb: `all 16 node IDs … are`,
  * or `the only node ID … is` for a namespace of one slot.
- *
- * @example
- * ```ts
- * const [all, are] = allNodeIds(16); // ['all 16 node IDs', 'are']
- * allNodeIds(1);                     // ['the only node ID', 'is']
- * ```
  */
 export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
   return slots === 1 ? ['the only node ID', 'is'] : [`all ${slots} node IDs`, 'are'];
@@ -182,11 +114,6 @@ export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are']
 /**
  * A message to embed before more text: without its trailing periods (and dangling colons,
  * commas, spaces), so `${clause(msg)}. Next sentence` never reads ".." or ":.".
- *
- * @example
- * ```ts
- * `${clause('connect ECONNREFUSED.')}. Check …`; // 'connect ECONNREFUSED. Check …'
- * ```
  */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
@@ -195,11 +122,6 @@ export function clause(message: string): string {
 /**
  * The holder fields of a {@link HolderInfo}, without anything else the object may carry
  * (`address` and `version` only when they are set).
- *
- * @example
- * ```ts
- * holderFields({ id: 'h:1:a', hostname: 'h', pid: 1 }) // { id: 'h:1:a', hostname: 'h', pid: 1 }
- * ```
  */
 export function holderFields(h: HolderInfo): HolderInfo {
   return {
@@ -211,14 +133,7 @@ export function holderFields(h: HolderInfo): HolderInfo {
   };
 }
 
-/**
- * The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL).
- *
- * @example
- * ```ts
- * const r: HighWaterRecord = { v: 1, highWaterMs: 1_700_000_000_000, releasedCleanly: true, ttlMs: 10_000, holder: 'h:1:a', updatedAtMs: 1_700_000_000_000 };
- * ```
- */
+/** The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL). */
 export interface HighWaterRecord {
   v: 1;
   highWaterMs: number;
@@ -232,11 +147,6 @@ export interface HighWaterRecord {
 /**
  * What a claimer learned from the record it found: the previous holders' mark, whether they
  * released cleanly, and how long past the mark they may have issued unreported.
- *
- * @example
- * ```ts
- * const prev: PreviousHolder = previousHolder(record); // NO_PREVIOUS_HOLDER when there is none
- * ```
  */
 export interface PreviousHolder {
   readonly highWaterMs: number;
@@ -244,24 +154,10 @@ export interface PreviousHolder {
   readonly ttlMs: number;
 }
 
-/**
- * A slot that never had a holder: nothing issued, nothing to wait for.
- *
- * @example
- * ```ts
- * recordToStore(NO_PREVIOUS_HOLDER, 0, 10_000, 'h:1:a', clock, false);
- * ```
- */
+/** A slot that never had a holder: nothing issued, nothing to wait for. */
 export const NO_PREVIOUS_HOLDER: PreviousHolder = { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
 
-/**
- * The {@link PreviousHolder} a stored record describes ({@link NO_PREVIOUS_HOLDER} without one).
- *
- * @example
- * ```ts
- * previousHolder(parseHighWaterRecord(text, key, where)).highWaterMs
- * ```
- */
+/** The {@link PreviousHolder} a stored record describes ({@link NO_PREVIOUS_HOLDER} without one). */
 export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder {
   return rec
     ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
@@ -273,11 +169,6 @@ export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder
  * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
  * up to its deadline; only a final (release) record can be clean, and only if this holder's
  * reports cover the previous holder's unreported window.
- *
- * @example
- * ```ts
- * const rec = recordToStore(prev, gen.lastIssuedUnixMs, 10_000, holder.id, clock, false);
- * ```
  */
 export function recordToStore(
   prev: PreviousHolder,
@@ -300,14 +191,7 @@ export function recordToStore(
   };
 }
 
-/**
- * Where a high-water record lives, for the message of a corrupt one.
- *
- * @example
- * ```ts
- * const where: RecordPlace = { engine: 'Redis', url, inspect: (key) => `GET ${key}` };
- * ```
- */
+/** Where a high-water record lives, for the message of a corrupt one. */
 export interface RecordPlace {
   /** The engine's name as messages show it: `etcd`, `Redis`. */
   readonly engine: string;
@@ -320,11 +204,6 @@ export interface RecordPlace {
 /**
  * Parses a stored high-water record; `undefined` when there is none (absent or empty).
  * Throws `FLURRY_E_REGISTRY_CORRUPT` naming the key and how to inspect it.
- *
- * @example
- * ```ts
- * parseHighWaterRecord('{"v":1,"highWaterMs":42,"releasedCleanly":true,"ttlMs":0}', 'flurry:{a}:hw:0', where)?.highWaterMs // 42
- * ```
  */
 export function parseHighWaterRecord(
   raw: string | null | undefined,
@@ -359,27 +238,12 @@ export function parseHighWaterRecord(
   return r as HighWaterRecord;
 }
 
-/**
- * The error of a call on a closed driver (`FLURRY_E_REGISTRY_CLOSED`).
- *
- * @example
- * ```ts
- * if (this.closed) throw closedError('Redis', this.url);
- * ```
- */
+/** The error of a call on a closed driver (`FLURRY_E_REGISTRY_CLOSED`). */
 export function closedError(engine: string, url: string): FlurryError {
   return registryError('CLOSED', `the ${engine} registry ${url} was closed; open a new one to claim node IDs`, { url });
 }
 
-/**
- * The state a driver keeps for `claim`, if it is still the driver's own claim of that slot.
- *
- * @example
- * ```ts
- * const s = ownClaim(this.states, claim);
- * if (!s) return; // already released or lost
- * ```
- */
+/** The state a driver keeps for `claim`, if it is still the driver's own claim of that slot. */
 export function ownClaim<S extends { readonly slot: number }>(
   states: ReadonlyMap<string, S>,
   claim: Claim,
@@ -388,14 +252,7 @@ export function ownClaim<S extends { readonly slot: number }>(
   return s && s.slot === claim.slot ? s : undefined;
 }
 
-/**
- * The error for renewing a claim the driver does not hold (`FLURRY_E_LEASE_LOST`).
- *
- * @example
- * ```ts
- * throw unknownClaimError('this Redis driver holds no claim with that token', claim, this.url);
- * ```
- */
+/** The error for renewing a claim the driver does not hold (`FLURRY_E_LEASE_LOST`). */
 export function unknownClaimError(holdsNo: string, claim: Claim, url: string): FlurryError {
   return registryError(
     'LEASE_LOST',
@@ -404,24 +261,10 @@ export function unknownClaimError(holdsNo: string, claim: Claim, url: string): F
   );
 }
 
-/**
- * One entry of an exhaustion error's `holders` list.
- *
- * @example
- * ```ts
- * const h: ListedHolder = { slot: 3, id: 'web-1:4242:9f2c', hostname: 'web-1', pid: 4242 };
- * ```
- */
+/** One entry of an exhaustion error's `holders` list. */
 export type ListedHolder = { slot: number } & Partial<HolderInfo>;
 
-/**
- * One entry of an exhaustion error's `holders` list, from whatever holder info was readable.
- *
- * @example
- * ```ts
- * listedHolder(3, { id: 'h:1:a', hostname: 'h', pid: 1 }) // { slot: 3, id: 'h:1:a', hostname: 'h', pid: 1 }
- * ```
- */
+/** One entry of an exhaustion error's `holders` list, from whatever holder info was readable. */
 export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
@@ -430,12 +273,6 @@ export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder
  * Reads stored holder JSON for an exhaustion report: `pick` takes the holder out of the parsed
  * value (by default the value itself); `{}` when either step fails (the holder is then listed
  * by slot only).
- *
- * @example
- * ```ts
- * readHolder('{"id":"h:1:a"}')                                              // { id: 'h:1:a' }
- * readHolder('{"holder":{"id":"h:1:a"}}', (v) => (v as { holder?: HolderInfo }).holder ?? {}) // { id: 'h:1:a' }
- * ```
  */
 export function readHolder(
   text: string,
@@ -451,11 +288,6 @@ export function readHolder(
 /**
  * The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`), naming a
  * few holders in the message and listing them in the details.
- *
- * @example
- * ```ts
- * throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
- * ```
  */
 export function exhaustedError(
   where: string,

@@ -8,24 +8,12 @@
  * last renewal. etcd reports both in whole seconds (truncated: "expires in under TTL + 1 s"),
  * so the driver takes the middle of that second: `sinceRenewalMs = (granted − remaining) · 1000
  * − 500`, error ±500 ms (docs/node-ids.md, "Listing holders").
- *
- * @example
- * ```ts
- * const list = await readEtcdHolders(client, { prefix: '/flurry', namespace: 'orders', deadline, records });
- * ```
  */
 import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
 
-/**
- * Where and how long {@link readEtcdHolders} reads.
- *
- * @example
- * ```ts
- * const where: EtcdHoldersQuery = { prefix: '/flurry', namespace: 'orders', deadline: Date.now() + 5000, records };
- * ```
- */
+/** Where and how long {@link readEtcdHolders} reads. */
 export interface EtcdHoldersQuery {
   readonly prefix: string;
   readonly namespace: string;
@@ -58,14 +46,7 @@ async function rangeBySlot(client: Etcd3, base: string, deadline: number): Promi
   return out;
 }
 
-/**
- * Lists the live holders of one namespace (see the module comment for the timing method).
- *
- * @example
- * ```ts
- * for (const h of await readEtcdHolders(client, q)) console.log(h.slot, h.sinceRenewalMs);
- * ```
- */
+/** Lists the live holders of one namespace (see the module comment for the timing method). */
 export async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
   const [slots, marks] = await Promise.all([
     rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),

@@ -1,11 +1,6 @@
 /**
  * One etcd lease keep-alive round trip, for the etcd driver's renewals (moved out of
  * `etcd.ts` to keep that file to one concept: claims and their records).
- *
- * @example
- * ```ts
- * const ttlSec = await keepAliveOnce(client, hosts.length, leaseId, Date.now() + 5000); // 0 = gone
- * ```
  */
 import { castGrpcError, isRecoverableError, type Etcd3 } from 'etcd3';
 
@@ -39,11 +34,6 @@ async function keepAliveOn(client: Etcd3, leaseId: string, deadline: number): Pr
 /**
  * One keep-alive round trip; resolves with the TTL etcd reports (0 = gone). etcd3 does not
  * fail streams over to another host, so a recoverable failure is retried once per host.
- *
- * @example
- * ```ts
- * if ((await keepAliveOnce(client, 3, leaseId, deadline)) <= 0) throw lost('lost its lease');
- * ```
  */
 export async function keepAliveOnce(client: Etcd3, hosts: number, leaseId: string, deadline: number): Promise<number> {
   let last: unknown;

@@ -1,11 +1,6 @@
 /**
  * How the etcd driver survives a dead host: fault-handling policies for the etcd3 client
  * (retry on the next host, skip a host that just failed) and its authentication errors.
- *
- * @example
- * ```ts
- * new Etcd3({ hosts, faultHandling: { global: retryEachHost(hosts.length), host: (h) => skipFailedHost(h, hosts.length > 1, 1000) } });
- * ```
  */
 import {
   EtcdAuthenticationFailedError,
@@ -15,14 +10,7 @@ import {
   isRecoverableError,
 } from 'etcd3';
 
-/**
- * True for etcd3's authentication and permission errors.
- *
- * @example
- * ```ts
- * if (isAuthError(e)) throw registryError('AUTH', `etcd refused the credentials of ${url}`, { url });
- * ```
- */
+/** True for etcd3's authentication and permission errors. */
 export function isAuthError(err: unknown): boolean {
   return (
     err instanceof EtcdAuthenticationFailedError ||
@@ -32,14 +20,7 @@ export function isAuthError(err: unknown): boolean {
   );
 }
 
-/**
- * The part of a cockatiel policy etcd3 calls.
- *
- * @example
- * ```ts
- * const client = new Etcd3({ hosts, faultHandling: { global: retryEachHost(hosts.length) as never } });
- * ```
- */
+/** The part of a cockatiel policy etcd3 calls. */
 export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
 
 /**
@@ -47,11 +28,6 @@ export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Pro
  * on a recoverable error, try the call again, which goes to the next host of the shuffled list,
  * at most once per host. Retrying is safe: every write is a compare-and-set transaction whose
  * outcome we recognise on a repeat (see `tryClaimSlot`).
- *
- * @example
- * ```ts
- * new Etcd3({ hosts, faultHandling: { global: retryEachHost(hosts.length) } });
- * ```
  */
 export function retryEachHost(hosts: number): Policy {
   return {
@@ -70,25 +46,13 @@ export function retryEachHost(hosts: number): Policy {
   };
 }
 
-/**
- * Thrown instead of calling a host that failed less than a second ago.
- *
- * @example
- * ```ts
- * if (e instanceof HostSkippedError) continue; // try the next host
- * ```
- */
+/** Thrown instead of calling a host that failed less than a second ago. */
 export class HostSkippedError extends Error {}
 
 /**
  * The per-host policy: with several hosts, a host that just failed is skipped for `openMs`
  * so calls (and keep-alive streams, which etcd3 does not retry) go to the live ones; with one
  * host it is a pass-through, so calls reach the engine again as soon as it is back.
- *
- * @example
- * ```ts
- * new Etcd3({ hosts, faultHandling: { host: (h) => skipFailedHost(h, hosts.length > 1, 1000) } });
- * ```
  */
 export function skipFailedHost(host: string, enabled: boolean, openMs: number): Policy {
   let openUntil = 0;

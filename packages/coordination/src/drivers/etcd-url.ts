@@ -4,24 +4,12 @@
  * URLs: `etcd://[user:pass@]host:port[,host:port…]/prefix` (`etcds://` for TLS with the system
  * CAs). Because WHATWG `URL` cannot parse several hosts, {@link createEtcdDriver} also accepts the
  * URL as a string.
- *
- * @example
- * ```ts
- * const { hosts, prefix, redacted } = parseEtcdUrl('etcd://root:pw@10.0.0.1:2379/ids');
- * ```
  */
 import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { validNamespace } from './common.js';
 
-/**
- * A parsed `etcd://` URL (see {@link parseEtcdUrl}).
- *
- * @example
- * ```ts
- * parseEtcdUrl('etcd://127.0.0.1:2379/flurry').prefix // '/flurry'
- * ```
- */
+/** A parsed `etcd://` URL (see {@link parseEtcdUrl}). */
 export interface EtcdUrl {
   /** `http://h:p` or `https://h:p` for each host. */
   readonly hosts: string[];
@@ -39,12 +27,6 @@ const DEFAULT_PREFIX = '/flurry';
  * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
  * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
  * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
- *
- * @example
- * ```ts
- * parseEtcdUrl('etcd://root:pw@10.0.0.1:2379,10.0.0.2:2379/ids').hosts
- * // ['http://10.0.0.1:2379', 'http://10.0.0.2:2379']
- * ```
  */
 export function parseEtcdUrl(url: URL | string): EtcdUrl {
   const raw = typeof url === 'string' ? url : url.href;

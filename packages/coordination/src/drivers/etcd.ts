@@ -5,17 +5,6 @@
  * (the claim, attached to an etcd lease) and `<prefix>/<namespace>/hw/<slot>` (the
  * high-water record, without a lease); docs/node-ids.md ("etcd internals") says how each
  * keeps the "never two holders" promise, how TTLs are rounded and how marks are stored.
- *
- * @example
- * ```ts
- * import { systemClock } from '@flurry/core';
- * import { createEtcdDriver } from './drivers/etcd.js';
- * const driver = await createEtcdDriver('etcd://127.0.0.1:2379/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * await driver.close();
- * ```
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError, assertKnownOptions, optionNames, randomBelow } from '@flurry/core';
@@ -390,11 +379,6 @@ class EtcdDriver implements RegistryDriver {
  * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
  * `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming the URL without its
  * password and the hosts that were tried.
- *
- * @example
- * ```ts
- * const driver = await createEtcdDriver(new URL('etcd://127.0.0.1:2379/flurry'), { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');

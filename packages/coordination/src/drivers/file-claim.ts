@@ -3,11 +3,6 @@
  * existing slot directories (the visibly held ones skipped after a concurrent read-only look), then fresh ones,
  * and on each runs the link-then-read-again claim of one slot; when every slot is held it throws
  * `FLURRY_E_REGISTRY_EXHAUSTED` naming the holders.
- *
- * @example
- * ```ts
- * const claim = await claimFileSlot(driver, { namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * ```
  */
 import path from 'node:path';
 import { randomHex, type Clock } from '@flurry/core';
@@ -26,11 +21,6 @@ const PROBE_BATCH = 16;
 /**
  * What the claim path uses of the file driver: its directory layout, bounded file-system steps, clocks and
  * record reads and writes (the driver in file.ts is one).
- *
- * @example
- * ```ts
- * const gens = await store.gens(path.join(store.nsDir('orders'), 'slots', '3'));
- * ```
  */
 export interface FileSlotStore {
   readonly url: string;
@@ -157,14 +147,7 @@ async function tryClaim(
   return { held: `slot ${slot} is contended by other claimers` };
 }
 
-/**
- * Claims a free slot of `req.namespace` (see the module comment).
- *
- * @example
- * ```ts
- * const { slot, dir, gen } = await claimFileSlot(driver, req);
- * ```
- */
+/** Claims a free slot of `req.namespace` (see the module comment). */
 export async function claimFileSlot(store: FileSlotStore, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });

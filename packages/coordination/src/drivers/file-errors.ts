@@ -2,37 +2,18 @@
  * The error of a failed file-system step of the file registry: always
  * `FLURRY_E_REGISTRY_UNREACHABLE` naming the registry and the directory, with advice by cause
  * (a hung mount, missing permissions, anything else). Coded errors pass through.
- *
- * @example
- * ```ts
- * throw fileIoError(e, 'create /var/lib/flurry/registry/orders', { url, root, timeoutMs: 5000 });
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/**
- * Where the failing registry lives, for the message.
- *
- * @example
- * ```ts
- * const where: FileRegistryPlace = { url: 'file:/var/lib/flurry/registry', root: '/var/lib/flurry/registry', timeoutMs: 5000 };
- * ```
- */
+/** Where the failing registry lives, for the message. */
 export interface FileRegistryPlace {
   readonly url: string;
   readonly root: string;
   readonly timeoutMs: number;
 }
 
-/**
- * The coded error of a file-system step (see the module comment).
- *
- * @example
- * ```ts
- * fileIoError(Object.assign(new Error('EACCES'), { code: 'EACCES' }), 'write x', where).code; // 'FLURRY_E_REGISTRY_UNREACHABLE'
- * ```
- */
+/** The coded error of a file-system step (see the module comment). */
 export function fileIoError(e: unknown, doing: string, where: FileRegistryPlace): Error {
   const err = e as NodeJS.ErrnoException;
   if (err instanceof FlurryError) return err;

@@ -9,11 +9,6 @@
  * time since the renewal is `ttl − (expiresMono − monotonic now)`: measured on the host's
  * monotonic clock (error 1 ms), and the offset is the holder's wall clock against the
  * reader's — on one machine, normally 0. Records of another boot are expired (not listed).
- *
- * @example
- * ```ts
- * const list = await readFileHolders('/var/lib/flurry/registry/orders', { time, clock, timeoutMs: 5000, steps: fileSteps('async') });
- * ```
  */
 import path from 'node:path';
 import type { Clock } from '@flurry/core';
@@ -22,14 +17,7 @@ import type { LeaseTimeSource } from '../host-clock.js';
 import type { FileSteps } from '../file-steps.js';
 import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } from './file-record.js';
 
-/**
- * How {@link readFileHolders} tells time and bounds each file-system step.
- *
- * @example
- * ```ts
- * const o: FileHoldersOptions = { time: timeSourceFor(systemClock), clock: systemClock, timeoutMs: 5000, steps: fileSteps('async') };
- * ```
- */
+/** How {@link readFileHolders} tells time and bounds each file-system step. */
 export interface FileHoldersOptions {
   readonly time: LeaseTimeSource;
   readonly clock: Clock;
@@ -70,14 +58,7 @@ async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord 
   return undefined;
 }
 
-/**
- * Lists the live holders under one namespace directory (see the module comment).
- *
- * @example
- * ```ts
- * for (const h of await readFileHolders(nsDir, o)) console.log(h.slot, h.holder.pid);
- * ```
- */
+/** Lists the live holders under one namespace directory (see the module comment). */
 export async function readFileHolders(nsDir: string, o: FileHoldersOptions): Promise<HolderRecord[]> {
   const slotsDir = path.join(nsDir, 'slots');
   const slots = (await names(slotsDir, o))

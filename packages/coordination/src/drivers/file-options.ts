@@ -1,25 +1,10 @@
-/**
- * The options of the file registry driver and the claim it hands out (file.ts is the driver).
- *
- * @example
- * ```ts
- * const opts: FileDriverOptions = { clock: systemClock, timeoutMs: 5000 };
- * const { dir, gen } = (await createFileDriver('/var/lib/flurry/registry', opts).claim(req)) as FileClaim;
- * ```
- */
+/** The options of the file registry driver and the claim it hands out (file.ts is the driver). */
 import { optionNames, type Clock } from '@flurry/core';
 import type { Claim } from '../driver.js';
 import type { FileIo } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 
-/**
- * Options of {@link createFileDriver}.
- *
- * @example
- * ```ts
- * createFileDriver('/tmp/reg', { clock: systemClock });
- * ```
- */
+/** Options of {@link createFileDriver}. */
 export interface FileDriverOptions {
   /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
   clock: Clock;
@@ -41,14 +26,7 @@ export interface FileDriverOptions {
   io?: FileIo;
 }
 
-/**
- * A claim made by the file driver (the manager passes it back unchanged).
- *
- * @example
- * ```ts
- * const { dir, gen } = (await driver.claim(req)) as FileClaim;
- * ```
- */
+/** A claim made by the file driver (the manager passes it back unchanged). */
 export interface FileClaim extends Claim {
   /** The slot's directory. */
   readonly dir: string;

@@ -34,12 +34,6 @@
  * Each file-system step runs through file-steps.ts: bounded on the thread pool (`io: 'async'`, the default), or
  * as a direct synchronous call (`io: 'sync'`, for a short-lived process such as the CLI, granted only on a local
  * disk file system). The protocol is the same in both.
- *
- * @example
- * ```ts
- * const driver = createFileDriver('/var/lib/flurry/registry', { clock: systemClock });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * ```
  */
 import path from 'node:path';
 import { assertKnownOptions, randomHex, type Clock } from '@flurry/core';

@@ -12,17 +12,6 @@
  * is reconnected to on the next call.
  *
  * URLs: `mysql://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (`mariadb://` too).
- *
- * @example
- * ```ts
- * import { systemClock } from '@flurry/core';
- * import { createMysqlDriver } from './drivers/mysql.js';
- * const driver = await createMysqlDriver('mysql://app:pw@127.0.0.1:3306/orders', { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * await driver.close();
- * ```
  */
 import mysql from 'mysql2/promise';
 import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlResult } from './sql-common.js';
@@ -37,11 +26,6 @@ function errno(err: unknown): number | undefined {
  * Connects to MySQL or MariaDB and returns a registry driver (the table is created on first
  * use unless `createTable: false`). Rejects with `FLURRY_E_REGISTRY_URL`, `…_AUTH`,
  * `…_UNREACHABLE` or `…_CORRUPT`, naming the URL without its password.
- *
- * @example
- * ```ts
- * const driver = await createMysqlDriver('mysql://app:pw@127.0.0.1:3306/orders?table=flurry_nodes', { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createMysqlDriver(url: string | URL, opts: SqlDriverOptions) {
   const { url: parsed, address } = startSqlFactory(url, opts, 'mysql', 'createMysqlDriver');

@@ -12,17 +12,6 @@
  * is destroyed, so a restarted server is reconnected to on the next call.
  *
  * URLs: `postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=…]`.
- *
- * @example
- * ```ts
- * import { systemClock } from '@flurry/core';
- * import { createPostgresDriver } from './drivers/postgres.js';
- * const driver = await createPostgresDriver('postgres://app:pw@127.0.0.1:5432/orders', { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * await driver.close();
- * ```
  */
 import pg from 'pg';
 import { openSqlDriver, type SqlDriverOptions, type SqlEngine, type SqlResult } from './sql-common.js';
@@ -37,11 +26,6 @@ function sqlState(err: unknown): string | undefined {
  * Connects to PostgreSQL and returns a registry driver (the table is created on first use
  * unless `createTable: false`). Rejects with `FLURRY_E_REGISTRY_URL`, `…_AUTH`,
  * `…_UNREACHABLE` or `…_CORRUPT`, naming the URL without its password.
- *
- * @example
- * ```ts
- * const driver = await createPostgresDriver('postgres://app:pw@127.0.0.1:5432/orders?table=flurry_nodes', { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createPostgresDriver(url: string | URL, opts: SqlDriverOptions) {
   const { url: parsed, address } = startSqlFactory(url, opts, 'postgres', 'createPostgresDriver');

@@ -8,24 +8,12 @@
  * resolution: error 1 ms). Comparing it with the holder's own wall clock at that renewal (in
  * the high-water record) estimates the holder's clock offset (docs/node-ids.md, "Listing
  * holders").
- *
- * @example
- * ```ts
- * const list = await readRedisHolders(client, { prefix: 'flurry', namespace: 'orders', records });
- * ```
  */
 import type { Redis } from 'ioredis';
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
 
-/**
- * Where {@link readRedisHolders} reads.
- *
- * @example
- * ```ts
- * const q: RedisHoldersQuery = { prefix: 'flurry', namespace: 'orders', records };
- * ```
- */
+/** Where {@link readRedisHolders} reads. */
 export interface RedisHoldersQuery {
   readonly prefix: string;
   readonly namespace: string;
@@ -49,14 +37,7 @@ async function heldSlots(client: Redis, base: string): Promise<number[]> {
   return [...slots].sort((a, b) => a - b);
 }
 
-/**
- * Lists the live holders of one namespace (see the module comment for the timing method).
- *
- * @example
- * ```ts
- * for (const h of await readRedisHolders(client, q)) console.log(h.slot, h.sinceRenewalMs);
- * ```
- */
+/** Lists the live holders of one namespace (see the module comment for the timing method). */
 export async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Promise<HolderRecord[]> {
   const base = `${q.prefix}:{${q.namespace}}:`;
   const slots = await heldSlots(client, base);

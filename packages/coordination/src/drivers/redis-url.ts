@@ -1,23 +1,11 @@
 /**
  * `redis://` registry URLs: host, port, database, credentials and key prefix
  * ({@link parseRedisUrl}).
- *
- * @example
- * ```ts
- * const { host, port, db, prefix } = parseRedisUrl('redis://:pw@127.0.0.1:6379/0?prefix=ids');
- * ```
  */
 import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/**
- * A parsed `redis://` URL (see {@link parseRedisUrl}).
- *
- * @example
- * ```ts
- * parseRedisUrl('redis://:pw@127.0.0.1:6379/0').redacted // 'redis://:***@127.0.0.1:6379/0'
- * ```
- */
+/** A parsed `redis://` URL (see {@link parseRedisUrl}). */
 export interface RedisUrl {
   readonly host: string;
   readonly port: number;
@@ -40,11 +28,6 @@ export interface RedisUrl {
  * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]`,
  * or `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
  * (the message never contains the password).
- *
- * @example
- * ```ts
- * parseRedisUrl('redis://:pw@127.0.0.1:6380/2') // { host: '127.0.0.1', port: 6380, db: 2, password: 'pw', … }
- * ```
  */
 export function parseRedisUrl(url: URL | string): RedisUrl {
   const raw = typeof url === 'string' ? url : url.href;

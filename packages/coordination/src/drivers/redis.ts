@@ -43,17 +43,6 @@
  *
  * URLs: `redis://[[user]:password@]host:port[/db]`, `rediss://…` for TLS; the key prefix is
  * `flurry` unless `?prefix=name` is given.
- *
- * @example
- * ```ts
- * import { systemClock } from '@flurry/core';
- * import { createRedisDriver } from './drivers/redis.js';
- * const driver = await createRedisDriver(new URL('redis://127.0.0.1:6379/0'), { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * await driver.close();
- * ```
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import {
@@ -432,11 +421,6 @@ async function checkPersistence(
  * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH` or
  * `FLURRY_E_REGISTRY_VOLATILE` (a Redis that can lose acknowledged writes, without
  * `?allowVolatile=true`), naming the URL without its password.
- *
- * @example
- * ```ts
- * const driver = await createRedisDriver(new URL('redis://127.0.0.1:6379/0'), { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createRedisDriver options');

@@ -4,12 +4,6 @@
  * (sql-engine.ts). The table is in sql-table.ts (re-exported here), the statements in
  * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
  * `mysql2`.
- *
- * @example
- * ```ts
- * import { registryTableDdl } from '@flurry/coordination';
- * console.log(registryTableDdl('postgres', 'flurry_nodes'));
- * ```
  */
 import { FlurryError, randomBelow, randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
@@ -86,11 +80,6 @@ function firstLine(err: unknown): string {
  * - **release**: the same condition; stores the final mark (clean when it covers the previous
  *   holder's window) and frees the row (`token = NULL`).
  * Marks follow the etcd and Redis rule (`recordToStore` in common.ts).
- *
- * @example
- * ```ts
- * const driver = await openSqlDriver(engine, { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export class SqlRegistryDriver implements RegistryDriver {
   readonly kind: string;
@@ -436,11 +425,6 @@ export class SqlRegistryDriver implements RegistryDriver {
  * Opens the shared SQL driver on an engine: checks (and creates, unless
  * `createTable: false`) the registry table. On failure the pool is closed and a coded error
  * thrown (`FLURRY_E_REGISTRY_AUTH`, `…_UNREACHABLE`, `…_URL`, `…_CORRUPT`).
- *
- * @example
- * ```ts
- * const driver = await openSqlDriver(engine, { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function openSqlDriver(engine: SqlEngine, opts: SqlDriverOptions): Promise<SqlRegistryDriver> {
   checkSqlDriverOptions(opts, engine.dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver');

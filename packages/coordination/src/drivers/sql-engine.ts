@@ -2,25 +2,12 @@
  * What a SQL client adapter (postgres.ts, mysql.ts) gives the shared SQL registry driver
  * (sql-common.ts): connections running `?`-placeholder statements, the parsed URL, and a
  * classification of client failures; and the options of the driver factories.
- *
- * @example
- * ```ts
- * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, end };
- * ```
  */
 import { assertKnownOptions, optionNames, sqlErrorClass, type SqlErrorClass } from '@flurry/core';
 import { checkConnectTimeout, ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
-/**
- * One result of a statement, the same for both clients.
- *
- * @example
- * ```ts
- * const r: SqlResult = await conn.query('SELECT 1 AS one', []);
- * r.rows[0].one; // 1
- * ```
- */
+/** One result of a statement, the same for both clients. */
 export interface SqlResult {
   readonly rows: Record<string, unknown>[];
   /** Rows inserted, updated or deleted. */
@@ -32,24 +19,12 @@ export interface SqlResult {
 /**
  * A connection as the shared driver uses it: statements with `?` placeholders (the PostgreSQL
  * adapter numbers them `$1…`).
- *
- * @example
- * ```ts
- * await conn.query('UPDATE t SET version = version + 1 WHERE namespace = ?', ['orders']);
- * ```
  */
 export interface SqlConn {
   query(sql: string, params: readonly unknown[]): Promise<SqlResult>;
 }
 
-/**
- * What a client adapter (postgres.ts, mysql.ts) gives the shared driver.
- *
- * @example
- * ```ts
- * const engine: SqlEngine = { dialect: 'postgres', name: 'PostgreSQL', url, withConn, end };
- * ```
- */
+/** What a client adapter (postgres.ts, mysql.ts) gives the shared driver. */
 export interface SqlEngine {
   readonly dialect: SqlDialect;
   /** As messages show it: 'PostgreSQL', 'MySQL'. */
@@ -65,14 +40,7 @@ export interface SqlEngine {
   end(): Promise<void>;
 }
 
-/**
- * The parts of a parsed SQL URL the shared driver needs.
- *
- * @example
- * ```ts
- * const u: SqlUrlLike = { host: '127.0.0.1', port: 5432, database: 'orders', table: 'flurry_nodes', redacted };
- * ```
- */
+/** The parts of a parsed SQL URL the shared driver needs. */
 export interface SqlUrlLike {
   readonly host: string;
   readonly port: number;
@@ -85,11 +53,6 @@ export interface SqlUrlLike {
 /**
  * What kind of failure a client error is for the registry: the engine's {@link SqlErrorClass}, with a duplicate
  * key, an existing table and a deadlock all counted as a lost `race` (another holder was faster).
- *
- * @example
- * ```ts
- * if (sqlFailure('postgres', err) === 'auth') throw authError;
- * ```
  */
 export function sqlFailure(
   dialect: SqlDialect,
@@ -99,14 +62,7 @@ export function sqlFailure(
   return c === 'duplicate' || c === 'exists' || c === 'conflict' ? 'race' : c;
 }
 
-/**
- * Options of the SQL driver factories (given by `openRegistry`).
- *
- * @example
- * ```ts
- * const opts: SqlDriverOptions = { clock: systemClock, connectTimeoutMs: 5000 };
- * ```
- */
+/** Options of the SQL driver factories (given by `openRegistry`). */
 export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
   readonly createTable?: boolean;
@@ -118,11 +74,6 @@ const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({ ...ENGINE_DRIVER
  * Checks the options of a SQL driver factory before it connects: unknown keys
  * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
  * (`FLURRY_E_REGISTRY_OPTION`).
- *
- * @example
- * ```ts
- * checkSqlDriverOptions({ clock: systemClock, connectTimeoutMs: 5000 }, 'createPostgresDriver');
- * ```
  */
 export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
   assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);

@@ -2,26 +2,13 @@
  * What every SQL driver factory (postgres.ts, mysql.ts) does before it builds its client's
  * pool: check the factory's options, parse the URL and check that it names the factory's
  * dialect, and hand over the connection fields both client libraries take under the same names.
- *
- * @example
- * ```ts
- * const { url, address } = startSqlFactory('postgres://app:pw@127.0.0.1/orders', opts, 'postgres', 'createPostgresDriver');
- * const pool = new pg.Pool({ ...address, max: 4 });
- * ```
  */
 import { registryError } from '../errors.js';
 import { checkSqlDriverOptions, type SqlDriverOptions } from './sql-engine.js';
 import type { SqlDialect } from './sql-table.js';
 import { parseSqlUrl, type SqlUrl } from './sql-url.js';
 
-/**
- * Where a SQL client connects, under the option names both `pg` and `mysql2` take.
- *
- * @example
- * ```ts
- * const a: SqlAddress = { host: '127.0.0.1', port: 5432, database: 'orders', user: 'app' };
- * ```
- */
+/** Where a SQL client connects, under the option names both `pg` and `mysql2` take. */
 export interface SqlAddress {
   readonly host: string;
   readonly port: number;
@@ -34,11 +21,6 @@ export interface SqlAddress {
  * Checks a SQL driver factory's options (`FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`)
  * and its URL (`FLURRY_E_REGISTRY_URL` for a malformed URL or one of another dialect, naming
  * it without its password); returns the parsed URL and the address to connect to.
- *
- * @example
- * ```ts
- * startSqlFactory('mysql://app:pw@127.0.0.1/orders', opts, 'mysql', 'createMysqlDriver').address.port; // 3306
- * ```
  */
 export function startSqlFactory(
   url: string | URL,

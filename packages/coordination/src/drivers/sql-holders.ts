@@ -8,12 +8,6 @@
  * the columns keep milliseconds). The holder's own wall clock at that renewal is the
  * `renewedAtMs` of its `holder` JSON when the driver stores it (the offset is then the holder's
  * clock against the reader's).
- *
- * @example
- * ```ts
- * const { rows } = await conn.query(holdersStatement('postgres', 'flurry_nodes'), ['orders']);
- * const list = rows.map(holderFromRow);
- * ```
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { SqlDialect } from './sql-table.js';
@@ -21,11 +15,6 @@ import type { SqlDialect } from './sql-table.js';
 /**
  * The `SELECT` of one namespace's live rows (one `?` placeholder: the namespace), with times as
  * Unix ms: `slot, holder, high_water_ms, ttl_ms, now_ms, updated_ms, expires_ms`.
- *
- * @example
- * ```ts
- * holdersStatement('mysql', 'flurry_nodes'); // 'SELECT `slot` AS slot, … WHERE `namespace` = ? AND …'
- * ```
  */
 export function holdersStatement(dialect: SqlDialect, table: string): string {
   const pg = dialect === 'postgres';
@@ -40,14 +29,7 @@ export function holdersStatement(dialect: SqlDialect, table: string): string {
   );
 }
 
-/**
- * One row of {@link holdersStatement} as a {@link HolderRecord}.
- *
- * @example
- * ```ts
- * holderFromRow({ slot: 3, holder: '{"id":"h:1:a"}', high_water_ms: '1764000000000', ttl_ms: 10000, now_ms: 2000, updated_ms: 1500, expires_ms: 11500 }).sinceRenewalMs; // 500
- * ```
- */
+/** One row of {@link holdersStatement} as a {@link HolderRecord}. */
 export function holderFromRow(row: Record<string, unknown>): HolderRecord {
   let h: Partial<HolderInfo> & { since?: unknown; renewedAtMs?: unknown; ttlMs?: unknown } = {};
   try {

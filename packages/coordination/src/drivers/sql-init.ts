@@ -2,12 +2,6 @@
  * `flurry registry init URL`'s library side: creates the registry table of a `postgres://`
  * or `mysql://` registry (if it does not exist) and checks its columns, or returns the DDL to
  * hand to an administrator when the application's user may not create tables.
- *
- * @example
- * ```ts
- * const r = await initSqlRegistry('postgres://admin:pw@db:5432/orders?table=flurry_nodes');
- * console.log(`table ${r.table} ready in ${r.url}`);
- * ```
  */
 import { systemClock, SQL_SCHEMES } from '@flurry/core';
 import { registryError } from '../errors.js';
@@ -15,15 +9,7 @@ import { loadEngineDriver } from '../open-registry.js';
 import { registryTableDdl } from './sql-common.js';
 import { parseSqlUrl } from './sql-url.js';
 
-/**
- * What {@link initSqlRegistry} did.
- *
- * @example
- * ```ts
- * const r: SqlRegistryInit = await initSqlRegistry(url);
- * r.ddl; // the CREATE TABLE IF NOT EXISTS statement it ran
- * ```
- */
+/** What {@link initSqlRegistry} did. */
 export interface SqlRegistryInit {
   /** The URL without its password. */
   readonly url: string;

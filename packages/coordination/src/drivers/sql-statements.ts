@@ -2,11 +2,6 @@
  * The SQL of the shared SQL registry driver, per dialect: the table probe, the namespace scan,
  * the slot read, and the conditional insert, take, renew and release (sql-common.ts says how
  * they keep "never two holders"), plus the holders listing (sql-holders.ts).
- *
- * @example
- * ```ts
- * const sql = registryStatements('mysql', quoteTable('mysql', 'flurry_nodes'));
- * ```
  */
 import { holdersStatement } from './sql-holders.js';
 import type { SqlDialect } from './sql-table.js';
@@ -14,12 +9,6 @@ import type { SqlDialect } from './sql-table.js';
 /**
  * The statements of one dialect on one table (`?` placeholders; `t` already quoted). The
  * comments give each statement's parameters in order.
- *
- * @example
- * ```ts
- * const sql = registryStatements('postgres', quoteTable('postgres', 'flurry_nodes'));
- * await conn.query(sql.scan, ['orders']);
- * ```
  */
 export function registryStatements(dialect: SqlDialect, t: string) {
   const pg = dialect === 'postgres';

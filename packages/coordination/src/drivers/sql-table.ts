@@ -22,36 +22,18 @@
  * PostgreSQL uses `timestamptz(3)` for the two timestamps, so that every session compares
  * them with `now()` in absolute time whatever its `TimeZone` setting; MySQL's `TIMESTAMP(3)`
  * is stored in UTC and converted per session the same way as `CURRENT_TIMESTAMP(3)`.
- *
- * @example
- * ```ts
- * import { registryTableDdl } from '@flurry/coordination';
- * console.log(registryTableDdl('postgres', 'flurry_nodes'));
- * ```
  */
 import type { SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
 
 export type { SqlDialect } from '@flurry/core';
 
-/**
- * The registry table's name when the URL gives no `?table=`.
- *
- * @example
- * ```ts
- * registryTableDdl('postgres', DEFAULT_REGISTRY_TABLE);
- * ```
- */
+/** The registry table's name when the URL gives no `?table=`. */
 export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
 
 /**
  * The columns of the registry table, in order (the drivers check that an existing table has
  * them all).
- *
- * @example
- * ```ts
- * REGISTRY_COLUMNS.includes('high_water_ms'); // true
- * ```
  */
 export const REGISTRY_COLUMNS = [
   'namespace',
@@ -89,11 +71,6 @@ export function validTableName(table: unknown): table is string {
 /**
  * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
  * Throws `FLURRY_E_REGISTRY_URL` for an invalid name.
- *
- * @example
- * ```ts
- * quoteTable('postgres', 'ops.flurry_nodes'); // '"ops"."flurry_nodes"'
- * ```
  */
 export function quoteTable(dialect: SqlDialect, table: string): string {
   if (!validTableName(table)) {

@@ -11,36 +11,15 @@
  * `verify-full`: TLS checked against the system CAs). Any other parameter is refused, so a
  * typo never passes silently. Every error is `FLURRY_E_REGISTRY_URL` and never contains the
  * password.
- *
- * @example
- * ```ts
- * parseSqlUrl('postgres://app:pw@127.0.0.1:5432/orders?table=flurry_nodes').redacted;
- * // 'postgres://app:***@127.0.0.1:5432/orders?table=flurry_nodes'
- * ```
  */
 import { checkUrlParams, redactLoosely, SQL_DEFAULT_PORT, SQL_SCHEMES, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
 
-/**
- * How a SQL registry connection uses TLS.
- *
- * @example
- * ```ts
- * const mode: SqlSslMode = parseSqlUrl('postgres://h/db?sslmode=require').sslmode; // 'require'
- * ```
- */
+/** How a SQL registry connection uses TLS. */
 export type SqlSslMode = 'disable' | 'require' | 'verify-full';
 
-/**
- * A parsed SQL registry URL (see {@link parseSqlUrl}).
- *
- * @example
- * ```ts
- * const u: SqlUrl = parseSqlUrl('mysql://app:pw@db.internal/orders');
- * u.port; // 3306
- * ```
- */
+/** A parsed SQL registry URL (see {@link parseSqlUrl}). */
 export interface SqlUrl {
   readonly dialect: SqlDialect;
   readonly host: string;

@@ -15,11 +15,6 @@
  * what to do (see {@link stateDirError}); a later failing write fails that renewal (logged,
  * retried at the next one). On a pod without a persistent volume the mark is lost with the
  * pod: then only the clock protects a new incarnation (keep NTP on).
- *
- * @example
- * ```ts
- * const driver = createStaticDriver({ kind: 'k8s', slot: k8sOrdinal(process.env), source: 'HOSTNAME=orders-3', clock: systemClock });
- * ```
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -29,14 +24,7 @@ import { registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-types.js';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 
-/**
- * Options of {@link createStaticDriver}.
- *
- * @example
- * ```ts
- * createStaticDriver({ kind: 'static', slot: 3, source: 'static:3', clock: systemClock });
- * ```
- */
+/** Options of {@link createStaticDriver}. */
 export interface StaticDriverOptions {
   /** `'static'` or `'k8s'`. */
   kind: 'static' | 'k8s';
@@ -79,12 +67,6 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
  * the file and the OS error, why the mark matters, and how to fix it. `phase` is `'start'`
  * for the write of `acquire()` (the process refuses to start), `'renewal'` or `'release'`
  * later (the lease keeps issuing; the write is retried at the next renewal).
- *
- * @example
- * ```ts
- * stateDirError('static:3', 3, '/var/lib/flurry', '/var/lib/flurry/static/default/3.json', err, 'start').message;
- * // 'static:3: cannot write the high-water mark of node ID 3 to /var/lib/flurry/static/default/3.json (EACCES: …). …'
- * ```
  */
 export function stateDirError(
   url: string,

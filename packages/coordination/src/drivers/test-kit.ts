@@ -2,11 +2,6 @@
  * What the driver tests share: holder descriptions, a coded-rejection assertion, and a
  * driver living in a child process driven line by line (so it can be paused with SIGSTOP
  * or killed like a production holder). Test support only; not exported by the package.
- *
- * @example
- * ```ts
- * const e = await rejectsWith(driver.renew(claim, { ttlMs: 1000, highWaterMs: 1 }), 'FLURRY_E_LEASE_LOST');
- * ```
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -15,14 +10,7 @@ import { createInterface } from 'node:readline';
 import { FlurryError } from '@flurry/core';
 import type { HolderInfo, RegistryDriver } from '../driver.js';
 
-/**
- * A holder description unique to this test process and `tag`.
- *
- * @example
- * ```ts
- * await driver.claim({ namespace: 'x', slots: 4, ttlMs: 1000, holder: holder('a') });
- * ```
- */
+/** A holder description unique to this test process and `tag`. */
 export const holder = (tag: number | string, address?: string): HolderInfo => ({
   id: `${hostname()}:${process.pid}:${tag}`,
   hostname: hostname(),
@@ -30,24 +18,10 @@ export const holder = (tag: number | string, address?: string): HolderInfo => ({
   ...(address ? { address } : {}),
 });
 
-/**
- * Resolves after `ms`.
- *
- * @example
- * ```ts
- * await sleep(100);
- * ```
- */
+/** Resolves after `ms`. */
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Asserts that `p` rejects with a {@link FlurryError} of `code`, and returns it.
- *
- * @example
- * ```ts
- * const e = await rejectsWith(open('etcd://127.0.0.1:1'), 'FLURRY_E_REGISTRY_UNREACHABLE');
- * ```
- */
+/** Asserts that `p` rejects with a {@link FlurryError} of `code`, and returns it. */
 export async function rejectsWith(p: Promise<unknown>, code: string): Promise<FlurryError> {
   try {
     await p;
@@ -62,11 +36,6 @@ export async function rejectsWith(p: Promise<unknown>, code: string): Promise<Fl
 /**
  * Calls `attempt` up to `tries` times, `everyMs` apart, until it resolves; a rejection with
  * another code than `allowedCode` (when given) fails at once. Returns whether it succeeded.
- *
- * @example
- * ```ts
- * assert.ok(await retryUntilOk(() => d.renew(c, { ttlMs, highWaterMs: 7 }), 40, 100, 'FLURRY_E_REGISTRY_UNREACHABLE'));
- * ```
  */
 export async function retryUntilOk(
   attempt: () => Promise<unknown>,
@@ -89,13 +58,6 @@ export async function retryUntilOk(
 /**
  * A Node process running the ES module source `src` (which writes one JSON object a line
  * to stdout and reads commands a line from stdin), with `env` added to this environment.
- *
- * @example
- * ```ts
- * const child = new ChildProcessDriver(`process.stdout.write('{"ready":true}\\n');`, {});
- * assert.deepEqual(await child.next(), { ready: true });
- * await child.kill();
- * ```
  */
 export class ChildProcessDriver {
   private readonly proc: ChildProcessWithoutNullStreams;
@@ -156,11 +118,6 @@ export class ChildProcessDriver {
 /**
  * A one-slot in-memory driver whose slot was released cleanly by a holder that issued up
  * to `floorMs` (so a claim inherits exactly that high-water mark); renew and release succeed.
- *
- * @example
- * ```ts
- * const reg = new LeaseRegistry(cleanFloorDriver(clock.now() + 101), { cluster: 'c', clock, autoRenew: false });
- * ```
  */
 export function cleanFloorDriver(floorMs: number): RegistryDriver {
   return {

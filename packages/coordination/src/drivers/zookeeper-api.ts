@@ -3,12 +3,6 @@
  * ships no type declarations) used by the `zookeeper://` and `zookeeper+leaf://` drivers:
  * the client and module shapes, ZooKeeper's error codes and create modes, {@link ZkError}
  * and {@link zkFailure}, which maps client failures to coded {@link FlurryError}s.
- *
- * @example
- * ```ts
- * try { await session.create(path, data, CreateMode.EPHEMERAL); }
- * catch (e) { if (!isZk(e, ZkCode.NODE_EXISTS)) throw zkFailure(e, url, `claiming ${path}`); }
- * ```
  */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
@@ -16,15 +10,7 @@ import zookeeperModule from 'node-zookeeper-client';
 import { FlurryError, redactUrl } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/**
- * The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers).
- *
- * @example
- * ```ts
- * const stat = await session.exists('/flurry/a/slots/3');
- * if (stat && session.owns(stat)) console.log('ours, version', stat.version);
- * ```
- */
+/** The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers). */
 export interface ZkStat {
   readonly version: number;
   readonly cversion: number;
@@ -36,14 +22,7 @@ export interface ZkStat {
   readonly mtime: Buffer;
 }
 
-/**
- * An error of node-zookeeper-client (its ZooKeeper error code in `code`).
- *
- * @example
- * ```ts
- * const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
- * ```
- */
+/** An error of node-zookeeper-client (its ZooKeeper error code in `code`). */
 export interface ZkClientException extends Error {
   readonly code: number;
   getCode(): number;
@@ -69,15 +48,7 @@ interface ZkConnectionManager {
   findNextServer(cb: (server: { host: string; port: number }) => void): void;
 }
 
-/**
- * The part of a node-zookeeper-client `Client` the session uses.
- *
- * @example
- * ```ts
- * const client: ZkClient = zk.createClient('127.0.0.1:2181', { sessionTimeout: 10_000, spinDelay: 100, retries: 0 });
- * client.connect();
- * ```
- */
+/** The part of a node-zookeeper-client `Client` the session uses. */
 export interface ZkClient extends EventEmitter {
   connectionManager: ZkConnectionManager;
   connect(): void;
@@ -105,14 +76,7 @@ export interface ZkClient extends EventEmitter {
   getSessionTimeout(): number;
 }
 
-/**
- * The part of node-zookeeper-client's module used here.
- *
- * @example
- * ```ts
- * const mode = (zookeeperModule as ZkModule).CreateMode.EPHEMERAL;
- * ```
- */
+/** The part of node-zookeeper-client's module used here. */
 export interface ZkModule {
   createClient(
     connectionString: string,
@@ -134,24 +98,12 @@ export interface ZkModule {
   };
 }
 
-/**
- * node-zookeeper-client, typed by {@link ZkModule}.
- *
- * @example
- * ```ts
- * if (state === zk.State.EXPIRED) markExpired();
- * ```
- */
+/** node-zookeeper-client, typed by {@link ZkModule}. */
 export const zk = zookeeperModule as ZkModule;
 
 /**
  * ZooKeeper's error codes as node-zookeeper-client reports them, plus `TIMEOUT` for an
  * operation this module abandoned after its time limit.
- *
- * @example
- * ```ts
- * if (err instanceof ZkError && err.zkCode === ZkCode.NODE_EXISTS) tryNextSlot();
- * ```
  */
 export const ZkCode = {
   RUNTIME_INCONSISTENCY: -2,
@@ -168,14 +120,7 @@ export const ZkCode = {
   TIMEOUT: -10_000,
 } as const;
 
-/**
- * Node creation modes.
- *
- * @example
- * ```ts
- * await session.create('/a/slot', data, CreateMode.EPHEMERAL);
- * ```
- */
+/** Node creation modes. */
 export const CreateMode = {
   PERSISTENT: zk.CreateMode.PERSISTENT,
   EPHEMERAL: zk.CreateMode.EPHEMERAL,
@@ -185,12 +130,6 @@ export const CreateMode = {
 /**
  * A failed ZooKeeper operation: `zkCode` is one of {@link ZkCode}; for a transaction,
  * `opIndex` is the index of the operation that failed.
- *
- * @example
- * ```ts
- * try { await s.create(p, d, CreateMode.EPHEMERAL); }
- * catch (e) { if (e instanceof ZkError && e.zkCode === ZkCode.NODE_EXISTS) { … } }
- * ```
  */
 export class ZkError extends Error {
   readonly zkCode: number;
@@ -207,14 +146,7 @@ export class ZkError extends Error {
   }
 }
 
-/**
- * True when `err` is a {@link ZkError} with one of `codes`.
- *
- * @example
- * ```ts
- * if (isZk(err, ZkCode.NO_NODE)) return null;
- * ```
- */
+/** True when `err` is a {@link ZkError} with one of `codes`. */
 export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && codes.includes(err.zkCode);
 }
@@ -226,11 +158,6 @@ export type { FlurryLogger as ZkLogger } from '@flurry/core';
  * or an unreachable server → `FLURRY_E_REGISTRY_UNREACHABLE`; an expired session →
  * `FLURRY_E_LEASE_LOST`; an ACL refusal → `FLURRY_E_REGISTRY_AUTH`; a {@link FlurryError}
  * passes through; anything else → `FLURRY_E_REGISTRY_UNREACHABLE` with the cause.
- *
- * @example
- * ```ts
- * try { await s.exists(p); } catch (e) { throw zkFailure(e, url, 'renewing slot 3'); }
- * ```
  */
 export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
   const display = redactUrl(url);

@@ -19,14 +19,6 @@
  * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
  * waits forever for the answer to a session handshake (a server still starting accepts
  * the TCP connection and may never answer it), so handshakes are cut short and retried.
- *
- * @example
- * ```ts
- * const { hosts } = parseZooKeeperUrl('zookeeper://127.0.0.1:2181/flurry', 'zookeeper');
- * const s = await ZkSession.open({ hosts, url: 'zookeeper://127.0.0.1:2181/flurry', sessionTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
- * await s.mkdirp('/flurry/demo');
- * await s.close();
- * ```
  */
 import { redactUrl, registryError } from '../errors.js';
 import type { ZkLogger } from './zookeeper-api.js';
@@ -36,14 +28,7 @@ export { CreateMode, ZkCode, ZkError, isZk, zkFailure, type ZkLogger, type ZkSta
 export { normalizeZkPath, parseZooKeeperUrl, type ParsedZooKeeperUrl } from './zookeeper-url.js';
 export { ZkSession, type MultiBuilder, type ZkSessionOptions, type ZkSessionState } from './zookeeper-session.js';
 
-/**
- * Options of {@link ZkSessionPool}.
- *
- * @example
- * ```ts
- * new ZkSessionPool({ hosts: ['127.0.0.1:2181'], url: 'zookeeper://127.0.0.1:2181/x', connectTimeoutMs: 5000 });
- * ```
- */
+/** Options of {@link ZkSessionPool}. */
 export interface ZkSessionPoolOptions {
   readonly hosts: readonly string[];
   readonly url: string;
@@ -56,13 +41,6 @@ export interface ZkSessionPoolOptions {
  * the live one, waits for a reconnecting one (up to the connect timeout), or opens a new
  * one when the old one expired, so claims after an expiry work without a new driver.
  * Sessions of another TTL that hold no claim are closed when a new one is opened.
- *
- * @example
- * ```ts
- * const pool = new ZkSessionPool({ hosts: ['127.0.0.1:2181'], url, connectTimeoutMs: 5000 });
- * const s = await pool.get(10_000);
- * await pool.close();
- * ```
  */
 export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();

@@ -2,13 +2,6 @@
  * What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the client: claim
  * request checks, the stored high-water record, the session pool of a driver and the time
  * limit of a renewal's operations.
- *
- * @example
- * ```ts
- * validateClaimRequest(req, url);
- * const s = await zkSessionPool(parsed, opts).get(req.ttlMs);
- * const opT = renewOpTimeout(s, req.ttlMs, opts.connectTimeoutMs, 'claiming a slot', url);
- * ```
  */
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
@@ -23,14 +16,7 @@ export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>(EN
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
-/**
- * Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`).
- *
- * @example
- * ```ts
- * const r: HighWaterRecord = { highWaterMs: 1_700_000_000_000, releasedCleanly: true };
- * ```
- */
+/** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */
 export interface HighWaterRecord {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
@@ -39,11 +25,6 @@ export interface HighWaterRecord {
 /**
  * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
  * `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * validateClaimRequest({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder }, url);
- * ```
  */
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
   if (
@@ -88,11 +69,6 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
 /**
  * Parses a stored high-water record (`{"highWaterMs":…,"releasedCleanly":…}`); throws
  * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
- *
- * @example
- * ```ts
- * parseHighWater(Buffer.from('{"highWaterMs":1700000000000,"releasedCleanly":true}'), '/flurry/a/hw/3', url)
- * ```
  */
 export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
   let v: unknown;
@@ -122,11 +98,6 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
 /**
  * Checks `connectTimeoutMs` (`FLURRY_E_REGISTRY_OPTION`) and makes the session pool of a
  * ZooKeeper driver (either scheme); nothing is connected yet.
- *
- * @example
- * ```ts
- * const pool = zkSessionPool(parseZooKeeperUrl(url, 'zookeeper'), { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOptions): ZkSessionPool {
   if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
@@ -148,11 +119,6 @@ export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOpti
  * The time limit of each ZooKeeper operation of a renewal with `ttlMs`: a third of the TTL,
  * within 500 ms .. `connectTimeoutMs`. Throws `FLURRY_E_REGISTRY_OPTION` when the session's
  * timeout is shorter than the TTL (the slot could be freed before the holder's deadline).
- *
- * @example
- * ```ts
- * const opT = renewOpTimeout(session, 9000, 5000, 'renewing slot 3', url); // 3000
- * ```
  */
 export function renewOpTimeout(
   session: ZkSession,

@@ -10,24 +10,12 @@
  * this read cannot know (`sinceRenewalErrorMs` null). The slot is freed when the holder's
  * session expires (its session timeout after it last talked to ZooKeeper), so `expiresInMs`
  * is the session timeout after the last renewal.
- *
- * @example
- * ```ts
- * const list = await readZkHolders(session, { dir: '/flurry/orders', url, opTimeoutMs: 5000, now: () => Date.now() });
- * ```
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { ZkSession } from './zookeeper-client.js';
 import { parseHighWater } from './zookeeper-common.js';
 
-/**
- * Where {@link readZkHolders} reads.
- *
- * @example
- * ```ts
- * const q: ZkHoldersQuery = { dir: '/flurry/orders', url: 'zookeeper://127.0.0.1:2181/flurry', opTimeoutMs: 5000, now: Date.now };
- * ```
- */
+/** Where {@link readZkHolders} reads. */
 export interface ZkHoldersQuery {
   /** The namespace's node (`<path>/<namespace>`). */
   readonly dir: string;
@@ -37,26 +25,12 @@ export interface ZkHoldersQuery {
   now(): number;
 }
 
-/**
- * A znode's `mtime` (8 bytes, big-endian Unix ms) as a number.
- *
- * @example
- * ```ts
- * zkTimeMs(stat.mtime); // 1764000000000
- * ```
- */
+/** A znode's `mtime` (8 bytes, big-endian Unix ms) as a number. */
 export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
-/**
- * Lists the live holders of one namespace (see the module comment for the timing method).
- *
- * @example
- * ```ts
- * for (const h of await readZkHolders(session, q)) console.log(h.slot, h.holder.hostname);
- * ```
- */
+/** Lists the live holders of one namespace (see the module comment for the timing method). */
 export async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
   const names = await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs);
   const slots = names

@@ -2,13 +2,6 @@
  * The local side of the `zookeeper+leaf://` driver: Leaf's worker-ID cache file (read at
  * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
  * two processes of one `ip:port` from taking the same worker ID.
- *
- * @example
- * ```ts
- * const lock = await acquireHostLock(tmpdir(), '10.0.0.5:8080', url);
- * const { workerId } = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
- * await lock.release();
- * ```
  */
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeDirLevelsSync } from '../state-dir.js';
@@ -17,27 +10,13 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/**
- * The local worker-ID cache of one Leaf name and port.
- *
- * @example
- * ```ts
- * const { workerId, highWaterMs }: LeafCache = readLeafCache(leafCacheFile(tmpdir(), 'orders', '8080'));
- * ```
- */
+/** The local worker-ID cache of one Leaf name and port. */
 export interface LeafCache {
   readonly workerId?: number;
   readonly highWaterMs?: number;
 }
 
-/**
- * Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`.
- *
- * @example
- * ```ts
- * leafCacheFile('/tmp', 'orders', '8080') // '/tmp/orders/leafconf/8080/workerID.properties'
- * ```
- */
+/** Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`. */
 export function leafCacheFile(cacheDir: string, name: string, port: string): string {
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
 }
@@ -45,11 +24,6 @@ export function leafCacheFile(cacheDir: string, name: string, port: string): str
 /**
  * Reads a cache file written by Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`);
  * `{}` when it is missing or unreadable.
- *
- * @example
- * ```ts
- * readLeafCache('/tmp/orders/leafconf/8080/workerID.properties').workerId
- * ```
  */
 export function readLeafCache(file: string): LeafCache {
   let text: string;
@@ -73,14 +47,7 @@ export function readLeafCache(file: string): LeafCache {
   };
 }
 
-/**
- * Writes the local worker-ID cache (atomically: a temporary file renamed over it).
- *
- * @example
- * ```ts
- * writeLeafCache(leafCacheFile(dir, 'orders', '8080'), 7, Date.now());
- * ```
- */
+/** Writes the local worker-ID cache (atomically: a temporary file renamed over it). */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
   makeDirLevelsSync(path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
@@ -109,15 +76,7 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
   return start === undefined || now === undefined || now === start;
 }
 
-/**
- * An exclusive per-address lock on this host (see {@link acquireHostLock}).
- *
- * @example
- * ```ts
- * const lock: HostLock = await acquireHostLock(dir, '10.0.0.5:8080', url);
- * try { serve(); } finally { lock.release(); }
- * ```
- */
+/** An exclusive per-address lock on this host (see {@link acquireHostLock}). */
 export interface HostLock {
   readonly file: string;
   /** Still in place (not removed by hand)? */
@@ -132,12 +91,6 @@ export interface HostLock {
  * holder). Two processes starting at once may both back off, but never both win: the
  * later one to list always sees the earlier one's file. Files of dead processes (pid
  * gone, or reused: the start time in /proc differs) are removed.
- *
- * @example
- * ```ts
- * const lock = await acquireHostLock('/tmp/orders/leafconf/8080', '10.0.0.5:8080', url);
- * lock.release();
- * ```
  */
 export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
   makeDirLevelsSync(dir);

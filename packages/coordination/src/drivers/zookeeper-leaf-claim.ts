@@ -2,11 +2,6 @@
  * Claiming a Leaf worker ID (the claim path of zookeeper-leaf.ts, whose module comment
  * describes the scheme): online, through Leaf's `forever` node of the address, its Flurry
  * ephemeral node and meta record; or offline from Leaf's local cache (`cacheFallback=true`).
- *
- * @example
- * ```ts
- * const claim = await onlineClaim(driver, req, session, 'orders', addr, lock, cacheFile);
- * ```
  */
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
@@ -29,22 +24,10 @@ import {
  * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
  * past its last report (3 s + 1 s slack). A claim after an unclean holder pads the mark by
  * `LEAF_UNREPORTED_MS - ttlMs` when the TTL is shorter.
- *
- * @example
- * ```ts
- * const reported = stored + Math.max(0, LEAF_UNREPORTED_MS - ttlMs);
- * ```
  */
 export const LEAF_UNREPORTED_MS = 4000;
 
-/**
- * What the Leaf driver keeps about one claim.
- *
- * @example
- * ```ts
- * const st: LeafClaimState | undefined = driver.claims.get(claim.token);
- * ```
- */
+/** What the Leaf driver keeps about one claim. */
 export interface LeafClaimState {
   readonly slot: number;
   readonly addr: LeafAddress;
@@ -61,14 +44,7 @@ export interface LeafClaimState {
   lastWritten: number;
 }
 
-/**
- * The parts of the Leaf driver the claim path uses.
- *
- * @example
- * ```ts
- * await onlineClaim(this, req, session, name, addr, lock, cacheFile); // inside LeafDriver
- * ```
- */
+/** The parts of the Leaf driver the claim path uses. */
 export interface LeafContext {
   readonly url: string;
   readonly prefix: string;
@@ -78,14 +54,7 @@ export interface LeafContext {
   writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number): Promise<void>;
 }
 
-/**
- * A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`).
- *
- * @example
- * ```ts
- * return offlineClaim(this, req, name, addr, lock, cacheFile, err);
- * ```
- */
+/** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
 export function offlineClaim(
   ctx: LeafContext,
   req: ClaimRequest,
@@ -140,14 +109,7 @@ export function offlineClaim(
   };
 }
 
-/**
- * The ZooKeeper paths of one Leaf name and address.
- *
- * @example
- * ```ts
- * leafPaths('', 'orders', addr).forever; // '/snowflake/orders/forever'
- * ```
- */
+/** The ZooKeeper paths of one Leaf name and address. */
 export function leafPaths(
   prefix: string,
   name: string,
@@ -162,14 +124,7 @@ export function leafPaths(
   };
 }
 
-/**
- * A claim through ZooKeeper (see zookeeper-leaf.ts).
- *
- * @example
- * ```ts
- * return await onlineClaim(this, req, session, name, addr, lock, cacheFile);
- * ```
- */
+/** A claim through ZooKeeper (see zookeeper-leaf.ts). */
 export async function onlineClaim(
   ctx: LeafContext,
   req: ClaimRequest,

@@ -16,11 +16,6 @@
  * now − the Leaf node's `mtime` (ZooKeeper's clock at the write), so offsets come out against
  * ZooKeeper's clock; worker IDs never expire in Leaf's scheme (`expiresInMs` is the session
  * timeout after that write for a Flurry holder, null for a Leaf server).
- *
- * @example
- * ```ts
- * const list = await readLeafHolders(session, { root: '/snowflake/orders', url, opTimeoutMs: 5000, now: Date.now });
- * ```
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { ZkSession } from './zookeeper-client.js';
@@ -30,22 +25,10 @@ import { parseEndpoint, parseLeafNodeName, parseMeta } from './zookeeper-leaf-na
 /**
  * How recently a Leaf (Java) server must have written its node to be listed: two of its 3 s
  * reports (Leaf's own ZooKeeper session is 6 s).
- *
- * @example
- * ```ts
- * const live = now - mtime < LEAF_JAVA_LIVE_MS;
- * ```
  */
 export const LEAF_JAVA_LIVE_MS = 6000;
 
-/**
- * Where {@link readLeafHolders} reads.
- *
- * @example
- * ```ts
- * const q: LeafHoldersQuery = { root: '/snowflake/orders', url, opTimeoutMs: 5000, now: Date.now };
- * ```
- */
+/** Where {@link readLeafHolders} reads. */
 export interface LeafHoldersQuery {
   /** `<prefix>/snowflake/<name>`. */
   readonly root: string;
@@ -73,14 +56,7 @@ function holderOf(data: Buffer | undefined): Partial<HolderInfo> & { claimedAt?:
   }
 }
 
-/**
- * Lists the live holders of one Leaf `name` (see the module comment).
- *
- * @example
- * ```ts
- * for (const h of await readLeafHolders(session, q)) console.log(h.slot, h.holder.address);
- * ```
- */
+/** Lists the live holders of one Leaf `name` (see the module comment). */
 export async function readLeafHolders(session: ZkSession, q: LeafHoldersQuery): Promise<HolderRecord[]> {
   const [forever, live] = await Promise.all([
     session.getChildren(`${q.root}/forever`, q.opTimeoutMs),

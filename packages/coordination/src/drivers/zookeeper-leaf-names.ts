@@ -2,23 +2,10 @@
  * Meituan Leaf's names and records in ZooKeeper, as the `zookeeper+leaf://` driver reads
  * and writes them: `ip:port` addresses, worker node names (`ip:port-0000000007`), the
  * endpoint JSON of a worker node, and Flurry's record beside it.
- *
- * @example
- * ```ts
- * const addr = parseLeafAddress('10.0.0.5:8080', url);
- * parseLeafNodeName('10.0.0.5:8080-0000000007'); // { address: '10.0.0.5:8080', workerId: 7 }
- * ```
  */
 import { registryError } from '../errors.js';
 
-/**
- * A Leaf `ip:port` address.
- *
- * @example
- * ```ts
- * const { ip, port } = parseLeafAddress('10.0.0.5:8080', url); // '10.0.0.5', '8080'
- * ```
- */
+/** A Leaf `ip:port` address. */
 export interface LeafAddress {
   readonly ip: string;
   readonly port: string;
@@ -29,11 +16,6 @@ export interface LeafAddress {
 /**
  * Parses and checks a Leaf address `ip:port` (IPv4, IPv6 without brackets, or a host name
  * without `-`; port 1–65535). Throws `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * parseLeafAddress('10.0.0.5:8080', url) // { ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }
- * ```
  */
 export function parseLeafAddress(text: string, url: string): LeafAddress {
   const i = text.lastIndexOf(':');
@@ -49,15 +31,7 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   return { ip, port, text };
 }
 
-/**
- * A child of Leaf's `forever` node, parsed.
- *
- * @example
- * ```ts
- * parseLeafNodeName('10.0.0.5:8080-0000000007'); // address '10.0.0.5:8080', worker ID 7
- * parseLeafNodeName('lock');                      // null: not a worker node
- * ```
- */
+/** A child of Leaf's `forever` node, parsed. */
 export interface LeafNodeName {
   readonly address: string;
   readonly workerId: number;
@@ -67,11 +41,6 @@ export interface LeafNodeName {
 /**
  * Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`); null when it
  * is not one.
- *
- * @example
- * ```ts
- * parseLeafNodeName('10.0.0.5:8080-0000000007') // { address: '10.0.0.5:8080', workerId: 7, name: '…' }
- * ```
  */
 export function parseLeafNodeName(name: string): LeafNodeName | null {
   const i = name.lastIndexOf('-');
@@ -79,15 +48,7 @@ export function parseLeafNodeName(name: string): LeafNodeName | null {
   return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
 }
 
-/**
- * Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order).
- *
- * @example
- * ```ts
- * leafEndpointJson({ ip: '10.0.0.5', port: '8080', text: '10.0.0.5:8080' }, 1700000000000)
- * // '{"ip":"10.0.0.5","port":"8080","timestamp":1700000000000}'
- * ```
- */
+/** Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order). */
 export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
   return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
 }
@@ -95,11 +56,6 @@ export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
 /**
  * The timestamp stored in a Leaf worker node (`{"ip":…,"port":…,"timestamp":…}`);
  * throws `FLURRY_E_REGISTRY_CORRUPT` naming the node when the data is not Leaf's.
- *
- * @example
- * ```ts
- * const reportedMs = parseEndpoint(data, '/snowflake/orders/forever/10.0.0.5:8080-0000000007', url);
- * ```
  */
 export function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
   let v: unknown;
@@ -125,28 +81,14 @@ export function parseEndpoint(data: Buffer, nodePath: string, url: string): numb
   return e.timestamp;
 }
 
-/**
- * Flurry's record beside a Leaf worker node (see {@link parseMeta}).
- *
- * @example
- * ```ts
- * const clean = parseMeta(got.data)?.releasedCleanly === true; // else the previous holder may have issued unreported
- * ```
- */
+/** Flurry's record beside a Leaf worker node (see {@link parseMeta}). */
 export interface LeafMeta {
   highWaterMs: number;
   releasedCleanly: boolean;
   foreverVersion: number;
 }
 
-/**
- * Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's.
- *
- * @example
- * ```ts
- * const meta = parseMeta(got.data); // { releasedCleanly: true, … } or null
- * ```
- */
+/** Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's. */
 export function parseMeta(data: Buffer): LeafMeta | null {
   try {
     const m = JSON.parse(data.toString('utf8')) as Partial<LeafMeta>;

@@ -68,13 +68,6 @@
  *   ID comes from the local file; nothing checks that another host does not use the same
  *   address, the only high-water mark is the local one (none at all if Leaf wrote the
  *   file), and renewals only refresh the local file until the process restarts.
- *
- * @example
- * ```ts
- * const driver = await createLeafDriver(new URL('zookeeper+leaf://127.0.0.1:2181?name=orders&address=10.0.0.5:8080'), { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 9000, holder });
- * console.log(claim.slot); // Leaf's worker ID for 10.0.0.5:8080
- * ```
  */
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -416,11 +409,6 @@ class LeafDriver implements RegistryDriver, LeafContext {
  * unreachable it rejects `FLURRY_E_REGISTRY_UNREACHABLE`, unless `cacheFallback=true`, in
  * which case claims start from the local cache. Unknown parameters, a bad `name` or
  * `address` → `FLURRY_E_REGISTRY_URL`.
- *
- * @example
- * ```ts
- * const driver = await createLeafDriver('zookeeper+leaf://zk1:2181,zk2:2181?name=orders&address=10.0.0.5:8080', { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
   assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createLeafDriver options');

@@ -9,13 +9,6 @@
  * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
  * waits forever for the answer to a session handshake (a server still starting accepts
  * the TCP connection and may never answer it), so handshakes are cut short and retried.
- *
- * @example
- * ```ts
- * const s = await ZkSession.open({ hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5_000 });
- * await s.mkdirp('/flurry/demo');
- * await s.close();
- * ```
  */
 import { redactUrl, registryError } from '../errors.js';
 import {
@@ -33,15 +26,7 @@ import { reconnectTiming } from './zookeeper-timing.js';
 const STATES_CLOSED = -2;
 const STATES_CONNECTING = 1;
 
-/**
- * Options of {@link ZkSession.open}.
- *
- * @example
- * ```ts
- * const s = await ZkSession.open({ hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 10_000, connectTimeoutMs: 5000 });
- * console.log(s.timeoutMs); // what the server granted, within its min/max session timeout
- * ```
- */
+/** Options of {@link ZkSession.open}. */
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
   /** The registry URL (for messages; a password is removed). */
@@ -55,14 +40,7 @@ export interface ZkSessionOptions {
   readonly resume?: { sessionId: Buffer; password: Buffer } | undefined;
 }
 
-/**
- * The state of a {@link ZkSession}.
- *
- * @example
- * ```ts
- * if (session.state === 'disconnected') throw unreachable();
- * ```
- */
+/** The state of a {@link ZkSession}. */
 export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed';
 
 /**
@@ -70,13 +48,6 @@ export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed'
  * and rejects with a {@link ZkError}; an operation that times out while the session
  * believes it is connected drops the socket so the client reconnects (possibly to
  * another server), as the Java client's read timeout would.
- *
- * @example
- * ```ts
- * const s = await ZkSession.open({ hosts: ['127.0.0.1:2181'], url, sessionTimeoutMs: 6000, connectTimeoutMs: 5000 });
- * console.log(s.timeoutMs, s.sessionIdHex, s.state);
- * await s.close();
- * ```
  */
 export class ZkSession {
   readonly requestedTimeoutMs: number;
@@ -124,11 +95,6 @@ export class ZkSession {
    * Connects and resolves once the session is established; rejects with
    * `FLURRY_E_REGISTRY_UNREACHABLE` (naming the URL and the hosts tried) after
    * `connectTimeoutMs`, or with `FLURRY_E_REGISTRY_AUTH` if the server refuses it.
-   *
-   * @example
-   * ```ts
-   * const s = await ZkSession.open({ hosts: ['127.0.0.1:2181'], url: 'zookeeper://127.0.0.1:2181/x', sessionTimeoutMs: 10_000, connectTimeoutMs: 3_000 });
-   * ```
    */
   static async open(opts: ZkSessionOptions): Promise<ZkSession> {
     const client = zk.createClient(opts.hosts.join(','), {
@@ -471,14 +437,7 @@ export class ZkSession {
   }
 }
 
-/**
- * Builder handed to {@link ZkSession.multi}.
- *
- * @example
- * ```ts
- * await session.multi((tx) => tx.check('/a/slot', -1).setData('/a/hw', data, 4));
- * ```
- */
+/** Builder handed to {@link ZkSession.multi}. */
 export interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): MultiBuilder;
   check(path: string, version: number): MultiBuilder;

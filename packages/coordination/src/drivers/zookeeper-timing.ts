@@ -9,11 +9,6 @@
  * restarted server is found fast) and the time limit of one session handshake (the client library would wait
  * forever for a server that accepts the connection but does not answer). The torture suite derives its recovery
  * bound for ZooKeeper from these (torture/scenarios/engine.mjs).
- *
- * @example
- * ```ts
- * reconnectTiming(2000, 5000); // { spinDelayMs: 1000, handshakeTimeoutMs: 1000 }
- * ```
  */
 export function reconnectTiming(
   sessionTimeoutMs: number,

@@ -2,22 +2,10 @@
  * ZooKeeper registry URLs: `zookeeper://h:p[,h:p]/path?…` (and `zookeeper+leaf://…`) →
  * hosts, path, query. The WHATWG `URL` class rejects several `host:port` pairs, so the
  * string form is accepted too.
- *
- * @example
- * ```ts
- * const { hosts, path } = parseZooKeeperUrl('zookeeper://zk1:2181,zk2:2181/flurry', 'zookeeper');
- * ```
  */
 import { redactUrl, registryError } from '../errors.js';
 
-/**
- * What {@link parseZooKeeperUrl} returns.
- *
- * @example
- * ```ts
- * const { hosts, path, params } = parseZooKeeperUrl('zookeeper+leaf://zk:2181?name=a', 'zookeeper+leaf');
- * ```
- */
+/** What {@link parseZooKeeperUrl} returns. */
 export interface ParsedZooKeeperUrl {
   /** `host:port` pairs in the order given (port 2181 when omitted). */
   readonly hosts: string[];
@@ -33,11 +21,6 @@ const SEGMENT = /^[A-Za-z0-9_.-]+$/;
 /**
  * Checks that `p` is `''` or `/seg[/seg…]` with segments of `[A-Za-z0-9_.-]` (not `.` or
  * `..`), the form every path of these drivers takes; returns it without a trailing slash.
- *
- * @example
- * ```ts
- * normalizeZkPath('/flurry/') // '/flurry'
- * ```
  */
 export function normalizeZkPath(p: string, what: string, url: string): string {
   const trimmed = p.replace(/\/+$/, '');
@@ -57,12 +40,6 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
  * Parses `zookeeper://h:p[,h:p]/path?query` (or `zookeeper+leaf://…`). Accepts a `URL`
  * or the string (several hosts cannot be held by a `URL`). Throws
  * `FLURRY_E_REGISTRY_URL` for a wrong scheme, a missing host, a bad port or a bad path.
- *
- * @example
- * ```ts
- * parseZooKeeperUrl('zookeeper://10.0.0.1:2181,10.0.0.2:2181/flurry', 'zookeeper').hosts
- * // ['10.0.0.1:2181', '10.0.0.2:2181']
- * ```
  */
 export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf'): ParsedZooKeeperUrl {
   const raw = typeof url === 'string' ? url : url.href;

@@ -19,16 +19,6 @@
  *
  * The client library (node-zookeeper-client) has no read timeout: every operation here
  * has its own, and a connection that stops answering is dropped so the client reconnects.
- *
- * @example
- * ```ts
- * import { createZooKeeperDriver } from './drivers/zookeeper.js';
- * const driver = await createZooKeeperDriver(new URL('zookeeper://127.0.0.1:2181/flurry'), { clock: systemClock, connectTimeoutMs: 5000 });
- * const claim = await driver.claim({ namespace: 'orders', slots: 1024, ttlMs: 10_000, holder });
- * await driver.renew(claim, { ttlMs: 10_000, highWaterMs: Date.now() });
- * await driver.release(claim, { highWaterMs: Date.now() });
- * await driver.close();
- * ```
  */
 import { checkUrlParams, assertKnownOptions } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
@@ -64,15 +54,7 @@ export {
   type HighWaterRecord,
 } from './zookeeper-common.js';
 
-/**
- * A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout.
- *
- * @example
- * ```ts
- * const c = (await driver.claim(req)) as ZooKeeperClaim;
- * console.log(c.sessionTimeoutMs);
- * ```
- */
+/** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
 export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
@@ -81,11 +63,6 @@ export interface ZooKeeperClaim extends Claim {
 /**
  * Session timeout of the session opened at start-up to check that ZooKeeper is reachable
  * (reused by claims with this TTL, the registry's default).
- *
- * @example
- * ```ts
- * await openRegistry(url, { ttlMs: DEFAULT_ZK_SESSION_TIMEOUT_MS }); // one session only
- * ```
  */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
@@ -471,11 +448,6 @@ class ZooKeeperDriver implements RegistryDriver {
  * that ZooKeeper is reachable (`FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and the hosts
  * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
  * string (a `URL` cannot hold several `host:port` pairs).
- *
- * @example
- * ```ts
- * const driver = await createZooKeeperDriver('zookeeper://10.0.0.1:2181,10.0.0.2:2181/flurry', { clock: systemClock, connectTimeoutMs: 5000 });
- * ```
  */
 export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
   assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createZooKeeperDriver options');

@@ -1,36 +1,16 @@
 /**
  * What the database launchers share: the system account a server runs as, running a
  * command-line client, and the shape of a launch plan.
- *
- * @example
- * ```ts
- * const account = accountFor('postgres', 'postgresql');
- * run('id', [], account, 'id');
- * ```
  */
 import { spawnSync } from 'node:child_process';
 
-/**
- * The system account a server runs as (when the tests run as root).
- *
- * @example
- * ```ts
- * const a: Account = { uid: 106, gid: 110 };
- * ```
- */
+/** The system account a server runs as (when the tests run as root). */
 export interface Account {
   uid: number;
   gid: number;
 }
 
-/**
- * The uid/gid to run a server as: the system user when we are root, else ourselves.
- *
- * @example
- * ```ts
- * const account = accountFor('postgres', 'postgresql'); // undefined when not root
- * ```
- */
+/** The uid/gid to run a server as: the system user when we are root, else ourselves. */
 export function accountFor(user: string, pkg: string): Account | undefined {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return undefined;
   const uid = spawnSync('id', ['-u', user], { encoding: 'utf8' });
@@ -47,11 +27,6 @@ export function accountFor(user: string, pkg: string): Account | undefined {
 /**
  * Runs a command (as `account` when given) and returns its stdout; throws naming `what` and
  * the tail of stderr when it fails.
- *
- * @example
- * ```ts
- * run('id', ['-u'], account, 'reading the uid');
- * ```
  */
 export function run(cmd: string, args: string[], account: Account | undefined, what: string, input?: string): string {
   const r = spawnSync(cmd, args, {
@@ -71,26 +46,12 @@ export function run(cmd: string, args: string[], account: Account | undefined, w
   return r.stdout;
 }
 
-/**
- * An SQL string literal.
- *
- * @example
- * ```ts
- * quoteLiteral("it's"); // "'it''s'"
- * ```
- */
+/** An SQL string literal. */
 export function quoteLiteral(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
-/**
- * How to initialise, start, probe and stop one kind of database server.
- *
- * @example
- * ```ts
- * const plan: Plan = postgresPlan(dir, port, password, account);
- * ```
- */
+/** How to initialise, start, probe and stop one kind of database server. */
 export interface Plan {
   pkg: string;
   /** One-time initialisation of the data directory (before the first start). */
@@ -106,21 +67,7 @@ export interface Plan {
   stopSignal: NodeJS.Signals;
 }
 
-/**
- * The test role's name.
- *
- * @example
- * ```ts
- * `${USER}@127.0.0.1` // 'flurry@127.0.0.1'
- * ```
- */
+/** The test role's name. */
 export const USER = 'flurry';
-/**
- * The test database's name (owned by the test role).
- *
- * @example
- * ```ts
- * `/${DATABASE}` // '/flurry'
- * ```
- */
+/** The test database's name (owned by the test role). */
 export const DATABASE = 'flurry';

@@ -7,13 +7,6 @@
  *
  * Both servers refuse to run as root, so when the tests run as root the server runs as the
  * package's system user (`postgres`, `mysql`) and the temporary directory is handed to it.
- *
- * @example
- * ```ts
- * import { startDatabase } from '@flurry/coordination/testing';
- * const pg = await startDatabase('postgres');
- * try { console.log(pg.connection.port); } finally { await pg.stop(); }
- * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,26 +18,10 @@ import { freePort, waitForPort, waitStopped } from './harness.js';
 import { mariadbPlan } from './mariadb-launcher.js';
 import { postgresPlan } from './postgres-launcher.js';
 
-/**
- * The databases the harness can start.
- *
- * @example
- * ```ts
- * for (const kind of ['postgres', 'mariadb'] satisfies DatabaseKind[]) await (await startDatabase(kind)).stop();
- * ```
- */
+/** The databases the harness can start. */
 export type DatabaseKind = 'postgres' | 'mariadb';
 
-/**
- * How to reach a running test database as its (non-superuser) test role.
- *
- * @example
- * ```ts
- * import pg from 'pg';
- * const db = await startDatabase('postgres');
- * const client = new pg.Client(db.connection);
- * ```
- */
+/** How to reach a running test database as its (non-superuser) test role. */
 export interface DatabaseConnection {
   readonly host: string;
   readonly port: number;
@@ -53,20 +30,7 @@ export interface DatabaseConnection {
   readonly database: string;
 }
 
-/**
- * A running test database.
- *
- * @example
- * ```ts
- * const db: RunningDatabase = await startDatabase('mariadb');
- * db.sql("CREATE DATABASE other"); // as the superuser, through the server's own client
- * db.pause(); // a stalled database: every query hangs until resume()
- * db.resume();
- * await db.kill(); // crash…
- * await db.restart(); // …and recovery, same port and data
- * await db.stop();
- * ```
- */
+/** A running test database. */
 export interface RunningDatabase {
   readonly kind: DatabaseKind;
   readonly port: number;

@@ -4,13 +4,6 @@
  * directory, and stops it afterwards. Used by the tests of every package and by the
  * torture suite. It never skips: when an engine cannot be had it throws, naming the
  * Debian package that is missing.
- *
- * @example
- * ```ts
- * import { startEngine } from '@flurry/coordination/testing';
- * const redis = await startEngine('redis');
- * try { console.log(redis.url); } finally { await redis.stop(); }
- * ```
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -92,29 +85,10 @@ export function ensureDebianPackage(pkg: string, probe: string): void {
   }
 }
 
-/**
- * The engines the harness can start.
- *
- * @example
- * ```ts
- * for (const kind of ['redis', 'etcd', 'zookeeper'] satisfies EngineKind[]) await (await startEngine(kind)).stop();
- * ```
- */
+/** The engines the harness can start. */
 export type EngineKind = 'redis' | 'etcd' | 'zookeeper';
 
-/**
- * A running engine.
- *
- * @example
- * ```ts
- * const redis: RunningEngine = await startEngine('redis');
- * const registry = await openRegistry(redis.url, { cluster: 'test' });
- * redis.pause(); // a stalled engine: renewals time out
- * redis.resume();
- * await registry.close();
- * await redis.stop();
- * ```
- */
+/** A running engine. */
 export interface RunningEngine {
   readonly kind: EngineKind;
   readonly port: number;

@@ -1,12 +1,6 @@
 /**
  * How to launch a throw-away MariaDB server: `mariadb-install-db`, `mariadbd` on a loopback
  * port and a socket of its own, and the `mariadb` client as root.
- *
- * @example
- * ```ts
- * const plan = mariadbPlan(dir, port, password, accountFor('mysql', 'mariadb-server'));
- * plan.init();
- * ```
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync } from 'node:fs';
@@ -14,14 +8,7 @@ import path from 'node:path';
 import { DATABASE, USER, quoteLiteral, run, type Account, type Plan } from './database-common.js';
 import { ensureDebianPackage } from './harness.js';
 
-/**
- * The launch plan of a MariaDB server in `dir` on `port`, with the test role's `password`.
- *
- * @example
- * ```ts
- * const plan = mariadbPlan(dir, port, password, accountFor('mysql', 'mariadb-server'));
- * ```
- */
+/** The launch plan of a MariaDB server in `dir` on `port`, with the test role's `password`. */
 export function mariadbPlan(dir: string, port: number, password: string, account: Account | undefined): Plan {
   ensureDebianPackage('mariadb-server', '/usr/sbin/mariadbd');
   ensureDebianPackage('mariadb-client', '/usr/bin/mariadb');

@@ -1,12 +1,6 @@
 /**
  * How to launch a throw-away PostgreSQL server: `initdb`, `postgres` on a loopback port
  * and a socket directory of its own, and `psql` as the superuser.
- *
- * @example
- * ```ts
- * const plan = postgresPlan(dir, port, password, accountFor('postgres', 'postgresql'));
- * plan.init();
- * ```
  */
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -38,14 +32,7 @@ function postgresBin(): string {
   return bin;
 }
 
-/**
- * The launch plan of a PostgreSQL server in `dir` on `port`, with the test role's `password`.
- *
- * @example
- * ```ts
- * const plan = postgresPlan(dir, port, password, accountFor('postgres', 'postgresql'));
- * ```
- */
+/** The launch plan of a PostgreSQL server in `dir` on `port`, with the test role's `password`. */
 export function postgresPlan(dir: string, port: number, password: string, account: Account | undefined): Plan {
   const bin = postgresBin();
   const data = path.join(dir, 'data');

@@ -9,26 +9,11 @@
  * This module is the engine behind the public codecs (`formats.ts`) and the public-ID
  * string form; it validates characters and widths and throws coded errors, but it does
  * not know format names.
- *
- * @example
- * ```ts
- * import { Alphabet } from './alphabet.js';
- * const b62 = new Alphabet('base62', '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
- * b62.encode(0, 61, 0);  // 'z'   (hi = 0, lo = 61, no padding)
- * b62.encode(0, 61, 11); // '0000000000z'
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 
-/**
- * 2^32 as a double.
- *
- * @example
- * ```ts
- * const hi = Math.floor(x / TWO32), lo = x - hi * TWO32; // split a safe integer into 32-bit halves
- * ```
- */
+/** 2^32 as a double. */
 export const TWO32 = 4294967296;
 
 const scratch = new DataView(new ArrayBuffer(8));
@@ -36,12 +21,6 @@ const scratch = new DataView(new ArrayBuffer(8));
 /**
  * Splits a bigint in [0, 2^64) into its high and low 32-bit halves, written into `out`
  * (`out[0]` = high, `out[1]` = low). The caller has range-checked the value.
- *
- * @example
- * ```ts
- * const halves = new Float64Array(2);
- * splitU64(0x1_0000_0002n, halves); // halves = [1, 2]
- * ```
  */
 export function splitU64(value: bigint, out: Float64Array): void {
   scratch.setBigUint64(0, value);
@@ -49,14 +28,7 @@ export function splitU64(value: bigint, out: Float64Array): void {
   out[1] = scratch.getUint32(4);
 }
 
-/**
- * Joins two 32-bit halves (each an integer in [0, 2^32)) into a bigint.
- *
- * @example
- * ```ts
- * joinU64(1, 2); // 4294967298n
- * ```
- */
+/** Joins two 32-bit halves (each an integer in [0, 2^32)) into a bigint. */
 export function joinU64(hi: number, lo: number): bigint {
   if (hi < 0x200000) return BigInt(hi * TWO32 + lo);
   scratch.setUint32(0, hi);
@@ -64,25 +36,10 @@ export function joinU64(hi: number, lo: number): bigint {
   return scratch.getBigUint64(0);
 }
 
-/**
- * Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`).
- *
- * @example
- * ```ts
- * MAX_FOR_BITS[63]; // 9223372036854775807n
- * ```
- */
+/** Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`). */
 export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
 
-/**
- * Checks a width option: an integer in 1..64.
- *
- * @example
- * ```ts
- * checkBits(53, 'bits'); // ok
- * checkBits(65, 'bits'); // throws FLURRY_E_INVALID_OPTION
- * ```
- */
+/** Checks a width option: an integer in 1..64. */
 export function checkBits(bits: unknown, what = 'bits'): number {
   if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 1 || bits > 64) {
     throw new FlurryError(
@@ -97,12 +54,6 @@ export function checkBits(bits: unknown, what = 'bits'): number {
 /**
  * A short, safe, printable description of any value for an error message (strings are
  * quoted and cut at 40 characters).
- *
- * @example
- * ```ts
- * describeValue('abc'); // '"abc"'
- * describeValue(12n);   // '12n'
- * ```
  */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
@@ -115,12 +66,6 @@ export function describeValue(value: unknown): string {
 /**
  * Describes one character of an input for an error message: printable ASCII as-is in
  * quotes, anything else as its code point (`U+00A0`).
- *
- * @example
- * ```ts
- * describeChar('x');      // "'x'"
- * describeChar('\u00a0'); // 'U+00A0'
- * ```
  */
 export function describeChar(ch: string): string {
   const cp = ch.codePointAt(0) ?? 0;
@@ -128,16 +73,7 @@ export function describeChar(ch: string): string {
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
-/**
- * Options of {@link Alphabet}.
- *
- * @example
- * ```ts
- * // How the 'base32' format (Crockford's) is built: any case, and the look-alikes I and O read as 1 and 0.
- * const crockford = new Alphabet('base32', CROCKFORD_ALPHABET, { caseInsensitive: true, aliases: { I: '1', O: '0' } });
- * decodeId('1o', 'base32'); // 32n, the same as decodeId('10', 'base32')
- * ```
- */
+/** Options of {@link Alphabet}. */
 export interface AlphabetOptions {
   /** Extra characters accepted on decoding, mapped to the character they stand for (e.g. Crockford's `I` → `1`). */
   aliases?: Record<string, string>;
@@ -152,14 +88,6 @@ export interface AlphabetOptions {
 /**
  * A radix-`chars.length` numeral system. Characters must be in ascending code-unit order
  * so that equal-length strings sort like the numbers they encode.
- *
- * @example
- * ```ts
- * const hex = new Alphabet('hex', '0123456789abcdef', { caseInsensitive: true });
- * hex.encodeBigInt(255n, 0); // 'ff'
- * hex.encodeBigInt(255n, 4); // '00ff'
- * hex.decodeToBigInt('FF', 64, false); // 255n
- * ```
  */
 export class Alphabet {
   /** The format name used in error messages. */
@@ -242,11 +170,6 @@ export class Alphabet {
    *
    * Works two digits at a time (dividing by radix², joining precomputed two-character
    * strings): string concatenation, not arithmetic, dominates the cost of short strings.
-   *
-   * @example
-   * ```ts
-   * base62.encode(0, 61, 3); // '00z'
-   * ```
    */
   encode(hi: number, lo: number, width: number): string {
     const r2 = this.radix2;
@@ -287,14 +210,7 @@ export class Alphabet {
     return (this.pairs = pairs);
   }
 
-  /**
-   * Encodes a bigint in [0, 2^64) (already range-checked by the caller).
-   *
-   * @example
-   * ```ts
-   * base62.encodeBigInt(61n, 3); // '00z'
-   * ```
-   */
+  /** Encodes a bigint in [0, 2^64) (already range-checked by the caller). */
   encodeBigInt(value: bigint, width: number): string {
     if (this.nativeRadix !== 0) {
       // V8's own bigint formatting is faster than ours for its native digit sets.
@@ -314,12 +230,6 @@ export class Alphabet {
    * characters, the length (`exactLength` > 0: exactly that many characters) and that the
    * value fits `bits` bits. Throws coded errors that name the offending character and its
    * 1-based position.
-   *
-   * @example
-   * ```ts
-   * const out = new Float64Array(2);
-   * base62.decode('00z', 64, 0, out); // out = [0, 61]
-   * ```
    */
   decode(text: unknown, bits: number, exactLength: number, out: Float64Array, what = 'ID'): void {
     if (typeof text !== 'string') {
@@ -396,25 +306,12 @@ export class Alphabet {
   /**
    * The value of the digit with UTF-16 code `code`, or -1 when it is not a digit (aliases
    * and case folding included).
-   *
-   * @example
-   * ```ts
-   * base62.digitValue('z'.charCodeAt(0)); // 61
-   * base62.digitValue('-'.charCodeAt(0)); // -1
-   * ```
    */
   digitValue(code: number): number {
     return code < 128 ? this.values[code] : -1;
   }
 
-  /**
-   * Lists the accepted digits for an error message.
-   *
-   * @example
-   * ```ts
-   * hex.describeAlphabet(); // 'the hex digits "0123456789abcdef"'
-   * ```
-   */
+  /** Lists the accepted digits for an error message. */
   describeAlphabet(): string {
     return `the ${this.name} digits "${this.chars}"`;
   }

@@ -18,39 +18,15 @@
  * | `base58`    | Bitcoin `1-9A-HJ-NP-Za-km-z`                                        | 11                 |
  * | `base62`    | `0-9A-Za-z`                                                         | 11                 |
  * | `base64url` | `-0-9A-Z_a-z`                                                       | 11                 |
- *
- * @example
- * ```ts
- * import { encodeId, decodeId } from '@flurry/core';
- * encodeId(1859214170478923776n, 'base62');                  // '2DLDg5GS06C'
- * encodeId(42n, 'base62', { fixed: true });                  // '0000000000g'
- * decodeId('0000000000g', 'base62');                         // 42n
- * encodeId(42n, 'hex', { fixed: true, bits: 41 });           // '0000000002a'
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type AlphabetOptions } from './alphabet.js';
 
-/**
- * The name of a string form of an ID (the CLI's `--format`).
- *
- * @example
- * ```ts
- * const format: IdFormat = isIdFormat(flag) ? flag : 'decimal'; // e.g. from --format
- * encodeId(1859214170478923776n, format);
- * ```
- */
+/** The name of a string form of an ID (the CLI's `--format`). */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
-/**
- * Every format name, in the order the CLI lists them (`--format decimal|hex|…`).
- *
- * @example
- * ```ts
- * FORMATS.includes('base62'); // true
- * ```
- */
+/** Every format name, in the order the CLI lists them (`--format decimal|hex|…`). */
 export const FORMATS: readonly IdFormat[] = Object.freeze([
   'decimal',
   'hex',
@@ -60,16 +36,7 @@ export const FORMATS: readonly IdFormat[] = Object.freeze([
   'base64url',
 ] as const);
 
-/**
- * Options of {@link encodeId} and {@link IdCodec.encode}.
- *
- * @example
- * ```ts
- * // Fixed width: every ID of the layout has the same length, so strings sort like the IDs.
- * encodeId(42n, 'base62', { fixed: true, bits: 64 });  // '0000000000g' (11 characters)
- * encodeId(42n, 'base62');                             // 'g'
- * ```
- */
+/** Options of {@link encodeId} and {@link IdCodec.encode}. */
 export interface EncodeOptions {
   /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
   fixed?: boolean;
@@ -77,14 +44,7 @@ export interface EncodeOptions {
   bits?: number;
 }
 
-/**
- * Options of {@link decodeId} and {@link IdCodec.decode}.
- *
- * @example
- * ```ts
- * decodeId(text, 'base62', { fixed: true, bits: 63 } satisfies DecodeOptions);
- * ```
- */
+/** Options of {@link decodeId} and {@link IdCodec.decode}. */
 export interface DecodeOptions {
   /** Require exactly the fixed width of `bits`-bit IDs (default false: any length up to it, leading zero digits allowed). */
   fixed?: boolean;
@@ -95,17 +55,7 @@ export interface DecodeOptions {
 /** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). @example `CODEC_OPTION_NAMES // ['fixed', 'bits']` */
 export const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
 
-/**
- * One string form of IDs.
- *
- * @example
- * ```ts
- * import { codecs } from '@flurry/core';
- * const c = codecs.base58;
- * c.fixedLength(64);              // 11
- * c.decode(c.encode(7n, { fixed: true })); // 7n
- * ```
- */
+/** One string form of IDs. */
 export interface IdCodec {
   /** The format name. */
   readonly name: IdFormat;
@@ -192,55 +142,19 @@ function makeCodec(name: IdFormat, chars: string, description: string, options?:
   return Object.freeze(codec);
 }
 
-/**
- * Crockford's base32 digits (no I, L, O, U), in ascending ASCII order.
- *
- * @example
- * ```ts
- * CROCKFORD_ALPHABET.length; // 32
- * ```
- */
+/** Crockford's base32 digits (no I, L, O, U), in ascending ASCII order. */
 export const CROCKFORD_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-/**
- * Bitcoin's base58 digits (no 0, O, I, l), in ascending ASCII order.
- *
- * @example
- * ```ts
- * BASE58_ALPHABET[0]; // '1'
- * ```
- */
+/** Bitcoin's base58 digits (no 0, O, I, l), in ascending ASCII order. */
 export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-/**
- * base62 digits `0-9A-Za-z`, in ascending ASCII order.
- *
- * @example
- * ```ts
- * BASE62_ALPHABET[61]; // 'z'
- * ```
- */
+/** base62 digits `0-9A-Za-z`, in ascending ASCII order. */
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /**
  * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`,
  * `_`, `a-z`), so that fixed-width strings sort like the numbers they encode.
- *
- * @example
- * ```ts
- * SORTABLE_BASE64URL_ALPHABET[0]; // '-'
- * ```
  */
 export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
-/**
- * The codecs by format name.
- *
- * @example
- * ```ts
- * import { codecs } from '@flurry/core';
- * codecs.base32.encode(1234567890n);          // '14SC0PJ'
- * codecs.base32.decode('14sc0pj');            // 1234567890n (lower case and I/L/O aliases accepted)
- * codecs.decimal.encode(5n, { fixed: true }); // '00000000000000000005'
- * ```
- */
+/** The codecs by format name. */
 export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
   decimal: makeCodec('decimal', '0123456789', 'decimal digits (20 fixed for 64 bits)'),
   hex: makeCodec('hex', '0123456789abcdef', 'lower-case hexadecimal (16 fixed for 64 bits)', { caseInsensitive: true }),

@@ -2,13 +2,6 @@
  * String forms of IDs (decimal, hex, Crockford base32, base58, base62, sortable
  * base64url — each with a fixed-width form that sorts like the IDs) and JSON helpers that
  * keep 64-bit IDs exact.
- *
- * @example
- * ```ts
- * import { encodeId, decodeId, FORMATS, jsonReplacer } from '@flurry/core/codecs';
- * for (const f of FORMATS) decodeId(encodeId(42n, f, { fixed: true }), f); // 42n each time
- * JSON.stringify({ id: 42n }, jsonReplacer); // '{"id":"42"}'
- * ```
  */
 export {
   FORMATS,

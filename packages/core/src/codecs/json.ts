@@ -11,13 +11,6 @@
  *   already rounded is a coded error, never a silently wrong ID);
  * - {@link toJSONSafe}: a deep copy with every bigint as a decimal string, for APIs that
  *   serialize for you (HTTP frameworks, loggers).
- *
- * @example
- * ```ts
- * import { jsonReplacer, jsonReviver } from '@flurry/core';
- * const text = JSON.stringify({ id: 1859214170478923776n }, jsonReplacer); // '{"id":"1859214170478923776"}'
- * JSON.parse(text, jsonReviver(['id'])).id;                                 // 1859214170478923776n
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
@@ -35,26 +28,10 @@ export function jsonReplacer(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-/**
- * Which keys {@link jsonReviver} turns into bigints: one name, several, or a predicate.
- *
- * @example
- * ```ts
- * // Revive every `id` and `…Id` field as a bigint, leave other numeric strings alone:
- * const order = JSON.parse(body, jsonReviver((k) => k === 'id' || k.endsWith('Id')));
- * order.customerId; // 1859214170478923776n
- * ```
- */
+/** Which keys {@link jsonReviver} turns into bigints: one name, several, or a predicate. */
 export type IdKeys = string | Iterable<string> | ((key: string) => boolean);
 
-/**
- * Options of {@link jsonReviver}.
- *
- * @example
- * ```ts
- * JSON.parse(text, jsonReviver('id', { bits: 53 } satisfies JsonReviverOptions));
- * ```
- */
+/** Options of {@link jsonReviver}. */
 export interface JsonReviverOptions {
   /** The ID width in bits, 1..64 (default 64); wider values are `FLURRY_E_ID_TOO_WIDE`. */
   bits?: number;
@@ -62,15 +39,7 @@ export interface JsonReviverOptions {
 
 const JSON_REVIVER_OPTION_NAMES = optionNames<JsonReviverOptions>({ bits: true });
 
-/**
- * The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present).
- *
- * @example
- * ```ts
- * const reviver = jsonReviver(['id']);
- * JSON.parse('{"id":"1859214170478923776","n":"7"}', reviver); // { id: 1859214170478923776n, n: '7' }
- * ```
- */
+/** The reviver's signature (`context.source` is passed by Node ≥ 21 and used when present). */
 export type JsonReviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
 
 const DECIMAL = /^[0-9]{1,20}$/;
@@ -141,14 +110,7 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
   };
 }
 
-/**
- * The JSON-safe form of `T`: bigints (and bigint arrays) become decimal strings, recursively.
- *
- * @example
- * ```ts
- * const wire: JsonSafe<{ id: bigint }> = toJSONSafe({ id: 1n }); // { id: string }
- * ```
- */
+/** The JSON-safe form of `T`: bigints (and bigint arrays) become decimal strings, recursively. */
 export type JsonSafe<T> = T extends bigint
   ? string
   : T extends BigInt64Array | BigUint64Array

@@ -1,16 +1,4 @@
-/**
- * {@link Generator}: the single-thread Snowflake generator.
- *
- * @example
- * ```ts
- * import { Generator } from '@flurry/core';
- * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 7 } });
- * gen.next();          // 1893127383511433216n (example)
- * gen.nextString();    // '1893127383511433217'
- * gen.fill(new BigUint64Array(4096));
- * gen.close();
- * ```
- */
+/** {@link Generator}: the single-thread Snowflake generator. */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';

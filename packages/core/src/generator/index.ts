@@ -2,13 +2,6 @@
  * The generators: {@link Generator} (one thread) and {@link SharedGenerator} (worker
  * threads sharing one node ID), their options and events. (The tick planner and the
  * option tables stay internal.)
- *
- * @example
- * ```ts
- * import { Generator } from '@flurry/core';
- * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 } });
- * gen.next();
- * ```
  */
 export { Generator } from './generator.js';
 export { SharedGenerator, type SharedGeneratorOptions, type SharedGeneratorState } from './shared-generator.js';

@@ -3,12 +3,6 @@
  * `#claims` points here; on Node.js it points to `node-claims.ts`, which keeps the same in-memory fallback for a
  * process without a writable temporary directory). A second live generator for a node ID is refused within this
  * thread (isolate), and the next generator for a node starts after the last tick of the previous one.
- *
- * @example
- * ```ts
- * const claim = claimNode(layout.idSpaceKey(bits), 'twitter node {"datacenter":1,"worker":1}', () => gen.lastTick);
- * claim.release(lastTick);
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeClaim } from './node-claims.js';
@@ -38,11 +32,6 @@ function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
 /**
  * Claims a node ID space in this thread (isolate), or throws `FLURRY_E_NODE_IN_USE` if a live generator here
  * holds it. `describe` names the node in the message.
- *
- * @example
- * ```ts
- * const claim = claimNode('e1288834974657-u1-t22.41-s0.12-n21000', 'twitter datacenter=1 worker=1', () => gen.lastTick);
- * ```
  */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   void lastTick; // read only where a thread can exit without releasing (node-claims.ts)

@@ -18,13 +18,6 @@
  * process without `--allow-env`/`--allow-write`), claims
  * fall back to an in-memory set: a second generator for a node is still refused within
  * one thread, but no longer across worker threads.
- *
- * @example
- * ```ts
- * const claim = claimNode(layout.idSpaceKey(bits), 'twitter node {"datacenter":1,"worker":1}');
- * // … issue IDs after tick claim.previousTick …
- * claim.release(lastTick);
- * ```
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,8 +28,6 @@ import { ErrorCode, FlurryError } from '../errors.js';
 /**
  * A held claim. `previousTick` is the last tick a previous holder in this process
  * issued (or `-Infinity`).
- *
- * @example `if (claim.previousTick >= tick) waitForNextTick();`
  */
 export interface NodeClaim {
   readonly key: string;
@@ -157,11 +148,6 @@ function sweepDeadProcesses(base: string): void {
  * Claims a node ID space for this process, or throws `FLURRY_E_NODE_IN_USE` if a live
  * generator in this process (any thread) holds it. `describe` names the node in the
  * message; `lastTick` is read if the thread exits without releasing.
- *
- * @example
- * ```ts
- * const claim = claimNode('e1288834974657-u1-t22.41-s0.12-n21000', 'twitter datacenter=1 worker=1', () => gen.lastTick);
- * ```
  */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   const dir = root();

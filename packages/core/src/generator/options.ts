@@ -25,17 +25,6 @@
  *   `[0, R)`, `R = min(2^ceil(sequenceBits / 2), (maxSequence + 1) / 4, 1024)` (64 for
  *   `twitter`), so `id % N` spreads evenly at low load. The sequence still only counts
  *   up within a tick (never wraps), so a tick holds `maxSequence + 1 - start` IDs.
- *
- * @example
- * ```ts
- * const gen = new Generator({
- *   layout: 'twitter',
- *   node: { datacenter: 1, worker: 7 },
- *   onExhausted: 'borrow',          // over 4096 IDs in one ms: run ahead of the clock (up to maxBorrowMs)
- *   onClockBackwards: 'wait',       // wall clock stepped back: wait it out (up to maxBackwardsWaitMs)
- *   onEvent: (e) => metrics.count(e.type),
- * });
- * ```
  */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -45,42 +34,16 @@ import type { Layout } from '../layout/layout.js';
 import type { PresetName } from '../layout/presets.js';
 import type { LayoutSpec } from '../layout/types.js';
 
-/**
- * What to do when a tick's sequence runs out.
- *
- * @example
- * ```ts
- * new Generator({ layout: 'twitter', node, onExhausted: 'borrow' }); // or 'wait' (the default)
- * ```
- */
+/** What to do when a tick's sequence runs out. */
 export type ExhaustedPolicy = 'wait' | 'borrow';
-/**
- * What to do when the wall clock goes backwards.
- *
- * @example
- * ```ts
- * new Generator({ layout: 'twitter', node, onClockBackwards: 'throw' }); // refuse instead of waiting
- * ```
- */
+/** What to do when the wall clock goes backwards. */
 export type BackwardsPolicy = 'tolerate' | 'wait' | 'throw';
-/**
- * How each tick's sequence starts.
- *
- * @example
- * ```ts
- * new Generator({ layout: 'twitter', node, sequenceStart: 'random' }); // IDs of one ms start at a random small sequence
- * ```
- */
+/** How each tick's sequence starts. */
 export type SequenceStart = 'zero' | 'random';
 
 /**
  * Options of {@link Generator} and {@link SharedGenerator}; see the module notes for the
  * defaults and why they were chosen.
- *
- * @example
- * ```ts
- * new Generator({ layout: 'leaf', node: { worker: 3 }, onClockBackwards: 'wait', maxBackwardsWaitMs: 5 });
- * ```
  */
 export interface GeneratorOptions {
   layout: Layout | LayoutSpec | PresetName;
@@ -103,11 +66,6 @@ export interface GeneratorOptions {
 /**
  * The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`
  * (`onExhaust` is not silently ignored).
- *
- * @example
- * ```ts
- * GENERATOR_OPTION_NAMES.includes('onExhausted'); // true
- * ```
  */
 export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
   layout: true,
@@ -123,25 +81,14 @@ export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
   onEvent: true,
 });
 
-/**
- * Rare-path events a generator reports through `onEvent`.
- *
- * @example
- * ```ts
- * const onEvent = (e: GeneratorEvent) => { if (e.type === 'clock-backwards') log.warn(e, 'clock stepped back'); };
- * ```
- */
+/** Rare-path events a generator reports through `onEvent`. */
 export type GeneratorEvent =
   | { type: 'exhausted'; tick: number; waitedMs: number; borrowed: boolean }
   | { type: 'clock-backwards'; byMs: number; action: 'tolerated' | 'waited' | 'threw' }
   | { type: 'high-water-wait'; waitedMs: number }
   | { type: 'fenced'; code: string };
 
-/**
- * Counters of a generator (per thread for a {@link SharedGenerator}).
- *
- * @example `gen.stats.exhaustedWaits`
- */
+/** Counters of a generator (per thread for a {@link SharedGenerator}). */
 export interface GeneratorStats {
   issued: number;
   exhaustedWaits: number;
@@ -164,12 +111,6 @@ export const GENERATOR_DEFAULTS = Object.freeze({
 /**
  * Options after defaults and validation (the shape both generators and the shared
  * generator's posted state use).
- *
- * @example
- * ```ts
- * const p = resolvePolicy({ onExhausted: 'borrow' });
- * p.maxBorrowMs; // 1000: the default filled in
- * ```
  */
 export interface ResolvedPolicy {
   onExhausted: ExhaustedPolicy;
@@ -180,11 +121,7 @@ export interface ResolvedPolicy {
   sequenceStart: SequenceStart;
 }
 
-/**
- * Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`).
- *
- * @example `resolvePolicy({ layout: 'twitter', node: {} }).onClockBackwards === 'tolerate'`
- */
+/** Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`). */
 export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>): ResolvedPolicy {
   const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
   if (onExhausted !== 'wait' && onExhausted !== 'borrow')
@@ -213,11 +150,7 @@ function bound(name: string, v: number | undefined, dflt: number): number {
   return v;
 }
 
-/**
- * The error for a bad option value.
- *
- * @example `throw badOption('count', -1, 'a whole number from 0 to 1000000');`
- */
+/** The error for a bad option value. */
 export function badOption(name: string, value: unknown, allowed: string): FlurryError {
   const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
   return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${shown} is not allowed; use ${allowed}.`, {

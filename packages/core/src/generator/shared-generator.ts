@@ -47,8 +47,6 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /**
  * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
  * and the `SharedArrayBuffer`).
- *
- * @example `new Worker(file, { workerData: shared.state })`
  */
 export interface SharedGeneratorState {
   readonly kind: 'flurry-shared-generator';
@@ -62,12 +60,6 @@ export interface SharedGeneratorState {
  * Options of {@link SharedGenerator}: those of {@link Generator} without `lease` (a lease's
  * deadline lives on one thread's monotonic clock and cannot be shared; give each thread
  * pool its own leased node instead).
- *
- * @example
- * ```ts
- * const shared = new SharedGenerator({ layout: 'leaf', node: { worker: 1 } });
- * new Worker('./issue.js', { workerData: shared.state }); // each thread: SharedGenerator.fromState(workerData)
- * ```
  */
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 

@@ -2,11 +2,6 @@
  * What the generator's tests share: clocks that stall, freeze and track their highest wall
  * time, a seeded PRNG, hand-made leases, and the chaos driver that runs a generator through
  * stalls, steps back and jumps forward. Test support only; not exported by the package.
- *
- * @example
- * ```ts
- * chaos('twitter', 'wait', 'tolerate', 100_000, 7);
- * ```
  */
 import assert from 'node:assert/strict';
 import { ManualClock, type Clock } from '../clock.js';
@@ -15,34 +10,13 @@ import type { NodeLease } from '../lease.js';
 import { Generator } from './generator.js';
 import type { BackwardsPolicy, ExhaustedPolicy } from './options.js';
 
-/**
- * The instant the tests' clocks start at.
- *
- * @example
- * ```ts
- * new ManualClock(START);
- * ```
- */
+/** The instant the tests' clocks start at. */
 export const START = Date.UTC(2025, 0, 1);
 
-/**
- * A predicate for `assert.throws` matching a FlurryError with code `c`.
- *
- * @example
- * ```ts
- * assert.throws(() => gen.next(), code(ErrorCode.LEASE_EXPIRED));
- * ```
- */
+/** A predicate for `assert.throws` matching a FlurryError with code `c`. */
 export const code = (c: string) => (e: unknown) => e instanceof FlurryError && e.code === c;
 
-/**
- * A ManualClock that remembers the highest wall time it ever returned.
- *
- * @example
- * ```ts
- * const clock = new TrackingClock(START); clock.now(); clock.maxWall; // START
- * ```
- */
+/** A ManualClock that remembers the highest wall time it ever returned. */
 export class TrackingClock extends ManualClock {
   maxWall = Number.NEGATIVE_INFINITY;
   override now(): number {
@@ -52,14 +26,7 @@ export class TrackingClock extends ManualClock {
   }
 }
 
-/**
- * Deterministic PRNG (mulberry32).
- *
- * @example
- * ```ts
- * const r = rng(42); r(); // 0 ≤ x < 1, the same sequence every run
- * ```
- */
+/** Deterministic PRNG (mulberry32). */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -71,14 +38,7 @@ export function rng(seed: number): () => number {
   };
 }
 
-/**
- * A lease as a registry hands it out (plain object implementing the core contract).
- *
- * @example
- * ```ts
- * const lease = makeLease({ datacenter: 1, worker: 2 }, 1_000); new Generator({ layout: 'twitter', lease, clock });
- * ```
- */
+/** A lease as a registry hands it out (plain object implementing the core contract). */
 export function makeLease(node: Record<string, number>, deadline: number, notBeforeMs = 0, wallDeadline?: number) {
   const lease = {
     node,
@@ -97,11 +57,6 @@ export function makeLease(node: Record<string, number>, deadline: number, notBef
  * Drives one generator through `count` IDs while the wall clock advances, stalls, steps
  * back 1 ms, 10 ms and 10 s, and jumps forward; checks every ID is strictly greater than
  * the previous one and never further ahead of the wall clock than the policy allows.
- *
- * @example
- * ```ts
- * chaos('twitter', 'wait', 'tolerate', 100_000, 7);
- * ```
  */
 export function chaos(
   layoutName: 'twitter' | 'sonyflake',
@@ -190,14 +145,7 @@ export function chaos(
   return { errors, steps, stats: gen.stats };
 }
 
-/**
- * A wall clock frozen at one instant whose sleep only moves monotonic time.
- *
- * @example
- * ```ts
- * const clock = frozenClock(START); clock.thaw(1); // wall and monotonic move 1 ms
- * ```
- */
+/** A wall clock frozen at one instant whose sleep only moves monotonic time. */
 export function frozenClock(at: number): Clock & { thaw(ms: number): void } {
   let wall = at;
   let mono = 0;
@@ -216,11 +164,6 @@ export function frozenClock(at: number): Clock & { thaw(ms: number): void } {
 
 /**
  * A predicate for `assert.throws` matching FLURRY_E_LEASE_EXPIRED fenced by the `wall` or `monotonic` deadline.
- *
- * @example
- * ```ts
- * assert.throws(() => gen.next(), expiredOn('wall'));
- * ```
  */
 export const expiredOn = (clock: 'wall' | 'monotonic') => (e: unknown) =>
   e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED && e.details.clock === clock;

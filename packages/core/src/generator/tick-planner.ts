@@ -7,13 +7,6 @@
  *
  * The invariant every answer keeps: the `(tick, sequence)` pair it returns is strictly
  * greater than the one passed in, so IDs strictly increase and never repeat.
- *
- * @example
- * ```ts
- * const planner = new TickPlanner(layout, resolvePolicy({}), systemClock, undefined, undefined);
- * const d = planner.decide(Date.now(), layout.tickOf(Date.now()), -1, layout.maxSequence, -1, 0, 0);
- * if (!d.wait) console.log(d.tick, d.seq);
- * ```
  */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -27,12 +20,6 @@ const SPIN_LIMIT = 100_000;
  * Consecutive waits across which the wall clock did not change at all before a call
  * gives up (each is at least one bounded spin or one `clock.sleep`, so this ends a
  * frozen clock within about a second, even when monotonic time is frozen too).
- *
- * @example
- * ```ts
- * stuck = now === before ? stuck + 1 : 0;
- * if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
- * ```
  */
 export const STUCK_ROUNDS = 250;
 
@@ -40,11 +27,6 @@ export const STUCK_ROUNDS = 250;
  * The part of a {@link Layout} the planner reads (a `Layout` satisfies it): the UUIDv7
  * generator, whose 128-bit format is no 64-bit layout, plans with the same policies
  * through an object of this shape.
- *
- * @example
- * ```ts
- * const plan: PlannerLayout = Layout.from('twitter');
- * ```
  */
 export type PlannerLayout = Pick<
   Layout,
@@ -54,12 +36,6 @@ export type PlannerLayout = Pick<
 /**
  * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
  * and ask again.
- *
- * @example
- * ```ts
- * const d = planner.decide(now, w, lastTick, seq, highWall, highWallMs, elapsedMs);
- * if (!d.wait) return compose(d.tick, d.seq); // else sleep until d.untilMs and ask again
- * ```
  */
 export type Decision =
   | { wait: false; tick: number; seq: number; borrowed: boolean }
@@ -68,12 +44,6 @@ export type Decision =
 /**
  * Rare-path policy engine of one generator instance (one per thread for a shared
  * generator). Holds the per-instance counters and clock-step tracking.
- *
- * @example
- * ```ts
- * const planner = new TickPlanner(Layout.from('twitter'), resolvePolicy({}), clock, lease, (e) => log(e));
- * planner.checkDeadline(clock.now()); // throws FLURRY_E_LEASE_EXPIRED once a lease deadline passed
- * ```
  */
 export class TickPlanner {
   exhaustedWaits = 0;
@@ -138,8 +108,6 @@ export class TickPlanner {
    * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
    * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
    * about to issue with, so the hot path reads the wall clock once.
-   *
-   * @example `planner.checkDeadline(clock.now());`
    */
   checkDeadline(now: number): void {
     const lease = this.lease;

@@ -8,14 +8,6 @@
  * `[floor(fromMs), floor(toMs))`. The smallest ID of an instant has every non-timestamp
  * field zero and the largest has every one of them all ones, wherever they sit
  * (Sonyflake's machine field below the sequence included).
- *
- * @example
- * ```ts
- * import { Layout } from '@flurry/core';
- * const twitter = Layout.from('twitter');
- * const { min, maxExclusive } = twitter.bounds(Date.parse('2026-11-01'), Date.parse('2026-12-01'));
- * // SELECT … WHERE id >= min AND id < maxExclusive
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
@@ -23,12 +15,6 @@ import type { LayoutGeometry } from './types.js';
 /**
  * A half-open ID interval: an ID `id` of the layout carries a time in `[fromMs, toMs)`
  * (rounded down to the unit) exactly when `min <= id < maxExclusive`.
- *
- * @example
- * ```ts
- * const b: IdBounds = Layout.from('twitter').bounds(1_800_000_000_000, 1_800_000_060_000);
- * b.maxExclusive - b.min; // 60000n << 22n
- * ```
  */
 export interface IdBounds {
   /** The smallest ID carrying a time at or after `fromMs`. */

@@ -1,15 +1,6 @@
 /**
  * {@link Layout}: the validated bit layout of an ID — ordered fields, epoch, time unit —
  * with its derived facts (lifetime, capacity) and ID composition/decoding.
- *
- * @example
- * ```ts
- * import { Layout } from '@flurry/core';
- * const twitter = Layout.from('twitter');
- * twitter.expiresAt.toISOString();   // '2080-07-10T17:30:30.209Z'
- * const custom = Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '2024-01-01' });
- * custom.decode(custom.compose({ unixMs: Date.now(), sequence: 0, node: { datacenter: 1, worker: 2 } }));
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';

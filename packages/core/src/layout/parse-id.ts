@@ -1,13 +1,6 @@
 /**
  * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer
  * number, with coded errors for anything that is not one.
- *
- * @example
- * ```ts
- * import { parseId, Layout } from '@flurry/core';
- * parseId('1541815603606036480', Layout.from('twitter')); // 1541815603606036480n
- * parseId(' 12');                                         // throws FLURRY_E_ID_MALFORMED
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';

@@ -15,13 +15,6 @@
  * (until 2112-02-09); 7 worker bits give 128 nodes; 8 sequence bits give 256 IDs per
  * 10 ms tick, i.e. 25,600 IDs/s per node and about 3.3 million IDs/s for a full cluster.
  * The 10 ms unit is the trade that buys both the lifetime and 128 nodes inside 53 bits.
- *
- * @example
- * ```ts
- * import { PRESETS, Layout } from '@flurry/core';
- * PRESETS.twitter.fields.map((f) => `${f.name}:${f.bits}`).join(','); // 'timestamp:41,datacenter:5,worker:5,sequence:12'
- * Layout.from('js53').maxId < 2n ** 53n;                            // true
- * ```
  */
 import type { LayoutSpec } from './types.js';
 
@@ -39,18 +32,10 @@ export const INSTAGRAM_EPOCH_MS = 1314220021721;
 /**
  * The epoch of `js53` and the default epoch of custom layouts built with
  * `Layout.parse` when `--epoch` is not given: 2025-01-01T00:00:00Z.
- * @example `Layout.parse('timestamp:41,worker:10,sequence:12').epochMs === DEFAULT_EPOCH_MS`
  */
 export const DEFAULT_EPOCH_MS = Date.UTC(2025, 0, 1);
 
-/**
- * The preset specs by name (frozen).
- *
- * @example
- * ```ts
- * const spec = PRESETS.sonyflake; // { name: 'sonyflake', unit: '10ms', fields: [timestamp 39, sequence 8, machine 16], … }
- * ```
- */
+/** The preset specs by name (frozen). */
 export const PRESETS: Readonly<Record<PresetName, Readonly<LayoutSpec>>> = Object.freeze({
   twitter: spec('twitter', TWITTER_EPOCH_MS, '1ms', [
     ['timestamp', 41],

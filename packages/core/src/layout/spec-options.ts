@@ -2,23 +2,11 @@
  * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`,
  * `{ name, bit }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key, instead of being
  * ignored (a misspelt `epoch` would silently move every ID's time).
- *
- * @example
- * ```ts
- * assertLayoutSpecKeys({ fields: [{ name: 'timestamp', bits: 41 }], epoc: 0 }); // throws FLURRY_E_UNKNOWN_OPTION
- * ```
  */
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import type { FieldSpec, LayoutSpec } from './types.js';
 
-/**
- * Options of `Layout.parse`.
- *
- * @example
- * ```ts
- * const opts: LayoutParseOptions = { epoch: '2025-01-01', unit: '10ms', name: 'mine' };
- * ```
- */
+/** Options of `Layout.parse`. */
 export interface LayoutParseOptions {
   epoch?: string | number;
   unit?: string;

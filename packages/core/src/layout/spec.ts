@@ -2,13 +2,6 @@
  * Layout specs: reading the `--fields` form, the epoch, and validating a spec into
  * positioned fields (the checks behind every `FLURRY_E_LAYOUT_*` error). {@link Layout}
  * builds on these.
- *
- * @example
- * ```ts
- * import { parseFieldList, validateLayoutSpec } from './spec.js'; // internal to the layout module
- * const { fields, epochMs } = validateLayoutSpec({ fields: parseFieldList('timestamp:41,worker:10,sequence:12'), epoch: '2024-01-01' });
- * fields[1]; // { name: 'worker', bits: 10, shift: 12, max: 1023, kind: 'node' }
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -22,11 +15,7 @@ const MAX_SEQUENCE_BITS = 30;
 const MAX_NODE_FIELD_BITS = 53;
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
-/**
- * A validated spec: positioned fields (most significant first), the epoch in Unix ms and the unit.
- *
- * @example `const v: ValidatedSpec = validateLayoutSpec(PRESETS.twitter);`
- */
+/** A validated spec: positioned fields (most significant first), the epoch in Unix ms and the unit. */
 export interface ValidatedSpec {
   fields: LayoutField[];
   epochMs: number;
@@ -37,8 +26,6 @@ export interface ValidatedSpec {
  * Reads the `--fields` form (`name:bits` pairs separated by commas, most significant
  * first) into field specs without validating widths or names (see {@link validateLayoutSpec}).
  * Throws `FLURRY_E_LAYOUT_SPEC` for an empty list or a part that is not `name:bits`.
- *
- * @example `parseFieldList('timestamp:41,worker:10,sequence:12')[1]; // { name: 'worker', bits: 10 }`
  */
 export function parseFieldList(fields: string): FieldSpec[] {
   if (typeof fields !== 'string' || fields.trim() === '') {
@@ -67,11 +54,6 @@ export function parseFieldList(fields: string): FieldSpec[] {
  * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`,
  * duplicates, order, total width, per-field limits, in that order) and positions its
  * fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem found.
- *
- * @example
- * ```ts
- * validateLayoutSpec({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 0 }).fields[0].shift; // 22
- * ```
  */
 export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
   const unit = spec.unit ?? '1ms';
@@ -190,8 +172,6 @@ export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
  * Reads an epoch (Unix ms as a number or digits, an ISO date, or a Date) into Unix ms.
  * Throws `FLURRY_E_LAYOUT_EPOCH` when it is not a whole-ms date from 1970 on, or is in the
  * future.
- *
- * @example `parseEpoch('2024-01-01T00:00:00Z') === 1704067200000`
  */
 export function parseEpoch(epoch: unknown): number {
   let ms: number;

@@ -1,16 +1,6 @@
 /**
  * The plain data types of layouts: the spec a user writes, the fields a layout derives,
  * a decoded ID and the JSON-safe summary.
- *
- * @example
- * ```ts
- * const spec: LayoutSpec = {
- *   name: 'orders',
- *   epoch: '2024-01-01T00:00:00Z',
- *   unit: '1ms',
- *   fields: [{ name: 'timestamp', bits: 41 }, { name: 'worker', bits: 10 }, { name: 'sequence', bits: 12 }],
- * };
- * ```
  */
 
 /** The resolution of the timestamp field. @example `const u: TimeUnit = '10ms';` */
@@ -22,8 +12,6 @@ export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms'
 /**
  * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly
  * one of each); every other name is a node field.
- *
- * @example `const f: FieldSpec = { name: 'datacenter', bits: 5 };`
  */
 export interface FieldSpec {
   name: string;
@@ -33,11 +21,6 @@ export interface FieldSpec {
 /**
  * A layout as a user writes it: fields from the most significant bit down, the epoch
  * (Unix ms, an ISO date string or a Date) and the unit (default `1ms`).
- *
- * @example
- * ```ts
- * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
- * ```
  */
 export interface LayoutSpec {
   name?: string;
@@ -49,8 +32,6 @@ export interface LayoutSpec {
 /**
  * A field of a validated layout with its position: the value sits at bits
  * `shift … shift + bits - 1`. `max` is `2^bits - 1` (exact up to 53 bits).
- *
- * @example `layout.fields[0]; // { name: 'timestamp', bits: 41, shift: 22, max: 2199023255551, kind: 'timestamp' }`
  */
 export interface LayoutField {
   readonly name: string;
@@ -60,16 +41,7 @@ export interface LayoutField {
   readonly kind: 'timestamp' | 'sequence' | 'node';
 }
 
-/**
- * An ID split back into its parts.
- *
- * @example
- * ```ts
- * Layout.from('discord').decode('175928847299117063');
- * // { id: 175928847299117063n, unixMs: 1462015105796, timestamp: '2016-04-30T11:18:25.796Z',
- * //   sequence: 7, fields: { worker: 1, process: 0 } }
- * ```
- */
+/** An ID split back into its parts. */
 export interface DecodedId {
   id: bigint;
   unixMs: number;
@@ -83,8 +55,6 @@ export interface DecodedId {
 /**
  * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout`
  * returns). Big values are decimal strings; dates are ISO strings.
- *
- * @example `JSON.stringify(Layout.from('twitter').describe())`
  */
 export interface LayoutInfo {
   name: string;
@@ -113,12 +83,6 @@ export interface LayoutInfo {
 /**
  * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`)
  * read; every `Layout` is one.
- *
- * @example
- * ```ts
- * const g: LayoutGeometry = Layout.from('twitter');
- * g.maxTick; // 2199023255551
- * ```
  */
 export interface LayoutGeometry {
   readonly name: string;

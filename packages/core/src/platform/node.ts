@@ -14,23 +14,13 @@
  *   imported (they come with the core's entry, so a static import made every user of the entry load Node's
  *   crypto and stream modules without using them); base64url and Latin-1 text through `Buffer`;
  * - files through `node:fs`.
- *
- * @example
- * ```ts
- * import { randomFill, monotonicMs } from '#platform';
- * randomFill(new Uint8Array(12));
- * ```
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 type NodeCrypto = typeof import('node:crypto');
 
-/**
- * Whether `sleepSync` blocks the thread: always on Node.js.
- *
- * @example `const clock = { ...systemClock, ...(CAN_BLOCK ? {} : { nonBlocking: true }) };`
- */
+/** Whether `sleepSync` blocks the thread: always on Node.js. */
 export const CAN_BLOCK = true;
 
 /** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
@@ -59,11 +49,7 @@ function fillFromUrandom(buf: Uint8Array): boolean {
   }
 }
 
-/**
- * Fills `buf` with random bytes from the operating system's random source.
- *
- * @example `platformRandomFill(new Uint8Array(8));`
- */
+/** Fills `buf` with random bytes from the operating system's random source. */
 export function platformRandomFill(buf: Uint8Array): Uint8Array {
   if (urandom && fillFromUrandom(buf)) return buf;
   urandom = false;
@@ -71,11 +57,7 @@ export function platformRandomFill(buf: Uint8Array): Uint8Array {
   return buf;
 }
 
-/**
- * Monotonic milliseconds: `process.hrtime()`.
- *
- * @example `const t0 = monotonicMs();`
- */
+/** Monotonic milliseconds: `process.hrtime()`. */
 export function monotonicMs(): number {
   const t = process.hrtime();
   return t[0] * 1e3 + t[1] / 1e6;
@@ -83,11 +65,7 @@ export function monotonicMs(): number {
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
-/**
- * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
- *
- * @example `platformSleep(2);`
- */
+/** Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop). */
 export function platformSleep(ms: number): void {
   if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
 }
@@ -106,11 +84,7 @@ function nodeCrypto(): NodeCrypto {
   return loaded;
 }
 
-/**
- * HKDF-SHA-256 of `secret` to `length` bytes (`node:crypto`'s `hkdfSync`).
- *
- * @example `const key = hkdfSha256(secret, 'salt', 'info', 16);`
- */
+/** HKDF-SHA-256 of `secret` to `length` bytes (`node:crypto`'s `hkdfSync`). */
 export function hkdfSha256(
   secret: Uint8Array,
   salt: string | Uint8Array,
@@ -120,58 +94,34 @@ export function hkdfSha256(
   return new Uint8Array(nodeCrypto().hkdfSync('sha256', secret, salt, info, length));
 }
 
-/**
- * The SHA-256 digest of the parts, concatenated, as lower-case hex.
- *
- * @example `sha256Hex(['label', secret]).slice(0, 12);`
- */
+/** The SHA-256 digest of the parts, concatenated, as lower-case hex. */
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
   const hash = nodeCrypto().createHash('sha256');
   for (const p of parts) hash.update(p);
   return hash.digest('hex');
 }
 
-/**
- * Bytes as base64url without padding.
- *
- * @example `toBase64url(new Uint8Array([255])); // '_w'`
- */
+/** Bytes as base64url without padding. */
 export function toBase64url(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
 }
 
-/**
- * The bytes of base64url text (characters outside the alphabet are skipped, as `Buffer` does).
- *
- * @example `fromBase64url('_w'); // Uint8Array [255]`
- */
+/** The bytes of base64url text (characters outside the alphabet are skipped, as `Buffer` does). */
 export function fromBase64url(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text, 'base64url'));
 }
 
-/**
- * A buffer of `size` bytes for ASCII text, its contents unset.
- *
- * @example `const chars = asciiBuffer(36);`
- */
+/** A buffer of `size` bytes for ASCII text, its contents unset. */
 export function asciiBuffer(size: number): Uint8Array {
   return Buffer.allocUnsafe(size);
 }
 
-/**
- * The ASCII text of `buf[start, end)`; `buf` from {@link asciiBuffer}.
- *
- * @example `asciiText(chars, 0, 36);`
- */
+/** The ASCII text of `buf[start, end)`; `buf` from {@link asciiBuffer}. */
 export function asciiText(buf: Uint8Array, start: number, end: number): string {
   return (buf as Buffer).toString('latin1', start, end);
 }
 
-/**
- * A file's text (UTF-8).
- *
- * @example `readTextFile('public-id.key');`
- */
+/** A file's text (UTF-8). */
 export function readTextFile(path: string): string {
   return readFileSync(path, 'utf8');
 }

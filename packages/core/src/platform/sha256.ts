@@ -3,11 +3,6 @@
  * key schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`),
  * since Web Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto`
  * (`platform/node.ts`); `sha256.test.ts` checks both give the same bytes.
- *
- * @example
- * ```ts
- * const okm = hkdfSha256(secret, salt, 'info', 32); // 32 bytes, as node:crypto's hkdfSync
- * ```
  */
 
 const K = new Uint32Array([
@@ -28,14 +23,7 @@ function bytesOf(part: string | Uint8Array): Uint8Array {
   return typeof part === 'string' ? utf8.encode(part) : part;
 }
 
-/**
- * The SHA-256 digest (32 bytes) of the parts, concatenated.
- *
- * @example
- * ```ts
- * sha256(['abc']); // ba7816bf…
- * ```
- */
+/** The SHA-256 digest (32 bytes) of the parts, concatenated. */
 export function sha256(parts: readonly (string | Uint8Array)[]): Uint8Array {
   const chunks = parts.map(bytesOf);
   const length = chunks.reduce((n, c) => n + c.length, 0);
@@ -92,14 +80,7 @@ export function sha256(parts: readonly (string | Uint8Array)[]): Uint8Array {
   return out;
 }
 
-/**
- * HMAC-SHA-256 of the message parts under `key`.
- *
- * @example
- * ```ts
- * hmacSha256(key, ['message']); // 32 bytes
- * ```
- */
+/** HMAC-SHA-256 of the message parts under `key`. */
 export function hmacSha256(key: Uint8Array, parts: readonly (string | Uint8Array)[]): Uint8Array {
   const block = new Uint8Array(64);
   block.set(key.length > 64 ? sha256([key]) : key);
@@ -110,11 +91,6 @@ export function hmacSha256(key: Uint8Array, parts: readonly (string | Uint8Array
 
 /**
  * HKDF-SHA-256 (extract, then expand to `length` bytes, at most 8160), as `node:crypto`'s `hkdfSync('sha256', …)`.
- *
- * @example
- * ```ts
- * const okm = hkdfSha256(secret, salt, 'info', 16);
- * ```
  */
 export function hkdfSha256(
   secret: Uint8Array,

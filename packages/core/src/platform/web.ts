@@ -10,12 +10,6 @@
  *   generator never waits there: it borrows ahead within `maxBorrowMs` or throws the coded error;
  * - SHA-256 and HKDF in plain TypeScript (`sha256.ts`; Web Crypto's are asynchronous only);
  * - no file system.
- *
- * @example
- * ```ts
- * import { randomFill, monotonicMs } from '#platform';
- * randomFill(new Uint8Array(12));
- * ```
  */
 import { hkdfSha256 as hkdf, sha256 } from './sha256.js';
 
@@ -37,30 +31,20 @@ function probeBlocking(): boolean {
 /**
  * Whether `platformSleep` blocks the thread: where `Atomics.wait` is allowed (not a browser's main thread, not
  * workerd).
- *
- * @example `const clock = { ...systemClock, ...(CAN_BLOCK ? {} : { nonBlocking: true }) };`
  */
 export const CAN_BLOCK = probeBlocking();
 
 /** Web Crypto's limit per call. */
 const RANDOM_CHUNK = 65536;
 
-/**
- * Fills `buf` with random bytes from Web Crypto.
- *
- * @example `platformRandomFill(new Uint8Array(8));`
- */
+/** Fills `buf` with random bytes from Web Crypto. */
 export function platformRandomFill(buf: Uint8Array): Uint8Array {
   for (let at = 0; at < buf.length; at += RANDOM_CHUNK)
     globalThis.crypto.getRandomValues(buf.subarray(at, Math.min(buf.length, at + RANDOM_CHUNK)));
   return buf;
 }
 
-/**
- * Monotonic milliseconds: `performance.now()`.
- *
- * @example `const t0 = monotonicMs();`
- */
+/** Monotonic milliseconds: `performance.now()`. */
 export function monotonicMs(): number {
   return performance.now();
 }
@@ -68,18 +52,12 @@ export function monotonicMs(): number {
 /**
  * Blocks the current thread for `ms` milliseconds with `Atomics.wait` where it may block ({@link CAN_BLOCK});
  * elsewhere returns at once (never a busy loop).
- *
- * @example `platformSleep(2);`
  */
 export function platformSleep(ms: number): void {
   if (ms > 0 && CAN_BLOCK && sleepCell !== undefined) Atomics.wait(sleepCell, 0, 0, ms);
 }
 
-/**
- * HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`).
- *
- * @example `const key = hkdfSha256(secret, 'salt', 'info', 16);`
- */
+/** HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`). */
 export function hkdfSha256(
   secret: Uint8Array,
   salt: string | Uint8Array,
@@ -89,11 +67,7 @@ export function hkdfSha256(
   return hkdf(secret, salt, info, length);
 }
 
-/**
- * The SHA-256 digest of the parts, concatenated, as lower-case hex.
- *
- * @example `sha256Hex(['label', secret]).slice(0, 12);`
- */
+/** The SHA-256 digest of the parts, concatenated, as lower-case hex. */
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
   let s = '';
   for (const b of sha256(parts)) s += (b < 16 ? '0' : '') + b.toString(16);
@@ -107,11 +81,7 @@ for (let i = 0; i < 64; i++) B64URL_VALUE[B64URL.charCodeAt(i)] = i;
 B64URL_VALUE[43] = 62; // '+'
 B64URL_VALUE[47] = 63; // '/'
 
-/**
- * Bytes as base64url without padding.
- *
- * @example `toBase64url(new Uint8Array([255])); // '_w'`
- */
+/** Bytes as base64url without padding. */
 export function toBase64url(bytes: Uint8Array): string {
   let s = '';
   for (let i = 0; i < bytes.length; i += 3) {
@@ -125,8 +95,6 @@ export function toBase64url(bytes: Uint8Array): string {
 /**
  * The bytes of base64url text (`+` and `/` read as `-` and `_`, other characters outside the alphabet skipped,
  * as Node's `Buffer` does).
- *
- * @example `fromBase64url('_w'); // Uint8Array [255]`
  */
 export function fromBase64url(text: string): Uint8Array {
   const out: number[] = [];
@@ -149,31 +117,19 @@ export function fromBase64url(text: string): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/**
- * A buffer of `size` bytes for ASCII text.
- *
- * @example `const chars = asciiBuffer(36);`
- */
+/** A buffer of `size` bytes for ASCII text. */
 export function asciiBuffer(size: number): Uint8Array {
   return new Uint8Array(size);
 }
 
 const latin1 = new TextDecoder('latin1');
 
-/**
- * The ASCII text of `buf[start, end)`.
- *
- * @example `asciiText(chars, 0, 36);`
- */
+/** The ASCII text of `buf[start, end)`. */
 export function asciiText(buf: Uint8Array, start: number, end: number): string {
   return latin1.decode(buf.subarray(start, end));
 }
 
-/**
- * Refused: there is no file system here.
- *
- * @example `readTextFile('public-id.key'); // throws: no file system`
- */
+/** Refused: there is no file system here. */
 export function readTextFile(path: string): string {
   throw Object.assign(
     new Error(`no file system in this runtime to read ${JSON.stringify(path)}; pass the keys' text instead`),

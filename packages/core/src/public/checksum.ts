@@ -21,15 +21,6 @@
  * is φ(x)·y versus φ(y)·x, which differ for every x ≠ y because φ is anti-symmetric —
  * checked exhaustively over all (2n)² pairs by the tests, as are all substitutions and
  * transpositions of sample strings.
- *
- * @example
- * ```ts
- * const check = new DihedralCheck('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz');
- * const body = 'a3Kx9';
- * const full = body + check.checkChar(body);
- * check.verify(full);        // true
- * check.verify('a3xK9' + full.slice(-1)); // false (adjacent transposition)
- * ```
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */
@@ -41,14 +32,7 @@ export class DihedralCheck {
   private readonly phiPow: Uint8Array;
   private readonly values: Int16Array;
 
-  /**
-   * Longest string (check character included) this instance handles.
-   *
-   * @example
-   * ```ts
-   * DihedralCheck.MAX_LENGTH; // 64
-   * ```
-   */
+  /** Longest string (check character included) this instance handles. */
   static readonly MAX_LENGTH = 64;
 
   constructor(alphabet: string) {
@@ -97,26 +81,12 @@ export class DihedralCheck {
     }
   }
 
-  /**
-   * Group product of two character values (exposed for the exhaustive tests).
-   *
-   * @example
-   * ```ts
-   * check.multiply(0, 5); // 5 (value 0 is the identity)
-   * ```
-   */
+  /** Group product of two character values (exposed for the exhaustive tests). */
   multiply(x: number, y: number): number {
     return this.mul[x * this.size + y];
   }
 
-  /**
-   * φ^e(x) (exposed for the exhaustive tests).
-   *
-   * @example
-   * ```ts
-   * check.phi(3, 1); // φ(r^3) = r^-3
-   * ```
-   */
+  /** φ^e(x) (exposed for the exhaustive tests). */
   phi(x: number, e = 1): number {
     return this.phiPow[e * this.size + x];
   }
@@ -124,11 +94,6 @@ export class DihedralCheck {
   /**
    * The check character to append to `body` (characters of the alphabet only, at most
    * MAX_LENGTH − 1 of them; the caller validates).
-   *
-   * @example
-   * ```ts
-   * check.checkChar('a3Kx9'); // one alphabet character
-   * ```
    */
   checkChar(body: string): string {
     const size = this.size;
@@ -143,12 +108,6 @@ export class DihedralCheck {
    * The value of the check character for the character values `values[0 … length)` (each
    * in [0, alphabet size); the caller validates; `length` ≤ MAX_LENGTH − 1). Same result
    * as {@link checkChar} on the corresponding string, without reading a string.
-   *
-   * @example
-   * ```ts
-   * const v = Uint8Array.of(10, 3, 20, 59, 9);
-   * check.alphabet[check.checkValue(v, 5)] === check.checkChar('A3Kx9'); // true
-   * ```
    */
   checkValue(values: ArrayLike<number>, length: number): number {
     const size = this.size;
@@ -162,13 +121,6 @@ export class DihedralCheck {
   /**
    * True when `values[length − 1]` is the check value of `values[0 … length − 1)` (the
    * value form of {@link verify}).
-   *
-   * @example
-   * ```ts
-   * const v = Uint8Array.of(10, 3, 20, 59, 9, 0);
-   * v[5] = check.checkValue(v, 5);
-   * check.verifyValues(v, 6); // true
-   * ```
    */
   verifyValues(values: ArrayLike<number>, length: number): boolean {
     const size = this.size;
@@ -183,11 +135,6 @@ export class DihedralCheck {
   /**
    * True when the last character of `full` is the check character of the rest. The caller
    * has validated that every character is in the alphabet.
-   *
-   * @example
-   * ```ts
-   * check.verify('a3Kx9' + check.checkChar('a3Kx9')); // true
-   * ```
    */
   verify(full: string): boolean {
     const size = this.size;

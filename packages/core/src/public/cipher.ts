@@ -22,14 +22,6 @@
  * bits in base62: a narrower value, 63 → 64 or 60 → 63, always fits the wider cipher), are
  * refused by the tag alone, with probability 1 − 1/radix³ (1 in 238,328 base62 strings
  * decodes to a wrong ID). Use one width per key ID. See docs/public-ids.md for the tag.
- *
- * @example
- * ```ts
- * import { PublicIdCipher, generateKey } from '@flurry/core';
- * const cipher = PublicIdCipher.create({ keys: process.env.FLURRY_PUBLIC_KEY ?? generateKey(), bits: 63 });
- * const pub = cipher.encode(1859214170478923776n); // e.g. 'K2pnIbuJmnt4yFHG'
- * cipher.decode(pub);                              // 1859214170478923776n
- * ```
  */
 import { MAX_FOR_BITS, TWO32, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -477,10 +469,6 @@ export class PublicIdCipher {
  * and the option errors still say `PublicIdCodec`, so logs and matchers stay stable.
  *
  * @deprecated Use {@link PublicIdCipher}.
- * @example
- * ```ts
- * PublicIdCodec.create({ keys }) instanceof PublicIdCipher; // true
- * ```
  */
 export const PublicIdCodec = PublicIdCipher;
 /** @deprecated Use {@link PublicIdCipher}. @example `let c: PublicIdCodec = PublicIdCipher.create({ keys });` */

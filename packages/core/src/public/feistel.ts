@@ -30,28 +30,13 @@
  * (a 41-bit or a 20-bit layout) keep a margin too. What no round count can change: an
  * N-bit permutation has only 2^N points, so with a small N an attacker who collects
  * enough plaintext/ciphertext pairs learns the table; use wide IDs for public IDs.
- *
- * @example
- * ```ts
- * import { randomBytes } from 'node:crypto';
- * const p = FeistelPermutation.fromSecret(randomBytes(32), 64);
- * const x = p.encrypt(1859214170478923776n); // some other 64-bit value
- * p.decrypt(x);                               // 1859214170478923776n
- * ```
  */
 import { hkdfSha256 } from '#platform';
 import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { chaskeyTimesTwo } from './chaskey.js';
 
-/**
- * Number of Feistel rounds (even, so the parts end in their original order and widths).
- *
- * @example
- * ```ts
- * FEISTEL_ROUNDS; // 12
- * ```
- */
+/** Number of Feistel rounds (even, so the parts end in their original order and widths). */
 export const FEISTEL_ROUNDS = 12;
 
 /** Rounds of the Chaskey permutation inside each Feistel round function (Chaskey-12). */
@@ -66,12 +51,6 @@ const STRIDE = 5;
 /**
  * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret};
  * `encrypt`/`decrypt` are inverse bijections of [0, 2^N).
- *
- * @example
- * ```ts
- * const p = FeistelPermutation.fromSecret(secret32Bytes, 16);
- * const all = new Set(Array.from({ length: 65536 }, (_, i) => p.encryptNumber(i))); // 65536 distinct values
- * ```
  */
 export class FeistelPermutation {
   /** The width N in bits. */
@@ -111,11 +90,6 @@ export class FeistelPermutation {
   /**
    * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt
    * `flurry/public-id/v1`, info `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
-   *
-   * @example
-   * ```ts
-   * const p = FeistelPermutation.fromSecret(Buffer.alloc(32, 7), 64);
-   * ```
    */
   static fromSecret(secret: Uint8Array, bits: number): FeistelPermutation {
     checkBits(bits);
@@ -140,11 +114,6 @@ export class FeistelPermutation {
   /**
    * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i.
    * Same arithmetic as `chaskeyTag` (tested against it), inlined for speed.
-   *
-   * @example
-   * ```ts
-   * p.roundFunction(0, 12345); // a 32-bit value (signed int32 representation)
-   * ```
    */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
@@ -175,11 +144,6 @@ export class FeistelPermutation {
   /**
    * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in
    * `this.out` as [hi, lo]. No range check: callers pass in-range values.
-   *
-   * @example
-   * ```ts
-   * p.encryptHalves(0x19cd, 0x12345678); const [hi, lo] = p.out;
-   * ```
    */
   encryptHalves(hi: number, lo: number): void {
     let a: number;
@@ -205,14 +169,7 @@ export class FeistelPermutation {
     this.join(a, b);
   }
 
-  /**
-   * Inverse of {@link encryptHalves}; the result is in `this.out` as [hi, lo].
-   *
-   * @example
-   * ```ts
-   * p.decryptHalves(hi, lo); const [origHi, origLo] = p.out;
-   * ```
-   */
+  /** Inverse of {@link encryptHalves}; the result is in `this.out` as [hi, lo]. */
   decryptHalves(hi: number, lo: number): void {
     let a: number;
     let b: number;
@@ -245,56 +202,28 @@ export class FeistelPermutation {
     }
   }
 
-  /**
-   * Encrypts a number ID of at most N (≤ 53) bits; no range check.
-   *
-   * @example
-   * ```ts
-   * FeistelPermutation.fromSecret(secret, 16).encryptNumber(42); // a value in [0, 65536)
-   * ```
-   */
+  /** Encrypts a number ID of at most N (≤ 53) bits; no range check. */
   encryptNumber(x: number): number {
     const hi = Math.floor(x / TWO32);
     this.encryptHalves(hi, x - hi * TWO32);
     return this.out[0] * TWO32 + this.out[1];
   }
 
-  /**
-   * Inverse of {@link encryptNumber}.
-   *
-   * @example
-   * ```ts
-   * p.decryptNumber(p.encryptNumber(42)); // 42
-   * ```
-   */
+  /** Inverse of {@link encryptNumber}. */
   decryptNumber(x: number): number {
     const hi = Math.floor(x / TWO32);
     this.decryptHalves(hi, x - hi * TWO32);
     return this.out[0] * TWO32 + this.out[1];
   }
 
-  /**
-   * Encrypts an ID in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside.
-   *
-   * @example
-   * ```ts
-   * p.decrypt(p.encrypt(123n)); // 123n
-   * ```
-   */
+  /** Encrypts an ID in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside. */
   encrypt(id: bigint): bigint {
     this.split(id);
     this.encryptHalves(this.out[0], this.out[1]);
     return joinU64(this.out[0], this.out[1]);
   }
 
-  /**
-   * Decrypts a value in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside.
-   *
-   * @example
-   * ```ts
-   * p.decrypt(p.encrypt(123n)); // 123n
-   * ```
-   */
+  /** Decrypts a value in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside. */
   decrypt(x: bigint): bigint {
     this.split(x);
     this.decryptHalves(this.out[0], this.out[1]);

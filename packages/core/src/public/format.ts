@@ -3,12 +3,6 @@
  * constants, the alphabets and their shared tables, and the per-key material a
  * {@link PublicIdCipher} derives (Feistel round keys and the tag key). See `cipher.ts` for
  * the layout of the string and docs/public-ids.md for the tag.
- *
- * @example
- * ```ts
- * const { digits, check } = alphabetTables('base62');
- * digits.fixedLengths[64]; // 11 payload characters for a 64-bit ID
- * ```
  */
 import { hkdfSha256 } from '#platform';
 import { Alphabet, TWO32 } from '../codecs/alphabet.js';
@@ -24,11 +18,6 @@ import type { PublicIdKey } from './keys.js';
  * (key ID, encrypted ID, check character) was never released and is not read. The version
  * is not a character of the string: it is bound into the tag, and the formats differ in
  * length.
- *
- * @example
- * ```ts
- * PUBLIC_ID_FORMAT_VERSION; // 2
- * ```
  */
 export const PUBLIC_ID_FORMAT_VERSION = 2;
 
@@ -36,11 +25,6 @@ export const PUBLIC_ID_FORMAT_VERSION = 2;
  * Characters of the authentication tag of every public-ID string. A string checked with a
  * key that did not issue it passes with probability 1/radix³: 1/238,328 (base62),
  * 1/195,112 (base58).
- *
- * @example
- * ```ts
- * PUBLIC_ID_TAG_LENGTH; // 3
- * ```
  */
 export const PUBLIC_ID_TAG_LENGTH = 3;
 
@@ -48,46 +32,18 @@ export const PUBLIC_ID_TAG_LENGTH = 3;
 const TAG_SALT = 'flurry/public-id/v2';
 const TAG_INFO = 'tag;chaskey12';
 
-/**
- * "FTAG" as a little-endian word: the fourth word of every tag block.
- *
- * @example
- * ```ts
- * mac.tag(lo, hi, bits | (radix << 8) | (keyCode << 16) | (PUBLIC_ID_FORMAT_VERSION << 24), TAG_DOMAIN);
- * ```
- */
+/** "FTAG" as a little-endian word: the fourth word of every tag block. */
 export const TAG_DOMAIN = 0x47415446;
 
-/**
- * 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits.
- *
- * @example
- * ```ts
- * const tag = ((mac.out[1] >>> TAG_SHIFT) * 2 ** 32 + (mac.out[0] >>> 0)) % radix ** PUBLIC_ID_TAG_LENGTH;
- * ```
- */
+/** 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits. */
 export const TAG_SHIFT = 11;
 
-/**
- * The alphabet of public-ID strings.
- *
- * @example
- * ```ts
- * PublicIdCipher.create({ keys, alphabet: 'base58' satisfies PublicIdAlphabet });
- * ```
- */
+/** The alphabet of public-ID strings. */
 export type PublicIdAlphabet = 'base62' | 'base58';
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
 
-/**
- * The characters of a public-ID alphabet, in digit order.
- *
- * @example
- * ```ts
- * alphabetChars('base58').length; // 58
- * ```
- */
+/** The characters of a public-ID alphabet, in digit order. */
 export function alphabetChars(alphabet: PublicIdAlphabet): string {
   return ALPHABETS[alphabet];
 }
@@ -98,11 +54,6 @@ const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralChec
 /**
  * The digit system and the check-character tables of an alphabet, built on first use and
  * shared by every cipher (both are immutable).
- *
- * @example
- * ```ts
- * const { digits, check } = alphabetTables('base62');
- * ```
  */
 export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
   let t = TABLES.get(alphabet);
@@ -124,12 +75,6 @@ export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; 
  * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its
  * tag MAC, and the key ID's character code (< 128) and digit value in the alphabet. Holds
  * key material: keep it in `#private` fields.
- *
- * @example
- * ```ts
- * const e: KeyEntry = keyEntry(key, 64, values);
- * e.perm.encrypt(1n);
- * ```
  */
 export interface KeyEntry {
   key: PublicIdKey;
@@ -143,11 +88,6 @@ export interface KeyEntry {
  * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF
  * of the secret); the secret copies are wiped afterwards. `values` maps character codes
  * to digit values in the cipher's alphabet.
- *
- * @example
- * ```ts
- * for (const key of parseKeys(process.env.FLURRY_PUBLIC_KEY ?? '')) byId.set(key.id, keyEntry(key, 63, values));
- * ```
  */
 export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
   const secret = key.secretBytes();
@@ -165,15 +105,7 @@ export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): Key
   return entry;
 }
 
-/**
- * Whether hi·2^32 + lo < 2^bits (an encrypted value of `bits`-wide IDs).
- *
- * @example
- * ```ts
- * fitsBits(0x7fffffff, 0xffffffff, 63); // true
- * fitsBits(0x80000000, 0, 63);          // false
- * ```
- */
+/** Whether hi·2^32 + lo < 2^bits (an encrypted value of `bits`-wide IDs). */
 export function fitsBits(hi: number, lo: number, bits: number): boolean {
   if (hi >= TWO32) return false;
   if (bits >= 64) return true;
@@ -183,11 +115,6 @@ export function fitsBits(hi: number, lo: number, bits: number): boolean {
 /**
  * The string of the digit values `d`, through the character codes `c` of the alphabet
  * (`scratch`: a reusable array of `d.length` numbers, for lengths other than 16).
- *
- * @example
- * ```ts
- * digitText(Uint8Array.of(1, 0), codes, [0, 0]); // '10' in base62
- * ```
  */
 export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
   if (d.length === 16) {

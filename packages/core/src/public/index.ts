@@ -3,14 +3,6 @@
  * over the layout's N-bit space) with fixed-width base62/base58 strings carrying a key ID,
  * a keyed authentication tag and a check character; keys, keyrings and rotation. (The
  * plain string forms of IDs — decimal, hex, base62… — are the codecs of `codecs/`.)
- *
- * @example
- * ```ts
- * import { PublicIdCipher, loadKeysFromEnv } from '@flurry/core';
- * const cipher = PublicIdCipher.create({ keys: loadKeysFromEnv(), bits: 63 });
- * const pub = cipher.encode(1859214170478923776n);
- * cipher.decode(pub); // 1859214170478923776n
- * ```
  */
 export { PublicIdCipher, PublicIdCodec } from './cipher.js';
 export { PUBLIC_ID_FORMAT_VERSION, PUBLIC_ID_TAG_LENGTH, type PublicIdAlphabet } from './format.js';

@@ -9,14 +9,6 @@
  *   one (used for encoding), the others only decode. Key IDs must differ within a ring.
  * - Key objects never reveal their secret through `toString`, `JSON.stringify`,
  *   `util.inspect`/`console.log` or error messages; only {@link PublicIdKey.export} does.
- *
- * @example
- * ```ts
- * import { generateKey, parseKeys } from '@flurry/core/public';
- * const text = generateKey('A');     // 'fk1_A_…' — store it as a secret
- * const [key] = parseKeys(text);
- * String(key);                       // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'
- * ```
  */
 import { randomBelow, randomFill } from '../random.js';
 import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';

@@ -2,11 +2,6 @@
  * The errors of a malformed public-ID string (wrong length, a character outside the
  * alphabet): `FLURRY_E_PUBLIC_ID_MALFORMED` saying what was wrong and what the string
  * must look like.
- *
- * @example
- * ```ts
- * if (publicId.length !== cipher.length) throw wrongLengthError(publicId, cipher);
- * ```
  */
 import { describeValue } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -16,11 +11,6 @@ import { PUBLIC_ID_TAG_LENGTH, type PublicIdAlphabet } from './format.js';
 /**
  * A public ID of the wrong length, naming the expected length and its parts, and hinting
  * at format 1 when the length is that of a format-1 string.
- *
- * @example
- * ```ts
- * wrongLengthError('abc', cipher).message; // 'The public ID "abc" is 3 characters long; public IDs here are exactly 16 base62 characters (…). …'
- * ```
  */
 export function wrongLengthError(
   publicId: string,
@@ -44,14 +34,7 @@ export function wrongLengthError(
   );
 }
 
-/**
- * A public ID with a character outside the alphabet at position `i` (0-based).
- *
- * @example
- * ```ts
- * badCharError('K7cu-YGf9Ydxv7Tb', 4, 'base62', chars); // … the invalid character "-" at position 5 of 16 …
- * ```
- */
+/** A public ID with a character outside the alphabet at position `i` (0-based). */
 export function badCharError(publicId: string, i: number, alphabet: PublicIdAlphabet, chars: string): FlurryError {
   const ch = String.fromCodePoint(publicId.codePointAt(i) ?? 0);
   return new FlurryError(

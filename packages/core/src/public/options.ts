@@ -1,32 +1,11 @@
-/**
- * The options of a {@link PublicIdCipher} and their validation.
- *
- * @example
- * ```ts
- * const cipher = PublicIdCipher.create({ keys: loadKeysFromEnv(), bits: layout.totalBits, alphabet: 'base58' });
- * ```
- */
+/** The options of a {@link PublicIdCipher} and their validation. */
 import { MAX_FOR_BITS, checkBits, describeValue } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import type { PublicIdAlphabet } from './format.js';
 import type { PublicIdKey } from './keys.js';
 
-/**
- * Options of {@link PublicIdCipher.create}.
- *
- * @example
- * ```ts
- * const layout = Layout.from('twitter');
- * const cipher = PublicIdCipher.create({
- *   keys: loadKeysFromEnv(),        // 'fk1_B_…,fk1_A_…': B encodes, both decode (rotation)
- *   bits: layout.totalBits,         // 64
- *   maxId: layout.maxId,            // larger values are refused
- *   alphabet: 'base58',             // no look-alike characters
- * });
- * cipher.encode(1859214170478923776n); // 16 characters
- * ```
- */
+/** Options of {@link PublicIdCipher.create}. */
 export interface PublicIdOptions {
   /** The keyring: `fk1_…` strings (comma-separated allowed) or key objects; the first key encodes, all decode. */
   keys: string | PublicIdKey | readonly (string | PublicIdKey)[];
@@ -43,11 +22,6 @@ export interface PublicIdOptions {
 /**
  * The keys of {@link PublicIdOptions} (unknown keys are refused with
  * `FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example
- * ```ts
- * PUBLIC_ID_OPTION_NAMES.includes('checksum'); // true
- * ```
  */
 export const PUBLIC_ID_OPTION_NAMES = optionNames<PublicIdOptions>({
   keys: true,
@@ -57,14 +31,7 @@ export const PUBLIC_ID_OPTION_NAMES = optionNames<PublicIdOptions>({
   checksum: true,
 });
 
-/**
- * Validated options, defaults applied (the keyring is parsed by the cipher).
- *
- * @example
- * ```ts
- * resolvePublicIdOptions({ keys }); // { bits: 64, maxId: 18446744073709551615n, alphabet: 'base62', checksum: true }
- * ```
- */
+/** Validated options, defaults applied (the keyring is parsed by the cipher). */
 export interface ResolvedPublicIdOptions {
   readonly bits: number;
   readonly maxId: bigint;
@@ -75,11 +42,6 @@ export interface ResolvedPublicIdOptions {
 /**
  * Checks the options of a cipher and applies the defaults. Throws `FLURRY_E_INVALID_OPTION`
  * (naming the option and its allowed values) or `FLURRY_E_UNKNOWN_OPTION`.
- *
- * @example
- * ```ts
- * resolvePublicIdOptions({ keys, bits: 63, alphabet: 'base58' }).maxId; // 9223372036854775807n
- * ```
  */
 export function resolvePublicIdOptions(options: PublicIdOptions): ResolvedPublicIdOptions {
   if (options === null || typeof options !== 'object') {

@@ -8,12 +8,6 @@
  * never repeats, and then throws the coded `FLURRY_E_SEQUENCE_EXHAUSTED` instead of
  * spinning. Platform-neutral: no `node:` import and no test runner of its own; it returns
  * one result per check (the runner of each runtime prints them as JSON).
- *
- * @example
- * ```ts
- * const results = await runSharedSuite();
- * const failed = results.filter((r) => !r.ok); // [] everywhere it works
- * ```
  */
 import { FlurryError } from '../errors.js';
 import { Generator } from '../generator/generator.js';
@@ -26,14 +20,7 @@ import { decodeUuid, encodeUuid, isUuidV7 } from '../uuid/forms.js';
 import { systemClock } from '../clock.js';
 import type { Clock } from '../clock.js';
 
-/**
- * One check's outcome.
- *
- * @example
- * ```ts
- * const r: SuiteResult = { name: 'generator', ok: true };
- * ```
- */
+/** One check's outcome. */
 export interface SuiteResult {
   /** The check. */
   readonly name: string;
@@ -255,14 +242,7 @@ const CHECKS: Record<string, () => void> = {
   },
 };
 
-/**
- * Runs every check; never throws (a failed check is a result with `ok: false`).
- *
- * @example
- * ```ts
- * console.log(JSON.stringify(await runSharedSuite()));
- * ```
- */
+/** Runs every check; never throws (a failed check is a result with `ok: false`). */
 export function runSharedSuite(): Promise<SuiteResult[]> {
   const results: SuiteResult[] = [];
   for (const [name, fn] of Object.entries(CHECKS)) {

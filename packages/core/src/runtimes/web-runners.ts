@@ -3,11 +3,6 @@
  * workerd (from npm) and Chromium (Debian's, through playwright-core). esbuild bundles the suite with the
  * `default` condition, so `#platform` and `#claims` resolve to `platform/web.ts` and `generator/memory-claims.ts`;
  * the bundle may import no `node:` module (esbuild fails on one). Test-only (not in the package's files).
- *
- * @example
- * ```ts
- * const results = await runInChromium();
- * ```
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -129,11 +124,6 @@ export interface WorkerdResults {
 /**
  * Serves the bundled worker with `workerd serve` (two workers: without compatibility flags and with
  * `nodejs_compat`), asks each for `/suite` and `/frozen`, and stops it.
- *
- * @example
- * ```ts
- * const r = await runInWorkerd('/root/.cache/flurry-runtimes/workerd-1.20261117.1/node_modules/.bin/workerd');
- * ```
  */
 export async function runInWorkerd(bin: string): Promise<WorkerdResults> {
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-workerd-'));
@@ -203,11 +193,6 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
 /**
  * Runs the bundled suite in a page of headless Chromium (its main thread: no `Atomics.wait`, no
  * `SharedArrayBuffer`, no Node.js).
- *
- * @example
- * ```ts
- * const results = await runInChromium();
- * ```
  */
 export async function runInChromium(): Promise<{ results: SuiteResult[]; userAgent: string }> {
   if (!existsSync(CHROMIUM_PATH))

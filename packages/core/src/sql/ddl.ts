@@ -12,41 +12,22 @@
  * ID types: MySQL uses `BIGINT UNSIGNED` for every layout. PostgreSQL has no unsigned
  * 64-bit type, so layouts of up to 63 bits use `bigint` and 64-bit layouts (`discord`,
  * `instagram`) use `numeric(20,0)`: store such IDs in a `numeric(20,0)` column.
- *
- * @example
- * ```ts
- * import { Layout, layoutSql } from '@flurry/core';
- * const { script, functions } = layoutSql(Layout.from('twitter'), { dialect: 'postgres' });
- * // psql -f <(echo "$script"); functions.map((f) => f.signature)
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
 
-/**
- * The SQL dialects DDL is generated for (`mysql` covers MySQL 8 and MariaDB 10.5+).
- *
- * @example `const d: SqlDialect = 'postgres';`
- */
+/** The SQL dialects DDL is generated for (`mysql` covers MySQL 8 and MariaDB 10.5+). */
 export type SqlDialect = 'postgres' | 'mysql';
 
-/**
- * Options of {@link layoutSql}.
- *
- * @example `layoutSql(layout, { dialect: 'mysql', prefix: 'orders_' })`
- */
+/** Options of {@link layoutSql}. */
 export interface LayoutSqlOptions {
   readonly dialect: SqlDialect;
   /** Prefix of every function name: lower-case letters, digits and `_`, starting with a letter; default `flurry_`. */
   readonly prefix?: string;
 }
 
-/**
- * One generated SQL function.
- *
- * @example `{ name: 'flurry_unix_ms', signature: 'flurry_unix_ms(id bigint)', returns: 'bigint', description: '…' }`
- */
+/** One generated SQL function. */
 export interface SqlFunction {
   readonly name: string;
   readonly signature: string;
@@ -57,12 +38,6 @@ export interface SqlFunction {
 /**
  * The DDL of a layout's functions: each statement alone (for a driver, one per query) and
  * the whole as a script for the dialect's command-line client (`psql -f`, `mysql <`).
- *
- * @example
- * ```ts
- * const ddl: LayoutSql = layoutSql(Layout.from('leaf'), { dialect: 'postgres' });
- * for (const s of ddl.statements) await client.query(s);
- * ```
  */
 export interface LayoutSql {
   readonly dialect: SqlDialect;

@@ -5,14 +5,7 @@
 import type { SqlFunction } from './ddl.js';
 import { lit, type GeneratorConsts, type GeneratorSql } from './generate-shared.js';
 
-/**
- * Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`).
- *
- * @example
- * ```ts
- * const { statements } = generatorSql(layout, { dialect: 'mysql', ...lease }); // calls mysqlGenerator
- * ```
- */
+/** Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`). */
 export function mysqlGenerator(c: GeneratorConsts): GeneratorSql {
   const { p, o, lanes, laneSize: k } = c;
   const sig = (msg: string): string => `SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = ${lit(msg.slice(0, 128))}`;

@@ -11,14 +11,7 @@ import { GENERATOR_RESERVE_MS, lit, type GeneratorConsts, type GeneratorSql } fr
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
 
-/**
- * Builds the PostgreSQL generator DDL from validated constants (called by `generatorSql`).
- *
- * @example
- * ```ts
- * const { statements } = generatorSql(layout, { dialect: 'postgres', ...lease }); // calls postgresGenerator
- * ```
- */
+/** Builds the PostgreSQL generator DDL from validated constants (called by `generatorSql`). */
 export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
   const { p, o, layout, lanes, laneSize: k } = c;
   const wide = layout.totalBits === 64;

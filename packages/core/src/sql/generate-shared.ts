@@ -8,12 +8,6 @@ import type { SqlDialect, SqlFunction } from './ddl.js';
 /**
  * What `generatorSql` needs: the dialect, the leased node and the registry row that
  * holds the lease.
- *
- * @example
- * ```ts
- * const o: GeneratorSqlOptions = { dialect: 'mysql', registryTable: 'flurry_nodes', namespace: 'default/datacenter-0',
- *   slot: 0, token: 'ab12', nodeBits: 0n, floorMs: 0 };
- * ```
  */
 export interface GeneratorSqlOptions {
   readonly dialect: SqlDialect;
@@ -38,11 +32,6 @@ export interface GeneratorSqlOptions {
 /**
  * The DDL of the in-database generator: `statements` to run one by one, `script` for the
  * command-line client, and the functions it defines.
- *
- * @example
- * ```ts
- * for (const s of generatorSql(layout, opts).statements) await client.query(s);
- * ```
  */
 export interface GeneratorSql {
   readonly functions: readonly SqlFunction[];
@@ -53,14 +42,7 @@ export interface GeneratorSql {
   readonly laneSize: number;
 }
 
-/**
- * What the dialect modules build from (validated by `generatorSql`).
- *
- * @example
- * ```ts
- * const k = c.laneSize; // IDs of one lane per tick: (maxSequence + 1) / lanes
- * ```
- */
+/** What the dialect modules build from (validated by `generatorSql`). */
 export interface GeneratorConsts {
   readonly layout: Layout;
   readonly p: string;
@@ -83,24 +65,12 @@ export interface GeneratorConsts {
   readonly o: GeneratorSqlOptions;
 }
 
-/**
- * A string literal of SQL (quotes doubled).
- *
- * @example
- * ```ts
- * lit("it's"); // 'it''s'
- * ```
- */
+/** A string literal of SQL (quotes doubled). */
 export const lit = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's
  * row: one row write per this much time per busy session, and at most this much of the clock
  * for a next holder of the lane to wait before its first ID.
- *
- * @example
- * ```ts
- * const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / layout.unitMs));
- * ```
  */
 export const GENERATOR_RESERVE_MS = 100;

@@ -17,16 +17,6 @@
  * calls in flight) before it writes the high-water mark. The clock is the database's
  * (`clock_timestamp()`, `SYSDATE(3)`); tests override it with the PostgreSQL setting
  * `flurry.now_ms` or the MySQL variable `@flurry_now_ms`. See docs/sql.md for the argument.
- *
- * @example
- * ```ts
- * import { Layout, generatorSql } from '@flurry/core';
- * const layout = Layout.from('twitter');
- * const ddl = generatorSql(layout, {
- *   dialect: 'postgres', registryTable: 'flurry_nodes', namespace: 'orders/datacenter-0', slot: 3,
- *   token: 'f00d', nodeBits: layout.nodeBits({ datacenter: 0, worker: 3 }), floorMs: 0,
- * });
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';

@@ -1,12 +1,6 @@
 /**
  * SQL generated from a layout: functions that decode, bound (and, with a leased node,
  * issue) IDs inside PostgreSQL and MySQL/MariaDB. See docs/sql.md.
- *
- * @example
- * ```ts
- * import { Layout, layoutSql } from '@flurry/core';
- * console.log(layoutSql(Layout.from('twitter'), { dialect: 'postgres' }).script);
- * ```
  */
 export * from './ddl.js';
 export * from './generate.js';

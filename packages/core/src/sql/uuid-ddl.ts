@@ -8,24 +8,13 @@
  * constants. Decoders return NULL for a UUID that is not a v7 of variant `10` (as
  * PostgreSQL's own `uuid_extract_timestamp` does); a time outside 0 .. 2^48 − 1 Unix ms
  * raises SQLSTATE `22008` (`FLURRY_E_TIME_OUT_OF_RANGE`).
- *
- * @example
- * ```ts
- * import { uuidSql } from '@flurry/core';
- * const { statements } = uuidSql({ dialect: 'postgres' });
- * for (const s of statements) await client.query(s);
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import { UuidFormat } from '../uuid/format.js';
 import { sqlPrefix, type LayoutSql, type SqlDialect, type SqlFunction } from './ddl.js';
 
-/**
- * Options of {@link uuidSql}.
- *
- * @example `uuidSql({ dialect: 'mysql', prefix: 'orders_', nodeBits: 12 })`
- */
+/** Options of {@link uuidSql}. */
 export interface UuidSqlOptions {
   readonly dialect: SqlDialect;
   /** Prefix of every function name (as for `layoutSql`); default `flurry_`. */

@@ -3,11 +3,6 @@
  * v7 UUID of a Unix millisecond, for range scans and partitions on a UUID column
  * (`WHERE id >= uuidMinAt(from) AND id < uuidMinAt(to)`), as `flurry range --uuid` prints
  * them and the SQL functions `flurry_uuid_min_at` / `flurry_uuid_max_at` compute them.
- *
- * @example
- * ```ts
- * uuidMinAt(Date.parse('2022-02-22T19:22:22Z')); // '017f22e2-79b0-7000-8000-000000000000'
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 

@@ -16,23 +16,12 @@
  * counting the UUIDs of one millisecond from 0, never wrapping. The node ID (§6.4) comes
  * after it, then random bits. A UUID is a 128-bit number held here as four 32-bit words,
  * most significant first.
- *
- * @example
- * ```ts
- * const f = UuidFormat.from({ nodeBits: 16, sequenceBits: 22 });
- * f.randomBits; // 36
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
 /**
  * Options naming a UUID format: how wide the node ID and the sequence are. Every generator
  * and every reader of one cluster must use the same values.
- *
- * @example
- * ```ts
- * new UuidGenerator({ node: 7, nodeBits: 10, sequenceBits: 20 });
- * ```
  */
 export interface UuidFormatOptions {
   /** Width of the node ID in `rand_b`: 1 to 48, default 16 (65,536 node IDs). */
@@ -45,8 +34,6 @@ export interface UuidFormatOptions {
  * The default widths: a 16-bit node (more node IDs than any registry's slot map leases by
  * default) and a 22-bit sequence (4,194,304 UUIDs per millisecond and node), leaving 36
  * random bits.
- *
- * @example `UUID_DEFAULTS.nodeBits === 16`
  */
 export const UUID_DEFAULTS = Object.freeze({ nodeBits: 16, sequenceBits: 22 });
 
@@ -151,19 +138,13 @@ export class UuidFormat {
 /**
  * Words 0 and 1 of a UUID of millisecond `ms` before the sequence's `rand_a` part: the
  * timestamp and the version nibble 7.
- *
- * @example `const [w0, w1] = tickWords(Date.now());`
  */
 export function tickWords(ms: number): [number, number] {
   const hi = Math.floor(ms / TWO16);
   return [hi, (ms - hi * TWO16) * TWO16 + 0x7000];
 }
 
-/**
- * The four words of a 128-bit value (`0 ≤ v < 2^128`).
- *
- * @example `bigintWords(1n << 127n)[0] === 0x80000000`
- */
+/** The four words of a 128-bit value (`0 ≤ v < 2^128`). */
 export function bigintWords(v: bigint): number[] {
   return [
     Number((v >> 96n) & 0xffffffffn),
@@ -173,11 +154,7 @@ export function bigintWords(v: bigint): number[] {
   ];
 }
 
-/**
- * The 128-bit value of four words.
- *
- * @example `wordsBigint([0, 0, 0, 1]) === 1n`
- */
+/** The 128-bit value of four words. */
 export function wordsBigint(w: ArrayLike<number>): bigint {
   return (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
 }

@@ -6,41 +6,19 @@
  *
  * Reading is strict: anything that is not a version 7, variant `10` UUID — wrong length,
  * bad characters, another version or variant — throws a coded error saying what is wrong.
- *
- * @example
- * ```ts
- * encodeUuid('017f22e2-79b0-7cc3-98c4-dc0c0c07398f', 'base32'); // '01FWHE4YDGFK1SHH6W1G60EECF'
- * decodeUuid('017F22E2-79B0-7CC3-98C4-DC0C0C07398F').timestamp;  // '2022-02-22T19:22:22.000Z'
- * ```
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
 
-/**
- * A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`.
- *
- * @example `const f: UuidForm = 'base32';`
- */
+/** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
-/**
- * The string forms.
- *
- * @example `const f: UuidTextForm = 'canonical';`
- */
+/** The string forms. */
 export type UuidTextForm = Exclude<UuidForm, 'bytes' | 'bigint'>;
-/**
- * What the readers accept: a string of any form, 16 bytes, or a `bigint` below 2^128.
- *
- * @example `decodeUuid(new Uint8Array(16))` (throws: version 0)
- */
+/** What the readers accept: a string of any form, 16 bytes, or a `bigint` below 2^128. */
 export type UuidInput = string | Uint8Array | bigint;
 
-/**
- * Every form, in the order the docs list them.
- *
- * @example `UUID_FORMS.includes('base62') // true`
- */
+/** Every form, in the order the docs list them. */
 export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
   'canonical',
   'hex',
@@ -54,11 +32,7 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-/**
- * Two lowercase hex digits of each byte.
- *
- * @example `HEX2[0x7f] === '7f'`
- */
+/** Two lowercase hex digits of each byte. */
 export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
 
@@ -191,23 +165,13 @@ export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Arra
 /**
  * Options of {@link decodeUuid}: the format's widths (to split node and sequence) and, for
  * a 22-character string, whether it is base58 or base62 (the two have the same width).
- *
- * @example `decodeUuid(s, { form: 'base62', nodeBits: 10 })`
  */
 export interface DecodeUuidOptions extends UuidFormatOptions {
   /** Read the string as this form only (required for base58 and base62). */
   form?: UuidTextForm;
 }
 
-/**
- * What {@link decodeUuid} reads from a v7 UUID.
- *
- * @example
- * ```ts
- * const d: DecodedUuid = decodeUuid(uuid);
- * console.log(d.timestamp, d.node, d.sequence);
- * ```
- */
+/** What {@link decodeUuid} reads from a v7 UUID. */
 export interface DecodedUuid {
   /** The canonical lowercase string. */
   uuid: string;

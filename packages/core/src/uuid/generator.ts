@@ -1,15 +1,4 @@
-/**
- * {@link UuidGenerator}: RFC 9562 UUIDv7 with Snowflake's guarantees, in one thread.
- *
- * @example
- * ```ts
- * import { UuidGenerator } from '@flurry/core';
- * const gen = new UuidGenerator({ node: 7 });
- * gen.next();        // '0193a5c2-4b1e-7000-8000-07xxxxxxxxxx' (canonical, lowercase)
- * gen.nextBytes();   // Uint8Array(16)
- * gen.close();
- * ```
- */
+/** {@link UuidGenerator}: RFC 9562 UUIDv7 with Snowflake's guarantees, in one thread. */
 import { asciiBuffer, asciiText } from '#platform';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';

@@ -1,13 +1,6 @@
 /**
  * UUIDv7 with Snowflake's guarantees: {@link UuidGenerator}, the format and its forms
  * (docs/uuids.md).
- *
- * @example
- * ```ts
- * import { UuidGenerator, decodeUuid } from '@flurry/core';
- * const gen = new UuidGenerator({ node: 1 });
- * decodeUuid(gen.next()).node; // 1
- * ```
  */
 export { UuidGenerator } from './generator.js';
 export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';

@@ -1,11 +1,4 @@
-/**
- * Options of {@link UuidGenerator} and their names.
- *
- * @example
- * ```ts
- * const opts: UuidGeneratorOptions = { node: 7, nodeBits: 10 };
- * ```
- */
+/** Options of {@link UuidGenerator} and their names. */
 import { optionNames } from '../known-options.js';
 import type { GeneratorOptions } from '../generator/options.js';
 import type { UuidFormatOptions } from './format.js';
@@ -15,22 +8,13 @@ import type { UuidFormatOptions } from './format.js';
  * format's widths, and the same clock policies as {@link Generator} (`onExhausted`,
  * `onClockBackwards`, `maxBorrowMs`, `maxBackwardsWaitMs`, `highWaterWaitMs`,
  * `sequenceStart`, `onEvent`, `clock`).
- *
- * @example
- * ```ts
- * new UuidGenerator({ node: 12, nodeBits: 10, onClockBackwards: 'wait' });
- * ```
  */
 export interface UuidGeneratorOptions extends UuidFormatOptions, Omit<GeneratorOptions, 'layout' | 'node'> {
   /** The node ID (`0 … 2^nodeBits − 1`), or `{ node: n }` as a lease grants it; required unless `lease` is given. */
   node?: number | Readonly<Record<string, number>>;
 }
 
-/**
- * The keys of {@link UuidGeneratorOptions} (any other key: `FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example `UUID_GENERATOR_OPTION_NAMES.includes('nodeBits') // true`
- */
+/** The keys of {@link UuidGeneratorOptions} (any other key: `FLURRY_E_UNKNOWN_OPTION`). */
 export const UUID_GENERATOR_OPTION_NAMES = optionNames<UuidGeneratorOptions>({
   node: true,
   nodeBits: true,

@@ -1,12 +1,6 @@
 /**
  * The hot-path helpers of {@link UuidGenerator}: the random pool and the writers of a UUID's
  * four words as bytes and as canonical characters.
- *
- * @example
- * ```ts
- * if (cursor.at > POOL_WORDS - 2) refill();
- * writeBytes(out, 0, w0, w1, w2, w3);
- * ```
  */
 import { randomFill } from '../random.js';
 import { HEX2 } from './forms.js';
@@ -22,8 +16,6 @@ export const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0)
  * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
  * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
  * so importing the core costs nothing for it.
- *
- * @example `const r0 = pool[cursor.at++];`
  */
 export const pool = new Uint32Array(16384);
 /** Words in {@link pool}. @example `if (cursor.at > POOL_WORDS - 2) refill();` */
@@ -38,11 +30,7 @@ export function refill(): void {
   cursor.at = 0;
 }
 
-/**
- * Writes the 36 ASCII characters of a UUID's canonical form at `b[at]`.
- *
- * @example `writeCanonical(buf, 0, w0, w1, w2, w3); buf.toString('latin1', 0, 36)`
- */
+/** Writes the 36 ASCII characters of a UUID's canonical form at `b[at]`. */
 export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): void {
   const c = HEX_CODES;
   const put = (i: number, byte: number) => {
@@ -71,11 +59,7 @@ export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number
   put(at + 34, w3 & 255);
 }
 
-/**
- * Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`.
- *
- * @example `writeBytes(new Uint8Array(16), 0, w0, w1, w2, w3)`
- */
+/** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
 export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
   out[at] = w0 >>> 24;
   out[at + 1] = w0 >>> 16;

@@ -2,12 +2,6 @@
  * The memory store: keys in a process-local table, for tests and documentation examples. `memory://NAME` URLs
  * with the same name share one table within the process (so several `Sequences` can race on it); the numbers
  * are lost with the process, so it is never for production.
- *
- * @example
- * ```ts
- * const a = await openSequences('memory://demo');
- * const b = await openSequences('memory://demo'); // the same keys as a
- * ```
  */
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';

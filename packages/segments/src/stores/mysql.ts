@@ -1,11 +1,6 @@
 /**
  * The MySQL / MariaDB store through `mysql2` (an optional peer dependency, loaded only when a `mysql://` URL
  * is opened). The table is Leaf's `leaf_alloc` with Leaf's own DDL; allocation is Leaf's transaction (`sql.ts`).
- *
- * @example
- * ```ts
- * const sequences = await openSequences('mysql://flurry:secret@127.0.0.1:3306/ids');
- * ```
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { loadClient } from '@flurry/core';
@@ -13,14 +8,7 @@ import { clientMissing } from '../errors.js';
 import type { SqlConnection } from './postgres.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
-/**
- * Builds the MySQL/MariaDB adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `mysql2` is not installed.
- *
- * @example
- * ```ts
- * const adapter = await mysqlAdapter({ host: '127.0.0.1', port: 3306, user: 'u', password: 'p', database: 'd', poolSize: 4, timeoutMs: 5000 }, url);
- * ```
- */
+/** Builds the MySQL/MariaDB adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `mysql2` is not installed. */
 export async function mysqlAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
   type CreatePool = (config: object) => Pool;
   const mod = (await loadClient(

@@ -1,25 +1,13 @@
 /**
  * The PostgreSQL store through `pg` (an optional peer dependency, loaded only when a `postgres://` URL is
  * opened). The table is Leaf's `leaf_alloc` in PostgreSQL types; allocation is Leaf's transaction (see `sql.ts`).
- *
- * @example
- * ```ts
- * const sequences = await openSequences('postgres://flurry:secret@127.0.0.1:5432/ids?table=leaf_alloc');
- * ```
  */
 import type { Pool, PoolClient } from 'pg';
 import { loadClient } from '@flurry/core';
 import { clientMissing } from '../errors.js';
 import type { SqlAdapter, SqlSession } from './sql.js';
 
-/**
- * Where and how to connect (from the URL).
- *
- * @example
- * ```ts
- * const c: SqlConnection = { host: '127.0.0.1', port: 5432, user: 'flurry', password: 's', database: 'ids', poolSize: 4, timeoutMs: 5000 };
- * ```
- */
+/** Where and how to connect (from the URL). */
 export interface SqlConnection {
   host: string;
   port: number;
@@ -30,14 +18,7 @@ export interface SqlConnection {
   timeoutMs: number;
 }
 
-/**
- * Builds the PostgreSQL adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `pg` is not installed.
- *
- * @example
- * ```ts
- * const adapter = await postgresAdapter({ host: '127.0.0.1', port: 5432, user: 'u', password: 'p', database: 'd', poolSize: 4, timeoutMs: 5000 }, url);
- * ```
- */
+/** Builds the PostgreSQL adapter; `FLURRY_E_SEQUENCE_CLIENT_MISSING` when `pg` is not installed. */
 export async function postgresAdapter(c: SqlConnection, description: string): Promise<SqlAdapter> {
   type PoolCtor = new (config: object) => Pool;
   const mod = (await loadClient(

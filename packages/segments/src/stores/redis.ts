@@ -9,11 +9,6 @@
  * always`: after a crash it can come back with an older counter and hand out numbers again. So the store
  * checks `CONFIG GET appendonly` / `appendfsync` at open and refuses with `FLURRY_E_SEQUENCE_STORE_VOLATILE`
  * unless both are safe or the caller passed `allowVolatileStore: true`.
- *
- * @example
- * ```ts
- * const sequences = await openSequences('redis://127.0.0.1:6379/0'); // needs appendonly yes + appendfsync always
- * ```
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import {
@@ -26,14 +21,7 @@ import {
 import { clientMissing, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
-/**
- * Where and how to connect (from the URL).
- *
- * @example
- * ```ts
- * const c: RedisConnection = { host: '127.0.0.1', port: 6379, db: 0, prefix: 'flurry:seq:', timeoutMs: 5000, allowVolatileStore: false, now: Date.now };
- * ```
- */
+/** Where and how to connect (from the URL). */
 export interface RedisConnection {
   host: string;
   port: number;
@@ -76,11 +64,6 @@ function errText(err: unknown): string {
 /**
  * Connects to Redis, checks its persistence and returns the store. Rejects with
  * `FLURRY_E_SEQUENCE_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH` or `…_STORE_VOLATILE`.
- *
- * @example
- * ```ts
- * const store = await openRedisStore({ host: '127.0.0.1', port: 6379, db: 0, prefix: 'flurry:seq:', timeoutMs: 5000, allowVolatileStore: false, now: Date.now }, url);
- * ```
  */
 export async function openRedisStore(c: RedisConnection, description: string): Promise<SegmentStore> {
   const { Redis: RedisCtor } = (await loadClient(

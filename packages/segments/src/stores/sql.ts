@@ -12,38 +12,18 @@
  * and Leaf servers can share one table with no overlap. A segment is used only once its COMMIT is acknowledged:
  * an allocation whose outcome is unknown (connection lost or timed out during COMMIT) is never issued from, so
  * if it did commit its range is simply skipped.
- *
- * @example
- * ```ts
- * const store = await openSqlStore(postgresAdapter, parsed, { timeoutMs: 5000, createTable: true });
- * await store.allocate('order'); // { start, end, step }
- * ```
  */
 import { sqlErrorClass } from '@flurry/core';
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
-/**
- * One statement's result.
- *
- * @example
- * ```ts
- * const r: SqlResult = { rows: [{ max_id: '1001', step: 1000 }], affected: 1 };
- * ```
- */
+/** One statement's result. */
 export interface SqlResult {
   rows: Record<string, unknown>[];
   affected: number;
 }
 
-/**
- * A connection checked out of a pool.
- *
- * @example
- * ```ts
- * await session.query('SELECT 1', []);
- * ```
- */
+/** A connection checked out of a pool. */
 export interface SqlSession {
   query(sql: string, params: unknown[]): Promise<SqlResult>;
   /** Drops the connection at once (the socket is destroyed; the server rolls an open transaction back). */
@@ -52,14 +32,7 @@ export interface SqlSession {
   release(): void;
 }
 
-/**
- * What differs between PostgreSQL and MySQL.
- *
- * @example
- * ```ts
- * const adapter: SqlAdapter = await postgresAdapter(parsed, { timeoutMs: 5000 });
- * ```
- */
+/** What differs between PostgreSQL and MySQL. */
 export interface SqlAdapter {
   readonly kind: 'postgres' | 'mysql';
   /** `$1` or `?`. */
@@ -79,14 +52,7 @@ function isAuth(adapter: SqlAdapter, err: unknown): boolean {
   return c === 'auth' || (c === 'denied' && (err as { errno?: unknown }).errno === 1044);
 }
 
-/**
- * Options every SQL store takes.
- *
- * @example
- * ```ts
- * const o: SqlStoreOptions = { timeoutMs: 5000, createTable: true, table: 'leaf_alloc', description: 'postgres://…' };
- * ```
- */
+/** Options every SQL store takes. */
 export interface SqlStoreOptions {
   timeoutMs: number;
   createTable: boolean;
@@ -95,15 +61,7 @@ export interface SqlStoreOptions {
   description: string;
 }
 
-/**
- * A table name: a plain SQL identifier, optionally schema-qualified (`ids.leaf_alloc`).
- *
- * @example
- * ```ts
- * validTable('leaf_alloc'); // true
- * validTable('x; DROP');    // false
- * ```
- */
+/** A table name: a plain SQL identifier, optionally schema-qualified (`ids.leaf_alloc`). */
 export function validTable(name: string): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(name);
 }
@@ -207,11 +165,6 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
 /**
  * Opens a SQL store: checks the connection and the table (creating Leaf's table when `createTable` and it is
  * missing).
- *
- * @example
- * ```ts
- * const store = await openSqlStore(adapter, { timeoutMs: 5000, createTable: true, table: 'leaf_alloc', description: url });
- * ```
  */
 export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Promise<SegmentStore> {
   const t = adapter.quote(o.table);

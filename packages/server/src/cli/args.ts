@@ -7,26 +7,12 @@
  * negative number (`-1`) is an argument, so `flurry decode -1` reaches the ID decoder and gets
  * its coded error; any other argument that starts with a dash goes after `--`
  * (`flurry decode -- -abc`).
- *
- * @example
- * ```ts
- * const spec = { n: { type: 'string', short: 'n' }, json: { type: 'boolean' } } as const;
- * parseCommandLine(['-n', '3', '--json', 'x'], spec);
- * // { values: { n: ['3'], json: [true] }, positionals: ['x'] }
- * ```
  */
 import { parseArgs } from 'node:util';
 import { closestName as nearestName } from '@flurry/core/known-options';
 import { serverError } from '../errors.js';
 
-/**
- * One flag a command accepts.
- *
- * @example
- * ```ts
- * const spec: FlagSpec = { type: 'string', short: 'n' };
- * ```
- */
+/** One flag a command accepts. */
 export interface FlagSpec {
   /** `string` takes a value; `boolean` does not. */
   readonly type: 'string' | 'boolean';
@@ -34,24 +20,10 @@ export interface FlagSpec {
   readonly short?: string;
 }
 
-/**
- * The flags of one command, by long name (without the leading `--`).
- *
- * @example
- * ```ts
- * const specs: FlagSpecs = { json: { type: 'boolean' } };
- * ```
- */
+/** The flags of one command, by long name (without the leading `--`). */
 export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
 
-/**
- * The parsed command line: every occurrence of every flag, in order, and the positionals.
- *
- * @example
- * ```ts
- * const { values, positionals }: ParsedCommandLine = parseCommandLine(argv, specs);
- * ```
- */
+/** The parsed command line: every occurrence of every flag, in order, and the positionals. */
 export interface ParsedCommandLine {
   readonly values: Record<string, Array<string | true>>;
   readonly positionals: string[];
@@ -65,10 +37,6 @@ const NEGATIVE_NUMBER = /^-(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
  *
  * @throws FlurryError `FLURRY_E_USAGE` for an unknown flag (naming the closest known one),
  * a missing value, or a value given to a boolean flag.
- * @example
- * ```ts
- * parseCommandLine(['--port=9000'], { port: { type: 'string' } }).values.port; // ['9000']
- * ```
  */
 export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): ParsedCommandLine {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple: true }> = {};
@@ -127,14 +95,7 @@ function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
   );
 }
 
-/**
- * The last value of a string flag (later occurrences override earlier ones), or undefined.
- *
- * @example
- * ```ts
- * lastString(parseCommandLine(['--port', '1', '--port', '2'], { port: { type: 'string' } }), 'port'); // '2'
- * ```
- */
+/** The last value of a string flag (later occurrences override earlier ones), or undefined. */
 export function lastString(parsed: ParsedCommandLine, name: string): string | undefined {
   const list = parsed.values[name];
   if (!list || list.length === 0) return undefined;
@@ -142,26 +103,12 @@ export function lastString(parsed: ParsedCommandLine, name: string): string | un
   return v === true ? undefined : v;
 }
 
-/**
- * Every value of a repeatable string flag, in order.
- *
- * @example
- * ```ts
- * allStrings(parseCommandLine(['--node', 'a=1', '--node', 'b=2'], { node: { type: 'string' } }), 'node'); // ['a=1', 'b=2']
- * ```
- */
+/** Every value of a repeatable string flag, in order. */
 export function allStrings(parsed: ParsedCommandLine, name: string): string[] {
   return (parsed.values[name] ?? []).filter((v): v is string => v !== true);
 }
 
-/**
- * Whether a boolean flag was given.
- *
- * @example
- * ```ts
- * hasFlag(parseCommandLine(['--json'], { json: { type: 'boolean' } }), 'json'); // true
- * ```
- */
+/** Whether a boolean flag was given. */
 export function hasFlag(parsed: ParsedCommandLine, name: string): boolean {
   return (parsed.values[name]?.length ?? 0) > 0;
 }

@@ -6,47 +6,22 @@
  * full) hands the rest, and every later write, to the stream, which waits for the reader, so
  * output is never lost or reordered. Other errors (`EPIPE`: the reader is gone) go to the
  * write's callback, as a stream's would.
- *
- * @example
- * ```ts
- * const stdout = fdOutput(1, () => process.stdout);
- * stdout.write('1859214170478923776\n');
- * ```
  */
 import fs from 'node:fs';
 
-/**
- * What a CLI command writes to: the part of a `Writable` it uses (`io.ts`'s `write()`).
- *
- * @example
- * ```ts
- * const out: CliOutput = process.stdout;
- * ```
- */
+/** What a CLI command writes to: the part of a `Writable` it uses (`io.ts`'s `write()`). */
 export interface CliOutput {
   write(chunk: string | Uint8Array, callback?: (err?: Error | null) => void): boolean;
   once(event: 'drain' | 'error', listener: (err?: Error) => void): unknown;
   readonly isTTY?: boolean;
 }
 
-/**
- * The `fs.writeSync` an output uses (injectable for tests): bytes written, or throws.
- *
- * @example
- * ```ts
- * const oneByteAtATime: WriteSync = (fd, buf, off) => fs.writeSync(fd, buf, off, 1);
- * ```
- */
+/** The `fs.writeSync` an output uses (injectable for tests): bytes written, or throws. */
 export type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
 
 /**
  * A {@link CliOutput} on file descriptor `fd`: synchronous writes, `stream()` (made once, at the
  * first `EAGAIN`, or for `isTTY`, `once`) for the rest.
- *
- * @example
- * ```ts
- * const stderr = fdOutput(2, () => process.stderr);
- * ```
  */
 export function fdOutput(fd: number, stream: () => CliOutput, writeSync: WriteSync = fs.writeSync): CliOutput {
   let handedOver: CliOutput | undefined;

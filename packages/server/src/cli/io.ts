@@ -1,12 +1,6 @@
 /**
  * What a CLI command gets: its arguments, the environment and the two output streams
  * (so commands can be run in-process with captured output as well as from the bin).
- *
- * @example
- * ```ts
- * const io: CliIo = { argv: ['-n', '3'], env: process.env, stdout: process.stdout, stderr: process.stderr };
- * await nextCommand(io);
- * ```
  */
 import { FlurryError } from '@flurry/core/errors';
 import { failureKind } from '../errors.js';
@@ -14,14 +8,7 @@ import type { EnvWarning } from '../config/env-hints.js';
 import type { FlagSpecs } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
-/**
- * A command's inputs and outputs.
- *
- * @example
- * ```ts
- * const io: CliIo = { argv: ['layout'], env: process.env, stdout: process.stdout, stderr: process.stderr };
- * ```
- */
+/** A command's inputs and outputs. */
 export interface CliIo {
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;
@@ -31,14 +18,7 @@ export interface CliIo {
   readonly now?: () => number;
 }
 
-/**
- * The flags that name a layout: `--layout PRESET` or `--fields … [--epoch] [--unit]`.
- *
- * @example
- * ```ts
- * const spec = { ...LAYOUT_FLAGS, json: { type: 'boolean' } };
- * ```
- */
+/** The flags that name a layout: `--layout PRESET` or `--fields … [--epoch] [--unit]`. */
 export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
   layout: { type: 'string' },
   fields: { type: 'string' },
@@ -46,14 +26,7 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
   unit: { type: 'string' },
 });
 
-/**
- * Writes text to a stream and resolves once it is accepted (honours back-pressure).
- *
- * @example
- * ```ts
- * await write(io.stdout, 'hello\n');
- * ```
- */
+/** Writes text to a stream and resolves once it is accepted (honours back-pressure). */
 export function write(stream: CliOutput, text: string | Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     const ok = stream.write(text, (err) => (err ? reject(err) : undefined));
@@ -68,24 +41,12 @@ export function write(stream: CliOutput, text: string | Uint8Array): Promise<voi
 /**
  * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys, URLs,
  * credentials), 1 otherwise (an outage, a port taken…); see `failureKind` in ../errors.ts.
- *
- * @example
- * ```ts
- * exitCodeFor(new FlurryError('FLURRY_E_ID_NEGATIVE', '…')); // 2
- * ```
  */
 export function exitCodeFor(err: unknown): number {
   return failureKind(err) === 'bad-input' ? 2 : 1;
 }
 
-/**
- * The one-line message printed on stderr for an error: `flurry: CODE: message`.
- *
- * @example
- * ```ts
- * io.stderr.write(errorLine(err));
- * ```
- */
+/** The one-line message printed on stderr for an error: `flurry: CODE: message`. */
 export function errorLine(err: unknown): string {
   if (err instanceof FlurryError) return `flurry: ${err.code}: ${err.message}\n`;
   return `flurry: FLURRY_E_INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`;
@@ -94,11 +55,6 @@ export function errorLine(err: unknown): string {
 /**
  * Warns on stderr about each `FLURRY_*` variable in `io.env` that is no setting (a
  * misspelling is otherwise ignored silently), naming the closest one; returns the warnings.
- *
- * @example
- * ```ts
- * await warnUnknownEnv(io); // "flurry: warning: FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?"
- * ```
  */
 export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
   // The settings table is loaded only when there is a FLURRY_* variable to check.

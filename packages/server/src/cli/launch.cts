@@ -12,11 +12,6 @@
  * - how a bundle is loaded ({@link requireBundle}): with V8's code cache, so that a start
  *   skips compiling the bundle (Node's own compile cache where Node has one, ≥ 22.1; before
  *   that a cache file beside the bundle).
- *
- * @example
- * ```ts
- * const entry = chooseEntry('/repo/packages/server/dist', 'decode'); // 'pure', 'offline' or 'main'
- * ```
  */
 import fs from 'node:fs';
 import nodeModule from 'node:module';
@@ -28,11 +23,6 @@ import vm from 'node:vm';
  * (scripts/bundle-cli.mjs reads this table), the bundle file, the function it exports to run a
  * command line, and the commands it serves (a test keeps these equal to the bundles' command
  * tables, `PURE_COMMANDS` and `OFFLINE_COMMANDS`).
- *
- * @example
- * ```ts
- * BUNDLES.offline.commands.includes('next'); // true
- * ```
  */
 export const BUNDLES = {
   pure: {
@@ -44,14 +34,7 @@ export const BUNDLES = {
   offline: { entry: 'cli/offline.js', file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
 } as const satisfies Record<string, { entry: string; file: string; run: string; commands: readonly string[] }>;
 
-/**
- * The name of one of the CLI's bundles.
- *
- * @example
- * ```ts
- * const name: BundleName = 'pure';
- * ```
- */
+/** The name of one of the CLI's bundles. */
 export type BundleName = keyof typeof BUNDLES;
 
 function stat(file: string): fs.Stats | undefined {
@@ -62,14 +45,7 @@ function stat(file: string): fs.Stats | undefined {
   }
 }
 
-/**
- * The bundle that serves `command` when it is fresh under `distDir`, else `'main'`.
- *
- * @example
- * ```ts
- * const entry = chooseEntry(distDir, process.argv[2]);
- * ```
- */
+/** The bundle that serves `command` when it is fresh under `distDir`, else `'main'`. */
 export function chooseEntry(distDir: string, command: string | undefined): BundleName | 'main' {
   const name = (Object.keys(BUNDLES) as BundleName[]).find((b) =>
     (BUNDLES[b].commands as readonly string[]).includes(command ?? ''),
@@ -89,11 +65,6 @@ export function chooseEntry(distDir: string, command: string | undefined): Bundl
 /**
  * The code cache file of a bundle: named by the bundle's modification time and size, so a
  * rebuilt bundle never meets the cache of the old one (V8 itself checks only the length).
- *
- * @example
- * ```ts
- * codeCacheFile('/d/pure.cjs', fs.statSync('/d/pure.cjs')); // '/d/pure.cjs.1764150000000-134859.v8cache'
- * ```
  */
 export function codeCacheFile(file: string, st: { mtimeMs: number; size: number }): string {
   return `${file}.${Math.trunc(st.mtimeMs)}-${st.size}.v8cache`;
@@ -116,11 +87,6 @@ function writable(dir: string): boolean {
  * exits, with the functions the run compiled, atomically (a temporary file renamed), and not
  * at all where the directory is not writable (no cache is made there, so a read-only install
  * pays nothing for it). The module is entered in `require.cache`.
- *
- * @example
- * ```ts
- * const { runPure } = requireBundle(path.join(distDir, BUNDLES.pure.file)) as { runPure: Run };
- * ```
  */
 export function requireBundle(file: string): unknown {
   const enableCompileCache = (nodeModule as unknown as { enableCompileCache?: unknown }).enableCompileCache;

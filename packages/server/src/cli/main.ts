@@ -2,13 +2,6 @@
 /**
  * The `flurry` command: `serve`, `next`, `uuid`, `decode`, `layout`, `key new`, `public encode|decode`.
  * Bad input exits 2 with `flurry: FLURRY_E_…: message` on stderr; other failures exit 1.
- *
- * @example
- * ```sh
- * flurry next -n 3
- * flurry decode 1859214170478923776 --json
- * flurry serve --help
- * ```
  */
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
@@ -16,14 +9,7 @@ import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
 import { OFFLINE_COMMANDS } from './offline.js';
 import { runCommand, type Command } from './pure.js';
 
-/**
- * `flurry --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(MAIN_HELP);
- * ```
- */
+/** `flurry --help`. */
 export const MAIN_HELP = `Usage: flurry <command> [options]
 
 Commands:

@@ -6,36 +6,17 @@
  * client required, only when its registry is opened), which the bin (`bin.cts`) runs for
  * `next` when it is at least as new as the compiled packages (`launch.cts`); `main.ts`
  * otherwise.
- *
- * @example
- * ```ts
- * const code = await runOffline({ argv: ['next', '-n', '3'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
  */
 import type { CliIo } from './io.js';
 import { PURE_COMMANDS, runCommand, type Command } from './pure.js';
 
-/**
- * The offline commands: the pure ones and `next`, which leases its node from a registry.
- *
- * @example
- * ```ts
- * const next = await OFFLINE_COMMANDS.next();
- * ```
- */
+/** The offline commands: the pure ones and `next`, which leases its node from a registry. */
 export const OFFLINE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   next: async () => (await import('./commands/next.js')).nextCommand,
   ...PURE_COMMANDS,
 };
 
-/**
- * Runs one of the offline commands (the `offline.cjs` bundle's entry point).
- *
- * @example
- * ```ts
- * process.exitCode = await runOffline({ argv: ['layout'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs one of the offline commands (the `offline.cjs` bundle's entry point). */
 export function runOffline(io: CliIo): Promise<number> {
   return runCommand(OFFLINE_COMMANDS, io);
 }

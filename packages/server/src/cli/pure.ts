@@ -5,33 +5,16 @@
  * scripts/bundle-cli.mjs after `tsc`), which the bin (`bin.cts`) runs without starting Node's
  * ES module loader, most of a cold start on Node 20 (see benchmarks/cli-start.mjs); so it
  * imports nothing of `next`, the registries or the service.
- *
- * @example
- * ```ts
- * const code = await runPure({ argv: ['decode', '1859214170478923776'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
  */
 import { serverError } from '../errors.js';
 import { errorLine, exitCodeFor, type CliIo } from './io.js';
 
-/**
- * A command: runs with the arguments after its name and resolves to the exit code.
- *
- * @example
- * ```ts
- * const layout: Command = async (io) => (await import('./commands/layout.js')).layoutCommand(io);
- * ```
- */
+/** A command: runs with the arguments after its name and resolves to the exit code. */
 export type Command = (io: CliIo) => Promise<number>;
 
 /**
  * The commands that need neither the service nor a registry (`decode`, `layout`, `key`,
  * `public`), each loaded only when it runs: the CommonJS bundle's commands.
- *
- * @example
- * ```ts
- * const decode = await PURE_COMMANDS.decode();
- * ```
  */
 export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   decode: async () => (await import('./commands/decode.js')).decodeCommand,
@@ -44,11 +27,6 @@ export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
  * Runs `argv[0]` from `commands` with the rest of `argv`; resolves to the exit code and never
  * throws: an error is printed on `io.stderr` (`flurry: FLURRY_E_…: message`), exit 2 for bad
  * input and 1 otherwise.
- *
- * @example
- * ```ts
- * const code = await runCommand(OFFLINE_COMMANDS, { ...io, argv: ['layout', 'leaf'] });
- * ```
  */
 export async function runCommand(
   commands: Readonly<Record<string, () => Promise<Command>>>,
@@ -71,14 +49,7 @@ export async function runCommand(
   }
 }
 
-/**
- * Runs one of the pure commands (the CommonJS bundle's entry point).
- *
- * @example
- * ```ts
- * process.exitCode = await runPure({ argv: ['decode', '1859214170478923776'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs one of the pure commands (the CommonJS bundle's entry point). */
 export function runPure(io: CliIo): Promise<number> {
   return runCommand(PURE_COMMANDS, io);
 }

@@ -2,14 +2,6 @@
  * The table `flurry status` prints: one row per holder of a node ID (node, host, pid,
  * version, held since, last renewal age, high-water mark, clock offset, state), under a
  * header naming the cluster and the registry (its password removed).
- *
- * @example
- * ```ts
- * process.stdout.write(clusterTable(body));
- * // cluster orders on etcd://127.0.0.1:2379/flurry (ttl 10000 ms, renew 3333 ms), 2 holders at 2026-11-25T06:00:00.000Z
- * // NODE                 HOST   PID   VERSION  HELD SINCE            RENEWED  HIGH-WATER                CLOCK OFFSET   STATE
- * // datacenter=0,worker=3 web-1  4242  0.1.0    2026-11-25T05:40:00Z  0.4s ago 2026-11-25T06:00:00.113Z  +2 ms ±1       live *
- * ```
  */
 import type { ClusterBody, ClusterEntry } from '../console/types.js';
 
@@ -19,14 +11,7 @@ function nodeText(h: ClusterEntry): string {
   return parts.length ? parts.join(',') : `slot ${h.slot}`;
 }
 
-/**
- * A duration for humans: `850ms`, `4.2s`, `3m05s`, `2h04m`, `3d04h`.
- *
- * @example
- * ```ts
- * humanMs(185_000); // '3m05s'
- * ```
- */
+/** A duration for humans: `850ms`, `4.2s`, `3m05s`, `2h04m`, `3d04h`. */
 export function humanMs(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
@@ -46,14 +31,7 @@ function offsetText(h: ClusterEntry): string {
   return `${sign}${Math.abs(Math.round(h.clockOffsetMs))} ms${err}`;
 }
 
-/**
- * The table (see the module comment); `*` marks this process's own holder.
- *
- * @example
- * ```ts
- * clusterTable({ ...body, holders: [] }); // header line, then '(no live holders)'
- * ```
- */
+/** The table (see the module comment); `*` marks this process's own holder. */
 export function clusterTable(body: ClusterBody): string {
   const head = `cluster ${body.cluster} on ${body.registry} (ttl ${body.ttlMs} ms, renew ${body.renewIntervalMs} ms), ${body.holders.length} holder${body.holders.length === 1 ? '' : 's'} at ${new Date(body.now).toISOString()}\n`;
   if (body.holders.length === 0) return `${head}(no live holders)\n`;

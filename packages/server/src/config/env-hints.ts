@@ -2,46 +2,21 @@
  * "Did you mean …?" for names a user misspells: `FLURRY_*` environment variables that are
  * no setting (warned about, since the environment is shared with other tools) and, through
  * {@link closestName}, unknown command-line flags.
- *
- * @example
- * ```ts
- * unknownEnvWarnings({ FLURRY_PROT: '1' })[0].suggestion; // 'FLURRY_PORT'
- * closestName('prot', ['port', 'host']); // 'port'
- * ```
  */
 import { closestName as nearestName } from '@flurry/core/known-options';
 import { SETTINGS } from './settings.js';
 
-/**
- * The variable naming the config file (not a setting in the file).
- *
- * @example
- * ```ts
- * process.env[CONFIG_ENV]; // the path of the JSON config file, if set
- * ```
- */
+/** The variable naming the config file (not a setting in the file). */
 export const CONFIG_ENV = 'FLURRY_CONFIG';
 
 /**
  * Every `FLURRY_*` environment variable Flurry reads: each setting's variable and
  * `FLURRY_CONFIG` (`FLURRY_PUBLIC_KEY`/`FLURRY_PUBLIC_KEY_FILE`, also read by the core's
  * `keysFromEnv`, are settings).
- *
- * @example
- * ```ts
- * KNOWN_ENV.includes('FLURRY_REGISTRY'); // true
- * ```
  */
 export const KNOWN_ENV: readonly string[] = Object.freeze([...SETTINGS.map((s) => s.env), CONFIG_ENV]);
 
-/**
- * One unknown `FLURRY_*` environment variable found by {@link unknownEnvWarnings}.
- *
- * @example
- * ```ts
- * const w: EnvWarning = { variable: 'FLURRY_REGSITRY', suggestion: 'FLURRY_REGISTRY', message: '…' };
- * ```
- */
+/** One unknown `FLURRY_*` environment variable found by {@link unknownEnvWarnings}. */
 export interface EnvWarning {
   /** The variable as set. */
   readonly variable: string;
@@ -82,13 +57,6 @@ export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
  * The candidate nearest to `name` (the core's `closestName`: edit distance with adjacent
  * swaps), if close enough to be a typo: up to a third of the part after the first
  * `prefixLength` characters may differ (at least 2 edits).
- *
- * @example
- * ```ts
- * closestName('FLURRY_REGSITRY', KNOWN_ENV, 7); // 'FLURRY_REGISTRY'
- * closestName('prot', ['port', 'host']);      // 'port'
- * closestName('zzzzzzzz', ['port']);          // undefined
- * ```
  */
 export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
   return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));

@@ -1,34 +1,12 @@
-/**
- * `flurry serve`'s flags and `--help` text, both derived from the settings table.
- *
- * @example
- * ```ts
- * process.stdout.write(serveHelp());
- * serveFlagSpecs()['port']; // { type: 'string' }
- * ```
- */
+/** `flurry serve`'s flags and `--help` text, both derived from the settings table. */
 import type { FlagSpecs } from '../cli/args.js';
 import { CONFIG_ENV } from './env-hints.js';
 import { allowedText, defaultText, SETTINGS } from './settings.js';
 
-/**
- * The flag naming the config file (not a setting in the file).
- *
- * @example
- * ```ts
- * `--${CONFIG_FLAG}`; // '--config'
- * ```
- */
+/** The flag naming the config file (not a setting in the file). */
 export const CONFIG_FLAG = 'config';
 
-/**
- * The flags `flurry serve` accepts (every setting, `--config`, `--help`).
- *
- * @example
- * ```ts
- * serveFlagSpecs()['port']; // { type: 'string' }
- * ```
- */
+/** The flags `flurry serve` accepts (every setting, `--config`, `--help`). */
 export function serveFlagSpecs(): FlagSpecs {
   const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
   for (const s of SETTINGS) spec[s.flag] = { type: s.type === 'bool' ? 'boolean' : 'string' };

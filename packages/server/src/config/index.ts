@@ -4,12 +4,6 @@
  * flags > environment > config file (JSON) > defaults and validates every value at start-up;
  * help.ts prints the table for `flurry serve --help`; env-hints.ts warns about misspelt
  * `FLURRY_*` variables. Only what callers use is exported here; the table itself stays internal.
- *
- * @example
- * ```ts
- * const config = loadServeConfig(['--port', '9000'], process.env);
- * config.port; // 9000
- * ```
  */
 export { loadServeConfig, type ServeConfig } from './load.js';
 export { serveHelp, serveFlagSpecs } from './help.js';

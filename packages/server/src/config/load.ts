@@ -4,13 +4,6 @@
  * table (settings.ts), then the settings that depend on each other (the layout, node pins,
  * the registry URL, the lease timings). A bad value is a `FLURRY_E_CONFIG` error naming the
  * setting, the value, where it came from and what is allowed (the CLI exits 2 with it).
- *
- * @example
- * ```ts
- * const config = loadServeConfig(['--port', '9000'], process.env);
- * config.port;     // 9000
- * config.registry; // 'file:' unless FLURRY_REGISTRY or the config file says otherwise
- * ```
  */
 import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
@@ -35,12 +28,6 @@ import {
  * The validated configuration of one `flurry serve` process: every setting of the table
  * (see `flurry serve --help`), the layout built from `layout`/`fields`/`epoch`/`unit`, the
  * node pins, and where the registry URL and the config file came from.
- *
- * @example
- * ```ts
- * const config: ServeConfig = loadServeConfig(['--port', '0'], process.env);
- * config.layout.name; // 'twitter'
- * ```
  */
 export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | 'epoch' | 'unit' | 'node'> {
   readonly layout: Layout;

@@ -55,12 +55,5 @@ interface ChoiceDef extends Common {
   readonly default?: string;
 }
 
-/**
- * The definition of one setting (one row of the table).
- *
- * @example
- * ```ts
- * const def: SettingDef = { type: 'int', flag: 'port', env: 'FLURRY_PORT', min: 0, max: 65535, default: 8080, help: 'HTTP listen port.' };
- * ```
- */
+/** The definition of one setting (one row of the table). */
 export type SettingDef = IntDef | BoolDef | StringDef | ChoiceDef;

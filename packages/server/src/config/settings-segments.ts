@@ -2,22 +2,10 @@
  * The rows of the settings table (`settings.ts`) that belong to segment mode (`flurry serve --sequences`; see
  * docs/segments.md): the store, creation on first use, the Redis persistence override and the adaptive step's
  * bounds. Spread into the one table at their place, so `--help`, parsing and docs/operations.md keep their order.
- *
- * @example
- * ```ts
- * SEGMENT_SETTINGS.sequenceMaxStep.flag; // 'sequence-max-step'
- * ```
  */
 import type { SettingDef } from './setting-def.js';
 
-/**
- * Segment mode's settings.
- *
- * @example
- * ```ts
- * SEGMENT_SETTINGS.sequences.env; // 'FLURRY_SEQUENCES'
- * ```
- */
+/** Segment mode's settings. */
 export const SEGMENT_SETTINGS = {
   sequences: {
     type: 'string',

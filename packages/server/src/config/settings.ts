@@ -3,12 +3,6 @@
  * variable, config-file key (the row's key), type, default (written here once), allowed
  * range and help line; parsing (load.ts), validation messages, `--help` (help.ts) and the
  * list of known variables (env-hints.ts) are all derived from it.
- *
- * @example
- * ```ts
- * settingDef('port').env; // 'FLURRY_PORT'
- * allowedText(settingDef('port')); // 'an integer from 0 to 65535 (0 = any free port, logged at start-up)'
- * ```
  */
 import type { SettingDef } from './setting-def.js';
 import { SEGMENT_SETTINGS } from './settings-segments.js';
@@ -322,14 +316,7 @@ const DEFS = {
   },
 } as const satisfies Record<string, SettingDef>;
 
-/**
- * A setting's name: its config-file key and its field of {@link ServeConfig}.
- *
- * @example
- * ```ts
- * const key: SettingKey = 'leaseTtlMs';
- * ```
- */
+/** A setting's name: its config-file key and its field of {@link ServeConfig}. */
 export type SettingKey = keyof typeof DEFS;
 
 type ValueOf<D> = D extends { type: 'int' }
@@ -343,12 +330,6 @@ type ValueOf<D> = D extends { type: 'int' }
 /**
  * Every setting's typed value, as the table defines it: settings with a default are always
  * set; the others may be `undefined` (their default is applied by the component that uses them).
- *
- * @example
- * ```ts
- * const port: SettingValues['port'] = 8080; // number
- * const ttl: SettingValues['leaseTtlMs'] = undefined; // number | undefined
- * ```
  */
 export type SettingValues = {
   readonly [K in SettingKey]: (typeof DEFS)[K] extends { default: unknown }
@@ -356,59 +337,23 @@ export type SettingValues = {
     : ValueOf<(typeof DEFS)[K]> | undefined;
 };
 
-/**
- * pino's levels.
- *
- * @example
- * ```ts
- * const level: LogLevel = 'info';
- * ```
- */
+/** pino's levels. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/**
- * One row of the table with its key.
- *
- * @example
- * ```ts
- * const port: Setting | undefined = SETTINGS.find((s) => s.key === 'port');
- * ```
- */
+/** One row of the table with its key. */
 export type Setting = SettingDef & { readonly key: SettingKey };
 
-/**
- * Every setting, in `--help` order.
- *
- * @example
- * ```ts
- * SETTINGS.find((s) => s.key === 'port')?.env; // 'FLURRY_PORT'
- * ```
- */
+/** Every setting, in `--help` order. */
 export const SETTINGS: readonly Setting[] = Object.freeze(
   (Object.keys(DEFS) as SettingKey[]).map((key): Setting => Object.freeze({ key, ...DEFS[key] })),
 );
 
-/**
- * The row of one setting.
- *
- * @example
- * ```ts
- * settingDef('cluster').flag; // 'cluster'
- * ```
- */
+/** The row of one setting. */
 export function settingDef(key: SettingKey): SettingDef {
   return DEFS[key];
 }
 
-/**
- * Whether `name` is a setting's key (a config-file key).
- *
- * @example
- * ```ts
- * isSettingKey('port'); // true
- * isSettingKey('prot'); // false
- * ```
- */
+/** Whether `name` is a setting's key (a config-file key). */
 export function isSettingKey(name: string): name is SettingKey {
   return Object.prototype.hasOwnProperty.call(DEFS, name);
 }
@@ -416,11 +361,6 @@ export function isSettingKey(name: string): name is SettingKey {
 /**
  * The setting's default value from the table, or `undefined` when its default is applied
  * elsewhere (see `defaultText`).
- *
- * @example
- * ```ts
- * defaultValue('port'); // 8080
- * ```
  */
 export function defaultValue<K extends SettingKey>(key: K): SettingValues[K] {
   const def: SettingDef = DEFS[key];
@@ -428,14 +368,7 @@ export function defaultValue<K extends SettingKey>(key: K): SettingValues[K] {
   return def.default as SettingValues[K];
 }
 
-/**
- * What values are allowed, as shown in errors and `--help`.
- *
- * @example
- * ```ts
- * allowedText(settingDef('unit')); // 'one of 1ms, 10ms, 1s'
- * ```
- */
+/** What values are allowed, as shown in errors and `--help`. */
 export function allowedText(def: SettingDef): string {
   if (def.allowed !== undefined) return def.allowed;
   switch (def.type) {
@@ -454,14 +387,7 @@ export function allowedText(def: SettingDef): string {
   }
 }
 
-/**
- * The default as shown in `--help`.
- *
- * @example
- * ```ts
- * defaultText(settingDef('port')); // '8080'
- * ```
- */
+/** The default as shown in `--help`. */
 export function defaultText(def: SettingDef): string {
   return def.default !== undefined ? String(def.default) : (def.defaultText ?? '(none)');
 }

@@ -4,50 +4,22 @@
  * `off`), the listen host and the token: `auto` shows it when a token protects the data
  * routes or when the service listens on loopback only; a service open on the network
  * without a token keeps it off unless `--console on` says otherwise (docs/console.md).
- *
- * @example
- * ```ts
- * consoleAccess('auto', '0.0.0.0', undefined).on; // false
- * consoleAccess('auto', '127.0.0.1', undefined).on; // true
- * ```
  */
 
-/**
- * The decision and, when off, why (the 404's message says it).
- *
- * @example
- * ```ts
- * const access: ConsoleAccess = { on: false, why: 'the console is off (--console off)' };
- * ```
- */
+/** The decision and, when off, why (the 404's message says it). */
 export interface ConsoleAccess {
   readonly on: boolean;
   /** Why the console is off ('' when on). */
   readonly why: string;
 }
 
-/**
- * Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost).
- *
- * @example
- * ```ts
- * isLoopbackHost('[::1]'); // true
- * isLoopbackHost('0.0.0.0'); // false
- * ```
- */
+/** Whether `host` is a loopback address or name (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
-/**
- * Decides whether the console is served.
- *
- * @example
- * ```ts
- * consoleAccess('on', '0.0.0.0', undefined).on; // true
- * ```
- */
+/** Decides whether the console is served. */
 export function consoleAccess(setting: 'auto' | 'on' | 'off', host: string, token: string | undefined): ConsoleAccess {
   if (setting === 'on') return { on: true, why: '' };
   if (setting === 'off')

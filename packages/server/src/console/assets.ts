@@ -4,13 +4,6 @@
  * versioned name (`app.<hash>.js`, the hash of the whole set, so one change renames them
  * all and a long `max-age` is safe), module imports and the HTML's references are rewritten
  * to those names, and each file is precompressed with gzip and brotli.
- *
- * @example
- * ```ts
- * const assets = consoleAssets();
- * assets.html;                        // the page, its references versioned
- * assets.get('app.1a2b3c4d5e.js');    // the module, with its gzip and brotli forms
- * ```
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -19,14 +12,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
-/**
- * One asset as served: its bytes and their compressed forms.
- *
- * @example
- * ```ts
- * const a: ConsoleAsset | undefined = consoleAssets().get('app.js');
- * ```
- */
+/** One asset as served: its bytes and their compressed forms. */
 export interface ConsoleAsset {
   readonly type: string;
   readonly raw: Buffer;
@@ -36,14 +22,7 @@ export interface ConsoleAsset {
   readonly versioned: boolean;
 }
 
-/**
- * The loaded console.
- *
- * @example
- * ```ts
- * const { html, hash, names } = consoleAssets();
- * ```
- */
+/** The loaded console. */
 export interface ConsoleAssets {
   /** The page (HTML), with its gzip and brotli forms. */
   readonly html: ConsoleAsset;
@@ -62,26 +41,12 @@ const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
 };
 
-/**
- * The folder of the console's own files.
- *
- * @example
- * ```ts
- * readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8');
- * ```
- */
+/** The folder of the console's own files. */
 export const CONSOLE_DIR: string = fileURLToPath(new URL('../../console/', import.meta.url));
 
 let loaded: ConsoleAssets | undefined;
 
-/**
- * Loads (once) and returns the console's files.
- *
- * @example
- * ```ts
- * consoleAssets().get('uPlot.min.css')?.type; // 'text/css; charset=utf-8'
- * ```
- */
+/** Loads (once) and returns the console's files. */
 export function consoleAssets(): ConsoleAssets {
   loaded ??= load();
   return loaded;

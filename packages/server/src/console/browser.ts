@@ -3,27 +3,12 @@
  * with apt-get when missing, like the registry engines of `@flurry/coordination/testing`)
  * driven by `playwright-core` (a devDependency) through its `executablePath`. Nothing is
  * downloaded: without the package and no way to install it, it fails naming the package.
- *
- * @example
- * ```ts
- * const browser = await launchChromium();
- * const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
- * await page.goto(`http://127.0.0.1:${port}/`);
- * await browser.close();
- * ```
  */
 import { existsSync } from 'node:fs';
 import { ensureDebianPackage } from '@flurry/coordination/testing';
 import type { Browser, Page } from 'playwright-core';
 
-/**
- * Where Debian's chromium lives.
- *
- * @example
- * ```ts
- * existsSync(CHROMIUM_PATH);
- * ```
- */
+/** Where Debian's chromium lives. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
@@ -31,10 +16,6 @@ export const CHROMIUM_PATH = '/usr/bin/chromium';
  *
  * @throws Error naming the Debian package `chromium` when it is missing and cannot be
  * installed, or `playwright-core` when that devDependency is not installed.
- * @example
- * ```ts
- * const browser = await launchChromium();
- * ```
  */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
@@ -67,13 +48,6 @@ export async function launchChromium(): Promise<Browser> {
 /**
  * What a page did that a clean console never does: console errors, page errors, failed
  * requests, HTTP errors, and requests to any other origin.
- *
- * @example
- * ```ts
- * const watch = watchPage(page, `http://127.0.0.1:${port}`);
- * await page.goto(origin + '/');
- * assert.deepEqual(watch.problems, []);
- * ```
  */
 export interface PageWatch {
   /** One line per problem. */
@@ -84,14 +58,7 @@ export interface PageWatch {
   allowStatus(status: number): void;
 }
 
-/**
- * Watches a page for problems (see {@link PageWatch}).
- *
- * @example
- * ```ts
- * const watch = watchPage(page, origin);
- * ```
- */
+/** Watches a page for problems (see {@link PageWatch}). */
 export function watchPage(page: Page, origin: string): PageWatch {
   const problems: string[] = [];
   const requests: string[] = [];

@@ -18,12 +18,6 @@
  * A SIGSTOPped holder therefore turns stale at most one renewal interval + slack + two cache
  * periods after its last renewal, and disappears once the engine expires it (after its TTL).
  * `ageMs` is recomputed at each answer (`now − renewedAtMs`), so it keeps growing between reads.
- *
- * @example
- * ```ts
- * const cache = new ClusterCache({ core, config, clock, cacheMs: 1000, self: () => lease });
- * const body = await cache.body();
- * ```
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import {
@@ -39,36 +33,19 @@ import type { ClusterBody, ClusterEntry } from './types.js';
 /**
  * Slack (ms) added to the renewal interval before a holder counts as stale: a renewal's
  * round trip and a busy event loop fit in it.
- *
- * @example
- * ```ts
- * const stale = ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS;
- * ```
  */
 export const STALE_SLACK_MS = 500;
 
 /**
  * The `role` of a node reserved for in-database generation by `flurry sql --generate`
  * (packages/server/src/sql/reserve.ts): shown as `reserved`, never as stale.
- *
- * @example
- * ```ts
- * const reserved = holder.role === SQL_GENERATOR_ROLE;
- * ```
  */
 export const SQL_GENERATOR_ROLE = 'sql generator';
 
 /** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
 const DEFAULT_TTL_MS = 10_000;
 
-/**
- * Options of {@link ClusterCache}.
- *
- * @example
- * ```ts
- * const o: ClusterCacheOptions = { core, config, clock: systemClock, cacheMs: 1000, self: () => undefined };
- * ```
- */
+/** Options of {@link ClusterCache}. */
 export interface ClusterCacheOptions {
   /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
   readonly core: { readonly registry: Registry | undefined };
@@ -90,14 +67,7 @@ interface Read {
   readonly error?: FlurryError | Error;
 }
 
-/**
- * The cache (see the module comment).
- *
- * @example
- * ```ts
- * (await cache.body()).holders.map((h) => h.state);
- * ```
- */
+/** The cache (see the module comment). */
 export class ClusterCache {
   private last: Read | undefined;
   /** Holder key → [renewal stamp, first seen at]: the reader's own measure of "not renewed". */

@@ -6,15 +6,6 @@
  * attached, so the last renewal's time and latency are known; rates come from
  * `rates.ts`. Everything is read-only: nothing here can change the node, the layout or
  * the clock.
- *
- * @example
- * ```ts
- * const data = new ConsoleData({ core, config, clock: systemClock });
- * data.watch(leasedGen);   // after core.issuer.attach(leasedGen)
- * data.status().generator.idsPerSecond;
- * await data.cluster();    // one registry read per ~1 s, shared by every caller
- * data.close();
- * ```
  */
 import { hostname } from 'node:os';
 import { systemClock, type Clock, type FlurryError, type Layout } from '@flurry/core';
@@ -40,11 +31,6 @@ import type { WorkerEntry } from '../workers/types.js';
 /**
  * What the console reads of the service core (`ServiceCore` in ../service-core.ts is one): the layout, the issuer,
  * the metrics, whether public IDs are on and the open registry.
- *
- * @example
- * ```ts
- * const source: ConsoleSource = createServiceCore(config, logger);
- * ```
  */
 export interface ConsoleSource {
   readonly layout: Layout;
@@ -57,14 +43,7 @@ export interface ConsoleSource {
   notReady(): FlurryError | null;
 }
 
-/**
- * Options of {@link ConsoleData}.
- *
- * @example
- * ```ts
- * new ConsoleData({ core, config, clock: manualClock, cacheMs: 1000 });
- * ```
- */
+/** Options of {@link ConsoleData}. */
 export interface ConsoleDataOptions {
   readonly core: ConsoleSource;
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'> & {
@@ -77,14 +56,7 @@ export interface ConsoleDataOptions {
   readonly cacheMs?: number;
 }
 
-/**
- * The console's data source (see the module comment).
- *
- * @example
- * ```ts
- * const body: StatusBody = data.status();
- * ```
- */
+/** The console's data source (see the module comment). */
 export class ConsoleData {
   readonly startedAt: number;
   /** Segment mode's sequences, when the service has them (set by startService). */

@@ -10,13 +10,6 @@
  * soon as its client disconnects, and the timer stops with the last one. `close()` (at
  * service shutdown) ends every stream and refuses new ones, so `server.close()` is not held
  * up by open consoles.
- *
- * @example
- * ```ts
- * const streams = new EventStreams(data);
- * streams.open(res); // 200 text/event-stream, or 503 when 64 are open
- * streams.close();
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';
@@ -24,27 +17,13 @@ import { serverError } from '../errors.js';
 import { sendError } from '../http/respond.js';
 import type { ConsoleData } from './data.js';
 
-/**
- * Most concurrent event streams per service.
- *
- * @example
- * ```ts
- * if (open >= MAX_STREAMS) return sendError(res, busy);
- * ```
- */
+/** Most concurrent event streams per service. */
 export const MAX_STREAMS = 64;
 
 /** A client this far behind (bytes not yet sent) is cut off. */
 const MAX_BUFFERED = 1 << 20;
 
-/**
- * Options of {@link EventStreams} (tests shorten the periods).
- *
- * @example
- * ```ts
- * new EventStreams(data, { periodMs: 100, pingMs: 300, max: 2 });
- * ```
- */
+/** Options of {@link EventStreams} (tests shorten the periods). */
 export interface EventStreamOptions {
   /** Period of the status and cluster events (default 1000 ms). */
   periodMs?: number;
@@ -54,14 +33,7 @@ export interface EventStreamOptions {
   max?: number;
 }
 
-/**
- * The open streams and their shared timer (see the module comment).
- *
- * @example
- * ```ts
- * streams.size; // open streams
- * ```
- */
+/** The open streams and their shared timer (see the module comment). */
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
   private timer: NodeJS.Timeout | undefined;

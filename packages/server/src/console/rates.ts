@@ -5,14 +5,6 @@
  * per second per route over the last second, and each route's p99 over the last 10 s (the
  * upper bound of the histogram bucket holding it). Nothing is allocated per ID or per
  * request; one sample copies a few hundred numbers.
- *
- * @example
- * ```ts
- * const rates = new RateSampler({ issued: () => issuer.issued(), metrics, monotonic: () => performance.now() });
- * rates.start();
- * rates.idsPerSecond(); // e.g. 41230
- * rates.stop();
- * ```
  */
 import { ServiceMetrics } from '../metrics.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
@@ -24,14 +16,7 @@ const RING = 41;
 /** Samples back for "the last second". */
 const SECOND = 4;
 
-/**
- * Where {@link RateSampler} reads its totals.
- *
- * @example
- * ```ts
- * const src: RateSources = { issued: () => 0, metrics, monotonic: () => performance.now() };
- * ```
- */
+/** Where {@link RateSampler} reads its totals. */
 export interface RateSources {
   issued(): number;
   readonly metrics: ServiceMetrics;
@@ -39,14 +24,7 @@ export interface RateSources {
   monotonic(): number;
 }
 
-/**
- * The sampler (see the module comment).
- *
- * @example
- * ```ts
- * rates.route(0); // { requests: 120, perSecond: 40, p99Ms: 0.25 }
- * ```
- */
+/** The sampler (see the module comment). */
 export class RateSampler {
   private readonly nRoutes = ROUTE_NAMES.length;
   private readonly width = ServiceMetrics.LATENCY_BOUNDS.length;

@@ -3,23 +3,10 @@
  * events of `GET /v1/events`), as fixed by the console contract shared with the page. All
  * times are Unix ms; IDs and other 64-bit numbers are decimal strings. docs/console.md
  * ("Data routes") describes every field.
- *
- * @example
- * ```ts
- * const status: StatusBody = JSON.parse((await fetch(`${base}/v1/status`)).body);
- * console.log(status.generator.idsPerSecond, status.lease?.slot);
- * ```
  */
 import type { WorkerEntry } from '../workers/types.js';
 
-/**
- * One field of the layout, most significant first.
- *
- * @example
- * ```ts
- * const f: StatusLayoutField = { name: 'timestamp', bits: 41, shift: 22, kind: 'timestamp' };
- * ```
- */
+/** One field of the layout, most significant first. */
 export interface StatusLayoutField {
   name: string;
   bits: number;
@@ -27,14 +14,7 @@ export interface StatusLayoutField {
   kind: 'timestamp' | 'sequence' | 'node';
 }
 
-/**
- * The lease part of {@link StatusBody} (null without a lease).
- *
- * @example
- * ```ts
- * if (status.lease?.fenced) console.warn('fenced');
- * ```
- */
+/** The lease part of {@link StatusBody} (null without a lease). */
 export interface StatusLease {
   registry: string;
   kind: string;
@@ -53,14 +33,7 @@ export interface StatusLease {
   fenced: boolean;
 }
 
-/**
- * The body of `GET /v1/status` (and of the `status` event).
- *
- * @example
- * ```ts
- * const s: StatusBody = await (await fetch('/v1/status')).json();
- * ```
- */
+/** The body of `GET /v1/status` (and of the `status` event). */
 export interface StatusBody {
   now: number;
   version: string;
@@ -107,14 +80,7 @@ export interface StatusBody {
   workers?: readonly WorkerEntry[];
 }
 
-/**
- * One holder in {@link ClusterBody}.
- *
- * @example
- * ```ts
- * const stale = body.holders.filter((h: ClusterEntry) => h.state === 'stale');
- * ```
- */
+/** One holder in {@link ClusterBody}. */
 export interface ClusterEntry {
   slot: number;
   namespace: string;
@@ -142,14 +108,7 @@ export interface ClusterEntry {
   self: boolean;
 }
 
-/**
- * The body of `GET /v1/cluster` (and of the `cluster` event).
- *
- * @example
- * ```ts
- * const c: ClusterBody = await (await fetch('/v1/cluster')).json();
- * ```
- */
+/** The body of `GET /v1/cluster` (and of the `cluster` event). */
 export interface ClusterBody {
   now: number;
   cluster: string;

@@ -4,23 +4,11 @@
  * `GET /readyz` — else `NOT_SERVING`. It answers for the whole server (`""`) and for
  * each service this port serves; any other name is `NOT_FOUND`. `Watch` sends the state
  * at once, then each change (checked every `watchMs`), until the caller cancels.
- *
- * @example
- * ```ts
- * router.service(Health, healthHandlers(() => core.notReady() === null, ['flurry.v1.IdService']));
- * ```
  */
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { Health, HealthCheckResponse_ServingStatus as Status } from './gen-proto/grpc/health/v1/health_pb.js';
 
-/**
- * The `grpc.health.v1.Health` handlers.
- *
- * @example
- * ```ts
- * const impl = healthHandlers(() => true, ['flurry.v1.IdService'], 500);
- * ```
- */
+/** The `grpc.health.v1.Health` handlers. */
 export function healthHandlers(
   ready: () => boolean,
   services: readonly string[],

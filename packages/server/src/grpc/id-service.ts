@@ -9,11 +9,6 @@
  * stream's `drain`), so a slow reader slows issuing and at most one chunk waits in
  * memory; a cancelled call (or a closed connection) aborts the handler's signal and the
  * loop stops before its next chunk.
- *
- * @example
- * ```ts
- * router.service(IdService, idServiceHandlers(ctx));
- * ```
  */
 import { endianness } from 'node:os';
 import type { ServiceImpl } from '@connectrpc/connect';
@@ -28,11 +23,6 @@ import { IdService, StreamIdsResponseSchema } from './gen-proto/flurry/v1/id_ser
 /**
  * What the IdService handlers need from the running service (a subset of the HTTP
  * routes' context, see ../http/context.ts).
- *
- * @example
- * ```ts
- * const ctx: IdServiceContext = { layout, ids: core.issuer, publicIds, sequences, token, maxBatch: 10_000 };
- * ```
  */
 export interface IdServiceContext {
   readonly layout: Layout;
@@ -52,14 +42,7 @@ export interface IdServiceContext {
 const DEFAULT_CHUNK = 1000;
 const LITTLE_ENDIAN = endianness() === 'LE';
 
-/**
- * The `flurry.v1.IdService` handlers for Connect's router.
- *
- * @example
- * ```ts
- * const routes = (router: ConnectRouter) => router.service(IdService, idServiceHandlers(ctx));
- * ```
- */
+/** The `flurry.v1.IdService` handlers for Connect's router. */
 export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
   const { ids, layout, maxBatch } = ctx;
   const fillAll = (a: BigUint64Array): void => {

@@ -1,12 +1,4 @@
-/**
- * gRPC, gRPC-Web and Connect on `flurry serve --grpc-port` (proto/flurry/v1/id_service.proto).
- *
- * @example
- * ```ts
- * import { startGrpcServer } from './grpc/index.js';
- * const grpc = await startGrpcServer({ port: 0, ids: ctx, ready: () => core.notReady() === null });
- * ```
- */
+/** gRPC, gRPC-Web and Connect on `flurry serve --grpc-port` (proto/flurry/v1/id_service.proto). */
 export { startGrpcServer, GRPC_SERVER_OPTION_NAMES } from './server.js';
 export type { GrpcServer, GrpcServerOptions, GrpcLogger } from './server.js';
 export type { IdServiceContext } from './id-service.js';

@@ -5,11 +5,6 @@
  * (a service, method, message, field or enum name) answer the serialized
  * `FileDescriptorProto` of the file and of every file it imports; extension requests get
  * `NOT_FOUND` (the protos declare no extensions).
- *
- * @example
- * ```ts
- * router.service(ServerReflection, reflectionHandlers([file_flurry_v1_id_service, file_grpc_health_v1_health]));
- * ```
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { createRegistry, toBinary, type DescFile, type MessageInitShape } from '@bufbuild/protobuf';
@@ -20,14 +15,7 @@ import {
   type ServerReflectionResponseSchema,
 } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
 
-/**
- * The reflection handlers over `files` (their imports are included).
- *
- * @example
- * ```ts
- * const impl = reflectionHandlers([file_flurry_v1_id_service]);
- * ```
- */
+/** The reflection handlers over `files` (their imports are included). */
 export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<typeof ServerReflection> {
   const all = new Map<string, DescFile>();
   const add = (f: DescFile): void => {

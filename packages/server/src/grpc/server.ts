@@ -18,13 +18,6 @@
  *   closed; the process carries on.
  * - Browsers: CORS is open (any origin; no cookies are read, so no ambient credential
  *   can be abused), so a page elsewhere can call gRPC-Web and Connect.
- *
- * @example
- * ```ts
- * const grpc = await startGrpcServer({ port: 0, ids: ctx, ready: () => core.notReady() === null });
- * console.log(`gRPC, gRPC-Web and Connect on ${grpc.port}`);
- * await grpc.close();
- * ```
  */
 import http from 'node:http';
 import http2 from 'node:http2';
@@ -40,27 +33,13 @@ import { idServiceHandlers, type IdServiceContext } from './id-service.js';
 import { reflectionHandlers } from './reflection.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
 
-/**
- * A logger with pino's call shape.
- *
- * @example
- * ```ts
- * const logger: GrpcLogger = pino();
- * ```
- */
+/** A logger with pino's call shape. */
 export interface GrpcLogger {
   warn(obj: object, msg?: string): void;
   info?(obj: object, msg?: string): void;
 }
 
-/**
- * Options of {@link startGrpcServer}.
- *
- * @example
- * ```ts
- * const opts: GrpcServerOptions = { port: 0, ids: ctx, ready: () => true, token: process.env.FLURRY_TOKEN };
- * ```
- */
+/** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
   /** Interface to listen on; default `127.0.0.1`. */
   host?: string;
@@ -88,14 +67,7 @@ export interface GrpcServerOptions {
   healthWatchMs?: number;
 }
 
-/**
- * A running gRPC port.
- *
- * @example
- * ```ts
- * const { port, close } = await startGrpcServer(opts);
- * ```
- */
+/** A running gRPC port. */
 export interface GrpcServer {
   /** The port it listens on. */
   readonly port: number;
@@ -133,11 +105,6 @@ const CORS_ENTRIES = Object.entries(CORS_HEADERS);
 /**
  * Starts the gRPC / gRPC-Web / Connect port. Rejects with `FLURRY_E_INVALID_OPTION` for
  * bad options and with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
- *
- * @example
- * ```ts
- * const grpc = await startGrpcServer({ host: '127.0.0.1', port: 7610, ids: ctx, ready, token, logger });
- * ```
  */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
   assertKnownOptions(opts, GRPC_SERVER_OPTION_NAMES, 'startGrpcServer options');

@@ -6,11 +6,6 @@
  * wrong token, `UNAVAILABLE` while no lease is held or a store is down,
  * `RESOURCE_EXHAUSTED` for a count past the limit, `NOT_FOUND` for an unknown sequence
  * key, `UNIMPLEMENTED` for a feature this service was started without.
- *
- * @example
- * ```ts
- * const interceptors = [callMetrics(metrics), bearerToken(token)];
- * ```
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { FlurryError } from '@flurry/core';
@@ -37,11 +32,6 @@ const BY_CODE: Readonly<Record<string, Code>> = Object.freeze({
  * its HTTP status (400 → `INVALID_ARGUMENT`, 401 → `UNAUTHENTICATED`, 403 →
  * `PERMISSION_DENIED`, 404 → `NOT_FOUND`, 409 → `ALREADY_EXISTS`, 503 → `UNAVAILABLE`,
  * else `INTERNAL`).
- *
- * @example
- * ```ts
- * grpcCodeOf(new FlurryError('FLURRY_E_LEASE_EXPIRED', 'fenced')); // Code.Unavailable
- * ```
  */
 export function grpcCodeOf(err: unknown): Code {
   if (err instanceof FlurryError) {
@@ -75,11 +65,6 @@ export function grpcCodeOf(err: unknown): Code {
  * (Connect's own protocol errors); a {@link FlurryError} becomes its gRPC code, its
  * message prefixed with the code, and the code in the {@link ERROR_CODE_KEY} trailer;
  * anything else is `INTERNAL` with `FLURRY_E_INTERNAL`.
- *
- * @example
- * ```ts
- * throw toConnectError(new FlurryError('FLURRY_E_BATCH_COUNT', 'count 0 …'));
- * ```
  */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
@@ -95,11 +80,6 @@ export function toConnectError(err: unknown): ConnectError {
  * An interceptor that requires `authorization: Bearer TOKEN` (compared in constant time,
  * see ../http/auth.ts) on every call for which `guarded(serviceName)` is true; a missing
  * or wrong token ends the call with `UNAUTHENTICATED` and `FLURRY_E_UNAUTHORIZED`.
- *
- * @example
- * ```ts
- * const check = bearerToken('s3cret-token-of-16+chars', (s) => s === 'flurry.v1.IdService');
- * ```
  */
 export function bearerToken(token: string, guarded: (serviceName: string) => boolean): Interceptor {
   const auth = new BearerAuth(token);
@@ -116,22 +96,12 @@ export function bearerToken(token: string, guarded: (serviceName: string) => boo
  * Receives one finished call: the wire protocol (`grpc`, `grpc-web` or `connect`), the
  * method (`IdService/NextId`), its gRPC code name (`ok`, `unavailable`, …) and its
  * duration in seconds (a stream's: until its last message).
- *
- * @example
- * ```ts
- * const record: CallRecorder = (protocol, method, code, s) => metrics.protocolRequest(protocol, method, code, s);
- * ```
  */
 export type CallRecorder = (protocol: string, method: string, code: string, seconds: number) => void;
 
 /**
  * An interceptor that times every call and reports it to `record` (when given), and turns
  * any error into its coded Connect error ({@link toConnectError}).
- *
- * @example
- * ```ts
- * connectNodeAdapter({ routes, interceptors: [callMetrics(record)] });
- * ```
  */
 export function callMetrics(
   record: CallRecorder | undefined,
@@ -195,14 +165,7 @@ const NAMES: Readonly<Record<number, string>> = Object.freeze(
   ),
 );
 
-/**
- * The snake_case name of a gRPC code, as gRPC spells it in lower case (`resource_exhausted`).
- *
- * @example
- * ```ts
- * codeName(Code.ResourceExhausted); // 'resource_exhausted'
- * ```
- */
+/** The snake_case name of a gRPC code, as gRPC spells it in lower case (`resource_exhausted`). */
 export function codeName(code: Code): string {
   return NAMES[code] ?? String(code);
 }
@@ -210,11 +173,6 @@ export function codeName(code: Code): string {
 /**
  * The wire protocol of a call from its content type: `grpc-web` (`application/grpc-web…`),
  * `grpc` (`application/grpc…`), else `connect` (JSON or binary Connect, and Connect's GET).
- *
- * @example
- * ```ts
- * protocolOf('application/grpc+proto'); // 'grpc'
- * ```
  */
 export function protocolOf(contentType: string | null): 'grpc' | 'grpc-web' | 'connect' {
   if (contentType === null || !contentType.startsWith('application/grpc')) return 'connect';

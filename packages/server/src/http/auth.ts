@@ -2,26 +2,12 @@
  * Bearer-token authentication: `Authorization: Bearer TOKEN`, compared in constant time
  * (both sides hashed with SHA-256, then `crypto.timingSafeEqual`, so neither the content
  * nor the length of the configured token leaks through timing).
- *
- * @example
- * ```ts
- * const auth = new BearerAuth('s3cret-token-of-16+chars');
- * auth.check('Bearer s3cret-token-of-16+chars'); // null (accepted)
- * auth.check(undefined);                          // FlurryError FLURRY_E_UNAUTHORIZED
- * ```
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FlurryError } from '@flurry/core';
 import { serverError } from '../errors.js';
 
-/**
- * Checks `Authorization` header values against one configured token.
- *
- * @example
- * ```ts
- * if (auth.check(req.headers.authorization)) res.statusCode = 401;
- * ```
- */
+/** Checks `Authorization` header values against one configured token. */
 export class BearerAuth {
   private readonly expected: Buffer;
 

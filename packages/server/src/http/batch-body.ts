@@ -8,13 +8,6 @@
  * `b = 967296·H + L < 2⁵³`, `c = ⌊b / 10⁶⌋`, `r = b mod 10⁶`. The leading part (at most 14
  * digits) rarely changes between neighbours, so its digits are computed once and reused;
  * the last six are written two at a time from a table.
- *
- * @example
- * ```ts
- * const writer = new BatchBodyWriter(10_000);
- * const body = writer.write(3, (a, o, n) => gen.fill(a, o, n)); // <Buffer 7b 22 69 64 73 …>
- * JSON.parse(body.toString()).ids.length; // 3
- * ```
  */
 import { endianness } from 'node:os';
 
@@ -28,24 +21,12 @@ const PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Mat
 /** How many response buffers a writer keeps for reuse. */
 const POOL_SIZE = 4;
 
-/**
- * Fills `target[offset … offset+count)` with new IDs (a generator's `fill`).
- *
- * @example
- * ```ts
- * const fill: FillIds = (a, o, n) => generator.fill(a, o, n);
- * ```
- */
+/** Fills `target[offset … offset+count)` with new IDs (a generator's `fill`). */
 export type FillIds = (target: BigUint64Array, offset: number, count: number) => number;
 
 /**
  * Reusable writer of batch bodies for up to `max` IDs (its ID scratch space is reused;
  * every body is a fresh Buffer, safe to hand to `res.end`).
- *
- * @example
- * ```ts
- * res.end(new BatchBodyWriter(100).write(100, fill));
- * ```
  */
 export class BatchBodyWriter {
   private readonly ids: BigUint64Array;

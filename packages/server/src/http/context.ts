@@ -3,11 +3,6 @@
  * readiness, metrics, the limits and the optional public-ID codec. `service.ts` builds it
  * around the leased generator; the routes never see the registry, so no route can change
  * the node, the layout or the clock.
- *
- * @example
- * ```ts
- * const handler = createRequestHandler(context); // see handler.ts
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
@@ -15,14 +10,7 @@ import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
 import type { ClusterBody, StatusBody } from '../console/types.js';
 
-/**
- * Issues and reads public IDs (issue 7), when a key is configured.
- *
- * @example
- * ```ts
- * const publicIds: PublicIds = { next: () => codec.encode(gen.next()), decode: (s) => codec.decode(s) };
- * ```
- */
+/** Issues and reads public IDs (issue 7), when a key is configured. */
 export interface PublicIds {
   /** A new ID, encrypted and encoded as a public ID string. */
   next(): string;
@@ -36,11 +24,6 @@ export interface PublicIds {
  * Where the routes get IDs: the service's issuer around the leased generator (see
  * ../issuing.ts), which reports every ID it issues and every refusal once, whichever
  * route or protocol asked.
- *
- * @example
- * ```ts
- * const id: string = ctx.ids.nextString();
- * ```
  */
 export interface IdSource {
   /** One new ID; throws coded errors while fenced or not started. */
@@ -54,11 +37,6 @@ export interface IdSource {
 /**
  * Where the UUID routes get UUIDv7: the service's generator on its own node lease (see
  * ../uuid-issuing.ts).
- *
- * @example
- * ```ts
- * const uuid: string = ctx.uuids!.next();
- * ```
  */
 export interface UuidSource {
   /** The service's UUID format (node and sequence widths), for decoding. */
@@ -71,14 +49,7 @@ export interface UuidSource {
   batch(n: number, form?: UuidTextForm): string[];
 }
 
-/**
- * A minimal logger (pino's shape).
- *
- * @example
- * ```ts
- * const logger: Logger = pino();
- * ```
- */
+/** A minimal logger (pino's shape). */
 export interface Logger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
@@ -89,11 +60,6 @@ export interface Logger {
 
 /**
  * What the routes and the request handler use of the service's metrics (`ServiceMetrics` in ../metrics.ts is one).
- *
- * @example
- * ```ts
- * ctx.metrics.request(routeId, 200, 0.00002);
- * ```
  */
 export interface RouteMetrics {
   /** Counts one request of route `route` (its index in `ROUTES`) answered with `status` after `seconds`. */
@@ -106,11 +72,6 @@ export interface RouteMetrics {
 /**
  * The console's feeds as the routes see them: the `/v1/status` and `/v1/cluster` bodies (`ConsoleData` in
  * ../console/data.ts) and the `/v1/events` streams (`EventStreams` in ../console/events.ts).
- *
- * @example
- * ```ts
- * ctx.console?.data.status().generator.issued;
- * ```
  */
 export interface ConsoleFeeds {
   readonly data: { status(): StatusBody; cluster(): Promise<ClusterBody> };
@@ -118,14 +79,7 @@ export interface ConsoleFeeds {
   readonly streams: { open(res: ServerResponse): number };
 }
 
-/**
- * The service as the routes see it.
- *
- * @example
- * ```ts
- * const handler = createRequestHandler(httpContext(config, core, logger)); // see ../service-core.ts
- * ```
- */
+/** The service as the routes see it. */
 export interface HttpContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */

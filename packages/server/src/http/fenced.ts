@@ -3,11 +3,6 @@
  * (`FLURRY_E_LEASE_EXPIRED`) speaks to the program holding the lease ("acquire a new
  * lease"); an HTTP caller can do nothing of the kind, so the service says what it can do:
  * retry after `Retry-After`, or use another instance. The code, status and details stay.
- *
- * @example
- * ```ts
- * sendError(res, forHttpCaller(err)); // a fenced refusal, reworded; anything else unchanged
- * ```
  */
 import { FlurryError } from '@flurry/core';
 import { RETRY_AFTER_SECONDS } from './respond.js';
@@ -16,12 +11,6 @@ import { RETRY_AFTER_SECONDS } from './respond.js';
  * `err` as an HTTP caller should read it: a `FLURRY_E_LEASE_EXPIRED` refusal of the
  * generator is reworded (why this instance issues nothing, and what the caller can do);
  * every other error is returned as it is.
- *
- * @example
- * ```ts
- * forHttpCaller(new FlurryError('FLURRY_E_LEASE_EXPIRED', 'The node lease was lost or released; …', { overByMs: null })).message;
- * // "this instance issues no IDs now: its node-ID lease was lost or released …; retry after the Retry-After delay (1 s) or send the request to another instance"
- * ```
  */
 export function forHttpCaller(err: unknown): unknown {
   if (!(err instanceof FlurryError) || err.code !== 'FLURRY_E_LEASE_EXPIRED' || !('overByMs' in err.details))

@@ -8,11 +8,6 @@
  *
  * Order of checks: URL length (414) → body size (413) → route (404) → method (405) →
  * bearer token (401) → the route (400 bad input, 403, 503 fenced, 200).
- *
- * @example
- * ```ts
- * const server = http.createServer(createRequestHandler(context));
- * ```
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';

@@ -2,22 +2,9 @@
  * One pass over a request's raw headers picking out the few the service reads
  * (`Authorization`, `Accept`, `Accept-Encoding`, `Content-Length`, `Transfer-Encoding`), without building
  * Node's lower-cased `req.headers` object on the hot path.
- *
- * @example
- * ```ts
- * const h = scanHeaders(req.rawHeaders, new RequestHeaders());
- * if (h.accept?.includes('text/plain')) …
- * ```
  */
 
-/**
- * The headers the service reads. Reused across requests (filled by {@link scanHeaders}).
- *
- * @example
- * ```ts
- * const h = scanHeaders(req.rawHeaders, new RequestHeaders()); h.authorization;
- * ```
- */
+/** The headers the service reads. Reused across requests (filled by {@link scanHeaders}). */
 export class RequestHeaders {
   authorization: string | undefined = undefined;
   accept: string | undefined = undefined;
@@ -31,11 +18,6 @@ export class RequestHeaders {
  * Fills `out` from `raw` (Node's `req.rawHeaders`: name, value, name, value, …). When a
  * header repeats, the first occurrence wins (except `Content-Length`: any value counts,
  * the largest is kept, so a smuggled second length cannot hide a big body).
- *
- * @example
- * ```ts
- * scanHeaders(['Accept', 'text/plain'], new RequestHeaders()).accept; // 'text/plain'
- * ```
  */
 export function scanHeaders(raw: readonly string[], out: RequestHeaders): RequestHeaders {
   out.authorization = undefined;

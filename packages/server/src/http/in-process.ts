@@ -2,13 +2,6 @@
  * A service core serving in-process for tests: a real `file:` registry in a temporary
  * directory, a real leased generator, and the request handler fed by {@link inject}
  * (no socket, no process).
- *
- * @example
- * ```ts
- * const svc = await inProcess(['--token', TOKEN]);
- * (await svc.get('/v1/ids/next', { authorization: `Bearer ${TOKEN}` })).status; // 200
- * await svc.stop();
- * ```
  */
 import { rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -22,24 +15,10 @@ import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
 import { inject, type InjectResponse } from './inject.js';
 
-/**
- * A `node:http` request handler.
- *
- * @example
- * ```ts
- * const h: Handler = createRequestHandler(ctx);
- * ```
- */
+/** A `node:http` request handler. */
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/**
- * A service serving in-process.
- *
- * @example
- * ```ts
- * const r = await svc.get('/v1/ids?count=3', { authorization: 'Bearer …' }, 'GET');
- * ```
- */
+/** A service serving in-process. */
 export interface InProcess {
   handler: Handler;
   core: ServiceCore;
@@ -59,11 +38,6 @@ export interface InProcess {
  * lease is renewed only by hand (never, here), so its deadline passes when the clock is
  * advanced; `registry` adds registry options (e.g. `ttlMs`); with `lease: false` no
  * lease is acquired (the service as it is while starting).
- *
- * @example
- * ```ts
- * const svc = await inProcess(['--layout', 'leaf'], { FLURRY_PUBLIC_KEY: key });
- * ```
  */
 export async function inProcess(
   args: string[],

@@ -4,27 +4,13 @@
  * `ServerResponse` onto an in-memory duplex, and is parsed back from the bytes that
  * would have crossed the wire (status line, headers, `Content-Length` body), so headers
  * such as `Allow`, `Retry-After` or `Connection: close` are tested as a client sees them.
- *
- * @example
- * ```ts
- * const r = await inject(createRequestHandler(ctx), { url: '/v1/ids/next', headers: { authorization: 'Bearer …' } });
- * r.status; // 200
- * JSON.parse(r.body).id; // '1859214170478923776'
- * ```
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { serverError } from '../errors.js';
 
-/**
- * A request to inject.
- *
- * @example
- * ```ts
- * const req: InjectRequest = { method: 'POST', url: '/v1/ids/next', headers: { 'content-length': '5' }, body: 'hello' };
- * ```
- */
+/** A request to inject. */
 export interface InjectRequest {
   /** Default `GET`. */
   method?: string;
@@ -38,15 +24,7 @@ export interface InjectRequest {
   timeoutMs?: number;
 }
 
-/**
- * What the handler answered.
- *
- * @example
- * ```ts
- * const r: InjectResponse = await inject(handler, { url: '/healthz' });
- * r.headers['content-type']; // 'application/json; charset=utf-8'
- * ```
- */
+/** What the handler answered. */
 export interface InjectResponse {
   status: number;
   /** Lower-cased names. */
@@ -58,11 +36,6 @@ export interface InjectResponse {
  * Serves `request` with `handler` in-process.
  *
  * @throws FlurryError `FLURRY_E_INTERNAL` when the handler does not finish the response within `timeoutMs`.
- * @example
- * ```ts
- * const r = await inject(handler, { method: 'DELETE', url: '/healthz' });
- * assert.equal(r.headers.allow, 'GET, HEAD');
- * ```
  */
 export function inject(
   handler: (req: IncomingMessage, res: ServerResponse) => void,

@@ -1,35 +1,16 @@
 /**
  * Pieces of OpenAPI operations shared by the route declarations (responses every route
  * can give). The document itself is assembled in `../openapi.ts`.
- *
- * @example
- * ```ts
- * const responses = { '200': ok, ...BAD, ...COMMON, ...FENCED };
- * ```
  */
 
-/**
- * An error response object with an optional headers object.
- *
- * @example
- * ```ts
- * errorResponse('Decoding is disabled (FLURRY_E_PUBLIC_DECODE_DISABLED).');
- * ```
- */
+/** An error response object with an optional headers object. */
 export const errorResponse = (description: string, headers?: Record<string, unknown>): Record<string, unknown> => ({
   description,
   ...(headers ? { headers } : {}),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 
-/**
- * Responses any route can give: 401, 405, 413, 414.
- *
- * @example
- * ```ts
- * const responses = { '200': ok, ...COMMON };
- * ```
- */
+/** Responses any route can give: 401, 405, 413, 414. */
 export const COMMON = {
   '401': { $ref: '#/components/responses/Unauthorized' },
   '405': { $ref: '#/components/responses/MethodNotAllowed' },
@@ -37,32 +18,11 @@ export const COMMON = {
   '414': { $ref: '#/components/responses/UrlTooLong' },
 } as const;
 
-/**
- * The 503 of routes that issue IDs or report readiness.
- *
- * @example
- * ```ts
- * const responses = { '200': ok, ...COMMON, ...FENCED };
- * ```
- */
+/** The 503 of routes that issue IDs or report readiness. */
 export const FENCED = { '503': { $ref: '#/components/responses/Unavailable' } } as const;
 
-/**
- * The 400 of routes that read input.
- *
- * @example
- * ```ts
- * const responses = { '200': ok, ...BAD, ...COMMON };
- * ```
- */
+/** The 400 of routes that read input. */
 export const BAD = { '400': { $ref: '#/components/responses/BadRequest' } } as const;
 
-/**
- * The 404 of the public-ID routes (public IDs off).
- *
- * @example
- * ```ts
- * const responses = { '200': ok, ...NOT_FOUND };
- * ```
- */
+/** The 404 of the public-ID routes (public IDs off). */
 export const NOT_FOUND = { '404': { $ref: '#/components/responses/NotFound' } } as const;

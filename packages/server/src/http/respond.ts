@@ -2,58 +2,24 @@
  * Writing responses on the hot path: fixed content types, `Content-Length` always set (so
  * keep-alive works without chunking), error bodies in the one shape the API promises:
  * `{"error":{"code":"FLURRY_E_…","message":"…"}}`.
- *
- * @example
- * ```ts
- * sendAscii(res, 200, JSON_TYPE, '{"id":"1"}');
- * sendError(res, serverError('NOT_FOUND', 'no route GET /nope'));
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';
 import { httpStatusOf, ServerErrorCode } from '../errors.js';
 
-/**
- * `application/json; charset=utf-8`
- *
- * @example
- * ```ts
- * sendAscii(res, 200, JSON_TYPE, '{}');
- * ```
- */
+/** `application/json; charset=utf-8` */
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/**
- * `text/plain; charset=utf-8`
- *
- * @example
- * ```ts
- * sendAscii(res, 200, TEXT_TYPE, '42');
- * ```
- */
+/** `text/plain; charset=utf-8` */
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
-/**
- * Sends a body known to be ASCII (IDs, JSON of IDs): its length is its byte length.
- *
- * @example
- * ```ts
- * sendAscii(res, 200, TEXT_TYPE, '1859214170478923776');
- * ```
- */
+/** Sends a body known to be ASCII (IDs, JSON of IDs): its length is its byte length. */
 export function sendAscii(res: ServerResponse, status: number, type: string, body: string): number {
   res.writeHead(status, { 'content-type': type, 'content-length': body.length });
   res.end(body);
   return status;
 }
 
-/**
- * Sends any string body (UTF-8).
- *
- * @example
- * ```ts
- * sendText(res, 200, JSON_TYPE, JSON.stringify({ ok: 'ü' }));
- * ```
- */
+/** Sends any string body (UTF-8). */
 export function sendText(
   res: ServerResponse,
   status: number,
@@ -68,14 +34,7 @@ export function sendText(
   return status;
 }
 
-/**
- * Extra headers for an error response.
- *
- * @example
- * ```ts
- * sendError(res, err, { allow: 'GET', close: false } satisfies ErrorHeaders);
- * ```
- */
+/** Extra headers for an error response. */
 export interface ErrorHeaders {
   /** 405: the allowed methods. */
   allow?: string;
@@ -83,25 +42,13 @@ export interface ErrorHeaders {
   close?: boolean;
 }
 
-/**
- * Seconds a client should wait before retrying a 503.
- *
- * @example
- * ```ts
- * res.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
- * ```
- */
+/** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 1;
 
 /**
  * Sends a coded error with its status. Anything that is not a {@link FlurryError} with a
  * known status becomes a generic 500 `FLURRY_E_INTERNAL` (the caller logs the detail; the
  * body never carries a stack trace or an internal message).
- *
- * @example
- * ```ts
- * sendError(res, serverError('METHOD_NOT_ALLOWED', 'use GET'), { allow: 'GET' });
- * ```
  */
 export function sendError(res: ServerResponse, err: unknown, extra?: ErrorHeaders): number {
   let status = httpStatusOf(err);

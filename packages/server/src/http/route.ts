@@ -3,18 +3,6 @@
  * metrics name, its methods, who may call it, its handler and its OpenAPI operation).
  * The table of declarations is `routes/index.ts`; the dispatcher (`router.ts`), the
  * metrics route labels and the OpenAPI document are all derived from it.
- *
- * @example
- * ```ts
- * export const healthzRoute: Route = {
- *   name: 'healthz',
- *   path: '/healthz',
- *   methods: READ,
- *   auth: 'health',
- *   create: () => (res) => sendText(res, 200, JSON_TYPE, '{"status":"ok"}'),
- *   openapi: { operationId: 'healthz', summary: 'Liveness.', responses: {} },
- * };
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import type { HttpContext } from './context.js';
@@ -23,32 +11,13 @@ import type { RequestHeaders } from './headers.js';
 /**
  * The methods a route answers: `GET` for routes that issue IDs (a `HEAD` would issue one
  * and throw it away), `GET, HEAD` for read-only routes. The string is the `Allow` header.
- *
- * @example
- * ```ts
- * const route = { methods: ISSUE }; // 'GET'
- * ```
  */
 export type RouteMethods = 'GET' | 'GET, HEAD';
 
-/**
- * Routes that issue IDs: `GET` only.
- *
- * @example
- * ```ts
- * const methods: RouteMethods = ISSUE;
- * ```
- */
+/** Routes that issue IDs: `GET` only. */
 export const ISSUE: RouteMethods = 'GET';
 
-/**
- * Read-only routes: `GET` and `HEAD`.
- *
- * @example
- * ```ts
- * const methods: RouteMethods = READ;
- * ```
- */
+/** Read-only routes: `GET` and `HEAD`. */
 export const READ: RouteMethods = 'GET, HEAD';
 
 /**
@@ -56,22 +25,12 @@ export const READ: RouteMethods = 'GET, HEAD';
  * `token-or-query` too but also takes it as `?token=` (only `/v1/events`: a browser's
  * EventSource cannot send headers), `health` needs it only with `authHealth` (health,
  * readiness, metrics), `none` never (the OpenAPI document).
- *
- * @example
- * ```ts
- * const auth: RouteAuth = 'token';
- * ```
  */
 export type RouteAuth = 'token' | 'token-or-query' | 'health' | 'none';
 
 /**
  * What a handler gets besides the response. One object per handler, reused across
  * requests (the hot path allocates nothing for it): read it synchronously.
- *
- * @example
- * ```ts
- * const handle: RouteHandler = (res, input) => sendText(res, 200, TEXT_TYPE, input.params[0]);
- * ```
  */
 export interface RouteInput {
   /** The query string without `?` ('' when none). */
@@ -86,22 +45,10 @@ export interface RouteInput {
  * A route's handler: writes the response and returns its status, or a promise of the
  * status for a route that answers later (the metrics are recorded when it settles). It
  * may throw a coded error: the dispatcher turns it into the error response.
- *
- * @example
- * ```ts
- * const handle: RouteHandler = (res) => sendText(res, 200, JSON_TYPE, '{"status":"ok"}');
- * ```
  */
 export type RouteHandler = (res: ServerResponse, input: RouteInput) => number | Promise<number>;
 
-/**
- * One route's declaration.
- *
- * @example
- * ```ts
- * const r: Route = { name: 'layout', path: '/v1/layout', methods: READ, auth: 'token', create, openapi };
- * ```
- */
+/** One route's declaration. */
 export interface Route {
   /** The `route` label of its metrics, e.g. `ids_next` (snake case, unique). */
   readonly name: string;

@@ -2,26 +2,13 @@
  * Matching a request path to a route of the table: exact paths through one Map lookup,
  * then the `{param}` patterns in table order. Each route's handler is built once per
  * service with its reusable {@link RouteInput}.
- *
- * @example
- * ```ts
- * const router = new Router(ROUTES, ctx);
- * const hit = router.match('/v1/ids/123'); // hit.route.name === 'ids_decode', hit.input.params[0] === '123'
- * ```
  */
 import { serverError } from '../errors.js';
 import type { HttpContext } from './context.js';
 import { RequestHeaders } from './headers.js';
 import type { Route, RouteHandler, RouteInput } from './route.js';
 
-/**
- * A route ready to serve: its handler, reusable input and the checks derived from its declaration.
- *
- * @example
- * ```ts
- * const hit: BoundRoute | undefined = router.match(path);
- * ```
- */
+/** A route ready to serve: its handler, reusable input and the checks derived from its declaration. */
 export interface BoundRoute {
   /** The metrics ID (index in the table). */
   readonly id: number;
@@ -49,14 +36,7 @@ function consoleOff(ctx: HttpContext): RouteHandler {
   };
 }
 
-/**
- * The dispatcher's lookup structure over a route table.
- *
- * @example
- * ```ts
- * new Router(ROUTES, ctx).match('/healthz')?.id; // the healthz route's metrics ID
- * ```
- */
+/** The dispatcher's lookup structure over a route table. */
 export class Router {
   private readonly exact = new Map<string, BoundRoute>();
   private readonly patterns: BoundRoute[] = [];

@@ -3,12 +3,6 @@
  * coded answers for requests Node cannot even parse (431 for an oversized header block
  * or request line, 400 for malformed HTTP), so no client ever sees a bare socket reset
  * or Node's default error page.
- *
- * @example
- * ```ts
- * const server = createHttpServer(ctx);
- * server.listen(8080, '127.0.0.1');
- * ```
  */
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -17,14 +11,7 @@ import { createRequestHandler } from './handler.js';
 import { JSON_TYPE } from './respond.js';
 import { UNMATCHED_ROUTE } from './routes/index.js';
 
-/**
- * Largest header block (request line included) Node will parse; beyond is 431.
- *
- * @example
- * ```ts
- * if (headerBytes > MAX_HEADER_BYTES) status = 431;
- * ```
- */
+/** Largest header block (request line included) Node will parse; beyond is 431. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
 /**

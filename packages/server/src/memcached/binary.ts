@@ -16,12 +16,6 @@
  *   0x0004 (invalid arguments); a body over {@link MAX_BINARY_BODY_BYTES}: 0x0003 (too large),
  *   its bytes skipped. The connection stays usable after each. A header whose magic byte is
  *   not 0x80 cannot be resynchronised: the connection is closed (as memcached and katsubushi do).
- *
- * @example
- * ```ts
- * const session = new BinarySession(ctx, socket);
- * socket.on('data', (chunk) => session.feed(chunk));
- * ```
  */
 import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, refusalText } from './session.js';
 
@@ -57,14 +51,7 @@ const STATUS = {
 const FLAGS = Buffer.alloc(4);
 const NONE = Buffer.alloc(0);
 
-/**
- * One binary-protocol connection.
- *
- * @example
- * ```ts
- * new BinarySession(ctx, socket).feed(getRequest); // one GET response with a fresh ID
- * ```
- */
+/** One binary-protocol connection. */
 export class BinarySession extends Session {
   /** Body bytes of a refused oversized request still to skip. */
   private skip = 0;

@@ -9,14 +9,6 @@
  * `maxConnections` are open at once. With a `token`, IDs and stats are served only after
  * SASL PLAIN on the binary protocol (the text protocol has no authentication: it answers
  * `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`).
- *
- * @example
- * ```ts
- * import { startMemcachedServer } from './memcached/index.js';
- * const mc = await startMemcachedServer({ host: '127.0.0.1', port: 11211, ids: issuer });
- * // printf 'get id\r\n' | nc 127.0.0.1 11211  →  VALUE id 0 19 / 1859214170478923776 / END
- * await mc.close();
- * ```
  */
 import net from 'node:net';
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
@@ -26,24 +18,10 @@ import { BINARY_MAGIC, BinarySession } from './binary.js';
 import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
 
-/**
- * A logger with pino's call shape.
- *
- * @example
- * ```ts
- * const logger: MemcachedLogger = pino();
- * ```
- */
+/** A logger with pino's call shape. */
 export type MemcachedLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 
-/**
- * Options of {@link startMemcachedServer}.
- *
- * @example
- * ```ts
- * const opts: MemcachedServerOptions = { port: 0, ids: { nextString: () => gen.nextString() } };
- * ```
- */
+/** Options of {@link startMemcachedServer}. */
 export interface MemcachedServerOptions {
   /** Interface to listen on; default `127.0.0.1`. */
   host?: string;
@@ -69,16 +47,7 @@ export interface MemcachedServerOptions {
   issued?: () => number;
 }
 
-/**
- * A running memcached endpoint.
- *
- * @example
- * ```ts
- * const { port, counters, close } = await startMemcachedServer(opts);
- * console.log(counters.getHits);
- * await close();
- * ```
- */
+/** A running memcached endpoint. */
 export interface MemcachedServer {
   /** The port it listens on. */
   readonly port: number;

@@ -8,12 +8,6 @@
  * while its replies are backed up, the rest of the last chunk read. Once the replies waiting
  * in the socket pass {@link OUTPUT_HIGH_WATER_BYTES} (a client that sends and never reads),
  * the session stops reading from it until they drain: nothing grows without bound.
- *
- * @example
- * ```ts
- * const session = firstByte === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
- * socket.on('data', (chunk) => session.feed(chunk));
- * ```
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
@@ -31,11 +25,6 @@ export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
 /**
  * The command label values of the `protocol="memcached"` metrics (`command` label); the
  * index of each is what {@link ProtocolRecorder.request} takes.
- *
- * @example
- * ```ts
- * metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS);
- * ```
  */
 export const MEMCACHED_COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'];
 
@@ -100,11 +89,6 @@ export class TokenCheck {
  * The one-line answer to an issue that failed: the `FLURRY_E_…` code, then what happened and
  * what to do. A fenced refusal (`FLURRY_E_LEASE_EXPIRED`, the generator's own words speak to
  * the lease holder) is reworded for the caller.
- *
- * @example
- * ```ts
- * `SERVER_ERROR ${refusalText(err)}\r\n`;
- * ```
  */
 export function refusalText(err: unknown): string {
   const raw = (err as { code?: unknown } | null)?.code;
@@ -122,11 +106,6 @@ export function refusalText(err: unknown): string {
 /**
  * One connection's protocol state: buffers the unfinished request, pauses reading while the
  * replies are backed up. Subclasses parse (`run`) and queue replies (`queue`, `queueBuffer`).
- *
- * @example
- * ```ts
- * class EchoSession extends Session { protected run(buf: Buffer) { this.queue(buf.toString('latin1')); return buf.length; } }
- * ```
  */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;

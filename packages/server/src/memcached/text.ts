@@ -14,12 +14,6 @@
  *   characters, is `CLIENT_ERROR …`; the connection stays usable after each.
  * - With a token configured, `get`, `gets` and `stats` answer
  *   `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`: authenticate with SASL PLAIN over the binary protocol.
- *
- * @example
- * ```ts
- * const session = new TextSession(ctx, socket);
- * socket.on('data', (chunk) => session.feed(chunk)); // "get a b\r\n" → two VALUE blocks, END
- * ```
  */
 import { CMD, MAX_KEY_BYTES, MAX_LINE_BYTES, Session, refusalText } from './session.js';
 
@@ -29,14 +23,7 @@ const STORAGE = new Set(['set', 'add', 'replace', 'append', 'prepend', 'cas']);
 const ERROR = 'ERROR\r\n';
 const TOO_LONG = `CLIENT_ERROR line too long: a command line is at most ${MAX_LINE_BYTES} bytes; send fewer keys per get\r\n`;
 
-/**
- * One text-protocol connection.
- *
- * @example
- * ```ts
- * new TextSession(ctx, socket).feed(Buffer.from('version\r\n')); // VERSION 0.1.0
- * ```
- */
+/** One text-protocol connection. */
 export class TextSession extends Session {
   /** Skipping the rest of an overlong line, up to its newline. */
   private discarding = false;

@@ -122,14 +122,7 @@ function sessionOf<T>(d: DrizzleSession<T>): Promise<OrmSession> {
   });
 }
 
-/**
- * The Drizzle sample as the proof drives it.
- *
- * @example
- * ```ts
- * await prove(drizzleSample, 'postgres', db.connection, ids, { sqlWorker: 1 });
- * ```
- */
+/** The Drizzle sample as the proof drives it. */
 export const drizzleSample: OrmSample = {
   name: 'Drizzle',
   open: (engine, connection, ids) =>

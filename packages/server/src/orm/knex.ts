@@ -53,14 +53,7 @@ async function eventsJson(db: knex.Knex, from: Date, to: Date) {
 }
 // #endregion knex
 
-/**
- * The Knex sample as the proof drives it.
- *
- * @example
- * ```ts
- * await prove(knexSample, 'postgres', db.connection, ids, { sqlWorker: 1 });
- * ```
- */
+/** The Knex sample as the proof drives it. */
 export const knexSample: OrmSample = {
   name: 'Knex',
   open(engine, connection, ids): Promise<OrmSession> {

@@ -63,14 +63,7 @@ async function eventsJson(db: Kysely<Database>, from: Date, to: Date) {
 }
 // #endregion kysely
 
-/**
- * The Kysely sample as the proof drives it.
- *
- * @example
- * ```ts
- * await prove(kyselySample, 'postgres', db.connection, ids, { sqlWorker: 1 });
- * ```
- */
+/** The Kysely sample as the proof drives it. */
 export const kyselySample: OrmSample = {
   name: 'Kysely',
   open(engine, connection, ids): Promise<OrmSession> {

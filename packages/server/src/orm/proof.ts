@@ -14,14 +14,7 @@ import type { Engine, IdSource, OrmSample } from './sample.js';
 
 const twitter = Layout.from('twitter');
 
-/**
- * The sizes of the proof.
- *
- * @example
- * ```ts
- * const sizes: ProofSizes = { connections: 4, appRows: 10_000, dbRows: 1_000, batch: 250 };
- * ```
- */
+/** The sizes of the proof. */
 export interface ProofSizes {
   connections: number;
   appRows: number;
@@ -29,24 +22,12 @@ export interface ProofSizes {
   batch: number;
 }
 
-/**
- * The sizes the issue asks for.
- *
- * @example
- * ```ts
- * await prove(sample, 'postgres', db.connection, ids, { sqlWorker: 1, sizes: FULL_PROOF });
- * ```
- */
+/** The sizes the issue asks for. */
 export const FULL_PROOF: ProofSizes = { connections: 4, appRows: 10_000, dbRows: 1_000, batch: 250 };
 
 /**
  * Runs the proof of one sample on one engine (its tables `events` and `orders` empty).
  * `sqlWorker` is the worker field of the node `flurry sql --generate` reserved.
- *
- * @example
- * ```ts
- * const report = await prove(knexSample, 'mariadb', db.connection, ids, { sqlWorker: 0 });
- * ```
  */
 export async function prove(
   sample: OrmSample,

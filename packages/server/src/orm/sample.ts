@@ -7,52 +7,21 @@
  */
 import type { DatabaseConnection } from '@flurry/coordination/testing';
 
-/**
- * The two engines the samples run on.
- *
- * @example
- * ```ts
- * const engines: Engine[] = ['postgres', 'mariadb'];
- * ```
- */
+/** The two engines the samples run on. */
 export type Engine = 'postgres' | 'mariadb';
 
-/**
- * A row as the proof compares it: the ID as a bigint, whatever the ORM hands out.
- *
- * @example
- * ```ts
- * const row: Row = { id: 1859214170478923776n, body: 'w0-1' };
- * ```
- */
+/** A row as the proof compares it: the ID as a bigint, whatever the ORM hands out. */
 export interface Row {
   id: bigint;
   body: string;
 }
 
-/**
- * Where the application's IDs come from (a leased generator; the proof records each).
- *
- * @example
- * ```ts
- * const ids: IdSource = await leasedGenerator({ registry, layout: 'twitter' });
- * ```
- */
+/** Where the application's IDs come from (a leased generator; the proof records each). */
 export interface IdSource {
   next(): bigint;
 }
 
-/**
- * One ORM instance on one connection.
- *
- * @example
- * ```ts
- * const s = await drizzleSample.open('postgres', db.connection, ids);
- * await s.insert(['a', 'b']);
- * const rows = await s.window(new Date(Date.now() - 60_000), new Date());
- * await s.close();
- * ```
- */
+/** One ORM instance on one connection. */
 export interface OrmSession {
   /** Inserts rows into `events`, their IDs from the application's default (in one statement). */
   insert(bodies: readonly string[]): Promise<void>;
@@ -65,14 +34,7 @@ export interface OrmSession {
   close(): Promise<void>;
 }
 
-/**
- * An ORM sample: opens a session on a connection of the given engine.
- *
- * @example
- * ```ts
- * const samples: OrmSample[] = [drizzleSample, kyselySample];
- * ```
- */
+/** An ORM sample: opens a session on a connection of the given engine. */
 export interface OrmSample {
   readonly name: string;
   open(engine: Engine, connection: DatabaseConnection, ids: IdSource): Promise<OrmSession>;

@@ -86,14 +86,7 @@ async function eventsJson(Event: IdModel, from: Date, to: Date) {
 }
 // #endregion sequelize
 
-/**
- * The Sequelize sample as the proof drives it.
- *
- * @example
- * ```ts
- * await prove(sequelizeSample, 'postgres', db.connection, ids, { sqlWorker: 1 });
- * ```
- */
+/** The Sequelize sample as the proof drives it. */
 export const sequelizeSample: OrmSample = {
   name: 'Sequelize',
   open(engine, connection, ids): Promise<OrmSession> {

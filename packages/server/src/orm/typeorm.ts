@@ -87,14 +87,7 @@ async function eventsJson(dataSource: DataSource, Event: EntitySchema<IdRow>, fr
 }
 // #endregion typeorm
 
-/**
- * The TypeORM sample as the proof drives it.
- *
- * @example
- * ```ts
- * await prove(typeormSample, 'postgres', db.connection, ids, { sqlWorker: 1 });
- * ```
- */
+/** The TypeORM sample as the proof drives it. */
 export const typeormSample: OrmSample = {
   name: 'TypeORM',
   async open(engine, connection, ids): Promise<OrmSession> {

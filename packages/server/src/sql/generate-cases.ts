@@ -26,11 +26,6 @@ const LANE = (twitter.maxSequence + 1) / generatorLanes(twitter);
 /**
  * Registers the in-database generator's tests for one database (one test file per database,
  * so each gets the test runner's whole per-file time budget).
- *
- * @example
- * ```ts
- * runGeneratorTests('postgres'); // generate-postgres.test.ts
- * ```
  */
 export function runGeneratorTests(kind: 'postgres' | 'mariadb'): void {
   describe(`flurry_next_id() on ${kind === 'postgres' ? 'PostgreSQL 15' : 'MariaDB'}`, () => {

@@ -6,28 +6,14 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { RunningDatabase } from '@flurry/coordination/testing';
 
-/**
- * One database session: a value of one statement, or a statement run for its effect.
- *
- * @example
- * ```ts
- * const id = BigInt(await session.one('SELECT flurry_next_id()'));
- * ```
- */
+/** One database session: a value of one statement, or a statement run for its effect. */
 export interface Session {
   one(sql: string): Promise<string>;
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/**
- * A PostgreSQL session (pg.Client) on `db`.
- *
- * @example
- * ```ts
- * const s = await pgSession(db); await s.one('SELECT 1'); await s.close();
- * ```
- */
+/** A PostgreSQL session (pg.Client) on `db`. */
 export async function pgSession(db: RunningDatabase): Promise<Session> {
   const c = new pg.Client({ ...db.connection, query_timeout: 60_000 });
   await c.connect();
@@ -43,14 +29,7 @@ export async function pgSession(db: RunningDatabase): Promise<Session> {
   };
 }
 
-/**
- * A MariaDB session (mysql2) on `db`, with big numbers as strings.
- *
- * @example
- * ```ts
- * const s = await mySession(db); await s.one('SELECT 1'); await s.close();
- * ```
- */
+/** A MariaDB session (mysql2) on `db`, with big numbers as strings. */
 export async function mySession(db: RunningDatabase): Promise<Session> {
   const c = await mysql.createConnection({ ...db.connection, supportBigNumbers: true, bigNumberStrings: true });
   return {
@@ -65,25 +44,11 @@ export async function mySession(db: RunningDatabase): Promise<Session> {
   };
 }
 
-/**
- * PostgreSQL: `'t'` once no other session holds an advisory lock (lane 0 free again).
- *
- * @example
- * ```ts
- * while ((await s.one(FREE_LANE0)) !== 't') await new Promise((r) => setTimeout(r, 50));
- * ```
- */
+/** PostgreSQL: `'t'` once no other session holds an advisory lock (lane 0 free again). */
 export const FREE_LANE0 =
   "SELECT (count(*) = 0)::text FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()";
 
-/**
- * The FLURRY_E_… code an error message starts with (else the message), or 'no error'.
- *
- * @example
- * ```ts
- * codeOf(new Error('FLURRY_E_CLOCK_BACKWARDS: …')); // 'FLURRY_E_CLOCK_BACKWARDS'
- * ```
- */
+/** The FLURRY_E_… code an error message starts with (else the message), or 'no error'. */
 export function codeOf(e: unknown): string {
   if (e === undefined) return 'no error';
   return /^(FLURRY_E_[A-Z_]+)/.exec((e as Error).message ?? '')?.[1] ?? String((e as Error).message);

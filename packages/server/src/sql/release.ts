@@ -11,26 +11,13 @@
  *   (the DDL never ran), the row is freed directly: nothing was issued under it, and its
  *   high-water mark is the floor the reservation wrote. A slot held by anything other than a
  *   SQL generator is refused: services free their own slots when they stop.
- *
- * @example
- * ```ts
- * const r = await releaseSqlNode({ url: 'postgres://app:pw@127.0.0.1/app', prefix: 'flurry_' });
- * console.log(r.slot, r.highWaterMs);
- * ```
  */
 import { FlurryError, type Layout } from '@flurry/core';
 import { SlotMap } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 import { connectSql, type SqlConnection } from './reserve.js';
 
-/**
- * Options of {@link releaseSqlNode}.
- *
- * @example
- * ```ts
- * const o: ReleaseOptions = { url: 'mysql://u:p@127.0.0.1/app', slot: 2, layout: Layout.from('twitter'), cluster: 'orders' };
- * ```
- */
+/** Options of {@link releaseSqlNode}. */
 export interface ReleaseOptions {
   readonly url: string;
   /** The generator's prefix (default `flurry_`). */
@@ -42,14 +29,7 @@ export interface ReleaseOptions {
   readonly pin?: Record<string, number>;
 }
 
-/**
- * What {@link releaseSqlNode} freed.
- *
- * @example
- * ```ts
- * const { namespace, slot, highWaterMs, how } = await releaseSqlNode(opts);
- * ```
- */
+/** What {@link releaseSqlNode} freed. */
 export interface Released {
   readonly namespace: string;
   readonly slot: number;
@@ -98,11 +78,6 @@ async function callRelease(
  * Frees a generator's node (see the module comment). Throws `FLURRY_E_SQL_NODE_IN_USE` while
  * another session holds a lane, `FLURRY_E_SQL_GENERATOR` when there is nothing of a SQL
  * generator to free, `FLURRY_E_USAGE` for a bad prefix.
- *
- * @example
- * ```ts
- * await releaseSqlNode({ url: db.url, slot: 0, layout: Layout.from('twitter'), cluster: 'orders' });
- * ```
  */
 export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
   const prefix = o.prefix ?? 'flurry_';

@@ -13,12 +13,6 @@
  * issues only past the slot's high-water mark (plus its TTL after an unclean release), and the
  * reservation raises the row's `high_water_ms` to that floor, so freeing a reservation whose
  * DDL never ran keeps it.
- *
- * @example
- * ```ts
- * const r = await reserveSqlNode({ url: 'postgres://app:pw@127.0.0.1:5432/app?table=flurry_nodes', layout: Layout.from('twitter'), cluster: 'orders' });
- * console.log(r.ddl.script, r.node);
- * ```
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -37,15 +31,7 @@ import {
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
-/**
- * A minimal SQL connection over `pg` or `mysql2` (positional `?` parameters).
- *
- * @example
- * ```ts
- * const conn = await connectSql('mysql://u:p@127.0.0.1:3306/app');
- * await conn.query('SELECT 1', []); await conn.close();
- * ```
- */
+/** A minimal SQL connection over `pg` or `mysql2` (positional `?` parameters). */
 export interface SqlConnection {
   readonly dialect: 'postgres' | 'mysql';
   /** The registry table named by `?table=` (default `flurry_nodes`). */
@@ -62,11 +48,6 @@ export interface SqlConnection {
  * `FLURRY_E_USAGE` (bad input, exit 2) for a malformed or non-database URL or a bad table name,
  * `FLURRY_E_REGISTRY_AUTH` for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a
  * database that does not answer (never printing the password).
- *
- * @example
- * ```ts
- * const c = await connectSql(process.env.DATABASE_URL!);
- * ```
  */
 export async function connectSql(url: string): Promise<SqlConnection> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
@@ -152,14 +133,7 @@ export async function connectSql(url: string): Promise<SqlConnection> {
   }
 }
 
-/**
- * Options of {@link reserveSqlNode}.
- *
- * @example
- * ```ts
- * const o: ReserveOptions = { url: 'mysql://u:p@127.0.0.1/app', layout: Layout.from('twitter'), cluster: 'orders', apply: true };
- * ```
- */
+/** Options of {@link reserveSqlNode}. */
 export interface ReserveOptions {
   readonly url: string;
   readonly layout: Layout;
@@ -175,14 +149,7 @@ export interface ReserveOptions {
   readonly apply?: boolean;
 }
 
-/**
- * A reserved node and the DDL that issues IDs under it.
- *
- * @example
- * ```ts
- * const { node, slot, namespace, ddl } = await reserveSqlNode(opts);
- * ```
- */
+/** A reserved node and the DDL that issues IDs under it. */
 export interface Reservation {
   /** False for a preview (nothing reserved; the DDL's token is `preview`). */
   readonly reserved: boolean;
@@ -217,11 +184,6 @@ const noTable = (err: unknown): boolean => {
  * `apply` runs) its DDL. Throws `FLURRY_E_SQL_GENERATOR` when the database already has a
  * generator holding a node (release it first), no slot is free, the namespace belongs to a
  * layout with another slot count, or the database cannot be reached.
- *
- * @example
- * ```ts
- * const r = await reserveSqlNode({ url: db.url, layout: Layout.from('twitter'), apply: true });
- * ```
  */
 export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});

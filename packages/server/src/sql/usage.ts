@@ -4,25 +4,12 @@
  * column `DEFAULT`; MySQL and MariaDB refuse a stored function there (MariaDB: ERROR 1901
  * "Function or expression … cannot be used in the DEFAULT clause"), so there a
  * `BEFORE INSERT` trigger fills the key (a key given explicitly is kept). See docs/sql.md.
- *
- * @example
- * ```ts
- * generatorUsage({ dialect: 'mysql', prefix: 'flurry_', idType: 'BIGINT UNSIGNED' });
- * // ['CREATE TABLE t (id BIGINT UNSIGNED NOT NULL DEFAULT 0 PRIMARY KEY, body TEXT)',
- * //  'CREATE TRIGGER t_flurry_id BEFORE INSERT ON t FOR EACH ROW SET NEW.id = COALESCE(NULLIF(NEW.id, 0), flurry_next_id())']
- * ```
  */
 import type { LayoutSql } from '@flurry/core';
 
 /**
  * The statements that create an example table `table` (default `t`) whose `id` comes from
  * the generator, for the dialect, prefix and ID type of `sql`.
- *
- * @example
- * ```ts
- * generatorUsage({ dialect: 'postgres', prefix: 'flurry_', idType: 'bigint' });
- * // ['CREATE TABLE t (id bigint PRIMARY KEY DEFAULT flurry_next_id(), body text)']
- * ```
  */
 export function generatorUsage(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>, table = 't'): string[] {
   if (sql.dialect === 'postgres')
@@ -36,11 +23,6 @@ export function generatorUsage(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idTy
 /**
  * The comment lines `flurry sql --generate` prints about using the generator: the example
  * statements (one a line, after `--   `) and how to free the node.
- *
- * @example
- * ```ts
- * process.stdout.write(usageComment(r.decode));
- * ```
  */
 export function usageComment(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>): string {
   const how =

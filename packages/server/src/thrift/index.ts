@@ -1,12 +1,4 @@
-/**
- * The Twitter Snowflake-compatible Thrift service of `flurry serve --thrift-port`.
- *
- * @example
- * ```ts
- * import { startThriftServer } from './thrift/index.js';
- * const thriftServer = await startThriftServer({ port: 7609, generator, layout, node: generator.node });
- * ```
- */
+/** The Twitter Snowflake-compatible Thrift service of `flurry serve --thrift-port`. */
 export { startThriftServer, THRIFT_SERVER_OPTION_NAMES } from './server.js';
 export type { ThriftServer, ThriftServerOptions, ThriftLogger, ThriftNodeSource } from './server.js';
 export {

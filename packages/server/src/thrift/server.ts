@@ -21,14 +21,6 @@
  *   300 bytes), bytes that are not a Thrift call, and unknown field types close that
  *   connection and are logged; the process carries on. Unknown method names get Thrift's
  *   `UNKNOWN_METHOD` exception, as from any Thrift server.
- *
- * @example
- * ```ts
- * import { startThriftServer } from '@flurry/server';
- * const thriftServer = await startThriftServer({ host: '127.0.0.1', port: 7609, generator, layout, node: generator.node, logger });
- * // … later
- * await thriftServer.close();
- * ```
  */
 import net from 'node:net';
 import thrift from 'thrift';
@@ -44,32 +36,13 @@ import {
 /**
  * The node fields of the issuing generator, or a function returning the current ones
  * (a leased generator may be moved to another node ID after losing its lease).
- *
- * @example
- * ```ts
- * const node: ThriftNodeSource = () => leased.generator.node;
- * ```
  */
 export type ThriftNodeSource = Readonly<Record<string, number>> | (() => Readonly<Record<string, number>>);
 
-/**
- * A logger with pino's call shape (`logger.warn({ err }, 'message')`).
- *
- * @example
- * ```ts
- * const logger: ThriftLogger = pino();
- * ```
- */
+/** A logger with pino's call shape (`logger.warn({ err }, 'message')`). */
 export type ThriftLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 
-/**
- * Options of {@link startThriftServer}.
- *
- * @example
- * ```ts
- * const opts: ThriftServerOptions = { host: '127.0.0.1', port: 0, generator, layout, node: { datacenter: 1, worker: 3 } };
- * ```
- */
+/** Options of {@link startThriftServer}. */
 export interface ThriftServerOptions {
   /** Interface to listen on; default `127.0.0.1`. */
   host?: string;
@@ -96,15 +69,7 @@ export interface ThriftServerOptions {
   idleTimeoutMs?: number;
 }
 
-/**
- * A running Thrift server.
- *
- * @example
- * ```ts
- * const { port, close } = await startThriftServer(opts);
- * await close();
- * ```
- */
+/** A running Thrift server. */
 export interface ThriftServer {
   /** The port it listens on. */
   readonly port: number;

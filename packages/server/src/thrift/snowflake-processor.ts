@@ -7,12 +7,6 @@
  * defects against thrift 0.24 (callback handlers reply with no result; promise handlers
  * call the removed `thrift.Q`), and the library's `TApplicationException.write` drops the
  * exception type. The wire format is exactly what a generated processor writes.
- *
- * @example
- * ```ts
- * const processor = new SnowflakeProcessor(handler);
- * const reply = processor.process(frame); // Buffer (length-prefixed frame) or null for one-way calls
- * ```
  */
 import thrift from 'thrift';
 
@@ -20,29 +14,13 @@ const { Thrift, TBinaryProtocol, TFramedTransport, Int64 } = thrift;
 const T = Thrift.Type;
 const MessageType = Thrift.MessageType;
 
-/**
- * Twitter's user-agent rule (`IdWorker.scala`: `[a-zA-Z][a-zA-Z\-0-9]*`, whole string).
- *
- * @example
- * ```ts
- * USER_AGENT_PATTERN.test('web-frontend-1'); // true
- * USER_AGENT_PATTERN.test('1-bad');          // false
- * ```
- */
+/** Twitter's user-agent rule (`IdWorker.scala`: `[a-zA-Z][a-zA-Z\-0-9]*`, whole string). */
 export const USER_AGENT_PATTERN = /^[a-zA-Z][a-zA-Z\-0-9]*$/;
 
 /**
  * What the processor answers: the four calls of Twitter's service. `getId` throws a
  * {@link SnowflakeCallError} to reply with one of the IDL's exceptions; anything else it
  * throws becomes a `TApplicationException` (`INTERNAL_ERROR`) whose message is the error's.
- *
- * @example
- * ```ts
- * const handler: SnowflakeHandler = {
- *   getWorkerId: () => 1n, getDatacenterId: () => 0n,
- *   getTimestamp: () => BigInt(Date.now()), getId: (ua) => gen.next(),
- * };
- * ```
  */
 export interface SnowflakeHandler {
   getWorkerId(): bigint;

@@ -4,12 +4,6 @@
  * own lease, so N workers need N node IDs (a `static:` or `k8s:` registry assigns one
  * fixed node, so it allows one worker; `zookeeper+leaf:` keys worker IDs by the ip:port all
  * workers share, so it allows one worker too).
- *
- * @example
- * ```ts
- * const n = resolveWorkers(config.workers); // 'auto' → os.availableParallelism()
- * if (n > 1) await checkNodeIds(config, n);
- * ```
  */
 import { availableParallelism } from 'node:os';
 import { openRegistry, parseRegistryUrl } from '@flurry/coordination';
@@ -20,12 +14,6 @@ import { serverError } from '../errors.js';
 /**
  * The number of workers a `workers` setting asks for: `auto` is one per core
  * (`os.availableParallelism()`), else the number itself (the setting's pattern allows 1–999).
- *
- * @example
- * ```ts
- * resolveWorkers('4'); // 4
- * resolveWorkers('auto', () => 16); // 16
- * ```
  */
 export function resolveWorkers(value: string | undefined, cores: () => number = availableParallelism): number {
   if (value === undefined) return 1;
@@ -37,15 +25,7 @@ export function resolveWorkers(value: string | undefined, cores: () => number = 
   return n;
 }
 
-/**
- * How many node IDs the layout leaves to lease once the `--node` pins are fixed.
- *
- * @example
- * ```ts
- * nodeIdCapacity(Layout.from('twitter'), {}); // 1024
- * nodeIdCapacity(Layout.from('twitter'), { datacenter: 1 }); // 32
- * ```
- */
+/** How many node IDs the layout leaves to lease once the `--node` pins are fixed. */
 export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, number>>): number {
   let n = 1;
   for (const f of layout.nodeFields) if (pin[f.name] === undefined) n *= 2 ** f.bits;
@@ -58,10 +38,6 @@ export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, numb
  * not a refusal (the workers wait it out like a single service); `onUnreachable` hears of it.
  *
  * @throws FlurryError `FLURRY_E_WORKERS_NODE_IDS` naming the free count and what to do.
- * @example
- * ```ts
- * await checkNodeIds(config, 4); // throws when fewer than 4 node IDs are free
- * ```
  */
 export async function checkNodeIds(
   config: ServeConfig,

@@ -3,12 +3,6 @@
  * (./primary.ts supervises, ./worker.ts runs in each worker, ./count.ts checks there are
  * enough free node IDs, ./metrics.ts aggregates `/metrics`). docs/operations.md ("Worker
  * processes") describes it.
- *
- * @example
- * ```ts
- * import { resolveWorkers, runPrimary } from './workers/index.js';
- * if (resolveWorkers(config.workers) > 1) await runPrimary({ config, logger, workers: 4 });
- * ```
  */
 export { checkNodeIds, nodeIdCapacity, resolveWorkers } from './count.js';
 export { aggregateMetrics } from './metrics.js';

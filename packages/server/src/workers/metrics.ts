@@ -6,11 +6,6 @@
  * per-worker figures and get a `worker` label (the worker's slot) instead of being summed;
  * Node's process gauges follow prom-client's own aggregation (sum, or the first value).
  * The primary adds `flurry_workers{state}` and `flurry_worker_restarts_total`.
- *
- * @example
- * ```ts
- * const text = await aggregateMetrics([{ slot: 0, metrics: await reg.getMetricsAsJSON() }], primaryRegistry);
- * ```
  */
 import { AggregatorRegistry, type Registry } from 'prom-client';
 
@@ -21,14 +16,7 @@ interface JsonMetric {
   [k: string]: unknown;
 }
 
-/**
- * Merges the workers' metrics (and the primary's own registry) into one Prometheus text.
- *
- * @example
- * ```ts
- * res.end(await aggregateMetrics(perWorker, own));
- * ```
- */
+/** Merges the workers' metrics (and the primary's own registry) into one Prometheus text. */
 export async function aggregateMetrics(
   perWorker: readonly { readonly slot: number; readonly metrics: readonly unknown[] }[],
   own: Registry,

@@ -18,11 +18,6 @@
  * - it keeps the worker table (every worker reports every 500 ms) and sends it to every
  *   worker, which answers `/readyz` and `/v1/status` with it, and it aggregates `/metrics`
  *   (./metrics.ts).
- *
- * @example
- * ```ts
- * process.exitCode = await runPrimary({ config, logger, workers: 4 });
- * ```
  */
 import cluster, { type Worker } from 'node:cluster';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -32,28 +27,14 @@ import { checkNodeIds } from './count.js';
 import { aggregateMetrics } from './metrics.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
-/**
- * A report older than this marks a worker `silent` (not ready).
- *
- * @example
- * ```ts
- * const silent = Date.now() - entry.reportedAt >= SILENT_AFTER_MS;
- * ```
- */
+/** A report older than this marks a worker `silent` (not ready). */
 export const SILENT_AFTER_MS = 3_000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 const KILL_AFTER_MS = 5_000;
 const METRICS_WAIT_MS = 2_000;
 
-/**
- * What {@link runPrimary} needs.
- *
- * @example
- * ```ts
- * const o: PrimaryOptions = { config, logger, workers: 4 };
- * ```
- */
+/** What {@link runPrimary} needs. */
 export interface PrimaryOptions {
   readonly config: ServeConfig;
   readonly logger: ServiceLogger;
@@ -84,10 +65,6 @@ interface MetricsGather {
  * Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code.
  *
  * @throws FlurryError `FLURRY_E_WORKERS_NODE_IDS` when fewer node IDs are free than workers.
- * @example
- * ```ts
- * if (cluster.isPrimary && n > 1) return runPrimary({ config, logger, workers: n });
- * ```
  */
 export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const { config, logger, workers: count } = o;

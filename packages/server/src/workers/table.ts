@@ -1,22 +1,10 @@
 /**
  * The worker table of `flurry status --url` for a service run with `--workers N`: one row
  * per worker process (slot, pid, node, state, lease, rate), from `/v1/status`'s `workers`.
- *
- * @example
- * ```ts
- * process.stdout.write(workersTable(status.workers));
- * ```
  */
 import type { WorkerEntry } from './types.js';
 
-/**
- * Renders the worker table (empty string for no workers).
- *
- * @example
- * ```ts
- * workersTable([]); // ''
- * ```
- */
+/** Renders the worker table (empty string for no workers). */
 export function workersTable(workers: readonly WorkerEntry[] | undefined, now: number = Date.now()): string {
   if (!workers || workers.length === 0) return '';
   const ready = workers.filter((w) => w.ready).length;

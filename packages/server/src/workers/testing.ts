@@ -3,14 +3,6 @@
  * process, wait until every worker is ready, read the worker table, and load it from
  * keep-alive connections while checking each answer (IDs unique across all answers, and
  * per connection, which one worker serves, increasing per node).
- *
- * @example
- * ```ts
- * const c = await startWorkers({ workers: 4, registry: 'file:/tmp/reg' });
- * const load = await loadIds(c.port, { connections: 8, durationMs: 3_000 });
- * assert.equal(load.duplicates, 0);
- * await c.stop();
- * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -20,14 +12,7 @@ import { Layout } from '@flurry/core';
 import { FLURRY_BIN } from '../test-support.js';
 import type { WorkerEntry } from './types.js';
 
-/**
- * A running `flurry serve --workers N`.
- *
- * @example
- * ```ts
- * const table: WorkerEntry[] = await c.workers();
- * ```
- */
+/** A running `flurry serve --workers N`. */
 export interface WorkersProcess {
   readonly port: number;
   readonly process: ChildProcess;
@@ -39,14 +24,7 @@ export interface WorkersProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/**
- * GET `path` on 127.0.0.1:`port`; resolves with the status and body (status 0: no answer).
- *
- * @example
- * ```ts
- * const r = await get(port, '/readyz');
- * ```
- */
+/** GET `path` on 127.0.0.1:`port`; resolves with the status and body (status 0: no answer). */
 export function get(port: number, path: string, agent?: http.Agent): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = http.get({ host: '127.0.0.1', port, path, agent: agent ?? false, timeout: 5_000 }, (res) => {
@@ -61,14 +39,7 @@ export function get(port: number, path: string, agent?: http.Agent): Promise<{ s
   });
 }
 
-/**
- * Starts `flurry serve --workers N` on a free port and waits until every worker is ready.
- *
- * @example
- * ```ts
- * const c = await startWorkers({ workers: 2, registry: 'file:/tmp/reg', args: ['--lease-ttl-ms', '2000'] });
- * ```
- */
+/** Starts `flurry serve --workers N` on a free port and waits until every worker is ready. */
 export async function startWorkers(o: {
   workers: number;
   registry: string;
@@ -129,14 +100,7 @@ export async function startWorkers(o: {
   };
 }
 
-/**
- * The outcome of {@link loadIds}.
- *
- * @example
- * ```ts
- * assert.equal(r.duplicates + r.decreases, 0);
- * ```
- */
+/** The outcome of {@link loadIds}. */
 export interface LoadResult {
   /** Every ID answered, in the order received. */
   readonly ids: bigint[];
@@ -154,11 +118,6 @@ export interface LoadResult {
 /**
  * Loads `GET /v1/ids?count=N` from `connections` sequential keep-alive loops for
  * `durationMs` (or until `signal` aborts) and checks every answer.
- *
- * @example
- * ```ts
- * const r = await loadIds(port, { connections: 8, durationMs: 2_000, count: 10 });
- * ```
  */
 export async function loadIds(
   port: number,

@@ -2,22 +2,9 @@
  * What `flurry serve --workers N` passes between the primary and its workers over the
  * cluster IPC channel, and the per-worker entry `/v1/status`, the console and
  * `flurry status` list (see ./primary.ts and ./worker.ts).
- *
- * @example
- * ```ts
- * const entry: WorkerEntry = body.workers![0];
- * console.log(entry.slot, entry.node, entry.lease?.deadlineMs, entry.idsPerSecond);
- * ```
  */
 
-/**
- * One worker as the primary last heard of it.
- *
- * @example
- * ```ts
- * const ready = workers.filter((w: WorkerEntry) => w.ready).length;
- * ```
- */
+/** One worker as the primary last heard of it. */
 export interface WorkerEntry {
   /** The worker's place, 0 to N-1 (a restarted worker keeps its predecessor's). */
   readonly slot: number;
@@ -48,24 +35,12 @@ export interface WorkerEntry {
   readonly reportedAt: number;
 }
 
-/**
- * What a worker reports about itself (the primary adds slot, restarts and state).
- *
- * @example
- * ```ts
- * const r: WorkerReport = m.report;
- * ```
- */
+/** What a worker reports about itself (the primary adds slot, restarts and state). */
 export type WorkerReport = Omit<WorkerEntry, 'slot' | 'restarts' | 'state'>;
 
 /**
  * The messages of the IPC channel. Every one carries `flurry` (the kind), so other
  * messages on the channel are left alone.
- *
- * @example
- * ```ts
- * process.send?.({ flurry: 'report', report } satisfies WorkerMessage);
- * ```
  */
 export type WorkerMessage =
   /** worker → primary, every 500 ms and on a change of readiness. */
@@ -79,14 +54,7 @@ export type WorkerMessage =
   /** primary → the asking worker: the aggregated Prometheus text. */
   | { readonly flurry: 'metrics-text'; readonly id: number; readonly text: string };
 
-/**
- * Whether `m` is one of Flurry's worker messages.
- *
- * @example
- * ```ts
- * process.on('message', (m) => { if (isWorkerMessage(m)) handle(m); });
- * ```
- */
+/** Whether `m` is one of Flurry's worker messages. */
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { flurry?: unknown }).flurry === 'string';
 }

@@ -11,37 +11,16 @@
  *   own coded 503;
  * - `/metrics` asks the primary, which gathers and aggregates every worker's metrics
  *   (./metrics.ts), and `/v1/status` carries the table as `workers`.
- *
- * @example
- * ```ts
- * const hooks = workerHooks();
- * const service = await startService(config, logger, { adaptContext: hooks.adaptContext });
- * hooks.started();
- * ```
  */
 import type { FlurryError } from '@flurry/core';
 import type { HttpContext } from '../http/context.js';
 import type { ServiceCore } from '../service-core.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
-/**
- * How often a worker reports to the primary (ms).
- *
- * @example
- * ```ts
- * setInterval(report, REPORT_EVERY_MS).unref();
- * ```
- */
+/** How often a worker reports to the primary (ms). */
 export const REPORT_EVERY_MS = 500;
 
-/**
- * What `flurry serve` wires into a worker's service.
- *
- * @example
- * ```ts
- * const { adaptContext, started, stop } = workerHooks();
- * ```
- */
+/** What `flurry serve` wires into a worker's service. */
 export interface WorkerHooks {
   /** Passed to `startService` as `adaptContext`. */
   adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
@@ -51,14 +30,7 @@ export interface WorkerHooks {
   stop: () => void;
 }
 
-/**
- * The hooks of one cluster worker, talking to the primary over `send` (`process.send`).
- *
- * @example
- * ```ts
- * const hooks = workerHooks(); // in a node:cluster worker
- * ```
- */
+/** The hooks of one cluster worker, talking to the primary over `send` (`process.send`). */
 export function workerHooks(
   send: (m: WorkerMessage) => void = (m) => void process.send?.(m),
   channel: NodeJS.EventEmitter = process,

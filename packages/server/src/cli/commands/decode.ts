@@ -5,12 +5,6 @@
  * (docs/uuids.md): its Unix ms, time, node and sequence (`--node-bits`, `--sequence-bits`);
  * `--uuid` reads every argument as a UUID in any form (`--format` then names a UUID form).
  * All IDs are checked before anything is printed: one bad ID exits 2 with its coded message.
- *
- * @example
- * ```sh
- * flurry decode 1859214170478923776 --json
- * flurry decode 3TWd8xYzPZq --format base62 --layout discord
- * ```
  */
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
 import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
@@ -31,14 +25,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry decode --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(DECODE_HELP);
- * ```
- */
+/** `flurry decode --help`. */
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]
                      [--format ${FORMATS.join('|')}] [--json]
        flurry decode [--uuid [--format canonical|hex|base32|base58|base62]]
@@ -54,14 +41,7 @@ argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","
 (flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
 
-/**
- * Runs `flurry decode`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await decodeCommand({ argv: ['1859214170478923776'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry decode`; resolves to the exit code. */
 export async function decodeCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

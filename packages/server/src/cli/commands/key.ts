@@ -3,12 +3,6 @@
  * stored as a secret and given to `flurry serve --public-key` / `FLURRY_PUBLIC_KEY`. The
  * key ID is one base58 character that leads every public ID made with the key, so a new
  * key with another ID can be put first in the keyring while old links keep working.
- *
- * @example
- * ```sh
- * flurry key new            # fk1_q_…
- * flurry key new --id B     # fk1_B_…
- * ```
  */
 // The key module alone: not the codec (ciphers, checksums) of the public IDs.
 import { generateKey } from '@flurry/core/public/keys';
@@ -18,14 +12,7 @@ import { write, type CliIo } from '../io.js';
 
 const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/**
- * `flurry key --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(KEY_HELP);
- * ```
- */
+/** `flurry key --help`. */
 export const KEY_HELP = `Usage: flurry key new [--id X]
 
 Prints a new public-ID key (keep it secret; give it to FLURRY_PUBLIC_KEY). --id picks its
@@ -33,14 +20,7 @@ one-character key ID (base58: 1-9, A-Z, a-z without 0 O I l); default random. Fo
 put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
 `;
 
-/**
- * Runs `flurry key …`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await keyCommand({ argv: ['new'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry key …`; resolves to the exit code. */
 export async function keyCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

@@ -4,12 +4,6 @@
  * time left until it (marked, and warned about on stderr, within a year of it), for 64-bit
  * layouts the date IDs stop fitting a signed 64-bit integer, the number of nodes
  * and the IDs per second per node.
- *
- * @example
- * ```sh
- * flurry layout sonyflake
- * flurry layout --fields timestamp:41,machine:10,sequence:12 --epoch 2024-01-01T00:00:00Z --json
- * ```
  */
 import type { Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
@@ -20,14 +14,7 @@ import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/**
- * `flurry layout --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(LAYOUT_HELP);
- * ```
- */
+/** `flurry layout --help`. */
 export const LAYOUT_HELP = `Usage: flurry layout [PRESET | --layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
 Prints a layout's fields, epoch, end-of-life date, the time left until it (a warning within
@@ -35,14 +22,7 @@ a year of it), node count and IDs per second per node.
 Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
 `;
 
-/**
- * Runs `flurry layout`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await layoutCommand({ argv: ['leaf'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry layout`; resolves to the exit code. */
 export async function layoutCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {
@@ -82,14 +62,7 @@ export async function layoutCommand(io: CliIo): Promise<number> {
   return 0;
 }
 
-/**
- * The human-readable description of a layout.
- *
- * @example
- * ```ts
- * process.stdout.write(layoutTable(Layout.from('twitter'), false, Date.now())); // with a "Time left:" line
- * ```
- */
+/** The human-readable description of a layout. */
 export function layoutTable(layout: Layout, expired = false, nowMs?: number): string {
   const info = layout.describe();
   const rows = [

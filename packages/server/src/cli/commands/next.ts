@@ -5,12 +5,6 @@
  * running at once on one machine never print the same ID, and a later run prints IDs above
  * an earlier one's (the lease's high-water mark). `--node` pins node fields by hand; the
  * registry still leases the pinned node, so a pin cannot collide with a live holder.
- *
- * @example
- * ```sh
- * flurry next -n 3 --layout twitter
- * flurry next --format base62 --fixed --node datacenter=1
- * ```
  */
 import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
@@ -18,14 +12,7 @@ import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choi
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
 import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
 
-/**
- * Largest `-n`.
- *
- * @example
- * ```ts
- * if (n > MAX_NEXT_COUNT) throw new Error('too many');
- * ```
- */
+/** Largest `-n`. */
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
 
@@ -40,14 +27,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry next --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(NEXT_HELP);
- * ```
- */
+/** `flurry next --help`. */
 export const NEXT_HELP = `Usage: flurry next [-n N] [--format ${FORMATS.join('|')}] [--fixed]
                    [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]]
                    [--node FIELD=VALUE ...] [--registry URL] [--cluster NAME]
@@ -60,14 +40,7 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 --fixed pads to the layout's fixed width so strings sort like the IDs.
 `;
 
-/**
- * Runs `flurry next`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await nextCommand({ argv: ['-n', '2'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry next`; resolves to the exit code. */
 export async function nextCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   await warnUnknownEnv(io);

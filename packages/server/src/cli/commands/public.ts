@@ -5,13 +5,6 @@
  * `FLURRY_PUBLIC_KEY_FILE`; the layout (default `twitter`) sets the ID width. Bad input (a
  * malformed ID, a wrong length, a bad checksum, an unknown key ID, a key that did not issue
  * the public ID) exits 2 with its code.
- *
- * @example
- * ```sh
- * export FLURRY_PUBLIC_KEY=$(flurry key new)
- * flurry public encode 1859214170478923776     # 16 characters: key ID, 11 for the ID, 3 for the tag, check character
- * flurry public decode 2bX3… --json
- * ```
  */
 import { FlurryError } from '@flurry/core/errors';
 import { parseId } from '@flurry/core/layout';
@@ -28,14 +21,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry public --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(PUBLIC_HELP);
- * ```
- */
+/** `flurry public --help`. */
 export const PUBLIC_HELP = `Usage: flurry public encode ID... [--key KEYS] [layout]
        flurry public decode PUBLIC... [--key KEYS] [layout] [--json]
 
@@ -47,14 +33,7 @@ Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the
 (a key that did not issue the ID: FLURRY_E_PUBLIC_ID_WRONG_KEY); bad input exits 2.
 `;
 
-/**
- * Runs `flurry public …`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await publicCommand({ argv: ['encode', '42'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry public …`; resolves to the exit code. */
 export async function publicCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   await warnUnknownEnv(io);

@@ -4,12 +4,6 @@
  * down to the unit) is in `[from, to)`, for range scans (`WHERE id >= min AND id < max`)
  * and time partitions on an ID column. Times are ISO 8601 dates or Unix milliseconds.
  * `--uuid`: the same for a UUIDv7 column (docs/sql.md).
- *
- * @example
- * ```sh
- * flurry range --from 2026-11-01 --to 2026-12-01
- * flurry range --from 1793491200000 --to 1796083200000 --layout sonyflake --json
- * ```
  */
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
@@ -27,14 +21,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry range --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(RANGE_HELP);
- * ```
- */
+/** `flurry range --help`. */
 export const RANGE_HELP = `Usage: flurry range --from TIME --to TIME [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
 Prints the half-open ID interval [min, maxExclusive) holding exactly the IDs whose time,
@@ -53,14 +40,7 @@ before to: WHERE id >= 'min' AND id < 'maxExclusive' (PostgreSQL uuid; MySQL
 BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See docs/sql.md.
 `;
 
-/**
- * Runs `flurry range`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await rangeCommand({ argv: ['--from', '2026-11-01', '--to', '2026-12-01'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry range`; resolves to the exit code. */
 export async function rangeCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

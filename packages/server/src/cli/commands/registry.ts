@@ -2,12 +2,6 @@
  * `flurry registry init URL [--print]`: creates the registry table of a `postgres://` or
  * `mysql://` registry (if it does not exist) and checks it, or with `--print` only prints its
  * DDL, for an administrator to run when the application's user may not create tables.
- *
- * @example
- * ```sh
- * flurry registry init 'postgres://admin:pw@db:5432/orders?table=flurry_nodes'
- * flurry registry init --print 'mysql://app@db/orders' > flurry_nodes.sql
- * ```
  */
 import { initSqlRegistry, sqlRegistryDdl } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
@@ -16,14 +10,7 @@ import { write, type CliIo } from '../io.js';
 
 const FLAGS = { print: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/**
- * `flurry registry --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(REGISTRY_HELP);
- * ```
- */
+/** `flurry registry --help`. */
 export const REGISTRY_HELP = `Usage: flurry registry init [--print] URL
 
 Creates the node-ID lease table of a SQL registry (CREATE TABLE IF NOT EXISTS) and checks
@@ -32,14 +19,7 @@ its columns. URL: postgres://user:pass@host:port/db[?table=name] or mysql://… 
 application's user may not create tables. The registry also creates the table on first use.
 `;
 
-/**
- * Runs `flurry registry …`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await registryCommand({ argv: ['init', '--print', 'postgres://h/db'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry registry …`; resolves to the exit code. */
 export async function registryCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

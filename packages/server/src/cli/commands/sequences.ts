@@ -2,14 +2,6 @@
  * `flurry sequences create|list|show`: the keys of segment mode (see docs/segments.md), in the store that
  * `flurry serve --sequences URL` uses (Leaf's `leaf_alloc` table on PostgreSQL/MySQL, or Redis). The store is
  * `--store URL` or the variable `FLURRY_SEQUENCES` (prefer the variable: flags show in ps).
- *
- * @example
- * ```sh
- * export FLURRY_SEQUENCES='postgres://app:pw@db:5432/ids'
- * flurry sequences create order --start 10000 --step 1000 --description 'order numbers'
- * flurry sequences list
- * flurry sequences show order --json
- * ```
  */
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
@@ -26,14 +18,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry sequences --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(SEQUENCES_HELP);
- * ```
- */
+/** `flurry sequences --help`. */
 export const SEQUENCES_HELP = `Usage: flurry sequences create KEY [--start N] [--step S] [--description TEXT]
        flurry sequences list [--json]
        flurry sequences show KEY [--json]
@@ -70,14 +55,7 @@ const view = (k: KeyInfo): Record<string, unknown> => ({
 const line = (k: KeyInfo): string =>
   `${k.key}\tnext ${k.maxId}\tstep ${k.step}${k.description !== null ? `\t${k.description}` : ''}\n`;
 
-/**
- * Runs `flurry sequences …`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await sequencesCommand({ argv: ['list', '--store', 'redis://127.0.0.1:6379/0'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry sequences …`; resolves to the exit code. */
 export async function sequencesCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

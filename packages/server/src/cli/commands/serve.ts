@@ -10,11 +10,6 @@
  * store or registry that does not answer is waited out (listening, not ready, retried with
  * backoff), another start-up failure (every node ID held, clock behind the high-water mark,
  * port taken) exits 1, a graceful shutdown (also one during the wait) exits 0.
- *
- * @example
- * ```sh
- * flurry serve --port 8080 --registry redis://127.0.0.1:6379/0 --cluster orders
- * ```
  */
 import cluster from 'node:cluster';
 import { pino } from 'pino';
@@ -27,14 +22,7 @@ import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js'
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
 
-/**
- * Runs `flurry serve`; resolves to the exit code once the service has stopped.
- *
- * @example
- * ```ts
- * process.exitCode = await serveCommand({ argv: ['--port', '0'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry serve`; resolves to the exit code once the service has stopped. */
 export async function serveCommand(io: CliIo): Promise<number> {
   // A misspelt FLURRY_* variable is ignored: say so first (even if a setting is then
   // rejected), on stderr, and again in the JSON log once it exists.

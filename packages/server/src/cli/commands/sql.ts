@@ -3,12 +3,6 @@
  * functions that decode IDs of the layout (Unix ms, timestamp, node fields, sequence) and
  * bound them by time (`flurry_min_id`, `flurry_max_id` and their `_ms` forms) inside
  * PostgreSQL or MySQL/MariaDB. See docs/sql.md.
- *
- * @example
- * ```sh
- * flurry sql --dialect postgres --layout twitter | psql
- * flurry sql --dialect mysql --fields timestamp:41,worker:10,sequence:12 --epoch 2024-01-01 --prefix orders_
- * ```
  */
 import { layoutSql, uuidSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
@@ -39,14 +33,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry sql --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(SQL_HELP);
- * ```
- */
+/** `flurry sql --help`. */
 export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]
 
 Prints the DDL of SQL functions for the layout (names start with the prefix, default flurry_):
@@ -89,14 +76,7 @@ frees the generator's node: SELECT <prefix>release_node() of this database's gen
 generator reservation of that slot (through its functions when installed, else the row).
 `;
 
-/**
- * Reads `--dialect`: `postgres` (also `postgresql`, `pg`) or `mysql` (also `mariadb`).
- *
- * @example
- * ```ts
- * sqlDialect('mariadb'); // 'mysql'
- * ```
- */
+/** Reads `--dialect`: `postgres` (also `postgresql`, `pg`) or `mysql` (also `mariadb`). */
 export function sqlDialect(value: string | undefined): SqlDialect {
   const v = (value ?? '').toLowerCase();
   if (v === 'postgres' || v === 'postgresql' || v === 'pg') return 'postgres';
@@ -109,14 +89,7 @@ export function sqlDialect(value: string | undefined): SqlDialect {
   );
 }
 
-/**
- * Runs `flurry sql`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await sqlCommand({ argv: ['--dialect', 'postgres'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry sql`; resolves to the exit code. */
 export async function sqlCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

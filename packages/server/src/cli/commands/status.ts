@@ -4,12 +4,6 @@
  * `flurry serve`), or from a running service's `GET /v1/cluster` (`--url`). `--watch` redraws
  * every `--interval-ms` until Ctrl-C; `--json` prints the `/v1/cluster` body instead (one
  * line per redraw). The staleness rule is the service's (docs/console.md).
- *
- * @example
- * ```sh
- * flurry status --registry etcd://127.0.0.1:2379/flurry --cluster orders
- * flurry status --url http://127.0.0.1:8080 --token "$FLURRY_TOKEN" --watch
- * ```
  */
 import { systemClock } from '@flurry/core';
 import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
@@ -38,14 +32,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry status --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(STATUS_HELP);
- * ```
- */
+/** `flurry status --help`. */
 export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
        flurry status --url http://HOST:PORT [--token TOKEN]
        [--watch] [--interval-ms N] [--json]
@@ -181,14 +168,7 @@ function urlSource(base: string, token: string | undefined): Source {
   };
 }
 
-/**
- * Runs `flurry status …`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await statusCommand({ argv: ['--registry', 'file:/var/lib/flurry/registry'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry status …`; resolves to the exit code. */
 export async function statusCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   if (hasFlag(args, 'help')) {

@@ -5,12 +5,6 @@
  * is leased from the registry (default `file:`) as `leasedUuidGenerator` leases it, so
  * runs at the same time never print the same UUID and a later run prints UUIDs above an
  * earlier one's.
- *
- * @example
- * ```sh
- * flurry uuid -n 3
- * flurry uuid --format base32
- * ```
  */
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString, parseCommandLine } from '../args.js';
@@ -31,14 +25,7 @@ const FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/**
- * `flurry uuid --help`.
- *
- * @example
- * ```ts
- * process.stdout.write(UUID_HELP);
- * ```
- */
+/** `flurry uuid --help`. */
 export const UUID_HELP = `Usage: flurry uuid [-n N] [--format ${FORMS.join('|')}]
                    [--node-bits B] [--sequence-bits S] [--registry URL] [--cluster NAME]
 
@@ -64,14 +51,7 @@ function bits(raw: string | undefined, flag: string, min: number, max: number): 
   return Number(raw);
 }
 
-/**
- * Runs `flurry uuid`; resolves to the exit code.
- *
- * @example
- * ```ts
- * await uuidCommand({ argv: ['-n', '2'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
- */
+/** Runs `flurry uuid`; resolves to the exit code. */
 export async function uuidCommand(io: CliIo): Promise<number> {
   const args = parseCommandLine(io.argv, FLAGS);
   await warnUnknownEnv(io);

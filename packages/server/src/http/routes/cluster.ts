@@ -3,11 +3,6 @@
  * registry through the console's shared ~1 s cache, each `live` or `stale` (console/cluster.ts
  * has the rule). The body is `ClusterBody` (console/types.ts); a registry that cannot be read
  * answers 503 with its code (`FLURRY_E_REGISTRY_UNREACHABLE`…).
- *
- * @example
- * ```ts
- * ROUTES.includes(clusterRoute); // true
- * ```
  */
 import type { HttpContext } from '../context.js';
 import { COMMON, FENCED } from '../openapi-parts.js';
@@ -19,14 +14,7 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const sn = { type: ['string', 'null'] };
 
-/**
- * `GET /v1/cluster` → `ClusterBody`.
- *
- * @example
- * ```ts
- * const { holders } = JSON.parse((await svc.get('/v1/cluster')).body);
- * ```
- */
+/** `GET /v1/cluster` → `ClusterBody`. */
 export const clusterRoute: Route = {
   name: 'cluster',
   path: '/v1/cluster',

@@ -5,12 +5,6 @@
  * versioned asset names cached for a year, the HTML revalidated on every load, and gzip or
  * brotli when the browser takes them. Off (404 saying why) when `console` decides so
  * (`../../console/access.ts`), as the console's data routes are (`Route.console`).
- *
- * @example
- * ```ts
- * // GET /  → 200 text/html, Content-Security-Policy: default-src 'self'; …
- * // GET /console/assets/app.1a2b3c4d5e.js → 200, Cache-Control: public, max-age=31536000, immutable
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import { serverError } from '../../errors.js';
@@ -22,11 +16,6 @@ import { READ, type Route, type RouteHandler, type RouteInput } from '../route.j
 /**
  * The console's Content-Security-Policy: only this origin, no inline script or style, no
  * eval, never framed.
- *
- * @example
- * ```ts
- * res.setHeader('content-security-policy', CONSOLE_CSP);
- * ```
  */
 export const CONSOLE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
@@ -79,14 +68,7 @@ const PAGE_OPENAPI = {
   },
 };
 
-/**
- * `GET /` → the console page.
- *
- * @example
- * ```ts
- * ROUTES.includes(consoleRootRoute); // true
- * ```
- */
+/** `GET /` → the console page. */
 export const consoleRootRoute: Route = {
   name: 'console_root',
   path: '/',
@@ -97,14 +79,7 @@ export const consoleRootRoute: Route = {
   openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
 };
 
-/**
- * `GET /console` → the console page.
- *
- * @example
- * ```ts
- * ROUTES.includes(consolePageRoute); // true
- * ```
- */
+/** `GET /console` → the console page. */
 export const consolePageRoute: Route = {
   name: 'console',
   path: '/console',
@@ -118,11 +93,6 @@ export const consolePageRoute: Route = {
 /**
  * `GET /console/assets/{file}` → one of the console's files: versioned names
  * (`app.<hash>.js`) are cached for a year, plain names revalidated.
- *
- * @example
- * ```ts
- * ROUTES.includes(consoleAssetRoute); // true
- * ```
  */
 export const consoleAssetRoute: Route = {
   name: 'console_asset',

@@ -3,11 +3,6 @@
  * `event: status` and `event: cluster` (or `cluster-error`) every second, `: ping` every 15 s,
  * at most 64 streams (console/events.ts). Because a browser's `EventSource` cannot send
  * headers, this route (and only this one) also takes the token as `?token=`.
- *
- * @example
- * ```ts
- * ROUTES.includes(eventsRoute); // true
- * ```
  */
 import type { HttpContext } from '../context.js';
 import { COMMON, FENCED } from '../openapi-parts.js';
@@ -15,14 +10,7 @@ import { sendError } from '../respond.js';
 import { ISSUE, type Route } from '../route.js';
 import { noConsole } from './status.js';
 
-/**
- * `GET /v1/events` → an SSE stream.
- *
- * @example
- * ```ts
- * new EventSource('/v1/events?token=' + encodeURIComponent(token));
- * ```
- */
+/** `GET /v1/events` → an SSE stream. */
 export const eventsRoute: Route = {
   name: 'events',
   path: '/v1/events',

@@ -2,12 +2,6 @@
  * The ID routes: `GET /v1/ids/next`, `GET /v1/ids?count=N` and `GET /v1/ids/{id}`. IDs are
  * always decimal strings in JSON, so no client rounds them through a double. The batch
  * route owns its body writer (one per service, see ../batch-body.ts).
- *
- * @example
- * ```ts
- * const handle = idsNextRoute.create(ctx);
- * handle(res, input); // writes {"id":"…"} or, with Accept: text/plain, the bare decimal ID
- * ```
  */
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
@@ -17,27 +11,12 @@ import { BAD, COMMON, FENCED } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
-/**
- * True when the client asked for plain text (`Accept: text/plain`, without JSON).
- *
- * @example
- * ```ts
- * wantsText('text/plain'); // true
- * wantsText('*\/*');       // false
- * ```
- */
+/** True when the client asked for plain text (`Accept: text/plain`, without JSON). */
 export function wantsText(accept: string | undefined): boolean {
   return accept !== undefined && accept.indexOf('text/plain') !== -1 && accept.indexOf('json') === -1;
 }
 
-/**
- * `GET /v1/ids/next` → `{"id":"…"}`, or the bare decimal with `Accept: text/plain`.
- *
- * @example
- * ```ts
- * ROUTES.includes(idsNextRoute); // true
- * ```
- */
+/** `GET /v1/ids/next` → `{"id":"…"}`, or the bare decimal with `Accept: text/plain`. */
 export const idsNextRoute: Route = {
   name: 'ids_next',
   path: '/v1/ids/next',
@@ -81,10 +60,6 @@ export const idsNextRoute: Route = {
  * Parses `count` from a query string: one decimal integer from 1 to `max`.
  *
  * @throws FlurryError `FLURRY_E_BATCH_COUNT` for anything else.
- * @example
- * ```ts
- * parseCount('count=100', 10_000); // 100
- * ```
  */
 export function parseCount(query: string, max: number, path = '/v1/ids'): number {
   let raw: string | null = null;
@@ -118,11 +93,6 @@ export function parseCount(query: string, max: number, path = '/v1/ids'): number
 /**
  * `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own
  * {@link BatchBodyWriter} (its response buffers are reused once each response finishes).
- *
- * @example
- * ```ts
- * ROUTES.includes(idsBatchRoute); // true
- * ```
  */
 export const idsBatchRoute: Route = {
   name: 'ids_batch',
@@ -177,14 +147,7 @@ export const idsBatchRoute: Route = {
   },
 };
 
-/**
- * The JSON of a decoded ID: `{"id","unixMs","timestamp","fields":{…},"sequence"}`.
- *
- * @example
- * ```ts
- * decodedJson(ctx.layout, '1859214170478923776');
- * ```
- */
+/** The JSON of a decoded ID: `{"id","unixMs","timestamp","fields":{…},"sequence"}`. */
 export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): string {
   const id = parseId(raw, ctx.layout);
   const d = ctx.layout.decode(id);
@@ -200,11 +163,6 @@ export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): stri
 /**
  * `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed,
  * negative or too wide ID.
- *
- * @example
- * ```ts
- * ROUTES.includes(idsDecodeRoute); // true
- * ```
  */
 export const idsDecodeRoute: Route = {
   name: 'ids_decode',
@@ -239,10 +197,6 @@ export const idsDecodeRoute: Route = {
  * Percent-decodes one path segment.
  *
  * @throws FlurryError `FLURRY_E_BAD_REQUEST` for a malformed escape.
- * @example
- * ```ts
- * pathSegment('%31%32'); // '12'
- * ```
  */
 export function pathSegment(segment: string): string {
   if (segment.indexOf('%') === -1) return segment;

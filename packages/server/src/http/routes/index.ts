@@ -11,11 +11,6 @@
  * (`node packages/server/dist/openapi.js > docs/openapi.json`). Exact paths are looked
  * up in a Map before any pattern is tried, so `/v1/ids/range` next to `/v1/ids/{id}` needs
  * no ordering care; patterns are tried in table order.
- *
- * @example
- * ```ts
- * ROUTES.map((r) => r.path); // ['/v1/ids/next', '/v1/ids', '/v1/ids/{id}', …]
- * ```
  */
 import type { Route } from '../route.js';
 import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from './console.js';
@@ -31,14 +26,7 @@ import { statusRoute } from './status.js';
 import { uuidsBatchRoute, uuidsDecodeRoute, uuidsNextRoute } from './uuids.js';
 import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
 
-/**
- * Every route, in the order of the OpenAPI document. A route's index is its metrics ID.
- *
- * @example
- * ```ts
- * ROUTES.find((r) => r.path === '/v1/ids/next')?.name; // 'ids_next'
- * ```
- */
+/** Every route, in the order of the OpenAPI document. A route's index is its metrics ID. */
 export const ROUTES: readonly Route[] = Object.freeze([
   idsNextRoute,
   idsBatchRoute,
@@ -69,22 +57,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
   consoleAssetRoute,
 ]);
 
-/**
- * The metrics ID of requests no route matched (and of requests Node could not parse).
- *
- * @example
- * ```ts
- * metrics.request(UNMATCHED_ROUTE, 404, 0.00001);
- * ```
- */
+/** The metrics ID of requests no route matched (and of requests Node could not parse). */
 export const UNMATCHED_ROUTE: number = ROUTES.length;
 
-/**
- * The `route` label of each metrics ID: the routes' names, then `unmatched`.
- *
- * @example
- * ```ts
- * ROUTE_NAMES[UNMATCHED_ROUTE]; // 'unmatched'
- * ```
- */
+/** The `route` label of each metrics ID: the routes' names, then `unmatched`. */
 export const ROUTE_NAMES: readonly string[] = Object.freeze([...ROUTES.map((r) => r.name), 'unmatched']);

@@ -3,12 +3,6 @@
  * with `@flurry/core` and answers its description (capacity, end of life, shifts), or the
  * core library's own coded refusal as a 400 (e.g. `FLURRY_E_LAYOUT_TOO_WIDE` for 73 bits).
  * Read-only: it changes nothing on the service (the console's layout explorer calls it).
- *
- * @example
- * ```ts
- * // GET /v1/layouts/explain?fields=timestamp:37,worker:20,sequence:16
- * // 400 {"error":{"code":"FLURRY_E_LAYOUT_TOO_WIDE","message":"The layout is 37+20+16 = 73 bits …"}}
- * ```
  */
 import { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
@@ -21,11 +15,6 @@ const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
 /**
  * The description of the layout a query names (`fields` with optional `epoch` and `unit`,
  * or `preset`), as JSON; throws the core's coded layout errors, or `FLURRY_E_QUERY`.
- *
- * @example
- * ```ts
- * JSON.parse(explainLayout('preset=twitter')).totalBits; // 63
- * ```
  */
 export function explainLayout(query: string): string {
   const params = new URLSearchParams(query);
@@ -64,14 +53,7 @@ export function explainLayout(query: string): string {
   return JSON.stringify(layout.describe());
 }
 
-/**
- * The route of {@link explainLayout}.
- *
- * @example
- * ```ts
- * ROUTES.includes(layoutsExplainRoute); // true
- * ```
- */
+/** The route of {@link explainLayout}. */
 export const layoutsExplainRoute: Route = {
   name: 'layouts_explain',
   path: '/v1/layouts/explain',

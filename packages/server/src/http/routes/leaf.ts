@@ -3,12 +3,6 @@
  * `GET /api/snowflake/get/{key}` → the bare decimal ID as text, and
  * `GET /decodeSnowflakeId?snowflakeId=…` → Leaf's JSON, honouring this service's layout and
  * epoch (see ../../leaf.ts).
- *
- * @example
- * ```ts
- * const handle = leafGetRoute.create(ctx);
- * handle(res, input); // "1859214170478923776"
- * ```
  */
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
@@ -20,11 +14,6 @@ import { ISSUE, READ, type Route } from '../route.js';
 /**
  * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required (an empty one is
  * 404) but, as in Leaf's snowflake mode, does not change the ID.
- *
- * @example
- * ```ts
- * ROUTES.includes(leafGetRoute); // true
- * ```
  */
 export const leafGetRoute: Route = {
   name: 'leaf_get',
@@ -56,10 +45,6 @@ export const leafGetRoute: Route = {
  * The value of `snowflakeId`, given exactly once in the query string.
  *
  * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
- * @example
- * ```ts
- * snowflakeIdOf('snowflakeId=1859214170478923776'); // '1859214170478923776'
- * ```
  */
 export function snowflakeIdOf(query: string): string {
   let raw: string | null = null;
@@ -81,14 +66,7 @@ export function snowflakeIdOf(query: string): string {
   return raw;
 }
 
-/**
- * `GET /decodeSnowflakeId?snowflakeId=…`.
- *
- * @example
- * ```ts
- * ROUTES.includes(leafDecodeRoute); // true
- * ```
- */
+/** `GET /decodeSnowflakeId?snowflakeId=…`. */
 export const leafDecodeRoute: Route = {
   name: 'leaf_decode',
   path: '/decodeSnowflakeId',

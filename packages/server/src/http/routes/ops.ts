@@ -2,12 +2,6 @@
  * Operational routes: `/v1/layout`, `/healthz` (the process answers), `/readyz` (200 only
  * while the lease is valid and the clock sane), `/metrics` (Prometheus text) and
  * `/openapi.json`.
- *
- * @example
- * ```ts
- * const handle = readyzRoute.create(ctx);
- * handle(res, input); // 200 {"status":"ready",…} or 503 with the reason's code
- * ```
  */
 import type { HttpContext } from '../context.js';
 import { COMMON, FENCED } from '../openapi-parts.js';
@@ -19,11 +13,6 @@ const HEALTHY = '{"status":"ok"}';
 /**
  * `GET /v1/layout` → the layout's description (fields, epoch, unit, end of life, capacity)
  * and this service's current node.
- *
- * @example
- * ```ts
- * ROUTES.includes(layoutRoute); // true
- * ```
  */
 export const layoutRoute: Route = {
   name: 'layout',
@@ -55,14 +44,7 @@ export const layoutRoute: Route = {
   },
 };
 
-/**
- * `GET /healthz` → 200 `{"status":"ok"}` while the process serves requests.
- *
- * @example
- * ```ts
- * ROUTES.includes(healthzRoute); // true
- * ```
- */
+/** `GET /healthz` → 200 `{"status":"ok"}` while the process serves requests. */
 export const healthzRoute: Route = {
   name: 'healthz',
   path: '/healthz',
@@ -86,11 +68,6 @@ export const healthzRoute: Route = {
 /**
  * `GET /readyz` → 200 `{"status":"ready","node":{…}}`, or 503 with `Retry-After` and the
  * coded reason (`FLURRY_E_LEASE_EXPIRED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_UNAVAILABLE`…).
- *
- * @example
- * ```ts
- * ROUTES.includes(readyzRoute); // true
- * ```
  */
 export const readyzRoute: Route = {
   name: 'readyz',
@@ -142,11 +119,6 @@ export const readyzRoute: Route = {
 /**
  * `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client
  * collects first).
- *
- * @example
- * ```ts
- * ROUTES.includes(metricsRoute); // true
- * ```
  */
 export const metricsRoute: Route = {
   name: 'metrics',
@@ -168,14 +140,7 @@ export const metricsRoute: Route = {
   },
 };
 
-/**
- * `GET /openapi.json` (never needs the token).
- *
- * @example
- * ```ts
- * ROUTES.includes(openapiRoute); // true
- * ```
- */
+/** `GET /openapi.json` (never needs the token). */
 export const openapiRoute: Route = {
   name: 'openapi',
   path: '/openapi.json',

@@ -3,12 +3,6 @@
  * `GET /v1/public-ids/{publicId}`. Present only when a public-ID key is configured;
  * decoding reveals the real ID, so it needs the bearer token, and is disabled when the
  * service has no token configured.
- *
- * @example
- * ```ts
- * const handle = publicNextRoute.create(ctx);
- * handle(res, input); // {"publicId":"…"}
- * ```
  */
 import { serverError } from '../../errors.js';
 import type { HttpContext, PublicIds } from '../context.js';
@@ -27,14 +21,7 @@ function codec(ctx: HttpContext): PublicIds {
   return ctx.publicIds;
 }
 
-/**
- * `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`.
- *
- * @example
- * ```ts
- * ROUTES.includes(publicNextRoute); // true
- * ```
- */
+/** `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`. */
 export const publicNextRoute: Route = {
   name: 'public_next',
   path: '/v1/public-ids/next',
@@ -77,11 +64,6 @@ export const publicNextRoute: Route = {
  * width), `FLURRY_E_PUBLIC_ID_CHECKSUM` (a typo), `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY` (key ID
  * not in the keyring), `FLURRY_E_PUBLIC_ID_WRONG_KEY` (the key of that key ID did not issue
  * it: its authentication tag does not match).
- *
- * @example
- * ```ts
- * ROUTES.includes(publicDecodeRoute); // true
- * ```
  */
 export const publicDecodeRoute: Route = {
   name: 'public_decode',

@@ -3,12 +3,6 @@
  * exactly the IDs of this service's layout whose time is in `[from, to)` (rounded down to
  * the unit), for range scans and time partitions on an ID column. `from` and `to` are ISO
  * 8601 dates or Unix milliseconds; IDs are decimal strings.
- *
- * @example
- * ```ts
- * idsRange(ctx, res, 'from=2026-11-01&to=2026-12-01');
- * // {"layout":"twitter","from":"2026-11-01T00:00:00.000Z",…,"min":"…","maxExclusive":"…"}
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import { parseTime, type Layout } from '@flurry/core';
@@ -21,11 +15,6 @@ import { READ, type Route } from '../route.js';
 /**
  * The JSON-safe form of a layout's bounds of `[fromMs, toMs)` (the same object the CLI's
  * `flurry range --json` prints): 64-bit values as decimal strings.
- *
- * @example
- * ```ts
- * rangeJson(Layout.from('twitter'), Date.parse('2026-11-01'), Date.parse('2026-12-01')).min; // '…'
- * ```
  */
 export function rangeJson(
   layout: Layout,
@@ -73,11 +62,6 @@ function oneParam(params: URLSearchParams, name: string): string {
  * `GET /v1/ids/range?from=…&to=…` → {@link rangeJson} under the service's layout; 400 with
  * `FLURRY_E_QUERY` (missing or repeated parameter), `FLURRY_E_INVALID_OPTION` (not a
  * time, or `to` before `from`) or `FLURRY_E_TIME_OUT_OF_RANGE` (outside the layout's life).
- *
- * @example
- * ```ts
- * idsRange(ctx, res, 'from=1793491200000&to=1796083200000');
- * ```
  */
 export function idsRange(ctx: Pick<HttpContext, 'layout'>, res: ServerResponse, query: string): number {
   const params = new URLSearchParams(query);
@@ -97,14 +81,7 @@ export function idsRange(ctx: Pick<HttpContext, 'layout'>, res: ServerResponse, 
   return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
 }
 
-/**
- * The route declaration of `GET /v1/ids/range` (see routes/index.ts).
- *
- * @example
- * ```ts
- * ROUTES.includes(idsRangeRoute); // true
- * ```
- */
+/** The route declaration of `GET /v1/ids/range` (see routes/index.ts). */
 export const idsRangeRoute: Route = {
   name: 'ids_range',
   path: '/v1/ids/range',

@@ -11,12 +11,6 @@
  * `FLURRY_E_SEQUENCE_KEY_UNKNOWN` (Leaf answers 500 with its code −2; a 4xx tells clients not to retry), a bad
  * key 400, an empty buffer with the store down 503 with `Retry-After`; without `--sequences` every route is
  * 404 `FLURRY_E_NOT_FOUND`.
- *
- * @example
- * ```ts
- * const handle = sequenceNextRoute.create({ ...ctx, sequences });
- * await handle(res, input); // {"key":"order","value":"1001"}
- * ```
  */
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
@@ -75,14 +69,7 @@ const KEY_PARAM = {
   schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' },
 };
 
-/**
- * `GET /v1/sequences/{key}/next`.
- *
- * @example
- * ```ts
- * ROUTES.includes(sequenceNextRoute); // true
- * ```
- */
+/** `GET /v1/sequences/{key}/next`. */
 export const sequenceNextRoute: Route = {
   name: 'sequences_next',
   path: '/v1/sequences/{key}/next',
@@ -124,14 +111,7 @@ export const sequenceNextRoute: Route = {
   },
 };
 
-/**
- * The `count` of a batch: once, an integer from 1 to `max` (default 1).
- *
- * @example
- * ```ts
- * countOf('count=10', 1000); // 10
- * ```
- */
+/** The `count` of a batch: once, an integer from 1 to `max` (default 1). */
 export function countOf(query: string, max: number): number {
   let raw: string | null = null;
   let seen = 0;
@@ -153,14 +133,7 @@ export function countOf(query: string, max: number): number {
   return n;
 }
 
-/**
- * `GET /v1/sequences/{key}?count=N`.
- *
- * @example
- * ```ts
- * ROUTES.includes(sequenceBatchRoute); // true
- * ```
- */
+/** `GET /v1/sequences/{key}?count=N`. */
 export const sequenceBatchRoute: Route = {
   name: 'sequences_batch',
   path: '/v1/sequences/{key}',
@@ -207,11 +180,6 @@ export const sequenceBatchRoute: Route = {
 /**
  * `GET /v1/sequences/{key}/status`: this service's buffers of the key (current and next segment, position,
  * step, last fetch time and latency, issued, wasted, failures).
- *
- * @example
- * ```ts
- * ROUTES.includes(sequenceStatusRoute); // true
- * ```
  */
 export const sequenceStatusRoute: Route = {
   name: 'sequences_status',
@@ -233,14 +201,7 @@ export const sequenceStatusRoute: Route = {
   },
 };
 
-/**
- * `GET /api/segment/get/{key}`: Leaf's segment endpoint, the bare number as text.
- *
- * @example
- * ```ts
- * ROUTES.includes(leafSegmentRoute); // true
- * ```
- */
+/** `GET /api/segment/get/{key}`: Leaf's segment endpoint, the bare number as text. */
 export const leafSegmentRoute: Route = {
   name: 'leaf_segment_get',
   path: '/api/segment/get/{key}',

@@ -2,11 +2,6 @@
  * `GET /v1/status`: this node at a glance, for the console (layout, lease, generator,
  * refusals, route rates, sequences). The body is `StatusBody` (console/types.ts);
  * docs/console.md ("Data routes") describes each field.
- *
- * @example
- * ```ts
- * ROUTES.includes(statusRoute); // true
- * ```
  */
 import { serverError } from '../../errors.js';
 import type { HttpContext } from '../context.js';
@@ -14,14 +9,7 @@ import { COMMON } from '../openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
-/**
- * The error of a console route on a service built without console data (a bare test context).
- *
- * @example
- * ```ts
- * if (!ctx.console) return sendError(res, noConsole());
- * ```
- */
+/** The error of a console route on a service built without console data (a bare test context). */
 export function noConsole(): ReturnType<typeof serverError> {
   return serverError('UNAVAILABLE', 'this service was built without console data (no ServiceCore console)');
 }
@@ -36,14 +24,7 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const s = { type: 'string' };
 
-/**
- * `GET /v1/status` → `StatusBody`.
- *
- * @example
- * ```ts
- * const body = JSON.parse((await svc.get('/v1/status')).body); // body.generator.idsPerSecond
- * ```
- */
+/** `GET /v1/status` → `StatusBody`. */
 export const statusRoute: Route = {
   name: 'status',
   path: '/v1/status',

@@ -4,12 +4,6 @@
  * lease (../../uuid-issuing.ts): fenced with the IDs, unique by construction. `format`
  * picks the text form (`canonical`, default; `hex`, `base32` — a ULID —, `base58`,
  * `base62`); bad input is 400 with a `FLURRY_E_UUID_*` code.
- *
- * @example
- * ```ts
- * const handle = uuidsNextRoute.create(ctx);
- * handle(res, input); // {"uuid":"0193…-7…"} or, with Accept: text/plain, the bare UUID
- * ```
  */
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { serverError } from '../../errors.js';
@@ -31,11 +25,6 @@ function source(ctx: HttpContext): UuidSource {
  * Reads the optional `format` query parameter: one of the UUID text forms.
  *
  * @throws FlurryError `FLURRY_E_UUID_FORMAT` for another value or a repeated parameter.
- * @example
- * ```ts
- * parseUuidForm('count=3&format=base32'); // 'base32'
- * parseUuidForm('');                      // undefined
- * ```
  */
 export function parseUuidForm(query: string): UuidTextForm | undefined {
   if (query.indexOf('format') === -1) return undefined;
@@ -65,14 +54,7 @@ const FORMAT_PARAM = {
   schema: { type: 'string', enum: [...TEXT_FORMS], default: 'canonical' },
 };
 
-/**
- * `GET /v1/uuids/next` → `{"uuid":"…"}`, or the bare UUID with `Accept: text/plain`.
- *
- * @example
- * ```ts
- * ROUTES.includes(uuidsNextRoute); // true
- * ```
- */
+/** `GET /v1/uuids/next` → `{"uuid":"…"}`, or the bare UUID with `Accept: text/plain`. */
 export const uuidsNextRoute: Route = {
   name: 'uuids_next',
   path: '/v1/uuids/next',
@@ -109,14 +91,7 @@ export const uuidsNextRoute: Route = {
   },
 };
 
-/**
- * `GET /v1/uuids?count=N` → `{"uuids":["…",…]}`, N strictly increasing UUIDs.
- *
- * @example
- * ```ts
- * ROUTES.includes(uuidsBatchRoute); // true
- * ```
- */
+/** `GET /v1/uuids?count=N` → `{"uuids":["…",…]}`, N strictly increasing UUIDs. */
 export const uuidsBatchRoute: Route = {
   name: 'uuids_batch',
   path: '/v1/uuids',
@@ -165,14 +140,7 @@ export const uuidsBatchRoute: Route = {
   },
 };
 
-/**
- * The JSON of a decoded UUID under the service's format.
- *
- * @example
- * ```ts
- * decodedUuidJson(ctx.uuids!, '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'); // '{"uuid":…,"unixMs":1645557742000,…}'
- * ```
- */
+/** The JSON of a decoded UUID under the service's format. */
 export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, form?: UuidTextForm): string {
   const d = decodeUuid(raw, {
     nodeBits: src.format.nodeBits,
@@ -195,11 +163,6 @@ export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, fo
 /**
  * `GET /v1/uuids/{uuid}` → the fields of a UUIDv7 under the service's widths; 400
  * (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`) for anything that is not one.
- *
- * @example
- * ```ts
- * ROUTES.includes(uuidsDecodeRoute); // true
- * ```
  */
 export const uuidsDecodeRoute: Route = {
   name: 'uuids_decode',
