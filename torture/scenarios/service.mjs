@@ -134,11 +134,14 @@ export async function run(ctx, add) {
         seed: (Date.now() & 0xffffff) ^ ports[0],
         concurrency: 6,
       });
+      // The gRPC and memcached loops run 3 s past the others, so they meet the restarted server.
+      const protosMs = durationMs + 3_000;
+      const protosEnd = Date.now() + protosMs;
       const protos = mk(`service-${backend}-protocols`, 'protocols.mjs', {
         grpcPorts,
         memcachedPorts: mcPorts,
         protoDir: path.join(root, 'proto'),
-        durationMs,
+        durationMs: protosMs,
       });
       row.details.fuzzSeed = JSON.parse(fuzz.child.proc.spawnargs.at(-1)).seed;
 
@@ -149,8 +152,11 @@ export async function run(ctx, add) {
       await sleep(durationMs / 3);
       const reborn = startServer(0, 1);
       await waitReadyz(reborn).catch((e) => row.liveness(`the killed server did not come back: ${e.message}`));
+      // The reconnect can only be asked of the gRPC and memcached loops when the restarted
+      // server was ready a while before they stopped (a slow machine may restart it later).
+      const rebornLeftMs = protosEnd - Date.now();
       row.note(`server-0 SIGKILLed, restarted after ${Date.now() - killedAt} ms`);
-      await Promise.all([client, raw, fuzz, protos].map((g) => g.child.waitExit(durationMs + 30_000)));
+      await Promise.all([client, raw, fuzz, protos].map((g) => g.child.waitExit(protosMs + 30_000)));
 
       // Every server still up and healthy, then a graceful stop must exit 0.
       for (const s of servers) {
@@ -226,7 +232,11 @@ export async function run(ctx, add) {
         row.note(`fuzz: ${fDone.sent} requests, statuses ${JSON.stringify(fDone.statuses)}`);
         row.details.fuzz = { sent: fDone.sent, statuses: fDone.statuses, connErrors: fDone.connErrors };
       }
-      if (pDone) judgeProtocols(row, pDone);
+      if (pDone) judgeProtocols(row, pDone, rebornLeftMs >= 1_000);
+      if (rebornLeftMs < 1_000)
+        row.note(
+          `server-0 was ready again only ${rebornLeftMs} ms before the gRPC/memcached loops ended: reconnect not judged`,
+        );
       const protoFiles = ports.flatMap((_, i) => [
         { name: `grpc→server-${i}`, file: `${protos.file}.grpc.${i}` },
         { name: `memcached→server-${i}`, file: `${protos.file}.mc.${i}` },
@@ -252,7 +262,7 @@ export async function run(ctx, add) {
 // kill (UNAVAILABLE / a closed connection) and got IDs again after it (they reconnected);
 // the loops on the servers that stayed up got IDs. Refusals (UNAVAILABLE, SERVER_ERROR) count
 // as refusals, never as failures: what matters is that no ID repeats (the analysis after).
-function judgeProtocols(row, done) {
+function judgeProtocols(row, done, judgeReconnect) {
   for (const [proto, list, lost] of [
     ['grpc', done.grpc, ['UNAVAILABLE']],
     ['memcached', done.memcached, ['connection: closed', 'connection: ECONNRESET', 'connection: ECONNREFUSED']],
@@ -264,7 +274,8 @@ function judgeProtocols(row, done) {
       if (i === 0) {
         if (!lost.some((k) => st.errors[k]))
           row.fail(`${proto}→server-0 never saw the SIGKILL (${lost.join(' / ')}): ${JSON.stringify(st.errors)}`);
-        if (!st.okAfterError) row.fail(`${proto}→server-0 got no ID after the restart (no reconnect)`);
+        if (judgeReconnect && !st.okAfterError)
+          row.fail(`${proto}→server-0 got no ID after the restart (no reconnect)`);
       }
     });
     row.details[proto] = list.map((st) => ({
