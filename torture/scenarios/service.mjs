@@ -1,17 +1,19 @@
 // Scenario 6, service under load and abuse: three `flurry serve` processes share one
-// registry; a client process (@flurry/client, failing over between them) and a raw HTTP
-// loader draw IDs while a fuzzer throws malformed requests at all three; one server is
+// registry; a client process (@flurry/client, failing over between them), a raw HTTP
+// loader and a gRPC StreamIds + memcached `get` client (one loop per server and protocol,
+// reconnecting) draw IDs while a fuzzer throws malformed requests at all three; one server is
 // SIGKILLed a third of the way in and started again at two thirds. Checked: no 5xx other
 // than 503 (with Retry-After) and no stack trace in any answer, no server crash, every
-// client call answered with a valid ID (none lost), no ID repeated across everything any
-// caller received, each server's own stream increasing.
+// client call answered with a valid ID (none lost), the gRPC and memcached clients of the
+// killed server saw UNAVAILABLE / a closed connection and got IDs again after the restart,
+// no ID repeated across everything any caller received, each server's own stream increasing.
 import path from 'node:path';
 import http from 'node:http';
 import { analyze } from '../lib/analyze.mjs';
 import { Child, spawnNode, startListening } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { keepLogs, lastMsg } from '../lib/generators.mjs';
-import { childScript, clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
+import { childScript, clusterName, dist, pollUntil, root, sleep, tempDir } from '../lib/util.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -51,7 +53,14 @@ export async function run(ctx, add) {
       const cluster = clusterName('service');
       const url = await ctx.engines.url(backend);
       const ports = [];
-      for (let i = 0; i < n; i++) ports.push(await freePort());
+      const grpcPorts = [];
+      const mcPorts = [];
+      const pick = async (i) => {
+        ports[i] = await freePort();
+        grpcPorts[i] = await freePort();
+        mcPorts[i] = await freePort();
+      };
+      for (let i = 0; i < n; i++) await pick(i);
       const env = { ...process.env, XDG_STATE_HOME: path.join(dir, 'state') };
       const servers = [];
       const startServer = (i, gen = 0, attempt = 1) => {
@@ -64,6 +73,10 @@ export async function run(ctx, add) {
             'serve',
             '--port',
             String(ports[i]),
+            '--grpc-port',
+            String(grpcPorts[i]),
+            '--memcached-port',
+            String(mcPorts[i]),
             '--registry',
             registry,
             '--cluster',
@@ -94,7 +107,7 @@ export async function run(ctx, add) {
           startListening(
             (attempt) => startServer(i, 0, attempt),
             waitReadyz,
-            async () => (ports[i] = await freePort()),
+            () => pick(i),
           ),
         ),
       );
@@ -121,6 +134,15 @@ export async function run(ctx, add) {
         seed: (Date.now() & 0xffffff) ^ ports[0],
         concurrency: 6,
       });
+      // The gRPC and memcached loops run 3 s past the others, so they meet the restarted server.
+      const protosMs = durationMs + 3_000;
+      const protosEnd = Date.now() + protosMs;
+      const protos = mk(`service-${backend}-protocols`, 'protocols.mjs', {
+        grpcPorts,
+        memcachedPorts: mcPorts,
+        protoDir: path.join(root, 'proto'),
+        durationMs: protosMs,
+      });
       row.details.fuzzSeed = JSON.parse(fuzz.child.proc.spawnargs.at(-1)).seed;
 
       await sleep(durationMs / 3);
@@ -130,8 +152,11 @@ export async function run(ctx, add) {
       await sleep(durationMs / 3);
       const reborn = startServer(0, 1);
       await waitReadyz(reborn).catch((e) => row.liveness(`the killed server did not come back: ${e.message}`));
+      // The reconnect can only be asked of the gRPC and memcached loops when the restarted
+      // server was ready a while before they stopped (a slow machine may restart it later).
+      const rebornLeftMs = protosEnd - Date.now();
       row.note(`server-0 SIGKILLed, restarted after ${Date.now() - killedAt} ms`);
-      await Promise.all([client, raw, fuzz].map((g) => g.child.waitExit(durationMs + 30_000)));
+      await Promise.all([client, raw, fuzz, protos].map((g) => g.child.waitExit(protosMs + 30_000)));
 
       // Every server still up and healthy, then a graceful stop must exit 0.
       for (const s of servers) {
@@ -146,16 +171,18 @@ export async function run(ctx, add) {
         const e = await s.child.waitExit(15_000);
         if (e.code !== 0) row.fail(`${s.name} did not shut down cleanly on SIGTERM: ${JSON.stringify(e)}`);
       }
-      row.processes = n + 1 + 3;
+      row.processes = n + 1 + 4;
 
       // What the callers saw.
       const cDone = lastMsg(client, 'done');
       const rDone = lastMsg(raw, 'done');
       const fDone = lastMsg(fuzz, 'done');
+      const pDone = lastMsg(protos, 'done');
       for (const [g, d] of [
         [client, cDone],
         [raw, rDone],
         [fuzz, fDone],
+        [protos, pDone],
       ])
         if (!d)
           row.fail(
@@ -205,10 +232,19 @@ export async function run(ctx, add) {
         row.note(`fuzz: ${fDone.sent} requests, statuses ${JSON.stringify(fDone.statuses)}`);
         row.details.fuzz = { sent: fDone.sent, statuses: fDone.statuses, connErrors: fDone.connErrors };
       }
+      if (pDone) judgeProtocols(row, pDone, rebornLeftMs >= 1_000);
+      if (rebornLeftMs < 1_000)
+        row.note(
+          `server-0 was ready again only ${rebornLeftMs} ms before the gRPC/memcached loops ended: reconnect not judged`,
+        );
+      const protoFiles = ports.flatMap((_, i) => [
+        { name: `grpc→server-${i}`, file: `${protos.file}.grpc.${i}` },
+        { name: `memcached→server-${i}`, file: `${protos.file}.mc.${i}` },
+      ]);
       const rawFiles = ports.map((_, i) => ({ name: `raw→server-${i}`, file: `${raw.file}.${i}` }));
       analyze(
         row,
-        [...rawFiles, { name: client.name, file: client.file }, { name: fuzz.name, file: fuzz.file }],
+        [...rawFiles, { name: client.name, file: client.file }, { name: fuzz.name, file: fuzz.file }, ...protoFiles],
         layout,
         {
           orderPromised: true,
@@ -220,4 +256,33 @@ export async function run(ctx, add) {
     },
     { backends: list },
   );
+}
+
+// The gRPC and memcached clients: every ID valid; the loops on the killed server-0 saw the
+// kill (UNAVAILABLE / a closed connection) and got IDs again after it (they reconnected);
+// the loops on the servers that stayed up got IDs. Refusals (UNAVAILABLE, SERVER_ERROR) count
+// as refusals, never as failures: what matters is that no ID repeats (the analysis after).
+function judgeProtocols(row, done, judgeReconnect) {
+  for (const [proto, list, lost] of [
+    ['grpc', done.grpc, ['UNAVAILABLE']],
+    ['memcached', done.memcached, ['connection: closed', 'connection: ECONNRESET', 'connection: ECONNREFUSED']],
+  ]) {
+    list.forEach((st, i) => {
+      row.addRefusals(Object.fromEntries(Object.entries(st.errors).map(([k, v]) => [`${proto} ${k}`, v])));
+      if (st.invalid) row.fail(`${proto}→server-${i} received ${st.invalid} invalid ID(s)`);
+      if (!st.ok) row.fail(`${proto}→server-${i} received no ID: ${JSON.stringify(st.errors)}`);
+      if (i === 0) {
+        if (!lost.some((k) => st.errors[k]))
+          row.fail(`${proto}→server-0 never saw the SIGKILL (${lost.join(' / ')}): ${JSON.stringify(st.errors)}`);
+        if (judgeReconnect && !st.okAfterError)
+          row.fail(`${proto}→server-0 got no ID after the restart (no reconnect)`);
+      }
+    });
+    row.details[proto] = list.map((st) => ({
+      ok: st.ok,
+      calls: st.calls,
+      reconnects: st.reconnects,
+      errors: st.errors,
+    }));
+  }
 }

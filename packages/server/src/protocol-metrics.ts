@@ -26,6 +26,23 @@ export interface ProtocolRecorder {
   request(command: number, ok: boolean, seconds: number): void;
 }
 
+/**
+ * One protocol × command of {@link ProtocolMetrics.rows}: requests so far, the failed ones
+ * among them, and the p99 latency since the start (ms, the upper bound of its histogram bucket).
+ *
+ * @example
+ * ```ts
+ * const r: ProtocolRow = { protocol: 'grpc', command: 'IdService/NextId', requests: 3, errors: 0, p99Ms: 0.1 };
+ * ```
+ */
+export interface ProtocolRow {
+  protocol: string;
+  command: string;
+  requests: number;
+  errors: number;
+  p99Ms: number | null;
+}
+
 interface Entry {
   readonly protocol: string;
   readonly commands: readonly string[];
@@ -164,6 +181,46 @@ export class ProtocolMetrics {
     return out;
   }
 
+  /**
+   * Every protocol × command with at least one request, sorted by protocol then command
+   * (the console's per-route table reads it, beside the HTTP routes).
+   *
+   * @example
+   * ```ts
+   * protocols.rows(); // [{ protocol: 'memcached', command: 'get', requests: 12, errors: 0, p99Ms: 0.1 }]
+   * ```
+   */
+  rows(): ProtocolRow[] {
+    const out: ProtocolRow[] = [];
+    const width = BUCKETS.length + 1;
+    for (const e of this.entries) {
+      e.commands.forEach((command, i) => {
+        const errors = e.counts[i * 2 + 1];
+        const requests = e.counts[i * 2] + errors;
+        if (requests === 0) return;
+        const p99Ms = p99(e.buckets.subarray(i * width, (i + 1) * width));
+        out.push({ protocol: e.protocol, command, requests, errors, p99Ms });
+      });
+    }
+    const byCommand = new Map<string, ProtocolRow>();
+    for (const c of this.calls.values()) {
+      const { protocol, command, outcome } = c.labels;
+      const key = protocol + ' ' + command;
+      let r = byCommand.get(key);
+      if (r === undefined) {
+        const l = this.callLatency.get(key);
+        r = { protocol, command, requests: 0, errors: 0, p99Ms: l ? p99(l.buckets) : null };
+        byCommand.set(key, r);
+      }
+      r.requests += c.count;
+      if (outcome !== 'ok') r.errors += c.count;
+    }
+    out.push(...byCommand.values());
+    return out.sort((a, b) =>
+      a.protocol === b.protocol ? (a.command < b.command ? -1 : 1) : a.protocol < b.protocol ? -1 : 1,
+    );
+  }
+
   private requestValues(): Value[] {
     const out: Value[] = [];
     for (const e of this.entries) {
@@ -201,6 +258,20 @@ export class ProtocolMetrics {
     for (const l of this.callLatency.values()) histogram(out, name, l.labels, l.buckets, l.sum);
     return out;
   }
+}
+
+/** The upper bound (ms) of the bucket holding the 99th percentile; the last finite bound for the overflow bucket; null when empty. */
+function p99(buckets: Float64Array): number | null {
+  let total = 0;
+  for (const b of buckets) total += b;
+  if (total === 0) return null;
+  const target = Math.ceil(total * 0.99);
+  let acc = 0;
+  for (let i = 0; i < BUCKETS.length; i++) {
+    acc += buckets[i];
+    if (acc >= target) return BUCKETS[i] * 1000;
+  }
+  return BUCKETS[BUCKETS.length - 1] * 1000;
 }
 
 /** Appends one histogram series (cumulative buckets, sum, count) to `out`. */

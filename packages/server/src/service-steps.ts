@@ -12,6 +12,7 @@ import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
+import type { TlsFiles } from './tls.js';
 import type { GrpcServer } from './grpc/index.js';
 
 /**
@@ -199,6 +200,7 @@ export async function startGrpc(
   core: ServiceCore,
   ctx: HttpContext,
   logger: ServiceLogger,
+  tls?: TlsFiles,
 ): Promise<GrpcServer | undefined> {
   const grpcPort = config.grpcPort;
   if (grpcPort === undefined) return undefined;
@@ -211,6 +213,7 @@ export async function startGrpc(
     ready: () => core.notReady() === null,
     token: config.token,
     authHealth: config.authHealth,
+    ...(tls ? { tls } : {}),
     record: (protocol, method, code, seconds) => metrics.protocolRequest(protocol, method, code, seconds),
     logger: logger.child({ component: 'grpc' }),
   }).catch((err: NodeJS.ErrnoException) => {

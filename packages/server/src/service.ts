@@ -25,6 +25,8 @@ import { openSequences, type Sequences } from '@flurry/segments';
 import { SequenceMetrics } from './sequence-metrics.js';
 import type { ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
+import type { Server as HttpsServer } from 'node:https';
+import { TlsFiles } from './tls.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import {
@@ -59,6 +61,8 @@ export interface RunningService {
   readonly server: Server;
   /** Stops the service gracefully (see the module comment). Idempotent. */
   close(): Promise<void>;
+  /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
+  reloadTls?(): boolean;
 }
 
 /**
@@ -86,6 +90,8 @@ export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
   memcachedPort: true,
   memcachedIdleTimeoutMs: true,
   grpcPort: true,
+  tlsCert: true,
+  tlsKey: true,
   token: true,
   authHealth: true,
   console: true,
@@ -161,7 +167,9 @@ export async function startService(
   const base: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
   const ctx = options.adaptContext ? options.adaptContext(base, core) : base;
   if (config.sequences !== undefined) ctx.sequencesStarting = () => core.notReady() ?? undefined;
-  const server = createHttpServer(ctx);
+  const tls = TlsFiles.fromConfig(config);
+  const server = createHttpServer(ctx, tls?.pair());
+  tls?.onReload((pair) => (server as HttpsServer).setSecureContext(pair));
   const closeSequences = async (): Promise<void> => {
     if (!sequences) return;
     const { handedBack, wasted } = await sequences.close();
@@ -219,7 +227,7 @@ export async function startService(
     answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
     memcached = await startMemcached(config, core, logger);
-    grpc = await startGrpc(config, core, ctx, logger);
+    grpc = await startGrpc(config, core, ctx, logger, tls);
   } catch (err) {
     await thrift?.close().catch(() => undefined);
     await memcached?.close().catch(() => undefined);
@@ -239,6 +247,12 @@ export async function startService(
     grpcPort: grpc?.port,
     server,
     close,
+    reloadTls: () => {
+      if (!tls) return false;
+      tls.reload();
+      logger.info({ cert: tls.certFile }, 'TLS certificate and key reloaded');
+      return true;
+    },
   };
 }
 

@@ -64,17 +64,18 @@ export function renderStatus(s, chart) {
     'refusals',
     refusals.length ? refusals.map(([code, n]) => [el('td', code), el('td', num(n), 'num')]) : [[none(2)]],
   );
-  fill(
-    'routes',
-    (s.routes ?? [])
-      .filter((r) => r.requests > 0)
-      .map((r) => [
-        el('td', r.name),
-        el('td', num(r.requests), 'num'),
-        el('td', num(Math.round(r.perSecond * 10) / 10), 'num'),
-        el('td', r.p99Ms === null ? '–' : `${r.p99Ms.toFixed(2)} ms`, 'num'),
-      ]),
-  );
+  // HTTP routes, then the gRPC / gRPC-Web / Connect methods and memcached commands.
+  const routeRow = (protocol, name, r) => [
+    el('td', protocol),
+    el('td', r.errors ? `${name} (${num(r.errors)} failed)` : name),
+    el('td', num(r.requests), 'num'),
+    el('td', num(Math.round(r.perSecond * 10) / 10), 'num'),
+    el('td', r.p99Ms === null ? '–' : `${r.p99Ms.toFixed(2)} ms`, 'num'),
+  ];
+  fill('routes', [
+    ...(s.routes ?? []).filter((r) => r.requests > 0).map((r) => routeRow('http', r.name, r)),
+    ...(s.protocols ?? []).map((p) => routeRow(p.protocol, p.command, p)),
+  ]);
   renderWorkers(s.workers, s.now);
   renderSequences(s.sequences);
   // Decoding a public ID needs the service's key and token (GET /v1/public-ids/{id}).

@@ -210,6 +210,22 @@ const DEFS = {
     defaultText: '(off; 0 picks a free port)',
     help: 'Serve gRPC, gRPC-Web and Connect (flurry.v1.IdService, health, reflection) on this port.',
   },
+  tlsCert: {
+    type: 'string',
+    flag: 'tls-cert',
+    env: 'FLURRY_TLS_CERT',
+    defaultText: '(none: plain HTTP)',
+    allowed: 'the path of a PEM certificate chain (with --tls-key)',
+    help: 'Serve HTTPS on --port and gRPC over TLS (h2 by ALPN) on --grpc-port with this certificate; re-read on SIGHUP.',
+  },
+  tlsKey: {
+    type: 'string',
+    flag: 'tls-key',
+    env: 'FLURRY_TLS_KEY',
+    defaultText: '(none)',
+    allowed: 'the path of the PEM private key of --tls-cert',
+    help: 'The private key of --tls-cert (PEM); re-read on SIGHUP.',
+  },
   token: {
     type: 'string',
     flag: 'token',

@@ -160,6 +160,7 @@ export class ConsoleData {
         decode: core.publicIds !== undefined && this.o.config.token !== undefined,
       },
       routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
+      protocols: this.rates.protocols(),
       sequences: this.sequences
         ? this.sequences.status().map((s) => ({
             key: s.key,

@@ -8,6 +8,7 @@
  */
 import { ServiceMetrics } from '../metrics.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
+import type { ProtocolRow } from '../protocol-metrics.js';
 
 /** Sampling period (ms). */
 const TICK_MS = 250;
@@ -32,6 +33,8 @@ export class RateSampler {
   private readonly issuedAt = new Float64Array(RING);
   private readonly totals: Float64Array;
   private readonly hist: Float64Array;
+  /** Requests per `protocol command` at each sample (the non-HTTP front-ends; a handful of keys). */
+  private readonly protocolAt: Array<Map<string, number>> = [];
   private n = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -63,6 +66,9 @@ export class RateSampler {
       this.totals.subarray(i * this.nRoutes, (i + 1) * this.nRoutes),
       this.hist.subarray(i * this.nRoutes * this.width, (i + 1) * this.nRoutes * this.width),
     );
+    const m = new Map<string, number>();
+    for (const r of this.src.metrics.protocols.rows()) m.set(r.protocol + ' ' + r.command, r.requests);
+    this.protocolAt[i] = m;
     this.n++;
   }
 
@@ -109,5 +115,22 @@ export class RateSampler {
         return { requests, perSecond, p99Ms: (Number.isFinite(bounds[i]) ? bounds[i] : bounds[i - 1]) * 1000 };
     }
     return { requests, perSecond, p99Ms: null };
+  }
+
+  /**
+   * The non-HTTP front-ends' rows (gRPC, gRPC-Web, Connect, memcached: see
+   * ../protocol-metrics.ts), each with its requests per second over the last second.
+   */
+  protocols(): Array<ProtocolRow & { perSecond: number }> {
+    const rows = this.src.metrics.protocols.rows();
+    if (this.n < 2) return rows.map((r) => ({ ...r, perSecond: 0 }));
+    const now = this.idx(0);
+    const then = this.idx(SECOND);
+    return rows.map((r) => {
+      const key = r.protocol + ' ' + r.command;
+      const a = this.protocolAt[now].get(key) ?? 0;
+      const b = this.protocolAt[then].get(key) ?? 0;
+      return { ...r, perSecond: this.perSecond(now, then, a, b) };
+    });
   }
 }

@@ -65,6 +65,15 @@ export interface StatusBody {
   /** Public IDs: `issue` with a public-ID key, `decode` when the key and a token allow decoding. */
   publicIds: { issue: boolean; decode: boolean };
   routes: Array<{ name: string; requests: number; perSecond: number; p99Ms: number | null }>;
+  /** The non-HTTP front-ends (protocol `grpc`, `grpc-web`, `connect`, `memcached`), one row per command with requests: totals, failed ones, requests per second over the last second, p99 since the start. */
+  protocols: Array<{
+    protocol: string;
+    command: string;
+    requests: number;
+    errors: number;
+    perSecond: number;
+    p99Ms: number | null;
+  }>;
   sequences: Array<{
     key: string;
     step: number;

@@ -14,10 +14,11 @@ import { endianness } from 'node:os';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { create } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
-import { FlurryError, parseId, parseTime, type Layout } from '@flurry/core';
+import { FlurryError, parseId, parseTime, type Layout, type UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
-import type { IdSource, PublicIds } from '../http/context.js';
+import type { IdSource, PublicIds, UuidSource } from '../http/context.js';
+import { parseUuidForm } from '../http/routes/uuids.js';
 import { IdService, StreamIdsResponseSchema } from './gen-proto/flurry/v1/id_service_pb.js';
 
 /**
@@ -34,7 +35,9 @@ export interface IdServiceContext {
   readonly sequences?: Sequences | undefined;
   /** The bearer token, if any (public-ID decoding and encoding need one). */
   readonly token: string | undefined;
-  /** The largest count of BatchIds, NextSequence and a StreamIds chunk. */
+  /** UUIDv7 (NextUuid, BatchUuids): the generator of the HTTP UUID routes, on its own lease. */
+  readonly uuids?: UuidSource | undefined;
+  /** The largest count of BatchIds, BatchUuids, NextSequence and a StreamIds chunk. */
   readonly maxBatch: number;
 }
 
@@ -144,6 +147,16 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
       const id = publicCodec(ctx, 'decoding').decode(req.publicId);
       return { id, idString: id.toString() };
     },
+    nextUuid(req) {
+      const src = uuidSource(ctx);
+      const form = uuidForm(req.format);
+      return { uuid: form === undefined ? src.next() : src.nextAs(form) };
+    },
+    batchUuids(req) {
+      const src = uuidSource(ctx);
+      const form = uuidForm(req.format);
+      return { uuids: src.batch(countOf(req.count, maxBatch, 'count'), form) };
+    },
   };
 }
 
@@ -179,6 +192,17 @@ function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
     );
   }
   return ctx.publicIds;
+}
+
+function uuidSource(ctx: IdServiceContext): UuidSource {
+  if (ctx.uuids === undefined)
+    throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
+  return ctx.uuids;
+}
+
+/** The text form a UUID call asks for: empty is the default (canonical); the HTTP routes' check and messages otherwise. */
+function uuidForm(format: string): UuidTextForm | undefined {
+  return format === '' ? undefined : parseUuidForm(new URLSearchParams({ format }).toString());
 }
 
 /** Writes `v` as a varint ending at the end of `into`; returns its length in bytes. */

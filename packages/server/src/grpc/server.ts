@@ -65,6 +65,8 @@ export interface GrpcServerOptions {
   idleTimeoutMs?: number;
   /** How often Health's Watch re-reads readiness, in ms; default 500. */
   healthWatchMs?: number;
+  /** TLS: the certificate and key in use, and a hook called with a new pair on reload (new connections get it); h2 or http/1.1 by ALPN. Default: cleartext. */
+  tls?: { pair(): { cert: Buffer; key: Buffer }; onReload(fn: (pair: { cert: Buffer; key: Buffer }) => void): void };
 }
 
 /** A running gRPC port. */
@@ -89,6 +91,7 @@ export const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
   maxConnections: true,
   idleTimeoutMs: true,
   healthWatchMs: true,
+  tls: true,
 });
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
@@ -156,7 +159,17 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     connect(req, res);
   };
 
-  const h2 = http2.createServer({ settings: { maxConcurrentStreams: 1000 } }, handler);
+  // With TLS, node's secure HTTP/2 server takes the TLS handshake and ALPN: h2 for gRPC,
+  // http/1.1 (allowHTTP1: the same handler, node:http's request objects) for Connect JSON and gRPC-Web.
+  const settings = { maxConcurrentStreams: 1000 };
+  const secure = opts.tls
+    ? http2.createSecureServer(
+        { settings, allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'], ...opts.tls.pair() },
+        handler,
+      )
+    : undefined;
+  if (secure) opts.tls?.onReload((pair) => secure.setSecureContext(pair));
+  const h2 = (secure as http2.Http2Server | undefined) ?? http2.createServer({ settings }, handler);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
   h2.on('session', (s) => s.on('error', () => undefined));
   // A connection is idle when it has no open call: a long stream or Watch that sends
@@ -189,6 +202,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     socket.setNoDelay(true);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
+    if (secure) {
+      secure.emit('connection', socket);
+      return;
+    }
     if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
     let seen = Buffer.alloc(0);
     const sniff = (): void => {

@@ -5,6 +5,7 @@
  * or Node's default error page.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
@@ -15,7 +16,8 @@ import { UNMATCHED_ROUTE } from './routes/index.js';
 export const MAX_HEADER_BYTES = 32 * 1024;
 
 /**
- * Creates the HTTP server (not yet listening).
+ * Creates the HTTP server (not yet listening); with `tls` (a certificate chain and key, PEM)
+ * an HTTPS server (HTTP/1.1, offered by ALPN) whose pair `setSecureContext` can replace.
  *
  * @example
  * ```ts
@@ -23,18 +25,18 @@ export const MAX_HEADER_BYTES = 32 * 1024;
  * await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
  * ```
  */
-export function createHttpServer(ctx: HttpContext): Server {
-  const server = createServer(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      keepAlive: true,
-      keepAliveTimeout: 65_000,
-      headersTimeout: 20_000,
-      requestTimeout: 30_000,
-      noDelay: true,
-    },
-    createRequestHandler(ctx),
-  );
+export function createHttpServer(ctx: HttpContext, tls?: { cert: Buffer; key: Buffer }): Server {
+  const options = {
+    maxHeaderSize: MAX_HEADER_BYTES,
+    keepAlive: true,
+    keepAliveTimeout: 65_000,
+    headersTimeout: 20_000,
+    requestTimeout: 30_000,
+    noDelay: true,
+  };
+  const server: Server = tls
+    ? createHttpsServer({ ...options, ...tls, ALPNProtocols: ['http/1.1'] }, createRequestHandler(ctx))
+    : createServer(options, createRequestHandler(ctx));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const code = err.code ?? '';
     if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) {

@@ -14,7 +14,8 @@
  *   with that worker's exit code (its error is on stderr);
  * - SIGTERM or SIGINT: every worker gets SIGTERM and drains (in-flight requests finish,
  *   cut after `shutdownTimeoutMs`, leases released); workers still alive 5 s after that are
- *   SIGKILLed. Exit 0 when every worker stopped cleanly, else 1;
+ *   SIGKILLed. Exit 0 when every worker stopped cleanly, else 1; with TLS, SIGHUP is passed
+ *   on to every worker (each re-reads the certificate and key);
  * - it keeps the worker table (every worker reports every 500 ms) and sends it to every
  *   worker, which answers `/readyz` and `/v1/status` with it, and it aggregates `/metrics`
  *   (./metrics.ts).
@@ -254,6 +255,11 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const onInt = (): void => stop('SIGINT');
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
+  // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
+  const onHup = (): void => {
+    for (const w of liveWorkers()) w.process.kill('SIGHUP');
+  };
+  if (config.tlsCert !== undefined) process.on('SIGHUP', onHup);
 
   log.info({ workers: count, pid: process.pid }, `starting ${count} workers`);
   for (const s of slots) fork(s);
@@ -267,5 +273,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     for (const g of gathers.values()) clearTimeout(g.timer);
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
+    process.off('SIGHUP', onHup);
   }
 }

@@ -82,6 +82,19 @@ export async function serveCommand(io: CliIo): Promise<number> {
   const onInt = () => onSignal('SIGINT');
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onInt);
+  // With TLS, SIGHUP re-reads the certificate and key (a bad pair is logged; the old one stays).
+  let reloadTls: (() => void) | undefined;
+  const onHup = () => {
+    try {
+      reloadTls?.();
+    } catch (err) {
+      logger.error(
+        { code: (err as { code?: string }).code, error: String(err) },
+        'TLS reload failed; the certificate in use stays',
+      );
+    }
+  };
+  if (config.tlsCert !== undefined) process.on('SIGHUP', onHup);
   try {
     let service;
     try {
@@ -90,6 +103,8 @@ export async function serveCommand(io: CliIo): Promise<number> {
         ...(hooks ? { adaptContext: hooks.adaptContext } : {}),
       });
       hooks?.started();
+      const running = service;
+      reloadTls = () => void running.reloadTls?.();
     } catch (err) {
       if (signalled === undefined) throw err;
       logger.info({ signal: signalled }, 'signal received while starting; stopped');
@@ -116,5 +131,6 @@ export async function serveCommand(io: CliIo): Promise<number> {
     hooks?.stop();
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
+    process.off('SIGHUP', onHup);
   }
 }

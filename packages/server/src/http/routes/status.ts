@@ -89,6 +89,12 @@ export const statusRoute: Route = {
                   },
                 ),
                 routes: { type: 'array', items: obj({ name: s, requests: n, perSecond: n, p99Ms: nn }) },
+                protocols: {
+                  type: 'array',
+                  description:
+                    'The non-HTTP front-ends (protocol grpc, grpc-web, connect, memcached), one entry per command with requests: total, failed, per second over the last second, p99 since the start (ms).',
+                  items: obj({ protocol: s, command: s, requests: n, errors: n, perSecond: n, p99Ms: nn }),
+                },
                 sequences: { type: ['array', 'null'], items: { type: 'object' } },
                 workers: {
                   type: 'array',
@@ -103,7 +109,19 @@ export const statusRoute: Route = {
                   properties: { code: s, message: s },
                 },
               },
-              { required: ['now', 'version', 'layout', 'lease', 'generator', 'refusals', 'routes', 'sequences'] },
+              {
+                required: [
+                  'now',
+                  'version',
+                  'layout',
+                  'lease',
+                  'generator',
+                  'refusals',
+                  'routes',
+                  'protocols',
+                  'sequences',
+                ],
+              },
             ),
           },
         },

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flurry/v1/id_service.proto.
  */
 export const file_flurry_v1_id_service: GenFile = /*@__PURE__*/
-  fileDesc("ChpmbHVycnkvdjEvaWRfc2VydmljZS5wcm90bxIJZmx1cnJ5LnYxIg8KDU5leHRJZFJlcXVlc3QiLwoOTmV4dElkUmVzcG9uc2USCgoCaWQYASABKAYSEQoJaWRfc3RyaW5nGAIgASgJIiAKD0JhdGNoSWRzUmVxdWVzdBINCgVjb3VudBgBIAEoDSIfChBCYXRjaElkc1Jlc3BvbnNlEgsKA2lkcxgBIAMoBiIwChBTdHJlYW1JZHNSZXF1ZXN0Eg0KBWNodW5rGAEgASgNEg0KBWxpbWl0GAIgASgEIiAKEVN0cmVhbUlkc1Jlc3BvbnNlEgsKA2lkcxgBIAMoBiI9Cg9EZWNvZGVJZFJlcXVlc3QSDAoCaWQYASABKAZIABITCglpZF9zdHJpbmcYAiABKAlIAEIHCgV2YWx1ZSLPAQoQRGVjb2RlSWRSZXNwb25zZRIKCgJpZBgBIAEoBhIRCglpZF9zdHJpbmcYAiABKAkSDwoHdW5peF9tcxgDIAEoAxIRCgl0aW1lc3RhbXAYBCABKAkSEAoIc2VxdWVuY2UYBSABKA0SNwoGZmllbGRzGAYgAygLMicuZmx1cnJ5LnYxLkRlY29kZUlkUmVzcG9uc2UuRmllbGRzRW50cnkaLQoLRmllbGRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgNOgI4ASISChBHZXRMYXlvdXRSZXF1ZXN0IkYKC0xheW91dEZpZWxkEgwKBG5hbWUYASABKAkSDAoEYml0cxgCIAEoDRINCgVzaGlmdBgDIAEoDRIMCgRraW5kGAQgASgJIvwBChFHZXRMYXlvdXRSZXNwb25zZRIMCgRuYW1lGAEgASgJEgwKBHNwZWMYAiABKAkSEgoKdG90YWxfYml0cxgDIAEoDRINCgVlcG9jaBgEIAEoCRIQCghlcG9jaF9tcxgFIAEoAxIPCgd1bml0X21zGAYgASgBEiYKBmZpZWxkcxgHIAMoCzIWLmZsdXJyeS52MS5MYXlvdXRGaWVsZBISCgpleHBpcmVzX2F0GAggASgJEhQKDG1heF9zZXF1ZW5jZRgJIAEoDRIjChttYXhfaWRzX3Blcl9zZWNvbmRfcGVyX25vZGUYCiABKAESDgoGbWF4X2lkGAsgASgJIioKDklkUmFuZ2VSZXF1ZXN0EgwKBGZyb20YASABKAkSCgoCdG8YAiABKAkilwEKD0lkUmFuZ2VSZXNwb25zZRIOCgZsYXlvdXQYASABKAkSDwoHZnJvbV9tcxgCIAEoAxINCgV0b19tcxgDIAEoAxILCgNtaW4YBCABKAYSFQoNbWF4X2V4Y2x1c2l2ZRgFIAEoBhISCgptaW5fc3RyaW5nGAYgASgJEhwKFG1heF9leGNsdXNpdmVfc3RyaW5nGAcgASgJIjEKE05leHRTZXF1ZW5jZVJlcXVlc3QSCwoDa2V5GAEgASgJEg0KBWNvdW50GAIgASgNIjMKFE5leHRTZXF1ZW5jZVJlc3BvbnNlEgsKA2tleRgBIAEoCRIOCgZ2YWx1ZXMYAiADKAQiIwoVRW5jb2RlUHVibGljSWRSZXF1ZXN0EgoKAmlkGAEgASgGIisKFkVuY29kZVB1YmxpY0lkUmVzcG9uc2USEQoJcHVibGljX2lkGAEgASgJIioKFURlY29kZVB1YmxpY0lkUmVxdWVzdBIRCglwdWJsaWNfaWQYASABKAkiNwoWRGVjb2RlUHVibGljSWRSZXNwb25zZRIKCgJpZBgBIAEoBhIRCglpZF9zdHJpbmcYAiABKAkypwUKCUlkU2VydmljZRI9CgZOZXh0SWQSGC5mbHVycnkudjEuTmV4dElkUmVxdWVzdBoZLmZsdXJyeS52MS5OZXh0SWRSZXNwb25zZRJDCghCYXRjaElkcxIaLmZsdXJyeS52MS5CYXRjaElkc1JlcXVlc3QaGy5mbHVycnkudjEuQmF0Y2hJZHNSZXNwb25zZRJICglTdHJlYW1JZHMSGy5mbHVycnkudjEuU3RyZWFtSWRzUmVxdWVzdBocLmZsdXJyeS52MS5TdHJlYW1JZHNSZXNwb25zZTABEkMKCERlY29kZUlkEhouZmx1cnJ5LnYxLkRlY29kZUlkUmVxdWVzdBobLmZsdXJyeS52MS5EZWNvZGVJZFJlc3BvbnNlEkYKCUdldExheW91dBIbLmZsdXJyeS52MS5HZXRMYXlvdXRSZXF1ZXN0GhwuZmx1cnJ5LnYxLkdldExheW91dFJlc3BvbnNlEkAKB0lkUmFuZ2USGS5mbHVycnkudjEuSWRSYW5nZVJlcXVlc3QaGi5mbHVycnkudjEuSWRSYW5nZVJlc3BvbnNlEk8KDE5leHRTZXF1ZW5jZRIeLmZsdXJyeS52MS5OZXh0U2VxdWVuY2VSZXF1ZXN0Gh8uZmx1cnJ5LnYxLk5leHRTZXF1ZW5jZVJlc3BvbnNlElUKDkVuY29kZVB1YmxpY0lkEiAuZmx1cnJ5LnYxLkVuY29kZVB1YmxpY0lkUmVxdWVzdBohLmZsdXJyeS52MS5FbmNvZGVQdWJsaWNJZFJlc3BvbnNlElUKDkRlY29kZVB1YmxpY0lkEiAuZmx1cnJ5LnYxLkRlY29kZVB1YmxpY0lkUmVxdWVzdBohLmZsdXJyeS52MS5EZWNvZGVQdWJsaWNJZFJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChpmbHVycnkvdjEvaWRfc2VydmljZS5wcm90bxIJZmx1cnJ5LnYxIg8KDU5leHRJZFJlcXVlc3QiLwoOTmV4dElkUmVzcG9uc2USCgoCaWQYASABKAYSEQoJaWRfc3RyaW5nGAIgASgJIiAKD0JhdGNoSWRzUmVxdWVzdBINCgVjb3VudBgBIAEoDSIfChBCYXRjaElkc1Jlc3BvbnNlEgsKA2lkcxgBIAMoBiIwChBTdHJlYW1JZHNSZXF1ZXN0Eg0KBWNodW5rGAEgASgNEg0KBWxpbWl0GAIgASgEIiAKEVN0cmVhbUlkc1Jlc3BvbnNlEgsKA2lkcxgBIAMoBiI9Cg9EZWNvZGVJZFJlcXVlc3QSDAoCaWQYASABKAZIABITCglpZF9zdHJpbmcYAiABKAlIAEIHCgV2YWx1ZSLPAQoQRGVjb2RlSWRSZXNwb25zZRIKCgJpZBgBIAEoBhIRCglpZF9zdHJpbmcYAiABKAkSDwoHdW5peF9tcxgDIAEoAxIRCgl0aW1lc3RhbXAYBCABKAkSEAoIc2VxdWVuY2UYBSABKA0SNwoGZmllbGRzGAYgAygLMicuZmx1cnJ5LnYxLkRlY29kZUlkUmVzcG9uc2UuRmllbGRzRW50cnkaLQoLRmllbGRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgNOgI4ASISChBHZXRMYXlvdXRSZXF1ZXN0IkYKC0xheW91dEZpZWxkEgwKBG5hbWUYASABKAkSDAoEYml0cxgCIAEoDRINCgVzaGlmdBgDIAEoDRIMCgRraW5kGAQgASgJIvwBChFHZXRMYXlvdXRSZXNwb25zZRIMCgRuYW1lGAEgASgJEgwKBHNwZWMYAiABKAkSEgoKdG90YWxfYml0cxgDIAEoDRINCgVlcG9jaBgEIAEoCRIQCghlcG9jaF9tcxgFIAEoAxIPCgd1bml0X21zGAYgASgBEiYKBmZpZWxkcxgHIAMoCzIWLmZsdXJyeS52MS5MYXlvdXRGaWVsZBISCgpleHBpcmVzX2F0GAggASgJEhQKDG1heF9zZXF1ZW5jZRgJIAEoDRIjChttYXhfaWRzX3Blcl9zZWNvbmRfcGVyX25vZGUYCiABKAESDgoGbWF4X2lkGAsgASgJIioKDklkUmFuZ2VSZXF1ZXN0EgwKBGZyb20YASABKAkSCgoCdG8YAiABKAkilwEKD0lkUmFuZ2VSZXNwb25zZRIOCgZsYXlvdXQYASABKAkSDwoHZnJvbV9tcxgCIAEoAxINCgV0b19tcxgDIAEoAxILCgNtaW4YBCABKAYSFQoNbWF4X2V4Y2x1c2l2ZRgFIAEoBhISCgptaW5fc3RyaW5nGAYgASgJEhwKFG1heF9leGNsdXNpdmVfc3RyaW5nGAcgASgJIjEKE05leHRTZXF1ZW5jZVJlcXVlc3QSCwoDa2V5GAEgASgJEg0KBWNvdW50GAIgASgNIjMKFE5leHRTZXF1ZW5jZVJlc3BvbnNlEgsKA2tleRgBIAEoCRIOCgZ2YWx1ZXMYAiADKAQiIwoVRW5jb2RlUHVibGljSWRSZXF1ZXN0EgoKAmlkGAEgASgGIisKFkVuY29kZVB1YmxpY0lkUmVzcG9uc2USEQoJcHVibGljX2lkGAEgASgJIioKFURlY29kZVB1YmxpY0lkUmVxdWVzdBIRCglwdWJsaWNfaWQYASABKAkiNwoWRGVjb2RlUHVibGljSWRSZXNwb25zZRIKCgJpZBgBIAEoBhIRCglpZF9zdHJpbmcYAiABKAkiIQoPTmV4dFV1aWRSZXF1ZXN0Eg4KBmZvcm1hdBgBIAEoCSIgChBOZXh0VXVpZFJlc3BvbnNlEgwKBHV1aWQYASABKAkiMgoRQmF0Y2hVdWlkc1JlcXVlc3QSDQoFY291bnQYASABKA0SDgoGZm9ybWF0GAIgASgJIiMKEkJhdGNoVXVpZHNSZXNwb25zZRINCgV1dWlkcxgBIAMoCTK3BgoJSWRTZXJ2aWNlEj0KBk5leHRJZBIYLmZsdXJyeS52MS5OZXh0SWRSZXF1ZXN0GhkuZmx1cnJ5LnYxLk5leHRJZFJlc3BvbnNlEkMKCEJhdGNoSWRzEhouZmx1cnJ5LnYxLkJhdGNoSWRzUmVxdWVzdBobLmZsdXJyeS52MS5CYXRjaElkc1Jlc3BvbnNlEkgKCVN0cmVhbUlkcxIbLmZsdXJyeS52MS5TdHJlYW1JZHNSZXF1ZXN0GhwuZmx1cnJ5LnYxLlN0cmVhbUlkc1Jlc3BvbnNlMAESQwoIRGVjb2RlSWQSGi5mbHVycnkudjEuRGVjb2RlSWRSZXF1ZXN0GhsuZmx1cnJ5LnYxLkRlY29kZUlkUmVzcG9uc2USRgoJR2V0TGF5b3V0EhsuZmx1cnJ5LnYxLkdldExheW91dFJlcXVlc3QaHC5mbHVycnkudjEuR2V0TGF5b3V0UmVzcG9uc2USQAoHSWRSYW5nZRIZLmZsdXJyeS52MS5JZFJhbmdlUmVxdWVzdBoaLmZsdXJyeS52MS5JZFJhbmdlUmVzcG9uc2USTwoMTmV4dFNlcXVlbmNlEh4uZmx1cnJ5LnYxLk5leHRTZXF1ZW5jZVJlcXVlc3QaHy5mbHVycnkudjEuTmV4dFNlcXVlbmNlUmVzcG9uc2USVQoORW5jb2RlUHVibGljSWQSIC5mbHVycnkudjEuRW5jb2RlUHVibGljSWRSZXF1ZXN0GiEuZmx1cnJ5LnYxLkVuY29kZVB1YmxpY0lkUmVzcG9uc2USVQoORGVjb2RlUHVibGljSWQSIC5mbHVycnkudjEuRGVjb2RlUHVibGljSWRSZXF1ZXN0GiEuZmx1cnJ5LnYxLkRlY29kZVB1YmxpY0lkUmVzcG9uc2USQwoITmV4dFV1aWQSGi5mbHVycnkudjEuTmV4dFV1aWRSZXF1ZXN0GhsuZmx1cnJ5LnYxLk5leHRVdWlkUmVzcG9uc2USSQoKQmF0Y2hVdWlkcxIcLmZsdXJyeS52MS5CYXRjaFV1aWRzUmVxdWVzdBodLmZsdXJyeS52MS5CYXRjaFV1aWRzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * NextId takes nothing.
@@ -634,6 +634,99 @@ export const DecodePublicIdResponseSchema: GenMessage<DecodePublicIdResponse> = 
   messageDesc(file_flurry_v1_id_service, 18);
 
 /**
+ * Which text form NextUuid returns.
+ *
+ * @generated from message flurry.v1.NextUuidRequest
+ */
+export type NextUuidRequest = Message<"flurry.v1.NextUuidRequest"> & {
+  /**
+   * "canonical" (default when empty), "hex", "base32" (a ULID), "base58" or "base62";
+   * another value: INVALID_ARGUMENT (FLURRY_E_UUID_FORMAT).
+   *
+   * @generated from field: string format = 1;
+   */
+  format: string;
+};
+
+/**
+ * Describes the message flurry.v1.NextUuidRequest.
+ * Use `create(NextUuidRequestSchema)` to create a new message.
+ */
+export const NextUuidRequestSchema: GenMessage<NextUuidRequest> = /*@__PURE__*/
+  messageDesc(file_flurry_v1_id_service, 19);
+
+/**
+ * One new UUIDv7.
+ *
+ * @generated from message flurry.v1.NextUuidResponse
+ */
+export type NextUuidResponse = Message<"flurry.v1.NextUuidResponse"> & {
+  /**
+   * The UUID in the requested text form.
+   *
+   * @generated from field: string uuid = 1;
+   */
+  uuid: string;
+};
+
+/**
+ * Describes the message flurry.v1.NextUuidResponse.
+ * Use `create(NextUuidResponseSchema)` to create a new message.
+ */
+export const NextUuidResponseSchema: GenMessage<NextUuidResponse> = /*@__PURE__*/
+  messageDesc(file_flurry_v1_id_service, 20);
+
+/**
+ * How many UUIDs BatchUuids issues, and in which text form.
+ *
+ * @generated from message flurry.v1.BatchUuidsRequest
+ */
+export type BatchUuidsRequest = Message<"flurry.v1.BatchUuidsRequest"> & {
+  /**
+   * 1 to the service's maxBatch (default 10000); 0: INVALID_ARGUMENT; past it:
+   * RESOURCE_EXHAUSTED.
+   *
+   * @generated from field: uint32 count = 1;
+   */
+  count: number;
+
+  /**
+   * As in NextUuidRequest.
+   *
+   * @generated from field: string format = 2;
+   */
+  format: string;
+};
+
+/**
+ * Describes the message flurry.v1.BatchUuidsRequest.
+ * Use `create(BatchUuidsRequestSchema)` to create a new message.
+ */
+export const BatchUuidsRequestSchema: GenMessage<BatchUuidsRequest> = /*@__PURE__*/
+  messageDesc(file_flurry_v1_id_service, 21);
+
+/**
+ * `count` new UUIDv7s in strictly increasing order.
+ *
+ * @generated from message flurry.v1.BatchUuidsResponse
+ */
+export type BatchUuidsResponse = Message<"flurry.v1.BatchUuidsResponse"> & {
+  /**
+   * The UUIDs in the requested text form.
+   *
+   * @generated from field: repeated string uuids = 1;
+   */
+  uuids: string[];
+};
+
+/**
+ * Describes the message flurry.v1.BatchUuidsResponse.
+ * Use `create(BatchUuidsResponseSchema)` to create a new message.
+ */
+export const BatchUuidsResponseSchema: GenMessage<BatchUuidsResponse> = /*@__PURE__*/
+  messageDesc(file_flurry_v1_id_service, 22);
+
+/**
  * Issues and explains 64-bit time-ordered unique IDs. Every ID comes from the node-ID
  * lease the HTTP routes use, so no ID is ever issued twice whatever the protocol.
  *
@@ -732,6 +825,27 @@ export const IdService: GenService<{
     methodKind: "unary";
     input: typeof DecodePublicIdRequestSchema;
     output: typeof DecodePublicIdResponseSchema;
+  },
+  /**
+   * One new UUIDv7, from the same UUID generator (and node lease) as GET /v1/uuids/next.
+   *
+   * @generated from rpc flurry.v1.IdService.NextUuid
+   */
+  nextUuid: {
+    methodKind: "unary";
+    input: typeof NextUuidRequestSchema;
+    output: typeof NextUuidResponseSchema;
+  },
+  /**
+   * `count` new strictly increasing UUIDv7s (1 to the service's maxBatch), as
+   * GET /v1/uuids?count=N.
+   *
+   * @generated from rpc flurry.v1.IdService.BatchUuids
+   */
+  batchUuids: {
+    methodKind: "unary";
+    input: typeof BatchUuidsRequestSchema;
+    output: typeof BatchUuidsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flurry_v1_id_service, 0);

@@ -1,0 +1,114 @@
+/**
+ * TLS for the HTTP port and the gRPC port (`--tls-cert` / `--tls-key`, PEM files): the
+ * certificate chain and key are read and checked at start (a missing file, an unreadable
+ * PEM or a key that does not match the certificate stops the start with
+ * `FLURRY_E_CONFIG`), and read again on {@link TlsFiles.reload} (SIGHUP): new connections
+ * get the new pair, open ones keep theirs; a bad pair on reload is logged and the old one
+ * stays in use.
+ *
+ * @example
+ * ```ts
+ * const tls = TlsFiles.fromConfig({ tlsCert: '/etc/flurry/cert.pem', tlsKey: '/etc/flurry/key.pem' });
+ * https.createServer({ ...tls!.pair() }, handler);
+ * tls!.onReload((pair) => server.setSecureContext(pair));
+ * tls!.reload();
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
+import { serverError } from './errors.js';
+
+/** A certificate chain and its private key, PEM. @example `https.createServer({ ...pair })` */
+export interface TlsPair {
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+/**
+ * The TLS certificate and key files of the service (see the module comment).
+ *
+ * @example
+ * ```ts
+ * https.createServer({ ...tls.pair() }, handler); // the certificate and key now in use
+ * ```
+ */
+export class TlsFiles {
+  private current: TlsPair;
+  private readonly listeners: Array<(pair: TlsPair) => void> = [];
+
+  private constructor(
+    readonly certFile: string,
+    readonly keyFile: string,
+  ) {
+    this.current = load(certFile, keyFile);
+  }
+
+  /**
+   * The files of `config`, or undefined when TLS is off; one without the other is
+   * `FLURRY_E_CONFIG`.
+   *
+   * @throws FlurryError `FLURRY_E_CONFIG` for one file without the other, or a pair that cannot be used.
+   * @example
+   * ```ts
+   * TlsFiles.fromConfig({}); // undefined: plain HTTP and gRPC
+   * ```
+   */
+  static fromConfig(config: { tlsCert?: string | undefined; tlsKey?: string | undefined }): TlsFiles | undefined {
+    const { tlsCert, tlsKey } = config;
+    if (tlsCert === undefined && tlsKey === undefined) return undefined;
+    if (tlsCert === undefined || tlsKey === undefined) {
+      throw serverError(
+        'CONFIG',
+        `${tlsCert === undefined ? '--tls-key' : '--tls-cert'} is set without ${tlsCert === undefined ? '--tls-cert' : '--tls-key'}: TLS needs both the certificate chain (--tls-cert / FLURRY_TLS_CERT) and its private key (--tls-key / FLURRY_TLS_KEY), PEM files; set both, or neither for plain HTTP`,
+      );
+    }
+    return new TlsFiles(tlsCert, tlsKey);
+  }
+
+  /** The certificate and key now in use. */
+  pair(): TlsPair {
+    return this.current;
+  }
+
+  /** Calls `fn` with the new pair after each successful {@link reload}. */
+  onReload(fn: (pair: TlsPair) => void): void {
+    this.listeners.push(fn);
+  }
+
+  /**
+   * Reads both files again; on success new connections use them. On failure the error is
+   * thrown and the pair in use stays.
+   *
+   * @throws FlurryError `FLURRY_E_CONFIG` when the files cannot be read or do not match.
+   */
+  reload(): void {
+    this.current = load(this.certFile, this.keyFile);
+    for (const fn of this.listeners) fn(this.current);
+  }
+}
+
+/** Reads the pair and checks that TLS can use it (the key matches the certificate). */
+function load(certFile: string, keyFile: string): TlsPair {
+  const read = (file: string, what: string): Buffer => {
+    try {
+      return readFileSync(file);
+    } catch (e) {
+      throw serverError(
+        'CONFIG',
+        `cannot read the TLS ${what} file ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)}); give a readable PEM file`,
+        { file },
+      );
+    }
+  };
+  const pair = { cert: read(certFile, 'certificate'), key: read(keyFile, 'key') };
+  try {
+    createSecureContext(pair);
+    return pair;
+  } catch (e) {
+    throw serverError(
+      'CONFIG',
+      `the TLS certificate ${certFile} and key ${keyFile} cannot be used (${(e as Error).message}); give a PEM certificate chain and the private key that matches it`,
+      { certFile, keyFile },
+    );
+  }
+}
