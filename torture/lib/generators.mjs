@@ -52,18 +52,19 @@ export function fileIoFor(i) {
 }
 
 /**
- * Spawns one generator child writing to `<dir>/<name>.ids`.
- * @returns {{ name, file, child, cfg }}
- * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });
- */
-/**
- * How long a holder issues unless the parent stops it first (every scenario's holders): the profile's scenario time
- * limit, past which the row is cut short anyway. A fixed `durationMs + 60 s` (100 s in the full profile) was
+ * How long a holder issues unless the parent stops it first (the engine-faults rows, whose schedule follows derived bounds): the profile's scenario time
+ * limit, past which the row is cut short anyway. A fixed `durationMs + 60 s` there (100 s in the full profile) was
  * shorter than the schedule may take (up to 2 × a recovery bound of 2 × the measured start-up + …): the
  * holders stopped on their own, exit 0, before the pause, and the row judged 'never' for each of them.
  * @example holderDurationMs(profiles.full); // 600000
  */
 export const holderDurationMs = (P) => P.scenarioTimeoutMs;
+
+/**
+ * Spawns one generator child writing to `<dir>/<name>.ids`.
+ * @returns {{ name, file, child, cfg }}
+ * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });
+ */
 
 export function spawnGenerator(dir, name, cfg, opts = {}) {
   const file = path.join(dir, `${name}.ids`);

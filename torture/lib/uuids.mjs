@@ -30,35 +30,73 @@ export function uuidKeys(file, layout, format) {
   const keys = new BigUint64Array(n);
   const ext = format.sequenceBits - 12;
   const nodeShift = 62 - ext - format.nodeBits;
-  const nodeMask = (1n << BigInt(format.nodeBits)) - 1n;
-  const seqShift = BigInt(layout.sequenceBits);
-  const tsShift = BigInt(layout.sequenceBits + format.nodeBits);
-  const epoch = BigInt(layout.epochMs);
+  const tsShift = layout.sequenceBits + format.nodeBits;
+  // The runner checks rows on its one thread while other rows run: tens of millions of UUIDs
+  // must take seconds, not minutes, so the usual widths are read as 32-bit words (no BigInt
+  // per UUID); other widths take the BigInt path.
+  const fast = ext <= 30 && nodeShift >= 32 && format.nodeBits <= 30 && tsShift <= 16;
+  const read = fast ? fastFields : bigFields;
+  const keyView = new DataView(keys.buffer);
+  const at = { ms: 0, version: 0, variant: 0, seq: 0, node: 0 };
   let malformed = 0;
   let decreasing = 0;
   const examples = [];
-  let prevHi = -1n;
-  let prevLo = -1n;
+  let p0 = -1;
+  let p1 = -1;
+  let p2 = -1;
+  let p3 = -1;
   for (let i = 0; i < n; i++) {
-    const hi = buf.readBigUInt64BE(i * 16);
-    const lo = buf.readBigUInt64BE(i * 16 + 8);
-    const ms = hi >> 16n;
-    const version = (hi >> 12n) & 0xfn;
-    const variant = lo >> 62n;
-    const seq = ((hi & 0xfffn) << BigInt(ext)) | ((lo >> BigInt(62 - ext)) & ((1n << BigInt(ext)) - 1n));
-    const node = (lo >> BigInt(nodeShift)) & nodeMask;
-    if (version !== 7n || variant !== 2n || ms < epoch || seq >> seqShift !== 0n) {
+    const o = i * 16;
+    const h0 = buf.readUInt32BE(o);
+    const h1 = buf.readUInt32BE(o + 4);
+    const l0 = buf.readUInt32BE(o + 8);
+    const l1 = buf.readUInt32BE(o + 12);
+    read(at, h0, h1, l0, l1, ext, nodeShift, format.nodeBits);
+    if (at.version !== 7 || at.variant !== 2 || at.ms < layout.epochMs || at.seq >= 2 ** layout.sequenceBits) {
       malformed++;
-      if (examples.length < 3) examples.push({ index: i, uuid: buf.subarray(i * 16, i * 16 + 16).toString('hex') });
+      if (examples.length < 3) examples.push({ index: i, uuid: buf.subarray(o, o + 16).toString('hex') });
     }
-    if (i > 0 && (hi < prevHi || (hi === prevHi && lo <= prevLo))) decreasing++;
-    prevHi = hi;
-    prevLo = lo;
-    keys[i] = ((ms - epoch) << tsShift) | (node << seqShift) | seq;
+    if (i > 0 && (h0 < p0 || (h0 === p0 && (h1 < p1 || (h1 === p1 && (l0 < p2 || (l0 === p2 && l1 <= p3)))))))
+      decreasing++;
+    p0 = h0;
+    p1 = h1;
+    p2 = l0;
+    p3 = l1;
+    const key = (at.ms - layout.epochMs) * 2 ** tsShift + at.node * 2 ** layout.sequenceBits + at.seq;
+    if (Number.isSafeInteger(key) && key >= 0) {
+      keyView.setUint32(i * 8, key % 2 ** 32, true);
+      keyView.setUint32(i * 8 + 4, Math.floor(key / 2 ** 32), true);
+    } else {
+      keys[i] =
+        (BigInt(Math.max(0, at.ms - layout.epochMs)) << BigInt(tsShift)) |
+        (BigInt(at.node) << BigInt(layout.sequenceBits)) |
+        BigInt(at.seq);
+    }
   }
   const keysFile = `${file}.keys`;
   writeFileSync(keysFile, new Uint8Array(keys.buffer));
   return { uuids: n, malformed, decreasing, examples, tornBytes: buf.length % 16, keysFile };
+}
+
+/** The fields of one UUID from its four big-endian words, for ext ≤ 30 and a node above bit 32 of rand_b. */
+function fastFields(at, h0, h1, l0, l1, ext, nodeShift, nodeBits) {
+  at.ms = h0 * 65536 + (h1 >>> 16);
+  at.version = (h1 >>> 12) & 0xf;
+  at.variant = l0 >>> 30;
+  const r0 = l0 & 0x3fffffff; // rand_b bits 61..32
+  at.seq = (h1 & 0xfff) * 2 ** ext + (ext ? r0 >>> (30 - ext) : 0);
+  at.node = Math.floor(r0 / 2 ** (nodeShift - 32)) % 2 ** nodeBits;
+}
+
+/** The same fields through BigInt, for any widths. */
+function bigFields(at, h0, h1, l0, l1, ext, nodeShift, nodeBits) {
+  const hi = (BigInt(h0) << 32n) | BigInt(h1);
+  const lo = (BigInt(l0) << 32n) | BigInt(l1);
+  at.ms = Number(hi >> 16n);
+  at.version = Number((hi >> 12n) & 0xfn);
+  at.variant = Number(lo >> 62n);
+  at.seq = Number(((hi & 0xfffn) << BigInt(ext)) | ((lo >> BigInt(62 - ext)) & ((1n << BigInt(ext)) - 1n)));
+  at.node = Number((lo >> BigInt(nodeShift)) & ((1n << BigInt(nodeBits)) - 1n));
 }
 
 /**

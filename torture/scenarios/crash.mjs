@@ -12,15 +12,7 @@
 // an ip:port forever), so on zookeeper+leaf the killed holder is replaced by a process
 // with the same ip:port, which must get the same worker ID back and start above its mark.
 import { analyze } from '../lib/analyze.mjs';
-import {
-  LAYOUTS,
-  holderDurationMs,
-  fileIoFor,
-  spawnGenerator,
-  waitReady,
-  collect,
-  lastMsg,
-} from '../lib/generators.mjs';
+import { LAYOUTS, fileIoFor, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -61,7 +53,7 @@ export async function run(ctx, add) {
           cluster,
           registryOptions: { ...lease, holder: { address }, ...fileIoFor(i) },
           layout: LAYOUTS.four,
-          durationMs: holderDurationMs(ctx.P), // stopped by the parent
+          durationMs: durationMs + 120_000, // stopped by the parent; ends by itself if the parent is held up
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,
