@@ -65,7 +65,6 @@ export const holderDurationMs = (P) => P.scenarioTimeoutMs;
  * @returns {{ name, file, child, cfg }}
  * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });
  */
-
 export function spawnGenerator(dir, name, cfg, opts = {}) {
   const file = path.join(dir, `${name}.ids`);
   const full = { name, out: file, ...cfg };
