@@ -1,5 +1,5 @@
 // Issue 29, part 1: @flurry/core unchanged in other runtimes. The shared suite
-// (runtimes/shared-suite.ts) runs here in Node.js, and in Bun, Deno and Cloudflare's workerd installed from
+// (runtimes/shared-suite.ts) runs here in Node.js, and in Node.js 22, Bun, Deno and Cloudflare's workerd installed from
 // npm (pinned, each into its own cache directory outside the repository, once); in Deno also with no
 // permissions at all, where /dev/urandom cannot be read (random bytes come from Web Crypto) and os.tmpdir()
 // is refused (node claims fall back to memory). workerd and Chromium run a bundle of it (esbuild, the
@@ -17,7 +17,11 @@ import { runSharedSuite, type SuiteResult } from './runtimes/shared-suite.js';
 import { runInChromium, runInWorkerd, type FrozenRun } from './runtimes/web-runners.js';
 
 /** The runtimes' npm packages (each ships its binary), pinned. */
-const RUNTIMES = { bun: '1.4.5', deno: '2.9.6', workerd: '1.20261117.1' } as const;
+const RUNTIMES = { bun: '1.4.5', deno: '2.9.6', workerd: '1.20261117.1', node22: '22.23.3' } as const;
+/** The npm package and binary of a runtime whose package is not named after its binary. */
+const PACKAGES: Partial<Record<keyof typeof RUNTIMES, { pkg: string; bin: string }>> = {
+  node22: { pkg: `node-linux-${process.arch === 'arm64' ? 'arm64' : 'x64'}`, bin: 'node' },
+};
 const cacheRoot = process.env.FLURRY_RUNTIMES_DIR ?? path.join(homedir(), '.cache', 'flurry-runtimes');
 /** packages/core: its package.json and dist are installed into each run's project. */
 const coreRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,11 +29,12 @@ const coreRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Installs the pinned runtime from npm into its cache directory when missing; the path of its binary. */
 function runtime(name: keyof typeof RUNTIMES): string {
   const cache = path.join(cacheRoot, `${name}-${RUNTIMES[name]}`);
-  const bin = path.join(cache, 'node_modules', '.bin', name);
+  const { pkg, bin: binName } = PACKAGES[name] ?? { pkg: name, bin: name };
+  const bin = path.join(cache, 'node_modules', '.bin', binName);
   if (!existsSync(bin)) {
     mkdirSync(cache, { recursive: true });
     writeFileSync(path.join(cache, 'package.json'), '{"name":"flurry-runtimes","private":true}\n');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `${name}@${RUNTIMES[name]}`], {
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `${pkg}@${RUNTIMES[name]}`], {
       cwd: cache,
       stdio: ['ignore', 'ignore', 'inherit'],
       timeout: 300_000,
@@ -89,6 +94,11 @@ function allPass(results: SuiteResult[], where: string): void {
 
 test('GIVEN Node.js THEN the shared core suite passes', async () => {
   allPass(await runSharedSuite(), `node ${process.version}`);
+});
+
+test('GIVEN Node.js 22 from npm THEN the shared core suite passes unchanged', async () => {
+  const node22 = runtime('node22');
+  allPass(await runIn(node22, []), `node ${RUNTIMES.node22}`);
 });
 
 test('GIVEN Bun from npm THEN the shared core suite passes unchanged', async () => {
