@@ -32,6 +32,7 @@ import { healthHandlers } from './health.js';
 import { idServiceHandlers, type IdServiceContext } from './id-service.js';
 import { reflectionHandlers } from './reflection.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
+import { checkIntOption, listenTcp } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */
 export interface GrpcLogger {
@@ -115,10 +116,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const maxConnections = opts.maxConnections ?? 10_000;
   const idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
-  checkInt('port', opts.port, 0, 65_535);
-  checkInt('maxMessageBytes', maxMessageBytes, 64, 16_777_216);
-  checkInt('maxConnections', maxConnections, 1, 1_000_000);
-  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  checkIntOption('gRPC server', 'port', opts.port, 0, 65_535);
+  checkIntOption('gRPC server', 'maxMessageBytes', maxMessageBytes, 64, 16_777_216);
+  checkIntOption('gRPC server', 'maxConnections', maxConnections, 1, 1_000_000);
+  checkIntOption('gRPC server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
   if (!opts.ids || typeof opts.ids.ids?.fill !== 'function' || typeof opts.ready !== 'function') {
     throw new FlurryError(
       'FLURRY_E_INVALID_OPTION',
@@ -225,15 +226,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   server.maxConnections = maxConnections;
   server.on('error', (err) => logger?.warn({ err: err.message }, 'gRPC server error'));
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen({ host, port: opts.port }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenTcp(server, host, opts.port);
   logger?.info?.({ host, port }, 'gRPC, gRPC-Web and Connect listening');
 
   let closing: Promise<void> | undefined;
@@ -260,14 +253,4 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
       return closing;
     },
   };
-}
-
-function checkInt(name: string, v: unknown, min: number, max: number): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new FlurryError(
-      'FLURRY_E_INVALID_OPTION',
-      `gRPC server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
-      { option: name, value: String(v), min, max },
-    );
-  }
 }

@@ -17,6 +17,7 @@ import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
 import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
+import { checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */
 export type MemcachedLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
@@ -88,9 +89,9 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
   const clock = opts.clock ?? systemClock;
   const idleTimeoutMs = opts.idleTimeoutMs ?? 600_000;
   const maxConnections = opts.maxConnections ?? 10_000;
-  checkInt('port', opts.port, 0, 65_535);
-  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
-  checkInt('maxConnections', maxConnections, 1, 1_000_000);
+  checkIntOption('memcached server', 'port', opts.port, 0, 65_535);
+  checkIntOption('memcached server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  checkIntOption('memcached server', 'maxConnections', maxConnections, 1, 1_000_000);
   if (!opts.ids || typeof opts.ids.nextString !== 'function') {
     throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startMemcachedServer needs ids with a nextString() method', {});
   }
@@ -166,15 +167,7 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
   server.maxConnections = maxConnections;
   server.on('error', (err) => logger?.warn({ err: err.message }, 'memcached server error'));
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen({ host, port: opts.port }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenTcp(server, host, opts.port);
   logger?.info?.(
     { host, port, auth: ctx.auth !== null ? 'sasl-plain' : 'none' },
     'memcached endpoint listening (text and binary protocols)',
@@ -185,27 +178,8 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     port,
     counters,
     close(): Promise<void> {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.end();
-        // A peer that does not close its side within a second is cut off.
-        const timer = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, 1_000);
-        timer.unref();
-        if (sockets.size === 0) clearTimeout(timer);
-      });
+      closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
       return closing;
     },
   };
-}
-
-function checkInt(name: string, v: unknown, min: number, max: number): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new FlurryError(
-      'FLURRY_E_INVALID_OPTION',
-      `memcached server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
-      { option: name, value: String(v), min, max },
-    );
-  }
 }

@@ -32,6 +32,7 @@ import {
   USER_AGENT_PATTERN,
   type SnowflakeHandler,
 } from './snowflake-processor.js';
+import { checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
 /**
  * The node fields of the issuing generator, or a function returning the current ones
@@ -119,10 +120,10 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   const maxFrameBytes = opts.maxFrameBytes ?? 65_536;
   const maxConnections = opts.maxConnections ?? 10_000;
   const idleTimeoutMs = opts.idleTimeoutMs ?? 0;
-  checkInt('port', opts.port, 0, 65_535);
-  checkInt('maxFrameBytes', maxFrameBytes, 64, 16_384_000);
-  checkInt('maxConnections', maxConnections, 1, 1_000_000);
-  checkInt('idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
+  checkIntOption('Thrift server', 'port', opts.port, 0, 65_535);
+  checkIntOption('Thrift server', 'maxFrameBytes', maxFrameBytes, 64, 16_384_000);
+  checkIntOption('Thrift server', 'maxConnections', maxConnections, 1, 1_000_000);
+  checkIntOption('Thrift server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
   if (!opts.generator || typeof opts.generator.next !== 'function') {
     throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs a generator with a next() method', {});
   }
@@ -216,42 +217,15 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   server.maxConnections = maxConnections;
   server.on('error', (err) => logger?.warn({ err: err.message }, 'Thrift server error'));
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen({ host, port: opts.port }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenTcp(server, host, opts.port);
   logger?.info?.({ host, port }, 'Snowflake Thrift server listening (framed transport, binary protocol)');
 
   let closing: Promise<void> | undefined;
   return {
     port,
     close(): Promise<void> {
-      closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.end();
-        // A peer that does not close its side within a second is cut off.
-        const timer = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, 1_000);
-        timer.unref();
-        if (sockets.size === 0) clearTimeout(timer);
-      });
+      closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
       return closing;
     },
   };
-}
-
-function checkInt(name: string, v: unknown, min: number, max: number): void {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-    throw new FlurryError(
-      'FLURRY_E_INVALID_OPTION',
-      `Thrift server option ${name} must be an integer from ${min} to ${max}; got ${String(v)}`,
-      { option: name, value: String(v), min, max },
-    );
-  }
 }
