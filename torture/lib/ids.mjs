@@ -169,3 +169,42 @@ export function findNodeOverlaps(segs, maxExamples = 5) {
   }
   return { overlaps, examples };
 }
+
+/**
+ * The first ID of `ids` stamped after `wall` (Unix ms): how long after `wall` it was stamped, or
+ * Infinity when none was. What a row judges a holder's recovery by.
+ * @example firstAfterMs(ids, tsExtractor(layout), layout.epochMs, f.upWall); // 806
+ */
+export function firstAfterMs(ids, tsOf, epochMs, wall) {
+  let first = Infinity;
+  for (let i = 0; i < ids.length; i++) {
+    const ms = tsOf(ids[i]) + epochMs;
+    if (ms > wall && ms < first) first = ms;
+  }
+  return first - wall;
+}
+
+/**
+ * One holder's IDs around engine faults `[{ effectiveWall, endWall, upWall }]`: per fault,
+ * the IDs stamped between its deadline (`effectiveWall + ttlMs`) and the engine's return
+ * (`late`, and the `worst` ms past the deadline) and the first ID after `upWall`
+ * (`recoveryMs`); and the longest gap between two consecutive IDs (`gapTicks`).
+ */
+export function scanFaults(ids, tsOf, epochMs, faults, ttlMs) {
+  const perFault = faults.map((f) => {
+    const fenceFrom = f.effectiveWall + ttlMs;
+    let late = 0;
+    let worst = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const ms = tsOf(ids[i]) + epochMs;
+      if (ms > fenceFrom && ms < f.endWall) {
+        late++;
+        worst = Math.max(worst, ms - fenceFrom);
+      }
+    }
+    return { late, worst, recoveryMs: firstAfterMs(ids, tsOf, epochMs, f.upWall) };
+  });
+  let gapTicks = 0;
+  for (let i = 1; i < ids.length; i++) gapTicks = Math.max(gapTicks, tsOf(ids[i]) - tsOf(ids[i - 1]));
+  return { perFault, gapTicks };
+}

@@ -103,13 +103,13 @@ function bigFields(at, h0, h1, l0, l1, ext, nodeShift, nodeBits) {
  * The files a row's `analyze` reads: each generator's ID file, or for a UUID child its key
  * file (made by {@link uuidKeys}); the UUID checks go into the row (failures for malformed or
  * decreasing UUIDs, a note with the counts).
- * @example analyze(row, analyzable(row, gens, layout), layoutOfKeys(layout), opts);
+ * @example analyzeNow(row, analyzable(row, gens, layout), layout, opts); // what analyze.mjs does on its thread
  */
 export function analyzable(row, gens, layout) {
   let uuids = 0;
   let processes = 0;
   const out = gens.map((g) => {
-    if (!g.cfg.uuid) return g;
+    if (!g.cfg?.uuid) return g;
     const c = uuidKeys(g.file, layout, g.cfg.uuid);
     processes++;
     uuids += c.uuids;

@@ -243,7 +243,7 @@ export async function run(ctx, add) {
     for (const { policy, row, g } of pinned) {
       row.processes = 1;
       collect(row, [g]);
-      analyze(row, [g], Layout.from(LAYOUTS.sixteen), { orderPromised: true });
+      await analyze(row, [g], Layout.from(LAYOUTS.sixteen), { orderPromised: true });
       const marks = g.child.messages.filter((m) => m.ev === 'mark');
       const phases = [];
       let prev = { issued: 0, refusals: {}, maxStallMs: 0 };
@@ -292,7 +292,7 @@ export async function run(ctx, add) {
       const gens = [...l.holders, l.newcomer].filter(Boolean);
       l.row.processes = gens.length;
       collect(l.row, gens);
-      analyze(l.row, gens, Layout.from(LAYOUTS.four), { orderPromised: true, allowReorderAcrossNodes: true });
+      await analyze(l.row, gens, Layout.from(LAYOUTS.four), { orderPromised: true, allowReorderAcrossNodes: true });
       const nc = l.newcomer && lastMsg(l.newcomer, 'ready');
       if (nc) l.row.note(`the newcomer acquired node ${JSON.stringify(nc.node)} at ${nc.wall} (wall, stepped)`);
       for (const h of l.holders) {

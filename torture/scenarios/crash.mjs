@@ -14,7 +14,7 @@
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, fileIoFor, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
-import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
+import { uuidFormatFor } from '../lib/uuids.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 
 /**
@@ -205,7 +205,7 @@ export async function run(ctx, add) {
       row.processes = gens.length;
       row.details.faults = faults;
       collect(row, gens, { killedOnPurpose: killed });
-      const { segs } = analyze(row, analyzable(row, gens, layout), layout, {
+      const { segs } = await analyze(row, gens, layout, {
         orderPromised: true,
         allowReorderAcrossNodes: true,
       });

@@ -5,8 +5,7 @@
 // is, each within a bound derived from the lease settings, the driver's reconnect
 // behaviour and the start-up times measured here; zero duplicates and no overlapping node
 // runs across the merged output.
-import { analyze } from '../lib/analyze.mjs';
-import { readIds, tsExtractor } from '../lib/ids.mjs';
+import { analyze, offThread, plainLayout } from '../lib/analyze.mjs';
 import { LAYOUTS, holderDurationMs, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 
 export { holderDurationMs };
@@ -65,20 +64,6 @@ export function seenIssuingAfter(gens, wall) {
     (g.child.running ? waiting : exited).push(g.name);
   }
   return { all: !waiting.length && !exited.length, waiting, exited };
-}
-
-/**
- * The first ID of `ids` stamped after `wall` (Unix ms): how long after `wall` it was stamped, or
- * Infinity when none was. What the row judges each holder's recovery by.
- * @example firstAfterMs(ids, tsExtractor(layout), layout.epochMs, f.upWall); // 806
- */
-export function firstAfterMs(ids, tsOf, epochMs, wall) {
-  let first = Infinity;
-  for (let i = 0; i < ids.length; i++) {
-    const ms = tsOf(ids[i]) + epochMs;
-    if (ms > wall && ms < first) first = ms;
-  }
-  return first - wall;
 }
 
 /**
@@ -224,37 +209,29 @@ export async function run(ctx, add) {
     row.processes = gens.length;
     row.details.faults = faults;
     collect(row, gens);
-    analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: true });
+    await analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: true });
 
-    // Fencing: from fault + TTL until the engine was back, nobody may issue.
-    const tsOf = tsExtractor(layout);
-    const epoch = layout.epochMs;
-    // Each holder's recovery after each fault: its first ID stamped after the engine was back.
+    // Fencing: from fault + TTL until the engine was back, nobody may issue. Each holder's
+    // recovery after each fault: its first ID stamped after the engine was back. (Scanned on a
+    // worker thread, like analyze: other rows run on this one.)
     const recoveries = faults.map(() => []);
-    for (const g of gens) {
-      const { ids } = readIds(g.file);
-      for (const f of faults) {
-        const fenceFrom = f.effectiveWall + lease.ttlMs;
-        let late = 0;
-        let worst = 0;
-        for (let i = 0; i < ids.length; i++) {
-          const ms = tsOf(ids[i]) + epoch;
-          if (ms > fenceFrom && ms < f.endWall) {
-            late++;
-            worst = Math.max(worst, ms - fenceFrom);
-          }
-        }
+    const plain = plainLayout(layout);
+    const scans = await Promise.all(
+      gens.map((g) => offThread('scanFaults', { file: g.file, layout: plain, faults, ttlMs: lease.ttlMs })),
+    );
+    gens.forEach((g, gi) => {
+      const { perFault, gapTicks } = scans[gi];
+      faults.forEach((f, k) => {
+        const { late, worst, recoveryMs } = perFault[k];
         if (late)
           row.fail(
             `${g.name} issued ${late} ID(s) up to ${worst} ms past its deadline while the engine was ${f.kind === 'kill' ? 'dead' : 'stalled'} (fault at ${f.effectiveWall}, TTL ${lease.ttlMs} ms)`,
           );
-        recoveries[faults.indexOf(f)].push({ name: g.name, ms: firstAfterMs(ids, tsOf, epoch, f.upWall) });
-      }
+        recoveries[k].push({ name: g.name, ms: recoveryMs });
+      });
       // How long this holder could not issue around each fault (its longest gap).
-      let gap = 0;
-      for (let i = 1; i < ids.length; i++) gap = Math.max(gap, tsOf(ids[i]) - tsOf(ids[i - 1]));
-      row.stall(gap);
-    }
+      row.stall(gapTicks);
+    });
     // Every holder must have issued again within the bound; the slowest one is judged, each
     // one's time is printed beside it.
     faults.forEach((f, k) => {

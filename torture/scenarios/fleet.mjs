@@ -8,7 +8,7 @@ import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.mjs';
 import { clusterName, dist, tempDir, removeTempDir } from '../lib/util.mjs';
 import { fileIoFor, keepLogs, saveFailureLogs } from '../lib/generators.mjs';
-import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
+import { uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -67,7 +67,7 @@ export async function run(ctx, add) {
       for (const g of gens) g.child.send('go');
       await Promise.all(gens.map((g) => g.child.waitExit(durationMs + 30_000)));
       collect(row, gens);
-      analyze(row, analyzable(row, gens, layout), layout, { orderPromised: true, allowReorderAcrossNodes: false });
+      await analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: false });
       for (const g of gens) {
         const done = g.child.messages.find((m) => m.ev === 'done');
         if (done && done.issued === 0) row.liveness(`${g.name} issued no ID in ${durationMs} ms`);

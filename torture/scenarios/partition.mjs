@@ -115,7 +115,7 @@ export async function run(ctx, add) {
       row.details.cutWall = cutWall;
       row.details.healWall = healWall;
       collect(row, gens);
-      const { segs } = analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: true });
+      const { segs } = await analyze(row, gens, layout, { orderPromised: true, allowReorderAcrossNodes: true });
 
       // Fencing: the partitioned holder's last successful issue before the heal must come
       // before cut + TTL (its last renewal started before the cut).

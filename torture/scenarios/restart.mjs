@@ -115,7 +115,7 @@ export async function run(ctx, add) {
       collect(row, [waiter, refuser]);
       const killedSet = new Set(first.map((g) => g.name));
       collect(row, first, { killedOnPurpose: killedSet });
-      const { segs } = analyze(row, gens, layout, { orderPromised: true });
+      const { segs } = await analyze(row, gens, layout, { orderPromised: true });
       const epoch = layout.epochMs;
       const marks = new Map(); // node -> highest ts issued by the killed holders
       for (const s of segs) if (killedSet.has(s.stream)) marks.set(s.node, Math.max(marks.get(s.node) ?? -1, s.maxTs));

@@ -10,16 +10,19 @@
 //   as duplicates and overlapping node runs (lib/uuids.mjs), and two distinct nodes not.
 // - clock-steps / wait: the 1 s step back must reach the caller whole even when the resume
 //   reaches it late (here: the caller stopped 400 ms around the step).
+// - the runner's thread: checking a row's IDs must not stop the runner's timers, which time
+//   the other rows' faults (analyze runs on a worker thread).
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as faketime from '../lib/faketime.mjs';
-import { readIds, tsExtractor } from '../lib/ids.mjs';
+import { firstAfterMs, readIds, tsExtractor } from '../lib/ids.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, lastMsg } from '../lib/generators.mjs';
 import { dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
 import { profiles } from '../profiles.mjs';
-import { firstAfterMs, holderDurationMs, seenIssuingAfter } from './engine.mjs';
+import { holderDurationMs, seenIssuingAfter } from './engine.mjs';
 import { judgeWait, stepAtResume } from './clock.mjs';
 import { analyze } from '../lib/analyze.mjs';
-import { analyzable, uuidFormatFor } from '../lib/uuids.mjs';
+import { uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * engine-faults' judges on two real holders: `ends` stops on its own after 300 ms, `keeps` issues until
@@ -174,7 +177,7 @@ export async function checkUuidTwins(ctx, row) {
     await Promise.all(all.map((g) => g.child.waitExit(20_000)));
     for (const [what, gens, caught] of cases) {
       const probe = new ctx.Row('probe', 'probe');
-      analyze(probe, analyzable(probe, gens, layout), layout, { orderPromised: true });
+      await analyze(probe, gens, layout, { orderPromised: true });
       const found = probe.duplicates > 0 && (probe.details.overlapExamples?.length ?? 0) > 0;
       if (probe.idsChecked === 0) row.fail(`UUID judge, ${what}: nothing was issued`);
       else if (found !== caught)
@@ -187,5 +190,61 @@ export async function checkUuidTwins(ctx, row) {
     row.fail(`UUID judge: ${e?.message ?? e}`);
   } finally {
     for (const g of all) if (g.child.running) await g.child.kill();
+  }
+}
+
+/**
+ * Checking IDs must leave the runner's thread free: while `analyze` checks 8,000,000 IDs, a 20 ms
+ * timer on this thread must keep firing (its longest gap well under the check's duration).
+ * On a runner that checks on its own thread the timer stops for the whole check. Fails `row`
+ * otherwise.
+ * @example await checkRunnerThreadFree(ctx, row);
+ */
+export async function checkRunnerThreadFree(ctx, row) {
+  const { Layout } = await import(dist.core);
+  const layout = Layout.from(LAYOUTS.four);
+  const dir = tempDir('selfcheck-thread');
+  const file = path.join(dir, 'many.ids');
+  const n = 8_000_000;
+  // One node's IDs, one per tick (sequence 0), little-endian words as the children write them.
+  const scale = 2 ** (layout.sequenceBits + layout.nodeFields.reduce((s, f) => s + f.bits, 0));
+  const words = new Uint32Array(n * 2);
+  for (let i = 0; i < n; i++) {
+    const v = i * scale;
+    words[2 * i] = v % 2 ** 32;
+    words[2 * i + 1] = Math.floor(v / 2 ** 32);
+  }
+  writeFileSync(file, words);
+  let last = performance.now();
+  let longestGap = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, 20);
+  try {
+    const probe = new ctx.Row('probe', 'probe');
+    const t0 = performance.now();
+    await analyze(probe, [{ name: 'many', file }], layout, { orderPromised: true });
+    const tookMs = performance.now() - t0;
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    if (probe.idsChecked !== n || probe.duplicates || probe.decreasing)
+      row.fail(
+        `runner thread: the check of ${n} increasing IDs found ${probe.idsChecked} IDs, ${probe.duplicates} duplicates, ${probe.decreasing} decreases`,
+      );
+    else if (longestGap > Math.max(250, tookMs / 2))
+      row.fail(
+        `runner thread: a 20 ms timer stopped for ${Math.round(longestGap)} ms while ${n} IDs were checked in ${Math.round(tookMs)} ms: the check blocks the thread that times the other rows`,
+      );
+    else
+      row.note(
+        `runner thread: a 20 ms timer's longest gap was ${Math.round(longestGap)} ms while ${n.toLocaleString('en-US')} IDs were checked in ${Math.round(tookMs)} ms (bound max(250 ms, half the check))`,
+      );
+  } catch (e) {
+    row.fail(`runner thread: ${e?.message ?? e}`);
+  } finally {
+    clearInterval(timer);
+    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -7,7 +7,7 @@ import { LAYOUTS, spawnGenerator, waitReady, collect } from '../lib/generators.m
 import { retryLiveness } from '../lib/retry.mjs';
 import { runScenarioModule } from '../lib/run-scenario.mjs';
 import { dist, sleep, tempDir } from '../lib/util.mjs';
-import { checkClockStepJudge, checkEngineJudges, checkUuidTwins } from './selfcheck-judges.mjs';
+import { checkClockStepJudge, checkEngineJudges, checkRunnerThreadFree, checkUuidTwins } from './selfcheck-judges.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -42,7 +42,7 @@ export async function run(ctx, add) {
     await Promise.all(gens.map((g) => g.child.waitExit(20_000)));
     collect(row, gens);
     const probe = new Row('probe', 'probe');
-    analyze(probe, gens, layout, { orderPromised: true });
+    await analyze(probe, gens, layout, { orderPromised: true });
     row.processes = 2;
     row.idsChecked = probe.idsChecked;
     row.duplicates = probe.duplicates; // expected here: the row passes only when they are found
@@ -73,6 +73,7 @@ export async function run(ctx, add) {
     await checkEngineJudges(ctx, row);
     await checkClockStepJudge(ctx, row);
     await checkUuidTwins(ctx, row);
+    await checkRunnerThreadFree(ctx, row);
     row.finish();
   } finally {
     for (const g of gens) if (g.child.running) await g.child.kill();

@@ -242,7 +242,7 @@ export async function run(ctx, add) {
         { name: `memcached→server-${i}`, file: `${protos.file}.mc.${i}` },
       ]);
       const rawFiles = ports.map((_, i) => ({ name: `raw→server-${i}`, file: `${raw.file}.${i}` }));
-      analyze(
+      await analyze(
         row,
         [...rawFiles, { name: client.name, file: client.file }, { name: fuzz.name, file: fuzz.file }, ...protoFiles],
         layout,

@@ -67,7 +67,7 @@ export async function run(ctx, add) {
     // Each thread's stream is strictly increasing; threads of one process share a node, so
     // their runs overlap by design: only duplicates and per-thread order are checked.
     const probe = new ctx.Row('threads', 'probe');
-    analyze(probe, files, layout, { orderPromised: true });
+    await analyze(probe, files, layout, { orderPromised: true });
     row.idsChecked = probe.idsChecked;
     row.duplicates = probe.duplicates;
     row.decreasing = probe.decreasing;
