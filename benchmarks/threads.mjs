@@ -8,7 +8,7 @@
 // Generator on one worker thread (same harness) and the ns per next() of Generator and
 // SharedGenerator on this thread.
 //
-// Usage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000]
+// Usage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] (give 16 threads a few million each)
 //          [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3] [--no-write]
 // Needs only Node and the repository's build (`npm run build`). Rewrites the "Threads"
 // section of docs/benchmarks.md unless --no-write.
@@ -30,6 +30,16 @@ const LAYOUTS = {
   },
 };
 const NODES = { twitter: { datacenter: 30, worker: 30 }, uncapped: {} };
+/** The uncapped layout with a 4-bit worker field: one plain Generator per thread, each its own node. */
+const OWN = {
+  name: 'uncapped-41-4-18',
+  fields: [
+    { name: 'timestamp', bits: 41 },
+    { name: 'worker', bits: 4 },
+    { name: 'sequence', bits: 18 },
+  ],
+  epoch: TWITTER_EPOCH,
+};
 const BATCH = 64;
 /** IDs each thread issues (and discards) before the start signal. */
 const WARM_UP = 32 * 1024;
@@ -86,6 +96,12 @@ if (!isMainThread) {
       const reference = await best(args.rounds, () => runThreads(layoutName, mode, 1, args.ids, false));
       for (const threads of args.threads) {
         const r = await best(args.rounds, () => runThreads(layoutName, mode, threads, args.ids, true));
+        // The machine's own scaling: one plain Generator per thread, each its own node of a
+        // 41-4-18 layout, nothing shared (uncapped only).
+        const own =
+          !cap && threads > 1
+            ? await best(args.rounds, () => runThreads(layoutName, mode, threads, args.ids, false))
+            : undefined;
         const line = {
           bench: 'threads',
           layout: layoutName,
@@ -103,6 +119,12 @@ if (!isMainThread) {
           referenceIdsPerSecond: Math.round(reference.rate),
           referenceDuplicates: reference.duplicates,
           overReference: round(r.rate / reference.rate, 2),
+          ...(own
+            ? {
+                ownGeneratorsIdsPerSecond: Math.round(own.rate),
+                overOwnGenerators: round(r.rate / own.rate, 2),
+              }
+            : {}),
         };
         lines.push(line);
         say(line);
@@ -236,6 +258,7 @@ async function runThreads(layoutName, mode, threads, total, shared) {
   const go = new SharedArrayBuffer(4);
   const node = NODES[layoutName];
   const gen = shared ? new core.SharedGenerator({ layout: LAYOUTS[layoutName], node }) : undefined;
+  const own = !shared && threads > 1; // one plain Generator per thread, each its own node
   try {
     const workers = Array.from(
       { length: threads },
@@ -243,8 +266,8 @@ async function runThreads(layoutName, mode, threads, total, shared) {
         new Worker(new URL(import.meta.url), {
           workerData: {
             state: gen?.state,
-            layout: LAYOUTS[layoutName],
-            node,
+            layout: own ? OWN : LAYOUTS[layoutName],
+            node: own ? { worker: i } : node,
             mode,
             from: i * per,
             count: per,

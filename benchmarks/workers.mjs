@@ -4,9 +4,11 @@
 // measured in the same run with the same load generator. Needs only Node and the repository
 // (built: npm run build); starts everything itself (a file: registry in a temp directory).
 //
-// Load: K client processes (--clients, default: half the cores, at least 1), C keep-alive
-// connections in all (--connections, default 64), each a sequential loop of GET
-// /v1/ids/next (the bare servers answer a constant body of the same shape). Every ID
+// Load: K client processes (--clients, default: a quarter of the cores, at least 1), C
+// keep-alive connections in all (--connections, default 64), each with P pipelined GET
+// /v1/ids/next in flight (--pipeline, default 8; HTTP/1.1 pipelining keeps the load
+// generator's cost per request far below the servers', so that the servers, not the
+// clients, are what saturates) (the bare servers answer a constant body of the same shape). Every ID
 // answered is kept: duplicates are counted across all answers, and per connection (one
 // connection is served by one worker) the IDs of each node must increase.
 //
@@ -18,7 +20,7 @@ import { spawn } from 'node:child_process';
 import cluster from 'node:cluster';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,41 +59,65 @@ if (args[0] === '--bare') {
     });
   }
 } else if (args[0] === '--client') {
-  const { port, connections, durationMs, out } = JSON.parse(args[1]);
+  const { port, connections, pipeline, durationMs, out } = JSON.parse(args[1]);
   const ids = [];
   let decreases = 0;
   let errors = 0;
   let requests = 0;
   const until = performance.now() + durationMs;
-  const loop = async () => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const last = new Map();
-    while (performance.now() < until) {
-      const body = await new Promise((resolve) => {
-        const req = http.get({ host: '127.0.0.1', port, path: '/v1/ids/next', agent }, (res) => {
-          let b = '';
-          res.setEncoding('utf8');
-          res.on('data', (d) => (b += d));
-          res.on('end', () => resolve(res.statusCode === 200 ? b : null));
-        });
-        req.on('error', () => resolve(null));
+  const REQ = 'GET /v1/ids/next HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+  // One keep-alive connection with `pipeline` requests in flight (HTTP/1.1 pipelining: a
+  // connection is served by one worker, in order), parsed by hand: the load generator must
+  // cost far less per request than the servers it measures.
+  const loop = () =>
+    new Promise((resolve) => {
+      const last = new Map();
+      let buf = '';
+      let inFlight = 0;
+      const sock = connect(port, '127.0.0.1', () => {
+        inFlight = pipeline;
+        sock.write(REQ.repeat(pipeline));
       });
-      requests++;
-      if (body === null) {
-        errors++;
-        continue;
-      }
-      const id = BigInt(JSON.parse(body).id);
-      const node = id >> 12n; // twitter: everything above the 12-bit sequence, keyed below by node
-      const key = node & 1023n;
-      const prev = last.get(key);
-      if (prev !== undefined && id <= prev) decreases++;
-      last.set(key, id);
-      ids.push(id);
-    }
-    agent.destroy();
-  };
-  await Promise.all(Array.from({ length: connections }, loop));
+      sock.setEncoding('latin1');
+      sock.on('data', (d) => {
+        buf += d;
+        let more = 0;
+        for (;;) {
+          const h = buf.indexOf('\r\n\r\n');
+          if (h < 0) break;
+          const m = /content-length: *(\d+)/i.exec(buf.slice(0, h));
+          const end = h + 4 + (m ? Number(m[1]) : 0);
+          if (buf.length < end) break;
+          const ok = buf.startsWith('HTTP/1.1 200');
+          const body = buf.slice(h + 4, end);
+          buf = buf.slice(end);
+          requests++;
+          inFlight--;
+          if (performance.now() < until) more++;
+          if (!ok) {
+            errors++;
+            continue;
+          }
+          const at = body.indexOf('"id":"') + 6;
+          const id = BigInt(body.slice(at, body.indexOf('"', at)));
+          const key = (id >> 12n) & 1023n; // twitter: the node field, above the 12-bit sequence
+          const prev = last.get(key);
+          if (prev !== undefined && id <= prev) decreases++;
+          last.set(key, id);
+          ids.push(id);
+        }
+        if (more) {
+          inFlight += more;
+          sock.write(REQ.repeat(more));
+        } else if (inFlight === 0) sock.end();
+      });
+      sock.on('error', () => {
+        errors += inFlight;
+        inFlight = 0;
+      });
+      sock.on('close', resolve);
+    });
+  await Promise.all(Array.from({ length: connections }, () => loop()));
   writeFileSync(out, Buffer.from(BigUint64Array.from(ids).buffer));
   process.send({ requests, errors, decreases });
   process.exit(0);
@@ -184,7 +210,11 @@ async function load(port, o, dir, check) {
     const out = path.join(dir, `ids-${port}-${i}.bin`);
     const child = spawn(
       process.execPath,
-      [SELF, '--client', JSON.stringify({ port, connections: per, durationMs: o.durationMs, out })],
+      [
+        SELF,
+        '--client',
+        JSON.stringify({ port, connections: per, pipeline: o.pipeline, durationMs: o.durationMs, out }),
+      ],
       {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       },
@@ -236,7 +266,8 @@ async function main() {
   const o = {
     durationMs: Number(opt('duration', 5)) * 1000,
     connections: Number(opt('connections', 64)),
-    clients: Number(opt('clients', Math.max(1, Math.floor(cores / 2)))),
+    clients: Number(opt('clients', Math.max(1, Math.floor(cores / 4)))),
+    pipeline: Number(opt('pipeline', 8)),
   };
   const dir = mkdtempSync(path.join(tmpdir(), 'flurry-workers-bench-'));
   const children = new Set();
@@ -269,6 +300,7 @@ async function main() {
         durationS: o.durationMs / 1000,
         connections: o.connections,
         clients: o.clients,
+        pipeline: o.pipeline,
         reqPerSec: f.reqPerSec,
         ids: f.ids,
         duplicates: f.duplicates,

@@ -30,16 +30,20 @@ const FROM_STATE_OPTION_NAMES = optionNames<{ clock?: Clock; onEvent?: (e: Gener
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
-const CLOSED = 0;
-const INFLIGHT = 1;
-const BUFFER_BYTES = 32;
+// Int32 indexes of the closed flag and the in-flight count, each on its own 64-byte cache
+// line: every next() reads CLOSED, so the lines the swaps write must not be its line.
+const CLOSED = 16;
+const INFLIGHT = 32;
+const BUFFER_BYTES = 192;
 /** Bound on compare-and-swap retries in one call (contention between a handful of threads needs a few). */
 const MAX_ATTEMPTS = 1_000_000;
 const MAX_BATCH = 10_000_000;
 /**
  * Bounds of a thread's run (sequence values reserved by one swap beyond what the call
- * needs): it doubles after a swap won at the first try, halves after each lost one, and
- * never takes more than a quarter of what is left in the tick.
+ * needs): it doubles after each swap, halves when the tick ended with a wasteful share of the
+ * last run unused, and never takes more than a quarter of what is left in the tick. A lost
+ * swap does not shrink it: under contention smaller runs mean more swaps on one cache line,
+ * which collapsed 16 threads to 1M IDs/s (docs/benchmarks.md, "Threads").
  */
 const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 const LITTLE_ENDIAN = endianness() === 'LE';
@@ -177,12 +181,12 @@ export class SharedGenerator {
     if (attach) {
       buffer = attach.buffer;
       this.cells = new BigInt64Array(buffer, 0, 2);
-      this.ctl = new Int32Array(buffer, 16, 4);
+      this.ctl = new Int32Array(buffer);
       this.claim = undefined;
     } else {
       buffer = new SharedArrayBuffer(BUFFER_BYTES);
       this.cells = new BigInt64Array(buffer, 0, 2);
-      this.ctl = new Int32Array(buffer, 16, 4);
+      this.ctl = new Int32Array(buffer);
       this.claim = claimNode(layout.idSpaceKey(nodeBits), `${layout.name} node ${JSON.stringify(this.node)}`, () =>
         this.lastTick(),
       );
@@ -402,6 +406,9 @@ export class SharedGenerator {
    */
   private reserve(want: number): void {
     const ctl = this.ctl;
+    // What is left of the run is lost (its tick ended or the clock stepped back): a share
+    // that matters to the tick's capacity halves the next runs.
+    if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);
     this.dropRun();
     Atomics.add(ctl, INFLIGHT, 1);
     try {
@@ -414,7 +421,6 @@ export class SharedGenerator {
       let waitStart = -1;
       let stuck = 0;
       let lastNow = Number.NaN;
-      let lost = 0;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const old = Atomics.load(cells, STATE_CELL);
         const lastTick = Number(old >> this.seqBits);
@@ -448,13 +454,9 @@ export class SharedGenerator {
         const extra = Math.min(this.runSize, Math.ceil(room / 4));
         const last = first + Math.min(room, Math.max(want, extra)) - 1;
         const next = (BigInt(tick) << this.seqBits) | BigInt(last);
-        if (Atomics.compareExchange(cells, STATE_CELL, old, next) !== old) {
-          lost++;
-          continue;
-        }
+        if (Atomics.compareExchange(cells, STATE_CELL, old, next) !== old) continue;
         this.raiseWall(w);
-        this.runSize =
-          lost > 0 ? Math.max(MIN_RUN, this.runSize >> Math.min(lost, 12)) : Math.min(MAX_RUN, this.runSize * 2);
+        this.runSize = Math.min(MAX_RUN, this.runSize * 2);
         if (tick !== this.runTick) {
           const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
           this.runTick = tick;
