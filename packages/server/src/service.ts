@@ -20,10 +20,10 @@
  */
 import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
-import { assertKnownOptions, optionNames } from '@flurry/core';
+import { assertKnownOptions } from '@flurry/core';
 import { openSequences, type Sequences } from '@flurry/segments';
 import { SequenceMetrics } from './sequence-metrics.js';
-import type { ServeConfig } from './config/index.js';
+import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import type { Server as HttpsServer } from 'node:https';
 import { TlsFiles } from './tls.js';
@@ -64,53 +64,6 @@ export interface RunningService {
   /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
   reloadTls?(): boolean;
 }
-
-/**
- * The keys of {@link ServeConfig}: `startService` refuses any other key (a hand-built config with `clustr` or
- * `leaseTtl`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one. Adding a field to `ServeConfig`
- * without listing it here fails to compile.
- */
-export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
-  host: true,
-  port: true,
-  layout: true,
-  node: true,
-  registry: true,
-  registrySource: true,
-  cluster: true,
-  leaseTtlMs: true,
-  leaseRenewMs: true,
-  leaseMarginMs: true,
-  highWaterWaitMs: true,
-  registryConnectTimeoutMs: true,
-  onExhausted: true,
-  onClockBackwards: true,
-  sequenceStart: true,
-  thriftPort: true,
-  memcachedPort: true,
-  memcachedIdleTimeoutMs: true,
-  grpcPort: true,
-  tlsCert: true,
-  tlsKey: true,
-  token: true,
-  authHealth: true,
-  console: true,
-  maxBatch: true,
-  maxUrlBytes: true,
-  maxBodyBytes: true,
-  publicKey: true,
-  publicKeyFile: true,
-  sequences: true,
-  autoCreate: true,
-  allowVolatileStore: true,
-  sequenceMaxStep: true,
-  sequenceTargetMs: true,
-  logLevel: true,
-  allowRoot: true,
-  shutdownTimeoutMs: true,
-  configFile: true,
-  workers: true,
-});
 
 /** Options of {@link startService} beyond the configuration. */
 export interface StartServiceOptions {

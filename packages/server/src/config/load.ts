@@ -39,6 +39,19 @@ export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | '
   readonly configFile: string | undefined;
 }
 
+/** The settings that only build the layout: not fields of {@link ServeConfig}. */
+const LAYOUT_PARTS: readonly SettingKey[] = ['fields', 'epoch', 'unit'];
+
+/**
+ * The keys of {@link ServeConfig}, derived from the settings table: `startService` refuses any other key
+ * (a hand-built config with `clustr`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one.
+ */
+export const SERVE_CONFIG_KEYS: readonly (keyof ServeConfig)[] = Object.freeze([
+  ...SETTINGS.map((s) => s.key).filter((k): k is keyof ServeConfig & SettingKey => !LAYOUT_PARTS.includes(k)),
+  'registrySource',
+  'configFile',
+]);
+
 /** Where a value came from: `name` is the flag, the variable or the key in the file. */
 interface Source {
   readonly kind: 'flag' | 'env' | 'file' | 'default';
