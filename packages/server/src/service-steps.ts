@@ -13,7 +13,8 @@ import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
-import type { GrpcServer } from './grpc/index.js';
+import type { GrpcServer, IdServiceContext } from './grpc/index.js';
+import { PUBLIC_IDS } from './public-ids/codec.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -209,7 +210,7 @@ export async function startGrpc(
   return startGrpcServer({
     host: config.host,
     port: grpcPort,
-    ids: ctx,
+    ids: idServiceContext(ctx),
     ready: () => core.notReady() === null,
     token: config.token,
     authHealth: config.authHealth,
@@ -224,6 +225,11 @@ export async function startGrpc(
       { host: config.host, port: grpcPort, cause: err.code },
     );
   });
+}
+
+/** What the gRPC IdService answers from: the routes' context and the features it serves. */
+export function idServiceContext(ctx: HttpContext): IdServiceContext {
+  return { ...ctx, publicIds: PUBLIC_IDS.get(ctx) };
 }
 
 /**

@@ -27,6 +27,7 @@ import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import type { Server as HttpsServer } from 'node:https';
 import { TlsFiles } from './tls.js';
+import { publicIdsOn } from './public-ids/codec.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import {
@@ -241,7 +242,7 @@ function logReady(
       registry: core.registry?.url,
       cluster: config.cluster,
       auth: config.token !== undefined,
-      publicIds: core.publicIds !== undefined,
+      publicIds: publicIdsOn(config),
     },
     'ready',
   );

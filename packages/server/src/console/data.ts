@@ -18,7 +18,6 @@ import {
 } from '@flurry/coordination';
 import type { Sequences } from '@flurry/segments';
 import type { ServeConfig } from '../config/index.js';
-import type { PublicIds } from '../http/context.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { LeasedIssuer } from '../issuing.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -36,7 +35,6 @@ export interface ConsoleSource {
   readonly layout: Layout;
   readonly issuer: Pick<LeasedIssuer, 'issued' | 'leased'>;
   readonly metrics: ServiceMetrics;
-  readonly publicIds: PublicIds | undefined;
   /** The open registry, once opened. */
   readonly registry: Registry | undefined;
   /** Why the service is not ready (waiting for a registry or store at start…), or null. */
@@ -50,6 +48,8 @@ export interface ConsoleDataOptions {
     /** The bearer token, if any (decoding public IDs needs one). */
     readonly token?: string | undefined;
   };
+  /** Whether public IDs are on (a key is configured). */
+  readonly publicIds: boolean;
   /** The service clock (wall time of the bodies, monotonic time of the rates). */
   readonly clock?: Clock;
   /** How long one registry read serves every caller (default 1000 ms). */
@@ -156,8 +156,8 @@ export class ConsoleData {
       },
       refusals: { ...core.metrics.refusals },
       publicIds: {
-        issue: core.publicIds !== undefined,
-        decode: core.publicIds !== undefined && this.o.config.token !== undefined,
+        issue: this.o.publicIds,
+        decode: this.o.publicIds && this.o.config.token !== undefined,
       },
       routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
       protocols: this.rates.protocols(),

@@ -9,16 +9,7 @@ import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core
 import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
 import type { ClusterBody, StatusBody } from '../console/types.js';
-
-/** Issues and reads public IDs (issue 7), when a key is configured. */
-export interface PublicIds {
-  /** A new ID, encrypted and encoded as a public ID string. */
-  next(): string;
-  /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
-  decode(publicId: string): bigint;
-  /** The public ID of an existing ID (gRPC's EncodePublicId). */
-  encode?(id: bigint): string;
-}
+import type { FeatureStates } from './feature.js';
 
 /**
  * Where the routes get IDs: the service's issuer around the leased generator (see
@@ -91,7 +82,6 @@ export interface HttpContext {
   /** The current node field values, if a lease is held. */
   node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: RouteMetrics;
-  readonly publicIds: PublicIds | undefined;
   /** Segment mode (`--sequences URL`), when configured and open. */
   sequences?: Sequences | undefined;
   /** Segment mode is configured but its store is not open yet: why (503), so its routes do not say it is off. */
@@ -114,4 +104,6 @@ export interface HttpContext {
   readonly console?: ConsoleFeeds | undefined;
   /** Extra fields of the `/readyz` 200 body (`--workers`: `{ workers: { ready, total } }`). */
   readonly readyBody?: (() => Record<string, unknown>) | undefined;
+  /** Each feature's state, in its feature's slot (see feature.ts). */
+  readonly features: FeatureStates;
 }

@@ -18,7 +18,7 @@ import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { layoutsExplainRoute } from './layouts.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
-import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
+import { publicDecodeRoute, publicNextRoute } from '../../public-ids/routes.js';
 import { clusterRoute } from './cluster.js';
 import { eventsRoute } from './events.js';
 import { idsRangeRoute } from './range.js';
