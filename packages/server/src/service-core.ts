@@ -12,6 +12,7 @@ import { ConsoleData } from './console/data.js';
 import { EventStreams } from './console/events.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
+import type { FeatureStates } from './http/feature.js';
 import { PUBLIC_IDS, makePublicIds, publicIdsOn } from './public-ids/codec.js';
 import { LeasedIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
@@ -42,6 +43,8 @@ export interface ServiceCore {
   shuttingDown: boolean;
   /** While the start waits out an outage of the store or registry: what it waits for and why. */
   startWait: StartWait | undefined;
+  /** Each feature's state, by its slot (shared with the routes' context). */
+  readonly features: FeatureStates;
   /** The console's data and event streams (closed by shutdown). */
   readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
@@ -85,6 +88,7 @@ export function createServiceCore(
     notReady: () =>
       readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),
     registry: undefined,
+    features: new Map(),
     shuttingDown: false,
     startWait: undefined,
     console: undefined as unknown as ServiceCore['console'],
@@ -122,7 +126,7 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     openapi: openApiJson(),
     shuttingDown: false,
     console: core.console,
-    features: new Map(),
+    features: core.features,
   };
   PUBLIC_IDS.set(
     ctx,

@@ -15,6 +15,7 @@ import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
 import { PUBLIC_IDS } from './public-ids/codec.js';
+import { SEQUENCES } from './sequences/mode.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -229,7 +230,7 @@ export async function startGrpc(
 
 /** What the gRPC IdService answers from: the routes' context and the features it serves. */
 export function idServiceContext(ctx: HttpContext): IdServiceContext {
-  return { ...ctx, publicIds: PUBLIC_IDS.get(ctx) };
+  return { ...ctx, publicIds: PUBLIC_IDS.get(ctx), sequences: SEQUENCES.get(ctx)?.sequences };
 }
 
 /**

@@ -21,8 +21,7 @@
 import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
-import { openSequences, type Sequences } from '@flurry/segments';
-import { SequenceMetrics } from './sequence-metrics.js';
+import { SEQUENCES, SegmentMode } from './sequences/mode.js';
 import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -116,19 +115,17 @@ export async function startService(
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   assertKnownOptions(options, START_OPTION_KEYS, 'startService options');
   const core = createServiceCore(config, logger);
-  let sequenceMetrics: SequenceMetrics | undefined;
-  let sequences: Sequences | undefined;
   const base: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
   const ctx = options.adaptContext ? options.adaptContext(base, core) : base;
-  if (config.sequences !== undefined) ctx.sequencesStarting = () => core.notReady() ?? undefined;
+  const segments =
+    config.sequences === undefined
+      ? undefined
+      : new SegmentMode(config.sequences, config, () => core.notReady() ?? undefined);
+  SEQUENCES.set(ctx, segments);
   const tls = TlsFiles.fromConfig(config);
   const server = createHttpServer(ctx, tls?.pair());
   tls?.onReload((pair) => (server as HttpsServer).setSecureContext(pair));
-  const closeSequences = async (): Promise<void> => {
-    if (!sequences) return;
-    const { handedBack, wasted } = await sequences.close();
-    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
-  };
+  const closeSequences = async (): Promise<void> => segments?.close(logger);
   const port = await listenHttp(server, config.port, config.host);
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
@@ -157,25 +154,9 @@ export async function startService(
   let memcached: MemcachedServer | undefined;
   let grpc: GrpcServer | undefined;
   try {
-    if (config.sequences !== undefined) {
-      const url = config.sequences;
-      sequences = await retryOutage(
-        'store',
-        () =>
-          openSequences(url, {
-            autoCreate: config.autoCreate,
-            allowVolatileStore: config.allowVolatileStore,
-            maxBatch: config.maxBatch,
-            maxStep: config.sequenceMaxStep,
-            targetSegmentMs: config.sequenceTargetMs,
-            onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
-          }),
-        retry,
-      );
+    if (segments) {
+      await retryOutage('store', () => segments.open(core.metrics.registry), retry);
       answered(core, startLog, now);
-      if (sequenceMetrics) sequenceMetrics.attach(sequences);
-      ctx.sequences = sequences;
-      core.console.data.sequences = sequences;
     }
     await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
     answered(core, startLog, now);

@@ -16,7 +16,8 @@ import {
   type ManagedLease,
   type Registry,
 } from '@flurry/coordination';
-import type { Sequences } from '@flurry/segments';
+import type { FeatureStates } from '../http/feature.js';
+import { SEQUENCES } from '../sequences/mode.js';
 import type { ServeConfig } from '../config/index.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { LeasedIssuer } from '../issuing.js';
@@ -37,6 +38,8 @@ export interface ConsoleSource {
   readonly metrics: ServiceMetrics;
   /** The open registry, once opened. */
   readonly registry: Registry | undefined;
+  /** The features' states (segment mode's sequences are listed). */
+  readonly features: FeatureStates;
   /** Why the service is not ready (waiting for a registry or store at start…), or null. */
   notReady(): FlurryError | null;
 }
@@ -59,8 +62,6 @@ export interface ConsoleDataOptions {
 /** The console's data source (see the module comment). */
 export class ConsoleData {
   readonly startedAt: number;
-  /** Segment mode's sequences, when the service has them (set by startService). */
-  sequences: Sequences | undefined = undefined;
   /** With `--workers N`: the worker table the primary sends (listed in the status as `workers`). */
   workers: (() => readonly WorkerEntry[]) | undefined = undefined;
   private readonly clock: Clock;
@@ -127,6 +128,7 @@ export class ConsoleData {
     const layout = core.layout;
     const lg = core.issuer.leased;
     const ev = core.metrics.events;
+    const sequences = SEQUENCES.get(core)?.sequences;
     const last = lg?.generator.lastIssuedUnixMs ?? 0;
     return {
       now,
@@ -161,8 +163,8 @@ export class ConsoleData {
       },
       routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
       protocols: this.rates.protocols(),
-      sequences: this.sequences
-        ? this.sequences.status().map((s) => ({
+      sequences: sequences
+        ? sequences.status().map((s) => ({
             key: s.key,
             step: s.step,
             position: s.current ? s.current.next : null,

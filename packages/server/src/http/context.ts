@@ -6,7 +6,6 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
-import type { Sequences } from '@flurry/segments';
 import type { ConsoleAccess } from '../console/access.js';
 import type { ClusterBody, StatusBody } from '../console/types.js';
 import type { FeatureStates } from './feature.js';
@@ -82,10 +81,6 @@ export interface HttpContext {
   /** The current node field values, if a lease is held. */
   node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: RouteMetrics;
-  /** Segment mode (`--sequences URL`), when configured and open. */
-  sequences?: Sequences | undefined;
-  /** Segment mode is configured but its store is not open yet: why (503), so its routes do not say it is off. */
-  sequencesStarting?: (() => FlurryError | undefined) | undefined;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
   /** Whether the web console is served (absent: it is). */

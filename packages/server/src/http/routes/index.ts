@@ -24,7 +24,12 @@ import { eventsRoute } from './events.js';
 import { idsRangeRoute } from './range.js';
 import { statusRoute } from './status.js';
 import { uuidsBatchRoute, uuidsDecodeRoute, uuidsNextRoute } from './uuids.js';
-import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
+import {
+  leafSegmentRoute,
+  sequenceBatchRoute,
+  sequenceNextRoute,
+  sequenceStatusRoute,
+} from '../../sequences/routes.js';
 
 /** Every route, in the order of the OpenAPI document. A route's index is its metrics ID. */
 export const ROUTES: readonly Route[] = Object.freeze([

@@ -14,24 +14,26 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
-import { serverError } from '../../errors.js';
-import type { HttpContext } from '../context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND } from '../openapi-parts.js';
-import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
-import { ISSUE, READ, type Route, type RouteInput } from '../route.js';
-import { wantsText } from './ids.js';
+import { serverError } from '../errors.js';
+import type { HttpContext } from '../http/context.js';
+import { BAD, COMMON, FENCED, NOT_FOUND } from '../http/openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
+import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
+import { wantsText } from '../http/routes/ids.js';
+import { SEQUENCES } from './mode.js';
 
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
-  if (!ctx.sequences) {
-    const starting = ctx.sequencesStarting?.();
+  const mode = SEQUENCES.get(ctx);
+  if (!mode?.sequences) {
+    const starting = mode?.starting();
     if (starting) throw starting;
     throw serverError(
       'NOT_FOUND',
       'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',
     );
   }
-  return ctx.sequences;
+  return mode.sequences;
 }
 
 /** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
