@@ -5,6 +5,7 @@
  * a test can serve requests in-process against it once a leased generator is attached.
  */
 import { consoleAccess } from './console/access.js';
+import { CONSOLE } from './console/feature.js';
 import { FlurryError, GENERATOR_DEFAULTS, systemClock, type Clock, type Layout } from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
@@ -118,16 +119,15 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     metrics: core.metrics,
     token: config.token,
     authHealth: config.authHealth,
-    consoleAccess: consoleAccess(config.console, config.host, config.token),
     maxBatch: config.maxBatch,
     maxUrlBytes: config.maxUrlBytes,
     maxBodyBytes: config.maxBodyBytes,
     logger,
     openapi: openApiJson(),
     shuttingDown: false,
-    console: core.console,
     features: core.features,
   };
+  CONSOLE.set(ctx, { access: consoleAccess(config.console, config.host, config.token), ...core.console });
   PUBLIC_IDS.set(
     ctx,
     makePublicIds(config, config.layout.totalBits, () => core.issuer.next()),

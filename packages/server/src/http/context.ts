@@ -4,10 +4,7 @@
  * around the leased generator; the routes never see the registry, so no route can change
  * the node, the layout or the clock.
  */
-import type { ServerResponse } from 'node:http';
 import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
-import type { ConsoleAccess } from '../console/access.js';
-import type { ClusterBody, StatusBody } from '../console/types.js';
 import type { FeatureStates } from './feature.js';
 
 /**
@@ -59,16 +56,6 @@ export interface RouteMetrics {
   readonly contentType: string;
 }
 
-/**
- * The console's feeds as the routes see them: the `/v1/status` and `/v1/cluster` bodies (`ConsoleData` in
- * ../console/data.ts) and the `/v1/events` streams (`EventStreams` in ../console/events.ts).
- */
-export interface ConsoleFeeds {
-  readonly data: { status(): StatusBody; cluster(): Promise<ClusterBody> };
-  /** Answers one `GET /v1/events` on `res` (a stream, or a 503); returns the status sent. */
-  readonly streams: { open(res: ServerResponse): number };
-}
-
 /** The service as the routes see it. */
 export interface HttpContext {
   readonly layout: Layout;
@@ -83,8 +70,6 @@ export interface HttpContext {
   readonly metrics: RouteMetrics;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
-  /** Whether the web console is served (absent: it is). */
-  readonly consoleAccess?: ConsoleAccess;
   /** Whether /healthz, /readyz and /metrics need the token too. */
   readonly authHealth: boolean;
   readonly maxBatch: number;
@@ -95,8 +80,6 @@ export interface HttpContext {
   readonly openapi: string;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
-  /** The console's data (`/v1/status`, `/v1/cluster`) and event streams (`/v1/events`). */
-  readonly console?: ConsoleFeeds | undefined;
   /** Extra fields of the `/readyz` 200 body (`--workers`: `{ workers: { ready, total } }`). */
   readonly readyBody?: (() => Record<string, unknown>) | undefined;
   /** Each feature's state, in its feature's slot (see feature.ts). */
