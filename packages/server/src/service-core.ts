@@ -6,6 +6,7 @@
  */
 import { consoleAccess } from './console/access.js';
 import { CONSOLE } from './console/feature.js';
+import { OPERATIONS } from './ops/feature.js';
 import { FlurryError, GENERATOR_DEFAULTS, systemClock, type Clock, type Layout } from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
@@ -115,7 +116,6 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     ids: core.issuer,
     uuids: core.uuids,
     notReady: () => core.notReady(),
-    node: () => core.issuer.leased?.generator.node,
     metrics: core.metrics,
     token: config.token,
     authHealth: config.authHealth,
@@ -123,10 +123,10 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
     maxUrlBytes: config.maxUrlBytes,
     maxBodyBytes: config.maxBodyBytes,
     logger,
-    openapi: openApiJson(),
     shuttingDown: false,
     features: core.features,
   };
+  OPERATIONS.set(ctx, { node: () => core.issuer.leased?.generator.node, openapi: openApiJson() });
   CONSOLE.set(ctx, { access: consoleAccess(config.console, config.host, config.token), ...core.console });
   PUBLIC_IDS.set(
     ctx,

@@ -65,8 +65,6 @@ export interface HttpContext {
   readonly uuids?: UuidSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
-  /** The current node field values, if a lease is held. */
-  node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: RouteMetrics;
   /** The configured bearer token, if any. */
   readonly token: string | undefined;
@@ -76,12 +74,8 @@ export interface HttpContext {
   readonly maxUrlBytes: number;
   readonly maxBodyBytes: number;
   readonly logger: Logger;
-  /** The OpenAPI document, serialized. */
-  readonly openapi: string;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
-  /** Extra fields of the `/readyz` 200 body (`--workers`: `{ workers: { ready, total } }`). */
-  readonly readyBody?: (() => Record<string, unknown>) | undefined;
   /** Each feature's state, in its feature's slot (see feature.ts). */
   readonly features: FeatureStates;
 }

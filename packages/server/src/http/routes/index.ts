@@ -17,7 +17,7 @@ import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from '../../con
 import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { layoutsExplainRoute } from './layouts.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
-import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
+import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from '../../ops/routes.js';
 import { publicDecodeRoute, publicNextRoute } from '../../public-ids/routes.js';
 import { clusterRoute } from '../../console/cluster-route.js';
 import { eventsRoute } from '../../console/events-route.js';
