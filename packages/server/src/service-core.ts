@@ -7,6 +7,7 @@
 import { consoleAccess } from './console/access.js';
 import { CONSOLE } from './console/feature.js';
 import { OPERATIONS } from './ops/feature.js';
+import { UUIDS } from './http/routes/uuids.js';
 import { FlurryError, GENERATOR_DEFAULTS, systemClock, type Clock, type Layout } from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
@@ -114,18 +115,20 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
   const ctx: HttpContext = {
     layout: core.layout,
     ids: core.issuer,
-    uuids: core.uuids,
     notReady: () => core.notReady(),
     metrics: core.metrics,
-    token: config.token,
-    authHealth: config.authHealth,
-    maxBatch: config.maxBatch,
-    maxUrlBytes: config.maxUrlBytes,
-    maxBodyBytes: config.maxBodyBytes,
+    limits: {
+      token: config.token,
+      authHealth: config.authHealth,
+      maxBatch: config.maxBatch,
+      maxUrlBytes: config.maxUrlBytes,
+      maxBodyBytes: config.maxBodyBytes,
+    },
     logger,
     shuttingDown: false,
     features: core.features,
   };
+  UUIDS.set(ctx, core.uuids);
   OPERATIONS.set(ctx, { node: () => core.issuer.leased?.generator.node, openapi: openApiJson() });
   CONSOLE.set(ctx, { access: consoleAccess(config.console, config.host, config.token), ...core.console });
   PUBLIC_IDS.set(

@@ -16,6 +16,7 @@ import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
 import { PUBLIC_IDS } from './public-ids/codec.js';
 import { SEQUENCES } from './sequences/mode.js';
+import { UUIDS } from './http/routes/uuids.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -230,7 +231,15 @@ export async function startGrpc(
 
 /** What the gRPC IdService answers from: the routes' context and the features it serves. */
 export function idServiceContext(ctx: HttpContext): IdServiceContext {
-  return { ...ctx, publicIds: PUBLIC_IDS.get(ctx), sequences: SEQUENCES.get(ctx)?.sequences };
+  return {
+    layout: ctx.layout,
+    ids: ctx.ids,
+    token: ctx.limits.token,
+    maxBatch: ctx.limits.maxBatch,
+    uuids: UUIDS.get(ctx),
+    publicIds: PUBLIC_IDS.get(ctx),
+    sequences: SEQUENCES.get(ctx)?.sequences,
+  };
 }
 
 /**

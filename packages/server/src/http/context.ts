@@ -56,23 +56,27 @@ export interface RouteMetrics {
   readonly contentType: string;
 }
 
+/** The token and size limits every route is checked against. */
+export interface HttpLimits {
+  /** The configured bearer token, if any. */
+  readonly token: string | undefined;
+  /** Whether /healthz, /readyz and /metrics need the token too. */
+  readonly authHealth: boolean;
+  /** The largest count of a batch route. */
+  readonly maxBatch: number;
+  readonly maxUrlBytes: number;
+  readonly maxBodyBytes: number;
+}
+
 /** The service as the routes see it. */
 export interface HttpContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
-  /** New UUIDv7 on the same lease (absent: the UUID routes answer 503). */
-  readonly uuids?: UuidSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   readonly metrics: RouteMetrics;
-  /** The configured bearer token, if any. */
-  readonly token: string | undefined;
-  /** Whether /healthz, /readyz and /metrics need the token too. */
-  readonly authHealth: boolean;
-  readonly maxBatch: number;
-  readonly maxUrlBytes: number;
-  readonly maxBodyBytes: number;
+  readonly limits: HttpLimits;
   readonly logger: Logger;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;

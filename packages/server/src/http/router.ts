@@ -55,8 +55,10 @@ export class Router {
         allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
         needsToken:
-          ctx.token !== undefined &&
-          (route.auth === 'token' || route.auth === 'token-or-query' || (route.auth === 'health' && ctx.authHealth)),
+          ctx.limits.token !== undefined &&
+          (route.auth === 'token' ||
+            route.auth === 'token-or-query' ||
+            (route.auth === 'health' && ctx.limits.authHealth)),
         tokenInQuery: route.auth === 'token-or-query',
         prefix,
         segments,

@@ -74,7 +74,7 @@ export const publicDecodeRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const c = codec(ctx);
-    if (ctx.token === undefined) {
+    if (ctx.limits.token === undefined) {
       throw serverError(
         'PUBLIC_DECODE_DISABLED',
         'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"',

@@ -143,7 +143,7 @@ export const sequenceBatchRoute: Route = {
   auth: 'token',
   create: (ctx) => async (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const count = countOf(input.query, ctx.maxBatch);
+    const count = countOf(input.query, ctx.limits.maxBatch);
     const values = await seq.batchBigInt(count);
     return sendText(res, 200, JSON_TYPE, JSON.stringify({ key: seq.key, values: values.map(String) }));
   },
