@@ -54,11 +54,6 @@ export interface ServiceCore {
 
 /**
  * Builds the core of a service from its configuration.
- *
- * @example
- * ```ts
- * const core = createServiceCore(config, logger);
- * ```
  */
 export function createServiceCore(
   config: ServeConfig,

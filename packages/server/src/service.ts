@@ -1,22 +1,9 @@
 /**
- * The ID service: wires the configuration, the node-ID registry, the leased generator,
- * metrics, the HTTP server and (optionally) the Twitter-compatible Thrift server, and
- * shuts them down in order. {@link startService} composes named steps (service-core.ts,
- * service-steps.ts), each usable and testable on its own.
- *
- * Start-up: listen on HTTP first (so `/healthz` answers and `/readyz` says 503 while the
- * lease is being acquired, and the Leaf-compatible registry learns this service's
- * `ip:port`), then open the sequence store (with `--sequences`), then open the registry and
- * acquire a lease through `leasedGenerator`, then start Thrift. A store or registry that
- * does not answer (an outage: `failureKind` in errors.ts) is retried with backoff
- * (start-retry.ts) while `/readyz`, `/v1/status` and the log say what the start waits for;
- * any other failure (bad input, every node ID held) stops the service with the coded error.
- *
- * Shutdown ({@link RunningService.close}): stop accepting connections, let in-flight
- * requests finish (cut after `shutdownTimeoutMs`), stop Thrift, then close the leased
- * generator (it reports the final high-water mark and releases the lease, so another
- * process may take the node ID at once and continues above every ID issued here), then
- * close the registry.
+ * The ID service: the issuing core (service-core.ts) and its features, composed by {@link startService} from
+ * named steps (service-steps.ts). Start-up listens on HTTP first (`/healthz` answers, `/readyz` says 503 and
+ * the Leaf-compatible registry learns `ip:port`), opens segment mode's store, leases a generator, then starts
+ * the TCP front-ends; a store or registry that does not answer is retried with backoff (start-retry.ts) while
+ * `/readyz`, `/v1/status` and the log say what the start waits for. Shutdown: see `shutdown` in service-steps.ts.
  */
 import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
@@ -170,7 +157,22 @@ export async function startService(
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger, memcached, grpc);
+  logger.info(
+    {
+      port,
+      thriftPort: thrift?.port,
+      memcachedPort: memcached?.port,
+      grpcPort: grpc?.port,
+      layout: core.layout.name,
+      spec: core.layout.describe().spec,
+      node: core.issuer.leased?.generator.node,
+      registry: core.registry?.url,
+      cluster: config.cluster,
+      auth: config.token !== undefined,
+      publicIds: publicIdsOn(config),
+    },
+    'ready',
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
@@ -199,32 +201,5 @@ function answered(core: ServiceCore, log: ServiceLogger, now: () => number): voi
   log.info(
     { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
     `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} answers; starting`,
-  );
-}
-
-function logReady(
-  config: ServeConfig,
-  core: ServiceCore,
-  port: number,
-  thrift: ThriftServer | undefined,
-  logger: ServiceLogger,
-  memcached?: MemcachedServer,
-  grpc?: GrpcServer,
-): void {
-  logger.info(
-    {
-      port,
-      thriftPort: thrift?.port,
-      memcachedPort: memcached?.port,
-      grpcPort: grpc?.port,
-      layout: core.layout.name,
-      spec: core.layout.describe().spec,
-      node: core.issuer.leased?.generator.node,
-      registry: core.registry?.url,
-      cluster: config.cluster,
-      auth: config.token !== undefined,
-      publicIds: publicIdsOn(config),
-    },
-    'ready',
   );
 }

@@ -11,7 +11,7 @@ import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coo
 import { parseCommandLine } from '../cli/args.js';
 import { serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
-import { CONFIG_ENV } from './env-hints.js';
+import { CONFIG_ENV, clip } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
@@ -339,7 +339,4 @@ function reasonOf(err: FlurryError): string {
 
 function hasCode(err: unknown, code: string): boolean {
   return err instanceof FlurryError && err.code === code;
-}
-function clip(s: string): string {
-  return s.length > 80 ? s.slice(0, 80) + '…' : s;
 }
