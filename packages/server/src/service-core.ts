@@ -1,26 +1,22 @@
 /**
  * The service's state, apart from its servers: the issuer around the leased generator,
- * readiness, metrics and public IDs ({@link createServiceCore}), and the context the HTTP
+ * readiness and metrics ({@link createServiceCore}), and the context the HTTP
  * routes see ({@link httpContext}). Building it opens nothing: no socket, no registry, so
  * a test can serve requests in-process against it once a leased generator is attached.
  */
 import { consoleAccess } from './console/access.js';
-import {
-  FlurryError,
-  GENERATOR_DEFAULTS,
-  PublicIdCodec,
-  loadKeysFromFile,
-  parseKeys,
-  systemClock,
-  type Clock,
-  type Layout,
-} from '@flurry/core';
+import { CONSOLE } from './console/feature.js';
+import { OPERATIONS } from './ops/feature.js';
+import { UUIDS } from './http/routes/uuids.js';
+import { FlurryError, GENERATOR_DEFAULTS, systemClock, type Clock, type Layout } from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
 import { ConsoleData } from './console/data.js';
 import { EventStreams } from './console/events.js';
 import { serverError } from './errors.js';
-import type { HttpContext, Logger, PublicIds } from './http/context.js';
+import type { HttpContext, Logger } from './http/context.js';
+import type { FeatureStates } from './http/feature.js';
+import { PUBLIC_IDS, makePublicIds, publicIdsOn } from './public-ids/codec.js';
 import { LeasedIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
@@ -44,25 +40,20 @@ export interface ServiceCore {
   readonly metrics: ServiceMetrics;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
-  readonly publicIds: PublicIds | undefined;
   /** The open registry, once opened (named in readiness messages). */
   registry: Registry | undefined;
   /** Set when shutdown begins. */
   shuttingDown: boolean;
   /** While the start waits out an outage of the store or registry: what it waits for and why. */
   startWait: StartWait | undefined;
+  /** Each feature's state, by its slot (shared with the routes' context). */
+  readonly features: FeatureStates;
   /** The console's data and event streams (closed by shutdown). */
   readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
 
 /**
  * Builds the core of a service from its configuration.
- *
- * @throws FlurryError `FLURRY_E_CONFIG` for an unusable public-ID key.
- * @example
- * ```ts
- * const core = createServiceCore(config, logger);
- * ```
  */
 export function createServiceCore(
   config: ServeConfig,
@@ -94,19 +85,21 @@ export function createServiceCore(
     }),
     notReady: () =>
       readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),
-    publicIds: makePublicIds(config, () => issuer.next()),
     registry: undefined,
+    features: new Map(),
     shuttingDown: false,
     startWait: undefined,
     console: undefined as unknown as ServiceCore['console'],
   };
-  const data = new ConsoleData({ core, config, clock });
+  const data = new ConsoleData({ core, config, clock, publicIds: publicIdsOn(config) });
   (core as { console: ServiceCore['console'] }).console = { data, streams: new EventStreams(data) };
   return core;
 }
 
 /**
- * The context of the HTTP routes over a service core.
+ * The context of the HTTP routes over a service core, with the features' states.
+ *
+ * @throws FlurryError `FLURRY_E_CONFIG` for an unusable public-ID key.
  *
  * @example
  * ```ts
@@ -114,25 +107,30 @@ export function createServiceCore(
  * ```
  */
 export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logger): HttpContext {
-  return {
+  const ctx: HttpContext = {
     layout: core.layout,
     ids: core.issuer,
-    uuids: core.uuids,
     notReady: () => core.notReady(),
-    node: () => core.issuer.leased?.generator.node,
     metrics: core.metrics,
-    publicIds: core.publicIds,
-    token: config.token,
-    authHealth: config.authHealth,
-    consoleAccess: consoleAccess(config.console, config.host, config.token),
-    maxBatch: config.maxBatch,
-    maxUrlBytes: config.maxUrlBytes,
-    maxBodyBytes: config.maxBodyBytes,
+    limits: {
+      token: config.token,
+      authHealth: config.authHealth,
+      maxBatch: config.maxBatch,
+      maxUrlBytes: config.maxUrlBytes,
+      maxBodyBytes: config.maxBodyBytes,
+    },
     logger,
-    openapi: openApiJson(),
     shuttingDown: false,
-    console: core.console,
+    features: core.features,
   };
+  UUIDS.set(ctx, core.uuids);
+  OPERATIONS.set(ctx, { node: () => core.issuer.leased?.generator.node, openapi: openApiJson() });
+  CONSOLE.set(ctx, { access: consoleAccess(config.console, config.host, config.token), ...core.console });
+  PUBLIC_IDS.set(
+    ctx,
+    makePublicIds(config, config.layout.totalBits, () => core.issuer.next()),
+  );
+  return ctx;
 }
 
 /** Why the service is not ready, or null: shutdown, no lease, lease fenced, clock out of bounds. */
@@ -193,26 +191,4 @@ function notStarted(config: ServeConfig, wait: StartWait | undefined): FlurryErr
     'UNAVAILABLE',
     `the service is starting: it has no node-ID lease from ${redactUrl(config.registry)} yet; retry shortly`,
   );
-}
-
-function makePublicIds(config: ServeConfig, next: () => bigint): PublicIds | undefined {
-  let keys;
-  try {
-    if (config.publicKey !== undefined) keys = parseKeys(config.publicKey);
-    else if (config.publicKeyFile !== undefined) keys = loadKeysFromFile(config.publicKeyFile);
-    else return undefined;
-  } catch (err) {
-    const setting = config.publicKey !== undefined ? 'publicKey' : 'publicKeyFile';
-    throw serverError(
-      'CONFIG',
-      `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`,
-      { setting },
-    );
-  }
-  const codec = PublicIdCodec.create({ keys, bits: config.layout.totalBits });
-  return {
-    next: () => codec.encode(next()),
-    decode: (s: string) => codec.decode(s),
-    encode: (id: bigint) => codec.encode(id),
-  };
 }

@@ -13,7 +13,10 @@ import type { ServiceCore } from './service-core.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
-import type { GrpcServer } from './grpc/index.js';
+import type { GrpcServer, IdServiceContext } from './grpc/index.js';
+import { PUBLIC_IDS } from './public-ids/codec.js';
+import { SEQUENCES } from './sequences/mode.js';
+import { UUIDS } from './http/routes/uuids.js';
 
 /**
  * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
@@ -64,10 +67,6 @@ export function listenHttp(server: Server, port: number, host: string): Promise<
  * `registryOptions` adds or overrides registry options (tests: a manual clock).
  *
  * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
- * @example
- * ```ts
- * const lg = await leaseGenerator(config, core, port, logger);
- * ```
  */
 export async function leaseGenerator(
   config: ServeConfig,
@@ -120,75 +119,78 @@ export async function leaseGenerator(
   return lg;
 }
 
-/**
- * Starts the Thrift server when `config.thriftPort` is set (the thrift library is loaded
- * only then: it costs start-up time and memory); its IDs come from the core's issuer.
- *
- * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- */
-export async function startThrift(
-  config: ServeConfig,
-  core: ServiceCore,
-  logger: ServiceLogger,
-): Promise<ThriftServer | undefined> {
-  const thriftPort = config.thriftPort;
-  if (thriftPort === undefined) return undefined;
-  const { startThriftServer } = await import('./thrift/index.js');
-  const issuer = core.issuer;
-  return startThriftServer({
-    host: config.host,
-    port: thriftPort,
-    generator: { next: () => issuer.next() },
-    layout: core.layout,
-    node: () => issuer.leased?.generator.node ?? {},
-    logger: logger.child({ component: 'thrift' }),
-  }).catch((err: NodeJS.ErrnoException) => {
+/** A front-end's listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and its flag. */
+function listening<T>(what: string, flag: string, host: string, port: number, started: Promise<T>): Promise<T> {
+  return started.catch((err: NodeJS.ErrnoException) => {
     if (err instanceof FlurryError || err.code === undefined) throw err;
     throw serverError(
       'LISTEN',
-      `cannot listen for Thrift on ${config.host}:${thriftPort} (${err.code}); choose another --thrift-port, or stop what holds it`,
-      { host: config.host, port: thriftPort, cause: err.code },
+      `cannot listen for ${what} on ${host}:${port} (${err.code}); choose another --${flag}, or stop what holds it`,
+      { host, port, cause: err.code },
     );
   });
 }
 
 /**
- * Starts the memcached endpoint when `config.memcachedPort` is set (its module is loaded only
+ * Starts the Thrift server when `thriftPort` is set (the thrift library is loaded only
+ * then: it costs start-up time and memory); its IDs come from the core's issuer.
+ *
+ * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ */
+export async function startThrift(
+  { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
+  core: ServiceCore,
+  logger: ServiceLogger,
+): Promise<ThriftServer | undefined> {
+  if (thriftPort === undefined) return undefined;
+  const { startThriftServer } = await import('./thrift/index.js');
+  const issuer = core.issuer;
+  const started = startThriftServer({
+    host,
+    port: thriftPort,
+    generator: { next: () => issuer.next() },
+    layout: core.layout,
+    node: () => issuer.leased?.generator.node ?? {},
+    logger: logger.child({ component: 'thrift' }),
+  });
+  return listening('Thrift', 'thrift-port', host, thriftPort, started);
+}
+
+/**
+ * Starts the memcached endpoint when `memcachedPort` is set (its module is loaded only
  * then); its IDs come from the core's issuer, its requests are counted under
  * `protocol="memcached"`, and the token (when set) is asked for through SASL PLAIN.
  *
  * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
  */
 export async function startMemcached(
-  config: ServeConfig,
+  {
+    host,
+    memcachedPort,
+    memcachedIdleTimeoutMs,
+    token,
+  }: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
   core: ServiceCore,
   logger: ServiceLogger,
 ): Promise<MemcachedServer | undefined> {
-  const memcachedPort = config.memcachedPort;
   if (memcachedPort === undefined) return undefined;
   const { startMemcachedServer, MEMCACHED_COMMANDS } = await import('./memcached/index.js');
   const issuer = core.issuer;
-  return startMemcachedServer({
-    host: config.host,
+  const started = startMemcachedServer({
+    host,
     port: memcachedPort,
     ids: issuer,
-    ...(config.token !== undefined ? { token: config.token } : {}),
-    idleTimeoutMs: config.memcachedIdleTimeoutMs,
+    ...(token !== undefined ? { token } : {}),
+    idleTimeoutMs: memcachedIdleTimeoutMs,
     recorder: core.metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS),
     issued: () => issuer.issued(),
     logger: logger.child({ component: 'memcached' }),
-  }).catch((err: NodeJS.ErrnoException) => {
-    if (err instanceof FlurryError || err.code === undefined) throw err;
-    throw serverError(
-      'LISTEN',
-      `cannot listen for memcached on ${config.host}:${memcachedPort} (${err.code}); choose another --memcached-port, or stop what holds it`,
-      { host: config.host, port: memcachedPort, cause: err.code },
-    );
   });
+  return listening('memcached', 'memcached-port', host, memcachedPort, started);
 }
 
 /**
- * Starts the gRPC / gRPC-Web / Connect port when `config.grpcPort` is set (Connect and
+ * Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set (Connect and
  * protobuf are loaded only then); its IDs come from the core's issuer through the HTTP
  * routes' context (the same public-ID codec, sequences, token and limits), Health
  * follows the core's readiness, and each call is counted with its protocol.
@@ -196,34 +198,40 @@ export async function startMemcached(
  * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
  */
 export async function startGrpc(
-  config: ServeConfig,
+  { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,
   core: ServiceCore,
   ctx: HttpContext,
   logger: ServiceLogger,
   tls?: TlsFiles,
 ): Promise<GrpcServer | undefined> {
-  const grpcPort = config.grpcPort;
   if (grpcPort === undefined) return undefined;
   const { startGrpcServer } = await import('./grpc/index.js');
   const metrics = core.metrics;
-  return startGrpcServer({
-    host: config.host,
+  const started = startGrpcServer({
+    host,
     port: grpcPort,
-    ids: ctx,
+    ids: idServiceContext(ctx),
     ready: () => core.notReady() === null,
-    token: config.token,
-    authHealth: config.authHealth,
+    token: ctx.limits.token,
+    authHealth: ctx.limits.authHealth,
     ...(tls ? { tls } : {}),
     record: (protocol, method, code, seconds) => metrics.protocolRequest(protocol, method, code, seconds),
     logger: logger.child({ component: 'grpc' }),
-  }).catch((err: NodeJS.ErrnoException) => {
-    if (err instanceof FlurryError || err.code === undefined) throw err;
-    throw serverError(
-      'LISTEN',
-      `cannot listen for gRPC on ${config.host}:${grpcPort} (${err.code}); choose another --grpc-port, or stop what holds it`,
-      { host: config.host, port: grpcPort, cause: err.code },
-    );
   });
+  return listening('gRPC', 'grpc-port', host, grpcPort, started);
+}
+
+/** What the gRPC IdService answers from: the routes' context and the features it serves. */
+export function idServiceContext(ctx: HttpContext): IdServiceContext {
+  return {
+    layout: ctx.layout,
+    ids: ctx.ids,
+    token: ctx.limits.token,
+    maxBatch: ctx.limits.maxBatch,
+    uuids: UUIDS.get(ctx),
+    publicIds: PUBLIC_IDS.get(ctx),
+    sequences: SEQUENCES.get(ctx)?.sequences,
+  };
 }
 
 /**
@@ -280,14 +288,9 @@ export async function shutdown({
   core.console.streams.close(); // open consoles would hold server.close() up
   core.console.data.close();
   await closeHttp(server, config.shutdownTimeoutMs);
-  if (thrift)
-    await thrift.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the thrift server failed'));
-  if (memcached)
-    await memcached
-      .close()
-      .catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the memcached endpoint failed'));
-  if (grpc)
-    await grpc.close().catch((err: unknown) => logger.warn({ err: String(err) }, 'closing the gRPC server failed'));
+  const frontEnds = { 'thrift server': thrift, 'memcached endpoint': memcached, 'gRPC server': grpc };
+  for (const [name, server] of Object.entries(frontEnds))
+    await server?.close().catch((err: unknown) => logger.warn({ err: String(err) }, `closing the ${name} failed`));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
   await core.uuids.close().catch(() => undefined); // before the lease is released: its high-water mark counts
   const lg = core.issuer.leased;

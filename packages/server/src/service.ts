@@ -1,32 +1,19 @@
 /**
- * The ID service: wires the configuration, the node-ID registry, the leased generator,
- * metrics, the HTTP server and (optionally) the Twitter-compatible Thrift server, and
- * shuts them down in order. {@link startService} composes named steps (service-core.ts,
- * service-steps.ts), each usable and testable on its own.
- *
- * Start-up: listen on HTTP first (so `/healthz` answers and `/readyz` says 503 while the
- * lease is being acquired, and the Leaf-compatible registry learns this service's
- * `ip:port`), then open the sequence store (with `--sequences`), then open the registry and
- * acquire a lease through `leasedGenerator`, then start Thrift. A store or registry that
- * does not answer (an outage: `failureKind` in errors.ts) is retried with backoff
- * (start-retry.ts) while `/readyz`, `/v1/status` and the log say what the start waits for;
- * any other failure (bad input, every node ID held) stops the service with the coded error.
- *
- * Shutdown ({@link RunningService.close}): stop accepting connections, let in-flight
- * requests finish (cut after `shutdownTimeoutMs`), stop Thrift, then close the leased
- * generator (it reports the final high-water mark and releases the lease, so another
- * process may take the node ID at once and continues above every ID issued here), then
- * close the registry.
+ * The ID service: the issuing core (service-core.ts) and its features, composed by {@link startService} from
+ * named steps (service-steps.ts). Start-up listens on HTTP first (`/healthz` answers, `/readyz` says 503 and
+ * the Leaf-compatible registry learns `ip:port`), opens segment mode's store, leases a generator, then starts
+ * the TCP front-ends; a store or registry that does not answer is retried with backoff (start-retry.ts) while
+ * `/readyz`, `/v1/status` and the log say what the start waits for. Shutdown: see `shutdown` in service-steps.ts.
  */
 import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
-import { assertKnownOptions, optionNames } from '@flurry/core';
-import { openSequences, type Sequences } from '@flurry/segments';
-import { SequenceMetrics } from './sequence-metrics.js';
-import type { ServeConfig } from './config/index.js';
+import { assertKnownOptions } from '@flurry/core';
+import { SEQUENCES, SegmentMode } from './sequences/mode.js';
+import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import type { Server as HttpsServer } from 'node:https';
 import { TlsFiles } from './tls.js';
+import { publicIdsOn } from './public-ids/codec.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import {
@@ -64,53 +51,6 @@ export interface RunningService {
   /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
   reloadTls?(): boolean;
 }
-
-/**
- * The keys of {@link ServeConfig}: `startService` refuses any other key (a hand-built config with `clustr` or
- * `leaseTtl`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one. Adding a field to `ServeConfig`
- * without listing it here fails to compile.
- */
-export const SERVE_CONFIG_KEYS = optionNames<ServeConfig>({
-  host: true,
-  port: true,
-  layout: true,
-  node: true,
-  registry: true,
-  registrySource: true,
-  cluster: true,
-  leaseTtlMs: true,
-  leaseRenewMs: true,
-  leaseMarginMs: true,
-  highWaterWaitMs: true,
-  registryConnectTimeoutMs: true,
-  onExhausted: true,
-  onClockBackwards: true,
-  sequenceStart: true,
-  thriftPort: true,
-  memcachedPort: true,
-  memcachedIdleTimeoutMs: true,
-  grpcPort: true,
-  tlsCert: true,
-  tlsKey: true,
-  token: true,
-  authHealth: true,
-  console: true,
-  maxBatch: true,
-  maxUrlBytes: true,
-  maxBodyBytes: true,
-  publicKey: true,
-  publicKeyFile: true,
-  sequences: true,
-  autoCreate: true,
-  allowVolatileStore: true,
-  sequenceMaxStep: true,
-  sequenceTargetMs: true,
-  logLevel: true,
-  allowRoot: true,
-  shutdownTimeoutMs: true,
-  configFile: true,
-  workers: true,
-});
 
 /** Options of {@link startService} beyond the configuration. */
 export interface StartServiceOptions {
@@ -162,19 +102,17 @@ export async function startService(
   assertKnownOptions(config, SERVE_CONFIG_KEYS, 'startService config');
   assertKnownOptions(options, START_OPTION_KEYS, 'startService options');
   const core = createServiceCore(config, logger);
-  let sequenceMetrics: SequenceMetrics | undefined;
-  let sequences: Sequences | undefined;
   const base: HttpContext = { ...httpContext(config, core, logger.child({ component: 'http' })) };
   const ctx = options.adaptContext ? options.adaptContext(base, core) : base;
-  if (config.sequences !== undefined) ctx.sequencesStarting = () => core.notReady() ?? undefined;
+  const segments =
+    config.sequences === undefined
+      ? undefined
+      : new SegmentMode(config.sequences, config, () => core.notReady() ?? undefined);
+  SEQUENCES.set(ctx, segments);
   const tls = TlsFiles.fromConfig(config);
   const server = createHttpServer(ctx, tls?.pair());
   tls?.onReload((pair) => (server as HttpsServer).setSecureContext(pair));
-  const closeSequences = async (): Promise<void> => {
-    if (!sequences) return;
-    const { handedBack, wasted } = await sequences.close();
-    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
-  };
+  const closeSequences = async (): Promise<void> => segments?.close(logger);
   const port = await listenHttp(server, config.port, config.host);
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
@@ -203,25 +141,9 @@ export async function startService(
   let memcached: MemcachedServer | undefined;
   let grpc: GrpcServer | undefined;
   try {
-    if (config.sequences !== undefined) {
-      const url = config.sequences;
-      sequences = await retryOutage(
-        'store',
-        () =>
-          openSequences(url, {
-            autoCreate: config.autoCreate,
-            allowVolatileStore: config.allowVolatileStore,
-            maxBatch: config.maxBatch,
-            maxStep: config.sequenceMaxStep,
-            targetSegmentMs: config.sequenceTargetMs,
-            onEvent: (sequenceMetrics ??= new SequenceMetrics(core.metrics.registry)).onEvent,
-          }),
-        retry,
-      );
+    if (segments) {
+      await retryOutage('store', () => segments.open(core.metrics.registry), retry);
       answered(core, startLog, now);
-      if (sequenceMetrics) sequenceMetrics.attach(sequences);
-      ctx.sequences = sequences;
-      core.console.data.sequences = sequences;
     }
     await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
     answered(core, startLog, now);
@@ -235,7 +157,22 @@ export async function startService(
     await closeSequences().catch(() => undefined);
     throw err;
   }
-  logReady(config, core, port, thrift, logger, memcached, grpc);
+  logger.info(
+    {
+      port,
+      thriftPort: thrift?.port,
+      memcachedPort: memcached?.port,
+      grpcPort: grpc?.port,
+      layout: core.layout.name,
+      spec: core.layout.describe().spec,
+      node: core.issuer.leased?.generator.node,
+      registry: core.registry?.url,
+      cluster: config.cluster,
+      auth: config.token !== undefined,
+      publicIds: publicIdsOn(config),
+    },
+    'ready',
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
@@ -264,32 +201,5 @@ function answered(core: ServiceCore, log: ServiceLogger, now: () => number): voi
   log.info(
     { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
     `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} answers; starting`,
-  );
-}
-
-function logReady(
-  config: ServeConfig,
-  core: ServiceCore,
-  port: number,
-  thrift: ThriftServer | undefined,
-  logger: ServiceLogger,
-  memcached?: MemcachedServer,
-  grpc?: GrpcServer,
-): void {
-  logger.info(
-    {
-      port,
-      thriftPort: thrift?.port,
-      memcachedPort: memcached?.port,
-      grpcPort: grpc?.port,
-      layout: core.layout.name,
-      spec: core.layout.describe().spec,
-      node: core.issuer.leased?.generator.node,
-      registry: core.registry?.url,
-      cluster: config.cluster,
-      auth: config.token !== undefined,
-      publicIds: core.publicIds !== undefined,
-    },
-    'ready',
   );
 }

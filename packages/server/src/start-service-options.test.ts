@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError, assertKnownOptions } from '@flurry/core';
-import { loadServeConfig } from './config/index.js';
-import { SERVE_CONFIG_KEYS, startService, type ServiceLogger } from './service.js';
+import { loadServeConfig, SERVE_CONFIG_KEYS } from './config/index.js';
+import { startService, type ServiceLogger } from './service.js';
 import { startThriftServer } from './thrift/index.js';
 
 const quiet: ServiceLogger = {

@@ -62,6 +62,7 @@ export function closestName(name: string, candidates: readonly string[], prefixL
   return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));
 }
 
-function clip(s: string): string {
+/** `s` cut to 80 characters (names and values in messages). */
+export function clip(s: string): string {
   return s.length > 80 ? s.slice(0, 80) + '…' : s;
 }

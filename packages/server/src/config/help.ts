@@ -18,11 +18,6 @@ export function serveFlagSpecs(): FlagSpecs {
 /**
  * The text of `flurry serve --help`: usage, then every setting with its flag, variable,
  * allowed values and default.
- *
- * @example
- * ```ts
- * process.stdout.write(serveHelp());
- * ```
  */
 export function serveHelp(): string {
   const lines = [

@@ -5,7 +5,7 @@
  * help.ts prints the table for `flurry serve --help`; env-hints.ts warns about misspelt
  * `FLURRY_*` variables. Only what callers use is exported here; the table itself stays internal.
  */
-export { loadServeConfig, type ServeConfig } from './load.js';
+export { loadServeConfig, SERVE_CONFIG_KEYS, type ServeConfig } from './load.js';
 export { serveHelp, serveFlagSpecs } from './help.js';
 export { unknownEnvWarnings, closestName, type EnvWarning } from './env-hints.js';
 export type { LogLevel, SettingKey, SettingValues } from './settings.js';

@@ -11,7 +11,7 @@ import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coo
 import { parseCommandLine } from '../cli/args.js';
 import { serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
-import { CONFIG_ENV } from './env-hints.js';
+import { CONFIG_ENV, clip } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
@@ -38,6 +38,19 @@ export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | '
   /** Where the config file came from, if any. */
   readonly configFile: string | undefined;
 }
+
+/** The settings that only build the layout: not fields of {@link ServeConfig}. */
+const LAYOUT_PARTS: readonly SettingKey[] = ['fields', 'epoch', 'unit'];
+
+/**
+ * The keys of {@link ServeConfig}, derived from the settings table: `startService` refuses any other key
+ * (a hand-built config with `clustr`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one.
+ */
+export const SERVE_CONFIG_KEYS: readonly (keyof ServeConfig)[] = Object.freeze([
+  ...SETTINGS.map((s) => s.key).filter((k): k is keyof ServeConfig & SettingKey => !LAYOUT_PARTS.includes(k)),
+  'registrySource',
+  'configFile',
+]);
 
 /** Where a value came from: `name` is the flag, the variable or the key in the file. */
 interface Source {
@@ -326,7 +339,4 @@ function reasonOf(err: FlurryError): string {
 
 function hasCode(err: unknown, code: string): boolean {
   return err instanceof FlurryError && err.code === code;
-}
-function clip(s: string): string {
-  return s.length > 80 ? s.slice(0, 80) + '…' : s;
 }

@@ -16,9 +16,9 @@ import {
   type ManagedLease,
   type Registry,
 } from '@flurry/coordination';
-import type { Sequences } from '@flurry/segments';
+import type { FeatureStates } from '../http/feature.js';
+import { SEQUENCES } from '../sequences/mode.js';
 import type { ServeConfig } from '../config/index.js';
-import type { PublicIds } from '../http/context.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { LeasedIssuer } from '../issuing.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -36,9 +36,10 @@ export interface ConsoleSource {
   readonly layout: Layout;
   readonly issuer: Pick<LeasedIssuer, 'issued' | 'leased'>;
   readonly metrics: ServiceMetrics;
-  readonly publicIds: PublicIds | undefined;
   /** The open registry, once opened. */
   readonly registry: Registry | undefined;
+  /** The features' states (segment mode's sequences are listed). */
+  readonly features: FeatureStates;
   /** Why the service is not ready (waiting for a registry or store at start…), or null. */
   notReady(): FlurryError | null;
 }
@@ -50,6 +51,8 @@ export interface ConsoleDataOptions {
     /** The bearer token, if any (decoding public IDs needs one). */
     readonly token?: string | undefined;
   };
+  /** Whether public IDs are on (a key is configured). */
+  readonly publicIds: boolean;
   /** The service clock (wall time of the bodies, monotonic time of the rates). */
   readonly clock?: Clock;
   /** How long one registry read serves every caller (default 1000 ms). */
@@ -59,8 +62,6 @@ export interface ConsoleDataOptions {
 /** The console's data source (see the module comment). */
 export class ConsoleData {
   readonly startedAt: number;
-  /** Segment mode's sequences, when the service has them (set by startService). */
-  sequences: Sequences | undefined = undefined;
   /** With `--workers N`: the worker table the primary sends (listed in the status as `workers`). */
   workers: (() => readonly WorkerEntry[]) | undefined = undefined;
   private readonly clock: Clock;
@@ -127,6 +128,7 @@ export class ConsoleData {
     const layout = core.layout;
     const lg = core.issuer.leased;
     const ev = core.metrics.events;
+    const sequences = SEQUENCES.get(core)?.sequences;
     const last = lg?.generator.lastIssuedUnixMs ?? 0;
     return {
       now,
@@ -156,13 +158,13 @@ export class ConsoleData {
       },
       refusals: { ...core.metrics.refusals },
       publicIds: {
-        issue: core.publicIds !== undefined,
-        decode: core.publicIds !== undefined && this.o.config.token !== undefined,
+        issue: this.o.publicIds,
+        decode: this.o.publicIds && this.o.config.token !== undefined,
       },
       routes: ROUTE_NAMES.slice(0, -1).map((name, r) => ({ name, ...this.rates.route(r) })),
       protocols: this.rates.protocols(),
-      sequences: this.sequences
-        ? this.sequences.status().map((s) => ({
+      sequences: sequences
+        ? sequences.status().map((s) => ({
             key: s.key,
             step: s.step,
             position: s.current ? s.current.next : null,

@@ -17,7 +17,8 @@ import { WireType } from '@bufbuild/protobuf/wire';
 import { FlurryError, parseId, parseTime, type Layout, type UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
-import type { IdSource, PublicIds, UuidSource } from '../http/context.js';
+import type { IdSource, UuidSource } from '../http/context.js';
+import type { PublicIds } from '../public-ids/codec.js';
 import { parseUuidForm } from '../http/routes/uuids.js';
 import { IdService, StreamIdsResponseSchema } from './gen-proto/flurry/v1/id_service_pb.js';
 

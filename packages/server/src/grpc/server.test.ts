@@ -14,6 +14,7 @@ import { FlurryError } from '@flurry/core';
 import { openSequences } from '@flurry/segments';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext } from '../service-core.js';
+import { idServiceContext } from '../service-steps.js';
 import { startGrpcServer, type GrpcServer } from './index.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -57,7 +58,7 @@ describe('the gRPC port over a service core that holds no lease yet', () => {
     const core = createServiceCore(config, quiet);
     server = await startGrpcServer({
       port: 0,
-      ids: httpContext(config, core, quiet),
+      ids: idServiceContext(httpContext(config, core, quiet)),
       ready: () => core.notReady() === null,
     });
     ids = client(server.port, 'flurry/v1/id_service.proto', 'flurry.v1.IdService');
@@ -132,7 +133,7 @@ test('GIVEN Health/Watch THEN it sends the state at once, then each change of re
   let ready = false;
   const server = await startGrpcServer({
     port: 0,
-    ids: httpContext(config, core, quiet),
+    ids: idServiceContext(httpContext(config, core, quiet)),
     ready: () => ready,
     healthWatchMs: 20,
     idleTimeoutMs: 200,
@@ -169,7 +170,7 @@ test('GIVEN --sequences THEN NextSequence answers increasing numbers; an unknown
   await sequences.create('order', { start: 1000 });
   const server = await startGrpcServer({
     port: 0,
-    ids: { ...httpContext(config, core, quiet), sequences },
+    ids: { ...idServiceContext(httpContext(config, core, quiet)), sequences },
     ready: () => true,
   });
   const ids = client(server.port, 'flurry/v1/id_service.proto', 'flurry.v1.IdService');

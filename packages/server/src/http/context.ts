@@ -4,21 +4,8 @@
  * around the leased generator; the routes never see the registry, so no route can change
  * the node, the layout or the clock.
  */
-import type { ServerResponse } from 'node:http';
 import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
-import type { Sequences } from '@flurry/segments';
-import type { ConsoleAccess } from '../console/access.js';
-import type { ClusterBody, StatusBody } from '../console/types.js';
-
-/** Issues and reads public IDs (issue 7), when a key is configured. */
-export interface PublicIds {
-  /** A new ID, encrypted and encoded as a public ID string. */
-  next(): string;
-  /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
-  decode(publicId: string): bigint;
-  /** The public ID of an existing ID (gRPC's EncodePublicId). */
-  encode?(id: bigint): string;
-}
+import type { FeatureStates } from './feature.js';
 
 /**
  * Where the routes get IDs: the service's issuer around the leased generator (see
@@ -69,14 +56,16 @@ export interface RouteMetrics {
   readonly contentType: string;
 }
 
-/**
- * The console's feeds as the routes see them: the `/v1/status` and `/v1/cluster` bodies (`ConsoleData` in
- * ../console/data.ts) and the `/v1/events` streams (`EventStreams` in ../console/events.ts).
- */
-export interface ConsoleFeeds {
-  readonly data: { status(): StatusBody; cluster(): Promise<ClusterBody> };
-  /** Answers one `GET /v1/events` on `res` (a stream, or a 503); returns the status sent. */
-  readonly streams: { open(res: ServerResponse): number };
+/** The token and size limits every route is checked against. */
+export interface HttpLimits {
+  /** The configured bearer token, if any. */
+  readonly token: string | undefined;
+  /** Whether /healthz, /readyz and /metrics need the token too. */
+  readonly authHealth: boolean;
+  /** The largest count of a batch route. */
+  readonly maxBatch: number;
+  readonly maxUrlBytes: number;
+  readonly maxBodyBytes: number;
 }
 
 /** The service as the routes see it. */
@@ -84,34 +73,13 @@ export interface HttpContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
-  /** New UUIDv7 on the same lease (absent: the UUID routes answer 503). */
-  readonly uuids?: UuidSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
-  /** The current node field values, if a lease is held. */
-  node(): Readonly<Record<string, number>> | undefined;
   readonly metrics: RouteMetrics;
-  readonly publicIds: PublicIds | undefined;
-  /** Segment mode (`--sequences URL`), when configured and open. */
-  sequences?: Sequences | undefined;
-  /** Segment mode is configured but its store is not open yet: why (503), so its routes do not say it is off. */
-  sequencesStarting?: (() => FlurryError | undefined) | undefined;
-  /** The configured bearer token, if any. */
-  readonly token: string | undefined;
-  /** Whether the web console is served (absent: it is). */
-  readonly consoleAccess?: ConsoleAccess;
-  /** Whether /healthz, /readyz and /metrics need the token too. */
-  readonly authHealth: boolean;
-  readonly maxBatch: number;
-  readonly maxUrlBytes: number;
-  readonly maxBodyBytes: number;
+  readonly limits: HttpLimits;
   readonly logger: Logger;
-  /** The OpenAPI document, serialized. */
-  readonly openapi: string;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
-  /** The console's data (`/v1/status`, `/v1/cluster`) and event streams (`/v1/events`). */
-  readonly console?: ConsoleFeeds | undefined;
-  /** Extra fields of the `/readyz` 200 body (`--workers`: `{ workers: { ready, total } }`). */
-  readonly readyBody?: (() => Record<string, unknown>) | undefined;
+  /** Each feature's state, in its feature's slot (see feature.ts). */
+  readonly features: FeatureStates;
 }

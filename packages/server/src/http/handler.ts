@@ -36,13 +36,13 @@ export function createRequestHandler(
   ctx: HttpContext,
   routes: readonly Route[] = ROUTES,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const auth = ctx.token === undefined ? undefined : new BearerAuth(ctx.token);
+  const auth = ctx.limits.token === undefined ? undefined : new BearerAuth(ctx.limits.token);
   const headers = new RequestHeaders();
   const router = new Router(routes, ctx, headers);
   const unmatched = routes === ROUTES ? UNMATCHED_ROUTE : routes.length;
   const metrics = ctx.metrics;
-  const maxUrl = ctx.maxUrlBytes;
-  const maxBody = ctx.maxBodyBytes;
+  const maxUrl = ctx.limits.maxUrlBytes;
+  const maxBody = ctx.limits.maxBodyBytes;
   const debug = ctx.logger.isLevelEnabled?.('debug') ?? false;
 
   function done(req: IncomingMessage, url: string, routeId: number, status: number, t0: number): void {

@@ -60,12 +60,6 @@ export interface Route {
   readonly path: string;
   readonly methods: RouteMethods;
   readonly auth: RouteAuth;
-  /**
-   * Part of the web console (its page and files, and its data routes `/v1/status`, `/v1/cluster`,
-   * `/v1/events`): when the `console` setting turns the console off (console/access.ts), the route
-   * answers 404 saying why, whatever the token. One rule for all of them (docs/console.md).
-   */
-  readonly console?: boolean;
   /** Builds the handler once per service (per-service state, e.g. buffers, lives in its closure). */
   create(ctx: HttpContext): RouteHandler;
   /** The OpenAPI operation object of its `get`. */

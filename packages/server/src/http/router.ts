@@ -28,14 +28,6 @@ export interface BoundRoute {
   readonly segments: ReadonlyArray<string | null>;
 }
 
-/** The handler of a console route while the console is off: 404 saying why (console/access.ts). */
-function consoleOff(ctx: HttpContext): RouteHandler {
-  const why = ctx.consoleAccess?.why ?? 'the web console is off';
-  return () => {
-    throw serverError('NOT_FOUND', why);
-  };
-}
-
 /** The dispatcher's lookup structure over a route table. */
 export class Router {
   private readonly exact = new Map<string, BoundRoute>();
@@ -58,13 +50,15 @@ export class Router {
       const bound: BoundRoute = {
         id,
         route,
-        handle: route.console === true && ctx.consoleAccess?.on === false ? consoleOff(ctx) : route.create(ctx),
+        handle: route.create(ctx),
         input: { query: '', params: [], headers },
         allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
         needsToken:
-          ctx.token !== undefined &&
-          (route.auth === 'token' || route.auth === 'token-or-query' || (route.auth === 'health' && ctx.authHealth)),
+          ctx.limits.token !== undefined &&
+          (route.auth === 'token' ||
+            route.auth === 'token-or-query' ||
+            (route.auth === 'health' && ctx.limits.authHealth)),
         tokenInQuery: route.auth === 'token-or-query',
         prefix,
         segments,

@@ -57,7 +57,7 @@ export function createHttpServer(ctx: HttpContext, tls?: { cert: Buffer; key: Bu
       body = JSON.stringify({
         error: {
           code: 'FLURRY_E_HEADERS_TOO_LARGE',
-          message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.maxUrlBytes} bytes) and fewer or smaller headers`,
+          message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.limits.maxUrlBytes} bytes) and fewer or smaller headers`,
         },
       });
     } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT') {

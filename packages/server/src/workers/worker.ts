@@ -15,6 +15,7 @@
 import type { FlurryError } from '@flurry/core';
 import type { HttpContext } from '../http/context.js';
 import type { ServiceCore } from '../service-core.js';
+import { OPERATIONS } from '../ops/feature.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
 /** How often a worker reports to the primary (ms). */
@@ -100,15 +101,20 @@ export function workerHooks(
       timer ??= setInterval(() => {
         report();
       }, REPORT_EVERY_MS).unref();
+      const ops = OPERATIONS.get(ctx);
+      if (ops)
+        OPERATIONS.set(ctx, {
+          ...ops,
+          readyBody: () => {
+            const t = now();
+            const fresh = table.filter((w) => t - w.reportedAt < 3_000);
+            if (fresh.length === 0) return { workers: { ready: lastReady === true ? 1 : 0, total: 1 } };
+            return { workers: { ready: fresh.filter((w) => w.ready).length, total: table.length } };
+          },
+        });
       return {
         ...ctx,
         notReady: () => serviceNotReady(ctx.notReady()),
-        readyBody: () => {
-          const t = now();
-          const fresh = table.filter((w) => t - w.reportedAt < 3_000);
-          if (fresh.length === 0) return { workers: { ready: lastReady === true ? 1 : 0, total: 1 } };
-          return { workers: { ready: fresh.filter((w) => w.ready).length, total: table.length } };
-        },
         metrics: {
           request: (route, status, seconds) => metrics.request(route, status, seconds),
           contentType: metrics.contentType,

@@ -100,7 +100,7 @@ export const idsBatchRoute: Route = {
   methods: ISSUE,
   auth: 'token',
   create: (ctx) => {
-    const max = ctx.maxBatch;
+    const max = ctx.limits.maxBatch;
     // One fill() call per tick's worth of IDs: see BatchBodyWriter's `chunk`.
     const writer = new BatchBodyWriter(max, Math.min(max, ctx.layout.maxSequence + 1));
     const ids = ctx.ids;

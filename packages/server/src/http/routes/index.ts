@@ -13,18 +13,23 @@
  * no ordering care; patterns are tried in table order.
  */
 import type { Route } from '../route.js';
-import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from './console.js';
+import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from '../../console/page-routes.js';
 import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { layoutsExplainRoute } from './layouts.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
-import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from './ops.js';
-import { publicDecodeRoute, publicNextRoute } from './public-ids.js';
-import { clusterRoute } from './cluster.js';
-import { eventsRoute } from './events.js';
+import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from '../../ops/routes.js';
+import { publicDecodeRoute, publicNextRoute } from '../../public-ids/routes.js';
+import { clusterRoute } from '../../console/cluster-route.js';
+import { eventsRoute } from '../../console/events-route.js';
 import { idsRangeRoute } from './range.js';
-import { statusRoute } from './status.js';
+import { statusRoute } from '../../console/status-route.js';
 import { uuidsBatchRoute, uuidsDecodeRoute, uuidsNextRoute } from './uuids.js';
-import { leafSegmentRoute, sequenceBatchRoute, sequenceNextRoute, sequenceStatusRoute } from './sequences.js';
+import {
+  leafSegmentRoute,
+  sequenceBatchRoute,
+  sequenceNextRoute,
+  sequenceStatusRoute,
+} from '../../sequences/routes.js';
 
 /** Every route, in the order of the OpenAPI document. A route's index is its metrics ID. */
 export const ROUTES: readonly Route[] = Object.freeze([

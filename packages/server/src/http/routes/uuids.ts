@@ -5,6 +5,7 @@
  * picks the text form (`canonical`, default; `hex`, `base32` — a ULID —, `base58`,
  * `base62`); bad input is 400 with a `FLURRY_E_UUID_*` code.
  */
+import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext, UuidSource } from '../context.js';
@@ -15,10 +16,14 @@ import { parseCount, pathSegment, wantsText } from './ids.js';
 
 const TEXT_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base58', 'base62'];
 
+/** UUIDv7 on the routes' context (absent: the UUID routes answer 503). */
+export const UUIDS = new FeatureSlot<UuidSource>('uuids');
+
 function source(ctx: HttpContext): UuidSource {
-  if (ctx.uuids === undefined)
+  const uuids = UUIDS.get(ctx);
+  if (uuids === undefined)
     throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
-  return ctx.uuids;
+  return uuids;
 }
 
 /**
@@ -98,7 +103,7 @@ export const uuidsBatchRoute: Route = {
   methods: ISSUE,
   auth: 'token',
   create: (ctx) => {
-    const max = ctx.maxBatch;
+    const max = ctx.limits.maxBatch;
     return (res, input) => {
       const src = source(ctx);
       const n = parseCount(input.query, max, '/v1/uuids');

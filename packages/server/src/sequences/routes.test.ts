@@ -1,14 +1,16 @@
-// The segment-mode routes in-process (routes/sequences.ts) over @flurry/segments' memory store and a store
+// The segment-mode routes in-process (routes.ts) over @flurry/segments' memory store and a store
 // that goes down on command: JSON and text answers, batches, status, Leaf's segment endpoint, and the status
 // codes of unknown keys, bad keys, bad counts, an empty buffer with the store down, and segment mode off.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
 import { createMemoryStore, openSequences, type SegmentStore, type Sequences } from '@flurry/segments';
-import { createRequestHandler } from './handler.js';
-import { inProcess, type InProcess } from './in-process.js';
-import { inject } from './inject.js';
+import { createRequestHandler } from '../http/handler.js';
+import { inProcess, type InProcess } from '../http/in-process.js';
+import { inject } from '../http/inject.js';
 import { httpGet, runFlurry, startFlurry } from '../test-support.js';
+import { SEQUENCES, SegmentMode } from './mode.js';
+import { loadServeConfig } from '../config/index.js';
 
 let svc: InProcess;
 let sequences: Sequences;
@@ -31,7 +33,11 @@ before(async () => {
   await sequences.create('order', { start: 1001, step: 10 });
   await sequences.create('fragile', { step: 5 });
   await sequences.create('slow', { step: 5 });
-  handler = createRequestHandler({ ...svc.ctx, sequences });
+  const ctx = { ...svc.ctx, features: new Map(svc.ctx.features) };
+  const mode = new SegmentMode('memory://unused', loadServeConfig([], {}), () => undefined);
+  mode.sequences = sequences;
+  SEQUENCES.set(ctx, mode);
+  handler = createRequestHandler(ctx);
 });
 after(async () => {
   await sequences.close();

@@ -4,23 +4,20 @@
  * at most 64 streams (console/events.ts). Because a browser's `EventSource` cannot send
  * headers, this route (and only this one) also takes the token as `?token=`.
  */
-import type { HttpContext } from '../context.js';
-import { COMMON, FENCED } from '../openapi-parts.js';
-import { sendError } from '../respond.js';
-import { ISSUE, type Route } from '../route.js';
-import { noConsole } from './status.js';
+import { consoleOf, consoleRoute } from './feature.js';
+import type { HttpContext } from '../http/context.js';
+import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { ISSUE, type Route } from '../http/route.js';
 
 /** `GET /v1/events` → an SSE stream. */
-export const eventsRoute: Route = {
+export const eventsRoute: Route = consoleRoute({
   name: 'events',
   path: '/v1/events',
   // GET only: a HEAD would open a stream nobody reads.
   methods: ISSUE,
   auth: 'token-or-query',
-  console: true,
   create: (ctx: HttpContext) => (res) => {
-    const c = ctx.console;
-    if (!c) return sendError(res, noConsole());
+    const c = consoleOf(ctx);
     return c.streams.open(res);
   },
   openapi: {
@@ -45,4 +42,4 @@ export const eventsRoute: Route = {
       ...FENCED,
     },
   },
-};
+});

@@ -1,4 +1,4 @@
-// Per-key segment metrics (sequence-metrics.ts) over @flurry/segments' memory store and a prom-client registry:
+// Per-key segment metrics (metrics.ts) over @flurry/segments' memory store and a prom-client registry:
 // the counters match what was issued and fetched, the latency histogram counts every fetch, the gauges show the
 // step and the buffers, the label set stays bounded (keys past maxKeys under key="_other", totals kept), a close
 // counts numbers handed back or wasted; and a real `flurry serve --sequences` exposes them at /metrics.
@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import { createMemoryStore, openSequences, type SegmentStore } from '@flurry/segments';
-import { OTHER_KEYS, SequenceMetrics } from './sequence-metrics.js';
-import { httpGet, startFlurry } from './test-support.js';
+import { OTHER_KEYS, SequenceMetrics } from './metrics.js';
+import { httpGet, startFlurry } from '../test-support.js';
 
 /** The value of `name{key="…"}` in a Prometheus text exposition (undefined when absent). */
 function valueOf(text: string, name: string, key?: string): number | undefined {

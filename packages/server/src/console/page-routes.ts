@@ -4,14 +4,15 @@
  * data routes), read-only, served from the package with a strict Content-Security-Policy,
  * versioned asset names cached for a year, the HTML revalidated on every load, and gzip or
  * brotli when the browser takes them. Off (404 saying why) when `console` decides so
- * (`../../console/access.ts`), as the console's data routes are (`Route.console`).
+ * (`access.ts`), as the console's data routes are (`consoleRoute` in feature.ts).
  */
+import { consoleRoute } from './feature.js';
 import type { ServerResponse } from 'node:http';
-import { serverError } from '../../errors.js';
-import { consoleAssets, type ConsoleAsset } from '../../console/assets.js';
-import { COMMON } from '../openapi-parts.js';
-import { pathSegment } from './ids.js';
-import { READ, type Route, type RouteHandler, type RouteInput } from '../route.js';
+import { serverError } from '../errors.js';
+import { consoleAssets, type ConsoleAsset } from './assets.js';
+import { COMMON } from '../http/openapi-parts.js';
+import { pathSegment } from '../http/routes/ids.js';
+import { READ, type Route, type RouteHandler, type RouteInput } from '../http/route.js';
 
 /**
  * The console's Content-Security-Policy: only this origin, no inline script or style, no
@@ -69,37 +70,34 @@ const PAGE_OPENAPI = {
 };
 
 /** `GET /` → the console page. */
-export const consoleRootRoute: Route = {
+export const consoleRootRoute: Route = consoleRoute({
   name: 'console_root',
   path: '/',
   methods: READ,
   auth: 'none',
-  console: true,
   create: page,
   openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
-};
+});
 
 /** `GET /console` → the console page. */
-export const consolePageRoute: Route = {
+export const consolePageRoute: Route = consoleRoute({
   name: 'console',
   path: '/console',
   methods: READ,
   auth: 'none',
-  console: true,
   create: page,
   openapi: { operationId: 'console', ...PAGE_OPENAPI },
-};
+});
 
 /**
  * `GET /console/assets/{file}` → one of the console's files: versioned names
  * (`app.<hash>.js`) are cached for a year, plain names revalidated.
  */
-export const consoleAssetRoute: Route = {
+export const consoleAssetRoute: Route = consoleRoute({
   name: 'console_asset',
   path: '/console/assets/{file}',
   methods: READ,
   auth: 'none',
-  console: true,
   create: () => {
     const assets = consoleAssets();
     return (res, input) => {
@@ -123,4 +121,4 @@ export const consoleAssetRoute: Route = {
       ...COMMON,
     },
   },
-};
+});

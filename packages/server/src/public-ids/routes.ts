@@ -4,21 +4,23 @@
  * decoding reveals the real ID, so it needs the bearer token, and is disabled when the
  * service has no token configured.
  */
-import { serverError } from '../../errors.js';
-import type { HttpContext, PublicIds } from '../context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../openapi-parts.js';
-import { JSON_TYPE, TEXT_TYPE, sendText } from '../respond.js';
-import { ISSUE, READ, type Route } from '../route.js';
-import { pathSegment, wantsText } from './ids.js';
+import { serverError } from '../errors.js';
+import type { HttpContext } from '../http/context.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../http/openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
+import { ISSUE, READ, type Route } from '../http/route.js';
+import { pathSegment, wantsText } from '../http/routes/ids.js';
+import { PUBLIC_IDS, type PublicIds } from './codec.js';
 
 function codec(ctx: HttpContext): PublicIds {
-  if (ctx.publicIds === undefined) {
+  const state = PUBLIC_IDS.get(ctx);
+  if (state === undefined) {
     throw serverError(
       'PUBLIC_IDS_DISABLED',
       'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
     );
   }
-  return ctx.publicIds;
+  return state;
 }
 
 /** `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`. */
@@ -72,7 +74,7 @@ export const publicDecodeRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const c = codec(ctx);
-    if (ctx.token === undefined) {
+    if (ctx.limits.token === undefined) {
       throw serverError(
         'PUBLIC_DECODE_DISABLED',
         'decoding public IDs reveals the real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN and send "Authorization: Bearer <token>"',

@@ -14,24 +14,26 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
-import { serverError } from '../../errors.js';
-import type { HttpContext } from '../context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND } from '../openapi-parts.js';
-import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
-import { ISSUE, READ, type Route, type RouteInput } from '../route.js';
-import { wantsText } from './ids.js';
+import { serverError } from '../errors.js';
+import type { HttpContext } from '../http/context.js';
+import { BAD, COMMON, FENCED, NOT_FOUND } from '../http/openapi-parts.js';
+import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
+import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
+import { wantsText } from '../http/routes/ids.js';
+import { SEQUENCES } from './mode.js';
 
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
-  if (!ctx.sequences) {
-    const starting = ctx.sequencesStarting?.();
+  const mode = SEQUENCES.get(ctx);
+  if (!mode?.sequences) {
+    const starting = mode?.starting();
     if (starting) throw starting;
     throw serverError(
       'NOT_FOUND',
       'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',
     );
   }
-  return ctx.sequences;
+  return mode.sequences;
 }
 
 /** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
@@ -141,7 +143,7 @@ export const sequenceBatchRoute: Route = {
   auth: 'token',
   create: (ctx) => async (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const count = countOf(input.query, ctx.maxBatch);
+    const count = countOf(input.query, ctx.limits.maxBatch);
     const values = await seq.batchBigInt(count);
     return sendText(res, 200, JSON_TYPE, JSON.stringify({ key: seq.key, values: values.map(String) }));
   },

@@ -4,26 +4,24 @@
  * has the rule). The body is `ClusterBody` (console/types.ts); a registry that cannot be read
  * answers 503 with its code (`FLURRY_E_REGISTRY_UNREACHABLE`…).
  */
-import type { HttpContext } from '../context.js';
-import { COMMON, FENCED } from '../openapi-parts.js';
-import { JSON_TYPE, sendError, sendText } from '../respond.js';
-import { READ, type Route } from '../route.js';
-import { noConsole } from './status.js';
+import { consoleOf, consoleRoute } from './feature.js';
+import type { HttpContext } from '../http/context.js';
+import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
+import { READ, type Route } from '../http/route.js';
 
 const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const sn = { type: ['string', 'null'] };
 
 /** `GET /v1/cluster` → `ClusterBody`. */
-export const clusterRoute: Route = {
+export const clusterRoute: Route = consoleRoute({
   name: 'cluster',
   path: '/v1/cluster',
   methods: READ,
   auth: 'token',
-  console: true,
   create: (ctx: HttpContext) => (res) => {
-    const c = ctx.console;
-    if (!c) return sendError(res, noConsole());
+    const c = consoleOf(ctx);
     return c.data.cluster().then(
       (body) => sendText(res, 200, JSON_TYPE, JSON.stringify(body)),
       (err: unknown) => sendError(res, err),
@@ -83,4 +81,4 @@ export const clusterRoute: Route = {
       ...FENCED,
     },
   },
-};
+});

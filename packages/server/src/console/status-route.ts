@@ -3,16 +3,11 @@
  * refusals, route rates, sequences). The body is `StatusBody` (console/types.ts);
  * docs/console.md ("Data routes") describes each field.
  */
-import { serverError } from '../../errors.js';
-import type { HttpContext } from '../context.js';
-import { COMMON } from '../openapi-parts.js';
-import { JSON_TYPE, sendError, sendText } from '../respond.js';
-import { READ, type Route } from '../route.js';
-
-/** The error of a console route on a service built without console data (a bare test context). */
-export function noConsole(): ReturnType<typeof serverError> {
-  return serverError('UNAVAILABLE', 'this service was built without console data (no ServiceCore console)');
-}
+import { consoleOf, consoleRoute } from './feature.js';
+import type { HttpContext } from '../http/context.js';
+import { COMMON } from '../http/openapi-parts.js';
+import { JSON_TYPE, sendText } from '../http/respond.js';
+import { READ, type Route } from '../http/route.js';
 
 const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -25,15 +20,13 @@ const nn = { type: ['number', 'null'] };
 const s = { type: 'string' };
 
 /** `GET /v1/status` → `StatusBody`. */
-export const statusRoute: Route = {
+export const statusRoute: Route = consoleRoute({
   name: 'status',
   path: '/v1/status',
   methods: READ,
   auth: 'token',
-  console: true,
   create: (ctx: HttpContext) => (res) => {
-    const c = ctx.console;
-    if (!c) return sendError(res, noConsole());
+    const c = consoleOf(ctx);
     return sendText(res, 200, JSON_TYPE, JSON.stringify(c.data.status()));
   },
   openapi: {
@@ -129,4 +122,4 @@ export const statusRoute: Route = {
       ...COMMON,
     },
   },
-};
+});

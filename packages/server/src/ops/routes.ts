@@ -3,12 +3,15 @@
  * while the lease is valid and the clock sane), `/metrics` (Prometheus text) and
  * `/openapi.json`.
  */
-import type { HttpContext } from '../context.js';
-import { COMMON, FENCED } from '../openapi-parts.js';
-import { JSON_TYPE, sendError, sendText } from '../respond.js';
-import { READ, type Route } from '../route.js';
+import type { HttpContext } from '../http/context.js';
+import { OPERATIONS, type Operations } from './feature.js';
+import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
+import { READ, type Route } from '../http/route.js';
 
 const HEALTHY = '{"status":"ok"}';
+
+const ops = (ctx: HttpContext): Operations | undefined => OPERATIONS.get(ctx);
 
 /**
  * `GET /v1/layout` → the layout's description (fields, epoch, unit, end of life, capacity)
@@ -20,7 +23,7 @@ export const layoutRoute: Route = {
   methods: READ,
   auth: 'token',
   create: (ctx: HttpContext) => (res) => {
-    const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: ctx.node() ?? null });
+    const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: ops(ctx)?.node() ?? null });
     return sendText(res, 200, JSON_TYPE, body);
   },
   openapi: {
@@ -81,7 +84,7 @@ export const readyzRoute: Route = {
       res,
       200,
       JSON_TYPE,
-      JSON.stringify({ status: 'ready', node: ctx.node() ?? null, ...ctx.readyBody?.() }),
+      JSON.stringify({ status: 'ready', node: ops(ctx)?.node() ?? null, ...ops(ctx)?.readyBody?.() }),
     );
   },
   openapi: {
@@ -146,7 +149,7 @@ export const openapiRoute: Route = {
   path: '/openapi.json',
   methods: READ,
   auth: 'none',
-  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, ctx.openapi),
+  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, ops(ctx)?.openapi ?? '{}'),
   openapi: {
     operationId: 'openapi',
     summary: 'This document.',

@@ -1,10 +1,10 @@
 // In-process tests of the console's serving side (the page itself is tested in a real
-// browser by ../../console/console.browser.test.ts): headers, caching, compression, the
+// browser by console.browser.test.ts): headers, caching, compression, the
 // exposure rule of the console setting, and GET /v1/layouts/explain.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inProcess, type InProcess } from '../in-process.js';
-import { consoleAssets } from '../../console/assets.js';
+import { inProcess, type InProcess } from '../http/in-process.js';
+import { consoleAssets } from './assets.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };

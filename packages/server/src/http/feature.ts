@@ -1,0 +1,28 @@
+/**
+ * A feature's place on the routes' context: the feature (a folder: its routes, its state, its settings) puts
+ * its state in its own {@link FeatureSlot} when the service is built, and its routes read it back. The context
+ * holds only what every route needs; nothing outside a feature knows the type of its state.
+ */
+/** Each feature's state on one context, by slot. */
+export type FeatureStates = Map<FeatureSlot<unknown>, unknown>;
+
+/** What holds the features' states (the routes' context). */
+interface Host {
+  readonly features: FeatureStates;
+}
+
+/** The slot of one feature's state (the feature's module owns it). */
+export class FeatureSlot<T> {
+  constructor(readonly name: string) {}
+
+  /** The feature's state on `ctx`, or undefined when the feature is off. */
+  get(ctx: Host): T | undefined {
+    return ctx.features.get(this) as T | undefined;
+  }
+
+  /** Sets (or, with undefined, clears) the feature's state on `ctx`. */
+  set(ctx: Host, state: T | undefined): void {
+    if (state === undefined) ctx.features.delete(this);
+    else ctx.features.set(this, state);
+  }
+}

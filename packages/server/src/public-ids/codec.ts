@@ -1,0 +1,58 @@
+/**
+ * The public-ID feature's state (issue 7): the codec over the service's IDs, built from its key settings, in
+ * the {@link PUBLIC_IDS} slot of the routes' context. Off (no slot state) when no key is configured.
+ */
+import { FlurryError, PublicIdCodec, loadKeysFromFile, parseKeys } from '@flurry/core';
+import { serverError } from '../errors.js';
+import { FeatureSlot } from '../http/feature.js';
+
+/** Issues and reads public IDs (issue 7), when a key is configured. */
+export interface PublicIds {
+  /** A new ID, encrypted and encoded as a public ID string. */
+  next(): string;
+  /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
+  decode(publicId: string): bigint;
+  /** The public ID of an existing ID (gRPC's EncodePublicId). */
+  encode?(id: bigint): string;
+}
+
+/** The public-ID codec on the routes' context, when a key is configured. */
+export const PUBLIC_IDS = new FeatureSlot<PublicIds>('publicIds');
+
+/** The public-ID settings. */
+export interface PublicIdSettings {
+  readonly publicKey: string | undefined;
+  readonly publicKeyFile: string | undefined;
+}
+
+/** Whether the settings turn public IDs on. */
+export function publicIdsOn(s: PublicIdSettings): boolean {
+  return s.publicKey !== undefined || s.publicKeyFile !== undefined;
+}
+
+/**
+ * The public-ID codec over `next` for IDs of `bits` bits, or undefined when no key is configured.
+ *
+ * @throws FlurryError `FLURRY_E_CONFIG` for an unusable key.
+ */
+export function makePublicIds(s: PublicIdSettings, bits: number, next: () => bigint): PublicIds | undefined {
+  let keys;
+  try {
+    if (s.publicKey !== undefined) keys = parseKeys(s.publicKey);
+    else if (s.publicKeyFile !== undefined) keys = loadKeysFromFile(s.publicKeyFile);
+    else return undefined;
+  } catch (err) {
+    const setting = s.publicKey !== undefined ? 'publicKey' : 'publicKeyFile';
+    throw serverError(
+      'CONFIG',
+      `invalid setting ${setting}: ${err instanceof FlurryError ? `${err.code}: ${err.message}` : String(err)}`,
+      { setting },
+    );
+  }
+  const codec = PublicIdCodec.create({ keys, bits });
+  return {
+    next: () => codec.encode(next()),
+    decode: (s: string) => codec.decode(s),
+    encode: (id: bigint) => codec.encode(id),
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * Segment mode's state (`flurry serve --sequences URL`, docs/segments.md): the store's settings, the open
+ * sequences once the store answers, and their metrics, in the {@link SEQUENCES} slot of the routes' context.
+ */
+import type { FlurryError } from '@flurry/core';
+import { openSequences, type Sequences } from '@flurry/segments';
+import type { Registry } from 'prom-client';
+import { FeatureSlot } from '../http/feature.js';
+import type { Logger } from '../http/context.js';
+import { SequenceMetrics } from './metrics.js';
+
+/** The settings segment mode uses. */
+export interface SegmentSettings {
+  readonly autoCreate: boolean;
+  readonly allowVolatileStore: boolean;
+  readonly maxBatch: number;
+  readonly sequenceMaxStep: number;
+  readonly sequenceTargetMs: number;
+}
+
+/** Segment mode on one service: configured, then open once its store answers. */
+export class SegmentMode {
+  /** The open sequences; undefined until the store answers. */
+  sequences: Sequences | undefined = undefined;
+  /** Registered once (a retried open reuses it). */
+  private metrics: SequenceMetrics | undefined;
+
+  /** `starting` says why the service is not ready while the store is being opened. */
+  constructor(
+    private readonly url: string,
+    private readonly settings: SegmentSettings,
+    readonly starting: () => FlurryError | undefined,
+  ) {}
+
+  /** Opens the store (the caller retries an outage), its per-key metrics in `registry`. */
+  async open(registry: Registry): Promise<void> {
+    const s = this.settings;
+    const metrics = (this.metrics ??= new SequenceMetrics(registry));
+    this.sequences = await openSequences(this.url, {
+      autoCreate: s.autoCreate,
+      allowVolatileStore: s.allowVolatileStore,
+      maxBatch: s.maxBatch,
+      maxStep: s.sequenceMaxStep,
+      targetSegmentMs: s.sequenceTargetMs,
+      onEvent: metrics.onEvent,
+    });
+    metrics.attach(this.sequences);
+  }
+
+  /** Closes the sequences (hands unused numbers back) and logs the figures. */
+  async close(logger: Logger): Promise<void> {
+    if (!this.sequences) return;
+    const { handedBack, wasted } = await this.sequences.close();
+    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
+  }
+}
+
+/** Segment mode on the routes' context, when `--sequences` is set. */
+export const SEQUENCES = new FeatureSlot<SegmentMode>('sequences');
