@@ -178,42 +178,58 @@ async function runThreads(opts: {
 
 /**
  * Each ID as a 64-bit key that is equal for equal IDs: the ID itself, or for a UUID of a
- * `sequenceBits` format (its node is the same for all) `millisecond × 2^15 + sequence`,
- * the pair that makes it unique (a shared state's sequence stays below 2^15).
+ * `sequenceBits` format (its node is the same for all) `(ms − first ms) × 2^sequenceBits +
+ * sequence`, the pair that makes it unique.
  */
 function keys(ids: SharedArrayBuffer, perThread: number, written: number[], sequenceBits?: number): BigUint64Array {
   const total = written.reduce((a, b) => a + b, 0);
   const all = new BigUint64Array(total);
   let at = 0;
+  const slots = written.flatMap((n, t) => [t * perThread, t * perThread + n]);
   if (sequenceBits === undefined) {
     const view = new BigUint64Array(ids);
-    for (let t = 0; t < written.length; t++) {
-      all.set(view.subarray(t * perThread, t * perThread + written[t]), at);
-      at += written[t];
+    for (let t = 0; t < slots.length; t += 2) {
+      all.set(view.subarray(slots[t], slots[t + 1]), at);
+      at += slots[t + 1] - slots[t];
     }
     return all;
   }
   const dv = new DataView(ids);
+  const ms = (i: number) => dv.getUint32(16 * i) * 65536 + (dv.getUint16(16 * i + 4) >>> 0);
+  let first = Infinity;
+  for (let t = 0; t < slots.length; t += 2)
+    for (let i = slots[t]; i < slots[t + 1]; i++) first = Math.min(first, ms(i));
   const [extSize, extMul] = [2 ** (sequenceBits - 12), 2 ** (42 - sequenceBits)];
   const out = new DataView(all.buffer);
-  for (let t = 0; t < written.length; t++) {
-    for (let i = t * perThread; i < t * perThread + written[t]; i++, at++) {
-      const [w0, w1, w2] = [dv.getUint32(16 * i), dv.getUint32(16 * i + 4), dv.getUint32(16 * i + 8)];
-      const ms = w0 * 65536 + (w1 >>> 16);
-      const seq = (w1 & 0xfff) * extSize + Math.floor((w2 & 0x3fffffff) / extMul);
-      assert.ok(seq < 2 ** 15, `UUID ${i}: sequence ${seq} beyond a shared state's 15 bits`);
-      out.setUint32(8 * at, Math.floor(ms / 2 ** 17));
-      out.setUint32(8 * at + 4, (ms % 2 ** 17) * 2 ** 15 + seq);
+  for (let t = 0; t < slots.length; t += 2) {
+    for (let i = slots[t]; i < slots[t + 1]; i++, at++) {
+      const rel = ms(i) - first;
+      const seq =
+        (dv.getUint16(16 * i + 6) & 0xfff) * extSize + Math.floor((dv.getUint32(16 * i + 8) & 0x3fffffff) / extMul);
+      // rel × 2^sequenceBits + seq as two 32-bit words.
+      const [hi, lo] =
+        sequenceBits <= 32
+          ? [Math.floor(rel / 2 ** (32 - sequenceBits)), (rel % 2 ** (32 - sequenceBits)) * 2 ** sequenceBits + seq]
+          : [rel * 2 ** (sequenceBits - 32) + Math.floor(seq / 2 ** 32), seq % 2 ** 32];
+      assert.ok(hi < 2 ** 32, `UUID ${i}: ${rel} ms after the first is too far for a 64-bit key`);
+      out.setUint32(8 * at, hi);
+      out.setUint32(8 * at + 4, lo);
     }
   }
   return all;
 }
 
 /**
- * Checks the IDs: each thread's `written` IDs (from its slot of `perThread`) strictly
- * increase, and the union has no duplicate. Returns [decreases, duplicates, total].
+ * Checks the IDs (bigints, or 16-byte UUIDs of a `uuidSequenceBits` format): each thread's
+ * `written` IDs (from its slot of `perThread`) strictly increase, and the union has no
+ * duplicate. Returns [decreases, duplicates, total]. (benchmarks/threads.mjs checks with it too.)
  */
-function check(ids: SharedArrayBuffer, perThread: number, written: number[], s: Subject): [number, number, number] {
+export function check(
+  ids: SharedArrayBuffer,
+  perThread: number,
+  written: number[],
+  s: { uuidSequenceBits?: number },
+): [number, number, number] {
   const width = s.uuidSequenceBits === undefined ? 8 : 16;
   const bytes = new Uint8Array(ids);
   // Byte indexes from the most significant: UUIDs are big-endian, bigints in the host's order.
