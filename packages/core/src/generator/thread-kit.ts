@@ -39,23 +39,32 @@ export interface Subject {
  *   start signal, then issue into its slot of `ids` with `mode` until `count` IDs or
  *   `untilMs` of real time; refusals are counted by code. Posts how many IDs it wrote.
  *   UUIDs go in as 16 bytes: next() strings (parsed) and nextBytes() alternate by round.
- * - 'drive': moves the shared wall clock: +1 ms every 100 µs of real time and, every
- *   `backEvery` steps, back by `backMs`, until the stop cell is set.
+ * - 'drive': says it is ready, then moves the shared wall clock: +1 ms every 100 µs of real
+ *   time and, every `backEvery` steps, back by `backMs` until a thread has read it, until the
+ *   stop cell is set.
  */
 const WORKER = `
 const { parentPort, workerData: d } = require('node:worker_threads');
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 const wallClock = (sab) => {
-  const cell = new Float64Array(sab);
-  return { now: () => cell[0], monotonic: () => performance.now(), sleep: (ms) => { if (ms > 0) sleep(ms); } };
+  const cell = new Float64Array(sab, 0, 1);
+  const reads = new Int32Array(sab, 8, 1);
+  const now = () => (Atomics.add(reads, 0, 1), cell[0]);
+  return { now, monotonic: () => performance.now(), sleep: (ms) => { if (ms > 0) sleep(ms); } };
 };
 if (d.job === 'drive') {
-  const cell = new Float64Array(d.wall);
+  const cell = new Float64Array(d.wall, 0, 1);
+  const reads = new Int32Array(d.wall, 8, 1);
   const stop = new Int32Array(d.stop);
+  parentPort.postMessage({ ready: true });
   for (let step = 1; Atomics.load(stop, 0) === 0; step++) {
+    const back = step % d.backEvery === 0;
+    cell[0] += back ? -d.backMs : 1;
+    // A step back stays until an issuing thread has read the clock (up to 20 ms), so the
+    // threads see it however the cores are shared; other steps last 100 µs.
     const t = performance.now();
-    while (performance.now() - t < 0.1) {}
-    cell[0] += step % d.backEvery === 0 ? -d.backMs : 1;
+    const seen = Atomics.load(reads, 0);
+    while (performance.now() - t < 0.1 || (back && Atomics.load(reads, 0) === seen && performance.now() - t < 20)) {}
   }
   parentPort.postMessage({ done: true });
 } else {
@@ -158,12 +167,17 @@ async function runThreads(opts: {
         }),
       );
     }
-    await Promise.all(ready);
     if (opts.drive) {
-      workers.push(
-        new Worker(WORKER, { eval: true, workerData: { job: 'drive', wall: opts.wall, stop, ...opts.drive } }),
-      );
+      // The driver runs before the start signal: issuing threads refused on a still clock
+      // would otherwise keep the cores from booting it, and could finish before its first step.
+      const driver = new Worker(WORKER, {
+        eval: true,
+        workerData: { job: 'drive', wall: opts.wall, stop, ...opts.drive },
+      });
+      workers.push(driver);
+      ready.push(new Promise((r) => driver.once('message', r)));
     }
+    await Promise.all(ready);
     Atomics.store(new Int32Array(go), 0, 1);
     Atomics.notify(new Int32Array(go), 0);
     const results = await Promise.all(done);
@@ -309,8 +323,8 @@ const POLICIES: Array<[ExhaustedPolicy, BackwardsPolicy]> = [
 export async function proveClock(s: Subject, clockKind: 'frozen' | 'stepped-back', perTick: number): Promise<void> {
   const width = s.uuidSequenceBits === undefined ? 8 : 16;
   for (const [onExhausted, onClockBackwards] of POLICIES) {
-    const wall = new SharedArrayBuffer(8);
-    const cell = new Float64Array(wall);
+    const wall = new SharedArrayBuffer(16); // the Unix ms, and the count of clock reads in the threads
+    const cell = new Float64Array(wall, 0, 1);
     cell[0] = START;
     const clock: Clock = { now: () => cell[0], monotonic: () => performance.now(), sleep: () => {} };
     const shared = s.make({ clock, onExhausted, onClockBackwards, maxBorrowMs: 8 });
