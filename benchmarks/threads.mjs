@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench:threads`: worker threads sharing one node ID through the core's
-// SharedGenerator. For each layout (twitter, capped at 4,096,000 IDs/s; and an uncapped
-// 41-bit time + 22-bit sequence layout), each mode (next(), batch(64)) and each thread
+// SharedGenerator. For each layout (twitter, capped at 4,096,000 IDs/s; an uncapped
+// 41-bit time + 22-bit sequence layout; and `uuid`: SharedUuidGenerator writing 16-byte
+// UUIDs with nextBytes() and fill(64), against UuidGenerator), each mode (next(), batch(64)) and each thread
 // count, every thread issues its share of --ids IDs into one SharedArrayBuffer after a
 // common start signal; the run then checks every thread's IDs increase and the union has
 // no duplicate, and prints one JSON line. The reference, measured in the same run: a plain
@@ -9,7 +10,7 @@
 // SharedGenerator on this thread.
 //
 // Usage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] (give 16 threads a few million each)
-//          [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3] [--no-write]
+//          [--layouts twitter,uncapped,uuid] [--modes next,batch] [--rounds 3] [--no-write]
 // Needs only Node and the repository's build (`npm run build`). Rewrites the "Threads"
 // section of docs/benchmarks.md unless --no-write.
 import os from 'node:os';
@@ -17,6 +18,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fmt, machineLine, table, writeSection } from './report.mjs';
 
 const core = await import(new URL('../packages/core/dist/index.js', import.meta.url).href);
+const { check } = await import(new URL('../packages/core/dist/generator/thread-kit.js', import.meta.url).href);
 const TWITTER_EPOCH = 1288834974657;
 const LAYOUTS = {
   twitter: 'twitter',
@@ -28,8 +30,9 @@ const LAYOUTS = {
     ],
     epoch: TWITTER_EPOCH,
   },
+  uuid: 'uuid',
 };
-const NODES = { twitter: { datacenter: 30, worker: 30 }, uncapped: {} };
+const NODES = { twitter: { datacenter: 30, worker: 30 }, uncapped: {}, uuid: 30 };
 /** The uncapped layout with a 4-bit worker field: one plain Generator per thread, each its own node. */
 const OWN = {
   name: 'uncapped-41-4-18',
@@ -40,6 +43,10 @@ const OWN = {
   ],
   epoch: TWITTER_EPOCH,
 };
+/** UUIDs: the classes, the bytes per ID, and what the duplicate check needs to know of the format. */
+const UUID = { shared: 'SharedUuidGenerator', single: 'UuidGenerator', width: 16, check: { uuidSequenceBits: 22 } };
+const ID = { shared: 'SharedGenerator', single: 'Generator', width: 8, check: {} };
+const kindOf = (layoutName) => (layoutName === 'uuid' ? UUID : ID);
 const BATCH = 64;
 /** IDs each thread issues (and discards) before the start signal. */
 const WARM_UP = 32 * 1024;
@@ -48,26 +55,36 @@ if (!isMainThread) {
   // One thread: attach (or create a plain Generator for the reference), wait for the start
   // signal, issue `count` IDs into ids[from .. from + count), report start and end times.
   const { state, layout, node, mode, from, count, ids: sab, go } = workerData;
-  const gen = state ? core.SharedGenerator.fromState(state) : new core.Generator({ layout, node });
-  const ids = new BigUint64Array(sab, from * 8, count);
+  const kind = kindOf(layout);
+  const gen = state
+    ? core[kind.shared].fromState(state)
+    : new core[kind.single](kind === UUID ? { node } : { layout, node });
   const signal = new Int32Array(go);
+  // Each call writes its IDs at index i (UUIDs: 16 bytes each, nextBytes() / fill()).
+  const [one, many] =
+    kind === UUID
+      ? [(a, i) => gen.nextBytes(a, i * 16), (a, i, n) => gen.fill(a, i, n)]
+      : [
+          (a, i) => (a[i] = gen.next()),
+          (a, i, n) => {
+            const b = gen.batch(n);
+            for (let k = 0; k < n; k++) a[i + k] = b[k];
+          },
+        ];
+  const view = (buffer, at, n) =>
+    kind === UUID ? new Uint8Array(buffer, at * 16, n * 16) : new BigUint64Array(buffer, at * 8, n);
+  const ids = view(sab, from, count);
   // Warm-up (the JIT compiles the loop before the clock starts); these IDs are discarded.
-  const scratch = new BigUint64Array(BATCH);
+  const scratch = view(new ArrayBuffer(BATCH * kind.width), 0, BATCH);
   for (let i = 0; i < WARM_UP; i++) {
-    if (mode === 'next') scratch[i % BATCH] = gen.next();
-    else if (i % BATCH === 0) scratch.set(gen.batch(BATCH));
+    if (mode === 'next') one(scratch, i % BATCH);
+    else if (i % BATCH === 0) many(scratch, 0, BATCH);
   }
   parentPort.postMessage({ ready: true });
   Atomics.wait(signal, 0, 0);
   const t0 = performance.timeOrigin + performance.now();
-  if (mode === 'next') {
-    for (let i = 0; i < count; i++) ids[i] = gen.next();
-  } else {
-    for (let i = 0; i < count;) {
-      const a = gen.batch(Math.min(BATCH, count - i));
-      for (let k = 0; k < a.length; k++) ids[i++] = a[k];
-    }
-  }
+  if (mode === 'next') for (let i = 0; i < count; i++) one(ids, i);
+  else for (let i = 0; i < count; i += BATCH) many(ids, i, Math.min(BATCH, count - i));
   const t1 = performance.timeOrigin + performance.now();
   if (!state) gen.close();
   parentPort.postMessage({ t0, t1 });
@@ -90,7 +107,7 @@ if (!isMainThread) {
   });
 
   for (const layoutName of args.layouts) {
-    const layout = core.Layout.from(LAYOUTS[layoutName]);
+    const layout = layoutName === 'uuid' ? undefined : core.Layout.from(LAYOUTS[layoutName]);
     const cap = layoutName === 'twitter' ? (layout.maxSequence + 1) * (1000 / layout.unitMs) : null;
     for (const mode of args.modes) {
       const reference = await best(args.rounds, () => runThreads(layoutName, mode, 1, args.ids, false));
@@ -99,13 +116,13 @@ if (!isMainThread) {
         // The machine's own scaling: one plain Generator per thread, each its own node of a
         // 41-4-18 layout, nothing shared (uncapped only).
         const own =
-          !cap && threads > 1
+          layoutName === 'uncapped' && threads > 1
             ? await best(args.rounds, () => runThreads(layoutName, mode, threads, args.ids, false))
             : undefined;
         const line = {
           bench: 'threads',
           layout: layoutName,
-          mode: mode === 'next' ? 'next()' : `batch(${BATCH})`,
+          mode: callName(layoutName, mode),
           threads,
           cores,
           loadAverage1m: round(os.loadavg()[0], 1),
@@ -115,7 +132,7 @@ if (!isMainThread) {
           duplicates: r.duplicates,
           decreasing: r.decreasing,
           everyThreadIncreasing: r.decreasing === 0,
-          reference: 'Generator, one worker thread',
+          reference: `${kindOf(layoutName).single}, one worker thread`,
           referenceIdsPerSecond: Math.round(reference.rate),
           referenceDuplicates: reference.duplicates,
           overReference: round(r.rate / reference.rate, 2),
@@ -206,7 +223,7 @@ function report(ref, lines, cores, args) {
     [
       `${machineLine()} \`os.availableParallelism()\`: ${cores}; 1-minute load average ${fmt(os.loadavg()[0], 1)} at the end of the run (the machine is shared, so the load column says how busy it was during each row).`,
       '',
-      `\`npm run bench:threads\` (\`node benchmarks/threads.mjs --threads ${args.threads.join(',')}\`): worker threads share one node ID through \`SharedGenerator\`; each issues its share of ${fmt(args.ids)} IDs into one \`SharedArrayBuffer\` after a common start signal (the rate counts from the first thread's start to the last one's end), best of ${args.rounds} rounds. Every ID of every round is checked: each thread's IDs increase, and the union has no duplicate. The references, measured in the same run: a plain \`Generator\` on one worker thread (same harness), and ns per \`next()\` of \`Generator\` and \`SharedGenerator\` on the main thread (uncapped layout, best of ${args.rounds} rounds of 2,000,000). **uncapped** is 41-bit time + 22-bit sequence (4,194,304 IDs per ms). The script prints one JSON line per configuration.`,
+      `\`npm run bench:threads\` (\`node benchmarks/threads.mjs --threads ${args.threads.join(',')}\`): worker threads share one node ID through \`SharedGenerator\`; each issues its share of ${fmt(args.ids)} IDs into one \`SharedArrayBuffer\` after a common start signal (the rate counts from the first thread's start to the last one's end), best of ${args.rounds} rounds. Every ID of every round is checked: each thread's IDs increase, and the union has no duplicate. The references, measured in the same run: a plain \`Generator\` on one worker thread (same harness), and ns per \`next()\` of \`Generator\` and \`SharedGenerator\` on the main thread (uncapped layout, best of ${args.rounds} rounds of 2,000,000). **uncapped** is 41-bit time + 22-bit sequence (4,194,304 IDs per ms); **uuid** is \`SharedUuidGenerator\` (32,768 UUIDs per ms shared by the threads) writing 16-byte UUIDs with \`nextBytes()\` and \`fill(${BATCH})\`, its reference a \`UuidGenerator\` on one worker thread. The script prints one JSON line per configuration.`,
       '',
       table(
         [
@@ -254,11 +271,13 @@ async function best(rounds, once) {
 async function runThreads(layoutName, mode, threads, total, shared) {
   const per = Math.floor(total / threads);
   const n = per * threads;
-  const ids = new SharedArrayBuffer(n * 8);
+  const kind = kindOf(layoutName);
+  const ids = new SharedArrayBuffer(n * kind.width);
   const go = new SharedArrayBuffer(4);
   const node = NODES[layoutName];
-  const gen = shared ? new core.SharedGenerator({ layout: LAYOUTS[layoutName], node }) : undefined;
-  const own = !shared && threads > 1; // one plain Generator per thread, each its own node
+  const opts = kind === UUID ? { node } : { layout: LAYOUTS[layoutName], node };
+  const gen = shared ? new core[kind.shared](opts) : undefined;
+  const own = kind === ID && !shared && threads > 1; // one plain Generator per thread, each its own node
   try {
     const workers = Array.from(
       { length: threads },
@@ -293,13 +312,7 @@ async function runThreads(layoutName, mode, threads, total, shared) {
     await Promise.all(workers.map((w) => w.terminate()));
     const start = Math.min(...times.map((t) => t.t0));
     const end = Math.max(...times.map((t) => t.t1));
-    const all = new BigUint64Array(ids);
-    let decreasing = 0;
-    for (let t = 0; t < threads; t++)
-      for (let i = t * per + 1; i < (t + 1) * per; i++) if (!(all[i] > all[i - 1])) decreasing++;
-    const sorted = all.slice().sort();
-    let duplicates = 0;
-    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) duplicates++;
+    const [decreasing, duplicates] = check(ids, per, new Array(threads).fill(per), kind.check);
     return { ids: n, rate: n / ((end - start) / 1000), duplicates, decreasing };
   } finally {
     gen?.close();
@@ -333,6 +346,12 @@ function nsPerNext(rounds) {
   return { generator, shared };
 }
 
+/** How a row names its call: next()/batch(64) for IDs, nextBytes()/fill(64) for UUIDs. */
+function callName(layoutName, mode) {
+  if (layoutName === 'uuid') return mode === 'next' ? 'nextBytes()' : `fill(${BATCH})`;
+  return mode === 'next' ? 'next()' : `batch(${BATCH})`;
+}
+
 function round(x, d) {
   return Math.round(x * 10 ** d) / 10 ** d;
 }
@@ -341,7 +360,7 @@ function parseArgs(argv) {
   const out = {
     threads: [1, 2, 4, 8, 16],
     ids: 4_000_000,
-    layouts: ['twitter', 'uncapped'],
+    layouts: ['twitter', 'uncapped', 'uuid'],
     modes: ['next', 'batch'],
     rounds: 3,
     write: true,
@@ -365,14 +384,14 @@ function parseArgs(argv) {
   if (out.threads.some((t) => !Number.isInteger(t) || t < 1)) fail('--threads takes whole numbers ≥ 1, e.g. 1,2,4');
   if (!Number.isInteger(out.ids) || out.ids < 1) fail('--ids takes a whole number ≥ 1');
   if (!Number.isInteger(out.rounds) || out.rounds < 1) fail('--rounds takes a whole number ≥ 1');
-  for (const l of out.layouts) if (!LAYOUTS[l]) fail(`unknown layout "${l}" (twitter, uncapped)`);
+  for (const l of out.layouts) if (!LAYOUTS[l]) fail(`unknown layout "${l}" (twitter, uncapped, uuid)`);
   for (const m of out.modes) if (m !== 'next' && m !== 'batch') fail(`unknown mode "${m}" (next, batch)`);
   return out;
 }
 
 function fail(msg) {
   process.stderr.write(
-    `${msg}\nusage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] [--layouts twitter,uncapped] [--modes next,batch] [--rounds 3] [--no-write]\n`,
+    `${msg}\nusage: node benchmarks/threads.mjs [--threads 1,2,4,8,16] [--ids 4000000] [--layouts twitter,uncapped,uuid] [--modes next,batch] [--rounds 3] [--no-write]\n`,
   );
   process.exit(2);
 }

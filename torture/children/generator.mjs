@@ -137,7 +137,7 @@ if (cfg.registry) {
   lg.nextBytes = () => lg.generator.nextBytes();
   lg.next = () => lg.generator.next();
   lg.fill = (a, o, n) => lg.generator.fill(a, o, n);
-  lg.batch = (n) => lg.generator.batch(n);
+  lg.batch = (n, form) => lg.generator.batch(n, form); // form: a UUID child asks for bytes
   lg.close = async () => lg.generator.close();
 }
 

@@ -5,12 +5,16 @@
 // ID repeats and none is smaller than the one before, and each reacts to each step as the
 // core documents (src/generator/options.ts). Per registry backend, 4 leased holders fill a
 // 4-ID registry and a newcomer keeps trying to acquire through the steps: a forward step
-// must not let it take a node ID from a holder whose lease is still valid.
+// must not let it take a node ID from a holder whose lease is still valid. Beside each
+// pinned policy process runs a UUIDv7 process with the same policy (its own node ID), judged
+// phase by phase the same way, and one leased holder of each group issues UUIDv7 in the same
+// slot space (lib/uuids.mjs): UUIDs are checked beside the IDs.
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
 import * as faketime from '../lib/faketime.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg, saveFailureLogs } from '../lib/generators.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
+import { uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -134,28 +138,32 @@ export async function run(ctx, add) {
   // The `wait` caller's step back, taken from its last ID at its own resume (below).
   const waitStepMs = 1_000;
 
-  // Policy processes (pinned node IDs, no registry: the generator alone).
+  // Policy processes (pinned node IDs, no registry: the generator alone): one issuing IDs as
+  // worker i, one issuing UUIDv7 as node 8 + i (no worker of this layout), same policy.
+  const sixteen = Layout.from(LAYOUTS.sixteen);
   const pinned = policies.flatMap((policy, i) => {
     if (!ctx.wants(`${policy} (pinned)`)) return [];
     const row = new ctx.Row('clock-steps', `${policy} (pinned)`);
     add(row);
-    const g = spawnGenerator(
-      dir,
-      `clock-${policy}`,
-      {
-        layout: LAYOUTS.sixteen,
-        node: { worker: i },
-        generator: { onClockBackwards: policy, ...(policy === 'wait' ? { maxBackwardsWaitMs: waitBoundMs } : {}) },
-        ...(policy === 'wait' ? { clockFile } : {}),
-        durationMs: 120_000, // stopped by the parent; ends by itself if the parent is held up
-        waitGo: true,
-        mode: 'mixed',
-        chunk: 512,
-      },
-      { env },
-    );
-    all.push(g);
-    return [{ policy, row, g }];
+    const spawn = (name, extra) =>
+      spawnGenerator(
+        dir,
+        name,
+        {
+          layout: LAYOUTS.sixteen,
+          generator: { onClockBackwards: policy, ...(policy === 'wait' ? { maxBackwardsWaitMs: waitBoundMs } : {}) },
+          durationMs: 120_000, // stopped by the parent; ends by itself if the parent is held up
+          waitGo: true,
+          mode: 'mixed',
+          chunk: 512,
+          ...extra,
+        },
+        { env },
+      );
+    const g = spawn(`clock-${policy}`, { node: { worker: i }, ...(policy === 'wait' ? { clockFile } : {}) });
+    const u = spawn(`clock-${policy}-uuid`, { node: 8 + i, uuid: uuidFormatFor(sixteen) });
+    all.push(g, u);
+    return [{ policy, row, g, u }];
   });
 
   // Leased groups, one per registry backend, all on the same stepped clock.
@@ -187,7 +195,10 @@ export async function run(ctx, add) {
           },
           { env },
         );
-      const holders = Array.from({ length: 4 }, (_, i) => mk(`holder-${i}`, `127.0.0.1:${7500 + i}`));
+      const four = uuidFormatFor(Layout.from(LAYOUTS.four));
+      const holders = Array.from({ length: 4 }, (_, i) =>
+        mk(`holder-${i}`, `127.0.0.1:${7500 + i}`, i === 3 ? { uuid: four } : {}),
+      );
       all.push(...holders);
       leased.push({ backend, row, holders, mk, newcomer: null });
     } catch (e) {
@@ -214,7 +225,7 @@ export async function run(ctx, add) {
     // hold, then they resume. A child reads stdin only between chunks, and a chunk may
     // block for the length of a backwards wait; without the pause, IDs issued under the
     // next phase's clock could be counted in this one. The leased processes only mark.
-    const pinnedGens = new Set(pinned.map((p) => p.g));
+    const pinnedGens = new Set(pinned.flatMap((p) => [p.g, p.u]));
     const waitGen = pinned.find((p) => p.policy === 'wait')?.g;
     for (const [name, offset] of PHASES) {
       // The 1 s step back is made by the `wait` caller itself as it resumes (stepAtResume).
@@ -240,50 +251,22 @@ export async function run(ctx, add) {
     await Promise.all(all.map((g) => g.child.waitExit(30_000)));
 
     // ---- the policy rows ----
-    for (const { policy, row, g } of pinned) {
-      row.processes = 1;
-      collect(row, [g]);
-      await analyze(row, [g], Layout.from(LAYOUTS.sixteen), { orderPromised: true });
-      const marks = g.child.messages.filter((m) => m.ev === 'mark');
-      const phases = [];
-      let prev = { issued: 0, refusals: {}, maxStallMs: 0 };
-      for (const m of marks) {
-        const issued = m.issued - prev.issued;
-        const backwards = (m.refusals[BACKWARDS] ?? 0) - (prev.refusals[BACKWARDS] ?? 0);
-        const other = Object.entries(m.refusals)
-          .filter(([k]) => k !== BACKWARDS)
-          .reduce((s, [k, v]) => s + v - (prev.refusals[k] ?? 0), 0);
-        phases.push({
-          phase: m.phase,
-          issued,
-          clockBackwardsRefusals: backwards,
-          otherRefusals: other,
-          maxStallMs: Math.round(m.maxStallMs),
-        });
-        const want = EXPECT[policy]?.[m.phase];
-        if (want === 'issue' && issued === 0)
-          row.liveness(`${policy}: issued nothing during ${m.phase} (refusals ${JSON.stringify(m.refusals)})`);
-        if (want === 'refuse' && (issued > 0 || backwards === 0))
-          row.fail(
-            `${policy}: during ${m.phase} expected only ${BACKWARDS}, got ${issued} IDs and ${backwards} refusals`,
-          );
-        if (other > 0)
-          row.fail(
-            `${policy}: ${other} refusal(s) with codes other than ${BACKWARDS} during ${m.phase}: ${JSON.stringify(m.refusals)}`,
-          );
-        prev = m;
-      }
-      if (marks.length !== PHASES.length)
-        row.liveness(`${policy}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
+    for (const { policy, row, g, u } of pinned) {
+      row.processes = 2;
+      collect(row, [g, u]);
+      await analyze(row, [g, u], sixteen, { orderPromised: true });
+      for (const [kind, p] of [
+        ['', g],
+        ['UUID ', u],
+      ])
+        judgePhases(row, `${kind}${policy}`, policy, p);
       if (policy === 'wait') {
-        judgeWait(row, marks.find((x) => x.phase === 'back-1s')?.resume, { stepMs: waitStepMs, waitBoundMs });
+        judgeWait(row, g.child.messages.find((x) => x.ev === 'mark' && x.phase === 'back-1s')?.resume, {
+          stepMs: waitStepMs,
+          waitBoundMs,
+        });
         row.details.waitStepped = lastMsg(g, 'stepped') ?? null;
       }
-      if (policy === 'tolerate') {
-        const stats = lastMsg(g, 'done')?.generatorStats;
-        if (stats && !stats.clockBackwards) row.fail('tolerate: the generator counted no clock step back');
-      }
-      row.details.phases = phases;
       row.details.phaseWall = phaseWall;
     }
 
@@ -305,7 +288,51 @@ export async function run(ctx, add) {
   } finally {
     faketime.setOffset(clockFile, 0);
     for (const g of all) if (g.child.running) await g.child.kill();
-    for (const { row, g } of pinned) saveFailureLogs(row, [g]);
+    for (const { row, g, u } of pinned) saveFailureLogs(row, [g, u]);
     for (const l of leased) saveFailureLogs(l.row, [...l.holders, l.newcomer].filter(Boolean));
   }
+}
+
+/**
+ * Judges one pinned process (`who`: the policy, "UUID " before it for the UUID one) phase by
+ * phase against EXPECT: IDs flow where the policy promises them, only CLOCK_BACKWARDS where
+ * it refuses, no other refusal, every phase reported; under `tolerate` the generator counted
+ * a step back. Puts the phases into `row.details.phases` (keyed by `who`).
+ * @example judgePhases(row, 'UUID wait', 'wait', u);
+ */
+function judgePhases(row, who, policy, g) {
+  const marks = g.child.messages.filter((m) => m.ev === 'mark');
+  const phases = [];
+  let prev = { issued: 0, refusals: {}, maxStallMs: 0 };
+  for (const m of marks) {
+    const issued = m.issued - prev.issued;
+    const backwards = (m.refusals[BACKWARDS] ?? 0) - (prev.refusals[BACKWARDS] ?? 0);
+    const other = Object.entries(m.refusals)
+      .filter(([k]) => k !== BACKWARDS)
+      .reduce((s, [k, v]) => s + v - (prev.refusals[k] ?? 0), 0);
+    phases.push({
+      phase: m.phase,
+      issued,
+      clockBackwardsRefusals: backwards,
+      otherRefusals: other,
+      maxStallMs: Math.round(m.maxStallMs),
+    });
+    const want = EXPECT[policy]?.[m.phase];
+    if (want === 'issue' && issued === 0)
+      row.liveness(`${who}: issued nothing during ${m.phase} (refusals ${JSON.stringify(m.refusals)})`);
+    if (want === 'refuse' && (issued > 0 || backwards === 0))
+      row.fail(`${who}: during ${m.phase} expected only ${BACKWARDS}, got ${issued} IDs and ${backwards} refusals`);
+    if (other > 0)
+      row.fail(
+        `${who}: ${other} refusal(s) with codes other than ${BACKWARDS} during ${m.phase}: ${JSON.stringify(m.refusals)}`,
+      );
+    prev = m;
+  }
+  if (marks.length !== PHASES.length)
+    row.liveness(`${who}: reported ${marks.length} of ${PHASES.length} phases (the process stalled?)`);
+  if (policy === 'tolerate') {
+    const stats = lastMsg(g, 'done')?.generatorStats;
+    if (stats && !stats.clockBackwards) row.fail(`${who}: the generator counted no clock step back`);
+  }
+  row.details.phases = { ...row.details.phases, [who]: phases };
 }

@@ -3,13 +3,16 @@
 // IDs issued (libfaketime). One may wait long enough (highWaterWaitMs) and must wait until
 // its clock passes the floor, then issue only above every earlier ID of its node ID; the
 // other may wait only briefly and must refuse (FLURRY_E_CLOCK_BEHIND_HIGH_WATER) without
-// issuing anything at or below the mark.
+// issuing anything at or below the mark. Holders 1 and 3 and the waiting restart issue
+// UUIDv7 in the same slot space (lib/uuids.mjs), so a restart may take over a node ID the
+// other kind held: its floor is the node's mark, whatever issued under it.
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
 import * as faketime from '../lib/faketime.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, tempDir } from '../lib/util.mjs';
+import { uuidFormatFor } from '../lib/uuids.mjs';
 
 /**
  * The scenario's one-line description, printed when it starts.
@@ -59,7 +62,11 @@ export async function run(ctx, add) {
         spawnGenerator(
           dir,
           `restart-${backend}-first-${i}`,
-          base(`127.0.0.1:${7300 + i}`, { durationMs: 60_000, chunkSleepMs: 1 }),
+          base(`127.0.0.1:${7300 + i}`, {
+            durationMs: 60_000,
+            chunkSleepMs: 1,
+            ...(i % 2 === 1 ? { uuid: uuidFormatFor(layout) } : {}),
+          }),
           { env },
         ),
       );
@@ -83,6 +90,7 @@ export async function run(ctx, add) {
         base('127.0.0.1:7300', {
           registryOptions: { ...lease, highWaterWaitMs: waitBound, holder: { address: '127.0.0.1:7300' } },
           generator: { highWaterWaitMs: waitBound },
+          uuid: uuidFormatFor(layout),
           durationMs: waitBound + 5_000,
           afterFirstMs: 800,
           retryAcquire: true,

@@ -90,6 +90,9 @@ export {
 // UUIDv7 (docs/uuids.md)
 export {
   UuidGenerator,
+  SharedUuidGenerator,
+  type SharedUuidGeneratorOptions,
+  type SharedUuidGeneratorState,
   UuidFormat,
   UUID_DEFAULTS,
   UUID_FORMS,

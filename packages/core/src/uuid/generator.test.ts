@@ -11,144 +11,153 @@ import type { GeneratorEvent } from '../generator/options.js';
 import { START, makeLease, expiredOn } from '../generator/test-kit.js';
 import { decodeUuid } from './forms.js';
 import { UuidGenerator } from './generator.js';
+import { SharedUuidGenerator, type SharedUuidGeneratorOptions } from './shared-generator.js';
 
 const code = (c: string, re?: RegExp) => (e: unknown) =>
   e instanceof FlurryError && e.code === c && (re === undefined || re.test(e.message));
 let nextNode = 1000;
 /** A node ID no other test of this file uses (a closed generator's successor starts after its last ms). */
 const freshNode = () => nextNode++;
+/** The clock and exhaustion tests run on both generators: the thread-shared one must decide as the single-thread one does. */
+const MAKERS: Array<[string, (o: SharedUuidGeneratorOptions) => UuidGenerator | SharedUuidGenerator]> = [
+  ['UuidGenerator', (o) => new UuidGenerator(o)],
+  ['SharedUuidGenerator', (o) => new SharedUuidGenerator(o)],
+];
 
-test('GIVEN random interleavings of next/nextBytes/nextBigInt/nextAs/batch/fill and clock stalls, steps back and jumps, under every policy THEN UUIDs strictly increase and decode to their node, with (ms, sequence) increasing', () => {
-  const op = fc.oneof(
-    fc.record({
-      kind: fc.constant('call' as const),
-      form: fc.integer({ min: 0, max: 6 }),
-      n: fc.integer({ min: 1, max: 300 }),
-    }),
-    fc.record({ kind: fc.constant('clock' as const), delta: fc.integer({ min: -30, max: 30 }) }),
-  );
-  const policy = fc.record({
-    onExhausted: fc.constantFrom('wait' as const, 'borrow' as const),
-    onClockBackwards: fc.constantFrom('tolerate' as const, 'wait' as const, 'throw' as const),
-    sequenceBits: fc.constantFrom(12, 13, 22),
-    sequenceStart: fc.constantFrom('zero' as const, 'random' as const),
-  });
-  fc.assert(
-    fc.property(policy, fc.array(op, { minLength: 1, maxLength: 60 }), (p, ops) => {
-      const clock = new ManualClock(START);
-      const node = freshNode();
-      const gen = new UuidGenerator({ node, clock, ...p });
-      const out: bigint[] = [];
-      try {
-        for (const o of ops) {
-          if (o.kind === 'clock') {
-            if (o.delta >= 0) clock.advance(o.delta);
-            else clock.stepWall(o.delta);
-            continue;
-          }
-          try {
-            switch (o.form) {
-              case 0:
-                out.push(BigInt(`0x${gen.next().replace(/-/g, '')}`));
-                break;
-              case 1:
-                out.push(BigInt(`0x${Buffer.from(gen.nextBytes()).toString('hex')}`));
-                break;
-              case 2:
-                out.push(gen.nextBigInt());
-                break;
-              case 3:
-                out.push(BigInt(`0x${decodeUuid(gen.nextAs('base32')).uuid.replace(/-/g, '')}`));
-                break;
-              case 4:
-                out.push(...gen.batch(o.n, 'bigint'));
-                break;
-              case 5:
-                for (const s of gen.batch(o.n)) out.push(BigInt(`0x${s.replace(/-/g, '')}`));
-                break;
-              default: {
-                const buf = new Uint8Array(16 * o.n);
-                gen.fill(buf);
-                for (let i = 0; i < o.n; i++)
-                  out.push(BigInt(`0x${Buffer.from(buf.subarray(i * 16, i * 16 + 16)).toString('hex')}`));
-              }
+for (const [name, make] of MAKERS) {
+  test(`GIVEN ${name}: random interleavings of next/nextBytes/nextBigInt/nextAs/batch/fill and clock stalls, steps back and jumps, under every policy THEN UUIDs strictly increase and decode to their node, with (ms, sequence) increasing`, () => {
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('call' as const),
+        form: fc.integer({ min: 0, max: 6 }),
+        n: fc.integer({ min: 1, max: 300 }),
+      }),
+      fc.record({ kind: fc.constant('clock' as const), delta: fc.integer({ min: -30, max: 30 }) }),
+    );
+    const policy = fc.record({
+      onExhausted: fc.constantFrom('wait' as const, 'borrow' as const),
+      onClockBackwards: fc.constantFrom('tolerate' as const, 'wait' as const, 'throw' as const),
+      sequenceBits: fc.constantFrom(12, 13, 22),
+      sequenceStart: fc.constantFrom('zero' as const, 'random' as const),
+    });
+    fc.assert(
+      fc.property(policy, fc.array(op, { minLength: 1, maxLength: 60 }), (p, ops) => {
+        const clock = new ManualClock(START);
+        const node = freshNode();
+        const gen = make({ node, clock, ...p });
+        const out: bigint[] = [];
+        try {
+          for (const o of ops) {
+            if (o.kind === 'clock') {
+              if (o.delta >= 0) clock.advance(o.delta);
+              else clock.stepWall(o.delta);
+              continue;
             }
-          } catch (e) {
-            if (!(e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS)) throw e;
+            try {
+              switch (o.form) {
+                case 0:
+                  out.push(BigInt(`0x${gen.next().replace(/-/g, '')}`));
+                  break;
+                case 1:
+                  out.push(BigInt(`0x${Buffer.from(gen.nextBytes()).toString('hex')}`));
+                  break;
+                case 2:
+                  out.push(gen.nextBigInt());
+                  break;
+                case 3:
+                  out.push(BigInt(`0x${decodeUuid(gen.nextAs('base32')).uuid.replace(/-/g, '')}`));
+                  break;
+                case 4:
+                  out.push(...gen.batch(o.n, 'bigint'));
+                  break;
+                case 5:
+                  for (const s of gen.batch(o.n)) out.push(BigInt(`0x${s.replace(/-/g, '')}`));
+                  break;
+                default: {
+                  const buf = new Uint8Array(16 * o.n);
+                  gen.fill(buf);
+                  for (let i = 0; i < o.n; i++)
+                    out.push(BigInt(`0x${Buffer.from(buf.subarray(i * 16, i * 16 + 16)).toString('hex')}`));
+                }
+              }
+            } catch (e) {
+              if (!(e instanceof FlurryError && e.code === ErrorCode.CLOCK_BACKWARDS)) throw e;
+            }
+          }
+          for (let i = 1; i < out.length; i++) assert.ok(out[i] > out[i - 1], `UUID ${i} does not increase`);
+          let prev = { ms: -1, seq: -1 };
+          for (const u of out) {
+            const d = decodeUuid(u, { sequenceBits: p.sequenceBits });
+            assert.equal(d.node, node);
+            assert.ok(d.unixMs > prev.ms || (d.unixMs === prev.ms && d.sequence > prev.seq));
+            prev = { ms: d.unixMs, seq: d.sequence };
+          }
+          assert.equal(gen.stats.issued, out.length);
+        } finally {
+          gen.close();
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  test(`GIVEN ${name}: the wall clock steps back THEN throw refuses with FLURRY_E_CLOCK_BACKWARDS, wait waits it out, tolerate keeps counting in the last millisecond`, () => {
+    for (const onClockBackwards of ['throw', 'wait', 'tolerate'] as const) {
+      const clock = new ManualClock(START);
+      const events: GeneratorEvent[] = [];
+      const gen = make({ node: freshNode(), clock, onClockBackwards, onEvent: (e) => events.push(e) });
+      try {
+        const a = gen.nextBigInt();
+        clock.stepWall(-3);
+        if (onClockBackwards === 'throw') {
+          assert.throws(() => gen.next(), code(ErrorCode.CLOCK_BACKWARDS));
+          assert.equal(gen.stats.issued, 1);
+        } else {
+          const b = gen.nextBigInt();
+          assert.ok(b > a);
+          const d = decodeUuid(b);
+          if (onClockBackwards === 'wait') {
+            assert.ok(clock.now() >= START, 'waited until the clock caught up');
+            assert.ok(events.some((e) => e.type === 'clock-backwards' && e.action === 'waited'));
+          } else {
+            assert.equal(d.unixMs, START, 'tolerate: same millisecond, next sequence');
+            // One thread: the next value; shared: after the run this thread had won.
+            assert.ok(name === 'UuidGenerator' ? d.sequence === 1 : d.sequence > decodeUuid(a).sequence);
           }
         }
-        for (let i = 1; i < out.length; i++) assert.ok(out[i] > out[i - 1], `UUID ${i} does not increase`);
-        let prev = { ms: -1, seq: -1 };
-        for (const u of out) {
-          const d = decodeUuid(u, { sequenceBits: p.sequenceBits });
-          assert.equal(d.node, node);
-          assert.ok(d.unixMs > prev.ms || (d.unixMs === prev.ms && d.sequence > prev.seq));
-          prev = { ms: d.unixMs, seq: d.sequence };
-        }
-        assert.equal(gen.stats.issued, out.length);
+        assert.equal(gen.stats.clockBackwards, 1);
+        clock.stepWall(-60_000);
+        if (onClockBackwards !== 'tolerate') assert.throws(() => gen.next(), code(ErrorCode.CLOCK_BACKWARDS));
       } finally {
         gen.close();
       }
-    }),
-    { numRuns: 150 },
-  );
-});
+    }
+  });
 
-test('GIVEN the wall clock steps back THEN throw refuses with FLURRY_E_CLOCK_BACKWARDS, wait waits it out, tolerate keeps counting in the last millisecond', () => {
-  for (const onClockBackwards of ['throw', 'wait', 'tolerate'] as const) {
-    const clock = new ManualClock(START);
-    const events: GeneratorEvent[] = [];
-    const gen = new UuidGenerator({ node: freshNode(), clock, onClockBackwards, onEvent: (e) => events.push(e) });
-    try {
-      const a = gen.nextBigInt();
-      clock.stepWall(-3);
-      if (onClockBackwards === 'throw') {
-        assert.throws(() => gen.next(), code(ErrorCode.CLOCK_BACKWARDS));
-        assert.equal(gen.stats.issued, 1);
-      } else {
-        const b = gen.nextBigInt();
-        assert.ok(b > a);
-        const d = decodeUuid(b);
-        if (onClockBackwards === 'wait') {
-          assert.ok(clock.now() >= START, 'waited until the clock caught up');
-          assert.ok(events.some((e) => e.type === 'clock-backwards' && e.action === 'waited'));
+  test(`GIVEN ${name}: a 12-bit sequence used up within one millisecond THEN wait moves to the next millisecond and borrow runs ahead of the clock`, () => {
+    for (const onExhausted of ['wait', 'borrow'] as const) {
+      const clock = new ManualClock(START);
+      const gen = make({ node: freshNode(), clock, sequenceBits: 12, onExhausted });
+      try {
+        const first = gen.batch(4096, 'bigint');
+        assert.equal(decodeUuid(first[4095], { sequenceBits: 12 }).sequence, 4095);
+        const next = decodeUuid(gen.nextBigInt(), { sequenceBits: 12 });
+        assert.equal(next.unixMs, START + 1);
+        assert.equal(next.sequence, 0);
+        if (onExhausted === 'wait') {
+          assert.equal(gen.stats.exhaustedWaits, 1);
+          assert.equal(clock.now(), START + 1, 'the clock advanced while waiting');
         } else {
-          assert.equal(d.unixMs, START, 'tolerate: same millisecond, next sequence');
-          assert.equal(d.sequence, 1);
+          assert.equal(gen.stats.borrowedTicks, 1);
+          assert.equal(clock.now(), START, 'borrowed: no wait');
+          assert.equal(gen.lastIssuedUnixMs, START + 1, 'the borrowed millisecond is the high-water mark');
         }
+      } finally {
+        gen.close();
       }
-      assert.equal(gen.stats.clockBackwards, 1);
-      clock.stepWall(-60_000);
-      if (onClockBackwards !== 'tolerate') assert.throws(() => gen.next(), code(ErrorCode.CLOCK_BACKWARDS));
-    } finally {
-      gen.close();
     }
-  }
-});
-
-test('GIVEN a 12-bit sequence used up within one millisecond THEN wait moves to the next millisecond and borrow runs ahead of the clock', () => {
-  for (const onExhausted of ['wait', 'borrow'] as const) {
-    const clock = new ManualClock(START);
-    const gen = new UuidGenerator({ node: freshNode(), clock, sequenceBits: 12, onExhausted });
-    try {
-      const first = gen.batch(4096, 'bigint');
-      assert.equal(decodeUuid(first[4095], { sequenceBits: 12 }).sequence, 4095);
-      const next = decodeUuid(gen.nextBigInt(), { sequenceBits: 12 });
-      assert.equal(next.unixMs, START + 1);
-      assert.equal(next.sequence, 0);
-      if (onExhausted === 'wait') {
-        assert.equal(gen.stats.exhaustedWaits, 1);
-        assert.equal(clock.now(), START + 1, 'the clock advanced while waiting');
-      } else {
-        assert.equal(gen.stats.borrowedTicks, 1);
-        assert.equal(clock.now(), START, 'borrowed: no wait');
-        assert.equal(gen.lastIssuedUnixMs, START + 1, 'the borrowed millisecond is the high-water mark');
-      }
-    } finally {
-      gen.close();
-    }
-  }
-});
+  });
+}
 
 test('GIVEN a lease THEN UUIDs stop at either fencing deadline, never fall at or below notBeforeMs, and the lease reads lastIssuedUnixMs', () => {
   const clock = new ManualClock(START, 0);

@@ -1,8 +1,13 @@
 /**
- * UUIDv7 with Snowflake's guarantees: {@link UuidGenerator}, the format and its forms
+ * UUIDv7 with Snowflake's guarantees: {@link UuidGenerator} (one thread), {@link SharedUuidGenerator} (worker threads), the format and its forms
  * (docs/uuids.md).
  */
 export { UuidGenerator } from './generator.js';
+export {
+  SharedUuidGenerator,
+  type SharedUuidGeneratorOptions,
+  type SharedUuidGeneratorState,
+} from './shared-generator.js';
 export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 export { UuidFormat, UUID_DEFAULTS, type UuidFormatOptions } from './format.js';
 export {

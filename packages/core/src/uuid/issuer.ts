@@ -1,0 +1,306 @@
+/**
+ * {@link UuidIssuer}: what {@link UuidGenerator} (one thread) and {@link SharedUuidGenerator}
+ * (worker threads) share: composing a UUID's four words from a millisecond, a sequence, the
+ * node and random fill, and writing them in every form. The subclasses decide which
+ * `(millisecond, sequence)` comes next.
+ */
+import { asciiBuffer, asciiText } from '#platform';
+import { badOption } from '../generator/options.js';
+import type { PlannerLayout } from '../generator/tick-planner.js';
+import { UuidFormat, tickWords } from './format.js';
+import { HEX2, UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } from './forms.js';
+import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** The largest count one `batch`/`fill` call accepts. */
+const MAX_BATCH = 10_000_000;
+/** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
+export const MAX_UNIX_MS = 2 ** 48 - 1;
+
+/** The tick planner's view of UUIDv7 with a `sequenceBits`-bit sequence: ticks are Unix milliseconds. */
+export function uuidPlan(sequenceBits: number): PlannerLayout {
+  return {
+    name: 'uuidv7',
+    epochMs: 0,
+    unitMs: 1,
+    maxSequence: 2 ** sequenceBits - 1,
+    maxTick: MAX_UNIX_MS,
+    sequenceBits,
+    timestampBits: 48,
+    expiresAt: new Date(MAX_UNIX_MS + 1),
+  };
+}
+
+/**
+ * The process-wide node claim of a UUID node, keyed by the node number alone: two live
+ * generators of one node in different formats, or one thread-shared and one not, are
+ * refused too (their UUIDs would differ only by chance).
+ */
+export function uuidClaim(format: UuidFormat, node: number): { key: string; describe: string } {
+  return {
+    key: `uuidv7-node-${node}`,
+    describe: `UUIDv7 node ${node} (nodeBits ${format.nodeBits}, sequenceBits ${format.sequenceBits})`,
+  };
+}
+
+/**
+ * The forms API of a UUIDv7 generator (`next`, `nextBytes`, `nextBigInt`, `nextAs`, `batch`,
+ * `fill`) over a source of `(millisecond, sequence)` pairs the subclass provides.
+ */
+export abstract class UuidIssuer {
+  readonly format: UuidFormat;
+  /** The node ID. */
+  readonly node: number;
+
+  // The words of the last UUID, and what is cached per millisecond.
+  private w0 = 0;
+  private w1 = 0;
+  private w2 = 0;
+  private w3 = 0;
+  private w1Base = 0;
+  private wordsTick = -1;
+  private prefixTick = -1;
+  private prefix = '';
+  private hiKey0 = -1;
+  private hiKey1 = -1;
+  private hiBig = 0n;
+
+  private readonly extBits: number;
+  private readonly extSize: number;
+  private readonly extMul: number;
+  private readonly nodeHi: number;
+  private readonly nodeLo: number;
+  private readonly randHiMask: number;
+  private readonly randLoMask: number;
+  private readonly scratch = new BigUint64Array(1);
+  private readonly scratch32 = new Uint32Array(this.scratch.buffer);
+
+  /** Validates `node` for `format` (`FLURRY_E_NODE_OUT_OF_RANGE`). */
+  protected constructor(format: UuidFormat, node: number) {
+    [this.nodeHi, this.nodeLo] = format.nodeWords(node);
+    this.format = format;
+    this.node = node;
+    this.extBits = format.extBits;
+    this.extSize = format.extSize;
+    this.extMul = format.extMul;
+    const r = format.randomBits;
+    this.randLoMask = r >= 32 ? 0xffffffff : 2 ** r - 1;
+    this.randHiMask = r > 32 ? 2 ** (r - 32) - 1 : 0;
+  }
+
+  /** Reserves the next `(millisecond, sequence)`, calling {@link setTick} at a new millisecond; returns the sequence. */
+  protected abstract advance(): number;
+
+  /**
+   * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
+   * the clock once per run of sequence numbers, not once per UUID.
+   */
+  protected abstract produce(count: number, emit: (k: number) => void): void;
+
+  /** Makes millisecond `tick` the one {@link compose} writes. */
+  protected setTick(tick: number): void {
+    const [w0, w1] = tickWords(tick);
+    this.w0 = w0;
+    this.w1Base = w1;
+    this.wordsTick = tick;
+  }
+
+  /**
+   * The next UUID as its canonical lowercase string.
+   *
+   * @example `await db.query('INSERT INTO t (id) VALUES ($1)', [gen.next()]);`
+   */
+  next(): string {
+    this.compose(this.advance());
+    return this.canonical();
+  }
+
+  /**
+   * The next UUID as its canonical string (the same as {@link next}).
+   *
+   * @example `res.json({ id: gen.nextString() })`
+   */
+  nextString(): string {
+    return this.next();
+  }
+
+  /**
+   * The next UUID as 16 bytes (network order), written into `out` at byte `at` when given.
+   *
+   * @example `const bytes = gen.nextBytes();`
+   */
+  nextBytes(out?: Uint8Array, at = 0): Uint8Array {
+    this.compose(this.advance());
+    return this.bytes(out ?? new Uint8Array(16), at);
+  }
+
+  /**
+   * The next UUID as a 128-bit `bigint`.
+   *
+   * @example `const n = gen.nextBigInt(); // 0x0193…n`
+   */
+  nextBigInt(): bigint {
+    this.compose(this.advance());
+    return this.bigint();
+  }
+
+  /**
+   * The next UUID in `form` (see {@link UuidForm}).
+   *
+   * @example `gen.nextAs('base32') // '01JF…' (26 characters, a valid ULID)`
+   */
+  nextAs(form: 'bytes'): Uint8Array;
+  nextAs(form: 'bigint'): bigint;
+  nextAs(form: UuidTextForm): string;
+  nextAs(form: UuidForm): string | Uint8Array | bigint;
+  nextAs(form: UuidForm): string | Uint8Array | bigint {
+    if (form === 'canonical') return this.next();
+    if (form === 'bytes') return this.nextBytes();
+    if (form === 'bigint') return this.nextBigInt();
+    if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN before issuing
+    this.compose(this.advance());
+    if (form === 'base32') return base32Of([this.w0, this.w1, this.w2, this.w3]);
+    return formOf([this.w0, this.w1, this.w2, this.w3], form);
+  }
+
+  /**
+   * `count` UUIDs in increasing order, in `form` (default: canonical strings).
+   *
+   * @example
+   * ```ts
+   * gen.batch(100);            // string[]
+   * gen.batch(100, 'bigint');  // bigint[]
+   * ```
+   */
+  batch(count: number, form?: UuidTextForm): string[];
+  batch(count: number, form: 'bytes'): Uint8Array[];
+  batch(count: number, form: 'bigint'): bigint[];
+  batch(count: number, form: UuidForm = 'canonical'): (string | Uint8Array | bigint)[] {
+    checkCount(count);
+    if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN
+    const out = new Array<string | Uint8Array | bigint>(count);
+    if (form === 'canonical') this.canonicalBatch(out, count);
+    else if (form === 'bigint') this.produce(count, (k) => (out[k] = this.bigint()));
+    else if (form === 'bytes') this.produce(count, (k) => (out[k] = this.bytes(new Uint8Array(16), 0)));
+    else this.produce(count, (k) => (out[k] = formOf([this.w0, this.w1, this.w2, this.w3], form)));
+    return out;
+  }
+
+  /**
+   * Writes `count` increasing UUIDs as 16 bytes each into `target`, from UUID index
+   * `offset` (byte `16 × offset`; default: to the end), and returns `count`: the fastest
+   * form for bulk loads (one buffer, no per-UUID object).
+   *
+   * @example
+   * ```ts
+   * const buf = new Uint8Array(16 * 4096);
+   * gen.fill(buf); // 4096 UUIDs
+   * ```
+   */
+  fill(target: Uint8Array, offset = 0, count: number = Math.floor(target.length / 16) - offset): number {
+    if (!(target instanceof Uint8Array))
+      throw badOption('target', Object.prototype.toString.call(target), 'a Uint8Array');
+    const room = Math.floor(target.length / 16);
+    if (!Number.isInteger(offset) || offset < 0 || offset > room)
+      throw badOption('offset', offset, `a whole number from 0 to ${room} (UUIDs, 16 bytes each)`);
+    if (!Number.isInteger(count) || count < 0 || offset + count > room)
+      throw badOption('count', count, `a whole number from 0 to ${room - offset} (the room after offset ${offset})`);
+    if (count === 0) return 0;
+    this.produce(count, (k) => this.bytes(target, (offset + k) * 16));
+    return count;
+  }
+
+  /** The words of the UUID of sequence `seq` in the millisecond of the last {@link setTick}, with fresh random fill. */
+  protected compose(seq: number): void {
+    const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
+    const ext = seq - hi * this.extSize;
+    if (cursor.at > POOL_WORDS - 2) refill();
+    const r0 = pool[cursor.at++];
+    const r1 = pool[cursor.at++];
+    this.w1 = this.w1Base + hi;
+    this.w2 = 0x80000000 + ext * this.extMul + this.nodeHi + (r1 & this.randHiMask);
+    this.w3 = (this.nodeLo | (r0 & this.randLoMask)) >>> 0;
+  }
+
+  private canonical(): string {
+    const h = HEX2;
+    if (this.prefixTick !== this.wordsTick) {
+      const w0 = this.w0;
+      const w1 = this.w1;
+      this.prefix =
+        h[w0 >>> 24] +
+        h[(w0 >>> 16) & 255] +
+        h[(w0 >>> 8) & 255] +
+        h[w0 & 255] +
+        '-' +
+        h[w1 >>> 24] +
+        h[(w1 >>> 16) & 255] +
+        '-';
+      this.prefixTick = this.wordsTick;
+    }
+    const w1 = this.w1;
+    const w2 = this.w2;
+    const w3 = this.w3;
+    return (
+      this.prefix +
+      h[(w1 >>> 8) & 255] +
+      h[w1 & 255] +
+      '-' +
+      h[w2 >>> 24] +
+      h[(w2 >>> 16) & 255] +
+      '-' +
+      h[(w2 >>> 8) & 255] +
+      h[w2 & 255] +
+      h[w3 >>> 24] +
+      h[(w3 >>> 16) & 255] +
+      h[(w3 >>> 8) & 255] +
+      h[w3 & 255]
+    );
+  }
+
+  /**
+   * `count` canonical strings into `out`: the characters of up to {@link TEXT_CHUNK} UUIDs
+   * are written into one buffer and read as one string, each UUID a slice of it — one flat
+   * string per chunk instead of a tree of concatenations per UUID, which a batch would keep.
+   */
+  private canonicalBatch(out: unknown[], count: number): void {
+    const chars = asciiBuffer(36 * Math.min(count, TEXT_CHUNK));
+    for (let at = 0; at < count; at += TEXT_CHUNK) {
+      const n = Math.min(TEXT_CHUNK, count - at);
+      this.produce(n, (k) => writeCanonical(chars, k * 36, this.w0, this.w1, this.w2, this.w3));
+      const text = asciiText(chars, 0, 36 * n);
+      for (let k = 0; k < n; k++) out[at + k] = text.slice(k * 36, k * 36 + 36);
+    }
+  }
+
+  private bytes(out: Uint8Array, at: number): Uint8Array {
+    return writeBytes(out, at, this.w0, this.w1, this.w2, this.w3);
+  }
+
+  private bigint(): bigint {
+    if (this.hiKey1 !== this.w1 || this.hiKey0 !== this.w0) {
+      this.hiKey0 = this.w0;
+      this.hiKey1 = this.w1;
+      this.hiBig = (BigInt(this.w0) << 96n) | (BigInt(this.w1) << 64n);
+    }
+    const s = this.scratch32;
+    s[LITTLE_ENDIAN ? 0 : 1] = this.w3;
+    s[LITTLE_ENDIAN ? 1 : 0] = this.w2;
+    return this.hiBig | this.scratch[0];
+  }
+}
+
+/** The node number of a `node` option: a number, or `{ node: n }` as a UUID lease grants it. */
+export function nodeOf(node: number | Readonly<Record<string, number>> | undefined): number | undefined {
+  if (node === undefined || typeof node === 'number') return node;
+  if (node !== null && typeof node === 'object') {
+    const keys = Object.keys(node);
+    if (keys.length === 1 && keys[0] === 'node') return node.node;
+  }
+  throw badOption('node', JSON.stringify(node), 'a whole number, or { node: n } as a UUID lease grants it');
+}
+
+function checkCount(count: number): void {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
+    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+}

@@ -1,0 +1,193 @@
+/**
+ * {@link SharedUuidGenerator}: one UUIDv7 node ID shared by several `worker_threads`,
+ * through the same shared state and compare-and-swap runs as `SharedGenerator`.
+ */
+import { systemClock, type Clock } from '../clock.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions } from '../known-options.js';
+import { badOption, resolvePolicy, type GeneratorStats, type ResolvedPolicy } from '../generator/options.js';
+import {
+  CLOSED,
+  FROM_STATE_OPTION_NAMES,
+  SharedTicks,
+  sharedBuffer,
+  type FromStateOptions,
+} from '../generator/shared-ticks.js';
+import { UuidFormat } from './format.js';
+import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
+import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
+
+/**
+ * The most sequence bits the shared state holds: its cell is a signed 64-bit integer with
+ * the 48-bit millisecond above the sequence, so the threads of one node share at most
+ * 32,768 UUIDs per millisecond (32.8M/s) whatever the format's `sequenceBits`.
+ */
+const SHARED_SEQUENCE_BITS = 15;
+
+/** What a {@link SharedUuidGenerator} posts to worker threads (structured-cloneable). */
+export interface SharedUuidGeneratorState {
+  readonly kind: 'flurry-shared-uuid-generator';
+  readonly nodeBits: number;
+  readonly sequenceBits: number;
+  readonly node: number;
+  readonly policy: ResolvedPolicy;
+  readonly buffer: SharedArrayBuffer;
+}
+
+/**
+ * Options of {@link SharedUuidGenerator}: those of {@link UuidGenerator} without `lease` (a
+ * lease's fencing deadline lives on one thread's monotonic clock and cannot be shared).
+ */
+export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
+
+/**
+ * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, so
+ * any number of worker threads issue UUIDv7 for one node ID without ever repeating one.
+ * Each thread wins runs of one millisecond's sequence values with one compare-and-swap on
+ * the shared state and composes its UUIDs locally (the run reservation of
+ * {@link SharedGenerator}, docs/clocks.md): per thread the UUIDs strictly increase, across
+ * threads they are unique, and the clock policies (`onExhausted`, `onClockBackwards`, …)
+ * decide as they do for `UuidGenerator`. The UUIDs have the format of `nodeBits` and
+ * `sequenceBits`, but the threads share at most 32,768 sequence values per millisecond
+ * (then the exhaustion policy applies). `next()` allocates nothing but its string.
+ *
+ * The creating thread holds the process-wide claim of the node ID (a `UuidGenerator` of
+ * the same node in this process is refused); handles built with
+ * {@link SharedUuidGenerator.fromState} share it. `close()` on the creating handle stops
+ * every handle and frees the node ID; on another handle it only detaches that handle.
+ * It takes no lease: give it a node ID that you keep unique (or one leased by the creating
+ * process, stopping the threads before the lease ends). Stats are per handle.
+ *
+ * @example
+ * ```ts
+ * const shared = new SharedUuidGenerator({ node: 9 });
+ * const worker = new Worker('./worker.mjs', { workerData: shared.state });
+ * // worker.mjs: SharedUuidGenerator.fromState(workerData).batch(1000)
+ * ```
+ */
+export class SharedUuidGenerator extends UuidIssuer {
+  /** The structured-cloneable state to post to worker threads. */
+  readonly state: SharedUuidGeneratorState;
+
+  private readonly ticks: SharedTicks;
+  private readonly clock: Clock;
+  private issued = 0;
+
+  constructor(opts: SharedUuidGeneratorOptions);
+  /** @internal used by {@link SharedUuidGenerator.fromState}. */
+  constructor(opts: SharedUuidGeneratorOptions, attach: { buffer: SharedArrayBuffer; policy: ResolvedPolicy });
+  constructor(opts: SharedUuidGeneratorOptions, attach?: { buffer: SharedArrayBuffer; policy: ResolvedPolicy }) {
+    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
+    if ((opts as UuidGeneratorOptions).lease !== undefined) {
+      throw badOption(
+        'lease',
+        'a lease',
+        "no lease: a SharedUuidGenerator cannot share a lease's deadline across threads; pass the lease's node and stop the threads before it ends, or give each thread its own leasedUuidGenerator()",
+      );
+    }
+    assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, 'SharedUuidGenerator options');
+    const format = UuidFormat.from(opts);
+    const node = nodeOf(opts.node);
+    if (node === undefined) {
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `A SharedUuidGenerator needs its node ID: pass node (0 to ${format.maxNode} with nodeBits = ${format.nodeBits}).`,
+        {},
+      );
+    }
+    super(format, node);
+    const policy = attach ? attach.policy : resolvePolicy({ ...opts, node: undefined });
+    this.clock = opts.clock ?? systemClock;
+    const plan = uuidPlan(Math.min(format.sequenceBits, SHARED_SEQUENCE_BITS));
+    this.ticks = new SharedTicks(plan, policy, this.clock, opts.onEvent, attach?.buffer ?? uuidClaim(format, node));
+    this.state = Object.freeze({
+      kind: 'flurry-shared-uuid-generator',
+      nodeBits: format.nodeBits,
+      sequenceBits: format.sequenceBits,
+      node,
+      policy,
+      buffer: this.ticks.buffer,
+    });
+  }
+
+  /**
+   * Attaches to a shared UUID generator from its posted state (in a worker thread); `clock`
+   * and `onEvent` are per thread.
+   *
+   * @example `const gen = SharedUuidGenerator.fromState(workerData);`
+   */
+  static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
+    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedUuidGenerator.fromState options');
+    const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator');
+    const { nodeBits, sequenceBits, node } = state;
+    return new SharedUuidGenerator(
+      { nodeBits, sequenceBits, node, clock: opts.clock, onEvent: opts.onEvent },
+      { buffer, policy: state.policy },
+    );
+  }
+
+  /**
+   * Counters of this handle (thread).
+   *
+   * @example `gen.stats.issued`
+   */
+  get stats(): GeneratorStats {
+    return this.ticks.stats(this.issued);
+  }
+
+  /**
+   * Unix ms of the highest millisecond issued by any thread (0 before the first UUID).
+   *
+   * @example `shared.lastIssuedUnixMs`
+   */
+  get lastIssuedUnixMs(): number {
+    return this.ticks.lastIssuedUnixMs();
+  }
+
+  /**
+   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
+   * and frees the node ID. On an attached handle: detaches this handle only.
+   *
+   * @example `shared.close()`
+   */
+  close(): void {
+    this.ticks.close();
+  }
+
+  protected advance(): number {
+    const w = Math.floor(this.clock.now());
+    const t = this.ticks;
+    let s = t.runNext;
+    if (!(s <= t.runEnd && w <= t.runTick && w >= t.runWall && Atomics.load(t.ctl, CLOSED) === 0)) {
+      this.reserve(1);
+      s = t.runNext;
+    }
+    t.runNext = s + 1;
+    this.issued++;
+    return s;
+  }
+
+  protected produce(count: number, emit: (k: number) => void): void {
+    const t = this.ticks;
+    let k = 0;
+    try {
+      while (k < count) {
+        if (!t.holds(Math.floor(this.clock.now()))) this.reserve(count - k);
+        const first = t.runNext;
+        const last = Math.min(t.runEnd, first + (count - k - 1));
+        t.runNext = last + 1;
+        for (let s = first; s <= last; s++) {
+          this.compose(s);
+          emit(k++);
+        }
+      }
+    } finally {
+      this.issued += k;
+    }
+  }
+
+  /** Wins a new run; at a new millisecond, points the composed words at it. */
+  private reserve(want: number): void {
+    if (this.ticks.reserve(want)) this.setTick(this.ticks.runTick);
+  }
+}
