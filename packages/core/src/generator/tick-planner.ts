@@ -51,6 +51,8 @@ export class TickPlanner {
   borrowedTicks = 0;
   /** Smallest tick allowed by the lease's high-water mark (-Infinity without a lease). */
   floorTick = Number.NEGATIVE_INFINITY;
+  /** The claim issued under: the lease itself, or its `forGenerator()` view (see {@link follow}). */
+  lease: NodeLease | undefined;
 
   private readonly epochMs: number;
   private readonly unitMs: number;
@@ -64,14 +66,23 @@ export class TickPlanner {
   private behind = false;
   private lastSeenW = 0;
   private seenNotBefore = Number.NaN;
+  /** Unix ms the generator's own past IDs put under the current claim's floor (0: none). */
+  private ownFloorMs = 0;
 
+  /**
+   * `follow`: the generator's half of following `source` to a new claim (see
+   * {@link checkDeadline}): it takes the claim's node and returns the Unix ms of its last
+   * ID (the floor its next ID must pass), or undefined when it cannot follow (closed).
+   */
   constructor(
     readonly layout: PlannerLayout,
     readonly policy: ResolvedPolicy,
     readonly clock: Clock,
-    readonly lease: NodeLease | undefined,
+    private readonly source: NodeLease | undefined,
     private readonly onEvent: ((e: GeneratorEvent) => void) | undefined,
+    private readonly follow?: (claim: NodeLease) => number | undefined,
   ) {
+    this.lease = this.claimNow();
     this.epochMs = layout.epochMs;
     this.unitMs = layout.unitMs;
     this.maxSeq = layout.maxSequence;
@@ -84,7 +95,13 @@ export class TickPlanner {
         : 1;
     this.spin = clock === systemClock;
     this.nonBlocking = clock.nonBlocking === true;
-    if (lease) this.refreshFloor();
+    if (this.lease) this.refreshFloor();
+  }
+
+  /** The lease's current claim: its `forGenerator()` view when it has one (docs/node-ids.md#the-lease-contract). */
+  claimNow(): NodeLease | undefined {
+    const l = this.source;
+    return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
   }
 
   /** The sequence value a new tick starts at (0, or random in the small range). */
@@ -97,7 +114,7 @@ export class TickPlanner {
     const lease = this.lease;
     if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
       this.seenNotBefore = lease.notBeforeMs;
-      const nb = lease.notBeforeMs;
+      const nb = Math.max(lease.notBeforeMs, this.ownFloorMs);
       this.floorTick = nb > 0 ? Math.floor((nb - this.epochMs) / this.unitMs) + 1 : Number.NEGATIVE_INFINITY;
     }
     return this.floorTick;
@@ -108,13 +125,30 @@ export class TickPlanner {
    * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
    * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
    * about to issue with, so the hot path reads the wall clock once.
+   *
+   * A claim's deadlines stay `-Infinity` once it ends, so only here, on the cold path, does
+   * the generator look for a newer claim of its lease (re-acquired after a loss, maybe as
+   * another node): it follows it at a new tick, above the new floor and above every ID it
+   * issued, or refuses as before when the lease holds none.
    */
   checkDeadline(now: number): void {
     const lease = this.lease;
     if (lease !== undefined) {
       const wd = lease.wallDeadline;
-      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.fence(now, lease);
+      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.followOrFence(now, lease);
     }
+  }
+
+  private followOrFence(now: number, lease: NodeLease): void {
+    const claim = this.follow === undefined ? undefined : this.claimNow();
+    const ownFloorMs = claim === undefined || claim === lease ? undefined : this.follow!(claim);
+    if (ownFloorMs === undefined) return this.fence(now, lease);
+    this.lease = claim!;
+    this.ownFloorMs = ownFloorMs;
+    this.seenNotBefore = Number.NaN;
+    this.refreshFloor();
+    const wd = claim!.wallDeadline;
+    if (!(this.clock.monotonic() < claim!.deadline) || (wd !== undefined && now >= wd)) this.fence(now, claim!);
   }
 
   /** The cold half of {@link checkDeadline}: the event and the error naming the clock that passed its deadline. */

@@ -30,8 +30,9 @@ const MAX_UNIX_MS = 2 ** 48 - 1;
  * equal. The clock and lease policies are {@link Generator}'s, run by the same planner:
  * a used-up sequence waits for the next millisecond (or borrows, `onExhausted: 'borrow'`),
  * a wall clock stepped back is tolerated, waited out or refused, a lease's fencing
- * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`) and nothing at or below
- * its `notBeforeMs` is issued. One live generator per node ID in a process (whatever its widths).
+ * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`), nothing at or below
+ * its `notBeforeMs` is issued and a re-acquired lease is followed to its new node. One live
+ * generator per node ID in a process (whatever its widths).
  *
  * @example
  * ```ts
@@ -43,8 +44,6 @@ const MAX_UNIX_MS = 2 ** 48 - 1;
  */
 export class UuidGenerator {
   readonly format: UuidFormat;
-  /** The node ID. */
-  readonly node: number;
 
   private lastTick: number;
   private seq: number;
@@ -74,11 +73,12 @@ export class UuidGenerator {
   private readonly extBits: number;
   private readonly extSize: number;
   private readonly extMul: number;
-  private readonly nodeHi: number;
-  private readonly nodeLo: number;
+  private nodeNow: number;
+  private nodeHi: number;
+  private nodeLo: number;
   private readonly randHiMask: number;
   private readonly randLoMask: number;
-  private readonly claim: NodeClaim;
+  private claim: NodeClaim;
   private readonly scratch = new BigUint64Array(1);
   private readonly scratch32 = new Uint32Array(this.scratch.buffer);
 
@@ -86,9 +86,22 @@ export class UuidGenerator {
     if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
     assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, 'UuidGenerator options');
     const format = UuidFormat.from(opts);
-    const lease = typeof opts.lease?.forGenerator === 'function' ? opts.lease.forGenerator() : opts.lease;
+    const lease = opts.lease;
+    this.clock = opts.clock ?? systemClock;
+    const plan: PlannerLayout = {
+      name: 'uuidv7',
+      epochMs: 0,
+      unitMs: 1,
+      maxSequence: format.maxSequence,
+      maxTick: MAX_UNIX_MS,
+      sequenceBits: format.sequenceBits,
+      timestampBits: 48,
+      expiresAt: new Date(MAX_UNIX_MS + 1),
+    };
+    const policy = resolvePolicy({ ...opts, node: undefined });
+    this.planner = new TickPlanner(plan, policy, this.clock, lease, opts.onEvent, (c) => this.follow(c));
     const given = nodeOf(opts.node);
-    const leased = lease ? nodeOf(lease.node) : undefined;
+    const leased = this.planner.lease ? nodeOf(this.planner.lease.node) : undefined;
     if (given !== undefined && leased !== undefined && given !== leased) {
       throw badOption('node', given, `the lease's node ${leased} or no node (a lease grants exactly one node ID)`);
     }
@@ -102,8 +115,7 @@ export class UuidGenerator {
     }
     [this.nodeHi, this.nodeLo] = format.nodeWords(node);
     this.format = format;
-    this.node = node;
-    this.clock = opts.clock ?? systemClock;
+    this.nodeNow = node;
     this.lease = lease;
     this.maxSeq = format.maxSequence;
     this.extBits = format.extBits;
@@ -112,24 +124,7 @@ export class UuidGenerator {
     const r = format.randomBits;
     this.randLoMask = r >= 32 ? 0xffffffff : 2 ** r - 1;
     this.randHiMask = r > 32 ? 2 ** (r - 32) - 1 : 0;
-    const plan: PlannerLayout = {
-      name: 'uuidv7',
-      epochMs: 0,
-      unitMs: 1,
-      maxSequence: format.maxSequence,
-      maxTick: MAX_UNIX_MS,
-      sequenceBits: format.sequenceBits,
-      timestampBits: 48,
-      expiresAt: new Date(MAX_UNIX_MS + 1),
-    };
-    this.planner = new TickPlanner(plan, resolvePolicy({ ...opts, node: undefined }), this.clock, lease, opts.onEvent);
-    // Keyed by the node number alone: two live generators of one node in different formats
-    // are refused too (their UUIDs would differ only by chance).
-    this.claim = claimNode(
-      `uuidv7-node-${node}`,
-      `UUIDv7 node ${node} (nodeBits ${format.nodeBits}, sequenceBits ${format.sequenceBits})`,
-      () => this.lastTick,
-    );
+    this.claim = this.claimFor(node);
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
     if (lease) {
@@ -143,6 +138,17 @@ export class UuidGenerator {
   }
 
   /**
+   * The node ID: with a registry lease, its current node (after a re-acquisition as
+   * another node, the new one, which the next UUID carries).
+   *
+   * @example `gen.node // 3`
+   */
+  get node(): number {
+    const claim = this.planner.claimNow();
+    return claim === undefined || claim === this.planner.lease ? this.nodeNow : nodeOf(claim.node)!;
+  }
+
+  /**
    * Unix ms of the highest millisecond issued (borrowed ones included): the high-water mark
    * a registry records. Before the first UUID: the lease's `notBeforeMs` (or 0 without one).
    *
@@ -150,7 +156,7 @@ export class UuidGenerator {
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
-    if (!Number.isFinite(tick)) return this.lease ? this.lease.notBeforeMs : 0;
+    if (!Number.isFinite(tick)) return this.planner.lease?.notBeforeMs ?? 0;
     return tick;
   }
 
@@ -314,6 +320,36 @@ export class UuidGenerator {
       }
       this.issued += end - s0;
     }
+  }
+
+  /**
+   * This process's claim on the node: keyed by the node number alone, so two live
+   * generators of one node in different formats are refused too (their UUIDs would differ
+   * only by chance).
+   */
+  private claimFor(node: number): NodeClaim {
+    const f = this.format;
+    const what = `UUIDv7 node ${node} (nodeBits ${f.nodeBits}, sequenceBits ${f.sequenceBits})`;
+    return claimNode(`uuidv7-node-${node}`, what, () => this.lastTick);
+  }
+
+  /** Takes a new claim of the lease, as `Generator` does: its node, and a new millisecond above the last. */
+  private follow(claim: NodeLease): number | undefined {
+    if (this.closed) return undefined;
+    const floorMs = this.lastIssuedUnixMs;
+    const node = nodeOf(claim.node)!;
+    if (node !== this.nodeNow) {
+      const [hi, lo] = this.format.nodeWords(node);
+      const next = this.claimFor(node);
+      this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
+      this.claim = next;
+      this.nodeNow = node;
+      this.nodeHi = hi;
+      this.nodeLo = lo;
+      this.lastTick = Math.max(this.lastTick, next.previousTick);
+    }
+    this.seq = this.maxSeq;
+    return floorMs;
   }
 
   /** Reserves the next (millisecond, sequence): the common case inline, the rest in {@link slow}. */
