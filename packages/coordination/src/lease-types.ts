@@ -59,7 +59,7 @@ export interface ManagedLease extends NodeLease, EventEmitter {
    * to the next claim (see `NodeLease` in core). A generator given the claim itself never
    * issues under a later one.
    * `floorMs` (deprecated: a generator that follows the lease needs none) raises the
-   * returned view's `notBeforeMs`.
+   * claim's `notBeforeMs`, for every generator on it.
    */
   forGenerator(floorMs?: number): NodeLease;
   /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */

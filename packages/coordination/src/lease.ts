@@ -29,6 +29,7 @@ const SUSPEND_POLL_MS = 250;
 interface ClaimView extends NodeLease {
   deadline: number;
   wallDeadline: number;
+  notBeforeMs: number;
 }
 
 /**
@@ -139,21 +140,8 @@ export class Lease extends EventEmitter implements ManagedLease {
   }
 
   forGenerator(floorMs = 0): NodeLease {
-    const c = this.current;
-    if (!(floorMs > c.notBeforeMs)) return c;
-    // (deprecated) a raised floor: a view of the claim of its own
-    const { node, attach } = c;
-    return {
-      node,
-      notBeforeMs: floorMs,
-      attach,
-      get deadline() {
-        return c.deadline;
-      },
-      get wallDeadline() {
-        return c.wallDeadline;
-      },
-    };
+    if (floorMs > this.current.notBeforeMs) this.current.notBeforeMs = floorMs; // (deprecated)
+    return this.current;
   }
 
   /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */

@@ -87,49 +87,25 @@ export interface LeasedUuidGenerator {
   close(): Promise<void>;
 }
 
+/** How a lease's node record becomes the UUID node. */
+type NodeOf = (node: Readonly<Record<string, number>>) => number;
+
 /**
- * `lease` with the node as the UUID generator takes it, `{ node: nodeOf(node) }`: claim by
- * claim, one view each (the generator follows the lease by the identity of its claims).
+ * `lease` with each claim's node as the UUID generator takes it, `{ node: nodeOf(node) }`:
+ * one view per claim, inheriting its deadlines (the generator follows claims by identity).
  */
-function uuidLease(lease: ManagedLease, nodeOf: (n: Readonly<Record<string, number>>) => number): NodeLease {
+function uuidLease(lease: ManagedLease, nodeOf: NodeOf): NodeLease {
   let claim: NodeLease | undefined;
   let view: NodeLease | undefined;
-  const current = (): NodeLease => {
+  const forGenerator = (): NodeLease => {
     const c = lease.forGenerator();
-    if (c !== claim || view === undefined) {
-      const { notBeforeMs, attach } = c;
-      const node = { node: nodeOf(c.node) };
-      view = {
-        node,
-        notBeforeMs,
-        attach,
-        get deadline() {
-          return c.deadline;
-        },
-        get wallDeadline() {
-          return c.wallDeadline;
-        },
-      };
-      claim = c;
-    }
-    return view;
+    if (c !== claim) view = Object.create((claim = c), { node: { value: { node: nodeOf(c.node) } } }) as NodeLease;
+    return view!;
   };
-  return {
-    get node() {
-      return current().node;
-    },
-    get deadline() {
-      return current().deadline;
-    },
-    get wallDeadline() {
-      return current().wallDeadline;
-    },
-    get notBeforeMs() {
-      return current().notBeforeMs;
-    },
-    attach: (fn) => lease.attach(fn),
-    forGenerator: current,
-  };
+  const outer = { forGenerator, attach: (fn: () => number) => lease.attach(fn) };
+  for (const key of ['node', 'deadline', 'wallDeadline', 'notBeforeMs'] as const)
+    Object.defineProperty(outer, key, { get: () => forGenerator()[key] });
+  return outer as unknown as NodeLease;
 }
 
 class LeasedUuids extends Leased<UuidGenerator> implements LeasedUuidGenerator {
@@ -167,7 +143,7 @@ type Policies = NonNullable<LeasedUuidGeneratorOptions['generator']>;
 /** A UUID generator of `format` on `lease`, whose node records `nodeOf` turns into the UUID node. */
 function onLease(
   lease: ManagedLease,
-  nodeOf: (n: Readonly<Record<string, number>>) => number,
+  nodeOf: NodeOf,
   format: UuidFormat,
   policies: Policies,
   ownsLease = true,
@@ -178,7 +154,7 @@ function onLease(
 }
 
 /** The layout's whole node value, its node fields in mixed radix (most significant first). */
-function layoutNodeOf(layout: Layout): (n: Readonly<Record<string, number>>) => number {
+function layoutNodeOf(layout: Layout): NodeOf {
   return (n) => layout.nodeFields.reduce((v, f) => v * 2 ** f.bits + (n[f.name] ?? 0), 0);
 }
 

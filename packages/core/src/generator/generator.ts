@@ -36,9 +36,7 @@ const MAX_BATCH = 10_000_000;
  * suspend — before issuing (`FLURRY_E_LEASE_EXPIRED`), and never issues a timestamp at or below
  * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
  * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
- * lease. A registry's lease re-acquired after a loss (maybe as another node) is followed at
- * the next call: the generator takes the new node and continues at a new tick above
- * everything it issued ([the lease contract](../../../../docs/node-ids.md#the-lease-contract)).
+ * lease, and follows it to a new claim after a loss (see `NodeLease`).
  *
  * Only one live `Generator` per node ID (ID space) may exist in a process, across all
  * worker threads (`FLURRY_E_NODE_IN_USE` otherwise); use {@link SharedGenerator} to issue
@@ -145,12 +143,7 @@ export class Generator {
     }
   }
 
-  /**
-   * The node field values of the IDs: with a registry lease, its current node (after a
-   * re-acquisition as another node, the new one, which the next ID carries).
-   *
-   * @example `gen.node // { datacenter: 1, worker: 7 }`
-   */
+  /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */
   get node(): Readonly<Record<string, number>> {
     const claim = this.planner.claimNow();
     return claim === undefined || claim === this.planner.lease ? this.nodeNow : claim.node;
@@ -338,10 +331,7 @@ export class Generator {
     return claimNode(this.layout.idSpaceKey(nodeBits), what, () => this.lastTick);
   }
 
-  /**
-   * Takes a new claim of the lease (see `TickPlanner.checkDeadline`): its node, and a new
-   * tick for the next ID. Returns the floor of that tick: the last ID's Unix ms.
-   */
+  /** Takes a new claim of the lease (see `TickPlanner.checkDeadline`): its node, and a new tick for the next ID. */
   private follow(claim: NodeLease): number | undefined {
     if (this.closed) return undefined;
     const floorMs = this.lastIssuedUnixMs;

@@ -51,7 +51,7 @@ export class TickPlanner {
   borrowedTicks = 0;
   /** Smallest tick allowed by the lease's high-water mark (-Infinity without a lease). */
   floorTick = Number.NEGATIVE_INFINITY;
-  /** The claim issued under: the lease itself, or its `forGenerator()` view (see {@link follow}). */
+  /** The claim issued under: the lease itself, or its current `forGenerator()` view. */
   lease: NodeLease | undefined;
 
   private readonly epochMs: number;
@@ -66,14 +66,10 @@ export class TickPlanner {
   private behind = false;
   private lastSeenW = 0;
   private seenNotBefore = Number.NaN;
-  /** Unix ms the generator's own past IDs put under the current claim's floor (0: none). */
+  /** The generator's last ID (Unix ms) when it followed the lease to the current claim: a floor too. */
   private ownFloorMs = 0;
 
-  /**
-   * `follow`: the generator's half of following `source` to a new claim (see
-   * {@link checkDeadline}): it takes the claim's node and returns the Unix ms of its last
-   * ID (the floor its next ID must pass), or undefined when it cannot follow (closed).
-   */
+  /** `follow(claim)`: the generator takes the claim's node; returns its last ID's Unix ms, or undefined if closed. */
   constructor(
     readonly layout: PlannerLayout,
     readonly policy: ResolvedPolicy,
@@ -98,7 +94,7 @@ export class TickPlanner {
     if (this.lease) this.refreshFloor();
   }
 
-  /** The lease's current claim: its `forGenerator()` view when it has one (docs/node-ids.md#the-lease-contract). */
+  /** The lease's current claim: its `forGenerator()` view when it has one. */
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
@@ -125,11 +121,8 @@ export class TickPlanner {
    * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
    * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
    * about to issue with, so the hot path reads the wall clock once.
-   *
-   * A claim's deadlines stay `-Infinity` once it ends, so only here, on the cold path, does
-   * the generator look for a newer claim of its lease (re-acquired after a loss, maybe as
-   * another node): it follows it at a new tick, above the new floor and above every ID it
-   * issued, or refuses as before when the lease holds none.
+   * Past them, a newer claim of the lease (re-acquired, maybe as another node) is followed
+   * at a new tick above the generator's last ID (see `NodeLease`); none: it refuses.
    */
   checkDeadline(now: number): void {
     const lease = this.lease;

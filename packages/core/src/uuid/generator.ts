@@ -137,12 +137,7 @@ export class UuidGenerator {
     }
   }
 
-  /**
-   * The node ID: with a registry lease, its current node (after a re-acquisition as
-   * another node, the new one, which the next UUID carries).
-   *
-   * @example `gen.node // 3`
-   */
+  /** The node ID: with a registry lease, its current claim's (which the next UUID takes). */
   get node(): number {
     const claim = this.planner.claimNow();
     return claim === undefined || claim === this.planner.lease ? this.nodeNow : nodeOf(claim.node)!;
@@ -322,11 +317,7 @@ export class UuidGenerator {
     }
   }
 
-  /**
-   * This process's claim on the node: keyed by the node number alone, so two live
-   * generators of one node in different formats are refused too (their UUIDs would differ
-   * only by chance).
-   */
+  /** This process's claim on `node`, whatever the format (UUIDs of two formats would differ only by chance). */
   private claimFor(node: number): NodeClaim {
     const f = this.format;
     const what = `UUIDv7 node ${node} (nodeBits ${f.nodeBits}, sequenceBits ${f.sequenceBits})`;
