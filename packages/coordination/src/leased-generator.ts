@@ -146,7 +146,8 @@ class LeasedIds extends Leased<Generator> implements LeasedGenerator {
 type LeasePolicies = Pick<GeneratorOptions, 'clock' | 'maxBorrowMs' | 'highWaterWaitMs'>;
 
 /**
- * The generator policies under `registry`'s lease: its clock (another is refused),
+ * The generator policies under `registry`'s lease (`who` names the caller of a missing
+ * registry in the error): its clock (another is refused),
  * `maxBorrowMs` within its margin (see the module notes) and `highWaterWaitMs`, the
  * generator's synchronous last-resort wait for the floor: it blocks the event loop,
  * renewals included, so it is bounded by the margin (a block that short cannot cost the
@@ -154,10 +155,13 @@ type LeasePolicies = Pick<GeneratorOptions, 'clock' | 'maxBorrowMs' | 'highWater
  * up to a unit after it: sonyflake 10 ms).
  */
 export function leasePolicies<P extends LeasePolicies>(
+  who: string,
   registry: Registry,
   given: P | undefined,
   unitMs: number,
 ): P & { clock: Clock } {
+  if (!registry || typeof registry.acquire !== 'function')
+    throw registryError('OPTION', `${who}() needs { registry } from openRegistry()`, {});
   const clock = registry.clock ?? systemClock;
   const policies = { ...(given ?? ({} as P)) };
   if (policies.clock !== undefined && policies.clock !== clock) {
@@ -220,10 +224,8 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
   assertKnownOptions(opts, LEASED_GENERATOR_OPTION_NAMES, 'leasedGenerator options');
   assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedGenerator options.generator');
   const { registry } = opts;
-  if (!registry || typeof registry.acquire !== 'function')
-    throw registryError('OPTION', 'leasedGenerator() needs { registry } from openRegistry()', {});
   const layout = Layout.from(opts.layout);
-  const policies = leasePolicies(registry, opts.generator, layout.unitMs);
+  const policies = leasePolicies('leasedGenerator', registry, opts.generator, layout.unitMs);
   return acquireLease(registry, layout, opts.pin ? { pin: opts.pin } : {}, {
     tick: layout,
     givenWaitMs: opts.generator?.highWaterWaitMs,

@@ -213,7 +213,13 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
     ...(opts.sequenceBits === undefined ? {} : { sequenceBits: opts.sequenceBits }),
   });
   checkNodeBits(opts.layout, format);
-  return onLease(lease, layoutNodeOf(opts.layout), format, leasePolicies(opts.registry, opts.generator, 1), false);
+  return onLease(
+    lease,
+    layoutNodeOf(opts.layout),
+    format,
+    leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1),
+    false,
+  );
 }
 
 /**
@@ -231,8 +237,7 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
   assertKnownOptions(opts, LEASED_UUID_GENERATOR_OPTION_NAMES, 'leasedUuidGenerator options');
   assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedUuidGenerator options.generator');
   const { registry } = opts;
-  if (!registry || typeof registry.acquire !== 'function')
-    throw registryError('OPTION', 'leasedUuidGenerator() needs { registry } from openRegistry()', {});
+  const policies = leasePolicies('leasedUuidGenerator', registry, opts.generator, 1);
   const format = UuidFormat.from(opts);
   if (opts.layout !== undefined && opts.shareNodeIds)
     throw registryError('OPTION', 'pass either layout (lease that layout’s node IDs) or shareNodeIds, not both', {
@@ -242,7 +247,6 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
     throw registryError('OPTION', 'pin needs layout: a UUID slot of the cluster has no node fields to pin', {
       option: 'pin',
     });
-  const policies = leasePolicies(registry, opts.generator, 1);
   const leaseOpts = { tick: { epochMs: 0, unitMs: 1 }, givenWaitMs: opts.generator?.highWaterWaitMs };
   if (opts.layout !== undefined) {
     const layout = Layout.from(opts.layout);
