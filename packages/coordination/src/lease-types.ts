@@ -38,7 +38,7 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   readonly slot: number;
   /** The namespace of the slot: `cluster` or `cluster/datacenter-N`. */
   readonly namespace: string;
-  /** Increments at each re-acquisition; a generator built for one epoch must not outlive it. */
+  /** Increments at each re-acquisition (a new claim, maybe of another node). */
   readonly epoch: number;
   /** `held`, `lost` or `released`. */
   readonly state: LeaseState;
@@ -54,11 +54,12 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   msUntilDeadline(): number;
   readonly stats: LeaseStats;
   /**
-   * A {@link NodeLease} for one generator, bound to the current claim: it reports
-   * `deadline = wallDeadline = -Infinity` for good once the lease is re-acquired
-   * (possibly as another node), so a generator built on it can never issue under a later
-   * claim.
-   * `floorMs` raises its `notBeforeMs` (e.g. to what an earlier generator issued).
+   * The current claim as a {@link NodeLease}: it reports `deadline = wallDeadline =
+   * -Infinity` for good once the claim ends, and a generator given this lease follows it
+   * to the next claim (see `NodeLease` in core). A generator given the claim itself never
+   * issues under a later one.
+   * `floorMs` (deprecated: a generator that follows the lease needs none) raises the
+   * claim's `notBeforeMs`, for every generator on it.
    */
   forGenerator(floorMs?: number): NodeLease;
   /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */

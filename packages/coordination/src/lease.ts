@@ -21,13 +21,15 @@ import type { SlotMap } from './slot-map.js';
 const SUSPEND_POLL_MS = 250;
 
 /**
- * The fencing deadlines the generator views of one claim read: one object per epoch,
- * set to `-Infinity` for good when that claim is lost or released. Views inherit from it
- * (a prototype), so a generator reads plain data on its hot path, not getters.
+ * One claim as its generators see it (`forGenerator()`): one plain object per epoch, whose
+ * deadlines renewals update and which turn `-Infinity` for good when the claim is lost or
+ * released, so a generator reads plain data on its hot path and follows the lease to the
+ * next claim (see `NodeLease` in core).
  */
-interface Fence {
+interface ClaimView extends NodeLease {
   deadline: number;
   wallDeadline: number;
+  notBeforeMs: number;
 }
 
 /**
@@ -55,8 +57,8 @@ export class Lease extends EventEmitter implements ManagedLease {
   private staleClaim: Claim | undefined;
   /** Highest mark ever reported or carried, for reports after re-acquisition. */
   private carried = 0;
-  /** What the generator views of the current claim read (see {@link Fence}). */
-  private fence: Fence;
+  /** The current claim's generator view (see {@link ClaimView}). */
+  private current: ClaimView;
   /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
   private lastStartMono: number;
 
@@ -76,16 +78,21 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.notBeforeMs = floor;
     this.deadline = this.deadlineFrom(startedAt.mono);
     this.wallDeadline = this.deadlineFrom(startedAt.wall);
-    this.fence = { deadline: this.deadline, wallDeadline: this.wallDeadline };
+    this.current = this.claimView();
     this.lastStartMono = startedAt.mono;
   }
 
-  /** Sets both deadlines, on the lease and on the current claim's generator views. */
+  /** Sets both deadlines, on the lease and on the current claim's generator view. */
   private setDeadlines(deadline: number, wallDeadline: number): void {
     this.deadline = deadline;
     this.wallDeadline = wallDeadline;
-    this.fence.deadline = deadline;
-    this.fence.wallDeadline = wallDeadline;
+    this.current.deadline = deadline;
+    this.current.wallDeadline = wallDeadline;
+  }
+
+  private claimView(): ClaimView {
+    const { node, notBeforeMs, deadline, wallDeadline } = this;
+    return { node, notBeforeMs, deadline, wallDeadline, attach: (fn) => this.attach(fn) };
   }
 
   private get clock(): Clock {
@@ -133,17 +140,8 @@ export class Lease extends EventEmitter implements ManagedLease {
   }
 
   forGenerator(floorMs = 0): NodeLease {
-    // The view's deadlines come from the current claim's Fence (its prototype): renewals
-    // update them, and a later claim gets a new Fence while this one stays -Infinity.
-    const view = Object.create(this.fence) as Fence & {
-      node: Readonly<Record<string, number>>;
-      notBeforeMs: number;
-      attach(fn: () => number): void;
-    };
-    view.node = this.node;
-    view.notBeforeMs = Math.max(this.notBeforeMs, floorMs);
-    view.attach = (fn) => this.attach(fn);
-    return view;
+    if (floorMs > this.current.notBeforeMs) this.current.notBeforeMs = floorMs; // (deprecated)
+    return this.current;
   }
 
   /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
@@ -366,12 +364,13 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.node = newNode;
     this.notBeforeMs = floor;
     this.carried = Math.max(this.carried, floor);
-    this.setDeadlines(-Infinity, -Infinity); // (already, since the loss) the old claim's views stay fenced
-    this.fence = { deadline: -Infinity, wallDeadline: -Infinity };
+    this.setDeadlines(-Infinity, -Infinity); // (already, since the loss) the old claim's view stays fenced
     this.epoch++;
     this.failures = 0;
     this.state = 'held';
-    this.setDeadlines(this.deadlineFrom(start.mono), this.deadlineFrom(start.wall));
+    this.deadline = this.deadlineFrom(start.mono);
+    this.wallDeadline = this.deadlineFrom(start.wall);
+    this.current = this.claimView();
     this.lastStartMono = start.mono;
     this.stats.reacquired++;
     this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);

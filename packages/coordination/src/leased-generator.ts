@@ -1,27 +1,25 @@
 /**
  * `leasedGenerator()`: a core {@link Generator} that always issues under a valid node
- * lease. It acquires a node ID from a registry, builds the generator on it, and after the
- * lease is lost and re-acquired (possibly as another node) builds a fresh generator
- * (closing the old one) whose floor is the higher of the new lease's `notBeforeMs` and
- * everything this process already issued, so it never goes below its own past IDs.
- *
- * Between the loss and the re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED`
- * (the service reports not-ready through `ready()`). The lease is fenced on two clocks
- * (see `lease.ts`): its monotonic deadline (a paused process) and its wall-clock
- * deadline (a suspended machine, whose monotonic clock stood still), so after a laptop
- * lid or VM pause longer than the TTL the first call refuses instead of issuing under a
- * node ID the registry may have given away.
+ * lease. It acquires a node ID from a registry and builds the generator on the lease,
+ * which it follows: after the lease is lost and re-acquired (possibly as another node) the
+ * same generator takes the new claim at a new tick, above the new floor and above
+ * everything it issued (see `NodeLease` in core). Between the loss and the
+ * re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED` (the service reports
+ * not-ready through `ready()`); fencing and its two deadlines:
+ * [docs/node-ids.md](../../../docs/node-ids.md#the-lease-contract).
  *
  * The wait for the clock to pass the previous holder's floor happens in the registry's
  * `acquire()` and re-acquisition, asynchronously (the event loop and renewals keep
- * running); the generators built here find the floor already passed, so `next()` never
- * sleeps for it (its own check at each new tick remains the last line of defence).
+ * running), so `next()` does not sleep for it (its own check at each new tick remains the
+ * last line of defence).
  *
  * Sequence borrowing (`onExhausted: 'borrow'`, and the `tolerate` clock policy) issues
  * ticks ahead of the wall clock that are reported only at the next renewal. The next
  * holder's floor after a crash covers at most `2 × marginMs` beyond the dead holder's
  * deadline, so `maxBorrowMs` defaults to `min(1000, marginMs)` here and a larger value is
- * refused with `FLURRY_E_REGISTRY_OPTION`.
+ * refused with `FLURRY_E_REGISTRY_OPTION`. The same holds for `leasedUuidGenerator()`,
+ * which shares this module's mechanism ({@link leasePolicies}, {@link acquireLease},
+ * {@link Leased}).
  */
 import {
   GENERATOR_DEFAULTS,
@@ -30,13 +28,16 @@ import {
   Layout,
   optionNames,
   systemClock,
+  type Clock,
   type GeneratorOptions,
   type LayoutSpec,
   type PresetName,
 } from '@flurry/core';
 import { registryError } from './errors.js';
-import { waitForFloor } from './floor.js';
+import { waitForFloor, type TickGrid } from './floor.js';
 import type { ManagedLease, Registry } from './lease-types.js';
+import type { AcquireOptions } from './options.js';
+import type { LayoutLike } from './slot-map.js';
 
 /** Options of {@link leasedGenerator}. */
 export interface LeasedGeneratorOptions {
@@ -79,9 +80,8 @@ export const LEASED_GENERATOR_POLICY_NAMES = optionNames<NonNullable<LeasedGener
 
 /**
  * A generator bound to a registry lease (see the module notes): the core
- * {@link Generator} methods, forwarded to the generator of the current claim, which
- * throw `FLURRY_E_LEASE_EXPIRED` while the lease is not valid (either fencing deadline
- * passed, or lost and not yet re-acquired).
+ * {@link Generator} methods, which throw `FLURRY_E_LEASE_EXPIRED` while the lease is not
+ * valid (either fencing deadline passed, or lost and not yet re-acquired).
  */
 export interface LeasedGenerator {
   /** The next ID (see `Generator.next`). */
@@ -92,7 +92,7 @@ export interface LeasedGenerator {
   batch(n: number): bigint[];
   /** Writes `n` increasing IDs into `a` from offset `o` (see `Generator.fill`). */
   fill(a: BigUint64Array, o?: number, n?: number): number;
-  /** The current core generator (replaced after a re-acquisition). */
+  /** The core generator: one for the lease's whole life (it follows re-acquisitions). */
   readonly generator: Generator;
   /** The managed lease (events `'lost'`, `'reacquired'`, …; `wallDeadline`, `deadline`). */
   readonly lease: ManagedLease;
@@ -102,62 +102,15 @@ export interface LeasedGenerator {
   close(): Promise<void>;
 }
 
-class Leased implements LeasedGenerator {
-  private gen: Generator;
-  private epoch: number;
-  private highest = 0;
+/** A generator on its registry lease: `ready()`, and `close()` (the generator, then the lease it owns). */
+export class Leased<G extends { close(): void }> {
   private closed = false;
 
   constructor(
+    readonly generator: G,
     readonly lease: ManagedLease,
-    private readonly layout: Layout,
-    private readonly genOpts: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>,
-  ) {
-    this.epoch = lease.epoch;
-    this.gen = new Generator({ ...genOpts, layout, lease: lease.forGenerator() });
-    lease.attach(() => Math.max(this.highest, this.gen.lastIssuedUnixMs));
-    lease.on('reacquired', () => {
-      try {
-        if (!this.closed) this.rebuild();
-      } catch {
-        /* retried on the next call, which reports the error */
-      }
-    });
-  }
-
-  private rebuild(): void {
-    const old = this.gen;
-    this.highest = Math.max(this.highest, old.lastIssuedUnixMs);
-    old.close();
-    const epoch = this.lease.epoch;
-    this.gen = new Generator({ ...this.genOpts, layout: this.layout, lease: this.lease.forGenerator(this.highest) });
-    this.epoch = epoch;
-  }
-
-  private current(): Generator {
-    if (this.epoch !== this.lease.epoch && !this.closed) this.rebuild();
-    return this.gen;
-  }
-
-  get generator(): Generator {
-    return this.current();
-  }
-
-  next(): bigint {
-    return this.current().next();
-  }
-
-  nextString(): string {
-    return this.current().nextString();
-  }
-
-  batch(n: number): bigint[] {
-    return this.current().batch(n);
-  }
-
-  fill(a: BigUint64Array, o?: number, n?: number): number {
-    return this.current().fill(a, o, n);
-  }
+    private readonly ownsLease = true,
+  ) {}
 
   ready(): boolean {
     return !this.closed && this.lease.valid();
@@ -166,19 +119,101 @@ class Leased implements LeasedGenerator {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.highest = Math.max(this.highest, this.gen.lastIssuedUnixMs);
-    this.gen.close();
-    await this.lease.release();
+    this.generator.close();
+    if (this.ownsLease) await this.lease.release();
+  }
+}
+
+class LeasedIds extends Leased<Generator> implements LeasedGenerator {
+  next(): bigint {
+    return this.generator.next();
+  }
+
+  nextString(): string {
+    return this.generator.nextString();
+  }
+
+  batch(n: number): bigint[] {
+    return this.generator.batch(n);
+  }
+
+  fill(a: BigUint64Array, o?: number, n?: number): number {
+    return this.generator.fill(a, o, n);
+  }
+}
+
+/** The policies a lease allows (`leasedGenerator`'s and `leasedUuidGenerator`'s `generator` option). */
+type LeasePolicies = Pick<GeneratorOptions, 'clock' | 'maxBorrowMs' | 'highWaterWaitMs'>;
+
+/**
+ * The generator policies under `registry`'s lease (`who` names the caller of a missing
+ * registry in the error): its clock (another is refused),
+ * `maxBorrowMs` within its margin (see the module notes) and `highWaterWaitMs`, the
+ * generator's synchronous last-resort wait for the floor: it blocks the event loop,
+ * renewals included, so it is bounded by the margin (a block that short cannot cost the
+ * lease), but is at least one tick of `unitMs` (the first tick above the floor may start
+ * up to a unit after it: sonyflake 10 ms).
+ */
+export function leasePolicies<P extends LeasePolicies>(
+  who: string,
+  registry: Registry,
+  given: P | undefined,
+  unitMs: number,
+): P & { clock: Clock } {
+  if (!registry || typeof registry.acquire !== 'function')
+    throw registryError('OPTION', `${who}() needs { registry } from openRegistry()`, {});
+  const clock = registry.clock ?? systemClock;
+  const policies = { ...(given ?? ({} as P)) };
+  if (policies.clock !== undefined && policies.clock !== clock) {
+    throw registryError(
+      'OPTION',
+      "generator.clock must be the registry's clock (deadlines and IDs must read the same clock): pass the clock to openRegistry() instead",
+      { option: 'generator.clock' },
+    );
+  }
+  const marginMs = registry.options?.marginMs ?? 1000;
+  if (policies.maxBorrowMs === undefined) {
+    policies.maxBorrowMs = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
+  } else if (policies.maxBorrowMs > marginMs) {
+    throw registryError(
+      'OPTION',
+      `generator.maxBorrowMs ${policies.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: ticks borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. ` +
+        "Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).",
+      { option: 'generator.maxBorrowMs', value: policies.maxBorrowMs, max: marginMs },
+    );
+  }
+  if (policies.highWaterWaitMs === undefined)
+    policies.highWaterWaitMs = Math.max(unitMs, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
+  return { ...policies, clock };
+}
+
+/**
+ * Acquires a node ID for `layout` and builds the generator on it once the clock has passed
+ * the previous holder's floor: the registry's `acquire()` waits for it asynchronously, up
+ * to its `highWaterWaitMs` (`FLURRY_E_CLOCK_BEHIND_HIGH_WATER` beyond); for a
+ * {@link Registry} implementation that does not, this waits (also asynchronously) itself.
+ * Releases the lease when that or `build` fails.
+ */
+export async function acquireLease<T>(
+  registry: Registry,
+  layout: LayoutLike,
+  acquire: AcquireOptions,
+  opts: { tick: TickGrid; givenWaitMs: number | undefined; build: (lease: ManagedLease) => T },
+): Promise<T> {
+  const lease = await registry.acquire(layout, acquire);
+  try {
+    const waitMs = registry.options?.highWaterWaitMs ?? opts.givenWaitMs ?? 5000;
+    await waitForFloor(registry.clock ?? systemClock, lease.notBeforeMs, waitMs, { tick: opts.tick });
+    return opts.build(lease);
+  } catch (e) {
+    await lease.release().catch(() => undefined);
+    throw e;
   }
 }
 
 /**
  * Acquires a node ID from `registry` and returns a generator that issues only under a
- * valid lease (see the module notes). Resolves once the clock has passed the previous
- * holder's floor: the registry's `acquire()` waits for it asynchronously, up to its
- * `highWaterWaitMs` (`FLURRY_E_CLOCK_BEHIND_HIGH_WATER` beyond, saying how far behind the
- * clock is); for a {@link Registry} implementation that does not, this function waits
- * (also asynchronously) itself.
+ * valid lease (see the module notes and {@link acquireLease}).
  *
  * @example
  * ```ts
@@ -189,53 +224,11 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
   assertKnownOptions(opts, LEASED_GENERATOR_OPTION_NAMES, 'leasedGenerator options');
   assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedGenerator options.generator');
   const { registry } = opts;
-  if (!registry || typeof registry.acquire !== 'function')
-    throw registryError('OPTION', 'leasedGenerator() needs { registry } from openRegistry()', {});
   const layout = Layout.from(opts.layout);
-  const clock = registry.clock ?? systemClock;
-  const genOpts = { ...(opts.generator ?? {}) };
-  if (genOpts.clock !== undefined && genOpts.clock !== clock) {
-    throw registryError(
-      'OPTION',
-      "generator.clock must be the registry's clock (deadlines and IDs must read the same clock): pass the clock to openRegistry() instead",
-      { option: 'generator.clock' },
-    );
-  }
-  genOpts.clock = clock;
-  // Borrowed ticks run ahead of the wall clock and are not reported until the next
-  // renewal: a successor's floor (last mark + ttl + margin) covers what a dead holder
-  // issued up to its deadline plus up to 2 × margin more, so borrowing is bounded by the
-  // margin (leaving the other margin for clock rate differences and small steps).
-  const marginMs = registry.options?.marginMs ?? 1000;
-  const borrowCap = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
-  if (genOpts.maxBorrowMs === undefined) {
-    genOpts.maxBorrowMs = borrowCap;
-  } else if (genOpts.maxBorrowMs > marginMs) {
-    throw registryError(
-      'OPTION',
-      `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: ticks borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. ` +
-        "Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).",
-      { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
-    );
-  }
-  // The wait for the previous holder's floor is asynchronous and happens in acquire()
-  // (bounded by the registry's highWaterWaitMs). The generator's own wait is synchronous
-  // (it blocks the event loop, renewals included), so it is only the last line of
-  // defence — e.g. a wall clock stepped back below the floor after acquisition — and
-  // bounded by the margin: a block that short cannot cost the lease. It is at least one
-  // tick of the layout, though: the first tick above the floor may start up to a unit
-  // after it (sonyflake: 10 ms), and a bound below that would refuse instead of waiting.
-  const waitMs = registry.options?.highWaterWaitMs ?? genOpts.highWaterWaitMs ?? 5000;
-  if (genOpts.highWaterWaitMs === undefined)
-    genOpts.highWaterWaitMs = Math.max(layout.unitMs, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
-  const lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
-  try {
-    // A no-op after a LeaseRegistry's acquire() (which waits up to the layout's first
-    // tick above the floor); waits for other Registry implementations.
-    await waitForFloor(clock, lease.notBeforeMs, waitMs, { tick: layout });
-    return new Leased(lease, layout, genOpts);
-  } catch (e) {
-    await lease.release().catch(() => undefined);
-    throw e;
-  }
+  const policies = leasePolicies('leasedGenerator', registry, opts.generator, layout.unitMs);
+  return acquireLease(registry, layout, opts.pin ? { pin: opts.pin } : {}, {
+    tick: layout,
+    givenWaitMs: opts.generator?.highWaterWaitMs,
+    build: (lease) => new LeasedIds(new Generator({ ...policies, layout, lease }), lease),
+  });
 }

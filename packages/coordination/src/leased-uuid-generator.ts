@@ -1,9 +1,7 @@
 /**
  * `leasedUuidGenerator()`: a core {@link UuidGenerator} that always issues under a valid
- * node lease — {@link leasedGenerator} for UUIDv7. It acquires a node ID from any registry,
- * builds the generator on it and, after the lease is lost and re-acquired (maybe as
- * another node), builds a fresh one whose floor is the higher of the new lease's
- * `notBeforeMs` and everything this process already issued.
+ * node lease — {@link leasedGenerator} for UUIDv7, with its mechanism (`leased-generator.ts`):
+ * the generator follows the lease across re-acquisitions, maybe to another node.
  *
  * Where the node ID comes from (docs/uuids.md, "UUID nodes and Snowflake nodes"):
  * - default: slot `n` of `2^nodeBits` in the cluster's namespace, the one Snowflake layouts
@@ -15,15 +13,12 @@
  *   numbers may then be held by a UUID and a Snowflake generator at once, as the user allowed.
  */
 import {
-  GENERATOR_DEFAULTS,
   assertKnownOptions,
   Layout,
   optionNames,
-  systemClock,
   UuidFormat,
   UuidGenerator,
   UUID_DEFAULTS,
-  type Clock,
   type LayoutSpec,
   type NodeLease,
   type PresetName,
@@ -32,8 +27,8 @@ import {
   type UuidTextForm,
 } from '@flurry/core';
 import { registryError } from './errors.js';
-import { waitForFloor } from './floor.js';
 import type { ManagedLease, Registry } from './lease-types.js';
+import { LEASED_GENERATOR_POLICY_NAMES, Leased, acquireLease, leasePolicies } from './leased-generator.js';
 
 /** Options of {@link leasedUuidGenerator}. */
 export interface LeasedUuidGeneratorOptions {
@@ -62,21 +57,10 @@ export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGenerato
   shareNodeIds: true,
   generator: true,
 });
-const POLICY_NAMES = optionNames<NonNullable<LeasedUuidGeneratorOptions['generator']>>({
-  clock: true,
-  onExhausted: true,
-  onClockBackwards: true,
-  maxBorrowMs: true,
-  maxBackwardsWaitMs: true,
-  highWaterWaitMs: true,
-  sequenceStart: true,
-  onEvent: true,
-});
 
 /**
- * A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, forwarded
- * to the generator of the current claim, which throw `FLURRY_E_LEASE_EXPIRED` while the
- * lease is not valid.
+ * A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, which
+ * throw `FLURRY_E_LEASE_EXPIRED` while the lease is not valid.
  */
 export interface LeasedUuidGenerator {
   /** The next UUID, canonical. */
@@ -91,11 +75,11 @@ export interface LeasedUuidGenerator {
   batch(n: number, form?: UuidTextForm): string[];
   /** Writes `n` increasing UUIDs (16 bytes each) into `buf` from UUID index `o`. */
   fill(buf: Uint8Array, o?: number, n?: number): number;
-  /** The current core generator (replaced after a re-acquisition). */
+  /** The core generator: one for the lease's whole life (it follows re-acquisitions). */
   readonly generator: UuidGenerator;
   /** The managed lease (events `'lost'`, `'reacquired'`, …). */
   readonly lease: ManagedLease;
-  /** The node ID in the UUIDs of the current claim. */
+  /** The node ID in the UUIDs of the lease's current claim. */
   readonly node: number;
   /** True while the lease is valid and the generator open. */
   ready(): boolean;
@@ -103,141 +87,87 @@ export interface LeasedUuidGenerator {
   close(): Promise<void>;
 }
 
-/** A lease view with the node as the UUID generator wants it: `{ node: n }`. */
-function uuidLease(view: NodeLease, node: number): NodeLease {
-  return {
-    node: { node },
-    get deadline() {
-      return view.deadline;
-    },
-    get wallDeadline() {
-      return view.wallDeadline;
-    },
-    get notBeforeMs() {
-      return view.notBeforeMs;
-    },
-    attach: (fn) => view.attach(fn),
+/** How a lease's node record becomes the UUID node. */
+type NodeOf = (node: Readonly<Record<string, number>>) => number;
+
+/**
+ * `lease` with each claim's node as the UUID generator takes it, `{ node: nodeOf(node) }`:
+ * one view per claim, inheriting its deadlines (the generator follows claims by identity).
+ */
+function uuidLease(lease: ManagedLease, nodeOf: NodeOf): NodeLease {
+  let claim: NodeLease | undefined;
+  let view: NodeLease | undefined;
+  const forGenerator = (): NodeLease => {
+    const c = lease.forGenerator();
+    if (c !== claim) view = Object.create((claim = c), { node: { value: { node: nodeOf(c.node) } } }) as NodeLease;
+    return view!;
   };
+  const outer = { forGenerator, attach: (fn: () => number) => lease.attach(fn) };
+  for (const key of ['node', 'deadline', 'wallDeadline', 'notBeforeMs'] as const)
+    Object.defineProperty(outer, key, { get: () => forGenerator()[key] });
+  return outer as unknown as NodeLease;
 }
 
-class LeasedUuids implements LeasedUuidGenerator {
-  private gen: UuidGenerator;
-  private epoch: number;
-  private highest = 0;
-  private closed = false;
-
-  constructor(
-    readonly lease: ManagedLease,
-    private readonly nodeOf: (n: Readonly<Record<string, number>>) => number,
-    private readonly genOpts: Omit<UuidGeneratorOptions, 'node' | 'lease'>,
-    private readonly ownsLease = true,
-  ) {
-    this.epoch = lease.epoch;
-    this.gen = this.build(lease.forGenerator());
-    lease.attach(() => Math.max(this.highest, this.gen.lastIssuedUnixMs));
-    lease.on('reacquired', () => {
-      try {
-        if (!this.closed) this.rebuild();
-      } catch {
-        /* retried on the next call, which reports the error */
-      }
-    });
-  }
-
-  private build(view: NodeLease): UuidGenerator {
-    return new UuidGenerator({ ...this.genOpts, lease: uuidLease(view, this.nodeOf(view.node)) });
-  }
-
-  private rebuild(): void {
-    const old = this.gen;
-    this.highest = Math.max(this.highest, old.lastIssuedUnixMs);
-    old.close();
-    const epoch = this.lease.epoch;
-    this.gen = this.build(this.lease.forGenerator(this.highest));
-    this.epoch = epoch;
-  }
-
-  private current(): UuidGenerator {
-    if (this.epoch !== this.lease.epoch && !this.closed) this.rebuild();
-    return this.gen;
-  }
-
-  get generator(): UuidGenerator {
-    return this.current();
-  }
-
+class LeasedUuids extends Leased<UuidGenerator> implements LeasedUuidGenerator {
   get node(): number {
-    return this.current().node;
+    return this.generator.node;
   }
 
   next(): string {
-    return this.current().next();
+    return this.generator.next();
   }
 
   nextBytes(): Uint8Array {
-    return this.current().nextBytes();
+    return this.generator.nextBytes();
   }
 
   nextBigInt(): bigint {
-    return this.current().nextBigInt();
+    return this.generator.nextBigInt();
   }
 
   nextAs(form: UuidForm): string | Uint8Array | bigint {
-    return this.current().nextAs(form);
+    return this.generator.nextAs(form);
   }
 
   batch(n: number, form?: UuidTextForm): string[] {
-    return this.current().batch(n, form);
+    return this.generator.batch(n, form);
   }
 
   fill(buf: Uint8Array, o?: number, n?: number): number {
-    return this.current().fill(buf, o, n);
-  }
-
-  ready(): boolean {
-    return !this.closed && this.lease.valid();
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.highest = Math.max(this.highest, this.gen.lastIssuedUnixMs);
-    this.gen.close();
-    if (this.ownsLease) await this.lease.release();
+    return this.generator.fill(buf, o, n);
   }
 }
 
 type Policies = NonNullable<LeasedUuidGeneratorOptions['generator']>;
 
-/** The generator policies under `registry`'s lease: its clock, maxBorrowMs within its margin. */
-function policies(registry: Registry, given: Policies | undefined): Policies & { clock: Clock } {
-  const clock = registry.clock ?? systemClock;
-  const genOpts = { ...(given ?? {}) };
-  if (genOpts.clock !== undefined && genOpts.clock !== clock) {
-    throw registryError(
-      'OPTION',
-      "generator.clock must be the registry's clock (deadlines and UUIDs must read the same clock): pass the clock to openRegistry() instead",
-      { option: 'generator.clock' },
-    );
-  }
-  // Borrowed milliseconds are bounded by the lease margin, as in leasedGenerator (see there).
-  const marginMs = registry.options?.marginMs ?? 1000;
-  if (genOpts.maxBorrowMs === undefined) genOpts.maxBorrowMs = Math.min(GENERATOR_DEFAULTS.maxBorrowMs, marginMs);
-  else if (genOpts.maxBorrowMs > marginMs) {
-    throw registryError(
-      'OPTION',
-      `generator.maxBorrowMs ${genOpts.maxBorrowMs} exceeds the lease margin of ${marginMs} ms: milliseconds borrowed further ahead than the margin could be re-issued by the next holder of this node ID after a crash. Lower maxBorrowMs or raise the registry's marginMs (and ttlMs).`,
-      { option: 'generator.maxBorrowMs', value: genOpts.maxBorrowMs, max: marginMs },
-    );
-  }
-  if (genOpts.highWaterWaitMs === undefined)
-    genOpts.highWaterWaitMs = Math.max(1, Math.min(GENERATOR_DEFAULTS.highWaterWaitMs, marginMs));
-  return { ...genOpts, clock };
+/** A UUID generator of `format` on `lease`, whose node records `nodeOf` turns into the UUID node. */
+function onLease(
+  lease: ManagedLease,
+  nodeOf: NodeOf,
+  format: UuidFormat,
+  policies: Policies,
+  ownsLease = true,
+): LeasedUuidGenerator {
+  const { nodeBits, sequenceBits } = format;
+  const gen = new UuidGenerator({ ...policies, nodeBits, sequenceBits, lease: uuidLease(lease, nodeOf) });
+  return new LeasedUuids(gen, lease, ownsLease);
 }
 
 /** The layout's whole node value, its node fields in mixed radix (most significant first). */
-function layoutNodeOf(layout: Layout): (n: Readonly<Record<string, number>>) => number {
+function layoutNodeOf(layout: Layout): NodeOf {
   return (n) => layout.nodeFields.reduce((v, f) => v * 2 ** f.bits + (n[f.name] ?? 0), 0);
+}
+
+/** Refuses a UUID node narrower than the layout's whole node value. */
+function checkNodeBits(layout: Layout, format: UuidFormat): void {
+  const bits = layoutNodeBits(layout);
+  if (bits > format.nodeBits) {
+    throw registryError(
+      'OPTION',
+      `the ${layout.name} layout's node fields take ${bits} bits, more than nodeBits = ${format.nodeBits}: raise nodeBits to at least ${bits}`,
+      { option: 'nodeBits', value: format.nodeBits, min: bits },
+    );
+  }
 }
 
 /** The node bits of a Snowflake layout (the width its whole node value needs). */
@@ -265,7 +195,7 @@ export interface UuidOnLeaseOptions {
  * whole node value in every UUID, starts above the lease's `notBeforeMs` and adds its
  * own high-water mark to the lease's, so the next holder of the node ID starts above both
  * the Snowflake IDs and the UUIDs issued here. After a re-acquisition (maybe as another
- * node) it rebuilds on the new claim. `close()` closes the generator and leaves the lease
+ * node) it follows the lease to the new claim. `close()` closes the generator and leaves the lease
  * to its owner. One holder, one node ID: a UUID node of the service is its Snowflake node.
  *
  * @throws FlurryError `FLURRY_E_REGISTRY_OPTION` when `nodeBits` is narrower than the layout's node.
@@ -278,22 +208,16 @@ export interface UuidOnLeaseOptions {
  * ```
  */
 export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptions): LeasedUuidGenerator {
-  const bits = layoutNodeBits(opts.layout);
   const format = UuidFormat.from({
-    nodeBits: opts.nodeBits ?? Math.max(UUID_DEFAULTS.nodeBits, bits),
+    nodeBits: opts.nodeBits ?? Math.max(UUID_DEFAULTS.nodeBits, layoutNodeBits(opts.layout)),
     ...(opts.sequenceBits === undefined ? {} : { sequenceBits: opts.sequenceBits }),
   });
-  if (bits > format.nodeBits) {
-    throw registryError(
-      'OPTION',
-      `the ${opts.layout.name} layout's node fields take ${bits} bits, more than nodeBits = ${format.nodeBits}: raise nodeBits to at least ${bits}`,
-      { option: 'nodeBits', value: format.nodeBits, min: bits },
-    );
-  }
-  return new LeasedUuids(
+  checkNodeBits(opts.layout, format);
+  return onLease(
     lease,
     layoutNodeOf(opts.layout),
-    { ...policies(opts.registry, opts.generator), nodeBits: format.nodeBits, sequenceBits: format.sequenceBits },
+    format,
+    leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1),
     false,
   );
 }
@@ -311,10 +235,9 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
  */
 export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Promise<LeasedUuidGenerator> {
   assertKnownOptions(opts, LEASED_UUID_GENERATOR_OPTION_NAMES, 'leasedUuidGenerator options');
-  assertKnownOptions(opts?.generator, POLICY_NAMES, 'leasedUuidGenerator options.generator');
+  assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedUuidGenerator options.generator');
   const { registry } = opts;
-  if (!registry || typeof registry.acquire !== 'function')
-    throw registryError('OPTION', 'leasedUuidGenerator() needs { registry } from openRegistry()', {});
+  const policies = leasePolicies('leasedUuidGenerator', registry, opts.generator, 1);
   const format = UuidFormat.from(opts);
   if (opts.layout !== undefined && opts.shareNodeIds)
     throw registryError('OPTION', 'pass either layout (lease that layout’s node IDs) or shareNodeIds, not both', {
@@ -324,42 +247,20 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
     throw registryError('OPTION', 'pin needs layout: a UUID slot of the cluster has no node fields to pin', {
       option: 'pin',
     });
-  const genOpts = policies(registry, opts.generator);
-  const waitMs = registry.options?.highWaterWaitMs ?? opts.generator?.highWaterWaitMs ?? 5000;
-  const clock = genOpts.clock;
-
-  let lease: ManagedLease;
-  let nodeOf: (n: Readonly<Record<string, number>>) => number;
+  const leaseOpts = { tick: { epochMs: 0, unitMs: 1 }, givenWaitMs: opts.generator?.highWaterWaitMs };
   if (opts.layout !== undefined) {
     const layout = Layout.from(opts.layout);
-    const bits = layoutNodeBits(layout);
-    if (bits > format.nodeBits) {
-      throw registryError(
-        'OPTION',
-        `the ${layout.name} layout's node fields take ${bits} bits, more than nodeBits = ${format.nodeBits}: raise nodeBits to at least ${bits}`,
-        { option: 'nodeBits', value: format.nodeBits, min: bits },
-      );
-    }
-    nodeOf = layoutNodeOf(layout);
-    lease = await registry.acquire(layout, opts.pin ? { pin: opts.pin } : {});
-  } else {
-    const nodeField = { name: 'node', bits: format.nodeBits };
-    const fields = opts.shareNodeIds ? [{ name: 'uuid', bits: 1 }, nodeField] : [nodeField];
-    nodeOf = (n) => n.node;
-    lease = await registry.acquire(
-      { name: 'uuidv7', nodeFields: fields, epochMs: 0, unitMs: 1 } as Parameters<Registry['acquire']>[0],
-      opts.shareNodeIds ? { pin: { uuid: 1 } } : {},
-    );
-  }
-  try {
-    await waitForFloor(clock, lease.notBeforeMs, waitMs, { tick: { epochMs: 0, unitMs: 1 } });
-    return new LeasedUuids(lease, nodeOf, {
-      ...genOpts,
-      nodeBits: format.nodeBits,
-      sequenceBits: format.sequenceBits,
+    checkNodeBits(layout, format);
+    return acquireLease(registry, layout, opts.pin ? { pin: opts.pin } : {}, {
+      ...leaseOpts,
+      build: (lease) => onLease(lease, layoutNodeOf(layout), format, policies),
     });
-  } catch (e) {
-    await lease.release().catch(() => undefined);
-    throw e;
   }
+  const nodeField = { name: 'node', bits: format.nodeBits };
+  const fields = opts.shareNodeIds ? [{ name: 'uuid', bits: 1 }, nodeField] : [nodeField];
+  const slots = { name: 'uuidv7', nodeFields: fields, epochMs: 0, unitMs: 1 } as Parameters<Registry['acquire']>[0];
+  return acquireLease(registry, slots, opts.shareNodeIds ? { pin: { uuid: 1 } } : {}, {
+    ...leaseOpts,
+    build: (lease) => onLease(lease, (n) => n.node, format, policies),
+  });
 }

@@ -33,12 +33,14 @@
  * A lease without `wallDeadline` (a hand-written one) is fenced on the monotonic clock
  * only.
  *
- * ## One claim per generator
- * A generator keeps the node it was built with. A registry lease that can be re-acquired
- * as ANOTHER node after a loss (its `deadline` then becomes valid again) must hand each
- * generator a view bound to the current claim, whose deadlines stay `-Infinity` after
- * that claim ends: it offers it through `forGenerator()`, and the generator calls it when
- * present, so `new Generator({ layout, lease })` is safe with the registry's lease itself.
+ * ## A generator follows its lease
+ * A registry lease that can be re-acquired as ANOTHER node after a loss offers the current
+ * claim through `forGenerator()`: a view whose deadlines stay `-Infinity` for good once
+ * that claim ends. The generator issues under that view; only when its deadlines have
+ * passed (the cold path) does it ask `forGenerator()` again, and a newer claim it takes
+ * at a new tick, with that claim's node, above the claim's `notBeforeMs` and above every
+ * ID it issued. A view passed as the lease itself (it has no `forGenerator`) is never
+ * left: such a generator refuses for good once its claim ends.
  */
 export interface NodeLease {
   /** Node field values this lease grants, e.g. `{ datacenter: 1, worker: 7 }`. */
@@ -63,9 +65,10 @@ export interface NodeLease {
    */
   attach(highWater: () => number): void;
   /**
-   * Optional: a lease that can be re-acquired as another node returns here a view bound to
-   * its current claim (deadlines `-Infinity` for good once that claim ends). The generator
-   * uses the view instead of the lease itself when this method exists.
+   * Optional: a lease that can be re-acquired as another node returns here its current
+   * claim (deadlines `-Infinity` for good once that claim ends), the same object for as
+   * long as the claim lasts. The generator issues under it and follows the lease to the
+   * next one.
    */
   forGenerator?(): NodeLease;
 }

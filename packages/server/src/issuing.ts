@@ -1,12 +1,12 @@
 /**
- * Issuing IDs in one place: {@link LeasedIssuer} wraps the service's leased generator once
- * (`next`, `nextString`, `fill`), and every caller — the HTTP routes, public IDs, Thrift —
- * goes through it. It reports what it issued (the running total for
- * `flurry_ids_issued_total`, surviving the generator being replaced after a lost lease is
- * re-acquired, and the end of a refusal episode in the log) and what it refused (the
- * generator's events, counted by the metrics and logged by {@link generatorEventLogging}).
+ * Issuing IDs in one place: {@link LeasedIssuer} calls the service's generator (`next`,
+ * `nextString`, `fill`), and every caller — the HTTP routes, public IDs, Thrift — goes
+ * through it. It reports what it issued (the running total for `flurry_ids_issued_total`:
+ * the generator's own count, which follows the lease across re-acquisitions, and the end
+ * of a refusal episode in the log) and what it refused (the generator's events, counted by
+ * the metrics and logged by {@link generatorEventLogging}).
  */
-import type { FlurryError, GeneratorEvent, FlurryLogger } from '@flurry/core';
+import type { FlurryError, Generator, GeneratorEvent, FlurryLogger } from '@flurry/core';
 import type { LeasedGenerator } from '@flurry/coordination';
 import type { IdSource } from './http/context.js';
 import { EpisodeLog, type Schedule } from './log-throttle.js';
@@ -28,7 +28,7 @@ export interface IssuerOptions {
 }
 
 /**
- * The one wrapper of the service's leased generator.
+ * The one caller of the service's leased generator.
  *
  * @example
  * ```ts
@@ -45,8 +45,9 @@ export class LeasedIssuer implements IdSource {
   private readonly flushLogs: () => void;
   private readonly notStarted: () => FlurryError;
   private lg: LeasedGenerator | undefined = undefined;
+  private gen: Generator | undefined = undefined;
+  /** Issued by generators attached before the current one. */
   private issuedBase = 0;
-  private lastGen: LeasedGenerator['generator'] | undefined = undefined;
 
   constructor(opts: IssuerOptions) {
     const logging = generatorEventLogging(opts.logger, opts.count, opts.now, opts.schedule);
@@ -58,7 +59,9 @@ export class LeasedIssuer implements IdSource {
 
   /** Starts issuing from `lg` (made with `generator: { onEvent: this.onEvent }`). */
   attach(lg: LeasedGenerator): void {
+    this.issuedBase = this.issued();
     this.lg = lg;
+    this.gen = lg.generator;
   }
 
   /** The leased generator, once attached. */
@@ -68,41 +71,34 @@ export class LeasedIssuer implements IdSource {
 
   /** One new ID. */
   next(): bigint {
-    const lg = this.lg;
-    if (lg === undefined) throw this.notStarted();
-    const id = lg.next();
+    const g = this.gen;
+    if (g === undefined) throw this.notStarted();
+    const id = g.next();
     this.issuedOk();
     return id;
   }
 
   /** One new ID as a decimal string. */
   nextString(): string {
-    const lg = this.lg;
-    if (lg === undefined) throw this.notStarted();
-    const id = lg.nextString();
+    const g = this.gen;
+    if (g === undefined) throw this.notStarted();
+    const id = g.nextString();
     this.issuedOk();
     return id;
   }
 
   /** Writes `count` new increasing IDs into `target` from `offset`. */
   fill(target: BigUint64Array, offset: number, count: number): number {
-    const lg = this.lg;
-    if (lg === undefined) throw this.notStarted();
-    const n = lg.fill(target, offset, count);
+    const g = this.gen;
+    if (g === undefined) throw this.notStarted();
+    const n = g.fill(target, offset, count);
     this.issuedOk();
     return n;
   }
 
-  /** IDs issued by this process, across every generator the lease has had. */
+  /** IDs issued by this process. */
   issued(): number {
-    const lg = this.lg;
-    if (lg === undefined) return this.issuedBase;
-    const g = lg.generator;
-    if (g !== this.lastGen) {
-      if (this.lastGen) this.issuedBase += this.lastGen.stats.issued;
-      this.lastGen = g;
-    }
-    return this.issuedBase + g.stats.issued;
+    return this.issuedBase + (this.gen?.stats.issued ?? 0);
   }
 
   /** Writes the refusal counts not yet logged (call at shutdown, once nothing issues any more). */

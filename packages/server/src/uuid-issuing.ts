@@ -13,6 +13,7 @@ import {
   UUID_DEFAULTS,
   type GeneratorEvent,
   type Layout,
+  type UuidGenerator,
   type UuidTextForm,
 } from '@flurry/core';
 import {
@@ -84,9 +85,9 @@ export class UuidIssuer implements UuidSource {
     }
   }
 
-  private current(): LeasedUuidGenerator {
+  private current(): UuidGenerator {
     const g = this.gen;
-    if (g !== undefined) return g;
+    if (g !== undefined) return g.generator;
     throw this.failed ?? this.opts.notStarted();
   }
 
@@ -104,7 +105,7 @@ export class UuidIssuer implements UuidSource {
 
   /** One new UUID in a text form. */
   nextAs(form: UuidTextForm): string {
-    const u = this.current().nextAs(form) as string;
+    const u = this.current().nextAs(form);
     this.issuedOk();
     return u;
   }

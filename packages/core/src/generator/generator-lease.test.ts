@@ -197,3 +197,39 @@ test('GIVEN a fill() that the wall deadline interrupts partway THEN stats.issued
     gen.close();
   }
 });
+
+test('GIVEN a lease re-acquired as another node, then as the same one THEN the same generator refuses while lost, then follows it: the new node at once, a new tick above its last ID and the new floor, exact counts; a closed one never follows', () => {
+  const clock = new ManualClock(START, 0);
+  let claim = makeLease({ datacenter: 1, worker: 1 }, 1000);
+  const lease = Object.assign(makeLease({ datacenter: 1, worker: 1 }, 1000), { forGenerator: () => claim });
+  const events: GeneratorEvent[] = [];
+  const gen = new Generator({ layout: 'twitter', lease, clock, onEvent: (e) => events.push(e) });
+  const twitter = Layout.from('twitter');
+  try {
+    const a = gen.next();
+    claim.deadline = Number.NEGATIVE_INFINITY; // lost
+    assert.throws(() => gen.next(), lostOrReleased);
+    assert.equal(gen.stats.issued, 1);
+    claim = makeLease({ datacenter: 1, worker: 2 }, 5000, START + 50); // re-acquired as worker 2, its floor ahead
+    assert.deepEqual(gen.node, { datacenter: 1, worker: 2 });
+    const b = gen.next();
+    assert.deepEqual(twitter.decode(b).fields, { datacenter: 1, worker: 2 });
+    assert.ok(b > a && twitter.decode(b).unixMs > START + 50);
+    assert.ok(events.some((e) => e.type === 'high-water-wait'));
+    const last = twitter.decode(gen.batch(3)[2]).unixMs;
+    claim.deadline = Number.NEGATIVE_INFINITY;
+    claim = makeLease({ datacenter: 1, worker: 2 }, 9000); // the same node again, no floor
+    clock.stepWall(last - clock.now()); // the wall clock back in the tick of the last ID
+    const c = gen.next();
+    assert.ok(twitter.decode(c).unixMs > last, 'a new tick');
+    assert.equal(gen.stats.issued, 6);
+    const again = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, clock });
+    again.close(); // worker 1 was handed back when the generator followed to worker 2
+    gen.close();
+    claim.deadline = Number.NEGATIVE_INFINITY;
+    claim = makeLease({ datacenter: 1, worker: 3 }, 9000);
+    assert.throws(() => gen.next(), lostOrReleased, 'a closed generator does not follow');
+  } finally {
+    gen.close();
+  }
+});

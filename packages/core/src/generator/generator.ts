@@ -36,7 +36,7 @@ const MAX_BATCH = 10_000_000;
  * suspend — before issuing (`FLURRY_E_LEASE_EXPIRED`), and never issues a timestamp at or below
  * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
  * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
- * lease.
+ * lease, and follows it to a new claim after a loss (see `NodeLease`).
  *
  * Only one live `Generator` per node ID (ID space) may exist in a process, across all
  * worker threads (`FLURRY_E_NODE_IN_USE` otherwise); use {@link SharedGenerator} to issue
@@ -52,7 +52,6 @@ const MAX_BATCH = 10_000_000;
  */
 export class Generator {
   readonly layout: Layout;
-  readonly node: Readonly<Record<string, number>>;
 
   // Hot-path state: small integers and one cached BigInt per tick.
   private lastTick: number;
@@ -75,7 +74,7 @@ export class Generator {
   private readonly maxSeq: number;
   private readonly maxTick: number;
   private readonly tsShift: bigint;
-  private readonly nodeBits: bigint;
+  private nodeBits: bigint;
   /** `2^sequenceShift` when `sequence × seqMul` stays an exact number (shift + bits ≤ 53), else 0. */
   private readonly seqMul: number;
   private readonly seqShift: bigint;
@@ -86,24 +85,27 @@ export class Generator {
   private lastSeq = -2;
   /** Whether `fill` may write 32-bit halves (sequence inside the low word, little-endian host). */
   private readonly fastFill: boolean;
-  private readonly claim: NodeClaim;
+  private claim: NodeClaim;
+  private nodeNow: Readonly<Record<string, number>>;
 
   constructor(opts: GeneratorOptions) {
     if (opts === null || typeof opts !== 'object')
       throw badOption('options', opts, 'an object such as { layout, node }');
     assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
-    // A registry lease that may be re-acquired as another node gives each generator a
-    // view bound to its current claim (see lease.ts, "One claim per generator").
-    const lease = typeof opts.lease?.forGenerator === 'function' ? opts.lease.forGenerator() : opts.lease;
-    if (lease && opts.node && !sameNode(opts.node, lease.node)) {
+    const lease = opts.lease;
+    const policy = resolvePolicy(opts);
+    this.clock = opts.clock ?? systemClock;
+    this.planner = new TickPlanner(layout, policy, this.clock, lease, opts.onEvent, (c) => this.follow(c));
+    const claim = this.planner.lease;
+    if (claim && opts.node && !sameNode(opts.node, claim.node)) {
       throw badOption(
         'node',
         JSON.stringify(opts.node),
-        `the lease's node ${JSON.stringify(lease.node)} or no node (a lease grants exactly one node ID)`,
+        `the lease's node ${JSON.stringify(claim.node)} or no node (a lease grants exactly one node ID)`,
       );
     }
-    const node = opts.node ?? lease?.node;
+    const node = opts.node ?? claim?.node;
     if (node === undefined) {
       throw new FlurryError(
         ErrorCode.NODE_OUT_OF_RANGE,
@@ -112,10 +114,8 @@ export class Generator {
       );
     }
     const nodeBits = layout.nodeBits(node);
-    const policy = resolvePolicy(opts);
     this.layout = layout;
-    this.node = Object.freeze({ ...node });
-    this.clock = opts.clock ?? systemClock;
+    this.nodeNow = Object.freeze({ ...node });
     this.lease = lease;
     this.epochMs = layout.epochMs;
     this.unitMs = layout.unitMs;
@@ -128,12 +128,7 @@ export class Generator {
     this.seqShift = BigInt(seqField.shift);
     this.seqStep = 1n << this.seqShift;
     this.fastFill = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32;
-    this.planner = new TickPlanner(layout, policy, this.clock, lease, opts.onEvent);
-    this.claim = claimNode(
-      layout.idSpaceKey(nodeBits),
-      `${layout.name} node ${JSON.stringify(this.node)}`,
-      () => this.lastTick,
-    );
+    this.claim = this.claimFor(this.nodeNow, nodeBits);
     // Start so that the first ID's tick is after the lease floor and after a previous
     // holder of this node ID in this process: (floor - 1, maxSeq) is "used up".
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
@@ -148,6 +143,12 @@ export class Generator {
     }
   }
 
+  /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */
+  get node(): Readonly<Record<string, number>> {
+    const claim = this.planner.claimNow();
+    return claim === undefined || claim === this.planner.lease ? this.nodeNow : claim.node;
+  }
+
   /**
    * Unix ms of the highest tick issued (borrowed ticks included): the high-water mark a
    * registry records. Before the first ID: the lease's `notBeforeMs` (or 0 without one).
@@ -156,7 +157,7 @@ export class Generator {
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
-    if (!Number.isFinite(tick)) return this.lease ? this.lease.notBeforeMs : 0;
+    if (!Number.isFinite(tick)) return this.planner.lease?.notBeforeMs ?? 0;
     return this.epochMs + tick * this.unitMs;
   }
 
@@ -322,6 +323,30 @@ export class Generator {
     this.lastTick = Number.POSITIVE_INFINITY;
     this.seq = this.maxSeq;
     this.claim.release(this.finalTick);
+  }
+
+  /** This process's claim on `node` (one live generator per node ID). */
+  private claimFor(node: Readonly<Record<string, number>>, nodeBits: bigint): NodeClaim {
+    const what = `${this.layout.name} node ${JSON.stringify(node)}`;
+    return claimNode(this.layout.idSpaceKey(nodeBits), what, () => this.lastTick);
+  }
+
+  /** Takes a new claim of the lease (see `TickPlanner.checkDeadline`): its node, and a new tick for the next ID. */
+  private follow(claim: NodeLease): number | undefined {
+    if (this.closed) return undefined;
+    const floorMs = this.lastIssuedUnixMs;
+    if (!sameNode(claim.node, this.nodeNow)) {
+      const node = Object.freeze({ ...claim.node });
+      const nodeBits = this.layout.nodeBits(node);
+      const next = this.claimFor(node, nodeBits);
+      this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
+      this.claim = next;
+      this.nodeNow = node;
+      this.nodeBits = nodeBits;
+      this.lastTick = Math.max(this.lastTick, next.previousTick);
+    }
+    this.seq = this.maxSeq;
+    return floorMs;
   }
 
   /**

@@ -51,6 +51,8 @@ export class TickPlanner {
   borrowedTicks = 0;
   /** Smallest tick allowed by the lease's high-water mark (-Infinity without a lease). */
   floorTick = Number.NEGATIVE_INFINITY;
+  /** The claim issued under: the lease itself, or its current `forGenerator()` view. */
+  lease: NodeLease | undefined;
 
   private readonly epochMs: number;
   private readonly unitMs: number;
@@ -64,14 +66,19 @@ export class TickPlanner {
   private behind = false;
   private lastSeenW = 0;
   private seenNotBefore = Number.NaN;
+  /** The generator's last ID (Unix ms) when it followed the lease to the current claim: a floor too. */
+  private ownFloorMs = 0;
 
+  /** `follow(claim)`: the generator takes the claim's node; returns its last ID's Unix ms, or undefined if closed. */
   constructor(
     readonly layout: PlannerLayout,
     readonly policy: ResolvedPolicy,
     readonly clock: Clock,
-    readonly lease: NodeLease | undefined,
+    private readonly source: NodeLease | undefined,
     private readonly onEvent: ((e: GeneratorEvent) => void) | undefined,
+    private readonly follow?: (claim: NodeLease) => number | undefined,
   ) {
+    this.lease = this.claimNow();
     this.epochMs = layout.epochMs;
     this.unitMs = layout.unitMs;
     this.maxSeq = layout.maxSequence;
@@ -84,7 +91,13 @@ export class TickPlanner {
         : 1;
     this.spin = clock === systemClock;
     this.nonBlocking = clock.nonBlocking === true;
-    if (lease) this.refreshFloor();
+    if (this.lease) this.refreshFloor();
+  }
+
+  /** The lease's current claim: its `forGenerator()` view when it has one. */
+  claimNow(): NodeLease | undefined {
+    const l = this.source;
+    return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
   }
 
   /** The sequence value a new tick starts at (0, or random in the small range). */
@@ -97,7 +110,7 @@ export class TickPlanner {
     const lease = this.lease;
     if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
       this.seenNotBefore = lease.notBeforeMs;
-      const nb = lease.notBeforeMs;
+      const nb = Math.max(lease.notBeforeMs, this.ownFloorMs);
       this.floorTick = nb > 0 ? Math.floor((nb - this.epochMs) / this.unitMs) + 1 : Number.NEGATIVE_INFINITY;
     }
     return this.floorTick;
@@ -108,13 +121,27 @@ export class TickPlanner {
    * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
    * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
    * about to issue with, so the hot path reads the wall clock once.
+   * Past them, a newer claim of the lease (re-acquired, maybe as another node) is followed
+   * at a new tick above the generator's last ID (see `NodeLease`); none: it refuses.
    */
   checkDeadline(now: number): void {
     const lease = this.lease;
     if (lease !== undefined) {
       const wd = lease.wallDeadline;
-      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.fence(now, lease);
+      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.followOrFence(now, lease);
     }
+  }
+
+  private followOrFence(now: number, lease: NodeLease): void {
+    const claim = this.follow === undefined ? undefined : this.claimNow();
+    const ownFloorMs = claim === undefined || claim === lease ? undefined : this.follow!(claim);
+    if (ownFloorMs === undefined) return this.fence(now, lease);
+    this.lease = claim!;
+    this.ownFloorMs = ownFloorMs;
+    this.seenNotBefore = Number.NaN;
+    this.refreshFloor();
+    const wd = claim!.wallDeadline;
+    if (!(this.clock.monotonic() < claim!.deadline) || (wd !== undefined && now >= wd)) this.fence(now, claim!);
   }
 
   /** The cold half of {@link checkDeadline}: the event and the error naming the clock that passed its deadline. */

@@ -267,3 +267,26 @@ test('GIVEN 20,000 UUIDs of one millisecond THEN their random fill differs (fres
     gen.close();
   }
 });
+
+test('GIVEN a lease re-acquired as another node THEN the same UUID generator follows it: the new node, a new millisecond above every UUID it issued', () => {
+  const clock = new ManualClock(START, 0);
+  let claim = makeLease({ node: 7 }, 1000);
+  const lease = Object.assign(makeLease({ node: 7 }, 1000), { forGenerator: () => claim });
+  const gen = new UuidGenerator({ lease, clock });
+  try {
+    const a = gen.next();
+    claim.deadline = Number.NEGATIVE_INFINITY;
+    assert.throws(
+      () => gen.next(),
+      (e) => e instanceof FlurryError && e.code === ErrorCode.LEASE_EXPIRED,
+    );
+    claim = makeLease({ node: 9 }, 5000);
+    assert.equal(gen.node, 9);
+    const b = gen.next();
+    assert.equal(decodeUuid(b).node, 9);
+    assert.ok(decodeUuid(b).unixMs > decodeUuid(a).unixMs && b > a);
+    assert.equal(gen.stats.issued, 2);
+  } finally {
+    gen.close();
+  }
+});

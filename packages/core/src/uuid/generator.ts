@@ -22,8 +22,9 @@ import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './option
  * equal. The clock and lease policies are {@link Generator}'s, run by the same planner:
  * a used-up sequence waits for the next millisecond (or borrows, `onExhausted: 'borrow'`),
  * a wall clock stepped back is tolerated, waited out or refused, a lease's fencing
- * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`) and nothing at or below
- * its `notBeforeMs` is issued. One live generator per node ID in a process (whatever its widths).
+ * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`), nothing at or below
+ * its `notBeforeMs` is issued and a re-acquired lease is followed to its new node. One live
+ * generator per node ID in a process (whatever its widths).
  *
  * @example
  * ```ts
@@ -47,15 +48,17 @@ export class UuidGenerator extends UuidIssuer {
   private readonly lease: NodeLease | undefined;
   private readonly planner: TickPlanner;
   private readonly maxSeq: number;
-  private readonly claim: NodeClaim;
+  private claim: NodeClaim;
 
   constructor(opts: UuidGeneratorOptions) {
     if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
     assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, 'UuidGenerator options');
     const format = UuidFormat.from(opts);
-    const lease = typeof opts.lease?.forGenerator === 'function' ? opts.lease.forGenerator() : opts.lease;
+    const lease = opts.lease;
+    // The lease's current claim (TickPlanner.claimNow, before `this` exists).
+    const claimNow = typeof lease?.forGenerator === 'function' ? lease.forGenerator() : lease;
     const given = nodeOf(opts.node);
-    const leased = lease ? nodeOf(lease.node) : undefined;
+    const leased = claimNow ? nodeOf(claimNow.node) : undefined;
     if (given !== undefined && leased !== undefined && given !== leased) {
       throw badOption('node', given, `the lease's node ${leased} or no node (a lease grants exactly one node ID)`);
     }
@@ -77,9 +80,9 @@ export class UuidGenerator extends UuidIssuer {
       this.clock,
       lease,
       opts.onEvent,
+      (c) => this.follow(c),
     );
-    const claim = uuidClaim(format, node);
-    this.claim = claimNode(claim.key, claim.describe, () => this.lastTick);
+    this.claim = this.claimFor(node);
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
     if (lease) {
@@ -100,8 +103,14 @@ export class UuidGenerator extends UuidIssuer {
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
-    if (!Number.isFinite(tick)) return this.lease ? this.lease.notBeforeMs : 0;
+    if (!Number.isFinite(tick)) return this.planner.lease?.notBeforeMs ?? 0;
     return tick;
+  }
+
+  /** The node ID: with a registry lease, its current claim's (which the next UUID takes). */
+  override get node(): number {
+    const claim = this.planner.claimNow();
+    return claim === undefined || claim === this.planner.lease ? this.nodeNow : nodeOf(claim.node)!;
   }
 
   /**
@@ -153,6 +162,28 @@ export class UuidGenerator extends UuidIssuer {
       }
       this.issued += end - s0;
     }
+  }
+
+  /** This process's claim on `node`, whatever the format (see {@link uuidClaim}). */
+  private claimFor(node: number): NodeClaim {
+    const c = uuidClaim(this.format, node);
+    return claimNode(c.key, c.describe, () => this.lastTick);
+  }
+
+  /** Takes a new claim of the lease, as `Generator` does: its node, and a new millisecond above the last. */
+  private follow(claim: NodeLease): number | undefined {
+    if (this.closed) return undefined;
+    const floorMs = this.lastIssuedUnixMs;
+    const node = nodeOf(claim.node)!;
+    if (node !== this.nodeNow) {
+      const next = this.claimFor(node);
+      this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
+      this.claim = next;
+      this.setNode(node);
+      this.lastTick = Math.max(this.lastTick, next.previousTick);
+    }
+    this.seq = this.maxSeq;
+    return floorMs;
   }
 
   /** Reserves the next (millisecond, sequence): the common case inline, the rest in {@link slow}. */

@@ -49,8 +49,8 @@ export function uuidClaim(format: UuidFormat, node: number): { key: string; desc
  */
 export abstract class UuidIssuer {
   readonly format: UuidFormat;
-  /** The node ID. */
-  readonly node: number;
+  /** The node ID issued under now. */
+  protected nodeNow: number;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
@@ -68,8 +68,8 @@ export abstract class UuidIssuer {
   private readonly extBits: number;
   private readonly extSize: number;
   private readonly extMul: number;
-  private readonly nodeHi: number;
-  private readonly nodeLo: number;
+  private nodeHi: number;
+  private nodeLo: number;
   private readonly randHiMask: number;
   private readonly randLoMask: number;
   private readonly scratch = new BigUint64Array(1);
@@ -79,13 +79,24 @@ export abstract class UuidIssuer {
   protected constructor(format: UuidFormat, node: number) {
     [this.nodeHi, this.nodeLo] = format.nodeWords(node);
     this.format = format;
-    this.node = node;
+    this.nodeNow = node;
     this.extBits = format.extBits;
     this.extSize = format.extSize;
     this.extMul = format.extMul;
     const r = format.randomBits;
     this.randLoMask = r >= 32 ? 0xffffffff : 2 ** r - 1;
     this.randHiMask = r > 32 ? 2 ** (r - 32) - 1 : 0;
+  }
+
+  /** The node ID. */
+  get node(): number {
+    return this.nodeNow;
+  }
+
+  /** Issues under `node` from the next UUID on (a lease followed to a new claim). */
+  protected setNode(node: number): void {
+    [this.nodeHi, this.nodeLo] = this.format.nodeWords(node);
+    this.nodeNow = node;
   }
 
   /** Reserves the next `(millisecond, sequence)`, calling {@link setTick} at a new millisecond; returns the sequence. */
