@@ -102,13 +102,15 @@ function load(): ConsoleAssets {
   };
 }
 
+// Brotli quality 10, not 11: 2% larger (31.8 KB against 31.0 KB for the whole console) for a
+// quarter of the time, which the first console request now waits for (about 80 ms, once).
 function compress(type: string, raw: Buffer, versioned: boolean): ConsoleAsset {
   return {
     type,
     raw,
     gzip: gzipSync(raw, { level: 9 }),
     br: brotliCompressSync(raw, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
+      params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
     }),
     versioned,
   };
