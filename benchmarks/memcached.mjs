@@ -1,6 +1,6 @@
 // The memcached endpoint's figure (issue 27), measured by `npm run bench:service` in the same
 // run as the service's (benchmarks/service.mjs calls memcachedBench), or alone:
-// `node benchmarks/memcached.mjs [--rounds N] [--duration S] [--no-write]`.
+// `node benchmarks/memcached.mjs [--rounds N] [--duration S] [--connections 1,4,64] [--no-write]`.
 //
 // `get id` requests/s of `flurry serve --memcached-port` (a fresh leased ID per request) vs a
 // bare node:net server answering a constant `VALUE` block to every line (target >= 90%), runs
@@ -170,7 +170,13 @@ async function startFlurry() {
  * Runs the memcached figure and returns its markdown; writes the "memcached" section of
  * docs/benchmarks.md unless `write` is false.
  */
-export async function memcachedBench({ rounds = 5, duration = 5, write = true, how = 'npm run bench:service' } = {}) {
+export async function memcachedBench({
+  rounds = 5,
+  duration = 5,
+  connections = [1, 4, 64],
+  write = true,
+  how = 'npm run bench:service',
+} = {}) {
   process.stderr.write('bench:service: memcached get (flurry vs bare node:net)\n');
   const loadBefore = os.loadavg()[0];
   const bare = await startBare();
@@ -180,7 +186,7 @@ export async function memcachedBench({ rounds = 5, duration = 5, write = true, h
     load(bare.port, 4, 1); // warm-up (JIT)
     load(flurry.port, 4, 1);
     let peak = 0;
-    for (const conns of [1, 4, 64]) {
+    for (const conns of connections) {
       const b = [];
       const f = [];
       let bad = 0;
@@ -246,6 +252,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const md = await memcachedBench({
     rounds: opt('rounds', 5),
     duration: opt('duration', 5),
+    ...(args.includes('--connections')
+      ? { connections: args[args.indexOf('--connections') + 1].split(',').map(Number) }
+      : {}),
     write: !args.includes('--no-write'),
     how: 'node benchmarks/memcached.mjs',
   });

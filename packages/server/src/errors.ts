@@ -44,6 +44,8 @@ export const ServerErrorCode = {
   PUBLIC_DECODE_DISABLED: 'FLURRY_E_PUBLIC_DECODE_DISABLED',
   /** The service is not ready (no valid lease yet, clock not sane) or shutting down. */
   UNAVAILABLE: 'FLURRY_E_UNAVAILABLE',
+  /** `flurry status --url https://…`: the service's TLS certificate is not trusted here (unknown CA, self-signed, expired, another name). */
+  TLS_UNTRUSTED: 'FLURRY_E_TLS_UNTRUSTED',
   /** An unexpected failure inside the service; details are in the service's log only. */
   INTERNAL: 'FLURRY_E_INTERNAL',
   /** `flurry sql --generate` could not reserve a node for the in-database generator (database unreachable, no free slot, a generator already set up). */
@@ -164,11 +166,11 @@ export function isRetryable(err: unknown): boolean {
 
 /**
  * Error codes that mean "the input was bad" (usage, settings, layouts, IDs, keys, URLs,
- * credentials, a missing client package, a missing or foreign table, a volatile store):
+ * credentials, an untrusted certificate, a missing client package, a missing or foreign table, a volatile store):
  * fixing the input is the remedy, so restarting will not help.
  */
 const BAD_INPUT =
-  /^FLURRY_E_(USAGE|CONFIG|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|UUID_|REGISTRY_(URL|OPTION|STATIC_NODE|AUTH|CLIENT_MISSING|VOLATILE)$|SEQUENCE_(?!EXHAUSTED$|STORE_UNAVAILABLE$|CLOSED$))/;
+  /^FLURRY_E_(USAGE|CONFIG|TLS_UNTRUSTED|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|UUID_|REGISTRY_(URL|OPTION|STATIC_NODE|AUTH|CLIENT_MISSING|VOLATILE)$|SEQUENCE_(?!EXHAUSTED$|STORE_UNAVAILABLE$|CLOSED$))/;
 
 /** Error codes that mean "an engine or store did not answer": an outage, which passes by itself. */
 const OUTAGE: ReadonlySet<string> = new Set(['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE']);

@@ -1,6 +1,7 @@
 /**
  * What the TCP front-ends (Thrift, memcached, the gRPC port) share: checking their integer
- * options, listening, and closing with a one-second grace for peers that do not close.
+ * options, listening, closing idle connections, and closing with a one-second grace for
+ * peers that do not close.
  */
 import type net from 'node:net';
 import { FlurryError } from '@flurry/core';
@@ -43,4 +44,56 @@ export function endSockets(sockets: ReadonlySet<net.Socket>, closeServer: (close
     timer.unref();
     if (sockets.size === 0) clearTimeout(timer);
   });
+}
+
+/** Sweeps of silence after which {@link IdleSweep} closes a connection. */
+const QUIET_SWEEPS = 4;
+
+/**
+ * Closes connections that sent nothing for `idleMs` (after between 1 and 1.25 times that): one
+ * timer per server that sweeps every quarter of `idleMs`, rather than a timer per socket
+ * (`socket.setTimeout`), which every read and every write re-arms: on a request of a few
+ * microseconds, that re-arming cost more than parsing the request.
+ *
+ * @example
+ * ```ts
+ * const idle = new IdleSweep(600_000);
+ * net.createServer((socket) => {
+ *   idle.add(socket);
+ *   socket.on('data', () => idle.active(socket));
+ * });
+ * ```
+ */
+export class IdleSweep {
+  /** Each open connection → sweeps since it last sent something. */
+  private readonly quiet = new Map<net.Socket, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(idleMs: number) {
+    this.timer = setInterval(() => this.sweep(), Math.ceil(idleMs / QUIET_SWEEPS));
+    this.timer.unref();
+  }
+
+  /** Watches `socket` until it closes. */
+  add(socket: net.Socket): void {
+    this.quiet.set(socket, 0);
+    socket.once('close', () => this.quiet.delete(socket));
+  }
+
+  /** `socket` sent something. */
+  active(socket: net.Socket): void {
+    this.quiet.set(socket, 0);
+  }
+
+  /** Stops sweeping (the server is closing). */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private sweep(): void {
+    for (const [socket, n] of this.quiet) {
+      if (n >= QUIET_SWEEPS) socket.destroy();
+      else this.quiet.set(socket, n + 1);
+    }
+  }
 }

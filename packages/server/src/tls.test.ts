@@ -109,6 +109,36 @@ describe('flurry serve --tls-cert --tls-key', () => {
     assert.notEqual(plain, 200);
   });
 
+  test('GIVEN the certificate WHEN flurry status --url https:// THEN it trusts --ca or NODE_EXTRA_CA_CERTS, and says what to do otherwise', async () => {
+    const url = `https://127.0.0.1:${svc.port}`;
+    const withCa = await runFlurry(['status', '--url', url, '--ca', a.cert]);
+    assert.equal(withCa.code, 0, withCa.stderr);
+    assert.match(withCa.stdout, /1 holder/);
+    const extra = await runFlurry(['status', '--url', url, '--json'], { NODE_EXTRA_CA_CERTS: a.cert });
+    assert.equal(extra.code, 0, extra.stderr);
+    assert.equal((JSON.parse(extra.stdout) as { holders: unknown[] }).holders.length, 1);
+    for (const args of [[], ['--ca', b.cert]]) {
+      const untrusted = await runFlurry(['status', '--url', url, ...args]);
+      assert.equal(untrusted.code, 2, untrusted.stderr);
+      assert.match(
+        untrusted.stderr,
+        /^flurry: FLURRY_E_TLS_UNTRUSTED: the service at https:\/\/127\.0\.0\.1:\d+ presented a certificate this machine does not trust \(\w+.*--ca FILE/,
+      );
+    }
+    const missing = await runFlurry(['status', '--url', url, '--ca', path.join(dir, 'nope.pem')]);
+    assert.equal(missing.code, 2);
+    assert.match(
+      missing.stderr,
+      /^flurry: FLURRY_E_CONFIG: --ca .*nope\.pem cannot be used \(ENOENT.*give the PEM file of the CA/,
+    );
+    const notPem = await runFlurry(['status', '--url', url, '--ca', a.key]);
+    assert.equal(notPem.code, 2);
+    assert.match(notPem.stderr, /FLURRY_E_CONFIG: --ca .* cannot be used \(it holds no PEM certificate\)/);
+    const plain = await runFlurry(['status', '--url', `http://127.0.0.1:${svc.port}`, '--ca', a.cert]);
+    assert.equal(plain.code, 2);
+    assert.match(plain.stderr, /FLURRY_E_USAGE: --ca applies to an https:\/\/ --url only/);
+  });
+
   test('GIVEN the certificate THEN gRPC over TLS (h2 by ALPN) and Connect JSON over TLS (HTTP/2 and HTTP/1.1) answer', async () => {
     const ca = readFileSync(a.cert);
     assert.match(await grpcNextId(grpcPort, ca), /^\d+$/);

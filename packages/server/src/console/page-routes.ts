@@ -55,9 +55,10 @@ function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache
   return 200;
 }
 
+// The assets are read and compressed on the first request for them (consoleAssets() loads
+// once), not at start: a service whose console nobody opens never holds them.
 function page(): RouteHandler {
-  const assets = consoleAssets();
-  return (res, input) => send(res, assets.html, input, 'no-cache');
+  return (res, input) => send(res, consoleAssets().html, input, 'no-cache');
 }
 
 const PAGE_OPENAPI = {
@@ -98,18 +99,15 @@ export const consoleAssetRoute: Route = consoleRoute({
   path: '/console/assets/{file}',
   methods: READ,
   auth: 'none',
-  create: () => {
-    const assets = consoleAssets();
-    return (res, input) => {
-      const name = pathSegment(input.params[0]);
-      const asset = assets.get(name);
-      if (asset === undefined)
-        throw serverError(
-          'NOT_FOUND',
-          `the console has no asset ${name.slice(0, 80)}; reload the page (GET /) to get the current asset names`,
-        );
-      return send(res, asset, input, asset.versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
-    };
+  create: () => (res, input) => {
+    const name = pathSegment(input.params[0]);
+    const asset = consoleAssets().get(name);
+    if (asset === undefined)
+      throw serverError(
+        'NOT_FOUND',
+        `the console has no asset ${name.slice(0, 80)}; reload the page (GET /) to get the current asset names`,
+      );
+    return send(res, asset, input, asset.versioned ? 'public, max-age=31536000, immutable' : 'no-cache');
   },
   openapi: {
     operationId: 'consoleAsset',

@@ -5,7 +5,8 @@
  * as memcached and katsubushi decide; text.ts and binary.ts describe what each answers, and
  * session.ts how a connection's memory is bounded.
  *
- * Connections idle for `idleTimeoutMs` (default 600 s, katsubushi's) are closed; at most
+ * Connections idle for `idleTimeoutMs` (default 600 s, katsubushi's) are closed (see
+ * ../tcp-listener.ts, IdleSweep); at most
  * `maxConnections` are open at once. With a `token`, IDs and stats are served only after
  * SASL PLAIN on the binary protocol (the text protocol has no authentication: it answers
  * `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`).
@@ -17,7 +18,7 @@ import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
 import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
-import { checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
+import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */
 export type MemcachedLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
@@ -145,13 +146,14 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
       ),
   };
   const sockets = new Set<net.Socket>();
+  const idle = idleTimeoutMs > 0 ? new IdleSweep(idleTimeoutMs) : undefined;
 
   const server = net.createServer((socket) => {
     sockets.add(socket);
     counters.currConnections++;
     counters.totalConnections++;
     socket.setNoDelay(true);
-    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    idle?.add(socket);
     socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
     socket.on('close', () => {
       sockets.delete(socket);
@@ -159,6 +161,7 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     });
     let session: Session | undefined;
     socket.on('data', (chunk: Buffer) => {
+      idle?.active(socket);
       session ??= chunk[0] === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
       session.feed(chunk);
     });
@@ -178,6 +181,7 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     port,
     counters,
     close(): Promise<void> {
+      idle?.stop();
       closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
       return closing;
     },

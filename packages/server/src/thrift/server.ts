@@ -32,7 +32,7 @@ import {
   USER_AGENT_PATTERN,
   type SnowflakeHandler,
 } from './snowflake-processor.js';
-import { checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
+import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
 /**
  * The node fields of the issuing generator, or a function returning the current ones
@@ -181,11 +181,12 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   };
   const processor = new SnowflakeProcessor(handler);
   const sockets = new Set<net.Socket>();
+  const idle = idleTimeoutMs > 0 ? new IdleSweep(idleTimeoutMs) : undefined;
 
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
-    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+    idle?.add(socket);
     socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
     socket.on('close', () => sockets.delete(socket));
     const reject = (reason: string, err?: unknown): void => {
@@ -205,6 +206,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
       maxFrameBytes,
     );
     socket.on('data', (data: Buffer) => {
+      idle?.active(socket);
       if (socket.destroyed) return;
       try {
         receive(data);
@@ -224,6 +226,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   return {
     port,
     close(): Promise<void> {
+      idle?.stop();
       closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
       return closing;
     },

@@ -3,8 +3,14 @@
  * from the registry (`--registry URL --cluster NAME`, the layout and `--node` pins as for
  * `flurry serve`), or from a running service's `GET /v1/cluster` (`--url`). `--watch` redraws
  * every `--interval-ms` until Ctrl-C; `--json` prints the `/v1/cluster` body instead (one
- * line per redraw). The staleness rule is the service's (docs/console.md).
+ * line per redraw). The staleness rule is the service's (docs/console.md). An https:// URL
+ * is checked against the system's CAs (and NODE_EXTRA_CA_CERTS'), plus `--ca FILE`'s.
  */
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
 import { systemClock } from '@flurry/core';
 import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
 import { loadServeConfig } from '../../config/index.js';
@@ -26,6 +32,7 @@ const FLAGS = {
   'lease-renew-ms': { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
+  ca: { type: 'string' },
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },
@@ -34,7 +41,7 @@ const FLAGS = {
 
 /** `flurry status --help`. */
 export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
-       flurry status --url http://HOST:PORT [--token TOKEN]
+       flurry status --url http[s]://HOST:PORT [--token TOKEN] [--ca FILE]
        [--watch] [--interval-ms N] [--json]
 
 Prints every live holder of a node ID in the cluster: node, host, pid, version, held since,
@@ -51,6 +58,8 @@ released (flurry sql --release) and never renewed. An expired holder is not list
   --lease-renew-ms N  The cluster's renewal interval, for the staleness rule (default TTL/3).
   --url URL           Read GET /v1/cluster from a running service instead of the registry
                       (token from --token or $FLURRY_TOKEN).
+  --ca FILE           With an https:// URL: also trust the CA certificate(s) in this PEM file
+                      (the service's own certificate, if self-signed); NODE_EXTRA_CA_CERTS works too.
   --watch, -w         Redraw until Ctrl-C.
   --interval-ms N     Redraw period, 100 to 600000 (default 1000).
   --json              Print the /v1/cluster JSON body (one line per redraw).
@@ -104,7 +113,68 @@ async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Sourc
   return { read: () => cache.body(), close: () => registry.close() };
 }
 
-function urlSource(base: string, token: string | undefined): Source {
+/**
+ * The CAs an https:// `--url` is checked against: the system's (and NODE_EXTRA_CA_CERTS')
+ * by default; with `--ca FILE`, the system's and the certificates in FILE.
+ */
+function trustedCas(file: string | undefined, url: URL): string[] | undefined {
+  if (file === undefined) return undefined;
+  if (url.protocol !== 'https:')
+    throw serverError('USAGE', `--ca applies to an https:// --url only; got ${url.protocol}//`, { flag: 'ca' });
+  const what = `give the PEM file of the CA that signed the service's certificate (its own certificate if self-signed)`;
+  const refuse = (why: string): Error =>
+    serverError('CONFIG', `--ca ${file.slice(0, 200)} cannot be used (${why}); ${what}`, { flag: 'ca' });
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw refuse((e as Error).message);
+  }
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw refuse('it holds no PEM certificate');
+  }
+  return [...tls.rootCertificates, pem];
+}
+
+/** GET `url` (http or https, `ca` the trusted CAs), at most 5 s; resolves to the status and body. */
+function get(url: URL, token: string | undefined, ca: string[] | undefined): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const options = { headers: token ? { authorization: `Bearer ${token}` } : {}, agent: false, timeout: 5000 };
+    const onResponse = (res: http.IncomingMessage): void => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    };
+    const req =
+      url.protocol === 'https:'
+        ? https.get(url, { ...options, ...(ca ? { ca } : {}) }, onResponse)
+        : http.get(url, options, onResponse);
+    req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+    req.on('error', reject);
+  });
+}
+
+/** The coded error of a request that got no answer: an untrusted certificate, or no service there. */
+function unreachable(e: unknown, shown: string): Error {
+  const code = String((e as NodeJS.ErrnoException).code ?? '');
+  if (/CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/.test(code))
+    return serverError(
+      'TLS_UNTRUSTED',
+      `the service at ${shown} presented a certificate this machine does not trust (${code}: ${(e as Error).message}); ` +
+        `pass the CA that signed it with --ca FILE (or NODE_EXTRA_CA_CERTS=FILE), and use a host name the certificate names`,
+      { tlsError: code },
+    );
+  return serverError(
+    'UNAVAILABLE',
+    `the service at ${shown} could not be reached (${(e as Error).message}); check --url (https:// when it runs with --tls-cert) and that it runs`,
+  );
+}
+
+function urlSource(base: string, token: string | undefined, caFile: string | undefined): Source {
   let url: URL;
   try {
     url = new URL('/v1/cluster', base);
@@ -118,22 +188,17 @@ function urlSource(base: string, token: string | undefined): Source {
       },
     );
   }
+  const ca = trustedCas(caFile, url);
   const shown = redactUrl(url.origin);
   return {
     read: async () => {
-      let res: Response;
+      let res: { status: number; text: string };
       try {
-        res = await fetch(url, {
-          headers: token ? { authorization: `Bearer ${token}` } : {},
-          signal: AbortSignal.timeout(5000),
-        });
+        res = await get(url, token, ca);
       } catch (e) {
-        throw serverError(
-          'UNAVAILABLE',
-          `the service at ${shown} could not be reached (${(e as Error).message}); check --url and that it runs`,
-        );
+        throw unreachable(e, shown);
       }
-      const text = await res.text();
+      const text = res.text;
       if (res.status !== 200) {
         let detail = `HTTP ${res.status}`;
         try {
@@ -154,11 +219,8 @@ function urlSource(base: string, token: string | undefined): Source {
       // --workers N: the worker processes behind this URL (best effort; /v1/status may need the token).
       type WithWorkers = { workers?: WorkerEntry[] };
       const none: WithWorkers = {};
-      const status: WithWorkers = await fetch(new URL('/v1/status', base), {
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        signal: AbortSignal.timeout(5000),
-      }).then(
-        async (r) => (r.status === 200 ? ((await r.json()) as WithWorkers) : none),
+      const status = await get(new URL('/v1/status', base), token, ca).then(
+        (r) => (r.status === 200 ? (JSON.parse(r.text) as WithWorkers) : none),
         () => none,
       );
       if (status.workers) body.workers = status.workers;
@@ -182,12 +244,13 @@ export async function statusCommand(io: CliIo): Promise<number> {
     );
   const intervalMs = intervalOf(args);
   const base = lastString(args, 'url');
+  if (base === undefined && hasFlag(args, 'ca')) throw serverError('USAGE', '--ca applies to --url only');
   if (base !== undefined && hasFlag(args, 'registry'))
     throw serverError('USAGE', 'give either --url (a running service) or --registry (the registry itself), not both');
   const json = hasFlag(args, 'json');
   const source =
     base !== undefined
-      ? urlSource(base, lastString(args, 'token') ?? io.env.FLURRY_TOKEN)
+      ? urlSource(base, lastString(args, 'token') ?? io.env.FLURRY_TOKEN, lastString(args, 'ca'))
       : await registrySource(args, io);
   const render = (body: ClusterBody & { workers?: WorkerEntry[] }): string =>
     json ? JSON.stringify(body) + '\n' : clusterTable(body) + workersTable(body.workers);
