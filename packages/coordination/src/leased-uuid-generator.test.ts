@@ -187,3 +187,31 @@ describe('leasedUuidGenerator on a real Redis', () => {
     }
   });
 });
+
+describe('leasedUuidGenerator (static and k8s registries)', () => {
+  test('GIVEN static:5 and a StatefulSet pod ids-6 THEN the UUIDs carry node 5 and node 6, strictly increasing', async () => {
+    const stateDir = path.join(base, `s${n++}`);
+    const saved = { POD_NAME: process.env.POD_NAME };
+    process.env.POD_NAME = 'ids-6';
+    try {
+      for (const [url, node] of [
+        ['static:5', 5],
+        ['k8s:', 6],
+      ] as const) {
+        const uuids = await leasedUuidGenerator({ registry: await openRegistry(url, { stateDir }), nodeBits: 4 });
+        try {
+          const batch = uuids.batch(1000);
+          assert.equal(uuids.node, node, url);
+          for (const u of batch) assert.equal(decodeUuid(u, { nodeBits: 4 }).node, node, url);
+          for (let i = 1; i < batch.length; i++)
+            assert.ok(batch[i]! > batch[i - 1]!, `${url}: UUID ${i} not above the one before`);
+        } finally {
+          await uuids.close();
+        }
+      }
+    } finally {
+      if (saved.POD_NAME === undefined) delete process.env.POD_NAME;
+      else process.env.POD_NAME = saved.POD_NAME;
+    }
+  });
+});
