@@ -204,7 +204,7 @@ describe('leasedUuidGenerator (static and k8s registries)', () => {
           assert.equal(uuids.node, node, url);
           for (const u of batch) assert.equal(decodeUuid(u, { nodeBits: 4 }).node, node, url);
           for (let i = 1; i < batch.length; i++)
-            assert.ok(batch[i]! > batch[i - 1]!, `${url}: UUID ${i} not above the one before`);
+            assert.ok(batch[i] > batch[i - 1], `${url}: UUID ${i} not above the one before`);
         } finally {
           await uuids.close();
         }
