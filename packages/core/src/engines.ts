@@ -48,6 +48,29 @@ export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
 /** The port of a SQL URL that names none. */
 export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
 
+/**
+ * Whether `table` is a plain SQL table name: letters, digits and `_` (not starting with a digit, at most 63),
+ * optionally qualified by a schema (PostgreSQL) or database (MySQL) of the same form.
+ *
+ * @example
+ * ```ts
+ * validTableName('ops.flurry_nodes'); // true
+ * validTableName('x; DROP TABLE y');  // false
+ * ```
+ */
+export function validTableName(table: unknown): table is string {
+  return typeof table === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(table);
+}
+
+/** Quotes a (valid) table name for the dialect: `"ops"."t"` or `` `ops`.`t` ``. */
+export function quoteSqlTable(dialect: SqlDialect, table: string): string {
+  const q = dialect === 'postgres' ? '"' : '`';
+  return table
+    .split('.')
+    .map((p) => `${q}${p}${q}`)
+    .join('.');
+}
+
 // Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
 const CODES = {
   auth: '28P01 28000 1045 1698',
