@@ -1,5 +1,6 @@
 // The pure half of engine access shared by the registries, the segment stores and `flurry sql`
 // (docs/architecture.md, "Engine access"): no client and no I/O here.
+import { FlurryError } from './errors.js';
 import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
 
@@ -206,6 +207,48 @@ export function redisClientOptions(
     connectionName,
     retryStrategy: (times: number) => (connected() ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
   };
+}
+
+/**
+ * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs
+ * `ready`. On failure the client is disconnected and the rejection is the cause: the last connection error
+ * ioredis reported (its own rejection only says the connection closed) unless the server refused the
+ * credentials, or a `FlurryError` of `ready`. Connection errors after that go to `onError`.
+ */
+export async function connectRedis<C extends RedisLike>(
+  Redis: new (options: ReturnType<typeof redisClientOptions>) => C,
+  u: Parameters<typeof redisClientOptions>[0],
+  timeoutMs: number,
+  connectionName: string,
+  extra: object,
+  onError: (err: unknown) => void = () => undefined,
+  ready: (client: C) => Promise<void> = () => Promise.resolve(),
+): Promise<C> {
+  let connected = false;
+  let lastError: unknown;
+  const client = new Redis({ ...redisClientOptions(u, timeoutMs, connectionName, () => connected), ...extra });
+  client.on('error', (err: unknown) => {
+    lastError = err;
+    if (connected) onError(err);
+  });
+  try {
+    await client.connect();
+    await client.ping();
+    await ready(client);
+  } catch (err) {
+    client.disconnect(false);
+    throw err instanceof FlurryError || lastError === undefined || isRedisAuthError(err) ? err : lastError;
+  }
+  connected = true;
+  return client;
+}
+
+/** The part of an ioredis client {@link connectRedis} uses. */
+export interface RedisLike {
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  connect(): Promise<void>;
+  ping(): Promise<unknown>;
+  disconnect(reconnect?: boolean): void;
 }
 
 /**
