@@ -47,9 +47,7 @@
 import { Redis } from 'ioredis';
 import {
   FlurryError,
-  assertKnownOptions,
   isRedisAuthError,
-  optionNames,
   randomBelow,
   randomHex,
   readRedisPersistence,
@@ -61,7 +59,7 @@ import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
-  checkConnectTimeout,
+  checkDriverOptions,
   clause,
   closedError,
   exhaustedError,
@@ -76,7 +74,6 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
-  ENGINE_DRIVER_OPTIONS,
   type DriverLogger,
   type DriverPhase,
   type EngineDriverOptions,
@@ -402,9 +399,8 @@ async function checkPersistence(
  * `?allowVolatile=true`), naming the URL without its password.
  */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createRedisDriver options');
+  checkDriverOptions(opts, 'createRedisDriver');
   const parsed = parseRedisUrl(url);
-  checkConnectTimeout(opts.connectTimeoutMs);
   const timeoutMs = opts.connectTimeoutMs;
   const client = (await connectRedis(
     Redis,

@@ -3,8 +3,8 @@
  * (sql-common.ts): connections of core's SQL pool, the parsed URL, and a classification of
  * client failures; and the options of the driver factories.
  */
-import { assertKnownOptions, optionNames, sqlErrorClass, type SqlErrorClass, type SqlSession } from '@flurry/core';
-import { checkConnectTimeout, ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
+import { sqlErrorClass, type SqlErrorClass, type SqlSession } from '@flurry/core';
+import type { EngineDriverOptions } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
 /** What a driver factory gives the shared driver. */
@@ -49,16 +49,4 @@ export function sqlFailure(
 export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
   readonly createTable?: boolean;
-}
-
-const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({ ...ENGINE_DRIVER_OPTIONS, createTable: true });
-
-/**
- * Checks the options of a SQL driver factory before it connects: unknown keys
- * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
- * (`FLURRY_E_REGISTRY_OPTION`).
- */
-export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
-  assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
-  checkConnectTimeout(opts.connectTimeoutMs);
 }

@@ -6,7 +6,8 @@
 import { sqlPool, type SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { openSqlDriver, type SqlRegistryDriver } from './sql-common.js';
-import { checkSqlDriverOptions, type SqlDriverOptions } from './sql-engine.js';
+import { checkDriverOptions, ENGINE_DRIVER_OPTION_NAMES } from './common.js';
+import type { SqlDriverOptions } from './sql-engine.js';
 import { parseSqlUrl } from './sql-url.js';
 
 /**
@@ -20,7 +21,8 @@ export async function createSqlDriver(
   url: string | URL,
   opts: SqlDriverOptions,
 ): Promise<SqlRegistryDriver> {
-  checkSqlDriverOptions(opts, dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver');
+  const factory = dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver';
+  checkDriverOptions(opts, factory, [...ENGINE_DRIVER_OPTION_NAMES, 'createTable']);
   const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
   if (parsed.dialect !== dialect)
     throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });

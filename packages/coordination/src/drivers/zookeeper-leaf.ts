@@ -72,8 +72,9 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { checkUrlParams, assertKnownOptions } from '@flurry/core';
+import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { checkDriverOptions } from './common.js';
 import {
   CreateMode,
   isZk,
@@ -89,7 +90,6 @@ import {
   renewOpTimeout,
   validateClaimRequest,
   zkSessionPool,
-  ZOOKEEPER_DRIVER_OPTION_NAMES,
   type ZooKeeperDriverOptions,
 } from './zookeeper.js';
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
@@ -411,7 +411,7 @@ class LeafDriver implements RegistryDriver, LeafContext {
  * `address` → `FLURRY_E_REGISTRY_URL`.
  */
 export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createLeafDriver options');
+  checkDriverOptions(opts, 'createLeafDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
   const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
     registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
