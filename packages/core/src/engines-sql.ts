@@ -69,7 +69,7 @@ type MyConn = {
   destroy(): void;
   connection: Listen;
 };
-type Pool<C> = Listen & { end(): Promise<void> } & ({ connect(): Promise<C> } | { getConnection(): Promise<C> });
+type Pool<C> = Listen & { end(): Promise<void>; connect(): Promise<C>; getConnection(): Promise<C> };
 
 /**
  * A pool over the loaded `pg` or `mysql2/promise` module (its namespace or default export) for `dialect`.
@@ -123,7 +123,7 @@ export function sqlPool(dialect: SqlDialect, client: unknown, o: SqlPoolOptions)
   return {
     dialect,
     async connect() {
-      const conn = await ('connect' in pool ? pool.connect() : pool.getConnection());
+      const conn = await (pg ? pool.connect() : pool.getConnection());
       const listener: Listen = pg ? (conn as PgClient) : (conn as MyConn).connection;
       let broken = false;
       let done = false;
