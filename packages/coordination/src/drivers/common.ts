@@ -8,8 +8,6 @@ import { assertKnownOptions, optionNames, type Clock, type FlurryError, type Flu
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
-export type { FlurryLogger as DriverLogger } from '@flurry/core';
-
 /**
  * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
  */

@@ -38,8 +38,6 @@ import {
   type RecordPlace,
 } from './common.js';
 
-export type { DriverLogger, EngineDriverOptions as EtcdDriverOptions } from './common.js';
-
 /** What the driver remembers about a claim it made (keyed by token). */
 interface ClaimState {
   readonly leaseId: string;

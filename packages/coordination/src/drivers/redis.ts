@@ -53,6 +53,7 @@ import {
   readRedisPersistence,
   connectRedis,
   volatileRedisReason,
+  type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
@@ -74,15 +75,12 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
-  type DriverLogger,
   type DriverPhase,
   type EngineDriverOptions,
   type HighWaterRecord,
   type PreviousHolder,
   type RecordPlace,
 } from './common.js';
-
-export type { DriverLogger, EngineDriverOptions as RedisDriverOptions } from './common.js';
 
 const MGET_CHUNK = 512;
 
@@ -369,7 +367,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
 async function checkPersistence(
   client: ScriptClient,
   parsed: RedisUrl,
-  logger: DriverLogger | undefined,
+  logger: FlurryLogger | undefined,
 ): Promise<void> {
   const persistence = await readRedisPersistence((name) => client.config('GET', name));
   if (persistence.durable) return;

@@ -8,8 +8,6 @@ import { registryError } from '../errors.js';
 import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 
-export type { EngineDriverOptions as ZooKeeperDriverOptions } from './common.js';
-
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
 /** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */

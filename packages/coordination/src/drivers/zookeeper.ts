@@ -23,7 +23,7 @@
 import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, checkDriverOptions, holderFields } from './common.js';
+import { allNodeIds, checkDriverOptions, holderFields, type EngineDriverOptions } from './common.js';
 import {
   CreateMode,
   isZk,
@@ -35,7 +35,6 @@ import {
 } from './zookeeper-client.js';
 import { readZkHolders } from './zookeeper-holders.js';
 import {
-  type ZooKeeperDriverOptions,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
@@ -44,7 +43,6 @@ import {
 } from './zookeeper-common.js';
 
 export {
-  type ZooKeeperDriverOptions,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
@@ -93,7 +91,7 @@ class ZooKeeperDriver implements RegistryDriver {
   constructor(
     private readonly pool: ZkSessionPool,
     private readonly base: string,
-    private readonly opts: ZooKeeperDriverOptions,
+    private readonly opts: EngineDriverOptions,
     url: string,
   ) {
     this.url = url;
@@ -447,7 +445,7 @@ class ZooKeeperDriver implements RegistryDriver {
  * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
  * string (a `URL` cannot hold several `host:port` pairs).
  */
-export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
+export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
   checkUrlParams(parsed.params, [], (why) =>
