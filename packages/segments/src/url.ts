@@ -122,7 +122,9 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
   if (!u.username) throw bad('it names no user (USER:PASSWORD@HOST)');
   const table = u.searchParams.get('table') ?? 'leaf_alloc';
   if (!validTableName(table))
-    throw bad(`the table "${String(table)}" is not a plain SQL identifier (letters, digits, _; optionally schema.table)`);
+    throw bad(
+      `the table "${String(table)}" is not a plain SQL identifier (letters, digits, _; optionally schema.table)`,
+    );
   const poolText = u.searchParams.get('pool') ?? '4';
   const poolSize = Number(poolText);
   if (!/^\d+$/.test(poolText) || poolSize < 1 || poolSize > 64)
