@@ -1,5 +1,6 @@
 // The pure half of engine access shared by the registries, the segment stores and `flurry sql`
 // (docs/architecture.md, "Engine access"): no client and no I/O here.
+import { FlurryError } from './errors.js';
 import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
 
@@ -47,6 +48,29 @@ export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
 
 /** The port of a SQL URL that names none. */
 export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
+
+/**
+ * Whether `table` is a plain SQL table name: letters, digits and `_` (not starting with a digit, at most 63),
+ * optionally qualified by a schema (PostgreSQL) or database (MySQL) of the same form.
+ *
+ * @example
+ * ```ts
+ * validTableName('ops.flurry_nodes'); // true
+ * validTableName('x; DROP TABLE y');  // false
+ * ```
+ */
+export function validTableName(table: unknown): table is string {
+  return typeof table === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(table);
+}
+
+/** Quotes a (valid) table name for the dialect: `"ops"."t"` or `` `ops`.`t` ``. */
+export function quoteSqlTable(dialect: SqlDialect, table: string): string {
+  const q = dialect === 'postgres' ? '"' : '`';
+  return table
+    .split('.')
+    .map((p) => `${q}${p}${q}`)
+    .join('.');
+}
 
 // Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
 const CODES = {
@@ -183,6 +207,48 @@ export function redisClientOptions(
     connectionName,
     retryStrategy: (times: number) => (connected() ? Math.min(50 * 2 ** Math.min(times, 5), 1000) : null),
   };
+}
+
+/**
+ * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs
+ * `ready`. On failure the client is disconnected and the rejection is the cause: the last connection error
+ * ioredis reported (its own rejection only says the connection closed) unless the server refused the
+ * credentials, or a `FlurryError` of `ready`. Connection errors after that go to `onError`.
+ */
+export async function connectRedis<C extends RedisLike>(
+  Redis: new (options: ReturnType<typeof redisClientOptions>) => C,
+  u: Parameters<typeof redisClientOptions>[0],
+  timeoutMs: number,
+  connectionName: string,
+  extra: object,
+  onError: (err: unknown) => void = () => undefined,
+  ready: (client: C) => Promise<void> = () => Promise.resolve(),
+): Promise<C> {
+  let connected = false;
+  let lastError: unknown;
+  const client = new Redis({ ...redisClientOptions(u, timeoutMs, connectionName, () => connected), ...extra });
+  client.on('error', (err: unknown) => {
+    lastError = err;
+    if (connected) onError(err);
+  });
+  try {
+    await client.connect();
+    await client.ping();
+    await ready(client);
+  } catch (err) {
+    client.disconnect(false);
+    throw err instanceof FlurryError || lastError === undefined || isRedisAuthError(err) ? err : lastError;
+  }
+  connected = true;
+  return client;
+}
+
+/** The part of an ioredis client {@link connectRedis} uses. */
+export interface RedisLike {
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  connect(): Promise<void>;
+  ping(): Promise<unknown>;
+  disconnect(reconnect?: boolean): void;
 }
 
 /**

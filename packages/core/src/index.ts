@@ -26,8 +26,9 @@ export type { NodeLease } from './lease.js';
 // Redis persistence (the segment store and the lease registry refuse a Redis that can lose acknowledged writes)
 export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
 
-// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading (no I/O)
+// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading, SQL pools over a loaded client
 export * from './engines.js';
+export * from './engines-sql.js';
 
 // Layouts
 export {

@@ -2,8 +2,8 @@
  * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
  * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
  */
-import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
-import { sequenceError, SequenceErrorCode } from './errors.js';
+import { assertKnownOptions, FlurryError, loadClient, sqlPool, systemClock, type Clock } from '@flurry/core';
+import { clientMissing, sequenceError, SequenceErrorCode } from './errors.js';
 import { assertTimeZone, parseSerialFormat } from './format.js';
 import { Sequence, type SequenceEvent, type SequenceStatus, type SequenceTuning } from './sequence.js';
 import {
@@ -377,20 +377,14 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
       );
     } else {
       const { openSqlStore } = await import('./stores/sql.js');
-      const conn = {
-        host: p.host,
-        port: p.port,
-        user: p.user,
-        password: p.password,
-        database: p.database,
-        poolSize: p.poolSize,
-        timeoutMs,
-      };
-      const adapter =
-        p.kind === 'postgres'
-          ? await (await import('./stores/postgres.js')).postgresAdapter(conn, p.redacted)
-          : await (await import('./stores/mysql.js')).mysqlAdapter(conn, p.redacted);
-      store = await openSqlStore(adapter, {
+      const client = await loadClient(
+        p.kind,
+        `the ${p.kind} store (${p.redacted})`,
+        (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise')),
+        clientMissing(p.redacted),
+      );
+      const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
+      store = await openSqlStore(pool, {
         timeoutMs,
         createTable: options.createTable ?? true,
         table: p.table,

@@ -9,9 +9,8 @@
  * Unknown parameters are refused (`FLURRY_E_SEQUENCE_URL`), so a misspelt `tabel=` cannot silently point two
  * fleets at different tables.
  */
-import { checkUrlParams, redactUrl, SQL_DEFAULT_PORT, SQL_SCHEMES } from '@flurry/core';
+import { checkUrlParams, redactUrl, SQL_DEFAULT_PORT, SQL_SCHEMES, validTableName } from '@flurry/core';
 import { sequenceError } from './errors.js';
-import { validTable } from './stores/sql.js';
 
 /** A parsed store URL. */
 export type ParsedStoreUrl =
@@ -122,8 +121,10 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
   if (!database || database.includes('/')) throw bad('it names no database (…/DATABASE)');
   if (!u.username) throw bad('it names no user (USER:PASSWORD@HOST)');
   const table = u.searchParams.get('table') ?? 'leaf_alloc';
-  if (!validTable(table))
-    throw bad(`the table "${table}" is not a plain SQL identifier (letters, digits, _; optionally schema.table)`);
+  if (!validTableName(table))
+    throw bad(
+      `the table "${String(table)}" is not a plain SQL identifier (letters, digits, _; optionally schema.table)`,
+    );
   const poolText = u.searchParams.get('pool') ?? '4';
   const poolSize = Number(poolText);
   if (!/^\d+$/.test(poolText) || poolSize < 1 || poolSize > 64)

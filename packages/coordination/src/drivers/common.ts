@@ -4,11 +4,9 @@
  * only by the engine's name. It imports no client library, so loading it never needs
  * `etcd3`, `ioredis` or `node-zookeeper-client`.
  */
-import type { Clock, FlurryError, FlurryLogger } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock, type FlurryError, type FlurryLogger } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
-
-export type { FlurryLogger as DriverLogger } from '@flurry/core';
 
 /**
  * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
@@ -21,8 +19,12 @@ export interface EngineDriverOptions {
   readonly logger?: FlurryLogger | undefined;
 }
 
-/** The keys of {@link EngineDriverOptions}, for a factory's unknown-option check. */
-export const ENGINE_DRIVER_OPTIONS = { clock: true, connectTimeoutMs: true, logger: true } as const;
+/** The keys of {@link EngineDriverOptions}. */
+export const ENGINE_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>({
+  clock: true,
+  connectTimeoutMs: true,
+  logger: true,
+});
 
 /** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
 export const MAX_TTL_MS = 2 ** 31 - 1;
@@ -68,17 +70,19 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
 }
 
 /**
- * Checks the `connectTimeoutMs` given to an engine driver factory; throws
- * `FLURRY_E_REGISTRY_OPTION`.
+ * Checks an engine driver factory's options before it connects: unknown keys
+ * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest of `names`) and the connect timeout
+ * (`FLURRY_E_REGISTRY_OPTION`).
  */
-export function checkConnectTimeout(connectTimeoutMs: number): void {
-  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw registryError(
-      'OPTION',
-      `connectTimeoutMs must be a positive number of ms (got ${String(connectTimeoutMs)})`,
-      {},
-    );
-  }
+export function checkDriverOptions(
+  opts: EngineDriverOptions,
+  factory: string,
+  names: readonly string[] = ENGINE_DRIVER_OPTION_NAMES,
+): void {
+  assertKnownOptions(opts, names, `${factory} options`);
+  const ms = opts.connectTimeoutMs;
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(ms)})`, {});
 }
 
 /**

@@ -7,7 +7,7 @@
  * keeps the "never two holders" promise, how TTLs are rounded and how marks are stored.
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
-import { FlurryError, assertKnownOptions, optionNames, randomBelow } from '@flurry/core';
+import { FlurryError, randomBelow } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
@@ -15,7 +15,7 @@ import { keepAliveOnce } from './etcd-keepalive.js';
 import { isAuthError, retryEachHost, skipFailedHost } from './etcd-policy.js';
 import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
-  checkConnectTimeout,
+  checkDriverOptions,
   clause,
   closedError,
   exhaustedError,
@@ -30,7 +30,6 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
-  ENGINE_DRIVER_OPTIONS,
   type DriverPhase,
   type EngineDriverOptions,
   type HighWaterRecord,
@@ -38,8 +37,6 @@ import {
   type PreviousHolder,
   type RecordPlace,
 } from './common.js';
-
-export type { DriverLogger, EngineDriverOptions as EtcdDriverOptions } from './common.js';
 
 /** What the driver remembers about a claim it made (keyed by token). */
 interface ClaimState {
@@ -381,9 +378,8 @@ class EtcdDriver implements RegistryDriver {
  * password and the hosts that were tried.
  */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createEtcdDriver options');
+  checkDriverOptions(opts, 'createEtcdDriver');
   const parsed = parseEtcdUrl(url);
-  checkConnectTimeout(opts.connectTimeoutMs);
   const timeout = opts.connectTimeoutMs;
   const options: IOptions = {
     hosts: parsed.hosts,

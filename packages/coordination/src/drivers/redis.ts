@@ -44,24 +44,23 @@
  * URLs: `redis://[[user]:password@]host:port[/db]`, `rediss://…` for TLS; the key prefix is
  * `flurry` unless `?prefix=name` is given.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
 import {
   FlurryError,
-  assertKnownOptions,
   isRedisAuthError,
-  optionNames,
   randomBelow,
   randomHex,
   readRedisPersistence,
-  redisClientOptions,
+  connectRedis,
   volatileRedisReason,
+  type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
-  checkConnectTimeout,
+  checkDriverOptions,
   clause,
   closedError,
   exhaustedError,
@@ -76,16 +75,12 @@ import {
   unknownClaimError,
   validateClaim,
   unreachableAdvice,
-  ENGINE_DRIVER_OPTIONS,
-  type DriverLogger,
   type DriverPhase,
   type EngineDriverOptions,
   type HighWaterRecord,
   type PreviousHolder,
   type RecordPlace,
 } from './common.js';
-
-export type { DriverLogger, EngineDriverOptions as RedisDriverOptions } from './common.js';
 
 const MGET_CHUNK = 512;
 
@@ -181,29 +176,6 @@ class RedisDriver implements RegistryDriver {
     if (this.closed) throw closedError('Redis', this.url);
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
-  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
-    if (err instanceof FlurryError) return err;
-    const msg = errorText(err);
-    const details = { url: this.url, operation: what, ...extra };
-    if (isRedisAuthError(err)) {
-      return registryError(
-        'AUTH',
-        `Redis at ${this.url} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
-          `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${this.parsed.prefix}:*" keys`,
-        details,
-        err,
-      );
-    }
-    return registryError(
-      'UNREACHABLE',
-      `Redis at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.host}:${this.parsed.port}, db ${this.parsed.db}): ` +
-        `${clause(msg.split('\n')[0])}. ${unreachableAdvice('Redis', `${this.parsed.host}:${this.parsed.port}`, phase)}`,
-      details,
-      err,
-    );
-  }
-
   private stateOf(claim: Claim): ClaimState {
     const s = ownClaim(this.states, claim);
     if (s) return s;
@@ -221,7 +193,7 @@ class RedisDriver implements RegistryDriver {
     try {
       return await this.claimWithToken(req, token);
     } catch (err) {
-      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
+      throw redisError(this.parsed, err, `claim a slot of "${req.namespace}"`, 'claim');
     }
   }
 
@@ -299,7 +271,7 @@ class RedisDriver implements RegistryDriver {
         await this.client.flurryRenew(...this.keys(s.namespace, s.slot), claim.token, opts.ttlMs, JSON.stringify(rec)),
       );
     } catch (err) {
-      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
+      throw redisError(this.parsed, err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
     }
     if (ok !== 1) {
       this.states.delete(claim.token);
@@ -320,7 +292,9 @@ class RedisDriver implements RegistryDriver {
     try {
       ok = Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)));
     } catch (err) {
-      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
+      throw redisError(this.parsed, err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', {
+        slot: claim.slot,
+      });
     }
     this.states.delete(claim.token);
     if (ok !== 1) {
@@ -336,7 +310,7 @@ class RedisDriver implements RegistryDriver {
     try {
       return await readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
     } catch (err) {
-      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
+      throw redisError(this.parsed, err, `list the holders of "${namespace}"`, 'connect');
     }
   }
 
@@ -393,7 +367,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
 async function checkPersistence(
   client: ScriptClient,
   parsed: RedisUrl,
-  logger: DriverLogger | undefined,
+  logger: FlurryLogger | undefined,
 ): Promise<void> {
   const persistence = await readRedisPersistence((name) => client.config('GET', name));
   if (persistence.durable) return;
@@ -423,49 +397,62 @@ async function checkPersistence(
  * `?allowVolatile=true`), naming the URL without its password.
  */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS), 'createRedisDriver options');
+  checkDriverOptions(opts, 'createRedisDriver');
   const parsed = parseRedisUrl(url);
-  checkConnectTimeout(opts.connectTimeoutMs);
-  let connected = false;
-  let lastError: unknown;
-  const options: RedisOptions = {
-    ...redisClientOptions(parsed, opts.connectTimeoutMs, 'flurry-registry', () => connected),
-    enableReadyCheck: true,
-    scripts: {
-      flurryClaim: { lua: CLAIM_LUA, numberOfKeys: 3 },
-      flurryRenew: { lua: RENEW_LUA, numberOfKeys: 3 },
-      flurryRelease: { lua: RELEASE_LUA, numberOfKeys: 3 },
+  const timeoutMs = opts.connectTimeoutMs;
+  const client = (await connectRedis(
+    Redis,
+    parsed,
+    timeoutMs,
+    'flurry-registry',
+    {
+      enableReadyCheck: true,
+      scripts: {
+        flurryClaim: { lua: CLAIM_LUA, numberOfKeys: 3 },
+        flurryRenew: { lua: RENEW_LUA, numberOfKeys: 3 },
+        flurryRelease: { lua: RELEASE_LUA, numberOfKeys: 3 },
+      },
     },
-  };
-  const client = new Redis(options) as ScriptClient;
-  const driver = new RedisDriver(client, parsed, opts);
-  // ioredis reports connection errors as events; keep the last one for the message and log the rest.
-  client.on('error', (err: unknown) => {
-    lastError = err;
-    if (connected) opts.logger?.warn({ url: parsed.redacted, err: errorText(err) }, 'Redis connection error');
-  });
-  try {
-    await client.connect();
-    await client.ping();
-    // ioredis sends SELECT at connect but only emits its failure as an event and carries on in database 0:
-    // select again and refuse a database the server does not have instead of writing somewhere else.
-    await checkDatabase(client, parsed, opts.connectTimeoutMs);
-    await checkPersistence(client, parsed, opts.logger);
-  } catch (err) {
-    if (err instanceof FlurryError) {
-      client.disconnect(false);
-      await driver.close();
-      throw err;
-    }
-    client.disconnect(false);
-    await driver.close();
-    throw driver.toError(lastError !== undefined && !isRedisAuthError(err) ? lastError : err, 'connect', 'connect', {
-      host: parsed.host,
-      port: parsed.port,
-    });
-  }
-  connected = true;
+    (err) => opts.logger?.warn({ url: parsed.redacted, err: errorText(err) }, 'Redis connection error'),
+    async (c) => {
+      // ioredis sends SELECT at connect but only emits its failure as an event and carries on in database 0:
+      // select again and refuse a database the server does not have instead of writing somewhere else.
+      await checkDatabase(c as ScriptClient, parsed, timeoutMs);
+      await checkPersistence(c as ScriptClient, parsed, opts.logger);
+    },
+  ).catch((err: unknown) => {
+    throw redisError(parsed, err, 'connect', 'connect', { host: parsed.host, port: parsed.port });
+  })) as ScriptClient;
   client.options.enableOfflineQueue = false;
   opts.logger?.info({ url: parsed.redacted }, 'connected to Redis');
-  return driver;
+  return new RedisDriver(client, parsed, opts);
+}
+
+/** Turns a client error into a coded FlurryError (never containing the password). */
+function redisError(
+  parsed: RedisUrl,
+  err: unknown,
+  what: string,
+  phase: DriverPhase,
+  extra: Record<string, unknown> = {},
+): FlurryError {
+  if (err instanceof FlurryError) return err;
+  const msg = errorText(err);
+  const details = { url: parsed.redacted, operation: what, ...extra };
+  if (isRedisAuthError(err)) {
+    return registryError(
+      'AUTH',
+      `Redis at ${parsed.redacted} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
+        `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${parsed.prefix}:*" keys`,
+      details,
+      err,
+    );
+  }
+  return registryError(
+    'UNREACHABLE',
+    `Redis at ${parsed.redacted} could not be reached while trying to ${what} (tried ${parsed.host}:${parsed.port}, db ${parsed.db}): ` +
+      `${clause(msg.split('\n')[0])}. ${unreachableAdvice('Redis', `${parsed.host}:${parsed.port}`, phase)}`,
+    details,
+    err,
+  );
 }

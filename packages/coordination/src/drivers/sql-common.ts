@@ -1,7 +1,7 @@
 /**
  * The lease driver the PostgreSQL and MySQL/MariaDB registries share
- * ({@link SqlRegistryDriver}); the client adapters (postgres.ts, mysql.ts) give it an engine
- * (sql-engine.ts). The table is in sql-table.ts (re-exported here), the statements in
+ * ({@link SqlRegistryDriver}); the factories (sql-factory.ts) give it an engine
+ * (sql-engine.ts) on core's SQL pool. The table is in sql-table.ts (re-exported here), the statements in
  * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
  * `mysql2`.
  */
@@ -26,15 +26,14 @@ import {
   type DriverPhase,
   type PreviousHolder,
 } from './common.js';
-import { checkSqlDriverOptions, sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
+import { sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
 import { holderFromRow } from './sql-holders.js';
 import { registryStatements } from './sql-statements.js';
 import { quoteTable, REGISTRY_COLUMNS, registryTableDdl } from './sql-table.js';
 import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
-export type { SqlConn, SqlEngine, SqlResult, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
-export { checkSqlDriverOptions } from './sql-engine.js';
+export type { SqlEngine, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
 
 interface SqlClaimState {
   readonly namespace: string;
@@ -427,7 +426,6 @@ export class SqlRegistryDriver implements RegistryDriver {
  * thrown (`FLURRY_E_REGISTRY_AUTH`, `…_UNREACHABLE`, `…_URL`, `…_CORRUPT`).
  */
 export async function openSqlDriver(engine: SqlEngine, opts: SqlDriverOptions): Promise<SqlRegistryDriver> {
-  checkSqlDriverOptions(opts, engine.dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver');
   const driver = new SqlRegistryDriver(engine, opts);
   try {
     await driver.prepare(opts.createTable !== false);

@@ -1,30 +1,13 @@
 /**
- * What a SQL client adapter (postgres.ts, mysql.ts) gives the shared SQL registry driver
- * (sql-common.ts): connections running `?`-placeholder statements, the parsed URL, and a
- * classification of client failures; and the options of the driver factories.
+ * What the SQL driver factories (sql-factory.ts) give the shared SQL registry driver
+ * (sql-common.ts): connections of core's SQL pool, the parsed URL, and a classification of
+ * client failures; and the options of the driver factories.
  */
-import { assertKnownOptions, optionNames, sqlErrorClass, type SqlErrorClass } from '@flurry/core';
-import { checkConnectTimeout, ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
+import { sqlErrorClass, type SqlErrorClass, type SqlSession } from '@flurry/core';
+import type { EngineDriverOptions } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
-/** One result of a statement, the same for both clients. */
-export interface SqlResult {
-  readonly rows: Record<string, unknown>[];
-  /** Rows inserted, updated or deleted. */
-  readonly affected: number;
-  /** Column names of a SELECT. */
-  readonly fields: string[];
-}
-
-/**
- * A connection as the shared driver uses it: statements with `?` placeholders (the PostgreSQL
- * adapter numbers them `$1…`).
- */
-export interface SqlConn {
-  query(sql: string, params: readonly unknown[]): Promise<SqlResult>;
-}
-
-/** What a client adapter (postgres.ts, mysql.ts) gives the shared driver. */
+/** What a driver factory gives the shared driver. */
 export interface SqlEngine {
   readonly dialect: SqlDialect;
   /** As messages show it: 'PostgreSQL', 'MySQL'. */
@@ -35,7 +18,7 @@ export interface SqlEngine {
    * Runs `fn` on one pooled connection; a connection whose statement failed for a reason
    * other than a plain SQL error (timeout, broken socket) is destroyed, not reused.
    */
-  withConn<T>(fn: (conn: SqlConn) => Promise<T>): Promise<T>;
+  withConn<T>(fn: (conn: SqlSession) => Promise<T>): Promise<T>;
   /** Closes the pool. */
   end(): Promise<void>;
 }
@@ -66,16 +49,4 @@ export function sqlFailure(
 export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
   readonly createTable?: boolean;
-}
-
-const SQL_DRIVER_OPTION_NAMES = optionNames<SqlDriverOptions>({ ...ENGINE_DRIVER_OPTIONS, createTable: true });
-
-/**
- * Checks the options of a SQL driver factory before it connects: unknown keys
- * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest known one) and the connect timeout
- * (`FLURRY_E_REGISTRY_OPTION`).
- */
-export function checkSqlDriverOptions(opts: SqlDriverOptions, factory: string): void {
-  assertKnownOptions(opts, SQL_DRIVER_OPTION_NAMES, `${factory} options`);
-  checkConnectTimeout(opts.connectTimeoutMs);
 }

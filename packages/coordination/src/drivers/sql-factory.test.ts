@@ -5,25 +5,8 @@ import { FlurryError, systemClock } from '@flurry/core';
 import { createMysqlDriver } from './mysql.js';
 import { createPostgresDriver } from './postgres.js';
 import { sqlFailure } from './sql-engine.js';
-import { startSqlFactory } from './sql-factory.js';
 
 const opts = { clock: systemClock, connectTimeoutMs: 2000 };
-
-test('GIVEN a SQL URL THEN startSqlFactory returns it parsed and the address both clients take (no user or password keys when absent)', () => {
-  const a = startSqlFactory(
-    'postgres://app:s3cret@127.0.0.1:6432/orders?table=t',
-    opts,
-    'postgres',
-    'createPostgresDriver',
-  );
-  assert.equal(a.url.table, 't');
-  assert.deepEqual(
-    { ...a.address },
-    { host: '127.0.0.1', port: 6432, database: 'orders', user: 'app', password: 's3cret' },
-  );
-  const b = startSqlFactory(new URL('mariadb://db.internal/orders'), opts, 'mysql', 'createMysqlDriver');
-  assert.deepEqual({ ...b.address }, { host: 'db.internal', port: 3306, database: 'orders' });
-});
 
 test('GIVEN a URL of the other dialect or an unknown option THEN each factory rejects before connecting, without the password', async () => {
   const wrongDialect = (scheme: string) => (e: unknown) => {

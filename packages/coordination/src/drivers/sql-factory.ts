@@ -1,46 +1,59 @@
 /**
- * What every SQL driver factory (postgres.ts, mysql.ts) does before it builds its client's
- * pool: check the factory's options, parse the URL and check that it names the factory's
- * dialect, and hand over the connection fields both client libraries take under the same names.
+ * What both SQL driver factories (postgres.ts, mysql.ts) do with the client they imported:
+ * check the options, parse the URL and check that it names the factory's dialect, open core's
+ * SQL pool on it and the shared registry driver on the pool.
  */
+import { sqlPool, type SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkSqlDriverOptions, type SqlDriverOptions } from './sql-engine.js';
-import type { SqlDialect } from './sql-table.js';
-import { parseSqlUrl, type SqlUrl } from './sql-url.js';
-
-/** Where a SQL client connects, under the option names both `pg` and `mysql2` take. */
-export interface SqlAddress {
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly user?: string;
-  readonly password?: string;
-}
+import { openSqlDriver, type SqlRegistryDriver } from './sql-common.js';
+import { checkDriverOptions, ENGINE_DRIVER_OPTION_NAMES } from './common.js';
+import type { SqlDriverOptions } from './sql-engine.js';
+import { parseSqlUrl } from './sql-url.js';
 
 /**
- * Checks a SQL driver factory's options (`FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`)
- * and its URL (`FLURRY_E_REGISTRY_URL` for a malformed URL or one of another dialect, naming
- * it without its password); returns the parsed URL and the address to connect to.
+ * Opens the registry driver of `dialect` on its loaded client. Rejects with
+ * `FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`, `…_URL` (a malformed URL or one of
+ * another dialect), `…_AUTH`, `…_UNREACHABLE` or `…_CORRUPT`, naming the URL without its password.
  */
-export function startSqlFactory(
+export async function createSqlDriver(
+  dialect: SqlDialect,
+  client: unknown,
   url: string | URL,
   opts: SqlDriverOptions,
-  dialect: SqlDialect,
-  factory: string,
-): { url: SqlUrl; address: SqlAddress } {
-  checkSqlDriverOptions(opts, factory);
+): Promise<SqlRegistryDriver> {
+  const factory = dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver';
+  checkDriverOptions(opts, factory, [...ENGINE_DRIVER_OPTION_NAMES, 'createTable']);
   const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
   if (parsed.dialect !== dialect)
     throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });
-  const { host, port, database, user, password } = parsed;
-  return {
-    url: parsed,
-    address: {
-      host,
-      port,
-      database,
-      ...(user !== undefined ? { user } : {}),
-      ...(password !== undefined ? { password } : {}),
+  const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL';
+  // A small pool; each statement is bounded by connectTimeoutMs, and a connection whose statement timed out or
+  // broke is dropped, so a restarted server is reconnected to on the next call.
+  const pool = sqlPool(dialect, client, {
+    ...parsed,
+    size: 4,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    statementTimeoutMs: opts.connectTimeoutMs,
+    application: 'flurry-registry',
+    utc: true,
+    init: dialect === 'mysql' ? ['SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'] : [],
+    onError: (err) => opts.logger?.warn({ url: parsed.redacted, err: err.message }, `${name} connection error`),
+  });
+  return openSqlDriver(
+    {
+      dialect,
+      name,
+      url: parsed,
+      async withConn(fn) {
+        const session = await pool.connect();
+        try {
+          return await fn(session);
+        } finally {
+          session.release();
+        }
+      },
+      end: () => pool.end(),
     },
-  };
+    opts,
+  );
 }

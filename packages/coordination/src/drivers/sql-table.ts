@@ -23,10 +23,10 @@
  * them with `now()` in absolute time whatever its `TimeZone` setting; MySQL's `TIMESTAMP(3)`
  * is stored in UTC and converted per session the same way as `CURRENT_TIMESTAMP(3)`.
  */
-import type { SqlDialect } from '@flurry/core';
+import { quoteSqlTable, validTableName, type SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-export type { SqlDialect } from '@flurry/core';
+export { validTableName, type SqlDialect } from '@flurry/core';
 
 /** The registry table's name when the URL gives no `?table=`. */
 export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
@@ -49,25 +49,6 @@ export const REGISTRY_COLUMNS = [
   'updated_at',
 ] as const;
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/**
- * Whether `table` is a valid registry table name: an identifier of letters, digits and `_`
- * (not starting with a digit, at most 63 characters), optionally qualified by a schema
- * (PostgreSQL) or database (MySQL) of the same form: `flurry_nodes`, `ops.flurry_nodes`.
- *
- * @example
- * ```ts
- * validTableName('ops.flurry_nodes'); // true
- * validTableName('x; DROP TABLE y');  // false
- * ```
- */
-export function validTableName(table: unknown): table is string {
-  if (typeof table !== 'string') return false;
-  const parts = table.split('.');
-  return parts.length <= 2 && parts.every((p) => IDENT.test(p));
-}
-
 /**
  * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
  * Throws `FLURRY_E_REGISTRY_URL` for an invalid name.
@@ -81,11 +62,7 @@ export function quoteTable(dialect: SqlDialect, table: string): string {
       { table },
     );
   }
-  const q = dialect === 'postgres' ? '"' : '`';
-  return table
-    .split('.')
-    .map((p) => `${q}${p}${q}`)
-    .join('.');
+  return quoteSqlTable(dialect, table);
 }
 
 /**

@@ -12,12 +12,16 @@
  * typo never passes silently. Every error is `FLURRY_E_REGISTRY_URL` and never contains the
  * password.
  */
-import { checkUrlParams, redactLoosely, SQL_DEFAULT_PORT, SQL_SCHEMES, type FlurryError } from '@flurry/core';
+import {
+  checkUrlParams,
+  redactLoosely,
+  SQL_DEFAULT_PORT,
+  SQL_SCHEMES,
+  type FlurryError,
+  type SqlSslMode,
+} from '@flurry/core';
 import { registryError } from '../errors.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
-
-/** How a SQL registry connection uses TLS. */
-export type SqlSslMode = 'disable' | 'require' | 'verify-full';
 
 /** A parsed SQL registry URL (see {@link parseSqlUrl}). */
 export interface SqlUrl {

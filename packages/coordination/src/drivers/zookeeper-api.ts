@@ -151,8 +151,6 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && codes.includes(err.zkCode);
 }
 
-export type { FlurryLogger as ZkLogger } from '@flurry/core';
-
 /**
  * Maps a failure of a ZooKeeper operation to a coded error: no answer, a lost connection
  * or an unreachable server → `FLURRY_E_REGISTRY_UNREACHABLE`; an expired session →

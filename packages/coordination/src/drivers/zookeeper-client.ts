@@ -21,10 +21,10 @@
  * the TCP connection and may never answer it), so handshakes are cut short and retried.
  */
 import { redactUrl, registryError } from '../errors.js';
-import type { ZkLogger } from './zookeeper-api.js';
+import type { FlurryLogger } from '@flurry/core';
 import { ZkSession } from './zookeeper-session.js';
 
-export { CreateMode, ZkCode, ZkError, isZk, zkFailure, type ZkLogger, type ZkStat } from './zookeeper-api.js';
+export { CreateMode, ZkCode, ZkError, isZk, zkFailure, type ZkStat } from './zookeeper-api.js';
 export { normalizeZkPath, parseZooKeeperUrl, type ParsedZooKeeperUrl } from './zookeeper-url.js';
 export { ZkSession, type MultiBuilder, type ZkSessionOptions, type ZkSessionState } from './zookeeper-session.js';
 
@@ -33,7 +33,7 @@ export interface ZkSessionPoolOptions {
   readonly hosts: readonly string[];
   readonly url: string;
   readonly connectTimeoutMs: number;
-  readonly logger?: ZkLogger | undefined;
+  readonly logger?: FlurryLogger | undefined;
 }
 
 /**

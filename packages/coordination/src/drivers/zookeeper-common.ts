@@ -6,13 +6,7 @@
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
-import { optionNames } from '@flurry/core';
-import { ENGINE_DRIVER_OPTIONS, type EngineDriverOptions } from './common.js';
-
-export type { EngineDriverOptions as ZooKeeperDriverOptions } from './common.js';
-
-/** The keys of `ZooKeeperDriverOptions`. @example `ZOOKEEPER_DRIVER_OPTION_NAMES // ['clock', 'connectTimeoutMs', 'logger']` */
-export const ZOOKEEPER_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>(ENGINE_DRIVER_OPTIONS);
+import type { EngineDriverOptions } from './common.js';
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -95,18 +89,8 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
   return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
 }
 
-/**
- * Checks `connectTimeoutMs` (`FLURRY_E_REGISTRY_OPTION`) and makes the session pool of a
- * ZooKeeper driver (either scheme); nothing is connected yet.
- */
+/** The session pool of a ZooKeeper driver (either scheme); nothing is connected yet. */
 export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOptions): ZkSessionPool {
-  if (!Number.isFinite(opts.connectTimeoutMs) || opts.connectTimeoutMs <= 0) {
-    throw registryError(
-      'OPTION',
-      `connectTimeoutMs must be a positive number of milliseconds, got ${String(opts.connectTimeoutMs)}`,
-      { url: parsed.display },
-    );
-  }
   return new ZkSessionPool({
     hosts: parsed.hosts,
     url: parsed.display,

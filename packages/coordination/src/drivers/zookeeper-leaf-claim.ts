@@ -9,7 +9,7 @@ import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
 import { CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
-import type { ZooKeeperDriverOptions } from './zookeeper.js';
+import type { EngineDriverOptions } from './common.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
 import {
   leafEndpointJson,
@@ -48,7 +48,7 @@ export interface LeafClaimState {
 export interface LeafContext {
   readonly url: string;
   readonly prefix: string;
-  readonly opts: ZooKeeperDriverOptions;
+  readonly opts: EngineDriverOptions;
   readonly claims: Map<string, LeafClaimState>;
   readonly readyDirs: WeakMap<ZkSession, Set<string>>;
   writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number): Promise<void>;

@@ -72,8 +72,9 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { checkUrlParams, assertKnownOptions } from '@flurry/core';
+import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { checkDriverOptions, type EngineDriverOptions } from './common.js';
 import {
   CreateMode,
   isZk,
@@ -84,14 +85,7 @@ import {
   type ZkSession,
   type ZkSessionPool,
 } from './zookeeper-client.js';
-import {
-  DEFAULT_ZK_SESSION_TIMEOUT_MS,
-  renewOpTimeout,
-  validateClaimRequest,
-  zkSessionPool,
-  ZOOKEEPER_DRIVER_OPTION_NAMES,
-  type ZooKeeperDriverOptions,
-} from './zookeeper.js';
+import { DEFAULT_ZK_SESSION_TIMEOUT_MS, renewOpTimeout, validateClaimRequest, zkSessionPool } from './zookeeper.js';
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 import { readLeafHolders } from './zookeeper-leaf-holders.js';
@@ -126,7 +120,7 @@ class LeafDriver implements RegistryDriver, LeafContext {
     private readonly pool: ZkSessionPool,
     readonly prefix: string,
     private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
-    readonly opts: ZooKeeperDriverOptions,
+    readonly opts: EngineDriverOptions,
     url: string,
   ) {
     this.url = url;
@@ -410,8 +404,8 @@ class LeafDriver implements RegistryDriver, LeafContext {
  * which case claims start from the local cache. Unknown parameters, a bad `name` or
  * `address` → `FLURRY_E_REGISTRY_URL`.
  */
-export async function createLeafDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createLeafDriver options');
+export async function createLeafDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
+  checkDriverOptions(opts, 'createLeafDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
   const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
     registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });

@@ -11,16 +11,8 @@
  * the TCP connection and may never answer it), so handshakes are cut short and retried.
  */
 import { redactUrl, registryError } from '../errors.js';
-import {
-  ZkCode,
-  ZkError,
-  isZk,
-  zk,
-  type ZkClient,
-  type ZkClientException,
-  type ZkLogger,
-  type ZkStat,
-} from './zookeeper-api.js';
+import type { FlurryLogger } from '@flurry/core';
+import { ZkCode, ZkError, isZk, zk, type ZkClient, type ZkClientException, type ZkStat } from './zookeeper-api.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
 const STATES_CLOSED = -2;
@@ -35,7 +27,7 @@ export interface ZkSessionOptions {
   readonly sessionTimeoutMs: number;
   /** How long to wait for the first connection. */
   readonly connectTimeoutMs: number;
-  readonly logger?: ZkLogger | undefined;
+  readonly logger?: FlurryLogger | undefined;
   /** Join an existing session instead of creating one (tests use it to close a session from outside). */
   readonly resume?: { sessionId: Buffer; password: Buffer } | undefined;
 }
@@ -58,7 +50,7 @@ export class ZkSession {
   private _state: ZkSessionState = 'disconnected';
   private closing = false;
   private readonly waiters = new Set<() => void>();
-  private readonly logger: ZkLogger | undefined;
+  private readonly logger: FlurryLogger | undefined;
   private opTimeout: number;
   /** When the current connection attempt (TCP connect + session handshake) started. */
   private attemptStartedAt = Date.now();

@@ -20,10 +20,10 @@
  * The client library (node-zookeeper-client) has no read timeout: every operation here
  * has its own, and a connection that stops answering is dropped so the client reconnects.
  */
-import { checkUrlParams, assertKnownOptions } from '@flurry/core';
+import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields } from './common.js';
+import { allNodeIds, checkDriverOptions, holderFields, type EngineDriverOptions } from './common.js';
 import {
   CreateMode,
   isZk,
@@ -35,8 +35,6 @@ import {
 } from './zookeeper-client.js';
 import { readZkHolders } from './zookeeper-holders.js';
 import {
-  ZOOKEEPER_DRIVER_OPTION_NAMES,
-  type ZooKeeperDriverOptions,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
@@ -45,8 +43,6 @@ import {
 } from './zookeeper-common.js';
 
 export {
-  ZOOKEEPER_DRIVER_OPTION_NAMES,
-  type ZooKeeperDriverOptions,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
@@ -95,7 +91,7 @@ class ZooKeeperDriver implements RegistryDriver {
   constructor(
     private readonly pool: ZkSessionPool,
     private readonly base: string,
-    private readonly opts: ZooKeeperDriverOptions,
+    private readonly opts: EngineDriverOptions,
     url: string,
   ) {
     this.url = url;
@@ -449,8 +445,8 @@ class ZooKeeperDriver implements RegistryDriver {
  * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
  * string (a `URL` cannot hold several `host:port` pairs).
  */
-export async function createZooKeeperDriver(url: URL | string, opts: ZooKeeperDriverOptions): Promise<RegistryDriver> {
-  assertKnownOptions(opts, ZOOKEEPER_DRIVER_OPTION_NAMES, 'createZooKeeperDriver options');
+export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
+  checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
   checkUrlParams(parsed.params, [], (why) =>
     registryError('URL_INVALID', `${parsed.display}: ${why}; a zookeeper:// registry takes no parameters`, {

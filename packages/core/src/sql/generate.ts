@@ -18,6 +18,7 @@
  * (`clock_timestamp()`, `SYSDATE(3)`); tests override it with the PostgreSQL setting
  * `flurry.now_ms` or the MySQL variable `@flurry_now_ms`. See docs/sql.md for the argument.
  */
+import { quoteSqlTable, validTableName } from '../engines.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
@@ -49,8 +50,6 @@ function fnv31(s: string): number {
   return h & 0x7fffffff;
 }
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
 function bad(what: string, message: string, value: unknown): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, { [what]: String(value) });
 }
@@ -74,8 +73,7 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
   const p = sqlPrefix(o.prefix);
   if (o.dialect !== 'postgres' && o.dialect !== 'mysql')
     throw bad('dialect', `Unknown SQL dialect ${JSON.stringify(o.dialect)}; use postgres or mysql.`, o.dialect);
-  const parts = typeof o.registryTable === 'string' ? o.registryTable.split('.') : [];
-  if (parts.length < 1 || parts.length > 2 || !parts.every((x) => IDENT.test(x)))
+  if (!validTableName(o.registryTable))
     throw bad(
       'registryTable',
       `The registry table ${JSON.stringify(o.registryTable)} is not a table name; use letters, digits and _ (optionally schema.table).`,
@@ -107,8 +105,7 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
       `lanes must be a power of two from 1 to ${Math.min(1024, layout.maxSequence + 1)} (the sequence field's size), got ${lanes}.`,
       lanes,
     );
-  const q = o.dialect === 'postgres' ? '"' : '`';
-  const registry = parts.map((x) => `${q}${x}${q}`).join('.');
+  const registry = quoteSqlTable(o.dialect, o.registryTable);
   // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
   const floorTick = o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs);
   const c: GeneratorConsts = {

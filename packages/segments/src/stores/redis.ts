@@ -11,13 +11,7 @@
  * unless both are safe or the caller passed `allowVolatileStore: true`.
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import {
-  isRedisAuthError,
-  loadClient,
-  readRedisPersistence,
-  redisClientOptions,
-  volatileRedisReason,
-} from '@flurry/core';
+import { connectRedis, isRedisAuthError, loadClient, readRedisPersistence, volatileRedisReason } from '@flurry/core';
 import { clientMissing, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
@@ -72,15 +66,6 @@ export async function openRedisStore(c: RedisConnection, description: string): P
     () => import('ioredis'),
     clientMissing(description),
   )) as unknown as { Redis: new (o: RedisOptions) => RedisClient };
-  let connected = false;
-  let lastError: unknown;
-  const client = new RedisCtor({
-    ...redisClientOptions(c, c.timeoutMs, 'flurry-sequences', () => connected),
-    enableOfflineQueue: false,
-  });
-  client.on('error', (err: unknown) => {
-    lastError = err;
-  });
   const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
     if (isRedisAuthError(err)) {
       return sequenceError(
@@ -102,14 +87,11 @@ export async function openRedisStore(c: RedisConnection, description: string): P
       err,
     );
   };
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (err) {
-    client.disconnect(false);
-    throw unavailable('the connection', lastError !== undefined && !isRedisAuthError(err) ? lastError : err);
-  }
-  connected = true;
+  const client = await connectRedis(RedisCtor, c, c.timeoutMs, 'flurry-sequences', { enableOfflineQueue: false }).catch(
+    (err: unknown) => {
+      throw unavailable('the connection', err);
+    },
+  );
 
   // Persistence: a Redis that can lose acknowledged writes can hand the same numbers out twice.
   if (!c.allowVolatileStore) {

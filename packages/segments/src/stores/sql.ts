@@ -13,42 +13,33 @@
  * an allocation whose outcome is unknown (connection lost or timed out during COMMIT) is never issued from, so
  * if it did commit its range is simply skipped.
  */
-import { sqlErrorClass } from '@flurry/core';
+import { quoteSqlTable, sqlErrorClass, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 
-/** One statement's result. */
-export interface SqlResult {
-  rows: Record<string, unknown>[];
-  affected: number;
-}
-
-/** A connection checked out of a pool. */
-export interface SqlSession {
-  query(sql: string, params: unknown[]): Promise<SqlResult>;
-  /** Drops the connection at once (the socket is destroyed; the server rolls an open transaction back). */
-  destroy(): void;
-  /** Returns a healthy connection to its pool. */
-  release(): void;
-}
-
-/** What differs between PostgreSQL and MySQL. */
-export interface SqlAdapter {
-  readonly kind: 'postgres' | 'mysql';
-  /** `$1` or `?`. */
-  placeholder(i: number): string;
-  /** Quotes the table name. */
-  quote(table: string): string;
-  /** Leaf's CREATE TABLE for this dialect (IF NOT EXISTS). */
-  ddl(table: string): string;
-  begin: string;
-  connect(): Promise<SqlSession>;
-  end(): Promise<void>;
+/** Leaf's CREATE TABLE (its README's DDL, verbatim but for IF NOT EXISTS), in each dialect's types. */
+function leafDdl(dialect: SqlDialect, table: string): string {
+  const t = quoteSqlTable(dialect, table);
+  if (dialect === 'postgres')
+    return (
+      `CREATE TABLE IF NOT EXISTS ${t} (biz_tag varchar(128) NOT NULL DEFAULT '' PRIMARY KEY, max_id bigint NOT NULL DEFAULT 1, ` +
+      `step int NOT NULL, description varchar(256) DEFAULT NULL, update_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP)`
+    );
+  return (
+    `CREATE TABLE IF NOT EXISTS ${t} (\n` +
+    "  `biz_tag` varchar(128) NOT NULL DEFAULT '',\n" +
+    "  `max_id` bigint(20) NOT NULL DEFAULT '1',\n" +
+    '  `step` int(11) NOT NULL,\n' +
+    '  `description` varchar(256) DEFAULT NULL,\n' +
+    '  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n' +
+    '  PRIMARY KEY (`biz_tag`)\n' +
+    ') ENGINE=InnoDB'
+  );
 }
 
 // Refused credentials, MySQL's 1044 (no access to the database) included.
-function isAuth(adapter: SqlAdapter, err: unknown): boolean {
-  const c = sqlErrorClass(adapter.kind, err);
+function isAuth(pool: SqlPool, err: unknown): boolean {
+  const c = sqlErrorClass(pool.dialect, err);
   return c === 'auth' || (c === 'denied' && (err as { errno?: unknown }).errno === 1044);
 }
 
@@ -61,11 +52,6 @@ export interface SqlStoreOptions {
   description: string;
 }
 
-/** A table name: a plain SQL identifier, optionally schema-qualified (`ids.leaf_alloc`). */
-export function validTable(name: string): boolean {
-  return /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(name);
-}
-
 function errText(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
@@ -76,7 +62,7 @@ function errText(err: unknown): string {
 
 /** Runs `fn` on a fresh session with a deadline; on timeout or error the session is destroyed. */
 async function withSession<T>(
-  adapter: SqlAdapter,
+  pool: SqlPool,
   o: SqlStoreOptions,
   what: string,
   fn: (s: SqlSession, stage: { at: string; skipped?: { start: string; end: string } }) => Promise<T>,
@@ -87,7 +73,7 @@ async function withSession<T>(
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
   const work = (async () => {
-    session = await adapter.connect();
+    session = await pool.connect();
     if (timedOut) {
       session.destroy();
       throw new Error('timed out');
@@ -111,21 +97,21 @@ async function withSession<T>(
       throw err;
     }
     session?.destroy();
-    if (isAuth(adapter, err)) {
+    if (isAuth(pool, err)) {
       throw sequenceError(
         'AUTH',
-        `the ${adapter.kind} store ${o.description} refused the credentials (${errText(err)}); check the user and password in the URL`,
+        `the ${pool.dialect} store ${o.description} refused the credentials (${errText(err)}); check the user and password in the URL`,
         { store: o.description },
       );
     }
     const outcomeUnknown = stage.at === 'commit';
     throw sequenceError(
       'STORE_UNAVAILABLE',
-      `the ${adapter.kind} store ${o.description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} ` +
+      `the ${pool.dialect} store ${o.description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} ` +
         `(${timedOut ? `no answer within ${o.timeoutMs} ms` : errText(err)})` +
         (outcomeUnknown ? '; the allocation may have committed, so its range is skipped' : '') +
         (what === 'the table check'
-          ? `; check that ${adapter.kind} runs there and is reachable from this host, then retry (an outage, not bad input)`
+          ? `; check that ${pool.dialect} runs there and is reachable from this host, then retry (an outage, not bad input)`
           : '; numbers keep coming from memory while any are buffered; retry later'),
       {
         store: o.description,
@@ -166,12 +152,11 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
  * Opens a SQL store: checks the connection and the table (creating Leaf's table when `createTable` and it is
  * missing).
  */
-export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Promise<SegmentStore> {
-  const t = adapter.quote(o.table);
-  const p = (i: number): string => adapter.placeholder(i);
+export async function openSqlStore(pool: SqlPool, o: SqlStoreOptions): Promise<SegmentStore> {
+  const t = quoteSqlTable(pool.dialect, o.table);
   const columns = `SELECT biz_tag, max_id, step, description, update_time FROM ${t}`;
   try {
-    await withSession(adapter, o, 'the table check', async (s) => {
+    await withSession(pool, o, 'the table check', async (s) => {
       try {
         await s.query(`${columns} WHERE 1 = 0`, []);
         return;
@@ -181,11 +166,11 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
       // A fresh session: a failed statement aborts a PostgreSQL transaction block (not used here, but keep it plain).
       let ddlError: unknown;
       try {
-        await s.query(adapter.ddl(o.table), []);
+        await s.query(leafDdl(pool.dialect, o.table), []);
       } catch (err) {
         // Several processes opening at once race on CREATE TABLE IF NOT EXISTS (PostgreSQL then reports a
         // duplicate type or key); the check below decides whether the table is there.
-        if (isAuth(adapter, err)) throw err;
+        if (isAuth(pool, err)) throw err;
         ddlError = err;
       }
       try {
@@ -195,11 +180,11 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
       }
     });
   } catch (err) {
-    await adapter.end().catch(() => undefined);
+    await pool.end().catch(() => undefined);
     throw err;
   }
   function tableError(err: unknown): Error {
-    if (isAuth(adapter, err)) return err as Error;
+    if (isAuth(pool, err)) return err as Error;
     return sequenceError(
       'STORE_CORRUPT',
       `the table ${o.table} in ${o.description} is missing or lacks Leaf's columns biz_tag, max_id, step, description, update_time ` +
@@ -210,26 +195,26 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
 
   let closed = false;
   const open = (): void => {
-    if (closed) throw sequenceError('CLOSED', `the ${adapter.kind} store ${o.description} was closed`);
+    if (closed) throw sequenceError('CLOSED', `the ${pool.dialect} store ${o.description} was closed`);
   };
 
   return {
-    kind: adapter.kind,
+    kind: pool.dialect,
     description: o.description,
     async allocate(key: string, step?: number): Promise<Allocation> {
       open();
       return withSession(
-        adapter,
+        pool,
         o,
         'an allocation',
         async (s, stage) => {
-          await s.query(adapter.begin, []);
+          await s.query('BEGIN', []);
           stage.at = 'update';
           // Leaf's statements (IDAllocMapper.updateMaxId / updateMaxIdByCustomStep, getLeafAlloc), unchanged.
           const upd =
             step === undefined
-              ? await s.query(`UPDATE ${t} SET max_id = max_id + step WHERE biz_tag = ${p(1)}`, [key])
-              : await s.query(`UPDATE ${t} SET max_id = max_id + ${p(1)} WHERE biz_tag = ${p(2)}`, [step, key]);
+              ? await s.query(`UPDATE ${t} SET max_id = max_id + step WHERE biz_tag = ?`, [key])
+              : await s.query(`UPDATE ${t} SET max_id = max_id + ? WHERE biz_tag = ?`, [step, key]);
           if (upd.affected === 0) {
             await s.query('ROLLBACK', []);
             throw sequenceError(
@@ -240,11 +225,11 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
             );
           }
           stage.at = 'select';
-          const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ${p(1)}`, [key]);
+          const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ?`, [key]);
           const row = sel.rows[0];
           if (!row) throw new Error(`the row of "${key}" vanished inside the transaction`);
-          const info = rowInfo(row, adapter.kind);
-          const a = allocationFrom(key, info.maxId, step ?? info.step, adapter.kind);
+          const info = rowInfo(row, pool.dialect);
+          const a = allocationFrom(key, info.maxId, step ?? info.step, pool.dialect);
           stage.skipped = { start: a.start.toString(), end: a.end.toString() };
           stage.at = 'commit';
           await s.query('COMMIT', []);
@@ -256,23 +241,23 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
     async create(key, c) {
       open();
       return withSession(
-        adapter,
+        pool,
         o,
         'a key creation',
         async (s) => {
           try {
             await s.query(
-              `INSERT INTO ${t} (biz_tag, max_id, step, description, update_time) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, CURRENT_TIMESTAMP)`,
+              `INSERT INTO ${t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)`,
               [key, c.start.toString(), c.step, c.description],
             );
           } catch (err) {
-            if (sqlErrorClass(adapter.kind, err) === 'duplicate') {
+            if (sqlErrorClass(pool.dialect, err) === 'duplicate') {
               throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists in ${o.table}`, { key });
             }
             throw err;
           }
-          const sel = await s.query(`${columns} WHERE biz_tag = ${p(1)}`, [key]);
-          return rowInfo(sel.rows[0], adapter.kind);
+          const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
+          return rowInfo(sel.rows[0], pool.dialect);
         },
         key,
       );
@@ -280,32 +265,32 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
     async show(key) {
       open();
       return withSession(
-        adapter,
+        pool,
         o,
         'a key lookup',
         async (s) => {
-          const sel = await s.query(`${columns} WHERE biz_tag = ${p(1)}`, [key]);
-          return sel.rows[0] ? rowInfo(sel.rows[0], adapter.kind) : undefined;
+          const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
+          return sel.rows[0] ? rowInfo(sel.rows[0], pool.dialect) : undefined;
         },
         key,
       );
     },
     async list() {
       open();
-      return withSession(adapter, o, 'the key listing', async (s) => {
+      return withSession(pool, o, 'the key listing', async (s) => {
         const sel = await s.query(`${columns} ORDER BY biz_tag`, []);
-        return sel.rows.map((r) => rowInfo(r, adapter.kind));
+        return sel.rows.map((r) => rowInfo(r, pool.dialect));
       });
     },
     async handBack(key, segmentEnd, firstUnused) {
       open();
       if (firstUnused >= segmentEnd || segmentEnd > MAX_ID) return false;
       return withSession(
-        adapter,
+        pool,
         o,
         'a hand-back',
         async (s) => {
-          const r = await s.query(`UPDATE ${t} SET max_id = ${p(1)} WHERE biz_tag = ${p(2)} AND max_id = ${p(3)}`, [
+          const r = await s.query(`UPDATE ${t} SET max_id = ? WHERE biz_tag = ? AND max_id = ?`, [
             firstUnused.toString(),
             key,
             segmentEnd.toString(),
@@ -318,7 +303,7 @@ export async function openSqlStore(adapter: SqlAdapter, o: SqlStoreOptions): Pro
     async close() {
       if (closed) return;
       closed = true;
-      await adapter.end();
+      await pool.end();
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { sqlPool, type SqlDialect } from '@flurry/core';
 import type { RunningDatabase } from '@flurry/coordination/testing';
 
 /** One database session: a value of one statement, or a statement run for its effect. */
@@ -13,36 +14,29 @@ export interface Session {
   close(): Promise<void>;
 }
 
-/** A PostgreSQL session (pg.Client) on `db`. */
-export async function pgSession(db: RunningDatabase): Promise<Session> {
-  const c = new pg.Client({ ...db.connection, query_timeout: 60_000 });
-  await c.connect();
+async function session(dialect: SqlDialect, db: RunningDatabase): Promise<Session> {
+  const pool = sqlPool(dialect, dialect === 'postgres' ? pg : mysql, {
+    ...db.connection,
+    size: 1,
+    connectTimeoutMs: 10_000,
+    statementTimeoutMs: 60_000,
+  });
+  const s = await pool.connect();
   return {
-    async one(sql) {
-      const r = await c.query<Record<string, unknown>>({ text: sql, rowMode: 'array' } as never);
-      return String((r.rows[0] as unknown as unknown[])[0]);
+    one: async (sql) => String(Object.values((await s.query(sql)).rows[0])[0]),
+    exec: async (sql) => void (await s.query(sql)),
+    async close() {
+      s.release();
+      await pool.end();
     },
-    async exec(sql) {
-      await c.query(sql);
-    },
-    close: () => c.end(),
   };
 }
 
+/** A PostgreSQL session (pg) on `db`. */
+export const pgSession = (db: RunningDatabase): Promise<Session> => session('postgres', db);
+
 /** A MariaDB session (mysql2) on `db`, with big numbers as strings. */
-export async function mySession(db: RunningDatabase): Promise<Session> {
-  const c = await mysql.createConnection({ ...db.connection, supportBigNumbers: true, bigNumberStrings: true });
-  return {
-    async one(sql) {
-      const [rows] = await c.query<mysql.RowDataPacket[]>({ sql, rowsAsArray: true });
-      return String((rows[0] as unknown[])[0]);
-    },
-    async exec(sql) {
-      await c.query(sql);
-    },
-    close: () => c.end(),
-  };
-}
+export const mySession = (db: RunningDatabase): Promise<Session> => session('mysql', db);
 
 /** PostgreSQL: `'t'` once no other session holds an advisory lock (lane 0 free again). */
 export const FREE_LANE0 =

@@ -21,8 +21,10 @@ import {
   generatorSql,
   layoutSql,
   loadClient,
+  quoteSqlTable,
   redactLoosely,
   sqlErrorClass,
+  sqlPool,
   SQL_SCHEMES,
   type GeneratorSql,
   type Layout,
@@ -64,60 +66,32 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     throw serverError('USAGE', (err as Error).message);
   }
   const { dialect, table, redacted } = u;
-  const conn = { host: u.host, port: u.port, user: u.user, password: u.password, database: u.database };
-  const tls = u.sslmode === 'disable' ? undefined : { rejectUnauthorized: u.sslmode === 'verify-full' };
   const missing = (message: string, pkg: string, err: unknown): Error =>
     registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err);
+  const client = await loadClient(
+    dialect,
+    `flurry sql (${redacted})`,
+    (): Promise<unknown> => (dialect === 'postgres' ? import('pg') : import('mysql2/promise')),
+    missing,
+  );
+  const pool = sqlPool(dialect, client, { ...u, size: 1, connectTimeoutMs: 10_000, application: 'flurry-sql' });
   try {
-    if (dialect === 'postgres') {
-      const pg = (await loadClient('postgres', `flurry sql (${redacted})`, () => import('pg'), missing)).default;
-      const client = new pg.Client({
-        ...conn,
-        ...(tls ? { ssl: tls } : {}),
-        connectionTimeoutMillis: 10_000,
-        application_name: 'flurry-sql',
-      });
-      await client.connect();
-      return {
-        dialect,
-        table,
-        redacted,
-        async query(sql, params = []) {
-          let n = 0;
-          return (
-            await client.query(
-              sql.replace(/\?/g, () => `$${++n}`),
-              params as unknown[],
-            )
-          ).rows as Record<string, unknown>[];
-        },
-        close: () => client.end(),
-      };
-    }
-    const mysql = (await loadClient('mysql', `flurry sql (${redacted})`, () => import('mysql2/promise'), missing))
-      .default;
-    const c = await mysql.createConnection({
-      ...conn,
-      ...(tls ? { ssl: tls } : {}),
-      connectTimeout: 10_000,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-    });
+    const session = await pool.connect();
     return {
       dialect,
       table,
       redacted,
-      async query(sql, params = []) {
-        const [rows] = await c.query(sql, params as unknown[]);
-        return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+      query: async (sql, params = []) => (await session.query(sql, params)).rows,
+      async close() {
+        session.release();
+        await pool.end();
       },
-      close: () => c.end(),
     };
   } catch (err) {
-    if (err instanceof FlurryError) throw err;
+    await pool.end().catch(() => undefined);
     const msg = (err instanceof Error ? err.message : String(err))
       .split('\n')[0]
-      .replaceAll(conn.password ?? '\u0000', '***');
+      .replaceAll(u.password ?? '\u0000', '***');
     // Refused credentials are bad input (exit 2); anything else is the database not answering (exit 1, retry).
     const kind = sqlErrorClass(dialect, err);
     if (kind === 'auth' || kind === 'denied') {
@@ -173,12 +147,6 @@ const PREVIEW_TOKEN = 'preview';
 const floorOf = (row: Record<string, unknown>): number =>
   Number(row.high_water_ms) + (truthy(row.released_cleanly) ? 0 : Number(row.ttl_ms));
 
-/** A "no such table" error of PostgreSQL (42P01) or MySQL/MariaDB (1146). */
-const noTable = (err: unknown): boolean => {
-  const e = err as { code?: unknown; errno?: unknown };
-  return e.code === '42P01' || e.errno === 1146 || e.code === 'ER_NO_SUCH_TABLE';
-};
-
 /**
  * Reserves a free slot of the cluster for the in-database generator and builds (and with
  * `apply` runs) its DDL. Throws `FLURRY_E_SQL_GENERATOR` when the database already has a
@@ -190,10 +158,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   const prefix = o.prefix ?? 'flurry_';
   const c = await connectSql(o.url);
   const pgsql = c.dialect === 'postgres';
-  const t = c.table
-    .split('.')
-    .map((x) => (pgsql ? `"${x}"` : `\`${x}\``))
-    .join('.');
+  const t = quoteSqlTable(c.dialect, c.table);
   const now = pgsql ? 'now()' : 'CURRENT_TIMESTAMP(3)';
   try {
     if (o.apply) await c.query(registryTableDdl(c.dialect, c.table));
@@ -227,7 +192,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           [map.namespace],
         )
         .catch((err: unknown) => {
-          if (!o.apply && noTable(err)) return [] as Record<string, unknown>[]; // a preview creates nothing
+          if (!o.apply && sqlErrorClass(c.dialect, err) === 'no-table') return [] as Record<string, unknown>[]; // a preview creates nothing
           throw err;
         });
       const other = rows.find((r) => Number(r.slots) !== 0 && Number(r.slots) !== map.slots);
@@ -276,7 +241,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           [map.namespace, slot, map.slots],
         );
       }
-      await c.query(pgsql ? 'BEGIN' : 'START TRANSACTION');
+      await c.query('BEGIN');
       try {
         const cur = await c.query(
           `SELECT (token IS NOT NULL AND expires_at > ${now}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ? AND slot = ? FOR UPDATE`,
