@@ -233,7 +233,18 @@ export async function startDatabase(kind: DatabaseKind): Promise<RunningDatabase
     },
     async restart() {
       if (alive()) await db.kill();
-      await launch();
+      // After a SIGKILL the kernel may still count the old server's System V interlock segment
+      // as attached for a moment on a loaded machine; PostgreSQL then refuses to start
+      // ("pre-existing shared memory block … is still in use"). Retry that one refusal, bounded.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await launch();
+          return;
+        } catch (e) {
+          if (attempt >= 10 || !/pre-existing shared memory block/.test(String(e))) throw e;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
     },
     pause() {
       signalAll(child, 'SIGSTOP');
