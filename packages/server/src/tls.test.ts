@@ -18,7 +18,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { httpGet, runFlurry, startFlurry, tempDir, type FlurryProcess } from './test-support.js';
 
-const PROTO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../proto');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const PROTO = path.join(ROOT, 'proto');
 
 function makeCert(dir: string, name: string): { cert: string; key: string } {
   const cert = path.join(dir, `${name}.crt`);
@@ -216,6 +217,23 @@ describe('flurry serve --tls-cert --tls-key', () => {
     assert.equal((await h2.get('/readyz')).status, 200);
     h2.session.close();
     assert.equal(svc.process.exitCode, null, 'still running');
+  });
+
+  test('GIVEN the certificate THEN @flurry/client (node:https) gets IDs from the https:// URL', async () => {
+    const script = `import { createClient } from '@flurry/client';
+      const c = createClient({ servers: process.argv[1] });
+      const ids = [await c.next(), ...(await c.batch(100))];
+      await c.close();
+      console.log(new Set(ids.map(String)).size);`;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', script, `https://127.0.0.1:${svc.port}`],
+        { cwd: ROOT, env: { ...process.env, NODE_EXTRA_CA_CERTS: a.cert }, timeout: 15_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)),
+      ),
+    );
+    assert.equal(out.trim(), '101');
   });
 
   test('GIVEN the certificate WHEN flurry status --url https:// THEN it trusts --ca or NODE_EXTRA_CA_CERTS, and says what to do otherwise', async () => {

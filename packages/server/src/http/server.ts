@@ -95,15 +95,14 @@ export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
   return server;
 }
 
-/** h2 and HTTP/1.1 over TLS; HTTP/1.1 connections get the plain server's limits (node:http reads them from the server). */
-function secureServer(ctx: HttpContext, tls: HttpTls, limits: object): HttpServer {
+/** h2 and HTTP/1.1 over TLS; HTTP/1.1 connections get the plain server's limits (node:http reads them from the server), h2 sessions its keep-alive timeout. */
+function secureServer(ctx: HttpContext, tls: HttpTls, limits: { keepAliveTimeout: number }): HttpServer {
   // The handler uses only what node:http's and node:http2's compatibility objects share.
   const handler = createRequestHandler(ctx) as unknown as Parameters<typeof createSecureServer>[1];
   const server = createSecureServer(
     {
       ...tls.pair(),
-      allowHTTP1: true,
-      ALPNProtocols: ['h2', 'http/1.1'],
+      allowHTTP1: true, // ALPN offers h2 and http/1.1
       noDelay: true,
       settings: { maxHeaderListSize: MAX_HEADER_BYTES },
     },
@@ -115,6 +114,7 @@ function secureServer(ctx: HttpContext, tls: HttpTls, limits: object): HttpServe
   server.on('session', (s) => {
     sessions.add(s);
     s.once('close', () => sessions.delete(s));
+    s.setTimeout(limits.keepAliveTimeout, () => s.close()); // idle as long as an HTTP/1.1 keep-alive: GOAWAY
   });
   return Object.assign(server, {
     closeIdleConnections(): void {
