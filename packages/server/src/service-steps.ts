@@ -3,13 +3,13 @@
  * open the registry and lease a generator, start Thrift, undo a failed start, and shut
  * down in order.
  */
-import type { Server } from 'node:http';
 import { FlurryError } from '@flurry/core';
 import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
+import type { HttpServer } from './http/server.js';
 import type { ThriftServer } from './thrift/index.js';
 import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
@@ -41,7 +41,7 @@ export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
  *
  * @throws FlurryError `FLURRY_E_LISTEN` naming the address and what to do.
  */
-export function listenHttp(server: Server, port: number, host: string): Promise<number> {
+export function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) =>
       reject(
@@ -239,7 +239,7 @@ export function idServiceContext(ctx: HttpContext): IdServiceContext {
  * then the leased generator and the registry if they were opened (their errors ignored:
  * the start's error is the one to report).
  */
-export async function abortStart(server: Server, core: ServiceCore): Promise<void> {
+export async function abortStart(server: HttpServer, core: ServiceCore): Promise<void> {
   core.console.streams.close();
   core.console.data.close();
   await new Promise<void>((r) => server.close(() => r()));
@@ -254,7 +254,7 @@ export interface ShutdownParts {
   readonly config: ServeConfig;
   readonly core: ServiceCore;
   readonly ctx: HttpContext;
-  readonly server: Server;
+  readonly server: HttpServer;
   readonly thrift: ThriftServer | undefined;
   /** The memcached endpoint, when on. */
   readonly memcached?: MemcachedServer | undefined;
@@ -332,7 +332,7 @@ function errInfo(err: unknown): object {
   return err instanceof FlurryError ? { code: err.code, message: err.message } : { message: String(err) };
 }
 
-function closeHttp(server: Server, timeoutMs: number): Promise<void> {
+function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     let done = false;
     const finish = () => {

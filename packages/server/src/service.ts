@@ -5,16 +5,14 @@
  * the TCP front-ends; a store or registry that does not answer is retried with backoff (start-retry.ts) while
  * `/readyz`, `/v1/status` and the log say what the start waits for. Shutdown: see `shutdown` in service-steps.ts.
  */
-import type { Server } from 'node:http';
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
 import { SEQUENCES, SegmentMode } from './sequences/mode.js';
 import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
-import type { Server as HttpsServer } from 'node:https';
 import { TlsFiles } from './tls.js';
 import { publicIdsOn } from './public-ids/codec.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, type HttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
 import {
   abortStart,
@@ -45,7 +43,7 @@ export interface RunningService {
   /** The gRPC / gRPC-Web / Connect port, when on. */
   readonly grpcPort?: number | undefined;
   /** The HTTP server. */
-  readonly server: Server;
+  readonly server: HttpServer;
   /** Stops the service gracefully (see the module comment). Idempotent. */
   close(): Promise<void>;
   /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
@@ -110,8 +108,7 @@ export async function startService(
       : new SegmentMode(config.sequences, config, () => core.notReady() ?? undefined);
   SEQUENCES.set(ctx, segments);
   const tls = TlsFiles.fromConfig(config);
-  const server = createHttpServer(ctx, tls?.pair());
-  tls?.onReload((pair) => (server as HttpsServer).setSecureContext(pair));
+  const server = createHttpServer(ctx, tls);
   const closeSequences = async (): Promise<void> => segments?.close(logger);
   const port = await listenHttp(server, config.port, config.host);
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');

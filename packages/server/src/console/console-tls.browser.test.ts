@@ -1,5 +1,5 @@
 // The console over HTTPS (`--tls-cert` / `--tls-key`) in chromium (playwright-core,
-// ./browser.ts): the page, its assets and its live stream come over TLS with a self-signed
+// ./browser.ts): the page, its assets and its live stream come over TLS and HTTP/2 with a self-signed
 // certificate made by Debian's openssl at test time (the browser context is told to accept it).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,7 +33,7 @@ describe('the console over HTTPS', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('GIVEN https THEN the page loads live (status frames over the TLS event stream) with no console error', async () => {
+  test('GIVEN https THEN the page loads over h2 and live (status frames over the TLS event stream) with no console error', async () => {
     const origin = `https://127.0.0.1:${svc.port}`;
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
@@ -44,6 +44,11 @@ describe('the console over HTTPS', () => {
     await page.locator('#layout-bar > span').first().waitFor();
     assert.equal(await page.locator('#layout-name').textContent(), 'twitter, 63 bits');
     assert.match((await page.locator('#node-held').textContent()) ?? '', /datacenter \d+ · worker \d+/);
+    const protocols = await page.evaluate<string[]>(
+      "performance.getEntries().filter((e) => 'nextHopProtocol' in e).map((e) => e.nextHopProtocol)",
+    );
+    assert.ok(protocols.length > 1, 'the page and its assets');
+    assert.deepEqual(new Set(protocols), new Set(['h2']), 'the page and its assets come over h2');
     assert.ok(
       watch.requests.some((u) => u.startsWith(`${origin}/v1/events`)),
       'the live stream comes over https',

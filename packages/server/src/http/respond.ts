@@ -38,7 +38,7 @@ export function sendText(
 export interface ErrorHeaders {
   /** 405: the allowed methods. */
   allow?: string;
-  /** Close the connection after the response (oversized input). */
+  /** Close the connection after the response (oversized input); HTTP/1 only (h2 forbids `connection`: the stream alone ends). */
   close?: boolean;
 }
 
@@ -71,7 +71,7 @@ export function sendError(res: ServerResponse, err: unknown, extra?: ErrorHeader
   if (status === 503) headers['retry-after'] = String(RETRY_AFTER_SECONDS);
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="flurry"';
   if (extra?.allow) headers['allow'] = extra.allow;
-  if (extra?.close) headers['connection'] = 'close';
+  if (extra?.close && res.req.httpVersionMajor === 1) headers['connection'] = 'close';
   if (res.headersSent) {
     res.destroy();
     return status;

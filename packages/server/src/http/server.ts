@@ -1,11 +1,14 @@
 /**
- * The `node:http` server around the request handler: header-size and timeout limits, and
+ * The HTTP port's server around the request handler: header-size and timeout limits, and
  * coded answers for requests Node cannot even parse (431 for an oversized header block
  * or request line, 400 for malformed HTTP), so no client ever sees a bare socket reset
- * or Node's default error page.
+ * or Node's default error page. Plain: `node:http` (HTTP/1.1). With TLS: `node:http2`'s
+ * secure server, h2 and HTTP/1.1 chosen by ALPN, the same handler for both (Node's
+ * compatibility API); its `closeIdleConnections` also sends every h2 session a GOAWAY
+ * (streams in flight finish), and `closeAllConnections` cuts them.
  */
-import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer, Server } from 'node:http';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
@@ -15,9 +18,18 @@ import { UNMATCHED_ROUTE } from './routes/index.js';
 /** Largest header block (request line included) Node will parse; beyond is 431. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
+/** The HTTP port's server: `node:http`, or with TLS `node:http2`'s secure server (see the module comment). */
+export type HttpServer = Server | (Http2SecureServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>);
+
+/** The certificate and key of the HTTP port, and their reloads (`TlsFiles`). */
+export interface HttpTls {
+  pair(): { cert: Buffer; key: Buffer };
+  onReload(fn: (pair: { cert: Buffer; key: Buffer }) => void): void;
+}
+
 /**
- * Creates the HTTP server (not yet listening); with `tls` (a certificate chain and key, PEM)
- * an HTTPS server (HTTP/1.1, offered by ALPN) whose pair `setSecureContext` can replace.
+ * Creates the HTTP server (not yet listening); with `tls` an HTTPS server speaking h2 and
+ * HTTP/1.1 (by ALPN) that takes each reloaded certificate and key for new connections.
  *
  * @example
  * ```ts
@@ -25,18 +37,16 @@ export const MAX_HEADER_BYTES = 32 * 1024;
  * await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
  * ```
  */
-export function createHttpServer(ctx: HttpContext, tls?: { cert: Buffer; key: Buffer }): Server {
-  const options = {
+export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
+  const limits = {
     maxHeaderSize: MAX_HEADER_BYTES,
-    keepAlive: true,
     keepAliveTimeout: 65_000,
     headersTimeout: 20_000,
     requestTimeout: 30_000,
-    noDelay: true,
   };
-  const server: Server = tls
-    ? createHttpsServer({ ...options, ...tls, ALPNProtocols: ['http/1.1'] }, createRequestHandler(ctx))
-    : createServer(options, createRequestHandler(ctx));
+  const server = tls
+    ? secureServer(ctx, tls, limits)
+    : createServer({ ...limits, keepAlive: true, noDelay: true }, createRequestHandler(ctx));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const code = err.code ?? '';
     if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) {
@@ -83,4 +93,37 @@ export function createHttpServer(ctx: HttpContext, tls?: { cert: Buffer; key: Bu
     );
   });
   return server;
+}
+
+/** h2 and HTTP/1.1 over TLS; HTTP/1.1 connections get the plain server's limits (node:http reads them from the server), h2 sessions its keep-alive timeout. */
+function secureServer(ctx: HttpContext, tls: HttpTls, limits: { keepAliveTimeout: number }): HttpServer {
+  // The handler uses only what node:http's and node:http2's compatibility objects share.
+  const handler = createRequestHandler(ctx) as unknown as Parameters<typeof createSecureServer>[1];
+  const server = createSecureServer(
+    {
+      ...tls.pair(),
+      allowHTTP1: true, // ALPN offers h2 and http/1.1
+      noDelay: true,
+      settings: { maxHeaderListSize: MAX_HEADER_BYTES },
+    },
+    handler,
+  );
+  Object.assign(server, limits);
+  tls.onReload((pair) => server.setSecureContext(pair));
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+    s.setTimeout(limits.keepAliveTimeout, () => s.close()); // idle as long as an HTTP/1.1 keep-alive: GOAWAY
+  });
+  return Object.assign(server, {
+    closeIdleConnections(): void {
+      Server.prototype.closeIdleConnections.call(server); // HTTP/1.1 connections, as node:http2 itself does
+      for (const s of sessions) s.close(); // GOAWAY; the session ends when its open streams do
+    },
+    closeAllConnections(): void {
+      Server.prototype.closeAllConnections.call(server);
+      for (const s of sessions) s.destroy();
+    },
+  });
 }
