@@ -2,7 +2,7 @@
  * Conformance (a): many processes acquiring at once get distinct node IDs; more processes than node IDs get `FLURRY_E_REGISTRY_EXHAUSTED` naming the holders.
  */
 import { test, type TestContext } from 'node:test';
-import type { HolderProcess } from './holder-process.js';
+import type { HolderProcess } from './kit.js';
 import assert from 'node:assert/strict';
 import type { ConformanceKit } from './kit.js';
 

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostMonotonicMs } from '../host-clock.js';
-import type { HolderEvent } from './holder-process.js';
+import type { HolderEvent } from './kit.js';
 import type { ConformanceKit } from './kit.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -36,11 +36,10 @@ export function faultCases(kit: ConformanceKit): void {
       try {
         await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
-        const mark = a.events.length;
-        await a.waitFor((e) => e.ev === 'renewed', ttlMs * 2, mark);
+        const mark = a.messages.length;
+        await a.waitFor((e) => e.ev === 'renewed', ttlMs * 2, { from: mark });
         const tKill = hostMonotonicMs();
-        a.kill('SIGKILL');
-        await a.exited;
+        await a.kill();
         const renewals = a.of('renewed').map((e) => Number(e.startedAt));
         const lastRenewStart = Math.max(...renewals);
         const got = await b.waitFor(
@@ -91,10 +90,10 @@ export function faultCases(kit: ConformanceKit): void {
       try {
         await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
-        a.kill('SIGSTOP');
+        a.signal('SIGSTOP');
         const wallStop = Date.now();
         await sleep(100); // let lines already in the pipe arrive
-        const before = a.events.length;
+        const before = a.messages.length;
         // An ID the sleeper issued just before the signal may reach us only after SIGCONT (it
         // can be stopped between next() and the write): judge IDs by their own timestamp.
         const issuedAfterStop = (e: HolderEvent): boolean => e.ev === 'id' && Number(e.unixMs) > wallStop;
@@ -107,11 +106,11 @@ export function faultCases(kit: ConformanceKit): void {
           `taken ${(sleeperDeadline - got.t).toFixed(1)} ms before the sleeper's fencing deadline`,
         );
         await b.waitFor((e) => e.ev === 'id', 10_000);
-        a.kill('SIGCONT');
+        a.signal('SIGCONT');
         // The resumed holder must notice before its first ID, then report the loss.
-        await a.waitFor((e) => e.ev === 'lost', ttlMs * 2 + 5000, before);
+        await a.waitFor((e) => e.ev === 'lost', ttlMs * 2 + 5000, { from: before });
         await sleep(Math.min(1000, ttlMs));
-        const after = a.events.slice(before);
+        const after = a.messages.slice(before);
         const idsAfter = after.filter(issuedAfterStop);
         assert.equal(
           idsAfter.length,
@@ -146,9 +145,9 @@ export function faultCases(kit: ConformanceKit): void {
         for (const h of hs) assert.equal((await firstOutcome(h)).ev, 'acquired', h.describe());
         for (const h of hs) await h.waitFor((e) => e.ev === 'renewed', ttlMs * 2);
         const tKill = hostMonotonicMs();
-        const marks = hs.map((h) => h.events.length);
+        const marks = hs.map((h) => h.messages.length);
         await engine.kill();
-        for (const [i, h] of hs.entries()) await h.waitFor((e) => e.ev === 'lost', ttlMs + 5000, marks[i]);
+        for (const [i, h] of hs.entries()) await h.waitFor((e) => e.ev === 'lost', ttlMs + 5000, { from: marks[i] });
         for (const h of hs) {
           const lastRenew = Math.max(
             ...h
@@ -160,12 +159,12 @@ export function faultCases(kit: ConformanceKit): void {
           assert.equal(late.length, 0, `${h.name} issued after its deadline: ${JSON.stringify(late.slice(0, 2))}`);
         }
         await sleep(200);
-        const marks2 = hs.map((h) => h.events.length);
+        const marks2 = hs.map((h) => h.messages.length);
         await engine.restart();
         const within = backend.recoverWithinMs ?? 30_000;
         for (const [i, h] of hs.entries()) {
-          await h.waitFor((e) => e.ev === 'reacquired', within, marks2[i]);
-          await h.waitFor((e) => e.ev === 'id', 10_000, marks2[i]);
+          await h.waitFor((e) => e.ev === 'reacquired', within, { from: marks2[i] });
+          await h.waitFor((e) => e.ev === 'id', 10_000, { from: marks2[i] });
         }
         const all = hs.flatMap((h) => h.of('id').map((e) => String(e.id)));
         assert.equal(new Set(all).size, all.length, 'no duplicate across the outage');
