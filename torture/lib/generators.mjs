@@ -83,7 +83,7 @@ export async function waitReady(gens, timeoutMs) {
   return Promise.all(
     gens.map((g) =>
       g.child
-        .waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, 'ready')
+        .waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, { what: 'ready' })
         .catch((e) => ({ ev: 'no-ready', error: e.message })),
     ),
   );

@@ -73,7 +73,7 @@ const EXPECT = {
 export async function stepAtResume(g, stepMs, log = () => {}) {
   g.child.send(`step-resume ${stepMs}`);
   return g.child
-    .waitFor((m) => m.ev === 'stepped', 10_000, 'the step at its resume')
+    .waitFor((m) => m.ev === 'stepped', 10_000, { what: 'the step at its resume' })
     .catch(() => {
       log(`clock: ${g.name} did not step the clock at its resume within 10 s`);
       return null;
@@ -239,7 +239,7 @@ export async function run(ctx, add) {
       await Promise.all(
         [...pinnedGens].map((g) =>
           g.child
-            .waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, `mark ${name}`)
+            .waitFor((m) => m.ev === 'mark' && m.phase === name, 10_000, { what: `mark ${name}` })
             .catch(() => ctx.log(`clock: ${g.name} did not report phase ${name} within 10 s`)),
         ),
       );

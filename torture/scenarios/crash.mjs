@@ -13,6 +13,7 @@
 // with the same ip:port, which must get the same worker ID back and start above its mark.
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, fileIoFor, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { holderKill, holderPause } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { uuidFormatFor } from '../lib/uuids.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -133,8 +134,8 @@ export async function run(ctx, add) {
         victims.add(k.name);
         killed.add(k.name);
         const { node: kNode, since: kSince } = current(k);
-        await k.child.kill();
-        faults.push({ kind: 'SIGKILL', name: k.name, node: kNode, since: kSince, wall: Date.now() });
+        const kill = await holderKill.inject(k.child);
+        faults.push({ kind: kill.name, name: k.name, node: kNode, since: kSince, wall: kill.effectiveWall });
         // A replacement: on Leaf the same ip:port restarted; elsewhere one more standby.
         gens.push(
           start(leaf ? 'restarted' : 'standby', leaf ? k.cfg.registryOptions.holder.address : `127.0.0.1:${7200 + c}`),
@@ -142,17 +143,14 @@ export async function run(ctx, add) {
         await sleep(500);
         victims.add(p.name);
         const { node: pNode, since: pSince } = current(p);
-        p.child.signal('SIGSTOP');
-        const pausedAt = Date.now();
-        await sleep(pauseMs);
-        p.child.signal('SIGCONT');
+        const pause = await holderPause.inject(p.child, pauseMs);
         faults.push({
-          kind: 'SIGSTOP',
+          kind: pause.name,
           name: p.name,
           node: pNode,
           since: pSince,
-          wall: pausedAt,
-          resumedWall: Date.now(),
+          wall: pause.effectiveWall,
+          resumedWall: pause.endWall,
           ms: pauseMs,
         });
         victims.delete(p.name); // a resumed process may hold again once it has a valid lease

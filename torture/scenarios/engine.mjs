@@ -9,6 +9,7 @@ import { analyze, offThread, plainLayout } from '../lib/analyze.mjs';
 import { LAYOUTS, holderDurationMs, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
 
 export { holderDurationMs };
+import { enginePause, engineRestart } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { engineOf } from '../lib/backends.mjs';
 import { clusterName, dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -162,36 +163,17 @@ export async function run(ctx, add) {
     await sleep(1_000);
     // 1. SIGKILL the engine, keep it down past the TTL, restart it.
     {
-      const t = Date.now();
-      await engine.kill();
-      const dead = Date.now();
-      await sleep(outageMs);
-      const restartAt = Date.now();
-      await engine.restart();
-      const upWall = Date.now();
-      const f = {
-        kind: 'kill',
-        startWall: t,
-        effectiveWall: dead,
-        endWall: restartAt,
-        upWall,
-        restartMs: upWall - restartAt,
-      };
-      faults.push(f);
+      const f = await engineRestart.inject(engine, outageMs);
+      faults.push(Object.assign(f, { kind: 'kill', restartMs: f.upWall - f.endWall }));
       ctx.log(
-        `engine-faults/${backend}: ${engine.kind} killed for ${restartAt - dead} ms, back up after ${f.restartMs} ms`,
+        `engine-faults/${backend}: ${engine.kind} killed for ${f.endWall - f.effectiveWall} ms, back up after ${f.restartMs} ms`,
       );
       await recover(f);
     }
     // 2. SIGSTOP the engine past the TTL, then SIGCONT.
     {
-      const t = Date.now();
-      engine.pause();
-      await sleep(outageMs);
-      const resumeAt = Date.now();
-      engine.resume();
-      const f = { kind: 'pause', startWall: t, effectiveWall: t, endWall: resumeAt, upWall: resumeAt, restartMs: 0 };
-      faults.push(f);
+      const f = await enginePause.inject(engine, outageMs);
+      faults.push(Object.assign(f, { kind: 'pause', upWall: f.endWall, restartMs: 0 }));
       await recover(f);
     }
     const stopWall = Date.now();

@@ -12,6 +12,7 @@
 import { analyze } from '../lib/analyze.mjs';
 import { Proxy } from '../lib/proxy.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { partition } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { engineOf } from '../lib/backends.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
@@ -96,18 +97,16 @@ export async function run(ctx, add) {
       await sleep(1_000);
       const victim = holders[0];
       const victimNode = Object.values(lastMsg(victim, 'ready').node)[0];
-      proxies[0].cut();
-      const cutWall = Date.now();
-      victim.child.send('arm');
-      // The standby comes once the path is cut: it waits for a free node ID.
       let standby = null;
-      if (!leaf) {
-        standby = spawnGenerator(dir, `partition-${backend}-standby`, base('127.0.0.1:7699', { registry: url }));
-        gens.push(standby);
-      }
-      await sleep(cutMs);
-      proxies[0].heal();
-      const healWall = Date.now();
+      const { effectiveWall: cutWall, endWall: healWall } = await partition.inject(proxies[0], async () => {
+        victim.child.send('arm');
+        // The standby comes once the path is cut: it waits for a free node ID.
+        if (!leaf) {
+          standby = spawnGenerator(dir, `partition-${backend}-standby`, base('127.0.0.1:7699', { registry: url }));
+          gens.push(standby);
+        }
+        await sleep(cutMs);
+      });
       await sleep(afterHealMs);
       for (const g of gens) g.child.send('stop');
       await Promise.all(gens.map((g) => g.child.waitExit(20_000)));

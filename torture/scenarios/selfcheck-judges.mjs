@@ -111,7 +111,7 @@ export async function checkClockStepJudge(ctx, row) {
   );
   const mark = (phase) => {
     g.child.send(`pause ${phase}`);
-    return g.child.waitFor((m) => m.ev === 'mark' && m.phase === phase, 10_000, `mark ${phase}`);
+    return g.child.waitFor((m) => m.ev === 'mark' && m.phase === phase, 10_000, { what: `mark ${phase}` });
   };
   try {
     await waitReady([g], 20_000);

@@ -2,9 +2,8 @@
  * Conformance (a): many processes acquiring at once get distinct node IDs; more processes than node IDs get `FLURRY_E_REGISTRY_EXHAUSTED` naming the holders.
  */
 import { test, type TestContext } from 'node:test';
-import type { HolderProcess } from './holder-process.js';
 import assert from 'node:assert/strict';
-import type { ConformanceKit } from './kit.js';
+import type { ConformanceKit, HolderProcess } from './kit.js';
 
 /** Registers these cases for one backend (inside its `describe`). */
 export function claimCases(kit: ConformanceKit): void {

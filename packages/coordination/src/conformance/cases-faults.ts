@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostMonotonicMs } from '../host-clock.js';
-import type { HolderEvent } from './holder-process.js';
-import type { ConformanceKit } from './kit.js';
+import { engineRestart, holderKill, holderPause } from './faults.js';
+import type { ConformanceKit, HolderEvent } from './kit.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -36,11 +36,10 @@ export function faultCases(kit: ConformanceKit): void {
       try {
         await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
-        const mark = a.events.length;
-        await a.waitFor((e) => e.ev === 'renewed', ttlMs * 2, mark);
+        const mark = a.messages.length;
+        await a.waitFor((e) => e.ev === 'renewed', ttlMs * 2, { from: mark });
         const tKill = hostMonotonicMs();
-        a.kill('SIGKILL');
-        await a.exited;
+        await holderKill.inject(a);
         const renewals = a.of('renewed').map((e) => Number(e.startedAt));
         const lastRenewStart = Math.max(...renewals);
         const got = await b.waitFor(
@@ -91,27 +90,28 @@ export function faultCases(kit: ConformanceKit): void {
       try {
         await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
-        a.kill('SIGSTOP');
-        const wallStop = Date.now();
-        await sleep(100); // let lines already in the pipe arrive
-        const before = a.events.length;
+        let before = 0;
+        // Held until the taker has the node ID and issues under it.
+        const { effectiveWall: wallStop } = await holderPause.inject(a, async () => {
+          await sleep(100); // let lines already in the pipe arrive
+          before = a.messages.length;
+          const got = await b.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', ttlMs * 4 + 15_000);
+          assert.equal(got.ev, 'acquired', b.describe());
+          assert.deepEqual(got.node, aGot.node);
+          const sleeperDeadline = Math.max(...a.of('renewed').map((e) => Number(e.startedAt))) + ttlMs - marginMs;
+          assert.ok(
+            got.t >= sleeperDeadline,
+            `taken ${(sleeperDeadline - got.t).toFixed(1)} ms before the sleeper's fencing deadline`,
+          );
+          await b.waitFor((e) => e.ev === 'id', 10_000);
+        });
         // An ID the sleeper issued just before the signal may reach us only after SIGCONT (it
         // can be stopped between next() and the write): judge IDs by their own timestamp.
         const issuedAfterStop = (e: HolderEvent): boolean => e.ev === 'id' && Number(e.unixMs) > wallStop;
-        const got = await b.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', ttlMs * 4 + 15_000);
-        assert.equal(got.ev, 'acquired', b.describe());
-        assert.deepEqual(got.node, aGot.node);
-        const sleeperDeadline = Math.max(...a.of('renewed').map((e) => Number(e.startedAt))) + ttlMs - marginMs;
-        assert.ok(
-          got.t >= sleeperDeadline,
-          `taken ${(sleeperDeadline - got.t).toFixed(1)} ms before the sleeper's fencing deadline`,
-        );
-        await b.waitFor((e) => e.ev === 'id', 10_000);
-        a.kill('SIGCONT');
         // The resumed holder must notice before its first ID, then report the loss.
-        await a.waitFor((e) => e.ev === 'lost', ttlMs * 2 + 5000, before);
+        await a.waitFor((e) => e.ev === 'lost', ttlMs * 2 + 5000, { from: before });
         await sleep(Math.min(1000, ttlMs));
-        const after = a.events.slice(before);
+        const after = a.messages.slice(before);
         const idsAfter = after.filter(issuedAfterStop);
         assert.equal(
           idsAfter.length,
@@ -133,7 +133,7 @@ export function faultCases(kit: ConformanceKit): void {
 
   test(
     'GIVEN holders issuing WHEN the engine is killed THEN they stop by their deadline AND recover on their own after it restarts',
-    { timeout: 120_000, skip: backend.engine ? skip('engine-restart') : 'no engine process for this backend' },
+    { timeout: 120_000, skip: engineRestart.available(backend.engine) ?? skip('engine-restart') },
     async () => {
       const engine = backend.engine!;
       const url = backend.url();
@@ -146,33 +146,32 @@ export function faultCases(kit: ConformanceKit): void {
         for (const h of hs) assert.equal((await firstOutcome(h)).ev, 'acquired', h.describe());
         for (const h of hs) await h.waitFor((e) => e.ev === 'renewed', ttlMs * 2);
         const tKill = hostMonotonicMs();
-        const marks = hs.map((h) => h.events.length);
-        await engine.kill();
-        for (const [i, h] of hs.entries()) await h.waitFor((e) => e.ev === 'lost', ttlMs + 5000, marks[i]);
-        for (const h of hs) {
-          const lastRenew = Math.max(
-            ...h
-              .of('renewed')
-              .filter((e) => e.t <= tKill + ttlMs)
-              .map((e) => Number(e.startedAt)),
-          );
-          const late = h.of('id').filter((e) => e.t > lastRenew + ttlMs - marginMs + 5 || e.t > tKill + ttlMs);
-          assert.equal(late.length, 0, `${h.name} issued after its deadline: ${JSON.stringify(late.slice(0, 2))}`);
-        }
-        await sleep(200);
-        const marks2 = hs.map((h) => h.events.length);
-        await engine.restart();
+        const marks = hs.map((h) => h.messages.length);
+        let marks2 = marks;
+        // Held until every holder reported the loss by its deadline; restarted even when a check fails.
+        await engineRestart.inject(engine, async () => {
+          for (const [i, h] of hs.entries()) await h.waitFor((e) => e.ev === 'lost', ttlMs + 5000, { from: marks[i] });
+          for (const h of hs) {
+            const lastRenew = Math.max(
+              ...h
+                .of('renewed')
+                .filter((e) => e.t <= tKill + ttlMs)
+                .map((e) => Number(e.startedAt)),
+            );
+            const late = h.of('id').filter((e) => e.t > lastRenew + ttlMs - marginMs + 5 || e.t > tKill + ttlMs);
+            assert.equal(late.length, 0, `${h.name} issued after its deadline: ${JSON.stringify(late.slice(0, 2))}`);
+          }
+          await sleep(200);
+          marks2 = hs.map((h) => h.messages.length);
+        });
         const within = backend.recoverWithinMs ?? 30_000;
         for (const [i, h] of hs.entries()) {
-          await h.waitFor((e) => e.ev === 'reacquired', within, marks2[i]);
-          await h.waitFor((e) => e.ev === 'id', 10_000, marks2[i]);
+          await h.waitFor((e) => e.ev === 'reacquired', within, { from: marks2[i] });
+          await h.waitFor((e) => e.ev === 'id', 10_000, { from: marks2[i] });
         }
         const all = hs.flatMap((h) => h.of('id').map((e) => String(e.id)));
         assert.equal(new Set(all).size, all.length, 'no duplicate across the outage');
       } finally {
-        // Leave the engine running for the other tests even when this one failed midway.
-        if (engine.process.exitCode !== null || engine.process.signalCode !== null)
-          await engine.restart().catch(() => undefined);
         await stopAll(hs);
       }
     },

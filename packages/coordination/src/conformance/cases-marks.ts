@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Layout } from '@flurry/core';
-import type { HolderEvent } from './holder-process.js';
-import type { ConformanceKit } from './kit.js';
+import { holderKill } from './faults.js';
+import type { ConformanceKit, HolderEvent } from './kit.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -71,8 +71,7 @@ export function markCases(kit: ConformanceKit): void {
       );
       // Now it crashes: the next holder (clock 1 s behind) must stay above what it issued
       // plus what it could have issued unreported.
-      patient.kill('SIGKILL');
-      await patient.exited;
+      await holderKill.inject(patient);
       const mark2 = Math.max(...patient.of('id').map(tsOf));
       const next = spawnHolder('successor', {
         url,

@@ -19,8 +19,8 @@ import type { ClusterHolder } from '../holders.js';
 import { openRegistry } from '../open-registry.js';
 import { FLURRY_VERSION } from '../version.js';
 import type { HolderConfig } from './holder.js';
-import type { HolderProcess } from './holder-process.js';
-import { conformanceKit, type ConformanceBackend } from './kit.js';
+import { holderPause } from './faults.js';
+import { conformanceKit, type ConformanceBackend, type HolderProcess } from './kit.js';
 
 const LAYOUT = 'timestamp:41,worker:10,sequence:12';
 /** How long the holder's renewal may take to reach the engine on a loaded machine (adds to the reported offset error; 1500 vs 0 stays distinguishable). */
@@ -60,8 +60,8 @@ export function runHoldersConformance(backend: ConformanceBackend): void {
           for (const h of [a, b]) {
             const id = await h.waitFor((e) => e.ev === 'id', 10_000);
             firstIdMs.set(h, Number(id.unixMs));
-            const from = h.events.indexOf(id);
-            await h.waitFor((e) => e.ev === 'renewed', renewIntervalMs * 3 + 5000, from);
+            const from = h.messages.indexOf(id);
+            await h.waitFor((e) => e.ev === 'renewed', renewIntervalMs * 3 + 5000, { from });
           }
           const list = await reader.holders({ layout });
           const now = Date.now();
@@ -75,11 +75,11 @@ export function runHoldersConformance(backend: ConformanceBackend): void {
             const entry = bySlot.get(Number(acquired.slot));
             assert.ok(entry, `holder ${h.name} (slot ${String(acquired.slot)}) listed: ${JSON.stringify(list)}`);
             assert.deepEqual(entry.node, acquired.node);
-            assert.equal(entry.pid, h.child.pid);
+            assert.equal(entry.pid, h.pid);
             assert.equal(entry.hostname, hostname());
             assert.equal(entry.version, FLURRY_VERSION);
             assert.equal(entry.namespace, cluster);
-            assert.ok(entry.id?.startsWith(`${hostname()}:${h.child.pid}:`), `id ${entry.id}`);
+            assert.ok(entry.id?.startsWith(`${hostname()}:${h.pid}:`), `id ${entry.id}`);
             assert.ok(
               entry.highWaterMs >= firstIdMs.get(h)!,
               `high-water ${entry.highWaterMs} ≥ first ID ${firstIdMs.get(h)}`,
@@ -104,20 +104,18 @@ export function runHoldersConformance(backend: ConformanceBackend): void {
             'the released holder is gone',
           );
           // A SIGSTOPped holder stays listed (ageing) until its TTL, then disappears.
-          a.kill('SIGSTOP');
-          const stoppedAt = Date.now();
           const bound = ttlMs + (backend.reclaimSlackMs ?? 2000) + 1000;
           let goneAfter = -1;
           let maxAge = 0;
-          while (Date.now() - stoppedAt < bound + 5000) {
-            const l = await reader.holders({ layout });
-            if (l.length === 0) {
-              goneAfter = Date.now() - stoppedAt;
-              break;
+          await holderPause.inject(a, async () => {
+            const stoppedAt = Date.now();
+            while (Date.now() - stoppedAt < bound + 5000) {
+              const l = await reader.holders({ layout });
+              if (l.length === 0) return (goneAfter = Date.now() - stoppedAt);
+              maxAge = Math.max(maxAge, l[0].ageMs ?? 0);
+              await sleep(100);
             }
-            maxAge = Math.max(maxAge, l[0].ageMs ?? 0);
-            await sleep(100);
-          }
+          });
           console.log(
             `# ${backend.name}: SIGSTOPped holder gone after ${goneAfter} ms (ttl ${ttlMs} ms, bound ${bound} ms), last age seen ${maxAge} ms`,
           );

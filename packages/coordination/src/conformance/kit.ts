@@ -7,9 +7,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { spawnNode, type Child, type ChildMessage } from './child.js';
 import type { HolderConfig } from './holder.js';
-import { HolderProcess, type HolderEvent } from './holder-process.js';
 import type { RunningEngine } from '../testing/harness.js';
+
+/** One line a holder printed (`t`: the host's monotonic ms). */
+export interface HolderEvent extends ChildMessage {
+  t: number;
+}
+
+/** A running holder process (`holder.js`). */
+export type HolderProcess = Child<HolderEvent>;
+
+const HOLDER_JS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'holder.js');
 
 /** The conformance tests, by name (for {@link ConformanceBackend.skip}). */
 export type ConformanceTest =
@@ -54,7 +65,7 @@ export interface ConformanceKit {
   firstOutcome: (h: HolderProcess, timeoutMs?: number) => Promise<HolderEvent>;
   /** Why a test does not apply to this backend, if it does not. */
   skip: (t: ConformanceTest) => string | undefined;
-  stopAll: (hs: HolderProcess[]) => Promise<void[]>;
+  stopAll: (hs: HolderProcess[]) => Promise<unknown>;
   /**
    * A start barrier for holders spawned with `startWhenFile: kit.barrier()`: waits until
    * each has started (loaded its modules), then releases them all at once. Resolves with the
@@ -77,17 +88,11 @@ export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
   const marginMs = Math.min(1000, Math.floor(ttlMs / 5));
   const work = mkdtempSync(path.join(tmpdir(), `flurry-conf-${backend.name.replace(/[^a-z0-9]/gi, '')}-`));
   const env = { ...process.env, XDG_STATE_HOME: work };
-  const live = new Set<HolderProcess>();
+  const spawned: HolderProcess[] = [];
   let counter = 0;
 
   after(async () => {
-    await Promise.all(
-      [...live].map((h) => {
-        h.kill('SIGCONT');
-        h.kill('SIGKILL');
-        return h.exited;
-      }),
-    );
+    await Promise.all(spawned.map((h) => h.kill()));
     rmSync(work, { recursive: true, force: true });
   });
 
@@ -102,16 +107,15 @@ export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
       ...cfg,
       ...(backend.holderConfig?.(i) ?? {}),
     };
-    const h = new HolderProcess(name, full, env);
-    live.add(h);
-    void h.exited.then(() => live.delete(h));
+    const h = spawnNode<HolderEvent>(name, HOLDER_JS, [JSON.stringify(full)], { env });
+    spawned.push(h);
     return h;
   };
   const cluster = (): string => `c${randomBytes(4).toString('hex')}`;
   const firstOutcome = (h: HolderProcess, timeoutMs = 20_000): Promise<HolderEvent> =>
     h.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', timeoutMs);
   const skip = (t: ConformanceTest): string | undefined => backend.skip?.[t];
-  const stopAll = (hs: HolderProcess[]): Promise<void[]> => Promise.all(hs.map((h) => h.stop()));
+  const stopAll = (hs: HolderProcess[]): Promise<unknown> => Promise.all(hs.map((h) => h.stop()));
   let barriers = 0;
   const barrier = (): string => path.join(work, `start-${++barriers}`);
   const startTogether = async (hs: HolderProcess[], file: string): Promise<{ startupMs: number }> => {

@@ -31,8 +31,7 @@ import { faultCases } from './cases-faults.js';
 import { markCases } from './cases-marks.js';
 import { conformanceKit, type ConformanceBackend } from './kit.js';
 
-export { HolderProcess, type HolderEvent } from './holder-process.js';
-export type { ConformanceBackend, ConformanceTest } from './kit.js';
+export type { ConformanceBackend, ConformanceTest, HolderEvent, HolderProcess } from './kit.js';
 
 /** Registers the conformance tests for one backend (call it at the top level of a test file). */
 export function runConformance(backend: ConformanceBackend): void {
