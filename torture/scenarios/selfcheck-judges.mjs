@@ -160,7 +160,9 @@ export async function checkUuidTwins(ctx, row) {
       layout: LAYOUTS.four,
       node: asUuid ? node : { worker: node },
       ...(asUuid ? { uuid } : {}),
-      durationMs: 400,
+      // Long enough that the twins share whole milliseconds even when a loaded machine runs
+      // them apart for a while (400 ms once gave only touching runs and no equal key at load 20).
+      durationMs: 2_000,
       waitGo: true,
       mode: 'mixed',
       chunk: 64,
