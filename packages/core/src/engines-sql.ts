@@ -84,34 +84,9 @@ type Pool<C> = Listen & { end(): Promise<void>; connect(): Promise<C>; getConnec
 export function sqlPool(dialect: SqlDialect, client: unknown, o: SqlPoolOptions): SqlPool {
   const lib = ((client as { default?: unknown }).default ?? client) as Record<string, never>;
   const onError = o.onError ?? (() => undefined);
-  const tls = o.sslmode === undefined || (o.sslmode === 'disable' && dialect === 'mysql') ? undefined : o.sslmode;
   const pg = dialect === 'postgres';
-  const common = { host: o.host, port: o.port, database: o.database, user: o.user, password: o.password };
-  const timeout = Math.ceil(o.connectTimeoutMs);
   const init = [...(o.utc && !pg ? ["SET time_zone = '+00:00'"] : []), ...(o.init ?? [])];
-  const pool: Pool<PgClient | MyConn> = pg
-    ? new (lib.Pool as new (c: object) => Pool<PgClient>)({
-        ...common,
-        ...(tls && { ssl: tls !== 'disable' && { rejectUnauthorized: tls === 'verify-full', servername: o.host } }),
-        max: o.size,
-        idleTimeoutMillis: 30_000,
-        connectionTimeoutMillis: timeout,
-        ...(o.statementTimeoutMs !== undefined && { query_timeout: Math.ceil(o.statementTimeoutMs) }),
-        ...(o.application !== undefined && { application_name: o.application }),
-        keepAlive: true,
-        allowExitOnIdle: true,
-      })
-    : (lib.createPool as (c: object) => Pool<MyConn>)({
-        ...common,
-        ...(tls && { ssl: { rejectUnauthorized: tls === 'verify-full' } }),
-        connectionLimit: o.size,
-        idleTimeout: 30_000,
-        connectTimeout: timeout,
-        enableKeepAlive: true,
-        supportBigNumbers: true,
-        bigNumberStrings: true,
-        ...(o.utc && { timezone: 'Z' }),
-      });
+  const pool = driverPool(lib, pg, o);
   pool.on('error', onError); // an idle connection broke: the pool drops it and the next use reconnects
   const known = new WeakSet<object>();
   // An error the server sent (a SQL error) leaves the connection usable; any other breaks it.
@@ -184,4 +159,34 @@ export function sqlPool(dialect: SqlDialect, client: unknown, o: SqlPoolOptions)
     },
     end: () => pool.end(),
   };
+}
+
+/** The `pg` Pool or the `mysql2` pool, with the TLS mode, size, timeouts and keep-alive of `o`. */
+function driverPool(lib: Record<string, never>, pg: boolean, o: SqlPoolOptions): Pool<PgClient | MyConn> {
+  const tls = o.sslmode === undefined || (o.sslmode === 'disable' && !pg) ? undefined : o.sslmode;
+  const common = { host: o.host, port: o.port, database: o.database, user: o.user, password: o.password };
+  const timeout = Math.ceil(o.connectTimeoutMs);
+  return pg
+    ? new (lib.Pool as new (c: object) => Pool<PgClient>)({
+        ...common,
+        ...(tls && { ssl: tls !== 'disable' && { rejectUnauthorized: tls === 'verify-full', servername: o.host } }),
+        max: o.size,
+        idleTimeoutMillis: 30_000,
+        connectionTimeoutMillis: timeout,
+        ...(o.statementTimeoutMs !== undefined && { query_timeout: Math.ceil(o.statementTimeoutMs) }),
+        ...(o.application !== undefined && { application_name: o.application }),
+        keepAlive: true,
+        allowExitOnIdle: true,
+      })
+    : (lib.createPool as (c: object) => Pool<MyConn>)({
+        ...common,
+        ...(tls && { ssl: { rejectUnauthorized: tls === 'verify-full' } }),
+        connectionLimit: o.size,
+        idleTimeout: 30_000,
+        connectTimeout: timeout,
+        enableKeepAlive: true,
+        supportBigNumbers: true,
+        bigNumberStrings: true,
+        ...(o.utc && { timezone: 'Z' }),
+      });
 }

@@ -100,32 +100,16 @@ export class ServiceMetrics implements RouteMetrics {
         this.inc(sources.issued());
       },
     });
-    registry.registerMetric({
-      name: 'flurry_http_requests_total',
-      help: 'HTTP requests by route and status.',
-      type: 'counter',
-      get: () =>
-        Promise.resolve({
-          name: 'flurry_http_requests_total',
-          help: 'HTTP requests by route and status.',
-          type: 'counter',
-          aggregator: 'sum',
-          values: this.requestValues(),
-        }),
-    } as never);
-    registry.registerMetric({
-      name: 'flurry_http_request_duration_seconds',
-      help: 'HTTP request latency in seconds, by route.',
-      type: 'histogram',
-      get: () =>
-        Promise.resolve({
-          name: 'flurry_http_request_duration_seconds',
-          help: 'HTTP request latency in seconds, by route.',
-          type: 'histogram',
-          aggregator: 'sum',
-          values: this.latencyValues(),
-        }),
-    } as never);
+    registerArrayMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
+      this.requestValues(),
+    );
+    registerArrayMetric(
+      registry,
+      'flurry_http_request_duration_seconds',
+      'HTTP request latency in seconds, by route.',
+      'histogram',
+      () => this.latencyValues(),
+    );
     this.exhausted = new Counter({
       name: 'flurry_sequence_exhausted_waits_total',
       help: 'Ticks whose sequence ran out, so the generator waited or borrowed.',
@@ -147,53 +131,7 @@ export class ServiceMetrics implements RouteMetrics {
       help: 'Refusals to issue because the lease deadline had passed.',
       registers: [registry],
     });
-    const leaseCounter = (
-      name: string,
-      help: string,
-      pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number,
-    ) =>
-      new Counter({
-        name,
-        help,
-        registers: [registry],
-        collect() {
-          this.reset();
-          const l = sources.lease();
-          if (l) this.inc(pick(l.stats));
-        },
-      });
-    leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
-    leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
-    leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
-    leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
-    new Gauge({
-      name: 'flurry_lease_deadline_seconds',
-      help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
-      registers: [registry],
-      collect() {
-        const l = sources.lease();
-        this.set(l ? l.msUntilDeadline() / 1000 : -1);
-      },
-    });
-    new Gauge({
-      name: 'flurry_ready',
-      help: '1 when /readyz answers 200, else 0.',
-      registers: [registry],
-      collect() {
-        this.set(sources.ready() ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'flurry_node_field',
-      help: "This process's node field values.",
-      labelNames: ['field'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        const n = sources.node();
-        if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
-      },
-    });
+    registerLeaseMetrics(registry, sources);
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
     if (endOfLife)
@@ -371,4 +309,71 @@ export class ServiceMetrics implements RouteMetrics {
     }
     return out;
   }
+}
+
+/** A metric whose values are built from the typed arrays at scrape time. */
+function registerArrayMetric(
+  registry: Registry,
+  name: string,
+  help: string,
+  type: 'counter' | 'histogram',
+  values: () => unknown[],
+): void {
+  registry.registerMetric({
+    name,
+    help,
+    type,
+    get: () => Promise.resolve({ name, help, type, aggregator: 'sum', values: values() }),
+  } as never);
+}
+
+/** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */
+function registerLeaseMetrics(registry: Registry, sources: MetricSources): void {
+  const leaseCounter = (
+    name: string,
+    help: string,
+    pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number,
+  ) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const l = sources.lease();
+        if (l) this.inc(pick(l.stats));
+      },
+    });
+  leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
+  leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
+  leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
+  leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
+  new Gauge({
+    name: 'flurry_lease_deadline_seconds',
+    help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
+    registers: [registry],
+    collect() {
+      const l = sources.lease();
+      this.set(l ? l.msUntilDeadline() / 1000 : -1);
+    },
+  });
+  new Gauge({
+    name: 'flurry_ready',
+    help: '1 when /readyz answers 200, else 0.',
+    registers: [registry],
+    collect() {
+      this.set(sources.ready() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'flurry_node_field',
+    help: "This process's node field values.",
+    labelNames: ['field'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const n = sources.node();
+      if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
+    },
+  });
 }

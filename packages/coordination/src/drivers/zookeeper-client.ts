@@ -37,6 +37,21 @@ export interface ZkSessionPoolOptions {
 }
 
 /**
+ * Refuses a session whose timeout (capped by the server's maxSessionTimeout) is shorter than
+ * the lease TTL: its ephemeral nodes could vanish while the holder still issues.
+ */
+export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: string): void {
+  if (session.timeoutMs < ttlMs) {
+    throw registryError(
+      'OPTION',
+      `ZooKeeper at ${url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${ttlMs} ms ` +
+        `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+    );
+  }
+}
+
+/**
  * Keeps one live session per requested session timeout (a lease TTL). `get(ttl)` returns
  * the live one, waits for a reconnecting one (up to the connect timeout), or opens a new
  * one when the old one expired, so claims after an expiry work without a new driver.

@@ -8,7 +8,7 @@ import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, holderFields } from './common.js';
-import { CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
+import { checkSessionTimeout, CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
 import {
@@ -134,102 +134,20 @@ export async function onlineClaim(
   lock: HostLock,
   cacheFile: string,
 ): Promise<Claim> {
-  if (session.timeoutMs < req.ttlMs) {
-    throw registryError(
-      'OPTION',
-      `ZooKeeper at ${ctx.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-      { url: ctx.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
+  checkSessionTimeout(session, req.ttlMs, ctx.url);
   const p = leafPaths(ctx.prefix, name, addr);
   const opT = Math.max(session.opTimeoutMs, ctx.opts.connectTimeoutMs);
   const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
   try {
-    let ready = ctx.readyDirs.get(session);
-    if (!ready) ctx.readyDirs.set(session, (ready = new Set()));
-    if (!ready.has(p.root)) {
-      await Promise.all(
-        [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
-      );
-      ready.add(p.root);
-    }
-    try {
-      await session.create(
-        p.live,
-        Buffer.from(
-          JSON.stringify({
-            ...holderFields(req.holder),
-            address: addr.text,
-            session: session.sessionIdHex,
-            claimedAt: ctx.opts.clock.now(),
-          }),
-        ),
-        CreateMode.EPHEMERAL,
-        opT,
-      );
-    } catch (err) {
-      if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-      const other = await session.getData(p.live, opT).catch(() => null);
-      let who: Record<string, unknown> = {};
-      try {
-        who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
-      } catch {
-        /* unknown holder */
-      }
-      throw registryError(
-        'EXHAUSTED',
-        `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
-        { url: ctx.url, address: addr.text, held: 1, holders: [who] },
-      );
-    }
+    await takeLiveNode(ctx, req, session, p, name, addr, opT);
   } catch (err) {
     throw zkFailure(err, ctx.url, doing);
   }
   session.holds++;
   try {
     const [children, metaGot] = await Promise.all([session.getChildren(p.forever, opT), session.getData(p.meta, opT)]);
-    const mine = children
-      .map(parseLeafNodeName)
-      .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
-      .sort((a, b) => a.workerId - b.workerId);
-    let nodePath: string;
-    let workerId: number;
-    let stored = 0;
-    let foreverVersion = 0;
-    let isNew = false;
-    if (mine.length > 0) {
-      if (mine.length > 1)
-        ctx.opts.logger?.warn(
-          { url: ctx.url, address: addr.text, nodes: mine.map((n) => n.name) },
-          'several Leaf nodes for one address: using the lowest worker ID',
-        );
-      nodePath = `${p.forever}/${mine[0].name}`;
-      workerId = mine[0].workerId;
-      const got = await session.getData(nodePath, opT);
-      if (!got)
-        throw registryError(
-          'CORRUPT',
-          `the Leaf node ${nodePath} at ${ctx.url} vanished while claiming it; something is deleting Leaf nodes`,
-          { url: ctx.url, path: nodePath },
-        );
-      stored = parseEndpoint(got.data, nodePath, ctx.url);
-      foreverVersion = got.stat.version;
-    } else {
-      nodePath = await session.create(
-        `${p.forever}/${addr.text}-`,
-        Buffer.from(leafEndpointJson(addr, ctx.opts.clock.now())),
-        CreateMode.PERSISTENT_SEQUENTIAL,
-        opT,
-      );
-      const parsed = parseLeafNodeName(path.posix.basename(nodePath));
-      if (!parsed)
-        throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
-          url: ctx.url,
-          path: nodePath,
-        });
-      workerId = parsed.workerId;
-      isNew = true;
-    }
+    const node = await leafWorkerNode(ctx, session, p, addr, children, opT);
+    const { nodePath, workerId, stored, foreverVersion, isNew } = node;
     if (workerId >= req.slots) {
       // A new node's number says that every lower number was handed out before it: list them all.
       throw leafTooHigh(
@@ -323,4 +241,101 @@ function leafTooHigh(
       'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
     { url: url, name, address: addr.text, workerId, slots: req.slots, held, holders },
   );
+}
+
+/**
+ * The Flurry ephemeral node of the address (its directories made once per session): a
+ * second live process with the same ip:port is refused, as it would share the worker ID.
+ */
+async function takeLiveNode(
+  ctx: LeafContext,
+  req: ClaimRequest,
+  session: ZkSession,
+  p: ReturnType<typeof leafPaths>,
+  name: string,
+  addr: LeafAddress,
+  opT: number,
+): Promise<void> {
+  let ready = ctx.readyDirs.get(session);
+  if (!ready) ctx.readyDirs.set(session, (ready = new Set()));
+  if (!ready.has(p.root)) {
+    await Promise.all(
+      [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
+    );
+    ready.add(p.root);
+  }
+  try {
+    await session.create(
+      p.live,
+      Buffer.from(
+        JSON.stringify({
+          ...holderFields(req.holder),
+          address: addr.text,
+          session: session.sessionIdHex,
+          claimedAt: ctx.opts.clock.now(),
+        }),
+      ),
+      CreateMode.EPHEMERAL,
+      opT,
+    );
+  } catch (err) {
+    if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
+    const other = await session.getData(p.live, opT).catch(() => null);
+    let who: Record<string, unknown> = {};
+    try {
+      who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
+    } catch {
+      /* unknown holder */
+    }
+    throw registryError(
+      'EXHAUSTED',
+      `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
+      { url: ctx.url, address: addr.text, held: 1, holders: [who] },
+    );
+  }
+}
+
+/** The address's `forever` node (the lowest when there are several), or a new sequential one. */
+async function leafWorkerNode(
+  ctx: LeafContext,
+  session: ZkSession,
+  p: ReturnType<typeof leafPaths>,
+  addr: LeafAddress,
+  children: string[],
+  opT: number,
+): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
+  const mine = children
+    .map(parseLeafNodeName)
+    .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+    .sort((a, b) => a.workerId - b.workerId);
+  if (mine.length > 0) {
+    if (mine.length > 1)
+      ctx.opts.logger?.warn(
+        { url: ctx.url, address: addr.text, nodes: mine.map((n) => n.name) },
+        'several Leaf nodes for one address: using the lowest worker ID',
+      );
+    const nodePath = `${p.forever}/${mine[0].name}`;
+    const got = await session.getData(nodePath, opT);
+    if (!got)
+      throw registryError(
+        'CORRUPT',
+        `the Leaf node ${nodePath} at ${ctx.url} vanished while claiming it; something is deleting Leaf nodes`,
+        { url: ctx.url, path: nodePath },
+      );
+    const stored = parseEndpoint(got.data, nodePath, ctx.url);
+    return { nodePath, workerId: mine[0].workerId, stored, foreverVersion: got.stat.version, isNew: false };
+  }
+  const nodePath = await session.create(
+    `${p.forever}/${addr.text}-`,
+    Buffer.from(leafEndpointJson(addr, ctx.opts.clock.now())),
+    CreateMode.PERSISTENT_SEQUENTIAL,
+    opT,
+  );
+  const parsed = parseLeafNodeName(path.posix.basename(nodePath));
+  if (!parsed)
+    throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
+      url: ctx.url,
+      path: nodePath,
+    });
+  return { nodePath, workerId: parsed.workerId, stored: 0, foreverVersion: 0, isNew: true };
 }

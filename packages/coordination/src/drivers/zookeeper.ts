@@ -25,6 +25,7 @@ import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } fr
 import { registryError } from '../errors.js';
 import { allNodeIds, checkDriverOptions, holderFields, type EngineDriverOptions } from './common.js';
 import {
+  checkSessionTimeout,
   CreateMode,
   isZk,
   parseZooKeeperUrl,
@@ -110,14 +111,7 @@ class ZooKeeperDriver implements RegistryDriver {
     this.assertOpen();
     validateClaimRequest(req, this.url);
     const session = await this.pool.get(req.ttlMs);
-    if (session.timeoutMs < req.ttlMs) {
-      throw registryError(
-        'OPTION',
-        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${req.ttlMs} ms ` +
-          `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-        { url: this.url, ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs },
-      );
-    }
+    checkSessionTimeout(session, req.ttlMs, this.url);
     const ns = this.nsPath(req.namespace);
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;

@@ -71,30 +71,7 @@ export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
       {},
     );
   }
-  for (const f of specs) {
-    if (f === null || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name)) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_NAME,
-        `Field name ${JSON.stringify(f?.name)} is not allowed; use a letter or _ followed by up to 31 letters, digits or _.`,
-        { name: f?.name },
-      );
-    }
-    if (f.name === '__proto__') {
-      // A decoded ID's fields are a plain object: this name would set its prototype and vanish.
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_NAME,
-        'Field name "__proto__" is not allowed: it is reserved in JavaScript objects and a decoded ID would lose it; choose another name.',
-        { name: f.name },
-      );
-    }
-    if (typeof f.bits !== 'number' || !Number.isInteger(f.bits) || f.bits < 1) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_WIDTH,
-        `Field ${f.name} has width ${String(f.bits)}; a width must be a whole number of bits, at least 1.`,
-        { field: f.name, bits: f.bits },
-      );
-    }
-  }
+  for (const f of specs) checkFieldSpec(f);
   for (const reserved of ['timestamp', 'sequence'] as const) {
     const n = specs.filter((f) => f.name === reserved).length;
     if (n !== 1) {
@@ -135,30 +112,7 @@ export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
       { totalBits: total, overflowBits: total - 64 },
     );
   }
-  const unitMs = UNIT_MS[unit];
-  for (const f of specs) {
-    if (f.name === 'sequence' && f.bits > MAX_SEQUENCE_BITS) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_WIDTH,
-        `The sequence field has ${f.bits} bits; at most ${MAX_SEQUENCE_BITS} are supported (over a billion IDs per tick).`,
-        { field: f.name, bits: f.bits, max: MAX_SEQUENCE_BITS },
-      );
-    }
-    if (f.name === 'timestamp' && epochMs + 2 ** f.bits * unitMs > MAX_DATE_MS) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_WIDTH,
-        `The timestamp field has ${f.bits} bits of ${unit}, which outlasts the largest date JavaScript can represent (year 275760); use fewer bits (41 bits of 1 ms already last 69 years).`,
-        { field: f.name, bits: f.bits, unit },
-      );
-    }
-    if (f.name !== 'timestamp' && f.name !== 'sequence' && f.bits > MAX_NODE_FIELD_BITS) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_WIDTH,
-        `Node field ${f.name} has ${plural(f.bits, 'bit')}; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
-        { field: f.name, bits: f.bits, max: MAX_NODE_FIELD_BITS },
-      );
-    }
-  }
+  for (const f of specs) checkFieldLimits(f, epochMs, unit);
   let shift = total;
   const fields: LayoutField[] = specs.map((f) => {
     shift -= f.bits;
@@ -166,6 +120,58 @@ export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
     return { name: f.name, bits: f.bits, shift, max: 2 ** f.bits - 1, kind };
   });
   return { fields, epochMs, unit };
+}
+
+/** One field's name and width (the first checks, before the fields are compared). */
+function checkFieldSpec(f: FieldSpec): void {
+  if (f === null || typeof f !== 'object' || typeof f.name !== 'string' || !NAME_RE.test(f.name)) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_NAME,
+      `Field name ${JSON.stringify(f?.name)} is not allowed; use a letter or _ followed by up to 31 letters, digits or _.`,
+      { name: f?.name },
+    );
+  }
+  if (f.name === '__proto__') {
+    // A decoded ID's fields are a plain object: this name would set its prototype and vanish.
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_NAME,
+      'Field name "__proto__" is not allowed: it is reserved in JavaScript objects and a decoded ID would lose it; choose another name.',
+      { name: f.name },
+    );
+  }
+  if (typeof f.bits !== 'number' || !Number.isInteger(f.bits) || f.bits < 1) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_WIDTH,
+      `Field ${f.name} has width ${String(f.bits)}; a width must be a whole number of bits, at least 1.`,
+      { field: f.name, bits: f.bits },
+    );
+  }
+}
+
+/** One field's width against its kind's limit: the sequence's, the timestamp's last date, a node field's. */
+function checkFieldLimits(f: FieldSpec, epochMs: number, unit: TimeUnit): void {
+  const unitMs = UNIT_MS[unit];
+  if (f.name === 'sequence' && f.bits > MAX_SEQUENCE_BITS) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_WIDTH,
+      `The sequence field has ${f.bits} bits; at most ${MAX_SEQUENCE_BITS} are supported (over a billion IDs per tick).`,
+      { field: f.name, bits: f.bits, max: MAX_SEQUENCE_BITS },
+    );
+  }
+  if (f.name === 'timestamp' && epochMs + 2 ** f.bits * unitMs > MAX_DATE_MS) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_WIDTH,
+      `The timestamp field has ${f.bits} bits of ${unit}, which outlasts the largest date JavaScript can represent (year 275760); use fewer bits (41 bits of 1 ms already last 69 years).`,
+      { field: f.name, bits: f.bits, unit },
+    );
+  }
+  if (f.name !== 'timestamp' && f.name !== 'sequence' && f.bits > MAX_NODE_FIELD_BITS) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_WIDTH,
+      `Node field ${f.name} has ${plural(f.bits, 'bit')}; a node field holds at most ${MAX_NODE_FIELD_BITS} bits (a JavaScript safe integer).`,
+      { field: f.name, bits: f.bits, max: MAX_NODE_FIELD_BITS },
+    );
+  }
 }
 
 /**

@@ -11,8 +11,8 @@
  * loop stops before its next chunk.
  */
 import { endianness } from 'node:os';
-import type { ServiceImpl } from '@connectrpc/connect';
-import { create } from '@bufbuild/protobuf';
+import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
 import { FlurryError, parseId, parseTime, type Layout, type UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
@@ -20,7 +20,7 @@ import { serverError } from '../errors.js';
 import type { IdSource, UuidSource } from '../http/context.js';
 import type { PublicIds } from '../public-ids/codec.js';
 import { parseUuidForm } from '../http/routes/uuids.js';
-import { IdService, StreamIdsResponseSchema } from './gen-proto/flurry/v1/id_service_pb.js';
+import { IdService, StreamIdsResponseSchema, type StreamIdsRequest } from './gen-proto/flurry/v1/id_service_pb.js';
 
 /**
  * What the IdService handlers need from the running service (a subset of the HTTP
@@ -49,10 +49,6 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** The `flurry.v1.IdService` handlers for Connect's router. */
 export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
   const { ids, layout, maxBatch } = ctx;
-  const fillAll = (a: BigUint64Array): void => {
-    let at = 0;
-    while (at < a.length) at += ids.fill(a, at, a.length - at);
-  };
   return {
     nextId() {
       const id = ids.next();
@@ -60,31 +56,10 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
     },
     batchIds(req) {
       const a = new BigUint64Array(countOf(req.count, maxBatch, 'count'));
-      fillAll(a);
+      fillAll(ids, a);
       return { ids: Array.from(a) };
     },
-    // eslint-disable-next-line @typescript-eslint/require-await -- Connect's server-streaming shape; Connect awaits each write (drain) between pulls
-    async *streamIds(req, hc) {
-      const chunk = req.chunk === 0 ? Math.min(DEFAULT_CHUNK, maxBatch) : countOf(req.chunk, maxBatch, 'chunk');
-      let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
-      // Binary protocols get the packed field's bytes as they sit in memory (an unknown
-      // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
-      const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
-      while (left > 0 && !hc.signal.aborted) {
-        const n = Math.min(chunk, left);
-        // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
-        const buf = new ArrayBuffer(8 + n * 8);
-        const a = new BigUint64Array(buf, 8, n);
-        fillAll(a);
-        left -= n;
-        if (raw) {
-          const m = create(StreamIdsResponseSchema);
-          const k = varintBefore(new Uint8Array(buf, 0, 8), n * 8);
-          m.$unknown = [{ no: 1, wireType: WireType.LengthDelimited, data: new Uint8Array(buf, 8 - k, k + n * 8) }];
-          yield m;
-        } else yield { ids: Array.from(a) };
-      }
-    },
+    streamIds: (req, hc) => streamIds(ids, maxBatch, req, hc),
     decodeId(req) {
       const v = req.value;
       if (v.case === undefined) {
@@ -159,6 +134,39 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
       return { uuids: src.batch(countOf(req.count, maxBatch, 'count'), form) };
     },
   };
+}
+
+function fillAll(ids: IdSource, a: BigUint64Array): void {
+  let at = 0;
+  while (at < a.length) at += ids.fill(a, at, a.length - at);
+}
+
+// eslint-disable-next-line @typescript-eslint/require-await -- Connect's server-streaming shape; Connect awaits each write (drain) between pulls
+async function* streamIds(
+  ids: IdSource,
+  maxBatch: number,
+  req: StreamIdsRequest,
+  hc: HandlerContext,
+): AsyncGenerator<MessageInitShape<typeof StreamIdsResponseSchema>> {
+  const chunk = req.chunk === 0 ? Math.min(DEFAULT_CHUNK, maxBatch) : countOf(req.chunk, maxBatch, 'chunk');
+  let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
+  // Binary protocols get the packed field's bytes as they sit in memory (an unknown
+  // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
+  const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
+  while (left > 0 && !hc.signal.aborted) {
+    const n = Math.min(chunk, left);
+    // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
+    const buf = new ArrayBuffer(8 + n * 8);
+    const a = new BigUint64Array(buf, 8, n);
+    fillAll(ids, a);
+    left -= n;
+    if (raw) {
+      const m = create(StreamIdsResponseSchema);
+      const k = varintBefore(new Uint8Array(buf, 0, 8), n * 8);
+      m.$unknown = [{ no: 1, wireType: WireType.LengthDelimited, data: new Uint8Array(buf, 8 - k, k + n * 8) }];
+      yield m;
+    } else yield { ids: Array.from(a) };
+  }
 }
 
 /** `n` when it is 1 to `max`; 0 is bad input (FLURRY_E_BAD_REQUEST: INVALID_ARGUMENT), past `max` the limit (FLURRY_E_BATCH_COUNT: RESOURCE_EXHAUSTED). */

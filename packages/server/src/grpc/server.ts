@@ -128,37 +128,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     );
   }
   const logger = opts.logger;
-  const token = opts.token;
-  const guarded = new Set([IdService.typeName, ...(opts.authHealth ? [Health.typeName] : [])]);
-  const routes = (router: ConnectRouter): void => {
-    router.service(IdService, idServiceHandlers(opts.ids));
-    router.service(Health, healthHandlers(opts.ready, [IdService.typeName], opts.healthWatchMs));
-    router.service(
-      ServerReflection,
-      reflectionHandlers([file_flurry_v1_id_service, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection]),
-    );
-  };
-  const connect = connectNodeAdapter({
-    routes,
-    readMaxBytes: maxMessageBytes,
-    interceptors: [
-      callMetrics(opts.record),
-      ...(token !== undefined ? [bearerToken(token, (s) => guarded.has(s))] : []),
-    ],
-  });
-  const handler = (
-    req: http.IncomingMessage | http2.Http2ServerRequest,
-    res: http.ServerResponse | http2.Http2ServerResponse,
-  ): void => {
-    // Only browsers send Origin; gRPC clients pay nothing for CORS.
-    if (req.headers.origin !== undefined) for (const [k, v] of CORS_ENTRIES) res.setHeader(k, v);
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204);
-      res.end();
-      return;
-    }
-    connect(req, res);
-  };
+  const handler = grpcHandler(opts, maxMessageBytes);
 
   // With TLS, node's secure HTTP/2 server takes the TLS handshake and ALPN: h2 for gRPC,
   // http/1.1 (allowHTTP1: the same handler, node:http's request objects) for Connect JSON and gRPC-Web.
@@ -208,20 +178,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
       return;
     }
     if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
-    let seen = Buffer.alloc(0);
-    const sniff = (): void => {
-      let chunk: Buffer | null;
-      while ((chunk = socket.read() as Buffer | null) !== null) seen = Buffer.concat([seen, chunk]);
-      const n = Math.min(seen.length, PREFACE.length);
-      if (n === 0) return;
-      const looksH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
-      if (looksH2 && n < PREFACE.length) return; // wait for the rest of the preface
-      socket.off('readable', sniff);
-      socket.setTimeout(0); // from here on, the HTTP/2 session's or the HTTP/1.1 server's timeouts
-      socket.unshift(seen);
-      (looksH2 ? h2 : h1).emit('connection', socket);
-    };
-    socket.on('readable', sniff);
+    routeByPreface(socket, h2, h1);
   });
   server.maxConnections = maxConnections;
   server.on('error', (err) => logger?.warn({ err: err.message }, 'gRPC server error'));
@@ -253,4 +210,60 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
       return closing;
     },
   };
+}
+
+/** Connect's handler for IdService, Health and reflection, behind the token check and CORS. */
+function grpcHandler(
+  opts: GrpcServerOptions,
+  maxMessageBytes: number,
+): (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void {
+  const token = opts.token;
+  const guarded = new Set([IdService.typeName, ...(opts.authHealth ? [Health.typeName] : [])]);
+  const routes = (router: ConnectRouter): void => {
+    router.service(IdService, idServiceHandlers(opts.ids));
+    router.service(Health, healthHandlers(opts.ready, [IdService.typeName], opts.healthWatchMs));
+    router.service(
+      ServerReflection,
+      reflectionHandlers([file_flurry_v1_id_service, file_grpc_health_v1_health, file_grpc_reflection_v1_reflection]),
+    );
+  };
+  const connect = connectNodeAdapter({
+    routes,
+    readMaxBytes: maxMessageBytes,
+    interceptors: [
+      callMetrics(opts.record),
+      ...(token !== undefined ? [bearerToken(token, (s) => guarded.has(s))] : []),
+    ],
+  });
+  return (req, res) => {
+    // Only browsers send Origin; gRPC clients pay nothing for CORS.
+    if (req.headers.origin !== undefined) for (const [k, v] of CORS_ENTRIES) res.setHeader(k, v);
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    connect(req, res);
+  };
+}
+
+/** Hands a cleartext connection to the HTTP/2 server when its first bytes are the HTTP/2 preface, else to the HTTP/1.1 one. */
+function routeByPreface(socket: net.Socket, h2: net.Server, h1: net.Server): void {
+  let seen = Buffer.alloc(0);
+  const sniff = (): void => {
+    let chunk: Buffer | null;
+    while ((chunk = socket.read() as Buffer | null) !== null) seen = Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, PREFACE.length);
+    if (n === 0) return;
+    const looksH2 = seen.subarray(0, n).equals(PREFACE.subarray(0, n));
+    if (looksH2 && n < PREFACE.length) return; // wait for the rest of the preface
+    socket.off('readable', sniff);
+    socket.setTimeout(0); // from here on, the HTTP/2 session's or the HTTP/1.1 server's timeouts
+    socket.unshift(seen);
+    (looksH2 ? h2 : h1).emit('connection', socket);
+  };
+  socket.on('readable', sniff);
 }

@@ -55,19 +55,13 @@ export function createRequestHandler(
     let status: number;
     try {
       if (url.length > maxUrl) {
-        status = sendError(
-          res,
-          serverError(
-            'URL_TOO_LONG',
-            `the request target is ${url.length} bytes long; at most ${maxUrl} are allowed (setting maxUrlBytes)`,
-            { length: url.length, max: maxUrl },
-          ),
-          { close: true },
-        );
+        status = sendError(res, urlTooLong(url.length, maxUrl), { close: true });
       } else {
         scanHeaders(req.rawHeaders, headers);
         const bodyError =
-          headers.contentLength === undefined && headers.transferEncoding === undefined ? null : checkBody();
+          headers.contentLength === undefined && headers.transferEncoding === undefined
+            ? null
+            : refusedBody(headers, maxBody);
         if (bodyError) {
           status = sendError(res, bodyError, { close: true });
         } else {
@@ -131,39 +125,9 @@ export function createRequestHandler(
     );
   }
 
-  function checkBody(): FlurryError | null {
-    if (headers.transferEncoding !== undefined) {
-      return serverError(
-        'BODY_TOO_LARGE',
-        `this API reads no request bodies and refuses chunked ones (Transfer-Encoding: ${clip(headers.transferEncoding)}); send GET requests without a body`,
-      );
-    }
-    const n = Number(headers.contentLength);
-    if (!(n <= maxBody)) {
-      return serverError(
-        'BODY_TOO_LARGE',
-        `the request body is ${clip(String(headers.contentLength))} bytes; at most ${maxBody} are allowed (setting maxBodyBytes), and no route reads one`,
-        { max: maxBody },
-      );
-    }
-    return null;
-  }
-
   function failed(res: ServerResponse, err: unknown, req: IncomingMessage, url: string): number {
     const status = sendError(res, forHttpCaller(err));
-    if (status === 500) {
-      ctx.logger.error(
-        {
-          err:
-            err instanceof Error
-              ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
-              : String(err),
-          method: req.method,
-          url: clip(url),
-        },
-        'unexpected error in a request handler',
-      );
-    }
+    if (status === 500) logUnexpected(ctx.logger, err, req, url);
     return status;
   }
 
@@ -176,6 +140,48 @@ export function createRequestHandler(
 
 /** Not a status: the route answers asynchronously and records its own metrics. */
 const LATER = -1;
+
+function urlTooLong(length: number, max: number): FlurryError {
+  return serverError(
+    'URL_TOO_LONG',
+    `the request target is ${length} bytes long; at most ${max} are allowed (setting maxUrlBytes)`,
+    { length, max },
+  );
+}
+
+/** A request that announces a body: refused when chunked or over `maxBody` bytes. */
+function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | null {
+  if (headers.transferEncoding !== undefined) {
+    return serverError(
+      'BODY_TOO_LARGE',
+      `this API reads no request bodies and refuses chunked ones (Transfer-Encoding: ${clip(headers.transferEncoding)}); send GET requests without a body`,
+    );
+  }
+  const n = Number(headers.contentLength);
+  if (!(n <= maxBody)) {
+    return serverError(
+      'BODY_TOO_LARGE',
+      `the request body is ${clip(String(headers.contentLength))} bytes; at most ${maxBody} are allowed (setting maxBodyBytes), and no route reads one`,
+      { max: maxBody },
+    );
+  }
+  return null;
+}
+
+/** The one log line of an unexpected exception (its 500 `FLURRY_E_INTERNAL` is already sent). */
+function logUnexpected(logger: HttpContext['logger'], err: unknown, req: IncomingMessage, url: string): void {
+  logger.error(
+    {
+      err:
+        err instanceof Error
+          ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
+          : String(err),
+      method: req.method,
+      url: clip(url),
+    },
+    'unexpected error in a request handler',
+  );
+}
 
 function notAllowed(res: ServerResponse, method: string | undefined, allow: string): number {
   return sendError(

@@ -135,16 +135,6 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     );
   }
   const logger = opts.logger;
-  const nodeOf: () => Readonly<Record<string, number>> =
-    typeof opts.node === 'function'
-      ? opts.node
-      : (
-          (n) => () =>
-            n
-        )(opts.node);
-  const nodeFields: ThriftServerOptions['layout']['nodeFields'] = opts.layout.nodeFields;
-  const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
-  const workerFields = nodeFields.filter((f) => f !== dcField);
   if (opts.layout.totalBits > 63) {
     logger?.warn(
       { totalBits: opts.layout.totalBits },
@@ -152,34 +142,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     );
   }
 
-  const handler: SnowflakeHandler = {
-    getDatacenterId: () => (dcField ? BigInt(nodeOf()[dcField.name] ?? 0) : 0n),
-    getWorkerId: () => {
-      const node = nodeOf();
-      let v = 0n;
-      for (const f of workerFields) v = (v << BigInt(f.bits)) | BigInt(node[f.name] ?? 0);
-      return v;
-    },
-    getTimestamp: () => BigInt(Math.floor(clock.now())),
-    getId: (userAgent) => {
-      if (!USER_AGENT_PATTERN.test(userAgent)) {
-        throw new SnowflakeCallError(
-          'InvalidUserAgentError',
-          `user agent ${JSON.stringify(userAgent.slice(0, 64))} is invalid: it must match [a-zA-Z][a-zA-Z\\-0-9]* (a letter, then letters, digits and dashes)`,
-        );
-      }
-      try {
-        return opts.generator.next();
-      } catch (err) {
-        const code = (err as { code?: unknown } | null)?.code;
-        if (typeof code === 'string' && code.startsWith('FLURRY_E_CLOCK')) {
-          throw new SnowflakeCallError('InvalidSystemClock', `${code}: ${(err as Error).message}`);
-        }
-        throw err;
-      }
-    },
-  };
-  const processor = new SnowflakeProcessor(handler);
+  const processor = new SnowflakeProcessor(snowflakeHandler(opts, clock));
   const sockets = new Set<net.Socket>();
   const idle = idleTimeoutMs > 0 ? new IdleSweep(idleTimeoutMs) : undefined;
 
@@ -229,6 +192,43 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
       idle?.stop();
       closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
       return closing;
+    },
+  };
+}
+
+/** The calls of Twitter's `Snowflake` service: IDs from the generator, the datacenter and worker IDs from its node. */
+function snowflakeHandler(opts: ThriftServerOptions, clock: Clock): SnowflakeHandler {
+  const node = opts.node;
+  const nodeOf = typeof node === 'function' ? node : () => node;
+  const nodeFields: ThriftServerOptions['layout']['nodeFields'] = opts.layout.nodeFields;
+  const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
+  const workerFields = nodeFields.filter((f) => f !== dcField);
+
+  return {
+    getDatacenterId: () => (dcField ? BigInt(nodeOf()[dcField.name] ?? 0) : 0n),
+    getWorkerId: () => {
+      const node = nodeOf();
+      let v = 0n;
+      for (const f of workerFields) v = (v << BigInt(f.bits)) | BigInt(node[f.name] ?? 0);
+      return v;
+    },
+    getTimestamp: () => BigInt(Math.floor(clock.now())),
+    getId: (userAgent) => {
+      if (!USER_AGENT_PATTERN.test(userAgent)) {
+        throw new SnowflakeCallError(
+          'InvalidUserAgentError',
+          `user agent ${JSON.stringify(userAgent.slice(0, 64))} is invalid: it must match [a-zA-Z][a-zA-Z\\-0-9]* (a letter, then letters, digits and dashes)`,
+        );
+      }
+      try {
+        return opts.generator.next();
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (typeof code === 'string' && code.startsWith('FLURRY_E_CLOCK')) {
+          throw new SnowflakeCallError('InvalidSystemClock', `${code}: ${(err as Error).message}`);
+        }
+        throw err;
+      }
     },
   };
 }

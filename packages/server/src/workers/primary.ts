@@ -54,14 +54,6 @@ interface Slot {
   restartTimer: NodeJS.Timeout | undefined;
 }
 
-interface MetricsGather {
-  readonly from: Worker;
-  readonly askId: number;
-  readonly waiting: Set<number>;
-  readonly results: { slot: number; metrics: unknown[] }[];
-  readonly timer: NodeJS.Timeout;
-}
-
 /**
  * Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code.
  *
@@ -77,89 +69,26 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       'the registry does not answer; not checking free node IDs, the workers wait for it',
     ),
   );
-  const slots: Slot[] = Array.from({ length: count }, (_, slot) => ({
-    slot,
-    worker: undefined,
-    restarts: 0,
-    report: undefined,
-    backoffMs: 0,
-    restartTimer: undefined,
-  }));
-  const bySlot = new Map<number, Slot>();
+  const slots = Array.from({ length: count }, (_, slot) => newSlot(slot));
   let stopping = false;
   let everReady = false;
   let failedStart: number | undefined;
-  let gatherId = 0;
-  const gathers = new Map<number, MetricsGather>();
 
-  const entry = (s: Slot): WorkerEntry => {
-    const r = s.report;
-    const fresh = r !== undefined && now() - r.reportedAt < SILENT_AFTER_MS;
-    const state: WorkerEntry['state'] = stopping
-      ? 'stopping'
-      : !s.worker
-        ? 'restarting'
-        : !r
-          ? 'starting'
-          : !fresh
-            ? 'silent'
-            : r.ready
-              ? 'ready'
-              : 'not-ready';
-    return {
-      slot: s.slot,
-      pid: r?.pid ?? s.worker?.process.pid ?? 0,
-      restarts: s.restarts,
-      ready: state === 'ready',
-      state,
-      node: r?.node ?? null,
-      lease: r?.lease ?? null,
-      issued: r?.issued ?? '0',
-      idsPerSecond: fresh ? (r?.idsPerSecond ?? 0) : 0,
-      notReady: r?.notReady ?? null,
-      reportedAt: r?.reportedAt ?? 0,
-    };
-  };
-  const table = (): WorkerEntry[] => slots.map(entry);
+  const table = (): WorkerEntry[] => slots.map((s) => workerEntry(s, stopping, now()));
 
-  const own = new Registry();
-  new Gauge({
-    name: 'flurry_workers',
-    help: 'Worker processes of flurry serve --workers, by state (ready, not-ready, starting, silent, restarting, stopping).',
-    labelNames: ['state'],
-    registers: [own],
-    collect() {
-      this.reset();
-      for (const e of table()) this.inc({ state: e.state });
-    },
-  });
-  const restartsTotal = new Counter({
-    name: 'flurry_worker_restarts_total',
-    help: 'Workers of flurry serve --workers restarted after they died.',
-    registers: [own],
-  });
+  const { own, restartsTotal } = primaryRegistry(table);
 
-  const send = (w: Worker | undefined, m: WorkerMessage): void => {
-    if (w && w.isConnected()) w.send(m, undefined, () => undefined);
-  };
   const broadcast = (): void => {
     const t = table();
     for (const s of slots) send(s.worker, { flurry: 'table', workers: t });
   };
-  const finishGather = (id: number): void => {
-    const g = gathers.get(id);
-    if (!g) return;
-    gathers.delete(id);
-    clearTimeout(g.timer);
-    void aggregateMetrics(g.results, own).then(
-      (text) => send(g.from, { flurry: 'metrics-text', id: g.askId, text }),
-      (err: unknown) => log.error({ error: String(err) }, 'aggregating the workers’ metrics failed'),
-    );
-  };
+  const gathers = metricsGathers(own, (err) =>
+    log.error({ error: String(err) }, 'aggregating the workers’ metrics failed'),
+  );
 
   let resolveDone: (code: number) => void = () => undefined;
   const done = new Promise<number>((r) => (resolveDone = r));
-  const liveWorkers = (): Worker[] => slots.flatMap((s) => (s.worker ? [s.worker] : []));
+  const liveWorkers = (): Worker[] => workersOf(slots);
   const maybeDone = (): void => {
     if (!stopping || liveWorkers().length > 0) return;
     resolveDone(failedStart ?? (cleanStops === stopped ? 0 : 1));
@@ -172,40 +101,18 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     s.report = undefined;
     const w = cluster.fork();
     s.worker = w;
-    bySlot.set(w.id, s);
     w.on('message', (m: unknown) => {
       if (!isWorkerMessage(m)) return;
       if (m.flurry === 'report') {
-        const wasReady = s.report?.ready === true;
-        s.report = m.report;
-        if (m.report.ready) {
-          s.backoffMs = 0;
-          if (!everReady) {
-            everReady = true;
-          }
-        }
-        if (wasReady !== m.report.ready) broadcast();
+        everReady ||= m.report.ready;
+        if (takeReport(s, m.report)) broadcast();
       } else if (m.flurry === 'metrics-ask') {
-        const id = ++gatherId;
-        const targets = liveWorkers().filter((x) => x.isConnected());
-        const g: MetricsGather = {
-          from: w,
-          askId: m.id,
-          waiting: new Set(targets.map((x) => x.id)),
-          results: [],
-          timer: setTimeout(() => finishGather(id), METRICS_WAIT_MS),
-        };
-        gathers.set(id, g);
-        for (const x of targets) send(x, { flurry: 'metrics-ask', id });
+        gathers.ask(w, m.id, liveWorkers());
       } else if (m.flurry === 'metrics-json') {
-        const g = gathers.get(m.id);
-        if (!g || !g.waiting.delete(w.id)) return;
-        g.results.push({ slot: s.slot, metrics: m.metrics });
-        if (g.waiting.size === 0) finishGather(m.id);
+        gathers.answer(m.id, w, s.slot, m.metrics);
       }
     });
     w.on('exit', (code, signal) => {
-      bySlot.delete(w.id);
       if (s.worker === w) s.worker = undefined;
       const how = { slot: s.slot, pid: w.process.pid, code, signal };
       if (stopping) {
@@ -238,28 +145,12 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     if (stopping) return;
     stopping = true;
     log.info({ why, workers: liveWorkers().length }, 'stopping every worker');
-    for (const s of slots) {
-      if (s.restartTimer) clearTimeout(s.restartTimer);
-      s.restartTimer = undefined;
-    }
-    for (const w of liveWorkers()) w.process.kill('SIGTERM');
-    killTimer = setTimeout(() => {
-      for (const w of liveWorkers()) {
-        log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');
-        w.process.kill('SIGKILL');
-      }
-    }, config.shutdownTimeoutMs + KILL_AFTER_MS);
+    killTimer = stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
     maybeDone();
   };
-  const onTerm = (): void => stop('SIGTERM');
-  const onInt = (): void => stop('SIGINT');
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onInt);
   // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
-  const onHup = (): void => {
-    for (const w of liveWorkers()) w.process.kill('SIGHUP');
-  };
-  if (config.tlsCert !== undefined) process.on('SIGHUP', onHup);
+  const onHup = config.tlsCert === undefined ? undefined : () => signal(liveWorkers(), 'SIGHUP');
+  const offSignals = onSignals(stop, onHup);
 
   log.info({ workers: count, pid: process.pid }, `starting ${count} workers`);
   for (const s of slots) fork(s);
@@ -270,9 +161,165 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   } finally {
     clearInterval(tick);
     if (killTimer) clearTimeout(killTimer);
-    for (const g of gathers.values()) clearTimeout(g.timer);
+    gathers.clear();
+    offSignals();
+  }
+}
+
+const newSlot = (slot: number): Slot => ({
+  slot,
+  worker: undefined,
+  restarts: 0,
+  report: undefined,
+  backoffMs: 0,
+  restartTimer: undefined,
+});
+
+/** Records a worker's report (a ready worker's backoff starts over); true when its readiness changed. */
+function takeReport(s: Slot, report: WorkerReport): boolean {
+  const wasReady = s.report?.ready === true;
+  s.report = report;
+  if (report.ready) s.backoffMs = 0;
+  return wasReady !== report.ready;
+}
+
+/** A slot's row in the worker table, its state derived from its last report. */
+function workerEntry(s: Slot, stopping: boolean, now: number): WorkerEntry {
+  const r = s.report;
+  const fresh = r !== undefined && now - r.reportedAt < SILENT_AFTER_MS;
+  const state: WorkerEntry['state'] = stopping
+    ? 'stopping'
+    : !s.worker
+      ? 'restarting'
+      : !r
+        ? 'starting'
+        : !fresh
+          ? 'silent'
+          : r.ready
+            ? 'ready'
+            : 'not-ready';
+  return {
+    slot: s.slot,
+    pid: r?.pid ?? s.worker?.process.pid ?? 0,
+    restarts: s.restarts,
+    ready: state === 'ready',
+    state,
+    node: r?.node ?? null,
+    lease: r?.lease ?? null,
+    issued: r?.issued ?? '0',
+    idsPerSecond: fresh ? (r?.idsPerSecond ?? 0) : 0,
+    notReady: r?.notReady ?? null,
+    reportedAt: r?.reportedAt ?? 0,
+  };
+}
+
+/** The primary's own metrics (workers by state, restarts), added to the aggregated `/metrics`. */
+function primaryRegistry(table: () => WorkerEntry[]): { own: Registry; restartsTotal: Counter } {
+  const own = new Registry();
+  new Gauge({
+    name: 'flurry_workers',
+    help: 'Worker processes of flurry serve --workers, by state (ready, not-ready, starting, silent, restarting, stopping).',
+    labelNames: ['state'],
+    registers: [own],
+    collect() {
+      this.reset();
+      for (const e of table()) this.inc({ state: e.state });
+    },
+  });
+  const restartsTotal = new Counter({
+    name: 'flurry_worker_restarts_total',
+    help: 'Workers of flurry serve --workers restarted after they died.',
+    registers: [own],
+  });
+  return { own, restartsTotal };
+}
+
+const workersOf = (slots: Slot[]): Worker[] => slots.flatMap((s) => (s.worker ? [s.worker] : []));
+
+function signal(workers: Worker[], sig: NodeJS.Signals): void {
+  for (const w of workers) w.process.kill(sig);
+}
+
+/** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs`. */
+function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): NodeJS.Timeout {
+  for (const s of slots) {
+    if (s.restartTimer) clearTimeout(s.restartTimer);
+    s.restartTimer = undefined;
+  }
+  signal(workersOf(slots), 'SIGTERM');
+  return setTimeout(() => {
+    for (const w of workersOf(slots)) {
+      log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');
+      w.process.kill('SIGKILL');
+    }
+  }, killAfterMs);
+}
+
+/** Stops on SIGTERM and SIGINT, hands SIGHUP to `onHup` when given; returns what removes the listeners. */
+function onSignals(stop: (why: string) => void, onHup: (() => void) | undefined): () => void {
+  const onTerm = (): void => stop('SIGTERM');
+  const onInt = (): void => stop('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  if (onHup) process.on('SIGHUP', onHup);
+  return () => {
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onInt);
-    process.off('SIGHUP', onHup);
-  }
+    if (onHup) process.off('SIGHUP', onHup);
+  };
+}
+
+function send(w: Worker | undefined, m: WorkerMessage): void {
+  if (w && w.isConnected()) w.send(m, undefined, () => undefined);
+}
+
+interface MetricsGather {
+  readonly from: Worker;
+  readonly askId: number;
+  readonly waiting: Set<number>;
+  readonly results: { slot: number; metrics: unknown[] }[];
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * A worker's `/metrics` request: ask every live worker for its metrics, aggregate the answers
+ * (or what came within {@link METRICS_WAIT_MS}) with the primary's own and send the text back.
+ */
+function metricsGathers(own: Registry, onError: (err: unknown) => void) {
+  let gatherId = 0;
+  const gathers = new Map<number, MetricsGather>();
+  const finish = (id: number): void => {
+    const g = gathers.get(id);
+    if (!g) return;
+    gathers.delete(id);
+    clearTimeout(g.timer);
+    void aggregateMetrics(g.results, own).then(
+      (text) => send(g.from, { flurry: 'metrics-text', id: g.askId, text }),
+      onError,
+    );
+  };
+  return {
+    ask(from: Worker, askId: number, workers: Worker[]): void {
+      const id = ++gatherId;
+      const targets = workers.filter((x) => x.isConnected());
+      const g: MetricsGather = {
+        from,
+        askId,
+        waiting: new Set(targets.map((x) => x.id)),
+        results: [],
+        timer: setTimeout(() => finish(id), METRICS_WAIT_MS),
+      };
+      gathers.set(id, g);
+      for (const x of targets) send(x, { flurry: 'metrics-ask', id });
+    },
+    answer(id: number, from: Worker, slot: number, metrics: unknown[]): void {
+      const g = gathers.get(id);
+      if (!g || !g.waiting.delete(from.id)) return;
+      g.results.push({ slot, metrics });
+      if (g.waiting.size === 0) finish(id);
+    },
+    clear(): void {
+      for (const g of gathers.values()) clearTimeout(g.timer);
+    },
+  };
 }

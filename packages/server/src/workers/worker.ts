@@ -16,6 +16,7 @@ import type { FlurryError } from '@flurry/core';
 import type { HttpContext } from '../http/context.js';
 import type { ServiceCore } from '../service-core.js';
 import { OPERATIONS } from '../ops/feature.js';
+import { SILENT_AFTER_MS } from './primary.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
 /** How often a worker reports to the primary (ms). */
@@ -46,22 +47,7 @@ export function workerHooks(
 
   const report = (): void => {
     if (!core) return;
-    const c = core;
-    const reason = c.notReady();
-    const status = c.console.data.status();
-    const lease = status.lease;
-    const r: WorkerReport = {
-      pid: process.pid,
-      ready: reason === null,
-      node: c.issuer.leased?.generator.node ?? null,
-      lease: lease
-        ? { slot: lease.slot, deadlineMs: lease.deadlineMs, renewals: lease.renewals, fenced: lease.fenced }
-        : null,
-      issued: status.generator.issued,
-      idsPerSecond: status.generator.idsPerSecond,
-      notReady: reason === null ? null : { code: reason.code, message: reason.message },
-      reportedAt: now(),
-    };
+    const r = workerReport(core, now());
     lastReady = r.ready;
     try {
       send({ flurry: 'report', report: r });
@@ -90,7 +76,7 @@ export function workerHooks(
     if (own === null) return null;
     if (core?.shuttingDown) return own;
     const t = now();
-    return table.some((w) => w.ready && w.pid !== process.pid && t - w.reportedAt < 3_000) ? null : own;
+    return table.some((w) => w.ready && w.pid !== process.pid && t - w.reportedAt < SILENT_AFTER_MS) ? null : own;
   };
 
   return {
@@ -107,7 +93,7 @@ export function workerHooks(
           ...ops,
           readyBody: () => {
             const t = now();
-            const fresh = table.filter((w) => t - w.reportedAt < 3_000);
+            const fresh = table.filter((w) => t - w.reportedAt < SILENT_AFTER_MS);
             if (fresh.length === 0) return { workers: { ready: lastReady === true ? 1 : 0, total: 1 } };
             return { workers: { ready: fresh.filter((w) => w.ready).length, total: table.length } };
           },
@@ -142,5 +128,24 @@ export function workerHooks(
       timer = undefined;
       channel.off('message', onMessage);
     },
+  };
+}
+
+/** This worker's state for the primary's table. */
+function workerReport(c: ServiceCore, now: number): WorkerReport {
+  const reason = c.notReady();
+  const status = c.console.data.status();
+  const lease = status.lease;
+  return {
+    pid: process.pid,
+    ready: reason === null,
+    node: c.issuer.leased?.generator.node ?? null,
+    lease: lease
+      ? { slot: lease.slot, deadlineMs: lease.deadlineMs, renewals: lease.renewals, fenced: lease.fenced }
+      : null,
+    issued: status.generator.issued,
+    idsPerSecond: status.generator.idsPerSecond,
+    notReady: reason === null ? null : { code: reason.code, message: reason.message },
+    reportedAt: now,
   };
 }
