@@ -27,6 +27,7 @@ import type { GeneratorEvent } from '@flurry/core';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
+import { registerScrapeMetric } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -100,10 +101,10 @@ export class ServiceMetrics implements RouteMetrics {
         this.inc(sources.issued());
       },
     });
-    registerArrayMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
+    registerScrapeMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
       this.requestValues(),
     );
-    registerArrayMetric(
+    registerScrapeMetric(
       registry,
       'flurry_http_request_duration_seconds',
       'HTTP request latency in seconds, by route.',
@@ -309,22 +310,6 @@ export class ServiceMetrics implements RouteMetrics {
     }
     return out;
   }
-}
-
-/** A metric whose values are built from the typed arrays at scrape time. */
-function registerArrayMetric(
-  registry: Registry,
-  name: string,
-  help: string,
-  type: 'counter' | 'histogram',
-  values: () => unknown[],
-): void {
-  registry.registerMetric({
-    name,
-    help,
-    type,
-    get: () => Promise.resolve({ name, help, type, aggregator: 'sum', values: values() }),
-  } as never);
 }
 
 /** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */

@@ -5,6 +5,7 @@ import { ManualClock } from '../clock.js';
 import { FlurryError, ErrorCode } from '../errors.js';
 import { Generator } from './generator.js';
 import { SharedGenerator } from './shared-generator.js';
+import { Layout } from '../layout/layout.js';
 
 const START = Date.UTC(2025, 0, 1);
 const INDEX_URL = new URL('../index.js', import.meta.url).href;
@@ -327,5 +328,39 @@ test('GIVEN two handles sharing one tick of a standing clock THEN between them t
   } finally {
     other.close();
     shared.close();
+  }
+});
+
+test('GIVEN one handle starved for 3 s while another keeps borrowing every tick the clock frees THEN the starved call waits it out (others issuing is not a stalled clock) and issues above all of them', () => {
+  const clock = new ManualClock(START);
+  const layout = Layout.parse('timestamp:41,worker:2,sequence:2'); // 4 IDs a tick
+  const a = new SharedGenerator({ layout, node: { worker: 1 }, clock, onExhausted: 'borrow', maxBorrowMs: 2 });
+  const b = SharedGenerator.fromState(a.state, { clock });
+  const fromB: bigint[] = [];
+  const starveUntil = clock.monotonic() + 3_000;
+  let inHook = false;
+  // Each time `a` sleeps for a tick, `b` takes every ID the clock's advance made available.
+  clock.sleep = (ms: number) => {
+    clock.advance(ms);
+    if (inHook || clock.monotonic() >= starveUntil) return;
+    inHook = true;
+    try {
+      fromB.push(...b.batch(4 * ms));
+    } finally {
+      inHook = false;
+    }
+  };
+  try {
+    const first = a.batch(12); // the tick and the 2 ms borrow window: the next call must wait
+    const t0 = clock.monotonic();
+    const id = a.next(); // before the fix: FLURRY_E_SEQUENCE_EXHAUSTED ("the clock seems stalled") after 2 s
+    assert.ok(clock.monotonic() - t0 >= 3_000, `waited ${clock.monotonic() - t0} ms`);
+    assert.ok(fromB.length >= 4 * 2_900, `b issued ${fromB.length}`);
+    const all = [...first, ...fromB, id];
+    assert.equal(new Set(all).size, all.length, 'no duplicate');
+    for (const x of fromB) assert.ok(id > x, 'the starved call issues above every ID issued meanwhile');
+  } finally {
+    b.close();
+    a.close();
   }
 });

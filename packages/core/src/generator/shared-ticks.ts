@@ -197,7 +197,7 @@ export class SharedTicks {
       const planner = this.planner;
       const clock = this.clock;
       let waitStart = -1;
-      let waitW = 0;
+      let waitTick = 0;
       let stuck = 0;
       let lastNow = Number.NaN;
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -216,10 +216,12 @@ export class SharedTicks {
           tick = lastTick;
           first = seq + 1;
         } else {
-          // A tick used up by other threads while the clock moves on is not a stalled clock:
-          // the wait (bounded by stallLimitMs) counts from the last tick the clock reached.
-          // Behind the last tick (a step back) it counts on, bounded by maxBackwardsWaitMs.
-          if (waitStart >= 0 && w > waitW && w >= lastTick) waitStart = -1;
+          // Other threads issuing in later ticks while this one waits is progress, not a
+          // stalled clock or one stepped back past the bounds: the wait (stallLimitMs,
+          // maxBackwardsWaitMs) counts from the last tick they took. The shared tick cannot
+          // move on while the clock is further behind it than the borrowing allows, so a
+          // real step back is still bounded.
+          if (waitStart >= 0 && lastTick > waitTick) waitStart = -1;
           const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
           const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
           if (d.wait) {
@@ -228,7 +230,7 @@ export class SharedTicks {
             if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
             if (waitStart < 0) {
               waitStart = clock.monotonic();
-              waitW = w;
+              waitTick = lastTick;
             }
             planner.wait(d, lastTick + 1);
             continue;

@@ -24,6 +24,7 @@
  * fetch latencies come from `onEvent` of `openSequences`.
  */
 import type { Registry } from 'prom-client';
+import { registerScrapeMetric } from '../scrape-metric.js';
 import type { SequenceEvent, Sequences, SequenceStatus } from '@flurry/segments';
 
 /** Keys with a label of their own, by default (the rest are aggregated under `key="_other"`). */
@@ -91,7 +92,7 @@ export class SequenceMetrics {
     }
     this.maxKeys = max;
     const counter = (name: string, help: string, pick: (c: Counts) => number): void =>
-      this.register(registry, name, help, 'counter', () =>
+      registerScrapeMetric(registry, name, help, 'counter', () =>
         this.collect().map(([label, t]) => ({ value: pick(t), labels: { key: label } })),
       );
     counter('flurry_segment_issued_total', 'Numbers issued by this process, by key.', (c) => c.issued);
@@ -112,34 +113,34 @@ export class SequenceMetrics {
       'Numbers handed back to the store at close, by key.',
       (c) => c.handedBack,
     );
-    this.register(
+    registerScrapeMetric(
       registry,
       'flurry_segment_fetch_duration_seconds',
       'Latency of each segment fetch (failed ones too), seconds, by key.',
       'histogram',
       () => this.histogramValues(),
     );
-    this.register(registry, 'flurry_segment_step', 'The step the next fetch asks for, by key.', 'gauge', () =>
+    registerScrapeMetric(registry, 'flurry_segment_step', 'The step the next fetch asks for, by key.', 'gauge', () =>
       this.gauges().map(([label, g]) => ({ value: g.step, labels: { key: label } })),
     );
-    this.register(
+    registerScrapeMetric(
       registry,
       'flurry_segment_buffered',
       'Numbers held in memory (current remainder plus next segment), by key: what a crash would lose.',
       'gauge',
       () => this.gauges().map(([label, g]) => ({ value: g.buffered, labels: { key: label } })),
     );
-    this.register(
+    registerScrapeMetric(
       registry,
       'flurry_segment_buffer_segments',
       'Segments holding numbers (0, 1 or 2), by key.',
       'gauge',
       () => this.gauges().map(([label, g]) => ({ value: g.segments, labels: { key: label } })),
     );
-    this.register(registry, 'flurry_segment_keys', 'Keys open in this process.', 'gauge', () => [
+    registerScrapeMetric(registry, 'flurry_segment_keys', 'Keys open in this process.', 'gauge', () => [
       { value: this.statuses().length, labels: {} },
     ]);
-    this.register(
+    registerScrapeMetric(
       registry,
       'flurry_segment_keys_aggregated',
       `Keys open in this process counted under key="${OTHER_KEYS}" (past the bound of labelled keys).`,
@@ -174,21 +175,6 @@ export class SequenceMetrics {
   /** Reads the counters and gauges of `sequences` at each scrape. */
   attach(sequences: Sequences): void {
     this.sequences = sequences;
-  }
-
-  private register(
-    registry: Registry,
-    name: string,
-    help: string,
-    type: 'counter' | 'gauge' | 'histogram',
-    values: () => Value[],
-  ): void {
-    registry.registerMetric({
-      name,
-      help,
-      type,
-      get: () => Promise.resolve({ name, help, type, aggregator: 'sum', values: values() }),
-    } as never);
   }
 
   private statuses(): SequenceStatus[] {
