@@ -64,7 +64,7 @@ async function pageBytes(port, encoding) {
 /** First contentful paint (ms) of `loads` cold loads after one warm-up. */
 async function firstPaint(port, loads) {
   const { launchChromium } = await import(
-    pathToFileURL(path.join(root, 'packages/server/dist/console/browser.js')).href
+    pathToFileURL(path.join(root, 'packages/server/dist/testing/browser.js')).href
   );
   const browser = await launchChromium();
   const paints = [];

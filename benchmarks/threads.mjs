@@ -18,7 +18,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fmt, machineLine, table, writeSection } from './report.mjs';
 
 const core = await import(new URL('../packages/core/dist/index.js', import.meta.url).href);
-const { check } = await import(new URL('../packages/core/dist/generator/thread-kit.js', import.meta.url).href);
+const { check } = await import(new URL('../packages/core/dist/testing/thread-kit.js', import.meta.url).href);
 const TWITTER_EPOCH = 1288834974657;
 const LAYOUTS = {
   twitter: 'twitter',

@@ -20,7 +20,7 @@ export const title = 'flurry serve --workers 4: one worker SIGSTOPped past its T
 /** Exactly 4 node IDs: the 4 workers hold them all, so a newcomer can only take an expired one. */
 const FIELDS = 'timestamp:41,worker:2,sequence:12';
 
-const workersTesting = path.join(root, 'packages/server/dist/workers/testing.js');
+const workersTesting = path.join(root, 'packages/server/dist/testing/workers.js');
 
 /**
  * Runs the scenario; `add(row)` receives each report row as soon as it exists.

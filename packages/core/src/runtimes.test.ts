@@ -1,5 +1,5 @@
 // Issue 29, part 1: @flurry/core unchanged in other runtimes. The shared suite
-// (runtimes/shared-suite.ts) runs here in Node.js, and in Node.js 22, Bun, Deno and Cloudflare's workerd installed from
+// (testing/shared-suite.ts) runs here in Node.js, and in Node.js 22, Bun, Deno and Cloudflare's workerd installed from
 // npm (pinned, each into its own cache directory outside the repository, once); in Deno also with no
 // permissions at all, where /dev/urandom cannot be read (random bytes come from Web Crypto) and os.tmpdir()
 // is refused (node claims fall back to memory). workerd and Chromium run a bundle of it (esbuild, the
@@ -13,8 +13,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } fro
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runSharedSuite, type SuiteResult } from './runtimes/shared-suite.js';
-import { runInChromium, runInWorkerd, type FrozenRun } from './runtimes/web-runners.js';
+import { runSharedSuite, type SuiteResult } from './testing/shared-suite.js';
+import { runInChromium, runInWorkerd, type FrozenRun } from './testing/web-runners.js';
 
 /** The runtimes' npm packages (each ships its binary), pinned. */
 const RUNTIMES = { bun: '1.4.5', deno: '2.9.6', workerd: '1.20261117.1', node22: '22.23.3' } as const;
@@ -62,7 +62,7 @@ function runIn(bin: string, args: string[]): Promise<SuiteResult[]> {
   const entry = path.join(dir, 'entry.mjs');
   writeFileSync(
     entry,
-    `import { runSharedSuite } from './node_modules/@flurry/core/dist/runtimes/shared-suite.js';\n` +
+    `import { runSharedSuite } from './node_modules/@flurry/core/dist/testing/shared-suite.js';\n` +
       `console.log(JSON.stringify(await runSharedSuite()));\n`,
   );
   return new Promise<SuiteResult[]>((resolve, reject) => {

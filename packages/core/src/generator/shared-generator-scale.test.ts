@@ -4,12 +4,12 @@
  * layout and on an uncapped one (41-bit time + 22-bit sequence), threads calling next(),
  * batch() and a mix of next(), batch() and fill() in one run; and 4 threads on a wall clock
  * shared by every thread that is frozen or steps back, under each exhaustion and backwards
- * policy (the harness and the checks: thread-kit.ts).
+ * policy (the harness and the checks: testing/thread-kit.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SharedGenerator } from './shared-generator.js';
-import { proveClock, proveScale } from './thread-kit.js';
+import { proveClock, proveScale } from '../testing/thread-kit.js';
 
 const UNCAPPED = {
   name: 'uncapped-41-22',

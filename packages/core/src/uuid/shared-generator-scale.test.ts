@@ -1,13 +1,13 @@
 /**
  * Proof that a SharedUuidGenerator keeps SharedGenerator's promises at scale (the same
- * harness, generator/thread-kit.ts): 2, 4 and 16 real worker threads × 1,000,000 UUIDs each,
+ * harness, testing/thread-kit.ts): 2, 4 and 16 real worker threads × 1,000,000 UUIDs each,
  * threads calling next() (strings and bytes), batch() and a mix of next(), batch() and
  * fill(); and 4 threads on a frozen or stepped-back wall clock shared by every thread,
  * under each exhaustion and backwards policy: 0 duplicates, 0 decreases per thread.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { proveClock, proveScale } from '../generator/thread-kit.js';
+import { proveClock, proveScale } from '../testing/thread-kit.js';
 import { decodeUuid } from './forms.js';
 import { SharedUuidGenerator } from './shared-generator.js';
 

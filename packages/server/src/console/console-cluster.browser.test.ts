@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { startEngine, type RunningEngine } from '@flurry/coordination/testing';
 import type { Browser } from 'playwright-core';
 import { httpGet, startFlurry, type FlurryProcess } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 
 const TTL_MS = 6000;
 const RENEW_MS = 1000;

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { startFlurry } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 
 let browser: Browser;
 before(async () => {

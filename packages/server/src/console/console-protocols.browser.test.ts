@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Browser } from 'playwright-core';
 import { httpGet, startFlurry, type FlurryProcess } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 import type { StatusBody } from './types.js';
 
 const PROTO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../proto');

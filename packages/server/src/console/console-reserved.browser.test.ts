@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
 import type { Browser } from 'playwright-core';
 import { httpGet, jsonBody, runFlurry, startFlurry, type FlurryProcess } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 import type { ClusterBody } from './types.js';
 
 let db: RunningDatabase;

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Layout, decodeUuid, encodeUuid, generateKey } from '@flurry/core';
 import type { Browser, Page } from 'playwright-core';
 import { httpGet, jsonBody, startFlurry, type FlurryProcess } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 
 const TOKEN = 'console-token-0123456789abcdef';
 const KEY = generateKey('C');

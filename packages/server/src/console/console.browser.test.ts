@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Layout, generateKey } from '@flurry/core';
 import type { Browser, Page } from 'playwright-core';
 import { httpGet, startFlurry, tempDir, type FlurryProcess } from '../test-support.js';
-import { launchChromium, watchPage } from './browser.js';
+import { launchChromium, watchPage } from '../testing/browser.js';
 
 const TOKEN = 'console-token-0123456789abcdef';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { Layout } from '@flurry/core';
-import { launchChromium } from '../console/browser.js';
+import { launchChromium } from '../testing/browser.js';
 import { startFlurry, type FlurryProcess } from '../test-support.js';
 
 const TOKEN = 'browser-grpc-token-0123456789';

@@ -12,7 +12,7 @@ import { createServiceCore, type ServiceCore } from '../service-core.js';
 import { leaseGenerator, startMemcached, type ServiceLogger } from '../service-steps.js';
 import { tempDir } from '../test-support.js';
 import type { MemcachedServer } from './index.js';
-import { RawConnection, binaryRequest, idsOf } from './testing.js';
+import { RawConnection, binaryRequest, idsOf } from '../testing/memcached.js';
 
 const TOKEN = 'memcached-test-token-0123456789';
 const quiet: ServiceLogger = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };

@@ -13,7 +13,7 @@ import { GENERATOR_RESERVE_MS, Layout, generatorLanes } from '@flurry/core';
 import { leasedGenerator, openRegistry } from '@flurry/coordination';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
 import { httpGet, jsonBody, runFlurry, startFlurry, tempDir } from '../test-support.js';
-import { FREE_LANE0, codeOf, mySession, pgSession } from './generate-sessions.js';
+import { FREE_LANE0, codeOf, mySession, pgSession } from '../testing/generate-sessions.js';
 
 const SESSIONS = 16;
 const CALLS = Number(process.env.FLURRY_SQL_GEN_CALLS ?? 10_000);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Layout } from '@flurry/core';
 import { startDatabase, type RunningDatabase } from '@flurry/coordination/testing';
 import { runFlurry } from '../test-support.js';
-import { codeOf, mySession, pgSession } from './generate-sessions.js';
+import { codeOf, mySession, pgSession } from '../testing/generate-sessions.js';
 
 const twitter = Layout.from('twitter');
 

@@ -5,17 +5,17 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ROUTE_NAMES, ROUTES } from './http/routes/index.js';
+import { ROUTE_NAMES, ROUTES } from '../http/routes/index.js';
 import { routeLabels, routeTable, syncRouteDocs } from './route-docs.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const page = readFileSync(path.join(root, 'docs', 'service-api.md'), 'utf8');
 
-test('GIVEN docs/service-api.md THEN its route table and route labels are those the route declarations generate (node packages/server/dist/route-docs.js --write)', () => {
+test('GIVEN docs/service-api.md THEN its route table and route labels are those the route declarations generate (node packages/server/dist/testing/route-docs.js --write)', () => {
   assert.equal(
     page,
     syncRouteDocs(page),
-    'docs/service-api.md is out of date: run node packages/server/dist/route-docs.js --write',
+    'docs/service-api.md is out of date: run node packages/server/dist/testing/route-docs.js --write',
   );
 });
 

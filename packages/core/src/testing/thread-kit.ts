@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import type { Clock } from '../clock.js';
-import type { BackwardsPolicy, ExhaustedPolicy } from './options.js';
+import type { BackwardsPolicy, ExhaustedPolicy } from '../generator/options.js';
 
 const INDEX_URL = new URL('../index.js', import.meta.url).href;
 const START = Date.UTC(2025, 0, 1);

@@ -10,7 +10,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { freePort } from '@flurry/coordination/testing';
 import { Layout } from '@flurry/core';
 import { FLURRY_BIN } from '../test-support.js';
-import type { WorkerEntry } from './types.js';
+import type { WorkerEntry } from '../workers/types.js';
 
 /** A running `flurry serve --workers N`. */
 export interface WorkersProcess {

@@ -2,14 +2,13 @@
  * The route table and the metrics' `route` labels of docs/service-api.md, generated from the
  * route declarations (`http/routes/index.ts`) as the OpenAPI document is, so the page cannot
  * omit a route. Each part sits between `<!-- generated: NAME … -->` and
- * `<!-- end generated: NAME -->` lines; `node packages/server/dist/route-docs.js --write`
- * rewrites them, `--check` (and a test, and `scripts/check-docs.mjs`) fails when they differ.
+ * `<!-- end generated: NAME -->` lines; `node packages/server/dist/testing/route-docs.js --write`
+ * rewrites them, `--check` (and `route-docs.test.ts`) fails when they differ.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Route } from './http/route.js';
-import { ROUTE_NAMES, ROUTES } from './http/routes/index.js';
+import type { Route } from '../http/route.js';
+import { ROUTE_NAMES, ROUTES } from '../http/routes/index.js';
 
 const AUTH: Readonly<Record<Route['auth'], string>> = {
   token: 'token',
@@ -61,15 +60,15 @@ export function syncRouteDocs(text: string): string {
   return out;
 }
 
-// `node dist/route-docs.js --write` rewrites docs/service-api.md; `--check` exits 1 when it is out of date.
+// `node dist/testing/route-docs.js --write` rewrites docs/service-api.md; `--check` exits 1 when it is out of date.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'service-api.md');
+  const file = fileURLToPath(new URL('../../../../docs/service-api.md', import.meta.url));
   const text = readFileSync(file, 'utf8');
   const fixed = syncRouteDocs(text);
   if (process.argv.includes('--write')) writeFileSync(file, fixed);
   else if (fixed !== text) {
     process.stderr.write(
-      'docs/service-api.md: the route table or the route labels differ from the route declarations; run node packages/server/dist/route-docs.js --write\n',
+      'docs/service-api.md: the route table or the route labels differ from the route declarations; run node packages/server/dist/testing/route-docs.js --write\n',
     );
     process.exitCode = 1;
   }

@@ -1,7 +1,7 @@
 /**
  * docs/orm.md shows the code `orm.test.ts` runs: each ```ts block preceded by
  * `<!-- orm: FILE#REGION -->` must equal the lines between `// #region REGION` and
- * `// #endregion REGION` of packages/server/src/orm/FILE (common indentation removed), and
+ * `// #endregion REGION` of packages/server/src/testing/orm/FILE (common indentation removed), and
  * every region of those files must be shown in the doc.
  */
 import { test } from 'node:test';
@@ -10,8 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const srcDir = path.join(root, 'packages', 'server', 'src', 'orm');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', '..');
+const srcDir = path.join(root, 'packages', 'server', 'src', 'testing', 'orm');
 const docPath = path.join(root, 'docs', 'orm.md');
 
 function dedent(lines: string[]): string[] {
