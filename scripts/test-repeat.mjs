@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // `npm run test:repeat -- N [--only <pkg>]… [--no-torture] [--out <file.md>]`: runs the whole
 // suite N times, each from a clean state (build output, tsbuildinfo, .flurry-tmp and torture
-// reports removed, then `npm run build`; each run gets its own empty TMPDIR, removed after),
+// reports removed, then `npm run build`; each run gets its own empty TMPDIR outside the repository, removed after),
 // and prints a table of every test file and every torture row against its pass count.
 // Test files are read from the test runner's per-test results (scripts/test.mjs --results), torture
 // rows from torture-report-short.json. `--only core` (repeatable, or `--only core,client`)
 // narrows the packages; `--no-torture` skips torture; `--out` also writes the table as markdown.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -134,8 +135,8 @@ for (let i = 1; i <= n; i++) {
   console.error(`\ntest:repeat: run ${i} of ${n}: clean state, build, test${torture ? ', torture' : ''}`);
   rmSync(work, { recursive: true, force: true });
   cleanState();
-  const tmp = path.join(work, `tmp-${i}`);
-  mkdirSync(tmp, { recursive: true });
+  // Outside the repository, as for a user: the packed-install test refuses a project inside it.
+  const tmp = mkdtempSync(path.join(tmpdir(), `flurry-test-repeat-${i}-`));
   const env = { TMPDIR: tmp };
   record('(build)', sh('npm', ['run', '--silent', 'build'], env) === 0);
   const results = path.join(work, `run-${i}.jsonl`);
