@@ -17,21 +17,10 @@ import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.j
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { endOfLifeWarning } from '../../end-of-life.js';
 import { serverError } from '../../errors.js';
-import { pinYoungGeneration } from '../../memory.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
-
-/** The service's JSON-lines log on stdout. */
-function serviceLogger(level: string): ServiceLogger {
-  return pino({
-    level,
-    base: { pid: process.pid, service: 'flurry' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
-}
 
 /** Runs `flurry serve`; resolves to the exit code once the service has stopped. */
 export async function serveCommand(io: CliIo): Promise<number> {
@@ -49,8 +38,12 @@ export async function serveCommand(io: CliIo): Promise<number> {
       'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.',
     );
   }
-  pinYoungGeneration();
-  const logger = serviceLogger(config.logLevel);
+  const logger = pino({
+    level: config.logLevel,
+    base: { pid: process.pid, service: 'flurry' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  }) as unknown as ServiceLogger;
   for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
   const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
   if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
