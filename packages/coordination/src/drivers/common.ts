@@ -4,7 +4,14 @@
  * only by the engine's name. It imports no client library, so loading it never needs
  * `etcd3`, `ioredis` or `node-zookeeper-client`.
  */
-import { assertKnownOptions, optionNames, type Clock, type FlurryError, type FlurryLogger } from '@flurry/core';
+import {
+  assertKnownOptions,
+  optionNames,
+  randomBelow,
+  type Clock,
+  type FlurryError,
+  type FlurryLogger,
+} from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
@@ -242,29 +249,6 @@ export function parseHighWaterRecord(
   return r as HighWaterRecord;
 }
 
-/** The error of a call on a closed driver (`FLURRY_E_REGISTRY_CLOSED`). */
-export function closedError(engine: string, url: string): FlurryError {
-  return registryError('CLOSED', `the ${engine} registry ${url} was closed; open a new one to claim node IDs`, { url });
-}
-
-/** The state a driver keeps for `claim`, if it is still the driver's own claim of that slot. */
-export function ownClaim<S extends { readonly slot: number }>(
-  states: ReadonlyMap<string, S>,
-  claim: Claim,
-): S | undefined {
-  const s = states.get(claim.token);
-  return s && s.slot === claim.slot ? s : undefined;
-}
-
-/** The error for renewing a claim the driver does not hold (`FLURRY_E_LEASE_LOST`). */
-export function unknownClaimError(holdsNo: string, claim: Claim, url: string): FlurryError {
-  return registryError(
-    'LEASE_LOST',
-    `${holdsNo} for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
-    { url, slot: claim.slot },
-  );
-}
-
 /** One entry of an exhaustion error's `holders` list. */
 export type ListedHolder = { slot: number } & Partial<HolderInfo>;
 
@@ -310,4 +294,110 @@ export function exhaustedError(
       `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
     { url, namespace: req.namespace, slots: req.slots, held, holders },
   );
+}
+
+/** The preferred slot of a claim request when it is one of its slots. */
+export function preferredSlot(req: ClaimRequest): number | undefined {
+  const pref = req.preferredSlot;
+  return pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots ? pref : undefined;
+}
+
+/** Where a scan of `slots` slots starts, at random so that claimers spread. */
+export function randomStart(slots: number): number {
+  return slots > 1 ? randomBelow(Math.min(slots, 2 ** 47)) : 0;
+}
+
+/** What the etcd, Redis and SQL drivers remember of a claim they made, by token. */
+export interface EngineClaimState {
+  readonly namespace: string;
+  readonly slot: number;
+  readonly holderId: string;
+  readonly prev: PreviousHolder;
+}
+
+/** The claim table, closing, and the marks and messages of renew and release that the etcd, Redis and SQL drivers share. */
+export abstract class EngineDriverBase<S extends EngineClaimState> {
+  protected closed = false;
+  protected readonly states = new Map<string, S>();
+
+  protected constructor(
+    readonly url: string,
+    private readonly engineName: string,
+    protected readonly opts: EngineDriverOptions,
+  ) {}
+
+  protected get where(): string {
+    return `${this.engineName} at ${this.url}`;
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) {
+      const url = this.url;
+      throw registryError(
+        'CLOSED',
+        `the ${this.engineName} registry ${url} was closed; open a new one to claim node IDs`,
+        {
+          url,
+        },
+      );
+    }
+  }
+
+  /** The state this driver keeps for `claim`, if it is still its own claim of that slot. */
+  protected own(claim: Claim): S | undefined {
+    const s = this.states.get(claim.token);
+    return s?.slot === claim.slot ? s : undefined;
+  }
+
+  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` when this driver does not hold it. */
+  protected stateOf(claim: Claim): S {
+    const s = this.own(claim);
+    if (s) return s;
+    throw registryError(
+      'LEASE_LOST',
+      `this ${this.engineName} driver holds no claim with that token for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
+      { url: this.url, slot: claim.slot },
+    );
+  }
+
+  /** Checks a renewal's TTL (`FLURRY_E_REGISTRY_OPTION`). */
+  protected checkRenewTtl(ttlMs: number): void {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, {
+        ttlMs,
+      });
+    }
+  }
+
+  /** The record to store for claim `s` reporting `reportedMs` ({@link recordToStore}). */
+  protected record(s: S, reportedMs: number, ttlMs: number, final: boolean): HighWaterRecord {
+    return recordToStore(s.prev, reportedMs, ttlMs, s.holderId, this.opts.clock, final);
+  }
+
+  /** Forgets a lost claim; the `FLURRY_E_LEASE_LOST` to throw, saying `why`. */
+  protected lost(claim: Claim, s: S, why: string): FlurryError {
+    this.states.delete(claim.token);
+    return registryError(
+      'LEASE_LOST',
+      `slot ${claim.slot} of "${s.namespace}" in ${this.where} ${why}; stop issuing and claim again`,
+      { url: this.url, slot: claim.slot, namespace: s.namespace },
+    );
+  }
+
+  /** Logs a release that found the slot no longer ours. */
+  protected releasedLate(s: S): void {
+    this.opts.logger?.warn(
+      { url: this.url, slot: s.slot, namespace: s.namespace },
+      `${this.engineName} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.states.clear();
+    await this.disconnect();
+  }
+
+  protected abstract disconnect(): Promise<void> | void;
 }

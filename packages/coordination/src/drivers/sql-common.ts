@@ -5,25 +5,26 @@
  * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
  * `mysql2`.
  */
-import { FlurryError, randomBelow, randomHex } from '@flurry/core';
+import { FlurryError, randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
   clause,
-  closedError,
+  EngineDriverBase,
   exhaustedError,
   holderFields,
   HOLDERS_LISTED,
   listedHolder,
   MAX_TTL_MS,
   NO_PREVIOUS_HOLDER,
-  ownClaim,
+  preferredSlot,
+  randomStart,
   readHolder,
   recordToStore,
-  unknownClaimError,
   unreachableAdvice,
   validateClaim,
   type DriverPhase,
+  type EngineClaimState,
   type PreviousHolder,
 } from './common.js';
 import { sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
@@ -35,11 +36,7 @@ import { FLURRY_VERSION } from '../version.js';
 export * from './sql-table.js';
 export type { SqlEngine, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
 
-interface SqlClaimState {
-  readonly namespace: string;
-  readonly slot: number;
-  readonly holderId: string;
-  readonly prev: PreviousHolder;
+interface SqlClaimState extends EngineClaimState {
   /** The holder JSON's fields; each renewal rewrites it with its own wall clock (`renewedAtMs`). */
   readonly holder: Record<string, unknown>;
 }
@@ -80,24 +77,17 @@ function firstLine(err: unknown): string {
  *   holder's window) and frees the row (`token = NULL`).
  * Marks follow the etcd and Redis rule (`recordToStore` in common.ts).
  */
-export class SqlRegistryDriver implements RegistryDriver {
+export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
   readonly kind: string;
-  readonly url: string;
-  private closed = false;
-  private readonly states = new Map<string, SqlClaimState>();
   private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
     private readonly engine: SqlEngine,
-    private readonly opts: SqlDriverOptions,
+    opts: SqlDriverOptions,
   ) {
+    super(engine.url.redacted, engine.name, opts);
     this.kind = engine.dialect;
-    this.url = engine.url.redacted;
     this.sql = registryStatements(engine.dialect, quoteTable(engine.dialect, engine.url.table));
-  }
-
-  private get where(): string {
-    return `${this.engine.name} at ${this.url}`;
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
@@ -197,10 +187,6 @@ export class SqlRegistryDriver implements RegistryDriver {
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw closedError(this.engine.name, this.url);
-  }
-
   private layoutError(req: ClaimRequest, stored: number): FlurryError {
     return registryError(
       'CORRUPT',
@@ -237,8 +223,8 @@ export class SqlRegistryDriver implements RegistryDriver {
   }
 
   private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
-    const pref = req.preferredSlot;
-    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+    const pref = preferredSlot(req);
+    if (pref !== undefined) {
       const c = await this.tryClaimSlot(req, pref, token);
       if (c) return c;
     }
@@ -247,7 +233,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       rows = await this.scan(req);
       const live = new Set(rows.filter((r) => r.live && r.slot < req.slots).map((r) => r.slot));
       if (live.size >= req.slots) break;
-      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
+      const start = randomStart(req.slots);
       let tries = 0;
       // Walks from a random start, skipping live slots: at most live.size + TRIES_PER_SCAN steps.
       for (let i = 0; i < req.slots && tries < TRIES_PER_SCAN; i++) {
@@ -335,14 +321,9 @@ export class SqlRegistryDriver implements RegistryDriver {
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
-    if (!s) throw unknownClaimError(`this ${this.engine.name} driver holds no claim with that token`, claim, this.url);
-    if (!Number.isSafeInteger(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, {
-        ttlMs: opts.ttlMs,
-      });
-    }
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    const s = this.stateOf(claim);
+    this.checkRenewTtl(opts.ttlMs);
+    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
     let affected: number;
     try {
       affected = (
@@ -361,21 +342,14 @@ export class SqlRegistryDriver implements RegistryDriver {
     } catch (err) {
       throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
     }
-    if (affected !== 1) {
-      this.states.delete(claim.token);
-      throw registryError(
-        'LEASE_LOST',
-        `slot ${claim.slot} of "${s.namespace}" in ${this.where} expired (by the database's clock) or is held by another token; stop issuing and claim again`,
-        { url: this.url, slot: claim.slot, namespace: s.namespace },
-      );
-    }
+    if (affected !== 1) throw this.lost(claim, s, "expired (by the database's clock) or is held by another token");
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
+    const s = this.own(claim);
     if (!s) return; // already released or lost
-    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = this.record(s, opts.highWaterMs, 0, true);
     let affected: number;
     try {
       affected = (
@@ -394,12 +368,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
     }
     this.states.delete(claim.token);
-    if (affected !== 1) {
-      this.opts.logger?.warn(
-        { url: this.url, slot: s.slot, namespace: s.namespace },
-        `${this.engine.name} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
-      );
-    }
+    if (affected !== 1) this.releasedLate(s);
   }
 
   async holders(namespace: string): Promise<HolderRecord[]> {
@@ -412,10 +381,7 @@ export class SqlRegistryDriver implements RegistryDriver {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.states.clear();
+  protected async disconnect(): Promise<void> {
     await this.engine.end().catch(() => undefined);
   }
 }
