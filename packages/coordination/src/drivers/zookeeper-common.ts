@@ -8,6 +8,9 @@ import { registryError } from '../errors.js';
 import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 
+/** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
+export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
 /** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */

@@ -1,24 +1,9 @@
 /**
- * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ZooKeeper ephemeral
- * znodes, high-water marks as persistent znodes.
- *
- * Layout under `<path>/<namespace>` (namespace = `cluster` or `cluster/dc-N`):
- * - `slots/<slot>` — EPHEMERAL, data: the holder as JSON. It lives exactly as long as
- *   the holder's ZooKeeper session, so a holder that dies or stops talking to ZooKeeper
- *   for longer than the session timeout loses it and the slot becomes free.
- * - `hw/<slot>` — PERSISTENT, data: `{"highWaterMs":…,"releasedCleanly":…,"updatedAtMs":…}`:
- *   the highest Unix ms reported under this slot (and the writer's clock, for holders()).
- *   Written when the slot is claimed (`releasedCleanly:
- *   false`, mark = max(stored, now)), at every renewal and at release (`releasedCleanly:
- *   true`). Every write is a compare-and-set on the node's version and only ever raises
- *   the mark, in one transaction with a check that the slot node still exists.
- *
- * Session timeout = lease TTL (a shorter grant by the server is refused).
- * Why a renewal proves the lease, the session timeout negotiation and what each failure
- * becomes: docs/node-ids.md ("ZooKeeper internals").
- *
- * The client library (node-zookeeper-client) has no read timeout: every operation here
- * has its own, and a connection that stops answering is dropped so the client reconnects.
+ * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ephemeral znodes
+ * (`<path>/<namespace>/slots/<slot>`), high-water marks as persistent ones (`…/hw/<slot>`),
+ * session timeout = lease TTL. Why a renewal proves the lease and what each failure becomes:
+ * docs/node-ids.md ("ZooKeeper internals"). The client has no read timeout, so every
+ * operation here has its own.
  */
 import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
@@ -36,14 +21,7 @@ import {
 } from './zookeeper-client.js';
 import { readZkHolders } from './zookeeper-holders.js';
 import {
-  parseHighWater,
-  renewOpTimeout,
-  validateClaimRequest,
-  zkSessionPool,
-  type HighWaterRecord,
-} from './zookeeper-common.js';
-
-export {
+  DEFAULT_ZK_SESSION_TIMEOUT_MS,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
@@ -56,12 +34,6 @@ export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
 }
-
-/**
- * Session timeout of the session opened at start-up to check that ZooKeeper is reachable
- * (reused by claims with this TTL, the registry's default).
- */
-export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
 /** How many holders an exhaustion error lists at most. */
 const HOLDERS_LISTED = 16;
@@ -302,7 +274,7 @@ class ZooKeeperDriver implements RegistryDriver {
     this.assertOpen();
     const own = [...this.claims.values()].find((c) => !c.session.dead)?.session;
     try {
-      const session = own ?? (await this.pool.get(10_000));
+      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
       const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
       return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
     } catch (err) {
@@ -339,11 +311,7 @@ class ZooKeeperDriver implements RegistryDriver {
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
   }
 
-  /**
-   * Stores max(stored, mark) with `releasedCleanly`, by compare-and-set on the hw node's
-   * version, in one transaction with a check that the slot node exists (and, for a release,
-   * its removal). Retries when the version moved (a late write of an earlier holder).
-   */
+  /** Stores max(stored, mark) by compare-and-set with a check of the slot node; retries when the version moved. */
   private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -433,11 +401,8 @@ class ZooKeeperDriver implements RegistryDriver {
 }
 
 /**
- * Opens the `zookeeper://h:p[,h:p]/path` driver. The path (default: the root) is where
- * every namespace lives; query parameters are ignored. Connects once at start-up to check
- * that ZooKeeper is reachable (`FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and the hosts
- * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
- * string (a `URL` cannot hold several `host:port` pairs).
+ * Opens the `zookeeper://h:p[,h:p]/path` driver: connects once (`FLURRY_E_REGISTRY_UNREACHABLE`
+ * after `connectTimeoutMs`) and creates the path. Give several hosts as a string.
  */
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
