@@ -1,11 +1,7 @@
 /**
- * Claiming a slot and settling it: the one path by which a lease gets a slot, for a first
- * `acquire()` and for every re-acquisition after a loss. {@link claimAndSettle} claims a
- * slot from the driver, computes its high-water floor, records the claim-time mark, waits
- * (asynchronously, renewing the claim) until the wall clock passes the floor, and checks
- * that the fencing deadlines still lie ahead; at every failure it gives the claim back.
- * The caller says what differs (a {@link ClaimPlan}) and turns a failed
- * {@link ClaimOutcome} into its own error or retry.
+ * Claiming a slot and settling it, for a first `acquire()` and every re-acquisition:
+ * {@link claimAndSettle} claims, computes the floor, waits for the clock to pass it and checks
+ * the deadlines, giving the claim back at every failure.
  */
 import type { Claim, RegistryDriver } from './driver.js';
 import { TimeoutError, withTimeout } from './engine-call.js';

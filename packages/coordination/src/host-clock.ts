@@ -1,21 +1,7 @@
 /**
- * Host-wide monotonic time for leases shared by processes of one machine.
- *
- * Lease files must not expire by wall time: an NTP step forward would expire a live
- * holder's lease early and let a second process take its node ID while the first still
- * issues. `process.hrtime` reads the kernel's CLOCK_MONOTONIC on Linux, which is one
- * clock for every process of the host (since boot) and never steps; `performance.now()`,
- * which holders use for their fencing deadlines, runs on the same clock. A reboot resets
- * it, so lease records carry the boot ID and a record from another boot is expired (its
- * processes are gone).
- *
- * CLOCK_MONOTONIC does not count time the host spends suspended (laptop lid, VM pause).
- * For lease files that is consistent: every holder on the host is suspended with it, so
- * no record expires under a sleeping holder. The holders' leases also carry a wall-clock
- * deadline (see `lease.ts`), which does pass across a long suspend: they fence
- * themselves on resume and re-acquire (usually the same slot, whose record is still
- * theirs) — conservative for the file registry, and what a network registry, whose TTL
- * ran on during the suspend, needs.
+ * Host-wide monotonic time for the file registry: lease files expire on the kernel's
+ * CLOCK_MONOTONIC (one clock for every process, never stepped by NTP) within one boot ID.
+ * Why: docs/node-ids.md ("File internals").
  */
 import { readFileSync } from 'node:fs';
 import { randomHex, type Clock } from '@flurry/core';

@@ -1,11 +1,7 @@
 /**
- * The lease state machine: one {@link ManagedLease} of a registry. It starts `held`
- * (built from a settled claim by `LeaseRegistry.acquire()`), renews itself in the
- * background, keeps the two fencing deadlines (monotonic and wall clock) and the
- * generator views that read them, reports the high-water mark, turns `lost` when either
- * deadline passes or the engine says the claim is gone, re-acquires a slot (the same one
- * first) through the claim-and-settle path of `claim.ts`, and ends `released`.
- * docs/node-ids.md ("Lease internals") explains the design.
+ * The lease state machine: one {@link ManagedLease}, `held` → `lost` → re-acquired, or
+ * `released`; it renews itself and keeps the two fencing deadlines (docs/node-ids.md,
+ * "Lease internals").
  */
 import { EventEmitter } from 'node:events';
 import type { Clock, FlurryError, NodeLease } from '@flurry/core';

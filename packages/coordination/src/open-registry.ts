@@ -1,12 +1,7 @@
 /**
- * `openRegistry(url, opts)`: picks the backend from the URL, connects to it and returns a
- * {@link Registry} whose leases are managed by the shared lease manager.
- *
- * Engine drivers (`./drivers/etcd.js`, `./drivers/redis.js`, `./drivers/zookeeper.js`,
- * `./drivers/zookeeper-leaf.js`) are loaded with a dynamic `import()`, and each imports
- * its client library (`etcd3`, `ioredis`, `node-zookeeper-client`: optional peer
- * dependencies), so a user of the file registry never needs them. A missing one gives
- * `FLURRY_E_REGISTRY_CLIENT_MISSING` naming the npm package to install.
+ * `openRegistry(url, opts)`: picks the backend from the URL and returns a {@link Registry}.
+ * Engine drivers load their client with a dynamic `import()`, so a missing optional peer
+ * gives `FLURRY_E_REGISTRY_CLIENT_MISSING` only when used.
  */
 import path from 'node:path';
 import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';

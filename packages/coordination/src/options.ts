@@ -1,22 +1,7 @@
 /**
- * Options shared by every registry: the lease timing (TTL, renewal interval, safety
- * margin), the high-water wait bound, the cluster name, the clock and the holder
- * identity. {@link resolveRegistryOptions} fills in the safe defaults and validates every
- * value, throwing `FLURRY_E_REGISTRY_OPTION` with the allowed range.
- *
- * Defaults and why:
- * - `ttlMs` 10 000: how long a silent holder keeps its node ID before another process may
- *   take it. Shorter means faster recycling of crashed holders; longer survives longer
- *   engine hiccups without fencing.
- * - `renewIntervalMs` ttl/3: at least two more attempts before the deadline if one fails.
- * - `marginMs` min(1000, ttl/5): the fencing deadline is `start of last successful
- *   renewal + ttl − margin` on the monotonic clock, so a holder stops issuing at least
- *   `margin` before the engine can hand its node ID to someone else. The margin absorbs
- *   the delay between the holder reading its clock and the engine starting the TTL, and
- *   monotonic clock rate differences between hosts (a few hundred ppm at worst).
- * - `highWaterWaitMs` 5000: how long a new holder waits for its wall clock to pass the
- *   floor left by the previous holder before it gives up with
- *   `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ * The options every registry shares, resolved and validated by {@link resolveRegistryOptions}
+ * (`FLURRY_E_REGISTRY_OPTION` with the allowed range). Defaults and why: docs/node-ids.md
+ * ("Lease timing: defaults and limits").
  */
 import { hostname } from 'node:os';
 import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, type FlurryLogger } from '@flurry/core';

@@ -1,20 +1,7 @@
 /**
- * Static node IDs: `static:N` (given by hand) and `k8s:` (the ordinal of a Kubernetes
- * StatefulSet pod, `orders-3` → 3, read from `$POD_NAME` or `$HOSTNAME`).
- *
- * There is no engine, so nothing can tell two processes apart: **uniqueness relies on the
- * operator** giving every process its own number (a StatefulSet does that for you, as
- * long as `replicas` fits the layout). The lease never expires (its deadline is infinite,
- * so pauses do not fence) and claims always succeed for a slot inside the layout.
- *
- * The high-water mark is kept in a local file
- * (`<stateDir>/static/<namespace>/<slot>.json`, written at the claim, at every renewal and
- * at release), so a restarted process on the same disk does not issue below what it issued
- * before even if its clock went back. The directory must be writable: when the first write
- * fails, `acquire()` fails with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory and
- * what to do (see {@link stateDirError}); a later failing write fails that renewal (logged,
- * retried at the next one). On a pod without a persistent volume the mark is lost with the
- * pod: then only the clock protects a new incarnation (keep NTP on).
+ * Static node IDs: `static:N` and `k8s:` (the StatefulSet pod ordinal). No engine, so
+ * uniqueness relies on the operator; the lease never expires, and the high-water mark is
+ * kept in `<stateDir>/static/<namespace>/<slot>.json` (docs/node-ids.md, "`static:N` and `k8s:`").
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

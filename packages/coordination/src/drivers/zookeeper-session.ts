@@ -1,14 +1,7 @@
 /**
- * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client: a connect
- * timeout, a timeout on every operation (the client library has none: a stalled server
- * would hang a call forever), the session's state (`connected`, `disconnected`,
- * `expired`, `closed`) and a `close()` that leaves no socket or timer behind.
- *
- * Defects of node-zookeeper-client 1.1.3 worked around here: its transactions turn an
- * expected version of `0` into `-1` ("any version"); a reconnect timer that fires after
- * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
- * waits forever for the answer to a session handshake (a server still starting accepts
- * the TCP connection and may never answer it), so handshakes are cut short and retried.
+ * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client, with a connect and an
+ * operation timeout, its state, and a `close()` that leaves nothing behind. The client's
+ * defects worked around here: docs/node-ids.md ("ZooKeeper internals").
  */
 import { redactUrl, registryError } from '../errors.js';
 import type { FlurryLogger } from '@flurry/core';
