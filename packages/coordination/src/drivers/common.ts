@@ -1,9 +1,4 @@
-/**
- * What the engine drivers share: request checks, the high-water record of the etcd and Redis
- * drivers and the rule that computes it, and the pieces of their error messages that differ
- * only by the engine's name. It imports no client library, so loading it never needs
- * `etcd3`, `ioredis` or `node-zookeeper-client`.
- */
+/** What the engine drivers share; it imports no client library. */
 import {
   assertKnownOptions,
   optionNames,
@@ -15,9 +10,7 @@ import {
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/**
- * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
- */
+/** Options every engine driver factory takes. */
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
   readonly clock: Clock;
@@ -39,10 +32,7 @@ export const MAX_TTL_MS = 2 ** 31 - 1;
 /** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
 export const HOLDERS_LISTED = 100;
 
-/**
- * `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots, at most
- * 200 characters in all.
- */
+/** `cluster` or `cluster/dc-N`: segments of safe characters, none only dots, at most 200 characters. */
 export function validNamespace(ns: unknown): ns is string {
   return (
     typeof ns === 'string' &&
@@ -51,10 +41,7 @@ export function validNamespace(ns: unknown): ns is string {
   );
 }
 
-/**
- * Checks a claim request's namespace, slot count, TTL (`1..maxTtlMs`) and holder ID; throws
- * `FLURRY_E_REGISTRY_OPTION`.
- */
+/** Checks a claim request (`FLURRY_E_REGISTRY_OPTION`). */
 export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!validNamespace(req.namespace)) {
     throw registryError(
@@ -76,11 +63,7 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   }
 }
 
-/**
- * Checks an engine driver factory's options before it connects: unknown keys
- * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest of `names`) and the connect timeout
- * (`FLURRY_E_REGISTRY_OPTION`).
- */
+/** Checks a driver factory's options before it connects: unknown keys and the connect timeout. */
 export function checkDriverOptions(
   opts: EngineDriverOptions,
   factory: string,
@@ -92,16 +75,10 @@ export function checkDriverOptions(
     throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(ms)})`, {});
 }
 
-/**
- * The phase of a driver operation, for the advice of an unreachable-engine error: nothing
- * retries `connect` and a start-up `claim`; the lease manager retries `renew`.
- */
+/** The phase of a driver operation, for the advice of an unreachable-engine error. */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
-/**
- * What to do about an engine that could not be reached, depending on the phase: check the
- * engine (connect, claim), or that the renewal is retried, or that the slot frees itself.
- */
+/** What to do about an engine that could not be reached, by phase. */
 export function unreachableAdvice(engine: string, where: string, phase: DriverPhase): string {
   switch (phase) {
     case 'connect':
@@ -114,26 +91,17 @@ export function unreachableAdvice(engine: string, where: string, phase: DriverPh
   }
 }
 
-/**
- * The subject of an "every node ID is held" message, with its verb: `all 16 node IDs … are`,
- * or `the only node ID … is` for a namespace of one slot.
- */
+/** The subject and verb of an "every node ID is held" message. */
 export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
   return slots === 1 ? ['the only node ID', 'is'] : [`all ${slots} node IDs`, 'are'];
 }
 
-/**
- * A message to embed before more text: without its trailing periods (and dangling colons,
- * commas, spaces), so `${clause(msg)}. Next sentence` never reads ".." or ":.".
- */
+/** A message without its trailing punctuation, to embed before more text. */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-/**
- * The holder fields of a {@link HolderInfo}, without anything else the object may carry
- * (`address` and `version` only when they are set).
- */
+/** The holder fields of a {@link HolderInfo}, nothing else. */
 export function holderFields(h: HolderInfo): HolderInfo {
   return {
     id: h.id,
@@ -155,10 +123,7 @@ export interface HighWaterRecord {
   updatedAtMs: number;
 }
 
-/**
- * What a claimer learned from the record it found: the previous holders' mark, whether they
- * released cleanly, and how long past the mark they may have issued unreported.
- */
+/** What a claimer learned from the record it found. */
 export interface PreviousHolder {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
@@ -176,10 +141,8 @@ export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder
 }
 
 /**
- * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`.
- * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
- * up to its deadline; only a final (release) record can be clean, and only if this holder's
- * reports cover the previous holder's unreported window.
+ * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`:
+ * non-final records include the wall clock; only a final one covering `prev`'s window is clean.
  */
 export function recordToStore(
   prev: PreviousHolder,
@@ -204,18 +167,13 @@ export function recordToStore(
 
 /** Where a high-water record lives, for the message of a corrupt one. */
 export interface RecordPlace {
-  /** The engine's name as messages show it: `etcd`, `Redis`. */
   readonly engine: string;
-  /** The engine's URL without its password. */
   readonly url: string;
   /** The command that shows the record, e.g. `etcdctl get <key>`. */
   inspect(key: string): string;
 }
 
-/**
- * Parses a stored high-water record; `undefined` when there is none (absent or empty).
- * Throws `FLURRY_E_REGISTRY_CORRUPT` naming the key and how to inspect it.
- */
+/** Parses a stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` when invalid. */
 export function parseHighWaterRecord(
   raw: string | null | undefined,
   key: string,
@@ -252,16 +210,12 @@ export function parseHighWaterRecord(
 /** One entry of an exhaustion error's `holders` list. */
 export type ListedHolder = { slot: number } & Partial<HolderInfo>;
 
-/** One entry of an exhaustion error's `holders` list, from whatever holder info was readable. */
+/** One entry of an exhaustion error's `holders` list. */
 export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
-/**
- * Reads stored holder JSON for an exhaustion report: `pick` takes the holder out of the parsed
- * value (by default the value itself); `{}` when either step fails (the holder is then listed
- * by slot only).
- */
+/** Reads stored holder JSON for an exhaustion report (`{}` when unreadable). */
 export function readHolder(
   text: string,
   pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>,
@@ -273,10 +227,7 @@ export function readHolder(
   }
 }
 
-/**
- * The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`), naming a
- * few holders in the message and listing them in the details.
- */
+/** The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`). */
 export function exhaustedError(
   where: string,
   url: string,
