@@ -17,10 +17,8 @@ import type { SlotMap } from './slot-map.js';
 const SUSPEND_POLL_MS = 250;
 
 /**
- * One claim as its generators see it (`forGenerator()`): one plain object per epoch, whose
- * deadlines renewals update and which turn `-Infinity` for good when the claim is lost or
- * released, so a generator reads plain data on its hot path and follows the lease to the
- * next claim (see `NodeLease` in core).
+ * One claim as its generators see it: a plain object per epoch whose deadlines renewals update
+ * and which turn `-Infinity` for good when the claim ends (see `NodeLease` in core).
  */
 interface ClaimView extends NodeLease {
   deadline: number;
@@ -28,10 +26,7 @@ interface ClaimView extends NodeLease {
   notBeforeMs: number;
 }
 
-/**
- * One managed lease. Built by `LeaseRegistry.acquire()` from a settled claim; internal to
- * the package (users see a {@link ManagedLease}).
- */
+/** One managed lease, built by `LeaseRegistry.acquire()` from a settled claim. */
 export class Lease extends EventEmitter implements ManagedLease {
   node: Readonly<Record<string, number>>;
   deadline: number;
@@ -157,11 +152,8 @@ export class Lease extends EventEmitter implements ManagedLease {
   }
 
   /**
-   * Ms until the next periodic renewal: `renewIntervalMs` after the start of the last
-   * successful claim or renewal (start to start). After a floor wait that renewed along
-   * the way that start may be up to an interval old: counting from when acquire() or the
-   * re-acquisition resolved instead could leave nearly 2 × renewIntervalMs between two
-   * renewals — past the deadline when the interval is at its maximum.
+   * Ms until the next renewal: `renewIntervalMs` after the start of the last successful one
+   * (start to start: counting from when acquire() resolved could pass the deadline).
    */
   private renewalDue(): number {
     return Math.max(0, this.ctx.opts.renewIntervalMs - (this.clock.monotonic() - this.lastStartMono));
@@ -187,12 +179,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.schedule(backoff);
   }
 
-  /**
-   * Fences the lease (`'lost'`) once either deadline passed. Node's timers run on the
-   * monotonic clock, which stands still during a machine suspend, so the timer wakes at
-   * least every {@link SUSPEND_POLL_MS} and checks both clocks: after a resume it fires
-   * within that, not when the monotonic deadline finally comes.
-   */
+  /** Fences the lease (`'lost'`) once either deadline passed, waking every {@link SUSPEND_POLL_MS} to notice a suspend. */
   private armDeadlineTimer(): void {
     clearTimeout(this.deadlineTimer);
     if (!this.ctx.opts.autoRenew || this.state !== 'held' || !Number.isFinite(this.deadline)) return;

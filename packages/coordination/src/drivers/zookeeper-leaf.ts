@@ -23,6 +23,7 @@ import {
   DEFAULT_ZK_SESSION_TIMEOUT_MS,
   renewOpTimeout,
   validateClaimRequest,
+  ZkDriverBase,
   zkSessionPool,
 } from './zookeeper-common.js';
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
@@ -32,26 +33,17 @@ import { leafEndpointJson, parseLeafAddress, parseMeta } from './zookeeper-leaf-
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
-class LeafDriver implements RegistryDriver, LeafContext {
+class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver, LeafContext {
   readonly kind = 'zookeeper+leaf';
-  readonly url: string;
-  readonly claims = new Map<string, LeafClaimState>();
-  readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
-  private closed = false;
 
   constructor(
-    private readonly pool: ZkSessionPool,
+    pool: ZkSessionPool,
     readonly prefix: string,
     private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
-    readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
     url: string,
   ) {
-    this.url = url;
-  }
-
-  private assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    super(pool, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -276,9 +268,8 @@ class LeafDriver implements RegistryDriver, LeafContext {
 
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.assertOpen();
-    const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
     try {
-      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const session = await this.readSession();
       const root = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
       const q = { root, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
       return await readLeafHolders(session, q);
@@ -287,12 +278,9 @@ class LeafDriver implements RegistryDriver, LeafContext {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const st of this.claims.values()) st.lock.release();
-    this.claims.clear();
-    await this.pool.close();
+  override async close(): Promise<void> {
+    if (!this.closed) for (const st of this.claims.values()) st.lock.release();
+    await super.close();
   }
 
   private forget(token: string, st: LeafClaimState, lostReason?: string): void {

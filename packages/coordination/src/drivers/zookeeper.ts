@@ -25,6 +25,7 @@ import {
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
+  ZkDriverBase,
   zkSessionPool,
   type HighWaterRecord,
 } from './zookeeper-common.js';
@@ -52,31 +53,22 @@ function hwJson(highWaterMs: number, releasedCleanly: boolean, updatedAtMs: numb
   return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly, updatedAtMs }));
 }
 
-class ZooKeeperDriver implements RegistryDriver {
+class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'zookeeper';
-  readonly url: string;
-  private readonly claims = new Map<string, ClaimState>();
-  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
   private readonly orphans = new Set<string>();
-  private closed = false;
 
   constructor(
-    private readonly pool: ZkSessionPool,
+    pool: ZkSessionPool,
     private readonly base: string,
-    private readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
     url: string,
   ) {
-    this.url = url;
+    super(pool, opts, url);
   }
 
   private nsPath(namespace: string): string {
     return `${this.base}/${namespace}`;
-  }
-
-  private assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }
 
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
@@ -89,7 +81,7 @@ class ZooKeeperDriver implements RegistryDriver {
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     try {
-      await this.ensureDirs(session, ns, opT);
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
@@ -263,18 +255,10 @@ class ZooKeeperDriver implements RegistryDriver {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.claims.clear();
-    await this.pool.close();
-  }
-
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.assertOpen();
-    const own = [...this.claims.values()].find((c) => !c.session.dead)?.session;
     try {
-      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const session = await this.readSession();
       const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
       return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
     } catch (err) {
@@ -290,15 +274,6 @@ class ZooKeeperDriver implements RegistryDriver {
         { url: this.url, namespace: st.namespace, slot: st.slot, reason: lostReason },
         'ZooKeeper slot lost',
       );
-  }
-
-  private async ensureDirs(session: ZkSession, ns: string, opT: number): Promise<void> {
-    let ready = this.readyDirs.get(session);
-    if (!ready) this.readyDirs.set(session, (ready = new Set()));
-    if (ready.has(ns)) return;
-    await session.mkdirp(`${ns}/slots`, opT);
-    await session.mkdirp(`${ns}/hw`, opT);
-    ready.add(ns);
   }
 
   private async readHw(
