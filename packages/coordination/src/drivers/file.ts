@@ -55,19 +55,12 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     this.time = time ?? timeSourceFor(clock);
   }
 
-  /**
-   * The mode the file-system steps run in: `sync` only when it was asked for and the first operation found the
-   * directory on a local disk file system.
-   */
+  /** The mode the steps run in: `sync` only when asked for and granted (a local disk). */
   get io(): FileIo {
     return this.steps.io;
   }
 
-  /**
-   * Before the first operation: grants the `sync` mode asked for when the directory (or, before it exists, its
-   * nearest existing parent) is on a local disk file system. Never fails: a file system that cannot be read, or
-   * does not answer within `timeoutMs`, keeps the bounded `async` steps, whose errors the operation then reports.
-   */
+  /** Before the first operation: grants `sync` on a local disk; never fails (else the steps stay `async`). */
   private ioReady(timeoutMs = this.timeoutMs): Promise<void> {
     if (this.askedIo !== 'sync') return Promise.resolve();
     this.granting ??= (async () => {
@@ -112,11 +105,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
   }
 
-  /**
-   * Creates the registry directory level by level, grants the `sync` mode if it was asked for and the directory
-   * is on a local disk file system, and proves the directory can hold a registry (a file written, linked and
-   * removed), each step bounded: what `openRegistry` runs before it returns.
-   */
+  /** Creates the directory, grants `sync` if asked, and proves it can hold a registry (write, link, remove). */
   async check(): Promise<void> {
     const deadline = hostMonotonicMs() + this.timeoutMs;
     const left = (): number => Math.max(1, Math.ceil(deadline - hostMonotonicMs()));
@@ -288,14 +277,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 }
 
-/**
- * Opens the file registry in `dir` (created on first claim).
- *
- * @example
- * ```ts
- * const driver = createFileDriver('/tmp/flurry-registry', { clock: systemClock });
- * ```
- */
+/** Opens the file registry in `dir` (created on first claim). */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
   assertKnownOptions(opts, FILE_DRIVER_OPTION_NAMES, 'createFileDriver options');
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
@@ -323,11 +305,8 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
 }
 
 /**
- * {@link createFileDriver}, then creates the directory level by level and proves it can hold a registry (a file
- * written, linked and removed), every step bounded by `timeoutMs`: rejects with `FLURRY_E_REGISTRY_UNREACHABLE`
- * naming the directory instead of hanging or spinning (`file:/proc/reg`, a hung mount). What `openRegistry` uses.
- * With `io: 'sync'` it also reads the directory's file-system type here and, on a local disk, runs the later steps
- * synchronously ({@link FileDriverOptions.io}).
+ * {@link createFileDriver}, then creates the directory and proves it can hold a registry, every
+ * step bounded by `timeoutMs` (`FLURRY_E_REGISTRY_UNREACHABLE` instead of hanging on a hung mount).
  *
  * @example
  * ```ts

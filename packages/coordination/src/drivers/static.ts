@@ -25,8 +25,7 @@ export interface StaticDriverOptions {
 }
 
 /**
- * Parses a StatefulSet pod name's ordinal: `name-3` → 3. Reads `$POD_NAME`, then
- * `$HOSTNAME`; throws `FLURRY_E_REGISTRY_STATIC_NODE` when neither ends in `-<digits>`.
+ * The StatefulSet pod ordinal in `$POD_NAME`, else `$HOSTNAME`; `FLURRY_E_REGISTRY_STATIC_NODE` without one.
  *
  * @example
  * ```ts
@@ -49,13 +48,8 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
   );
 }
 
-/**
- * The error of a high-water mark that cannot be written to the state directory: names
- * the file and the OS error, why the mark matters, and how to fix it. `phase` is `'start'`
- * for the write of `acquire()` (the process refuses to start), `'renewal'` or `'release'`
- * later (the lease keeps issuing; the write is retried at the next renewal).
- */
-export function stateDirError(
+/** The error of a mark that cannot be written (`'start'`: `acquire()` fails; later: that renewal fails). */
+function stateDirError(
   url: string,
   slot: number,
   stateDir: string,
@@ -142,10 +136,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     return claim;
   }
 
-  /**
-   * This process's own claims in the namespace: static IDs have no engine, so other holders
-   * cannot be seen. Times are on this process's clock (offset 0); the claims never expire.
-   */
+  /** This process's own claims in the namespace (no engine shows the others); they never expire. */
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async holders(namespace: string): Promise<HolderRecord[]> {
     const now = this.o.clock.now();
@@ -176,9 +167,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
       );
       this.recorded.add(claim);
     } catch (e) {
-      // Never run on silently: without the mark a restart with the clock behind could
-      // repeat IDs. At start-up (the first write of a claim) this fails acquire(); later
-      // each renewal fails (and is logged) until the directory is writable again.
+      // Never run on silently: without the mark a restart with the clock behind could repeat IDs.
       throw stateDirError(
         this.url,
         claim.slot,
@@ -213,8 +202,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   }
 }
 
-/** The keys of {@link StaticDriverOptions}. @example `STATIC_DRIVER_OPTION_NAMES.includes('slot') // true` */
-export const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
+const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
   kind: true,
   slot: true,
   source: true,
@@ -222,14 +210,7 @@ export const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
   clock: true,
 });
 
-/**
- * Creates a static (`static:N`) or Kubernetes (`k8s:`) driver.
- *
- * @example
- * ```ts
- * const d = createStaticDriver({ kind: 'static', slot: 3, source: 'static:3', clock: systemClock });
- * ```
- */
+/** Creates a static (`static:N`) or Kubernetes (`k8s:`) driver. */
 export function createStaticDriver(opts: StaticDriverOptions): RegistryDriver {
   assertKnownOptions(opts, STATIC_DRIVER_OPTION_NAMES, 'createStaticDriver options');
   return new StaticDriver(opts);
