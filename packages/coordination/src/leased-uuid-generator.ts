@@ -179,10 +179,8 @@ export interface UuidOnLeaseOptions {
 
 /**
  * A UUID generator on a lease someone else holds (a Snowflake `leasedGenerator`'s): the same
- * deadlines, the layout's whole node value in every UUID, its mark added to the lease's, and
- * `close()` leaves the lease to its owner.
+ * deadlines, the layout's whole node value in every UUID, its mark added to the lease's.
  *
- * @throws FlurryError `FLURRY_E_REGISTRY_OPTION` when `nodeBits` is narrower than the layout's node.
  * @example
  * ```ts
  * const lg = await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 } });

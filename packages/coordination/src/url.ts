@@ -46,14 +46,7 @@ function bad(raw: string, why: string): Error {
   });
 }
 
-/**
- * Parses and checks a registry URL (the engine drivers check their part further).
- *
- * @example
- * ```ts
- * parseRegistryUrl('file:///var/lib/flurry').dir; // '/var/lib/flurry'
- * ```
- */
+/** Parses and checks a registry URL (the engine drivers check their part further). */
 export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   if (typeof raw !== 'string' || raw.trim() === '') throw bad(String(raw), 'it is empty');
   const url = raw.trim();

@@ -331,12 +331,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
   }
 }
 
-/**
- * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
- * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
- * `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming the URL without its
- * password and the hosts that were tried.
- */
+/** Connects to etcd, checking the connection and credentials with one read. */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createEtcdDriver');
   const parsed = parseEtcdUrl(url);

@@ -302,12 +302,8 @@ async function checkPersistence(
 }
 
 /**
- * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
- * queueing while disconnected (no offline queue once connected, no per-command retries, a
- * command timeout of `connectTimeoutMs`): the lease manager owns the retry policy. Rejects with
- * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH` or
- * `FLURRY_E_REGISTRY_VOLATILE` (a Redis that can lose acknowledged writes, without
- * `?allowVolatile=true`), naming the URL without its password.
+ * Connects to Redis; commands fail fast while disconnected (the lease manager retries).
+ * `FLURRY_E_REGISTRY_VOLATILE` for a Redis that can lose acknowledged writes.
  */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createRedisDriver');

@@ -61,21 +61,9 @@ function firstLine(err: unknown): string {
 }
 
 /**
- * The lease driver shared by the PostgreSQL and MySQL registries; the client adapters give it
- * an {@link SqlEngine}. Each row of the registry table is one slot of one namespace:
- *
- * - **claim**: one scan of the namespace's rows (`live` judged with the database's clock), then
- *   for the preferred slot and then free slots from a random start: read the row (no lock) and
- *   take it with one conditional statement — `INSERT … ON CONFLICT DO NOTHING` when absent, or
- *   `UPDATE … WHERE version = read AND (token IS NULL OR expires_at <= now())` — writing an
- *   *unclean* mark of at least the claimer's wall clock, so a holder that dies before its first
- *   renewal still leaves a floor. No claimer ever locks a live row, so a claimer stalled
- *   mid-claim never delays the holder's renewal.
- * - **renew**: `UPDATE … WHERE token = ours AND expires_at > now()`: no row → `FLURRY_E_LEASE_LOST`
- *   (fencing: an expired lease is never extended, even if nobody took it yet).
- * - **release**: the same condition; stores the final mark (clean when it covers the previous
- *   holder's window) and frees the row (`token = NULL`).
- * Marks follow the etcd and Redis rule (`recordToStore` in common.ts).
+ * The lease driver shared by the PostgreSQL and MySQL registries, one row per slot; claim,
+ * renew (never extending an expired lease) and release are conditional statements on the
+ * database's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
   readonly kind: string;
@@ -251,13 +239,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 
-  /**
-   * Takes one slot, or returns undefined when it is held (or another claimer was faster). Never
-   * locks a live row (a claimer stalled mid-claim must not hold up the holder's renewals): the
-   * row is read without a lock, then taken by one conditional statement — an `INSERT` that does
-   * nothing if the row exists, or an `UPDATE` only if the row is still free or expired and its
-   * `version` is still the one read (so the previous holder's mark used is the current one).
-   */
+  /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const clock = this.opts.clock;
     const claimedAt = clock.now();

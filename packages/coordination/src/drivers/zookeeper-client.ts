@@ -35,10 +35,8 @@ export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: stri
 }
 
 /**
- * Keeps one live session per requested session timeout (a lease TTL). `get(ttl)` returns
- * the live one, waits for a reconnecting one (up to the connect timeout), or opens a new
- * one when the old one expired, so claims after an expiry work without a new driver.
- * Sessions of another TTL that hold no claim are closed when a new one is opened.
+ * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
+ * opens a new one after an expiry; idle sessions of another TTL are closed.
  */
 export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();
