@@ -8,18 +8,12 @@ import { randomHex, type Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
-/**
- * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux; it stands still
- * while the host is suspended).
- */
+/** Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux). */
 export function hostMonotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
-/**
- * The kernel's boot ID (Linux), or a random ID per process elsewhere (so records from
- * other processes count as another boot and expire by their wall-clock time instead).
- */
+/** The kernel's boot ID (Linux), else a random ID per process (others' records then expire by wall time). */
 export function bootId(): string {
   if (cachedBoot === undefined) {
     try {
@@ -39,17 +33,7 @@ export interface LeaseTimeSource {
   readonly boot: string;
 }
 
-/**
- * The default time source for a clock: a clock with its own monotonic epoch (a test's
- * `ManualClock`, see `Clock.monotonicEpoch`) measures expiry on its own `monotonic()`
- * under that epoch (processes in one test); any other on the host's monotonic clock and
- * boot ID.
- *
- * @example
- * ```ts
- * timeSourceFor(systemClock).boot; // the kernel boot ID
- * ```
- */
+/** The time source for a clock: its own `monotonic()` under its `monotonicEpoch` (tests), else the host's. */
 export function timeSourceFor(clock: Clock): LeaseTimeSource {
   const epoch = clock.monotonicEpoch;
   if (epoch !== undefined) return { monotonic: () => clock.monotonic(), boot: epoch };

@@ -14,14 +14,7 @@ export interface LayoutLike {
 /** Fields pinned by configuration unless the caller pins them explicitly. */
 export const IMPLICITLY_PINNED = ['datacenter'] as const;
 
-/**
- * The slot ↔ node mapping of one layout in one namespace.
- *
- * @example
- * ```ts
- * SlotMap.create(Layout.from('leaf'), 'orders').slots; // 1024
- * ```
- */
+/** The slot ↔ node mapping of one layout in one namespace. */
 export class SlotMap {
   /** `cluster` or `cluster/field-value[/field-value…]`. */
   readonly namespace: string;

@@ -17,7 +17,7 @@ export interface EtcdHoldersQuery {
   readonly records: RecordPlace;
 }
 
-/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. @example `h.sinceRenewalErrorMs === ETCD_TTL_ERROR_MS` */
+/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 export const ETCD_TTL_ERROR_MS = 500;
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');

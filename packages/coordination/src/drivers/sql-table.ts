@@ -46,16 +46,8 @@ export function quoteTable(dialect: SqlDialect, table: string): string {
 }
 
 /**
- * The `CREATE TABLE IF NOT EXISTS` statement of the registry table for a dialect (the drivers
- * run it on first use; `flurry registry init URL` runs it by hand; a team whose application
- * user may not create tables runs it as an administrator). Throws `FLURRY_E_REGISTRY_URL` for
- * an invalid table name.
- *
- * @example
- * ```ts
- * const ddl = registryTableDdl('mysql', 'flurry_nodes');
- * // CREATE TABLE IF NOT EXISTS `flurry_nodes` ( `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, …
- * ```
+ * The `CREATE TABLE IF NOT EXISTS` statement of the registry table (run on first use, or by
+ * `flurry registry init URL`); `FLURRY_E_REGISTRY_URL` for an invalid table name.
  */
 export function registryTableDdl(dialect: SqlDialect, table: string): string {
   const t = quoteTable(dialect, table);

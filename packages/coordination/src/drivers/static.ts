@@ -24,14 +24,7 @@ export interface StaticDriverOptions {
   clock: Clock;
 }
 
-/**
- * The StatefulSet pod ordinal in `$POD_NAME`, else `$HOSTNAME`; `FLURRY_E_REGISTRY_STATIC_NODE` without one.
- *
- * @example
- * ```ts
- * k8sOrdinal({ HOSTNAME: 'orders-12' }); // { slot: 12, source: 'HOSTNAME=orders-12' }
- * ```
- */
+/** The StatefulSet pod ordinal in `$POD_NAME`, else `$HOSTNAME` (`orders-12` → 12); `…_STATIC_NODE` without one. */
 export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number; source: string } {
   for (const name of ['POD_NAME', 'HOSTNAME'] as const) {
     const v = env[name];
