@@ -15,6 +15,7 @@ import {
   type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
+import { withTimeout } from '../engine-call.js';
 import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
@@ -247,10 +248,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
     if (!/DB index is out of range|invalid DB index/i.test(errorText(err))) throw err;
     let count: number | undefined;
     try {
-      const reply = (await Promise.race([
-        client.config('GET', 'databases'),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
-      ])) as unknown[];
+      const reply = (await withTimeout(client.config('GET', 'databases'), timeoutMs, 'CONFIG GET')) as unknown[];
       const n = Number(reply[1]);
       if (Number.isInteger(n) && n > 0) count = n;
     } catch {

@@ -253,44 +253,31 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     let prev: PreviousHolder | undefined;
     try {
       prev = await this.engine.withConn(async (c) => {
-        const found = await c.query(this.sql.readSlot, [req.namespace, slot]);
-        if (found.rows.length === 0) {
-          const p = { ...NO_PREVIOUS_HOLDER };
-          const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-          const ins = await c.query(this.sql.insert, [
-            req.namespace,
-            slot,
-            req.slots,
-            token,
-            req.ttlMs,
-            holderJson,
-            rec.highWaterMs,
-            rec.ttlMs,
-          ]);
-          return ins.affected === 1 ? p : undefined; // 0: inserted by another claimer meanwhile
-        }
-        const row = found.rows[0];
-        const stored = Number(row.slots);
-        if (stored !== 0 && stored !== req.slots) throw this.layoutError(req, stored);
-        if (truthy(row.live)) return undefined;
-        const p: PreviousHolder = {
-          highWaterMs: Number(row.high_water_ms),
-          releasedCleanly: truthy(row.released_cleanly),
-          ttlMs: Number(row.ttl_ms),
-        };
+        const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
+        if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
+          throw this.layoutError(req, Number(row.slots));
+        if (row && truthy(row.live)) return undefined;
+        const p: PreviousHolder = row
+          ? {
+              highWaterMs: Number(row.high_water_ms),
+              releasedCleanly: truthy(row.released_cleanly),
+              ttlMs: Number(row.ttl_ms),
+            }
+          : { ...NO_PREVIOUS_HOLDER };
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-        const upd = await c.query(this.sql.take, [
-          req.slots,
-          token,
-          req.ttlMs,
-          holderJson,
-          rec.highWaterMs,
-          rec.ttlMs,
-          req.namespace,
-          slot,
-          String(row.version),
-        ]);
-        return upd.affected === 1 ? p : undefined; // 0: taken or changed by another claimer meanwhile
+        const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
+        const written = row
+          ? await c.query(this.sql.take, [
+              req.slots,
+              token,
+              req.ttlMs,
+              ...mark,
+              req.namespace,
+              slot,
+              String(row.version),
+            ])
+          : await c.query(this.sql.insert, [req.namespace, slot, req.slots, token, req.ttlMs, ...mark]);
+        return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
       });
     } catch (err) {
       if (sqlFailure(this.engine.dialect, err) === 'race') return undefined;
