@@ -19,11 +19,7 @@ import { parseRegistryUrl, type RegistryKind } from './url.js';
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
-/**
- * Each engine's driver module and the npm package (with the major version the driver is
- * written for) it needs. Each module is named by a literal `import()`, so a bundler (the
- * CLI's own bundle, or an application's) sees every driver and keeps it loadable.
- */
+/** Each engine's driver module (a literal `import()`, so bundlers keep it) and its npm package. */
 const ENGINES: Record<
   'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql',
   { load: () => Promise<unknown>; exportName: string; pkg: string; install: string }
@@ -48,10 +44,7 @@ const ENGINES: Record<
   mysql: { load: () => import('./drivers/mysql.js'), exportName: 'createMysqlDriver', ...ENGINE_CLIENTS.mysql },
 };
 
-/**
- * Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` when its client
- * library is not installed.
- */
+/** Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` without its client library. */
 export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
   const e = ENGINES[kind];
   let mod: Record<string, unknown>;

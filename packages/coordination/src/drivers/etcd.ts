@@ -1,10 +1,6 @@
 /**
- * The etcd (v3 API) registry driver, on the pure-JavaScript `etcd3` client.
- *
- * Each operation is a compare-and-set transaction on `<prefix>/<namespace>/slots/<slot>`
- * (the claim, attached to an etcd lease) and `<prefix>/<namespace>/hw/<slot>` (the
- * high-water record, without a lease); docs/node-ids.md ("etcd internals") says how each
- * keeps the "never two holders" promise, how TTLs are rounded and how marks are stored.
+ * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
+ * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals").
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';

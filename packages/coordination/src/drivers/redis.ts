@@ -270,11 +270,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
   }
 }
 
-/**
- * Refuses a Redis that can lose acknowledged writes (not `appendonly yes` + `appendfsync always`, or CONFIG
- * disabled so it cannot be checked), as the segment store does and with the same explanation, unless the URL
- * says `allowVolatile=true`; then it is accepted with a warning in the log.
- */
+/** Refuses a Redis that can lose acknowledged writes, as the segment store does, unless `allowVolatile=true`. */
 async function checkPersistence(
   client: ScriptClient,
   parsed: RedisUrl,

@@ -1,9 +1,6 @@
 /**
- * The lease driver the PostgreSQL and MySQL/MariaDB registries share
- * ({@link SqlRegistryDriver}); the factories (sql-factory.ts) give it an engine
- * (sql-engine.ts) on core's SQL pool. The table is in sql-table.ts (re-exported here), the statements in
- * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
- * `mysql2`.
+ * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver});
+ * the factories (sql-factory.ts) give it an engine. It imports no client library.
  */
 import { FlurryError, randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
