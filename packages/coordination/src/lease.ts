@@ -274,10 +274,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     const d = this.deadlineFrom(startedAt);
     const wd = this.deadlineFrom(wallStartedAt);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
-      // Answered too late to extend anything — on the monotonic clock (a slow engine, a
-      // paused process) or on the wall clock (sent before a machine suspend, answered
-      // after it; the engine may have expired the lease meanwhile): the deadline timer (or
-      // the next call) fences.
+      // Answered too late (a slow engine, a pause, a suspend) to extend anything: the deadline timer fences.
       const which =
         this.clock.monotonic() >= d
           ? 'fencing deadline'

@@ -23,9 +23,8 @@ export type ParsedRegistryUrl =
       readonly scheme: string;
     };
 
-// Extension point: an engine scheme maps to its kind here (and its driver module in open-registry.ts's ENGINES).
-// This file checks only the common form; each driver's own parse…Url takes the URL literally and refuses every part
-// it would not use (userinfo, port, path, parameters via checkUrlParams, fragment), naming that part.
+// An engine scheme maps to its kind here (its driver module: open-registry.ts's ENGINES); each driver's own
+// parse…Url refuses every part it would not use.
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
   zookeeper: 'zookeeper',
   'zookeeper+leaf': 'zookeeper+leaf',

@@ -252,9 +252,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     const call = this.deadline(opts.ttlMs);
     const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
-    // The keep-alive and the fenced write run concurrently (one round trip instead of two). Both
-    // must succeed: the write proves the slot key is still attached to our lease, the keep-alive
-    // (answered after the renewal started) moves that lease's expiry to at least start + TTL.
+    // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
     const [alive, written] = await Promise.allSettled([
       keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
       this.client.kv.txn(
