@@ -1,11 +1,7 @@
 /**
- * Claiming a slot and settling it: the one path by which a lease gets a slot, for a first
- * `acquire()` and for every re-acquisition after a loss. {@link claimAndSettle} claims a
- * slot from the driver, computes its high-water floor, records the claim-time mark, waits
- * (asynchronously, renewing the claim) until the wall clock passes the floor, and checks
- * that the fencing deadlines still lie ahead; at every failure it gives the claim back.
- * The caller says what differs (a {@link ClaimPlan}) and turns a failed
- * {@link ClaimOutcome} into its own error or retry.
+ * Claiming a slot and settling it, for a first `acquire()` and every re-acquisition:
+ * {@link claimAndSettle} claims, computes the floor, waits for the clock to pass it and checks
+ * the deadlines, giving the claim back at every failure.
  */
 import type { Claim, RegistryDriver } from './driver.js';
 import { TimeoutError, withTimeout } from './engine-call.js';
@@ -15,11 +11,7 @@ import type { ManagedLease } from './lease-types.js';
 import { makeHolder, type ResolvedRegistryOptions } from './options.js';
 import type { SlotCache } from './state-dir.js';
 
-/**
- * Shared context of the leases of one registry: the driver, the validated options,
- * whether IDs are static (never expire), the local slot cache, and how a released lease
- * leaves the registry.
- */
+/** Shared context of the leases of one registry. */
 export interface LeaseContext {
   readonly driver: RegistryDriver;
   readonly opts: ResolvedRegistryOptions;
@@ -57,10 +49,8 @@ export interface ClaimPlan {
 }
 
 /**
- * The result of {@link claimAndSettle}: a claim ready to issue under, or the step that
- * failed (`claim`: the driver refused or did not answer; `settle`: recording the mark or
- * waiting for the floor failed; `late`: the deadlines had passed by the time it was
- * settled; `abandoned`: no longer wanted) with its cause. A failed outcome holds no claim.
+ * The result of {@link claimAndSettle}: a claim ready to issue under, or the step that failed
+ * (`claim`, `settle`, `late`: the deadlines passed meanwhile, `abandoned`) with its cause.
  */
 export type ClaimOutcome =
   | { readonly ok: true; readonly claim: Claim; readonly floor: number; readonly start: Start }
@@ -71,11 +61,7 @@ export type ClaimOutcome =
       readonly slot?: number;
     };
 
-/**
- * Claims a slot and settles it (see the module notes). Never throws for a driver or clock
- * failure: the outcome says which step failed, and the claim has been given back
- * (reporting the floor as its mark) by then.
- */
+/** Claims a slot and settles it; a failed outcome has given the claim back (never throws for a driver failure). */
 export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promise<ClaimOutcome> {
   const { driver, opts } = ctx;
   const { namespace, slots, preferredSlot } = plan;
@@ -101,10 +87,7 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
     return { ok: false, step, cause, slot: claim.slot };
   };
   if (!plan.alive()) return giveBack('abandoned');
-  // Record the claim-time wall clock as the mark before anything is issued, and wait
-  // (asynchronously, renewing the claim) until the wall clock passes the floor — the
-  // first tick of the layout above it: the lease is handed out only then, so its
-  // generators never wait.
+  // Record the claim-time mark, then wait (renewing) for the first tick above the floor.
   let start: Start;
   try {
     start = await settleClaim(driver, claim, floor, opts, {
@@ -150,12 +133,8 @@ interface SettleOptions {
 }
 
 /**
- * After a claim: records the claim-time mark (one renewal), then waits asynchronously
- * until the wall clock passes `floor` (the first tick above it, given `tick`), renewing
- * the claim every renewal interval meanwhile so a long wait cannot let it expire. Returns
- * the start of the last successful renewal (the lease's deadlines, and its next renewal,
- * are measured from it). `alive()` returning false aborts the wait (the lease was
- * released meanwhile). The caller releases the claim when this throws.
+ * Records the claim-time mark, then waits until the clock passes `floor`, renewing the claim
+ * meanwhile; returns the start of the last successful renewal. The caller releases on a throw.
  */
 async function settleClaim(
   driver: RegistryDriver,

@@ -1,9 +1,6 @@
 /**
- * The backend driver contract. A driver knows one engine (file, ZooKeeper, etcd, Redis…)
- * and only claims, renews and releases *slots* (integers `0..slots-1`) in a namespace.
- * Everything generic (mapping slots to a layout's node fields, the renewal loop, the
- * fencing deadline on the monotonic clock, the high-water arithmetic, events, metrics)
- * lives in `registry.ts`, `lease.ts`, `claim.ts` and `floor.ts` and is shared by every backend.
+ * The backend driver contract: a driver knows one engine and only claims, renews and releases
+ * integer slots in a namespace; everything generic lives in the registry and lease modules.
  */
 
 /** Who holds a slot: reported in exhaustion errors and stored beside the claim. */
@@ -19,14 +16,8 @@ export interface HolderInfo {
 }
 
 /**
- * One live holder of a slot as a driver reads it from its engine ({@link RegistryDriver.holders}).
- *
- * Times written by the holder are on *its* wall clock; the two durations are measured by the
- * engine (key TTLs, lease TTLs, `now()` of the database, file modification times), so the
- * reader can place the last renewal on its own clock and estimate the holder's clock offset:
- * `offset = renewedAtMs − (readerNow − sinceRenewalMs)` with an error of at most
- * `sinceRenewalErrorMs` plus the one-way latency of the holder's renewal (docs/node-ids.md,
- * "Listing holders").
+ * One live holder of a slot as a driver reads it: stamps on the holder's wall clock, durations
+ * measured by the engine (docs/node-ids.md, "Listing holders").
  */
 export interface HolderRecord {
   readonly slot: number;
@@ -66,15 +57,9 @@ export interface Claim {
   readonly slot: number;
   /** Opaque token proving ownership (a random string, a ZooKeeper path, an etcd lease ID…). */
   readonly token: string;
-  /**
-   * Highest Unix ms the slot's previous holders reported (0 if none).
-   */
+  /** Highest Unix ms the slot's previous holders reported (0 if none). */
   readonly highWaterMs: number;
-  /**
-   * True when the previous holder released the slot gracefully after reporting its final
-   * mark (nothing can have been issued above it); false when the previous lease expired,
-   * so the previous holder may have issued up to one TTL past its last report.
-   */
+  /** True after a graceful release with the final mark; false when the previous holder may have issued one TTL past it. */
   readonly releasedCleanly: boolean;
 }
 
@@ -86,19 +71,11 @@ export interface RegistryDriver {
   readonly kind: string;
   /** Claims one free slot, or rejects with FLURRY_E_REGISTRY_EXHAUSTED listing holders. */
   claim(req: ClaimRequest): Promise<Claim>;
-  /**
-   * Extends the claim by `ttlMs` from now and stores `highWaterMs`. Rejects with
-   * FLURRY_E_LEASE_LOST if the slot is no longer ours (expired, taken, session gone),
-   * or with FLURRY_E_REGISTRY_UNREACHABLE if the engine cannot be reached.
-   */
+  /** Extends the claim by `ttlMs` and stores `highWaterMs`; `FLURRY_E_LEASE_LOST` if no longer ours. */
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void>;
   /** Stores the final `highWaterMs` and frees the slot (only if still ours). */
   release(claim: Claim, opts: { highWaterMs: number }): Promise<void>;
-  /**
-   * Lists the live holders of a namespace (`cluster` or `cluster/dc-N`), by slot; expired
-   * claims are not listed. A read only: it never changes a claim. Rejects with
-   * FLURRY_E_REGISTRY_UNREACHABLE when the engine cannot be read.
-   */
+  /** Lists the live holders of a namespace, by slot (a read only). */
   holders(namespace: string): Promise<HolderRecord[]>;
   /** Closes connections. Idempotent. */
   close(): Promise<void>;

@@ -27,14 +27,7 @@ export const RegistryErrorCode = {
   VOLATILE: 'FLURRY_E_REGISTRY_VOLATILE',
 } as const;
 
-/**
- * Creates a registry error.
- *
- * @example
- * ```ts
- * throw registryError('EXHAUSTED', 'all 4 node IDs of cluster "a" are held', { held: 4 });
- * ```
- */
+/** Creates a registry error (`FLURRY_E_` + the code). */
 export function registryError(
   code: keyof typeof RegistryErrorCode,
   message: string,

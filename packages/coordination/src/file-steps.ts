@@ -1,16 +1,7 @@
 /**
- * The file-system steps of the file registry (open, read, write, flush, link, rename, list), in one of two modes:
- *
- * - **`async`** (the default): each step runs on libuv's thread pool and is bounded by a time limit, so a hung
- *   NFS or FUSE mount fails the operation with an `ETIMEDOUT` error naming the step instead of hanging the
- *   caller, and the event loop never waits on the disk. A lease claim is about a hundred such round trips.
- * - **`sync`**: each step is a synchronous call on the calling thread: no thread-pool round trips (a claim and
- *   release in a fresh process take a few milliseconds instead of tens), but no time limit and the event loop
- *   waits while the disk works. For a short-lived process with nothing else to serve, such as `flurry next`; the
- *   file driver grants it only on a local disk file system ({@link localFileSystem}), and reads open records
- *   without blocking and refuse anything but a regular file, so a FIFO left in the registry cannot hang it.
- *
- * Both run the same protocol (drivers/file.ts): the steps, their order and their errors are the same.
+ * The file-system steps of the file registry, `async` (thread pool, each step bounded) or
+ * `sync` (direct calls, granted on a local disk only): docs/node-ids.md ("`file:` — one
+ * machine"). Both run the same protocol with the same errors.
  */
 import fs, { constants, type Stats } from 'node:fs';
 import { randomHex } from '@flurry/core';

@@ -1,29 +1,18 @@
 /**
- * The high-water floor: the wall-clock time a new holder of a slot must issue above
- * ({@link claimFloor}), the layout's time grid that decides where issuing may start
- * ({@link TickGrid}), and the asynchronous wait until the clock gets there
- * ({@link waitForFloor}). docs/node-ids.md ("High-water marks and floors", "Waiting for
- * the floor") explains why.
+ * The high-water floor a new holder must issue above, the layout's tick grid, and the
+ * asynchronous wait for the clock (docs/node-ids.md, "High-water marks and floors").
  */
 import { ErrorCode, FlurryError, type Clock } from '@flurry/core';
 import type { Claim } from './driver.js';
 import type { ResolvedRegistryOptions } from './options.js';
 
-/**
- * The floor a new holder must issue above, given what the driver returned:
- * the mark itself after a clean release, else the mark plus the longest time the previous
- * holder may have issued unreported (`unreportedMs`: ttl + margin; for static IDs, which
- * never expire, the renewal interval + margin).
- */
+/** The floor a new holder must issue above: the mark, plus `unreportedMs` after an unclean release. */
 export function claimFloor(claim: Pick<Claim, 'highWaterMs' | 'releasedCleanly'>, unreportedMs: number): number {
   if (!(claim.highWaterMs > 0)) return 0;
   return claim.releasedCleanly ? claim.highWaterMs : claim.highWaterMs + unreportedMs;
 }
 
-/**
- * The longest time a previous holder may have issued without reporting it: ttl + margin
- * (for static IDs, which never expire, the renewal interval + margin).
- */
+/** The longest a previous holder may have issued unreported: ttl (static: renewal interval) + margin. */
 export function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boolean): number {
   return (staticIds ? opts.renewIntervalMs : opts.ttlMs) + opts.marginMs;
 }
@@ -33,20 +22,11 @@ const FLOOR_SLICE_MS = 50;
 
 /** Options of {@link waitForFloor}. */
 export interface FloorWaitOptions {
-  /**
-   * Called between the timer slices of the wait (at most every 50 ms); may do async work
-   * (e.g. renew the claim being waited on) or throw to abort the wait.
-   */
+  /** Called between the slices of the wait (e.g. to renew the claim); may throw to abort it. */
   during?: () => Promise<void> | void;
   /** Names what is waiting, for the error message, e.g. `'slot 3 of orders at file:/var/lib/flurry'`. */
   what?: string;
-  /**
-   * The time grid of the layout that will issue above the floor (a core `Layout` has
-   * both fields). A generator issues only from the first tick whose start lies above the
-   * floor, so with it the wait lasts until `clock.now()` reaches that tick's start
-   * (`epochMs + (⌊(floorMs − epochMs) / unitMs⌋ + 1) × unitMs`) instead of just past the
-   * floor: for a 10 ms unit up to 10 ms longer.
-   */
+  /** The issuing layout's grid: the wait lasts until the start of the first tick above the floor. */
   tick?: TickGrid;
 }
 
@@ -64,11 +44,7 @@ export function tickGridOf(layout: object): TickGrid | undefined {
   return { epochMs, unitMs };
 }
 
-/**
- * What waiting for `floorMs` means: `reached(now)` once issuing may start, `behind(now)`
- * how many ms are still missing (the `behindMs` of the errors), `startMs` the start of
- * the first tick above the floor (undefined without a grid).
- */
+/** When issuing may start above `floorMs`, how far `now` is behind it, and the first tick's start. */
 export function floorTarget(
   floorMs: number,
   tick: TickGrid | undefined,
@@ -80,16 +56,9 @@ export function floorTarget(
 }
 
 /**
- * Waits asynchronously — with timers, never blocking the event loop, so lease renewals
- * keep running — until `clock.now()` is past `floorMs` (with `opts.tick`: until it reached
- * the start of the first tick above `floorMs`). Throws
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take longer than `maxWaitMs`
- * (the message and `details.behindMs` say how far behind the clock is), or when the clock
- * has not passed the floor after `maxWaitMs` (+50 ms of timer slack) of waiting.
- *
- * It waits in slices of at most 50 ms, each with the clock's own `delay` when it has one
- * (a core `ManualClock` yields to the event loop and advances itself: fake time passes
- * instantly, as everywhere in Flurry's tests), else on real timers.
+ * Waits on timers (never blocking, so renewals go on) until the clock is past `floorMs`;
+ * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take over `maxWaitMs`, or when
+ * it has not got there after `maxWaitMs`. Uses the clock's own `delay` when it has one.
  */
 export async function waitForFloor(
   clock: Clock,
@@ -141,7 +110,6 @@ export async function waitForFloor(
   }
 }
 
-/** Waits `ms` on a real timer. */
 function realDelay(ms: number): Promise<void> {
   return new Promise<void>((r) => setTimeout(r, ms));
 }

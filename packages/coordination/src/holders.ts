@@ -1,14 +1,6 @@
 /**
- * The façade's view of a cluster's holders ({@link LeaseRegistry.holders}): what the driver
- * read ({@link HolderRecord}), placed on the reader's clock.
- *
- * - `renewedAtMs` = read time − the engine-measured time since the renewal (or the holder's own
- *   stamp when the engine measures nothing);
- * - `clockOffsetMs` = the holder's own stamp of that renewal − `renewedAtMs` (positive: the
- *   holder's clock is ahead of this one), error at most `clockOffsetErrorMs` plus the one-way
- *   latency of the holder's renewal; null when the engine cannot time the renewal;
- * - `heldSinceMs` = the holder's claim stamp moved by that offset; `expiresAtMs` = read time +
- *   the engine's remaining TTL (null: never expires); `ageMs` = read time − `renewedAtMs`.
+ * The façade's view of a cluster's holders ({@link LeaseRegistry.holders}): the driver's
+ * {@link HolderRecord}s placed on the reader's clock (docs/node-ids.md, "Listing holders").
  */
 import type { HolderRecord } from './driver.js';
 import type { LayoutLike, SlotMap } from './slot-map.js';

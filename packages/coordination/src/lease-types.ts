@@ -1,10 +1,4 @@
-/**
- * The public types of node-ID leases: what {@link Registry.acquire} returns (a
- * {@link ManagedLease}), its options, state and counters. The machinery behind them is
- * in `registry.ts` (the façade), `lease.ts` (the state machine), `claim.ts` (claiming and
- * settling a slot) and `floor.ts` (the high-water floor); docs/node-ids.md explains the
- * design.
- */
+/** The public types of node-ID leases: what {@link Registry.acquire} returns, its state and counters. */
 import type { EventEmitter } from 'node:events';
 import type { Clock, NodeLease } from '@flurry/core';
 import type { ClusterHolder, HoldersQuery } from './holders.js';
@@ -42,11 +36,7 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   readonly epoch: number;
   /** `held`, `lost` or `released`. */
   readonly state: LeaseState;
-  /**
-   * Wall-clock Unix ms until which issuing is allowed (start of the last successful
-   * claim or renewal on the wall clock + ttl − margin): fences after a machine suspend.
-   * `-Infinity` once lost or released; `Infinity` for static IDs.
-   */
+  /** Wall-clock deadline (last renewal's start + ttl − margin; `-Infinity` once lost, `Infinity` for static IDs). */
   readonly wallDeadline: number;
   /** True while `clock.monotonic() < deadline` and `clock.now() < wallDeadline`. */
   valid(): boolean;
@@ -54,12 +44,8 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   msUntilDeadline(): number;
   readonly stats: LeaseStats;
   /**
-   * The current claim as a {@link NodeLease}: it reports `deadline = wallDeadline =
-   * -Infinity` for good once the claim ends, and a generator given this lease follows it
-   * to the next claim (see `NodeLease` in core). A generator given the claim itself never
-   * issues under a later one.
-   * `floorMs` (deprecated: a generator that follows the lease needs none) raises the
-   * claim's `notBeforeMs`, for every generator on it.
+   * The current claim as a {@link NodeLease}, its deadlines `-Infinity` for good once it ends
+   * (see `NodeLease` in core). `floorMs` (deprecated) raises the claim's `notBeforeMs`.
    */
   forGenerator(floorMs?: number): NodeLease;
   /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */
@@ -80,19 +66,13 @@ export interface Registry {
   readonly options?: ResolvedRegistryOptions;
   /** Acquires a node ID for the layout's node fields. */
   acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
-  /**
-   * Lists the live holders of node IDs in the cluster (see {@link HoldersQuery} for which
-   * namespace), on this registry's clock; expired holders are not listed.
-   */
+  /** Lists the live holders of node IDs in the cluster ({@link HoldersQuery}), on this registry's clock. */
   holders(query?: HoldersQuery): Promise<ClusterHolder[]>;
   /** Releases every lease still held and closes the engine connection. */
   close(): Promise<void>;
 }
 
-/**
- * Drivers whose IDs never expire (static, k8s) set this: their leases get an infinite
- * deadline and renewals only persist the high-water mark.
- */
+/** Set by drivers whose IDs never expire (static, k8s): infinite deadlines, renewals only persist the mark. */
 export interface StaticAssignment {
   readonly staticAssignment?: boolean;
 }

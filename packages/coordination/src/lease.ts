@@ -1,11 +1,7 @@
 /**
- * The lease state machine: one {@link ManagedLease} of a registry. It starts `held`
- * (built from a settled claim by `LeaseRegistry.acquire()`), renews itself in the
- * background, keeps the two fencing deadlines (monotonic and wall clock) and the
- * generator views that read them, reports the high-water mark, turns `lost` when either
- * deadline passes or the engine says the claim is gone, re-acquires a slot (the same one
- * first) through the claim-and-settle path of `claim.ts`, and ends `released`.
- * docs/node-ids.md ("Lease internals") explains the design.
+ * The lease state machine: one {@link ManagedLease}, `held` → `lost` → re-acquired, or
+ * `released`; it renews itself and keeps the two fencing deadlines (docs/node-ids.md,
+ * "Lease internals").
  */
 import { EventEmitter } from 'node:events';
 import type { Clock, FlurryError, NodeLease } from '@flurry/core';
@@ -21,10 +17,8 @@ import type { SlotMap } from './slot-map.js';
 const SUSPEND_POLL_MS = 250;
 
 /**
- * One claim as its generators see it (`forGenerator()`): one plain object per epoch, whose
- * deadlines renewals update and which turn `-Infinity` for good when the claim is lost or
- * released, so a generator reads plain data on its hot path and follows the lease to the
- * next claim (see `NodeLease` in core).
+ * One claim as its generators see it: a plain object per epoch whose deadlines renewals update
+ * and which turn `-Infinity` for good when the claim ends (see `NodeLease` in core).
  */
 interface ClaimView extends NodeLease {
   deadline: number;
@@ -32,10 +26,7 @@ interface ClaimView extends NodeLease {
   notBeforeMs: number;
 }
 
-/**
- * One managed lease. Built by `LeaseRegistry.acquire()` from a settled claim; internal to
- * the package (users see a {@link ManagedLease}).
- */
+/** One managed lease, built by `LeaseRegistry.acquire()` from a settled claim. */
 export class Lease extends EventEmitter implements ManagedLease {
   node: Readonly<Record<string, number>>;
   deadline: number;
@@ -161,11 +152,8 @@ export class Lease extends EventEmitter implements ManagedLease {
   }
 
   /**
-   * Ms until the next periodic renewal: `renewIntervalMs` after the start of the last
-   * successful claim or renewal (start to start). After a floor wait that renewed along
-   * the way that start may be up to an interval old: counting from when acquire() or the
-   * re-acquisition resolved instead could leave nearly 2 × renewIntervalMs between two
-   * renewals — past the deadline when the interval is at its maximum.
+   * Ms until the next renewal: `renewIntervalMs` after the start of the last successful one
+   * (start to start: counting from when acquire() resolved could pass the deadline).
    */
   private renewalDue(): number {
     return Math.max(0, this.ctx.opts.renewIntervalMs - (this.clock.monotonic() - this.lastStartMono));
@@ -191,12 +179,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.schedule(backoff);
   }
 
-  /**
-   * Fences the lease (`'lost'`) once either deadline passed. Node's timers run on the
-   * monotonic clock, which stands still during a machine suspend, so the timer wakes at
-   * least every {@link SUSPEND_POLL_MS} and checks both clocks: after a resume it fires
-   * within that, not when the monotonic deadline finally comes.
-   */
+  /** Fences the lease (`'lost'`) once either deadline passed, waking every {@link SUSPEND_POLL_MS} to notice a suspend. */
   private armDeadlineTimer(): void {
     clearTimeout(this.deadlineTimer);
     if (!this.ctx.opts.autoRenew || this.state !== 'held' || !Number.isFinite(this.deadline)) return;
@@ -291,10 +274,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     const d = this.deadlineFrom(startedAt);
     const wd = this.deadlineFrom(wallStartedAt);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
-      // Answered too late to extend anything — on the monotonic clock (a slow engine, a
-      // paused process) or on the wall clock (sent before a machine suspend, answered
-      // after it; the engine may have expired the lease meanwhile): the deadline timer (or
-      // the next call) fences.
+      // Answered too late (a slow engine, a pause, a suspend) to extend anything: the deadline timer fences.
       const which =
         this.clock.monotonic() >= d
           ? 'fencing deadline'

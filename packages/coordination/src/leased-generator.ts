@@ -1,25 +1,8 @@
 /**
- * `leasedGenerator()`: a core {@link Generator} that always issues under a valid node
- * lease. It acquires a node ID from a registry and builds the generator on the lease,
- * which it follows: after the lease is lost and re-acquired (possibly as another node) the
- * same generator takes the new claim at a new tick, above the new floor and above
- * everything it issued (see `NodeLease` in core). Between the loss and the
- * re-acquisition every call throws `FLURRY_E_LEASE_EXPIRED` (the service reports
- * not-ready through `ready()`); fencing and its two deadlines:
- * [docs/node-ids.md](../../../docs/node-ids.md#the-lease-contract).
- *
- * The wait for the clock to pass the previous holder's floor happens in the registry's
- * `acquire()` and re-acquisition, asynchronously (the event loop and renewals keep
- * running), so `next()` does not sleep for it (its own check at each new tick remains the
- * last line of defence).
- *
- * Sequence borrowing (`onExhausted: 'borrow'`, and the `tolerate` clock policy) issues
- * ticks ahead of the wall clock that are reported only at the next renewal. The next
- * holder's floor after a crash covers at most `2 × marginMs` beyond the dead holder's
- * deadline, so `maxBorrowMs` defaults to `min(1000, marginMs)` here and a larger value is
- * refused with `FLURRY_E_REGISTRY_OPTION`. The same holds for `leasedUuidGenerator()`,
- * which shares this module's mechanism ({@link leasePolicies}, {@link acquireLease},
- * {@link Leased}).
+ * `leasedGenerator()`: a core {@link Generator} that issues only under a valid node lease and
+ * follows it across re-acquisitions (`FLURRY_E_LEASE_EXPIRED` in between). Fencing, the two
+ * deadlines, the floor wait and why `maxBorrowMs` is bounded by the margin: docs/node-ids.md
+ * ("The lease contract"). `leasedUuidGenerator()` shares this module's mechanism.
  */
 import {
   GENERATOR_DEFAULTS,
@@ -46,27 +29,20 @@ export interface LeasedGeneratorOptions {
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }`. */
   pin?: Record<string, number>;
   /**
-   * Generator policies; the clock must be the registry's (it is by default).
-   * `maxBorrowMs` defaults to (and may not exceed) the registry's `marginMs`;
-   * `highWaterWaitMs` bounds only the generator's synchronous last-resort wait for the
-   * floor (default `max(layout unit, min(1000, marginMs))`: the floor's tick may start up
-   * to one unit after it): the wait at (re-)acquisition is the registry's, asynchronous,
-   * bounded by the registry's `highWaterWaitMs`.
+   * Generator policies; the clock must be the registry's. `maxBorrowMs` defaults to (and may
+   * not exceed) the registry's `marginMs`; `highWaterWaitMs` bounds only the generator's
+   * synchronous last-resort wait (default `max(layout unit, min(1000, marginMs))`).
    */
   generator?: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>;
 }
 
-/**
- * The keys of {@link LeasedGeneratorOptions} and of its `generator` policies: any other key (`pins`) is refused
- * with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one (a misspelt `pin` would lease another node ID).
- */
+/** The keys of {@link LeasedGeneratorOptions} (a misspelt `pin` is refused, not ignored). */
 export const LEASED_GENERATOR_OPTION_NAMES = optionNames<LeasedGeneratorOptions>({
   registry: true,
   layout: true,
   pin: true,
   generator: true,
 });
-/** @example `LEASED_GENERATOR_POLICY_NAMES.includes('onExhausted') // true` */
 export const LEASED_GENERATOR_POLICY_NAMES = optionNames<NonNullable<LeasedGeneratorOptions['generator']>>({
   clock: true,
   onExhausted: true,
@@ -78,11 +54,7 @@ export const LEASED_GENERATOR_POLICY_NAMES = optionNames<NonNullable<LeasedGener
   onEvent: true,
 });
 
-/**
- * A generator bound to a registry lease (see the module notes): the core
- * {@link Generator} methods, which throw `FLURRY_E_LEASE_EXPIRED` while the lease is not
- * valid (either fencing deadline passed, or lost and not yet re-acquired).
- */
+/** A generator bound to a registry lease: the {@link Generator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedGenerator {
   /** The next ID (see `Generator.next`). */
   next(): bigint;
@@ -146,13 +118,9 @@ class LeasedIds extends Leased<Generator> implements LeasedGenerator {
 type LeasePolicies = Pick<GeneratorOptions, 'clock' | 'maxBorrowMs' | 'highWaterWaitMs'>;
 
 /**
- * The generator policies under `registry`'s lease (`who` names the caller of a missing
- * registry in the error): its clock (another is refused),
- * `maxBorrowMs` within its margin (see the module notes) and `highWaterWaitMs`, the
- * generator's synchronous last-resort wait for the floor: it blocks the event loop,
- * renewals included, so it is bounded by the margin (a block that short cannot cost the
- * lease), but is at least one tick of `unitMs` (the first tick above the floor may start
- * up to a unit after it: sonyflake 10 ms).
+ * The generator policies under `registry`'s lease: its clock, `maxBorrowMs` within its margin,
+ * and a synchronous floor wait bounded by the margin (it blocks renewals) but at least one
+ * `unitMs` tick.
  */
 export function leasePolicies<P extends LeasePolicies>(
   who: string,
@@ -188,11 +156,9 @@ export function leasePolicies<P extends LeasePolicies>(
 }
 
 /**
- * Acquires a node ID for `layout` and builds the generator on it once the clock has passed
- * the previous holder's floor: the registry's `acquire()` waits for it asynchronously, up
- * to its `highWaterWaitMs` (`FLURRY_E_CLOCK_BEHIND_HIGH_WATER` beyond); for a
- * {@link Registry} implementation that does not, this waits (also asynchronously) itself.
- * Releases the lease when that or `build` fails.
+ * Acquires a node ID for `layout` and builds on it once the clock has passed the floor
+ * (waiting itself for a {@link Registry} whose `acquire()` does not); releases the lease when
+ * that or `build` fails.
  */
 export async function acquireLease<T>(
   registry: Registry,
@@ -212,8 +178,7 @@ export async function acquireLease<T>(
 }
 
 /**
- * Acquires a node ID from `registry` and returns a generator that issues only under a
- * valid lease (see the module notes and {@link acquireLease}).
+ * Acquires a node ID from `registry` and returns a generator that issues only under a valid lease.
  *
  * @example
  * ```ts

@@ -1,16 +1,7 @@
 /**
- * `leasedUuidGenerator()`: a core {@link UuidGenerator} that always issues under a valid
- * node lease — {@link leasedGenerator} for UUIDv7, with its mechanism (`leased-generator.ts`):
- * the generator follows the lease across re-acquisitions, maybe to another node.
- *
- * Where the node ID comes from (docs/uuids.md, "UUID nodes and Snowflake nodes"):
- * - default: slot `n` of `2^nodeBits` in the cluster's namespace, the one Snowflake layouts
- *   without pinned fields lease in, so a UUID node and such a Snowflake node never hold
- *   the same node ID at once;
- * - `layout` (with `pin`): a node ID of that Snowflake layout, in its namespace, exactly as
- *   its generators lease one; the UUID holds the layout's whole node value;
- * - `shareNodeIds: true`: a namespace of the UUID generators' own (`cluster/uuid-1`): node
- *   numbers may then be held by a UUID and a Snowflake generator at once, as the user allowed.
+ * `leasedUuidGenerator()`: {@link leasedGenerator} for UUIDv7, on its mechanism. Where the node
+ * ID comes from (a UUID slot of the cluster, a Snowflake layout's node, or `shareNodeIds`):
+ * docs/uuids.md ("UUID nodes and Snowflake nodes").
  */
 import {
   assertKnownOptions,
@@ -90,10 +81,7 @@ export interface LeasedUuidGenerator {
 /** How a lease's node record becomes the UUID node. */
 type NodeOf = (node: Readonly<Record<string, number>>) => number;
 
-/**
- * `lease` with each claim's node as the UUID generator takes it, `{ node: nodeOf(node) }`:
- * one view per claim, inheriting its deadlines (the generator follows claims by identity).
- */
+/** `lease` with each claim's node as `{ node: nodeOf(node) }`: one view per claim, with its deadlines. */
 function uuidLease(lease: ManagedLease, nodeOf: NodeOf): NodeLease {
   let claim: NodeLease | undefined;
   let view: NodeLease | undefined;
@@ -190,15 +178,9 @@ export interface UuidOnLeaseOptions {
 }
 
 /**
- * A UUID generator on a lease someone else holds (a Snowflake `leasedGenerator`'s): it
- * issues only while that lease is valid (the same fencing deadlines), puts the layout's
- * whole node value in every UUID, starts above the lease's `notBeforeMs` and adds its
- * own high-water mark to the lease's, so the next holder of the node ID starts above both
- * the Snowflake IDs and the UUIDs issued here. After a re-acquisition (maybe as another
- * node) it follows the lease to the new claim. `close()` closes the generator and leaves the lease
- * to its owner. One holder, one node ID: a UUID node of the service is its Snowflake node.
+ * A UUID generator on a lease someone else holds (a Snowflake `leasedGenerator`'s): the same
+ * deadlines, the layout's whole node value in every UUID, its mark added to the lease's.
  *
- * @throws FlurryError `FLURRY_E_REGISTRY_OPTION` when `nodeBits` is narrower than the layout's node.
  * @example
  * ```ts
  * const lg = await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 1 } });
@@ -223,10 +205,8 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
 }
 
 /**
- * Acquires a node ID from `registry` (see the module notes for where) and returns a UUID
- * generator that issues only under a valid lease. Resolves once the clock has passed the
- * previous holder's floor. `generator.maxBorrowMs` defaults to (and may not exceed) the
- * registry's `marginMs`, as for `leasedGenerator`.
+ * Acquires a node ID from `registry` and returns a UUID generator that issues only under a
+ * valid lease, as {@link leasedGenerator} does.
  *
  * @example
  * ```ts

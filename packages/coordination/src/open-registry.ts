@@ -1,15 +1,10 @@
 /**
- * `openRegistry(url, opts)`: picks the backend from the URL, connects to it and returns a
- * {@link Registry} whose leases are managed by the shared lease manager.
- *
- * Engine drivers (`./drivers/etcd.js`, `./drivers/redis.js`, `./drivers/zookeeper.js`,
- * `./drivers/zookeeper-leaf.js`) are loaded with a dynamic `import()`, and each imports
- * its client library (`etcd3`, `ioredis`, `node-zookeeper-client`: optional peer
- * dependencies), so a user of the file registry never needs them. A missing one gives
- * `FLURRY_E_REGISTRY_CLIENT_MISSING` naming the npm package to install.
+ * `openRegistry(url, opts)`: picks the backend from the URL and returns a {@link Registry}.
+ * Engine drivers load their client with a dynamic `import()`, so a missing optional peer
+ * gives `FLURRY_E_REGISTRY_CLIENT_MISSING` only when used.
  */
 import path from 'node:path';
-import { ENGINE_CLIENTS, FlurryError } from '@flurry/core';
+import { ENGINE_CLIENTS, FlurryError, loadClient } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import type { EngineDriverOptions } from './drivers/common.js';
 import { registryError } from './errors.js';
@@ -24,65 +19,29 @@ import { parseRegistryUrl, type RegistryKind } from './url.js';
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
-/**
- * Each engine's driver module and the npm package (with the major version the driver is
- * written for) it needs. Each module is named by a literal `import()`, so a bundler (the
- * CLI's own bundle, or an application's) sees every driver and keeps it loadable.
- */
-const ENGINES: Record<
-  'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql',
-  { load: () => Promise<unknown>; exportName: string; pkg: string; install: string }
-> = {
-  zookeeper: {
-    load: () => import('./drivers/zookeeper.js'),
-    exportName: 'createZooKeeperDriver',
-    ...ENGINE_CLIENTS.zookeeper,
-  },
-  'zookeeper+leaf': {
-    load: () => import('./drivers/zookeeper-leaf.js'),
-    exportName: 'createLeafDriver',
-    ...ENGINE_CLIENTS.zookeeper,
-  },
-  etcd: { load: () => import('./drivers/etcd.js'), exportName: 'createEtcdDriver', ...ENGINE_CLIENTS.etcd },
-  redis: { load: () => import('./drivers/redis.js'), exportName: 'createRedisDriver', ...ENGINE_CLIENTS.redis },
-  postgres: {
-    load: () => import('./drivers/postgres.js'),
-    exportName: 'createPostgresDriver',
-    ...ENGINE_CLIENTS.postgres,
-  },
-  mysql: { load: () => import('./drivers/mysql.js'), exportName: 'createMysqlDriver', ...ENGINE_CLIENTS.mysql },
-};
+/** Each engine's driver module (a literal `import()`, so bundlers keep it), its factory and its client. */
+const ENGINES = {
+  zookeeper: [() => import('./drivers/zookeeper.js'), 'createZooKeeperDriver', 'zookeeper'],
+  'zookeeper+leaf': [() => import('./drivers/zookeeper-leaf.js'), 'createLeafDriver', 'zookeeper'],
+  etcd: [() => import('./drivers/etcd.js'), 'createEtcdDriver', 'etcd'],
+  redis: [() => import('./drivers/redis.js'), 'createRedisDriver', 'redis'],
+  postgres: [() => import('./drivers/postgres.js'), 'createPostgresDriver', 'postgres'],
+  mysql: [() => import('./drivers/mysql.js'), 'createMysqlDriver', 'mysql'],
+} satisfies Record<string, [() => Promise<unknown>, string, keyof typeof ENGINE_CLIENTS]>;
 
-/**
- * Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` when its client
- * library is not installed.
- */
+/** Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` without its client library. */
 export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
-  const e = ENGINES[kind];
-  let mod: Record<string, unknown>;
-  try {
-    mod = (await e.load()) as Record<string, unknown>;
-  } catch (err) {
+  const [load, exportName, client] = ENGINES[kind];
+  const mod = (await loadClient<unknown>(client, `the ${kind} registry (${redactedUrl})`, load, (message, pkg, err) => {
     const msg = err instanceof Error ? err.message : String(err);
     const code = (err as NodeJS.ErrnoException).code;
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(e.pkg)) {
-      throw registryError(
-        'CLIENT_MISSING',
-        `the ${kind} registry (${redactedUrl}) needs the npm package "${e.pkg}", which is not installed: run npm install ${e.install}`,
-        { url: redactedUrl, package: e.pkg },
-        err,
-      );
-    }
-    throw registryError(
-      'CLIENT_MISSING',
-      `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`,
-      { url: redactedUrl, package: e.pkg },
-      err,
-    );
-  }
-  const f = mod[e.exportName];
+    const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(pkg);
+    const text = missing ? message : `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`;
+    return registryError('CLIENT_MISSING', text, { url: redactedUrl, package: pkg }, err);
+  })) as Record<string, unknown>;
+  const f = mod[exportName];
   if (typeof f !== 'function') {
-    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${e.exportName}()`, {
+    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${exportName}()`, {
       url: redactedUrl,
     });
   }

@@ -1,22 +1,7 @@
 /**
- * Options shared by every registry: the lease timing (TTL, renewal interval, safety
- * margin), the high-water wait bound, the cluster name, the clock and the holder
- * identity. {@link resolveRegistryOptions} fills in the safe defaults and validates every
- * value, throwing `FLURRY_E_REGISTRY_OPTION` with the allowed range.
- *
- * Defaults and why:
- * - `ttlMs` 10 000: how long a silent holder keeps its node ID before another process may
- *   take it. Shorter means faster recycling of crashed holders; longer survives longer
- *   engine hiccups without fencing.
- * - `renewIntervalMs` ttl/3: at least two more attempts before the deadline if one fails.
- * - `marginMs` min(1000, ttl/5): the fencing deadline is `start of last successful
- *   renewal + ttl − margin` on the monotonic clock, so a holder stops issuing at least
- *   `margin` before the engine can hand its node ID to someone else. The margin absorbs
- *   the delay between the holder reading its clock and the engine starting the TTL, and
- *   monotonic clock rate differences between hosts (a few hundred ppm at worst).
- * - `highWaterWaitMs` 5000: how long a new holder waits for its wall clock to pass the
- *   floor left by the previous holder before it gives up with
- *   `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ * The options every registry shares, resolved and validated by {@link resolveRegistryOptions}
+ * (`FLURRY_E_REGISTRY_OPTION` with the allowed range). Defaults and why: docs/node-ids.md
+ * ("Lease timing: defaults and limits").
  */
 import { hostname } from 'node:os';
 import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
@@ -45,34 +30,17 @@ export interface RegistryOptions {
   holder?: Partial<HolderInfo>;
   /** Where renewal failures and re-acquisitions are logged. */
   logger?: FlurryLogger;
-  /**
-   * Local state directory (the cached "slot this host held last", the static registry's
-   * high-water marks). Default `$XDG_STATE_HOME/flurry` or `~/.local/state/flurry`.
-   * An extension of the contract; optional.
-   */
+  /** Local state directory (the last slot held, static marks); default `$XDG_STATE_HOME/flurry`. */
   stateDir?: string;
-  /**
-   * Renew in the background with timers (default true). With `false` nothing happens
-   * until the caller invokes `lease.renewNow()`: for deterministic tests with a
-   * `ManualClock`, or callers that schedule renewals themselves. An extension; optional.
-   */
+  /** Renew in the background (default true); `false`: only `lease.renewNow()` renews (tests). */
   autoRenew?: boolean;
   /** How long connecting to an engine may take; default 5000 ms; 100 … 120 000. An extension. */
   connectTimeoutMs?: number;
-  /**
-   * The file registry's file-system steps: `'async'` (default), each on the thread pool and bounded by
-   * `connectTimeoutMs`; or `'sync'`, direct calls that block the event loop but make a claim in a fresh process
-   * several times faster, granted only on a local disk file system (see `FileDriverOptions.io`). For a short-lived
-   * process with nothing else to serve, such as the CLI's `next`. Other registries ignore it. An extension.
-   */
+  /** The file registry's file-system steps: `'async'` (default, bounded) or `'sync'` (see `FileDriverOptions.io`). */
   fileIo?: FileIo;
 }
 
-/**
- * The keys of {@link RegistryOptions}: any other key (`clustr`) is refused with `FLURRY_E_UNKNOWN_OPTION`
- * naming the closest valid one: a misspelt `cluster` would put the service in cluster `default`, sharing node IDs
- * with another cluster.
- */
+/** The keys of {@link RegistryOptions} (a misspelt `cluster` is refused, not defaulted). */
 export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   cluster: true,
   ttlMs: true,
@@ -88,7 +56,7 @@ export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   fileIo: true,
 });
 
-/** The keys of `RegistryOptions.holder`. @example `HOLDER_OPTION_NAMES // ['id', 'hostname', 'pid', 'address', 'version']` */
+/** The keys of `RegistryOptions.holder`. */
 export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
   id: true,
   hostname: true,
@@ -103,12 +71,9 @@ export interface AcquireOptions {
   pin?: Record<string, number>;
 }
 
-/** The keys of `registry.acquire()` options. @example `ACQUIRE_OPTION_NAMES // ['pin']` */
-export const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
+const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
 
-/**
- * Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0 instead of the pinned one).
- */
+/** Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0). */
 export function assertAcquireOptions(opts: unknown, where = 'acquire() options'): void {
   assertKnownOptions(opts, ACQUIRE_OPTION_NAMES, where);
 }
@@ -154,14 +119,7 @@ export function validateCluster(cluster: unknown): string {
   return cluster;
 }
 
-/**
- * Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`.
- *
- * @example
- * ```ts
- * const o = resolveRegistryOptions({ ttlMs: 1500 }); // renew every 500 ms, margin 300 ms
- * ```
- */
+/** Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`. */
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
   assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
   assertKnownOptions(opts.holder, HOLDER_OPTION_NAMES, 'openRegistry options.holder');
@@ -236,10 +194,7 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
   };
 }
 
-/**
- * Builds a fresh holder identity: hostname, pid, a random token (unique per acquire) and the
- * Flurry version.
- */
+/** A fresh holder identity: hostname, pid, a random token (unique per acquire) and the version. */
 export function makeHolder(overrides: Partial<HolderInfo>): HolderInfo {
   const host = overrides.hostname ?? hostname();
   const pid = overrides.pid ?? process.pid;

@@ -1,9 +1,6 @@
 /**
- * The registry façade: {@link LeaseRegistry} turns one {@link RegistryDriver} (claim /
- * renew / release of integer slots) into a {@link Registry} that hands out
- * {@link ManagedLease}s of a layout's node fields. `openRegistry()` builds one from a URL;
- * the lease itself is in `lease.ts`, claiming a slot in `claim.ts`, the high-water floor
- * in `floor.ts`, and docs/node-ids.md ("Lease internals") explains the design.
+ * The registry façade: {@link LeaseRegistry} turns one {@link RegistryDriver} (slots) into a
+ * {@link Registry} of {@link ManagedLease}s (docs/node-ids.md, "Lease internals").
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';
@@ -23,15 +20,7 @@ import {
 import { SlotMap, type LayoutLike } from './slot-map.js';
 import { defaultStateDir, SlotCache } from './state-dir.js';
 
-/**
- * A {@link Registry} over one driver: validates options, acquires leases and closes them.
- *
- * @example
- * ```ts
- * const registry = new LeaseRegistry(await createFileDriver('/var/lib/flurry/registry', { clock: systemClock }), { cluster: 'orders' });
- * const lease = await registry.acquire(Layout.from('twitter'));
- * ```
- */
+/** A {@link Registry} over one driver (`new LeaseRegistry(createFileDriver(dir, { clock }), { cluster })`). */
 export class LeaseRegistry implements Registry {
   readonly kind: string;
   readonly url: string;
@@ -61,11 +50,15 @@ export class LeaseRegistry implements Registry {
     };
   }
 
-  async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
+  private assertOpen(): void {
     if (this.closed)
       throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
         url: this.url,
       });
+  }
+
+  async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
+    this.assertOpen();
     if (!layout || !Array.isArray(layout.nodeFields))
       throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
     const { opts: o, driver } = this.ctx;
@@ -89,24 +82,9 @@ export class LeaseRegistry implements Registry {
     return lease;
   }
 
-  /**
-   * Lists the live holders of node IDs (expired ones are not listed), with their host, pid,
-   * version, last renewal, expiry, high-water mark and clock offset from this process, all on
-   * this registry's clock. One engine read per namespace; a read only.
-   *
-   * @example
-   * ```ts
-   * const registry = await openRegistry('etcd://127.0.0.1:2379/flurry', { cluster: 'orders' });
-   * for (const h of await registry.holders({ layout: Layout.from('twitter') })) {
-   *   console.log(h.node, h.hostname, h.pid, h.version, h.ageMs, h.clockOffsetMs);
-   * }
-   * ```
-   */
+  /** The live holders of node IDs on this registry's clock (docs/node-ids.md, "Listing holders"). */
   async holders(query: HoldersQuery = {}): Promise<ClusterHolder[]> {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
-        url: this.url,
-      });
+    this.assertOpen();
     const { driver, opts: o } = this.ctx;
     let scopes: { namespace: string; map: SlotMap | undefined }[];
     if (query.layout) {

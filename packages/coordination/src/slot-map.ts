@@ -1,10 +1,7 @@
 /**
- * Maps registry *slots* (integers `0..slots-1`) to a layout's node fields.
- *
- * A `datacenter` field, and any field named in `pin`, is pinned by configuration: its
- * value comes from `pin` (a `datacenter` not given defaults to 0) and becomes part of the
- * namespace (`cluster/datacenter-1`). The remaining node fields are leased: a slot is
- * their value in mixed radix, the last field (lowest bits) varying fastest.
+ * Maps registry slots (`0..slots-1`) to a layout's node fields: `datacenter` and any field in
+ * `pin` are pinned into the namespace (`cluster/datacenter-1`); a slot is the other fields'
+ * value in mixed radix, the last field varying fastest.
  */
 import { registryError } from './errors.js';
 
@@ -17,14 +14,7 @@ export interface LayoutLike {
 /** Fields pinned by configuration unless the caller pins them explicitly. */
 export const IMPLICITLY_PINNED = ['datacenter'] as const;
 
-/**
- * The slot ↔ node mapping of one layout in one namespace.
- *
- * @example
- * ```ts
- * SlotMap.create(Layout.from('leaf'), 'orders').slots; // 1024
- * ```
- */
+/** The slot ↔ node mapping of one layout in one namespace. */
 export class SlotMap {
   /** `cluster` or `cluster/field-value[/field-value…]`. */
   readonly namespace: string;
@@ -47,15 +37,7 @@ export class SlotMap {
     this.leased = Object.freeze(leased);
   }
 
-  /**
-   * Builds the mapping; throws `FLURRY_E_REGISTRY_OPTION` for a pin naming an unknown
-   * field or a value outside the field, and for layouts with more than 2^31 slots.
-   *
-   * @example
-   * ```ts
-   * SlotMap.create(layout, 'orders', { datacenter: 1 }).namespace; // 'orders/datacenter-1'
-   * ```
-   */
+  /** Builds the mapping; `FLURRY_E_REGISTRY_OPTION` for a bad pin or more than 2^31 slots. */
   static create(layout: LayoutLike, cluster: string, pin: Record<string, number> = {}): SlotMap {
     const names = new Set(layout.nodeFields.map((f) => f.name));
     for (const k of Object.keys(pin)) {
@@ -100,14 +82,7 @@ export class SlotMap {
     return new SlotMap(nsParts.join('/'), slots, pinned, leased);
   }
 
-  /**
-   * The node fields (pinned and leased) of a slot.
-   *
-   * @example
-   * ```ts
-   * map.toNode(0); // { datacenter: 3, worker: 0 }
-   * ```
-   */
+  /** The node fields (pinned and leased) of a slot. */
   toNode(slot: number): Record<string, number> {
     if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots) {
       throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${this.slots - 1}`, {
@@ -125,14 +100,7 @@ export class SlotMap {
     return node;
   }
 
-  /**
-   * The slot of a node (the inverse of {@link toNode}); throws if a pinned value differs.
-   *
-   * @example
-   * ```ts
-   * map.toSlot({ datacenter: 3, worker: 7 }); // 7
-   * ```
-   */
+  /** The slot of a node (the inverse of {@link toNode}); throws if a pinned value differs. */
   toSlot(node: Record<string, number>): number {
     for (const [k, v] of Object.entries(this.pinned)) {
       if (node[k] !== v)

@@ -1,8 +1,4 @@
-/**
- * The local state directory and the small per-host cache of "the slot this host held
- * last" (Leaf keeps its worker ID in a local file the same way), so a restarted process
- * asks for its old node ID first.
- */
+/** The local state directory and the per-host cache of the slot this host held last. */
 import {
   closeSync,
   fdatasyncSync,
@@ -48,11 +44,7 @@ type LevelStep = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
 /** The answer to a {@link LevelStep}: the stats of a `stat`, or the error the step failed with. */
 type LevelAnswer = { readonly stats?: Stats; readonly error?: NodeJS.ErrnoException };
 
-/**
- * The one walk behind {@link makeDirLevels} and {@link makeDirLevelsSync}: yields each step (stat up to the first
- * existing level, then mkdir down one level at a time) and decides from its answer; throws the errno error of the
- * failing level.
- */
+/** The walk behind {@link makeDirLevels} and {@link makeDirLevelsSync}: stat up to an existing level, then mkdir down. */
 function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
   const missing: string[] = [];
   let p = path.resolve(dir);
@@ -88,11 +80,8 @@ function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
 }
 
 /**
- * Creates `dir` and its missing parents one level at a time (never Node's recursive `mkdir`, which loops forever
- * on file systems such as /proc that answer ENOENT for a directory whose parent exists), each step bounded by
- * what is left of `timeoutMs` (in the `async` mode of `steps`, the default). Rejects with the errno error of the
- * failing level (`ENOTDIR` when a level is a file, `ETIMEDOUT` when the file system does not answer), its message
- * naming that level.
+ * Creates `dir` one level at a time (Node's recursive `mkdir` loops forever on /proc), each step
+ * bounded by what is left of `timeoutMs`; rejects with the errno error naming the failing level.
  */
 export async function makeDirLevels(
   dir: string,
@@ -115,10 +104,7 @@ export async function makeDirLevels(
   }
 }
 
-/**
- * The synchronous form of {@link makeDirLevels} (the same walk and errors, no time limit: for the best-effort
- * caches).
- */
+/** The synchronous form of {@link makeDirLevels}, without a time limit. */
 export function makeDirLevelsSync(dir: string): void {
   const steps = levelSteps(dir);
   for (let next = steps.next(); !next.done;) {
@@ -147,11 +133,7 @@ function cyrb53(text: string, seed: number): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
-/**
- * 24 hex digits naming a slot-cache file: two seeds of a 53-bit non-cryptographic hash. The cache is a hint (a
- * wrong or lost entry costs one extra slot probe), so a collision does no harm, and a cryptographic hash would
- * load `node:crypto` at every CLI start. (Files named by the SHA-256 of earlier versions are no longer read.)
- */
+/** 24 hex digits naming a slot-cache file (a hint: a collision costs one probe; no `node:crypto` at CLI start). */
 function hash96(text: string): string {
   return (
     cyrb53(text, 0).toString(16).padStart(14, '0') + cyrb53(text, 0x9e3779b9).toString(16).padStart(14, '0')

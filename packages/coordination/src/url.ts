@@ -1,20 +1,6 @@
 /**
- * Registry URLs. One string picks the backend and where it is:
- *
- * | URL | backend |
- * |---|---|
- * | `file:` | the file registry in `<state dir>/registry` (`$XDG_STATE_HOME/flurry` or `~/.local/state/flurry`) |
- * | `file:/abs/dir`, `file:///abs/dir` | the file registry in that directory |
- * | `zookeeper://h:p[,h:p…]/path` | ZooKeeper (ephemeral + persistent znodes) |
- * | `zookeeper+leaf://h:p[,h:p…]/path` | ZooKeeper, Meituan Leaf's own layout |
- * | `etcd://[user:pass@]h:p[,h:p…]/prefix` (`etcds://` for TLS) | etcd v3 |
- * | `redis://[[user]:pass@]h:p/db` (`rediss://` for TLS) | Redis |
- * | `postgres://user:pass@h:p/db?table=…`, `mysql://…` (`mariadb://`) | a table in PostgreSQL, MySQL or MariaDB (drivers/sql-url.ts) |
- * | `static:N` | node ID N, given by hand |
- * | `k8s:` | the StatefulSet pod ordinal in `$POD_NAME`/`$HOSTNAME` |
- *
- * Parsing never throws anything but `FLURRY_E_REGISTRY_URL`, and its messages never
- * contain a password.
+ * Registry URLs: one string picks the backend and where it is (docs/node-ids.md, "Registry
+ * URLs"). Parsing throws only `FLURRY_E_REGISTRY_URL`, never with a password.
  */
 import path from 'node:path';
 import { SQL_SCHEMES } from '@flurry/core';
@@ -37,9 +23,8 @@ export type ParsedRegistryUrl =
       readonly scheme: string;
     };
 
-// Extension point: an engine scheme maps to its kind here (and its driver module in open-registry.ts's ENGINES).
-// This file checks only the common form; each driver's own parse…Url takes the URL literally and refuses every part
-// it would not use (userinfo, port, path, parameters via checkUrlParams, fragment), naming that part.
+// An engine scheme maps to its kind here (its driver module: open-registry.ts's ENGINES); each driver's own
+// parse…Url refuses every part it would not use.
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
   zookeeper: 'zookeeper',
   'zookeeper+leaf': 'zookeeper+leaf',
@@ -60,14 +45,7 @@ function bad(raw: string, why: string): Error {
   });
 }
 
-/**
- * Parses and checks a registry URL (the engine drivers check their part further).
- *
- * @example
- * ```ts
- * parseRegistryUrl('file:///var/lib/flurry').dir; // '/var/lib/flurry'
- * ```
- */
+/** Parses and checks a registry URL (the engine drivers check their part further). */
 export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   if (typeof raw !== 'string' || raw.trim() === '') throw bad(String(raw), 'it is empty');
   const url = raw.trim();

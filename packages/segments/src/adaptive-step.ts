@@ -24,14 +24,7 @@ export interface StepInput {
   demand: number;
 }
 
-/**
- * The step of the next fetch (see the module comment).
- *
- * @example
- * ```ts
- * adaptStep({ step: 1000, minStep: 1000, maxStep: 1_000_000, targetSegmentMs: 1000, consumed: 100_000, elapsedMs: 10, demand: 0 }); // 16000
- * ```
- */
+/** The step of the next fetch (see the module comment). */
 export function adaptStep(i: StepInput): number {
   const elapsed = Math.max(i.elapsedMs, 1);
   const desired = Math.ceil((i.consumed / elapsed) * i.targetSegmentMs);

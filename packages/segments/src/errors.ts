@@ -37,14 +37,7 @@ export const SequenceErrorCode = {
   CLOSED: 'FLURRY_E_SEQUENCE_CLOSED',
 } as const;
 
-/**
- * Creates a segment-mode error.
- *
- * @example
- * ```ts
- * throw sequenceError('KEY_UNKNOWN', 'the key "order" does not exist', { key: 'order' });
- * ```
- */
+/** Creates a segment-mode error. */
 export function sequenceError(
   code: keyof typeof SequenceErrorCode,
   message: string,
@@ -56,26 +49,12 @@ export function sequenceError(
 
 export { redactUrl } from '@flurry/core';
 
-/**
- * What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`.
- *
- * @example
- * ```ts
- * await loadClient('redis', `the redis store (${url})`, () => import('ioredis'), clientMissing(url));
- * ```
- */
+/** What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`. */
 export function clientMissing(store: string): (message: string, pkg: string, err: unknown) => Error {
   return (message, pkg, err) => sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err);
 }
 
-/**
- * The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded).
- *
- * @example
- * ```ts
- * throw unsafeNumberError('order', 9007199254740992n);
- * ```
- */
+/** The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded). */
 export function unsafeNumberError(key: string, value: bigint): FlurryError {
   return sequenceError(
     'NUMBER_UNSAFE',
@@ -85,15 +64,7 @@ export function unsafeNumberError(key: string, value: bigint): FlurryError {
   );
 }
 
-/**
- * Checks the count of a batch: an integer from 1 to `maxBatch`, else `FLURRY_E_SEQUENCE_COUNT`.
- *
- * @example
- * ```ts
- * assertCount(10, 100_000); // fine
- * assertCount(0, 100_000); // throws FLURRY_E_SEQUENCE_COUNT
- * ```
- */
+/** Checks the count of a batch: an integer from 1 to `maxBatch`, else `FLURRY_E_SEQUENCE_COUNT`. */
 export function assertCount(count: number, maxBatch: number): void {
   if (!Number.isInteger(count) || count < 1 || count > maxBatch) {
     throw sequenceError('COUNT', `count must be an integer from 1 to ${maxBatch} (maxBatch), got ${String(count)}`, {
@@ -108,11 +79,6 @@ export function assertCount(count: number, maxBatch: number): void {
  * The error of a call that found both segments empty while the store fails: the store's own coded error when
  * it is not a plain outage (a key unknown, credentials refused…), else `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
  * with `details.retryAfterMs` (the service's `Retry-After`).
- *
- * @example
- * ```ts
- * throw emptyBufferError('order', 'postgres://flurry:***@127.0.0.1:5432/ids', lastError, 500);
- * ```
  */
 export function emptyBufferError(
   key: string,

@@ -1,21 +1,6 @@
 /**
- * Formatted serials: `ORD-{yyyyMMdd}-{seq:08}` with a reset period (`day`, `month`, `year` or `never`) in a
- * named IANA time zone. Each period is its own key (`order:20261123`, `order:202611`, `order:2026`), created on
- * first use, so numbers restart at its start (1 by default) each period and a serial never repeats.
- *
- * Placeholders, inside braces:
- * - `{seq}` or `{seq:0N}` (zero-padded to N digits, 1 … 30; a larger number is printed in full, never cut);
- *   exactly one.
- * - date fields, alone or run together with `-`, `_`, `.`, `/` or nothing between them: `yyyy`, `yy`, `MM`, `dd`,
- *   `HH`, `mm`, `ss` (e.g. `{yyyyMMdd}`, `{yyyy-MM-dd}`, `{yy}{MM}`). The format must show the period it resets
- *   on: `yyyy` (or `yy`) for `year`, plus `MM` for `month`, plus `dd` for `day`, else two periods would print the
- *   same serials.
- *
- * Literal text outside braces is copied; `{{` and `}}` print braces. Anything else is
- * `FLURRY_E_SEQUENCE_FORMAT`.
- *
- * The period of a number is read from the clock once, at the moment it is issued, in the given zone: a number
- * issued at 23:59:59.999 local time belongs to that day, one at 00:00:00.000 to the next.
+ * Formatted serials (`ORD-{yyyyMMdd}-{seq:08}`): the placeholders, the reset period each format must
+ * show, and the exact period boundary: docs/segments.md ("Formatted serials").
  */
 import { sequenceError } from './errors.js';
 
@@ -128,15 +113,7 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/**
- * Checks an IANA time zone name (`Europe/Paris`, `UTC`); throws `FLURRY_E_SEQUENCE_OPTION`.
- *
- * @example
- * ```ts
- * assertTimeZone('Asia/Shanghai'); // fine
- * assertTimeZone('Mars/Olympus');  // throws
- * ```
- */
+/** Checks an IANA time zone name (`Europe/Paris`, `UTC`); throws `FLURRY_E_SEQUENCE_OPTION`. */
 export function assertTimeZone(timeZone: string): void {
   formatterFor(timeZone);
 }
@@ -167,14 +144,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/**
- * The calendar fields of `unixMs` in `timeZone` (Intl.DateTimeFormat).
- *
- * @example
- * ```ts
- * periodOf(Date.UTC(2026, 10, 23, 16, 0), 'Asia/Shanghai'); // { year: 2026, month: 11, day: 24, hour: 0, … }
- * ```
- */
+/** The calendar fields of `unixMs` in `timeZone` (Intl.DateTimeFormat). */
 export function periodOf(unixMs: number, timeZone: string): CalendarParts {
   const out: CalendarParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const p of formatterFor(timeZone).formatToParts(unixMs)) {
@@ -194,14 +164,7 @@ export function periodOf(unixMs: number, timeZone: string): CalendarParts {
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 
-/**
- * The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`.
- *
- * @example
- * ```ts
- * periodStamp({ year: 2026, month: 11, day: 23, hour: 0, minute: 0, second: 0 }, 'day'); // '20261123'
- * ```
- */
+/** The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
 export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
   if (reset === 'never') return '';
   if (reset === 'year') return pad(p.year, 4);

@@ -1,18 +1,8 @@
 /**
- * One key's numbers, served from memory out of two segments (Leaf's double buffer). The hot path is a plain
- * `number` increment inside the current segment; a store round trip happens only per segment.
- *
- * - **Prefetch:** when `prefetchAt` (default 10 %, allowed 0 … 0.9) of the current segment has been issued and
- *   no next segment is held, the next one is fetched in the background.
- * - **No "both segments not ready":** when both are empty, `next()` waits for the fetch in flight (starting
- *   one if none is) instead of failing; only when the store fails does it reject, with
- *   `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` and `details.retryAfterMs`. A failed fetch is retried in the
- *   background after `retryMs`, so recovery needs no call.
- * - **Adaptive step:** each fetch sizes the segment to last `targetSegmentMs` at the rate observed since the
- *   previous fetch: it grows at most ×16 and shrinks at most ÷2 per fetch, never below the stored step (Leaf's
- *   minimum) nor above `maxStep` (default 1,000,000, like Leaf), and never below the demand of callers waiting.
- * - **Unknown outcomes:** an allocation whose commit was not acknowledged is never issued from (if it did
- *   commit, its range is skipped, and counted in `skippedAllocations`).
+ * One key's numbers, served from memory out of two segments (Leaf's double buffer): a plain `number`
+ * increment on the hot path, one store round trip per segment. Prefetch, waiting instead of "both segments
+ * not ready", the adaptive step and unknown outcomes: docs/segments.md ("Buffers, prefetch and the adaptive
+ * step", "Guarantees").
  */
 import type { Clock } from '@flurry/core';
 import { FlurryError } from '@flurry/core';
@@ -97,14 +87,7 @@ export class Sequence {
     return this.advance() ? this.tryNext() : undefined;
   }
 
-  /**
-   * The next number as a `bigint`, synchronously, or undefined when both segments are empty.
-   *
-   * @example
-   * ```ts
-   * const n = seq.tryNextBigInt(); // 42n or undefined
-   * ```
-   */
+  /** The next number as a `bigint`, synchronously, or undefined when both segments are empty. */
   tryNextBigInt(): bigint | undefined {
     const s = this.cur;
     if (s.pos < s.len) {
@@ -118,11 +101,6 @@ export class Sequence {
   /**
    * The next number as a decimal string, synchronously, or undefined when both segments are empty (what an
    * HTTP answer needs: no bigint is made while the segment is below 2^53).
-   *
-   * @example
-   * ```ts
-   * const text = seq.tryNextString(); // '42' or undefined
-   * ```
    */
   tryNextString(): string | undefined {
     const s = this.cur;
@@ -138,11 +116,6 @@ export class Sequence {
    * The next number as a `bigint`: a plain value while buffered, a promise only when it must wait for the
    * store. Rejects with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` when the store fails and nothing is buffered,
    * `FLURRY_E_SEQUENCE_KEY_UNKNOWN`, `FLURRY_E_SEQUENCE_CLOSED`.
-   *
-   * @example
-   * ```ts
-   * const id = await seq.nextBigInt(); // awaiting a plain value is fine too
-   * ```
    */
   nextBigInt(): bigint | Promise<bigint> {
     const v = this.tryNextBigInt();
@@ -152,25 +125,13 @@ export class Sequence {
   /**
    * The next number as a `number`: a plain value while buffered, a promise only when it must wait (see
    * {@link Sequence.nextBigInt} for the errors); `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
-   *
-   * @example
-   * ```ts
-   * const n: number = await seq.next();
-   * ```
    */
   next(): number | Promise<number> {
     const v = this.tryNext();
     return v !== undefined ? v : this.waitFor(() => this.tryNext());
   }
 
-  /**
-   * `count` increasing numbers (1 … `maxBatch`) as bigints, fetching as many segments as needed.
-   *
-   * @example
-   * ```ts
-   * const ids = await seq.batchBigInt(100);
-   * ```
-   */
+  /** `count` increasing numbers (1 … `maxBatch`) as bigints, fetching as many segments as needed. */
   async batchBigInt(count: number): Promise<bigint[]> {
     const out: bigint[] = [];
     await this.fill(count, (s, from, to) => {
@@ -182,11 +143,6 @@ export class Sequence {
   /**
    * `count` increasing numbers as `number`s; `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1 (nothing is
    * taken then).
-   *
-   * @example
-   * ```ts
-   * const ns = await seq.batch(10);
-   * ```
    */
   async batch(count: number): Promise<number[]> {
     const out: number[] = [];
@@ -197,14 +153,7 @@ export class Sequence {
     return out;
   }
 
-  /**
-   * A snapshot of the buffers and counters.
-   *
-   * @example
-   * ```ts
-   * console.log(seq.status().step);
-   * ```
-   */
+  /** A snapshot of the buffers and counters. */
   status(): SequenceStatus {
     const c = this.cur;
     return {
@@ -242,11 +191,6 @@ export class Sequence {
    * Stops issuing, waits for a fetch in flight, and hands the unused numbers back to the store when that is
    * safe (nobody allocated after our last segment); otherwise counts them as wasted. Returns how many were
    * handed back.
-   *
-   * @example
-   * ```ts
-   * await seq.close(); // sequences.close() does it for every key
-   * ```
    */
   async close(): Promise<bigint> {
     if (this.closed) return 0n;

@@ -127,11 +127,6 @@ export class Sequences {
   /**
    * The sequence of `key` (the same object on every call). Throws `FLURRY_E_SEQUENCE_KEY_INVALID`; an unknown
    * key is reported by its first `next()`.
-   *
-   * @example
-   * ```ts
-   * const order = sequences.get('order');
-   * ```
    */
   get(key: string): Sequence {
     const known = this.closed ? undefined : this.seqs.get(key);
@@ -169,11 +164,7 @@ export class Sequences {
     return s;
   }
 
-  /**
-   * A key the store does not know (and never fetched for) is dropped once its retry delay is over: requests for
-   * made-up keys cannot fill this process's memory or the metrics' key labels, while a key asked for again and
-   * again still reaches the store at most once per retry delay.
-   */
+  /** A key the store does not know is dropped after its retry delay (made-up keys cannot fill memory or labels). */
   private forgetUnknown(key: string): void {
     const t = setTimeout(() => {
       const s = this.closed ? undefined : this.seqs.get(key);
@@ -231,11 +222,6 @@ export class Sequences {
   /**
    * Creates a key in the store: `start` (default 1) is its first number, `step` (default 1000) its stored step.
    * `FLURRY_E_SEQUENCE_KEY_EXISTS` when it exists.
-   *
-   * @example
-   * ```ts
-   * await sequences.create('invoice', { start: 1000, step: 100, description: 'invoices' });
-   * ```
    */
   async create(key: string, options: CreateKeyOptions = {}): Promise<KeyInfo> {
     assertKey(key);
@@ -246,39 +232,18 @@ export class Sequences {
     return info;
   }
 
-  /**
-   * The key as stored, or undefined.
-   *
-   * @example
-   * ```ts
-   * (await sequences.show('order'))?.maxId; // 2001n
-   * ```
-   */
+  /** The key as stored, or undefined. */
   async show(key: string): Promise<KeyInfo | undefined> {
     assertKey(key);
     return this.store.show(key);
   }
 
-  /**
-   * Every key in the store, by name.
-   *
-   * @example
-   * ```ts
-   * for (const k of await sequences.list()) console.log(k.key, k.maxId, k.step);
-   * ```
-   */
+  /** Every key in the store, by name. */
   list(): Promise<KeyInfo[]> {
     return this.store.list();
   }
 
-  /**
-   * The status of every key used by this instance.
-   *
-   * @example
-   * ```ts
-   * console.table(sequences.status().map((s) => ({ key: s.key, step: s.step, issued: s.issued })));
-   * ```
-   */
+  /** The status of every key used by this instance. */
   status(): SequenceStatus[] {
     return [...this.seqs.values()].map((s) => s.status());
   }
@@ -286,11 +251,6 @@ export class Sequences {
   /**
    * The status of `key` in this instance without opening it: a key not in use here shows empty buffers and
    * zero counts. Throws `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   *
-   * @example
-   * ```ts
-   * sequences.statusOf('order').issued; // 0 before the first number
-   * ```
    */
   statusOf(key: string): SequenceStatus {
     const known = this.closed ? undefined : this.seqs.get(key);
@@ -302,11 +262,6 @@ export class Sequences {
   /**
    * Closes every sequence (handing unused numbers back when safe) and the store. Returns the numbers handed back
    * and wasted in all.
-   *
-   * @example
-   * ```ts
-   * const { handedBack, wasted } = await sequences.close();
-   * ```
    */
   async close(): Promise<{ handedBack: bigint; wasted: bigint }> {
     if (this.closed) return { handedBack: 0n, wasted: 0n };

@@ -53,11 +53,6 @@ export class Serial {
   /**
    * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
    * once, so the date printed and the period's counter always agree.
-   *
-   * @example
-   * ```ts
-   * const s = await orders.next();
-   * ```
    */
   next(): string | Promise<string> {
     const p = periodOf(this.owner.clock.now(), this.timeZone);
@@ -68,14 +63,7 @@ export class Serial {
     return Promise.resolve(seq.nextBigInt()).then((n) => renderSerial(this.format, p, n));
   }
 
-  /**
-   * The key of the period that `unixMs` falls in (`order:20261123`).
-   *
-   * @example
-   * ```ts
-   * orders.keyAt(Date.now()); // 'order:20261125'
-   * ```
-   */
+  /** The key of the period that `unixMs` falls in (`order:20261123`). */
   keyAt(unixMs: number): string {
     const stamp = periodStamp(periodOf(unixMs, this.timeZone), this.format.reset);
     return stamp ? `${this.key}:${stamp}` : this.key;

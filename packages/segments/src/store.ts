@@ -95,15 +95,7 @@ export function assertKey(key: unknown): asserts key is string {
   }
 }
 
-/**
- * Checks a step: an integer 1 … 2^31 - 1 (Leaf's `step int`). Throws `FLURRY_E_SEQUENCE_OPTION`.
- *
- * @example
- * ```ts
- * assertStep(1000, 'step'); // fine
- * assertStep(0, 'step');    // throws
- * ```
- */
+/** Checks a step: an integer 1 … 2^31 - 1 (Leaf's `step int`). Throws `FLURRY_E_SEQUENCE_OPTION`. */
 export function assertStep(step: unknown, name: string): asserts step is number {
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > MAX_STEP) {
     throw sequenceError(
@@ -119,14 +111,7 @@ export function assertStep(step: unknown, name: string): asserts step is number 
   }
 }
 
-/**
- * Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges.
- *
- * @example
- * ```ts
- * normaliseCreate({ start: 5 }); // { start: 5n, step: 1000, description: null }
- * ```
- */
+/** Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges. */
 export function normaliseCreate(options: CreateKeyOptions = {}): {
   start: bigint;
   step: number;
@@ -158,14 +143,7 @@ export function normaliseCreate(options: CreateKeyOptions = {}): {
   return { start: BigInt(start), step, description };
 }
 
-/**
- * Checks a store's answer for an allocation and builds the segment: `end` within `step … MAX_ID`.
- *
- * @example
- * ```ts
- * allocationFrom('order', 1001n, 1000, 'postgres'); // { start: 1n, end: 1001n, step: 1000 }
- * ```
- */
+/** Checks a store's answer for an allocation and builds the segment: `end` within `step … MAX_ID`. */
 export function allocationFrom(key: string, maxId: bigint, step: number, store: string): Allocation {
   if (maxId < BigInt(step) || maxId > MAX_ID || step < 1) {
     throw sequenceError(

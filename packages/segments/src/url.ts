@@ -1,14 +1,4 @@
-/**
- * Store URLs:
- *
- * - `postgres://USER:PASSWORD@HOST:PORT/DATABASE?table=leaf_alloc&pool=4` (also `postgresql://`)
- * - `mysql://USER:PASSWORD@HOST:PORT/DATABASE?table=leaf_alloc&pool=4` (MySQL and MariaDB; also `mariadb://`)
- * - `redis://[USER:PASSWORD@]HOST:PORT/DB?prefix=flurry:seq:` (also `rediss://` for TLS)
- * - `memory://NAME` (process-local, shared by name; tests and examples)
- *
- * Unknown parameters are refused (`FLURRY_E_SEQUENCE_URL`), so a misspelt `tabel=` cannot silently point two
- * fleets at different tables.
- */
+/** Store URLs (docs/segments.md, "Stores"); unknown parameters are `FLURRY_E_SEQUENCE_URL`. */
 import { checkUrlParams, redactUrl, SQL_DEFAULT_PORT, SQL_SCHEMES, validTableName } from '@flurry/core';
 import { sequenceError } from './errors.js';
 

@@ -1,16 +1,16 @@
-/**
- * What the engine drivers share: request checks, the high-water record of the etcd and Redis
- * drivers and the rule that computes it, and the pieces of their error messages that differ
- * only by the engine's name. It imports no client library, so loading it never needs
- * `etcd3`, `ioredis` or `node-zookeeper-client`.
- */
-import { assertKnownOptions, optionNames, type Clock, type FlurryError, type FlurryLogger } from '@flurry/core';
+/** What the engine drivers share; it imports no client library. */
+import {
+  assertKnownOptions,
+  optionNames,
+  randomBelow,
+  type Clock,
+  type FlurryError,
+  type FlurryLogger,
+} from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/**
- * Options every engine driver factory takes (`openRegistry` gives them; a direct caller gives them itself).
- */
+/** Options every engine driver factory takes. */
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
   readonly clock: Clock;
@@ -32,10 +32,7 @@ export const MAX_TTL_MS = 2 ** 31 - 1;
 /** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
 export const HOLDERS_LISTED = 100;
 
-/**
- * `cluster` or `cluster/dc-N`: segments of safe characters, none of them only dots, at most
- * 200 characters in all.
- */
+/** `cluster` or `cluster/dc-N`: segments of safe characters, none only dots, at most 200 characters. */
 export function validNamespace(ns: unknown): ns is string {
   return (
     typeof ns === 'string' &&
@@ -44,10 +41,7 @@ export function validNamespace(ns: unknown): ns is string {
   );
 }
 
-/**
- * Checks a claim request's namespace, slot count, TTL (`1..maxTtlMs`) and holder ID; throws
- * `FLURRY_E_REGISTRY_OPTION`.
- */
+/** Checks a claim request (`FLURRY_E_REGISTRY_OPTION`). */
 export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!validNamespace(req.namespace)) {
     throw registryError(
@@ -69,11 +63,7 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   }
 }
 
-/**
- * Checks an engine driver factory's options before it connects: unknown keys
- * (`FLURRY_E_UNKNOWN_OPTION`, naming the closest of `names`) and the connect timeout
- * (`FLURRY_E_REGISTRY_OPTION`).
- */
+/** Checks a driver factory's options before it connects: unknown keys and the connect timeout. */
 export function checkDriverOptions(
   opts: EngineDriverOptions,
   factory: string,
@@ -85,16 +75,10 @@ export function checkDriverOptions(
     throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(ms)})`, {});
 }
 
-/**
- * The phase of a driver operation, for the advice of an unreachable-engine error: nothing
- * retries `connect` and a start-up `claim`; the lease manager retries `renew`.
- */
+/** The phase of a driver operation, for the advice of an unreachable-engine error. */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
-/**
- * What to do about an engine that could not be reached, depending on the phase: check the
- * engine (connect, claim), or that the renewal is retried, or that the slot frees itself.
- */
+/** What to do about an engine that could not be reached, by phase. */
 export function unreachableAdvice(engine: string, where: string, phase: DriverPhase): string {
   switch (phase) {
     case 'connect':
@@ -107,26 +91,17 @@ export function unreachableAdvice(engine: string, where: string, phase: DriverPh
   }
 }
 
-/**
- * The subject of an "every node ID is held" message, with its verb: `all 16 node IDs … are`,
- * or `the only node ID … is` for a namespace of one slot.
- */
+/** The subject and verb of an "every node ID is held" message. */
 export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
   return slots === 1 ? ['the only node ID', 'is'] : [`all ${slots} node IDs`, 'are'];
 }
 
-/**
- * A message to embed before more text: without its trailing periods (and dangling colons,
- * commas, spaces), so `${clause(msg)}. Next sentence` never reads ".." or ":.".
- */
+/** A message without its trailing punctuation, to embed before more text. */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-/**
- * The holder fields of a {@link HolderInfo}, without anything else the object may carry
- * (`address` and `version` only when they are set).
- */
+/** The holder fields of a {@link HolderInfo}, nothing else. */
 export function holderFields(h: HolderInfo): HolderInfo {
   return {
     id: h.id,
@@ -148,10 +123,7 @@ export interface HighWaterRecord {
   updatedAtMs: number;
 }
 
-/**
- * What a claimer learned from the record it found: the previous holders' mark, whether they
- * released cleanly, and how long past the mark they may have issued unreported.
- */
+/** What a claimer learned from the record it found. */
 export interface PreviousHolder {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
@@ -169,10 +141,8 @@ export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder
 }
 
 /**
- * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`.
- * Non-final records (claim, renew) include the holder's wall clock, since it may go on issuing
- * up to its deadline; only a final (release) record can be clean, and only if this holder's
- * reports cover the previous holder's unreported window.
+ * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`:
+ * non-final records include the wall clock; only a final one covering `prev`'s window is clean.
  */
 export function recordToStore(
   prev: PreviousHolder,
@@ -197,18 +167,13 @@ export function recordToStore(
 
 /** Where a high-water record lives, for the message of a corrupt one. */
 export interface RecordPlace {
-  /** The engine's name as messages show it: `etcd`, `Redis`. */
   readonly engine: string;
-  /** The engine's URL without its password. */
   readonly url: string;
   /** The command that shows the record, e.g. `etcdctl get <key>`. */
   inspect(key: string): string;
 }
 
-/**
- * Parses a stored high-water record; `undefined` when there is none (absent or empty).
- * Throws `FLURRY_E_REGISTRY_CORRUPT` naming the key and how to inspect it.
- */
+/** Parses a stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` when invalid. */
 export function parseHighWaterRecord(
   raw: string | null | undefined,
   key: string,
@@ -242,42 +207,15 @@ export function parseHighWaterRecord(
   return r as HighWaterRecord;
 }
 
-/** The error of a call on a closed driver (`FLURRY_E_REGISTRY_CLOSED`). */
-export function closedError(engine: string, url: string): FlurryError {
-  return registryError('CLOSED', `the ${engine} registry ${url} was closed; open a new one to claim node IDs`, { url });
-}
-
-/** The state a driver keeps for `claim`, if it is still the driver's own claim of that slot. */
-export function ownClaim<S extends { readonly slot: number }>(
-  states: ReadonlyMap<string, S>,
-  claim: Claim,
-): S | undefined {
-  const s = states.get(claim.token);
-  return s && s.slot === claim.slot ? s : undefined;
-}
-
-/** The error for renewing a claim the driver does not hold (`FLURRY_E_LEASE_LOST`). */
-export function unknownClaimError(holdsNo: string, claim: Claim, url: string): FlurryError {
-  return registryError(
-    'LEASE_LOST',
-    `${holdsNo} for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
-    { url, slot: claim.slot },
-  );
-}
-
 /** One entry of an exhaustion error's `holders` list. */
 export type ListedHolder = { slot: number } & Partial<HolderInfo>;
 
-/** One entry of an exhaustion error's `holders` list, from whatever holder info was readable. */
+/** One entry of an exhaustion error's `holders` list. */
 export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
-/**
- * Reads stored holder JSON for an exhaustion report: `pick` takes the holder out of the parsed
- * value (by default the value itself); `{}` when either step fails (the holder is then listed
- * by slot only).
- */
+/** Reads stored holder JSON for an exhaustion report (`{}` when unreadable). */
 export function readHolder(
   text: string,
   pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>,
@@ -289,10 +227,7 @@ export function readHolder(
   }
 }
 
-/**
- * The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`), naming a
- * few holders in the message and listing them in the details.
- */
+/** The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`). */
 export function exhaustedError(
   where: string,
   url: string,
@@ -310,4 +245,110 @@ export function exhaustedError(
       `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
     { url, namespace: req.namespace, slots: req.slots, held, holders },
   );
+}
+
+/** The preferred slot of a claim request when it is one of its slots. */
+export function preferredSlot(req: ClaimRequest): number | undefined {
+  const pref = req.preferredSlot;
+  return pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots ? pref : undefined;
+}
+
+/** Where a scan of `slots` slots starts, at random so that claimers spread. */
+export function randomStart(slots: number): number {
+  return slots > 1 ? randomBelow(Math.min(slots, 2 ** 47)) : 0;
+}
+
+/** What the etcd, Redis and SQL drivers remember of a claim they made, by token. */
+export interface EngineClaimState {
+  readonly namespace: string;
+  readonly slot: number;
+  readonly holderId: string;
+  readonly prev: PreviousHolder;
+}
+
+/** The claim table, closing, and the marks and messages of renew and release that the etcd, Redis and SQL drivers share. */
+export abstract class EngineDriverBase<S extends EngineClaimState> {
+  protected closed = false;
+  protected readonly states = new Map<string, S>();
+
+  protected constructor(
+    readonly url: string,
+    private readonly engineName: string,
+    protected readonly opts: EngineDriverOptions,
+  ) {}
+
+  protected get where(): string {
+    return `${this.engineName} at ${this.url}`;
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) {
+      const url = this.url;
+      throw registryError(
+        'CLOSED',
+        `the ${this.engineName} registry ${url} was closed; open a new one to claim node IDs`,
+        {
+          url,
+        },
+      );
+    }
+  }
+
+  /** The state this driver keeps for `claim`, if it is still its own claim of that slot. */
+  protected own(claim: Claim): S | undefined {
+    const s = this.states.get(claim.token);
+    return s?.slot === claim.slot ? s : undefined;
+  }
+
+  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` when this driver does not hold it. */
+  protected stateOf(claim: Claim): S {
+    const s = this.own(claim);
+    if (s) return s;
+    throw registryError(
+      'LEASE_LOST',
+      `this ${this.engineName} driver holds no claim with that token for slot ${claim.slot} (released, lost, or made by another driver); claim again`,
+      { url: this.url, slot: claim.slot },
+    );
+  }
+
+  /** Checks a renewal's TTL (`FLURRY_E_REGISTRY_OPTION`). */
+  protected checkRenewTtl(ttlMs: number): void {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, {
+        ttlMs,
+      });
+    }
+  }
+
+  /** The record to store for claim `s` reporting `reportedMs` ({@link recordToStore}). */
+  protected record(s: S, reportedMs: number, ttlMs: number, final: boolean): HighWaterRecord {
+    return recordToStore(s.prev, reportedMs, ttlMs, s.holderId, this.opts.clock, final);
+  }
+
+  /** Forgets a lost claim; the `FLURRY_E_LEASE_LOST` to throw, saying `why`. */
+  protected lost(claim: Claim, s: S, why: string): FlurryError {
+    this.states.delete(claim.token);
+    return registryError(
+      'LEASE_LOST',
+      `slot ${claim.slot} of "${s.namespace}" in ${this.where} ${why}; stop issuing and claim again`,
+      { url: this.url, slot: claim.slot, namespace: s.namespace },
+    );
+  }
+
+  /** Logs a release that found the slot no longer ours. */
+  protected releasedLate(s: S): void {
+    this.opts.logger?.warn(
+      { url: this.url, slot: s.slot, namespace: s.namespace },
+      `${this.engineName} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.states.clear();
+    await this.disconnect();
+  }
+
+  protected abstract disconnect(): Promise<void> | void;
 }

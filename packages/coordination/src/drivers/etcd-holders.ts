@@ -1,13 +1,7 @@
 /**
- * `holders()` of the etcd driver: one range read of a namespace's slot keys and one of its
- * high-water records, then one `LeaseTimeToLive` per held slot (the console reads this about
- * once a second, shared by every viewer).
- *
- * etcd keeps no wall clock per key. What it does measure is the lease: a renewal's keep-alive
- * resets the remaining TTL to the granted TTL, so `granted − remaining` is the time since the
- * last renewal. etcd reports both in whole seconds (truncated: "expires in under TTL + 1 s"),
- * so the driver takes the middle of that second: `sinceRenewalMs = (granted − remaining) · 1000
- * − 500`, error ±500 ms (docs/node-ids.md, "Listing holders").
+ * `holders()` of the etcd driver: one range read of the slot keys, one of the high-water
+ * records, then one `LeaseTimeToLive` per held slot (timing, ±500 ms: docs/node-ids.md,
+ * "Listing holders").
  */
 import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { HolderInfo, HolderRecord } from '../driver.js';
@@ -23,7 +17,7 @@ export interface EtcdHoldersQuery {
   readonly records: RecordPlace;
 }
 
-/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. @example `h.sinceRenewalErrorMs === ETCD_TTL_ERROR_MS` */
+/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 export const ETCD_TTL_ERROR_MS = 500;
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');

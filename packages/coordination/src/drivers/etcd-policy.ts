@@ -24,10 +24,8 @@ export function isAuthError(err: unknown): boolean {
 export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
 
 /**
- * The global policy for etcd3 (a cockatiel-compatible object: etcd3 only calls `execute`):
- * on a recoverable error, try the call again, which goes to the next host of the shuffled list,
- * at most once per host. Retrying is safe: every write is a compare-and-set transaction whose
- * outcome we recognise on a repeat (see `tryClaimSlot`).
+ * etcd3's global policy: a recoverable error retries on the next host, at most once per host
+ * (safe: every write is a compare-and-set whose outcome a repeat recognises).
  */
 export function retryEachHost(hosts: number): Policy {
   return {

@@ -1,10 +1,4 @@
-/**
- * `etcd://` registry URLs: hosts, credentials and key prefix ({@link parseEtcdUrl}).
- *
- * URLs: `etcd://[user:pass@]host:port[,host:port…]/prefix` (`etcds://` for TLS with the system
- * CAs). Because WHATWG `URL` cannot parse several hosts, {@link createEtcdDriver} also accepts the
- * URL as a string.
- */
+/** `etcd://` registry URLs ({@link parseEtcdUrl}); several hosts need the string form. */
 import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { validNamespace } from './common.js';

@@ -1,13 +1,9 @@
 /**
- * The etcd (v3 API) registry driver, on the pure-JavaScript `etcd3` client.
- *
- * Each operation is a compare-and-set transaction on `<prefix>/<namespace>/slots/<slot>`
- * (the claim, attached to an etcd lease) and `<prefix>/<namespace>/hw/<slot>` (the
- * high-water record, without a lease); docs/node-ids.md ("etcd internals") says how each
- * keeps the "never two holders" promise, how TTLs are rounded and how marks are stored.
+ * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
+ * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals").
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
-import { FlurryError, randomBelow } from '@flurry/core';
+import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
@@ -17,53 +13,44 @@ import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
   checkDriverOptions,
   clause,
-  closedError,
+  EngineDriverBase,
   exhaustedError,
   HOLDERS_LISTED,
   listedHolder,
   MAX_TTL_MS,
-  ownClaim,
   parseHighWaterRecord,
+  preferredSlot,
   previousHolder,
+  randomStart,
   readHolder,
   recordToStore,
-  unknownClaimError,
   validateClaim,
   unreachableAdvice,
   type DriverPhase,
+  type EngineClaimState,
   type EngineDriverOptions,
   type HighWaterRecord,
   type ListedHolder,
-  type PreviousHolder,
   type RecordPlace,
 } from './common.js';
 
-/** What the driver remembers about a claim it made (keyed by token). */
-interface ClaimState {
+interface ClaimState extends EngineClaimState {
   readonly leaseId: string;
-  readonly namespace: string;
-  readonly slot: number;
   readonly grantedTtlMs: number;
-  readonly holderId: string;
-  readonly prev: PreviousHolder;
 }
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
-class EtcdDriver implements RegistryDriver {
+class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'etcd';
-  readonly url: string;
-  private closed = false;
-  private readonly states = new Map<string, ClaimState>();
-  /** Where the high-water records live, for the message of a corrupt one. */
   private readonly records: RecordPlace;
 
   constructor(
     private readonly client: Etcd3,
     private readonly parsed: EtcdUrl,
-    private readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
   ) {
-    this.url = parsed.redacted;
+    super(parsed.redacted, 'etcd', opts);
     this.records = { engine: 'etcd', url: this.url, inspect: (key) => `etcdctl get ${key}` };
   }
 
@@ -75,10 +62,6 @@ class EtcdDriver implements RegistryDriver {
   }
   private deadline(boundMs = this.opts.connectTimeoutMs): { deadline: number } {
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw closedError('etcd', this.url);
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
@@ -110,12 +93,6 @@ class EtcdDriver implements RegistryDriver {
       details,
       err,
     );
-  }
-
-  private stateOf(claim: Claim): ClaimState {
-    const s = ownClaim(this.states, claim);
-    if (s) return s;
-    throw unknownClaimError(`this etcd driver holds no claim with token "${claim.token}"`, claim, this.url);
   }
 
   private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
@@ -154,13 +131,8 @@ class EtcdDriver implements RegistryDriver {
   }
 
   /**
-   * Tries to take one slot with the lease. Returns the claim, or undefined if it is held.
-   *
-   * One read (slot + high-water record), then one write transaction that creates the slot key
-   * and, in the same commit, rewrites the high-water record as *unclean* with a mark of at least
-   * our wall clock: `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw)`.
-   * So even a holder that dies before its first renewal leaves a floor for the next one, and
-   * the record we derived our claim from cannot have changed underneath us.
+   * Takes one slot with the lease, or returns undefined: one read, then
+   * `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw unclean)`.
    */
   private async tryClaimSlot(
     req: ClaimRequest,
@@ -232,9 +204,9 @@ class EtcdDriver implements RegistryDriver {
   }
 
   private async claimWithLease(req: ClaimRequest, leaseId: string, grantedTtlMs: number): Promise<Claim> {
-    const pref = req.preferredSlot;
+    const pref = preferredSlot(req);
     const tried = new Set<number>();
-    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+    if (pref !== undefined) {
       tried.add(pref);
       const c = await this.tryClaimSlot(req, pref, leaseId, grantedTtlMs);
       if (c) return c;
@@ -244,7 +216,7 @@ class EtcdDriver implements RegistryDriver {
     for (let round = 0; round < 3; round++) {
       const held = await this.listHeld(req.namespace, req.slots, false);
       if (held.size >= req.slots) break;
-      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
+      const start = randomStart(req.slots);
       let attempts = 0;
       for (let i = 0; i < req.slots && attempts < req.slots - held.size; i++) {
         const slot = (start + i) % req.slots;
@@ -278,11 +250,9 @@ class EtcdDriver implements RegistryDriver {
       );
     }
     const call = this.deadline(opts.ttlMs);
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
-    // The keep-alive and the fenced write run concurrently (one round trip instead of two). Both
-    // must succeed: the write proves the slot key is still attached to our lease, the keep-alive
-    // (answered after the renewal started) moves that lease's expiry to at least start + TTL.
+    // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
     const [alive, written] = await Promise.allSettled([
       keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
       this.client.kv.txn(
@@ -294,14 +264,7 @@ class EtcdDriver implements RegistryDriver {
         call,
       ),
     ]);
-    const lost = (why: string): FlurryError => {
-      this.states.delete(claim.token);
-      return registryError(
-        'LEASE_LOST',
-        `slot ${claim.slot} of "${s.namespace}" in etcd at ${this.url} ${why}; stop issuing and claim again`,
-        { url: this.url, slot: claim.slot, namespace: s.namespace },
-      );
-    };
+    const lost = (why: string): FlurryError => this.lost(claim, s, why);
     // Definite answers first: the lease is gone or the key is not ours.
     if (alive.status === 'fulfilled' && alive.value <= 0) throw lost('lost its lease (expired or revoked)');
     if (written.status === 'fulfilled' && !written.value.succeeded) {
@@ -319,9 +282,9 @@ class EtcdDriver implements RegistryDriver {
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
+    const s = this.own(claim);
     if (!s) return; // already released or lost: nothing of ours to free
-    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = this.record(s, opts.highWaterMs, 0, true);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
     const ops: IRequestOp[] = [
       { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
@@ -333,12 +296,7 @@ class EtcdDriver implements RegistryDriver {
         this.deadline(),
       );
       this.states.delete(claim.token);
-      if (!res.succeeded) {
-        this.opts.logger?.warn(
-          { url: this.url, slot: s.slot, namespace: s.namespace },
-          'etcd release: the slot was no longer ours (lease expired); the final high-water mark was not stored',
-        );
-      }
+      if (!res.succeeded) this.releasedLate(s);
       await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
         if (!(err instanceof EtcdLeaseInvalidError)) {
           this.opts.logger?.warn(
@@ -362,21 +320,12 @@ class EtcdDriver implements RegistryDriver {
     }
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.states.clear();
+  protected disconnect(): void {
     this.client.close();
   }
 }
 
-/**
- * Connects to etcd and returns a {@link RegistryDriver}. Checks the connection (and the
- * credentials) with one read before resolving; rejects with `FLURRY_E_REGISTRY_URL`,
- * `FLURRY_E_REGISTRY_UNREACHABLE` or `FLURRY_E_REGISTRY_AUTH`, naming the URL without its
- * password and the hosts that were tried.
- */
+/** Connects to etcd, checking the connection and credentials with one read. */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createEtcdDriver');
   const parsed = parseEtcdUrl(url);

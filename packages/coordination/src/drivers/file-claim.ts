@@ -1,8 +1,7 @@
 /**
- * The file registry's claim path (the protocol is in file.ts): a claim visits the preferred slot, then the
- * existing slot directories (the visibly held ones skipped after a concurrent read-only look), then fresh ones,
- * and on each runs the link-then-read-again claim of one slot; when every slot is held it throws
- * `FLURRY_E_REGISTRY_EXHAUSTED` naming the holders.
+ * The file registry's claim path: the preferred slot, then the existing slot directories (the
+ * visibly held ones skipped), then fresh ones, each by link-then-read-again (docs/node-ids.md,
+ * "File internals"); `FLURRY_E_REGISTRY_EXHAUSTED` when every slot is held.
  */
 import path from 'node:path';
 import { randomHex, type Clock } from '@flurry/core';
@@ -18,10 +17,7 @@ import { describeHolder, genName, type LeaseRecord, type ReadResult } from './fi
 /** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
 
-/**
- * What the claim path uses of the file driver: its directory layout, bounded file-system steps, clocks and
- * record reads and writes (the driver in file.ts is one).
- */
+/** What the claim path uses of the file driver (file.ts). */
 export interface FileSlotStore {
   readonly url: string;
   readonly steps: FileSteps;
@@ -70,8 +66,7 @@ async function tryClaim(
     const gens = await store.gens(dir);
     const highest = gens.length ? gens[gens.length - 1] : 0;
     if (gens.length) {
-      // Fast path: the highest generation is a live lease, so the slot is held (the loop below would reach the
-      // same answer after reading the mark and every older generation).
+      // Fast path: the highest generation is a live lease, so the slot is held.
       const top = await store.read(dir, highest);
       if (top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top))
         return { held: describeHolder(top.rec, store.time) };
@@ -179,8 +174,7 @@ export async function claimFileSlot(store: FileSlotStore, req: ClaimRequest): Pr
   }
   // Existing slot directories first (recycling), in order; then the first fresh one.
   const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
-  // Read-only look-ahead: which slots are visibly held is read PROBE_BATCH at a time, concurrently (each read
-  // is one bounded asynchronous step, so in sequence they would add up); only the others get the full protocol.
+  // Read-only look-ahead, PROBE_BATCH slots at a time: only the slots not visibly held get the full protocol.
   for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
     const batch = sorted.slice(i, i + PROBE_BATCH);
     const holders = await Promise.all(

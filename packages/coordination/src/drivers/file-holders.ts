@@ -1,14 +1,6 @@
 /**
- * `holders()` of the file registry, reading its documented layout directly
- * (`<dir>/<namespace>/slots/<slot>/gNNNNNNNNNN.lease`, see file.ts): per slot, the current lease
- * is the highest generation that is not `aborted`; it is listed while `held` and not expired
- * (judged like the driver: the host's monotonic clock within one boot, wall time otherwise).
- *
- * Timing: a renewal writes `expiresMono = monotonic + ttl`, `expiresAtMs = wall + ttl` and
- * `updatedAtMs = wall`, read at the same instant, so `ttl = expiresAtMs − updatedAtMs` and the
- * time since the renewal is `ttl − (expiresMono − monotonic now)`: measured on the host's
- * monotonic clock (error 1 ms), and the offset is the holder's wall clock against the
- * reader's — on one machine, normally 0. Records of another boot are expired (not listed).
+ * `holders()` of the file registry, reading its layout directly (docs/node-ids.md, "File
+ * internals"; timing: "Listing holders").
  */
 import path from 'node:path';
 import type { Clock } from '@flurry/core';

@@ -10,18 +10,11 @@ export interface FileDriverOptions {
   clock: Clock;
   /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
   time?: LeaseTimeSource;
-  /**
-   * The longest one file-system step (a mkdir, read, write, flush, rename) may take before the operation fails
-   * with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory: a hung mount must not hang the caller. Default
-   * 5000 ms (`openRegistry` passes its `connectTimeoutMs`).
-   */
+  /** The longest one file-system step may take (`FLURRY_E_REGISTRY_UNREACHABLE` beyond); default 5000 ms. */
   timeoutMs?: number;
   /**
-   * How the file-system steps run (file-steps.ts). `'sync'`: as synchronous calls on the calling thread, about ten
-   * times faster for one claim in a fresh process but without `timeoutMs` and blocking the event loop meanwhile:
-   * for a short-lived process with nothing else to serve (the CLI's `next`). Granted at the driver's first
-   * operation only when the directory is on a local disk file system (ext4, xfs, btrfs, tmpfs, …, by `statfs`);
-   * on NFS, SMB, FUSE or anything unknown the steps stay `'async'`. Default `'async'`.
+   * `'async'` (default) or `'sync'`: direct calls, faster in a fresh process but unbounded and
+   * blocking, granted only on a local disk file system (docs/node-ids.md, "`file:` — one machine").
    */
   io?: FileIo;
 }
@@ -34,7 +27,7 @@ export interface FileClaim extends Claim {
   readonly gen: number;
 }
 
-/** The keys of {@link FileDriverOptions}. @example `FILE_DRIVER_OPTION_NAMES // ['clock', 'time', 'timeoutMs', 'io']` */
+/** The keys of {@link FileDriverOptions}. */
 export const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({
   clock: true,
   time: true,

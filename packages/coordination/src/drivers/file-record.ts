@@ -1,15 +1,4 @@
-/**
- * The on-disk format of the file registry (file.ts has the protocol):
- *
- * ```
- * <dir>/<cluster>[/<field>-<value>…]/slots/<slot>/
- *   g0000000007.lease   one file per lease *generation* of the slot (JSON: holder, token,
- *                       state held|released|aborted, expiry on the host's monotonic clock
- *                       and boot ID, expiry in wall ms (informational), high-water mark,
- *                       the holder's wall clock at its claim and at its last write)
- *   hw                  the slot's high-water mark, kept across releases
- * ```
- */
+/** The on-disk lease records of the file registry (docs/node-ids.md, "File internals"). */
 import type { HolderInfo } from '../driver.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 

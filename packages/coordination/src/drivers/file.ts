@@ -1,39 +1,8 @@
 /**
- * The embedded file registry: node-ID leases for the processes of one machine, kept in a
- * directory (default `$XDG_STATE_HOME/flurry/registry`). No server, no locks that a
- * crashed process could leave behind, and never two winners.
- *
- * ## On disk
- * One directory per slot with one file per lease generation and the slot's `hw` file:
- * file-record.ts has the format.
- *
- * ## Protocol
- * Generations are created only with an atomic `link(tmp, gN)`, which fails if `gN`
- * exists, so at most one process ever creates a given generation, and each file is
- * written complete. The *current* lease of a slot is its highest generation that is not
- * `aborted`; only the creator of a generation ever writes its file afterwards
- * (renewals and release replace it atomically with `rename`).
- * - **Claim** a slot whose current lease is released or expired (or that has none):
- *   create generation `H+1` (H = highest existing), then read the previous lease again.
- *   If it was renewed in between, mark ours `aborted` and move on.
- * - **Renew**: check our token, write the new expiry, then look for a higher generation
- *   that is not aborted; if there is one, the lease was taken: `FLURRY_E_LEASE_LOST`.
- * The two sides write first and read second (Dekker): either the taker sees the renewal
- * (and withdraws) or the renewer sees the taker (and fences). A holder paused past its
- * deadline that wakes and renews therefore fails. Expiry is judged on the kernel's
- * monotonic clock (CLOCK_MONOTONIC, `process.hrtime`), never on wall time, so NTP
- * steps cannot expire a live lease early; records from an earlier boot are expired.
- *
- * The claim (of one slot, and the walk over the slots) is in file-claim.ts; renewal and
- * release are here.
- *
- * Generations older than the previous lease are deleted by the next claimer; their marks
- * are carried into each new generation. Records and the `hw` file are flushed to disk
- * (`fdatasync`) before they replace the old ones, so the marks survive a power loss.
- *
- * Each file-system step runs through file-steps.ts: bounded on the thread pool (`io: 'async'`, the default), or
- * as a direct synchronous call (`io: 'sync'`, for a short-lived process such as the CLI, granted only on a local
- * disk file system). The protocol is the same in both.
+ * The embedded file registry: node-ID leases for the processes of one machine, in a
+ * directory. The link protocol (generations, Dekker write-then-read, monotonic expiry):
+ * docs/node-ids.md ("File internals"); the claim is in file-claim.ts, each file-system step
+ * in file-steps.ts.
  */
 import path from 'node:path';
 import { assertKnownOptions, randomHex, type Clock } from '@flurry/core';
@@ -86,19 +55,12 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     this.time = time ?? timeSourceFor(clock);
   }
 
-  /**
-   * The mode the file-system steps run in: `sync` only when it was asked for and the first operation found the
-   * directory on a local disk file system.
-   */
+  /** The mode the steps run in: `sync` only when asked for and granted (a local disk). */
   get io(): FileIo {
     return this.steps.io;
   }
 
-  /**
-   * Before the first operation: grants the `sync` mode asked for when the directory (or, before it exists, its
-   * nearest existing parent) is on a local disk file system. Never fails: a file system that cannot be read, or
-   * does not answer within `timeoutMs`, keeps the bounded `async` steps, whose errors the operation then reports.
-   */
+  /** Before the first operation: grants `sync` on a local disk; never fails (else the steps stay `async`). */
   private ioReady(timeoutMs = this.timeoutMs): Promise<void> {
     if (this.askedIo !== 'sync') return Promise.resolve();
     this.granting ??= (async () => {
@@ -143,11 +105,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
   }
 
-  /**
-   * Creates the registry directory level by level, grants the `sync` mode if it was asked for and the directory
-   * is on a local disk file system, and proves the directory can hold a registry (a file written, linked and
-   * removed), each step bounded: what `openRegistry` runs before it returns.
-   */
+  /** Creates the directory, grants `sync` if asked, and proves it can hold a registry (write, link, remove). */
   async check(): Promise<void> {
     const deadline = hostMonotonicMs() + this.timeoutMs;
     const left = (): number => Math.max(1, Math.ceil(deadline - hostMonotonicMs()));
@@ -319,14 +277,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 }
 
-/**
- * Opens the file registry in `dir` (created on first claim).
- *
- * @example
- * ```ts
- * const driver = createFileDriver('/tmp/flurry-registry', { clock: systemClock });
- * ```
- */
+/** Opens the file registry in `dir` (created on first claim). */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
   assertKnownOptions(opts, FILE_DRIVER_OPTION_NAMES, 'createFileDriver options');
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
@@ -354,11 +305,8 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
 }
 
 /**
- * {@link createFileDriver}, then creates the directory level by level and proves it can hold a registry (a file
- * written, linked and removed), every step bounded by `timeoutMs`: rejects with `FLURRY_E_REGISTRY_UNREACHABLE`
- * naming the directory instead of hanging or spinning (`file:/proc/reg`, a hung mount). What `openRegistry` uses.
- * With `io: 'sync'` it also reads the directory's file-system type here and, on a local disk, runs the later steps
- * synchronously ({@link FileDriverOptions.io}).
+ * {@link createFileDriver}, then creates the directory and proves it can hold a registry, every
+ * step bounded by `timeoutMs` (`FLURRY_E_REGISTRY_UNREACHABLE` instead of hanging on a hung mount).
  *
  * @example
  * ```ts

@@ -1,13 +1,6 @@
 /**
- * The MySQL and MariaDB registry driver, on `mysql2`: node-ID leases as rows of a table (see
- * {@link SqlRegistryDriver} in sql-common.ts for the table and the statements). Lease expiry
- * is judged by the **database server's clock** (`CURRENT_TIMESTAMP(3)`), so the holders' clock
- * skew does not matter; a renewal only succeeds while the token matches and the lease has not
- * expired. Sessions run with `time_zone = '+00:00'` and `READ COMMITTED` (no gap locks between
- * concurrent claimers). InnoDB is durable with `innodb_flush_log_at_trx_commit = 1` (the
- * default); asynchronous replication can lose the last claims on a failover, like Redis.
- *
- * URLs: `mysql://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (`mariadb://` too).
+ * The MySQL and MariaDB registry driver, on `mysql2`: the shared {@link SqlRegistryDriver}
+ * (sessions in UTC and `READ COMMITTED`; docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 import mysql from 'mysql2/promise';
 import type { SqlDriverOptions } from './sql-engine.js';

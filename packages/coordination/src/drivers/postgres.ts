@@ -1,13 +1,6 @@
 /**
- * The PostgreSQL registry driver, on `pg` (node-postgres): node-ID leases as rows of a table
- * (see {@link SqlRegistryDriver} in sql-common.ts for the table and the statements). Lease
- * expiry is judged by the **database server's clock** (`now()`), so the holders' clock skew
- * does not matter; a renewal only succeeds while the token matches and the lease has not
- * expired. PostgreSQL commits durably before it acknowledges (unless `synchronous_commit` is
- * off), and a synchronous standby keeps that promise across a failover; an asynchronous one
- * can lose the last claims like Redis can.
- *
- * URLs: `postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=…]`.
+ * The PostgreSQL registry driver, on `pg`: the shared {@link SqlRegistryDriver}, with expiry on
+ * the database server's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 import pg from 'pg';
 import type { SqlDriverOptions } from './sql-engine.js';

@@ -1,13 +1,6 @@
 /**
- * `holders()` of the Redis driver: `SCAN` for a namespace's slot keys (one namespace's keys
- * share the `{namespace}` hash tag), then one pipeline of `PTTL slot`, `GET holder` and
- * `GET hw` per held slot.
- *
- * Timing: a renewal sets the slot key's expiry to `ttlMs` from when Redis ran it, so
- * `ttlMs − PTTL` is the time since the last renewal as Redis measures it (millisecond
- * resolution: error 1 ms). Comparing it with the holder's own wall clock at that renewal (in
- * the high-water record) estimates the holder's clock offset (docs/node-ids.md, "Listing
- * holders").
+ * `holders()` of the Redis driver: `SCAN` for a namespace's slot keys, then one pipeline of
+ * `PTTL slot`, `GET holder` and `GET hw` per held slot (timing: docs/node-ids.md, "Listing holders").
  */
 import type { Redis } from 'ioredis';
 import type { HolderInfo, HolderRecord } from '../driver.js';

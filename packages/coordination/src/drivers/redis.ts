@@ -1,54 +1,13 @@
 /**
- * The Redis registry driver, on `ioredis`.
- *
- * Keys (the `{namespace}` hash tag keeps one namespace's keys in one Redis Cluster slot, so
- * the scripts below stay single-slot):
- * - `<prefix>:{<namespace>}:slot:<n>`: the claim, value = this holder's random token,
- *   written with `SET … NX PX ttl`.
- * - `<prefix>:{<namespace>}:holder:<n>`: JSON holder info beside it, same TTL.
- * - `<prefix>:{<namespace>}:hw:<n>`: the high-water record (JSON `{ v: 1, highWaterMs,
- *   releasedCleanly, ttlMs, holder, updatedAtMs }`), **no TTL**: it persists across holders.
- *
- * Operations (each one Lua script, so atomic on the server):
- * - **claim**: read the slot's high-water record, then `SET slot token NX PX ttl` (+ holder
- *   info) and, in the same script, rewrite the record as *unclean* with a mark of at least the
- *   claimer's wall clock, only if the record is still the one read (a holder that dies before
- *   its first renewal still leaves a floor). The preferred slot is tried first; then the slot
- *   keys are read with `MGET` in chunks from a random starting point and the free ones are
- *   tried (a lost race moves on to the next free one).
- * - **renew**: `if GET slot == token then PEXPIRE slot/holder ttl; SET hw record` → else
- *   `FLURRY_E_LEASE_LOST`.
- * - **release**: `if GET slot == token then SET hw record (clean); DEL slot holder`.
- * The stored marks follow the same rule as the etcd driver: at renewal `max(previous, reported,
- * wall clock now)`, at release `max(previous, reported)`, clean only when this holder's reports
- * cover the previous holder's unreported window.
- *
- * **What Redis cannot promise** (unlike ZooKeeper and etcd, which only acknowledge a write once
- * a quorum has it):
- * - Replication is asynchronous. A primary can acknowledge a claim (or a renewal, or a
- *   high-water record) and fail before a replica has it; the promoted replica then has no such
- *   key, and a second process can claim the same node ID while the first still holds it.
- * - Fencing bounds that window only if the promotion takes longer than the lease TTL: the old
- *   holder's next renewal fails (token mismatch) and it stops issuing at its local deadline,
- *   at most one TTL after its last successful renewal. A faster failover lets two holders issue
- *   under one node ID at the same time.
- * - The high-water mark can be lost the same way, and with it the protection against a new
- *   holder whose clock is behind. It is also lost on a restart unless Redis persists every
- *   write (`appendonly yes` with `appendfsync always`); with `everysec`, up to a second of
- *   claims and marks can vanish on a crash.
- * - Key expiry follows the Redis server's wall clock: a server clock stepping forward expires
- *   leases early.
- * Use Redis for node IDs only when those risks are acceptable (one primary, persistence on,
- * failover slower than the TTL), or prefer etcd or ZooKeeper.
- *
- * URLs: `redis://[[user]:password@]host:port[/db]`, `rediss://…` for TLS; the key prefix is
- * `flurry` unless `?prefix=name` is given.
+ * The Redis registry driver, on `ioredis`: each operation is one Lua script on
+ * `<prefix>:{<namespace>}:slot|holder|hw:<n>`. The key layout, the mark rule and what Redis
+ * cannot promise (asynchronous replication, persistence, server-clock expiry): docs/node-ids.md
+ * ("`redis://` — Redis").
  */
 import { Redis } from 'ioredis';
 import {
   FlurryError,
   isRedisAuthError,
-  randomBelow,
   randomHex,
   readRedisPersistence,
   connectRedis,
@@ -56,40 +15,34 @@ import {
   type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
+import { withTimeout } from '../engine-call.js';
 import { registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
   checkDriverOptions,
   clause,
-  closedError,
+  EngineDriverBase,
   exhaustedError,
   HOLDERS_LISTED,
   listedHolder,
   MAX_TTL_MS,
-  ownClaim,
   parseHighWaterRecord,
+  preferredSlot,
   previousHolder,
+  randomStart,
   readHolder,
   recordToStore,
-  unknownClaimError,
   validateClaim,
   unreachableAdvice,
   type DriverPhase,
+  type EngineClaimState,
   type EngineDriverOptions,
   type HighWaterRecord,
-  type PreviousHolder,
   type RecordPlace,
 } from './common.js';
 
 const MGET_CHUNK = 512;
-
-interface ClaimState {
-  readonly namespace: string;
-  readonly slot: number;
-  readonly holderId: string;
-  readonly prev: PreviousHolder;
-}
 
 /**
  * KEYS: slot, holder, hw. ARGV: token, ttlMs, holderJson, the hw record the caller read ('' if
@@ -146,20 +99,16 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-class RedisDriver implements RegistryDriver {
+class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
   readonly kind = 'redis';
-  readonly url: string;
-  private closed = false;
-  private readonly states = new Map<string, ClaimState>();
-  /** Where the high-water records live, for the message of a corrupt one. */
   private readonly records: RecordPlace;
 
   constructor(
     private readonly client: ScriptClient,
     private readonly parsed: RedisUrl,
-    private readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
   ) {
-    this.url = parsed.redacted;
+    super(parsed.redacted, 'Redis', opts);
     this.records = { engine: 'Redis', url: this.url, inspect: (key) => `GET ${key}` };
   }
 
@@ -170,16 +119,6 @@ class RedisDriver implements RegistryDriver {
   /** The keys every script takes: slot, holder, hw. */
   private keys(ns: string, slot: number): [slot: string, holder: string, hw: string] {
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw closedError('Redis', this.url);
-  }
-
-  private stateOf(claim: Claim): ClaimState {
-    const s = ownClaim(this.states, claim);
-    if (s) return s;
-    throw unknownClaimError('this Redis driver holds no claim with that token', claim, this.url);
   }
 
   private parseRecord(raw: string | null | undefined, key: string): HighWaterRecord | undefined {
@@ -197,12 +136,7 @@ class RedisDriver implements RegistryDriver {
     }
   }
 
-  /**
-   * Tries to take one slot. Returns the claim, or undefined if it is held. Reads the slot's
-   * high-water record, then one script takes the slot (`SET NX PX`) and, atomically with it,
-   * rewrites the record as *unclean* with a mark of at least our wall clock — only if the record
-   * is still the one we read. So even a holder that dies before its first renewal leaves a floor.
-   */
+  /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const ns = req.namespace;
     const keys = this.keys(ns, slot);
@@ -227,12 +161,12 @@ class RedisDriver implements RegistryDriver {
 
   private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
     const ns = req.namespace;
-    const pref = req.preferredSlot;
-    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+    const pref = preferredSlot(req);
+    if (pref !== undefined) {
       const c = await this.tryClaimSlot(req, pref, token);
       if (c) return c;
     }
-    const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
+    const start = randomStart(req.slots);
     let held = 0;
     const heldSlots: number[] = [];
     // One pass over all slots from a random start, MGET in chunks, trying the free ones.
@@ -259,12 +193,8 @@ class RedisDriver implements RegistryDriver {
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
     const s = this.stateOf(claim);
-    if (!Number.isSafeInteger(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, {
-        ttlMs: opts.ttlMs,
-      });
-    }
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    this.checkRenewTtl(opts.ttlMs);
+    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
     let ok: number;
     try {
       ok = Number(
@@ -273,21 +203,14 @@ class RedisDriver implements RegistryDriver {
     } catch (err) {
       throw redisError(this.parsed, err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
     }
-    if (ok !== 1) {
-      this.states.delete(claim.token);
-      throw registryError(
-        'LEASE_LOST',
-        `slot ${claim.slot} of "${s.namespace}" in Redis at ${this.url} expired or is held by another token; stop issuing and claim again`,
-        { url: this.url, slot: claim.slot, namespace: s.namespace },
-      );
-    }
+    if (ok !== 1) throw this.lost(claim, s, 'expired or is held by another token');
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
+    const s = this.own(claim);
     if (!s) return; // already released or lost
-    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = this.record(s, opts.highWaterMs, 0, true);
     let ok: number;
     try {
       ok = Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)));
@@ -297,12 +220,7 @@ class RedisDriver implements RegistryDriver {
       });
     }
     this.states.delete(claim.token);
-    if (ok !== 1) {
-      this.opts.logger?.warn(
-        { url: this.url, slot: s.slot, namespace: s.namespace },
-        'Redis release: the slot was no longer ours (lease expired); the final high-water mark was not stored',
-      );
-    }
+    if (ok !== 1) this.releasedLate(s);
   }
 
   async holders(namespace: string): Promise<HolderRecord[]> {
@@ -314,11 +232,7 @@ class RedisDriver implements RegistryDriver {
     }
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.states.clear();
+  protected disconnect(): void {
     this.client.disconnect(false);
   }
 }
@@ -334,10 +248,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
     if (!/DB index is out of range|invalid DB index/i.test(errorText(err))) throw err;
     let count: number | undefined;
     try {
-      const reply = (await Promise.race([
-        client.config('GET', 'databases'),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref()),
-      ])) as unknown[];
+      const reply = (await withTimeout(client.config('GET', 'databases'), timeoutMs, 'CONFIG GET')) as unknown[];
       const n = Number(reply[1]);
       if (Number.isInteger(n) && n > 0) count = n;
     } catch {
@@ -359,11 +270,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
   }
 }
 
-/**
- * Refuses a Redis that can lose acknowledged writes (not `appendonly yes` + `appendfsync always`, or CONFIG
- * disabled so it cannot be checked), as the segment store does and with the same explanation, unless the URL
- * says `allowVolatile=true`; then it is accepted with a warning in the log.
- */
+/** Refuses a Redis that can lose acknowledged writes, as the segment store does, unless `allowVolatile=true`. */
 async function checkPersistence(
   client: ScriptClient,
   parsed: RedisUrl,
@@ -389,12 +296,8 @@ async function checkPersistence(
 }
 
 /**
- * Connects to Redis and returns a {@link RegistryDriver}. Commands fail fast instead of
- * queueing while disconnected (no offline queue once connected, no per-command retries, a
- * command timeout of `connectTimeoutMs`): the lease manager owns the retry policy. Rejects with
- * `FLURRY_E_REGISTRY_URL`, `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH` or
- * `FLURRY_E_REGISTRY_VOLATILE` (a Redis that can lose acknowledged writes, without
- * `?allowVolatile=true`), naming the URL without its password.
+ * Connects to Redis; commands fail fast while disconnected (the lease manager retries).
+ * `FLURRY_E_REGISTRY_VOLATILE` for a Redis that can lose acknowledged writes.
  */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createRedisDriver');

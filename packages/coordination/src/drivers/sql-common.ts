@@ -1,29 +1,27 @@
 /**
- * The lease driver the PostgreSQL and MySQL/MariaDB registries share
- * ({@link SqlRegistryDriver}); the factories (sql-factory.ts) give it an engine
- * (sql-engine.ts) on core's SQL pool. The table is in sql-table.ts (re-exported here), the statements in
- * sql-statements.ts. It imports no client library, so loading it never needs `pg` or
- * `mysql2`.
+ * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver});
+ * the factories (sql-factory.ts) give it an engine. It imports no client library.
  */
-import { FlurryError, randomBelow, randomHex } from '@flurry/core';
+import { FlurryError, randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
   clause,
-  closedError,
+  EngineDriverBase,
   exhaustedError,
   holderFields,
   HOLDERS_LISTED,
   listedHolder,
   MAX_TTL_MS,
   NO_PREVIOUS_HOLDER,
-  ownClaim,
+  preferredSlot,
+  randomStart,
   readHolder,
   recordToStore,
-  unknownClaimError,
   unreachableAdvice,
   validateClaim,
   type DriverPhase,
+  type EngineClaimState,
   type PreviousHolder,
 } from './common.js';
 import { sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
@@ -35,11 +33,7 @@ import { FLURRY_VERSION } from '../version.js';
 export * from './sql-table.js';
 export type { SqlEngine, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
 
-interface SqlClaimState {
-  readonly namespace: string;
-  readonly slot: number;
-  readonly holderId: string;
-  readonly prev: PreviousHolder;
+interface SqlClaimState extends EngineClaimState {
   /** The holder JSON's fields; each renewal rewrites it with its own wall clock (`renewedAtMs`). */
   readonly holder: Record<string, unknown>;
 }
@@ -64,40 +58,21 @@ function firstLine(err: unknown): string {
 }
 
 /**
- * The lease driver shared by the PostgreSQL and MySQL registries; the client adapters give it
- * an {@link SqlEngine}. Each row of the registry table is one slot of one namespace:
- *
- * - **claim**: one scan of the namespace's rows (`live` judged with the database's clock), then
- *   for the preferred slot and then free slots from a random start: read the row (no lock) and
- *   take it with one conditional statement — `INSERT … ON CONFLICT DO NOTHING` when absent, or
- *   `UPDATE … WHERE version = read AND (token IS NULL OR expires_at <= now())` — writing an
- *   *unclean* mark of at least the claimer's wall clock, so a holder that dies before its first
- *   renewal still leaves a floor. No claimer ever locks a live row, so a claimer stalled
- *   mid-claim never delays the holder's renewal.
- * - **renew**: `UPDATE … WHERE token = ours AND expires_at > now()`: no row → `FLURRY_E_LEASE_LOST`
- *   (fencing: an expired lease is never extended, even if nobody took it yet).
- * - **release**: the same condition; stores the final mark (clean when it covers the previous
- *   holder's window) and frees the row (`token = NULL`).
- * Marks follow the etcd and Redis rule (`recordToStore` in common.ts).
+ * The lease driver shared by the PostgreSQL and MySQL registries, one row per slot; claim,
+ * renew (never extending an expired lease) and release are conditional statements on the
+ * database's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
  */
-export class SqlRegistryDriver implements RegistryDriver {
+export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
   readonly kind: string;
-  readonly url: string;
-  private closed = false;
-  private readonly states = new Map<string, SqlClaimState>();
   private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
     private readonly engine: SqlEngine,
-    private readonly opts: SqlDriverOptions,
+    opts: SqlDriverOptions,
   ) {
+    super(engine.url.redacted, engine.name, opts);
     this.kind = engine.dialect;
-    this.url = engine.url.redacted;
     this.sql = registryStatements(engine.dialect, quoteTable(engine.dialect, engine.url.table));
-  }
-
-  private get where(): string {
-    return `${this.engine.name} at ${this.url}`;
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
@@ -197,10 +172,6 @@ export class SqlRegistryDriver implements RegistryDriver {
     }
   }
 
-  private assertOpen(): void {
-    if (this.closed) throw closedError(this.engine.name, this.url);
-  }
-
   private layoutError(req: ClaimRequest, stored: number): FlurryError {
     return registryError(
       'CORRUPT',
@@ -237,8 +208,8 @@ export class SqlRegistryDriver implements RegistryDriver {
   }
 
   private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
-    const pref = req.preferredSlot;
-    if (pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots) {
+    const pref = preferredSlot(req);
+    if (pref !== undefined) {
       const c = await this.tryClaimSlot(req, pref, token);
       if (c) return c;
     }
@@ -247,7 +218,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       rows = await this.scan(req);
       const live = new Set(rows.filter((r) => r.live && r.slot < req.slots).map((r) => r.slot));
       if (live.size >= req.slots) break;
-      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0;
+      const start = randomStart(req.slots);
       let tries = 0;
       // Walks from a random start, skipping live slots: at most live.size + TRIES_PER_SCAN steps.
       for (let i = 0; i < req.slots && tries < TRIES_PER_SCAN; i++) {
@@ -265,13 +236,7 @@ export class SqlRegistryDriver implements RegistryDriver {
     throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 
-  /**
-   * Takes one slot, or returns undefined when it is held (or another claimer was faster). Never
-   * locks a live row (a claimer stalled mid-claim must not hold up the holder's renewals): the
-   * row is read without a lock, then taken by one conditional statement — an `INSERT` that does
-   * nothing if the row exists, or an `UPDATE` only if the row is still free or expired and its
-   * `version` is still the one read (so the previous holder's mark used is the current one).
-   */
+  /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const clock = this.opts.clock;
     const claimedAt = clock.now();
@@ -285,44 +250,31 @@ export class SqlRegistryDriver implements RegistryDriver {
     let prev: PreviousHolder | undefined;
     try {
       prev = await this.engine.withConn(async (c) => {
-        const found = await c.query(this.sql.readSlot, [req.namespace, slot]);
-        if (found.rows.length === 0) {
-          const p = { ...NO_PREVIOUS_HOLDER };
-          const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-          const ins = await c.query(this.sql.insert, [
-            req.namespace,
-            slot,
-            req.slots,
-            token,
-            req.ttlMs,
-            holderJson,
-            rec.highWaterMs,
-            rec.ttlMs,
-          ]);
-          return ins.affected === 1 ? p : undefined; // 0: inserted by another claimer meanwhile
-        }
-        const row = found.rows[0];
-        const stored = Number(row.slots);
-        if (stored !== 0 && stored !== req.slots) throw this.layoutError(req, stored);
-        if (truthy(row.live)) return undefined;
-        const p: PreviousHolder = {
-          highWaterMs: Number(row.high_water_ms),
-          releasedCleanly: truthy(row.released_cleanly),
-          ttlMs: Number(row.ttl_ms),
-        };
+        const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
+        if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
+          throw this.layoutError(req, Number(row.slots));
+        if (row && truthy(row.live)) return undefined;
+        const p: PreviousHolder = row
+          ? {
+              highWaterMs: Number(row.high_water_ms),
+              releasedCleanly: truthy(row.released_cleanly),
+              ttlMs: Number(row.ttl_ms),
+            }
+          : { ...NO_PREVIOUS_HOLDER };
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
-        const upd = await c.query(this.sql.take, [
-          req.slots,
-          token,
-          req.ttlMs,
-          holderJson,
-          rec.highWaterMs,
-          rec.ttlMs,
-          req.namespace,
-          slot,
-          String(row.version),
-        ]);
-        return upd.affected === 1 ? p : undefined; // 0: taken or changed by another claimer meanwhile
+        const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
+        const written = row
+          ? await c.query(this.sql.take, [
+              req.slots,
+              token,
+              req.ttlMs,
+              ...mark,
+              req.namespace,
+              slot,
+              String(row.version),
+            ])
+          : await c.query(this.sql.insert, [req.namespace, slot, req.slots, token, req.ttlMs, ...mark]);
+        return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
       });
     } catch (err) {
       if (sqlFailure(this.engine.dialect, err) === 'race') return undefined;
@@ -335,14 +287,9 @@ export class SqlRegistryDriver implements RegistryDriver {
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
-    if (!s) throw unknownClaimError(`this ${this.engine.name} driver holds no claim with that token`, claim, this.url);
-    if (!Number.isSafeInteger(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(opts.ttlMs)})`, {
-        ttlMs: opts.ttlMs,
-      });
-    }
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    const s = this.stateOf(claim);
+    this.checkRenewTtl(opts.ttlMs);
+    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
     let affected: number;
     try {
       affected = (
@@ -361,21 +308,14 @@ export class SqlRegistryDriver implements RegistryDriver {
     } catch (err) {
       throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
     }
-    if (affected !== 1) {
-      this.states.delete(claim.token);
-      throw registryError(
-        'LEASE_LOST',
-        `slot ${claim.slot} of "${s.namespace}" in ${this.where} expired (by the database's clock) or is held by another token; stop issuing and claim again`,
-        { url: this.url, slot: claim.slot, namespace: s.namespace },
-      );
-    }
+    if (affected !== 1) throw this.lost(claim, s, "expired (by the database's clock) or is held by another token");
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const s = ownClaim(this.states, claim);
+    const s = this.own(claim);
     if (!s) return; // already released or lost
-    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = this.record(s, opts.highWaterMs, 0, true);
     let affected: number;
     try {
       affected = (
@@ -394,12 +334,7 @@ export class SqlRegistryDriver implements RegistryDriver {
       throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
     }
     this.states.delete(claim.token);
-    if (affected !== 1) {
-      this.opts.logger?.warn(
-        { url: this.url, slot: s.slot, namespace: s.namespace },
-        `${this.engine.name} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
-      );
-    }
+    if (affected !== 1) this.releasedLate(s);
   }
 
   async holders(namespace: string): Promise<HolderRecord[]> {
@@ -412,10 +347,7 @@ export class SqlRegistryDriver implements RegistryDriver {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.states.clear();
+  protected async disconnect(): Promise<void> {
     await this.engine.end().catch(() => undefined);
   }
 }

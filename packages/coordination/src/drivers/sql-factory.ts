@@ -27,8 +27,7 @@ export async function createSqlDriver(
   if (parsed.dialect !== dialect)
     throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });
   const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL';
-  // A small pool; each statement is bounded by connectTimeoutMs, and a connection whose statement timed out or
-  // broke is dropped, so a restarted server is reconnected to on the next call.
+  // A small pool; a connection whose bounded statement timed out or broke is dropped (a restart reconnects).
   const pool = sqlPool(dialect, client, {
     ...parsed,
     size: 4,

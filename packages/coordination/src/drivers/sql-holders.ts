@@ -1,13 +1,6 @@
 /**
- * `holders()` of the SQL registries (PostgreSQL, MySQL/MariaDB): one `SELECT` of a namespace's
- * live rows (`token` set and `expires_at > now()`), with the database server's `now()`.
- *
- * Timing: a claim or renewal sets `updated_at = now()` and `expires_at = now() + ttl` on the
- * **database server's** clock, so the time since the renewal is `now() − updated_at` and the
- * time left `expires_at − now()`, both measured on one clock in the same statement (error 1 ms:
- * the columns keep milliseconds). The holder's own wall clock at that renewal is the
- * `renewedAtMs` of its `holder` JSON when the driver stores it (the offset is then the holder's
- * clock against the reader's).
+ * `holders()` of the SQL registries: one `SELECT` of a namespace's live rows with the server's
+ * `now()` (timing: docs/node-ids.md, "Listing holders").
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { SqlDialect } from './sql-table.js';

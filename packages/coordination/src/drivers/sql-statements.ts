@@ -31,10 +31,8 @@ export function registryStatements(dialect: SqlDialect, t: string) {
       `${c('version')} AS version FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
     // namespace, slot, slots, token, ttl, holder, hw, ttl_ms
     insert:
-      // MySQL: INSERT IGNORE, not ON DUPLICATE KEY UPDATE slot = slot: mysql2 connects with
-      // CLIENT_FOUND_ROWS, under which a duplicate key "updated" to its own values still
-      // reports 1 affected row, so two claimers racing for a new slot both believed they
-      // had inserted it (the loser was caught only by the settle renewal: LEASE_LOST).
+      // MySQL: INSERT IGNORE: under mysql2's CLIENT_FOUND_ROWS, ON DUPLICATE KEY UPDATE reports 1 row
+      // for a duplicate, so two claimers racing for a new slot both believed they had inserted it.
       `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
       `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
       (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : ''),

@@ -1,27 +1,7 @@
 /**
- * The registry table of the SQL registries: its layout (DDL per dialect), the table-name rule
- * and identifier quoting. The SQL functions of `flurry sql` (`flurry_next_id()`) lease their
- * node ID in this same table.
- *
- * The table (one row per slot ever claimed; `PRIMARY KEY (namespace, slot)`):
- *
- * | column | type | meaning |
- * |---|---|---|
- * | `namespace` | varchar(255) | the cluster (and pinned fields): `orders`, `orders/datacenter-1` — the key prefix the other registries use |
- * | `slot` | int | the slot, `0..slots-1` |
- * | `slots` | int | how many slots the namespace's layout has (the layout fingerprint: a claim with another count is refused); 0 = not recorded |
- * | `token` | varchar(64) NULL | the holder's random token; NULL = free |
- * | `expires_at` | timestamp(3) NULL | when the lease ends, on the **database server's** clock (`now()` / `CURRENT_TIMESTAMP(3)`) |
- * | `holder` | text NULL | JSON `{ id, hostname, pid, version, since, ttlMs, renewedAtMs }` of the current holder (`renewedAtMs`: its wall clock at its last renewal) |
- * | `high_water_ms` | bigint | the highest Unix ms any holder reported (or could have issued up to, while it held the slot) |
- * | `released_cleanly` | boolean | true when the last holder released after reporting its final mark |
- * | `ttl_ms` | bigint | how long past `high_water_ms` an unclean holder may have issued unreported |
- * | `version` | bigint | bumped by every write |
- * | `updated_at` | timestamp(3) | the database's clock at the last write |
- *
- * PostgreSQL uses `timestamptz(3)` for the two timestamps, so that every session compares
- * them with `now()` in absolute time whatever its `TimeZone` setting; MySQL's `TIMESTAMP(3)`
- * is stored in UTC and converted per session the same way as `CURRENT_TIMESTAMP(3)`.
+ * The registry table of the SQL registries (also the lease table of `flurry sql`'s
+ * `flurry_next_id()`): its DDL per dialect, the table-name rule and quoting. The columns:
+ * docs/node-ids.md ("`postgres://` and `mysql://`").
  */
 import { quoteSqlTable, validTableName, type SqlDialect } from '@flurry/core';
 import { registryError } from '../errors.js';
@@ -66,16 +46,8 @@ export function quoteTable(dialect: SqlDialect, table: string): string {
 }
 
 /**
- * The `CREATE TABLE IF NOT EXISTS` statement of the registry table for a dialect (the drivers
- * run it on first use; `flurry registry init URL` runs it by hand; a team whose application
- * user may not create tables runs it as an administrator). Throws `FLURRY_E_REGISTRY_URL` for
- * an invalid table name.
- *
- * @example
- * ```ts
- * const ddl = registryTableDdl('mysql', 'flurry_nodes');
- * // CREATE TABLE IF NOT EXISTS `flurry_nodes` ( `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, …
- * ```
+ * The `CREATE TABLE IF NOT EXISTS` statement of the registry table (run on first use, or by
+ * `flurry registry init URL`); `FLURRY_E_REGISTRY_URL` for an invalid table name.
  */
 export function registryTableDdl(dialect: SqlDialect, table: string): string {
   const t = quoteTable(dialect, table);

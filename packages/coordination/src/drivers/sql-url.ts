@@ -1,16 +1,7 @@
 /**
- * URLs of the SQL registries:
- *
- * - `postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (or `postgresql://`),
- *   port 5432 by default;
- * - `mysql://[user[:password]@]host[:port]/database[?table=name&sslmode=…]` (or `mariadb://`),
- *   port 3306 by default, for MySQL 8 and MariaDB 10.5+.
- *
- * Query parameters: `table` (the registry table, `flurry_nodes` by default; `schema.table`
- * allowed) and `sslmode` (`disable`, the default; `require`: TLS without certificate checks;
- * `verify-full`: TLS checked against the system CAs). Any other parameter is refused, so a
- * typo never passes silently. Every error is `FLURRY_E_REGISTRY_URL` and never contains the
- * password.
+ * URLs of the SQL registries: `postgres://` (`postgresql://`) and `mysql://` (`mariadb://`),
+ * with `table` and `sslmode` (docs/node-ids.md); any other parameter, and every error, is
+ * `FLURRY_E_REGISTRY_URL` without the password.
  */
 import {
   checkUrlParams,

@@ -1,20 +1,7 @@
 /**
- * Static node IDs: `static:N` (given by hand) and `k8s:` (the ordinal of a Kubernetes
- * StatefulSet pod, `orders-3` → 3, read from `$POD_NAME` or `$HOSTNAME`).
- *
- * There is no engine, so nothing can tell two processes apart: **uniqueness relies on the
- * operator** giving every process its own number (a StatefulSet does that for you, as
- * long as `replicas` fits the layout). The lease never expires (its deadline is infinite,
- * so pauses do not fence) and claims always succeed for a slot inside the layout.
- *
- * The high-water mark is kept in a local file
- * (`<stateDir>/static/<namespace>/<slot>.json`, written at the claim, at every renewal and
- * at release), so a restarted process on the same disk does not issue below what it issued
- * before even if its clock went back. The directory must be writable: when the first write
- * fails, `acquire()` fails with `FLURRY_E_REGISTRY_UNREACHABLE` naming the directory and
- * what to do (see {@link stateDirError}); a later failing write fails that renewal (logged,
- * retried at the next one). On a pod without a persistent volume the mark is lost with the
- * pod: then only the clock protects a new incarnation (keep NTP on).
+ * Static node IDs: `static:N` and `k8s:` (the StatefulSet pod ordinal). No engine, so
+ * uniqueness relies on the operator; the lease never expires, and the high-water mark is
+ * kept in `<stateDir>/static/<namespace>/<slot>.json` (docs/node-ids.md, "`static:N` and `k8s:`").
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,15 +24,7 @@ export interface StaticDriverOptions {
   clock: Clock;
 }
 
-/**
- * Parses a StatefulSet pod name's ordinal: `name-3` → 3. Reads `$POD_NAME`, then
- * `$HOSTNAME`; throws `FLURRY_E_REGISTRY_STATIC_NODE` when neither ends in `-<digits>`.
- *
- * @example
- * ```ts
- * k8sOrdinal({ HOSTNAME: 'orders-12' }); // { slot: 12, source: 'HOSTNAME=orders-12' }
- * ```
- */
+/** The StatefulSet pod ordinal in `$POD_NAME`, else `$HOSTNAME` (`orders-12` → 12); `…_STATIC_NODE` without one. */
 export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number; source: string } {
   for (const name of ['POD_NAME', 'HOSTNAME'] as const) {
     const v = env[name];
@@ -62,13 +41,8 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
   );
 }
 
-/**
- * The error of a high-water mark that cannot be written to the state directory: names
- * the file and the OS error, why the mark matters, and how to fix it. `phase` is `'start'`
- * for the write of `acquire()` (the process refuses to start), `'renewal'` or `'release'`
- * later (the lease keeps issuing; the write is retried at the next renewal).
- */
-export function stateDirError(
+/** The error of a mark that cannot be written (`'start'`: `acquire()` fails; later: that renewal fails). */
+function stateDirError(
   url: string,
   slot: number,
   stateDir: string,
@@ -155,10 +129,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     return claim;
   }
 
-  /**
-   * This process's own claims in the namespace: static IDs have no engine, so other holders
-   * cannot be seen. Times are on this process's clock (offset 0); the claims never expire.
-   */
+  /** This process's own claims in the namespace (no engine shows the others); they never expire. */
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async holders(namespace: string): Promise<HolderRecord[]> {
     const now = this.o.clock.now();
@@ -189,9 +160,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
       );
       this.recorded.add(claim);
     } catch (e) {
-      // Never run on silently: without the mark a restart with the clock behind could
-      // repeat IDs. At start-up (the first write of a claim) this fails acquire(); later
-      // each renewal fails (and is logged) until the directory is writable again.
+      // Never run on silently: without the mark a restart with the clock behind could repeat IDs.
       throw stateDirError(
         this.url,
         claim.slot,
@@ -226,8 +195,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   }
 }
 
-/** The keys of {@link StaticDriverOptions}. @example `STATIC_DRIVER_OPTION_NAMES.includes('slot') // true` */
-export const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
+const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
   kind: true,
   slot: true,
   source: true,
@@ -235,14 +203,7 @@ export const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
   clock: true,
 });
 
-/**
- * Creates a static (`static:N`) or Kubernetes (`k8s:`) driver.
- *
- * @example
- * ```ts
- * const d = createStaticDriver({ kind: 'static', slot: 3, source: 'static:3', clock: systemClock });
- * ```
- */
+/** Creates a static (`static:N`) or Kubernetes (`k8s:`) driver. */
 export function createStaticDriver(opts: StaticDriverOptions): RegistryDriver {
   assertKnownOptions(opts, STATIC_DRIVER_OPTION_NAMES, 'createStaticDriver options');
   return new StaticDriver(opts);

@@ -1,8 +1,6 @@
 /**
- * The typed view of `node-zookeeper-client` (a pure-JavaScript ZooKeeper client, which
- * ships no type declarations) used by the `zookeeper://` and `zookeeper+leaf://` drivers:
- * the client and module shapes, ZooKeeper's error codes and create modes, {@link ZkError}
- * and {@link zkFailure}, which maps client failures to coded {@link FlurryError}s.
+ * The typed view of `node-zookeeper-client` (it ships no types): the client shapes, error codes,
+ * create modes, {@link ZkError} and {@link zkFailure}.
  */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
@@ -101,10 +99,7 @@ export interface ZkModule {
 /** node-zookeeper-client, typed by {@link ZkModule}. */
 export const zk = zookeeperModule as ZkModule;
 
-/**
- * ZooKeeper's error codes as node-zookeeper-client reports them, plus `TIMEOUT` for an
- * operation this module abandoned after its time limit.
- */
+/** ZooKeeper's error codes, plus `TIMEOUT` for an operation abandoned after its time limit. */
 export const ZkCode = {
   RUNTIME_INCONSISTENCY: -2,
   CONNECTION_LOSS: -4,
@@ -127,10 +122,7 @@ export const CreateMode = {
   PERSISTENT_SEQUENTIAL: zk.CreateMode.PERSISTENT_SEQUENTIAL,
 } as const;
 
-/**
- * A failed ZooKeeper operation: `zkCode` is one of {@link ZkCode}; for a transaction,
- * `opIndex` is the index of the operation that failed.
- */
+/** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
 export class ZkError extends Error {
   readonly zkCode: number;
   readonly op: string;
@@ -151,12 +143,7 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && codes.includes(err.zkCode);
 }
 
-/**
- * Maps a failure of a ZooKeeper operation to a coded error: no answer, a lost connection
- * or an unreachable server → `FLURRY_E_REGISTRY_UNREACHABLE`; an expired session →
- * `FLURRY_E_LEASE_LOST`; an ACL refusal → `FLURRY_E_REGISTRY_AUTH`; a {@link FlurryError}
- * passes through; anything else → `FLURRY_E_REGISTRY_UNREACHABLE` with the cause.
- */
+/** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
 export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
   const display = redactUrl(url);
   if (err instanceof FlurryError) return err;

@@ -1,24 +1,7 @@
 /**
- * Promise-based helpers over `node-zookeeper-client` (a pure-JavaScript ZooKeeper client)
- * shared by the `zookeeper://` and `zookeeper+leaf://` registry drivers. This module holds
- * the session pool and re-exports the rest, which lives in `zookeeper-api.ts` (typed
- * client, codes, errors), `zookeeper-url.ts` and `zookeeper-session.ts`:
- *
- * - {@link parseZooKeeperUrl}: `zookeeper://h:p[,h:p]/path?…` → hosts, path, query. The WHATWG
- *   `URL` class rejects several `host:port` pairs, so the string form is accepted too.
- * - {@link ZkSession}: one ZooKeeper session with a connect timeout, a timeout on every
- *   operation (the client library has none: a stalled server would hang a call forever),
- *   the session's state (`connected`, `disconnected`, `expired`, `closed`) and a `close()`
- *   that leaves no socket or timer behind.
- * - {@link ZkSessionPool}: one live session per requested session timeout, reopened
- *   transparently after the old one expired.
- * - {@link zkFailure}: maps client failures to coded {@link FlurryError}s.
- *
- * Defects of node-zookeeper-client 1.1.3 worked around here: its transactions turn an
- * expected version of `0` into `-1` ("any version"); a reconnect timer that fires after
- * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
- * waits forever for the answer to a session handshake (a server still starting accepts
- * the TCP connection and may never answer it), so handshakes are cut short and retried.
+ * The ZooKeeper session pool of the `zookeeper://` and `zookeeper+leaf://` drivers, and
+ * re-exports of the client API (zookeeper-api.ts), URLs (zookeeper-url.ts) and sessions
+ * (zookeeper-session.ts).
  */
 import { redactUrl, registryError } from '../errors.js';
 import type { FlurryLogger } from '@flurry/core';
@@ -52,10 +35,8 @@ export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: stri
 }
 
 /**
- * Keeps one live session per requested session timeout (a lease TTL). `get(ttl)` returns
- * the live one, waits for a reconnecting one (up to the connect timeout), or opens a new
- * one when the old one expired, so claims after an expiry work without a new driver.
- * Sessions of another TTL that hold no claim are closed when a new one is opened.
+ * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
+ * opens a new one after an expiry; idle sessions of another TTL are closed.
  */
 export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();

@@ -8,6 +8,9 @@ import { registryError } from '../errors.js';
 import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 
+/** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
+export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
 /** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */
@@ -119,4 +122,44 @@ export function renewOpTimeout(
     );
   }
   return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
+}
+
+/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: claims, sessions, closing. */
+export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
+  readonly claims = new Map<string, S>();
+  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
+  protected closed = false;
+
+  constructor(
+    protected readonly pool: ZkSessionPool,
+    readonly opts: EngineDriverOptions,
+    readonly url: string,
+  ) {}
+
+  protected assertOpen(): void {
+    if (this.closed)
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+  }
+
+  /** Creates `dirs` once per session (`key` names them). */
+  async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
+    let ready = this.readyDirs.get(session);
+    if (!ready) this.readyDirs.set(session, (ready = new Set()));
+    if (ready.has(key)) return;
+    await Promise.all(dirs.map((d) => session.mkdirp(d, opT)));
+    ready.add(key);
+  }
+
+  /** A live session of this driver's claims, else the start-up one, for a read. */
+  protected async readSession(): Promise<ZkSession> {
+    const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
+    return own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.claims.clear();
+    await this.pool.close();
+  }
 }

@@ -1,15 +1,6 @@
 /**
- * `holders()` of the ZooKeeper driver: the children of `<namespace>/slots` (ephemeral nodes,
- * one per live holder, data: the holder as JSON), each with its `hw/<slot>` node.
- *
- * Timing: every renewal rewrites the slot's `hw` node, so its `mtime` is ZooKeeper's wall
- * clock at the last renewal, and the holder stores its own wall clock of that renewal in it
- * (`updatedAtMs`). ZooKeeper has no "now" to ask, so the time since the renewal is
- * `reader now − mtime`, and the holder's clock offset comes out against ZooKeeper's clock
- * (`updatedAtMs − mtime`); the error is the reader's own offset from ZooKeeper's clock, which
- * this read cannot know (`sinceRenewalErrorMs` null). The slot is freed when the holder's
- * session expires (its session timeout after it last talked to ZooKeeper), so `expiresInMs`
- * is the session timeout after the last renewal.
+ * `holders()` of the ZooKeeper driver: the children of `<namespace>/slots`, each with its
+ * `hw/<slot>` node. Timing (against ZooKeeper's clock): docs/node-ids.md ("Listing holders").
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { ZkSession } from './zookeeper-client.js';

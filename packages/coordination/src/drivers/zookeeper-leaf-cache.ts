@@ -85,12 +85,9 @@ export interface HostLock {
 }
 
 /**
- * Takes the host-wide lock of a Leaf address in `dir`: every process writes its own file
- * `flurry-<address>.<pid>.<token>.lock`, then lists the others; if another belongs to a
- * live process it removes its own and refuses (`FLURRY_E_REGISTRY_EXHAUSTED` naming the
- * holder). Two processes starting at once may both back off, but never both win: the
- * later one to list always sees the earlier one's file. Files of dead processes (pid
- * gone, or reused: the start time in /proc differs) are removed.
+ * Takes the host-wide lock of a Leaf address in `dir`: write our own lock file, then list the
+ * others; a live one makes us back off (`FLURRY_E_REGISTRY_EXHAUSTED`), so two never both win.
+ * Files of dead processes (pid gone or reused) are removed.
  */
 export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
   makeDirLevelsSync(dir);

@@ -50,7 +50,7 @@ export interface LeafContext {
   readonly prefix: string;
   readonly opts: EngineDriverOptions;
   readonly claims: Map<string, LeafClaimState>;
-  readonly readyDirs: WeakMap<ZkSession, Set<string>>;
+  ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void>;
   writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number): Promise<void>;
 }
 
@@ -256,14 +256,7 @@ async function takeLiveNode(
   addr: LeafAddress,
   opT: number,
 ): Promise<void> {
-  let ready = ctx.readyDirs.get(session);
-  if (!ready) ctx.readyDirs.set(session, (ready = new Set()));
-  if (!ready.has(p.root)) {
-    await Promise.all(
-      [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)].map((d) => session.mkdirp(d, opT)),
-    );
-    ready.add(p.root);
-  }
+  await ctx.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)], opT);
   try {
     await session.create(
       p.live,

@@ -1,21 +1,7 @@
 /**
- * `holders()` of the Leaf-scheme ZooKeeper driver, on Leaf's tree
- * (`/snowflake/{name}/forever/{ip}:{port}-NNNNNNNNNN`, the sequence number being the worker
- * ID) and Flurry's additions beside it (see zookeeper-leaf.ts):
- *
- * - a **Flurry holder** is listed while its ephemeral `flurry-live/{ip}:{port}` node exists
- *   (its data: the holder as JSON); its high-water mark is the Leaf node's timestamp (and the
- *   `flurry-meta` record's mark), its renewal stamp the `flurry-meta` record's `updatedAtMs`
- *   (the holder's clock) when present;
- * - a **Leaf (Java) server** has no ephemeral node; it rewrites its node every 3 s, so it is
- *   listed (host unknown, version `leaf`) while its node was written within the last
- *   {@link LEAF_JAVA_LIVE_MS} by someone else than Flurry (the meta record's `foreverVersion`
- *   is not the node's version).
- *
- * Timing as for the plain ZooKeeper driver: the time since the last renewal is the reader's
- * now − the Leaf node's `mtime` (ZooKeeper's clock at the write), so offsets come out against
- * ZooKeeper's clock; worker IDs never expire in Leaf's scheme (`expiresInMs` is the session
- * timeout after that write for a Flurry holder, null for a Leaf server).
+ * `holders()` of the Leaf-scheme driver: Flurry holders while their `flurry-live` node exists,
+ * Leaf (Java) servers while their node was written by someone else within
+ * {@link LEAF_JAVA_LIVE_MS}. Timing: docs/node-ids.md ("Listing holders").
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import type { ZkSession } from './zookeeper-client.js';

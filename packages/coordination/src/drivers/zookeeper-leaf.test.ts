@@ -7,13 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
 import type { RegistryDriver } from '../driver.js';
-import {
-  acquireHostLock,
-  createLeafDriver,
-  leafCacheFile,
-  parseLeafNodeName,
-  readLeafCache,
-} from './zookeeper-leaf.js';
+import { createLeafDriver } from './zookeeper-leaf.js';
+import { acquireHostLock, leafCacheFile, readLeafCache } from './zookeeper-leaf-cache.js';
+import { parseLeafNodeName } from './zookeeper-leaf-names.js';
 import { CreateMode, ZkSession } from './zookeeper-client.js';
 import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
@@ -48,8 +44,10 @@ function leafJavaWorkerId(children: string[], listenAddress: string): number | u
 /** A process that takes a Leaf claim (or only the host lock) and waits, so it can be killed. */
 function leafChild(env: Record<string, string>): ChildProcessDriver {
   const mod = fileURLToPath(new URL('./zookeeper-leaf.js', import.meta.url));
+  const cacheMod = fileURLToPath(new URL('./zookeeper-leaf-cache.js', import.meta.url));
   const src = `
-      import { createLeafDriver, acquireHostLock } from ${JSON.stringify(mod)};
+      import { createLeafDriver } from ${JSON.stringify(mod)};
+      import { acquireHostLock } from ${JSON.stringify(cacheMod)};
       import { createInterface } from 'node:readline';
       const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
       const clock = { now: () => Date.now(), monotonic: () => performance.now(), sleep: () => {} };

@@ -1,73 +1,7 @@
 /**
- * The `zookeeper+leaf://` registry driver: Meituan Leaf's own ZooKeeper scheme for
- * snowflake worker IDs, so a Leaf fleet can move to Flurry and keep its worker IDs (and
- * move back).
- *
- * ## URL
- * `zookeeper+leaf://h:p[,h:p][/prefix]?name=<leaf.name>&address=<ip:port>[&cacheDir=<dir>][&cacheFallback=true]`
- * - `name` — Leaf's `leaf.name`; default: the registry's namespace (cluster, or
- *   `cluster/dc-N`). Segments of `[A-Za-z0-9_.-]`, separated by `/`.
- * - `address` — Leaf's `ip:port` (the service's address, `leaf.snowflake.port`); default:
- *   the holder's `address`. The ip has no `-` (Leaf splits node names on `-`).
- * - `cacheDir` — root of the local worker-ID cache; default `os.tmpdir()` (Java's
- *   `java.io.tmpdir` is `/tmp` on Linux too).
- * - `cacheFallback` — `true` to start from the local cache when ZooKeeper is unreachable,
- *   as Leaf does; default `false` (see the risks below).
- * - `/prefix` — a path under which `/snowflake/…` lives (like a chroot); default: none,
- *   which is where Leaf writes.
- *
- * ## What is stored, byte for byte as Leaf (`SnowflakeZookeeperHolder`) does
- * - `/snowflake/{name}/forever/{ip}:{port}-NNNNNNNNNN`: PERSISTENT_SEQUENTIAL, created once
- *   per address; the 10-digit sequence number is the worker ID. An address that already
- *   has a node gets that node's number back (the same worker ID as before).
- * - its data: `{"ip":"…","port":"…","timestamp":<ms>}`, rewritten at claim, at every
- *   renewal and at release. Leaf writes `System.currentTimeMillis()` every 3 s; Flurry
- *   writes max(now, the highest timestamp issued, the last value it wrote), so the stored
- *   value is a true high-water mark and never goes down. Run the registry with
- *   `renewIntervalMs: 3000` for Leaf's cadence.
- * - `{cacheDir}/{name}/leafconf/{port}/workerID.properties`: `workerID=N` (Leaf's local
- *   cache), plus a `flurry.highWaterMs=<ms>` line that Leaf ignores.
- *
- * Flurry adds, outside Leaf's `forever` tree (Leaf never reads them):
- * - `/snowflake/{name}/flurry-live/{ip}:{port}`: EPHEMERAL, created at claim: a second
- *   Flurry process with the same address, on any host, is refused while the first one's
- *   session lives, and renewals prove the session (and so the worker ID) is still ours.
- * - `/snowflake/{name}/flurry-meta/{ip}:{port}`: `{"highWaterMs","releasedCleanly",
- *   "foreverVersion","updatedAtMs"}` (`updatedAtMs`: the writer's clock, for holders()), rewritten in the same transaction as every write of the Leaf node
- *   (a release marks it clean). If the Leaf node's version still equals `foreverVersion`,
- *   its last writer was Flurry; otherwise a Leaf server wrote it since.
- * - a lock file per process beside the cache file: two processes on one host with the same
- *   address are refused even if ZooKeeper is down.
- *
- * ## The start-up check
- * Leaf refuses to start if its clock is behind the stored timestamp. Flurry returns the
- * stored timestamp as the claim's `highWaterMs`; the lease manager issues nothing at or
- * below it (plus the TTL when the previous holder did not release cleanly) and fails with
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` when its clock would take too long to pass it. A
- * release stores the exact last timestamp issued (not the time of the release), so a
- * restarted holder need not wait. After a Leaf (Java) holder, which reports only every 3 s,
- * the mark is padded so that at least 4 s are covered even with a TTL under 4 s: use
- * `ttlMs` ≥ 4000 (Leaf's own session is 6 s; `ttlMs: 9000, renewIntervalMs: 3000` gives
- * Leaf's cadence) so that no padding is needed.
- *
- * ## What this scheme promises, and what it does not
- * - Promised: a worker ID, once assigned to an address, is never assigned to another
- *   address (sequence numbers of a ZooKeeper parent never repeat); an address keeps its
- *   worker ID across restarts; with Flurry on both sides, one address is held by at most
- *   one live process (lock file on the host, ephemeral node across hosts), and a holder
- *   whose session expired is told LEASE_LOST and fenced.
- * - Not promised: worker IDs are never recycled: every new address (a new container IP)
- *   takes the next number for good, and once the number reaches the layout's node count
- *   (1024 for 10 bits) claims fail `FLURRY_E_REGISTRY_EXHAUSTED`. A Leaf (Java) process
- *   with the same address is not excluded (it does not know the ephemeral node); if it
- *   rewrites the node while Flurry holds it, Flurry's next renewal sees the foreign write
- *   and reports LEASE_LOST. Deleting or recreating `/snowflake/{name}` restarts the
- *   numbering and hands out used worker IDs again. A Leaf holder that lost ZooKeeper keeps
- *   issuing without reporting, so its last stored timestamp can be stale by more than 3 s.
- * - `cacheFallback=true` (Leaf's behaviour when ZooKeeper is down at start): the worker
- *   ID comes from the local file; nothing checks that another host does not use the same
- *   address, the only high-water mark is the local one (none at all if Leaf wrote the
- *   file), and renewals only refresh the local file until the process restarts.
+ * The `zookeeper+leaf://` registry driver: Meituan Leaf's own ZooKeeper scheme for snowflake
+ * worker IDs. The URL, what is stored and what it promises: docs/node-ids.md
+ * ("`zookeeper+leaf://` — Meituan Leaf's scheme" and "Leaf internals").
  */
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -85,50 +19,31 @@ import {
   type ZkSession,
   type ZkSessionPool,
 } from './zookeeper-client.js';
-import { DEFAULT_ZK_SESSION_TIMEOUT_MS, renewOpTimeout, validateClaimRequest, zkSessionPool } from './zookeeper.js';
+import {
+  DEFAULT_ZK_SESSION_TIMEOUT_MS,
+  renewOpTimeout,
+  validateClaimRequest,
+  ZkDriverBase,
+  zkSessionPool,
+} from './zookeeper-common.js';
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 import { readLeafHolders } from './zookeeper-leaf-holders.js';
 import { leafEndpointJson, parseLeafAddress, parseMeta } from './zookeeper-leaf-names.js';
 
-export { LEAF_UNREPORTED_MS } from './zookeeper-leaf-claim.js';
-export {
-  acquireHostLock,
-  leafCacheFile,
-  readLeafCache,
-  type HostLock,
-  type LeafCache,
-} from './zookeeper-leaf-cache.js';
-export {
-  leafEndpointJson,
-  parseLeafAddress,
-  parseLeafNodeName,
-  type LeafAddress,
-  type LeafNodeName,
-} from './zookeeper-leaf-names.js';
-
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
-class LeafDriver implements RegistryDriver, LeafContext {
+class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver, LeafContext {
   readonly kind = 'zookeeper+leaf';
-  readonly url: string;
-  readonly claims = new Map<string, LeafClaimState>();
-  readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
-  private closed = false;
 
   constructor(
-    private readonly pool: ZkSessionPool,
+    pool: ZkSessionPool,
     readonly prefix: string,
     private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
-    readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
     url: string,
   ) {
-    this.url = url;
-  }
-
-  private assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    super(pool, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -162,13 +77,7 @@ class LeafDriver implements RegistryDriver, LeafContext {
     }
   }
 
-  /**
-   * Writes the Leaf node (`timestamp` = max(mark, last written)) by compare-and-set on its
-   * version, with a check that our ephemeral node exists, and the Flurry meta record; a
-   * release also removes the ephemeral node. A version mismatch on the Leaf node means
-   * another process (a Leaf server with this address?) writes it.
-   */
-  /** @internal */
+  /** Writes the Leaf node and the meta record in one transaction (docs/node-ids.md, "Leaf internals"). @internal */
   async writeNode(
     st: LeafClaimState,
     mark: number,
@@ -225,16 +134,9 @@ class LeafDriver implements RegistryDriver, LeafContext {
   }
 
   /**
-   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that
-   * moved it on was this holder's own, committed by ZooKeeper but with its answer lost
-   * (ZooKeeper killed or the connection cut right after the commit). The meta record is
-   * written in the same transaction and names the Leaf node's version after it, and only a
-   * holder of the ephemeral node writes it, so it names the current version exactly when
-   * that write was ours. A Leaf server (Java) with this address never writes it: its writes
-   * still fail the renewal. Without this, every later write, the release included, failed
-   * as `LEASE_LOST` while the session kept the ephemeral node, and this process's own next
-   * claim of the address was refused as held by "another live process" until the session
-   * ended.
+   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that moved
+   * it on was this holder's own, committed but with its answer lost (the meta record names the
+   * Leaf node's version after it). Without this, every later write failed as `LEASE_LOST`.
    */
   private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
     const s = st.session as ZkSession;
@@ -366,9 +268,8 @@ class LeafDriver implements RegistryDriver, LeafContext {
 
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.assertOpen();
-    const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
     try {
-      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const session = await this.readSession();
       const root = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
       const q = { root, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
       return await readLeafHolders(session, q);
@@ -377,12 +278,9 @@ class LeafDriver implements RegistryDriver, LeafContext {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const st of this.claims.values()) st.lock.release();
-    this.claims.clear();
-    await this.pool.close();
+  override async close(): Promise<void> {
+    if (!this.closed) for (const st of this.claims.values()) st.lock.release();
+    await super.close();
   }
 
   private forget(token: string, st: LeafClaimState, lostReason?: string): void {
@@ -398,11 +296,8 @@ class LeafDriver implements RegistryDriver, LeafContext {
 }
 
 /**
- * Opens the `zookeeper+leaf://h:p[,h:p][/prefix]?name=…&address=…` driver (query
- * parameters: see the module comment). Connects once at start-up: when ZooKeeper is
- * unreachable it rejects `FLURRY_E_REGISTRY_UNREACHABLE`, unless `cacheFallback=true`, in
- * which case claims start from the local cache. Unknown parameters, a bad `name` or
- * `address` → `FLURRY_E_REGISTRY_URL`.
+ * Opens the `zookeeper+leaf://` driver; connects once (`FLURRY_E_REGISTRY_UNREACHABLE` unless
+ * `cacheFallback=true`); a bad parameter is `FLURRY_E_REGISTRY_URL`.
  */
 export async function createLeafDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createLeafDriver');

@@ -1,14 +1,7 @@
 /**
- * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client: a connect
- * timeout, a timeout on every operation (the client library has none: a stalled server
- * would hang a call forever), the session's state (`connected`, `disconnected`,
- * `expired`, `closed`) and a `close()` that leaves no socket or timer behind.
- *
- * Defects of node-zookeeper-client 1.1.3 worked around here: its transactions turn an
- * expected version of `0` into `-1` ("any version"); a reconnect timer that fires after
- * `close()` would open a fresh socket and reconnect forever; it has no read timeout, and
- * waits forever for the answer to a session handshake (a server still starting accepts
- * the TCP connection and may never answer it), so handshakes are cut short and retried.
+ * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client, with a connect and an
+ * operation timeout, its state, and a `close()` that leaves nothing behind. The client's
+ * defects worked around here: docs/node-ids.md ("ZooKeeper internals").
  */
 import { redactUrl, registryError } from '../errors.js';
 import type { FlurryLogger } from '@flurry/core';
@@ -36,10 +29,8 @@ export interface ZkSessionOptions {
 export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed';
 
 /**
- * One ZooKeeper session. Every operation has a time limit (`opTimeoutMs` unless given)
- * and rejects with a {@link ZkError}; an operation that times out while the session
- * believes it is connected drops the socket so the client reconnects (possibly to
- * another server), as the Java client's read timeout would.
+ * One ZooKeeper session. Every operation has a time limit and rejects with a {@link ZkError};
+ * one that times out on a live-looking connection drops the socket so the client reconnects.
  */
 export class ZkSession {
   readonly requestedTimeoutMs: number;
@@ -63,9 +54,7 @@ export class ZkSession {
     this.requestedTimeoutMs = opts.sessionTimeoutMs;
     this.logger = opts.logger;
     this.opTimeout = Math.max(500, opts.connectTimeoutMs);
-    // The client library waits forever for the answer to its session handshake: a server
-    // that accepts the TCP connection but does not answer (still starting, stalled) would
-    // keep it from ever trying again. Cut such an attempt short so it retries.
+    // Cut short a handshake that is never answered (docs/node-ids.md, "ZooKeeper internals").
     this.handshakeTimeoutMs = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).handshakeTimeoutMs;
     this.watchdog = setInterval(() => this.checkHandshake(), Math.max(100, Math.floor(this.handshakeTimeoutMs / 4)));
     this.watchdog.unref();
@@ -83,11 +72,7 @@ export class ZkSession {
     }
   }
 
-  /**
-   * Connects and resolves once the session is established; rejects with
-   * `FLURRY_E_REGISTRY_UNREACHABLE` (naming the URL and the hosts tried) after
-   * `connectTimeoutMs`, or with `FLURRY_E_REGISTRY_AUTH` if the server refuses it.
-   */
+  /** Connects; `FLURRY_E_REGISTRY_UNREACHABLE` after `connectTimeoutMs`, `…_AUTH` if refused. */
   static async open(opts: ZkSessionOptions): Promise<ZkSession> {
     const client = zk.createClient(opts.hosts.join(','), {
       sessionTimeout: opts.sessionTimeoutMs,
@@ -100,8 +85,7 @@ export class ZkSession {
     const tried = new Set<string>();
     const cm = client.connectionManager;
     const findNext = cm.findNextServer.bind(cm);
-    // A reconnect timer may fire after close(): without this guard it would open a new
-    // socket and, the client being closed, reconnect forever.
+    // A reconnect timer firing after close() would reconnect forever.
     cm.findNextServer = (cb) =>
       findNext((server) => {
         if (session.closing) return;
@@ -216,9 +200,7 @@ export class ZkSession {
     return stat !== null && stat.ephemeralOwner.toString('hex') === this.sessionIdHex;
   }
 
-  /**
-   * Waits until the session is connected (true), or it is dead or `ms` passed (false).
-   */
+  /** Waits until the session is connected (true), or it is dead or `ms` passed (false). */
   async waitConnected(ms: number): Promise<boolean> {
     if (this._state === 'connected') return true;
     if (this.dead) return false;
@@ -345,34 +327,21 @@ export class ZkSession {
   }
 
   /**
-   * Runs a transaction built by `build` atomically. Rejects with a {@link ZkError} whose
-   * `opIndex` names the operation that failed. Expected versions are passed exactly
-   * (version 0 included, which the client library would otherwise turn into "any").
+   * Runs a transaction atomically; a {@link ZkError}'s `opIndex` names the operation that
+   * failed. Expected versions are passed exactly (the client would turn 0 into "any").
    */
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
     const versions: Array<number | undefined> = [];
+    const add = (version: number | undefined, _added: unknown): MultiBuilder => {
+      versions.push(version);
+      return builder;
+    };
     const builder: MultiBuilder = {
-      create(path, data, mode) {
-        tx.create(path, data, mode);
-        versions.push(undefined);
-        return builder;
-      },
-      check(path, version) {
-        tx.check(path, version);
-        versions.push(version);
-        return builder;
-      },
-      setData(path, data, version) {
-        tx.setData(path, data, version);
-        versions.push(version);
-        return builder;
-      },
-      remove(path, version) {
-        tx.remove(path, version);
-        versions.push(version);
-        return builder;
-      },
+      create: (path, data, mode) => add(undefined, tx.create(path, data, mode)),
+      check: (path, version) => add(version, tx.check(path, version)),
+      setData: (path, data, version) => add(version, tx.setData(path, data, version)),
+      remove: (path, version) => add(version, tx.remove(path, version)),
     };
     build(builder);
     versions.forEach((v, i) => {
@@ -393,10 +362,7 @@ export class ZkSession {
     );
   }
 
-  /**
-   * Ends the session (its ephemeral nodes go at once) and frees every socket and timer.
-   * Idempotent; bounded even when the server does not answer.
-   */
+  /** Ends the session (its ephemeral nodes go at once) and frees every socket and timer; bounded. */
   async close(): Promise<void> {
     if (this.closing) return;
     const wasLive = this._state === 'connected';

@@ -1,24 +1,9 @@
 /**
- * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ZooKeeper ephemeral
- * znodes, high-water marks as persistent znodes.
- *
- * Layout under `<path>/<namespace>` (namespace = `cluster` or `cluster/dc-N`):
- * - `slots/<slot>` — EPHEMERAL, data: the holder as JSON. It lives exactly as long as
- *   the holder's ZooKeeper session, so a holder that dies or stops talking to ZooKeeper
- *   for longer than the session timeout loses it and the slot becomes free.
- * - `hw/<slot>` — PERSISTENT, data: `{"highWaterMs":…,"releasedCleanly":…,"updatedAtMs":…}`:
- *   the highest Unix ms reported under this slot (and the writer's clock, for holders()).
- *   Written when the slot is claimed (`releasedCleanly:
- *   false`, mark = max(stored, now)), at every renewal and at release (`releasedCleanly:
- *   true`). Every write is a compare-and-set on the node's version and only ever raises
- *   the mark, in one transaction with a check that the slot node still exists.
- *
- * Session timeout = lease TTL (a shorter grant by the server is refused).
- * Why a renewal proves the lease, the session timeout negotiation and what each failure
- * becomes: docs/node-ids.md ("ZooKeeper internals").
- *
- * The client library (node-zookeeper-client) has no read timeout: every operation here
- * has its own, and a connection that stops answering is dropped so the client reconnects.
+ * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ephemeral znodes
+ * (`<path>/<namespace>/slots/<slot>`), high-water marks as persistent ones (`…/hw/<slot>`),
+ * session timeout = lease TTL. Why a renewal proves the lease and what each failure becomes:
+ * docs/node-ids.md ("ZooKeeper internals"). The client has no read timeout, so every
+ * operation here has its own.
  */
 import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
@@ -36,17 +21,11 @@ import {
 } from './zookeeper-client.js';
 import { readZkHolders } from './zookeeper-holders.js';
 import {
+  DEFAULT_ZK_SESSION_TIMEOUT_MS,
   parseHighWater,
   renewOpTimeout,
   validateClaimRequest,
-  zkSessionPool,
-  type HighWaterRecord,
-} from './zookeeper-common.js';
-
-export {
-  parseHighWater,
-  renewOpTimeout,
-  validateClaimRequest,
+  ZkDriverBase,
   zkSessionPool,
   type HighWaterRecord,
 } from './zookeeper-common.js';
@@ -56,12 +35,6 @@ export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
 }
-
-/**
- * Session timeout of the session opened at start-up to check that ZooKeeper is reachable
- * (reused by claims with this TTL, the registry's default).
- */
-export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
 /** How many holders an exhaustion error lists at most. */
 const HOLDERS_LISTED = 16;
@@ -80,31 +53,22 @@ function hwJson(highWaterMs: number, releasedCleanly: boolean, updatedAtMs: numb
   return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly, updatedAtMs }));
 }
 
-class ZooKeeperDriver implements RegistryDriver {
+class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'zookeeper';
-  readonly url: string;
-  private readonly claims = new Map<string, ClaimState>();
-  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
   private readonly orphans = new Set<string>();
-  private closed = false;
 
   constructor(
-    private readonly pool: ZkSessionPool,
+    pool: ZkSessionPool,
     private readonly base: string,
-    private readonly opts: EngineDriverOptions,
+    opts: EngineDriverOptions,
     url: string,
   ) {
-    this.url = url;
+    super(pool, opts, url);
   }
 
   private nsPath(namespace: string): string {
     return `${this.base}/${namespace}`;
-  }
-
-  private assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }
 
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
@@ -117,7 +81,7 @@ class ZooKeeperDriver implements RegistryDriver {
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     try {
-      await this.ensureDirs(session, ns, opT);
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
@@ -291,18 +255,10 @@ class ZooKeeperDriver implements RegistryDriver {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.claims.clear();
-    await this.pool.close();
-  }
-
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.assertOpen();
-    const own = [...this.claims.values()].find((c) => !c.session.dead)?.session;
     try {
-      const session = own ?? (await this.pool.get(10_000));
+      const session = await this.readSession();
       const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
       return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
     } catch (err) {
@@ -320,15 +276,6 @@ class ZooKeeperDriver implements RegistryDriver {
       );
   }
 
-  private async ensureDirs(session: ZkSession, ns: string, opT: number): Promise<void> {
-    let ready = this.readyDirs.get(session);
-    if (!ready) this.readyDirs.set(session, (ready = new Set()));
-    if (ready.has(ns)) return;
-    await session.mkdirp(`${ns}/slots`, opT);
-    await session.mkdirp(`${ns}/hw`, opT);
-    ready.add(ns);
-  }
-
   private async readHw(
     session: ZkSession,
     hwPath: string,
@@ -339,11 +286,7 @@ class ZooKeeperDriver implements RegistryDriver {
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
   }
 
-  /**
-   * Stores max(stored, mark) with `releasedCleanly`, by compare-and-set on the hw node's
-   * version, in one transaction with a check that the slot node exists (and, for a release,
-   * its removal). Retries when the version moved (a late write of an earlier holder).
-   */
+  /** Stores max(stored, mark) by compare-and-set with a check of the slot node; retries when the version moved. */
   private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -433,11 +376,8 @@ class ZooKeeperDriver implements RegistryDriver {
 }
 
 /**
- * Opens the `zookeeper://h:p[,h:p]/path` driver. The path (default: the root) is where
- * every namespace lives; query parameters are ignored. Connects once at start-up to check
- * that ZooKeeper is reachable (`FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and the hosts
- * tried after `connectTimeoutMs`) and creates the path. Accepts the URL as a `URL` or a
- * string (a `URL` cannot hold several `host:port` pairs).
+ * Opens the `zookeeper://h:p[,h:p]/path` driver: connects once (`FLURRY_E_REGISTRY_UNREACHABLE`
+ * after `connectTimeoutMs`) and creates the path. Give several hosts as a string.
  */
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');

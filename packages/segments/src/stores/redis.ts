@@ -1,14 +1,6 @@
 /**
- * The Redis store through `ioredis` (an optional peer dependency, loaded only when a `redis://` URL is opened).
- * A key's `maxId` is a plain integer string at `PREFIX max:KEY`, raised with `INCRBY` inside a Lua script that
- * first checks the key exists (so an unknown key is refused instead of silently starting at 0); its step and
- * description are a hash at `PREFIX meta:KEY`, and `PREFIX keys` is the set of key names. `PREFIX` is
- * `flurry:seq:` unless the URL says `?prefix=…`.
- *
- * Redis acknowledges a write before it is on disk unless it runs with `appendonly yes` and `appendfsync
- * always`: after a crash it can come back with an older counter and hand out numbers again. So the store
- * checks `CONFIG GET appendonly` / `appendfsync` at open and refuses with `FLURRY_E_SEQUENCE_STORE_VOLATILE`
- * unless both are safe or the caller passed `allowVolatileStore: true`.
+ * The Redis store through `ioredis`: `INCRBY` in a Lua script that refuses an unknown key, and the
+ * persistence check at open (`FLURRY_E_SEQUENCE_STORE_VOLATILE`): docs/segments.md ("Redis").
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { connectRedis, isRedisAuthError, loadClient, readRedisPersistence, volatileRedisReason } from '@flurry/core';

@@ -1,17 +1,7 @@
 /**
- * The SQL stores (PostgreSQL, MySQL/MariaDB) on Leaf's own table, unchanged:
- *
- * ```sql
- * leaf_alloc(biz_tag varchar(128) primary key, max_id bigint, step int, description varchar(256), update_time timestamp)
- * ```
- *
- * A segment is allocated with Leaf's transaction, statement for statement (`IDAllocMapper`):
- * `UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = ?` (or `max_id = max_id + ?` with a custom
- * step) then `SELECT biz_tag, max_id, step FROM leaf_alloc WHERE biz_tag = ?`, in one transaction; the segment is
- * `[max_id - step, max_id)`. The row lock taken by the UPDATE orders every allocator, Leaf's or ours, so Flurry
- * and Leaf servers can share one table with no overlap. A segment is used only once its COMMIT is acknowledged:
- * an allocation whose outcome is unknown (connection lost or timed out during COMMIT) is never issued from, so
- * if it did commit its range is simply skipped.
+ * The SQL stores (PostgreSQL, MySQL/MariaDB) on Leaf's own `leaf_alloc` table, allocating with Leaf's
+ * transaction statement for statement; an allocation whose COMMIT is unacknowledged is never issued from
+ * (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
  */
 import { quoteSqlTable, sqlErrorClass, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
 import { sequenceError } from '../errors.js';
