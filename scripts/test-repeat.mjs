@@ -7,7 +7,16 @@
 // rows from torture-report-short.json. `--only core` (repeatable, or `--only core,client`)
 // narrows the packages; `--no-torture` skips torture; `--out` also writes the table as markdown.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -135,8 +144,11 @@ for (let i = 1; i <= n; i++) {
   console.error(`\ntest:repeat: run ${i} of ${n}: clean state, build, test${torture ? ', torture' : ''}`);
   rmSync(work, { recursive: true, force: true });
   cleanState();
+  mkdirSync(work, { recursive: true });
   // Outside the repository, as for a user: the packed-install test refuses a project inside it.
+  // Open like /tmp (sticky, 1777): PostgreSQL and MariaDB run as their own users beneath it.
   const tmp = mkdtempSync(path.join(tmpdir(), `flurry-test-repeat-${i}-`));
+  chmodSync(tmp, 0o1777);
   const env = { TMPDIR: tmp };
   record('(build)', sh('npm', ['run', '--silent', 'build'], env) === 0);
   const results = path.join(work, `run-${i}.jsonl`);
