@@ -11,7 +11,7 @@
  * - SHA-256 and HKDF in plain TypeScript (`sha256.ts`; Web Crypto's are asynchronous only);
  * - no file system.
  */
-import { hkdfSha256 as hkdf, sha256 } from './sha256.js';
+import { sha256 } from './sha256.js';
 
 /** A cell to wait on, where shared memory exists. */
 const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
@@ -58,14 +58,7 @@ export function platformSleep(ms: number): void {
 }
 
 /** HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`). */
-export function hkdfSha256(
-  secret: Uint8Array,
-  salt: string | Uint8Array,
-  info: string | Uint8Array,
-  length: number,
-): Uint8Array {
-  return hkdf(secret, salt, info, length);
-}
+export { hkdfSha256 } from './sha256.js';
 
 /** The SHA-256 digest of the parts, concatenated, as lower-case hex. */
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
