@@ -7,16 +7,15 @@ import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
+  LITTLE_ENDIAN,
   badOption,
+  checkCount,
+  checkFill,
   resolvePolicy,
   type GeneratorOptions,
   type GeneratorStats,
 } from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
-
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** The largest count one `batch`/`fill` call accepts. */
-const MAX_BATCH = 10_000_000;
 
 /**
  * Issues unique, strictly increasing IDs for one node of a layout, in one thread.
@@ -167,13 +166,7 @@ export class Generator {
    * @example `gen.stats.issued`
    */
   get stats(): GeneratorStats {
-    const p = this.planner;
-    return {
-      issued: this.issued,
-      exhaustedWaits: p.exhaustedWaits,
-      clockBackwards: p.clockBackwards,
-      borrowedTicks: p.borrowedTicks,
-    };
+    return this.planner.stats(this.issued);
   }
 
   /**
@@ -257,17 +250,7 @@ export class Generator {
    * ```
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array))
-      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
-    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption(
-        'count',
-        count,
-        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
-      );
-    }
+    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
     if (count === 0) return 0;
     if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
     // `issued` counts what was written even when a step throws partway (those IDs are used).
@@ -434,11 +417,6 @@ export class Generator {
     const mul = this.seqMul;
     return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
   }
-}
-
-function checkCount(count: number): void {
-  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
-    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
 }
 
 function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>): boolean {

@@ -28,7 +28,7 @@
  */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { optionNames } from '../known-options.js';
+import { optionNames, type OptionNames } from '../known-options.js';
 import type { NodeLease } from '../lease.js';
 import type { Layout } from '../layout/layout.js';
 import type { PresetName } from '../layout/presets.js';
@@ -63,13 +63,8 @@ export interface GeneratorOptions {
   onEvent?: (e: GeneratorEvent) => void;
 }
 
-/**
- * The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`
- * (`onExhaust` is not silently ignored).
- */
-export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
-  layout: true,
-  node: true,
+/** The keys of {@link GeneratorOptions} other than `layout` and `node`: the clock and lease policies every generator takes. */
+export const POLICY_NAMES = {
   lease: true,
   clock: true,
   onExhausted: true,
@@ -79,7 +74,10 @@ export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
   highWaterWaitMs: true,
   sequenceStart: true,
   onEvent: true,
-});
+} as const satisfies OptionNames<Omit<GeneratorOptions, 'layout' | 'node'>>;
+
+/** The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`. */
+export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({ layout: true, node: true, ...POLICY_NAMES });
 
 /** Rare-path events a generator reports through `onEvent`. */
 export type GeneratorEvent =
@@ -148,6 +146,34 @@ function bound(name: string, v: number | undefined, dflt: number): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
     throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
   return v;
+}
+
+/** Whether the host is little-endian (`fill` may then write an ID's two 32-bit halves). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** The largest count one `batch`/`fill` call accepts. */
+const MAX_BATCH = 10_000_000;
+
+/** Refuses a `batch` count that is not a whole number from 0 to {@link MAX_BATCH}. */
+export function checkCount(count: number): void {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
+    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+}
+
+/** Refuses `fill` arguments: a `target` that is not `type` (`ok` false), an `offset` or `count` beyond its `room`. */
+export function checkFill(
+  ok: boolean,
+  target: unknown,
+  type: string,
+  room: number,
+  offset: number,
+  count: number,
+  unit = '',
+): void {
+  if (!ok) throw badOption('target', Object.prototype.toString.call(target), type);
+  if (!Number.isInteger(offset) || offset < 0 || offset > room)
+    throw badOption('offset', offset, `a whole number from 0 to ${room}${unit}`);
+  if (!Number.isInteger(count) || count < 0 || offset + count > room)
+    throw badOption('count', count, `a whole number from 0 to ${room - offset} (the room after offset ${offset})`);
 }
 
 /** The error for a bad option value. */

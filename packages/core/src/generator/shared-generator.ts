@@ -4,7 +4,6 @@
  * reserves a run of one tick's sequence values with one swap and hands them out locally
  * (see the class's documentation and docs/clocks.md).
  */
-import { endianness } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
@@ -12,16 +11,16 @@ import type { LayoutSpec } from '../layout/types.js';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
+  LITTLE_ENDIAN,
   badOption,
+  checkCount,
+  checkFill,
   resolvePolicy,
   type GeneratorOptions,
   type GeneratorStats,
   type ResolvedPolicy,
 } from './options.js';
 import { CLOSED, FROM_STATE_OPTION_NAMES, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
-
-const MAX_BATCH = 10_000_000;
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
@@ -226,8 +225,7 @@ export class SharedGenerator {
    * @example `shared.batch(100)`
    */
   batch(count: number): bigint[] {
-    if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
-      throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+    checkCount(count);
     const target = new BigUint64Array(count);
     this.fill(target);
     return Array.from(target);
@@ -249,17 +247,7 @@ export class SharedGenerator {
    * @example `shared.fill(new BigUint64Array(1024))`
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array))
-      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
-    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption(
-        'count',
-        count,
-        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
-      );
-    }
+    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
     const mul = this.seqMul;
     const words = mul !== 0 ? new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2) : undefined;
     const t = this.ticks;

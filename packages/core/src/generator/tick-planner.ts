@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
 import type { Layout } from '../layout/layout.js';
-import { GENERATOR_DEFAULTS, type GeneratorEvent, type ResolvedPolicy } from './options.js';
+import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
 /** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
 const SPIN_LIMIT = 100_000;
@@ -98,6 +98,12 @@ export class TickPlanner {
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
+  }
+
+  /** The counters, with `issued` counted by the generator. */
+  stats(issued: number): GeneratorStats {
+    const { exhaustedWaits, clockBackwards, borrowedTicks } = this;
+    return { issued, exhaustedWaits, clockBackwards, borrowedTicks };
   }
 
   /** The sequence value a new tick starts at (0, or random in the small range). */

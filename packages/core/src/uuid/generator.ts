@@ -119,13 +119,7 @@ export class UuidGenerator extends UuidIssuer {
    * @example `gen.stats.issued`
    */
   get stats(): GeneratorStats {
-    const p = this.planner;
-    return {
-      issued: this.issued,
-      exhaustedWaits: p.exhaustedWaits,
-      clockBackwards: p.clockBackwards,
-      borrowedTicks: p.borrowedTicks,
-    };
+    return this.planner.stats(this.issued);
   }
 
   /**
