@@ -115,9 +115,7 @@ export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass 
   return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
 }
 
-/**
- * The npm client of each engine (an optional peer dependency of the package that uses it) and what to install.
- */
+/** The npm client of each engine (an optional peer dependency of the package that uses it) and what to install. */
 export const ENGINE_CLIENTS = {
   postgres: { pkg: 'pg', install: 'pg@8' },
   mysql: { pkg: 'mysql2', install: 'mysql2@3' },

@@ -151,8 +151,6 @@ export class Generator {
   /**
    * Unix ms of the highest tick issued (borrowed ticks included): the high-water mark a
    * registry records. Before the first ID: the lease's `notBeforeMs` (or 0 without one).
-   *
-   * @example `registry.report(gen.lastIssuedUnixMs)`
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
@@ -160,11 +158,7 @@ export class Generator {
     return this.epochMs + tick * this.unitMs;
   }
 
-  /**
-   * Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks.
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks. */
   get stats(): GeneratorStats {
     return this.planner.stats(this.issued);
   }
@@ -202,20 +196,12 @@ export class Generator {
     return (this.lastId = this.compose());
   }
 
-  /**
-   * The next ID as a decimal string (JSON-safe).
-   *
-   * @example `res.json({ id: gen.nextString() })`
-   */
+  /** The next ID as a decimal string (JSON-safe). */
   nextString(): string {
     return this.next().toString();
   }
 
-  /**
-   * `count` IDs in increasing order.
-   *
-   * @example `const ids = gen.batch(100);`
-   */
+  /** `count` IDs in increasing order. */
   batch(count: number): bigint[] {
     checkCount(count);
     if (count === 0) return [];
@@ -224,11 +210,7 @@ export class Generator {
     return Array.from(target);
   }
 
-  /**
-   * `count` IDs as decimal strings, in increasing order.
-   *
-   * @example `const ids = gen.batchStrings(100);`
-   */
+  /** `count` IDs as decimal strings, in increasing order. */
   batchStrings(count: number): string[] {
     checkCount(count);
     if (count === 0) return [];
@@ -295,8 +277,6 @@ export class Generator {
    * Stops issuing and frees the node ID for another generator in this process (which
    * then starts after this one's last tick). Idempotent; later calls throw
    * `FLURRY_E_GENERATOR_CLOSED`.
-   *
-   * @example `gen.close();`
    */
   close(): void {
     if (this.closed) return;

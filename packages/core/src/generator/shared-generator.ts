@@ -163,20 +163,12 @@ export class SharedGenerator {
     );
   }
 
-  /**
-   * Counters of this handle (thread).
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
     return this.ticks.stats(this.issued);
   }
 
-  /**
-   * Unix ms of the highest tick issued by any thread (0 before the first ID).
-   *
-   * @example `shared.lastIssuedUnixMs`
-   */
+  /** Unix ms of the highest tick issued by any thread (0 before the first ID). */
   get lastIssuedUnixMs(): number {
     return this.ticks.lastIssuedUnixMs();
   }
@@ -184,8 +176,6 @@ export class SharedGenerator {
   /**
    * The next ID: from this thread's run while the wall clock stays in its tick, else from
    * a new run won on the shared state.
-   *
-   * @example `const id = shared.next();`
    */
   next(): bigint {
     const now = this.clock.now();
@@ -210,20 +200,12 @@ export class SharedGenerator {
     return (this.lastId = this.runBase | (BigInt(f) << this.seqShift));
   }
 
-  /**
-   * The next ID as a decimal string.
-   *
-   * @example `shared.nextString()`
-   */
+  /** The next ID as a decimal string. */
   nextString(): string {
     return this.next().toString();
   }
 
-  /**
-   * `count` increasing IDs.
-   *
-   * @example `shared.batch(100)`
-   */
+  /** `count` increasing IDs. */
   batch(count: number): bigint[] {
     checkCount(count);
     const target = new BigUint64Array(count);
@@ -231,11 +213,7 @@ export class SharedGenerator {
     return Array.from(target);
   }
 
-  /**
-   * `count` increasing IDs as decimal strings.
-   *
-   * @example `shared.batchStrings(100)`
-   */
+  /** `count` increasing IDs as decimal strings. */
   batchStrings(count: number): string[] {
     return this.batch(count).map(String);
   }
@@ -243,8 +221,6 @@ export class SharedGenerator {
   /**
    * Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per
    * run of sequence values.
-   *
-   * @example `shared.fill(new BigUint64Array(1024))`
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
     checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
@@ -281,8 +257,6 @@ export class SharedGenerator {
   /**
    * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
    * and frees the node ID. On an attached handle: detaches this handle only.
-   *
-   * @example `shared.close()`
    */
   close(): void {
     this.ticks.close();

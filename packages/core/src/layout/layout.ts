@@ -247,8 +247,6 @@ export class Layout implements LayoutGeometry {
    * The smallest ID this layout can give the instant `unixMs` (rounded down to the unit):
    * every field but the timestamp zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the
    * epoch or from the end of life on. See {@link idBounds}.
-   *
-   * @example `Layout.from('twitter').minIdAt(Date.parse('2026-11-01'))`
    */
   minIdAt(unixMs: number | Date): bigint {
     return minIdAt(this, unixMs);
@@ -257,8 +255,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The largest ID this layout can give the instant `unixMs` (rounded down to the unit):
    * every field but the timestamp all ones, wherever it sits. Throws like {@link Layout.minIdAt}.
-   *
-   * @example `Layout.from('sonyflake').maxIdAt(Date.parse('2026-11-01'))`
    */
   maxIdAt(unixMs: number | Date): bigint {
     return maxIdAt(this, unixMs);
@@ -328,8 +324,6 @@ export class Layout implements LayoutGeometry {
   /**
    * Builds an ID from a tick, a sequence and pre-shifted node bits, without checks (the
    * generator's building block).
-   *
-   * @example `layout.composeTick(1, 0, layout.nodeBits({ worker: 3 }))`
    */
   composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
@@ -376,8 +370,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The spec that rebuilds this layout (plain data, safe to post to a worker thread or
    * store as JSON).
-   *
-   * @example `Layout.from(Layout.from('twitter').toSpec())`
    */
   toSpec(): LayoutSpec {
     return {
@@ -393,8 +385,6 @@ export class Layout implements LayoutGeometry {
    * sequence positions and the node bits. Two layouts that would issue identical IDs for
    * two node values (e.g. `twitter` datacenter 1/worker 2 and `leaf` worker 34) get the
    * same key.
-   *
-   * @example `Layout.from('leaf').idSpaceKey(1n << 12n)`
    */
   idSpaceKey(nodeBits: bigint): string {
     const t = this.timestampField;

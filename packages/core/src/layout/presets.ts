@@ -18,16 +18,16 @@
  */
 import type { LayoutSpec } from './types.js';
 
-/** The names of the built-in layouts. @example `const p: PresetName = 'twitter';` */
+/** The names of the built-in layouts. */
 export type PresetName = 'twitter' | 'leaf' | 'discord' | 'sonyflake' | 'instagram' | 'js53';
 
-/** Twitter Snowflake's epoch (Unix ms), shared by Leaf. @example `new Date(TWITTER_EPOCH_MS).toISOString()` */
+/** Twitter Snowflake's epoch (Unix ms), shared by Leaf. */
 export const TWITTER_EPOCH_MS = 1288834974657;
-/** Discord's epoch: 2015-01-01T00:00:00Z. @example `new Date(DISCORD_EPOCH_MS)` */
+/** Discord's epoch: 2015-01-01T00:00:00Z. */
 export const DISCORD_EPOCH_MS = 1420070400000;
-/** Sonyflake's default start time: 2014-09-01T00:00:00Z. @example `new Date(SONYFLAKE_EPOCH_MS)` */
+/** Sonyflake's default start time: 2014-09-01T00:00:00Z. */
 export const SONYFLAKE_EPOCH_MS = Date.UTC(2014, 8, 1);
-/** Instagram's epoch from its 2011 engineering post. @example `new Date(INSTAGRAM_EPOCH_MS)` */
+/** Instagram's epoch from its 2011 engineering post. */
 export const INSTAGRAM_EPOCH_MS = 1314220021721;
 /**
  * The epoch of `js53` and the default epoch of custom layouts built with

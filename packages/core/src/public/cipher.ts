@@ -471,5 +471,5 @@ export class PublicIdCipher {
  * @deprecated Use {@link PublicIdCipher}.
  */
 export const PublicIdCodec = PublicIdCipher;
-/** @deprecated Use {@link PublicIdCipher}. @example `let c: PublicIdCodec = PublicIdCipher.create({ keys });` */
+/** @deprecated Use {@link PublicIdCipher}. */
 export type PublicIdCodec = PublicIdCipher;

@@ -79,11 +79,7 @@ export class UuidFormat {
     this.extMul = 2 ** (MAX_EXT_BITS - this.extBits);
   }
 
-  /**
-   * Validates the widths (`FLURRY_E_INVALID_OPTION` naming the allowed range).
-   *
-   * @example `UuidFormat.from({ nodeBits: 10 })`
-   */
+  /** Validates the widths (`FLURRY_E_INVALID_OPTION` naming the allowed range). */
   static from(opts: UuidFormatOptions = {}): UuidFormat {
     const nodeBits = opts.nodeBits ?? UUID_DEFAULTS.nodeBits;
     if (!Number.isInteger(nodeBits) || nodeBits < 1 || nodeBits > MAX_NODE_BITS) {
@@ -101,11 +97,7 @@ export class UuidFormat {
     return new UuidFormat(nodeBits, sequenceBits);
   }
 
-  /**
-   * The node ID's contribution to words 2 and 3 (`[hi, lo]`), or `FLURRY_E_NODE_OUT_OF_RANGE`.
-   *
-   * @example `const [hi, lo] = format.nodeWords(7);`
-   */
+  /** The node ID's contribution to words 2 and 3 (`[hi, lo]`), or `FLURRY_E_NODE_OUT_OF_RANGE`. */
   nodeWords(node: number): [number, number] {
     if (typeof node !== 'number' || !Number.isInteger(node) || node < 0 || node > this.maxNode) {
       throw new FlurryError(
@@ -118,11 +110,7 @@ export class UuidFormat {
     return [Number(v >> 32n), Number(v & 0xffffffffn)];
   }
 
-  /**
-   * Splits a UUID's words into its fields (the caller has checked version and variant).
-   *
-   * @example `format.fields(words).sequence`
-   */
+  /** Splits a UUID's words into its fields (the caller has checked version and variant). */
   fields(w: ArrayLike<number>): { unixMs: number; sequence: number; node: number; random: bigint } {
     const unixMs = w[0] * TWO16 + (w[1] >>> 16);
     const ext = Math.floor((w[2] & 0x3fffffff) / this.extMul);

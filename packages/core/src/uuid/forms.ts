@@ -36,11 +36,7 @@ const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26
 export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
 
-/**
- * The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase).
- *
- * @example `canonicalOf(0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f)`
- */
+/** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
 export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {
   const h = HEX2;
   return (
@@ -76,11 +72,7 @@ function bitsAt(w: ArrayLike<number>, lo: number, width: number): number {
   return v & ((1 << width) - 1);
 }
 
-/**
- * Crockford base32 of four words: 26 characters, the first one `0`–`7` (a ULID text).
- *
- * @example `base32Of([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f])`
- */
+/** Crockford base32 of four words: 26 characters, the first one `0`–`7` (a ULID text). */
 export function base32Of(w: ArrayLike<number>): string {
   let s = B32[w[0] >>> 29];
   for (let lo = 100; lo >= 0; lo -= 25) {
@@ -132,11 +124,7 @@ export function encodeUuid(x: UuidInput, form: UuidForm = 'canonical'): string |
   return formOf(uuidWords(x), form);
 }
 
-/**
- * Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form).
- *
- * @example `formOf([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f], 'hex')`
- */
+/** Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form). */
 export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Array | bigint {
   switch (form) {
     case 'canonical':

@@ -98,8 +98,6 @@ export class UuidGenerator extends UuidIssuer {
   /**
    * Unix ms of the highest millisecond issued (borrowed ones included): the high-water mark
    * a registry records. Before the first UUID: the lease's `notBeforeMs` (or 0 without one).
-   *
-   * @example `registry.report(gen.lastIssuedUnixMs)`
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
@@ -113,11 +111,7 @@ export class UuidGenerator extends UuidIssuer {
     return claim === undefined || claim === this.planner.lease ? this.nodeNow : nodeOf(claim.node)!;
   }
 
-  /**
-   * Counters: UUIDs issued, waits for the next millisecond, clock steps back seen, borrowed milliseconds.
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters: UUIDs issued, waits for the next millisecond, clock steps back seen, borrowed milliseconds. */
   get stats(): GeneratorStats {
     return this.planner.stats(this.issued);
   }
@@ -126,8 +120,6 @@ export class UuidGenerator extends UuidIssuer {
    * Stops issuing and frees the node ID for another generator in this process (which then
    * starts after this one's last millisecond). Idempotent; later calls throw
    * `FLURRY_E_GENERATOR_CLOSED`.
-   *
-   * @example `gen.close();`
    */
   close(): void {
     if (this.closed) return;

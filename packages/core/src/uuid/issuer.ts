@@ -113,30 +113,18 @@ export abstract class UuidIssuer {
     this.wordsTick = tick;
   }
 
-  /**
-   * The next UUID as its canonical lowercase string.
-   *
-   * @example `await db.query('INSERT INTO t (id) VALUES ($1)', [gen.next()]);`
-   */
+  /** The next UUID as its canonical lowercase string. */
   next(): string {
     this.compose(this.advance());
     return this.canonical();
   }
 
-  /**
-   * The next UUID as its canonical string (the same as {@link next}).
-   *
-   * @example `res.json({ id: gen.nextString() })`
-   */
+  /** The next UUID as its canonical string (the same as {@link next}). */
   nextString(): string {
     return this.next();
   }
 
-  /**
-   * The next UUID as 16 bytes (network order), written into `out` at byte `at` when given.
-   *
-   * @example `const bytes = gen.nextBytes();`
-   */
+  /** The next UUID as 16 bytes (network order), written into `out` at byte `at` when given. */
   nextBytes(out?: Uint8Array, at = 0): Uint8Array {
     this.compose(this.advance());
     return this.bytes(out ?? new Uint8Array(16), at);

@@ -113,8 +113,6 @@ export class SharedUuidGenerator extends UuidIssuer {
   /**
    * Attaches to a shared UUID generator from its posted state (in a worker thread); `clock`
    * and `onEvent` are per thread.
-   *
-   * @example `const gen = SharedUuidGenerator.fromState(workerData);`
    */
   static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
     assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedUuidGenerator.fromState options');
@@ -126,20 +124,12 @@ export class SharedUuidGenerator extends UuidIssuer {
     );
   }
 
-  /**
-   * Counters of this handle (thread).
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
     return this.ticks.stats(this.issued);
   }
 
-  /**
-   * Unix ms of the highest millisecond issued by any thread (0 before the first UUID).
-   *
-   * @example `shared.lastIssuedUnixMs`
-   */
+  /** Unix ms of the highest millisecond issued by any thread (0 before the first UUID). */
   get lastIssuedUnixMs(): number {
     return this.ticks.lastIssuedUnixMs();
   }
@@ -147,8 +137,6 @@ export class SharedUuidGenerator extends UuidIssuer {
   /**
    * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
    * and frees the node ID. On an attached handle: detaches this handle only.
-   *
-   * @example `shared.close()`
    */
   close(): void {
     this.ticks.close();
