@@ -52,11 +52,6 @@ export interface Clock {
  * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
  * Allowed on Node's main thread and in workers; where the thread cannot block (a browser's main thread,
  * workerd) it returns at once (see {@link Clock.nonBlocking}).
- *
- * @example
- * ```ts
- * sleepSync(2); // ~2 ms
- * ```
  */
 export function sleepSync(ms: number): void {
   platformSleep(ms);

@@ -7,14 +7,7 @@
  */
 import { platformRandomFill } from '#platform';
 
-/**
- * Fills `buf` with random bytes from the operating system's random source.
- *
- * @example
- * ```ts
- * const b = randomFill(new Uint8Array(8));
- * ```
- */
+/** Fills `buf` with random bytes from the operating system's random source. */
 export function randomFill(buf: Uint8Array): Uint8Array {
   return platformRandomFill(buf);
 }
@@ -39,11 +32,6 @@ export function randomHex(bytes: number): string {
 /**
  * A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`): where a registry starts probing slots, so that
  * claimers spread over them instead of all racing for slot 0.
- *
- * @example
- * ```ts
- * const start = randomBelow(1024); // 0 … 1023
- * ```
  */
 export function randomBelow(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 48)

@@ -20,26 +20,11 @@ import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 /**
  * Issues unique, strictly increasing IDs for one node of a layout, in one thread.
  *
- * Each ID is `tick | node | sequence` in the layout's positions: `tick` is the wall clock
- * in units since the epoch, the sequence counts IDs within a tick and never wraps. When a
- * tick's sequence runs out the generator waits for the next tick (`onExhausted: 'wait'`,
- * default) or borrows ticks ahead of the wall clock up to `maxBorrowMs`
- * (`'borrow'`). When the wall clock goes backwards it never issues a repeated or smaller
- * ID: `tolerate` (default) keeps counting in the last tick and then borrows within
- * `maxBorrowMs`, `wait` waits up to `maxBackwardsWaitMs` (Leaf: 5 ms), `throw` throws
- * (Twitter); beyond the bounds it throws `FLURRY_E_CLOCK_BACKWARDS` naming how far the
- * clock went back. See `options.ts` for why these defaults.
- *
- * With a `lease`, every call checks the lease's fencing deadlines — `deadline` on the
- * monotonic clock and `wallDeadline` (if set) on the wall clock, which catches a machine
- * suspend — before issuing (`FLURRY_E_LEASE_EXPIRED`), and never issues a timestamp at or below
- * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
- * lease, and follows it to a new claim after a loss (see `NodeLease`).
- *
- * Only one live `Generator` per node ID (ID space) may exist in a process, across all
- * worker threads (`FLURRY_E_NODE_IN_USE` otherwise); use {@link SharedGenerator} to issue
- * one node's IDs from several threads, and `close()` to hand the node ID on.
+ * Each ID is `tick | node | sequence` in the layout's positions; the sequence counts IDs within a tick and never
+ * wraps. Exhaustion waits or borrows ticks (`onExhausted`), a clock stepped back is tolerated, waited out or
+ * refused (`onClockBackwards`), never with a repeated or smaller ID (docs/clocks.md). With a `lease` it follows
+ * {@link NodeLease}'s contract (fencing deadlines, `notBeforeMs`, following a new claim). One live generator per
+ * node ID in a process (`FLURRY_E_NODE_IN_USE`); {@link SharedGenerator} issues one node's IDs from several threads.
  *
  * @example
  * ```ts
@@ -163,15 +148,7 @@ export class Generator {
     return this.planner.stats(this.issued);
   }
 
-  /**
-   * The next ID.
-   *
-   * @example
-   * ```ts
-   * const id = gen.next();                         // 1859214170478923776n
-   * Layout.from('twitter').decode(id).timestamp;   // when it was issued (ISO)
-   * ```
-   */
+  /** The next ID. */
   next(): bigint {
     const now = this.clock.now();
     if (this.lease !== undefined) this.planner.checkDeadline(now);
@@ -224,12 +201,6 @@ export class Generator {
   /**
    * Writes `count` increasing IDs into `target` from `offset` (default: to the end) and
    * returns `count`. Reads the clock once per tick, not once per ID.
-   *
-   * @example
-   * ```ts
-   * const buf = new BigUint64Array(4096);
-   * gen.fill(buf);
-   * ```
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
     checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);

@@ -1,23 +1,9 @@
 /**
- * Process-wide claims on node IDs, so that only one live generator per node ID (ID
- * space) exists in a process — across all its worker threads.
- *
- * A module-level Set is per thread (each worker loads its own copy of the module), so the
- * claim is an exclusive `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>`:
- * creating a directory is atomic, synchronous and visible to every thread. `<start>` is
- * the process start time (from `/proc/self/stat` on Linux), so a later process that
- * reuses the pid does not see stale claims. On release the claim records its last tick
- * in a `<key>.last` file before removing the directory, so the next generator for the
- * same node in this process starts after it (no repeat within the same millisecond, nor
- * inside ticks the previous one borrowed). Claims are released on `close()` and when the
- * thread exits normally (`worker.terminate()` runs no cleanup in the worker, so its
- * claims stay — safely refusing — until the process ends); the main thread removes the whole directory at exit, and directories of
- * dead processes are swept on first use.
- *
- * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container, or a Deno
- * process without `--allow-env`/`--allow-write`), claims
- * fall back to an in-memory set: a second generator for a node is still refused within
- * one thread, but no longer across worker threads.
+ * Process-wide claims on node IDs (one live generator per ID space, across worker threads): an exclusive
+ * `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>` (atomic and visible to every thread; `<start>` so
+ * a reused pid sees no stale claims), with the last tick in `<key>.last` on release so the next generator starts
+ * after it; in memory (one thread only) where no temp directory is writable. See docs/clocks.md (one generator
+ * per node ID).
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

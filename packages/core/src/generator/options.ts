@@ -1,30 +1,7 @@
 /**
- * Generator options, events and their documented defaults.
- *
- * Defaults, and why:
- * - `onExhausted: 'wait'` — when a tick's sequence runs out, wait for the next tick
- *   (sleeping for whole milliseconds, spinning only for the sub-millisecond remainder).
- *   IDs then always carry the real time; `borrow` trades that for throughput.
- * - `onClockBackwards: 'tolerate'` — a user who never reads the docs is best served by a
- *   generator that keeps working through the small steps back that NTP, VM migration
- *   and leap-second handling cause every day, without ever issuing a duplicate or a
- *   smaller ID: it keeps issuing in the last tick, then borrows ticks up to
- *   `maxBorrowMs` ahead of the highest wall time seen, and only when that is used up
- *   waits (`maxBackwardsWaitMs`) or throws `FLURRY_E_CLOCK_BACKWARDS`. `throw` (Twitter)
- *   turns every small NTP step into an outage; `wait` (Leaf) blocks the caller.
- * - `maxBorrowMs: 1000` — the furthest the logical clock may run ahead of the wall
- *   clock. Borrowed ticks are reported through `lastIssuedUnixMs`, so a node lease's
- *   high-water mark covers them; without a lease, a process that restarts with the same
- *   node ID faster than this after borrowing could reuse ticks — use a registry lease
- *   (or keep the default `wait`) when restarts can be that fast.
- * - `maxBackwardsWaitMs: 5` — as Leaf: the longest one call waits for a wall clock that
- *   went back (policy `wait`, or `tolerate` once its borrowing is used up).
- * - `highWaterWaitMs: 1000` — the longest one call waits for the wall clock to pass a
- *   lease's high-water mark (`notBeforeMs`) before `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
- * - `sequenceStart: 'zero'` — `random` starts each tick at a random value in
- *   `[0, R)`, `R = min(2^ceil(sequenceBits / 2), (maxSequence + 1) / 4, 1024)` (64 for
- *   `twitter`), so `id % N` spreads evenly at low load. The sequence still only counts
- *   up within a tick (never wraps), so a tick holds `maxSequence + 1 - start` IDs.
+ * Generator options, events and their defaults. The defaults and why (a generator that rides out everyday NTP
+ * steps without a duplicate: `tolerate`, borrowing up to `maxBorrowMs`; `wait` on exhaustion so IDs carry the real
+ * time): docs/clocks.md.
  */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';

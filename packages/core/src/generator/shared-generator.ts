@@ -42,26 +42,12 @@ export interface SharedGeneratorState {
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 
 /**
- * A generator whose `(tick, sequence)` state lives in shared memory, so any number of
- * worker threads issue IDs for one node ID without ever repeating one. A thread reads the
- * packed state cell, decides the next `(tick, sequence)` with the same policies as
- * {@link Generator}, and publishes the end of a run of that tick's sequence values with
- * one compare-and-swap: the state only ever increases, and each run is won by exactly one
- * thread, which then hands its values out without touching shared memory. The run adapts:
- * it doubles while the thread wins its swaps at the first try (one thread issuing alone),
- * halves when it loses one (threads contending), never exceeds a quarter of the tick's
- * remaining values (beyond what a batch asks for) and never crosses a tick: once the wall
- * clock reaches a later tick, or steps back below the tick it read when the run was won,
- * the rest of the run is dropped and the shared state decides again. Batches reserve what
- * they need in one swap.
- *
- * The creating thread holds the process-wide node claim (as a `Generator` would); handles
- * built with {@link SharedGenerator.fromState} share it. `close()` on the creating handle
- * stops every handle (waiting for calls in flight) and frees the node ID; on other
- * handles it only detaches that handle. Stats are per handle.
- *
- * Layouts whose timestamp and sequence together exceed 63 bits (64-bit layouts without
- * node fields) are refused: the state cell is a signed 64-bit integer.
+ * A generator whose `(tick, sequence)` state lives in shared memory, so any number of worker threads issue IDs
+ * for one node ID without ever repeating one: each thread wins an adaptive run of one tick's sequence values with
+ * one compare-and-swap and hands them out locally, under {@link Generator}'s policies (docs/clocks.md). The
+ * creating handle holds the node claim and its `close()` stops every handle; on handles from
+ * {@link SharedGenerator.fromState} `close()` detaches only that one. Stats are per handle. Timestamp + sequence
+ * must fit 63 bits (the state cell is a signed 64-bit integer).
  *
  * @example
  * ```ts

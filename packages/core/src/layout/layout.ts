@@ -173,12 +173,6 @@ export class Layout implements LayoutGeometry {
   /**
    * Checks node values: every node field present, an integer in `0 … max`, no unknown
    * names. Throws `FLURRY_E_NODE_OUT_OF_RANGE` naming the field and its range.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 31 }); // ok
-   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 32 }); // throws: worker must be 0..31
-   * ```
    */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
@@ -263,11 +257,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The half-open interval `[min, maxExclusive)` of the IDs whose time (rounded down to the
    * unit) is in `[fromMs, toMs)`; see {@link idBounds} for the rules and errors.
-   *
-   * @example
-   * ```ts
-   * const { min, maxExclusive } = Layout.from('twitter').bounds(Date.parse('2026-11-01'), Date.parse('2026-12-01'));
-   * ```
    */
   bounds(fromMs: number | Date, toMs: number | Date): IdBounds {
     return idBounds(this, fromMs, toMs);

@@ -1,21 +1,7 @@
 /**
- * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md
- * draws it bit by bit).
- *
- * ```
- *  127                 80 79  76 75         64 63 62 61                                   0
- * ┌─────────────────────┬──────┬─────────────┬─────┬────────────┬──────────┬──────────────┐
- * │ unix_ts_ms (48)     │ ver  │ rand_a (12) │ var │ seq ext (E)│ node (N) │ random (R)   │
- * │ Unix milliseconds   │ 0111 │ seq, high   │ 10  │ seq, low   │ lease    │ fill         │
- * └─────────────────────┴──────┴─────────────┴─────┴────────────┴──────────┴──────────────┘
- *                                              rand_b (62) = E + N + R
- * ```
- *
- * The sequence is RFC 9562 §6.2 method 1, a fixed-length dedicated counter: `sequenceBits`
- * bits (12 in `rand_a`, the other `E = sequenceBits − 12` in the leftmost bits of `rand_b`)
- * counting the UUIDs of one millisecond from 0, never wrapping. The node ID (§6.4) comes
- * after it, then random bits. A UUID is a 128-bit number held here as four 32-bit words,
- * most significant first.
+ * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md draws it bit by bit):
+ * `unix_ts_ms` (48), version, the sequence (§6.2 method 1: 12 bits in `rand_a`, `sequenceBits − 12` at the top of
+ * `rand_b`), variant `10`, the node ID (§6.4), random fill. A UUID is held as four 32-bit words, most significant first.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 

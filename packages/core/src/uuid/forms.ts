@@ -92,11 +92,7 @@ function baseNOf(v: bigint, alphabet: string, width: number): string {
   return s;
 }
 
-/**
- * The 16 bytes of four words, big-endian (network order, as RFC 9562 writes them).
- *
- * @example `bytesOf([0, 0, 0, 1])[15] === 1`
- */
+/** The 16 bytes of four words, big-endian (network order, as RFC 9562 writes them). */
 export function bytesOf(w: ArrayLike<number>, out = new Uint8Array(16), at = 0): Uint8Array {
   for (let i = 0; i < 4; i++) {
     const x = w[i];

@@ -130,11 +130,7 @@ export abstract class UuidIssuer {
     return this.bytes(out ?? new Uint8Array(16), at);
   }
 
-  /**
-   * The next UUID as a 128-bit `bigint`.
-   *
-   * @example `const n = gen.nextBigInt(); // 0x0193…n`
-   */
+  /** The next UUID as a 128-bit `bigint`. */
   nextBigInt(): bigint {
     this.compose(this.advance());
     return this.bigint();
@@ -159,15 +155,7 @@ export abstract class UuidIssuer {
     return formOf([this.w0, this.w1, this.w2, this.w3], form);
   }
 
-  /**
-   * `count` UUIDs in increasing order, in `form` (default: canonical strings).
-   *
-   * @example
-   * ```ts
-   * gen.batch(100);            // string[]
-   * gen.batch(100, 'bigint');  // bigint[]
-   * ```
-   */
+  /** `count` UUIDs in increasing order, in `form` (default: canonical strings). */
   batch(count: number, form?: UuidTextForm): string[];
   batch(count: number, form: 'bytes'): Uint8Array[];
   batch(count: number, form: 'bigint'): bigint[];
@@ -186,12 +174,6 @@ export abstract class UuidIssuer {
    * Writes `count` increasing UUIDs as 16 bytes each into `target`, from UUID index
    * `offset` (byte `16 × offset`; default: to the end), and returns `count`: the fastest
    * form for bulk loads (one buffer, no per-UUID object).
-   *
-   * @example
-   * ```ts
-   * const buf = new Uint8Array(16 * 4096);
-   * gen.fill(buf); // 4096 UUIDs
-   * ```
    */
   fill(target: Uint8Array, offset = 0, count: number = Math.floor(target.length / 16) - offset): number {
     const room = Math.floor(target.length / 16);

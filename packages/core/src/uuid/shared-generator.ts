@@ -41,22 +41,10 @@ export interface SharedUuidGeneratorState {
 export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
 
 /**
- * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, so
- * any number of worker threads issue UUIDv7 for one node ID without ever repeating one.
- * Each thread wins runs of one millisecond's sequence values with one compare-and-swap on
- * the shared state and composes its UUIDs locally (the run reservation of
- * {@link SharedGenerator}, docs/clocks.md): per thread the UUIDs strictly increase, across
- * threads they are unique, and the clock policies (`onExhausted`, `onClockBackwards`, …)
- * decide as they do for `UuidGenerator`. The UUIDs have the format of `nodeBits` and
- * `sequenceBits`, but the threads share at most 32,768 sequence values per millisecond
- * (then the exhaustion policy applies). `next()` allocates nothing but its string.
- *
- * The creating thread holds the process-wide claim of the node ID (a `UuidGenerator` of
- * the same node in this process is refused); handles built with
- * {@link SharedUuidGenerator.fromState} share it. `close()` on the creating handle stops
- * every handle and frees the node ID; on another handle it only detaches that handle.
- * It takes no lease: give it a node ID that you keep unique (or one leased by the creating
- * process, stopping the threads before the lease ends). Stats are per handle.
+ * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, with the run reservation
+ * of {@link SharedGenerator} (docs/clocks.md): per thread the UUIDs strictly increase, across threads they are
+ * unique. The threads share at most 32,768 sequence values per millisecond. The creating handle holds the node
+ * claim and its `close()` stops every handle; others detach. It takes no lease: keep its node ID unique.
  *
  * @example
  * ```ts
