@@ -10,17 +10,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { memoryClaim, type NodeClaim } from './memory-claims.js';
 
-/**
- * A held claim. `previousTick` is the last tick a previous holder in this process
- * issued (or `-Infinity`).
- */
-export interface NodeClaim {
-  readonly key: string;
-  readonly previousTick: number;
-  /** Frees the claim, recording the last issued tick for the next holder. Idempotent. */
-  release(lastTick: number): void;
-}
+export type { NodeClaim };
+
 
 const PREFIX = 'flurry-claims-';
 let rootDir: string | null | undefined;
@@ -38,9 +31,6 @@ function processStart(): string {
   }
   return '0';
 }
-
-/** Keys claimed in this thread when no writable directory exists (per-thread only). */
-const memoryClaims = new Set<string>();
 
 /** `os.tmpdir()`, or undefined where the runtime refuses to say (Deno without `--allow-env`). */
 function tempBase(): string | undefined {
@@ -178,23 +168,4 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
   };
   held.set(key, { release, lastTick });
   return { key, previousTick, release };
-}
-
-const memoryLast = new Map<string, number>();
-
-function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
-  if (memoryClaims.has(key)) throw inUse();
-  memoryClaims.add(key);
-  const previousTick = memoryLast.get(key) ?? Number.NEGATIVE_INFINITY;
-  let released = false;
-  return {
-    key,
-    previousTick,
-    release(tick: number) {
-      if (released) return;
-      released = true;
-      if (Number.isFinite(tick)) memoryLast.set(key, Math.max(previousTick, tick));
-      memoryClaims.delete(key);
-    },
-  };
 }

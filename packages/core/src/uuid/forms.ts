@@ -10,6 +10,7 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
+import { HEX2, writeBytes } from './words.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
@@ -32,8 +33,6 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-/** Two lowercase hex digits of each byte. */
-export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
 
 /** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
@@ -92,18 +91,6 @@ function baseNOf(v: bigint, alphabet: string, width: number): string {
   return s;
 }
 
-/** The 16 bytes of four words, big-endian (network order, as RFC 9562 writes them). */
-export function bytesOf(w: ArrayLike<number>, out = new Uint8Array(16), at = 0): Uint8Array {
-  for (let i = 0; i < 4; i++) {
-    const x = w[i];
-    out[at++] = x >>> 24;
-    out[at++] = (x >>> 16) & 255;
-    out[at++] = (x >>> 8) & 255;
-    out[at++] = x & 255;
-  }
-  return out;
-}
-
 /**
  * A UUID (any of {@link UuidInput}) as `form`, after checking it is a v7 UUID.
  *
@@ -134,7 +121,7 @@ export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Arra
     case 'base62':
       return baseNOf(wordsBigint(w), BASE62_ALPHABET, WIDTH.base62);
     case 'bytes':
-      return bytesOf(w);
+      return writeBytes(new Uint8Array(16), 0, w[0], w[1], w[2], w[3]);
     case 'bigint':
       return wordsBigint(w);
     default:

@@ -3,8 +3,9 @@
  * four words as bytes and as canonical characters.
  */
 import { randomFill } from '../random.js';
-import { HEX2 } from './forms.js';
 
+/** Two lowercase hex digits of each byte. */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 /** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
 export const TEXT_CHUNK = 1024;
 /** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. @example `HEX_CODES[0xff * 2] === 102 // 'f'` */
