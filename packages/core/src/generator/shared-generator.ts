@@ -1,9 +1,3 @@
-/**
- * {@link SharedGenerator}: one node ID shared by several `worker_threads`, its state in a
- * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`. Each thread
- * reserves a run of one tick's sequence values with one swap and hands them out locally
- * (see the class's documentation and docs/clocks.md).
- */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
@@ -240,10 +234,7 @@ export class SharedGenerator {
     return count;
   }
 
-  /**
-   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
-   * and frees the node ID. On an attached handle: detaches this handle only.
-   */
+  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
   }

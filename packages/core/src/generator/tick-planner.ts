@@ -1,13 +1,3 @@
-/**
- * {@link TickPlanner}: the rare-path decisions of a generator — a new tick, sequence
- * exhaustion, a clock that went backwards, a lease's fencing deadline and high-water
- * floor — and the waits they need. Both {@link Generator} (plain fields) and
- * {@link SharedGenerator} (state in shared memory) feed it their state and apply its
- * answer, so the policies behave the same in both.
- *
- * The invariant every answer keeps: the `(tick, sequence)` pair it returns is strictly
- * greater than the one passed in, so IDs strictly increase and never repeat.
- */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
@@ -42,8 +32,10 @@ export type Decision =
   | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
 
 /**
- * Rare-path policy engine of one generator instance (one per thread for a shared
- * generator). Holds the per-instance counters and clock-step tracking.
+ * The rare-path decisions of one generator instance (one per thread for a shared generator): a new tick, sequence
+ * exhaustion, a clock stepped back, a lease's deadlines and floor, and the waits they need, so the policies behave
+ * the same in every generator. The invariant every answer keeps: the `(tick, sequence)` it returns is strictly
+ * greater than the one passed in, so IDs strictly increase and never repeat.
  */
 export class TickPlanner {
   exhaustedWaits = 0;

@@ -1,7 +1,3 @@
-/**
- * {@link SharedUuidGenerator}: one UUIDv7 node ID shared by several `worker_threads`,
- * through the same shared state and compare-and-swap runs as `SharedGenerator`.
- */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -122,10 +118,7 @@ export class SharedUuidGenerator extends UuidIssuer {
     return this.ticks.lastIssuedUnixMs();
   }
 
-  /**
-   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
-   * and frees the node ID. On an attached handle: detaches this handle only.
-   */
+  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
   }
