@@ -12,14 +12,7 @@ export function randomFill(buf: Uint8Array): Uint8Array {
   return platformRandomFill(buf);
 }
 
-/**
- * `bytes` random bytes as lower-case hex (`2 × bytes` characters).
- *
- * @example
- * ```ts
- * const token = `${gen}.${randomHex(12)}`; // '18.9f2c…' (24 hex digits)
- * ```
- */
+/** `bytes` random bytes as lower-case hex (`2 × bytes` characters). */
 export function randomHex(bytes: number): string {
   if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
     throw new RangeError(`randomHex takes a byte count from 1 to 1024; got ${String(bytes)}`);

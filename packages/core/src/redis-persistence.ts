@@ -57,12 +57,6 @@ export async function readRedisPersistence(
 /**
  * The explanation of a refusal of a Redis that is not durable: what the server runs with (or why it could not be
  * checked), what a lost write costs (`loses`), how to configure it, and how to accept the risk (`allowance`).
- *
- * @example
- * ```ts
- * volatileRedisReason(p, 'the Redis registry redis://h:6379/0', 'claims and high-water marks', '?allowVolatile=true');
- * // 'the Redis registry redis://h:6379/0 runs with appendonly no and appendfsync everysec: Redis acknowledges …'
- * ```
  */
 export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {
   return (

@@ -94,11 +94,6 @@ export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
  * `FLURRY_E_INVALID_OPTION` when `toMs < fromMs`, and `FLURRY_E_BOUNDS_NOT_CONTIGUOUS` for
  * a layout with node fields above the timestamp (its IDs do not sort by time, so no single
  * interval is exact; {@link minIdAt}/{@link maxIdAt} still work there).
- *
- * @example
- * ```ts
- * const { min, maxExclusive } = idBounds(Layout.from('sonyflake'), Date.parse('2026-11-01'), Date.parse('2026-12-01'));
- * ```
  */
 export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg: number | Date): IdBounds {
   const from = toMs(fromMs);

@@ -214,11 +214,6 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
 /**
  * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#`
  * comments allowed). A missing file is `FLURRY_E_PUBLIC_KEY_INVALID`.
- *
- * @example
- * ```ts
- * const keys = loadKeysFromFile('/run/secrets/flurry-public-ids');
- * ```
  */
 export function loadKeysFromFile(path: string): PublicIdKey[] {
   let text: string;
