@@ -117,14 +117,7 @@ export class Generator {
     // holder of this node ID in this process: (floor - 1, maxSeq) is "used up".
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
-    if (lease) {
-      try {
-        lease.attach(() => this.lastIssuedUnixMs);
-      } catch (e) {
-        this.claim.release(this.claim.previousTick);
-        throw e;
-      }
-    }
+    this.planner.attach(this.claim, () => this.lastIssuedUnixMs);
   }
 
   /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
+import type { NodeClaim } from './memory-claims.js';
 import type { Layout } from '../layout/layout.js';
 import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
@@ -90,6 +91,16 @@ export class TickPlanner {
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
+  }
+
+  /** Hands the lease the generator's high-water mark; if the lease refuses, frees the generator's `claim` first. */
+  attach(claim: NodeClaim, highWater: () => number): void {
+    try {
+      this.source?.attach(highWater);
+    } catch (e) {
+      claim.release(claim.previousTick);
+      throw e;
+    }
   }
 
   /** The counters, with `issued` counted by the generator. */

@@ -78,14 +78,7 @@ export class UuidGenerator extends UuidIssuer {
     this.claim = this.claimFor(node);
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
-    if (lease) {
-      try {
-        lease.attach(() => this.lastIssuedUnixMs);
-      } catch (e) {
-        this.claim.release(this.claim.previousTick);
-        throw e;
-      }
-    }
+    this.planner.attach(this.claim, () => this.lastIssuedUnixMs);
   }
 
   /**
