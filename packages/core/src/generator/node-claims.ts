@@ -14,7 +14,6 @@ import { memoryClaim, type NodeClaim } from './memory-claims.js';
 
 export type { NodeClaim };
 
-
 const PREFIX = 'flurry-claims-';
 let rootDir: string | null | undefined;
 const held = new Map<string, { release(lastTick: number): void; lastTick: () => number }>();
