@@ -1,11 +1,6 @@
 /**
- * `@flurry/core`: time-ordered 64-bit IDs (and 128-bit UUIDv7, {@link UuidGenerator}). A {@link Layout} says which bits hold the
- * timestamp, the node fields and the sequence; a {@link Generator} issues IDs of a layout
- * on one node; the string codecs write them as decimal, hex, base32/58/62 or base64url;
- * a {@link PublicIdCipher} turns them into keyed, unguessable public IDs.
- *
- * Named exports only: internal tables (option-name lists, unit tables, tick planning) stay
- * inside the package.
+ * `@flurry/core`: time-ordered 64-bit IDs ({@link Layout}, {@link Generator}) and UUIDv7 ({@link UuidGenerator}),
+ * their string codecs and keyed public IDs ({@link PublicIdCipher}). Named exports only; internal tables stay inside.
  */
 
 // Errors and options

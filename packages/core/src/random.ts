@@ -1,9 +1,7 @@
 /**
- * Random names and tokens: lease tokens, holder IDs, temporary file names, a test clock's
- * epoch. They must not repeat across the processes of a fleet; none of them is a secret.
- *
- * The bytes come from the platform (`#platform`: the kernel's random device on Node.js, Web Crypto in a browser
- * or workerd; see `platform/node.ts` and `platform/web.ts`).
+ * Random names and tokens (lease tokens, holder IDs, temporary file names, a test clock's epoch): they must not
+ * repeat across a fleet; none is a secret. The bytes come from `#platform` (the kernel on Node.js, Web Crypto
+ * elsewhere).
  */
 import { platformRandomFill } from '#platform';
 
