@@ -2,17 +2,10 @@ import { CAN_BLOCK, monotonicMs, platformSleep } from '#platform';
 import { randomHex } from './random.js';
 
 /**
- * Clocks. Every Flurry component that reads time takes a {@link Clock}, so tests can
- * step wall time back and forward, pause monotonic time, and make waits instant.
- *
- * - `now()` is wall time in Unix milliseconds: it may step backwards or forwards (NTP,
- *   an operator, a VM migration). IDs carry it.
- * - `monotonic()` is elapsed milliseconds that never go backwards and keep counting
- *   while the process is paused (SIGSTOP, GC): leases measure their deadlines on it.
- *   It does NOT count while the whole machine or VM is suspended (on Linux
- *   `process.hrtime()` is CLOCK_MONOTONIC; elsewhere it is `performance.now()`), so leases also carry a wall-clock deadline
- *   (see `lease.ts`); `ManualClock.stepWall(+ms)` simulates such a suspend.
- * - `sleep(ms)` blocks the calling thread for about `ms` without burning a core.
+ * The time every Flurry component reads, injectable so tests can step wall time, pause monotonic time and make
+ * waits instant: `now()` is wall time (may step either way; IDs carry it), `monotonic()` never goes back and
+ * counts while the process is paused but not while the machine is suspended (hence the lease's wall deadline).
+ * See docs/clocks.md.
  */
 export interface Clock {
   /** Wall-clock time, Unix epoch milliseconds (may jump). */
@@ -38,12 +31,8 @@ export interface Clock {
    */
   readonly monotonicEpoch?: string;
   /**
-   * Optional: true for a clock whose `sleep()` cannot block the thread (the system clock on a browser's main
-   * thread and in Cloudflare's workerd, where `Atomics.wait` is not allowed and `Date.now()` does not move
-   * within a request). A generator on it never waits and never spins: where it would wait for the next tick it
-   * borrows ahead of the clock within `maxBorrowMs` (whatever `onExhausted` says), and once that is used up,
-   * or where it would wait for a clock that stepped back or for a lease's high-water mark, it throws the coded
-   * error at once (`FLURRY_E_SEQUENCE_EXHAUSTED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`).
+   * Optional: true for a clock whose `sleep()` cannot block the thread (a browser's main thread, workerd). A
+   * generator on it never waits: it borrows within `maxBorrowMs`, then throws the coded error at once.
    */
   readonly nonBlocking?: boolean;
 }
@@ -52,11 +41,6 @@ export interface Clock {
  * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop).
  * Allowed on Node's main thread and in workers; where the thread cannot block (a browser's main thread,
  * workerd) it returns at once (see {@link Clock.nonBlocking}).
- *
- * @example
- * ```ts
- * sleepSync(2); // ~2 ms
- * ```
  */
 export function sleepSync(ms: number): void {
   platformSleep(ms);

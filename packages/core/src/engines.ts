@@ -115,9 +115,7 @@ export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass 
   return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
 }
 
-/**
- * The npm client of each engine (an optional peer dependency of the package that uses it) and what to install.
- */
+/** The npm client of each engine (an optional peer dependency of the package that uses it) and what to install. */
 export const ENGINE_CLIENTS = {
   postgres: { pkg: 'pg', install: 'pg@8' },
   mysql: { pkg: 'mysql2', install: 'mysql2@3' },
@@ -129,11 +127,6 @@ export const ENGINE_CLIENTS = {
 /**
  * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of
  * "`user` needs the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
- *
- * @example
- * ```ts
- * const pg = await loadClient('postgres', 'the postgres store (postgres://h/db)', () => import('pg'), (msg) => new Error(msg));
- * ```
  */
 export async function loadClient<M>(
   engine: keyof typeof ENGINE_CLIENTS,
@@ -180,11 +173,6 @@ export function checkUrlParams(params: URLSearchParams, known: readonly string[]
 /**
  * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the
  * first connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
- *
- * @example
- * ```ts
- * const client = new Redis(redisClientOptions({ host: 'h', port: 6379, db: 0, tls: false }, 5000, 'flurry-sequences', () => up));
- * ```
  */
 export function redisClientOptions(
   u: { host: string; port: number; db: number; username?: string; password?: string; tls?: boolean },

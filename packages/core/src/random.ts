@@ -1,32 +1,16 @@
 /**
- * Random names and tokens: lease tokens, holder IDs, temporary file names, a test clock's
- * epoch. They must not repeat across the processes of a fleet; none of them is a secret.
- *
- * The bytes come from the platform (`#platform`: the kernel's random device on Node.js, Web Crypto in a browser
- * or workerd; see `platform/node.ts` and `platform/web.ts`).
+ * Random names and tokens (lease tokens, holder IDs, temporary file names, a test clock's epoch): they must not
+ * repeat across a fleet; none is a secret. The bytes come from `#platform` (the kernel on Node.js, Web Crypto
+ * elsewhere).
  */
 import { platformRandomFill } from '#platform';
 
-/**
- * Fills `buf` with random bytes from the operating system's random source.
- *
- * @example
- * ```ts
- * const b = randomFill(new Uint8Array(8));
- * ```
- */
+/** Fills `buf` with random bytes from the operating system's random source. */
 export function randomFill(buf: Uint8Array): Uint8Array {
   return platformRandomFill(buf);
 }
 
-/**
- * `bytes` random bytes as lower-case hex (`2 × bytes` characters).
- *
- * @example
- * ```ts
- * const token = `${gen}.${randomHex(12)}`; // '18.9f2c…' (24 hex digits)
- * ```
- */
+/** `bytes` random bytes as lower-case hex (`2 × bytes` characters). */
 export function randomHex(bytes: number): string {
   if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
     throw new RangeError(`randomHex takes a byte count from 1 to 1024; got ${String(bytes)}`);
@@ -39,11 +23,6 @@ export function randomHex(bytes: number): string {
 /**
  * A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`): where a registry starts probing slots, so that
  * claimers spread over them instead of all racing for slot 0.
- *
- * @example
- * ```ts
- * const start = randomBelow(1024); // 0 … 1023
- * ```
  */
 export function randomBelow(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 48)

@@ -1,11 +1,7 @@
 /**
- * Whether a Redis server keeps what it acknowledged, shared by the two places Flurry keeps state in Redis: the
- * segment store of `@flurry/segments` and the lease registry of `@flurry/coordination`. Redis acknowledges a write
- * before it is on disk unless it runs with `appendonly yes` and `appendfsync always`; after a crash, a restart or
- * a failover it can come back without writes it acknowledged. Both callers read the two settings at open with
- * {@link readRedisPersistence} and refuse a server that is not durable, with {@link volatileRedisReason}'s
- * explanation, unless the user accepted the risk explicitly. No Redis client here: the caller passes its
- * `CONFIG GET`.
+ * Whether a Redis server keeps what it acknowledged (`appendonly yes` and `appendfsync always`), for the segment
+ * store and the lease registry, which refuse a server that is not durable unless the user accepted the risk. No
+ * Redis client here: the caller passes its `CONFIG GET`.
  */
 
 /** The persistence settings a Redis server reported (see {@link readRedisPersistence}). */
@@ -57,12 +53,6 @@ export async function readRedisPersistence(
 /**
  * The explanation of a refusal of a Redis that is not durable: what the server runs with (or why it could not be
  * checked), what a lost write costs (`loses`), how to configure it, and how to accept the risk (`allowance`).
- *
- * @example
- * ```ts
- * volatileRedisReason(p, 'the Redis registry redis://h:6379/0', 'claims and high-water marks', '?allowVolatile=true');
- * // 'the Redis registry redis://h:6379/0 runs with appendonly no and appendfsync everysec: Redis acknowledges …'
- * ```
  */
 export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {
   return (

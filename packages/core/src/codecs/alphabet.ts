@@ -1,14 +1,7 @@
 /**
- * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held
- * as two 32-bit halves (`hi`, `lo`) in plain `number`s.
- *
- * Why halves: an ID is a `bigint`, and repeated `bigint` division costs ~50–100 ns per
- * step. Splitting once (through a `DataView`, ~20 ns) and doing the long division on
- * doubles keeps every intermediate below 2^38, so it is exact and several times faster.
- *
- * This module is the engine behind the public codecs (`formats.ts`) and the public-ID
- * string form; it validates characters and widths and throws coded errors, but it does
- * not know format names.
+ * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves
+ * (`hi`, `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster
+ * than repeated `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';

@@ -1,23 +1,8 @@
 /**
- * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin),
- * `base62` and `base64url` (sortable order). Each has a shortest form and a fixed-width
- * form; the fixed-width form of every format sorts lexicographically (by UTF-16 code
- * unit, i.e. JavaScript's default `sort()`, `<`, or a database's binary/`C` collation) in
- * the same order as the IDs themselves, because every alphabet ascends in ASCII order.
- *
- * Every format is a positional numeral system over its alphabet (most significant digit
- * first); none encodes the ID's bytes. In particular `base64url` uses the RFC 4648 §5
- * URL-safe character set `-`, `0`–`9`, `A`–`Z`, `_`, `a`–`z` **in that (ASCII) order**, so
- * that it sorts; it is not byte-compatible with `Buffer.toString('base64url')`.
- *
- * | format      | alphabet                                                            | 64-bit fixed width |
- * |-------------|---------------------------------------------------------------------|--------------------|
- * | `decimal`   | `0-9`                                                               | 20                 |
- * | `hex`       | `0-9a-f` (decoding also accepts `A-F`)                              | 16                 |
- * | `base32`    | Crockford `0-9A-HJKMNP-TV-Z` (decoding: any case, `I`/`L` = 1, `O` = 0) | 13             |
- * | `base58`    | Bitcoin `1-9A-HJ-NP-Za-km-z`                                        | 11                 |
- * | `base62`    | `0-9A-Za-z`                                                         | 11                 |
- * | `base64url` | `-0-9A-Z_a-z`                                                       | 11                 |
+ * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url`
+ * (RFC 4648 §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral
+ * system (none encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII
+ * order, so fixed-width strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
@@ -171,15 +156,7 @@ export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
   ),
 });
 
-/**
- * True when `name` is one of {@link FORMATS}.
- *
- * @example
- * ```ts
- * isIdFormat('base62'); // true
- * isIdFormat('base36'); // false
- * ```
- */
+/** True when `name` is one of {@link FORMATS}. */
 export function isIdFormat(name: unknown): name is IdFormat {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(codecs, name);
 }

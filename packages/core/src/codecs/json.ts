@@ -1,16 +1,8 @@
 /**
- * JSON without precision loss. A 64-bit ID is a `bigint`; `JSON.stringify` throws on
- * bigints, and a JSON number above 2^53 is silently rounded by `JSON.parse` (and by most
- * JSON libraries in other languages). Flurry therefore puts IDs on the wire as decimal
- * strings:
- *
- * - {@link jsonReplacer} for `JSON.stringify(value, jsonReplacer)`: every bigint becomes
- *   its decimal string;
- * - {@link jsonReviver} for `JSON.parse(text, jsonReviver(['id', 'parentId']))`: the chosen
- *   keys come back as bigints (strings, safe integers, arrays of either; a number that was
- *   already rounded is a coded error, never a silently wrong ID);
- * - {@link toJSONSafe}: a deep copy with every bigint as a decimal string, for APIs that
- *   serialize for you (HTTP frameworks, loggers).
+ * JSON without precision loss: IDs travel as decimal strings, since `JSON.stringify` throws on bigints and
+ * `JSON.parse` rounds numbers above 2^53. {@link jsonReplacer} writes every bigint as its decimal string,
+ * {@link jsonReviver} reads chosen keys back as bigints (a number already rounded is a coded error),
+ * {@link toJSONSafe} deep-copies with bigints as strings.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';

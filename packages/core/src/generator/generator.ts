@@ -7,40 +7,24 @@ import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
+  LITTLE_ENDIAN,
   badOption,
+  checkCount,
+  checkFill,
   resolvePolicy,
   type GeneratorOptions,
   type GeneratorStats,
 } from './options.js';
 import { STUCK_ROUNDS, TickPlanner } from './tick-planner.js';
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** The largest count one `batch`/`fill` call accepts. */
-const MAX_BATCH = 10_000_000;
-
 /**
  * Issues unique, strictly increasing IDs for one node of a layout, in one thread.
  *
- * Each ID is `tick | node | sequence` in the layout's positions: `tick` is the wall clock
- * in units since the epoch, the sequence counts IDs within a tick and never wraps. When a
- * tick's sequence runs out the generator waits for the next tick (`onExhausted: 'wait'`,
- * default) or borrows ticks ahead of the wall clock up to `maxBorrowMs`
- * (`'borrow'`). When the wall clock goes backwards it never issues a repeated or smaller
- * ID: `tolerate` (default) keeps counting in the last tick and then borrows within
- * `maxBorrowMs`, `wait` waits up to `maxBackwardsWaitMs` (Leaf: 5 ms), `throw` throws
- * (Twitter); beyond the bounds it throws `FLURRY_E_CLOCK_BACKWARDS` naming how far the
- * clock went back. See `options.ts` for why these defaults.
- *
- * With a `lease`, every call checks the lease's fencing deadlines — `deadline` on the
- * monotonic clock and `wallDeadline` (if set) on the wall clock, which catches a machine
- * suspend — before issuing (`FLURRY_E_LEASE_EXPIRED`), and never issues a timestamp at or below
- * `lease.notBeforeMs` (waits up to `highWaterWaitMs`, then
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`); the generator attaches `lastIssuedUnixMs` to the
- * lease, and follows it to a new claim after a loss (see `NodeLease`).
- *
- * Only one live `Generator` per node ID (ID space) may exist in a process, across all
- * worker threads (`FLURRY_E_NODE_IN_USE` otherwise); use {@link SharedGenerator} to issue
- * one node's IDs from several threads, and `close()` to hand the node ID on.
+ * Each ID is `tick | node | sequence` in the layout's positions; the sequence counts IDs within a tick and never
+ * wraps. Exhaustion waits or borrows ticks (`onExhausted`), a clock stepped back is tolerated, waited out or
+ * refused (`onClockBackwards`), never with a repeated or smaller ID (docs/clocks.md). With a `lease` it follows
+ * {@link NodeLease}'s contract (fencing deadlines, `notBeforeMs`, following a new claim). One live generator per
+ * node ID in a process (`FLURRY_E_NODE_IN_USE`); {@link SharedGenerator} issues one node's IDs from several threads.
  *
  * @example
  * ```ts
@@ -133,14 +117,7 @@ export class Generator {
     // holder of this node ID in this process: (floor - 1, maxSeq) is "used up".
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
-    if (lease) {
-      try {
-        lease.attach(() => this.lastIssuedUnixMs);
-      } catch (e) {
-        this.claim.release(this.claim.previousTick);
-        throw e;
-      }
-    }
+    this.planner.attach(this.claim, () => this.lastIssuedUnixMs);
   }
 
   /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */
@@ -152,8 +129,6 @@ export class Generator {
   /**
    * Unix ms of the highest tick issued (borrowed ticks included): the high-water mark a
    * registry records. Before the first ID: the lease's `notBeforeMs` (or 0 without one).
-   *
-   * @example `registry.report(gen.lastIssuedUnixMs)`
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
@@ -161,30 +136,12 @@ export class Generator {
     return this.epochMs + tick * this.unitMs;
   }
 
-  /**
-   * Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks.
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks. */
   get stats(): GeneratorStats {
-    const p = this.planner;
-    return {
-      issued: this.issued,
-      exhaustedWaits: p.exhaustedWaits,
-      clockBackwards: p.clockBackwards,
-      borrowedTicks: p.borrowedTicks,
-    };
+    return this.planner.stats(this.issued);
   }
 
-  /**
-   * The next ID.
-   *
-   * @example
-   * ```ts
-   * const id = gen.next();                         // 1859214170478923776n
-   * Layout.from('twitter').decode(id).timestamp;   // when it was issued (ISO)
-   * ```
-   */
+  /** The next ID. */
   next(): bigint {
     const now = this.clock.now();
     if (this.lease !== undefined) this.planner.checkDeadline(now);
@@ -209,20 +166,12 @@ export class Generator {
     return (this.lastId = this.compose());
   }
 
-  /**
-   * The next ID as a decimal string (JSON-safe).
-   *
-   * @example `res.json({ id: gen.nextString() })`
-   */
+  /** The next ID as a decimal string (JSON-safe). */
   nextString(): string {
     return this.next().toString();
   }
 
-  /**
-   * `count` IDs in increasing order.
-   *
-   * @example `const ids = gen.batch(100);`
-   */
+  /** `count` IDs in increasing order. */
   batch(count: number): bigint[] {
     checkCount(count);
     if (count === 0) return [];
@@ -231,11 +180,7 @@ export class Generator {
     return Array.from(target);
   }
 
-  /**
-   * `count` IDs as decimal strings, in increasing order.
-   *
-   * @example `const ids = gen.batchStrings(100);`
-   */
+  /** `count` IDs as decimal strings, in increasing order. */
   batchStrings(count: number): string[] {
     checkCount(count);
     if (count === 0) return [];
@@ -249,25 +194,9 @@ export class Generator {
   /**
    * Writes `count` increasing IDs into `target` from `offset` (default: to the end) and
    * returns `count`. Reads the clock once per tick, not once per ID.
-   *
-   * @example
-   * ```ts
-   * const buf = new BigUint64Array(4096);
-   * gen.fill(buf);
-   * ```
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array))
-      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
-    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption(
-        'count',
-        count,
-        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
-      );
-    }
+    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
     if (count === 0) return 0;
     if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
     // `issued` counts what was written even when a step throws partway (those IDs are used).
@@ -312,8 +241,6 @@ export class Generator {
    * Stops issuing and frees the node ID for another generator in this process (which
    * then starts after this one's last tick). Idempotent; later calls throw
    * `FLURRY_E_GENERATOR_CLOSED`.
-   *
-   * @example `gen.close();`
    */
   close(): void {
     if (this.closed) return;
@@ -434,11 +361,6 @@ export class Generator {
     const mul = this.seqMul;
     return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
   }
-}
-
-function checkCount(count: number): void {
-  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
-    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
 }
 
 function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>): boolean {

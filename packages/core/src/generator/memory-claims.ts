@@ -5,14 +5,24 @@
  * thread (isolate), and the next generator for a node starts after the last tick of the previous one.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
-import type { NodeClaim } from './node-claims.js';
+
+/**
+ * A held claim. `previousTick` is the last tick a previous holder in this process
+ * issued (or `-Infinity`).
+ */
+export interface NodeClaim {
+  readonly key: string;
+  readonly previousTick: number;
+  /** Frees the claim, recording the last issued tick for the next holder. Idempotent. */
+  release(lastTick: number): void;
+}
 
 /** Keys claimed in this thread (isolate). */
 const memoryClaims = new Set<string>();
 const memoryLast = new Map<string, number>();
 
-/** A claim held in this thread's memory; `inUse` makes the error when the key is held already. */
-function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
+/** A claim held in this thread's memory (also node-claims.ts's fallback); `inUse` makes the error if it is held. */
+export function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
   if (memoryClaims.has(key)) throw inUse();
   memoryClaims.add(key);
   const previousTick = memoryLast.get(key) ?? Number.NEGATIVE_INFINITY;

@@ -1,40 +1,18 @@
 /**
- * Process-wide claims on node IDs, so that only one live generator per node ID (ID
- * space) exists in a process — across all its worker threads.
- *
- * A module-level Set is per thread (each worker loads its own copy of the module), so the
- * claim is an exclusive `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>`:
- * creating a directory is atomic, synchronous and visible to every thread. `<start>` is
- * the process start time (from `/proc/self/stat` on Linux), so a later process that
- * reuses the pid does not see stale claims. On release the claim records its last tick
- * in a `<key>.last` file before removing the directory, so the next generator for the
- * same node in this process starts after it (no repeat within the same millisecond, nor
- * inside ticks the previous one borrowed). Claims are released on `close()` and when the
- * thread exits normally (`worker.terminate()` runs no cleanup in the worker, so its
- * claims stay — safely refusing — until the process ends); the main thread removes the whole directory at exit, and directories of
- * dead processes are swept on first use.
- *
- * If neither `os.tmpdir()` nor `/dev/shm` is writable (a read-only container, or a Deno
- * process without `--allow-env`/`--allow-write`), claims
- * fall back to an in-memory set: a second generator for a node is still refused within
- * one thread, but no longer across worker threads.
+ * Process-wide claims on node IDs (one live generator per ID space, across worker threads): an exclusive
+ * `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>` (atomic and visible to every thread; `<start>` so
+ * a reused pid sees no stale claims), with the last tick in `<key>.last` on release so the next generator starts
+ * after it; in memory (one thread only) where no temp directory is writable. See docs/clocks.md (one generator
+ * per node ID).
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { memoryClaim, type NodeClaim } from './memory-claims.js';
 
-/**
- * A held claim. `previousTick` is the last tick a previous holder in this process
- * issued (or `-Infinity`).
- */
-export interface NodeClaim {
-  readonly key: string;
-  readonly previousTick: number;
-  /** Frees the claim, recording the last issued tick for the next holder. Idempotent. */
-  release(lastTick: number): void;
-}
+export type { NodeClaim };
 
 const PREFIX = 'flurry-claims-';
 let rootDir: string | null | undefined;
@@ -52,9 +30,6 @@ function processStart(): string {
   }
   return '0';
 }
-
-/** Keys claimed in this thread when no writable directory exists (per-thread only). */
-const memoryClaims = new Set<string>();
 
 /** `os.tmpdir()`, or undefined where the runtime refuses to say (Deno without `--allow-env`). */
 function tempBase(): string | undefined {
@@ -192,23 +167,4 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
   };
   held.set(key, { release, lastTick });
   return { key, previousTick, release };
-}
-
-const memoryLast = new Map<string, number>();
-
-function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
-  if (memoryClaims.has(key)) throw inUse();
-  memoryClaims.add(key);
-  const previousTick = memoryLast.get(key) ?? Number.NEGATIVE_INFINITY;
-  let released = false;
-  return {
-    key,
-    previousTick,
-    release(tick: number) {
-      if (released) return;
-      released = true;
-      if (Number.isFinite(tick)) memoryLast.set(key, Math.max(previousTick, tick));
-      memoryClaims.delete(key);
-    },
-  };
 }

@@ -1,34 +1,11 @@
 /**
- * Generator options, events and their documented defaults.
- *
- * Defaults, and why:
- * - `onExhausted: 'wait'` — when a tick's sequence runs out, wait for the next tick
- *   (sleeping for whole milliseconds, spinning only for the sub-millisecond remainder).
- *   IDs then always carry the real time; `borrow` trades that for throughput.
- * - `onClockBackwards: 'tolerate'` — a user who never reads the docs is best served by a
- *   generator that keeps working through the small steps back that NTP, VM migration
- *   and leap-second handling cause every day, without ever issuing a duplicate or a
- *   smaller ID: it keeps issuing in the last tick, then borrows ticks up to
- *   `maxBorrowMs` ahead of the highest wall time seen, and only when that is used up
- *   waits (`maxBackwardsWaitMs`) or throws `FLURRY_E_CLOCK_BACKWARDS`. `throw` (Twitter)
- *   turns every small NTP step into an outage; `wait` (Leaf) blocks the caller.
- * - `maxBorrowMs: 1000` — the furthest the logical clock may run ahead of the wall
- *   clock. Borrowed ticks are reported through `lastIssuedUnixMs`, so a node lease's
- *   high-water mark covers them; without a lease, a process that restarts with the same
- *   node ID faster than this after borrowing could reuse ticks — use a registry lease
- *   (or keep the default `wait`) when restarts can be that fast.
- * - `maxBackwardsWaitMs: 5` — as Leaf: the longest one call waits for a wall clock that
- *   went back (policy `wait`, or `tolerate` once its borrowing is used up).
- * - `highWaterWaitMs: 1000` — the longest one call waits for the wall clock to pass a
- *   lease's high-water mark (`notBeforeMs`) before `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
- * - `sequenceStart: 'zero'` — `random` starts each tick at a random value in
- *   `[0, R)`, `R = min(2^ceil(sequenceBits / 2), (maxSequence + 1) / 4, 1024)` (64 for
- *   `twitter`), so `id % N` spreads evenly at low load. The sequence still only counts
- *   up within a tick (never wraps), so a tick holds `maxSequence + 1 - start` IDs.
+ * Generator options, events and their defaults. The defaults and why (a generator that rides out everyday NTP
+ * steps without a duplicate: `tolerate`, borrowing up to `maxBorrowMs`; `wait` on exhaustion so IDs carry the real
+ * time): docs/clocks.md.
  */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { optionNames } from '../known-options.js';
+import { optionNames, type OptionNames } from '../known-options.js';
 import type { NodeLease } from '../lease.js';
 import type { Layout } from '../layout/layout.js';
 import type { PresetName } from '../layout/presets.js';
@@ -63,13 +40,8 @@ export interface GeneratorOptions {
   onEvent?: (e: GeneratorEvent) => void;
 }
 
-/**
- * The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`
- * (`onExhaust` is not silently ignored).
- */
-export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
-  layout: true,
-  node: true,
+/** The keys of {@link GeneratorOptions} other than `layout` and `node`: the clock and lease policies every generator takes. */
+export const POLICY_NAMES = {
   lease: true,
   clock: true,
   onExhausted: true,
@@ -79,7 +51,10 @@ export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({
   highWaterWaitMs: true,
   sequenceStart: true,
   onEvent: true,
-});
+} as const satisfies OptionNames<Omit<GeneratorOptions, 'layout' | 'node'>>;
+
+/** The keys of {@link GeneratorOptions}: any other key is refused with `FLURRY_E_UNKNOWN_OPTION`. */
+export const GENERATOR_OPTION_NAMES = optionNames<GeneratorOptions>({ layout: true, node: true, ...POLICY_NAMES });
 
 /** Rare-path events a generator reports through `onEvent`. */
 export type GeneratorEvent =
@@ -148,6 +123,34 @@ function bound(name: string, v: number | undefined, dflt: number): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
     throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
   return v;
+}
+
+/** Whether the host is little-endian (`fill` may then write an ID's two 32-bit halves). */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** The largest count one `batch`/`fill` call accepts. */
+const MAX_BATCH = 10_000_000;
+
+/** Refuses a `batch` count that is not a whole number from 0 to {@link MAX_BATCH}. */
+export function checkCount(count: number): void {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
+    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+}
+
+/** Refuses `fill` arguments: a `target` that is not `type` (`ok` false), an `offset` or `count` beyond its `room`. */
+export function checkFill(
+  ok: boolean,
+  target: unknown,
+  type: string,
+  room: number,
+  offset: number,
+  count: number,
+  unit = '',
+): void {
+  if (!ok) throw badOption('target', Object.prototype.toString.call(target), type);
+  if (!Number.isInteger(offset) || offset < 0 || offset > room)
+    throw badOption('offset', offset, `a whole number from 0 to ${room}${unit}`);
+  if (!Number.isInteger(count) || count < 0 || offset + count > room)
+    throw badOption('count', count, `a whole number from 0 to ${room - offset} (the room after offset ${offset})`);
 }
 
 /** The error for a bad option value. */

@@ -1,10 +1,3 @@
-/**
- * {@link SharedGenerator}: one node ID shared by several `worker_threads`, its state in a
- * `SharedArrayBuffer` and advanced lock-free with `Atomics.compareExchange`. Each thread
- * reserves a run of one tick's sequence values with one swap and hands them out locally
- * (see the class's documentation and docs/clocks.md).
- */
-import { endianness } from 'node:os';
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
@@ -12,16 +5,16 @@ import type { LayoutSpec } from '../layout/types.js';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
+  LITTLE_ENDIAN,
   badOption,
+  checkCount,
+  checkFill,
   resolvePolicy,
   type GeneratorOptions,
   type GeneratorStats,
   type ResolvedPolicy,
 } from './options.js';
 import { CLOSED, FROM_STATE_OPTION_NAMES, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
-
-const MAX_BATCH = 10_000_000;
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
@@ -43,26 +36,12 @@ export interface SharedGeneratorState {
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 
 /**
- * A generator whose `(tick, sequence)` state lives in shared memory, so any number of
- * worker threads issue IDs for one node ID without ever repeating one. A thread reads the
- * packed state cell, decides the next `(tick, sequence)` with the same policies as
- * {@link Generator}, and publishes the end of a run of that tick's sequence values with
- * one compare-and-swap: the state only ever increases, and each run is won by exactly one
- * thread, which then hands its values out without touching shared memory. The run adapts:
- * it doubles while the thread wins its swaps at the first try (one thread issuing alone),
- * halves when it loses one (threads contending), never exceeds a quarter of the tick's
- * remaining values (beyond what a batch asks for) and never crosses a tick: once the wall
- * clock reaches a later tick, or steps back below the tick it read when the run was won,
- * the rest of the run is dropped and the shared state decides again. Batches reserve what
- * they need in one swap.
- *
- * The creating thread holds the process-wide node claim (as a `Generator` would); handles
- * built with {@link SharedGenerator.fromState} share it. `close()` on the creating handle
- * stops every handle (waiting for calls in flight) and frees the node ID; on other
- * handles it only detaches that handle. Stats are per handle.
- *
- * Layouts whose timestamp and sequence together exceed 63 bits (64-bit layouts without
- * node fields) are refused: the state cell is a signed 64-bit integer.
+ * A generator whose `(tick, sequence)` state lives in shared memory, so any number of worker threads issue IDs
+ * for one node ID without ever repeating one: each thread wins an adaptive run of one tick's sequence values with
+ * one compare-and-swap and hands them out locally, under {@link Generator}'s policies (docs/clocks.md). The
+ * creating handle holds the node claim and its `close()` stops every handle; on handles from
+ * {@link SharedGenerator.fromState} `close()` detaches only that one. Stats are per handle. Timestamp + sequence
+ * must fit 63 bits (the state cell is a signed 64-bit integer).
  *
  * @example
  * ```ts
@@ -164,20 +143,12 @@ export class SharedGenerator {
     );
   }
 
-  /**
-   * Counters of this handle (thread).
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
     return this.ticks.stats(this.issued);
   }
 
-  /**
-   * Unix ms of the highest tick issued by any thread (0 before the first ID).
-   *
-   * @example `shared.lastIssuedUnixMs`
-   */
+  /** Unix ms of the highest tick issued by any thread (0 before the first ID). */
   get lastIssuedUnixMs(): number {
     return this.ticks.lastIssuedUnixMs();
   }
@@ -185,8 +156,6 @@ export class SharedGenerator {
   /**
    * The next ID: from this thread's run while the wall clock stays in its tick, else from
    * a new run won on the shared state.
-   *
-   * @example `const id = shared.next();`
    */
   next(): bigint {
     const now = this.clock.now();
@@ -211,33 +180,20 @@ export class SharedGenerator {
     return (this.lastId = this.runBase | (BigInt(f) << this.seqShift));
   }
 
-  /**
-   * The next ID as a decimal string.
-   *
-   * @example `shared.nextString()`
-   */
+  /** The next ID as a decimal string. */
   nextString(): string {
     return this.next().toString();
   }
 
-  /**
-   * `count` increasing IDs.
-   *
-   * @example `shared.batch(100)`
-   */
+  /** `count` increasing IDs. */
   batch(count: number): bigint[] {
-    if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
-      throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
+    checkCount(count);
     const target = new BigUint64Array(count);
     this.fill(target);
     return Array.from(target);
   }
 
-  /**
-   * `count` increasing IDs as decimal strings.
-   *
-   * @example `shared.batchStrings(100)`
-   */
+  /** `count` increasing IDs as decimal strings. */
   batchStrings(count: number): string[] {
     return this.batch(count).map(String);
   }
@@ -245,21 +201,9 @@ export class SharedGenerator {
   /**
    * Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per
    * run of sequence values.
-   *
-   * @example `shared.fill(new BigUint64Array(1024))`
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    if (!(target instanceof BigUint64Array))
-      throw badOption('target', Object.prototype.toString.call(target), 'a BigUint64Array');
-    if (!Number.isInteger(offset) || offset < 0 || offset > target.length)
-      throw badOption('offset', offset, `a whole number from 0 to ${target.length}`);
-    if (!Number.isInteger(count) || count < 0 || offset + count > target.length) {
-      throw badOption(
-        'count',
-        count,
-        `a whole number from 0 to ${target.length - offset} (the room after offset ${offset})`,
-      );
-    }
+    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
     const mul = this.seqMul;
     const words = mul !== 0 ? new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2) : undefined;
     const t = this.ticks;
@@ -290,12 +234,7 @@ export class SharedGenerator {
     return count;
   }
 
-  /**
-   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
-   * and frees the node ID. On an attached handle: detaches this handle only.
-   *
-   * @example `shared.close()`
-   */
+  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
   }

@@ -136,13 +136,7 @@ export class SharedTicks {
 
   /** This handle's counters, `issued` counted by the caller. */
   stats(issued: number): GeneratorStats {
-    const p = this.planner;
-    return {
-      issued,
-      exhaustedWaits: p.exhaustedWaits,
-      clockBackwards: p.clockBackwards,
-      borrowedTicks: p.borrowedTicks,
-    };
+    return this.planner.stats(issued);
   }
 
   /** The wall tick of Unix ms `now`. */

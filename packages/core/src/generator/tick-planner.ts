@@ -1,18 +1,9 @@
-/**
- * {@link TickPlanner}: the rare-path decisions of a generator — a new tick, sequence
- * exhaustion, a clock that went backwards, a lease's fencing deadline and high-water
- * floor — and the waits they need. Both {@link Generator} (plain fields) and
- * {@link SharedGenerator} (state in shared memory) feed it their state and apply its
- * answer, so the policies behave the same in both.
- *
- * The invariant every answer keeps: the `(tick, sequence)` pair it returns is strictly
- * greater than the one passed in, so IDs strictly increase and never repeat.
- */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
+import type { NodeClaim } from './memory-claims.js';
 import type { Layout } from '../layout/layout.js';
-import { GENERATOR_DEFAULTS, type GeneratorEvent, type ResolvedPolicy } from './options.js';
+import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
 /** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
 const SPIN_LIMIT = 100_000;
@@ -42,8 +33,10 @@ export type Decision =
   | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
 
 /**
- * Rare-path policy engine of one generator instance (one per thread for a shared
- * generator). Holds the per-instance counters and clock-step tracking.
+ * The rare-path decisions of one generator instance (one per thread for a shared generator): a new tick, sequence
+ * exhaustion, a clock stepped back, a lease's deadlines and floor, and the waits they need, so the policies behave
+ * the same in every generator. The invariant every answer keeps: the `(tick, sequence)` it returns is strictly
+ * greater than the one passed in, so IDs strictly increase and never repeat.
  */
 export class TickPlanner {
   exhaustedWaits = 0;
@@ -98,6 +91,22 @@ export class TickPlanner {
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
+  }
+
+  /** Hands the lease the generator's high-water mark; if the lease refuses, frees the generator's `claim` first. */
+  attach(claim: NodeClaim, highWater: () => number): void {
+    try {
+      this.source?.attach(highWater);
+    } catch (e) {
+      claim.release(claim.previousTick);
+      throw e;
+    }
+  }
+
+  /** The counters, with `issued` counted by the generator. */
+  stats(issued: number): GeneratorStats {
+    const { exhaustedWaits, clockBackwards, borrowedTicks } = this;
+    return { issued, exhaustedWaits, clockBackwards, borrowedTicks };
   }
 
   /** The sequence value a new tick starts at (0, or random in the small range). */

@@ -1,13 +1,7 @@
 /**
- * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the
- * half-open ID interval `[min, maxExclusive)` holding exactly the IDs of a time range, for
- * range scans and time partitioning on an ID column without a second timestamp index.
- *
- * Times are rounded down to the layout's unit, like IDs themselves: an ID belongs to the
- * range `[fromMs, toMs)` when its decoded time (the start of its tick) is in
- * `[floor(fromMs), floor(toMs))`. The smallest ID of an instant has every non-timestamp
- * field zero and the largest has every one of them all ones, wherever they sit
- * (Sonyflake's machine field below the sequence included).
+ * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the half-open interval
+ * `[min, maxExclusive)` of exactly the IDs of a time range (times rounded down to the unit, like IDs), for range
+ * scans and time partitioning on an ID column.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
@@ -100,11 +94,6 @@ export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
  * `FLURRY_E_INVALID_OPTION` when `toMs < fromMs`, and `FLURRY_E_BOUNDS_NOT_CONTIGUOUS` for
  * a layout with node fields above the timestamp (its IDs do not sort by time, so no single
  * interval is exact; {@link minIdAt}/{@link maxIdAt} still work there).
- *
- * @example
- * ```ts
- * const { min, maxExclusive } = idBounds(Layout.from('sonyflake'), Date.parse('2026-11-01'), Date.parse('2026-12-01'));
- * ```
  */
 export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg: number | Date): IdBounds {
   const from = toMs(fromMs);

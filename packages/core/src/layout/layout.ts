@@ -173,12 +173,6 @@ export class Layout implements LayoutGeometry {
   /**
    * Checks node values: every node field present, an integer in `0 … max`, no unknown
    * names. Throws `FLURRY_E_NODE_OUT_OF_RANGE` naming the field and its range.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 31 }); // ok
-   * Layout.from('twitter').validateNode({ datacenter: 1, worker: 32 }); // throws: worker must be 0..31
-   * ```
    */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
@@ -247,8 +241,6 @@ export class Layout implements LayoutGeometry {
    * The smallest ID this layout can give the instant `unixMs` (rounded down to the unit):
    * every field but the timestamp zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the
    * epoch or from the end of life on. See {@link idBounds}.
-   *
-   * @example `Layout.from('twitter').minIdAt(Date.parse('2026-11-01'))`
    */
   minIdAt(unixMs: number | Date): bigint {
     return minIdAt(this, unixMs);
@@ -257,8 +249,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The largest ID this layout can give the instant `unixMs` (rounded down to the unit):
    * every field but the timestamp all ones, wherever it sits. Throws like {@link Layout.minIdAt}.
-   *
-   * @example `Layout.from('sonyflake').maxIdAt(Date.parse('2026-11-01'))`
    */
   maxIdAt(unixMs: number | Date): bigint {
     return maxIdAt(this, unixMs);
@@ -267,11 +257,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The half-open interval `[min, maxExclusive)` of the IDs whose time (rounded down to the
    * unit) is in `[fromMs, toMs)`; see {@link idBounds} for the rules and errors.
-   *
-   * @example
-   * ```ts
-   * const { min, maxExclusive } = Layout.from('twitter').bounds(Date.parse('2026-11-01'), Date.parse('2026-12-01'));
-   * ```
    */
   bounds(fromMs: number | Date, toMs: number | Date): IdBounds {
     return idBounds(this, fromMs, toMs);
@@ -328,8 +313,6 @@ export class Layout implements LayoutGeometry {
   /**
    * Builds an ID from a tick, a sequence and pre-shifted node bits, without checks (the
    * generator's building block).
-   *
-   * @example `layout.composeTick(1, 0, layout.nodeBits({ worker: 3 }))`
    */
   composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
@@ -376,8 +359,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The spec that rebuilds this layout (plain data, safe to post to a worker thread or
    * store as JSON).
-   *
-   * @example `Layout.from(Layout.from('twitter').toSpec())`
    */
   toSpec(): LayoutSpec {
     return {
@@ -393,8 +374,6 @@ export class Layout implements LayoutGeometry {
    * sequence positions and the node bits. Two layouts that would issue identical IDs for
    * two node values (e.g. `twitter` datacenter 1/worker 2 and `leaf` worker 34) get the
    * same key.
-   *
-   * @example `Layout.from('leaf').idSpaceKey(1n << 12n)`
    */
   idSpaceKey(nodeBits: bigint): string {
     const t = this.timestampField;

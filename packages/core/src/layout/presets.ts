@@ -1,33 +1,20 @@
 /**
- * The preset layouts, each matching its original system bit for bit.
- *
- * | preset      | fields, most significant first                         | epoch                    | unit  |
- * |-------------|--------------------------------------------------------|--------------------------|-------|
- * | `twitter`   | timestamp 41 · datacenter 5 · worker 5 · sequence 12   | 1288834974657 (2010-11-04T01:42:54.657Z) | 1 ms |
- * | `leaf`      | timestamp 41 · worker 10 · sequence 12                 | 1288834974657            | 1 ms  |
- * | `discord`   | timestamp 42 · worker 5 · process 5 · sequence 12      | 1420070400000 (2015-01-01) | 1 ms |
- * | `sonyflake` | timestamp 39 · sequence 8 · machine 16                 | 2014-09-01T00:00:00Z     | 10 ms |
- * | `instagram` | timestamp 41 · shard 13 · sequence 10                  | 1314220021721 (2011-08-24T21:07:01.721Z) | 1 ms |
- * | `js53`      | timestamp 38 · worker 7 · sequence 8                   | 2025-01-01T00:00:00Z     | 10 ms |
- *
- * `js53` keeps every ID below 2^53, so IDs are exact JavaScript numbers (JSON without
- * string wrapping). Its capacity: 38 bits of 10 ms ticks last 2^38 × 10 ms ≈ 87.1 years
- * (until 2112-02-09); 7 worker bits give 128 nodes; 8 sequence bits give 256 IDs per
- * 10 ms tick, i.e. 25,600 IDs/s per node and about 3.3 million IDs/s for a full cluster.
- * The 10 ms unit is the trade that buys both the lifetime and 128 nodes inside 53 bits.
+ * The preset layouts, each matching its original system bit for bit (`twitter`, `leaf`, `discord`, `sonyflake`,
+ * `instagram`, and `js53`, whose IDs stay below 2^53: exact JavaScript numbers). Fields, epochs, units and
+ * capacities: docs/layouts.md.
  */
 import type { LayoutSpec } from './types.js';
 
-/** The names of the built-in layouts. @example `const p: PresetName = 'twitter';` */
+/** The names of the built-in layouts. */
 export type PresetName = 'twitter' | 'leaf' | 'discord' | 'sonyflake' | 'instagram' | 'js53';
 
-/** Twitter Snowflake's epoch (Unix ms), shared by Leaf. @example `new Date(TWITTER_EPOCH_MS).toISOString()` */
+/** Twitter Snowflake's epoch (Unix ms), shared by Leaf. */
 export const TWITTER_EPOCH_MS = 1288834974657;
-/** Discord's epoch: 2015-01-01T00:00:00Z. @example `new Date(DISCORD_EPOCH_MS)` */
+/** Discord's epoch: 2015-01-01T00:00:00Z. */
 export const DISCORD_EPOCH_MS = 1420070400000;
-/** Sonyflake's default start time: 2014-09-01T00:00:00Z. @example `new Date(SONYFLAKE_EPOCH_MS)` */
+/** Sonyflake's default start time: 2014-09-01T00:00:00Z. */
 export const SONYFLAKE_EPOCH_MS = Date.UTC(2014, 8, 1);
-/** Instagram's epoch from its 2011 engineering post. @example `new Date(INSTAGRAM_EPOCH_MS)` */
+/** Instagram's epoch from its 2011 engineering post. */
 export const INSTAGRAM_EPOCH_MS = 1314220021721;
 /**
  * The epoch of `js53` and the default epoch of custom layouts built with

@@ -3,7 +3,7 @@
  * a decoded ID and the JSON-safe summary.
  */
 
-/** The resolution of the timestamp field. @example `const u: TimeUnit = '10ms';` */
+/** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
 /** Milliseconds per tick for each {@link TimeUnit}. @example `UNIT_MS['10ms'] === 10` */

@@ -1,19 +1,8 @@
 /**
- * The platform pieces of `@flurry/core` on Node.js (and on Bun and Deno, which resolve the `node` condition):
- * `#platform` in the package's `imports` points here under the `node` condition, and to `web.ts` elsewhere
- * (browsers, workerd). Both export the same names; see docs/runtimes.md.
- *
- * - random bytes from the kernel's random device (`/dev/urandom`, two system calls) and, where it cannot be read
- *   (Windows, Deno without `--allow-read`), from `crypto.getRandomValues`. Not from `node:crypto`: that module
- *   costs a few milliseconds to load (it pulls in Node's stream modules), which every start of the CLI paid for a
- *   12-byte token;
- * - monotonic time from `process.hrtime()` (CLOCK_MONOTONIC on Linux, one clock for every thread and process of
- *   the host; read without `performance`, whose module costs the CLI's start-up a millisecond);
- * - a blocking sleep with `Atomics.wait`, allowed on Node's main thread and in workers;
- * - SHA-256 and HKDF from `node:crypto`, loaded at its first use instead of when the public-ID modules are
- *   imported (they come with the core's entry, so a static import made every user of the entry load Node's
- *   crypto and stream modules without using them); base64url and Latin-1 text through `Buffer`;
- * - files through `node:fs`.
+ * The platform pieces of `@flurry/core` on Node.js (and Bun and Deno): `#platform` under the `node` condition
+ * (`web.ts` elsewhere; the same names, docs/runtimes.md). Random bytes come from `/dev/urandom`, not
+ * `node:crypto`, whose load costs the CLI's start a few milliseconds; `node:crypto` (SHA-256, HKDF) loads at its
+ * first use for the same reason.
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -89,9 +89,7 @@ export function hmacSha256(key: Uint8Array, parts: readonly (string | Uint8Array
   return sha256([outer, sha256([inner, ...parts])]);
 }
 
-/**
- * HKDF-SHA-256 (extract, then expand to `length` bytes, at most 8160), as `node:crypto`'s `hkdfSync('sha256', …)`.
- */
+/** HKDF-SHA-256 (extract, then expand to `length` bytes, at most 8160), as `node:crypto`'s `hkdfSync('sha256', …)`. */
 export function hkdfSha256(
   secret: Uint8Array,
   salt: string | Uint8Array,

@@ -1,17 +1,10 @@
 /**
- * The platform pieces of `@flurry/core` outside Node.js (a browser, Cloudflare's workerd): `#platform` in the
- * package's `imports` points here under the `default` condition, and to `node.ts` under `node`. Both export
- * the same names; see docs/runtimes.md.
- *
- * - random bytes from Web Crypto (`crypto.getRandomValues`);
- * - monotonic time from `performance.now()`;
- * - sleep with `Atomics.wait` only where the thread may block (a browser's worker with shared memory); on a
- *   browser's main thread and in workerd it cannot, and the system clock says so (`Clock.nonBlocking`), so a
- *   generator never waits there: it borrows ahead within `maxBorrowMs` or throws the coded error;
- * - SHA-256 and HKDF in plain TypeScript (`sha256.ts`; Web Crypto's are asynchronous only);
- * - no file system.
+ * The platform pieces of `@flurry/core` outside Node.js (a browser, workerd): `#platform` under the `default`
+ * condition (`node.ts` under `node`; the same names, docs/runtimes.md). Sleep blocks only where the thread may
+ * (else the system clock is `nonBlocking`); SHA-256 and HKDF are plain TypeScript (`sha256.ts`: Web Crypto's are
+ * asynchronous only); there is no file system.
  */
-import { hkdfSha256 as hkdf, sha256 } from './sha256.js';
+import { sha256 } from './sha256.js';
 
 /** A cell to wait on, where shared memory exists. */
 const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
@@ -58,14 +51,7 @@ export function platformSleep(ms: number): void {
 }
 
 /** HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`). */
-export function hkdfSha256(
-  secret: Uint8Array,
-  salt: string | Uint8Array,
-  info: string | Uint8Array,
-  length: number,
-): Uint8Array {
-  return hkdf(secret, salt, info, length);
-}
+export { hkdfSha256 } from './sha256.js';
 
 /** The SHA-256 digest of the parts, concatenated, as lower-case hex. */
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {

@@ -1,20 +1,9 @@
 /**
- * Chaskey-12, the keyed pseudo-random function behind each Feistel round of public IDs and
- * behind the authentication tag of their string form ({@link ChaskeyBlockMac}).
- *
- * Chaskey (Mouha, Mennink, Van Herrewege, Watanabe, Preneel, Verbauwhede, SAC 2014) is a
- * MAC built from a 128-bit ARX permutation on four 32-bit words; the 12-round variant is
- * standardized in ISO/IEC 29192-6:2019 (lightweight MACs). A one-block message `M` under
- * key `K` with subkey `K1 = 2·K` in GF(2^128) gives the tag `π(K ⊕ K1 ⊕ M) ⊕ K1`, an
- * Even–Mansour cipher, i.e. a pseudo-random permutation (and so, truncated, a
- * pseudo-random function) on 128-bit blocks. It is pure 32-bit arithmetic, so in
- * JavaScript one call costs ~30 ns — an order of magnitude below a native `node:crypto`
- * AES or HMAC call, whose per-call overhead alone exceeds 1 µs.
- *
- * This module keeps the general, readable form (any round count, full 128-bit tag) for
- * the known-answer tests against the designers' reference vectors; the Feistel network
- * (`feistel.ts`) and {@link ChaskeyBlockMac} inline the same arithmetic for speed and are
- * tested against this one.
+ * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and
+ * their authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour
+ * PRP on 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead).
+ * The general form here serves the known-answer tests; `feistel.ts` and {@link ChaskeyBlockMac} inline the same
+ * arithmetic for speed and are tested against it.
  */
 
 /**

@@ -1,26 +1,11 @@
 /**
- * A check character over a 2n-character alphabet (n odd: base62 = 2·31, base58 = 2·29)
- * that detects **every** single changed character and **every** transposition of two
- * adjacent different characters — Verhoeff's scheme generalized from the dihedral group
- * D5 (10 decimal digits) to D_n (Gumm 1985).
+ * A check character over a 2n-character alphabet (n odd: base62 = 2·31, base58 = 2·29) that detects every
+ * single changed character and every transposition of two adjacent different characters: Verhoeff's scheme
+ * generalized from D5 to the dihedral group D_n (Gumm 1985); why and a proof sketch: docs/public-ids.md.
  *
- * Why not a weighted sum mod p: with an alphabet of 62 characters and the prime 61, the
- * digits 0 and 61 are congruent, so that substitution goes unseen; and a weighted sum
- * modulo an even number can never catch every adjacent transposition. Abelian groups of
- * order 2·odd have no anti-symmetric mapping at all, so a non-abelian group is needed:
- * the dihedral group D_n of order 2n.
- *
- * **Construction.** Character value `k < n` is the rotation r^k, value `n + k` the
- * reflection r^k·s; `(a,f)·(b,g) = (a + (−1)^f·b mod n, f ⊕ g)`. With
- * φ(r^k) = r^(−k), φ(r^k·s) = r^(k+1)·s, a string c_0 … c_(L−1) (check character
- * last) is valid when φ^(L−1)(c_0) · φ^(L−2)(c_1) · … · φ^0(c_(L−1)) = identity.
- *
- * **Proof sketch.** A substitution changes one factor φ^e(a) into φ^e(b) ≠ φ^e(a) (φ is a
- * bijection), and group cancellation makes the product change. Swapping adjacent a ≠ b
- * changes φ^(e+1)(a)·φ^e(b) into φ^(e+1)(b)·φ^e(a); with x = φ^e(a) ≠ y = φ^e(b) this
- * is φ(x)·y versus φ(y)·x, which differ for every x ≠ y because φ is anti-symmetric —
- * checked exhaustively over all (2n)² pairs by the tests, as are all substitutions and
- * transpositions of sample strings.
+ * Character value `k < n` is the rotation r^k, value `n + k` the reflection r^k·s;
+ * `(a,f)·(b,g) = (a + (−1)^f·b mod n, f ⊕ g)`. With φ(r^k) = r^(−k), φ(r^k·s) = r^(k+1)·s, a string
+ * c_0 … c_(L−1) (check character last) is valid when φ^(L−1)(c_0) · … · φ^0(c_(L−1)) = identity.
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */

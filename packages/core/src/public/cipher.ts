@@ -1,27 +1,7 @@
 /**
- * Public IDs: what to show the world instead of a Snowflake ID. A raw ID reveals its
- * creation time, node and per-millisecond volume, and consecutive IDs let a crawler walk
- * your URLs; a public ID is the ID under a keyed permutation of the layout's N-bit space
- * (see `feistel.ts`), written as a fixed-width URL-safe string (format 2):
- *
- * ```
- *   K  PPPPPPPPPPP  TTT  C     e.g. "K7cuyYGf9Ydxv7Tb" (64 bits, base62: 16 characters)
- *   │  │            │    └ check character over everything before it (detects any 1
- *   │  │            │      changed character and any swap of 2 adjacent ones)
- *   │  │            └ authentication tag: a keyed MAC (Chaskey-12) of the format version,
- *   │  │              alphabet, width N, key ID and encrypted value, 3 digits (1 in 238,328
- *   │  │              for base62, 1 in 195,112 for base58 that a wrong key passes)
- *   │  └ the encrypted ID, fixed-width base62 (or base58): ⌈N / log2(radix)⌉ digits
- *   └ key ID (selects the key on decoding; rotation keeps old links working)
- * ```
- *
- * Decoding returns a wrong ID only when the tag matches by chance: wrong length, a bad
- * character, a failed check character, an unknown key ID, an encrypted value outside
- * [0, 2^N) and a decrypted ID above `maxId` are always coded errors, but a different key
- * under the same key ID, and a string made for another width N of the same length (60–64
- * bits in base62: a narrower value, 63 → 64 or 60 → 63, always fits the wider cipher), are
- * refused by the tag alone, with probability 1 − 1/radix³ (1 in 238,328 base62 strings
- * decodes to a wrong ID). Use one width per key ID. See docs/public-ids.md for the tag.
+ * {@link PublicIdCipher}: IDs under a keyed permutation of the layout's N-bit space (`feistel.ts`), written as
+ * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding
+ * refuses (and with what probability a wrong key passes the tag): docs/public-ids.md.
  */
 import { MAX_FOR_BITS, TWO32, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -158,11 +138,6 @@ export class PublicIdCipher {
    * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or
    * the key `keyId`. `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range.
    * The bare integer carries no tag: prefer {@link encode}/{@link decode}.
-   *
-   * @example
-   * ```ts
-   * cipher.encrypt(1n); // e.g. 13804395120393203587n
-   * ```
    */
   encrypt(id: bigint, keyId?: string): bigint {
     this.split(id, this.maxId, 'ID');
@@ -175,11 +150,6 @@ export class PublicIdCipher {
    * Inverse of {@link encrypt}. A result above `maxId` (only possible with the wrong key)
    * is `FLURRY_E_PUBLIC_ID_MALFORMED`; any other wrong-key value decrypts to a wrong ID,
    * since a bare integer has no tag to check: prefer {@link decode}.
-   *
-   * @example
-   * ```ts
-   * cipher.decrypt(cipher.encrypt(1n)); // 1n
-   * ```
    */
   decrypt(value: bigint, keyId?: string): bigint {
     this.split(value, MAX_FOR_BITS[this.bits], 'encrypted value');
@@ -200,11 +170,6 @@ export class PublicIdCipher {
   /**
    * The public-ID string of an ID, with the current key: key ID, fixed-width encrypted ID,
    * 3-character authentication tag, check character.
-   *
-   * @example
-   * ```ts
-   * cipher.encode(1859214170478923776n); // 16 characters for 63 or 64 bits in base62
-   * ```
    */
   encode(id: bigint | number): string {
     this.split(id, this.maxId, 'ID');
@@ -251,12 +216,6 @@ export class PublicIdCipher {
    * another width → `FLURRY_E_PUBLIC_ID_MALFORMED`; authentication tag not made by the
    * key of that key ID → `FLURRY_E_PUBLIC_ID_WRONG_KEY`; an ID above `maxId` →
    * `FLURRY_E_PUBLIC_ID_MALFORMED`.
-   *
-   * @example
-   * ```ts
-   * cipher.decode(cipher.encode(42n)); // 42n
-   * cipher.decode('nope');            // throws FLURRY_E_PUBLIC_ID_MALFORMED
-   * ```
    */
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
@@ -471,5 +430,5 @@ export class PublicIdCipher {
  * @deprecated Use {@link PublicIdCipher}.
  */
 export const PublicIdCodec = PublicIdCipher;
-/** @deprecated Use {@link PublicIdCipher}. @example `let c: PublicIdCodec = PublicIdCipher.create({ keys });` */
+/** @deprecated Use {@link PublicIdCipher}. */
 export type PublicIdCodec = PublicIdCipher;

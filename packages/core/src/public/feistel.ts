@@ -1,35 +1,9 @@
 /**
- * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an
- * alternating (balanced for even N, unbalanced by one bit for odd N) Feistel network of
- * {@link FEISTEL_ROUNDS} rounds whose round function is Chaskey-12 under a per-round
- * 128-bit key derived with HKDF-SHA256 (`node:crypto`) from the 256-bit master key.
- *
- * **Structure.** An ID `x` is split into a left part `A` of u = ⌈N/2⌉ bits (high) and a
- * right part `B` of v = ⌊N/2⌋ bits (low). Round i maps `(A, B)` to
- * `(B, A ⊕ F_i(B) mod 2^|A|)`: the parts swap and alternate in width, exactly as in NIST
- * SP 800-38G FF1 with radix 2 (XOR instead of modular addition, which is the same in
- * base 2). Each round is invertible, so the network is a permutation of exactly
- * [0, 2^N) for every N, odd or even: no cycle-walking is needed, every output already lies
- * in [0, 2^N), and encryption takes constant time.
- *
- * **Round function.** `F_i(B)` is word 0 of the Chaskey-12 tag of the 16-byte block
- * `(B, i, N, "FLRY")` under round key `K_i`, truncated to the width of `A` (≤ 32 bits).
- * Chaskey-12 (ISO/IEC 29192-6) is a 128-bit Even–Mansour pseudo-random permutation;
- * truncating a 128-bit PRP to ≤ 32 bits gives a PRF whose distance from a random function
- * is negligible (q²/2^129). Round keys are independent (HKDF-SHA256 with the width in the
- * `info`), so the same master key yields unrelated permutations for different widths.
- *
- * **Why 12 rounds.** With PRF round functions, Luby–Rackoff give a (strong) pseudo-random
- * permutation from 3 (4) rounds but only up to ~2^(N/4) queries; Patarin showed that with
- * 6 or more rounds the advantage falls towards q/2^(N/2), the information-theoretic limit
- * of any Feistel network, and further rounds close the remaining gap (Hoang–Rogaway).
- * The standardized format-preserving ciphers use 8 (FF3-1) and 10 (FF1) rounds; the
- * attacks on them for small domains (Durak–Vaudenay 2017; Hoang–Tessaro–Trieu 2018)
- * exploit many tweaks, which this construction does not have, and gain per extra round.
- * Twelve rounds are 4 and 2 beyond those standards, for ~60 ns, so that the narrow widths
- * (a 41-bit or a 20-bit layout) keep a margin too. What no round count can change: an
- * N-bit permutation has only 2^N points, so with a small N an attacker who collects
- * enough plaintext/ciphertext pairs learns the table; use wide IDs for public IDs.
+ * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel
+ * network of {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to
+ * `(B, A ⊕ F_i(B) mod 2^|A|)`), whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")`
+ * under a per-round key derived with HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no
+ * cycle-walking. Why this structure and 12 rounds: docs/public-ids.md#the-permutation.
  */
 import { hkdfSha256 } from '#platform';
 import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';

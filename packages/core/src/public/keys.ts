@@ -51,11 +51,6 @@ export class PublicIdKey {
    * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys
    * apart in logs. Computed when first read: encoding and decoding never need it, and the
    * first SHA-256 of a process costs a CLI start about half a millisecond.
-   *
-   * @example
-   * ```ts
-   * PublicIdKey.generate('A').fingerprint; // '3f2a9c01d4e7'
-   * ```
    */
   get fingerprint(): string {
     let fp = fingerprints.get(this);
@@ -69,11 +64,6 @@ export class PublicIdKey {
   /**
    * Parses `fk1_<keyId>_<base64url>`; surrounding whitespace is ignored. Errors are
    * `FLURRY_E_PUBLIC_KEY_INVALID` and never echo the secret.
-   *
-   * @example
-   * ```ts
-   * PublicIdKey.parse(process.env.FLURRY_PUBLIC_KEY!.split(',')[0]);
-   * ```
    */
   static parse(text: string): PublicIdKey {
     if (typeof text !== 'string')
@@ -105,11 +95,6 @@ export class PublicIdKey {
   /**
    * A new random key (256 bits from the kernel's random source, see `randomFill`). Without `id`, a random base58
    * character; pass one that differs from the keys still in your keyring when rotating.
-   *
-   * @example
-   * ```ts
-   * PublicIdKey.generate().export(); // 'fk1_7_…'
-   * ```
    */
   static generate(id?: string): PublicIdKey {
     let keyId: string;
@@ -139,14 +124,7 @@ export class PublicIdKey {
     return `${KEY_PREFIX}${this.id}_${toBase64url(this.secretBytes())}`;
   }
 
-  /**
-   * The raw 32 secret bytes (a copy), for the cipher.
-   *
-   * @example
-   * ```ts
-   * FeistelPermutation.fromSecret(key.secretBytes(), 64);
-   * ```
-   */
+  /** The raw 32 secret bytes (a copy), for the cipher. */
   secretBytes(): Uint8Array {
     return new Uint8Array(secrets.get(this) as Uint8Array);
   }
@@ -170,12 +148,6 @@ export class PublicIdKey {
 /**
  * Generates a new key and returns its secret string `fk1_<keyId>_<base64url>` (what
  * `flurry key new` prints).
- *
- * @example
- * ```ts
- * generateKey();    // 'fk1_q_…' (random key ID)
- * generateKey('B'); // 'fk1_B_…'
- * ```
  */
 export function generateKey(keyId?: string): string {
   return PublicIdKey.generate(keyId).export();
@@ -242,11 +214,6 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
 /**
  * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#`
  * comments allowed). A missing file is `FLURRY_E_PUBLIC_KEY_INVALID`.
- *
- * @example
- * ```ts
- * const keys = loadKeysFromFile('/run/secrets/flurry-public-ids');
- * ```
  */
 export function loadKeysFromFile(path: string): PublicIdKey[] {
   let text: string;

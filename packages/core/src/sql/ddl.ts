@@ -1,17 +1,8 @@
 /**
- * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or
- * MySQL/MariaDB, generated from a {@link Layout} so that the database and the library agree
- * bit for bit. Decoders give an ID's Unix ms, timestamp, node fields and sequence; bounds give
- * the first and last ID of an instant, so that
- * `WHERE id >= flurry_min_id('2026-11-01Z') AND id < flurry_min_id('2026-12-01Z')` is a range
- * scan on the primary key and partitions can be declared by time. Every function is
- * `IMMUTABLE` (PostgreSQL) / `DETERMINISTIC` (MySQL), so the planner folds calls with
- * constant arguments into constants. A time outside the layout's life raises SQLSTATE
- * `22008` with the text `FLURRY_E_TIME_OUT_OF_RANGE: …`. See docs/sql.md.
- *
- * ID types: MySQL uses `BIGINT UNSIGNED` for every layout. PostgreSQL has no unsigned
- * 64-bit type, so layouts of up to 63 bits use `bigint` and 64-bit layouts (`discord`,
- * `instagram`) use `numeric(20,0)`: store such IDs in a `numeric(20,0)` column.
+ * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from
+ * a {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time
+ * outside the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See
+ * docs/sql.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';

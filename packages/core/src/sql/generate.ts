@@ -1,22 +1,9 @@
 /**
- * SQL that issues IDs inside the database under a node ID leased in the Flurry registry
- * table: a one-row record `<prefix>generator` (the node, the lease token, the floor tick), a
- * lane table `<prefix>lanes` and the functions `<prefix>next_id()` (PostgreSQL also
- * `<prefix>next_ids(n)`), `<prefix>release_node()`, `<prefix>lane()` and `<prefix>now_ms()`.
- *
- * The node's sequence field is split into lanes (sub-ranges, {@link generatorLanes}). A
- * session takes a lane of its own on its first call (a session-level advisory lock on
- * PostgreSQL, a `GET_LOCK` named lock on MySQL; both end with the session) and keeps it; the
- * last lane is shared by the sessions that find every other lane taken. Each lane has one
- * state row (last tick, sequence): a call updates only its lane's row, so sessions with
- * lanes of their own never wait for each other. Within a lane a new tick starts at sequence
- * 0; within the last tick (or when the database clock has stepped back behind it) it keeps
- * counting in the last tick; when the lane's share of the tick is used up it waits for the
- * clock, at most `maxWaitMs`, then raises. Every call checks that the registry row still
- * holds the lease token (fencing); `release_node()` deactivates every lane (waiting for
- * calls in flight) before it writes the high-water mark. The clock is the database's
- * (`clock_timestamp()`, `SYSDATE(3)`); tests override it with the PostgreSQL setting
- * `flurry.now_ms` or the MySQL variable `@flurry_now_ms`. See docs/sql.md for the argument.
+ * SQL that issues IDs inside the database under a node ID leased in the Flurry registry table: the record
+ * `<prefix>generator`, the lane table `<prefix>lanes` and the functions `<prefix>next_id()` (PostgreSQL also
+ * `<prefix>next_ids(n)`), `<prefix>release_node()`, `<prefix>lane()` and `<prefix>now_ms()`. Each session takes
+ * a lane (a sub-range of the sequence, {@link generatorLanes}) with an advisory lock; every call checks the lease
+ * token (fencing). How the lanes, waits, clock and release work: docs/sql.md (issuing IDs inside the database).
  */
 import { quoteSqlTable, validTableName } from '../engines.js';
 import { ErrorCode, FlurryError } from '../errors.js';

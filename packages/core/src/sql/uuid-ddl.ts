@@ -1,13 +1,7 @@
 /**
- * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's
- * time, node and sequence inside the database and turn times into UUID bounds, so that
- * `WHERE id >= flurry_uuid_min_at(from) AND id < flurry_uuid_min_at(to)` is a range scan on
- * the primary key. PostgreSQL takes `uuid` columns; MySQL/MariaDB `BINARY(16)` (the 16 bytes
- * in network order) and `CHAR(36)` (canonical lowercase text, the `_text` functions). Every
- * function is `IMMUTABLE` / `DETERMINISTIC`, so calls with constant arguments fold into
- * constants. Decoders return NULL for a UUID that is not a v7 of variant `10` (as
- * PostgreSQL's own `uuid_extract_timestamp` does); a time outside 0 .. 2^48 − 1 Unix ms
- * raises SQLSTATE `22008` (`FLURRY_E_TIME_OUT_OF_RANGE`).
+ * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's time, node and sequence
+ * inside the database and turn times into UUID bounds (PostgreSQL `uuid`; MySQL/MariaDB `BINARY(16)` and
+ * `CHAR(36)`). Decoders return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';

@@ -1,21 +1,7 @@
 /**
- * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md
- * draws it bit by bit).
- *
- * ```
- *  127                 80 79  76 75         64 63 62 61                                   0
- * ┌─────────────────────┬──────┬─────────────┬─────┬────────────┬──────────┬──────────────┐
- * │ unix_ts_ms (48)     │ ver  │ rand_a (12) │ var │ seq ext (E)│ node (N) │ random (R)   │
- * │ Unix milliseconds   │ 0111 │ seq, high   │ 10  │ seq, low   │ lease    │ fill         │
- * └─────────────────────┴──────┴─────────────┴─────┴────────────┴──────────┴──────────────┘
- *                                              rand_b (62) = E + N + R
- * ```
- *
- * The sequence is RFC 9562 §6.2 method 1, a fixed-length dedicated counter: `sequenceBits`
- * bits (12 in `rand_a`, the other `E = sequenceBits − 12` in the leftmost bits of `rand_b`)
- * counting the UUIDs of one millisecond from 0, never wrapping. The node ID (§6.4) comes
- * after it, then random bits. A UUID is a 128-bit number held here as four 32-bit words,
- * most significant first.
+ * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md draws it bit by bit):
+ * `unix_ts_ms` (48), version, the sequence (§6.2 method 1: 12 bits in `rand_a`, `sequenceBits − 12` at the top of
+ * `rand_b`), variant `10`, the node ID (§6.4), random fill. A UUID is held as four 32-bit words, most significant first.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
@@ -79,11 +65,7 @@ export class UuidFormat {
     this.extMul = 2 ** (MAX_EXT_BITS - this.extBits);
   }
 
-  /**
-   * Validates the widths (`FLURRY_E_INVALID_OPTION` naming the allowed range).
-   *
-   * @example `UuidFormat.from({ nodeBits: 10 })`
-   */
+  /** Validates the widths (`FLURRY_E_INVALID_OPTION` naming the allowed range). */
   static from(opts: UuidFormatOptions = {}): UuidFormat {
     const nodeBits = opts.nodeBits ?? UUID_DEFAULTS.nodeBits;
     if (!Number.isInteger(nodeBits) || nodeBits < 1 || nodeBits > MAX_NODE_BITS) {
@@ -101,11 +83,7 @@ export class UuidFormat {
     return new UuidFormat(nodeBits, sequenceBits);
   }
 
-  /**
-   * The node ID's contribution to words 2 and 3 (`[hi, lo]`), or `FLURRY_E_NODE_OUT_OF_RANGE`.
-   *
-   * @example `const [hi, lo] = format.nodeWords(7);`
-   */
+  /** The node ID's contribution to words 2 and 3 (`[hi, lo]`), or `FLURRY_E_NODE_OUT_OF_RANGE`. */
   nodeWords(node: number): [number, number] {
     if (typeof node !== 'number' || !Number.isInteger(node) || node < 0 || node > this.maxNode) {
       throw new FlurryError(
@@ -118,11 +96,7 @@ export class UuidFormat {
     return [Number(v >> 32n), Number(v & 0xffffffffn)];
   }
 
-  /**
-   * Splits a UUID's words into its fields (the caller has checked version and variant).
-   *
-   * @example `format.fields(words).sequence`
-   */
+  /** Splits a UUID's words into its fields (the caller has checked version and variant). */
   fields(w: ArrayLike<number>): { unixMs: number; sequence: number; node: number; random: bigint } {
     const unixMs = w[0] * TWO16 + (w[1] >>> 16);
     const ext = Math.floor((w[2] & 0x3fffffff) / this.extMul);

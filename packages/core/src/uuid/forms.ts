@@ -10,6 +10,7 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
+import { HEX2, writeBytes } from './words.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
@@ -32,15 +33,9 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-/** Two lowercase hex digits of each byte. */
-export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
 
-/**
- * The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase).
- *
- * @example `canonicalOf(0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f)`
- */
+/** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
 export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {
   const h = HEX2;
   return (
@@ -76,11 +71,7 @@ function bitsAt(w: ArrayLike<number>, lo: number, width: number): number {
   return v & ((1 << width) - 1);
 }
 
-/**
- * Crockford base32 of four words: 26 characters, the first one `0`–`7` (a ULID text).
- *
- * @example `base32Of([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f])`
- */
+/** Crockford base32 of four words: 26 characters, the first one `0`–`7` (a ULID text). */
 export function base32Of(w: ArrayLike<number>): string {
   let s = B32[w[0] >>> 29];
   for (let lo = 100; lo >= 0; lo -= 25) {
@@ -101,22 +92,6 @@ function baseNOf(v: bigint, alphabet: string, width: number): string {
 }
 
 /**
- * The 16 bytes of four words, big-endian (network order, as RFC 9562 writes them).
- *
- * @example `bytesOf([0, 0, 0, 1])[15] === 1`
- */
-export function bytesOf(w: ArrayLike<number>, out = new Uint8Array(16), at = 0): Uint8Array {
-  for (let i = 0; i < 4; i++) {
-    const x = w[i];
-    out[at++] = x >>> 24;
-    out[at++] = (x >>> 16) & 255;
-    out[at++] = (x >>> 8) & 255;
-    out[at++] = x & 255;
-  }
-  return out;
-}
-
-/**
  * A UUID (any of {@link UuidInput}) as `form`, after checking it is a v7 UUID.
  *
  * @example
@@ -132,11 +107,7 @@ export function encodeUuid(x: UuidInput, form: UuidForm = 'canonical'): string |
   return formOf(uuidWords(x), form);
 }
 
-/**
- * Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form).
- *
- * @example `formOf([0x017f22e2, 0x79b07cc3, 0x98c4dc0c, 0x0c07398f], 'hex')`
- */
+/** Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form). */
 export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Array | bigint {
   switch (form) {
     case 'canonical':
@@ -150,7 +121,7 @@ export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Arra
     case 'base62':
       return baseNOf(wordsBigint(w), BASE62_ALPHABET, WIDTH.base62);
     case 'bytes':
-      return bytesOf(w);
+      return writeBytes(new Uint8Array(16), 0, w[0], w[1], w[2], w[3]);
     case 'bigint':
       return wordsBigint(w);
     default:

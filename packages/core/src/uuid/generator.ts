@@ -14,17 +14,10 @@ import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './option
  * Issues strictly increasing UUIDv7 for one node ID, in one thread; unique across every
  * generator of the cluster by construction (see docs/uuids.md).
  *
- * Each UUID holds the Unix millisecond, the version 7, a sequence counting the UUIDs of
- * that millisecond (RFC 9562 §6.2 method 1: a fixed-length dedicated counter, 12 bits in
- * `rand_a` and `sequenceBits − 12` more at the top of `rand_b`), the variant `10`, the
- * node ID (§6.4) and random fill. `(millisecond, sequence)` never repeats and only grows
- * within a generator, and no two live generators share a node ID, so no two UUIDs are
- * equal. The clock and lease policies are {@link Generator}'s, run by the same planner:
- * a used-up sequence waits for the next millisecond (or borrows, `onExhausted: 'borrow'`),
- * a wall clock stepped back is tolerated, waited out or refused, a lease's fencing
- * deadlines are checked before each UUID (`FLURRY_E_LEASE_EXPIRED`), nothing at or below
- * its `notBeforeMs` is issued and a re-acquired lease is followed to its new node. One live
- * generator per node ID in a process (whatever its widths).
+ * Each UUID holds the Unix millisecond, the version, a sequence counting the UUIDs of that millisecond (RFC 9562
+ * §6.2 method 1), the variant, the node ID (§6.4) and random fill; `(millisecond, sequence)` only grows and no two
+ * live generators share a node ID, so no two UUIDs are equal. The clock and lease policies are {@link Generator}'s,
+ * run by the same planner. One live generator per node ID in a process (whatever its widths).
  *
  * @example
  * ```ts
@@ -85,21 +78,12 @@ export class UuidGenerator extends UuidIssuer {
     this.claim = this.claimFor(node);
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, this.claim.previousTick);
     this.seq = this.maxSeq;
-    if (lease) {
-      try {
-        lease.attach(() => this.lastIssuedUnixMs);
-      } catch (e) {
-        this.claim.release(this.claim.previousTick);
-        throw e;
-      }
-    }
+    this.planner.attach(this.claim, () => this.lastIssuedUnixMs);
   }
 
   /**
    * Unix ms of the highest millisecond issued (borrowed ones included): the high-water mark
    * a registry records. Before the first UUID: the lease's `notBeforeMs` (or 0 without one).
-   *
-   * @example `registry.report(gen.lastIssuedUnixMs)`
    */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
@@ -113,27 +97,15 @@ export class UuidGenerator extends UuidIssuer {
     return claim === undefined || claim === this.planner.lease ? this.nodeNow : nodeOf(claim.node)!;
   }
 
-  /**
-   * Counters: UUIDs issued, waits for the next millisecond, clock steps back seen, borrowed milliseconds.
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters: UUIDs issued, waits for the next millisecond, clock steps back seen, borrowed milliseconds. */
   get stats(): GeneratorStats {
-    const p = this.planner;
-    return {
-      issued: this.issued,
-      exhaustedWaits: p.exhaustedWaits,
-      clockBackwards: p.clockBackwards,
-      borrowedTicks: p.borrowedTicks,
-    };
+    return this.planner.stats(this.issued);
   }
 
   /**
    * Stops issuing and frees the node ID for another generator in this process (which then
    * starts after this one's last millisecond). Idempotent; later calls throw
    * `FLURRY_E_GENERATOR_CLOSED`.
-   *
-   * @example `gen.close();`
    */
   close(): void {
     if (this.closed) return;

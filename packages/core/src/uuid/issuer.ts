@@ -5,15 +5,12 @@
  * `(millisecond, sequence)` comes next.
  */
 import { asciiBuffer, asciiText } from '#platform';
-import { badOption } from '../generator/options.js';
+import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
 import { UuidFormat, tickWords } from './format.js';
-import { HEX2, UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } from './forms.js';
-import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
+import { UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } from './forms.js';
+import { HEX2, POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** The largest count one `batch`/`fill` call accepts. */
-const MAX_BATCH = 10_000_000;
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
 export const MAX_UNIX_MS = 2 ** 48 - 1;
 
@@ -116,40 +113,24 @@ export abstract class UuidIssuer {
     this.wordsTick = tick;
   }
 
-  /**
-   * The next UUID as its canonical lowercase string.
-   *
-   * @example `await db.query('INSERT INTO t (id) VALUES ($1)', [gen.next()]);`
-   */
+  /** The next UUID as its canonical lowercase string. */
   next(): string {
     this.compose(this.advance());
     return this.canonical();
   }
 
-  /**
-   * The next UUID as its canonical string (the same as {@link next}).
-   *
-   * @example `res.json({ id: gen.nextString() })`
-   */
+  /** The next UUID as its canonical string (the same as {@link next}). */
   nextString(): string {
     return this.next();
   }
 
-  /**
-   * The next UUID as 16 bytes (network order), written into `out` at byte `at` when given.
-   *
-   * @example `const bytes = gen.nextBytes();`
-   */
+  /** The next UUID as 16 bytes (network order), written into `out` at byte `at` when given. */
   nextBytes(out?: Uint8Array, at = 0): Uint8Array {
     this.compose(this.advance());
     return this.bytes(out ?? new Uint8Array(16), at);
   }
 
-  /**
-   * The next UUID as a 128-bit `bigint`.
-   *
-   * @example `const n = gen.nextBigInt(); // 0x0193…n`
-   */
+  /** The next UUID as a 128-bit `bigint`. */
   nextBigInt(): bigint {
     this.compose(this.advance());
     return this.bigint();
@@ -174,15 +155,7 @@ export abstract class UuidIssuer {
     return formOf([this.w0, this.w1, this.w2, this.w3], form);
   }
 
-  /**
-   * `count` UUIDs in increasing order, in `form` (default: canonical strings).
-   *
-   * @example
-   * ```ts
-   * gen.batch(100);            // string[]
-   * gen.batch(100, 'bigint');  // bigint[]
-   * ```
-   */
+  /** `count` UUIDs in increasing order, in `form` (default: canonical strings). */
   batch(count: number, form?: UuidTextForm): string[];
   batch(count: number, form: 'bytes'): Uint8Array[];
   batch(count: number, form: 'bigint'): bigint[];
@@ -201,21 +174,10 @@ export abstract class UuidIssuer {
    * Writes `count` increasing UUIDs as 16 bytes each into `target`, from UUID index
    * `offset` (byte `16 × offset`; default: to the end), and returns `count`: the fastest
    * form for bulk loads (one buffer, no per-UUID object).
-   *
-   * @example
-   * ```ts
-   * const buf = new Uint8Array(16 * 4096);
-   * gen.fill(buf); // 4096 UUIDs
-   * ```
    */
   fill(target: Uint8Array, offset = 0, count: number = Math.floor(target.length / 16) - offset): number {
-    if (!(target instanceof Uint8Array))
-      throw badOption('target', Object.prototype.toString.call(target), 'a Uint8Array');
     const room = Math.floor(target.length / 16);
-    if (!Number.isInteger(offset) || offset < 0 || offset > room)
-      throw badOption('offset', offset, `a whole number from 0 to ${room} (UUIDs, 16 bytes each)`);
-    if (!Number.isInteger(count) || count < 0 || offset + count > room)
-      throw badOption('count', count, `a whole number from 0 to ${room - offset} (the room after offset ${offset})`);
+    checkFill(target instanceof Uint8Array, target, 'a Uint8Array', room, offset, count, ' (UUIDs, 16 bytes each)');
     if (count === 0) return 0;
     this.produce(count, (k) => this.bytes(target, (offset + k) * 16));
     return count;
@@ -309,9 +271,4 @@ export function nodeOf(node: number | Readonly<Record<string, number>> | undefin
     if (keys.length === 1 && keys[0] === 'node') return node.node;
   }
   throw badOption('node', JSON.stringify(node), 'a whole number, or { node: n } as a UUID lease grants it');
-}
-
-function checkCount(count: number): void {
-  if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
-    throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);
 }

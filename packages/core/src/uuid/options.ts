@@ -1,6 +1,6 @@
 /** Options of {@link UuidGenerator} and their names. */
 import { optionNames } from '../known-options.js';
-import type { GeneratorOptions } from '../generator/options.js';
+import { POLICY_NAMES, type GeneratorOptions } from '../generator/options.js';
 import type { UuidFormatOptions } from './format.js';
 
 /**
@@ -19,13 +19,5 @@ export const UUID_GENERATOR_OPTION_NAMES = optionNames<UuidGeneratorOptions>({
   node: true,
   nodeBits: true,
   sequenceBits: true,
-  lease: true,
-  clock: true,
-  onExhausted: true,
-  onClockBackwards: true,
-  maxBorrowMs: true,
-  maxBackwardsWaitMs: true,
-  highWaterWaitMs: true,
-  sequenceStart: true,
-  onEvent: true,
+  ...POLICY_NAMES,
 });

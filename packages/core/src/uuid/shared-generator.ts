@@ -1,7 +1,3 @@
-/**
- * {@link SharedUuidGenerator}: one UUIDv7 node ID shared by several `worker_threads`,
- * through the same shared state and compare-and-swap runs as `SharedGenerator`.
- */
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -41,22 +37,10 @@ export interface SharedUuidGeneratorState {
 export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
 
 /**
- * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, so
- * any number of worker threads issue UUIDv7 for one node ID without ever repeating one.
- * Each thread wins runs of one millisecond's sequence values with one compare-and-swap on
- * the shared state and composes its UUIDs locally (the run reservation of
- * {@link SharedGenerator}, docs/clocks.md): per thread the UUIDs strictly increase, across
- * threads they are unique, and the clock policies (`onExhausted`, `onClockBackwards`, …)
- * decide as they do for `UuidGenerator`. The UUIDs have the format of `nodeBits` and
- * `sequenceBits`, but the threads share at most 32,768 sequence values per millisecond
- * (then the exhaustion policy applies). `next()` allocates nothing but its string.
- *
- * The creating thread holds the process-wide claim of the node ID (a `UuidGenerator` of
- * the same node in this process is refused); handles built with
- * {@link SharedUuidGenerator.fromState} share it. `close()` on the creating handle stops
- * every handle and frees the node ID; on another handle it only detaches that handle.
- * It takes no lease: give it a node ID that you keep unique (or one leased by the creating
- * process, stopping the threads before the lease ends). Stats are per handle.
+ * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, with the run reservation
+ * of {@link SharedGenerator} (docs/clocks.md): per thread the UUIDs strictly increase, across threads they are
+ * unique. The threads share at most 32,768 sequence values per millisecond. The creating handle holds the node
+ * claim and its `close()` stops every handle; others detach. It takes no lease: keep its node ID unique.
  *
  * @example
  * ```ts
@@ -113,8 +97,6 @@ export class SharedUuidGenerator extends UuidIssuer {
   /**
    * Attaches to a shared UUID generator from its posted state (in a worker thread); `clock`
    * and `onEvent` are per thread.
-   *
-   * @example `const gen = SharedUuidGenerator.fromState(workerData);`
    */
   static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
     assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedUuidGenerator.fromState options');
@@ -126,30 +108,17 @@ export class SharedUuidGenerator extends UuidIssuer {
     );
   }
 
-  /**
-   * Counters of this handle (thread).
-   *
-   * @example `gen.stats.issued`
-   */
+  /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
     return this.ticks.stats(this.issued);
   }
 
-  /**
-   * Unix ms of the highest millisecond issued by any thread (0 before the first UUID).
-   *
-   * @example `shared.lastIssuedUnixMs`
-   */
+  /** Unix ms of the highest millisecond issued by any thread (0 before the first UUID). */
   get lastIssuedUnixMs(): number {
     return this.ticks.lastIssuedUnixMs();
   }
 
-  /**
-   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
-   * and frees the node ID. On an attached handle: detaches this handle only.
-   *
-   * @example `shared.close()`
-   */
+  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
   }

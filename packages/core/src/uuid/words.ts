@@ -3,9 +3,10 @@
  * four words as bytes and as canonical characters.
  */
 import { randomFill } from '../random.js';
-import { HEX2 } from './forms.js';
 
-/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). @example `Math.min(count, TEXT_CHUNK)` */
+/** Two lowercase hex digits of each byte. */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
+/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
 export const TEXT_CHUNK = 1024;
 /** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. @example `HEX_CODES[0xff * 2] === 102 // 'f'` */
 export const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
@@ -18,11 +19,11 @@ export const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0)
  * so importing the core costs nothing for it.
  */
 export const pool = new Uint32Array(16384);
-/** Words in {@link pool}. @example `if (cursor.at > POOL_WORDS - 2) refill();` */
+/** Words in {@link pool}. */
 export const POOL_WORDS = pool.length;
-/** Where the next unused word of {@link pool} is. @example `pool[cursor.at++]` */
+/** Where the next unused word of {@link pool} is. */
 export const cursor = { at: POOL_WORDS };
-/** Refills {@link pool} and rewinds {@link cursor}. @example `if (cursor.at > POOL_WORDS - 2) refill();` */
+/** Refills {@link pool} and rewinds {@link cursor}. */
 export function refill(): void {
   const webCrypto = globalThis.crypto;
   if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
