@@ -10,7 +10,6 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
-import { HEX2, writeBytes } from './words.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
@@ -33,7 +32,31 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
+// HEX2 and writeBytes live here, not in words.ts, so that `flurry decode` loads no random pool.
+/** Two lowercase hex digits of each byte. */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
+
+/** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
+export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
+  out[at] = w0 >>> 24;
+  out[at + 1] = w0 >>> 16;
+  out[at + 2] = w0 >>> 8;
+  out[at + 3] = w0;
+  out[at + 4] = w1 >>> 24;
+  out[at + 5] = w1 >>> 16;
+  out[at + 6] = w1 >>> 8;
+  out[at + 7] = w1;
+  out[at + 8] = w2 >>> 24;
+  out[at + 9] = w2 >>> 16;
+  out[at + 10] = w2 >>> 8;
+  out[at + 11] = w2;
+  out[at + 12] = w3 >>> 24;
+  out[at + 13] = w3 >>> 16;
+  out[at + 14] = w3 >>> 8;
+  out[at + 15] = w3;
+  return out;
+}
 
 /** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
 export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {

@@ -8,8 +8,8 @@ import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
 import { UuidFormat, tickWords } from './format.js';
-import { UUID_FORMS, base32Of, formOf, type UuidForm, type UuidTextForm } from './forms.js';
-import { HEX2, POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeBytes, writeCanonical } from './words.js';
+import { HEX2, UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
+import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeCanonical } from './words.js';
 
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
 export const MAX_UNIX_MS = 2 ** 48 - 1;

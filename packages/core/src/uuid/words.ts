@@ -3,9 +3,8 @@
  * four words as bytes and as canonical characters.
  */
 import { randomFill } from '../random.js';
+import { HEX2 } from './forms.js';
 
-/** Two lowercase hex digits of each byte. */
-export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 /** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
 export const TEXT_CHUNK = 1024;
 /** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. @example `HEX_CODES[0xff * 2] === 102 // 'f'` */
@@ -58,25 +57,4 @@ export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number
   put(at + 30, (w3 >>> 16) & 255);
   put(at + 32, (w3 >>> 8) & 255);
   put(at + 34, w3 & 255);
-}
-
-/** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
-export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
-  out[at] = w0 >>> 24;
-  out[at + 1] = w0 >>> 16;
-  out[at + 2] = w0 >>> 8;
-  out[at + 3] = w0;
-  out[at + 4] = w1 >>> 24;
-  out[at + 5] = w1 >>> 16;
-  out[at + 6] = w1 >>> 8;
-  out[at + 7] = w1;
-  out[at + 8] = w2 >>> 24;
-  out[at + 9] = w2 >>> 16;
-  out[at + 10] = w2 >>> 8;
-  out[at + 11] = w2;
-  out[at + 12] = w3 >>> 24;
-  out[at + 13] = w3 >>> 16;
-  out[at + 14] = w3 >>> 8;
-  out[at + 15] = w3;
-  return out;
 }
