@@ -7,8 +7,8 @@
 // The key module alone: not the codec (ciphers, checksums) of the public IDs.
 import { generateKey } from '@flurry/core/public/keys';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { write, type CliIo } from '../io.js';
+import { lastString } from '../args.js';
+import { commandLine, write, type CliIo } from '../io.js';
 
 const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -22,11 +22,8 @@ put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
 
 /** Runs `flurry key …`; resolves to the exit code. */
 export async function keyCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, KEY_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, KEY_HELP);
+  if (!args) return 0;
   const [sub, ...rest] = args.positionals;
   if (sub !== 'new' || rest.length > 0) {
     throw serverError(

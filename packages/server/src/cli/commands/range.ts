@@ -8,9 +8,8 @@
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
-import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -42,11 +41,8 @@ BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See doc
 
 /** Runs `flurry range`; resolves to the exit code. */
 export async function rangeCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, RANGE_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, RANGE_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0) {
     throw serverError(
       'USAGE',
@@ -62,12 +58,7 @@ export async function rangeCommand(io: CliIo): Promise<number> {
     );
   }
   if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args);
   const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
   if (hasFlag(args, 'json')) {
     await write(io.stdout, JSON.stringify(r) + '\n');

@@ -12,7 +12,7 @@ import { usageComment } from '../../sql/usage.js';
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -91,22 +91,14 @@ export function sqlDialect(value: string | undefined): SqlDialect {
 
 /** Runs `flurry sql`; resolves to the exit code. */
 export async function sqlCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, SQL_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, SQL_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
   if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
   for (const f of ['node-bits', 'sequence-bits'])
     if (args.values[f] !== undefined) throw serverError('USAGE', `--${f} goes with --uuid (the UUIDv7 functions)`);
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args);
   const prefix = lastString(args, 'prefix');
   if (hasFlag(args, 'release')) return releaseCommand(io, args, layout, prefix);
   if (args.values.slot !== undefined) throw serverError('USAGE', '--slot goes with --release');

@@ -17,8 +17,8 @@ import { loadServeConfig } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { commandLine, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 import { clusterTable } from '../status-table.js';
 import { workersTable } from '../../workers/table.js';
 import type { WorkerEntry } from '../../workers/types.js';
@@ -232,11 +232,8 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
 
 /** Runs `flurry status …`; resolves to the exit code. */
 export async function statusCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, STATUS_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, STATUS_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0)
     throw serverError(
       'USAGE',
