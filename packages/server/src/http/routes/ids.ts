@@ -62,16 +62,9 @@ export const idsNextRoute: Route = {
  * @throws FlurryError `FLURRY_E_BATCH_COUNT` for anything else.
  */
 export function parseCount(query: string, max: number, path = '/v1/ids'): number {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'count') {
-        raw = v;
-        seen++;
-      }
-    }
-  }
+  const all = new URLSearchParams(query).getAll('count');
+  const raw = all.length > 0 ? all[all.length - 1] : null;
+  const seen = all.length;
   const allowed = `count must be one integer from 1 to ${max}, e.g. ${path}?count=100`;
   if (raw === null)
     throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });

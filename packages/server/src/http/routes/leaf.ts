@@ -47,16 +47,9 @@ export const leafGetRoute: Route = {
  * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
  */
 export function snowflakeIdOf(query: string): string {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'snowflakeId') {
-        raw = v;
-        seen++;
-      }
-    }
-  }
+  const all = new URLSearchParams(query).getAll('snowflakeId');
+  const raw = all.length > 0 ? all[all.length - 1] : null;
+  const seen = all.length;
   if (raw === null || seen !== 1) {
     throw serverError(
       'QUERY',
