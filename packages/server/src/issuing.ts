@@ -27,17 +27,7 @@ export interface IssuerOptions {
   schedule?: Schedule | null;
 }
 
-/**
- * The one caller of the service's leased generator.
- *
- * @example
- * ```ts
- * const issuer = new LeasedIssuer(opts);
- * issuer.attach(lg);
- * const body = writer.write(100, (a, o, n) => issuer.fill(a, o, n));
- * issuer.issued(); // 100
- * ```
- */
+/** The one caller of the service's leased generator. */
 export class LeasedIssuer implements IdSource {
   /** Give to the generator (`generator: { onEvent }`): counts and logs its events. */
   readonly onEvent: (e: GeneratorEvent) => void;

@@ -30,12 +30,6 @@ export interface HttpTls {
 /**
  * Creates the HTTP server (not yet listening); with `tls` an HTTPS server speaking h2 and
  * HTTP/1.1 (by ALPN) that takes each reloaded certificate and key for new connections.
- *
- * @example
- * ```ts
- * const server = createHttpServer(ctx);
- * await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
- * ```
  */
 export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
   const limits = {

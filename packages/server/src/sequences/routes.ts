@@ -1,16 +1,7 @@
 /**
- * Segment mode over HTTP (issue 14; `flurry serve --sequences URL`, see docs/segments.md):
- *
- * - `GET /v1/sequences/{key}/next` → `{"key":"order","value":"1001"}` (or the bare number with
- *   `Accept: text/plain`),
- * - `GET /v1/sequences/{key}?count=N` → `{"key":"order","values":["1001",…]}` (N from 1 to `maxBatch`),
- * - `GET /v1/sequences/{key}/status` → the key's buffers and counters (like Leaf's `/cache` page),
- * - `GET /api/segment/get/{key}` → Leaf's segment endpoint: the bare number as text.
- *
- * Numbers are decimal strings in JSON (a key may pass 2^53). An unknown key is 404
- * `FLURRY_E_SEQUENCE_KEY_UNKNOWN` (Leaf answers 500 with its code −2; a 4xx tells clients not to retry), a bad
- * key 400, an empty buffer with the store down 503 with `Retry-After`; without `--sequences` every route is
- * 404 `FLURRY_E_NOT_FOUND`.
+ * Segment mode over HTTP (`flurry serve --sequences URL`, docs/segments.md#the-service-and-the-cli):
+ * `/v1/sequences/{key}/next`, `/v1/sequences/{key}?count=N`, `/v1/sequences/{key}/status` and
+ * Leaf's `/api/segment/get/{key}`. Without `--sequences` every route is 404 `FLURRY_E_NOT_FOUND`.
  */
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
