@@ -106,10 +106,7 @@ export function openApiDocument(): Record<string, unknown> {
   };
 }
 
-/**
- * The document as served: two-space indented JSON with a final newline (the same bytes as
- * docs/openapi.json).
- */
+/** The document as served: two-space indented JSON with a final newline (the same bytes as docs/openapi.json). */
 export function openApiJson(): string {
   return JSON.stringify(openApiDocument(), null, 2) + '\n';
 }

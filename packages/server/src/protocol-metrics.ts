@@ -69,10 +69,7 @@ export class ProtocolMetrics {
     );
   }
 
-  /**
-   * The recorder of `protocol` with its fixed command names (asking twice for one protocol
-   * gives the same counts).
-   */
+  /** The recorder of `protocol` with its fixed command names (asking twice for one protocol gives the same counts). */
   recorder(protocol: string, commands: readonly string[]): ProtocolRecorder {
     let e = this.entries.find((x) => x.protocol === protocol);
     if (!e) {

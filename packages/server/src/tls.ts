@@ -1,10 +1,7 @@
 /**
- * TLS for the HTTP port and the gRPC port (`--tls-cert` / `--tls-key`, PEM files): the
- * certificate chain and key are read and checked at start (a missing file, an unreadable
- * PEM or a key that does not match the certificate stops the start with
- * `FLURRY_E_CONFIG`), and read again on {@link TlsFiles.reload} (SIGHUP): new connections
- * get the new pair, open ones keep theirs; a bad pair on reload is logged and the old one
- * stays in use.
+ * TLS for the HTTP and gRPC ports (`--tls-cert` / `--tls-key`, docs/operations.md#tls): the pair
+ * is checked at start (`FLURRY_E_CONFIG`) and read again on {@link TlsFiles.reload} (SIGHUP);
+ * a bad pair on reload is logged and the old one stays in use.
  */
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';

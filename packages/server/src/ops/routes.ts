@@ -119,10 +119,7 @@ export const readyzRoute: Route = {
   },
 };
 
-/**
- * `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client
- * collects first).
- */
+/** `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client collects first). */
 export const metricsRoute: Route = {
   name: 'metrics',
   path: '/metrics',

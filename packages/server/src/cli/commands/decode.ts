@@ -1,11 +1,4 @@
-/**
- * `flurry decode ID… [layout] [--format F] [--json]`: prints each ID's fields, Unix ms and
- * ISO time under the given layout (default `twitter`), honouring its epoch and unit. A
- * canonical UUID (`8-4-4-4-12` hex digits, or `urn:uuid:…`) is read as a UUIDv7
- * (docs/uuids.md): its Unix ms, time, node and sequence (`--node-bits`, `--sequence-bits`);
- * `--uuid` reads every argument as a UUID in any form (`--format` then names a UUID form).
- * All IDs are checked before anything is printed: one bad ID exits 2 with its coded message.
- */
+/** `flurry decode` (see {@link DECODE_HELP}): every ID is checked before anything is printed. */
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
 import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';

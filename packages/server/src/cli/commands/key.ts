@@ -1,9 +1,4 @@
-/**
- * `flurry key new [--id X]`: prints a new public-ID key (`fk1_<keyId>_<secret>`), to be
- * stored as a secret and given to `flurry serve --public-key` / `FLURRY_PUBLIC_KEY`. The
- * key ID is one base58 character that leads every public ID made with the key, so a new
- * key with another ID can be put first in the keyring while old links keep working.
- */
+/** `flurry key new`: prints a new public-ID key (see {@link KEY_HELP}). */
 // The key module alone: not the codec (ciphers, checksums) of the public IDs.
 import { generateKey } from '@flurry/core/public/keys';
 import { serverError } from '../../errors.js';

@@ -1,10 +1,4 @@
-/**
- * `flurry layout [PRESET | --layout PRESET | --fields … [--epoch] [--unit]] [--json]`: prints
- * the table of fields (bits, position, largest value), the epoch, the end-of-life date and the
- * time left until it (marked, and warned about on stderr, within a year of it), for 64-bit
- * layouts the date IDs stop fitting a signed 64-bit integer, the number of nodes
- * and the IDs per second per node.
- */
+/** `flurry layout`: a layout's fields, epoch, end of life and capacity (see {@link LAYOUT_HELP}). */
 import type { Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
 import { END_OF_LIFE_WARNING_MS, endOfLifeWarning, formatRemaining } from '../../end-of-life.js';

@@ -1,11 +1,4 @@
-/**
- * `flurry next [-n N] [--format F] [--fixed] [layout] [--node FIELD=VALUE …] [--registry URL]
- * [--cluster NAME]`: prints N new IDs, one a line, in increasing order. The node ID is leased
- * from the registry (default: the embedded file registry, `file:`), so two `flurry next`
- * running at once on one machine never print the same ID, and a later run prints IDs above
- * an earlier one's (the lease's high-water mark). `--node` pins node fields by hand; the
- * registry still leases the pinned node, so a pin cannot collide with a live holder.
- */
+/** `flurry next`: prints new IDs, the node leased from the registry (see {@link NEXT_HELP}). */
 import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';

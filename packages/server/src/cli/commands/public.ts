@@ -1,11 +1,4 @@
-/**
- * `flurry public encode ID…` and `flurry public decode PUBLIC…`: keyed, reversible
- * obfuscation of IDs (issue 7). The keyring comes from `--key` (current key first,
- * comma-separated), else `FLURRY_PUBLIC_KEY`, else the file named by
- * `FLURRY_PUBLIC_KEY_FILE`; the layout (default `twitter`) sets the ID width. Bad input (a
- * malformed ID, a wrong length, a bad checksum, an unknown key ID, a key that did not issue
- * the public ID) exits 2 with its code.
- */
+/** `flurry public encode|decode`: keyed, reversible obfuscation of IDs (see {@link PUBLIC_HELP}). */
 import { FlurryError } from '@flurry/core/errors';
 import { parseId } from '@flurry/core/layout';
 import { PublicIdCodec, loadKeysFromEnv, parseKeys } from '@flurry/core/public';

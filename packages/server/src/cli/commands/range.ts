@@ -1,10 +1,4 @@
-/**
- * `flurry range --from T --to T [--layout P | --fields … [--epoch] [--unit]] [--json] [--uuid]`: the
- * half-open ID interval `[min, maxExclusive)` holding exactly the IDs whose time (rounded
- * down to the unit) is in `[from, to)`, for range scans (`WHERE id >= min AND id < max`)
- * and time partitions on an ID column. Times are ISO 8601 dates or Unix milliseconds.
- * `--uuid`: the same for a UUIDv7 column (docs/sql.md).
- */
+/** `flurry range`: the half-open ID interval of a time range (see {@link RANGE_HELP}). */
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';

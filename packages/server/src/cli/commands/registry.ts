@@ -1,8 +1,4 @@
-/**
- * `flurry registry init URL [--print]`: creates the registry table of a `postgres://` or
- * `mysql://` registry (if it does not exist) and checks it, or with `--print` only prints its
- * DDL, for an administrator to run when the application's user may not create tables.
- */
+/** `flurry registry init URL [--print]`: creates (or prints) a SQL registry's table (see {@link REGISTRY_HELP}). */
 import { initSqlRegistry, sqlRegistryDdl } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
 import { hasFlag } from '../args.js';

@@ -1,8 +1,4 @@
-/**
- * `flurry sequences create|list|show`: the keys of segment mode (see docs/segments.md), in the store that
- * `flurry serve --sequences URL` uses (Leaf's `leaf_alloc` table on PostgreSQL/MySQL, or Redis). The store is
- * `--store URL` or the variable `FLURRY_SEQUENCES` (prefer the variable: flags show in ps).
- */
+/** `flurry sequences create|list|show`: the keys of segment mode in its store (see {@link SEQUENCES_HELP}). */
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';

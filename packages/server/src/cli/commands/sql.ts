@@ -1,9 +1,4 @@
-/**
- * `flurry sql --dialect postgres|mysql [layout] [--prefix flurry_]`: prints the DDL of SQL
- * functions that decode IDs of the layout (Unix ms, timestamp, node fields, sequence) and
- * bound them by time (`flurry_min_id`, `flurry_max_id` and their `_ms` forms) inside
- * PostgreSQL or MySQL/MariaDB. See docs/sql.md.
- */
+/** `flurry sql`: SQL functions that decode, bound and issue IDs in the database (see {@link SQL_HELP}, docs/sql.md). */
 import { layoutSql, uuidSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
 import { releaseSqlNode } from '../../sql/release.js';

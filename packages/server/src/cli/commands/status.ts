@@ -1,11 +1,4 @@
-/**
- * `flurry status`: the cluster table in a terminal: every live holder of a node ID, read
- * from the registry (`--registry URL --cluster NAME`, the layout and `--node` pins as for
- * `flurry serve`), or from a running service's `GET /v1/cluster` (`--url`). `--watch` redraws
- * every `--interval-ms` until Ctrl-C; `--json` prints the `/v1/cluster` body instead (one
- * line per redraw). The staleness rule is the service's (docs/console.md). An https:// URL
- * is checked against the system's CAs (and NODE_EXTRA_CA_CERTS'), plus `--ca FILE`'s.
- */
+/** `flurry status`: the cluster table in a terminal, from the registry or `--url` (see {@link STATUS_HELP}). */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';

@@ -1,11 +1,4 @@
-/**
- * `flurry uuid [-n N] [--format canonical|hex|base32|base58|base62|bytes] [--node-bits B]
- * [--sequence-bits S] [--registry URL] [--cluster NAME]`: prints N new UUIDv7 (docs/uuids.md),
- * one a line, in increasing order (`bytes`: 16 raw bytes each, no separator). The node ID
- * is leased from the registry (default `file:`) as `leasedUuidGenerator` leases it, so
- * runs at the same time never print the same UUID and a later run prints UUIDs above an
- * earlier one's.
- */
+/** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
 import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
 import { commandLine, write, type CliIo } from '../io.js';

@@ -153,10 +153,7 @@ export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): stri
   });
 }
 
-/**
- * `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed,
- * negative or too wide ID.
- */
+/** `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed, negative or too wide ID. */
 export const idsDecodeRoute: Route = {
   name: 'ids_decode',
   path: '/v1/ids/{id}',
