@@ -10,18 +10,9 @@ import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../http/openapi-p
 import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
 import { pathSegment, wantsText } from '../http/routes/ids.js';
-import { PUBLIC_IDS, type PublicIds } from './codec.js';
+import { PUBLIC_IDS, requirePublicIds, type PublicIds } from './codec.js';
 
-function codec(ctx: HttpContext): PublicIds {
-  const state = PUBLIC_IDS.get(ctx);
-  if (state === undefined) {
-    throw serverError(
-      'PUBLIC_IDS_DISABLED',
-      'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
-    );
-  }
-  return state;
-}
+const codec = (ctx: HttpContext): PublicIds => requirePublicIds(PUBLIC_IDS.get(ctx));
 
 /** `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`. */
 export const publicNextRoute: Route = {

@@ -1,12 +1,11 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
 import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
-import { commandLine, write, type CliIo } from '../io.js';
+import { commandLine, type CliIo } from '../io.js';
 import { countOf, MAX_NEXT_COUNT, noArguments, printLeased } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
 type CliForm = (typeof FORMS)[number];
-const CHUNK = 8192;
 
 const FLAGS = {
   n: { type: 'string', short: 'n' },

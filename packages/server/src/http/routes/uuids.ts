@@ -19,12 +19,14 @@ const TEXT_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base
 /** UUIDv7 on the routes' context (absent: the UUID routes answer 503). */
 export const UUIDS = new FeatureSlot<UuidSource>('uuids');
 
-function source(ctx: HttpContext): UuidSource {
-  const uuids = UUIDS.get(ctx);
+/** `uuids`, or the 503 of a service built without a UUID generator. */
+export function requireUuids(uuids: UuidSource | undefined): UuidSource {
   if (uuids === undefined)
     throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
   return uuids;
 }
+
+const source = (ctx: HttpContext): UuidSource => requireUuids(UUIDS.get(ctx));
 
 /**
  * Reads the optional `format` query parameter: one of the UUID text forms.
