@@ -2,7 +2,7 @@
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
-import { hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
 import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
@@ -71,9 +71,11 @@ export async function rangeCommand(io: CliIo): Promise<number> {
 
 /** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
 async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<number> {
-  for (const f of ['layout', 'fields', 'epoch', 'unit'])
-    if (args.values[f] !== undefined)
-      throw serverError('USAGE', `--${f} does not go with --uuid: a UUIDv7's time is Unix ms under any widths`);
+  refuseFlags(
+    args,
+    ['layout', 'fields', 'epoch', 'unit'],
+    "does not go with --uuid: a UUIDv7's time is Unix ms under any widths",
+  );
   if (to < from)
     throw serverError(
       'USAGE',
