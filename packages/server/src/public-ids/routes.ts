@@ -6,7 +6,7 @@
  */
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
 import { pathSegment, wantsText } from '../http/routes/ids.js';
@@ -97,23 +97,16 @@ export const publicDecodeRoute: Route = {
       'tag does not match the key of that key ID: the service has a different key under the same key ID).',
     parameters: [{ name: 'publicId', in: 'path', required: true, schema: { $ref: '#/components/schemas/PublicId' } }],
     responses: {
-      '200': {
-        description: 'The ID behind the public ID.',
-        content: {
-          'application/json': {
-            schema: {
-              allOf: [
-                { $ref: '#/components/schemas/DecodedId' },
-                {
-                  type: 'object',
-                  required: ['publicId'],
-                  properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
-                },
-              ],
-            },
+      ...jsonOk('The ID behind the public ID.', {
+        allOf: [
+          { $ref: '#/components/schemas/DecodedId' },
+          {
+            type: 'object',
+            required: ['publicId'],
+            properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
           },
-        },
-      },
+        ],
+      }),
       ...BAD,
       '403': errorResponse(
         'Decoding is disabled because no bearer token is configured (FLURRY_E_PUBLIC_DECODE_DISABLED).',

@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
 import { wantsText } from '../http/routes/ids.js';
@@ -146,22 +146,18 @@ export const sequenceBatchRoute: Route = {
       { name: 'count', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
     ],
     responses: {
-      '200': {
-        description: 'Increasing numbers.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['key', 'values'],
-              properties: {
-                key: { type: 'string' },
-                values: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } },
-              },
-            },
-            example: { key: 'order', values: ['1001', '1002'] },
+      ...jsonOk(
+        'Increasing numbers.',
+        {
+          type: 'object',
+          required: ['key', 'values'],
+          properties: {
+            key: { type: 'string' },
+            values: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } },
           },
         },
-      },
+        { key: 'order', values: ['1001', '1002'] },
+      ),
       ...BAD,
       ...NOT_FOUND,
       ...COMMON,

@@ -7,7 +7,7 @@ import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
-import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -120,19 +120,15 @@ export const idsBatchRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: 'count IDs in increasing order.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['ids'],
-              properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
-            },
-            example: { ids: ['1859214170478923776', '1859214170478923777'] },
-          },
+      ...jsonOk(
+        'count IDs in increasing order.',
+        {
+          type: 'object',
+          required: ['ids'],
+          properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
         },
-      },
+        { ids: ['1859214170478923776', '1859214170478923777'] },
+      ),
       ...BAD,
       ...COMMON,
       ...FENCED,
@@ -173,10 +169,7 @@ export const idsDecodeRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: 'The fields of the ID.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/DecodedId' } } },
-      },
+      ...jsonOk('The fields of the ID.', { $ref: '#/components/schemas/DecodedId' }),
       ...BAD,
       ...COMMON,
     },

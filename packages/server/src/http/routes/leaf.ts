@@ -7,7 +7,7 @@
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
-import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -76,23 +76,18 @@ export const leafDecodeRoute: Route = {
       { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
     ],
     responses: {
-      '200': {
-        description:
-          "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['timestamp', 'sequenceId', 'workerId'],
-              properties: {
-                timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
-                sequenceId: { type: 'string' },
-                workerId: { type: 'string' },
-              },
-            },
+      ...jsonOk(
+        "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
+        {
+          type: 'object',
+          required: ['timestamp', 'sequenceId', 'workerId'],
+          properties: {
+            timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
+            sequenceId: { type: 'string' },
+            workerId: { type: 'string' },
           },
         },
-      },
+      ),
       ...BAD,
       ...COMMON,
     },
