@@ -50,14 +50,7 @@ export const publicNextRoute: Route = {
   },
 };
 
-/**
- * `GET /v1/public-ids/{publicId}` → `{"publicId","id","unixMs","timestamp","fields","sequence"}`.
- * The caller has already passed the bearer-token check. Bad input is 400 with the core's
- * code, never a wrong ID: `FLURRY_E_PUBLIC_ID_MALFORMED` (length, characters, another
- * width), `FLURRY_E_PUBLIC_ID_CHECKSUM` (a typo), `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY` (key ID
- * not in the keyring), `FLURRY_E_PUBLIC_ID_WRONG_KEY` (the key of that key ID did not issue
- * it: its authentication tag does not match).
- */
+/** `GET /v1/public-ids/{publicId}` → the decoded ID and its public ID; bad input is 400, never a wrong ID. */
 export const publicDecodeRoute: Route = {
   name: 'public_decode',
   path: '/v1/public-ids/{publicId}',
