@@ -106,16 +106,13 @@ export const sequenceNextRoute: Route = {
 
 /** The `count` of a batch: once, an integer from 1 to `max` (default 1). */
 export function countOf(query: string, max: number): number {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k !== 'count') throw serverError('QUERY', `unknown query parameter "${k}": the only one is count`);
-      raw = v;
-      seen++;
-    }
-  }
-  if (raw === null) return 1;
+  const params = new URLSearchParams(query);
+  for (const k of params.keys())
+    if (k !== 'count') throw serverError('QUERY', `unknown query parameter "${k}": the only one is count`);
+  const all = params.getAll('count');
+  if (all.length === 0) return 1;
+  const raw = all[all.length - 1];
+  const seen = all.length;
   const n = Number(raw);
   if (seen !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
     throw serverError(
