@@ -1,15 +1,8 @@
 #!/usr/bin/env node
 /**
- * The `flurry` executable (package.json `bin`), CommonJS so that the quick commands never
- * start Node's ES module loader: turns on the module compile cache where there is one
- * (Node ≥ 22.1, `module.enableCompileCache()`), then runs `decode`, `layout`, `key` and
- * `public` from the CLI's `pure.cjs` bundle, `next` from its `offline.cjs` bundle (each
- * compiled from V8's code cache) and every other command through the dispatcher, which loads
- * only the module of the command that runs (`cli/launch.cts` says which, and falls back to
- * the dispatcher when a bundle is missing or stale). Output goes straight to the file
- * descriptors (`cli/fd-output.cts`). No offline command loads the service, the settings
- * table or another registry's driver; see benchmarks/cli-start.mjs and
- * src/cli/cold-start.test.ts.
+ * The `flurry` executable, CommonJS so that the quick commands never start Node's ES module
+ * loader: turns on the compile cache where there is one, then launches the command as
+ * `cli/launch.cts` says (a CLI bundle, or the dispatcher). See benchmarks/cli-start.mjs.
  */
 import nodeModule from 'node:module';
 import path from 'node:path';

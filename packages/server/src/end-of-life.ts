@@ -1,11 +1,7 @@
 /**
- * The end of a layout's life, seen early: a layout's timestamp field runs out at
- * `layout.expiresAt`, and from then on no generator can issue an ID with it (baidu's
- * uid-generator ran out on 2024-11-20 and its users learnt it from incidents). Within
- * {@link END_OF_LIFE_WARNING_MS} (a year) of that instant `flurry serve` logs a warning at
- * start, `flurry layout` says so, the console shows the remaining time in its warning
- * colour, and the `flurry_layout_end_of_life_seconds` gauge falls under the documented alert
- * threshold (docs/operations.md). Every check takes the clock as an argument.
+ * The end of a layout's life, seen a year early (docs/operations.md#end-of-a-layouts-life):
+ * the start-up warning, `flurry layout`, the console and the gauge all use these checks,
+ * each taking the clock as an argument.
  */
 import type { Layout } from '@flurry/core/layout';
 

@@ -57,14 +57,7 @@ export const ServerErrorCode = {
 /** Union of the service's error code strings. */
 export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
 
-/**
- * Creates a service/CLI error.
- *
- * @example
- * ```ts
- * throw serverError('USAGE', 'unknown command "nxet"; commands: serve, next, decode, layout, key, public');
- * ```
- */
+/** Creates a service/CLI error. */
 export function serverError(
   code: keyof typeof ServerErrorCode,
   message: string,
@@ -136,12 +129,6 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
  * The HTTP status for an error: its code's status when it is a known {@link FlurryError}
  * (400 bad input, 401, 404, 405, 413, 414, 431, 503 fenced/unavailable; registry errors
  * are 503), else 500.
- *
- * @example
- * ```ts
- * httpStatusOf(serverError('NOT_FOUND', 'no route')); // 404
- * httpStatusOf(new Error('boom'));                    // 500
- * ```
  */
 export function httpStatusOf(err: unknown): number {
   if (!(err instanceof FlurryError)) return 500;
@@ -154,11 +141,6 @@ export function httpStatusOf(err: unknown): number {
 /**
  * True for errors that mean "the generator may not issue right now, try again soon"
  * (answered with 503 and `Retry-After`).
- *
- * @example
- * ```ts
- * isRetryable(new FlurryError('FLURRY_E_LEASE_EXPIRED', 'fenced')); // true
- * ```
  */
 export function isRetryable(err: unknown): boolean {
   return httpStatusOf(err) === 503;

@@ -1,10 +1,6 @@
 /**
- * Issuing IDs in one place: {@link LeasedIssuer} calls the service's generator (`next`,
- * `nextString`, `fill`), and every caller — the HTTP routes, public IDs, Thrift — goes
- * through it. It reports what it issued (the running total for `flurry_ids_issued_total`:
- * the generator's own count, which follows the lease across re-acquisitions, and the end
- * of a refusal episode in the log) and what it refused (the generator's events, counted by
- * the metrics and logged by {@link generatorEventLogging}).
+ * Issuing IDs in one place: every caller (HTTP routes, public IDs, Thrift, memcached, gRPC)
+ * goes through {@link LeasedIssuer}, which counts what it issued and logs what was refused.
  */
 import type { FlurryError, Generator, GeneratorEvent, FlurryLogger } from '@flurry/core';
 import type { LeasedGenerator } from '@flurry/coordination';
@@ -27,17 +23,7 @@ export interface IssuerOptions {
   schedule?: Schedule | null;
 }
 
-/**
- * The one caller of the service's leased generator.
- *
- * @example
- * ```ts
- * const issuer = new LeasedIssuer(opts);
- * issuer.attach(lg);
- * const body = writer.write(100, (a, o, n) => issuer.fill(a, o, n));
- * issuer.issued(); // 100
- * ```
- */
+/** The one caller of the service's leased generator. */
 export class LeasedIssuer implements IdSource {
   /** Give to the generator (`generator: { onEvent }`): counts and logs its events. */
   readonly onEvent: (e: GeneratorEvent) => void;
@@ -108,17 +94,9 @@ export class LeasedIssuer implements IdSource {
 }
 
 /**
- * The service's handling of generator events: `count` sees every event (the metrics),
- * while the logs are rate-limited per episode ({@link EpisodeLog}): refusals while
- * fenced and under the `throw` clock policy are logged at their first occurrence, then at
- * most once per 10 s with the count, and end with one info line at the next issued ID
- * (call `issuedOk()` after each successful issue; it costs one boolean test; {@link LeasedIssuer} does). Other
- * clock-backwards events (a tolerated step, a wait) are throttled the same way without an
- * end line. An event more than 10 s after the previous one of its kind starts a new
- * episode (logged at warn again); summaries carry the largest `byMs` they cover (`byMsMin`
- * the smallest); a count still pending 10 s after the last line is written by an unref'd
- * timer, and `flush()` writes it at once (call it at shutdown). `now` is the monotonic
- * clock of the rate limit, `schedule` the timer (`null`: none; see log-throttle.ts).
+ * The service's handling of generator events: `count` sees every event (the metrics); the
+ * logs are rate-limited per episode ({@link EpisodeLog}). Fenced and `throw`-policy refusals
+ * end with one info line at the next issued ID (call `issuedOk()` after each issue).
  */
 export function generatorEventLogging(
   logger: FlurryLogger,

@@ -27,10 +27,6 @@ export interface LayoutChoice {
  * with a preset re-epoch it (same fields).
  *
  * @throws FlurryError the core's `FLURRY_E_LAYOUT_*` errors, or `FLURRY_E_USAGE`.
- * @example
- * ```ts
- * chooseLayout({ layout: 'sonyflake' }).name; // 'sonyflake'
- * ```
  */
 export function chooseLayout(choice: LayoutChoice): Layout {
   if (choice.layout !== undefined && choice.fields !== undefined) {
@@ -63,10 +59,6 @@ export function chooseLayout(choice: LayoutChoice): Layout {
  *
  * @throws FlurryError `FLURRY_E_NODE_OUT_OF_RANGE` for an unknown field, a value outside
  * its range or a malformed pair.
- * @example
- * ```ts
- * parseNodePins(['datacenter=1,worker=7'], Layout.from('twitter')); // { datacenter: 1, worker: 7 }
- * ```
  */
 export function parseNodePins(pins: readonly string[], layout: Layout): Record<string, number> {
   const out: Record<string, number> = {};

@@ -1,28 +1,10 @@
 /**
- * Meituan Leaf compatibility: the bodies of Leaf's snowflake HTTP endpoints.
- *
- * - `GET /api/snowflake/get/{key}` answers the bare decimal ID (Leaf ignores the key in
- *   snowflake mode; so do we).
- * - `GET /decodeSnowflakeId?snowflakeId=…` answers
- *   `{"timestamp":"<ms>(<yyyy-MM-dd HH:mm:ss.SSS>)","sequenceId":"…","workerId":"…"}`.
- *   Leaf's own decoder hard-codes Twitter's epoch and its 10-bit worker ID; this one
- *   honours the configured layout: `timestamp` is the ID's Unix ms, `sequenceId` its
- *   sequence and `workerId` the node fields read as one integer, most significant field
- *   first (for `twitter` that is `datacenter << 5 | worker`, exactly the 10 bits Leaf
- *   reports). The date is in the process's local time zone (the `TZ` variable), as
- *   Java's `SimpleDateFormat` uses the JVM's default zone.
+ * The bodies of Meituan Leaf's snowflake HTTP endpoints, honouring the configured layout
+ * where Leaf's decoder hard-codes Twitter's (docs/service-api.md#leaf-compatibility).
  */
 import type { DecodedId, Layout } from '@flurry/core';
 
-/**
- * Formats Unix ms as Leaf does: `yyyy-MM-dd HH:mm:ss.SSS` in the local time zone.
- *
- * @example
- * ```ts
- * process.env.TZ = 'UTC';
- * leafDate(0); // '1970-01-01 00:00:00.000'
- * ```
- */
+/** Formats Unix ms as Leaf does: `yyyy-MM-dd HH:mm:ss.SSS` in the local time zone. */
 export function leafDate(unixMs: number): string {
   const d = new Date(unixMs);
   return (
@@ -57,15 +39,7 @@ export function leafWorkerId(fields: Readonly<Record<string, number>>, layout: L
   return acc.toString();
 }
 
-/**
- * The JSON body of Leaf's `/decodeSnowflakeId` for a decoded ID.
- *
- * @example
- * ```ts
- * const layout = Layout.from('twitter');
- * leafDecodeBody(layout.decode(1n << 22n), layout);
- * ```
- */
+/** The JSON body of Leaf's `/decodeSnowflakeId` for a decoded ID. */
 export function leafDecodeBody(decoded: DecodedId, layout: Layout): string {
   return JSON.stringify({
     timestamp: `${decoded.unixMs}(${leafDate(decoded.unixMs)})`,

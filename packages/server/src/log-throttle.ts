@@ -1,23 +1,8 @@
 /**
- * Rate-limited logging of repeated events ("episodes"), so a server refusing every call
- * (fenced after its lease deadline, or a clock step under the `throw` policy) writes a few
- * lines instead of one per refused call:
- *
- * - the first event of an episode is logged at warn, as it is;
- * - further events are counted, and at most once per interval (10 s) a warn line sums them
- *   up: `refused to issue: lease deadline passed (4,812 more refusals in the last 10 s)`;
- *   numeric fields named in `maxOf` carry the largest value of the events summed up (and
- *   `<field>Min` the smallest), not the latest;
- * - events still counted when the interval runs out are summed up by an unref'd timer (it
- *   never keeps the process alive), or by {@link EpisodeLog.flush} (call it at shutdown);
- * - an event more than the interval after the episode's previous event starts a new
- *   episode (the pending count is summed up first), logged at warn again;
- * - {@link EpisodeLog.end} (called at the next success) logs one info line with the
- *   episode's total and duration, and re-arms the first-event line.
- *
- * The time comes from an injectable monotonic clock (ms), the timer from an injectable
- * scheduler. Metrics are not this module's business: count every event there, whatever is
- * logged.
+ * Rate-limited logging of repeated events ("episodes"): the first event at warn, then at
+ * most one summary per interval, an unref'd timer (or {@link EpisodeLog.flush}) for what is
+ * still pending, and one info line when the episode ends (docs/operations.md#logging).
+ * Time and timer are injectable. Count every event in the metrics, whatever is logged.
  */
 
 import type { FlurryLogger } from '@flurry/core';

@@ -1,38 +1,17 @@
 /**
- * The service's Prometheus metrics (prom-client registry, text format at `/metrics`).
- *
- * The `route` label comes from the route table (`http/routes/index.ts`). The per-request
- * path only bumps numbers in typed arrays ({@link ServiceMetrics.request});
- * prom-client's label hashing would cost more than the rest of a `/v1/ids/next` request.
- * The registry turns those arrays, the generator's events and the lease's stats into
- * metrics when scraped:
- *
- * | metric | type |
- * | --- | --- |
- * | `flurry_ids_issued_total` | counter |
- * | `flurry_http_requests_total{route,status}` | counter |
- * | `flurry_http_request_duration_seconds{route}` | histogram |
- * | `flurry_sequence_exhausted_waits_total` | counter |
- * | `flurry_clock_regression_ms` (how far the clock stepped back) | histogram |
- * | `flurry_high_water_waits_total`, `flurry_fenced_total` | counter |
- * | `flurry_lease_renewals_total`, `flurry_lease_renew_failures_total`, `flurry_lease_lost_total`, `flurry_lease_reacquired_total` | counter |
- * | `flurry_lease_deadline_seconds` (seconds until the lease deadline) | gauge |
- * | `flurry_ready`, `flurry_node_field{field}` | gauge |
- * | `flurry_protocol_requests_total{protocol,command,outcome}`, `flurry_protocol_request_duration_seconds{protocol,command}` (non-HTTP front-ends: protocol-metrics.ts) | counter, histogram |
- * | `flurry_layout_end_of_life_seconds` (seconds until the layout's timestamp field runs out) | gauge |
- * | `process_*`, `nodejs_*` (prom-client defaults) | various |
+ * The service's Prometheus metrics (docs/service-api.md#metrics). The request path only bumps
+ * numbers in typed arrays ({@link ServiceMetrics.request}): prom-client's label hashing would
+ * cost more than the rest of a `/v1/ids/next` request. The series are built when scraped.
  */
 import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
-import { registerScrapeMetric } from './scrape-metric.js';
+import { bucketOf, LATENCY_BUCKETS, pushHistogram, registerScrapeMetric, type ScrapeValue } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
-/** Latency buckets, seconds. */
-const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** Where scrape-time metrics are read from. */
 export interface MetricSources {
@@ -53,15 +32,7 @@ export interface MetricSources {
   endOfLifeSeconds?(): number;
 }
 
-/**
- * The metrics of one service process.
- *
- * @example
- * ```ts
- * const m = new ServiceMetrics(sources);
- * m.onGeneratorEvent({ type: 'clock-backwards', byMs: 12, action: 'tolerated' });
- * ```
- */
+/** The metrics of one service process. */
 export class ServiceMetrics implements RouteMetrics {
   /** The prom-client registry (default process metrics plus Flurry's). */
   readonly registry: Registry;
@@ -149,31 +120,16 @@ export class ServiceMetrics implements RouteMetrics {
   /**
    * Records one finished request (the hot path: a few array writes). `route` is the
    * route's index in the route table (`http/routes/index.ts`), or its unmatched ID.
-   *
-   * @example
-   * ```ts
-   * metrics.request(UNMATCHED_ROUTE, 404, 0.00002);
-   * ```
    */
   request(route: number, status: number, seconds: number): void {
     let si = status >= 0 && status < 600 ? this.statusIndex[status] : -1;
     if (si < 0) si = this.addStatus(status);
     this.counts[route * this.width + si]++;
-    const b = LATENCY_BUCKETS;
-    let i = 0;
-    while (i < b.length && seconds > b[i]) i++;
-    this.buckets[route * (this.nBuckets + 1) + i]++;
+    this.buckets[route * (this.nBuckets + 1) + bucketOf(seconds)]++;
     this.sums[route] += seconds;
   }
 
-  /**
-   * Records a generator event (rare path).
-   *
-   * @example
-   * ```ts
-   * metrics.onGeneratorEvent({ type: 'exhausted', tick: 1, waitedMs: 0.4, borrowed: false });
-   * ```
-   */
+  /** Records a generator event (rare path). */
   onGeneratorEvent(e: GeneratorEvent): void {
     switch (e.type) {
       case 'exhausted':
@@ -205,11 +161,6 @@ export class ServiceMetrics implements RouteMetrics {
    * Copies the request totals of each route (all statuses) into `into[route]` and the
    * latency histogram counts into `buckets[route * (LATENCY_BUCKETS + 1) + i]`: what the
    * console samples 4 times a second (no allocation).
-   *
-   * @example
-   * ```ts
-   * metrics.snapshot(totals, buckets);
-   * ```
    */
   snapshot(into: Float64Array, buckets: Float64Array): void {
     const width = this.width;
@@ -224,14 +175,7 @@ export class ServiceMetrics implements RouteMetrics {
   /** Upper bounds (seconds) of the latency buckets, then +Inf: the layout of {@link snapshot}'s buckets. */
   static readonly LATENCY_BOUNDS: readonly number[] = [...LATENCY_BUCKETS, Infinity];
 
-  /**
-   * The Prometheus text exposition.
-   *
-   * @example
-   * ```ts
-   * res.end(await metrics.text());
-   * ```
-   */
+  /** The Prometheus text exposition. */
   text(): Promise<string> {
     return this.registry.metrics();
   }
@@ -247,11 +191,6 @@ export class ServiceMetrics implements RouteMetrics {
    * `flurry_protocol_request_duration_seconds{protocol,command}` (protocol-metrics.ts):
    * protocol `grpc`, `grpc-web` or `connect` (the gRPC port), command the method, outcome
    * `ok` or the gRPC code name such as `unavailable`.
-   *
-   * @example
-   * ```ts
-   * metrics.protocolRequest('grpc', 'IdService/NextId', 'ok', 0.00004);
-   * ```
    */
   protocolRequest(protocol: string, method: string, code: string, seconds: number): void {
     this.protocols.call(protocol, method, code, seconds);
@@ -287,26 +226,13 @@ export class ServiceMetrics implements RouteMetrics {
     return out;
   }
 
-  private latencyValues(): Array<{ value: number; labels: Record<string, string | number>; metricName: string }> {
-    const out: Array<{ value: number; labels: Record<string, string | number>; metricName: string }> = [];
-    const name = 'flurry_http_request_duration_seconds';
+  private latencyValues(): ScrapeValue[] {
+    const out: ScrapeValue[] = [];
+    const width = this.nBuckets + 1;
     for (let r = 0; r < this.nRoutes; r++) {
-      const base = r * (this.nBuckets + 1);
-      let total = 0;
-      for (let i = 0; i <= this.nBuckets; i++) total += this.buckets[base + i];
-      if (total === 0) continue;
-      let acc = 0;
-      for (let i = 0; i < this.nBuckets; i++) {
-        acc += this.buckets[base + i];
-        out.push({
-          value: acc,
-          labels: { le: LATENCY_BUCKETS[i], route: ROUTE_NAMES[r] },
-          metricName: name + '_bucket',
-        });
-      }
-      out.push({ value: total, labels: { le: '+Inf', route: ROUTE_NAMES[r] }, metricName: name + '_bucket' });
-      out.push({ value: this.sums[r], labels: { route: ROUTE_NAMES[r] }, metricName: name + '_sum' });
-      out.push({ value: total, labels: { route: ROUTE_NAMES[r] }, metricName: name + '_count' });
+      const buckets = this.buckets.subarray(r * width, (r + 1) * width);
+      if (buckets.some((b) => b > 0))
+        pushHistogram(out, 'flurry_http_request_duration_seconds', { route: ROUTE_NAMES[r] }, buckets, this.sums[r]);
     }
     return out;
   }

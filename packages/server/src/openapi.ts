@@ -13,14 +13,7 @@ const retryAfter = {
 };
 const allow = { Allow: { description: 'The methods the route accepts.', schema: { type: 'string', example: 'GET' } } };
 
-/**
- * Builds the OpenAPI document (a fresh plain object each call).
- *
- * @example
- * ```ts
- * JSON.stringify(openApiDocument(), null, 2);
- * ```
- */
+/** Builds the OpenAPI document (a fresh plain object each call). */
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -113,15 +106,7 @@ export function openApiDocument(): Record<string, unknown> {
   };
 }
 
-/**
- * The document as served: two-space indented JSON with a final newline (the same bytes as
- * docs/openapi.json).
- *
- * @example
- * ```ts
- * res.end(openApiJson());
- * ```
- */
+/** The document as served: two-space indented JSON with a final newline (the same bytes as docs/openapi.json). */
 export function openApiJson(): string {
   return JSON.stringify(openApiDocument(), null, 2) + '\n';
 }

@@ -1,24 +1,17 @@
 /**
- * Request metrics of the service's non-HTTP front-ends (memcached, and any other protocol a
- * front-end registers), in the service's Prometheus registry beside the HTTP metrics (whose
- * names and labels stay as they are):
- *
- * | metric | type |
- * | --- | --- |
- * | `flurry_protocol_requests_total{protocol,command,outcome}` (`outcome`: `ok` or `error`) | counter |
- * | `flurry_protocol_request_duration_seconds{protocol,command}` | histogram |
- *
- * A front-end asks once for a {@link ProtocolRecorder} naming its protocol and its fixed list
- * of commands; the per-request path then only bumps numbers in typed arrays (as the HTTP
- * metrics do), and the series are built when scraped. The label values come from those fixed
- * lists, so what clients send never adds a series.
+ * Request metrics of the non-HTTP front-ends: `flurry_protocol_requests_total` and
+ * `flurry_protocol_request_duration_seconds` (docs/service-api.md#metrics). Each front-end
+ * names its protocol and fixed command list once; the request path bumps typed arrays and
+ * the series are built when scraped, so what clients send never adds a series.
  */
 import type { Registry } from 'prom-client';
-
-/** Latency buckets, seconds (the HTTP histogram's). */
-const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
+import {
+  bucketOf,
+  LATENCY_BUCKETS as BUCKETS,
+  pushHistogram,
+  registerScrapeMetric,
+  type ScrapeValue as Value,
+} from './scrape-metric.js';
 
 /** Records the requests of one protocol (see {@link ProtocolMetrics.recorder}). */
 export interface ProtocolRecorder {
@@ -29,11 +22,6 @@ export interface ProtocolRecorder {
 /**
  * One protocol × command of {@link ProtocolMetrics.rows}: requests so far, the failed ones
  * among them, and the p99 latency since the start (ms, the upper bound of its histogram bucket).
- *
- * @example
- * ```ts
- * const r: ProtocolRow = { protocol: 'grpc', command: 'IdService/NextId', requests: 3, errors: 0, p99Ms: 0.1 };
- * ```
  */
 export interface ProtocolRow {
   protocol: string;
@@ -53,15 +41,7 @@ interface Entry {
   readonly sums: Float64Array;
 }
 
-/**
- * The per-protocol request metrics of one service (one per registry).
- *
- * @example
- * ```ts
- * const protocols = new ProtocolMetrics(registry);
- * const rec = protocols.recorder('memcached', MEMCACHED_COMMANDS);
- * ```
- */
+/** The per-protocol request metrics of one service (one per registry). */
 export class ProtocolMetrics {
   private readonly entries: Entry[] = [];
   /** Series of {@link call}: `protocol command outcome` → count, and `protocol command` → latency. */
@@ -72,47 +52,24 @@ export class ProtocolMetrics {
   >();
 
   constructor(registry: Registry) {
-    const requests = 'flurry_protocol_requests_total';
-    const requestsHelp = 'Requests of the non-HTTP protocols, by protocol, command and outcome.';
-    registry.registerMetric({
-      name: requests,
-      help: requestsHelp,
-      type: 'counter',
-      get: () =>
-        Promise.resolve({
-          name: requests,
-          help: requestsHelp,
-          type: 'counter',
-          aggregator: 'sum',
-          values: this.requestValues(),
-        }),
-    } as never);
+    registerScrapeMetric(
+      registry,
+      'flurry_protocol_requests_total',
+      'Requests of the non-HTTP protocols, by protocol, command and outcome.',
+      'counter',
+      () => this.requestValues(),
+    );
     const latency = 'flurry_protocol_request_duration_seconds';
-    const latencyHelp = 'Request latency of the non-HTTP protocols in seconds, by protocol and command.';
-    registry.registerMetric({
-      name: latency,
-      help: latencyHelp,
-      type: 'histogram',
-      get: () =>
-        Promise.resolve({
-          name: latency,
-          help: latencyHelp,
-          type: 'histogram',
-          aggregator: 'sum',
-          values: this.latencyValues(latency),
-        }),
-    } as never);
+    registerScrapeMetric(
+      registry,
+      latency,
+      'Request latency of the non-HTTP protocols in seconds, by protocol and command.',
+      'histogram',
+      () => this.latencyValues(latency),
+    );
   }
 
-  /**
-   * The recorder of `protocol` with its fixed command names (asking twice for one protocol
-   * gives the same counts).
-   *
-   * @example
-   * ```ts
-   * const rec = protocols.recorder('memcached', ['get', 'gets', 'stats']);
-   * ```
-   */
+  /** The recorder of `protocol` with its fixed command names (asking twice for one protocol gives the same counts). */
   recorder(protocol: string, commands: readonly string[]): ProtocolRecorder {
     let e = this.entries.find((x) => x.protocol === protocol);
     if (!e) {
@@ -130,9 +87,7 @@ export class ProtocolMetrics {
     return {
       request(command: number, ok: boolean, seconds: number): void {
         counts[command * 2 + (ok ? 0 : 1)]++;
-        let i = 0;
-        while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
-        buckets[command * width + i]++;
+        buckets[command * width + bucketOf(seconds)]++;
         sums[command] += seconds;
       },
     };
@@ -142,11 +97,6 @@ export class ProtocolMetrics {
    * Records one finished call of a front-end whose outcome is richer than ok/error (the gRPC
    * port: `outcome` is `ok` or the gRPC code name such as `unavailable`). `command` and
    * `outcome` must come from fixed lists (method names, code names), never from what a client sent.
-   *
-   * @example
-   * ```ts
-   * protocols.call('grpc', 'IdService/NextId', 'ok', 0.00004);
-   * ```
    */
   call(protocol: string, command: string, outcome: string, seconds: number): void {
     const key = protocol + ' ' + command;
@@ -160,20 +110,11 @@ export class ProtocolMetrics {
         key,
         (l = { labels: { protocol, command }, buckets: new Float64Array(BUCKETS.length + 1), sum: 0 }),
       );
-    let i = 0;
-    while (i < BUCKETS.length && seconds > BUCKETS[i]) i++;
-    l.buckets[i]++;
+    l.buckets[bucketOf(seconds)]++;
     l.sum += seconds;
   }
 
-  /**
-   * Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it).
-   *
-   * @example
-   * ```ts
-   * protocols.totals('memcached').get?.ok; // 12
-   * ```
-   */
+  /** Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it). */
   totals(protocol: string): Record<string, { ok: number; error: number }> {
     const out: Record<string, { ok: number; error: number }> = {};
     const e = this.entries.find((x) => x.protocol === protocol);
@@ -184,11 +125,6 @@ export class ProtocolMetrics {
   /**
    * Every protocol × command with at least one request, sorted by protocol then command
    * (the console's per-route table reads it, beside the HTTP routes).
-   *
-   * @example
-   * ```ts
-   * protocols.rows(); // [{ protocol: 'memcached', command: 'get', requests: 12, errors: 0, p99Ms: 0.1 }]
-   * ```
    */
   rows(): ProtocolRow[] {
     const out: ProtocolRow[] = [];
@@ -243,19 +179,17 @@ export class ProtocolMetrics {
         const base = c * width;
         let total = 0;
         for (let i = 0; i < width; i++) total += e.buckets[base + i];
-        if (total === 0) return;
-        const labels = { protocol: e.protocol, command };
-        let acc = 0;
-        for (let i = 0; i < BUCKETS.length; i++) {
-          acc += e.buckets[base + i];
-          out.push({ value: acc, labels: { le: BUCKETS[i], ...labels }, metricName: name + '_bucket' });
-        }
-        out.push({ value: total, labels: { le: '+Inf', ...labels }, metricName: name + '_bucket' });
-        out.push({ value: e.sums[c], labels, metricName: name + '_sum' });
-        out.push({ value: total, labels, metricName: name + '_count' });
+        if (total > 0)
+          pushHistogram(
+            out,
+            name,
+            { protocol: e.protocol, command },
+            e.buckets.subarray(base, base + width),
+            e.sums[c],
+          );
       });
     }
-    for (const l of this.callLatency.values()) histogram(out, name, l.labels, l.buckets, l.sum);
+    for (const l of this.callLatency.values()) pushHistogram(out, name, l.labels, l.buckets, l.sum);
     return out;
   }
 }
@@ -272,23 +206,4 @@ function p99(buckets: Float64Array): number | null {
     if (acc >= target) return BUCKETS[i] * 1000;
   }
   return BUCKETS[BUCKETS.length - 1] * 1000;
-}
-
-/** Appends one histogram series (cumulative buckets, sum, count) to `out`. */
-function histogram(
-  out: Value[],
-  name: string,
-  labels: Record<string, string>,
-  buckets: Float64Array,
-  sum: number,
-): void {
-  let acc = 0;
-  for (let i = 0; i < BUCKETS.length; i++) {
-    acc += buckets[i];
-    out.push({ value: acc, labels: { le: BUCKETS[i], ...labels }, metricName: name + '_bucket' });
-  }
-  acc += buckets[BUCKETS.length];
-  out.push({ value: acc, labels: { le: '+Inf', ...labels }, metricName: name + '_bucket' });
-  out.push({ value: sum, labels, metricName: name + '_sum' });
-  out.push({ value: acc, labels, metricName: name + '_count' });
 }

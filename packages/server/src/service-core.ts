@@ -52,9 +52,7 @@ export interface ServiceCore {
   readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
 
-/**
- * Builds the core of a service from its configuration.
- */
+/** Builds the core of a service from its configuration. */
 export function createServiceCore(
   config: ServeConfig,
   logger: EventLogger,
@@ -100,11 +98,6 @@ export function createServiceCore(
  * The context of the HTTP routes over a service core, with the features' states.
  *
  * @throws FlurryError `FLURRY_E_CONFIG` for an unusable public-ID key.
- *
- * @example
- * ```ts
- * const server = createHttpServer(httpContext(config, core, logger.child({ component: 'http' })));
- * ```
  */
 export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logger): HttpContext {
   const ctx: HttpContext = {

@@ -119,7 +119,7 @@ export async function leaseGenerator(
   return lg;
 }
 
-/** A front-end's listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and its flag. */
+/** A front-end's listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and its flag: each `start…` below throws it. */
 function listening<T>(what: string, flag: string, host: string, port: number, started: Promise<T>): Promise<T> {
   return started.catch((err: NodeJS.ErrnoException) => {
     if (err instanceof FlurryError || err.code === undefined) throw err;
@@ -131,12 +131,7 @@ function listening<T>(what: string, flag: string, host: string, port: number, st
   });
 }
 
-/**
- * Starts the Thrift server when `thriftPort` is set (the thrift library is loaded only
- * then: it costs start-up time and memory); its IDs come from the core's issuer.
- *
- * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- */
+/** Starts the Thrift server when `thriftPort` is set (the thrift library costs start-up time: loaded only then). */
 export async function startThrift(
   { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
   core: ServiceCore,
@@ -156,13 +151,7 @@ export async function startThrift(
   return listening('Thrift', 'thrift-port', host, thriftPort, started);
 }
 
-/**
- * Starts the memcached endpoint when `memcachedPort` is set (its module is loaded only
- * then); its IDs come from the core's issuer, its requests are counted under
- * `protocol="memcached"`, and the token (when set) is asked for through SASL PLAIN.
- *
- * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
- */
+/** Starts the memcached endpoint when `memcachedPort` is set (its module loaded only then). */
 export async function startMemcached(
   {
     host,
@@ -190,12 +179,8 @@ export async function startMemcached(
 }
 
 /**
- * Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set (Connect and
- * protobuf are loaded only then); its IDs come from the core's issuer through the HTTP
- * routes' context (the same public-ID codec, sequences, token and limits), Health
- * follows the core's readiness, and each call is counted with its protocol.
- *
- * @throws FlurryError `FLURRY_E_LISTEN` when the port is taken.
+ * Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set (Connect loaded only then),
+ * over the HTTP routes' context, so both serve the same features.
  */
 export async function startGrpc(
   { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,

@@ -1,9 +1,7 @@
 /**
- * Waiting out an outage at start-up: `flurry serve` listens first, then opens the sequence
- * store and the node-ID registry through {@link retryOutage}, which repeats a step with
- * exponential backoff while it fails with an outage (`failureKind` in errors.ts: the engine
- * or store did not answer) and rethrows anything else (bad input, every node ID held…) at
- * once. Its timers are injectable, so a test drives the backoff without waiting.
+ * Waiting out an outage at start-up: {@link retryOutage} repeats opening the sequence store or the
+ * registry with backoff while it fails with an outage (`failureKind` in errors.ts) and rethrows
+ * anything else at once. Its timers are injectable.
  */
 import { FlurryError } from '@flurry/core';
 import { failureKind, serverError } from './errors.js';

@@ -54,15 +54,6 @@ const QUIET_SWEEPS = 4;
  * timer per server that sweeps every quarter of `idleMs`, rather than a timer per socket
  * (`socket.setTimeout`), which every read and every write re-arms: on a request of a few
  * microseconds, that re-arming cost more than parsing the request.
- *
- * @example
- * ```ts
- * const idle = new IdleSweep(600_000);
- * net.createServer((socket) => {
- *   idle.add(socket);
- *   socket.on('data', () => idle.active(socket));
- * });
- * ```
  */
 export class IdleSweep {
   /** Each open connection → sweeps since it last sent something. */

@@ -1,18 +1,7 @@
 /**
- * TLS for the HTTP port and the gRPC port (`--tls-cert` / `--tls-key`, PEM files): the
- * certificate chain and key are read and checked at start (a missing file, an unreadable
- * PEM or a key that does not match the certificate stops the start with
- * `FLURRY_E_CONFIG`), and read again on {@link TlsFiles.reload} (SIGHUP): new connections
- * get the new pair, open ones keep theirs; a bad pair on reload is logged and the old one
- * stays in use.
- *
- * @example
- * ```ts
- * const tls = TlsFiles.fromConfig({ tlsCert: '/etc/flurry/cert.pem', tlsKey: '/etc/flurry/key.pem' });
- * https.createServer({ ...tls!.pair() }, handler);
- * tls!.onReload((pair) => server.setSecureContext(pair));
- * tls!.reload();
- * ```
+ * TLS for the HTTP and gRPC ports (`--tls-cert` / `--tls-key`, docs/operations.md#tls): the pair
+ * is checked at start (`FLURRY_E_CONFIG`) and read again on {@link TlsFiles.reload} (SIGHUP);
+ * a bad pair on reload is logged and the old one stays in use.
  */
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -24,14 +13,7 @@ export interface TlsPair {
   readonly key: Buffer;
 }
 
-/**
- * The TLS certificate and key files of the service (see the module comment).
- *
- * @example
- * ```ts
- * https.createServer({ ...tls.pair() }, handler); // the certificate and key now in use
- * ```
- */
+/** The TLS certificate and key files of the service (see the module comment). */
 export class TlsFiles {
   private current: TlsPair;
   private readonly listeners: Array<(pair: TlsPair) => void> = [];
@@ -48,10 +30,6 @@ export class TlsFiles {
    * `FLURRY_E_CONFIG`.
    *
    * @throws FlurryError `FLURRY_E_CONFIG` for one file without the other, or a pair that cannot be used.
-   * @example
-   * ```ts
-   * TlsFiles.fromConfig({}); // undefined: plain HTTP and gRPC
-   * ```
    */
   static fromConfig(config: { tlsCert?: string | undefined; tlsKey?: string | undefined }): TlsFiles | undefined {
     const { tlsCert, tlsKey } = config;

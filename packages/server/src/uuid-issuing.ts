@@ -1,11 +1,7 @@
 /**
- * The service's UUIDv7 (docs/uuids.md, "In the service"): {@link UuidIssuer} holds one UUID
- * generator on the node lease of the service's Snowflake generator — not a second lease.
- * The service's UUID node is its Snowflake node value (the layout's node fields in mixed
- * radix, `datacenter × 32 + worker` for twitter), the UUIDs are fenced at the same lease
- * deadlines, start above the same floor, and raise the high-water mark the lease hands on.
- * One holder, one node ID: no other service of the cluster holds that node value, so its
- * UUIDs are unique by construction as its IDs are.
+ * The service's UUIDv7 (docs/uuids.md#in-the-service): {@link UuidIssuer} holds one UUID generator on the
+ * node lease of the service's Snowflake generator, not a second lease: same node value, same
+ * fencing deadlines, same floor, so its UUIDs are unique by construction as its IDs are.
  */
 import {
   FlurryError,
@@ -40,10 +36,7 @@ export interface UuidIssuerOptions {
   count: (e: GeneratorEvent) => void;
 }
 
-/**
- * The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits
- * when they are wider.
- */
+/** The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits when they are wider. */
 export function serviceUuidFormat(layout: Layout): UuidFormat {
   const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
   return UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });

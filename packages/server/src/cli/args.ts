@@ -112,3 +112,8 @@ export function allStrings(parsed: ParsedCommandLine, name: string): string[] {
 export function hasFlag(parsed: ParsedCommandLine, name: string): boolean {
   return (parsed.values[name]?.length ?? 0) > 0;
 }
+
+/** Throws `FLURRY_E_USAGE` "--FLAG `why`" for the first of `flags` that was given. */
+export function refuseFlags(parsed: ParsedCommandLine, flags: readonly string[], why: string): void {
+  for (const f of flags) if (parsed.values[f] !== undefined) throw serverError('USAGE', `--${f} ${why}`);
+}

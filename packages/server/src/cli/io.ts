@@ -4,8 +4,10 @@
  */
 import { FlurryError } from '@flurry/core/errors';
 import { failureKind } from '../errors.js';
+import type { Layout } from '@flurry/core/layout';
 import type { EnvWarning } from '../config/env-hints.js';
-import type { FlagSpecs } from './args.js';
+import { chooseLayout } from '../layout-choice.js';
+import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
 /** A command's inputs and outputs. */
@@ -25,6 +27,33 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
   epoch: { type: 'string' },
   unit: { type: 'string' },
 });
+
+/**
+ * Parses `io.argv` against `flags` (after warning about unknown `FLURRY_*` variables when
+ * `warnEnv`); with `--help` prints `help` and resolves to undefined.
+ */
+export async function commandLine(
+  io: CliIo,
+  flags: FlagSpecs,
+  help: string,
+  warnEnv = false,
+): Promise<ParsedCommandLine | undefined> {
+  const args = parseCommandLine(io.argv, flags);
+  if (warnEnv) await warnUnknownEnv(io);
+  if (!hasFlag(args, 'help')) return args;
+  await write(io.stdout, help);
+  return undefined;
+}
+
+/** The layout the {@link LAYOUT_FLAGS} name (`layout` overrides `--layout`). */
+export function layoutOf(args: ParsedCommandLine, layout = lastString(args, 'layout')): Layout {
+  return chooseLayout({
+    layout,
+    fields: lastString(args, 'fields'),
+    epoch: lastString(args, 'epoch'),
+    unit: lastString(args, 'unit'),
+  });
+}
 
 /** Writes text to a stream and resolves once it is accepted (honours back-pressure). */
 export function write(stream: CliOutput, text: string | Uint8Array): Promise<void> {

@@ -1,17 +1,7 @@
 /**
- * How the `flurry` bin launches a command (CommonJS, like the bin, so that launching costs no
- * ES module loader):
- * - which entry serves it ({@link chooseEntry}): one of the CLI's two CommonJS bundles, built
- *   by scripts/bundle-cli.mjs after `tsc` ({@link BUNDLES}: `pure.cjs` for `decode`, `layout`,
- *   `key` and `public`; `offline.cjs` for `next`, whose registry drivers `require()` their npm
- *   clients only when that registry is opened), or, for every other command and for a bundle
- *   that is missing (esbuild not installed) or older than the build info of the server,
- *   coordination or core (a `tsc -b` after the last `npm run build`), the dispatcher
- *   `dist/cli/main.js`: never old code. Without build info (an installed package) the bundles
- *   are trusted;
- * - how a bundle is loaded ({@link requireBundle}): with V8's code cache, so that a start
- *   skips compiling the bundle (Node's own compile cache where Node has one, ≥ 22.1; before
- *   that a cache file beside the bundle).
+ * How the `flurry` bin launches a command (CommonJS, so that launching costs no ES module
+ * loader): which entry serves it ({@link chooseEntry}: a fresh CLI bundle, else the dispatcher
+ * `dist/cli/main.js`, never old code) and how a bundle is loaded ({@link requireBundle}).
  */
 import fs from 'node:fs';
 import nodeModule from 'node:module';
@@ -80,13 +70,9 @@ function writable(dir: string): boolean {
 }
 
 /**
- * Loads a CommonJS bundle and returns its exports, like `require(file)`, but compiled from
- * V8's code cache where Node has no compile cache of its own (Node 20 and 21; ≥ 22.1 the bin
- * turns Node's on and this is a plain `require`). The cache is `codeCacheFile(file)`; when it
- * is missing or V8 rejects it (another Node version or flags), it is written when the process
- * exits, with the functions the run compiled, atomically (a temporary file renamed), and not
- * at all where the directory is not writable (no cache is made there, so a read-only install
- * pays nothing for it). The module is entered in `require.cache`.
+ * `require(file)`, but compiled from V8's code cache where Node has no compile cache of its own
+ * (Node 20 and 21). A missing or rejected cache is written atomically at exit, except where the
+ * directory is not writable (a read-only install pays nothing for it).
  */
 export function requireBundle(file: string): unknown {
   const enableCompileCache = (nodeModule as unknown as { enableCompileCache?: unknown }).enableCompileCache;

@@ -1,11 +1,6 @@
 /**
- * The commands that need no service: the pure ones (`pure.ts`: `decode`, `layout`, `key`,
- * `public`) and `next`, which leases its node from the registry, then issues. This file is
- * the entry of the CLI's `offline.cjs` bundle (one CommonJS file, built by
- * scripts/bundle-cli.mjs after `tsc`; each registry driver in it is initialised, and its npm
- * client required, only when its registry is opened), which the bin (`bin.cts`) runs for
- * `next` when it is at least as new as the compiled packages (`launch.cts`); `main.ts`
- * otherwise.
+ * The entry of the CLI's `offline.cjs` bundle (scripts/bundle-cli.mjs): the pure commands
+ * and `next`, whose registry drivers load their npm clients only when opened (`launch.cts`).
  */
 import type { CliIo } from './io.js';
 import { PURE_COMMANDS, runCommand, type Command } from './pure.js';

@@ -1,10 +1,6 @@
 /**
- * The commands that need neither the service nor a registry: `decode`, `layout`, `key` and
- * `public`, and the step that runs one of a table of commands. This file is the entry of the
- * CLI's CommonJS bundle (`dist/cli-bundle/pure.cjs`, one file, built by
- * scripts/bundle-cli.mjs after `tsc`), which the bin (`bin.cts`) runs without starting Node's
- * ES module loader, most of a cold start on Node 20 (see benchmarks/cli-start.mjs); so it
- * imports nothing of `next`, the registries or the service.
+ * The entry of the CLI's `pure.cjs` bundle (scripts/bundle-cli.mjs): `decode`, `layout`, `key`
+ * and `public`, which need neither the service nor a registry, so it imports none of them.
  */
 import { serverError } from '../errors.js';
 import { errorLine, exitCodeFor, type CliIo } from './io.js';

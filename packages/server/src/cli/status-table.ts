@@ -49,13 +49,20 @@ export function clusterTable(body: ClusterBody): string {
       (h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : h.state) + (h.self ? ' *' : ''),
     ]),
   ];
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   const reserved = body.holders.some((h) => h.state === 'reserved');
   return (
     head +
     (reserved
       ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
       : '') +
+    alignedRows(rows)
+  );
+}
+
+/** `rows` as lines of columns two spaces apart, each padded to its widest cell. */
+export function alignedRows(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return (
     rows
       .map((r) =>
         r
@@ -63,7 +70,6 @@ export function clusterTable(body: ClusterBody): string {
           .join('  ')
           .trimEnd(),
       )
-      .join('\n') +
-    '\n'
+      .join('\n') + '\n'
   );
 }

@@ -30,12 +30,6 @@ export interface EnvWarning {
  * The `FLURRY_*` environment variables (any case) that are not a known setting (see
  * {@link KNOWN_ENV}), each with the closest known name when one is near. These are warnings, not errors (unlike unknown
  * config-file keys): the environment is shared with other tools and scripts.
- *
- * @example
- * ```ts
- * unknownEnvWarnings({ FLURRY_REGSITRY: 'redis://r:6379/0' })[0].message;
- * // 'FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?'
- * ```
  */
 export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
   const known = new Set(KNOWN_ENV);

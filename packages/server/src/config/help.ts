@@ -15,10 +15,7 @@ export function serveFlagSpecs(): FlagSpecs {
   return spec;
 }
 
-/**
- * The text of `flurry serve --help`: usage, then every setting with its flag, variable,
- * allowed values and default.
- */
+/** The text of `flurry serve --help`: usage, then every setting with its flag, variable, allowed values and default. */
 export function serveHelp(): string {
   const lines = [
     'Usage: flurry serve [settings]',

@@ -73,10 +73,6 @@ interface Given {
  * run out is refused with `FLURRY_E_LAYOUT_EXPIRED`).
  * @throws FlurryError `FLURRY_E_CONFIG` naming the setting, value, source and what is allowed
  * (a setting the offline commands share: the code they give); `FLURRY_E_USAGE` for an unknown flag.
- * @example
- * ```ts
- * loadServeConfig(['--layout', 'leaf'], { FLURRY_PORT: '9000' }).port; // 9000
- * ```
  */
 export function loadServeConfig(
   argv: readonly string[],

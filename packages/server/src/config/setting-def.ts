@@ -1,12 +1,8 @@
 /**
- * The shape of one row of the `flurry serve` settings table (`settings.ts`, `settings-segments.ts`): flag,
- * variable, type, range, default and help line.
+ * The shape of one row of the `flurry serve` settings table (`settings.ts`, `settings-segments.ts`): type,
+ * range, default and help line. The flag and the variable follow from the key (see `SETTINGS`).
  */
 interface Common {
-  /** Command-line flag without `--`. */
-  readonly flag: string;
-  /** Environment variable. */
-  readonly env: string;
   /** One line on what it does. */
   readonly help: string;
   /** What values are allowed, when the type's own wording is not enough. */

@@ -9,8 +9,6 @@ import type { SettingDef } from './setting-def.js';
 export const SEGMENT_SETTINGS = {
   sequences: {
     type: 'string',
-    flag: 'sequences',
-    env: 'FLURRY_SEQUENCES',
     secret: true,
     defaultText: '(none: segment mode off)',
     allowed: "a store URL: postgres://…, mysql://… (Leaf's leaf_alloc table), redis://… (see docs/segments.md)",
@@ -18,22 +16,16 @@ export const SEGMENT_SETTINGS = {
   },
   autoCreate: {
     type: 'bool',
-    flag: 'auto-create',
-    env: 'FLURRY_AUTO_CREATE',
     default: false,
     help: 'Segment mode: create an unknown key on first use (off: an unknown key is 404).',
   },
   allowVolatileStore: {
     type: 'bool',
-    flag: 'allow-volatile-store',
-    env: 'FLURRY_ALLOW_VOLATILE_STORE',
     default: false,
     help: 'Segment mode: accept a Redis without appendonly yes + appendfsync always (it can repeat numbers after a crash).',
   },
   sequenceMaxStep: {
     type: 'int',
-    flag: 'sequence-max-step',
-    env: 'FLURRY_SEQUENCE_MAX_STEP',
     min: 1,
     max: 2_147_483_647,
     default: 1_000_000,
@@ -41,8 +33,6 @@ export const SEGMENT_SETTINGS = {
   },
   sequenceTargetMs: {
     type: 'int',
-    flag: 'sequence-target-ms',
-    env: 'FLURRY_SEQUENCE_TARGET_MS',
     min: 1000,
     max: 86_400_000,
     default: 900_000,

@@ -1,7 +1,7 @@
 /**
- * The one table of `flurry serve` settings. Each row names the setting's flag, `FLURRY_*`
- * variable, config-file key (the row's key), type, default (written here once), allowed
- * range and help line; parsing (load.ts), validation messages, `--help` (help.ts) and the
+ * The one table of `flurry serve` settings. Each row's key is the config-file key, from which
+ * its flag and `FLURRY_*` variable follow; the row holds its type, default (written here once),
+ * allowed range and help line; parsing (load.ts), validation messages, `--help` (help.ts) and the
  * list of known variables (env-hints.ts) are all derived from it.
  */
 import type { SettingDef } from './setting-def.js';
@@ -15,8 +15,6 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const DEFS = {
   host: {
     type: 'string',
-    flag: 'host',
-    env: 'FLURRY_HOST',
     pattern: /^(?:[A-Za-z0-9.:_-]{1,253}|\[[0-9A-Fa-f:.]+\])$/,
     default: '127.0.0.1',
     allowed: 'an IP address or host name to listen on',
@@ -24,8 +22,6 @@ const DEFS = {
   },
   port: {
     type: 'int',
-    flag: 'port',
-    env: 'FLURRY_PORT',
     min: 0,
     max: 65535,
     note: '0 = any free port, logged at start-up',
@@ -34,8 +30,6 @@ const DEFS = {
   },
   layout: {
     type: 'choice',
-    flag: 'layout',
-    env: 'FLURRY_LAYOUT',
     code: 'FLURRY_E_LAYOUT_UNKNOWN_PRESET',
     choices: ['twitter', 'leaf', 'discord', 'sonyflake', 'instagram', 'js53'],
     defaultText: 'twitter',
@@ -43,8 +37,6 @@ const DEFS = {
   },
   fields: {
     type: 'string',
-    flag: 'fields',
-    env: 'FLURRY_FIELDS',
     code: 'FLURRY_E_LAYOUT_SPEC',
     defaultText: '(none: the preset)',
     allowed: 'a field list such as timestamp:41,datacenter:5,worker:5,sequence:12 (at most 64 bits)',
@@ -52,8 +44,6 @@ const DEFS = {
   },
   epoch: {
     type: 'string',
-    flag: 'epoch',
-    env: 'FLURRY_EPOCH',
     code: 'FLURRY_E_LAYOUT_EPOCH',
     defaultText: "(the preset's epoch)",
     allowed: 'an ISO date (2020-01-01T00:00:00Z) or Unix milliseconds, from 1970 and not in the future',
@@ -61,8 +51,6 @@ const DEFS = {
   },
   unit: {
     type: 'choice',
-    flag: 'unit',
-    env: 'FLURRY_UNIT',
     code: 'FLURRY_E_LAYOUT_UNIT',
     choices: ['1ms', '10ms', '1s'],
     defaultText: "(the preset's unit, 1ms for fields)",
@@ -70,8 +58,6 @@ const DEFS = {
   },
   node: {
     type: 'string',
-    flag: 'node',
-    env: 'FLURRY_NODE',
     code: 'FLURRY_E_NODE_OUT_OF_RANGE',
     defaultText: '(none: every node field is leased)',
     allowed: 'FIELD=VALUE pairs separated by commas, e.g. datacenter=1',
@@ -79,8 +65,6 @@ const DEFS = {
   },
   registry: {
     type: 'string',
-    flag: 'registry',
-    env: 'FLURRY_REGISTRY',
     code: 'FLURRY_E_REGISTRY_URL',
     default: 'file:',
     allowed:
@@ -89,8 +73,6 @@ const DEFS = {
   },
   cluster: {
     type: 'string',
-    flag: 'cluster',
-    env: 'FLURRY_CLUSTER',
     code: 'FLURRY_E_REGISTRY_OPTION',
     pattern: /^[A-Za-z0-9_.-]{1,64}$/,
     default: 'default',
@@ -99,8 +81,6 @@ const DEFS = {
   },
   leaseTtlMs: {
     type: 'int',
-    flag: 'lease-ttl-ms',
-    env: 'FLURRY_LEASE_TTL_MS',
     min: 100,
     max: 3_600_000,
     unit: 'ms',
@@ -109,8 +89,6 @@ const DEFS = {
   },
   leaseRenewMs: {
     type: 'int',
-    flag: 'lease-renew-ms',
-    env: 'FLURRY_LEASE_RENEW_MS',
     min: 10,
     max: 3_600_000,
     defaultText: '(a third of the TTL)',
@@ -119,8 +97,6 @@ const DEFS = {
   },
   leaseMarginMs: {
     type: 'int',
-    flag: 'lease-margin-ms',
-    env: 'FLURRY_LEASE_MARGIN_MS',
     min: 0,
     max: 3_600_000,
     defaultText: '(the smaller of 1000 and a fifth of the TTL)',
@@ -129,8 +105,6 @@ const DEFS = {
   },
   highWaterWaitMs: {
     type: 'int',
-    flag: 'high-water-wait-ms',
-    env: 'FLURRY_HIGH_WATER_WAIT_MS',
     min: 0,
     max: 600_000,
     unit: 'ms',
@@ -139,8 +113,6 @@ const DEFS = {
   },
   registryConnectTimeoutMs: {
     type: 'int',
-    flag: 'registry-connect-timeout-ms',
-    env: 'FLURRY_REGISTRY_CONNECT_TIMEOUT_MS',
     min: 100,
     max: 120_000,
     unit: 'ms',
@@ -149,32 +121,24 @@ const DEFS = {
   },
   onExhausted: {
     type: 'choice',
-    flag: 'on-exhausted',
-    env: 'FLURRY_ON_EXHAUSTED',
     choices: ['wait', 'borrow'],
     defaultText: 'borrow',
     help: 'When a tick runs out of sequence numbers (batch load): borrow ticks up to 1 s ahead of the clock (full rate), or wait for the next tick (timestamps never ahead of real time).',
   },
   onClockBackwards: {
     type: 'choice',
-    flag: 'on-clock-backwards',
-    env: 'FLURRY_ON_CLOCK_BACKWARDS',
     choices: ['tolerate', 'wait', 'throw'],
     defaultText: 'tolerate',
     help: 'What to do when the wall clock steps back (tolerate: continue in the last tick, borrowing up to 1 s ahead).',
   },
   sequenceStart: {
     type: 'choice',
-    flag: 'sequence-start',
-    env: 'FLURRY_SEQUENCE_START',
     choices: ['zero', 'random'],
     defaultText: 'zero',
     help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.',
   },
   thriftPort: {
     type: 'int',
-    flag: 'thrift-port',
-    env: 'FLURRY_THRIFT_PORT',
     min: 0,
     max: 65535,
     defaultText: '(off; Twitter used 7609)',
@@ -182,8 +146,6 @@ const DEFS = {
   },
   memcachedPort: {
     type: 'int',
-    flag: 'memcached-port',
-    env: 'FLURRY_MEMCACHED_PORT',
     min: 0,
     max: 65535,
     note: '0 = any free port, logged at start-up',
@@ -192,8 +154,6 @@ const DEFS = {
   },
   memcachedIdleTimeoutMs: {
     type: 'int',
-    flag: 'memcached-idle-timeout-ms',
-    env: 'FLURRY_MEMCACHED_IDLE_TIMEOUT_MS',
     min: 0,
     max: 86_400_000,
     unit: 'ms',
@@ -203,8 +163,6 @@ const DEFS = {
   },
   grpcPort: {
     type: 'int',
-    flag: 'grpc-port',
-    env: 'FLURRY_GRPC_PORT',
     min: 0,
     max: 65535,
     defaultText: '(off; 0 picks a free port)',
@@ -212,24 +170,18 @@ const DEFS = {
   },
   tlsCert: {
     type: 'string',
-    flag: 'tls-cert',
-    env: 'FLURRY_TLS_CERT',
     defaultText: '(none: plain HTTP)',
     allowed: 'the path of a PEM certificate chain (with --tls-key)',
     help: 'Serve HTTPS on --port and gRPC over TLS (h2 by ALPN) on --grpc-port with this certificate; re-read on SIGHUP.',
   },
   tlsKey: {
     type: 'string',
-    flag: 'tls-key',
-    env: 'FLURRY_TLS_KEY',
     defaultText: '(none)',
     allowed: 'the path of the PEM private key of --tls-cert',
     help: 'The private key of --tls-cert (PEM); re-read on SIGHUP.',
   },
   token: {
     type: 'string',
-    flag: 'token',
-    env: 'FLURRY_TOKEN',
     secret: true,
     pattern: /^[\x21-\x7e]{16,512}$/,
     defaultText: '(none: no authentication)',
@@ -238,23 +190,17 @@ const DEFS = {
   },
   authHealth: {
     type: 'bool',
-    flag: 'auth-health',
-    env: 'FLURRY_AUTH_HEALTH',
     default: false,
     help: 'Require the token on /healthz, /readyz and /metrics too.',
   },
   console: {
     type: 'choice',
-    flag: 'console',
-    env: 'FLURRY_CONSOLE',
     choices: ['auto', 'on', 'off'],
     default: 'auto',
     help: 'The web console at / (read-only): auto = on when a token is set or the host is loopback, off otherwise (see docs/console.md).',
   },
   maxBatch: {
     type: 'int',
-    flag: 'max-batch',
-    env: 'FLURRY_MAX_BATCH',
     min: 1,
     max: 1_000_000,
     default: 10_000,
@@ -262,8 +208,6 @@ const DEFS = {
   },
   maxUrlBytes: {
     type: 'int',
-    flag: 'max-url-bytes',
-    env: 'FLURRY_MAX_URL_BYTES',
     min: 64,
     max: 16_384,
     default: 4096,
@@ -271,8 +215,6 @@ const DEFS = {
   },
   maxBodyBytes: {
     type: 'int',
-    flag: 'max-body-bytes',
-    env: 'FLURRY_MAX_BODY_BYTES',
     min: 0,
     max: 1_048_576,
     default: 1024,
@@ -280,8 +222,6 @@ const DEFS = {
   },
   publicKey: {
     type: 'string',
-    flag: 'public-key',
-    env: 'FLURRY_PUBLIC_KEY',
     secret: true,
     defaultText: '(none: public IDs off)',
     allowed: 'a key printed by "flurry key new" (several separated by commas for rotation)',
@@ -289,8 +229,6 @@ const DEFS = {
   },
   publicKeyFile: {
     type: 'string',
-    flag: 'public-key-file',
-    env: 'FLURRY_PUBLIC_KEY_FILE',
     defaultText: '(none)',
     allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
     help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
@@ -298,23 +236,17 @@ const DEFS = {
   ...SEGMENT_SETTINGS,
   logLevel: {
     type: 'choice',
-    flag: 'log-level',
-    env: 'FLURRY_LOG_LEVEL',
     choices: LOG_LEVELS,
     default: 'info',
     help: 'Log level (JSON lines on stdout; requests are logged at debug).',
   },
   allowRoot: {
     type: 'bool',
-    flag: 'allow-root',
-    env: 'FLURRY_ALLOW_ROOT',
     default: false,
     help: 'Allow running as root (refused otherwise).',
   },
   shutdownTimeoutMs: {
     type: 'int',
-    flag: 'shutdown-timeout-ms',
-    env: 'FLURRY_SHUTDOWN_TIMEOUT_MS',
     min: 0,
     max: 600_000,
     unit: 'ms',
@@ -323,8 +255,6 @@ const DEFS = {
   },
   workers: {
     type: 'string',
-    flag: 'workers',
-    env: 'FLURRY_WORKERS',
     pattern: /^(?:auto|[1-9][0-9]{0,2})$/,
     default: '1',
     allowed: 'a number of processes from 1 to 999, or auto (one per core: os.availableParallelism())',
@@ -356,12 +286,15 @@ export type SettingValues = {
 /** pino's levels. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** One row of the table with its key. */
-export type Setting = SettingDef & { readonly key: SettingKey };
+/** One row of the table with its key, its flag (`leaseTtlMs` → `--lease-ttl-ms`) and its variable (`FLURRY_LEASE_TTL_MS`). */
+export type Setting = SettingDef & { readonly key: SettingKey; readonly flag: string; readonly env: string };
 
 /** Every setting, in `--help` order. */
 export const SETTINGS: readonly Setting[] = Object.freeze(
-  (Object.keys(DEFS) as SettingKey[]).map((key): Setting => Object.freeze({ key, ...DEFS[key] })),
+  (Object.keys(DEFS) as SettingKey[]).map((key): Setting => {
+    const flag = key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+    return Object.freeze({ key, flag, env: 'FLURRY_' + flag.replaceAll('-', '_').toUpperCase(), ...DEFS[key] });
+  }),
 );
 
 /** The row of one setting. */

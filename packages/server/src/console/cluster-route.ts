@@ -6,7 +6,7 @@
  */
 import { consoleOf, consoleRoute } from './feature.js';
 import type { HttpContext } from '../http/context.js';
-import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { READ, type Route } from '../http/route.js';
 
@@ -32,51 +32,44 @@ export const clusterRoute: Route = consoleRoute({
     summary:
       "Every live holder of a node ID in this service's cluster (from the registry, cached about 1 s and shared by all callers): node, host, pid, version, held since, last renewal, expiry, high-water mark, clock offset from this node, live or stale, or reserved (a node reserved for in-database generation by flurry sql --generate: held until released, never renewed, role `sql generator`). An expired holder is not listed.",
     responses: {
-      '200': {
-        description: 'The cluster. All times are Unix ms on this node’s clock.',
-        content: {
-          'application/json': {
-            schema: {
+      ...jsonOk('The cluster. All times are Unix ms on this node’s clock.', {
+        type: 'object',
+        additionalProperties: true,
+        required: ['now', 'cluster', 'registry', 'kind', 'ttlMs', 'renewIntervalMs', 'holders'],
+        properties: {
+          now: n,
+          cluster: { type: 'string' },
+          registry: { type: 'string' },
+          kind: { type: 'string' },
+          ttlMs: n,
+          renewIntervalMs: n,
+          holders: {
+            type: 'array',
+            items: {
               type: 'object',
               additionalProperties: true,
-              required: ['now', 'cluster', 'registry', 'kind', 'ttlMs', 'renewIntervalMs', 'holders'],
               properties: {
-                now: n,
-                cluster: { type: 'string' },
-                registry: { type: 'string' },
-                kind: { type: 'string' },
-                ttlMs: n,
-                renewIntervalMs: n,
-                holders: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    additionalProperties: true,
-                    properties: {
-                      slot: n,
-                      node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
-                      id: sn,
-                      hostname: sn,
-                      pid: nn,
-                      version: sn,
-                      address: sn,
-                      heldSinceMs: nn,
-                      renewedAtMs: nn,
-                      expiresAtMs: nn,
-                      highWaterMs: n,
-                      clockOffsetMs: nn,
-                      ageMs: nn,
-                      state: { enum: ['live', 'stale', 'reserved'] },
-                      role: sn,
-                      self: { type: 'boolean' },
-                    },
-                  },
-                },
+                slot: n,
+                node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
+                id: sn,
+                hostname: sn,
+                pid: nn,
+                version: sn,
+                address: sn,
+                heldSinceMs: nn,
+                renewedAtMs: nn,
+                expiresAtMs: nn,
+                highWaterMs: n,
+                clockOffsetMs: nn,
+                ageMs: nn,
+                state: { enum: ['live', 'stale', 'reserved'] },
+                role: sn,
+                self: { type: 'boolean' },
               },
             },
           },
         },
-      },
+      }),
       ...COMMON,
       ...FENCED,
     },

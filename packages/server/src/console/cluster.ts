@@ -1,23 +1,7 @@
 /**
- * The `/v1/cluster` body over the registry's `holders()`, behind one shared cache: a read
- * serves every caller for `cacheMs` (default 1000), and callers arriving while a read is in
- * flight wait for that same read, so N open consoles cost one registry read per second, not
- * N. A failed read is cached the same way (its coded error is rethrown).
- *
- * **Staleness.** A holder is `stale` when it has not renewed for longer than
- * `renewIntervalMs + STALE_SLACK_MS`, by either of two measures:
- * - the engine's: at the time of the read, its age (`readAt − renewedAtMs`) exceeds
- *   `renewIntervalMs + clockOffsetErrorMs + STALE_SLACK_MS` (the error is the engine's timing
- *   resolution: 1 ms for Redis, ±500 ms for etcd);
- * - the reader's own: the holder's renewal stamp (`renewalStamp`, changed by every renewal)
- *   has not changed for `renewIntervalMs + STALE_SLACK_MS` of this reader's reads. This one
- *   needs no engine clock, so it also works where the engine's resolution is coarse (etcd's
- *   whole seconds): it can only be late, by at most one cache period, never early.
- * A node reserved for in-database generation (role {@link SQL_GENERATOR_ROLE}) is `reserved`
- * instead: it is held until released and never renewed by design.
- * A SIGSTOPped holder therefore turns stale at most one renewal interval + slack + two cache
- * periods after its last renewal, and disappears once the engine expires it (after its TTL).
- * `ageMs` is recomputed at each answer (`now − renewedAtMs`), so it keeps growing between reads.
+ * The `/v1/cluster` body over the registry's `holders()`, behind one shared cache (a read,
+ * failed or not, serves every caller for `cacheMs`), and the two staleness measures:
+ * docs/console.md#get-v1cluster-route-cluster-get-head.
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import {

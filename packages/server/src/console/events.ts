@@ -1,15 +1,7 @@
 /**
- * `GET /v1/events`: Server-Sent Events for the console. One timer serves every open stream:
- * each period (1 s) it builds the status body once and reads the cluster through the shared
- * cache once, and writes `event: status` and `event: cluster` (or `event: cluster-error`
- * with `{code, message}`) to every stream; a `: ping` comment goes out every 15 s. A new
- * stream gets both events at once.
- *
- * Bounds: at most {@link MAX_STREAMS} streams (the next gets 503 with `Retry-After`); a
- * stream whose client stops reading (more than 1 MiB unsent) is cut; a stream is dropped as
- * soon as its client disconnects, and the timer stops with the last one. `close()` (at
- * service shutdown) ends every stream and refuses new ones, so `server.close()` is not held
- * up by open consoles.
+ * `GET /v1/events`, Server-Sent Events for the console (docs/console.md#get-v1events-route-events-get-only):
+ * one timer builds the status body and reads the cluster once per period for every stream.
+ * `close()` ends every stream and refuses new ones, so open consoles never hold up shutdown.
  */
 import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';

@@ -14,10 +14,7 @@ import { COMMON } from '../http/openapi-parts.js';
 import { pathSegment } from '../http/routes/ids.js';
 import { READ, type Route, type RouteHandler, type RouteInput } from '../http/route.js';
 
-/**
- * The console's Content-Security-Policy: only this origin, no inline script or style, no
- * eval, never framed.
- */
+/** The console's Content-Security-Policy: only this origin, no inline script or style, no eval, never framed. */
 export const CONSOLE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
   "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

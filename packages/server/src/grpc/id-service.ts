@@ -18,8 +18,8 @@ import { FlurryError, parseId, parseTime, type Layout, type UuidTextForm } from 
 import type { Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { IdSource, UuidSource } from '../http/context.js';
-import type { PublicIds } from '../public-ids/codec.js';
-import { parseUuidForm } from '../http/routes/uuids.js';
+import { requirePublicIds, type PublicIds } from '../public-ids/codec.js';
+import { parseUuidForm, requireUuids } from '../http/routes/uuids.js';
 import { IdService, StreamIdsResponseSchema, type StreamIdsRequest } from './gen-proto/flurry/v1/id_service_pb.js';
 
 /**
@@ -124,12 +124,12 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
       return { id, idString: id.toString() };
     },
     nextUuid(req) {
-      const src = uuidSource(ctx);
+      const src = requireUuids(ctx.uuids);
       const form = uuidForm(req.format);
       return { uuid: form === undefined ? src.next() : src.nextAs(form) };
     },
     batchUuids(req) {
-      const src = uuidSource(ctx);
+      const src = requireUuids(ctx.uuids);
       const form = uuidForm(req.format);
       return { uuids: src.batch(countOf(req.count, maxBatch, 'count'), form) };
     },
@@ -188,25 +188,14 @@ function countOf(n: number, max: number, name: string): number {
 }
 
 function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
-  if (ctx.publicIds === undefined) {
-    throw serverError(
-      'PUBLIC_IDS_DISABLED',
-      'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
-    );
-  }
+  const codec = requirePublicIds(ctx.publicIds);
   if (ctx.token === undefined) {
     throw serverError(
       'PUBLIC_DECODE_DISABLED',
       `${what} public IDs reveals the mapping to real IDs, so it needs a bearer token, and this service has none: start it with --token / FLURRY_TOKEN`,
     );
   }
-  return ctx.publicIds;
-}
-
-function uuidSource(ctx: IdServiceContext): UuidSource {
-  if (ctx.uuids === undefined)
-    throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
-  return ctx.uuids;
+  return codec;
 }
 
 /** The text form a UUID call asks for: empty is the default (canonical); the HTTP routes' check and messages otherwise. */

@@ -1,10 +1,6 @@
 /**
- * The standard gRPC server reflection (`grpc.reflection.v1.ServerReflection`), so
- * grpcurl, grpcui, Postman and the gRPC CLIs list and call this port's services without
- * the .proto files: `list_services`, `file_by_filename` and `file_containing_symbol`
- * (a service, method, message, field or enum name) answer the serialized
- * `FileDescriptorProto` of the file and of every file it imports; extension requests get
- * `NOT_FOUND` (the protos declare no extensions).
+ * The standard gRPC server reflection (`grpc.reflection.v1.ServerReflection`), so grpcurl and
+ * the like list and call this port's services without the .proto files (docs/grpc.md#health-and-reflection).
  */
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { createRegistry, toBinary, type DescFile, type MessageInitShape } from '@bufbuild/protobuf';

@@ -1,23 +1,9 @@
 /**
- * The gRPC port of `flurry serve --grpc-port P`: `flurry.v1.IdService`, the standard
- * `grpc.health.v1.Health` and server reflection, answered in three protocols on one
- * port by Connect's Node adapter (`@connectrpc/connect-node`): **gRPC** (HTTP/2,
- * cleartext with prior knowledge), **gRPC-Web** and **Connect** (JSON or binary, over
- * HTTP/1.1 or HTTP/2). Node 20's cleartext HTTP/2 server does not take HTTP/1.1 on the
- * same socket, so each connection's first bytes pick the server: the HTTP/2 preface
- * (`PRI * HTTP/2.0`) goes to the HTTP/2 server, anything else to the HTTP/1.1 server;
- * both run the same handler.
- *
- * - `--token`: `authorization: Bearer …` on every IdService call (and on Health with
- *   `--auth-health`), compared in constant time; missing or wrong → `UNAUTHENTICATED`.
- * - Errors: see status.ts (the gRPC code, and the `FLURRY_E_…` code in the
- *   `flurry-error-code` trailer).
- * - Robustness: a request message over `maxMessageBytes` is `RESOURCE_EXHAUSTED`; a
- *   malformed HTTP/2 frame ends that connection (Node's HTTP/2 session error), a bad
- *   HTTP/1.1 request gets 400; a connection that sends nothing for `idleTimeoutMs` is
- *   closed; the process carries on.
- * - Browsers: CORS is open (any origin; no cookies are read, so no ambient credential
- *   can be abused), so a page elsewhere can call gRPC-Web and Connect.
+ * The gRPC port of `flurry serve --grpc-port P` (docs/grpc.md): IdService, Health and reflection
+ * in gRPC, gRPC-Web and Connect on one port through Connect's Node adapter. Node 20's
+ * cleartext HTTP/2 server does not take HTTP/1.1 on the same socket, so each connection's
+ * first bytes pick the server: the HTTP/2 preface goes to the HTTP/2 server, anything else to
+ * the HTTP/1.1 server; both run the same handler.
  */
 import http from 'node:http';
 import http2 from 'node:http2';

@@ -1,11 +1,7 @@
 /**
- * gRPC status codes for Flurry's errors, the bearer-token check and the per-call metrics,
- * as Connect interceptors. Every error a call ends with carries its `FLURRY_E_…` code in
- * the `flurry-error-code` trailer (gRPC, gRPC-Web) or response header (Connect), next to
- * the gRPC status: `INVALID_ARGUMENT` for bad input, `UNAUTHENTICATED` for a missing or
- * wrong token, `UNAVAILABLE` while no lease is held or a store is down,
- * `RESOURCE_EXHAUSTED` for a count past the limit, `NOT_FOUND` for an unknown sequence
- * key, `UNIMPLEMENTED` for a feature this service was started without.
+ * gRPC status codes for Flurry's errors (with the `FLURRY_E_…` code in the `flurry-error-code`
+ * trailer or header: docs/grpc.md#errors), the bearer-token check and the per-call metrics,
+ * as Connect interceptors.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { FlurryError } from '@flurry/core';

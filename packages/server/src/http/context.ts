@@ -21,10 +21,7 @@ export interface IdSource {
   fill(target: BigUint64Array, offset: number, count: number): number;
 }
 
-/**
- * Where the UUID routes get UUIDv7: the service's generator on its own node lease (see
- * ../uuid-issuing.ts).
- */
+/** Where the UUID routes get UUIDv7: the service's generator on its own node lease (see ../uuid-issuing.ts). */
 export interface UuidSource {
   /** The service's UUID format (node and sequence widths), for decoding. */
   readonly format: UuidFormat;
@@ -45,9 +42,7 @@ export interface Logger {
   isLevelEnabled?(level: string): boolean;
 }
 
-/**
- * What the routes and the request handler use of the service's metrics (`ServiceMetrics` in ../metrics.ts is one).
- */
+/** What the routes and the request handler use of the service's metrics (`ServiceMetrics` in ../metrics.ts is one). */
 export interface RouteMetrics {
   /** Counts one request of route `route` (its index in `ROUTES`) answered with `status` after `seconds`. */
   request(route: number, status: number, seconds: number): void;

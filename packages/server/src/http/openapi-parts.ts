@@ -26,3 +26,8 @@ export const BAD = { '400': { $ref: '#/components/responses/BadRequest' } } as c
 
 /** The 404 of the public-ID routes (public IDs off). */
 export const NOT_FOUND = { '404': { $ref: '#/components/responses/NotFound' } } as const;
+
+/** The `200` of a route that answers JSON: `schema`, and an `example` when given. */
+export const jsonOk = (description: string, schema: unknown, example?: unknown): Record<string, unknown> => ({
+  '200': { description, content: { 'application/json': example === undefined ? { schema } : { schema, example } } },
+});

@@ -30,12 +30,6 @@ export interface HttpTls {
 /**
  * Creates the HTTP server (not yet listening); with `tls` an HTTPS server speaking h2 and
  * HTTP/1.1 (by ALPN) that takes each reloaded certificate and key for new connections.
- *
- * @example
- * ```ts
- * const server = createHttpServer(ctx);
- * await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
- * ```
  */
 export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
   const limits = {
@@ -49,44 +43,21 @@ export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
     : createServer({ ...limits, keepAlive: true, noDelay: true }, createRequestHandler(ctx));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const code = err.code ?? '';
-    if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
     const inFlight = (socket as unknown as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (inFlight?.headersSent) {
+    if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
     }
-    let status = 400;
-    let reason = 'Bad Request';
-    let body: string;
+    let [status, reason, errorCode] = [400, 'Bad Request', 'FLURRY_E_BAD_REQUEST'];
+    let message = `the request is not valid HTTP/1.1 (${code || 'parse error'}); send a well-formed request`;
     if (code === 'HPE_HEADER_OVERFLOW') {
-      status = 431;
-      reason = 'Request Header Fields Too Large';
-      body = JSON.stringify({
-        error: {
-          code: 'FLURRY_E_HEADERS_TOO_LARGE',
-          message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.limits.maxUrlBytes} bytes) and fewer or smaller headers`,
-        },
-      });
+      [status, reason, errorCode] = [431, 'Request Header Fields Too Large', 'FLURRY_E_HEADERS_TOO_LARGE'];
+      message = `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send a shorter URL (at most ${ctx.limits.maxUrlBytes} bytes) and fewer or smaller headers`;
     } else if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_HEADERS_TIMEOUT') {
-      status = 408;
-      reason = 'Request Timeout';
-      body = JSON.stringify({
-        error: {
-          code: 'FLURRY_E_BAD_REQUEST',
-          message: 'the request did not arrive in time; send the whole request promptly',
-        },
-      });
-    } else {
-      body = JSON.stringify({
-        error: {
-          code: 'FLURRY_E_BAD_REQUEST',
-          message: `the request is not valid HTTP/1.1 (${code || 'parse error'}); send a well-formed request`,
-        },
-      });
+      [status, reason] = [408, 'Request Timeout'];
+      message = 'the request did not arrive in time; send the whole request promptly';
     }
+    const body = JSON.stringify({ error: { code: errorCode, message } });
     ctx.metrics.request(UNMATCHED_ROUTE, status, 0);
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${JSON_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,

@@ -1,21 +1,7 @@
 /**
- * memcached's binary protocol, the part katsubushi answers and what its clients need:
- *
- * - `GET` (0x00), `GETK` (0x0c) and their quiet forms `GETQ`/`GETKQ`: a fresh ID per request
- *   as the value (decimal ASCII), flags 0 in the 4-byte extras, `GETK` echoing the key; a
- *   quiet GET still answers (it never misses). A refused issue answers status 0x0086
- *   (temporary failure) with `FLURRY_E_… what to do` as the value, never a stale ID.
- * - `VERSION` (0x0b), `NOOP` (0x0a), `QUIT`/`QUITQ` (0x07/0x17), `STAT` (0x10: one reply per
- *   stat, then an empty one).
- * - SASL PLAIN when a token is configured: `SASL_LIST_MECHS` (0x20) answers `PLAIN`,
- *   `SASL_AUTH` (0x21) takes `\0user\0password` (any user, the token as the password) and
- *   answers `Authenticated` or status 0x0020; until then every request but these, `VERSION`,
- *   `NOOP` and `QUIT` answers status 0x0020. Without a token the SASL opcodes are unknown
- *   commands, as on a memcached without SASL.
- * - Any other opcode: status 0x0081 (unknown command); a key over 250 bytes or an empty one:
- *   0x0004 (invalid arguments); a body over {@link MAX_BINARY_BODY_BYTES}: 0x0003 (too large),
- *   its bytes skipped. The connection stays usable after each. A header whose magic byte is
- *   not 0x80 cannot be resynchronised: the connection is closed (as memcached and katsubushi do).
+ * memcached's binary protocol, the part katsubushi answers (GET/GETK and their quiet forms,
+ * VERSION, NOOP, QUIT, STAT, SASL PLAIN with a token): docs/service-api.md#memcached-protocol-katsubushi-compatible.
+ * A header whose magic byte is not 0x80 cannot be resynchronised: the connection is closed.
  */
 import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, refusalText } from './session.js';
 

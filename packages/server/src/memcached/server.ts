@@ -1,15 +1,8 @@
 /**
  * The memcached endpoint of `flurry serve --memcached-port P`, compatible with
- * kayac/go-katsubushi: any memcached client in any language fetches IDs with `get`. Each
- * connection speaks the protocol its first byte names (0x80: binary, anything else: text),
- * as memcached and katsubushi decide; text.ts and binary.ts describe what each answers, and
- * session.ts how a connection's memory is bounded.
- *
- * Connections idle for `idleTimeoutMs` (default 600 s, katsubushi's) are closed (see
- * ../tcp-listener.ts, IdleSweep); at most
- * `maxConnections` are open at once. With a `token`, IDs and stats are served only after
- * SASL PLAIN on the binary protocol (the text protocol has no authentication: it answers
- * `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`).
+ * kayac/go-katsubushi (docs/service-api.md#memcached-protocol-katsubushi-compatible). Each
+ * connection speaks the protocol its first byte names (0x80: binary, else text); idle
+ * connections are closed by ../tcp-listener.ts's IdleSweep.
  */
 import net from 'node:net';
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';

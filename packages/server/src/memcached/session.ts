@@ -1,13 +1,7 @@
 /**
- * What both memcached protocols share: the server-wide context (the ID source, the token
- * check, the counters behind `stats`, the metrics), how a refused issue is worded, and the
- * per-connection {@link Session} base that bounds what one connection may hold in memory.
- *
- * Bounded buffering: a connection holds at most one unfinished request (a text line of at
- * most {@link MAX_LINE_BYTES}, a binary request of at most {@link MAX_BINARY_BODY_BYTES}) plus,
- * while its replies are backed up, the rest of the last chunk read. Once the replies waiting
- * in the socket pass {@link OUTPUT_HIGH_WATER_BYTES} (a client that sends and never reads),
- * the session stops reading from it until they drain: nothing grows without bound.
+ * What both memcached protocols share: the server-wide context, how a refused issue is
+ * worded, and the per-connection {@link Session} base, which holds at most one unfinished
+ * request and stops reading while its replies are backed up: nothing grows without bound.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';

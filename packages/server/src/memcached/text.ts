@@ -1,19 +1,6 @@
 /**
- * memcached's text protocol as katsubushi answers it, over the service's issuer:
- *
- * - `get KEY…` / `gets KEY…`: one fresh ID per key, `VALUE KEY 0 LEN\r\nID\r\n` each (`gets`
- *   adds the CAS field, the ID itself), then `END`. Any key is accepted: it only names the
- *   answer. An issue refused (no lease, …) answers the whole line
- *   `SERVER_ERROR FLURRY_E_… what to do` instead, never a stale ID.
- * - `stats`: katsubushi's `STAT` lines (pid, uptime, time, version, curr_connections,
- *   total_connections, cmd_get, get_hits, get_misses), memcached's bytes_read and bytes_written, and `ids_issued` (the whole process),
- *   then `END`. `version`: `VERSION x.y.z`. `quit`: closes the connection.
- * - Commands are matched without regard to case (katsubushi's rule). Anything else is
- *   `ERROR` (a storage command's data block is skipped first, so the connection stays in
- *   step); a line over {@link MAX_LINE_BYTES} bytes, or a key over 250 bytes or with control
- *   characters, is `CLIENT_ERROR …`; the connection stays usable after each.
- * - With a token configured, `get`, `gets` and `stats` answer
- *   `CLIENT_ERROR FLURRY_E_UNAUTHORIZED …`: authenticate with SASL PLAIN over the binary protocol.
+ * memcached's text protocol as katsubushi answers it (`get`, `gets`, `stats`, `version`, `quit`),
+ * over the service's issuer: docs/service-api.md#memcached-protocol-katsubushi-compatible.
  */
 import { CMD, MAX_KEY_BYTES, MAX_LINE_BYTES, Session, refusalText } from './session.js';
 

@@ -5,7 +5,7 @@
  */
 import type { HttpContext } from '../http/context.js';
 import { OPERATIONS, type Operations } from './feature.js';
-import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { READ, type Route } from '../http/route.js';
 
@@ -30,18 +30,11 @@ export const layoutRoute: Route = {
     operationId: 'layout',
     summary: "This service's layout: fields, epoch, unit, end of life, capacity, and its current node.",
     responses: {
-      '200': {
-        description: 'The layout.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              additionalProperties: true,
-              properties: { node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } } },
-            },
-          },
-        },
-      },
+      ...jsonOk('The layout.', {
+        type: 'object',
+        additionalProperties: true,
+        properties: { node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } } },
+      }),
       ...COMMON,
     },
   },
@@ -59,10 +52,7 @@ export const healthzRoute: Route = {
     summary: 'Liveness: 200 while the process serves requests.',
     security: [{}],
     responses: {
-      '200': {
-        description: 'Alive.',
-        content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } },
-      },
+      ...jsonOk('Alive.', { type: 'object', properties: { status: { const: 'ok' } } }),
       ...COMMON,
     },
   },
@@ -93,36 +83,26 @@ export const readyzRoute: Route = {
       'Readiness: 200 only while the node-ID lease is valid and the clock is sane; 503 (with the reason code) otherwise.',
     security: [{}],
     responses: {
-      '200': {
-        description: 'Ready.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              properties: {
-                status: { const: 'ready' },
-                node: { type: 'object', additionalProperties: { type: 'integer' } },
-                workers: {
-                  type: 'object',
-                  description:
-                    'With --workers N: how many worker processes are ready (hold a valid lease) of how many; the service is ready while one is.',
-                  properties: { ready: { type: 'integer' }, total: { type: 'integer' } },
-                },
-              },
-            },
+      ...jsonOk('Ready.', {
+        type: 'object',
+        properties: {
+          status: { const: 'ready' },
+          node: { type: 'object', additionalProperties: { type: 'integer' } },
+          workers: {
+            type: 'object',
+            description:
+              'With --workers N: how many worker processes are ready (hold a valid lease) of how many; the service is ready while one is.',
+            properties: { ready: { type: 'integer' }, total: { type: 'integer' } },
           },
         },
-      },
+      }),
       ...COMMON,
       ...FENCED,
     },
   },
 };
 
-/**
- * `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client
- * collects first).
- */
+/** `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client collects first). */
 export const metricsRoute: Route = {
   name: 'metrics',
   path: '/metrics',
@@ -155,10 +135,7 @@ export const openapiRoute: Route = {
     summary: 'This document.',
     security: [{}],
     responses: {
-      '200': {
-        description: 'The OpenAPI document.',
-        content: { 'application/json': { schema: { type: 'object' } } },
-      },
+      ...jsonOk('The OpenAPI document.', { type: 'object' }),
     },
   },
 };

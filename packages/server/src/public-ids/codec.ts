@@ -19,6 +19,15 @@ export interface PublicIds {
 /** The public-ID codec on the routes' context, when a key is configured. */
 export const PUBLIC_IDS = new FeatureSlot<PublicIds>('publicIds');
 
+/** `p`, or the `FLURRY_E_PUBLIC_IDS_DISABLED` error when public IDs are off. */
+export function requirePublicIds(p: PublicIds | undefined): PublicIds {
+  if (p !== undefined) return p;
+  throw serverError(
+    'PUBLIC_IDS_DISABLED',
+    'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
+  );
+}
+
 /** The public-ID settings. */
 export interface PublicIdSettings {
   readonly publicKey: string | undefined;

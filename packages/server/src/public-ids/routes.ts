@@ -6,22 +6,13 @@
  */
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
 import { pathSegment, wantsText } from '../http/routes/ids.js';
-import { PUBLIC_IDS, type PublicIds } from './codec.js';
+import { PUBLIC_IDS, requirePublicIds, type PublicIds } from './codec.js';
 
-function codec(ctx: HttpContext): PublicIds {
-  const state = PUBLIC_IDS.get(ctx);
-  if (state === undefined) {
-    throw serverError(
-      'PUBLIC_IDS_DISABLED',
-      'public IDs are off: start the service with a public-ID key (--public-key or FLURRY_PUBLIC_KEY; make one with "flurry key new")',
-    );
-  }
-  return state;
-}
+const codec = (ctx: HttpContext): PublicIds => requirePublicIds(PUBLIC_IDS.get(ctx));
 
 /** `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`. */
 export const publicNextRoute: Route = {
@@ -59,14 +50,7 @@ export const publicNextRoute: Route = {
   },
 };
 
-/**
- * `GET /v1/public-ids/{publicId}` → `{"publicId","id","unixMs","timestamp","fields","sequence"}`.
- * The caller has already passed the bearer-token check. Bad input is 400 with the core's
- * code, never a wrong ID: `FLURRY_E_PUBLIC_ID_MALFORMED` (length, characters, another
- * width), `FLURRY_E_PUBLIC_ID_CHECKSUM` (a typo), `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY` (key ID
- * not in the keyring), `FLURRY_E_PUBLIC_ID_WRONG_KEY` (the key of that key ID did not issue
- * it: its authentication tag does not match).
- */
+/** `GET /v1/public-ids/{publicId}` → the decoded ID and its public ID; bad input is 400, never a wrong ID. */
 export const publicDecodeRoute: Route = {
   name: 'public_decode',
   path: '/v1/public-ids/{publicId}',
@@ -106,23 +90,16 @@ export const publicDecodeRoute: Route = {
       'tag does not match the key of that key ID: the service has a different key under the same key ID).',
     parameters: [{ name: 'publicId', in: 'path', required: true, schema: { $ref: '#/components/schemas/PublicId' } }],
     responses: {
-      '200': {
-        description: 'The ID behind the public ID.',
-        content: {
-          'application/json': {
-            schema: {
-              allOf: [
-                { $ref: '#/components/schemas/DecodedId' },
-                {
-                  type: 'object',
-                  required: ['publicId'],
-                  properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
-                },
-              ],
-            },
+      ...jsonOk('The ID behind the public ID.', {
+        allOf: [
+          { $ref: '#/components/schemas/DecodedId' },
+          {
+            type: 'object',
+            required: ['publicId'],
+            properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
           },
-        },
-      },
+        ],
+      }),
       ...BAD,
       '403': errorResponse(
         'Decoding is disabled because no bearer token is configured (FLURRY_E_PUBLIC_DECODE_DISABLED).',

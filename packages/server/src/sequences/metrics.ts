@@ -1,30 +1,9 @@
 /**
- * Per-key metrics of segment mode (`flurry serve --sequences URL`), in the service's Prometheus registry:
- *
- * | metric | type |
- * | --- | --- |
- * | `flurry_segment_issued_total{key}` (numbers issued by this process) | counter |
- * | `flurry_segment_fetches_total{key}`, `flurry_segment_fetch_failures_total{key}` (store round trips) | counter |
- * | `flurry_segment_fetch_duration_seconds{key}` (latency of each fetch, failed ones too) | histogram |
- * | `flurry_segment_step{key}` (the adaptive step the next fetch asks for) | gauge |
- * | `flurry_segment_buffered{key}` (numbers held in memory: what a crash would lose) | gauge |
- * | `flurry_segment_buffer_segments{key}` (segments holding numbers: 0, 1 or 2) | gauge |
- * | `flurry_segment_empty_waits_total{key}` (calls that waited on an empty buffer) | counter |
- * | `flurry_segment_wasted_total{key}` (numbers lost: remainders not handed back at close, allocations of unknown outcome) | counter |
- * | `flurry_segment_handed_back_total{key}` (numbers handed back to the store at close) | counter |
- * | `flurry_segment_keys` (keys open), `flurry_segment_keys_aggregated` (of which under `key="_other"`) | gauge |
- *
- * **Bounded cardinality:** the first `maxKeys` keys (default {@link DEFAULT_MAX_KEY_LABELS}) open at once get
- * a `key` label of their own; any key beyond is counted under `key="_other"` (counters summed, `buffered` and
- * `buffer_segments` summed, `step` the largest). A key closed by the service (a past period of a formatted
- * serial) frees its label: its series ends and the next new key may take the slot. So the series count stays at
- * most `maxKeys + 1` per metric whatever callers send (an auto-create service accepts any valid key name).
- *
- * Counters are read from the sequences' own counts at scrape time (the per-number path pays nothing);
- * fetch latencies come from `onEvent` of `openSequences`.
+ * Per-key metrics of segment mode, read from the sequences' own counts at scrape time, with
+ * at most `maxKeys` key labels plus `key="_other"`: docs/segments.md#metrics.
  */
 import type { Registry } from 'prom-client';
-import { registerScrapeMetric } from '../scrape-metric.js';
+import { bucketOf, pushHistogram, registerScrapeMetric, type ScrapeValue as Value } from '../scrape-metric.js';
 import type { SequenceEvent, Sequences, SequenceStatus } from '@flurry/segments';
 
 /** Keys with a label of their own, by default (the rest are aggregated under `key="_other"`). */
@@ -51,8 +30,6 @@ interface Totals extends Counts {
 }
 
 const ZERO: Counts = { issued: 0, fetches: 0, failures: 0, waits: 0, wasted: 0, handedBack: 0 };
-
-type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
 
 function countsOf(s: SequenceStatus): Counts {
   return {
@@ -166,9 +143,7 @@ export class SequenceMetrics {
     this.closed.delete(e.key);
     const t = this.totalsOf(this.labelOf(e.key));
     const s = e.latencyMs / 1000;
-    let i = 0;
-    while (i < BUCKETS.length && s > BUCKETS[i]) i++;
-    t.hist[i]++;
+    t.hist[bucketOf(s, BUCKETS)]++;
     t.sum += s;
   };
 
@@ -234,15 +209,7 @@ export class SequenceMetrics {
     const out: Value[] = [];
     const name = 'flurry_segment_fetch_duration_seconds';
     for (const [label, t] of this.totals) {
-      let acc = 0;
-      for (let i = 0; i < BUCKETS.length; i++) {
-        acc += t.hist[i];
-        out.push({ value: acc, labels: { le: BUCKETS[i], key: label }, metricName: name + '_bucket' });
-      }
-      acc += t.hist[BUCKETS.length];
-      out.push({ value: acc, labels: { le: '+Inf', key: label }, metricName: name + '_bucket' });
-      out.push({ value: t.sum, labels: { key: label }, metricName: name + '_sum' });
-      out.push({ value: acc, labels: { key: label }, metricName: name + '_count' });
+      pushHistogram(out, name, { key: label }, t.hist, t.sum, BUCKETS);
     }
     return out;
   }

@@ -1,22 +1,13 @@
 /**
- * Segment mode over HTTP (issue 14; `flurry serve --sequences URL`, see docs/segments.md):
- *
- * - `GET /v1/sequences/{key}/next` → `{"key":"order","value":"1001"}` (or the bare number with
- *   `Accept: text/plain`),
- * - `GET /v1/sequences/{key}?count=N` → `{"key":"order","values":["1001",…]}` (N from 1 to `maxBatch`),
- * - `GET /v1/sequences/{key}/status` → the key's buffers and counters (like Leaf's `/cache` page),
- * - `GET /api/segment/get/{key}` → Leaf's segment endpoint: the bare number as text.
- *
- * Numbers are decimal strings in JSON (a key may pass 2^53). An unknown key is 404
- * `FLURRY_E_SEQUENCE_KEY_UNKNOWN` (Leaf answers 500 with its code −2; a 4xx tells clients not to retry), a bad
- * key 400, an empty buffer with the store down 503 with `Retry-After`; without `--sequences` every route is
- * 404 `FLURRY_E_NOT_FOUND`.
+ * Segment mode over HTTP (`flurry serve --sequences URL`, docs/segments.md#the-service-and-the-cli):
+ * `/v1/sequences/{key}/next`, `/v1/sequences/{key}?count=N`, `/v1/sequences/{key}/status` and
+ * Leaf's `/api/segment/get/{key}`. Without `--sequences` every route is 404 `FLURRY_E_NOT_FOUND`.
  */
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
 import { wantsText } from '../http/routes/ids.js';
@@ -115,16 +106,13 @@ export const sequenceNextRoute: Route = {
 
 /** The `count` of a batch: once, an integer from 1 to `max` (default 1). */
 export function countOf(query: string, max: number): number {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k !== 'count') throw serverError('QUERY', `unknown query parameter "${k}": the only one is count`);
-      raw = v;
-      seen++;
-    }
-  }
-  if (raw === null) return 1;
+  const params = new URLSearchParams(query);
+  for (const k of params.keys())
+    if (k !== 'count') throw serverError('QUERY', `unknown query parameter "${k}": the only one is count`);
+  const all = params.getAll('count');
+  if (all.length === 0) return 1;
+  const raw = all[all.length - 1];
+  const seen = all.length;
   const n = Number(raw);
   if (seen !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
     throw serverError(
@@ -155,22 +143,18 @@ export const sequenceBatchRoute: Route = {
       { name: 'count', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
     ],
     responses: {
-      '200': {
-        description: 'Increasing numbers.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['key', 'values'],
-              properties: {
-                key: { type: 'string' },
-                values: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } },
-              },
-            },
-            example: { key: 'order', values: ['1001', '1002'] },
+      ...jsonOk(
+        'Increasing numbers.',
+        {
+          type: 'object',
+          required: ['key', 'values'],
+          properties: {
+            key: { type: 'string' },
+            values: { type: 'array', items: { type: 'string', pattern: '^[0-9]+$' } },
           },
         },
-      },
+        { key: 'order', values: ['1001', '1002'] },
+      ),
       ...BAD,
       ...NOT_FOUND,
       ...COMMON,

@@ -1,26 +1,9 @@
 /**
- * The Twitter-compatible Thrift server: Twitter Snowflake's original service
- * (`packages/server/thrift/snowflake.thrift`: `get_worker_id`, `get_timestamp`,
- * `get_id(useragent)`, `get_datacenter_id`) over the framed transport and the binary
- * protocol, so Snowflake clients from 2010 work unchanged against `flurry serve --thrift-port 7609`.
- *
- * - `get_id` checks the user agent with Twitter's rule `[a-zA-Z][a-zA-Z\-0-9]*` (the whole
- *   string) and rejects others with the IDL's `InvalidUserAgentError`; when the generator
- *   refuses to issue because of its clock (`FLURRY_E_CLOCK_*`) it answers
- *   `InvalidSystemClock`; any other refusal (a fenced lease, a closed generator) is a
- *   `TApplicationException` (`INTERNAL_ERROR`) whose message starts with the `FLURRY_E_…` code.
- * - `get_datacenter_id` is the node field named `datacenter` (or `dc`, `datacenter_id`,
- *   `datacenterId`); a layout without one answers 0.
- * - `get_worker_id` is the layout's other node fields packed together, most significant
- *   first as they sit in the ID (for `twitter`: the `worker` field; for a layout with one
- *   node field: that field; for no node field: 0).
- * - `get_timestamp` is the server's wall clock, Unix milliseconds, as Twitter's was.
- * - IDs travel as Thrift's signed i64: a layout that uses the 64th bit sends those IDs as
- *   negative numbers (two's complement); the server logs a warning at start for such layouts.
- * - Robustness: frames larger than `maxFrameBytes` (default 64 KiB; a real call is under
- *   300 bytes), bytes that are not a Thrift call, and unknown field types close that
- *   connection and are logged; the process carries on. Unknown method names get Thrift's
- *   `UNKNOWN_METHOD` exception, as from any Thrift server.
+ * The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift):
+ * framed transport, binary protocol. A refusal for the clock (`FLURRY_E_CLOCK_*`) answers
+ * `InvalidSystemClock`, any other a `TApplicationException` whose message starts with the code.
+ * An ID with the 64th bit set travels as a negative i64 (a warning at start). An oversized frame,
+ * bytes that are not a call or an unknown field type close that connection only.
  */
 import net from 'node:net';
 import thrift from 'thrift';

@@ -32,11 +32,6 @@ export interface SnowflakeHandler {
 /**
  * An error that becomes one of the IDL's declared exceptions of `get_id`:
  * `InvalidUserAgentError` (result field 1) or `InvalidSystemClock` (result field 2).
- *
- * @example
- * ```ts
- * throw new SnowflakeCallError('InvalidUserAgentError', 'user agent "1x" must match [a-zA-Z][a-zA-Z\\-0-9]*');
- * ```
  */
 export class SnowflakeCallError extends Error {
   constructor(
@@ -52,11 +47,6 @@ export class SnowflakeCallError extends Error {
  * A request that is not a well-formed call of this service (wrong protocol version,
  * a message type other than CALL/ONEWAY, truncated or malformed arguments). The
  * connection that sent it is closed; the process carries on.
- *
- * @example
- * ```ts
- * try { processor.process(frame); } catch (e) { if (e instanceof ThriftProtocolViolation) socket.destroy(); }
- * ```
  */
 export class ThriftProtocolViolation extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -74,18 +64,7 @@ const CALLS = new Set(['get_worker_id', 'get_timestamp', 'get_id', 'get_datacent
 const APP_UNKNOWN_METHOD = 1;
 const APP_INTERNAL_ERROR = 6;
 
-/**
- * Answers Snowflake calls, one framed message at a time, synchronously.
- *
- * @example
- * ```ts
- * const processor = new SnowflakeProcessor(handler);
- * const receive = thrift.TFramedTransport.receiver((frame) => {
- *   const reply = processor.process(frame);
- *   if (reply) socket.write(reply);
- * }, 0);
- * ```
- */
+/** Answers Snowflake calls, one framed message at a time, synchronously. */
 export class SnowflakeProcessor {
   constructor(private readonly handler: SnowflakeHandler) {}
 

@@ -1,9 +1,6 @@
 /**
- * How many workers `flurry serve --workers N|auto` runs, and the start-up check that the
- * layout and the registry have a free node ID for each of them: every worker holds its
- * own lease, so N workers need N node IDs (a `static:` or `k8s:` registry assigns one
- * fixed node, so it allows one worker; `zookeeper+leaf:` keys worker IDs by the ip:port all
- * workers share, so it allows one worker too).
+ * How many workers `flurry serve --workers N|auto` runs, and the start-up check that the layout
+ * and the registry have a free node ID for each (docs/operations.md#worker-processes).
  */
 import { availableParallelism } from 'node:os';
 import { openRegistry, parseRegistryUrl } from '@flurry/coordination';

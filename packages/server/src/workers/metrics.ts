@@ -1,11 +1,6 @@
 /**
- * `/metrics` for `flurry serve --workers N`: the primary gathers every worker's prom-client
- * registry as JSON and merges them with prom-client's `AggregatorRegistry`. Counters and
- * histograms are summed over the workers (IDs issued, requests, refusals: the service's
- * totals); Flurry's gauges (`flurry_*`: the node, the lease deadline, readiness) are
- * per-worker figures and get a `worker` label (the worker's slot) instead of being summed;
- * Node's process gauges follow prom-client's own aggregation (sum, or the first value).
- * The primary adds `flurry_workers{state}` and `flurry_worker_restarts_total`.
+ * `/metrics` for `flurry serve --workers N` (docs/operations.md#worker-processes): prom-client's
+ * `AggregatorRegistry` sums counters and histograms; Flurry's gauges get a `worker` label instead.
  */
 import { AggregatorRegistry, type Registry } from 'prom-client';
 

@@ -1,24 +1,8 @@
 /**
- * The primary of `flurry serve --workers N`: it checks that N node IDs are free
- * (./count.ts), forks N `node:cluster` workers (each one a whole service with its own
- * lease, sharing the HTTP, Thrift and memcached ports through the cluster module; a port
- * any later protocol opens with `listen()` in the worker, gRPC's included, is shared the
- * same way), and supervises them:
- *
- * - a worker that dies after the service was ready is restarted in the same slot with
- *   backoff (0.5 s doubling to 30 s, back to 0.5 s once its successor is ready); the dead
- *   worker's lease is released (a graceful stop) or expires, and the successor leases a
- *   free node ID; a hung worker (SIGSTOP) is fenced by its lease's deadline like any service;
- * - a worker that dies before any worker was ever ready (a bad setting, a port taken,
- *   every node ID held) stops the start: the others are stopped and `flurry serve` exits
- *   with that worker's exit code (its error is on stderr);
- * - SIGTERM or SIGINT: every worker gets SIGTERM and drains (in-flight requests finish,
- *   cut after `shutdownTimeoutMs`, leases released); workers still alive 5 s after that are
- *   SIGKILLed. Exit 0 when every worker stopped cleanly, else 1; with TLS, SIGHUP is passed
- *   on to every worker (each re-reads the certificate and key);
- * - it keeps the worker table (every worker reports every 500 ms) and sends it to every
- *   worker, which answers `/readyz` and `/v1/status` with it, and it aggregates `/metrics`
- *   (./metrics.ts).
+ * The primary of `flurry serve --workers N` (docs/operations.md#worker-processes): checks that N
+ * node IDs are free (./count.ts), forks N `node:cluster` workers, each a whole service with its
+ * own lease, restarts the dead with backoff, drains them on SIGTERM/SIGINT, passes SIGHUP on,
+ * and keeps the worker table they report and serve; /metrics is aggregated in ./metrics.ts.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { Counter, Gauge, Registry } from 'prom-client';

@@ -2,6 +2,7 @@
  * The worker table of `flurry status --url` for a service run with `--workers N`: one row
  * per worker process (slot, pid, node, state, lease, rate), from `/v1/status`'s `workers`.
  */
+import { alignedRows } from '../cli/status-table.js';
 import type { WorkerEntry } from './types.js';
 
 /** Renders the worker table (empty string for no workers). */
@@ -31,17 +32,5 @@ export function workersTable(workers: readonly WorkerEntry[] | undefined, now: n
       String(w.restarts),
     ]),
   ];
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return (
-    `${workers.length} worker processes (--workers), ${ready} ready:\n` +
-    rows
-      .map((r) =>
-        r
-          .map((cell, c) => cell.padEnd(widths[c]))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') +
-    '\n'
-  );
+  return `${workers.length} worker processes (--workers), ${ready} ready:\n` + alignedRows(rows);
 }

@@ -1,16 +1,8 @@
 /**
- * The worker side of `flurry serve --workers N`: each worker is a whole service of its own
- * (its own lease, generator, sequences and metrics; the ports are shared through
- * `node:cluster`), plus three things that make the workers answer as one service:
- *
- * - it reports its state (ready, node, lease, rate) to the primary every 500 ms, and the
- *   primary sends every worker the whole table back;
- * - `/readyz` answers for the whole service: ready while at least one worker holds a valid
- *   lease (`{"status":"ready","workers":{"ready":3,"total":4},…}`), whichever worker the
- *   request reaches; a worker that cannot issue itself still refuses ID requests with its
- *   own coded 503;
- * - `/metrics` asks the primary, which gathers and aggregates every worker's metrics
- *   (./metrics.ts), and `/v1/status` carries the table as `workers`.
+ * The worker side of `flurry serve --workers N` (docs/operations.md#worker-processes): a whole
+ * service of its own that reports its state to the primary every 500 ms, answers `/readyz`
+ * and `/v1/status` for every worker from the table the primary sends back, and serves the
+ * primary's aggregated `/metrics` (./metrics.ts).
  */
 import type { FlurryError } from '@flurry/core';
 import type { HttpContext } from '../http/context.js';

@@ -1,19 +1,11 @@
-/**
- * `flurry decode ID… [layout] [--format F] [--json]`: prints each ID's fields, Unix ms and
- * ISO time under the given layout (default `twitter`), honouring its epoch and unit. A
- * canonical UUID (`8-4-4-4-12` hex digits, or `urn:uuid:…`) is read as a UUIDv7
- * (docs/uuids.md): its Unix ms, time, node and sequence (`--node-bits`, `--sequence-bits`);
- * `--uuid` reads every argument as a UUID in any form (`--format` then names a UUID form).
- * All IDs are checked before anything is printed: one bad ID exits 2 with its coded message.
- */
+/** `flurry decode` (see {@link DECODE_HELP}): every ID is checked before anything is printed. */
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
 import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
-import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { hasFlag, lastString } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -43,19 +35,11 @@ argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","
 
 /** Runs `flurry decode`; resolves to the exit code. */
 export async function decodeCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, DECODE_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, DECODE_HELP);
+  if (!args) return 0;
   if (args.positionals.length === 0)
     throw serverError('USAGE', 'flurry decode needs at least one ID, e.g. flurry decode 1859214170478923776');
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args);
   const json = hasFlag(args, 'json');
   const givenFormat = lastString(args, 'format');
   const asUuid = hasFlag(args, 'uuid');

@@ -1,14 +1,9 @@
-/**
- * `flurry key new [--id X]`: prints a new public-ID key (`fk1_<keyId>_<secret>`), to be
- * stored as a secret and given to `flurry serve --public-key` / `FLURRY_PUBLIC_KEY`. The
- * key ID is one base58 character that leads every public ID made with the key, so a new
- * key with another ID can be put first in the keyring while old links keep working.
- */
+/** `flurry key new`: prints a new public-ID key (see {@link KEY_HELP}). */
 // The key module alone: not the codec (ciphers, checksums) of the public IDs.
 import { generateKey } from '@flurry/core/public/keys';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { write, type CliIo } from '../io.js';
+import { lastString } from '../args.js';
+import { commandLine, write, type CliIo } from '../io.js';
 
 const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -22,11 +17,8 @@ put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
 
 /** Runs `flurry key …`; resolves to the exit code. */
 export async function keyCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, KEY_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, KEY_HELP);
+  if (!args) return 0;
   const [sub, ...rest] = args.positionals;
   if (sub !== 'new' || rest.length > 0) {
     throw serverError(

@@ -1,16 +1,10 @@
-/**
- * `flurry layout [PRESET | --layout PRESET | --fields … [--epoch] [--unit]] [--json]`: prints
- * the table of fields (bits, position, largest value), the epoch, the end-of-life date and the
- * time left until it (marked, and warned about on stderr, within a year of it), for 64-bit
- * layouts the date IDs stop fitting a signed 64-bit integer, the number of nodes
- * and the IDs per second per node.
- */
+/** `flurry layout`: a layout's fields, epoch, end of life and capacity (see {@link LAYOUT_HELP}). */
 import type { Layout } from '@flurry/core/layout';
 import { serverError } from '../../errors.js';
 import { END_OF_LIFE_WARNING_MS, endOfLifeWarning, formatRemaining } from '../../end-of-life.js';
-import { chooseLayout, layoutExpiredReason } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { layoutExpiredReason } from '../../layout-choice.js';
+import { hasFlag, lastString } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -24,11 +18,8 @@ Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
 
 /** Runs `flurry layout`; resolves to the exit code. */
 export async function layoutCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, LAYOUT_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, LAYOUT_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 1)
     throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
   const positional = args.positionals[0];
@@ -39,12 +30,7 @@ export async function layoutCommand(io: CliIo): Promise<number> {
       `two layouts named ("${positional.slice(0, 24)}" and --layout ${flag.slice(0, 24)}); name one`,
     );
   }
-  const layout = chooseLayout({
-    layout: positional ?? flag,
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args, positional ?? flag);
   const nowMs = (io.now ?? Date.now)();
   const expired = layoutExpiredReason(layout, nowMs);
   await write(

@@ -1,16 +1,10 @@
-/**
- * `flurry next [-n N] [--format F] [--fixed] [layout] [--node FIELD=VALUE …] [--registry URL]
- * [--cluster NAME]`: prints N new IDs, one a line, in increasing order. The node ID is leased
- * from the registry (default: the embedded file registry, `file:`), so two `flurry next`
- * running at once on one machine never print the same ID, and a later run prints IDs above
- * an earlier one's (the lease's high-water mark). `--node` pins node fields by hand; the
- * registry still leases the pinned node, so a pin cannot collide with a live holder.
- */
+/** `flurry next`: prints new IDs, the node leased from the registry (see {@link NEXT_HELP}). */
 import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
-import { assertLayoutLive, chooseLayout, parseNodePins } from '../../layout-choice.js';
-import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
+import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
+import type { Registry } from '@flurry/coordination';
+import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 /** Largest `-n`. */
 export const MAX_NEXT_COUNT = 10_000_000;
@@ -42,35 +36,13 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 
 /** Runs `flurry next`; resolves to the exit code. */
 export async function nextCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  await warnUnknownEnv(io);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, NEXT_HELP);
-    return 0;
-  }
-  if (args.positionals.length > 0) {
-    throw serverError(
-      'USAGE',
-      `flurry next takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry next --help.`,
-    );
-  }
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const args = await commandLine(io, FLAGS, NEXT_HELP, true);
+  if (!args) return 0;
+  noArguments(args, 'next');
+  const layout = layoutOf(args);
   // A layout whose time has run out cannot issue one ID: refuse it before leasing a node.
   assertLayoutLive(layout, (io.now ?? Date.now)());
-  const rawN = lastString(args, 'n') ?? '1';
-  if (!/^[0-9]{1,9}$/.test(rawN) || Number(rawN) < 1 || Number(rawN) > MAX_NEXT_COUNT) {
-    throw serverError(
-      'USAGE',
-      `-n "${rawN.slice(0, 24)}" is not allowed; give a whole number from 1 to ${MAX_NEXT_COUNT}`,
-      { value: rawN.slice(0, 24), min: 1, max: MAX_NEXT_COUNT },
-    );
-  }
-  const n = Number(rawN);
+  const n = countOf(args);
   const format = lastString(args, 'format') ?? 'decimal';
   if (!isIdFormat(format)) {
     throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
@@ -80,31 +52,74 @@ export async function nextCommand(io: CliIo): Promise<number> {
   }
   const fixed = hasFlag(args, 'fixed');
   const pin = parseNodePins(allStrings(args, 'node'), layout);
+  const encode =
+    format === 'decimal' && !fixed
+      ? (id: bigint) => id.toString()
+      : (id: bigint) => encodeId(id, format, { fixed, bits: layout.totalBits });
+  return printLeased(
+    io,
+    args,
+    n,
+    (c, registry) => c.leasedGenerator({ registry, layout, pin }),
+    (ids, k) => {
+      const batch = ids.batch(k);
+      let out = '';
+      for (let i = 0; i < batch.length; i++) out += encode(batch[i]) + '\n';
+      return out;
+    },
+  );
+}
+
+/** Refuses positional arguments to `flurry <command>`. */
+export function noArguments(args: ParsedCommandLine, command: string): void {
+  if (args.positionals.length > 0) {
+    throw serverError(
+      'USAGE',
+      `flurry ${command} takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry ${command} --help.`,
+    );
+  }
+}
+
+/** The `-n` count (default 1). */
+export function countOf(args: ParsedCommandLine): number {
+  const rawN = lastString(args, 'n') ?? '1';
+  if (!/^[0-9]{1,9}$/.test(rawN) || Number(rawN) < 1 || Number(rawN) > MAX_NEXT_COUNT) {
+    throw serverError(
+      'USAGE',
+      `-n "${rawN.slice(0, 24)}" is not allowed; give a whole number from 1 to ${MAX_NEXT_COUNT}`,
+      { value: rawN.slice(0, 24), min: 1, max: MAX_NEXT_COUNT },
+    );
+  }
+  return Number(rawN);
+}
+
+/**
+ * Opens --registry (or FLURRY_REGISTRY; default `file:`) in --cluster, leases a generator
+ * with `lease` and prints `n` values in chunks made by `chunk`. The registry and its
+ * drivers are loaded only now, after the arguments are checked.
+ */
+export async function printLeased<G extends { close(): Promise<void> }>(
+  io: CliIo,
+  args: ParsedCommandLine,
+  n: number,
+  lease: (coordination: typeof import('@flurry/coordination'), registry: Registry) => Promise<G>,
+  chunk: (generator: G, k: number) => string | Uint8Array,
+): Promise<number> {
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || 'file:');
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
-
-  // The registry and its drivers are loaded only now, after the arguments are checked.
-  const { leasedGenerator, openRegistry } = await import('@flurry/coordination');
+  const coordination = await import('@flurry/coordination');
   // A one-shot process has nothing else to serve while the file registry works: its steps run as direct calls
   // (granted on a local disk only; see FileDriverOptions.io), not a hundred thread-pool round trips.
-  const registry = await openRegistry(url, cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' });
+  const registry = await coordination.openRegistry(
+    url,
+    cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' },
+  );
   try {
-    const ids = await leasedGenerator({ registry, layout, pin });
+    const generator = await lease(coordination, registry);
     try {
-      const encode =
-        format === 'decimal' && !fixed
-          ? (id: bigint) => id.toString()
-          : (id: bigint) => encodeId(id, format, { fixed, bits: layout.totalBits });
-      for (let done = 0; done < n;) {
-        const k = Math.min(CHUNK, n - done);
-        const batch = ids.batch(k);
-        let out = '';
-        for (let i = 0; i < batch.length; i++) out += encode(batch[i]) + '\n';
-        await write(io.stdout, out);
-        done += k;
-      }
+      for (let done = 0; done < n; done += CHUNK) await write(io.stdout, chunk(generator, Math.min(CHUNK, n - done)));
     } finally {
-      await ids.close();
+      await generator.close();
     }
   } finally {
     await registry.close();

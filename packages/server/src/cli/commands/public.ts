@@ -1,18 +1,10 @@
-/**
- * `flurry public encode ID…` and `flurry public decode PUBLIC…`: keyed, reversible
- * obfuscation of IDs (issue 7). The keyring comes from `--key` (current key first,
- * comma-separated), else `FLURRY_PUBLIC_KEY`, else the file named by
- * `FLURRY_PUBLIC_KEY_FILE`; the layout (default `twitter`) sets the ID width. Bad input (a
- * malformed ID, a wrong length, a bad checksum, an unknown key ID, a key that did not issue
- * the public ID) exits 2 with its code.
- */
+/** `flurry public encode|decode`: keyed, reversible obfuscation of IDs (see {@link PUBLIC_HELP}). */
 import { FlurryError } from '@flurry/core/errors';
 import { parseId } from '@flurry/core/layout';
 import { PublicIdCodec, loadKeysFromEnv, parseKeys } from '@flurry/core/public';
 import { serverError } from '../../errors.js';
-import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, warnUnknownEnv, write, type CliIo } from '../io.js';
+import { hasFlag, lastString } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -35,12 +27,8 @@ Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the
 
 /** Runs `flurry public …`; resolves to the exit code. */
 export async function publicCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  await warnUnknownEnv(io);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, PUBLIC_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, PUBLIC_HELP, true);
+  if (!args) return 0;
   const [sub, ...items] = args.positionals;
   if (sub !== 'encode' && sub !== 'decode') {
     throw serverError(
@@ -50,12 +38,7 @@ export async function publicCommand(io: CliIo): Promise<number> {
   }
   if (items.length === 0)
     throw serverError('USAGE', `flurry public ${sub} needs at least one ${sub === 'encode' ? 'ID' : 'public ID'}`);
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args);
   const keyFlag = lastString(args, 'key');
   const keys = keyFlag !== undefined ? parseKeys(keyFlag) : loadKeysFromEnv(io.env);
   if (keys.length === 0) {

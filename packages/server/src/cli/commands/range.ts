@@ -1,16 +1,9 @@
-/**
- * `flurry range --from T --to T [--layout P | --fields … [--epoch] [--unit]] [--json] [--uuid]`: the
- * half-open ID interval `[min, maxExclusive)` holding exactly the IDs whose time (rounded
- * down to the unit) is in `[from, to)`, for range scans (`WHERE id >= min AND id < max`)
- * and time partitions on an ID column. Times are ISO 8601 dates or Unix milliseconds.
- * `--uuid`: the same for a UUIDv7 column (docs/sql.md).
- */
+/** `flurry range`: the half-open ID interval of a time range (see {@link RANGE_HELP}). */
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
-import { chooseLayout } from '../../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -42,11 +35,8 @@ BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See doc
 
 /** Runs `flurry range`; resolves to the exit code. */
 export async function rangeCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, RANGE_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, RANGE_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0) {
     throw serverError(
       'USAGE',
@@ -62,12 +52,7 @@ export async function rangeCommand(io: CliIo): Promise<number> {
     );
   }
   if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  const layout = layoutOf(args);
   const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
   if (hasFlag(args, 'json')) {
     await write(io.stdout, JSON.stringify(r) + '\n');
@@ -86,9 +71,11 @@ export async function rangeCommand(io: CliIo): Promise<number> {
 
 /** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
 async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<number> {
-  for (const f of ['layout', 'fields', 'epoch', 'unit'])
-    if (args.values[f] !== undefined)
-      throw serverError('USAGE', `--${f} does not go with --uuid: a UUIDv7's time is Unix ms under any widths`);
+  refuseFlags(
+    args,
+    ['layout', 'fields', 'epoch', 'unit'],
+    "does not go with --uuid: a UUIDv7's time is Unix ms under any widths",
+  );
   if (to < from)
     throw serverError(
       'USAGE',

@@ -1,12 +1,8 @@
-/**
- * `flurry registry init URL [--print]`: creates the registry table of a `postgres://` or
- * `mysql://` registry (if it does not exist) and checks it, or with `--print` only prints its
- * DDL, for an administrator to run when the application's user may not create tables.
- */
+/** `flurry registry init URL [--print]`: creates (or prints) a SQL registry's table (see {@link REGISTRY_HELP}). */
 import { initSqlRegistry, sqlRegistryDdl } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
-import { hasFlag, parseCommandLine } from '../args.js';
-import { write, type CliIo } from '../io.js';
+import { hasFlag } from '../args.js';
+import { commandLine, write, type CliIo } from '../io.js';
 
 const FLAGS = { print: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -21,11 +17,8 @@ application's user may not create tables. The registry also creates the table on
 
 /** Runs `flurry registry …`; resolves to the exit code. */
 export async function registryCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, REGISTRY_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, REGISTRY_HELP);
+  if (!args) return 0;
   const [sub, url, ...rest] = args.positionals;
   if (sub !== 'init' || url === undefined || rest.length > 0) {
     throw serverError(

@@ -1,12 +1,8 @@
-/**
- * `flurry sequences create|list|show`: the keys of segment mode (see docs/segments.md), in the store that
- * `flurry serve --sequences URL` uses (Leaf's `leaf_alloc` table on PostgreSQL/MySQL, or Redis). The store is
- * `--store URL` or the variable `FLURRY_SEQUENCES` (prefer the variable: flags show in ps).
- */
+/** `flurry sequences create|list|show`: the keys of segment mode in its store (see {@link SEQUENCES_HELP}). */
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString, parseCommandLine } from '../args.js';
-import { write, type CliIo } from '../io.js';
+import { hasFlag, lastString } from '../args.js';
+import { commandLine, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   store: { type: 'string' },
@@ -57,11 +53,8 @@ const line = (k: KeyInfo): string =>
 
 /** Runs `flurry sequences …`; resolves to the exit code. */
 export async function sequencesCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, SEQUENCES_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, SEQUENCES_HELP);
+  if (!args) return 0;
   const [sub, key, ...rest] = args.positionals;
   const needsKey = sub === 'create' || sub === 'show';
   if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined)) {

@@ -1,18 +1,12 @@
-/**
- * `flurry sql --dialect postgres|mysql [layout] [--prefix flurry_]`: prints the DDL of SQL
- * functions that decode IDs of the layout (Unix ms, timestamp, node fields, sequence) and
- * bound them by time (`flurry_min_id`, `flurry_max_id` and their `_ms` forms) inside
- * PostgreSQL or MySQL/MariaDB. See docs/sql.md.
- */
-import { layoutSql, uuidSql, type SqlDialect } from '@flurry/core';
+/** `flurry sql`: SQL functions that decode, bound and issue IDs in the database (see {@link SQL_HELP}, docs/sql.md). */
+import { layoutSql, uuidSql, type Layout, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
 import { releaseSqlNode } from '../../sql/release.js';
 import { reserveSqlNode } from '../../sql/reserve.js';
 import { usageComment } from '../../sql/usage.js';
 import { serverError } from '../../errors.js';
-import { chooseLayout } from '../../layout-choice.js';
-import { allStrings, hasFlag, lastString, parseCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { allStrings, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -91,29 +85,19 @@ export function sqlDialect(value: string | undefined): SqlDialect {
 
 /** Runs `flurry sql`; resolves to the exit code. */
 export async function sqlCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, SQL_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, SQL_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
   if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
-  for (const f of ['node-bits', 'sequence-bits'])
-    if (args.values[f] !== undefined) throw serverError('USAGE', `--${f} goes with --uuid (the UUIDv7 functions)`);
-  const layout = chooseLayout({
-    layout: lastString(args, 'layout'),
-    fields: lastString(args, 'fields'),
-    epoch: lastString(args, 'epoch'),
-    unit: lastString(args, 'unit'),
-  });
+  refuseFlags(args, ['node-bits', 'sequence-bits'], 'goes with --uuid (the UUIDv7 functions)');
+  const layout = layoutOf(args);
   const prefix = lastString(args, 'prefix');
   if (hasFlag(args, 'release')) return releaseCommand(io, args, layout, prefix);
   if (args.values.slot !== undefined) throw serverError('USAGE', '--slot goes with --release');
   if (!hasFlag(args, 'generate')) {
-    for (const f of ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'])
-      if (args.values[f] !== undefined)
-        throw serverError('USAGE', `--${f} goes with --generate (the in-database generator)`);
+    const generateOnly = ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'];
+    refuseFlags(args, generateOnly, 'goes with --generate (the in-database generator)');
     const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
     await write(io.stdout, ddl.script);
     return 0;
@@ -167,12 +151,11 @@ export async function sqlCommand(io: CliIo): Promise<number> {
 /** `flurry sql --release …` (see SQL_HELP). */
 async function releaseCommand(
   io: CliIo,
-  args: ReturnType<typeof parseCommandLine>,
-  layout: ReturnType<typeof chooseLayout>,
+  args: ParsedCommandLine,
+  layout: Layout,
   prefix: string | undefined,
 ): Promise<number> {
-  for (const f of ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'])
-    if (args.values[f] !== undefined) throw serverError('USAGE', `--${f} does not go with --release`);
+  refuseFlags(args, ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'], 'does not go with --release');
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
   if (url === undefined)
     throw serverError(
@@ -209,27 +192,13 @@ function isPowerOfTwo(n: number): boolean {
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
-async function uuidCommand(io: CliIo, args: ReturnType<typeof parseCommandLine>): Promise<number> {
-  for (const f of [
-    'layout',
-    'fields',
-    'epoch',
-    'unit',
-    'generate',
-    'release',
-    'registry',
-    'cluster',
-    'node',
-    'apply',
-    'slot',
-    'max-wait-ms',
-    'lanes',
-  ])
-    if (args.values[f] !== undefined)
-      throw serverError(
-        'USAGE',
-        `--${f} does not go with --uuid (the UUIDv7 functions need no layout and no registry)`,
-      );
+async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<number> {
+  const notUuid = ['layout', 'fields', 'epoch', 'unit', 'generate', 'release', 'registry', 'cluster', 'node'];
+  refuseFlags(
+    args,
+    [...notUuid, 'apply', 'slot', 'max-wait-ms', 'lanes'],
+    'does not go with --uuid (the UUIDv7 functions need no layout and no registry)',
+  );
   const bits = (name: string, min: number, max: number): number | undefined => {
     const v = lastString(args, name);
     if (v === undefined) return undefined;

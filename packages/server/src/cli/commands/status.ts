@@ -1,11 +1,4 @@
-/**
- * `flurry status`: the cluster table in a terminal: every live holder of a node ID, read
- * from the registry (`--registry URL --cluster NAME`, the layout and `--node` pins as for
- * `flurry serve`), or from a running service's `GET /v1/cluster` (`--url`). `--watch` redraws
- * every `--interval-ms` until Ctrl-C; `--json` prints the `/v1/cluster` body instead (one
- * line per redraw). The staleness rule is the service's (docs/console.md). An https:// URL
- * is checked against the system's CAs (and NODE_EXTRA_CA_CERTS'), plus `--ca FILE`'s.
- */
+/** `flurry status`: the cluster table in a terminal, from the registry or `--url` (see {@link STATUS_HELP}). */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -17,8 +10,8 @@ import { loadServeConfig } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, parseCommandLine, type ParsedCommandLine } from '../args.js';
-import { LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { commandLine, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 import { clusterTable } from '../status-table.js';
 import { workersTable } from '../../workers/table.js';
 import type { WorkerEntry } from '../../workers/types.js';
@@ -232,11 +225,8 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
 
 /** Runs `flurry status …`; resolves to the exit code. */
 export async function statusCommand(io: CliIo): Promise<number> {
-  const args = parseCommandLine(io.argv, FLAGS);
-  if (hasFlag(args, 'help')) {
-    await write(io.stdout, STATUS_HELP);
-    return 0;
-  }
+  const args = await commandLine(io, FLAGS, STATUS_HELP);
+  if (!args) return 0;
   if (args.positionals.length > 0)
     throw serverError(
       'USAGE',

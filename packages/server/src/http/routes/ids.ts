@@ -7,7 +7,7 @@ import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
-import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -62,16 +62,9 @@ export const idsNextRoute: Route = {
  * @throws FlurryError `FLURRY_E_BATCH_COUNT` for anything else.
  */
 export function parseCount(query: string, max: number, path = '/v1/ids'): number {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'count') {
-        raw = v;
-        seen++;
-      }
-    }
-  }
+  const all = new URLSearchParams(query).getAll('count');
+  const raw = all.length > 0 ? all[all.length - 1] : null;
+  const seen = all.length;
   const allowed = `count must be one integer from 1 to ${max}, e.g. ${path}?count=100`;
   if (raw === null)
     throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
@@ -127,19 +120,15 @@ export const idsBatchRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: 'count IDs in increasing order.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['ids'],
-              properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
-            },
-            example: { ids: ['1859214170478923776', '1859214170478923777'] },
-          },
+      ...jsonOk(
+        'count IDs in increasing order.',
+        {
+          type: 'object',
+          required: ['ids'],
+          properties: { ids: { type: 'array', items: { $ref: '#/components/schemas/DecimalId' } } },
         },
-      },
+        { ids: ['1859214170478923776', '1859214170478923777'] },
+      ),
       ...BAD,
       ...COMMON,
       ...FENCED,
@@ -160,10 +149,7 @@ export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): stri
   });
 }
 
-/**
- * `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed,
- * negative or too wide ID.
- */
+/** `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed, negative or too wide ID. */
 export const idsDecodeRoute: Route = {
   name: 'ids_decode',
   path: '/v1/ids/{id}',
@@ -183,10 +169,7 @@ export const idsDecodeRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: 'The fields of the ID.',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/DecodedId' } } },
-      },
+      ...jsonOk('The fields of the ID.', { $ref: '#/components/schemas/DecodedId' }),
       ...BAD,
       ...COMMON,
     },

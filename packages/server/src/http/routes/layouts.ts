@@ -6,7 +6,7 @@
  */
 import { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
-import { BAD, COMMON } from '../openapi-parts.js';
+import { BAD, COMMON, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
@@ -86,10 +86,10 @@ export const layoutsExplainRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: "The layout's description (as `flurry layout --json`).",
-        content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
-      },
+      ...jsonOk("The layout's description (as `flurry layout --json`).", {
+        type: 'object',
+        additionalProperties: true,
+      }),
       ...BAD,
       ...COMMON,
     },

@@ -7,7 +7,7 @@
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
-import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -47,16 +47,9 @@ export const leafGetRoute: Route = {
  * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
  */
 export function snowflakeIdOf(query: string): string {
-  let raw: string | null = null;
-  let seen = 0;
-  if (query.length > 0) {
-    for (const [k, v] of new URLSearchParams(query)) {
-      if (k === 'snowflakeId') {
-        raw = v;
-        seen++;
-      }
-    }
-  }
+  const all = new URLSearchParams(query).getAll('snowflakeId');
+  const raw = all.length > 0 ? all[all.length - 1] : null;
+  const seen = all.length;
   if (raw === null || seen !== 1) {
     throw serverError(
       'QUERY',
@@ -83,23 +76,18 @@ export const leafDecodeRoute: Route = {
       { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
     ],
     responses: {
-      '200': {
-        description:
-          "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['timestamp', 'sequenceId', 'workerId'],
-              properties: {
-                timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
-                sequenceId: { type: 'string' },
-                workerId: { type: 'string' },
-              },
-            },
+      ...jsonOk(
+        "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
+        {
+          type: 'object',
+          required: ['timestamp', 'sequenceId', 'workerId'],
+          properties: {
+            timestamp: { type: 'string', example: '1732262400000(2024-11-22 08:00:00.000)' },
+            sequenceId: { type: 'string' },
+            workerId: { type: 'string' },
           },
         },
-      },
+      ),
       ...BAD,
       ...COMMON,
     },

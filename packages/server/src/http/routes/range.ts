@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { parseTime, type Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext } from '../context.js';
-import { BAD, COMMON } from '../openapi-parts.js';
+import { BAD, COMMON, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
@@ -110,41 +110,37 @@ export const idsRangeRoute: Route = {
       },
     ],
     responses: {
-      '200': {
-        description: 'The bounds; 64-bit values are decimal strings.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['layout', 'from', 'to', 'fromMs', 'toMs', 'min', 'maxExclusive', 'maxInclusive'],
-              properties: {
-                layout: { type: 'string' },
-                from: { type: 'string', format: 'date-time', description: 'from rounded down to the unit.' },
-                to: { type: 'string', format: 'date-time', description: 'to rounded down to the unit.' },
-                fromMs: { type: 'integer' },
-                toMs: { type: 'integer' },
-                min: { $ref: '#/components/schemas/DecimalId' },
-                maxExclusive: {
-                  type: 'string',
-                  pattern: '^[0-9]{1,20}$',
-                  description: 'One past the last ID of the range (may be 2^totalBits).',
-                },
-                maxInclusive: { oneOf: [{ $ref: '#/components/schemas/DecimalId' }, { type: 'null' }] },
-              },
+      ...jsonOk(
+        'The bounds; 64-bit values are decimal strings.',
+        {
+          type: 'object',
+          required: ['layout', 'from', 'to', 'fromMs', 'toMs', 'min', 'maxExclusive', 'maxInclusive'],
+          properties: {
+            layout: { type: 'string' },
+            from: { type: 'string', format: 'date-time', description: 'from rounded down to the unit.' },
+            to: { type: 'string', format: 'date-time', description: 'to rounded down to the unit.' },
+            fromMs: { type: 'integer' },
+            toMs: { type: 'integer' },
+            min: { $ref: '#/components/schemas/DecimalId' },
+            maxExclusive: {
+              type: 'string',
+              pattern: '^[0-9]{1,20}$',
+              description: 'One past the last ID of the range (may be 2^totalBits).',
             },
-            example: {
-              layout: 'twitter',
-              from: '2026-11-01T00:00:00.000Z',
-              to: '2026-12-01T00:00:00.000Z',
-              fromMs: 1793491200000,
-              toMs: 1796083200000,
-              min: '2116681624581046272',
-              maxExclusive: '2127553260549046272',
-              maxInclusive: '2127553260549046271',
-            },
+            maxInclusive: { oneOf: [{ $ref: '#/components/schemas/DecimalId' }, { type: 'null' }] },
           },
         },
-      },
+        {
+          layout: 'twitter',
+          from: '2026-11-01T00:00:00.000Z',
+          to: '2026-12-01T00:00:00.000Z',
+          fromMs: 1793491200000,
+          toMs: 1796083200000,
+          min: '2116681624581046272',
+          maxExclusive: '2127553260549046272',
+          maxInclusive: '2127553260549046271',
+        },
+      ),
       ...BAD,
       ...COMMON,
     },

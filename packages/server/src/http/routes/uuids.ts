@@ -9,7 +9,7 @@ import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext, UuidSource } from '../context.js';
-import { BAD, COMMON, FENCED } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 import { parseCount, pathSegment, wantsText } from './ids.js';
@@ -19,12 +19,14 @@ const TEXT_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base
 /** UUIDv7 on the routes' context (absent: the UUID routes answer 503). */
 export const UUIDS = new FeatureSlot<UuidSource>('uuids');
 
-function source(ctx: HttpContext): UuidSource {
-  const uuids = UUIDS.get(ctx);
+/** `uuids`, or the 503 of a service built without a UUID generator. */
+export function requireUuids(uuids: UuidSource | undefined): UuidSource {
   if (uuids === undefined)
     throw serverError('UNAVAILABLE', 'this service issues no UUIDs (it was built without a UUID generator)');
   return uuids;
 }
+
+const source = (ctx: HttpContext): UuidSource => requireUuids(UUIDS.get(ctx));
 
 /**
  * Reads the optional `format` query parameter: one of the UUID text forms.
@@ -125,19 +127,15 @@ export const uuidsBatchRoute: Route = {
       FORMAT_PARAM,
     ],
     responses: {
-      '200': {
-        description: 'count UUIDs in increasing order.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['uuids'],
-              properties: { uuids: { type: 'array', items: UUID_SCHEMA } },
-            },
-            example: { uuids: ['017f22e2-79b0-7cc3-98c4-dc0c0c07398f', '017f22e2-79b0-7cc3-98c4-dc0c0c17d4a1'] },
-          },
+      ...jsonOk(
+        'count UUIDs in increasing order.',
+        {
+          type: 'object',
+          required: ['uuids'],
+          properties: { uuids: { type: 'array', items: UUID_SCHEMA } },
         },
-      },
+        { uuids: ['017f22e2-79b0-7cc3-98c4-dc0c0c07398f', '017f22e2-79b0-7cc3-98c4-dc0c0c17d4a1'] },
+      ),
       ...BAD,
       ...COMMON,
       ...FENCED,
@@ -191,39 +189,35 @@ export const uuidsDecodeRoute: Route = {
       FORMAT_PARAM,
     ],
     responses: {
-      '200': {
-        description: 'The fields of the UUID.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['uuid', 'version', 'unixMs', 'timestamp', 'node', 'sequence'],
-              properties: {
-                uuid: UUID_SCHEMA,
-                version: { type: 'integer', enum: [7] },
-                variant: { type: 'string', enum: ['RFC 9562'] },
-                unixMs: { type: 'integer', description: 'unix_ts_ms: Unix milliseconds.' },
-                timestamp: { type: 'string', format: 'date-time' },
-                node: { type: 'integer', description: 'The node ID of the issuing lease.' },
-                sequence: { type: 'integer', description: 'The sequence within the millisecond.' },
-                nodeBits: { type: 'integer' },
-                sequenceBits: { type: 'integer' },
-              },
-            },
-            example: {
-              uuid: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f',
-              version: 7,
-              variant: 'RFC 9562',
-              unixMs: 1645557742000,
-              timestamp: '2022-02-22T19:22:22.000Z',
-              node: 19904,
-              sequence: 3345804,
-              nodeBits: 16,
-              sequenceBits: 22,
-            },
+      ...jsonOk(
+        'The fields of the UUID.',
+        {
+          type: 'object',
+          required: ['uuid', 'version', 'unixMs', 'timestamp', 'node', 'sequence'],
+          properties: {
+            uuid: UUID_SCHEMA,
+            version: { type: 'integer', enum: [7] },
+            variant: { type: 'string', enum: ['RFC 9562'] },
+            unixMs: { type: 'integer', description: 'unix_ts_ms: Unix milliseconds.' },
+            timestamp: { type: 'string', format: 'date-time' },
+            node: { type: 'integer', description: 'The node ID of the issuing lease.' },
+            sequence: { type: 'integer', description: 'The sequence within the millisecond.' },
+            nodeBits: { type: 'integer' },
+            sequenceBits: { type: 'integer' },
           },
         },
-      },
+        {
+          uuid: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f',
+          version: 7,
+          variant: 'RFC 9562',
+          unixMs: 1645557742000,
+          timestamp: '2022-02-22T19:22:22.000Z',
+          node: 19904,
+          sequence: 3345804,
+          nodeBits: 16,
+          sequenceBits: 22,
+        },
+      ),
       ...BAD,
       ...COMMON,
     },
