@@ -2,43 +2,34 @@
  * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with
  * `GET_LOCK` named locks (session-scoped), one InnoDB state row per lane.
  */
-import type { SqlFunction } from './ddl.js';
-import { lit, type GeneratorConsts, type GeneratorSql } from './generate-shared.js';
+import { lit, sqlFn } from './functions.js';
+import type { GeneratorConsts, GeneratorDdl } from './generate-shared.js';
 
 /** Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`). */
-export function mysqlGenerator(c: GeneratorConsts): GeneratorSql {
+export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
   const { p, o, lanes, laneSize: k } = c;
   const sig = (msg: string): string => `SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = ${lit(msg.slice(0, 128))}`;
   const laneVar = `@${p}lane`;
   /** The name of a lane's lock (lane i, 0 … lanes − 2) and of the shared lane's lock of session `id`. */
   const laneLock = (i: string) => `LEFT(CONCAT(${lit(`${p}lane`)}, ${i}, '@', DATABASE()), 64)`;
   const sharedLock = (id: string) => `LEFT(CONCAT(${lit(`${p}lanes#`)}, ${id}, '@', DATABASE()), 64)`;
-  const fns: SqlFunction[] = [
-    {
-      name: `${p}now_ms`,
-      signature: `${p}now_ms()`,
-      returns: 'BIGINT',
-      description: 'The generator clock: @flurry_now_ms if set (tests), else SYSDATE(3).',
-    },
-    {
-      name: `${p}lane`,
-      signature: `${p}lane()`,
-      returns: 'INT',
-      description: `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    },
-    {
-      name: `${p}next_id`,
-      signature: `${p}next_id()`,
-      returns: 'BIGINT UNSIGNED',
-      description: 'The next ID of the leased node.',
-    },
-    {
-      name: `${p}release_node`,
-      signature: `${p}release_node()`,
-      returns: 'BIGINT',
-      description:
-        'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    },
+  const functions = [
+    sqlFn(p, 'now_ms', '', 'BIGINT', 'The generator clock: @flurry_now_ms if set (tests), else SYSDATE(3).'),
+    sqlFn(
+      p,
+      'lane',
+      '',
+      'INT',
+      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
+    ),
+    sqlFn(p, 'next_id', '', 'BIGINT UNSIGNED', 'The next ID of the leased node.'),
+    sqlFn(
+      p,
+      'release_node',
+      '',
+      'BIGINT',
+      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
+    ),
   ];
   const statements = [
     `CREATE TABLE IF NOT EXISTS ${p}generator (
@@ -188,11 +179,5 @@ BEGIN
   RETURN v_hw;
 END`,
   ];
-  const script =
-    `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +
-    `-- leased in ${o.registryTable}; ${lanes} lane(s) of ${k} IDs per tick. Free it with: SELECT ${p}release_node();  See docs/sql.md.\n` +
-    `DELIMITER $$\n` +
-    statements.map((s) => s + ' $$\n').join('\n') +
-    `DELIMITER ;\n`;
-  return { functions: fns, statements, script, lanes, laneSize: k };
+  return { functions, statements };
 }

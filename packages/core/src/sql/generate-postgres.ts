@@ -5,14 +5,14 @@
  * lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no row; sessions
  * beyond the lanes share the last lane and update its row on every call.
  */
-import type { SqlFunction } from './ddl.js';
-import { GENERATOR_RESERVE_MS, lit, type GeneratorConsts, type GeneratorSql } from './generate-shared.js';
+import { lit, sqlFn } from './functions.js';
+import { GENERATOR_RESERVE_MS, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
 
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
 
 /** Builds the PostgreSQL generator DDL from validated constants (called by `generatorSql`). */
-export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
+export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   const { p, o, layout, lanes, laneSize: k } = c;
   const wide = layout.totalBits === 64;
   const idType = wide ? 'numeric(20,0)' : 'bigint';
@@ -29,50 +29,38 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorSql {
   const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / c.unit));
   // The cursor belongs to one lane of one set-up (the token is new at each --generate).
   const cursorTag = (lane: string) => `${lane}::text || ${lit(':' + o.token)}`;
-  const fns: SqlFunction[] = [
-    {
-      name: `${p}now_ms`,
-      signature: `${p}now_ms()`,
-      returns: 'bigint',
-      description: 'The generator clock: flurry.now_ms if set (tests), else clock_timestamp().',
-    },
-    {
-      name: `${p}lane`,
-      signature: `${p}lane()`,
-      returns: 'integer',
-      description: `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    },
-    {
-      name: `${p}cursor`,
-      signature: `${p}cursor(l integer)`,
-      returns: 'void',
-      description: "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.",
-    },
-    {
-      name: `${p}cursor_wait`,
-      signature: `${p}cursor_wait(t bigint)`,
-      returns: 'void',
-      description: 'Waits until the clock reaches tick t (at most maxWaitMs), else raises.',
-    },
-    {
-      name: `${p}next_id`,
-      signature: `${p}next_id()`,
-      returns: idType,
-      description: 'The next ID of the leased node.',
-    },
-    {
-      name: `${p}next_ids`,
-      signature: `${p}next_ids(n integer)`,
-      returns: `SETOF ${idType}`,
-      description: 'n next IDs (1..100000), increasing.',
-    },
-    {
-      name: `${p}release_node`,
-      signature: `${p}release_node()`,
-      returns: 'bigint',
-      description:
-        'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    },
+  const functions = [
+    sqlFn(p, 'now_ms', '', 'bigint', 'The generator clock: flurry.now_ms if set (tests), else clock_timestamp().'),
+    sqlFn(
+      p,
+      'lane',
+      '',
+      'integer',
+      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
+    ),
+    sqlFn(
+      p,
+      'cursor',
+      'l integer',
+      'void',
+      "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.",
+    ),
+    sqlFn(
+      p,
+      'cursor_wait',
+      't bigint',
+      'void',
+      'Waits until the clock reaches tick t (at most maxWaitMs), else raises.',
+    ),
+    sqlFn(p, 'next_id', '', idType, 'The next ID of the leased node.'),
+    sqlFn(p, 'next_ids', 'n integer', `SETOF ${idType}`, 'n next IDs (1..100000), increasing.'),
+    sqlFn(
+      p,
+      'release_node',
+      '',
+      'bigint',
+      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
+    ),
   ];
   const raise = (msg: string, ...args: string[]) =>
     `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
@@ -359,9 +347,5 @@ BEGIN
 END
 $flurry$`,
   ];
-  const script =
-    `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +
-    `-- leased in ${o.registryTable}; ${lanes} lane(s) of ${k} IDs per tick. Free it with: SELECT ${p}release_node();  See docs/sql.md.\n` +
-    statements.map((s) => s + ';\n').join('\n');
-  return { functions: fns, statements, script, lanes, laneSize: k };
+  return { functions, statements };
 }

@@ -3,7 +3,7 @@
  * modules share.
  */
 import type { Layout } from '../layout/layout.js';
-import type { SqlDialect, SqlFunction } from './ddl.js';
+import type { SqlDialect, SqlFunction } from './functions.js';
 
 /**
  * What `generatorSql` needs: the dialect, the leased node and the registry row that
@@ -42,6 +42,9 @@ export interface GeneratorSql {
   readonly laneSize: number;
 }
 
+/** What a dialect module builds; `generatorSql` adds the script. */
+export type GeneratorDdl = Pick<GeneratorSql, 'functions' | 'statements'>;
+
 /** What the dialect modules build from (validated by `generatorSql`). */
 export interface GeneratorConsts {
   readonly layout: Layout;
@@ -64,9 +67,6 @@ export interface GeneratorConsts {
   readonly lockKey: number;
   readonly o: GeneratorSqlOptions;
 }
-
-/** A string literal of SQL (quotes doubled). */
-export const lit = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's

@@ -10,6 +10,7 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
 import { sqlPrefix } from './ddl.js';
+import { sqlScript } from './functions.js';
 import type { GeneratorConsts, GeneratorSql, GeneratorSqlOptions } from './generate-shared.js';
 
 export { GENERATOR_RESERVE_MS, type GeneratorSql, type GeneratorSqlOptions } from './generate-shared.js';
@@ -114,5 +115,9 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
     lockKey: fnv31(`flurry lanes ${p}`),
     o,
   };
-  return o.dialect === 'postgres' ? postgresGenerator(c) : mysqlGenerator(c);
+  const { functions, statements } = o.dialect === 'postgres' ? postgresGenerator(c) : mysqlGenerator(c);
+  const header =
+    `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +
+    `-- leased in ${o.registryTable}; ${lanes} lane(s) of ${c.laneSize} IDs per tick. Free it with: SELECT ${p}release_node();  See docs/sql.md.\n`;
+  return { functions, statements, script: sqlScript(o.dialect, header, statements), lanes, laneSize: c.laneSize };
 }
