@@ -10,12 +10,19 @@ import { plural } from '../text.js';
 export const TWO32 = 4294967296;
 
 const scratch = new DataView(new ArrayBuffer(8));
+const halves = new Float64Array(2);
 
 /**
  * Splits a bigint in [0, 2^64) into its high and low 32-bit halves, written into `out`
  * (`out[0]` = high, `out[1]` = low). The caller has range-checked the value.
  */
 export function splitU64(value: bigint, out: Float64Array): void {
+  if (value <= 0x1fffffffffffffn) {
+    const n = Number(value);
+    out[0] = Math.floor(n / TWO32);
+    out[1] = n - out[0] * TWO32;
+    return;
+  }
   scratch.setBigUint64(0, value);
   out[0] = scratch.getUint32(0);
   out[1] = scratch.getUint32(4);
@@ -210,12 +217,8 @@ export class Alphabet {
       const s = value.toString(this.nativeRadix);
       return s.length < width ? this.zeros[width - s.length] + s : s;
     }
-    if (value <= 0x1fffffffffffffn) {
-      const v = Number(value);
-      return this.encode(Math.floor(v / TWO32), v % TWO32, width);
-    }
-    scratch.setBigUint64(0, value);
-    return this.encode(scratch.getUint32(0), scratch.getUint32(4), width);
+    splitU64(value, halves);
+    return this.encode(halves[0], halves[1], width);
   }
 
   /**

@@ -403,15 +403,7 @@ export class PublicIdCipher {
           },
         );
       }
-      if (x <= 0x1fffffffffffffn) {
-        const n = Number(x);
-        const hi = Math.floor(n / TWO32);
-        this.halves[0] = hi;
-        this.halves[1] = n - hi * TWO32;
-      } else {
-        splitU64(x, this.halves);
-      }
-      return;
+      return splitU64(x, this.halves);
     }
     if (typeof x === 'number' && Number.isSafeInteger(x)) return this.split(BigInt(x), max, what);
     throw new FlurryError(

@@ -120,16 +120,9 @@ export class FeistelPermutation {
    * `this.out` as [hi, lo]. No range check: callers pass in-range values.
    */
   encryptHalves(hi: number, lo: number): void {
-    let a: number;
-    let b: number;
-    if (this.bits <= 32) {
-      a = Math.floor(lo / this.powV);
-      b = lo - a * this.powV;
-    } else {
-      const q = Math.floor(lo / this.powV);
-      a = hi * this.powHiShift + q;
-      b = lo - q * this.powV;
-    }
+    const q = Math.floor(lo / this.powV);
+    let a = hi * this.powHiShift + q;
+    let b = lo - q * this.powV;
     let maskA = this.maskU;
     let maskB = this.maskV;
     for (let i = 0; i < FEISTEL_ROUNDS; i++) {
@@ -145,16 +138,9 @@ export class FeistelPermutation {
 
   /** Inverse of {@link encryptHalves}; the result is in `this.out` as [hi, lo]. */
   decryptHalves(hi: number, lo: number): void {
-    let a: number;
-    let b: number;
-    if (this.bits <= 32) {
-      a = Math.floor(lo / this.powV);
-      b = lo - a * this.powV;
-    } else {
-      const q = Math.floor(lo / this.powV);
-      a = hi * this.powHiShift + q;
-      b = lo - q * this.powV;
-    }
+    const q = Math.floor(lo / this.powV);
+    let a = hi * this.powHiShift + q;
+    let b = lo - q * this.powV;
     // Before round i the left part is u bits wide when i is even, v bits when i is odd.
     for (let i = FEISTEL_ROUNDS - 1; i >= 0; i--) {
       const maskPrevA = (i & 1) === 0 ? this.maskU : this.maskV;
@@ -165,15 +151,11 @@ export class FeistelPermutation {
     this.join(a, b);
   }
 
+  /** (a, b) back to [hi, lo] in `out` (for N ≤ 32, a < 2^(32 − v), so hi is 0). */
   private join(a: number, b: number): void {
-    if (this.bits <= 32) {
-      this.out[0] = 0;
-      this.out[1] = a * this.powV + b;
-    } else {
-      const hi = Math.floor(a / this.powHiShift);
-      this.out[0] = hi;
-      this.out[1] = (a - hi * this.powHiShift) * this.powV + b;
-    }
+    const hi = Math.floor(a / this.powHiShift);
+    this.out[0] = hi;
+    this.out[1] = (a - hi * this.powHiShift) * this.powV + b;
   }
 
   /** Encrypts a number ID of at most N (≤ 53) bits; no range check. */
@@ -220,13 +202,6 @@ export class FeistelPermutation {
         },
       );
     }
-    if (x <= 0x1fffffffffffffn) {
-      const n = Number(x);
-      const hi = Math.floor(n / TWO32);
-      this.out[0] = hi;
-      this.out[1] = n - hi * TWO32;
-    } else {
-      splitU64(x, this.out);
-    }
+    splitU64(x, this.out);
   }
 }
