@@ -7,7 +7,7 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
-import { TO_MS, checkDialect, functionSet, mysqlTime, type LayoutSql, type SqlDialect } from './functions.js';
+import { TO_MS, checkDialect, functionSet, toTime, type LayoutSql, type SqlDialect } from './functions.js';
 
 export type { LayoutSql, SqlDialect, SqlFunction } from './functions.js';
 
@@ -53,21 +53,8 @@ export function sqlPrefix(prefix: string | undefined): string {
   return p;
 }
 
-/** Facts about the layout the generators of both dialects need, as SQL literals. */
-interface Facts {
-  epoch: string;
-  expires: string;
-  unit: string;
-  tsShift: number;
-  tsMask: bigint;
-  maxTick: string;
-  nonTime: bigint;
-  range: string;
-  epochIso: string;
-  expiresIso: string;
-}
-
-function factsOf(layout: Layout): Facts {
+/** Facts about the layout both dialects need, as SQL literals. */
+function factsOf(layout: Layout) {
   const ts = layout.timestampField;
   const tsMask = (1n << BigInt(ts.bits)) - 1n;
   const epochIso = new Date(layout.epochMs).toISOString();
@@ -77,8 +64,6 @@ function factsOf(layout: Layout): Facts {
     expires: String(layout.expiresAt.getTime()),
     unit: String(layout.unitMs),
     tsShift: ts.shift,
-    tsMask,
-    maxTick: String(layout.maxTick),
     nonTime: layout.maxId & ~(tsMask << BigInt(ts.shift)),
     range: `${epochIso} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${expiresIso} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`,
     epochIso,
@@ -114,57 +99,108 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
       );
     }
   }
-  return dialect === 'postgres' ? postgresSql(layout, p) : mysqlSql(layout, p);
+  return dialectSql(layout, p, dialect);
 }
 
-function postgresSql(layout: Layout, p: string): LayoutSql {
+/** The functions of {@link layoutSql} in one dialect (the same functions, types and descriptions in both). */
+function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
   const x = factsOf(layout);
-  const wide = layout.totalBits === 64;
-  const idType = wide ? 'numeric(20,0)' : 'bigint';
-  const { add, done } = functionSet('postgres', p);
+  const pg = dialect === 'postgres';
+  const wide = pg && layout.totalBits === 64;
+  const idType = pg ? (wide ? 'numeric(20,0)' : 'bigint') : 'BIGINT UNSIGNED';
+  const [big, int, time, utc, ret] = pg
+    ? ['bigint', 'integer', 'timestamptz', '', 'SELECT ']
+    : ['BIGINT', 'INT', 'DATETIME(3)', 'UTC ', 'RETURN '];
+  const { add, done } = functionSet(dialect, p);
   /** `(id >> shift) & mask` on the ID type. */
   const field = (shift: number, bits: number): string =>
     wide
       ? `mod(div(id, ${1n << BigInt(shift)}), ${1n << BigInt(bits)})`
       : `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
-  const layoutNote = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
+  /** The function body returning a field as `type`. */
+  const fieldOf = (shift: number, bits: number, type: string): string =>
+    pg ? `SELECT ${field(shift, bits)}::${type}` : `RETURN ${field(shift, bits)}`;
+  const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
+  const id = `id ${idType}`;
+  const unixMs = `${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`;
   add(
     'unix_ms',
-    `id ${idType}`,
-    'bigint',
-    `SELECT (${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit})::bigint`,
-    `Unix milliseconds of an ID (the start of its tick) under the ${layoutNote}.`,
+    id,
+    big,
+    pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`,
+    `Unix milliseconds of an ID (the start of its tick) under the ${note}.`,
   );
   add(
     'timestamp',
-    `id ${idType}`,
-    'timestamptz',
-    `SELECT to_timestamp(${p}unix_ms(id)::double precision / 1000)`,
-    `The time of an ID (the start of its tick) under the ${layoutNote}.`,
+    id,
+    time,
+    ret + toTime(dialect, `${p}unix_ms(id)`),
+    `The ${utc}time of an ID (the start of its tick) under the ${note}.`,
   );
   for (const f of layout.nodeFields) {
-    const t = f.bits <= 31 ? 'integer' : 'bigint';
+    const t = f.bits <= 31 ? int : big;
     add(
       f.name.toLowerCase(),
-      `id ${idType}`,
+      id,
       t,
-      `SELECT ${field(f.shift, f.bits)}::${t}`,
-      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${layoutNote}.`,
+      fieldOf(f.shift, f.bits, t),
+      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`,
     );
   }
+  const seq = layout.sequenceField;
   add(
     'sequence',
-    `id ${idType}`,
-    'integer',
-    `SELECT ${field(layout.sequenceField.shift, layout.sequenceBits)}::integer`,
-    `The sequence (${layout.sequenceBits} bits at bit ${layout.sequenceField.shift}) of an ID under the ${layoutNote}.`,
+    id,
+    int,
+    fieldOf(seq.shift, seq.bits, int),
+    `The sequence (${seq.bits} bits at bit ${seq.shift}) of an ID under the ${note}.`,
   );
-  const shiftTick = wide ? `tick::numeric * ${1n << BigInt(x.tsShift)}` : `tick << ${x.tsShift}`;
+  const minIdMs = minIdMsBody(layout, x, pg, wide);
   add(
     'min_id_ms',
-    'ms bigint',
+    `ms ${big}`,
     idType,
-    `DECLARE
+    minIdMs,
+    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
+    'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
+  );
+  add(
+    'max_id_ms',
+    `ms ${big}`,
+    idType,
+    `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
+    `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
+  );
+  add(
+    'min_id',
+    `t ${time}`,
+    idType,
+    `${ret}${p}min_id_ms(${TO_MS[dialect]})`,
+    `The smallest ID of the ${utc}instant t (rounded down to the unit) under the ${note}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
+  );
+  add(
+    'max_id',
+    `t ${time}`,
+    idType,
+    `${ret}${p}max_id_ms(${TO_MS[dialect]})`,
+    `The largest ID of the ${utc}instant t (rounded down to the unit) under the ${note}.`,
+  );
+  return done(
+    idType,
+    pg
+      ? `-- Flurry SQL functions for the ${note}; PostgreSQL 11+.\n` +
+          `-- IDs are ${idType}. Generated by flurry sql --dialect postgres; see docs/sql.md.\n`
+      : `-- Flurry SQL functions for the ${note}; MySQL 8 / MariaDB 10.5+.\n` +
+          `-- IDs are ${idType}; times are UTC DATETIME(3). Generated by flurry sql --dialect mysql; see docs/sql.md.\n`,
+  );
+}
+
+/** The body of `min_id_ms`: the range check (SQLSTATE 22008) and the tick shifted into place. */
+function minIdMsBody(layout: Layout, x: ReturnType<typeof factsOf>, pg: boolean, wide: boolean): string {
+  const shiftTick = wide ? `tick::numeric * ${1n << BigInt(x.tsShift)}` : `tick << ${x.tsShift}`;
+  // MySQL's SIGNAL MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
+  return pg
+    ? `DECLARE
   tick bigint;
 BEGIN
   IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
@@ -174,116 +210,14 @@ BEGIN
   END IF;
   tick := (ms - ${x.epoch}) / ${x.unit};
   RETURN ${shiftTick};
-END`,
-    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${layoutNote}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
-    'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
-  );
-  add(
-    'max_id_ms',
-    'ms bigint',
-    idType,
-    `SELECT ${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
-    `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${layoutNote}.`,
-  );
-  const toMs = TO_MS.postgres;
-  add(
-    'min_id',
-    't timestamptz',
-    idType,
-    `SELECT ${p}min_id_ms(${toMs})`,
-    `The smallest ID of the instant t (rounded down to the unit) under the ${layoutNote}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
-  );
-  add(
-    'max_id',
-    't timestamptz',
-    idType,
-    `SELECT ${p}max_id_ms(${toMs})`,
-    `The largest ID of the instant t (rounded down to the unit) under the ${layoutNote}.`,
-  );
-  return done(
-    idType,
-    `-- Flurry SQL functions for the ${layoutNote}; PostgreSQL 11+.\n` +
-      `-- IDs are ${idType}. Generated by flurry sql --dialect postgres; see docs/sql.md.\n`,
-  );
-}
-
-function mysqlSql(layout: Layout, p: string): LayoutSql {
-  const x = factsOf(layout);
-  const idType = 'BIGINT UNSIGNED';
-  const { add, done } = functionSet('mysql', p);
-  const field = (shift: number, bits: number): string => `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
-  const layoutNote = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
-  add(
-    'unix_ms',
-    `id ${idType}`,
-    'BIGINT',
-    `RETURN ${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`,
-    `Unix milliseconds of an ID (the start of its tick) under the ${layoutNote}.`,
-  );
-  add(
-    'timestamp',
-    `id ${idType}`,
-    'DATETIME(3)',
-    `RETURN ${mysqlTime(`${p}unix_ms(id)`)}`,
-    `The UTC time of an ID (the start of its tick) under the ${layoutNote}.`,
-  );
-  for (const f of layout.nodeFields) {
-    add(
-      f.name.toLowerCase(),
-      `id ${idType}`,
-      f.bits <= 31 ? 'INT' : 'BIGINT',
-      `RETURN ${field(f.shift, f.bits)}`,
-      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${layoutNote}.`,
-    );
-  }
-  add(
-    'sequence',
-    `id ${idType}`,
-    'INT',
-    `RETURN ${field(layout.sequenceField.shift, layout.sequenceBits)}`,
-    `The sequence (${layout.sequenceBits} bits at bit ${layout.sequenceField.shift}) of an ID under the ${layoutNote}.`,
-  );
-  // SIGNAL's MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
-  add(
-    'min_id_ms',
-    'ms BIGINT',
-    idType,
-    `BEGIN
+END`
+    : `BEGIN
   IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
     BEGIN
       DECLARE msg VARCHAR(128) DEFAULT LEFT(CONCAT('FLURRY_E_TIME_OUT_OF_RANGE: ms ', ms, ' not in [${x.epochIso}, ${x.expiresIso})'), 128);
       SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
     END;
   END IF;
-  RETURN CAST(DIV_PLACEHOLDER AS UNSIGNED) << ${x.tsShift};
-END`.replace('DIV_PLACEHOLDER', `(ms - ${x.epoch}) DIV ${x.unit}`),
-    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${layoutNote}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
-  );
-  add(
-    'max_id_ms',
-    'ms BIGINT',
-    idType,
-    `RETURN ${p}min_id_ms(ms) | ${x.nonTime}`,
-    `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${layoutNote}.`,
-  );
-  const toMs = TO_MS.mysql;
-  add(
-    'min_id',
-    't DATETIME(3)',
-    idType,
-    `RETURN ${p}min_id_ms(${toMs})`,
-    `The smallest ID of the UTC instant t (rounded down to the unit) under the ${layoutNote}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
-  );
-  add(
-    'max_id',
-    't DATETIME(3)',
-    idType,
-    `RETURN ${p}max_id_ms(${toMs})`,
-    `The largest ID of the UTC instant t (rounded down to the unit) under the ${layoutNote}.`,
-  );
-  return done(
-    idType,
-    `-- Flurry SQL functions for the ${layoutNote}; MySQL 8 / MariaDB 10.5+.\n` +
-      `-- IDs are ${idType}; times are UTC DATETIME(3). Generated by flurry sql --dialect mysql; see docs/sql.md.\n`,
-  );
+  RETURN CAST((ms - ${x.epoch}) DIV ${x.unit} AS UNSIGNED) << ${x.tsShift};
+END`;
 }

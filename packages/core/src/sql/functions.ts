@@ -58,9 +58,11 @@ export const TO_MS: Readonly<Record<SqlDialect, string>> = {
   mysql: `FLOOR(TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', t) / 1000)`,
 };
 
-/** The MySQL `DATETIME(3)` (UTC) of the Unix ms expression `ms`. */
-export const mysqlTime = (ms: string): string =>
-  `TIMESTAMPADD(MICROSECOND, ${ms} * 1000, TIMESTAMP'1970-01-01 00:00:00')`;
+/** The time of the Unix ms expression `ms` (PostgreSQL `timestamptz`, MySQL `DATETIME(3)` in UTC). */
+export const toTime = (dialect: SqlDialect, ms: string): string =>
+  dialect === 'postgres'
+    ? `to_timestamp(${ms}::double precision / 1000)`
+    : `TIMESTAMPADD(MICROSECOND, ${ms} * 1000, TIMESTAMP'1970-01-01 00:00:00')`;
 
 /** The script of `statements` for the dialect's command-line client, after the `--` comment `header`. */
 export function sqlScript(dialect: SqlDialect, header: string, statements: readonly string[]): string {

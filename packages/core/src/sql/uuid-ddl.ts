@@ -6,7 +6,7 @@
 import { assertKnownOptions } from '../known-options.js';
 import { UuidFormat } from '../uuid/format.js';
 import { sqlPrefix } from './ddl.js';
-import { TO_MS, checkDialect, functionSet, lit, mysqlTime, type LayoutSql, type SqlDialect } from './functions.js';
+import { TO_MS, checkDialect, functionSet, lit, toTime, type LayoutSql, type SqlDialect } from './functions.js';
 
 /** Options of {@link uuidSql}. */
 export interface UuidSqlOptions {
@@ -65,7 +65,7 @@ function postgresUuidSql(p: string, f: UuidFormat): LayoutSql {
     'uuid_timestamp',
     'u uuid',
     'timestamptz',
-    `SELECT to_timestamp(${p}uuid_unix_ms(u)::double precision / 1000)`,
+    `SELECT ${toTime('postgres', `${p}uuid_unix_ms(u)`)}`,
     'The time of a UUIDv7 (millisecond precision); NULL when not a v7 UUID.',
   );
   add(
@@ -155,19 +155,19 @@ function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
     `RETURN ${p}uuid_unix_ms(${text})`,
     'Unix milliseconds of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
   );
-  const toTime = (ms: string): string => `RETURN ${mysqlTime(ms)}`;
+  const time = (ms: string): string => `RETURN ${toTime('mysql', ms)}`;
   add(
     'uuid_timestamp',
     'u BINARY(16)',
     'DATETIME(3)',
-    toTime(`${p}uuid_unix_ms(u)`),
+    time(`${p}uuid_unix_ms(u)`),
     'The UTC time of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.',
   );
   add(
     'uuid_timestamp_text',
     'u CHAR(36)',
     'DATETIME(3)',
-    toTime(`${p}uuid_unix_ms_text(u)`),
+    time(`${p}uuid_unix_ms_text(u)`),
     'The UTC time of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
   );
   add(
