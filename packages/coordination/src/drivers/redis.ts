@@ -21,7 +21,6 @@ import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
   checkDriverOptions,
-  clause,
   EngineDriverBase,
   exhaustedError,
   HOLDERS_LISTED,
@@ -31,10 +30,10 @@ import {
   preferredSlot,
   previousHolder,
   randomStart,
-  readHolder,
+  jsonObject,
   recordToStore,
+  unreachableError,
   validateClaim,
-  unreachableAdvice,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
@@ -186,7 +185,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     heldSlots.sort((a, b) => a - b);
     const infos =
       heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    const holders = heldSlots.map((slot, i) => listedHolder(slot, readHolder(infos[i] ?? '{}')));
+    const holders = heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i])));
     throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
   }
 
@@ -351,11 +350,7 @@ function redisError(
       err,
     );
   }
-  return registryError(
-    'UNREACHABLE',
-    `Redis at ${parsed.redacted} could not be reached while trying to ${what} (tried ${parsed.host}:${parsed.port}, db ${parsed.db}): ` +
-      `${clause(msg.split('\n')[0])}. ${unreachableAdvice('Redis', `${parsed.host}:${parsed.port}`, phase)}`,
-    details,
-    err,
-  );
+  const at = `${parsed.host}:${parsed.port}`;
+  const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
+  return unreachableError('Redis', parsed.redacted, c, details, err);
 }

@@ -16,9 +16,9 @@ import {
   NO_PREVIOUS_HOLDER,
   preferredSlot,
   randomStart,
-  readHolder,
+  jsonObject,
   recordToStore,
-  unreachableAdvice,
+  unreachableError,
   validateClaim,
   type DriverPhase,
   type EngineClaimState,
@@ -115,14 +115,11 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
           details,
           err,
         );
-      default:
-        return registryError(
-          'UNREACHABLE',
-          `${this.where} could not be reached while trying to ${what} (tried ${u.host}:${u.port}, database ${u.database}): ` +
-            `${clause(msg)}. ${unreachableAdvice(this.engine.name, `${u.host}:${u.port}`, phase)}`,
-          details,
-          err,
-        );
+      default: {
+        const at = `${u.host}:${u.port}`;
+        const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
+        return unreachableError(this.engine.name, this.url, c, details, err);
+      }
     }
   }
 
@@ -230,9 +227,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       }
     }
     const held = rows.filter((r) => r.live && r.slot < req.slots).sort((a, b) => a.slot - b.slot);
-    const holders = held
-      .slice(0, HOLDERS_LISTED)
-      .map((r) => listedHolder(r.slot, r.holder === null ? {} : readHolder(r.holder)));
+    const holders = held.slice(0, HOLDERS_LISTED).map((r) => listedHolder(r.slot, jsonObject(r.holder)));
     throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 

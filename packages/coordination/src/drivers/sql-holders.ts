@@ -3,6 +3,7 @@
  * `now()` (timing: docs/node-ids.md, "Listing holders").
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
+import { jsonObject } from './common.js';
 import type { SqlDialect } from './sql-table.js';
 
 /**
@@ -24,13 +25,10 @@ export function holdersStatement(dialect: SqlDialect, table: string): string {
 
 /** One row of {@link holdersStatement} as a {@link HolderRecord}. */
 export function holderFromRow(row: Record<string, unknown>): HolderRecord {
-  let h: Partial<HolderInfo> & { since?: unknown; renewedAtMs?: unknown; ttlMs?: unknown } = {};
-  try {
-    if (typeof row.holder === 'string') h = JSON.parse(row.holder) as typeof h;
-    else if (row.holder && typeof row.holder === 'object') h = row.holder;
-  } catch {
-    /* listed by slot only */
-  }
+  type Stored = HolderInfo & { since: unknown; renewedAtMs: unknown; ttlMs: unknown };
+  const h = (
+    typeof row.holder === 'object' && row.holder ? row.holder : jsonObject(String(row.holder))
+  ) as Partial<Stored>;
   const { since, renewedAtMs, ttlMs: _ttl, ...holder } = h;
   const now = Number(row.now_ms);
   const updated = Number(row.updated_ms);

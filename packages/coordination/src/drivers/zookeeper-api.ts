@@ -70,7 +70,6 @@ export interface ZkClient extends EventEmitter {
   mkdirp(path: string, cb: (err: ZkClientException | null, path: string) => void): void;
   transaction(): ZkTransaction;
   getSessionId(): Buffer;
-  getSessionPassword(): Buffer;
   getSessionTimeout(): number;
 }
 
@@ -82,8 +81,6 @@ export interface ZkModule {
       sessionTimeout: number;
       spinDelay: number;
       retries: number;
-      sessionId?: Buffer;
-      sessionPassword?: Buffer;
     },
   ): ZkClient;
   CreateMode: { PERSISTENT: number; EPHEMERAL: number; PERSISTENT_SEQUENTIAL: number; EPHEMERAL_SEQUENTIAL: number };

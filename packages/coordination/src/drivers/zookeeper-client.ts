@@ -96,11 +96,6 @@ export class ZkSessionPool {
     await Promise.all(all.map((s) => s.close()));
   }
 
-  /** True after close(). */
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   private assertOpen(): void {
     if (this.closed)
       throw registryError('CLOSED', `the registry ${redactUrl(this.opts.url)} was closed; open a new one`, {

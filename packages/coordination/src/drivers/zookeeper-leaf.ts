@@ -270,8 +270,8 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
     this.assertOpen();
     try {
       const session = await this.readSession();
-      const root = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
-      const q = { root, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
+      const dir = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
+      const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
       return await readLeafHolders(session, q);
     } catch (err) {
       throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
