@@ -12,7 +12,7 @@ import {
   type SqlSslMode,
 } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
+import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-table.js';
 
 /** A parsed SQL registry URL (see {@link parseSqlUrl}). */
 export interface SqlUrl {
