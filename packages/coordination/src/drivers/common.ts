@@ -75,6 +75,19 @@ export function checkDriverOptions(
     throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(ms)})`, {});
 }
 
+/** The user and password of a URL's `user[:password]` (password undefined without a colon), decoded. */
+export function userInfo(text: string, bad: (why: string) => Error): { user: string; password: string | undefined } {
+  const colon = text.indexOf(':');
+  try {
+    return {
+      user: decodeURIComponent(colon < 0 ? text : text.slice(0, colon)),
+      password: colon < 0 ? undefined : decodeURIComponent(text.slice(colon + 1)),
+    };
+  } catch {
+    throw bad('the user or password is not valid percent-encoding');
+  }
+}
+
 /** The phase of a driver operation, for the advice of an unreachable-engine error. */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 

@@ -5,7 +5,7 @@
  */
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
+import type { ZkSession, ZkSessionPool } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
@@ -90,16 +90,6 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
     );
   }
   return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
-}
-
-/** The session pool of a ZooKeeper driver (either scheme); nothing is connected yet. */
-export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOptions): ZkSessionPool {
-  return new ZkSessionPool({
-    hosts: parsed.hosts,
-    url: parsed.display,
-    connectTimeoutMs: opts.connectTimeoutMs,
-    logger: opts.logger,
-  });
 }
 
 /**
