@@ -208,15 +208,8 @@ export function parseHighWaterRecord(
   where: RecordPlace,
 ): HighWaterRecord | undefined {
   if (raw === null || raw === undefined || raw === '') return undefined;
-  let rec: unknown;
-  try {
-    rec = JSON.parse(raw);
-  } catch {
-    rec = undefined;
-  }
-  const r = rec as Partial<HighWaterRecord> | undefined;
+  const r = jsonObject<HighWaterRecord>(raw);
   if (
-    !r ||
     typeof r.highWaterMs !== 'number' ||
     !Number.isFinite(r.highWaterMs) ||
     r.highWaterMs < 0 ||

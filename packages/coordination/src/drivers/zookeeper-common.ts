@@ -6,7 +6,7 @@
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import type { ZkSession, ZkSessionPool } from './zookeeper-client.js';
-import type { EngineDriverOptions } from './common.js';
+import { jsonObject, type EngineDriverOptions } from './common.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
@@ -68,16 +68,8 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
  * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
  */
 export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(data.toString('utf8'));
-  } catch {
-    v = undefined;
-  }
-  const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
+  const r = jsonObject(data.toString('utf8'));
   if (
-    !r ||
-    typeof r !== 'object' ||
     typeof r.highWaterMs !== 'number' ||
     !Number.isFinite(r.highWaterMs) ||
     r.highWaterMs < 0 ||
