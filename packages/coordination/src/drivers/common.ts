@@ -324,16 +324,9 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   }
 
   protected assertOpen(): void {
-    if (this.closed) {
-      const url = this.url;
-      throw registryError(
-        'CLOSED',
-        `the ${this.engineName} registry ${url} was closed; open a new one to claim node IDs`,
-        {
-          url,
-        },
-      );
-    }
+    if (!this.closed) return;
+    const why = `the ${this.engineName} registry ${this.url} was closed; open a new one to claim node IDs`;
+    throw registryError('CLOSED', why, { url: this.url });
   }
 
   /** The state this driver keeps for `claim`, if it is still its own claim of that slot. */

@@ -79,20 +79,9 @@ end
 return 0
 `;
 
-type ScriptClient = Redis & {
-  flurryClaim(
-    slot: string,
-    holder: string,
-    hw: string,
-    token: string,
-    ttl: number,
-    holderJson: string,
-    seenHw: string,
-    newHw: string,
-  ): Promise<[number, string?]>;
-  flurryRenew(slot: string, holder: string, hw: string, token: string, ttl: number, hwJson: string): Promise<number>;
-  flurryRelease(slot: string, holder: string, hw: string, token: string, hwJson: string): Promise<number>;
-};
+/** The client with the three scripts (keys, then arguments, as their comments say). */
+type ScriptClient = Redis &
+  Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -146,7 +135,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     for (let attempt = 0; attempt < 3; attempt++) {
       const prev = previousHolder(this.parseRecord(seen, keys[2]));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-      const res = await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, JSON.stringify(first));
+      const newHw = JSON.stringify(first);
+      const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
+        number,
+        string?,
+      ];
       const outcome = Number(res[0]);
       if (outcome === 1) {
         this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
