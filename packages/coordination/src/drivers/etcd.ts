@@ -7,8 +7,7 @@ import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
-import { keepAliveOnce } from './etcd-keepalive.js';
-import { isAuthError, retryEachHost, skipFailedHost } from './etcd-policy.js';
+import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
 import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
   checkDriverOptions,
