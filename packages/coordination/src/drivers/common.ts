@@ -240,7 +240,7 @@ export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder
 export function jsonObject<T extends object = Record<string, unknown>>(text: string | null | undefined): Partial<T> {
   try {
     const v: unknown = JSON.parse(text ?? '');
-    return v !== null && typeof v === 'object' ? (v as Partial<T>) : {};
+    return v !== null && typeof v === 'object' ? v : {};
   } catch {
     return {};
   }

@@ -346,7 +346,7 @@ export class ZkSession {
           code: typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS,
           opIndex: idx >= 0 ? idx : undefined,
         });
-        cb(e as unknown as ZkClientException);
+        cb(e);
       }),
     );
   }
