@@ -90,12 +90,7 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   // Record the claim-time mark, then wait (renewing) for the first tick above the floor.
   let start: Start;
   try {
-    start = await settleClaim(driver, claim, floor, opts, {
-      renewTimeoutMs: plan.renewTimeoutMs,
-      what: `slot ${claim.slot} of ${namespace} at ${driver.url}`,
-      alive: () => plan.alive(),
-      tick: plan.tick,
-    });
+    start = await settleClaim(driver, claim, floor, opts, plan, `slot ${claim.slot} of ${namespace} at ${driver.url}`);
   } catch (cause) {
     return giveBack('settle', cause);
   }
@@ -124,27 +119,21 @@ async function claimWithTimeout(
   }
 }
 
-/** How {@link settleClaim} waits: renewal timeout, error wording, abort check, the layout's time grid. */
-interface SettleOptions {
-  readonly renewTimeoutMs: number;
-  readonly what: string;
-  readonly alive: () => boolean;
-  readonly tick: TickGrid | undefined;
-}
-
 /**
  * Records the claim-time mark, then waits until the clock passes `floor`, renewing the claim
- * meanwhile; returns the start of the last successful renewal. The caller releases on a throw.
+ * meanwhile (`what` names it in errors); returns the start of the last successful renewal. The
+ * caller releases on a throw.
  */
 async function settleClaim(
   driver: RegistryDriver,
   claim: Claim,
   floor: number,
   opts: ResolvedRegistryOptions,
-  s: SettleOptions,
+  plan: ClaimPlan,
+  what: string,
 ): Promise<Start> {
   const clock = opts.clock;
-  const { renewTimeoutMs, what, alive, tick } = s;
+  const { renewTimeoutMs, tick } = plan;
   const renew = async (): Promise<Start> => {
     const start = { mono: clock.monotonic(), wall: clock.now() };
     await withTimeout(
@@ -163,7 +152,7 @@ async function settleClaim(
     what,
     tick,
     during: async () => {
-      if (!alive())
+      if (!plan.alive())
         throw registryError(
           'CLOSED',
           `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,

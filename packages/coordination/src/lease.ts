@@ -67,8 +67,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.slot = claim.slot;
     this.node = Object.freeze(map.toNode(claim.slot));
     this.notBeforeMs = floor;
-    this.deadline = this.deadlineFrom(startedAt.mono);
-    this.wallDeadline = this.deadlineFrom(startedAt.wall);
+    this.deadline = deadlineFrom(this.ctx, startedAt.mono);
+    this.wallDeadline = deadlineFrom(this.ctx, startedAt.wall);
     this.current = this.claimView();
     this.lastStartMono = startedAt.mono;
   }
@@ -88,11 +88,6 @@ export class Lease extends EventEmitter implements ManagedLease {
 
   private get clock(): Clock {
     return this.ctx.opts.clock;
-  }
-
-  /** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
-  private deadlineFrom(startedAt: number): number {
-    return deadlineFrom(this.ctx, startedAt);
   }
 
   attach(highWater: () => number): void {
@@ -271,8 +266,8 @@ export class Lease extends EventEmitter implements ManagedLease {
       return false;
     }
     if (this.epoch !== epoch || this.state !== 'held') return false;
-    const d = this.deadlineFrom(startedAt);
-    const wd = this.deadlineFrom(wallStartedAt);
+    const d = deadlineFrom(this.ctx, startedAt);
+    const wd = deadlineFrom(this.ctx, wallStartedAt);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
       // Answered too late (a slow engine, a pause, a suspend) to extend anything: the deadline timer fences.
       const which =
@@ -348,8 +343,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.epoch++;
     this.failures = 0;
     this.state = 'held';
-    this.deadline = this.deadlineFrom(start.mono);
-    this.wallDeadline = this.deadlineFrom(start.wall);
+    this.deadline = deadlineFrom(this.ctx, start.mono);
+    this.wallDeadline = deadlineFrom(this.ctx, start.wall);
     this.current = this.claimView();
     this.lastStartMono = start.mono;
     this.stats.reacquired++;

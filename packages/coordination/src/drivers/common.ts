@@ -75,20 +75,48 @@ export function checkDriverOptions(
     throw registryError('OPTION', `connectTimeoutMs must be a positive number of ms (got ${String(ms)})`, {});
 }
 
+/** The user and password of a URL's `user[:password]` (password undefined without a colon), decoded. */
+export function userInfo(text: string, bad: (why: string) => Error): { user: string; password: string | undefined } {
+  const colon = text.indexOf(':');
+  try {
+    return {
+      user: decodeURIComponent(colon < 0 ? text : text.slice(0, colon)),
+      password: colon < 0 ? undefined : decodeURIComponent(text.slice(colon + 1)),
+    };
+  } catch {
+    throw bad('the user or password is not valid percent-encoding');
+  }
+}
+
 /** The phase of a driver operation, for the advice of an unreachable-engine error. */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
 /** What to do about an engine that could not be reached, by phase. */
-export function unreachableAdvice(engine: string, where: string, phase: DriverPhase): string {
-  switch (phase) {
-    case 'connect':
-    case 'claim':
-      return `Check that ${engine} runs at ${where} and is reachable from this host.`;
-    case 'renew':
-      return 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.';
-    case 'release':
-      return 'The node ID frees itself when its TTL runs out.';
-  }
+function unreachableAdvice(engine: string, at: string, phase: DriverPhase): string {
+  if (phase === 'renew')
+    return 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.';
+  if (phase === 'release') return 'The node ID frees itself when its TTL runs out.';
+  return `Check that ${engine} runs at ${at} and is reachable from this host.`;
+}
+
+/**
+ * `FLURRY_E_REGISTRY_UNREACHABLE` of the etcd, Redis and SQL drivers: `${engine} at ${url}` could not be
+ * reached while trying to `what` (`tried`: what was tried; `at`: where the engine should run), with advice.
+ */
+export function unreachableError(
+  engine: string,
+  url: string,
+  c: { what: string; tried: string; at: string; phase: DriverPhase; message: string },
+  details: Record<string, unknown>,
+  err: unknown,
+): FlurryError {
+  return registryError(
+    'UNREACHABLE',
+    `${engine} at ${url} could not be reached while trying to ${c.what} (tried ${c.tried}): ${clause(c.message)}. ` +
+      unreachableAdvice(engine, c.at, c.phase),
+    details,
+    err,
+  );
 }
 
 /** The subject and verb of an "every node ID is held" message. */
@@ -180,15 +208,8 @@ export function parseHighWaterRecord(
   where: RecordPlace,
 ): HighWaterRecord | undefined {
   if (raw === null || raw === undefined || raw === '') return undefined;
-  let rec: unknown;
-  try {
-    rec = JSON.parse(raw);
-  } catch {
-    rec = undefined;
-  }
-  const r = rec as Partial<HighWaterRecord> | undefined;
+  const r = jsonObject<HighWaterRecord>(raw);
   if (
-    !r ||
     typeof r.highWaterMs !== 'number' ||
     !Number.isFinite(r.highWaterMs) ||
     r.highWaterMs < 0 ||
@@ -215,16 +236,37 @@ export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
-/** Reads stored holder JSON for an exhaustion report (`{}` when unreadable). */
-export function readHolder(
-  text: string,
-  pick: (parsed: unknown) => Partial<HolderInfo> = (v) => v as Partial<HolderInfo>,
-): Partial<HolderInfo> {
+/** Stored JSON as an object, `{}` when absent or unreadable (such a holder is listed by slot only). */
+export function jsonObject<T extends object = Record<string, unknown>>(text: string | null | undefined): Partial<T> {
   try {
-    return pick(JSON.parse(text));
+    const v: unknown = JSON.parse(text ?? '');
+    return v !== null && typeof v === 'object' ? v : {};
   } catch {
-    return {}; // unreadable holder: listed by slot only
+    return {};
   }
+}
+
+/** The {@link HolderInfo} fields of stored JSON that have their type, in their order. */
+export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
+  const h: Record<string, unknown> = {};
+  for (const [k, t] of HOLDER_FIELD_TYPES) if (typeof v[k] === t) h[k] = v[k];
+  return h;
+}
+
+const HOLDER_FIELD_TYPES = Object.entries({
+  id: 'string',
+  hostname: 'string',
+  pid: 'number',
+  address: 'string',
+  version: 'string',
+});
+
+/** The slot numbers among `names` (`0`, `17`; not `07` or `x`), ascending, once each. */
+export function slotNumbers(names: Iterable<string>): number[] {
+  return [...new Set(names)]
+    .filter((n) => /^(0|[1-9]\d*)$/.test(n))
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 /** The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`). */
@@ -282,16 +324,9 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   }
 
   protected assertOpen(): void {
-    if (this.closed) {
-      const url = this.url;
-      throw registryError(
-        'CLOSED',
-        `the ${this.engineName} registry ${url} was closed; open a new one to claim node IDs`,
-        {
-          url,
-        },
-      );
-    }
+    if (!this.closed) return;
+    const why = `the ${this.engineName} registry ${this.url} was closed; open a new one to claim node IDs`;
+    throw registryError('CLOSED', why, { url: this.url });
   }
 
   /** The state this driver keeps for `claim`, if it is still its own claim of that slot. */

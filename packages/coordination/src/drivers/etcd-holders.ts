@@ -5,20 +5,13 @@
  */
 import { EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { HolderInfo, HolderRecord } from '../driver.js';
-import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
+import { jsonObject, parseHighWaterRecord, type RecordPlace } from './common.js';
 
-/** Where and how long {@link readEtcdHolders} reads. */
-export interface EtcdHoldersQuery {
-  readonly prefix: string;
-  readonly namespace: string;
-  /** Absolute Date.now() deadline of each call. */
-  readonly deadline: number;
-  /** For the message of a corrupt high-water record. */
-  readonly records: RecordPlace;
-}
+/** Where {@link readEtcdHolders} reads; `deadline`: the Date.now() deadline of each call; `records`: for a corrupt record's message. */
+type EtcdHoldersQuery = { prefix: string; namespace: string; deadline: number; records: RecordPlace };
 
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
-export const ETCD_TTL_ERROR_MS = 500;
+const ETCD_TTL_ERROR_MS = 500;
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -49,7 +42,7 @@ export async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promi
   const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
   const out = await Promise.all(
     entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
-      const v = readHolder(raw.toString('utf8'), (x) => x as Partial<HolderInfo>) as SlotValue;
+      const v = jsonObject<SlotValue>(raw.toString('utf8'));
       if (typeof v.leaseId !== 'string') return undefined;
       let ttl: { TTL: string; grantedTTL: string };
       try {

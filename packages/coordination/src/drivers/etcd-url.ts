@@ -1,7 +1,7 @@
 /** `etcd://` registry URLs ({@link parseEtcdUrl}); several hosts need the string form. */
 import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { validNamespace } from './common.js';
+import { userInfo, validNamespace } from './common.js';
 
 /** A parsed `etcd://` URL (see {@link parseEtcdUrl}). */
 export interface EtcdUrl {
@@ -39,18 +39,10 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   }
   if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
-  let username: string | undefined;
-  let password: string | undefined;
-  if (m[2] !== undefined) {
-    const colon = m[2].indexOf(':');
-    try {
-      username = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
-      password = colon < 0 ? '' : decodeURIComponent(m[2].slice(colon + 1));
-    } catch {
-      throw bad('the user or password is not valid percent-encoding');
-    }
-    if (!username || !password) throw bad('etcd authentication needs both a user name and a password (user:password@)');
-  }
+  const { user: username, password } =
+    m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  if (m[2] !== undefined && (!username || !password))
+    throw bad('etcd authentication needs both a user name and a password (user:password@)');
   const hosts: string[] = [];
   for (const part of m[3].split(',')) {
     const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());

@@ -7,12 +7,10 @@ import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { readEtcdHolders } from './etcd-holders.js';
-import { keepAliveOnce } from './etcd-keepalive.js';
-import { isAuthError, retryEachHost, skipFailedHost } from './etcd-policy.js';
+import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
 import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
   checkDriverOptions,
-  clause,
   EngineDriverBase,
   exhaustedError,
   HOLDERS_LISTED,
@@ -22,15 +20,14 @@ import {
   preferredSlot,
   previousHolder,
   randomStart,
-  readHolder,
+  jsonObject,
   recordToStore,
+  unreachableError,
   validateClaim,
-  unreachableAdvice,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
   type HighWaterRecord,
-  type ListedHolder,
   type RecordPlace,
 } from './common.js';
 
@@ -86,13 +83,8 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
         err,
       );
     }
-    return registryError(
-      'UNREACHABLE',
-      `etcd at ${this.url} could not be reached while trying to ${what} (tried ${this.parsed.hosts.join(', ')}): ${clause(msg)}. ` +
-        unreachableAdvice('etcd', this.parsed.hosts.join(', '), phase),
-      details,
-      err,
-    );
+    const hosts = this.parsed.hosts.join(', ');
+    return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
   }
 
   private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
@@ -227,15 +219,10 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       }
     }
     const held = await this.listHeld(req.namespace, req.slots, true);
-    const holders: ListedHolder[] = [];
-    for (const [slot, value] of [...held.entries()].sort((a, b) => a[0] - b[0]).slice(0, HOLDERS_LISTED)) {
-      holders.push(
-        listedHolder(
-          slot,
-          readHolder(value.toString('utf8'), (v) => (v as { holder?: HolderInfo }).holder ?? {}),
-        ),
-      );
-    }
+    const holders = [...held.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .slice(0, HOLDERS_LISTED)
+      .map(([slot, v]) => listedHolder(slot, jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {}));
     throw exhaustedError(`etcd at ${this.url}`, this.url, req, held.size, holders);
   }
 

@@ -7,16 +7,11 @@ import type { Clock } from '@flurry/core';
 import type { HolderRecord } from '../driver.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import type { FileSteps } from '../file-steps.js';
+import { slotNumbers } from './common.js';
 import { GEN_RE, genName, isKernelBoot, parseLeaseRecord, type LeaseRecord } from './file-record.js';
 
-/** How {@link readFileHolders} tells time and bounds each file-system step. */
-export interface FileHoldersOptions {
-  readonly time: LeaseTimeSource;
-  readonly clock: Clock;
-  readonly timeoutMs: number;
-  /** The driver's file-system steps. */
-  readonly steps: FileSteps;
-}
+/** How {@link readFileHolders} tells time, bounds each file-system step and takes it. */
+type FileHoldersOptions = { time: LeaseTimeSource; clock: Clock; timeoutMs: number; steps: FileSteps };
 
 async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
   try {
@@ -53,10 +48,7 @@ async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord 
 /** Lists the live holders under one namespace directory (see the module comment). */
 export async function readFileHolders(nsDir: string, o: FileHoldersOptions): Promise<HolderRecord[]> {
   const slotsDir = path.join(nsDir, 'slots');
-  const slots = (await names(slotsDir, o))
-    .filter((n) => /^(0|[1-9]\d*)$/.test(n))
-    .map(Number)
-    .sort((a, b) => a - b);
+  const slots = slotNumbers(await names(slotsDir, o));
   const out = await Promise.all(
     slots.map(async (slot): Promise<HolderRecord | undefined> => {
       const rec = await current(path.join(slotsDir, String(slot)), o);

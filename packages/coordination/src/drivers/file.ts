@@ -5,7 +5,7 @@
  * in file-steps.ts.
  */
 import path from 'node:path';
-import { assertKnownOptions, randomHex, type Clock } from '@flurry/core';
+import { assertKnownOptions, FlurryError, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -19,7 +19,7 @@ import {
 import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
 import { claimFileSlot, type FileSlotStore } from './file-claim.js';
-import { fileIoError } from './file-errors.js';
+import { jsonObject } from './common.js';
 import { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
 import { readFileHolders } from './file-holders.js';
 import {
@@ -122,47 +122,33 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     }
   }
 
-  async read(dir: string, gen: number): Promise<ReadResult> {
-    let text: string;
+  /** What `step` gives, or `missing` when its file or directory does not exist; other failures: {@link ioError}. */
+  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string): Promise<T | M> {
     try {
-      text = await this.steps.readText(path.join(dir, genName(gen)), this.timeoutMs);
+      return await step();
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-      throw this.ioError(e, `read ${path.join(dir, genName(gen))}`);
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
+      throw this.ioError(e, doing);
     }
-    return parseLeaseRecord(text, gen);
+  }
+
+  private readText(file: string): Promise<string | undefined> {
+    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`);
+  }
+
+  async read(dir: string, gen: number): Promise<ReadResult> {
+    const text = await this.readText(path.join(dir, genName(gen)));
+    return text === undefined ? { kind: 'missing' } : parseLeaseRecord(text, gen);
   }
 
   async gens(dir: string): Promise<number[]> {
-    let names: string[];
-    try {
-      names = await this.steps.list(dir, this.timeoutMs);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw this.ioError(e, `list ${dir}`);
-    }
-    const out: number[] = [];
-    for (const n of names) {
-      const m = GEN_RE.exec(n);
-      if (m) out.push(Number(m[1]));
-    }
-    return out.sort((a, b) => a - b);
+    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`);
+    return names.flatMap((n) => GEN_RE.exec(n)?.slice(1, 2).map(Number) ?? []).sort((a, b) => a - b);
   }
 
   async readHw(dir: string): Promise<number> {
-    let text: string;
-    try {
-      text = await this.steps.readText(path.join(dir, 'hw'), this.timeoutMs);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw this.ioError(e, `read ${path.join(dir, 'hw')}`);
-    }
-    try {
-      const v = JSON.parse(text) as { highWaterMs?: unknown };
-      return typeof v.highWaterMs === 'number' && Number.isFinite(v.highWaterMs) ? v.highWaterMs : 0;
-    } catch {
-      return 0;
-    }
+    const v = jsonObject(await this.readText(path.join(dir, 'hw'))).highWaterMs;
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
   }
 
   writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
@@ -174,8 +160,29 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     );
   }
 
+  /** `FLURRY_E_REGISTRY_UNREACHABLE` for a failed file-system step, with advice by cause; coded errors pass. */
   ioError(e: unknown, doing: string): Error {
-    return fileIoError(e, doing, { url: this.url, root: this.root, timeoutMs: this.timeoutMs });
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof FlurryError) return err;
+    const { url, root } = this;
+    const advice =
+      err.code === 'ETIMEDOUT'
+        ? `Check the mount holding ${root} or choose another directory`
+        : err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS'
+          ? 'Give this user write access to the directory or choose another'
+          : 'Choose a directory on a local, writable file system';
+    const details = {
+      url,
+      dir: root,
+      errno: err.code,
+      ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}),
+    };
+    return registryError(
+      'UNREACHABLE',
+      `${url}: cannot ${doing}: ${err.message}. ${advice} with --registry file:/path`,
+      details,
+      e,
+    );
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {

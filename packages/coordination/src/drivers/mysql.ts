@@ -3,8 +3,7 @@
  * (sessions in UTC and `READ COMMITTED`; docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 import mysql from 'mysql2/promise';
-import type { SqlDriverOptions } from './sql-engine.js';
-import { createSqlDriver } from './sql-factory.js';
+import { createSqlDriver, type SqlDriverOptions } from './sql-common.js';
 
 /**
  * Connects to MySQL or MariaDB and returns a registry driver (the table is created on first

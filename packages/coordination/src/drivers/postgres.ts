@@ -3,8 +3,7 @@
  * the database server's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 import pg from 'pg';
-import type { SqlDriverOptions } from './sql-engine.js';
-import { createSqlDriver } from './sql-factory.js';
+import { createSqlDriver, type SqlDriverOptions } from './sql-common.js';
 
 /**
  * Connects to PostgreSQL and returns a registry driver (the table is created on first use

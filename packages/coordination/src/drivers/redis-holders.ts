@@ -4,30 +4,22 @@
  */
 import type { Redis } from 'ioredis';
 import type { HolderInfo, HolderRecord } from '../driver.js';
-import { parseHighWaterRecord, readHolder, type RecordPlace } from './common.js';
+import { jsonObject, parseHighWaterRecord, slotNumbers, type RecordPlace } from './common.js';
 
-/** Where {@link readRedisHolders} reads. */
-export interface RedisHoldersQuery {
-  readonly prefix: string;
-  readonly namespace: string;
-  /** For the message of a corrupt high-water record. */
-  readonly records: RecordPlace;
-}
+/** Where {@link readRedisHolders} reads (`records`: for the message of a corrupt high-water record). */
+type RedisHoldersQuery = { prefix: string; namespace: string; records: RecordPlace };
 
 const PIPELINE_CHUNK = 256;
 
 async function heldSlots(client: Redis, base: string): Promise<number[]> {
-  const slots = new Set<number>();
+  const names: string[] = [];
   let cursor = '0';
   do {
     const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
     cursor = next;
-    for (const k of keys) {
-      const rest = k.slice(base.length + 'slot:'.length);
-      if (/^(0|[1-9]\d*)$/.test(rest)) slots.add(Number(rest));
-    }
+    for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
   } while (cursor !== '0');
-  return [...slots].sort((a, b) => a - b);
+  return slotNumbers(names);
 }
 
 /** Lists the live holders of one namespace (see the module comment for the timing method). */
@@ -48,10 +40,9 @@ export async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Pro
       if (failed) throw failed;
       const left = Number(pttl);
       if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
-      const v = readHolder(typeof holderRaw === 'string' ? holderRaw : '{}') as Partial<HolderInfo> & {
-        ttlMs?: unknown;
-        claimedAtMs?: unknown;
-      };
+      const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
+        typeof holderRaw === 'string' ? holderRaw : undefined,
+      );
       const key = `${base}hw:${slot}`;
       const rec = parseHighWaterRecord(typeof hwRaw === 'string' ? hwRaw : undefined, key, q.records);
       const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;

@@ -4,6 +4,7 @@
  */
 import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { userInfo } from './common.js';
 
 /** A parsed `redis://` URL (see {@link parseRedisUrl}). */
 export interface RedisUrl {
@@ -46,19 +47,11 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   if (!m) throw bad('it does not have the form redis://host:port/db');
   if (m[7] !== undefined) throw bad('it has a fragment ("#…"), which a Redis registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'rediss';
-  let username: string | undefined;
-  let password: string | undefined;
-  if (m[2] !== undefined) {
-    const colon = m[2].indexOf(':');
-    if (colon < 0) throw bad('credentials must be ":password@" or "user:password@"');
-    try {
-      username = decodeURIComponent(m[2].slice(0, colon)) || undefined;
-      password = decodeURIComponent(m[2].slice(colon + 1));
-    } catch {
-      throw bad('the user or password is not valid percent-encoding');
-    }
-    if (!password) throw bad('the password after ":" is empty');
-  }
+  if (m[2] !== undefined && !m[2].includes(':')) throw bad('credentials must be ":password@" or "user:password@"');
+  const creds = m[2] === undefined ? undefined : userInfo(m[2], bad);
+  if (creds && !creds.password) throw bad('the password after ":" is empty');
+  const username = creds?.user || undefined;
+  const password = creds?.password;
   const port = m[4] === undefined ? 6379 : Number(m[4]);
   if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
   const dbText = m[5] ?? '';

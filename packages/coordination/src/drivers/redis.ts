@@ -21,7 +21,6 @@ import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
   checkDriverOptions,
-  clause,
   EngineDriverBase,
   exhaustedError,
   HOLDERS_LISTED,
@@ -31,10 +30,10 @@ import {
   preferredSlot,
   previousHolder,
   randomStart,
-  readHolder,
+  jsonObject,
   recordToStore,
+  unreachableError,
   validateClaim,
-  unreachableAdvice,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
@@ -80,20 +79,9 @@ end
 return 0
 `;
 
-type ScriptClient = Redis & {
-  flurryClaim(
-    slot: string,
-    holder: string,
-    hw: string,
-    token: string,
-    ttl: number,
-    holderJson: string,
-    seenHw: string,
-    newHw: string,
-  ): Promise<[number, string?]>;
-  flurryRenew(slot: string, holder: string, hw: string, token: string, ttl: number, hwJson: string): Promise<number>;
-  flurryRelease(slot: string, holder: string, hw: string, token: string, hwJson: string): Promise<number>;
-};
+/** The client with the three scripts (keys, then arguments, as their comments say). */
+type ScriptClient = Redis &
+  Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -147,7 +135,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     for (let attempt = 0; attempt < 3; attempt++) {
       const prev = previousHolder(this.parseRecord(seen, keys[2]));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-      const res = await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, JSON.stringify(first));
+      const newHw = JSON.stringify(first);
+      const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
+        number,
+        string?,
+      ];
       const outcome = Number(res[0]);
       if (outcome === 1) {
         this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
@@ -186,7 +178,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     heldSlots.sort((a, b) => a - b);
     const infos =
       heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    const holders = heldSlots.map((slot, i) => listedHolder(slot, readHolder(infos[i] ?? '{}')));
+    const holders = heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i])));
     throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
   }
 
@@ -351,11 +343,7 @@ function redisError(
       err,
     );
   }
-  return registryError(
-    'UNREACHABLE',
-    `Redis at ${parsed.redacted} could not be reached while trying to ${what} (tried ${parsed.host}:${parsed.port}, db ${parsed.db}): ` +
-      `${clause(msg.split('\n')[0])}. ${unreachableAdvice('Redis', `${parsed.host}:${parsed.port}`, phase)}`,
-    details,
-    err,
-  );
+  const at = `${parsed.host}:${parsed.port}`;
+  const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
+  return unreachableError('Redis', parsed.redacted, c, details, err);
 }

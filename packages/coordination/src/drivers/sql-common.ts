@@ -1,12 +1,22 @@
 /**
- * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver});
- * the factories (sql-factory.ts) give it an engine. It imports no client library.
+ * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver}),
+ * on core's SQL pool of the client that postgres.ts or mysql.ts imported ({@link createSqlDriver}).
  */
-import { FlurryError, randomHex } from '@flurry/core';
+import {
+  FlurryError,
+  randomHex,
+  sqlErrorClass,
+  sqlPool,
+  type SqlErrorClass,
+  type SqlPool,
+  type SqlSession,
+} from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
+  checkDriverOptions,
   clause,
+  ENGINE_DRIVER_OPTION_NAMES,
   EngineDriverBase,
   exhaustedError,
   holderFields,
@@ -16,22 +26,40 @@ import {
   NO_PREVIOUS_HOLDER,
   preferredSlot,
   randomStart,
-  readHolder,
+  jsonObject,
   recordToStore,
-  unreachableAdvice,
+  unreachableError,
   validateClaim,
   type DriverPhase,
   type EngineClaimState,
+  type EngineDriverOptions,
   type PreviousHolder,
 } from './common.js';
-import { sqlFailure, type SqlDriverOptions, type SqlEngine } from './sql-engine.js';
 import { holderFromRow } from './sql-holders.js';
 import { registryStatements } from './sql-statements.js';
-import { quoteTable, REGISTRY_COLUMNS, registryTableDdl } from './sql-table.js';
+import { quoteTable, REGISTRY_COLUMNS, registryTableDdl, type SqlDialect } from './sql-table.js';
+import { parseSqlUrl, type SqlUrl } from './sql-url.js';
 import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
-export type { SqlEngine, SqlUrlLike, SqlDriverOptions } from './sql-engine.js';
+
+/** Options of the SQL driver factories (given by `openRegistry`). */
+export interface SqlDriverOptions extends EngineDriverOptions {
+  /** Create the table when it is missing (default true). */
+  readonly createTable?: boolean;
+}
+
+/**
+ * What kind of failure a client error is for the registry: the engine's {@link SqlErrorClass}, with a duplicate
+ * key, an existing table and a deadlock all counted as a lost `race` (another holder was faster).
+ */
+export function sqlFailure(
+  dialect: SqlDialect,
+  err: unknown,
+): Exclude<SqlErrorClass, 'duplicate' | 'exists' | 'conflict'> | 'race' {
+  const c = sqlErrorClass(dialect, err);
+  return c === 'duplicate' || c === 'exists' || c === 'conflict' ? 'race' : c;
+}
 
 interface SqlClaimState extends EngineClaimState {
   /** The holder JSON's fields; each renewal rewrites it with its own wall clock (`renewedAtMs`). */
@@ -63,25 +91,38 @@ function firstLine(err: unknown): string {
  * database's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
  */
 export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
-  readonly kind: string;
+  readonly kind: SqlDialect;
   private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
-    private readonly engine: SqlEngine,
+    private readonly u: SqlUrl,
+    /** As messages show it: 'PostgreSQL', 'MySQL'. */
+    private readonly name: string,
+    private readonly pool: SqlPool,
     opts: SqlDriverOptions,
   ) {
-    super(engine.url.redacted, engine.name, opts);
-    this.kind = engine.dialect;
-    this.sql = registryStatements(engine.dialect, quoteTable(engine.dialect, engine.url.table));
+    super(u.redacted, name, opts);
+    this.kind = u.dialect;
+    this.sql = registryStatements(u.dialect, quoteTable(u.dialect, u.table));
+  }
+
+  /** Runs `fn` on one pooled connection (one whose statement timed out or broke is dropped, not reused). */
+  private async withConn<T>(fn: (conn: SqlSession) => Promise<T>): Promise<T> {
+    const session = await this.pool.connect();
+    try {
+      return await fn(session);
+    } finally {
+      session.release();
+    }
   }
 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
-    const u = this.engine.url;
+    const u = this.u;
     const details = { url: this.url, operation: what, ...extra };
     const msg = firstLine(err);
-    switch (sqlFailure(this.engine.dialect, err)) {
+    switch (sqlFailure(this.kind, err)) {
       case 'auth':
         return registryError(
           'AUTH',
@@ -115,14 +156,11 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
           details,
           err,
         );
-      default:
-        return registryError(
-          'UNREACHABLE',
-          `${this.where} could not be reached while trying to ${what} (tried ${u.host}:${u.port}, database ${u.database}): ` +
-            `${clause(msg)}. ${unreachableAdvice(this.engine.name, `${u.host}:${u.port}`, phase)}`,
-          details,
-          err,
-        );
+      default: {
+        const at = `${u.host}:${u.port}`;
+        const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
+        return unreachableError(this.name, this.url, c, details, err);
+      }
     }
   }
 
@@ -131,12 +169,12 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
    * (`CREATE TABLE IF NOT EXISTS`). Called once when the driver opens.
    */
   async prepare(create: boolean): Promise<void> {
-    const u = this.engine.url;
+    const u = this.u;
     const probe = async (): Promise<string[] | undefined> => {
       try {
-        return (await this.engine.withConn((c) => c.query(this.sql.probe, []))).fields;
+        return (await this.withConn((c) => c.query(this.sql.probe, []))).fields;
       } catch (err) {
-        if (sqlFailure(this.engine.dialect, err) === 'no-table') return undefined;
+        if (sqlFailure(this.kind, err) === 'no-table') return undefined;
         throw err;
       }
     };
@@ -149,10 +187,10 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
           { url: this.url, table: u.table },
         );
       try {
-        await this.engine.withConn((c) => c.query(registryTableDdl(this.engine.dialect, u.table), []));
+        await this.withConn((c) => c.query(registryTableDdl(this.kind, u.table), []));
       } catch (err) {
         // Several processes creating the table at once: one wins, the others see it below.
-        if (sqlFailure(this.engine.dialect, err) !== 'race') throw err;
+        if (sqlFailure(this.kind, err) !== 'race') throw err;
       }
       fields = await probe();
       if (fields === undefined)
@@ -175,7 +213,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   private layoutError(req: ClaimRequest, stored: number): FlurryError {
     return registryError(
       'CORRUPT',
-      `namespace "${req.namespace}" in ${this.where} (table ${this.engine.url.table}) belongs to a layout with ${stored} node IDs, ` +
+      `namespace "${req.namespace}" in ${this.where} (table ${this.u.table}) belongs to a layout with ${stored} node IDs, ` +
         `but this layout leases ${req.slots}: another layout of the same cluster must not share its node IDs. Use another cluster name ` +
         `or table, or delete the namespace's rows once no process of the old layout runs`,
       { url: this.url, namespace: req.namespace, storedSlots: stored, slots: req.slots },
@@ -195,7 +233,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   }
 
   private async scan(req: ClaimRequest): Promise<SlotRow[]> {
-    const r = await this.engine.withConn((c) => c.query(this.sql.scan, [req.namespace]));
+    const r = await this.withConn((c) => c.query(this.sql.scan, [req.namespace]));
     const rows = r.rows.map((row) => ({
       slot: Number(row.slot),
       slots: Number(row.slots),
@@ -230,9 +268,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       }
     }
     const held = rows.filter((r) => r.live && r.slot < req.slots).sort((a, b) => a.slot - b.slot);
-    const holders = held
-      .slice(0, HOLDERS_LISTED)
-      .map((r) => listedHolder(r.slot, r.holder === null ? {} : readHolder(r.holder)));
+    const holders = held.slice(0, HOLDERS_LISTED).map((r) => listedHolder(r.slot, jsonObject(r.holder)));
     throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 
@@ -249,7 +285,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     const holderJson = JSON.stringify({ ...holder, renewedAtMs: claimedAt });
     let prev: PreviousHolder | undefined;
     try {
-      prev = await this.engine.withConn(async (c) => {
+      prev = await this.withConn(async (c) => {
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
         if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
           throw this.layoutError(req, Number(row.slots));
@@ -277,7 +313,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
         return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
       });
     } catch (err) {
-      if (sqlFailure(this.engine.dialect, err) === 'race') return undefined;
+      if (sqlFailure(this.kind, err) === 'race') return undefined;
       throw err;
     }
     if (!prev) return undefined;
@@ -293,7 +329,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     let affected: number;
     try {
       affected = (
-        await this.engine.withConn((c) =>
+        await this.withConn((c) =>
           c.query(this.sql.renew, [
             opts.ttlMs,
             rec.highWaterMs,
@@ -319,7 +355,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     let affected: number;
     try {
       affected = (
-        await this.engine.withConn((c) =>
+        await this.withConn((c) =>
           c.query(this.sql.release, [
             rec.highWaterMs,
             rec.releasedCleanly,
@@ -340,7 +376,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   async holders(namespace: string): Promise<HolderRecord[]> {
     this.assertOpen();
     try {
-      const r = await this.engine.withConn((c) => c.query(this.sql.holders, [namespace]));
+      const r = await this.withConn((c) => c.query(this.sql.holders, [namespace]));
       return r.rows.map(holderFromRow);
     } catch (err) {
       throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
@@ -348,26 +384,49 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   }
 
   protected async disconnect(): Promise<void> {
-    await this.engine.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
   }
 }
 
 /**
- * Opens the shared SQL driver on an engine: checks (and creates, unless
- * `createTable: false`) the registry table. On failure the pool is closed and a coded error
- * thrown (`FLURRY_E_REGISTRY_AUTH`, `…_UNREACHABLE`, `…_URL`, `…_CORRUPT`).
+ * Opens the registry driver of `dialect` on its loaded client: checks the options and that the URL names the
+ * dialect, opens a small pool and checks (and creates, unless `createTable: false`) the registry table. Rejects
+ * with `FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`, `…_URL`, `…_AUTH`, `…_UNREACHABLE` or
+ * `…_CORRUPT`, naming the URL without its password; on failure the pool is closed.
  */
-export async function openSqlDriver(engine: SqlEngine, opts: SqlDriverOptions): Promise<SqlRegistryDriver> {
-  const driver = new SqlRegistryDriver(engine, opts);
+export async function createSqlDriver(
+  dialect: SqlDialect,
+  client: unknown,
+  url: string | URL,
+  opts: SqlDriverOptions,
+): Promise<SqlRegistryDriver> {
+  const factory = dialect === 'postgres' ? 'createPostgresDriver' : 'createMysqlDriver';
+  checkDriverOptions(opts, factory, [...ENGINE_DRIVER_OPTION_NAMES, 'createTable']);
+  const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
+  if (parsed.dialect !== dialect)
+    throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });
+  const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL';
+  // A small pool; a connection whose bounded statement timed out or broke is dropped (a restart reconnects).
+  const pool = sqlPool(dialect, client, {
+    ...parsed,
+    size: 4,
+    connectTimeoutMs: opts.connectTimeoutMs,
+    statementTimeoutMs: opts.connectTimeoutMs,
+    application: 'flurry-registry',
+    utc: true,
+    init: dialect === 'mysql' ? ['SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'] : [],
+    onError: (err) => opts.logger?.warn({ url: parsed.redacted, err: err.message }, `${name} connection error`),
+  });
+  const driver = new SqlRegistryDriver(parsed, name, pool, opts);
   try {
     await driver.prepare(opts.createTable !== false);
   } catch (err) {
     await driver.close();
     throw driver.toError(err, 'connect and check the registry table', 'connect', {
-      host: engine.url.host,
-      port: engine.url.port,
+      host: parsed.host,
+      port: parsed.port,
     });
   }
-  opts.logger?.info({ url: driver.url, table: engine.url.table }, `connected to ${engine.name}`);
+  opts.logger?.info({ url: driver.url, table: parsed.table }, `connected to ${name}`);
   return driver;
 }

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { FlurryError, systemClock } from '@flurry/core';
 import { createMysqlDriver } from './mysql.js';
 import { createPostgresDriver } from './postgres.js';
-import { sqlFailure } from './sql-engine.js';
+import { sqlFailure } from './sql-common.js';
 
 const opts = { clock: systemClock, connectTimeoutMs: 2000 };
 

@@ -3,34 +3,14 @@
  * `now()` (timing: docs/node-ids.md, "Listing holders").
  */
 import type { HolderInfo, HolderRecord } from '../driver.js';
-import type { SqlDialect } from './sql-table.js';
+import { jsonObject } from './common.js';
 
-/**
- * The `SELECT` of one namespace's live rows (one `?` placeholder: the namespace), with times as
- * Unix ms: `slot, holder, high_water_ms, ttl_ms, now_ms, updated_ms, expires_ms`.
- */
-export function holdersStatement(dialect: SqlDialect, table: string): string {
-  const pg = dialect === 'postgres';
-  const c = (name: string): string => (pg ? name : `\`${name}\``);
-  const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
-  const ms = (expr: string): string =>
-    pg ? `(extract(epoch from ${expr}) * 1000)::float8` : `(UNIX_TIMESTAMP(${expr}) * 1000)`;
-  return (
-    `SELECT ${c('slot')} AS slot, ${c('holder')} AS holder, ${c('high_water_ms')} AS high_water_ms, ${c('ttl_ms')} AS ttl_ms, ` +
-    `${ms(now)} AS now_ms, ${ms(c('updated_at'))} AS updated_ms, ${ms(c('expires_at'))} AS expires_ms ` +
-    `FROM ${table} WHERE ${c('namespace')} = ? AND ${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now} ORDER BY ${c('slot')}`
-  );
-}
-
-/** One row of {@link holdersStatement} as a {@link HolderRecord}. */
+/** One row of the `holders` statement (sql-statements.ts) as a {@link HolderRecord}. */
 export function holderFromRow(row: Record<string, unknown>): HolderRecord {
-  let h: Partial<HolderInfo> & { since?: unknown; renewedAtMs?: unknown; ttlMs?: unknown } = {};
-  try {
-    if (typeof row.holder === 'string') h = JSON.parse(row.holder) as typeof h;
-    else if (row.holder && typeof row.holder === 'object') h = row.holder;
-  } catch {
-    /* listed by slot only */
-  }
+  type Stored = HolderInfo & { since: unknown; renewedAtMs: unknown; ttlMs: unknown };
+  const h = (
+    typeof row.holder === 'object' && row.holder ? row.holder : jsonObject(String(row.holder))
+  ) as Partial<Stored>;
   const { since, renewedAtMs, ttlMs: _ttl, ...holder } = h;
   const now = Number(row.now_ms);
   const updated = Number(row.updated_ms);

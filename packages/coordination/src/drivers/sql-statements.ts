@@ -1,9 +1,8 @@
 /**
  * The SQL of the shared SQL registry driver, per dialect: the table probe, the namespace scan,
  * the slot read, and the conditional insert, take, renew and release (sql-common.ts says how
- * they keep "never two holders"), plus the holders listing (sql-holders.ts).
+ * they keep "never two holders"), plus the holders listing (its rows: sql-holders.ts).
  */
-import { holdersStatement } from './sql-holders.js';
 import type { SqlDialect } from './sql-table.js';
 
 /**
@@ -19,8 +18,14 @@ export function registryStatements(dialect: SqlDialect, t: string) {
   const big = pg ? '?::bigint' : '?';
   const bool = pg ? '?::boolean' : '?';
   const c = (name: string): string => (pg ? name : `\`${name}\``);
+  const ms = (expr: string): string =>
+    pg ? `(extract(epoch from ${expr}) * 1000)::float8` : `(UNIX_TIMESTAMP(${expr}) * 1000)`;
   return {
-    holders: holdersStatement(dialect, t),
+    // A namespace's live rows, times as Unix ms: slot, holder, high_water_ms, ttl_ms, now_ms, updated_ms, expires_ms.
+    holders:
+      `SELECT ${c('slot')} AS slot, ${c('holder')} AS holder, ${c('high_water_ms')} AS high_water_ms, ${c('ttl_ms')} AS ttl_ms, ` +
+      `${ms(now)} AS now_ms, ${ms(c('updated_at'))} AS updated_ms, ${ms(c('expires_at'))} AS expires_ms ` +
+      `FROM ${t} WHERE ${c('namespace')} = ? AND ${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now} ORDER BY ${c('slot')}`,
     probe: `SELECT * FROM ${t} WHERE 1 = 0`,
     scan:
       `SELECT ${c('slot')} AS slot, ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +

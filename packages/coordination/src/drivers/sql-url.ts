@@ -12,7 +12,8 @@ import {
   type SqlSslMode,
 } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-common.js';
+import { userInfo } from './common.js';
+import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-table.js';
 
 /** A parsed SQL registry URL (see {@link parseSqlUrl}). */
 export interface SqlUrl {
@@ -60,18 +61,8 @@ export function parseSqlUrl(raw: string): SqlUrl {
   const dialect = SQL_SCHEMES[scheme];
   if (!dialect) throw bad(`the scheme "${scheme}:" is not postgres:, postgresql:, mysql: or mariadb:`);
   if (m[7] !== undefined) throw bad('a fragment (#…) is not allowed');
-  let user: string | undefined;
-  let password: string | undefined;
-  if (m[2] !== undefined) {
-    const colon = m[2].indexOf(':');
-    try {
-      user = decodeURIComponent(colon < 0 ? m[2] : m[2].slice(0, colon));
-      password = colon < 0 ? undefined : decodeURIComponent(m[2].slice(colon + 1));
-    } catch {
-      throw bad('the user or password is not valid percent-encoding');
-    }
-    if (user === '') throw bad('the user before "@" is empty');
-  }
+  const { user, password } = m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  if (user === '') throw bad('the user before "@" is empty');
   const port = m[4] === undefined ? SQL_DEFAULT_PORT[dialect] : Number(m[4]);
   if (port < 1 || port > 65535) throw bad(`port ${m[4]} is outside 1..65535`);
   let database: string;

@@ -11,19 +11,14 @@ import { registryError } from '../errors.js';
 /** The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers). */
 export interface ZkStat {
   readonly version: number;
-  readonly cversion: number;
-  readonly numChildren: number;
-  readonly dataLength: number;
   /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
   readonly ephemeralOwner: Buffer;
-  readonly czxid: Buffer;
   readonly mtime: Buffer;
 }
 
 /** An error of node-zookeeper-client (its ZooKeeper error code in `code`). */
 export interface ZkClientException extends Error {
   readonly code: number;
-  getCode(): number;
 }
 
 interface ZkOpRecord {
@@ -70,7 +65,6 @@ export interface ZkClient extends EventEmitter {
   mkdirp(path: string, cb: (err: ZkClientException | null, path: string) => void): void;
   transaction(): ZkTransaction;
   getSessionId(): Buffer;
-  getSessionPassword(): Buffer;
   getSessionTimeout(): number;
 }
 
@@ -82,8 +76,6 @@ export interface ZkModule {
       sessionTimeout: number;
       spinDelay: number;
       retries: number;
-      sessionId?: Buffer;
-      sessionPassword?: Buffer;
     },
   ): ZkClient;
   CreateMode: { PERSISTENT: number; EPHEMERAL: number; PERSISTENT_SEQUENTIAL: number; EPHEMERAL_SEQUENTIAL: number };
@@ -103,12 +95,10 @@ export const zk = zookeeperModule as ZkModule;
 export const ZkCode = {
   RUNTIME_INCONSISTENCY: -2,
   CONNECTION_LOSS: -4,
-  OPERATION_TIMEOUT: -7,
   NO_NODE: -101,
   NO_AUTH: -102,
   BAD_VERSION: -103,
   NODE_EXISTS: -110,
-  NOT_EMPTY: -111,
   SESSION_EXPIRED: -112,
   AUTH_FAILED: -115,
   /** Not a ZooKeeper code: the operation got no answer within the time limit. */

@@ -3,21 +3,14 @@
  * re-exports of the client API (zookeeper-api.ts), URLs (zookeeper-url.ts) and sessions
  * (zookeeper-session.ts).
  */
-import { redactUrl, registryError } from '../errors.js';
-import type { FlurryLogger } from '@flurry/core';
-import { ZkSession } from './zookeeper-session.js';
+import { registryError } from '../errors.js';
+import type { EngineDriverOptions } from './common.js';
+import { ZkSession, type ZkSessionOptions } from './zookeeper-session.js';
+import type { ParsedZooKeeperUrl } from './zookeeper-url.js';
 
 export { CreateMode, ZkCode, ZkError, isZk, zkFailure, type ZkStat } from './zookeeper-api.js';
 export { normalizeZkPath, parseZooKeeperUrl, type ParsedZooKeeperUrl } from './zookeeper-url.js';
 export { ZkSession, type MultiBuilder, type ZkSessionOptions, type ZkSessionState } from './zookeeper-session.js';
-
-/** Options of {@link ZkSessionPool}. */
-export interface ZkSessionPoolOptions {
-  readonly hosts: readonly string[];
-  readonly url: string;
-  readonly connectTimeoutMs: number;
-  readonly logger?: FlurryLogger | undefined;
-}
 
 /**
  * Refuses a session whose timeout (capped by the server's maxSessionTimeout) is shorter than
@@ -42,7 +35,14 @@ export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();
   private readonly opening = new Map<number, Promise<ZkSession>>();
   private closed = false;
-  constructor(private readonly opts: ZkSessionPoolOptions) {}
+  private readonly url: string;
+  private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>;
+
+  /** The pool of a ZooKeeper driver (either scheme); nothing is connected yet. */
+  constructor(parsed: ParsedZooKeeperUrl, o: EngineDriverOptions) {
+    this.url = parsed.display;
+    this.opts = { hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: o.connectTimeoutMs, logger: o.logger };
+  }
 
   /** A connected session with the requested timeout. Rejects UNREACHABLE or CLOSED. */
   async get(sessionTimeoutMs: number): Promise<ZkSession> {
@@ -53,8 +53,8 @@ export class ZkSessionPool {
       if (!cur.dead) {
         throw registryError(
           'UNREACHABLE',
-          `ZooKeeper at ${redactUrl(this.opts.url)} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`,
-          { url: redactUrl(this.opts.url), hosts: [...this.opts.hosts] },
+          `ZooKeeper at ${this.url} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`,
+          { url: this.url, hosts: [...this.opts.hosts] },
         );
       }
     }
@@ -96,15 +96,8 @@ export class ZkSessionPool {
     await Promise.all(all.map((s) => s.close()));
   }
 
-  /** True after close(). */
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   private assertOpen(): void {
     if (this.closed)
-      throw registryError('CLOSED', `the registry ${redactUrl(this.opts.url)} was closed; open a new one`, {
-        url: redactUrl(this.opts.url),
-      });
+      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }
 }

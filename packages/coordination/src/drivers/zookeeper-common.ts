@@ -5,8 +5,8 @@
  */
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { ZkSessionPool, type ParsedZooKeeperUrl, type ZkSession } from './zookeeper-client.js';
-import type { EngineDriverOptions } from './common.js';
+import type { ZkSession, ZkSessionPool } from './zookeeper-client.js';
+import { jsonObject, type EngineDriverOptions } from './common.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
@@ -68,16 +68,8 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
  * `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it.
  */
 export function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  let v: unknown;
-  try {
-    v = JSON.parse(data.toString('utf8'));
-  } catch {
-    v = undefined;
-  }
-  const r = v as { highWaterMs?: unknown; releasedCleanly?: unknown } | undefined;
+  const r = jsonObject(data.toString('utf8'));
   if (
-    !r ||
-    typeof r !== 'object' ||
     typeof r.highWaterMs !== 'number' ||
     !Number.isFinite(r.highWaterMs) ||
     r.highWaterMs < 0 ||
@@ -90,16 +82,6 @@ export function parseHighWater(data: Buffer, path: string, url: string): HighWat
     );
   }
   return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
-}
-
-/** The session pool of a ZooKeeper driver (either scheme); nothing is connected yet. */
-export function zkSessionPool(parsed: ParsedZooKeeperUrl, opts: EngineDriverOptions): ZkSessionPool {
-  return new ZkSessionPool({
-    hosts: parsed.hosts,
-    url: parsed.display,
-    connectTimeoutMs: opts.connectTimeoutMs,
-    logger: opts.logger,
-  });
 }
 
 /**

@@ -2,32 +2,32 @@
  * `holders()` of the ZooKeeper driver: the children of `<namespace>/slots`, each with its
  * `hw/<slot>` node. Timing (against ZooKeeper's clock): docs/node-ids.md ("Listing holders").
  */
-import type { HolderInfo, HolderRecord } from '../driver.js';
+import type { HolderRecord } from '../driver.js';
+import { jsonObject, pickHolder, slotNumbers } from './common.js';
 import type { ZkSession } from './zookeeper-client.js';
 import { parseHighWater } from './zookeeper-common.js';
 
-/** Where {@link readZkHolders} reads. */
-export interface ZkHoldersQuery {
-  /** The namespace's node (`<path>/<namespace>`). */
-  readonly dir: string;
-  readonly url: string;
-  readonly opTimeoutMs: number;
-  /** The reader's wall clock. */
-  now(): number;
-}
+/** Where the ZooKeeper holder readers read: `dir` (or a Leaf `root`), with the reader's wall clock. */
+export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
 /** A znode's `mtime` (8 bytes, big-endian Unix ms) as a number. */
 export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
+/** The `updatedAtMs` stamp of a stored record, or null. */
+export function updatedStamp(data: Buffer | undefined): number | null {
+  const u = jsonObject(data?.toString('utf8')).updatedAtMs;
+  return typeof u === 'number' && Number.isFinite(u) ? u : null;
+}
+
+/** A number field of stored JSON, or null. */
+export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
 /** Lists the live holders of one namespace (see the module comment for the timing method). */
 export async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
   const names = await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs);
-  const slots = names
-    .filter((n) => /^(0|[1-9]\d*)$/.test(n))
-    .map(Number)
-    .sort((a, b) => a - b);
+  const slots = slotNumbers(names);
   const out = await Promise.all(
     slots.map(async (slot): Promise<HolderRecord | undefined> => {
       const [node, hw] = await Promise.all([
@@ -35,41 +35,19 @@ export async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Prom
         session.getData(`${q.dir}/hw/${slot}`, q.opTimeoutMs),
       ]);
       if (!node) return undefined; // its session ended between the two reads
-      let v: Partial<HolderInfo> & { ttlMs?: unknown; sessionTimeoutMs?: unknown; claimedAt?: unknown } = {};
-      try {
-        v = JSON.parse(node.data.toString('utf8')) as typeof v;
-      } catch {
-        /* listed by slot only */
-      }
-      const { ttlMs, sessionTimeoutMs, claimedAt, ...rest } = v;
-      const holder: Partial<HolderInfo> = {
-        ...(typeof rest.id === 'string' ? { id: rest.id } : {}),
-        ...(typeof rest.hostname === 'string' ? { hostname: rest.hostname } : {}),
-        ...(typeof rest.pid === 'number' ? { pid: rest.pid } : {}),
-        ...(typeof rest.address === 'string' ? { address: rest.address } : {}),
-        ...(typeof rest.version === 'string' ? { version: rest.version } : {}),
-      };
+      const v = jsonObject(node.data.toString('utf8'));
       const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url) : undefined;
-      let stamp: number | null = null;
-      if (hw) {
-        try {
-          const u = (JSON.parse(hw.data.toString('utf8')) as { updatedAtMs?: unknown }).updatedAtMs;
-          if (typeof u === 'number' && Number.isFinite(u)) stamp = u;
-        } catch {
-          /* parseHighWater already refused bad JSON */
-        }
-      }
       const since = hw ? Math.max(0, q.now() - zkTimeMs(hw.stat.mtime)) : null;
-      const sessionMs = typeof sessionTimeoutMs === 'number' ? sessionTimeoutMs : null;
+      const sessionMs = numberOr(v.sessionTimeoutMs);
       return {
         slot,
-        holder,
-        heldSinceMs: typeof claimedAt === 'number' ? claimedAt : null,
-        renewedAtMs: stamp,
+        holder: pickHolder(v),
+        heldSinceMs: numberOr(v.claimedAt),
+        renewedAtMs: updatedStamp(hw?.data),
         sinceRenewalMs: since,
         sinceRenewalErrorMs: null,
         expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
-        ttlMs: typeof ttlMs === 'number' ? ttlMs : null,
+        ttlMs: numberOr(v.ttlMs),
         highWaterMs: mark?.highWaterMs ?? 0,
       };
     }),

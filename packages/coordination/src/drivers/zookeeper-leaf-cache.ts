@@ -3,8 +3,8 @@
  * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
  * two processes of one `ip:port` from taking the same worker ID.
  */
-import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { makeDirLevelsSync } from '../state-dir.js';
+import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
@@ -50,9 +50,7 @@ export function readLeafCache(file: string): LeafCache {
 /** Writes the local worker-ID cache (atomically: a temporary file renamed over it). */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
   makeDirLevelsSync(path.dirname(file));
-  const tmp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
-  writeFileSync(tmp, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`);
-  renameSync(tmp, file);
+  writeFileAtomic(file, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`, false);
 }
 
 /** Process start time from /proc (Linux), to tell a live holder from a reused pid. */

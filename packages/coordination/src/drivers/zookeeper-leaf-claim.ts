@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields } from './common.js';
+import { allNodeIds, holderFields, jsonObject } from './common.js';
 import { checkSessionTimeout, CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
 import type { EngineDriverOptions } from './common.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
@@ -274,12 +274,7 @@ async function takeLiveNode(
   } catch (err) {
     if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
     const other = await session.getData(p.live, opT).catch(() => null);
-    let who: Record<string, unknown> = {};
-    try {
-      who = other ? (JSON.parse(other.data.toString('utf8')) as Record<string, unknown>) : {};
-    } catch {
-      /* unknown holder */
-    }
+    const who = jsonObject(other?.data.toString('utf8'));
     throw registryError(
       'EXHAUSTED',
       `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,

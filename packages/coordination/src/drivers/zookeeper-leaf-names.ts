@@ -4,6 +4,7 @@
  * endpoint JSON of a worker node, and Flurry's record beside it.
  */
 import { registryError } from '../errors.js';
+import { jsonObject } from './common.js';
 
 /** A Leaf `ip:port` address. */
 export interface LeafAddress {
@@ -58,27 +59,15 @@ export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
  * throws `FLURRY_E_REGISTRY_CORRUPT` naming the node when the data is not Leaf's.
  */
 export function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
-  let v: unknown;
-  try {
-    v = JSON.parse(data.toString('utf8'));
-  } catch {
-    v = undefined;
-  }
-  const e = v as { timestamp?: unknown } | undefined;
-  if (
-    !e ||
-    typeof e !== 'object' ||
-    typeof e.timestamp !== 'number' ||
-    !Number.isFinite(e.timestamp) ||
-    e.timestamp < 0
-  ) {
+  const { timestamp } = jsonObject(data.toString('utf8'));
+  if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
     throw registryError(
       'CORRUPT',
       `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`,
       { url, path: nodePath },
     );
   }
-  return e.timestamp;
+  return timestamp;
 }
 
 /** Flurry's record beside a Leaf worker node (see {@link parseMeta}). */
@@ -90,17 +79,10 @@ export interface LeafMeta {
 
 /** Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's. */
 export function parseMeta(data: Buffer): LeafMeta | null {
-  try {
-    const m = JSON.parse(data.toString('utf8')) as Partial<LeafMeta>;
-    if (
-      typeof m.highWaterMs === 'number' &&
-      typeof m.releasedCleanly === 'boolean' &&
-      typeof m.foreverVersion === 'number'
-    ) {
-      return { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion };
-    }
-  } catch {
-    /* treated as absent: not clean */
-  }
-  return null;
+  const m = jsonObject<LeafMeta>(data.toString('utf8')); // unreadable: treated as absent, so not clean
+  return typeof m.highWaterMs === 'number' &&
+    typeof m.releasedCleanly === 'boolean' &&
+    typeof m.foreverVersion === 'number'
+    ? { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion }
+    : null;
 }

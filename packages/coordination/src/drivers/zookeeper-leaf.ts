@@ -17,14 +17,13 @@ import {
   ZkCode,
   zkFailure,
   type ZkSession,
-  type ZkSessionPool,
+  ZkSessionPool,
 } from './zookeeper-client.js';
 import {
   DEFAULT_ZK_SESSION_TIMEOUT_MS,
   renewOpTimeout,
   validateClaimRequest,
   ZkDriverBase,
-  zkSessionPool,
 } from './zookeeper-common.js';
 import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
@@ -270,8 +269,8 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
     this.assertOpen();
     try {
       const session = await this.readSession();
-      const root = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
-      const q = { root, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
+      const dir = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
+      const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
       return await readLeafHolders(session, q);
     } catch (err) {
       throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
@@ -322,7 +321,7 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
-  const pool = zkSessionPool(parsed, opts);
+  const pool = new ZkSessionPool(parsed, opts);
   try {
     await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
   } catch (err) {

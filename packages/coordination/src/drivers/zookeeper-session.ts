@@ -21,8 +21,6 @@ export interface ZkSessionOptions {
   /** How long to wait for the first connection. */
   readonly connectTimeoutMs: number;
   readonly logger?: FlurryLogger | undefined;
-  /** Join an existing session instead of creating one (tests use it to close a session from outside). */
-  readonly resume?: { sessionId: Buffer; password: Buffer } | undefined;
 }
 
 /** The state of a {@link ZkSession}. */
@@ -33,7 +31,6 @@ export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed'
  * one that times out on a live-looking connection drops the socket so the client reconnects.
  */
 export class ZkSession {
-  readonly requestedTimeoutMs: number;
   readonly url: string;
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
@@ -51,7 +48,6 @@ export class ZkSession {
   private constructor(client: ZkClient, opts: ZkSessionOptions) {
     this.client = client;
     this.url = opts.url;
-    this.requestedTimeoutMs = opts.sessionTimeoutMs;
     this.logger = opts.logger;
     this.opTimeout = Math.max(500, opts.connectTimeoutMs);
     // Cut short a handshake that is never answered (docs/node-ids.md, "ZooKeeper internals").
@@ -65,8 +61,13 @@ export class ZkSession {
     if (this.closing || this.dead || this._state === 'connected' || cm.state !== STATES_CONNECTING) return;
     if (Date.now() - this.attemptStartedAt < this.handshakeTimeoutMs) return;
     this.attemptStartedAt = Date.now();
+    this.dropSocket();
+  }
+
+  /** Destroys the client's socket, if any, so that it reconnects (or, once closed, lets go). */
+  private dropSocket(): void {
     try {
-      cm.socket?.destroy();
+      this.client.connectionManager.socket?.destroy();
     } catch {
       /* gone */
     }
@@ -79,7 +80,6 @@ export class ZkSession {
       // Delay between rounds over all servers; small so a restarted server is found fast.
       spinDelay: reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).spinDelayMs,
       retries: 0,
-      ...(opts.resume ? { sessionId: opts.resume.sessionId, sessionPassword: opts.resume.password } : {}),
     });
     const session = new ZkSession(client, opts);
     const tried = new Set<string>();
@@ -180,11 +180,6 @@ export class ZkSession {
     return this.client.getSessionId().toString('hex');
   }
 
-  /** The session's password (with {@link sessionIdHex}, lets another client take the session over). */
-  get sessionPassword(): Buffer {
-    return this.client.getSessionPassword();
-  }
-
   /** The session timeout the server granted (ms). */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();
@@ -241,14 +236,8 @@ export class ZkSession {
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
-        if (this._state === 'connected') {
-          // No answer on a connection that looks alive: drop it so the client reconnects.
-          try {
-            this.client.connectionManager.socket?.destroy();
-          } catch {
-            /* already gone */
-          }
-        }
+        // No answer on a connection that looks alive: drop it so the client reconnects.
+        if (this._state === 'connected') this.dropSocket();
         reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
@@ -357,7 +346,7 @@ export class ZkSession {
           code: typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS,
           opIndex: idx >= 0 ? idx : undefined,
         });
-        cb(e as unknown as ZkClientException);
+        cb(e);
       }),
     );
   }
@@ -376,22 +365,10 @@ export class ZkSession {
     } catch {
       /* already closed */
     }
-    if (!wasLive) {
-      try {
-        cm.socket?.destroy();
-      } catch {
-        /* gone */
-      }
-    }
+    if (!wasLive) this.dropSocket();
     const until = Date.now() + (wasLive ? 1000 : 200);
     while (cm.state !== STATES_CLOSED && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
-    if (cm.state !== STATES_CLOSED) {
-      try {
-        cm.socket?.destroy();
-      } catch {
-        /* gone */
-      }
-    }
+    if (cm.state !== STATES_CLOSED) this.dropSocket();
   }
 }
 

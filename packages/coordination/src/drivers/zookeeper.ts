@@ -17,7 +17,7 @@ import {
   ZkCode,
   zkFailure,
   type ZkSession,
-  type ZkSessionPool,
+  ZkSessionPool,
 } from './zookeeper-client.js';
 import { readZkHolders } from './zookeeper-holders.js';
 import {
@@ -26,7 +26,6 @@ import {
   renewOpTimeout,
   validateClaimRequest,
   ZkDriverBase,
-  zkSessionPool,
   type HighWaterRecord,
 } from './zookeeper-common.js';
 
@@ -388,7 +387,7 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
       part: 'query',
     }),
   );
-  const pool = zkSessionPool(parsed, opts);
+  const pool = new ZkSessionPool(parsed, opts);
   try {
     const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
     if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
