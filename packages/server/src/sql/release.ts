@@ -12,10 +12,10 @@
  *   high-water mark is the floor the reservation wrote. A slot held by anything other than a
  *   SQL generator is refused: services free their own slots when they stop.
  */
-import { FlurryError, type Layout } from '@flurry/core';
+import { quoteSqlTable, type Layout } from '@flurry/core';
 import { SlotMap } from '@flurry/coordination';
 import { serverError } from '../errors.js';
-import { connectSql, type SqlConnection } from './reserve.js';
+import { connectSql, generatorError, generatorState, text, type SqlConnection } from './reserve.js';
 
 /** Options of {@link releaseSqlNode}. */
 export interface ReleaseOptions {
@@ -40,21 +40,6 @@ export interface Released {
 }
 
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
-
-/** A column's value as text ('' for anything that is not a string or number). */
-const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
-
-async function generatorState(
-  c: SqlConnection,
-  prefix: string,
-): Promise<{ namespace: string; slot: number; token: string } | undefined> {
-  const rows = await c
-    .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
-    .catch(() => [] as Record<string, unknown>[]);
-  const r = rows[0];
-  if (!r || r.token === null || r.token === undefined) return undefined;
-  return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
-}
 
 /** Runs `<prefix>release_node()`, turning the function's coded refusal into a coded error. */
 async function callRelease(
@@ -99,10 +84,7 @@ export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
     const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
     if (!Number.isSafeInteger(o.slot) || o.slot < 0 || o.slot >= map.slots)
       throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
-    const t = c.table
-      .split('.')
-      .map((x) => (c.dialect === 'postgres' ? `"${x}"` : `\`${x}\``))
-      .join('.');
+    const t = quoteSqlTable(c.dialect, c.table);
     const at = { namespace: map.namespace, slot: o.slot };
     const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
       map.namespace,
@@ -142,11 +124,7 @@ export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
     );
     return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };
   } catch (err) {
-    if (err instanceof FlurryError) throw err;
-    throw serverError(
-      'SQL_GENERATOR',
-      `${c.redacted}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]} (while releasing an in-database generator's node)`,
-    );
+    throw generatorError(c, err, "releasing an in-database generator's node");
   } finally {
     await c.close().catch(() => undefined);
   }

@@ -107,6 +107,29 @@ export async function connectSql(url: string): Promise<SqlConnection> {
   }
 }
 
+/** A column's value as text ('' for anything that is not a string or number). */
+export const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+
+/** The node this database's generator under `prefix` holds, if it holds one. */
+export async function generatorState(
+  c: SqlConnection,
+  prefix: string,
+): Promise<{ namespace: string; slot: number; token: string } | undefined> {
+  const rows = await c
+    .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
+    .catch(() => [] as Record<string, unknown>[]);
+  const r = rows[0];
+  if (!r || r.token === null || r.token === undefined) return undefined;
+  return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
+}
+
+/** A coded error as it is; anything else as `FLURRY_E_SQL_GENERATOR` naming the database and what was being done. */
+export function generatorError(c: SqlConnection, err: unknown, doing: string): Error {
+  if (err instanceof FlurryError) return err;
+  const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+  return serverError('SQL_GENERATOR', `${c.redacted}: ${first} (while ${doing})`);
+}
+
 /** Options of {@link reserveSqlNode}. */
 export interface ReserveOptions {
   readonly url: string;
@@ -162,13 +185,11 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   const now = pgsql ? 'now()' : 'CURRENT_TIMESTAMP(3)';
   try {
     if (o.apply) await c.query(registryTableDdl(c.dialect, c.table));
-    const state = await c
-      .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
-      .catch(() => [] as Record<string, unknown>[]);
-    if (state.length > 0 && state[0].token !== null && state[0].token !== undefined) {
+    const state = await generatorState(c, prefix);
+    if (state) {
       throw serverError(
         'SQL_GENERATOR',
-        `this database already has an in-database generator (${prefix}generator) holding slot ${String(state[0].slot)} of ${String(state[0].namespace)}; ` +
+        `this database already has an in-database generator (${prefix}generator) holding slot ${state.slot} of ${state.namespace}; ` +
           `run SELECT ${prefix}release_node() first, or use another --prefix`,
       );
     }
@@ -273,11 +294,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
       `could not reserve a slot of "${map.namespace}" in 5 attempts (other holders kept taking them); retry`,
     );
   } catch (err) {
-    if (err instanceof FlurryError) throw err;
-    throw serverError(
-      'SQL_GENERATOR',
-      `${c.redacted}: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]} (while reserving a node for the in-database generator)`,
-    );
+    throw generatorError(c, err, 'reserving a node for the in-database generator');
   } finally {
     await c.close().catch(() => undefined);
   }
