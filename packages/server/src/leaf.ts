@@ -7,21 +7,8 @@ import type { DecodedId, Layout } from '@flurry/core';
 /** Formats Unix ms as Leaf does: `yyyy-MM-dd HH:mm:ss.SSS` in the local time zone. */
 export function leafDate(unixMs: number): string {
   const d = new Date(unixMs);
-  return (
-    pad(d.getFullYear(), 4) +
-    '-' +
-    pad(d.getMonth() + 1, 2) +
-    '-' +
-    pad(d.getDate(), 2) +
-    ' ' +
-    pad(d.getHours(), 2) +
-    ':' +
-    pad(d.getMinutes(), 2) +
-    ':' +
-    pad(d.getSeconds(), 2) +
-    '.' +
-    pad(d.getMilliseconds(), 3)
-  );
+  const p = (n: number, width = 2): string => String(n).padStart(width, '0');
+  return `${p(d.getFullYear(), 4)}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
 }
 
 /**
@@ -46,9 +33,4 @@ export function leafDecodeBody(decoded: DecodedId, layout: Layout): string {
     sequenceId: String(decoded.sequence),
     workerId: leafWorkerId(decoded.fields, layout),
   });
-}
-
-function pad(n: number, width: number): string {
-  const s = String(n);
-  return s.length >= width ? s : '0'.repeat(width - s.length) + s;
 }
