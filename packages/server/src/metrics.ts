@@ -172,9 +172,6 @@ export class ServiceMetrics implements RouteMetrics {
     buckets.set(this.buckets);
   }
 
-  /** Upper bounds (seconds) of the latency buckets, then +Inf: the layout of {@link snapshot}'s buckets. */
-  static readonly LATENCY_BOUNDS: readonly number[] = [...LATENCY_BUCKETS, Infinity];
-
   /** The Prometheus text exposition. */
   text(): Promise<string> {
     return this.registry.metrics();
@@ -183,17 +180,6 @@ export class ServiceMetrics implements RouteMetrics {
   /** Content type of {@link text}. */
   get contentType(): string {
     return this.registry.contentType;
-  }
-
-  /**
-   * Records one finished call of a protocol other than the HTTP routes (which keep
-   * `flurry_http_*`) in `flurry_protocol_requests_total{protocol,command,outcome}` and
-   * `flurry_protocol_request_duration_seconds{protocol,command}` (protocol-metrics.ts):
-   * protocol `grpc`, `grpc-web` or `connect` (the gRPC port), command the method, outcome
-   * `ok` or the gRPC code name such as `unavailable`.
-   */
-  protocolRequest(protocol: string, method: string, code: string, seconds: number): void {
-    this.protocols.call(protocol, method, code, seconds);
   }
 
   private addStatus(status: number): number {

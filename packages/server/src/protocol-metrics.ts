@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
 import {
   bucketOf,
   LATENCY_BUCKETS as BUCKETS,
+  p99Ms,
   pushHistogram,
   registerScrapeMetric,
   type ScrapeValue as Value,
@@ -134,8 +135,8 @@ export class ProtocolMetrics {
         const errors = e.counts[i * 2 + 1];
         const requests = e.counts[i * 2] + errors;
         if (requests === 0) return;
-        const p99Ms = p99(e.buckets.subarray(i * width, (i + 1) * width));
-        out.push({ protocol: e.protocol, command, requests, errors, p99Ms });
+        const p99 = p99Ms(e.buckets.subarray(i * width, (i + 1) * width));
+        out.push({ protocol: e.protocol, command, requests, errors, p99Ms: p99 });
       });
     }
     const byCommand = new Map<string, ProtocolRow>();
@@ -145,7 +146,7 @@ export class ProtocolMetrics {
       let r = byCommand.get(key);
       if (r === undefined) {
         const l = this.callLatency.get(key);
-        r = { protocol, command, requests: 0, errors: 0, p99Ms: l ? p99(l.buckets) : null };
+        r = { protocol, command, requests: 0, errors: 0, p99Ms: l ? p99Ms(l.buckets) : null };
         byCommand.set(key, r);
       }
       r.requests += c.count;
@@ -176,34 +177,11 @@ export class ProtocolMetrics {
     const width = BUCKETS.length + 1;
     for (const e of this.entries) {
       e.commands.forEach((command, c) => {
-        const base = c * width;
-        let total = 0;
-        for (let i = 0; i < width; i++) total += e.buckets[base + i];
-        if (total > 0)
-          pushHistogram(
-            out,
-            name,
-            { protocol: e.protocol, command },
-            e.buckets.subarray(base, base + width),
-            e.sums[c],
-          );
+        const buckets = e.buckets.subarray(c * width, (c + 1) * width);
+        if (buckets.some((b) => b > 0)) pushHistogram(out, name, { protocol: e.protocol, command }, buckets, e.sums[c]);
       });
     }
     for (const l of this.callLatency.values()) pushHistogram(out, name, l.labels, l.buckets, l.sum);
     return out;
   }
-}
-
-/** The upper bound (ms) of the bucket holding the 99th percentile; the last finite bound for the overflow bucket; null when empty. */
-function p99(buckets: Float64Array): number | null {
-  let total = 0;
-  for (const b of buckets) total += b;
-  if (total === 0) return null;
-  const target = Math.ceil(total * 0.99);
-  let acc = 0;
-  for (let i = 0; i < BUCKETS.length; i++) {
-    acc += buckets[i];
-    if (acc >= target) return BUCKETS[i] * 1000;
-  }
-  return BUCKETS[BUCKETS.length - 1] * 1000;
 }

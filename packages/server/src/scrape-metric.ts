@@ -52,3 +52,17 @@ export function pushHistogram(
   out.push({ value: sum, labels, metricName: name + '_sum' });
   out.push({ value: acc, labels, metricName: name + '_count' });
 }
+
+/** The upper bound (ms) of the bucket holding the 99th percentile (the last finite bound for the +Inf bucket); null when empty. */
+export function p99Ms(buckets: ArrayLike<number>, bounds: readonly number[] = LATENCY_BUCKETS): number | null {
+  let total = 0;
+  for (let i = 0; i <= bounds.length; i++) total += buckets[i];
+  if (total === 0) return null;
+  const target = Math.ceil(total * 0.99);
+  let acc = 0;
+  for (let i = 0; i < bounds.length; i++) {
+    acc += buckets[i];
+    if (acc >= target) return bounds[i] * 1000;
+  }
+  return bounds[bounds.length - 1] * 1000;
+}

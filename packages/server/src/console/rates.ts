@@ -6,7 +6,8 @@
  * upper bound of the histogram bucket holding it). Nothing is allocated per ID or per
  * request; one sample copies a few hundred numbers.
  */
-import { ServiceMetrics } from '../metrics.js';
+import type { ServiceMetrics } from '../metrics.js';
+import { LATENCY_BUCKETS, p99Ms } from '../scrape-metric.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { ProtocolRow } from '../protocol-metrics.js';
 
@@ -28,11 +29,13 @@ export interface RateSources {
 /** The sampler (see the module comment). */
 export class RateSampler {
   private readonly nRoutes = ROUTE_NAMES.length;
-  private readonly width = ServiceMetrics.LATENCY_BOUNDS.length;
+  private readonly width = LATENCY_BUCKETS.length + 1;
   private readonly times = new Float64Array(RING);
   private readonly issuedAt = new Float64Array(RING);
   private readonly totals: Float64Array;
   private readonly hist: Float64Array;
+  /** One route's latency buckets over the last 10 s (scratch of {@link route}). */
+  private readonly window = new Float64Array(this.width);
   /** Requests per `protocol command` at each sample (the non-HTTP front-ends; a handful of keys). */
   private readonly protocolAt: Array<Map<string, number>> = [];
   private n = 0;
@@ -103,18 +106,8 @@ export class RateSampler {
     const w = this.width;
     const a = (now * nr + r) * w;
     const b = (oldest * nr + r) * w;
-    let total = 0;
-    for (let i = 0; i < w; i++) total += this.hist[a + i] - (oldest === now ? 0 : this.hist[b + i]);
-    if (total === 0) return { requests, perSecond, p99Ms: null };
-    const target = Math.ceil(total * 0.99);
-    let acc = 0;
-    const bounds = ServiceMetrics.LATENCY_BOUNDS;
-    for (let i = 0; i < w; i++) {
-      acc += this.hist[a + i] - (oldest === now ? 0 : this.hist[b + i]);
-      if (acc >= target)
-        return { requests, perSecond, p99Ms: (Number.isFinite(bounds[i]) ? bounds[i] : bounds[i - 1]) * 1000 };
-    }
-    return { requests, perSecond, p99Ms: null };
+    for (let i = 0; i < w; i++) this.window[i] = this.hist[a + i] - (oldest === now ? 0 : this.hist[b + i]);
+    return { requests, perSecond, p99Ms: p99Ms(this.window) };
   }
 
   /**

@@ -29,6 +29,12 @@ interface Totals extends Counts {
   sum: number;
 }
 
+interface Gauges {
+  step: number;
+  buffered: number;
+  segments: number;
+}
+
 const ZERO: Counts = { issued: 0, fetches: 0, failures: 0, waits: 0, wasted: 0, handedBack: 0 };
 
 function countsOf(s: SequenceStatus): Counts {
@@ -42,7 +48,7 @@ function countsOf(s: SequenceStatus): Counts {
   };
 }
 
-function bufferOf(s: SequenceStatus): { buffered: number; segments: number } {
+function bufferOf(s: SequenceStatus): Omit<Gauges, 'step'> {
   const cur = s.current && s.current.remaining > 0 ? s.current.remaining : 0;
   const nxt = s.next ? Number(BigInt(s.next.end) - BigInt(s.next.start)) : 0;
   return { buffered: cur + nxt, segments: (cur > 0 ? 1 : 0) + (nxt > 0 ? 1 : 0) };
@@ -97,23 +103,17 @@ export class SequenceMetrics {
       'histogram',
       () => this.histogramValues(),
     );
-    registerScrapeMetric(registry, 'flurry_segment_step', 'The step the next fetch asks for, by key.', 'gauge', () =>
-      this.gauges().map(([label, g]) => ({ value: g.step, labels: { key: label } })),
-    );
-    registerScrapeMetric(
-      registry,
+    const gauge = (name: string, help: string, pick: (g: Gauges) => number): void =>
+      registerScrapeMetric(registry, name, help, 'gauge', () =>
+        this.gauges().map(([label, g]) => ({ value: pick(g), labels: { key: label } })),
+      );
+    gauge('flurry_segment_step', 'The step the next fetch asks for, by key.', (g) => g.step);
+    gauge(
       'flurry_segment_buffered',
       'Numbers held in memory (current remainder plus next segment), by key: what a crash would lose.',
-      'gauge',
-      () => this.gauges().map(([label, g]) => ({ value: g.buffered, labels: { key: label } })),
+      (g) => g.buffered,
     );
-    registerScrapeMetric(
-      registry,
-      'flurry_segment_buffer_segments',
-      'Segments holding numbers (0, 1 or 2), by key.',
-      'gauge',
-      () => this.gauges().map(([label, g]) => ({ value: g.segments, labels: { key: label } })),
-    );
+    gauge('flurry_segment_buffer_segments', 'Segments holding numbers (0, 1 or 2), by key.', (g) => g.segments);
     registerScrapeMetric(registry, 'flurry_segment_keys', 'Keys open in this process.', 'gauge', () => [
       { value: this.statuses().length, labels: {} },
     ]);
@@ -190,8 +190,8 @@ export class SequenceMetrics {
     return [...this.totals.entries()];
   }
 
-  private gauges(): Array<[string, { step: number; buffered: number; segments: number }]> {
-    const out = new Map<string, { step: number; buffered: number; segments: number }>();
+  private gauges(): Array<[string, Gauges]> {
+    const out = new Map<string, Gauges>();
     for (const s of this.statuses()) {
       const label = this.labelOf(s.key);
       const b = bufferOf(s);
@@ -207,10 +207,8 @@ export class SequenceMetrics {
 
   private histogramValues(): Value[] {
     const out: Value[] = [];
-    const name = 'flurry_segment_fetch_duration_seconds';
-    for (const [label, t] of this.totals) {
-      pushHistogram(out, name, { key: label }, t.hist, t.sum, BUCKETS);
-    }
+    for (const [label, t] of this.totals)
+      pushHistogram(out, 'flurry_segment_fetch_duration_seconds', { key: label }, t.hist, t.sum, BUCKETS);
     return out;
   }
 }
