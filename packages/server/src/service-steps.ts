@@ -5,7 +5,7 @@
  */
 import { FlurryError } from '@flurry/core';
 import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
-import type { ServeConfig } from './config/index.js';
+import { registryOptionsOf, type ServeConfig } from './config/index.js';
 import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
@@ -77,29 +77,24 @@ export async function leaseGenerator(
 ): Promise<LeasedGenerator> {
   const regLog = logger.child({ component: 'registry' });
   const registry = await openRegistry(config.registry, {
-    cluster: config.cluster,
-    ...(config.leaseTtlMs !== undefined ? { ttlMs: config.leaseTtlMs } : {}),
-    ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
-    ...(config.leaseMarginMs !== undefined ? { marginMs: config.leaseMarginMs } : {}),
-    ...(config.highWaterWaitMs !== undefined ? { highWaterWaitMs: config.highWaterWaitMs } : {}),
-    ...(config.registryConnectTimeoutMs !== undefined ? { connectTimeoutMs: config.registryConnectTimeoutMs } : {}),
+    ...registryOptionsOf(config),
     holder: { address: `${config.host}:${port}` },
     logger: { warn: (o, m) => regLog.warn(o, m), info: (o, m) => regLog.info(o, m) },
     ...registryOptions,
   });
   core.registry = registry;
+  const policies = {
+    onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
+    ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+    ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
+  };
   let lg: LeasedGenerator;
   try {
     lg = await leasedGenerator({
       registry,
       layout: core.layout,
       pin: { ...config.node },
-      generator: {
-        onEvent: core.issuer.onEvent,
-        onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
-        ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
-        ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
-      },
+      generator: { onEvent: core.issuer.onEvent, ...policies },
     });
   } catch (err) {
     // No lease: close the registry, so that a retry after an outage opens a fresh one.
@@ -108,12 +103,7 @@ export async function leaseGenerator(
     throw err;
   }
   core.issuer.attach(lg);
-  // UUIDv7 on the same lease, with the same policies (see uuid-issuing.ts).
-  core.uuids.attach(lg, registry, {
-    onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
-    ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
-    ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
-  });
+  core.uuids.attach(lg, registry, policies); // UUIDv7 on the same lease (see uuid-issuing.ts)
   core.console.data.watch(lg);
   watchLease(lg, logger);
   return lg;
@@ -191,7 +181,7 @@ export async function startGrpc(
 ): Promise<GrpcServer | undefined> {
   if (grpcPort === undefined) return undefined;
   const { startGrpcServer } = await import('./grpc/index.js');
-  const metrics = core.metrics;
+  const protocols = core.metrics.protocols;
   const started = startGrpcServer({
     host,
     port: grpcPort,
@@ -200,7 +190,7 @@ export async function startGrpc(
     token: ctx.limits.token,
     authHealth: ctx.limits.authHealth,
     ...(tls ? { tls } : {}),
-    record: (protocol, method, code, seconds) => metrics.protocolRequest(protocol, method, code, seconds),
+    record: (protocol, method, code, seconds) => protocols.call(protocol, method, code, seconds),
     logger: logger.child({ component: 'grpc' }),
   });
   return listening('gRPC', 'grpc-port', host, grpcPort, started);

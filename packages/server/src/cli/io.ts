@@ -93,3 +93,17 @@ export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
   for (const w of warnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
   return warnings;
 }
+
+/** Calls `stop` on SIGTERM and SIGINT, hands SIGHUP to `onHup` when given; returns what removes the listeners. */
+export function onSignals(stop: (signal: string) => void, onHup?: () => void): () => void {
+  const onTerm = (): void => stop('SIGTERM');
+  const onInt = (): void => stop('SIGINT');
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onInt);
+  if (onHup) process.on('SIGHUP', onHup);
+  return () => {
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
+    if (onHup) process.off('SIGHUP', onHup);
+  };
+}

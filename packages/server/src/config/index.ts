@@ -3,7 +3,7 @@
  * `--help` (help.ts) and warnings about misspelt `FLURRY_*` variables (env-hints.ts). Only what
  * callers use is exported here; the table itself stays internal.
  */
-export { loadServeConfig, SERVE_CONFIG_KEYS, type ServeConfig } from './load.js';
+export { loadServeConfig, registryOptionsOf, SERVE_CONFIG_KEYS, type ServeConfig } from './load.js';
 export { serveHelp, serveFlagSpecs } from './help.js';
 export { unknownEnvWarnings, closestName, type EnvWarning } from './env-hints.js';
 export type { LogLevel, SettingKey, SettingValues } from './settings.js';

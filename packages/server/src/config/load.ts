@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
-import { parseRegistryUrl, redactUrl, resolveRegistryOptions } from '@flurry/coordination';
+import { parseRegistryUrl, redactUrl, resolveRegistryOptions, type RegistryOptions } from '@flurry/coordination';
 import { parseCommandLine } from '../cli/args.js';
 import { serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
@@ -51,6 +51,18 @@ export const SERVE_CONFIG_KEYS: readonly (keyof ServeConfig)[] = Object.freeze([
   'registrySource',
   'configFile',
 ]);
+
+/** The registry options the settings give: the cluster, and the lease timings and connect timeout that are set. */
+export function registryOptionsOf(config: ServeConfig): Partial<RegistryOptions> {
+  const set = {
+    ttlMs: config.leaseTtlMs,
+    renewIntervalMs: config.leaseRenewMs,
+    marginMs: config.leaseMarginMs,
+    highWaterWaitMs: config.highWaterWaitMs,
+    connectTimeoutMs: config.registryConnectTimeoutMs,
+  };
+  return { cluster: config.cluster, ...Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) };
+}
 
 /** Where a value came from: `name` is the flag, the variable or the key in the file. */
 interface Source {

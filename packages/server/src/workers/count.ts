@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { openRegistry, parseRegistryUrl } from '@flurry/coordination';
 import type { Layout } from '@flurry/core';
-import type { ServeConfig } from '../config/index.js';
+import { registryOptionsOf, type ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
 
 /**
@@ -68,10 +68,7 @@ export async function checkNodeIds(
   }
   let held: number;
   try {
-    const registry = await openRegistry(config.registry, {
-      cluster: config.cluster,
-      ...(config.registryConnectTimeoutMs !== undefined ? { connectTimeoutMs: config.registryConnectTimeoutMs } : {}),
-    });
+    const registry = await openRegistry(config.registry, registryOptionsOf(config));
     try {
       held = (await registry.holders({ layout: config.layout, pin: { ...config.node } })).length;
     } finally {

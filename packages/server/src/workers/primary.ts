@@ -7,6 +7,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ServeConfig } from '../config/index.js';
+import { onSignals } from '../cli/io.js';
 import type { ServiceLogger } from '../service-steps.js';
 import { checkNodeIds } from './count.js';
 import { aggregateMetrics } from './metrics.js';
@@ -237,20 +238,6 @@ function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): No
       w.process.kill('SIGKILL');
     }
   }, killAfterMs);
-}
-
-/** Stops on SIGTERM and SIGINT, hands SIGHUP to `onHup` when given; returns what removes the listeners. */
-function onSignals(stop: (why: string) => void, onHup: (() => void) | undefined): () => void {
-  const onTerm = (): void => stop('SIGTERM');
-  const onInt = (): void => stop('SIGINT');
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onInt);
-  if (onHup) process.on('SIGHUP', onHup);
-  return () => {
-    process.off('SIGTERM', onTerm);
-    process.off('SIGINT', onInt);
-    if (onHup) process.off('SIGHUP', onHup);
-  };
 }
 
 function send(w: Worker | undefined, m: WorkerMessage): void {

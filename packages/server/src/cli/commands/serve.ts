@@ -1,15 +1,7 @@
 /**
- * `flurry serve [settings]`: runs the ID service until SIGTERM/SIGINT (see ../../service.ts
- * and ../../config/). Refuses to run as root unless `--allow-root` / `FLURRY_ALLOW_ROOT=1`
- * (an ID service needs no privileges; run it as an unprivileged user). Warns (stderr and
- * log) about `FLURRY_*` variables that are no setting, naming the closest one, and about
- * the default `file:` registry inside a container (see ../../container.ts), and about a layout
- * within a year of its end of life (see ../../end-of-life.ts; past it the layout is refused
- * with `FLURRY_E_LAYOUT_EXPIRED`, exit 2). Logs JSON lines with
- * pino on stdout; bad input (a setting, a URL, credentials, a missing table) exits 2, a
- * store or registry that does not answer is waited out (listening, not ready, retried with
- * backoff), another start-up failure (every node ID held, clock behind the high-water mark,
- * port taken) exits 1, a graceful shutdown (also one during the wait) exits 0.
+ * `flurry serve [settings]`: runs the ID service (../../service.ts) until SIGTERM/SIGINT, after the
+ * start-up checks and warnings (run as root, misspelt `FLURRY_*` variables, `file:` in a container, a
+ * layout near its end of life). Exit codes as in ../../errors.ts `failureKind`; a graceful stop exits 0.
  */
 import cluster from 'node:cluster';
 import { pino } from 'pino';
@@ -20,7 +12,7 @@ import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
 import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
 import { hasFlag, parseCommandLine } from '../args.js';
-import { errorLine, warnUnknownEnv, write, type CliIo } from '../io.js';
+import { errorLine, onSignals, warnUnknownEnv, write, type CliIo } from '../io.js';
 
 /** Runs `flurry serve`; resolves to the exit code once the service has stopped. */
 export async function serveCommand(io: CliIo): Promise<number> {
@@ -78,10 +70,6 @@ export async function serveCommand(io: CliIo): Promise<number> {
     signalled ??= signal;
     starting.abort();
   };
-  const onTerm = () => onSignal('SIGTERM');
-  const onInt = () => onSignal('SIGINT');
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onInt);
   // With TLS, SIGHUP re-reads the certificate and key (a bad pair is logged; the old one stays).
   let reloadTls: (() => void) | undefined;
   const onHup = () => {
@@ -94,7 +82,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
       );
     }
   };
-  if (config.tlsCert !== undefined) process.on('SIGHUP', onHup);
+  const offSignals = onSignals((signal) => onSignal(signal), config.tlsCert !== undefined ? onHup : undefined);
   try {
     let service;
     try {
@@ -129,8 +117,6 @@ export async function serveCommand(io: CliIo): Promise<number> {
     });
   } finally {
     hooks?.stop();
-    process.off('SIGTERM', onTerm);
-    process.off('SIGINT', onInt);
-    process.off('SIGHUP', onHup);
+    offSignals();
   }
 }

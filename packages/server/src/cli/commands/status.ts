@@ -6,12 +6,12 @@ import https from 'node:https';
 import tls from 'node:tls';
 import { systemClock } from '@flurry/core';
 import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
-import { loadServeConfig } from '../../config/index.js';
+import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody } from '../../console/types.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
-import { commandLine, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import { clusterTable } from '../status-table.js';
 import { workersTable } from '../../workers/table.js';
 import type { WorkerEntry } from '../../workers/types.js';
@@ -58,8 +58,9 @@ released (flurry sql --release) and never renewed. An expired holder is not list
   --json              Print the /v1/cluster JSON body (one line per redraw).
 `;
 
+type WithWorkers = ClusterBody & { workers?: WorkerEntry[] };
 /** Reads one cluster body per call. */
-type Source = { read(): Promise<ClusterBody>; close(): Promise<void> };
+type Source = { read(): Promise<WithWorkers>; close(): Promise<void> };
 
 function intervalOf(args: ParsedCommandLine): number {
   const raw = lastString(args, 'interval-ms');
@@ -85,16 +86,10 @@ async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Sourc
     'node',
     'lease-ttl-ms',
     'lease-renew-ms',
-  ]) {
+  ])
     for (const v of allStrings(args, f)) pass.push(`--${f}`, v);
-  }
   const config = loadServeConfig(pass, io.env);
-  const registry: Registry = await openRegistry(config.registry, {
-    cluster: config.cluster,
-    ...(config.leaseTtlMs !== undefined ? { ttlMs: config.leaseTtlMs } : {}),
-    ...(config.leaseRenewMs !== undefined ? { renewIntervalMs: config.leaseRenewMs } : {}),
-    connectTimeoutMs: config.registryConnectTimeoutMs ?? 5000,
-  });
+  const registry: Registry = await openRegistry(config.registry, registryOptionsOf(config));
   const cache = new ClusterCache({
     core: { registry },
     config,
@@ -173,13 +168,10 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
     url = new URL('/v1/cluster', base);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
   } catch {
-    throw serverError(
-      'USAGE',
-      `--url must be the service's base URL, e.g. http://127.0.0.1:8080; got "${redactUrl(base).slice(0, 80)}"`,
-      {
-        flag: 'url',
-      },
-    );
+    const got = redactUrl(base).slice(0, 80);
+    throw serverError('USAGE', `--url must be the service's base URL, e.g. http://127.0.0.1:8080; got "${got}"`, {
+      flag: 'url',
+    });
   }
   const ca = trustedCas(caFile, url);
   const shown = redactUrl(url.origin);
@@ -200,23 +192,16 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
         } catch {
           /* not JSON */
         }
-        throw serverError(
-          res.status === 401 ? 'UNAUTHORIZED' : 'UNAVAILABLE',
-          `${shown}/v1/cluster answered ${detail}`,
-          {
-            status: res.status,
-          },
-        );
+        const code = res.status === 401 ? 'UNAUTHORIZED' : 'UNAVAILABLE';
+        throw serverError(code, `${shown}/v1/cluster answered ${detail}`, { status: res.status });
       }
-      const body = JSON.parse(text) as ClusterBody & { workers?: WorkerEntry[] };
+      const body = JSON.parse(text) as WithWorkers;
       // --workers N: the worker processes behind this URL (best effort; /v1/status may need the token).
-      type WithWorkers = { workers?: WorkerEntry[] };
-      const none: WithWorkers = {};
       const status = await get(new URL('/v1/status', base), token, ca).then(
-        (r) => (r.status === 200 ? (JSON.parse(r.text) as WithWorkers) : none),
-        () => none,
+        (r) => (r.status === 200 ? (JSON.parse(r.text) as WithWorkers) : undefined),
+        () => undefined,
       );
-      if (status.workers) body.workers = status.workers;
+      if (status?.workers) body.workers = status.workers;
       return body;
     },
     close: () => Promise.resolve(),
@@ -242,7 +227,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
     base !== undefined
       ? urlSource(base, lastString(args, 'token') ?? io.env.FLURRY_TOKEN, lastString(args, 'ca'))
       : await registrySource(args, io);
-  const render = (body: ClusterBody & { workers?: WorkerEntry[] }): string =>
+  const render = (body: WithWorkers): string =>
     json ? JSON.stringify(body) + '\n' : clusterTable(body) + workersTable(body.workers);
   try {
     if (!hasFlag(args, 'watch')) {
@@ -251,8 +236,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
     }
     let stop!: () => void;
     const stopped = new Promise<void>((r) => (stop = r));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    const offSignals = onSignals(() => stop());
     const tty = (io.stdout as { isTTY?: boolean }).isTTY === true && !json;
     try {
       for (let done = false; !done;) {
@@ -272,8 +256,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
         clearTimeout(timer);
       }
     } finally {
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
+      offSignals();
     }
     return 0;
   } finally {
