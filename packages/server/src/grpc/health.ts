@@ -5,6 +5,7 @@
  * each service this port serves; any other name is `NOT_FOUND`. `Watch` sends the state
  * at once, then each change (checked every `watchMs`), until the caller cancels.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { Health, HealthCheckResponse_ServingStatus as Status } from './gen-proto/grpc/health/v1/health_pb.js';
 
@@ -33,7 +34,7 @@ export function healthHandlers(
       let last = status(req.service);
       yield { status: last };
       while (!hc.signal.aborted) {
-        await sleep(watchMs, hc.signal);
+        await sleep(watchMs, undefined, { signal: hc.signal }).catch(() => undefined);
         if (hc.signal.aborted) return;
         const now = status(req.service);
         if (now !== last) {
@@ -43,16 +44,4 @@ export function healthHandlers(
       }
     },
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

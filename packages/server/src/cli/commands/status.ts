@@ -1,6 +1,7 @@
 /** `flurry status`: the cluster table in a terminal, from the registry or `--url` (see {@link STATUS_HELP}). */
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
@@ -234,12 +235,11 @@ export async function statusCommand(io: CliIo): Promise<number> {
       await write(io.stdout, render(await source.read()));
       return 0;
     }
-    let stop!: () => void;
-    const stopped = new Promise<void>((r) => (stop = r));
-    const offSignals = onSignals(() => stop());
+    const stopped = new AbortController();
+    const offSignals = onSignals(() => stopped.abort());
     const tty = (io.stdout as { isTTY?: boolean }).isTTY === true && !json;
     try {
-      for (let done = false; !done;) {
+      while (!stopped.signal.aborted) {
         let frame: string;
         try {
           frame = render(await source.read());
@@ -248,12 +248,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
           frame = `flurry: ${err.code ?? 'FLURRY_E_INTERNAL'}: ${err.message ?? String(e)}\n`;
         }
         await write(io.stdout, (tty ? '\x1b[H\x1b[2J' : '') + frame + (tty || json ? '' : '\n'));
-        let timer: NodeJS.Timeout | undefined;
-        done = await Promise.race([
-          stopped.then(() => true),
-          new Promise<boolean>((r) => (timer = setTimeout(() => r(false), intervalMs))),
-        ]);
-        clearTimeout(timer);
+        await sleep(intervalMs, undefined, { signal: stopped.signal }).catch(() => undefined);
       }
     } finally {
       offSignals();
