@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { serverError } from './errors.js';
 
-/** A certificate chain and its private key, PEM. @example `https.createServer({ ...pair })` */
+/** A certificate chain and its private key, PEM. */
 export interface TlsPair {
   readonly cert: Buffer;
   readonly key: Buffer;

@@ -52,11 +52,6 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 /**
  * Runs the CLI with `argv` (without node and the script path); resolves to the exit code.
  * Never throws: errors are printed on `io.stderr`.
- *
- * @example
- * ```ts
- * const code = await runCli({ argv: ['layout', 'leaf'], env: process.env, stdout: process.stdout, stderr: process.stderr });
- * ```
  */
 export async function runCli(io: CliIo): Promise<number> {
   const command = io.argv[0];

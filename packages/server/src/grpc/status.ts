@@ -8,7 +8,7 @@ import { FlurryError } from '@flurry/core';
 import { BearerAuth } from '../http/auth.js';
 import { httpStatusOf } from '../errors.js';
 
-/** The trailer (gRPC) or header (Connect) that names the `FLURRY_E_…` code of a failed call. @example `err.metadata.get(ERROR_CODE_KEY)` */
+/** The trailer (gRPC) or header (Connect) that names the `FLURRY_E_…` code of a failed call. */
 export const ERROR_CODE_KEY = 'flurry-error-code';
 
 const BY_CODE: Readonly<Record<string, Code>> = Object.freeze({

@@ -5,7 +5,7 @@
  */
 import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, refusalText } from './session.js';
 
-/** The first byte of every binary request. @example `chunk[0] === BINARY_MAGIC // a binary-protocol connection` */
+/** The first byte of every binary request. */
 export const BINARY_MAGIC = 0x80;
 const RESPONSE_MAGIC = 0x81;
 const HEADER = 24;

@@ -52,7 +52,7 @@ export interface MemcachedServer {
   close(): Promise<void>;
 }
 
-/** The keys of {@link MemcachedServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `MEMCACHED_SERVER_OPTION_NAMES.includes('port') // true` */
+/** The keys of {@link MemcachedServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
 export const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
   host: true,
   port: true,
@@ -70,12 +70,6 @@ export const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>
 /**
  * Starts the memcached endpoint. Rejects with `FLURRY_E_INVALID_OPTION` for bad options and
  * with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
- *
- * @example
- * ```ts
- * const mc = await startMemcachedServer({ host: '127.0.0.1', port: 11211, ids: issuer, logger });
- * console.log(`memcached on ${mc.port}`);
- * ```
  */
 export async function startMemcachedServer(opts: MemcachedServerOptions): Promise<MemcachedServer> {
   assertKnownOptions(opts, MEMCACHED_SERVER_OPTION_NAMES, 'startMemcachedServer options');

@@ -7,13 +7,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
 
-/** The longest text command line accepted, in bytes without its `\r\n` (longer: `CLIENT_ERROR`). @example `if (lineBytes > MAX_LINE_BYTES) reject();` */
+/** The longest text command line accepted, in bytes without its `\r\n` (longer: `CLIENT_ERROR`). */
 export const MAX_LINE_BYTES = 2048;
-/** The longest key, in bytes (memcached's limit). @example `key.length <= MAX_KEY_BYTES` */
+/** The longest key, in bytes (memcached's limit). */
 export const MAX_KEY_BYTES = 250;
-/** The largest binary request body accepted (larger ones are skipped and answered `E2BIG`). @example `if (bodyLen > MAX_BINARY_BODY_BYTES) skip(bodyLen);` */
+/** The largest binary request body accepted (larger ones are skipped and answered `E2BIG`). */
 export const MAX_BINARY_BODY_BYTES = 4096;
-/** Replies queued in a socket beyond which the session stops reading from it until they drain. @example `if (socket.writableLength > OUTPUT_HIGH_WATER_BYTES) socket.pause();` */
+/** Replies queued in a socket beyond which the session stops reading from it until they drain. */
 export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
 
 /**
@@ -22,7 +22,7 @@ export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
  */
 export const MEMCACHED_COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'];
 
-/** Indexes into {@link MEMCACHED_COMMANDS}. @example `recorder.request(CMD.get, true, seconds);` */
+/** Indexes into {@link MEMCACHED_COMMANDS}. */
 export const CMD = {
   get: 0,
   gets: 1,
@@ -35,7 +35,7 @@ export const CMD = {
   invalid: 8,
 } as const;
 
-/** The counters behind `stats` (katsubushi's names, as memcached's). @example `counters.getHits += keys;` */
+/** The counters behind `stats` (katsubushi's names, as memcached's). */
 export interface MemcachedCounters {
   currConnections: number;
   totalConnections: number;
@@ -51,7 +51,7 @@ export interface MemcachedCounters {
   bytesWritten: number;
 }
 
-/** What every session of one server sees. @example `new TextSession(ctx, socket);` */
+/** What every session of one server sees. */
 export interface MemcachedContext {
   /** Issues the IDs (the service's issuer). */
   readonly ids: { nextString(): string };
@@ -67,7 +67,7 @@ export interface MemcachedContext {
   violation(socket: net.Socket, reason: string): void;
 }
 
-/** Compares a password with the token in constant time (both sides hashed first, as the HTTP bearer check). @example `new TokenCheck(token).matches(Buffer.from(password)); // true or false` */
+/** Compares a password with the token in constant time (both sides hashed first, as the HTTP bearer check). */
 export class TokenCheck {
   private readonly expected: Buffer;
   constructor(token: string) {

@@ -1,18 +1,8 @@
 /**
- * `flurry sql --release`: frees the node an in-database generator reserved in the registry
- * table (see reserve.ts and docs/sql.md).
- *
- * - Without a slot: calls `<prefix>release_node()` of this database's generator, which refuses
- *   (`FLURRY_E_SQL_NODE_IN_USE`) while another session holds one of its lanes, else fences
- *   every lane, writes the high-water mark and frees the registry row.
- * - With a slot (`--slot N`, of the namespace `--cluster` and the pins pick): frees a
- *   reservation of that slot. When the generator functions holding it are installed (the
- *   reservation names their prefix) this is `<prefix>release_node()` again; when they are not
- *   (the DDL never ran), the row is freed directly: nothing was issued under it, and its
- *   high-water mark is the floor the reservation wrote. A slot held by anything other than a
- *   SQL generator is refused: services free their own slots when they stop.
- */
-import { quoteSqlTable, type Layout } from '@flurry/core';
+ * `flurry sql --release [--slot N]` (docs/sql.md): frees the node of this database's generator through
+ * `<prefix>release_node()`, or a SQL generator's reservation of a slot (its row directly when its DDL
+ * never ran). A slot a service holds is refused: services free their own slots when they stop.
+ */ import { quoteSqlTable, type Layout } from '@flurry/core';
 import { SlotMap } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 import { connectSql, generatorError, generatorState, text, type SqlConnection } from './reserve.js';

@@ -1,20 +1,8 @@
 /**
- * The node reservation behind `flurry sql --generate --apply`: claims a free slot of the
- * cluster's namespace in the Flurry registry table of a PostgreSQL or MySQL/MariaDB database
- * (the same table and namespace the `postgres://` / `mysql://` registries of `flurry serve`
- * use), marked as held by the "sql generator" until `flurry_release_node()` (or
- * `flurry sql --release`) frees it, builds the DDL of the in-database generator for that node
- * ({@link generatorSql}) and runs it. Without `apply` it is a preview: it writes nothing (no
- * table, no reservation) and builds the DDL for the slot that is free now, under a `preview`
- * token that holds no lease (run as is, its `next_id()` raises `FLURRY_E_LEASE_LOST`).
- *
- * The reservation's `expires_at` is far in the future (PostgreSQL 9999-12-31; MySQL's
- * TIMESTAMP ends in 2038, so 2038-01-19) so no other holder takes the slot; the generator
- * issues only past the slot's high-water mark (plus its TTL after an unclean release), and the
- * reservation raises the row's `high_water_ms` to that floor, so freeing a reservation whose
- * DDL never ran keeps it.
- */
-import { randomBytes } from 'node:crypto';
+ * The node reservation behind `flurry sql --generate [--apply]` (docs/sql.md, "In-database generation"):
+ * claims a free slot of the cluster in the registry table for the "sql generator" and builds (with
+ * `apply`: runs) the generator's DDL for it; without `apply` a preview that writes nothing.
+ */ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   FlurryError,

@@ -71,7 +71,7 @@ const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
 
 const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
 
-/** The keys of {@link ThriftServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `THRIFT_SERVER_OPTION_NAMES.includes('port') // true` */
+/** The keys of {@link ThriftServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
 export const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
   host: true,
   port: true,
@@ -89,12 +89,6 @@ export const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
  * Starts the Twitter-compatible Thrift server (framed transport, binary protocol).
  * Rejects with `FLURRY_E_INVALID_OPTION` for bad options and with the listen error
  * (e.g. `EADDRINUSE`) when the port cannot be bound.
- *
- * @example
- * ```ts
- * const server = await startThriftServer({ host: '127.0.0.1', port: 7609, generator, layout, node: generator.node, logger });
- * console.log(`Snowflake Thrift on ${server.port}`);
- * ```
  */
 export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
   assertKnownOptions(opts, THRIFT_SERVER_OPTION_NAMES, 'startThriftServer options');

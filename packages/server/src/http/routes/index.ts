@@ -1,18 +1,9 @@
 /**
- * The route table: every HTTP route of the service, declared once. The dispatcher
- * (`../router.ts`), the `route` label of the request metrics (`../../metrics.ts`) and the
- * paths of the OpenAPI document (`../../openapi.ts`) are all derived from it.
- *
- * **Adding a route** is one entry here plus its own file: write `routes/<name>.ts`
- * exporting a {@link Route} (`name` for the metrics label, `path` exact or with `{param}`
- * segments, `methods` `ISSUE` or `READ`, `auth`, `create(ctx)` returning the handler, and
- * its OpenAPI operation), import it below and add it to {@link ROUTES} where it should
- * appear in the OpenAPI document. Then regenerate docs/openapi.json
- * (`node packages/server/dist/openapi.js > docs/openapi.json`). Exact paths are looked
- * up in a Map before any pattern is tried, so `/v1/ids/range` next to `/v1/ids/{id}` needs
- * no ordering care; patterns are tried in table order.
- */
-import type { Route } from '../route.js';
+ * The route table: every HTTP route of the service, declared once (a {@link Route} in its own file,
+ * imported here at its place in the OpenAPI document). The dispatcher, the metrics' `route` label and
+ * the OpenAPI paths derive from it; after a change regenerate docs/openapi.json
+ * (`node packages/server/dist/openapi.js > docs/openapi.json`).
+ */ import type { Route } from '../route.js';
 import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from '../../console/page-routes.js';
 import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { layoutsExplainRoute } from './layouts.js';
