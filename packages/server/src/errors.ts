@@ -54,6 +54,9 @@ export const ServerErrorCode = {
   SQL_NODE_IN_USE: 'FLURRY_E_SQL_NODE_IN_USE',
 } as const;
 
+/** `s` cut to `max` characters and an ellipsis (names and values shown in messages). */
+export const clip = (s: string, max = 80): string => (s.length > max ? s.slice(0, max) + '…' : s);
+
 /** Union of the service's error code strings. */
 export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
 

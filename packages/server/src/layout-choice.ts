@@ -7,7 +7,7 @@
  */
 import { FlurryError } from '@flurry/core/errors';
 import { Layout } from '@flurry/core/layout';
-import { serverError } from './errors.js';
+import { clip, serverError } from './errors.js';
 
 /** The layout as the user named it (any of the three may be absent). */
 export interface LayoutChoice {
@@ -69,8 +69,8 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
       if (!m) {
         throw new FlurryError(
           'FLURRY_E_NODE_OUT_OF_RANGE',
-          `node pin "${clip(pair)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
-          { pin: clip(pair) },
+          `node pin "${clip(pair, 40)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
+          { pin: clip(pair, 40) },
         );
       }
       const [, name, raw] = m;
@@ -101,10 +101,6 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
     }
   }
   return out;
-}
-
-function clip(s: string): string {
-  return s.length > 40 ? s.slice(0, 40) + '…' : s;
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { closestName as nearestName } from '@flurry/core/known-options';
-import { serverError } from '../errors.js';
+import { clip, serverError } from '../errors.js';
 
 /** One flag a command accepts. */
 export interface FlagSpec {
@@ -81,10 +81,10 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
 }
 
 function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
-  const shown = typed.length > 60 ? typed.slice(0, 60) + '…' : typed;
+  const shown = clip(typed, 60);
   const flags = Object.keys(spec).map((k) => '--' + k);
   const name = rawName.startsWith('--') ? rawName : typed.split('=')[0];
-  const near = name.length > 2 ? nearestName(name, flags, Math.max(2, Math.floor((name.length - 2) / 3))) : undefined;
+  const near = name.length > 2 ? closestName(name, flags, 2) : undefined;
   const accepts = `this command accepts: ${flags.join(', ') || '(no flags)'}. See --help`;
   return serverError(
     'USAGE',
@@ -93,6 +93,14 @@ function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
       : `unknown flag "${shown}"; ${accepts}; an argument that starts with a dash goes after --, e.g. -- ${shown}.`,
     near !== undefined ? { flag: shown, suggestion: near } : { flag: shown },
   );
+}
+
+/**
+ * The candidate nearest to `name` (the core's `closestName`: edit distance with adjacent swaps), if close
+ * enough to be a typo: up to a third of the part after the first `prefixLength` characters (at least 2 edits).
+ */
+export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
+  return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));
 }
 
 /** The last value of a string flag (later occurrences override earlier ones), or undefined. */

@@ -1,9 +1,9 @@
 /**
- * "Did you mean …?" for names a user misspells: `FLURRY_*` environment variables that are
- * no setting (warned about, since the environment is shared with other tools) and, through
- * {@link closestName}, unknown command-line flags.
+ * "Did you mean …?" for `FLURRY_*` environment variables that are no setting (warned about, since
+ * the environment is shared with other tools; unknown flags: `closestName` in ../cli/args.ts).
  */
-import { closestName as nearestName } from '@flurry/core/known-options';
+import { closestName } from '../cli/args.js';
+import { clip } from '../errors.js';
 import { SETTINGS } from './settings.js';
 
 /** The variable naming the config file (not a setting in the file). */
@@ -45,18 +45,4 @@ export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
     });
   }
   return out;
-}
-
-/**
- * The candidate nearest to `name` (the core's `closestName`: edit distance with adjacent
- * swaps), if close enough to be a typo: up to a third of the part after the first
- * `prefixLength` characters may differ (at least 2 edits).
- */
-export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
-  return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));
-}
-
-/** `s` cut to 80 characters (names and values in messages). */
-export function clip(s: string): string {
-  return s.length > 80 ? s.slice(0, 80) + '…' : s;
 }

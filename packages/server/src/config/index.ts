@@ -5,5 +5,5 @@
  */
 export { loadServeConfig, registryOptionsOf, SERVE_CONFIG_KEYS, type ServeConfig } from './load.js';
 export { serveHelp, serveFlagSpecs } from './help.js';
-export { unknownEnvWarnings, closestName, type EnvWarning } from './env-hints.js';
+export { unknownEnvWarnings, type EnvWarning } from './env-hints.js';
 export type { LogLevel, SettingKey, SettingValues } from './settings.js';

@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
 import { parseRegistryUrl, redactUrl, resolveRegistryOptions, type RegistryOptions } from '@flurry/coordination';
 import { parseCommandLine } from '../cli/args.js';
-import { serverError } from '../errors.js';
+import { clip, serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
-import { CONFIG_ENV, clip } from './env-hints.js';
+import { CONFIG_ENV } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,

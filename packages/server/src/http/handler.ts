@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FlurryError } from '@flurry/core';
-import { serverError } from '../errors.js';
+import { clip as clipText, serverError } from '../errors.js';
 import { BearerAuth } from './auth.js';
 import type { HttpContext } from './context.js';
 import { forHttpCaller } from './fenced.js';
@@ -204,6 +204,5 @@ function queryToken(query: string): string | undefined {
 
 /** Clipped for logs, with a `token=` query value masked. */
 function clip(s: string): string {
-  const masked = s.includes('token=') ? s.replace(/([?&]token=)[^&]*/g, '$1***') : s;
-  return masked.length > 100 ? masked.slice(0, 100) + '…' : masked;
+  return clipText(s.includes('token=') ? s.replace(/([?&]token=)[^&]*/g, '$1***') : s, 100);
 }

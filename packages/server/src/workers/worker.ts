@@ -76,9 +76,7 @@ export function workerHooks(
       core = c;
       const metrics = ctx.metrics;
       c.console.data.workers = () => table;
-      timer ??= setInterval(() => {
-        report();
-      }, REPORT_EVERY_MS).unref();
+      timer ??= setInterval(report, REPORT_EVERY_MS).unref();
       const ops = OPERATIONS.get(ctx);
       if (ops)
         OPERATIONS.set(ctx, {
@@ -112,9 +110,7 @@ export function workerHooks(
         },
       };
     },
-    started: () => {
-      report();
-    },
+    started: report,
     stop: () => {
       if (timer) clearInterval(timer);
       timer = undefined;

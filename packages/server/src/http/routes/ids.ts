@@ -4,7 +4,7 @@
  * route owns its body writer (one per service, see ../batch-body.ts).
  */
 import { parseId } from '@flurry/core';
-import { serverError } from '../../errors.js';
+import { clip, serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
 import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
@@ -70,7 +70,7 @@ export function parseCount(query: string, max: number, path = '/v1/ids'): number
     throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
   if (seen > 1)
     throw serverError('BATCH_COUNT', `the query parameter count is given ${seen} times; ${allowed}`, { min: 1, max });
-  const shown = raw.length > 24 ? raw.slice(0, 24) + '…' : raw;
+  const shown = clip(raw, 24);
   if (!/^[0-9]{1,9}$/.test(raw))
     throw serverError('BATCH_COUNT', `count "${shown}" is not a whole number; ${allowed}`, {
       value: shown,

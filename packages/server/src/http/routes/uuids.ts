@@ -7,7 +7,7 @@
  */
 import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
-import { serverError } from '../../errors.js';
+import { clip, serverError } from '../../errors.js';
 import type { HttpContext, UuidSource } from '../context.js';
 import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
@@ -41,7 +41,7 @@ export function parseUuidForm(query: string): UuidTextForm | undefined {
   const v = all[0];
   if (all.length > 1) throw serverError('UUID_FORMAT', `format is given ${all.length} times; ${allowed}`);
   if (!(TEXT_FORMS as readonly string[]).includes(v)) {
-    const shown = v.length > 24 ? v.slice(0, 24) + '…' : v;
+    const shown = clip(v, 24);
     throw serverError('UUID_FORMAT', `format "${shown}" is not a UUID text form; ${allowed}`, { value: shown });
   }
   return v as UuidTextForm;
