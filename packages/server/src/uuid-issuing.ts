@@ -84,11 +84,6 @@ export class UuidIssuer implements UuidSource {
     throw this.failed ?? this.opts.notStarted();
   }
 
-  /** The UUID generator, once attached. */
-  get leased(): LeasedUuidGenerator | undefined {
-    return this.gen;
-  }
-
   /** One new UUID, canonical. */
   next(): string {
     const u = this.current().next();

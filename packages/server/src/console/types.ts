@@ -4,6 +4,7 @@
  * times are Unix ms; IDs and other 64-bit numbers are decimal strings. docs/console.md
  * ("Data routes") describes every field.
  */
+import type { ProtocolRow } from '../protocol-metrics.js';
 import type { WorkerEntry } from '../workers/types.js';
 
 /** One field of the layout, most significant first. */
@@ -66,14 +67,7 @@ export interface StatusBody {
   publicIds: { issue: boolean; decode: boolean };
   routes: Array<{ name: string; requests: number; perSecond: number; p99Ms: number | null }>;
   /** The non-HTTP front-ends (protocol `grpc`, `grpc-web`, `connect`, `memcached`), one row per command with requests: totals, failed ones, requests per second over the last second, p99 since the start. */
-  protocols: Array<{
-    protocol: string;
-    command: string;
-    requests: number;
-    errors: number;
-    perSecond: number;
-    p99Ms: number | null;
-  }>;
+  protocols: Array<ProtocolRow & { perSecond: number }>;
   sequences: Array<{
     key: string;
     step: number;
