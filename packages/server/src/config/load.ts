@@ -192,17 +192,12 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
         : given.unit && hasCode(err, 'FLURRY_E_LAYOUT_UNIT')
           ? 'unit'
           : 'layout';
-    const g = given[key];
-    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, { cause: err });
+    throw refused(key, given[key], { cause: err });
   }
   const expired = layoutExpiredReason(layout, nowMs);
   if (expired !== undefined) {
     const key: SettingKey = given.fields ? 'fields' : given.epoch ? 'epoch' : given.unit ? 'unit' : 'layout';
-    const g = given[key];
-    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, {
-      code: 'FLURRY_E_LAYOUT_EXPIRED',
-      reason: `${expired}, so it cannot issue IDs`,
-    });
+    throw refused(key, given[key], { code: 'FLURRY_E_LAYOUT_EXPIRED', reason: `${expired}, so it cannot issue IDs` });
   }
   return layout;
 }
@@ -248,39 +243,30 @@ function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, G
   } catch (err) {
     const option = err instanceof FlurryError && typeof err.details.option === 'string' ? err.details.option : '';
     const key = byOption[option] ?? 'leaseTtlMs';
-    const g = given[key] ?? given.leaseTtlMs;
-    throw configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, { cause: err });
+    throw refused(key, given[key] ?? given.leaseTtlMs, { cause: err });
   }
 }
 
 function readConfigFile(file: string, via: string): Record<string, unknown> {
+  const refused = (what: string): FlurryError =>
+    serverError('CONFIG', `setting config (from ${via}): ${what}`, { setting: 'config', value: file });
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw serverError(
-      'CONFIG',
-      `setting config (from ${via}): cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`,
-      { setting: 'config', value: file },
-    );
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw refused(`cannot read the config file "${file}" (${code}); give the path of a readable JSON file`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw serverError(
-      'CONFIG',
-      `setting config (from ${via}): the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
-      { setting: 'config', value: file },
+    throw refused(
+      `the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
     );
   }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw serverError(
-      'CONFIG',
-      `setting config (from ${via}): the config file "${file}" must hold one JSON object such as {"port": 8080}`,
-      { setting: 'config', value: file },
-    );
-  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw refused(`the config file "${file}" must hold one JSON object such as {"port": 8080}`);
   const record = json as Record<string, unknown>;
   for (const k of Object.keys(record)) {
     if (!isSettingKey(k)) {
@@ -303,6 +289,10 @@ interface Why {
   /** The code to throw instead of the setting's own. */
   readonly code?: string;
 }
+
+/** {@link configError} for a value as given (or the default when not given). */
+const refused = (key: SettingKey, g: Given | undefined, why: Why): FlurryError =>
+  configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, why);
 
 /**
  * A refused setting: one code (the setting's, shared with the offline commands, or
