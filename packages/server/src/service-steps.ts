@@ -246,24 +246,15 @@ export interface ShutdownParts {
  * process may take the node ID at once and continues above every ID issued here), close
  * the registry, close the sequences (segment mode), then log `stopped`.
  */
-export async function shutdown({
-  config,
-  core,
-  ctx,
-  server,
-  thrift,
-  memcached,
-  grpc,
-  logger,
-  closeSequences,
-}: ShutdownParts): Promise<void> {
+export async function shutdown(p: ShutdownParts): Promise<void> {
+  const { core, logger } = p;
   core.shuttingDown = true;
-  ctx.shuttingDown = true;
+  p.ctx.shuttingDown = true;
   logger.info({}, 'shutting down: finishing in-flight requests');
   core.console.streams.close(); // open consoles would hold server.close() up
   core.console.data.close();
-  await closeHttp(server, config.shutdownTimeoutMs);
-  const frontEnds = { 'thrift server': thrift, 'memcached endpoint': memcached, 'gRPC server': grpc };
+  await closeHttp(p.server, p.config.shutdownTimeoutMs);
+  const frontEnds = { 'thrift server': p.thrift, 'memcached endpoint': p.memcached, 'gRPC server': p.grpc };
   for (const [name, server] of Object.entries(frontEnds))
     await server?.close().catch((err: unknown) => logger.warn({ err: String(err) }, `closing the ${name} failed`));
   core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
@@ -286,9 +277,9 @@ export async function shutdown({
   await core.registry
     ?.close()
     .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
-  await closeSequences?.().catch((err: unknown) =>
-    logger.warn({ error: errInfo(err) }, 'closing the sequences failed'),
-  );
+  await p
+    .closeSequences?.()
+    .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the sequences failed'));
   logger.info({}, 'stopped');
 }
 

@@ -3,7 +3,7 @@
  * (so commands can be run in-process with captured output as well as from the bin).
  */
 import { FlurryError } from '@flurry/core/errors';
-import { failureKind } from '../errors.js';
+import { failureKind, serverError } from '../errors.js';
 import type { Layout } from '@flurry/core/layout';
 import type { EnvWarning } from '../config/env-hints.js';
 import { chooseLayout } from '../layout-choice.js';
@@ -52,6 +52,16 @@ export function layoutOf(args: ParsedCommandLine, layout = lastString(args, 'lay
     fields: lastString(args, 'fields'),
     epoch: lastString(args, 'epoch'),
     unit: lastString(args, 'unit'),
+  });
+}
+
+/** `--format`'s value when it is one of `allowed`, else `FLURRY_E_USAGE` naming them (`what`: `a format`, `a UUID form`). */
+export function formatFlag<T extends string>(value: string, allowed: readonly T[], what: string): T {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  const shown = value.slice(0, 24);
+  throw serverError('USAGE', `--format "${shown}" is not ${what}; use one of ${allowed.join(', ')}`, {
+    value: shown,
+    allowed,
   });
 }
 

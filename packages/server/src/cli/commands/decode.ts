@@ -1,11 +1,11 @@
 /** `flurry decode` (see {@link DECODE_HELP}): every ID is checked before anything is printed. */
 // Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
-import { decodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
+import { decodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -46,15 +46,9 @@ export async function decodeCommand(io: CliIo): Promise<number> {
   const uuidOpts = {
     nodeBits: intFlag(lastString(args, 'node-bits'), 'node-bits'),
     sequenceBits: intFlag(lastString(args, 'sequence-bits'), 'sequence-bits'),
-    form: asUuid ? uuidForm(givenFormat) : undefined,
+    form: asUuid && givenFormat !== undefined ? formatFlag(givenFormat, UUID_FORMS, 'a UUID form') : undefined,
   };
-  const format = (asUuid ? undefined : givenFormat) ?? 'decimal';
-  if (!isIdFormat(format)) {
-    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
-      value: format.slice(0, 24),
-      allowed: FORMATS,
-    });
-  }
+  const format = formatFlag((asUuid ? undefined : givenFormat) ?? 'decimal', FORMATS, 'a format');
   // A canonical UUID is never a Snowflake ID of the default (decimal) form: its dashes tell them apart.
   const isUuid = (text: string) => asUuid || (givenFormat === undefined && CANONICAL_UUID.test(text));
   const blocks = args.positionals.map((text) => {
@@ -71,15 +65,7 @@ export async function decodeCommand(io: CliIo): Promise<number> {
 }
 
 const CANONICAL_UUID = /^(urn:uuid:)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const UUID_FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62'];
-
-function uuidForm(f: string | undefined): UuidTextForm | undefined {
-  if (f === undefined || UUID_FORMS.includes(f)) return f as UuidTextForm | undefined;
-  throw serverError('USAGE', `--format "${f.slice(0, 24)}" is not a UUID form; use one of ${UUID_FORMS.join(', ')}`, {
-    value: f.slice(0, 24),
-    allowed: UUID_FORMS,
-  });
-}
+const UUID_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base58', 'base62'];
 
 function intFlag(raw: string | undefined, flag: string): number | undefined {
   if (raw === undefined) return undefined;

@@ -1,10 +1,10 @@
 /** `flurry next`: prints new IDs, the node leased from the registry (see {@link NEXT_HELP}). */
-import { encodeId, FORMATS, isIdFormat } from '@flurry/core/codecs/formats';
+import { encodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 /** Largest `-n`. */
 export const MAX_NEXT_COUNT = 10_000_000;
@@ -43,13 +43,7 @@ export async function nextCommand(io: CliIo): Promise<number> {
   // A layout whose time has run out cannot issue one ID: refuse it before leasing a node.
   assertLayoutLive(layout, (io.now ?? Date.now)());
   const n = countOf(args);
-  const format = lastString(args, 'format') ?? 'decimal';
-  if (!isIdFormat(format)) {
-    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a format; use one of ${FORMATS.join(', ')}`, {
-      value: format.slice(0, 24),
-      allowed: FORMATS,
-    });
-  }
+  const format = formatFlag(lastString(args, 'format') ?? 'decimal', FORMATS, 'a format');
   const fixed = hasFlag(args, 'fixed');
   const pin = parseNodePins(allStrings(args, 'node'), layout);
   const encode =

@@ -1,11 +1,10 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
 import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
-import { commandLine, type CliIo } from '../io.js';
+import { commandLine, formatFlag, type CliIo } from '../io.js';
 import { countOf, MAX_NEXT_COUNT, noArguments, printLeased } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
-type CliForm = (typeof FORMS)[number];
 
 const FLAGS = {
   n: { type: 'string', short: 'n' },
@@ -45,13 +44,7 @@ export async function uuidCommand(io: CliIo): Promise<number> {
   if (!args) return 0;
   noArguments(args, 'uuid');
   const n = countOf(args);
-  const format = (lastString(args, 'format') ?? 'canonical') as CliForm;
-  if (!FORMS.includes(format)) {
-    throw serverError('USAGE', `--format "${format.slice(0, 24)}" is not a UUID form; use one of ${FORMS.join(', ')}`, {
-      value: format.slice(0, 24),
-      allowed: [...FORMS],
-    });
-  }
+  const format = formatFlag(lastString(args, 'format') ?? 'canonical', FORMS, 'a UUID form');
   const nodeBits = bits(lastString(args, 'node-bits'), 'node-bits', 1, 48);
   const sequenceBits = bits(lastString(args, 'sequence-bits'), 'sequence-bits', 12, 42);
   return printLeased(

@@ -16,20 +16,7 @@ import { READ, type Route } from '../route.js';
  * The JSON-safe form of a layout's bounds of `[fromMs, toMs)` (the same object the CLI's
  * `flurry range --json` prints): 64-bit values as decimal strings.
  */
-export function rangeJson(
-  layout: Layout,
-  fromMs: number,
-  toMs: number,
-): {
-  layout: string;
-  from: string;
-  to: string;
-  fromMs: number;
-  toMs: number;
-  min: string;
-  maxExclusive: string;
-  maxInclusive: string | null;
-} {
+export function rangeJson(layout: Layout, fromMs: number, toMs: number) {
   const b = layout.bounds(fromMs, toMs);
   return {
     layout: layout.name,
