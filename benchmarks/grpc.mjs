@@ -51,6 +51,27 @@ s.on('connection', (socket) => socket.setNoDelay(true));
 s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })));
 `;
 
+// The floor under both: node:http2's stream API answering a constant gRPC NextIdResponse
+// frame, no library (flurry serve answers gRPC NextId this way too, packages/server/src/grpc/unary.ts).
+const RAW_SOURCE = `
+import http2 from 'node:http2';
+const id = 1859214170478923776n, text = id.toString();
+const msg = Buffer.alloc(16 + text.length);
+msg.writeUInt32BE(11 + text.length, 1); msg[5] = 9; msg.writeBigUInt64LE(id, 6); msg[14] = 0x12; msg[15] = text.length; msg.write(text, 16, 'latin1');
+const s = http2.createServer({ settings: { maxConcurrentStreams: 1000 } });
+s.on('stream', (stream) => {
+  stream.on('error', () => {});
+  stream.on('data', () => {});
+  stream.on('end', () => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc+proto' }, { waitForTrailers: true });
+    stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+    stream.end(msg);
+  });
+});
+s.on('connection', (socket) => socket.setNoDelay(true));
+s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })));
+`;
+
 // The load client: INFLIGHT NextId calls in flight over SESSIONS connections for DURATION s.
 const LOAD_SOURCE = `
 const http2 = require('node:http2');
@@ -111,8 +132,8 @@ function firstJson(child, pick, what) {
   });
 }
 
-async function startBare() {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', BARE_SOURCE], {
+async function startBare(source = BARE_SOURCE) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.add(child);
@@ -247,11 +268,14 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 async function main() {
   const bare = [];
   const flurry = [];
+  const raw = [];
   const bareWall = [];
   const flurryWall = [];
+  const rawWall = [];
   let rss = 0;
   let streamRss = 0;
   let bareRss = 0;
+  let rawRss = 0;
   let failed = 0;
   for (let i = 0; i < ROUNDS; i++) {
     const b = await startBare();
@@ -261,6 +285,13 @@ async function main() {
     bare.push(rb.perCpuSecond);
     bareWall.push(rb.rps);
     await b.stop();
+    const w = await startBare(RAW_SOURCE);
+    const rawSampler = setInterval(() => (rawRss = Math.max(rawRss, rssMb(w.pid))), 200);
+    const rw = await unary(w.port, w.pid);
+    clearInterval(rawSampler);
+    raw.push(rw.perCpuSecond);
+    rawWall.push(rw.rps);
+    await w.stop();
     const f = await startFlurry();
     const sampler = setInterval(() => (rss = Math.max(rss, rssMb(f.pid))), 200);
     const r = await unary(f.port, f.pid);
@@ -270,7 +301,7 @@ async function main() {
     failed += r.failed;
     await f.stop();
     console.error(
-      `round ${i + 1}: bare ${fmt(bareWall[i])}/s (${fmt(bare[i])} per CPU-s), flurry ${fmt(flurryWall[i])}/s (${fmt(flurry[i])} per CPU-s)`,
+      `round ${i + 1}: bare ${fmt(bareWall[i])}/s (${fmt(bare[i])} per CPU-s), node:http2 ${fmt(rawWall[i])}/s (${fmt(raw[i])} per CPU-s), flurry ${fmt(flurryWall[i])}/s (${fmt(flurry[i])} per CPU-s)`,
     );
   }
   const f = await startFlurry();
@@ -279,21 +310,24 @@ async function main() {
   clearInterval(sampler);
   await f.stop();
   const ratio = median(flurry) / median(bare);
+  const rawRatio = median(flurry) / median(raw);
   const share = idsPerSecond / CAP;
   const body = [
     machineLine(),
     '',
-    `NextId over gRPC (HTTP/2 cleartext): ${INFLIGHT} calls in flight over ${SESSIONS} connections from a load client of pre-encoded frames, ${DURATION} s a run, ${ROUNDS} interleaved rounds, medians; the bare server is Connect's Node adapter on node:http2 answering a constant NextIdResponse. StreamIds: one call (chunk 4096) read for ${STREAM_SECONDS} s by one client.`,
+    `NextId over gRPC (HTTP/2 cleartext): ${INFLIGHT} calls in flight over ${SESSIONS} connections from a load client of pre-encoded frames, ${DURATION} s a run, ${ROUNDS} interleaved rounds, medians; the bare server is Connect's Node adapter on node:http2 answering a constant NextIdResponse, and below both is node:http2's stream API answering a constant frame with no library (flurry serve answers gRPC NextId on that API and leaves every other call to Connect: docs/grpc.md#memory). StreamIds: one call (chunk 4096) read for ${STREAM_SECONDS} s by one client.`,
     '',
     table(
       ['figure', 'value', 'target', 'met'],
       [
         ['bare Connect server, NextId calls per CPU-second', fmt(median(bare)), '', ''],
         ['flurry serve --grpc-port, NextId calls per CPU-second', fmt(median(flurry)), '', ''],
+        ['node:http2 stream API, no library, NextId calls per CPU-second', fmt(median(raw)), '', ''],
         ['flurry / bare (per CPU-second)', fmt(ratio, 2) + 'x', '>= 0.85x', ratio >= 0.85 ? 'yes' : 'no'],
+        ['flurry / node:http2 with no library (per CPU-second)', fmt(rawRatio, 2) + 'x', '', ''],
         [
-          'bare / flurry NextId calls/s on the wall clock',
-          `${fmt(median(bareWall))} / ${fmt(median(flurryWall))}`,
+          'bare / node:http2 / flurry NextId calls/s on the wall clock',
+          `${fmt(median(bareWall))} / ${fmt(median(rawWall))} / ${fmt(median(flurryWall))}`,
           '',
           '',
         ],
@@ -305,8 +339,8 @@ async function main() {
           share >= 0.95 ? 'yes' : 'no',
         ],
         [
-          'largest VmRSS of flurry serve (every protocol on) under unary load, MB (bare Connect server)',
-          `${fmt(rss, 1)} (${fmt(bareRss, 1)})`,
+          'largest VmRSS of flurry serve (every protocol on) under unary load, MB (bare Connect server; node:http2)',
+          `${fmt(rss, 1)} (${fmt(bareRss, 1)}; ${fmt(rawRss, 1)})`,
           '<= 120',
           rss <= 120 ? 'yes' : 'no',
         ],
@@ -319,7 +353,7 @@ async function main() {
       ],
     ),
     '',
-    `Rounds (calls per server CPU-second): bare ${bare.map((x) => fmt(x)).join(', ')}; flurry ${flurry.map((x) => fmt(x)).join(', ')}. Calls per CPU-second divide the calls answered by the server process's user + system time over the same window (from /proc), so other work on a shared machine does not move them the way it moves calls/s; on an idle machine with a core to spare the two agree.`,
+    `Rounds (calls per server CPU-second): bare ${bare.map((x) => fmt(x)).join(', ')}; node:http2 ${raw.map((x) => fmt(x)).join(', ')}; flurry ${flurry.map((x) => fmt(x)).join(', ')}. Calls per CPU-second divide the calls answered by the server process's user + system time over the same window (from /proc), so other work on a shared machine does not move them the way it moves calls/s; on an idle machine with a core to spare the two agree.`,
   ].join('\n');
   console.log(body);
   if (WRITE) writeSection('gRPC', body);
