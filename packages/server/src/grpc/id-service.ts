@@ -43,7 +43,7 @@ export interface IdServiceContext {
 }
 
 /** Default IDs per StreamIds message: 8 KB of IDs, a few HTTP/2 frames. */
-const DEFAULT_CHUNK = 1000;
+export const DEFAULT_CHUNK = 1000;
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** The `flurry.v1.IdService` handlers for Connect's router. */
@@ -136,7 +136,7 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
   };
 }
 
-function fillAll(ids: IdSource, a: BigUint64Array): void {
+export function fillAll(ids: IdSource, a: BigUint64Array): void {
   let at = 0;
   while (at < a.length) at += ids.fill(a, at, a.length - at);
 }
@@ -170,7 +170,7 @@ async function* streamIds(
 }
 
 /** `n` when it is 1 to `max`; 0 is bad input (FLURRY_E_BAD_REQUEST: INVALID_ARGUMENT), past `max` the limit (FLURRY_E_BATCH_COUNT: RESOURCE_EXHAUSTED). */
-function countOf(n: number, max: number, name: string): number {
+export function countOf(n: number, max: number, name: string): number {
   if (n === 0) {
     throw serverError('BAD_REQUEST', `${name} is 0 (or not set): it must be an integer from 1 to ${max}`, {
       min: 1,
@@ -204,7 +204,7 @@ function uuidForm(format: string): UuidTextForm | undefined {
 }
 
 /** Writes `v` as a varint ending at the end of `into`; returns its length in bytes. */
-function varintBefore(into: Uint8Array, v: number): number {
+export function varintBefore(into: Uint8Array, v: number): number {
   const bytes: number[] = [];
   do {
     const b = v % 128;

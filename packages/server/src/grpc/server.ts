@@ -17,7 +17,7 @@ import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-prot
 import { healthHandlers } from './health.js';
 import { idServiceHandlers, type IdServiceContext } from './id-service.js';
 import { reflectionHandlers } from './reflection.js';
-import { nextIdPath } from './unary.js';
+import { hotCalls } from './hot-calls.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
 import { checkIntOption, listenTcp } from '../tcp-listener.js';
 
@@ -128,15 +128,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     : undefined;
   if (secure) opts.tls?.onReload((pair) => secure.setSecureContext(pair));
   const h2 = (secure as http2.Http2Server | undefined) ?? http2.createServer({ settings }, handler);
-  // NextId over gRPC skips Connect (./unary.ts); node's own listener turns every other stream into a request for Connect.
-  const fast = nextIdPath({ ids: opts.ids.ids, maxMessageBytes, token: opts.token, record: opts.record });
-  const [compat] = h2.listeners('stream') as ((...a: unknown[]) => void)[];
-  if (compat) {
-    h2.off('stream', compat);
-    h2.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
-      if (!fast(stream, headers)) compat.call(h2, stream, headers, ...rest);
-    });
-  }
+  answerHotCallsFirst(h2, opts, maxMessageBytes);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
   h2.on('session', (s) => s.on('error', () => undefined));
   // A connection is idle when it has no open call: a long stream or Watch that sends
@@ -244,6 +236,21 @@ function grpcHandler(
     }
     connect(req, res);
   };
+}
+
+/**
+ * NextId and StreamIds over gRPC skip Connect (./hot-calls.ts): `hot` sees each stream
+ * first; node's own listener turns every other one into a request for Connect's handler.
+ */
+function answerHotCallsFirst(h2: http2.Http2Server, opts: GrpcServerOptions, maxMessageBytes: number): void {
+  const { ids, token, record } = opts;
+  const hot = hotCalls({ ids: ids.ids, maxBatch: ids.maxBatch, maxMessageBytes, token, record });
+  const [compat] = h2.listeners('stream') as ((...a: unknown[]) => void)[];
+  if (!compat) return;
+  h2.off('stream', compat);
+  h2.on('stream', (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, ...rest: unknown[]) => {
+    if (!hot(stream, headers)) compat.call(h2, stream, headers, ...rest);
+  });
 }
 
 /** Hands a cleartext connection to the HTTP/2 server when its first bytes are the HTTP/2 preface, else to the HTTP/1.1 one. */

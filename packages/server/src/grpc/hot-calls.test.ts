@@ -1,4 +1,4 @@
-// gRPC NextId on node:http2's stream API (./unary.ts) against Connect's answer to the same
+// gRPC NextId and StreamIds on node:http2's stream API (./hot-calls.ts) against Connect's answer to the same
 // bytes on the same port: a request with an Origin header is left to Connect, so each case
 // is sent twice and the headers, body and trailers must match (CORS headers, the date and
 // the ID itself aside). Over a real file: registry lease, in this process, on 127.0.0.1.
@@ -12,9 +12,13 @@ import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext } from '../service-core.js';
 import { idServiceContext, leaseGenerator, type ServiceLogger } from '../service-steps.js';
 import { tempDir } from '../test-support.js';
-import { NextIdResponseSchema } from './gen-proto/flurry/v1/id_service_pb.js';
+import {
+  NextIdResponseSchema,
+  StreamIdsRequestSchema,
+  StreamIdsResponseSchema,
+} from './gen-proto/flurry/v1/id_service_pb.js';
 import { startGrpcServer } from './index.js';
-import { nextIdAnswer, nextIdPath } from './unary.js';
+import { hotCalls, nextIdAnswer } from './hot-calls.js';
 
 const quiet: ServiceLogger = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };
 const TOKEN = 'unary-test-token-0123456789';
@@ -25,13 +29,13 @@ interface Answer {
   trailers: Record<string, unknown>;
 }
 
-function call(port: number, headers: Record<string, string>, body: Buffer): Promise<Answer> {
+function call(port: number, headers: Record<string, string>, body: Buffer, path = 'NextId'): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const s = http2.connect(`http://127.0.0.1:${port}`);
     s.on('error', reject);
     const r = s.request({
       ':method': 'POST',
-      ':path': '/flurry.v1.IdService/NextId',
+      ':path': `/flurry.v1.IdService/${path}`,
       'content-type': 'application/grpc',
       te: 'trailers',
       ...headers,
@@ -96,9 +100,9 @@ async function withPort(
 }
 
 /** Sends one case to the fast path and to Connect; asserts they agree and returns the fast answer. */
-async function same(port: number, headers: Record<string, string>, body: Buffer): Promise<Answer> {
-  const fast = await call(port, headers, body);
-  const connect = await call(port, { ...headers, origin: 'http://example.test' }, body);
+async function same(port: number, headers: Record<string, string>, body: Buffer, path = 'NextId'): Promise<Answer> {
+  const fast = await call(port, headers, body, path);
+  const connect = await call(port, { ...headers, origin: 'http://example.test' }, body, path);
   assert.ok('access-control-allow-origin' in connect.headers, 'the Origin request went to Connect');
   assert.deepEqual(comparable(fast), comparable(connect));
   return fast;
@@ -196,8 +200,16 @@ test('GIVEN random IDs THEN the hand-built NextIdResponse is protobuf-es own enc
 
 test('GIVEN the stream path alone THEN it takes gRPC NextId and leaves Connect, gRPC-Web, browsers, compression, bad deadlines and other methods', async () => {
   let next = 100n;
-  const fast = nextIdPath({
-    ids: { next: () => next++, nextString: () => String(next++), fill: () => 0 },
+  const fast = hotCalls({
+    ids: {
+      next: () => next++,
+      nextString: () => String(next++),
+      fill: (a, at, n) => {
+        for (let i = 0; i < n; i++) a[at + i] = next++;
+        return n;
+      },
+    },
+    maxBatch: 10,
     maxMessageBytes: 64,
     token: undefined,
     record: undefined,
@@ -212,6 +224,8 @@ test('GIVEN the stream path alone THEN it takes gRPC NextId and leaves Connect, 
     const ok = await call(port, {}, EMPTY);
     assert.equal(ok.headers[':status'], 200);
     assert.equal(fromBinary(NextIdResponseSchema, ok.body.subarray(5)).id, 100n);
+    const streamed = await call(port, {}, streamReq(2, 3), 'StreamIds');
+    assert.deepEqual(chunksOf(streamed.body), [[101n, 102n], [103n]]);
     const declined: Record<string, string>[] = [
       { origin: 'http://example.test' },
       { 'content-type': 'application/grpc-web+proto' },
@@ -221,10 +235,88 @@ test('GIVEN the stream path alone THEN it takes gRPC NextId and leaves Connect, 
       { 'grpc-timeout': 'soon' },
       { ':path': '/flurry.v1.IdService/BatchIds' },
       { ':method': 'GET' },
+      { ':path': '/flurry.v1.IdService/StreamIds', 'grpc-timeout': '5S' },
     ];
     for (const h of declined) assert.equal((await call(port, h, EMPTY)).headers[':status'], 404, JSON.stringify(h));
-    assert.equal(next, 101n, 'only the one call it took issued an ID');
+    assert.equal(next, 104n, 'only the calls it took issued IDs');
   } finally {
     await new Promise((r) => server.close(r));
   }
+});
+
+/** The messages of a gRPC body: each one's IDs (StreamIdsResponse's packed field 1). */
+function chunksOf(body: Buffer): bigint[][] {
+  const out: bigint[][] = [];
+  for (let at = 0; at < body.length;) {
+    const length = body.readUInt32BE(at + 1);
+    assert.equal(body[at], 0, 'an uncompressed message');
+    out.push(fromBinary(StreamIdsResponseSchema, body.subarray(at + 5, at + 5 + length)).ids);
+    at += 5 + length;
+  }
+  return out;
+}
+
+const streamReq = (chunk: number, limit: number): Buffer =>
+  env(
+    0,
+    Buffer.from(toBinary(StreamIdsRequestSchema, create(StreamIdsRequestSchema, { chunk, limit: BigInt(limit) }))),
+  );
+
+test('GIVEN StreamIds over gRPC THEN the stream path sends what Connect sends: the same chunks, headers and trailers, new increasing IDs', async () => {
+  await withPort(['--max-batch', '5'], true, async (port, calls) => {
+    const seen: bigint[] = [];
+    for (const [headers, req, sizes] of [
+      [{}, streamReq(3, 10), [3, 3, 3, 1]],
+      [{ 'grpc-accept-encoding': 'identity,deflate,gzip' }, streamReq(5, 5), [5]],
+      [{}, streamReq(0, 7), [5, 2]],
+    ] as [Record<string, string>, Buffer, number[]][]) {
+      const fast = await call(port, headers, req, 'StreamIds');
+      const connect = await call(port, { ...headers, origin: 'http://example.test' }, req, 'StreamIds');
+      assert.deepEqual(comparable(fast), comparable(connect));
+      assert.equal(fast.trailers['grpc-status'], '0');
+      for (const a of [fast, connect]) {
+        const chunks = chunksOf(a.body);
+        assert.deepEqual(
+          chunks.map((c) => c.length),
+          sizes,
+        );
+        seen.push(...chunks.flat());
+      }
+    }
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i] > seen[i - 1], `ID ${i} increases`);
+    assert.equal(calls.filter((c) => c === 'grpc IdService/StreamIds ok').length, 6);
+  });
+});
+
+test('GIVEN bad StreamIds calls THEN the same gRPC errors as Connect and no ID', async () => {
+  await withPort(['--max-batch', '5', '--token', TOKEN], true, async (port) => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    for (const [name, headers, body, code] of [
+      ['no token', {}, streamReq(1, 1), 16],
+      ['chunk past maxBatch', auth, streamReq(6, 1), 8],
+      ['no message', auth, Buffer.alloc(0), 12],
+      ['two messages', auth, Buffer.concat([streamReq(1, 1), streamReq(1, 1)]), 12],
+      ['not protobuf', auth, env(0, Buffer.from([0x08])), 13],
+    ] as [string, Record<string, string>, Buffer, number][]) {
+      const fast = await same(port, headers, body, 'StreamIds');
+      assert.equal(fast.trailers['grpc-status'], String(code), name);
+      assert.equal(fast.body.length, 0, name);
+    }
+  });
+  await withPort([], false, async (port) => {
+    const fast = await same(port, {}, streamReq(2, 4), 'StreamIds');
+    assert.equal(fast.trailers['grpc-status'], '14');
+    assert.equal(fast.trailers['flurry-error-code'], 'FLURRY_E_UNAVAILABLE');
+  });
+});
+
+test('GIVEN a long StreamIds read at full speed THEN 200,000 IDs, each new and larger than the one before (buffers are reused only once sent)', async () => {
+  await withPort([], true, async (port) => {
+    const a = await call(port, {}, streamReq(1000, 200_000), 'StreamIds');
+    assert.equal(a.trailers['grpc-status'], '0');
+    const ids = chunksOf(a.body).flat();
+    assert.equal(ids.length, 200_000);
+    for (let i = 1; i < ids.length; i++)
+      if (!(ids[i] > ids[i - 1])) assert.fail(`ID ${i} (${ids[i]}) after ${ids[i - 1]}`);
+  });
 });
