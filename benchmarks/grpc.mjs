@@ -22,6 +22,7 @@ import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CLIENT_SOURCE as MEMCACHED_CLIENT } from './memcached.mjs';
 import { fmt, machineLine, root, table, writeSection } from './report.mjs';
 
 const args = process.argv.slice(2);
@@ -98,6 +99,23 @@ setTimeout(() => { warm = false; ok = 0; failed = 0; const t0 = process.hrtime.b
 }, 1000);
 `;
 
+// HTTP load for the every-protocol phase: C keep-alive GET /v1/ids/next in flight for S s.
+const HTTP_SOURCE = `
+const http = require('node:http');
+const [port, inflight, seconds] = process.argv.slice(1).map(Number);
+const agent = new http.Agent({ keepAlive: true, maxSockets: inflight });
+let ok = 0, stop = false;
+function one() {
+  if (stop) return;
+  http.get({ host: '127.0.0.1', port, path: '/v1/ids/next', agent }, (res) => {
+    res.resume();
+    res.on('end', () => { if (res.statusCode === 200) ok++; one(); });
+  }).on('error', () => setTimeout(one, 10));
+}
+for (let i = 0; i < inflight; i++) one();
+setTimeout(() => { stop = true; process.stdout.write(JSON.stringify({ rps: ok / seconds })); process.exit(0); }, seconds * 1000);
+`;
+
 function stop(child) {
   children.delete(child);
   if (child.exitCode !== null) return Promise.resolve();
@@ -164,9 +182,10 @@ async function startFlurry() {
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   children.add(child);
-  const port = await firstJson(child, (l) => (l.msg === 'ready' ? l.grpcPort : undefined), 'flurry serve');
+  const ready = await firstJson(child, (l) => (l.msg === 'ready' ? l : undefined), 'flurry serve');
   return {
-    port,
+    port: ready.grpcPort,
+    ports: ready,
     pid: child.pid,
     stop: async () => {
       await stop(child);
@@ -263,6 +282,41 @@ function stream(port, seconds) {
   });
 }
 
+/** A load client in its own process; resolves to its last JSON line. */
+function client(source, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', source, ...args.map(String)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.add(child);
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.once('exit', (code) => {
+      children.delete(child);
+      if (code !== 0) reject(new Error(`a load client exited with ${code}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)));
+    });
+  });
+}
+
+/**
+ * Every protocol loaded at once for DURATION s: gRPC NextId (32 calls in flight), one
+ * StreamIds read as fast as it comes, memcached `get` on 4 connections and HTTP
+ * `GET /v1/ids/next` (16 in flight); the peak VmRSS of flurry serve over that time.
+ */
+async function everyProtocol() {
+  const f = await startFlurry();
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(f.pid))), 200);
+  const [grpc, ids, mc, web] = await Promise.all([
+    client(LOAD_SOURCE.replace("console.log(JSON.stringify({ phase: 'start' }));", ''), [f.port, 2, 32, DURATION]),
+    stream(f.port, DURATION + 1),
+    client(MEMCACHED_CLIENT, [f.ports.memcachedPort, 4, DURATION]),
+    client(HTTP_SOURCE, [f.ports.port, 16, DURATION + 1]),
+  ]);
+  clearInterval(sampler);
+  await f.stop();
+  return { peak, grpc: grpc.rps, ids, memcached: mc.rps, http: web.rps };
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
@@ -309,13 +363,14 @@ async function main() {
   const idsPerSecond = await stream(f.port, STREAM_SECONDS);
   clearInterval(sampler);
   await f.stop();
+  const all = await everyProtocol();
   const ratio = median(flurry) / median(bare);
   const rawRatio = median(flurry) / median(raw);
   const share = idsPerSecond / CAP;
   const body = [
     machineLine(),
     '',
-    `NextId over gRPC (HTTP/2 cleartext): ${INFLIGHT} calls in flight over ${SESSIONS} connections from a load client of pre-encoded frames, ${DURATION} s a run, ${ROUNDS} interleaved rounds, medians; the bare server is Connect's Node adapter on node:http2 answering a constant NextIdResponse, and below both is node:http2's stream API answering a constant frame with no library (flurry serve answers gRPC NextId on that API and leaves every other call to Connect: docs/grpc.md#memory). StreamIds: one call (chunk 4096) read for ${STREAM_SECONDS} s by one client.`,
+    `NextId over gRPC (HTTP/2 cleartext): ${INFLIGHT} calls in flight over ${SESSIONS} connections from a load client of pre-encoded frames, ${DURATION} s a run, ${ROUNDS} interleaved rounds, medians; the bare server is Connect's Node adapter on node:http2 answering a constant NextIdResponse, and below both is node:http2's stream API answering a constant frame with no library (flurry serve answers gRPC NextId on that API and leaves every other call to Connect: docs/grpc.md#memory). StreamIds: one call (chunk 4096) read for ${STREAM_SECONDS} s by one client. Every protocol at once: ${DURATION} s of gRPC NextId (32 in flight), one StreamIds, memcached \`get\` on 4 connections and HTTP \`GET /v1/ids/next\` (16 in flight), each client in its own process (Thrift is on but not loaded).`,
     '',
     table(
       ['figure', 'value', 'target', 'met'],
@@ -349,6 +404,12 @@ async function main() {
           fmt(streamRss, 1),
           '<= 120',
           streamRss <= 120 ? 'yes' : 'no',
+        ],
+        [
+          `largest VmRSS of flurry serve with every protocol loaded at once, MB (gRPC ${fmt(all.grpc)} calls/s, StreamIds ${fmt(all.ids)} IDs/s, memcached ${fmt(all.memcached)} gets/s, HTTP ${fmt(all.http)} requests/s)`,
+          fmt(all.peak, 1),
+          '<= 120',
+          all.peak <= 120 ? 'yes' : 'no',
         ],
       ],
     ),

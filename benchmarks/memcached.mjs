@@ -57,7 +57,7 @@ net.createServer((s) => {
  * back (closed loop, as katsubushi's benchmark.pl). One second of warm-up, then counts for
  * \`seconds\`. Prints {rps, bad}.
  */
-const CLIENT_SOURCE = `
+export const CLIENT_SOURCE = `
 const net = require('node:net');
 const [port, conns, seconds] = process.argv.slice(1).map(Number);
 const req = Buffer.from('get id\\r\\n');
