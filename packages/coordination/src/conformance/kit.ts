@@ -76,6 +76,36 @@ export interface ConformanceKit {
   barrier: () => string;
 }
 
+/**
+ * The fast profile of `npm test`: an engine runs its share of the cases below (every case
+ * runs on at least one engine, and all of them on the file registry), since torture's short
+ * profile, also in `npm test`, runs the fleet, restart, crash-pause and engine-fault rows on
+ * every backend. `FLURRY_CONFORMANCE=full` (`npm run test:conformance`) runs every case on
+ * every engine. Backends not named here (file, ZooKeeper's Leaf variants) run every case.
+ */
+const FAST_SHARE: Readonly<Record<string, readonly ConformanceTest[]>> = {
+  etcd: ['sigkill', 'engine-restart'],
+  redis: ['sigstop', 'no-duplicates'],
+  postgres: ['distinct', 'high-water'],
+  mysql: ['exhausted', 'engine-restart'],
+  zookeeper: ['sigkill', 'sigstop'],
+};
+
+function profile(): 'fast' | 'full' {
+  const v = process.env.FLURRY_CONFORMANCE;
+  if (v === undefined || v === '' || v === 'fast') return 'fast';
+  if (v === 'full') return 'full';
+  throw new Error(`FLURRY_CONFORMANCE=${v} is not a profile: use fast (the default) or full`);
+}
+
+/** Why `t` is left out on `backend` in the fast profile, or undefined when it runs. */
+function fastProfileSkip(backend: string, t: ConformanceTest): string | undefined {
+  const share = FAST_SHARE[backend];
+  if (share === undefined || share.includes(t) || profile() === 'full') return undefined;
+  const on = Object.keys(FAST_SHARE).filter((b) => FAST_SHARE[b]?.includes(t));
+  return `fast profile: npm test runs this case on the file registry and ${on.join(' and ')}, torture's rows on every backend; FLURRY_CONFORMANCE=full runs it on ${backend} too`;
+}
+
 /** How long a holder process may take to start at all (a stuck machine, not a bound on Flurry). */
 const STARTUP_CAP_MS = 240_000;
 
@@ -114,7 +144,7 @@ export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
   const cluster = (): string => `c${randomBytes(4).toString('hex')}`;
   const firstOutcome = (h: HolderProcess, timeoutMs = 20_000): Promise<HolderEvent> =>
     h.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', timeoutMs);
-  const skip = (t: ConformanceTest): string | undefined => backend.skip?.[t];
+  const skip = (t: ConformanceTest): string | undefined => backend.skip?.[t] ?? fastProfileSkip(backend.name, t);
   const stopAll = (hs: HolderProcess[]): Promise<unknown> => Promise.all(hs.map((h) => h.stop()));
   let barriers = 0;
   const barrier = (): string => path.join(work, `start-${++barriers}`);

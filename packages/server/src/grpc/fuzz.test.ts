@@ -126,17 +126,13 @@ describe('hostile input on the gRPC port', () => {
       frame(9, 0x4, 3, bytes(rand, 8)), // CONTINUATION with no HEADERS
       frame(6, 0, 1, bytes(rand, 8)), // PING on a stream
     ];
-    for (const c of cases) await blast(port, Buffer.concat([PREFACE, settings, c]));
     for (let i = 0; i < 40; i++) {
       const type = Math.floor(rand() * 12);
-      await blast(
-        port,
-        Buffer.concat([
-          PREFACE,
-          settings,
-          frame(type, Math.floor(rand() * 256), Math.floor(rand() * 8), bytes(rand, 64)),
-        ]),
-      );
+      cases.push(frame(type, Math.floor(rand() * 256), Math.floor(rand() * 8), bytes(rand, 64)));
+    }
+    // Eight connections at a time: a frame the server does not close on costs blast's 500 ms.
+    for (let i = 0; i < cases.length; i += 8) {
+      await Promise.all(cases.slice(i, i + 8).map((c) => blast(port, Buffer.concat([PREFACE, settings, c]))));
     }
     await stillServing();
   });
