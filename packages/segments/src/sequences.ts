@@ -2,9 +2,17 @@
  * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
  * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
  */
-import { assertKnownOptions, FlurryError, loadClient, sqlPool, systemClock, type Clock } from '@flurry/core';
-import { clientMissing, sequenceError, SequenceErrorCode } from './errors.js';
-import { assertTimeZone, parseSerialFormat } from './format.js';
+import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
+import { sequenceError, SequenceErrorCode } from './errors.js';
+import {
+  assertTimeZone,
+  parseSerialFormat,
+  periodOf,
+  periodStamp,
+  renderSerial,
+  type ResetPeriod,
+  type SerialFormat,
+} from './format.js';
 import { Sequence, type SequenceEvent, type SequenceStatus, type SequenceTuning } from './sequence.js';
 import {
   assertKey,
@@ -17,9 +25,6 @@ import {
 } from './store.js';
 import { createMemoryStore } from './stores/memory.js';
 import { parseStoreUrl } from './url.js';
-import { Serial, type SerialOptions } from './serial.js';
-
-export { Serial, type SerialOptions } from './serial.js';
 
 /** The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`). */
 export interface SequencesOptions {
@@ -51,37 +56,100 @@ export interface SequencesOptions {
   onEvent?: (e: SequenceEvent) => void;
 }
 
+/** The numeric options: [min, max, default] (integers, but `prefetchAt`). */
+const RANGES = {
+  prefetchAt: [0, 0.9, 0.1],
+  targetSegmentMs: [1000, 86_400_000, 900_000],
+  maxStep: [1, 2 ** 31 - 1, 1_000_000],
+  timeoutMs: [100, 120_000, 5000],
+  retryMs: [10, 60_000, 500],
+  waitTimeoutMs: [100, 600_000, 30_000],
+  maxBatch: [1, 10_000_000, 100_000],
+} as const;
 const KNOWN = [
   'clock',
   'autoCreate',
   'defaultStep',
-  'prefetchAt',
-  'targetSegmentMs',
-  'maxStep',
-  'timeoutMs',
-  'retryMs',
-  'waitTimeoutMs',
-  'maxBatch',
+  ...Object.keys(RANGES),
   'allowVolatileStore',
   'createTable',
   'onEvent',
 ];
 
-function range(name: string, v: number | undefined, min: number, max: number, dflt: number, integer = true): number {
+function range(options: SequencesOptions, name: keyof typeof RANGES): number {
+  const [min, max, dflt] = RANGES[name];
+  const v = options[name];
   if (v === undefined) return dflt;
+  const integer = name !== 'prefetchAt';
   if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
-    throw sequenceError(
-      'OPTION',
-      `${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${String(v)}`,
-      {
-        option: name,
-        value: String(v),
-        min,
-        max,
-      },
-    );
+    const message = `${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${String(v)}`;
+    throw sequenceError('OPTION', message, { option: name, value: String(v), min, max });
   }
   return v;
+}
+
+/** The options of `Sequences.serial`. */
+export interface SerialOptions {
+  format: string;
+  /** Default `day`. */
+  reset?: ResetPeriod;
+  /** An IANA zone (default `UTC`). */
+  timeZone?: string;
+  /** The stored step of each period's key (default the sequences' `defaultStep`). */
+  step?: number;
+  /** The first number of each period (default 1). */
+  start?: number | bigint;
+}
+
+/**
+ * A formatted serial (docs/segments.md, "Formatted serials"): each period of the reset (day, month, year) is its
+ * own key `KEY:STAMP`, created on first use; the previous period's sequence is retired.
+ *
+ * @example
+ * ```ts
+ * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
+ * await orders.next(); // 'ORD-20261123-00000001'
+ * ```
+ */
+export class Serial {
+  private current: { stamp: string; seq: Sequence } | undefined;
+
+  /** @internal */
+  constructor(
+    readonly key: string,
+    readonly format: SerialFormat,
+    readonly timeZone: string,
+    private readonly owner: Sequences,
+    private readonly create: { start: bigint; step: number },
+  ) {}
+
+  /**
+   * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
+   * once, so the date printed and the period's counter always agree.
+   */
+  next(): string | Promise<string> {
+    const p = periodOf(this.owner.clock.now(), this.timeZone);
+    const seq = this.sequenceFor(periodStamp(p, this.format.reset));
+    const v = seq.tryNextBigInt();
+    if (v !== undefined) return renderSerial(this.format, p, v);
+    return Promise.resolve(seq.nextBigInt()).then((n) => renderSerial(this.format, p, n));
+  }
+
+  /** The key of the period that `unixMs` falls in (`order:20261123`). */
+  keyAt(unixMs: number): string {
+    const stamp = periodStamp(periodOf(unixMs, this.timeZone), this.format.reset);
+    return stamp ? `${this.key}:${stamp}` : this.key;
+  }
+
+  private sequenceFor(stamp: string): Sequence {
+    if (this.current && this.current.stamp === stamp) return this.current.seq;
+    const previous = this.current;
+    const seq = this.owner.sequenceWithCreate(stamp ? `${this.key}:${stamp}` : this.key, this.create);
+    this.current = { stamp, seq };
+    // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
+    if (previous && previous.stamp < stamp) this.owner.retire(previous.seq);
+    return seq;
+  }
 }
 
 /**
@@ -143,14 +211,13 @@ export class Sequences {
       if (create) this.creators.set(key, create);
       const ensure =
         create || this.o.autoCreate
-          ? async (k: string): Promise<boolean> => {
+          ? async (k: string): Promise<void> => {
               const c = this.creators.get(k) ?? { start: 1n, step: this.o.defaultStep };
               try {
                 await this.store.create(k, { start: c.start, step: c.step, description: null });
               } catch (err) {
                 if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_EXISTS)) throw err;
               }
-              return true;
             }
           : undefined;
       const listener = this.safeListener;
@@ -205,13 +272,8 @@ export class Sequences {
     const reset = options.reset ?? 'day';
     const format = parseSerialFormat(options.format, reset);
     if (reset !== 'never' && key.length > MAX_KEY_LENGTH - 9) {
-      throw sequenceError(
-        'KEY_INVALID',
-        `a serial key is at most ${MAX_KEY_LENGTH - 9} characters (":yyyyMMdd" is appended per period)`,
-        {
-          key,
-        },
-      );
+      const message = `a serial key is at most ${MAX_KEY_LENGTH - 9} characters (":yyyyMMdd" is appended per period)`;
+      throw sequenceError('KEY_INVALID', message, { key });
     }
     const timeZone = options.timeZone ?? 'UTC';
     assertTimeZone(timeZone);
@@ -256,7 +318,7 @@ export class Sequences {
     const known = this.closed ? undefined : this.seqs.get(key);
     if (known !== undefined) return known.status();
     assertKey(key);
-    return new Sequence(key, this.store, this.clock, this.tuning, undefined).status();
+    return new Sequence(key, this.store, this.clock, this.tuning).status();
   }
 
   /**
@@ -271,14 +333,11 @@ export class Sequences {
     const each = await Promise.all(
       [...this.seqs.values()].map(async (s) => ({ back: await s.close(), wasted: BigInt(s.status().wasted) })),
     );
-    let handedBack = 0n;
-    let wasted = 0n;
-    for (const e of each) {
-      handedBack += e.back;
-      wasted += e.wasted;
-    }
     await this.store.close();
-    return { handedBack, wasted };
+    return each.reduce((a, e) => ({ handedBack: a.handedBack + e.back, wasted: a.wasted + e.wasted }), {
+      handedBack: 0n,
+      wasted: 0n,
+    });
   }
 }
 
@@ -297,55 +356,27 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   assertKnownOptions(options, KNOWN, 'openSequences options');
   const clock = options.clock ?? systemClock;
   const tuning: SequenceTuning = {
-    prefetchAt: range('prefetchAt', options.prefetchAt, 0, 0.9, 0.1, false),
-    targetSegmentMs: range('targetSegmentMs', options.targetSegmentMs, 1000, 86_400_000, 900_000),
-    maxStep: range('maxStep', options.maxStep, 1, 2 ** 31 - 1, 1_000_000),
-    retryMs: range('retryMs', options.retryMs, 10, 60_000, 500),
-    waitTimeoutMs: range('waitTimeoutMs', options.waitTimeoutMs, 100, 600_000, 30_000),
-    maxBatch: range('maxBatch', options.maxBatch, 1, 10_000_000, 100_000),
+    prefetchAt: range(options, 'prefetchAt'),
+    targetSegmentMs: range(options, 'targetSegmentMs'),
+    maxStep: range(options, 'maxStep'),
+    retryMs: range(options, 'retryMs'),
+    waitTimeoutMs: range(options, 'waitTimeoutMs'),
+    maxBatch: range(options, 'maxBatch'),
   };
-  const timeoutMs = range('timeoutMs', options.timeoutMs, 100, 120_000, 5000);
+  const timeoutMs = range(options, 'timeoutMs');
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
+  const now = (): number => clock.now();
+  const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
   let store: SegmentStore;
-  if (typeof url !== 'string') {
-    store = url;
+  if (p === undefined) store = url as SegmentStore;
+  else if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, now);
+  else if (p.kind === 'redis') {
+    const allowVolatileStore = options.allowVolatileStore ?? false;
+    store = await (await import('./stores/redis.js')).openRedisStore(p, { timeoutMs, allowVolatileStore, now });
   } else {
-    const p = parseStoreUrl(url);
-    if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, () => clock.now());
-    else if (p.kind === 'redis') {
-      const { openRedisStore } = await import('./stores/redis.js');
-      store = await openRedisStore(
-        {
-          host: p.host,
-          port: p.port,
-          db: p.db,
-          ...(p.username !== undefined ? { username: p.username } : {}),
-          ...(p.password !== undefined ? { password: p.password } : {}),
-          tls: p.tls,
-          prefix: p.prefix,
-          timeoutMs,
-          allowVolatileStore: options.allowVolatileStore ?? false,
-          now: () => clock.now(),
-        },
-        p.redacted,
-      );
-    } else {
-      const { openSqlStore } = await import('./stores/sql.js');
-      const client = await loadClient(
-        p.kind,
-        `the ${p.kind} store (${p.redacted})`,
-        (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise')),
-        clientMissing(p.redacted),
-      );
-      const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
-      store = await openSqlStore(pool, {
-        timeoutMs,
-        createTable: options.createTable ?? true,
-        table: p.table,
-        description: p.redacted,
-      });
-    }
+    const createTable = options.createTable ?? true;
+    store = await (await import('./stores/sql.js')).openSqlStore(p, { timeoutMs, createTable });
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
