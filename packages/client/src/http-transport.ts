@@ -13,20 +13,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { FlurryError } from '@flurry/core';
-import { clientError } from './errors.js';
+import { clientError, closedError } from './errors.js';
 
 /** Largest response accepted: 10,000 IDs take about 230 KB; 16 MiB leaves room for larger server maxima. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-/** Options of {@link HttpTransport}. */
-export interface TransportOptions {
-  /** Deadline of each request, ms. */
-  timeoutMs: number;
-  /** Bearer token sent with every request. */
-  token?: string;
-  /** Most connections per server; default 4. */
-  maxSockets?: number;
-}
 
 /** Sends GETs and returns the 200 body. */
 export class HttpTransport {
@@ -36,13 +26,9 @@ export class HttpTransport {
   private readonly headers: Record<string, string>;
   private closed = false;
 
-  constructor(private readonly opts: TransportOptions) {
-    const agentOpts = {
-      keepAlive: true,
-      maxSockets: opts.maxSockets ?? 4,
-      maxFreeSockets: opts.maxSockets ?? 4,
-      scheduling: 'lifo' as const,
-    };
+  /** `timeoutMs`: the deadline of each request; `token`: the bearer token sent with every request. */
+  constructor(private readonly opts: { timeoutMs: number; token?: string | undefined }) {
+    const agentOpts = { keepAlive: true, maxSockets: 4, maxFreeSockets: 4, scheduling: 'lifo' as const };
     this.httpAgent = new http.Agent(agentOpts);
     this.httpsAgent = new https.Agent(agentOpts);
     this.headers = { accept: 'application/json', 'user-agent': 'flurry-client/0.1' };
@@ -61,8 +47,7 @@ export class HttpTransport {
   }
 
   private attempt(base: URL, pathAndQuery: string, mayRetry: boolean): Promise<Buffer> {
-    if (this.closed)
-      return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
+    if (this.closed) return Promise.reject(closedError());
     const server = base.href.replace(/\/+$/, '');
     const url = server + pathAndQuery;
     const isHttps = base.protocol === 'https:';

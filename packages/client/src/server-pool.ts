@@ -88,33 +88,19 @@ export class ServerPool {
   pick(opts: { forRefill?: boolean; exclude?: ReadonlySet<ServerState> } = {}): ServerState | undefined {
     const now = this.clock.monotonic();
     const n = this.servers.length;
-    const ok = (s: ServerState): boolean =>
-      this.eligible(s, now) && !(opts.forRefill && s.refilling) && !(opts.exclude && opts.exclude.has(s));
-    if (this.strategy === 'least-latency') {
-      let best: ServerState | undefined;
-      let bestLatency = Infinity;
-      // Start at the cursor so equal latencies (and unmeasured servers) take turns.
-      for (let k = 0; k < n; k++) {
-        const s = this.servers[(this.cursor + k) % n];
-        if (!ok(s)) continue;
-        const l = s.latencyMs ?? 0;
-        if (l < bestLatency) {
-          best = s;
-          bestLatency = l;
-        }
-      }
-      if (best) this.cursor = (this.servers.indexOf(best) + 1) % n;
-      return best;
-    }
-    for (let k = 0; k < n; k++) {
+    let best = -1;
+    let bestLatency = Infinity;
+    // From the cursor, so that equal latencies (and unmeasured servers) take turns; round-robin takes the first.
+    for (let k = 0; k < n && !(best >= 0 && this.strategy === 'round-robin'); k++) {
       const i = (this.cursor + k) % n;
       const s = this.servers[i];
-      if (ok(s)) {
-        this.cursor = (i + 1) % n;
-        return s;
-      }
+      if (!this.eligible(s, now) || (opts.forRefill && s.refilling) || opts.exclude?.has(s)) continue;
+      const l = this.strategy === 'least-latency' ? (s.latencyMs ?? 0) : 0;
+      if (l < bestLatency) [best, bestLatency] = [i, l];
     }
-    return undefined;
+    if (best < 0) return undefined;
+    this.cursor = (best + 1) % n;
+    return this.servers[best];
   }
 
   /** Records a successful request that took `ms`. */
@@ -150,25 +136,17 @@ export class ServerPool {
 
   /** Milliseconds until some server may be asked again (0 if one may be asked now; Infinity if none ever). */
   msUntilRetry(): number {
-    const now = this.clock.monotonic();
-    let best = Infinity;
-    for (const s of this.servers) {
-      if (s.unauthorized) continue;
-      best = Math.min(best, s.up ? 0 : Math.max(0, s.retryAt - now));
-    }
-    return best;
+    return Math.max(0, this.nextAskAt(false) - this.clock.monotonic());
   }
 
   /**
-   * The monotonic time at which a server not busy refilling may next be asked (a down
-   * server's retry time), or Infinity when only a refill in flight can free one.
+   * The monotonic time at which some server (`forRefill`: one not busy refilling) may next be asked (0 for one
+   * up), or Infinity when none (only a refill in flight can free one).
    */
-  nextRefillCandidateAt(): number {
+  nextAskAt(forRefill: boolean): number {
     let at = Infinity;
-    for (const s of this.servers) {
-      if (s.unauthorized || s.refilling) continue;
-      at = Math.min(at, s.up ? 0 : s.retryAt);
-    }
+    for (const s of this.servers)
+      if (!s.unauthorized && !(forRefill && s.refilling)) at = Math.min(at, s.up ? 0 : s.retryAt);
     return at;
   }
 
