@@ -162,35 +162,17 @@ export class Serial {
  * ```
  */
 export class Sequences {
-  readonly clock: Clock;
   private readonly seqs = new Map<string, Sequence>();
   private readonly creators = new Map<string, { start: bigint; step: number }>();
-  private readonly tuning: SequenceTuning;
   private closed = false;
-  private readonly safeListener: ((e: SequenceEvent) => void) | undefined;
 
   /** @internal */
   constructor(
     readonly store: SegmentStore,
-    private readonly o: Required<Pick<SequencesOptions, 'autoCreate' | 'defaultStep'>> & {
-      clock: Clock;
-      tuning: SequenceTuning;
-      onEvent?: ((e: SequenceEvent) => void) | undefined;
-    },
-  ) {
-    this.clock = o.clock;
-    this.tuning = o.tuning;
-    const listener = o.onEvent;
-    this.safeListener = listener
-      ? (e) => {
-          try {
-            listener(e);
-          } catch {
-            // A listener's failure must not break issuing.
-          }
-        }
-      : undefined;
-  }
+    readonly clock: Clock,
+    private readonly tuning: SequenceTuning,
+    private readonly o: { autoCreate: boolean; defaultStep: number; onEvent: ((e: SequenceEvent) => void) | undefined },
+  ) {}
 
   /**
    * The sequence of `key` (the same object on every call). Throws `FLURRY_E_SEQUENCE_KEY_INVALID`; an unknown
@@ -220,10 +202,13 @@ export class Sequences {
               }
             }
           : undefined;
-      const listener = this.safeListener;
       const observe = (e: SequenceEvent): void => {
         if (e.type === 'fetch-failed' && e.code === SequenceErrorCode.KEY_UNKNOWN) this.forgetUnknown(key);
-        listener?.(e);
+        try {
+          this.o.onEvent?.(e);
+        } catch {
+          // A listener's failure must not break issuing.
+        }
       };
       s = new Sequence(key, this.store, this.clock, this.tuning, ensure, observe);
       this.seqs.set(key, s);
@@ -233,7 +218,7 @@ export class Sequences {
 
   /** A key the store does not know is dropped after its retry delay (made-up keys cannot fill memory or labels). */
   private forgetUnknown(key: string): void {
-    const t = setTimeout(() => {
+    setTimeout(() => {
       const s = this.closed ? undefined : this.seqs.get(key);
       if (s === undefined) return;
       const st = s.status();
@@ -241,20 +226,16 @@ export class Sequences {
       if (st.waiting > 0) return this.forgetUnknown(key);
       this.seqs.delete(key);
       void s.close().catch(() => undefined);
-    }, this.tuning.retryMs + 1);
-    t.unref();
+    }, this.tuning.retryMs + 1).unref();
   }
 
   /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
   retire(seq: Sequence): void {
     // Callers of the last period may still be waiting for its fetch: close it once they are done (or timed out).
-    const t = setTimeout(() => void this.retireNow(seq), this.tuning.waitTimeoutMs + 1000);
-    t.unref();
-  }
-
-  private async retireNow(seq: Sequence): Promise<void> {
-    if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
-    await seq.close().catch(() => undefined);
+    setTimeout(() => {
+      if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
+      void seq.close().catch(() => undefined);
+    }, this.tuning.waitTimeoutMs + 1000).unref();
   }
 
   /**
@@ -381,11 +362,6 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
   }
-  return new Sequences(store, {
-    autoCreate: options.autoCreate ?? false,
-    defaultStep,
-    clock,
-    tuning,
-    onEvent: options.onEvent,
-  });
+  const o = { autoCreate: options.autoCreate ?? false, defaultStep, onEvent: options.onEvent };
+  return new Sequences(store, clock, tuning, o);
 }
