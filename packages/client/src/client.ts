@@ -4,15 +4,13 @@
  * availability", "Order and uniqueness").
  */
 import { FlurryError } from '@flurry/core';
-import { Backoff } from './backoff.js';
 import { assertCount, clientError, closedError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
 import { collect, IdBuffer, PrefetchSizer, type RemoteHost } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
 import { idText, jsonBody, parseIdsBody } from './parse-ids.js';
 import { ClientUuids } from './uuids.js';
-import { ServerPool, type ServerState } from './server-pool.js';
-import type { ClientStats, DecodedRemoteId } from './client-types.js';
+import { Backoff, ServerPool, type ServerReport, type ServerState } from './server-pool.js';
 import {
   checkSequenceArgs,
   ClientSequence,
@@ -21,7 +19,37 @@ import {
   type SequenceOptions,
 } from './sequence.js';
 
-export type { ClientStats, DecodedRemoteId } from './client-types.js';
+/** An ID decoded by a server under its layout (`GET /v1/ids/{id}`). */
+export interface DecodedRemoteId {
+  id: bigint;
+  unixMs: number;
+  /** ISO 8601. */
+  timestamp: string;
+  /** Node fields, e.g. `{ datacenter: 1, worker: 7 }`. */
+  fields: Record<string, number>;
+  sequence: number;
+}
+
+/** Counters of a client. */
+export interface ClientStats {
+  /** IDs in the buffer now. */
+  buffered: number;
+  /** IDs handed out from the buffer. */
+  taken: number;
+  /** IDs dropped because they got older than `maxAgeMs`. */
+  discarded: number;
+  /** HTTP requests sent (refills, batches, decodes). */
+  requests: number;
+  /** Refill requests sent. */
+  refills: number;
+  /** The buffer size the client currently aims at (adapts to the consumption rate). */
+  targetSize: number;
+  /** The low-water mark in force now. */
+  lowWater: number;
+  /** Observed consumption, IDs per second. */
+  ratePerSecond: number;
+  servers: ServerReport[];
+}
 
 /** A client of a Flurry fleet. */
 export interface FlurryClient {
@@ -318,30 +346,25 @@ class Client implements FlurryClient {
       () => `/v1/ids/${text}`,
       (body) => {
         const notJson = () => clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
-        const d = jsonBody(body, notJson) as Record<string, unknown>;
+        const d = jsonBody(body, notJson) as Record<keyof DecodedRemoteId, unknown>;
+        const [id, unixMs, timestamp, fields, sequence] = [d.id, d.unixMs, d.timestamp, d.fields, d.sequence];
         if (
-          typeof d.id !== 'string' ||
-          typeof d.unixMs !== 'number' ||
-          typeof d.timestamp !== 'string' ||
-          typeof d.sequence !== 'number' ||
-          !d.fields ||
-          typeof d.fields !== 'object'
+          typeof id !== 'string' ||
+          typeof unixMs !== 'number' ||
+          typeof timestamp !== 'string' ||
+          typeof sequence !== 'number' ||
+          !fields ||
+          typeof fields !== 'object'
         ) {
           throw clientError(
             'BAD_RESPONSE',
             "the server's decode answer lacks id, unixMs, timestamp, fields or sequence",
           );
         }
-        return d;
+        return { id, unixMs, timestamp, fields: fields as Record<string, number>, sequence };
       },
     );
-    return {
-      id: BigInt(doc.id as string),
-      unixMs: doc.unixMs as number,
-      timestamp: doc.timestamp as string,
-      fields: { ...(doc.fields as Record<string, number>) },
-      sequence: doc.sequence as number,
-    };
+    return { ...doc, id: BigInt(doc.id), fields: { ...doc.fields } };
   }
 
   /**

@@ -53,14 +53,15 @@ export class HttpTransport {
     const isHttps = base.protocol === 'https:';
     return new Promise<Buffer>((resolve, reject) => {
       let settled = false;
-      const finish = (err: FlurryError | undefined, body?: Buffer): void => {
+      const settle = (then: () => void): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         this.inFlight.delete(req);
-        if (err) reject(err);
-        else resolve(body!);
+        then();
       };
+      const finish = (err: FlurryError | undefined, body?: Buffer): void =>
+        settle(() => (err ? reject(err) : resolve(body!)));
       const req = (isHttps ? https : http).request(url, {
         method: 'GET',
         agent: isHttps ? this.httpsAgent : this.httpAgent,
@@ -68,38 +69,20 @@ export class HttpTransport {
       });
       this.inFlight.add(req);
       const timer = setTimeout(() => {
-        finish(
-          clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, {
-            server,
-            timeoutMs: this.opts.timeoutMs,
-          }),
-        );
+        const { timeoutMs } = this.opts;
+        finish(clientError('TIMEOUT', `${server} did not answer within ${timeoutMs} ms`, { server, timeoutMs }));
         req.destroy();
       }, this.opts.timeoutMs);
       let answered = false;
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (this.closed)
           finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
-        else if (
-          mayRetry &&
-          !settled &&
-          !answered &&
-          req.reusedSocket &&
-          (e.code === 'ECONNRESET' || e.code === 'EPIPE')
-        ) {
-          settled = true;
-          clearTimeout(timer);
-          this.inFlight.delete(req);
-          this.attempt(base, pathAndQuery, false).then(resolve, reject);
-        } else
-          finish(
-            clientError(
-              'NETWORK',
-              `${server}: ${e.code ?? ''} ${e.message}`.trim(),
-              { server, errno: e.code ?? null },
-              e,
-            ),
-          );
+        else if (mayRetry && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE'))
+          settle(() => void this.attempt(base, pathAndQuery, false).then(resolve, reject));
+        else {
+          const message = `${server}: ${e.code ?? ''} ${e.message}`.trim();
+          finish(clientError('NETWORK', message, { server, errno: e.code ?? null }, e));
+        }
       });
       req.on('response', (res) => {
         answered = true;
@@ -147,23 +130,18 @@ function statusError(
 ): FlurryError {
   const retrySeconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
   const retryAfterMs = Number.isFinite(retrySeconds) && retrySeconds > 0 ? Math.min(retrySeconds, 3_600) * 1000 : 0;
-  let code: string | undefined;
-  let message: string | undefined;
-  let details: Record<string, unknown> = {};
+  let e: { code?: unknown; message?: unknown; details?: unknown } | undefined;
   try {
-    const e = (
-      JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown; details?: unknown } }
-    ).error;
-    if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
-      code = e.code;
-      message = typeof e.message === 'string' ? e.message : '';
-      if (e.details && typeof e.details === 'object') details = e.details as Record<string, unknown>;
-    }
+    e = (JSON.parse(body.toString('utf8')) as { error?: typeof e }).error;
   } catch {
     // not the service's JSON error body
   }
-  const base = { ...details, server, status, retryAfterMs };
-  if (code) return new FlurryError(code, `${server} answered ${status} ${code}: ${message}`, base);
+  const base = { server, status, retryAfterMs };
+  if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
+    const details = e.details && typeof e.details === 'object' ? e.details : {};
+    const message = typeof e.message === 'string' ? e.message : '';
+    return new FlurryError(e.code, `${server} answered ${status} ${e.code}: ${message}`, { ...details, ...base });
+  }
   return clientError(
     'HTTP_STATUS',
     `${server} answered HTTP ${status}: ${JSON.stringify(body.toString('utf8', 0, 120))}`,

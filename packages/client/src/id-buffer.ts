@@ -7,15 +7,8 @@ import type { Clock, FlurryError } from '@flurry/core';
 import { clientError, closedError } from './errors.js';
 import type { ServerState } from './server-pool.js';
 
-/** One answer of the batch route in the buffer. */
-export interface Chunk {
-  /** The IDs, strictly increasing. */
-  readonly ids: BigUint64Array;
-  /** Index of the next ID to hand out; only moves forward. */
-  pos: number;
-  /** Monotonic ms at which the request that fetched it was sent. */
-  readonly fetchedAt: number;
-}
+/** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
+type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: number };
 
 /** The prefetch buffer. */
 export class IdBuffer {

@@ -52,15 +52,7 @@ export interface ClientOptions {
 }
 
 /** Validated options with defaults filled in. */
-export interface ClientSettings {
-  servers: URL[];
-  token: string | undefined;
-  timeoutMs: number;
-  prefetch: Required<PrefetchOptions>;
-  strategy: Strategy;
-  backoff: { initialMs: number; maxMs: number };
-  clock: Clock;
-}
+export type ClientSettings = ReturnType<typeof resolveOptions>;
 
 /** The largest count the service's batch route takes by default. */
 export const SERVICE_MAX_BATCH = 10_000;
@@ -94,7 +86,7 @@ const configError: UnknownOptionError = (message, details) => clientError('CONFI
  *
  * @throws FlurryError `FLURRY_E_CLIENT_CONFIG`
  */
-export function resolveOptions(opts: ClientOptions): ClientSettings {
+export function resolveOptions(opts: ClientOptions) {
   if (opts === null || typeof opts !== 'object') {
     throw clientError(
       'CONFIG',

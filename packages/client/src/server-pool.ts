@@ -3,9 +3,25 @@
  * and until when, which refused the token, how fast each answers, and which one to ask
  * next (round-robin or least-latency). Time is the injected clock's `monotonic()`.
  */
-import type { Clock } from '@flurry/core';
-import type { FlurryError } from '@flurry/core';
-import type { Backoff } from './backoff.js';
+import type { Clock, FlurryError } from '@flurry/core';
+
+/**
+ * Retry delays of a failed server: the n-th failure in a row keeps it out of rotation for `initialMs · 2^(n-1)`
+ * (default 100 ms), capped at `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in
+ * [0, 1) picks how much) so a fleet of clients does not retry in lock step.
+ */
+export class Backoff {
+  constructor(
+    private readonly o: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number } = {},
+  ) {}
+
+  /** The delay after `failures` consecutive failures (≥ 1), ms. */
+  delayFor(failures: number): number {
+    const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = this.o;
+    const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
+    return Math.round(base * (1 + jitter * random()));
+  }
+}
 
 /** How the next server is chosen. */
 export type Strategy = 'round-robin' | 'least-latency';
