@@ -296,8 +296,7 @@ class Client implements FlurryClient {
   }
 
   private failWaiters(err: FlurryError): void {
-    const waiters = this.waiters.splice(0);
-    for (const w of waiters) w.reject(err);
+    for (const w of this.waiters.splice(0)) w.reject(err);
   }
 
   private unavailableError(what: string): FlurryError {
@@ -424,15 +423,13 @@ class Client implements FlurryClient {
 
   sequence(key: string, options?: SequenceOptions): RemoteSequence {
     const prefetch = checkSequenceArgs(key, options);
-    const known = this.sequences.get(key);
-    if (known && known.prefetch !== prefetch) {
+    const seq = this.sequences.get(key) ?? new ClientSequence(key, prefetch, this.host, this.s.clock);
+    if (seq.prefetch !== prefetch) {
       throw clientError(
         'ARGUMENT',
-        `sequence("${key}") was first asked for with prefetch ${known.prefetch}; one client keeps one setting per key`,
+        `sequence("${key}") was first asked for with prefetch ${seq.prefetch}; one client keeps one setting per key`,
       );
     }
-    if (known) return known;
-    const seq = new ClientSequence(key, prefetch, this.host, this.s.clock);
     this.sequences.set(key, seq);
     return seq;
   }

@@ -1,14 +1,7 @@
 /**
- * GET requests to Flurry servers over keep-alive connections (`node:http` / `node:https`,
- * one agent per client), with a per-request deadline, a bounded response size, and
- * failures turned into coded errors:
- *
- * - no answer within `timeoutMs` → `FLURRY_E_CLIENT_TIMEOUT`;
- * - connection refused/reset, DNS → `FLURRY_E_CLIENT_NETWORK`;
- * - an error status with the service's JSON error body → a `FlurryError` with the server's
- *   code (`FLURRY_E_UNAVAILABLE`, `FLURRY_E_BATCH_COUNT`, `FLURRY_E_UNAUTHORIZED`…);
- *   without one → `FLURRY_E_CLIENT_HTTP_STATUS`. `details.status` is the HTTP status and
- *   `details.retryAfterMs` the server's `Retry-After`.
+ * GET requests to Flurry servers over keep-alive connections, with a per-request deadline, a bounded response
+ * size, and failures turned into coded errors (docs/client.md, "Errors"): an error status with the service's JSON
+ * error body keeps the server's code; `details.status` is the HTTP status, `details.retryAfterMs` its `Retry-After`.
  */
 import http from 'node:http';
 import https from 'node:https';

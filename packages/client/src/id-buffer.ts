@@ -5,6 +5,7 @@
  */
 import type { Clock, FlurryError } from '@flurry/core';
 import { clientError, closedError } from './errors.js';
+import type { PrefetchOptions } from './options.js';
 import type { ServerState } from './server-pool.js';
 
 /** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
@@ -14,7 +15,8 @@ type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: nu
 export class IdBuffer {
   private readonly chunks: Chunk[] = [];
   private head: Chunk | undefined;
-  private held = 0;
+  /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
+  size = 0;
   /** IDs dropped because their chunk got older than `maxAgeMs`. */
   discarded = 0;
   /** IDs handed out. */
@@ -29,17 +31,12 @@ export class IdBuffer {
     readonly maxAgeMs: number,
   ) {}
 
-  /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
-  get size(): number {
-    return this.held;
-  }
-
   /** Appends a chunk (an empty one is ignored). The array is owned by the buffer from now on. */
   push(ids: BigUint64Array, fetchedAt: number): void {
     if (ids.length === 0) return;
     const chunk: Chunk = { ids, pos: 0, fetchedAt };
     this.chunks.push(chunk);
-    this.held += ids.length;
+    this.size += ids.length;
     if (this.head === undefined) this.head = chunk;
   }
 
@@ -47,7 +44,7 @@ export class IdBuffer {
   take(): bigint | undefined {
     const c = this.head;
     if (c !== undefined && c.pos < c.ids.length && this.clock.monotonic() - c.fetchedAt <= this.maxAgeMs) {
-      this.held--;
+      this.size--;
       this.taken++;
       return c.ids[c.pos++];
     }
@@ -58,7 +55,7 @@ export class IdBuffer {
     const now = this.clock.monotonic();
     for (let c = this.head; c !== undefined; c = this.head) {
       if (c.pos < c.ids.length && now - c.fetchedAt <= this.maxAgeMs) {
-        this.held--;
+        this.size--;
         this.taken++;
         return c.ids[c.pos++];
       }
@@ -73,7 +70,7 @@ export class IdBuffer {
    */
   takeMany(n: number): bigint[] | undefined {
     this.discardStale();
-    if (this.held < n) return undefined;
+    if (this.size < n) return undefined;
     const out = new Array<bigint>(n);
     for (let k = 0; k < n; k++) out[k] = this.take()!;
     return out;
@@ -92,7 +89,7 @@ export class IdBuffer {
         this.chunks.splice(k, 1);
       }
     }
-    this.held -= dropped;
+    this.size -= dropped;
     this.discarded += dropped;
     this.head = this.chunks[0];
     return dropped;
@@ -100,34 +97,25 @@ export class IdBuffer {
 
   /** Empties the buffer (on close); returns how many IDs were dropped. */
   clear(): number {
-    const dropped = this.held;
+    const dropped = this.size;
     for (const c of this.chunks) c.pos = c.ids.length;
     this.chunks.length = 0;
     this.head = undefined;
-    this.held = 0;
+    this.size = 0;
     return dropped;
   }
 
   private dropHead(left: number): void {
     const c = this.chunks.shift()!;
     c.pos = c.ids.length;
-    this.held -= left;
+    this.size -= left;
     this.discarded += left;
     this.head = this.chunks[0];
   }
 }
 
-/** The prefetch settings {@link PrefetchSizer} reads (a subset of the client's resolved `prefetch` options). */
-export interface SizerSettings {
-  /** Most IDs to hold (the target's ceiling). */
-  readonly size: number;
-  /** The low-water mark at `size`; scaled with the target when adaptive. */
-  readonly lowWater: number;
-  /** Chunk age limit, ms: the target covers at most half of it. */
-  readonly maxAgeMs: number;
-  /** False: the target is always `size` and the low-water mark `lowWater`. */
-  readonly adaptive: boolean;
-}
+/** The prefetch settings {@link PrefetchSizer} reads (see {@link PrefetchOptions}). */
+export type SizerSettings = Readonly<Pick<Required<PrefetchOptions>, 'size' | 'lowWater' | 'maxAgeMs' | 'adaptive'>>;
 
 /** Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing). */
 export class PrefetchSizer {
@@ -137,7 +125,8 @@ export class PrefetchSizer {
   target: number;
   /** Refill when fewer than this many are held (plus requested). */
   lowWater: number;
-  private rate = 0;
+  /** The consumption-rate estimate, IDs per ms. */
+  ratePerMs = 0;
   private rateAt: number;
   private rateTaken = 0;
 
@@ -149,11 +138,6 @@ export class PrefetchSizer {
     this.target = p.size;
     this.lowWater = p.lowWater;
     this.resize(0);
-  }
-
-  /** The consumption-rate estimate, IDs per ms. */
-  get ratePerMs(): number {
-    return this.rate;
   }
 
   /** The span of consumption the target covers, ms. */
@@ -171,8 +155,8 @@ export class PrefetchSizer {
     if (dt >= 5) {
       const inst = (taken - this.rateTaken) / dt;
       // A window as long as the horizon replaces the estimate; a shorter one counts for its share of it, at least ½.
-      const w = this.rate === 0 ? 1 : Math.min(1, Math.max(0.5, dt / this.horizonMs));
-      this.rate = this.rate * (1 - w) + inst * w;
+      const w = this.ratePerMs === 0 ? 1 : Math.min(1, Math.max(0.5, dt / this.horizonMs));
+      this.ratePerMs = this.ratePerMs * (1 - w) + inst * w;
       this.rateAt = now;
       this.rateTaken = taken;
     }
@@ -185,10 +169,10 @@ export class PrefetchSizer {
     if (!p.adaptive) return;
     this.target = Math.max(
       Math.min(p.size, PrefetchSizer.MIN_TARGET),
-      Math.min(p.size, Math.ceil(this.rate * this.horizonMs)),
+      Math.min(p.size, Math.ceil(this.ratePerMs * this.horizonMs)),
     );
     const scaled = Math.floor((this.target * p.lowWater) / p.size);
-    const cover = Math.ceil(this.rate * latencyMs * 2);
+    const cover = Math.ceil(this.ratePerMs * latencyMs * 2);
     this.lowWater = Math.max(0, Math.min(this.target - 1, Math.max(scaled, cover)));
   }
 }

@@ -96,16 +96,13 @@ export function resolveOptions(opts: ClientOptions) {
   assertKnownOptions(opts, CLIENT_OPTION_NAMES, 'createClient options', configError);
   const servers = parseServers(opts.servers);
 
-  let token: string | undefined;
-  if (opts.token !== undefined) {
-    if (typeof opts.token !== 'string' || !/^[\x21-\x7e]+$/.test(opts.token)) {
-      throw clientError(
-        'CONFIG',
-        'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
-        { option: 'token' },
-      );
-    }
-    token = opts.token;
+  const token = opts.token;
+  if (token !== undefined && (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token))) {
+    throw clientError(
+      'CONFIG',
+      'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
+      { option: 'token' },
+    );
   }
   const timeoutMs = int('timeoutMs', opts.timeoutMs, 2_000, 1, 600_000);
 
@@ -157,12 +154,7 @@ export function resolveOptions(opts: ClientOptions) {
   );
 
   const clock = opts.clock ?? systemClock;
-  if (
-    clock === null ||
-    typeof clock !== 'object' ||
-    typeof clock.monotonic !== 'function' ||
-    typeof clock.now !== 'function'
-  ) {
+  if (typeof clock !== 'object' || typeof clock?.monotonic !== 'function' || typeof clock.now !== 'function') {
     throw clientError('CONFIG', 'clock must be a Clock from @flurry/core (with now() and monotonic())', {
       option: 'clock',
     });

@@ -30,11 +30,9 @@ export type Strategy = 'round-robin' | 'least-latency';
 export interface ServerState {
   /** Base URL as configured, without a trailing slash. */
   readonly url: string;
-  /** Parsed base URL. */
   readonly base: URL;
   /** False after a failure until a request succeeds again. */
   up: boolean;
-  /** Consecutive failures. */
   failures: number;
   /** Monotonic ms before which a down server is not asked again. */
   retryAt: number;
@@ -48,7 +46,6 @@ export interface ServerState {
   refilling: boolean;
   /** Largest batch it accepts (learned from a 400 FLURRY_E_BATCH_COUNT). */
   maxBatch: number;
-  /** Requests sent to it. */
   requests: number;
 }
 

@@ -3,7 +3,7 @@
  * `details`. The HTTP service maps them: `KEY_*`, `COUNT`, `FORMAT`, `NUMBER_UNSAFE` to 4xx, `STORE_UNAVAILABLE`
  * to 503 with `Retry-After` (`details.retryAfterMs`).
  */
-import { FlurryError } from '@flurry/core';
+import { FlurryError, loadClient } from '@flurry/core';
 
 /** The codes of `@flurry/segments`. */
 export const SequenceErrorCode = {
@@ -47,7 +47,13 @@ export function sequenceError(
   return new FlurryError(SequenceErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
-/** What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`. */
-export function clientMissing(store: string): (message: string, pkg: string, err: unknown) => Error {
-  return (message, pkg, err) => sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err);
+/** @internal Loads a store's npm client (an optional peer dependency); `FLURRY_E_SEQUENCE_CLIENT_MISSING` if missing. */
+export function loadStoreClient<M>(
+  engine: 'postgres' | 'mysql' | 'redis',
+  store: string,
+  load: () => Promise<M>,
+): Promise<M> {
+  return loadClient(engine, `the ${engine} store (${store})`, load, (message, pkg, err) =>
+    sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err),
+  );
 }

@@ -18,14 +18,7 @@ export interface SerialFormat {
 }
 
 /** The calendar fields of an instant in a time zone. */
-export interface CalendarParts {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
+export type CalendarParts = Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number>;
 
 const TOKEN_RE = /yyyy|yy|MM|dd|HH|mm|ss|[-_./]/g;
 /** The date fields a format must show for each reset period, and the key suffix of a period. */

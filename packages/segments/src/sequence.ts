@@ -10,7 +10,7 @@ import { adaptStep } from './adaptive-step.js';
 import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-export type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
+export type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence-types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
@@ -177,7 +177,7 @@ export class Sequence {
 
   /** A snapshot of the buffers and counters. */
   status(): SequenceStatus {
-    const c = this.cur;
+    const { cur: c, stats: st } = this;
     return {
       key: this.key,
       current:
@@ -193,19 +193,17 @@ export class Sequence {
       step: this.step,
       minStep: this.minStep,
       fetching: this.fetching !== null,
-      fetches: this.stats.fetches,
-      lastFetchAt: this.stats.lastFetchAt,
-      lastFetchLatencyMs: this.stats.lastFetchLatencyMs,
+      fetches: st.fetches,
+      lastFetchAt: st.lastFetchAt,
+      lastFetchLatencyMs: st.lastFetchLatencyMs,
       issued: this.issued(),
-      wasted: this.stats.wasted.toString(),
-      handedBack: this.stats.handedBack.toString(),
-      skippedAllocations: this.stats.skipped,
-      failures: this.stats.failures,
-      lastError: this.stats.lastError
-        ? { code: this.stats.lastError.code, message: this.stats.lastError.message }
-        : null,
-      waiting: this.stats.waiting,
-      waits: this.stats.waits,
+      wasted: st.wasted.toString(),
+      handedBack: st.handedBack.toString(),
+      skippedAllocations: st.skipped,
+      failures: st.failures,
+      lastError: st.lastError ? { code: st.lastError.code, message: st.lastError.message } : null,
+      waiting: st.waiting,
+      waits: st.waits,
     };
   }
 
@@ -335,13 +333,9 @@ export class Sequence {
         this.cur = seg;
       } else this.nxt = seg;
     } catch (err) {
-      const e =
-        err instanceof FlurryError
-          ? err
-          : sequenceError('STORE_UNAVAILABLE', `fetching a segment for "${this.key}" failed: ${String(err)}`, {
-              key: this.key,
-              retryAfterMs: this.tuning.retryMs,
-            });
+      const details = { key: this.key, retryAfterMs: this.tuning.retryMs };
+      const why = `fetching a segment for "${this.key}" failed: ${String(err)}`;
+      const e = err instanceof FlurryError ? err : sequenceError('STORE_UNAVAILABLE', why, details);
       this.stats.failures++;
       this.stats.lastError = e;
       this.observe?.({ type: 'fetch-failed', key: this.key, latencyMs: this.clock.monotonic() - t0, code: e.code });

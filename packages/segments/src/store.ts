@@ -104,11 +104,7 @@ export function assertStep(step: unknown, name: string): asserts step is number 
 }
 
 /** Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges. */
-export function normaliseCreate(options: CreateKeyOptions = {}): {
-  start: bigint;
-  step: number;
-  description: string | null;
-} {
+export function normaliseCreate(options: CreateKeyOptions = {}): Parameters<SegmentStore['create']>[1] {
   const start = options.start ?? 1n;
   if (
     !(typeof start === 'bigint' || (typeof start === 'number' && Number.isSafeInteger(start))) ||

@@ -3,8 +3,8 @@
  * persistence check at open (`FLURRY_E_SEQUENCE_STORE_VOLATILE`): docs/segments.md ("Redis").
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { connectRedis, isRedisAuthError, loadClient, readRedisPersistence, volatileRedisReason } from '@flurry/core';
-import { clientMissing, sequenceError } from '../errors.js';
+import { connectRedis, isRedisAuthError, readRedisPersistence, volatileRedisReason } from '@flurry/core';
+import { loadStoreClient, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 import type { ParsedStoreUrl } from '../url.js';
 
@@ -38,12 +38,9 @@ export async function openRedisStore(
   opts: { timeoutMs: number; allowVolatileStore: boolean; now: () => number },
 ): Promise<SegmentStore> {
   const description = c.redacted;
-  const { Redis: RedisCtor } = (await loadClient(
-    'redis',
-    `the redis store (${description})`,
-    () => import('ioredis'),
-    clientMissing(description),
-  )) as unknown as { Redis: new (o: RedisOptions) => RedisClient };
+  const { Redis: RedisCtor } = (await loadStoreClient('redis', description, () => import('ioredis'))) as unknown as {
+    Redis: new (o: RedisOptions) => RedisClient;
+  };
   const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
     if (isRedisAuthError(err)) {
       const message = `the redis store ${description} refused the credentials; check the user and password in the URL`;

@@ -3,16 +3,8 @@
  * transaction statement for statement; an allocation whose COMMIT is unacknowledged is never issued from
  * (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
  */
-import {
-  loadClient,
-  quoteSqlTable,
-  sqlErrorClass,
-  sqlPool,
-  type SqlDialect,
-  type SqlPool,
-  type SqlSession,
-} from '@flurry/core';
-import { clientMissing, sequenceError } from '../errors.js';
+import { quoteSqlTable, sqlErrorClass, sqlPool, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
+import { loadStoreClient, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 import type { ParsedStoreUrl } from '../url.js';
 
@@ -46,11 +38,8 @@ function isAuth(pool: SqlPool, err: unknown): boolean {
 type SqlStoreOptions = { timeoutMs: number; table: string; description: string };
 
 function errText(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return `${typeof code === 'string' ? `${code}: ` : ''}${err.message}`;
-  }
-  return String(err);
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return err instanceof Error ? `${typeof code === 'string' ? `${code}: ` : ''}${err.message}` : String(err);
 }
 
 /** Runs `fn` on a fresh session with a deadline; on timeout or error the session is destroyed. */
@@ -148,12 +137,8 @@ export async function openSqlStore(
   p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
   { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
 ): Promise<SegmentStore> {
-  const client = await loadClient(
-    p.kind,
-    `the ${p.kind} store (${p.redacted})`,
-    (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise')),
-    clientMissing(p.redacted),
-  );
+  const load = (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise'));
+  const client = await loadStoreClient(p.kind, p.redacted, load);
   const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
   const o: SqlStoreOptions = { timeoutMs, table: p.table, description: p.redacted };
   const t = quoteSqlTable(pool.dialect, o.table);
