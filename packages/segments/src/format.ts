@@ -140,7 +140,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 export function periodOf(unixMs: number, timeZone: string): CalendarParts {
   const out: CalendarParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const p of formatterFor(timeZone).formatToParts(unixMs)) {
-    if (p.type in out) out[p.type as keyof CalendarParts] = Number(p.value);
+    if (Object.hasOwn(out, p.type)) out[p.type as keyof CalendarParts] = Number(p.value);
   }
   return out;
 }
