@@ -1,31 +1,16 @@
 /**
- * The Flurry client: IDs from a fleet of `flurry serve` processes at in-process speed.
- *
- * A local buffer of IDs is refilled in the background from `GET /v1/ids?count=N`, so
- * `next()` is normally a read from memory, and {@link FlurryClient.tryNext} is that read
- * without even a promise. Servers are chosen round-robin or by least latency; a server
- * that fails or times out is left alone for an exponentially growing time; `next()` fails
- * only when every server is down and the buffer is empty.
- *
- * Order and uniqueness (see docs/client.md):
- * - one client hands out each ID it received at most once, and never an ID from a chunk
- *   it discarded;
- * - IDs of one chunk (one server answer) come out strictly increasing; chunks come out in
- *   the order they arrived, so across chunks and servers IDs are only roughly time-ordered:
- *   every ID was issued no earlier than `maxAgeMs` before it is handed out (plus the skew
- *   between the server's and the client's clocks);
- * - across clients nothing beyond the IDs' timestamps.
+ * The Flurry client: IDs from a fleet of `flurry serve` processes at in-process speed, from a local buffer
+ * refilled in the background, with failover and backoff across servers (docs/client.md: "Prefetching", "High
+ * availability", "Order and uniqueness").
  */
 import { FlurryError } from '@flurry/core';
-import { Backoff } from './backoff.js';
-import { clientError } from './errors.js';
+import { assertCount, clientError, closedError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
-import { IdBuffer, PrefetchSizer } from './id-buffer.js';
+import { collect, IdBuffer, PrefetchSizer, type RemoteHost } from './id-buffer.js';
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
-import { idText, parseIdsBody } from './parse-ids.js';
+import { idText, jsonBody, parseIdsBody } from './parse-ids.js';
 import { ClientUuids } from './uuids.js';
-import { ServerPool, type ServerState } from './server-pool.js';
-import type { ClientStats, DecodedRemoteId } from './client-types.js';
+import { Backoff, ServerPool, type ServerReport, type ServerState } from './server-pool.js';
 import {
   checkSequenceArgs,
   ClientSequence,
@@ -34,7 +19,37 @@ import {
   type SequenceOptions,
 } from './sequence.js';
 
-export type { ClientStats, DecodedRemoteId } from './client-types.js';
+/** An ID decoded by a server under its layout (`GET /v1/ids/{id}`). */
+export interface DecodedRemoteId {
+  id: bigint;
+  unixMs: number;
+  /** ISO 8601. */
+  timestamp: string;
+  /** Node fields, e.g. `{ datacenter: 1, worker: 7 }`. */
+  fields: Record<string, number>;
+  sequence: number;
+}
+
+/** Counters of a client. */
+export interface ClientStats {
+  /** IDs in the buffer now. */
+  buffered: number;
+  /** IDs handed out from the buffer. */
+  taken: number;
+  /** IDs dropped because they got older than `maxAgeMs`. */
+  discarded: number;
+  /** HTTP requests sent (refills, batches, decodes). */
+  requests: number;
+  /** Refill requests sent. */
+  refills: number;
+  /** The buffer size the client currently aims at (adapts to the consumption rate). */
+  targetSize: number;
+  /** The low-water mark in force now. */
+  lowWater: number;
+  /** Observed consumption, IDs per second. */
+  ratePerSecond: number;
+  servers: ServerReport[];
+}
 
 /** A client of a Flurry fleet. */
 export interface FlurryClient {
@@ -91,26 +106,19 @@ export function createClient(opts: ClientOptions): FlurryClient {
   return new Client(resolveOptions(opts));
 }
 
-interface Waiter {
-  resolve(id: bigint): void;
-  reject(err: unknown): void;
-}
-
 class Client implements FlurryClient {
   private readonly buffer: IdBuffer;
   private readonly pool: ServerPool;
   private readonly transport: HttpTransport;
-  private readonly waiters: Waiter[] = [];
+  private readonly waiters: { resolve(id: bigint): void; reject(err: unknown): void }[] = [];
   private closed = false;
   /** IDs requested by refills in flight. */
   private inflightIds = 0;
   private inflightRefills = 0;
   private refills = 0;
-  /** Effective buffer target and low-water mark (adaptive: set by {@link sizer}). */
-  private target: number;
-  private lowWater: number;
-  /** The consumption-rate estimate and the target it gives. */
+  /** The consumption-rate estimate, the target it gives, and its low-water mark (read on every take). */
   private readonly sizer: PrefetchSizer;
+  private lowWater: number;
   /** Moving average of refill request times, ms. */
   private latency = 0;
   /**
@@ -122,13 +130,17 @@ class Client implements FlurryClient {
   private blockedUntil = 0;
   private readonly sequences = new Map<string, ClientSequence>();
   private uuidBuffer: ClientUuids | undefined;
+  /** What the UUID buffer and the remote sequences use of this client. */
+  private readonly host: RemoteHost = {
+    request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
+    closed: () => this.closed,
+  };
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
     this.pool = new ServerPool(s.servers, s.strategy, new Backoff(s.backoff), s.clock, s.prefetch.maxBatch);
     this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });
     this.sizer = new PrefetchSizer(s.clock, s.prefetch);
-    this.target = this.sizer.target;
     this.lowWater = this.sizer.lowWater;
   }
 
@@ -171,7 +183,8 @@ class Client implements FlurryClient {
   private refill(): void {
     if (this.closed) return;
     this.buffer.discardStale();
-    this.adapt();
+    this.sizer.update(this.buffer.taken, this.latency);
+    this.lowWater = this.sizer.lowWater;
     this.blockedUntil = 0;
     for (;;) {
       const level = this.buffer.size + this.inflightIds;
@@ -179,23 +192,16 @@ class Client implements FlurryClient {
       if (level >= this.lowWater && uncovered <= 0) break;
       const server = this.pool.pick({ forRefill: true });
       if (!server) {
-        this.blockedUntil = this.pool.nextRefillCandidateAt();
+        this.blockedUntil = this.pool.nextAskAt(true);
         break;
       }
-      const count = Math.min(server.maxBatch, Math.max(this.target - level, uncovered, 1));
+      const count = Math.min(server.maxBatch, Math.max(this.sizer.target - level, uncovered, 1));
       this.startRefill(server, count);
     }
     if (this.waiters.length > 0 && this.inflightRefills === 0) {
       this.serveWaiters();
       if (this.waiters.length > 0) this.failWaiters(this.unavailableError('next()'));
     }
-  }
-
-  /** Updates the consumption-rate estimate and, when adaptive, the target and low-water mark. */
-  private adapt(): void {
-    this.sizer.update(this.buffer.taken, this.latency);
-    this.target = this.sizer.target;
-    this.lowWater = this.sizer.lowWater;
   }
 
   private startRefill(server: ServerState, count: number): void {
@@ -228,7 +234,7 @@ class Client implements FlurryClient {
           }
           this.pool.succeeded(server, elapsed);
           this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
-          if (!this.closed) this.buffer.push(ids, sentAt, server.url);
+          if (!this.closed) this.buffer.push(ids, sentAt);
         });
       })
       .catch((err: unknown) => {
@@ -290,8 +296,7 @@ class Client implements FlurryClient {
   }
 
   private failWaiters(err: FlurryError): void {
-    const waiters = this.waiters.splice(0);
-    for (const w of waiters) w.reject(err);
+    for (const w of this.waiters.splice(0)) w.reject(err);
   }
 
   private unavailableError(what: string): FlurryError {
@@ -303,40 +308,33 @@ class Client implements FlurryClient {
         { servers },
       );
     }
-    const retryInMs = this.pool.msUntilRetry();
+    const ms = this.pool.msUntilRetry();
+    const retryInMs = Number.isFinite(ms) ? Math.ceil(ms) : null;
     const lines = servers.map(
       (s) => `${s.url} ${s.state}${s.lastError ? ` (${s.lastError.code}: ${s.lastError.message})` : ''}`,
     );
     return clientError(
       'UNAVAILABLE',
-      `${what}: no Flurry server could be reached and the buffer is empty; next retry in ${Number.isFinite(retryInMs) ? Math.ceil(retryInMs) : '∞'} ms. Tried: ${lines.join('; ')}`,
-      { servers, retryInMs: Number.isFinite(retryInMs) ? Math.ceil(retryInMs) : null },
+      `${what}: no Flurry server could be reached and the buffer is empty; next retry in ${retryInMs ?? '∞'} ms. Tried: ${lines.join('; ')}`,
+      { servers, retryInMs },
     );
   }
 
   async batch(n: number): Promise<bigint[]> {
     if (this.closed) throw closedError();
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
-      throw clientError('ARGUMENT', `batch(n) takes an integer n from 1 to 1000000; got ${String(n)}`, {
-        value: String(n),
-      });
-    }
+    assertCount('batch', n);
     const fromBuffer = this.buffer.takeMany(n);
     if (fromBuffer) {
       if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
       return fromBuffer;
     }
-    const out: bigint[] = [];
-    while (out.length < n) {
-      const want = n - out.length;
-      const ids = await this.request(
+    return collect(n, (want) =>
+      this.request(
         'batch()',
         (s) => `/v1/ids?count=${Math.min(want, s.maxBatch)}`,
         (body, path) => parseIdsBody(body, Number(path.slice(path.indexOf('=') + 1))),
-      );
-      for (let k = 0; k < ids.length; k++) out.push(ids[k]);
-    }
-    return out;
+      ),
+    );
   }
 
   async decode(id: bigint | string | number): Promise<DecodedRemoteId> {
@@ -346,35 +344,26 @@ class Client implements FlurryClient {
       'decode()',
       () => `/v1/ids/${text}`,
       (body) => {
-        let d: Record<string, unknown>;
-        try {
-          d = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-        } catch {
-          throw clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
-        }
+        const notJson = () => clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
+        const d = jsonBody(body, notJson) as Record<keyof DecodedRemoteId, unknown>;
+        const [id, unixMs, timestamp, fields, sequence] = [d.id, d.unixMs, d.timestamp, d.fields, d.sequence];
         if (
-          typeof d.id !== 'string' ||
-          typeof d.unixMs !== 'number' ||
-          typeof d.timestamp !== 'string' ||
-          typeof d.sequence !== 'number' ||
-          !d.fields ||
-          typeof d.fields !== 'object'
+          typeof id !== 'string' ||
+          typeof unixMs !== 'number' ||
+          typeof timestamp !== 'string' ||
+          typeof sequence !== 'number' ||
+          !fields ||
+          typeof fields !== 'object'
         ) {
           throw clientError(
             'BAD_RESPONSE',
             "the server's decode answer lacks id, unixMs, timestamp, fields or sequence",
           );
         }
-        return d;
+        return { id, unixMs, timestamp, fields: fields as Record<string, number>, sequence };
       },
     );
-    return {
-      id: BigInt(doc.id as string),
-      unixMs: doc.unixMs as number,
-      timestamp: doc.timestamp as string,
-      fields: { ...(doc.fields as Record<string, number>) },
-      sequence: doc.sequence as number,
-    };
+    return { ...doc, id: BigInt(doc.id), fields: { ...doc.fields } };
   }
 
   /**
@@ -429,26 +418,18 @@ class Client implements FlurryClient {
     return this.uuidSource().batch(n);
   }
   private uuidSource(): ClientUuids {
-    return (this.uuidBuffer ??= new ClientUuids(this.s.clock, this.s.prefetch, {
-      request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
-      closed: () => this.closed,
-    }));
+    return (this.uuidBuffer ??= new ClientUuids(this.s.clock, this.s.prefetch, this.host));
   }
 
   sequence(key: string, options?: SequenceOptions): RemoteSequence {
     const prefetch = checkSequenceArgs(key, options);
-    const known = this.sequences.get(key);
-    if (known && known.prefetch !== prefetch) {
+    const seq = this.sequences.get(key) ?? new ClientSequence(key, prefetch, this.host, this.s.clock);
+    if (seq.prefetch !== prefetch) {
       throw clientError(
         'ARGUMENT',
-        `sequence("${key}") was first asked for with prefetch ${known.prefetch}; one client keeps one setting per key`,
+        `sequence("${key}") was first asked for with prefetch ${seq.prefetch}; one client keeps one setting per key`,
       );
     }
-    if (known) return known;
-    const seq = new ClientSequence(key, prefetch, {
-      request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
-      closed: () => this.closed,
-    });
     this.sequences.set(key, seq);
     return seq;
   }
@@ -460,7 +441,7 @@ class Client implements FlurryClient {
       discarded: this.buffer.discarded,
       requests: this.pool.servers.reduce((a, s) => a + s.requests, 0),
       refills: this.refills,
-      targetSize: this.target,
+      targetSize: this.sizer.target,
       lowWater: this.lowWater,
       ratePerSecond: Math.round(this.sizer.ratePerMs * 1000),
       servers: this.pool.report(),
@@ -476,8 +457,4 @@ class Client implements FlurryClient {
     this.buffer.clear();
     this.uuidBuffer?.clear();
   }
-}
-
-function closedError(): FlurryError {
-  return clientError('CLOSED', 'the client is closed; create a new one with createClient()');
 }

@@ -30,14 +30,7 @@ export const ClientErrorCode = {
 /** Union of the client's error code strings. */
 export type ClientErrorCodeValue = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
-/**
- * Creates a client error.
- *
- * @example
- * ```ts
- * throw clientError('CONFIG', 'servers must hold at least one URL, e.g. ["http://127.0.0.1:8080"]');
- * ```
- */
+/** Creates a client error. */
 export function clientError(
   code: keyof typeof ClientErrorCode,
   message: string,
@@ -45,4 +38,18 @@ export function clientError(
   cause?: unknown,
 ): FlurryError {
   return new FlurryError(ClientErrorCode[code], message, details, cause === undefined ? undefined : { cause });
+}
+
+/** @internal The error of a call on a closed client. */
+export function closedError(): FlurryError {
+  return clientError('CLOSED', 'the client is closed; create a new one with createClient()');
+}
+
+/** @internal Checks the `n` of `batch(n)` / `uuids(n)`: an integer from 1 to 1,000,000. */
+export function assertCount(call: string, n: number): void {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
+    throw clientError('ARGUMENT', `${call}(n) takes an integer n from 1 to 1000000; got ${String(n)}`, {
+      value: String(n),
+    });
+  }
 }

@@ -1,32 +1,15 @@
 /**
- * GET requests to Flurry servers over keep-alive connections (`node:http` / `node:https`,
- * one agent per client), with a per-request deadline, a bounded response size, and
- * failures turned into coded errors:
- *
- * - no answer within `timeoutMs` → `FLURRY_E_CLIENT_TIMEOUT`;
- * - connection refused/reset, DNS → `FLURRY_E_CLIENT_NETWORK`;
- * - an error status with the service's JSON error body → a `FlurryError` with the server's
- *   code (`FLURRY_E_UNAVAILABLE`, `FLURRY_E_BATCH_COUNT`, `FLURRY_E_UNAUTHORIZED`…);
- *   without one → `FLURRY_E_CLIENT_HTTP_STATUS`. `details.status` is the HTTP status and
- *   `details.retryAfterMs` the server's `Retry-After`.
+ * GET requests to Flurry servers over keep-alive connections, with a per-request deadline, a bounded response
+ * size, and failures turned into coded errors (docs/client.md, "Errors"): an error status with the service's JSON
+ * error body keeps the server's code; `details.status` is the HTTP status, `details.retryAfterMs` its `Retry-After`.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { FlurryError } from '@flurry/core';
-import { clientError } from './errors.js';
+import { clientError, closedError } from './errors.js';
 
 /** Largest response accepted: 10,000 IDs take about 230 KB; 16 MiB leaves room for larger server maxima. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
-/** Options of {@link HttpTransport}. */
-export interface TransportOptions {
-  /** Deadline of each request, ms. */
-  timeoutMs: number;
-  /** Bearer token sent with every request. */
-  token?: string;
-  /** Most connections per server; default 4. */
-  maxSockets?: number;
-}
 
 /** Sends GETs and returns the 200 body. */
 export class HttpTransport {
@@ -36,13 +19,9 @@ export class HttpTransport {
   private readonly headers: Record<string, string>;
   private closed = false;
 
-  constructor(private readonly opts: TransportOptions) {
-    const agentOpts = {
-      keepAlive: true,
-      maxSockets: opts.maxSockets ?? 4,
-      maxFreeSockets: opts.maxSockets ?? 4,
-      scheduling: 'lifo' as const,
-    };
+  /** `timeoutMs`: the deadline of each request; `token`: the bearer token sent with every request. */
+  constructor(private readonly opts: { timeoutMs: number; token?: string | undefined }) {
+    const agentOpts = { keepAlive: true, maxSockets: 4, maxFreeSockets: 4, scheduling: 'lifo' as const };
     this.httpAgent = new http.Agent(agentOpts);
     this.httpsAgent = new https.Agent(agentOpts);
     this.headers = { accept: 'application/json', 'user-agent': 'flurry-client/0.1' };
@@ -61,21 +40,21 @@ export class HttpTransport {
   }
 
   private attempt(base: URL, pathAndQuery: string, mayRetry: boolean): Promise<Buffer> {
-    if (this.closed)
-      return Promise.reject(clientError('CLOSED', 'the client is closed; create a new one with createClient()'));
+    if (this.closed) return Promise.reject(closedError());
     const server = base.href.replace(/\/+$/, '');
     const url = server + pathAndQuery;
     const isHttps = base.protocol === 'https:';
     return new Promise<Buffer>((resolve, reject) => {
       let settled = false;
-      const finish = (err: FlurryError | undefined, body?: Buffer): void => {
+      const settle = (then: () => void): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         this.inFlight.delete(req);
-        if (err) reject(err);
-        else resolve(body!);
+        then();
       };
+      const finish = (err: FlurryError | undefined, body?: Buffer): void =>
+        settle(() => (err ? reject(err) : resolve(body!)));
       const req = (isHttps ? https : http).request(url, {
         method: 'GET',
         agent: isHttps ? this.httpsAgent : this.httpAgent,
@@ -83,38 +62,20 @@ export class HttpTransport {
       });
       this.inFlight.add(req);
       const timer = setTimeout(() => {
-        finish(
-          clientError('TIMEOUT', `${server} did not answer within ${this.opts.timeoutMs} ms`, {
-            server,
-            timeoutMs: this.opts.timeoutMs,
-          }),
-        );
+        const { timeoutMs } = this.opts;
+        finish(clientError('TIMEOUT', `${server} did not answer within ${timeoutMs} ms`, { server, timeoutMs }));
         req.destroy();
       }, this.opts.timeoutMs);
       let answered = false;
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (this.closed)
           finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
-        else if (
-          mayRetry &&
-          !settled &&
-          !answered &&
-          req.reusedSocket &&
-          (e.code === 'ECONNRESET' || e.code === 'EPIPE')
-        ) {
-          settled = true;
-          clearTimeout(timer);
-          this.inFlight.delete(req);
-          this.attempt(base, pathAndQuery, false).then(resolve, reject);
-        } else
-          finish(
-            clientError(
-              'NETWORK',
-              `${server}: ${e.code ?? ''} ${e.message}`.trim(),
-              { server, errno: e.code ?? null },
-              e,
-            ),
-          );
+        else if (mayRetry && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE'))
+          settle(() => void this.attempt(base, pathAndQuery, false).then(resolve, reject));
+        else {
+          const message = `${server}: ${e.code ?? ''} ${e.message}`.trim();
+          finish(clientError('NETWORK', message, { server, errno: e.code ?? null }, e));
+        }
       });
       req.on('response', (res) => {
         answered = true;
@@ -162,23 +123,18 @@ function statusError(
 ): FlurryError {
   const retrySeconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
   const retryAfterMs = Number.isFinite(retrySeconds) && retrySeconds > 0 ? Math.min(retrySeconds, 3_600) * 1000 : 0;
-  let code: string | undefined;
-  let message: string | undefined;
-  let details: Record<string, unknown> = {};
+  let e: { code?: unknown; message?: unknown; details?: unknown } | undefined;
   try {
-    const e = (
-      JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; message?: unknown; details?: unknown } }
-    ).error;
-    if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
-      code = e.code;
-      message = typeof e.message === 'string' ? e.message : '';
-      if (e.details && typeof e.details === 'object') details = e.details as Record<string, unknown>;
-    }
+    e = (JSON.parse(body.toString('utf8')) as { error?: typeof e }).error;
   } catch {
     // not the service's JSON error body
   }
-  const base = { ...details, server, status, retryAfterMs };
-  if (code) return new FlurryError(code, `${server} answered ${status} ${code}: ${message}`, base);
+  const base = { server, status, retryAfterMs };
+  if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {
+    const details = e.details && typeof e.details === 'object' ? e.details : {};
+    const message = typeof e.message === 'string' ? e.message : '';
+    return new FlurryError(e.code, `${server} answered ${status} ${e.code}: ${message}`, { ...details, ...base });
+  }
   return clientError(
     'HTTP_STATUS',
     `${server} answered HTTP ${status}: ${JSON.stringify(body.toString('utf8', 0, 120))}`,

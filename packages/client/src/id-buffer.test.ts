@@ -9,8 +9,8 @@ const ids = (from: number, n: number): BigUint64Array => BigUint64Array.from({ l
 test('GIVEN two chunks THEN IDs come out first-in first-out, each once, and the buffer then reports empty', () => {
   const clock = new ManualClock();
   const buf = new IdBuffer(clock, 1_000);
-  buf.push(ids(10, 3), clock.monotonic(), 'a');
-  buf.push(ids(100, 2), clock.monotonic(), 'b');
+  buf.push(ids(10, 3), clock.monotonic());
+  buf.push(ids(100, 2), clock.monotonic());
   assert.equal(buf.size, 5);
   const out = [];
   for (let k = 0; k < 7; k++) out.push(buf.take());
@@ -22,10 +22,10 @@ test('GIVEN two chunks THEN IDs come out first-in first-out, each once, and the 
 test('GIVEN a chunk older than maxAgeMs THEN it is discarded whole and none of its IDs is handed out, even after the clock steps back', () => {
   const clock = new ManualClock(Date.UTC(2025, 0, 1), 1_000);
   const buf = new IdBuffer(clock, 100);
-  buf.push(ids(1, 4), clock.monotonic(), 'old');
+  buf.push(ids(1, 4), clock.monotonic());
   assert.equal(buf.take(), 1n);
   clock.advance(50);
-  buf.push(ids(50, 2), clock.monotonic(), 'new');
+  buf.push(ids(50, 2), clock.monotonic());
   clock.advance(51); // first chunk is 101 ms old, second 51 ms
   assert.equal(buf.take(), 50n);
   assert.equal(buf.discarded, 3);
@@ -38,8 +38,8 @@ test('GIVEN a chunk older than maxAgeMs THEN it is discarded whole and none of i
 test('GIVEN a stale chunk behind a fresh one THEN discardStale drops it from the middle of the queue and size counts only fresh IDs', () => {
   const clock = new ManualClock();
   const buf = new IdBuffer(clock, 100);
-  buf.push(ids(1, 2), clock.monotonic() + 90, 'late-arriving fresh'); // sent later, arrived first
-  buf.push(ids(10, 3), clock.monotonic(), 'older');
+  buf.push(ids(1, 2), clock.monotonic() + 90); // sent later, arrived first
+  buf.push(ids(10, 3), clock.monotonic());
   clock.advance(101);
   assert.equal(buf.discardStale(), 3);
   assert.equal(buf.size, 2);
@@ -49,8 +49,8 @@ test('GIVEN a stale chunk behind a fresh one THEN discardStale drops it from the
 test('GIVEN takeMany(n) THEN it returns n IDs when n fresh ones are held and nothing (taking none) when fewer are', () => {
   const clock = new ManualClock();
   const buf = new IdBuffer(clock, Infinity);
-  buf.push(ids(0, 5), 0, 'a');
-  buf.push(ids(5, 5), 0, 'b');
+  buf.push(ids(0, 5), 0);
+  buf.push(ids(5, 5), 0);
   assert.equal(buf.takeMany(11), undefined);
   assert.equal(buf.size, 10);
   assert.deepEqual(buf.takeMany(7), [0n, 1n, 2n, 3n, 4n, 5n, 6n]);
@@ -90,7 +90,7 @@ test('GIVEN any interleaving of pushes, takes, clock advances and discards THEN 
           const chunk = ids(next, o.n);
           for (const v of chunk) pushedAt.set(v, clock.monotonic());
           next += o.n;
-          buf.push(chunk, clock.monotonic(), 's');
+          buf.push(chunk, clock.monotonic());
         } else if (o.k === 'take') {
           for (let k = 0; k < o.n; k++) check(buf.take());
         } else if (o.k === 'many') {
@@ -114,7 +114,7 @@ test('GIVEN any interleaving of pushes, takes, clock advances and discards THEN 
 test('GIVEN clear() THEN everything held is dropped and never handed out', () => {
   const clock = new ManualClock();
   const buf = new IdBuffer(clock, 1_000);
-  buf.push(ids(0, 3), 0, 'a');
+  buf.push(ids(0, 3), 0);
   assert.equal(buf.clear(), 3);
   assert.equal(buf.take(), undefined);
   assert.equal(buf.size, 0);
@@ -160,7 +160,7 @@ class RefillSim {
       const f = this.inflight;
       if (f && f.at <= this.clock.monotonic()) {
         this.inflight = undefined;
-        this.buf.push(ids(this.nextId, f.n), f.sentAt, 's');
+        this.buf.push(ids(this.nextId, f.n), f.sentAt);
         this.nextId += f.n;
         this.refill();
       }

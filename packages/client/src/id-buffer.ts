@@ -1,32 +1,22 @@
 /**
- * The client's prefetch buffer: a FIFO of chunks, each the `BigUint64Array` of one
- * `GET /v1/ids?count=N` answer, stamped with the monotonic time its request was sent.
- *
- * - Each ID is handed out at most once: a chunk's read position only moves forward, and a
- *   chunk leaves the queue for good when it is used up or discarded (it is never re-queued).
- * - A chunk older than `maxAgeMs` (measured from when its request was *sent*, on the
- *   monotonic clock, so wall-clock steps do not matter) is discarded whole, never handed out.
- * - Within a chunk IDs come out strictly increasing (the parser checked that).
+ * The client's prefetch buffers (docs/client.md, "Prefetching", "Order and uniqueness"): the ID buffer, a FIFO of
+ * chunks (one server answer each, stamped with the monotonic time its request was sent) whose read positions only
+ * move forward; its sizer; and {@link Refilled}, the one-refill-at-a-time source of UUIDs and remote sequences.
  */
-import type { Clock } from '@flurry/core';
+import type { Clock, FlurryError } from '@flurry/core';
+import { clientError, closedError } from './errors.js';
+import type { PrefetchOptions } from './options.js';
+import type { ServerState } from './server-pool.js';
 
-/** One answer of the batch route in the buffer. */
-export interface Chunk {
-  /** The IDs, strictly increasing. */
-  readonly ids: BigUint64Array;
-  /** Index of the next ID to hand out; only moves forward. */
-  pos: number;
-  /** Monotonic ms at which the request that fetched it was sent. */
-  readonly fetchedAt: number;
-  /** The server it came from (for diagnostics). */
-  readonly server: string;
-}
+/** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
+type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: number };
 
 /** The prefetch buffer. */
 export class IdBuffer {
   private readonly chunks: Chunk[] = [];
   private head: Chunk | undefined;
-  private held = 0;
+  /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
+  size = 0;
   /** IDs dropped because their chunk got older than `maxAgeMs`. */
   discarded = 0;
   /** IDs handed out. */
@@ -41,22 +31,12 @@ export class IdBuffer {
     readonly maxAgeMs: number,
   ) {}
 
-  /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
-  get size(): number {
-    return this.held;
-  }
-
-  /** Number of chunks queued. */
-  get chunkCount(): number {
-    return this.chunks.length;
-  }
-
   /** Appends a chunk (an empty one is ignored). The array is owned by the buffer from now on. */
-  push(ids: BigUint64Array, fetchedAt: number, server: string): void {
+  push(ids: BigUint64Array, fetchedAt: number): void {
     if (ids.length === 0) return;
-    const chunk: Chunk = { ids, pos: 0, fetchedAt, server };
+    const chunk: Chunk = { ids, pos: 0, fetchedAt };
     this.chunks.push(chunk);
-    this.held += ids.length;
+    this.size += ids.length;
     if (this.head === undefined) this.head = chunk;
   }
 
@@ -64,7 +44,7 @@ export class IdBuffer {
   take(): bigint | undefined {
     const c = this.head;
     if (c !== undefined && c.pos < c.ids.length && this.clock.monotonic() - c.fetchedAt <= this.maxAgeMs) {
-      this.held--;
+      this.size--;
       this.taken++;
       return c.ids[c.pos++];
     }
@@ -73,19 +53,15 @@ export class IdBuffer {
 
   private takeSlow(): bigint | undefined {
     const now = this.clock.monotonic();
-    for (;;) {
-      const c = this.head;
-      if (c === undefined) return undefined;
-      if (c.pos >= c.ids.length) {
-        this.dropHead(0);
-      } else if (now - c.fetchedAt > this.maxAgeMs) {
-        this.dropHead(c.ids.length - c.pos);
-      } else {
-        this.held--;
+    for (let c = this.head; c !== undefined; c = this.head) {
+      if (c.pos < c.ids.length && now - c.fetchedAt <= this.maxAgeMs) {
+        this.size--;
         this.taken++;
         return c.ids[c.pos++];
       }
+      this.dropHead(c.ids.length - c.pos); // used up (none left) or stale
     }
+    return undefined;
   }
 
   /**
@@ -94,7 +70,7 @@ export class IdBuffer {
    */
   takeMany(n: number): bigint[] | undefined {
     this.discardStale();
-    if (this.held < n) return undefined;
+    if (this.size < n) return undefined;
     const out = new Array<bigint>(n);
     for (let k = 0; k < n; k++) out[k] = this.take()!;
     return out;
@@ -113,7 +89,7 @@ export class IdBuffer {
         this.chunks.splice(k, 1);
       }
     }
-    this.held -= dropped;
+    this.size -= dropped;
     this.discarded += dropped;
     this.head = this.chunks[0];
     return dropped;
@@ -121,51 +97,27 @@ export class IdBuffer {
 
   /** Empties the buffer (on close); returns how many IDs were dropped. */
   clear(): number {
-    const dropped = this.held;
+    const dropped = this.size;
     for (const c of this.chunks) c.pos = c.ids.length;
     this.chunks.length = 0;
     this.head = undefined;
-    this.held = 0;
+    this.size = 0;
     return dropped;
   }
 
   private dropHead(left: number): void {
     const c = this.chunks.shift()!;
     c.pos = c.ids.length;
-    this.held -= left;
+    this.size -= left;
     this.discarded += left;
     this.head = this.chunks[0];
   }
 }
 
-/**
- * The prefetch settings {@link PrefetchSizer} reads (a subset of the client's resolved
- * `prefetch` options).
- */
-export interface SizerSettings {
-  /** Most IDs to hold (the target's ceiling). */
-  readonly size: number;
-  /** The low-water mark at `size`; scaled with the target when adaptive. */
-  readonly lowWater: number;
-  /** Chunk age limit, ms: the target covers at most half of it. */
-  readonly maxAgeMs: number;
-  /** False: the target is always `size` and the low-water mark `lowWater`. */
-  readonly adaptive: boolean;
-}
+/** The prefetch settings {@link PrefetchSizer} reads (see {@link PrefetchOptions}). */
+export type SizerSettings = Readonly<Pick<Required<PrefetchOptions>, 'size' | 'lowWater' | 'maxAgeMs' | 'adaptive'>>;
 
-/**
- * Sizes the prefetch buffer from the observed consumption rate: the refill target is about
- * one second of consumption (at most `maxAgeMs / 2`), clamped to `[min(size, 64), size]`;
- * the low-water mark scales with it and covers twice the refill time at the current rate,
- * below the target.
- *
- * The rate is a moving average of the rate over each window between two `update()` calls,
- * weighted by the window's length: a window at least as long as the horizon (the span the
- * target covers) replaces the estimate, so once the consumer slows down the target shrinks
- * at the first refill whose window is mostly slow, however high it was; a shorter window
- * counts for its share of the horizon but at least half, so the target also grows within a
- * few refills.
- */
+/** Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing). */
 export class PrefetchSizer {
   /** The smallest target (unless `size` is smaller). */
   static readonly MIN_TARGET = 64;
@@ -173,7 +125,8 @@ export class PrefetchSizer {
   target: number;
   /** Refill when fewer than this many are held (plus requested). */
   lowWater: number;
-  private rate = 0;
+  /** The consumption-rate estimate, IDs per ms. */
+  ratePerMs = 0;
   private rateAt: number;
   private rateTaken = 0;
 
@@ -182,18 +135,9 @@ export class PrefetchSizer {
     private readonly p: SizerSettings,
   ) {
     this.rateAt = clock.monotonic();
-    if (p.adaptive) {
-      this.target = Math.min(p.size, PrefetchSizer.MIN_TARGET);
-      this.lowWater = Math.floor((this.target * p.lowWater) / p.size);
-    } else {
-      this.target = p.size;
-      this.lowWater = p.lowWater;
-    }
-  }
-
-  /** The consumption-rate estimate, IDs per ms. */
-  get ratePerMs(): number {
-    return this.rate;
+    this.target = p.size;
+    this.lowWater = p.lowWater;
+    this.resize(0);
   }
 
   /** The span of consumption the target covers, ms. */
@@ -211,19 +155,113 @@ export class PrefetchSizer {
     if (dt >= 5) {
       const inst = (taken - this.rateTaken) / dt;
       // A window as long as the horizon replaces the estimate; a shorter one counts for its share of it, at least ½.
-      const w = this.rate === 0 ? 1 : Math.min(1, Math.max(0.5, dt / this.horizonMs));
-      this.rate = this.rate * (1 - w) + inst * w;
+      const w = this.ratePerMs === 0 ? 1 : Math.min(1, Math.max(0.5, dt / this.horizonMs));
+      this.ratePerMs = this.ratePerMs * (1 - w) + inst * w;
       this.rateAt = now;
       this.rateTaken = taken;
     }
+    this.resize(latencyMs);
+  }
+
+  /** When adaptive: the target for the rate, and the low-water mark scaled to it and covering the refill time. */
+  private resize(latencyMs: number): void {
     const p = this.p;
     if (!p.adaptive) return;
     this.target = Math.max(
       Math.min(p.size, PrefetchSizer.MIN_TARGET),
-      Math.min(p.size, Math.ceil(this.rate * this.horizonMs)),
+      Math.min(p.size, Math.ceil(this.ratePerMs * this.horizonMs)),
     );
     const scaled = Math.floor((this.target * p.lowWater) / p.size);
-    const cover = Math.ceil(this.rate * latencyMs * 2);
+    const cover = Math.ceil(this.ratePerMs * latencyMs * 2);
     this.lowWater = Math.max(0, Math.min(this.target - 1, Math.max(scaled, cover)));
+  }
+}
+
+/**
+ * @internal What a prefetching source needs of the client: one request with failover, where `classify` may call
+ * a server's error the caller's (thrown as is) or a skip (next server, no backoff), and whether it is closed.
+ */
+export interface RemoteHost {
+  request<T>(
+    what: string,
+    pathFor: (s: ServerState) => string,
+    parse: (body: Buffer, path: string) => T,
+    classify: (e: FlurryError) => 'caller' | 'skip' | undefined,
+  ): Promise<T>;
+  closed(): boolean;
+}
+
+/** @internal `n` values from `fetch(want)` calls, each asking for what is still missing. */
+export async function collect<T>(n: number, fetch: (want: number) => Promise<ArrayLike<T>>): Promise<T[]> {
+  const out: T[] = [];
+  while (out.length < n) {
+    const got = await fetch(n - out.length);
+    for (let k = 0; k < got.length; k++) out.push(got[k]);
+  }
+  return out;
+}
+
+/** @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time. */
+export abstract class Refilled<T> {
+  protected taken = 0;
+  private refilling: Promise<Error | undefined> | undefined;
+
+  constructor(
+    protected readonly host: RemoteHost,
+    protected readonly clock: Clock,
+    private readonly refillWhat: string,
+  ) {}
+
+  abstract tryNext(): T | undefined;
+  /** Values held now. */
+  protected abstract held(): number;
+  /** How many a refill asks for now (none when 0 or less). */
+  protected abstract wanted(): number;
+  /** Up to `want` values in one request (fewer when the server's maxBatch is smaller). */
+  protected abstract fetch(want: number, what: string): Promise<T[]>;
+  /** Keeps the values of a refill whose request was sent at `sentAt` (monotonic ms). */
+  protected abstract keep(values: T[], sentAt: number): void;
+
+  /** The next value: from the buffer, else after a refill (with failover); `none` when the refills bring none. */
+  protected async nextBuffered(none: string): Promise<T> {
+    for (let round = 0; round < 100; round++) {
+      this.assertOpen();
+      const v = this.tryNext();
+      if (v !== undefined) return v;
+      const err = await this.refill();
+      this.assertOpen();
+      if (err !== undefined && this.held() === 0) throw err;
+    }
+    throw clientError('UNAVAILABLE', none);
+  }
+
+  /** `n` values fetched directly (never through the buffer), one request per server maxBatch. */
+  protected async fetchAll(n: number, what: string): Promise<T[]> {
+    const out = await collect(n, (want) => this.fetch(want, what));
+    this.taken += n;
+    return out;
+  }
+
+  protected assertOpen(): void {
+    if (this.host.closed()) throw closedError();
+  }
+
+  /** Starts a refill unless one is in flight; the promise resolves with the refill's error, if any. */
+  protected refill(): Promise<Error | undefined> {
+    if (this.refilling) return this.refilling;
+    const want = this.host.closed() ? 0 : this.wanted();
+    if (want <= 0) return Promise.resolve(undefined);
+    const sentAt = this.clock.monotonic();
+    const p: Promise<Error | undefined> = this.fetch(want, this.refillWhat)
+      .then((values) => {
+        if (!this.host.closed()) this.keep(values, sentAt);
+        return undefined;
+      })
+      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
+      .finally(() => {
+        this.refilling = undefined;
+      });
+    this.refilling = p;
+    return p;
   }
 }

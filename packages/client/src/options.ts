@@ -52,15 +52,7 @@ export interface ClientOptions {
 }
 
 /** Validated options with defaults filled in. */
-export interface ClientSettings {
-  servers: URL[];
-  token: string | undefined;
-  timeoutMs: number;
-  prefetch: Required<PrefetchOptions>;
-  strategy: Strategy;
-  backoff: { initialMs: number; maxMs: number };
-  clock: Clock;
-}
+export type ClientSettings = ReturnType<typeof resolveOptions>;
 
 /** The largest count the service's batch route takes by default. */
 export const SERVICE_MAX_BATCH = 10_000;
@@ -94,7 +86,7 @@ const configError: UnknownOptionError = (message, details) => clientError('CONFI
  *
  * @throws FlurryError `FLURRY_E_CLIENT_CONFIG`
  */
-export function resolveOptions(opts: ClientOptions): ClientSettings {
+export function resolveOptions(opts: ClientOptions) {
   if (opts === null || typeof opts !== 'object') {
     throw clientError(
       'CONFIG',
@@ -104,25 +96,17 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
   assertKnownOptions(opts, CLIENT_OPTION_NAMES, 'createClient options', configError);
   const servers = parseServers(opts.servers);
 
-  let token: string | undefined;
-  if (opts.token !== undefined) {
-    if (typeof opts.token !== 'string' || !/^[\x21-\x7e]+$/.test(opts.token)) {
-      throw clientError(
-        'CONFIG',
-        'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
-        { option: 'token' },
-      );
-    }
-    token = opts.token;
+  const token = opts.token;
+  if (token !== undefined && (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token))) {
+    throw clientError(
+      'CONFIG',
+      'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
+      { option: 'token' },
+    );
   }
   const timeoutMs = int('timeoutMs', opts.timeoutMs, 2_000, 1, 600_000);
 
-  const p = opts.prefetch ?? {};
-  if (p === null || typeof p !== 'object')
-    throw clientError('CONFIG', 'prefetch must be an object such as { size: 10000, lowWater: 3000 }', {
-      option: 'prefetch',
-    });
-  assertKnownOptions(p, PREFETCH_OPTION_NAMES, 'createClient options.prefetch', configError);
+  const p = section('prefetch', opts.prefetch, '{ size: 10000, lowWater: 3000 }', PREFETCH_OPTION_NAMES);
   const size = int('prefetch.size', p.size, 10_000, 1, 1_000_000);
   const lowWater = int(
     'prefetch.lowWater',
@@ -158,12 +142,7 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
       { option: 'strategy' },
     );
   }
-  const b = opts.backoff ?? {};
-  if (b === null || typeof b !== 'object')
-    throw clientError('CONFIG', 'backoff must be an object such as { initialMs: 100, maxMs: 10000 }', {
-      option: 'backoff',
-    });
-  assertKnownOptions(b, BACKOFF_OPTION_NAMES, 'createClient options.backoff', configError);
+  const b = section('backoff', opts.backoff, '{ initialMs: 100, maxMs: 10000 }', BACKOFF_OPTION_NAMES);
   const initialMs = int('backoff.initialMs', b.initialMs, 100, 1, 600_000);
   const maxMs = int(
     'backoff.maxMs',
@@ -175,12 +154,7 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
   );
 
   const clock = opts.clock ?? systemClock;
-  if (
-    clock === null ||
-    typeof clock !== 'object' ||
-    typeof clock.monotonic !== 'function' ||
-    typeof clock.now !== 'function'
-  ) {
+  if (typeof clock !== 'object' || typeof clock?.monotonic !== 'function' || typeof clock.now !== 'function') {
     throw clientError('CONFIG', 'clock must be a Clock from @flurry/core (with now() and monotonic())', {
       option: 'clock',
     });
@@ -196,6 +170,16 @@ export function resolveOptions(opts: ClientOptions): ClientSettings {
   };
 }
 
+/** `opts[name]`: an object (`{}` when absent) with known keys only. */
+function section<T extends object>(name: string, v: T | undefined, example: string, names: readonly string[]): T {
+  const o = v ?? ({} as T);
+  if (o === null || typeof o !== 'object') {
+    throw clientError('CONFIG', `${name} must be an object such as ${example}`, { option: name });
+  }
+  assertKnownOptions(o, names, `createClient options.${name}`, configError);
+  return o;
+}
+
 function parseServers(given: unknown): URL[] {
   // A single URL string is a list of one; its messages name `servers` rather than `servers[0]`.
   const single = typeof given === 'string';
@@ -209,38 +193,23 @@ function parseServers(given: unknown): URL[] {
   }
   const seen = new Set<string>();
   return list.map((raw: unknown, at) => {
-    const i = single ? '' : `[${at}]`;
+    const option = single ? 'servers' : `servers[${at}]`;
     if (typeof raw !== 'string')
-      throw clientError('CONFIG', `servers${i} must be a URL string; got ${typeof raw}`, { option: `servers${i}` });
+      throw clientError('CONFIG', `${option} must be a URL string; got ${typeof raw}`, { option });
+    const bad = (why: string): Error =>
+      clientError('CONFIG', `${option} ${JSON.stringify(raw)} ${why}`, { option, value: raw });
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      throw clientError(
-        'CONFIG',
-        `servers${i} ${JSON.stringify(raw)} is not a URL; write it like "http://10.0.0.1:8080"`,
-        { option: `servers${i}`, value: raw },
-      );
+      throw bad('is not a URL; write it like "http://10.0.0.1:8080"');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw clientError('CONFIG', `servers${i} ${JSON.stringify(raw)} must use http: or https:`, {
-        option: `servers${i}`,
-        value: raw,
-      });
-    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('must use http: or https:');
     if (url.search || url.hash || url.username || url.password) {
-      throw clientError(
-        'CONFIG',
-        `servers${i} ${JSON.stringify(raw)} must not carry a query, a fragment or credentials (use the token option)`,
-        { option: `servers${i}`, value: raw },
-      );
+      throw bad('must not carry a query, a fragment or credentials (use the token option)');
     }
     const key = url.href.replace(/\/+$/, '');
-    if (seen.has(key))
-      throw clientError('CONFIG', `servers${i} ${JSON.stringify(raw)} is listed twice`, {
-        option: `servers${i}`,
-        value: raw,
-      });
+    if (seen.has(key)) throw bad('is listed twice');
     seen.add(key);
     return url;
   });

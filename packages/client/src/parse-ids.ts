@@ -22,17 +22,23 @@ const U64_MAX = (1n << 64n) - 1n;
 export function parseIdsBody(body: Buffer, expected: number): BigUint64Array {
   const out = new BigUint64Array(expected);
   const n = scanCompact(body, out);
-  const ids = n >= 0 ? out : parseJson(body, expected);
-  const count = n >= 0 ? n : ids.length;
-  if (count !== expected) {
-    throw clientError(
-      'BAD_RESPONSE',
-      `the server sent ${count} ID${count === 1 ? '' : 's'} for a request of ${expected}`,
-      { expected, got: count },
-    );
+  if (n < 0) return parseJson(body, expected);
+  if (n !== expected) throw countError(n, expected);
+  return out;
+}
+
+function countError(count: number, expected: number): Error {
+  const message = `the server sent ${count} ID${count === 1 ? '' : 's'} for a request of ${expected}`;
+  return clientError('BAD_RESPONSE', message, { expected, got: count });
+}
+
+/** @internal A server answer's JSON; `notJson()` is the error when it is not JSON. */
+export function jsonBody(body: Buffer, notJson: () => Error, encoding: BufferEncoding = 'utf8'): unknown {
+  try {
+    return JSON.parse(body.toString(encoding));
+  } catch {
+    throw notJson();
   }
-  if (n < 0) checkIncreasing(ids);
-  return ids;
 }
 
 /**
@@ -124,26 +130,14 @@ function scanCompact(b: Buffer, out: BigUint64Array): number {
 }
 
 function parseJson(body: Buffer, expected: number): BigUint64Array {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw clientError(
-      'BAD_RESPONSE',
-      `the server's answer is not JSON: ${JSON.stringify(body.toString('utf8', 0, 80))}`,
-    );
-  }
+  const doc = jsonBody(body, () =>
+    clientError('BAD_RESPONSE', `the server's answer is not JSON: ${JSON.stringify(body.toString('utf8', 0, 80))}`),
+  );
   const ids = (doc as { ids?: unknown } | null)?.ids;
   if (!Array.isArray(ids)) {
     throw clientError('BAD_RESPONSE', 'the server\'s answer has no "ids" array; is this URL a Flurry server?');
   }
-  if (ids.length !== expected) {
-    throw clientError(
-      'BAD_RESPONSE',
-      `the server sent ${ids.length} ID${ids.length === 1 ? '' : 's'} for a request of ${expected}`,
-      { expected, got: ids.length },
-    );
-  }
+  if (ids.length !== expected) throw countError(ids.length, expected);
   const out = new BigUint64Array(ids.length);
   for (let k = 0; k < ids.length; k++) {
     const s: unknown = ids[k];
@@ -156,17 +150,14 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
     }
     out[k] = BigInt(s);
   }
-  return out;
-}
-
-function checkIncreasing(ids: BigUint64Array): void {
-  for (let k = 1; k < ids.length; k++) {
-    if (ids[k] <= ids[k - 1]) {
-      throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${k}: ${ids[k]}`, {
+  for (let k = 1; k < out.length; k++) {
+    if (out[k] <= out[k - 1]) {
+      throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${k}: ${out[k]}`, {
         position: k,
       });
     }
   }
+  return out;
 }
 
 /**

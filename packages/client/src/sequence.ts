@@ -1,26 +1,12 @@
 /**
- * Segment-mode numbers from a Flurry fleet (`flurry serve --sequences URL`): `client.sequence('order').next()`.
- *
- * - **Dense by default:** without `prefetch` every `next()` is one `GET /v1/sequences/{key}/next` and every
- *   `batch(n)` one `GET /v1/sequences/{key}?count=n` (split by the server's `maxBatch`), so the client holds
- *   no numbers it could lose: gaps come only from the servers' own segments (see docs/segments.md).
- * - **Prefetch (opt-in):** `{ prefetch: N }` keeps up to N numbers in memory, refilled in the background when
- *   half are used, so `tryNext()` answers without a round trip; numbers still buffered when the process ends
- *   are never issued by anyone (gaps), and they are older than numbers other clients take meanwhile.
- * - **Failover:** like IDs, a call goes to the next server when one is down, times out, answers 5xx, or has
- *   no numbers for the key right now (503 `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`, or 404 `FLURRY_E_NOT_FOUND`
- *   from a server without `--sequences`); the last two do not put the server in backoff for IDs. An answer
- *   lost in flight leaves a gap, never a repeat: the server counted the number as issued.
- * - **Order:** numbers from one server increase; after a failover the next server's numbers interleave with
- *   the first's (unique, not increasing across servers), as for the servers themselves.
- * - **Errors** (coded): `FLURRY_E_CLIENT_ARGUMENT` (a bad key or count), the server's
- *   `FLURRY_E_SEQUENCE_KEY_UNKNOWN` / `FLURRY_E_SEQUENCE_KEY_INVALID` (thrown as is, never retried),
- *   `FLURRY_E_CLIENT_UNAVAILABLE` (no server could give a number; `details.retryInMs`, `details.servers`),
- *   `FLURRY_E_CLIENT_BAD_RESPONSE`, `FLURRY_E_CLIENT_CLOSED`.
+ * Segment-mode numbers from a Flurry fleet (`flurry serve --sequences URL`): `client.sequence('order').next()`,
+ * dense by default, prefetching when asked, with failover (docs/client.md, "Sequences").
  */
-import { FlurryError } from '@flurry/core';
-import { clientError } from './errors.js';
-import type { ServerReport, ServerState } from './server-pool.js';
+import type { Clock, FlurryError } from '@flurry/core';
+import { assertCount, clientError } from './errors.js';
+import { Refilled, type RemoteHost } from './id-buffer.js';
+import { jsonBody } from './parse-ids.js';
+import type { ServerReport } from './server-pool.js';
 
 /** Key names as the service allows them (Leaf's biz_tag: at most 128 characters). */
 const KEY = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -52,21 +38,6 @@ export interface RemoteSequence {
   stats(): RemoteSequenceStats;
 }
 
-/**
- * @internal What a remote sequence needs from the client: one request with failover, where `classify` may
- * call a server's error the caller's (thrown as is) or a skip (next server, no backoff), and whether the
- * client is closed.
- */
-export interface SequenceHost {
-  request<T>(
-    what: string,
-    pathFor: (s: ServerState) => string,
-    parse: (body: Buffer, path: string) => T,
-    classify: (e: FlurryError) => 'caller' | 'skip' | undefined,
-  ): Promise<T>;
-  closed(): boolean;
-}
-
 /** @internal Checks a key and the options; `FLURRY_E_CLIENT_ARGUMENT` otherwise. */
 export function checkSequenceArgs(key: unknown, options: SequenceOptions | undefined): number {
   if (typeof key !== 'string' || !KEY.test(key)) {
@@ -95,24 +66,14 @@ function badResponse(what: string): FlurryError {
 
 /** `{ key, value }` → the value. */
 function parseOne(body: Buffer, key: string): bigint {
-  let d: { key?: unknown; value?: unknown };
-  try {
-    d = JSON.parse(body.toString('utf8')) as typeof d;
-  } catch {
-    throw badResponse('next()');
-  }
+  const d = jsonBody(body, () => badResponse('next()')) as { key?: unknown; value?: unknown };
   if (d.key !== key || typeof d.value !== 'string' || !NUMBER.test(d.value)) throw badResponse('next()');
   return BigInt(d.value);
 }
 
 /** `{ key, values }` → `count` increasing values. */
 function parseMany(body: Buffer, key: string, count: number): bigint[] {
-  let d: { key?: unknown; values?: unknown };
-  try {
-    d = JSON.parse(body.toString('utf8')) as typeof d;
-  } catch {
-    throw badResponse('batch()');
-  }
+  const d = jsonBody(body, () => badResponse('batch()')) as { key?: unknown; values?: unknown };
   if (d.key !== key || !Array.isArray(d.values) || d.values.length !== count) throw badResponse('batch()');
   const out: bigint[] = new Array<bigint>(count);
   for (let i = 0; i < count; i++) {
@@ -133,19 +94,20 @@ function classify(e: FlurryError): 'caller' | 'skip' | undefined {
 }
 
 /** @internal A remote sequence over a client (see the module comment). */
-export class ClientSequence implements RemoteSequence {
+export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
+  // Numbers before `head` are taken; a refill drops them before appending, so the array holds at most `prefetch`.
   private readonly buffer: bigint[] = [];
   private head = 0;
-  private refilling: Promise<Error | undefined> | undefined;
-  private taken = 0;
   private requests = 0;
   private readonly path: string;
 
   constructor(
     readonly key: string,
     readonly prefetch: number,
-    private readonly host: SequenceHost,
+    host: RemoteHost,
+    clock: Clock,
   ) {
+    super(host, clock, `sequence("${key}") refill`);
     this.path = `/v1/sequences/${encodeURIComponent(key)}`;
   }
 
@@ -154,7 +116,7 @@ export class ClientSequence implements RemoteSequence {
       this.buffer.length = this.head = 0;
       return undefined;
     }
-    const left = this.buffer.length - this.head;
+    const left = this.held();
     if (this.prefetch > 0 && left * 2 <= this.prefetch) void this.refill();
     if (left === 0) return undefined;
     const v = this.buffer[this.head++];
@@ -165,55 +127,39 @@ export class ClientSequence implements RemoteSequence {
 
   async next(): Promise<bigint> {
     this.assertOpen();
-    if (this.prefetch === 0) {
-      const v = await this.host.request(
-        `sequence("${this.key}").next()`,
-        () => {
-          this.requests++;
-          return `${this.path}/next`;
-        },
-        (body) => parseOne(body, this.key),
-        classify,
-      );
-      this.taken++;
-      return v;
-    }
-    for (let round = 0; round < 100; round++) {
-      const v = this.tryNext();
-      if (v !== undefined) return v;
-      const err = await this.refill();
-      this.assertOpen();
-      if (err !== undefined && this.buffer.length === this.head) throw err;
-    }
-    throw clientError('UNAVAILABLE', `sequence("${this.key}").next(): the refills brought no numbers`);
+    if (this.prefetch > 0) return this.nextBuffered(`sequence("${this.key}").next(): the refills brought no numbers`);
+    const v = await this.host.request(
+      `sequence("${this.key}").next()`,
+      () => {
+        this.requests++;
+        return `${this.path}/next`;
+      },
+      (body) => parseOne(body, this.key),
+      classify,
+    );
+    this.taken++;
+    return v;
   }
 
   async batch(n: number): Promise<bigint[]> {
     this.assertOpen();
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
-      throw clientError('ARGUMENT', `batch(n) takes an integer n from 1 to 1000000; got ${String(n)}`, {
-        value: String(n),
-      });
-    }
-    const out: bigint[] = [];
-    while (out.length < n) {
-      const chunk = await this.fetch(n - out.length, `sequence("${this.key}").batch(${n})`);
-      for (const v of chunk) out.push(v);
-    }
-    this.taken += n;
-    return out;
+    assertCount('batch', n);
+    return this.fetchAll(n, `sequence("${this.key}").batch(${n})`);
   }
 
   stats(): RemoteSequenceStats {
-    return { taken: this.taken, requests: this.requests, buffered: this.buffer.length - this.head };
+    return { taken: this.taken, requests: this.requests, buffered: this.held() };
   }
 
-  private assertOpen(): void {
-    if (this.host.closed()) throw clientError('CLOSED', 'the client is closed; create a new one with createClient()');
+  protected held(): number {
+    return this.buffer.length - this.head;
   }
 
-  /** Up to `want` numbers in one request (fewer when the server's maxBatch is smaller). */
-  private fetch(want: number, what: string): Promise<bigint[]> {
+  protected wanted(): number {
+    return this.prefetch - this.held();
+  }
+
+  protected fetch(want: number, what: string): Promise<bigint[]> {
     return this.host.request(
       what,
       (s) => {
@@ -225,29 +171,12 @@ export class ClientSequence implements RemoteSequence {
     );
   }
 
-  /** Starts a refill unless one is in flight; the promise resolves with the refill's error, if any. */
-  private refill(): Promise<Error | undefined> {
-    if (this.refilling) return this.refilling;
-    const want = this.prefetch - (this.buffer.length - this.head);
-    if (want <= 0 || this.host.closed()) return Promise.resolve(undefined);
-    const p: Promise<Error | undefined> = this.fetch(want, `sequence("${this.key}") refill`)
-      .then((values) => {
-        if (this.host.closed()) return undefined;
-        // Drop the numbers already taken before appending: a buffer refilled at half, before it drains, never
-        // reaches the reset in tryNext(), and would otherwise keep every number ever taken.
-        if (this.head > 0) {
-          this.buffer.splice(0, this.head);
-          this.head = 0;
-        }
-        for (const v of values) this.buffer.push(v);
-        return undefined;
-      })
-      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
-      .finally(() => {
-        this.refilling = undefined;
-      });
-    this.refilling = p;
-    return p;
+  protected keep(values: bigint[]): void {
+    if (this.head > 0) {
+      this.buffer.splice(0, this.head);
+      this.head = 0;
+    }
+    for (const v of values) this.buffer.push(v);
   }
 }
 

@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '@flurry/core';
-import { Backoff } from './backoff.js';
 import { clientError } from './errors.js';
-import { ServerPool } from './server-pool.js';
+import { Backoff, ServerPool } from './server-pool.js';
 
 const urls = ['http://127.0.0.1:1', 'http://127.0.0.1:2', 'http://127.0.0.1:3/prefix/'].map((u) => new URL(u));
 const err = clientError('NETWORK', 'refused');
@@ -82,4 +81,23 @@ test('GIVEN a Retry-After longer than the backoff THEN the server waits the Retr
   );
   pool.failed(pool.servers[0], err, 2_000);
   assert.equal(pool.msUntilRetry(), 2_000);
+});
+
+test('GIVEN no jitter THEN delays double from initialMs and stop at maxMs', () => {
+  const b = new Backoff({ initialMs: 100, maxMs: 1_000, jitter: 0 });
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 100, 10_000].map((n) => b.delayFor(n)),
+    [100, 200, 400, 800, 1_000, 1_000, 1_000, 1_000],
+  );
+  assert.equal(b.delayFor(0), 100);
+});
+
+test('GIVEN jitter 0.5 THEN a delay lies between the base and 1.5 × the base', () => {
+  assert.equal(new Backoff({ initialMs: 100, maxMs: 1_000, jitter: 0.5, random: () => 0 }).delayFor(2), 200);
+  assert.equal(new Backoff({ initialMs: 100, maxMs: 1_000, jitter: 0.5, random: () => 0.999999 }).delayFor(2), 300);
+  const b = new Backoff({ initialMs: 100, maxMs: 1_000, jitter: 0.5 });
+  for (let k = 0; k < 100; k++) {
+    const d = b.delayFor(20);
+    assert.ok(d >= 1_000 && d <= 1_500, String(d));
+  }
 });

@@ -3,9 +3,25 @@
  * and until when, which refused the token, how fast each answers, and which one to ask
  * next (round-robin or least-latency). Time is the injected clock's `monotonic()`.
  */
-import type { Clock } from '@flurry/core';
-import type { FlurryError } from '@flurry/core';
-import type { Backoff } from './backoff.js';
+import type { Clock, FlurryError } from '@flurry/core';
+
+/**
+ * Retry delays of a failed server: the n-th failure in a row keeps it out of rotation for `initialMs · 2^(n-1)`
+ * (default 100 ms), capped at `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in
+ * [0, 1) picks how much) so a fleet of clients does not retry in lock step.
+ */
+export class Backoff {
+  constructor(
+    private readonly o: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number } = {},
+  ) {}
+
+  /** The delay after `failures` consecutive failures (≥ 1), ms. */
+  delayFor(failures: number): number {
+    const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = this.o;
+    const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
+    return Math.round(base * (1 + jitter * random()));
+  }
+}
 
 /** How the next server is chosen. */
 export type Strategy = 'round-robin' | 'least-latency';
@@ -14,11 +30,9 @@ export type Strategy = 'round-robin' | 'least-latency';
 export interface ServerState {
   /** Base URL as configured, without a trailing slash. */
   readonly url: string;
-  /** Parsed base URL. */
   readonly base: URL;
   /** False after a failure until a request succeeds again. */
   up: boolean;
-  /** Consecutive failures. */
   failures: number;
   /** Monotonic ms before which a down server is not asked again. */
   retryAt: number;
@@ -32,7 +46,6 @@ export interface ServerState {
   refilling: boolean;
   /** Largest batch it accepts (learned from a 400 FLURRY_E_BATCH_COUNT). */
   maxBatch: number;
-  /** Requests sent to it. */
   requests: number;
 }
 
@@ -88,33 +101,19 @@ export class ServerPool {
   pick(opts: { forRefill?: boolean; exclude?: ReadonlySet<ServerState> } = {}): ServerState | undefined {
     const now = this.clock.monotonic();
     const n = this.servers.length;
-    const ok = (s: ServerState): boolean =>
-      this.eligible(s, now) && !(opts.forRefill && s.refilling) && !(opts.exclude && opts.exclude.has(s));
-    if (this.strategy === 'least-latency') {
-      let best: ServerState | undefined;
-      let bestLatency = Infinity;
-      // Start at the cursor so equal latencies (and unmeasured servers) take turns.
-      for (let k = 0; k < n; k++) {
-        const s = this.servers[(this.cursor + k) % n];
-        if (!ok(s)) continue;
-        const l = s.latencyMs ?? 0;
-        if (l < bestLatency) {
-          best = s;
-          bestLatency = l;
-        }
-      }
-      if (best) this.cursor = (this.servers.indexOf(best) + 1) % n;
-      return best;
-    }
-    for (let k = 0; k < n; k++) {
+    let best = -1;
+    let bestLatency = Infinity;
+    // From the cursor, so that equal latencies (and unmeasured servers) take turns; round-robin takes the first.
+    for (let k = 0; k < n && !(best >= 0 && this.strategy === 'round-robin'); k++) {
       const i = (this.cursor + k) % n;
       const s = this.servers[i];
-      if (ok(s)) {
-        this.cursor = (i + 1) % n;
-        return s;
-      }
+      if (!this.eligible(s, now) || (opts.forRefill && s.refilling) || opts.exclude?.has(s)) continue;
+      const l = this.strategy === 'least-latency' ? (s.latencyMs ?? 0) : 0;
+      if (l < bestLatency) [best, bestLatency] = [i, l];
     }
-    return undefined;
+    if (best < 0) return undefined;
+    this.cursor = (best + 1) % n;
+    return this.servers[best];
   }
 
   /** Records a successful request that took `ms`. */
@@ -150,25 +149,17 @@ export class ServerPool {
 
   /** Milliseconds until some server may be asked again (0 if one may be asked now; Infinity if none ever). */
   msUntilRetry(): number {
-    const now = this.clock.monotonic();
-    let best = Infinity;
-    for (const s of this.servers) {
-      if (s.unauthorized) continue;
-      best = Math.min(best, s.up ? 0 : Math.max(0, s.retryAt - now));
-    }
-    return best;
+    return Math.max(0, this.nextAskAt(false) - this.clock.monotonic());
   }
 
   /**
-   * The monotonic time at which a server not busy refilling may next be asked (a down
-   * server's retry time), or Infinity when only a refill in flight can free one.
+   * The monotonic time at which some server (`forRefill`: one not busy refilling) may next be asked (0 for one
+   * up), or Infinity when none (only a refill in flight can free one).
    */
-  nextRefillCandidateAt(): number {
+  nextAskAt(forRefill: boolean): number {
     let at = Infinity;
-    for (const s of this.servers) {
-      if (s.unauthorized || s.refilling) continue;
-      at = Math.min(at, s.up ? 0 : s.retryAt);
-    }
+    for (const s of this.servers)
+      if (!s.unauthorized && !(forRefill && s.refilling)) at = Math.min(at, s.up ? 0 : s.retryAt);
     return at;
   }
 

@@ -3,7 +3,7 @@
  * `details`. The HTTP service maps them: `KEY_*`, `COUNT`, `FORMAT`, `NUMBER_UNSAFE` to 4xx, `STORE_UNAVAILABLE`
  * to 503 with `Retry-After` (`details.retryAfterMs`).
  */
-import { FlurryError } from '@flurry/core';
+import { FlurryError, loadClient } from '@flurry/core';
 
 /** The codes of `@flurry/segments`. */
 export const SequenceErrorCode = {
@@ -47,52 +47,13 @@ export function sequenceError(
   return new FlurryError(SequenceErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
-export { redactUrl } from '@flurry/core';
-
-/** What `loadClient` throws for a store whose npm client is not installed: `FLURRY_E_SEQUENCE_CLIENT_MISSING`. */
-export function clientMissing(store: string): (message: string, pkg: string, err: unknown) => Error {
-  return (message, pkg, err) => sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err);
-}
-
-/** The error of a number past 2^53 - 1 asked for as a JS `number` (never rounded). */
-export function unsafeNumberError(key: string, value: bigint): FlurryError {
-  return sequenceError(
-    'NUMBER_UNSAFE',
-    `the next number of "${key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would round it; ` +
-      `use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
-    { key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
-  );
-}
-
-/** Checks the count of a batch: an integer from 1 to `maxBatch`, else `FLURRY_E_SEQUENCE_COUNT`. */
-export function assertCount(count: number, maxBatch: number): void {
-  if (!Number.isInteger(count) || count < 1 || count > maxBatch) {
-    throw sequenceError('COUNT', `count must be an integer from 1 to ${maxBatch} (maxBatch), got ${String(count)}`, {
-      count: String(count),
-      min: 1,
-      max: maxBatch,
-    });
-  }
-}
-
-/**
- * The error of a call that found both segments empty while the store fails: the store's own coded error when
- * it is not a plain outage (a key unknown, credentials refused…), else `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
- * with `details.retryAfterMs` (the service's `Retry-After`).
- */
-export function emptyBufferError(
-  key: string,
+/** @internal Loads a store's npm client (an optional peer dependency); `FLURRY_E_SEQUENCE_CLIENT_MISSING` if missing. */
+export function loadStoreClient<M>(
+  engine: 'postgres' | 'mysql' | 'redis',
   store: string,
-  last: FlurryError | null,
-  retryAfterMs: number,
-): FlurryError {
-  if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
-  return sequenceError(
-    'STORE_UNAVAILABLE',
-    `no numbers are buffered for "${key}" and the store ${store} is not answering` +
-      (last ? ` (${last.message})` : '') +
-      `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
-    { key, retryAfterMs, store },
-    last ?? undefined,
+  load: () => Promise<M>,
+): Promise<M> {
+  return loadClient(engine, `the ${engine} store (${store})`, load, (message, pkg, err) =>
+    sequenceError('CLIENT_MISSING', message, { package: pkg, store }, err),
   );
 }

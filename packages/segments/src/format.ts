@@ -18,16 +18,16 @@ export interface SerialFormat {
 }
 
 /** The calendar fields of an instant in a time zone. */
-export interface CalendarParts {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
+export type CalendarParts = Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number>;
 
 const TOKEN_RE = /yyyy|yy|MM|dd|HH|mm|ss|[-_./]/g;
+/** The date fields a format must show for each reset period, and the key suffix of a period. */
+const SHOWN_BY: Record<ResetPeriod, string[]> = {
+  day: ['yyyy', 'MM', 'dd'],
+  month: ['yyyy', 'MM'],
+  year: ['yyyy'],
+  never: [],
+};
 
 function formatError(source: string, why: string): Error {
   return sequenceError(
@@ -53,9 +53,8 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
     throw formatError(String(source), 'a format is 1 to 200 characters');
   }
   if (!['day', 'month', 'year', 'never'].includes(reset)) {
-    throw sequenceError('OPTION', `reset must be one of day, month, year, never; got ${JSON.stringify(reset)}`, {
-      option: 'reset',
-    });
+    const message = `reset must be one of day, month, year, never; got ${JSON.stringify(reset)}`;
+    throw sequenceError('OPTION', message, { option: 'reset' });
   }
   const parts: Part[] = [];
   let text = '';
@@ -63,13 +62,8 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
   const shown = new Set<string>();
   for (let i = 0; i < source.length; i++) {
     const ch = source[i];
-    if (ch === '{' && source[i + 1] === '{') {
-      text += '{';
-      i++;
-      continue;
-    }
-    if (ch === '}' && source[i + 1] === '}') {
-      text += '}';
+    if ((ch === '{' || ch === '}') && source[i + 1] === ch) {
+      text += ch;
       i++;
       continue;
     }
@@ -99,9 +93,7 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
   }
   if (text) parts.push({ kind: 'text', text });
   if (seqs !== 1) throw formatError(source, seqs === 0 ? 'it has no {seq}' : 'it has more than one {seq}');
-  const need =
-    reset === 'day' ? ['yyyy', 'MM', 'dd'] : reset === 'month' ? ['yyyy', 'MM'] : reset === 'year' ? ['yyyy'] : [];
-  const missing = need.filter((t) => !shown.has(t));
+  const missing = SHOWN_BY[reset].filter((t) => !shown.has(t));
   if (missing.length) {
     throw formatError(
       source,
@@ -148,28 +140,27 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 export function periodOf(unixMs: number, timeZone: string): CalendarParts {
   const out: CalendarParts = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
   for (const p of formatterFor(timeZone).formatToParts(unixMs)) {
-    if (
-      p.type === 'year' ||
-      p.type === 'month' ||
-      p.type === 'day' ||
-      p.type === 'hour' ||
-      p.type === 'minute' ||
-      p.type === 'second'
-    ) {
-      out[p.type] = Number(p.value);
-    }
+    if (Object.hasOwn(out, p.type)) out[p.type as keyof CalendarParts] = Number(p.value);
   }
   return out;
 }
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 
+/** How each date field prints. */
+const FIELDS: Record<string, (p: CalendarParts) => string> = {
+  yyyy: (p) => pad(p.year, 4),
+  yy: (p) => pad(p.year % 100, 2),
+  MM: (p) => pad(p.month, 2),
+  dd: (p) => pad(p.day, 2),
+  HH: (p) => pad(p.hour, 2),
+  mm: (p) => pad(p.minute, 2),
+  ss: (p) => pad(p.second, 2),
+};
+
 /** The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
 export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
-  if (reset === 'never') return '';
-  if (reset === 'year') return pad(p.year, 4);
-  if (reset === 'month') return `${pad(p.year, 4)}${pad(p.month, 2)}`;
-  return `${pad(p.year, 4)}${pad(p.month, 2)}${pad(p.day, 2)}`;
+  return SHOWN_BY[reset].map((t) => FIELDS[t](p)).join('');
 }
 
 /**
@@ -185,26 +176,7 @@ export function renderSerial(f: SerialFormat, p: CalendarParts, seq: bigint | nu
   for (const part of f.parts) {
     if (part.kind === 'text') s += part.text;
     else if (part.kind === 'seq') s += String(seq).padStart(part.width, '0');
-    else {
-      for (const t of part.tokens) {
-        s +=
-          t === 'yyyy'
-            ? pad(p.year, 4)
-            : t === 'yy'
-              ? pad(p.year % 100, 2)
-              : t === 'MM'
-                ? pad(p.month, 2)
-                : t === 'dd'
-                  ? pad(p.day, 2)
-                  : t === 'HH'
-                    ? pad(p.hour, 2)
-                    : t === 'mm'
-                      ? pad(p.minute, 2)
-                      : t === 'ss'
-                        ? pad(p.second, 2)
-                        : t;
-      }
-    }
+    else for (const t of part.tokens) s += Object.hasOwn(FIELDS, t) ? FIELDS[t](p) : t;
   }
   return s;
 }

@@ -4,15 +4,40 @@
  * not ready", the adaptive step and unknown outcomes: docs/segments.md ("Buffers, prefetch and the adaptive
  * step", "Guarantees").
  */
-import type { Clock } from '@flurry/core';
-import { FlurryError } from '@flurry/core';
-import { assertCount, emptyBufferError, sequenceError, SequenceErrorCode, unsafeNumberError } from './errors.js';
+import { FlurryError, type Clock } from '@flurry/core';
+import { sequenceError, SequenceErrorCode } from './errors.js';
 import { adaptStep } from './adaptive-step.js';
-import { EMPTY, MAX_SAFE, Segment, unusedOf } from './segment.js';
 import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
-export type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
+export type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence-types.js';
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A segment `[start, end)` a store allocated, issued up to `pos`: number arithmetic while the whole range is
+ * below 2^53 (`safe`); issuing position `trigger` starts the fetch of the next segment.
+ */
+class Segment {
+  readonly len: number;
+  readonly startNum: number;
+  readonly safe: boolean;
+  readonly trigger: number;
+  pos = 0;
+  constructor(
+    readonly start: bigint,
+    readonly end: bigint,
+    prefetchAt: number,
+  ) {
+    this.len = Number(end - start);
+    this.safe = end <= MAX_SAFE + 1n;
+    this.startNum = this.safe ? Number(start) : 0;
+    this.trigger = Math.floor(this.len * prefetchAt);
+  }
+}
+
+/** The segment of a sequence that holds none (before the first fetch, after close). */
+const EMPTY = new Segment(0n, 0n, 0);
 
 /**
  * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
@@ -27,12 +52,11 @@ export type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-t
  * ```
  */
 export class Sequence {
-  readonly key: string;
   private cur: Segment = EMPTY;
   private nxt: Segment | null = null;
   private fetching: Promise<void> | null = null;
-  private initialised = false;
   private step = 0;
+  /** The stored step, 0 until the first fetch. */
   private minStep = 0;
   private retired = 0;
   private issuedAtFetch = 0;
@@ -56,15 +80,13 @@ export class Sequence {
 
   /** @internal */
   constructor(
-    key: string,
+    readonly key: string,
     private readonly store: SegmentStore,
     private readonly clock: Clock,
     private readonly tuning: SequenceTuning,
-    private readonly ensureKey: ((key: string) => Promise<boolean>) | undefined,
-    private readonly observe: ((e: SequenceEvent) => void) | undefined = undefined,
-  ) {
-    this.key = key;
-  }
+    private readonly ensureKey?: (key: string) => Promise<void>,
+    private readonly observe?: (e: SequenceEvent) => void,
+  ) {}
 
   /**
    * The next number as a `number`, synchronously, or undefined when both segments are empty (a fetch is then
@@ -155,7 +177,7 @@ export class Sequence {
 
   /** A snapshot of the buffers and counters. */
   status(): SequenceStatus {
-    const c = this.cur;
+    const { cur: c, stats: st } = this;
     return {
       key: this.key,
       current:
@@ -171,19 +193,17 @@ export class Sequence {
       step: this.step,
       minStep: this.minStep,
       fetching: this.fetching !== null,
-      fetches: this.stats.fetches,
-      lastFetchAt: this.stats.lastFetchAt,
-      lastFetchLatencyMs: this.stats.lastFetchLatencyMs,
+      fetches: st.fetches,
+      lastFetchAt: st.lastFetchAt,
+      lastFetchLatencyMs: st.lastFetchLatencyMs,
       issued: this.issued(),
-      wasted: this.stats.wasted.toString(),
-      handedBack: this.stats.handedBack.toString(),
-      skippedAllocations: this.stats.skipped,
-      failures: this.stats.failures,
-      lastError: this.stats.lastError
-        ? { code: this.stats.lastError.code, message: this.stats.lastError.message }
-        : null,
-      waiting: this.stats.waiting,
-      waits: this.stats.waits,
+      wasted: st.wasted.toString(),
+      handedBack: st.handedBack.toString(),
+      skippedAllocations: st.skipped,
+      failures: st.failures,
+      lastError: st.lastError ? { code: st.lastError.code, message: st.lastError.message } : null,
+      waiting: st.waiting,
+      waits: st.waits,
     };
   }
 
@@ -202,25 +222,29 @@ export class Sequence {
     return back;
   }
 
-  /** Hands the unused remainder back when safe, else counts it as wasted. */
+  /**
+   * Hands the unused remainder back when safe, else counts it as wasted: `[firstUnused, lastEnd)` is the tail of
+   * the last allocation (when the next segment does not follow the current one, the current's remainder is
+   * wasted).
+   */
   private async release(): Promise<bigint> {
-    const cur = this.cur;
-    const nxt = this.nxt;
+    const { cur, nxt } = this;
     this.cur = EMPTY;
     this.nxt = null;
+    const curFree = cur.start + BigInt(Math.min(cur.pos, cur.len));
     this.retired += Math.min(cur.pos, cur.len);
-    const { lastEnd, firstUnused } = unusedOf(cur, nxt);
-    let { unused } = unusedOf(cur, nxt);
+    const unused = cur.end - curFree + (nxt ? nxt.end - nxt.start : 0n);
+    const lastEnd = nxt ? nxt.end : cur.end;
+    const firstUnused = nxt && nxt.start !== cur.end ? nxt.start : curFree;
     if (unused === 0n || cur === EMPTY) return 0n;
     let back = 0n;
     try {
       if (await this.store.handBack(this.key, lastEnd, firstUnused)) back = lastEnd - firstUnused;
     } catch {
-      back = 0n;
+      // not handed back: wasted
     }
-    unused -= back;
     this.stats.handedBack += back;
-    this.stats.wasted += unused;
+    this.stats.wasted += unused - back;
     return back;
   }
 
@@ -235,7 +259,12 @@ export class Sequence {
 
   private toNumber(value: bigint): number {
     if (value <= MAX_SAFE) return Number(value);
-    throw unsafeNumberError(this.key, value);
+    throw sequenceError(
+      'NUMBER_UNSAFE',
+      `the next number of "${this.key}" is ${value}, past Number.MAX_SAFE_INTEGER (2^53 - 1): a JS number would ` +
+        `round it; use nextBigInt()/tryNextBigInt()/batchBigInt() for bigints`,
+      { key: this.key, value: value.toString(), max: Number.MAX_SAFE_INTEGER },
+    );
   }
 
   /** Switches to the next segment when the current is used up; else makes sure a fetch is under way. */
@@ -261,7 +290,7 @@ export class Sequence {
 
   /** The step of the next fetch (see the class comment); undefined for the first (the stored step). */
   private nextStep(): number | undefined {
-    if (!this.initialised) return undefined;
+    if (this.minStep === 0) return undefined;
     const now = this.clock.monotonic();
     return adaptStep({
       step: this.step,
@@ -283,47 +312,30 @@ export class Sequence {
         a = await this.store.allocate(this.key, step);
       } catch (err) {
         if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_UNKNOWN && this.ensureKey)) throw err;
-        if (!(await this.ensureKey(this.key))) throw err;
+        await this.ensureKey(this.key);
         a = await this.store.allocate(this.key, step);
       }
-      const t1 = this.clock.monotonic();
+      const latencyMs = this.clock.monotonic() - t0;
       this.stats.fetches++;
       this.stats.lastFetchAt = this.clock.now();
-      this.stats.lastFetchLatencyMs = t1 - t0;
+      this.stats.lastFetchLatencyMs = latencyMs;
       this.stats.lastError = null;
-      this.observe?.({
-        type: 'fetched',
-        key: this.key,
-        latencyMs: t1 - t0,
-        size: Number(a.end - a.start),
-        step: a.step,
-      });
+      this.observe?.({ type: 'fetched', key: this.key, latencyMs, size: Number(a.end - a.start), step: a.step });
       this.issuedAtFetch = this.issued();
       this.fetchStartMono = t0;
-      if (!this.initialised) {
-        this.initialised = true;
-        this.minStep = a.step;
-      }
+      if (this.minStep === 0) this.minStep = a.step;
       this.step = a.step;
       const seg = new Segment(a.start, a.end, this.tuning.prefetchAt);
-      if (this.closed) {
-        this.nxt = this.nxt ?? seg; // close() hands it back
-        return;
-      }
-      if (this.cur.pos >= this.cur.len && !this.nxt) {
+      if (this.closed)
+        this.nxt ??= seg; // close() hands it back
+      else if (this.cur.pos >= this.cur.len && !this.nxt) {
         this.retired += this.cur.len;
         this.cur = seg;
-      } else {
-        this.nxt = seg;
-      }
+      } else this.nxt = seg;
     } catch (err) {
-      const e =
-        err instanceof FlurryError
-          ? err
-          : sequenceError('STORE_UNAVAILABLE', `fetching a segment for "${this.key}" failed: ${String(err)}`, {
-              key: this.key,
-              retryAfterMs: this.tuning.retryMs,
-            });
+      const details = { key: this.key, retryAfterMs: this.tuning.retryMs };
+      const why = `fetching a segment for "${this.key}" failed: ${String(err)}`;
+      const e = err instanceof FlurryError ? err : sequenceError('STORE_UNAVAILABLE', why, details);
       this.stats.failures++;
       this.stats.lastError = e;
       this.observe?.({ type: 'fetch-failed', key: this.key, latencyMs: this.clock.monotonic() - t0, code: e.code });
@@ -348,82 +360,95 @@ export class Sequence {
     }
   }
 
+  /**
+   * The error of a call that found both segments empty while the store fails: the store's own coded error when
+   * it is not a plain outage (a key unknown, credentials refused…), else `STORE_UNAVAILABLE` with
+   * `details.retryAfterMs` (the service's `Retry-After`).
+   */
   private storeError(): FlurryError {
+    const last = this.stats.lastError;
+    if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
     const retryAfterMs = Math.max(Math.ceil(this.retryAt - this.clock.monotonic()), 1);
-    return emptyBufferError(this.key, this.store.description, this.stats.lastError, retryAfterMs);
+    const store = this.store.description;
+    return sequenceError(
+      'STORE_UNAVAILABLE',
+      `no numbers are buffered for "${this.key}" and the store ${store} is not answering` +
+        (last ? ` (${last.message})` : '') +
+        `; retry in ${retryAfterMs} ms (recovery is automatic once the store answers)`,
+      { key: this.key, retryAfterMs, store },
+      last ?? undefined,
+    );
   }
 
-  /** Waits for the fetch in flight (starting one if none), then takes; bounded in rounds and time. */
   private async waitFor<T>(take: () => T | undefined): Promise<T> {
     this.stats.waiting++;
     this.stats.waits++;
     this.demand++;
-    const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     try {
-      for (let round = 0; round < 100_000; round++) {
-        const v = take();
-        if (v !== undefined) return v;
-        if (!this.fetching) {
-          // advance() started no fetch: the last one failed and its retry delay has not passed.
-          throw this.storeError();
-        }
-        const failuresBefore = this.stats.failures;
-        await this.fetching;
-        if (this.stats.failures !== failuresBefore && this.cur.pos >= this.cur.len && !this.nxt) {
-          const v2 = take();
-          if (v2 !== undefined) return v2;
-          throw this.storeError();
-        }
-        if (this.clock.monotonic() > until) break;
-      }
+      return await this.wait(take, true, `numbers of "${this.key}" without getting any`);
     } finally {
       this.stats.waiting--;
       this.demand--;
     }
-    throw sequenceError(
-      'STORE_UNAVAILABLE',
-      `waited ${this.tuning.waitTimeoutMs} ms for numbers of "${this.key}" without getting any; retry later`,
-      { key: this.key, retryAfterMs: this.tuning.retryMs },
-    );
+  }
+
+  /**
+   * Waits for the fetch in flight (starting one if none) until `take` gives a value; bounded in rounds and time.
+   * After a failed fetch that left both segments empty: the store's error (`takeAgain`: after one more take).
+   */
+  private async wait<T>(take: () => T | undefined, takeAgain: boolean, what: string): Promise<T> {
+    const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
+    for (let round = 0; round < 100_000; round++) {
+      const v = take();
+      if (v !== undefined) return v;
+      // advance() started no fetch: the last one failed and its retry delay has not passed.
+      if (!this.fetching) throw this.storeError();
+      const failuresBefore = this.stats.failures;
+      await this.fetching;
+      if (this.stats.failures !== failuresBefore && this.cur.pos >= this.cur.len && !this.nxt) {
+        const v2 = takeAgain ? take() : undefined;
+        if (v2 !== undefined) return v2;
+        throw this.storeError();
+      }
+      if (this.clock.monotonic() > until) break;
+    }
+    throw sequenceError('STORE_UNAVAILABLE', `waited ${this.tuning.waitTimeoutMs} ms for ${what}; retry later`, {
+      key: this.key,
+      retryAfterMs: this.tuning.retryMs,
+    });
   }
 
   private async fill(count: number, take: (s: Segment, from: number, to: number) => void): Promise<void> {
-    assertCount(count, this.tuning.maxBatch);
+    const max = this.tuning.maxBatch;
+    if (!Number.isInteger(count) || count < 1 || count > max) {
+      throw sequenceError('COUNT', `count must be an integer from 1 to ${max} (maxBatch), got ${String(count)}`, {
+        count: String(count),
+        min: 1,
+        max,
+      });
+    }
     let left = count;
-    const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     this.demand += count;
     try {
-      for (let round = 0; left > 0 && round < 100_000; round++) {
-        if (this.advance()) {
-          const s = this.cur;
-          const from = s.pos;
-          const to = Math.min(s.len, from + left);
-          take(s, from, to);
-          s.pos = to;
-          left -= to - from;
-          this.demand -= to - from;
-          if (from <= s.trigger && s.trigger < to) this.prefetch();
-          continue;
-        }
-        if (!this.fetching) throw this.storeError();
-        const failuresBefore = this.stats.failures;
-        await this.fetching;
-        if (this.stats.failures !== failuresBefore && this.cur.pos >= this.cur.len && !this.nxt)
-          throw this.storeError();
-        if (this.clock.monotonic() > until) break;
-      }
+      await this.wait(
+        () => {
+          while (left > 0 && this.advance()) {
+            const s = this.cur;
+            const from = s.pos;
+            const to = Math.min(s.len, from + left);
+            take(s, from, to);
+            s.pos = to;
+            left -= to - from;
+            this.demand -= to - from;
+            if (from <= s.trigger && s.trigger < to) this.prefetch();
+          }
+          return left === 0 || undefined;
+        },
+        false,
+        `${count} numbers of "${this.key}"`,
+      );
     } finally {
       this.demand -= left;
-    }
-    if (left > 0) {
-      throw sequenceError(
-        'STORE_UNAVAILABLE',
-        `waited ${this.tuning.waitTimeoutMs} ms for ${count} numbers of "${this.key}"; retry later`,
-        {
-          key: this.key,
-          retryAfterMs: this.tuning.retryMs,
-        },
-      );
     }
   }
 }

@@ -2,10 +2,19 @@
  * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
  * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
  */
-import { assertKnownOptions, FlurryError, loadClient, sqlPool, systemClock, type Clock } from '@flurry/core';
-import { clientMissing, sequenceError, SequenceErrorCode } from './errors.js';
-import { assertTimeZone, parseSerialFormat } from './format.js';
-import { Sequence, type SequenceEvent, type SequenceStatus, type SequenceTuning } from './sequence.js';
+import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
+import { sequenceError, SequenceErrorCode } from './errors.js';
+import {
+  assertTimeZone,
+  parseSerialFormat,
+  periodOf,
+  periodStamp,
+  renderSerial,
+  type ResetPeriod,
+  type SerialFormat,
+} from './format.js';
+import { Sequence } from './sequence.js';
+import type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import {
   assertKey,
   assertStep,
@@ -17,71 +26,101 @@ import {
 } from './store.js';
 import { createMemoryStore } from './stores/memory.js';
 import { parseStoreUrl } from './url.js';
-import { Serial, type SerialOptions } from './serial.js';
 
-export { Serial, type SerialOptions } from './serial.js';
-
-/** The options of {@link openSequences}. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`). */
-export interface SequencesOptions {
-  /** Wall and monotonic time (default the system clock). */
-  clock?: Clock;
-  /** Create a key with `defaultStep` on first use (default false: an unknown key is `FLURRY_E_SEQUENCE_KEY_UNKNOWN`). */
-  autoCreate?: boolean;
-  /** The step of auto-created keys and serial periods (default 1000). */
-  defaultStep?: number;
-  /** Fraction of a segment issued before the next is fetched (default 0.1; 0 … 0.9). */
-  prefetchAt?: number;
-  /** How long a segment should last at the observed rate (default 900,000 ms = 15 min, Leaf's SEGMENT_DURATION; 1 s … 1 day). */
-  targetSegmentMs?: number;
-  /** The largest step the adaptation asks for (default 1,000,000 like Leaf; 1 … 2^31 - 1). */
-  maxStep?: number;
-  /** Deadline of each store operation (default 5000 ms; 100 … 120,000). */
-  timeoutMs?: number;
-  /** Delay before a failed fetch is retried (default 500 ms; 10 … 60,000): the Retry-After of an empty buffer. */
-  retryMs?: number;
-  /** Longest a `next()` waits in all (default 30,000 ms). */
-  waitTimeoutMs?: number;
-  /** Largest `batch(n)` (default 100,000). */
-  maxBatch?: number;
-  /** Accept a Redis without appendonly yes + appendfsync always (default false). */
-  allowVolatileStore?: boolean;
-  /** Create Leaf's table when it is missing (SQL stores; default true). */
-  createTable?: boolean;
-  /** Called on each fetch, failed fetch and close of a key (the service's metrics); must not throw. */
-  onEvent?: (e: SequenceEvent) => void;
-}
-
+/** The numeric options: [min, max, default] (integers, but `prefetchAt`). */
+const RANGES = {
+  prefetchAt: [0, 0.9, 0.1],
+  targetSegmentMs: [1000, 86_400_000, 900_000],
+  maxStep: [1, 2 ** 31 - 1, 1_000_000],
+  timeoutMs: [100, 120_000, 5000],
+  retryMs: [10, 60_000, 500],
+  waitTimeoutMs: [100, 600_000, 30_000],
+  maxBatch: [1, 10_000_000, 100_000],
+} as const;
 const KNOWN = [
   'clock',
   'autoCreate',
   'defaultStep',
-  'prefetchAt',
-  'targetSegmentMs',
-  'maxStep',
-  'timeoutMs',
-  'retryMs',
-  'waitTimeoutMs',
-  'maxBatch',
+  ...Object.keys(RANGES),
   'allowVolatileStore',
   'createTable',
   'onEvent',
 ];
 
-function range(name: string, v: number | undefined, min: number, max: number, dflt: number, integer = true): number {
+function range(options: SequencesOptions, name: keyof typeof RANGES): number {
+  const [min, max, dflt] = RANGES[name];
+  const v = options[name];
   if (v === undefined) return dflt;
+  const integer = name !== 'prefetchAt';
   if (typeof v !== 'number' || !Number.isFinite(v) || (integer && !Number.isInteger(v)) || v < min || v > max) {
-    throw sequenceError(
-      'OPTION',
-      `${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${String(v)}`,
-      {
-        option: name,
-        value: String(v),
-        min,
-        max,
-      },
-    );
+    const message = `${name} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got ${String(v)}`;
+    throw sequenceError('OPTION', message, { option: name, value: String(v), min, max });
   }
   return v;
+}
+
+/** The options of `Sequences.serial`. */
+export interface SerialOptions {
+  format: string;
+  /** Default `day`. */
+  reset?: ResetPeriod;
+  /** An IANA zone (default `UTC`). */
+  timeZone?: string;
+  /** The stored step of each period's key (default the sequences' `defaultStep`). */
+  step?: number;
+  /** The first number of each period (default 1). */
+  start?: number | bigint;
+}
+
+/**
+ * A formatted serial (docs/segments.md, "Formatted serials"): each period of the reset (day, month, year) is its
+ * own key `KEY:STAMP`, created on first use; the previous period's sequence is retired.
+ *
+ * @example
+ * ```ts
+ * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
+ * await orders.next(); // 'ORD-20261123-00000001'
+ * ```
+ */
+export class Serial {
+  private current: { stamp: string; seq: Sequence } | undefined;
+
+  /** @internal */
+  constructor(
+    readonly key: string,
+    readonly format: SerialFormat,
+    readonly timeZone: string,
+    private readonly owner: Sequences,
+    private readonly create: { start: bigint; step: number },
+  ) {}
+
+  /**
+   * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
+   * once, so the date printed and the period's counter always agree.
+   */
+  next(): string | Promise<string> {
+    const p = periodOf(this.owner.clock.now(), this.timeZone);
+    const seq = this.sequenceFor(periodStamp(p, this.format.reset));
+    const v = seq.tryNextBigInt();
+    if (v !== undefined) return renderSerial(this.format, p, v);
+    return Promise.resolve(seq.nextBigInt()).then((n) => renderSerial(this.format, p, n));
+  }
+
+  /** The key of the period that `unixMs` falls in (`order:20261123`). */
+  keyAt(unixMs: number): string {
+    const stamp = periodStamp(periodOf(unixMs, this.timeZone), this.format.reset);
+    return stamp ? `${this.key}:${stamp}` : this.key;
+  }
+
+  private sequenceFor(stamp: string): Sequence {
+    if (this.current && this.current.stamp === stamp) return this.current.seq;
+    const previous = this.current;
+    const seq = this.owner.sequenceWithCreate(stamp ? `${this.key}:${stamp}` : this.key, this.create);
+    this.current = { stamp, seq };
+    // The previous period is over (or the clock stepped back into it: its own sequence keeps serving then).
+    if (previous && previous.stamp < stamp) this.owner.retire(previous.seq);
+    return seq;
+  }
 }
 
 /**
@@ -94,35 +133,17 @@ function range(name: string, v: number | undefined, min: number, max: number, df
  * ```
  */
 export class Sequences {
-  readonly clock: Clock;
   private readonly seqs = new Map<string, Sequence>();
   private readonly creators = new Map<string, { start: bigint; step: number }>();
-  private readonly tuning: SequenceTuning;
   private closed = false;
-  private readonly safeListener: ((e: SequenceEvent) => void) | undefined;
 
   /** @internal */
   constructor(
     readonly store: SegmentStore,
-    private readonly o: Required<Pick<SequencesOptions, 'autoCreate' | 'defaultStep'>> & {
-      clock: Clock;
-      tuning: SequenceTuning;
-      onEvent?: ((e: SequenceEvent) => void) | undefined;
-    },
-  ) {
-    this.clock = o.clock;
-    this.tuning = o.tuning;
-    const listener = o.onEvent;
-    this.safeListener = listener
-      ? (e) => {
-          try {
-            listener(e);
-          } catch {
-            // A listener's failure must not break issuing.
-          }
-        }
-      : undefined;
-  }
+    readonly clock: Clock,
+    private readonly tuning: SequenceTuning,
+    private readonly o: { autoCreate: boolean; defaultStep: number; onEvent: ((e: SequenceEvent) => void) | undefined },
+  ) {}
 
   /**
    * The sequence of `key` (the same object on every call). Throws `FLURRY_E_SEQUENCE_KEY_INVALID`; an unknown
@@ -143,20 +164,22 @@ export class Sequences {
       if (create) this.creators.set(key, create);
       const ensure =
         create || this.o.autoCreate
-          ? async (k: string): Promise<boolean> => {
+          ? async (k: string): Promise<void> => {
               const c = this.creators.get(k) ?? { start: 1n, step: this.o.defaultStep };
               try {
                 await this.store.create(k, { start: c.start, step: c.step, description: null });
               } catch (err) {
                 if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_EXISTS)) throw err;
               }
-              return true;
             }
           : undefined;
-      const listener = this.safeListener;
       const observe = (e: SequenceEvent): void => {
         if (e.type === 'fetch-failed' && e.code === SequenceErrorCode.KEY_UNKNOWN) this.forgetUnknown(key);
-        listener?.(e);
+        try {
+          this.o.onEvent?.(e);
+        } catch {
+          // A listener's failure must not break issuing.
+        }
       };
       s = new Sequence(key, this.store, this.clock, this.tuning, ensure, observe);
       this.seqs.set(key, s);
@@ -166,7 +189,7 @@ export class Sequences {
 
   /** A key the store does not know is dropped after its retry delay (made-up keys cannot fill memory or labels). */
   private forgetUnknown(key: string): void {
-    const t = setTimeout(() => {
+    setTimeout(() => {
       const s = this.closed ? undefined : this.seqs.get(key);
       if (s === undefined) return;
       const st = s.status();
@@ -174,20 +197,16 @@ export class Sequences {
       if (st.waiting > 0) return this.forgetUnknown(key);
       this.seqs.delete(key);
       void s.close().catch(() => undefined);
-    }, this.tuning.retryMs + 1);
-    t.unref();
+    }, this.tuning.retryMs + 1).unref();
   }
 
   /** @internal Closes a sequence no longer used (a past serial period), handing its numbers back. */
   retire(seq: Sequence): void {
     // Callers of the last period may still be waiting for its fetch: close it once they are done (or timed out).
-    const t = setTimeout(() => void this.retireNow(seq), this.tuning.waitTimeoutMs + 1000);
-    t.unref();
-  }
-
-  private async retireNow(seq: Sequence): Promise<void> {
-    if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
-    await seq.close().catch(() => undefined);
+    setTimeout(() => {
+      if (this.seqs.get(seq.key) === seq) this.seqs.delete(seq.key);
+      void seq.close().catch(() => undefined);
+    }, this.tuning.waitTimeoutMs + 1000).unref();
   }
 
   /**
@@ -205,13 +224,8 @@ export class Sequences {
     const reset = options.reset ?? 'day';
     const format = parseSerialFormat(options.format, reset);
     if (reset !== 'never' && key.length > MAX_KEY_LENGTH - 9) {
-      throw sequenceError(
-        'KEY_INVALID',
-        `a serial key is at most ${MAX_KEY_LENGTH - 9} characters (":yyyyMMdd" is appended per period)`,
-        {
-          key,
-        },
-      );
+      const message = `a serial key is at most ${MAX_KEY_LENGTH - 9} characters (":yyyyMMdd" is appended per period)`;
+      throw sequenceError('KEY_INVALID', message, { key });
     }
     const timeZone = options.timeZone ?? 'UTC';
     assertTimeZone(timeZone);
@@ -256,7 +270,7 @@ export class Sequences {
     const known = this.closed ? undefined : this.seqs.get(key);
     if (known !== undefined) return known.status();
     assertKey(key);
-    return new Sequence(key, this.store, this.clock, this.tuning, undefined).status();
+    return new Sequence(key, this.store, this.clock, this.tuning).status();
   }
 
   /**
@@ -271,14 +285,11 @@ export class Sequences {
     const each = await Promise.all(
       [...this.seqs.values()].map(async (s) => ({ back: await s.close(), wasted: BigInt(s.status().wasted) })),
     );
-    let handedBack = 0n;
-    let wasted = 0n;
-    for (const e of each) {
-      handedBack += e.back;
-      wasted += e.wasted;
-    }
     await this.store.close();
-    return { handedBack, wasted };
+    return each.reduce((a, e) => ({ handedBack: a.handedBack + e.back, wasted: a.wasted + e.wasted }), {
+      handedBack: 0n,
+      wasted: 0n,
+    });
   }
 }
 
@@ -297,64 +308,31 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   assertKnownOptions(options, KNOWN, 'openSequences options');
   const clock = options.clock ?? systemClock;
   const tuning: SequenceTuning = {
-    prefetchAt: range('prefetchAt', options.prefetchAt, 0, 0.9, 0.1, false),
-    targetSegmentMs: range('targetSegmentMs', options.targetSegmentMs, 1000, 86_400_000, 900_000),
-    maxStep: range('maxStep', options.maxStep, 1, 2 ** 31 - 1, 1_000_000),
-    retryMs: range('retryMs', options.retryMs, 10, 60_000, 500),
-    waitTimeoutMs: range('waitTimeoutMs', options.waitTimeoutMs, 100, 600_000, 30_000),
-    maxBatch: range('maxBatch', options.maxBatch, 1, 10_000_000, 100_000),
+    prefetchAt: range(options, 'prefetchAt'),
+    targetSegmentMs: range(options, 'targetSegmentMs'),
+    maxStep: range(options, 'maxStep'),
+    retryMs: range(options, 'retryMs'),
+    waitTimeoutMs: range(options, 'waitTimeoutMs'),
+    maxBatch: range(options, 'maxBatch'),
   };
-  const timeoutMs = range('timeoutMs', options.timeoutMs, 100, 120_000, 5000);
+  const timeoutMs = range(options, 'timeoutMs');
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
+  const now = (): number => clock.now();
+  const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
   let store: SegmentStore;
-  if (typeof url !== 'string') {
-    store = url;
+  if (p === undefined) store = url as SegmentStore;
+  else if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, now);
+  else if (p.kind === 'redis') {
+    const allowVolatileStore = options.allowVolatileStore ?? false;
+    store = await (await import('./stores/redis.js')).openRedisStore(p, { timeoutMs, allowVolatileStore, now });
   } else {
-    const p = parseStoreUrl(url);
-    if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, () => clock.now());
-    else if (p.kind === 'redis') {
-      const { openRedisStore } = await import('./stores/redis.js');
-      store = await openRedisStore(
-        {
-          host: p.host,
-          port: p.port,
-          db: p.db,
-          ...(p.username !== undefined ? { username: p.username } : {}),
-          ...(p.password !== undefined ? { password: p.password } : {}),
-          tls: p.tls,
-          prefix: p.prefix,
-          timeoutMs,
-          allowVolatileStore: options.allowVolatileStore ?? false,
-          now: () => clock.now(),
-        },
-        p.redacted,
-      );
-    } else {
-      const { openSqlStore } = await import('./stores/sql.js');
-      const client = await loadClient(
-        p.kind,
-        `the ${p.kind} store (${p.redacted})`,
-        (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise')),
-        clientMissing(p.redacted),
-      );
-      const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
-      store = await openSqlStore(pool, {
-        timeoutMs,
-        createTable: options.createTable ?? true,
-        table: p.table,
-        description: p.redacted,
-      });
-    }
+    const createTable = options.createTable ?? true;
+    store = await (await import('./stores/sql.js')).openSqlStore(p, { timeoutMs, createTable });
   }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
   }
-  return new Sequences(store, {
-    autoCreate: options.autoCreate ?? false,
-    defaultStep,
-    clock,
-    tuning,
-    onEvent: options.onEvent,
-  });
+  const o = { autoCreate: options.autoCreate ?? false, defaultStep, onEvent: options.onEvent };
+  return new Sequences(store, clock, tuning, o);
 }

@@ -98,47 +98,28 @@ export function assertKey(key: unknown): asserts key is string {
 /** Checks a step: an integer 1 … 2^31 - 1 (Leaf's `step int`). Throws `FLURRY_E_SEQUENCE_OPTION`. */
 export function assertStep(step: unknown, name: string): asserts step is number {
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > MAX_STEP) {
-    throw sequenceError(
-      'OPTION',
-      `${name} must be an integer from 1 to ${MAX_STEP} (Leaf's step int), got ${String(step)}`,
-      {
-        option: name,
-        value: String(step),
-        min: 1,
-        max: MAX_STEP,
-      },
-    );
+    const message = `${name} must be an integer from 1 to ${MAX_STEP} (Leaf's step int), got ${String(step)}`;
+    throw sequenceError('OPTION', message, { option: name, value: String(step), min: 1, max: MAX_STEP });
   }
 }
 
 /** Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges. */
-export function normaliseCreate(options: CreateKeyOptions = {}): {
-  start: bigint;
-  step: number;
-  description: string | null;
-} {
+export function normaliseCreate(options: CreateKeyOptions = {}): Parameters<SegmentStore['create']>[1] {
   const start = options.start ?? 1n;
   if (
     !(typeof start === 'bigint' || (typeof start === 'number' && Number.isSafeInteger(start))) ||
     BigInt(start) < 0n ||
     BigInt(start) >= MAX_ID
   ) {
-    throw sequenceError('OPTION', `start must be an integer from 0 to ${MAX_ID - 1n}, got ${String(start)}`, {
-      option: 'start',
-      value: String(start),
-    });
+    const message = `start must be an integer from 0 to ${MAX_ID - 1n}, got ${String(start)}`;
+    throw sequenceError('OPTION', message, { option: 'start', value: String(start) });
   }
   const step = options.step ?? 1000;
   assertStep(step, 'step');
   const description = options.description ?? null;
   if (description !== null && (typeof description !== 'string' || description.length > 256)) {
-    throw sequenceError(
-      'OPTION',
-      `description must be a string of at most 256 characters (Leaf's description varchar(256))`,
-      {
-        option: 'description',
-      },
-    );
+    const message = `description must be a string of at most 256 characters (Leaf's description varchar(256))`;
+    throw sequenceError('OPTION', message, { option: 'description' });
   }
   return { start: BigInt(start), step, description };
 }

@@ -4,29 +4,11 @@ import { sequenceError } from './errors.js';
 
 /** A parsed store URL. */
 export type ParsedStoreUrl =
-  | {
-      kind: 'postgres' | 'mysql';
-      redacted: string;
-      host: string;
-      port: number;
-      user: string;
-      password: string;
-      database: string;
-      table: string;
-      poolSize: number;
-    }
-  | {
-      kind: 'redis';
-      redacted: string;
-      host: string;
-      port: number;
-      db: number;
-      username?: string;
-      password?: string;
-      tls: boolean;
-      prefix: string;
-    }
-  | { kind: 'memory'; redacted: string; name: string };
+  Url<'postgres' | 'mysql', SqlFields> | Url<'redis', RedisFields> | Url<'memory', { name: string }>;
+type Url<K, F> = { kind: K; redacted: string } & F;
+type Endpoint = { host: string; port: number };
+type SqlFields = Endpoint & { user: string; password: string; database: string; table: string; poolSize: number };
+type RedisFields = Endpoint & { db: number; username?: string; password?: string; tls: boolean; prefix: string };
 
 const ALLOWED: Record<ParsedStoreUrl['kind'], string[]> = {
   postgres: ['table', 'pool'],

@@ -3,24 +3,10 @@
  * persistence check at open (`FLURRY_E_SEQUENCE_STORE_VOLATILE`): docs/segments.md ("Redis").
  */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { connectRedis, isRedisAuthError, loadClient, readRedisPersistence, volatileRedisReason } from '@flurry/core';
-import { clientMissing, sequenceError } from '../errors.js';
+import { connectRedis, isRedisAuthError, readRedisPersistence, volatileRedisReason } from '@flurry/core';
+import { loadStoreClient, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
-
-/** Where and how to connect (from the URL). */
-export interface RedisConnection {
-  host: string;
-  port: number;
-  db: number;
-  username?: string;
-  password?: string;
-  tls?: boolean;
-  prefix: string;
-  timeoutMs: number;
-  allowVolatileStore: boolean;
-  /** Wall time for the `update_time` field (the sequences' clock). */
-  now: () => number;
-}
+import type { ParsedStoreUrl } from '../url.js';
 
 const ALLOCATE_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
@@ -43,34 +29,26 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]
 return 0
 `;
 
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /**
  * Connects to Redis, checks its persistence and returns the store. Rejects with
  * `FLURRY_E_SEQUENCE_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH` or `…_STORE_VOLATILE`.
  */
-export async function openRedisStore(c: RedisConnection, description: string): Promise<SegmentStore> {
-  const { Redis: RedisCtor } = (await loadClient(
-    'redis',
-    `the redis store (${description})`,
-    () => import('ioredis'),
-    clientMissing(description),
-  )) as unknown as { Redis: new (o: RedisOptions) => RedisClient };
+export async function openRedisStore(
+  c: Extract<ParsedStoreUrl, { kind: 'redis' }>,
+  opts: { timeoutMs: number; allowVolatileStore: boolean; now: () => number },
+): Promise<SegmentStore> {
+  const description = c.redacted;
+  const { Redis: RedisCtor } = (await loadStoreClient('redis', description, () => import('ioredis'))) as unknown as {
+    Redis: new (o: RedisOptions) => RedisClient;
+  };
   const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
     if (isRedisAuthError(err)) {
-      return sequenceError(
-        'AUTH',
-        `the redis store ${description} refused the credentials; check the user and password in the URL`,
-        {
-          store: description,
-        },
-      );
+      const message = `the redis store ${description} refused the credentials; check the user and password in the URL`;
+      return sequenceError('AUTH', message, { store: description });
     }
     return sequenceError(
       'STORE_UNAVAILABLE',
-      `the redis store ${description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} (${errText(err)})` +
+      `the redis store ${description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} (${err instanceof Error ? err.message : String(err)})` +
         (outcomeUnknown ? '; the INCRBY may still have happened, so its range is skipped' : '') +
         (what === 'the connection'
           ? '; check that Redis runs there and is reachable from this host, then retry (an outage, not bad input)'
@@ -79,14 +57,14 @@ export async function openRedisStore(c: RedisConnection, description: string): P
       err,
     );
   };
-  const client = await connectRedis(RedisCtor, c, c.timeoutMs, 'flurry-sequences', { enableOfflineQueue: false }).catch(
-    (err: unknown) => {
-      throw unavailable('the connection', err);
-    },
-  );
+  const client = await connectRedis(RedisCtor, c, opts.timeoutMs, 'flurry-sequences', {
+    enableOfflineQueue: false,
+  }).catch((err: unknown) => {
+    throw unavailable('the connection', err);
+  });
 
   // Persistence: a Redis that can lose acknowledged writes can hand the same numbers out twice.
-  if (!c.allowVolatileStore) {
+  if (!opts.allowVolatileStore) {
     const persistence = await readRedisPersistence((name) => client.config('GET', name));
     if (!persistence.durable) {
       client.disconnect(false);
@@ -111,8 +89,14 @@ export async function openRedisStore(c: RedisConnection, description: string): P
   const metaKey = (key: string): string => `${c.prefix}meta:${key}`;
   const setKey = `${c.prefix}keys`;
   let closed = false;
-  const open = (): void => {
+  /** Runs one store operation; a failure of `f` is `unavailable(what)`. */
+  const run = async <T>(what: string, key: string | undefined, f: () => Promise<T>, unknown = false): Promise<T> => {
     if (closed) throw sequenceError('CLOSED', `the redis store ${description} was closed`);
+    try {
+      return await f();
+    } catch (err) {
+      throw unavailable(what, err, key, unknown);
+    }
   };
   const info = async (key: string): Promise<KeyInfo | undefined> => {
     const [max, meta] = await Promise.all([client.get(maxKey(key)), client.hgetall(metaKey(key))]);
@@ -130,20 +114,13 @@ export async function openRedisStore(c: RedisConnection, description: string): P
     kind: 'redis',
     description,
     async allocate(key: string, step?: number): Promise<Allocation> {
-      open();
-      let r: unknown;
-      try {
-        r = await client.eval(
-          ALLOCATE_LUA,
-          2,
-          maxKey(key),
-          metaKey(key),
-          step === undefined ? '' : String(step),
-          String(c.now()),
-        );
-      } catch (err) {
-        throw unavailable('an allocation', err, key, true);
-      }
+      const stepArg = step === undefined ? '' : String(step);
+      const r = await run(
+        'an allocation',
+        key,
+        () => client.eval(ALLOCATE_LUA, 2, maxKey(key), metaKey(key), stepArg, String(opts.now())),
+        true,
+      );
       if (r === null) {
         throw sequenceError(
           'KEY_UNKNOWN',
@@ -156,61 +133,30 @@ export async function openRedisStore(c: RedisConnection, description: string): P
       return allocationFrom(key, BigInt(max), Number(s), 'redis');
     },
     async create(key, o) {
-      open();
-      let r: unknown;
-      try {
-        r = await client.eval(
-          CREATE_LUA,
-          3,
-          maxKey(key),
-          metaKey(key),
-          setKey,
-          o.start.toString(),
-          String(o.step),
-          o.description ?? '',
-          String(c.now()),
-          o.description === null ? '0' : '1',
-          key,
-        );
-      } catch (err) {
-        throw unavailable('a key creation', err, key);
-      }
+      const described = o.description === null ? '0' : '1';
+      const args = [o.start.toString(), String(o.step), o.description ?? '', String(opts.now()), described, key];
+      const r = await run('a key creation', key, () =>
+        client.eval(CREATE_LUA, 3, maxKey(key), metaKey(key), setKey, ...args),
+      );
       if (r === 0) throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists`, { key });
       const i = await info(key);
       if (!i) throw unavailable('a key creation', new Error('the key vanished right after its creation'), key);
       return i;
     },
-    async show(key) {
-      open();
-      try {
-        return await info(key);
-      } catch (err) {
-        throw unavailable('a key lookup', err, key);
-      }
-    },
-    async list() {
-      open();
-      try {
-        const keys = (await client.smembers(setKey)).sort();
+    show: (key) => run('a key lookup', key, () => info(key)),
+    list: () =>
+      run('the key listing', undefined, async () => {
         const out: KeyInfo[] = [];
-        for (const k of keys) {
+        for (const k of (await client.smembers(setKey)).sort()) {
           const i = await info(k);
           if (i) out.push(i);
         }
         return out;
-      } catch (err) {
-        throw unavailable('the key listing', err);
-      }
-    },
+      }),
     async handBack(key, segmentEnd, firstUnused) {
-      open();
-      if (firstUnused >= segmentEnd || segmentEnd > MAX_ID) return false;
-      try {
-        const r = await client.eval(HAND_BACK_LUA, 1, maxKey(key), segmentEnd.toString(), firstUnused.toString());
-        return r === 1;
-      } catch (err) {
-        throw unavailable('a hand-back', err, key);
-      }
+      if (!closed && (firstUnused >= segmentEnd || segmentEnd > MAX_ID)) return false;
+      const [end, first] = [segmentEnd.toString(), firstUnused.toString()];
+      return (await run('a hand-back', key, () => client.eval(HAND_BACK_LUA, 1, maxKey(key), end, first))) === 1;
     },
     async close() {
       if (closed) return;

@@ -3,9 +3,10 @@
  * transaction statement for statement; an allocation whose COMMIT is unacknowledged is never issued from
  * (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
  */
-import { quoteSqlTable, sqlErrorClass, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
-import { sequenceError } from '../errors.js';
+import { quoteSqlTable, sqlErrorClass, sqlPool, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
+import { loadStoreClient, sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
+import type { ParsedStoreUrl } from '../url.js';
 
 /** Leaf's CREATE TABLE (its README's DDL, verbatim but for IF NOT EXISTS), in each dialect's types. */
 function leafDdl(dialect: SqlDialect, table: string): string {
@@ -33,21 +34,12 @@ function isAuth(pool: SqlPool, err: unknown): boolean {
   return c === 'auth' || (c === 'denied' && (err as { errno?: unknown }).errno === 1044);
 }
 
-/** Options every SQL store takes. */
-export interface SqlStoreOptions {
-  timeoutMs: number;
-  createTable: boolean;
-  table: string;
-  /** The URL without password, for messages. */
-  description: string;
-}
+/** What the SQL store's statements and messages need: the deadline, the table and the URL without password. */
+type SqlStoreOptions = { timeoutMs: number; table: string; description: string };
 
 function errText(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return `${typeof code === 'string' ? `${code}: ` : ''}${err.message}`;
-  }
-  return String(err);
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  return err instanceof Error ? `${typeof code === 'string' ? `${code}: ` : ''}${err.message}` : String(err);
 }
 
 /** Runs `fn` on a fresh session with a deadline; on timeout or error the session is destroyed. */
@@ -55,10 +47,10 @@ async function withSession<T>(
   pool: SqlPool,
   o: SqlStoreOptions,
   what: string,
-  fn: (s: SqlSession, stage: { at: string; skipped?: { start: string; end: string } }) => Promise<T>,
-  key?: string,
+  key: string | undefined,
+  fn: (s: SqlSession, stage: { at: string }) => Promise<T>,
 ): Promise<T> {
-  const stage: { at: string; skipped?: { start: string; end: string } } = { at: 'connect' };
+  const stage = { at: 'connect' };
   let session: SqlSession | undefined;
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
@@ -127,47 +119,51 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
       key,
     });
   }
-  const step = Number(row.step);
   const ut = row.update_time;
   return {
     key,
     maxId,
-    step,
+    step: Number(row.step),
     description: typeof row.description === 'string' ? row.description : null,
     updateTime: ut instanceof Date ? ut : typeof ut === 'string' ? new Date(ut) : null,
   };
 }
 
 /**
- * Opens a SQL store: checks the connection and the table (creating Leaf's table when `createTable` and it is
- * missing).
+ * Opens a SQL store: loads the client, checks the connection and the table (creating Leaf's table when
+ * `createTable` and it is missing).
  */
-export async function openSqlStore(pool: SqlPool, o: SqlStoreOptions): Promise<SegmentStore> {
+export async function openSqlStore(
+  p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
+  { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
+): Promise<SegmentStore> {
+  const load = (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise'));
+  const client = await loadStoreClient(p.kind, p.redacted, load);
+  const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
+  const o: SqlStoreOptions = { timeoutMs, table: p.table, description: p.redacted };
   const t = quoteSqlTable(pool.dialect, o.table);
   const columns = `SELECT biz_tag, max_id, step, description, update_time FROM ${t}`;
   try {
-    await withSession(pool, o, 'the table check', async (s) => {
-      try {
-        await s.query(`${columns} WHERE 1 = 0`, []);
-        return;
-      } catch (err) {
-        if (!o.createTable) throw tableError(err);
-      }
-      // A fresh session: a failed statement aborts a PostgreSQL transaction block (not used here, but keep it plain).
+    await withSession(pool, o, 'the table check', undefined, async (s) => {
+      const check = (): Promise<unknown> => s.query(`${columns} WHERE 1 = 0`, []);
+      const missing = await check().then(
+        () => false,
+        (err: unknown) => {
+          if (!createTable) throw tableError(err);
+          return true;
+        },
+      );
+      if (!missing) return;
+      // Several processes opening at once race on CREATE TABLE IF NOT EXISTS (PostgreSQL then reports a
+      // duplicate type or key); the check below decides whether the table is there.
       let ddlError: unknown;
-      try {
-        await s.query(leafDdl(pool.dialect, o.table), []);
-      } catch (err) {
-        // Several processes opening at once race on CREATE TABLE IF NOT EXISTS (PostgreSQL then reports a
-        // duplicate type or key); the check below decides whether the table is there.
+      await s.query(leafDdl(pool.dialect, o.table), []).catch((err: unknown) => {
         if (isAuth(pool, err)) throw err;
         ddlError = err;
-      }
-      try {
-        await s.query(`${columns} WHERE 1 = 0`, []);
-      } catch (err) {
+      });
+      await check().catch((err: unknown) => {
         throw tableError(ddlError ?? err);
-      }
+      });
     });
   } catch (err) {
     await pool.end().catch(() => undefined);
@@ -184,111 +180,71 @@ export async function openSqlStore(pool: SqlPool, o: SqlStoreOptions): Promise<S
   }
 
   let closed = false;
-  const open = (): void => {
+  const run = async <T>(
+    what: string,
+    key: string | undefined,
+    fn: (s: SqlSession, stage: { at: string }) => Promise<T>,
+  ) => {
     if (closed) throw sequenceError('CLOSED', `the ${pool.dialect} store ${o.description} was closed`);
+    return withSession(pool, o, what, key, fn);
   };
 
   return {
     kind: pool.dialect,
     description: o.description,
-    async allocate(key: string, step?: number): Promise<Allocation> {
-      open();
-      return withSession(
-        pool,
-        o,
-        'an allocation',
-        async (s, stage) => {
-          await s.query('BEGIN', []);
-          stage.at = 'update';
-          // Leaf's statements (IDAllocMapper.updateMaxId / updateMaxIdByCustomStep, getLeafAlloc), unchanged.
-          const upd =
-            step === undefined
-              ? await s.query(`UPDATE ${t} SET max_id = max_id + step WHERE biz_tag = ?`, [key])
-              : await s.query(`UPDATE ${t} SET max_id = max_id + ? WHERE biz_tag = ?`, [step, key]);
-          if (upd.affected === 0) {
-            await s.query('ROLLBACK', []);
-            throw sequenceError(
-              'KEY_UNKNOWN',
-              `the sequence key "${key}" does not exist in ${o.table} (${o.description}); create it first ` +
-                `(sequences.create or flurry sequences create), or turn autoCreate on`,
-              { key },
-            );
-          }
-          stage.at = 'select';
-          const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ?`, [key]);
-          const row = sel.rows[0];
-          if (!row) throw new Error(`the row of "${key}" vanished inside the transaction`);
-          const info = rowInfo(row, pool.dialect);
-          const a = allocationFrom(key, info.maxId, step ?? info.step, pool.dialect);
-          stage.skipped = { start: a.start.toString(), end: a.end.toString() };
-          stage.at = 'commit';
-          await s.query('COMMIT', []);
-          return a;
-        },
-        key,
-      );
-    },
-    async create(key, c) {
-      open();
-      return withSession(
-        pool,
-        o,
-        'a key creation',
-        async (s) => {
-          try {
-            await s.query(
-              `INSERT INTO ${t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)`,
-              [key, c.start.toString(), c.step, c.description],
-            );
-          } catch (err) {
-            if (sqlErrorClass(pool.dialect, err) === 'duplicate') {
-              throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists in ${o.table}`, { key });
-            }
-            throw err;
-          }
-          const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
-          return rowInfo(sel.rows[0], pool.dialect);
-        },
-        key,
-      );
-    },
-    async show(key) {
-      open();
-      return withSession(
-        pool,
-        o,
-        'a key lookup',
-        async (s) => {
-          const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
-          return sel.rows[0] ? rowInfo(sel.rows[0], pool.dialect) : undefined;
-        },
-        key,
-      );
-    },
-    async list() {
-      open();
-      return withSession(pool, o, 'the key listing', async (s) => {
-        const sel = await s.query(`${columns} ORDER BY biz_tag`, []);
-        return sel.rows.map((r) => rowInfo(r, pool.dialect));
-      });
-    },
+    allocate: (key, step) =>
+      run('an allocation', key, async (s, stage): Promise<Allocation> => {
+        await s.query('BEGIN', []);
+        stage.at = 'update';
+        // Leaf's statements (IDAllocMapper.updateMaxId / updateMaxIdByCustomStep, getLeafAlloc), unchanged.
+        const upd =
+          step === undefined
+            ? await s.query(`UPDATE ${t} SET max_id = max_id + step WHERE biz_tag = ?`, [key])
+            : await s.query(`UPDATE ${t} SET max_id = max_id + ? WHERE biz_tag = ?`, [step, key]);
+        if (upd.affected === 0) {
+          await s.query('ROLLBACK', []);
+          throw sequenceError(
+            'KEY_UNKNOWN',
+            `the sequence key "${key}" does not exist in ${o.table} (${o.description}); create it first ` +
+              `(sequences.create or flurry sequences create), or turn autoCreate on`,
+            { key },
+          );
+        }
+        stage.at = 'select';
+        const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ?`, [key]);
+        const row = sel.rows[0];
+        if (!row) throw new Error(`the row of "${key}" vanished inside the transaction`);
+        const info = rowInfo(row, pool.dialect);
+        const a = allocationFrom(key, info.maxId, step ?? info.step, pool.dialect);
+        stage.at = 'commit';
+        await s.query('COMMIT', []);
+        return a;
+      }),
+    create: (key, c) =>
+      run('a key creation', key, async (s) => {
+        const insert = `INSERT INTO ${t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)`;
+        await s.query(insert, [key, c.start.toString(), c.step, c.description]).catch((err: unknown) => {
+          if (sqlErrorClass(pool.dialect, err) !== 'duplicate') throw err;
+          throw sequenceError('KEY_EXISTS', `the sequence key "${key}" already exists in ${o.table}`, { key });
+        });
+        const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
+        return rowInfo(sel.rows[0], pool.dialect);
+      }),
+    show: (key) =>
+      run('a key lookup', key, async (s) => {
+        const sel = await s.query(`${columns} WHERE biz_tag = ?`, [key]);
+        return sel.rows[0] ? rowInfo(sel.rows[0], pool.dialect) : undefined;
+      }),
+    list: () =>
+      run('the key listing', undefined, async (s) =>
+        (await s.query(`${columns} ORDER BY biz_tag`, [])).rows.map((r) => rowInfo(r, pool.dialect)),
+      ),
     async handBack(key, segmentEnd, firstUnused) {
-      open();
-      if (firstUnused >= segmentEnd || segmentEnd > MAX_ID) return false;
-      return withSession(
-        pool,
-        o,
-        'a hand-back',
-        async (s) => {
-          const r = await s.query(`UPDATE ${t} SET max_id = ? WHERE biz_tag = ? AND max_id = ?`, [
-            firstUnused.toString(),
-            key,
-            segmentEnd.toString(),
-          ]);
-          return r.affected === 1;
-        },
-        key,
-      );
+      if (!closed && (firstUnused >= segmentEnd || segmentEnd > MAX_ID)) return false;
+      return run('a hand-back', key, async (s) => {
+        const args = [firstUnused.toString(), key, segmentEnd.toString()];
+        return (await s.query(`UPDATE ${t} SET max_id = ? WHERE biz_tag = ? AND max_id = ?`, args)).affected === 1;
+      });
     },
     async close() {
       if (closed) return;
