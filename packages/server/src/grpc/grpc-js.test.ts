@@ -166,8 +166,15 @@ describe('flurry serve --grpc-port with a token and a public-ID key', () => {
     s.on('error', () => undefined);
     for (let i = 0; got < 50 && i < 500; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(got, 50);
-    await new Promise((r) => setTimeout(r, 500)); // the windows and socket buffers fill
-    const a = await issuedTotal(svc.port);
+    // The windows and socket buffers fill: wait until the count holds for three reads 250 ms
+    // apart (a loaded machine takes longer than an idle one), at most 15 s.
+    let a = await issuedTotal(svc.port);
+    for (let held = 0, i = 0; held < 3 && i < 60; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      const now = await issuedTotal(svc.port);
+      held = now === a ? held + 1 : 0;
+      a = now;
+    }
     await new Promise((r) => setTimeout(r, 700));
     const b = await issuedTotal(svc.port);
     assert.equal(b, a, `nothing issued while the reader is paused (${a} then ${b})`);
