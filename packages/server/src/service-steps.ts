@@ -10,7 +10,7 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { HttpServer } from './http/server.js';
-import type { ThriftServer } from './thrift/index.js';
+import type { ThriftServer } from './thrift/server.js';
 import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
@@ -128,7 +128,7 @@ export async function startThrift(
   logger: ServiceLogger,
 ): Promise<ThriftServer | undefined> {
   if (thriftPort === undefined) return undefined;
-  const { startThriftServer } = await import('./thrift/index.js');
+  const { startThriftServer } = await import('./thrift/server.js');
   const issuer = core.issuer;
   const started = startThriftServer({
     host,

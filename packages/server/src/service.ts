@@ -26,7 +26,7 @@ import {
 } from './service-steps.js';
 import { retryOutage, type RetryOutageOptions, type StartWait } from './start-retry.js';
 import type { GrpcServer } from './grpc/index.js';
-import type { ThriftServer } from './thrift/index.js';
+import type { ThriftServer } from './thrift/server.js';
 import type { MemcachedServer } from './memcached/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
