@@ -6,11 +6,12 @@
  */
 import { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
-import { BAD, COMMON, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
 const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
+const STRING = { type: 'string' };
 
 /**
  * The description of the layout a query names (`fields` with optional `epoch` and `unit`,
@@ -65,25 +66,16 @@ export const layoutsExplainRoute: Route = {
     summary:
       "Build a layout (any layout, not this service's) and describe it: capacity and end of life, or the library's refusal.",
     parameters: [
-      {
-        name: 'fields',
-        in: 'query',
-        description: 'Field list, most significant first, e.g. timestamp:41,datacenter:5,worker:5,sequence:12.',
-        schema: { type: 'string' },
-      },
-      {
-        name: 'epoch',
-        in: 'query',
-        description: 'ISO 8601 date or Unix ms (with fields).',
-        schema: { type: 'string' },
-      },
-      { name: 'unit', in: 'query', description: '1ms, 10ms or 1s (with fields).', schema: { type: 'string' } },
-      {
-        name: 'preset',
-        in: 'query',
-        description: 'A preset instead of fields, e.g. twitter.',
-        schema: { type: 'string' },
-      },
+      param(
+        'query',
+        'fields',
+        undefined,
+        STRING,
+        'Field list, most significant first, e.g. timestamp:41,datacenter:5,worker:5,sequence:12.',
+      ),
+      param('query', 'epoch', undefined, STRING, 'ISO 8601 date or Unix ms (with fields).'),
+      param('query', 'unit', undefined, STRING, '1ms, 10ms or 1s (with fields).'),
+      param('query', 'preset', undefined, STRING, 'A preset instead of fields, e.g. twitter.'),
     ],
     responses: {
       ...jsonOk("The layout's description (as `flurry layout --json`).", {

@@ -7,7 +7,7 @@
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
-import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -29,7 +29,7 @@ export const leafGetRoute: Route = {
     operationId: 'leafGet',
     summary:
       "Meituan Leaf compatible: one ID as bare decimal text. The key (Leaf's biz tag) is required and ignored, as in Leaf's snowflake mode.",
-    parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+    parameters: [param('path', 'key', true, { type: 'string', minLength: 1 })],
     responses: {
       '200': {
         description: 'A new ID.',
@@ -72,9 +72,7 @@ export const leafDecodeRoute: Route = {
   openapi: {
     operationId: 'leafDecode',
     summary: "Meituan Leaf compatible decoder, honouring this service's layout and epoch.",
-    parameters: [
-      { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
-    ],
+    parameters: [param('query', 'snowflakeId', true, { $ref: '#/components/schemas/DecimalId' })],
     responses: {
       ...jsonOk(
         "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",
