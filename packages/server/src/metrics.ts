@@ -5,6 +5,7 @@
  */
 import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
+import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
@@ -18,12 +19,7 @@ export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;
   /** The current lease, if any. */
-  lease():
-    | {
-        readonly stats: { renewals: number; renewFailures: number; lost: number; reacquired: number };
-        msUntilDeadline(): number;
-      }
-    | undefined;
+  lease(): Pick<ManagedLease, 'stats' | 'msUntilDeadline'> | undefined;
   /** Whether `/readyz` would answer 200. */
   ready(): boolean;
   /** The current node field values, if leased. */
@@ -44,9 +40,6 @@ export class ServiceMetrics implements RouteMetrics {
   private readonly sums: Float64Array;
   private readonly nRoutes = ROUTE_NAMES.length;
   private readonly nBuckets = LATENCY_BUCKETS.length;
-  private readonly exhausted: Counter;
-  private readonly fenced: Counter;
-  private readonly highWater: Counter;
   private readonly regressions: Histogram;
   /** Generator events as plain integers, for the console's /v1/status (rare path only). */
   readonly events = { exhausted: 0, clockBackwards: 0, highWaterWaits: 0, fenced: 0 };
@@ -63,15 +56,8 @@ export class ServiceMetrics implements RouteMetrics {
     const registry = (this.registry = new Registry());
     collectDefaultMetrics({ register: registry });
 
-    new Counter({
-      name: 'flurry_ids_issued_total',
-      help: 'IDs issued by this process.',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(sources.issued());
-      },
-    });
+    const events = this.events;
+    scrapeCounter(registry, 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
     registerScrapeMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
       this.requestValues(),
     );
@@ -82,27 +68,30 @@ export class ServiceMetrics implements RouteMetrics {
       'histogram',
       () => this.latencyValues(),
     );
-    this.exhausted = new Counter({
-      name: 'flurry_sequence_exhausted_waits_total',
-      help: 'Ticks whose sequence ran out, so the generator waited or borrowed.',
-      registers: [registry],
-    });
+    scrapeCounter(
+      registry,
+      'flurry_sequence_exhausted_waits_total',
+      'Ticks whose sequence ran out, so the generator waited or borrowed.',
+      () => events.exhausted,
+    );
     this.regressions = new Histogram({
       name: 'flurry_clock_regression_ms',
       help: 'Wall-clock steps backwards seen by the generator, by size in ms.',
       registers: [registry],
       buckets: [1, 10, 100, 1000, 10_000, 60_000],
     });
-    this.highWater = new Counter({
-      name: 'flurry_high_water_waits_total',
-      help: "Waits for the clock to pass a node's high-water mark.",
-      registers: [registry],
-    });
-    this.fenced = new Counter({
-      name: 'flurry_fenced_total',
-      help: 'Refusals to issue because the lease deadline had passed.',
-      registers: [registry],
-    });
+    scrapeCounter(
+      registry,
+      'flurry_high_water_waits_total',
+      "Waits for the clock to pass a node's high-water mark.",
+      () => events.highWaterWaits,
+    );
+    scrapeCounter(
+      registry,
+      'flurry_fenced_total',
+      'Refusals to issue because the lease deadline had passed.',
+      () => events.fenced,
+    );
     registerLeaseMetrics(registry, sources);
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
@@ -133,7 +122,6 @@ export class ServiceMetrics implements RouteMetrics {
   onGeneratorEvent(e: GeneratorEvent): void {
     switch (e.type) {
       case 'exhausted':
-        this.exhausted.inc();
         this.events.exhausted++;
         break;
       case 'clock-backwards':
@@ -142,11 +130,9 @@ export class ServiceMetrics implements RouteMetrics {
         if (e.action === 'threw') this.refused('FLURRY_E_CLOCK_BACKWARDS');
         break;
       case 'high-water-wait':
-        this.highWater.inc();
         this.events.highWaterWaits++;
         break;
       case 'fenced':
-        this.fenced.inc();
         this.events.fenced++;
         this.refused(e.code);
         break;
@@ -226,20 +212,10 @@ export class ServiceMetrics implements RouteMetrics {
 
 /** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */
 function registerLeaseMetrics(registry: Registry, sources: MetricSources): void {
-  const leaseCounter = (
-    name: string,
-    help: string,
-    pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number,
-  ) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        const l = sources.lease();
-        if (l) this.inc(pick(l.stats));
-      },
+  const leaseCounter = (name: string, help: string, pick: (s: ManagedLease['stats']) => number) =>
+    scrapeCounter(registry, name, help, () => {
+      const l = sources.lease();
+      return l ? pick(l.stats) : 0;
     });
   leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
   leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
@@ -271,6 +247,19 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
       this.reset();
       const n = sources.node();
       if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
+    },
+  });
+}
+
+/** A counter whose value is read at scrape time (the paths that count only bump plain numbers). */
+function scrapeCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
     },
   });
 }
