@@ -48,15 +48,13 @@ export const leafGetRoute: Route = {
  */
 export function snowflakeIdOf(query: string): string {
   const all = new URLSearchParams(query).getAll('snowflakeId');
-  const raw = all.length > 0 ? all[all.length - 1] : null;
-  const seen = all.length;
-  if (raw === null || seen !== 1) {
+  if (all.length !== 1) {
     throw serverError(
       'QUERY',
-      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${seen > 1 ? ` (it was given ${seen} times)` : ''}`,
+      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
     );
   }
-  return raw;
+  return all[0];
 }
 
 /** `GET /decodeSnowflakeId?snowflakeId=…`. */

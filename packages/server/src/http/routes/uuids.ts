@@ -124,24 +124,11 @@ export const uuidsBatchRoute: Route = {
   },
 };
 
-/** The JSON of a decoded UUID under the service's format. */
+/** The JSON of a decoded UUID under the service's format (every field but the random bits). */
 export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, form?: UuidTextForm): string {
-  const d = decodeUuid(raw, {
-    nodeBits: src.format.nodeBits,
-    sequenceBits: src.format.sequenceBits,
-    ...(form === undefined ? {} : { form }),
-  });
-  return JSON.stringify({
-    uuid: d.uuid,
-    version: d.version,
-    variant: d.variant,
-    unixMs: d.unixMs,
-    timestamp: d.timestamp,
-    node: d.node,
-    sequence: d.sequence,
-    nodeBits: d.nodeBits,
-    sequenceBits: d.sequenceBits,
-  });
+  const { nodeBits, sequenceBits } = src.format;
+  const d = decodeUuid(raw, { nodeBits, sequenceBits, ...(form === undefined ? {} : { form }) });
+  return JSON.stringify({ ...d, random: undefined });
 }
 
 /**
