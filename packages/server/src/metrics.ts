@@ -9,7 +9,7 @@ import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
-import { bucketOf, LATENCY_BUCKETS, pushHistogram, registerScrapeMetric, type ScrapeValue } from './scrape-metric.js';
+import { registerScrapeMetric, RequestTable, type ScrapeValue } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -34,12 +34,8 @@ export class ServiceMetrics implements RouteMetrics {
   readonly registry: Registry;
   private readonly statusIndex = new Int16Array(600).fill(-1);
   private readonly extraStatuses: number[] = [];
-  private counts: Float64Array;
-  private width: number = STATUSES.length;
-  private readonly buckets: Float64Array;
-  private readonly sums: Float64Array;
-  private readonly nRoutes = ROUTE_NAMES.length;
-  private readonly nBuckets = LATENCY_BUCKETS.length;
+  /** Requests by route × status (`STATUSES`, then `extraStatuses`). */
+  private readonly table = new RequestTable(ROUTE_NAMES.length, STATUSES.length);
   private readonly regressions: Histogram;
   /** Generator events as plain integers, for the console's /v1/status (rare path only). */
   readonly events = { exhausted: 0, clockBackwards: 0, highWaterWaits: 0, fenced: 0 };
@@ -50,9 +46,6 @@ export class ServiceMetrics implements RouteMetrics {
 
   constructor(private readonly sources: MetricSources) {
     STATUSES.forEach((s, i) => (this.statusIndex[s] = i));
-    this.counts = new Float64Array(this.nRoutes * STATUSES.length);
-    this.buckets = new Float64Array(this.nRoutes * (this.nBuckets + 1));
-    this.sums = new Float64Array(this.nRoutes);
     const registry = (this.registry = new Registry());
     collectDefaultMetrics({ register: registry });
 
@@ -113,9 +106,7 @@ export class ServiceMetrics implements RouteMetrics {
   request(route: number, status: number, seconds: number): void {
     let si = status >= 0 && status < 600 ? this.statusIndex[status] : -1;
     if (si < 0) si = this.addStatus(status);
-    this.counts[route * this.width + si]++;
-    this.buckets[route * (this.nBuckets + 1) + bucketOf(seconds)]++;
-    this.sums[route] += seconds;
+    this.table.record(route, si, seconds);
   }
 
   /** Records a generator event (rare path). */
@@ -149,13 +140,8 @@ export class ServiceMetrics implements RouteMetrics {
    * console samples 4 times a second (no allocation).
    */
   snapshot(into: Float64Array, buckets: Float64Array): void {
-    const width = this.width;
-    for (let r = 0; r < this.nRoutes; r++) {
-      let t = 0;
-      for (let s = 0; s < width; s++) t += this.counts[r * width + s];
-      into[r] = t;
-    }
-    buckets.set(this.buckets);
+    for (let r = 0; r < this.table.rows; r++) into[r] = this.table.rowTotal(r);
+    buckets.set(this.table.buckets);
   }
 
   /** The Prometheus text exposition. */
@@ -173,39 +159,21 @@ export class ServiceMetrics implements RouteMetrics {
     const known = this.extraStatuses.indexOf(code);
     if (known >= 0) return STATUSES.length + known;
     this.extraStatuses.push(code);
-    const width = STATUSES.length + this.extraStatuses.length;
-    const grown = new Float64Array(this.nRoutes * width);
-    const old = this.counts;
-    const oldWidth = width - 1;
-    for (let r = 0; r < this.nRoutes; r++)
-      for (let s = 0; s < oldWidth; s++) grown[r * width + s] = old[r * oldWidth + s];
-    this.counts = grown;
-    this.width = width;
-    if (code >= 0 && code < 600) this.statusIndex[code] = width - 1;
-    return width - 1;
+    const column = this.table.addColumn();
+    if (code >= 0 && code < 600) this.statusIndex[code] = column;
+    return column;
   }
 
-  private requestValues(): Array<{ value: number; labels: Record<string, string> }> {
-    const out: Array<{ value: number; labels: Record<string, string> }> = [];
+  private requestValues(): ScrapeValue[] {
+    const out: ScrapeValue[] = [];
     const statuses = [...STATUSES, ...this.extraStatuses];
-    const width = statuses.length;
-    for (let r = 0; r < this.nRoutes; r++) {
-      for (let s = 0; s < width; s++) {
-        const v = this.counts[r * width + s];
-        if (v > 0) out.push({ value: v, labels: { route: ROUTE_NAMES[r], status: String(statuses[s]) } });
-      }
-    }
+    this.table.pushCounts(out, (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
     return out;
   }
 
   private latencyValues(): ScrapeValue[] {
     const out: ScrapeValue[] = [];
-    const width = this.nBuckets + 1;
-    for (let r = 0; r < this.nRoutes; r++) {
-      const buckets = this.buckets.subarray(r * width, (r + 1) * width);
-      if (buckets.some((b) => b > 0))
-        pushHistogram(out, 'flurry_http_request_duration_seconds', { route: ROUTE_NAMES[r] }, buckets, this.sums[r]);
-    }
+    this.table.pushHistograms(out, 'flurry_http_request_duration_seconds', (r) => ({ route: ROUTE_NAMES[r] }));
     return out;
   }
 }
