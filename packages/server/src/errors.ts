@@ -57,9 +57,6 @@ export const ServerErrorCode = {
 /** `s` cut to `max` characters and an ellipsis (names and values shown in messages). */
 export const clip = (s: string, max = 80): string => (s.length > max ? s.slice(0, max) + '…' : s);
 
-/** Union of the service's error code strings. */
-export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
-
 /** Creates a service/CLI error. */
 export function serverError(
   code: keyof typeof ServerErrorCode,
@@ -69,64 +66,32 @@ export function serverError(
   return new FlurryError(ServerErrorCode[code], message, details);
 }
 
-const STATUS: Readonly<Record<string, number>> = Object.freeze({
-  FLURRY_E_NOT_FOUND: 404,
-  FLURRY_E_METHOD_NOT_ALLOWED: 405,
-  FLURRY_E_UNAUTHORIZED: 401,
-  FLURRY_E_BODY_TOO_LARGE: 413,
-  FLURRY_E_URL_TOO_LONG: 414,
-  FLURRY_E_HEADERS_TOO_LARGE: 431,
-  FLURRY_E_BAD_REQUEST: 400,
-  FLURRY_E_BATCH_COUNT: 400,
-  FLURRY_E_QUERY: 400,
-  FLURRY_E_PUBLIC_IDS_DISABLED: 404,
-  FLURRY_E_PUBLIC_DECODE_DISABLED: 403,
-  FLURRY_E_UNAVAILABLE: 503,
-  FLURRY_E_INTERNAL: 500,
-  // Core: bad input.
-  FLURRY_E_ID_NEGATIVE: 400,
-  FLURRY_E_ID_TOO_WIDE: 400,
-  FLURRY_E_ID_MALFORMED: 400,
-  FLURRY_E_CODEC_UNKNOWN: 400,
-  FLURRY_E_INVALID_OPTION: 400,
-  FLURRY_E_TIME_OUT_OF_RANGE: 400,
-  FLURRY_E_BOUNDS_NOT_CONTIGUOUS: 400,
-  FLURRY_E_PUBLIC_ID_CHECKSUM: 400,
-  FLURRY_E_PUBLIC_ID_UNKNOWN_KEY: 400,
-  FLURRY_E_PUBLIC_ID_MALFORMED: 400,
-  FLURRY_E_PUBLIC_ID_WRONG_KEY: 400,
-  FLURRY_E_UUID_FORMAT: 400,
-  FLURRY_E_UUID_MALFORMED: 400,
-  FLURRY_E_UUID_VERSION: 400,
-  FLURRY_E_UUID_VARIANT: 400,
-  // Core: a layout that cannot be built (GET /v1/layouts/explain).
-  FLURRY_E_LAYOUT_TOO_WIDE: 400,
-  FLURRY_E_LAYOUT_FIELD_WIDTH: 400,
-  FLURRY_E_LAYOUT_MISSING_FIELD: 400,
-  FLURRY_E_LAYOUT_FIELD_NAME: 400,
-  FLURRY_E_LAYOUT_EPOCH: 400,
-  FLURRY_E_LAYOUT_UNIT: 400,
-  FLURRY_E_LAYOUT_UNKNOWN_PRESET: 400,
-  FLURRY_E_LAYOUT_SPEC: 400,
-  // Core: the generator refuses to issue right now (fenced, clock, capacity).
-  FLURRY_E_LEASE_EXPIRED: 503,
-  FLURRY_E_LEASE_LOST: 503,
-  FLURRY_E_CLOCK_BACKWARDS: 503,
-  FLURRY_E_CLOCK_BEFORE_EPOCH: 503,
-  FLURRY_E_CLOCK_BEHIND_HIGH_WATER: 503,
-  FLURRY_E_SEQUENCE_EXHAUSTED: 503,
-  FLURRY_E_LAYOUT_EXPIRED: 503,
-  FLURRY_E_GENERATOR_CLOSED: 503,
-  // Segment mode (@flurry/segments): bad or unknown keys and counts are the caller's; the rest is 503.
-  FLURRY_E_SEQUENCE_KEY_INVALID: 400,
-  FLURRY_E_SEQUENCE_COUNT: 400,
-  FLURRY_E_SEQUENCE_FORMAT: 400,
-  FLURRY_E_SEQUENCE_OPTION: 400,
-  FLURRY_E_SEQUENCE_NUMBER_UNSAFE: 400,
-  FLURRY_E_SEQUENCE_KEY_UNKNOWN: 404,
-  FLURRY_E_SEQUENCE_KEY_EXISTS: 409,
-  FLURRY_E_SEQUENCE_STORE_UNAVAILABLE: 503,
-});
+/** Each status and the codes answered with it (`FLURRY_E_` left off): the service's, then the core's and segment mode's. */
+const STATUS_OF: ReadonlyArray<readonly [number, string]> = [
+  [400, 'BAD_REQUEST BATCH_COUNT QUERY'],
+  [401, 'UNAUTHORIZED'],
+  [403, 'PUBLIC_DECODE_DISABLED'],
+  [404, 'NOT_FOUND PUBLIC_IDS_DISABLED SEQUENCE_KEY_UNKNOWN'],
+  [405, 'METHOD_NOT_ALLOWED'],
+  [409, 'SEQUENCE_KEY_EXISTS'],
+  [413, 'BODY_TOO_LARGE'],
+  [414, 'URL_TOO_LONG'],
+  [431, 'HEADERS_TOO_LARGE'],
+  [500, 'INTERNAL'],
+  // Core and segment mode: bad input, and a layout that cannot be built (GET /v1/layouts/explain).
+  [400, 'ID_NEGATIVE ID_TOO_WIDE ID_MALFORMED CODEC_UNKNOWN INVALID_OPTION TIME_OUT_OF_RANGE BOUNDS_NOT_CONTIGUOUS'],
+  [400, 'PUBLIC_ID_CHECKSUM PUBLIC_ID_UNKNOWN_KEY PUBLIC_ID_MALFORMED PUBLIC_ID_WRONG_KEY'],
+  [400, 'UUID_FORMAT UUID_MALFORMED UUID_VERSION UUID_VARIANT'],
+  [400, 'LAYOUT_TOO_WIDE LAYOUT_FIELD_WIDTH LAYOUT_MISSING_FIELD LAYOUT_FIELD_NAME LAYOUT_EPOCH LAYOUT_UNIT'],
+  [400, 'LAYOUT_UNKNOWN_PRESET LAYOUT_SPEC'],
+  [400, 'SEQUENCE_KEY_INVALID SEQUENCE_COUNT SEQUENCE_FORMAT SEQUENCE_OPTION SEQUENCE_NUMBER_UNSAFE'],
+  // Not ready, or the generator refuses to issue right now (fenced, clock, capacity).
+  [503, 'UNAVAILABLE LEASE_EXPIRED LEASE_LOST CLOCK_BACKWARDS CLOCK_BEFORE_EPOCH CLOCK_BEHIND_HIGH_WATER'],
+  [503, 'SEQUENCE_EXHAUSTED LAYOUT_EXPIRED GENERATOR_CLOSED SEQUENCE_STORE_UNAVAILABLE'],
+];
+const STATUS = new Map(
+  STATUS_OF.flatMap(([status, codes]) => codes.split(' ').map((c) => ['FLURRY_E_' + c, status] as const)),
+);
 
 /**
  * The HTTP status for an error: its code's status when it is a known {@link FlurryError}
@@ -135,18 +100,10 @@ const STATUS: Readonly<Record<string, number>> = Object.freeze({
  */
 export function httpStatusOf(err: unknown): number {
   if (!(err instanceof FlurryError)) return 500;
-  const s = STATUS[err.code];
+  const s = STATUS.get(err.code);
   if (s !== undefined) return s;
   if (err.code.startsWith('FLURRY_E_REGISTRY') || err.code.startsWith('FLURRY_E_SEQUENCE')) return 503;
   return 500;
-}
-
-/**
- * True for errors that mean "the generator may not issue right now, try again soon"
- * (answered with 503 and `Retry-After`).
- */
-export function isRetryable(err: unknown): boolean {
-  return httpStatusOf(err) === 503;
 }
 
 /**

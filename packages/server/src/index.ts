@@ -12,8 +12,7 @@ export type { EnvWarning, LogLevel, ServeConfig, SettingKey, SettingValues } fro
 export { chooseLayout, parseNodePins } from './layout-choice.js';
 export type { LayoutChoice } from './layout-choice.js';
 // Errors.
-export { ServerErrorCode, serverError, httpStatusOf, isRetryable } from './errors.js';
-export type { ServerErrorCodeValue } from './errors.js';
+export { ServerErrorCode, serverError, httpStatusOf } from './errors.js';
 // HTTP, to embed the handler in another server.
 export { createServiceCore, httpContext } from './service-core.js';
 export type { ServiceCore } from './service-core.js';
@@ -30,20 +29,15 @@ export { openApiDocument, openApiJson } from './openapi.js';
 // Leaf compatibility.
 export { leafDate, leafWorkerId, leafDecodeBody } from './leaf.js';
 // Thrift (Twitter Snowflake compatible).
+export { startThriftServer } from './thrift/server.js';
+export type { ThriftServer, ThriftServerOptions, ThriftLogger, ThriftNodeSource } from './thrift/server.js';
 export {
-  startThriftServer,
   SnowflakeProcessor,
   SnowflakeCallError,
   ThriftProtocolViolation,
   USER_AGENT_PATTERN,
-} from './thrift/index.js';
-export type {
-  ThriftServer,
-  ThriftServerOptions,
-  ThriftLogger,
-  ThriftNodeSource,
-  SnowflakeHandler,
-} from './thrift/index.js';
+} from './thrift/snowflake-processor.js';
+export type { SnowflakeHandler } from './thrift/snowflake-processor.js';
 // memcached (katsubushi compatible).
 export { startMemcachedServer, MEMCACHED_COMMANDS } from './memcached/index.js';
 export type { MemcachedServer, MemcachedServerOptions, MemcachedLogger } from './memcached/index.js';

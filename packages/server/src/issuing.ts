@@ -117,14 +117,14 @@ export function generatorEventLogging(
     message: 'the wall clock stepped backwards',
     noun: 'refusals',
     endMessage: 'issuing resumed after the clock stepped backwards',
-    maxOf: ['byMs'],
+    maxOf: 'byMs',
     ...t,
   });
   const backwards = new EpisodeLog({
     logger,
     message: 'the wall clock stepped backwards',
     noun: 'clock-backwards events',
-    maxOf: ['byMs'],
+    maxOf: 'byMs',
     ...t,
   });
   return {

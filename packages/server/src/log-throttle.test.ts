@@ -210,7 +210,7 @@ log.event({}); log.event({}); log.event({});`;
 });
 
 test('GIVEN summed-up events with maxOf byMs THEN the summary and the end line carry the largest byMs (and byMsMin the smallest) of the events they cover, not the latest', () => {
-  const { log, lines, advance } = setup('resumed', { maxOf: ['byMs'] });
+  const { log, lines, advance } = setup('resumed', { maxOf: 'byMs' });
   log.event({ byMs: 7, action: 'threw' });
   for (const byMs of [5, 4000, 30]) {
     advance(3400);

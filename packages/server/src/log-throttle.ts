@@ -23,10 +23,10 @@ export interface EpisodeLogOptions {
   /** The info message when the episode ends; without it {@link EpisodeLog.end} only sums up the pending events. */
   readonly endMessage?: string;
   /**
-   * Numeric fields whose value in a summary (and in the end line) is the largest over the
-   * events it sums up, with `<field>Min` the smallest: `['byMs']`.
+   * A numeric field whose value in a summary (and in the end line) is the largest over the
+   * events it sums up, with `<field>Min` the smallest: `byMs`.
    */
-  readonly maxOf?: readonly string[];
+  readonly maxOf?: string;
   /** Monotonic milliseconds (default `performance.now()`). */
   readonly now?: () => number;
   /** At most one summary line per this many ms (default 10 000). */
@@ -53,7 +53,6 @@ export class EpisodeLog {
   private readonly now: () => number;
   private readonly intervalMs: number;
   private readonly schedule: Schedule | null;
-  private readonly maxOf: readonly string[];
   private startedAt = 0;
   private lastLineAt = 0;
   private lastEventAt = 0;
@@ -63,9 +62,9 @@ export class EpisodeLog {
   private unlogged = 0;
   /** Events of the episode. */
   private total = 0;
-  /** Largest and smallest value of each `maxOf` field over the unlogged events (NaN: none). */
-  private readonly max: number[];
-  private readonly min: number[];
+  /** Largest and smallest value of the `maxOf` field over the unlogged events (NaN: none). */
+  private max = NaN;
+  private min = NaN;
   /** Cancels the pending summary timer; set exactly while `unlogged > 0` and a scheduler exists. */
   private cancelTimer: (() => void) | undefined;
 
@@ -73,9 +72,6 @@ export class EpisodeLog {
     this.now = o.now ?? (() => performance.now());
     this.intervalMs = o.intervalMs ?? 10_000;
     this.schedule = o.schedule === undefined ? unrefTimeout : o.schedule;
-    this.maxOf = o.maxOf ?? [];
-    this.max = this.maxOf.map(() => NaN);
-    this.min = this.maxOf.map(() => NaN);
   }
 
   /**
@@ -102,7 +98,11 @@ export class EpisodeLog {
     }
     this.total++;
     this.unlogged++;
-    if (this.maxOf.length > 0) this.aggregate(fields);
+    const v = this.o.maxOf === undefined ? undefined : (fields as Record<string, unknown>)[this.o.maxOf];
+    if (typeof v === 'number') {
+      if (!(v <= this.max)) this.max = v;
+      if (!(v >= this.min)) this.min = v;
+    }
     const since = now - this.lastLineAt;
     if (since < this.intervalMs) {
       if (this.unlogged === 1 && this.schedule !== null)
@@ -161,32 +161,16 @@ export class EpisodeLog {
   private lineWritten(at: number): void {
     this.unlogged = 0;
     this.lastLineAt = at;
-    this.max.fill(NaN);
-    this.min.fill(NaN);
+    this.max = this.min = NaN;
     if (this.cancelTimer !== undefined) {
       this.cancelTimer();
       this.cancelTimer = undefined;
     }
   }
 
-  private aggregate(fields: object): void {
-    const f = fields as Record<string, unknown>;
-    for (let i = 0; i < this.maxOf.length; i++) {
-      const v = f[this.maxOf[i]];
-      if (typeof v !== 'number') continue;
-      if (!(v <= this.max[i])) this.max[i] = v;
-      if (!(v >= this.min[i])) this.min[i] = v;
-    }
-  }
-
-  /** The `maxOf` fields over the unlogged events: `{ byMs: largest, byMsMin: smallest }`. */
+  /** The `maxOf` field over the unlogged events: `{ byMs: largest, byMsMin: smallest }`. */
   private window(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (let i = 0; i < this.maxOf.length; i++) {
-      if (Number.isNaN(this.max[i])) continue;
-      out[this.maxOf[i]] = this.max[i]!;
-      out[`${this.maxOf[i]}Min`] = this.min[i]!;
-    }
-    return out;
+    const f = this.o.maxOf;
+    return f === undefined || Number.isNaN(this.max) ? {} : { [f]: this.max, [`${f}Min`]: this.min };
   }
 }

@@ -5,10 +5,11 @@
  */
 import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
+import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
-import { bucketOf, LATENCY_BUCKETS, pushHistogram, registerScrapeMetric, type ScrapeValue } from './scrape-metric.js';
+import { registerScrapeMetric, RequestTable, type ScrapeValue } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -18,12 +19,7 @@ export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;
   /** The current lease, if any. */
-  lease():
-    | {
-        readonly stats: { renewals: number; renewFailures: number; lost: number; reacquired: number };
-        msUntilDeadline(): number;
-      }
-    | undefined;
+  lease(): Pick<ManagedLease, 'stats' | 'msUntilDeadline'> | undefined;
   /** Whether `/readyz` would answer 200. */
   ready(): boolean;
   /** The current node field values, if leased. */
@@ -38,15 +34,8 @@ export class ServiceMetrics implements RouteMetrics {
   readonly registry: Registry;
   private readonly statusIndex = new Int16Array(600).fill(-1);
   private readonly extraStatuses: number[] = [];
-  private counts: Float64Array;
-  private width: number = STATUSES.length;
-  private readonly buckets: Float64Array;
-  private readonly sums: Float64Array;
-  private readonly nRoutes = ROUTE_NAMES.length;
-  private readonly nBuckets = LATENCY_BUCKETS.length;
-  private readonly exhausted: Counter;
-  private readonly fenced: Counter;
-  private readonly highWater: Counter;
+  /** Requests by route × status (`STATUSES`, then `extraStatuses`). */
+  private readonly table = new RequestTable(ROUTE_NAMES.length, STATUSES.length);
   private readonly regressions: Histogram;
   /** Generator events as plain integers, for the console's /v1/status (rare path only). */
   readonly events = { exhausted: 0, clockBackwards: 0, highWaterWaits: 0, fenced: 0 };
@@ -57,21 +46,11 @@ export class ServiceMetrics implements RouteMetrics {
 
   constructor(private readonly sources: MetricSources) {
     STATUSES.forEach((s, i) => (this.statusIndex[s] = i));
-    this.counts = new Float64Array(this.nRoutes * STATUSES.length);
-    this.buckets = new Float64Array(this.nRoutes * (this.nBuckets + 1));
-    this.sums = new Float64Array(this.nRoutes);
     const registry = (this.registry = new Registry());
     collectDefaultMetrics({ register: registry });
 
-    new Counter({
-      name: 'flurry_ids_issued_total',
-      help: 'IDs issued by this process.',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(sources.issued());
-      },
-    });
+    const events = this.events;
+    scrapeCounter(registry, 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
     registerScrapeMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
       this.requestValues(),
     );
@@ -82,27 +61,30 @@ export class ServiceMetrics implements RouteMetrics {
       'histogram',
       () => this.latencyValues(),
     );
-    this.exhausted = new Counter({
-      name: 'flurry_sequence_exhausted_waits_total',
-      help: 'Ticks whose sequence ran out, so the generator waited or borrowed.',
-      registers: [registry],
-    });
+    scrapeCounter(
+      registry,
+      'flurry_sequence_exhausted_waits_total',
+      'Ticks whose sequence ran out, so the generator waited or borrowed.',
+      () => events.exhausted,
+    );
     this.regressions = new Histogram({
       name: 'flurry_clock_regression_ms',
       help: 'Wall-clock steps backwards seen by the generator, by size in ms.',
       registers: [registry],
       buckets: [1, 10, 100, 1000, 10_000, 60_000],
     });
-    this.highWater = new Counter({
-      name: 'flurry_high_water_waits_total',
-      help: "Waits for the clock to pass a node's high-water mark.",
-      registers: [registry],
-    });
-    this.fenced = new Counter({
-      name: 'flurry_fenced_total',
-      help: 'Refusals to issue because the lease deadline had passed.',
-      registers: [registry],
-    });
+    scrapeCounter(
+      registry,
+      'flurry_high_water_waits_total',
+      "Waits for the clock to pass a node's high-water mark.",
+      () => events.highWaterWaits,
+    );
+    scrapeCounter(
+      registry,
+      'flurry_fenced_total',
+      'Refusals to issue because the lease deadline had passed.',
+      () => events.fenced,
+    );
     registerLeaseMetrics(registry, sources);
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
@@ -124,16 +106,13 @@ export class ServiceMetrics implements RouteMetrics {
   request(route: number, status: number, seconds: number): void {
     let si = status >= 0 && status < 600 ? this.statusIndex[status] : -1;
     if (si < 0) si = this.addStatus(status);
-    this.counts[route * this.width + si]++;
-    this.buckets[route * (this.nBuckets + 1) + bucketOf(seconds)]++;
-    this.sums[route] += seconds;
+    this.table.record(route, si, seconds);
   }
 
   /** Records a generator event (rare path). */
   onGeneratorEvent(e: GeneratorEvent): void {
     switch (e.type) {
       case 'exhausted':
-        this.exhausted.inc();
         this.events.exhausted++;
         break;
       case 'clock-backwards':
@@ -142,11 +121,9 @@ export class ServiceMetrics implements RouteMetrics {
         if (e.action === 'threw') this.refused('FLURRY_E_CLOCK_BACKWARDS');
         break;
       case 'high-water-wait':
-        this.highWater.inc();
         this.events.highWaterWaits++;
         break;
       case 'fenced':
-        this.fenced.inc();
         this.events.fenced++;
         this.refused(e.code);
         break;
@@ -163,13 +140,8 @@ export class ServiceMetrics implements RouteMetrics {
    * console samples 4 times a second (no allocation).
    */
   snapshot(into: Float64Array, buckets: Float64Array): void {
-    const width = this.width;
-    for (let r = 0; r < this.nRoutes; r++) {
-      let t = 0;
-      for (let s = 0; s < width; s++) t += this.counts[r * width + s];
-      into[r] = t;
-    }
-    buckets.set(this.buckets);
+    for (let r = 0; r < this.table.rows; r++) into[r] = this.table.rowTotal(r);
+    buckets.set(this.table.buckets);
   }
 
   /** The Prometheus text exposition. */
@@ -187,59 +159,31 @@ export class ServiceMetrics implements RouteMetrics {
     const known = this.extraStatuses.indexOf(code);
     if (known >= 0) return STATUSES.length + known;
     this.extraStatuses.push(code);
-    const width = STATUSES.length + this.extraStatuses.length;
-    const grown = new Float64Array(this.nRoutes * width);
-    const old = this.counts;
-    const oldWidth = width - 1;
-    for (let r = 0; r < this.nRoutes; r++)
-      for (let s = 0; s < oldWidth; s++) grown[r * width + s] = old[r * oldWidth + s];
-    this.counts = grown;
-    this.width = width;
-    if (code >= 0 && code < 600) this.statusIndex[code] = width - 1;
-    return width - 1;
+    const column = this.table.addColumn();
+    if (code >= 0 && code < 600) this.statusIndex[code] = column;
+    return column;
   }
 
-  private requestValues(): Array<{ value: number; labels: Record<string, string> }> {
-    const out: Array<{ value: number; labels: Record<string, string> }> = [];
+  private requestValues(): ScrapeValue[] {
+    const out: ScrapeValue[] = [];
     const statuses = [...STATUSES, ...this.extraStatuses];
-    const width = statuses.length;
-    for (let r = 0; r < this.nRoutes; r++) {
-      for (let s = 0; s < width; s++) {
-        const v = this.counts[r * width + s];
-        if (v > 0) out.push({ value: v, labels: { route: ROUTE_NAMES[r], status: String(statuses[s]) } });
-      }
-    }
+    this.table.pushCounts(out, (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
     return out;
   }
 
   private latencyValues(): ScrapeValue[] {
     const out: ScrapeValue[] = [];
-    const width = this.nBuckets + 1;
-    for (let r = 0; r < this.nRoutes; r++) {
-      const buckets = this.buckets.subarray(r * width, (r + 1) * width);
-      if (buckets.some((b) => b > 0))
-        pushHistogram(out, 'flurry_http_request_duration_seconds', { route: ROUTE_NAMES[r] }, buckets, this.sums[r]);
-    }
+    this.table.pushHistograms(out, 'flurry_http_request_duration_seconds', (r) => ({ route: ROUTE_NAMES[r] }));
     return out;
   }
 }
 
 /** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */
 function registerLeaseMetrics(registry: Registry, sources: MetricSources): void {
-  const leaseCounter = (
-    name: string,
-    help: string,
-    pick: (s: { renewals: number; renewFailures: number; lost: number; reacquired: number }) => number,
-  ) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        const l = sources.lease();
-        if (l) this.inc(pick(l.stats));
-      },
+  const leaseCounter = (name: string, help: string, pick: (s: ManagedLease['stats']) => number) =>
+    scrapeCounter(registry, name, help, () => {
+      const l = sources.lease();
+      return l ? pick(l.stats) : 0;
     });
   leaseCounter('flurry_lease_renewals_total', 'Successful lease renewals.', (s) => s.renewals);
   leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
@@ -271,6 +215,19 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
       this.reset();
       const n = sources.node();
       if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
+    },
+  });
+}
+
+/** A counter whose value is read at scrape time (the paths that count only bump plain numbers). */
+function scrapeCounter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
     },
   });
 }

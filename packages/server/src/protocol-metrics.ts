@@ -11,6 +11,7 @@ import {
   p99Ms,
   pushHistogram,
   registerScrapeMetric,
+  RequestTable,
   type ScrapeValue as Value,
 } from './scrape-metric.js';
 
@@ -35,12 +36,11 @@ export interface ProtocolRow {
 interface Entry {
   readonly protocol: string;
   readonly commands: readonly string[];
-  /** [command * 2 + (ok ? 0 : 1)] */
-  readonly counts: Float64Array;
-  /** [command * (BUCKETS + 1) + bucket] */
-  readonly buckets: Float64Array;
-  readonly sums: Float64Array;
+  /** Requests by command × outcome (`OUTCOMES`). */
+  readonly table: RequestTable;
 }
+
+const OUTCOMES = ['ok', 'error'];
 
 /** The per-protocol request metrics of one service (one per registry). */
 export class ProtocolMetrics {
@@ -73,25 +73,9 @@ export class ProtocolMetrics {
   /** The recorder of `protocol` with its fixed command names (asking twice for one protocol gives the same counts). */
   recorder(protocol: string, commands: readonly string[]): ProtocolRecorder {
     let e = this.entries.find((x) => x.protocol === protocol);
-    if (!e) {
-      e = {
-        protocol,
-        commands: [...commands],
-        counts: new Float64Array(commands.length * 2),
-        buckets: new Float64Array(commands.length * (BUCKETS.length + 1)),
-        sums: new Float64Array(commands.length),
-      };
-      this.entries.push(e);
-    }
-    const { counts, buckets, sums } = e;
-    const width = BUCKETS.length + 1;
-    return {
-      request(command: number, ok: boolean, seconds: number): void {
-        counts[command * 2 + (ok ? 0 : 1)]++;
-        buckets[command * width + bucketOf(seconds)]++;
-        sums[command] += seconds;
-      },
-    };
+    if (!e) this.entries.push((e = { protocol, commands: [...commands], table: new RequestTable(commands.length, 2) }));
+    const table = e.table;
+    return { request: (command, ok, seconds) => table.record(command, ok ? 0 : 1, seconds) };
   }
 
   /**
@@ -119,7 +103,7 @@ export class ProtocolMetrics {
   totals(protocol: string): Record<string, { ok: number; error: number }> {
     const out: Record<string, { ok: number; error: number }> = {};
     const e = this.entries.find((x) => x.protocol === protocol);
-    if (e) e.commands.forEach((c, i) => (out[c] = { ok: e.counts[i * 2], error: e.counts[i * 2 + 1] }));
+    if (e) e.commands.forEach((c, i) => (out[c] = { ok: e.table.count(i, 0), error: e.table.count(i, 1) }));
     return out;
   }
 
@@ -129,14 +113,12 @@ export class ProtocolMetrics {
    */
   rows(): ProtocolRow[] {
     const out: ProtocolRow[] = [];
-    const width = BUCKETS.length + 1;
     for (const e of this.entries) {
       e.commands.forEach((command, i) => {
-        const errors = e.counts[i * 2 + 1];
-        const requests = e.counts[i * 2] + errors;
-        if (requests === 0) return;
-        const p99 = p99Ms(e.buckets.subarray(i * width, (i + 1) * width));
-        out.push({ protocol: e.protocol, command, requests, errors, p99Ms: p99 });
+        const errors = e.table.count(i, 1);
+        const requests = e.table.count(i, 0) + errors;
+        if (requests > 0)
+          out.push({ protocol: e.protocol, command, requests, errors, p99Ms: p99Ms(e.table.histogram(i)) });
       });
     }
     const byCommand = new Map<string, ProtocolRow>();
@@ -160,27 +142,16 @@ export class ProtocolMetrics {
 
   private requestValues(): Value[] {
     const out: Value[] = [];
-    for (const e of this.entries) {
-      e.commands.forEach((command, i) => {
-        const ok = e.counts[i * 2];
-        const error = e.counts[i * 2 + 1];
-        if (ok > 0) out.push({ value: ok, labels: { protocol: e.protocol, command, outcome: 'ok' } });
-        if (error > 0) out.push({ value: error, labels: { protocol: e.protocol, command, outcome: 'error' } });
-      });
-    }
+    for (const e of this.entries)
+      e.table.pushCounts(out, (c, o) => ({ protocol: e.protocol, command: e.commands[c], outcome: OUTCOMES[o] }));
     for (const c of this.calls.values()) out.push({ value: c.count, labels: c.labels });
     return out;
   }
 
   private latencyValues(name: string): Value[] {
     const out: Value[] = [];
-    const width = BUCKETS.length + 1;
-    for (const e of this.entries) {
-      e.commands.forEach((command, c) => {
-        const buckets = e.buckets.subarray(c * width, (c + 1) * width);
-        if (buckets.some((b) => b > 0)) pushHistogram(out, name, { protocol: e.protocol, command }, buckets, e.sums[c]);
-      });
-    }
+    for (const e of this.entries)
+      e.table.pushHistograms(out, name, (c) => ({ protocol: e.protocol, command: e.commands[c] }));
     for (const l of this.callLatency.values()) pushHistogram(out, name, l.labels, l.buckets, l.sum);
     return out;
   }

@@ -66,3 +66,76 @@ export function p99Ms(buckets: ArrayLike<number>, bounds: readonly number[] = LA
   }
   return bounds[bounds.length - 1] * 1000;
 }
+
+/** The length of one latency histogram: the buckets and +Inf. */
+const HISTOGRAM = LATENCY_BUCKETS.length + 1;
+
+/**
+ * Requests by row (a route, a command) and column (a status, an outcome), with a latency histogram
+ * per row, in typed arrays: recording one is three array writes; the series are built when scraped.
+ */
+export class RequestTable {
+  /** `[row * width + column]` */
+  private counts: Float64Array;
+  /** `[row * (LATENCY_BUCKETS + 1) + bucket]` */
+  readonly buckets: Float64Array;
+  private readonly sums: Float64Array;
+
+  constructor(
+    readonly rows: number,
+    private width: number,
+  ) {
+    this.counts = new Float64Array(rows * width);
+    this.buckets = new Float64Array(rows * HISTOGRAM);
+    this.sums = new Float64Array(rows);
+  }
+
+  /** Counts one request of `row` in `column` that took `seconds`. */
+  record(row: number, column: number, seconds: number): void {
+    this.counts[row * this.width + column]++;
+    this.buckets[row * HISTOGRAM + bucketOf(seconds)]++;
+    this.sums[row] += seconds;
+  }
+
+  count(row: number, column: number): number {
+    return this.counts[row * this.width + column];
+  }
+
+  /** The requests of `row`, all columns. */
+  rowTotal(row: number): number {
+    let t = 0;
+    for (let c = 0; c < this.width; c++) t += this.counts[row * this.width + c];
+    return t;
+  }
+
+  /** Adds a column (its counts 0) and returns its index. */
+  addColumn(): number {
+    const [old, column] = [this.counts, this.width];
+    this.width = column + 1;
+    this.counts = new Float64Array(this.rows * this.width);
+    for (let r = 0; r < this.rows; r++) this.counts.set(old.subarray(r * column, (r + 1) * column), r * this.width);
+    return column;
+  }
+
+  /** The latency histogram of `row`. */
+  histogram(row: number): Float64Array {
+    return this.buckets.subarray(row * HISTOGRAM, (row + 1) * HISTOGRAM);
+  }
+
+  /** Appends every count above 0 to `out`, labelled by `labels(row, column)`. */
+  pushCounts(out: ScrapeValue[], labels: (row: number, column: number) => Record<string, string>): void {
+    for (let r = 0; r < this.rows; r++)
+      for (let c = 0; c < this.width; c++) {
+        const value = this.count(r, c);
+        if (value > 0) out.push({ value, labels: labels(r, c) });
+      }
+  }
+
+  /** Appends the histogram series `name` of every row with a request to `out`. */
+  pushHistograms(out: ScrapeValue[], name: string, labels: (row: number) => Record<string, string>): void {
+    for (let r = 0; r < this.rows; r++) {
+      const buckets = this.histogram(r);
+      if (buckets.some((b) => b > 0)) pushHistogram(out, name, labels(r), buckets, this.sums[r]);
+    }
+  }
+}

@@ -21,7 +21,7 @@ import { LeasedIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
 import { UuidIssuer } from './uuid-issuing.js';
-import type { StartWait } from './start-retry.js';
+import { waitedFor, type StartWait } from './start-retry.js';
 
 /**
  * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
@@ -169,10 +169,7 @@ function readiness(
 
 function notStarted(config: ServeConfig, wait: StartWait | undefined): FlurryError {
   if (wait !== undefined) {
-    const what =
-      wait.step === 'store'
-        ? `the sequence store ${redactUrl(config.sequences ?? '')}`
-        : `the node-ID registry ${redactUrl(config.registry)}`;
+    const what = `${waitedFor(wait.step)} ${redactUrl(wait.step === 'store' ? (config.sequences ?? '') : config.registry)}`;
     return serverError(
       'UNAVAILABLE',
       `the service is starting: ${what} is not answering (${wait.error.code}: ${wait.error.message}); ` +

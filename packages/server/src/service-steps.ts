@@ -7,10 +7,11 @@ import { FlurryError } from '@flurry/core';
 import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
 import { registryOptionsOf, type ServeConfig } from './config/index.js';
 import { serverError } from './errors.js';
+import { listenTcp } from './tcp-listener.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { ServiceCore } from './service-core.js';
 import type { HttpServer } from './http/server.js';
-import type { ThriftServer } from './thrift/index.js';
+import type { ThriftServer } from './thrift/server.js';
 import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
@@ -42,22 +43,7 @@ export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
  * @throws FlurryError `FLURRY_E_LISTEN` naming the address and what to do.
  */
 export function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) =>
-      reject(
-        serverError(
-          'LISTEN',
-          `cannot listen for HTTP on ${host}:${port} (${err.code ?? err.message}); choose another host or port (--host, --port), or stop what holds it`,
-          { host, port, cause: err.code },
-        ),
-      );
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : port);
-    });
-  });
+  return listening('HTTP', 'host or port (--host, --port)', host, port, listenTcp(server, host, port));
 }
 
 /**
@@ -109,13 +95,13 @@ export async function leaseGenerator(
   return lg;
 }
 
-/** A front-end's listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and its flag: each `start…` below throws it. */
-function listening<T>(what: string, flag: string, host: string, port: number, started: Promise<T>): Promise<T> {
+/** A listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and what to choose instead (its flags). */
+function listening<T>(what: string, choose: string, host: string, port: number, started: Promise<T>): Promise<T> {
   return started.catch((err: NodeJS.ErrnoException) => {
     if (err instanceof FlurryError || err.code === undefined) throw err;
     throw serverError(
       'LISTEN',
-      `cannot listen for ${what} on ${host}:${port} (${err.code}); choose another --${flag}, or stop what holds it`,
+      `cannot listen for ${what} on ${host}:${port} (${err.code}); choose another ${choose}, or stop what holds it`,
       { host, port, cause: err.code },
     );
   });
@@ -128,7 +114,7 @@ export async function startThrift(
   logger: ServiceLogger,
 ): Promise<ThriftServer | undefined> {
   if (thriftPort === undefined) return undefined;
-  const { startThriftServer } = await import('./thrift/index.js');
+  const { startThriftServer } = await import('./thrift/server.js');
   const issuer = core.issuer;
   const started = startThriftServer({
     host,
@@ -138,7 +124,7 @@ export async function startThrift(
     node: () => issuer.leased?.generator.node ?? {},
     logger: logger.child({ component: 'thrift' }),
   });
-  return listening('Thrift', 'thrift-port', host, thriftPort, started);
+  return listening('Thrift', '--thrift-port', host, thriftPort, started);
 }
 
 /** Starts the memcached endpoint when `memcachedPort` is set (its module loaded only then). */
@@ -165,7 +151,7 @@ export async function startMemcached(
     issued: () => issuer.issued(),
     logger: logger.child({ component: 'memcached' }),
   });
-  return listening('memcached', 'memcached-port', host, memcachedPort, started);
+  return listening('memcached', '--memcached-port', host, memcachedPort, started);
 }
 
 /**
@@ -193,7 +179,7 @@ export async function startGrpc(
     record: (protocol, method, code, seconds) => protocols.call(protocol, method, code, seconds),
     logger: logger.child({ component: 'grpc' }),
   });
-  return listening('gRPC', 'grpc-port', host, grpcPort, started);
+  return listening('gRPC', '--grpc-port', host, grpcPort, started);
 }
 
 /** What the gRPC IdService answers from: the routes' context and the features it serves. */

@@ -24,9 +24,9 @@ import {
   startThrift,
   type ServiceLogger,
 } from './service-steps.js';
-import { retryOutage, type RetryOutageOptions, type StartWait } from './start-retry.js';
+import { retryOutage, waitedFor, type RetryOutageOptions, type StartWait } from './start-retry.js';
 import type { GrpcServer } from './grpc/index.js';
-import type { ThriftServer } from './thrift/index.js';
+import type { ThriftServer } from './thrift/server.js';
 import type { MemcachedServer } from './memcached/index.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
@@ -130,7 +130,7 @@ export async function startService(
           attempt: wait.attempt,
           retryInMs: wait.retryInMs,
         },
-        `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} is not answering; not ready, retrying`,
+        `${waitedFor(wait.step)} is not answering; not ready, retrying`,
       );
     },
   };
@@ -197,6 +197,6 @@ function answered(core: ServiceCore, log: ServiceLogger, now: () => number): voi
   core.startWait = undefined;
   log.info(
     { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
-    `${wait.step === 'store' ? 'the sequence store' : 'the node-ID registry'} answers; starting`,
+    `${waitedFor(wait.step)} answers; starting`,
   );
 }

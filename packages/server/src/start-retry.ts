@@ -40,6 +40,10 @@ export interface RetryOutageOptions {
   onWait?: (wait: StartWait) => void;
 }
 
+/** What a step waits for, in words: `the sequence store` or `the node-ID registry`. */
+export const waitedFor = (step: StartWait['step']): string =>
+  step === 'store' ? 'the sequence store' : 'the node-ID registry';
+
 const NODE_TIMERS: RetryTimers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
@@ -81,11 +85,7 @@ function aborted(signal: AbortSignal | undefined, step: StartWait['step']): void
 }
 
 function abortError(step: StartWait['step']): FlurryError {
-  return serverError(
-    'UNAVAILABLE',
-    `the start was stopped while waiting for the ${step === 'store' ? 'sequence store' : 'node-ID registry'}`,
-    { step },
-  );
+  return serverError('UNAVAILABLE', `the start was stopped while waiting for ${waitedFor(step)}`, { step });
 }
 
 function sleep(timers: RetryTimers, ms: number, signal: AbortSignal | undefined, step: StartWait['step']) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { FlurryError, assertKnownOptions } from '@flurry/core';
 import { loadServeConfig, SERVE_CONFIG_KEYS } from './config/index.js';
 import { startService, type ServiceLogger } from './service.js';
-import { startThriftServer } from './thrift/index.js';
+import { startThriftServer } from './thrift/server.js';
 
 const quiet: ServiceLogger = {
   info: () => undefined,

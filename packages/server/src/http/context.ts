@@ -4,7 +4,7 @@
  * around the leased generator; the routes never see the registry, so no route can change
  * the node, the layout or the clock.
  */
-import type { FlurryError, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
+import type { FlurryError, FlurryLogger, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
 import type { FeatureStates } from './feature.js';
 
 /**
@@ -33,10 +33,8 @@ export interface UuidSource {
   batch(n: number, form?: UuidTextForm): string[];
 }
 
-/** A minimal logger (pino's shape). */
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
+/** A minimal logger (pino's shape): core's `FlurryLogger` plus `error`, `debug` and the level check. */
+export interface Logger extends FlurryLogger {
   error(obj: object, msg?: string): void;
   debug(obj: object, msg?: string): void;
   isLevelEnabled?(level: string): boolean;

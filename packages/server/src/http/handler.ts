@@ -86,7 +86,7 @@ export function createRequestHandler(
     done(req, url, routeId, status, t0);
   }
 
-  /** Method, token, then the route; {@link LATER} when the route answers asynchronously. */
+  /** Method, token, then the route; {@link LATER} when it answers asynchronously (metrics recorded when it settles). */
   function serve(
     hit: BoundRoute,
     req: IncomingMessage,
@@ -106,23 +106,11 @@ export function createRequestHandler(
     hit.input.query = query;
     const out = hit.handle(res, hit.input);
     if (typeof out === 'number') return out;
-    later(out, hit, req, res, url, t0);
-    return LATER;
-  }
-
-  /** A route that answers asynchronously: record its metrics when it settles. */
-  function later(
-    out: Promise<number>,
-    hit: BoundRoute,
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: string,
-    t0: number,
-  ): void {
     out.then(
       (status) => done(req, url, hit.id, status, t0),
       (err: unknown) => done(req, url, hit.id, failed(res, err, req, url), t0),
     );
+    return LATER;
   }
 
   function failed(res: ServerResponse, err: unknown, req: IncomingMessage, url: string): number {

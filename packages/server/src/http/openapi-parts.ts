@@ -31,3 +31,42 @@ export const NOT_FOUND = { '404': { $ref: '#/components/responses/NotFound' } } 
 export const jsonOk = (description: string, schema: unknown, example?: unknown): Record<string, unknown> => ({
   '200': { description, content: { 'application/json': example === undefined ? { schema } : { schema, example } } },
 });
+
+/** A parameter object; `required` and `description` only when given (the document's key order). */
+export const param = (
+  where: 'query' | 'path',
+  name: string,
+  required: boolean | undefined,
+  schema: unknown,
+  description?: string,
+): Record<string, unknown> => ({
+  name,
+  in: where,
+  ...(required === undefined ? {} : { required }),
+  ...(description === undefined ? {} : { description }),
+  schema,
+});
+
+/** The `count` of a batch route: `what` names the items, e.g. `IDs`. */
+export const countParam = (what: string): Record<string, unknown> =>
+  param(
+    'query',
+    'count',
+    true,
+    { type: 'integer', minimum: 1, maximum: 10000 },
+    `How many ${what}: an integer from 1 to the configured maximum (maxBatch, default 10000).`,
+  );
+
+/** The `200` of a route that issues one value: `{"<key>": value}`, or the bare value with `Accept: text/plain`. */
+export const oneOk = (description: string, key: string, schema: unknown, example: string): Record<string, unknown> => ({
+  '200': {
+    description,
+    content: {
+      'application/json': {
+        schema: { type: 'object', required: [key], properties: { [key]: schema } },
+        example: { [key]: example },
+      },
+      'text/plain': { schema, example },
+    },
+  },
+});

@@ -72,7 +72,7 @@ const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
 const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
 
 /** The keys of {@link ThriftServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
-export const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
+const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
   host: true,
   port: true,
   generator: true,

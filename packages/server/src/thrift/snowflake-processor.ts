@@ -125,20 +125,12 @@ export class SnowflakeProcessor {
     } catch (err) {
       if (mtype === MessageType.ONEWAY) return null;
       if (err instanceof SnowflakeCallError && name === 'get_id') {
-        const fieldId = err.exception === 'InvalidUserAgentError' ? 1 : 2;
-        return reply(name, MessageType.REPLY, seqid, (out) => {
-          out.writeStructBegin(`Snowflake_${name}_result`);
-          out.writeFieldBegin(err.exception === 'InvalidUserAgentError' ? 'iua' : 'isc', T.STRUCT, fieldId);
-          out.writeStructBegin(err.exception);
-          out.writeFieldBegin('message', T.STRING, 1);
-          out.writeString(err.message);
-          out.writeFieldEnd();
-          out.writeFieldStop();
-          out.writeStructEnd();
-          out.writeFieldEnd();
-          out.writeFieldStop();
-          out.writeStructEnd();
-        });
+        const [field, id] = err.exception === 'InvalidUserAgentError' ? (['iua', 1] as const) : (['isc', 2] as const);
+        const exception: Write = (out) =>
+          writeStruct(out, err.exception, [['message', T.STRING, 1, (o) => o.writeString(err.message)]]);
+        return reply(name, MessageType.REPLY, seqid, (out) =>
+          writeStruct(out, `Snowflake_${name}_result`, [[field, T.STRUCT, id, exception]]),
+        );
       }
       const message = err instanceof Error ? err.message : String(err);
       const code = (err as { code?: unknown })?.code;
@@ -147,14 +139,9 @@ export class SnowflakeProcessor {
       );
     }
     if (mtype === MessageType.ONEWAY) return null;
-    return reply(name, MessageType.REPLY, seqid, (out) => {
-      out.writeStructBegin(`Snowflake_${name}_result`);
-      out.writeFieldBegin('success', T.I64, 0);
-      out.writeI64(toInt64(value));
-      out.writeFieldEnd();
-      out.writeFieldStop();
-      out.writeStructEnd();
-    });
+    return reply(name, MessageType.REPLY, seqid, (out) =>
+      writeStruct(out, `Snowflake_${name}_result`, [['success', T.I64, 0, (o) => o.writeI64(toInt64(value))]]),
+    );
   }
 }
 
@@ -191,7 +178,7 @@ const KNOWN_TYPES = new Set<number>([
   16 /* UUID */,
 ]);
 
-function reply(name: string, type: number, seqid: number, body: (out: Protocol) => void): Buffer {
+function reply(name: string, type: number, seqid: number, body: Write): Buffer {
   let framed: Buffer | undefined;
   const out: Protocol = new TBinaryProtocol(
     new TFramedTransport(undefined, (buf?: Buffer) => {
@@ -207,13 +194,23 @@ function reply(name: string, type: number, seqid: number, body: (out: Protocol) 
 }
 
 function writeApplicationException(out: Protocol, type: number, message: string): void {
-  out.writeStructBegin('TApplicationException');
-  out.writeFieldBegin('message', T.STRING, 1);
-  out.writeString(message);
-  out.writeFieldEnd();
-  out.writeFieldBegin('type', T.I32, 2);
-  out.writeI32(type);
-  out.writeFieldEnd();
+  writeStruct(out, 'TApplicationException', [
+    ['message', T.STRING, 1, (o) => o.writeString(message)],
+    ['type', T.I32, 2, (o) => o.writeI32(type)],
+  ]);
+}
+
+/** Writes a value to the protocol. */
+type Write = (out: Protocol) => void;
+
+/** Writes a struct: each field's header (name, type, ID), its value, then the stop field. */
+function writeStruct(out: Protocol, name: string, fields: ReadonlyArray<[string, number, number, Write]>): void {
+  out.writeStructBegin(name);
+  for (const [field, type, id, write] of fields) {
+    out.writeFieldBegin(field, type, id);
+    write(out);
+    out.writeFieldEnd();
+  }
   out.writeFieldStop();
   out.writeStructEnd();
 }

@@ -7,7 +7,7 @@ import { parseId } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
-import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, countParam, jsonOk, oneOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -36,20 +36,7 @@ export const idsNextRoute: Route = {
     summary: 'Issue one ID.',
     description: 'With "Accept: text/plain" the body is the bare decimal ID.',
     responses: {
-      '200': {
-        description: 'A new ID.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['id'],
-              properties: { id: { $ref: '#/components/schemas/DecimalId' } },
-            },
-            example: { id: '1859214170478923776' },
-          },
-          'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' }, example: '1859214170478923776' },
-        },
-      },
+      ...oneOk('A new ID.', 'id', { $ref: '#/components/schemas/DecimalId' }, '1859214170478923776'),
       ...COMMON,
       ...FENCED,
     },
@@ -110,15 +97,7 @@ export const idsBatchRoute: Route = {
   openapi: {
     operationId: 'nextIds',
     summary: 'Issue a batch of increasing IDs.',
-    parameters: [
-      {
-        name: 'count',
-        in: 'query',
-        required: true,
-        description: 'How many IDs: an integer from 1 to the configured maximum (maxBatch, default 10000).',
-        schema: { type: 'integer', minimum: 1, maximum: 10000 },
-      },
-    ],
+    parameters: [countParam('IDs')],
     responses: {
       ...jsonOk(
         'count IDs in increasing order.',
@@ -159,15 +138,7 @@ export const idsDecodeRoute: Route = {
   openapi: {
     operationId: 'decodeId',
     summary: "Decode an ID under this service's layout.",
-    parameters: [
-      {
-        name: 'id',
-        in: 'path',
-        required: true,
-        description: 'A decimal ID.',
-        schema: { $ref: '#/components/schemas/DecimalId' },
-      },
-    ],
+    parameters: [param('path', 'id', true, { $ref: '#/components/schemas/DecimalId' }, 'A decimal ID.')],
     responses: {
       ...jsonOk('The fields of the ID.', { $ref: '#/components/schemas/DecodedId' }),
       ...BAD,

@@ -4,13 +4,14 @@
  * core library's own coded refusal as a 400 (e.g. `FLURRY_E_LAYOUT_TOO_WIDE` for 73 bits).
  * Read-only: it changes nothing on the service (the console's layout explorer calls it).
  */
-import { Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
-import { BAD, COMMON, jsonOk } from '../openapi-parts.js';
+import { chooseLayout } from '../../layout-choice.js';
+import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
 const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
+const STRING = { type: 'string' };
 
 /**
  * The description of the layout a query names (`fields` with optional `epoch` and `unit`,
@@ -37,20 +38,12 @@ export function explainLayout(query: string): string {
       'QUERY',
       'give exactly one of fields (e.g. fields=timestamp:41,datacenter:5,worker:5,sequence:12, with optional epoch and unit) or preset (e.g. preset=twitter)',
     );
-  let layout: Layout;
-  if (preset !== null) {
-    if (params.has('epoch') || params.has('unit'))
-      throw serverError('QUERY', 'a preset has its own epoch and unit; give fields to choose them');
-    layout = Layout.from(preset);
-  } else {
-    const opts: { epoch?: string; unit?: string } = {};
-    const epoch = params.get('epoch');
-    const unit = params.get('unit');
-    if (epoch !== null && epoch !== '') opts.epoch = epoch;
-    if (unit !== null && unit !== '') opts.unit = unit;
-    layout = Layout.parse(fields ?? '', opts);
-  }
-  return JSON.stringify(layout.describe());
+  if (preset !== null && (params.has('epoch') || params.has('unit')))
+    throw serverError('QUERY', 'a preset has its own epoch and unit; give fields to choose them');
+  const given = (name: string): string | undefined => params.get(name) || undefined;
+  const choice =
+    preset !== null ? { layout: preset } : { fields: fields ?? '', epoch: given('epoch'), unit: given('unit') };
+  return JSON.stringify(chooseLayout(choice).describe());
 }
 
 /** The route of {@link explainLayout}. */
@@ -65,25 +58,16 @@ export const layoutsExplainRoute: Route = {
     summary:
       "Build a layout (any layout, not this service's) and describe it: capacity and end of life, or the library's refusal.",
     parameters: [
-      {
-        name: 'fields',
-        in: 'query',
-        description: 'Field list, most significant first, e.g. timestamp:41,datacenter:5,worker:5,sequence:12.',
-        schema: { type: 'string' },
-      },
-      {
-        name: 'epoch',
-        in: 'query',
-        description: 'ISO 8601 date or Unix ms (with fields).',
-        schema: { type: 'string' },
-      },
-      { name: 'unit', in: 'query', description: '1ms, 10ms or 1s (with fields).', schema: { type: 'string' } },
-      {
-        name: 'preset',
-        in: 'query',
-        description: 'A preset instead of fields, e.g. twitter.',
-        schema: { type: 'string' },
-      },
+      param(
+        'query',
+        'fields',
+        undefined,
+        STRING,
+        'Field list, most significant first, e.g. timestamp:41,datacenter:5,worker:5,sequence:12.',
+      ),
+      param('query', 'epoch', undefined, STRING, 'ISO 8601 date or Unix ms (with fields).'),
+      param('query', 'unit', undefined, STRING, '1ms, 10ms or 1s (with fields).'),
+      param('query', 'preset', undefined, STRING, 'A preset instead of fields, e.g. twitter.'),
     ],
     responses: {
       ...jsonOk("The layout's description (as `flurry layout --json`).", {

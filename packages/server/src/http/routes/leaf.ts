@@ -7,7 +7,7 @@
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
-import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
@@ -29,7 +29,7 @@ export const leafGetRoute: Route = {
     operationId: 'leafGet',
     summary:
       "Meituan Leaf compatible: one ID as bare decimal text. The key (Leaf's biz tag) is required and ignored, as in Leaf's snowflake mode.",
-    parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string', minLength: 1 } }],
+    parameters: [param('path', 'key', true, { type: 'string', minLength: 1 })],
     responses: {
       '200': {
         description: 'A new ID.',
@@ -48,15 +48,13 @@ export const leafGetRoute: Route = {
  */
 export function snowflakeIdOf(query: string): string {
   const all = new URLSearchParams(query).getAll('snowflakeId');
-  const raw = all.length > 0 ? all[all.length - 1] : null;
-  const seen = all.length;
-  if (raw === null || seen !== 1) {
+  if (all.length !== 1) {
     throw serverError(
       'QUERY',
-      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${seen > 1 ? ` (it was given ${seen} times)` : ''}`,
+      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
     );
   }
-  return raw;
+  return all[0];
 }
 
 /** `GET /decodeSnowflakeId?snowflakeId=…`. */
@@ -72,9 +70,7 @@ export const leafDecodeRoute: Route = {
   openapi: {
     operationId: 'leafDecode',
     summary: "Meituan Leaf compatible decoder, honouring this service's layout and epoch.",
-    parameters: [
-      { name: 'snowflakeId', in: 'query', required: true, schema: { $ref: '#/components/schemas/DecimalId' } },
-    ],
+    parameters: [param('query', 'snowflakeId', true, { $ref: '#/components/schemas/DecimalId' })],
     responses: {
       ...jsonOk(
         "Leaf's decode body. workerId is the node fields read as one integer (datacenter<<5|worker for twitter); the date is in the server's local time zone.",

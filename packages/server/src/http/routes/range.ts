@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { parseTime, type Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext } from '../context.js';
-import { BAD, COMMON, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
@@ -80,21 +80,20 @@ export const idsRangeRoute: Route = {
     summary:
       "The half-open ID interval [min, maxExclusive) holding exactly the IDs of this service's layout whose time (rounded down to the unit) is in [from, to): for range scans and time partitions on an ID column. See docs/layouts.md#time-to-id-bounds.",
     parameters: [
-      {
-        name: 'from',
-        in: 'query',
-        required: true,
-        description: 'First instant inside: an ISO 8601 date (zone-less is UTC) or Unix milliseconds.',
-        schema: { type: 'string', example: '2026-11-01' },
-      },
-      {
-        name: 'to',
-        in: 'query',
-        required: true,
-        description:
-          "First instant outside (not before from; at most the layout's end of life): an ISO 8601 date or Unix milliseconds.",
-        schema: { type: 'string', example: '2026-12-01' },
-      },
+      param(
+        'query',
+        'from',
+        true,
+        { type: 'string', example: '2026-11-01' },
+        'First instant inside: an ISO 8601 date (zone-less is UTC) or Unix milliseconds.',
+      ),
+      param(
+        'query',
+        'to',
+        true,
+        { type: 'string', example: '2026-12-01' },
+        "First instant outside (not before from; at most the layout's end of life): an ISO 8601 date or Unix milliseconds.",
+      ),
     ],
     responses: {
       ...jsonOk(

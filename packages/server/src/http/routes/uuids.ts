@@ -9,7 +9,7 @@ import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
 import type { HttpContext, UuidSource } from '../context.js';
-import { BAD, COMMON, FENCED, jsonOk } from '../openapi-parts.js';
+import { BAD, COMMON, FENCED, countParam, jsonOk, oneOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 import { parseCount, pathSegment, wantsText } from './ids.js';
@@ -52,14 +52,13 @@ const UUID_SCHEMA = {
   description: 'A UUIDv7: canonical lowercase (36 characters) unless format says otherwise.',
   example: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f',
 };
-const FORMAT_PARAM = {
-  name: 'format',
-  in: 'query',
-  required: false,
-  description:
-    'The text form: canonical (default), hex (32), base32 (26, Crockford: a valid ULID that sorts like the UUID), base58 or base62 (22).',
-  schema: { type: 'string', enum: [...TEXT_FORMS], default: 'canonical' },
-};
+const FORMAT_PARAM = param(
+  'query',
+  'format',
+  false,
+  { type: 'string', enum: [...TEXT_FORMS], default: 'canonical' },
+  'The text form: canonical (default), hex (32), base32 (26, Crockford: a valid ULID that sorts like the UUID), base58 or base62 (22).',
+);
 
 /** `GET /v1/uuids/next` → `{"uuid":"…"}`, or the bare UUID with `Accept: text/plain`. */
 export const uuidsNextRoute: Route = {
@@ -81,16 +80,7 @@ export const uuidsNextRoute: Route = {
     description: 'With "Accept: text/plain" the body is the bare UUID.',
     parameters: [FORMAT_PARAM],
     responses: {
-      '200': {
-        description: 'A new UUIDv7.',
-        content: {
-          'application/json': {
-            schema: { type: 'object', required: ['uuid'], properties: { uuid: UUID_SCHEMA } },
-            example: { uuid: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f' },
-          },
-          'text/plain': { schema: UUID_SCHEMA, example: '017f22e2-79b0-7cc3-98c4-dc0c0c07398f' },
-        },
-      },
+      ...oneOk('A new UUIDv7.', 'uuid', UUID_SCHEMA, '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
       ...BAD,
       ...COMMON,
       ...FENCED,
@@ -116,16 +106,7 @@ export const uuidsBatchRoute: Route = {
   openapi: {
     operationId: 'nextUuids',
     summary: 'Issue a batch of strictly increasing UUIDv7.',
-    parameters: [
-      {
-        name: 'count',
-        in: 'query',
-        required: true,
-        description: 'How many UUIDs: an integer from 1 to the configured maximum (maxBatch, default 10000).',
-        schema: { type: 'integer', minimum: 1, maximum: 10000 },
-      },
-      FORMAT_PARAM,
-    ],
+    parameters: [countParam('UUIDs'), FORMAT_PARAM],
     responses: {
       ...jsonOk(
         'count UUIDs in increasing order.',
@@ -143,24 +124,11 @@ export const uuidsBatchRoute: Route = {
   },
 };
 
-/** The JSON of a decoded UUID under the service's format. */
+/** The JSON of a decoded UUID under the service's format (every field but the random bits). */
 export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, form?: UuidTextForm): string {
-  const d = decodeUuid(raw, {
-    nodeBits: src.format.nodeBits,
-    sequenceBits: src.format.sequenceBits,
-    ...(form === undefined ? {} : { form }),
-  });
-  return JSON.stringify({
-    uuid: d.uuid,
-    version: d.version,
-    variant: d.variant,
-    unixMs: d.unixMs,
-    timestamp: d.timestamp,
-    node: d.node,
-    sequence: d.sequence,
-    nodeBits: d.nodeBits,
-    sequenceBits: d.sequenceBits,
-  });
+  const { nodeBits, sequenceBits } = src.format;
+  const d = decodeUuid(raw, { nodeBits, sequenceBits, ...(form === undefined ? {} : { form }) });
+  return JSON.stringify({ ...d, random: undefined });
 }
 
 /**
@@ -184,10 +152,7 @@ export const uuidsDecodeRoute: Route = {
     summary: "Decode a UUIDv7 under this service's node and sequence widths.",
     description:
       'Reads canonical (either case, with or without urn:uuid:), hex and base32 by their length; base58 and base62 (both 22 characters) need format.',
-    parameters: [
-      { name: 'uuid', in: 'path', required: true, description: 'A UUIDv7 in any text form.', schema: UUID_SCHEMA },
-      FORMAT_PARAM,
-    ],
+    parameters: [param('path', 'uuid', true, UUID_SCHEMA, 'A UUIDv7 in any text form.'), FORMAT_PARAM],
     responses: {
       ...jsonOk(
         'The fields of the UUID.',
