@@ -57,6 +57,9 @@ export const ServerErrorCode = {
 /** `s` cut to `max` characters and an ellipsis (names and values shown in messages). */
 export const clip = (s: string, max = 80): string => (s.length > max ? s.slice(0, max) + '…' : s);
 
+/** Union of the service's error code strings. */
+export type ServerErrorCodeValue = (typeof ServerErrorCode)[keyof typeof ServerErrorCode];
+
 /** Creates a service/CLI error. */
 export function serverError(
   code: keyof typeof ServerErrorCode,
@@ -104,6 +107,14 @@ export function httpStatusOf(err: unknown): number {
   if (s !== undefined) return s;
   if (err.code.startsWith('FLURRY_E_REGISTRY') || err.code.startsWith('FLURRY_E_SEQUENCE')) return 503;
   return 500;
+}
+
+/**
+ * True for errors that mean "the generator may not issue right now, try again soon"
+ * (answered with 503 and `Retry-After`).
+ */
+export function isRetryable(err: unknown): boolean {
+  return httpStatusOf(err) === 503;
 }
 
 /**

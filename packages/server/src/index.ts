@@ -12,7 +12,8 @@ export type { EnvWarning, LogLevel, ServeConfig, SettingKey, SettingValues } fro
 export { chooseLayout, parseNodePins } from './layout-choice.js';
 export type { LayoutChoice } from './layout-choice.js';
 // Errors.
-export { ServerErrorCode, serverError, httpStatusOf } from './errors.js';
+export { ServerErrorCode, serverError, httpStatusOf, isRetryable } from './errors.js';
+export type { ServerErrorCodeValue } from './errors.js';
 // HTTP, to embed the handler in another server.
 export { createServiceCore, httpContext } from './service-core.js';
 export type { ServiceCore } from './service-core.js';
