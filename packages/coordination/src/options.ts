@@ -9,6 +9,7 @@ import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
 import { registryError } from './errors.js';
+import { HOLDER_FIELD_TYPES } from './drivers/common.js';
 
 export type { FlurryLogger as RegistryLogger } from '@flurry/core';
 
@@ -56,15 +57,6 @@ export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   fileIo: true,
 });
 
-/** The keys of `RegistryOptions.holder`. */
-export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
-  id: true,
-  hostname: true,
-  pid: true,
-  address: true,
-  version: true,
-});
-
 /** Options of `Registry.acquire`. */
 export interface AcquireOptions {
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
@@ -79,20 +71,9 @@ export function assertAcquireOptions(opts: unknown, where = 'acquire() options')
 }
 
 /** {@link RegistryOptions} with every default filled in and validated. */
-export interface ResolvedRegistryOptions {
-  readonly cluster: string;
-  readonly ttlMs: number;
-  readonly renewIntervalMs: number;
-  readonly marginMs: number;
-  readonly highWaterWaitMs: number;
-  readonly clock: Clock;
-  readonly holder: Partial<HolderInfo>;
-  readonly logger: FlurryLogger | undefined;
-  readonly stateDir: string | undefined;
-  readonly autoRenew: boolean;
-  readonly connectTimeoutMs: number;
-  readonly fileIo: FileIo;
-}
+export type ResolvedRegistryOptions = Readonly<
+  Required<Omit<RegistryOptions, 'logger' | 'stateDir'>> & Pick<RegistryOptions, 'logger' | 'stateDir'>
+>;
 
 const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -122,7 +103,7 @@ export function validateCluster(cluster: unknown): string {
 /** Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`. */
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
   assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
-  assertKnownOptions(opts.holder, HOLDER_OPTION_NAMES, 'openRegistry options.holder');
+  assertKnownOptions(opts.holder, Object.keys(HOLDER_FIELD_TYPES), 'openRegistry options.holder');
   const cluster = validateCluster(opts.cluster ?? 'default');
   const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
   const marginMs = intInRange(

@@ -249,17 +249,18 @@ export function jsonObject<T extends object = Record<string, unknown>>(text: str
 /** The {@link HolderInfo} fields of stored JSON that have their type, in their order. */
 export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
   const h: Record<string, unknown> = {};
-  for (const [k, t] of HOLDER_FIELD_TYPES) if (typeof v[k] === t) h[k] = v[k];
+  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) if (typeof v[k] === t) h[k] = v[k];
   return h;
 }
 
-const HOLDER_FIELD_TYPES = Object.entries({
+/** The keys of {@link HolderInfo} and their types. */
+export const HOLDER_FIELD_TYPES = {
   id: 'string',
   hostname: 'string',
   pid: 'number',
   address: 'string',
   version: 'string',
-});
+} as const satisfies Record<keyof HolderInfo, string>;
 
 /** The slot numbers among `names` (`0`, `17`; not `07` or `x`), ascending, once each. */
 export function slotNumbers(names: Iterable<string>): number[] {
