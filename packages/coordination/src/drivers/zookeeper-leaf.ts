@@ -265,16 +265,8 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
     }
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      const session = await this.readSession();
-      const dir = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
-      const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
-      return await readLeafHolders(session, q);
-    } catch (err) {
-      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.listHolders(namespace, `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
   }
 
   override async close(): Promise<void> {

@@ -254,15 +254,8 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     }
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      const session = await this.readSession();
-      const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
-      return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
-    } catch (err) {
-      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.listHolders(namespace, this.nsPath(namespace), readZkHolders);
   }
 
   private forget(token: string, st: ClaimState, lostReason?: string): void {
