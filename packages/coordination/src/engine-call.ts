@@ -3,7 +3,7 @@
  * `FlurryError`s. Internal to the lease machinery (not exported by the package).
  */
 import { FlurryError } from '@flurry/core';
-import { registryError } from './errors.js';
+import { errorText, registryError } from './errors.js';
 
 /** The engine did not answer within the time allowed ({@link withTimeout}). */
 export class TimeoutError extends Error {}
@@ -39,6 +39,5 @@ export function toFlurry(err: unknown, url: string, doing: string): FlurryError 
       { url },
       err,
     );
-  const msg = err instanceof Error ? err.message : String(err);
-  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${msg}`, { url }, err);
+  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${errorText(err)}`, { url }, err);
 }

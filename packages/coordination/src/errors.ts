@@ -37,4 +37,9 @@ export function registryError(
   return new FlurryError(RegistryErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
+/** The message of a thrown value (an `Error`'s message, else the value as text). */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export { redactUrl } from '@flurry/core';
