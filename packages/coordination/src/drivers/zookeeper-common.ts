@@ -122,8 +122,7 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
   ) {}
 
   protected assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    this.pool.assertOpen();
   }
 
   /** Creates `dirs` once per session (`key` names them). */
