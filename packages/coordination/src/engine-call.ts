@@ -21,11 +21,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/** The `FLURRY_E_…` code of a `FlurryError`, else undefined. */
-export function errCode(err: unknown): string | undefined {
-  return err instanceof FlurryError ? err.code : undefined;
-}
-
 /**
  * `err` as a `FlurryError`: coded errors pass through; a timeout or any other failure
  * becomes `FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and what was being done.

@@ -4,10 +4,10 @@
  * "Lease internals").
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, FlurryError, NodeLease } from '@flurry/core';
+import { FlurryError, type Clock, type NodeLease } from '@flurry/core';
 import { claimAndSettle, deadlineFrom, type ClaimOutcome, type LeaseContext, type Start } from './claim.js';
 import type { Claim } from './driver.js';
-import { errCode, toFlurry, withTimeout } from './engine-call.js';
+import { toFlurry, withTimeout } from './engine-call.js';
 import { RegistryErrorCode, registryError } from './errors.js';
 import type { TickGrid } from './floor.js';
 import type { LeaseState, LeaseStats, ManagedLease } from './lease-types.js';
@@ -320,8 +320,7 @@ export class Lease extends EventEmitter implements ManagedLease {
         );
         this.staleClaim = undefined;
       } catch (e) {
-        const code = errCode(e);
-        if (code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
+        if (e instanceof FlurryError && e.code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
         // Otherwise keep it and try again next time; claiming may still succeed elsewhere.
       }
     }

@@ -66,10 +66,10 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return offlineClaim(this, req, name, addr, lock, cacheFile, err);
+          return offlineClaim(this, req, { name, addr, lock, cacheFile }, err);
         throw err;
       }
-      return await onlineClaim(this, req, session, name, addr, lock, cacheFile);
+      return await onlineClaim(this, req, session, { name, addr, lock, cacheFile });
     } catch (err) {
       lock.release();
       throw err;
