@@ -25,7 +25,7 @@ import {
   type UuidGeneratorOptions,
   type UuidTextForm,
 } from '@flurry/core';
-import { registryError } from './errors.js';
+import { optionError, registryError } from './errors.js';
 import { waitForFloor, type TickGrid } from './floor.js';
 import type { ManagedLease, Registry } from './lease-types.js';
 import type { AcquireOptions } from './options.js';
@@ -382,13 +382,9 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
   const policies = leasePolicies('leasedUuidGenerator', registry, opts.generator, 1);
   const format = UuidFormat.from(opts);
   if (opts.layout !== undefined && opts.shareNodeIds)
-    throw registryError('OPTION', 'pass either layout (lease that layout’s node IDs) or shareNodeIds, not both', {
-      option: 'shareNodeIds',
-    });
+    throw optionError('shareNodeIds', 'pass either layout (lease that layout’s node IDs) or shareNodeIds, not both');
   if (opts.pin !== undefined && opts.layout === undefined)
-    throw registryError('OPTION', 'pin needs layout: a UUID slot of the cluster has no node fields to pin', {
-      option: 'pin',
-    });
+    throw optionError('pin', 'pin needs layout: a UUID slot of the cluster has no node fields to pin');
   const leaseOpts = { tick: { epochMs: 0, unitMs: 1 }, givenWaitMs: opts.generator?.highWaterWaitMs };
   if (opts.layout !== undefined) {
     const layout = Layout.from(opts.layout);

@@ -8,7 +8,7 @@ import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, ty
 import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
-import { registryError } from './errors.js';
+import { optionError, registryError } from './errors.js';
 import { HOLDER_FIELD_TYPES } from './drivers/common.js';
 
 export type { FlurryLogger as RegistryLogger } from '@flurry/core';
@@ -137,19 +137,13 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
   );
   const clock = opts.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
-    throw registryError('OPTION', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())', {
-      option: 'clock',
-    });
+    throw optionError('clock', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())');
   }
   if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
-    throw registryError('OPTION', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)', {
-      option: 'logger',
-    });
+    throw optionError('logger', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)');
   }
   if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
-    throw registryError('OPTION', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`, {
-      option: 'stateDir',
-    });
+    throw optionError('stateDir', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`);
   }
   const fileIo = opts.fileIo ?? 'async';
   if (fileIo !== 'async' && fileIo !== 'sync') {

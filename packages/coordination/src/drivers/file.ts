@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { assertKnownOptions, FlurryError, optionNames, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { registryError } from '../errors.js';
+import { optionError, registryError } from '../errors.js';
 import {
   fileSteps,
   fileSystemType,
@@ -317,9 +317,7 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
   }
   const timeoutMs = opts.timeoutMs ?? 5000;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
-    throw registryError('OPTION', `timeoutMs must be an integer from 1 to 600000 ms; got ${String(timeoutMs)}`, {
-      option: 'timeoutMs',
-    });
+    throw optionError('timeoutMs', `timeoutMs must be an integer from 1 to 600000 ms; got ${String(timeoutMs)}`);
   }
   const io = opts.io ?? 'async';
   if (io !== 'async' && io !== 'sync') {
