@@ -3,7 +3,7 @@
  * `FlurryError`s. Internal to the lease machinery (not exported by the package).
  */
 import { FlurryError } from '@flurry/core';
-import { registryError } from './errors.js';
+import { errorText, registryError } from './errors.js';
 
 /** The engine did not answer within the time allowed ({@link withTimeout}). */
 export class TimeoutError extends Error {}
@@ -21,11 +21,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/** The `FLURRY_E_…` code of a `FlurryError`, else undefined. */
-export function errCode(err: unknown): string | undefined {
-  return err instanceof FlurryError ? err.code : undefined;
-}
-
 /**
  * `err` as a `FlurryError`: coded errors pass through; a timeout or any other failure
  * becomes `FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and what was being done.
@@ -39,6 +34,5 @@ export function toFlurry(err: unknown, url: string, doing: string): FlurryError 
       { url },
       err,
     );
-  const msg = err instanceof Error ? err.message : String(err);
-  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${msg}`, { url }, err);
+  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${errorText(err)}`, { url }, err);
 }

@@ -105,7 +105,8 @@ function direct<T>(step: () => T): Promise<T> {
   }
 }
 
-function writeNewSync(file: string, data: string, fsync: boolean): void {
+/** Creates a new file (`wx`), writes `data` and, with `fsync`, flushes it; removes it when that fails. */
+export function writeNewSync(file: string, data: string, fsync: boolean): void {
   const fd = fs.openSync(file, 'wx', 0o644);
   try {
     fs.writeFileSync(fd, data);

@@ -52,11 +52,6 @@ export interface HoldersQuery {
   readonly pin?: Record<string, number>;
 }
 
-function nodeOf(map: SlotMap | undefined, slot: number): Record<string, number> | null {
-  if (!map || slot >= map.slots) return null;
-  return map.toNode(slot);
-}
-
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /** Places one namespace's driver records on the reader's clock (see the module comment). */
@@ -74,7 +69,7 @@ export function toClusterHolders(
     return {
       slot: r.slot,
       namespace,
-      node: nodeOf(map, r.slot),
+      node: map && r.slot < map.slots ? map.toNode(r.slot) : null,
       id: str(h.id),
       hostname: str(h.hostname),
       pid: typeof h.pid === 'number' ? h.pid : null,

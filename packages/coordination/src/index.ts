@@ -9,7 +9,7 @@ export {
   type LeasedUuidGenerator,
   type LeasedUuidGeneratorOptions,
   type UuidOnLeaseOptions,
-} from './leased-uuid-generator.js';
+} from './leased-generator.js';
 export {
   resolveRegistryOptions,
   type AcquireOptions,

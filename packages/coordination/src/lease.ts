@@ -4,10 +4,10 @@
  * "Lease internals").
  */
 import { EventEmitter } from 'node:events';
-import type { Clock, FlurryError, NodeLease } from '@flurry/core';
+import { FlurryError, type Clock, type NodeLease } from '@flurry/core';
 import { claimAndSettle, deadlineFrom, type ClaimOutcome, type LeaseContext, type Start } from './claim.js';
 import type { Claim } from './driver.js';
-import { errCode, toFlurry, withTimeout } from './engine-call.js';
+import { toFlurry, withTimeout } from './engine-call.js';
 import { RegistryErrorCode, registryError } from './errors.js';
 import type { TickGrid } from './floor.js';
 import type { LeaseState, LeaseStats, ManagedLease } from './lease-types.js';
@@ -26,13 +26,16 @@ interface ClaimView extends NodeLease {
   notBeforeMs: number;
 }
 
+/** A claim ready to issue under (what {@link claimAndSettle} gives). */
+type Settled = { readonly claim: Claim; readonly floor: number; readonly start: Start };
+
 /** One managed lease, built by `LeaseRegistry.acquire()` from a settled claim. */
 export class Lease extends EventEmitter implements ManagedLease {
-  node: Readonly<Record<string, number>>;
-  deadline: number;
-  wallDeadline: number;
-  notBeforeMs: number;
-  slot: number;
+  node!: Readonly<Record<string, number>>;
+  deadline!: number;
+  wallDeadline!: number;
+  notBeforeMs!: number;
+  slot!: number;
   epoch = 0;
   state: LeaseState = 'held';
   readonly stats: LeaseStats = { renewals: 0, renewFailures: 0, lost: 0, reacquired: 0 };
@@ -49,28 +52,32 @@ export class Lease extends EventEmitter implements ManagedLease {
   /** Highest mark ever reported or carried, for reports after re-acquisition. */
   private carried = 0;
   /** The current claim's generator view (see {@link ClaimView}). */
-  private current: ClaimView;
+  private current!: ClaimView;
   /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
-  private lastStartMono: number;
+  private lastStartMono!: number;
 
   constructor(
     private readonly ctx: LeaseContext,
     private readonly map: SlotMap,
-    settled: { readonly claim: Claim; readonly floor: number; readonly start: Start },
+    settled: Settled,
     /** The layout's time grid, for the floor wait of re-acquisitions. */
     private readonly tick: TickGrid | undefined,
   ) {
     super();
-    const { claim, floor, start: startedAt } = settled;
     this.namespace = map.namespace;
+    this.adopt(settled);
+  }
+
+  /** Takes a settled claim as the current one: its slot, node, floor, deadlines and generator view. */
+  private adopt({ claim, floor, start }: Settled): void {
     this.claim = claim;
     this.slot = claim.slot;
-    this.node = Object.freeze(map.toNode(claim.slot));
+    this.node = Object.freeze(this.map.toNode(claim.slot));
     this.notBeforeMs = floor;
-    this.deadline = deadlineFrom(this.ctx, startedAt.mono);
-    this.wallDeadline = deadlineFrom(this.ctx, startedAt.wall);
+    this.deadline = deadlineFrom(this.ctx, start.mono);
+    this.wallDeadline = deadlineFrom(this.ctx, start.wall);
     this.current = this.claimView();
-    this.lastStartMono = startedAt.mono;
+    this.lastStartMono = start.mono;
   }
 
   /** Sets both deadlines, on the lease and on the current claim's generator view. */
@@ -313,8 +320,7 @@ export class Lease extends EventEmitter implements ManagedLease {
         );
         this.staleClaim = undefined;
       } catch (e) {
-        const code = errCode(e);
-        if (code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
+        if (e instanceof FlurryError && e.code === RegistryErrorCode.LEASE_LOST) this.staleClaim = undefined;
         // Otherwise keep it and try again next time; claiming may still succeed elsewhere.
       }
     }
@@ -331,22 +337,15 @@ export class Lease extends EventEmitter implements ManagedLease {
       if (out.step !== 'abandoned' && this.state === 'lost') this.failed(this.reacquireError(out), 're-acquisition');
       return false;
     }
-    const { claim, floor, start } = out;
+    const { claim, floor } = out;
     const oldNode = this.node;
-    const newNode = Object.freeze(this.map.toNode(claim.slot));
-    this.claim = claim;
-    this.slot = claim.slot;
-    this.node = newNode;
-    this.notBeforeMs = floor;
     this.carried = Math.max(this.carried, floor);
     this.setDeadlines(-Infinity, -Infinity); // (already, since the loss) the old claim's view stays fenced
+    this.adopt(out);
+    const newNode = this.node;
     this.epoch++;
     this.failures = 0;
     this.state = 'held';
-    this.deadline = deadlineFrom(this.ctx, start.mono);
-    this.wallDeadline = deadlineFrom(this.ctx, start.wall);
-    this.current = this.claimView();
-    this.lastStartMono = start.mono;
     this.stats.reacquired++;
     this.ctx.cache?.write(driver.url, this.namespace, this.map.slots, claim.slot);
     this.armDeadlineTimer();

@@ -9,7 +9,7 @@ import { FlurryError, Layout, ManualClock, decodeUuid } from '@flurry/core';
 import { createFileDriver } from './drivers/file.js';
 import { LeaseRegistry } from './registry.js';
 import { leasedGenerator } from './leased-generator.js';
-import { leasedUuidGenerator, uuidGeneratorOnLease } from './leased-uuid-generator.js';
+import { leasedUuidGenerator, uuidGeneratorOnLease } from './leased-generator.js';
 import { openRegistry } from './open-registry.js';
 import { startEngine, type RunningEngine } from './testing/harness.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ENGINE_CLIENTS, FlurryError, loadClient } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
 import type { EngineDriverOptions } from './drivers/common.js';
-import { registryError } from './errors.js';
+import { errorText, registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
 import type { ManagedLease, Registry } from './lease-types.js';
@@ -33,7 +33,7 @@ const ENGINES = {
 export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
   const [load, exportName, client] = ENGINES[kind];
   const mod = (await loadClient<unknown>(client, `the ${kind} registry (${redactedUrl})`, load, (message, pkg, err) => {
-    const msg = err instanceof Error ? err.message : String(err);
+    const msg = errorText(err);
     const code = (err as NodeJS.ErrnoException).code;
     const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(pkg);
     const text = missing ? message : `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`;
@@ -93,10 +93,9 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
         });
       } catch (err) {
         if (err instanceof FlurryError) throw err;
-        const msg = err instanceof Error ? err.message : String(err);
         throw registryError(
           'UNREACHABLE',
-          `cannot open the ${kind} registry ${parsed.redacted}: ${msg}`,
+          `cannot open the ${kind} registry ${parsed.redacted}: ${errorText(err)}`,
           { url: parsed.redacted },
           err,
         );

@@ -8,7 +8,8 @@ import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, ty
 import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
-import { registryError } from './errors.js';
+import { optionError, registryError } from './errors.js';
+import { HOLDER_FIELD_TYPES } from './drivers/common.js';
 
 export type { FlurryLogger as RegistryLogger } from '@flurry/core';
 
@@ -56,15 +57,6 @@ export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   fileIo: true,
 });
 
-/** The keys of `RegistryOptions.holder`. */
-export const HOLDER_OPTION_NAMES = optionNames<HolderInfo>({
-  id: true,
-  hostname: true,
-  pid: true,
-  address: true,
-  version: true,
-});
-
 /** Options of `Registry.acquire`. */
 export interface AcquireOptions {
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }` (a `datacenter` field defaults to 0). */
@@ -79,20 +71,9 @@ export function assertAcquireOptions(opts: unknown, where = 'acquire() options')
 }
 
 /** {@link RegistryOptions} with every default filled in and validated. */
-export interface ResolvedRegistryOptions {
-  readonly cluster: string;
-  readonly ttlMs: number;
-  readonly renewIntervalMs: number;
-  readonly marginMs: number;
-  readonly highWaterWaitMs: number;
-  readonly clock: Clock;
-  readonly holder: Partial<HolderInfo>;
-  readonly logger: FlurryLogger | undefined;
-  readonly stateDir: string | undefined;
-  readonly autoRenew: boolean;
-  readonly connectTimeoutMs: number;
-  readonly fileIo: FileIo;
-}
+export type ResolvedRegistryOptions = Readonly<
+  Required<Omit<RegistryOptions, 'logger' | 'stateDir'>> & Pick<RegistryOptions, 'logger' | 'stateDir'>
+>;
 
 const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -122,7 +103,7 @@ export function validateCluster(cluster: unknown): string {
 /** Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`. */
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
   assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
-  assertKnownOptions(opts.holder, HOLDER_OPTION_NAMES, 'openRegistry options.holder');
+  assertKnownOptions(opts.holder, Object.keys(HOLDER_FIELD_TYPES), 'openRegistry options.holder');
   const cluster = validateCluster(opts.cluster ?? 'default');
   const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
   const marginMs = intInRange(
@@ -156,19 +137,13 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
   );
   const clock = opts.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
-    throw registryError('OPTION', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())', {
-      option: 'clock',
-    });
+    throw optionError('clock', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())');
   }
   if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
-    throw registryError('OPTION', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)', {
-      option: 'logger',
-    });
+    throw optionError('logger', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)');
   }
   if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
-    throw registryError('OPTION', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`, {
-      option: 'stateDir',
-    });
+    throw optionError('stateDir', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`);
   }
   const fileIo = opts.fileIo ?? 'async';
   if (fileIo !== 'async' && fileIo !== 'sync') {

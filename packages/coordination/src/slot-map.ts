@@ -16,26 +16,16 @@ export const IMPLICITLY_PINNED = ['datacenter'] as const;
 
 /** The slot ↔ node mapping of one layout in one namespace. */
 export class SlotMap {
-  /** `cluster` or `cluster/field-value[/field-value…]`. */
-  readonly namespace: string;
-  /** Number of slots (product of the leased fields' sizes; 1 when every field is pinned). */
-  readonly slots: number;
-  /** Pinned node field values. */
-  readonly pinned: Readonly<Record<string, number>>;
-  /** Leased fields, MSB first: name and size (2^bits). */
-  readonly leased: readonly { readonly name: string; readonly size: number }[];
-
   private constructor(
-    namespace: string,
-    slots: number,
-    pinned: Record<string, number>,
-    leased: { name: string; size: number }[],
-  ) {
-    this.namespace = namespace;
-    this.slots = slots;
-    this.pinned = Object.freeze(pinned);
-    this.leased = Object.freeze(leased);
-  }
+    /** `cluster` or `cluster/field-value[/field-value…]`. */
+    readonly namespace: string,
+    /** Number of slots (product of the leased fields' sizes; 1 when every field is pinned). */
+    readonly slots: number,
+    /** Pinned node field values. */
+    readonly pinned: Readonly<Record<string, number>>,
+    /** Leased fields, MSB first: name and size (2^bits). */
+    readonly leased: readonly { readonly name: string; readonly size: number }[],
+  ) {}
 
   /** Builds the mapping; `FLURRY_E_REGISTRY_OPTION` for a bad pin or more than 2^31 slots. */
   static create(layout: LayoutLike, cluster: string, pin: Record<string, number> = {}): SlotMap {
@@ -79,7 +69,7 @@ export class SlotMap {
         { slots },
       );
     }
-    return new SlotMap(nsParts.join('/'), slots, pinned, leased);
+    return new SlotMap(nsParts.join('/'), slots, Object.freeze(pinned), Object.freeze(leased));
   }
 
   /** The node fields (pinned and leased) of a slot. */

@@ -1,19 +1,9 @@
 /** The local state directory and the per-host cache of the slot this host held last. */
-import {
-  closeSync,
-  fdatasyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeSync,
-  type Stats,
-} from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, statSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
-import { errno, fileSteps, type FileSteps } from './file-steps.js';
+import { errno, fileSteps, writeNewSync, type FileSteps } from './file-steps.js';
 import { hostMonotonicMs } from './host-clock.js';
 
 /** `$XDG_STATE_HOME/flurry` when set (and absolute), else `~/.local/state/flurry`. */
@@ -26,13 +16,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 /** Writes a file atomically: a temporary file beside it, flushed, then renamed over it. */
 export function writeFileAtomic(file: string, data: string, fsync = true): void {
   const tmp = `${file}.tmp-${process.pid}-${randomHex(4)}`;
-  const fd = openSync(tmp, 'wx', 0o644);
-  try {
-    writeSync(fd, data);
-    if (fsync) fdatasyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeNewSync(tmp, data, fsync);
   renameSync(tmp, file);
 }
 

@@ -3,6 +3,7 @@ import {
   assertKnownOptions,
   optionNames,
   randomBelow,
+  redactLoosely,
   type Clock,
   type FlurryError,
   type FlurryLogger,
@@ -86,6 +87,12 @@ export function userInfo(text: string, bad: (why: string) => Error): { user: str
   } catch {
     throw bad('the user or password is not valid percent-encoding');
   }
+}
+
+/** The `FLURRY_E_REGISTRY_URL` maker of a URL parser: `invalid ${what} URL "…": ${why}. ${expected}`, no password. */
+export function urlRefusal(what: string, raw: unknown, expected: string): (why: string) => FlurryError {
+  const url = typeof raw === 'string' ? redactLoosely(raw) : String(raw);
+  return (why) => registryError('URL_INVALID', `invalid ${what} URL "${url}": ${why}. ${expected}`, { url });
 }
 
 /** The phase of a driver operation, for the advice of an unreachable-engine error. */
@@ -249,17 +256,18 @@ export function jsonObject<T extends object = Record<string, unknown>>(text: str
 /** The {@link HolderInfo} fields of stored JSON that have their type, in their order. */
 export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
   const h: Record<string, unknown> = {};
-  for (const [k, t] of HOLDER_FIELD_TYPES) if (typeof v[k] === t) h[k] = v[k];
+  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) if (typeof v[k] === t) h[k] = v[k];
   return h;
 }
 
-const HOLDER_FIELD_TYPES = Object.entries({
+/** The keys of {@link HolderInfo} and their types. */
+export const HOLDER_FIELD_TYPES = {
   id: 'string',
   hostname: 'string',
   pid: 'number',
   address: 'string',
   version: 'string',
-});
+} as const satisfies Record<keyof HolderInfo, string>;
 
 /** The slot numbers among `names` (`0`, `17`; not `07` or `x`), ascending, once each. */
 export function slotNumbers(names: Iterable<string>): number[] {
@@ -346,13 +354,16 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     );
   }
 
-  /** Checks a renewal's TTL (`FLURRY_E_REGISTRY_OPTION`). */
-  protected checkRenewTtl(ttlMs: number): void {
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, {
-        ttlMs,
-      });
-    }
+  /** Keeps the state of a claim just made (`extra`: the driver's own fields) and returns the claim. */
+  protected claimed(
+    token: string,
+    req: ClaimRequest,
+    slot: number,
+    prev: PreviousHolder,
+    extra: Omit<S, keyof EngineClaimState>,
+  ): Claim {
+    this.states.set(token, { namespace: req.namespace, slot, holderId: req.holder.id, prev, ...extra } as S);
+    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
   }
 
   /** The record to store for claim `s` reporting `reportedMs` ({@link recordToStore}). */
@@ -370,8 +381,58 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     );
   }
 
-  /** Logs a release that found the slot no longer ours. */
-  protected releasedLate(s: S): void {
+  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
+  abstract toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError;
+
+  /** Runs engine calls; a failure becomes the coded error ({@link toError}) of trying to `what`. */
+  protected async call<T>(
+    what: string,
+    phase: DriverPhase,
+    fn: () => Promise<T>,
+    extra?: Record<string, unknown>,
+  ): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw this.toError(err, what, phase, extra);
+    }
+  }
+
+  /** A renewal: `write` stores `rec` and extends the slot if it is still ours (false: it is not, `lostWhy`). */
+  protected async renewWith(
+    claim: Claim,
+    ttlMs: number,
+    highWaterMs: number,
+    lostWhy: string,
+    write: (s: S, rec: HighWaterRecord) => Promise<boolean>,
+  ): Promise<void> {
+    this.assertOpen();
+    const s = this.stateOf(claim);
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
+      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, {
+        ttlMs,
+      });
+    }
+    const rec = this.record(s, highWaterMs, ttlMs, false);
+    const what = `renew slot ${claim.slot} of "${s.namespace}"`;
+    if (!(await this.call(what, 'renew', () => write(s, rec), { slot: claim.slot })))
+      throw this.lost(claim, s, lostWhy);
+  }
+
+  /** A release: `write` stores the final `rec` and frees the slot if it is still ours (false: it was not, logged). */
+  protected async releaseWith(
+    claim: Claim,
+    highWaterMs: number,
+    write: (s: S, rec: HighWaterRecord) => Promise<boolean>,
+  ): Promise<void> {
+    this.assertOpen();
+    const s = this.own(claim);
+    if (!s) return; // already released or lost: nothing of ours to free
+    const rec = this.record(s, highWaterMs, 0, true);
+    const what = `release slot ${claim.slot} of "${s.namespace}"`;
+    const ours = await this.call(what, 'release', () => write(s, rec), { slot: claim.slot });
+    this.states.delete(claim.token);
+    if (ours) return;
     this.opts.logger?.warn(
       { url: this.url, slot: s.slot, namespace: s.namespace },
       `${this.engineName} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,

@@ -22,9 +22,15 @@ interface SlotValue {
   claimedAtMs?: number;
 }
 
-/** Reads every key under `<base>` whose remainder is a slot number. */
-async function rangeBySlot(client: Etcd3, base: string, deadline: number): Promise<Map<number, Buffer>> {
-  const res = await client.kv.range({ key: enc(base), range_end: enc(base.slice(0, -1) + '0') }, { deadline });
+/** Reads every key under `<base>` whose remainder is a slot number (`keysOnly`: without their values). */
+export async function rangeBySlot(
+  client: Etcd3,
+  base: string,
+  deadline: number,
+  keysOnly = false,
+): Promise<Map<number, Buffer>> {
+  const range = { key: enc(base), range_end: enc(base.slice(0, -1) + '0'), keys_only: keysOnly };
+  const res = await client.kv.range(range, { deadline });
   const out = new Map<number, Buffer>();
   for (const kv of res.kvs) {
     const rest = kv.key.toString('utf8').slice(base.length);

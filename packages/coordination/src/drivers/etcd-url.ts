@@ -1,7 +1,6 @@
 /** `etcd://` registry URLs ({@link parseEtcdUrl}); several hosts need the string form. */
-import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
-import { registryError } from '../errors.js';
-import { userInfo, validNamespace } from './common.js';
+import { checkUrlParams } from '@flurry/core';
+import { urlRefusal, userInfo, validNamespace } from './common.js';
 
 /** A parsed `etcd://` URL (see {@link parseEtcdUrl}). */
 export interface EtcdUrl {
@@ -24,14 +23,11 @@ const DEFAULT_PREFIX = '/flurry';
  */
 export function parseEtcdUrl(url: URL | string): EtcdUrl {
   const raw = typeof url === 'string' ? url : url.href;
-  const loose = redactLoosely(raw);
-  const bad = (why: string): FlurryError =>
-    registryError(
-      'URL_INVALID',
-      `invalid etcd registry URL "${loose}": ${why}. Expected etcd://[user:password@]host:port[,host:port…]/prefix ` +
-        `(or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
-      { url: loose },
-    );
+  const bad = urlRefusal(
+    'etcd registry',
+    raw,
+    `Expected etcd://[user:password@]host:port[,host:port…]/prefix (or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
+  );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
   if (m[5] !== undefined && m[5] !== '?') {

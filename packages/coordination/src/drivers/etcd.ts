@@ -5,8 +5,8 @@
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
-import { registryError } from '../errors.js';
-import { readEtcdHolders } from './etcd-holders.js';
+import { errorText, registryError } from '../errors.js';
+import { rangeBySlot, readEtcdHolders } from './etcd-holders.js';
 import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
 import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
 import {
@@ -64,7 +64,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
-    const msg = err instanceof Error ? err.message : String(err);
+    const msg = errorText(err);
     const details = { url: this.url, hosts: this.parsed.hosts, operation: what, ...extra };
     if (isAuthError(err)) {
       return registryError(
@@ -95,16 +95,11 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     this.assertOpen();
     validateClaim(req, MAX_TTL_MS);
     const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
-    let leaseId: string;
-    let grantedTtlMs: number;
-    try {
+    const { leaseId, grantedTtlMs } = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
       const g = await this.client.leaseClient.leaseGrant({ TTL: ttlSec }, this.deadline());
-      leaseId = g.ID;
-      grantedTtlMs = Number(g.TTL) * 1000;
       if (g.error) throw new Error(g.error);
-    } catch (err) {
-      throw this.toError(err, `grant a ${ttlSec}s lease`, 'claim');
-    }
+      return { leaseId: g.ID, grantedTtlMs: Number(g.TTL) * 1000 };
+    });
     try {
       return await this.claimWithLease(req, leaseId, grantedTtlMs);
     } catch (err) {
@@ -162,37 +157,18 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
         this.deadline(),
       );
       if (res.succeeded || res.responses[0]?.response_range?.kvs[0]?.lease === leaseId) {
-        const token = `${leaseId}@${req.namespace}`;
-        this.states.set(token, {
-          leaseId,
-          namespace: req.namespace,
-          slot,
-          grantedTtlMs,
-          holderId: req.holder.id,
-          prev,
-        });
-        return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+        return this.claimed(`${leaseId}@${req.namespace}`, req, slot, prev, { leaseId, grantedTtlMs });
       }
       view = res; // taken meanwhile, or the record changed (its holder just released): look again
     }
     return undefined;
   }
 
+  /** The held slots of `ns` below `slots` (with the holders' values when `withValues`). */
   private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {
-    const from = `${this.parsed.prefix}/${ns}/slots/`;
-    const end = `${this.parsed.prefix}/${ns}/slots0`; // '0' is the byte after '/'
-    const res = await this.client.kv.range(
-      { key: enc(from), range_end: enc(end), keys_only: !withValues },
-      this.deadline(),
-    );
-    const held = new Map<number, Buffer>();
-    for (const kv of res.kvs) {
-      const rest = kv.key.toString('utf8').slice(from.length);
-      if (!/^(0|[1-9]\d*)$/.test(rest)) continue;
-      const n = Number(rest);
-      if (n < slots) held.set(n, kv.value);
-    }
-    return held;
+    const base = `${this.parsed.prefix}/${ns}/slots/`;
+    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withValues);
+    return new Map([...all].filter(([n]) => n < slots));
   }
 
   private async claimWithLease(req: ClaimRequest, leaseId: string, grantedTtlMs: number): Promise<Claim> {
@@ -267,23 +243,17 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
   }
 
-  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.own(claim);
-    if (!s) return; // already released or lost: nothing of ours to free
-    const rec = this.record(s, opts.highWaterMs, 0, true);
-    const slotKey = enc(this.slotKey(s.namespace, s.slot));
-    const ops: IRequestOp[] = [
-      { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
-      { request_delete_range: { key: slotKey } },
-    ];
-    try {
+  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
+      const slotKey = enc(this.slotKey(s.namespace, s.slot));
+      const ops: IRequestOp[] = [
+        { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
+        { request_delete_range: { key: slotKey } },
+      ];
       const res = await this.client.kv.txn(
         { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
         this.deadline(),
       );
-      this.states.delete(claim.token);
-      if (!res.succeeded) this.releasedLate(s);
       await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
         if (!(err instanceof EtcdLeaseInvalidError)) {
           this.opts.logger?.warn(
@@ -292,19 +262,16 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
           );
         }
       });
-    } catch (err) {
-      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
-    }
+      return res.succeeded;
+    });
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
+      this.assertOpen();
       const q = { prefix: this.parsed.prefix, namespace, deadline: this.deadline().deadline, records: this.records };
-      return await readEtcdHolders(this.client, q);
-    } catch (err) {
-      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
-    }
+      return readEtcdHolders(this.client, q);
+    });
   }
 
   protected disconnect(): void {

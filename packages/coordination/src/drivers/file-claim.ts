@@ -11,8 +11,7 @@ import type { FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
 import { allNodeIds } from './common.js';
-import type { FileClaim } from './file-options.js';
-import { describeHolder, genName, type LeaseRecord, type ReadResult } from './file-record.js';
+import { describeHolder, genName, type FileClaim, type LeaseRecord, type ReadResult } from './file-record.js';
 
 /** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
@@ -37,9 +36,8 @@ export interface FileSlotStore {
   ioError(e: unknown, doing: string): Error;
 }
 
-/** The holder of a slot whose highest generation is a live lease, or undefined (free, empty or unclear). */
-async function heldBy(store: FileSlotStore, dir: string): Promise<string | undefined> {
-  const gens = await store.gens(dir);
+/** The holder of a slot whose highest of `gens` is a live lease, or undefined (free, empty or unclear). */
+async function heldBy(store: FileSlotStore, dir: string, gens: number[]): Promise<string | undefined> {
   if (!gens.length) return undefined;
   const top = await store.read(dir, gens[gens.length - 1]);
   return top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top)
@@ -65,12 +63,8 @@ async function tryClaim(
   for (let attempt = 0; attempt < 8; attempt++) {
     const gens = await store.gens(dir);
     const highest = gens.length ? gens[gens.length - 1] : 0;
-    if (gens.length) {
-      // Fast path: the highest generation is a live lease, so the slot is held.
-      const top = await store.read(dir, highest);
-      if (top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top))
-        return { held: describeHolder(top.rec, store.time) };
-    }
+    const held = await heldBy(store, dir, gens); // fast path: the highest generation is a live lease
+    if (held !== undefined) return { held };
     let mark = await store.readHw(dir);
     let prev: { gen: number; rec: LeaseRecord } | undefined;
     let corrupt: string | undefined;
@@ -178,7 +172,13 @@ export async function claimFileSlot(store: FileSlotStore, req: ClaimRequest): Pr
   for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
     const batch = sorted.slice(i, i + PROBE_BATCH);
     const holders = await Promise.all(
-      batch.map((slot) => heldBy(store, path.join(slotsDir, String(slot))).catch(() => undefined)),
+      batch.map((slot) => {
+        const dir = path.join(slotsDir, String(slot));
+        return store
+          .gens(dir)
+          .then((gens) => heldBy(store, dir, gens))
+          .catch(() => undefined);
+      }),
     );
     for (let k = 0; k < batch.length; k++) {
       tried.add(batch[k]);

@@ -1,5 +1,5 @@
 /** The on-disk lease records of the file registry (docs/node-ids.md, "File internals"). */
-import type { HolderInfo } from '../driver.js';
+import type { Claim, HolderInfo } from '../driver.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 
 /** One lease generation's record. */
@@ -58,4 +58,12 @@ export function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string 
   const left =
     rec.boot === time.boot ? `, expires in ${Math.max(0, Math.round(rec.expiresMono - time.monotonic()))} ms` : '';
   return `${h.id ?? '?'} (host ${h.hostname ?? '?'}, pid ${h.pid ?? '?'}${h.address ? `, ${h.address}` : ''}${left})`;
+}
+
+/** A claim made by the file driver (the manager passes it back unchanged). */
+export interface FileClaim extends Claim {
+  /** The slot's directory. */
+  readonly dir: string;
+  /** The lease generation. */
+  readonly gen: number;
 }

@@ -5,9 +5,9 @@
  * in file-steps.ts.
  */
 import path from 'node:path';
-import { assertKnownOptions, FlurryError, randomHex, type Clock } from '@flurry/core';
+import { assertKnownOptions, FlurryError, optionNames, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { registryError } from '../errors.js';
+import { optionError, registryError } from '../errors.js';
 import {
   fileSteps,
   fileSystemType,
@@ -20,7 +20,6 @@ import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-cl
 import { makeDirLevels } from '../state-dir.js';
 import { claimFileSlot, type FileSlotStore } from './file-claim.js';
 import { jsonObject } from './common.js';
-import { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
 import { readFileHolders } from './file-holders.js';
 import {
   GEN_RE,
@@ -28,11 +27,35 @@ import {
   isKernelBoot,
   parseLeaseRecord,
   SEGMENT_RE,
+  type FileClaim,
   type LeaseRecord,
   type ReadResult,
 } from './file-record.js';
 
-export { FILE_DRIVER_OPTION_NAMES, type FileClaim, type FileDriverOptions } from './file-options.js';
+/** Options of {@link createFileDriver}. */
+export interface FileDriverOptions {
+  /** Wall clock for the informational expiry and timestamps; a `ManualClock` also drives expiry. */
+  clock: Clock;
+  /** Overrides the time source (default: the host clock, or the ManualClock's monotonic time). */
+  time?: LeaseTimeSource;
+  /** The longest one file-system step may take (`FLURRY_E_REGISTRY_UNREACHABLE` beyond); default 5000 ms. */
+  timeoutMs?: number;
+  /**
+   * `'async'` (default) or `'sync'`: direct calls, faster in a fresh process but unbounded and
+   * blocking, granted only on a local disk file system (docs/node-ids.md, "`file:` — one machine").
+   */
+  io?: FileIo;
+}
+
+/** The keys of {@link FileDriverOptions}. */
+const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({
+  clock: true,
+  time: true,
+  timeoutMs: true,
+  io: true,
+});
+
+export type { FileClaim } from './file-record.js';
 
 class FileDriver implements RegistryDriver, FileSlotStore {
   readonly kind = 'file';
@@ -79,8 +102,10 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     return this.granting;
   }
 
-  private checkOpen(): void {
+  /** Refuses a closed registry, then {@link ioReady}. */
+  private async opened(): Promise<void> {
     if (this.closed) throw registryError('CLOSED', `the file registry ${this.url} was closed`, { url: this.url });
+    await this.ioReady();
   }
 
   nsDir(namespace: string): string {
@@ -186,8 +211,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
-    this.checkOpen();
-    await this.ioReady();
+    await this.opened();
     return claimFileSlot(this, req);
   }
 
@@ -211,8 +235,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.checkOpen();
-    await this.ioReady();
+    await this.opened();
     const { dir, gen } = this.own(claim);
     const r = await this.read(dir, gen);
     const lost = (why: string): Error =>
@@ -241,8 +264,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    this.checkOpen();
-    await this.ioReady();
+    await this.opened();
     const { dir, gen } = this.own(claim);
     const r = await this.read(dir, gen);
     if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
@@ -264,8 +286,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   }
 
   async holders(namespace: string): Promise<HolderRecord[]> {
-    this.checkOpen();
-    await this.ioReady();
+    await this.opened();
     try {
       return await readFileHolders(this.nsDir(namespace), {
         time: this.time,
@@ -296,9 +317,7 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
   }
   const timeoutMs = opts.timeoutMs ?? 5000;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
-    throw registryError('OPTION', `timeoutMs must be an integer from 1 to 600000 ms; got ${String(timeoutMs)}`, {
-      option: 'timeoutMs',
-    });
+    throw optionError('timeoutMs', `timeoutMs must be an integer from 1 to 600000 ms; got ${String(timeoutMs)}`);
   }
   const io = opts.io ?? 'async';
   if (io !== 'async' && io !== 'sync') {

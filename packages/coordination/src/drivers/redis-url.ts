@@ -2,9 +2,8 @@
  * `redis://` registry URLs: host, port, database, credentials and key prefix
  * ({@link parseRedisUrl}).
  */
-import { checkUrlParams, redactLoosely, type FlurryError } from '@flurry/core';
-import { registryError } from '../errors.js';
-import { userInfo } from './common.js';
+import { checkUrlParams } from '@flurry/core';
+import { urlRefusal, userInfo } from './common.js';
 
 /** A parsed `redis://` URL (see {@link parseRedisUrl}). */
 export interface RedisUrl {
@@ -32,14 +31,11 @@ export interface RedisUrl {
  */
 export function parseRedisUrl(url: URL | string): RedisUrl {
   const raw = typeof url === 'string' ? url : url.href;
-  const loose = redactLoosely(raw);
-  const bad = (why: string): FlurryError =>
-    registryError(
-      'URL_INVALID',
-      `invalid Redis registry URL "${loose}": ${why}. Expected redis://[[user]:password@]host:port[/db][?prefix=name][&allowVolatile=true] ` +
-        `(or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
-      { url: loose },
-    );
+  const bad = urlRefusal(
+    'Redis registry',
+    raw,
+    `Expected redis://[[user]:password@]host:port[/db][?prefix=name][&allowVolatile=true] (or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
+  );
   const m =
     /^(rediss?):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/i.exec(
       raw,

@@ -16,7 +16,7 @@ import {
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { withTimeout } from '../engine-call.js';
-import { registryError } from '../errors.js';
+import { errorText, registryError } from '../errors.js';
 import { readRedisHolders } from './redis-holders.js';
 import { parseRedisUrl, type RedisUrl } from './redis-url.js';
 import {
@@ -83,10 +83,6 @@ return 0
 type ScriptClient = Redis &
   Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
   readonly kind = 'redis';
   private readonly records: RecordPlace;
@@ -113,21 +109,22 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return parseHighWaterRecord(raw, key, this.records);
   }
 
-  async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaim(req, MAX_TTL_MS);
-    const token = `${randomHex(16)}@${req.namespace}`;
-    try {
-      return await this.claimWithToken(req, token);
-    } catch (err) {
-      throw redisError(this.parsed, err, `claim a slot of "${req.namespace}"`, 'claim');
-    }
+  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
+  toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
+    return redisError(this.parsed, err, what, phase, extra);
+  }
+
+  claim(req: ClaimRequest): Promise<Claim> {
+    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
+      this.assertOpen();
+      validateClaim(req, MAX_TTL_MS);
+      return this.claimWithToken(req, `${randomHex(16)}@${req.namespace}`);
+    });
   }
 
   /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
-    const ns = req.namespace;
-    const keys = this.keys(ns, slot);
+    const keys = this.keys(req.namespace, slot);
     const holderJson = JSON.stringify({ ...req.holder, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() });
     const [held, hw] = await this.client.mget(keys[0], keys[2]);
     if (held !== null) return undefined;
@@ -141,10 +138,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
         string?,
       ];
       const outcome = Number(res[0]);
-      if (outcome === 1) {
-        this.states.set(token, { namespace: ns, slot, holderId: req.holder.id, prev });
-        return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
-      }
+      if (outcome === 1) return this.claimed(token, req, slot, prev, {});
       if (outcome !== 2) return undefined; // held
       seen = res[1] ?? ''; // the previous holder just released: derive from its final record
     }
@@ -182,46 +176,31 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
   }
 
-  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.stateOf(claim);
-    this.checkRenewTtl(opts.ttlMs);
-    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
-    let ok: number;
-    try {
-      ok = Number(
-        await this.client.flurryRenew(...this.keys(s.namespace, s.slot), claim.token, opts.ttlMs, JSON.stringify(rec)),
-      );
-    } catch (err) {
-      throw redisError(this.parsed, err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
-    }
-    if (ok !== 1) throw this.lost(claim, s, 'expired or is held by another token');
+  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    return this.renewWith(
+      claim,
+      opts.ttlMs,
+      opts.highWaterMs,
+      'expired or is held by another token',
+      async (s, rec) => {
+        const keys = this.keys(s.namespace, s.slot);
+        return Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
+      },
+    );
   }
 
-  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.own(claim);
-    if (!s) return; // already released or lost
-    const rec = this.record(s, opts.highWaterMs, 0, true);
-    let ok: number;
-    try {
-      ok = Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), claim.token, JSON.stringify(rec)));
-    } catch (err) {
-      throw redisError(this.parsed, err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', {
-        slot: claim.slot,
-      });
-    }
-    this.states.delete(claim.token);
-    if (ok !== 1) this.releasedLate(s);
+  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
+      const keys = this.keys(s.namespace, s.slot);
+      return Number(await this.client.flurryRelease(...keys, claim.token, JSON.stringify(rec))) === 1;
+    });
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      return await readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
-    } catch (err) {
-      throw redisError(this.parsed, err, `list the holders of "${namespace}"`, 'connect');
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
+      this.assertOpen();
+      return readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
+    });
   }
 
   protected disconnect(): void {

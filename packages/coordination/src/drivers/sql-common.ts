@@ -12,7 +12,7 @@ import {
   type SqlSession,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { registryError } from '../errors.js';
+import { errorText, registryError } from '../errors.js';
 import {
   checkDriverOptions,
   clause,
@@ -81,10 +81,6 @@ function truthy(v: unknown): boolean {
   return v === true || v === 1 || v === '1' || v === 't';
 }
 
-function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0];
-}
-
 /**
  * The lease driver shared by the PostgreSQL and MySQL registries, one row per slot; claim,
  * renew (never extending an expired lease) and release are conditional statements on the
@@ -121,7 +117,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     if (err instanceof FlurryError) return err;
     const u = this.u;
     const details = { url: this.url, operation: what, ...extra };
-    const msg = firstLine(err);
+    const msg = errorText(err).split('\n')[0];
     switch (sqlFailure(this.kind, err)) {
       case 'auth':
         return registryError(
@@ -220,16 +216,13 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     );
   }
 
-  async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaim(req, MAX_TTL_MS);
-    if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
-    const token = randomHex(16);
-    try {
-      return await this.claimWithToken(req, token);
-    } catch (err) {
-      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
-    }
+  claim(req: ClaimRequest): Promise<Claim> {
+    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
+      this.assertOpen();
+      validateClaim(req, MAX_TTL_MS);
+      if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
+      return this.claimWithToken(req, randomHex(16));
+    });
   }
 
   private async scan(req: ClaimRequest): Promise<SlotRow[]> {
@@ -317,70 +310,30 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       throw err;
     }
     if (!prev) return undefined;
-    this.states.set(token, { namespace: req.namespace, slot, holderId: req.holder.id, prev, holder });
-    return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+    return this.claimed(token, req, slot, prev, { holder });
   }
 
-  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.stateOf(claim);
-    this.checkRenewTtl(opts.ttlMs);
-    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
-    let affected: number;
-    try {
-      affected = (
-        await this.withConn((c) =>
-          c.query(this.sql.renew, [
-            opts.ttlMs,
-            rec.highWaterMs,
-            rec.ttlMs,
-            JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs }),
-            s.namespace,
-            s.slot,
-            claim.token,
-          ]),
-        )
-      ).affected;
-    } catch (err) {
-      throw this.toError(err, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
-    }
-    if (affected !== 1) throw this.lost(claim, s, "expired (by the database's clock) or is held by another token");
+  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    const lostWhy = "expired (by the database's clock) or is held by another token";
+    return this.renewWith(claim, opts.ttlMs, opts.highWaterMs, lostWhy, async (s, rec) => {
+      const holder = JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs });
+      const args = [opts.ttlMs, rec.highWaterMs, rec.ttlMs, holder, s.namespace, s.slot, claim.token];
+      return (await this.withConn((c) => c.query(this.sql.renew, args))).affected === 1;
+    });
   }
 
-  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.own(claim);
-    if (!s) return; // already released or lost
-    const rec = this.record(s, opts.highWaterMs, 0, true);
-    let affected: number;
-    try {
-      affected = (
-        await this.withConn((c) =>
-          c.query(this.sql.release, [
-            rec.highWaterMs,
-            rec.releasedCleanly,
-            rec.ttlMs,
-            s.namespace,
-            s.slot,
-            claim.token,
-          ]),
-        )
-      ).affected;
-    } catch (err) {
-      throw this.toError(err, `release slot ${claim.slot} of "${s.namespace}"`, 'release', { slot: claim.slot });
-    }
-    this.states.delete(claim.token);
-    if (affected !== 1) this.releasedLate(s);
+  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
+    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
+      const args = [rec.highWaterMs, rec.releasedCleanly, rec.ttlMs, s.namespace, s.slot, claim.token];
+      return (await this.withConn((c) => c.query(this.sql.release, args))).affected === 1;
+    });
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      const r = await this.withConn((c) => c.query(this.sql.holders, [namespace]));
-      return r.rows.map(holderFromRow);
-    } catch (err) {
-      throw this.toError(err, `list the holders of "${namespace}"`, 'connect');
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.call(`list the holders of "${namespace}"`, 'connect', async () => {
+      this.assertOpen();
+      return (await this.withConn((c) => c.query(this.sql.holders, [namespace]))).rows.map(holderFromRow);
+    });
   }
 
   protected async disconnect(): Promise<void> {

@@ -3,16 +3,8 @@
  * with `table` and `sslmode` (docs/node-ids.md); any other parameter, and every error, is
  * `FLURRY_E_REGISTRY_URL` without the password.
  */
-import {
-  checkUrlParams,
-  redactLoosely,
-  SQL_DEFAULT_PORT,
-  SQL_SCHEMES,
-  type FlurryError,
-  type SqlSslMode,
-} from '@flurry/core';
-import { registryError } from '../errors.js';
-import { userInfo } from './common.js';
+import { checkUrlParams, SQL_DEFAULT_PORT, SQL_SCHEMES, type SqlSslMode } from '@flurry/core';
+import { urlRefusal, userInfo } from './common.js';
 import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './sql-table.js';
 
 /** A parsed SQL registry URL (see {@link parseSqlUrl}). */
@@ -43,14 +35,11 @@ const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
  * ```
  */
 export function parseSqlUrl(raw: string): SqlUrl {
-  const loose = typeof raw === 'string' ? redactLoosely(raw) : String(raw);
-  const bad = (why: string): FlurryError =>
-    registryError(
-      'URL_INVALID',
-      `invalid SQL registry URL "${loose}": ${why}. Expected postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=disable|require|verify-full] ` +
-        `or mysql://… (mariadb:// too), e.g. postgres://app:secret@127.0.0.1:5432/orders?table=flurry_nodes`,
-      { url: loose },
-    );
+  const bad = urlRefusal(
+    'SQL registry',
+    raw,
+    `Expected postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=disable|require|verify-full] or mysql://… (mariadb:// too), e.g. postgres://app:secret@127.0.0.1:5432/orders?table=flurry_nodes`,
+  );
   if (typeof raw !== 'string') throw bad('it is not a string');
   const m =
     /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/.exec(

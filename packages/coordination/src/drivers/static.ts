@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
-import { registryError } from '../errors.js';
+import { errorText, registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-types.js';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 
@@ -50,7 +50,7 @@ function stateDirError(
   cause: unknown,
   phase: 'start' | 'renewal' | 'release',
 ): FlurryError {
-  const why = (cause instanceof Error ? cause.message : String(cause)).replace(/\.+$/, '');
+  const why = errorText(cause).replace(/\.+$/, '');
   const consequence =
     phase === 'start'
       ? 'refusing to start without it'
@@ -76,6 +76,7 @@ interface HeldHere {
   highWaterMs: number;
 }
 
+/* eslint-disable @typescript-eslint/require-await -- synchronous bodies; `async` turns their throws into the rejections RegistryDriver callers handle */
 class StaticDriver implements RegistryDriver, StaticAssignment {
   readonly kind: 'static' | 'k8s';
   readonly url: string;
@@ -96,7 +97,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     return path.join(this.o.stateDir, 'static', ...namespace.split('/'), `${slot}.json`);
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async claim(req: ClaimRequest): Promise<Claim> {
     if (this.closed) throw registryError('CLOSED', `the registry ${this.url} was closed`, { url: this.url });
     const slot = this.o.slot;
@@ -130,7 +130,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   }
 
   /** This process's own claims in the namespace (no engine shows the others); they never expire. */
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async holders(namespace: string): Promise<HolderRecord[]> {
     const now = this.o.clock.now();
     return [...this.live.entries()]
@@ -172,7 +171,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     }
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.save(claim, opts.highWaterMs, false);
     const h = this.live.get(claim);
@@ -182,7 +180,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     }
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` turns its throws into the rejections RegistryDriver callers handle
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.live.delete(claim);
     this.save(claim, opts.highWaterMs, true);
@@ -194,6 +191,7 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
     return Promise.resolve();
   }
 }
+/* eslint-enable @typescript-eslint/require-await */
 
 const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
   kind: true,

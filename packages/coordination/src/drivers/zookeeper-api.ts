@@ -6,7 +6,7 @@ import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below (ZkModule).
 import zookeeperModule from 'node-zookeeper-client';
 import { FlurryError, redactUrl } from '@flurry/core';
-import { registryError } from '../errors.js';
+import { errorText, registryError } from '../errors.js';
 
 /** The `stat` of a znode as node-zookeeper-client returns it (64-bit fields are 8-byte buffers). */
 export interface ZkStat {
@@ -114,17 +114,15 @@ export const CreateMode = {
 
 /** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
 export class ZkError extends Error {
-  readonly zkCode: number;
-  readonly op: string;
-  readonly path: string;
-  readonly opIndex: number | undefined;
-  constructor(zkCode: number, op: string, path: string, message: string, opIndex?: number) {
+  constructor(
+    readonly zkCode: number,
+    readonly op: string,
+    readonly path: string,
+    message: string,
+    readonly opIndex?: number,
+  ) {
     super(message);
     this.name = 'ZkError';
-    this.zkCode = zkCode;
-    this.op = op;
-    this.path = path;
-    this.opIndex = opIndex;
   }
 }
 
@@ -169,7 +167,7 @@ export function zkFailure(err: unknown, url: string, doing: string): FlurryError
   }
   return registryError(
     'UNREACHABLE',
-    `${doing}: ZooKeeper at ${display} failed: ${err instanceof Error ? err.message : String(err)}`,
+    `${doing}: ZooKeeper at ${display} failed: ${errorText(err)}`,
     { url: display },
     err,
   );

@@ -96,7 +96,8 @@ export class ZkSessionPool {
     await Promise.all(all.map((s) => s.close()));
   }
 
-  private assertOpen(): void {
+  /** `FLURRY_E_REGISTRY_CLOSED` once closed (the pool closes with its driver). */
+  assertOpen(): void {
     if (this.closed)
       throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
   }

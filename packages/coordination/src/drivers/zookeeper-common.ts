@@ -3,13 +3,16 @@
  * request checks, the stored high-water record, the session pool of a driver and the time
  * limit of a renewal's operations.
  */
-import type { ClaimRequest } from '../driver.js';
+import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
-import type { ZkSession, ZkSessionPool } from './zookeeper-client.js';
+import { zkFailure, type ZkSession, type ZkSessionPool } from './zookeeper-client.js';
 import { jsonObject, type EngineDriverOptions } from './common.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+
+/** Where the ZooKeeper holder readers read: `dir` (or a Leaf `root`), with the reader's wall clock. */
+export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -119,8 +122,7 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
   ) {}
 
   protected assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    this.pool.assertOpen();
   }
 
   /** Creates `dirs` once per session (`key` names them). */
@@ -132,10 +134,25 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     ready.add(key);
   }
 
-  /** A live session of this driver's claims, else the start-up one, for a read. */
-  protected async readSession(): Promise<ZkSession> {
-    const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
-    return own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+  /** The holders of `namespace` as `read` lists them from `dir`, read on a live session. */
+  protected async listHolders(
+    namespace: string,
+    dir: string,
+    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<HolderRecord[]>,
+  ): Promise<HolderRecord[]> {
+    this.assertOpen();
+    try {
+      const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
+      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      return await read(session, {
+        dir,
+        url: this.url,
+        opTimeoutMs: this.opts.connectTimeoutMs,
+        now: () => this.opts.clock.now(),
+      });
+    } catch (err) {
+      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
+    }
   }
 
   async close(): Promise<void> {

@@ -5,10 +5,7 @@
 import type { HolderRecord } from '../driver.js';
 import { jsonObject, pickHolder, slotNumbers } from './common.js';
 import type { ZkSession } from './zookeeper-client.js';
-import { parseHighWater } from './zookeeper-common.js';
-
-/** Where the ZooKeeper holder readers read: `dir` (or a Leaf `root`), with the reader's wall clock. */
-export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
+import { parseHighWater, type ZkHoldersQuery } from './zookeeper-common.js';
 
 /** A znode's `mtime` (8 bytes, big-endian Unix ms) as a number. */
 export function zkTimeMs(t: Buffer): number {

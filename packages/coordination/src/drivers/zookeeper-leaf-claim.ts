@@ -44,6 +44,9 @@ export interface LeafClaimState {
   lastWritten: number;
 }
 
+/** Who claims: the Leaf name, this service's address, its host lock and its local cache file. */
+export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
+
 /** The parts of the Leaf driver the claim path uses. */
 export interface LeafContext {
   readonly url: string;
@@ -55,15 +58,8 @@ export interface LeafContext {
 }
 
 /** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
-export function offlineClaim(
-  ctx: LeafContext,
-  req: ClaimRequest,
-  name: string,
-  addr: LeafAddress,
-  lock: HostLock,
-  cacheFile: string,
-  cause: unknown,
-): Claim {
+export function offlineClaim(ctx: LeafContext, req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
+  const { name, addr, cacheFile } = who;
   const cache = readLeafCache(cacheFile);
   if (cache.workerId === undefined) {
     throw registryError(
@@ -76,11 +72,8 @@ export function offlineClaim(
   if (cache.workerId >= req.slots) throw leafTooHigh(ctx.url, cache.workerId, req, name, addr, null);
   const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
   ctx.claims.set(token, {
+    ...who,
     slot: cache.workerId,
-    addr,
-    name,
-    lock,
-    cacheFile,
     session: null,
     nodePath: '',
     livePath: '',
@@ -129,11 +122,9 @@ export async function onlineClaim(
   ctx: LeafContext,
   req: ClaimRequest,
   session: ZkSession,
-  name: string,
-  addr: LeafAddress,
-  lock: HostLock,
-  cacheFile: string,
+  who: LeafClaimant,
 ): Promise<Claim> {
+  const { name, addr, cacheFile } = who;
   checkSessionTimeout(session, req.ttlMs, ctx.url);
   const p = leafPaths(ctx.prefix, name, addr);
   const opT = Math.max(session.opTimeoutMs, ctx.opts.connectTimeoutMs);
@@ -178,11 +169,8 @@ export async function onlineClaim(
     const mark = Math.max(prevHw, ctx.opts.clock.now());
 
     const st: LeafClaimState = {
+      ...who,
       slot: workerId,
-      addr,
-      name,
-      lock,
-      cacheFile,
       session,
       nodePath,
       livePath: p.live,

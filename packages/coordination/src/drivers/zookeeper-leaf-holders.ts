@@ -6,7 +6,8 @@
 import type { HolderRecord } from '../driver.js';
 import { jsonObject, pickHolder } from './common.js';
 import type { ZkSession } from './zookeeper-client.js';
-import { numberOr, updatedStamp, zkTimeMs, type ZkHoldersQuery } from './zookeeper-holders.js';
+import type { ZkHoldersQuery } from './zookeeper-common.js';
+import { numberOr, updatedStamp, zkTimeMs } from './zookeeper-holders.js';
 import { parseEndpoint, parseLeafNodeName, parseMeta } from './zookeeper-leaf-names.js';
 
 /**

@@ -66,10 +66,10 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return offlineClaim(this, req, name, addr, lock, cacheFile, err);
+          return offlineClaim(this, req, { name, addr, lock, cacheFile }, err);
         throw err;
       }
-      return await onlineClaim(this, req, session, name, addr, lock, cacheFile);
+      return await onlineClaim(this, req, session, { name, addr, lock, cacheFile });
     } catch (err) {
       lock.release();
       throw err;
@@ -265,16 +265,8 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
     }
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      const session = await this.readSession();
-      const dir = `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`;
-      const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
-      return await readLeafHolders(session, q);
-    } catch (err) {
-      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.listHolders(namespace, `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
   }
 
   override async close(): Promise<void> {

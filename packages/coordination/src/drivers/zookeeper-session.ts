@@ -268,27 +268,17 @@ export class ZkSession {
   }
 
   /** The node's data and stat, or null if it does not exist. */
-  async getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
-    try {
-      return await this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
-        this.client.getData(path, (e, d, s) => cb(e, e ? undefined : { data: d ?? Buffer.alloc(0), stat: s })),
-      );
-    } catch (err) {
-      if (isZk(err, ZkCode.NO_NODE)) return null;
-      throw err;
-    }
+  getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
+    const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
+      this.client.getData(path, (e, d, s) => cb(e, e ? undefined : { data: d ?? Buffer.alloc(0), stat: s })),
+    );
+    return orIfNoNode(got, null);
   }
 
   /** The names of the node's children (empty if the node does not exist). */
-  async getChildren(path: string, timeoutMs?: number): Promise<string[]> {
-    try {
-      return await this.run<string[]>('getChildren', path, timeoutMs, (cb) =>
-        this.client.getChildren(path, (e, c) => cb(e, c)),
-      );
-    } catch (err) {
-      if (isZk(err, ZkCode.NO_NODE)) return [];
-      throw err;
-    }
+  getChildren(path: string, timeoutMs?: number): Promise<string[]> {
+    const got = this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb));
+    return orIfNoNode(got, []);
   }
 
   /** Creates a node; resolves with its path (with the sequence suffix for sequential nodes). */
@@ -370,6 +360,14 @@ export class ZkSession {
     while (cm.state !== STATES_CLOSED && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     if (cm.state !== STATES_CLOSED) this.dropSocket();
   }
+}
+
+/** `op`'s result, or `absent` when it failed because the node does not exist. */
+function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
+  return op.catch((err: unknown) => {
+    if (isZk(err, ZkCode.NO_NODE)) return absent;
+    throw err;
+  });
 }
 
 /** Builder handed to {@link ZkSession.multi}. */

@@ -1,14 +1,9 @@
 /**
- * The ZooKeeper session's reconnect timing (zookeeper-session.ts uses it; the torture suite's ZooKeeper recovery
- * bound in torture/scenarios/engine.mjs is derived from it). It imports nothing, so loading it never needs
- * `node-zookeeper-client`.
- */
-
-/**
- * How a session reconnects after losing its server: the delay between rounds over the servers (small, so a
+ * How a ZooKeeper session reconnects after losing its server: the delay between rounds over the servers (small, so a
  * restarted server is found fast) and the time limit of one session handshake (the client library would wait
- * forever for a server that accepts the connection but does not answer). The torture suite derives its recovery
- * bound for ZooKeeper from these (torture/scenarios/engine.mjs).
+ * forever for a server that accepts the connection but does not answer). zookeeper-session.ts uses it and the
+ * torture suite derives its ZooKeeper recovery bound from it (torture/scenarios/engine.mjs); it imports nothing, so
+ * loading it never needs `node-zookeeper-client`.
  */
 export function reconnectTiming(
   sessionTimeoutMs: number,

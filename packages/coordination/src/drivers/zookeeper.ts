@@ -6,9 +6,17 @@
  * operation here has its own.
  */
 import { checkUrlParams } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, checkDriverOptions, holderFields, type EngineDriverOptions } from './common.js';
+import {
+  allNodeIds,
+  checkDriverOptions,
+  holderFields,
+  jsonObject,
+  listedHolder,
+  slotNumbers,
+  type EngineDriverOptions,
+} from './common.js';
 import {
   checkSessionTimeout,
   CreateMode,
@@ -254,15 +262,8 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     }
   }
 
-  async holders(namespace: string): Promise<HolderRecord[]> {
-    this.assertOpen();
-    try {
-      const session = await this.readSession();
-      const q = { dir: this.nsPath(namespace), url: this.url, opTimeoutMs: this.opts.connectTimeoutMs };
-      return await readZkHolders(session, { ...q, now: () => this.opts.clock.now() });
-    } catch (err) {
-      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
-    }
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.listHolders(namespace, this.nsPath(namespace), readZkHolders);
   }
 
   private forget(token: string, st: ClaimState, lostReason?: string): void {
@@ -349,19 +350,11 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     } catch {
       /* listed as unknown */
     }
-    const held = children
-      .map(Number)
-      .filter((n) => Number.isInteger(n) && n >= 0 && n < req.slots)
-      .sort((a, b) => a - b);
+    const held = slotNumbers(children).filter((n) => n < req.slots);
     const holders = await Promise.all(
       held.slice(0, HOLDERS_LISTED).map(async (slot) => {
-        try {
-          const got = await session.getData(`${slotsDir}/${slot}`, opT);
-          const h = got ? (JSON.parse(got.data.toString('utf8')) as Partial<HolderInfo>) : {};
-          return { slot, id: h.id, hostname: h.hostname, pid: h.pid, address: h.address };
-        } catch {
-          return { slot };
-        }
+        const got = await session.getData(`${slotsDir}/${slot}`, opT).catch(() => null);
+        return listedHolder(slot, jsonObject(got?.data.toString('utf8')));
       }),
     );
     const who = holders.map((h) => `${h.slot}: ${h.hostname ?? '?'}/${h.pid ?? '?'}`).join(', ');
