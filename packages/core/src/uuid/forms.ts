@@ -7,6 +7,7 @@
  * Reading is strict: anything that is not a version 7, variant `10` UUID — wrong length,
  * bad characters, another version or variant — throws a coded error saying what is wrong.
  */
+import { asciiBuffer, asciiText } from '#platform';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
@@ -32,7 +33,7 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-// HEX2 and writeBytes live here, not in words.ts, so that `flurry decode` loads no random pool.
+// HEX2 and the writers live here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
 /** Two lowercase hex digits of each byte. */
 export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
 const B32 = CROCKFORD_ALPHABET;
@@ -58,31 +59,44 @@ export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, 
   return out;
 }
 
+/** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
+const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
+
+/** Writes the 36 ASCII characters of a UUID's canonical form at `b[at]`. */
+export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): void {
+  const c = HEX_CODES;
+  const put = (i: number, byte: number) => {
+    b[i] = c[byte * 2];
+    b[i + 1] = c[byte * 2 + 1];
+  };
+  put(at, w0 >>> 24);
+  put(at + 2, (w0 >>> 16) & 255);
+  put(at + 4, (w0 >>> 8) & 255);
+  put(at + 6, w0 & 255);
+  b[at + 8] = 45;
+  put(at + 9, w1 >>> 24);
+  put(at + 11, (w1 >>> 16) & 255);
+  b[at + 13] = 45;
+  put(at + 14, (w1 >>> 8) & 255);
+  put(at + 16, w1 & 255);
+  b[at + 18] = 45;
+  put(at + 19, w2 >>> 24);
+  put(at + 21, (w2 >>> 16) & 255);
+  b[at + 23] = 45;
+  put(at + 24, (w2 >>> 8) & 255);
+  put(at + 26, w2 & 255);
+  put(at + 28, w3 >>> 24);
+  put(at + 30, (w3 >>> 16) & 255);
+  put(at + 32, (w3 >>> 8) & 255);
+  put(at + 34, w3 & 255);
+}
+
+const canonicalText = asciiBuffer(36);
+
 /** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
 export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {
-  const h = HEX2;
-  return (
-    h[w0 >>> 24] +
-    h[(w0 >>> 16) & 255] +
-    h[(w0 >>> 8) & 255] +
-    h[w0 & 255] +
-    '-' +
-    h[w1 >>> 24] +
-    h[(w1 >>> 16) & 255] +
-    '-' +
-    h[(w1 >>> 8) & 255] +
-    h[w1 & 255] +
-    '-' +
-    h[w2 >>> 24] +
-    h[(w2 >>> 16) & 255] +
-    '-' +
-    h[(w2 >>> 8) & 255] +
-    h[w2 & 255] +
-    h[w3 >>> 24] +
-    h[(w3 >>> 16) & 255] +
-    h[(w3 >>> 8) & 255] +
-    h[w3 & 255]
-  );
+  writeCanonical(canonicalText, 0, w0, w1, w2, w3);
+  return asciiText(canonicalText, 0, 36);
 }
 
 /** `width` bits of the 128-bit value starting at bit `lo` (`width ≤ 25`). */
