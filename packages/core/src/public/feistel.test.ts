@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import fc from 'fast-check';
 import { FlurryError } from '../errors.js';
-import { chaskeyTag } from './chaskey.js';
+import { chaskeyTag } from '../testing/chaskey-reference.js';
 import { FEISTEL_ROUNDS, FeistelPermutation } from './feistel.js';
 
 const SECRET = Uint8Array.from({ length: 32 }, (_, i) => i);

@@ -87,7 +87,7 @@ export class FeistelPermutation {
 
   /**
    * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i.
-   * Same arithmetic as `chaskeyTag` (tested against it), inlined for speed.
+   * Same arithmetic as the reference `chaskeyTag` (tested against it), inlined for speed.
    */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
