@@ -199,49 +199,22 @@ function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
   RETURN ${value};
 END`;
   };
-  const MIN_TAIL = '70008000000000000000';
-  const MAX_TAIL = '7FFFBFFFFFFFFFFFFFFF';
-  add(
-    'uuid_min_at_ms',
-    'ms BIGINT',
-    'BINARY(16)',
-    bound(MIN_TAIL, false),
-    'The smallest UUIDv7 (BINARY(16)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_max_at_ms',
-    'ms BIGINT',
-    'BINARY(16)',
-    bound(MAX_TAIL, false),
-    'The largest UUIDv7 (BINARY(16)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_min_at_text_ms',
-    'ms BIGINT',
-    'CHAR(36)',
-    bound(MIN_TAIL, true),
-    'The smallest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_max_at_text_ms',
-    'ms BIGINT',
-    'CHAR(36)',
-    bound(MAX_TAIL, true),
-    'The largest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
-  );
-  const toMs = TO_MS.mysql;
-  for (const [name, of, what] of [
-    ['uuid_min_at', 'uuid_min_at_ms', 'smallest UUIDv7 (BINARY(16))'],
-    ['uuid_max_at', 'uuid_max_at_ms', 'largest UUIDv7 (BINARY(16))'],
-    ['uuid_min_at_text', 'uuid_min_at_text_ms', 'smallest UUIDv7 (CHAR(36))'],
-    ['uuid_max_at_text', 'uuid_max_at_text_ms', 'largest UUIDv7 (CHAR(36))'],
-  ] as const) {
+  const bounds = ['uuid_min_at', 'uuid_max_at', 'uuid_min_at_text', 'uuid_max_at_text'] as const;
+  const type = (name: string): string => (name.endsWith('text') ? 'CHAR(36)' : 'BINARY(16)');
+  const least = (name: string): string => (name.includes('min') ? 'smallest' : 'largest');
+  for (const name of bounds) {
+    const asText = name.endsWith('text');
+    const what = `${least(name)} UUIDv7 (${asText ? 'canonical lowercase CHAR(36)' : 'BINARY(16)'})`;
+    const tail = name.includes('min') ? '70008000000000000000' : '7FFFBFFFFFFFFFFFFFFF';
+    add(`${name}_ms`, 'ms BIGINT', type(name), bound(tail, asText), `The ${what} of the Unix ms instant.`);
+  }
+  for (const name of bounds) {
     add(
       name,
       't DATETIME(3)',
-      of.includes('text') ? 'CHAR(36)' : 'BINARY(16)',
-      `RETURN ${p}${of}(${toMs})`,
-      `The ${what} of the UTC instant t (rounded down to the ms)` +
+      type(name),
+      `RETURN ${p}${name}_ms(${TO_MS.mysql})`,
+      `The ${least(name)} UUIDv7 (${type(name)}) of the UTC instant t (rounded down to the ms)` +
         (name.startsWith('uuid_min') ? `: WHERE id >= ${p}${name}(from) AND id < ${p}${name}(to).` : '.'),
     );
   }
