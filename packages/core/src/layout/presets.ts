@@ -3,6 +3,7 @@
  * `instagram`, and `js53`, whose IDs stay below 2^53: exact JavaScript numbers). Fields, epochs, units and
  * capacities: docs/layouts.md.
  */
+import { parseFieldList } from './spec.js';
 import type { LayoutSpec } from './types.js';
 
 /** The names of the built-in layouts. */
@@ -47,6 +48,6 @@ export function isPresetName(name: unknown): name is PresetName {
 
 /** A frozen preset spec; `fields` in the `--fields` form (`timestamp:41,worker:10,sequence:12`). */
 function spec(name: string, epoch: number, unit: LayoutSpec['unit'], fields: string): Readonly<LayoutSpec> {
-  const list = fields.split(',').map((f) => Object.freeze({ name: f.split(':')[0], bits: Number(f.split(':')[1]) }));
+  const list = parseFieldList(fields).map((f) => Object.freeze(f));
   return Object.freeze({ name, epoch, unit, fields: Object.freeze(list) as LayoutSpec['fields'] });
 }
