@@ -4,7 +4,7 @@
  * `CHAR(36)`). Decoders return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
  */
 import { assertKnownOptions } from '../known-options.js';
-import { UuidFormat } from '../uuid/format.js';
+import { MAX_UNIX_MS as MAX_MS, UuidFormat } from '../uuid/format.js';
 import { sqlPrefix } from './ddl.js';
 import { TO_MS, checkDialect, functionSet, lit, toTime, type LayoutSql, type SqlDialect } from './functions.js';
 
@@ -43,7 +43,6 @@ export function uuidSql(options: UuidSqlOptions): LayoutSql {
   return checkDialect(options.dialect) === 'mysql' ? mysqlUuidSql(p, format) : postgresUuidSql(p, format);
 }
 
-const MAX_MS = 2 ** 48 - 1;
 const widths = (f: UuidFormat): string => `nodeBits ${f.nodeBits}, sequenceBits ${f.sequenceBits}`;
 const OUT_OF_RANGE = `FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is outside what a UUIDv7 holds (0 to ${MAX_MS}, 1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z). Give a time in that range.`;
 

@@ -31,6 +31,9 @@ const MAX_EXT_BITS = 30;
 const MAX_NODE_BITS = 48;
 const TWO16 = 65536;
 
+/** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
+export const MAX_UNIX_MS = 2 ** 48 - 1;
+
 /**
  * A validated format: the field widths and the constants that place them.
  *

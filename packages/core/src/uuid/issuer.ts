@@ -7,7 +7,7 @@
 import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
-import { UuidFormat, tickWords } from './format.js';
+import { MAX_UNIX_MS, UuidFormat, tickWords } from './format.js';
 import {
   HEX2,
   UUID_FORMS,
@@ -42,9 +42,6 @@ function refill(): void {
   else randomFill(new Uint8Array(pool.buffer));
   cursor.at = 0;
 }
-
-/** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
-export const MAX_UNIX_MS = 2 ** 48 - 1;
 
 /** The tick planner's view of UUIDv7 with a `sequenceBits`-bit sequence: ticks are Unix milliseconds. */
 export function uuidPlan(sequenceBits: number): PlannerLayout {
