@@ -168,20 +168,14 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
     `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
     `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
   );
-  add(
-    'min_id',
-    `t ${time}`,
-    idType,
-    `${ret}${p}min_id_ms(${TO_MS[dialect]})`,
-    `The smallest ID of the ${utc}instant t (rounded down to the unit) under the ${note}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
-  );
-  add(
-    'max_id',
-    `t ${time}`,
-    idType,
-    `${ret}${p}max_id_ms(${TO_MS[dialect]})`,
-    `The largest ID of the ${utc}instant t (rounded down to the unit) under the ${note}.`,
-  );
+  for (const [name, what] of [
+    ['min_id', 'smallest'],
+    ['max_id', 'largest'],
+  ] as const) {
+    const scan = name === 'min_id' ? `: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).` : '.';
+    const description = `The ${what} ID of the ${utc}instant t (rounded down to the unit) under the ${note}${scan}`;
+    add(name, `t ${time}`, idType, `${ret}${p}${name}_ms(${TO_MS[dialect]})`, description);
+  }
   return done(
     idType,
     pg

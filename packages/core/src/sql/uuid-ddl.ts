@@ -92,38 +92,19 @@ BEGIN
   h := lpad(to_hex(ms), 12, '0');
   RETURN (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '${tail}')::uuid;
 END`;
-  const plpgsql = 'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE';
-  add(
-    'uuid_min_at_ms',
-    'ms bigint',
-    'uuid',
-    bound('-7000-8000-000000000000'),
-    'The smallest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
-    plpgsql,
-  );
-  add(
-    'uuid_max_at_ms',
-    'ms bigint',
-    'uuid',
-    bound('-7fff-bfff-ffffffffffff'),
-    'The largest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
-    plpgsql,
-  );
-  const toMs = TO_MS.postgres;
-  add(
-    'uuid_min_at',
-    't timestamptz',
-    'uuid',
-    `SELECT ${p}uuid_min_at_ms(${toMs})`,
-    `The smallest UUIDv7 of the instant t (rounded down to the ms): WHERE id >= ${p}uuid_min_at(from) AND id < ${p}uuid_min_at(to).`,
-  );
-  add(
-    'uuid_max_at',
-    't timestamptz',
-    'uuid',
-    `SELECT ${p}uuid_max_at_ms(${toMs})`,
-    'The largest UUIDv7 of the instant t (rounded down to the ms).',
-  );
+  const edges = [
+    ['uuid_min_at', 'smallest', '-7000-8000-000000000000'],
+    ['uuid_max_at', 'largest', '-7fff-bfff-ffffffffffff'],
+  ] as const;
+  for (const [name, what, tail] of edges) {
+    const description = `The ${what} UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.`;
+    add(`${name}_ms`, 'ms bigint', 'uuid', bound(tail), description, 'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE');
+  }
+  for (const [name, what] of edges) {
+    const scan = name === 'uuid_min_at' ? `: WHERE id >= ${p}${name}(from) AND id < ${p}${name}(to).` : '.';
+    const description = `The ${what} UUIDv7 of the instant t (rounded down to the ms)${scan}`;
+    add(name, 't timestamptz', 'uuid', `SELECT ${p}${name}_ms(${TO_MS.postgres})`, description);
+  }
   return done(
     'uuid',
     `-- Flurry SQL functions for UUIDv7 uuid columns (${widths(f)}); PostgreSQL 11+.\n` +
