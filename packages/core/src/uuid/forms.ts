@@ -10,7 +10,7 @@
 import { asciiBuffer, asciiText } from '#platform';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
-import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
+import { UuidFormat, bigintWords, wordsBigint, writeCanonical, type UuidFormatOptions } from './format.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
@@ -33,9 +33,7 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-// HEX2 and the writers live here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
-/** Two lowercase hex digits of each byte. */
-export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
+// writeBytes lives here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
 const B32 = CROCKFORD_ALPHABET;
 
 /** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
@@ -57,38 +55,6 @@ export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, 
   out[at + 14] = w3 >>> 8;
   out[at + 15] = w3;
   return out;
-}
-
-/** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
-const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
-
-/** Writes the 36 ASCII characters of a UUID's canonical form at `b[at]`. */
-export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): void {
-  const c = HEX_CODES;
-  const put = (i: number, byte: number) => {
-    b[i] = c[byte * 2];
-    b[i + 1] = c[byte * 2 + 1];
-  };
-  put(at, w0 >>> 24);
-  put(at + 2, (w0 >>> 16) & 255);
-  put(at + 4, (w0 >>> 8) & 255);
-  put(at + 6, w0 & 255);
-  b[at + 8] = 45;
-  put(at + 9, w1 >>> 24);
-  put(at + 11, (w1 >>> 16) & 255);
-  b[at + 13] = 45;
-  put(at + 14, (w1 >>> 8) & 255);
-  put(at + 16, w1 & 255);
-  b[at + 18] = 45;
-  put(at + 19, w2 >>> 24);
-  put(at + 21, (w2 >>> 16) & 255);
-  b[at + 23] = 45;
-  put(at + 24, (w2 >>> 8) & 255);
-  put(at + 26, w2 & 255);
-  put(at + 28, w3 >>> 24);
-  put(at + 30, (w3 >>> 16) & 255);
-  put(at + 32, (w3 >>> 8) & 255);
-  put(at + 34, w3 & 255);
 }
 
 const canonicalText = asciiBuffer(36);

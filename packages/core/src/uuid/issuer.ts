@@ -7,17 +7,8 @@
 import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
-import { MAX_UNIX_MS, UuidFormat, tickWords } from './format.js';
-import {
-  HEX2,
-  UUID_FORMS,
-  base32Of,
-  formOf,
-  writeBytes,
-  writeCanonical,
-  type UuidForm,
-  type UuidTextForm,
-} from './forms.js';
+import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
+import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
 import { randomFill } from '../random.js';
 
 /** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
