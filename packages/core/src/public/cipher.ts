@@ -287,17 +287,7 @@ export class PublicIdCipher {
   }
 
   /** Redacted JSON form. @example `JSON.stringify(cipher) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
-  toJSON(): {
-    format: number;
-    bits: number;
-    maxId: string;
-    alphabet: PublicIdAlphabet;
-    checksum: boolean;
-    length: number;
-    tagLength: number;
-    keyIds: string[];
-    currentKeyId: string;
-  } {
+  toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
       bits: this.bits,
