@@ -272,7 +272,7 @@ function parseText(text: string, form: UuidTextForm | undefined): number[] {
   if (form === undefined || form === 'canonical') {
     if (s.length === 45 && s.slice(0, 9).toLowerCase() === 'urn:uuid:') s = s.slice(9);
   }
-  const f = form ?? guessForm(s);
+  const f = form ?? (['canonical', 'hex', 'base32'] as const).find((g) => WIDTH[g] === s.length);
   if (f === undefined || !(f in WIDTH)) {
     const lengths =
       'canonical 36 (8-4-4-4-12 hex digits), hex 32, Crockford base32 26, base58 or base62 22 with { form }';
@@ -325,11 +325,4 @@ function parseText(text: string, form: UuidTextForm | undefined): number[] {
       f === 'base32' ? 'a first character from 0 to 7' : `a ${f} text below 2^128`,
     );
   return bigintWords(v);
-}
-
-function guessForm(s: string): UuidTextForm | undefined {
-  if (s.length === 36) return 'canonical';
-  if (s.length === 32) return 'hex';
-  if (s.length === 26) return 'base32';
-  return undefined;
 }
