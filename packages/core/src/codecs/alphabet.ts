@@ -98,7 +98,8 @@ export class Alphabet {
   readonly radix: number;
   /** `fixedLengths[b]`: characters needed for every value of width `b` (0..64). */
   readonly fixedLengths: Uint8Array;
-  private readonly values: Int8Array;
+  /** Digit value of each character code < 128 (aliases and case folding included), or -1. */
+  readonly values: Int8Array;
   private readonly malformedCode: string;
   private readonly tooWideCode: string;
   /** Scratch for the digit pairs of one encoding, most significant last. */
@@ -112,7 +113,7 @@ export class Alphabet {
   /** `zeros[k]`: k zero digits. */
   private readonly zeros: string[];
   /** Most digits whose value always fits a double exactly (radix^fastDigits ≤ 2^53). */
-  private readonly fastDigits: number;
+  readonly fastDigits: number;
   /** `powers[k]` = radix^k for k ≤ 8. */
   private readonly powers: number[];
   /** The radix whose `bigint.toString(radix)` digits equal this alphabet (10, 16), else 0. */
@@ -297,14 +298,6 @@ export class Alphabet {
       throw this.tooWide(text, bits, what);
     out[0] = hi;
     out[1] = lo;
-  }
-
-  /**
-   * The value of the digit with UTF-16 code `code`, or -1 when it is not a digit (aliases
-   * and case folding included).
-   */
-  digitValue(code: number): number {
-    return code < 128 ? this.values[code] : -1;
   }
 
   /** Lists the accepted digits for an error message. */

@@ -174,7 +174,6 @@ export class Generator {
   /** `count` IDs in increasing order. */
   batch(count: number): bigint[] {
     checkCount(count);
-    if (count === 0) return [];
     const target = new BigUint64Array(count);
     this.fill(target, 0, count);
     return Array.from(target);
@@ -183,7 +182,6 @@ export class Generator {
   /** `count` IDs as decimal strings, in increasing order. */
   batchStrings(count: number): string[] {
     checkCount(count);
-    if (count === 0) return [];
     const target = new BigUint64Array(count);
     this.fill(target, 0, count);
     const out = new Array<string>(count);

@@ -87,17 +87,10 @@ export const GENERATOR_DEFAULTS = Object.freeze({
  * Options after defaults and validation (the shape both generators and the shared
  * generator's posted state use).
  */
-export interface ResolvedPolicy {
-  onExhausted: ExhaustedPolicy;
-  onClockBackwards: BackwardsPolicy;
-  maxBorrowMs: number;
-  maxBackwardsWaitMs: number;
-  highWaterWaitMs: number;
-  sequenceStart: SequenceStart;
-}
+export type ResolvedPolicy = ReturnType<typeof resolvePolicy>;
 
 /** Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`). */
-export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>): ResolvedPolicy {
+export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>) {
   const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
   if (onExhausted !== 'wait' && onExhausted !== 'borrow')
     throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");

@@ -21,7 +21,8 @@ export interface IdBounds {
   readonly toMs: number;
 }
 
-function describeRange(layout: LayoutGeometry): string {
+/** The life of a layout, for a message: `<epoch> (Unix ms …, the epoch) up to, not including, <end of life> (…)`. */
+export function describeRange(layout: LayoutGeometry): string {
   return `${new Date(layout.epochMs).toISOString()} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${layout.expiresAt.toISOString()} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`;
 }
 
@@ -56,7 +57,7 @@ function toMs(t: number | Date): number {
 }
 
 /** Every bit of the layout that is not a timestamp bit: node fields and sequence, wherever they sit. */
-function nonTimeMask(layout: LayoutGeometry): bigint {
+export function nonTimeMask(layout: LayoutGeometry): bigint {
   const ts = layout.timestampField;
   return layout.maxId & ~(((1n << BigInt(ts.bits)) - 1n) << BigInt(ts.shift));
 }

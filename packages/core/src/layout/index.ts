@@ -7,4 +7,4 @@ export * from './presets.js';
 export * from './parse-id.js';
 export * from './layout.js';
 export * from './spec-options.js';
-export * from './bounds.js';
+export { idBounds, maxIdAt, minIdAt, parseTime, type IdBounds } from './bounds.js';

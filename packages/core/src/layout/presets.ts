@@ -3,6 +3,7 @@
  * `instagram`, and `js53`, whose IDs stay below 2^53: exact JavaScript numbers). Fields, epochs, units and
  * capacities: docs/layouts.md.
  */
+import { parseFieldList } from './spec.js';
 import type { LayoutSpec } from './types.js';
 
 /** The names of the built-in layouts. */
@@ -22,40 +23,14 @@ export const INSTAGRAM_EPOCH_MS = 1314220021721;
  */
 export const DEFAULT_EPOCH_MS = Date.UTC(2025, 0, 1);
 
-/** The preset specs by name (frozen). */
+/** The preset specs by name (frozen), their fields most significant first. */
 export const PRESETS: Readonly<Record<PresetName, Readonly<LayoutSpec>>> = Object.freeze({
-  twitter: spec('twitter', TWITTER_EPOCH_MS, '1ms', [
-    ['timestamp', 41],
-    ['datacenter', 5],
-    ['worker', 5],
-    ['sequence', 12],
-  ]),
-  leaf: spec('leaf', TWITTER_EPOCH_MS, '1ms', [
-    ['timestamp', 41],
-    ['worker', 10],
-    ['sequence', 12],
-  ]),
-  discord: spec('discord', DISCORD_EPOCH_MS, '1ms', [
-    ['timestamp', 42],
-    ['worker', 5],
-    ['process', 5],
-    ['sequence', 12],
-  ]),
-  sonyflake: spec('sonyflake', SONYFLAKE_EPOCH_MS, '10ms', [
-    ['timestamp', 39],
-    ['sequence', 8],
-    ['machine', 16],
-  ]),
-  instagram: spec('instagram', INSTAGRAM_EPOCH_MS, '1ms', [
-    ['timestamp', 41],
-    ['shard', 13],
-    ['sequence', 10],
-  ]),
-  js53: spec('js53', DEFAULT_EPOCH_MS, '10ms', [
-    ['timestamp', 38],
-    ['worker', 7],
-    ['sequence', 8],
-  ]),
+  twitter: spec('twitter', TWITTER_EPOCH_MS, '1ms', 'timestamp:41,datacenter:5,worker:5,sequence:12'),
+  leaf: spec('leaf', TWITTER_EPOCH_MS, '1ms', 'timestamp:41,worker:10,sequence:12'),
+  discord: spec('discord', DISCORD_EPOCH_MS, '1ms', 'timestamp:42,worker:5,process:5,sequence:12'),
+  sonyflake: spec('sonyflake', SONYFLAKE_EPOCH_MS, '10ms', 'timestamp:39,sequence:8,machine:16'),
+  instagram: spec('instagram', INSTAGRAM_EPOCH_MS, '1ms', 'timestamp:41,shard:13,sequence:10'),
+  js53: spec('js53', DEFAULT_EPOCH_MS, '10ms', 'timestamp:38,worker:7,sequence:8'),
 });
 
 /**
@@ -71,16 +46,8 @@ export function isPresetName(name: unknown): name is PresetName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PRESETS, name);
 }
 
-function spec(
-  name: string,
-  epoch: number,
-  unit: LayoutSpec['unit'],
-  fields: Array<[string, number]>,
-): Readonly<LayoutSpec> {
-  return Object.freeze({
-    name,
-    epoch,
-    unit,
-    fields: Object.freeze(fields.map(([n, bits]) => Object.freeze({ name: n, bits }))) as LayoutSpec['fields'],
-  });
+/** A frozen preset spec; `fields` in the `--fields` form (`timestamp:41,worker:10,sequence:12`). */
+function spec(name: string, epoch: number, unit: LayoutSpec['unit'], fields: string): Readonly<LayoutSpec> {
+  const list = parseFieldList(fields).map((f) => Object.freeze(f));
+  return Object.freeze({ name, epoch, unit, fields: Object.freeze(list) as LayoutSpec['fields'] });
 }

@@ -81,12 +81,7 @@ export class DihedralCheck {
    * MAX_LENGTH − 1 of them; the caller validates).
    */
   checkChar(body: string): string {
-    const size = this.size;
-    const len = body.length;
-    let acc = 0;
-    for (let j = 0; j < len; j++)
-      acc = this.mul[acc * size + this.phiPow[(len - j) * size + this.values[body.charCodeAt(j)]]];
-    return this.alphabet[this.inv[acc]];
+    return this.alphabet[this.checkValue(this.valuesOf(body), body.length)];
   }
 
   /**
@@ -122,11 +117,10 @@ export class DihedralCheck {
    * has validated that every character is in the alphabet.
    */
   verify(full: string): boolean {
-    const size = this.size;
-    const last = full.length - 1;
-    let acc = 0;
-    for (let j = 0; j <= last; j++)
-      acc = this.mul[acc * size + this.phiPow[(last - j) * size + this.values[full.charCodeAt(j)]]];
-    return acc === 0;
+    return this.verifyValues(this.valuesOf(full), full.length);
+  }
+
+  private valuesOf(text: string): number[] {
+    return Array.from(text, (ch) => this.values[ch.charCodeAt(0)]);
   }
 }

@@ -11,16 +11,16 @@ import {
   PUBLIC_ID_TAG_LENGTH,
   TAG_DOMAIN,
   TAG_SHIFT,
-  alphabetChars,
   alphabetTables,
+  badCharError,
   digitText,
   fitsBits,
   keyEntry,
   type KeyEntry,
   type PublicIdAlphabet,
+  wrongLengthError,
 } from './format.js';
 import { parseKeys } from './keys.js';
-import { badCharError, wrongLengthError } from './malformed.js';
 import { resolvePublicIdOptions, type PublicIdOptions } from './options.js';
 
 /**
@@ -62,10 +62,6 @@ export class PublicIdCipher {
   private readonly radix: number;
   /** radix³, the number of tag values. */
   private readonly tagSpace: number;
-  /** Digits that accumulate exactly in one double (radix^k ≤ 2^53). */
-  private readonly fastDigits: number;
-  /** Digit value of each character code < 128, or -1. */
-  private readonly values: Int8Array;
   /** Character code of each digit value. */
   private readonly codes: Uint16Array;
   /** Digit values of the string being built or parsed. */
@@ -87,21 +83,12 @@ export class PublicIdCipher {
     this.maxId = maxId;
     this.alphabet = alphabet;
     this.checksum = checksum;
-    const chars = alphabetChars(alphabet);
     const shared = alphabetTables(alphabet);
     this.digits = shared.digits;
     this.check = this.checksum ? shared.check : null;
-    this.radix = chars.length;
+    this.radix = this.digits.radix;
     this.tagSpace = this.radix ** PUBLIC_ID_TAG_LENGTH;
-    let fast = 1;
-    while (this.radix ** (fast + 1) <= 2 ** 53) fast++;
-    this.fastDigits = fast;
-    this.values = new Int8Array(128).fill(-1);
-    this.codes = new Uint16Array(this.radix);
-    for (let i = 0; i < this.radix; i++) {
-      this.values[chars.charCodeAt(i)] = i;
-      this.codes[i] = chars.charCodeAt(i);
-    }
+    this.codes = Uint16Array.from(this.digits.chars, (ch) => ch.charCodeAt(0));
     this.payloadLength = this.digits.fixedLengths[this.bits];
     this.length = 1 + this.payloadLength + PUBLIC_ID_TAG_LENGTH + (this.checksum ? 1 : 0);
     this.work = new Uint8Array(this.length);
@@ -112,7 +99,7 @@ export class PublicIdCipher {
     this.sameLengthWidths = Object.freeze(same);
     const keys = parseKeys(options.keys);
     for (const key of keys) {
-      const entry = keyEntry(key, this.bits, this.values);
+      const entry = keyEntry(key, this.bits, this.digits.values);
       this.#byId.set(key.id, entry);
       this.#byCode[entry.keyCode] = entry;
     }
@@ -228,7 +215,7 @@ export class PublicIdCipher {
     const len = this.length;
     if (publicId.length !== len) throw wrongLengthError(publicId, this);
     const d = this.work;
-    const values = this.values;
+    const values = this.digits.values;
     for (let i = 0; i < len; i++) {
       const c = publicId.charCodeAt(i);
       const v = c < 128 ? values[c] : -1;
@@ -254,7 +241,8 @@ export class PublicIdCipher {
     // The encrypted value: the first fastDigits digits in one double, the rest multiplied in.
     const r = this.radix;
     const p = this.payloadLength;
-    const head = p < this.fastDigits ? p : this.fastDigits;
+    const fast = this.digits.fastDigits;
+    const head = p < fast ? p : fast;
     let v = 0;
     for (let i = 1; i <= head; i++) v = v * r + d[i];
     let hi = Math.floor(v / TWO32);
@@ -299,17 +287,7 @@ export class PublicIdCipher {
   }
 
   /** Redacted JSON form. @example `JSON.stringify(cipher) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
-  toJSON(): {
-    format: number;
-    bits: number;
-    maxId: string;
-    alphabet: PublicIdAlphabet;
-    checksum: boolean;
-    length: number;
-    tagLength: number;
-    keyIds: string[];
-    currentKeyId: string;
-  } {
+  toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
       bits: this.bits,

@@ -6,7 +6,7 @@
  * cycle-walking. Why this structure and 12 rounds: docs/public-ids.md#the-permutation.
  */
 import { hkdfSha256 } from '#platform';
-import { MAX_FOR_BITS, TWO32, checkBits, joinU64, splitU64 } from '../codecs/alphabet.js';
+import { checkBits } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { chaskeyTimesTwo } from './chaskey.js';
 
@@ -24,7 +24,7 @@ const STRIDE = 5;
 
 /**
  * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret};
- * `encrypt`/`decrypt` are inverse bijections of [0, 2^N).
+ * `encryptHalves`/`decryptHalves` are inverse bijections of [0, 2^N).
  */
 export class FeistelPermutation {
   /** The width N in bits. */
@@ -87,7 +87,7 @@ export class FeistelPermutation {
 
   /**
    * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i.
-   * Same arithmetic as `chaskeyTag` (tested against it), inlined for speed.
+   * Same arithmetic as the reference `chaskeyTag` (tested against it), inlined for speed.
    */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
@@ -156,52 +156,5 @@ export class FeistelPermutation {
     const hi = Math.floor(a / this.powHiShift);
     this.out[0] = hi;
     this.out[1] = (a - hi * this.powHiShift) * this.powV + b;
-  }
-
-  /** Encrypts a number ID of at most N (≤ 53) bits; no range check. */
-  encryptNumber(x: number): number {
-    const hi = Math.floor(x / TWO32);
-    this.encryptHalves(hi, x - hi * TWO32);
-    return this.out[0] * TWO32 + this.out[1];
-  }
-
-  /** Inverse of {@link encryptNumber}. */
-  decryptNumber(x: number): number {
-    const hi = Math.floor(x / TWO32);
-    this.decryptHalves(hi, x - hi * TWO32);
-    return this.out[0] * TWO32 + this.out[1];
-  }
-
-  /** Encrypts an ID in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside. */
-  encrypt(id: bigint): bigint {
-    this.split(id);
-    this.encryptHalves(this.out[0], this.out[1]);
-    return joinU64(this.out[0], this.out[1]);
-  }
-
-  /** Decrypts a value in [0, 2^N); `FLURRY_E_ID_NEGATIVE` / `FLURRY_E_ID_TOO_WIDE` outside. */
-  decrypt(x: bigint): bigint {
-    this.split(x);
-    this.decryptHalves(this.out[0], this.out[1]);
-    return joinU64(this.out[0], this.out[1]);
-  }
-
-  private split(x: bigint): void {
-    if (typeof x !== 'bigint') {
-      throw new FlurryError(ErrorCode.ID_MALFORMED, `Expected a bigint in [0, 2^${this.bits}), got a ${typeof x}.`, {});
-    }
-    if (x < 0n)
-      throw new FlurryError(ErrorCode.ID_NEGATIVE, `An ID cannot be negative, got ${x}.`, { value: x.toString() });
-    if (x > MAX_FOR_BITS[this.bits]) {
-      throw new FlurryError(
-        ErrorCode.ID_TOO_WIDE,
-        `The value ${x} does not fit ${this.bits} bits (largest ${MAX_FOR_BITS[this.bits]}).`,
-        {
-          value: x.toString(),
-          bits: this.bits,
-        },
-      );
-    }
-    splitU64(x, this.out);
   }
 }

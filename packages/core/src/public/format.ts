@@ -1,13 +1,14 @@
 /**
  * The public-ID string format (format 2): its version, the tag length and the tag's
  * constants, the alphabets and their shared tables, and the per-key material a
- * {@link PublicIdCipher} derives (Feistel round keys and the tag key). See `cipher.ts` for
- * the layout of the string and docs/public-ids.md for the tag.
+ * {@link PublicIdCipher} derives (Feistel round keys and the tag key), and the errors of a malformed
+ * string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
  */
 import { hkdfSha256 } from '#platform';
-import { Alphabet, TWO32 } from '../codecs/alphabet.js';
+import { Alphabet, TWO32, describeValue } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode, FlurryError } from '../errors.js';
+import { plural } from '../text.js';
 import { ChaskeyBlockMac } from './chaskey.js';
 import { DihedralCheck } from './checksum.js';
 import { FeistelPermutation } from './feistel.js';
@@ -42,11 +43,6 @@ export const TAG_SHIFT = 11;
 export type PublicIdAlphabet = 'base62' | 'base58';
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
-
-/** The characters of a public-ID alphabet, in digit order. */
-export function alphabetChars(alphabet: PublicIdAlphabet): string {
-  return ALPHABETS[alphabet];
-}
 
 /** The digit system and the check-character tables of each alphabet, built once (a few hundred µs each) and shared: both are immutable after construction. */
 const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
@@ -139,4 +135,40 @@ export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): str
   }
   for (let i = 0; i < d.length; i++) scratch[i] = c[d[i]];
   return String.fromCharCode(...scratch);
+}
+
+/**
+ * A public ID of the wrong length, naming the expected length and its parts, and hinting
+ * at format 1 when the length is that of a format-1 string.
+ */
+export function wrongLengthError(
+  publicId: string,
+  f: {
+    readonly length: number;
+    readonly payloadLength: number;
+    readonly checksum: boolean;
+    readonly alphabet: PublicIdAlphabet;
+  },
+): FlurryError {
+  const formatOne = 1 + f.payloadLength + (f.checksum ? 1 : 0);
+  const parts = `key ID, ${f.payloadLength} for the ID, ${PUBLIC_ID_TAG_LENGTH} for the tag${f.checksum ? ', check character' : ''}`;
+  const hint =
+    publicId.length === formatOne
+      ? ` A ${formatOne}-character string may be a public ID of format 1 (before the authentication tag; never released), which is no longer read: encode the ID again.`
+      : ' Check for a truncated or extended copy.';
+  return new FlurryError(
+    ErrorCode.PUBLIC_ID_MALFORMED,
+    `The public ID ${describeValue(publicId)} is ${plural(publicId.length, 'character')} long; public IDs here are exactly ${f.length} ${f.alphabet} characters (${parts}).${hint}`,
+    { length: publicId.length, expectedLength: f.length },
+  );
+}
+
+/** A public ID with a character outside the alphabet at position `i` (0-based). */
+export function badCharError(publicId: string, i: number, alphabet: PublicIdAlphabet, chars: string): FlurryError {
+  const ch = String.fromCodePoint(publicId.codePointAt(i) ?? 0);
+  return new FlurryError(
+    ErrorCode.PUBLIC_ID_MALFORMED,
+    `The public ID ${describeValue(publicId)} has the invalid character ${describeValue(ch)} at position ${i + 1} of ${publicId.length}; public IDs use the ${alphabet} characters "${chars}".`,
+    { char: ch, position: i + 1, length: publicId.length },
+  );
 }

@@ -11,7 +11,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
-import { chaskeyTag } from './chaskey.js';
+import { chaskeyTag } from '../testing/chaskey-reference.js';
 import { PublicIdCipher } from './cipher.js';
 import { PUBLIC_ID_FORMAT_VERSION } from './format.js';
 

@@ -31,55 +31,28 @@ export const PUBLIC_ID_OPTION_NAMES = optionNames<PublicIdOptions>({
   checksum: true,
 });
 
-/** Validated options, defaults applied (the keyring is parsed by the cipher). */
-export interface ResolvedPublicIdOptions {
-  readonly bits: number;
-  readonly maxId: bigint;
-  readonly alphabet: PublicIdAlphabet;
-  readonly checksum: boolean;
+/** An invalid `option`: `FLURRY_E_INVALID_OPTION` with `message`. */
+function invalid(option: string | undefined, message: string): FlurryError {
+  return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
 }
 
 /**
- * Checks the options of a cipher and applies the defaults. Throws `FLURRY_E_INVALID_OPTION`
- * (naming the option and its allowed values) or `FLURRY_E_UNKNOWN_OPTION`.
+ * Checks the options of a cipher and applies the defaults (the keyring is parsed by the cipher). Throws
+ * `FLURRY_E_INVALID_OPTION` (naming the option and its allowed values) or `FLURRY_E_UNKNOWN_OPTION`.
  */
-export function resolvePublicIdOptions(options: PublicIdOptions): ResolvedPublicIdOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new FlurryError(
-      ErrorCode.INVALID_OPTION,
-      'PublicIdCodec.create needs an options object with at least { keys }.',
-      {},
-    );
-  }
+export function resolvePublicIdOptions(options: PublicIdOptions) {
+  if (options === null || typeof options !== 'object')
+    throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
   assertKnownOptions(options, PUBLIC_ID_OPTION_NAMES, 'PublicIdCodec options');
   const bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
   const widest = MAX_FOR_BITS[bits];
-  if (
-    options.maxId !== undefined &&
-    (typeof options.maxId !== 'bigint' || options.maxId < 0n || options.maxId > widest)
-  ) {
-    throw new FlurryError(
-      ErrorCode.INVALID_OPTION,
-      `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(options.maxId)}.`,
-      {
-        option: 'maxId',
-      },
-    );
-  }
+  const { maxId, checksum } = options;
+  if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
+    throw invalid('maxId', `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`);
   const alphabet = options.alphabet ?? 'base62';
-  if (alphabet !== 'base62' && alphabet !== 'base58') {
-    throw new FlurryError(
-      ErrorCode.INVALID_OPTION,
-      `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`,
-      { option: 'alphabet' },
-    );
-  }
-  if (options.checksum !== undefined && typeof options.checksum !== 'boolean') {
-    throw new FlurryError(
-      ErrorCode.INVALID_OPTION,
-      `checksum must be true or false, got ${describeValue(options.checksum)}.`,
-      { option: 'checksum' },
-    );
-  }
-  return { bits, maxId: options.maxId ?? widest, alphabet, checksum: options.checksum ?? true };
+  if (alphabet !== 'base62' && alphabet !== 'base58')
+    throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
+  if (checksum !== undefined && typeof checksum !== 'boolean')
+    throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
+  return { bits, maxId: maxId ?? widest, alphabet, checksum: checksum ?? true };
 }

@@ -6,6 +6,7 @@
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
+import { describeRange, nonTimeMask } from '../layout/bounds.js';
 import type { Layout } from '../layout/layout.js';
 import { TO_MS, checkDialect, functionSet, toTime, type LayoutSql, type SqlDialect } from './functions.js';
 
@@ -55,19 +56,15 @@ export function sqlPrefix(prefix: string | undefined): string {
 
 /** Facts about the layout both dialects need, as SQL literals. */
 function factsOf(layout: Layout) {
-  const ts = layout.timestampField;
-  const tsMask = (1n << BigInt(ts.bits)) - 1n;
-  const epochIso = new Date(layout.epochMs).toISOString();
-  const expiresIso = layout.expiresAt.toISOString();
   return {
     epoch: String(layout.epochMs),
     expires: String(layout.expiresAt.getTime()),
     unit: String(layout.unitMs),
-    tsShift: ts.shift,
-    nonTime: layout.maxId & ~(tsMask << BigInt(ts.shift)),
-    range: `${epochIso} (Unix ms ${layout.epochMs}, the epoch) up to, not including, ${expiresIso} (Unix ms ${layout.expiresAt.getTime()}, its end of life)`,
-    epochIso,
-    expiresIso,
+    tsShift: layout.timestampField.shift,
+    nonTime: nonTimeMask(layout),
+    range: describeRange(layout),
+    epochIso: new Date(layout.epochMs).toISOString(),
+    expiresIso: layout.expiresAt.toISOString(),
   };
 }
 
@@ -171,20 +168,14 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
     `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
     `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
   );
-  add(
-    'min_id',
-    `t ${time}`,
-    idType,
-    `${ret}${p}min_id_ms(${TO_MS[dialect]})`,
-    `The smallest ID of the ${utc}instant t (rounded down to the unit) under the ${note}: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).`,
-  );
-  add(
-    'max_id',
-    `t ${time}`,
-    idType,
-    `${ret}${p}max_id_ms(${TO_MS[dialect]})`,
-    `The largest ID of the ${utc}instant t (rounded down to the unit) under the ${note}.`,
-  );
+  for (const [name, what] of [
+    ['min_id', 'smallest'],
+    ['max_id', 'largest'],
+  ] as const) {
+    const scan = name === 'min_id' ? `: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).` : '.';
+    const description = `The ${what} ID of the ${utc}instant t (rounded down to the unit) under the ${note}${scan}`;
+    add(name, `t ${time}`, idType, `${ret}${p}${name}_ms(${TO_MS[dialect]})`, description);
+  }
   return done(
     idType,
     pg

@@ -45,28 +45,47 @@ export interface GeneratorSql {
 /** What a dialect module builds; `generatorSql` adds the script. */
 export type GeneratorDdl = Pick<GeneratorSql, 'functions' | 'statements'>;
 
-/** What the dialect modules build from (validated by `generatorSql`). */
-export interface GeneratorConsts {
-  readonly layout: Layout;
-  readonly p: string;
-  readonly registry: string;
-  readonly epoch: number;
-  readonly unit: number;
-  readonly maxTick: number;
-  readonly maxSeq: number;
-  readonly tsShift: number;
-  readonly seqShift: number;
-  readonly floorTick: number;
-  readonly maxWaitMs: number;
-  readonly name: string;
-  readonly spec: string;
-  /** Lane count and IDs per lane per tick. */
-  readonly lanes: number;
-  readonly laneSize: number;
-  /** A 31-bit key naming this generator's lane locks (PostgreSQL advisory locks). */
-  readonly lockKey: number;
-  readonly o: GeneratorSqlOptions;
+function fnv31(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h & 0x7fffffff;
 }
+
+/**
+ * What the dialect modules build from, after `generatorSql` validated `o`: the layout's numbers, the quoted
+ * registry table, the floor's tick, the lanes and IDs per lane per tick, and a 31-bit key naming this generator's
+ * lane locks (PostgreSQL advisory locks).
+ */
+export function generatorConsts(
+  layout: Layout,
+  o: GeneratorSqlOptions,
+  p: string,
+  registry: string,
+  floorTick: number,
+  maxWaitMs: number,
+  lanes: number,
+) {
+  return {
+    layout,
+    p,
+    registry,
+    epoch: layout.epochMs,
+    unit: layout.unitMs,
+    maxTick: layout.maxTick,
+    maxSeq: layout.maxSequence,
+    tsShift: layout.timestampField.shift,
+    seqShift: layout.sequenceField.shift,
+    floorTick,
+    maxWaitMs,
+    name: layout.name,
+    spec: layout.toFieldsString(),
+    lanes,
+    laneSize: (layout.maxSequence + 1) / lanes,
+    lockKey: fnv31(`flurry lanes ${p}`),
+    o,
+  };
+}
+export type GeneratorConsts = ReturnType<typeof generatorConsts>;
 
 /**
  * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's

@@ -11,7 +11,7 @@ import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
 import { sqlPrefix } from './ddl.js';
 import { sqlScript } from './functions.js';
-import type { GeneratorConsts, GeneratorSql, GeneratorSqlOptions } from './generate-shared.js';
+import { generatorConsts, type GeneratorSql, type GeneratorSqlOptions } from './generate-shared.js';
 
 export { GENERATOR_RESERVE_MS, type GeneratorSql, type GeneratorSqlOptions } from './generate-shared.js';
 import { mysqlGenerator } from './generate-mysql.js';
@@ -30,12 +30,6 @@ export function generatorLanes(layout: Layout): number {
   let lanes = 1;
   while (lanes < 16 && (layout.maxSequence + 1) / (lanes * 2) >= 16) lanes *= 2;
   return lanes;
-}
-
-function fnv31(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h & 0x7fffffff;
 }
 
 function bad(what: string, message: string, value: unknown): FlurryError {
@@ -96,25 +90,7 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
   const registry = quoteSqlTable(o.dialect, o.registryTable);
   // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
   const floorTick = o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs);
-  const c: GeneratorConsts = {
-    layout,
-    p,
-    registry,
-    epoch: layout.epochMs,
-    unit: layout.unitMs,
-    maxTick: layout.maxTick,
-    maxSeq: layout.maxSequence,
-    tsShift: layout.timestampField.shift,
-    seqShift: layout.sequenceField.shift,
-    floorTick,
-    maxWaitMs,
-    name: layout.name,
-    spec: layout.toFieldsString(),
-    lanes,
-    laneSize: (layout.maxSequence + 1) / lanes,
-    lockKey: fnv31(`flurry lanes ${p}`),
-    o,
-  };
+  const c = generatorConsts(layout, o, p, registry, floorTick, maxWaitMs, lanes);
   const { functions, statements } = o.dialect === 'postgres' ? postgresGenerator(c) : mysqlGenerator(c);
   const header =
     `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +

@@ -4,7 +4,7 @@
  * `CHAR(36)`). Decoders return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
  */
 import { assertKnownOptions } from '../known-options.js';
-import { UuidFormat } from '../uuid/format.js';
+import { MAX_UNIX_MS as MAX_MS, UuidFormat } from '../uuid/format.js';
 import { sqlPrefix } from './ddl.js';
 import { TO_MS, checkDialect, functionSet, lit, toTime, type LayoutSql, type SqlDialect } from './functions.js';
 
@@ -43,7 +43,6 @@ export function uuidSql(options: UuidSqlOptions): LayoutSql {
   return checkDialect(options.dialect) === 'mysql' ? mysqlUuidSql(p, format) : postgresUuidSql(p, format);
 }
 
-const MAX_MS = 2 ** 48 - 1;
 const widths = (f: UuidFormat): string => `nodeBits ${f.nodeBits}, sequenceBits ${f.sequenceBits}`;
 const OUT_OF_RANGE = `FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is outside what a UUIDv7 holds (0 to ${MAX_MS}, 1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z). Give a time in that range.`;
 
@@ -93,38 +92,19 @@ BEGIN
   h := lpad(to_hex(ms), 12, '0');
   RETURN (substr(h, 1, 8) || '-' || substr(h, 9, 4) || '${tail}')::uuid;
 END`;
-  const plpgsql = 'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE';
-  add(
-    'uuid_min_at_ms',
-    'ms bigint',
-    'uuid',
-    bound('-7000-8000-000000000000'),
-    'The smallest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
-    plpgsql,
-  );
-  add(
-    'uuid_max_at_ms',
-    'ms bigint',
-    'uuid',
-    bound('-7fff-bfff-ffffffffffff'),
-    'The largest UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.',
-    plpgsql,
-  );
-  const toMs = TO_MS.postgres;
-  add(
-    'uuid_min_at',
-    't timestamptz',
-    'uuid',
-    `SELECT ${p}uuid_min_at_ms(${toMs})`,
-    `The smallest UUIDv7 of the instant t (rounded down to the ms): WHERE id >= ${p}uuid_min_at(from) AND id < ${p}uuid_min_at(to).`,
-  );
-  add(
-    'uuid_max_at',
-    't timestamptz',
-    'uuid',
-    `SELECT ${p}uuid_max_at_ms(${toMs})`,
-    'The largest UUIDv7 of the instant t (rounded down to the ms).',
-  );
+  const edges = [
+    ['uuid_min_at', 'smallest', '-7000-8000-000000000000'],
+    ['uuid_max_at', 'largest', '-7fff-bfff-ffffffffffff'],
+  ] as const;
+  for (const [name, what, tail] of edges) {
+    const description = `The ${what} UUIDv7 of the Unix ms instant; SQLSTATE 22008 outside 0 .. 2^48 - 1.`;
+    add(`${name}_ms`, 'ms bigint', 'uuid', bound(tail), description, 'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE');
+  }
+  for (const [name, what] of edges) {
+    const scan = name === 'uuid_min_at' ? `: WHERE id >= ${p}${name}(from) AND id < ${p}${name}(to).` : '.';
+    const description = `The ${what} UUIDv7 of the instant t (rounded down to the ms)${scan}`;
+    add(name, 't timestamptz', 'uuid', `SELECT ${p}${name}_ms(${TO_MS.postgres})`, description);
+  }
   return done(
     'uuid',
     `-- Flurry SQL functions for UUIDv7 uuid columns (${widths(f)}); PostgreSQL 11+.\n` +
@@ -199,49 +179,22 @@ function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
   RETURN ${value};
 END`;
   };
-  const MIN_TAIL = '70008000000000000000';
-  const MAX_TAIL = '7FFFBFFFFFFFFFFFFFFF';
-  add(
-    'uuid_min_at_ms',
-    'ms BIGINT',
-    'BINARY(16)',
-    bound(MIN_TAIL, false),
-    'The smallest UUIDv7 (BINARY(16)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_max_at_ms',
-    'ms BIGINT',
-    'BINARY(16)',
-    bound(MAX_TAIL, false),
-    'The largest UUIDv7 (BINARY(16)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_min_at_text_ms',
-    'ms BIGINT',
-    'CHAR(36)',
-    bound(MIN_TAIL, true),
-    'The smallest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
-  );
-  add(
-    'uuid_max_at_text_ms',
-    'ms BIGINT',
-    'CHAR(36)',
-    bound(MAX_TAIL, true),
-    'The largest UUIDv7 (canonical lowercase CHAR(36)) of the Unix ms instant.',
-  );
-  const toMs = TO_MS.mysql;
-  for (const [name, of, what] of [
-    ['uuid_min_at', 'uuid_min_at_ms', 'smallest UUIDv7 (BINARY(16))'],
-    ['uuid_max_at', 'uuid_max_at_ms', 'largest UUIDv7 (BINARY(16))'],
-    ['uuid_min_at_text', 'uuid_min_at_text_ms', 'smallest UUIDv7 (CHAR(36))'],
-    ['uuid_max_at_text', 'uuid_max_at_text_ms', 'largest UUIDv7 (CHAR(36))'],
-  ] as const) {
+  const bounds = ['uuid_min_at', 'uuid_max_at', 'uuid_min_at_text', 'uuid_max_at_text'] as const;
+  const type = (name: string): string => (name.endsWith('text') ? 'CHAR(36)' : 'BINARY(16)');
+  const least = (name: string): string => (name.includes('min') ? 'smallest' : 'largest');
+  for (const name of bounds) {
+    const asText = name.endsWith('text');
+    const what = `${least(name)} UUIDv7 (${asText ? 'canonical lowercase CHAR(36)' : 'BINARY(16)'})`;
+    const tail = name.includes('min') ? '70008000000000000000' : '7FFFBFFFFFFFFFFFFFFF';
+    add(`${name}_ms`, 'ms BIGINT', type(name), bound(tail, asText), `The ${what} of the Unix ms instant.`);
+  }
+  for (const name of bounds) {
     add(
       name,
       't DATETIME(3)',
-      of.includes('text') ? 'CHAR(36)' : 'BINARY(16)',
-      `RETURN ${p}${of}(${toMs})`,
-      `The ${what} of the UTC instant t (rounded down to the ms)` +
+      type(name),
+      `RETURN ${p}${name}_ms(${TO_MS.mysql})`,
+      `The ${least(name)} UUIDv7 (${type(name)}) of the UTC instant t (rounded down to the ms)` +
         (name.startsWith('uuid_min') ? `: WHERE id >= ${p}${name}(from) AND id < ${p}${name}(to).` : '.'),
     );
   }

@@ -5,8 +5,7 @@
  * them and the SQL functions `flurry_uuid_min_at` / `flurry_uuid_max_at` compute them.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
-
-const MAX_MS = 2 ** 48 - 1;
+import { MAX_UNIX_MS as MAX_MS } from './format.js';
 
 function hexMs(ms: number, what: string): string {
   if (!Number.isInteger(ms) || ms < 0 || ms > MAX_MS) {

@@ -1,7 +1,8 @@
 /**
  * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md draws it bit by bit):
  * `unix_ts_ms` (48), version, the sequence (§6.2 method 1: 12 bits in `rand_a`, `sequenceBits − 12` at the top of
- * `rand_b`), variant `10`, the node ID (§6.4), random fill. A UUID is held as four 32-bit words, most significant first.
+ * `rand_b`), variant `10`, the node ID (§6.4), random fill. A UUID is held as four 32-bit words, most significant first;
+ * `writeCanonical` writes them as canonical text (here, not beside the random pool, so that decoding loads no pool).
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
@@ -30,6 +31,9 @@ const MAX_EXT_BITS = 30;
 /** The most node bits (a node ID stays an exact number). */
 const MAX_NODE_BITS = 48;
 const TWO16 = 65536;
+
+/** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
+export const MAX_UNIX_MS = 2 ** 48 - 1;
 
 /**
  * A validated format: the field widths and the constants that place them.
@@ -131,6 +135,41 @@ export function bigintWords(v: bigint): number[] {
 /** The 128-bit value of four words. */
 export function wordsBigint(w: ArrayLike<number>): bigint {
   return (BigInt(w[0]) << 96n) | (BigInt(w[1]) << 64n) | (BigInt(w[2]) << 32n) | BigInt(w[3]);
+}
+
+/** Two lowercase hex digits of each byte. */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
+
+/** The ASCII codes of {@link HEX2}: byte `b`'s two hex digits at `2b` and `2b + 1`. */
+const HEX_CODES = Uint8Array.from(HEX2.join(''), (ch) => ch.charCodeAt(0));
+
+/** Writes the 36 ASCII characters of a UUID's canonical form at `b[at]`. */
+export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): void {
+  const c = HEX_CODES;
+  const put = (i: number, byte: number) => {
+    b[i] = c[byte * 2];
+    b[i + 1] = c[byte * 2 + 1];
+  };
+  put(at, w0 >>> 24);
+  put(at + 2, (w0 >>> 16) & 255);
+  put(at + 4, (w0 >>> 8) & 255);
+  put(at + 6, w0 & 255);
+  b[at + 8] = 45;
+  put(at + 9, w1 >>> 24);
+  put(at + 11, (w1 >>> 16) & 255);
+  b[at + 13] = 45;
+  put(at + 14, (w1 >>> 8) & 255);
+  put(at + 16, w1 & 255);
+  b[at + 18] = 45;
+  put(at + 19, w2 >>> 24);
+  put(at + 21, (w2 >>> 16) & 255);
+  b[at + 23] = 45;
+  put(at + 24, (w2 >>> 8) & 255);
+  put(at + 26, w2 & 255);
+  put(at + 28, w3 >>> 24);
+  put(at + 30, (w3 >>> 16) & 255);
+  put(at + 32, (w3 >>> 8) & 255);
+  put(at + 34, w3 & 255);
 }
 
 function formatError(name: string, value: unknown, allowed: string): FlurryError {

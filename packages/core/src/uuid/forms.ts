@@ -7,9 +7,10 @@
  * Reading is strict: anything that is not a version 7, variant `10` UUID — wrong length,
  * bad characters, another version or variant — throws a coded error saying what is wrong.
  */
+import { asciiBuffer, asciiText } from '#platform';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
-import { UuidFormat, bigintWords, wordsBigint, type UuidFormatOptions } from './format.js';
+import { UuidFormat, bigintWords, wordsBigint, writeCanonical, type UuidFormatOptions } from './format.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
 export type UuidForm = 'canonical' | 'hex' | 'base32' | 'base58' | 'base62' | 'bytes' | 'bigint';
@@ -32,9 +33,7 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
 /** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-// HEX2 and writeBytes live here, not in words.ts, so that `flurry decode` loads no random pool.
-/** Two lowercase hex digits of each byte. */
-export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => (i < 16 ? '0' : '') + i.toString(16));
+// writeBytes lives here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
 const B32 = CROCKFORD_ALPHABET;
 
 /** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
@@ -58,31 +57,12 @@ export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, 
   return out;
 }
 
+const canonicalText = asciiBuffer(36);
+
 /** The canonical string of four words (`xxxxxxxx-xxxx-7xxx-xxxx-xxxxxxxxxxxx`, lowercase). */
 export function canonicalOf(w0: number, w1: number, w2: number, w3: number): string {
-  const h = HEX2;
-  return (
-    h[w0 >>> 24] +
-    h[(w0 >>> 16) & 255] +
-    h[(w0 >>> 8) & 255] +
-    h[w0 & 255] +
-    '-' +
-    h[w1 >>> 24] +
-    h[(w1 >>> 16) & 255] +
-    '-' +
-    h[(w1 >>> 8) & 255] +
-    h[w1 & 255] +
-    '-' +
-    h[w2 >>> 24] +
-    h[(w2 >>> 16) & 255] +
-    '-' +
-    h[(w2 >>> 8) & 255] +
-    h[w2 & 255] +
-    h[w3 >>> 24] +
-    h[(w3 >>> 16) & 255] +
-    h[(w3 >>> 8) & 255] +
-    h[w3 & 255]
-  );
+  writeCanonical(canonicalText, 0, w0, w1, w2, w3);
+  return asciiText(canonicalText, 0, 36);
 }
 
 /** `width` bits of the 128-bit value starting at bit `lo` (`width ≤ 25`). */
@@ -292,7 +272,7 @@ function parseText(text: string, form: UuidTextForm | undefined): number[] {
   if (form === undefined || form === 'canonical') {
     if (s.length === 45 && s.slice(0, 9).toLowerCase() === 'urn:uuid:') s = s.slice(9);
   }
-  const f = form ?? guessForm(s);
+  const f = form ?? (['canonical', 'hex', 'base32'] as const).find((g) => WIDTH[g] === s.length);
   if (f === undefined || !(f in WIDTH)) {
     const lengths =
       'canonical 36 (8-4-4-4-12 hex digits), hex 32, Crockford base32 26, base58 or base62 22 with { form }';
@@ -345,11 +325,4 @@ function parseText(text: string, form: UuidTextForm | undefined): number[] {
       f === 'base32' ? 'a first character from 0 to 7' : `a ${f} text below 2^128`,
     );
   return bigintWords(v);
-}
-
-function guessForm(s: string): UuidTextForm | undefined {
-  if (s.length === 36) return 'canonical';
-  if (s.length === 32) return 'hex';
-  if (s.length === 26) return 'base32';
-  return undefined;
 }

@@ -6,8 +6,8 @@ import type { NodeLease } from '../lease.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { badOption, resolvePolicy, type GeneratorStats } from '../generator/options.js';
 import { STUCK_ROUNDS, TickPlanner } from '../generator/tick-planner.js';
-import { UuidFormat } from './format.js';
-import { MAX_UNIX_MS, UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
+import { MAX_UNIX_MS, UuidFormat } from './format.js';
+import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 
 /**

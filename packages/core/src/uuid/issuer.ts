@@ -7,12 +7,32 @@
 import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
-import { UuidFormat, tickWords } from './format.js';
-import { HEX2, UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
-import { POOL_WORDS, TEXT_CHUNK, cursor, pool, refill, writeCanonical } from './words.js';
+import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
+import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
+import { randomFill } from '../random.js';
 
-/** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
-export const MAX_UNIX_MS = 2 ** 48 - 1;
+/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
+const TEXT_CHUNK = 1024;
+
+/**
+ * Random words shared by the generators of this thread, 64 KiB at a time from Web Crypto's
+ * `getRandomValues` (OpenSSL's CSPRNG, in process: the kernel's random device costs a system
+ * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
+ * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
+ * so importing the core costs nothing for it.
+ */
+const pool = new Uint32Array(16384);
+/** Words in {@link pool}. */
+const POOL_WORDS = pool.length;
+/** Where the next unused word of {@link pool} is. */
+const cursor = { at: POOL_WORDS };
+/** Refills {@link pool} and rewinds {@link cursor}. */
+function refill(): void {
+  const webCrypto = globalThis.crypto;
+  if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
+  else randomFill(new Uint8Array(pool.buffer));
+  cursor.at = 0;
+}
 
 /** The tick planner's view of UUIDv7 with a `sequenceBits`-bit sequence: ticks are Unix milliseconds. */
 export function uuidPlan(sequenceBits: number): PlannerLayout {
