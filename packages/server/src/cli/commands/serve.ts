@@ -10,7 +10,9 @@ import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { endOfLifeWarning } from '../../end-of-life.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
-import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
+import { resolveWorkers } from '../../workers/count.js';
+import { runPrimary } from '../../workers/primary.js';
+import { workerHooks } from '../../workers/worker.js';
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, onSignals, warnUnknownEnv, write, type CliIo } from '../io.js';
 

@@ -24,10 +24,8 @@ const FLAGS = {
   uuid: { type: 'boolean' },
   'node-bits': { type: 'string' },
   'sequence-bits': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry sql --help`. */
 export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]
 
 Prints the DDL of SQL functions for the layout (names start with the prefix, default flurry_):
@@ -83,7 +81,6 @@ export function sqlDialect(value: string | undefined): SqlDialect {
   );
 }
 
-/** Runs `flurry sql`; resolves to the exit code. */
 export async function sqlCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, SQL_HELP);
   if (!args) return 0;
