@@ -15,14 +15,9 @@ export const OTHER_KEYS = '_other';
 /** Fetch latency buckets, seconds. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-interface Counts {
-  issued: number;
-  fetches: number;
-  failures: number;
-  waits: number;
-  wasted: number;
-  handedBack: number;
-}
+/** The counts a sequence keeps (`wasted` and `handedBack` are decimal strings there). */
+const COUNTS = ['issued', 'fetches', 'failures', 'waits', 'wasted', 'handedBack'] as const;
+type Counts = Record<(typeof COUNTS)[number], number>;
 
 interface Totals extends Counts {
   hist: Float64Array;
@@ -35,18 +30,9 @@ interface Gauges {
   segments: number;
 }
 
-const ZERO: Counts = { issued: 0, fetches: 0, failures: 0, waits: 0, wasted: 0, handedBack: 0 };
-
-function countsOf(s: SequenceStatus): Counts {
-  return {
-    issued: s.issued,
-    fetches: s.fetches,
-    failures: s.failures,
-    waits: s.waits,
-    wasted: Number(s.wasted),
-    handedBack: Number(s.handedBack),
-  };
-}
+const countsOf = (s?: SequenceStatus): Counts =>
+  Object.fromEntries(COUNTS.map((k) => [k, s ? Number(s[k]) : 0])) as Counts;
+const ZERO = countsOf();
 
 function bufferOf(s: SequenceStatus): Omit<Gauges, 'step'> {
   const cur = s.current && s.current.remaining > 0 ? s.current.remaining : 0;
@@ -181,7 +167,7 @@ export class SequenceMetrics {
     const now = countsOf(s);
     const before = this.seen.get(s.key) ?? ZERO;
     const t = this.totalsOf(this.labelOf(s.key));
-    for (const k of Object.keys(ZERO) as Array<keyof Counts>) t[k] += Math.max(now[k] - before[k], 0);
+    for (const k of COUNTS) t[k] += Math.max(now[k] - before[k], 0);
     this.seen.set(s.key, now);
   }
 
