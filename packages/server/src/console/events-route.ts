@@ -16,10 +16,7 @@ export const eventsRoute: Route = consoleRoute({
   // GET only: a HEAD would open a stream nobody reads.
   methods: ISSUE,
   auth: 'token-or-query',
-  create: (ctx: HttpContext) => (res) => {
-    const c = consoleOf(ctx);
-    return c.streams.open(res);
-  },
+  create: (ctx: HttpContext) => (res) => consoleOf(ctx).streams.open(res),
   openapi: {
     operationId: 'events',
     summary:

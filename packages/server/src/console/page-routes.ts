@@ -58,34 +58,30 @@ function page(): RouteHandler {
   return (res, input) => send(res, consoleAssets().html, input, 'no-cache');
 }
 
-const PAGE_OPENAPI = {
-  summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',
-  security: [{}],
-  responses: {
-    '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
-    ...COMMON,
-  },
-};
+/** A route that answers the console page. */
+const pageRoute = (name: string, path: string, operationId: string): Route =>
+  consoleRoute({
+    name,
+    path,
+    methods: READ,
+    auth: 'none',
+    create: page,
+    openapi: {
+      operationId,
+      summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',
+      security: [{}],
+      responses: {
+        '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
+        ...COMMON,
+      },
+    },
+  });
 
 /** `GET /` → the console page. */
-export const consoleRootRoute: Route = consoleRoute({
-  name: 'console_root',
-  path: '/',
-  methods: READ,
-  auth: 'none',
-  create: page,
-  openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
-});
+export const consoleRootRoute: Route = pageRoute('console_root', '/', 'consoleRoot');
 
 /** `GET /console` → the console page. */
-export const consolePageRoute: Route = consoleRoute({
-  name: 'console',
-  path: '/console',
-  methods: READ,
-  auth: 'none',
-  create: page,
-  openapi: { operationId: 'console', ...PAGE_OPENAPI },
-});
+export const consolePageRoute: Route = pageRoute('console', '/console', 'console');
 
 /**
  * `GET /console/assets/{file}` → one of the console's files: versioned names

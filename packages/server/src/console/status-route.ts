@@ -25,10 +25,7 @@ export const statusRoute: Route = consoleRoute({
   path: '/v1/status',
   methods: READ,
   auth: 'token',
-  create: (ctx: HttpContext) => (res) => {
-    const c = consoleOf(ctx);
-    return sendText(res, 200, JSON_TYPE, JSON.stringify(c.data.status()));
-  },
+  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, JSON.stringify(consoleOf(ctx).data.status())),
   openapi: {
     operationId: 'status',
     summary:
