@@ -54,6 +54,12 @@ function answer(res: ServerResponse, text: boolean, key: string, value: string):
   return sendAscii(res, 200, JSON_TYPE, '{"key":"' + key + '","value":"' + value + '"}');
 }
 
+/** Sends the next number of `seq` with `send`: at once from the buffer, else once a segment arrives. */
+function nextOf(seq: Sequence, send: (value: string) => number): number | Promise<number> {
+  const v = seq.tryNextString();
+  return v !== undefined ? send(v) : Promise.resolve(seq.nextBigInt()).then((n) => send(n.toString()));
+}
+
 const KEY_PARAM = {
   name: 'key',
   in: 'path',
@@ -71,10 +77,8 @@ export const sequenceNextRoute: Route = {
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
     const text = textWanted(input);
-    const v = seq.tryNextString();
-    if (v !== undefined) return answer(res, text, seq.key, v);
     // The input object serves the next request meanwhile: nothing of it is read after this point.
-    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, text, seq.key, n.toString()));
+    return nextOf(seq, (v) => answer(res, text, seq.key, v));
   },
   openapi: {
     operationId: 'nextInSequence',
@@ -193,12 +197,7 @@ export const leafSegmentRoute: Route = {
   path: '/api/segment/get/{key}',
   methods: ISSUE,
   auth: 'token',
-  create: (ctx) => (res, input) => {
-    const seq = sequenceOf(ctx, input);
-    const v = seq.tryNextString();
-    if (v !== undefined) return sendAscii(res, 200, TEXT_TYPE, v);
-    return Promise.resolve(seq.nextBigInt()).then((n) => sendAscii(res, 200, TEXT_TYPE, n.toString()));
-  },
+  create: (ctx) => (res, input) => nextOf(sequenceOf(ctx, input), (v) => sendAscii(res, 200, TEXT_TYPE, v)),
   openapi: {
     operationId: 'leafSegmentGet',
     summary:

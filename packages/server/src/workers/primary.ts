@@ -32,11 +32,11 @@ export interface PrimaryOptions {
 
 interface Slot {
   readonly slot: number;
-  worker: Worker | undefined;
+  worker?: Worker;
   restarts: number;
-  report: WorkerReport | undefined;
+  report?: WorkerReport;
   backoffMs: number;
-  restartTimer: NodeJS.Timeout | undefined;
+  restartTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -54,7 +54,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       'the registry does not answer; not checking free node IDs, the workers wait for it',
     ),
   );
-  const slots = Array.from({ length: count }, (_, slot) => newSlot(slot));
+  const slots = Array.from({ length: count }, (_, slot): Slot => ({ slot, restarts: 0, backoffMs: 0 }));
   let stopping = false;
   let everReady = false;
   let failedStart: number | undefined;
@@ -150,15 +150,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     offSignals();
   }
 }
-
-const newSlot = (slot: number): Slot => ({
-  slot,
-  worker: undefined,
-  restarts: 0,
-  report: undefined,
-  backoffMs: 0,
-  restartTimer: undefined,
-});
 
 /** Records a worker's report (a ready worker's backoff starts over); true when its readiness changed. */
 function takeReport(s: Slot, report: WorkerReport): boolean {

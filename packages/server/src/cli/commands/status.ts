@@ -13,8 +13,7 @@ import type { ClusterBody } from '../../console/types.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
-import { clusterTable } from '../status-table.js';
-import { workersTable } from '../../workers/table.js';
+import { clusterTable, workersTable } from '../status-table.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
 const FLAGS = {
