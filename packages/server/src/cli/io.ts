@@ -10,7 +10,6 @@ import { chooseLayout } from '../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
-/** A command's inputs and outputs. */
 export interface CliIo {
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;

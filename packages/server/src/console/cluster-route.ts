@@ -14,7 +14,6 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const sn = { type: ['string', 'null'] };
 
-/** `GET /v1/cluster` → `ClusterBody`. */
 export const clusterRoute: Route = consoleRoute({
   name: 'cluster',
   path: '/v1/cluster',

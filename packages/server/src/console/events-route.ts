@@ -9,7 +9,6 @@ import type { HttpContext } from '../http/context.js';
 import { COMMON, FENCED } from '../http/openapi-parts.js';
 import { ISSUE, type Route } from '../http/route.js';
 
-/** `GET /v1/events` → an SSE stream. */
 export const eventsRoute: Route = consoleRoute({
   name: 'events',
   path: '/v1/events',

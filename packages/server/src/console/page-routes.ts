@@ -58,7 +58,6 @@ function page(): RouteHandler {
   return (res, input) => send(res, consoleAssets().html, input, 'no-cache');
 }
 
-/** A route that answers the console page. */
 const pageRoute = (name: string, path: string, operationId: string): Route =>
   consoleRoute({
     name,
@@ -77,10 +76,8 @@ const pageRoute = (name: string, path: string, operationId: string): Route =>
     },
   });
 
-/** `GET /` → the console page. */
 export const consoleRootRoute: Route = pageRoute('console_root', '/', 'consoleRoot');
 
-/** `GET /console` → the console page. */
 export const consolePageRoute: Route = pageRoute('console', '/console', 'console');
 
 /**

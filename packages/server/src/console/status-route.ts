@@ -19,7 +19,6 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const s = { type: 'string' };
 
-/** `GET /v1/status` → `StatusBody`. */
 export const statusRoute: Route = consoleRoute({
   name: 'status',
   path: '/v1/status',

@@ -46,7 +46,6 @@ export async function layoutCommand(io: CliIo): Promise<number> {
   return 0;
 }
 
-/** The human-readable description of a layout. */
 export function layoutTable(layout: Layout, expired = false, nowMs?: number): string {
   const info = layout.describe();
   const rows = [

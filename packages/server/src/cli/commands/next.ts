@@ -6,7 +6,6 @@ import type { Registry } from '@flurry/coordination';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
 import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-/** Largest `-n`. */
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
 

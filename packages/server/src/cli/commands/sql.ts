@@ -145,7 +145,6 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   return 0;
 }
 
-/** `flurry sql --release …` (see SQL_HELP). */
 async function releaseCommand(
   io: CliIo,
   args: ParsedCommandLine,
