@@ -15,7 +15,6 @@ import { CONFIG_ENV } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
-  defaultValue,
   isSettingKey,
   settingDef,
   SETTINGS,
@@ -144,7 +143,7 @@ function coerceAll(given: Partial<Record<SettingKey, Given>>): SettingValues {
   const out: Partial<Record<SettingKey, unknown>> = {};
   for (const s of SETTINGS) {
     const g = given[s.key];
-    out[s.key] = g === undefined ? defaultValue(s.key) : coerce(s.key, s, g);
+    out[s.key] = g === undefined ? s.default : coerce(s.key, s, g);
   }
   // Each value was checked against its row's type (or is the row's default).
   return out as SettingValues;
