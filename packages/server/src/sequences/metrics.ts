@@ -60,28 +60,25 @@ export class SequenceMetrics {
       throw new RangeError(`maxKeys must be an integer from 0 to 10000, got ${String(max)}`);
     }
     this.maxKeys = max;
-    const counter = (name: string, help: string, pick: (c: Counts) => number): void =>
+    for (const [name, k, help] of [
+      ['flurry_segment_issued_total', 'issued', 'Numbers issued by this process, by key.'],
+      ['flurry_segment_fetches_total', 'fetches', 'Segments fetched from the store, by key.'],
+      ['flurry_segment_fetch_failures_total', 'failures', 'Fetches from the store that failed, by key.'],
+      [
+        'flurry_segment_empty_waits_total',
+        'waits',
+        'Calls that waited on an empty buffer (both segments used up), by key.',
+      ],
+      [
+        'flurry_segment_wasted_total',
+        'wasted',
+        'Numbers that will never be issued: remainders not handed back at close, allocations of unknown outcome.',
+      ],
+      ['flurry_segment_handed_back_total', 'handedBack', 'Numbers handed back to the store at close, by key.'],
+    ] as const)
       registerScrapeMetric(registry, name, help, 'counter', () =>
-        this.collect().map(([label, t]) => ({ value: pick(t), labels: { key: label } })),
+        this.collect().map(([label, t]) => ({ value: t[k], labels: { key: label } })),
       );
-    counter('flurry_segment_issued_total', 'Numbers issued by this process, by key.', (c) => c.issued);
-    counter('flurry_segment_fetches_total', 'Segments fetched from the store, by key.', (c) => c.fetches);
-    counter('flurry_segment_fetch_failures_total', 'Fetches from the store that failed, by key.', (c) => c.failures);
-    counter(
-      'flurry_segment_empty_waits_total',
-      'Calls that waited on an empty buffer (both segments used up), by key.',
-      (c) => c.waits,
-    );
-    counter(
-      'flurry_segment_wasted_total',
-      'Numbers that will never be issued: remainders not handed back at close, allocations of unknown outcome.',
-      (c) => c.wasted,
-    );
-    counter(
-      'flurry_segment_handed_back_total',
-      'Numbers handed back to the store at close, by key.',
-      (c) => c.handedBack,
-    );
     registerScrapeMetric(
       registry,
       'flurry_segment_fetch_duration_seconds',

@@ -110,7 +110,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     throw serverError('USAGE', `--max-wait-ms must be an integer from 0 to 60000, got "${wait.slice(0, 24)}"`);
   const lanes = lastString(args, 'lanes');
   const maxLanes = Math.min(1024, layout.maxSequence + 1);
-  if (lanes !== undefined && (!/^\d{1,4}$/.test(lanes) || !isPowerOfTwo(Number(lanes)) || Number(lanes) > maxLanes))
+  const n = Number(lanes); // a power of two: one bit set
+  if (lanes !== undefined && (!/^\d{1,4}$/.test(lanes) || n < 1 || (n & (n - 1)) !== 0 || n > maxLanes))
     throw serverError(
       'USAGE',
       `--lanes must be a power of two from 1 to ${maxLanes} (this layout's sequence size), got "${lanes.slice(0, 24)}"`,
@@ -181,10 +182,6 @@ async function releaseCommand(
       (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
   );
   return 0;
-}
-
-function isPowerOfTwo(n: number): boolean {
-  return Number.isSafeInteger(n) && n >= 1 && (n & (n - 1)) === 0;
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
