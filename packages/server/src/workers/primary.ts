@@ -48,12 +48,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const { config, logger, workers: count } = o;
   const now = o.now ?? Date.now;
   const log = logger.child({ component: 'primary' });
-  await checkNodeIds(config, count, (err) =>
-    log.warn(
-      { error: String(err) },
-      'the registry does not answer; not checking free node IDs, the workers wait for it',
-    ),
-  );
+  await checkNodeIds(config, count, log);
   const slots = Array.from({ length: count }, (_, slot): Slot => ({ slot, restarts: 0, backoffMs: 0 }));
   let stopping = false;
   let everReady = false;
@@ -91,11 +86,8 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       if (m.flurry === 'report') {
         everReady ||= m.report.ready;
         if (takeReport(s, m.report)) broadcast();
-      } else if (m.flurry === 'metrics-ask') {
-        gathers.ask(w, m.id, liveWorkers());
-      } else if (m.flurry === 'metrics-json') {
-        gathers.answer(m.id, w, s.slot, m.metrics);
-      }
+      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
+      else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
     });
     w.on('exit', (code, signal) => {
       if (s.worker === w) s.worker = undefined;
