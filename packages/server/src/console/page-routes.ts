@@ -31,15 +31,8 @@ const SECURITY: Readonly<Record<string, string>> = {
 
 function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache: string): number {
   const accept = input.headers.acceptEncoding ?? '';
-  let body = asset.raw;
-  let encoding: string | undefined;
-  if (/\bbr\b/.test(accept)) {
-    body = asset.br;
-    encoding = 'br';
-  } else if (/\bgzip\b/.test(accept)) {
-    body = asset.gzip;
-    encoding = 'gzip';
-  }
+  const encoding = /\bbr\b/.test(accept) ? 'br' : /\bgzip\b/.test(accept) ? 'gzip' : undefined;
+  const body = encoding ? asset[encoding] : asset.raw;
   const headers: Record<string, string | number> = {
     ...SECURITY,
     'content-type': asset.type,
