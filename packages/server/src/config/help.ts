@@ -8,11 +8,11 @@ export const CONFIG_FLAG = 'config';
 
 /** The flags `flurry serve` accepts (every setting, `--config`, `--help`). */
 export function serveFlagSpecs(): FlagSpecs {
-  const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const s of SETTINGS) spec[s.flag] = { type: s.type === 'bool' ? 'boolean' : 'string' };
-  spec[CONFIG_FLAG] = { type: 'string' };
-  spec['help'] = { type: 'boolean', short: 'h' };
-  return spec;
+  return {
+    ...Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: s.type === 'bool' ? 'boolean' : 'string' }])),
+    [CONFIG_FLAG]: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  };
 }
 
 /** The text of `flurry serve --help`: usage, then every setting with its flag, variable, allowed values and default. */

@@ -42,12 +42,6 @@ function keyOf(raw: string): string {
   }
 }
 
-/** Whether the caller asked for the bare number: read before any await (the input object is reused). */
-function textWanted(input: RouteInput): boolean {
-  const accept = input.headers.accept;
-  return accept !== undefined && wantsText(accept);
-}
-
 /** Writes one number; a key holds only A-Z a-z 0-9 _ . : - (checked by get()), so it needs no JSON escaping. */
 function answer(res: ServerResponse, text: boolean, key: string, value: string): number {
   if (text) return sendAscii(res, 200, TEXT_TYPE, value);
@@ -76,8 +70,8 @@ export const sequenceNextRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const text = textWanted(input);
-    // The input object serves the next request meanwhile: nothing of it is read after this point.
+    // Read before any await: the input object serves the next request meanwhile.
+    const text = wantsText(input.headers.accept);
     return nextOf(seq, (v) => answer(res, text, seq.key, v));
   },
   openapi: {

@@ -25,9 +25,7 @@ export function resolveWorkers(value: string | undefined, cores: () => number = 
 
 /** How many node IDs the layout leaves to lease once the `--node` pins are fixed. */
 export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, number>>): number {
-  let n = 1;
-  for (const f of layout.nodeFields) if (pin[f.name] === undefined) n *= 2 ** f.bits;
-  return n;
+  return layout.nodeFields.reduce((n, f) => (pin[f.name] === undefined ? n * 2 ** f.bits : n), 1);
 }
 
 /**
