@@ -111,12 +111,10 @@ export function lastString(parsed: ParsedCommandLine, name: string): string | un
   return v === true ? undefined : v;
 }
 
-/** Every value of a repeatable string flag, in order. */
 export function allStrings(parsed: ParsedCommandLine, name: string): string[] {
   return (parsed.values[name] ?? []).filter((v): v is string => v !== true);
 }
 
-/** Whether a boolean flag was given. */
 export function hasFlag(parsed: ParsedCommandLine, name: string): boolean {
   return (parsed.values[name]?.length ?? 0) > 0;
 }

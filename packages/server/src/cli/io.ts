@@ -10,7 +10,6 @@ import { chooseLayout } from '../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
-/** A command's inputs and outputs. */
 export interface CliIo {
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;
@@ -29,7 +28,7 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
 });
 
 /**
- * Parses `io.argv` against `flags` (after warning about unknown `FLURRY_*` variables when
+ * Parses `io.argv` against `flags` and `--help`/`-h` (after warning about unknown `FLURRY_*` variables when
  * `warnEnv`); with `--help` prints `help` and resolves to undefined.
  */
 export async function commandLine(
@@ -38,7 +37,7 @@ export async function commandLine(
   help: string,
   warnEnv = false,
 ): Promise<ParsedCommandLine | undefined> {
-  const args = parseCommandLine(io.argv, flags);
+  const args = parseCommandLine(io.argv, { ...flags, help: { type: 'boolean', short: 'h' } });
   if (warnEnv) await warnUnknownEnv(io);
   if (!hasFlag(args, 'help')) return args;
   await write(io.stdout, help);

@@ -1,15 +1,17 @@
 /**
- * The table `flurry status` prints: one row per holder of a node ID (node, host, pid,
+ * The tables `flurry status` prints: one row per holder of a node ID (node, host, pid,
  * version, held since, last renewal age, high-water mark, clock offset, state), under a
- * header naming the cluster and the registry (its password removed).
+ * header naming the cluster and the registry (its password removed); and for a service run
+ * with `--workers N`, one row per worker process, from `/v1/status`'s `workers`.
  */
 import type { ClusterBody, ClusterEntry } from '../console/types.js';
+import type { WorkerEntry } from '../workers/types.js';
 
-function nodeText(h: ClusterEntry): string {
-  if (!h.node) return `slot ${h.slot}`;
-  const parts = Object.entries(h.node).map(([k, v]) => `${k}=${v}`);
-  return parts.length ? parts.join(',') : `slot ${h.slot}`;
-}
+/** `field=value,…` of a node, or `none` when it has no fields (or there is no node). */
+const nodeText = (node: Readonly<Record<string, number>> | null, none: string): string =>
+  Object.entries(node ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',') || none;
 
 /** A duration for humans: `850ms`, `4.2s`, `3m05s`, `2h04m`, `3d04h`. */
 export function humanMs(ms: number): string {
@@ -38,7 +40,7 @@ export function clusterTable(body: ClusterBody): string {
   const rows = [
     ['NODE', 'HOST', 'PID', 'VERSION', 'HELD SINCE', 'RENEWED', 'HIGH-WATER', 'CLOCK OFFSET', 'STATE'],
     ...body.holders.map((h) => [
-      nodeText(h),
+      nodeText(h.node, `slot ${h.slot}`),
       h.hostname ?? '?',
       h.pid === null ? '?' : String(h.pid),
       h.version ?? '?',
@@ -72,4 +74,30 @@ export function alignedRows(rows: string[][]): string {
       )
       .join('\n') + '\n'
   );
+}
+
+/** Renders the worker table (empty string for no workers). */
+export function workersTable(workers: readonly WorkerEntry[] | undefined, now: number = Date.now()): string {
+  if (!workers || workers.length === 0) return '';
+  const ready = workers.filter((w) => w.ready).length;
+  const rows = [
+    ['WORKER', 'PID', 'NODE', 'STATE', 'LEASE SLOT', 'LEASE LEFT', 'RENEWALS', 'IDS/S', 'ISSUED', 'RESTARTS'],
+    ...workers.map((w) => [
+      String(w.slot),
+      String(w.pid),
+      nodeText(w.node, '-'),
+      w.state,
+      w.lease ? String(w.lease.slot) : '-',
+      !w.lease
+        ? '-'
+        : w.lease.deadlineMs === null
+          ? 'never expires'
+          : `${Math.max(0, w.lease.deadlineMs - now)} ms${w.lease.fenced ? ' (fenced)' : ''}`,
+      w.lease ? String(w.lease.renewals) : '-',
+      String(w.idsPerSecond),
+      w.issued,
+      String(w.restarts),
+    ]),
+  ];
+  return `${workers.length} worker processes (--workers), ${ready} ready:\n` + alignedRows(rows);
 }

@@ -1,18 +1,18 @@
 /** `flurry serve`'s flags and `--help` text, both derived from the settings table. */
 import type { FlagSpecs } from '../cli/args.js';
 import { CONFIG_ENV } from './env-hints.js';
-import { allowedText, defaultText, SETTINGS } from './settings.js';
+import { allowedText, SETTINGS } from './settings.js';
 
 /** The flag naming the config file (not a setting in the file). */
 export const CONFIG_FLAG = 'config';
 
 /** The flags `flurry serve` accepts (every setting, `--config`, `--help`). */
 export function serveFlagSpecs(): FlagSpecs {
-  const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const s of SETTINGS) spec[s.flag] = { type: s.type === 'bool' ? 'boolean' : 'string' };
-  spec[CONFIG_FLAG] = { type: 'string' };
-  spec['help'] = { type: 'boolean', short: 'h' };
-  return spec;
+  return {
+    ...Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: s.type === 'bool' ? 'boolean' : 'string' }])),
+    [CONFIG_FLAG]: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  };
 }
 
 /** The text of `flurry serve --help`: usage, then every setting with its flag, variable, allowed values and default. */
@@ -30,7 +30,7 @@ export function serveHelp(): string {
     lines.push(`  --${s.flag}${s.type === 'bool' ? '' : ' VALUE'}   (${s.env}; config key "${s.key}")`);
     lines.push(`      ${s.help}`);
     lines.push(`      Allowed: ${allowedText(s)}.`);
-    lines.push(`      Default: ${defaultText(s)}`);
+    lines.push(`      Default: ${s.default !== undefined ? String(s.default) : (s.defaultText ?? '(none)')}`);
   }
   lines.push(
     `  --${CONFIG_FLAG} FILE   (${CONFIG_ENV})`,

@@ -15,7 +15,6 @@ import { CONFIG_ENV } from './env-hints.js';
 import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
-  defaultValue,
   isSettingKey,
   settingDef,
   SETTINGS,
@@ -52,16 +51,22 @@ export const SERVE_CONFIG_KEYS: readonly (keyof ServeConfig)[] = Object.freeze([
   'configFile',
 ]);
 
+/** The setting behind each registry option. */
+const REGISTRY_OPTION_SETTINGS = {
+  cluster: 'cluster',
+  ttlMs: 'leaseTtlMs',
+  renewIntervalMs: 'leaseRenewMs',
+  marginMs: 'leaseMarginMs',
+  highWaterWaitMs: 'highWaterWaitMs',
+  connectTimeoutMs: 'registryConnectTimeoutMs',
+} as const satisfies Partial<Record<keyof RegistryOptions, SettingKey>>;
+
 /** The registry options the settings give: the cluster, and the lease timings and connect timeout that are set. */
-export function registryOptionsOf(config: ServeConfig): Partial<RegistryOptions> {
-  const set = {
-    ttlMs: config.leaseTtlMs,
-    renewIntervalMs: config.leaseRenewMs,
-    marginMs: config.leaseMarginMs,
-    highWaterWaitMs: config.highWaterWaitMs,
-    connectTimeoutMs: config.registryConnectTimeoutMs,
-  };
-  return { cluster: config.cluster, ...Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) };
+export function registryOptionsOf(
+  config: Pick<SettingValues, (typeof REGISTRY_OPTION_SETTINGS)[keyof typeof REGISTRY_OPTION_SETTINGS]>,
+): Partial<RegistryOptions> {
+  const set = Object.entries(REGISTRY_OPTION_SETTINGS).map(([option, key]) => [option, config[key]]);
+  return Object.fromEntries(set.filter(([, v]) => v !== undefined)) as Partial<RegistryOptions>;
 }
 
 /** Where a value came from: `name` is the flag, the variable or the key in the file. */
@@ -138,7 +143,7 @@ function coerceAll(given: Partial<Record<SettingKey, Given>>): SettingValues {
   const out: Partial<Record<SettingKey, unknown>> = {};
   for (const s of SETTINGS) {
     const g = given[s.key];
-    out[s.key] = g === undefined ? defaultValue(s.key) : coerce(s.key, s, g);
+    out[s.key] = g === undefined ? s.default : coerce(s.key, s, g);
   }
   // Each value was checked against its row's type (or is the row's default).
   return out as SettingValues;
@@ -225,24 +230,11 @@ function checkRegistry(registry: string, given: Given | undefined): void {
 
 /** The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …). */
 function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, Given>>): void {
-  const byOption: Readonly<Record<string, SettingKey>> = {
-    ttlMs: 'leaseTtlMs',
-    renewIntervalMs: 'leaseRenewMs',
-    marginMs: 'leaseMarginMs',
-    highWaterWaitMs: 'highWaterWaitMs',
-    cluster: 'cluster',
-  };
   try {
-    resolveRegistryOptions({
-      cluster: v.cluster,
-      ttlMs: v.leaseTtlMs,
-      renewIntervalMs: v.leaseRenewMs,
-      marginMs: v.leaseMarginMs,
-      highWaterWaitMs: v.highWaterWaitMs,
-    });
+    resolveRegistryOptions(registryOptionsOf(v));
   } catch (err) {
-    const option = err instanceof FlurryError && typeof err.details.option === 'string' ? err.details.option : '';
-    const key = byOption[option] ?? 'leaseTtlMs';
+    const option = err instanceof FlurryError ? String(err.details.option) : '';
+    const key: SettingKey = REGISTRY_OPTION_SETTINGS[option as keyof typeof REGISTRY_OPTION_SETTINGS] ?? 'leaseTtlMs';
     throw refused(key, given[key] ?? given.leaseTtlMs, { cause: err });
   }
 }

@@ -307,16 +307,6 @@ export function isSettingKey(name: string): name is SettingKey {
   return Object.prototype.hasOwnProperty.call(DEFS, name);
 }
 
-/**
- * The setting's default value from the table, or `undefined` when its default is applied
- * elsewhere (see `defaultText`).
- */
-export function defaultValue<K extends SettingKey>(key: K): SettingValues[K] {
-  const def: SettingDef = DEFS[key];
-  // The table is checked against SettingDef, so its default has the setting's value type.
-  return def.default as SettingValues[K];
-}
-
 /** What values are allowed, as shown in errors and `--help`. */
 export function allowedText(def: SettingDef): string {
   if (def.allowed !== undefined) return def.allowed;
@@ -334,9 +324,4 @@ export function allowedText(def: SettingDef): string {
     case 'string':
       return 'a non-empty string';
   }
-}
-
-/** The default as shown in `--help`. */
-export function defaultText(def: SettingDef): string {
-  return def.default !== undefined ? String(def.default) : (def.defaultText ?? '(none)');
 }

@@ -19,7 +19,6 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
-/** Decides whether the console is served. */
 export function consoleAccess(setting: 'auto' | 'on' | 'off', host: string, token: string | undefined): ConsoleAccess {
   if (setting === 'on') return { on: true, why: '' };
   if (setting === 'off')

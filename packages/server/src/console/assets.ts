@@ -1,7 +1,7 @@
 /**
  * The console's files, shipped in the package (`packages/server/console/`, plus uPlot's
  * dist files from the `uplot` dependency), loaded once per process, on the first request
- * for the console (../http/routes/console.ts): every asset gets a
+ * for the console (./page-routes.ts): every asset gets a
  * versioned name (`app.<hash>.js`, the hash of the whole set, so one change renames them
  * all and a long `max-age` is safe), module imports and the HTML's references are rewritten
  * to those names, and each file is precompressed with gzip and brotli.
@@ -29,8 +29,6 @@ export interface ConsoleAssets {
   readonly html: ConsoleAsset;
   /** The hash in every versioned name. */
   readonly hash: string;
-  /** The versioned names of every asset. */
-  readonly names: readonly string[];
   /** An asset by versioned or plain name. */
   get(name: string): ConsoleAsset | undefined;
 }
@@ -87,7 +85,7 @@ function load(): ConsoleAssets {
           }),
       );
     }
-    const asset = compress(TYPES[ext], body, false);
+    const asset = compress(TYPES[ext], body);
     byName.set(versioned(name), { ...asset, versioned: true });
     byName.set(name, asset);
   }
@@ -95,16 +93,15 @@ function load(): ConsoleAssets {
     files.has(name) ? `/console/assets/${versioned(name)}` : m,
   );
   return {
-    html: compress(TYPES['.html'], Buffer.from(page), false),
+    html: compress(TYPES['.html'], Buffer.from(page)),
     hash,
-    names: [...files.keys()].map(versioned),
     get: (name) => byName.get(name),
   };
 }
 
 // Brotli quality 10, not 11: 2% larger (31.8 KB against 31.0 KB for the whole console) for a
 // quarter of the time, which the first console request now waits for (about 80 ms, once).
-function compress(type: string, raw: Buffer, versioned: boolean): ConsoleAsset {
+function compress(type: string, raw: Buffer): ConsoleAsset {
   return {
     type,
     raw,
@@ -112,6 +109,6 @@ function compress(type: string, raw: Buffer, versioned: boolean): ConsoleAsset {
     br: brotliCompressSync(raw, {
       params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
     }),
-    versioned,
+    versioned: false,
   };
 }

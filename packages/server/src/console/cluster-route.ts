@@ -14,19 +14,18 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const sn = { type: ['string', 'null'] };
 
-/** `GET /v1/cluster` → `ClusterBody`. */
 export const clusterRoute: Route = consoleRoute({
   name: 'cluster',
   path: '/v1/cluster',
   methods: READ,
   auth: 'token',
-  create: (ctx: HttpContext) => (res) => {
-    const c = consoleOf(ctx);
-    return c.data.cluster().then(
-      (body) => sendText(res, 200, JSON_TYPE, JSON.stringify(body)),
-      (err: unknown) => sendError(res, err),
-    );
-  },
+  create: (ctx: HttpContext) => (res) =>
+    consoleOf(ctx)
+      .data.cluster()
+      .then(
+        (body) => sendText(res, 200, JSON_TYPE, JSON.stringify(body)),
+        (err: unknown) => sendError(res, err),
+      ),
   openapi: {
     operationId: 'cluster',
     summary:

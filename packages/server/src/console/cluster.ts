@@ -29,7 +29,6 @@ export const SQL_GENERATOR_ROLE = 'sql generator';
 /** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
 const DEFAULT_TTL_MS = 10_000;
 
-/** Options of {@link ClusterCache}. */
 export interface ClusterCacheOptions {
   /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
   readonly core: { readonly registry: Registry | undefined };
@@ -51,7 +50,6 @@ interface Read {
   readonly error?: FlurryError | Error;
 }
 
-/** The cache (see the module comment). */
 export class ClusterCache {
   private last: Read | undefined;
   /** Holder key → [renewal stamp, first seen at]: the reader's own measure of "not renewed". */

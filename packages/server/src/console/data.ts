@@ -44,7 +44,6 @@ export interface ConsoleSource {
   notReady(): FlurryError | null;
 }
 
-/** Options of {@link ConsoleData}. */
 export interface ConsoleDataOptions {
   readonly core: ConsoleSource;
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'> & {
@@ -59,7 +58,6 @@ export interface ConsoleDataOptions {
   readonly cacheMs?: number;
 }
 
-/** The console's data source (see the module comment). */
 export class ConsoleData {
   readonly startedAt: number;
   /** With `--workers N`: the worker table the primary sends (listed in the status as `workers`). */
@@ -121,7 +119,6 @@ export class ConsoleData {
     this.watched = undefined;
   }
 
-  /** The `/v1/status` body. */
   status(): StatusBody {
     const core = this.o.core;
     const now = this.clock.now();

@@ -9,17 +9,13 @@ import type { HttpContext } from '../http/context.js';
 import { COMMON, FENCED } from '../http/openapi-parts.js';
 import { ISSUE, type Route } from '../http/route.js';
 
-/** `GET /v1/events` → an SSE stream. */
 export const eventsRoute: Route = consoleRoute({
   name: 'events',
   path: '/v1/events',
   // GET only: a HEAD would open a stream nobody reads.
   methods: ISSUE,
   auth: 'token-or-query',
-  create: (ctx: HttpContext) => (res) => {
-    const c = consoleOf(ctx);
-    return c.streams.open(res);
-  },
+  create: (ctx: HttpContext) => (res) => consoleOf(ctx).streams.open(res),
   openapi: {
     operationId: 'events',
     summary:

@@ -25,7 +25,6 @@ export interface EventStreamOptions {
   max?: number;
 }
 
-/** The open streams and their shared timer (see the module comment). */
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
   private timer: NodeJS.Timeout | undefined;
@@ -45,7 +44,6 @@ export class EventStreams {
     this.max = opts.max ?? MAX_STREAMS;
   }
 
-  /** Open streams. */
   get size(): number {
     return this.streams.size;
   }

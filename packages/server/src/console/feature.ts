@@ -21,7 +21,6 @@ export interface ConsoleFeature {
   readonly streams: { open(res: ServerResponse): number };
 }
 
-/** The console on the routes' context. */
 export const CONSOLE = new FeatureSlot<ConsoleFeature>('console');
 
 /** The console of `ctx`; throws 503 on a context built without console data (a bare test context). */

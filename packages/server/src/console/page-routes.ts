@@ -31,15 +31,8 @@ const SECURITY: Readonly<Record<string, string>> = {
 
 function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache: string): number {
   const accept = input.headers.acceptEncoding ?? '';
-  let body = asset.raw;
-  let encoding: string | undefined;
-  if (/\bbr\b/.test(accept)) {
-    body = asset.br;
-    encoding = 'br';
-  } else if (/\bgzip\b/.test(accept)) {
-    body = asset.gzip;
-    encoding = 'gzip';
-  }
+  const encoding = /\bbr\b/.test(accept) ? 'br' : /\bgzip\b/.test(accept) ? 'gzip' : undefined;
+  const body = encoding ? asset[encoding] : asset.raw;
   const headers: Record<string, string | number> = {
     ...SECURITY,
     'content-type': asset.type,
@@ -58,34 +51,27 @@ function page(): RouteHandler {
   return (res, input) => send(res, consoleAssets().html, input, 'no-cache');
 }
 
-const PAGE_OPENAPI = {
-  summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',
-  security: [{}],
-  responses: {
-    '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
-    ...COMMON,
-  },
-};
+const pageRoute = (name: string, path: string, operationId: string): Route =>
+  consoleRoute({
+    name,
+    path,
+    methods: READ,
+    auth: 'none',
+    create: page,
+    openapi: {
+      operationId,
+      summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',
+      security: [{}],
+      responses: {
+        '200': { description: 'The page.', content: { 'text/html': { schema: { type: 'string' } } } },
+        ...COMMON,
+      },
+    },
+  });
 
-/** `GET /` → the console page. */
-export const consoleRootRoute: Route = consoleRoute({
-  name: 'console_root',
-  path: '/',
-  methods: READ,
-  auth: 'none',
-  create: page,
-  openapi: { operationId: 'consoleRoot', ...PAGE_OPENAPI },
-});
+export const consoleRootRoute: Route = pageRoute('console_root', '/', 'consoleRoot');
 
-/** `GET /console` → the console page. */
-export const consolePageRoute: Route = consoleRoute({
-  name: 'console',
-  path: '/console',
-  methods: READ,
-  auth: 'none',
-  create: page,
-  openapi: { operationId: 'console', ...PAGE_OPENAPI },
-});
+export const consolePageRoute: Route = pageRoute('console', '/console', 'console');
 
 /**
  * `GET /console/assets/{file}` → one of the console's files: versioned names

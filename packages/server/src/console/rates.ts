@@ -26,7 +26,6 @@ export interface RateSources {
   monotonic(): number;
 }
 
-/** The sampler (see the module comment). */
 export class RateSampler {
   private readonly nRoutes = ROUTE_NAMES.length;
   private readonly width = LATENCY_BUCKETS.length + 1;

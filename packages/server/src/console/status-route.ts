@@ -19,16 +19,12 @@ const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const s = { type: 'string' };
 
-/** `GET /v1/status` → `StatusBody`. */
 export const statusRoute: Route = consoleRoute({
   name: 'status',
   path: '/v1/status',
   methods: READ,
   auth: 'token',
-  create: (ctx: HttpContext) => (res) => {
-    const c = consoleOf(ctx);
-    return sendText(res, 200, JSON_TYPE, JSON.stringify(c.data.status()));
-  },
+  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, JSON.stringify(consoleOf(ctx).data.status())),
   openapi: {
     operationId: 'status',
     summary:

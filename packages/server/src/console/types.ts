@@ -7,14 +7,6 @@
 import type { ProtocolRow } from '../protocol-metrics.js';
 import type { WorkerEntry } from '../workers/types.js';
 
-/** One field of the layout, most significant first. */
-export interface StatusLayoutField {
-  name: string;
-  bits: number;
-  shift: number;
-  kind: 'timestamp' | 'sequence' | 'node';
-}
-
 /** The lease part of {@link StatusBody} (null without a lease). */
 export interface StatusLease {
   registry: string;
@@ -45,7 +37,8 @@ export interface StatusBody {
   layout: {
     name: string;
     totalBits: number;
-    fields: StatusLayoutField[];
+    /** Most significant first. */
+    fields: Array<{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }>;
     epochMs: number;
     unitMs: number;
     endOfLifeMs: number;

@@ -14,5 +14,4 @@ export interface Operations {
   readonly openapi: string;
 }
 
-/** The operations routes' state on the routes' context. */
 export const OPERATIONS = new FeatureSlot<Operations>('operations');

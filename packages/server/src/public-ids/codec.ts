@@ -3,6 +3,7 @@
  * the {@link PUBLIC_IDS} slot of the routes' context. Off (no slot state) when no key is configured.
  */
 import { FlurryError, PublicIdCodec, loadKeysFromFile, parseKeys } from '@flurry/core';
+import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
 import { FeatureSlot } from '../http/feature.js';
 
@@ -28,11 +29,7 @@ export function requirePublicIds(p: PublicIds | undefined): PublicIds {
   );
 }
 
-/** The public-ID settings. */
-export interface PublicIdSettings {
-  readonly publicKey: string | undefined;
-  readonly publicKeyFile: string | undefined;
-}
+type PublicIdSettings = Pick<ServeConfig, 'publicKey' | 'publicKeyFile'>;
 
 /** Whether the settings turn public IDs on. */
 export function publicIdsOn(s: PublicIdSettings): boolean {

@@ -15,14 +15,9 @@ export const OTHER_KEYS = '_other';
 /** Fetch latency buckets, seconds. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-interface Counts {
-  issued: number;
-  fetches: number;
-  failures: number;
-  waits: number;
-  wasted: number;
-  handedBack: number;
-}
+/** The counts a sequence keeps (`wasted` and `handedBack` are decimal strings there). */
+const COUNTS = ['issued', 'fetches', 'failures', 'waits', 'wasted', 'handedBack'] as const;
+type Counts = Record<(typeof COUNTS)[number], number>;
 
 interface Totals extends Counts {
   hist: Float64Array;
@@ -35,18 +30,9 @@ interface Gauges {
   segments: number;
 }
 
-const ZERO: Counts = { issued: 0, fetches: 0, failures: 0, waits: 0, wasted: 0, handedBack: 0 };
-
-function countsOf(s: SequenceStatus): Counts {
-  return {
-    issued: s.issued,
-    fetches: s.fetches,
-    failures: s.failures,
-    waits: s.waits,
-    wasted: Number(s.wasted),
-    handedBack: Number(s.handedBack),
-  };
-}
+const countsOf = (s?: SequenceStatus): Counts =>
+  Object.fromEntries(COUNTS.map((k) => [k, s ? Number(s[k]) : 0])) as Counts;
+const ZERO = countsOf();
 
 function bufferOf(s: SequenceStatus): Omit<Gauges, 'step'> {
   const cur = s.current && s.current.remaining > 0 ? s.current.remaining : 0;
@@ -74,28 +60,25 @@ export class SequenceMetrics {
       throw new RangeError(`maxKeys must be an integer from 0 to 10000, got ${String(max)}`);
     }
     this.maxKeys = max;
-    const counter = (name: string, help: string, pick: (c: Counts) => number): void =>
+    for (const [name, k, help] of [
+      ['flurry_segment_issued_total', 'issued', 'Numbers issued by this process, by key.'],
+      ['flurry_segment_fetches_total', 'fetches', 'Segments fetched from the store, by key.'],
+      ['flurry_segment_fetch_failures_total', 'failures', 'Fetches from the store that failed, by key.'],
+      [
+        'flurry_segment_empty_waits_total',
+        'waits',
+        'Calls that waited on an empty buffer (both segments used up), by key.',
+      ],
+      [
+        'flurry_segment_wasted_total',
+        'wasted',
+        'Numbers that will never be issued: remainders not handed back at close, allocations of unknown outcome.',
+      ],
+      ['flurry_segment_handed_back_total', 'handedBack', 'Numbers handed back to the store at close, by key.'],
+    ] as const)
       registerScrapeMetric(registry, name, help, 'counter', () =>
-        this.collect().map(([label, t]) => ({ value: pick(t), labels: { key: label } })),
+        this.collect().map(([label, t]) => ({ value: t[k], labels: { key: label } })),
       );
-    counter('flurry_segment_issued_total', 'Numbers issued by this process, by key.', (c) => c.issued);
-    counter('flurry_segment_fetches_total', 'Segments fetched from the store, by key.', (c) => c.fetches);
-    counter('flurry_segment_fetch_failures_total', 'Fetches from the store that failed, by key.', (c) => c.failures);
-    counter(
-      'flurry_segment_empty_waits_total',
-      'Calls that waited on an empty buffer (both segments used up), by key.',
-      (c) => c.waits,
-    );
-    counter(
-      'flurry_segment_wasted_total',
-      'Numbers that will never be issued: remainders not handed back at close, allocations of unknown outcome.',
-      (c) => c.wasted,
-    );
-    counter(
-      'flurry_segment_handed_back_total',
-      'Numbers handed back to the store at close, by key.',
-      (c) => c.handedBack,
-    );
     registerScrapeMetric(
       registry,
       'flurry_segment_fetch_duration_seconds',
@@ -181,7 +164,7 @@ export class SequenceMetrics {
     const now = countsOf(s);
     const before = this.seen.get(s.key) ?? ZERO;
     const t = this.totalsOf(this.labelOf(s.key));
-    for (const k of Object.keys(ZERO) as Array<keyof Counts>) t[k] += Math.max(now[k] - before[k], 0);
+    for (const k of COUNTS) t[k] += Math.max(now[k] - before[k], 0);
     this.seen.set(s.key, now);
   }
 

@@ -5,18 +5,16 @@
 import type { FlurryError } from '@flurry/core';
 import { openSequences, type Sequences } from '@flurry/segments';
 import type { Registry } from 'prom-client';
+import type { ServeConfig } from '../config/index.js';
 import { FeatureSlot } from '../http/feature.js';
 import type { Logger } from '../http/context.js';
 import { SequenceMetrics } from './metrics.js';
 
 /** The settings segment mode uses. */
-export interface SegmentSettings {
-  readonly autoCreate: boolean;
-  readonly allowVolatileStore: boolean;
-  readonly maxBatch: number;
-  readonly sequenceMaxStep: number;
-  readonly sequenceTargetMs: number;
-}
+type SegmentSettings = Pick<
+  ServeConfig,
+  'autoCreate' | 'allowVolatileStore' | 'maxBatch' | 'sequenceMaxStep' | 'sequenceTargetMs'
+>;
 
 /** Segment mode on one service: configured, then open once its store answers. */
 export class SegmentMode {

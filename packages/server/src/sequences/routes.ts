@@ -42,16 +42,16 @@ function keyOf(raw: string): string {
   }
 }
 
-/** Whether the caller asked for the bare number: read before any await (the input object is reused). */
-function textWanted(input: RouteInput): boolean {
-  const accept = input.headers.accept;
-  return accept !== undefined && wantsText(accept);
-}
-
 /** Writes one number; a key holds only A-Z a-z 0-9 _ . : - (checked by get()), so it needs no JSON escaping. */
 function answer(res: ServerResponse, text: boolean, key: string, value: string): number {
   if (text) return sendAscii(res, 200, TEXT_TYPE, value);
   return sendAscii(res, 200, JSON_TYPE, '{"key":"' + key + '","value":"' + value + '"}');
+}
+
+/** Sends the next number of `seq` with `send`: at once from the buffer, else once a segment arrives. */
+function nextOf(seq: Sequence, send: (value: string) => number): number | Promise<number> {
+  const v = seq.tryNextString();
+  return v !== undefined ? send(v) : Promise.resolve(seq.nextBigInt()).then((n) => send(n.toString()));
 }
 
 const KEY_PARAM = {
@@ -70,11 +70,9 @@ export const sequenceNextRoute: Route = {
   auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const text = textWanted(input);
-    const v = seq.tryNextString();
-    if (v !== undefined) return answer(res, text, seq.key, v);
-    // The input object serves the next request meanwhile: nothing of it is read after this point.
-    return Promise.resolve(seq.nextBigInt()).then((n) => answer(res, text, seq.key, n.toString()));
+    // Read before any await: the input object serves the next request meanwhile.
+    const text = wantsText(input.headers.accept);
+    return nextOf(seq, (v) => answer(res, text, seq.key, v));
   },
   openapi: {
     operationId: 'nextInSequence',
@@ -193,12 +191,7 @@ export const leafSegmentRoute: Route = {
   path: '/api/segment/get/{key}',
   methods: ISSUE,
   auth: 'token',
-  create: (ctx) => (res, input) => {
-    const seq = sequenceOf(ctx, input);
-    const v = seq.tryNextString();
-    if (v !== undefined) return sendAscii(res, 200, TEXT_TYPE, v);
-    return Promise.resolve(seq.nextBigInt()).then((n) => sendAscii(res, 200, TEXT_TYPE, n.toString()));
-  },
+  create: (ctx) => (res, input) => nextOf(sequenceOf(ctx, input), (v) => sendAscii(res, 200, TEXT_TYPE, v)),
   openapi: {
     operationId: 'leafSegmentGet',
     summary:

@@ -5,7 +5,7 @@
  */ import { quoteSqlTable, type Layout } from '@flurry/core';
 import { SlotMap } from '@flurry/coordination';
 import { serverError } from '../errors.js';
-import { connectSql, generatorError, generatorState, text, type SqlConnection } from './reserve.js';
+import { connectSql, generatorError, generatorState, sqlNow, text, type SqlConnection } from './reserve.js';
 
 /** Options of {@link releaseSqlNode}. */
 export interface ReleaseOptions {
@@ -109,7 +109,7 @@ export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
     const pg = c.dialect === 'postgres';
     await c.query(
       `UPDATE ${t} SET token = NULL, expires_at = NULL, holder = NULL, released_cleanly = ${pg ? 'true' : 'TRUE'}, ttl_ms = 0, ` +
-        `version = version + 1, updated_at = ${pg ? 'now()' : 'CURRENT_TIMESTAMP(3)'} WHERE namespace = ? AND slot = ? AND token = ?`,
+        `version = version + 1, updated_at = ${sqlNow(c)} WHERE namespace = ? AND slot = ? AND token = ?`,
       [map.namespace, o.slot, row.token],
     );
     return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };

@@ -158,6 +158,9 @@ const PREVIEW_TOKEN = 'preview';
 const floorOf = (row: Record<string, unknown>): number =>
   Number(row.high_water_ms) + (truthy(row.released_cleanly) ? 0 : Number(row.ttl_ms));
 
+/** SQL's current time on `c`'s dialect. */
+export const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 'now()' : 'CURRENT_TIMESTAMP(3)');
+
 /**
  * Reserves a free slot of the cluster for the in-database generator and builds (and with
  * `apply` runs) its DDL. Throws `FLURRY_E_SQL_GENERATOR` when the database already has a
@@ -168,9 +171,7 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
   const prefix = o.prefix ?? 'flurry_';
   const c = await connectSql(o.url);
-  const pgsql = c.dialect === 'postgres';
   const t = quoteSqlTable(c.dialect, c.table);
-  const now = pgsql ? 'now()' : 'CURRENT_TIMESTAMP(3)';
   try {
     if (o.apply) await c.query(registryTableDdl(c.dialect, c.table));
     const state = await generatorState(c, prefix);
@@ -182,22 +183,10 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
       );
     }
     const token = o.apply ? randomBytes(16).toString('hex') : PREVIEW_TOKEN;
-    const holder = JSON.stringify({
-      id: `sql-generator-${token.slice(0, 8)}`,
-      role: 'sql generator',
-      hostname: hostname(),
-      pid: process.pid,
-      version: '0.1.0',
-      since: new Date().toISOString(),
-      ttlMs: null,
-      release: `SELECT ${prefix}release_node()`,
-      prefix,
-    });
-    const far = pgsql ? "timestamptz '9999-12-31 00:00:00+00'" : 'FROM_UNIXTIME(2147483000)';
     for (let attempt = 0; attempt < 5; attempt++) {
       const rows = await c
         .query(
-          `SELECT slot, slots, (token IS NOT NULL AND expires_at > ${now}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ?`,
+          `SELECT slot, slots, (token IS NOT NULL AND expires_at > ${sqlNow(c)}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ?`,
           [map.namespace],
         )
         .catch((err: unknown) => {
@@ -212,7 +201,6 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
         );
       }
       const live = new Set(rows.filter((r) => truthy(r.live)).map((r) => Number(r.slot)));
-      const known = new Set(rows.map((r) => Number(r.slot)));
       let slot = -1;
       for (let s = 0; s < map.slots && slot < 0; s++) if (!live.has(s)) slot = s;
       if (slot < 0) {
@@ -221,61 +209,24 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
           `all ${map.slots} node IDs of "${map.namespace}" in ${c.table} are held; free one (stop a holder, or flurry sql --release --slot N for a SQL generator's reservation) or use another --cluster`,
         );
       }
-      const build = (floorMs: number): Reservation => {
-        const node = map.toNode(slot);
-        const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
-        const ddl = generatorSql(o.layout, {
-          dialect: c.dialect,
-          prefix,
-          registryTable: c.table,
-          namespace: map.namespace,
-          slot,
-          token,
-          nodeBits: o.layout.nodeBits(node),
-          floorMs,
-          ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
-          ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
-        });
-        return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
-      };
+      const at = { o, c, map, prefix, slot, token };
       if (!o.apply) {
         const row = rows.find((r) => Number(r.slot) === slot);
-        return build(row ? floorOf(row) : 0);
+        return reservation(at, row ? floorOf(row) : 0);
       }
-      if (!known.has(slot)) {
+      if (!rows.some((r) => Number(r.slot) === slot)) {
         await c.query(
-          pgsql
+          c.dialect === 'postgres'
             ? `INSERT INTO ${t} (namespace, slot, slots) VALUES (?, ?, ?) ON CONFLICT (namespace, slot) DO NOTHING`
             : `INSERT IGNORE INTO ${t} (namespace, slot, slots) VALUES (?, ?, ?)`,
           [map.namespace, slot, map.slots],
         );
       }
-      await c.query('BEGIN');
-      try {
-        const cur = await c.query(
-          `SELECT (token IS NOT NULL AND expires_at > ${now}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ? AND slot = ? FOR UPDATE`,
-          [map.namespace, slot],
-        );
-        if (cur.length === 0 || truthy(cur[0].live)) {
-          await c.query('ROLLBACK');
-          continue; // lost a race: scan again
-        }
-        const floorMs = floorOf(cur[0]);
-        // The floor becomes the row's high-water mark: freeing the reservation before its DDL
-        // ran (flurry sql --release --slot) leaves the next holder of the slot after it.
-        await c.query(
-          `UPDATE ${t} SET slots = ?, token = ?, expires_at = ${far}, holder = ?, released_cleanly = ${pgsql ? 'false' : 'FALSE'}, ttl_ms = 0, ` +
-            `high_water_ms = ?, version = version + 1, updated_at = ${now} WHERE namespace = ? AND slot = ?`,
-          [map.slots, token, holder, floorMs, map.namespace, slot],
-        );
-        await c.query('COMMIT');
-        const r = build(floorMs);
-        for (const s of [...r.decode.statements, ...r.ddl.statements]) await c.query(s);
-        return r;
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
+      const floorMs = await claimSlot(at);
+      if (floorMs === undefined) continue; // lost a race: scan again
+      const r = reservation(at, floorMs);
+      for (const s of [...r.decode.statements, ...r.ddl.statements]) await c.query(s);
+      return r;
     }
     throw serverError(
       'SQL_GENERATOR',
@@ -286,4 +237,70 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   } finally {
     await c.close().catch(() => undefined);
   }
+}
+
+/** A free slot found for the generator, and what reserving it needs. */
+type SlotAt = { o: ReserveOptions; c: SqlConnection; map: SlotMap; prefix: string; slot: number; token: string };
+
+/**
+ * Takes the slot for the generator in one transaction; undefined when another holder took it
+ * first. Resolves to the floor, which becomes the row's high-water mark: freeing the reservation
+ * before its DDL ran (flurry sql --release --slot) leaves the next holder of the slot after it.
+ */
+async function claimSlot({ c, map, prefix, slot, token }: SlotAt): Promise<number | undefined> {
+  const pgsql = c.dialect === 'postgres';
+  const t = quoteSqlTable(c.dialect, c.table);
+  const holder = JSON.stringify({
+    id: `sql-generator-${token.slice(0, 8)}`,
+    role: 'sql generator',
+    hostname: hostname(),
+    pid: process.pid,
+    version: '0.1.0',
+    since: new Date().toISOString(),
+    ttlMs: null,
+    release: `SELECT ${prefix}release_node()`,
+    prefix,
+  });
+  const far = pgsql ? "timestamptz '9999-12-31 00:00:00+00'" : 'FROM_UNIXTIME(2147483000)';
+  await c.query('BEGIN');
+  try {
+    const cur = await c.query(
+      `SELECT (token IS NOT NULL AND expires_at > ${sqlNow(c)}) AS live, high_water_ms, released_cleanly, ttl_ms FROM ${t} WHERE namespace = ? AND slot = ? FOR UPDATE`,
+      [map.namespace, slot],
+    );
+    if (cur.length === 0 || truthy(cur[0].live)) {
+      await c.query('ROLLBACK');
+      return undefined;
+    }
+    const floorMs = floorOf(cur[0]);
+    await c.query(
+      `UPDATE ${t} SET slots = ?, token = ?, expires_at = ${far}, holder = ?, released_cleanly = ${pgsql ? 'false' : 'FALSE'}, ttl_ms = 0, ` +
+        `high_water_ms = ?, version = version + 1, updated_at = ${sqlNow(c)} WHERE namespace = ? AND slot = ?`,
+      [map.slots, token, holder, floorMs, map.namespace, slot],
+    );
+    await c.query('COMMIT');
+    return floorMs;
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The reservation of the slot: its node, and the decode functions and the generator that issue after `floorMs`. */
+function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number): Reservation {
+  const node = map.toNode(slot);
+  const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
+  const ddl = generatorSql(o.layout, {
+    dialect: c.dialect,
+    prefix,
+    registryTable: c.table,
+    namespace: map.namespace,
+    slot,
+    token,
+    nodeBits: o.layout.nodeBits(node),
+    floorMs,
+    ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
+    ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
+  });
+  return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
 }

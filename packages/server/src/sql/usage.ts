@@ -8,34 +8,27 @@
 import type { LayoutSql } from '@flurry/core';
 
 /**
- * The statements that create an example table `table` (default `t`) whose `id` comes from
- * the generator, for the dialect, prefix and ID type of `sql`.
- */
-export function generatorUsage(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>, table = 't'): string[] {
-  if (sql.dialect === 'postgres')
-    return [`CREATE TABLE ${table} (id ${sql.idType} PRIMARY KEY DEFAULT ${sql.prefix}next_id(), body text)`];
-  return [
-    `CREATE TABLE ${table} (id ${sql.idType} NOT NULL DEFAULT 0 PRIMARY KEY, body TEXT)`,
-    `CREATE TRIGGER ${table}_${sql.prefix}id BEFORE INSERT ON ${table} FOR EACH ROW SET NEW.id = COALESCE(NULLIF(NEW.id, 0), ${sql.prefix}next_id())`,
-  ];
-}
-
-/**
- * The comment lines `flurry sql --generate` prints about using the generator: the example
- * statements (one a line, after `--   `) and how to free the node.
+ * The comment lines `flurry sql --generate` prints about using the generator: the statements that create
+ * an example table `t` whose `id` comes from it (one a line, after `--   `) and how to free the node.
  */
 export function usageComment(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>): string {
-  const how =
+  const p = sql.prefix;
+  const [how, ...statements] =
     sql.dialect === 'postgres'
-      ? '-- Use: a column DEFAULT, e.g. for a table t:\n'
-      : '-- Use: a BEFORE INSERT trigger (MySQL/MariaDB take no stored function in a DEFAULT), e.g. for a table t:\n';
+      ? [
+          '-- Use: a column DEFAULT, e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} PRIMARY KEY DEFAULT ${p}next_id(), body text)`,
+        ]
+      : [
+          '-- Use: a BEFORE INSERT trigger (MySQL/MariaDB take no stored function in a DEFAULT), e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} NOT NULL DEFAULT 0 PRIMARY KEY, body TEXT)`,
+          `CREATE TRIGGER t_${p}id BEFORE INSERT ON t FOR EACH ROW SET NEW.id = COALESCE(NULLIF(NEW.id, 0), ${p}next_id())`,
+        ];
   return (
     how +
-    generatorUsage(sql)
-      .map((s) => `--   ${s};\n`)
-      .join('') +
-    `-- Free the node: SELECT ${sql.prefix}release_node();  or  flurry sql --release --registry URL` +
-    (sql.prefix === 'flurry_' ? '' : ` --prefix ${sql.prefix}`) +
+    statements.map((s) => `--   ${s};\n`).join('') +
+    `-- Free the node: SELECT ${p}release_node();  or  flurry sql --release --registry URL` +
+    (p === 'flurry_' ? '' : ` --prefix ${p}`) +
     '\n'
   );
 }

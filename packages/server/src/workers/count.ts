@@ -7,6 +7,7 @@ import { openRegistry, parseRegistryUrl } from '@flurry/coordination';
 import type { Layout } from '@flurry/core';
 import { registryOptionsOf, type ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
+import type { ServiceLogger } from '../service-steps.js';
 
 /**
  * The number of workers a `workers` setting asks for: `auto` is one per core
@@ -24,22 +25,20 @@ export function resolveWorkers(value: string | undefined, cores: () => number = 
 
 /** How many node IDs the layout leaves to lease once the `--node` pins are fixed. */
 export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, number>>): number {
-  let n = 1;
-  for (const f of layout.nodeFields) if (pin[f.name] === undefined) n *= 2 ** f.bits;
-  return n;
+  return layout.nodeFields.reduce((n, f) => (pin[f.name] === undefined ? n * 2 ** f.bits : n), 1);
 }
 
 /**
  * Refuses to start `workers` processes when the layout, the registry kind or the registry's
  * current holders leave fewer free node IDs than that. A registry that does not answer is
- * not a refusal (the workers wait it out like a single service); `onUnreachable` hears of it.
+ * not a refusal (the workers wait it out like a single service); `log` warns of it.
  *
  * @throws FlurryError `FLURRY_E_WORKERS_NODE_IDS` naming the free count and what to do.
  */
 export async function checkNodeIds(
   config: ServeConfig,
   workers: number,
-  onUnreachable: (err: unknown) => void = () => undefined,
+  log: Pick<ServiceLogger, 'warn'>,
 ): Promise<void> {
   const fix = 'lower --workers (FLURRY_WORKERS), or use a registry and layout with more free node IDs';
   const kind = parseRegistryUrl(config.registry).kind;
@@ -75,7 +74,10 @@ export async function checkNodeIds(
       await registry.close();
     }
   } catch (err) {
-    onUnreachable(err);
+    log.warn(
+      { error: String(err) },
+      'the registry does not answer; not checking free node IDs, the workers wait for it',
+    );
     return;
   }
   if (capacity - held < workers) {

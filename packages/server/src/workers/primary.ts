@@ -32,11 +32,11 @@ export interface PrimaryOptions {
 
 interface Slot {
   readonly slot: number;
-  worker: Worker | undefined;
+  worker?: Worker;
   restarts: number;
-  report: WorkerReport | undefined;
+  report?: WorkerReport;
   backoffMs: number;
-  restartTimer: NodeJS.Timeout | undefined;
+  restartTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -48,13 +48,8 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const { config, logger, workers: count } = o;
   const now = o.now ?? Date.now;
   const log = logger.child({ component: 'primary' });
-  await checkNodeIds(config, count, (err) =>
-    log.warn(
-      { error: String(err) },
-      'the registry does not answer; not checking free node IDs, the workers wait for it',
-    ),
-  );
-  const slots = Array.from({ length: count }, (_, slot) => newSlot(slot));
+  await checkNodeIds(config, count, log);
+  const slots = Array.from({ length: count }, (_, slot): Slot => ({ slot, restarts: 0, backoffMs: 0 }));
   let stopping = false;
   let everReady = false;
   let failedStart: number | undefined;
@@ -91,11 +86,8 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       if (m.flurry === 'report') {
         everReady ||= m.report.ready;
         if (takeReport(s, m.report)) broadcast();
-      } else if (m.flurry === 'metrics-ask') {
-        gathers.ask(w, m.id, liveWorkers());
-      } else if (m.flurry === 'metrics-json') {
-        gathers.answer(m.id, w, s.slot, m.metrics);
-      }
+      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
+      else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
     });
     w.on('exit', (code, signal) => {
       if (s.worker === w) s.worker = undefined;
@@ -150,15 +142,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     offSignals();
   }
 }
-
-const newSlot = (slot: number): Slot => ({
-  slot,
-  worker: undefined,
-  restarts: 0,
-  report: undefined,
-  backoffMs: 0,
-  restartTimer: undefined,
-});
 
 /** Records a worker's report (a ready worker's backoff starts over); true when its readiness changed. */
 function takeReport(s: Slot, report: WorkerReport): boolean {

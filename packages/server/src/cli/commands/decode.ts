@@ -14,10 +14,8 @@ const FLAGS = {
   uuid: { type: 'boolean' },
   'node-bits': { type: 'string' },
   'sequence-bits': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry decode --help`. */
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]
                      [--format ${FORMATS.join('|')}] [--json]
        flurry decode [--uuid [--format canonical|hex|base32|base58|base62]]
@@ -33,7 +31,6 @@ argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","
 (flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
 
-/** Runs `flurry decode`; resolves to the exit code. */
 export async function decodeCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, DECODE_HELP);
   if (!args) return 0;

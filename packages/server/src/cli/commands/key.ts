@@ -5,9 +5,8 @@ import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
 import { commandLine, write, type CliIo } from '../io.js';
 
-const FLAGS = { id: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const FLAGS = { id: { type: 'string' } } as const;
 
-/** `flurry key --help`. */
 export const KEY_HELP = `Usage: flurry key new [--id X]
 
 Prints a new public-ID key (keep it secret; give it to FLURRY_PUBLIC_KEY). --id picks its
@@ -15,7 +14,6 @@ one-character key ID (base58: 1-9, A-Z, a-z without 0 O I l); default random. Fo
 put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
 `;
 
-/** Runs `flurry key …`; resolves to the exit code. */
 export async function keyCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, KEY_HELP);
   if (!args) return 0;

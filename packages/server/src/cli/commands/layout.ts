@@ -6,9 +6,8 @@ import { layoutExpiredReason } from '../../layout-choice.js';
 import { hasFlag, lastString } from '../args.js';
 import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' } } as const;
 
-/** `flurry layout --help`. */
 export const LAYOUT_HELP = `Usage: flurry layout [PRESET | --layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
 Prints a layout's fields, epoch, end-of-life date, the time left until it (a warning within
@@ -16,7 +15,6 @@ a year of it), node count and IDs per second per node.
 Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
 `;
 
-/** Runs `flurry layout`; resolves to the exit code. */
 export async function layoutCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, LAYOUT_HELP);
   if (!args) return 0;
@@ -48,7 +46,6 @@ export async function layoutCommand(io: CliIo): Promise<number> {
   return 0;
 }
 
-/** The human-readable description of a layout. */
 export function layoutTable(layout: Layout, expired = false, nowMs?: number): string {
   const info = layout.describe();
   const rows = [

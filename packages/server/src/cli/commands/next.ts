@@ -6,7 +6,6 @@ import type { Registry } from '@flurry/coordination';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
 import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-/** Largest `-n`. */
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
 
@@ -18,10 +17,8 @@ const FLAGS = {
   node: { type: 'string' },
   registry: { type: 'string' },
   cluster: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry next --help`. */
 export const NEXT_HELP = `Usage: flurry next [-n N] [--format ${FORMATS.join('|')}] [--fixed]
                    [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]]
                    [--node FIELD=VALUE ...] [--registry URL] [--cluster NAME]
@@ -34,7 +31,6 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 --fixed pads to the layout's fixed width so strings sort like the IDs.
 `;
 
-/** Runs `flurry next`; resolves to the exit code. */
 export async function nextCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, NEXT_HELP, true);
   if (!args) return 0;

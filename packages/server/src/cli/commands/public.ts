@@ -10,10 +10,8 @@ const FLAGS = {
   ...LAYOUT_FLAGS,
   key: { type: 'string' },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry public --help`. */
 export const PUBLIC_HELP = `Usage: flurry public encode ID... [--key KEYS] [layout]
        flurry public decode PUBLIC... [--key KEYS] [layout] [--json]
 
@@ -25,7 +23,6 @@ Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the
 (a key that did not issue the ID: FLURRY_E_PUBLIC_ID_WRONG_KEY); bad input exits 2.
 `;
 
-/** Runs `flurry public …`; resolves to the exit code. */
 export async function publicCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, PUBLIC_HELP, true);
   if (!args) return 0;

@@ -11,10 +11,8 @@ const FLAGS = {
   to: { type: 'string' },
   json: { type: 'boolean' },
   uuid: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry range --help`. */
 export const RANGE_HELP = `Usage: flurry range --from TIME --to TIME [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
 
 Prints the half-open ID interval [min, maxExclusive) holding exactly the IDs whose time,
@@ -33,7 +31,6 @@ before to: WHERE id >= 'min' AND id < 'maxExclusive' (PostgreSQL uuid; MySQL
 BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See docs/sql.md.
 `;
 
-/** Runs `flurry range`; resolves to the exit code. */
 export async function rangeCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, RANGE_HELP);
   if (!args) return 0;
@@ -54,17 +51,26 @@ export async function rangeCommand(io: CliIo): Promise<number> {
   if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
   const layout = layoutOf(args);
   const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
-  if (hasFlag(args, 'json')) {
-    await write(io.stdout, JSON.stringify(r) + '\n');
-    return 0;
-  }
+  return printRange(io, args, `Layout ${r.layout}: IDs`, r, '');
+}
+
+/** Prints a range as JSON (`--json`) or as its bounds and the SQL condition (`q` quotes a bound). */
+async function printRange(
+  io: CliIo,
+  args: ParsedCommandLine,
+  title: string,
+  r: { from: string; to: string; min: string; maxExclusive: string; maxInclusive: string | null },
+  q: string,
+): Promise<number> {
   await write(
     io.stdout,
-    `Layout ${r.layout}: IDs from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
-      `  min           ${r.min}\n` +
-      `  maxExclusive  ${r.maxExclusive}\n` +
-      `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
-      `SQL: WHERE id >= ${r.min} AND id < ${r.maxExclusive}\n`,
+    hasFlag(args, 'json')
+      ? JSON.stringify(r) + '\n'
+      : `${title} from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
+          `  min           ${r.min}\n` +
+          `  maxExclusive  ${r.maxExclusive}\n` +
+          `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
+          `SQL: WHERE id >= ${q}${r.min}${q} AND id < ${q}${r.maxExclusive}${q}\n`,
   );
   return 0;
 }
@@ -88,17 +94,5 @@ async function uuidRange(io: CliIo, from: number, to: number, args: ParsedComman
     maxExclusive: uuidMinAt(to, 'to'),
     maxInclusive: to > from ? uuidMaxAt(to - 1, 'to') : null,
   };
-  if (hasFlag(args, 'json')) {
-    await write(io.stdout, JSON.stringify(r) + '\n');
-    return 0;
-  }
-  await write(
-    io.stdout,
-    `UUIDv7 from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
-      `  min           ${r.min}\n` +
-      `  maxExclusive  ${r.maxExclusive}\n` +
-      `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
-      `SQL: WHERE id >= '${r.min}' AND id < '${r.maxExclusive}'\n`,
-  );
-  return 0;
+  return printRange(io, args, 'UUIDv7', r, "'");
 }

@@ -4,9 +4,8 @@ import { serverError } from '../../errors.js';
 import { hasFlag } from '../args.js';
 import { commandLine, write, type CliIo } from '../io.js';
 
-const FLAGS = { print: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+const FLAGS = { print: { type: 'boolean' } } as const;
 
-/** `flurry registry --help`. */
 export const REGISTRY_HELP = `Usage: flurry registry init [--print] URL
 
 Creates the node-ID lease table of a SQL registry (CREATE TABLE IF NOT EXISTS) and checks
@@ -15,7 +14,6 @@ its columns. URL: postgres://user:pass@host:port/db[?table=name] or mysql://… 
 application's user may not create tables. The registry also creates the table on first use.
 `;
 
-/** Runs `flurry registry …`; resolves to the exit code. */
 export async function registryCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, REGISTRY_HELP);
   if (!args) return 0;

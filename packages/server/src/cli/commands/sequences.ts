@@ -11,10 +11,8 @@ const FLAGS = {
   description: { type: 'string' },
   json: { type: 'boolean' },
   'allow-volatile-store': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry sequences --help`. */
 export const SEQUENCES_HELP = `Usage: flurry sequences create KEY [--start N] [--step S] [--description TEXT]
        flurry sequences list [--json]
        flurry sequences show KEY [--json]
@@ -51,7 +49,6 @@ const view = (k: KeyInfo): Record<string, unknown> => ({
 const line = (k: KeyInfo): string =>
   `${k.key}\tnext ${k.maxId}\tstep ${k.step}${k.description !== null ? `\t${k.description}` : ''}\n`;
 
-/** Runs `flurry sequences …`; resolves to the exit code. */
 export async function sequencesCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, SEQUENCES_HELP);
   if (!args) return 0;

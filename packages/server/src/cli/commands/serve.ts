@@ -6,12 +6,14 @@
 import cluster from 'node:cluster';
 import v8 from 'node:v8';
 import { pino } from 'pino';
-import { loadServeConfig, serveHelp, serveFlagSpecs } from '../../config/index.js';
+import { loadServeConfig, serveHelp, serveFlagSpecs, type EnvWarning, type ServeConfig } from '../../config/index.js';
 import { defaultRegistryWarning, hostProbe } from '../../container.js';
 import { endOfLifeWarning } from '../../end-of-life.js';
 import { serverError } from '../../errors.js';
 import { startService, type ServiceLogger } from '../../service.js';
-import { resolveWorkers, runPrimary, workerHooks } from '../../workers/index.js';
+import { resolveWorkers } from '../../workers/count.js';
+import { runPrimary } from '../../workers/primary.js';
+import { workerHooks } from '../../workers/worker.js';
 import { hasFlag, parseCommandLine } from '../args.js';
 import { errorLine, onSignals, warnUnknownEnv, write, type CliIo } from '../io.js';
 
@@ -32,32 +34,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
       'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.',
     );
   }
-  const logger = pino({
-    level: config.logLevel,
-    base: { pid: process.pid, service: 'flurry' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  }) as unknown as ServiceLogger;
-  for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
-  const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
-  if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
-  // Within a year of the layout's end of life: say so at every start (stderr and log), long
-  // before it is refused (past its end of life loadServeConfig refuses it, exit 2); once, by
-  // the primary when there are workers.
-  const startedAt = (io.now ?? Date.now)();
-  const eol = endOfLifeWarning(config.layout, startedAt);
-  if (eol !== undefined && !cluster.isWorker) {
-    await write(io.stderr, `flurry: warning: ${eol}.\n`);
-    const expiresAt = config.layout.expiresAt;
-    logger.warn(
-      {
-        layout: config.layout.name,
-        endOfLife: expiresAt.toISOString(),
-        endOfLifeSeconds: Math.floor((expiresAt.getTime() - startedAt) / 1000),
-      },
-      eol,
-    );
-  }
+  const logger = await startLogger(io, config, envWarnings);
   // --workers N: the primary supervises N cluster workers (../../workers/); each worker runs the code below.
   const workers = resolveWorkers(config.workers);
   if (workers > 1 && cluster.isPrimary) return runPrimary({ config, logger, workers });
@@ -121,6 +98,38 @@ export async function serveCommand(io: CliIo): Promise<number> {
     hooks?.stop();
     offSignals();
   }
+}
+
+/**
+ * The service's JSON logger, with the start-up warnings logged: misspelt `FLURRY_*` variables, `file:` in a
+ * container, and within a year of the layout's end of life (also on stderr; once, by the primary when there are
+ * workers), long before it is refused (past its end of life loadServeConfig refuses it, exit 2).
+ */
+async function startLogger(io: CliIo, config: ServeConfig, envWarnings: readonly EnvWarning[]): Promise<ServiceLogger> {
+  const logger = pino({
+    level: config.logLevel,
+    base: { pid: process.pid, service: 'flurry' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  }) as unknown as ServiceLogger;
+  for (const w of envWarnings) logger.warn({ variable: w.variable, suggestion: w.suggestion }, w.message);
+  const containerWarning = defaultRegistryWarning(config.registrySource === 'default', hostProbe(io.env));
+  if (containerWarning !== undefined) logger.warn({ registry: config.registry }, containerWarning);
+  const startedAt = (io.now ?? Date.now)();
+  const eol = endOfLifeWarning(config.layout, startedAt);
+  if (eol !== undefined && !cluster.isWorker) {
+    await write(io.stderr, `flurry: warning: ${eol}.\n`);
+    const expiresAt = config.layout.expiresAt;
+    logger.warn(
+      {
+        layout: config.layout.name,
+        endOfLife: expiresAt.toISOString(),
+        endOfLifeSeconds: Math.floor((expiresAt.getTime() - startedAt) / 1000),
+      },
+      eol,
+    );
+  }
+  return logger;
 }
 
 /**

@@ -24,10 +24,8 @@ const FLAGS = {
   uuid: { type: 'boolean' },
   'node-bits': { type: 'string' },
   'sequence-bits': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry sql --help`. */
 export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]
 
 Prints the DDL of SQL functions for the layout (names start with the prefix, default flurry_):
@@ -83,7 +81,6 @@ export function sqlDialect(value: string | undefined): SqlDialect {
   );
 }
 
-/** Runs `flurry sql`; resolves to the exit code. */
 export async function sqlCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, SQL_HELP);
   if (!args) return 0;
@@ -113,7 +110,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     throw serverError('USAGE', `--max-wait-ms must be an integer from 0 to 60000, got "${wait.slice(0, 24)}"`);
   const lanes = lastString(args, 'lanes');
   const maxLanes = Math.min(1024, layout.maxSequence + 1);
-  if (lanes !== undefined && (!/^\d{1,4}$/.test(lanes) || !isPowerOfTwo(Number(lanes)) || Number(lanes) > maxLanes))
+  const n = Number(lanes); // a power of two: one bit set
+  if (lanes !== undefined && (!/^\d{1,4}$/.test(lanes) || n < 1 || (n & (n - 1)) !== 0 || n > maxLanes))
     throw serverError(
       'USAGE',
       `--lanes must be a power of two from 1 to ${maxLanes} (this layout's sequence size), got "${lanes.slice(0, 24)}"`,
@@ -148,7 +146,6 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   return 0;
 }
 
-/** `flurry sql --release …` (see SQL_HELP). */
 async function releaseCommand(
   io: CliIo,
   args: ParsedCommandLine,
@@ -185,10 +182,6 @@ async function releaseCommand(
       (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
   );
   return 0;
-}
-
-function isPowerOfTwo(n: number): boolean {
-  return Number.isSafeInteger(n) && n >= 1 && (n & (n - 1)) === 0;
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */

@@ -13,8 +13,7 @@ import type { ClusterBody } from '../../console/types.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
-import { clusterTable } from '../status-table.js';
-import { workersTable } from '../../workers/table.js';
+import { clusterTable, workersTable } from '../status-table.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
 const FLAGS = {
@@ -30,10 +29,8 @@ const FLAGS = {
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry status --help`. */
 export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
        flurry status --url http[s]://HOST:PORT [--token TOKEN] [--ca FILE]
        [--watch] [--interval-ms N] [--json]
@@ -77,17 +74,7 @@ function intervalOf(args: ParsedCommandLine): number {
 
 async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Source> {
   const pass: string[] = [];
-  for (const f of [
-    'registry',
-    'cluster',
-    'layout',
-    'fields',
-    'epoch',
-    'unit',
-    'node',
-    'lease-ttl-ms',
-    'lease-renew-ms',
-  ])
+  for (const f of ['registry', 'cluster', ...Object.keys(LAYOUT_FLAGS), 'node', 'lease-ttl-ms', 'lease-renew-ms'])
     for (const v of allStrings(args, f)) pass.push(`--${f}`, v);
   const config = loadServeConfig(pass, io.env);
   const registry: Registry = await openRegistry(config.registry, registryOptionsOf(config));
@@ -209,7 +196,6 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
   };
 }
 
-/** Runs `flurry status …`; resolves to the exit code. */
 export async function statusCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, STATUS_HELP);
   if (!args) return 0;

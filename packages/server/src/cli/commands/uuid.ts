@@ -13,10 +13,8 @@ const FLAGS = {
   'sequence-bits': { type: 'string' },
   registry: { type: 'string' },
   cluster: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** `flurry uuid --help`. */
 export const UUID_HELP = `Usage: flurry uuid [-n N] [--format ${FORMS.join('|')}]
                    [--node-bits B] [--sequence-bits S] [--registry URL] [--cluster NAME]
 
@@ -38,7 +36,6 @@ function bits(raw: string | undefined, flag: string, min: number, max: number): 
   return Number(raw);
 }
 
-/** Runs `flurry uuid`; resolves to the exit code. */
 export async function uuidCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, UUID_HELP, true);
   if (!args) return 0;
