@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
-import { LIB, clockStep, faketimeAvailable, faketimeEnv, setOffset } from '../lib/procs.mjs';
+import { LIB, clockStep, faketimeAvailable, faketimeEnv, holderKill, setOffset } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, tempDir } from '../lib/util.mjs';
 import { uuidFormatFor } from '../lib/uuids.mjs';
@@ -79,7 +79,7 @@ export async function run(ctx, add) {
       );
       if (!row.pass) return;
       await new Promise((r) => setTimeout(r, firstRunMs));
-      await Promise.all(first.map((g) => g.child.kill()));
+      await Promise.all(first.map((g) => holderKill.inject(g.child)));
       const killedAt = Date.now();
       // The machine's clock is now set back: both restarts see it behind their node's mark.
       const waitBound = behindMs + lease.ttlMs + lease.marginMs + 10_000;

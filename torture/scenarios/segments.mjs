@@ -11,7 +11,7 @@
 // Liveness (bounds from the settings, printed): each fault is followed by every server issuing every key again
 // within the store deadline + the retry delay + slack. Gaps (numbers never handed out) are counted per key.
 import path from 'node:path';
-import { Child, partition, startListening, unknownOutcomeWrite } from '../lib/procs.mjs';
+import { Child, holderKill, partition, startListening, unknownOutcomeWrite } from '../lib/procs.mjs';
 import { Proxy } from '../lib/proxy.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { dist, pollUntil, root, sleep, tempDir } from '../lib/util.mjs';
@@ -154,7 +154,7 @@ export async function run(ctx, add) {
       await sleep(cfg.warmMs);
 
       // 1. SIGKILL one server; start it again.
-      await servers[0].child.kill();
+      await holderKill.inject(servers[0].child);
       await sleep(300);
       const respawnAt = performance.now();
       servers[0] = await start(0);

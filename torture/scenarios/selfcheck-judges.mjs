@@ -14,7 +14,7 @@
 //   the other rows' faults (analyze runs on a worker thread).
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { LIB, faketimeAvailable, faketimeEnv, setOffset } from '../lib/procs.mjs';
+import { LIB, faketimeAvailable, faketimeEnv, holderPause, setOffset } from '../lib/procs.mjs';
 import { firstAfterMs, readIds, tsExtractor } from '../lib/ids.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, lastMsg } from '../lib/generators.mjs';
 import { dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -118,10 +118,11 @@ export async function checkClockStepJudge(ctx, row) {
     g.child.send('go');
     await sleep(100);
     await mark('before');
-    g.child.signal('SIGSTOP');
-    const stepping = stepAtResume(g, 1_000);
-    await sleep(400);
-    g.child.signal('SIGCONT');
+    let stepping;
+    await holderPause.inject(g.child, () => {
+      stepping = stepAtResume(g, 1_000);
+      return sleep(400);
+    });
     await stepping;
     await sleep(1_800);
     const m = await mark('after');
