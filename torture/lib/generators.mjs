@@ -1,8 +1,8 @@
-// Starting and collecting torture generator children (torture/children/generator.mjs).
+// Starting and collecting torture holder children (the conformance suite's holder, from dist).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnNode } from './procs.mjs';
-import { childScript, root } from './util.mjs';
+import { dist, root } from './util.mjs';
 
 /**
  * The layouts the suite uses (fields MSB first: timestamp | node | sequence).
@@ -61,29 +61,28 @@ export function fileIoFor(i) {
 export const holderDurationMs = (P) => P.scenarioTimeoutMs;
 
 /**
- * Spawns one generator child writing to `<dir>/<name>.ids`.
+ * Spawns one holder child (packages/coordination/src/conformance/holder.ts) writing to `<dir>/<name>.ids`.
  * @returns {{ name, file, child, cfg }}
- * @example const g = spawnGenerator(dir, 'h0', { registry: url, layout: LAYOUTS.four, durationMs: 1000 });
+ * @example const g = spawnGenerator(dir, 'h0', { url, layout: LAYOUTS.four, durationMs: 1000 });
  */
 export function spawnGenerator(dir, name, cfg, opts = {}) {
   const file = path.join(dir, `${name}.ids`);
-  const full = { name, out: file, ...cfg };
   // Keep the registries' local state (the cached "slot this host held last") in the
   // scenario's temporary directory, shared by its processes as one host's would be.
-  if (full.registry) full.registryOptions = { stateDir: path.join(dir, 'state'), ...(full.registryOptions ?? {}) };
-  const child = spawnNode(name, childScript('generator.mjs'), [JSON.stringify(full)], { env: opts.env });
+  const full = { out: file, stateDir: path.join(dir, 'state'), ...cfg };
+  const child = spawnNode(name, dist.holder, [JSON.stringify(full)], { env: opts.env });
   return { name, file, child, cfg: full };
 }
 
 /**
- * Waits until every child reported `ready` (or failed to acquire); returns the messages.
- * @example const msgs = await waitReady(gens, 30_000); // [{ ev: 'ready', node, … }, …]
+ * Waits until every child reported `acquired` (or failed to acquire); returns the messages.
+ * @example const msgs = await waitReady(gens, 30_000); // [{ ev: 'acquired', node, … }, …]
  */
 export async function waitReady(gens, timeoutMs) {
   return Promise.all(
     gens.map((g) =>
       g.child
-        .waitFor((m) => m.ev === 'ready' || m.ev === 'acquire-failed', timeoutMs, { what: 'ready' })
+        .waitFor((m) => m.ev === 'acquired' || m.ev === 'acquire-failed', timeoutMs, { what: 'acquired' })
         .catch((e) => ({ ev: 'no-ready', error: e.message })),
     ),
   );

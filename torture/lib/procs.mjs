@@ -1,8 +1,9 @@
 // Child processes and the faults injected into them, for the torture suite: the conformance
-// suite's own wrapper (process groups, every child killed when the runner exits, bounded waits)
-// and fault plug-ins, from the built coordination package.
+// suite's own wrapper (process groups, every child killed when the runner exits, bounded waits),
+// fault plug-ins and libfaketime clock files, from the built coordination package.
 export { Child, killAll, liveCount, spawnNode } from '../../packages/coordination/dist/conformance/child.js';
 export * from '../../packages/coordination/dist/conformance/faults.js';
+export * from '../../packages/coordination/dist/conformance/faketime.js';
 
 /**
  * Starts a server and waits until it is ready, again on another port when its port was taken

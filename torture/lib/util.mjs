@@ -17,13 +17,14 @@ export const dist = {
   core: path.join(root, 'packages/core/dist/index.js'),
   coordination: path.join(root, 'packages/coordination/dist/index.js'),
   testing: path.join(root, 'packages/coordination/dist/testing/index.js'),
+  holder: path.join(root, 'packages/coordination/dist/conformance/holder.js'),
   zookeeperTiming: path.join(root, 'packages/coordination/dist/drivers/zookeeper-timing.js'),
   serverCli: path.join(root, 'packages/server/dist/cli/main.js'),
   client: path.join(root, 'packages/client/dist/index.js'),
 };
 /**
  * Path of a torture child script.
- * @example childScript('generator.mjs');
+ * @example childScript('load.mjs');
  */
 export const childScript = (name) => path.join(root, 'torture', 'children', name);
 

@@ -1,4 +1,4 @@
-// UUIDv7 streams in the torture rows (issue 26). A UUID child (children/generator.mjs with
+// UUIDv7 streams in the torture rows (issue 26). A UUID holder (conformance/holder.ts with
 // `cfg.uuid`) writes each UUID as its 16 bytes. Its uniqueness rests on (millisecond,
 // sequence, node) — the random bits promise nothing — so each UUID is checked (version 7,
 // variant 10, strictly above the one before in its stream) and turned into the 64-bit key

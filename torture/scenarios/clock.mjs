@@ -11,7 +11,7 @@
 // slot space (lib/uuids.mjs): UUIDs are checked beside the IDs.
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
-import * as faketime from '../lib/faketime.mjs';
+import { LIB, faketimeAvailable, faketimeEnv, setOffset } from '../lib/procs.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg, saveFailureLogs } from '../lib/generators.mjs';
 import { clusterName, dist, sleep, tempDir } from '../lib/util.mjs';
 import { uuidFormatFor } from '../lib/uuids.mjs';
@@ -120,9 +120,9 @@ export function judgeWait(row, r, { stepMs, waitBoundMs }) {
  */
 export async function run(ctx, add) {
   const { Layout } = await import(dist.core);
-  if (!faketime.available()) {
+  if (!faketimeAvailable()) {
     const row = new ctx.Row('clock-steps', 'all');
-    row.fail(`libfaketime is missing (${faketime.LIB}): apt-get install faketime`);
+    row.fail(`libfaketime is missing (${LIB}): apt-get install faketime`);
     row.finish();
     add(row);
     return;
@@ -131,8 +131,8 @@ export async function run(ctx, add) {
   const lease = ctx.P.lease;
   const dir = tempDir('clock');
   const clockFile = path.join(dir, 'clock');
-  faketime.setOffset(clockFile, 0);
-  const env = faketime.env(clockFile);
+  setOffset(clockFile, 0);
+  const env = faketimeEnv(clockFile);
   const all = [];
   const waitBoundMs = 1_500;
   // The `wait` caller's step back, taken from its last ID at its own resume (below).
@@ -179,7 +179,7 @@ export async function run(ctx, add) {
           dir,
           `clock-${backend}-${name}`,
           {
-            registry: url,
+            url,
             cluster,
             registryOptions: { ...lease, holder: { address } },
             layout: LAYOUTS.four,
@@ -188,9 +188,8 @@ export async function run(ctx, add) {
             mode: 'mixed',
             chunk: 64,
             chunkSleepMs: 4,
-            retryAcquire: true,
-            acquireTimeoutMs: 60_000,
-            acquireRetryMs: 40,
+            retryUntilMs: 60_000,
+            retryEveryMs: 40,
             ...extra,
           },
           { env },
@@ -210,7 +209,7 @@ export async function run(ctx, add) {
     const ready = await waitReady(all, 45_000);
     ready.forEach(
       (m, i) =>
-        m.ev !== 'ready' &&
+        m.ev !== 'acquired' &&
         ctx.log(`clock: ${all[i].name} did not start: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
     );
     // The newcomers start once the holders own every node ID; they retry through the steps.
@@ -230,7 +229,7 @@ export async function run(ctx, add) {
     for (const [name, offset] of PHASES) {
       // The 1 s step back is made by the `wait` caller itself as it resumes (stepAtResume).
       const stepped = name === 'back-1s' && waitGen && (await stepAtResume(waitGen, waitStepMs, ctx.log));
-      if (!stepped) faketime.setOffset(clockFile, offset);
+      if (!stepped) setOffset(clockFile, offset);
       phaseWall[name] = Date.now();
       for (const g of pinnedGens) if (!(stepped && g === waitGen)) g.child.send('resume');
       const hold = name === 'back-1s' ? Math.max(holdMs, waitBoundMs + 300) : holdMs;
@@ -246,7 +245,7 @@ export async function run(ctx, add) {
     }
     for (const g of pinnedGens) g.child.send('resume');
     await sleep(200);
-    faketime.setOffset(clockFile, 0);
+    setOffset(clockFile, 0);
     for (const g of all) g.child.send('stop');
     await Promise.all(all.map((g) => g.child.waitExit(30_000)));
 
@@ -276,17 +275,17 @@ export async function run(ctx, add) {
       l.row.processes = gens.length;
       collect(l.row, gens);
       await analyze(l.row, gens, Layout.from(LAYOUTS.four), { orderPromised: true, allowReorderAcrossNodes: true });
-      const nc = l.newcomer && lastMsg(l.newcomer, 'ready');
+      const nc = l.newcomer && lastMsg(l.newcomer, 'acquired');
       if (nc) l.row.note(`the newcomer acquired node ${JSON.stringify(nc.node)} at ${nc.wall} (wall, stepped)`);
       for (const h of l.holders) {
-        const lost = h.child.messages.filter((m) => m.ev === 'lease' && m.type === 'lost');
+        const lost = h.child.messages.filter((m) => m.ev === 'lost');
         if (lost.length) l.row.note(`${h.name} lost its lease ${lost.length}× (${lost.map((m) => m.code).join(', ')})`);
       }
     }
     for (const { row } of pinned) row.finish();
     for (const l of leased) l.row.finish();
   } finally {
-    faketime.setOffset(clockFile, 0);
+    setOffset(clockFile, 0);
     for (const g of all) if (g.child.running) await g.child.kill();
     for (const { row, g, u } of pinned) saveFailureLogs(row, [g, u]);
     for (const l of leased) saveFailureLogs(l.row, [...l.holders, l.newcomer].filter(Boolean));

@@ -50,7 +50,7 @@ export async function run(ctx, add) {
       const start = (role, address, extra = {}) => {
         const i = n++;
         return spawnGenerator(dir, `crash-${backend}-${i}-${role}`, {
-          registry: url,
+          url,
           cluster,
           registryOptions: { ...lease, holder: { address }, ...fileIoFor(i) },
           layout: LAYOUTS.four,
@@ -58,9 +58,8 @@ export async function run(ctx, add) {
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,
-          retryAcquire: true,
-          acquireTimeoutMs: durationMs + 60_000,
-          acquireRetryMs: 50,
+          retryUntilMs: durationMs + 60_000,
+          retryEveryMs: 50,
           // Every other child issues UUIDv7 in the same slot space (lib/uuids.mjs).
           ...(i % 2 === 1 ? { uuid: uuidFormatFor(layout) } : {}),
           ...extra,
@@ -73,7 +72,7 @@ export async function run(ctx, add) {
       const ready = await waitReady(holders, 30_000);
       ready.forEach(
         (m, i) =>
-          m.ev !== 'ready' &&
+          m.ev !== 'acquired' &&
           row.liveness(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
       );
       if (!row.pass) return;
@@ -92,20 +91,19 @@ export async function run(ctx, add) {
       const victims = new Set();
       const killed = new Set();
       const nodeOfMsg = (m) => (m?.node ? Object.values(m.node)[0] : undefined);
-      // Where a child stands now: its last lease event after `ready` tells whether it lost
+      // Where a child stands now: its last lease event after `acquired` tells whether it lost
       // its node ID (and which one it holds after a re-acquisition).
       // `since`: the wall time it took that node ID.
       const current = (g) => {
-        let holding = g.child.messages.some((m) => m.ev === 'ready');
-        let node = nodeOfMsg(lastMsg(g, 'ready'));
-        let since = lastMsg(g, 'ready')?.wall ?? 0;
+        let holding = g.child.messages.some((m) => m.ev === 'acquired');
+        let node = nodeOfMsg(lastMsg(g, 'acquired'));
+        let since = lastMsg(g, 'acquired')?.wall ?? 0;
         for (const m of g.child.messages) {
-          if (m.ev !== 'lease') continue;
-          if (m.type === 'lost') holding = false;
-          if (m.type === 'reacquired' || m.type === 'node-changed') {
+          if (m.ev === 'lost') holding = false;
+          if (m.ev === 'reacquired' || m.ev === 'node-changed') {
             holding = true;
             if (m.node) node = nodeOfMsg(m);
-            since = m.t;
+            since = m.wall;
           }
         }
         return { holding, node, since };
@@ -164,9 +162,9 @@ export async function run(ctx, add) {
         if (f.kind !== 'SIGSTOP') return null;
         const g = gens.find((x) => x.name === f.name);
         const m = g?.child.messages.find(
-          (x) => x.ev === 'lease' && x.type === 'reacquired' && x.t > f.wall && (!x.node || nodeOfMsg(x) === f.node),
+          (x) => x.ev === 'reacquired' && x.wall > f.wall && (!x.node || nodeOfMsg(x) === f.node),
         );
-        return m ? m.t - f.wall : null;
+        return m ? m.wall - f.wall : null;
       };
       // By another process: its report of taking the node ID, after the victim took it (a
       // starved victim may have lost it before the fault without having said so yet).
@@ -177,12 +175,11 @@ export async function run(ctx, add) {
             g.name !== f.name &&
             g.child.messages.some(
               (m) =>
-                (m.ev === 'ready' && nodeOfMsg(m) === f.node && m.wall > f.since) ||
-                (m.ev === 'lease' &&
-                  (m.type === 'reacquired' || m.type === 'node-changed') &&
+                (m.ev === 'acquired' && nodeOfMsg(m) === f.node && m.wall > f.since) ||
+                ((m.ev === 'reacquired' || m.ev === 'node-changed') &&
                   m.node &&
                   nodeOfMsg(m) === f.node &&
-                  m.t > f.since),
+                  m.wall > f.since),
             ),
         );
       const expected = faults.filter((f) => !(leaf && f.kind === 'SIGSTOP'));

@@ -104,7 +104,7 @@ export async function run(ctx, add) {
     for (let i = 0; i < holders; i++) {
       gens.push(
         spawnGenerator(dir, `engine-${backend}-${i}`, {
-          registry: url,
+          url,
           cluster,
           registryOptions: { ...lease, holder: { address: `127.0.0.1:${7400 + i}` } },
           layout: LAYOUTS.sixteen,
@@ -112,15 +112,14 @@ export async function run(ctx, add) {
           mode: 'mixed',
           chunk: 256,
           chunkSleepMs: 1,
-          retryAcquire: true,
-          acquireTimeoutMs: 30_000,
+          retryUntilMs: 30_000,
         }),
       );
     }
     const ready = await waitReady(gens, 30_000);
     ready.forEach(
       (m, i) =>
-        m.ev !== 'ready' &&
+        m.ev !== 'acquired' &&
         row.liveness(`${gens[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
     );
     if (!row.pass) return;

@@ -38,7 +38,7 @@ export async function run(ctx, add) {
       const cluster = clusterName('fleet');
       gens = Array.from({ length: processes }, (_, i) =>
         spawnGenerator(dir, `fleet-${backend}-${i}`, {
-          registry: url,
+          url,
           cluster,
           // Leaf's scheme keys worker IDs by ip:port, so each process gets an address.
           registryOptions: { ...ctx.P.lease, holder: { address: `127.0.0.1:${7000 + i}` }, ...fileIoFor(i) },
@@ -46,14 +46,13 @@ export async function run(ctx, add) {
           waitGo: true,
           durationMs,
           mode: modes[i % modes.length],
-          acquireTimeoutMs: 30_000,
           ...(i % 4 === 3 ? { uuid: uuidFormatFor(layout) } : {}),
         }),
       );
       const ready = await waitReady(gens, 45_000);
       const slots = new Map();
       ready.forEach((m, i) => {
-        if (m.ev !== 'ready')
+        if (m.ev !== 'acquired')
           row.liveness(
             `${gens[i].name} did not acquire a node ID: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`.trim(),
           );

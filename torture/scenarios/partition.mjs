@@ -65,9 +65,8 @@ export async function run(ctx, add) {
         mode: 'mixed',
         chunk: 16,
         chunkSleepMs: 2,
-        retryAcquire: true,
-        acquireTimeoutMs: 60_000,
-        acquireRetryMs: 40,
+        retryUntilMs: 60_000,
+        retryEveryMs: 40,
         ...extra,
       });
       const holders = [];
@@ -79,30 +78,30 @@ export async function run(ctx, add) {
         const extra =
           i === 0
             ? {
-                registry: viaProxy,
+                url: viaProxy,
                 generator: { onExhausted: 'borrow' },
                 burst: { beforeDeadlineMs: 150, count: 64 * burstTicks },
               }
-            : { registry: viaProxy };
+            : { url: viaProxy };
         holders.push(spawnGenerator(dir, `partition-${backend}-holder-${i}`, base(`127.0.0.1:${7600 + i}`, extra)));
       }
       gens.push(...holders);
       const ready = await waitReady(holders, 30_000);
       ready.forEach(
         (m, i) =>
-          m.ev !== 'ready' &&
+          m.ev !== 'acquired' &&
           row.liveness(`${holders[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
       );
       if (!row.pass) return;
       await sleep(1_000);
       const victim = holders[0];
-      const victimNode = Object.values(lastMsg(victim, 'ready').node)[0];
+      const victimNode = Object.values(lastMsg(victim, 'acquired').node)[0];
       let standby = null;
       const { effectiveWall: cutWall, endWall: healWall } = await partition.inject(proxies[0], async () => {
         victim.child.send('arm');
         // The standby comes once the path is cut: it waits for a free node ID.
         if (!leaf) {
-          standby = spawnGenerator(dir, `partition-${backend}-standby`, base('127.0.0.1:7699', { registry: url }));
+          standby = spawnGenerator(dir, `partition-${backend}-standby`, base('127.0.0.1:7699', { url }));
           gens.push(standby);
         }
         await sleep(cutMs);

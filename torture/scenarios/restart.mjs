@@ -8,8 +8,8 @@
 // other kind held: its floor is the node's mark, whatever issued under it.
 import path from 'node:path';
 import { analyze } from '../lib/analyze.mjs';
-import * as faketime from '../lib/faketime.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, collect, lastMsg } from '../lib/generators.mjs';
+import { LIB, clockStep, faketimeAvailable, faketimeEnv, holderKill, setOffset } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { clusterName, dist, tempDir } from '../lib/util.mjs';
 import { uuidFormatFor } from '../lib/uuids.mjs';
@@ -31,9 +31,9 @@ export async function run(ctx, add) {
   const layout = Layout.from(LAYOUTS.four);
   const { firstRunMs, behindMs } = ctx.P.restart;
   const lease = ctx.P.lease;
-  if (!faketime.available()) {
+  if (!faketimeAvailable()) {
     const row = new ctx.Row('restart-behind', 'all');
-    row.fail(`libfaketime is missing (${faketime.LIB}): apt-get install faketime`);
+    row.fail(`libfaketime is missing (${LIB}): apt-get install faketime`);
     row.finish();
     add(row);
     return;
@@ -45,12 +45,12 @@ export async function run(ctx, add) {
     async (backend, row, gens) => {
       const dir = tempDir('restart');
       const clockFile = path.join(dir, 'clock');
-      faketime.setOffset(clockFile, 0);
-      const env = faketime.env(clockFile);
+      setOffset(clockFile, 0);
+      const env = faketimeEnv(clockFile);
       const url = await ctx.engines.url(backend);
       const cluster = clusterName('restart');
       const base = (address, extra) => ({
-        registry: url,
+        url,
         cluster,
         registryOptions: { ...lease, holder: { address } },
         layout: LAYOUTS.four,
@@ -74,51 +74,51 @@ export async function run(ctx, add) {
       const ready = await waitReady(first, 30_000);
       ready.forEach(
         (m, i) =>
-          m.ev !== 'ready' &&
+          m.ev !== 'acquired' &&
           row.liveness(`${first[i].name} did not acquire: ${m.code ?? ''} ${m.message ?? m.error ?? ''}`),
       );
       if (!row.pass) return;
       await new Promise((r) => setTimeout(r, firstRunMs));
-      await Promise.all(first.map((g) => g.child.kill()));
+      await Promise.all(first.map((g) => holderKill.inject(g.child)));
       const killedAt = Date.now();
       // The machine's clock is now set back: both restarts see it behind their node's mark.
-      faketime.setOffset(clockFile, -behindMs);
       const waitBound = behindMs + lease.ttlMs + lease.marginMs + 10_000;
-      const waiter = spawnGenerator(
-        dir,
-        `restart-${backend}-waits`,
-        base('127.0.0.1:7300', {
-          registryOptions: { ...lease, highWaterWaitMs: waitBound, holder: { address: '127.0.0.1:7300' } },
-          generator: { highWaterWaitMs: waitBound },
-          uuid: uuidFormatFor(layout),
-          durationMs: waitBound + 5_000,
-          afterFirstMs: 800,
-          retryAcquire: true,
-          retryAcquireCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
-          acquireTimeoutMs: lease.ttlMs * 3 + 5_000,
-          acquireRetryMs: 50,
-        }),
-        { env },
-      );
-      const refuser = spawnGenerator(
-        dir,
-        `restart-${backend}-refuses`,
-        base('127.0.0.1:7301', {
-          registryOptions: { ...lease, highWaterWaitMs: 200, holder: { address: '127.0.0.1:7301' } },
-          generator: { highWaterWaitMs: 200 },
-          durationMs: 1_000,
-          retryAcquire: true,
-          retryAcquireCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
-          acquireTimeoutMs: lease.ttlMs * 3 + 5_000,
-          acquireRetryMs: 50,
-        }),
-        { env },
-      );
-      gens.push(waiter, refuser);
-      await Promise.all([
-        waiter.child.waitExit(waitBound + lease.ttlMs * 3 + 20_000),
-        refuser.child.waitExit(lease.ttlMs * 3 + 20_000),
-      ]);
+      let waiter, refuser;
+      await clockStep.inject({ file: clockFile, ms: -behindMs }, async () => {
+        waiter = spawnGenerator(
+          dir,
+          `restart-${backend}-waits`,
+          base('127.0.0.1:7300', {
+            registryOptions: { ...lease, highWaterWaitMs: waitBound, holder: { address: '127.0.0.1:7300' } },
+            generator: { highWaterWaitMs: waitBound },
+            uuid: uuidFormatFor(layout),
+            durationMs: waitBound + 5_000,
+            afterFirstMs: 800,
+            retryCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
+            retryUntilMs: lease.ttlMs * 3 + 5_000,
+            retryEveryMs: 50,
+          }),
+          { env },
+        );
+        refuser = spawnGenerator(
+          dir,
+          `restart-${backend}-refuses`,
+          base('127.0.0.1:7301', {
+            registryOptions: { ...lease, highWaterWaitMs: 200, holder: { address: '127.0.0.1:7301' } },
+            generator: { highWaterWaitMs: 200 },
+            durationMs: 1_000,
+            retryCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
+            retryUntilMs: lease.ttlMs * 3 + 5_000,
+            retryEveryMs: 50,
+          }),
+          { env },
+        );
+        gens.push(waiter, refuser);
+        await Promise.all([
+          waiter.child.waitExit(waitBound + lease.ttlMs * 3 + 20_000),
+          refuser.child.waitExit(lease.ttlMs * 3 + 20_000),
+        ]);
+      });
       row.processes = gens.length;
       collect(row, [waiter, refuser]);
       const killedSet = new Set(first.map((g) => g.name));

@@ -11,7 +11,7 @@
 // Liveness (bounds from the settings, printed): each fault is followed by every server issuing every key again
 // within the store deadline + the retry delay + slack. Gaps (numbers never handed out) are counted per key.
 import path from 'node:path';
-import { Child, startListening } from '../lib/procs.mjs';
+import { Child, holderKill, partition, startListening, unknownOutcomeWrite } from '../lib/procs.mjs';
 import { Proxy } from '../lib/proxy.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { dist, pollUntil, root, sleep, tempDir } from '../lib/util.mjs';
@@ -154,7 +154,7 @@ export async function run(ctx, add) {
       await sleep(cfg.warmMs);
 
       // 1. SIGKILL one server; start it again.
-      await servers[0].child.kill();
+      await holderKill.inject(servers[0].child);
       await sleep(300);
       const respawnAt = performance.now();
       servers[0] = await start(0);
@@ -181,9 +181,7 @@ export async function run(ctx, add) {
 
       // 3. SIGSTOP of the store mid-allocation, past the servers' store deadline.
       const stopAt = performance.now();
-      engine.pause();
-      await sleep(cfg.pauseMs);
-      engine.resume();
+      await unknownOutcomeWrite.inject({ engine, deadlineMs: STORE_TIMEOUT_MS }, cfg.pauseMs);
       const contAt = performance.now();
       row.note(
         `while the store was stopped ${Math.round(contAt - stopAt)} ms, ${[0, 1, 2].map((i) => load.okBetween(i, stopAt, contAt)).join('/')} answers with numbers came from the servers' buffers`,
@@ -193,9 +191,7 @@ export async function run(ctx, add) {
 
       // 4. One server's connection to the store cut at its proxy, past the store deadline, then healed.
       const cutAt = performance.now();
-      proxies[1].cut();
-      await sleep(cfg.cutMs);
-      proxies[1].heal();
+      await partition.inject(proxies[1], cfg.cutMs);
       const healAt = performance.now();
       row.note(
         `server 1 cut from the store ${Math.round(healAt - cutAt)} ms: ${load.okBetween(1, cutAt, healAt)} answers from its buffers meanwhile`,

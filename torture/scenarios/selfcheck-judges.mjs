@@ -14,7 +14,7 @@
 //   the other rows' faults (analyze runs on a worker thread).
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as faketime from '../lib/faketime.mjs';
+import { LIB, faketimeAvailable, faketimeEnv, holderPause, setOffset } from '../lib/procs.mjs';
 import { firstAfterMs, readIds, tsExtractor } from '../lib/ids.mjs';
 import { LAYOUTS, spawnGenerator, waitReady, lastMsg } from '../lib/generators.mjs';
 import { dist, pollUntil, sleep, tempDir } from '../lib/util.mjs';
@@ -87,13 +87,13 @@ export async function checkEngineJudges(ctx, row) {
  * @example await checkClockStepJudge(ctx, row);
  */
 export async function checkClockStepJudge(ctx, row) {
-  if (!faketime.available()) {
-    row.note(`clock-steps judge not checked: libfaketime is missing (${faketime.LIB})`);
+  if (!faketimeAvailable()) {
+    row.note(`clock-steps judge not checked: libfaketime is missing (${LIB})`);
     return;
   }
   const dir = tempDir('selfcheck-clock');
   const clockFile = path.join(dir, 'clock');
-  faketime.setOffset(clockFile, 0);
+  setOffset(clockFile, 0);
   const g = spawnGenerator(
     dir,
     'judge-wait',
@@ -107,7 +107,7 @@ export async function checkClockStepJudge(ctx, row) {
       mode: 'mixed',
       chunk: 512,
     },
-    { env: faketime.env(clockFile) },
+    { env: faketimeEnv(clockFile) },
   );
   const mark = (phase) => {
     g.child.send(`pause ${phase}`);
@@ -118,10 +118,11 @@ export async function checkClockStepJudge(ctx, row) {
     g.child.send('go');
     await sleep(100);
     await mark('before');
-    g.child.signal('SIGSTOP');
-    const stepping = stepAtResume(g, 1_000);
-    await sleep(400);
-    g.child.signal('SIGCONT');
+    let stepping;
+    await holderPause.inject(g.child, () => {
+      stepping = stepAtResume(g, 1_000);
+      return sleep(400);
+    });
     await stepping;
     await sleep(1_800);
     const m = await mark('after');
@@ -139,7 +140,7 @@ export async function checkClockStepJudge(ctx, row) {
   } catch (e) {
     row.fail(`clock-steps judge: ${e?.message ?? e}`);
   } finally {
-    faketime.setOffset(clockFile, 0);
+    setOffset(clockFile, 0);
     if (g.child.running) await g.child.kill();
   }
 }

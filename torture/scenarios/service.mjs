@@ -10,7 +10,7 @@
 import path from 'node:path';
 import http from 'node:http';
 import { analyze } from '../lib/analyze.mjs';
-import { Child, spawnNode, startListening } from '../lib/procs.mjs';
+import { Child, holderKill, spawnNode, startListening } from '../lib/procs.mjs';
 import { perBackend } from '../lib/scenario.mjs';
 import { keepLogs, lastMsg } from '../lib/generators.mjs';
 import { childScript, clusterName, dist, pollUntil, root, sleep, tempDir } from '../lib/util.mjs';
@@ -147,7 +147,7 @@ export async function run(ctx, add) {
 
       await sleep(durationMs / 3);
       const victim = servers[0];
-      await victim.child.kill();
+      await holderKill.inject(victim.child);
       const killedAt = Date.now();
       await sleep(durationMs / 3);
       const reborn = startServer(0, 1);

@@ -72,7 +72,7 @@ export function claimCases(kit: ConformanceKit): void {
         const boundMs = await releaseAll(t, hs, go);
         const outcomes = await Promise.all(hs.map((h) => firstOutcome(h, boundMs)));
         const won = outcomes.filter((o) => o.ev === 'acquired');
-        const lost = outcomes.filter((o) => o.ev === 'error');
+        const lost = outcomes.filter((o) => o.ev === 'acquire-failed');
         assert.equal(won.length, 4, `4 winners; got ${JSON.stringify(outcomes)}`);
         assert.deepEqual(new Set(won.map((o) => (o.node as Record<string, number>).worker)), new Set([0, 1, 2, 3]));
         assert.equal(lost.length, 2);

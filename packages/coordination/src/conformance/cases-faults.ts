@@ -32,9 +32,10 @@ export function faultCases(kit: ConformanceKit): void {
         mode: 'hold',
         retryUntilMs: 60_000,
         retryEveryMs: 25,
+        retryCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
       });
       try {
-        await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
+        await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'acquire-failed', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
         const mark = a.messages.length;
         await a.waitFor((e) => e.ev === 'renewed', ttlMs * 2, { from: mark });
@@ -43,7 +44,7 @@ export function faultCases(kit: ConformanceKit): void {
         const renewals = a.of('renewed').map((e) => Number(e.startedAt));
         const lastRenewStart = Math.max(...renewals);
         const got = await b.waitFor(
-          (e) => e.ev === 'acquired' || e.ev === 'error',
+          (e) => e.ev === 'acquired' || e.ev === 'acquire-failed',
           ttlMs * 4 + (backend.reclaimSlackMs ?? 2000) + 10_000,
         );
         assert.equal(got.ev, 'acquired', b.describe());
@@ -86,16 +87,17 @@ export function faultCases(kit: ConformanceKit): void {
         tickMs: 5,
         retryUntilMs: 60_000,
         retryEveryMs: 25,
+        retryCodes: ['FLURRY_E_REGISTRY_EXHAUSTED'],
       });
       try {
-        await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'error', 20_000);
+        await b.waitFor((e) => e.ev === 'exhausted' || e.ev === 'acquired' || e.ev === 'acquire-failed', 20_000);
         assert.ok(b.of('exhausted').length > 0, `the taker is refused while the lease is live. ${b.describe()}`);
         let before = 0;
         // Held until the taker has the node ID and issues under it.
         const { effectiveWall: wallStop } = await holderPause.inject(a, async () => {
           await sleep(100); // let lines already in the pipe arrive
           before = a.messages.length;
-          const got = await b.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', ttlMs * 4 + 15_000);
+          const got = await b.waitFor((e) => e.ev === 'acquired' || e.ev === 'acquire-failed', ttlMs * 4 + 15_000);
           assert.equal(got.ev, 'acquired', b.describe());
           assert.deepEqual(got.node, aGot.node);
           const sleeperDeadline = Math.max(...a.of('renewed').map((e) => Number(e.startedAt))) + ttlMs - marginMs;

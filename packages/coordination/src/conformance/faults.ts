@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningEngine } from '../testing/harness.js';
 import type { Child } from './child.js';
+import { LIB, faketimeAvailable, setOffset } from './faketime.js';
 
 /** When a fault was injected, took effect, was lifted and its target was back (wall ms). */
 export interface Injected {
@@ -29,10 +30,15 @@ export interface Failpoint<T> {
   inject(target: T, hold?: Hold): Promise<Injected>;
 }
 
-function failpoint<T>(name: string, missing: string, put: (t: T) => unknown, lift?: (t: T) => unknown): Failpoint<T> {
+function failpoint<T>(
+  name: string,
+  missing: string | ((t: T | undefined) => string | undefined),
+  put: (t: T) => unknown,
+  lift?: (t: T) => unknown,
+): Failpoint<T> {
   return {
     name,
-    available: (t) => (t === undefined ? missing : undefined),
+    available: typeof missing === 'string' ? (t) => (t === undefined ? missing : undefined) : missing,
     async inject(target, hold = 0) {
       const startWall = Date.now();
       await put(target);
@@ -79,3 +85,35 @@ export const partition = failpoint<{ cut(): void; heal(): void }>(
   (p) => p.cut(),
   (p) => p.heal(),
 );
+/**
+ * The wall clock of every process started with `faketimeEnv(file)` stepped by `ms` (negative =
+ * back) at once, as NTP or an operator steps a machine's clock; set right (offset 0) when lifted.
+ */
+export const clockStep = failpoint<{ file: string; ms: number }>(
+  'clock step',
+  (t) =>
+    !faketimeAvailable()
+      ? `libfaketime is missing (${LIB}): apt-get install faketime`
+      : t
+        ? undefined
+        : 'no clock file',
+  (t) => setOffset(t.file, t.ms),
+  (t) => setOffset(t.file, 0),
+);
+/**
+ * A write whose outcome the writer cannot know: the engine stalled (SIGSTOP) mid-write for
+ * longer than the writer's deadline, so the call fails while the engine may still apply it;
+ * SIGCONT when lifted. Held at least `deadlineMs` + 1 s whatever `hold` asks.
+ */
+export const unknownOutcomeWrite: Failpoint<{ engine: RunningEngine; deadlineMs: number }> = {
+  name: 'unknown-outcome write',
+  available: (t) => (t === undefined ? 'no engine process for this backend' : undefined),
+  inject: async (t, hold = 0) => ({
+    ...(await enginePause.inject(t.engine, async () => {
+      const until = Date.now() + t.deadlineMs + 1_000;
+      await (typeof hold === 'number' ? sleep(hold) : hold());
+      if (Date.now() < until) await sleep(until - Date.now());
+    })),
+    name: 'unknown-outcome write',
+  }),
+};

@@ -55,13 +55,10 @@ export interface ConformanceKit {
   readonly marginMs: number;
   /** A temporary directory removed after the suite. */
   readonly work: string;
-  spawnHolder: (
-    name: string,
-    cfg: Omit<HolderConfig, 'ttlMs' | 'stateDir'> & Partial<Pick<HolderConfig, 'ttlMs' | 'stateDir'>>,
-  ) => HolderProcess;
+  spawnHolder: (name: string, cfg: HolderConfig) => HolderProcess;
   /** A fresh cluster name. */
   cluster: () => string;
-  /** The holder's first `acquired` or `error` event. */
+  /** The holder's first `acquired` or `acquire-failed` event. */
   firstOutcome: (h: HolderProcess, timeoutMs?: number) => Promise<HolderEvent>;
   /** Why a test does not apply to this backend, if it does not. */
   skip: (t: ConformanceTest) => string | undefined;
@@ -126,14 +123,12 @@ export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const spawnHolder = (
-    name: string,
-    cfg: Omit<HolderConfig, 'ttlMs' | 'stateDir'> & Partial<Pick<HolderConfig, 'ttlMs' | 'stateDir'>>,
-  ): HolderProcess => {
+  const spawnHolder = (name: string, cfg: HolderConfig): HolderProcess => {
     const i = counter++;
     const full: HolderConfig = {
       ttlMs,
       stateDir: path.join(work, 'state'),
+      connectTimeoutMs: 3000,
       ...cfg,
       ...(backend.holderConfig?.(i) ?? {}),
     };
@@ -143,7 +138,7 @@ export function conformanceKit(backend: ConformanceBackend): ConformanceKit {
   };
   const cluster = (): string => `c${randomBytes(4).toString('hex')}`;
   const firstOutcome = (h: HolderProcess, timeoutMs = 20_000): Promise<HolderEvent> =>
-    h.waitFor((e) => e.ev === 'acquired' || e.ev === 'error', timeoutMs);
+    h.waitFor((e) => e.ev === 'acquired' || e.ev === 'acquire-failed', timeoutMs);
   const skip = (t: ConformanceTest): string | undefined => backend.skip?.[t] ?? fastProfileSkip(backend.name, t);
   const stopAll = (hs: HolderProcess[]): Promise<unknown> => Promise.all(hs.map((h) => h.stop()));
   let barriers = 0;
