@@ -168,12 +168,10 @@ async function sendIds(
 function drained(stream: Stream): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
-      stream.off('drain', done);
-      stream.off('close', done);
+      stream.off('drain', done).off('close', done);
       resolve();
     };
-    stream.on('drain', done);
-    stream.on('close', done);
+    stream.on('drain', done).on('close', done);
   });
 }
 

@@ -10,7 +10,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { FlurryError, assertKnownOptions, optionNames } from '@flurry/core';
+import { FlurryError, assertKnownOptions, optionNames, type FlurryLogger } from '@flurry/core';
 import { IdService, file_flurry_v1_id_service } from './gen-proto/flurry/v1/id_service_pb.js';
 import { Health, file_grpc_health_v1_health } from './gen-proto/grpc/health/v1/health_pb.js';
 import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
@@ -22,10 +22,7 @@ import { bearerToken, callMetrics, type CallRecorder } from './status.js';
 import { checkIntOption, listenTcp } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */
-export interface GrpcLogger {
-  warn(obj: object, msg?: string): void;
-  info?(obj: object, msg?: string): void;
-}
+export type GrpcLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 
 /** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -65,8 +62,8 @@ export interface GrpcServer {
   close(): Promise<void>;
 }
 
-/** The keys of {@link GrpcServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `GRPC_SERVER_OPTION_NAMES.includes('port') // true` */
-export const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
+/** The keys of {@link GrpcServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
+const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
   host: true,
   port: true,
   ids: true,
@@ -175,29 +172,19 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   logger?.info?.({ host, port }, 'gRPC, gRPC-Web and Connect listening');
 
   let closing: Promise<void> | undefined;
-  return {
-    port,
-    close(): Promise<void> {
-      closing ??= new Promise<void>((resolve) => {
-        let left = 3;
-        const one = (): void => {
-          if (--left === 0) resolve();
-        };
-        server.close(one);
-        h2.close(one);
-        h1.close(one);
-        h1.closeIdleConnections();
-        for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
-        // Calls still running a second later (open streams, Watch) are cut.
-        const timer = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-          h1.closeAllConnections();
-        }, 1_000);
-        timer.unref();
-      });
-      return closing;
-    },
+  const close = async (): Promise<void> => {
+    const closed = Promise.all([server, h2, h1].map((s) => new Promise((resolve) => s.close(resolve))));
+    h1.closeIdleConnections();
+    for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
+    // Calls still running a second later (open streams, Watch) are cut.
+    const timer = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+      h1.closeAllConnections();
+    }, 1_000);
+    timer.unref();
+    await closed;
   };
+  return { port, close: () => (closing ??= close()) };
 }
 
 /** Connect's handler for IdService, Health and reflection, behind the token check and CORS. */
