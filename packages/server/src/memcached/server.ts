@@ -53,7 +53,7 @@ export interface MemcachedServer {
 }
 
 /** The keys of {@link MemcachedServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
-export const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
+const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
   host: true,
   port: true,
   ids: true,
@@ -116,13 +116,10 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
         ['uptime', String(Math.max(0, Math.floor((now - startedAt) / 1000)))],
         ['time', String(Math.floor(now / 1000))],
         ['version', version],
-        ['curr_connections', String(counters.currConnections)],
-        ['total_connections', String(counters.totalConnections)],
-        ['cmd_get', String(counters.cmdGet)],
-        ['get_hits', String(counters.getHits)],
-        ['get_misses', String(counters.getMisses)],
-        ['bytes_read', String(counters.bytesRead)],
-        ['bytes_written', String(counters.bytesWritten)],
+        ...Object.entries(counters).map(([k, v]): [string, string] => [
+          k.replace(/[A-Z]/g, '_$&').toLowerCase(),
+          String(v),
+        ]),
         ['ids_issued', String(issued())],
       ];
     },

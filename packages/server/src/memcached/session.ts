@@ -14,26 +14,16 @@ export const MAX_KEY_BYTES = 250;
 /** The largest binary request body accepted (larger ones are skipped and answered `E2BIG`). */
 export const MAX_BINARY_BODY_BYTES = 4096;
 /** Replies queued in a socket beyond which the session stops reading from it until they drain. */
-export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
+const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
 
+const COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'] as const;
 /**
  * The command label values of the `protocol="memcached"` metrics (`command` label); the
  * index of each is what {@link ProtocolRecorder.request} takes.
  */
-export const MEMCACHED_COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'];
-
+export const MEMCACHED_COMMANDS: string[] = [...COMMANDS];
 /** Indexes into {@link MEMCACHED_COMMANDS}. */
-export const CMD = {
-  get: 0,
-  gets: 1,
-  stats: 2,
-  version: 3,
-  quit: 4,
-  noop: 5,
-  sasl: 6,
-  unknown: 7,
-  invalid: 8,
-} as const;
+export const CMD = Object.fromEntries(COMMANDS.map((c, i) => [c, i])) as Record<(typeof COMMANDS)[number], number>;
 
 /** The counters behind `stats` (katsubushi's names, as memcached's). */
 export interface MemcachedCounters {
