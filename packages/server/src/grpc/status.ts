@@ -4,6 +4,7 @@
  * as Connect interceptors.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { FlurryError } from '@flurry/core';
 import { BearerAuth } from '../http/auth.js';
 import { httpStatusOf } from '../errors.js';
@@ -84,11 +85,13 @@ export function callMetrics(
 ): Interceptor {
   return (next) => async (req) => {
     const start = now();
+    // The wire protocol: `grpc-web`, `grpc`, else (JSON or binary Connect, Connect's GET) `connect`.
+    const grpc = /^application\/(grpc-web|grpc)/.exec(req.header.get('content-type') ?? '');
     const done = (code?: Code): void =>
       record?.(
-        protocolOf(req.header.get('content-type')),
+        grpc ? grpc[1] : 'connect',
         `${req.service.name}/${req.method.name}`,
-        code === undefined ? 'ok' : codeName(code),
+        code === undefined ? 'ok' : codeToString(code),
         (now() - start) / 1000,
       );
     const failed = (err: unknown): never => {
@@ -114,26 +117,4 @@ export function callMetrics(
       })(),
     };
   };
-}
-
-const NAMES: Readonly<Record<number, string>> = Object.freeze(
-  Object.fromEntries(
-    Object.entries(Code)
-      .filter(([, v]) => typeof v === 'number')
-      .map(([k, v]) => [v, k.replace(/[A-Z]/g, (c, i: number) => (i === 0 ? c : '_' + c)).toLowerCase()]),
-  ),
-);
-
-/** The snake_case name of a gRPC code, as gRPC spells it in lower case (`resource_exhausted`). */
-export function codeName(code: Code): string {
-  return NAMES[code] ?? String(code);
-}
-
-/**
- * The wire protocol of a call from its content type: `grpc-web` (`application/grpc-web…`),
- * `grpc` (`application/grpc…`), else `connect` (JSON or binary Connect, and Connect's GET).
- */
-function protocolOf(contentType: string | null): 'grpc' | 'grpc-web' | 'connect' {
-  if (contentType === null || !contentType.startsWith('application/grpc')) return 'connect';
-  return contentType.startsWith('application/grpc-web') ? 'grpc-web' : 'grpc';
 }
