@@ -37,48 +37,45 @@ export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<type
     if (parent?.kind === 'message' && parent.fields.some((m) => m.name === member)) return parent.file;
     return undefined;
   };
-  const answer = (req: ServerReflectionRequest): MessageInitShape<typeof ServerReflectionResponseSchema> => {
-    const base = { validHost: req.host, originalRequest: req };
-    const r = req.messageRequest;
-    const error = (errorCode: Code, errorMessage: string) =>
-      ({ ...base, messageResponse: { case: 'errorResponse', value: { errorCode, errorMessage } } }) as const;
-    const notFound = (what: string) => error(Code.NotFound, `${what} is not served here`);
-    const file = (f: DescFile | undefined, what: string, name: string) =>
+  const respond = (r: ServerReflectionRequest['messageRequest']): Response => {
+    const file = (f: DescFile | undefined, what: string): Response =>
       f
-        ? ({
-            ...base,
-            messageResponse: {
-              case: 'fileDescriptorResponse',
-              value: { fileDescriptorProto: [...withImports(f).keys()].map((n) => bytes.get(n)!) },
-            },
-          } as const)
-        : notFound(`the ${what} ${JSON.stringify(name.slice(0, 200))}`);
+        ? {
+            case: 'fileDescriptorResponse',
+            value: { fileDescriptorProto: [...withImports(f).keys()].map((n) => bytes.get(n)!) },
+          }
+        : notFound(what);
     switch (r.case) {
       case 'listServices':
-        return { ...base, messageResponse: { case: 'listServicesResponse', value: { service: services } } };
+        return { case: 'listServicesResponse', value: { service: services } };
       case 'fileByFilename':
-        return file(all.get(r.value), 'file', r.value);
+        return file(all.get(r.value), `the file ${quote(r.value)}`);
       case 'fileContainingSymbol':
-        return file(fileOfSymbol(r.value), 'symbol', r.value);
+        return file(fileOfSymbol(r.value), `the symbol ${quote(r.value)}`);
       case 'fileContainingExtension':
         return notFound('the extension');
       case 'allExtensionNumbersOfType':
         return registry.getMessage(r.value)
-          ? {
-              ...base,
-              messageResponse: {
-                case: 'allExtensionNumbersResponse',
-                value: { baseTypeName: r.value, extensionNumber: [] },
-              },
-            }
-          : notFound(`the type ${JSON.stringify(r.value.slice(0, 200))}`);
+          ? { case: 'allExtensionNumbersResponse', value: { baseTypeName: r.value, extensionNumber: [] } }
+          : notFound(`the type ${quote(r.value)}`);
       default:
         return error(Code.InvalidArgument, 'the request names no question');
     }
   };
   return {
     async *serverReflectionInfo(requests) {
-      for await (const req of requests) yield answer(req);
+      for await (const req of requests) {
+        yield { validHost: req.host, originalRequest: req, messageResponse: respond(req.messageRequest) };
+      }
     },
   };
 }
+
+type Response = MessageInitShape<typeof ServerReflectionResponseSchema>['messageResponse'];
+
+const error = (errorCode: Code, errorMessage: string): Response => ({
+  case: 'errorResponse',
+  value: { errorCode, errorMessage },
+});
+const notFound = (what: string): Response => error(Code.NotFound, `${what} is not served here`);
+const quote = (name: string): string => JSON.stringify(name.slice(0, 200));
