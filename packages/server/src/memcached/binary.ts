@@ -162,7 +162,7 @@ export class BinarySession extends Session {
     // PLAIN: authzid \0 authcid \0 password; the user names are not checked, the password is the token.
     const first = value.indexOf(0);
     const second = first < 0 ? -1 : value.indexOf(0, first + 1);
-    const ok = second >= 0 && this.ctx.auth !== null && this.ctx.auth.matches(value.subarray(second + 1));
+    const ok = second >= 0 && this.ctx.auth !== null && this.ctx.auth(value.subarray(second + 1));
     this.authenticated = ok;
     this.reply(ok ? STATUS.ok : STATUS.authError, ok ? 'Authenticated' : 'Auth failure: the password is not the token');
     return ok;

@@ -9,7 +9,7 @@ import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, 
 import { FLURRY_VERSION } from '@flurry/coordination';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
-import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
+import { tokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
 import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
@@ -105,7 +105,7 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
   const issued = opts.issued ?? (() => counters.getHits);
   const ctx: MemcachedContext = {
     ids: opts.ids,
-    auth: opts.token === undefined ? null : new TokenCheck(opts.token),
+    auth: opts.token === undefined ? null : tokenCheck(opts.token),
     counters,
     version,
     recorder: opts.recorder,

@@ -45,8 +45,8 @@ export interface MemcachedCounters {
 export interface MemcachedContext {
   /** Issues the IDs (the service's issuer). */
   readonly ids: { nextString(): string };
-  /** Null without a token; else checks a SASL PLAIN password against it. */
-  readonly auth: TokenCheck | null;
+  /** Null without a token; else whether a SASL PLAIN password is the token. */
+  readonly auth: ((password: Buffer) => boolean) | null;
   readonly counters: MemcachedCounters;
   /** The version `version` answers. */
   readonly version: string;
@@ -57,16 +57,10 @@ export interface MemcachedContext {
   violation(socket: net.Socket, reason: string): void;
 }
 
-/** Compares a password with the token in constant time (both sides hashed first, as the HTTP bearer check). */
-export class TokenCheck {
-  private readonly expected: Buffer;
-  constructor(token: string) {
-    this.expected = createHash('sha256').update(token, 'utf8').digest();
-  }
-  /** True when `password` is the token. */
-  matches(password: Buffer): boolean {
-    return timingSafeEqual(createHash('sha256').update(password).digest(), this.expected);
-  }
+/** A check of a SASL PLAIN password against `token` in constant time (both sides hashed first, as the HTTP bearer check). */
+export function tokenCheck(token: string): (password: Buffer) => boolean {
+  const expected = createHash('sha256').update(token, 'utf8').digest();
+  return (password) => timingSafeEqual(createHash('sha256').update(password).digest(), expected);
 }
 
 /**
@@ -94,7 +88,7 @@ export function refusalText(err: unknown): string {
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
   private text = '';
-  private parts: Buffer[] = [];
+  private readonly parts: Buffer[] = [];
   private partsBytes = 0;
   /** Set once the connection is being closed: nothing more is read or answered. */
   protected closed = false;
@@ -174,23 +168,18 @@ export abstract class Session {
   }
 
   private flush(): void {
-    if (this.socket.destroyed) {
-      this.text = '';
-      this.parts = [];
-      this.partsBytes = 0;
-      return;
-    }
-    if (this.text.length > 0) {
+    const live = !this.socket.destroyed;
+    if (live && this.text.length > 0) {
       this.ctx.counters.bytesWritten += this.text.length;
       this.socket.write(this.text, 'latin1');
-      this.text = '';
     }
-    if (this.parts.length > 0) {
+    if (live && this.parts.length > 0) {
       this.ctx.counters.bytesWritten += this.partsBytes;
       this.socket.write(this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsBytes));
-      this.parts = [];
-      this.partsBytes = 0;
     }
+    this.text = '';
+    this.parts.length = 0;
+    this.partsBytes = 0;
   }
 }
 
