@@ -10,7 +10,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { FlurryError, assertKnownOptions, optionNames, type FlurryLogger } from '@flurry/core';
+import { FlurryError, type FlurryLogger } from '@flurry/core';
 import { IdService, file_flurry_v1_id_service } from './gen-proto/flurry/v1/id_service_pb.js';
 import { Health, file_grpc_health_v1_health } from './gen-proto/grpc/health/v1/health_pb.js';
 import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
@@ -62,23 +62,6 @@ export interface GrpcServer {
   close(): Promise<void>;
 }
 
-/** The keys of {@link GrpcServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
-const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
-  host: true,
-  port: true,
-  ids: true,
-  ready: true,
-  token: true,
-  authHealth: true,
-  record: true,
-  logger: true,
-  maxMessageBytes: true,
-  maxConnections: true,
-  idleTimeoutMs: true,
-  healthWatchMs: true,
-  tls: true,
-});
-
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
@@ -95,7 +78,6 @@ const CORS_ENTRIES = Object.entries(CORS_HEADERS);
  * bad options and with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
  */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
-  assertKnownOptions(opts, GRPC_SERVER_OPTION_NAMES, 'startGrpcServer options');
   const host = opts.host ?? '127.0.0.1';
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const maxConnections = opts.maxConnections ?? 10_000;
