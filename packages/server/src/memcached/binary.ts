@@ -39,58 +39,44 @@ const NONE = Buffer.alloc(0);
 
 /** One binary-protocol connection. */
 export class BinarySession extends Session {
-  /** Body bytes of a refused oversized request still to skip. */
-  private skip = 0;
   private authenticated = false;
   /** The opcode and opaque of the request being answered (every reply repeats them). */
   private opcode = 0;
   private opaque = 0;
 
-  protected run(buf: Buffer): number {
-    const len = buf.length;
-    let pos = 0;
-    while (pos < len && !this.closed) {
-      if (this.skip > 0) {
-        const n = Math.min(this.skip, len - pos);
-        this.skip -= n;
-        pos += n;
-        continue;
-      }
-      if (len - pos < HEADER) return pos;
-      if (buf[pos] !== BINARY_MAGIC) {
-        this.abort(`binary request magic 0x${buf[pos].toString(16)} is not 0x80`);
-        return len;
-      }
-      if (this.backedUp()) return pos;
-      this.opcode = buf[pos + 1];
-      this.opaque = buf.readUInt32BE(pos + 12);
-      const keyLen = buf.readUInt16BE(pos + 2);
-      const extLen = buf[pos + 4];
-      const bodyLen = buf.readUInt32BE(pos + 8);
-      if (bodyLen > MAX_BINARY_BODY_BYTES || keyLen + extLen > bodyLen) {
-        const tooLarge = bodyLen > MAX_BINARY_BODY_BYTES;
-        this.reply(
-          tooLarge ? STATUS.tooLarge : STATUS.invalid,
-          tooLarge
-            ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
-            : 'key and extras are longer than the body',
-        );
-        this.ctx.recorder?.request(CMD.invalid, false, 0);
-        this.skip = bodyLen;
-        pos += HEADER;
-        continue;
-      }
-      if (len - pos < HEADER + bodyLen) return pos; // the rest of the body comes later
-      const bodyAt = pos + HEADER + extLen;
-      const key = buf.subarray(bodyAt, bodyAt + keyLen);
-      const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
-      pos += HEADER + bodyLen;
-      const recorder = this.ctx.recorder;
-      const started = recorder ? performance.now() : 0;
-      const outcome = this.dispatch(key, value);
-      if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+  protected request(buf: Buffer, pos: number): number {
+    if (buf.length - pos < HEADER) return -1;
+    if (buf[pos] !== BINARY_MAGIC) {
+      this.abort(`binary request magic 0x${buf[pos].toString(16)} is not 0x80`);
+      return buf.length;
     }
-    return this.closed ? len : pos;
+    if (this.backedUp()) return -1;
+    this.opcode = buf[pos + 1];
+    this.opaque = buf.readUInt32BE(pos + 12);
+    const keyLen = buf.readUInt16BE(pos + 2);
+    const extLen = buf[pos + 4];
+    const bodyLen = buf.readUInt32BE(pos + 8);
+    if (bodyLen > MAX_BINARY_BODY_BYTES || keyLen + extLen > bodyLen) {
+      const tooLarge = bodyLen > MAX_BINARY_BODY_BYTES;
+      this.reply(
+        tooLarge ? STATUS.tooLarge : STATUS.invalid,
+        tooLarge
+          ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
+          : 'key and extras are longer than the body',
+      );
+      this.ctx.recorder?.request(CMD.invalid, false, 0);
+      this.skip = bodyLen;
+      return pos + HEADER;
+    }
+    if (buf.length - pos < HEADER + bodyLen) return -1; // the rest of the body comes later
+    const bodyAt = pos + HEADER + extLen;
+    const key = buf.subarray(bodyAt, bodyAt + keyLen);
+    const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
+    const recorder = this.ctx.recorder;
+    const started = recorder ? performance.now() : 0;
+    const outcome = this.dispatch(key, value);
+    if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+    return pos + HEADER + bodyLen;
   }
 
   /** Answers one request; returns `command * 2 + (failed ? 1 : 0)`. */

@@ -83,7 +83,8 @@ export function refusalText(err: unknown): string {
 
 /**
  * One connection's protocol state: buffers the unfinished request, pauses reading while the
- * replies are backed up. Subclasses parse (`run`) and queue replies (`queue`, `queueBuffer`).
+ * replies are backed up, skips what is left of a refused request. Subclasses answer one request
+ * at a time (`request`) and queue replies (`queue`, `queueBuffer`).
  */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
@@ -92,6 +93,8 @@ export abstract class Session {
   private partsBytes = 0;
   /** Set once the connection is being closed: nothing more is read or answered. */
   protected closed = false;
+  /** Bytes of a refused request still to skip. */
+  protected skip = 0;
   private paused = false;
 
   constructor(
@@ -115,10 +118,21 @@ export abstract class Session {
       buf = chunk.length === 0 ? this.pending : Buffer.concat([this.pending, chunk]);
       this.pending = undefined;
     }
-    const used = this.run(buf);
+    let pos = 0;
+    while (pos < buf.length && !this.closed) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, buf.length - pos);
+        this.skip -= n;
+        pos += n;
+        continue;
+      }
+      const next = this.request(buf, pos);
+      if (next < 0) break;
+      pos = next;
+    }
     this.flush();
     if (this.closed) return;
-    if (used < buf.length) this.pending = buf.subarray(used);
+    if (pos < buf.length) this.pending = buf.subarray(pos);
     if (this.backedUp() && !this.paused) {
       this.paused = true;
       this.socket.pause();
@@ -126,14 +140,14 @@ export abstract class Session {
   }
 
   /**
-   * Parses requests from `buf`, queueing replies; returns how many bytes were used. It stops
-   * early (returning less) at an unfinished request or when {@link backedUp}.
+   * Answers the request at `buf[pos]`, queueing replies; returns where the next one starts, or
+   * -1 at an unfinished request or when {@link backedUp}.
    */
-  protected abstract run(buf: Buffer): number;
+  protected abstract request(buf: Buffer, pos: number): number;
 
   /**
    * True when the replies waiting in the socket pass the high-water mark (replies queued
-   * here are handed to the socket first once they pass 16 KiB). `run` stops there, and
+   * here are handed to the socket first once they pass 16 KiB). `request` stops there, and
    * `feed` stops reading until the socket drains.
    */
   protected backedUp(): boolean {
