@@ -8,7 +8,6 @@
  * frame); the token check, metrics and error mapping are status.ts's.
  */
 import type http2 from 'node:http2';
-import { endianness } from 'node:os';
 import { fromBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { compressionNegotiate } from '@connectrpc/connect/protocol';
@@ -17,7 +16,7 @@ import { parseTimeout, setTrailerStatus } from '@connectrpc/connect/protocol-grp
 import { BearerAuth } from '../http/auth.js';
 import type { IdSource } from '../http/context.js';
 import { IdService, NextIdRequestSchema, StreamIdsRequestSchema } from './gen-proto/flurry/v1/id_service_pb.js';
-import { DEFAULT_CHUNK, countOf, fillAll, varintBefore } from './id-service.js';
+import { DEFAULT_CHUNK, LITTLE_ENDIAN, countOf, fillAll, varintBefore } from './id-service.js';
 import { toConnectError, type CallRecorder } from './status.js';
 
 const NEXT_ID = `/${IdService.typeName}/${IdService.method.nextId.name}`;
@@ -30,7 +29,6 @@ const CONTENT_TYPES = new Set(['application/grpc', 'application/grpc+proto']);
  * allows it) because gzip would cost more CPU than the IDs' bytes on the wire.
  */
 const OFFERED = [{ name: 'gzip' }, { name: 'br' }] as Parameters<typeof compressionNegotiate>[0];
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** What the hot calls need: the issuer, the limits, the token and the metrics. */
 export interface HotCallOptions {

@@ -35,7 +35,8 @@ export interface IdServiceContext {
 
 /** Default IDs per StreamIds message: 8 KB of IDs, a few HTTP/2 frames. */
 export const DEFAULT_CHUNK = 1000;
-const LITTLE_ENDIAN = endianness() === 'LE';
+/** Whether this machine's BigUint64Array bytes are the wire's (little-endian fixed64). */
+export const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** The `flurry.v1.IdService` handlers for Connect's router. */
 export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
@@ -118,7 +119,7 @@ async function* streamIds(
   let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
   // Binary protocols get the packed field's bytes as they sit in memory (an unknown
   // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
-  const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
+  const raw = LITTLE_ENDIAN && hc.requestHeader.get('content-type')?.includes('json') !== true;
   while (left > 0 && !hc.signal.aborted) {
     const n = Math.min(chunk, left);
     // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
@@ -179,8 +180,4 @@ export function varintBefore(into: Uint8Array, v: number): number {
   } while (v > 0);
   into.set(bytes, into.length - bytes.length);
   return bytes.length;
-}
-
-function isJson(contentType: string | null): boolean {
-  return contentType !== null && contentType.indexOf('json') !== -1;
 }

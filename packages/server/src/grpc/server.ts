@@ -21,9 +21,6 @@ import { hotCalls } from './hot-calls.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
 import { checkIntOption, listenTcp } from '../tcp-listener.js';
 
-/** A logger with pino's call shape. */
-export type GrpcLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
-
 /** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
   /** Interface to listen on; default `127.0.0.1`. */
@@ -41,7 +38,7 @@ export interface GrpcServerOptions {
   /** Receives each finished call (the per-protocol metrics). */
   record?: CallRecorder;
   /** Receives warnings; default: silent. */
-  logger?: GrpcLogger;
+  logger?: Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
   /** Largest request message in bytes, 64 to 16 MiB; default 65,536 (a real request is under 300 bytes). */
   maxMessageBytes?: number;
   /** Largest number of open connections (more are refused); default 10,000. */
