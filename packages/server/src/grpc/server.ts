@@ -106,7 +106,6 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   const h2 = (secure as http2.Http2Server | undefined) ?? http2.createServer({ settings }, handler);
   answerHotCallsFirst(h2, opts, maxMessageBytes);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
-  h2.on('session', (s) => s.on('error', () => undefined));
   // A connection is idle when it has no open call: a long stream or Watch that sends
   // nothing for a while is not cut; a connection with no call for idleTimeoutMs is closed.
   const openCalls = new WeakMap<http2.Http2Session, number>();
@@ -116,13 +115,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     openCalls.set(session, (openCalls.get(session) ?? 0) + 1);
     stream.once('close', () => openCalls.set(session, (openCalls.get(session) ?? 1) - 1));
   });
-  if (idleTimeoutMs > 0) {
-    h2.on('session', (s) =>
-      s.setTimeout(idleTimeoutMs, () => {
-        if (!openCalls.get(s)) s.close();
-      }),
-    );
-  }
+  h2.on('session', (s) => {
+    s.on('error', () => undefined);
+    if (idleTimeoutMs > 0) s.setTimeout(idleTimeoutMs, () => openCalls.get(s) || s.close());
+  });
   const h1 = http.createServer({ maxHeaderSize: 16_384 }, handler);
   if (idleTimeoutMs > 0) h1.keepAliveTimeout = Math.min(idleTimeoutMs, 5_000);
   h1.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {

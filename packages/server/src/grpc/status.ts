@@ -69,9 +69,8 @@ export function bearerToken(token: string, guarded: (serviceName: string) => boo
 }
 
 /**
- * Receives one finished call: the wire protocol (`grpc`, `grpc-web` or `connect`), the
- * method (`IdService/NextId`), its gRPC code name (`ok`, `unavailable`, …) and its
- * duration in seconds (a stream's: until its last message).
+ * Receives one finished call: protocol (`grpc`, `grpc-web`, `connect`), method (`IdService/NextId`),
+ * gRPC code name (`ok`, `unavailable`, …) and seconds (a stream's: until its last message).
  */
 export type CallRecorder = (protocol: string, method: string, code: string, seconds: number) => void;
 
