@@ -1,7 +1,6 @@
 /**
  * What both memcached protocols share: the server-wide context, how a refused issue is
- * worded, and the per-connection {@link Session} base, which holds at most one unfinished
- * request and stops reading while its replies are backed up: nothing grows without bound.
+ * worded, and the per-connection {@link Session} base.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
@@ -17,10 +16,7 @@ export const MAX_BINARY_BODY_BYTES = 4096;
 const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
 
 const COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'] as const;
-/**
- * The command label values of the `protocol="memcached"` metrics (`command` label); the
- * index of each is what {@link ProtocolRecorder.request} takes.
- */
+/** The `command` label values of the `protocol="memcached"` metrics, in {@link ProtocolRecorder.request}'s order. */
 export const MEMCACHED_COMMANDS: string[] = [...COMMANDS];
 /** Indexes into {@link MEMCACHED_COMMANDS}. */
 export const CMD = Object.fromEntries(COMMANDS.map((c, i) => [c, i])) as Record<(typeof COMMANDS)[number], number>;
@@ -35,9 +31,8 @@ export interface MemcachedCounters {
   getHits: number;
   /** Keys refused (no lease, …). */
   getMisses: number;
-  /** Bytes read from clients (memcached's `bytes_read`). */
   bytesRead: number;
-  /** Bytes handed to clients' sockets (memcached's `bytes_written`). */
+  /** Bytes handed to clients' sockets. */
   bytesWritten: number;
 }
 
@@ -82,9 +77,9 @@ export function refusalText(err: unknown): string {
 }
 
 /**
- * One connection's protocol state: buffers the unfinished request, pauses reading while the
- * replies are backed up, skips what is left of a refused request. Subclasses answer one request
- * at a time (`request`) and queue replies (`queue`, `queueBuffer`).
+ * One connection's protocol state: buffers at most one unfinished request, pauses reading while
+ * the replies are backed up (nothing grows without bound), skips what is left of a refused
+ * request. Subclasses answer one request at a time (`request`) and queue replies.
  */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
