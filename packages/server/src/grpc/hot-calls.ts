@@ -75,7 +75,8 @@ export function hotCalls(opts: HotCallOptions): (stream: Stream, headers: http2.
     const finish = (err: unknown): void => {
       if (stream.destroyed || stream.closed) return; // cancelled: Connect counts nothing either
       const error = err === undefined ? undefined : toConnectError(err);
-      const trailer = Object.fromEntries(setTrailerStatus(new Headers(), error));
+      const trailer: http2.OutgoingHttpHeaders = {};
+      setTrailerStatus(new Headers(), error).forEach((v, k) => (trailer[k] = v));
       if (!stream.headersSent) stream.respond(head, { waitForTrailers: true });
       stream.once('wantTrailers', () => stream.sendTrailers(trailer));
       stream.end();
