@@ -40,17 +40,23 @@ interface Entry {
   readonly table: RequestTable;
 }
 
+interface CallSeries {
+  readonly labels: { protocol: string; command: string };
+  requests: number;
+  errors: number;
+  readonly buckets: Float64Array;
+  sum: number;
+}
+
 const OUTCOMES = ['ok', 'error'];
 
 /** The per-protocol request metrics of one service (one per registry). */
 export class ProtocolMetrics {
   private readonly entries: Entry[] = [];
-  /** Series of {@link call}: `protocol command outcome` → count, and `protocol command` → latency. */
+  /** Series of {@link call}: `protocol command outcome` → count. */
   private readonly calls = new Map<string, { labels: Record<string, string>; count: number }>();
-  private readonly callLatency = new Map<
-    string,
-    { labels: Record<string, string>; buckets: Float64Array; sum: number }
-  >();
+  /** `protocol command` → its requests, failed requests and latency. */
+  private readonly callLatency = new Map<string, CallSeries>();
 
   constructor(registry: Registry) {
     registerScrapeMetric(
@@ -90,21 +96,14 @@ export class ProtocolMetrics {
       this.calls.set(key + ' ' + outcome, (c = { labels: { protocol, command, outcome }, count: 0 }));
     c.count++;
     let l = this.callLatency.get(key);
-    if (l === undefined)
-      this.callLatency.set(
-        key,
-        (l = { labels: { protocol, command }, buckets: new Float64Array(BUCKETS.length + 1), sum: 0 }),
-      );
+    if (l === undefined) {
+      const buckets = new Float64Array(BUCKETS.length + 1);
+      this.callLatency.set(key, (l = { labels: { protocol, command }, requests: 0, errors: 0, buckets, sum: 0 }));
+    }
+    l.requests++;
+    if (outcome !== 'ok') l.errors++;
     l.buckets[bucketOf(seconds)]++;
     l.sum += seconds;
-  }
-
-  /** Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it). */
-  totals(protocol: string): Record<string, { ok: number; error: number }> {
-    const out: Record<string, { ok: number; error: number }> = {};
-    const e = this.entries.find((x) => x.protocol === protocol);
-    if (e) e.commands.forEach((c, i) => (out[c] = { ok: e.table.count(i, 0), error: e.table.count(i, 1) }));
-    return out;
   }
 
   /**
@@ -121,20 +120,8 @@ export class ProtocolMetrics {
           out.push({ protocol: e.protocol, command, requests, errors, p99Ms: p99Ms(e.table.histogram(i)) });
       });
     }
-    const byCommand = new Map<string, ProtocolRow>();
-    for (const c of this.calls.values()) {
-      const { protocol, command, outcome } = c.labels;
-      const key = protocol + ' ' + command;
-      let r = byCommand.get(key);
-      if (r === undefined) {
-        const l = this.callLatency.get(key);
-        r = { protocol, command, requests: 0, errors: 0, p99Ms: l ? p99Ms(l.buckets) : null };
-        byCommand.set(key, r);
-      }
-      r.requests += c.count;
-      if (outcome !== 'ok') r.errors += c.count;
-    }
-    out.push(...byCommand.values());
+    for (const { labels, requests, errors, buckets } of this.callLatency.values())
+      out.push({ ...labels, requests, errors, p99Ms: p99Ms(buckets) });
     return out.sort((a, b) =>
       a.protocol === b.protocol ? (a.command < b.command ? -1 : 1) : a.protocol < b.protocol ? -1 : 1,
     );

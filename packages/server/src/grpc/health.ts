@@ -31,16 +31,11 @@ export function healthHandlers(
       return { status: status(req.service) };
     },
     async *watch(req, hc) {
-      let last = status(req.service);
-      yield { status: last };
+      let last: Status | undefined;
       while (!hc.signal.aborted) {
-        await sleep(watchMs, undefined, { signal: hc.signal }).catch(() => undefined);
-        if (hc.signal.aborted) return;
         const now = status(req.service);
-        if (now !== last) {
-          last = now;
-          yield { status: now };
-        }
+        if (now !== last) yield { status: (last = now) };
+        await sleep(watchMs, undefined, { signal: hc.signal }).catch(() => undefined);
       }
     },
   };

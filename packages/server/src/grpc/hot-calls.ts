@@ -8,16 +8,16 @@
  * frame); the token check, metrics and error mapping are status.ts's.
  */
 import type http2 from 'node:http2';
-import { endianness } from 'node:os';
 import { fromBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { compressionNegotiate } from '@connectrpc/connect/protocol';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { parseTimeout, setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import { BearerAuth } from '../http/auth.js';
 import type { IdSource } from '../http/context.js';
 import { IdService, NextIdRequestSchema, StreamIdsRequestSchema } from './gen-proto/flurry/v1/id_service_pb.js';
-import { DEFAULT_CHUNK, countOf, fillAll, varintBefore } from './id-service.js';
-import { codeName, toConnectError, type CallRecorder } from './status.js';
+import { DEFAULT_CHUNK, LITTLE_ENDIAN, countOf, fillAll, varintBefore } from './id-service.js';
+import { toConnectError, type CallRecorder } from './status.js';
 
 const NEXT_ID = `/${IdService.typeName}/${IdService.method.nextId.name}`;
 const STREAM_IDS = `/${IdService.typeName}/${IdService.method.streamIds.name}`;
@@ -29,7 +29,6 @@ const CONTENT_TYPES = new Set(['application/grpc', 'application/grpc+proto']);
  * allows it) because gzip would cost more CPU than the IDs' bytes on the wire.
  */
 const OFFERED = [{ name: 'gzip' }, { name: 'br' }] as Parameters<typeof compressionNegotiate>[0];
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** What the hot calls need: the issuer, the limits, the token and the metrics. */
 export interface HotCallOptions {
@@ -81,26 +80,20 @@ export function hotCalls(opts: HotCallOptions): (stream: Stream, headers: http2.
       if (!stream.headersSent) stream.respond(head, { waitForTrailers: true });
       stream.once('wantTrailers', () => stream.sendTrailers(trailer));
       stream.end();
-      record?.('grpc', method, error ? codeName(error.code) : 'ok', (now() - start) / 1000);
+      record?.('grpc', method, error ? codeToString(error.code) : 'ok', (now() - start) / 1000);
     };
     readBody(stream, maxMessageBytes, (body) => {
-      if (!streaming) {
-        let answer: Buffer | undefined;
-        try {
+      try {
+        if (!streaming) {
           checkRequest(body, maxMessageBytes, 'unary', NextIdRequestSchema);
           const refused = auth?.check(headers.authorization);
           if (refused) throw refused;
-          answer = nextIdAnswer(ids.next());
-        } catch (err) {
-          finish(err);
+          const answer = nextIdAnswer(ids.next());
+          stream.respond(head, { waitForTrailers: true });
+          stream.write(answer);
+          finish(undefined);
           return;
         }
-        stream.respond(head, { waitForTrailers: true });
-        stream.write(answer);
-        finish(undefined);
-        return;
-      }
-      try {
         const refused = auth?.check(headers.authorization);
         if (refused) throw refused;
         const req = checkRequest(body, maxMessageBytes, 'server-streaming', StreamIdsRequestSchema);
@@ -168,12 +161,10 @@ async function sendIds(
 function drained(stream: Stream): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
-      stream.off('drain', done);
-      stream.off('close', done);
+      stream.off('drain', done).off('close', done);
       resolve();
     };
-    stream.on('drain', done);
-    stream.on('close', done);
+    stream.on('drain', done).on('close', done);
   });
 }
 

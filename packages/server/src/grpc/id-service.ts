@@ -1,14 +1,8 @@
 /**
- * The handlers of `flurry.v1.IdService` (proto/flurry/v1/id_service.proto) over the
- * service's one issuer: the same leased generator, public-ID codec and sequences that the
- * HTTP routes use, so no protocol can issue an ID another has issued. Errors are the
- * coded `FlurryError`s of the HTTP routes; status.ts maps them to gRPC codes.
- *
- * `StreamIds` pulls one chunk at a time: Connect asks the generator for the next chunk
- * only once the previous one was written to the HTTP/2 stream (it waits for the
- * stream's `drain`), so a slow reader slows issuing and at most one chunk waits in
- * memory; a cancelled call (or a closed connection) aborts the handler's signal and the
- * loop stops before its next chunk.
+ * The handlers of `flurry.v1.IdService` over the service's one issuer, the same that the HTTP
+ * routes use, so no protocol can issue an ID another has issued. Errors are the routes' coded
+ * `FlurryError`s (status.ts maps them to gRPC codes). StreamIds issues a chunk only once
+ * Connect wrote the previous one (a slow reader slows issuing) and stops when the call ends.
  */
 import { endianness } from 'node:os';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
@@ -22,10 +16,7 @@ import { requirePublicIds, type PublicIds } from '../public-ids/codec.js';
 import { parseUuidForm, requireUuids } from '../http/routes/uuids.js';
 import { IdService, StreamIdsResponseSchema, type StreamIdsRequest } from './gen-proto/flurry/v1/id_service_pb.js';
 
-/**
- * What the IdService handlers need from the running service (a subset of the HTTP
- * routes' context, see ../http/context.ts).
- */
+/** What the IdService handlers need from the running service (a subset of ../http/context.ts). */
 export interface IdServiceContext {
   readonly layout: Layout;
   /** New IDs; they throw coded errors while fenced or not yet leased. */
@@ -44,7 +35,8 @@ export interface IdServiceContext {
 
 /** Default IDs per StreamIds message: 8 KB of IDs, a few HTTP/2 frames. */
 export const DEFAULT_CHUNK = 1000;
-const LITTLE_ENDIAN = endianness() === 'LE';
+/** Whether this machine's BigUint64Array bytes are the wire's (little-endian fixed64). */
+export const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** The `flurry.v1.IdService` handlers for Connect's router. */
 export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
@@ -66,42 +58,17 @@ export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdS
         throw serverError('BAD_REQUEST', 'DecodeId needs the ID: set id (a number) or id_string (decimal)');
       }
       const d = layout.decode(parseId(v.value, layout));
-      return {
-        id: d.id,
-        idString: d.id.toString(),
-        unixMs: BigInt(d.unixMs),
-        timestamp: d.timestamp,
-        sequence: d.sequence,
-        fields: d.fields,
-      };
+      return { ...d, idString: d.id.toString(), unixMs: BigInt(d.unixMs) };
     },
     getLayout() {
       const info = layout.describe();
-      return {
-        name: info.name,
-        spec: info.spec,
-        totalBits: info.totalBits,
-        epoch: info.epoch,
-        epochMs: BigInt(info.epochMs),
-        unitMs: info.unitMs,
-        fields: info.fields.map((f) => ({ name: f.name, bits: f.bits, shift: f.shift, kind: f.kind })),
-        expiresAt: info.expiresAt,
-        maxSequence: info.maxSequence,
-        maxIdsPerSecondPerNode: info.maxIdsPerSecondPerNode,
-        maxId: info.maxId,
-      };
+      return { ...info, epochMs: BigInt(info.epochMs) };
     },
     idRange(req) {
       const b = layout.bounds(parseTime(req.from, 'from'), parseTime(req.to, 'to'));
-      return {
-        layout: layout.name,
-        fromMs: BigInt(b.fromMs),
-        toMs: BigInt(b.toMs),
-        min: b.min,
-        maxExclusive: b.maxExclusive,
-        minString: b.min.toString(),
-        maxExclusiveString: b.maxExclusive.toString(),
-      };
+      const [fromMs, toMs] = [BigInt(b.fromMs), BigInt(b.toMs)];
+      const [minString, maxExclusiveString] = [b.min.toString(), b.maxExclusive.toString()];
+      return { ...b, layout: layout.name, fromMs, toMs, minString, maxExclusiveString };
     },
     async nextSequence(req) {
       if (!ctx.sequences) {
@@ -152,7 +119,7 @@ async function* streamIds(
   let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
   // Binary protocols get the packed field's bytes as they sit in memory (an unknown
   // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
-  const raw = LITTLE_ENDIAN && !isJson(hc.requestHeader.get('content-type'));
+  const raw = LITTLE_ENDIAN && hc.requestHeader.get('content-type')?.includes('json') !== true;
   while (left > 0 && !hc.signal.aborted) {
     const n = Math.min(chunk, left);
     // 8 bytes ahead of the IDs hold the field's length (a varint, right-aligned).
@@ -213,8 +180,4 @@ export function varintBefore(into: Uint8Array, v: number): number {
   } while (v > 0);
   into.set(bytes, into.length - bytes.length);
   return bytes.length;
-}
-
-function isJson(contentType: string | null): boolean {
-  return contentType !== null && contentType.indexOf('json') !== -1;
 }

@@ -11,95 +11,71 @@ import {
   type ServerReflectionResponseSchema,
 } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
 
+/** `f` and its imports, each once, imports after the files that import them, by file name. */
+function withImports(f: DescFile, into = new Map<string, DescFile>()): Map<string, DescFile> {
+  if (into.has(f.name + '.proto')) return into;
+  into.set(f.name + '.proto', f);
+  for (const d of f.dependencies) withImports(d, into);
+  return into;
+}
+
 /** The reflection handlers over `files` (their imports are included). */
 export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<typeof ServerReflection> {
   const all = new Map<string, DescFile>();
-  const add = (f: DescFile): void => {
-    if (all.has(f.name + '.proto')) return;
-    all.set(f.name + '.proto', f);
-    f.dependencies.forEach(add);
-  };
-  files.forEach(add);
+  for (const f of files) withImports(f, all);
   const registry = createRegistry(...all.values());
   const services = files.flatMap((f) => f.services.map((s) => ({ name: s.typeName })));
-  const bytes = new Map<string, Uint8Array>();
-  for (const [name, f] of all) bytes.set(name, toBinary(FileDescriptorProtoSchema, f.proto));
-  /** The file and its imports, imports last (each once). */
-  const closure = (f: DescFile): Uint8Array[] => {
-    const seen = new Set<string>();
-    const out: Uint8Array[] = [];
-    const walk = (g: DescFile): void => {
-      const n = g.name + '.proto';
-      if (seen.has(n)) return;
-      seen.add(n);
-      out.push(bytes.get(n)!);
-      g.dependencies.forEach(walk);
-    };
-    walk(f);
-    return out;
-  };
+  const bytes = new Map([...all].map(([name, f]) => [name, toBinary(FileDescriptorProtoSchema, f.proto)]));
   const fileOfSymbol = (symbol: string): DescFile | undefined => {
     const d = registry.get(symbol);
     if (d) return d.file;
     const dot = symbol.lastIndexOf('.');
     if (dot < 0) return undefined;
     const parent = registry.get(symbol.slice(0, dot));
-    if (parent?.kind === 'service' && parent.methods.some((m) => m.name === symbol.slice(dot + 1))) return parent.file;
-    if (parent?.kind === 'message' && parent.fields.some((m) => m.name === symbol.slice(dot + 1))) return parent.file;
+    const member = symbol.slice(dot + 1);
+    if (parent?.kind === 'service' && parent.methods.some((m) => m.name === member)) return parent.file;
+    if (parent?.kind === 'message' && parent.fields.some((m) => m.name === member)) return parent.file;
     return undefined;
   };
-  const answer = (req: ServerReflectionRequest): MessageInitShape<typeof ServerReflectionResponseSchema> => {
-    const base = { validHost: req.host, originalRequest: req };
-    const r = req.messageRequest;
-    const notFound = (what: string) => ({
-      ...base,
-      messageResponse: {
-        case: 'errorResponse' as const,
-        value: { errorCode: Code.NotFound, errorMessage: `${what} is not served here` },
-      },
-    });
-    const file = (f: DescFile | undefined, what: string) =>
+  const respond = (r: ServerReflectionRequest['messageRequest']): Response => {
+    const file = (f: DescFile | undefined, what: string): Response =>
       f
         ? {
-            ...base,
-            messageResponse: {
-              case: 'fileDescriptorResponse' as const,
-              value: { fileDescriptorProto: closure(f) },
-            },
+            case: 'fileDescriptorResponse',
+            value: { fileDescriptorProto: [...withImports(f).keys()].map((n) => bytes.get(n)!) },
           }
         : notFound(what);
     switch (r.case) {
       case 'listServices':
-        return { ...base, messageResponse: { case: 'listServicesResponse', value: { service: services } } };
+        return { case: 'listServicesResponse', value: { service: services } };
       case 'fileByFilename':
-        return file(all.get(r.value), `the file ${JSON.stringify(r.value.slice(0, 200))}`);
+        return file(all.get(r.value), `the file ${quote(r.value)}`);
       case 'fileContainingSymbol':
-        return file(fileOfSymbol(r.value), `the symbol ${JSON.stringify(r.value.slice(0, 200))}`);
+        return file(fileOfSymbol(r.value), `the symbol ${quote(r.value)}`);
       case 'fileContainingExtension':
         return notFound('the extension');
       case 'allExtensionNumbersOfType':
         return registry.getMessage(r.value)
-          ? {
-              ...base,
-              messageResponse: {
-                case: 'allExtensionNumbersResponse',
-                value: { baseTypeName: r.value, extensionNumber: [] },
-              },
-            }
-          : notFound(`the type ${JSON.stringify(r.value.slice(0, 200))}`);
+          ? { case: 'allExtensionNumbersResponse', value: { baseTypeName: r.value, extensionNumber: [] } }
+          : notFound(`the type ${quote(r.value)}`);
       default:
-        return {
-          ...base,
-          messageResponse: {
-            case: 'errorResponse',
-            value: { errorCode: Code.InvalidArgument, errorMessage: 'the request names no question' },
-          },
-        };
+        return error(Code.InvalidArgument, 'the request names no question');
     }
   };
   return {
     async *serverReflectionInfo(requests) {
-      for await (const req of requests) yield answer(req);
+      for await (const req of requests) {
+        yield { validHost: req.host, originalRequest: req, messageResponse: respond(req.messageRequest) };
+      }
     },
   };
 }
+
+type Response = MessageInitShape<typeof ServerReflectionResponseSchema>['messageResponse'];
+
+const error = (errorCode: Code, errorMessage: string): Response => ({
+  case: 'errorResponse',
+  value: { errorCode, errorMessage },
+});
+const notFound = (what: string): Response => error(Code.NotFound, `${what} is not served here`);
+const quote = (name: string): string => JSON.stringify(name.slice(0, 200));

@@ -10,7 +10,7 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { FlurryError, assertKnownOptions, optionNames } from '@flurry/core';
+import { FlurryError, type FlurryLogger } from '@flurry/core';
 import { IdService, file_flurry_v1_id_service } from './gen-proto/flurry/v1/id_service_pb.js';
 import { Health, file_grpc_health_v1_health } from './gen-proto/grpc/health/v1/health_pb.js';
 import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
@@ -20,12 +20,6 @@ import { reflectionHandlers } from './reflection.js';
 import { hotCalls } from './hot-calls.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
 import { checkIntOption, listenTcp } from '../tcp-listener.js';
-
-/** A logger with pino's call shape. */
-export interface GrpcLogger {
-  warn(obj: object, msg?: string): void;
-  info?(obj: object, msg?: string): void;
-}
 
 /** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -44,7 +38,7 @@ export interface GrpcServerOptions {
   /** Receives each finished call (the per-protocol metrics). */
   record?: CallRecorder;
   /** Receives warnings; default: silent. */
-  logger?: GrpcLogger;
+  logger?: Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
   /** Largest request message in bytes, 64 to 16 MiB; default 65,536 (a real request is under 300 bytes). */
   maxMessageBytes?: number;
   /** Largest number of open connections (more are refused); default 10,000. */
@@ -65,23 +59,6 @@ export interface GrpcServer {
   close(): Promise<void>;
 }
 
-/** The keys of {@link GrpcServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. @example `GRPC_SERVER_OPTION_NAMES.includes('port') // true` */
-export const GRPC_SERVER_OPTION_NAMES = optionNames<GrpcServerOptions>({
-  host: true,
-  port: true,
-  ids: true,
-  ready: true,
-  token: true,
-  authHealth: true,
-  record: true,
-  logger: true,
-  maxMessageBytes: true,
-  maxConnections: true,
-  idleTimeoutMs: true,
-  healthWatchMs: true,
-  tls: true,
-});
-
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
 const CORS_HEADERS = {
   'access-control-allow-origin': '*',
@@ -98,7 +75,6 @@ const CORS_ENTRIES = Object.entries(CORS_HEADERS);
  * bad options and with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
  */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
-  assertKnownOptions(opts, GRPC_SERVER_OPTION_NAMES, 'startGrpcServer options');
   const host = opts.host ?? '127.0.0.1';
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
   const maxConnections = opts.maxConnections ?? 10_000;
@@ -130,7 +106,6 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   const h2 = (secure as http2.Http2Server | undefined) ?? http2.createServer({ settings }, handler);
   answerHotCallsFirst(h2, opts, maxMessageBytes);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
-  h2.on('session', (s) => s.on('error', () => undefined));
   // A connection is idle when it has no open call: a long stream or Watch that sends
   // nothing for a while is not cut; a connection with no call for idleTimeoutMs is closed.
   const openCalls = new WeakMap<http2.Http2Session, number>();
@@ -140,13 +115,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     openCalls.set(session, (openCalls.get(session) ?? 0) + 1);
     stream.once('close', () => openCalls.set(session, (openCalls.get(session) ?? 1) - 1));
   });
-  if (idleTimeoutMs > 0) {
-    h2.on('session', (s) =>
-      s.setTimeout(idleTimeoutMs, () => {
-        if (!openCalls.get(s)) s.close();
-      }),
-    );
-  }
+  h2.on('session', (s) => {
+    s.on('error', () => undefined);
+    if (idleTimeoutMs > 0) s.setTimeout(idleTimeoutMs, () => openCalls.get(s) || s.close());
+  });
   const h1 = http.createServer({ maxHeaderSize: 16_384 }, handler);
   if (idleTimeoutMs > 0) h1.keepAliveTimeout = Math.min(idleTimeoutMs, 5_000);
   h1.on('clientError', (err: NodeJS.ErrnoException, socket: net.Socket) => {
@@ -175,29 +147,19 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   logger?.info?.({ host, port }, 'gRPC, gRPC-Web and Connect listening');
 
   let closing: Promise<void> | undefined;
-  return {
-    port,
-    close(): Promise<void> {
-      closing ??= new Promise<void>((resolve) => {
-        let left = 3;
-        const one = (): void => {
-          if (--left === 0) resolve();
-        };
-        server.close(one);
-        h2.close(one);
-        h1.close(one);
-        h1.closeIdleConnections();
-        for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
-        // Calls still running a second later (open streams, Watch) are cut.
-        const timer = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-          h1.closeAllConnections();
-        }, 1_000);
-        timer.unref();
-      });
-      return closing;
-    },
+  const close = async (): Promise<void> => {
+    const closed = Promise.all([server, h2, h1].map((s) => new Promise((resolve) => s.close(resolve))));
+    h1.closeIdleConnections();
+    for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
+    // Calls still running a second later (open streams, Watch) are cut.
+    const timer = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+      h1.closeAllConnections();
+    }, 1_000);
+    timer.unref();
+    await closed;
   };
+  return { port, close: () => (closing ??= close()) };
 }
 
 /** Connect's handler for IdService, Health and reflection, behind the token check and CORS. */

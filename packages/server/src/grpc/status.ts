@@ -4,56 +4,36 @@
  * as Connect interceptors.
  */
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { FlurryError } from '@flurry/core';
 import { BearerAuth } from '../http/auth.js';
 import { httpStatusOf } from '../errors.js';
 
 /** The trailer (gRPC) or header (Connect) that names the `FLURRY_E_…` code of a failed call. */
-export const ERROR_CODE_KEY = 'flurry-error-code';
+const ERROR_CODE_KEY = 'flurry-error-code';
 
-const BY_CODE: Readonly<Record<string, Code>> = Object.freeze({
+/** The codes whose gRPC code is not the one of their HTTP status. */
+const BY_CODE: Partial<Record<string, Code>> = {
   FLURRY_E_BATCH_COUNT: Code.ResourceExhausted,
   FLURRY_E_SEQUENCE_COUNT: Code.ResourceExhausted,
-  FLURRY_E_UNAUTHORIZED: Code.Unauthenticated,
   FLURRY_E_PUBLIC_IDS_DISABLED: Code.Unimplemented,
-  FLURRY_E_PUBLIC_DECODE_DISABLED: Code.PermissionDenied,
   FLURRY_E_SEQUENCES_DISABLED: Code.Unimplemented,
-  FLURRY_E_SEQUENCE_KEY_UNKNOWN: Code.NotFound,
-  FLURRY_E_SEQUENCE_KEY_EXISTS: Code.AlreadyExists,
-  FLURRY_E_BODY_TOO_LARGE: Code.ResourceExhausted,
-});
+};
+const BY_STATUS: Partial<Record<number, Code>> = {
+  400: Code.InvalidArgument,
+  401: Code.Unauthenticated,
+  403: Code.PermissionDenied,
+  404: Code.NotFound,
+  409: Code.AlreadyExists,
+  413: Code.ResourceExhausted,
+  414: Code.ResourceExhausted,
+  431: Code.ResourceExhausted,
+  503: Code.Unavailable,
+};
 
-/**
- * The gRPC code of an error: by its `FLURRY_E_…` code where one is named above, else by
- * its HTTP status (400 → `INVALID_ARGUMENT`, 401 → `UNAUTHENTICATED`, 403 →
- * `PERMISSION_DENIED`, 404 → `NOT_FOUND`, 409 → `ALREADY_EXISTS`, 503 → `UNAVAILABLE`,
- * else `INTERNAL`).
- */
+/** The gRPC code of an error: by its `FLURRY_E_…` code where {@link BY_CODE} names one, else by its HTTP status, else `INTERNAL`. */
 export function grpcCodeOf(err: unknown): Code {
-  if (err instanceof FlurryError) {
-    const c = BY_CODE[err.code];
-    if (c !== undefined) return c;
-  }
-  switch (httpStatusOf(err)) {
-    case 400:
-      return Code.InvalidArgument;
-    case 401:
-      return Code.Unauthenticated;
-    case 403:
-      return Code.PermissionDenied;
-    case 404:
-      return Code.NotFound;
-    case 409:
-      return Code.AlreadyExists;
-    case 413:
-    case 414:
-    case 431:
-      return Code.ResourceExhausted;
-    case 503:
-      return Code.Unavailable;
-    default:
-      return Code.Internal;
-  }
+  return (err instanceof FlurryError ? BY_CODE[err.code] : undefined) ?? BY_STATUS[httpStatusOf(err)] ?? Code.Internal;
 }
 
 /**
@@ -89,9 +69,8 @@ export function bearerToken(token: string, guarded: (serviceName: string) => boo
 }
 
 /**
- * Receives one finished call: the wire protocol (`grpc`, `grpc-web` or `connect`), the
- * method (`IdService/NextId`), its gRPC code name (`ok`, `unavailable`, …) and its
- * duration in seconds (a stream's: until its last message).
+ * Receives one finished call: protocol (`grpc`, `grpc-web`, `connect`), method (`IdService/NextId`),
+ * gRPC code name (`ok`, `unavailable`, …) and seconds (a stream's: until its last message).
  */
 export type CallRecorder = (protocol: string, method: string, code: string, seconds: number) => void;
 
@@ -103,29 +82,25 @@ export function callMetrics(
   record: CallRecorder | undefined,
   now: () => number = performance.now.bind(performance),
 ): Interceptor {
-  if (record === undefined) {
-    return (next) => (req) =>
-      next(req).then(
-        (res) => (res.stream ? { ...res, message: coded(res.message) } : res),
-        (err: unknown) => Promise.reject(toConnectError(err)),
-      );
-  }
   return (next) => async (req) => {
     const start = now();
-    const method = `${req.service.name}/${req.method.name}`;
-    const protocol = protocolOf(req.header.get('content-type'));
-    const done = (code: Code | undefined): void =>
-      record(protocol, method, code === undefined ? 'ok' : codeName(code), (now() - start) / 1000);
-    let res;
-    try {
-      res = await next(req);
-    } catch (err) {
+    // The wire protocol: `grpc-web`, `grpc`, else (JSON or binary Connect, Connect's GET) `connect`.
+    const grpc = /^application\/(grpc-web|grpc)/.exec(req.header.get('content-type') ?? '');
+    const done = (code?: Code): void =>
+      record?.(
+        grpc ? grpc[1] : 'connect',
+        `${req.service.name}/${req.method.name}`,
+        code === undefined ? 'ok' : codeToString(code),
+        (now() - start) / 1000,
+      );
+    const failed = (err: unknown): never => {
       const ce = toConnectError(err);
       done(ce.code);
       throw ce;
-    }
+    };
+    const res = await next(req).catch(failed);
     if (!res.stream) {
-      done(undefined);
+      done();
       return res;
     }
     const inner = res.message;
@@ -135,42 +110,10 @@ export function callMetrics(
         try {
           yield* inner;
         } catch (err) {
-          const ce = toConnectError(err);
-          done(ce.code);
-          throw ce;
+          failed(err);
         }
-        done(undefined);
+        done();
       })(),
     };
   };
-}
-
-async function* coded<T>(messages: AsyncIterable<T>): AsyncIterable<T> {
-  try {
-    yield* messages;
-  } catch (err) {
-    throw toConnectError(err);
-  }
-}
-
-const NAMES: Readonly<Record<number, string>> = Object.freeze(
-  Object.fromEntries(
-    Object.entries(Code)
-      .filter(([, v]) => typeof v === 'number')
-      .map(([k, v]) => [v, k.replace(/[A-Z]/g, (c, i: number) => (i === 0 ? c : '_' + c)).toLowerCase()]),
-  ),
-);
-
-/** The snake_case name of a gRPC code, as gRPC spells it in lower case (`resource_exhausted`). */
-export function codeName(code: Code): string {
-  return NAMES[code] ?? String(code);
-}
-
-/**
- * The wire protocol of a call from its content type: `grpc-web` (`application/grpc-web…`),
- * `grpc` (`application/grpc…`), else `connect` (JSON or binary Connect, and Connect's GET).
- */
-export function protocolOf(contentType: string | null): 'grpc' | 'grpc-web' | 'connect' {
-  if (contentType === null || !contentType.startsWith('application/grpc')) return 'connect';
-  return contentType.startsWith('application/grpc-web') ? 'grpc-web' : 'grpc';
 }

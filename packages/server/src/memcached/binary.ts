@@ -39,72 +39,57 @@ const NONE = Buffer.alloc(0);
 
 /** One binary-protocol connection. */
 export class BinarySession extends Session {
-  /** Body bytes of a refused oversized request still to skip. */
-  private skip = 0;
   private authenticated = false;
+  /** The opcode and opaque of the request being answered (every reply repeats them). */
+  private opcode = 0;
+  private opaque = 0;
 
-  protected run(buf: Buffer): number {
-    const len = buf.length;
-    let pos = 0;
-    while (pos < len && !this.closed) {
-      if (this.skip > 0) {
-        const n = Math.min(this.skip, len - pos);
-        this.skip -= n;
-        pos += n;
-        continue;
-      }
-      if (len - pos < HEADER) return pos;
-      if (buf[pos] !== BINARY_MAGIC) {
-        this.abort(`binary request magic 0x${buf[pos].toString(16)} is not 0x80`);
-        return len;
-      }
-      if (this.backedUp()) return pos;
-      const opcode = buf[pos + 1];
-      const keyLen = buf.readUInt16BE(pos + 2);
-      const extLen = buf[pos + 4];
-      const bodyLen = buf.readUInt32BE(pos + 8);
-      const opaque = buf.readUInt32BE(pos + 12);
-      if (bodyLen > MAX_BINARY_BODY_BYTES || keyLen + extLen > bodyLen) {
-        const tooLarge = bodyLen > MAX_BINARY_BODY_BYTES;
-        this.reply(
-          opcode,
-          opaque,
-          tooLarge ? STATUS.tooLarge : STATUS.invalid,
-          NONE,
-          NONE,
-          tooLarge
-            ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
-            : 'key and extras are longer than the body',
-        );
-        this.ctx.recorder?.request(CMD.invalid, false, 0);
-        this.skip = bodyLen;
-        pos += HEADER;
-        continue;
-      }
-      if (len - pos < HEADER + bodyLen) return pos; // the rest of the body comes later
-      const bodyAt = pos + HEADER + extLen;
-      const key = buf.subarray(bodyAt, bodyAt + keyLen);
-      const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
-      pos += HEADER + bodyLen;
-      const recorder = this.ctx.recorder;
-      const started = recorder ? performance.now() : 0;
-      const outcome = this.dispatch(opcode, opaque, key, value);
-      if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+  protected request(buf: Buffer, pos: number): number {
+    if (buf.length - pos < HEADER) return -1;
+    if (buf[pos] !== BINARY_MAGIC) {
+      this.abort(`binary request magic 0x${buf[pos].toString(16)} is not 0x80`);
+      return buf.length;
     }
-    return this.closed ? len : pos;
+    if (this.backedUp()) return -1;
+    this.opcode = buf[pos + 1];
+    this.opaque = buf.readUInt32BE(pos + 12);
+    const keyLen = buf.readUInt16BE(pos + 2);
+    const extLen = buf[pos + 4];
+    const bodyLen = buf.readUInt32BE(pos + 8);
+    if (bodyLen > MAX_BINARY_BODY_BYTES || keyLen + extLen > bodyLen) {
+      const tooLarge = bodyLen > MAX_BINARY_BODY_BYTES;
+      this.reply(
+        tooLarge ? STATUS.tooLarge : STATUS.invalid,
+        tooLarge
+          ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
+          : 'key and extras are longer than the body',
+      );
+      this.ctx.recorder?.request(CMD.invalid, false, 0);
+      this.skip = bodyLen;
+      return pos + HEADER;
+    }
+    if (buf.length - pos < HEADER + bodyLen) return -1; // the rest of the body comes later
+    const bodyAt = pos + HEADER + extLen;
+    const key = buf.subarray(bodyAt, bodyAt + keyLen);
+    const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
+    const recorder = this.ctx.recorder;
+    const started = recorder ? performance.now() : 0;
+    const outcome = this.dispatch(key, value);
+    if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+    return pos + HEADER + bodyLen;
   }
 
   /** Answers one request; returns `command * 2 + (failed ? 1 : 0)`. */
-  private dispatch(opcode: number, opaque: number, key: Buffer, value: Buffer): number {
-    switch (opcode) {
+  private dispatch(key: Buffer, value: Buffer): number {
+    switch (this.opcode) {
       case OP.version:
-        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, this.ctx.version);
+        this.reply(STATUS.ok, this.ctx.version);
         return CMD.version * 2;
       case OP.noop:
-        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        this.reply(STATUS.ok, '');
         return CMD.noop * 2;
       case OP.quit:
-        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        this.reply(STATUS.ok, '');
         this.finish();
         return CMD.quit * 2;
       case OP.quitq:
@@ -114,26 +99,26 @@ export class BinarySession extends Session {
       case OP.saslAuth:
       case OP.saslStep:
         if (this.ctx.auth === null) break;
-        return CMD.sasl * 2 + (this.sasl(opcode, opaque, key, value) ? 0 : 1);
+        return CMD.sasl * 2 + (this.sasl(key, value) ? 0 : 1);
       case OP.get:
       case OP.getq:
       case OP.getk:
       case OP.getkq:
-        if (this.refuseUnauthenticated(opcode, opaque)) return CMD.get * 2 + 1;
-        return CMD.get * 2 + (this.get(opcode, opaque, key) ? 0 : 1);
+        if (this.refuseUnauthenticated()) return CMD.get * 2 + 1;
+        return CMD.get * 2 + (this.get(key) ? 0 : 1);
       case OP.stat:
-        if (this.refuseUnauthenticated(opcode, opaque)) return CMD.stats * 2 + 1;
-        for (const [k, v] of this.ctx.statLines()) this.reply(opcode, opaque, STATUS.ok, NONE, Buffer.from(k), v);
-        this.reply(opcode, opaque, STATUS.ok, NONE, NONE, '');
+        if (this.refuseUnauthenticated()) return CMD.stats * 2 + 1;
+        for (const [k, v] of this.ctx.statLines()) this.reply(STATUS.ok, v, Buffer.from(k));
+        this.reply(STATUS.ok, '');
         return CMD.stats * 2;
     }
-    this.reply(opcode, opaque, STATUS.unknown, NONE, NONE, 'Unknown command');
+    this.reply(STATUS.unknown, 'Unknown command');
     return CMD.unknown * 2 + 1;
   }
 
-  private get(opcode: number, opaque: number, key: Buffer): boolean {
+  private get(key: Buffer): boolean {
     if (key.length === 0 || key.length > MAX_KEY_BYTES) {
-      this.reply(opcode, opaque, STATUS.invalid, NONE, NONE, `a key is 1 to ${MAX_KEY_BYTES} bytes; got ${key.length}`);
+      this.reply(STATUS.invalid, `a key is 1 to ${MAX_KEY_BYTES} bytes; got ${key.length}`);
       return false;
     }
     const counters = this.ctx.counters;
@@ -143,59 +128,54 @@ export class BinarySession extends Session {
       id = this.ctx.ids.nextString();
     } catch (err) {
       counters.getMisses++;
-      this.reply(opcode, opaque, STATUS.temporaryFailure, NONE, NONE, refusalText(err));
+      this.reply(STATUS.temporaryFailure, refusalText(err));
       return false;
     }
     counters.getHits++;
-    const withKey = opcode === OP.getk || opcode === OP.getkq;
-    this.reply(opcode, opaque, STATUS.ok, FLAGS, withKey ? key : NONE, id);
+    this.reply(STATUS.ok, id, this.opcode === OP.getk || this.opcode === OP.getkq ? key : NONE, FLAGS);
     return true;
   }
 
-  private sasl(opcode: number, opaque: number, key: Buffer, value: Buffer): boolean {
-    if (opcode === OP.saslList) {
-      this.reply(opcode, opaque, STATUS.ok, NONE, NONE, 'PLAIN');
+  private sasl(key: Buffer, value: Buffer): boolean {
+    if (this.opcode === OP.saslList) {
+      this.reply(STATUS.ok, 'PLAIN');
       return true;
     }
-    if (opcode === OP.saslStep || key.toString('latin1') !== 'PLAIN') {
-      this.reply(opcode, opaque, STATUS.authError, NONE, NONE, 'Auth failure: only the PLAIN mechanism is offered');
+    if (this.opcode === OP.saslStep || key.toString('latin1') !== 'PLAIN') {
+      this.reply(STATUS.authError, 'Auth failure: only the PLAIN mechanism is offered');
       return false;
     }
     // PLAIN: authzid \0 authcid \0 password; the user names are not checked, the password is the token.
     const first = value.indexOf(0);
     const second = first < 0 ? -1 : value.indexOf(0, first + 1);
-    const ok = second >= 0 && this.ctx.auth !== null && this.ctx.auth.matches(value.subarray(second + 1));
+    const ok = second >= 0 && this.ctx.auth !== null && this.ctx.auth(value.subarray(second + 1));
     this.authenticated = ok;
-    if (ok) this.reply(opcode, opaque, STATUS.ok, NONE, NONE, 'Authenticated');
-    else this.reply(opcode, opaque, STATUS.authError, NONE, NONE, 'Auth failure: the password is not the token');
+    this.reply(ok ? STATUS.ok : STATUS.authError, ok ? 'Authenticated' : 'Auth failure: the password is not the token');
     return ok;
   }
 
-  private refuseUnauthenticated(opcode: number, opaque: number): boolean {
+  private refuseUnauthenticated(): boolean {
     if (this.ctx.auth === null || this.authenticated) return false;
     this.reply(
-      opcode,
-      opaque,
       STATUS.authError,
-      NONE,
-      NONE,
       'FLURRY_E_UNAUTHORIZED authenticate first: SASL PLAIN with any user name and the token as the password',
     );
     return true;
   }
 
-  private reply(opcode: number, opaque: number, status: number, extras: Buffer, key: Buffer, value: string): void {
+  /** Queues the answer to the current request. */
+  private reply(status: number, value: string, key: Buffer = NONE, extras: Buffer = NONE): void {
     const valueLen = Buffer.byteLength(value, 'latin1');
     const body = extras.length + key.length + valueLen;
     const b = Buffer.allocUnsafe(HEADER + body);
     b[0] = RESPONSE_MAGIC;
-    b[1] = opcode;
+    b[1] = this.opcode;
     b.writeUInt16BE(key.length, 2);
     b[4] = extras.length;
     b[5] = 0;
     b.writeUInt16BE(status, 6);
     b.writeUInt32BE(body, 8);
-    b.writeUInt32BE(opaque, 12);
+    b.writeUInt32BE(this.opaque, 12);
     b.fill(0, 16, 24); // CAS
     extras.copy(b, HEADER);
     key.copy(b, HEADER + extras.length);

@@ -9,7 +9,7 @@ import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, 
 import { FLURRY_VERSION } from '@flurry/coordination';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
-import { TokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
+import { tokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
 import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
@@ -53,7 +53,7 @@ export interface MemcachedServer {
 }
 
 /** The keys of {@link MemcachedServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
-export const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
+const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
   host: true,
   port: true,
   ids: true,
@@ -105,7 +105,7 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
   const issued = opts.issued ?? (() => counters.getHits);
   const ctx: MemcachedContext = {
     ids: opts.ids,
-    auth: opts.token === undefined ? null : new TokenCheck(opts.token),
+    auth: opts.token === undefined ? null : tokenCheck(opts.token),
     counters,
     version,
     recorder: opts.recorder,
@@ -116,13 +116,10 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
         ['uptime', String(Math.max(0, Math.floor((now - startedAt) / 1000)))],
         ['time', String(Math.floor(now / 1000))],
         ['version', version],
-        ['curr_connections', String(counters.currConnections)],
-        ['total_connections', String(counters.totalConnections)],
-        ['cmd_get', String(counters.cmdGet)],
-        ['get_hits', String(counters.getHits)],
-        ['get_misses', String(counters.getMisses)],
-        ['bytes_read', String(counters.bytesRead)],
-        ['bytes_written', String(counters.bytesWritten)],
+        ...Object.entries(counters).map(([k, v]): [string, string] => [
+          k.replace(/[A-Z]/g, '_$&').toLowerCase(),
+          String(v),
+        ]),
         ['ids_issued', String(issued())],
       ];
     },

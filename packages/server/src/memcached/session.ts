@@ -1,7 +1,6 @@
 /**
  * What both memcached protocols share: the server-wide context, how a refused issue is
- * worded, and the per-connection {@link Session} base, which holds at most one unfinished
- * request and stops reading while its replies are backed up: nothing grows without bound.
+ * worded, and the per-connection {@link Session} base.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
@@ -14,26 +13,13 @@ export const MAX_KEY_BYTES = 250;
 /** The largest binary request body accepted (larger ones are skipped and answered `E2BIG`). */
 export const MAX_BINARY_BODY_BYTES = 4096;
 /** Replies queued in a socket beyond which the session stops reading from it until they drain. */
-export const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
+const OUTPUT_HIGH_WATER_BYTES = 64 * 1024;
 
-/**
- * The command label values of the `protocol="memcached"` metrics (`command` label); the
- * index of each is what {@link ProtocolRecorder.request} takes.
- */
-export const MEMCACHED_COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'];
-
+const COMMANDS = ['get', 'gets', 'stats', 'version', 'quit', 'noop', 'sasl', 'unknown', 'invalid'] as const;
+/** The `command` label values of the `protocol="memcached"` metrics, in {@link ProtocolRecorder.request}'s order. */
+export const MEMCACHED_COMMANDS: string[] = [...COMMANDS];
 /** Indexes into {@link MEMCACHED_COMMANDS}. */
-export const CMD = {
-  get: 0,
-  gets: 1,
-  stats: 2,
-  version: 3,
-  quit: 4,
-  noop: 5,
-  sasl: 6,
-  unknown: 7,
-  invalid: 8,
-} as const;
+export const CMD = Object.fromEntries(COMMANDS.map((c, i) => [c, i])) as Record<(typeof COMMANDS)[number], number>;
 
 /** The counters behind `stats` (katsubushi's names, as memcached's). */
 export interface MemcachedCounters {
@@ -45,9 +31,8 @@ export interface MemcachedCounters {
   getHits: number;
   /** Keys refused (no lease, …). */
   getMisses: number;
-  /** Bytes read from clients (memcached's `bytes_read`). */
   bytesRead: number;
-  /** Bytes handed to clients' sockets (memcached's `bytes_written`). */
+  /** Bytes handed to clients' sockets. */
   bytesWritten: number;
 }
 
@@ -55,8 +40,8 @@ export interface MemcachedCounters {
 export interface MemcachedContext {
   /** Issues the IDs (the service's issuer). */
   readonly ids: { nextString(): string };
-  /** Null without a token; else checks a SASL PLAIN password against it. */
-  readonly auth: TokenCheck | null;
+  /** Null without a token; else whether a SASL PLAIN password is the token. */
+  readonly auth: ((password: Buffer) => boolean) | null;
   readonly counters: MemcachedCounters;
   /** The version `version` answers. */
   readonly version: string;
@@ -67,16 +52,10 @@ export interface MemcachedContext {
   violation(socket: net.Socket, reason: string): void;
 }
 
-/** Compares a password with the token in constant time (both sides hashed first, as the HTTP bearer check). */
-export class TokenCheck {
-  private readonly expected: Buffer;
-  constructor(token: string) {
-    this.expected = createHash('sha256').update(token, 'utf8').digest();
-  }
-  /** True when `password` is the token. */
-  matches(password: Buffer): boolean {
-    return timingSafeEqual(createHash('sha256').update(password).digest(), this.expected);
-  }
+/** A check of a SASL PLAIN password against `token` in constant time (both sides hashed first, as the HTTP bearer check). */
+export function tokenCheck(token: string): (password: Buffer) => boolean {
+  const expected = createHash('sha256').update(token, 'utf8').digest();
+  return (password) => timingSafeEqual(createHash('sha256').update(password).digest(), expected);
 }
 
 /**
@@ -98,16 +77,19 @@ export function refusalText(err: unknown): string {
 }
 
 /**
- * One connection's protocol state: buffers the unfinished request, pauses reading while the
- * replies are backed up. Subclasses parse (`run`) and queue replies (`queue`, `queueBuffer`).
+ * One connection's protocol state: buffers at most one unfinished request, pauses reading while
+ * the replies are backed up (nothing grows without bound), skips what is left of a refused
+ * request. Subclasses answer one request at a time (`request`) and queue replies.
  */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
   private text = '';
-  private parts: Buffer[] = [];
+  private readonly parts: Buffer[] = [];
   private partsBytes = 0;
   /** Set once the connection is being closed: nothing more is read or answered. */
   protected closed = false;
+  /** Bytes of a refused request still to skip. */
+  protected skip = 0;
   private paused = false;
 
   constructor(
@@ -131,10 +113,21 @@ export abstract class Session {
       buf = chunk.length === 0 ? this.pending : Buffer.concat([this.pending, chunk]);
       this.pending = undefined;
     }
-    const used = this.run(buf);
+    let pos = 0;
+    while (pos < buf.length && !this.closed) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, buf.length - pos);
+        this.skip -= n;
+        pos += n;
+        continue;
+      }
+      const next = this.request(buf, pos);
+      if (next < 0) break;
+      pos = next;
+    }
     this.flush();
     if (this.closed) return;
-    if (used < buf.length) this.pending = buf.subarray(used);
+    if (pos < buf.length) this.pending = buf.subarray(pos);
     if (this.backedUp() && !this.paused) {
       this.paused = true;
       this.socket.pause();
@@ -142,14 +135,14 @@ export abstract class Session {
   }
 
   /**
-   * Parses requests from `buf`, queueing replies; returns how many bytes were used. It stops
-   * early (returning less) at an unfinished request or when {@link backedUp}.
+   * Answers the request at `buf[pos]`, queueing replies; returns where the next one starts, or
+   * -1 at an unfinished request or when {@link backedUp}.
    */
-  protected abstract run(buf: Buffer): number;
+  protected abstract request(buf: Buffer, pos: number): number;
 
   /**
    * True when the replies waiting in the socket pass the high-water mark (replies queued
-   * here are handed to the socket first once they pass 16 KiB). `run` stops there, and
+   * here are handed to the socket first once they pass 16 KiB). `request` stops there, and
    * `feed` stops reading until the socket drains.
    */
   protected backedUp(): boolean {
@@ -184,23 +177,18 @@ export abstract class Session {
   }
 
   private flush(): void {
-    if (this.socket.destroyed) {
-      this.text = '';
-      this.parts = [];
-      this.partsBytes = 0;
-      return;
-    }
-    if (this.text.length > 0) {
+    const live = !this.socket.destroyed;
+    if (live && this.text.length > 0) {
       this.ctx.counters.bytesWritten += this.text.length;
       this.socket.write(this.text, 'latin1');
-      this.text = '';
     }
-    if (this.parts.length > 0) {
+    if (live && this.parts.length > 0) {
       this.ctx.counters.bytesWritten += this.partsBytes;
       this.socket.write(this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsBytes));
-      this.parts = [];
-      this.partsBytes = 0;
     }
+    this.text = '';
+    this.parts.length = 0;
+    this.partsBytes = 0;
   }
 }
 

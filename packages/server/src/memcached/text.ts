@@ -14,39 +14,25 @@ const TOO_LONG = `CLIENT_ERROR line too long: a command line is at most ${MAX_LI
 export class TextSession extends Session {
   /** Skipping the rest of an overlong line, up to its newline. */
   private discarding = false;
-  /** Bytes of a storage command's data block still to skip. */
-  private skip = 0;
 
-  protected run(buf: Buffer): number {
-    const len = buf.length;
-    let pos = 0;
-    while (pos < len && !this.closed) {
-      if (this.skip > 0) {
-        const n = Math.min(this.skip, len - pos);
-        this.skip -= n;
-        pos += n;
-        continue;
-      }
-      const nl = buf.indexOf(10, pos);
-      if (this.discarding) {
-        if (nl < 0) return len;
-        this.discarding = false;
-        pos = nl + 1;
-        continue;
-      }
-      if (nl < 0) {
-        if (len - pos <= MAX_LINE_BYTES + 1) return pos; // the rest of the line comes later
-        this.rejectLine();
-        this.discarding = true;
-        return len;
-      }
-      if (this.backedUp()) return pos;
-      const end = nl > pos && buf[nl - 1] === 13 ? nl - 1 : nl;
-      if (end - pos > MAX_LINE_BYTES) this.rejectLine();
-      else this.line(buf, pos, end);
-      pos = nl + 1;
+  protected request(buf: Buffer, pos: number): number {
+    const nl = buf.indexOf(10, pos);
+    if (this.discarding) {
+      if (nl < 0) return buf.length;
+      this.discarding = false;
+      return nl + 1;
     }
-    return this.closed ? len : pos;
+    if (nl < 0) {
+      if (buf.length - pos <= MAX_LINE_BYTES + 1) return -1; // the rest of the line comes later
+      this.rejectLine();
+      this.discarding = true;
+      return buf.length;
+    }
+    if (this.backedUp()) return -1;
+    const end = nl > pos && buf[nl - 1] === 13 ? nl - 1 : nl;
+    if (end - pos > MAX_LINE_BYTES) this.rejectLine();
+    else this.line(buf, pos, end);
+    return nl + 1;
   }
 
   private rejectLine(): void {
