@@ -106,6 +106,14 @@ export class ProtocolMetrics {
     l.sum += seconds;
   }
 
+  /** Requests of `protocol` so far: `{ command: { ok, error } }` (the console and tests read it). */
+  totals(protocol: string): Record<string, { ok: number; error: number }> {
+    const out: Record<string, { ok: number; error: number }> = {};
+    const e = this.entries.find((x) => x.protocol === protocol);
+    if (e) e.commands.forEach((c, i) => (out[c] = { ok: e.table.count(i, 0), error: e.table.count(i, 1) }));
+    return out;
+  }
+
   /**
    * Every protocol × command with at least one request, sorted by protocol then command
    * (the console's per-route table reads it, beside the HTTP routes).
