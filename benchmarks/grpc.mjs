@@ -285,7 +285,9 @@ function stream(port, seconds) {
 /** A load client in its own process; resolves to its last JSON line. */
 function client(source, args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', source, ...args.map(String)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-e', source, ...args.map(String)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.add(child);
     let out = '';
     child.stdout.on('data', (d) => (out += d));
