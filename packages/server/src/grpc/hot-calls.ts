@@ -29,6 +29,8 @@ const CONTENT_TYPES = new Set(['application/grpc', 'application/grpc+proto']);
  * allows it) because gzip would cost more CPU than the IDs' bytes on the wire.
  */
 const OFFERED = [{ name: 'gzip' }, { name: 'br' }] as Parameters<typeof compressionNegotiate>[0];
+/** What `setTrailerStatus` writes for a call that ended well, built once instead of per call. */
+const OK_TRAILER: http2.OutgoingHttpHeaders = { 'grpc-status': '0' };
 
 /** What the hot calls need: the issuer, the limits, the token and the metrics. */
 export interface HotCallOptions {
@@ -75,8 +77,8 @@ export function hotCalls(opts: HotCallOptions): (stream: Stream, headers: http2.
     const finish = (err: unknown): void => {
       if (stream.destroyed || stream.closed) return; // cancelled: Connect counts nothing either
       const error = err === undefined ? undefined : toConnectError(err);
-      const trailer: http2.OutgoingHttpHeaders = {};
-      setTrailerStatus(new Headers(), error).forEach((v, k) => (trailer[k] = v));
+      const trailer: http2.OutgoingHttpHeaders = error ? {} : OK_TRAILER;
+      if (error) setTrailerStatus(new Headers(), error).forEach((v, k) => (trailer[k] = v));
       if (!stream.headersSent) stream.respond(head, { waitForTrailers: true });
       stream.once('wantTrailers', () => stream.sendTrailers(trailer));
       stream.end();
