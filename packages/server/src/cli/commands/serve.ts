@@ -96,7 +96,9 @@ export async function serveCommand(io: CliIo): Promise<number> {
     });
   } finally {
     hooks?.stop();
-    offSignals();
+    // A worker keeps its handlers until it exits: a SIGTERM to the process group reaches it
+    // before the primary's own, and that second one must not kill a worker that has drained.
+    if (!cluster.isWorker) offSignals();
   }
 }
 
