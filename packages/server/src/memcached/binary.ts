@@ -3,7 +3,7 @@
  * VERSION, NOOP, QUIT, STAT, SASL PLAIN with a token): docs/service-api.md#memcached-protocol-katsubushi-compatible.
  * A header whose magic byte is not 0x80 cannot be resynchronised: the connection is closed.
  */
-import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, refusalText } from './session.js';
+import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, putLatin1, refusalText } from './session.js';
 
 /** The first byte of every binary request. */
 export const BINARY_MAGIC = 0x80;
@@ -64,7 +64,7 @@ export class BinarySession extends Session {
           ? `request body of ${bodyLen} bytes is over the ${MAX_BINARY_BODY_BYTES}-byte limit`
           : 'key and extras are longer than the body',
       );
-      this.ctx.recorder?.request(CMD.invalid, false, 0);
+      this.answered(CMD.invalid * 2 + 1);
       this.skip = bodyLen;
       return pos + HEADER;
     }
@@ -72,10 +72,7 @@ export class BinarySession extends Session {
     const bodyAt = pos + HEADER + extLen;
     const key = buf.subarray(bodyAt, bodyAt + keyLen);
     const value = buf.subarray(bodyAt + keyLen, pos + HEADER + bodyLen);
-    const recorder = this.ctx.recorder;
-    const started = recorder ? performance.now() : 0;
-    const outcome = this.dispatch(key, value);
-    if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+    this.answered(this.dispatch(key, value));
     return pos + HEADER + bodyLen;
   }
 
@@ -167,19 +164,19 @@ export class BinarySession extends Session {
   private reply(status: number, value: string, key: Buffer = NONE, extras: Buffer = NONE): void {
     const valueLen = Buffer.byteLength(value, 'latin1');
     const body = extras.length + key.length + valueLen;
-    const b = Buffer.allocUnsafe(HEADER + body);
-    b[0] = RESPONSE_MAGIC;
-    b[1] = this.opcode;
-    b.writeUInt16BE(key.length, 2);
-    b[4] = extras.length;
-    b[5] = 0;
-    b.writeUInt16BE(status, 6);
-    b.writeUInt32BE(body, 8);
-    b.writeUInt32BE(this.opaque, 12);
-    b.fill(0, 16, 24); // CAS
-    extras.copy(b, HEADER);
-    key.copy(b, HEADER + extras.length);
-    b.write(value, HEADER + extras.length + key.length, 'latin1');
-    this.queueBuffer(b);
+    const at = this.reserve(HEADER + body);
+    const b = this.out;
+    b[at] = RESPONSE_MAGIC;
+    b[at + 1] = this.opcode;
+    b.writeUInt16BE(key.length, at + 2);
+    b[at + 4] = extras.length;
+    b[at + 5] = 0;
+    b.writeUInt16BE(status, at + 6);
+    b.writeUInt32BE(body, at + 8);
+    b.writeUInt32BE(this.opaque, at + 12);
+    b.fill(0, at + 16, at + 24); // CAS
+    extras.copy(b, at + HEADER);
+    key.copy(b, at + HEADER + extras.length);
+    putLatin1(b, at + HEADER + extras.length + key.length, value);
   }
 }

@@ -145,9 +145,9 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     });
     let session: Session | undefined;
     socket.on('data', (chunk: Buffer) => {
-      idle?.active(socket);
       session ??= chunk[0] === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
       session.feed(chunk);
+      idle?.active(socket);
     });
     socket.on('end', () => socket.end());
   });

@@ -83,9 +83,11 @@ export function refusalText(err: unknown): string {
  */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
-  private text = '';
-  private readonly parts: Buffer[] = [];
-  private partsBytes = 0;
+  /** Replies not yet handed to the socket: `out[0, outLen)`. */
+  protected out: Buffer = Buffer.allocUnsafe(OUT_BYTES);
+  private outLen = 0;
+  /** The requests answered in the chunk being read ({@link answered}). */
+  private readonly outcomes: number[] = [];
   /** Set once the connection is being closed: nothing more is read or answered. */
   protected closed = false;
   /** Bytes of a refused request still to skip. */
@@ -108,6 +110,7 @@ export abstract class Session {
   feed(chunk: Buffer): void {
     this.ctx.counters.bytesRead += chunk.length;
     if (this.closed) return;
+    const started = this.ctx.recorder ? performance.now() : 0;
     let buf = chunk;
     if (this.pending !== undefined) {
       buf = chunk.length === 0 ? this.pending : Buffer.concat([this.pending, chunk]);
@@ -126,6 +129,7 @@ export abstract class Session {
       pos = next;
     }
     this.flush();
+    if (this.outcomes.length > 0) this.record(started);
     if (this.closed) return;
     if (pos < buf.length) this.pending = buf.subarray(pos);
     if (this.backedUp() && !this.paused) {
@@ -146,19 +150,39 @@ export abstract class Session {
    * `feed` stops reading until the socket drains.
    */
   protected backedUp(): boolean {
-    if (this.text.length + this.partsBytes >= FLUSH_BYTES) this.flush();
+    if (this.outLen >= FLUSH_BYTES) this.flush();
     return this.socket.writableLength > OUTPUT_HIGH_WATER_BYTES;
+  }
+
+  /** Counts a request answered in this chunk: `command * 2 + (failed ? 1 : 0)` ({@link CMD}). */
+  protected answered(outcome: number): void {
+    if (this.ctx.recorder) this.outcomes.push(outcome);
+  }
+
+  /**
+   * Records the requests of a chunk once their replies are written (off the path from a
+   * request to its reply): each took the chunk's time, from its arrival to the write.
+   */
+  private record(started: number): void {
+    const seconds = (performance.now() - started) / 1000;
+    for (const o of this.outcomes) this.ctx.recorder!.request(o >> 1, (o & 1) === 0, seconds);
+    this.outcomes.length = 0;
+  }
+
+  /** Makes room for a reply of `n` bytes and returns where it starts in {@link out}. */
+  protected reserve(n: number): number {
+    if (this.outLen + n > this.out.length) {
+      this.flush();
+      if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
+    }
+    const at = this.outLen;
+    this.outLen += n;
+    return at;
   }
 
   /** Queues a text reply (latin1: keys go back byte for byte). */
   protected queue(s: string): void {
-    this.text += s;
-  }
-
-  /** Queues a binary reply. */
-  protected queueBuffer(b: Buffer): void {
-    this.parts.push(b);
-    this.partsBytes += b.length;
+    putLatin1(this.out, this.reserve(s.length), s);
   }
 
   /** Writes what is queued, then ends the connection (`quit`). */
@@ -177,21 +201,27 @@ export abstract class Session {
   }
 
   private flush(): void {
-    const live = !this.socket.destroyed;
-    if (live && this.text.length > 0) {
-      this.ctx.counters.bytesWritten += this.text.length;
-      this.socket.write(this.text, 'latin1');
-    }
-    if (live && this.parts.length > 0) {
-      this.ctx.counters.bytesWritten += this.partsBytes;
-      this.socket.write(this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsBytes));
-    }
-    this.text = '';
-    this.parts.length = 0;
-    this.partsBytes = 0;
+    const n = this.outLen;
+    if (n === 0) return;
+    this.outLen = 0;
+    if (this.socket.destroyed) return;
+    this.ctx.counters.bytesWritten += n;
+    this.socket.write(this.out.subarray(0, n));
+    // Written at once (the usual case), the bytes are the kernel's and `out` is free again;
+    // else the socket holds them until the write ends, and the next replies go to a new buffer.
+    if (this.socket.writableLength > 0) this.out = Buffer.allocUnsafe(OUT_BYTES);
   }
+}
+
+/** Writes `s` as latin1 at `out[at]` and returns where it ends (a loop: replies are short, a call into C++ costs more). */
+export function putLatin1(out: Buffer, at: number, s: string): number {
+  if (s.length > 64) return at + out.write(s, at, 'latin1');
+  for (let i = 0; i < s.length; i++) out[at + i] = s.charCodeAt(i);
+  return at + s.length;
 }
 
 const EMPTY = Buffer.alloc(0);
 /** Replies queued in the session are handed to the socket once they reach this size. */
 const FLUSH_BYTES = 16 * 1024;
+/** The size of a session's reply buffer. */
+const OUT_BYTES = 2 * FLUSH_BYTES;

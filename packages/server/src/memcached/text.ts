@@ -2,7 +2,7 @@
  * memcached's text protocol as katsubushi answers it (`get`, `gets`, `stats`, `version`, `quit`),
  * over the service's issuer: docs/service-api.md#memcached-protocol-katsubushi-compatible.
  */
-import { CMD, MAX_KEY_BYTES, MAX_LINE_BYTES, Session, refusalText } from './session.js';
+import { CMD, MAX_KEY_BYTES, MAX_LINE_BYTES, Session, putLatin1, refusalText } from './session.js';
 
 /** A storage command's data block larger than this is not skipped: the line is refused. */
 const MAX_SKIP_BYTES = 1024 * 1024;
@@ -14,6 +14,12 @@ const TOO_LONG = `CLIENT_ERROR line too long: a command line is at most ${MAX_LI
 export class TextSession extends Session {
   /** Skipping the rest of an overlong line, up to its newline. */
   private discarding = false;
+  /** The key of the last `get KEY` line, as bytes and as the string replies carry (clients reuse one key). */
+  private lastKeyBytes: Buffer = Buffer.alloc(0);
+  private lastKey = '';
+  /** The one-key list of the `get KEY` fast path, and the IDs of one `get`, both reused. */
+  private readonly oneKey: string[] = [''];
+  private readonly issued: string[] = [];
 
   protected request(buf: Buffer, pos: number): number {
     const nl = buf.indexOf(10, pos);
@@ -37,15 +43,15 @@ export class TextSession extends Session {
 
   private rejectLine(): void {
     this.queue(TOO_LONG);
-    this.ctx.recorder?.request(CMD.invalid, false, 0);
+    this.answered(CMD.invalid * 2 + 1);
   }
 
-  /** Answers the line `buf[pos, end)` and records it. */
+  /** Answers the line `buf[pos, end)`; `get KEY` with one valid key goes straight to {@link get}. */
   private line(buf: Buffer, pos: number, end: number): void {
-    const recorder = this.ctx.recorder;
-    const started = recorder ? performance.now() : 0;
-    const outcome = this.dispatch(tokenize(buf, pos, end));
-    if (recorder) recorder.request(outcome >> 1, (outcome & 1) === 0, (performance.now() - started) / 1000);
+    const key = end - pos > 4 && isGet(buf, pos) && buf[pos + 3] === 32 ? this.singleKey(buf, pos + 4, end) : undefined;
+    if (key === undefined) return this.answered(this.dispatch(tokenize(buf, pos, end)));
+    this.oneKey[0] = key;
+    this.answered(CMD.get * 2 + (this.get(this.oneKey, 0, false) ? 0 : 1));
   }
 
   /** Answers one line's tokens; returns `command * 2 + (failed ? 1 : 0)`. */
@@ -58,9 +64,9 @@ export class TextSession extends Session {
     if (name !== 'get' && name !== 'gets') name = name.toLowerCase();
     switch (name) {
       case 'get':
-        return CMD.get * 2 + (this.get(tokens, false) ? 0 : 1);
+        return CMD.get * 2 + (this.get(tokens, 1, false) ? 0 : 1);
       case 'gets':
-        return CMD.gets * 2 + (this.get(tokens, true) ? 0 : 1);
+        return CMD.gets * 2 + (this.get(tokens, 1, true) ? 0 : 1);
       case 'stats':
         if (this.refuseUnauthenticated()) return CMD.stats * 2 + 1;
         this.queue(this.ctx.statLines().reduce((s, [k, v]) => s + `STAT ${k} ${v}\r\n`, '') + 'END\r\n');
@@ -78,14 +84,18 @@ export class TextSession extends Session {
     }
   }
 
-  private get(tokens: string[], withCas: boolean): boolean {
-    const n = tokens.length - 1;
+  /**
+   * Answers `get`/`gets` for the keys `keys[from…]`, one fresh ID each, or none at all. The keys
+   * from the fast path (`from` 0) are already checked.
+   */
+  private get(keys: string[], from: number, withCas: boolean): boolean {
+    const n = keys.length - from;
     if (n === 0) {
       this.queue(ERROR); // memcached's and katsubushi's answer to a get without a key
       return false;
     }
-    for (let i = 1; i <= n; i++) {
-      const problem = keyProblem(tokens[i]);
+    for (let i = 1; from > 0 && i <= n; i++) {
+      const problem = keyProblem(keys[i]);
       if (problem !== null) {
         this.queue(
           `CLIENT_ERROR bad key ${i}: ${problem}; a key is 1 to ${MAX_KEY_BYTES} bytes without spaces or control characters\r\n`,
@@ -97,22 +107,51 @@ export class TextSession extends Session {
     const counters = this.ctx.counters;
     counters.cmdGet += n;
     const ids = this.ctx.ids;
-    let out = '';
+    const issued = this.issued;
+    issued.length = 0;
     try {
-      for (let i = 1; i <= n; i++) {
-        const id = ids.nextString();
-        out += withCas
-          ? 'VALUE ' + tokens[i] + ' 0 ' + id.length + ' ' + id + '\r\n' + id + '\r\n'
-          : 'VALUE ' + tokens[i] + ' 0 ' + id.length + '\r\n' + id + '\r\n';
-      }
+      for (let i = from; i < keys.length; i++) issued.push(ids.nextString());
     } catch (err) {
       counters.getMisses += n;
       this.queue(`SERVER_ERROR ${refusalText(err)}\r\n`);
       return false;
     }
     counters.getHits += n;
-    this.queue(out + 'END\r\n');
+    for (let i = 0; i < n; i++) this.value(keys[from + i], issued[i], withCas, i === n - 1);
     return true;
+  }
+
+  /** Queues `VALUE key 0 len [cas]\r\nid\r\n`, then `END\r\n` after the `last`. */
+  private value(key: string, id: string, withCas: boolean, last: boolean): void {
+    const len = String(id.length);
+    let at = this.reserve(13 + key.length + len.length + id.length + (withCas ? id.length + 1 : 0) + (last ? 5 : 0));
+    const o = this.out;
+    at = putLatin1(o, putLatin1(o, putLatin1(o, putLatin1(o, at, 'VALUE '), key), ' 0 '), len);
+    if (withCas) at = putLatin1(o, putLatin1(o, at, ' '), id); // the ID doubles as the CAS value
+    at = putLatin1(o, putLatin1(o, at, '\r\n'), id);
+    putLatin1(o, at, last ? '\r\nEND\r\n' : '\r\n');
+  }
+
+  /**
+   * The key of a `get KEY` line whose rest `buf[start, end)` is one valid key, else undefined
+   * (the line then takes the general path, which words every error). The string is reused while
+   * the bytes repeat.
+   */
+  private singleKey(buf: Buffer, start: number, end: number): string | undefined {
+    const n = end - start;
+    if (n > MAX_KEY_BYTES) return undefined;
+    const last = this.lastKeyBytes;
+    let same = last.length === n;
+    for (let i = 0; i < n; i++) {
+      const c = buf[start + i];
+      if (c < 0x21 || c === 0x7f) return undefined;
+      if (same && last[i] !== c) same = false;
+    }
+    if (!same) {
+      this.lastKeyBytes = Buffer.from(buf.subarray(start, end));
+      this.lastKey = buf.toString('latin1', start, end);
+    }
+    return this.lastKey;
   }
 
   private refuseUnauthenticated(): boolean {
