@@ -11,27 +11,21 @@ import type { ServerState } from './server-pool.js';
 /** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
 type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: number };
 
-/** The prefetch buffer. */
+/** The prefetch buffer; chunks older than `maxAgeMs` (by `clock.monotonic()`) are discarded, never handed out. */
 export class IdBuffer {
   private readonly chunks: Chunk[] = [];
   private head: Chunk | undefined;
   /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
   size = 0;
-  /** IDs dropped because their chunk got older than `maxAgeMs`. */
   discarded = 0;
-  /** IDs handed out. */
   taken = 0;
 
-  /**
-   * @param clock whose `monotonic()` ages chunks
-   * @param maxAgeMs chunks older than this are discarded (`Infinity`: never)
-   */
   constructor(
     private readonly clock: Clock,
     readonly maxAgeMs: number,
   ) {}
 
-  /** Appends a chunk (an empty one is ignored). The array is owned by the buffer from now on. */
+  /** Appends a chunk; the array is owned by the buffer from now on. */
   push(ids: BigUint64Array, fetchedAt: number): void {
     if (ids.length === 0) return;
     const chunk: Chunk = { ids, pos: 0, fetchedAt };
@@ -40,7 +34,6 @@ export class IdBuffer {
     if (this.head === undefined) this.head = chunk;
   }
 
-  /** The next fresh ID, or `undefined` when the buffer holds none. */
   take(): bigint | undefined {
     const c = this.head;
     if (c !== undefined && c.pos < c.ids.length && this.clock.monotonic() - c.fetchedAt <= this.maxAgeMs) {
@@ -59,15 +52,18 @@ export class IdBuffer {
         this.taken++;
         return c.ids[c.pos++];
       }
-      this.dropHead(c.ids.length - c.pos); // used up (none left) or stale
+      // used up (none left) or stale
+      const left = c.ids.length - c.pos;
+      this.chunks.shift();
+      c.pos = c.ids.length;
+      this.size -= left;
+      this.discarded += left;
+      this.head = this.chunks[0];
     }
     return undefined;
   }
 
-  /**
-   * Takes `n` fresh IDs at once, or nothing (returns `undefined`) when fewer are held.
-   * The result is in hand-out order: increasing within each chunk.
-   */
+  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held. */
   takeMany(n: number): bigint[] | undefined {
     this.discardStale();
     if (this.size < n) return undefined;
@@ -104,26 +100,19 @@ export class IdBuffer {
     this.size = 0;
     return dropped;
   }
-
-  private dropHead(left: number): void {
-    const c = this.chunks.shift()!;
-    c.pos = c.ids.length;
-    this.size -= left;
-    this.discarded += left;
-    this.head = this.chunks[0];
-  }
 }
 
 /** The prefetch settings {@link PrefetchSizer} reads (see {@link PrefetchOptions}). */
 export type SizerSettings = Readonly<Pick<Required<PrefetchOptions>, 'size' | 'lowWater' | 'maxAgeMs' | 'adaptive'>>;
 
-/** Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing). */
+/**
+ * Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing): the
+ * target the refills aim to hold and the low-water mark below which they start.
+ */
 export class PrefetchSizer {
   /** The smallest target (unless `size` is smaller). */
   static readonly MIN_TARGET = 64;
-  /** IDs the refills aim to hold. */
   target: number;
-  /** Refill when fewer than this many are held (plus requested). */
   lowWater: number;
   /** The consumption-rate estimate, IDs per ms. */
   ratePerMs = 0;
@@ -213,7 +202,6 @@ export abstract class Refilled<T> {
   ) {}
 
   abstract tryNext(): T | undefined;
-  /** Values held now. */
   protected abstract held(): number;
   /** How many a refill asks for now (none when 0 or less). */
   protected abstract wanted(): number;
