@@ -105,7 +105,6 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** Checks an IANA time zone name (`Europe/Paris`, `UTC`); throws `FLURRY_E_SEQUENCE_OPTION`. */
 export function assertTimeZone(timeZone: string): void {
   formatterFor(timeZone);
 }
@@ -158,7 +157,7 @@ const FIELDS: Record<string, (p: CalendarParts) => string> = {
   ss: (p) => pad(p.second, 2),
 };
 
-/** The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
+/** `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
 export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
   return SHOWN_BY[reset].map((t) => FIELDS[t](p)).join('');
 }

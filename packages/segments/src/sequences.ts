@@ -134,7 +134,6 @@ export class Serial {
  */
 export class Sequences {
   private readonly seqs = new Map<string, Sequence>();
-  private readonly creators = new Map<string, { start: bigint; step: number }>();
   private closed = false;
 
   /** @internal */
@@ -161,11 +160,10 @@ export class Sequences {
     if (this.closed) throw sequenceError('CLOSED', 'the sequences were closed');
     let s = this.seqs.get(key);
     if (!s) {
-      if (create) this.creators.set(key, create);
       const ensure =
         create || this.o.autoCreate
           ? async (k: string): Promise<void> => {
-              const c = this.creators.get(k) ?? { start: 1n, step: this.o.defaultStep };
+              const c = create ?? { start: 1n, step: this.o.defaultStep };
               try {
                 await this.store.create(k, { start: c.start, step: c.step, description: null });
               } catch (err) {
@@ -212,11 +210,6 @@ export class Sequences {
   /**
    * A formatted serial. Throws `FLURRY_E_SEQUENCE_FORMAT` (unknown placeholder, no `{seq}`, a format that does
    * not show its reset period), `FLURRY_E_SEQUENCE_OPTION` (time zone), `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   *
-   * @example
-   * ```ts
-   * const inv = sequences.serial('invoice', { format: 'INV-{yyyy}-{seq:06}', reset: 'year', timeZone: 'Europe/Paris' });
-   * ```
    */
   serial(key: string, options: SerialOptions): Serial {
     assertKnownOptions(options, ['format', 'reset', 'timeZone', 'step', 'start'], 'serial options');
