@@ -105,11 +105,8 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-export function assertTimeZone(timeZone: string): void {
-  formatterFor(timeZone);
-}
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
+/** The formatter of an IANA time zone; `FLURRY_E_SEQUENCE_OPTION` for an unknown one. */
+export function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     try {

@@ -63,18 +63,7 @@ class Segment {
 /** The segment of a sequence that holds none (before the first fetch, after close). */
 const EMPTY = new Segment(0n, 0n, 0);
 
-/**
- * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
- *
- * @example
- * ```ts
- * const seq = sequences.get('ticket');
- * seq.tryNext();            // 1, or undefined when the buffer is empty
- * await seq.next();         // 2 (a promise only when it must wait)
- * await seq.batch(3);       // [3, 4, 5]
- * await seq.nextBigInt();   // 6n: the bigint forms work past 2^53 too
- * ```
- */
+/** A sequence of numbers for one key (docs/segments.md). Created by `Sequences.get(key)`; never construct it directly. */
 export class Sequence {
   private cur: Segment = EMPTY;
   private nxt: Segment | null = null;
