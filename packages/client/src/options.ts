@@ -180,13 +180,13 @@ function parseServers(given: unknown): URL[] {
     });
   }
   const seen = new Set<string>();
-  return (list as unknown[]).map((raw: unknown, at) => {
+  return list.map((raw: unknown, at) => {
     const option = single ? 'servers' : `servers[${at}]`;
     if (typeof raw !== 'string') fail(`${option} must be a URL string; got ${typeof raw}`, { option });
     const bad = (why: string): never => fail(`${option} ${JSON.stringify(raw)} ${why}`, { option, value: raw });
     let url: URL;
     try {
-      url = new URL(raw as string);
+      url = new URL(raw);
     } catch {
       return bad('is not a URL; write it like "http://10.0.0.1:8080"');
     }
@@ -208,5 +208,5 @@ function int(name: string, v: unknown, dflt: number, min: number, max: number, a
     const value = String(v);
     fail(`${name} must be an integer from ${allowed}; got ${value}`, { option: name, value, min, max });
   }
-  return v as number;
+  return v;
 }
