@@ -190,25 +190,55 @@ export async function collect<T>(n: number, fetch: (want: number) => Promise<Arr
   return out;
 }
 
-/** @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time. */
+/**
+ * @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time: the
+ * refills' answers in the order their requests were sent, each dropped once older than `maxAgeMs`.
+ */
 export abstract class Refilled<T> {
   protected taken = 0;
+  protected size = 0;
+  protected readonly chunks: { readonly values: T[]; i: number; readonly at: number }[] = [];
+  /** Moving average of refill request times, ms. */
+  protected latency = 0;
   private refilling: Promise<Error | undefined> | undefined;
 
   constructor(
     protected readonly host: RemoteHost,
     protected readonly clock: Clock,
     private readonly refillWhat: string,
+    private readonly maxAgeMs = Infinity,
   ) {}
 
   abstract tryNext(): T | undefined;
-  protected abstract held(): number;
   /** How many a refill asks for now (none when 0 or less). */
   protected abstract wanted(): number;
   /** Up to `want` values in one request (fewer when the server's maxBatch is smaller). */
   protected abstract fetch(want: number, what: string): Promise<T[]>;
-  /** Keeps the values of a refill whose request was sent at `sentAt` (monotonic ms). */
-  protected abstract keep(values: T[], sentAt: number): void;
+
+  protected take(): T | undefined {
+    this.dropStale();
+    const c = this.chunks[0];
+    if (c === undefined) return undefined;
+    this.size--;
+    this.taken++;
+    const v = c.values[c.i++];
+    if (c.i === c.values.length) this.chunks.shift();
+    return v;
+  }
+
+  protected dropStale(): void {
+    const limit = this.clock.monotonic() - this.maxAgeMs;
+    while (this.chunks.length > 0 && this.chunks[0].at < limit) {
+      const c = this.chunks.shift()!;
+      this.size -= c.values.length - c.i;
+    }
+  }
+
+  /** Drops everything (at close). */
+  clear(): void {
+    this.chunks.length = 0;
+    this.size = 0;
+  }
 
   /** The next value: from the buffer, else after a refill (with failover); `none` when the refills bring none. */
   protected async nextBuffered(none: string): Promise<T> {
@@ -218,7 +248,7 @@ export abstract class Refilled<T> {
       if (v !== undefined) return v;
       const err = await this.refill();
       this.assertOpen();
-      if (err !== undefined && this.held() === 0) throw err;
+      if (err !== undefined && this.size === 0) throw err;
     }
     throw clientError('UNAVAILABLE', none);
   }
@@ -242,7 +272,17 @@ export abstract class Refilled<T> {
     const sentAt = this.clock.monotonic();
     const p: Promise<Error | undefined> = this.fetch(want, this.refillWhat)
       .then((values) => {
-        if (!this.host.closed()) this.keep(values, sentAt);
+        if (this.host.closed() || values.length === 0) return undefined;
+        const elapsed = this.clock.monotonic() - sentAt;
+        this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
+        // The taken head of the oldest answer goes, so the arrays hold no more than a refill asks to hold.
+        const head = this.chunks[0];
+        if (head !== undefined && head.i > 0) {
+          head.values.splice(0, head.i);
+          head.i = 0;
+        }
+        this.chunks.push({ values, i: 0, at: sentAt });
+        this.size += values.length;
         return undefined;
       })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
