@@ -10,7 +10,7 @@ import { collect, IdBuffer, PrefetchSizer, type RemoteHost } from './id-buffer.j
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
 import { idText, jsonBody, parseIdsBody } from './parse-ids.js';
 import { ClientUuids } from './uuids.js';
-import { Backoff, ServerPool, type ServerReport, type ServerState } from './server-pool.js';
+import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
 import {
   checkSequenceArgs,
   ClientSequence,
@@ -136,7 +136,7 @@ class Client implements FlurryClient {
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
-    this.pool = new ServerPool(s.servers, s.strategy, new Backoff(s.backoff), s.clock, s.prefetch.maxBatch);
+    this.pool = new ServerPool(s.servers, s.strategy, s.backoff, s.clock, s.prefetch.maxBatch);
     this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });
     this.sizer = new PrefetchSizer(s.clock, s.prefetch);
     this.lowWater = this.sizer.lowWater;

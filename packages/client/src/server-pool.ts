@@ -5,22 +5,18 @@
  */
 import type { Clock, FlurryError } from '@flurry/core';
 
-/**
- * Retry delays of a failed server: the n-th failure in a row keeps it out of rotation for `initialMs · 2^(n-1)`
- * (default 100 ms), capped at `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in
- * [0, 1) picks how much) so a fleet of clients does not retry in lock step.
- */
-export class Backoff {
-  constructor(
-    private readonly o: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number } = {},
-  ) {}
+/** How a failed server backs off (see {@link backoffDelay}). */
+export type Backoff = { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
 
-  /** The delay after `failures` consecutive failures (≥ 1), ms. */
-  delayFor(failures: number): number {
-    const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = this.o;
-    const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
-    return Math.round(base * (1 + jitter * random()));
-  }
+/**
+ * The delay after `failures` consecutive failures (≥ 1), ms: `initialMs · 2^(n-1)` (default 100 ms), capped at
+ * `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in [0, 1) picks how much) so a fleet
+ * of clients does not retry in lock step.
+ */
+export function backoffDelay(o: Backoff, failures: number): number {
+  const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = o;
+  const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
+  return Math.round(base * (1 + jitter * random()));
 }
 
 /** How the next server is chosen. */
@@ -121,7 +117,7 @@ export class ServerPool {
     s.up = false;
     s.failures++;
     s.lastError = err;
-    s.retryAt = this.clock.monotonic() + Math.max(this.backoff.delayFor(s.failures), retryAfterMs);
+    s.retryAt = this.clock.monotonic() + Math.max(backoffDelay(this.backoff, s.failures), retryAfterMs);
   }
 
   refused(s: ServerState, err: FlurryError): void {
