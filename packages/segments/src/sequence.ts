@@ -294,9 +294,10 @@ export class Sequence {
 
   private async fetchOnce(): Promise<void> {
     const t0 = this.clock.monotonic();
-    const { maxStep, targetSegmentMs } = this.tuning;
+    const { step, minStep, demand, tuning } = this;
     const consumed = this.issued() - this.issuedAtFetch;
-    const [step, minStep, elapsedMs, demand] = [this.step, this.minStep, t0 - this.fetchStartMono, this.demand];
+    const elapsedMs = t0 - this.fetchStartMono;
+    const { maxStep, targetSegmentMs } = tuning;
     // The first fetch takes the stored step.
     const next =
       minStep === 0 ? undefined : adaptStep({ step, minStep, maxStep, targetSegmentMs, consumed, elapsedMs, demand });

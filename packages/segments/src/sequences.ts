@@ -288,9 +288,8 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   assertKnownOptions(options, KNOWN, 'openSequences options');
   const clock = options.clock ?? systemClock;
   const names = Object.keys(RANGES) as (keyof typeof RANGES)[];
-  const { timeoutMs, ...tuning }: SequenceTuning & { timeoutMs: number } = Object.fromEntries(
-    names.map((n) => [n, range(options, n)]),
-  ) as never;
+  const all = Object.fromEntries(names.map((n) => [n, range(options, n)])) as Record<(typeof names)[number], number>;
+  const { timeoutMs, ...tuning }: SequenceTuning & { timeoutMs: number } = all;
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
