@@ -10,7 +10,7 @@ import { collect, IdBuffer, PrefetchSizer, type RemoteHost } from './id-buffer.j
 import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
 import { idText, jsonBody, parseIdsBody } from './parse-ids.js';
 import { ClientUuids } from './uuids.js';
-import { Backoff, ServerPool, type ServerReport, type ServerState } from './server-pool.js';
+import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
 import {
   checkSequenceArgs,
   ClientSequence,
@@ -116,21 +116,19 @@ class Client implements FlurryClient {
   private inflightIds = 0;
   private inflightRefills = 0;
   private refills = 0;
-  /** The consumption-rate estimate, the target it gives, and its low-water mark (read on every take). */
   private readonly sizer: PrefetchSizer;
+  /** The sizer's low-water mark, copied at each refill (read on every take). */
   private lowWater: number;
   /** Moving average of refill request times, ms. */
   private latency = 0;
   /**
-   * When the last refill() could not start a request it needed (every eligible server
-   * busy refilling, or down): the monotonic time a down server may be asked again, or
-   * Infinity when only a refill in flight can change things. 0 when not blocked. Keeps
-   * the hot path from re-running refill() on every call below the low-water mark.
+   * When the last refill() could not start a request it needed: the monotonic time a down server may be asked
+   * again, or Infinity when only a refill in flight can change things; 0 when not blocked. Keeps the hot path
+   * from re-running refill() on every call below the low-water mark.
    */
   private blockedUntil = 0;
   private readonly sequences = new Map<string, ClientSequence>();
   private uuidBuffer: ClientUuids | undefined;
-  /** What the UUID buffer and the remote sequences use of this client. */
   private readonly host: RemoteHost = {
     request: (what, pathFor, parse, classify) => this.request(what, pathFor, parse, classify),
     closed: () => this.closed,
@@ -138,7 +136,7 @@ class Client implements FlurryClient {
 
   constructor(private readonly s: ClientSettings) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
-    this.pool = new ServerPool(s.servers, s.strategy, new Backoff(s.backoff), s.clock, s.prefetch.maxBatch);
+    this.pool = new ServerPool(s.servers, s.strategy, s.backoff, s.clock, s.prefetch.maxBatch);
     this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });
     this.sizer = new PrefetchSizer(s.clock, s.prefetch);
     this.lowWater = this.sizer.lowWater;
@@ -166,9 +164,7 @@ class Client implements FlurryClient {
   }
 
   nextString(): Promise<string> {
-    const v = this.tryNext();
-    if (v !== undefined) return Promise.resolve(v.toString());
-    return this.wait().then(String);
+    return this.next().then(String);
   }
 
   private wait(): Promise<bigint> {
@@ -179,7 +175,7 @@ class Client implements FlurryClient {
     });
   }
 
-  /** Starts refills while the buffer (plus what is requested) is below the low-water mark or waiters are uncovered; fails waiters when nothing can come. */
+  /** Refills while below the low-water mark or waiters are uncovered; fails waiters when nothing can come. */
   private refill(): void {
     if (this.closed) return;
     this.buffer.discardStale();
@@ -215,10 +211,8 @@ class Client implements FlurryClient {
       .get(server.base, `/v1/ids?count=${count}`)
       .then((body) => {
         const elapsed = this.s.clock.monotonic() - sentAt;
-        // The server is done with this request: ask for the next chunk (when one is due)
-        // before parsing this one, and parse after that request has gone out, so the
-        // server issues while the client parses. The arriving IDs still count as in
-        // flight, so nothing is asked for twice.
+        // Ask for the next chunk (when due) before parsing this one, so the server issues while the client
+        // parses; the arriving IDs still count as in flight, so nothing is asked for twice.
         server.refilling = false;
         if (this.closed) return;
         this.refill();
@@ -251,12 +245,9 @@ class Client implements FlurryClient {
   }
 
   /**
-   * Records a failed request in the server's state and says what it was:
-   * - `refused`: 401, the token is wrong for that server (never asked again);
-   * - `smaller`: the server's maximum batch is below the count asked (learnt; not a failure);
-   * - `caller`: a 4xx that blames the request (a malformed ID for `decode`); the server is fine;
-   * - `down`: anything else (network, timeout, 5xx, 404, bad answer): backoff.
-   * For refills, which the client builds itself, `caller` is treated as `down`.
+   * Records a failed request: `refused` (401, never asked again), `smaller` (its maximum batch is below the count:
+   * learnt, not a failure), `caller` (a 4xx that blames the request; never for refills, which the client builds),
+   * else `down` (backoff).
    */
   private onRequestError(
     server: ServerState,
@@ -288,11 +279,7 @@ class Client implements FlurryClient {
   }
 
   private serveWaiters(): void {
-    while (this.waiters.length > 0) {
-      const v = this.buffer.take();
-      if (v === undefined) return;
-      this.waiters.shift()!.resolve(v);
-    }
+    for (let v; this.waiters.length > 0 && (v = this.buffer.take()) !== undefined;) this.waiters.shift()!.resolve(v);
   }
 
   private failWaiters(err: FlurryError): void {
@@ -340,36 +327,27 @@ class Client implements FlurryClient {
   async decode(id: bigint | string | number): Promise<DecodedRemoteId> {
     if (this.closed) throw closedError();
     const text = idText(id);
-    const doc = await this.request(
+    const d = await this.request(
       'decode()',
       () => `/v1/ids/${text}`,
       (body) => {
         const notJson = () => clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
-        const d = jsonBody(body, notJson) as Record<keyof DecodedRemoteId, unknown>;
-        const [id, unixMs, timestamp, fields, sequence] = [d.id, d.unixMs, d.timestamp, d.fields, d.sequence];
-        if (
-          typeof id !== 'string' ||
-          typeof unixMs !== 'number' ||
-          typeof timestamp !== 'string' ||
-          typeof sequence !== 'number' ||
-          !fields ||
-          typeof fields !== 'object'
-        ) {
+        const d = jsonBody(body, notJson) as Record<string, unknown> | null;
+        const types = { id: 'string', unixMs: 'number', timestamp: 'string', sequence: 'number', fields: 'object' };
+        if (!d?.fields || Object.entries(types).some(([k, t]) => typeof d[k] !== t)) {
           throw clientError(
             'BAD_RESPONSE',
             "the server's decode answer lacks id, unixMs, timestamp, fields or sequence",
           );
         }
-        return { id, unixMs, timestamp, fields: fields as Record<string, number>, sequence };
+        return d as Omit<DecodedRemoteId, 'id'> & { id: string };
       },
     );
-    return { ...doc, id: BigInt(doc.id), fields: { ...doc.fields } };
+    const { unixMs, timestamp, fields, sequence } = d;
+    return { id: BigInt(d.id), unixMs, timestamp, fields: { ...fields }, sequence };
   }
 
-  /**
-   * One request with failover: tries eligible servers in strategy order until one answers.
-   * A server's answer that blames the caller's input (400…) is thrown as it is.
-   */
+  /** One request with failover, in strategy order; an answer that blames the caller's input is thrown as it is. */
   private async request<T>(
     what: string,
     pathFor: (s: ServerState) => string,

@@ -29,17 +29,11 @@ export class HttpTransport {
   }
 
   /**
-   * GETs `base` + `pathAndQuery`; resolves with the body of a 200, rejects with a coded
-   * error otherwise. A request that fails on a reused keep-alive connection before any
-   * answer (the server closed the idle connection as the request went out) is sent once
-   * more on a new connection, as Node's documentation advises; GETs of this API are safe
-   * to repeat.
+   * GETs `base` + `pathAndQuery`: the body of a 200, else a coded error. A request that fails on a reused
+   * keep-alive connection before any answer (the server closed the idle connection as it went out) is sent once
+   * more on a new connection, as Node's documentation advises; GETs of this API are safe to repeat.
    */
-  get(base: URL, pathAndQuery: string): Promise<Buffer> {
-    return this.attempt(base, pathAndQuery, true);
-  }
-
-  private attempt(base: URL, pathAndQuery: string, mayRetry: boolean): Promise<Buffer> {
+  get(base: URL, pathAndQuery: string, mayRetry = true): Promise<Buffer> {
     if (this.closed) return Promise.reject(closedError());
     const server = base.href.replace(/\/+$/, '');
     const url = server + pathAndQuery;
@@ -71,7 +65,7 @@ export class HttpTransport {
         if (this.closed)
           finish(clientError('CLOSED', 'the client was closed while a request was in flight', { server }));
         else if (mayRetry && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE'))
-          settle(() => void this.attempt(base, pathAndQuery, false).then(resolve, reject));
+          settle(() => void this.get(base, pathAndQuery, false).then(resolve, reject));
         else {
           const message = `${server}: ${e.code ?? ''} ${e.message}`.trim();
           finish(clientError('NETWORK', message, { server, errno: e.code ?? null }, e));

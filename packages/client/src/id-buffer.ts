@@ -11,27 +11,21 @@ import type { ServerState } from './server-pool.js';
 /** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
 type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: number };
 
-/** The prefetch buffer. */
+/** The prefetch buffer; chunks older than `maxAgeMs` (by `clock.monotonic()`) are discarded, never handed out. */
 export class IdBuffer {
   private readonly chunks: Chunk[] = [];
   private head: Chunk | undefined;
   /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
   size = 0;
-  /** IDs dropped because their chunk got older than `maxAgeMs`. */
   discarded = 0;
-  /** IDs handed out. */
   taken = 0;
 
-  /**
-   * @param clock whose `monotonic()` ages chunks
-   * @param maxAgeMs chunks older than this are discarded (`Infinity`: never)
-   */
   constructor(
     private readonly clock: Clock,
     readonly maxAgeMs: number,
   ) {}
 
-  /** Appends a chunk (an empty one is ignored). The array is owned by the buffer from now on. */
+  /** Appends a chunk; the array is owned by the buffer from now on. */
   push(ids: BigUint64Array, fetchedAt: number): void {
     if (ids.length === 0) return;
     const chunk: Chunk = { ids, pos: 0, fetchedAt };
@@ -40,7 +34,6 @@ export class IdBuffer {
     if (this.head === undefined) this.head = chunk;
   }
 
-  /** The next fresh ID, or `undefined` when the buffer holds none. */
   take(): bigint | undefined {
     const c = this.head;
     if (c !== undefined && c.pos < c.ids.length && this.clock.monotonic() - c.fetchedAt <= this.maxAgeMs) {
@@ -59,15 +52,18 @@ export class IdBuffer {
         this.taken++;
         return c.ids[c.pos++];
       }
-      this.dropHead(c.ids.length - c.pos); // used up (none left) or stale
+      // used up (none left) or stale
+      const left = c.ids.length - c.pos;
+      this.chunks.shift();
+      c.pos = c.ids.length;
+      this.size -= left;
+      this.discarded += left;
+      this.head = this.chunks[0];
     }
     return undefined;
   }
 
-  /**
-   * Takes `n` fresh IDs at once, or nothing (returns `undefined`) when fewer are held.
-   * The result is in hand-out order: increasing within each chunk.
-   */
+  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held. */
   takeMany(n: number): bigint[] | undefined {
     this.discardStale();
     if (this.size < n) return undefined;
@@ -104,26 +100,19 @@ export class IdBuffer {
     this.size = 0;
     return dropped;
   }
-
-  private dropHead(left: number): void {
-    const c = this.chunks.shift()!;
-    c.pos = c.ids.length;
-    this.size -= left;
-    this.discarded += left;
-    this.head = this.chunks[0];
-  }
 }
 
 /** The prefetch settings {@link PrefetchSizer} reads (see {@link PrefetchOptions}). */
 export type SizerSettings = Readonly<Pick<Required<PrefetchOptions>, 'size' | 'lowWater' | 'maxAgeMs' | 'adaptive'>>;
 
-/** Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing). */
+/**
+ * Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing): the
+ * target the refills aim to hold and the low-water mark below which they start.
+ */
 export class PrefetchSizer {
   /** The smallest target (unless `size` is smaller). */
   static readonly MIN_TARGET = 64;
-  /** IDs the refills aim to hold. */
   target: number;
-  /** Refill when fewer than this many are held (plus requested). */
   lowWater: number;
   /** The consumption-rate estimate, IDs per ms. */
   ratePerMs = 0;
@@ -201,26 +190,55 @@ export async function collect<T>(n: number, fetch: (want: number) => Promise<Arr
   return out;
 }
 
-/** @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time. */
+/**
+ * @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time: the
+ * refills' answers in the order their requests were sent, each dropped once older than `maxAgeMs`.
+ */
 export abstract class Refilled<T> {
   protected taken = 0;
+  protected size = 0;
+  protected readonly chunks: { readonly values: T[]; i: number; readonly at: number }[] = [];
+  /** Moving average of refill request times, ms. */
+  protected latency = 0;
   private refilling: Promise<Error | undefined> | undefined;
 
   constructor(
     protected readonly host: RemoteHost,
     protected readonly clock: Clock,
     private readonly refillWhat: string,
+    private readonly maxAgeMs = Infinity,
   ) {}
 
   abstract tryNext(): T | undefined;
-  /** Values held now. */
-  protected abstract held(): number;
   /** How many a refill asks for now (none when 0 or less). */
   protected abstract wanted(): number;
   /** Up to `want` values in one request (fewer when the server's maxBatch is smaller). */
   protected abstract fetch(want: number, what: string): Promise<T[]>;
-  /** Keeps the values of a refill whose request was sent at `sentAt` (monotonic ms). */
-  protected abstract keep(values: T[], sentAt: number): void;
+
+  protected take(): T | undefined {
+    this.dropStale();
+    const c = this.chunks[0];
+    if (c === undefined) return undefined;
+    this.size--;
+    this.taken++;
+    const v = c.values[c.i++];
+    if (c.i === c.values.length) this.chunks.shift();
+    return v;
+  }
+
+  protected dropStale(): void {
+    const limit = this.clock.monotonic() - this.maxAgeMs;
+    while (this.chunks.length > 0 && this.chunks[0].at < limit) {
+      const c = this.chunks.shift()!;
+      this.size -= c.values.length - c.i;
+    }
+  }
+
+  /** Drops everything (at close). */
+  clear(): void {
+    this.chunks.length = 0;
+    this.size = 0;
+  }
 
   /** The next value: from the buffer, else after a refill (with failover); `none` when the refills bring none. */
   protected async nextBuffered(none: string): Promise<T> {
@@ -230,7 +248,7 @@ export abstract class Refilled<T> {
       if (v !== undefined) return v;
       const err = await this.refill();
       this.assertOpen();
-      if (err !== undefined && this.held() === 0) throw err;
+      if (err !== undefined && this.size === 0) throw err;
     }
     throw clientError('UNAVAILABLE', none);
   }
@@ -254,7 +272,17 @@ export abstract class Refilled<T> {
     const sentAt = this.clock.monotonic();
     const p: Promise<Error | undefined> = this.fetch(want, this.refillWhat)
       .then((values) => {
-        if (!this.host.closed()) this.keep(values, sentAt);
+        if (this.host.closed() || values.length === 0) return undefined;
+        const elapsed = this.clock.monotonic() - sentAt;
+        this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
+        // The taken head of the oldest answer goes, so the arrays hold no more than a refill asks to hold.
+        const head = this.chunks[0];
+        if (head !== undefined && head.i > 0) {
+          head.values.splice(0, head.i);
+          head.i = 0;
+        }
+        this.chunks.push({ values, i: 0, at: sentAt });
+        this.size += values.length;
         return undefined;
       })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))

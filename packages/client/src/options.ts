@@ -55,31 +55,32 @@ export interface ClientOptions {
 export type ClientSettings = ReturnType<typeof resolveOptions>;
 
 /** The largest count the service's batch route takes by default. */
-export const SERVICE_MAX_BATCH = 10_000;
+const SERVICE_MAX_BATCH = 10_000;
 
-/**
- * The keys of {@link ClientOptions}; any other key is refused with `FLURRY_E_CLIENT_CONFIG` naming the closest
- * valid one (as are unknown keys of `prefetch` and `backoff`).
- */
-export const CLIENT_OPTION_NAMES = optionNames<ClientOptions>({
-  servers: true,
-  token: true,
-  timeoutMs: true,
-  prefetch: true,
-  strategy: true,
-  backoff: true,
-  clock: true,
-});
-const PREFETCH_OPTION_NAMES = optionNames<PrefetchOptions>({
-  size: true,
-  lowWater: true,
-  maxAgeMs: true,
-  adaptive: true,
-  maxBatch: true,
-});
-const BACKOFF_OPTION_NAMES = optionNames<NonNullable<ClientOptions['backoff']>>({ initialMs: true, maxMs: true });
-/** Unknown client options keep the client's code, `FLURRY_E_CLIENT_CONFIG`. */
+/** The option keys; any other is refused with `FLURRY_E_CLIENT_CONFIG` naming the closest valid one. */
+const NAMES = {
+  client: optionNames<ClientOptions>({
+    servers: true,
+    token: true,
+    timeoutMs: true,
+    prefetch: true,
+    strategy: true,
+    backoff: true,
+    clock: true,
+  }),
+  prefetch: optionNames<PrefetchOptions>({
+    size: true,
+    lowWater: true,
+    maxAgeMs: true,
+    adaptive: true,
+    maxBatch: true,
+  }),
+  backoff: optionNames<NonNullable<ClientOptions['backoff']>>({ initialMs: true, maxMs: true }),
+};
 const configError: UnknownOptionError = (message, details) => clientError('CONFIG', message, details);
+function fail(message: string, details: Record<string, unknown>): never {
+  throw clientError('CONFIG', message, details);
+}
 
 /**
  * Validates `opts` and fills in defaults.
@@ -93,20 +94,17 @@ export function resolveOptions(opts: ClientOptions) {
       'createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })',
     );
   }
-  assertKnownOptions(opts, CLIENT_OPTION_NAMES, 'createClient options', configError);
+  assertKnownOptions(opts, NAMES.client, 'createClient options', configError);
   const servers = parseServers(opts.servers);
-
   const token = opts.token;
   if (token !== undefined && (typeof token !== 'string' || !/^[\x21-\x7e]+$/.test(token))) {
-    throw clientError(
-      'CONFIG',
+    fail(
       'token must be a non-empty string of visible ASCII characters (it is sent as "Authorization: Bearer <token>")',
       { option: 'token' },
     );
   }
   const timeoutMs = int('timeoutMs', opts.timeoutMs, 2_000, 1, 600_000);
-
-  const p = section('prefetch', opts.prefetch, '{ size: 10000, lowWater: 3000 }', PREFETCH_OPTION_NAMES);
+  const p = section('prefetch', opts.prefetch, '{ size: 10000, lowWater: 3000 }');
   const size = int('prefetch.size', p.size, 10_000, 1, 1_000_000);
   const lowWater = int(
     'prefetch.lowWater',
@@ -116,33 +114,26 @@ export function resolveOptions(opts: ClientOptions) {
     size - 1,
     `0 to prefetch.size − 1 (${size - 1})`,
   );
-  let maxAgeMs = 5_000;
-  if (p.maxAgeMs !== undefined) {
-    if (typeof p.maxAgeMs !== 'number' || Number.isNaN(p.maxAgeMs) || p.maxAgeMs < 1) {
-      throw clientError(
-        'CONFIG',
-        `prefetch.maxAgeMs must be a number of milliseconds ≥ 1 (or Infinity); got ${String(p.maxAgeMs)}`,
-        { option: 'prefetch.maxAgeMs', value: String(p.maxAgeMs) },
-      );
-    }
-    maxAgeMs = p.maxAgeMs;
-  }
-  if (p.adaptive !== undefined && typeof p.adaptive !== 'boolean') {
-    throw clientError('CONFIG', `prefetch.adaptive must be true or false; got ${String(p.adaptive)}`, {
-      option: 'prefetch.adaptive',
+  const maxAgeMs = p.maxAgeMs === undefined ? 5_000 : p.maxAgeMs;
+  if (typeof maxAgeMs !== 'number' || Number.isNaN(maxAgeMs) || maxAgeMs < 1) {
+    const value = String(maxAgeMs);
+    fail(`prefetch.maxAgeMs must be a number of milliseconds ≥ 1 (or Infinity); got ${value}`, {
+      option: 'prefetch.maxAgeMs',
+      value,
     });
   }
+  const adaptive = p.adaptive === undefined ? true : p.adaptive;
+  if (typeof adaptive !== 'boolean') {
+    fail(`prefetch.adaptive must be true or false; got ${String(adaptive)}`, { option: 'prefetch.adaptive' });
+  }
   const maxBatch = int('prefetch.maxBatch', p.maxBatch, SERVICE_MAX_BATCH, 1, SERVICE_MAX_BATCH);
-
   const strategy = opts.strategy ?? 'round-robin';
   if (strategy !== 'round-robin' && strategy !== 'least-latency') {
-    throw clientError(
-      'CONFIG',
-      `strategy must be "round-robin" or "least-latency"; got ${JSON.stringify(String(strategy))}`,
-      { option: 'strategy' },
-    );
+    fail(`strategy must be "round-robin" or "least-latency"; got ${JSON.stringify(String(strategy))}`, {
+      option: 'strategy',
+    });
   }
-  const b = section('backoff', opts.backoff, '{ initialMs: 100, maxMs: 10000 }', BACKOFF_OPTION_NAMES);
+  const b = section('backoff', opts.backoff, '{ initialMs: 100, maxMs: 10000 }');
   const initialMs = int('backoff.initialMs', b.initialMs, 100, 1, 600_000);
   const maxMs = int(
     'backoff.maxMs',
@@ -152,18 +143,15 @@ export function resolveOptions(opts: ClientOptions) {
     3_600_000,
     `${initialMs} (backoff.initialMs) to 3600000`,
   );
-
   const clock = opts.clock ?? systemClock;
   if (typeof clock !== 'object' || typeof clock?.monotonic !== 'function' || typeof clock.now !== 'function') {
-    throw clientError('CONFIG', 'clock must be a Clock from @flurry/core (with now() and monotonic())', {
-      option: 'clock',
-    });
+    fail('clock must be a Clock from @flurry/core (with now() and monotonic())', { option: 'clock' });
   }
   return {
     servers,
     token,
     timeoutMs,
-    prefetch: { size, lowWater, maxAgeMs, adaptive: p.adaptive ?? true, maxBatch },
+    prefetch: { size, lowWater, maxAgeMs, adaptive, maxBatch },
     strategy,
     backoff: { initialMs, maxMs },
     clock,
@@ -171,12 +159,14 @@ export function resolveOptions(opts: ClientOptions) {
 }
 
 /** `opts[name]`: an object (`{}` when absent) with known keys only. */
-function section<T extends object>(name: string, v: T | undefined, example: string, names: readonly string[]): T {
-  const o = v ?? ({} as T);
-  if (o === null || typeof o !== 'object') {
-    throw clientError('CONFIG', `${name} must be an object such as ${example}`, { option: name });
-  }
-  assertKnownOptions(o, names, `createClient options.${name}`, configError);
+function section<K extends 'prefetch' | 'backoff'>(
+  name: K,
+  v: ClientOptions[K],
+  example: string,
+): NonNullable<ClientOptions[K]> {
+  const o = v ?? {};
+  if (o === null || typeof o !== 'object') fail(`${name} must be an object such as ${example}`, { option: name });
+  assertKnownOptions(o, NAMES[name], `createClient options.${name}`, configError);
   return o;
 }
 
@@ -185,31 +175,27 @@ function parseServers(given: unknown): URL[] {
   const single = typeof given === 'string';
   const list: unknown = single ? [given] : given;
   if (!Array.isArray(list) || list.length === 0) {
-    throw clientError(
-      'CONFIG',
-      'servers must hold at least one URL: an array such as ["http://127.0.0.1:8080"] or one URL string',
-      { option: 'servers' },
-    );
+    fail('servers must hold at least one URL: an array such as ["http://127.0.0.1:8080"] or one URL string', {
+      option: 'servers',
+    });
   }
   const seen = new Set<string>();
   return list.map((raw: unknown, at) => {
     const option = single ? 'servers' : `servers[${at}]`;
-    if (typeof raw !== 'string')
-      throw clientError('CONFIG', `${option} must be a URL string; got ${typeof raw}`, { option });
-    const bad = (why: string): Error =>
-      clientError('CONFIG', `${option} ${JSON.stringify(raw)} ${why}`, { option, value: raw });
+    if (typeof raw !== 'string') fail(`${option} must be a URL string; got ${typeof raw}`, { option });
+    const bad = (why: string): never => fail(`${option} ${JSON.stringify(raw)} ${why}`, { option, value: raw });
     let url: URL;
     try {
       url = new URL(raw);
     } catch {
-      throw bad('is not a URL; write it like "http://10.0.0.1:8080"');
+      return bad('is not a URL; write it like "http://10.0.0.1:8080"');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw bad('must use http: or https:');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') bad('must use http: or https:');
     if (url.search || url.hash || url.username || url.password) {
-      throw bad('must not carry a query, a fragment or credentials (use the token option)');
+      bad('must not carry a query, a fragment or credentials (use the token option)');
     }
     const key = url.href.replace(/\/+$/, '');
-    if (seen.has(key)) throw bad('is listed twice');
+    if (seen.has(key)) bad('is listed twice');
     seen.add(key);
     return url;
   });
@@ -219,13 +205,8 @@ function int(name: string, v: unknown, dflt: number, min: number, max: number, a
   if (v === undefined) return dflt;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- shows whatever the caller passed, as JavaScript prints it
-    const got = String(v);
-    throw clientError('CONFIG', `${name} must be an integer from ${allowed}; got ${got}`, {
-      option: name,
-      value: got,
-      min,
-      max,
-    });
+    const value = String(v);
+    fail(`${name} must be an integer from ${allowed}; got ${value}`, { option: name, value, min, max });
   }
   return v;
 }

@@ -84,7 +84,8 @@ test('GIVEN prefetch and a consumer slower than the refills THEN memory holds at
   const client = createClient({ servers: [seq.url] });
   try {
     const t = client.sequence('slow', { prefetch: 20 });
-    const held = () => (t as unknown as { buffer: bigint[] }).buffer.length;
+    const held = () =>
+      (t as unknown as { chunks: { values: bigint[] }[] }).chunks.reduce((n, c) => n + c.values.length, 0);
     let prev = await t.next();
     let most = 0;
     for (let i = 0; i < 120; i++) {

@@ -95,9 +95,6 @@ function classify(e: FlurryError): 'caller' | 'skip' | undefined {
 
 /** @internal A remote sequence over a client (see the module comment). */
 export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
-  // Numbers before `head` are taken; a refill drops them before appending, so the array holds at most `prefetch`.
-  private readonly buffer: bigint[] = [];
-  private head = 0;
   private requests = 0;
   private readonly path: string;
 
@@ -113,16 +110,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
 
   tryNext(): bigint | undefined {
     if (this.host.closed()) {
-      this.buffer.length = this.head = 0;
+      this.clear();
       return undefined;
     }
-    const left = this.held();
-    if (this.prefetch > 0 && left * 2 <= this.prefetch) void this.refill();
-    if (left === 0) return undefined;
-    const v = this.buffer[this.head++];
-    if (this.head === this.buffer.length) this.buffer.length = this.head = 0;
-    this.taken++;
-    return v;
+    if (this.prefetch > 0 && this.size * 2 <= this.prefetch) void this.refill();
+    return this.take();
   }
 
   async next(): Promise<bigint> {
@@ -148,15 +140,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
   }
 
   stats(): RemoteSequenceStats {
-    return { taken: this.taken, requests: this.requests, buffered: this.held() };
-  }
-
-  protected held(): number {
-    return this.buffer.length - this.head;
+    return { taken: this.taken, requests: this.requests, buffered: this.size };
   }
 
   protected wanted(): number {
-    return this.prefetch - this.held();
+    return this.prefetch - this.size;
   }
 
   protected fetch(want: number, what: string): Promise<bigint[]> {
@@ -169,14 +157,6 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
       (body, path) => parseMany(body, this.key, Number(path.slice(path.lastIndexOf('=') + 1))),
       classify,
     );
-  }
-
-  protected keep(values: bigint[]): void {
-    if (this.head > 0) {
-      this.buffer.splice(0, this.head);
-      this.head = 0;
-    }
-    for (const v of values) this.buffer.push(v);
   }
 }
 

@@ -5,46 +5,37 @@
  */
 import type { Clock, FlurryError } from '@flurry/core';
 
-/**
- * Retry delays of a failed server: the n-th failure in a row keeps it out of rotation for `initialMs · 2^(n-1)`
- * (default 100 ms), capped at `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in
- * [0, 1) picks how much) so a fleet of clients does not retry in lock step.
- */
-export class Backoff {
-  constructor(
-    private readonly o: { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number } = {},
-  ) {}
+/** How a failed server backs off (see {@link backoffDelay}). */
+export type Backoff = { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
 
-  /** The delay after `failures` consecutive failures (≥ 1), ms. */
-  delayFor(failures: number): number {
-    const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = this.o;
-    const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
-    return Math.round(base * (1 + jitter * random()));
-  }
+/**
+ * The delay after `failures` consecutive failures (≥ 1), ms: `initialMs · 2^(n-1)` (default 100 ms), capped at
+ * `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in [0, 1) picks how much) so a fleet
+ * of clients does not retry in lock step.
+ */
+export function backoffDelay(o: Backoff, failures: number): number {
+  const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = o;
+  const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
+  return Math.round(base * (1 + jitter * random()));
 }
 
 /** How the next server is chosen. */
 export type Strategy = 'round-robin' | 'least-latency';
 
-/** The state of one server. */
+/** The state of one server: `url` without a trailing slash; `unauthorized` after a 401 (never asked again); `maxBatch` learnt from a 400 FLURRY_E_BATCH_COUNT. */
 export interface ServerState {
-  /** Base URL as configured, without a trailing slash. */
   readonly url: string;
   readonly base: URL;
-  /** False after a failure until a request succeeds again. */
   up: boolean;
   failures: number;
   /** Monotonic ms before which a down server is not asked again. */
   retryAt: number;
-  /** True after a 401: the token is wrong for this server; never asked again. */
   unauthorized: boolean;
-  /** The last error, for the unavailability report. */
   lastError: FlurryError | undefined;
-  /** Moving average of successful request times, ms (undefined until the first). */
+  /** Moving average of successful request times, ms. */
   latencyMs: number | undefined;
   /** A refill request to it is in flight (at most one at a time). */
   refilling: boolean;
-  /** Largest batch it accepts (learned from a 400 FLURRY_E_BATCH_COUNT). */
   maxBatch: number;
   requests: number;
 }
@@ -62,7 +53,6 @@ export interface ServerReport {
   lastError: { code: string; message: string } | null;
 }
 
-/** The set of servers and the choice among them. */
 export class ServerPool {
   readonly servers: readonly ServerState[];
   private cursor = 0;
@@ -89,7 +79,6 @@ export class ServerPool {
     }));
   }
 
-  /** True when the server may be asked now: not unauthorized, and up or done backing off. */
   eligible(s: ServerState, now = this.clock.monotonic()): boolean {
     return !s.unauthorized && (s.up || now >= s.retryAt);
   }
@@ -116,7 +105,6 @@ export class ServerPool {
     return this.servers[best];
   }
 
-  /** Records a successful request that took `ms`. */
   succeeded(s: ServerState, ms: number): void {
     s.up = true;
     s.failures = 0;
@@ -124,25 +112,20 @@ export class ServerPool {
     s.latencyMs = s.latencyMs === undefined ? ms : s.latencyMs * 0.7 + ms * 0.3;
   }
 
-  /**
-   * Records a failure: the server is down until the backoff (or the server's
-   * `Retry-After`, when longer) has passed.
-   */
+  /** The server is down until the backoff (or the server's `Retry-After`, when longer) has passed. */
   failed(s: ServerState, err: FlurryError, retryAfterMs = 0): void {
     s.up = false;
     s.failures++;
     s.lastError = err;
-    s.retryAt = this.clock.monotonic() + Math.max(this.backoff.delayFor(s.failures), retryAfterMs);
+    s.retryAt = this.clock.monotonic() + Math.max(backoffDelay(this.backoff, s.failures), retryAfterMs);
   }
 
-  /** Records a 401: the server is never asked again by this client. */
   refused(s: ServerState, err: FlurryError): void {
     s.up = false;
     s.unauthorized = true;
     s.lastError = err;
   }
 
-  /** True when every server refused the token. */
   allUnauthorized(): boolean {
     return this.servers.every((s) => s.unauthorized);
   }
@@ -163,7 +146,6 @@ export class ServerPool {
     return at;
   }
 
-  /** Every server's state, for error reports. */
   report(): ServerReport[] {
     const now = this.clock.monotonic();
     return this.servers.map((s) => ({

@@ -41,11 +41,8 @@ export function parseUuidsBody(body: Buffer, expected: number): string[] {
   return uuids as string[];
 }
 
-/** @internal The client's UUID buffer (chunks in the order their requests were sent) and its refills. */
+/** @internal The client's UUID buffer and its refills. */
 export class ClientUuids extends Refilled<string> {
-  private readonly chunks: { readonly uuids: string[]; i: number; readonly at: number }[] = [];
-  private size = 0;
-  private latency = 0;
   private readonly sizer: PrefetchSizer;
 
   constructor(
@@ -53,21 +50,13 @@ export class ClientUuids extends Refilled<string> {
     private readonly prefetch: SizerSettings & { readonly maxBatch: number },
     host: RemoteHost,
   ) {
-    super(host, clock, 'uuid() refill');
+    super(host, clock, 'uuid() refill', prefetch.maxAgeMs);
     this.sizer = new PrefetchSizer(clock, prefetch);
   }
 
   /** One UUID from the buffer, or `undefined` (a refill is then under way). */
   tryNext(): string | undefined {
-    this.dropStale();
-    const c = this.chunks[0];
-    let v: string | undefined;
-    if (c !== undefined) {
-      v = c.uuids[c.i++];
-      this.size--;
-      this.taken++;
-      if (c.i === c.uuids.length) this.chunks.shift();
-    }
+    const v = this.take();
     if (this.size < this.sizer.lowWater || this.size === 0) void this.refill();
     return v;
   }
@@ -82,23 +71,13 @@ export class ClientUuids extends Refilled<string> {
     assertCount('uuids', n);
     this.dropStale();
     const c = this.chunks[0];
-    if (c === undefined || c.uuids.length - c.i < n) return this.fetchAll(n, `uuids(${n})`);
-    const out = c.uuids.slice(c.i, c.i + n);
+    if (c === undefined || c.values.length - c.i < n) return this.fetchAll(n, `uuids(${n})`);
+    const out = c.values.slice(c.i, c.i + n);
     c.i += n;
     this.size -= n;
     this.taken += n;
-    if (c.i === c.uuids.length) this.chunks.shift();
+    if (c.i === c.values.length) this.chunks.shift();
     return out;
-  }
-
-  /** Drops everything (at close). */
-  clear(): void {
-    this.chunks.length = 0;
-    this.size = 0;
-  }
-
-  protected held(): number {
-    return this.size;
   }
 
   protected wanted(): number {
@@ -113,20 +92,5 @@ export class ClientUuids extends Refilled<string> {
       (body, path) => parseUuidsBody(body, Number(path.slice(path.lastIndexOf('=') + 1))),
       (e: FlurryError) => (e.code.startsWith('FLURRY_E_UUID_') ? 'caller' : undefined),
     );
-  }
-
-  protected keep(uuids: string[], sentAt: number): void {
-    const elapsed = this.clock.monotonic() - sentAt;
-    this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
-    this.chunks.push({ uuids, i: 0, at: sentAt });
-    this.size += uuids.length;
-  }
-
-  private dropStale(): void {
-    const limit = this.clock.monotonic() - this.prefetch.maxAgeMs;
-    while (this.chunks.length > 0 && this.chunks[0].at < limit) {
-      const c = this.chunks.shift()!;
-      this.size -= c.uuids.length - c.i;
-    }
   }
 }

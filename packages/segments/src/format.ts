@@ -105,12 +105,8 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-/** Checks an IANA time zone name (`Europe/Paris`, `UTC`); throws `FLURRY_E_SEQUENCE_OPTION`. */
-export function assertTimeZone(timeZone: string): void {
-  formatterFor(timeZone);
-}
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
+/** The formatter of an IANA time zone; `FLURRY_E_SEQUENCE_OPTION` for an unknown one. */
+export function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     try {
@@ -158,7 +154,7 @@ const FIELDS: Record<string, (p: CalendarParts) => string> = {
   ss: (p) => pad(p.second, 2),
 };
 
-/** The key suffix of a period: `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
+/** `yyyyMMdd`, `yyyyMM`, `yyyy`, or '' for `never`. */
 export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
   return SHOWN_BY[reset].map((t) => FIELDS[t](p)).join('');
 }

@@ -3,11 +3,11 @@
  * in blocks from PostgreSQL, MySQL/MariaDB (Leaf's own `leaf_alloc` table) or Redis and served from memory.
  * See docs/segments.md.
  */
-export * from './errors.js';
-export * from './store.js';
-export * from './format.js';
-export * from './url.js';
-export * from './adaptive-step.js';
+export { SequenceErrorCode, sequenceError } from './errors.js';
+export type { Allocation, CreateKeyOptions, KeyInfo, SegmentStore } from './store.js';
+export { parseSerialFormat, periodOf, renderSerial } from './format.js';
+export type { CalendarParts, ResetPeriod, SerialFormat } from './format.js';
+export { parseStoreUrl, type ParsedStoreUrl } from './url.js';
 export * from './sequence.js';
-export * from './sequences.js';
+export { openSequences, Sequences, Serial, type SerialOptions } from './sequences.js';
 export { createMemoryStore } from './stores/memory.js';

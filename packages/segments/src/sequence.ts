@@ -6,13 +6,37 @@
  */
 import { FlurryError, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
-import { adaptStep } from './adaptive-step.js';
 import type { SequenceEvent, SequenceStatus, SequenceTuning } from './sequence-types.js';
 import type { Allocation, SegmentStore } from './store.js';
 
 export type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence-types.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * What {@link adaptStep} decides from: the last fetch's step, the stored step (the floor), `maxStep`, the
+ * segment's target duration, the numbers issued and the ms elapsed since the last fetch started, and the numbers
+ * callers are waiting for now.
+ */
+export interface StepInput {
+  step: number;
+  minStep: number;
+  maxStep: number;
+  targetSegmentMs: number;
+  consumed: number;
+  elapsedMs: number;
+  demand: number;
+}
+
+/** The step of the next fetch of a key (docs/segments.md, "Adaptive step"). */
+export function adaptStep(i: StepInput): number {
+  const desired = Math.ceil((i.consumed / Math.max(i.elapsedMs, 1)) * i.targetSegmentMs);
+  let s = i.step;
+  if (desired > s) s = Math.min(s * 16, desired);
+  else if (desired < s / 2) s = Math.max(Math.ceil(s / 2), desired);
+  s = Math.max(s, i.minStep, Math.min(i.demand, i.maxStep));
+  return Math.max(Math.min(s, i.maxStep), i.minStep);
+}
 
 /**
  * A segment `[start, end)` a store allocated, issued up to `pos`: number arithmetic while the whole range is
@@ -39,18 +63,7 @@ class Segment {
 /** The segment of a sequence that holds none (before the first fetch, after close). */
 const EMPTY = new Segment(0n, 0n, 0);
 
-/**
- * A sequence of numbers for one key. Created by `Sequences.get(key)`; never construct it directly.
- *
- * @example
- * ```ts
- * const seq = sequences.get('ticket');
- * seq.tryNext();            // 1, or undefined when the buffer is empty
- * await seq.next();         // 2 (a promise only when it must wait)
- * await seq.batch(3);       // [3, 4, 5]
- * await seq.nextBigInt();   // 6n: the bigint forms work past 2^53 too
- * ```
- */
+/** A sequence of numbers for one key (docs/segments.md). Created by `Sequences.get(key)`; never construct it directly. */
 export class Sequence {
   private cur: Segment = EMPTY;
   private nxt: Segment | null = null;
@@ -90,13 +103,8 @@ export class Sequence {
 
   /**
    * The next number as a `number`, synchronously, or undefined when both segments are empty (a fetch is then
-   * under way). The hot path: a plain number increment. Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1
+   * under way): `seq.tryNext() ?? (await seq.next())`. Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1
    * (never rounds; use {@link Sequence.tryNextBigInt} there).
-   *
-   * @example
-   * ```ts
-   * const n = seq.tryNext() ?? (await seq.next());
-   * ```
    */
   tryNext(): number | undefined {
     const s = this.cur;
@@ -222,11 +230,7 @@ export class Sequence {
     return back;
   }
 
-  /**
-   * Hands the unused remainder back when safe, else counts it as wasted: `[firstUnused, lastEnd)` is the tail of
-   * the last allocation (when the next segment does not follow the current one, the current's remainder is
-   * wasted).
-   */
+  /** `[firstUnused, lastEnd)` is the tail of the last allocation (a remainder before a gap is wasted). */
   private async release(): Promise<bigint> {
     const { cur, nxt } = this;
     this.cur = EMPTY;
@@ -288,32 +292,23 @@ export class Sequence {
     this.fetching = this.fetchOnce();
   }
 
-  /** The step of the next fetch (see the class comment); undefined for the first (the stored step). */
-  private nextStep(): number | undefined {
-    if (this.minStep === 0) return undefined;
-    const now = this.clock.monotonic();
-    return adaptStep({
-      step: this.step,
-      minStep: this.minStep,
-      maxStep: this.tuning.maxStep,
-      targetSegmentMs: this.tuning.targetSegmentMs,
-      consumed: this.issued() - this.issuedAtFetch,
-      elapsedMs: now - this.fetchStartMono,
-      demand: this.demand,
-    });
-  }
-
   private async fetchOnce(): Promise<void> {
-    const step = this.nextStep();
     const t0 = this.clock.monotonic();
+    const { step, minStep, demand, tuning } = this;
+    const consumed = this.issued() - this.issuedAtFetch;
+    const elapsedMs = t0 - this.fetchStartMono;
+    const { maxStep, targetSegmentMs } = tuning;
+    // The first fetch takes the stored step.
+    const next =
+      minStep === 0 ? undefined : adaptStep({ step, minStep, maxStep, targetSegmentMs, consumed, elapsedMs, demand });
     try {
       let a: Allocation;
       try {
-        a = await this.store.allocate(this.key, step);
+        a = await this.store.allocate(this.key, next);
       } catch (err) {
         if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_UNKNOWN && this.ensureKey)) throw err;
         await this.ensureKey(this.key);
-        a = await this.store.allocate(this.key, step);
+        a = await this.store.allocate(this.key, next);
       }
       const latencyMs = this.clock.monotonic() - t0;
       this.stats.fetches++;
@@ -345,7 +340,7 @@ export class Sequence {
         this.stats.wasted +=
           typeof sk?.start === 'string' && typeof sk.end === 'string'
             ? BigInt(sk.end) - BigInt(sk.start)
-            : BigInt(step ?? this.minStep);
+            : BigInt(next ?? this.minStep);
       }
       this.retryAt = this.clock.monotonic() + this.tuning.retryMs;
       if (e.code === SequenceErrorCode.STORE_UNAVAILABLE && !this.closed) {

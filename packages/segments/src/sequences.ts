@@ -5,7 +5,7 @@
 import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
 import {
-  assertTimeZone,
+  formatterFor,
   parseSerialFormat,
   periodOf,
   periodStamp,
@@ -32,10 +32,10 @@ const RANGES = {
   prefetchAt: [0, 0.9, 0.1],
   targetSegmentMs: [1000, 86_400_000, 900_000],
   maxStep: [1, 2 ** 31 - 1, 1_000_000],
-  timeoutMs: [100, 120_000, 5000],
   retryMs: [10, 60_000, 500],
   waitTimeoutMs: [100, 600_000, 30_000],
   maxBatch: [1, 10_000_000, 100_000],
+  timeoutMs: [100, 120_000, 5000],
 } as const;
 const KNOWN = [
   'clock',
@@ -123,18 +123,9 @@ export class Serial {
   }
 }
 
-/**
- * The open sequences of one store.
- *
- * @example
- * ```ts
- * const sequences = await openSequences('memory://demo', { autoCreate: true });
- * const n = await sequences.get('ticket').next(); // 1
- * ```
- */
+/** The open sequences of one store. */
 export class Sequences {
   private readonly seqs = new Map<string, Sequence>();
-  private readonly creators = new Map<string, { start: bigint; step: number }>();
   private closed = false;
 
   /** @internal */
@@ -161,11 +152,10 @@ export class Sequences {
     if (this.closed) throw sequenceError('CLOSED', 'the sequences were closed');
     let s = this.seqs.get(key);
     if (!s) {
-      if (create) this.creators.set(key, create);
       const ensure =
         create || this.o.autoCreate
           ? async (k: string): Promise<void> => {
-              const c = this.creators.get(k) ?? { start: 1n, step: this.o.defaultStep };
+              const c = create ?? { start: 1n, step: this.o.defaultStep };
               try {
                 await this.store.create(k, { start: c.start, step: c.step, description: null });
               } catch (err) {
@@ -212,11 +202,6 @@ export class Sequences {
   /**
    * A formatted serial. Throws `FLURRY_E_SEQUENCE_FORMAT` (unknown placeholder, no `{seq}`, a format that does
    * not show its reset period), `FLURRY_E_SEQUENCE_OPTION` (time zone), `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   *
-   * @example
-   * ```ts
-   * const inv = sequences.serial('invoice', { format: 'INV-{yyyy}-{seq:06}', reset: 'year', timeZone: 'Europe/Paris' });
-   * ```
    */
   serial(key: string, options: SerialOptions): Serial {
     assertKnownOptions(options, ['format', 'reset', 'timeZone', 'step', 'start'], 'serial options');
@@ -228,7 +213,7 @@ export class Sequences {
       throw sequenceError('KEY_INVALID', message, { key });
     }
     const timeZone = options.timeZone ?? 'UTC';
-    assertTimeZone(timeZone);
+    formatterFor(timeZone);
     const c = normaliseCreate({ start: options.start ?? 1n, step: options.step ?? this.o.defaultStep });
     return new Serial(key, format, timeZone, this, { start: c.start, step: c.step });
   }
@@ -298,41 +283,36 @@ export class Sequences {
  * `FLURRY_E_SEQUENCE_URL`, `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE` (Redis
  * without fsync on every write), `…_STORE_CORRUPT` (a table without Leaf's columns), `…_OPTION`,
  * `FLURRY_E_UNKNOWN_OPTION`. Messages name the URL without its password.
- *
- * @example
- * ```ts
- * const sequences = await openSequences('mysql://flurry:secret@127.0.0.1:3306/ids', { targetSegmentMs: 60_000 });
- * ```
  */
 export async function openSequences(url: string | SegmentStore, options: SequencesOptions = {}): Promise<Sequences> {
   assertKnownOptions(options, KNOWN, 'openSequences options');
   const clock = options.clock ?? systemClock;
-  const tuning: SequenceTuning = {
-    prefetchAt: range(options, 'prefetchAt'),
-    targetSegmentMs: range(options, 'targetSegmentMs'),
-    maxStep: range(options, 'maxStep'),
-    retryMs: range(options, 'retryMs'),
-    waitTimeoutMs: range(options, 'waitTimeoutMs'),
-    maxBatch: range(options, 'maxBatch'),
-  };
-  const timeoutMs = range(options, 'timeoutMs');
+  const names = Object.keys(RANGES) as (keyof typeof RANGES)[];
+  const all = Object.fromEntries(names.map((n) => [n, range(options, n)])) as Record<(typeof names)[number], number>;
+  const { timeoutMs, ...tuning }: SequenceTuning & { timeoutMs: number } = all;
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
-  const now = (): number => clock.now();
-  const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
-  let store: SegmentStore;
-  if (p === undefined) store = url as SegmentStore;
-  else if (p.kind === 'memory') store = createMemoryStore(p.name || undefined, now);
-  else if (p.kind === 'redis') {
-    const allowVolatileStore = options.allowVolatileStore ?? false;
-    store = await (await import('./stores/redis.js')).openRedisStore(p, { timeoutMs, allowVolatileStore, now });
-  } else {
-    const createTable = options.createTable ?? true;
-    store = await (await import('./stores/sql.js')).openSqlStore(p, { timeoutMs, createTable });
-  }
   if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
   }
+  const now = (): number => clock.now();
+  const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
+  const store: SegmentStore =
+    p === undefined
+      ? (url as SegmentStore)
+      : p.kind === 'memory'
+        ? createMemoryStore(p.name || undefined, now)
+        : p.kind === 'redis'
+          ? await (
+              await import('./stores/redis.js')
+            ).openRedisStore(p, {
+              timeoutMs,
+              allowVolatileStore: options.allowVolatileStore ?? false,
+              now,
+            })
+          : await (
+              await import('./stores/sql.js')
+            ).openSqlStore(p, { timeoutMs, createTable: options.createTable ?? true });
   const o = { autoCreate: options.autoCreate ?? false, defaultStep, onEvent: options.onEvent };
   return new Sequences(store, clock, tuning, o);
 }

@@ -59,25 +59,14 @@ export interface SegmentStore {
   close(): Promise<void>;
 }
 
-/** The longest key, as Leaf's `biz_tag varchar(128)`. */
+/** Leaf's `biz_tag varchar(128)`, `step int` and a signed 64-bit `max_id`. */
 export const MAX_KEY_LENGTH = 128;
-/** The largest step a store takes (Leaf's `step int`). */
 export const MAX_STEP = 2 ** 31 - 1;
-/** The largest `maxId` (a signed 64-bit `bigint` column). */
 export const MAX_ID = 2n ** 63n - 1n;
 
 const KEY_RE = /^[A-Za-z0-9_.:-]+$/;
 
-/**
- * Checks a key name: 1 to 128 characters (Leaf's `biz_tag varchar(128)`) from `A-Z a-z 0-9 _ . : -`, so that it
- * fits a URL path segment, a shell argument and a Redis key unquoted. Throws `FLURRY_E_SEQUENCE_KEY_INVALID`.
- *
- * @example
- * ```ts
- * assertKey('order:20261123'); // fine
- * assertKey('orders/eu');      // throws FLURRY_E_SEQUENCE_KEY_INVALID
- * ```
- */
+/** The key's characters fit a URL path segment, a shell argument and a Redis key unquoted. */
 export function assertKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH || !KEY_RE.test(key)) {
     const shown =
@@ -95,7 +84,6 @@ export function assertKey(key: unknown): asserts key is string {
   }
 }
 
-/** Checks a step: an integer 1 … 2^31 - 1 (Leaf's `step int`). Throws `FLURRY_E_SEQUENCE_OPTION`. */
 export function assertStep(step: unknown, name: string): asserts step is number {
   if (typeof step !== 'number' || !Number.isInteger(step) || step < 1 || step > MAX_STEP) {
     const message = `${name} must be an integer from 1 to ${MAX_STEP} (Leaf's step int), got ${String(step)}`;
@@ -103,7 +91,6 @@ export function assertStep(step: unknown, name: string): asserts step is number 
   }
 }
 
-/** Normalises create options (defaults: start 1, step 1000, no description) and checks their ranges. */
 export function normaliseCreate(options: CreateKeyOptions = {}): Parameters<SegmentStore['create']>[1] {
   const start = options.start ?? 1n;
   if (
@@ -124,7 +111,6 @@ export function normaliseCreate(options: CreateKeyOptions = {}): Parameters<Segm
   return { start: BigInt(start), step, description };
 }
 
-/** Checks a store's answer for an allocation and builds the segment: `end` within `step … MAX_ID`. */
 export function allocationFrom(key: string, maxId: bigint, step: number, store: string): Allocation {
   if (maxId < BigInt(step) || maxId > MAX_ID || step < 1) {
     throw sequenceError(

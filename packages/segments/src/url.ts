@@ -17,15 +17,7 @@ const ALLOWED: Record<ParsedStoreUrl['kind'], string[]> = {
   memory: [],
 };
 
-/**
- * Parses a store URL; throws `FLURRY_E_SEQUENCE_URL` naming the URL without its password.
- *
- * @example
- * ```ts
- * parseStoreUrl('mysql://flurry:pw@127.0.0.1:3306/ids'); // { kind: 'mysql', table: 'leaf_alloc', … }
- * parseStoreUrl('mongo://x');                            // throws FLURRY_E_SEQUENCE_URL
- * ```
- */
+/** Parses a store URL; throws `FLURRY_E_SEQUENCE_URL` naming the URL without its password. */
 export function parseStoreUrl(url: string): ParsedStoreUrl {
   const redacted = typeof url === 'string' ? redactUrl(url) : String(url);
   const bad = (why: string): Error =>
