@@ -164,7 +164,9 @@ class Client implements FlurryClient {
   }
 
   nextString(): Promise<string> {
-    return this.next().then(String);
+    const v = this.tryNext();
+    if (v !== undefined) return Promise.resolve(v.toString());
+    return this.wait().then(String);
   }
 
   private wait(): Promise<bigint> {
