@@ -37,7 +37,7 @@ export interface DecodeOptions {
   bits?: number;
 }
 
-/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). @example `CODEC_OPTION_NAMES // ['fixed', 'bits']` */
+/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). */
 export const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
 
 /** One string form of IDs. */
@@ -161,15 +161,7 @@ export function isIdFormat(name: unknown): name is IdFormat {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(codecs, name);
 }
 
-/**
- * The codec of a format name; `FLURRY_E_CODEC_UNKNOWN` for anything else.
- *
- * @example
- * ```ts
- * getCodec('hex').encode(255n); // 'ff'
- * getCodec('b64');              // throws FLURRY_E_CODEC_UNKNOWN
- * ```
- */
+/** The codec of a format name; `FLURRY_E_CODEC_UNKNOWN` for anything else. */
 export function getCodec(format: string): IdCodec {
   if (!isIdFormat(format)) {
     throw new FlurryError(
@@ -204,13 +196,6 @@ export function encodeId(id: bigint | number, format: IdFormat | (string & {}), 
  * not a string, a bad character — named with its position — or, with `fixed: true`, the
  * wrong length), `FLURRY_E_ID_TOO_WIDE` (the value overflows `bits`),
  * `FLURRY_E_CODEC_UNKNOWN`.
- *
- * @example
- * ```ts
- * decodeId('ff', 'hex');                     // 255n
- * decodeId('0000000000g', 'base62', { fixed: true }); // 42n
- * decodeId('1I', 'base32');                  // 33n (I reads as 1)
- * ```
  */
 export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);

@@ -29,14 +29,6 @@ import {
  * (`datacenter`, `worker`, `machine`, …) name the issuer. The timestamp must be more
  * significant than the sequence (so one node's IDs increase); node fields may sit
  * anywhere, e.g. Sonyflake's `timestamp | sequence | machine`.
- *
- * @example
- * ```ts
- * const l = Layout.from('sonyflake');
- * l.unitMs;                 // 10
- * l.nodeCount;              // 65536
- * l.maxIdsPerSecondPerNode; // 25600
- * ```
  */
 export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */
@@ -149,12 +141,6 @@ export class Layout implements LayoutGeometry {
    * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an
    * optional epoch (ISO date or Unix ms, as a string or number; default
    * {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default, `10ms`, `1s`).
-   *
-   * @example
-   * ```ts
-   * Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '1288834974657' });
-   * Layout.parse('timestamp:39,sequence:8,machine:16', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
-   * ```
    */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
@@ -215,11 +201,7 @@ export class Layout implements LayoutGeometry {
     }
   }
 
-  /**
-   * The node fields' bits, in position, as one bigint (validates the node first).
-   *
-   * @example `Layout.from('twitter').nodeBits({ datacenter: 1, worker: 1 }) === (1n << 17n) | (1n << 12n)`
-   */
+  /** The node fields' bits, in position, as one bigint (validates the node first). */
   nodeBits(node: Record<string, number>): bigint {
     this.validateNode(node);
     let bits = 0n;
@@ -230,8 +212,6 @@ export class Layout implements LayoutGeometry {
   /**
    * The tick (units since the epoch) holding a Unix ms time; may be negative or beyond
    * `maxTick` (callers check).
-   *
-   * @example `Layout.from('sonyflake').tickOf(Date.UTC(2014, 8, 1, 0, 0, 1)) === 100`
    */
   tickOf(unixMs: number): number {
     return Math.floor((unixMs - this.epochMs) / this.unitMs);
@@ -266,12 +246,6 @@ export class Layout implements LayoutGeometry {
    * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws
    * `FLURRY_E_CLOCK_BEFORE_EPOCH`, `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION`
    * (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
-   *
-   * @example
-   * ```ts
-   * Layout.from('discord').compose({ unixMs: 1462015105796, sequence: 7, node: { worker: 1, process: 0 } });
-   * // 175928847299117063n
-   * ```
    */
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
@@ -326,11 +300,6 @@ export class Layout implements LayoutGeometry {
    * Splits an ID (bigint, decimal string or safe-integer number) back into its fields,
    * Unix ms and ISO time. Throws `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or
    * `FLURRY_E_ID_MALFORMED`.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').decode('1541815603606036480').unixMs; // 1656432460105
-   * ```
    */
   decode(id: bigint | string | number): DecodedId {
     const value = parseId(id, this);
@@ -347,11 +316,7 @@ export class Layout implements LayoutGeometry {
     return { id: value, unixMs, timestamp: new Date(unixMs).toISOString(), sequence, fields };
   }
 
-  /**
-   * The `--fields` form of this layout, e.g. `timestamp:41,worker:10,sequence:12`.
-   *
-   * @example `Layout.from('leaf').toFieldsString() === 'timestamp:41,worker:10,sequence:12'`
-   */
+  /** The `--fields` form of this layout, e.g. `timestamp:41,worker:10,sequence:12`. */
   toFieldsString(): string {
     return this.fields.map((f) => `${f.name}:${f.bits}`).join(',');
   }
@@ -381,16 +346,7 @@ export class Layout implements LayoutGeometry {
     return `e${this.epochMs}-u${this.unitMs}-t${t.shift}.${t.bits}-s${s.shift}.${s.bits}-n${nodeBits.toString(16)}`;
   }
 
-  /**
-   * A JSON-safe summary: fields, epoch, unit, end of life, capacity.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').describe();
-   * // { name: 'twitter', totalBits: 63, epoch: '2010-11-04T01:42:54.657Z', unit: '1ms', expiresAt: '2080-07-10T17:30:30.209Z',
-   * //   nodeCount: 1024, maxIdsPerSecondPerNode: 4096000, … }
-   * ```
-   */
+  /** A JSON-safe summary: fields, epoch, unit, end of life, capacity. */
   describe(): LayoutInfo {
     return {
       name: this.name,

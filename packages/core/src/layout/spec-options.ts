@@ -13,21 +13,11 @@ export interface LayoutParseOptions {
   name?: string;
 }
 
-/** @example `LAYOUT_SPEC_OPTION_NAMES.includes('epoch') // true` */
 export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
-/** @example `FIELD_SPEC_OPTION_NAMES // ['name', 'bits']` */
 export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
-/** @example `LAYOUT_PARSE_OPTION_NAMES // ['epoch', 'unit', 'name']` */
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
 
-/**
- * Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`).
- *
- * @example
- * ```ts
- * assertLayoutSpecKeys({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 0 }); // passes
- * ```
- */
+/** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */
 export function assertLayoutSpecKeys(spec: LayoutSpec): void {
   assertKnownOptions(spec, LAYOUT_SPEC_OPTION_NAMES, 'The layout spec');
   spec.fields.forEach((f, i) => assertKnownOptions(f, FIELD_SPEC_OPTION_NAMES, `Layout field ${i + 1}`));

@@ -111,11 +111,6 @@ export class PublicIdCipher {
   /**
    * Builds a cipher. Errors: `FLURRY_E_PUBLIC_KEY_INVALID` (malformed or empty keyring,
    * duplicate key IDs), `FLURRY_E_INVALID_OPTION`.
-   *
-   * @example
-   * ```ts
-   * PublicIdCipher.create({ keys: loadKeysFromEnv(), bits: layout.totalBits, alphabet: 'base58' });
-   * ```
    */
   static create(options: PublicIdOptions): PublicIdCipher {
     return new PublicIdCipher(options);
@@ -281,12 +276,12 @@ export class PublicIdCipher {
     return id;
   }
 
-  /** Redacted description (no key material). @example `String(cipher) // 'PublicIdCodec(bits=64, base62, checksum, keys=B,A)'` */
+  /** Redacted description (no key material). */
   toString(): string {
     return `PublicIdCodec(bits=${this.bits}, ${this.alphabet}, ${this.checksum ? 'checksum' : 'no checksum'}, keys=${this.keyIds.join(',')})`;
   }
 
-  /** Redacted JSON form. @example `JSON.stringify(cipher) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
+  /** Redacted JSON form. */
   toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
@@ -301,7 +296,7 @@ export class PublicIdCipher {
     };
   }
 
-  /** Redacted output for `util.inspect`. @example `console.log(cipher) // PublicIdCodec(bits=64, …)` */
+  /** Redacted output for `util.inspect`. */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }

@@ -39,8 +39,6 @@ const RESERVED = [
 /**
  * Checks a function-name prefix and returns it (default `flurry_`). Throws
  * `FLURRY_E_INVALID_OPTION` for anything but a lower-case SQL identifier start.
- *
- * @example `sqlPrefix(undefined) === 'flurry_'`
  */
 export function sqlPrefix(prefix: string | undefined): string {
   const p = prefix ?? 'flurry_';
@@ -77,11 +75,6 @@ function factsOf(layout: Layout) {
  * `flurry_timestamp(ID)`, `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`,
  * `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` / `DATETIME(3)` read as UTC) and
  * `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
- *
- * @example
- * ```ts
- * layoutSql(Layout.from('sonyflake'), { dialect: 'mysql', prefix: 'sf_' }).script;
- * ```
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');
