@@ -6,10 +6,15 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { assertKnownOptions } from '../known-options.js';
 import { parseId } from './parse-id.js';
-import { LAYOUT_PARSE_OPTION_NAMES, assertLayoutSpecKeys, type LayoutParseOptions } from './spec-options.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
 import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
-import { parseFieldList, validateLayoutSpec } from './spec.js';
+import {
+  LAYOUT_PARSE_OPTION_NAMES,
+  assertLayoutSpecKeys,
+  parseFieldList,
+  validateLayoutSpec,
+  type LayoutParseOptions,
+} from './spec.js';
 import {
   UNIT_MS,
   type DecodedId,

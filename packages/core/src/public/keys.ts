@@ -200,12 +200,9 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
   try {
     text = readTextFile(path);
   } catch (e) {
-    throw new FlurryError(
-      ErrorCode.PUBLIC_KEY_INVALID,
+    throw invalid(
       `Cannot read the public-ID key file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`,
-      {
-        path,
-      },
+      { path },
     );
   }
   return parseKeys(text);
