@@ -233,9 +233,7 @@ export class Alphabet {
       throw new FlurryError(
         this.malformedCode,
         `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`,
-        {
-          format: this.name,
-        },
+        { format: this.name },
       );
     }
     const len = text.length;
@@ -244,11 +242,7 @@ export class Alphabet {
       throw new FlurryError(
         this.malformedCode,
         `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from ${this.describeAlphabet()}.`,
-        {
-          format: this.name,
-          length: 0,
-          maxLength: maxLen,
-        },
+        { format: this.name, length: 0, maxLength: maxLen },
       );
     }
     if (exactLength > 0 && len !== exactLength) {

@@ -72,9 +72,7 @@ function negative(id: bigint | number): FlurryError {
   return new FlurryError(
     ErrorCode.ID_NEGATIVE,
     `An ID cannot be negative, got ${id}; IDs are unsigned integers from 0 to 2^bits - 1.`,
-    {
-      value: String(id),
-    },
+    { value: String(id) },
   );
 }
 
@@ -167,10 +165,7 @@ export function getCodec(format: string): IdCodec {
     throw new FlurryError(
       ErrorCode.CODEC_UNKNOWN,
       `Unknown ID format ${describeValue(format)}; use one of ${FORMATS.join(', ')}.`,
-      {
-        format: describeValue(format),
-        allowed: [...FORMATS],
-      },
+      { format: describeValue(format), allowed: [...FORMATS] },
     );
   }
   return codecs[format];

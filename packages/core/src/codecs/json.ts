@@ -77,11 +77,7 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
       throw new FlurryError(
         ErrorCode.ID_TOO_WIDE,
         `JSON key "${key}" holds ${id}, which does not fit ${bits} bits (largest ${max}).`,
-        {
-          key,
-          value: id.toString(),
-          bits,
-        },
+        { key, value: id.toString(), bits },
       );
     }
     return id;

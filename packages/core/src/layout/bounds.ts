@@ -41,12 +41,7 @@ function checkedTick(layout: LayoutGeometry, unixMs: number, what: string, allow
     throw new FlurryError(
       ErrorCode.TIME_OUT_OF_RANGE,
       `${what} ${when} (Unix ms ${unixMs}) is ${tick < 0 ? "before the layout's epoch" : "past the layout's end of life"}; the ${layout.name} layout holds times from ${describeRange(layout)}${allowEnd ? ' (the end of a range may equal the end of life)' : ''}. Give a time in that range.`,
-      {
-        [what]: unixMs,
-        epochMs: layout.epochMs,
-        expiresAtMs: layout.expiresAt.getTime(),
-        layout: layout.name,
-      },
+      { [what]: unixMs, epochMs: layout.epochMs, expiresAtMs: layout.expiresAt.getTime(), layout: layout.name },
     );
   }
   return tick;

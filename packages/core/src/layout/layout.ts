@@ -189,11 +189,7 @@ export class Layout implements LayoutGeometry {
         throw new FlurryError(
           ErrorCode.NODE_OUT_OF_RANGE,
           `The node value for ${f.name} is missing; give ${f.name} in 0..${f.max}.`,
-          {
-            field: f.name,
-            min: 0,
-            max: f.max,
-          },
+          { field: f.name, min: 0, max: f.max },
         );
       }
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > f.max) {
@@ -280,10 +276,7 @@ export class Layout implements LayoutGeometry {
       throw new FlurryError(
         ErrorCode.INVALID_OPTION,
         `sequence = ${String(sequence)} is out of range; it must be an integer in 0..${this.maxSequence}.`,
-        {
-          sequence: String(sequence),
-          max: this.maxSequence,
-        },
+        { sequence: String(sequence), max: this.maxSequence },
       );
     }
     return this.composeTick(tick, sequence, this.nodeBits(parts.node));

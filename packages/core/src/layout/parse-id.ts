@@ -77,9 +77,7 @@ function malformed(input: unknown, why: string): FlurryError {
   return new FlurryError(
     ErrorCode.ID_MALFORMED,
     `The ID ${shown} is malformed: ${why}. Give a decimal integer such as 1541815603606036480.`,
-    {
-      id: typeof input === 'string' ? preview(input) : String(input),
-    },
+    { id: typeof input === 'string' ? preview(input) : String(input) },
   );
 }
 

@@ -33,9 +33,7 @@ export function parseFieldList(fields: string): FieldSpec[] {
     throw new FlurryError(
       ErrorCode.LAYOUT_SPEC,
       'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.',
-      {
-        fields,
-      },
+      { fields },
     );
   }
   return fields.split(',').map((part) => {

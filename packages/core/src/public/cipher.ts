@@ -396,10 +396,7 @@ export class PublicIdCipher {
       throw new FlurryError(
         ErrorCode.PUBLIC_ID_UNKNOWN_KEY,
         `No key "${String(keyId)}" in the keyring (${this.keyIds.map((k) => `"${k}"`).join(', ')}).`,
-        {
-          keyId: String(keyId),
-          known: [...this.keyIds],
-        },
+        { keyId: String(keyId), known: [...this.keyIds] },
       );
     }
     return e;
@@ -416,11 +413,7 @@ export class PublicIdCipher {
         throw new FlurryError(
           ErrorCode.ID_TOO_WIDE,
           `The ${what} ${x} is above the largest accepted value ${max} (a ${this.bits}-bit public-ID codec).`,
-          {
-            value: x.toString(),
-            bits: this.bits,
-            max: max.toString(),
-          },
+          { value: x.toString(), bits: this.bits, max: max.toString() },
         );
       }
       return splitU64(x, this.halves);

@@ -93,9 +93,7 @@ export class PublicIdKey {
     else {
       throw invalid(
         `A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`,
-        {
-          keyId: String(id),
-        },
+        { keyId: String(id) },
       );
     }
     return new PublicIdKey(keyId, randomFill(new Uint8Array(32)));
