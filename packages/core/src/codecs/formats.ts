@@ -11,16 +11,6 @@ import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type 
 /** The name of a string form of an ID (the CLI's `--format`). */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
-/** Every format name, in the order the CLI lists them (`--format decimal|hex|…`). */
-export const FORMATS: readonly IdFormat[] = Object.freeze([
-  'decimal',
-  'hex',
-  'base32',
-  'base58',
-  'base62',
-  'base64url',
-] as const);
-
 /** Options of {@link encodeId} and {@link IdCodec.encode}. */
 export interface EncodeOptions {
   /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
@@ -38,15 +28,13 @@ export interface DecodeOptions {
 }
 
 /** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). */
-export const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
+const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
 
 /** One string form of IDs. */
 export interface IdCodec {
-  /** The format name. */
   readonly name: IdFormat;
-  /** The digits, from value 0 upwards (ascending ASCII). */
+  /** The digits, from value 0 upwards (ascending ASCII), and their count. */
   readonly alphabet: string;
-  /** Number of digits. */
   readonly radix: number;
   /** One line for help texts. */
   readonly description: string;
@@ -153,6 +141,9 @@ export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
     'URL-safe base64 characters in sortable order -0-9A-Z_a-z, numeric, not RFC byte encoding (11 fixed for 64 bits)',
   ),
 });
+
+/** Every format name, in the order the CLI lists them (`--format decimal|hex|…`). */
+export const FORMATS: readonly IdFormat[] = Object.freeze(Object.keys(codecs) as IdFormat[]);
 
 /** True when `name` is one of {@link FORMATS}. */
 export function isIdFormat(name: unknown): name is IdFormat {

@@ -1,7 +1,3 @@
-/**
- * {@link Layout}: the validated bit layout of an ID — ordered fields, epoch, time unit —
- * with its derived facts (lifetime, capacity) and ID composition/decoding.
- */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -45,17 +41,15 @@ export class Layout implements LayoutGeometry {
   readonly unitMs: number;
   /** Sum of the field widths (≤ 64). */
   readonly totalBits: number;
-  /** All fields, most significant first. */
+  /** All fields, most significant first (`nodeFields` likewise). */
   readonly fields: readonly LayoutField[];
-  /** The node fields, most significant first. */
   readonly nodeFields: readonly LayoutField[];
   readonly timestampField: LayoutField;
   readonly sequenceField: LayoutField;
   readonly timestampBits: number;
   readonly sequenceBits: number;
-  /** Largest sequence value in one tick (`2^sequenceBits - 1`). */
+  /** `2^sequenceBits - 1` and `2^timestampBits - 1`. */
   readonly maxSequence: number;
-  /** Largest tick the timestamp field holds (`2^timestampBits - 1`). */
   readonly maxTick: number;
   /** Number of distinct node identities (product of the node field sizes; 1 without node fields). */
   readonly nodeCount: number;
@@ -161,10 +155,7 @@ export class Layout implements LayoutGeometry {
     return new Layout(name, fields, epochMs, unit);
   }
 
-  /**
-   * Checks node values: every node field present, an integer in `0 … max`, no unknown
-   * names. Throws `FLURRY_E_NODE_OUT_OF_RANGE` naming the field and its range.
-   */
+  /** Checks node values (each node field an integer in `0 … max`, no other names): `FLURRY_E_NODE_OUT_OF_RANGE`. */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
       throw new FlurryError(
@@ -210,35 +201,22 @@ export class Layout implements LayoutGeometry {
     return bits;
   }
 
-  /**
-   * The tick (units since the epoch) holding a Unix ms time; may be negative or beyond
-   * `maxTick` (callers check).
-   */
+  /** The tick holding a Unix ms time; may be negative or beyond `maxTick` (callers check). */
   tickOf(unixMs: number): number {
     return Math.floor((unixMs - this.epochMs) / this.unitMs);
   }
 
-  /**
-   * The smallest ID this layout can give the instant `unixMs` (rounded down to the unit):
-   * every field but the timestamp zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the
-   * epoch or from the end of life on. See {@link idBounds}.
-   */
+  /** {@link minIdAt} for this layout. */
   minIdAt(unixMs: number | Date): bigint {
     return minIdAt(this, unixMs);
   }
 
-  /**
-   * The largest ID this layout can give the instant `unixMs` (rounded down to the unit):
-   * every field but the timestamp all ones, wherever it sits. Throws like {@link Layout.minIdAt}.
-   */
+  /** {@link maxIdAt} for this layout. */
   maxIdAt(unixMs: number | Date): bigint {
     return maxIdAt(this, unixMs);
   }
 
-  /**
-   * The half-open interval `[min, maxExclusive)` of the IDs whose time (rounded down to the
-   * unit) is in `[fromMs, toMs)`; see {@link idBounds} for the rules and errors.
-   */
+  /** {@link idBounds} for this layout. */
   bounds(fromMs: number | Date, toMs: number | Date): IdBounds {
     return idBounds(this, fromMs, toMs);
   }
@@ -282,10 +260,7 @@ export class Layout implements LayoutGeometry {
     return this.composeTick(tick, sequence, this.nodeBits(parts.node));
   }
 
-  /**
-   * Builds an ID from a tick, a sequence and pre-shifted node bits, without checks (the
-   * generator's building block).
-   */
+  /** An ID from a tick, a sequence and pre-shifted node bits, unchecked (the generator's building block). */
   composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
       (BigInt(tick) << BigInt(this.timestampField.shift)) |
@@ -319,10 +294,7 @@ export class Layout implements LayoutGeometry {
     return this.fields.map((f) => `${f.name}:${f.bits}`).join(',');
   }
 
-  /**
-   * The spec that rebuilds this layout (plain data, safe to post to a worker thread or
-   * store as JSON).
-   */
+  /** The spec that rebuilds this layout (plain data: JSON, worker threads). */
   toSpec(): LayoutSpec {
     return {
       name: this.name,

@@ -49,10 +49,7 @@ function invalid(option: string | undefined, message: string): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
 }
 
-/**
- * Checks the options of a cipher and applies the defaults (the keyring is parsed by the cipher). Throws
- * `FLURRY_E_INVALID_OPTION` (naming the option and its allowed values) or `FLURRY_E_UNKNOWN_OPTION`.
- */
+/** The options with their defaults (the keyring is parsed by the cipher). */
 function resolvePublicIdOptions(options: PublicIdOptions) {
   if (options === null || typeof options !== 'object')
     throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
@@ -85,13 +82,10 @@ function resolvePublicIdOptions(options: PublicIdOptions) {
  * ```
  */
 export class PublicIdCipher {
-  /** Width N of the ID space. */
+  /** The resolved {@link PublicIdOptions}. */
   readonly bits: number;
-  /** Largest accepted ID. */
   readonly maxId: bigint;
-  /** The string alphabet. */
   readonly alphabet: PublicIdAlphabet;
-  /** Whether strings carry a check character. */
   readonly checksum: boolean;
   /** Length of every public-ID string: 1 (key ID) + payload + 3 (tag) + 1 (check, when on). */
   readonly length: number;
@@ -99,9 +93,8 @@ export class PublicIdCipher {
   readonly payloadLength: number;
   /** Length of the authentication tag ({@link PUBLIC_ID_TAG_LENGTH}). */
   readonly tagLength: number = PUBLIC_ID_TAG_LENGTH;
-  /** Key IDs of the keyring, current first. */
+  /** Key IDs of the keyring, current (encoding) first. */
   readonly keyIds: readonly string[];
-  /** The key ID used for encoding. */
   readonly currentKeyId: string;
 
   private readonly digits: Alphabet;
@@ -109,18 +102,15 @@ export class PublicIdCipher {
   private readonly radix: number;
   /** radix³, the number of tag values. */
   private readonly tagSpace: number;
-  /** Character code of each digit value. */
+  /** Character code of each digit value; digit values and character codes of the string being built or parsed. */
   private readonly codes: Uint16Array;
-  /** Digit values of the string being built or parsed. */
   private readonly work: Uint8Array;
-  /** Character codes of the string being built (plain array, for `String.fromCharCode(...)`). */
   private readonly textCodes: number[];
   /** Other widths whose strings have the same payload length (for telling a width mix-up from a wrong key). */
   private readonly sameLengthWidths: readonly number[];
   // #private so that no inspection (even util.inspect with customInspect: false) reaches key material.
   readonly #current: KeyEntry;
   readonly #byId = new Map<string, KeyEntry>();
-  /** Entries by key-ID character code. */
   readonly #byCode: (KeyEntry | undefined)[] = new Array<KeyEntry | undefined>(128).fill(undefined);
   private readonly halves = new Float64Array(2);
 
@@ -155,10 +145,7 @@ export class PublicIdCipher {
     this.#current = this.#byId.get(this.currentKeyId) as KeyEntry;
   }
 
-  /**
-   * Builds a cipher. Errors: `FLURRY_E_PUBLIC_KEY_INVALID` (malformed or empty keyring,
-   * duplicate key IDs), `FLURRY_E_INVALID_OPTION`.
-   */
+  /** Builds a cipher: `FLURRY_E_PUBLIC_KEY_INVALID` (bad keyring), `FLURRY_E_INVALID_OPTION`. */
   static create(options: PublicIdOptions): PublicIdCipher {
     return new PublicIdCipher(options);
   }
@@ -196,10 +183,7 @@ export class PublicIdCipher {
     return id;
   }
 
-  /**
-   * The public-ID string of an ID, with the current key: key ID, fixed-width encrypted ID,
-   * 3-character authentication tag, check character.
-   */
+  /** The public-ID string of an ID, with the current key. */
   encode(id: bigint | number): string {
     this.split(id, this.maxId, 'ID');
     const e = this.#current;
@@ -402,7 +386,6 @@ export class PublicIdCipher {
     return e;
   }
 
-  /** Range-checks and splits into this.halves. */
   private split(x: unknown, max: bigint, what: string): void {
     if (typeof x === 'bigint') {
       if (x < 0n)
