@@ -6,18 +6,14 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
 
-/**
- * A half-open ID interval: an ID `id` of the layout carries a time in `[fromMs, toMs)`
- * (rounded down to the unit) exactly when `min <= id < maxExclusive`.
- */
+/** A half-open ID interval: an ID carries a time in `[fromMs, toMs)` exactly when `min <= id < maxExclusive`. */
 export interface IdBounds {
   /** The smallest ID carrying a time at or after `fromMs`. */
   readonly min: bigint;
   /** One past the largest ID carrying a time before `toMs` (`maxIdAt(toMs - unit) + 1`); may be `2^totalBits`. */
   readonly maxExclusive: bigint;
-  /** `fromMs` rounded down to the unit: the first instant inside. */
+  /** The first instant inside and the first outside (`fromMs` and `toMs` rounded down to the unit). */
   readonly fromMs: number;
-  /** `toMs` rounded down to the unit: the first instant outside. */
   readonly toMs: number;
 }
 
@@ -67,11 +63,7 @@ export function minIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   return BigInt(tick) << BigInt(layout.timestampField.shift);
 }
 
-/**
- * The largest ID a layout can give the instant `unixMs` (rounded down to the unit): its
- * tick in the timestamp field, every other field (node fields and sequence, above or below
- * each other) all ones. Throws `FLURRY_E_TIME_OUT_OF_RANGE` like {@link minIdAt}.
- */
+/** The largest ID a layout can give the instant `unixMs`: as {@link minIdAt}, every other field all ones. */
 export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   return minIdAt(layout, unixMs) | nonTimeMask(layout);
 }
@@ -117,10 +109,8 @@ export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg:
 }
 
 /**
- * Reads a time as the CLI and the HTTP API take it: Unix milliseconds (digits, optionally
- * negative) or an ISO 8601 date (`2026-11-01`, `2026-11-01T12:00:00Z`; a date without a
- * zone is UTC). Throws `FLURRY_E_INVALID_OPTION`
- * naming `what` otherwise.
+ * Reads a time as the CLI and the HTTP API take it: Unix ms (digits, optionally negative) or an ISO 8601 date
+ * (`2026-11-01`, `2026-11-01T12:00:00Z`; without a zone, UTC). Else `FLURRY_E_INVALID_OPTION` naming `what`.
  */
 export function parseTime(text: string, what: string): number {
   const s = typeof text === 'string' ? text.trim() : '';
