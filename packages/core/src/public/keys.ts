@@ -99,10 +99,7 @@ export class PublicIdKey {
     return new PublicIdKey(keyId, randomFill(new Uint8Array(32)));
   }
 
-  /**
-   * The full secret string `fk1_<keyId>_<base64url>`, for storing the key. Treat the result
-   * as a secret.
-   */
+  /** The full secret string `fk1_<keyId>_<base64url>`, for storing the key: treat it as a secret. */
   export(): string {
     return `${KEY_PREFIX}${this.id}_${toBase64url(this.secretBytes())}`;
   }
