@@ -21,20 +21,10 @@ export interface LayoutSqlOptions {
 
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
 /** Function names the generated DDL uses itself (node fields may not take them). */
-const RESERVED = [
-  'unix_ms',
-  'timestamp',
-  'sequence',
-  'min_id',
-  'max_id',
-  'min_id_ms',
-  'max_id_ms',
-  'now_ms',
-  'next_id',
-  'next_ids',
-  'release_node',
-  'generator',
-];
+const RESERVED =
+  'unix_ms timestamp sequence min_id max_id min_id_ms max_id_ms now_ms next_id next_ids release_node generator'.split(
+    ' ',
+  );
 
 /**
  * Checks a function-name prefix and returns it (default `flurry_`). Throws
