@@ -42,9 +42,7 @@ export interface Clock {
  * Allowed on Node's main thread and in workers; where the thread cannot block (a browser's main thread,
  * workerd) it returns at once (see {@link Clock.nonBlocking}).
  */
-export function sleepSync(ms: number): void {
-  platformSleep(ms);
-}
+export const sleepSync: (ms: number) => void = platformSleep;
 
 /**
  * The real clock: `Date.now()`, the platform's monotonic time (`process.hrtime()` on Node.js, CLOCK_MONOTONIC on
@@ -111,7 +109,6 @@ export class ManualClock implements Clock {
   stepWall(deltaMs: number): void {
     this.wall += deltaMs;
   }
-  /** Sets the wall clock to an absolute Unix ms value. */
   setWall(unixMs: number): void {
     this.wall = unixMs;
   }

@@ -71,16 +71,7 @@ type MyConn = {
 };
 type Pool<C> = Listen & { end(): Promise<void>; connect(): Promise<C>; getConnection(): Promise<C> };
 
-/**
- * A pool over the loaded `pg` or `mysql2/promise` module (its namespace or default export) for `dialect`.
- *
- * @example
- * ```ts
- * const pool = sqlPool('postgres', await import('pg'), { host: 'h', port: 5432, database: 'ids', size: 4, connectTimeoutMs: 5000 });
- * const s = await pool.connect();
- * try { await s.query('SELECT 1 WHERE 1 = ?', [1]); } finally { s.release(); }
- * ```
- */
+/** A pool over the loaded `pg` or `mysql2/promise` module (its namespace or default export) for `dialect`. */
 export function sqlPool(dialect: SqlDialect, client: unknown, o: SqlPoolOptions): SqlPool {
   const lib = ((client as { default?: unknown }).default ?? client) as Record<string, never>;
   const onError = o.onError ?? (() => undefined);

@@ -10,14 +10,7 @@ export interface FlurryLogger {
   info(obj: object, msg?: string): void;
 }
 
-/**
- * Replaces the password of a URL with `***` before it appears in a message or a log.
- *
- * @example
- * ```ts
- * redactUrl('redis://:secret@127.0.0.1:6379/0'); // 'redis://:***@127.0.0.1:6379/0'
- * ```
- */
+/** Replaces the password of a URL with `***` before it appears in a message or a log. */
 export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
 }
@@ -25,11 +18,6 @@ export function redactUrl(url: string): string {
 /**
  * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too
  * malformed to parse (a password holding `@`).
- *
- * @example
- * ```ts
- * redactLoosely('redis://:hun@ter2@h:1/0'); // 'redis://***@h:1/0'
- * ```
  */
 export function redactLoosely(raw: string): string {
   const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
@@ -52,12 +40,6 @@ export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres
 /**
  * Whether `table` is a plain SQL table name: letters, digits and `_` (not starting with a digit, at most 63),
  * optionally qualified by a schema (PostgreSQL) or database (MySQL) of the same form.
- *
- * @example
- * ```ts
- * validTableName('ops.flurry_nodes'); // true
- * validTableName('x; DROP TABLE y');  // false
- * ```
  */
 export function validTableName(table: unknown): table is string {
   return typeof table === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(table);
@@ -98,11 +80,6 @@ export type SqlErrorClass = keyof typeof CODES;
 /**
  * Classifies an error of `pg` (by its SQLSTATE `code`) or `mysql2` (by the server's `errno`; an error without a
  * `sqlState` came from the network). Errors the server did not send are `unreachable`.
- *
- * @example
- * ```ts
- * sqlErrorClass('mysql', { errno: 1062, sqlState: '23000' }); // 'duplicate'
- * ```
  */
 export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass {
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; sqlState?: unknown };
@@ -149,12 +126,6 @@ export async function loadClient<M>(
 /**
  * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
  * given twice (only one value would be used). Names only the parameter, never a value.
- *
- * @example
- * ```ts
- * checkUrlParams(new URLSearchParams('prefx=a'), ['prefix'], (why) => new Error(why));
- * // throws: unknown parameter "prefx"; did you mean "prefix"? (known: prefix)
- * ```
  */
 export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
   const seen = new Set<string>();
@@ -239,14 +210,7 @@ export interface RedisLike {
   disconnect(reconnect?: boolean): void;
 }
 
-/**
- * Whether a Redis error is a refusal of the credentials or of the ACL (`WRONGPASS`, `NOAUTH`, `NOPERM`).
- *
- * @example
- * ```ts
- * isRedisAuthError(new Error('WRONGPASS invalid username-password pair')); // true
- * ```
- */
+/** Whether a Redis error is a refusal of the credentials or of the ACL (`WRONGPASS`, `NOAUTH`, `NOPERM`). */
 export function isRedisAuthError(err: unknown): boolean {
   return /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username/i.test(
     err instanceof Error ? err.message : String(err),

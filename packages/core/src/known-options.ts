@@ -8,12 +8,6 @@ import { ErrorCode, FlurryError } from './errors.js';
 /**
  * Optimal string alignment distance between two strings: insertions, deletions, substitutions and adjacent swaps
  * each count one.
- *
- * @example
- * ```ts
- * editDistance('clustr', 'cluster'); // 1
- * editDistance('prot', 'port');      // 1 (an adjacent swap)
- * ```
  */
 export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
@@ -32,12 +26,6 @@ export function editDistance(a: string, b: string): number {
 /**
  * The candidate nearest to `name` when it is close enough to be a likely misspelling: at most `maxDistance`
  * edits (default: a third of the name's length, at least 2), compared case-insensitively.
- *
- * @example
- * ```ts
- * closestName('onExhaust', ['onExhausted', 'onClockBackwards']); // 'onExhausted'
- * closestName('zzz', ['cluster']);                               // undefined
- * ```
  */
 export function closestName(name: string, candidates: Iterable<string>, maxDistance?: number): string | undefined {
   const lower = name.toLowerCase();
@@ -64,13 +52,6 @@ export type UnknownOptionError = (
  * Refuses an options object that has a key outside `known`. `where` names the object in the message
  * (`'Generator options'`, `'openRegistry options'`). `undefined` values count too: a misspelt key is a mistake
  * whatever its value. Anything not a plain object is left to the caller's own checks.
- *
- * @example
- * ```ts
- * assertKnownOptions(opts, ['layout', 'node', 'clock'], 'Generator options');
- * // a package with its own code:
- * assertKnownOptions(opts, KNOWN, 'openRegistry options', (m, d) => new FlurryError('FLURRY_E_REGISTRY_OPTION', m, d));
- * ```
  */
 export function assertKnownOptions(
   options: unknown,
@@ -102,12 +83,6 @@ export type OptionNames<T> = { readonly [K in keyof Required<T> & string]: true 
 /**
  * The known keys of an options type, for {@link assertKnownOptions}, taken from one object literal that the
  * compiler checks against the type (add an option to the interface without listing it here and the build fails).
- *
- * @example
- * ```ts
- * const ENCODE_OPTIONS = optionNames<EncodeOptions>({ fixed: true, bits: true }); // ['fixed', 'bits']
- * assertKnownOptions({ fixd: true }, ENCODE_OPTIONS, 'encodeId options'); // throws FLURRY_E_UNKNOWN_OPTION
- * ```
  */
 export function optionNames<T>(names: OptionNames<T>): readonly string[] {
   return Object.freeze(Object.keys(names));

@@ -6,9 +6,7 @@
 import { platformRandomFill } from '#platform';
 
 /** Fills `buf` with random bytes from the operating system's random source. */
-export function randomFill(buf: Uint8Array): Uint8Array {
-  return platformRandomFill(buf);
-}
+export const randomFill: (buf: Uint8Array) => Uint8Array = platformRandomFill;
 
 /** `bytes` random bytes as lower-case hex (`2 × bytes` characters). */
 export function randomHex(bytes: number): string {

@@ -19,12 +19,6 @@ export interface RedisPersistence {
 /**
  * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its
  * `[name, value]` reply). Never rejects: a failed read is reported in `checkError` and counts as not durable.
- *
- * @example
- * ```ts
- * const p = await readRedisPersistence((name) => redis.config('GET', name));
- * p.durable; // true for appendonly yes + appendfsync always
- * ```
  */
 export async function readRedisPersistence(
   configGet: (parameter: string) => Promise<unknown>,

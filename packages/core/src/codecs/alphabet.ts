@@ -6,16 +6,12 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 
-/** 2^32 as a double. */
 export const TWO32 = 4294967296;
 
 const scratch = new DataView(new ArrayBuffer(8));
 const halves = new Float64Array(2);
 
-/**
- * Splits a bigint in [0, 2^64) into its high and low 32-bit halves, written into `out`
- * (`out[0]` = high, `out[1]` = low). The caller has range-checked the value.
- */
+/** Splits a (range-checked) bigint in [0, 2^64) into `out[0]` = high and `out[1]` = low 32-bit halves. */
 export function splitU64(value: bigint, out: Float64Array): void {
   if (value <= 0x1fffffffffffffn) {
     const n = Number(value);
@@ -36,7 +32,7 @@ export function joinU64(hi: number, lo: number): bigint {
   return scratch.getBigUint64(0);
 }
 
-/** Largest value of each width 0..64, as a bigint (`MAX_FOR_BITS[b] = 2^b - 1`). */
+/** `MAX_FOR_BITS[b] = 2^b - 1` for b in 0..64. */
 export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
 
 /** Checks a width option: an integer in 1..64. */
@@ -51,26 +47,13 @@ export function checkBits(bits: unknown, what = 'bits'): number {
   return bits;
 }
 
-/**
- * A short, safe, printable description of any value for an error message (strings are
- * quoted and cut at 40 characters).
- */
+/** A short, printable description of any value for an error message (strings quoted, cut at 40 characters). */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === undefined || value === null)
     return String(value);
   return `a ${typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value}`;
-}
-
-/**
- * Describes one character of an input for an error message: printable ASCII as-is in
- * quotes, anything else as its code point (`U+00A0`).
- */
-export function describeChar(ch: string): string {
-  const cp = ch.codePointAt(0) ?? 0;
-  if (cp > 0x20 && cp < 0x7f) return `'${ch}'`;
-  return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /** Options of {@link Alphabet}. */
@@ -85,16 +68,11 @@ export interface AlphabetOptions {
   tooWideCode?: string;
 }
 
-/**
- * A radix-`chars.length` numeral system. Characters must be in ascending code-unit order
- * so that equal-length strings sort like the numbers they encode.
- */
+/** A radix-`chars.length` numeral system; characters ascend so that equal-length strings sort like their numbers. */
 export class Alphabet {
-  /** The format name used in error messages. */
+  /** The format name of error messages; the digits from value 0 up; their count. */
   readonly name: string;
-  /** The digits, from value 0 upwards. */
   readonly chars: string;
-  /** The radix (number of digits). */
   readonly radix: number;
   /** `fixedLengths[b]`: characters needed for every value of width `b` (0..64). */
   readonly fixedLengths: Uint8Array;
@@ -102,13 +80,10 @@ export class Alphabet {
   readonly values: Int8Array;
   private readonly malformedCode: string;
   private readonly tooWideCode: string;
-  /** Scratch for the digit pairs of one encoding, most significant last. */
+  /** The digit pairs of one encoding, most significant last. */
   private readonly buf = new Uint16Array(40);
   private readonly radix2: number;
-  /**
-   * `pairs[v]`: the two digits of v in [0, radix²), made at the first encoding (a decode-only
-   * use, such as most CLI starts, never pays for them).
-   */
+  /** `pairs[v]`: the two digits of v in [0, radix²), made at the first encoding (decoding never pays for them). */
   private pairs: string[] | undefined;
   /** `zeros[k]`: k zero digits. */
   private readonly zeros: string[];
@@ -233,9 +208,7 @@ export class Alphabet {
       throw new FlurryError(
         this.malformedCode,
         `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`,
-        {
-          format: this.name,
-        },
+        { format: this.name },
       );
     }
     const len = text.length;
@@ -243,12 +216,8 @@ export class Alphabet {
     if (len === 0) {
       throw new FlurryError(
         this.malformedCode,
-        `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from ${this.describeAlphabet()}.`,
-        {
-          format: this.name,
-          length: 0,
-          maxLength: maxLen,
-        },
+        `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from the ${this.name} digits "${this.chars}".`,
+        { format: this.name, length: 0, maxLength: maxLen },
       );
     }
     if (exactLength > 0 && len !== exactLength) {
@@ -300,16 +269,14 @@ export class Alphabet {
     out[1] = lo;
   }
 
-  /** Lists the accepted digits for an error message. */
-  describeAlphabet(): string {
-    return `the ${this.name} digits "${this.chars}"`;
-  }
-
   private badChar(text: string, index: number, what: string): FlurryError {
-    const ch = String.fromCodePoint(text.codePointAt(index) ?? 0);
+    const cp = text.codePointAt(index) ?? 0;
+    const ch = String.fromCodePoint(cp);
+    // Printable ASCII quoted, anything else as its code point (`U+00A0`).
+    const shown = cp > 0x20 && cp < 0x7f ? `'${ch}'` : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
     return new FlurryError(
       this.malformedCode,
-      `The ${this.name} ${what} ${describeValue(text)} has the invalid character ${describeChar(ch)} at position ${index + 1} of ${text.length}; allowed are ${this.describeAlphabet()}.`,
+      `The ${this.name} ${what} ${describeValue(text)} has the invalid character ${shown} at position ${index + 1} of ${text.length}; allowed are the ${this.name} digits "${this.chars}".`,
       { format: this.name, char: ch, position: index + 1, length: text.length },
     );
   }

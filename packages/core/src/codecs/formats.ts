@@ -11,16 +11,6 @@ import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type 
 /** The name of a string form of an ID (the CLI's `--format`). */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
-/** Every format name, in the order the CLI lists them (`--format decimal|hex|…`). */
-export const FORMATS: readonly IdFormat[] = Object.freeze([
-  'decimal',
-  'hex',
-  'base32',
-  'base58',
-  'base62',
-  'base64url',
-] as const);
-
 /** Options of {@link encodeId} and {@link IdCodec.encode}. */
 export interface EncodeOptions {
   /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
@@ -37,16 +27,14 @@ export interface DecodeOptions {
   bits?: number;
 }
 
-/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). @example `CODEC_OPTION_NAMES // ['fixed', 'bits']` */
-export const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
+/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). */
+const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
 
 /** One string form of IDs. */
 export interface IdCodec {
-  /** The format name. */
   readonly name: IdFormat;
-  /** The digits, from value 0 upwards (ascending ASCII). */
+  /** The digits, from value 0 upwards (ascending ASCII), and their count. */
   readonly alphabet: string;
-  /** Number of digits. */
   readonly radix: number;
   /** One line for help texts. */
   readonly description: string;
@@ -72,9 +60,7 @@ function negative(id: bigint | number): FlurryError {
   return new FlurryError(
     ErrorCode.ID_NEGATIVE,
     `An ID cannot be negative, got ${id}; IDs are unsigned integers from 0 to 2^bits - 1.`,
-    {
-      value: String(id),
-    },
+    { value: String(id) },
   );
 }
 
@@ -156,29 +142,21 @@ export const codecs: Readonly<Record<IdFormat, IdCodec>> = Object.freeze({
   ),
 });
 
+/** Every format name, in the order the CLI lists them (`--format decimal|hex|…`). */
+export const FORMATS: readonly IdFormat[] = Object.freeze(Object.keys(codecs) as IdFormat[]);
+
 /** True when `name` is one of {@link FORMATS}. */
 export function isIdFormat(name: unknown): name is IdFormat {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(codecs, name);
 }
 
-/**
- * The codec of a format name; `FLURRY_E_CODEC_UNKNOWN` for anything else.
- *
- * @example
- * ```ts
- * getCodec('hex').encode(255n); // 'ff'
- * getCodec('b64');              // throws FLURRY_E_CODEC_UNKNOWN
- * ```
- */
+/** The codec of a format name; `FLURRY_E_CODEC_UNKNOWN` for anything else. */
 export function getCodec(format: string): IdCodec {
   if (!isIdFormat(format)) {
     throw new FlurryError(
       ErrorCode.CODEC_UNKNOWN,
       `Unknown ID format ${describeValue(format)}; use one of ${FORMATS.join(', ')}.`,
-      {
-        format: describeValue(format),
-        allowed: [...FORMATS],
-      },
+      { format: describeValue(format), allowed: [...FORMATS] },
     );
   }
   return codecs[format];
@@ -204,13 +182,6 @@ export function encodeId(id: bigint | number, format: IdFormat | (string & {}), 
  * not a string, a bad character — named with its position — or, with `fixed: true`, the
  * wrong length), `FLURRY_E_ID_TOO_WIDE` (the value overflows `bits`),
  * `FLURRY_E_CODEC_UNKNOWN`.
- *
- * @example
- * ```ts
- * decodeId('ff', 'hex');                     // 255n
- * decodeId('0000000000g', 'base62', { fixed: true }); // 42n
- * decodeId('1I', 'base32');                  // 33n (I reads as 1)
- * ```
  */
 export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);

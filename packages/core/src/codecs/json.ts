@@ -8,14 +8,7 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { MAX_FOR_BITS, checkBits, describeValue } from './alphabet.js';
 
-/**
- * `JSON.stringify` replacer that writes every bigint as its decimal string.
- *
- * @example
- * ```ts
- * JSON.stringify({ ids: [1n, 2n] }, jsonReplacer); // '{"ids":["1","2"]}'
- * ```
- */
+/** `JSON.stringify` replacer that writes every bigint as its decimal string. */
 export function jsonReplacer(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
@@ -84,11 +77,7 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
       throw new FlurryError(
         ErrorCode.ID_TOO_WIDE,
         `JSON key "${key}" holds ${id}, which does not fit ${bits} bits (largest ${max}).`,
-        {
-          key,
-          value: id.toString(),
-          bits,
-        },
+        { key, value: id.toString(), bits },
       );
     }
     return id;
@@ -121,12 +110,6 @@ export type JsonSafe<T> = T extends bigint
  * Objects with a `toJSON()` method (e.g. `Date`, `FlurryError`) are converted through it;
  * plain objects and arrays are copied; functions and symbols are left for the serializer
  * to drop. A cycle is a `FLURRY_E_INVALID_OPTION` error.
- *
- * @example
- * ```ts
- * toJSONSafe({ id: 5n, batch: [6n, 7n], at: new Date(0) });
- * // { id: '5', batch: ['6', '7'], at: '1970-01-01T00:00:00.000Z' }
- * ```
  */
 export function toJSONSafe<T>(value: T): JsonSafe<T> {
   return safe(value, new Set()) as JsonSafe<T>;

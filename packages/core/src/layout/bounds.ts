@@ -6,18 +6,14 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
 
-/**
- * A half-open ID interval: an ID `id` of the layout carries a time in `[fromMs, toMs)`
- * (rounded down to the unit) exactly when `min <= id < maxExclusive`.
- */
+/** A half-open ID interval: an ID carries a time in `[fromMs, toMs)` exactly when `min <= id < maxExclusive`. */
 export interface IdBounds {
   /** The smallest ID carrying a time at or after `fromMs`. */
   readonly min: bigint;
   /** One past the largest ID carrying a time before `toMs` (`maxIdAt(toMs - unit) + 1`); may be `2^totalBits`. */
   readonly maxExclusive: bigint;
-  /** `fromMs` rounded down to the unit: the first instant inside. */
+  /** The first instant inside and the first outside (`fromMs` and `toMs` rounded down to the unit). */
   readonly fromMs: number;
-  /** `toMs` rounded down to the unit: the first instant outside. */
   readonly toMs: number;
 }
 
@@ -41,12 +37,7 @@ function checkedTick(layout: LayoutGeometry, unixMs: number, what: string, allow
     throw new FlurryError(
       ErrorCode.TIME_OUT_OF_RANGE,
       `${what} ${when} (Unix ms ${unixMs}) is ${tick < 0 ? "before the layout's epoch" : "past the layout's end of life"}; the ${layout.name} layout holds times from ${describeRange(layout)}${allowEnd ? ' (the end of a range may equal the end of life)' : ''}. Give a time in that range.`,
-      {
-        [what]: unixMs,
-        epochMs: layout.epochMs,
-        expiresAtMs: layout.expiresAt.getTime(),
-        layout: layout.name,
-      },
+      { [what]: unixMs, epochMs: layout.epochMs, expiresAtMs: layout.expiresAt.getTime(), layout: layout.name },
     );
   }
   return tick;
@@ -66,21 +57,13 @@ export function nonTimeMask(layout: LayoutGeometry): bigint {
  * The smallest ID a layout can give the instant `unixMs` (rounded down to the unit): its
  * tick in the timestamp field, every other field zero. Throws
  * `FLURRY_E_TIME_OUT_OF_RANGE` before the epoch or at/after the end of life.
- *
- * @example `minIdAt(Layout.from('twitter'), 1288834974657 + 1) === 1n << 22n`
  */
 export function minIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   const tick = checkedTick(layout, toMs(unixMs), 'unixMs', false);
   return BigInt(tick) << BigInt(layout.timestampField.shift);
 }
 
-/**
- * The largest ID a layout can give the instant `unixMs` (rounded down to the unit): its
- * tick in the timestamp field, every other field (node fields and sequence, above or below
- * each other) all ones. Throws `FLURRY_E_TIME_OUT_OF_RANGE` like {@link minIdAt}.
- *
- * @example `maxIdAt(Layout.from('twitter'), 1288834974657) === (1n << 22n) - 1n`
- */
+/** The largest ID a layout can give the instant `unixMs`: as {@link minIdAt}, every other field all ones. */
 export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   return minIdAt(layout, unixMs) | nonTimeMask(layout);
 }
@@ -126,16 +109,8 @@ export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg:
 }
 
 /**
- * Reads a time as the CLI and the HTTP API take it: Unix milliseconds (digits, optionally
- * negative) or an ISO 8601 date (`2026-11-01`, `2026-11-01T12:00:00Z`; a date without a
- * zone is UTC). Throws `FLURRY_E_INVALID_OPTION`
- * naming `what` otherwise.
- *
- * @example
- * ```ts
- * parseTime('2026-11-01', 'from'); // 1793491200000
- * parseTime('1793491200000', 'from'); // 1793491200000
- * ```
+ * Reads a time as the CLI and the HTTP API take it: Unix ms (digits, optionally negative) or an ISO 8601 date
+ * (`2026-11-01`, `2026-11-01T12:00:00Z`; without a zone, UTC). Else `FLURRY_E_INVALID_OPTION` naming `what`.
  */
 export function parseTime(text: string, what: string): number {
   const s = typeof text === 'string' ? text.trim() : '';

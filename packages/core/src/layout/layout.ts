@@ -1,15 +1,16 @@
-/**
- * {@link Layout}: the validated bit layout of an ID — ordered fields, epoch, time unit —
- * with its derived facts (lifetime, capacity) and ID composition/decoding.
- */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { assertKnownOptions } from '../known-options.js';
 import { parseId } from './parse-id.js';
-import { LAYOUT_PARSE_OPTION_NAMES, assertLayoutSpecKeys, type LayoutParseOptions } from './spec-options.js';
 import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './presets.js';
 import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
-import { parseFieldList, validateLayoutSpec } from './spec.js';
+import {
+  LAYOUT_PARSE_OPTION_NAMES,
+  assertLayoutSpecKeys,
+  parseFieldList,
+  validateLayoutSpec,
+  type LayoutParseOptions,
+} from './spec.js';
 import {
   UNIT_MS,
   type DecodedId,
@@ -29,14 +30,6 @@ import {
  * (`datacenter`, `worker`, `machine`, …) name the issuer. The timestamp must be more
  * significant than the sequence (so one node's IDs increase); node fields may sit
  * anywhere, e.g. Sonyflake's `timestamp | sequence | machine`.
- *
- * @example
- * ```ts
- * const l = Layout.from('sonyflake');
- * l.unitMs;                 // 10
- * l.nodeCount;              // 65536
- * l.maxIdsPerSecondPerNode; // 25600
- * ```
  */
 export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */
@@ -48,17 +41,15 @@ export class Layout implements LayoutGeometry {
   readonly unitMs: number;
   /** Sum of the field widths (≤ 64). */
   readonly totalBits: number;
-  /** All fields, most significant first. */
+  /** All fields, most significant first (`nodeFields` likewise). */
   readonly fields: readonly LayoutField[];
-  /** The node fields, most significant first. */
   readonly nodeFields: readonly LayoutField[];
   readonly timestampField: LayoutField;
   readonly sequenceField: LayoutField;
   readonly timestampBits: number;
   readonly sequenceBits: number;
-  /** Largest sequence value in one tick (`2^sequenceBits - 1`). */
+  /** `2^sequenceBits - 1` and `2^timestampBits - 1`. */
   readonly maxSequence: number;
-  /** Largest tick the timestamp field holds (`2^timestampBits - 1`). */
   readonly maxTick: number;
   /** Number of distinct node identities (product of the node field sizes; 1 without node fields). */
   readonly nodeCount: number;
@@ -149,12 +140,6 @@ export class Layout implements LayoutGeometry {
    * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an
    * optional epoch (ISO date or Unix ms, as a string or number; default
    * {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default, `10ms`, `1s`).
-   *
-   * @example
-   * ```ts
-   * Layout.parse('timestamp:41,datacenter:5,worker:5,sequence:12', { epoch: '1288834974657' });
-   * Layout.parse('timestamp:39,sequence:8,machine:16', { epoch: '2014-09-01T00:00:00Z', unit: '10ms' });
-   * ```
    */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
@@ -170,10 +155,7 @@ export class Layout implements LayoutGeometry {
     return new Layout(name, fields, epochMs, unit);
   }
 
-  /**
-   * Checks node values: every node field present, an integer in `0 … max`, no unknown
-   * names. Throws `FLURRY_E_NODE_OUT_OF_RANGE` naming the field and its range.
-   */
+  /** Checks node values (each node field an integer in `0 … max`, no other names): `FLURRY_E_NODE_OUT_OF_RANGE`. */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
       throw new FlurryError(
@@ -198,11 +180,7 @@ export class Layout implements LayoutGeometry {
         throw new FlurryError(
           ErrorCode.NODE_OUT_OF_RANGE,
           `The node value for ${f.name} is missing; give ${f.name} in 0..${f.max}.`,
-          {
-            field: f.name,
-            min: 0,
-            max: f.max,
-          },
+          { field: f.name, min: 0, max: f.max },
         );
       }
       if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > f.max) {
@@ -215,11 +193,7 @@ export class Layout implements LayoutGeometry {
     }
   }
 
-  /**
-   * The node fields' bits, in position, as one bigint (validates the node first).
-   *
-   * @example `Layout.from('twitter').nodeBits({ datacenter: 1, worker: 1 }) === (1n << 17n) | (1n << 12n)`
-   */
+  /** The node fields' bits, in position, as one bigint (validates the node first). */
   nodeBits(node: Record<string, number>): bigint {
     this.validateNode(node);
     let bits = 0n;
@@ -227,37 +201,22 @@ export class Layout implements LayoutGeometry {
     return bits;
   }
 
-  /**
-   * The tick (units since the epoch) holding a Unix ms time; may be negative or beyond
-   * `maxTick` (callers check).
-   *
-   * @example `Layout.from('sonyflake').tickOf(Date.UTC(2014, 8, 1, 0, 0, 1)) === 100`
-   */
+  /** The tick holding a Unix ms time; may be negative or beyond `maxTick` (callers check). */
   tickOf(unixMs: number): number {
     return Math.floor((unixMs - this.epochMs) / this.unitMs);
   }
 
-  /**
-   * The smallest ID this layout can give the instant `unixMs` (rounded down to the unit):
-   * every field but the timestamp zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the
-   * epoch or from the end of life on. See {@link idBounds}.
-   */
+  /** {@link minIdAt} for this layout. */
   minIdAt(unixMs: number | Date): bigint {
     return minIdAt(this, unixMs);
   }
 
-  /**
-   * The largest ID this layout can give the instant `unixMs` (rounded down to the unit):
-   * every field but the timestamp all ones, wherever it sits. Throws like {@link Layout.minIdAt}.
-   */
+  /** {@link maxIdAt} for this layout. */
   maxIdAt(unixMs: number | Date): bigint {
     return maxIdAt(this, unixMs);
   }
 
-  /**
-   * The half-open interval `[min, maxExclusive)` of the IDs whose time (rounded down to the
-   * unit) is in `[fromMs, toMs)`; see {@link idBounds} for the rules and errors.
-   */
+  /** {@link idBounds} for this layout. */
   bounds(fromMs: number | Date, toMs: number | Date): IdBounds {
     return idBounds(this, fromMs, toMs);
   }
@@ -266,12 +225,6 @@ export class Layout implements LayoutGeometry {
    * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws
    * `FLURRY_E_CLOCK_BEFORE_EPOCH`, `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION`
    * (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
-   *
-   * @example
-   * ```ts
-   * Layout.from('discord').compose({ unixMs: 1462015105796, sequence: 7, node: { worker: 1, process: 0 } });
-   * // 175928847299117063n
-   * ```
    */
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
@@ -301,19 +254,13 @@ export class Layout implements LayoutGeometry {
       throw new FlurryError(
         ErrorCode.INVALID_OPTION,
         `sequence = ${String(sequence)} is out of range; it must be an integer in 0..${this.maxSequence}.`,
-        {
-          sequence: String(sequence),
-          max: this.maxSequence,
-        },
+        { sequence: String(sequence), max: this.maxSequence },
       );
     }
     return this.composeTick(tick, sequence, this.nodeBits(parts.node));
   }
 
-  /**
-   * Builds an ID from a tick, a sequence and pre-shifted node bits, without checks (the
-   * generator's building block).
-   */
+  /** An ID from a tick, a sequence and pre-shifted node bits, unchecked (the generator's building block). */
   composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
       (BigInt(tick) << BigInt(this.timestampField.shift)) |
@@ -326,11 +273,6 @@ export class Layout implements LayoutGeometry {
    * Splits an ID (bigint, decimal string or safe-integer number) back into its fields,
    * Unix ms and ISO time. Throws `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or
    * `FLURRY_E_ID_MALFORMED`.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').decode('1541815603606036480').unixMs; // 1656432460105
-   * ```
    */
   decode(id: bigint | string | number): DecodedId {
     const value = parseId(id, this);
@@ -347,19 +289,12 @@ export class Layout implements LayoutGeometry {
     return { id: value, unixMs, timestamp: new Date(unixMs).toISOString(), sequence, fields };
   }
 
-  /**
-   * The `--fields` form of this layout, e.g. `timestamp:41,worker:10,sequence:12`.
-   *
-   * @example `Layout.from('leaf').toFieldsString() === 'timestamp:41,worker:10,sequence:12'`
-   */
+  /** The `--fields` form of this layout, e.g. `timestamp:41,worker:10,sequence:12`. */
   toFieldsString(): string {
     return this.fields.map((f) => `${f.name}:${f.bits}`).join(',');
   }
 
-  /**
-   * The spec that rebuilds this layout (plain data, safe to post to a worker thread or
-   * store as JSON).
-   */
+  /** The spec that rebuilds this layout (plain data: JSON, worker threads). */
   toSpec(): LayoutSpec {
     return {
       name: this.name,
@@ -381,16 +316,7 @@ export class Layout implements LayoutGeometry {
     return `e${this.epochMs}-u${this.unitMs}-t${t.shift}.${t.bits}-s${s.shift}.${s.bits}-n${nodeBits.toString(16)}`;
   }
 
-  /**
-   * A JSON-safe summary: fields, epoch, unit, end of life, capacity.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter').describe();
-   * // { name: 'twitter', totalBits: 63, epoch: '2010-11-04T01:42:54.657Z', unit: '1ms', expiresAt: '2080-07-10T17:30:30.209Z',
-   * //   nodeCount: 1024, maxIdsPerSecondPerNode: 4096000, … }
-   * ```
-   */
+  /** A JSON-safe summary: fields, epoch, unit, end of life, capacity. */
   describe(): LayoutInfo {
     return {
       name: this.name,

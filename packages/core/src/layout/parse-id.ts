@@ -16,14 +16,6 @@ const DECIMAL_RE = /^[0-9]{1,20}$/;
  * `maxId`, or above 2^64 - 1 without a layout) or `FLURRY_E_ID_MALFORMED` (anything
  * else, including numbers above 2^53 - 1, which have already lost precision — pass a
  * string or bigint instead).
- *
- * @example
- * ```ts
- * parseId('42');                     // 42n
- * parseId(-1n);                      // throws FLURRY_E_ID_NEGATIVE
- * parseId('18446744073709551616');   // throws FLURRY_E_ID_TOO_WIDE (2^64)
- * parseId('1.5');                    // throws FLURRY_E_ID_MALFORMED
- * ```
  */
 export function parseId(input: string | bigint | number, layout?: LayoutGeometry): bigint {
   let value: bigint;
@@ -85,9 +77,7 @@ function malformed(input: unknown, why: string): FlurryError {
   return new FlurryError(
     ErrorCode.ID_MALFORMED,
     `The ID ${shown} is malformed: ${why}. Give a decimal integer such as 1541815603606036480.`,
-    {
-      id: typeof input === 'string' ? preview(input) : String(input),
-    },
+    { id: typeof input === 'string' ? preview(input) : String(input) },
   );
 }
 

@@ -33,15 +33,7 @@ export const PRESETS: Readonly<Record<PresetName, Readonly<LayoutSpec>>> = Objec
   js53: spec('js53', DEFAULT_EPOCH_MS, '10ms', 'timestamp:38,worker:7,sequence:8'),
 });
 
-/**
- * Whether `name` is a preset name.
- *
- * @example
- * ```ts
- * isPresetName('twitter'); // true
- * isPresetName('snowflake'); // false
- * ```
- */
+/** Whether `name` is a preset name. */
 export function isPresetName(name: unknown): name is PresetName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PRESETS, name);
 }

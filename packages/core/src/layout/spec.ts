@@ -4,6 +4,7 @@
  * builds on these.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { plural } from '../text.js';
 import { UNIT_MS, type FieldSpec, type LayoutField, type LayoutSpec, type TimeUnit } from './types.js';
 
@@ -32,9 +33,7 @@ export function parseFieldList(fields: string): FieldSpec[] {
     throw new FlurryError(
       ErrorCode.LAYOUT_SPEC,
       'The fields list is empty; write it as name:bits pairs, e.g. timestamp:41,worker:10,sequence:12.',
-      {
-        fields,
-      },
+      { fields },
     );
   }
   return fields.split(',').map((part) => {
@@ -212,4 +211,28 @@ export function parseEpoch(epoch: unknown): number {
     );
   }
   return ms;
+}
+
+/** Options of `Layout.parse`. */
+export interface LayoutParseOptions {
+  epoch?: string | number;
+  unit?: string;
+  name?: string;
+}
+
+/**
+ * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`,
+ * `{ name, bit }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key (a misspelt `epoch`
+ * would silently move every ID's time).
+ */
+export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
+/** The keys of a layout field spec. */
+export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
+/** The keys of {@link LayoutParseOptions}. */
+export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
+
+/** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */
+export function assertLayoutSpecKeys(spec: LayoutSpec): void {
+  assertKnownOptions(spec, LAYOUT_SPEC_OPTION_NAMES, 'The layout spec');
+  spec.fields.forEach((f, i) => assertKnownOptions(f, FIELD_SPEC_OPTION_NAMES, `Layout field ${i + 1}`));
 }

@@ -6,7 +6,7 @@
 /** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
-/** Milliseconds per tick for each {@link TimeUnit}. @example `UNIT_MS['10ms'] === 10` */
+/** Milliseconds per tick for each {@link TimeUnit}. */
 export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
 
 /**

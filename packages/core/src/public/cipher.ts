@@ -3,8 +3,9 @@
  * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding
  * refuses (and with what probability a wrong key passes the tag): docs/public-ids.md.
  */
-import { MAX_FOR_BITS, TWO32, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
+import { MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import type { DihedralCheck } from './checksum.js';
 import {
   PUBLIC_ID_FORMAT_VERSION,
@@ -20,8 +21,51 @@ import {
   type PublicIdAlphabet,
   wrongLengthError,
 } from './format.js';
-import { parseKeys } from './keys.js';
-import { resolvePublicIdOptions, type PublicIdOptions } from './options.js';
+import { parseKeys, type PublicIdKey } from './keys.js';
+
+/** Options of {@link PublicIdCipher.create}. */
+export interface PublicIdOptions {
+  /** The keyring: `fk1_…` strings (comma-separated allowed) or key objects; the first key encodes, all decode. */
+  keys: string | PublicIdKey | readonly (string | PublicIdKey)[];
+  /** Width N of the ID space in bits, 1..64 (default 64). Pass `layout.totalBits`. */
+  bits?: number;
+  /** Largest valid ID (default 2^bits − 1); larger IDs are refused on encoding and on decoding. */
+  maxId?: bigint;
+  /** String alphabet (default `base62`; `base58` avoids look-alike characters). */
+  alphabet?: PublicIdAlphabet;
+  /** Append a check character (default true). Without it, typos are still refused (by the tag), but reported as a wrong key. */
+  checksum?: boolean;
+}
+
+const OPTION_NAMES = optionNames<PublicIdOptions>({
+  keys: true,
+  bits: true,
+  maxId: true,
+  alphabet: true,
+  checksum: true,
+});
+
+function invalid(option: string | undefined, message: string): FlurryError {
+  return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
+}
+
+/** The options with their defaults (the keyring is parsed by the cipher). */
+function resolvePublicIdOptions(options: PublicIdOptions) {
+  if (options === null || typeof options !== 'object')
+    throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
+  assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
+  const bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
+  const widest = MAX_FOR_BITS[bits];
+  const { maxId, checksum } = options;
+  if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
+    throw invalid('maxId', `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`);
+  const alphabet = options.alphabet ?? 'base62';
+  if (alphabet !== 'base62' && alphabet !== 'base58')
+    throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
+  if (checksum !== undefined && typeof checksum !== 'boolean')
+    throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
+  return { bits, maxId: maxId ?? widest, alphabet, checksum: checksum ?? true };
+}
 
 /**
  * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag
@@ -38,13 +82,10 @@ import { resolvePublicIdOptions, type PublicIdOptions } from './options.js';
  * ```
  */
 export class PublicIdCipher {
-  /** Width N of the ID space. */
+  /** The resolved {@link PublicIdOptions}. */
   readonly bits: number;
-  /** Largest accepted ID. */
   readonly maxId: bigint;
-  /** The string alphabet. */
   readonly alphabet: PublicIdAlphabet;
-  /** Whether strings carry a check character. */
   readonly checksum: boolean;
   /** Length of every public-ID string: 1 (key ID) + payload + 3 (tag) + 1 (check, when on). */
   readonly length: number;
@@ -52,9 +93,8 @@ export class PublicIdCipher {
   readonly payloadLength: number;
   /** Length of the authentication tag ({@link PUBLIC_ID_TAG_LENGTH}). */
   readonly tagLength: number = PUBLIC_ID_TAG_LENGTH;
-  /** Key IDs of the keyring, current first. */
+  /** Key IDs of the keyring, current (encoding) first. */
   readonly keyIds: readonly string[];
-  /** The key ID used for encoding. */
   readonly currentKeyId: string;
 
   private readonly digits: Alphabet;
@@ -62,18 +102,15 @@ export class PublicIdCipher {
   private readonly radix: number;
   /** radix³, the number of tag values. */
   private readonly tagSpace: number;
-  /** Character code of each digit value. */
+  /** Character code of each digit value; digit values and character codes of the string being built or parsed. */
   private readonly codes: Uint16Array;
-  /** Digit values of the string being built or parsed. */
   private readonly work: Uint8Array;
-  /** Character codes of the string being built (plain array, for `String.fromCharCode(...)`). */
   private readonly textCodes: number[];
   /** Other widths whose strings have the same payload length (for telling a width mix-up from a wrong key). */
   private readonly sameLengthWidths: readonly number[];
   // #private so that no inspection (even util.inspect with customInspect: false) reaches key material.
   readonly #current: KeyEntry;
   readonly #byId = new Map<string, KeyEntry>();
-  /** Entries by key-ID character code. */
   readonly #byCode: (KeyEntry | undefined)[] = new Array<KeyEntry | undefined>(128).fill(undefined);
   private readonly halves = new Float64Array(2);
 
@@ -108,15 +145,7 @@ export class PublicIdCipher {
     this.#current = this.#byId.get(this.currentKeyId) as KeyEntry;
   }
 
-  /**
-   * Builds a cipher. Errors: `FLURRY_E_PUBLIC_KEY_INVALID` (malformed or empty keyring,
-   * duplicate key IDs), `FLURRY_E_INVALID_OPTION`.
-   *
-   * @example
-   * ```ts
-   * PublicIdCipher.create({ keys: loadKeysFromEnv(), bits: layout.totalBits, alphabet: 'base58' });
-   * ```
-   */
+  /** Builds a cipher: `FLURRY_E_PUBLIC_KEY_INVALID` (bad keyring), `FLURRY_E_INVALID_OPTION`. */
   static create(options: PublicIdOptions): PublicIdCipher {
     return new PublicIdCipher(options);
   }
@@ -154,10 +183,7 @@ export class PublicIdCipher {
     return id;
   }
 
-  /**
-   * The public-ID string of an ID, with the current key: key ID, fixed-width encrypted ID,
-   * 3-character authentication tag, check character.
-   */
+  /** The public-ID string of an ID, with the current key. */
   encode(id: bigint | number): string {
     this.split(id, this.maxId, 'ID');
     const e = this.#current;
@@ -281,12 +307,12 @@ export class PublicIdCipher {
     return id;
   }
 
-  /** Redacted description (no key material). @example `String(cipher) // 'PublicIdCodec(bits=64, base62, checksum, keys=B,A)'` */
+  /** Redacted description (no key material). */
   toString(): string {
     return `PublicIdCodec(bits=${this.bits}, ${this.alphabet}, ${this.checksum ? 'checksum' : 'no checksum'}, keys=${this.keyIds.join(',')})`;
   }
 
-  /** Redacted JSON form. @example `JSON.stringify(cipher) // '{"format":2,"bits":64,"alphabet":"base62",…}'` */
+  /** Redacted JSON form. */
   toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
@@ -301,7 +327,7 @@ export class PublicIdCipher {
     };
   }
 
-  /** Redacted output for `util.inspect`. @example `console.log(cipher) // PublicIdCodec(bits=64, …)` */
+  /** Redacted output for `util.inspect`. */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }
@@ -354,16 +380,12 @@ export class PublicIdCipher {
       throw new FlurryError(
         ErrorCode.PUBLIC_ID_UNKNOWN_KEY,
         `No key "${String(keyId)}" in the keyring (${this.keyIds.map((k) => `"${k}"`).join(', ')}).`,
-        {
-          keyId: String(keyId),
-          known: [...this.keyIds],
-        },
+        { keyId: String(keyId), known: [...this.keyIds] },
       );
     }
     return e;
   }
 
-  /** Range-checks and splits into this.halves. */
   private split(x: unknown, max: bigint, what: string): void {
     if (typeof x === 'bigint') {
       if (x < 0n)
@@ -374,11 +396,7 @@ export class PublicIdCipher {
         throw new FlurryError(
           ErrorCode.ID_TOO_WIDE,
           `The ${what} ${x} is above the largest accepted value ${max} (a ${this.bits}-bit public-ID codec).`,
-          {
-            value: x.toString(),
-            bits: this.bits,
-            max: max.toString(),
-          },
+          { value: x.toString(), bits: this.bits, max: max.toString() },
         );
       }
       return splitU64(x, this.halves);

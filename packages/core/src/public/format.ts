@@ -29,7 +29,7 @@ export const PUBLIC_ID_FORMAT_VERSION = 2;
  */
 export const PUBLIC_ID_TAG_LENGTH = 3;
 
-/** HKDF salt and info of the tag key: apart from the Feistel round keys (salt `flurry/public-id/v1`). */
+/** HKDF salt and info of the tag key (the Feistel round keys use salt `flurry/public-id/v1`). */
 const TAG_SALT = 'flurry/public-id/v2';
 const TAG_INFO = 'tag;chaskey12';
 
@@ -44,13 +44,9 @@ export type PublicIdAlphabet = 'base62' | 'base58';
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
 
-/** The digit system and the check-character tables of each alphabet, built once (a few hundred µs each) and shared: both are immutable after construction. */
 const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
 
-/**
- * The digit system and the check-character tables of an alphabet, built on first use and
- * shared by every cipher (both are immutable).
- */
+/** The digit system and check-character tables of an alphabet, built on first use (a few hundred µs) and shared. */
 export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
   let t = TABLES.get(alphabet);
   if (t === undefined) {

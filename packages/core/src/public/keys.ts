@@ -27,17 +27,7 @@ function invalid(message: string, details: Record<string, unknown> = {}): Flurry
   return new FlurryError(ErrorCode.PUBLIC_KEY_INVALID, message, details);
 }
 
-/**
- * One public-ID key: its one-character `id` and a 256-bit secret that is never printed.
- *
- * @example
- * ```ts
- * const key = PublicIdKey.generate('B');
- * key.id;                 // 'B'
- * JSON.stringify(key);    // '{"id":"B","fingerprint":"…","secret":"[redacted]"}'
- * process.env.FLURRY_PUBLIC_KEY = key.export(); // the only way to get the secret out
- * ```
- */
+/** One public-ID key: its one-character `id` and a 256-bit secret that is never printed. */
 export class PublicIdKey {
   /** The key ID: one base58 character, the first character of every public ID made with it. */
   readonly id: string;
@@ -103,23 +93,13 @@ export class PublicIdKey {
     else {
       throw invalid(
         `A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`,
-        {
-          keyId: String(id),
-        },
+        { keyId: String(id) },
       );
     }
     return new PublicIdKey(keyId, randomFill(new Uint8Array(32)));
   }
 
-  /**
-   * The full secret string `fk1_<keyId>_<base64url>`, for storing the key. Treat the result
-   * as a secret.
-   *
-   * @example
-   * ```ts
-   * fs.writeFileSync('public-id.key', key.export() + '\n', { mode: 0o600 });
-   * ```
-   */
+  /** The full secret string `fk1_<keyId>_<base64url>`, for storing the key: treat it as a secret. */
   export(): string {
     return `${KEY_PREFIX}${this.id}_${toBase64url(this.secretBytes())}`;
   }
@@ -129,17 +109,17 @@ export class PublicIdKey {
     return new Uint8Array(secrets.get(this) as Uint8Array);
   }
 
-  /** A redacted description. @example `String(key) // 'PublicIdKey(A, fingerprint 3f2a…, secret redacted)'` */
+  /** A redacted description. */
   toString(): string {
     return `PublicIdKey(${this.id}, fingerprint ${this.fingerprint}, secret redacted)`;
   }
 
-  /** A redacted JSON form. @example `JSON.stringify(key) // '{"id":"A","fingerprint":"…","secret":"[redacted]"}'` */
+  /** A redacted JSON form. */
   toJSON(): { id: string; fingerprint: string; secret: string } {
     return { id: this.id, fingerprint: this.fingerprint, secret: '[redacted]' };
   }
 
-  /** Redacted output for `util.inspect` and `console.log`. @example `console.log(key) // PublicIdKey(A, fingerprint …, secret redacted)` */
+  /** Redacted output for `util.inspect` and `console.log`. */
   [INSPECT](): string {
     return this.toString();
   }
@@ -158,11 +138,6 @@ export function generateKey(keyId?: string): string {
  * starting with `#` are comments). Accepts strings, arrays of strings and key objects.
  * Empty rings and duplicate key IDs are `FLURRY_E_PUBLIC_KEY_INVALID`. The first key is
  * the current one.
- *
- * @example
- * ```ts
- * parseKeys('fk1_B_…,fk1_A_…').map((k) => k.id); // ['B', 'A']
- * ```
  */
 export function parseKeys(input: string | PublicIdKey | readonly (string | PublicIdKey)[]): PublicIdKey[] {
   const items = Array.isArray(input) ? input : [input as string | PublicIdKey];
@@ -220,12 +195,9 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
   try {
     text = readTextFile(path);
   } catch (e) {
-    throw new FlurryError(
-      ErrorCode.PUBLIC_KEY_INVALID,
+    throw invalid(
       `Cannot read the public-ID key file ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`,
-      {
-        path,
-      },
+      { path },
     );
   }
   return parseKeys(text);
@@ -235,12 +207,6 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
  * Loads the keyring from the environment: `FLURRY_PUBLIC_KEY` (comma-separated, current
  * key first) or else the file named by `FLURRY_PUBLIC_KEY_FILE`. Returns `[]` when neither
  * is set (public IDs disabled); a set but malformed value is an error.
- *
- * @example
- * ```ts
- * const keys = loadKeysFromEnv();
- * if (keys.length) codec = PublicIdCipher.create({ keys, bits: layout.totalBits });
- * ```
  */
 export function loadKeysFromEnv(
   env: Record<string, string | undefined> = (globalThis as { process?: { env: Record<string, string | undefined> } })

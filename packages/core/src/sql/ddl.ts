@@ -21,26 +21,14 @@ export interface LayoutSqlOptions {
 
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
 /** Function names the generated DDL uses itself (node fields may not take them). */
-const RESERVED = [
-  'unix_ms',
-  'timestamp',
-  'sequence',
-  'min_id',
-  'max_id',
-  'min_id_ms',
-  'max_id_ms',
-  'now_ms',
-  'next_id',
-  'next_ids',
-  'release_node',
-  'generator',
-];
+const RESERVED =
+  'unix_ms timestamp sequence min_id max_id min_id_ms max_id_ms now_ms next_id next_ids release_node generator'.split(
+    ' ',
+  );
 
 /**
  * Checks a function-name prefix and returns it (default `flurry_`). Throws
  * `FLURRY_E_INVALID_OPTION` for anything but a lower-case SQL identifier start.
- *
- * @example `sqlPrefix(undefined) === 'flurry_'`
  */
 export function sqlPrefix(prefix: string | undefined): string {
   const p = prefix ?? 'flurry_';
@@ -77,11 +65,6 @@ function factsOf(layout: Layout) {
  * `flurry_timestamp(ID)`, `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`,
  * `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` / `DATETIME(3)` read as UTC) and
  * `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
- *
- * @example
- * ```ts
- * layoutSql(Layout.from('sonyflake'), { dialect: 'mysql', prefix: 'sf_' }).script;
- * ```
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');

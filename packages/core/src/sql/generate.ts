@@ -20,11 +20,6 @@ import { postgresGenerator } from './generate-postgres.js';
 /**
  * The default lane count of a layout: the largest power of two up to 16 that leaves every
  * lane at least 16 IDs per tick (twitter: 16 lanes of 256; a 2-bit sequence: 1 lane of 4).
- *
- * @example
- * ```ts
- * generatorLanes(Layout.from('twitter')); // 16
- * ```
  */
 export function generatorLanes(layout: Layout): number {
   let lanes = 1;
@@ -39,12 +34,6 @@ function bad(what: string, message: string, value: unknown): FlurryError {
 /**
  * Builds the generator DDL for a leased node (see the module comment). Throws
  * `FLURRY_E_INVALID_OPTION` for a bad table name, token, slot, floor or wait bound.
- *
- * @example
- * ```ts
- * generatorSql(Layout.from('twitter'), { dialect: 'postgres', registryTable: 'flurry_nodes',
- *   namespace: 'default/datacenter-0', slot: 5, token: 'c0ffee', nodeBits: 5n << 12n, floorMs: Date.now() }).script;
- * ```
  */
 export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorSql {
   assertKnownOptions(

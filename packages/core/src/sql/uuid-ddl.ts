@@ -27,11 +27,6 @@ export interface UuidSqlOptions {
  * `uuid_sequence(u)`, `uuid_min_at(t)`, `uuid_max_at(t)`, `uuid_min_at_ms(ms)`,
  * `uuid_max_at_ms(ms)`; MySQL adds `uuid_unix_ms_text(CHAR(36))`,
  * `uuid_timestamp_text(CHAR(36))`, `uuid_min_at_text(t)` and `uuid_max_at_text(t)`.
- *
- * @example
- * ```ts
- * uuidSql({ dialect: 'postgres' }).functions.map((f) => f.name); // ['flurry_uuid_unix_ms', …]
- * ```
  */
 export function uuidSql(options: UuidSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix', 'nodeBits', 'sequenceBits'], 'uuidSql options');
