@@ -11,8 +11,7 @@ import { parseRegistryUrl, redactUrl, resolveRegistryOptions, type RegistryOptio
 import { parseCommandLine } from '../cli/args.js';
 import { clip, serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
-import { CONFIG_ENV } from './env-hints.js';
-import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
+import { CONFIG_ENV, CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
   isSettingKey,
@@ -123,9 +122,18 @@ export function loadServeConfig(
       given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
   }
   const values = coerceAll(given);
+  // The checks behind a setting's own: a refusal names the setting as given.
+  const checked = <T>(key: SettingKey, check: () => T): T => {
+    try {
+      return check();
+    } catch (err) {
+      throw configError(key, values[key], given[key]?.source ?? DEFAULT_SOURCE, { cause: err });
+    }
+  };
   const layout = buildLayout(values, given, now());
-  const node = buildNodePins(values, layout, given);
-  checkRegistry(values.registry, given.registry);
+  const pins = values.node;
+  const node = pins === undefined ? {} : checked('node', () => parseNodePins([pins], layout));
+  checked('registry', () => parseRegistryUrl(values.registry));
   checkLeaseTimings(values, given);
 
   const { layout: _layout, fields: _fields, epoch: _epoch, unit: _unit, node: _node, ...rest } = values;
@@ -205,27 +213,6 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
     throw refused(key, given[key], { code: 'FLURRY_E_LAYOUT_EXPIRED', reason: `${expired}, so it cannot issue IDs` });
   }
   return layout;
-}
-
-function buildNodePins(
-  v: SettingValues,
-  layout: Layout,
-  given: Partial<Record<SettingKey, Given>>,
-): Record<string, number> {
-  if (v.node === undefined) return {};
-  try {
-    return parseNodePins([v.node], layout);
-  } catch (err) {
-    throw configError('node', v.node, given.node?.source ?? DEFAULT_SOURCE, { cause: err });
-  }
-}
-
-function checkRegistry(registry: string, given: Given | undefined): void {
-  try {
-    parseRegistryUrl(registry);
-  } catch (err) {
-    throw configError('registry', registry, given?.source ?? DEFAULT_SOURCE, { cause: err });
-  }
 }
 
 /** The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …). */
