@@ -133,6 +133,7 @@ export class ConsoleData {
     const ev = core.metrics.events;
     const sequences = SEQUENCES.get(core)?.sequences;
     const last = lg?.generator.lastIssuedUnixMs ?? 0;
+    const notReady = core.notReady();
     return {
       now,
       version: FLURRY_VERSION,
@@ -177,7 +178,7 @@ export class ConsoleData {
             lastFetchMs: s.lastFetchLatencyMs,
           }))
         : null,
-      notReady: notReadyOf(core.notReady()),
+      notReady: notReady === null ? null : { code: notReady.code, message: notReady.message },
       ...(this.workers ? { workers: this.workers() } : {}),
     };
   }
@@ -205,7 +206,7 @@ export class ConsoleData {
     };
   }
 
-  /** Registry reads made for `/v1/cluster` and the event streams (one per cache period at most). */
+  /** Registry reads made for `/v1/cluster` and the event streams (one per cache period at most; tests). */
   get registryReads(): number {
     return this.clusterCache.reads;
   }
@@ -214,10 +215,6 @@ export class ConsoleData {
   cluster(): Promise<ClusterBody> {
     return this.clusterCache.body();
   }
-}
-
-function notReadyOf(err: FlurryError | null): { code: string; message: string } | null {
-  return err === null ? null : { code: err.code, message: err.message };
 }
 
 /** Sampling period (ms). */
