@@ -80,8 +80,6 @@ export function serveHelp(): string {
     `  --${CONFIG_FLAG} FILE   (${CONFIG_ENV})`,
     '      A JSON object of settings by key, e.g. {"port": 8080, "registry": "redis://127.0.0.1:6379/0"}.',
     '      Default: (none)',
-  );
-  lines.push(
     '',
     'Signals: SIGTERM/SIGINT stop accepting, finish in-flight requests, release the lease and exit 0.',
     '',

@@ -22,7 +22,7 @@ import { consoleRoute } from './feature.js';
 import { serverError } from '../errors.js';
 import { COMMON } from '../http/openapi-parts.js';
 import { pathSegment } from '../http/routes/ids.js';
-import { READ, type Route, type RouteHandler, type RouteInput } from '../http/route.js';
+import { READ, type Route, type RouteInput } from '../http/route.js';
 
 /** One asset as served: its bytes and their compressed forms. */
 export interface ConsoleAsset {
@@ -45,7 +45,10 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
 
 let loaded: ReturnType<typeof load> | undefined;
 
-/** The console's files (loaded once): the page, the hash in every versioned name, an asset by either name. */
+/**
+ * The console's files, loaded on the first request for them (a service whose console nobody opens never holds
+ * them): the page, the hash in every versioned name, an asset by either name.
+ */
 export function consoleAssets(): ReturnType<typeof load> {
   loaded ??= load();
   return loaded;
@@ -144,19 +147,13 @@ function send(res: ServerResponse, asset: ConsoleAsset, input: RouteInput, cache
   return 200;
 }
 
-// The assets are read and compressed on the first request for them (consoleAssets() loads
-// once), not at start: a service whose console nobody opens never holds them.
-function page(): RouteHandler {
-  return (res, input) => send(res, consoleAssets().html, input, 'no-cache');
-}
-
 const pageRoute = (name: string, path: string, operationId: string): Route =>
   consoleRoute({
     name,
     path,
     methods: READ,
     auth: 'none',
-    create: page,
+    create: () => (res, input) => send(res, consoleAssets().html, input, 'no-cache'),
     openapi: {
       operationId,
       summary: 'The web console (HTML; public, read-only; see docs/console.md). 404 when the console is off.',

@@ -11,24 +11,22 @@ import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, type FlagSpecs, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
-const FLAGS = {
-  ...LAYOUT_FLAGS,
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
-  node: { type: 'string' },
-  'lease-ttl-ms': { type: 'string' },
-  'lease-renew-ms': { type: 'string' },
+/** The `flurry serve` settings that pick the registry, the namespace and the staleness rule: passed on to it. */
+const SETTING_FLAGS = [...Object.keys(LAYOUT_FLAGS), 'registry', 'cluster', 'node', 'lease-ttl-ms', 'lease-renew-ms'];
+
+const FLAGS: FlagSpecs = {
+  ...Object.fromEntries(SETTING_FLAGS.map((f) => [f, { type: 'string' }])),
   url: { type: 'string' },
   token: { type: 'string' },
   ca: { type: 'string' },
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },
-} as const;
+};
 
 export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
        flurry status --url http[s]://HOST:PORT [--token TOKEN] [--ca FILE]
@@ -72,10 +70,10 @@ function intervalOf(args: ParsedCommandLine): number {
 }
 
 async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Source> {
-  const pass: string[] = [];
-  for (const f of ['registry', 'cluster', ...Object.keys(LAYOUT_FLAGS), 'node', 'lease-ttl-ms', 'lease-renew-ms'])
-    for (const v of allStrings(args, f)) pass.push(`--${f}`, v);
-  const config = loadServeConfig(pass, io.env);
+  const config = loadServeConfig(
+    SETTING_FLAGS.flatMap((f) => allStrings(args, f).flatMap((v) => [`--${f}`, v])),
+    io.env,
+  );
   const registry: Registry = await openRegistry(config.registry, registryOptionsOf(config));
   const cache = new ClusterCache({
     core: { registry },
@@ -116,18 +114,15 @@ function trustedCas(file: string | undefined, url: URL): string[] | undefined {
 /** GET `url` (http or https, `ca` the trusted CAs), at most 5 s; resolves to the status and body. */
 function get(url: URL, token: string | undefined, ca: string[] | undefined): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const options = { headers: token ? { authorization: `Bearer ${token}` } : {}, agent: false, timeout: 5000 };
-    const onResponse = (res: http.IncomingMessage): void => {
+    const headers = token ? { authorization: `Bearer ${token}` } : {};
+    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ...(ca ? { ca } : {}) };
+    const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       res.on('error', reject);
-    };
-    const req =
-      url.protocol === 'https:'
-        ? https.get(url, { ...options, ...(ca ? { ca } : {}) }, onResponse)
-        : http.get(url, options, onResponse);
+    });
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
     req.on('error', reject);
   });
