@@ -15,7 +15,6 @@ import { CONFIG_ENV, CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
   isSettingKey,
-  settingDef,
   SETTINGS,
   type SettingDef,
   type SettingKey,
@@ -278,7 +277,7 @@ const refused = (key: SettingKey, g: Given | undefined, why: Why): FlurryError =
  * `FLURRY_E_CONFIG`), one sentence of what was wrong, one of what is allowed.
  */
 function configError(key: SettingKey, value: unknown, source: Source, why: Why = {}): FlurryError {
-  const s = settingDef(key);
+  const s: SettingDef = SETTINGS.find((row) => row.key === key)!;
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
   const shown = s.secret

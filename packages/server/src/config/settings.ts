@@ -356,15 +356,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze(
   }),
 );
 
-/** The row of one setting. */
-export function settingDef(key: SettingKey): SettingDef {
-  return DEFS[key];
-}
-
 /** Whether `name` is a setting's key (a config-file key). */
-export function isSettingKey(name: string): name is SettingKey {
-  return Object.prototype.hasOwnProperty.call(DEFS, name);
-}
+export const isSettingKey = (name: string): name is SettingKey => Object.hasOwn(DEFS, name);
 
 /** What values are allowed, as shown in errors and `--help`. */
 export function allowedText(def: SettingDef): string {

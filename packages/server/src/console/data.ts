@@ -60,8 +60,6 @@ export interface ConsoleDataOptions {
   readonly publicIds: boolean;
   /** The service clock (wall time of the bodies, monotonic time of the rates). */
   readonly clock?: Clock;
-  /** How long one registry read serves every caller (default 1000 ms). */
-  readonly cacheMs?: number;
 }
 
 export class ConsoleData {
@@ -92,7 +90,7 @@ export class ConsoleData {
       core: o.core,
       config: o.config,
       clock: this.clock,
-      cacheMs: o.cacheMs ?? 1000,
+      cacheMs: 1000, // one registry read serves every caller for this long
       self: () => this.ownLease(),
     });
   }
