@@ -68,16 +68,9 @@ export const readyzRoute: Route = {
   create: (ctx: HttpContext) => (res) => {
     const reason = ctx.notReady();
     if (reason) return sendError(res, reason);
-    return sendText(
-      res,
-      200,
-      JSON_TYPE,
-      JSON.stringify({
-        status: 'ready',
-        node: OPERATIONS.get(ctx)?.node() ?? null,
-        ...OPERATIONS.get(ctx)?.readyBody?.(),
-      }),
-    );
+    const ops = OPERATIONS.get(ctx);
+    const body = { status: 'ready', node: ops?.node() ?? null, ...ops?.readyBody?.() };
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(body));
   },
   openapi: {
     operationId: 'readyz',
