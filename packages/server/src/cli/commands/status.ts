@@ -111,9 +111,10 @@ function trustedCas(file: string | undefined, url: URL): string[] | undefined {
   return [...tls.rootCertificates, pem];
 }
 
-/** GET `url` (http or https, `ca` the trusted CAs), at most 5 s; resolves to the status and body. */
+/** GET `url` (`ca`: the trusted CAs), at most 5 s: the status and body, or {@link unreachable}'s error. */
 function get(url: URL, token: string | undefined, ca: string[] | undefined): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
+    const fail = (e: unknown): void => reject(unreachable(e, redactUrl(url.origin)));
     const headers = token ? { authorization: `Bearer ${token}` } : {};
     const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ...(ca ? { ca } : {}) };
     const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
@@ -121,10 +122,10 @@ function get(url: URL, token: string | undefined, ca: string[] | undefined): Pro
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
+      res.on('error', fail);
     });
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
-    req.on('error', reject);
+    req.on('error', fail);
   });
 }
 
@@ -159,12 +160,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
   const shown = redactUrl(url.origin);
   return {
     read: async () => {
-      let res: { status: number; text: string };
-      try {
-        res = await get(url, token, ca);
-      } catch (e) {
-        throw unreachable(e, shown);
-      }
+      const res = await get(url, token, ca);
       const text = res.text;
       if (res.status !== 200) {
         let detail = `HTTP ${res.status}`;
