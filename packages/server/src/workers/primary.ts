@@ -217,50 +217,41 @@ function send(w: Worker | undefined, m: WorkerMessage): void {
   if (w && w.isConnected()) w.send(m, undefined, () => undefined);
 }
 
-interface MetricsGather {
-  readonly from: Worker;
-  readonly askId: number;
-  readonly waiting: Set<number>;
-  readonly results: { slot: number; metrics: unknown[] }[];
-  readonly timer: NodeJS.Timeout;
-}
-
 /**
  * A worker's `/metrics` request: ask every live worker for its metrics, aggregate the answers
  * (or what came within {@link METRICS_WAIT_MS}) with the primary's own and send the text back.
  */
 function metricsGathers(own: Registry, onError: (err: unknown) => void) {
   let gatherId = 0;
-  const gathers = new Map<number, MetricsGather>();
-  const finish = (id: number): void => {
-    const g = gathers.get(id);
-    if (!g) return;
-    gathers.delete(id);
-    clearTimeout(g.timer);
-    void aggregateMetrics(g.results, own).then(
-      (text) => send(g.from, { flurry: 'metrics-text', id: g.askId, text }),
-      onError,
-    );
-  };
+  type Gather = { readonly timer: NodeJS.Timeout; answer(from: Worker, slot: number, metrics: unknown[]): void };
+  const gathers = new Map<number, Gather>();
   return {
     ask(from: Worker, askId: number, workers: Worker[]): void {
       const id = ++gatherId;
       const targets = workers.filter((x) => x.isConnected());
-      const g: MetricsGather = {
-        from,
-        askId,
-        waiting: new Set(targets.map((x) => x.id)),
-        results: [],
-        timer: setTimeout(() => finish(id), METRICS_WAIT_MS),
+      const waiting = new Set(targets.map((x) => x.id));
+      const results: { slot: number; metrics: unknown[] }[] = [];
+      const finish = (): void => {
+        gathers.delete(id);
+        clearTimeout(timer);
+        void aggregateMetrics(results, own).then(
+          (text) => send(from, { flurry: 'metrics-text', id: askId, text }),
+          onError,
+        );
       };
-      gathers.set(id, g);
+      const timer = setTimeout(finish, METRICS_WAIT_MS);
+      gathers.set(id, {
+        timer,
+        answer: (w, slot, metrics) => {
+          if (!waiting.delete(w.id)) return;
+          results.push({ slot, metrics });
+          if (waiting.size === 0) finish();
+        },
+      });
       for (const x of targets) send(x, { flurry: 'metrics-ask', id });
     },
     answer(id: number, from: Worker, slot: number, metrics: unknown[]): void {
-      const g = gathers.get(id);
-      if (!g || !g.waiting.delete(from.id)) return;
-      g.results.push({ slot, metrics });
-      if (g.waiting.size === 0) finish(id);
+      gathers.get(id)?.answer(from, slot, metrics);
     },
     clear(): void {
       for (const g of gathers.values()) clearTimeout(g.timer);
