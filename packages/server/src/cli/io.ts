@@ -5,7 +5,7 @@
 import { FlurryError } from '@flurry/core/errors';
 import { failureKind, serverError } from '../errors.js';
 import type { Layout } from '@flurry/core/layout';
-import type { EnvWarning } from '../config/env-hints.js';
+import type { EnvWarning } from '../config/help.js';
 import { chooseLayout } from '../layout-choice.js';
 import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
@@ -97,7 +97,7 @@ export function errorLine(err: unknown): string {
 export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
   // The settings table is loaded only when there is a FLURRY_* variable to check.
   if (!Object.keys(io.env).some((k) => k.toUpperCase().startsWith('FLURRY_'))) return [];
-  const { unknownEnvWarnings } = await import('../config/env-hints.js');
+  const { unknownEnvWarnings } = await import('../config/help.js');
   const warnings = unknownEnvWarnings(io.env);
   for (const w of warnings) await write(io.stderr, `flurry: warning: ${w.message}\n`);
   return warnings;

@@ -14,7 +14,7 @@ import type { ClusterBody } from '../console/types.js';
 import { startService } from '../service.js';
 import type { ServiceLogger } from '../service-steps.js';
 import { FLURRY_BIN, runFlurry, tempDir } from '../test-support.js';
-import { clusterTable, humanMs } from './status-table.js';
+import { clusterTable, humanMs } from './commands/status.js';
 
 let engine: RunningEngine;
 let registry: Registry;

@@ -4,8 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FlurryError } from '@flurry/core';
-import { KNOWN_ENV, unknownEnvWarnings } from './env-hints.js';
-import { serveHelp } from './help.js';
+import { KNOWN_ENV, serveHelp, unknownEnvWarnings } from './help.js';
 import { loadServeConfig } from './load.js';
 import { SETTINGS } from './settings.js';
 

@@ -11,12 +11,10 @@ import { parseRegistryUrl, redactUrl, resolveRegistryOptions, type RegistryOptio
 import { parseCommandLine } from '../cli/args.js';
 import { clip, serverError } from '../errors.js';
 import { chooseLayout, layoutExpiredReason, parseNodePins } from '../layout-choice.js';
-import { CONFIG_ENV } from './env-hints.js';
-import { CONFIG_FLAG, serveFlagSpecs } from './help.js';
+import { CONFIG_ENV, CONFIG_FLAG, serveFlagSpecs } from './help.js';
 import {
   allowedText,
   isSettingKey,
-  settingDef,
   SETTINGS,
   type SettingDef,
   type SettingKey,
@@ -123,9 +121,18 @@ export function loadServeConfig(
       given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
   }
   const values = coerceAll(given);
+  // The checks behind a setting's own: a refusal names the setting as given.
+  const checked = <T>(key: SettingKey, check: () => T): T => {
+    try {
+      return check();
+    } catch (err) {
+      throw configError(key, values[key], given[key]?.source ?? DEFAULT_SOURCE, { cause: err });
+    }
+  };
   const layout = buildLayout(values, given, now());
-  const node = buildNodePins(values, layout, given);
-  checkRegistry(values.registry, given.registry);
+  const pins = values.node;
+  const node = pins === undefined ? {} : checked('node', () => parseNodePins([pins], layout));
+  checked('registry', () => parseRegistryUrl(values.registry));
   checkLeaseTimings(values, given);
 
   const { layout: _layout, fields: _fields, epoch: _epoch, unit: _unit, node: _node, ...rest } = values;
@@ -207,27 +214,6 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
   return layout;
 }
 
-function buildNodePins(
-  v: SettingValues,
-  layout: Layout,
-  given: Partial<Record<SettingKey, Given>>,
-): Record<string, number> {
-  if (v.node === undefined) return {};
-  try {
-    return parseNodePins([v.node], layout);
-  } catch (err) {
-    throw configError('node', v.node, given.node?.source ?? DEFAULT_SOURCE, { cause: err });
-  }
-}
-
-function checkRegistry(registry: string, given: Given | undefined): void {
-  try {
-    parseRegistryUrl(registry);
-  } catch (err) {
-    throw configError('registry', registry, given?.source ?? DEFAULT_SOURCE, { cause: err });
-  }
-}
-
 /** The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …). */
 function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, Given>>): void {
   try {
@@ -291,7 +277,7 @@ const refused = (key: SettingKey, g: Given | undefined, why: Why): FlurryError =
  * `FLURRY_E_CONFIG`), one sentence of what was wrong, one of what is allowed.
  */
 function configError(key: SettingKey, value: unknown, source: Source, why: Why = {}): FlurryError {
-  const s = settingDef(key);
+  const s: SettingDef = SETTINGS.find((row) => row.key === key)!;
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
   const shown = s.secret

@@ -1,13 +1,41 @@
 /**
  * The one table of `flurry serve` settings. Each row's key is the config-file key, from which
  * its flag and `FLURRY_*` variable follow; the row holds its type, default (written here once),
- * allowed range and help line; parsing (load.ts), validation messages, `--help` (help.ts) and the
- * list of known variables (env-hints.ts) are all derived from it.
+ * allowed range and help line; parsing (load.ts), validation messages, `--help` and the
+ * list of known variables (help.ts) are all derived from it.
  */
-import type { SettingDef } from './setting-def.js';
-import { SEGMENT_SETTINGS } from './settings-segments.js';
 
-export type { SettingDef } from './setting-def.js';
+interface Common {
+  readonly help: string;
+  /** What values are allowed, when the type's own wording is not enough. */
+  readonly allowed?: string;
+  /** The default as shown in `--help` when there is no `default` value here (the default lives elsewhere). */
+  readonly defaultText?: string;
+  /** Hide the value in errors and logs. */
+  readonly secret?: boolean;
+  /**
+   * The error code of a refused value when the setting is also a flag of the offline commands
+   * (`next`, `layout`, `decode`, `public`): the same mistake gives the same code everywhere.
+   * Settings only `flurry serve` has are refused with `FLURRY_E_CONFIG`.
+   */
+  readonly code?: string;
+}
+
+/** The definition of one setting (one row of the table); a string is 1 to 4096 characters. */
+export type SettingDef = Common &
+  (
+    | {
+        readonly type: 'int';
+        readonly min: number;
+        readonly max: number;
+        readonly unit?: 'ms';
+        readonly note?: string;
+        readonly default?: number;
+      }
+    | { readonly type: 'bool'; readonly default: boolean }
+    | { readonly type: 'string'; readonly pattern?: RegExp; readonly default?: string }
+    | { readonly type: 'choice'; readonly choices: readonly string[]; readonly default?: string }
+  );
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -233,7 +261,38 @@ const DEFS = {
     allowed: 'the path of a file holding the keyring (keys separated by new lines or commas; # comments)',
     help: 'Read the public-ID keyring from a file (used when publicKey is not set).',
   },
-  ...SEGMENT_SETTINGS,
+  // Segment mode (flurry serve --sequences; docs/segments.md).
+  sequences: {
+    type: 'string',
+    secret: true,
+    defaultText: '(none: segment mode off)',
+    allowed: "a store URL: postgres://…, mysql://… (Leaf's leaf_alloc table), redis://… (see docs/segments.md)",
+    help: 'Serve segment mode (/v1/sequences/{key}, Leaf /api/segment/get/{key}) from this store.',
+  },
+  autoCreate: {
+    type: 'bool',
+    default: false,
+    help: 'Segment mode: create an unknown key on first use (off: an unknown key is 404).',
+  },
+  allowVolatileStore: {
+    type: 'bool',
+    default: false,
+    help: 'Segment mode: accept a Redis without appendonly yes + appendfsync always (it can repeat numbers after a crash).',
+  },
+  sequenceMaxStep: {
+    type: 'int',
+    min: 1,
+    max: 2_147_483_647,
+    default: 1_000_000,
+    help: 'Segment mode: the largest step the adaptive step asks for (Leaf: 1,000,000); the stored step is the floor.',
+  },
+  sequenceTargetMs: {
+    type: 'int',
+    min: 1000,
+    max: 86_400_000,
+    default: 900_000,
+    help: 'Segment mode: how long a segment should last at the observed rate (Leaf: 15 min); the step adapts to it.',
+  },
   logLevel: {
     type: 'choice',
     choices: LOG_LEVELS,
@@ -297,15 +356,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze(
   }),
 );
 
-/** The row of one setting. */
-export function settingDef(key: SettingKey): SettingDef {
-  return DEFS[key];
-}
-
 /** Whether `name` is a setting's key (a config-file key). */
-export function isSettingKey(name: string): name is SettingKey {
-  return Object.prototype.hasOwnProperty.call(DEFS, name);
-}
+export const isSettingKey = (name: string): name is SettingKey => Object.hasOwn(DEFS, name);
 
 /** What values are allowed, as shown in errors and `--help`. */
 export function allowedText(def: SettingDef): string {

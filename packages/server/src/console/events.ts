@@ -15,33 +15,21 @@ export const MAX_STREAMS = 64;
 /** A client this far behind (bytes not yet sent) is cut off. */
 const MAX_BUFFERED = 1 << 20;
 
-/** Options of {@link EventStreams} (tests shorten the periods). */
-export interface EventStreamOptions {
-  /** Period of the status and cluster events (default 1000 ms). */
-  periodMs?: number;
-  /** Period of the `: ping` comment (default 15 000 ms). */
-  pingMs?: number;
-  /** Most concurrent streams (default {@link MAX_STREAMS}). */
-  max?: number;
-}
-
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
   private closed = false;
   private lastPing = 0;
-  private readonly periodMs: number;
-  private readonly pingMs: number;
-  private readonly max: number;
 
+  /** `periodMs`: of the status and cluster events; `pingMs`: of the `: ping` comment (tests shorten both). */
   constructor(
     private readonly data: ConsoleData,
-    opts: EventStreamOptions = {},
-  ) {
-    this.periodMs = opts.periodMs ?? 1000;
-    this.pingMs = opts.pingMs ?? 15_000;
-    this.max = opts.max ?? MAX_STREAMS;
+    private readonly o: { periodMs?: number; pingMs?: number; max?: number } = {},
+  ) {}
+
+  private get max(): number {
+    return this.o.max ?? MAX_STREAMS;
   }
 
   get size(): number {
@@ -71,7 +59,7 @@ export class EventStreams {
     res.once('close', () => this.drop(res));
     if (!this.timer) {
       this.lastPing = Date.now();
-      this.timer = setInterval(() => void this.tick().catch(() => undefined), this.periodMs);
+      this.timer = setInterval(() => void this.tick().catch(() => undefined), this.o.periodMs ?? 1000);
     }
     void this.send([res]).catch(() => res.destroy());
     return 200;
@@ -89,7 +77,7 @@ export class EventStreams {
     if (this.ticking) return; // the previous registry read is still running
     this.ticking = true;
     try {
-      if (Date.now() - this.lastPing >= this.pingMs) {
+      if (Date.now() - this.lastPing >= (this.o.pingMs ?? 15_000)) {
         this.lastPing = Date.now();
         this.write([...this.streams], ': ping\n\n');
       }

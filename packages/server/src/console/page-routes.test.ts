@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inProcess, type InProcess } from '../http/in-process.js';
-import { consoleAssets } from './assets.js';
+import { consoleAssets } from './page-routes.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const AUTH = { authorization: `Bearer ${TOKEN}` };

@@ -4,6 +4,7 @@
  * times are Unix ms; IDs and other 64-bit numbers are decimal strings. docs/console.md
  * ("Data routes") describes every field.
  */
+import type { ClusterHolder } from '@flurry/coordination';
 import type { ProtocolRow } from '../protocol-metrics.js';
 import type { WorkerEntry } from '../workers/types.js';
 
@@ -76,32 +77,15 @@ export interface StatusBody {
   workers?: readonly WorkerEntry[];
 }
 
-/** One holder in {@link ClusterBody}. */
-export interface ClusterEntry {
-  slot: number;
-  namespace: string;
-  node: Record<string, number> | null;
-  id: string | null;
-  hostname: string | null;
-  pid: number | null;
-  version: string | null;
-  address: string | null;
-  heldSinceMs: number | null;
-  renewedAtMs: number | null;
-  expiresAtMs: number | null;
-  highWaterMs: number;
-  clockOffsetMs: number | null;
-  clockOffsetErrorMs: number | null;
-  ageMs: number | null;
+/** One holder in {@link ClusterBody}: the registry's holder as read, with its age, state and whether it is this service. */
+export interface ClusterEntry extends Omit<ClusterHolder, 'renewalStamp' | 'ttlMs' | 'readAtMs'> {
   /**
    * `live`, `stale` (not renewed for longer than the renewal interval plus a slack), or
    * `reserved`: a node reserved for in-database generation (`flurry sql --generate`), held
    * until released and never renewed, so never stale.
    */
-  state: 'live' | 'stale' | 'reserved';
-  /** What a holder that is not a service is (`sql generator` for a reservation), else null. */
-  role: string | null;
-  self: boolean;
+  readonly state: 'live' | 'stale' | 'reserved';
+  readonly self: boolean;
 }
 
 /** The body of `GET /v1/cluster` (and of the `cluster` event). */

@@ -4,14 +4,12 @@
  * `/openapi.json`.
  */
 import type { HttpContext } from '../http/context.js';
-import { OPERATIONS, type Operations } from './feature.js';
+import { OPERATIONS } from './feature.js';
 import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { READ, type Route } from '../http/route.js';
 
 const HEALTHY = '{"status":"ok"}';
-
-const ops = (ctx: HttpContext): Operations | undefined => OPERATIONS.get(ctx);
 
 /**
  * `GET /v1/layout` → the layout's description (fields, epoch, unit, end of life, capacity)
@@ -23,7 +21,7 @@ export const layoutRoute: Route = {
   methods: READ,
   auth: 'token',
   create: (ctx: HttpContext) => (res) => {
-    const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: ops(ctx)?.node() ?? null });
+    const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: OPERATIONS.get(ctx)?.node() ?? null });
     return sendText(res, 200, JSON_TYPE, body);
   },
   openapi: {
@@ -70,12 +68,9 @@ export const readyzRoute: Route = {
   create: (ctx: HttpContext) => (res) => {
     const reason = ctx.notReady();
     if (reason) return sendError(res, reason);
-    return sendText(
-      res,
-      200,
-      JSON_TYPE,
-      JSON.stringify({ status: 'ready', node: ops(ctx)?.node() ?? null, ...ops(ctx)?.readyBody?.() }),
-    );
+    const ops = OPERATIONS.get(ctx);
+    const body = { status: 'ready', node: ops?.node() ?? null, ...ops?.readyBody?.() };
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(body));
   },
   openapi: {
     operationId: 'readyz',
@@ -129,7 +124,7 @@ export const openapiRoute: Route = {
   path: '/openapi.json',
   methods: READ,
   auth: 'none',
-  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, ops(ctx)?.openapi ?? '{}'),
+  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, OPERATIONS.get(ctx)?.openapi ?? '{}'),
   openapi: {
     operationId: 'openapi',
     summary: 'This document.',

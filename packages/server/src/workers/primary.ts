@@ -20,13 +20,11 @@ const BACKOFF_MAX_MS = 30_000;
 const KILL_AFTER_MS = 5_000;
 const METRICS_WAIT_MS = 2_000;
 
-/** What {@link runPrimary} needs. */
-export interface PrimaryOptions {
+interface PrimaryOptions {
   readonly config: ServeConfig;
   readonly logger: ServiceLogger;
   /** How many workers (from `resolveWorkers`). */
   readonly workers: number;
-  /** Wall clock (tests). */
   readonly now?: () => number;
 }
 
@@ -55,9 +53,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   let failedStart: number | undefined;
 
   const table = (): WorkerEntry[] => slots.map((s) => workerEntry(s, stopping, now()));
-
   const { own, restartsTotal } = primaryRegistry(table);
-
   const broadcast = (): void => {
     const t = table();
     for (const s of slots) send(s.worker, { flurry: 'table', workers: t });
@@ -69,12 +65,11 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   let resolveDone: (code: number) => void = () => undefined;
   const done = new Promise<number>((r) => (resolveDone = r));
   const liveWorkers = (): Worker[] => workersOf(slots);
-  const maybeDone = (): void => {
-    if (!stopping || liveWorkers().length > 0) return;
-    resolveDone(failedStart ?? (cleanStops === stopped ? 0 : 1));
-  };
   let cleanStops = 0;
   let stopped = 0;
+  const maybeDone = (): void => {
+    if (stopping && liveWorkers().length === 0) resolveDone(failedStart ?? (cleanStops === stopped ? 0 : 1));
+  };
 
   const fork = (s: Slot): void => {
     s.restartTimer = undefined;
@@ -85,7 +80,10 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
       if (!isWorkerMessage(m)) return;
       if (m.flurry === 'report') {
         everReady ||= m.report.ready;
-        if (takeReport(s, m.report)) broadcast();
+        const readinessChanged = (s.report?.ready === true) !== m.report.ready;
+        s.report = m.report;
+        if (m.report.ready) s.backoffMs = 0; // a ready worker's backoff starts over
+        if (readinessChanged) broadcast();
       } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
       else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
     });
@@ -141,14 +139,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     gathers.clear();
     offSignals();
   }
-}
-
-/** Records a worker's report (a ready worker's backoff starts over); true when its readiness changed. */
-function takeReport(s: Slot, report: WorkerReport): boolean {
-  const wasReady = s.report?.ready === true;
-  s.report = report;
-  if (report.ready) s.backoffMs = 0;
-  return wasReady !== report.ready;
 }
 
 /** A slot's row in the worker table, its state derived from its last report. */
@@ -227,50 +217,41 @@ function send(w: Worker | undefined, m: WorkerMessage): void {
   if (w && w.isConnected()) w.send(m, undefined, () => undefined);
 }
 
-interface MetricsGather {
-  readonly from: Worker;
-  readonly askId: number;
-  readonly waiting: Set<number>;
-  readonly results: { slot: number; metrics: unknown[] }[];
-  readonly timer: NodeJS.Timeout;
-}
-
 /**
  * A worker's `/metrics` request: ask every live worker for its metrics, aggregate the answers
  * (or what came within {@link METRICS_WAIT_MS}) with the primary's own and send the text back.
  */
 function metricsGathers(own: Registry, onError: (err: unknown) => void) {
   let gatherId = 0;
-  const gathers = new Map<number, MetricsGather>();
-  const finish = (id: number): void => {
-    const g = gathers.get(id);
-    if (!g) return;
-    gathers.delete(id);
-    clearTimeout(g.timer);
-    void aggregateMetrics(g.results, own).then(
-      (text) => send(g.from, { flurry: 'metrics-text', id: g.askId, text }),
-      onError,
-    );
-  };
+  type Gather = { readonly timer: NodeJS.Timeout; answer(from: Worker, slot: number, metrics: unknown[]): void };
+  const gathers = new Map<number, Gather>();
   return {
     ask(from: Worker, askId: number, workers: Worker[]): void {
       const id = ++gatherId;
       const targets = workers.filter((x) => x.isConnected());
-      const g: MetricsGather = {
-        from,
-        askId,
-        waiting: new Set(targets.map((x) => x.id)),
-        results: [],
-        timer: setTimeout(() => finish(id), METRICS_WAIT_MS),
+      const waiting = new Set(targets.map((x) => x.id));
+      const results: { slot: number; metrics: unknown[] }[] = [];
+      const finish = (): void => {
+        gathers.delete(id);
+        clearTimeout(timer);
+        void aggregateMetrics(results, own).then(
+          (text) => send(from, { flurry: 'metrics-text', id: askId, text }),
+          onError,
+        );
       };
-      gathers.set(id, g);
+      const timer = setTimeout(finish, METRICS_WAIT_MS);
+      gathers.set(id, {
+        timer,
+        answer: (w, slot, metrics) => {
+          if (!waiting.delete(w.id)) return;
+          results.push({ slot, metrics });
+          if (waiting.size === 0) finish();
+        },
+      });
       for (const x of targets) send(x, { flurry: 'metrics-ask', id });
     },
     answer(id: number, from: Worker, slot: number, metrics: unknown[]): void {
-      const g = gathers.get(id);
-      if (!g || !g.waiting.delete(from.id)) return;
-      g.results.push({ slot, metrics });
-      if (g.waiting.size === 0) finish(id);
+      gathers.get(id)?.answer(from, slot, metrics);
     },
     clear(): void {
       for (const g of gathers.values()) clearTimeout(g.timer);

@@ -8,15 +8,12 @@
 export interface WorkerEntry {
   /** The worker's place, 0 to N-1 (a restarted worker keeps its predecessor's). */
   readonly slot: number;
-  /** Its process ID. */
   readonly pid: number;
-  /** How many times this slot's worker was restarted. */
   readonly restarts: number;
   /** Whether it holds a valid lease and is ready (false when it has not reported for 3 s). */
   readonly ready: boolean;
   /** `starting`, `ready`, `not-ready`, `silent` (no report for 3 s: stopped or hung), `restarting`, `stopping`. */
   readonly state: 'starting' | 'ready' | 'not-ready' | 'silent' | 'restarting' | 'stopping';
-  /** Its node field values while it holds a lease. */
   readonly node: Readonly<Record<string, number>> | null;
   /** Its lease: registry slot, wall-clock deadline (Unix ms, null: never expires), renewals, fenced. */
   readonly lease: {
@@ -25,9 +22,8 @@ export interface WorkerEntry {
     readonly renewals: number;
     readonly fenced: boolean;
   } | null;
-  /** IDs it issued (decimal string). */
+  /** IDs it issued (decimal string), and per second over the last second. */
   readonly issued: string;
-  /** Its IDs per second over the last second. */
   readonly idsPerSecond: number;
   /** Why it is not ready (`/readyz`'s code and message), or null. */
   readonly notReady: { readonly code: string; readonly message: string } | null;
@@ -54,7 +50,6 @@ export type WorkerMessage =
   /** primary → the asking worker: the aggregated Prometheus text. */
   | { readonly flurry: 'metrics-text'; readonly id: number; readonly text: string };
 
-/** Whether `m` is one of Flurry's worker messages. */
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { flurry?: unknown }).flurry === 'string';
 }

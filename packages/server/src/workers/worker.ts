@@ -11,11 +11,10 @@ import { OPERATIONS } from '../ops/feature.js';
 import { SILENT_AFTER_MS } from './primary.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
-/** How often a worker reports to the primary (ms). */
-export const REPORT_EVERY_MS = 500;
+const REPORT_EVERY_MS = 500;
 
 /** What `flurry serve` wires into a worker's service. */
-export interface WorkerHooks {
+interface WorkerHooks {
   /** Passed to `startService` as `adaptContext`. */
   adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
   /** Starts reporting (call once the service is up; reporting starts with `adaptContext` too). */
@@ -64,12 +63,12 @@ export function workerHooks(
   channel.on('message', onMessage);
 
   /** The whole service's readiness: this worker's own, or else any other ready worker's. */
-  const serviceNotReady = (own: FlurryError | null): FlurryError | null => {
-    if (own === null) return null;
-    if (core?.shuttingDown) return own;
-    const t = now();
-    return table.some((w) => w.ready && w.pid !== process.pid && t - w.reportedAt < SILENT_AFTER_MS) ? null : own;
-  };
+  const serviceNotReady = (own: FlurryError | null): FlurryError | null =>
+    own === null || core?.shuttingDown
+      ? own
+      : table.some((w) => w.ready && w.pid !== process.pid && now() - w.reportedAt < SILENT_AFTER_MS)
+        ? null
+        : own;
 
   return {
     adaptContext: (ctx, c) => {
@@ -119,7 +118,6 @@ export function workerHooks(
   };
 }
 
-/** This worker's state for the primary's table. */
 function workerReport(c: ServiceCore, now: number): WorkerReport {
   const reason = c.notReady();
   const status = c.console.data.status();

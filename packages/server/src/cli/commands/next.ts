@@ -71,16 +71,20 @@ export function noArguments(args: ParsedCommandLine, command: string): void {
 }
 
 /** The `-n` count (default 1). */
-export function countOf(args: ParsedCommandLine): number {
-  const rawN = lastString(args, 'n') ?? '1';
-  if (!/^[0-9]{1,9}$/.test(rawN) || Number(rawN) < 1 || Number(rawN) > MAX_NEXT_COUNT) {
-    throw serverError(
-      'USAGE',
-      `-n "${rawN.slice(0, 24)}" is not allowed; give a whole number from 1 to ${MAX_NEXT_COUNT}`,
-      { value: rawN.slice(0, 24), min: 1, max: MAX_NEXT_COUNT },
-    );
+export const countOf = (args: ParsedCommandLine): number =>
+  wholeNumber(lastString(args, 'n') ?? '1', '-n', 1, MAX_NEXT_COUNT);
+
+/** `raw` (at most `digits` digits) as a whole number from `min` to `max`, else `FLURRY_E_USAGE` naming the `flag`. */
+export function wholeNumber(raw: string, flag: string, min: number, max: number, digits = 9): number {
+  if (!new RegExp(`^[0-9]{1,${digits}}$`).test(raw) || Number(raw) < min || Number(raw) > max) {
+    const value = raw.slice(0, 24);
+    throw serverError('USAGE', `${flag} "${value}" is not allowed; give a whole number from ${min} to ${max}`, {
+      value,
+      min,
+      max,
+    });
   }
-  return Number(rawN);
+  return Number(raw);
 }
 
 /**

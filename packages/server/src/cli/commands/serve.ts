@@ -27,7 +27,11 @@ export async function serveCommand(io: CliIo): Promise<number> {
     return 0;
   }
   const config = loadServeConfig(io.argv, io.env, io.now);
-  keepHeapNearLive();
+  // V8 lets the old generation grow to up to four times what its last full collection kept; under a burst of
+  // calls that made peaks of 250 to 380 MB. 20% keeps the service near its live size (docs/grpc.md#memory);
+  // `node --heap-growing-percent=N` (0: V8's own rule) wins.
+  if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent')))
+    v8.setFlagsFromString('--heap-growing-percent=20');
   if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot) {
     throw serverError(
       'RUN_AS_ROOT',
@@ -132,15 +136,4 @@ async function startLogger(io: CliIo, config: ServeConfig, envWarnings: readonly
     );
   }
   return logger;
-}
-
-/**
- * V8 lets the old generation grow to up to four times what its last full collection kept;
- * under a burst of calls that made peaks of 250 to 380 MB. 20% keeps `flurry serve` near
- * its live size (docs/grpc.md#memory); `node --heap-growing-percent=N` (0: V8's own rule) wins.
- */
-function keepHeapNearLive(): void {
-  if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent'))) {
-    v8.setFlagsFromString('--heap-growing-percent=20');
-  }
 }

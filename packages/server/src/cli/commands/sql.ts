@@ -99,12 +99,7 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     await write(io.stdout, ddl.script);
     return 0;
   }
-  const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
-  if (url === undefined)
-    throw serverError(
-      'USAGE',
-      'flurry sql --generate needs --registry postgres://… or mysql://… (the registry table that leases the node)',
-    );
+  const url = registryOf(io, args, '--generate', 'the registry table that leases the node');
   const wait = lastString(args, 'max-wait-ms');
   if (wait !== undefined && !/^\d{1,5}$/.test(wait))
     throw serverError('USAGE', `--max-wait-ms must be an integer from 0 to 60000, got "${wait.slice(0, 24)}"`);
@@ -119,8 +114,7 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const r = await reserveSqlNode({
     url,
     layout,
-    cluster: lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined),
-    pin: parseNodePins(allStrings(args, 'node'), layout),
+    ...slotOf(io, args, layout),
     prefix,
     apply: hasFlag(args, 'apply'),
     ...(wait !== undefined ? { maxWaitMs: Number(wait) } : {}),
@@ -153,12 +147,7 @@ async function releaseCommand(
   prefix: string | undefined,
 ): Promise<number> {
   refuseFlags(args, ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'], 'does not go with --release');
-  const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
-  if (url === undefined)
-    throw serverError(
-      'USAGE',
-      "flurry sql --release needs --registry postgres://… or mysql://… (the generator's database)",
-    );
+  const url = registryOf(io, args, '--release', "the generator's database");
   const rawSlot = lastString(args, 'slot');
   if (rawSlot !== undefined && !/^\d{1,7}$/.test(rawSlot))
     throw serverError('USAGE', `--slot must be a node ID's slot, an integer from 0; got "${rawSlot.slice(0, 24)}"`);
@@ -167,14 +156,7 @@ async function releaseCommand(
   const r = await releaseSqlNode({
     url,
     ...(prefix !== undefined ? { prefix } : {}),
-    ...(rawSlot !== undefined
-      ? {
-          slot: Number(rawSlot),
-          layout,
-          cluster: lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined),
-          pin: parseNodePins(allStrings(args, 'node'), layout),
-        }
-      : {}),
+    ...(rawSlot !== undefined ? { slot: Number(rawSlot), layout, ...slotOf(io, args, layout) } : {}),
   });
   await write(
     io.stdout,
@@ -182,6 +164,20 @@ async function releaseCommand(
       (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
   );
   return 0;
+}
+
+/** `--registry` (or FLURRY_REGISTRY) of `flurry sql --generate|--release`. */
+function registryOf(io: CliIo, args: ParsedCommandLine, mode: string, what: string): string {
+  const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || undefined);
+  if (url === undefined)
+    throw serverError('USAGE', `flurry sql ${mode} needs --registry postgres://… or mysql://… (${what})`);
+  return url;
+}
+
+/** The cluster (`--cluster` or FLURRY_CLUSTER) and node pins (`--node`) that name a slot. */
+function slotOf(io: CliIo, args: ParsedCommandLine, layout: Layout) {
+  const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
+  return { cluster, pin: parseNodePins(allStrings(args, 'node'), layout) };
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */

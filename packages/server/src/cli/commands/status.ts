@@ -9,27 +9,24 @@ import { systemClock } from '@flurry/core';
 import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
 import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
-import type { ClusterBody } from '../../console/types.js';
+import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, type FlagSpecs, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
-import { clusterTable, workersTable } from '../status-table.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
-const FLAGS = {
-  ...LAYOUT_FLAGS,
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
-  node: { type: 'string' },
-  'lease-ttl-ms': { type: 'string' },
-  'lease-renew-ms': { type: 'string' },
+/** The `flurry serve` settings that pick the registry, the namespace and the staleness rule: passed on to it. */
+const SETTING_FLAGS = [...Object.keys(LAYOUT_FLAGS), 'registry', 'cluster', 'node', 'lease-ttl-ms', 'lease-renew-ms'];
+
+const FLAGS: FlagSpecs = {
+  ...Object.fromEntries(SETTING_FLAGS.map((f) => [f, { type: 'string' }])),
   url: { type: 'string' },
   token: { type: 'string' },
   ca: { type: 'string' },
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },
-} as const;
+};
 
 export const STATUS_HELP = `Usage: flurry status [--registry URL] [--cluster NAME] [layout] [--node FIELD=V,...]
        flurry status --url http[s]://HOST:PORT [--token TOKEN] [--ca FILE]
@@ -73,10 +70,10 @@ function intervalOf(args: ParsedCommandLine): number {
 }
 
 async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Source> {
-  const pass: string[] = [];
-  for (const f of ['registry', 'cluster', ...Object.keys(LAYOUT_FLAGS), 'node', 'lease-ttl-ms', 'lease-renew-ms'])
-    for (const v of allStrings(args, f)) pass.push(`--${f}`, v);
-  const config = loadServeConfig(pass, io.env);
+  const config = loadServeConfig(
+    SETTING_FLAGS.flatMap((f) => allStrings(args, f).flatMap((v) => [`--${f}`, v])),
+    io.env,
+  );
   const registry: Registry = await openRegistry(config.registry, registryOptionsOf(config));
   const cache = new ClusterCache({
     core: { registry },
@@ -114,23 +111,21 @@ function trustedCas(file: string | undefined, url: URL): string[] | undefined {
   return [...tls.rootCertificates, pem];
 }
 
-/** GET `url` (http or https, `ca` the trusted CAs), at most 5 s; resolves to the status and body. */
+/** GET `url` (`ca`: the trusted CAs), at most 5 s: the status and body, or {@link unreachable}'s error. */
 function get(url: URL, token: string | undefined, ca: string[] | undefined): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const options = { headers: token ? { authorization: `Bearer ${token}` } : {}, agent: false, timeout: 5000 };
-    const onResponse = (res: http.IncomingMessage): void => {
+    const fail = (e: unknown): void => reject(unreachable(e, redactUrl(url.origin)));
+    const headers = token ? { authorization: `Bearer ${token}` } : {};
+    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ...(ca ? { ca } : {}) };
+    const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    };
-    const req =
-      url.protocol === 'https:'
-        ? https.get(url, { ...options, ...(ca ? { ca } : {}) }, onResponse)
-        : http.get(url, options, onResponse);
+      res.on('error', fail);
+    });
     req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
-    req.on('error', reject);
+    req.on('error', fail);
   });
 }
 
@@ -165,12 +160,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
   const shown = redactUrl(url.origin);
   return {
     read: async () => {
-      let res: { status: number; text: string };
-      try {
-        res = await get(url, token, ca);
-      } catch (e) {
-        throw unreachable(e, shown);
-      }
+      const res = await get(url, token, ca);
       const text = res.text;
       if (res.status !== 200) {
         let detail = `HTTP ${res.status}`;
@@ -243,4 +233,102 @@ export async function statusCommand(io: CliIo): Promise<number> {
   } finally {
     await source.close();
   }
+}
+
+/** `field=value,…` of a node, or `none` when it has no fields (or there is no node). */
+const nodeText = (node: Readonly<Record<string, number>> | null, none: string): string =>
+  Object.entries(node ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',') || none;
+
+/** A duration for humans: `850ms`, `4.2s`, `3m05s`, `2h04m`, `3d04h`. */
+export function humanMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.floor(ms / 1000);
+  const two = (n: number) => String(n).padStart(2, '0');
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86_400)}d${two(Math.floor(s / 3600) % 24)}h`;
+}
+
+const iso = (ms: number | null): string => (ms === null || ms <= 0 ? '-' : new Date(ms).toISOString());
+
+function offsetText(h: ClusterEntry): string {
+  if (h.clockOffsetMs === null) return '-';
+  const sign = h.clockOffsetMs >= 0 ? '+' : '-';
+  const err = h.clockOffsetErrorMs === null ? '' : ` ±${h.clockOffsetErrorMs}`;
+  return `${sign}${Math.abs(Math.round(h.clockOffsetMs))} ms${err}`;
+}
+
+/**
+ * One row per holder of a node ID under a header naming the cluster and the registry (its password
+ * removed); `*` marks this process's own holder.
+ */
+export function clusterTable(body: ClusterBody): string {
+  const head = `cluster ${body.cluster} on ${body.registry} (ttl ${body.ttlMs} ms, renew ${body.renewIntervalMs} ms), ${body.holders.length} holder${body.holders.length === 1 ? '' : 's'} at ${new Date(body.now).toISOString()}\n`;
+  if (body.holders.length === 0) return `${head}(no live holders)\n`;
+  const rows = [
+    ['NODE', 'HOST', 'PID', 'VERSION', 'HELD SINCE', 'RENEWED', 'HIGH-WATER', 'CLOCK OFFSET', 'STATE'],
+    ...body.holders.map((h) => [
+      nodeText(h.node, `slot ${h.slot}`),
+      h.hostname ?? '?',
+      h.pid === null ? '?' : String(h.pid),
+      h.version ?? '?',
+      iso(h.heldSinceMs),
+      h.state === 'reserved' || h.ageMs === null ? '-' : `${humanMs(h.ageMs)} ago`,
+      iso(h.highWaterMs),
+      offsetText(h),
+      (h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : h.state) + (h.self ? ' *' : ''),
+    ]),
+  ];
+  const reserved = body.holders.some((h) => h.state === 'reserved');
+  return (
+    head +
+    (reserved
+      ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
+      : '') +
+    alignedRows(rows)
+  );
+}
+
+/** `rows` as lines of columns two spaces apart, each padded to its widest cell. */
+export function alignedRows(rows: string[][]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((cell, c) => cell.padEnd(widths[c]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+/** For a service run with `--workers N`: one row per worker process, from `/v1/status`'s `workers` ('' for none). */
+export function workersTable(workers: readonly WorkerEntry[] | undefined, now: number = Date.now()): string {
+  if (!workers || workers.length === 0) return '';
+  const ready = workers.filter((w) => w.ready).length;
+  const rows = [
+    ['WORKER', 'PID', 'NODE', 'STATE', 'LEASE SLOT', 'LEASE LEFT', 'RENEWALS', 'IDS/S', 'ISSUED', 'RESTARTS'],
+    ...workers.map((w) => [
+      String(w.slot),
+      String(w.pid),
+      nodeText(w.node, '-'),
+      w.state,
+      w.lease ? String(w.lease.slot) : '-',
+      !w.lease
+        ? '-'
+        : w.lease.deadlineMs === null
+          ? 'never expires'
+          : `${Math.max(0, w.lease.deadlineMs - now)} ms${w.lease.fenced ? ' (fenced)' : ''}`,
+      w.lease ? String(w.lease.renewals) : '-',
+      String(w.idsPerSecond),
+      w.issued,
+      String(w.restarts),
+    ]),
+  ];
+  return `${workers.length} worker processes (--workers), ${ready} ready:\n` + alignedRows(rows);
 }

@@ -1,8 +1,7 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
-import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
 import { commandLine, formatFlag, type CliIo } from '../io.js';
-import { countOf, MAX_NEXT_COUNT, noArguments, printLeased } from './next.js';
+import { countOf, MAX_NEXT_COUNT, noArguments, printLeased, wholeNumber } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
 
@@ -25,25 +24,18 @@ in the cluster's namespace: never the node ID of a live UUID or unpinned Snowfla
 Every generator and reader of a cluster must use the same --node-bits and --sequence-bits.
 `;
 
-function bits(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,2}$/.test(raw) || Number(raw) < min || Number(raw) > max)
-    throw serverError(
-      'USAGE',
-      `--${flag} "${raw.slice(0, 24)}" is not allowed; give a whole number from ${min} to ${max}`,
-      { value: raw.slice(0, 24), min, max },
-    );
-  return Number(raw);
-}
-
 export async function uuidCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, UUID_HELP, true);
   if (!args) return 0;
   noArguments(args, 'uuid');
   const n = countOf(args);
   const format = formatFlag(lastString(args, 'format') ?? 'canonical', FORMS, 'a UUID form');
-  const nodeBits = bits(lastString(args, 'node-bits'), 'node-bits', 1, 48);
-  const sequenceBits = bits(lastString(args, 'sequence-bits'), 'sequence-bits', 12, 42);
+  const bits = (flag: string, min: number, max: number): number | undefined => {
+    const raw = lastString(args, flag);
+    return raw === undefined ? undefined : wholeNumber(raw, `--${flag}`, min, max, 2);
+  };
+  const nodeBits = bits('node-bits', 1, 48);
+  const sequenceBits = bits('sequence-bits', 12, 42);
   return printLeased(
     io,
     args,
