@@ -8,27 +8,33 @@ import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkDriverOptions, type EngineDriverOptions } from './common.js';
+import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
 import {
-  CreateMode,
-  isZk,
   normalizeZkPath,
+  numberOr,
+  openZkPool,
   parseZooKeeperUrl,
-  ZkCode,
-  zkFailure,
-  type ZkSession,
-  ZkSessionPool,
-} from './zookeeper-client.js';
-import {
-  DEFAULT_ZK_SESSION_TIMEOUT_MS,
   renewOpTimeout,
+  updatedStamp,
   validateClaimRequest,
   ZkDriverBase,
-} from './zookeeper-common.js';
-import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
+  zkFailure,
+  zkTimeMs,
+  type ZkHoldersQuery,
+} from './zookeeper-client.js';
+import {
+  leafEndpointJson,
+  offlineClaim,
+  onlineClaim,
+  parseEndpoint,
+  parseLeafAddress,
+  parseLeafNodeName,
+  parseMeta,
+  type LeafClaimState,
+  type LeafContext,
+} from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
-import { readLeafHolders } from './zookeeper-leaf-holders.js';
-import { leafEndpointJson, parseLeafAddress, parseMeta } from './zookeeper-leaf-names.js';
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
@@ -155,13 +161,7 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const st = this.claims.get(claim.token);
-    if (!st)
-      throw registryError(
-        'LEASE_LOST',
-        `renewing Leaf worker ID ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
-        { url: this.url, slot: claim.slot },
-      );
+    const st = this.held(claim, 'Leaf worker ID');
     const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
     if (!st.session) {
       if (!st.lock.held()) {
@@ -287,6 +287,65 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
 }
 
 /**
+ * How recently a Leaf (Java) server must have written its node to be listed: two of its 3 s
+ * reports (Leaf's own ZooKeeper session is 6 s).
+ */
+const LEAF_JAVA_LIVE_MS = 6000;
+
+/**
+ * The live holders of one Leaf `name` under `q.dir` (`<prefix>/snowflake/<name>`): Flurry holders
+ * while their `flurry-live` node exists, Leaf (Java) servers while their node was written by
+ * someone else within {@link LEAF_JAVA_LIVE_MS} (docs/node-ids.md, "Listing holders").
+ */
+async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+  const [forever, live] = await Promise.all([
+    session.getChildren(`${q.dir}/forever`, q.opTimeoutMs),
+    session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
+  ]);
+  const liveSet = new Set(live);
+  const nodes = forever
+    .map(parseLeafNodeName)
+    .filter((n): n is NonNullable<typeof n> => n !== null)
+    .sort((a, b) => a.workerId - b.workerId);
+  const out = await Promise.all(
+    nodes.map(async (n): Promise<HolderRecord | undefined> => {
+      const flurry = liveSet.has(n.address);
+      const nodePath = `${q.dir}/forever/${n.name}`;
+      const [node, liveNode, meta] = await Promise.all([
+        session.getData(nodePath, q.opTimeoutMs),
+        flurry ? session.getData(`${q.dir}/flurry-live/${n.address}`, q.opTimeoutMs) : Promise.resolve(null),
+        session.getData(`${q.dir}/flurry-meta/${n.address}`, q.opTimeoutMs),
+      ]);
+      if (!node) return undefined;
+      const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
+      if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
+      // Without a Flurry holder, the node's last writer was Flurry (released, or its session
+      // ended) when the meta record matches the node's version: not a Leaf server.
+      if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
+      if (flurry && !liveNode) return undefined; // its session ended meanwhile
+      const v = jsonObject(liveNode?.data.toString('utf8'));
+      const sessionTimeoutMs = numberOr(v.sessionTimeoutMs);
+      const mark = Math.max(
+        parseEndpoint(node.data, nodePath, q.url),
+        (meta && parseMeta(meta.data)?.highWaterMs) || 0,
+      );
+      return {
+        slot: n.workerId,
+        holder: flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' },
+        heldSinceMs: numberOr(v.claimedAt),
+        renewedAtMs: updatedStamp(meta?.data),
+        sinceRenewalMs: since,
+        sinceRenewalErrorMs: null,
+        expiresInMs: flurry && sessionTimeoutMs !== null ? Math.max(0, sessionTimeoutMs - since) : null,
+        ttlMs: null,
+        highWaterMs: mark,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}
+
+/**
  * Opens the `zookeeper+leaf://` driver; connects once (`FLURRY_E_REGISTRY_UNREACHABLE` unless
  * `cacheFallback=true`); a bad parameter is `FLURRY_E_REGISTRY_URL`.
  */
@@ -313,19 +372,12 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
-  const pool = new ZkSessionPool(parsed, opts);
-  try {
-    await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
-  } catch (err) {
-    if (!(fb === 'true' && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')) {
-      await pool.close();
-      throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-    }
+  const offline = (err: Error): void =>
     opts.logger?.warn(
-      { url: parsed.display, err: (err as Error).message },
+      { url: parsed.display, err: err.message },
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
-  }
+  const pool = await openZkPool(parsed, opts, async () => {}, fb === 'true' ? offline : undefined);
   return new LeafDriver(
     pool,
     parsed.path,

@@ -14,33 +14,83 @@ import {
   holderFields,
   jsonObject,
   listedHolder,
+  pickHolder,
   slotNumbers,
   type EngineDriverOptions,
 } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
 import {
   checkSessionTimeout,
-  CreateMode,
-  isZk,
+  numberOr,
+  openZkPool,
   parseZooKeeperUrl,
-  ZkCode,
-  zkFailure,
-  type ZkSession,
-  ZkSessionPool,
-} from './zookeeper-client.js';
-import { readZkHolders } from './zookeeper-holders.js';
-import {
-  DEFAULT_ZK_SESSION_TIMEOUT_MS,
-  parseHighWater,
   renewOpTimeout,
+  updatedStamp,
   validateClaimRequest,
   ZkDriverBase,
-  type HighWaterRecord,
-} from './zookeeper-common.js';
+  zkFailure,
+  zkTimeMs,
+  type ZkHoldersQuery,
+} from './zookeeper-client.js';
 
 /** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
 export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
+}
+
+/** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */
+interface HighWaterRecord {
+  readonly highWaterMs: number;
+  readonly releasedCleanly: boolean;
+}
+
+/** Parses a stored high-water record; `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it. */
+function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
+  const r = jsonObject(data.toString('utf8'));
+  if (
+    typeof r.highWaterMs !== 'number' ||
+    !Number.isFinite(r.highWaterMs) ||
+    r.highWaterMs < 0 ||
+    typeof r.releasedCleanly !== 'boolean'
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
+      { url, path },
+    );
+  }
+  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
+}
+
+/** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
+async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+  const slots = slotNumbers(await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs));
+  const out = await Promise.all(
+    slots.map(async (slot): Promise<HolderRecord | undefined> => {
+      const [node, hw] = await Promise.all([
+        session.getData(`${q.dir}/slots/${slot}`, q.opTimeoutMs),
+        session.getData(`${q.dir}/hw/${slot}`, q.opTimeoutMs),
+      ]);
+      if (!node) return undefined; // its session ended between the two reads
+      const v = jsonObject(node.data.toString('utf8'));
+      const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url) : undefined;
+      const since = hw ? Math.max(0, q.now() - zkTimeMs(hw.stat.mtime)) : null;
+      const sessionMs = numberOr(v.sessionTimeoutMs);
+      return {
+        slot,
+        holder: pickHolder(v),
+        heldSinceMs: numberOr(v.claimedAt),
+        renewedAtMs: updatedStamp(hw?.data),
+        sinceRenewalMs: since,
+        sinceRenewalErrorMs: null,
+        expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
+        ttlMs: numberOr(v.ttlMs),
+        highWaterMs: mark?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
 /** How many holders an exhaustion error lists at most. */
@@ -181,14 +231,8 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const st = this.claims.get(claim.token);
+    const st = this.held(claim, 'slot');
     const doing = `renewing slot ${claim.slot}`;
-    if (!st)
-      throw registryError(
-        'LEASE_LOST',
-        `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
-        { url: this.url, slot: claim.slot },
-      );
     const s = st.session;
     if (s.dead) {
       this.forget(claim.token, st, 'session expired');
@@ -380,13 +424,8 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
       part: 'query',
     }),
   );
-  const pool = new ZkSessionPool(parsed, opts);
-  try {
-    const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
+  const pool = await openZkPool(parsed, opts, async (s) => {
     if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
-  } catch (err) {
-    await pool.close();
-    throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-  }
+  });
   return new ZooKeeperDriver(pool, parsed.path, opts, parsed.display);
 }
