@@ -13,14 +13,12 @@ import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-sess
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
-/** What {@link parseZooKeeperUrl} returns. */
 export interface ParsedZooKeeperUrl {
   /** `host:port` pairs in the order given (port 2181 when omitted). */
   readonly hosts: string[];
   /** The path without a trailing slash; `''` for the root. */
   readonly path: string;
   readonly params: URLSearchParams;
-  /** The URL without a password, for messages. */
   readonly display: string;
 }
 
@@ -235,18 +233,15 @@ export function renewOpTimeout(
 /** Where the holder readers read: `dir` (or a Leaf root), with the reader's wall clock. */
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
-/** A znode's `mtime` (8 bytes, big-endian Unix ms) as a number. */
 export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
-/** The `updatedAtMs` stamp of a stored record, or null. */
 export function updatedStamp(data: Buffer | undefined): number | null {
   const u = jsonObject(data?.toString('utf8')).updatedAtMs;
   return typeof u === 'number' && Number.isFinite(u) ? u : null;
 }
 
-/** A number field of stored JSON, or null. */
 export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
 /** What the `zookeeper://` and `zookeeper+leaf://` drivers share: claims, sessions, closing. */

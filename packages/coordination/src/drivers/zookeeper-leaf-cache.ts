@@ -10,7 +10,6 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/** The local worker-ID cache of one Leaf name and port. */
 export interface LeafCache {
   readonly workerId?: number;
   readonly highWaterMs?: number;
@@ -47,7 +46,6 @@ export function readLeafCache(file: string): LeafCache {
   };
 }
 
-/** Writes the local worker-ID cache (atomically: a temporary file renamed over it). */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
   makeDirLevelsSync(path.dirname(file));
   writeFileAtomic(file, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`, false);
@@ -74,7 +72,6 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
   return start === undefined || now === undefined || now === start;
 }
 
-/** An exclusive per-address lock on this host (see {@link acquireHostLock}). */
 export interface HostLock {
   readonly file: string;
   /** Still in place (not removed by hand)? */

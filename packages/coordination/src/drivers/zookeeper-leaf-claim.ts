@@ -21,7 +21,6 @@ import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-c
  */
 export const LEAF_UNREPORTED_MS = 4000;
 
-/** What the Leaf driver keeps about one claim. */
 export interface LeafClaimState {
   readonly slot: number;
   readonly addr: LeafAddress;
@@ -41,7 +40,6 @@ export interface LeafClaimState {
 /** Who claims: the Leaf name, this service's address, its host lock and its local cache file. */
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
-/** The parts of the Leaf driver the claim path uses. */
 export interface LeafContext {
   readonly url: string;
   readonly prefix: string;
@@ -96,7 +94,6 @@ export function offlineClaim(ctx: LeafContext, req: ClaimRequest, who: LeafClaim
   };
 }
 
-/** The ZooKeeper paths of one Leaf name and address. */
 export function leafPaths(
   prefix: string,
   name: string,
@@ -111,7 +108,6 @@ export function leafPaths(
   };
 }
 
-/** A claim through ZooKeeper (see zookeeper-leaf.ts). */
 export async function onlineClaim(
   ctx: LeafContext,
   req: ClaimRequest,
@@ -310,7 +306,6 @@ async function leafWorkerNode(
   return { nodePath, workerId: parsed.workerId, stored: 0, foreverVersion: 0, isNew: true };
 }
 
-/** A Leaf `ip:port` address. */
 export interface LeafAddress {
   readonly ip: string;
   readonly port: string;
@@ -336,7 +331,6 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   return { ip, port, text };
 }
 
-/** A child of Leaf's `forever` node, parsed. */
 export interface LeafNodeName {
   readonly address: string;
   readonly workerId: number;
@@ -374,7 +368,6 @@ export function parseEndpoint(data: Buffer, nodePath: string, url: string): numb
   return timestamp;
 }
 
-/** Flurry's record beside a Leaf worker node (see {@link parseMeta}). */
 export interface LeafMeta {
   highWaterMs: number;
   releasedCleanly: boolean;

@@ -44,7 +44,12 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
   constructor(
     pool: ZkSessionPool,
     readonly prefix: string,
-    private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
+    private readonly cfg: {
+      name?: string | undefined;
+      address?: string | undefined;
+      cacheDir: string;
+      cacheFallback: boolean;
+    },
     opts: EngineDriverOptions,
     url: string,
   ) {
@@ -377,17 +382,7 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
       { url: parsed.display, err: err.message },
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
-  const pool = await openZkPool(parsed, opts, async () => {}, fb === 'true' ? offline : undefined);
-  return new LeafDriver(
-    pool,
-    parsed.path,
-    {
-      ...(name !== undefined ? { name } : {}),
-      ...(address !== undefined ? { address } : {}),
-      cacheDir,
-      cacheFallback: fb === 'true',
-    },
-    opts,
-    parsed.display,
-  );
+  const cacheFallback = fb === 'true';
+  const pool = await openZkPool(parsed, opts, async () => {}, cacheFallback ? offline : undefined);
+  return new LeafDriver(pool, parsed.path, { name, address, cacheDir, cacheFallback }, opts, parsed.display);
 }

@@ -67,7 +67,6 @@ export const ZkCode = {
   TIMEOUT: -10_000,
 } as const;
 
-/** Node creation modes. */
 export const CreateMode = {
   PERSISTENT: zk.CreateMode.PERSISTENT,
   EPHEMERAL: zk.CreateMode.EPHEMERAL,
@@ -96,7 +95,6 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
 const STATES_CLOSED = -2;
 const STATES_CONNECTING = 1;
 
-/** Options of {@link ZkSession.open}. */
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
   /** The registry URL (for messages; a password is removed). */
@@ -115,7 +113,6 @@ export class ZkSession {
   readonly url: string;
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
-  /** The default time limit of one operation (ms). */
   readonly opTimeoutMs: number;
   private _state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
   private closing = false;
@@ -229,12 +226,10 @@ export class ZkSession {
     for (const w of [...this.waiters]) w();
   }
 
-  /** `connected`, `disconnected` (the client is reconnecting), `expired` or `closed`. */
   get state(): 'connected' | 'disconnected' | 'expired' | 'closed' {
     return this._state;
   }
 
-  /** True once the session can never be used again (expired or closed). */
   get dead(): boolean {
     return this._state === 'expired' || this._state === 'closed';
   }
@@ -244,12 +239,10 @@ export class ZkSession {
     return this.client.getSessionId().toString('hex');
   }
 
-  /** The session timeout the server granted (ms). */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();
   }
 
-  /** True if `stat` describes an ephemeral node owned by this session. */
   owns(stat: ZkStat | null): boolean {
     return stat !== null && stat.ephemeralOwner.toString('hex') === this.sessionIdHex;
   }
@@ -309,7 +302,6 @@ export class ZkSession {
     });
   }
 
-  /** The node's stat, or null if it does not exist. */
   exists(path: string, timeoutMs?: number): Promise<ZkStat | null> {
     return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) =>
       this.client.exists(path, (e, s) => cb(e, e ? null : (s ?? null))),
@@ -332,22 +324,18 @@ export class ZkSession {
     );
   }
 
-  /** Creates a node; resolves with its path (with the sequence suffix for sequential nodes). */
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
     return this.run<string>('create', path, timeoutMs, (cb) => this.client.create(path, data, mode, cb));
   }
 
-  /** Sets a node's data if its version is `version` (-1: any). */
   setData(path: string, data: Buffer, version: number, timeoutMs?: number): Promise<ZkStat> {
     return this.run<ZkStat>('setData', path, timeoutMs, (cb) => this.client.setData(path, data, version, cb));
   }
 
-  /** Deletes a node if its version is `version` (-1: any). */
   remove(path: string, version: number, timeoutMs?: number): Promise<void> {
     return this.run<void>('remove', path, timeoutMs, (cb) => this.client.remove(path, version, cb));
   }
 
-  /** Creates `path` and its missing parents (persistent, empty). */
   async mkdirp(path: string, timeoutMs?: number): Promise<void> {
     await this.run<string>('mkdirp', path, timeoutMs, (cb) => this.client.mkdirp(path, cb));
   }
@@ -403,7 +391,6 @@ export class ZkSession {
   }
 }
 
-/** `op`'s result, or `absent` when it failed because the node does not exist. */
 function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
   return op.catch((err: unknown) => {
     if (isZk(err, ZkCode.NO_NODE)) return absent;
@@ -411,7 +398,6 @@ function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
   });
 }
 
-/** Builder handed to {@link ZkSession.multi}. */
 export type MultiBuilder = TxOps;
 
 /**
@@ -469,7 +455,6 @@ export class ZkSessionPool {
     }
   }
 
-  /** Closes every session. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.sessions.values()];
@@ -478,7 +463,6 @@ export class ZkSessionPool {
     await Promise.all(all.map((s) => s.close()));
   }
 
-  /** `FLURRY_E_REGISTRY_CLOSED` once closed (the pool closes with its driver). */
   assertOpen(): void {
     const url = this.opts.url;
     if (this.closed) throw registryError('CLOSED', `the registry ${url} was closed; open a new one`, { url });

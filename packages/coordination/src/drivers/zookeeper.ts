@@ -93,7 +93,6 @@ async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Hol
   return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
-/** How many holders an exhaustion error lists at most. */
 const HOLDERS_LISTED = 16;
 
 interface ClaimState {
@@ -137,11 +136,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
-    try {
-      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
-    } catch (err) {
-      throw zkFailure(err, this.url, doing);
-    }
     const holderData = Buffer.from(
       JSON.stringify({
         ...holderFields(req.holder),
@@ -151,7 +145,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
         claimedAt: this.opts.clock.now(),
       }),
     );
-
     const tryCreate = async (slot: number): Promise<boolean> => {
       const path = `${slotsDir}/${slot}`;
       if (this.orphans.has(path)) return false;
@@ -161,27 +154,19 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       } catch (err) {
         if (isZk(err, ZkCode.NODE_EXISTS)) return false;
         if (isZk(err, ZkCode.TIMEOUT, ZkCode.CONNECTION_LOSS)) this.cleanOrphan(session, path);
-        throw zkFailure(err, this.url, doing);
+        throw err;
       }
     };
-
     let slot = -1;
-    if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
-    if (slot < 0) {
-      let children: string[];
-      try {
-        children = await session.getChildren(slotsDir, opT);
-      } catch (err) {
-        throw zkFailure(err, this.url, doing);
+    try {
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
+      if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
+      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir, opT)).map(Number)) : new Set<number>();
+      for (let n = 0; slot < 0 && n < req.slots; n++) {
+        if (n !== req.preferredSlot && !taken.has(n) && (await tryCreate(n))) slot = n;
       }
-      const taken = new Set(children.map(Number));
-      for (let n = 0; n < req.slots; n++) {
-        if (n === req.preferredSlot || taken.has(n)) continue;
-        if (await tryCreate(n)) {
-          slot = n;
-          break;
-        }
-      }
+    } catch (err) {
+      throw zkFailure(err, this.url, doing);
     }
     if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
 
