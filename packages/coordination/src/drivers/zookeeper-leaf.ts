@@ -9,7 +9,7 @@ import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../drive
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import type { ZkSession, ZkSessionPool } from './zookeeper-session.js';
 import {
   normalizeZkPath,
   numberOr,
@@ -18,32 +18,28 @@ import {
   renewOpTimeout,
   updatedStamp,
   validateClaimRequest,
-  ZkDriverBase,
   zkFailure,
   zkTimeMs,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
 import {
-  leafEndpointJson,
-  offlineClaim,
-  onlineClaim,
+  LeafClaims,
   parseEndpoint,
   parseLeafAddress,
   parseLeafNodeName,
   parseMeta,
   type LeafClaimState,
-  type LeafContext,
 } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
-class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver, LeafContext {
+class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
 
   constructor(
     pool: ZkSessionPool,
-    readonly prefix: string,
+    prefix: string,
     private readonly cfg: {
       name?: string | undefined;
       address?: string | undefined;
@@ -53,7 +49,7 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
     opts: EngineDriverOptions,
     url: string,
   ) {
-    super(pool, opts, url);
+    super(pool, prefix, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -77,91 +73,14 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return offlineClaim(this, req, { name, addr, lock, cacheFile }, err);
+          return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
         throw err;
       }
-      return await onlineClaim(this, req, session, { name, addr, lock, cacheFile });
+      return await this.onlineClaim(req, session, { name, addr, lock, cacheFile });
     } catch (err) {
       lock.release();
       throw err;
     }
-  }
-
-  /** Writes the Leaf node and the meta record in one transaction (docs/node-ids.md, "Leaf internals"). @internal */
-  async writeNode(
-    st: LeafClaimState,
-    mark: number,
-    release: boolean | 'renew',
-    opT: number,
-    attempt = 0,
-  ): Promise<void> {
-    const s = st.session as ZkSession;
-    const ts = Math.max(mark, st.lastWritten);
-    const metaData = Buffer.from(
-      JSON.stringify({
-        highWaterMs: ts,
-        releasedCleanly: release === true,
-        foreverVersion: st.foreverVersion + 1,
-        updatedAtMs: this.opts.clock.now(),
-      }),
-    );
-    try {
-      await s.multi((tx) => {
-        tx.check(st.livePath, -1);
-        tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
-        if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
-        else tx.setData(st.metaPath, metaData, st.metaVersion);
-        if (release === true) tx.remove(st.livePath, -1);
-      }, opT);
-    } catch (err) {
-      if (isZk(err) && err.opIndex === 0) {
-        throw registryError(
-          'LEASE_LOST',
-          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
-      }
-      if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
-        return this.writeNode(st, mark, release, opT, attempt + 1);
-      }
-      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
-        throw registryError(
-          'LEASE_LOST',
-          `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
-          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
-        );
-      }
-      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
-        const got = await s.getData(st.metaPath, opT);
-        st.metaVersion = got ? got.stat.version : -1;
-        return this.writeNode(st, mark, release, opT, attempt + 1);
-      }
-      throw err;
-    }
-    st.foreverVersion += 1;
-    st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
-    st.lastWritten = ts;
-  }
-
-  /**
-   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that moved
-   * it on was this holder's own, committed but with its answer lost (the meta record names the
-   * Leaf node's version after it). Without this, every later write failed as `LEASE_LOST`.
-   */
-  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
-    const s = st.session as ZkSession;
-    const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
-    const m = meta ? parseMeta(meta.data) : null;
-    if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
-      return false;
-    this.opts.logger?.info(
-      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
-      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
-    );
-    st.foreverVersion = node.stat.version;
-    st.metaVersion = meta.stat.version;
-    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
-    return true;
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {

@@ -105,10 +105,6 @@ interface ClaimState {
   hwStored: number;
 }
 
-function hwJson(highWaterMs: number, releasedCleanly: boolean, updatedAtMs: number): Buffer {
-  return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly, updatedAtMs }));
-}
-
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'zookeeper';
   /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
@@ -319,7 +315,9 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const data = hwJson(target, clean, this.opts.clock.now());
+      const data = Buffer.from(
+        JSON.stringify({ highWaterMs: target, releasedCleanly: clean, updatedAtMs: this.opts.clock.now() }),
+      );
       try {
         await st.session.multi((tx) => {
           tx.check(st.slotPath, -1);
