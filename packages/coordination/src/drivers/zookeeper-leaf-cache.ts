@@ -3,7 +3,7 @@
  * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
  * two processes of one `ip:port` from taking the same worker ID.
  */
-import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -127,14 +127,7 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     if (!conflict) {
       return {
         file: ownPath,
-        held: () => {
-          try {
-            readFileSync(ownPath);
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        held: () => existsSync(ownPath),
         release: () => {
           try {
             unlinkSync(ownPath);

@@ -110,7 +110,6 @@ export interface ZkSessionOptions {
  * one that times out on a live-looking connection drops the socket so the client reconnects.
  */
 export class ZkSession {
-  readonly url: string;
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
@@ -125,7 +124,6 @@ export class ZkSession {
     private readonly client: ZkClient,
     private readonly opts: ZkSessionOptions,
   ) {
-    this.url = opts.url;
     this.opTimeoutMs = Math.max(500, opts.connectTimeoutMs);
     // Cut short a handshake that is never answered (docs/node-ids.md, "ZooKeeper internals").
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
@@ -171,44 +169,30 @@ export class ZkSession {
         cb(server);
       });
     client.on('state', (s: unknown) => session.onState(s));
+    let authFailed = false;
+    const onAuth = (): void => {
+      authFailed = true;
+      void session.close();
+    };
+    client.once('authenticationFailed', onAuth);
+    client.connect();
+    const connected = await session.waitConnected(opts.connectTimeoutMs);
+    client.removeListener('authenticationFailed', onAuth);
+    if (connected) return session;
     const url = redactUrl(opts.url);
-    const connected = new Promise<void>((resolve, reject) => {
-      const settle = (err?: Error): void => {
-        clearTimeout(timer);
-        session.waiters.delete(onState);
-        client.removeListener('authenticationFailed', onAuth);
-        if (err) reject(err);
-        else resolve();
-      };
-      const timer = setTimeout(() => {
-        settle(
-          registryError(
+    const err = authFailed
+      ? registryError('AUTH', `ZooKeeper at ${url} refused the session's credentials`, { url })
+      : session._state === 'expired'
+        ? registryError('LEASE_LOST', `the ZooKeeper session at ${url} has expired`, { url })
+        : registryError(
             'UNREACHABLE',
             `ZooKeeper at ${url} did not accept a session within ${opts.connectTimeoutMs} ms ` +
               `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, ` +
               `or raise connectTimeoutMs (${opts.connectTimeoutMs} ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS)`,
             { url, hosts: [...opts.hosts], tried: [...tried], connectTimeoutMs: opts.connectTimeoutMs },
-          ),
-        );
-      }, opts.connectTimeoutMs);
-      const onState = (): void => {
-        if (session._state === 'connected') settle();
-        else if (session._state === 'expired')
-          settle(registryError('LEASE_LOST', `the ZooKeeper session at ${url} has expired`, { url }));
-      };
-      const onAuth = (): void =>
-        settle(registryError('AUTH', `ZooKeeper at ${url} refused the session's credentials`, { url }));
-      session.waiters.add(onState);
-      client.once('authenticationFailed', onAuth);
-    });
-    client.connect();
-    try {
-      await connected;
-    } catch (err) {
-      await session.close();
-      throw err;
-    }
-    return session;
+          );
+    await session.close();
+    throw err;
   }
 
   private onState(s: unknown): void {
@@ -219,7 +203,7 @@ export class ZkSession {
     else if (s === zk.State.DISCONNECTED && prev !== 'expired') this._state = 'disconnected';
     const logger = this.opts.logger;
     if (prev !== this._state && logger && !this.closing) {
-      const fields = { url: redactUrl(this.url), session: this.sessionIdHex, from: prev, to: this._state };
+      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this._state };
       if (this._state === 'connected') logger.info(fields, 'ZooKeeper session connected');
       else logger.warn(fields, `ZooKeeper session ${this._state}`);
     }
