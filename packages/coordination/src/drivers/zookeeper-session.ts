@@ -67,11 +67,7 @@ export const ZkCode = {
   TIMEOUT: -10_000,
 } as const;
 
-export const CreateMode = {
-  PERSISTENT: zk.CreateMode.PERSISTENT,
-  EPHEMERAL: zk.CreateMode.EPHEMERAL,
-  PERSISTENT_SEQUENTIAL: zk.CreateMode.PERSISTENT_SEQUENTIAL,
-} as const;
+export const CreateMode = zk.CreateMode;
 
 /** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
 export class ZkError extends Error {
