@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
 import { startEngine } from '../testing/harness.js';
-import { ZkSession } from '../drivers/zookeeper-client.js';
+import { ZkSession } from '../drivers/zookeeper-session.js';
 import { runHoldersConformance } from './holders.js';
 import { runConformance } from './suite.js';
 

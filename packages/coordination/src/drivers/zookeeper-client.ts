@@ -1,16 +1,197 @@
 /**
- * The ZooKeeper session pool of the `zookeeper://` and `zookeeper+leaf://` drivers, and
- * re-exports of the client API (zookeeper-api.ts), URLs (zookeeper-url.ts) and sessions
- * (zookeeper-session.ts).
+ * What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the session: their URLs
+ * (`zookeeper://h:p[,h:p]/path?…`; the WHATWG `URL` class rejects several `host:port` pairs, so
+ * the string form is accepted too), error mapping, claim checks, the pool they open and the
+ * base of both drivers.
  */
-import { registryError } from '../errors.js';
-import type { EngineDriverOptions } from './common.js';
-import { ZkSession, type ZkSessionOptions } from './zookeeper-session.js';
-import type { ParsedZooKeeperUrl } from './zookeeper-url.js';
+import type { ClaimRequest, HolderRecord } from '../driver.js';
+import { FlurryError } from '@flurry/core';
+import { errorText, redactUrl, registryError } from '../errors.js';
+import { jsonObject, type EngineDriverOptions } from './common.js';
+import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-session.js';
 
-export { CreateMode, ZkCode, ZkError, isZk, zkFailure, type ZkStat } from './zookeeper-api.js';
-export { normalizeZkPath, parseZooKeeperUrl, type ParsedZooKeeperUrl } from './zookeeper-url.js';
-export { ZkSession, type MultiBuilder, type ZkSessionOptions, type ZkSessionState } from './zookeeper-session.js';
+/** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
+export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
+
+export interface ParsedZooKeeperUrl {
+  /** `host:port` pairs in the order given (port 2181 when omitted). */
+  readonly hosts: string[];
+  /** The path without a trailing slash; `''` for the root. */
+  readonly path: string;
+  readonly params: URLSearchParams;
+  readonly display: string;
+}
+
+const SEGMENT = /^[A-Za-z0-9_.-]+$/;
+const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+/**
+ * Checks that `p` is `''` or `/seg[/seg…]` with segments of `[A-Za-z0-9_.-]` (not `.` or
+ * `..`), the form every path of these drivers takes; returns it without a trailing slash.
+ */
+export function normalizeZkPath(p: string, what: string, url: string): string {
+  const trimmed = p.replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  const segs = trimmed.split('/');
+  if (segs[0] !== '' || segs.slice(1).some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) {
+    throw registryError(
+      'URL_INVALID',
+      `${what} "${p}" in ${url} is not a valid ZooKeeper path: use /segment[/segment…] with letters, digits, "_", "." and "-" (not "." or "..")`,
+      { url, path: p },
+    );
+  }
+  return trimmed;
+}
+
+/**
+ * Parses `zookeeper://h:p[,h:p]/path?query` (or `zookeeper+leaf://…`), a `URL` or the string.
+ * Throws `FLURRY_E_REGISTRY_URL` for a wrong scheme, a missing host, a bad port or a bad path.
+ */
+export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf'): ParsedZooKeeperUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const display = redactUrl(raw);
+  const bad = (why: string, details: Record<string, unknown> = {}): Error =>
+    registryError('URL_INVALID', why, { url: display, ...details });
+  const m = /^([a-z+]+):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(raw.trim());
+  if (!m || m[1].toLowerCase() !== scheme) {
+    throw bad(`${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`, {
+      expected: `${scheme}://`,
+    });
+  }
+  if (m[5] !== undefined) {
+    const why = `${display}: it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it`;
+    throw bad(why, { part: 'fragment' });
+  }
+  if (m[2].includes('@')) {
+    throw bad(
+      `${display}: credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"`,
+    );
+  }
+  const hosts = m[2].split(',').map((part) => {
+    const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
+    const port = hp?.[2] === undefined ? 2181 : Number(hp[2]);
+    if (!hp || port < 1 || port > 65535) {
+      const why = `${display}: "${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`;
+      throw bad(why, { host: part });
+    }
+    return `${hp[1]}:${port}`;
+  });
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(m[3] ?? '');
+  } catch {
+    throw bad(`${display}: the path has a malformed %-escape`, { part: 'path' });
+  }
+  const path = normalizeZkPath(decoded, 'the path', display);
+  return { hosts, path, params: new URLSearchParams(m[4] ?? ''), display };
+}
+
+/** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
+export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
+  const display = redactUrl(url);
+  if (err instanceof FlurryError) return err;
+  if (!(err instanceof ZkError)) {
+    return registryError(
+      'UNREACHABLE',
+      `${doing}: ZooKeeper at ${display} failed: ${errorText(err)}`,
+      { url: display },
+      err,
+    );
+  }
+  if (err.zkCode === ZkCode.SESSION_EXPIRED) {
+    return registryError(
+      'LEASE_LOST',
+      `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`,
+      { url: display, zkCode: err.zkCode },
+      err,
+    );
+  }
+  if (err.zkCode === ZkCode.NO_AUTH || err.zkCode === ZkCode.AUTH_FAILED) {
+    return registryError(
+      'AUTH',
+      `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`,
+      { url: display, path: err.path, zkCode: err.zkCode },
+      err,
+    );
+  }
+  const why =
+    err.zkCode === ZkCode.TIMEOUT
+      ? 'no answer in time'
+      : err.zkCode === ZkCode.CONNECTION_LOSS
+        ? 'connection lost'
+        : `ZooKeeper error ${err.zkCode}`;
+  return registryError(
+    'UNREACHABLE',
+    `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`,
+    { url: display, path: err.path, zkCode: err.zkCode },
+    err,
+  );
+}
+
+/**
+ * Opens a driver's pool and its start-up session (running `first` on it). A failure closes the
+ * pool and throws, unless `offline` takes an `FLURRY_E_REGISTRY_UNREACHABLE`.
+ */
+export async function openZkPool(
+  parsed: ParsedZooKeeperUrl,
+  opts: EngineDriverOptions,
+  first: (s: ZkSession) => Promise<void>,
+  offline?: (err: Error) => void,
+): Promise<ZkSessionPool> {
+  const { connectTimeoutMs, logger } = opts;
+  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs, logger });
+  try {
+    await first(await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+  } catch (err) {
+    if (offline && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') offline(err as Error);
+    else {
+      await pool.close();
+      throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
+    }
+  }
+  return pool;
+}
+
+/**
+ * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
+ * `FLURRY_E_REGISTRY_OPTION`.
+ */
+export function validateClaimRequest(req: ClaimRequest, url: string): void {
+  if (
+    typeof req.namespace !== 'string' ||
+    !NAMESPACE.test(req.namespace) ||
+    req.namespace.split('/').some((s) => s === '.' || s === '..')
+  ) {
+    throw registryError(
+      'OPTION',
+      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+      { url, namespace: req.namespace },
+    );
+  }
+  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
+    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
+      url,
+      slots: req.slots,
+    });
+  }
+  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
+    throw registryError(
+      'OPTION',
+      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
+      { url, ttlMs: req.ttlMs },
+    );
+  }
+  const pref = req.preferredSlot;
+  if (pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= req.slots)) {
+    throw registryError('OPTION', `preferredSlot must be an integer in [0, ${req.slots}), got ${String(pref)}`, {
+      url,
+      preferredSlot: pref,
+    });
+  }
+  if (!req.holder || typeof req.holder.id !== 'string') {
+    throw registryError('OPTION', 'holder.id must be a string', { url });
+  }
+}
 
 /**
  * Refuses a session whose timeout (capped by the server's maxSessionTimeout) is shorter than
@@ -28,77 +209,98 @@ export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: stri
 }
 
 /**
- * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
- * opens a new one after an expiry; idle sessions of another TTL are closed.
+ * The time limit of each operation of a renewal with `ttlMs`: a third of the TTL, within
+ * 500 ms .. `connectTimeoutMs`. `FLURRY_E_REGISTRY_OPTION` when the session's timeout is
+ * shorter than the TTL (the slot could be freed before the holder's deadline).
  */
-export class ZkSessionPool {
-  private readonly sessions = new Map<number, ZkSession>();
-  private readonly opening = new Map<number, Promise<ZkSession>>();
-  private closed = false;
-  private readonly url: string;
-  private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>;
+export function renewOpTimeout(
+  session: ZkSession,
+  ttlMs: number,
+  connectTimeoutMs: number,
+  doing: string,
+  url: string,
+): number {
+  if (session.timeoutMs < ttlMs) {
+    throw registryError(
+      'OPTION',
+      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
+      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+    );
+  }
+  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
+}
 
-  /** The pool of a ZooKeeper driver (either scheme); nothing is connected yet. */
-  constructor(parsed: ParsedZooKeeperUrl, o: EngineDriverOptions) {
-    this.url = parsed.display;
-    this.opts = { hosts: parsed.hosts, url: parsed.display, connectTimeoutMs: o.connectTimeoutMs, logger: o.logger };
+/** Where the holder readers read: `dir` (or a Leaf root), with the reader's wall clock. */
+export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
+
+export function zkTimeMs(t: Buffer): number {
+  return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
+}
+
+export function updatedStamp(data: Buffer | undefined): number | null {
+  const u = jsonObject(data?.toString('utf8')).updatedAtMs;
+  return typeof u === 'number' && Number.isFinite(u) ? u : null;
+}
+
+export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+
+/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: claims, sessions, closing. */
+export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
+  readonly claims = new Map<string, S>();
+  private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
+  protected closed = false;
+
+  constructor(
+    protected readonly pool: ZkSessionPool,
+    readonly opts: EngineDriverOptions,
+    readonly url: string,
+  ) {}
+
+  protected assertOpen(): void {
+    this.pool.assertOpen();
   }
 
-  /** A connected session with the requested timeout. Rejects UNREACHABLE or CLOSED. */
-  async get(sessionTimeoutMs: number): Promise<ZkSession> {
+  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` naming `what` when this driver does not hold it. */
+  protected held(claim: { token: string; slot: number }, what: string): S {
+    const st = this.claims.get(claim.token);
+    if (st) return st;
+    throw registryError(
+      'LEASE_LOST',
+      `renewing ${what} ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
+      { url: this.url, slot: claim.slot },
+    );
+  }
+
+  /** Creates `dirs` once per session (`key` names them). */
+  async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
+    let ready = this.readyDirs.get(session);
+    if (!ready) this.readyDirs.set(session, (ready = new Set()));
+    if (ready.has(key)) return;
+    await Promise.all(dirs.map((d) => session.mkdirp(d, opT)));
+    ready.add(key);
+  }
+
+  /** The holders of `namespace` as `read` lists them from `dir`, read on a live session. */
+  protected async listHolders(
+    namespace: string,
+    dir: string,
+    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<HolderRecord[]>,
+  ): Promise<HolderRecord[]> {
     this.assertOpen();
-    const cur = this.sessions.get(sessionTimeoutMs);
-    if (cur && !cur.dead) {
-      if (await cur.waitConnected(this.opts.connectTimeoutMs)) return cur;
-      if (!cur.dead) {
-        throw registryError(
-          'UNREACHABLE',
-          `ZooKeeper at ${this.url} is unreachable: the session has been disconnected for over ${this.opts.connectTimeoutMs} ms (hosts: ${this.opts.hosts.join(', ')})`,
-          { url: this.url, hosts: [...this.opts.hosts] },
-        );
-      }
-    }
-    if (cur?.dead) {
-      this.sessions.delete(sessionTimeoutMs);
-      void cur.close();
-    }
-    const pending = this.opening.get(sessionTimeoutMs);
-    if (pending) return pending;
-    const p = (async () => {
-      const s = await ZkSession.open({ ...this.opts, sessionTimeoutMs });
-      if (this.closed) {
-        await s.close();
-        this.assertOpen();
-      }
-      this.sessions.set(sessionTimeoutMs, s);
-      for (const [ttl, other] of this.sessions) {
-        if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
-          this.sessions.delete(ttl);
-          void other.close();
-        }
-      }
-      return s;
-    })();
-    this.opening.set(sessionTimeoutMs, p);
     try {
-      return await p;
-    } finally {
-      this.opening.delete(sessionTimeoutMs);
+      const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
+      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
+      return await read(session, q);
+    } catch (err) {
+      throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
     }
   }
 
-  /** Closes every session. Idempotent. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.allSettled([...this.opening.values()]);
-    await Promise.all(all.map((s) => s.close()));
-  }
-
-  /** `FLURRY_E_REGISTRY_CLOSED` once closed (the pool closes with its driver). */
-  assertOpen(): void {
-    if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one`, { url: this.url });
+    this.claims.clear();
+    await this.pool.close();
   }
 }

@@ -3,14 +3,13 @@
  * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
  * two processes of one `ip:port` from taking the same worker ID.
  */
-import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-/** The local worker-ID cache of one Leaf name and port. */
 export interface LeafCache {
   readonly workerId?: number;
   readonly highWaterMs?: number;
@@ -47,7 +46,6 @@ export function readLeafCache(file: string): LeafCache {
   };
 }
 
-/** Writes the local worker-ID cache (atomically: a temporary file renamed over it). */
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
   makeDirLevelsSync(path.dirname(file));
   writeFileAtomic(file, `workerID=${workerId}\nflurry.highWaterMs=${Math.floor(highWaterMs)}\n`, false);
@@ -74,7 +72,6 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
   return start === undefined || now === undefined || now === start;
 }
 
-/** An exclusive per-address lock on this host (see {@link acquireHostLock}). */
 export interface HostLock {
   readonly file: string;
   /** Still in place (not removed by hand)? */
@@ -130,14 +127,7 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     if (!conflict) {
       return {
         file: ownPath,
-        held: () => {
-          try {
-            readFileSync(ownPath);
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        held: () => existsSync(ownPath),
         release: () => {
           try {
             unlinkSync(ownPath);

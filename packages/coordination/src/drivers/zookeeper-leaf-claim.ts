@@ -2,23 +2,17 @@
  * Claiming a Leaf worker ID (the claim path of zookeeper-leaf.ts, whose module comment
  * describes the scheme): online, through Leaf's `forever` node of the address, its Flurry
  * ephemeral node and meta record; or offline from Leaf's local cache (`cacheFallback=true`).
+ * Also Leaf's names and records: `ip:port` addresses, worker node names
+ * (`ip:port-0000000007`), the endpoint JSON of a worker node, and Flurry's record beside it.
  */
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields, jsonObject } from './common.js';
-import { checkSessionTimeout, CreateMode, isZk, ZkCode, zkFailure, type ZkSession } from './zookeeper-client.js';
-import type { EngineDriverOptions } from './common.js';
+import { allNodeIds, holderFields, jsonObject, type EngineDriverOptions } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
-import {
-  leafEndpointJson,
-  parseEndpoint,
-  parseLeafNodeName,
-  parseMeta,
-  type LeafAddress,
-  type LeafNodeName,
-} from './zookeeper-leaf-names.js';
 
 /**
  * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
@@ -27,7 +21,6 @@ import {
  */
 export const LEAF_UNREPORTED_MS = 4000;
 
-/** What the Leaf driver keeps about one claim. */
 export interface LeafClaimState {
   readonly slot: number;
   readonly addr: LeafAddress;
@@ -47,62 +40,309 @@ export interface LeafClaimState {
 /** Who claims: the Leaf name, this service's address, its host lock and its local cache file. */
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
-/** The parts of the Leaf driver the claim path uses. */
-export interface LeafContext {
-  readonly url: string;
-  readonly prefix: string;
-  readonly opts: EngineDriverOptions;
-  readonly claims: Map<string, LeafClaimState>;
-  ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void>;
-  writeNode(st: LeafClaimState, mark: number, release: boolean | 'renew', opT: number): Promise<void>;
-}
-
-/** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
-export function offlineClaim(ctx: LeafContext, req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
-  const { name, addr, cacheFile } = who;
-  const cache = readLeafCache(cacheFile);
-  if (cache.workerId === undefined) {
-    throw registryError(
-      'UNREACHABLE',
-      `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
-      { url: ctx.url, cacheFile },
-      cause,
-    );
+/** The claim path and the writes of the Leaf driver (zookeeper-leaf.ts). */
+export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
+  constructor(
+    pool: ZkSessionPool,
+    readonly prefix: string,
+    opts: EngineDriverOptions,
+    url: string,
+  ) {
+    super(pool, opts, url);
   }
-  if (cache.workerId >= req.slots) throw leafTooHigh(ctx.url, cache.workerId, req, name, addr, null);
-  const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
-  ctx.claims.set(token, {
-    ...who,
-    slot: cache.workerId,
-    session: null,
-    nodePath: '',
-    livePath: '',
-    metaPath: '',
-    foreverVersion: -1,
-    metaVersion: -1,
-    lastWritten: cache.highWaterMs ?? 0,
-  });
-  ctx.opts.logger?.warn(
-    {
-      url: ctx.url,
-      name,
-      address: addr.text,
-      workerId: cache.workerId,
-      cacheFile,
-      highWaterMs: cache.highWaterMs ?? null,
-    },
-    'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
-  );
-  const hw = cache.highWaterMs ?? 0;
-  return {
-    slot: cache.workerId,
-    token,
-    highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
-    releasedCleanly: false,
-  };
+
+  /** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
+  protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
+    const { name, addr, cacheFile } = who;
+    const cache = readLeafCache(cacheFile);
+    if (cache.workerId === undefined) {
+      throw registryError(
+        'UNREACHABLE',
+        `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
+        { url: this.url, cacheFile },
+        cause,
+      );
+    }
+    if (cache.workerId >= req.slots) throw leafTooHigh(this.url, cache.workerId, req, name, addr, null);
+    const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
+    this.claims.set(token, {
+      ...who,
+      slot: cache.workerId,
+      session: null,
+      nodePath: '',
+      livePath: '',
+      metaPath: '',
+      foreverVersion: -1,
+      metaVersion: -1,
+      lastWritten: cache.highWaterMs ?? 0,
+    });
+    this.opts.logger?.warn(
+      {
+        url: this.url,
+        name,
+        address: addr.text,
+        workerId: cache.workerId,
+        cacheFile,
+        highWaterMs: cache.highWaterMs ?? null,
+      },
+      'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
+    );
+    const hw = cache.highWaterMs ?? 0;
+    return {
+      slot: cache.workerId,
+      token,
+      highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
+      releasedCleanly: false,
+    };
+  }
+
+  protected async onlineClaim(req: ClaimRequest, session: ZkSession, who: LeafClaimant): Promise<Claim> {
+    const { name, addr, cacheFile } = who;
+    checkSessionTimeout(session, req.ttlMs, this.url);
+    const p = leafPaths(this.prefix, name, addr);
+    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
+    const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
+    try {
+      await this.takeLiveNode(req, session, p, name, addr, opT);
+    } catch (err) {
+      throw zkFailure(err, this.url, doing);
+    }
+    session.holds++;
+    try {
+      const [children, metaGot] = await Promise.all([
+        session.getChildren(p.forever, opT),
+        session.getData(p.meta, opT),
+      ]);
+      const node = await this.leafWorkerNode(session, p, addr, children, opT);
+      const { nodePath, workerId, stored, foreverVersion, isNew } = node;
+      if (workerId >= req.slots) {
+        // A new node's number says that every lower number was handed out before it: list them all.
+        throw leafTooHigh(
+          this.url,
+          workerId,
+          req,
+          name,
+          addr,
+          isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
+        );
+      }
+
+      const meta = metaGot ? parseMeta(metaGot.data) : null;
+      const cache = readLeafCache(cacheFile);
+      if (cache.workerId !== undefined && cache.workerId !== workerId) {
+        this.opts.logger?.warn(
+          { url: this.url, address: addr.text, cached: cache.workerId, workerId, cacheFile },
+          'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins',
+        );
+      }
+      const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
+      const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
+      // Flurry rewrites its meta record with every write of the Leaf node: if the versions
+      // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
+      // Leaf server (which reports only every 3 s).
+      const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
+      const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
+      const mark = Math.max(prevHw, this.opts.clock.now());
+
+      const st: LeafClaimState = {
+        ...who,
+        slot: workerId,
+        session,
+        nodePath,
+        livePath: p.live,
+        metaPath: p.meta,
+        foreverVersion,
+        metaVersion: metaGot ? metaGot.stat.version : -1,
+        lastWritten: stored,
+      };
+      await this.writeNode(st, mark, false, opT);
+      writeLeafCache(cacheFile, workerId, mark);
+      const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
+      this.claims.set(token, st);
+      this.opts.logger?.info(
+        {
+          url: this.url,
+          name,
+          address: addr.text,
+          workerId,
+          node: nodePath,
+          highWaterMs: prevHw,
+          releasedCleanly: clean,
+          sessionTimeoutMs: session.timeoutMs,
+        },
+        'claimed Leaf worker ID',
+      );
+      const reported =
+        clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
+      return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
+    } catch (err) {
+      session.holds--;
+      await session.remove(p.live, -1, opT).catch(() => undefined);
+      throw zkFailure(err, this.url, doing);
+    }
+  }
+
+  /**
+   * The Flurry ephemeral node of the address (its directories made once per session): a
+   * second live process with the same ip:port is refused, as it would share the worker ID.
+   */
+  private async takeLiveNode(
+    req: ClaimRequest,
+    session: ZkSession,
+    p: ReturnType<typeof leafPaths>,
+    name: string,
+    addr: LeafAddress,
+    opT: number,
+  ): Promise<void> {
+    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)], opT);
+    try {
+      await session.create(
+        p.live,
+        Buffer.from(
+          JSON.stringify({
+            ...holderFields(req.holder),
+            address: addr.text,
+            session: session.sessionIdHex,
+            claimedAt: this.opts.clock.now(),
+          }),
+        ),
+        CreateMode.EPHEMERAL,
+        opT,
+      );
+    } catch (err) {
+      if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
+      const other = await session.getData(p.live, opT).catch(() => null);
+      const who = jsonObject(other?.data.toString('utf8'));
+      throw registryError(
+        'EXHAUSTED',
+        `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
+        { url: this.url, address: addr.text, held: 1, holders: [who] },
+      );
+    }
+  }
+
+  /** The address's `forever` node (the lowest when there are several), or a new sequential one. */
+  private async leafWorkerNode(
+    session: ZkSession,
+    p: ReturnType<typeof leafPaths>,
+    addr: LeafAddress,
+    children: string[],
+    opT: number,
+  ): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
+    const mine = children
+      .map(parseLeafNodeName)
+      .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+      .sort((a, b) => a.workerId - b.workerId);
+    if (mine.length > 0) {
+      if (mine.length > 1)
+        this.opts.logger?.warn(
+          { url: this.url, address: addr.text, nodes: mine.map((n) => n.name) },
+          'several Leaf nodes for one address: using the lowest worker ID',
+        );
+      const nodePath = `${p.forever}/${mine[0].name}`;
+      const got = await session.getData(nodePath, opT);
+      if (!got)
+        throw registryError(
+          'CORRUPT',
+          `the Leaf node ${nodePath} at ${this.url} vanished while claiming it; something is deleting Leaf nodes`,
+          { url: this.url, path: nodePath },
+        );
+      const stored = parseEndpoint(got.data, nodePath, this.url);
+      return { nodePath, workerId: mine[0].workerId, stored, foreverVersion: got.stat.version, isNew: false };
+    }
+    const nodePath = await session.create(
+      `${p.forever}/${addr.text}-`,
+      Buffer.from(leafEndpointJson(addr, this.opts.clock.now())),
+      CreateMode.PERSISTENT_SEQUENTIAL,
+      opT,
+    );
+    const parsed = parseLeafNodeName(path.posix.basename(nodePath));
+    if (!parsed)
+      throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
+        url: this.url,
+        path: nodePath,
+      });
+    return { nodePath, workerId: parsed.workerId, stored: 0, foreverVersion: 0, isNew: true };
+  }
+
+  /** Writes the Leaf node and the meta record in one transaction (docs/node-ids.md, "Leaf internals"). */
+  protected async writeNode(
+    st: LeafClaimState,
+    mark: number,
+    release: boolean | 'renew',
+    opT: number,
+    attempt = 0,
+  ): Promise<void> {
+    const s = st.session as ZkSession;
+    const ts = Math.max(mark, st.lastWritten);
+    const metaData = Buffer.from(
+      JSON.stringify({
+        highWaterMs: ts,
+        releasedCleanly: release === true,
+        foreverVersion: st.foreverVersion + 1,
+        updatedAtMs: this.opts.clock.now(),
+      }),
+    );
+    try {
+      await s.multi((tx) => {
+        tx.check(st.livePath, -1);
+        tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
+        if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
+        else tx.setData(st.metaPath, metaData, st.metaVersion);
+        if (release === true) tx.remove(st.livePath, -1);
+      }, opT);
+    } catch (err) {
+      if (isZk(err) && err.opIndex === 0) {
+        throw registryError(
+          'LEASE_LOST',
+          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
+          { url: this.url, slot: st.slot, address: st.addr.text },
+        );
+      }
+      if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
+        return this.writeNode(st, mark, release, opT, attempt + 1);
+      }
+      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
+        throw registryError(
+          'LEASE_LOST',
+          `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
+          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
+        );
+      }
+      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
+        const got = await s.getData(st.metaPath, opT);
+        st.metaVersion = got ? got.stat.version : -1;
+        return this.writeNode(st, mark, release, opT, attempt + 1);
+      }
+      throw err;
+    }
+    st.foreverVersion += 1;
+    st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
+    st.lastWritten = ts;
+  }
+
+  /**
+   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that moved
+   * it on was this holder's own, committed but with its answer lost (the meta record names the
+   * Leaf node's version after it). Without this, every later write failed as `LEASE_LOST`.
+   */
+  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
+    const s = st.session as ZkSession;
+    const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
+    const m = meta ? parseMeta(meta.data) : null;
+    if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
+      return false;
+    this.opts.logger?.info(
+      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
+      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
+    );
+    st.foreverVersion = node.stat.version;
+    st.metaVersion = meta.stat.version;
+    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
+    return true;
+  }
 }
 
-/** The ZooKeeper paths of one Leaf name and address. */
 export function leafPaths(
   prefix: string,
   name: string,
@@ -115,95 +355,6 @@ export function leafPaths(
     live: `${root}/flurry-live/${addr.text}`,
     meta: `${root}/flurry-meta/${addr.text}`,
   };
-}
-
-/** A claim through ZooKeeper (see zookeeper-leaf.ts). */
-export async function onlineClaim(
-  ctx: LeafContext,
-  req: ClaimRequest,
-  session: ZkSession,
-  who: LeafClaimant,
-): Promise<Claim> {
-  const { name, addr, cacheFile } = who;
-  checkSessionTimeout(session, req.ttlMs, ctx.url);
-  const p = leafPaths(ctx.prefix, name, addr);
-  const opT = Math.max(session.opTimeoutMs, ctx.opts.connectTimeoutMs);
-  const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
-  try {
-    await takeLiveNode(ctx, req, session, p, name, addr, opT);
-  } catch (err) {
-    throw zkFailure(err, ctx.url, doing);
-  }
-  session.holds++;
-  try {
-    const [children, metaGot] = await Promise.all([session.getChildren(p.forever, opT), session.getData(p.meta, opT)]);
-    const node = await leafWorkerNode(ctx, session, p, addr, children, opT);
-    const { nodePath, workerId, stored, foreverVersion, isNew } = node;
-    if (workerId >= req.slots) {
-      // A new node's number says that every lower number was handed out before it: list them all.
-      throw leafTooHigh(
-        ctx.url,
-        workerId,
-        req,
-        name,
-        addr,
-        isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
-      );
-    }
-
-    const meta = metaGot ? parseMeta(metaGot.data) : null;
-    const cache = readLeafCache(cacheFile);
-    if (cache.workerId !== undefined && cache.workerId !== workerId) {
-      ctx.opts.logger?.warn(
-        { url: ctx.url, address: addr.text, cached: cache.workerId, workerId, cacheFile },
-        'the cached Leaf worker ID differs from ZooKeeper; ZooKeeper wins',
-      );
-    }
-    const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
-    const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
-    // Flurry rewrites its meta record with every write of the Leaf node: if the versions
-    // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
-    // Leaf server (which reports only every 3 s).
-    const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
-    const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
-    const mark = Math.max(prevHw, ctx.opts.clock.now());
-
-    const st: LeafClaimState = {
-      ...who,
-      slot: workerId,
-      session,
-      nodePath,
-      livePath: p.live,
-      metaPath: p.meta,
-      foreverVersion,
-      metaVersion: metaGot ? metaGot.stat.version : -1,
-      lastWritten: stored,
-    };
-    await ctx.writeNode(st, mark, false, opT);
-    writeLeafCache(cacheFile, workerId, mark);
-    const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
-    ctx.claims.set(token, st);
-    ctx.opts.logger?.info(
-      {
-        url: ctx.url,
-        name,
-        address: addr.text,
-        workerId,
-        node: nodePath,
-        highWaterMs: prevHw,
-        releasedCleanly: clean,
-        sessionTimeoutMs: session.timeoutMs,
-      },
-      'claimed Leaf worker ID',
-    );
-    const reported =
-      clean || lastByFlurry || prevHw === 0 ? prevHw : prevHw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs);
-    return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
-  } catch (err) {
-    session.holds--;
-    await session.remove(p.live, -1, opT).catch(() => undefined);
-    throw zkFailure(err, ctx.url, doing);
-  }
 }
 
 function leafTooHigh(
@@ -231,87 +382,80 @@ function leafTooHigh(
   );
 }
 
-/**
- * The Flurry ephemeral node of the address (its directories made once per session): a
- * second live process with the same ip:port is refused, as it would share the worker ID.
- */
-async function takeLiveNode(
-  ctx: LeafContext,
-  req: ClaimRequest,
-  session: ZkSession,
-  p: ReturnType<typeof leafPaths>,
-  name: string,
-  addr: LeafAddress,
-  opT: number,
-): Promise<void> {
-  await ctx.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)], opT);
-  try {
-    await session.create(
-      p.live,
-      Buffer.from(
-        JSON.stringify({
-          ...holderFields(req.holder),
-          address: addr.text,
-          session: session.sessionIdHex,
-          claimedAt: ctx.opts.clock.now(),
-        }),
-      ),
-      CreateMode.EPHEMERAL,
-      opT,
-    );
-  } catch (err) {
-    if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-    const other = await session.getData(p.live, opT).catch(() => null);
-    const who = jsonObject(other?.data.toString('utf8'));
-    throw registryError(
-      'EXHAUSTED',
-      `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
-      { url: ctx.url, address: addr.text, held: 1, holders: [who] },
-    );
-  }
+export interface LeafAddress {
+  readonly ip: string;
+  readonly port: string;
+  /** `ip:port`, as in Leaf's node names. */
+  readonly text: string;
 }
 
-/** The address's `forever` node (the lowest when there are several), or a new sequential one. */
-async function leafWorkerNode(
-  ctx: LeafContext,
-  session: ZkSession,
-  p: ReturnType<typeof leafPaths>,
-  addr: LeafAddress,
-  children: string[],
-  opT: number,
-): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
-  const mine = children
-    .map(parseLeafNodeName)
-    .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
-    .sort((a, b) => a.workerId - b.workerId);
-  if (mine.length > 0) {
-    if (mine.length > 1)
-      ctx.opts.logger?.warn(
-        { url: ctx.url, address: addr.text, nodes: mine.map((n) => n.name) },
-        'several Leaf nodes for one address: using the lowest worker ID',
-      );
-    const nodePath = `${p.forever}/${mine[0].name}`;
-    const got = await session.getData(nodePath, opT);
-    if (!got)
-      throw registryError(
-        'CORRUPT',
-        `the Leaf node ${nodePath} at ${ctx.url} vanished while claiming it; something is deleting Leaf nodes`,
-        { url: ctx.url, path: nodePath },
-      );
-    const stored = parseEndpoint(got.data, nodePath, ctx.url);
-    return { nodePath, workerId: mine[0].workerId, stored, foreverVersion: got.stat.version, isNew: false };
+/**
+ * Parses and checks a Leaf address `ip:port` (IPv4, IPv6 without brackets, or a host name
+ * without `-`; port 1–65535). Throws `FLURRY_E_REGISTRY_OPTION`.
+ */
+export function parseLeafAddress(text: string, url: string): LeafAddress {
+  const i = text.lastIndexOf(':');
+  const ip = i > 0 ? text.slice(0, i) : '';
+  const port = i > 0 ? text.slice(i + 1) : '';
+  if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+    throw registryError(
+      'OPTION',
+      `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
+      { url, address: text },
+    );
   }
-  const nodePath = await session.create(
-    `${p.forever}/${addr.text}-`,
-    Buffer.from(leafEndpointJson(addr, ctx.opts.clock.now())),
-    CreateMode.PERSISTENT_SEQUENTIAL,
-    opT,
-  );
-  const parsed = parseLeafNodeName(path.posix.basename(nodePath));
-  if (!parsed)
-    throw registryError('CORRUPT', `ZooKeeper returned the unexpected sequential node ${nodePath}`, {
-      url: ctx.url,
-      path: nodePath,
-    });
-  return { nodePath, workerId: parsed.workerId, stored: 0, foreverVersion: 0, isNew: true };
+  return { ip, port, text };
+}
+
+export interface LeafNodeName {
+  readonly address: string;
+  readonly workerId: number;
+  readonly name: string;
+}
+
+/**
+ * Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`); null when it
+ * is not one.
+ */
+export function parseLeafNodeName(name: string): LeafNodeName | null {
+  const i = name.lastIndexOf('-');
+  if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
+  return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
+}
+
+/** Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order). */
+export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
+  return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
+}
+
+/**
+ * The timestamp stored in a Leaf worker node (`{"ip":…,"port":…,"timestamp":…}`);
+ * throws `FLURRY_E_REGISTRY_CORRUPT` naming the node when the data is not Leaf's.
+ */
+export function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
+  const { timestamp } = jsonObject(data.toString('utf8'));
+  if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {
+    throw registryError(
+      'CORRUPT',
+      `the Leaf node ${nodePath} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"ip":"…","port":"…","timestamp":<ms>}; Leaf would not start from it either: restore its data (timestamp at or above the last ID issued by this address)`,
+      { url, path: nodePath },
+    );
+  }
+  return timestamp;
+}
+
+export interface LeafMeta {
+  highWaterMs: number;
+  releasedCleanly: boolean;
+  foreverVersion: number;
+}
+
+/** Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's. */
+export function parseMeta(data: Buffer): LeafMeta | null {
+  const m = jsonObject<LeafMeta>(data.toString('utf8')); // unreadable: treated as absent, so not clean
+  return typeof m.highWaterMs === 'number' &&
+    typeof m.releasedCleanly === 'boolean' &&
+    typeof m.foreverVersion === 'number'
+    ? { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion }
+    : null;
 }

@@ -9,8 +9,8 @@ import { freePort, startEngine, type RunningEngine } from '../testing/harness.js
 import type { RegistryDriver } from '../driver.js';
 import { createLeafDriver } from './zookeeper-leaf.js';
 import { acquireHostLock, leafCacheFile, readLeafCache } from './zookeeper-leaf-cache.js';
-import { parseLeafNodeName } from './zookeeper-leaf-names.js';
-import { CreateMode, ZkSession } from './zookeeper-client.js';
+import { parseLeafNodeName } from './zookeeper-leaf-claim.js';
+import { CreateMode, ZkSession } from './zookeeper-session.js';
 import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
 const LEAF_JSON = /^\{"ip":"([^"]+)","port":"(\d+)","timestamp":(\d+)\}$/;

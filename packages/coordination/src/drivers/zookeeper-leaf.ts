@@ -8,41 +8,48 @@ import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
-import { checkDriverOptions, type EngineDriverOptions } from './common.js';
+import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
+import type { ZkSession, ZkSessionPool } from './zookeeper-session.js';
 import {
-  CreateMode,
-  isZk,
   normalizeZkPath,
+  numberOr,
+  openZkPool,
   parseZooKeeperUrl,
-  ZkCode,
+  renewOpTimeout,
+  updatedStamp,
+  validateClaimRequest,
   zkFailure,
-  type ZkSession,
-  ZkSessionPool,
+  zkTimeMs,
+  type ZkHoldersQuery,
 } from './zookeeper-client.js';
 import {
-  DEFAULT_ZK_SESSION_TIMEOUT_MS,
-  renewOpTimeout,
-  validateClaimRequest,
-  ZkDriverBase,
-} from './zookeeper-common.js';
-import { offlineClaim, onlineClaim, type LeafClaimState, type LeafContext } from './zookeeper-leaf-claim.js';
+  LeafClaims,
+  parseEndpoint,
+  parseLeafAddress,
+  parseLeafNodeName,
+  parseMeta,
+  type LeafClaimState,
+} from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
-import { readLeafHolders } from './zookeeper-leaf-holders.js';
-import { leafEndpointJson, parseLeafAddress, parseMeta } from './zookeeper-leaf-names.js';
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
-class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver, LeafContext {
+class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
 
   constructor(
     pool: ZkSessionPool,
-    readonly prefix: string,
-    private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
+    prefix: string,
+    private readonly cfg: {
+      name?: string | undefined;
+      address?: string | undefined;
+      cacheDir: string;
+      cacheFallback: boolean;
+    },
     opts: EngineDriverOptions,
     url: string,
   ) {
-    super(pool, opts, url);
+    super(pool, prefix, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -66,102 +73,19 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
         session = await this.pool.get(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return offlineClaim(this, req, { name, addr, lock, cacheFile }, err);
+          return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
         throw err;
       }
-      return await onlineClaim(this, req, session, { name, addr, lock, cacheFile });
+      return await this.onlineClaim(req, session, { name, addr, lock, cacheFile });
     } catch (err) {
       lock.release();
       throw err;
     }
   }
 
-  /** Writes the Leaf node and the meta record in one transaction (docs/node-ids.md, "Leaf internals"). @internal */
-  async writeNode(
-    st: LeafClaimState,
-    mark: number,
-    release: boolean | 'renew',
-    opT: number,
-    attempt = 0,
-  ): Promise<void> {
-    const s = st.session as ZkSession;
-    const ts = Math.max(mark, st.lastWritten);
-    const metaData = Buffer.from(
-      JSON.stringify({
-        highWaterMs: ts,
-        releasedCleanly: release === true,
-        foreverVersion: st.foreverVersion + 1,
-        updatedAtMs: this.opts.clock.now(),
-      }),
-    );
-    try {
-      await s.multi((tx) => {
-        tx.check(st.livePath, -1);
-        tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
-        if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
-        else tx.setData(st.metaPath, metaData, st.metaVersion);
-        if (release === true) tx.remove(st.livePath, -1);
-      }, opT);
-    } catch (err) {
-      if (isZk(err) && err.opIndex === 0) {
-        throw registryError(
-          'LEASE_LOST',
-          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
-      }
-      if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
-        return this.writeNode(st, mark, release, opT, attempt + 1);
-      }
-      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
-        throw registryError(
-          'LEASE_LOST',
-          `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
-          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
-        );
-      }
-      if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
-        const got = await s.getData(st.metaPath, opT);
-        st.metaVersion = got ? got.stat.version : -1;
-        return this.writeNode(st, mark, release, opT, attempt + 1);
-      }
-      throw err;
-    }
-    st.foreverVersion += 1;
-    st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
-    st.lastWritten = ts;
-  }
-
-  /**
-   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that moved
-   * it on was this holder's own, committed but with its answer lost (the meta record names the
-   * Leaf node's version after it). Without this, every later write failed as `LEASE_LOST`.
-   */
-  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
-    const s = st.session as ZkSession;
-    const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
-    const m = meta ? parseMeta(meta.data) : null;
-    if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
-      return false;
-    this.opts.logger?.info(
-      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
-      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
-    );
-    st.foreverVersion = node.stat.version;
-    st.metaVersion = meta.stat.version;
-    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
-    return true;
-  }
-
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const st = this.claims.get(claim.token);
-    if (!st)
-      throw registryError(
-        'LEASE_LOST',
-        `renewing Leaf worker ID ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
-        { url: this.url, slot: claim.slot },
-      );
+    const st = this.held(claim, 'Leaf worker ID');
     const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
     if (!st.session) {
       if (!st.lock.held()) {
@@ -287,6 +211,65 @@ class LeafDriver extends ZkDriverBase<LeafClaimState> implements RegistryDriver,
 }
 
 /**
+ * How recently a Leaf (Java) server must have written its node to be listed: two of its 3 s
+ * reports (Leaf's own ZooKeeper session is 6 s).
+ */
+const LEAF_JAVA_LIVE_MS = 6000;
+
+/**
+ * The live holders of one Leaf `name` under `q.dir` (`<prefix>/snowflake/<name>`): Flurry holders
+ * while their `flurry-live` node exists, Leaf (Java) servers while their node was written by
+ * someone else within {@link LEAF_JAVA_LIVE_MS} (docs/node-ids.md, "Listing holders").
+ */
+async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+  const [forever, live] = await Promise.all([
+    session.getChildren(`${q.dir}/forever`, q.opTimeoutMs),
+    session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
+  ]);
+  const liveSet = new Set(live);
+  const nodes = forever
+    .map(parseLeafNodeName)
+    .filter((n): n is NonNullable<typeof n> => n !== null)
+    .sort((a, b) => a.workerId - b.workerId);
+  const out = await Promise.all(
+    nodes.map(async (n): Promise<HolderRecord | undefined> => {
+      const flurry = liveSet.has(n.address);
+      const nodePath = `${q.dir}/forever/${n.name}`;
+      const [node, liveNode, meta] = await Promise.all([
+        session.getData(nodePath, q.opTimeoutMs),
+        flurry ? session.getData(`${q.dir}/flurry-live/${n.address}`, q.opTimeoutMs) : Promise.resolve(null),
+        session.getData(`${q.dir}/flurry-meta/${n.address}`, q.opTimeoutMs),
+      ]);
+      if (!node) return undefined;
+      const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
+      if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
+      // Without a Flurry holder, the node's last writer was Flurry (released, or its session
+      // ended) when the meta record matches the node's version: not a Leaf server.
+      if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
+      if (flurry && !liveNode) return undefined; // its session ended meanwhile
+      const v = jsonObject(liveNode?.data.toString('utf8'));
+      const sessionTimeoutMs = numberOr(v.sessionTimeoutMs);
+      const mark = Math.max(
+        parseEndpoint(node.data, nodePath, q.url),
+        (meta && parseMeta(meta.data)?.highWaterMs) || 0,
+      );
+      return {
+        slot: n.workerId,
+        holder: flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' },
+        heldSinceMs: numberOr(v.claimedAt),
+        renewedAtMs: updatedStamp(meta?.data),
+        sinceRenewalMs: since,
+        sinceRenewalErrorMs: null,
+        expiresInMs: flurry && sessionTimeoutMs !== null ? Math.max(0, sessionTimeoutMs - since) : null,
+        ttlMs: null,
+        highWaterMs: mark,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}
+
+/**
  * Opens the `zookeeper+leaf://` driver; connects once (`FLURRY_E_REGISTRY_UNREACHABLE` unless
  * `cacheFallback=true`); a bad parameter is `FLURRY_E_REGISTRY_URL`.
  */
@@ -313,29 +296,12 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
-  const pool = new ZkSessionPool(parsed, opts);
-  try {
-    await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
-  } catch (err) {
-    if (!(fb === 'true' && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')) {
-      await pool.close();
-      throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-    }
+  const offline = (err: Error): void =>
     opts.logger?.warn(
-      { url: parsed.display, err: (err as Error).message },
+      { url: parsed.display, err: err.message },
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
-  }
-  return new LeafDriver(
-    pool,
-    parsed.path,
-    {
-      ...(name !== undefined ? { name } : {}),
-      ...(address !== undefined ? { address } : {}),
-      cacheDir,
-      cacheFallback: fb === 'true',
-    },
-    opts,
-    parsed.display,
-  );
+  const cacheFallback = fb === 'true';
+  const pool = await openZkPool(parsed, opts, async () => {}, cacheFallback ? offline : undefined);
+  return new LeafDriver(pool, parsed.path, { name, address, cacheDir, cacheFallback }, opts, parsed.display);
 }

@@ -1,67 +1,139 @@
 /**
- * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client, with a connect and an
- * operation timeout, its state, and a `close()` that leaves nothing behind. The client's
- * defects worked around here: docs/node-ids.md ("ZooKeeper internals").
+ * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client (typed here: it ships no
+ * types), with connect and operation time limits, and the pool of sessions of a driver. The
+ * client's defects worked around here: docs/node-ids.md ("ZooKeeper internals").
  */
-import { redactUrl, registryError } from '../errors.js';
+import type { EventEmitter } from 'node:events';
+// @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
+import zookeeperModule from 'node-zookeeper-client';
 import type { FlurryLogger } from '@flurry/core';
-import { ZkCode, ZkError, isZk, zk, type ZkClient, type ZkClientException, type ZkStat } from './zookeeper-api.js';
+import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
+
+/** The `stat` of a znode (64-bit fields are 8-byte buffers). */
+export interface ZkStat {
+  readonly version: number;
+  /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
+  readonly ephemeralOwner: Buffer;
+  readonly mtime: Buffer;
+}
+
+type ZkClientException = Error & { readonly code: number };
+type Cb<T> = (err: ZkClientException | null, value: T) => void;
+interface TxOps {
+  create(path: string, data: Buffer, mode: number): this;
+  check(path: string, version: number): this;
+  setData(path: string, data: Buffer, version: number): this;
+  remove(path: string, version: number): this;
+}
+interface ZkTransaction extends TxOps {
+  readonly ops: Array<{ version?: number }>;
+  commit(cb: Cb<Array<{ type: number; err?: number }>>): void;
+}
+type Server = { host: string; port: number };
+
+interface ZkClient extends EventEmitter {
+  connectionManager: { state: number; socket?: { destroy(): void }; findNextServer(cb: (s: Server) => void): void };
+  connect(): void;
+  close(): void;
+  create(path: string, data: Buffer, mode: number, cb: Cb<string>): void;
+  remove(path: string, version: number, cb: Cb<void>): void;
+  exists(path: string, cb: Cb<ZkStat | null>): void;
+  getChildren(path: string, cb: Cb<string[]>): void;
+  getData(path: string, cb: (err: ZkClientException | null, data: Buffer | null, stat: ZkStat) => void): void;
+  setData(path: string, data: Buffer, version: number, cb: Cb<ZkStat>): void;
+  mkdirp(path: string, cb: Cb<string>): void;
+  transaction(): ZkTransaction;
+  getSessionId(): Buffer;
+  getSessionTimeout(): number;
+}
+
+const zk = zookeeperModule as {
+  createClient(hosts: string, o: { sessionTimeout: number; spinDelay: number; retries: number }): ZkClient;
+  CreateMode: { PERSISTENT: number; EPHEMERAL: number; PERSISTENT_SEQUENTIAL: number };
+  State: Record<'DISCONNECTED' | 'SYNC_CONNECTED' | 'EXPIRED' | 'CONNECTED_READ_ONLY', unknown>;
+};
+
+/** ZooKeeper's error codes, plus `TIMEOUT` (not ZooKeeper's: no answer within the time limit). */
+export const ZkCode = {
+  RUNTIME_INCONSISTENCY: -2,
+  CONNECTION_LOSS: -4,
+  NO_NODE: -101,
+  NO_AUTH: -102,
+  BAD_VERSION: -103,
+  NODE_EXISTS: -110,
+  SESSION_EXPIRED: -112,
+  AUTH_FAILED: -115,
+  TIMEOUT: -10_000,
+} as const;
+
+export const CreateMode = zk.CreateMode;
+
+/** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
+export class ZkError extends Error {
+  constructor(
+    readonly zkCode: number,
+    readonly op: string,
+    readonly path: string,
+    message: string,
+    readonly opIndex?: number,
+  ) {
+    super(message);
+    this.name = 'ZkError';
+  }
+}
+
+/** True when `err` is a {@link ZkError} with one of `codes` (any code when none is given). */
+export function isZk(err: unknown, ...codes: number[]): err is ZkError {
+  return err instanceof ZkError && (codes.length === 0 || codes.includes(err.zkCode));
+}
 
 const STATES_CLOSED = -2;
 const STATES_CONNECTING = 1;
 
-/** Options of {@link ZkSession.open}. */
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
   /** The registry URL (for messages; a password is removed). */
   readonly url: string;
   /** Requested session timeout; the server negotiates it within its min/max. */
   readonly sessionTimeoutMs: number;
-  /** How long to wait for the first connection. */
   readonly connectTimeoutMs: number;
   readonly logger?: FlurryLogger | undefined;
 }
-
-/** The state of a {@link ZkSession}. */
-export type ZkSessionState = 'connected' | 'disconnected' | 'expired' | 'closed';
 
 /**
  * One ZooKeeper session. Every operation has a time limit and rejects with a {@link ZkError};
  * one that times out on a live-looking connection drops the socket so the client reconnects.
  */
 export class ZkSession {
-  readonly url: string;
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
-  private readonly client: ZkClient;
-  private _state: ZkSessionState = 'disconnected';
+  readonly opTimeoutMs: number;
+  private _state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
   private closing = false;
   private readonly waiters = new Set<() => void>();
-  private readonly logger: FlurryLogger | undefined;
-  private opTimeout: number;
   /** When the current connection attempt (TCP connect + session handshake) started. */
   private attemptStartedAt = Date.now();
-  private readonly handshakeTimeoutMs: number;
   private readonly watchdog: NodeJS.Timeout;
 
-  private constructor(client: ZkClient, opts: ZkSessionOptions) {
-    this.client = client;
-    this.url = opts.url;
-    this.logger = opts.logger;
-    this.opTimeout = Math.max(500, opts.connectTimeoutMs);
+  private constructor(
+    private readonly client: ZkClient,
+    private readonly opts: ZkSessionOptions,
+  ) {
+    this.opTimeoutMs = Math.max(500, opts.connectTimeoutMs);
     // Cut short a handshake that is never answered (docs/node-ids.md, "ZooKeeper internals").
-    this.handshakeTimeoutMs = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).handshakeTimeoutMs;
-    this.watchdog = setInterval(() => this.checkHandshake(), Math.max(100, Math.floor(this.handshakeTimeoutMs / 4)));
+    const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
+    this.watchdog = setInterval(
+      () => {
+        if (this.closing || this.dead || this._state === 'connected') return;
+        if (client.connectionManager.state !== STATES_CONNECTING) return;
+        if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
+        this.attemptStartedAt = Date.now();
+        this.dropSocket();
+      },
+      Math.max(100, Math.floor(handshakeTimeoutMs / 4)),
+    );
     this.watchdog.unref();
-  }
-
-  private checkHandshake(): void {
-    const cm = this.client.connectionManager;
-    if (this.closing || this.dead || this._state === 'connected' || cm.state !== STATES_CONNECTING) return;
-    if (Date.now() - this.attemptStartedAt < this.handshakeTimeoutMs) return;
-    this.attemptStartedAt = Date.now();
-    this.dropSocket();
   }
 
   /** Destroys the client's socket, if any, so that it reconnects (or, once closed, lets go). */
@@ -77,7 +149,6 @@ export class ZkSession {
   static async open(opts: ZkSessionOptions): Promise<ZkSession> {
     const client = zk.createClient(opts.hosts.join(','), {
       sessionTimeout: opts.sessionTimeoutMs,
-      // Delay between rounds over all servers; small so a restarted server is found fast.
       spinDelay: reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs).spinDelayMs,
       retries: 0,
     });
@@ -94,61 +165,30 @@ export class ZkSession {
         cb(server);
       });
     client.on('state', (s: unknown) => session.onState(s));
-    const connected = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(
-          registryError(
+    let authFailed = false;
+    const onAuth = (): void => {
+      authFailed = true;
+      void session.close();
+    };
+    client.once('authenticationFailed', onAuth);
+    client.connect();
+    const connected = await session.waitConnected(opts.connectTimeoutMs);
+    client.removeListener('authenticationFailed', onAuth);
+    if (connected) return session;
+    const url = redactUrl(opts.url);
+    const err = authFailed
+      ? registryError('AUTH', `ZooKeeper at ${url} refused the session's credentials`, { url })
+      : session._state === 'expired'
+        ? registryError('LEASE_LOST', `the ZooKeeper session at ${url} has expired`, { url })
+        : registryError(
             'UNREACHABLE',
-            `ZooKeeper at ${redactUrl(opts.url)} did not accept a session within ${opts.connectTimeoutMs} ms ` +
+            `ZooKeeper at ${url} did not accept a session within ${opts.connectTimeoutMs} ms ` +
               `(hosts tried: ${[...(tried.size ? tried : opts.hosts)].join(', ')}); check that the servers run and are reachable, ` +
               `or raise connectTimeoutMs (${opts.connectTimeoutMs} ms now; flurry serve: --registry-connect-timeout-ms or FLURRY_REGISTRY_CONNECT_TIMEOUT_MS)`,
-            {
-              url: redactUrl(opts.url),
-              hosts: [...opts.hosts],
-              tried: [...tried],
-              connectTimeoutMs: opts.connectTimeoutMs,
-            },
-          ),
-        );
-      }, opts.connectTimeoutMs);
-      const onState = (): void => {
-        if (session._state === 'connected') {
-          cleanup();
-          resolve();
-        } else if (session._state === 'expired') {
-          cleanup();
-          reject(
-            registryError('LEASE_LOST', `the ZooKeeper session at ${redactUrl(opts.url)} has expired`, {
-              url: redactUrl(opts.url),
-            }),
+            { url, hosts: [...opts.hosts], tried: [...tried], connectTimeoutMs: opts.connectTimeoutMs },
           );
-        }
-      };
-      const onAuth = (): void => {
-        cleanup();
-        reject(
-          registryError('AUTH', `ZooKeeper at ${redactUrl(opts.url)} refused the session's credentials`, {
-            url: redactUrl(opts.url),
-          }),
-        );
-      };
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        session.waiters.delete(onState);
-        client.removeListener('authenticationFailed', onAuth);
-      };
-      session.waiters.add(onState);
-      client.once('authenticationFailed', onAuth);
-    });
-    client.connect();
-    try {
-      await connected;
-    } catch (err) {
-      await session.close();
-      throw err;
-    }
-    return session;
+    await session.close();
+    throw err;
   }
 
   private onState(s: unknown): void {
@@ -156,21 +196,20 @@ export class ZkSession {
     if (this.closing) this._state = 'closed';
     else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this._state = 'connected';
     else if (s === zk.State.EXPIRED) this._state = 'expired';
-    else if (s === zk.State.DISCONNECTED) this._state = this._state === 'expired' ? 'expired' : 'disconnected';
-    if (prev !== this._state && this.logger && !this.closing) {
-      const fields = { url: redactUrl(this.url), session: this.sessionIdHex, from: prev, to: this._state };
-      if (this._state === 'connected') this.logger.info(fields, 'ZooKeeper session connected');
-      else this.logger.warn(fields, `ZooKeeper session ${this._state}`);
+    else if (s === zk.State.DISCONNECTED && prev !== 'expired') this._state = 'disconnected';
+    const logger = this.opts.logger;
+    if (prev !== this._state && logger && !this.closing) {
+      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this._state };
+      if (this._state === 'connected') logger.info(fields, 'ZooKeeper session connected');
+      else logger.warn(fields, `ZooKeeper session ${this._state}`);
     }
     for (const w of [...this.waiters]) w();
   }
 
-  /** `connected`, `disconnected` (the client is reconnecting), `expired` or `closed`. */
-  get state(): ZkSessionState {
+  get state(): 'connected' | 'disconnected' | 'expired' | 'closed' {
     return this._state;
   }
 
-  /** True once the session can never be used again (expired or closed). */
   get dead(): boolean {
     return this._state === 'expired' || this._state === 'closed';
   }
@@ -180,17 +219,10 @@ export class ZkSession {
     return this.client.getSessionId().toString('hex');
   }
 
-  /** The session timeout the server granted (ms). */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();
   }
 
-  /** The default time limit of one operation (ms). */
-  get opTimeoutMs(): number {
-    return this.opTimeout;
-  }
-
-  /** True if `stat` describes an ephemeral node owned by this session. */
   owns(stat: ZkStat | null): boolean {
     return stat !== null && stat.ephemeralOwner.toString('hex') === this.sessionIdHex;
   }
@@ -214,23 +246,14 @@ export class ZkSession {
     });
   }
 
-  private run<T>(
-    op: string,
-    path: string,
-    timeoutMs: number | undefined,
-    start: (cb: (err: ZkClientException | null, value?: T) => void) => void,
-  ): Promise<T> {
-    if (this._state === 'closed') {
-      return Promise.reject(
-        new ZkError(ZkCode.CONNECTION_LOSS, op, path, `${op} ${path}: the ZooKeeper session was closed`),
-      );
+  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void): Promise<T> {
+    if (this.dead) {
+      const closed = this._state === 'closed';
+      const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
+      const why = closed ? 'was closed' : 'expired';
+      return Promise.reject(new ZkError(code, op, path, `${op} ${path}: the ZooKeeper session ${why}`));
     }
-    if (this._state === 'expired') {
-      return Promise.reject(
-        new ZkError(ZkCode.SESSION_EXPIRED, op, path, `${op} ${path}: the ZooKeeper session expired`),
-      );
-    }
-    const limit = timeoutMs ?? this.opTimeout;
+    const limit = timeoutMs ?? this.opTimeoutMs;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(() => {
@@ -245,11 +268,10 @@ export class ZkSession {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          if (err) {
-            const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-            const opIndex = (err as { opIndex?: number }).opIndex;
-            reject(new ZkError(code, op, path, `${op} ${path}: ${err.message}`, opIndex));
-          } else resolve(value as T);
+          if (!err) return resolve(value);
+          const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
+          const opIndex = (err as { opIndex?: number }).opIndex;
+          reject(new ZkError(code, op, path, `${op} ${path}: ${err.message}`, opIndex));
         });
       } catch (e) {
         settled = true;
@@ -260,49 +282,42 @@ export class ZkSession {
     });
   }
 
-  /** The node's stat, or null if it does not exist. */
   exists(path: string, timeoutMs?: number): Promise<ZkStat | null> {
     return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) =>
-      this.client.exists(path, (e, s) => cb(e, e ? undefined : (s ?? null))),
+      this.client.exists(path, (e, s) => cb(e, e ? null : (s ?? null))),
     );
   }
 
   /** The node's data and stat, or null if it does not exist. */
   getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
     const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
-      this.client.getData(path, (e, d, s) => cb(e, e ? undefined : { data: d ?? Buffer.alloc(0), stat: s })),
+      this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat })),
     );
     return orIfNoNode(got, null);
   }
 
   /** The names of the node's children (empty if the node does not exist). */
   getChildren(path: string, timeoutMs?: number): Promise<string[]> {
-    const got = this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb));
-    return orIfNoNode(got, []);
+    return orIfNoNode(
+      this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb)),
+      [],
+    );
   }
 
-  /** Creates a node; resolves with its path (with the sequence suffix for sequential nodes). */
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
-    return this.run<string>('create', path, timeoutMs, (cb) =>
-      this.client.create(path, data, mode, (e, p) => cb(e, p)),
-    );
+    return this.run<string>('create', path, timeoutMs, (cb) => this.client.create(path, data, mode, cb));
   }
 
-  /** Sets a node's data if its version is `version` (-1: any). */
   setData(path: string, data: Buffer, version: number, timeoutMs?: number): Promise<ZkStat> {
-    return this.run<ZkStat>('setData', path, timeoutMs, (cb) =>
-      this.client.setData(path, data, version, (e, s) => cb(e, s)),
-    );
+    return this.run<ZkStat>('setData', path, timeoutMs, (cb) => this.client.setData(path, data, version, cb));
   }
 
-  /** Deletes a node if its version is `version` (-1: any). */
   remove(path: string, version: number, timeoutMs?: number): Promise<void> {
-    return this.run<void>('remove', path, timeoutMs, (cb) => this.client.remove(path, version, (e) => cb(e)));
+    return this.run<void>('remove', path, timeoutMs, (cb) => this.client.remove(path, version, cb));
   }
 
-  /** Creates `path` and its missing parents (persistent, empty). */
   async mkdirp(path: string, timeoutMs?: number): Promise<void> {
-    await this.run<string>('mkdirp', path, timeoutMs, (cb) => this.client.mkdirp(path, (e, p) => cb(e, p)));
+    await this.run<string>('mkdirp', path, timeoutMs, (cb) => this.client.mkdirp(path, cb));
   }
 
   /**
@@ -312,15 +327,12 @@ export class ZkSession {
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
     const versions: Array<number | undefined> = [];
-    const add = (version: number | undefined, _added: unknown): MultiBuilder => {
-      versions.push(version);
-      return builder;
-    };
+    const add = (version: number | undefined): MultiBuilder => (versions.push(version), builder);
     const builder: MultiBuilder = {
-      create: (path, data, mode) => add(undefined, tx.create(path, data, mode)),
-      check: (path, version) => add(version, tx.check(path, version)),
-      setData: (path, data, version) => add(version, tx.setData(path, data, version)),
-      remove: (path, version) => add(version, tx.remove(path, version)),
+      create: (path, data, mode) => add(void tx.create(path, data, mode)),
+      check: (path, version) => add((tx.check(path, version), version)),
+      setData: (path, data, version) => add((tx.setData(path, data, version), version)),
+      remove: (path, version) => add((tx.remove(path, version), version)),
     };
     build(builder);
     versions.forEach((v, i) => {
@@ -332,11 +344,8 @@ export class ZkSession {
         const idx = Array.isArray(results)
           ? results.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== ZkCode.RUNTIME_INCONSISTENCY)
           : -1;
-        const e = Object.assign(new Error(err.message), {
-          code: typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS,
-          opIndex: idx >= 0 ? idx : undefined,
-        });
-        cb(e);
+        const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
+        cb(Object.assign(new Error(err.message), { code, opIndex: idx >= 0 ? idx : undefined }));
       }),
     );
   }
@@ -362,7 +371,6 @@ export class ZkSession {
   }
 }
 
-/** `op`'s result, or `absent` when it failed because the node does not exist. */
 function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
   return op.catch((err: unknown) => {
     if (isZk(err, ZkCode.NO_NODE)) return absent;
@@ -370,10 +378,73 @@ function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
   });
 }
 
-/** Builder handed to {@link ZkSession.multi}. */
-export interface MultiBuilder {
-  create(path: string, data: Buffer, mode: number): MultiBuilder;
-  check(path: string, version: number): MultiBuilder;
-  setData(path: string, data: Buffer, version: number): MultiBuilder;
-  remove(path: string, version: number): MultiBuilder;
+export type MultiBuilder = TxOps;
+
+/**
+ * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
+ * opens a new one after an expiry; idle sessions of another TTL are closed.
+ */
+export class ZkSessionPool {
+  private readonly sessions = new Map<number, ZkSession>();
+  private readonly opening = new Map<number, Promise<ZkSession>>();
+  private closed = false;
+
+  constructor(private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>) {}
+
+  /** A connected session with the requested timeout. Rejects UNREACHABLE or CLOSED. */
+  async get(sessionTimeoutMs: number): Promise<ZkSession> {
+    this.assertOpen();
+    const { url, hosts, connectTimeoutMs } = this.opts;
+    const cur = this.sessions.get(sessionTimeoutMs);
+    if (cur && !cur.dead) {
+      if (await cur.waitConnected(connectTimeoutMs)) return cur;
+      if (!cur.dead) {
+        throw registryError(
+          'UNREACHABLE',
+          `ZooKeeper at ${url} is unreachable: the session has been disconnected for over ${connectTimeoutMs} ms (hosts: ${hosts.join(', ')})`,
+          { url, hosts: [...hosts] },
+        );
+      }
+    }
+    if (cur?.dead) {
+      this.sessions.delete(sessionTimeoutMs);
+      void cur.close();
+    }
+    const pending = this.opening.get(sessionTimeoutMs);
+    if (pending) return pending;
+    const p = (async () => {
+      const s = await ZkSession.open({ ...this.opts, sessionTimeoutMs });
+      if (this.closed) {
+        await s.close();
+        this.assertOpen();
+      }
+      this.sessions.set(sessionTimeoutMs, s);
+      for (const [ttl, other] of this.sessions) {
+        if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
+          this.sessions.delete(ttl);
+          void other.close();
+        }
+      }
+      return s;
+    })();
+    this.opening.set(sessionTimeoutMs, p);
+    try {
+      return await p;
+    } finally {
+      this.opening.delete(sessionTimeoutMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled([...this.opening.values()]);
+    await Promise.all(all.map((s) => s.close()));
+  }
+
+  assertOpen(): void {
+    const url = this.opts.url;
+    if (this.closed) throw registryError('CLOSED', `the registry ${url} was closed; open a new one`, { url });
+  }
 }

@@ -5,7 +5,8 @@ import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
 import type { Claim, RegistryDriver } from '../driver.js';
 import { createZooKeeperDriver, type ZooKeeperClaim } from './zookeeper.js';
-import { parseZooKeeperUrl, ZkSession } from './zookeeper-client.js';
+import { parseZooKeeperUrl } from './zookeeper-client.js';
+import { ZkSession } from './zookeeper-session.js';
 import { ChildProcessDriver, holder, rejectsWith, sleep } from './test-kit.js';
 
 /** A raw ZooKeeper session for inspecting what the driver wrote. */

@@ -14,28 +14,24 @@ import {
   holderFields,
   jsonObject,
   listedHolder,
+  pickHolder,
   slotNumbers,
   type EngineDriverOptions,
 } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
 import {
   checkSessionTimeout,
-  CreateMode,
-  isZk,
+  numberOr,
+  openZkPool,
   parseZooKeeperUrl,
-  ZkCode,
-  zkFailure,
-  type ZkSession,
-  ZkSessionPool,
-} from './zookeeper-client.js';
-import { readZkHolders } from './zookeeper-holders.js';
-import {
-  DEFAULT_ZK_SESSION_TIMEOUT_MS,
-  parseHighWater,
   renewOpTimeout,
+  updatedStamp,
   validateClaimRequest,
   ZkDriverBase,
-  type HighWaterRecord,
-} from './zookeeper-common.js';
+  zkFailure,
+  zkTimeMs,
+  type ZkHoldersQuery,
+} from './zookeeper-client.js';
 
 /** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
 export interface ZooKeeperClaim extends Claim {
@@ -43,7 +39,60 @@ export interface ZooKeeperClaim extends Claim {
   readonly sessionTimeoutMs: number;
 }
 
-/** How many holders an exhaustion error lists at most. */
+/** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */
+interface HighWaterRecord {
+  readonly highWaterMs: number;
+  readonly releasedCleanly: boolean;
+}
+
+/** Parses a stored high-water record; `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it. */
+function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
+  const r = jsonObject(data.toString('utf8'));
+  if (
+    typeof r.highWaterMs !== 'number' ||
+    !Number.isFinite(r.highWaterMs) ||
+    r.highWaterMs < 0 ||
+    typeof r.releasedCleanly !== 'boolean'
+  ) {
+    throw registryError(
+      'CORRUPT',
+      `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
+      { url, path },
+    );
+  }
+  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
+}
+
+/** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
+async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+  const slots = slotNumbers(await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs));
+  const out = await Promise.all(
+    slots.map(async (slot): Promise<HolderRecord | undefined> => {
+      const [node, hw] = await Promise.all([
+        session.getData(`${q.dir}/slots/${slot}`, q.opTimeoutMs),
+        session.getData(`${q.dir}/hw/${slot}`, q.opTimeoutMs),
+      ]);
+      if (!node) return undefined; // its session ended between the two reads
+      const v = jsonObject(node.data.toString('utf8'));
+      const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url) : undefined;
+      const since = hw ? Math.max(0, q.now() - zkTimeMs(hw.stat.mtime)) : null;
+      const sessionMs = numberOr(v.sessionTimeoutMs);
+      return {
+        slot,
+        holder: pickHolder(v),
+        heldSinceMs: numberOr(v.claimedAt),
+        renewedAtMs: updatedStamp(hw?.data),
+        sinceRenewalMs: since,
+        sinceRenewalErrorMs: null,
+        expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
+        ttlMs: numberOr(v.ttlMs),
+        highWaterMs: mark?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
+}
+
 const HOLDERS_LISTED = 16;
 
 interface ClaimState {
@@ -54,10 +103,6 @@ interface ClaimState {
   readonly hwPath: string;
   hwVersion: number;
   hwStored: number;
-}
-
-function hwJson(highWaterMs: number, releasedCleanly: boolean, updatedAtMs: number): Buffer {
-  return Buffer.from(JSON.stringify({ highWaterMs, releasedCleanly, updatedAtMs }));
 }
 
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
@@ -87,11 +132,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
-    try {
-      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
-    } catch (err) {
-      throw zkFailure(err, this.url, doing);
-    }
     const holderData = Buffer.from(
       JSON.stringify({
         ...holderFields(req.holder),
@@ -101,7 +141,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
         claimedAt: this.opts.clock.now(),
       }),
     );
-
     const tryCreate = async (slot: number): Promise<boolean> => {
       const path = `${slotsDir}/${slot}`;
       if (this.orphans.has(path)) return false;
@@ -111,27 +150,19 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       } catch (err) {
         if (isZk(err, ZkCode.NODE_EXISTS)) return false;
         if (isZk(err, ZkCode.TIMEOUT, ZkCode.CONNECTION_LOSS)) this.cleanOrphan(session, path);
-        throw zkFailure(err, this.url, doing);
+        throw err;
       }
     };
-
     let slot = -1;
-    if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
-    if (slot < 0) {
-      let children: string[];
-      try {
-        children = await session.getChildren(slotsDir, opT);
-      } catch (err) {
-        throw zkFailure(err, this.url, doing);
+    try {
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
+      if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
+      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir, opT)).map(Number)) : new Set<number>();
+      for (let n = 0; slot < 0 && n < req.slots; n++) {
+        if (n !== req.preferredSlot && !taken.has(n) && (await tryCreate(n))) slot = n;
       }
-      const taken = new Set(children.map(Number));
-      for (let n = 0; n < req.slots; n++) {
-        if (n === req.preferredSlot || taken.has(n)) continue;
-        if (await tryCreate(n)) {
-          slot = n;
-          break;
-        }
-      }
+    } catch (err) {
+      throw zkFailure(err, this.url, doing);
     }
     if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
 
@@ -181,14 +212,8 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
-    const st = this.claims.get(claim.token);
+    const st = this.held(claim, 'slot');
     const doing = `renewing slot ${claim.slot}`;
-    if (!st)
-      throw registryError(
-        'LEASE_LOST',
-        `${doing} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
-        { url: this.url, slot: claim.slot },
-      );
     const s = st.session;
     if (s.dead) {
       this.forget(claim.token, st, 'session expired');
@@ -290,7 +315,9 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const data = hwJson(target, clean, this.opts.clock.now());
+      const data = Buffer.from(
+        JSON.stringify({ highWaterMs: target, releasedCleanly: clean, updatedAtMs: this.opts.clock.now() }),
+      );
       try {
         await st.session.multi((tx) => {
           tx.check(st.slotPath, -1);
@@ -380,13 +407,8 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
       part: 'query',
     }),
   );
-  const pool = new ZkSessionPool(parsed, opts);
-  try {
-    const s = await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS);
+  const pool = await openZkPool(parsed, opts, async (s) => {
     if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
-  } catch (err) {
-    await pool.close();
-    throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-  }
+  });
   return new ZooKeeperDriver(pool, parsed.path, opts, parsed.display);
 }
