@@ -89,14 +89,12 @@ export class ServiceMetrics implements RouteMetrics {
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
     if (endOfLife)
-      new Gauge({
-        name: 'flurry_layout_end_of_life_seconds',
-        help: "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
-        registers: [registry],
-        collect() {
-          this.set(endOfLife());
-        },
-      });
+      scrapeGauge(
+        registry,
+        'flurry_layout_end_of_life_seconds',
+        "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
+        endOfLife,
+      );
   }
 
   /**
@@ -111,27 +109,18 @@ export class ServiceMetrics implements RouteMetrics {
 
   /** Records a generator event (rare path). */
   onGeneratorEvent(e: GeneratorEvent): void {
-    switch (e.type) {
-      case 'exhausted':
-        this.events.exhausted++;
-        break;
-      case 'clock-backwards':
-        this.regressions.observe(e.byMs);
-        this.events.clockBackwards++;
-        if (e.action === 'threw') this.refused('FLURRY_E_CLOCK_BACKWARDS');
-        break;
-      case 'high-water-wait':
-        this.events.highWaterWaits++;
-        break;
-      case 'fenced':
-        this.events.fenced++;
-        this.refused(e.code);
-        break;
+    let refused: string | undefined;
+    if (e.type === 'exhausted') this.events.exhausted++;
+    else if (e.type === 'high-water-wait') this.events.highWaterWaits++;
+    else if (e.type === 'fenced') {
+      this.events.fenced++;
+      refused = e.code;
+    } else if (e.type === 'clock-backwards') {
+      this.regressions.observe(e.byMs);
+      this.events.clockBackwards++;
+      if (e.action === 'threw') refused = 'FLURRY_E_CLOCK_BACKWARDS';
     }
-  }
-
-  private refused(code: string): void {
-    this.refusals[code] = (this.refusals[code] ?? 0) + 1;
+    if (refused !== undefined) this.refusals[refused] = (this.refusals[refused] ?? 0) + 1;
   }
 
   /**
@@ -189,23 +178,16 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
   leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
   leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
   leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
-  new Gauge({
-    name: 'flurry_lease_deadline_seconds',
-    help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
-    registers: [registry],
-    collect() {
+  scrapeGauge(
+    registry,
+    'flurry_lease_deadline_seconds',
+    'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
+    () => {
       const l = sources.lease();
-      this.set(l ? l.msUntilDeadline() / 1000 : -1);
+      return l ? l.msUntilDeadline() / 1000 : -1;
     },
-  });
-  new Gauge({
-    name: 'flurry_ready',
-    help: '1 when /readyz answers 200, else 0.',
-    registers: [registry],
-    collect() {
-      this.set(sources.ready() ? 1 : 0);
-    },
-  });
+  );
+  scrapeGauge(registry, 'flurry_ready', '1 when /readyz answers 200, else 0.', () => (sources.ready() ? 1 : 0));
   new Gauge({
     name: 'flurry_node_field',
     help: "This process's node field values.",
@@ -228,6 +210,18 @@ function scrapeCounter(registry: Registry, name: string, help: string, read: () 
     collect() {
       this.reset();
       this.inc(read());
+    },
+  });
+}
+
+/** A gauge whose value is read at scrape time. */
+function scrapeGauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
     },
   });
 }
