@@ -1,9 +1,5 @@
-/**
- * The service's state, apart from its servers: the issuer around the leased generator,
- * readiness and metrics ({@link createServiceCore}), and the context the HTTP
- * routes see ({@link httpContext}). Building it opens nothing: no socket, no registry, so
- * a test can serve requests in-process against it once a leased generator is attached.
- */
+// The service's state apart from its servers, and the routes' context. Building it opens nothing
+// (no socket, no registry), so a test can serve requests in-process once a generator is attached.
 import { consoleAccess } from './console/access.js';
 import { CONSOLE } from './console/feature.js';
 import { OPERATIONS } from './ops/feature.js';
@@ -24,13 +20,12 @@ import { UuidIssuer } from './uuid-issuing.js';
 import { waitedFor, type StartWait } from './start-retry.js';
 
 /**
- * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
- * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
- * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
+ * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz` calls it
+ * insane: the generator's borrowing bound (`maxBorrowMs`); beyond it the generator waits or refuses.
  */
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
-/** The running service's state (see the module comment). */
+/** The running service's state, apart from its servers. */
 export interface ServiceCore {
   readonly layout: Layout;
   /** Every ID the service issues goes through it. */

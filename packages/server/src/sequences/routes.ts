@@ -1,8 +1,4 @@
-/**
- * Segment mode over HTTP (`flurry serve --sequences URL`, docs/segments.md#the-service-and-the-cli):
- * `/v1/sequences/{key}/next`, `/v1/sequences/{key}?count=N`, `/v1/sequences/{key}/status` and
- * Leaf's `/api/segment/get/{key}`. Without `--sequences` every route is 404 `FLURRY_E_NOT_FOUND`.
- */
+// Segment mode over HTTP (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
 import type { ServerResponse } from 'node:http';
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';

@@ -1,8 +1,6 @@
-/**
- * The node reservation behind `flurry sql --generate [--apply]` (docs/sql.md, "In-database generation"):
- * claims a free slot of the cluster in the registry table for the "sql generator" and builds (with
- * `apply`: runs) the generator's DDL for it; without `apply` a preview that writes nothing.
- */ import { randomBytes } from 'node:crypto';
+// `flurry sql --generate [--apply]` (docs/sql.md): claims a free slot of the cluster for the in-database
+// generator and builds (with `apply`: runs) its DDL; without `apply` a preview that writes nothing.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   FlurryError,
@@ -33,11 +31,8 @@ export interface SqlConnection {
 }
 
 /**
- * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
- * URL, parsed as the SQL registries parse it (`parseSqlUrl`: `?table=`, `?sslmode=`). Throws
- * `FLURRY_E_USAGE` (bad input, exit 2) for a malformed or non-database URL or a bad table name,
- * `FLURRY_E_REGISTRY_AUTH` for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a
- * database that does not answer (never printing the password).
+ * Opens one connection for a SQL registry URL (as `parseSqlUrl` reads it). Throws `FLURRY_E_USAGE` for a
+ * bad URL, `FLURRY_E_REGISTRY_AUTH` or `FLURRY_E_REGISTRY_UNREACHABLE` (never printing the password).
  */
 export async function connectSql(url: string): Promise<SqlConnection> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';

@@ -1,9 +1,5 @@
-/**
- * The ID routes: `GET /v1/ids/next`, `GET /v1/ids?count=N` and `GET /v1/ids/{id}`. IDs are
- * always decimal strings in JSON, so no client rounds them through a double. The batch
- * route owns its body writer (one per service, see ../batch-body.ts).
- */
-import { parseId } from '@flurry/core';
+// The ID routes. IDs are always decimal strings in JSON, so no client rounds them through a double.
+import { parseId, type DecodedId } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
 import type { HttpContext } from '../context.js';
@@ -70,10 +66,7 @@ export function parseCount(query: string, max: number, path = '/v1/ids'): number
   return n;
 }
 
-/**
- * `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own
- * {@link BatchBodyWriter} (its response buffers are reused once each response finishes).
- */
+/** `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own {@link BatchBodyWriter}. */
 export const idsBatchRoute: Route = {
   name: 'ids_batch',
   path: '/v1/ids',
@@ -115,17 +108,18 @@ export const idsBatchRoute: Route = {
   },
 };
 
-/** The JSON of a decoded ID: `{"id","unixMs","timestamp","fields":{…},"sequence"}`. */
+/** A decoded ID as the API answers it: `{"id","unixMs","timestamp","fields":{…},"sequence"}`. */
+export const decodedBody = (d: DecodedId) => ({
+  id: d.id.toString(),
+  unixMs: d.unixMs,
+  timestamp: d.timestamp,
+  fields: d.fields,
+  sequence: d.sequence,
+});
+
+/** The JSON of a decoded ID (see {@link decodedBody}). */
 export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): string {
-  const id = parseId(raw, ctx.layout);
-  const d = ctx.layout.decode(id);
-  return JSON.stringify({
-    id: d.id.toString(),
-    unixMs: d.unixMs,
-    timestamp: d.timestamp,
-    fields: d.fields,
-    sequence: d.sequence,
-  });
+  return JSON.stringify(decodedBody(ctx.layout.decode(parseId(raw, ctx.layout))));
 }
 
 /** `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed, negative or too wide ID. */

@@ -1,9 +1,4 @@
-/**
- * Meituan Leaf's snowflake endpoints, so Leaf clients work unchanged:
- * `GET /api/snowflake/get/{key}` → the bare decimal ID as text, and
- * `GET /decodeSnowflakeId?snowflakeId=…` → Leaf's JSON, honouring this service's layout and
- * epoch (see ../../leaf.ts).
- */
+// Meituan Leaf's snowflake endpoints, so Leaf clients work unchanged (bodies: ../../leaf.ts).
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
@@ -11,10 +6,7 @@ import { BAD, COMMON, FENCED, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
-/**
- * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required (an empty one is
- * 404) but, as in Leaf's snowflake mode, does not change the ID.
- */
+/** `GET /api/snowflake/get/{key}`: the bare decimal ID as text. */
 export const leafGetRoute: Route = {
   name: 'leaf_get',
   path: '/api/snowflake/get/{key}',
@@ -22,8 +14,7 @@ export const leafGetRoute: Route = {
   auth: 'token',
   create: (ctx) => {
     const ids = ctx.ids;
-    // Leaf's snowflake mode ignores the key too; the router guarantees it is non-empty.
-    return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString());
+    return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString()); // the key is ignored, as in Leaf's snowflake mode
   },
   openapi: {
     operationId: 'leafGet',
