@@ -33,12 +33,6 @@ export interface UuidIssuerOptions {
   count: (e: GeneratorEvent) => void;
 }
 
-/** The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits when they are wider. */
-export function serviceUuidFormat(layout: Layout): UuidFormat {
-  const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
-  return UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
-}
-
 /** The service's UUIDs on its Snowflake lease (see the module comment). */
 export class UuidIssuer implements UuidSource {
   readonly format: UuidFormat;
@@ -49,7 +43,9 @@ export class UuidIssuer implements UuidSource {
   private readonly issuedOk: () => void;
 
   constructor(private readonly opts: UuidIssuerOptions) {
-    this.format = serviceUuidFormat(opts.layout);
+    // 16 node bits (the UUID default), or the layout's node bits when they are wider.
+    const bits = opts.layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+    this.format = UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
     this.logging = generatorEventLogging(opts.logger, opts.count);
     this.issuedOk = this.logging.issuedOk;
   }

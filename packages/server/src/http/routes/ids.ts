@@ -2,7 +2,6 @@
 import { parseId, type DecodedId } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
-import type { HttpContext } from '../context.js';
 import { BAD, COMMON, FENCED, countParam, jsonOk, oneOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
@@ -117,18 +116,16 @@ export const decodedBody = (d: DecodedId) => ({
   sequence: d.sequence,
 });
 
-/** The JSON of a decoded ID (see {@link decodedBody}). */
-export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): string {
-  return JSON.stringify(decodedBody(ctx.layout.decode(parseId(raw, ctx.layout))));
-}
-
 /** `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed, negative or too wide ID. */
 export const idsDecodeRoute: Route = {
   name: 'ids_decode',
   path: '/v1/ids/{id}',
   methods: READ,
   auth: 'token',
-  create: (ctx) => (res, input) => sendText(res, 200, JSON_TYPE, decodedJson(ctx, pathSegment(input.params[0]))),
+  create: (ctx) => (res, input) => {
+    const d = ctx.layout.decode(parseId(pathSegment(input.params[0]), ctx.layout));
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(decodedBody(d)));
+  },
   openapi: {
     operationId: 'decodeId',
     summary: "Decode an ID under this service's layout.",

@@ -8,8 +8,8 @@ import { READ, type Route } from '../route.js';
 const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
 const STRING = { type: 'string' };
 
-/** The description of the layout a query names, as JSON; throws the core's coded layout errors, or `FLURRY_E_QUERY`. */
-export function explainLayout(query: string): string {
+/** The description of the layout a query names, as JSON; a coded 400 (the core's layout errors, `FLURRY_E_QUERY`). */
+function explainLayout(query: string): string {
   const params = new URLSearchParams(query);
   for (const [name] of params) {
     if (!PARAMS.has(name))

@@ -32,30 +32,21 @@ export const leafGetRoute: Route = {
   },
 };
 
-/**
- * The value of `snowflakeId`, given exactly once in the query string.
- *
- * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
- */
-export function snowflakeIdOf(query: string): string {
-  const all = new URLSearchParams(query).getAll('snowflakeId');
-  if (all.length !== 1) {
-    throw serverError(
-      'QUERY',
-      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
-    );
-  }
-  return all[0];
-}
-
-/** `GET /decodeSnowflakeId?snowflakeId=…`. */
+/** `GET /decodeSnowflakeId?snowflakeId=…` (given exactly once). */
 export const leafDecodeRoute: Route = {
   name: 'leaf_decode',
   path: '/decodeSnowflakeId',
   methods: READ,
   auth: 'token',
   create: (ctx) => (res, input) => {
-    const id = parseId(snowflakeIdOf(input.query), ctx.layout);
+    const all = new URLSearchParams(input.query).getAll('snowflakeId');
+    if (all.length !== 1) {
+      throw serverError(
+        'QUERY',
+        `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
+      );
+    }
+    const id = parseId(all[0], ctx.layout);
     return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));
   },
   openapi: {

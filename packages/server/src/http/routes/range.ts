@@ -1,5 +1,4 @@
 // `GET /v1/ids/range?from=&to=`: the ID interval `[min, maxExclusive)` of the times `[from, to)`.
-import type { ServerResponse } from 'node:http';
 import { parseTime, type Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext } from '../context.js';
@@ -38,28 +37,26 @@ function oneParam(params: URLSearchParams, name: string): string {
 }
 
 /** `GET /v1/ids/range?from=…&to=…` → {@link rangeJson} under the service's layout, or a coded 400. */
-export function idsRange(ctx: Pick<HttpContext, 'layout'>, res: ServerResponse, query: string): number {
-  const params = new URLSearchParams(query);
-  for (const key of params.keys()) {
-    if (key !== 'from' && key !== 'to') {
-      throw serverError(
-        'QUERY',
-        `unknown query parameter ${JSON.stringify(key.slice(0, 24))}; this route takes from and to`,
-        { parameter: key.slice(0, 24) },
-      );
-    }
-  }
-  const from = parseTime(oneParam(params, 'from'), 'from');
-  const to = parseTime(oneParam(params, 'to'), 'to');
-  return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
-}
-
 export const idsRangeRoute: Route = {
   name: 'ids_range',
   path: '/v1/ids/range',
   methods: READ,
   auth: 'token',
-  create: (ctx: HttpContext) => (res, input) => idsRange(ctx, res, input.query),
+  create: (ctx: HttpContext) => (res, input) => {
+    const params = new URLSearchParams(input.query);
+    for (const key of params.keys()) {
+      if (key !== 'from' && key !== 'to') {
+        throw serverError(
+          'QUERY',
+          `unknown query parameter ${JSON.stringify(key.slice(0, 24))}; this route takes from and to`,
+          { parameter: key.slice(0, 24) },
+        );
+      }
+    }
+    const from = parseTime(oneParam(params, 'from'), 'from');
+    const to = parseTime(oneParam(params, 'to'), 'to');
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
+  },
   openapi: {
     operationId: 'idRange',
     summary:
