@@ -103,29 +103,22 @@ export function generatorEventLogging(
   now?: () => number,
   schedule?: Schedule | null,
 ): EventLogging {
-  const t = { ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
+  const t = { logger, ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
+  const stepped = 'the wall clock stepped backwards';
   const fenced = new EpisodeLog({
-    logger,
     message: 'refused to issue: lease deadline passed',
     noun: 'refusals',
     endMessage: 'issuing resumed: the lease is valid again',
     ...t,
   });
   const backwardsRefused = new EpisodeLog({
-    logger,
-    message: 'the wall clock stepped backwards',
+    message: stepped,
     noun: 'refusals',
     endMessage: 'issuing resumed after the clock stepped backwards',
     maxOf: 'byMs',
     ...t,
   });
-  const backwards = new EpisodeLog({
-    logger,
-    message: 'the wall clock stepped backwards',
-    noun: 'clock-backwards events',
-    maxOf: 'byMs',
-    ...t,
-  });
+  const backwards = new EpisodeLog({ message: stepped, noun: 'clock-backwards events', maxOf: 'byMs', ...t });
   return {
     onEvent: (e) => {
       count(e);

@@ -76,8 +76,7 @@ export function createServiceCore(
       node: () => issuer.leased?.generator.node,
       endOfLifeSeconds: () => (config.layout.expiresAt.getTime() - clock.now()) / 1000,
     }),
-    notReady: () =>
-      readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),
+    notReady: () => readiness(core, config, clock, notStartedError),
     registry: undefined,
     features: new Map(),
     shuttingDown: false,
@@ -124,18 +123,18 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
 /** Why the service is not ready, or null: shutdown, no lease, lease fenced, clock out of bounds. */
 function readiness(
   core: ServiceCore,
-  layout: Layout,
+  config: ServeConfig,
   clock: Clock,
-  registryUrl: () => string,
   notStartedError: () => FlurryError,
 ): FlurryError | null {
+  const layout = config.layout;
   if (core.shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
   const lg = core.issuer.leased;
   if (!lg) return notStartedError();
   if (!lg.ready()) {
     return new FlurryError(
       'FLURRY_E_LEASE_EXPIRED',
-      `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registryUrl()}) renews it or grants a new one`,
+      `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${core.registry?.url ?? redactUrl(config.registry)}) renews it or grants a new one`,
     );
   }
   const now = clock.now();

@@ -159,20 +159,9 @@ function readArgs(input: Protocol, wantUserAgent: boolean): string | undefined {
 }
 
 /** The field types a reader can skip (16: UUID). */
-const KNOWN_TYPES = new Set<number>([
-  T.BOOL,
-  T.BYTE,
-  T.I16,
-  T.I32,
-  T.I64,
-  T.DOUBLE,
-  T.STRING,
-  T.STRUCT,
-  T.MAP,
-  T.SET,
-  T.LIST,
-  16,
-]);
+const KNOWN_TYPES = new Set<number>(
+  (['BOOL', 'BYTE', 'I16', 'I32', 'I64', 'DOUBLE', 'STRING', 'STRUCT', 'MAP', 'SET', 'LIST'] as const).map((k) => T[k]),
+).add(16);
 
 function reply(name: string, type: number, seqid: number, body: Write): Buffer {
   let framed: Buffer | undefined;
