@@ -258,21 +258,18 @@ function errInfo(err: unknown): object {
 
 function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearInterval(idle);
-      clearTimeout(cut);
-      resolve();
-    };
-    server.close(() => finish());
-    server.closeIdleConnections();
     // Connections that finish their in-flight request become idle: close them too.
     const idle = setInterval(() => server.closeIdleConnections(), 25);
     const cut = setTimeout(() => {
       server.closeAllConnections();
       setTimeout(finish, 50).unref();
     }, timeoutMs);
+    const finish = () => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    };
+    server.close(() => finish());
+    server.closeIdleConnections();
   });
 }

@@ -19,10 +19,9 @@ import {
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
-/** A minimal SQL connection over `pg` or `mysql2` (positional `?` parameters). */
+/** One SQL connection over `pg` or `mysql2` (positional `?` parameters) to the registry `table` (`?table=`). */
 export interface SqlConnection {
   readonly dialect: 'postgres' | 'mysql';
-  /** The registry table named by `?table=` (default `flurry_nodes`). */
   readonly table: string;
   /** The URL without its password. */
   readonly redacted: string;
@@ -49,13 +48,12 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     throw serverError('USAGE', (err as Error).message);
   }
   const { dialect, table, redacted } = u;
-  const missing = (message: string, pkg: string, err: unknown): Error =>
-    registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err);
   const client = await loadClient(
     dialect,
     `flurry sql (${redacted})`,
     (): Promise<unknown> => (dialect === 'postgres' ? import('pg') : import('mysql2/promise')),
-    missing,
+    (message: string, pkg: string, err: unknown) =>
+      registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err),
   );
   const pool = sqlPool(dialect, client, { ...u, size: 1, connectTimeoutMs: 10_000, application: 'flurry-sql' });
   try {
