@@ -9,7 +9,7 @@ import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
-import { registerScrapeMetric, RequestTable, type ScrapeValue } from './scrape-metric.js';
+import { registerScrapeMetric, RequestTable } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -51,15 +51,19 @@ export class ServiceMetrics implements RouteMetrics {
 
     const events = this.events;
     scrapeCounter(registry, 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
-    registerScrapeMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
-      this.requestValues(),
-    );
     registerScrapeMetric(
       registry,
-      'flurry_http_request_duration_seconds',
-      'HTTP request latency in seconds, by route.',
-      'histogram',
-      () => this.latencyValues(),
+      'flurry_http_requests_total',
+      'HTTP requests by route and status.',
+      'counter',
+      () => {
+        const statuses = [...STATUSES, ...this.extraStatuses];
+        return this.table.pushCounts([], (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
+      },
+    );
+    const latency = 'flurry_http_request_duration_seconds';
+    registerScrapeMetric(registry, latency, 'HTTP request latency in seconds, by route.', 'histogram', () =>
+      this.table.pushHistograms([], latency, (r) => ({ route: ROUTE_NAMES[r] })),
     );
     scrapeCounter(
       registry,
@@ -151,19 +155,6 @@ export class ServiceMetrics implements RouteMetrics {
     const column = this.table.addColumn();
     if (code >= 0 && code < 600) this.statusIndex[code] = column;
     return column;
-  }
-
-  private requestValues(): ScrapeValue[] {
-    const out: ScrapeValue[] = [];
-    const statuses = [...STATUSES, ...this.extraStatuses];
-    this.table.pushCounts(out, (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
-    return out;
-  }
-
-  private latencyValues(): ScrapeValue[] {
-    const out: ScrapeValue[] = [];
-    this.table.pushHistograms(out, 'flurry_http_request_duration_seconds', (r) => ({ route: ROUTE_NAMES[r] }));
-    return out;
   }
 }
 

@@ -114,20 +114,22 @@ export class RequestTable {
     return this.buckets.subarray(row * HISTOGRAM, (row + 1) * HISTOGRAM);
   }
 
-  /** Appends every count above 0 to `out`, labelled by `labels(row, column)`. */
-  pushCounts(out: ScrapeValue[], labels: (row: number, column: number) => Record<string, string>): void {
+  /** Appends every count above 0 to `out`, labelled by `labels(row, column)`; returns `out`. */
+  pushCounts(out: ScrapeValue[], labels: (row: number, column: number) => Record<string, string>): ScrapeValue[] {
     for (let r = 0; r < this.rows; r++)
       for (let c = 0; c < this.width; c++) {
         const value = this.count(r, c);
         if (value > 0) out.push({ value, labels: labels(r, c) });
       }
+    return out;
   }
 
-  /** Appends the histogram series `name` of every row with a request to `out`. */
-  pushHistograms(out: ScrapeValue[], name: string, labels: (row: number) => Record<string, string>): void {
+  /** Appends the histogram series `name` of every row with a request to `out`; returns `out`. */
+  pushHistograms(out: ScrapeValue[], name: string, labels: (row: number) => Record<string, string>): ScrapeValue[] {
     for (let r = 0; r < this.rows; r++) {
       const buckets = this.histogram(r);
       if (buckets.some((b) => b > 0)) pushHistogram(out, name, labels(r), buckets, this.sums[r]);
     }
+    return out;
   }
 }
