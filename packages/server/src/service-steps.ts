@@ -196,7 +196,7 @@ export interface ShutdownParts {
   readonly memcached?: MemcachedServer | undefined;
   readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
-  /** Segment mode: closes the sequences (hands unused numbers back and logs the figures) before `stopped`. */
+  /** Segment mode: hands unused numbers back and logs the figures. */
   readonly closeSequences?: () => Promise<void>;
 }
 

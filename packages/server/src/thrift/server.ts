@@ -125,13 +125,6 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     idle?.add(socket);
     socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
     socket.on('close', () => sockets.delete(socket));
-    const reject = (reason: string, err?: unknown): void => {
-      logger?.warn(
-        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason, err: (err as Error)?.message },
-        'Thrift connection closed: bad request',
-      );
-      socket.destroy();
-    };
     const receive = frameReceiver(
       (frame) => {
         if (socket.destroyed) return;
@@ -147,7 +140,10 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
       try {
         receive(data);
       } catch (err) {
-        reject(err instanceof ThriftProtocolViolation ? err.message : 'bad frame', err);
+        const reason = err instanceof ThriftProtocolViolation ? err.message : 'bad frame';
+        const remote = `${socket.remoteAddress}:${socket.remotePort}`;
+        logger?.warn({ remote, reason, err: (err as Error)?.message }, 'Thrift connection closed: bad request');
+        socket.destroy();
       }
     });
     socket.on('end', () => socket.end());
