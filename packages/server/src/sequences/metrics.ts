@@ -15,16 +15,8 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const COUNTS = ['issued', 'fetches', 'failures', 'waits', 'wasted', 'handedBack'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
 
-interface Totals extends Counts {
-  hist: Float64Array;
-  sum: number;
-}
-
-interface Gauges {
-  step: number;
-  buffered: number;
-  segments: number;
-}
+type Totals = Counts & { hist: Float64Array; sum: number };
+type Gauges = { step: number; buffered: number; segments: number };
 
 const countsOf = (s?: SequenceStatus): Counts =>
   Object.fromEntries(COUNTS.map((k) => [k, s ? Number(s[k]) : 0])) as Counts;
