@@ -1,9 +1,6 @@
 #!/usr/bin/env node
-/**
- * The `flurry` executable, CommonJS so that the quick commands never start Node's ES module
- * loader: turns on the compile cache where there is one, then launches the command as
- * `cli/launch.cts` says (a CLI bundle, or the dispatcher). See benchmarks/cli-start.mjs.
- */
+// The `flurry` executable, CommonJS so the quick commands never start the ES module loader
+// (benchmarks/cli-start.mjs); the entry is chosen by cli/launch.cts.
 import nodeModule from 'node:module';
 import path from 'node:path';
 import url from 'node:url';

@@ -1,10 +1,5 @@
-/**
- * Does `flurry serve` run in a container with the default `file:` registry? That
- * registry lives in the container's own file system, so every replica sees an empty
- * registry and takes node ID 0: two replicas issue the same IDs. {@link defaultRegistryWarning}
- * gives the start-up warning for that case; the detection reads its evidence through an
- * injectable {@link ContainerProbe} so it can be tested.
- */
+// The default `file:` registry in a container: each replica sees its own empty registry and takes
+// node ID 0, so two replicas issue the same IDs; `flurry serve` warns.
 import { existsSync, readFileSync } from 'node:fs';
 
 /** Where the container evidence is read from. */
@@ -32,11 +27,7 @@ export function hostProbe(env: NodeJS.ProcessEnv = process.env): ContainerProbe 
   };
 }
 
-/**
- * Why this process looks like it runs in a container, or undefined: `$KUBERNETES_SERVICE_HOST`
- * set (a Kubernetes pod), `/.dockerenv` (Docker) or `/run/.containerenv` (Podman) present,
- * or `/proc/1/cgroup` naming docker, kubepods, containerd, libpod or lxc.
- */
+/** Why this process looks like it runs in a container (Kubernetes, Docker, Podman, a container cgroup), or undefined. */
 export function containerEvidence(probe: ContainerProbe): string | undefined {
   if (probe.env.KUBERNETES_SERVICE_HOST) return 'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)';
   for (const f of ['/.dockerenv', '/run/.containerenv']) if (probe.exists(f)) return `${f} exists`;
@@ -45,12 +36,7 @@ export function containerEvidence(probe: ContainerProbe): string | undefined {
   return undefined;
 }
 
-/**
- * The start-up warning when the registry is the default `file:` (not set by flag, variable
- * or config file) and the process looks like it runs in a container; otherwise undefined.
- * It says why (each replica takes node 0 of its own private directory: duplicate IDs) and
- * what to set.
- */
+/** The start-up warning when the registry is the default `file:` and the process runs in a container. */
 export function defaultRegistryWarning(registryIsDefault: boolean, probe: ContainerProbe): string | undefined {
   if (!registryIsDefault) return undefined;
   const evidence = containerEvidence(probe);

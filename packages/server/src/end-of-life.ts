@@ -1,20 +1,10 @@
-/**
- * The end of a layout's life, seen a year early (docs/operations.md#end-of-a-layouts-life):
- * the start-up warning, `flurry layout`, the console and the gauge all use these checks,
- * each taking the clock as an argument.
- */
+// The end of a layout's life, seen a year early (docs/operations.md#end-of-a-layouts-life).
 import type { Layout } from '@flurry/core/layout';
 
-/**
- * How long before a layout's end of life Flurry starts warning: 365 days, in ms (the alert
- * rule in docs/operations.md uses the same threshold, 31536000 s).
- */
+/** How long before a layout's end of life Flurry warns: 365 days (the alert rule in docs/operations.md too). */
 export const END_OF_LIFE_WARNING_MS = 365 * 86_400_000;
 
-/**
- * A duration in words for people: `2 years 14 days`, `197 days 3 h`, `5 h 12 min`,
- * `4 min 10 s` (floored; a negative duration is `0 s`).
- */
+/** A duration in words, floored: `2 years 14 days`, `197 days 3 h`, `5 h 12 min`, `4 min 10 s`. */
 export function formatRemaining(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   const days = Math.floor(s / 86_400);
@@ -25,11 +15,7 @@ export function formatRemaining(ms: number): string {
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
-/**
- * The warning for a layout within a year of its end of life at `nowMs` (one sentence), or
- * `undefined` when it has a year or more left, or none at all (past its end of life the
- * layout is refused instead: `FLURRY_E_LAYOUT_EXPIRED`).
- */
+/** The warning for a layout within a year of its end of life at `nowMs` (past it, the layout is refused instead). */
 export function endOfLifeWarning(layout: Layout, nowMs: number): string | undefined {
   const left = layout.expiresAt.getTime() - nowMs;
   if (left <= 0 || left >= END_OF_LIFE_WARNING_MS) return undefined;

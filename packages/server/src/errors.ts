@@ -1,9 +1,5 @@
-/**
- * Coded errors of the service and the CLI, in one place (fastify's lesson): every error a
- * caller of `flurry serve` or of the `flurry` CLI can see is a {@link FlurryError} with a
- * stable `FLURRY_E_…` code from {@link ServerErrorCode} (or the core's / the registries'
- * codes), and each code maps to exactly one HTTP status ({@link httpStatusOf}).
- */
+// Every error a caller of the service or the CLI sees is a FlurryError with a stable code, and
+// each code maps to exactly one HTTP status (httpStatusOf).
 import { FlurryError } from '@flurry/core/errors';
 
 /** The codes of the service and the CLI. */
@@ -96,11 +92,7 @@ const STATUS = new Map(
   STATUS_OF.flatMap(([status, codes]) => codes.split(' ').map((c) => ['FLURRY_E_' + c, status] as const)),
 );
 
-/**
- * The HTTP status for an error: its code's status when it is a known {@link FlurryError}
- * (400 bad input, 401, 404, 405, 413, 414, 431, 503 fenced/unavailable; registry errors
- * are 503), else 500.
- */
+/** The HTTP status for an error: its code's (registry and segment-store errors 503), else 500. */
 export function httpStatusOf(err: unknown): number {
   if (!(err instanceof FlurryError)) return 500;
   const s = STATUS.get(err.code);
@@ -109,36 +101,21 @@ export function httpStatusOf(err: unknown): number {
   return 500;
 }
 
-/**
- * True for errors that mean "the generator may not issue right now, try again soon"
- * (answered with 503 and `Retry-After`).
- */
+/** True for errors that mean "the generator may not issue right now, try again soon" (503 with `Retry-After`). */
 export function isRetryable(err: unknown): boolean {
   return httpStatusOf(err) === 503;
 }
 
-/**
- * Error codes that mean "the input was bad" (usage, settings, layouts, IDs, keys, URLs,
- * credentials, an untrusted certificate, a missing client package, a missing or foreign table, a volatile store):
- * fixing the input is the remedy, so restarting will not help.
- */
+/** Codes that mean "the input was bad": fixing it is the remedy, restarting will not help. */
 const BAD_INPUT =
   /^FLURRY_E_(USAGE|CONFIG|TLS_UNTRUSTED|RUN_AS_ROOT|LAYOUT_|NODE_OUT_OF_RANGE|ID_|CODEC_UNKNOWN|INVALID_OPTION|TIME_OUT_OF_RANGE|BOUNDS_NOT_CONTIGUOUS|PUBLIC_|UUID_|REGISTRY_(URL|OPTION|STATIC_NODE|AUTH|CLIENT_MISSING|VOLATILE)$|SEQUENCE_(?!EXHAUSTED$|STORE_UNAVAILABLE$|CLOSED$))/;
 
-/** Error codes that mean "an engine or store did not answer": an outage, which passes by itself. */
+/** Codes that mean "an engine or store did not answer": an outage, which passes by itself. */
 const OUTAGE: ReadonlySet<string> = new Set(['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE']);
 
 /**
- * What kind of failure an error is, the one classification the CLI's exit codes and the
- * service's start-up follow:
- *
- * - `bad-input`: the command line, a setting, a URL, credentials, a client package or a
- *   table is wrong; the CLI exits 2 and `flurry serve` stops (restarting will not help);
- * - `outage`: a registry engine or a sequence store did not answer (`FLURRY_E_REGISTRY_UNREACHABLE`,
- *   `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`); a one-shot command exits 1 (retry later), and
- *   `flurry serve` keeps listening, not ready, and retries until it answers;
- * - `other`: anything else (every node ID held, a clock behind the high-water mark, a port
- *   taken…); the CLI exits 1.
+ * The one classification the CLI's exit codes and the service's start follow: `bad-input` (exit 2;
+ * `flurry serve` stops), `outage` (exit 1; `flurry serve` stays up, not ready, and retries), `other` (exit 1).
  */
 export function failureKind(err: unknown): 'bad-input' | 'outage' | 'other' {
   if (!(err instanceof FlurryError)) return 'other';

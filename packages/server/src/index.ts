@@ -1,8 +1,4 @@
-/**
- * `@flurry/server`: the Flurry ID service (HTTP JSON, Leaf-compatible HTTP, Twitter-compatible
- * Thrift) and the `flurry` CLI. Every export is named here; route tables, metric indexes
- * and other internals are not exported.
- */
+// `@flurry/server`: the Flurry ID service and the `flurry` CLI. Every export is named here.
 // The service.
 export { startService, CLOCK_SANITY_MS, SERVICE_ON_EXHAUSTED } from './service.js';
 export type { RunningService, ServiceLogger } from './service.js';

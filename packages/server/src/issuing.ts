@@ -1,7 +1,5 @@
-/**
- * Issuing IDs in one place: every caller (HTTP routes, public IDs, Thrift, memcached, gRPC)
- * goes through {@link LeasedIssuer}, which counts what it issued and logs what was refused.
- */
+// Every caller (HTTP routes, public IDs, Thrift, memcached, gRPC) issues through LeasedIssuer,
+// which counts what it issued and logs what was refused.
 import type { FlurryError, Generator, GeneratorEvent, FlurryLogger } from '@flurry/core';
 import type { LeasedGenerator } from '@flurry/coordination';
 import type { IdSource } from './http/context.js';
@@ -28,7 +26,7 @@ export class LeasedIssuer implements IdSource {
   /** Give to the generator (`generator: { onEvent }`): counts and logs its events. */
   readonly onEvent: (e: GeneratorEvent) => void;
   private readonly issuedOk: () => void;
-  private readonly flushLogs: () => void;
+  private readonly logging: EventLogging;
   private readonly notStarted: () => FlurryError;
   private lg: LeasedGenerator | undefined = undefined;
   private gen: Generator | undefined = undefined;
@@ -36,10 +34,8 @@ export class LeasedIssuer implements IdSource {
   private issuedBase = 0;
 
   constructor(opts: IssuerOptions) {
-    const logging = generatorEventLogging(opts.logger, opts.count, opts.now, opts.schedule);
-    this.onEvent = logging.onEvent;
-    this.issuedOk = logging.issuedOk;
-    this.flushLogs = logging.flush;
+    this.logging = generatorEventLogging(opts.logger, opts.count, opts.now, opts.schedule);
+    ({ onEvent: this.onEvent, issuedOk: this.issuedOk } = this.logging);
     this.notStarted = opts.notStarted;
   }
 
@@ -89,9 +85,12 @@ export class LeasedIssuer implements IdSource {
 
   /** Writes the refusal counts not yet logged (call at shutdown, once nothing issues any more). */
   flush(): void {
-    this.flushLogs();
+    this.logging.flush();
   }
 }
+
+/** What {@link generatorEventLogging} returns. */
+export type EventLogging = { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void };
 
 /**
  * The service's handling of generator events: `count` sees every event (the metrics); the
@@ -103,30 +102,23 @@ export function generatorEventLogging(
   count: (e: GeneratorEvent) => void,
   now?: () => number,
   schedule?: Schedule | null,
-): { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void } {
-  const t = { ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
+): EventLogging {
+  const t = { logger, ...(now === undefined ? {} : { now }), ...(schedule === undefined ? {} : { schedule }) };
+  const stepped = 'the wall clock stepped backwards';
   const fenced = new EpisodeLog({
-    logger,
     message: 'refused to issue: lease deadline passed',
     noun: 'refusals',
     endMessage: 'issuing resumed: the lease is valid again',
     ...t,
   });
   const backwardsRefused = new EpisodeLog({
-    logger,
-    message: 'the wall clock stepped backwards',
+    message: stepped,
     noun: 'refusals',
     endMessage: 'issuing resumed after the clock stepped backwards',
     maxOf: 'byMs',
     ...t,
   });
-  const backwards = new EpisodeLog({
-    logger,
-    message: 'the wall clock stepped backwards',
-    noun: 'clock-backwards events',
-    maxOf: 'byMs',
-    ...t,
-  });
+  const backwards = new EpisodeLog({ message: stepped, noun: 'clock-backwards events', maxOf: 'byMs', ...t });
   return {
     onEvent: (e) => {
       count(e);

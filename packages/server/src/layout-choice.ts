@@ -1,10 +1,5 @@
-/**
- * How a layout and a node are named on the command line, in `FLURRY_*` variables and in a
- * config file: `--layout PRESET`, or `--fields timestamp:41,datacenter:5,worker:5,sequence:12
- * [--epoch ISO|ms] [--unit 1ms|10ms|1s]`; and `--node FIELD=VALUE` pins (repeatable, or
- * comma-separated: `datacenter=1,worker=7`). Shared by `flurry serve` and the offline
- * commands so both accept exactly the same forms.
- */
+// How a layout and node pins are named (flags, variables, config file), shared by `flurry serve`
+// and the offline commands so both accept exactly the same forms.
 import { FlurryError } from '@flurry/core/errors';
 import { Layout } from '@flurry/core/layout';
 import { clip, serverError } from './errors.js';
@@ -104,9 +99,7 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
 }
 
 /**
- * Refuses a layout whose time has run out: its timestamp field cannot hold `nowMs`, so no
- * generator could issue a single ID with it. `flurry next` and `flurry serve` check this before
- * anything is leased; `flurry layout` warns instead.
+ * Refuses a layout whose timestamp field cannot hold `nowMs` (checked before anything is leased).
  *
  * @throws FlurryError `FLURRY_E_LAYOUT_EXPIRED` naming the end of life and what to change.
  */

@@ -1,7 +1,4 @@
-/**
- * The bodies of Meituan Leaf's snowflake HTTP endpoints, honouring the configured layout
- * where Leaf's decoder hard-codes Twitter's (docs/service-api.md#leaf-compatibility).
- */
+// Leaf's snowflake bodies, honouring the layout where Leaf hard-codes Twitter's (docs/service-api.md#leaf-compatibility).
 import type { DecodedId, Layout } from '@flurry/core';
 
 /** Formats Unix ms as Leaf does: `yyyy-MM-dd HH:mm:ss.SSS` in the local time zone. */

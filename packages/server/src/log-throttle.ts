@@ -1,16 +1,8 @@
-/**
- * Rate-limited logging of repeated events ("episodes"): the first event at warn, then at
- * most one summary per interval, an unref'd timer (or {@link EpisodeLog.flush}) for what is
- * still pending, and one info line when the episode ends (docs/operations.md#logging).
- * Time and timer are injectable. Count every event in the metrics, whatever is logged.
- */
-
+// Rate-limited logging of repeated events ("episodes", docs/operations.md#logging): the first at
+// warn, then at most one summary per interval, and one info line when the episode ends.
 import type { FlurryLogger } from '@flurry/core';
 
-/**
- * Runs `fn` once after `ms` milliseconds and returns a function that cancels it. The
- * default is an unref'd `setTimeout`, so a pending summary never keeps the process alive.
- */
+/** Runs `fn` once after `ms` milliseconds; returns its cancel (default: an unref'd `setTimeout`). */
 export type Schedule = (fn: () => void, ms: number) => () => void;
 
 /** Options of {@link EpisodeLog}. */
@@ -22,19 +14,13 @@ export interface EpisodeLogOptions {
   readonly noun: string;
   /** The info message when the episode ends; without it {@link EpisodeLog.end} only sums up the pending events. */
   readonly endMessage?: string;
-  /**
-   * A numeric field whose value in a summary (and in the end line) is the largest over the
-   * events it sums up, with `<field>Min` the smallest: `byMs`.
-   */
+  /** A numeric field summed up as its largest (and `<field>Min` its smallest) value: `byMs`. */
   readonly maxOf?: string;
   /** Monotonic milliseconds (default `performance.now()`). */
   readonly now?: () => number;
   /** At most one summary line per this many ms (default 10 000). */
   readonly intervalMs?: number;
-  /**
-   * The timer that sums up events still pending an interval after the last line (default an
-   * unref'd `setTimeout`); `null`: no timer, only {@link EpisodeLog.flush} and later events do.
-   */
+  /** The timer that sums up events still pending an interval after the last line; `null`: none (only `flush`). */
   readonly schedule?: Schedule | null;
 }
 
@@ -56,16 +42,14 @@ export class EpisodeLog {
   private startedAt = 0;
   private lastLineAt = 0;
   private lastEventAt = 0;
-  /** The fields of the latest event (a summary carries them). */
   private lastFields: object = {};
-  /** Events since the last line written. */
+  /** Events since the last line written, and of the whole episode. */
   private unlogged = 0;
-  /** Events of the episode. */
   private total = 0;
-  /** Largest and smallest value of the `maxOf` field over the unlogged events (NaN: none). */
+  /** The `maxOf` field over the unlogged events (NaN: none). */
   private max = NaN;
   private min = NaN;
-  /** Cancels the pending summary timer; set exactly while `unlogged > 0` and a scheduler exists. */
+  /** Set exactly while `unlogged > 0` and a scheduler exists. */
   private cancelTimer: (() => void) | undefined;
 
   constructor(private readonly o: EpisodeLogOptions) {
@@ -74,11 +58,7 @@ export class EpisodeLog {
     this.schedule = o.schedule === undefined ? unrefTimeout : o.schedule;
   }
 
-  /**
-   * Records one event: the first of an episode is logged at warn with `fields`; later ones
-   * are counted and summed up at most once per interval. An event more than the interval
-   * after the previous one starts a new episode.
-   */
+  /** Records one event; one more than the interval after the previous starts a new episode. */
   event(fields: object = {}): void {
     const now = this.now();
     if (this.active && now - this.lastEventAt > this.intervalMs) {
@@ -112,19 +92,12 @@ export class EpisodeLog {
     this.summary(now);
   }
 
-  /**
-   * Sums up the events counted since the last line, if any, in one warn line (the
-   * episode goes on). Call it at shutdown so no count is lost.
-   */
+  /** Sums up the events counted since the last line in one warn line (call it at shutdown). */
   flush(): void {
     if (this.active && this.unlogged > 0) this.summary(this.now());
   }
 
-  /**
-   * Ends the current episode, if any: one info line with its total, its duration and the
-   * events not yet summed up (without an end message: the summary of those only); the next
-   * event is logged again at once.
-   */
+  /** Ends the current episode: one info line with its figures (without `endMessage`: `flush` only). */
   end(): void {
     if (!this.active) return;
     if (this.o.endMessage === undefined) {
@@ -157,7 +130,6 @@ export class EpisodeLog {
     this.lineWritten(now);
   }
 
-  /** Resets the window after a line: nothing pending, no timer. */
   private lineWritten(at: number): void {
     this.unlogged = 0;
     this.lastLineAt = at;
@@ -168,7 +140,6 @@ export class EpisodeLog {
     }
   }
 
-  /** The `maxOf` field over the unlogged events: `{ byMs: largest, byMsMin: smallest }`. */
   private window(): Record<string, number> {
     const f = this.o.maxOf;
     return f === undefined || Number.isNaN(this.max) ? {} : { [f]: this.max, [`${f}Min`]: this.min };

@@ -9,7 +9,7 @@ import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
 import { ROUTE_NAMES } from './http/routes/index.js';
 import { ProtocolMetrics } from './protocol-metrics.js';
-import { registerScrapeMetric, RequestTable, type ScrapeValue } from './scrape-metric.js';
+import { registerScrapeMetric, RequestTable } from './scrape-metric.js';
 
 /** Statuses the service answers with; anything else is counted under its own code too. */
 const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as const;
@@ -51,15 +51,19 @@ export class ServiceMetrics implements RouteMetrics {
 
     const events = this.events;
     scrapeCounter(registry, 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
-    registerScrapeMetric(registry, 'flurry_http_requests_total', 'HTTP requests by route and status.', 'counter', () =>
-      this.requestValues(),
-    );
     registerScrapeMetric(
       registry,
-      'flurry_http_request_duration_seconds',
-      'HTTP request latency in seconds, by route.',
-      'histogram',
-      () => this.latencyValues(),
+      'flurry_http_requests_total',
+      'HTTP requests by route and status.',
+      'counter',
+      () => {
+        const statuses = [...STATUSES, ...this.extraStatuses];
+        return this.table.pushCounts([], (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
+      },
+    );
+    const latency = 'flurry_http_request_duration_seconds';
+    registerScrapeMetric(registry, latency, 'HTTP request latency in seconds, by route.', 'histogram', () =>
+      this.table.pushHistograms([], latency, (r) => ({ route: ROUTE_NAMES[r] })),
     );
     scrapeCounter(
       registry,
@@ -89,14 +93,12 @@ export class ServiceMetrics implements RouteMetrics {
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
     if (endOfLife)
-      new Gauge({
-        name: 'flurry_layout_end_of_life_seconds',
-        help: "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
-        registers: [registry],
-        collect() {
-          this.set(endOfLife());
-        },
-      });
+      scrapeGauge(
+        registry,
+        'flurry_layout_end_of_life_seconds',
+        "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
+        endOfLife,
+      );
   }
 
   /**
@@ -111,27 +113,18 @@ export class ServiceMetrics implements RouteMetrics {
 
   /** Records a generator event (rare path). */
   onGeneratorEvent(e: GeneratorEvent): void {
-    switch (e.type) {
-      case 'exhausted':
-        this.events.exhausted++;
-        break;
-      case 'clock-backwards':
-        this.regressions.observe(e.byMs);
-        this.events.clockBackwards++;
-        if (e.action === 'threw') this.refused('FLURRY_E_CLOCK_BACKWARDS');
-        break;
-      case 'high-water-wait':
-        this.events.highWaterWaits++;
-        break;
-      case 'fenced':
-        this.events.fenced++;
-        this.refused(e.code);
-        break;
+    let refused: string | undefined;
+    if (e.type === 'exhausted') this.events.exhausted++;
+    else if (e.type === 'high-water-wait') this.events.highWaterWaits++;
+    else if (e.type === 'fenced') {
+      this.events.fenced++;
+      refused = e.code;
+    } else if (e.type === 'clock-backwards') {
+      this.regressions.observe(e.byMs);
+      this.events.clockBackwards++;
+      if (e.action === 'threw') refused = 'FLURRY_E_CLOCK_BACKWARDS';
     }
-  }
-
-  private refused(code: string): void {
-    this.refusals[code] = (this.refusals[code] ?? 0) + 1;
+    if (refused !== undefined) this.refusals[refused] = (this.refusals[refused] ?? 0) + 1;
   }
 
   /**
@@ -163,19 +156,6 @@ export class ServiceMetrics implements RouteMetrics {
     if (code >= 0 && code < 600) this.statusIndex[code] = column;
     return column;
   }
-
-  private requestValues(): ScrapeValue[] {
-    const out: ScrapeValue[] = [];
-    const statuses = [...STATUSES, ...this.extraStatuses];
-    this.table.pushCounts(out, (r, s) => ({ route: ROUTE_NAMES[r], status: String(statuses[s]) }));
-    return out;
-  }
-
-  private latencyValues(): ScrapeValue[] {
-    const out: ScrapeValue[] = [];
-    this.table.pushHistograms(out, 'flurry_http_request_duration_seconds', (r) => ({ route: ROUTE_NAMES[r] }));
-    return out;
-  }
 }
 
 /** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */
@@ -189,23 +169,16 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
   leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
   leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
   leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
-  new Gauge({
-    name: 'flurry_lease_deadline_seconds',
-    help: 'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
-    registers: [registry],
-    collect() {
+  scrapeGauge(
+    registry,
+    'flurry_lease_deadline_seconds',
+    'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
+    () => {
       const l = sources.lease();
-      this.set(l ? l.msUntilDeadline() / 1000 : -1);
+      return l ? l.msUntilDeadline() / 1000 : -1;
     },
-  });
-  new Gauge({
-    name: 'flurry_ready',
-    help: '1 when /readyz answers 200, else 0.',
-    registers: [registry],
-    collect() {
-      this.set(sources.ready() ? 1 : 0);
-    },
-  });
+  );
+  scrapeGauge(registry, 'flurry_ready', '1 when /readyz answers 200, else 0.', () => (sources.ready() ? 1 : 0));
   new Gauge({
     name: 'flurry_node_field',
     help: "This process's node field values.",
@@ -228,6 +201,18 @@ function scrapeCounter(registry: Registry, name: string, help: string, read: () 
     collect() {
       this.reset();
       this.inc(read());
+    },
+  });
+}
+
+/** A gauge whose value is read at scrape time. */
+function scrapeGauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
     },
   });
 }

@@ -1,9 +1,5 @@
-/**
- * The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and kept in the
- * repository as `docs/openapi.json` (a test checks the two are identical; regenerate the
- * file with `node packages/server/dist/openapi.js > docs/openapi.json`). Its paths come
- * from the route table (`http/routes/index.ts`), each route's operation from its declaration.
- */
+// The OpenAPI document, served at `/openapi.json` and kept as docs/openapi.json (a test compares them);
+// its paths come from the route table.
 import { fileURLToPath } from 'node:url';
 import { errorResponse } from './http/openapi-parts.js';
 import { ROUTES } from './http/routes/index.js';

@@ -64,7 +64,13 @@ export class ProtocolMetrics {
       'flurry_protocol_requests_total',
       'Requests of the non-HTTP protocols, by protocol, command and outcome.',
       'counter',
-      () => this.requestValues(),
+      () => {
+        const out: Value[] = [];
+        for (const e of this.entries)
+          e.table.pushCounts(out, (c, o) => ({ protocol: e.protocol, command: e.commands[c], outcome: OUTCOMES[o] }));
+        for (const c of this.calls.values()) out.push({ value: c.count, labels: c.labels });
+        return out;
+      },
     );
     const latency = 'flurry_protocol_request_duration_seconds';
     registerScrapeMetric(
@@ -72,7 +78,13 @@ export class ProtocolMetrics {
       latency,
       'Request latency of the non-HTTP protocols in seconds, by protocol and command.',
       'histogram',
-      () => this.latencyValues(latency),
+      () => {
+        const out: Value[] = [];
+        for (const e of this.entries)
+          e.table.pushHistograms(out, latency, (c) => ({ protocol: e.protocol, command: e.commands[c] }));
+        for (const l of this.callLatency.values()) pushHistogram(out, latency, l.labels, l.buckets, l.sum);
+        return out;
+      },
     );
   }
 
@@ -133,21 +145,5 @@ export class ProtocolMetrics {
     return out.sort((a, b) =>
       a.protocol === b.protocol ? (a.command < b.command ? -1 : 1) : a.protocol < b.protocol ? -1 : 1,
     );
-  }
-
-  private requestValues(): Value[] {
-    const out: Value[] = [];
-    for (const e of this.entries)
-      e.table.pushCounts(out, (c, o) => ({ protocol: e.protocol, command: e.commands[c], outcome: OUTCOMES[o] }));
-    for (const c of this.calls.values()) out.push({ value: c.count, labels: c.labels });
-    return out;
-  }
-
-  private latencyValues(name: string): Value[] {
-    const out: Value[] = [];
-    for (const e of this.entries)
-      e.table.pushHistograms(out, name, (c) => ({ protocol: e.protocol, command: e.commands[c] }));
-    for (const l of this.callLatency.values()) pushHistogram(out, name, l.labels, l.buckets, l.sum);
-    return out;
   }
 }

@@ -1,5 +1,4 @@
-// Prometheus metrics whose values are computed at scrape time from typed arrays (the
-// per-request paths only bump numbers), summed across `--workers` by the aggregator.
+// Metrics computed at scrape time from typed arrays, summed across `--workers` by the aggregator.
 import type { Registry } from 'prom-client';
 
 /** Latency buckets of the request histograms, seconds. */
@@ -53,7 +52,7 @@ export function pushHistogram(
   out.push({ value: acc, labels, metricName: name + '_count' });
 }
 
-/** The upper bound (ms) of the bucket holding the 99th percentile (the last finite bound for the +Inf bucket); null when empty. */
+/** The upper bound (ms) of the bucket holding the 99th percentile (+Inf: the last finite bound); null when empty. */
 export function p99Ms(buckets: ArrayLike<number>, bounds: readonly number[] = LATENCY_BUCKETS): number | null {
   let total = 0;
   for (let i = 0; i <= bounds.length; i++) total += buckets[i];
@@ -67,13 +66,9 @@ export function p99Ms(buckets: ArrayLike<number>, bounds: readonly number[] = LA
   return bounds[bounds.length - 1] * 1000;
 }
 
-/** The length of one latency histogram: the buckets and +Inf. */
 const HISTOGRAM = LATENCY_BUCKETS.length + 1;
 
-/**
- * Requests by row (a route, a command) and column (a status, an outcome), with a latency histogram
- * per row, in typed arrays: recording one is three array writes; the series are built when scraped.
- */
+/** Requests by row (a route, a command) × column (a status, an outcome), and a latency histogram per row. */
 export class RequestTable {
   /** `[row * width + column]` */
   private counts: Float64Array;
@@ -90,7 +85,6 @@ export class RequestTable {
     this.sums = new Float64Array(rows);
   }
 
-  /** Counts one request of `row` in `column` that took `seconds`. */
   record(row: number, column: number, seconds: number): void {
     this.counts[row * this.width + column]++;
     this.buckets[row * HISTOGRAM + bucketOf(seconds)]++;
@@ -101,7 +95,6 @@ export class RequestTable {
     return this.counts[row * this.width + column];
   }
 
-  /** The requests of `row`, all columns. */
   rowTotal(row: number): number {
     let t = 0;
     for (let c = 0; c < this.width; c++) t += this.counts[row * this.width + c];
@@ -117,25 +110,26 @@ export class RequestTable {
     return column;
   }
 
-  /** The latency histogram of `row`. */
   histogram(row: number): Float64Array {
     return this.buckets.subarray(row * HISTOGRAM, (row + 1) * HISTOGRAM);
   }
 
-  /** Appends every count above 0 to `out`, labelled by `labels(row, column)`. */
-  pushCounts(out: ScrapeValue[], labels: (row: number, column: number) => Record<string, string>): void {
+  /** Appends every count above 0 to `out`, labelled by `labels(row, column)`; returns `out`. */
+  pushCounts(out: ScrapeValue[], labels: (row: number, column: number) => Record<string, string>): ScrapeValue[] {
     for (let r = 0; r < this.rows; r++)
       for (let c = 0; c < this.width; c++) {
         const value = this.count(r, c);
         if (value > 0) out.push({ value, labels: labels(r, c) });
       }
+    return out;
   }
 
-  /** Appends the histogram series `name` of every row with a request to `out`. */
-  pushHistograms(out: ScrapeValue[], name: string, labels: (row: number) => Record<string, string>): void {
+  /** Appends the histogram series `name` of every row with a request to `out`; returns `out`. */
+  pushHistograms(out: ScrapeValue[], name: string, labels: (row: number) => Record<string, string>): ScrapeValue[] {
     for (let r = 0; r < this.rows; r++) {
       const buckets = this.histogram(r);
       if (buckets.some((b) => b > 0)) pushHistogram(out, name, labels(r), buckets, this.sums[r]);
     }
+    return out;
   }
 }

@@ -1,9 +1,5 @@
-/**
- * The service's state, apart from its servers: the issuer around the leased generator,
- * readiness and metrics ({@link createServiceCore}), and the context the HTTP
- * routes see ({@link httpContext}). Building it opens nothing: no socket, no registry, so
- * a test can serve requests in-process against it once a leased generator is attached.
- */
+// The service's state apart from its servers, and the routes' context. Building it opens nothing
+// (no socket, no registry), so a test can serve requests in-process once a generator is attached.
 import { consoleAccess } from './console/access.js';
 import { CONSOLE } from './console/feature.js';
 import { OPERATIONS } from './ops/feature.js';
@@ -24,13 +20,12 @@ import { UuidIssuer } from './uuid-issuing.js';
 import { waitedFor, type StartWait } from './start-retry.js';
 
 /**
- * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz`
- * calls the clock insane: the generator's borrowing bound (`maxBorrowMs`, 1000). Smaller
- * steps back are absorbed by borrowing ticks; beyond it the generator waits or refuses.
+ * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz` calls it
+ * insane: the generator's borrowing bound (`maxBorrowMs`); beyond it the generator waits or refuses.
  */
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
-/** The running service's state (see the module comment). */
+/** The running service's state, apart from its servers. */
 export interface ServiceCore {
   readonly layout: Layout;
   /** Every ID the service issues goes through it. */
@@ -81,8 +76,7 @@ export function createServiceCore(
       node: () => issuer.leased?.generator.node,
       endOfLifeSeconds: () => (config.layout.expiresAt.getTime() - clock.now()) / 1000,
     }),
-    notReady: () =>
-      readiness(core, config.layout, clock, () => core.registry?.url ?? redactUrl(config.registry), notStartedError),
+    notReady: () => readiness(core, config, clock, notStartedError),
     registry: undefined,
     features: new Map(),
     shuttingDown: false,
@@ -129,18 +123,18 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
 /** Why the service is not ready, or null: shutdown, no lease, lease fenced, clock out of bounds. */
 function readiness(
   core: ServiceCore,
-  layout: Layout,
+  config: ServeConfig,
   clock: Clock,
-  registryUrl: () => string,
   notStartedError: () => FlurryError,
 ): FlurryError | null {
+  const layout = config.layout;
   if (core.shuttingDown) return serverError('UNAVAILABLE', 'the service is shutting down; use another instance');
   const lg = core.issuer.leased;
   if (!lg) return notStartedError();
   if (!lg.ready()) {
     return new FlurryError(
       'FLURRY_E_LEASE_EXPIRED',
-      `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${registryUrl()}) renews it or grants a new one`,
+      `the node-ID lease is not valid (its fencing deadline has passed without a successful renewal); the service issues nothing until the registry (${core.registry?.url ?? redactUrl(config.registry)}) renews it or grants a new one`,
     );
   }
   const now = clock.now();

@@ -1,8 +1,4 @@
-/**
- * The steps `startService` composes (see service.ts), each on its own: listen for HTTP,
- * open the registry and lease a generator, start Thrift, undo a failed start, and shut
- * down in order.
- */
+// The steps `startService` composes (service.ts), each on its own.
 import { FlurryError } from '@flurry/core';
 import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
 import { registryOptionsOf, type ServeConfig } from './config/index.js';
@@ -19,21 +15,15 @@ import { PUBLIC_IDS } from './public-ids/codec.js';
 import { SEQUENCES } from './sequences/mode.js';
 import { UUIDS } from './http/routes/uuids.js';
 
-/**
- * The logger `startService` writes to: pino's shape (`info/warn/error/debug(obj, msg)` and
- * `child(bindings)`; the service logs one JSON object per line with a `component`).
- */
+/** The logger `startService` writes to: pino's shape, with `child(bindings)` (each line has a `component`). */
 export interface ServiceLogger extends Logger {
   child(bindings: object): ServiceLogger;
 }
 
 /**
- * The service's sequence-exhaustion policy unless configured: `borrow`. A tick's sequence
- * only runs out under batch load; borrowing then issues from up to 1 s ahead of the wall
- * clock (the generator's `maxBorrowMs`) instead of sleeping into each next millisecond, so
- * one client's batches get the layout's full rate while the response is being written.
- * IDs stay unique and increasing; the lease's high-water mark covers the borrowed ticks.
- * `--on-exhausted wait` keeps every ID's timestamp at or before the real time instead.
+ * The service's sequence-exhaustion policy unless configured: `borrow` (up to `maxBorrowMs` ahead of the
+ * wall clock, so batches get the layout's full rate; the lease's high-water mark covers the borrowed
+ * ticks). `--on-exhausted wait` keeps every timestamp at or before the real time instead.
  */
 export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
 
@@ -47,10 +37,8 @@ export function listenHttp(server: HttpServer, port: number, host: string): Prom
 }
 
 /**
- * Opens the registry named by the configuration and leases a generator from it, attached
- * to the core's issuer (so every ID from now on goes through it); the lease's `lost` and
- * `node-changed` events are logged. `port` is advertised as the holder's address.
- * `registryOptions` adds or overrides registry options (tests: a manual clock).
+ * Opens the configured registry and leases a generator from it, attached to the core's issuer; `port`
+ * is advertised as the holder's address, `registryOptions` override registry options (tests: a clock).
  *
  * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
  */
@@ -95,7 +83,7 @@ export async function leaseGenerator(
   return lg;
 }
 
-/** A listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and what to choose instead (its flags). */
+/** A listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and the flags to change. */
 function listening<T>(what: string, choose: string, host: string, port: number, started: Promise<T>): Promise<T> {
   return started.catch((err: NodeJS.ErrnoException) => {
     if (err instanceof FlurryError || err.code === undefined) throw err;
@@ -107,7 +95,7 @@ function listening<T>(what: string, choose: string, host: string, port: number, 
   });
 }
 
-/** Starts the Thrift server when `thriftPort` is set (the thrift library costs start-up time: loaded only then). */
+/** Starts the Thrift server when `thriftPort` is set (its library is loaded only then, as for memcached and gRPC). */
 export async function startThrift(
   { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
   core: ServiceCore,
@@ -119,7 +107,7 @@ export async function startThrift(
   const started = startThriftServer({
     host,
     port: thriftPort,
-    generator: { next: () => issuer.next() },
+    generator: issuer,
     layout: core.layout,
     node: () => issuer.leased?.generator.node ?? {},
     logger: logger.child({ component: 'thrift' }),
@@ -127,37 +115,29 @@ export async function startThrift(
   return listening('Thrift', '--thrift-port', host, thriftPort, started);
 }
 
-/** Starts the memcached endpoint when `memcachedPort` is set (its module loaded only then). */
+/** Starts the memcached endpoint when `memcachedPort` is set. */
 export async function startMemcached(
-  {
-    host,
-    memcachedPort,
-    memcachedIdleTimeoutMs,
-    token,
-  }: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
+  c: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
   core: ServiceCore,
   logger: ServiceLogger,
 ): Promise<MemcachedServer | undefined> {
-  if (memcachedPort === undefined) return undefined;
+  if (c.memcachedPort === undefined) return undefined;
   const { startMemcachedServer, MEMCACHED_COMMANDS } = await import('./memcached/index.js');
   const issuer = core.issuer;
   const started = startMemcachedServer({
-    host,
-    port: memcachedPort,
+    host: c.host,
+    port: c.memcachedPort,
     ids: issuer,
-    ...(token !== undefined ? { token } : {}),
-    idleTimeoutMs: memcachedIdleTimeoutMs,
+    ...(c.token !== undefined ? { token: c.token } : {}),
+    idleTimeoutMs: c.memcachedIdleTimeoutMs,
     recorder: core.metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS),
     issued: () => issuer.issued(),
     logger: logger.child({ component: 'memcached' }),
   });
-  return listening('memcached', '--memcached-port', host, memcachedPort, started);
+  return listening('memcached', '--memcached-port', c.host, c.memcachedPort, started);
 }
 
-/**
- * Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set (Connect loaded only then),
- * over the HTTP routes' context, so both serve the same features.
- */
+/** Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set, over the HTTP routes' context (the same features). */
 export async function startGrpc(
   { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,
   core: ServiceCore,
@@ -195,11 +175,7 @@ export function idServiceContext(ctx: HttpContext): IdServiceContext {
   };
 }
 
-/**
- * Undoes a start that failed after listening: closes the server and its connections,
- * then the leased generator and the registry if they were opened (their errors ignored:
- * the start's error is the one to report).
- */
+/** Undoes a start that failed after listening (errors ignored: the start's is the one to report). */
 export async function abortStart(server: HttpServer, core: ServiceCore): Promise<void> {
   core.console.streams.close();
   core.console.data.close();
@@ -217,20 +193,18 @@ export interface ShutdownParts {
   readonly ctx: HttpContext;
   readonly server: HttpServer;
   readonly thrift: ThriftServer | undefined;
-  /** The memcached endpoint, when on. */
   readonly memcached?: MemcachedServer | undefined;
   readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
-  /** Segment mode: closes the sequences (hands unused numbers back and logs the figures) before `stopped`. */
+  /** Segment mode: hands unused numbers back and logs the figures. */
   readonly closeSequences?: () => Promise<void>;
 }
 
 /**
  * Stops a started service in order: refuse readiness, finish in-flight requests (cut after
- * `shutdownTimeoutMs`), stop Thrift and memcached, sum up the refusals not yet logged, close the leased
- * generator (it reports the final high-water mark and releases the lease, so another
- * process may take the node ID at once and continues above every ID issued here), close
- * the registry, close the sequences (segment mode), then log `stopped`.
+ * `shutdownTimeoutMs`), stop the TCP front-ends, sum up the refusals not yet logged, release the lease
+ * with the final high-water mark (the next holder continues above it), close the registry and the
+ * sequences, then log `stopped`.
  */
 export async function shutdown(p: ShutdownParts): Promise<void> {
   const { core, logger } = p;
@@ -269,15 +243,13 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
   logger.info({}, 'stopped');
 }
 
+// Renewal failures and re-acquisitions are logged by the registry itself.
 function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
   const log = logger.child({ component: 'lease' });
-  const em = lg.lease as unknown as { on?(ev: string, fn: (x: unknown) => void): void };
-  if (typeof em.on !== 'function') return;
-  // Renewal failures and re-acquisitions are logged by the registry itself.
-  em.on('lost', (err) =>
+  lg.lease.on('lost', (err) =>
     log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'),
   );
-  em.on('node-changed', (node) => log.warn({ node }, 'node ID changed after re-acquiring'));
+  lg.lease.on('node-changed', (node: unknown) => log.warn({ node }, 'node ID changed after re-acquiring'));
 }
 
 function errInfo(err: unknown): object {
@@ -286,21 +258,18 @@ function errInfo(err: unknown): object {
 
 function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      clearInterval(idle);
-      clearTimeout(cut);
-      resolve();
-    };
-    server.close(() => finish());
-    server.closeIdleConnections();
     // Connections that finish their in-flight request become idle: close them too.
     const idle = setInterval(() => server.closeIdleConnections(), 25);
     const cut = setTimeout(() => {
       server.closeAllConnections();
       setTimeout(finish, 50).unref();
     }, timeoutMs);
+    const finish = () => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    };
+    server.close(() => finish());
+    server.closeIdleConnections();
   });
 }

@@ -1,10 +1,6 @@
-/**
- * The ID service: the issuing core (service-core.ts) and its features, composed by {@link startService} from
- * named steps (service-steps.ts). Start-up listens on HTTP first (`/healthz` answers, `/readyz` says 503 and
- * the Leaf-compatible registry learns `ip:port`), opens segment mode's store, leases a generator, then starts
- * the TCP front-ends; a store or registry that does not answer is retried with backoff (start-retry.ts) while
- * `/readyz`, `/v1/status` and the log say what the start waits for. Shutdown: see `shutdown` in service-steps.ts.
- */
+// The ID service: the issuing core (service-core.ts) composed with its features from the steps in
+// service-steps.ts. HTTP listens first (`/readyz` says 503), then segment mode's store opens, a generator
+// is leased and the TCP front-ends start; an outage of the store or registry is retried with backoff.
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
 import { SEQUENCES, SegmentMode } from './sequences/mode.js';
@@ -44,7 +40,7 @@ export interface RunningService {
   readonly grpcPort?: number | undefined;
   /** The HTTP server. */
   readonly server: HttpServer;
-  /** Stops the service gracefully (see the module comment). Idempotent. */
+  /** Stops the service gracefully (`shutdown` in service-steps.ts). Idempotent. */
   close(): Promise<void>;
   /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
   reloadTls?(): boolean;

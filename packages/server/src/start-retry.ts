@@ -1,8 +1,4 @@
-/**
- * Waiting out an outage at start-up: {@link retryOutage} repeats opening the sequence store or the
- * registry with backoff while it fails with an outage (`failureKind` in errors.ts) and rethrows
- * anything else at once. Its timers are injectable.
- */
+// Waiting out an outage of the sequence store or the registry at start-up.
 import { FlurryError } from '@flurry/core';
 import { failureKind, serverError } from './errors.js';
 
@@ -12,10 +8,7 @@ export interface RetryTimers {
   clearTimeout(handle: unknown): void;
 }
 
-/**
- * What the start waits for after a failed try: the step, its last error, how many tries
- * failed so far, the delay until the next, and since when (Unix ms) it has been waiting.
- */
+/** What the start waits for after a failed try: the step, its last error, failed tries, the next delay, since (Unix ms). */
 export interface StartWait {
   readonly step: 'store' | 'registry';
   readonly error: FlurryError;
@@ -24,15 +17,11 @@ export interface StartWait {
   readonly since: number;
 }
 
-/** Options of {@link retryOutage}. */
+/** Options of {@link retryOutage}: the first delay (500 ms) doubling up to `maxMs` (30 s), timers and clock. */
 export interface RetryOutageOptions {
-  /** The first delay (default 500 ms); each later one doubles, up to `maxMs`. */
   initialMs?: number;
-  /** The longest delay (default 30,000 ms). */
   maxMs?: number;
-  /** The timers to sleep with (default Node's). */
   timers?: RetryTimers;
-  /** The wall clock for `since` (default `Date.now`). */
   now?: () => number;
   /** Aborting it ends the wait: the promise rejects with `FLURRY_E_UNAVAILABLE`. */
   signal?: AbortSignal;
@@ -50,8 +39,7 @@ const NODE_TIMERS: RetryTimers = {
 };
 
 /**
- * Runs `attempt` until it resolves; after an outage it waits (500 ms, 1 s, 2 s… up to 30 s)
- * and tries again, any other error is thrown at once.
+ * Runs `attempt` until it resolves; after an outage (`failureKind`) it waits and tries again.
  *
  * @throws the first error of `attempt` that is no outage; `FLURRY_E_UNAVAILABLE` when `signal` aborts the wait.
  */

@@ -1,8 +1,4 @@
-/**
- * What the TCP front-ends (Thrift, memcached, the gRPC port) share: checking their integer
- * options, listening, closing idle connections, and closing with a one-second grace for
- * peers that do not close.
- */
+// What the TCP front-ends (Thrift, memcached, the gRPC port) share.
 import type net from 'node:net';
 import { FlurryError } from '@flurry/core';
 
@@ -30,10 +26,7 @@ export async function listenTcp(server: net.Server, host: string, port: number):
   return (server.address() as net.AddressInfo).port;
 }
 
-/**
- * Ends every open socket and stops listening; a peer that does not close its side within a
- * second is cut off. `closed` is called back once the server has closed.
- */
+/** Ends every open socket and stops listening (`closeServer`); a peer that does not close within a second is cut off. */
 export function endSockets(sockets: ReadonlySet<net.Socket>, closeServer: (closed: () => void) => void): Promise<void> {
   return new Promise<void>((resolve) => {
     closeServer(resolve);
@@ -46,17 +39,13 @@ export function endSockets(sockets: ReadonlySet<net.Socket>, closeServer: (close
   });
 }
 
-/** Sweeps of silence after which {@link IdleSweep} closes a connection. */
 const QUIET_SWEEPS = 4;
 
 /**
- * Closes connections that sent nothing for `idleMs` (after between 1 and 1.25 times that): one
- * timer per server that sweeps every quarter of `idleMs`, rather than a timer per socket
- * (`socket.setTimeout`), which every read and every write re-arms: on a request of a few
- * microseconds, that re-arming cost more than parsing the request.
+ * Closes connections that sent nothing for `idleMs` (to 1.25 times that): one timer per server sweeping each
+ * quarter of it, as a per-socket `setTimeout`, re-armed by every read and write, cost more than parsing a request.
  */
 export class IdleSweep {
-  /** Each open connection → sweeps since it last sent something. */
   private readonly quiet = new Map<net.Socket, number>();
   private readonly timer: NodeJS.Timeout;
 
@@ -65,18 +54,15 @@ export class IdleSweep {
     this.timer.unref();
   }
 
-  /** Watches `socket` until it closes. */
   add(socket: net.Socket): void {
     this.quiet.set(socket, 0);
     socket.once('close', () => this.quiet.delete(socket));
   }
 
-  /** `socket` sent something. */
   active(socket: net.Socket): void {
     this.quiet.set(socket, 0);
   }
 
-  /** Stops sweeping (the server is closing). */
   stop(): void {
     clearInterval(this.timer);
   }

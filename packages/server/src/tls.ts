@@ -1,8 +1,4 @@
-/**
- * TLS for the HTTP and gRPC ports (`--tls-cert` / `--tls-key`, docs/operations.md#tls): the pair
- * is checked at start (`FLURRY_E_CONFIG`) and read again on {@link TlsFiles.reload} (SIGHUP);
- * a bad pair on reload is logged and the old one stays in use.
- */
+// TLS for the HTTP and gRPC ports (docs/operations.md#tls): checked at start, read again on SIGHUP.
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { serverError } from './errors.js';
@@ -13,7 +9,7 @@ export interface TlsPair {
   readonly key: Buffer;
 }
 
-/** The TLS certificate and key files of the service (see the module comment). */
+/** The TLS certificate and key files of the service. */
 export class TlsFiles {
   private current: TlsPair;
   private readonly listeners: Array<(pair: TlsPair) => void> = [];
@@ -26,8 +22,7 @@ export class TlsFiles {
   }
 
   /**
-   * The files of `config`, or undefined when TLS is off; one without the other is
-   * `FLURRY_E_CONFIG`.
+   * The files of `config`, or undefined when TLS is off.
    *
    * @throws FlurryError `FLURRY_E_CONFIG` for one file without the other, or a pair that cannot be used.
    */
@@ -54,8 +49,7 @@ export class TlsFiles {
   }
 
   /**
-   * Reads both files again; on success new connections use them. On failure the error is
-   * thrown and the pair in use stays.
+   * Reads both files again for new connections; on failure the pair in use stays.
    *
    * @throws FlurryError `FLURRY_E_CONFIG` when the files cannot be read or do not match.
    */

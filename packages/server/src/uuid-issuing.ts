@@ -1,8 +1,5 @@
-/**
- * The service's UUIDv7 (docs/uuids.md#in-the-service): {@link UuidIssuer} holds one UUID generator on the
- * node lease of the service's Snowflake generator, not a second lease: same node value, same
- * fencing deadlines, same floor, so its UUIDs are unique by construction as its IDs are.
- */
+// The service's UUIDv7 (docs/uuids.md#in-the-service): one UUID generator on the node lease of the
+// service's Snowflake generator (same node, fencing deadlines and floor), so its UUIDs are unique as its IDs are.
 import {
   FlurryError,
   UuidFormat,
@@ -19,7 +16,7 @@ import {
   type Registry,
 } from '@flurry/coordination';
 import type { UuidSource } from './http/context.js';
-import { generatorEventLogging, type EventLogger } from './issuing.js';
+import { generatorEventLogging, type EventLogger, type EventLogging } from './issuing.js';
 
 /** The generator policies the service gives its generators (from its configuration). */
 export type UuidPolicies = NonNullable<Parameters<typeof uuidGeneratorOnLease>[1]['generator']>;
@@ -36,28 +33,21 @@ export interface UuidIssuerOptions {
   count: (e: GeneratorEvent) => void;
 }
 
-/** The UUID node width of a service: 16 bits (the UUID default), or the layout's node bits when they are wider. */
-export function serviceUuidFormat(layout: Layout): UuidFormat {
-  const bits = layout.nodeFields.reduce((s, f) => s + f.bits, 0);
-  return UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
-}
-
 /** The service's UUIDs on its Snowflake lease (see the module comment). */
 export class UuidIssuer implements UuidSource {
   readonly format: UuidFormat;
   private gen: LeasedUuidGenerator | undefined = undefined;
   private failed: Error | undefined = undefined;
-  private readonly onEvent: (e: GeneratorEvent) => void;
+  /** Episodes of their own: a refusal of UUIDs ends with the next UUID issued. */
+  private readonly logging: EventLogging;
   private readonly issuedOk: () => void;
-  private readonly flushLogs: () => void;
 
   constructor(private readonly opts: UuidIssuerOptions) {
-    this.format = serviceUuidFormat(opts.layout);
-    // Episodes of their own: a refusal of UUIDs ends with the next UUID issued.
-    const logging = generatorEventLogging(opts.logger, opts.count);
-    this.onEvent = logging.onEvent;
-    this.issuedOk = logging.issuedOk;
-    this.flushLogs = logging.flush;
+    // 16 node bits (the UUID default), or the layout's node bits when they are wider.
+    const bits = opts.layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+    this.format = UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
+    this.logging = generatorEventLogging(opts.logger, opts.count);
+    this.issuedOk = this.logging.issuedOk;
   }
 
   /** Builds the UUID generator on `lg`'s lease (replacing one built on an earlier lease). */
@@ -70,7 +60,7 @@ export class UuidIssuer implements UuidSource {
         registry,
         layout: this.opts.layout,
         nodeBits: this.format.nodeBits,
-        generator: { ...policies, onEvent: this.onEvent },
+        generator: { ...policies, onEvent: this.logging.onEvent },
       });
     } catch (err) {
       // Issuing IDs goes on; the UUID routes answer with this error.
@@ -107,7 +97,7 @@ export class UuidIssuer implements UuidSource {
 
   /** Closes the generator; the lease stays with the Snowflake generator, which releases it. */
   async close(): Promise<void> {
-    this.flushLogs();
+    this.logging.flush();
     const g = this.gen;
     if (g !== undefined) await g.close();
   }

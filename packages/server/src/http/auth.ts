@@ -1,8 +1,4 @@
-/**
- * Bearer-token authentication: `Authorization: Bearer TOKEN`, compared in constant time
- * (both sides hashed with SHA-256, then `crypto.timingSafeEqual`, so neither the content
- * nor the length of the configured token leaks through timing).
- */
+// Bearer tokens compared in constant time: both sides hashed, so neither content nor length leaks.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FlurryError } from '@flurry/core';
 import { serverError } from '../errors.js';

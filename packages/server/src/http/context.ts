@@ -1,17 +1,9 @@
-/**
- * What the HTTP routes need from the running service: the layout, a way to issue IDs,
- * readiness, metrics, the limits and the optional public-ID codec. `service.ts` builds it
- * around the leased generator; the routes never see the registry, so no route can change
- * the node, the layout or the clock.
- */
+// What the HTTP routes see of the service: never the registry, so no route can change the node,
+// the layout or the clock.
 import type { FlurryError, FlurryLogger, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
 import type { FeatureStates } from './feature.js';
 
-/**
- * Where the routes get IDs: the service's issuer around the leased generator (see
- * ../issuing.ts), which reports every ID it issues and every refusal once, whichever
- * route or protocol asked.
- */
+/** Where the routes get IDs: the service's issuer around the leased generator (../issuing.ts). */
 export interface IdSource {
   /** One new ID; throws coded errors while fenced or not started. */
   next(): bigint;

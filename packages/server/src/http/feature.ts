@@ -1,8 +1,5 @@
-/**
- * A feature's place on the routes' context: the feature (a folder: its routes, its state, its settings) puts
- * its state in its own {@link FeatureSlot} when the service is built, and its routes read it back. The context
- * holds only what every route needs; nothing outside a feature knows the type of its state.
- */
+// A feature (a folder: its routes, state and settings) keeps its state in its own slot of the routes'
+// context; nothing outside it knows the state's type.
 /** Each feature's state on one context, by slot. */
 export type FeatureStates = Map<FeatureSlot<unknown>, unknown>;
 

@@ -1,17 +1,8 @@
-/**
- * The 503 an HTTP caller gets while this instance is fenced. The generator's own message
- * (`FLURRY_E_LEASE_EXPIRED`) speaks to the program holding the lease ("acquire a new
- * lease"); an HTTP caller can do nothing of the kind, so the service says what it can do:
- * retry after `Retry-After`, or use another instance. The code, status and details stay.
- */
+// The generator's `FLURRY_E_LEASE_EXPIRED` speaks to the lease holder; an HTTP caller is told what it can do instead.
 import { FlurryError } from '@flurry/core';
 import { RETRY_AFTER_SECONDS } from './respond.js';
 
-/**
- * `err` as an HTTP caller should read it: a `FLURRY_E_LEASE_EXPIRED` refusal of the
- * generator is reworded (why this instance issues nothing, and what the caller can do);
- * every other error is returned as it is.
- */
+/** `err` as an HTTP caller should read it: a fenced refusal reworded (code, status and details kept), else as it is. */
 export function forHttpCaller(err: unknown): unknown {
   if (!(err instanceof FlurryError) || err.code !== 'FLURRY_E_LEASE_EXPIRED' || !('overByMs' in err.details))
     return err;

@@ -1,14 +1,6 @@
-/**
- * The request handler: limits, routing, authentication and error mapping, on `node:http`
- * directly. The per-request path is a length check, one pass over the raw headers, one
- * Map lookup of the path in the route table (`routes/index.ts`, through `router.ts`) and
- * the route itself; everything a route throws becomes a coded JSON error with its status
- * (never a stack trace). An unexpected exception is a 500 `FLURRY_E_INTERNAL` plus one
- * log line, and the server keeps running.
- *
- * Order of checks: URL length (414) → body size (413) → route (404) → method (405) →
- * bearer token (401) → the route (400 bad input, 403, 503 fenced, 200).
- */
+// The request handler on `node:http` directly: URL length (414) → body size (413) → route (404) →
+// method (405) → bearer token (401) → the route. What a route throws becomes a coded JSON error
+// (an unexpected one a 500 `FLURRY_E_INTERNAL` and one log line; never a stack trace).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FlurryError } from '@flurry/core';
@@ -23,9 +15,8 @@ import { Router, type BoundRoute } from './router.js';
 import { ROUTES, UNMATCHED_ROUTE } from './routes/index.js';
 
 /**
- * Builds the `(req, res)` handler for a service context, over the service's route table.
- * Another table (e.g. a test's, the service's plus a route being written) is served the
- * same way; the request metrics are labelled by the service's table only.
+ * Builds the `(req, res)` handler for a service context, over the service's route table (or
+ * another, e.g. a test's; the request metrics are labelled by the service's table only).
  *
  * @example
  * ```ts
@@ -86,7 +77,7 @@ export function createRequestHandler(
     done(req, url, routeId, status, t0);
   }
 
-  /** Method, token, then the route; {@link LATER} when it answers asynchronously (metrics recorded when it settles). */
+  /** Method, token, then the route; {@link LATER} when it answers asynchronously. */
   function serve(
     hit: BoundRoute,
     req: IncomingMessage,

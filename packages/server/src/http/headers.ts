@@ -1,8 +1,4 @@
-/**
- * One pass over a request's raw headers picking out the few the service reads
- * (`Authorization`, `Accept`, `Accept-Encoding`, `Content-Length`, `Transfer-Encoding`), without building
- * Node's lower-cased `req.headers` object on the hot path.
- */
+// One pass over the raw headers for the few the service reads, without building Node's `req.headers` on the hot path.
 
 /** The headers the service reads. Reused across requests (filled by {@link scanHeaders}). */
 export class RequestHeaders {
@@ -15,9 +11,8 @@ export class RequestHeaders {
 }
 
 /**
- * Fills `out` from `raw` (Node's `req.rawHeaders`: name, value, name, value, …). When a
- * header repeats, the first occurrence wins (except `Content-Length`: any value counts,
- * the largest is kept, so a smuggled second length cannot hide a big body).
+ * Fills `out` from `req.rawHeaders`. A repeated header: the first wins, but of `Content-Length` the
+ * largest (a smuggled second length cannot hide a big body).
  */
 export function scanHeaders(raw: readonly string[], out: RequestHeaders): RequestHeaders {
   out.authorization = undefined;

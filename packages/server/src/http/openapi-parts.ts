@@ -1,7 +1,4 @@
-/**
- * Pieces of OpenAPI operations shared by the route declarations (responses every route
- * can give). The document itself is assembled in `../openapi.ts`.
- */
+// Pieces of OpenAPI operations shared by the route declarations.
 
 /** An error response object with an optional headers object. */
 export const errorResponse = (description: string, headers?: Record<string, unknown>): Record<string, unknown> => ({

@@ -1,15 +1,10 @@
-/**
- * Writing responses on the hot path: fixed content types, `Content-Length` always set (so
- * keep-alive works without chunking), error bodies in the one shape the API promises:
- * `{"error":{"code":"FLURRY_E_…","message":"…"}}`.
- */
+// Responses always carry `Content-Length` (keep-alive without chunking); errors are
+// `{"error":{"code":"FLURRY_E_…","message":"…"}}`.
 import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';
 import { httpStatusOf, ServerErrorCode } from '../errors.js';
 
-/** `application/json; charset=utf-8` */
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** `text/plain; charset=utf-8` */
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** Sends a body known to be ASCII (IDs, JSON of IDs): its length is its byte length. */
@@ -34,22 +29,16 @@ export function sendText(
   return status;
 }
 
-/** Extra headers for an error response. */
+/** Extra headers of an error response: `Allow` (405), and closing the connection after it (HTTP/1 only: h2 forbids `connection`). */
 export interface ErrorHeaders {
-  /** 405: the allowed methods. */
   allow?: string;
-  /** Close the connection after the response (oversized input); HTTP/1 only (h2 forbids `connection`: the stream alone ends). */
   close?: boolean;
 }
 
 /** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 1;
 
-/**
- * Sends a coded error with its status. Anything that is not a {@link FlurryError} with a
- * known status becomes a generic 500 `FLURRY_E_INTERNAL` (the caller logs the detail; the
- * body never carries a stack trace or an internal message).
- */
+/** Sends a coded error with its status; anything else is a generic 500 `FLURRY_E_INTERNAL` (the caller logs it). */
 export function sendError(res: ServerResponse, err: unknown, extra?: ErrorHeaders): number {
   let status = httpStatusOf(err);
   let code: string;

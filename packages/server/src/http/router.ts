@@ -1,8 +1,4 @@
-/**
- * Matching a request path to a route of the table: exact paths through one Map lookup,
- * then the `{param}` patterns in table order. Each route's handler is built once per
- * service with its reusable {@link RouteInput}.
- */
+// A request path to its route: exact paths through one Map lookup, then the `{param}` patterns in table order.
 import { serverError } from '../errors.js';
 import type { HttpContext } from './context.js';
 import { RequestHeaders } from './headers.js';
@@ -15,16 +11,13 @@ export interface BoundRoute {
   readonly route: Route;
   readonly handle: RouteHandler;
   readonly input: RouteInput;
-  /** The `Allow` header. */
   readonly allow: string;
   readonly allowHead: boolean;
-  /** Whether this service checks the bearer token on it (token configured and the route's `auth` asks). */
+  /** Token configured and the route's `auth` asks for it. */
   readonly needsToken: boolean;
-  /** Whether the token may come as `?token=` (route auth `token-or-query`). */
   readonly tokenInQuery: boolean;
-  /** Pattern routes: the literal start of the path. */
+  /** Pattern routes: the literal start of the path, then the segments after it (`null` for a `{param}`). */
   readonly prefix: string;
-  /** Pattern routes: the segments after the prefix, `null` for a `{param}`. */
   readonly segments: ReadonlyArray<string | null>;
 }
 

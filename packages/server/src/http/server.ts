@@ -1,12 +1,5 @@
-/**
- * The HTTP port's server around the request handler: header-size and timeout limits, and
- * coded answers for requests Node cannot even parse (431 for an oversized header block
- * or request line, 400 for malformed HTTP), so no client ever sees a bare socket reset
- * or Node's default error page. Plain: `node:http` (HTTP/1.1). With TLS: `node:http2`'s
- * secure server, h2 and HTTP/1.1 chosen by ALPN, the same handler for both (Node's
- * compatibility API); its `closeIdleConnections` also sends every h2 session a GOAWAY
- * (streams in flight finish), and `closeAllConnections` cuts them.
- */
+// The HTTP port's server: limits, and coded answers (431, 408, 400) for requests Node cannot parse,
+// never a bare reset. With TLS, `node:http2`'s secure server (h2 and HTTP/1.1 by ALPN, one handler).
 import { createServer, Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
@@ -18,7 +11,7 @@ import { UNMATCHED_ROUTE } from './routes/index.js';
 /** Largest header block (request line included) Node will parse; beyond is 431. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
-/** The HTTP port's server: `node:http`, or with TLS `node:http2`'s secure server (see the module comment). */
+/** The HTTP port's server: `node:http`, or with TLS `node:http2`'s secure server. */
 export type HttpServer = Server | (Http2SecureServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>);
 
 /** The certificate and key of the HTTP port, and their reloads (`TlsFiles`). */
@@ -27,10 +20,7 @@ export interface HttpTls {
   onReload(fn: (pair: { cert: Buffer; key: Buffer }) => void): void;
 }
 
-/**
- * Creates the HTTP server (not yet listening); with `tls` an HTTPS server speaking h2 and
- * HTTP/1.1 (by ALPN) that takes each reloaded certificate and key for new connections.
- */
+/** Creates the HTTP server (not yet listening); with `tls` HTTPS (h2 and HTTP/1.1) taking each reloaded certificate. */
 export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
   const limits = {
     maxHeaderSize: MAX_HEADER_BYTES,
@@ -66,7 +56,10 @@ export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {
   return server;
 }
 
-/** h2 and HTTP/1.1 over TLS; HTTP/1.1 connections get the plain server's limits (node:http reads them from the server), h2 sessions its keep-alive timeout. */
+/**
+ * h2 and HTTP/1.1 over TLS: HTTP/1.1 connections get the plain server's limits, h2 sessions its keep-alive
+ * timeout; `closeIdleConnections` sends each h2 session a GOAWAY, `closeAllConnections` cuts them.
+ */
 function secureServer(ctx: HttpContext, tls: HttpTls, limits: { keepAliveTimeout: number }): HttpServer {
   // The handler uses only what node:http's and node:http2's compatibility objects share.
   const handler = createRequestHandler(ctx) as unknown as Parameters<typeof createSecureServer>[1];

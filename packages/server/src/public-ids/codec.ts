@@ -1,7 +1,4 @@
-/**
- * The public-ID feature's state (issue 7): the codec over the service's IDs, built from its key settings, in
- * the {@link PUBLIC_IDS} slot of the routes' context. Off (no slot state) when no key is configured.
- */
+// The public-ID feature's state: the codec over the service's IDs, when a key is configured.
 import { FlurryError, PublicIdCodec, loadKeysFromFile, parseKeys } from '@flurry/core';
 import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';

@@ -1,15 +1,11 @@
-/**
- * Public IDs (keyed, reversible obfuscation; issue 7): `GET /v1/public-ids/next` and
- * `GET /v1/public-ids/{publicId}`. Present only when a public-ID key is configured;
- * decoding reveals the real ID, so it needs the bearer token, and is disabled when the
- * service has no token configured.
- */
+// Public IDs (keyed, reversible obfuscation): on only with a public-ID key; decoding reveals the
+// real ID, so it needs the bearer token (disabled without one).
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
 import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
-import { pathSegment, wantsText } from '../http/routes/ids.js';
+import { decodedBody, pathSegment, wantsText } from '../http/routes/ids.js';
 import { PUBLIC_IDS, requirePublicIds, type PublicIds } from './codec.js';
 
 const codec = (ctx: HttpContext): PublicIds => requirePublicIds(PUBLIC_IDS.get(ctx));
@@ -65,20 +61,8 @@ export const publicDecodeRoute: Route = {
       );
     }
     const publicId = pathSegment(input.params[0]);
-    const d = ctx.layout.decode(c.decode(publicId));
-    return sendText(
-      res,
-      200,
-      JSON_TYPE,
-      JSON.stringify({
-        publicId,
-        id: d.id.toString(),
-        unixMs: d.unixMs,
-        timestamp: d.timestamp,
-        fields: d.fields,
-        sequence: d.sequence,
-      }),
-    );
+    const body = { publicId, ...decodedBody(ctx.layout.decode(c.decode(publicId))) };
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(body));
   },
   openapi: {
     operationId: 'decodePublicId',

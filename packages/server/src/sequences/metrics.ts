@@ -1,7 +1,4 @@
-/**
- * Per-key metrics of segment mode, read from the sequences' own counts at scrape time, with
- * at most `maxKeys` key labels plus `key="_other"`: docs/segments.md#metrics.
- */
+// Per-key metrics of segment mode, at most `maxKeys` key labels plus `key="_other"` (docs/segments.md#metrics).
 import type { Registry } from 'prom-client';
 import { bucketOf, pushHistogram, registerScrapeMetric, type ScrapeValue as Value } from '../scrape-metric.js';
 import type { SequenceEvent, Sequences, SequenceStatus } from '@flurry/segments';
@@ -12,23 +9,14 @@ export const DEFAULT_MAX_KEY_LABELS = 100;
 /** The label of the keys beyond the bound. */
 export const OTHER_KEYS = '_other';
 
-/** Fetch latency buckets, seconds. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** The counts a sequence keeps (`wasted` and `handedBack` are decimal strings there). */
 const COUNTS = ['issued', 'fetches', 'failures', 'waits', 'wasted', 'handedBack'] as const;
 type Counts = Record<(typeof COUNTS)[number], number>;
 
-interface Totals extends Counts {
-  hist: Float64Array;
-  sum: number;
-}
-
-interface Gauges {
-  step: number;
-  buffered: number;
-  segments: number;
-}
+type Totals = Counts & { hist: Float64Array; sum: number };
+type Gauges = { step: number; buffered: number; segments: number };
 
 const countsOf = (s?: SequenceStatus): Counts =>
   Object.fromEntries(COUNTS.map((k) => [k, s ? Number(s[k]) : 0])) as Counts;
@@ -109,7 +97,6 @@ export class SequenceMetrics {
     );
   }
 
-  /** The listener to pass as `onEvent` to `openSequences`. */
   readonly onEvent = (e: SequenceEvent): void => {
     if (e.type === 'closed') {
       this.fold(e.status);
@@ -130,7 +117,6 @@ export class SequenceMetrics {
     t.sum += s;
   };
 
-  /** Reads the counters and gauges of `sequences` at each scrape. */
   attach(sequences: Sequences): void {
     this.sequences = sequences;
   }

@@ -1,7 +1,4 @@
-/**
- * Segment mode's state (`flurry serve --sequences URL`, docs/segments.md): the store's settings, the open
- * sequences once the store answers, and their metrics, in the {@link SEQUENCES} slot of the routes' context.
- */
+// Segment mode's state (`flurry serve --sequences URL`): the open sequences once the store answers, and their metrics.
 import type { FlurryError } from '@flurry/core';
 import { openSequences, type Sequences } from '@flurry/segments';
 import type { Registry } from 'prom-client';
@@ -10,7 +7,6 @@ import { FeatureSlot } from '../http/feature.js';
 import type { Logger } from '../http/context.js';
 import { SequenceMetrics } from './metrics.js';
 
-/** The settings segment mode uses. */
 type SegmentSettings = Pick<
   ServeConfig,
   'autoCreate' | 'allowVolatileStore' | 'maxBatch' | 'sequenceMaxStep' | 'sequenceTargetMs'

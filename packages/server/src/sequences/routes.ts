@@ -1,9 +1,4 @@
-/**
- * Segment mode over HTTP (`flurry serve --sequences URL`, docs/segments.md#the-service-and-the-cli):
- * `/v1/sequences/{key}/next`, `/v1/sequences/{key}?count=N`, `/v1/sequences/{key}/status` and
- * Leaf's `/api/segment/get/{key}`. Without `--sequences` every route is 404 `FLURRY_E_NOT_FOUND`.
- */
-import type { ServerResponse } from 'node:http';
+// Segment mode over HTTP (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
@@ -42,12 +37,6 @@ function keyOf(raw: string): string {
   }
 }
 
-/** Writes one number; a key holds only A-Z a-z 0-9 _ . : - (checked by get()), so it needs no JSON escaping. */
-function answer(res: ServerResponse, text: boolean, key: string, value: string): number {
-  if (text) return sendAscii(res, 200, TEXT_TYPE, value);
-  return sendAscii(res, 200, JSON_TYPE, '{"key":"' + key + '","value":"' + value + '"}');
-}
-
 /** Sends the next number of `seq` with `send`: at once from the buffer, else once a segment arrives. */
 function nextOf(seq: Sequence, send: (value: string) => number): number | Promise<number> {
   const v = seq.tryNextString();
@@ -72,7 +61,12 @@ export const sequenceNextRoute: Route = {
     const seq = sequenceOf(ctx, input);
     // Read before any await: the input object serves the next request meanwhile.
     const text = wantsText(input.headers.accept);
-    return nextOf(seq, (v) => answer(res, text, seq.key, v));
+    // A key holds only A-Z a-z 0-9 _ . : - (checked by get()), so it needs no JSON escaping.
+    return nextOf(seq, (v) =>
+      text
+        ? sendAscii(res, 200, TEXT_TYPE, v)
+        : sendAscii(res, 200, JSON_TYPE, '{"key":"' + seq.key + '","value":"' + v + '"}'),
+    );
   },
   openapi: {
     operationId: 'nextInSequence',

@@ -1,8 +1,6 @@
-/**
- * `flurry sql --release [--slot N]` (docs/sql.md): frees the node of this database's generator through
- * `<prefix>release_node()`, or a SQL generator's reservation of a slot (its row directly when its DDL
- * never ran). A slot a service holds is refused: services free their own slots when they stop.
- */ import { quoteSqlTable, type Layout } from '@flurry/core';
+// `flurry sql --release [--slot N]` (docs/sql.md): frees the generator's node through `<prefix>release_node()`,
+// or a reservation whose DDL never ran through its row. A slot a service holds is refused.
+import { quoteSqlTable, type Layout } from '@flurry/core';
 import { SlotMap } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 import { connectSql, generatorError, generatorState, sqlNow, text, type SqlConnection } from './reserve.js';

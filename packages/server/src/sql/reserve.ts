@@ -1,8 +1,6 @@
-/**
- * The node reservation behind `flurry sql --generate [--apply]` (docs/sql.md, "In-database generation"):
- * claims a free slot of the cluster in the registry table for the "sql generator" and builds (with
- * `apply`: runs) the generator's DDL for it; without `apply` a preview that writes nothing.
- */ import { randomBytes } from 'node:crypto';
+// `flurry sql --generate [--apply]` (docs/sql.md): claims a free slot of the cluster for the in-database
+// generator and builds (with `apply`: runs) its DDL; without `apply` a preview that writes nothing.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
   FlurryError,
@@ -21,10 +19,9 @@ import {
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
-/** A minimal SQL connection over `pg` or `mysql2` (positional `?` parameters). */
+/** One SQL connection over `pg` or `mysql2` (positional `?` parameters) to the registry `table` (`?table=`). */
 export interface SqlConnection {
   readonly dialect: 'postgres' | 'mysql';
-  /** The registry table named by `?table=` (default `flurry_nodes`). */
   readonly table: string;
   /** The URL without its password. */
   readonly redacted: string;
@@ -33,11 +30,8 @@ export interface SqlConnection {
 }
 
 /**
- * Opens one connection for a `postgres://` (`postgresql://`) or `mysql://` (`mariadb://`)
- * URL, parsed as the SQL registries parse it (`parseSqlUrl`: `?table=`, `?sslmode=`). Throws
- * `FLURRY_E_USAGE` (bad input, exit 2) for a malformed or non-database URL or a bad table name,
- * `FLURRY_E_REGISTRY_AUTH` for refused credentials and `FLURRY_E_REGISTRY_UNREACHABLE` for a
- * database that does not answer (never printing the password).
+ * Opens one connection for a SQL registry URL (as `parseSqlUrl` reads it). Throws `FLURRY_E_USAGE` for a
+ * bad URL, `FLURRY_E_REGISTRY_AUTH` or `FLURRY_E_REGISTRY_UNREACHABLE` (never printing the password).
  */
 export async function connectSql(url: string): Promise<SqlConnection> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
@@ -54,13 +48,12 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     throw serverError('USAGE', (err as Error).message);
   }
   const { dialect, table, redacted } = u;
-  const missing = (message: string, pkg: string, err: unknown): Error =>
-    registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err);
   const client = await loadClient(
     dialect,
     `flurry sql (${redacted})`,
     (): Promise<unknown> => (dialect === 'postgres' ? import('pg') : import('mysql2/promise')),
-    missing,
+    (message: string, pkg: string, err: unknown) =>
+      registryError('CLIENT_MISSING', message, { url: redacted, package: pkg }, err),
   );
   const pool = sqlPool(dialect, client, { ...u, size: 1, connectTimeoutMs: 10_000, application: 'flurry-sql' });
   try {

@@ -1,10 +1,5 @@
-/**
- * How to use the in-database generator for a table's key, as `flurry sql --generate` prints
- * it: statements that work as written on each engine. PostgreSQL takes a function call as a
- * column `DEFAULT`; MySQL and MariaDB refuse a stored function there (MariaDB: ERROR 1901
- * "Function or expression … cannot be used in the DEFAULT clause"), so there a
- * `BEFORE INSERT` trigger fills the key (a key given explicitly is kept). See docs/sql.md.
- */
+// MySQL and MariaDB refuse a stored function in a column DEFAULT (MariaDB ERROR 1901), so there a
+// BEFORE INSERT trigger fills the key; PostgreSQL takes the call as the DEFAULT.
 import type { LayoutSql } from '@flurry/core';
 
 /**

@@ -1,10 +1,6 @@
-/**
- * The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift):
- * framed transport, binary protocol. A refusal for the clock (`FLURRY_E_CLOCK_*`) answers
- * `InvalidSystemClock`, any other a `TApplicationException` whose message starts with the code.
- * An ID with the 64th bit set travels as a negative i64 (a warning at start). An oversized frame,
- * bytes that are not a call or an unknown field type close that connection only.
- */
+// The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift).
+// A clock refusal answers `InvalidSystemClock`, any other a `TApplicationException` starting with the
+// code; bytes that are not a well-formed call close that connection only.
 import net from 'node:net';
 import thrift from 'thrift';
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
@@ -61,7 +57,7 @@ export interface ThriftServer {
   close(): Promise<void>;
 }
 
-/** thrift 0.24's frame splitter; @types/thrift (0.10) lacks its third parameter, the largest frame accepted. */
+/** thrift 0.24's frame splitter (@types/thrift 0.10 lacks its third parameter, the largest frame). */
 // eslint-disable-next-line @typescript-eslint/unbound-method -- a static factory that never uses `this`
 const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
   onFrame: (frame: InstanceType<typeof thrift.TFramedTransport>) => void,
@@ -71,7 +67,7 @@ const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
 
 const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
 
-/** The keys of {@link ThriftServerOptions}; any other is refused with `FLURRY_E_UNKNOWN_OPTION`. */
+/** Any other key is refused with `FLURRY_E_UNKNOWN_OPTION`. */
 const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
   host: true,
   port: true,
@@ -129,13 +125,6 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     idle?.add(socket);
     socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
     socket.on('close', () => sockets.delete(socket));
-    const reject = (reason: string, err?: unknown): void => {
-      logger?.warn(
-        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason, err: (err as Error)?.message },
-        'Thrift connection closed: bad request',
-      );
-      socket.destroy();
-    };
     const receive = frameReceiver(
       (frame) => {
         if (socket.destroyed) return;
@@ -151,7 +140,10 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
       try {
         receive(data);
       } catch (err) {
-        reject(err instanceof ThriftProtocolViolation ? err.message : 'bad frame', err);
+        const reason = err instanceof ThriftProtocolViolation ? err.message : 'bad frame';
+        const remote = `${socket.remoteAddress}:${socket.remotePort}`;
+        logger?.warn({ remote, reason, err: (err as Error)?.message }, 'Thrift connection closed: bad request');
+        socket.destroy();
       }
     });
     socket.on('end', () => socket.end());

@@ -58,7 +58,13 @@ export class ThriftProtocolViolation extends Error {
 type Frame = InstanceType<typeof TFramedTransport>;
 type Protocol = InstanceType<typeof TBinaryProtocol>;
 
-const CALLS = new Set(['get_worker_id', 'get_timestamp', 'get_id', 'get_datacenter_id']);
+/** The calls of the service and how each is answered. */
+const CALLS: ReadonlyMap<string, (h: SnowflakeHandler, userAgent: string) => bigint> = new Map([
+  ['get_worker_id', (h) => h.getWorkerId()],
+  ['get_datacenter_id', (h) => h.getDatacenterId()],
+  ['get_timestamp', (h) => h.getTimestamp()],
+  ['get_id', (h, userAgent) => h.getId(userAgent)],
+]);
 
 /** Thrift's TApplicationExceptionType values used here (the library's write drops the type, so it is written by hand). */
 const APP_UNKNOWN_METHOD = 1;
@@ -100,7 +106,8 @@ export class SnowflakeProcessor {
       });
     }
 
-    if (!CALLS.has(name)) {
+    const call = CALLS.get(name);
+    if (call === undefined) {
       if (mtype === MessageType.ONEWAY) return null;
       return reply(name, MessageType.EXCEPTION, seqid, (out) =>
         writeApplicationException(out, APP_UNKNOWN_METHOD, `Unknown function ${name.slice(0, 64)}`),
@@ -109,19 +116,7 @@ export class SnowflakeProcessor {
 
     let value: bigint;
     try {
-      switch (name) {
-        case 'get_worker_id':
-          value = this.handler.getWorkerId();
-          break;
-        case 'get_datacenter_id':
-          value = this.handler.getDatacenterId();
-          break;
-        case 'get_timestamp':
-          value = this.handler.getTimestamp();
-          break;
-        default:
-          value = this.handler.getId(userAgent ?? '');
-      }
+      value = call(this.handler, userAgent ?? '');
     } catch (err) {
       if (mtype === MessageType.ONEWAY) return null;
       if (err instanceof SnowflakeCallError && name === 'get_id') {
@@ -163,20 +158,10 @@ function readArgs(input: Protocol, wantUserAgent: boolean): string | undefined {
   return userAgent;
 }
 
-const KNOWN_TYPES = new Set<number>([
-  T.BOOL,
-  T.BYTE,
-  T.I16,
-  T.I32,
-  T.I64,
-  T.DOUBLE,
-  T.STRING,
-  T.STRUCT,
-  T.MAP,
-  T.SET,
-  T.LIST,
-  16 /* UUID */,
-]);
+/** The field types a reader can skip (16: UUID). */
+const KNOWN_TYPES = new Set<number>(
+  (['BOOL', 'BYTE', 'I16', 'I32', 'I64', 'DOUBLE', 'STRING', 'STRUCT', 'MAP', 'SET', 'LIST'] as const).map((k) => T[k]),
+).add(16);
 
 function reply(name: string, type: number, seqid: number, body: Write): Buffer {
   let framed: Buffer | undefined;

@@ -1,12 +1,7 @@
-/**
- * The ID routes: `GET /v1/ids/next`, `GET /v1/ids?count=N` and `GET /v1/ids/{id}`. IDs are
- * always decimal strings in JSON, so no client rounds them through a double. The batch
- * route owns its body writer (one per service, see ../batch-body.ts).
- */
-import { parseId } from '@flurry/core';
+// The ID routes. IDs are always decimal strings in JSON, so no client rounds them through a double.
+import { parseId, type DecodedId } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
 import { BatchBodyWriter, type FillIds } from '../batch-body.js';
-import type { HttpContext } from '../context.js';
 import { BAD, COMMON, FENCED, countParam, jsonOk, oneOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
@@ -70,10 +65,7 @@ export function parseCount(query: string, max: number, path = '/v1/ids'): number
   return n;
 }
 
-/**
- * `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own
- * {@link BatchBodyWriter} (its response buffers are reused once each response finishes).
- */
+/** `GET /v1/ids?count=N` → `{"ids":["…",…]}`, N increasing IDs, written by the route's own {@link BatchBodyWriter}. */
 export const idsBatchRoute: Route = {
   name: 'ids_batch',
   path: '/v1/ids',
@@ -115,18 +107,14 @@ export const idsBatchRoute: Route = {
   },
 };
 
-/** The JSON of a decoded ID: `{"id","unixMs","timestamp","fields":{…},"sequence"}`. */
-export function decodedJson(ctx: Pick<HttpContext, 'layout'>, raw: string): string {
-  const id = parseId(raw, ctx.layout);
-  const d = ctx.layout.decode(id);
-  return JSON.stringify({
-    id: d.id.toString(),
-    unixMs: d.unixMs,
-    timestamp: d.timestamp,
-    fields: d.fields,
-    sequence: d.sequence,
-  });
-}
+/** A decoded ID as the API answers it: `{"id","unixMs","timestamp","fields":{…},"sequence"}`. */
+export const decodedBody = (d: DecodedId) => ({
+  id: d.id.toString(),
+  unixMs: d.unixMs,
+  timestamp: d.timestamp,
+  fields: d.fields,
+  sequence: d.sequence,
+});
 
 /** `GET /v1/ids/{id}` → the decoded ID under this service's layout; 400 for a malformed, negative or too wide ID. */
 export const idsDecodeRoute: Route = {
@@ -134,7 +122,10 @@ export const idsDecodeRoute: Route = {
   path: '/v1/ids/{id}',
   methods: READ,
   auth: 'token',
-  create: (ctx) => (res, input) => sendText(res, 200, JSON_TYPE, decodedJson(ctx, pathSegment(input.params[0]))),
+  create: (ctx) => (res, input) => {
+    const d = ctx.layout.decode(parseId(pathSegment(input.params[0]), ctx.layout));
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(decodedBody(d)));
+  },
   openapi: {
     operationId: 'decodeId',
     summary: "Decode an ID under this service's layout.",

@@ -1,9 +1,5 @@
-/**
- * The route table: every HTTP route of the service, declared once (a {@link Route} in its own file,
- * imported here at its place in the OpenAPI document). The dispatcher, the metrics' `route` label and
- * the OpenAPI paths derive from it; after a change regenerate docs/openapi.json
- * (`node packages/server/dist/openapi.js > docs/openapi.json`).
- */ import type { Route } from '../route.js';
+// The route table; after a change regenerate docs/openapi.json (`node packages/server/dist/openapi.js`).
+import type { Route } from '../route.js';
 import { consoleAssetRoute, consolePageRoute, consoleRootRoute } from '../../console/page-routes.js';
 import { idsBatchRoute, idsDecodeRoute, idsNextRoute } from './ids.js';
 import { layoutsExplainRoute } from './layouts.js';

@@ -1,9 +1,4 @@
-/**
- * `GET /v1/layouts/explain?fields=…&epoch=…&unit=…` (or `?preset=twitter`): builds a layout
- * with `@flurry/core` and answers its description (capacity, end of life, shifts), or the
- * core library's own coded refusal as a 400 (e.g. `FLURRY_E_LAYOUT_TOO_WIDE` for 73 bits).
- * Read-only: it changes nothing on the service (the console's layout explorer calls it).
- */
+// `GET /v1/layouts/explain`: builds any layout and describes it, or answers the core's refusal as a 400.
 import { serverError } from '../../errors.js';
 import { chooseLayout } from '../../layout-choice.js';
 import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
@@ -13,11 +8,8 @@ import { READ, type Route } from '../route.js';
 const PARAMS = new Set(['fields', 'preset', 'epoch', 'unit']);
 const STRING = { type: 'string' };
 
-/**
- * The description of the layout a query names (`fields` with optional `epoch` and `unit`,
- * or `preset`), as JSON; throws the core's coded layout errors, or `FLURRY_E_QUERY`.
- */
-export function explainLayout(query: string): string {
+/** The description of the layout a query names, as JSON; a coded 400 (the core's layout errors, `FLURRY_E_QUERY`). */
+function explainLayout(query: string): string {
   const params = new URLSearchParams(query);
   for (const [name] of params) {
     if (!PARAMS.has(name))
@@ -46,7 +38,6 @@ export function explainLayout(query: string): string {
   return JSON.stringify(chooseLayout(choice).describe());
 }
 
-/** The route of {@link explainLayout}. */
 export const layoutsExplainRoute: Route = {
   name: 'layouts_explain',
   path: '/v1/layouts/explain',

@@ -1,9 +1,4 @@
-/**
- * Meituan Leaf's snowflake endpoints, so Leaf clients work unchanged:
- * `GET /api/snowflake/get/{key}` → the bare decimal ID as text, and
- * `GET /decodeSnowflakeId?snowflakeId=…` → Leaf's JSON, honouring this service's layout and
- * epoch (see ../../leaf.ts).
- */
+// Meituan Leaf's snowflake endpoints, so Leaf clients work unchanged (bodies: ../../leaf.ts).
 import { parseId } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { leafDecodeBody } from '../../leaf.js';
@@ -11,10 +6,7 @@ import { BAD, COMMON, FENCED, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
 
-/**
- * `GET /api/snowflake/get/{key}`: the key (Leaf's biz tag) is required (an empty one is
- * 404) but, as in Leaf's snowflake mode, does not change the ID.
- */
+/** `GET /api/snowflake/get/{key}`: the bare decimal ID as text. */
 export const leafGetRoute: Route = {
   name: 'leaf_get',
   path: '/api/snowflake/get/{key}',
@@ -22,8 +14,7 @@ export const leafGetRoute: Route = {
   auth: 'token',
   create: (ctx) => {
     const ids = ctx.ids;
-    // Leaf's snowflake mode ignores the key too; the router guarantees it is non-empty.
-    return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString());
+    return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString()); // the key is ignored, as in Leaf's snowflake mode
   },
   openapi: {
     operationId: 'leafGet',
@@ -41,30 +32,21 @@ export const leafGetRoute: Route = {
   },
 };
 
-/**
- * The value of `snowflakeId`, given exactly once in the query string.
- *
- * @throws FlurryError `FLURRY_E_QUERY` when it is missing or repeated.
- */
-export function snowflakeIdOf(query: string): string {
-  const all = new URLSearchParams(query).getAll('snowflakeId');
-  if (all.length !== 1) {
-    throw serverError(
-      'QUERY',
-      `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
-    );
-  }
-  return all[0];
-}
-
-/** `GET /decodeSnowflakeId?snowflakeId=…`. */
+/** `GET /decodeSnowflakeId?snowflakeId=…` (given exactly once). */
 export const leafDecodeRoute: Route = {
   name: 'leaf_decode',
   path: '/decodeSnowflakeId',
   methods: READ,
   auth: 'token',
   create: (ctx) => (res, input) => {
-    const id = parseId(snowflakeIdOf(input.query), ctx.layout);
+    const all = new URLSearchParams(input.query).getAll('snowflakeId');
+    if (all.length !== 1) {
+      throw serverError(
+        'QUERY',
+        `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
+      );
+    }
+    const id = parseId(all[0], ctx.layout);
     return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));
   },
   openapi: {

@@ -1,10 +1,4 @@
-/**
- * `GET /v1/ids/range?from=&to=`: the half-open ID interval `[min, maxExclusive)` holding
- * exactly the IDs of this service's layout whose time is in `[from, to)` (rounded down to
- * the unit), for range scans and time partitions on an ID column. `from` and `to` are ISO
- * 8601 dates or Unix milliseconds; IDs are decimal strings.
- */
-import type { ServerResponse } from 'node:http';
+// `GET /v1/ids/range?from=&to=`: the ID interval `[min, maxExclusive)` of the times `[from, to)`.
 import { parseTime, type Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import type { HttpContext } from '../context.js';
@@ -12,10 +6,7 @@ import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
 
-/**
- * The JSON-safe form of a layout's bounds of `[fromMs, toMs)` (the same object the CLI's
- * `flurry range --json` prints): 64-bit values as decimal strings.
- */
+/** A layout's bounds of `[fromMs, toMs)` as `flurry range --json` prints them (64-bit values as decimal strings). */
 export function rangeJson(layout: Layout, fromMs: number, toMs: number) {
   const b = layout.bounds(fromMs, toMs);
   return {
@@ -45,36 +36,27 @@ function oneParam(params: URLSearchParams, name: string): string {
   return all[0];
 }
 
-/**
- * `GET /v1/ids/range?from=…&to=…` → {@link rangeJson} under the service's layout; 400 with
- * `FLURRY_E_QUERY` (missing or repeated parameter), `FLURRY_E_INVALID_OPTION` (not a
- * time, or `to` before `from`) or `FLURRY_E_TIME_OUT_OF_RANGE` (outside the layout's life).
- */
-export function idsRange(ctx: Pick<HttpContext, 'layout'>, res: ServerResponse, query: string): number {
-  const params = new URLSearchParams(query);
-  for (const key of params.keys()) {
-    if (key !== 'from' && key !== 'to') {
-      throw serverError(
-        'QUERY',
-        `unknown query parameter ${JSON.stringify(key.slice(0, 24))}; this route takes from and to`,
-        {
-          parameter: key.slice(0, 24),
-        },
-      );
-    }
-  }
-  const from = parseTime(oneParam(params, 'from'), 'from');
-  const to = parseTime(oneParam(params, 'to'), 'to');
-  return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
-}
-
-/** The route declaration of `GET /v1/ids/range` (see routes/index.ts). */
+/** `GET /v1/ids/range?from=…&to=…` → {@link rangeJson} under the service's layout, or a coded 400. */
 export const idsRangeRoute: Route = {
   name: 'ids_range',
   path: '/v1/ids/range',
   methods: READ,
   auth: 'token',
-  create: (ctx: HttpContext) => (res, input) => idsRange(ctx, res, input.query),
+  create: (ctx: HttpContext) => (res, input) => {
+    const params = new URLSearchParams(input.query);
+    for (const key of params.keys()) {
+      if (key !== 'from' && key !== 'to') {
+        throw serverError(
+          'QUERY',
+          `unknown query parameter ${JSON.stringify(key.slice(0, 24))}; this route takes from and to`,
+          { parameter: key.slice(0, 24) },
+        );
+      }
+    }
+    const from = parseTime(oneParam(params, 'from'), 'from');
+    const to = parseTime(oneParam(params, 'to'), 'to');
+    return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
+  },
   openapi: {
     operationId: 'idRange',
     summary:

@@ -1,10 +1,4 @@
-/**
- * The UUIDv7 routes (docs/uuids.md): `GET /v1/uuids/next`, `GET /v1/uuids?count=N` and
- * `GET /v1/uuids/{uuid}`. The UUIDs come from the service's UUID generator on its own node
- * lease (../../uuid-issuing.ts): fenced with the IDs, unique by construction. `format`
- * picks the text form (`canonical`, default; `hex`, `base32` — a ULID —, `base58`,
- * `base62`); bad input is 400 with a `FLURRY_E_UUID_*` code.
- */
+// The UUIDv7 routes (docs/uuids.md), from the service's UUID generator on its lease (../../uuid-issuing.ts).
 import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
@@ -124,29 +118,22 @@ export const uuidsBatchRoute: Route = {
   },
 };
 
-/** The JSON of a decoded UUID under the service's format (every field but the random bits). */
-export function decodedUuidJson(src: Pick<UuidSource, 'format'>, raw: string, form?: UuidTextForm): string {
-  const { nodeBits, sequenceBits } = src.format;
-  const d = decodeUuid(raw, { nodeBits, sequenceBits, ...(form === undefined ? {} : { form }) });
-  return JSON.stringify({ ...d, random: undefined });
-}
-
-/**
- * `GET /v1/uuids/{uuid}` → the fields of a UUIDv7 under the service's widths; 400
- * (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`) for anything that is not one.
- */
+/** `GET /v1/uuids/{uuid}` → the fields of a UUIDv7 under the service's widths; 400 for anything that is not one. */
 export const uuidsDecodeRoute: Route = {
   name: 'uuids_decode',
   path: '/v1/uuids/{uuid}',
   methods: READ,
   auth: 'token',
-  create: (ctx) => (res, input) =>
-    sendText(
-      res,
-      200,
-      JSON_TYPE,
-      decodedUuidJson(source(ctx), pathSegment(input.params[0]), parseUuidForm(input.query)),
-    ),
+  create: (ctx) => (res, input) => {
+    const { nodeBits, sequenceBits } = source(ctx).format;
+    const form = parseUuidForm(input.query);
+    const d = decodeUuid(pathSegment(input.params[0]), {
+      nodeBits,
+      sequenceBits,
+      ...(form === undefined ? {} : { form }),
+    });
+    return sendText(res, 200, JSON_TYPE, JSON.stringify({ ...d, random: undefined })); // every field but the random bits
+  },
   openapi: {
     operationId: 'decodeUuid',
     summary: "Decode a UUIDv7 under this service's node and sequence widths.",
