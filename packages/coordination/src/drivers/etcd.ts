@@ -1,14 +1,14 @@
 /**
  * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
- * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals").
+ * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals");
+ * `holders()` reads the slot keys and the records, then one `LeaseTimeToLive` per held slot.
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { errorText, registryError } from '../errors.js';
-import { rangeBySlot, readEtcdHolders } from './etcd-holders.js';
 import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
-import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
+import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
@@ -319,4 +319,76 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
   }
   opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
   return driver;
+}
+
+/** Where {@link readEtcdHolders} reads; `deadline`: the Date.now() deadline of each call; `records`: for a corrupt record's message. */
+type EtcdHoldersQuery = { prefix: string; namespace: string; deadline: number; records: RecordPlace };
+
+/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
+const ETCD_TTL_ERROR_MS = 500;
+
+interface SlotValue {
+  holder?: Partial<HolderInfo>;
+  leaseId?: string;
+  ttlMs?: number;
+  claimedAtMs?: number;
+}
+
+/** Reads every key under `<base>` whose remainder is a slot number (`keysOnly`: without their values). */
+async function rangeBySlot(
+  client: Etcd3,
+  base: string,
+  deadline: number,
+  keysOnly = false,
+): Promise<Map<number, Buffer>> {
+  const range = { key: enc(base), range_end: enc(base.slice(0, -1) + '0'), keys_only: keysOnly };
+  const res = await client.kv.range(range, { deadline });
+  const out = new Map<number, Buffer>();
+  for (const kv of res.kvs) {
+    const rest = kv.key.toString('utf8').slice(base.length);
+    if (/^(0|[1-9]\d*)$/.test(rest)) out.set(Number(rest), kv.value);
+  }
+  return out;
+}
+
+/** Lists the live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
+async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
+  const [slots, marks] = await Promise.all([
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/hw/`, q.deadline),
+  ]);
+  const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
+  const out = await Promise.all(
+    entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
+      const v = jsonObject<SlotValue>(raw.toString('utf8'));
+      if (typeof v.leaseId !== 'string') return undefined;
+      let ttl: { TTL: string; grantedTTL: string };
+      try {
+        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
+      } catch (err) {
+        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+        throw err;
+      }
+      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
+      const remaining = Number(ttl.TTL);
+      const granted = Number(ttl.grantedTTL);
+      if (!(remaining >= 0) || !(granted > 0)) return undefined;
+      const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
+      const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
+      const holder = v.holder ?? {};
+      const ours = rec !== undefined && rec.holder === holder.id;
+      return {
+        slot,
+        holder,
+        heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
+        renewedAtMs: ours ? rec.updatedAtMs : null,
+        sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
+        sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
+        expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
+        ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
+        highWaterMs: rec?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
 }

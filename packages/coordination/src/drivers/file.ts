@@ -20,12 +20,12 @@ import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-cl
 import { makeDirLevels } from '../state-dir.js';
 import { claimFileSlot, type FileSlotStore } from './file-claim.js';
 import { jsonObject } from './common.js';
-import { readFileHolders } from './file-holders.js';
 import {
   GEN_RE,
   genName,
   isKernelBoot,
   parseLeaseRecord,
+  readFileHolders,
   SEGMENT_RE,
   type FileClaim,
   type LeaseRecord,

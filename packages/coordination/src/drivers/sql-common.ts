@@ -35,10 +35,15 @@ import {
   type EngineDriverOptions,
   type PreviousHolder,
 } from './common.js';
-import { holderFromRow } from './sql-holders.js';
-import { registryStatements } from './sql-statements.js';
-import { quoteTable, REGISTRY_COLUMNS, registryTableDdl, type SqlDialect } from './sql-table.js';
-import { parseSqlUrl, type SqlUrl } from './sql-url.js';
+import {
+  holderFromRow,
+  quoteTable,
+  REGISTRY_COLUMNS,
+  registryStatements,
+  registryTableDdl,
+  type SqlDialect,
+} from './sql-table.js';
+import { parseSqlUrl, type SqlUrl } from '../url.js';
 import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
