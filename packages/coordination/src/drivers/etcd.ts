@@ -12,14 +12,9 @@ import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  exhaustedError,
-  HOLDERS_LISTED,
-  listedHolder,
   MAX_TTL_MS,
   parseHighWaterRecord,
-  preferredSlot,
   previousHolder,
-  randomStart,
   jsonObject,
   recordToStore,
   unreachableError,
@@ -101,7 +96,8 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       return { leaseId: g.ID, grantedTtlMs: Number(g.TTL) * 1000 };
     });
     try {
-      return await this.claimWithLease(req, leaseId, grantedTtlMs);
+      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
+      return await this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
       await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
@@ -164,42 +160,13 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return undefined;
   }
 
-  /** The held slots of `ns` below `slots` (with the holders' values when `withValues`). */
-  private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {
+  /** The held slots below `slots`, with their holders when `withHolders` (else only the keys are read). */
+  private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
     const base = `${this.parsed.prefix}/${ns}/slots/`;
-    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withValues);
-    return new Map([...all].filter(([n]) => n < slots));
-  }
-
-  private async claimWithLease(req: ClaimRequest, leaseId: string, grantedTtlMs: number): Promise<Claim> {
-    const pref = preferredSlot(req);
-    const tried = new Set<number>();
-    if (pref !== undefined) {
-      tried.add(pref);
-      const c = await this.tryClaimSlot(req, pref, leaseId, grantedTtlMs);
-      if (c) return c;
-    }
-    // A few rounds: each reads the taken slots once and tries the free ones; a round only ends
-    // without a claim when every free slot was taken by someone else in the meantime.
-    for (let round = 0; round < 3; round++) {
-      const held = await this.listHeld(req.namespace, req.slots, false);
-      if (held.size >= req.slots) break;
-      const start = randomStart(req.slots);
-      let attempts = 0;
-      for (let i = 0; i < req.slots && attempts < req.slots - held.size; i++) {
-        const slot = (start + i) % req.slots;
-        if (held.has(slot) || (round === 0 && tried.has(slot))) continue;
-        attempts++;
-        const c = await this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
-        if (c) return c;
-      }
-    }
-    const held = await this.listHeld(req.namespace, req.slots, true);
-    const holders = [...held.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .slice(0, HOLDERS_LISTED)
-      .map(([slot, v]) => listedHolder(slot, jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {}));
-    throw exhaustedError(`etcd at ${this.url}`, this.url, req, held.size, holders);
+    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
+    const holder = (v: Buffer): Partial<HolderInfo> =>
+      jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {};
+    return new Map([...all].filter(([n]) => n < slots).map(([n, v]) => [n, holder(v)]));
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
