@@ -76,7 +76,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.notBeforeMs = floor;
     this.deadline = deadlineFrom(this.ctx, start.mono);
     this.wallDeadline = deadlineFrom(this.ctx, start.wall);
-    this.current = this.claimView();
+    const { node, deadline, wallDeadline } = this;
+    this.current = { node, notBeforeMs: floor, deadline, wallDeadline, attach: (fn) => this.attach(fn) };
     this.lastStartMono = start.mono;
   }
 
@@ -86,11 +87,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.wallDeadline = wallDeadline;
     this.current.deadline = deadline;
     this.current.wallDeadline = wallDeadline;
-  }
-
-  private claimView(): ClaimView {
-    const { node, notBeforeMs, deadline, wallDeadline } = this;
-    return { node, notBeforeMs, deadline, wallDeadline, attach: (fn) => this.attach(fn) };
   }
 
   private get clock(): Clock {
@@ -137,11 +133,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     return this.current;
   }
 
-  /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
-  private renewalMark(): number {
-    return Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
-  }
-
   /** The mark reported at release, after fencing: exactly the highest issued (or the inherited floor). */
   private releaseMark(): number {
     return Math.max(this.localHighWater(), this.notBeforeMs);
@@ -166,19 +157,15 @@ export class Lease extends EventEmitter implements ManagedLease {
     clearTimeout(this.loopTimer);
     this.loopTimer = setTimeout(
       () => {
-        void this.renewNow().then(() => this.scheduleNext());
+        void this.renewNow().then(() => {
+          if (this.state === 'released') return;
+          const backoff = Math.min(this.ctx.opts.renewIntervalMs, 25 * 2 ** Math.min(this.failures, 10));
+          this.schedule(this.failures === 0 ? this.renewalDue() : backoff);
+        });
       },
       Math.max(0, Math.round(delay)),
     );
     this.loopTimer.unref?.();
-  }
-
-  private scheduleNext(): void {
-    if (this.state === 'released') return;
-    const base = this.ctx.opts.renewIntervalMs;
-    if (this.failures === 0) return this.schedule(this.renewalDue());
-    const backoff = Math.min(base, 25 * 2 ** Math.min(this.failures, 10));
-    this.schedule(backoff);
   }
 
   /** Fences the lease (`'lost'`) once either deadline passed, waking every {@link SUSPEND_POLL_MS} to notice a suspend. */
@@ -258,7 +245,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     const { ttlMs, renewIntervalMs } = this.ctx.opts;
     const startedAt = this.clock.monotonic();
     const wallStartedAt = this.clock.now();
-    const mark = this.renewalMark();
+    // Nothing this holder issues before its deadline is below this mark − (ttl − margin).
+    const mark = Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
     try {
       await withTimeout(
         this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }),

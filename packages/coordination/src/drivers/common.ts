@@ -236,10 +236,7 @@ export function parseHighWaterRecord(
 }
 
 /** One entry of an exhaustion error's `holders` list. */
-export type ListedHolder = { slot: number } & Partial<HolderInfo>;
-
-/** One entry of an exhaustion error's `holders` list. */
-export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
+export function listedHolder(slot: number, h: Partial<HolderInfo>): { slot: number } & Partial<HolderInfo> {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
@@ -283,7 +280,7 @@ export function exhaustedError(
   url: string,
   req: ClaimRequest,
   held: number,
-  holders: ListedHolder[],
+  holders: ReturnType<typeof listedHolder>[],
 ): FlurryError {
   const sample = holders
     .slice(0, 5)
