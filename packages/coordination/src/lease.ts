@@ -122,10 +122,13 @@ export class Lease extends EventEmitter implements ManagedLease {
     return Math.max(0, Math.min(this.deadline - this.clock.monotonic(), this.wallDeadline - this.clock.now()));
   }
 
-  /** Why `valid()` is false, for the `'lost'` error: which clock passed its deadline. */
-  private expiredWhy(): string {
-    if (!(this.clock.monotonic() < this.deadline)) return 'passed its fencing deadline without a successful renewal';
-    return `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
+  /** The `'lost'` error of a lease whose `valid()` is false, saying which clock passed its deadline. */
+  private expired(tail: string, details: Record<string, unknown>): FlurryError {
+    const where = `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
+    const why = !(this.clock.monotonic() < this.deadline)
+      ? 'passed its fencing deadline without a successful renewal'
+      : `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
+    return registryError('LEASE_LOST', `the lease of ${where} ${why}${tail}`, details);
   }
 
   forGenerator(floorMs = 0): NodeLease {
@@ -177,23 +180,14 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.deadlineTimer = setTimeout(() => {
       if (this.epoch !== epoch || this.state !== 'held') return;
       if (!this.valid()) {
-        this.markLost(
-          registryError(
-            'LEASE_LOST',
-            `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`,
-            { slot: this.slot, namespace: this.namespace },
-          ),
-        );
+        const details = { slot: this.slot, namespace: this.namespace };
+        this.markLost(this.expired('; issuing is fenced until it is re-acquired', details));
         if (!this.busy) this.schedule(0);
       } else {
         this.armDeadlineTimer();
       }
     }, Math.ceil(wait));
     this.deadlineTimer.unref?.();
-  }
-
-  private describe(): string {
-    return `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
   }
 
   private markLost(err: FlurryError): void {
@@ -214,11 +208,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     if (this.state === 'released') return Promise.resolve(false);
     if (this.busy) return this.busy;
     const p = (async () => {
-      if (this.state === 'held' && !this.valid()) {
-        this.markLost(
-          registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }),
-        );
-      }
+      if (this.state === 'held' && !this.valid()) this.markLost(this.expired('', { slot: this.slot }));
       if (this.state === 'held') return this.renewOnce();
       if (this.state === 'lost') return this.reacquireOnce();
       return false;

@@ -22,7 +22,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type HighWaterRecord,
   type RecordPlace,
 } from './common.js';
 
@@ -82,10 +81,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
   }
 
-  private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
-    return parseHighWaterRecord(raw?.toString('utf8'), key, this.records);
-  }
-
   async claim(req: ClaimRequest): Promise<Claim> {
     this.assertOpen();
     validateClaim(req, MAX_TTL_MS);
@@ -135,7 +130,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(this.parseRecord(hw?.value, hwKeyText));
+      const prev = previousHolder(parseHighWaterRecord(hw?.value.toString('utf8'), hwKeyText, this.records));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const res: ITxnResponse = await this.client.kv.txn(
         {

@@ -38,7 +38,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type HighWaterRecord,
   type RecordPlace,
 } from './common.js';
 
@@ -106,10 +105,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  private parseRecord(raw: string | null | undefined, key: string): HighWaterRecord | undefined {
-    return parseHighWaterRecord(raw, key, this.records);
-  }
-
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
     return redisError(this.parsed, err, what, phase, extra);
@@ -131,7 +126,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(this.parseRecord(seen, keys[2]));
+      const prev = previousHolder(parseHighWaterRecord(seen, keys[2], this.records));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const newHw = JSON.stringify(first);
       const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
