@@ -269,17 +269,10 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
           : { ...NO_PREVIOUS_HOLDER };
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
-        const written = row
-          ? await c.query(this.sql.take, [
-              req.slots,
-              token,
-              req.ttlMs,
-              ...mark,
-              req.namespace,
-              slot,
-              String(row.version),
-            ])
-          : await c.query(this.sql.insert, [req.namespace, slot, req.slots, token, req.ttlMs, ...mark]);
+        const args = row
+          ? [req.slots, token, req.ttlMs, ...mark, req.namespace, slot, String(row.version)]
+          : [req.namespace, slot, req.slots, token, req.ttlMs, ...mark];
+        const written = await c.query(row ? this.sql.take : this.sql.insert, args);
         return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
       });
     } catch (err) {
