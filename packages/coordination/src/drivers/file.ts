@@ -180,12 +180,7 @@ class FileDriver extends FileSlots implements RegistryDriver {
   async holders(namespace: string): Promise<HolderRecord[]> {
     await this.opened();
     try {
-      return await readFileHolders(this.nsDir(namespace), {
-        time: this.time,
-        clock: this.clock,
-        timeoutMs: this.timeoutMs,
-        steps: this.steps,
-      });
+      return await readFileHolders(this.nsDir(namespace), this);
     } catch (e) {
       throw this.ioError(e, `list the holders of "${namespace}"`);
     }
