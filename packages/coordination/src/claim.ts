@@ -66,19 +66,16 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   const { driver, opts } = ctx;
   const { namespace, slots, preferredSlot } = plan;
   let claim: Claim;
+  let pending: Promise<Claim> | undefined;
   try {
-    claim = await claimWithTimeout(
-      driver,
-      {
-        namespace,
-        slots,
-        ttlMs: opts.ttlMs,
-        holder: makeHolder(opts.holder),
-        ...(preferredSlot === undefined ? {} : { preferredSlot }),
-      },
-      opts,
-    );
+    const holder = makeHolder(opts.holder);
+    const pref = preferredSlot === undefined ? {} : { preferredSlot };
+    pending = driver.claim({ namespace, slots, ttlMs: opts.ttlMs, holder, ...pref });
+    claim = await withTimeout(pending, Math.max(opts.ttlMs, opts.connectTimeoutMs), 'claim');
   } catch (cause) {
+    // A claim that lands after the timeout is given back, so that the slot does not stay held by nobody.
+    if (cause instanceof TimeoutError)
+      pending?.then((late) => driver.release(late, { highWaterMs: 0 })).catch(() => undefined);
     return { ok: false, step: 'claim', cause };
   }
   const floor = Math.max(claimFloor(claim, unreportedWindow(opts, ctx.staticIds)), plan.atLeastMs());
@@ -99,24 +96,6 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   if (clock.monotonic() >= deadlineFrom(ctx, start.mono) || clock.now() >= deadlineFrom(ctx, start.wall))
     return giveBack('late');
   return { ok: true, claim, floor, start };
-}
-
-/** The driver's claim, bounded by max(ttl, connect timeout); a claim that lands after the timeout is given back. */
-async function claimWithTimeout(
-  driver: RegistryDriver,
-  req: Parameters<RegistryDriver['claim']>[0],
-  opts: ResolvedRegistryOptions,
-): Promise<Claim> {
-  const p = driver.claim(req);
-  try {
-    return await withTimeout(p, Math.max(opts.ttlMs, opts.connectTimeoutMs), 'claim');
-  } catch (e) {
-    if (e instanceof TimeoutError) {
-      // If the claim lands later, give it back so the slot does not stay held by nobody.
-      p.then((late) => driver.release(late, { highWaterMs: 0 })).catch(() => undefined);
-    }
-    throw e;
-  }
 }
 
 /**

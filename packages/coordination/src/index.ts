@@ -43,4 +43,4 @@ export {
   type SqlDialect,
 } from './drivers/sql-common.js';
 export { initSqlRegistry, sqlRegistryDdl, type SqlRegistryInit } from './drivers/sql-init.js';
-export { parseSqlUrl, type SqlUrl } from './drivers/sql-url.js';
+export { parseSqlUrl, type SqlUrl } from './url.js';

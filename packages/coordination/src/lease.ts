@@ -76,7 +76,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.notBeforeMs = floor;
     this.deadline = deadlineFrom(this.ctx, start.mono);
     this.wallDeadline = deadlineFrom(this.ctx, start.wall);
-    this.current = this.claimView();
+    const { node, deadline, wallDeadline } = this;
+    this.current = { node, notBeforeMs: floor, deadline, wallDeadline, attach: (fn) => this.attach(fn) };
     this.lastStartMono = start.mono;
   }
 
@@ -86,11 +87,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.wallDeadline = wallDeadline;
     this.current.deadline = deadline;
     this.current.wallDeadline = wallDeadline;
-  }
-
-  private claimView(): ClaimView {
-    const { node, notBeforeMs, deadline, wallDeadline } = this;
-    return { node, notBeforeMs, deadline, wallDeadline, attach: (fn) => this.attach(fn) };
   }
 
   private get clock(): Clock {
@@ -126,20 +122,18 @@ export class Lease extends EventEmitter implements ManagedLease {
     return Math.max(0, Math.min(this.deadline - this.clock.monotonic(), this.wallDeadline - this.clock.now()));
   }
 
-  /** Why `valid()` is false, for the `'lost'` error: which clock passed its deadline. */
-  private expiredWhy(): string {
-    if (!(this.clock.monotonic() < this.deadline)) return 'passed its fencing deadline without a successful renewal';
-    return `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
+  /** The `'lost'` error of a lease whose `valid()` is false, saying which clock passed its deadline. */
+  private expired(tail: string, details: Record<string, unknown>): FlurryError {
+    const where = `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
+    const why = !(this.clock.monotonic() < this.deadline)
+      ? 'passed its fencing deadline without a successful renewal'
+      : `passed its wall-clock fencing deadline by ${Math.round(this.clock.now() - this.wallDeadline)} ms while its monotonic deadline had not (the machine was suspended, or the wall clock stepped forward); the registry may have expired it`;
+    return registryError('LEASE_LOST', `the lease of ${where} ${why}${tail}`, details);
   }
 
   forGenerator(floorMs = 0): NodeLease {
     if (floorMs > this.current.notBeforeMs) this.current.notBeforeMs = floorMs; // (deprecated)
     return this.current;
-  }
-
-  /** The mark reported at a renewal: nothing this holder issues before its deadline is below it − (ttl − margin). */
-  private renewalMark(): number {
-    return Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
   }
 
   /** The mark reported at release, after fencing: exactly the highest issued (or the inherited floor). */
@@ -166,19 +160,15 @@ export class Lease extends EventEmitter implements ManagedLease {
     clearTimeout(this.loopTimer);
     this.loopTimer = setTimeout(
       () => {
-        void this.renewNow().then(() => this.scheduleNext());
+        void this.renewNow().then(() => {
+          if (this.state === 'released') return;
+          const backoff = Math.min(this.ctx.opts.renewIntervalMs, 25 * 2 ** Math.min(this.failures, 10));
+          this.schedule(this.failures === 0 ? this.renewalDue() : backoff);
+        });
       },
       Math.max(0, Math.round(delay)),
     );
     this.loopTimer.unref?.();
-  }
-
-  private scheduleNext(): void {
-    if (this.state === 'released') return;
-    const base = this.ctx.opts.renewIntervalMs;
-    if (this.failures === 0) return this.schedule(this.renewalDue());
-    const backoff = Math.min(base, 25 * 2 ** Math.min(this.failures, 10));
-    this.schedule(backoff);
   }
 
   /** Fences the lease (`'lost'`) once either deadline passed, waking every {@link SUSPEND_POLL_MS} to notice a suspend. */
@@ -190,23 +180,14 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.deadlineTimer = setTimeout(() => {
       if (this.epoch !== epoch || this.state !== 'held') return;
       if (!this.valid()) {
-        this.markLost(
-          registryError(
-            'LEASE_LOST',
-            `the lease of ${this.describe()} ${this.expiredWhy()}; issuing is fenced until it is re-acquired`,
-            { slot: this.slot, namespace: this.namespace },
-          ),
-        );
+        const details = { slot: this.slot, namespace: this.namespace };
+        this.markLost(this.expired('; issuing is fenced until it is re-acquired', details));
         if (!this.busy) this.schedule(0);
       } else {
         this.armDeadlineTimer();
       }
     }, Math.ceil(wait));
     this.deadlineTimer.unref?.();
-  }
-
-  private describe(): string {
-    return `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
   }
 
   private markLost(err: FlurryError): void {
@@ -227,11 +208,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     if (this.state === 'released') return Promise.resolve(false);
     if (this.busy) return this.busy;
     const p = (async () => {
-      if (this.state === 'held' && !this.valid()) {
-        this.markLost(
-          registryError('LEASE_LOST', `the lease of ${this.describe()} ${this.expiredWhy()}`, { slot: this.slot }),
-        );
-      }
+      if (this.state === 'held' && !this.valid()) this.markLost(this.expired('', { slot: this.slot }));
       if (this.state === 'held') return this.renewOnce();
       if (this.state === 'lost') return this.reacquireOnce();
       return false;
@@ -258,7 +235,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     const { ttlMs, renewIntervalMs } = this.ctx.opts;
     const startedAt = this.clock.monotonic();
     const wallStartedAt = this.clock.now();
-    const mark = this.renewalMark();
+    // Nothing this holder issues before its deadline is below this mark − (ttl − margin).
+    const mark = Math.max(this.localHighWater(), this.clock.now(), this.notBeforeMs, this.carried);
     try {
       await withTimeout(
         this.ctx.driver.renew(claim, { ttlMs, highWaterMs: mark }),

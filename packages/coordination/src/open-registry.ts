@@ -19,33 +19,26 @@ import { parseRegistryUrl, type RegistryKind } from './url.js';
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
-/** Each engine's driver module (a literal `import()`, so bundlers keep it), its factory and its client. */
+/** Each engine's driver factory (a literal `import()`, so bundlers keep its module) and its client. */
 const ENGINES = {
-  zookeeper: [() => import('./drivers/zookeeper.js'), 'createZooKeeperDriver', 'zookeeper'],
-  'zookeeper+leaf': [() => import('./drivers/zookeeper-leaf.js'), 'createLeafDriver', 'zookeeper'],
-  etcd: [() => import('./drivers/etcd.js'), 'createEtcdDriver', 'etcd'],
-  redis: [() => import('./drivers/redis.js'), 'createRedisDriver', 'redis'],
-  postgres: [() => import('./drivers/postgres.js'), 'createPostgresDriver', 'postgres'],
-  mysql: [() => import('./drivers/mysql.js'), 'createMysqlDriver', 'mysql'],
-} satisfies Record<string, [() => Promise<unknown>, string, keyof typeof ENGINE_CLIENTS]>;
+  zookeeper: [() => import('./drivers/zookeeper.js').then((m) => m.createZooKeeperDriver), 'zookeeper'],
+  'zookeeper+leaf': [() => import('./drivers/zookeeper-leaf.js').then((m) => m.createLeafDriver), 'zookeeper'],
+  etcd: [() => import('./drivers/etcd.js').then((m) => m.createEtcdDriver), 'etcd'],
+  redis: [() => import('./drivers/redis.js').then((m) => m.createRedisDriver), 'redis'],
+  postgres: [() => import('./drivers/postgres.js').then((m) => m.createPostgresDriver), 'postgres'],
+  mysql: [() => import('./drivers/mysql.js').then((m) => m.createMysqlDriver), 'mysql'],
+} satisfies Record<string, [() => Promise<Factory>, keyof typeof ENGINE_CLIENTS]>;
 
 /** Loads an engine driver factory; `FLURRY_E_REGISTRY_CLIENT_MISSING` without its client library. */
 export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: string): Promise<Factory> {
-  const [load, exportName, client] = ENGINES[kind];
-  const mod = (await loadClient<unknown>(client, `the ${kind} registry (${redactedUrl})`, load, (message, pkg, err) => {
+  const [load, client] = ENGINES[kind];
+  return loadClient<Factory>(client, `the ${kind} registry (${redactedUrl})`, load, (message, pkg, err) => {
     const msg = errorText(err);
     const code = (err as NodeJS.ErrnoException).code;
     const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && msg.includes(pkg);
     const text = missing ? message : `cannot load the ${kind} driver for ${redactedUrl}: ${msg}`;
     return registryError('CLIENT_MISSING', text, { url: redactedUrl, package: pkg }, err);
-  })) as Record<string, unknown>;
-  const f = mod[exportName];
-  if (typeof f !== 'function') {
-    throw registryError('CLIENT_MISSING', `the ${kind} driver module does not export ${exportName}()`, {
-      url: redactedUrl,
-    });
-  }
-  return f as Factory;
+  });
 }
 
 /**

@@ -77,11 +77,20 @@ export type ResolvedRegistryOptions = Readonly<
 
 const CLUSTER_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function intInRange(name: string, v: unknown, lo: number, hi: number, why: string): number {
+/** What each timing option's range means, for the message of a value outside it. */
+const RANGE_WHY = {
+  ttlMs: 'the lease time-to-live',
+  marginMs: 'at most half the TTL',
+  renewIntervalMs: 'at most (ttl − margin)/2 so that a failed renewal is retried before the deadline',
+  highWaterWaitMs: "the longest wait for the clock to pass the previous holder's mark",
+  connectTimeoutMs: 'the longest wait for the engine',
+};
+
+function intInRange(name: keyof typeof RANGE_WHY, v: unknown, lo: number, hi: number): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
     throw registryError(
       'OPTION',
-      `${name} must be an integer from ${lo} to ${hi} ms (${why}); got ${String(v)}. Change the option or leave it out for the default.`,
+      `${name} must be an integer from ${lo} to ${hi} ms (${RANGE_WHY[name]}); got ${String(v)}. Change the option or leave it out for the default.`,
       { option: name, value: v as never, min: lo, max: hi },
     );
   }
@@ -105,36 +114,19 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
   assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
   assertKnownOptions(opts.holder, Object.keys(HOLDER_FIELD_TYPES), 'openRegistry options.holder');
   const cluster = validateCluster(opts.cluster ?? 'default');
-  const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000, 'the lease time-to-live');
-  const marginMs = intInRange(
-    'marginMs',
-    opts.marginMs ?? Math.min(1000, Math.floor(ttlMs / 5)),
-    0,
-    Math.floor(ttlMs / 2),
-    'at most half the TTL',
-  );
+  const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000);
+  const marginDefault = Math.min(1000, Math.floor(ttlMs / 5));
+  const marginMs = intInRange('marginMs', opts.marginMs ?? marginDefault, 0, Math.floor(ttlMs / 2));
   const maxRenew = Math.floor((ttlMs - marginMs) / 2);
+  const renewDefault = Math.min(maxRenew, Math.max(10, Math.floor(ttlMs / 3)));
   const renewIntervalMs = intInRange(
     'renewIntervalMs',
-    opts.renewIntervalMs ?? Math.min(maxRenew, Math.max(10, Math.floor(ttlMs / 3))),
+    opts.renewIntervalMs ?? renewDefault,
     10,
     Math.max(10, maxRenew),
-    'at most (ttl − margin)/2 so that a failed renewal is retried before the deadline',
   );
-  const highWaterWaitMs = intInRange(
-    'highWaterWaitMs',
-    opts.highWaterWaitMs ?? 5000,
-    0,
-    600_000,
-    "the longest wait for the clock to pass the previous holder's mark",
-  );
-  const connectTimeoutMs = intInRange(
-    'connectTimeoutMs',
-    opts.connectTimeoutMs ?? 5000,
-    100,
-    120_000,
-    'the longest wait for the engine',
-  );
+  const highWaterWaitMs = intInRange('highWaterWaitMs', opts.highWaterWaitMs ?? 5000, 0, 600_000);
+  const connectTimeoutMs = intInRange('connectTimeoutMs', opts.connectTimeoutMs ?? 5000, 100, 120_000);
   const clock = opts.clock ?? systemClock;
   if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
     throw optionError('clock', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())');

@@ -1,8 +1,13 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Layout } from '@flurry/core';
+import type { RegistryDriver } from './driver.js';
+import { createFileDriver } from './drivers/file.js';
 import { layouts, rejectsCode, setup } from './lease-test-kit.js';
 import { resolveRegistryOptions } from './options.js';
+import { LeaseRegistry } from './registry.js';
 
 const { twoSlots } = layouts;
 
@@ -70,5 +75,28 @@ describe('lease manager: options and lifecycle', () => {
     assert.equal(l.slot, 1, 'slot 0 is free too, but the cached slot comes first');
     await r3.close();
     void l0;
+  });
+
+  test('GIVEN a claim that lands after its timeout THEN acquire fails AND the late claim is given back', async () => {
+    const { dir, clock } = setup();
+    const file = createFileDriver(dir, { clock });
+    const released: number[] = [];
+    const slow: RegistryDriver = {
+      kind: file.kind,
+      url: file.url,
+      claim: async (req) => (await sleep(300), file.claim(req)),
+      renew: (c, o) => file.renew(c, o),
+      release: (c, o) => (released.push(o.highWaterMs), file.release(c, o)),
+      holders: (ns) => file.holders(ns),
+      close: () => file.close(),
+    };
+    const state = path.join(dir, 'state');
+    const o = { cluster: 'c', ttlMs: 100, marginMs: 0, connectTimeoutMs: 100, autoRenew: false, stateDir: state };
+    const reg = new LeaseRegistry(slow, { ...o, clock });
+    const e = await rejectsCode(() => reg.acquire(twoSlots), 'FLURRY_E_REGISTRY_UNREACHABLE');
+    assert.match(e.message, /claim did not answer within 100 ms/);
+    for (let i = 0; i < 50 && released.length === 0; i++) await sleep(20);
+    assert.deepEqual(released, [0], 'the claim that landed late was released, with mark 0');
+    await reg.close();
   });
 });

@@ -7,10 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkUrlParams, FlurryError } from '@flurry/core';
-import { parseRegistryUrl } from './url.js';
+import { parseEtcdUrl, parseRedisUrl, parseRegistryUrl } from './url.js';
 import { openRegistry } from './open-registry.js';
-import { parseRedisUrl } from './drivers/redis-url.js';
-import { parseEtcdUrl } from './drivers/etcd-url.js';
 import { parseZooKeeperUrl } from './drivers/zookeeper-client.js';
 
 const SECRET = 'hunter2';

@@ -46,7 +46,7 @@ describe('registry URLs', () => {
     for (const bad of [
       '',
       'nope',
-      'sqlite://h/db', // mysql:// and postgres:// are registries now (drivers/sql-url.ts)
+      'sqlite://h/db', // mysql:// and postgres:// are registries now (parseSqlUrl)
       'file:relative/dir',
       'file://otherhost/x',
       'static:-1',

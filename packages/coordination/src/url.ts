@@ -1,11 +1,13 @@
 /**
  * Registry URLs: one string picks the backend and where it is (docs/node-ids.md, "Registry
- * URLs"). Parsing throws only `FLURRY_E_REGISTRY_URL`, never with a password.
+ * URLs"); the etcd, Redis and SQL drivers' own URLs ({@link parseEtcdUrl}, {@link parseRedisUrl},
+ * {@link parseSqlUrl}). Parsing throws only `FLURRY_E_REGISTRY_URL`, never with a password.
  */
 import path from 'node:path';
-import { SQL_SCHEMES } from '@flurry/core';
+import { checkUrlParams, SQL_DEFAULT_PORT, SQL_SCHEMES, type SqlSslMode } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
-import { parseSqlUrl } from './drivers/sql-url.js';
+import { urlRefusal, userInfo, validNamespace } from './drivers/common.js';
+import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './drivers/sql-table.js';
 
 /** The backends a URL can name. */
 export type RegistryKind =
@@ -103,4 +105,226 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
     }
   }
   return { kind, url, redacted, scheme };
+}
+
+/** `scheme://[userinfo@]host[:port][/path][?query][#fragment]` (Redis and SQL URLs): groups 1 to 7 in that order. */
+const SERVER_URL_RE =
+  /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/;
+
+/** A URL's port (`fallback` without one); `bad` when it is outside 1..65535. */
+function portOf(text: string | undefined, fallback: number, bad: (why: string) => Error): number {
+  const port = text === undefined ? fallback : Number(text);
+  if (port < 1 || port > 65535) throw bad(`port ${text} is outside 1..65535`);
+  return port;
+}
+
+/** A parsed `etcd://` URL (see {@link parseEtcdUrl}). */
+export interface EtcdUrl {
+  /** `http://h:p` or `https://h:p` for each host. */
+  readonly hosts: string[];
+  readonly username?: string;
+  readonly password?: string;
+  /** Key prefix without a trailing slash, e.g. `/flurry`. */
+  readonly prefix: string;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const DEFAULT_PREFIX = '/flurry';
+
+/**
+ * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
+ * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
+ * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
+ */
+export function parseEtcdUrl(url: URL | string): EtcdUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const bad = urlRefusal(
+    'etcd registry',
+    raw,
+    `Expected etcd://[user:password@]host:port[,host:port…]/prefix (or etcds:// for TLS), e.g. etcd://127.0.0.1:2379/flurry.`,
+  );
+  const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
+  if (!m) throw bad('it does not have the form scheme://hosts/prefix');
+  if (m[5] !== undefined && m[5] !== '?') {
+    checkUrlParams(new URLSearchParams(m[5]), [], bad);
+  }
+  if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
+  const tls = m[1].toLowerCase() === 'etcds';
+  const { user: username, password } =
+    m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  if (m[2] !== undefined && (!username || !password))
+    throw bad('etcd authentication needs both a user name and a password (user:password@)');
+  const hosts: string[] = [];
+  for (const part of m[3].split(',')) {
+    const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
+    if (!hm) throw bad(`"${part}" is not host:port`);
+    hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${portOf(hm[2], 2379, bad)}`);
+  }
+  let prefix = (m[4] ?? '').replace(/\/+$/, '');
+  if (prefix === '') prefix = DEFAULT_PREFIX;
+  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
+    throw bad(
+      `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,
+    );
+  }
+  const auth = username === undefined ? '' : `${encodeURIComponent(username)}:***@`;
+  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}${prefix}`;
+  return { hosts, username, password, prefix, redacted };
+}
+
+/** A parsed `redis://` URL (see {@link parseRedisUrl}). */
+export interface RedisUrl {
+  readonly host: string;
+  readonly port: number;
+  readonly db: number;
+  readonly tls: boolean;
+  readonly username?: string;
+  readonly password?: string;
+  /** Key prefix, `flurry` by default. */
+  readonly prefix: string;
+  /**
+   * `?allowVolatile=true`: accept a server without `appendonly yes` + `appendfsync always` (it can lose
+   * claims and high-water marks on a crash or restart); false by default, and then such a server is refused.
+   */
+  readonly allowVolatile: boolean;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+/**
+ * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]`,
+ * or `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
+ * (the message never contains the password).
+ */
+export function parseRedisUrl(url: URL | string): RedisUrl {
+  const raw = typeof url === 'string' ? url : url.href;
+  const bad = urlRefusal(
+    'Redis registry',
+    raw,
+    `Expected redis://[[user]:password@]host:port[/db][?prefix=name][&allowVolatile=true] (or rediss:// for TLS), e.g. redis://127.0.0.1:6379/0.`,
+  );
+  const m = SERVER_URL_RE.exec(raw);
+  if (!m || !/^rediss?$/i.test(m[1])) throw bad('it does not have the form redis://host:port/db');
+  if (m[7] !== undefined) throw bad('it has a fragment ("#…"), which a Redis registry does not use; remove it');
+  const tls = m[1].toLowerCase() === 'rediss';
+  if (m[2] !== undefined && !m[2].includes(':')) throw bad('credentials must be ":password@" or "user:password@"');
+  const creds = m[2] === undefined ? undefined : userInfo(m[2], bad);
+  if (creds && !creds.password) throw bad('the password after ":" is empty');
+  const username = creds?.user || undefined;
+  const password = creds?.password;
+  const port = portOf(m[4], 6379, bad);
+  const dbText = m[5] ?? '';
+  if (dbText !== '' && !/^\d{1,5}$/.test(dbText)) throw bad(`the database "${dbText}" is not a number (e.g. /0)`);
+  const db = dbText === '' ? 0 : Number(dbText);
+  let prefix = 'flurry';
+  let allowVolatile = false;
+  if (m[6] !== undefined && m[6] !== '') {
+    const params = new URLSearchParams(m[6]);
+    checkUrlParams(params, ['prefix', 'allowVolatile'], bad);
+    const av = params.get('allowVolatile');
+    if (av !== null) {
+      if (av !== 'true' && av !== 'false') throw bad(`allowVolatile must be true or false, got "${av.slice(0, 40)}"`);
+      allowVolatile = av === 'true';
+    }
+    const p = params.get('prefix');
+    if (p !== null) {
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
+        throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
+      prefix = p;
+    }
+  }
+  const auth = m[2] === undefined ? '' : `${username ? encodeURIComponent(username) : ''}:***@`;
+  const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}:${port}/${db}${prefix === 'flurry' ? '' : `?prefix=${prefix}`}`;
+  return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, allowVolatile, redacted };
+}
+
+/** A parsed SQL registry URL (see {@link parseSqlUrl}). */
+export interface SqlUrl {
+  readonly dialect: SqlDialect;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user?: string;
+  readonly password?: string;
+  readonly table: string;
+  readonly sslmode: SqlSslMode;
+  /** The URL with the password replaced by `***`. */
+  readonly redacted: string;
+}
+
+const PARAMS = ['table', 'sslmode'];
+const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
+
+/**
+ * Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL. Throws
+ * `FLURRY_E_REGISTRY_URL` (without the password) for any other form.
+ *
+ * @example
+ * ```ts
+ * const u = parseSqlUrl('postgres://app:pw@[::1]:6432/orders?table=ops.flurry_nodes');
+ * // { dialect: 'postgres', host: '::1', port: 6432, database: 'orders', table: 'ops.flurry_nodes', … }
+ * ```
+ */
+export function parseSqlUrl(raw: string): SqlUrl {
+  const bad = urlRefusal(
+    'SQL registry',
+    raw,
+    `Expected postgres://[user[:password]@]host[:port]/database[?table=name&sslmode=disable|require|verify-full] or mysql://… (mariadb:// too), e.g. postgres://app:secret@127.0.0.1:5432/orders?table=flurry_nodes`,
+  );
+  if (typeof raw !== 'string') throw bad('it is not a string');
+  const m = SERVER_URL_RE.exec(raw.trim());
+  if (!m) throw bad('it does not have the form scheme://[user[:password]@]host[:port]/database');
+  const scheme = m[1].toLowerCase();
+  const dialect = SQL_SCHEMES[scheme];
+  if (!dialect) throw bad(`the scheme "${scheme}:" is not postgres:, postgresql:, mysql: or mariadb:`);
+  if (m[7] !== undefined) throw bad('a fragment (#…) is not allowed');
+  const { user, password } = m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  if (user === '') throw bad('the user before "@" is empty');
+  const port = portOf(m[4], SQL_DEFAULT_PORT[dialect], bad);
+  let database: string;
+  try {
+    database = decodeURIComponent(m[5] ?? '');
+  } catch {
+    throw bad('the database name is not valid percent-encoding');
+  }
+  if (database === '') throw bad('the database is missing (…/database)');
+  if (!/^[A-Za-z0-9_$-]{1,64}$/.test(database))
+    throw bad(`the database "${database}" must be 1-64 letters, digits, "_", "$" or "-"`);
+  let table = DEFAULT_REGISTRY_TABLE;
+  let sslmode: SqlSslMode = 'disable';
+  if (m[6] !== undefined && m[6] !== '') {
+    const params = new URLSearchParams(m[6]);
+    checkUrlParams(params, PARAMS, bad);
+    for (const [key, value] of params) {
+      if (key === 'table') {
+        const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
+        if (!validTableName(value)) throw bad(why);
+        table = value;
+      } else {
+        if (!(SSL_MODES as readonly string[]).includes(value))
+          throw bad(`sslmode "${value}" is not one of ${SSL_MODES.join(', ')}`);
+        sslmode = value as SqlSslMode;
+      }
+    }
+  }
+  const auth = user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : ':***'}@`;
+  const query = [
+    table !== DEFAULT_REGISTRY_TABLE ? `table=${table}` : '',
+    sslmode !== 'disable' ? `sslmode=${sslmode}` : '',
+  ]
+    .filter(Boolean)
+    .join('&');
+  const redacted = `${scheme}://${auth}${m[3]}:${port}/${database}${query ? `?${query}` : ''}`;
+  return {
+    dialect,
+    host: m[3].replace(/^\[|\]$/g, ''),
+    port,
+    database,
+    ...(user !== undefined ? { user } : {}),
+    ...(password !== undefined ? { password } : {}),
+    table,
+    sslmode,
+    redacted,
+  };
 }

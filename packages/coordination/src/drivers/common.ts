@@ -236,10 +236,7 @@ export function parseHighWaterRecord(
 }
 
 /** One entry of an exhaustion error's `holders` list. */
-export type ListedHolder = { slot: number } & Partial<HolderInfo>;
-
-/** One entry of an exhaustion error's `holders` list. */
-export function listedHolder(slot: number, h: Partial<HolderInfo>): ListedHolder {
+export function listedHolder(slot: number, h: Partial<HolderInfo>): { slot: number } & Partial<HolderInfo> {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
@@ -283,7 +280,7 @@ export function exhaustedError(
   url: string,
   req: ClaimRequest,
   held: number,
-  holders: ListedHolder[],
+  holders: ReturnType<typeof listedHolder>[],
 ): FlurryError {
   const sample = holders
     .slice(0, 5)
@@ -364,6 +361,37 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   ): Claim {
     this.states.set(token, { namespace: req.namespace, slot, holderId: req.holder.id, prev, ...extra } as S);
     return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly };
+  }
+
+  /**
+   * The claim scan of the etcd and SQL drivers: the preferred slot, then three rounds that each read the held
+   * slots (`held(false)`) and try at most `maxTries` others from a random start, so that a round only ends
+   * without a claim when the free slots were taken meanwhile; then `FLURRY_E_REGISTRY_EXHAUSTED` naming `held(true)`.
+   */
+  protected async scanClaim(
+    req: ClaimRequest,
+    maxTries: number,
+    tryClaim: (slot: number) => Promise<Claim | undefined>,
+    held: (withHolders: boolean) => Promise<Map<number, Partial<HolderInfo>>>,
+  ): Promise<Claim> {
+    const pref = preferredSlot(req);
+    const first = pref === undefined ? undefined : await tryClaim(pref);
+    if (first) return first;
+    for (let round = 0; round < 3; round++) {
+      const live = await held(false);
+      if (live.size >= req.slots) break;
+      const start = randomStart(req.slots);
+      for (let i = 0, tries = 0; i < req.slots && tries < maxTries; i++) {
+        const slot = (start + i) % req.slots;
+        if (live.has(slot) || (round === 0 && slot === pref)) continue;
+        tries++;
+        const c = await tryClaim(slot);
+        if (c) return c;
+      }
+    }
+    const listed = [...(await held(true))].sort((a, b) => a[0] - b[0]);
+    const holders = listed.slice(0, HOLDERS_LISTED).map(([slot, h]) => listedHolder(slot, h));
+    throw exhaustedError(this.where, this.url, req, listed.length, holders);
   }
 
   /** The record to store for claim `s` reporting `reportedMs` ({@link recordToStore}). */

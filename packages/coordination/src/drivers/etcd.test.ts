@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { createEtcdDriver } from './etcd.js';
-import { parseEtcdUrl } from './etcd-url.js';
+import { parseEtcdUrl } from '../url.js';
 import type { RegistryDriver } from '../driver.js';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';
 import { holder, rejectsWith, retryUntilOk, sleep } from './test-kit.js';

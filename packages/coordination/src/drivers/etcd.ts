@@ -1,25 +1,20 @@
 /**
  * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
- * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals").
+ * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals");
+ * `holders()` reads the slot keys and the records, then one `LeaseTimeToLive` per held slot.
  */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { errorText, registryError } from '../errors.js';
-import { rangeBySlot, readEtcdHolders } from './etcd-holders.js';
 import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
-import { parseEtcdUrl, type EtcdUrl } from './etcd-url.js';
+import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  exhaustedError,
-  HOLDERS_LISTED,
-  listedHolder,
   MAX_TTL_MS,
   parseHighWaterRecord,
-  preferredSlot,
   previousHolder,
-  randomStart,
   jsonObject,
   recordToStore,
   unreachableError,
@@ -27,7 +22,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type HighWaterRecord,
   type RecordPlace,
 } from './common.js';
 
@@ -87,10 +81,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
   }
 
-  private parseRecord(raw: Buffer | undefined, key: string): HighWaterRecord | undefined {
-    return parseHighWaterRecord(raw?.toString('utf8'), key, this.records);
-  }
-
   async claim(req: ClaimRequest): Promise<Claim> {
     this.assertOpen();
     validateClaim(req, MAX_TTL_MS);
@@ -101,7 +91,8 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       return { leaseId: g.ID, grantedTtlMs: Number(g.TTL) * 1000 };
     });
     try {
-      return await this.claimWithLease(req, leaseId, grantedTtlMs);
+      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
+      return await this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
       await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
@@ -139,7 +130,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(this.parseRecord(hw?.value, hwKeyText));
+      const prev = previousHolder(parseHighWaterRecord(hw?.value.toString('utf8'), hwKeyText, this.records));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const res: ITxnResponse = await this.client.kv.txn(
         {
@@ -164,42 +155,13 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return undefined;
   }
 
-  /** The held slots of `ns` below `slots` (with the holders' values when `withValues`). */
-  private async listHeld(ns: string, slots: number, withValues: boolean): Promise<Map<number, Buffer>> {
+  /** The held slots below `slots`, with their holders when `withHolders` (else only the keys are read). */
+  private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
     const base = `${this.parsed.prefix}/${ns}/slots/`;
-    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withValues);
-    return new Map([...all].filter(([n]) => n < slots));
-  }
-
-  private async claimWithLease(req: ClaimRequest, leaseId: string, grantedTtlMs: number): Promise<Claim> {
-    const pref = preferredSlot(req);
-    const tried = new Set<number>();
-    if (pref !== undefined) {
-      tried.add(pref);
-      const c = await this.tryClaimSlot(req, pref, leaseId, grantedTtlMs);
-      if (c) return c;
-    }
-    // A few rounds: each reads the taken slots once and tries the free ones; a round only ends
-    // without a claim when every free slot was taken by someone else in the meantime.
-    for (let round = 0; round < 3; round++) {
-      const held = await this.listHeld(req.namespace, req.slots, false);
-      if (held.size >= req.slots) break;
-      const start = randomStart(req.slots);
-      let attempts = 0;
-      for (let i = 0; i < req.slots && attempts < req.slots - held.size; i++) {
-        const slot = (start + i) % req.slots;
-        if (held.has(slot) || (round === 0 && tried.has(slot))) continue;
-        attempts++;
-        const c = await this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
-        if (c) return c;
-      }
-    }
-    const held = await this.listHeld(req.namespace, req.slots, true);
-    const holders = [...held.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .slice(0, HOLDERS_LISTED)
-      .map(([slot, v]) => listedHolder(slot, jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {}));
-    throw exhaustedError(`etcd at ${this.url}`, this.url, req, held.size, holders);
+    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
+    const holder = (v: Buffer): Partial<HolderInfo> =>
+      jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {};
+    return new Map([...all].filter(([n]) => n < slots).map(([n, v]) => [n, holder(v)]));
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
@@ -319,4 +281,76 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
   }
   opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
   return driver;
+}
+
+/** Where {@link readEtcdHolders} reads; `deadline`: the Date.now() deadline of each call; `records`: for a corrupt record's message. */
+type EtcdHoldersQuery = { prefix: string; namespace: string; deadline: number; records: RecordPlace };
+
+/** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
+const ETCD_TTL_ERROR_MS = 500;
+
+interface SlotValue {
+  holder?: Partial<HolderInfo>;
+  leaseId?: string;
+  ttlMs?: number;
+  claimedAtMs?: number;
+}
+
+/** Reads every key under `<base>` whose remainder is a slot number (`keysOnly`: without their values). */
+async function rangeBySlot(
+  client: Etcd3,
+  base: string,
+  deadline: number,
+  keysOnly = false,
+): Promise<Map<number, Buffer>> {
+  const range = { key: enc(base), range_end: enc(base.slice(0, -1) + '0'), keys_only: keysOnly };
+  const res = await client.kv.range(range, { deadline });
+  const out = new Map<number, Buffer>();
+  for (const kv of res.kvs) {
+    const rest = kv.key.toString('utf8').slice(base.length);
+    if (/^(0|[1-9]\d*)$/.test(rest)) out.set(Number(rest), kv.value);
+  }
+  return out;
+}
+
+/** Lists the live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
+async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
+  const [slots, marks] = await Promise.all([
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),
+    rangeBySlot(client, `${q.prefix}/${q.namespace}/hw/`, q.deadline),
+  ]);
+  const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
+  const out = await Promise.all(
+    entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
+      const v = jsonObject<SlotValue>(raw.toString('utf8'));
+      if (typeof v.leaseId !== 'string') return undefined;
+      let ttl: { TTL: string; grantedTTL: string };
+      try {
+        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
+      } catch (err) {
+        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+        throw err;
+      }
+      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
+      const remaining = Number(ttl.TTL);
+      const granted = Number(ttl.grantedTTL);
+      if (!(remaining >= 0) || !(granted > 0)) return undefined;
+      const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
+      const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
+      const holder = v.holder ?? {};
+      const ours = rec !== undefined && rec.holder === holder.id;
+      return {
+        slot,
+        holder,
+        heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
+        renewedAtMs: ours ? rec.updatedAtMs : null,
+        sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
+        sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
+        expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
+        ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
+        highWaterMs: rec?.highWaterMs ?? 0,
+      };
+    }),
+  );
+  return out.filter((h): h is HolderRecord => h !== undefined);
 }

@@ -1,43 +1,135 @@
 /**
- * The file registry's claim path: the preferred slot, then the existing slot directories (the
- * visibly held ones skipped), then fresh ones, each by link-then-read-again (docs/node-ids.md,
- * "File internals"); `FLURRY_E_REGISTRY_EXHAUSTED` when every slot is held.
+ * The file registry's slot directories ({@link FileSlots}) and its claim path: the preferred slot,
+ * then the existing slot directories (the visibly held ones skipped), then fresh ones, each by
+ * link-then-read-again (docs/node-ids.md, "File internals"); `FLURRY_E_REGISTRY_EXHAUSTED` when
+ * every slot is held.
  */
 import path from 'node:path';
-import { randomHex, type Clock } from '@flurry/core';
+import { FlurryError, randomHex, type Clock } from '@flurry/core';
 import type { ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import type { FileSteps } from '../file-steps.js';
+import { fileSteps, writeFileAtomicWithin, type FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { allNodeIds } from './common.js';
-import { describeHolder, genName, type FileClaim, type LeaseRecord, type ReadResult } from './file-record.js';
+import { allNodeIds, jsonObject } from './common.js';
+import {
+  describeHolder,
+  GEN_RE,
+  genName,
+  isKernelBoot,
+  parseLeaseRecord,
+  SEGMENT_RE,
+  type FileClaim,
+  type LeaseRecord,
+  type ReadResult,
+} from './file-record.js';
 
 /** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
 
-/** What the claim path uses of the file driver (file.ts). */
-export interface FileSlotStore {
+/** A file registry's directory: its slot records, read and written each step bounded (file.ts adds the driver). */
+export class FileSlots {
   readonly url: string;
-  readonly steps: FileSteps;
-  readonly timeoutMs: number;
-  readonly time: LeaseTimeSource;
-  readonly clock: Clock;
-  /** The namespace's directory (throws `FLURRY_E_REGISTRY_OPTION` for a bad namespace). */
-  nsDir(namespace: string): string;
-  /** The generations present in a slot's directory, in order. */
-  gens(dir: string): Promise<number[]>;
-  read(dir: string, gen: number): Promise<ReadResult>;
-  /** The slot's `hw` mark (0 when absent or unreadable). */
-  readHw(dir: string): Promise<number>;
-  /** Whether a read record is released or expired. */
-  free(r: ReadResult): boolean;
-  writeRecord(dir: string, rec: LeaseRecord): Promise<void>;
-  ioError(e: unknown, doing: string): Error;
+  /** The file-system steps in use: `async` until the driver grants the `sync` mode asked for. */
+  steps: FileSteps = fileSteps('async');
+
+  constructor(
+    protected readonly root: string,
+    readonly clock: Clock,
+    readonly time: LeaseTimeSource,
+    readonly timeoutMs: number,
+  ) {
+    this.url = `file:${root}`;
+  }
+
+  nsDir(namespace: string): string {
+    const parts = namespace.split('/');
+    if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
+      throw registryError(
+        'OPTION',
+        `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`,
+        { namespace },
+      );
+    }
+    return path.join(this.root, ...parts);
+  }
+
+  protected expired(rec: LeaseRecord): boolean {
+    if (rec.boot === this.time.boot) return this.time.monotonic() >= rec.expiresMono;
+    if (isKernelBoot(rec.boot) && isKernelBoot(this.time.boot)) return true; // another boot: its processes are gone
+    return this.clock.now() >= rec.expiresAtMs; // no shared monotonic clock: fall back to wall time
+  }
+
+  free(r: ReadResult): boolean {
+    return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
+  }
+
+  /** What `step` gives, or `missing` when its file or directory does not exist; other failures: {@link ioError}. */
+  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string): Promise<T | M> {
+    try {
+      return await step();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
+      throw this.ioError(e, doing);
+    }
+  }
+
+  private readText(file: string): Promise<string | undefined> {
+    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`);
+  }
+
+  async read(dir: string, gen: number): Promise<ReadResult> {
+    const text = await this.readText(path.join(dir, genName(gen)));
+    return text === undefined ? { kind: 'missing' } : parseLeaseRecord(text, gen);
+  }
+
+  async gens(dir: string): Promise<number[]> {
+    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`);
+    return names.flatMap((n) => GEN_RE.exec(n)?.slice(1, 2).map(Number) ?? []).sort((a, b) => a - b);
+  }
+
+  async readHw(dir: string): Promise<number> {
+    const v = jsonObject(await this.readText(path.join(dir, 'hw'))).highWaterMs;
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  }
+
+  writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
+    return writeFileAtomicWithin(
+      this.steps,
+      path.join(dir, genName(rec.gen)),
+      JSON.stringify(rec) + '\n',
+      this.timeoutMs,
+    );
+  }
+
+  /** `FLURRY_E_REGISTRY_UNREACHABLE` for a failed file-system step, with advice by cause; coded errors pass. */
+  ioError(e: unknown, doing: string): Error {
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof FlurryError) return err;
+    const { url, root } = this;
+    const advice =
+      err.code === 'ETIMEDOUT'
+        ? `Check the mount holding ${root} or choose another directory`
+        : err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS'
+          ? 'Give this user write access to the directory or choose another'
+          : 'Choose a directory on a local, writable file system';
+    const details = {
+      url,
+      dir: root,
+      errno: err.code,
+      ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}),
+    };
+    return registryError(
+      'UNREACHABLE',
+      `${url}: cannot ${doing}: ${err.message}. ${advice} with --registry file:/path`,
+      details,
+      e,
+    );
+  }
 }
 
 /** The holder of a slot whose highest of `gens` is a live lease, or undefined (free, empty or unclear). */
-async function heldBy(store: FileSlotStore, dir: string, gens: number[]): Promise<string | undefined> {
+async function heldBy(store: FileSlots, dir: string, gens: number[]): Promise<string | undefined> {
   if (!gens.length) return undefined;
   const top = await store.read(dir, gens[gens.length - 1]);
   return top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top)
@@ -47,7 +139,7 @@ async function heldBy(store: FileSlotStore, dir: string, gens: number[]): Promis
 
 /** Tries one slot: a claim, or the current holder (for the exhaustion report). */
 async function tryClaim(
-  store: FileSlotStore,
+  store: FileSlots,
   dir: string,
   slot: number,
   req: ClaimRequest,
@@ -137,7 +229,7 @@ async function tryClaim(
 }
 
 /** Claims a free slot of `req.namespace` (see the module comment). */
-export async function claimFileSlot(store: FileSlotStore, req: ClaimRequest): Promise<FileClaim> {
+export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
   const ns = store.nsDir(req.namespace);

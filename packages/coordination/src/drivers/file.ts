@@ -5,32 +5,14 @@
  * in file-steps.ts.
  */
 import path from 'node:path';
-import { assertKnownOptions, FlurryError, optionNames, randomHex, type Clock } from '@flurry/core';
+import { assertKnownOptions, optionNames, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { optionError, registryError } from '../errors.js';
-import {
-  fileSteps,
-  fileSystemType,
-  localFileSystem,
-  writeFileAtomicWithin,
-  type FileIo,
-  type FileSteps,
-} from '../file-steps.js';
+import { fileSteps, fileSystemType, localFileSystem, writeFileAtomicWithin, type FileIo } from '../file-steps.js';
 import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { claimFileSlot, type FileSlotStore } from './file-claim.js';
-import { jsonObject } from './common.js';
-import { readFileHolders } from './file-holders.js';
-import {
-  GEN_RE,
-  genName,
-  isKernelBoot,
-  parseLeaseRecord,
-  SEGMENT_RE,
-  type FileClaim,
-  type LeaseRecord,
-  type ReadResult,
-} from './file-record.js';
+import { claimFileSlot, FileSlots } from './file-claim.js';
+import { genName, readFileHolders, type FileClaim, type LeaseRecord } from './file-record.js';
 
 /** Options of {@link createFileDriver}. */
 export interface FileDriverOptions {
@@ -57,25 +39,20 @@ const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({
 
 export type { FileClaim } from './file-record.js';
 
-class FileDriver implements RegistryDriver, FileSlotStore {
+class FileDriver extends FileSlots implements RegistryDriver {
   readonly kind = 'file';
-  readonly url: string;
   private closed = false;
-  readonly time: LeaseTimeSource;
-  /** The file-system steps in use: `async` until {@link ioReady} grants the `sync` mode asked for. */
-  steps: FileSteps = fileSteps('async');
   /** The one look at the directory's file system that decides the mode (when `sync` was asked for). */
   private granting: Promise<void> | undefined;
 
   constructor(
-    private readonly root: string,
-    readonly clock: Clock,
+    root: string,
+    clock: Clock,
     time: LeaseTimeSource | undefined,
-    readonly timeoutMs: number,
+    timeoutMs: number,
     private readonly askedIo: FileIo,
   ) {
-    this.url = `file:${root}`;
-    this.time = time ?? timeSourceFor(clock);
+    super(root, clock, time ?? timeSourceFor(clock), timeoutMs);
   }
 
   /** The mode the steps run in: `sync` only when asked for and granted (a local disk). */
@@ -108,28 +85,6 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     await this.ioReady();
   }
 
-  nsDir(namespace: string): string {
-    const parts = namespace.split('/');
-    if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
-      throw registryError(
-        'OPTION',
-        `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`,
-        { namespace },
-      );
-    }
-    return path.join(this.root, ...parts);
-  }
-
-  private expired(rec: LeaseRecord): boolean {
-    if (rec.boot === this.time.boot) return this.time.monotonic() >= rec.expiresMono;
-    if (isKernelBoot(rec.boot) && isKernelBoot(this.time.boot)) return true; // another boot: its processes are gone
-    return this.clock.now() >= rec.expiresAtMs; // no shared monotonic clock: fall back to wall time
-  }
-
-  free(r: ReadResult): boolean {
-    return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
-  }
-
   /** Creates the directory, grants `sync` if asked, and proves it can hold a registry (write, link, remove). */
   async check(): Promise<void> {
     const deadline = hostMonotonicMs() + this.timeoutMs;
@@ -145,69 +100,6 @@ class FileDriver implements RegistryDriver, FileSlotStore {
     } catch (e) {
       throw this.ioError(e, `use the directory ${this.root} for a registry`);
     }
-  }
-
-  /** What `step` gives, or `missing` when its file or directory does not exist; other failures: {@link ioError}. */
-  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string): Promise<T | M> {
-    try {
-      return await step();
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
-      throw this.ioError(e, doing);
-    }
-  }
-
-  private readText(file: string): Promise<string | undefined> {
-    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`);
-  }
-
-  async read(dir: string, gen: number): Promise<ReadResult> {
-    const text = await this.readText(path.join(dir, genName(gen)));
-    return text === undefined ? { kind: 'missing' } : parseLeaseRecord(text, gen);
-  }
-
-  async gens(dir: string): Promise<number[]> {
-    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`);
-    return names.flatMap((n) => GEN_RE.exec(n)?.slice(1, 2).map(Number) ?? []).sort((a, b) => a - b);
-  }
-
-  async readHw(dir: string): Promise<number> {
-    const v = jsonObject(await this.readText(path.join(dir, 'hw'))).highWaterMs;
-    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
-  }
-
-  writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
-    return writeFileAtomicWithin(
-      this.steps,
-      path.join(dir, genName(rec.gen)),
-      JSON.stringify(rec) + '\n',
-      this.timeoutMs,
-    );
-  }
-
-  /** `FLURRY_E_REGISTRY_UNREACHABLE` for a failed file-system step, with advice by cause; coded errors pass. */
-  ioError(e: unknown, doing: string): Error {
-    const err = e as NodeJS.ErrnoException;
-    if (err instanceof FlurryError) return err;
-    const { url, root } = this;
-    const advice =
-      err.code === 'ETIMEDOUT'
-        ? `Check the mount holding ${root} or choose another directory`
-        : err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS'
-          ? 'Give this user write access to the directory or choose another'
-          : 'Choose a directory on a local, writable file system';
-    const details = {
-      url,
-      dir: root,
-      errno: err.code,
-      ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}),
-    };
-    return registryError(
-      'UNREACHABLE',
-      `${url}: cannot ${doing}: ${err.message}. ${advice} with --registry file:/path`,
-      details,
-      e,
-    );
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -288,12 +180,7 @@ class FileDriver implements RegistryDriver, FileSlotStore {
   async holders(namespace: string): Promise<HolderRecord[]> {
     await this.opened();
     try {
-      return await readFileHolders(this.nsDir(namespace), {
-        time: this.time,
-        clock: this.clock,
-        timeoutMs: this.timeoutMs,
-        steps: this.steps,
-      });
+      return await readFileHolders(this.nsDir(namespace), this);
     } catch (e) {
       throw this.ioError(e, `list the holders of "${namespace}"`);
     }

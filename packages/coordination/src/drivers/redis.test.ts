@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { FlurryError, ManualClock, systemClock } from '@flurry/core';
 import { createRedisDriver } from './redis.js';
-import { parseRedisUrl } from './redis-url.js';
+import { parseRedisUrl } from '../url.js';
 import { openRegistry } from '../open-registry.js';
 import type { HolderInfo, RegistryDriver } from '../driver.js';
 import { freePort, startEngine, type RunningEngine } from '../testing/harness.js';

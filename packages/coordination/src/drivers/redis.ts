@@ -1,6 +1,7 @@
 /**
  * The Redis registry driver, on `ioredis`: each operation is one Lua script on
- * `<prefix>:{<namespace>}:slot|holder|hw:<n>`. The key layout, the mark rule and what Redis
+ * `<prefix>:{<namespace>}:slot|holder|hw:<n>`; `holders()` is a `SCAN` for the slot keys, then
+ * one pipeline of `PTTL slot`, `GET holder` and `GET hw` per held slot. The key layout, the mark rule and what Redis
  * cannot promise (asynchronous replication, persistence, server-clock expiry): docs/node-ids.md
  * ("`redis://` — Redis").
  */
@@ -14,11 +15,10 @@ import {
   volatileRedisReason,
   type FlurryLogger,
 } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { withTimeout } from '../engine-call.js';
 import { errorText, registryError } from '../errors.js';
-import { readRedisHolders } from './redis-holders.js';
-import { parseRedisUrl, type RedisUrl } from './redis-url.js';
+import { parseRedisUrl, type RedisUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
@@ -32,12 +32,12 @@ import {
   randomStart,
   jsonObject,
   recordToStore,
+  slotNumbers,
   unreachableError,
   validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type HighWaterRecord,
   type RecordPlace,
 } from './common.js';
 
@@ -105,10 +105,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  private parseRecord(raw: string | null | undefined, key: string): HighWaterRecord | undefined {
-    return parseHighWaterRecord(raw, key, this.records);
-  }
-
   /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
     return redisError(this.parsed, err, what, phase, extra);
@@ -130,7 +126,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(this.parseRecord(seen, keys[2]));
+      const prev = previousHolder(parseHighWaterRecord(seen, keys[2], this.records));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const newHw = JSON.stringify(first);
       const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
@@ -325,4 +321,61 @@ function redisError(
   const at = `${parsed.host}:${parsed.port}`;
   const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
   return unreachableError('Redis', parsed.redacted, c, details, err);
+}
+
+/** Where {@link readRedisHolders} reads (`records`: for the message of a corrupt high-water record). */
+type RedisHoldersQuery = { prefix: string; namespace: string; records: RecordPlace };
+
+const PIPELINE_CHUNK = 256;
+
+async function heldSlots(client: Redis, base: string): Promise<number[]> {
+  const names: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
+  } while (cursor !== '0');
+  return slotNumbers(names);
+}
+
+/** Lists the live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
+async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Promise<HolderRecord[]> {
+  const base = `${q.prefix}:{${q.namespace}}:`;
+  const slots = await heldSlots(client, base);
+  const out: HolderRecord[] = [];
+  for (let i = 0; i < slots.length; i += PIPELINE_CHUNK) {
+    const chunk = slots.slice(i, i + PIPELINE_CHUNK);
+    const p = client.pipeline();
+    for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
+    const res = (await p.exec()) ?? [];
+    chunk.forEach((slot, j) => {
+      const [e1, pttl] = res[3 * j] ?? [];
+      const [e2, holderRaw] = res[3 * j + 1] ?? [];
+      const [e3, hwRaw] = res[3 * j + 2] ?? [];
+      const failed = e1 ?? e2 ?? e3;
+      if (failed) throw failed;
+      const left = Number(pttl);
+      if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
+      const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
+        typeof holderRaw === 'string' ? holderRaw : undefined,
+      );
+      const key = `${base}hw:${slot}`;
+      const rec = parseHighWaterRecord(typeof hwRaw === 'string' ? hwRaw : undefined, key, q.records);
+      const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
+      const { ttlMs: _t, claimedAtMs, ...holder } = v;
+      out.push({
+        slot,
+        holder,
+        heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
+        renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
+        sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
+        sinceRenewalErrorMs: ttlMs === null ? null : 1,
+        expiresInMs: left,
+        ttlMs,
+        highWaterMs: rec?.highWaterMs ?? 0,
+      });
+    });
+  }
+  return out;
 }

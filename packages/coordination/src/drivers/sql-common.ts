@@ -18,14 +18,9 @@ import {
   clause,
   ENGINE_DRIVER_OPTION_NAMES,
   EngineDriverBase,
-  exhaustedError,
   holderFields,
-  HOLDERS_LISTED,
-  listedHolder,
   MAX_TTL_MS,
   NO_PREVIOUS_HOLDER,
-  preferredSlot,
-  randomStart,
   jsonObject,
   recordToStore,
   unreachableError,
@@ -35,10 +30,15 @@ import {
   type EngineDriverOptions,
   type PreviousHolder,
 } from './common.js';
-import { holderFromRow } from './sql-holders.js';
-import { registryStatements } from './sql-statements.js';
-import { quoteTable, REGISTRY_COLUMNS, registryTableDdl, type SqlDialect } from './sql-table.js';
-import { parseSqlUrl, type SqlUrl } from './sql-url.js';
+import {
+  holderFromRow,
+  quoteTable,
+  REGISTRY_COLUMNS,
+  registryStatements,
+  registryTableDdl,
+  type SqlDialect,
+} from './sql-table.js';
+import { parseSqlUrl, type SqlUrl } from '../url.js';
 import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
@@ -75,7 +75,6 @@ interface SlotRow {
 
 /** At most this many slots are tried per scan (a lost race moves on to the next free one). */
 const TRIES_PER_SCAN = 32;
-const SCANS = 3;
 
 function truthy(v: unknown): boolean {
   return v === true || v === 1 || v === '1' || v === 't';
@@ -221,7 +220,12 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       this.assertOpen();
       validateClaim(req, MAX_TTL_MS);
       if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
-      return this.claimWithToken(req, randomHex(16));
+      const token = randomHex(16);
+      const live = async () => {
+        const rows = (await this.scan(req)).filter((r) => r.live && r.slot < req.slots);
+        return new Map(rows.map((r) => [r.slot, jsonObject(r.holder)]));
+      };
+      return this.scanClaim(req, TRIES_PER_SCAN, (slot) => this.tryClaimSlot(req, slot, token), live);
     });
   }
 
@@ -236,33 +240,6 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     const other = rows.find((row) => row.slots !== 0 && row.slots !== req.slots);
     if (other) throw this.layoutError(req, other.slots);
     return rows;
-  }
-
-  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
-    const pref = preferredSlot(req);
-    if (pref !== undefined) {
-      const c = await this.tryClaimSlot(req, pref, token);
-      if (c) return c;
-    }
-    let rows: SlotRow[] = [];
-    for (let scan = 0; scan < SCANS; scan++) {
-      rows = await this.scan(req);
-      const live = new Set(rows.filter((r) => r.live && r.slot < req.slots).map((r) => r.slot));
-      if (live.size >= req.slots) break;
-      const start = randomStart(req.slots);
-      let tries = 0;
-      // Walks from a random start, skipping live slots: at most live.size + TRIES_PER_SCAN steps.
-      for (let i = 0; i < req.slots && tries < TRIES_PER_SCAN; i++) {
-        const slot = (start + i) % req.slots;
-        if (live.has(slot)) continue;
-        tries++;
-        const c = await this.tryClaimSlot(req, slot, token);
-        if (c) return c;
-      }
-    }
-    const held = rows.filter((r) => r.live && r.slot < req.slots).sort((a, b) => a.slot - b.slot);
-    const holders = held.slice(0, HOLDERS_LISTED).map((r) => listedHolder(r.slot, jsonObject(r.holder)));
-    throw exhaustedError(this.where, this.url, req, held.length, holders);
   }
 
   /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
@@ -292,17 +269,10 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
           : { ...NO_PREVIOUS_HOLDER };
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
-        const written = row
-          ? await c.query(this.sql.take, [
-              req.slots,
-              token,
-              req.ttlMs,
-              ...mark,
-              req.namespace,
-              slot,
-              String(row.version),
-            ])
-          : await c.query(this.sql.insert, [req.namespace, slot, req.slots, token, req.ttlMs, ...mark]);
+        const args = row
+          ? [req.slots, token, req.ttlMs, ...mark, req.namespace, slot, String(row.version)]
+          : [req.namespace, slot, req.slots, token, req.ttlMs, ...mark];
+        const written = await c.query(row ? this.sql.take : this.sql.insert, args);
         return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
       });
     } catch (err) {

@@ -7,7 +7,7 @@ import { systemClock, SQL_SCHEMES } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { loadEngineDriver } from '../open-registry.js';
 import { registryTableDdl } from './sql-common.js';
-import { parseSqlUrl } from './sql-url.js';
+import { parseSqlUrl } from '../url.js';
 
 /** What {@link initSqlRegistry} did. */
 export interface SqlRegistryInit {

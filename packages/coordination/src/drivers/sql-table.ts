@@ -1,20 +1,20 @@
 /**
  * The registry table of the SQL registries (also the lease table of `flurry sql`'s
- * `flurry_next_id()`): its DDL per dialect, the table-name rule and quoting. The columns:
+ * `flurry_next_id()`): its DDL per dialect, the table-name rule and quoting, and the statements
+ * of the SQL driver (sql-common.ts says how they keep "never two holders"). The columns:
  * docs/node-ids.md ("`postgres://` and `mysql://`").
  */
 import { quoteSqlTable, validTableName, type SqlDialect } from '@flurry/core';
+import type { HolderInfo, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
+import { jsonObject } from './common.js';
 
 export { validTableName, type SqlDialect } from '@flurry/core';
 
 /** The registry table's name when the URL gives no `?table=`. */
 export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
 
-/**
- * The columns of the registry table, in order (the drivers check that an existing table has
- * them all).
- */
+/** The columns of the registry table, in order (the drivers check that an existing table has them all). */
 export const REGISTRY_COLUMNS = [
   'namespace',
   'slot',
@@ -28,6 +28,21 @@ export const REGISTRY_COLUMNS = [
   'version',
   'updated_at',
 ] as const;
+
+/** Each column's type in PostgreSQL and in MySQL, in the order of {@link REGISTRY_COLUMNS}. */
+const COLUMN_TYPES: readonly (readonly [postgres: string, mysql: string])[] = [
+  ['varchar(255) NOT NULL', 'VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL'],
+  ['integer NOT NULL CHECK (slot >= 0)', 'INT NOT NULL'],
+  ['integer NOT NULL DEFAULT 0', 'INT NOT NULL DEFAULT 0'],
+  ['varchar(64) NULL', 'VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL'],
+  ['timestamptz(3) NULL', 'TIMESTAMP(3) NULL DEFAULT NULL'],
+  ['text NULL', 'TEXT NULL'],
+  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  ['boolean NOT NULL DEFAULT true', 'BOOLEAN NOT NULL DEFAULT TRUE'],
+  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  ['timestamptz(3) NOT NULL DEFAULT now()', 'TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)'],
+];
 
 /**
  * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
@@ -51,38 +66,92 @@ export function quoteTable(dialect: SqlDialect, table: string): string {
  */
 export function registryTableDdl(dialect: SqlDialect, table: string): string {
   const t = quoteTable(dialect, table);
-  if (dialect === 'postgres') {
-    return [
-      `CREATE TABLE IF NOT EXISTS ${t} (`,
-      `  namespace varchar(255) NOT NULL,`,
-      `  slot integer NOT NULL CHECK (slot >= 0),`,
-      `  slots integer NOT NULL DEFAULT 0,`,
-      `  token varchar(64) NULL,`,
-      `  expires_at timestamptz(3) NULL,`,
-      `  holder text NULL,`,
-      `  high_water_ms bigint NOT NULL DEFAULT 0,`,
-      `  released_cleanly boolean NOT NULL DEFAULT true,`,
-      `  ttl_ms bigint NOT NULL DEFAULT 0,`,
-      `  version bigint NOT NULL DEFAULT 0,`,
-      `  updated_at timestamptz(3) NOT NULL DEFAULT now(),`,
-      `  PRIMARY KEY (namespace, slot)`,
-      `)`,
-    ].join('\n');
-  }
+  const pg = dialect === 'postgres';
+  const c = (name: string): string => (pg ? name : `\`${name}\``);
   return [
     `CREATE TABLE IF NOT EXISTS ${t} (`,
-    '  `namespace` VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,',
-    '  `slot` INT NOT NULL,',
-    '  `slots` INT NOT NULL DEFAULT 0,',
-    '  `token` VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,',
-    '  `expires_at` TIMESTAMP(3) NULL DEFAULT NULL,',
-    '  `holder` TEXT NULL,',
-    '  `high_water_ms` BIGINT NOT NULL DEFAULT 0,',
-    '  `released_cleanly` BOOLEAN NOT NULL DEFAULT TRUE,',
-    '  `ttl_ms` BIGINT NOT NULL DEFAULT 0,',
-    '  `version` BIGINT NOT NULL DEFAULT 0,',
-    '  `updated_at` TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),',
-    '  PRIMARY KEY (`namespace`, `slot`)',
-    ') ENGINE=InnoDB',
+    ...REGISTRY_COLUMNS.map((name, i) => `  ${c(name)} ${COLUMN_TYPES[i][pg ? 0 : 1]},`),
+    `  PRIMARY KEY (${c('namespace')}, ${c('slot')})`,
+    pg ? ')' : ') ENGINE=InnoDB',
   ].join('\n');
+}
+
+/**
+ * The statements of one dialect on one table (`?` placeholders; `t` already quoted). The
+ * comments give each statement's parameters in order.
+ */
+export function registryStatements(dialect: SqlDialect, t: string) {
+  const pg = dialect === 'postgres';
+  const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
+  const plusMs = pg
+    ? `now() + (?::float8 * interval '1 millisecond')`
+    : 'CURRENT_TIMESTAMP(3) + INTERVAL (? * 1000) MICROSECOND';
+  const big = pg ? '?::bigint' : '?';
+  const bool = pg ? '?::boolean' : '?';
+  const c = (name: string): string => (pg ? name : `\`${name}\``);
+  const ms = (expr: string): string =>
+    pg ? `(extract(epoch from ${expr}) * 1000)::float8` : `(UNIX_TIMESTAMP(${expr}) * 1000)`;
+  return {
+    // A namespace's live rows, times as Unix ms: slot, holder, high_water_ms, ttl_ms, now_ms, updated_ms, expires_ms.
+    holders:
+      `SELECT ${c('slot')} AS slot, ${c('holder')} AS holder, ${c('high_water_ms')} AS high_water_ms, ${c('ttl_ms')} AS ttl_ms, ` +
+      `${ms(now)} AS now_ms, ${ms(c('updated_at'))} AS updated_ms, ${ms(c('expires_at'))} AS expires_ms ` +
+      `FROM ${t} WHERE ${c('namespace')} = ? AND ${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now} ORDER BY ${c('slot')}`,
+    probe: `SELECT * FROM ${t} WHERE 1 = 0`,
+    scan:
+      `SELECT ${c('slot')} AS slot, ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
+      `${c('holder')} AS holder FROM ${t} WHERE ${c('namespace')} = ?`,
+    readSlot:
+      `SELECT ${c('slots')} AS slots, (${c('token')} IS NOT NULL AND ${c('expires_at')} > ${now}) AS live, ` +
+      `${c('high_water_ms')} AS high_water_ms, ${c('released_cleanly')} AS released_cleanly, ${c('ttl_ms')} AS ttl_ms, ` +
+      `${c('version')} AS version FROM ${t} WHERE ${c('namespace')} = ? AND ${c('slot')} = ?`,
+    // namespace, slot, slots, token, ttl, holder, hw, ttl_ms
+    insert:
+      // MySQL: INSERT IGNORE: under mysql2's CLIENT_FOUND_ROWS, ON DUPLICATE KEY UPDATE reports 1 row
+      // for a duplicate, so two claimers racing for a new slot both believed they had inserted it.
+      `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
+      `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
+      (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : ''),
+    // slots, token, ttl, holder, hw, ttl_ms, namespace, slot, version read
+    take:
+      `UPDATE ${t} SET ${c('slots')} = ?, ${c('token')} = ?, ${c('expires_at')} = ${plusMs}, ${c('holder')} = ?, ` +
+      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ` +
+      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} WHERE ${c('namespace')} = ? AND ${c('slot')} = ? ` +
+      `AND ${c('version')} = ${big} AND (${c('token')} IS NULL OR ${c('expires_at')} <= ${now})`,
+    // ttl, hw, ttl_ms, holder, namespace, slot, token
+    renew:
+      `UPDATE ${t} SET ${c('expires_at')} = ${plusMs}, ${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ` +
+      `${c('released_cleanly')} = false, ${c('ttl_ms')} = ${big}, ${c('holder')} = ?, ${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
+      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
+    // hw, clean, ttl_ms, namespace, slot, token
+    release:
+      `UPDATE ${t} SET ${c('token')} = NULL, ${c('expires_at')} = NULL, ${c('holder')} = NULL, ` +
+      `${c('high_water_ms')} = GREATEST(${c('high_water_ms')}, ${big}), ${c('released_cleanly')} = ${bool}, ${c('ttl_ms')} = ${big}, ` +
+      `${c('version')} = ${c('version')} + 1, ${c('updated_at')} = ${now} ` +
+      `WHERE ${c('namespace')} = ? AND ${c('slot')} = ? AND ${c('token')} = ? AND ${c('expires_at')} > ${now}`,
+  };
+}
+
+/** One row of the `holders` statement as a {@link HolderRecord}. */
+export function holderFromRow(row: Record<string, unknown>): HolderRecord {
+  type Stored = HolderInfo & { since: unknown; renewedAtMs: unknown; ttlMs: unknown };
+  const h = (
+    typeof row.holder === 'object' && row.holder ? row.holder : jsonObject(String(row.holder))
+  ) as Partial<Stored>;
+  const { since, renewedAtMs, ttlMs: _ttl, ...holder } = h;
+  const now = Number(row.now_ms);
+  const updated = Number(row.updated_ms);
+  const expires = Number(row.expires_ms);
+  const claimed = typeof since === 'string' ? Date.parse(since) : NaN;
+  return {
+    slot: Number(row.slot),
+    holder,
+    heldSinceMs: Number.isFinite(claimed) ? claimed : null,
+    renewedAtMs: typeof renewedAtMs === 'number' ? renewedAtMs : null,
+    sinceRenewalMs: Number.isFinite(now - updated) ? Math.max(0, Math.round(now - updated)) : null,
+    sinceRenewalErrorMs: 1,
+    expiresInMs: Number.isFinite(expires - now) ? Math.max(0, Math.round(expires - now)) : null,
+    ttlMs: row.ttl_ms === null || row.ttl_ms === undefined ? null : Number(row.ttl_ms),
+    highWaterMs: Number(row.high_water_ms) || 0,
+  };
 }

@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
-import { parseRegistryUrl } from '../url.js';
-import { parseSqlUrl } from './sql-url.js';
+import { parseRegistryUrl, parseSqlUrl } from '../url.js';
 import { registryTableDdl } from './sql-common.js';
 
 const SECRET = 'pa55:w@rd/secret';
