@@ -171,10 +171,7 @@ export class TextSession extends Session {
   }
 }
 
-/**
- * Splits the line `buf[pos, end)` on spaces (runs of them count as one) into latin1 strings,
- * straight from the bytes: the hot path (`get KEY`) makes no string of the whole line.
- */
+/** Splits the line `buf[pos, end)` on spaces (runs of them count as one) into latin1 strings. */
 function tokenize(buf: Buffer, pos: number, end: number): string[] {
   const tokens: string[] = [];
   let i = pos;
@@ -182,12 +179,12 @@ function tokenize(buf: Buffer, pos: number, end: number): string[] {
     while (i < end && buf[i] === 32) i++;
     const start = i;
     while (i < end && buf[i] !== 32) i++;
-    if (i > start) tokens.push(i - start === 3 && isGet(buf, start) ? 'get' : buf.toString('latin1', start, i));
+    if (i > start) tokens.push(buf.toString('latin1', start, i));
   }
   return tokens;
 }
 
-/** Whether `buf` holds `get` at `i` (the common command, named without making a string). */
+/** Whether `buf` holds `get` at `i`. */
 function isGet(buf: Buffer, i: number): boolean {
   return buf[i] === 103 && buf[i + 1] === 101 && buf[i + 2] === 116;
 }
