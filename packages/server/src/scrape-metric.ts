@@ -91,6 +91,11 @@ export class RequestTable {
     this.sums[row] += seconds;
   }
 
+  /** Counts a request without a latency (the histogram holds the timed ones). */
+  bump(row: number, column: number): void {
+    this.counts[row * this.width + column]++;
+  }
+
   count(row: number, column: number): number {
     return this.counts[row * this.width + column];
   }

@@ -11,7 +11,8 @@ import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, type ServiceCore } from '../service-core.js';
 import { leaseGenerator, startMemcached, type ServiceLogger } from '../service-steps.js';
 import { tempDir } from '../test-support.js';
-import type { MemcachedServer } from './index.js';
+import { startMemcachedServer, type MemcachedServer } from './index.js';
+import { CMD } from './session.js';
 import { RawConnection, binaryRequest, idsOf } from '../testing/memcached.js';
 
 const TOKEN = 'memcached-test-token-0123456789';
@@ -349,5 +350,29 @@ test('GIVEN memcached requests THEN the metrics count them under protocol="memca
     assert.match(text, /^flurry_protocol_request_duration_seconds_count\{protocol="memcached",command="get"\} 2$/m);
     assert.match(text, /^# TYPE flurry_http_requests_total counter$/m);
     assert.deepEqual(core.metrics.protocols.totals('memcached').get, { ok: 2, error: 0 });
+    // One read in 16 per connection is timed (the first included); every request is counted.
+    const d = await RawConnection.open(port);
+    for (let i = 0; i < 32; i++) await d.text('get one\r\n');
+    d.close();
+    const after = await core.metrics.text();
+    assert.match(after, /^flurry_protocol_requests_total\{protocol="memcached",command="get",outcome="ok"\} 34$/m);
+    assert.match(after, /^flurry_protocol_request_duration_seconds_count\{protocol="memcached",command="get"\} 4$/m);
   });
+});
+
+test('GIVEN a recorder without count() THEN every memcached request is timed', async () => {
+  const seen: number[] = [];
+  const mc = await startMemcachedServer({
+    port: 0,
+    ids: { nextString: () => '7' },
+    recorder: { request: (command, ok, seconds) => seen.push(ok && seconds >= 0 ? command : -1) },
+  });
+  try {
+    const c = await RawConnection.open(mc.port);
+    for (let i = 0; i < 20; i++) await c.text('get k\r\n');
+    c.close();
+    assert.deepEqual(seen, Array(20).fill(CMD.get));
+  } finally {
+    await mc.close();
+  }
 });
