@@ -84,7 +84,7 @@ export function refusalText(err: unknown): string {
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
   /** Replies not yet handed to the socket: `out[0, outLen)`. */
-  protected out: Buffer = Buffer.allocUnsafe(OUT_BYTES);
+  protected out: Buffer = Buffer.allocUnsafe(OUT_FIRST_BYTES);
   private outLen = 0;
   /** Reads so far, and whether the one being answered is timed; the requests answered in a timed one. */
   private reads = 0;
@@ -179,8 +179,10 @@ export abstract class Session {
   /** Makes room for a reply of `n` bytes and returns where it starts in {@link out}. */
   protected reserve(n: number): number {
     if (this.outLen + n > this.out.length) {
+      // A full buffer means replies come in runs (pipelining): the next one is larger, up to OUT_MAX_BYTES.
+      const size = Math.max(n, Math.min(this.out.length * 4, OUT_MAX_BYTES));
       this.flush();
-      if (n > this.out.length) this.out = Buffer.allocUnsafe(n);
+      if (size > this.out.length) this.out = Buffer.allocUnsafe(size);
     }
     const at = this.outLen;
     this.outLen += n;
@@ -216,7 +218,7 @@ export abstract class Session {
     this.socket.write(this.out.subarray(0, n));
     // Written at once (the usual case), the bytes are the kernel's and `out` is free again;
     // else the socket holds them until the write ends, and the next replies go to a new buffer.
-    if (this.socket.writableLength > 0) this.out = Buffer.allocUnsafe(OUT_BYTES);
+    if (this.socket.writableLength > 0) this.out = Buffer.allocUnsafe(this.out.length);
   }
 }
 
@@ -232,5 +234,6 @@ const EMPTY = Buffer.alloc(0);
 const FLUSH_BYTES = 16 * 1024;
 /** One read in this many (the first included) is timed for the latency histogram. */
 const TIMED_READS = 16;
-/** The size of a session's reply buffer. */
-const OUT_BYTES = 2 * FLUSH_BYTES;
+/** A session's first reply buffer (small: idle connections hold little), and the largest it grows to. */
+const OUT_FIRST_BYTES = 1024;
+const OUT_MAX_BYTES = 2 * FLUSH_BYTES;
