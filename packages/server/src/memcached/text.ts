@@ -14,8 +14,7 @@ const TOO_LONG = `CLIENT_ERROR line too long: a command line is at most ${MAX_LI
 export class TextSession extends Session {
   /** Skipping the rest of an overlong line, up to its newline. */
   private discarding = false;
-  /** The key of the last `get KEY` line, as bytes and as the string replies carry (clients reuse one key). */
-  private lastKeyBytes: Buffer = Buffer.alloc(0);
+  /** The key of the last `get KEY` line (clients reuse one key; latin1, so its char codes are its bytes). */
   private lastKey = '';
   /** The one-key list of the `get KEY` fast path, and the IDs of one `get`, both reused. */
   private readonly oneKey: string[] = [''];
@@ -140,17 +139,14 @@ export class TextSession extends Session {
   private singleKey(buf: Buffer, start: number, end: number): string | undefined {
     const n = end - start;
     if (n > MAX_KEY_BYTES) return undefined;
-    const last = this.lastKeyBytes;
+    const last = this.lastKey;
     let same = last.length === n;
     for (let i = 0; i < n; i++) {
       const c = buf[start + i];
-      if (c < 0x21 || c === 0x7f) return undefined;
-      if (same && last[i] !== c) same = false;
+      if (badKeyByte(c)) return undefined;
+      if (same && last.charCodeAt(i) !== c) same = false;
     }
-    if (!same) {
-      this.lastKeyBytes = Buffer.from(buf.subarray(start, end));
-      this.lastKey = buf.toString('latin1', start, end);
-    }
+    if (!same) this.lastKey = buf.toString('latin1', start, end);
     return this.lastKey;
   }
 
@@ -189,12 +185,17 @@ function isGet(buf: Buffer, i: number): boolean {
   return buf[i] === 103 && buf[i + 1] === 101 && buf[i + 2] === 116;
 }
 
+/** Whether a key may not hold the byte `c`: spaces and control characters. */
+function badKeyByte(c: number): boolean {
+  return c < 0x21 || c === 0x7f;
+}
+
 /** Why `key` is not a valid memcached key, or null. */
 function keyProblem(key: string): string | null {
   if (key.length > MAX_KEY_BYTES) return `it has ${key.length} bytes`;
   for (let i = 0; i < key.length; i++) {
     const c = key.charCodeAt(i);
-    if (c < 0x21 || c === 0x7f) return `it holds the control character 0x${c.toString(16).padStart(2, '0')}`;
+    if (badKeyByte(c)) return `it holds the control character 0x${c.toString(16).padStart(2, '0')}`;
   }
   return null;
 }
