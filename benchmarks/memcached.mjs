@@ -4,10 +4,10 @@
 //
 // `get id` requests/s of `flurry serve --memcached-port` (a fresh leased ID per request) vs a
 // bare node:net server answering a constant `VALUE` block to every line (target >= 90%), runs
-// interleaved (bare, flurry, bare, flurry, …): the ratio is the median over the rounds of each
-// flurry run to the bare run just before it (this VM's loopback speed shifts by 20% between
+// in pairs whose order alternates (bare, flurry | flurry, bare | …): the ratio is the median
+// over the rounds of each pair's flurry/bare (this VM's loopback speed shifts by 20% between
 // runs now and then; a pair shares the moment, two medians may not), beside each side's
-// median. The load is
+// median. Each pair is printed to stderr as a JSON line. The load is
 // katsubushi's own benchmark shape (benchmark.pl: Cache::Memcached::Fast, `get("id")` in a
 // closed loop, 1 and 4 concurrent clients, 10 s): here a client process of its own with N
 // connections, one request outstanding on each. katsubushi's published figure, 21,915/s with
@@ -194,10 +194,25 @@ export async function memcachedBench({
       const f = [];
       let bad = 0;
       for (let i = 0; i < rounds; i++) {
+        // The side that runs first alternates (bare, flurry | flurry, bare | …): what one run
+        // leaves for the next, or a drift, falls on each side in turn.
+        const flurryFirst = i % 2 === 1;
+        const r = flurryFirst ? load(flurry.port, conns, duration) : undefined;
         b.push(load(bare.port, conns, duration).rps);
-        const r = load(flurry.port, conns, duration);
-        f.push(r.rps);
-        bad += r.bad;
+        const fr = r ?? load(flurry.port, conns, duration);
+        f.push(fr.rps);
+        bad += fr.bad;
+        process.stderr.write(
+          JSON.stringify({
+            bench: 'memcached',
+            conns,
+            round: i,
+            first: flurryFirst ? 'flurry' : 'bare',
+            bare: Math.round(b[i]),
+            flurry: Math.round(f[i]),
+            ratio: Number((f[i] / b[i]).toFixed(3)),
+          }) + '\n',
+        );
         peak = Math.max(peak, rssMb(flurry.pid));
       }
       const ratio = median(f.map((x, i) => x / b[i]));
@@ -238,8 +253,8 @@ export async function memcachedBench({
     'katsubushi\'s benchmark shape (its `benchmark.pl`: `get("id")` in a closed loop, 1 and 4 concurrent clients): a load ' +
       'client in its own Node.js process, one request outstanding per connection. `flurry serve --memcached-port` issues a ' +
       'real leased ID per `get` (twitter layout, file registry); the bare server is node:net answering a constant `VALUE` block ' +
-      'to every line. Runs interleaved (bare, flurry, …); the ratio is the median of each flurry run to the bare run before ' +
-      "it, beside each side's median. katsubushi's figures are its published ones (2015, another " +
+      'to every line. Runs in pairs whose order alternates (bare, flurry | flurry, bare | …); the ratio is the median of ' +
+      "each pair's flurry/bare, beside each side's median. katsubushi's figures are its published ones (2015, another " +
       'machine), for reference only.',
     '',
     table(['Measure', 'Flurry', 'Reference', 'Ratio', 'Target', 'Met', 'katsubushi'], rows),

@@ -86,6 +86,8 @@ export abstract class Session {
   /** Replies not yet handed to the socket: `out[0, outLen)`. */
   protected out: Buffer = Buffer.allocUnsafe(OUT_FIRST_BYTES);
   private outLen = 0;
+  private view: Buffer = EMPTY;
+  private viewOf: Buffer = EMPTY;
   /** Reads so far, and whether the one being answered is timed; the requests answered in a timed one. */
   private reads = 0;
   private timing = false;
@@ -215,7 +217,12 @@ export abstract class Session {
     this.outLen = 0;
     if (this.socket.destroyed) return;
     this.ctx.counters.bytesWritten += n;
-    this.socket.write(this.out.subarray(0, n));
+    // Clients repeat one request, so the view of out[0, n) is kept for the next reply of that length.
+    if (this.view.length !== n || this.viewOf !== this.out) {
+      this.view = this.out.subarray(0, n);
+      this.viewOf = this.out;
+    }
+    this.socket.write(this.view);
     // Written at once (the usual case), the bytes are the kernel's and `out` is free again;
     // else the socket holds them until the write ends, and the next replies go to a new buffer.
     if (this.socket.writableLength > 0) this.out = Buffer.allocUnsafe(this.out.length);

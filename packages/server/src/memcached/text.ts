@@ -21,7 +21,7 @@ export class TextSession extends Session {
   private readonly issued: string[] = [];
 
   protected request(buf: Buffer, pos: number): number {
-    const nl = buf.indexOf(10, pos);
+    const nl = newline(buf, pos);
     if (this.discarding) {
       if (nl < 0) return buf.length;
       this.discarding = false;
@@ -107,9 +107,8 @@ export class TextSession extends Session {
     counters.cmdGet += n;
     const ids = this.ctx.ids;
     const issued = this.issued;
-    issued.length = 0;
     try {
-      for (let i = from; i < keys.length; i++) issued.push(ids.nextString());
+      for (let i = 0; i < n; i++) issued[i] = ids.nextString(); // entries past n are stale, never read
     } catch (err) {
       counters.getMisses += n;
       this.queue(`SERVER_ERROR ${refusalText(err)}\r\n`);
@@ -178,6 +177,13 @@ function tokenize(buf: Buffer, pos: number, end: number): string[] {
     if (i > start) tokens.push(buf.toString('latin1', start, i));
   }
   return tokens;
+}
+
+/** Where the next `\n` from `pos` is, or -1: a loop over a short line costs less than a call into C++. */
+function newline(buf: Buffer, pos: number): number {
+  const stop = Math.min(buf.length, pos + 32);
+  for (let i = pos; i < stop; i++) if (buf[i] === 10) return i;
+  return stop === buf.length ? -1 : buf.indexOf(10, stop);
 }
 
 /** Whether `buf` holds `get` at `i`. */
