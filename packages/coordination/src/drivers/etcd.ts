@@ -1,8 +1,4 @@
-/**
- * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
- * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals");
- * `holders()` reads the slot keys and the records, then one `LeaseTimeToLive` per held slot.
- */
+/** The etcd v3 registry driver on `etcd3`, compare-and-set transactions: docs/node-ids.md ("etcd internals"). */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
@@ -55,7 +51,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const msg = errorText(err);
@@ -175,7 +170,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       );
     }
     const call = this.deadline(opts.ttlMs);
-    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
+    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
     // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
     const [alive, written] = await Promise.allSettled([

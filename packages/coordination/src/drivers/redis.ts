@@ -1,10 +1,4 @@
-/**
- * The Redis registry driver, on `ioredis`: each operation is one Lua script on
- * `<prefix>:{<namespace>}:slot|holder|hw:<n>`; `holders()` is a `SCAN` for the slot keys, then
- * one pipeline of `PTTL slot`, `GET holder` and `GET hw` per held slot. The key layout, the mark rule and what Redis
- * cannot promise (asynchronous replication, persistence, server-clock expiry): docs/node-ids.md
- * ("`redis://` — Redis").
- */
+/** The Redis registry driver on `ioredis`, one Lua script per operation: docs/node-ids.md ("`redis://` — Redis"). */
 import { Redis } from 'ioredis';
 import {
   FlurryError,
@@ -22,14 +16,9 @@ import { parseRedisUrl, type RedisUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  exhaustedError,
-  HOLDERS_LISTED,
-  listedHolder,
   MAX_TTL_MS,
   parseHighWaterRecord,
-  preferredSlot,
   previousHolder,
-  randomStart,
   jsonObject,
   recordToStore,
   slotNumbers,
@@ -100,12 +89,10 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
   }
 
-  /** The keys every script takes: slot, holder, hw. */
   private keys(ns: string, slot: number): [slot: string, holder: string, hw: string] {
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
     return redisError(this.parsed, err, what, phase, extra);
   }
@@ -114,7 +101,9 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
       this.assertOpen();
       validateClaim(req, MAX_TTL_MS);
-      return this.claimWithToken(req, `${randomHex(16)}@${req.namespace}`);
+      const token = `${randomHex(16)}@${req.namespace}`;
+      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, token);
+      return this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
     });
   }
 
@@ -141,35 +130,16 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return undefined;
   }
 
-  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
-    const ns = req.namespace;
-    const pref = preferredSlot(req);
-    if (pref !== undefined) {
-      const c = await this.tryClaimSlot(req, pref, token);
-      if (c) return c;
+  /** The held slots below `slots` (MGET in chunks), with their holders when `withHolders`. */
+  private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
+    const out = new Map<number, Partial<HolderInfo>>();
+    const kinds = withHolders ? (['slot', 'holder'] as const) : (['slot'] as const);
+    for (let from = 0; from < slots; from += MGET_CHUNK) {
+      const chunk = Array.from({ length: Math.min(MGET_CHUNK, slots - from) }, (_, i) => from + i);
+      const v = await this.client.mget(...kinds.flatMap((k) => chunk.map((s) => this.key(ns, k, s))));
+      chunk.forEach((s, i) => v[i] !== null && out.set(s, jsonObject(v[chunk.length + i])));
     }
-    const start = randomStart(req.slots);
-    let held = 0;
-    const heldSlots: number[] = [];
-    // One pass over all slots from a random start, MGET in chunks, trying the free ones.
-    for (let offset = 0; offset < req.slots; offset += MGET_CHUNK) {
-      const slots: number[] = [];
-      for (let i = offset; i < Math.min(req.slots, offset + MGET_CHUNK); i++) slots.push((start + i) % req.slots);
-      const values = await this.client.mget(...slots.map((s) => this.key(ns, 'slot', s)));
-      for (let i = 0; i < slots.length; i++) {
-        if (values[i] === null) {
-          const c = await this.tryClaimSlot(req, slots[i], token);
-          if (c) return c;
-        }
-        held++;
-        if (heldSlots.length < HOLDERS_LISTED) heldSlots.push(slots[i]);
-      }
-    }
-    heldSlots.sort((a, b) => a - b);
-    const infos =
-      heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    const holders = heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i])));
-    throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
+    return out;
   }
 
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
@@ -298,7 +268,6 @@ export async function createRedisDriver(url: URL | string, opts: EngineDriverOpt
   return new RedisDriver(client, parsed, opts);
 }
 
-/** Turns a client error into a coded FlurryError (never containing the password). */
 function redisError(
   parsed: RedisUrl,
   err: unknown,
@@ -323,7 +292,6 @@ function redisError(
   return unreachableError('Redis', parsed.redacted, c, details, err);
 }
 
-/** Where {@link readRedisHolders} reads (`records`: for the message of a corrupt high-water record). */
 type RedisHoldersQuery = { prefix: string; namespace: string; records: RecordPlace };
 
 const PIPELINE_CHUNK = 256;

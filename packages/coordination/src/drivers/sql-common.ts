@@ -1,7 +1,4 @@
-/**
- * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver}),
- * on core's SQL pool of the client that postgres.ts or mysql.ts imported ({@link createSqlDriver}).
- */
+/** The lease driver of the PostgreSQL and MySQL/MariaDB registries, on core's SQL pool. */
 import {
   FlurryError,
   randomHex,
@@ -20,8 +17,8 @@ import {
   EngineDriverBase,
   holderFields,
   MAX_TTL_MS,
-  NO_PREVIOUS_HOLDER,
   jsonObject,
+  previousHolder,
   recordToStore,
   unreachableError,
   validateClaim,
@@ -43,16 +40,12 @@ import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
 
-/** Options of the SQL driver factories (given by `openRegistry`). */
 export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
   readonly createTable?: boolean;
 }
 
-/**
- * What kind of failure a client error is for the registry: the engine's {@link SqlErrorClass}, with a duplicate
- * key, an existing table and a deadlock all counted as a lost `race` (another holder was faster).
- */
+/** The engine's {@link SqlErrorClass}, with a duplicate key, an existing table and a deadlock all a lost `race`. */
 export function sqlFailure(
   dialect: SqlDialect,
   err: unknown,
@@ -66,13 +59,6 @@ interface SqlClaimState extends EngineClaimState {
   readonly holder: Record<string, unknown>;
 }
 
-interface SlotRow {
-  slot: number;
-  slots: number;
-  live: boolean;
-  holder: string | null;
-}
-
 /** At most this many slots are tried per scan (a lost race moves on to the next free one). */
 const TRIES_PER_SCAN = 32;
 
@@ -80,18 +66,13 @@ function truthy(v: unknown): boolean {
   return v === true || v === 1 || v === '1' || v === 't';
 }
 
-/**
- * The lease driver shared by the PostgreSQL and MySQL registries, one row per slot; claim,
- * renew (never extending an expired lease) and release are conditional statements on the
- * database's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
- */
+/** One row per slot, conditional statements on the database's clock (docs/node-ids.md, "`postgres://` and `mysql://`"). */
 export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
   readonly kind: SqlDialect;
   private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
     private readonly u: SqlUrl,
-    /** As messages show it: 'PostgreSQL', 'MySQL'. */
     private readonly name: string,
     private readonly pool: SqlPool,
     opts: SqlDriverOptions,
@@ -111,7 +92,6 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     }
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const u = this.u;
@@ -159,10 +139,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     }
   }
 
-  /**
-   * Checks that the table exists with every registry column; creates it when it does not
-   * (`CREATE TABLE IF NOT EXISTS`). Called once when the driver opens.
-   */
+  /** Checks that the table exists with every registry column; creates it when it does not and `create`. */
   async prepare(create: boolean): Promise<void> {
     const u = this.u;
     const probe = async (): Promise<string[] | undefined> => {
@@ -222,24 +199,14 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
       const token = randomHex(16);
       const live = async () => {
-        const rows = (await this.scan(req)).filter((r) => r.live && r.slot < req.slots);
-        return new Map(rows.map((r) => [r.slot, jsonObject(r.holder)]));
+        const rows = (await this.withConn((c) => c.query(this.sql.scan, [req.namespace]))).rows;
+        const other = rows.find((r) => Number(r.slots) !== 0 && Number(r.slots) !== req.slots);
+        if (other) throw this.layoutError(req, Number(other.slots));
+        const held = rows.filter((r) => truthy(r.live) && Number(r.slot) < req.slots);
+        return new Map(held.map((r) => [Number(r.slot), jsonObject(typeof r.holder === 'string' ? r.holder : null)]));
       };
       return this.scanClaim(req, TRIES_PER_SCAN, (slot) => this.tryClaimSlot(req, slot, token), live);
     });
-  }
-
-  private async scan(req: ClaimRequest): Promise<SlotRow[]> {
-    const r = await this.withConn((c) => c.query(this.sql.scan, [req.namespace]));
-    const rows = r.rows.map((row) => ({
-      slot: Number(row.slot),
-      slots: Number(row.slots),
-      live: truthy(row.live),
-      holder: typeof row.holder === 'string' ? row.holder : null,
-    }));
-    const other = rows.find((row) => row.slots !== 0 && row.slots !== req.slots);
-    if (other) throw this.layoutError(req, other.slots);
-    return rows;
   }
 
   /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
@@ -260,13 +227,13 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
         if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
           throw this.layoutError(req, Number(row.slots));
         if (row && truthy(row.live)) return undefined;
-        const p: PreviousHolder = row
-          ? {
-              highWaterMs: Number(row.high_water_ms),
-              releasedCleanly: truthy(row.released_cleanly),
-              ttlMs: Number(row.ttl_ms),
-            }
-          : { ...NO_PREVIOUS_HOLDER };
+        const p = previousHolder(
+          row && {
+            highWaterMs: Number(row.high_water_ms),
+            releasedCleanly: truthy(row.released_cleanly),
+            ttlMs: Number(row.ttl_ms),
+          },
+        );
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
         const args = row
@@ -311,12 +278,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   }
 }
 
-/**
- * Opens the registry driver of `dialect` on its loaded client: checks the options and that the URL names the
- * dialect, opens a small pool and checks (and creates, unless `createTable: false`) the registry table. Rejects
- * with `FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`, `…_URL`, `…_AUTH`, `…_UNREACHABLE` or
- * `…_CORRUPT`, naming the URL without its password; on failure the pool is closed.
- */
+/** Opens the registry driver of `dialect` on its loaded client and checks (or creates) the registry table. */
 export async function createSqlDriver(
   dialect: SqlDialect,
   client: unknown,
