@@ -1,8 +1,4 @@
-/**
- * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client (typed here: it ships no
- * types), with connect and operation time limits, and the pool of sessions of a driver. The
- * client's defects worked around here: docs/node-ids.md ("ZooKeeper internals").
- */
+/** ZooKeeper sessions with time limits over node-zookeeper-client, and their pool (docs/node-ids.md, "ZooKeeper internals"). */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
@@ -10,7 +6,6 @@ import type { FlurryLogger } from '@flurry/core';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
-/** The `stat` of a znode (64-bit fields are 8-byte buffers). */
 export interface ZkStat {
   readonly version: number;
   /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
@@ -101,10 +96,7 @@ export interface ZkSessionOptions {
   readonly logger?: FlurryLogger | undefined;
 }
 
-/**
- * One ZooKeeper session. Every operation has a time limit and rejects with a {@link ZkError};
- * one that times out on a live-looking connection drops the socket so the client reconnects.
- */
+/** One session; an operation that times out on a live-looking connection drops the socket so the client reconnects. */
 export class ZkSession {
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
@@ -288,7 +280,6 @@ export class ZkSession {
     );
   }
 
-  /** The node's data and stat, or null if it does not exist. */
   getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
     const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
       this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat })),
@@ -296,7 +287,6 @@ export class ZkSession {
     return orIfNoNode(got, null);
   }
 
-  /** The names of the node's children (empty if the node does not exist). */
   getChildren(path: string, timeoutMs?: number): Promise<string[]> {
     return orIfNoNode(
       this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb)),
@@ -320,10 +310,7 @@ export class ZkSession {
     await this.run<string>('mkdirp', path, timeoutMs, (cb) => this.client.mkdirp(path, cb));
   }
 
-  /**
-   * Runs a transaction atomically; a {@link ZkError}'s `opIndex` names the operation that
-   * failed. Expected versions are passed exactly (the client would turn 0 into "any").
-   */
+  /** Runs a transaction (`opIndex`: the failed operation); versions are set exactly (the client turns 0 into "any"). */
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
     const versions: Array<number | undefined> = [];
@@ -380,10 +367,7 @@ function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
 
 export type MultiBuilder = TxOps;
 
-/**
- * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
- * opens a new one after an expiry; idle sessions of another TTL are closed.
- */
+/** One live session per session timeout; idle sessions of another timeout are closed. */
 export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();
   private readonly opening = new Map<number, Promise<ZkSession>>();
