@@ -175,39 +175,6 @@ export function recordToStore(
   };
 }
 
-export interface RecordPlace {
-  readonly engine: string;
-  readonly url: string;
-  inspect(key: string): string;
-}
-
-/** Parses a stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` when invalid. */
-export function parseHighWaterRecord(
-  raw: string | null | undefined,
-  key: string,
-  where: RecordPlace,
-): HighWaterRecord | undefined {
-  if (raw === null || raw === undefined || raw === '') return undefined;
-  const r = jsonObject<HighWaterRecord>(raw);
-  if (
-    typeof r.highWaterMs !== 'number' ||
-    !Number.isFinite(r.highWaterMs) ||
-    r.highWaterMs < 0 ||
-    typeof r.releasedCleanly !== 'boolean' ||
-    typeof r.ttlMs !== 'number' ||
-    !Number.isFinite(r.ttlMs) ||
-    r.ttlMs < 0
-  ) {
-    throw registryError(
-      'CORRUPT',
-      `the high-water record "${key}" in ${where.engine} at ${where.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
-        `Inspect it with "${where.inspect(key)}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
-      { url: where.url, key, value: raw.slice(0, 200) },
-    );
-  }
-  return r as HighWaterRecord;
-}
-
 export function listedHolder(slot: number, h: Partial<HolderInfo>): { slot: number } & Partial<HolderInfo> {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
@@ -343,6 +310,29 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
         `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
       { url: this.url, namespace: req.namespace, slots: req.slots, held: n, holders },
     );
+  }
+
+  /** A stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` naming `inspect KEY` when invalid. */
+  protected highWater(raw: string | null | undefined, key: string, inspect: string): HighWaterRecord | undefined {
+    if (raw === null || raw === undefined || raw === '') return undefined;
+    const r = jsonObject<HighWaterRecord>(raw);
+    if (
+      typeof r.highWaterMs !== 'number' ||
+      !Number.isFinite(r.highWaterMs) ||
+      r.highWaterMs < 0 ||
+      typeof r.releasedCleanly !== 'boolean' ||
+      typeof r.ttlMs !== 'number' ||
+      !Number.isFinite(r.ttlMs) ||
+      r.ttlMs < 0
+    ) {
+      throw registryError(
+        'CORRUPT',
+        `the high-water record "${key}" in ${this.where} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
+          `Inspect it with "${inspect} ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
+        { url: this.url, key, value: raw.slice(0, 200) },
+      );
+    }
+    return r as HighWaterRecord;
   }
 
   /** Forgets a lost claim; the `FLURRY_E_LEASE_LOST` to throw, saying `why`. */

@@ -9,7 +9,6 @@ import {
   checkDriverOptions,
   EngineDriverBase,
   MAX_TTL_MS,
-  parseHighWaterRecord,
   previousHolder,
   jsonObject,
   recordToStore,
@@ -18,7 +17,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type RecordPlace,
 } from './common.js';
 
 interface ClaimState extends EngineClaimState {
@@ -30,7 +28,6 @@ const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'etcd';
-  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: Etcd3,
@@ -38,7 +35,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     opts: EngineDriverOptions,
   ) {
     super(parsed.redacted, 'etcd', opts);
-    this.records = { engine: 'etcd', url: this.url, inspect: (key) => `etcdctl get ${key}` };
   }
 
   private slotKey(ns: string, slot: number): string {
@@ -125,7 +121,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(parseHighWaterRecord(hw?.value.toString('utf8'), hwKeyText, this.records));
+      const prev = previousHolder(this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const res: ITxnResponse = await this.client.kv.txn(
         {
@@ -226,13 +222,55 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
   holders(namespace: string): Promise<HolderRecord[]> {
     return this.call(`list the holders of "${namespace}"`, 'connect', () => {
       this.assertOpen();
-      const q = { prefix: this.parsed.prefix, namespace, deadline: this.deadline().deadline, records: this.records };
-      return readEtcdHolders(this.client, q);
+      return this.readHolders(namespace, this.deadline().deadline);
     });
   }
 
   protected disconnect(): void {
     this.client.close();
+  }
+
+  /** The live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
+  private async readHolders(namespace: string, deadline: number): Promise<HolderRecord[]> {
+    const [client, prefix] = [this.client, this.parsed.prefix];
+    const [slots, marks] = await Promise.all([
+      rangeBySlot(client, `${prefix}/${namespace}/slots/`, deadline),
+      rangeBySlot(client, `${prefix}/${namespace}/hw/`, deadline),
+    ]);
+    const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
+    const out = await Promise.all(
+      entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
+        const v = jsonObject<SlotValue>(raw.toString('utf8'));
+        if (typeof v.leaseId !== 'string') return undefined;
+        let ttl: { TTL: string; grantedTTL: string };
+        try {
+          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: deadline });
+        } catch (err) {
+          if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+          throw err;
+        }
+        // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
+        const remaining = Number(ttl.TTL);
+        const granted = Number(ttl.grantedTTL);
+        if (!(remaining >= 0) || !(granted > 0)) return undefined;
+        const key = `${prefix}/${namespace}/hw/${slot}`;
+        const rec = this.highWater(marks.get(slot)?.toString('utf8'), key, 'etcdctl get');
+        const holder = v.holder ?? {};
+        const ours = rec !== undefined && rec.holder === holder.id;
+        return {
+          slot,
+          holder,
+          heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
+          renewedAtMs: ours ? rec.updatedAtMs : null,
+          sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
+          sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
+          expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
+          ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
+          highWaterMs: rec?.highWaterMs ?? 0,
+        };
+      }),
+    );
+    return out.filter((h): h is HolderRecord => h !== undefined);
   }
 }
 
@@ -278,9 +316,6 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
   return driver;
 }
 
-/** Where {@link readEtcdHolders} reads; `deadline`: the Date.now() deadline of each call; `records`: for a corrupt record's message. */
-type EtcdHoldersQuery = { prefix: string; namespace: string; deadline: number; records: RecordPlace };
-
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 const ETCD_TTL_ERROR_MS = 500;
 
@@ -306,46 +341,4 @@ async function rangeBySlot(
     if (/^(0|[1-9]\d*)$/.test(rest)) out.set(Number(rest), kv.value);
   }
   return out;
-}
-
-/** Lists the live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
-async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
-  const [slots, marks] = await Promise.all([
-    rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),
-    rangeBySlot(client, `${q.prefix}/${q.namespace}/hw/`, q.deadline),
-  ]);
-  const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
-  const out = await Promise.all(
-    entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
-      const v = jsonObject<SlotValue>(raw.toString('utf8'));
-      if (typeof v.leaseId !== 'string') return undefined;
-      let ttl: { TTL: string; grantedTTL: string };
-      try {
-        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
-      } catch (err) {
-        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
-        throw err;
-      }
-      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
-      const remaining = Number(ttl.TTL);
-      const granted = Number(ttl.grantedTTL);
-      if (!(remaining >= 0) || !(granted > 0)) return undefined;
-      const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
-      const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
-      const holder = v.holder ?? {};
-      const ours = rec !== undefined && rec.holder === holder.id;
-      return {
-        slot,
-        holder,
-        heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
-        renewedAtMs: ours ? rec.updatedAtMs : null,
-        sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
-        sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
-        expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
-        ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
-        highWaterMs: rec?.highWaterMs ?? 0,
-      };
-    }),
-  );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }

@@ -1,9 +1,4 @@
-/**
- * The file registry's slot directories ({@link FileSlots}) and its claim path: the preferred slot,
- * then the existing slot directories (the visibly held ones skipped), then fresh ones, each by
- * link-then-read-again (docs/node-ids.md, "File internals"); `FLURRY_E_REGISTRY_EXHAUSTED` when
- * every slot is held.
- */
+/** The file registry's slot directories and claim path (link, then read again: docs/node-ids.md, "File internals"). */
 import path from 'node:path';
 import { FlurryError, randomHex, type Clock } from '@flurry/core';
 import type { ClaimRequest } from '../driver.js';
@@ -228,7 +223,7 @@ async function tryClaim(
   return { held: `slot ${slot} is contended by other claimers` };
 }
 
-/** Claims a free slot of `req.namespace` (see the module comment). */
+/** Claims a free slot: the preferred one, then existing slot directories (held ones skipped), then fresh ones. */
 export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });

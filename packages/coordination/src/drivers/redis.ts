@@ -17,7 +17,6 @@ import {
   checkDriverOptions,
   EngineDriverBase,
   MAX_TTL_MS,
-  parseHighWaterRecord,
   previousHolder,
   jsonObject,
   recordToStore,
@@ -27,7 +26,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type RecordPlace,
 } from './common.js';
 
 const MGET_CHUNK = 512;
@@ -74,7 +72,6 @@ type ScriptClient = Redis &
 
 class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
   readonly kind = 'redis';
-  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: ScriptClient,
@@ -82,7 +79,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     opts: EngineDriverOptions,
   ) {
     super(parsed.redacted, 'Redis', opts);
-    this.records = { engine: 'Redis', url: this.url, inspect: (key) => `GET ${key}` };
   }
 
   private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
@@ -115,7 +111,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(parseHighWaterRecord(seen, keys[2], this.records));
+      const prev = previousHolder(this.highWater(seen, keys[2], 'GET'));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const newHw = JSON.stringify(first);
       const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
@@ -165,12 +161,61 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
   holders(namespace: string): Promise<HolderRecord[]> {
     return this.call(`list the holders of "${namespace}"`, 'connect', () => {
       this.assertOpen();
-      return readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
+      return this.readHolders(namespace);
     });
   }
 
   protected disconnect(): void {
     this.client.disconnect(false);
+  }
+
+  /** The live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
+  private async readHolders(namespace: string): Promise<HolderRecord[]> {
+    const client = this.client;
+    const base = `${this.parsed.prefix}:{${namespace}}:`;
+    const names: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
+    } while (cursor !== '0');
+    const slots = slotNumbers(names);
+    const out: HolderRecord[] = [];
+    for (let i = 0; i < slots.length; i += 256) {
+      const chunk = slots.slice(i, i + 256);
+      const p = client.pipeline();
+      for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
+      const res = (await p.exec()) ?? [];
+      chunk.forEach((slot, j) => {
+        const [e1, pttl] = res[3 * j] ?? [];
+        const [e2, holderRaw] = res[3 * j + 1] ?? [];
+        const [e3, hwRaw] = res[3 * j + 2] ?? [];
+        const failed = e1 ?? e2 ?? e3;
+        if (failed) throw failed;
+        const left = Number(pttl);
+        if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
+        const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
+          typeof holderRaw === 'string' ? holderRaw : undefined,
+        );
+        const key = `${base}hw:${slot}`;
+        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, key, 'GET');
+        const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
+        const { ttlMs: _t, claimedAtMs, ...holder } = v;
+        out.push({
+          slot,
+          holder,
+          heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
+          renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
+          sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
+          sinceRenewalErrorMs: ttlMs === null ? null : 1,
+          expiresInMs: left,
+          ttlMs,
+          highWaterMs: rec?.highWaterMs ?? 0,
+        });
+      });
+    }
+    return out;
   }
 }
 
@@ -290,60 +335,4 @@ function redisError(
   const at = `${parsed.host}:${parsed.port}`;
   const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
   return unreachableError('Redis', parsed.redacted, c, details, err);
-}
-
-type RedisHoldersQuery = { prefix: string; namespace: string; records: RecordPlace };
-
-const PIPELINE_CHUNK = 256;
-
-async function heldSlots(client: Redis, base: string): Promise<number[]> {
-  const names: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
-  } while (cursor !== '0');
-  return slotNumbers(names);
-}
-
-/** Lists the live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
-async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Promise<HolderRecord[]> {
-  const base = `${q.prefix}:{${q.namespace}}:`;
-  const slots = await heldSlots(client, base);
-  const out: HolderRecord[] = [];
-  for (let i = 0; i < slots.length; i += PIPELINE_CHUNK) {
-    const chunk = slots.slice(i, i + PIPELINE_CHUNK);
-    const p = client.pipeline();
-    for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
-    const res = (await p.exec()) ?? [];
-    chunk.forEach((slot, j) => {
-      const [e1, pttl] = res[3 * j] ?? [];
-      const [e2, holderRaw] = res[3 * j + 1] ?? [];
-      const [e3, hwRaw] = res[3 * j + 2] ?? [];
-      const failed = e1 ?? e2 ?? e3;
-      if (failed) throw failed;
-      const left = Number(pttl);
-      if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
-      const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
-        typeof holderRaw === 'string' ? holderRaw : undefined,
-      );
-      const key = `${base}hw:${slot}`;
-      const rec = parseHighWaterRecord(typeof hwRaw === 'string' ? hwRaw : undefined, key, q.records);
-      const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
-      const { ttlMs: _t, claimedAtMs, ...holder } = v;
-      out.push({
-        slot,
-        holder,
-        heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
-        renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
-        sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
-        sinceRenewalErrorMs: ttlMs === null ? null : 1,
-        expiresInMs: left,
-        ttlMs,
-        highWaterMs: rec?.highWaterMs ?? 0,
-      });
-    });
-  }
-  return out;
 }

@@ -1,8 +1,4 @@
-/**
- * Static node IDs: `static:N` and `k8s:` (the StatefulSet pod ordinal). No engine, so
- * uniqueness relies on the operator; the lease never expires, and the high-water mark is
- * kept in `<stateDir>/static/<namespace>/<slot>.json` (docs/node-ids.md, "`static:N` and `k8s:`").
- */
+/** `static:N` and `k8s:`: uniqueness is the operator's; the mark is kept on disk (docs/node-ids.md, "`static:N` and `k8s:`"). */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
@@ -13,7 +9,6 @@ import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 
 /** Options of {@link createStaticDriver}. */
 export interface StaticDriverOptions {
-  /** `'static'` or `'k8s'`. */
   kind: 'static' | 'k8s';
   /** The slot (node ID) given by hand or derived from the pod name. */
   slot: number;
@@ -41,7 +36,6 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
   );
 }
 
-/** A claim this process holds, as holders() lists it. */
 interface HeldHere {
   readonly namespace: string;
   readonly holder: HolderInfo;
