@@ -38,7 +38,6 @@ export function validNamespace(ns: unknown): ns is string {
   );
 }
 
-/** Checks a claim request (`FLURRY_E_REGISTRY_OPTION`). */
 export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!validNamespace(req.namespace)) {
     throw registryError(
@@ -60,7 +59,6 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   }
 }
 
-/** Checks a driver factory's options before it connects: unknown keys and the connect timeout. */
 export function checkDriverOptions(
   opts: EngineDriverOptions,
   factory: string,
@@ -179,7 +177,6 @@ export function listedHolder(slot: number, h: Partial<HolderInfo>): { slot: numb
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
-/** Stored JSON as an object, `{}` when absent or unreadable (such a holder is listed by slot only). */
 export function jsonObject<T extends object = Record<string, unknown>>(text: string | null | undefined): Partial<T> {
   try {
     const v: unknown = JSON.parse(text ?? '');
@@ -224,7 +221,6 @@ export interface EngineClaimState {
   readonly prev: PreviousHolder;
 }
 
-/** The claim table, closing, and the marks and messages of renew and release that the etcd, Redis and SQL drivers share. */
 export abstract class EngineDriverBase<S extends EngineClaimState> {
   protected closed = false;
   protected readonly states = new Map<string, S>();
@@ -250,7 +246,6 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     return s?.slot === claim.slot ? s : undefined;
   }
 
-  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` when this driver does not hold it. */
   protected stateOf(claim: Claim): S {
     const s = this.own(claim);
     if (s) return s;
@@ -347,7 +342,6 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
 
   abstract toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError;
 
-  /** Runs engine calls; a failure becomes the coded error ({@link toError}) of trying to `what`. */
   protected async call<T>(
     what: string,
     phase: DriverPhase,

@@ -99,10 +99,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     }
   }
 
-  /**
-   * Takes one slot with the lease, or returns undefined: one read, then
-   * `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw unclean)`.
-   */
+  /** Takes one slot with the lease, or undefined: `if create(slot) == 0 and mod(hw) == seen then put both`. */
   private async tryClaimSlot(
     req: ClaimRequest,
     slot: number,
@@ -146,7 +143,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return undefined;
   }
 
-  /** The held slots below `slots`, with their holders when `withHolders` (else only the keys are read). */
   private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
     const base = `${this.parsed.prefix}/${ns}/slots/`;
     const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
@@ -274,7 +270,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
   }
 }
 
-/** Connects to etcd, checking the connection and credentials with one read. */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createEtcdDriver');
   const parsed = parseEtcdUrl(url);

@@ -19,13 +19,11 @@ import {
   type ReadResult,
 } from './file-record.js';
 
-/** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
 
 /** A file registry's directory: its slot records, read and written each step bounded (file.ts adds the driver). */
 export class FileSlots {
   readonly url: string;
-  /** The file-system steps in use: `async` until the driver grants the `sync` mode asked for. */
   steps: FileSteps = fileSteps('async');
 
   constructor(
@@ -132,7 +130,6 @@ async function heldBy(store: FileSlots, dir: string, gens: number[]): Promise<st
     : undefined;
 }
 
-/** Tries one slot: a claim, or the current holder (for the exhaustion report). */
 async function tryClaim(
   store: FileSlots,
   dir: string,

@@ -24,13 +24,10 @@ export interface LeaseRecord {
   claimedAtMs?: number;
 }
 
-/** A record read back: ok, missing, or corrupt (with why). */
 export type ReadResult = { kind: 'ok'; rec: LeaseRecord } | { kind: 'missing' } | { kind: 'corrupt'; why: string };
 
-/** A generation file's name: `g` + 10 digits + `.lease`. */
 export const GEN_RE = /^g(\d{10})\.lease$/;
 
-/** One namespace segment as a directory name. */
 export const SEGMENT_RE = /^[A-Za-z0-9_.-]{1,80}$/;
 
 export function genName(gen: number): string {
@@ -54,7 +51,6 @@ export function parseLeaseRecord(text: string, gen: number): ReadResult {
   }
 }
 
-/** A holder as exhaustion messages show it. */
 export function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
   const h = rec.holder ?? ({} as HolderInfo);
   const left =
@@ -70,7 +66,6 @@ export interface FileClaim extends Claim {
   readonly gen: number;
 }
 
-/** How {@link readFileHolders} tells time, bounds each file-system step and takes it. */
 type FileHoldersOptions = { time: LeaseTimeSource; clock: Clock; timeoutMs: number; steps: FileSteps };
 
 async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {

@@ -33,7 +33,6 @@ export type { FileClaim } from './file-record.js';
 class FileDriver extends FileSlots implements RegistryDriver {
   readonly kind = 'file';
   private closed = false;
-  /** The one look at the directory's file system that decides the mode (when `sync` was asked for). */
   private granting: Promise<void> | undefined;
 
   constructor(
@@ -181,7 +180,6 @@ class FileDriver extends FileSlots implements RegistryDriver {
   }
 }
 
-/** Opens the file registry in `dir` (created on first claim). */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
   assertKnownOptions(opts, FILE_DRIVER_OPTION_NAMES, 'createFileDriver options');
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {

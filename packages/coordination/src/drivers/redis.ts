@@ -66,7 +66,6 @@ end
 return 0
 `;
 
-/** The client with the three scripts (keys, then arguments, as their comments say). */
 type ScriptClient = Redis &
   Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
@@ -126,7 +125,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return undefined;
   }
 
-  /** The held slots below `slots` (MGET in chunks), with their holders when `withHolders`. */
   private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
     const out = new Map<number, Partial<HolderInfo>>();
     const kinds = withHolders ? (['slot', 'holder'] as const) : (['slot'] as const);
@@ -219,10 +217,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
   }
 }
 
-/**
- * Selects the URL's database; a server without it (`ERR DB index is out of range`) gives `FLURRY_E_REGISTRY_URL`
- * naming the database and, when `CONFIG GET databases` answers, the range the server has.
- */
+/** Selects the URL's database; `FLURRY_E_REGISTRY_URL` naming the server's range when it has no such database. */
 async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: number): Promise<void> {
   try {
     await client.select(parsed.db);
@@ -277,10 +272,7 @@ async function checkPersistence(
   logger?.warn(details, `accepted because the URL says allowVolatile=true: ${reason}`);
 }
 
-/**
- * Connects to Redis; commands fail fast while disconnected (the lease manager retries).
- * `FLURRY_E_REGISTRY_VOLATILE` for a Redis that can lose acknowledged writes.
- */
+/** Connects to Redis (commands fail fast while disconnected); `FLURRY_E_REGISTRY_VOLATILE` for a volatile one. */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createRedisDriver');
   const parsed = parseRedisUrl(url);

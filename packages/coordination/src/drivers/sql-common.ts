@@ -82,7 +82,6 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     this.sql = registryStatements(u.dialect, quoteTable(u.dialect, u.table));
   }
 
-  /** Runs `fn` on one pooled connection (one whose statement timed out or broke is dropped, not reused). */
   private async withConn<T>(fn: (conn: SqlSession) => Promise<T>): Promise<T> {
     const session = await this.pool.connect();
     try {
@@ -97,46 +96,34 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     const u = this.u;
     const details = { url: this.url, operation: what, ...extra };
     const msg = errorText(err).split('\n')[0];
-    switch (sqlFailure(this.kind, err)) {
-      case 'auth':
-        return registryError(
-          'AUTH',
-          `${this.where} refused the credentials of user "${u.user ?? '(default)'}" while trying to ${what} (${clause(msg)}); ` +
-            'check the user and password in the URL (the password is never shown)',
-          details,
-          err,
-        );
-      case 'denied':
-        return registryError(
-          'AUTH',
-          `${this.where} denied user "${u.user ?? '(default)'}" a privilege while trying to ${what} (${clause(msg)}). ` +
-            `The user needs SELECT, INSERT and UPDATE on ${u.table}; if it may not create tables, create it once with ` +
-            `"flurry registry init URL" as an administrator (the DDL is in docs/node-ids.md)`,
-          details,
-          err,
-        );
-      case 'no-database':
-        return registryError(
-          'URL_INVALID',
-          `${this.where}: the database "${u.database}" does not exist (${clause(msg)}); create it or fix the URL`,
-          details,
-          err,
-        );
-      case 'schema':
-      case 'no-table':
-        return registryError(
-          'CORRUPT',
-          `the table ${u.table} in ${this.where} does not fit the Flurry registry layout while trying to ${what} (${clause(msg)}). ` +
-            `Point ?table= at a registry table (created by "flurry registry init URL") or drop and recreate it`,
-          details,
-          err,
-        );
-      default: {
-        const at = `${u.host}:${u.port}`;
-        const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
-        return unreachableError(this.name, this.url, c, details, err);
-      }
-    }
+    const user = `user "${u.user ?? '(default)'}"`;
+    const why = `while trying to ${what} (${clause(msg)})`;
+    const known: Partial<Record<string, [code: 'AUTH' | 'URL_INVALID' | 'CORRUPT', message: string]>> = {
+      auth: [
+        'AUTH',
+        `${this.where} refused the credentials of ${user} ${why}; check the user and password in the URL (the password is never shown)`,
+      ],
+      denied: [
+        'AUTH',
+        `${this.where} denied ${user} a privilege ${why}. The user needs SELECT, INSERT and UPDATE on ${u.table}; if it may not create tables, ` +
+          `create it once with "flurry registry init URL" as an administrator (the DDL is in docs/node-ids.md)`,
+      ],
+      'no-database': [
+        'URL_INVALID',
+        `${this.where}: the database "${u.database}" does not exist (${clause(msg)}); create it or fix the URL`,
+      ],
+      schema: [
+        'CORRUPT',
+        `the table ${u.table} in ${this.where} does not fit the Flurry registry layout ${why}. ` +
+          `Point ?table= at a registry table (created by "flurry registry init URL") or drop and recreate it`,
+      ],
+    };
+    const failure = sqlFailure(this.kind, err);
+    const [code, message] = known[failure === 'no-table' ? 'schema' : failure] ?? [];
+    if (code && message) return registryError(code, message, details, err);
+    const at = `${u.host}:${u.port}`;
+    const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
+    return unreachableError(this.name, this.url, c, details, err);
   }
 
   /** Checks that the table exists with every registry column; creates it when it does not and `create`. */

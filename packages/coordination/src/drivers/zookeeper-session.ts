@@ -101,7 +101,8 @@ export class ZkSession {
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
-  private _state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
+  /** Set only by the client's state events and close(). */
+  state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
   private closing = false;
   private readonly waiters = new Set<() => void>();
   /** When the current connection attempt (TCP connect + session handshake) started. */
@@ -117,7 +118,7 @@ export class ZkSession {
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
     this.watchdog = setInterval(
       () => {
-        if (this.closing || this.dead || this._state === 'connected') return;
+        if (this.closing || this.dead || this.state === 'connected') return;
         if (client.connectionManager.state !== STATES_CONNECTING) return;
         if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
         this.attemptStartedAt = Date.now();
@@ -170,7 +171,7 @@ export class ZkSession {
     const url = redactUrl(opts.url);
     const err = authFailed
       ? registryError('AUTH', `ZooKeeper at ${url} refused the session's credentials`, { url })
-      : session._state === 'expired'
+      : session.state === 'expired'
         ? registryError('LEASE_LOST', `the ZooKeeper session at ${url} has expired`, { url })
         : registryError(
             'UNREACHABLE',
@@ -184,26 +185,22 @@ export class ZkSession {
   }
 
   private onState(s: unknown): void {
-    const prev = this._state;
-    if (this.closing) this._state = 'closed';
-    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this._state = 'connected';
-    else if (s === zk.State.EXPIRED) this._state = 'expired';
-    else if (s === zk.State.DISCONNECTED && prev !== 'expired') this._state = 'disconnected';
+    const prev = this.state;
+    if (this.closing) this.state = 'closed';
+    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
+    else if (s === zk.State.EXPIRED) this.state = 'expired';
+    else if (s === zk.State.DISCONNECTED && prev !== 'expired') this.state = 'disconnected';
     const logger = this.opts.logger;
-    if (prev !== this._state && logger && !this.closing) {
-      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this._state };
-      if (this._state === 'connected') logger.info(fields, 'ZooKeeper session connected');
-      else logger.warn(fields, `ZooKeeper session ${this._state}`);
+    if (prev !== this.state && logger && !this.closing) {
+      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this.state };
+      if (this.state === 'connected') logger.info(fields, 'ZooKeeper session connected');
+      else logger.warn(fields, `ZooKeeper session ${this.state}`);
     }
     for (const w of [...this.waiters]) w();
   }
 
-  get state(): 'connected' | 'disconnected' | 'expired' | 'closed' {
-    return this._state;
-  }
-
   get dead(): boolean {
-    return this._state === 'expired' || this._state === 'closed';
+    return this.state === 'expired' || this.state === 'closed';
   }
 
   /** The session ID as 16 hex digits (the `ephemeralOwner` of the nodes it creates). */
@@ -221,7 +218,7 @@ export class ZkSession {
 
   /** Waits until the session is connected (true), or it is dead or `ms` passed (false). */
   async waitConnected(ms: number): Promise<boolean> {
-    if (this._state === 'connected') return true;
+    if (this.state === 'connected') return true;
     if (this.dead) return false;
     return new Promise<boolean>((resolve) => {
       const done = (v: boolean): void => {
@@ -230,7 +227,7 @@ export class ZkSession {
         resolve(v);
       };
       const check = (): void => {
-        if (this._state === 'connected') done(true);
+        if (this.state === 'connected') done(true);
         else if (this.dead) done(false);
       };
       const t = setTimeout(() => done(false), ms);
@@ -240,7 +237,7 @@ export class ZkSession {
 
   private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void): Promise<T> {
     if (this.dead) {
-      const closed = this._state === 'closed';
+      const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
       const why = closed ? 'was closed' : 'expired';
       return Promise.reject(new ZkError(code, op, path, `${op} ${path}: the ZooKeeper session ${why}`));
@@ -252,7 +249,7 @@ export class ZkSession {
         if (settled) return;
         settled = true;
         // No answer on a connection that looks alive: drop it so the client reconnects.
-        if (this._state === 'connected') this.dropSocket();
+        if (this.state === 'connected') this.dropSocket();
         reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
@@ -340,9 +337,9 @@ export class ZkSession {
   /** Ends the session (its ephemeral nodes go at once) and frees every socket and timer; bounded. */
   async close(): Promise<void> {
     if (this.closing) return;
-    const wasLive = this._state === 'connected';
+    const wasLive = this.state === 'connected';
     this.closing = true;
-    this._state = 'closed';
+    this.state = 'closed';
     clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();
     const cm = this.client.connectionManager;
