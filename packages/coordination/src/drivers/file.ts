@@ -180,6 +180,7 @@ class FileDriver extends FileSlots implements RegistryDriver {
   }
 }
 
+/** Opens the file registry in `dir` (created on first claim). */
 export function createFileDriver(dir: string, opts: FileDriverOptions): RegistryDriver {
   assertKnownOptions(opts, FILE_DRIVER_OPTION_NAMES, 'createFileDriver options');
   if (typeof dir !== 'string' || !path.isAbsolute(dir)) {
