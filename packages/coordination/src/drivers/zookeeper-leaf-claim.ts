@@ -3,8 +3,8 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields, jsonObject, type EngineDriverOptions } from './common.js';
-import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import { allNodeIds, holderFields, jsonObject } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
 
@@ -31,14 +31,7 @@ export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cach
 
 /** The claim path and the writes of the Leaf driver (zookeeper-leaf.ts). */
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
-  constructor(
-    pool: ZkSessionPool,
-    readonly prefix: string,
-    opts: EngineDriverOptions,
-    url: string,
-  ) {
-    super(pool, opts, url);
-  }
+  abstract readonly prefix: string;
 
   /** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {

@@ -35,7 +35,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
 
   constructor(
     pool: ZkSessionPool,
-    prefix: string,
+    readonly prefix: string,
     private readonly cfg: {
       name?: string | undefined;
       address?: string | undefined;
@@ -45,7 +45,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     opts: EngineDriverOptions,
     url: string,
   ) {
-    super(pool, prefix, opts, url);
+    super(pool, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
