@@ -52,7 +52,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   private closed = false;
   /** Claims whose mark was written at least once (the first write is acquire()'s). */
   private readonly recorded = new WeakSet<Claim>();
-  /** This process's live claims, for holders(): there is no engine to ask about others. */
   private readonly live = new Map<Claim, HeldHere>();
 
   constructor(private readonly o: StaticDriverOptions) {

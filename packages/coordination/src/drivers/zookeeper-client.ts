@@ -136,7 +136,6 @@ export async function openZkPool(
   return pool;
 }
 
-/** Checks a claim request's namespace, slot count, TTL and preferred slot (`FLURRY_E_REGISTRY_OPTION`). */
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
   if (
     typeof req.namespace !== 'string' ||
@@ -204,7 +203,6 @@ export function renewOpTimeout(
   return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
 }
 
-/** Where the holder readers read: `dir` (or a Leaf root), with the reader's wall clock. */
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
 export function zkTimeMs(t: Buffer): number {
@@ -218,7 +216,6 @@ export function updatedStamp(data: Buffer | undefined): number | null {
 
 export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: claims, sessions, closing. */
 export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
   readonly claims = new Map<string, S>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
@@ -234,7 +231,6 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     this.pool.assertOpen();
   }
 
-  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` naming `what` when this driver does not hold it. */
   protected held(claim: { token: string; slot: number }, what: string): S {
     const st = this.claims.get(claim.token);
     if (st) return st;
@@ -245,7 +241,6 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     );
   }
 
-  /** Creates `dirs` once per session (`key` names them). */
   async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
     let ready = this.readyDirs.get(session);
     if (!ready) this.readyDirs.set(session, (ready = new Set()));

@@ -11,7 +11,6 @@ export interface LeafCache {
   readonly highWaterMs?: number;
 }
 
-/** Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`. */
 export function leafCacheFile(cacheDir: string, name: string, port: string): string {
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
 }
@@ -67,7 +66,6 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
 
 export interface HostLock {
   readonly file: string;
-  /** Still in place (not removed by hand)? */
   held(): boolean;
   release(): void;
 }

@@ -29,11 +29,9 @@ export interface LeafClaimState {
 
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
-/** The claim path and the writes of the Leaf driver (zookeeper-leaf.ts). */
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   abstract readonly prefix: string;
 
-  /** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
     const { name, addr, cacheFile } = who;
     const cache = readLeafCache(cacheFile);
@@ -198,7 +196,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  /** The address's `forever` node (the lowest when there are several), or a new sequential one. */
   private async leafWorkerNode(
     session: ZkSession,
     p: ReturnType<typeof leafPaths>,
@@ -382,7 +379,6 @@ export interface LeafNodeName {
   readonly name: string;
 }
 
-/** Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`), else null. */
 export function parseLeafNodeName(name: string): LeafNodeName | null {
   const i = name.lastIndexOf('-');
   if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;

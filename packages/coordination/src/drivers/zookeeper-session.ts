@@ -78,7 +78,6 @@ export class ZkError extends Error {
   }
 }
 
-/** True when `err` is a {@link ZkError} with one of `codes` (any code when none is given). */
 export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && (codes.length === 0 || codes.includes(err.zkCode));
 }
@@ -88,7 +87,6 @@ const STATES_CONNECTING = 1;
 
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
-  /** The registry URL (for messages; a password is removed). */
   readonly url: string;
   /** Requested session timeout; the server negotiates it within its min/max. */
   readonly sessionTimeoutMs: number;
@@ -129,7 +127,6 @@ export class ZkSession {
     this.watchdog.unref();
   }
 
-  /** Destroys the client's socket, if any, so that it reconnects (or, once closed, lets go). */
   private dropSocket(): void {
     try {
       this.client.connectionManager.socket?.destroy();
@@ -203,7 +200,6 @@ export class ZkSession {
     return this.state === 'expired' || this.state === 'closed';
   }
 
-  /** The session ID as 16 hex digits (the `ephemeralOwner` of the nodes it creates). */
   get sessionIdHex(): string {
     return this.client.getSessionId().toString('hex');
   }
@@ -216,7 +212,6 @@ export class ZkSession {
     return stat !== null && stat.ephemeralOwner.toString('hex') === this.sessionIdHex;
   }
 
-  /** Waits until the session is connected (true), or it is dead or `ms` passed (false). */
   async waitConnected(ms: number): Promise<boolean> {
     if (this.state === 'connected') return true;
     if (this.dead) return false;
@@ -372,7 +367,6 @@ export class ZkSessionPool {
 
   constructor(private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>) {}
 
-  /** A connected session with the requested timeout. Rejects UNREACHABLE or CLOSED. */
   async get(sessionTimeoutMs: number): Promise<ZkSession> {
     this.assertOpen();
     const { url, hosts, connectTimeoutMs } = this.opts;

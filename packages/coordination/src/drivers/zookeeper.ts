@@ -37,7 +37,6 @@ interface HighWaterRecord {
   readonly releasedCleanly: boolean;
 }
 
-/** Parses a stored high-water record; `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it. */
 function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
   const r = jsonObject(data.toString('utf8'));
   if (
