@@ -29,6 +29,14 @@ export const ENGINE_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>({
 /** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
 export const MAX_TTL_MS = 2 ** 31 - 1;
 
+/** How many holders an exhaustion error of the etcd, Redis and SQL drivers lists at most. */
+export const HOLDERS_LISTED = 100;
+
+/** Where a scan of `slots` slots starts, at random so that claimers spread. */
+export function randomStart(slots: number): number {
+  return slots > 1 ? randomBelow(Math.min(slots, 2 ** 47)) : 0;
+}
+
 /** `cluster` or `cluster/dc-N`: segments of safe characters, none only dots, at most 200 characters. */
 export function validNamespace(ns: unknown): ns is string {
   return (
@@ -283,7 +291,7 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     for (let round = 0; round < 3; round++) {
       const live = await held(false);
       if (live.size >= req.slots) break;
-      const start = req.slots > 1 ? randomBelow(Math.min(req.slots, 2 ** 47)) : 0; // at random, so claimers spread
+      const start = randomStart(req.slots);
       for (let i = 0, tries = 0; i < req.slots && tries < maxTries; i++) {
         const slot = (start + i) % req.slots;
         if (live.has(slot) || (round === 0 && slot === pref)) continue;
@@ -293,13 +301,17 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
       }
     }
     const listed = [...(await held(true))].sort((a, b) => a[0] - b[0]);
-    const holders = listed.slice(0, 100).map(([slot, h]) => listedHolder(slot, h));
+    const holders = listed.slice(0, HOLDERS_LISTED).map(([slot, h]) => listedHolder(slot, h));
+    throw this.exhausted(req, listed.length, holders);
+  }
+
+  /** `FLURRY_E_REGISTRY_EXHAUSTED`: every slot of `req` held (`n` holders, the first of them listed). */
+  protected exhausted(req: ClaimRequest, n: number, holders: ReturnType<typeof listedHolder>[]): FlurryError {
     const sample = holders
       .slice(0, 5)
       .map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`)
       .join(', ');
-    const n = listed.length;
-    throw registryError(
+    return registryError(
       'EXHAUSTED',
       `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${this.where} `)} held (${n} holder${n === 1 ? '' : 's'}, e.g. ${sample || 'none readable'}). ` +
         `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,

@@ -16,6 +16,10 @@ import { parseRedisUrl, type RedisUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
+  HOLDERS_LISTED,
+  listedHolder,
+  preferredSlot,
+  randomStart,
   MAX_TTL_MS,
   previousHolder,
   jsonObject,
@@ -96,9 +100,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
       this.assertOpen();
       validateClaim(req, MAX_TTL_MS);
-      const token = `${randomHex(16)}@${req.namespace}`;
-      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, token);
-      return this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
+      return this.claimWithToken(req, `${randomHex(16)}@${req.namespace}`);
     });
   }
 
@@ -125,15 +127,33 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return undefined;
   }
 
-  private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
-    const out = new Map<number, Partial<HolderInfo>>();
-    const kinds = withHolders ? (['slot', 'holder'] as const) : (['slot'] as const);
-    for (let from = 0; from < slots; from += MGET_CHUNK) {
-      const chunk = Array.from({ length: Math.min(MGET_CHUNK, slots - from) }, (_, i) => from + i);
-      const v = await this.client.mget(...kinds.flatMap((k) => chunk.map((s) => this.key(ns, k, s))));
-      chunk.forEach((s, i) => v[i] !== null && out.set(s, jsonObject(v[chunk.length + i])));
+  /** One pass over all slots from a random start, MGET in chunks, trying the free ones (stops at the first claim). */
+  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
+    const ns = req.namespace;
+    const pref = preferredSlot(req);
+    const first = pref === undefined ? undefined : await this.tryClaimSlot(req, pref, token);
+    if (first) return first;
+    const start = randomStart(req.slots);
+    let held = 0;
+    const heldSlots: number[] = [];
+    for (let offset = 0; offset < req.slots; offset += MGET_CHUNK) {
+      const slots: number[] = [];
+      for (let i = offset; i < Math.min(req.slots, offset + MGET_CHUNK); i++) slots.push((start + i) % req.slots);
+      const values = await this.client.mget(...slots.map((s) => this.key(ns, 'slot', s)));
+      for (let i = 0; i < slots.length; i++) {
+        const c = values[i] === null ? await this.tryClaimSlot(req, slots[i], token) : undefined;
+        if (c) return c;
+        held++;
+        if (heldSlots.length < HOLDERS_LISTED) heldSlots.push(slots[i]);
+      }
     }
-    return out;
+    heldSlots.sort((a, b) => a - b);
+    const infos = heldSlots.length ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
+    throw this.exhausted(
+      req,
+      held,
+      heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i]))),
+    );
   }
 
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
