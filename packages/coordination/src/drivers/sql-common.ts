@@ -169,8 +169,11 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     }
   }
 
-  private layoutError(req: ClaimRequest, stored: number): FlurryError {
-    return registryError(
+  /** Refuses a row of another layout of the namespace (another slot count). */
+  private checkLayout(req: ClaimRequest, row: Record<string, unknown> | undefined): void {
+    const stored = Number(row?.slots ?? 0);
+    if (stored === 0 || stored === req.slots) return;
+    throw registryError(
       'CORRUPT',
       `namespace "${req.namespace}" in ${this.where} (table ${this.u.table}) belongs to a layout with ${stored} node IDs, ` +
         `but this layout leases ${req.slots}: another layout of the same cluster must not share its node IDs. Use another cluster name ` +
@@ -187,8 +190,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       const token = randomHex(16);
       const live = async () => {
         const rows = (await this.withConn((c) => c.query(this.sql.scan, [req.namespace]))).rows;
-        const other = rows.find((r) => Number(r.slots) !== 0 && Number(r.slots) !== req.slots);
-        if (other) throw this.layoutError(req, Number(other.slots));
+        rows.forEach((r) => this.checkLayout(req, r));
         const held = rows.filter((r) => truthy(r.live) && Number(r.slot) < req.slots);
         return new Map(held.map((r) => [Number(r.slot), jsonObject(typeof r.holder === 'string' ? r.holder : null)]));
       };
@@ -211,8 +213,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     try {
       prev = await this.withConn(async (c) => {
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
-        if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
-          throw this.layoutError(req, Number(row.slots));
+        this.checkLayout(req, row);
         if (row && truthy(row.live)) return undefined;
         const p = previousHolder(
           row && {
