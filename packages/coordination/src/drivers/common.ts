@@ -8,10 +8,9 @@ import {
   type FlurryError,
   type FlurryLogger,
 } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/** Options every engine driver factory takes. */
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
   readonly clock: Clock;
@@ -414,6 +413,16 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     this.states.clear();
     await this.disconnect();
   }
+
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
+      this.assertOpen();
+      return this.readHolders(namespace);
+    });
+  }
+
+  /** The live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
+  protected abstract readHolders(namespace: string): Promise<HolderRecord[]>;
 
   protected abstract disconnect(): Promise<void> | void;
 }

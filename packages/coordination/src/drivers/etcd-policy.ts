@@ -9,7 +9,6 @@ import {
   type Etcd3,
 } from 'etcd3';
 
-/** True for etcd3's authentication and permission errors. */
 export function isAuthError(err: unknown): boolean {
   return (
     err instanceof EtcdAuthenticationFailedError ||
@@ -19,7 +18,6 @@ export function isAuthError(err: unknown): boolean {
   );
 }
 
-/** The part of a cockatiel policy etcd3 calls. */
 export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
 
 /** Runs `fn` again on the next host after a recoverable error (`cast` first), at most once per host, until `until`. */

@@ -215,20 +215,13 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
-      this.assertOpen();
-      return this.readHolders(namespace, this.deadline().deadline);
-    });
-  }
-
   protected disconnect(): void {
     this.client.close();
   }
 
   /** The live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
-  private async readHolders(namespace: string, deadline: number): Promise<HolderRecord[]> {
-    const [client, prefix] = [this.client, this.parsed.prefix];
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
+    const [client, prefix, { deadline }] = [this.client, this.parsed.prefix, this.deadline()];
     const [slots, marks] = await Promise.all([
       rangeBySlot(client, `${prefix}/${namespace}/slots/`, deadline),
       rangeBySlot(client, `${prefix}/${namespace}/hw/`, deadline),

@@ -21,7 +21,6 @@ import {
 
 const PROBE_BATCH = 16;
 
-/** A file registry's directory: its slot records, read and written each step bounded (file.ts adds the driver). */
 export class FileSlots {
   readonly url: string;
   steps: FileSteps = fileSteps('async');

@@ -6,7 +6,6 @@ import type { FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { slotNumbers } from './common.js';
 
-/** One lease generation's record. */
 export interface LeaseRecord {
   v: 1;
   gen: number;

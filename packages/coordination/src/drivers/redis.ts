@@ -176,19 +176,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
-      this.assertOpen();
-      return this.readHolders(namespace);
-    });
-  }
-
   protected disconnect(): void {
     this.client.disconnect(false);
   }
 
-  /** The live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
-  private async readHolders(namespace: string): Promise<HolderRecord[]> {
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
     const client = this.client;
     const base = `${this.parsed.prefix}:{${namespace}}:`;
     const names: string[] = [];

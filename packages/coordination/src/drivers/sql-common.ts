@@ -254,11 +254,8 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', async () => {
-      this.assertOpen();
-      return (await this.withConn((c) => c.query(this.sql.holders, [namespace]))).rows.map(holderFromRow);
-    });
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
+    return (await this.withConn((c) => c.query(this.sql.holders, [namespace]))).rows.map(holderFromRow);
   }
 
   protected async disconnect(): Promise<void> {

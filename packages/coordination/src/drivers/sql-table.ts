@@ -118,7 +118,6 @@ export function registryStatements(dialect: SqlDialect, t: string) {
   };
 }
 
-/** One row of the `holders` statement as a {@link HolderRecord}. */
 export function holderFromRow(row: Record<string, unknown>): HolderRecord {
   type Stored = HolderInfo & { since: unknown; renewedAtMs: unknown; ttlMs: unknown };
   const h = (
