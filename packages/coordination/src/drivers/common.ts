@@ -8,10 +8,9 @@ import {
   type FlurryError,
   type FlurryLogger,
 } from '@flurry/core';
-import type { Claim, ClaimRequest, HolderInfo } from '../driver.js';
+import type { Claim, ClaimRequest, HolderInfo, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
 
-/** Options every engine driver factory takes. */
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
   readonly clock: Clock;
@@ -20,7 +19,6 @@ export interface EngineDriverOptions {
   readonly logger?: FlurryLogger | undefined;
 }
 
-/** The keys of {@link EngineDriverOptions}. */
 export const ENGINE_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>({
   clock: true,
   connectTimeoutMs: true,
@@ -30,8 +28,13 @@ export const ENGINE_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>({
 /** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
 export const MAX_TTL_MS = 2 ** 31 - 1;
 
-/** How many holders an exhaustion error of the etcd and Redis drivers lists at most. */
+/** How many holders an exhaustion error of the etcd, Redis and SQL drivers lists at most. */
 export const HOLDERS_LISTED = 100;
+
+/** Where a scan of `slots` slots starts, at random so that claimers spread. */
+export function randomStart(slots: number): number {
+  return slots > 1 ? randomBelow(Math.min(slots, 2 ** 47)) : 0;
+}
 
 /** `cluster` or `cluster/dc-N`: segments of safe characters, none only dots, at most 200 characters. */
 export function validNamespace(ns: unknown): ns is string {
@@ -42,7 +45,6 @@ export function validNamespace(ns: unknown): ns is string {
   );
 }
 
-/** Checks a claim request (`FLURRY_E_REGISTRY_OPTION`). */
 export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!validNamespace(req.namespace)) {
     throw registryError(
@@ -64,7 +66,6 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   }
 }
 
-/** Checks a driver factory's options before it connects: unknown keys and the connect timeout. */
 export function checkDriverOptions(
   opts: EngineDriverOptions,
   factory: string,
@@ -95,21 +96,9 @@ export function urlRefusal(what: string, raw: unknown, expected: string): (why: 
   return (why) => registryError('URL_INVALID', `invalid ${what} URL "${url}": ${why}. ${expected}`, { url });
 }
 
-/** The phase of a driver operation, for the advice of an unreachable-engine error. */
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
-/** What to do about an engine that could not be reached, by phase. */
-function unreachableAdvice(engine: string, at: string, phase: DriverPhase): string {
-  if (phase === 'renew')
-    return 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.';
-  if (phase === 'release') return 'The node ID frees itself when its TTL runs out.';
-  return `Check that ${engine} runs at ${at} and is reachable from this host.`;
-}
-
-/**
- * `FLURRY_E_REGISTRY_UNREACHABLE` of the etcd, Redis and SQL drivers: `${engine} at ${url}` could not be
- * reached while trying to `what` (`tried`: what was tried; `at`: where the engine should run), with advice.
- */
+/** `FLURRY_E_REGISTRY_UNREACHABLE`: `${engine} at ${url}` could not be reached while trying to `what`, with advice. */
 export function unreachableError(
   engine: string,
   url: string,
@@ -117,26 +106,24 @@ export function unreachableError(
   details: Record<string, unknown>,
   err: unknown,
 ): FlurryError {
-  return registryError(
-    'UNREACHABLE',
-    `${engine} at ${url} could not be reached while trying to ${c.what} (tried ${c.tried}): ${clause(c.message)}. ` +
-      unreachableAdvice(engine, c.at, c.phase),
-    details,
-    err,
-  );
+  const advice =
+    c.phase === 'renew'
+      ? 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.'
+      : c.phase === 'release'
+        ? 'The node ID frees itself when its TTL runs out.'
+        : `Check that ${engine} runs at ${c.at} and is reachable from this host.`;
+  const why = `could not be reached while trying to ${c.what} (tried ${c.tried}): ${clause(c.message)}. `;
+  return registryError('UNREACHABLE', `${engine} at ${url} ${why}${advice}`, details, err);
 }
 
-/** The subject and verb of an "every node ID is held" message. */
 export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
   return slots === 1 ? ['the only node ID', 'is'] : [`all ${slots} node IDs`, 'are'];
 }
 
-/** A message without its trailing punctuation, to embed before more text. */
 export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-/** The holder fields of a {@link HolderInfo}, nothing else. */
 export function holderFields(h: HolderInfo): HolderInfo {
   return {
     id: h.id,
@@ -158,27 +145,20 @@ export interface HighWaterRecord {
   updatedAtMs: number;
 }
 
-/** What a claimer learned from the record it found. */
 export interface PreviousHolder {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
   readonly ttlMs: number;
 }
 
-/** A slot that never had a holder: nothing issued, nothing to wait for. */
-export const NO_PREVIOUS_HOLDER: PreviousHolder = { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
-
-/** The {@link PreviousHolder} a stored record describes ({@link NO_PREVIOUS_HOLDER} without one). */
-export function previousHolder(rec: HighWaterRecord | undefined): PreviousHolder {
+/** The {@link PreviousHolder} a stored record describes; without one, nothing issued and nothing to wait for. */
+export function previousHolder(rec: PreviousHolder | undefined): PreviousHolder {
   return rec
     ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-    : { ...NO_PREVIOUS_HOLDER };
+    : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
 }
 
-/**
- * The record to store for a holder that got `prev` at claim time and now reports `reportedMs`:
- * non-final records include the wall clock; only a final one covering `prev`'s window is clean.
- */
+/** The record for a holder that got `prev` and reports `reportedMs`: only a final one covering `prev`'s window is clean. */
 export function recordToStore(
   prev: PreviousHolder,
   reportedMs: number,
@@ -200,47 +180,10 @@ export function recordToStore(
   };
 }
 
-/** Where a high-water record lives, for the message of a corrupt one. */
-export interface RecordPlace {
-  readonly engine: string;
-  readonly url: string;
-  /** The command that shows the record, e.g. `etcdctl get <key>`. */
-  inspect(key: string): string;
-}
-
-/** Parses a stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` when invalid. */
-export function parseHighWaterRecord(
-  raw: string | null | undefined,
-  key: string,
-  where: RecordPlace,
-): HighWaterRecord | undefined {
-  if (raw === null || raw === undefined || raw === '') return undefined;
-  const r = jsonObject<HighWaterRecord>(raw);
-  if (
-    typeof r.highWaterMs !== 'number' ||
-    !Number.isFinite(r.highWaterMs) ||
-    r.highWaterMs < 0 ||
-    typeof r.releasedCleanly !== 'boolean' ||
-    typeof r.ttlMs !== 'number' ||
-    !Number.isFinite(r.ttlMs) ||
-    r.ttlMs < 0
-  ) {
-    throw registryError(
-      'CORRUPT',
-      `the high-water record "${key}" in ${where.engine} at ${where.url} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
-        `Inspect it with "${where.inspect(key)}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
-      { url: where.url, key, value: raw.slice(0, 200) },
-    );
-  }
-  return r as HighWaterRecord;
-}
-
-/** One entry of an exhaustion error's `holders` list. */
 export function listedHolder(slot: number, h: Partial<HolderInfo>): { slot: number } & Partial<HolderInfo> {
   return { slot, id: h.id, hostname: h.hostname, pid: h.pid, ...(h.address ? { address: h.address } : {}) };
 }
 
-/** Stored JSON as an object, `{}` when absent or unreadable (such a holder is listed by slot only). */
 export function jsonObject<T extends object = Record<string, unknown>>(text: string | null | undefined): Partial<T> {
   try {
     const v: unknown = JSON.parse(text ?? '');
@@ -257,7 +200,6 @@ export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
   return h;
 }
 
-/** The keys of {@link HolderInfo} and their types. */
 export const HOLDER_FIELD_TYPES = {
   id: 'string',
   hostname: 'string',
@@ -274,38 +216,11 @@ export function slotNumbers(names: Iterable<string>): number[] {
     .sort((a, b) => a - b);
 }
 
-/** The error of a claim that found every slot held (`FLURRY_E_REGISTRY_EXHAUSTED`). */
-export function exhaustedError(
-  where: string,
-  url: string,
-  req: ClaimRequest,
-  held: number,
-  holders: ReturnType<typeof listedHolder>[],
-): FlurryError {
-  const sample = holders
-    .slice(0, 5)
-    .map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`)
-    .join(', ');
-  return registryError(
-    'EXHAUSTED',
-    `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${where} `)} held (${held} holder${held === 1 ? '' : 's'}, e.g. ${sample || 'none readable'}). ` +
-      `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
-    { url, namespace: req.namespace, slots: req.slots, held, holders },
-  );
-}
-
-/** The preferred slot of a claim request when it is one of its slots. */
 export function preferredSlot(req: ClaimRequest): number | undefined {
   const pref = req.preferredSlot;
   return pref !== undefined && Number.isSafeInteger(pref) && pref >= 0 && pref < req.slots ? pref : undefined;
 }
 
-/** Where a scan of `slots` slots starts, at random so that claimers spread. */
-export function randomStart(slots: number): number {
-  return slots > 1 ? randomBelow(Math.min(slots, 2 ** 47)) : 0;
-}
-
-/** What the etcd, Redis and SQL drivers remember of a claim they made, by token. */
 export interface EngineClaimState {
   readonly namespace: string;
   readonly slot: number;
@@ -313,7 +228,6 @@ export interface EngineClaimState {
   readonly prev: PreviousHolder;
 }
 
-/** The claim table, closing, and the marks and messages of renew and release that the etcd, Redis and SQL drivers share. */
 export abstract class EngineDriverBase<S extends EngineClaimState> {
   protected closed = false;
   protected readonly states = new Map<string, S>();
@@ -334,13 +248,11 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     throw registryError('CLOSED', why, { url: this.url });
   }
 
-  /** The state this driver keeps for `claim`, if it is still its own claim of that slot. */
   protected own(claim: Claim): S | undefined {
     const s = this.states.get(claim.token);
     return s?.slot === claim.slot ? s : undefined;
   }
 
-  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` when this driver does not hold it. */
   protected stateOf(claim: Claim): S {
     const s = this.own(claim);
     if (s) return s;
@@ -351,7 +263,6 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     );
   }
 
-  /** Keeps the state of a claim just made (`extra`: the driver's own fields) and returns the claim. */
   protected claimed(
     token: string,
     req: ClaimRequest,
@@ -364,9 +275,8 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   }
 
   /**
-   * The claim scan of the etcd and SQL drivers: the preferred slot, then three rounds that each read the held
-   * slots (`held(false)`) and try at most `maxTries` others from a random start, so that a round only ends
-   * without a claim when the free slots were taken meanwhile; then `FLURRY_E_REGISTRY_EXHAUSTED` naming `held(true)`.
+   * The claim scan: the preferred slot, then three rounds that each read the held slots (`held(false)`) and try at
+   * most `maxTries` others; then `FLURRY_E_REGISTRY_EXHAUSTED` naming `held(true)`.
    */
   protected async scanClaim(
     req: ClaimRequest,
@@ -391,12 +301,44 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     }
     const listed = [...(await held(true))].sort((a, b) => a[0] - b[0]);
     const holders = listed.slice(0, HOLDERS_LISTED).map(([slot, h]) => listedHolder(slot, h));
-    throw exhaustedError(this.where, this.url, req, listed.length, holders);
+    throw this.exhausted(req, listed.length, holders);
   }
 
-  /** The record to store for claim `s` reporting `reportedMs` ({@link recordToStore}). */
-  protected record(s: S, reportedMs: number, ttlMs: number, final: boolean): HighWaterRecord {
-    return recordToStore(s.prev, reportedMs, ttlMs, s.holderId, this.opts.clock, final);
+  /** `FLURRY_E_REGISTRY_EXHAUSTED`: every slot of `req` held (`n` holders, the first of them listed). */
+  protected exhausted(req: ClaimRequest, n: number, holders: ReturnType<typeof listedHolder>[]): FlurryError {
+    const sample = holders
+      .slice(0, 5)
+      .map((h) => `${h.hostname ?? '?'}:${h.pid ?? '?'} (slot ${h.slot})`)
+      .join(', ');
+    return registryError(
+      'EXHAUSTED',
+      `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${this.where} `)} held (${n} holder${n === 1 ? '' : 's'}, e.g. ${sample || 'none readable'}). ` +
+        `Stop a holder, wait for a dead one's lease to expire, or use a layout with more node bits.`,
+      { url: this.url, namespace: req.namespace, slots: req.slots, held: n, holders },
+    );
+  }
+
+  /** A stored high-water record (`undefined`: none); `FLURRY_E_REGISTRY_CORRUPT` naming `inspect KEY` when invalid. */
+  protected highWater(raw: string | null | undefined, key: string, inspect: string): HighWaterRecord | undefined {
+    if (raw === null || raw === undefined || raw === '') return undefined;
+    const r = jsonObject<HighWaterRecord>(raw);
+    if (
+      typeof r.highWaterMs !== 'number' ||
+      !Number.isFinite(r.highWaterMs) ||
+      r.highWaterMs < 0 ||
+      typeof r.releasedCleanly !== 'boolean' ||
+      typeof r.ttlMs !== 'number' ||
+      !Number.isFinite(r.ttlMs) ||
+      r.ttlMs < 0
+    ) {
+      throw registryError(
+        'CORRUPT',
+        `the high-water record "${key}" in ${this.where} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
+          `Inspect it with "${inspect} ${key}"; only delete it if you know no IDs were issued under that node ID after the time it should hold.`,
+        { url: this.url, key, value: raw.slice(0, 200) },
+      );
+    }
+    return r as HighWaterRecord;
   }
 
   /** Forgets a lost claim; the `FLURRY_E_LEASE_LOST` to throw, saying `why`. */
@@ -409,10 +351,8 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     );
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   abstract toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError;
 
-  /** Runs engine calls; a failure becomes the coded error ({@link toError}) of trying to `what`. */
   protected async call<T>(
     what: string,
     phase: DriverPhase,
@@ -441,7 +381,7 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
         ttlMs,
       });
     }
-    const rec = this.record(s, highWaterMs, ttlMs, false);
+    const rec = recordToStore(s.prev, highWaterMs, ttlMs, s.holderId, this.opts.clock, false);
     const what = `renew slot ${claim.slot} of "${s.namespace}"`;
     if (!(await this.call(what, 'renew', () => write(s, rec), { slot: claim.slot })))
       throw this.lost(claim, s, lostWhy);
@@ -456,7 +396,7 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     this.assertOpen();
     const s = this.own(claim);
     if (!s) return; // already released or lost: nothing of ours to free
-    const rec = this.record(s, highWaterMs, 0, true);
+    const rec = recordToStore(s.prev, highWaterMs, 0, s.holderId, this.opts.clock, true);
     const what = `release slot ${claim.slot} of "${s.namespace}"`;
     const ours = await this.call(what, 'release', () => write(s, rec), { slot: claim.slot });
     this.states.delete(claim.token);
@@ -473,6 +413,16 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     this.states.clear();
     await this.disconnect();
   }
+
+  holders(namespace: string): Promise<HolderRecord[]> {
+    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
+      this.assertOpen();
+      return this.readHolders(namespace);
+    });
+  }
+
+  /** The live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
+  protected abstract readHolders(namespace: string): Promise<HolderRecord[]>;
 
   protected abstract disconnect(): Promise<void> | void;
 }

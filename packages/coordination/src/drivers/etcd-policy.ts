@@ -1,8 +1,4 @@
-/**
- * How the etcd driver survives a dead host: fault-handling policies for the etcd3 client
- * (retry on the next host, skip a host that just failed), one lease keep-alive round trip
- * retried the same way, and etcd3's authentication errors.
- */
+/** How the etcd driver survives a dead host: etcd3 fault-handling policies and a keep-alive retried per host. */
 import {
   castGrpcError,
   EtcdAuthenticationFailedError,
@@ -13,7 +9,6 @@ import {
   type Etcd3,
 } from 'etcd3';
 
-/** True for etcd3's authentication and permission errors. */
 export function isAuthError(err: unknown): boolean {
   return (
     err instanceof EtcdAuthenticationFailedError ||
@@ -23,7 +18,6 @@ export function isAuthError(err: unknown): boolean {
   );
 }
 
-/** The part of a cockatiel policy etcd3 calls. */
 export type Policy = { execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> };
 
 /** Runs `fn` again on the next host after a recoverable error (`cast` first), at most once per host, until `until`. */
@@ -45,29 +39,19 @@ async function eachHost<T>(
   throw last;
 }
 
-/**
- * etcd3's global policy: a recoverable error retries on the next host, at most once per host
- * (safe: every write is a compare-and-set whose outcome a repeat recognises).
- */
+/** etcd3's global policy: retry once per host (safe: every write is a compare-and-set a repeat recognises). */
 export function retryEachHost(hosts: number): Policy {
   return { execute: (fn) => eachHost(hosts, () => fn({ signal: new AbortController().signal })) };
 }
 
-/** Thrown instead of calling a host that failed less than a second ago. */
-export class HostSkippedError extends Error {}
-
-/**
- * The per-host policy: with several hosts, a host that just failed is skipped for `openMs`
- * so calls (and keep-alive streams, which etcd3 does not retry) go to the live ones; with one
- * host it is a pass-through, so calls reach the engine again as soon as it is back.
- */
+/** With several hosts, one that just failed is skipped for `openMs` (keep-alive streams too); else a pass-through. */
 export function skipFailedHost(host: string, enabled: boolean, openMs: number): Policy {
   let openUntil = 0;
   let cause = '';
   return {
     async execute<T>(fn: (ctx: unknown) => PromiseLike<T> | T): Promise<T> {
       if (enabled && Date.now() < openUntil)
-        throw new HostSkippedError(`${host} skipped for ${openMs} ms after a failure (${cause})`);
+        throw new Error(`${host} skipped for ${openMs} ms after a failure (${cause})`);
       try {
         return await fn({ signal: new AbortController().signal });
       } catch (e) {
@@ -108,10 +92,7 @@ async function keepAliveOn(client: Etcd3, leaseId: string, deadline: number): Pr
   });
 }
 
-/**
- * One keep-alive round trip; resolves with the TTL etcd reports (0 = gone). etcd3 does not
- * fail streams over to another host, so a recoverable failure is retried once per host.
- */
+/** One keep-alive round trip: the TTL etcd reports (0 = gone), retried once per host (etcd3 does not fail streams over). */
 export function keepAliveOnce(client: Etcd3, hosts: number, leaseId: string, deadline: number): Promise<number> {
   const cast = (e: unknown): unknown => (e instanceof Error ? castGrpcError(e) : e);
   return eachHost(hosts, () => keepAliveOn(client, leaseId, deadline), deadline, cast);

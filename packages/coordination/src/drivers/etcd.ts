@@ -1,8 +1,4 @@
-/**
- * The etcd (v3) registry driver, on `etcd3`: compare-and-set transactions on the slot key
- * (attached to an etcd lease) and the high-water key (docs/node-ids.md, "etcd internals");
- * `holders()` reads the slot keys and the records, then one `LeaseTimeToLive` per held slot.
- */
+/** The etcd v3 registry driver on `etcd3`, compare-and-set transactions: docs/node-ids.md ("etcd internals"). */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
@@ -13,7 +9,6 @@ import {
   checkDriverOptions,
   EngineDriverBase,
   MAX_TTL_MS,
-  parseHighWaterRecord,
   previousHolder,
   jsonObject,
   recordToStore,
@@ -22,7 +17,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type RecordPlace,
 } from './common.js';
 
 interface ClaimState extends EngineClaimState {
@@ -34,7 +28,6 @@ const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'etcd';
-  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: Etcd3,
@@ -42,7 +35,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     opts: EngineDriverOptions,
   ) {
     super(parsed.redacted, 'etcd', opts);
-    this.records = { engine: 'etcd', url: this.url, inspect: (key) => `etcdctl get ${key}` };
   }
 
   private slotKey(ns: string, slot: number): string {
@@ -55,7 +47,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const msg = errorText(err);
@@ -108,10 +99,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     }
   }
 
-  /**
-   * Takes one slot with the lease, or returns undefined: one read, then
-   * `if create(slot) == 0 and mod(hw) == seen then put(slot, lease) + put(hw unclean)`.
-   */
+  /** Takes one slot with the lease, or undefined: `if create(slot) == 0 and mod(hw) == seen then put both`. */
   private async tryClaimSlot(
     req: ClaimRequest,
     slot: number,
@@ -130,7 +118,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(parseHighWaterRecord(hw?.value.toString('utf8'), hwKeyText, this.records));
+      const prev = previousHolder(this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const res: ITxnResponse = await this.client.kv.txn(
         {
@@ -155,7 +143,6 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return undefined;
   }
 
-  /** The held slots below `slots`, with their holders when `withHolders` (else only the keys are read). */
   private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
     const base = `${this.parsed.prefix}/${ns}/slots/`;
     const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
@@ -175,7 +162,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
       );
     }
     const call = this.deadline(opts.ttlMs);
-    const rec = this.record(s, opts.highWaterMs, opts.ttlMs, false);
+    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
     const slotKey = enc(this.slotKey(s.namespace, s.slot));
     // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
     const [alive, written] = await Promise.allSettled([
@@ -228,20 +215,54 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
-      this.assertOpen();
-      const q = { prefix: this.parsed.prefix, namespace, deadline: this.deadline().deadline, records: this.records };
-      return readEtcdHolders(this.client, q);
-    });
-  }
-
   protected disconnect(): void {
     this.client.close();
   }
+
+  /** The live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
+    const [client, prefix, { deadline }] = [this.client, this.parsed.prefix, this.deadline()];
+    const [slots, marks] = await Promise.all([
+      rangeBySlot(client, `${prefix}/${namespace}/slots/`, deadline),
+      rangeBySlot(client, `${prefix}/${namespace}/hw/`, deadline),
+    ]);
+    const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
+    const out = await Promise.all(
+      entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
+        const v = jsonObject<SlotValue>(raw.toString('utf8'));
+        if (typeof v.leaseId !== 'string') return undefined;
+        let ttl: { TTL: string; grantedTTL: string };
+        try {
+          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: deadline });
+        } catch (err) {
+          if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
+          throw err;
+        }
+        // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
+        const remaining = Number(ttl.TTL);
+        const granted = Number(ttl.grantedTTL);
+        if (!(remaining >= 0) || !(granted > 0)) return undefined;
+        const key = `${prefix}/${namespace}/hw/${slot}`;
+        const rec = this.highWater(marks.get(slot)?.toString('utf8'), key, 'etcdctl get');
+        const holder = v.holder ?? {};
+        const ours = rec !== undefined && rec.holder === holder.id;
+        return {
+          slot,
+          holder,
+          heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
+          renewedAtMs: ours ? rec.updatedAtMs : null,
+          sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
+          sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
+          expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
+          ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
+          highWaterMs: rec?.highWaterMs ?? 0,
+        };
+      }),
+    );
+    return out.filter((h): h is HolderRecord => h !== undefined);
+  }
 }
 
-/** Connects to etcd, checking the connection and credentials with one read. */
 export async function createEtcdDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createEtcdDriver');
   const parsed = parseEtcdUrl(url);
@@ -283,9 +304,6 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
   return driver;
 }
 
-/** Where {@link readEtcdHolders} reads; `deadline`: the Date.now() deadline of each call; `records`: for a corrupt record's message. */
-type EtcdHoldersQuery = { prefix: string; namespace: string; deadline: number; records: RecordPlace };
-
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 const ETCD_TTL_ERROR_MS = 500;
 
@@ -311,46 +329,4 @@ async function rangeBySlot(
     if (/^(0|[1-9]\d*)$/.test(rest)) out.set(Number(rest), kv.value);
   }
   return out;
-}
-
-/** Lists the live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
-async function readEtcdHolders(client: Etcd3, q: EtcdHoldersQuery): Promise<HolderRecord[]> {
-  const [slots, marks] = await Promise.all([
-    rangeBySlot(client, `${q.prefix}/${q.namespace}/slots/`, q.deadline),
-    rangeBySlot(client, `${q.prefix}/${q.namespace}/hw/`, q.deadline),
-  ]);
-  const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
-  const out = await Promise.all(
-    entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
-      const v = jsonObject<SlotValue>(raw.toString('utf8'));
-      if (typeof v.leaseId !== 'string') return undefined;
-      let ttl: { TTL: string; grantedTTL: string };
-      try {
-        ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: q.deadline });
-      } catch (err) {
-        if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
-        throw err;
-      }
-      // TTL is truncated to whole seconds: 0 means "expires within a second", -1 means gone.
-      const remaining = Number(ttl.TTL);
-      const granted = Number(ttl.grantedTTL);
-      if (!(remaining >= 0) || !(granted > 0)) return undefined;
-      const key = `${q.prefix}/${q.namespace}/hw/${slot}`;
-      const rec = parseHighWaterRecord(marks.get(slot)?.toString('utf8'), key, q.records);
-      const holder = v.holder ?? {};
-      const ours = rec !== undefined && rec.holder === holder.id;
-      return {
-        slot,
-        holder,
-        heldSinceMs: typeof v.claimedAtMs === 'number' ? v.claimedAtMs : null,
-        renewedAtMs: ours ? rec.updatedAtMs : null,
-        sinceRenewalMs: Math.max(0, (granted - remaining) * 1000 - ETCD_TTL_ERROR_MS),
-        sinceRenewalErrorMs: ETCD_TTL_ERROR_MS,
-        expiresInMs: remaining * 1000 + ETCD_TTL_ERROR_MS,
-        ttlMs: typeof v.ttlMs === 'number' ? v.ttlMs : granted * 1000,
-        highWaterMs: rec?.highWaterMs ?? 0,
-      };
-    }),
-  );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }

@@ -1,9 +1,4 @@
-/**
- * The file registry's slot directories ({@link FileSlots}) and its claim path: the preferred slot,
- * then the existing slot directories (the visibly held ones skipped), then fresh ones, each by
- * link-then-read-again (docs/node-ids.md, "File internals"); `FLURRY_E_REGISTRY_EXHAUSTED` when
- * every slot is held.
- */
+/** The file registry's slot directories and claim path (link, then read again: docs/node-ids.md, "File internals"). */
 import path from 'node:path';
 import { FlurryError, randomHex, type Clock } from '@flurry/core';
 import type { ClaimRequest } from '../driver.js';
@@ -24,13 +19,10 @@ import {
   type ReadResult,
 } from './file-record.js';
 
-/** How many slots a claim looks at concurrently while skipping the held ones. */
 const PROBE_BATCH = 16;
 
-/** A file registry's directory: its slot records, read and written each step bounded (file.ts adds the driver). */
 export class FileSlots {
   readonly url: string;
-  /** The file-system steps in use: `async` until the driver grants the `sync` mode asked for. */
   steps: FileSteps = fileSteps('async');
 
   constructor(
@@ -137,7 +129,6 @@ async function heldBy(store: FileSlots, dir: string, gens: number[]): Promise<st
     : undefined;
 }
 
-/** Tries one slot: a claim, or the current holder (for the exhaustion report). */
 async function tryClaim(
   store: FileSlots,
   dir: string,
@@ -228,7 +219,7 @@ async function tryClaim(
   return { held: `slot ${slot} is contended by other claimers` };
 }
 
-/** Claims a free slot of `req.namespace` (see the module comment). */
+/** Claims a free slot: the preferred one, then existing slot directories (held ones skipped), then fresh ones. */
 export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });

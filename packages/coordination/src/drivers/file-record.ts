@@ -1,7 +1,4 @@
-/**
- * The on-disk lease records of the file registry, and `holders()` reading them (docs/node-ids.md,
- * "File internals"; timing: "Listing holders").
- */
+/** The file registry's lease records and `holders()` (docs/node-ids.md, "File internals" and "Listing holders"). */
 import path from 'node:path';
 import type { Clock } from '@flurry/core';
 import type { Claim, HolderInfo, HolderRecord } from '../driver.js';
@@ -9,7 +6,6 @@ import type { FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { slotNumbers } from './common.js';
 
-/** One lease generation's record. */
 export interface LeaseRecord {
   v: 1;
   gen: number;
@@ -27,16 +23,12 @@ export interface LeaseRecord {
   claimedAtMs?: number;
 }
 
-/** A record read back: ok, missing, or corrupt (with why). */
 export type ReadResult = { kind: 'ok'; rec: LeaseRecord } | { kind: 'missing' } | { kind: 'corrupt'; why: string };
 
-/** A generation file's name: `g` + 10 digits + `.lease`. */
 export const GEN_RE = /^g(\d{10})\.lease$/;
 
-/** One namespace segment as a directory name. */
 export const SEGMENT_RE = /^[A-Za-z0-9_.-]{1,80}$/;
 
-/** The file name of a generation. */
 export function genName(gen: number): string {
   return `g${String(gen).padStart(10, '0')}.lease`;
 }
@@ -46,7 +38,6 @@ export function isKernelBoot(b: unknown): boolean {
   return typeof b === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(b);
 }
 
-/** Parses a generation file's text. */
 export function parseLeaseRecord(text: string, gen: number): ReadResult {
   try {
     const rec = JSON.parse(text) as LeaseRecord;
@@ -59,7 +50,6 @@ export function parseLeaseRecord(text: string, gen: number): ReadResult {
   }
 }
 
-/** A holder as exhaustion messages show it. */
 export function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string {
   const h = rec.holder ?? ({} as HolderInfo);
   const left =
@@ -75,7 +65,6 @@ export interface FileClaim extends Claim {
   readonly gen: number;
 }
 
-/** How {@link readFileHolders} tells time, bounds each file-system step and takes it. */
 type FileHoldersOptions = { time: LeaseTimeSource; clock: Clock; timeoutMs: number; steps: FileSteps };
 
 async function names(dir: string, o: FileHoldersOptions): Promise<string[]> {
@@ -110,7 +99,6 @@ async function current(dir: string, o: FileHoldersOptions): Promise<LeaseRecord 
   return undefined;
 }
 
-/** Lists the live holders under one namespace directory (see the module comment). */
 export async function readFileHolders(nsDir: string, o: FileHoldersOptions): Promise<HolderRecord[]> {
   const slotsDir = path.join(nsDir, 'slots');
   const slots = slotNumbers(await names(slotsDir, o));

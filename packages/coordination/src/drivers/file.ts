@@ -1,9 +1,4 @@
-/**
- * The embedded file registry: node-ID leases for the processes of one machine, in a
- * directory. The link protocol (generations, Dekker write-then-read, monotonic expiry):
- * docs/node-ids.md ("File internals"); the claim is in file-claim.ts, each file-system step
- * in file-steps.ts.
- */
+/** The file registry: leases for the processes of one machine, in a directory (docs/node-ids.md, "File internals"). */
 import path from 'node:path';
 import { assertKnownOptions, optionNames, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
@@ -22,14 +17,10 @@ export interface FileDriverOptions {
   time?: LeaseTimeSource;
   /** The longest one file-system step may take (`FLURRY_E_REGISTRY_UNREACHABLE` beyond); default 5000 ms. */
   timeoutMs?: number;
-  /**
-   * `'async'` (default) or `'sync'`: direct calls, faster in a fresh process but unbounded and
-   * blocking, granted only on a local disk file system (docs/node-ids.md, "`file:` — one machine").
-   */
+  /** `'async'` (default) or `'sync'`: unbounded direct calls, granted only on a local disk (docs/node-ids.md). */
   io?: FileIo;
 }
 
-/** The keys of {@link FileDriverOptions}. */
 const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({
   clock: true,
   time: true,
@@ -42,7 +33,6 @@ export type { FileClaim } from './file-record.js';
 class FileDriver extends FileSlots implements RegistryDriver {
   readonly kind = 'file';
   private closed = false;
-  /** The one look at the directory's file system that decides the mode (when `sync` was asked for). */
   private granting: Promise<void> | undefined;
 
   constructor(
@@ -55,7 +45,6 @@ class FileDriver extends FileSlots implements RegistryDriver {
     super(root, clock, time ?? timeSourceFor(clock), timeoutMs);
   }
 
-  /** The mode the steps run in: `sync` only when asked for and granted (a local disk). */
   get io(): FileIo {
     return this.steps.io;
   }
@@ -79,7 +68,6 @@ class FileDriver extends FileSlots implements RegistryDriver {
     return this.granting;
   }
 
-  /** Refuses a closed registry, then {@link ioReady}. */
   private async opened(): Promise<void> {
     if (this.closed) throw registryError('CLOSED', `the file registry ${this.url} was closed`, { url: this.url });
     await this.ioReady();
@@ -218,12 +206,10 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
 }
 
 /**
- * {@link createFileDriver}, then creates the directory and proves it can hold a registry, every
- * step bounded by `timeoutMs` (`FLURRY_E_REGISTRY_UNREACHABLE` instead of hanging on a hung mount).
+ * {@link createFileDriver}, then creates the directory and proves it can hold a registry, each step bounded.
  *
  * @example
  * ```ts
- * const driver = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, timeoutMs: 5000 });
  * const forCli = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, io: 'sync' });
  * ```
  */

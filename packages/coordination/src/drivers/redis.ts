@@ -1,10 +1,4 @@
-/**
- * The Redis registry driver, on `ioredis`: each operation is one Lua script on
- * `<prefix>:{<namespace>}:slot|holder|hw:<n>`; `holders()` is a `SCAN` for the slot keys, then
- * one pipeline of `PTTL slot`, `GET holder` and `GET hw` per held slot. The key layout, the mark rule and what Redis
- * cannot promise (asynchronous replication, persistence, server-clock expiry): docs/node-ids.md
- * ("`redis://` — Redis").
- */
+/** The Redis registry driver on `ioredis`, one Lua script per operation: docs/node-ids.md ("`redis://` — Redis"). */
 import { Redis } from 'ioredis';
 import {
   FlurryError,
@@ -22,14 +16,12 @@ import { parseRedisUrl, type RedisUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  exhaustedError,
   HOLDERS_LISTED,
   listedHolder,
-  MAX_TTL_MS,
-  parseHighWaterRecord,
   preferredSlot,
-  previousHolder,
   randomStart,
+  MAX_TTL_MS,
+  previousHolder,
   jsonObject,
   recordToStore,
   slotNumbers,
@@ -38,7 +30,6 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type RecordPlace,
 } from './common.js';
 
 const MGET_CHUNK = 512;
@@ -79,13 +70,11 @@ end
 return 0
 `;
 
-/** The client with the three scripts (keys, then arguments, as their comments say). */
 type ScriptClient = Redis &
   Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
 class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
   readonly kind = 'redis';
-  private readonly records: RecordPlace;
 
   constructor(
     private readonly client: ScriptClient,
@@ -93,19 +82,16 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     opts: EngineDriverOptions,
   ) {
     super(parsed.redacted, 'Redis', opts);
-    this.records = { engine: 'Redis', url: this.url, inspect: (key) => `GET ${key}` };
   }
 
   private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
     return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
   }
 
-  /** The keys every script takes: slot, holder, hw. */
   private keys(ns: string, slot: number): [slot: string, holder: string, hw: string] {
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
     return redisError(this.parsed, err, what, phase, extra);
   }
@@ -126,7 +112,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(parseHighWaterRecord(seen, keys[2], this.records));
+      const prev = previousHolder(this.highWater(seen, keys[2], 'GET'));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
       const newHw = JSON.stringify(first);
       const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
@@ -141,35 +127,33 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return undefined;
   }
 
+  /** One pass over all slots from a random start, MGET in chunks, trying the free ones (stops at the first claim). */
   private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
     const ns = req.namespace;
     const pref = preferredSlot(req);
-    if (pref !== undefined) {
-      const c = await this.tryClaimSlot(req, pref, token);
-      if (c) return c;
-    }
+    const first = pref === undefined ? undefined : await this.tryClaimSlot(req, pref, token);
+    if (first) return first;
     const start = randomStart(req.slots);
     let held = 0;
     const heldSlots: number[] = [];
-    // One pass over all slots from a random start, MGET in chunks, trying the free ones.
     for (let offset = 0; offset < req.slots; offset += MGET_CHUNK) {
       const slots: number[] = [];
       for (let i = offset; i < Math.min(req.slots, offset + MGET_CHUNK); i++) slots.push((start + i) % req.slots);
       const values = await this.client.mget(...slots.map((s) => this.key(ns, 'slot', s)));
       for (let i = 0; i < slots.length; i++) {
-        if (values[i] === null) {
-          const c = await this.tryClaimSlot(req, slots[i], token);
-          if (c) return c;
-        }
+        const c = values[i] === null ? await this.tryClaimSlot(req, slots[i], token) : undefined;
+        if (c) return c;
         held++;
         if (heldSlots.length < HOLDERS_LISTED) heldSlots.push(slots[i]);
       }
     }
     heldSlots.sort((a, b) => a - b);
-    const infos =
-      heldSlots.length > 0 ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    const holders = heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i])));
-    throw exhaustedError(`Redis at ${this.url}`, this.url, req, held, holders);
+    const infos = heldSlots.length ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
+    throw this.exhausted(
+      req,
+      held,
+      heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i]))),
+    );
   }
 
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
@@ -192,22 +176,60 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', () => {
-      this.assertOpen();
-      return readRedisHolders(this.client, { prefix: this.parsed.prefix, namespace, records: this.records });
-    });
-  }
-
   protected disconnect(): void {
     this.client.disconnect(false);
   }
+
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
+    const client = this.client;
+    const base = `${this.parsed.prefix}:{${namespace}}:`;
+    const names: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
+    } while (cursor !== '0');
+    const slots = slotNumbers(names);
+    const out: HolderRecord[] = [];
+    for (let i = 0; i < slots.length; i += 256) {
+      const chunk = slots.slice(i, i + 256);
+      const p = client.pipeline();
+      for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
+      const res = (await p.exec()) ?? [];
+      chunk.forEach((slot, j) => {
+        const [e1, pttl] = res[3 * j] ?? [];
+        const [e2, holderRaw] = res[3 * j + 1] ?? [];
+        const [e3, hwRaw] = res[3 * j + 2] ?? [];
+        const failed = e1 ?? e2 ?? e3;
+        if (failed) throw failed;
+        const left = Number(pttl);
+        if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
+        const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
+          typeof holderRaw === 'string' ? holderRaw : undefined,
+        );
+        const key = `${base}hw:${slot}`;
+        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, key, 'GET');
+        const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
+        const { ttlMs: _t, claimedAtMs, ...holder } = v;
+        out.push({
+          slot,
+          holder,
+          heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
+          renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
+          sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
+          sinceRenewalErrorMs: ttlMs === null ? null : 1,
+          expiresInMs: left,
+          ttlMs,
+          highWaterMs: rec?.highWaterMs ?? 0,
+        });
+      });
+    }
+    return out;
+  }
 }
 
-/**
- * Selects the URL's database; a server without it (`ERR DB index is out of range`) gives `FLURRY_E_REGISTRY_URL`
- * naming the database and, when `CONFIG GET databases` answers, the range the server has.
- */
+/** Selects the URL's database; `FLURRY_E_REGISTRY_URL` naming the server's range when it has no such database. */
 async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: number): Promise<void> {
   try {
     await client.select(parsed.db);
@@ -262,10 +284,7 @@ async function checkPersistence(
   logger?.warn(details, `accepted because the URL says allowVolatile=true: ${reason}`);
 }
 
-/**
- * Connects to Redis; commands fail fast while disconnected (the lease manager retries).
- * `FLURRY_E_REGISTRY_VOLATILE` for a Redis that can lose acknowledged writes.
- */
+/** Connects to Redis (commands fail fast while disconnected); `FLURRY_E_REGISTRY_VOLATILE` for a volatile one. */
 export async function createRedisDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createRedisDriver');
   const parsed = parseRedisUrl(url);
@@ -298,7 +317,6 @@ export async function createRedisDriver(url: URL | string, opts: EngineDriverOpt
   return new RedisDriver(client, parsed, opts);
 }
 
-/** Turns a client error into a coded FlurryError (never containing the password). */
 function redisError(
   parsed: RedisUrl,
   err: unknown,
@@ -321,61 +339,4 @@ function redisError(
   const at = `${parsed.host}:${parsed.port}`;
   const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
   return unreachableError('Redis', parsed.redacted, c, details, err);
-}
-
-/** Where {@link readRedisHolders} reads (`records`: for the message of a corrupt high-water record). */
-type RedisHoldersQuery = { prefix: string; namespace: string; records: RecordPlace };
-
-const PIPELINE_CHUNK = 256;
-
-async function heldSlots(client: Redis, base: string): Promise<number[]> {
-  const names: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
-    cursor = next;
-    for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
-  } while (cursor !== '0');
-  return slotNumbers(names);
-}
-
-/** Lists the live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
-async function readRedisHolders(client: Redis, q: RedisHoldersQuery): Promise<HolderRecord[]> {
-  const base = `${q.prefix}:{${q.namespace}}:`;
-  const slots = await heldSlots(client, base);
-  const out: HolderRecord[] = [];
-  for (let i = 0; i < slots.length; i += PIPELINE_CHUNK) {
-    const chunk = slots.slice(i, i + PIPELINE_CHUNK);
-    const p = client.pipeline();
-    for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
-    const res = (await p.exec()) ?? [];
-    chunk.forEach((slot, j) => {
-      const [e1, pttl] = res[3 * j] ?? [];
-      const [e2, holderRaw] = res[3 * j + 1] ?? [];
-      const [e3, hwRaw] = res[3 * j + 2] ?? [];
-      const failed = e1 ?? e2 ?? e3;
-      if (failed) throw failed;
-      const left = Number(pttl);
-      if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
-      const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
-        typeof holderRaw === 'string' ? holderRaw : undefined,
-      );
-      const key = `${base}hw:${slot}`;
-      const rec = parseHighWaterRecord(typeof hwRaw === 'string' ? hwRaw : undefined, key, q.records);
-      const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
-      const { ttlMs: _t, claimedAtMs, ...holder } = v;
-      out.push({
-        slot,
-        holder,
-        heldSinceMs: typeof claimedAtMs === 'number' ? claimedAtMs : null,
-        renewedAtMs: rec !== undefined && rec.holder === holder.id ? rec.updatedAtMs : null,
-        sinceRenewalMs: ttlMs === null ? null : Math.max(0, ttlMs - left),
-        sinceRenewalErrorMs: ttlMs === null ? null : 1,
-        expiresInMs: left,
-        ttlMs,
-        highWaterMs: rec?.highWaterMs ?? 0,
-      });
-    });
-  }
-  return out;
 }

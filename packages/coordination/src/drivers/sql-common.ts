@@ -1,7 +1,4 @@
-/**
- * The lease driver the PostgreSQL and MySQL/MariaDB registries share ({@link SqlRegistryDriver}),
- * on core's SQL pool of the client that postgres.ts or mysql.ts imported ({@link createSqlDriver}).
- */
+/** The lease driver of the PostgreSQL and MySQL/MariaDB registries, on core's SQL pool. */
 import {
   FlurryError,
   randomHex,
@@ -20,8 +17,8 @@ import {
   EngineDriverBase,
   holderFields,
   MAX_TTL_MS,
-  NO_PREVIOUS_HOLDER,
   jsonObject,
+  previousHolder,
   recordToStore,
   unreachableError,
   validateClaim,
@@ -43,16 +40,12 @@ import { FLURRY_VERSION } from '../version.js';
 
 export * from './sql-table.js';
 
-/** Options of the SQL driver factories (given by `openRegistry`). */
 export interface SqlDriverOptions extends EngineDriverOptions {
   /** Create the table when it is missing (default true). */
   readonly createTable?: boolean;
 }
 
-/**
- * What kind of failure a client error is for the registry: the engine's {@link SqlErrorClass}, with a duplicate
- * key, an existing table and a deadlock all counted as a lost `race` (another holder was faster).
- */
+/** The engine's {@link SqlErrorClass}, with a duplicate key, an existing table and a deadlock all a lost `race`. */
 export function sqlFailure(
   dialect: SqlDialect,
   err: unknown,
@@ -66,13 +59,6 @@ interface SqlClaimState extends EngineClaimState {
   readonly holder: Record<string, unknown>;
 }
 
-interface SlotRow {
-  slot: number;
-  slots: number;
-  live: boolean;
-  holder: string | null;
-}
-
 /** At most this many slots are tried per scan (a lost race moves on to the next free one). */
 const TRIES_PER_SCAN = 32;
 
@@ -80,18 +66,13 @@ function truthy(v: unknown): boolean {
   return v === true || v === 1 || v === '1' || v === 't';
 }
 
-/**
- * The lease driver shared by the PostgreSQL and MySQL registries, one row per slot; claim,
- * renew (never extending an expired lease) and release are conditional statements on the
- * database's clock (docs/node-ids.md, "`postgres://` and `mysql://`").
- */
+/** One row per slot, conditional statements on the database's clock (docs/node-ids.md, "`postgres://` and `mysql://`"). */
 export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
   readonly kind: SqlDialect;
   private readonly sql: ReturnType<typeof registryStatements>;
 
   constructor(
     private readonly u: SqlUrl,
-    /** As messages show it: 'PostgreSQL', 'MySQL'. */
     private readonly name: string,
     private readonly pool: SqlPool,
     opts: SqlDriverOptions,
@@ -101,7 +82,6 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     this.sql = registryStatements(u.dialect, quoteTable(u.dialect, u.table));
   }
 
-  /** Runs `fn` on one pooled connection (one whose statement timed out or broke is dropped, not reused). */
   private async withConn<T>(fn: (conn: SqlSession) => Promise<T>): Promise<T> {
     const session = await this.pool.connect();
     try {
@@ -111,58 +91,42 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     }
   }
 
-  /** Turns a client error into a coded FlurryError (never containing the password). @internal */
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
     const u = this.u;
     const details = { url: this.url, operation: what, ...extra };
     const msg = errorText(err).split('\n')[0];
-    switch (sqlFailure(this.kind, err)) {
-      case 'auth':
-        return registryError(
-          'AUTH',
-          `${this.where} refused the credentials of user "${u.user ?? '(default)'}" while trying to ${what} (${clause(msg)}); ` +
-            'check the user and password in the URL (the password is never shown)',
-          details,
-          err,
-        );
-      case 'denied':
-        return registryError(
-          'AUTH',
-          `${this.where} denied user "${u.user ?? '(default)'}" a privilege while trying to ${what} (${clause(msg)}). ` +
-            `The user needs SELECT, INSERT and UPDATE on ${u.table}; if it may not create tables, create it once with ` +
-            `"flurry registry init URL" as an administrator (the DDL is in docs/node-ids.md)`,
-          details,
-          err,
-        );
-      case 'no-database':
-        return registryError(
-          'URL_INVALID',
-          `${this.where}: the database "${u.database}" does not exist (${clause(msg)}); create it or fix the URL`,
-          details,
-          err,
-        );
-      case 'schema':
-      case 'no-table':
-        return registryError(
-          'CORRUPT',
-          `the table ${u.table} in ${this.where} does not fit the Flurry registry layout while trying to ${what} (${clause(msg)}). ` +
-            `Point ?table= at a registry table (created by "flurry registry init URL") or drop and recreate it`,
-          details,
-          err,
-        );
-      default: {
-        const at = `${u.host}:${u.port}`;
-        const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
-        return unreachableError(this.name, this.url, c, details, err);
-      }
-    }
+    const user = `user "${u.user ?? '(default)'}"`;
+    const why = `while trying to ${what} (${clause(msg)})`;
+    const known: Partial<Record<string, [code: 'AUTH' | 'URL_INVALID' | 'CORRUPT', message: string]>> = {
+      auth: [
+        'AUTH',
+        `${this.where} refused the credentials of ${user} ${why}; check the user and password in the URL (the password is never shown)`,
+      ],
+      denied: [
+        'AUTH',
+        `${this.where} denied ${user} a privilege ${why}. The user needs SELECT, INSERT and UPDATE on ${u.table}; if it may not create tables, ` +
+          `create it once with "flurry registry init URL" as an administrator (the DDL is in docs/node-ids.md)`,
+      ],
+      'no-database': [
+        'URL_INVALID',
+        `${this.where}: the database "${u.database}" does not exist (${clause(msg)}); create it or fix the URL`,
+      ],
+      schema: [
+        'CORRUPT',
+        `the table ${u.table} in ${this.where} does not fit the Flurry registry layout ${why}. ` +
+          `Point ?table= at a registry table (created by "flurry registry init URL") or drop and recreate it`,
+      ],
+    };
+    const failure = sqlFailure(this.kind, err);
+    const [code, message] = known[failure === 'no-table' ? 'schema' : failure] ?? [];
+    if (code && message) return registryError(code, message, details, err);
+    const at = `${u.host}:${u.port}`;
+    const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
+    return unreachableError(this.name, this.url, c, details, err);
   }
 
-  /**
-   * Checks that the table exists with every registry column; creates it when it does not
-   * (`CREATE TABLE IF NOT EXISTS`). Called once when the driver opens.
-   */
+  /** Checks that the table exists with every registry column; creates it when it does not and `create`. */
   async prepare(create: boolean): Promise<void> {
     const u = this.u;
     const probe = async (): Promise<string[] | undefined> => {
@@ -205,8 +169,11 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     }
   }
 
-  private layoutError(req: ClaimRequest, stored: number): FlurryError {
-    return registryError(
+  /** Refuses a row of another layout of the namespace (another slot count). */
+  private checkLayout(req: ClaimRequest, row: Record<string, unknown> | undefined): void {
+    const stored = Number(row?.slots ?? 0);
+    if (stored === 0 || stored === req.slots) return;
+    throw registryError(
       'CORRUPT',
       `namespace "${req.namespace}" in ${this.where} (table ${this.u.table}) belongs to a layout with ${stored} node IDs, ` +
         `but this layout leases ${req.slots}: another layout of the same cluster must not share its node IDs. Use another cluster name ` +
@@ -222,24 +189,13 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
       const token = randomHex(16);
       const live = async () => {
-        const rows = (await this.scan(req)).filter((r) => r.live && r.slot < req.slots);
-        return new Map(rows.map((r) => [r.slot, jsonObject(r.holder)]));
+        const rows = (await this.withConn((c) => c.query(this.sql.scan, [req.namespace]))).rows;
+        rows.forEach((r) => this.checkLayout(req, r));
+        const held = rows.filter((r) => truthy(r.live) && Number(r.slot) < req.slots);
+        return new Map(held.map((r) => [Number(r.slot), jsonObject(typeof r.holder === 'string' ? r.holder : null)]));
       };
       return this.scanClaim(req, TRIES_PER_SCAN, (slot) => this.tryClaimSlot(req, slot, token), live);
     });
-  }
-
-  private async scan(req: ClaimRequest): Promise<SlotRow[]> {
-    const r = await this.withConn((c) => c.query(this.sql.scan, [req.namespace]));
-    const rows = r.rows.map((row) => ({
-      slot: Number(row.slot),
-      slots: Number(row.slots),
-      live: truthy(row.live),
-      holder: typeof row.holder === 'string' ? row.holder : null,
-    }));
-    const other = rows.find((row) => row.slots !== 0 && row.slots !== req.slots);
-    if (other) throw this.layoutError(req, other.slots);
-    return rows;
   }
 
   /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
@@ -257,16 +213,15 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     try {
       prev = await this.withConn(async (c) => {
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
-        if (row && Number(row.slots) !== 0 && Number(row.slots) !== req.slots)
-          throw this.layoutError(req, Number(row.slots));
+        this.checkLayout(req, row);
         if (row && truthy(row.live)) return undefined;
-        const p: PreviousHolder = row
-          ? {
-              highWaterMs: Number(row.high_water_ms),
-              releasedCleanly: truthy(row.released_cleanly),
-              ttlMs: Number(row.ttl_ms),
-            }
-          : { ...NO_PREVIOUS_HOLDER };
+        const p = previousHolder(
+          row && {
+            highWaterMs: Number(row.high_water_ms),
+            releasedCleanly: truthy(row.released_cleanly),
+            ttlMs: Number(row.ttl_ms),
+          },
+        );
         const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
         const args = row
@@ -299,11 +254,8 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     });
   }
 
-  holders(namespace: string): Promise<HolderRecord[]> {
-    return this.call(`list the holders of "${namespace}"`, 'connect', async () => {
-      this.assertOpen();
-      return (await this.withConn((c) => c.query(this.sql.holders, [namespace]))).rows.map(holderFromRow);
-    });
+  protected async readHolders(namespace: string): Promise<HolderRecord[]> {
+    return (await this.withConn((c) => c.query(this.sql.holders, [namespace]))).rows.map(holderFromRow);
   }
 
   protected async disconnect(): Promise<void> {
@@ -311,12 +263,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   }
 }
 
-/**
- * Opens the registry driver of `dialect` on its loaded client: checks the options and that the URL names the
- * dialect, opens a small pool and checks (and creates, unless `createTable: false`) the registry table. Rejects
- * with `FLURRY_E_UNKNOWN_OPTION`, `FLURRY_E_REGISTRY_OPTION`, `…_URL`, `…_AUTH`, `…_UNREACHABLE` or
- * `…_CORRUPT`, naming the URL without its password; on failure the pool is closed.
- */
+/** Opens the registry driver of `dialect` on its loaded client and checks (or creates) the registry table. */
 export async function createSqlDriver(
   dialect: SqlDialect,
   client: unknown,

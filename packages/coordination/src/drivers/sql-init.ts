@@ -1,17 +1,12 @@
-/**
- * `flurry registry init URL`'s library side: creates the registry table of a `postgres://`
- * or `mysql://` registry (if it does not exist) and checks its columns, or returns the DDL to
- * hand to an administrator when the application's user may not create tables.
- */
+/** `flurry registry init URL`'s library side: create and check a SQL registry's table, or print its DDL. */
 import { systemClock, SQL_SCHEMES } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { loadEngineDriver } from '../open-registry.js';
 import { registryTableDdl } from './sql-common.js';
 import { parseSqlUrl } from '../url.js';
 
-/** What {@link initSqlRegistry} did. */
+/** What {@link initSqlRegistry} did (`url` without its password). */
 export interface SqlRegistryInit {
-  /** The URL without its password. */
   readonly url: string;
   readonly dialect: 'postgres' | 'mysql';
   readonly table: string;
@@ -32,8 +27,7 @@ function sqlOnly(url: string): ReturnType<typeof parseSqlUrl> {
 }
 
 /**
- * The DDL of a SQL registry URL's table, without connecting (for `flurry registry init --print`).
- * Throws `FLURRY_E_REGISTRY_URL` for anything but a valid SQL registry URL.
+ * The DDL of a SQL registry URL's table, without connecting; `FLURRY_E_REGISTRY_URL` for anything else.
  *
  * @example
  * ```ts
@@ -45,17 +39,7 @@ export function sqlRegistryDdl(url: string): string {
   return registryTableDdl(p.dialect, p.table);
 }
 
-/**
- * Connects to the SQL registry of `url`, creates its table if it does not exist (`CREATE TABLE
- * IF NOT EXISTS`) and checks that it has every registry column. Rejects with the registry's
- * coded errors (`FLURRY_E_REGISTRY_URL`, `…_AUTH`, `…_UNREACHABLE`, `…_CORRUPT`,
- * `…_CLIENT_MISSING`), never showing the password.
- *
- * @example
- * ```ts
- * await initSqlRegistry('mysql://admin:pw@127.0.0.1:3306/orders', { connectTimeoutMs: 5000 });
- * ```
- */
+/** Connects to the SQL registry of `url`, creates its table if missing and checks its columns (registry error codes). */
 export async function initSqlRegistry(url: string, opts: { connectTimeoutMs?: number } = {}): Promise<SqlRegistryInit> {
   const p = sqlOnly(url);
   const create = await loadEngineDriver(p.dialect, p.redacted);

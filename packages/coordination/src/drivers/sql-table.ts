@@ -1,9 +1,4 @@
-/**
- * The registry table of the SQL registries (also the lease table of `flurry sql`'s
- * `flurry_next_id()`): its DDL per dialect, the table-name rule and quoting, and the statements
- * of the SQL driver (sql-common.ts says how they keep "never two holders"). The columns:
- * docs/node-ids.md ("`postgres://` and `mysql://`").
- */
+/** The SQL registry table (also `flurry sql`'s lease table): DDL, quoting, statements (docs/node-ids.md, "`postgres://` and `mysql://`"). */
 import { quoteSqlTable, validTableName, type SqlDialect } from '@flurry/core';
 import type { HolderInfo, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
@@ -44,10 +39,7 @@ const COLUMN_TYPES: readonly (readonly [postgres: string, mysql: string])[] = [
   ['timestamptz(3) NOT NULL DEFAULT now()', 'TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)'],
 ];
 
-/**
- * Quotes a (valid) table name for the dialect: `"ops"."flurry_nodes"` or `` `ops`.`flurry_nodes` ``.
- * Throws `FLURRY_E_REGISTRY_URL` for an invalid name.
- */
+/** Quotes a table name for the dialect; `FLURRY_E_REGISTRY_URL` for an invalid one. */
 export function quoteTable(dialect: SqlDialect, table: string): string {
   if (!validTableName(table)) {
     throw registryError(
@@ -60,10 +52,7 @@ export function quoteTable(dialect: SqlDialect, table: string): string {
   return quoteSqlTable(dialect, table);
 }
 
-/**
- * The `CREATE TABLE IF NOT EXISTS` statement of the registry table (run on first use, or by
- * `flurry registry init URL`); `FLURRY_E_REGISTRY_URL` for an invalid table name.
- */
+/** The `CREATE TABLE IF NOT EXISTS` statement of the registry table; `FLURRY_E_REGISTRY_URL` for an invalid name. */
 export function registryTableDdl(dialect: SqlDialect, table: string): string {
   const t = quoteTable(dialect, table);
   const pg = dialect === 'postgres';
@@ -76,10 +65,7 @@ export function registryTableDdl(dialect: SqlDialect, table: string): string {
   ].join('\n');
 }
 
-/**
- * The statements of one dialect on one table (`?` placeholders; `t` already quoted). The
- * comments give each statement's parameters in order.
- */
+/** The statements of one dialect on quoted table `t` (`?` placeholders, in the order each comment gives). */
 export function registryStatements(dialect: SqlDialect, t: string) {
   const pg = dialect === 'postgres';
   const now = pg ? 'now()' : 'CURRENT_TIMESTAMP(3)';
@@ -132,7 +118,6 @@ export function registryStatements(dialect: SqlDialect, t: string) {
   };
 }
 
-/** One row of the `holders` statement as a {@link HolderRecord}. */
 export function holderFromRow(row: Record<string, unknown>): HolderRecord {
   type Stored = HolderInfo & { since: unknown; renewedAtMs: unknown; ttlMs: unknown };
   const h = (

@@ -1,11 +1,7 @@
-/**
- * Static node IDs: `static:N` and `k8s:` (the StatefulSet pod ordinal). No engine, so
- * uniqueness relies on the operator; the lease never expires, and the high-water mark is
- * kept in `<stateDir>/static/<namespace>/<slot>.json` (docs/node-ids.md, "`static:N` and `k8s:`").
- */
+/** `static:N` and `k8s:`: uniqueness is the operator's; the mark is kept on disk (docs/node-ids.md, "`static:N` and `k8s:`"). */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { errorText, registryError } from '../errors.js';
 import type { StaticAssignment } from '../lease-types.js';
@@ -13,7 +9,6 @@ import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 
 /** Options of {@link createStaticDriver}. */
 export interface StaticDriverOptions {
-  /** `'static'` or `'k8s'`. */
   kind: 'static' | 'k8s';
   /** The slot (node ID) given by hand or derived from the pod name. */
   slot: number;
@@ -41,33 +36,6 @@ export function k8sOrdinal(env: NodeJS.ProcessEnv = process.env): { slot: number
   );
 }
 
-/** The error of a mark that cannot be written (`'start'`: `acquire()` fails; later: that renewal fails). */
-function stateDirError(
-  url: string,
-  slot: number,
-  stateDir: string,
-  file: string,
-  cause: unknown,
-  phase: 'start' | 'renewal' | 'release',
-): FlurryError {
-  const why = errorText(cause).replace(/\.+$/, '');
-  const consequence =
-    phase === 'start'
-      ? 'refusing to start without it'
-      : phase === 'renewal'
-        ? 'the mark on disk stays at its last value (IDs are still issued; retried at the next renewal)'
-        : 'the mark on disk stays at its last value';
-  return registryError(
-    'UNREACHABLE',
-    `${url}: cannot write the high-water mark of node ID ${slot} to ${file} (${why}). ` +
-      `The state directory ${stateDir} keeps the highest timestamp issued under this hand-assigned node ID, so that a restart with the clock behind does not repeat IDs; ${consequence}. ` +
-      `Make ${stateDir} writable by this user, or point the state directory elsewhere: XDG_STATE_HOME=/writable/dir puts it at /writable/dir/flurry (library: openRegistry(url, { stateDir })).`,
-    { url, slot, stateDir, file, phase },
-    cause,
-  );
-}
-
-/** A claim this process holds, as holders() lists it. */
 interface HeldHere {
   readonly namespace: string;
   readonly holder: HolderInfo;
@@ -84,7 +52,6 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
   private closed = false;
   /** Claims whose mark was written at least once (the first write is acquire()'s). */
   private readonly recorded = new WeakSet<Claim>();
-  /** This process's live claims, for holders(): there is no engine to ask about others. */
   private readonly live = new Map<Claim, HeldHere>();
 
   constructor(private readonly o: StaticDriverOptions) {
@@ -160,13 +127,19 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
       this.recorded.add(claim);
     } catch (e) {
       // Never run on silently: without the mark a restart with the clock behind could repeat IDs.
-      throw stateDirError(
-        this.url,
-        claim.slot,
-        this.o.stateDir,
-        f,
+      const phase = first ? 'start' : released ? 'release' : 'renewal';
+      const consequence =
+        phase === 'start'
+          ? 'refusing to start without it'
+          : `the mark on disk stays at its last value${released ? '' : ' (IDs are still issued; retried at the next renewal)'}`;
+      const dir = this.o.stateDir;
+      throw registryError(
+        'UNREACHABLE',
+        `${this.url}: cannot write the high-water mark of node ID ${claim.slot} to ${f} (${errorText(e).replace(/\.+$/, '')}). ` +
+          `The state directory ${dir} keeps the highest timestamp issued under this hand-assigned node ID, so that a restart with the clock behind does not repeat IDs; ${consequence}. ` +
+          `Make ${dir} writable by this user, or point the state directory elsewhere: XDG_STATE_HOME=/writable/dir puts it at /writable/dir/flurry (library: openRegistry(url, { stateDir })).`,
+        { url: this.url, slot: claim.slot, stateDir: dir, file: f, phase },
         e,
-        first ? 'start' : released ? 'release' : 'renewal',
       );
     }
   }

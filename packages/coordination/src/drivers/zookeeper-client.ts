@@ -1,9 +1,4 @@
-/**
- * What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the session: their URLs
- * (`zookeeper://h:p[,h:p]/path?…`; the WHATWG `URL` class rejects several `host:port` pairs, so
- * the string form is accepted too), error mapping, claim checks, the pool they open and the
- * base of both drivers.
- */
+/** What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the session: URL, errors, checks, base. */
 import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
@@ -14,9 +9,7 @@ import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-sess
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
 export interface ParsedZooKeeperUrl {
-  /** `host:port` pairs in the order given (port 2181 when omitted). */
   readonly hosts: string[];
-  /** The path without a trailing slash; `''` for the root. */
   readonly path: string;
   readonly params: URLSearchParams;
   readonly display: string;
@@ -25,10 +18,7 @@ export interface ParsedZooKeeperUrl {
 const SEGMENT = /^[A-Za-z0-9_.-]+$/;
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
-/**
- * Checks that `p` is `''` or `/seg[/seg…]` with segments of `[A-Za-z0-9_.-]` (not `.` or
- * `..`), the form every path of these drivers takes; returns it without a trailing slash.
- */
+/** Checks that `p` is `''` or `/seg[/seg…]` (segments of `[A-Za-z0-9_.-]`, not `.` or `..`); no trailing slash. */
 export function normalizeZkPath(p: string, what: string, url: string): string {
   const trimmed = p.replace(/\/+$/, '');
   if (trimmed === '') return '';
@@ -43,10 +33,7 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
   return trimmed;
 }
 
-/**
- * Parses `zookeeper://h:p[,h:p]/path?query` (or `zookeeper+leaf://…`), a `URL` or the string.
- * Throws `FLURRY_E_REGISTRY_URL` for a wrong scheme, a missing host, a bad port or a bad path.
- */
+/** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts); `FLURRY_E_REGISTRY_URL`. */
 export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf'): ParsedZooKeeperUrl {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);
@@ -128,10 +115,7 @@ export function zkFailure(err: unknown, url: string, doing: string): FlurryError
   );
 }
 
-/**
- * Opens a driver's pool and its start-up session (running `first` on it). A failure closes the
- * pool and throws, unless `offline` takes an `FLURRY_E_REGISTRY_UNREACHABLE`.
- */
+/** Opens a driver's pool and its start-up session (running `first`); `offline` may take an UNREACHABLE. */
 export async function openZkPool(
   parsed: ParsedZooKeeperUrl,
   opts: EngineDriverOptions,
@@ -152,10 +136,6 @@ export async function openZkPool(
   return pool;
 }
 
-/**
- * Checks a claim request's namespace, slot count, TTL and preferred slot; throws
- * `FLURRY_E_REGISTRY_OPTION`.
- */
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
   if (
     typeof req.namespace !== 'string' ||
@@ -193,10 +173,7 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
   }
 }
 
-/**
- * Refuses a session whose timeout (capped by the server's maxSessionTimeout) is shorter than
- * the lease TTL: its ephemeral nodes could vanish while the holder still issues.
- */
+/** Refuses a session timeout shorter than the TTL: its ephemeral nodes could vanish while the holder issues. */
 export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: string): void {
   if (session.timeoutMs < ttlMs) {
     throw registryError(
@@ -208,11 +185,7 @@ export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: stri
   }
 }
 
-/**
- * The time limit of each operation of a renewal with `ttlMs`: a third of the TTL, within
- * 500 ms .. `connectTimeoutMs`. `FLURRY_E_REGISTRY_OPTION` when the session's timeout is
- * shorter than the TTL (the slot could be freed before the holder's deadline).
- */
+/** A renewal's time limit per operation (a third of the TTL, within 500 ms..connectTimeoutMs), checking the session timeout. */
 export function renewOpTimeout(
   session: ZkSession,
   ttlMs: number,
@@ -230,7 +203,6 @@ export function renewOpTimeout(
   return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
 }
 
-/** Where the holder readers read: `dir` (or a Leaf root), with the reader's wall clock. */
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
 export function zkTimeMs(t: Buffer): number {
@@ -244,7 +216,6 @@ export function updatedStamp(data: Buffer | undefined): number | null {
 
 export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
 
-/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: claims, sessions, closing. */
 export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
   readonly claims = new Map<string, S>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
@@ -260,7 +231,6 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     this.pool.assertOpen();
   }
 
-  /** The state of a claim to renew; `FLURRY_E_LEASE_LOST` naming `what` when this driver does not hold it. */
   protected held(claim: { token: string; slot: number }, what: string): S {
     const st = this.claims.get(claim.token);
     if (st) return st;
@@ -271,7 +241,6 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     );
   }
 
-  /** Creates `dirs` once per session (`key` names them). */
   async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
     let ready = this.readyDirs.get(session);
     if (!ready) this.readyDirs.set(session, (ready = new Set()));

@@ -1,8 +1,4 @@
-/**
- * The local side of the `zookeeper+leaf://` driver: Leaf's worker-ID cache file (read at
- * start when ZooKeeper is down, with `cacheFallback=true`) and the host lock that keeps
- * two processes of one `ip:port` from taking the same worker ID.
- */
+/** The Leaf driver's local side: Leaf's worker-ID cache file and the host lock of one `ip:port`. */
 import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { makeDirLevelsSync, writeFileAtomic } from '../state-dir.js';
 import { hostname } from 'node:os';
@@ -15,15 +11,11 @@ export interface LeafCache {
   readonly highWaterMs?: number;
 }
 
-/** Leaf's cache file: `{cacheDir}/{name}/leafconf/{port}/workerID.properties`. */
 export function leafCacheFile(cacheDir: string, name: string, port: string): string {
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
 }
 
-/**
- * Reads a cache file written by Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`);
- * `{}` when it is missing or unreadable.
- */
+/** Reads a cache file of Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`); `{}` when missing or unreadable. */
 export function readLeafCache(file: string): LeafCache {
   let text: string;
   try {
@@ -74,16 +66,11 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
 
 export interface HostLock {
   readonly file: string;
-  /** Still in place (not removed by hand)? */
   held(): boolean;
   release(): void;
 }
 
-/**
- * Takes the host-wide lock of a Leaf address in `dir`: write our own lock file, then list the
- * others; a live one makes us back off (`FLURRY_E_REGISTRY_EXHAUSTED`), so two never both win.
- * Files of dead processes (pid gone or reused) are removed.
- */
+/** The host lock of a Leaf address: write ours, then list the others; a live one makes us back off (EXHAUSTED). */
 export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
   makeDirLevelsSync(dir);
   const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;

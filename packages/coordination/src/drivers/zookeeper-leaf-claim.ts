@@ -1,24 +1,14 @@
-/**
- * Claiming a Leaf worker ID (the claim path of zookeeper-leaf.ts, whose module comment
- * describes the scheme): online, through Leaf's `forever` node of the address, its Flurry
- * ephemeral node and meta record; or offline from Leaf's local cache (`cacheFallback=true`).
- * Also Leaf's names and records: `ip:port` addresses, worker node names
- * (`ip:port-0000000007`), the endpoint JSON of a worker node, and Flurry's record beside it.
- */
+/** Claiming a Leaf worker ID, online or from Leaf's local cache, and Leaf's names and records (docs/node-ids.md, "Leaf internals"). */
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields, jsonObject, type EngineDriverOptions } from './common.js';
-import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import { allNodeIds, holderFields, jsonObject } from './common.js';
+import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
 
-/**
- * Leaf reports its timestamp every 3 s; a crashed Leaf holder may have issued this long
- * past its last report (3 s + 1 s slack). A claim after an unclean holder pads the mark by
- * `LEAF_UNREPORTED_MS - ttlMs` when the TTL is shorter.
- */
+/** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
 export const LEAF_UNREPORTED_MS = 4000;
 
 export interface LeafClaimState {
@@ -37,21 +27,11 @@ export interface LeafClaimState {
   lastWritten: number;
 }
 
-/** Who claims: the Leaf name, this service's address, its host lock and its local cache file. */
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
-/** The claim path and the writes of the Leaf driver (zookeeper-leaf.ts). */
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
-  constructor(
-    pool: ZkSessionPool,
-    readonly prefix: string,
-    opts: EngineDriverOptions,
-    url: string,
-  ) {
-    super(pool, opts, url);
-  }
+  abstract readonly prefix: string;
 
-  /** A claim from Leaf's local cache while ZooKeeper is unreachable (`cacheFallback=true`). */
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
     const { name, addr, cacheFile } = who;
     const cache = readLeafCache(cacheFile);
@@ -137,9 +117,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       }
       const cachedHw = cache.workerId === workerId ? (cache.highWaterMs ?? 0) : 0;
       const prevHw = Math.max(stored, cachedHw, meta && !isNew ? meta.highWaterMs : 0);
-      // Flurry rewrites its meta record with every write of the Leaf node: if the versions
-      // match, the last writer was Flurry (whose unreported window is the lease TTL), not a
-      // Leaf server (which reports only every 3 s).
+      // Meta version = node version: the last writer was Flurry (unreported window: the TTL), not Leaf (3 s).
       const lastByFlurry = !isNew && meta !== null && meta.foreverVersion === foreverVersion;
       const clean = (isNew && cachedHw === 0) || (lastByFlurry && meta.releasedCleanly && cachedHw <= stored);
       const mark = Math.max(prevHw, this.opts.clock.now());
@@ -182,10 +160,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  /**
-   * The Flurry ephemeral node of the address (its directories made once per session): a
-   * second live process with the same ip:port is refused, as it would share the worker ID.
-   */
+  /** The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID. */
   private async takeLiveNode(
     req: ClaimRequest,
     session: ZkSession,
@@ -221,7 +196,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  /** The address's `forever` node (the lowest when there are several), or a new sequential one. */
   private async leafWorkerNode(
     session: ZkSession,
     p: ReturnType<typeof leafPaths>,
@@ -321,11 +295,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     st.lastWritten = ts;
   }
 
-  /**
-   * After a version mismatch on the Leaf node: true (and `st` updated) when the write that moved
-   * it on was this holder's own, committed but with its answer lost (the meta record names the
-   * Leaf node's version after it). Without this, every later write failed as `LEASE_LOST`.
-   */
+  /** After a version mismatch: true (and `st` updated) when the write that moved the node on was our own, answer lost. */
   private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
     const s = st.session as ZkSession;
     const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
@@ -385,14 +355,10 @@ function leafTooHigh(
 export interface LeafAddress {
   readonly ip: string;
   readonly port: string;
-  /** `ip:port`, as in Leaf's node names. */
   readonly text: string;
 }
 
-/**
- * Parses and checks a Leaf address `ip:port` (IPv4, IPv6 without brackets, or a host name
- * without `-`; port 1–65535). Throws `FLURRY_E_REGISTRY_OPTION`.
- */
+/** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION`. */
 export function parseLeafAddress(text: string, url: string): LeafAddress {
   const i = text.lastIndexOf(':');
   const ip = i > 0 ? text.slice(0, i) : '';
@@ -413,10 +379,6 @@ export interface LeafNodeName {
   readonly name: string;
 }
 
-/**
- * Parses a child name of `/snowflake/{name}/forever` (`ip:port-NNNNNNNNNN`); null when it
- * is not one.
- */
 export function parseLeafNodeName(name: string): LeafNodeName | null {
   const i = name.lastIndexOf('-');
   if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
@@ -428,10 +390,7 @@ export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {
   return JSON.stringify({ ip: addr.ip, port: addr.port, timestamp });
 }
 
-/**
- * The timestamp stored in a Leaf worker node (`{"ip":…,"port":…,"timestamp":…}`);
- * throws `FLURRY_E_REGISTRY_CORRUPT` naming the node when the data is not Leaf's.
- */
+/** The timestamp of a Leaf worker node's JSON; `FLURRY_E_REGISTRY_CORRUPT` when the data is not Leaf's. */
 export function parseEndpoint(data: Buffer, nodePath: string, url: string): number {
   const { timestamp } = jsonObject(data.toString('utf8'));
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) {

@@ -1,8 +1,4 @@
-/**
- * The `zookeeper+leaf://` registry driver: Meituan Leaf's own ZooKeeper scheme for snowflake
- * worker IDs. The URL, what is stored and what it promises: docs/node-ids.md
- * ("`zookeeper+leaf://` — Meituan Leaf's scheme" and "Leaf internals").
- */
+/** The `zookeeper+leaf://` driver, Meituan Leaf's scheme: docs/node-ids.md ("`zookeeper+leaf://` — Meituan Leaf's scheme"). */
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
@@ -39,7 +35,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
 
   constructor(
     pool: ZkSessionPool,
-    prefix: string,
+    readonly prefix: string,
     private readonly cfg: {
       name?: string | undefined;
       address?: string | undefined;
@@ -49,7 +45,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     opts: EngineDriverOptions,
     url: string,
   ) {
-    super(pool, prefix, opts, url);
+    super(pool, opts, url);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -147,8 +143,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     const st = this.claims.get(claim.token);
     if (!st) return; // already released or lost
     this.assertOpen();
-    // The exact final mark (the lease manager reports it after fencing): adding `now` would
-    // make the next holder wait for nothing.
+    // The exact final mark (reported after fencing): adding `now` would make the next holder wait for nothing.
     const mark = Math.max(opts.highWaterMs, st.lastWritten);
     const lost = (why: string): void => {
       this.forget(claim.token, st, why);
@@ -210,17 +205,10 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   }
 }
 
-/**
- * How recently a Leaf (Java) server must have written its node to be listed: two of its 3 s
- * reports (Leaf's own ZooKeeper session is 6 s).
- */
+/** How recently a Leaf (Java) server must have written its node to be listed: two 3 s reports (its session: 6 s). */
 const LEAF_JAVA_LIVE_MS = 6000;
 
-/**
- * The live holders of one Leaf `name` under `q.dir` (`<prefix>/snowflake/<name>`): Flurry holders
- * while their `flurry-live` node exists, Leaf (Java) servers while their node was written by
- * someone else within {@link LEAF_JAVA_LIVE_MS} (docs/node-ids.md, "Listing holders").
- */
+/** The live holders of one Leaf name, Flurry's and Leaf (Java) servers' (docs/node-ids.md, "Listing holders"). */
 async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
   const [forever, live] = await Promise.all([
     session.getChildren(`${q.dir}/forever`, q.opTimeoutMs),
@@ -243,8 +231,7 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
       if (!node) return undefined;
       const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
       if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
-      // Without a Flurry holder, the node's last writer was Flurry (released, or its session
-      // ended) when the meta record matches the node's version: not a Leaf server.
+      // Meta record matching the node's version: the last writer was Flurry (released or ended), not Leaf.
       if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const v = jsonObject(liveNode?.data.toString('utf8'));
@@ -269,10 +256,7 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
   return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
-/**
- * Opens the `zookeeper+leaf://` driver; connects once (`FLURRY_E_REGISTRY_UNREACHABLE` unless
- * `cacheFallback=true`); a bad parameter is `FLURRY_E_REGISTRY_URL`.
- */
+/** Opens the `zookeeper+leaf://` driver; connects once (UNREACHABLE unless `cacheFallback=true`). */
 export async function createLeafDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createLeafDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');

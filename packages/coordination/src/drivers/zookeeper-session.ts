@@ -1,8 +1,4 @@
-/**
- * One ZooKeeper session ({@link ZkSession}) over node-zookeeper-client (typed here: it ships no
- * types), with connect and operation time limits, and the pool of sessions of a driver. The
- * client's defects worked around here: docs/node-ids.md ("ZooKeeper internals").
- */
+/** ZooKeeper sessions with time limits over node-zookeeper-client, and their pool (docs/node-ids.md, "ZooKeeper internals"). */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
@@ -10,7 +6,6 @@ import type { FlurryLogger } from '@flurry/core';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
-/** The `stat` of a znode (64-bit fields are 8-byte buffers). */
 export interface ZkStat {
   readonly version: number;
   /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
@@ -83,7 +78,6 @@ export class ZkError extends Error {
   }
 }
 
-/** True when `err` is a {@link ZkError} with one of `codes` (any code when none is given). */
 export function isZk(err: unknown, ...codes: number[]): err is ZkError {
   return err instanceof ZkError && (codes.length === 0 || codes.includes(err.zkCode));
 }
@@ -93,7 +87,6 @@ const STATES_CONNECTING = 1;
 
 export interface ZkSessionOptions {
   readonly hosts: readonly string[];
-  /** The registry URL (for messages; a password is removed). */
   readonly url: string;
   /** Requested session timeout; the server negotiates it within its min/max. */
   readonly sessionTimeoutMs: number;
@@ -101,15 +94,13 @@ export interface ZkSessionOptions {
   readonly logger?: FlurryLogger | undefined;
 }
 
-/**
- * One ZooKeeper session. Every operation has a time limit and rejects with a {@link ZkError};
- * one that times out on a live-looking connection drops the socket so the client reconnects.
- */
+/** One session; an operation that times out on a live-looking connection drops the socket so the client reconnects. */
 export class ZkSession {
   /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
-  private _state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
+  /** Set only by the client's state events and close(). */
+  state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
   private closing = false;
   private readonly waiters = new Set<() => void>();
   /** When the current connection attempt (TCP connect + session handshake) started. */
@@ -125,7 +116,7 @@ export class ZkSession {
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
     this.watchdog = setInterval(
       () => {
-        if (this.closing || this.dead || this._state === 'connected') return;
+        if (this.closing || this.dead || this.state === 'connected') return;
         if (client.connectionManager.state !== STATES_CONNECTING) return;
         if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
         this.attemptStartedAt = Date.now();
@@ -136,7 +127,6 @@ export class ZkSession {
     this.watchdog.unref();
   }
 
-  /** Destroys the client's socket, if any, so that it reconnects (or, once closed, lets go). */
   private dropSocket(): void {
     try {
       this.client.connectionManager.socket?.destroy();
@@ -178,7 +168,7 @@ export class ZkSession {
     const url = redactUrl(opts.url);
     const err = authFailed
       ? registryError('AUTH', `ZooKeeper at ${url} refused the session's credentials`, { url })
-      : session._state === 'expired'
+      : session.state === 'expired'
         ? registryError('LEASE_LOST', `the ZooKeeper session at ${url} has expired`, { url })
         : registryError(
             'UNREACHABLE',
@@ -192,29 +182,24 @@ export class ZkSession {
   }
 
   private onState(s: unknown): void {
-    const prev = this._state;
-    if (this.closing) this._state = 'closed';
-    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this._state = 'connected';
-    else if (s === zk.State.EXPIRED) this._state = 'expired';
-    else if (s === zk.State.DISCONNECTED && prev !== 'expired') this._state = 'disconnected';
+    const prev = this.state;
+    if (this.closing) this.state = 'closed';
+    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
+    else if (s === zk.State.EXPIRED) this.state = 'expired';
+    else if (s === zk.State.DISCONNECTED && prev !== 'expired') this.state = 'disconnected';
     const logger = this.opts.logger;
-    if (prev !== this._state && logger && !this.closing) {
-      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this._state };
-      if (this._state === 'connected') logger.info(fields, 'ZooKeeper session connected');
-      else logger.warn(fields, `ZooKeeper session ${this._state}`);
+    if (prev !== this.state && logger && !this.closing) {
+      const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this.state };
+      if (this.state === 'connected') logger.info(fields, 'ZooKeeper session connected');
+      else logger.warn(fields, `ZooKeeper session ${this.state}`);
     }
     for (const w of [...this.waiters]) w();
   }
 
-  get state(): 'connected' | 'disconnected' | 'expired' | 'closed' {
-    return this._state;
-  }
-
   get dead(): boolean {
-    return this._state === 'expired' || this._state === 'closed';
+    return this.state === 'expired' || this.state === 'closed';
   }
 
-  /** The session ID as 16 hex digits (the `ephemeralOwner` of the nodes it creates). */
   get sessionIdHex(): string {
     return this.client.getSessionId().toString('hex');
   }
@@ -227,9 +212,8 @@ export class ZkSession {
     return stat !== null && stat.ephemeralOwner.toString('hex') === this.sessionIdHex;
   }
 
-  /** Waits until the session is connected (true), or it is dead or `ms` passed (false). */
   async waitConnected(ms: number): Promise<boolean> {
-    if (this._state === 'connected') return true;
+    if (this.state === 'connected') return true;
     if (this.dead) return false;
     return new Promise<boolean>((resolve) => {
       const done = (v: boolean): void => {
@@ -238,7 +222,7 @@ export class ZkSession {
         resolve(v);
       };
       const check = (): void => {
-        if (this._state === 'connected') done(true);
+        if (this.state === 'connected') done(true);
         else if (this.dead) done(false);
       };
       const t = setTimeout(() => done(false), ms);
@@ -248,7 +232,7 @@ export class ZkSession {
 
   private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void): Promise<T> {
     if (this.dead) {
-      const closed = this._state === 'closed';
+      const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
       const why = closed ? 'was closed' : 'expired';
       return Promise.reject(new ZkError(code, op, path, `${op} ${path}: the ZooKeeper session ${why}`));
@@ -260,7 +244,7 @@ export class ZkSession {
         if (settled) return;
         settled = true;
         // No answer on a connection that looks alive: drop it so the client reconnects.
-        if (this._state === 'connected') this.dropSocket();
+        if (this.state === 'connected') this.dropSocket();
         reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
@@ -288,7 +272,6 @@ export class ZkSession {
     );
   }
 
-  /** The node's data and stat, or null if it does not exist. */
   getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
     const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
       this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat })),
@@ -296,7 +279,6 @@ export class ZkSession {
     return orIfNoNode(got, null);
   }
 
-  /** The names of the node's children (empty if the node does not exist). */
   getChildren(path: string, timeoutMs?: number): Promise<string[]> {
     return orIfNoNode(
       this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb)),
@@ -320,10 +302,7 @@ export class ZkSession {
     await this.run<string>('mkdirp', path, timeoutMs, (cb) => this.client.mkdirp(path, cb));
   }
 
-  /**
-   * Runs a transaction atomically; a {@link ZkError}'s `opIndex` names the operation that
-   * failed. Expected versions are passed exactly (the client would turn 0 into "any").
-   */
+  /** Runs a transaction (`opIndex`: the failed operation); versions are set exactly (the client turns 0 into "any"). */
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
     const versions: Array<number | undefined> = [];
@@ -353,9 +332,9 @@ export class ZkSession {
   /** Ends the session (its ephemeral nodes go at once) and frees every socket and timer; bounded. */
   async close(): Promise<void> {
     if (this.closing) return;
-    const wasLive = this._state === 'connected';
+    const wasLive = this.state === 'connected';
     this.closing = true;
-    this._state = 'closed';
+    this.state = 'closed';
     clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();
     const cm = this.client.connectionManager;
@@ -380,10 +359,7 @@ function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
 
 export type MultiBuilder = TxOps;
 
-/**
- * One live session per session timeout: `get(ttl)` returns it, waits for it to reconnect, or
- * opens a new one after an expiry; idle sessions of another TTL are closed.
- */
+/** One live session per session timeout; idle sessions of another timeout are closed. */
 export class ZkSessionPool {
   private readonly sessions = new Map<number, ZkSession>();
   private readonly opening = new Map<number, Promise<ZkSession>>();
@@ -391,7 +367,6 @@ export class ZkSessionPool {
 
   constructor(private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>) {}
 
-  /** A connected session with the requested timeout. Rejects UNREACHABLE or CLOSED. */
   async get(sessionTimeoutMs: number): Promise<ZkSession> {
     this.assertOpen();
     const { url, hosts, connectTimeoutMs } = this.opts;

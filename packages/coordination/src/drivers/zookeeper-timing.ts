@@ -1,9 +1,6 @@
 /**
- * How a ZooKeeper session reconnects after losing its server: the delay between rounds over the servers (small, so a
- * restarted server is found fast) and the time limit of one session handshake (the client library would wait
- * forever for a server that accepts the connection but does not answer). zookeeper-session.ts uses it and the
- * torture suite derives its ZooKeeper recovery bound from it (torture/scenarios/engine.mjs); it imports nothing, so
- * loading it never needs `node-zookeeper-client`.
+ * A ZooKeeper session's delay between rounds over the servers and its handshake time limit (the client would wait
+ * forever); torture derives its recovery bound from it, so it imports nothing.
  */
 export function reconnectTiming(
   sessionTimeoutMs: number,

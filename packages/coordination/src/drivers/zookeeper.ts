@@ -1,10 +1,4 @@
-/**
- * The `zookeeper://h:p[,h:p]/path` registry driver: node-ID slots as ephemeral znodes
- * (`<path>/<namespace>/slots/<slot>`), high-water marks as persistent ones (`…/hw/<slot>`),
- * session timeout = lease TTL. Why a renewal proves the lease and what each failure becomes:
- * docs/node-ids.md ("ZooKeeper internals"). The client has no read timeout, so every
- * operation here has its own.
- */
+/** The `zookeeper://` registry driver: slots as ephemeral znodes, marks beside them (docs/node-ids.md, "ZooKeeper internals"). */
 import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
@@ -33,19 +27,16 @@ import {
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
 
-/** A claim made by the ZooKeeper driver: a {@link Claim} plus the granted session timeout. */
 export interface ZooKeeperClaim extends Claim {
   /** The session timeout ZooKeeper granted for this claim's session (ms, ≥ the TTL asked for). */
   readonly sessionTimeoutMs: number;
 }
 
-/** Stored high-water mark of a slot (the JSON of `<path>/<namespace>/hw/<slot>`). */
 interface HighWaterRecord {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
 }
 
-/** Parses a stored high-water record; `FLURRY_E_REGISTRY_CORRUPT` naming the node and how to repair it. */
 function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
   const r = jsonObject(data.toString('utf8'));
   if (
@@ -180,8 +171,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
         hwVersion: prev.version,
         hwStored: prev.highWaterMs,
       };
-      // Mark the slot as in use (releasedCleanly false) with a mark no lower than now, so a
-      // crash before the first renewal still leaves the next holder a correct floor.
+      // In use, with a mark no lower than now: a crash before the first renewal still leaves a correct floor.
       await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false, opT);
       const token = `${slotPath}@${session.sessionIdHex}`;
       this.claims.set(token, st);
@@ -394,10 +384,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 }
 
-/**
- * Opens the `zookeeper://h:p[,h:p]/path` driver: connects once (`FLURRY_E_REGISTRY_UNREACHABLE`
- * after `connectTimeoutMs`) and creates the path. Give several hosts as a string.
- */
+/** Opens the `zookeeper://h:p[,h:p]/path` driver: connects once and creates the path. */
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
