@@ -1,8 +1,4 @@
-/**
- * Claiming a slot and settling it, for a first `acquire()` and every re-acquisition:
- * {@link claimAndSettle} claims, computes the floor, waits for the clock to pass it and checks
- * the deadlines, giving the claim back at every failure.
- */
+/** Claiming a slot and settling it (the floor, the clock's wait, the deadlines), for acquire() and re-acquisition. */
 import type { Claim, RegistryDriver } from './driver.js';
 import { TimeoutError, withTimeout } from './engine-call.js';
 import { registryError } from './errors.js';
@@ -21,10 +17,7 @@ export interface LeaseContext {
 }
 
 /** Where a successful claim or renewal started, on both clocks. */
-export interface Start {
-  readonly mono: number;
-  readonly wall: number;
-}
+type Start = { readonly mono: number; readonly wall: number };
 
 /** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
 export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
@@ -32,26 +25,21 @@ export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
 }
 
 /** What differs between a first acquisition and a re-acquisition. */
-export interface ClaimPlan {
-  /** The namespace and the number of slots in it (see `SlotMap`). */
+interface ClaimPlan {
   readonly namespace: string;
   readonly slots: number;
-  /** The slot to ask for first: the cached one (acquire) or the one just lost (re-acquire). */
+  /** The cached slot (acquire) or the one just lost (re-acquire). */
   readonly preferredSlot: number | undefined;
-  /** The layout's time grid, so the floor wait lasts until the first tick above the floor. */
   readonly tick: TickGrid | undefined;
   /** Timeout of each renewal of the claim while its floor is settled. */
   readonly renewTimeoutMs: number;
-  /** A floor the claim must respect besides its own (what this process already issued); read once claimed. */
+  /** A floor besides the claim's own (what this process already issued); read once claimed. */
   atLeastMs(): number;
-  /** False once the claim is no longer wanted (registry closed, lease released): the claim is given back. */
+  /** False once the claim is no longer wanted (registry closed, lease released): it is given back. */
   alive(): boolean;
 }
 
-/**
- * The result of {@link claimAndSettle}: a claim ready to issue under, or the step that failed
- * (`claim`, `settle`, `late`: the deadlines passed meanwhile, `abandoned`) with its cause.
- */
+/** A claim ready to issue under, or the step that failed (`late`: the deadlines passed meanwhile) with its cause. */
 export type ClaimOutcome =
   | { readonly ok: true; readonly claim: Claim; readonly floor: number; readonly start: Start }
   | {
@@ -98,11 +86,7 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   return { ok: true, claim, floor, start };
 }
 
-/**
- * Records the claim-time mark, then waits until the clock passes `floor`, renewing the claim
- * meanwhile (`what` names it in errors); returns the start of the last successful renewal. The
- * caller releases on a throw.
- */
+/** Records the claim-time mark and waits, renewing, until the clock passes `floor`; the last renewal's start. */
 async function settleClaim(
   driver: RegistryDriver,
   claim: Claim,
@@ -122,8 +106,8 @@ async function settleClaim(
     );
     return start;
   };
-  // A floor further ahead than the bound: waitForFloor throws the coded error at once,
-  // before any I/O.
+  // A floor further ahead than the bound: waitForFloor throws the coded error at once, before any I/O.
+
   if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
     await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
   let last = await renew();

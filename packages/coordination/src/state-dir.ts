@@ -20,19 +20,14 @@ export function writeFileAtomic(file: string, data: string, fsync = true): void 
   renameSync(tmp, file);
 }
 
-/** The deepest directory path {@link makeDirLevels} walks (a bound on its loop). */
-const MAX_DEPTH = 256;
-
-/** One file-system step of {@link makeDirLevels}: answered by the synchronous or the asynchronous runner. */
 type LevelStep = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
-/** The answer to a {@link LevelStep}: the stats of a `stat`, or the error the step failed with. */
 type LevelAnswer = { readonly stats?: Stats; readonly error?: NodeJS.ErrnoException };
 
-/** The walk behind {@link makeDirLevels} and {@link makeDirLevelsSync}: stat up to an existing level, then mkdir down. */
+/** The walk of both runners below: stat up to an existing level (at most 256), then mkdir down. */
 function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
   const missing: string[] = [];
   let p = path.resolve(dir);
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+  for (let depth = 0; depth < 256; depth++) {
     const { stats, error } = yield { kind: 'stat', path: p };
     // ENOTDIR: some level above is a file; walking up finds and names it.
     if (error !== undefined && error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
@@ -103,7 +98,7 @@ export function makeDirLevelsSync(dir: string): void {
   }
 }
 
-/** cyrb53: a 53-bit string hash (public domain, bryc), `seed` picking one of a family. */
+/** cyrb53: a 53-bit string hash (public domain, bryc). */
 function cyrb53(text: string, seed: number): number {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
@@ -126,7 +121,6 @@ function hash96(text: string): string {
 
 /** The cached last slot per registry URL, namespace and slot count; failures are ignored. */
 export class SlotCache {
-  /** Directory holding the cache files (`<stateDir>/slots`). */
   readonly dir: string;
 
   constructor(stateDir: string) {
@@ -137,7 +131,6 @@ export class SlotCache {
     return path.join(this.dir, `${hash96(`${url}\n${namespace}\n${slots}`)}.json`);
   }
 
-  /** The slot cached for this registry and namespace, or undefined. */
   read(url: string, namespace: string, slots: number): number | undefined {
     try {
       const v = JSON.parse(readFileSync(this.file(url, namespace, slots), 'utf8')) as { slot?: unknown };
