@@ -107,7 +107,6 @@ async function settleClaim(
     return start;
   };
   // A floor further ahead than the bound: waitForFloor throws the coded error at once, before any I/O.
-
   if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
     await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
   let last = await renew();

@@ -59,7 +59,6 @@ export interface RegistryDriver {
   /** The engine's URL without its password. */
   readonly url: string;
   readonly kind: string;
-
   /** Claims one free slot, or rejects with FLURRY_E_REGISTRY_EXHAUSTED listing holders. */
   claim(req: ClaimRequest): Promise<Claim>;
   /** Extends the claim by `ttlMs` and stores `highWaterMs`; `FLURRY_E_LEASE_LOST` if no longer ours. */

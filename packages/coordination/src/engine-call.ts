@@ -15,7 +15,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 }
 
 /** `err` as a `FlurryError`: coded errors pass through, others become `FLURRY_E_REGISTRY_UNREACHABLE`. */
-
 export function toFlurry(err: unknown, url: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
   if (err instanceof TimeoutError)

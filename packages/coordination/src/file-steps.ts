@@ -157,7 +157,6 @@ export function localFileSystem(type: number, platform: NodeJS.Platform = proces
 }
 
 /** The `statfs` type of the file system holding `dir`, as one bounded step. */
-
 export function fileSystemType(dir: string, timeoutMs: number): Promise<number> {
   return bounded<number>(`statfs ${dir}`, timeoutMs, (done) => fs.statfs(dir, (e, s) => done(e, e ? 0 : s.type)));
 }

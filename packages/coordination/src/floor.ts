@@ -96,7 +96,6 @@ export async function waitForFloor(
       const tail = ` after waiting ${waitedMs} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance.`;
       throw behindError('still ', tail, { waitedMs });
     }
-
     if (opts.during) await opts.during();
   }
 }

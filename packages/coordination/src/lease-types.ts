@@ -53,7 +53,6 @@ export interface Registry {
   /** The clock deadlines are measured on (generators must use the same one). */
   readonly clock?: Clock;
   readonly options?: ResolvedRegistryOptions;
-
   acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
   /** Lists the live holders of node IDs in the cluster ({@link HoldersQuery}), on this registry's clock. */
   holders(query?: HoldersQuery): Promise<ClusterHolder[]>;

@@ -44,7 +44,6 @@ export class Lease extends EventEmitter implements ManagedLease {
   /** Highest mark ever reported or carried, for reports after re-acquisition. */
   private carried = 0;
   private current!: ClaimView;
-
   /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
   private lastStartMono!: number;
 
@@ -342,7 +341,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.ctx.onReleased(this);
     // The reacquire loop may have swapped claims while we waited: prefer the current one.
     const target = this.claim ?? (wasHeld ? undefined : this.staleClaim);
-
     this.claim = undefined;
     this.staleClaim = undefined;
     if (!target) return;

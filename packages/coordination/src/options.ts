@@ -80,16 +80,11 @@ const RANGE_WHY = {
   connectTimeoutMs: 'the longest wait for the engine',
 };
 
-function intInRange(name: keyof typeof RANGE_WHY, v: unknown, lo: number, hi: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
-    const why = `${name} must be an integer from ${lo} to ${hi} ms (${RANGE_WHY[name]}); got ${String(v)}.`;
-    throw optionError(name, `${why} Change the option or leave it out for the default.`, {
-      value: v,
-      min: lo,
-      max: hi,
-    });
-  }
-  return v;
+function intInRange(opts: RegistryOptions, name: keyof typeof RANGE_WHY, dflt: number, lo: number, hi: number): number {
+  const v = opts[name] ?? dflt;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi) return v;
+  const why = `${name} must be an integer from ${lo} to ${hi} ms (${RANGE_WHY[name]}); got ${String(v)}.`;
+  throw optionError(name, `${why} Change the option or leave it out for the default.`, { value: v, min: lo, max: hi });
 }
 
 /** Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`. */
@@ -101,35 +96,25 @@ export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegi
     const why = `cluster name ${JSON.stringify(cluster)} is invalid: use 1 to 64 of A-Z a-z 0-9 _ . - (not "." or "..")`;
     throw optionError('cluster', `${why}, e.g. "orders"`, { value: cluster });
   }
-  const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000);
-  const marginDefault = Math.min(1000, Math.floor(ttlMs / 5));
-  const marginMs = intInRange('marginMs', opts.marginMs ?? marginDefault, 0, Math.floor(ttlMs / 2));
+  const ttlMs = intInRange(opts, 'ttlMs', 10_000, 100, 3_600_000);
+  const marginMs = intInRange(opts, 'marginMs', Math.min(1000, Math.floor(ttlMs / 5)), 0, Math.floor(ttlMs / 2));
   const maxRenew = Math.floor((ttlMs - marginMs) / 2);
   const renewDefault = Math.min(maxRenew, Math.max(10, Math.floor(ttlMs / 3)));
-  const renewIntervalMs = intInRange(
-    'renewIntervalMs',
-    opts.renewIntervalMs ?? renewDefault,
-    10,
-    Math.max(10, maxRenew),
-  );
-  const highWaterWaitMs = intInRange('highWaterWaitMs', opts.highWaterWaitMs ?? 5000, 0, 600_000);
-  const connectTimeoutMs = intInRange('connectTimeoutMs', opts.connectTimeoutMs ?? 5000, 100, 120_000);
+  const renewIntervalMs = intInRange(opts, 'renewIntervalMs', renewDefault, 10, Math.max(10, maxRenew));
+  const highWaterWaitMs = intInRange(opts, 'highWaterWaitMs', 5000, 0, 600_000);
+  const connectTimeoutMs = intInRange(opts, 'connectTimeoutMs', 5000, 100, 120_000);
   const clock = opts.clock ?? systemClock;
-  if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
+  if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function')
     throw optionError('clock', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())');
-  }
-  if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
+  if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function'))
     throw optionError('logger', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)');
-  }
-  if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
+  if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === ''))
     throw optionError('stateDir', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`);
-  }
   const fileIo = opts.fileIo ?? 'async';
   if (fileIo !== 'async' && fileIo !== 'sync') {
     const why = `fileIo must be 'async' (each file-system step bounded) or 'sync' (for a short-lived process)`;
     throw optionError('fileIo', `${why}; got ${JSON.stringify(fileIo)}. Leave it out for 'async'.`, { value: fileIo });
   }
-
   return {
     cluster,
     ttlMs,

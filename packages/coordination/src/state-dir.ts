@@ -58,10 +58,7 @@ function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
   }
 }
 
-/**
- * Creates `dir` one level at a time (Node's recursive `mkdir` loops forever on /proc), each step
- * bounded by what is left of `timeoutMs`; rejects with the errno error naming the failing level.
- */
+/** Creates `dir` a level at a time (a recursive `mkdir` loops forever on /proc), all within `timeoutMs`. */
 export async function makeDirLevels(
   dir: string,
   timeoutMs: number,

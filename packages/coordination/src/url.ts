@@ -95,9 +95,8 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
   for (const hp of hm[1].split(',')) {
     const h = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(hp);
-    if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535))) {
+    if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535)))
       throw bad(url, `"${hp}" is not host[:port] (port 1 to 65535); separate several servers with commas`);
-    }
   }
   return { kind, url, redacted, scheme };
 }
@@ -131,9 +130,7 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
-  if (m[5] !== undefined && m[5] !== '?') {
-    checkUrlParams(new URLSearchParams(m[5]), [], bad);
-  }
+  if (m[5] !== undefined && m[5] !== '?') checkUrlParams(new URLSearchParams(m[5]), [], bad);
   if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
   const { user: username, password } =
@@ -230,16 +227,7 @@ export interface SqlUrl {
 const PARAMS = ['table', 'sslmode'];
 const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
 
-/**
- * Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL. Throws
- * `FLURRY_E_REGISTRY_URL` (without the password) for any other form.
- *
- * @example
- * ```ts
- * const u = parseSqlUrl('postgres://app:pw@[::1]:6432/orders?table=ops.flurry_nodes');
- * // { dialect: 'postgres', host: '::1', port: 6432, database: 'orders', table: 'ops.flurry_nodes', … }
- * ```
- */
+/** Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL (`?table=schema.name`, `?sslmode=`). */
 export function parseSqlUrl(raw: string): SqlUrl {
   const bad = urlRefusal(
     'SQL registry',
@@ -272,10 +260,8 @@ export function parseSqlUrl(raw: string): SqlUrl {
     checkUrlParams(params, PARAMS, bad);
     for (const [key, value] of params) {
       if (key === 'table') {
-        if (!validTableName(value))
-          throw bad(
-            `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`,
-          );
+        const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
+        if (!validTableName(value)) throw bad(why);
 
         table = value;
       } else {
@@ -289,7 +275,6 @@ export function parseSqlUrl(raw: string): SqlUrl {
   const query = [table !== DEFAULT_REGISTRY_TABLE && `table=${table}`, sslmode !== 'disable' && `sslmode=${sslmode}`]
     .filter(Boolean)
     .join('&');
-
   const redacted = `${scheme}://${auth}${m[3]}:${port}/${database}${query ? `?${query}` : ''}`;
   return {
     dialect,

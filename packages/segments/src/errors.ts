@@ -1,8 +1,4 @@
-/**
- * Coded errors of segment mode. All are {@link FlurryError}s from the core, with a stable `code` and JSON-safe
- * `details`. The HTTP service maps them: `KEY_*`, `COUNT`, `FORMAT`, `NUMBER_UNSAFE` to 4xx, `STORE_UNAVAILABLE`
- * to 503 with `Retry-After` (`details.retryAfterMs`).
- */
+/** Coded errors of segment mode (`STORE_UNAVAILABLE` is the service's 503 with `Retry-After`: `details.retryAfterMs`). */
 import { FlurryError, loadClient } from '@flurry/core';
 
 /** The codes of `@flurry/segments`. */

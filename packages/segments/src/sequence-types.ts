@@ -68,7 +68,6 @@ export interface SequenceStatus {
 }
 
 /** What a sequence reports as it happens (`onEvent`): fetches, failed fetches, the close. Runs on the fetch path. */
-
 export type SequenceEvent =
   | { type: 'fetched'; key: string; latencyMs: number; size: number; step: number }
   | { type: 'fetch-failed'; key: string; latencyMs: number; code: string }

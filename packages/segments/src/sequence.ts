@@ -360,7 +360,6 @@ export class Sequence {
   }
 
   /** Waits for fetches until `take` gives a value; a failed fetch leaving both empty: the store's error. */
-
   private async wait<T>(take: () => T | undefined, takeAgain: boolean, what: string): Promise<T> {
     const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     for (let round = 0; round < 100_000; round++) {

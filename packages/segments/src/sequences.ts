@@ -190,10 +190,7 @@ export class Sequences {
     }, this.tuning.waitTimeoutMs + 1000).unref();
   }
 
-  /**
-   * A formatted serial. Throws `FLURRY_E_SEQUENCE_FORMAT` (unknown placeholder, no `{seq}`, a format that does
-   * not show its reset period), `FLURRY_E_SEQUENCE_OPTION` (time zone), `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   */
+  /** A formatted serial; `FLURRY_E_SEQUENCE_FORMAT`, `…_OPTION` (time zone), `…_KEY_INVALID`. */
   serial(key: string, options: SerialOptions): Serial {
     assertKnownOptions(options, ['format', 'reset', 'timeZone', 'step', 'start'], 'serial options');
     assertKey(key);
@@ -261,10 +258,8 @@ export class Sequences {
 }
 
 /**
- * Opens the sequences of a store URL (or a {@link SegmentStore} object). Rejects with
- * `FLURRY_E_SEQUENCE_URL`, `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE` (Redis
- * without fsync on every write), `…_STORE_CORRUPT` (a table without Leaf's columns), `…_OPTION`,
- * `FLURRY_E_UNKNOWN_OPTION`. Messages name the URL without its password.
+ * Opens the sequences of a store URL (or a {@link SegmentStore}). Rejects with `FLURRY_E_SEQUENCE_URL`,
+ * `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`, `…_STORE_CORRUPT`, `…_OPTION`.
  */
 export async function openSequences(url: string | SegmentStore, options: SequencesOptions = {}): Promise<Sequences> {
   assertKnownOptions(options, KNOWN, 'openSequences options');
@@ -274,9 +269,8 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   const { timeoutMs, ...tuning }: SequenceTuning & { timeoutMs: number } = all;
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
-  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
-  }
   const now = (): number => clock.now();
   const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
   let store = url as SegmentStore;
@@ -288,7 +282,6 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
     const createTable = options.createTable ?? true;
     store = await (await import('./stores/sql.js')).openSqlStore(p, { timeoutMs, createTable });
   }
-
   const o = { autoCreate: options.autoCreate ?? false, defaultStep, onEvent: options.onEvent };
   return new Sequences(store, clock, tuning, o);
 }

@@ -1,7 +1,4 @@
-/**
- * The Redis store through `ioredis`: `INCRBY` in a Lua script that refuses an unknown key, and the
- * persistence check at open (`FLURRY_E_SEQUENCE_STORE_VOLATILE`): docs/segments.md ("Redis").
- */
+/** The Redis store: `INCRBY` in Lua, refused on a Redis without fsync on every write: docs/segments.md ("Redis"). */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { connectRedis, isRedisAuthError, readRedisPersistence, volatileRedisReason } from '@flurry/core';
 import { authRefused, keyUnknown, loadStoreClient, sequenceError, storeUnavailable } from '../errors.js';
@@ -29,10 +26,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]
 return 0
 `;
 
-/**
- * Connects to Redis, checks its persistence and returns the store. Rejects with
- * `FLURRY_E_SEQUENCE_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH` or `…_STORE_VOLATILE`.
- */
+/** Connects to Redis and checks its persistence: `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`. */
 export async function openRedisStore(
   c: Extract<ParsedStoreUrl, { kind: 'redis' }>,
   opts: { timeoutMs: number; allowVolatileStore: boolean; now: () => number },
@@ -113,7 +107,6 @@ export async function openRedisStore(
         true,
       );
       if (r === null) throw keyUnknown(key, `the redis store ${description}`);
-
       const [max, s] = r as [string, string];
       return allocationFrom(key, BigInt(max), Number(s), 'redis');
     },

@@ -1,7 +1,6 @@
 /**
- * The SQL stores (PostgreSQL, MySQL/MariaDB) on Leaf's own `leaf_alloc` table, allocating with Leaf's
- * transaction statement for statement; an allocation whose COMMIT is unacknowledged is never issued from
- * (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
+ * The SQL stores on Leaf's own table and statements; an allocation whose COMMIT is unacknowledged is never issued
+ * from (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
  */
 import { quoteSqlTable, sqlErrorClass, sqlPool, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
 import { authRefused, keyUnknown, loadStoreClient, sequenceError, storeUnavailable } from '../errors.js';
@@ -113,10 +112,7 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
   };
 }
 
-/**
- * Opens a SQL store: loads the client, checks the connection and the table (creating Leaf's table when
- * `createTable` and it is missing).
- */
+/** Opens a SQL store: the client, the connection, the table (created when missing and `createTable`). */
 export async function openSqlStore(
   p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
   { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
@@ -189,7 +185,6 @@ export async function openSqlStore(
           await s.query('ROLLBACK', []);
           throw keyUnknown(key, `${o.table} (${o.description})`);
         }
-
         stage.at = 'select';
         const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ?`, [key]);
         const row = sel.rows[0];
