@@ -54,17 +54,11 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   const redacted = redactUrl(url);
   if (scheme === 'file') {
     if (rest === '' || rest === '//' || rest === '///') return { kind: 'file', url, redacted, dir: undefined };
-    let p: string;
-    if (rest.startsWith('//')) {
-      const afterHost = rest.slice(2);
-      const slash = afterHost.indexOf('/');
-      const host = slash < 0 ? afterHost : afterHost.slice(0, slash);
-      if (host !== '' && host !== 'localhost')
-        throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
-      p = slash < 0 ? '/' : afterHost.slice(slash);
-    } else {
-      p = rest;
-    }
+    const [, host, afterHost] = /^\/\/([^/]*)(.*)$/s.exec(rest) ?? [];
+    if (host !== undefined && host !== '' && host !== 'localhost')
+      throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
+    const p = host === undefined ? rest : afterHost || '/';
+
     if (!p.startsWith('/')) throw bad(url, 'the directory must be absolute (file:/abs/dir)');
     if (p.includes('?') || p.includes('#')) throw bad(url, 'a file registry URL takes no query or fragment');
     let decoded: string;
