@@ -73,55 +73,38 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   };
   if (!plan.alive()) return giveBack('abandoned');
   // Record the claim-time mark, then wait (renewing) for the first tick above the floor.
+  const { clock, highWaterWaitMs } = opts;
+  const what = `slot ${claim.slot} of ${namespace} at ${driver.url}`;
+  const renew = async (): Promise<Start> => {
+    const at = { mono: clock.monotonic(), wall: clock.now() };
+    const renewal = driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, at.wall) });
+    await withTimeout(renewal, plan.renewTimeoutMs, 'renewal');
+    return at;
+  };
   let start: Start;
   try {
-    start = await settleClaim(driver, claim, floor, opts, plan, `slot ${claim.slot} of ${namespace} at ${driver.url}`);
+    // A floor further ahead than the bound: waitForFloor throws the coded error at once, before any I/O.
+    if (floorTarget(floor, plan.tick).behind(clock.now()) > highWaterWaitMs)
+      await waitForFloor(clock, floor, highWaterWaitMs, { what, tick: plan.tick });
+    start = await renew();
+    await waitForFloor(clock, floor, highWaterWaitMs, {
+      what,
+      tick: plan.tick,
+      during: async () => {
+        if (!plan.alive())
+          throw registryError(
+            'CLOSED',
+            `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
+            {},
+          );
+        if (clock.monotonic() - start.mono >= opts.renewIntervalMs) start = await renew();
+      },
+    });
   } catch (cause) {
     return giveBack('settle', cause);
   }
   if (!plan.alive()) return giveBack('abandoned');
-  const clock = opts.clock;
   if (clock.monotonic() >= deadlineFrom(ctx, start.mono) || clock.now() >= deadlineFrom(ctx, start.wall))
     return giveBack('late');
   return { ok: true, claim, floor, start };
-}
-
-/** Records the claim-time mark and waits, renewing, until the clock passes `floor`; the last renewal's start. */
-async function settleClaim(
-  driver: RegistryDriver,
-  claim: Claim,
-  floor: number,
-  opts: ResolvedRegistryOptions,
-  plan: ClaimPlan,
-  what: string,
-): Promise<Start> {
-  const clock = opts.clock;
-  const { renewTimeoutMs, tick } = plan;
-  const renew = async (): Promise<Start> => {
-    const start = { mono: clock.monotonic(), wall: clock.now() };
-    await withTimeout(
-      driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }),
-      renewTimeoutMs,
-      'renewal',
-    );
-    return start;
-  };
-  // A floor further ahead than the bound: waitForFloor throws the coded error at once, before any I/O.
-  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
-    await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
-  let last = await renew();
-  await waitForFloor(clock, floor, opts.highWaterWaitMs, {
-    what,
-    tick,
-    during: async () => {
-      if (!plan.alive())
-        throw registryError(
-          'CLOSED',
-          `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
-          {},
-        );
-      if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
-    },
-  });
-  return last;
 }
