@@ -69,13 +69,11 @@ export async function makeDirLevels(
   const walk = levelSteps(dir);
   for (let next = walk.next(); !next.done;) {
     const { kind, path: p } = next.value;
-    let answer: LevelAnswer;
-    try {
-      if (kind === 'stat') answer = { stats: await steps.stat(p, left()) };
-      else answer = await steps.mkdir(p, left()).then(() => ({}));
-    } catch (e) {
-      answer = { error: e as NodeJS.ErrnoException };
-    }
+    const step = kind === 'stat' ? steps.stat(p, left()) : steps.mkdir(p, left()).then(() => undefined);
+    const answer: LevelAnswer = await step.then(
+      (stats) => ({ stats }),
+      (error: NodeJS.ErrnoException) => ({ error }),
+    );
     next = walk.next(answer);
   }
 }
