@@ -84,18 +84,12 @@ export class LeaseRegistry implements Registry {
   async holders(query: HoldersQuery = {}): Promise<ClusterHolder[]> {
     this.assertOpen();
     const { driver, opts: o } = this.ctx;
-    let scopes: { namespace: string; map: SlotMap | undefined }[];
-    if (query.layout) {
-      const map = SlotMap.create(query.layout, o.cluster, query.pin ?? {});
-      scopes = [{ namespace: map.namespace, map }];
-    } else if (query.namespace !== undefined) {
-      scopes = [{ namespace: query.namespace, map: this.maps.get(query.namespace) }];
-    } else {
-      const held = new Set([...this.leases].map((l) => l.namespace));
-      scopes = (held.size ? [...held] : [o.cluster]).map((namespace) => ({ namespace, map: this.maps.get(namespace) }));
-    }
+    const asked = query.layout && SlotMap.create(query.layout, o.cluster, query.pin ?? {});
+    const held = [...new Set([...this.leases].map((l) => l.namespace))];
+    const namespaces = asked ? [asked.namespace] : query.namespace !== undefined ? [query.namespace] : held;
     const out: ClusterHolder[] = [];
-    for (const { namespace, map } of scopes) {
+    for (const namespace of namespaces.length ? namespaces : [o.cluster]) {
+      const map = asked || this.maps.get(namespace);
       const records = await driver.holders(namespace).catch((e: unknown) => {
         throw toFlurry(e, driver.url, `list the holders of ${namespace}`);
       });
