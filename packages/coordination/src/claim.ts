@@ -1,8 +1,4 @@
-/**
- * Claiming a slot and settling it, for a first `acquire()` and every re-acquisition:
- * {@link claimAndSettle} claims, computes the floor, waits for the clock to pass it and checks
- * the deadlines, giving the claim back at every failure.
- */
+/** Claiming a slot and settling it (the floor, the clock's wait, the deadlines), for acquire() and re-acquisition. */
 import type { Claim, RegistryDriver } from './driver.js';
 import { TimeoutError, withTimeout } from './engine-call.js';
 import { registryError } from './errors.js';
@@ -21,10 +17,7 @@ export interface LeaseContext {
 }
 
 /** Where a successful claim or renewal started, on both clocks. */
-export interface Start {
-  readonly mono: number;
-  readonly wall: number;
-}
+type Start = { readonly mono: number; readonly wall: number };
 
 /** `startedAt + ttl − margin` on whichever clock `startedAt` was read (Infinity for static IDs). */
 export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
@@ -32,26 +25,21 @@ export function deadlineFrom(ctx: LeaseContext, startedAt: number): number {
 }
 
 /** What differs between a first acquisition and a re-acquisition. */
-export interface ClaimPlan {
-  /** The namespace and the number of slots in it (see `SlotMap`). */
+interface ClaimPlan {
   readonly namespace: string;
   readonly slots: number;
-  /** The slot to ask for first: the cached one (acquire) or the one just lost (re-acquire). */
+  /** The cached slot (acquire) or the one just lost (re-acquire). */
   readonly preferredSlot: number | undefined;
-  /** The layout's time grid, so the floor wait lasts until the first tick above the floor. */
   readonly tick: TickGrid | undefined;
   /** Timeout of each renewal of the claim while its floor is settled. */
   readonly renewTimeoutMs: number;
-  /** A floor the claim must respect besides its own (what this process already issued); read once claimed. */
+  /** A floor besides the claim's own (what this process already issued); read once claimed. */
   atLeastMs(): number;
-  /** False once the claim is no longer wanted (registry closed, lease released): the claim is given back. */
+  /** False once the claim is no longer wanted (registry closed, lease released): it is given back. */
   alive(): boolean;
 }
 
-/**
- * The result of {@link claimAndSettle}: a claim ready to issue under, or the step that failed
- * (`claim`, `settle`, `late`: the deadlines passed meanwhile, `abandoned`) with its cause.
- */
+/** A claim ready to issue under, or the step that failed (`late`: the deadlines passed meanwhile) with its cause. */
 export type ClaimOutcome =
   | { readonly ok: true; readonly claim: Claim; readonly floor: number; readonly start: Start }
   | {
@@ -85,60 +73,38 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
   };
   if (!plan.alive()) return giveBack('abandoned');
   // Record the claim-time mark, then wait (renewing) for the first tick above the floor.
+  const { clock, highWaterWaitMs } = opts;
+  const what = `slot ${claim.slot} of ${namespace} at ${driver.url}`;
+  const renew = async (): Promise<Start> => {
+    const at = { mono: clock.monotonic(), wall: clock.now() };
+    const renewal = driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, at.wall) });
+    await withTimeout(renewal, plan.renewTimeoutMs, 'renewal');
+    return at;
+  };
   let start: Start;
   try {
-    start = await settleClaim(driver, claim, floor, opts, plan, `slot ${claim.slot} of ${namespace} at ${driver.url}`);
+    // A floor further ahead than the bound: waitForFloor throws the coded error at once, before any I/O.
+    if (floorTarget(floor, plan.tick).behind(clock.now()) > highWaterWaitMs)
+      await waitForFloor(clock, floor, highWaterWaitMs, { what, tick: plan.tick });
+    start = await renew();
+    await waitForFloor(clock, floor, highWaterWaitMs, {
+      what,
+      tick: plan.tick,
+      during: async () => {
+        if (!plan.alive())
+          throw registryError(
+            'CLOSED',
+            `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
+            {},
+          );
+        if (clock.monotonic() - start.mono >= opts.renewIntervalMs) start = await renew();
+      },
+    });
   } catch (cause) {
     return giveBack('settle', cause);
   }
   if (!plan.alive()) return giveBack('abandoned');
-  const clock = opts.clock;
   if (clock.monotonic() >= deadlineFrom(ctx, start.mono) || clock.now() >= deadlineFrom(ctx, start.wall))
     return giveBack('late');
   return { ok: true, claim, floor, start };
-}
-
-/**
- * Records the claim-time mark, then waits until the clock passes `floor`, renewing the claim
- * meanwhile (`what` names it in errors); returns the start of the last successful renewal. The
- * caller releases on a throw.
- */
-async function settleClaim(
-  driver: RegistryDriver,
-  claim: Claim,
-  floor: number,
-  opts: ResolvedRegistryOptions,
-  plan: ClaimPlan,
-  what: string,
-): Promise<Start> {
-  const clock = opts.clock;
-  const { renewTimeoutMs, tick } = plan;
-  const renew = async (): Promise<Start> => {
-    const start = { mono: clock.monotonic(), wall: clock.now() };
-    await withTimeout(
-      driver.renew(claim, { ttlMs: opts.ttlMs, highWaterMs: Math.max(floor, start.wall) }),
-      renewTimeoutMs,
-      'renewal',
-    );
-    return start;
-  };
-  // A floor further ahead than the bound: waitForFloor throws the coded error at once,
-  // before any I/O.
-  if (floorTarget(floor, tick).behind(clock.now()) > opts.highWaterWaitMs)
-    await waitForFloor(clock, floor, opts.highWaterWaitMs, { what, tick });
-  let last = await renew();
-  await waitForFloor(clock, floor, opts.highWaterWaitMs, {
-    what,
-    tick,
-    during: async () => {
-      if (!plan.alive())
-        throw registryError(
-          'CLOSED',
-          `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
-          {},
-        );
-      if (clock.monotonic() - last.mono >= opts.renewIntervalMs) last = await renew();
-    },
-  });
-  return last;
 }

@@ -1,54 +1,45 @@
-/**
- * The backend driver contract: a driver knows one engine and only claims, renews and releases
- * integer slots in a namespace; everything generic lives in the registry and lease modules.
- */
+/** The driver contract: a driver only claims, renews and releases integer slots of a namespace in one engine. */
 
 /** Who holds a slot: reported in exhaustion errors and stored beside the claim. */
 export interface HolderInfo {
-  /** Unique per acquire: e.g. `${hostname}:${pid}:${random}`. */
+  /** Unique per acquire: `${hostname}:${pid}:${random}`. */
   readonly id: string;
   readonly hostname: string;
   readonly pid: number;
-  /** Optional service address (`ip:port`), used by the Leaf-compatible scheme. */
+  /** Service address (`ip:port`), for the Leaf-compatible scheme. */
   readonly address?: string;
-  /** The Flurry version of the holder (filled by `makeHolder`; absent in records of older holders). */
+  /** The holder's Flurry version (absent in records of older holders). */
   readonly version?: string;
 }
 
 /**
- * One live holder of a slot as a driver reads it: stamps on the holder's wall clock, durations
- * measured by the engine (docs/node-ids.md, "Listing holders").
+ * One live holder of a slot as a driver reads it: stamps on the holder's wall clock, durations measured by the
+ * engine, null when unknown (docs/node-ids.md, "Listing holders").
  */
 export interface HolderRecord {
   readonly slot: number;
-  /** What the holder stored about itself; fields it did not store are absent. */
   readonly holder: Partial<HolderInfo>;
-  /** The holder's wall clock when it claimed the slot (null when the engine does not keep it). */
   readonly heldSinceMs: number | null;
-  /** The holder's wall clock at its last renewal (or its claim), as it wrote it; null when unknown. */
+  /** The holder's wall clock at its last renewal (or its claim), as it wrote it. */
   readonly renewedAtMs: number | null;
-  /** Ms since that renewal reached the engine, measured by the engine; null when it cannot tell. */
+  /** Ms since that renewal reached the engine, measured by the engine. */
   readonly sinceRenewalMs: number | null;
-  /** Bound on the error of `sinceRenewalMs` (e.g. 500 for etcd's whole-second lease TTLs); null with it. */
+  /** Bound on the error of `sinceRenewalMs` (e.g. 500 for etcd's whole-second lease TTLs). */
   readonly sinceRenewalErrorMs: number | null;
   /** Ms until the engine frees the slot unless it is renewed; null when it never expires (static IDs). */
   readonly expiresInMs: number | null;
-  /** The holder's lease TTL when known. */
   readonly ttlMs: number | null;
   /** The highest Unix ms the slot's holders have reported (0 if none). */
   readonly highWaterMs: number;
 }
 
-/** A request to claim one free slot. */
+/** A request to claim one free slot in `[0, slots)` of `namespace` (`cluster` or `cluster/dc-N`). */
 export interface ClaimRequest {
-  /** Cluster and (optionally) datacenter: `cluster` or `cluster/dc-N`. Safe characters only. */
   readonly namespace: string;
-  /** Number of slots; a claim is an integer in `[0, slots)`. */
   readonly slots: number;
-  /** Lease time-to-live in ms. */
   readonly ttlMs: number;
   readonly holder: HolderInfo;
-  /** Slot to try first (e.g. the one this host held last), if free. */
+  /** Slot to try first (the one this host held last), if free. */
   readonly preferredSlot?: number;
 }
 
@@ -65,9 +56,8 @@ export interface Claim {
 
 /** A driver for one engine. Methods reject with coded `FlurryError`s (see errors.ts). */
 export interface RegistryDriver {
-  /** The engine's URL with any password removed. */
+  /** The engine's URL without its password. */
   readonly url: string;
-  /** Human name: 'file', 'zookeeper', 'zookeeper+leaf', 'etcd', 'redis', 'static', 'k8s'. */
   readonly kind: string;
   /** Claims one free slot, or rejects with FLURRY_E_REGISTRY_EXHAUSTED listing holders. */
   claim(req: ClaimRequest): Promise<Claim>;

@@ -1,17 +1,10 @@
-/**
- * Calls into a registry engine, bounded in time, and their failures as coded
- * `FlurryError`s. Internal to the lease machinery (not exported by the package).
- */
+/** Calls into a registry engine, bounded in time, and their failures as coded `FlurryError`s. */
 import { FlurryError } from '@flurry/core';
 import { errorText, registryError } from './errors.js';
 
-/** The engine did not answer within the time allowed ({@link withTimeout}). */
 export class TimeoutError extends Error {}
 
-/**
- * `p`, or a {@link TimeoutError} saying `${what} did not answer within ${ms} ms` if it
- * takes longer (the timer does not keep the process alive).
- */
+/** `p`, or a {@link TimeoutError} if it takes longer than `ms`. */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const t = new Promise<never>((_, reject) => {
@@ -21,10 +14,7 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/**
- * `err` as a `FlurryError`: coded errors pass through; a timeout or any other failure
- * becomes `FLURRY_E_REGISTRY_UNREACHABLE` naming the URL and what was being done.
- */
+/** `err` as a `FlurryError`: coded errors pass through, others become `FLURRY_E_REGISTRY_UNREACHABLE`. */
 export function toFlurry(err: unknown, url: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
   if (err instanceof TimeoutError)

@@ -37,12 +37,10 @@ export function registryError(
   return new FlurryError(RegistryErrorCode[code], message, details, cause === undefined ? undefined : { cause });
 }
 
-/** `FLURRY_E_REGISTRY_OPTION` naming the `option` that was refused. */
 export function optionError(option: string, message: string, details: Record<string, unknown> = {}): FlurryError {
   return registryError('OPTION', message, { option, ...details });
 }
 
-/** The message of a thrown value (an `Error`'s message, else the value as text). */
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,24 +1,14 @@
-/**
- * The file-system steps of the file registry, `async` (thread pool, each step bounded) or
- * `sync` (direct calls, granted on a local disk only): docs/node-ids.md ("`file:` — one
- * machine"). Both run the same protocol with the same errors.
- */
+/** The file registry's file-system steps, `async` (each bounded) or `sync`: docs/node-ids.md ("`file:` — one machine"). */
 import fs, { constants, type Stats } from 'node:fs';
 import { randomHex } from '@flurry/core';
 
 /** How the file registry runs its file-system steps (see the module comment). */
 export type FileIo = 'async' | 'sync';
 
-/**
- * One file-system step each; `timeoutMs` bounds it in the `async` mode and is ignored in the `sync` mode. Errors
- * are Node's errno errors (`ENOENT`, `EEXIST`, …), or `ETIMEDOUT` naming the step.
- */
+/** One file-system step each, bounded by `timeoutMs` in the `async` mode; Node's errno errors, or `ETIMEDOUT`. */
 export interface FileSteps {
-  /** The mode these steps run in. */
   readonly io: FileIo;
-  /** The whole file as UTF-8. */
   readText(file: string, timeoutMs: number): Promise<string>;
-  /** The names in a directory. */
   list(dir: string, timeoutMs: number): Promise<string[]>;
   stat(p: string, timeoutMs: number): Promise<Stats>;
   /** Creates one directory (mode 0755); its parent must exist. */
@@ -31,18 +21,13 @@ export interface FileSteps {
   writeNew(file: string, data: string, timeoutMs: number, fsync: boolean): Promise<void>;
 }
 
-/** An errno-style error with a message naming what failed. */
 export function errno(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
 
 type Done<T> = (err: NodeJS.ErrnoException | null, value: T) => void;
 
-/**
- * Starts one asynchronous step and settles with its result, or rejects with `ETIMEDOUT` naming the step when the
- * file system has not answered within `timeoutMs` (the step itself cannot be cancelled; its late result is
- * dropped).
- */
+/** One asynchronous step, or `ETIMEDOUT` naming it after `timeoutMs` (it cannot be cancelled; its late result is dropped). */
 function bounded<T>(what: string, timeoutMs: number, start: (done: Done<T>) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
@@ -96,14 +81,8 @@ function readRegularFile(file: string): string {
   }
 }
 
-/** Runs a synchronous step and hands its result or error back as a settled promise. */
-function direct<T>(step: () => T): Promise<T> {
-  try {
-    return Promise.resolve(step());
-  } catch (e) {
-    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
-  }
-}
+/** A synchronous step's result or error as a settled promise. */
+const direct = <T>(step: () => T): Promise<T> => new Promise<T>((resolve) => resolve(step()));
 
 /** Creates a new file (`wx`), writes `data` and, with `fsync`, flushes it; removes it when that fails. */
 export function writeNewSync(file: string, data: string, fsync: boolean): void {
@@ -135,15 +114,11 @@ const syncSteps: FileSteps = {
   writeNew: (file, data, _ms, fsync) => direct(() => writeNewSync(file, data, fsync)),
 };
 
-/** The steps of one mode. */
 export function fileSteps(io: FileIo): FileSteps {
   return io === 'sync' ? syncSteps : asyncSteps;
 }
 
-/**
- * Writes a file atomically with the given steps: a temporary file beside it (created new, written, flushed with
- * `fsync`), then renamed over it; each step bounded by `timeoutMs` in the `async` mode.
- */
+/** Writes a file atomically with the given steps: a new temporary file beside it, flushed, renamed over it. */
 export async function writeFileAtomicWithin(
   steps: FileSteps,
   file: string,
@@ -161,11 +136,7 @@ export async function writeFileAtomicWithin(
   }
 }
 
-/**
- * Linux file-system types (`statfs` `f_type`) on a local disk or in memory, where a synchronous step cannot wait on
- * a network or a user-space server. Anything else (NFS, SMB, FUSE, Ceph, 9p, an unknown type) keeps the `async`
- * mode and its time limits.
- */
+/** Linux `statfs` types on a local disk or in memory: the `sync` mode cannot wait on a network or a user-space server there. */
 const LOCAL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0xef53, 'ext2/3/4'],
   [0x58465342, 'xfs'],
@@ -180,15 +151,12 @@ const LOCAL_FILE_SYSTEMS: ReadonlyMap<number, string> = new Map([
   [0x794c7630, 'overlayfs'],
 ]);
 
-/**
- * The name of a local disk or memory file system for a Linux `statfs` type number, or undefined (a network or
- * user-space file system, or one this list does not know).
- */
+/** The name of a local disk or memory file system for a Linux `statfs` type, or undefined (any other). */
 export function localFileSystem(type: number, platform: NodeJS.Platform = process.platform): string | undefined {
   return platform === 'linux' ? LOCAL_FILE_SYSTEMS.get(type >>> 0) : undefined;
 }
 
-/** The type number of the file system holding `dir` (`statfs`), as one bounded asynchronous step. */
+/** The `statfs` type of the file system holding `dir`, as one bounded step. */
 export function fileSystemType(dir: string, timeoutMs: number): Promise<number> {
   return bounded<number>(`statfs ${dir}`, timeoutMs, (done) => fs.statfs(dir, (e, s) => done(e, e ? 0 : s.type)));
 }

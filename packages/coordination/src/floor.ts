@@ -1,7 +1,4 @@
-/**
- * The high-water floor a new holder must issue above, the layout's tick grid, and the
- * asynchronous wait for the clock (docs/node-ids.md, "High-water marks and floors").
- */
+/** The floor a new holder issues above and the wait for the clock (docs/node-ids.md, "High-water marks and floors"). */
 import { ErrorCode, FlurryError, type Clock } from '@flurry/core';
 import type { Claim } from './driver.js';
 import type { ResolvedRegistryOptions } from './options.js';
@@ -20,13 +17,11 @@ export function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boole
 /** Longest single timer of a floor wait: a stepped clock is noticed within this. */
 const FLOOR_SLICE_MS = 50;
 
-/** Options of {@link waitForFloor}. */
+/** `during`: runs between the slices (renewals; may throw to abort); `what`: names the waiter in errors. */
 export interface FloorWaitOptions {
-  /** Called between the slices of the wait (e.g. to renew the claim); may throw to abort it. */
   during?: () => Promise<void> | void;
-  /** Names what is waiting, for the error message, e.g. `'slot 3 of orders at file:/var/lib/flurry'`. */
   what?: string;
-  /** The issuing layout's grid: the wait lasts until the start of the first tick above the floor. */
+  /** The wait lasts until the start of the first tick above the floor. */
   tick?: TickGrid;
 }
 
@@ -56,9 +51,8 @@ export function floorTarget(
 }
 
 /**
- * Waits on timers (never blocking, so renewals go on) until the clock is past `floorMs`;
- * `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take over `maxWaitMs`, or when
- * it has not got there after `maxWaitMs`. Uses the clock's own `delay` when it has one.
+ * Waits on timers (so renewals go on) until the clock is past `floorMs`; `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at
+ * once when that would take over `maxWaitMs`, or when it has not got there after `maxWaitMs`.
  */
 export async function waitForFloor(
   clock: Clock,
@@ -75,15 +69,19 @@ export async function waitForFloor(
     target.startMs === undefined
       ? iso(floorMs)
       : `${iso(floorMs)}, i.e. from the ${opts.tick!.unitMs} ms tick starting at ${iso(target.startMs)}`;
-  if (behind > maxWaitMs) {
-    throw new FlurryError(
+  const behindError = (still: string, tail: string, waited?: Record<string, number>): FlurryError => {
+    const behindMs = Math.ceil(target.behind(now));
+    return new FlurryError(
       ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-      `The clock (${iso(now)}) is ${Math.ceil(behind)} ms behind the high-water mark${of} (IDs must be after ${after}), ` +
-        `more than the ${maxWaitMs} ms allowed (highWaterWaitMs): a previous holder of this node ID issued IDs up to then. Fix the clock (NTP) or raise highWaterWaitMs.`,
-      { behindMs: Math.ceil(behind), notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs },
+      `The clock (${iso(now)}) is ${still}${behindMs} ms behind the high-water mark${of} (IDs must be after ${after})${tail} Fix the clock (NTP) or raise highWaterWaitMs.`,
+      { behindMs, notBeforeMs: floorMs, nowMs: now, highWaterWaitMs: maxWaitMs, ...waited },
     );
+  };
+  if (behind > maxWaitMs) {
+    const tail = `, more than the ${maxWaitMs} ms allowed (highWaterWaitMs): a previous holder of this node ID issued IDs up to then.`;
+    throw behindError('', tail);
   }
-  const delay = clock.delay ? (ms: number) => clock.delay!(ms) : realDelay;
+  const delay = (ms: number): Promise<void> => clock.delay?.(ms) ?? new Promise<void>((r) => setTimeout(r, ms));
   const monoStart = clock.monotonic();
   const realStart = performance.now();
   for (;;) {
@@ -94,24 +92,12 @@ export async function waitForFloor(
     // Real time bounds the wait too, for a clock that does not move on its own.
     const waited = Math.max(clock.monotonic() - monoStart, performance.now() - realStart);
     if (waited > maxWaitMs + FLOOR_SLICE_MS) {
-      throw new FlurryError(
-        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock (${iso(now)}) is still ${Math.ceil(target.behind(now))} ms behind the high-water mark${of} (IDs must be after ${after}) after waiting ${Math.round(waited)} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance. Fix the clock (NTP) or raise highWaterWaitMs.`,
-        {
-          behindMs: Math.ceil(target.behind(now)),
-          notBeforeMs: floorMs,
-          nowMs: now,
-          highWaterWaitMs: maxWaitMs,
-          waitedMs: Math.round(waited),
-        },
-      );
+      const waitedMs = Math.round(waited);
+      const tail = ` after waiting ${waitedMs} ms (highWaterWaitMs ${maxWaitMs}); it was stepped back or does not advance.`;
+      throw behindError('still ', tail, { waitedMs });
     }
     if (opts.during) await opts.during();
   }
-}
-
-function realDelay(ms: number): Promise<void> {
-  return new Promise<void>((r) => setTimeout(r, ms));
 }
 
 function iso(ms: number): string {

@@ -1,7 +1,4 @@
-/**
- * The façade's view of a cluster's holders ({@link LeaseRegistry.holders}): the driver's
- * {@link HolderRecord}s placed on the reader's clock (docs/node-ids.md, "Listing holders").
- */
+/** A cluster's holders on the reader's clock (docs/node-ids.md, "Listing holders"). */
 import type { HolderRecord } from './driver.js';
 import type { LayoutLike, SlotMap } from './slot-map.js';
 
@@ -16,17 +13,11 @@ export interface ClusterHolder {
   readonly pid: number | null;
   readonly address: string | null;
   readonly version: string | null;
-  /**
-   * What the holder is when it is not a service: `sql generator` for a node reserved by
-   * `flurry sql --generate` for in-database generation (never renewed, far expiry); else null.
-   */
+  /** `sql generator` for a node reserved by `flurry sql --generate` (never renewed, far expiry); else null. */
   readonly role: string | null;
   readonly heldSinceMs: number | null;
   readonly renewedAtMs: number | null;
-  /**
-   * The holder's own wall-clock stamp of its last renewal, as stored (not moved to this
-   * clock): it changes at every renewal, so a reader polling it sees a holder that stopped.
-   */
+  /** The holder's own stamp of its last renewal, as stored: a reader polling it sees a holder that stopped. */
   readonly renewalStamp: number | null;
   readonly expiresAtMs: number | null;
   readonly ttlMs: number | null;
@@ -35,16 +26,14 @@ export interface ClusterHolder {
   readonly clockOffsetMs: number | null;
   /** Bound on the estimate's error from the engine's timing (add the renewal's one-way latency). */
   readonly clockOffsetErrorMs: number | null;
-  /** Ms since the last renewal at read time. */
+  /** Ms since the last renewal at `readAtMs`. */
   readonly ageMs: number | null;
-  /** When this reader read the engine. */
   readonly readAtMs: number;
 }
 
 /**
- * What to list: a namespace (`cluster` or `cluster/datacenter-N`), or a layout (and pins)
- * whose namespace in this registry's cluster is listed with node fields. Without either, the
- * namespaces of this registry's live leases, or the cluster itself when it holds none.
+ * What to list: a namespace, or a layout (and pins) whose namespace is listed with node fields; without either,
+ * the namespaces of this registry's leases, or the cluster when it holds none.
  */
 export interface HoldersQuery {
   readonly namespace?: string;
@@ -54,7 +43,6 @@ export interface HoldersQuery {
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-/** Places one namespace's driver records on the reader's clock (see the module comment). */
 export function toClusterHolders(
   records: readonly HolderRecord[],
   namespace: string,

@@ -1,8 +1,4 @@
-/**
- * Host-wide monotonic time for the file registry: lease files expire on the kernel's
- * CLOCK_MONOTONIC (one clock for every process, never stepped by NTP) within one boot ID.
- * Why: docs/node-ids.md ("File internals").
- */
+/** The file registry's host-wide monotonic time and boot ID: docs/node-ids.md ("File internals"). */
 import { readFileSync } from 'node:fs';
 import { randomHex, type Clock } from '@flurry/core';
 
@@ -25,11 +21,9 @@ export function bootId(): string {
   return cachedBoot;
 }
 
-/** Where expiry is measured: the host's monotonic clock and boot ID, or a test clock's. */
+/** Where expiry is measured: monotonic ms shared by every process, within a `boot` (records of another are expired). */
 export interface LeaseTimeSource {
-  /** Monotonic ms shared by every process using the directory. */
   monotonic(): number;
-  /** Identifies the monotonic clock's epoch (the boot); records from another are expired. */
   readonly boot: string;
 }
 

@@ -5,15 +5,11 @@ import type { ClusterHolder, HoldersQuery } from './holders.js';
 import type { AcquireOptions, ResolvedRegistryOptions } from './options.js';
 import type { LayoutLike } from './slot-map.js';
 
-/** Counters of one lease. */
+/** Counters of one lease (`renewFailures`: failed renewals and re-acquisition attempts). */
 export interface LeaseStats {
-  /** Successful renewals. */
   renewals: number;
-  /** Failed renewal and re-acquisition attempts. */
   renewFailures: number;
-  /** Times the lease was lost (deadline passed or taken away). */
   lost: number;
-  /** Times a lost lease was acquired again. */
   reacquired: number;
 }
 
@@ -21,11 +17,9 @@ export interface LeaseStats {
 export type LeaseState = 'held' | 'lost' | 'released';
 
 /**
- * A leased node ID: a core {@link NodeLease} (node, deadline, notBeforeMs, attach) that
- * renews itself, plus events and stats.
- *
- * Events: `'renewed'` ({ startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs }),
- * `'renew-failed'` (err), `'lost'` (err), `'reacquired'` (lease), `'node-changed'` (node).
+ * A leased node ID: a core {@link NodeLease} that renews itself. Events: `'renewed'` ({ startedAt, deadline,
+ * wallStartedAt, wallDeadline, highWaterMs }), `'renew-failed'` (err), `'lost'` (err), `'reacquired'` (lease),
+ * `'node-changed'` (node).
  */
 export interface ManagedLease extends NodeLease, EventEmitter {
   /** The slot currently held (changes when a lost lease is re-acquired elsewhere). */
@@ -34,19 +28,15 @@ export interface ManagedLease extends NodeLease, EventEmitter {
   readonly namespace: string;
   /** Increments at each re-acquisition (a new claim, maybe of another node). */
   readonly epoch: number;
-  /** `held`, `lost` or `released`. */
   readonly state: LeaseState;
   /** Wall-clock deadline (last renewal's start + ttl − margin; `-Infinity` once lost, `Infinity` for static IDs). */
   readonly wallDeadline: number;
-  /** True while `clock.monotonic() < deadline` and `clock.now() < wallDeadline`. */
+  /** Both fencing deadlines are ahead. */
   valid(): boolean;
   /** Milliseconds until the nearer of the two fencing deadlines (0 when passed; Infinity for static IDs). */
   msUntilDeadline(): number;
   readonly stats: LeaseStats;
-  /**
-   * The current claim as a {@link NodeLease}, its deadlines `-Infinity` for good once it ends
-   * (see `NodeLease` in core). `floorMs` (deprecated) raises the claim's `notBeforeMs`.
-   */
+  /** The current claim, its deadlines `-Infinity` for good once it ends; `floorMs` (deprecated) raises its floor. */
   forGenerator(floorMs?: number): NodeLease;
   /** Runs one renewal (or re-acquisition attempt) now; resolves true when the lease is held afterwards. */
   renewNow(): Promise<boolean>;
@@ -60,11 +50,9 @@ export interface Registry {
   readonly kind: string;
   /** The registry URL without a password. */
   readonly url: string;
-  /** The clock deadlines are measured on (generators must use the same one). An extension. */
+  /** The clock deadlines are measured on (generators must use the same one). */
   readonly clock?: Clock;
-  /** The validated options. An extension. */
   readonly options?: ResolvedRegistryOptions;
-  /** Acquires a node ID for the layout's node fields. */
   acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease>;
   /** Lists the live holders of node IDs in the cluster ({@link HoldersQuery}), on this registry's clock. */
   holders(query?: HoldersQuery): Promise<ClusterHolder[]>;

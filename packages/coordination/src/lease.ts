@@ -1,11 +1,7 @@
-/**
- * The lease state machine: one {@link ManagedLease}, `held` → `lost` → re-acquired, or
- * `released`; it renews itself and keeps the two fencing deadlines (docs/node-ids.md,
- * "Lease internals").
- */
+/** One {@link ManagedLease}: `held` → `lost` → re-acquired, or `released`; docs/node-ids.md ("Lease internals"). */
 import { EventEmitter } from 'node:events';
 import { FlurryError, type Clock, type NodeLease } from '@flurry/core';
-import { claimAndSettle, deadlineFrom, type ClaimOutcome, type LeaseContext, type Start } from './claim.js';
+import { claimAndSettle, deadlineFrom, type ClaimOutcome, type LeaseContext } from './claim.js';
 import type { Claim } from './driver.js';
 import { toFlurry, withTimeout } from './engine-call.js';
 import { RegistryErrorCode, registryError } from './errors.js';
@@ -16,18 +12,14 @@ import type { SlotMap } from './slot-map.js';
 /** How often the deadline timer wakes while a lease is held, to notice a suspend (see docs/node-ids.md). */
 const SUSPEND_POLL_MS = 250;
 
-/**
- * One claim as its generators see it: a plain object per epoch whose deadlines renewals update
- * and which turn `-Infinity` for good when the claim ends (see `NodeLease` in core).
- */
+/** One claim as its generators see it: renewals update its deadlines; `-Infinity` for good once it ends. */
 interface ClaimView extends NodeLease {
   deadline: number;
   wallDeadline: number;
   notBeforeMs: number;
 }
 
-/** A claim ready to issue under (what {@link claimAndSettle} gives). */
-type Settled = { readonly claim: Claim; readonly floor: number; readonly start: Start };
+type Settled = Extract<ClaimOutcome, { ok: true }>;
 
 /** One managed lease, built by `LeaseRegistry.acquire()` from a settled claim. */
 export class Lease extends EventEmitter implements ManagedLease {
@@ -51,7 +43,6 @@ export class Lease extends EventEmitter implements ManagedLease {
   private staleClaim: Claim | undefined;
   /** Highest mark ever reported or carried, for reports after re-acquisition. */
   private carried = 0;
-  /** The current claim's generator view (see {@link ClaimView}). */
   private current!: ClaimView;
   /** Monotonic start of the last successful claim or renewal: the next renewal is due `renewIntervalMs` after it. */
   private lastStartMono!: number;
@@ -68,7 +59,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.adopt(settled);
   }
 
-  /** Takes a settled claim as the current one: its slot, node, floor, deadlines and generator view. */
   private adopt({ claim, floor, start }: Settled): void {
     this.claim = claim;
     this.slot = claim.slot;
@@ -81,7 +71,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.lastStartMono = start.mono;
   }
 
-  /** Sets both deadlines, on the lease and on the current claim's generator view. */
   private setDeadlines(deadline: number, wallDeadline: number): void {
     this.deadline = deadline;
     this.wallDeadline = wallDeadline;
@@ -141,16 +130,12 @@ export class Lease extends EventEmitter implements ManagedLease {
     return Math.max(this.localHighWater(), this.notBeforeMs);
   }
 
-  /** Starts the background loop (unless autoRenew is off). */
   start(): void {
     this.armDeadlineTimer();
     this.schedule(this.renewalDue());
   }
 
-  /**
-   * Ms until the next renewal: `renewIntervalMs` after the start of the last successful one
-   * (start to start: counting from when acquire() resolved could pass the deadline).
-   */
+  /** `renewIntervalMs` after the last successful renewal's start (counting from its end could pass the deadline). */
   private renewalDue(): number {
     return Math.max(0, this.ctx.opts.renewIntervalMs - (this.clock.monotonic() - this.lastStartMono));
   }
@@ -354,9 +339,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     clearTimeout(this.deadlineTimer);
     if (this.busy) await this.busy.catch(() => undefined);
     this.ctx.onReleased(this);
-    const claim = wasHeld ? this.claim : this.staleClaim;
     // The reacquire loop may have swapped claims while we waited: prefer the current one.
-    const target = this.claim ?? claim;
+    const target = this.claim ?? (wasHeld ? undefined : this.staleClaim);
     this.claim = undefined;
     this.staleClaim = undefined;
     if (!target) return;

@@ -1,9 +1,6 @@
 /**
- * `leasedGenerator()` and `leasedUuidGenerator()`: a core {@link Generator} (or {@link UuidGenerator}) that issues
- * only under a valid node lease and follows it across re-acquisitions (`FLURRY_E_LEASE_EXPIRED` in between).
- * Fencing, the two deadlines, the floor wait and why `maxBorrowMs` is bounded by the margin: docs/node-ids.md
- * ("The lease contract"). Where a UUID's node ID comes from (a UUID slot of the cluster, a Snowflake layout's node,
- * or `shareNodeIds`): docs/uuids.md ("UUID nodes and Snowflake nodes").
+ * Generators that issue only under a valid node lease and follow it across re-acquisitions: docs/node-ids.md
+ * ("The lease contract"); UUID nodes: docs/uuids.md ("UUID nodes and Snowflake nodes").
  */
 import {
   GENERATOR_DEFAULTS,
@@ -37,22 +34,16 @@ export interface LeasedGeneratorOptions {
   layout: Layout | LayoutSpec | PresetName;
   /** Node fields fixed by configuration, e.g. `{ datacenter: 1 }`. */
   pin?: Record<string, number>;
-  /**
-   * Generator policies; the clock must be the registry's. `maxBorrowMs` defaults to (and may
-   * not exceed) the registry's `marginMs`; `highWaterWaitMs` bounds only the generator's
-   * synchronous last-resort wait (default `max(layout unit, min(1000, marginMs))`).
-   */
+  /** Generator policies: the registry's clock, `maxBorrowMs` ≤ the registry's `marginMs` (its default). */
   generator?: Omit<GeneratorOptions, 'layout' | 'node' | 'lease'>;
 }
 
-/** The keys of {@link LeasedGeneratorOptions} (a misspelt `pin` is refused, not ignored). */
 const LEASED_GENERATOR_OPTION_NAMES = optionNames<LeasedGeneratorOptions>({
   registry: true,
   layout: true,
   pin: true,
   generator: true,
 });
-/** The keys of the `generator` option: the UUID generator's minus the node, its widths and the lease. */
 const LEASED_GENERATOR_POLICY_NAMES = UUID_GENERATOR_OPTION_NAMES.filter(
   (k) => !['node', 'nodeBits', 'sequenceBits', 'lease'].includes(k),
 );
@@ -63,17 +54,19 @@ export interface LeasedGenerator
     Pick<Generator, 'next' | 'nextString' | 'batch' | 'fill'>,
     Pick<Leased<Generator>, 'generator' | 'lease' | 'ready' | 'close'> {}
 
-/** A generator on its registry lease: `ready()`, and `close()` (the generator, then the lease it owns). */
+/** A generator on its registry lease (one generator for the lease's whole life), with the generator's `methods` bound. */
 export class Leased<G extends { close(): void }> {
   private closed = false;
 
   constructor(
-    /** The core generator: one for the lease's whole life (it follows re-acquisitions). */
     readonly generator: G,
-    /** The managed lease (events `'lost'`, `'reacquired'`, …; `wallDeadline`, `deadline`). */
     readonly lease: ManagedLease,
+    methods: readonly (keyof G & string)[],
     private readonly ownsLease = true,
-  ) {}
+  ) {
+    // Bound, so a call costs what the generator's own does.
+    for (const m of methods) Object.assign(this, { [m]: (generator[m] as () => unknown).bind(generator) });
+  }
 
   /** True while the lease is valid (both deadlines ahead) and the generator open: for /readyz. */
   ready(): boolean {
@@ -89,32 +82,10 @@ export class Leased<G extends { close(): void }> {
   }
 }
 
-class LeasedIds extends Leased<Generator> implements LeasedGenerator {
-  next(): bigint {
-    return this.generator.next();
-  }
-
-  nextString(): string {
-    return this.generator.nextString();
-  }
-
-  batch(n: number): bigint[] {
-    return this.generator.batch(n);
-  }
-
-  fill(a: BigUint64Array, o?: number, n?: number): number {
-    return this.generator.fill(a, o, n);
-  }
-}
-
 /** The policies a lease allows (`leasedGenerator`'s and `leasedUuidGenerator`'s `generator` option). */
 type LeasePolicies = Pick<GeneratorOptions, 'clock' | 'maxBorrowMs' | 'highWaterWaitMs'>;
 
-/**
- * The generator policies under `registry`'s lease: its clock, `maxBorrowMs` within its margin,
- * and a synchronous floor wait bounded by the margin (it blocks renewals) but at least one
- * `unitMs` tick.
- */
+/** The policies under `registry`'s lease: its clock, and a borrow and a (blocking) floor wait within its margin. */
 function leasePolicies<P extends LeasePolicies>(
   who: string,
   registry: Registry,
@@ -148,11 +119,7 @@ function leasePolicies<P extends LeasePolicies>(
   return { ...policies, clock };
 }
 
-/**
- * Acquires a node ID for `layout` and builds on it once the clock has passed the floor
- * (waiting itself for a {@link Registry} whose `acquire()` does not); releases the lease when
- * that or `build` fails.
- */
+/** Acquires a node ID for `layout` and builds on it once the clock has passed the floor; releases it on a failure. */
 async function acquireLease<T>(
   registry: Registry,
   layout: LayoutLike,
@@ -170,14 +137,7 @@ async function acquireLease<T>(
   }
 }
 
-/**
- * Acquires a node ID from `registry` and returns a generator that issues only under a valid lease.
- *
- * @example
- * ```ts
- * const ids = await leasedGenerator({ registry, layout: 'twitter', pin: { datacenter: 2 } });
- * ```
- */
+/** Acquires a node ID from `registry` and returns a generator that issues only under a valid lease. */
 export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<LeasedGenerator> {
   assertKnownOptions(opts, LEASED_GENERATOR_OPTION_NAMES, 'leasedGenerator options');
   assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedGenerator options.generator');
@@ -187,7 +147,13 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
   return acquireLease(registry, layout, opts.pin ? { pin: opts.pin } : {}, {
     tick: layout,
     givenWaitMs: opts.generator?.highWaterWaitMs,
-    build: (lease) => new LeasedIds(new Generator({ ...policies, layout, lease }), lease),
+    build: (lease) =>
+      new Leased(new Generator({ ...policies, layout, lease }), lease, [
+        'next',
+        'nextString',
+        'batch',
+        'fill',
+      ]) as unknown as LeasedGenerator,
   });
 }
 
@@ -219,18 +185,11 @@ export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGenerato
   generator: true,
 });
 
-/**
- * A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, which
- * throw `FLURRY_E_LEASE_EXPIRED` while the lease is not valid.
- */
+/** A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedUuidGenerator extends Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {
-  /** The next UUID, canonical. */
   next(): string;
-  /** The next UUID as 16 bytes. */
   nextBytes(): Uint8Array;
-  /** The next UUID as a 128-bit bigint. */
   nextBigInt(): bigint;
-  /** The next UUID in `form`. */
   nextAs(form: UuidForm): string | Uint8Array | bigint;
   /** `n` increasing UUIDs, canonical strings. */
   batch(n: number, form?: UuidTextForm): string[];
@@ -240,7 +199,6 @@ export interface LeasedUuidGenerator extends Pick<Leased<UuidGenerator>, 'genera
   readonly node: number;
 }
 
-/** How a lease's node record becomes the UUID node. */
 type NodeOf = (node: Readonly<Record<string, number>>) => number;
 
 /** `lease` with each claim's node as `{ node: nodeOf(node) }`: one view per claim, with its deadlines. */
@@ -258,36 +216,6 @@ function uuidLease(lease: ManagedLease, nodeOf: NodeOf): NodeLease {
   return outer as unknown as NodeLease;
 }
 
-class LeasedUuids extends Leased<UuidGenerator> implements LeasedUuidGenerator {
-  get node(): number {
-    return this.generator.node;
-  }
-
-  next(): string {
-    return this.generator.next();
-  }
-
-  nextBytes(): Uint8Array {
-    return this.generator.nextBytes();
-  }
-
-  nextBigInt(): bigint {
-    return this.generator.nextBigInt();
-  }
-
-  nextAs(form: UuidForm): string | Uint8Array | bigint {
-    return this.generator.nextAs(form);
-  }
-
-  batch(n: number, form?: UuidTextForm): string[] {
-    return this.generator.batch(n, form);
-  }
-
-  fill(buf: Uint8Array, o?: number, n?: number): number {
-    return this.generator.fill(buf, o, n);
-  }
-}
-
 type Policies = NonNullable<LeasedUuidGeneratorOptions['generator']>;
 
 /** A UUID generator of `format` on `lease`, whose node records `nodeOf` turns into the UUID node. */
@@ -300,15 +228,16 @@ function onLease(
 ): LeasedUuidGenerator {
   const { nodeBits, sequenceBits } = format;
   const gen = new UuidGenerator({ ...policies, nodeBits, sequenceBits, lease: uuidLease(lease, nodeOf) });
-  return new LeasedUuids(gen, lease, ownsLease);
+  const methods = ['next', 'nextBytes', 'nextBigInt', 'nextAs', 'batch', 'fill'] as const;
+  const leased = new Leased(gen, lease, methods, ownsLease);
+  return Object.defineProperty(leased, 'node', { get: () => gen.node }) as unknown as LeasedUuidGenerator;
 }
 
-/** The layout's whole node value, its node fields in mixed radix (most significant first). */
+/** The layout's whole node value: its node fields in mixed radix, most significant first. */
 function layoutNodeOf(layout: Layout): NodeOf {
   return (n) => layout.nodeFields.reduce((v, f) => v * 2 ** f.bits + (n[f.name] ?? 0), 0);
 }
 
-/** Refuses a UUID node narrower than the layout's whole node value. */
 function checkNodeBits(layout: Layout, format: UuidFormat): void {
   const bits = layoutNodeBits(layout);
   if (bits > format.nodeBits) {
@@ -320,7 +249,6 @@ function checkNodeBits(layout: Layout, format: UuidFormat): void {
   }
 }
 
-/** The node bits of a Snowflake layout (the width its whole node value needs). */
 function layoutNodeBits(layout: Layout): number {
   return layout.nodeFields.reduce((s, f) => s + f.bits, 0);
 }
@@ -366,15 +294,7 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
   );
 }
 
-/**
- * Acquires a node ID from `registry` and returns a UUID generator that issues only under a
- * valid lease, as {@link leasedGenerator} does.
- *
- * @example
- * ```ts
- * const uuids = await leasedUuidGenerator({ registry, nodeBits: 16 });
- * ```
- */
+/** Acquires a node ID from `registry` and returns a UUID generator that issues only under a valid lease. */
 export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Promise<LeasedUuidGenerator> {
   assertKnownOptions(opts, LEASED_UUID_GENERATOR_OPTION_NAMES, 'leasedUuidGenerator options');
   assertKnownOptions(opts?.generator, LEASED_GENERATOR_POLICY_NAMES, 'leasedUuidGenerator options.generator');

@@ -1,8 +1,4 @@
-/**
- * `openRegistry(url, opts)`: picks the backend from the URL and returns a {@link Registry}.
- * Engine drivers load their client with a dynamic `import()`, so a missing optional peer
- * gives `FLURRY_E_REGISTRY_CLIENT_MISSING` only when used.
- */
+/** `openRegistry(url, opts)`: the backend the URL names; an engine's client is loaded only when used. */
 import path from 'node:path';
 import { ENGINE_CLIENTS, FlurryError, loadClient } from '@flurry/core';
 import type { RegistryDriver } from './driver.js';
@@ -10,10 +6,10 @@ import type { EngineDriverOptions } from './drivers/common.js';
 import { errorText, registryError } from './errors.js';
 import { openFileDriver } from './drivers/file.js';
 import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
-import type { ManagedLease, Registry } from './lease-types.js';
+import type { Registry } from './lease-types.js';
 import { LeaseRegistry } from './registry.js';
-import type { LayoutLike } from './slot-map.js';
-import { assertAcquireOptions, resolveRegistryOptions, type AcquireOptions, type RegistryOptions } from './options.js';
+import { resolveRegistryOptions, type RegistryOptions } from './options.js';
+
 import { defaultStateDir } from './state-dir.js';
 import { parseRegistryUrl, type RegistryKind } from './url.js';
 
@@ -42,11 +38,8 @@ export async function loadEngineDriver(kind: keyof typeof ENGINES, redactedUrl: 
 }
 
 /**
- * Opens a registry by URL (see `url.ts` for the forms). Rejects with a coded error naming
- * the URL without its password: `FLURRY_E_REGISTRY_URL` (malformed),
- * `FLURRY_E_REGISTRY_UNREACHABLE`, `FLURRY_E_REGISTRY_AUTH`,
- * `FLURRY_E_REGISTRY_CLIENT_MISSING`, `FLURRY_E_REGISTRY_OPTION`,
- * `FLURRY_E_REGISTRY_STATIC_NODE` (k8s: without a pod ordinal).
+ * Opens a registry by URL. Rejects with a coded error naming the URL without its password: `FLURRY_E_REGISTRY_URL`,
+ * `…_UNREACHABLE`, `…_AUTH`, `…_CLIENT_MISSING`, `…_OPTION`, `…_STATIC_NODE` (k8s: without a pod ordinal).
  *
  * @example
  * ```ts
@@ -95,13 +88,5 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
       }
     }
   }
-  return new CheckedRegistry(driver, { ...o, stateDir });
-}
-
-/** A {@link LeaseRegistry} whose `acquire()` refuses unknown option keys (`{ pins: … }`) first. */
-class CheckedRegistry extends LeaseRegistry {
-  override async acquire(layout: LayoutLike, opts?: AcquireOptions): Promise<ManagedLease> {
-    assertAcquireOptions(opts, 'registry.acquire() options');
-    return await super.acquire(layout, opts);
-  }
+  return new LeaseRegistry(driver, { ...o, stateDir });
 }

@@ -1,14 +1,10 @@
-/**
- * The options every registry shares, resolved and validated by {@link resolveRegistryOptions}
- * (`FLURRY_E_REGISTRY_OPTION` with the allowed range). Defaults and why: docs/node-ids.md
- * ("Lease timing: defaults and limits").
- */
+/** The options every registry shares; defaults and why: docs/node-ids.md ("Lease timing: defaults and limits"). */
 import { hostname } from 'node:os';
 import { assertKnownOptions, optionNames, randomHex, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import type { FileIo } from './file-steps.js';
 import type { HolderInfo } from './driver.js';
 import { FLURRY_VERSION } from './version.js';
-import { optionError, registryError } from './errors.js';
+import { optionError } from './errors.js';
 import { HOLDER_FIELD_TYPES } from './drivers/common.js';
 
 export type { FlurryLogger as RegistryLogger } from '@flurry/core';
@@ -41,8 +37,8 @@ export interface RegistryOptions {
   fileIo?: FileIo;
 }
 
-/** The keys of {@link RegistryOptions} (a misspelt `cluster` is refused, not defaulted). */
-export const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
+// A misspelt `cluster` is refused, not defaulted.
+const REGISTRY_OPTION_NAMES = optionNames<RegistryOptions>({
   cluster: true,
   ttlMs: true,
   renewIntervalMs: true,
@@ -63,11 +59,9 @@ export interface AcquireOptions {
   pin?: Record<string, number>;
 }
 
-const ACQUIRE_OPTION_NAMES = optionNames<AcquireOptions>({ pin: true });
-
 /** Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0). */
 export function assertAcquireOptions(opts: unknown, where = 'acquire() options'): void {
-  assertKnownOptions(opts, ACQUIRE_OPTION_NAMES, where);
+  assertKnownOptions(opts, optionNames<AcquireOptions>({ pin: true }), where);
 }
 
 /** {@link RegistryOptions} with every default filled in and validated. */
@@ -86,64 +80,40 @@ const RANGE_WHY = {
   connectTimeoutMs: 'the longest wait for the engine',
 };
 
-function intInRange(name: keyof typeof RANGE_WHY, v: unknown, lo: number, hi: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
-    throw registryError(
-      'OPTION',
-      `${name} must be an integer from ${lo} to ${hi} ms (${RANGE_WHY[name]}); got ${String(v)}. Change the option or leave it out for the default.`,
-      { option: name, value: v as never, min: lo, max: hi },
-    );
-  }
-  return v;
-}
-
-/** Checks a cluster name (`[A-Za-z0-9_.-]{1,64}`, not `.` or `..`) and returns it. */
-export function validateCluster(cluster: unknown): string {
-  if (typeof cluster !== 'string' || !CLUSTER_RE.test(cluster) || cluster === '.' || cluster === '..') {
-    throw registryError(
-      'OPTION',
-      `cluster name ${JSON.stringify(cluster)} is invalid: use 1 to 64 of A-Z a-z 0-9 _ . - (not "." or ".."), e.g. "orders"`,
-      { option: 'cluster', value: cluster as never },
-    );
-  }
-  return cluster;
+function intInRange(opts: RegistryOptions, name: keyof typeof RANGE_WHY, dflt: number, lo: number, hi: number): number {
+  const v = opts[name] ?? dflt;
+  if (typeof v === 'number' && Number.isInteger(v) && v >= lo && v <= hi) return v;
+  const why = `${name} must be an integer from ${lo} to ${hi} ms (${RANGE_WHY[name]}); got ${String(v)}.`;
+  throw optionError(name, `${why} Change the option or leave it out for the default.`, { value: v, min: lo, max: hi });
 }
 
 /** Applies the defaults and validates every option; throws `FLURRY_E_REGISTRY_OPTION`. */
 export function resolveRegistryOptions(opts: RegistryOptions = {}): ResolvedRegistryOptions {
   assertKnownOptions(opts, REGISTRY_OPTION_NAMES, 'openRegistry options');
   assertKnownOptions(opts.holder, Object.keys(HOLDER_FIELD_TYPES), 'openRegistry options.holder');
-  const cluster = validateCluster(opts.cluster ?? 'default');
-  const ttlMs = intInRange('ttlMs', opts.ttlMs ?? 10_000, 100, 3_600_000);
-  const marginDefault = Math.min(1000, Math.floor(ttlMs / 5));
-  const marginMs = intInRange('marginMs', opts.marginMs ?? marginDefault, 0, Math.floor(ttlMs / 2));
+  const cluster = opts.cluster ?? 'default';
+  if (typeof cluster !== 'string' || !CLUSTER_RE.test(cluster) || cluster === '.' || cluster === '..') {
+    const why = `cluster name ${JSON.stringify(cluster)} is invalid: use 1 to 64 of A-Z a-z 0-9 _ . - (not "." or "..")`;
+    throw optionError('cluster', `${why}, e.g. "orders"`, { value: cluster });
+  }
+  const ttlMs = intInRange(opts, 'ttlMs', 10_000, 100, 3_600_000);
+  const marginMs = intInRange(opts, 'marginMs', Math.min(1000, Math.floor(ttlMs / 5)), 0, Math.floor(ttlMs / 2));
   const maxRenew = Math.floor((ttlMs - marginMs) / 2);
   const renewDefault = Math.min(maxRenew, Math.max(10, Math.floor(ttlMs / 3)));
-  const renewIntervalMs = intInRange(
-    'renewIntervalMs',
-    opts.renewIntervalMs ?? renewDefault,
-    10,
-    Math.max(10, maxRenew),
-  );
-  const highWaterWaitMs = intInRange('highWaterWaitMs', opts.highWaterWaitMs ?? 5000, 0, 600_000);
-  const connectTimeoutMs = intInRange('connectTimeoutMs', opts.connectTimeoutMs ?? 5000, 100, 120_000);
+  const renewIntervalMs = intInRange(opts, 'renewIntervalMs', renewDefault, 10, Math.max(10, maxRenew));
+  const highWaterWaitMs = intInRange(opts, 'highWaterWaitMs', 5000, 0, 600_000);
+  const connectTimeoutMs = intInRange(opts, 'connectTimeoutMs', 5000, 100, 120_000);
   const clock = opts.clock ?? systemClock;
-  if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function') {
+  if (typeof clock?.now !== 'function' || typeof clock.monotonic !== 'function' || typeof clock.sleep !== 'function')
     throw optionError('clock', 'clock must be a Clock from @flurry/core (now(), monotonic(), sleep())');
-  }
-  if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function')) {
+  if (opts.logger !== undefined && (typeof opts.logger.warn !== 'function' || typeof opts.logger.info !== 'function'))
     throw optionError('logger', 'logger must have warn(obj, msg) and info(obj, msg) methods (a pino logger works)');
-  }
-  if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === '')) {
+  if (opts.stateDir !== undefined && (typeof opts.stateDir !== 'string' || opts.stateDir === ''))
     throw optionError('stateDir', `stateDir must be a non-empty directory path; got ${JSON.stringify(opts.stateDir)}`);
-  }
   const fileIo = opts.fileIo ?? 'async';
   if (fileIo !== 'async' && fileIo !== 'sync') {
-    throw registryError(
-      'OPTION',
-      `fileIo must be 'async' (each file-system step bounded) or 'sync' (for a short-lived process); got ${JSON.stringify(fileIo)}. Leave it out for 'async'.`,
-      { option: 'fileIo', value: fileIo },
-    );
+    const why = `fileIo must be 'async' (each file-system step bounded) or 'sync' (for a short-lived process)`;
+    throw optionError('fileIo', `${why}; got ${JSON.stringify(fileIo)}. Leave it out for 'async'.`, { value: fileIo });
   }
   return {
     cluster,

@@ -1,7 +1,4 @@
-/**
- * The registry façade: {@link LeaseRegistry} turns one {@link RegistryDriver} (slots) into a
- * {@link Registry} of {@link ManagedLease}s (docs/node-ids.md, "Lease internals").
- */
+/** The registry façade over one driver (docs/node-ids.md, "Lease internals"). */
 import type { Clock, FlurryError } from '@flurry/core';
 import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';
 import type { RegistryDriver } from './driver.js';
@@ -12,6 +9,7 @@ import { toClusterHolders, type ClusterHolder, type HoldersQuery } from './holde
 import { Lease } from './lease.js';
 import type { ManagedLease, Registry, StaticAssignment } from './lease-types.js';
 import {
+  assertAcquireOptions,
   resolveRegistryOptions,
   type AcquireOptions,
   type RegistryOptions,
@@ -27,7 +25,7 @@ export class LeaseRegistry implements Registry {
   readonly clock: Clock;
   readonly options: ResolvedRegistryOptions;
   private readonly leases = new Set<ManagedLease>();
-  /** The slot map of each namespace this registry leased in, so holders() can name node fields. */
+  /** Per namespace leased in, so holders() can name node fields. */
   private readonly maps = new Map<string, SlotMap>();
   private closed = false;
   private readonly ctx: LeaseContext;
@@ -51,13 +49,13 @@ export class LeaseRegistry implements Registry {
   }
 
   private assertOpen(): void {
+    const url = this.url;
     if (this.closed)
-      throw registryError('CLOSED', `the registry ${this.url} was closed; open a new one with openRegistry()`, {
-        url: this.url,
-      });
+      throw registryError('CLOSED', `the registry ${url} was closed; open a new one with openRegistry()`, { url });
   }
 
   async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
+    assertAcquireOptions(opts, 'registry.acquire() options');
     this.assertOpen();
     if (!layout || !Array.isArray(layout.nodeFields))
       throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});
@@ -86,18 +84,12 @@ export class LeaseRegistry implements Registry {
   async holders(query: HoldersQuery = {}): Promise<ClusterHolder[]> {
     this.assertOpen();
     const { driver, opts: o } = this.ctx;
-    let scopes: { namespace: string; map: SlotMap | undefined }[];
-    if (query.layout) {
-      const map = SlotMap.create(query.layout, o.cluster, query.pin ?? {});
-      scopes = [{ namespace: map.namespace, map }];
-    } else if (query.namespace !== undefined) {
-      scopes = [{ namespace: query.namespace, map: this.maps.get(query.namespace) }];
-    } else {
-      const held = new Set([...this.leases].map((l) => l.namespace));
-      scopes = (held.size ? [...held] : [o.cluster]).map((namespace) => ({ namespace, map: this.maps.get(namespace) }));
-    }
+    const asked = query.layout && SlotMap.create(query.layout, o.cluster, query.pin ?? {});
+    const held = [...new Set([...this.leases].map((l) => l.namespace))];
+    const namespaces = asked ? [asked.namespace] : query.namespace !== undefined ? [query.namespace] : held;
     const out: ClusterHolder[] = [];
-    for (const { namespace, map } of scopes) {
+    for (const namespace of namespaces.length ? namespaces : [o.cluster]) {
+      const map = asked || this.maps.get(namespace);
       const records = await driver.holders(namespace).catch((e: unknown) => {
         throw toFlurry(e, driver.url, `list the holders of ${namespace}`);
       });
@@ -106,7 +98,6 @@ export class LeaseRegistry implements Registry {
     return out;
   }
 
-  /** The error a failed acquire() throws, by the step that failed. */
   private acquireError(out: Extract<ClaimOutcome, { ok: false }>, namespace: string): FlurryError {
     const { driver, opts: o } = this.ctx;
     if (out.step === 'claim') return toFlurry(out.cause, driver.url, `claim a node ID in ${namespace}`);

@@ -1,7 +1,6 @@
 /**
- * Maps registry slots (`0..slots-1`) to a layout's node fields: `datacenter` and any field in
- * `pin` are pinned into the namespace (`cluster/datacenter-1`); a slot is the other fields'
- * value in mixed radix, the last field varying fastest.
+ * Registry slots ↔ a layout's node fields: `datacenter` and the fields in `pin` are pinned into the namespace
+ * (`cluster/datacenter-1`); a slot is the other fields' value in mixed radix, the last field varying fastest.
  */
 import { registryError } from './errors.js';
 
@@ -11,19 +10,14 @@ export interface LayoutLike {
   readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
 }
 
-/** Fields pinned by configuration unless the caller pins them explicitly. */
-export const IMPLICITLY_PINNED = ['datacenter'] as const;
-
-/** The slot ↔ node mapping of one layout in one namespace. */
+/** The slot ↔ node mapping of one layout in one namespace (`cluster/field-value…`). */
 export class SlotMap {
   private constructor(
-    /** `cluster` or `cluster/field-value[/field-value…]`. */
     readonly namespace: string,
-    /** Number of slots (product of the leased fields' sizes; 1 when every field is pinned). */
+    /** The product of the leased fields' sizes (1 when every field is pinned). */
     readonly slots: number,
-    /** Pinned node field values. */
     readonly pinned: Readonly<Record<string, number>>,
-    /** Leased fields, MSB first: name and size (2^bits). */
+    /** Leased fields, MSB first, and their sizes (2^bits). */
     readonly leased: readonly { readonly name: string; readonly size: number }[],
   ) {}
 
@@ -46,7 +40,7 @@ export class SlotMap {
     for (const f of layout.nodeFields) {
       const size = 2 ** f.bits;
       const explicit = Object.prototype.hasOwnProperty.call(pin, f.name);
-      if (explicit || (IMPLICITLY_PINNED as readonly string[]).includes(f.name)) {
+      if (explicit || f.name === 'datacenter') {
         const v = explicit ? pin[f.name] : 0;
         if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= size) {
           throw registryError(

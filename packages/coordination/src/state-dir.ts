@@ -20,19 +20,14 @@ export function writeFileAtomic(file: string, data: string, fsync = true): void 
   renameSync(tmp, file);
 }
 
-/** The deepest directory path {@link makeDirLevels} walks (a bound on its loop). */
-const MAX_DEPTH = 256;
-
-/** One file-system step of {@link makeDirLevels}: answered by the synchronous or the asynchronous runner. */
 type LevelStep = { readonly kind: 'stat' | 'mkdir'; readonly path: string };
-/** The answer to a {@link LevelStep}: the stats of a `stat`, or the error the step failed with. */
 type LevelAnswer = { readonly stats?: Stats; readonly error?: NodeJS.ErrnoException };
 
-/** The walk behind {@link makeDirLevels} and {@link makeDirLevelsSync}: stat up to an existing level, then mkdir down. */
+/** The walk of both runners below: stat up to an existing level (at most 256), then mkdir down. */
 function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
   const missing: string[] = [];
   let p = path.resolve(dir);
-  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+  for (let depth = 0; depth < 256; depth++) {
     const { stats, error } = yield { kind: 'stat', path: p };
     // ENOTDIR: some level above is a file; walking up finds and names it.
     if (error !== undefined && error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
@@ -63,10 +58,7 @@ function* levelSteps(dir: string): Generator<LevelStep, void, LevelAnswer> {
   }
 }
 
-/**
- * Creates `dir` one level at a time (Node's recursive `mkdir` loops forever on /proc), each step
- * bounded by what is left of `timeoutMs`; rejects with the errno error naming the failing level.
- */
+/** Creates `dir` a level at a time (a recursive `mkdir` loops forever on /proc), all within `timeoutMs`. */
 export async function makeDirLevels(
   dir: string,
   timeoutMs: number,
@@ -77,13 +69,11 @@ export async function makeDirLevels(
   const walk = levelSteps(dir);
   for (let next = walk.next(); !next.done;) {
     const { kind, path: p } = next.value;
-    let answer: LevelAnswer;
-    try {
-      if (kind === 'stat') answer = { stats: await steps.stat(p, left()) };
-      else answer = await steps.mkdir(p, left()).then(() => ({}));
-    } catch (e) {
-      answer = { error: e as NodeJS.ErrnoException };
-    }
+    const step = kind === 'stat' ? steps.stat(p, left()) : steps.mkdir(p, left()).then(() => undefined);
+    const answer: LevelAnswer = await step.then(
+      (stats) => ({ stats }),
+      (error: NodeJS.ErrnoException) => ({ error }),
+    );
     next = walk.next(answer);
   }
 }
@@ -103,7 +93,7 @@ export function makeDirLevelsSync(dir: string): void {
   }
 }
 
-/** cyrb53: a 53-bit string hash (public domain, bryc), `seed` picking one of a family. */
+/** cyrb53: a 53-bit string hash (public domain, bryc). */
 function cyrb53(text: string, seed: number): number {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
@@ -126,7 +116,6 @@ function hash96(text: string): string {
 
 /** The cached last slot per registry URL, namespace and slot count; failures are ignored. */
 export class SlotCache {
-  /** Directory holding the cache files (`<stateDir>/slots`). */
   readonly dir: string;
 
   constructor(stateDir: string) {
@@ -137,7 +126,6 @@ export class SlotCache {
     return path.join(this.dir, `${hash96(`${url}\n${namespace}\n${slots}`)}.json`);
   }
 
-  /** The slot cached for this registry and namespace, or undefined. */
   read(url: string, namespace: string, slots: number): number | undefined {
     try {
       const v = JSON.parse(readFileSync(this.file(url, namespace, slots), 'utf8')) as { slot?: unknown };

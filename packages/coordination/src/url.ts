@@ -1,8 +1,4 @@
-/**
- * Registry URLs: one string picks the backend and where it is (docs/node-ids.md, "Registry
- * URLs"); the etcd, Redis and SQL drivers' own URLs ({@link parseEtcdUrl}, {@link parseRedisUrl},
- * {@link parseSqlUrl}). Parsing throws only `FLURRY_E_REGISTRY_URL`, never with a password.
- */
+/** Registry URLs (docs/node-ids.md, "Registry URLs"); parsing throws only `FLURRY_E_REGISTRY_URL`, never with a password. */
 import path from 'node:path';
 import { checkUrlParams, SQL_DEFAULT_PORT, SQL_SCHEMES, type SqlSslMode } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
@@ -25,8 +21,7 @@ export type ParsedRegistryUrl =
       readonly scheme: string;
     };
 
-// An engine scheme maps to its kind here (its driver module: open-registry.ts's ENGINES); each driver's own
-// parse…Url refuses every part it would not use.
+// Each driver's own parse…Url refuses every part it would not use.
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {
   zookeeper: 'zookeeper',
   'zookeeper+leaf': 'zookeeper+leaf',
@@ -59,17 +54,11 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   const redacted = redactUrl(url);
   if (scheme === 'file') {
     if (rest === '' || rest === '//' || rest === '///') return { kind: 'file', url, redacted, dir: undefined };
-    let p: string;
-    if (rest.startsWith('//')) {
-      const afterHost = rest.slice(2);
-      const slash = afterHost.indexOf('/');
-      const host = slash < 0 ? afterHost : afterHost.slice(0, slash);
-      if (host !== '' && host !== 'localhost')
-        throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
-      p = slash < 0 ? '/' : afterHost.slice(slash);
-    } else {
-      p = rest;
-    }
+    const [, host, afterHost] = /^\/\/([^/]*)(.*)$/s.exec(rest) ?? [];
+    if (host !== undefined && host !== '' && host !== 'localhost')
+      throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
+    const p = host === undefined ? rest : afterHost || '/';
+
     if (!p.startsWith('/')) throw bad(url, 'the directory must be absolute (file:/abs/dir)');
     if (p.includes('?') || p.includes('#')) throw bad(url, 'a file registry URL takes no query or fragment');
     let decoded: string;
@@ -100,9 +89,8 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
   for (const hp of hm[1].split(',')) {
     const h = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(hp);
-    if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535))) {
+    if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535)))
       throw bad(url, `"${hp}" is not host[:port] (port 1 to 65535); separate several servers with commas`);
-    }
   }
   return { kind, url, redacted, scheme };
 }
@@ -111,32 +99,22 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
 const SERVER_URL_RE =
   /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(?:([^/?#]*)@)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?(?:\/([^?#]*))?(?:\?([^#]*))?(#.*)?$/;
 
-/** A URL's port (`fallback` without one); `bad` when it is outside 1..65535. */
 function portOf(text: string | undefined, fallback: number, bad: (why: string) => Error): number {
   const port = text === undefined ? fallback : Number(text);
   if (port < 1 || port > 65535) throw bad(`port ${text} is outside 1..65535`);
   return port;
 }
 
-/** A parsed `etcd://` URL (see {@link parseEtcdUrl}). */
+/** A parsed `etcd://` URL: `http(s)://h:p` per host, the key prefix without a trailing slash. */
 export interface EtcdUrl {
-  /** `http://h:p` or `https://h:p` for each host. */
   readonly hosts: string[];
   readonly username?: string;
   readonly password?: string;
-  /** Key prefix without a trailing slash, e.g. `/flurry`. */
   readonly prefix: string;
-  /** The URL with the password replaced by `***`. */
   readonly redacted: string;
 }
 
-const DEFAULT_PREFIX = '/flurry';
-
-/**
- * Parses an etcd registry URL: `etcd://[user:pass@]host:port[,host:port…][/prefix]`, or
- * `etcds://…` for TLS. A missing port is 2379; a missing prefix is `/flurry`. Rejects with
- * `FLURRY_E_REGISTRY_URL` (the message never contains the password).
- */
+/** Parses `etcd[s]://[user:pass@]host[:port][,host[:port]…][/prefix]` (port 2379, prefix `/flurry`). */
 export function parseEtcdUrl(url: URL | string): EtcdUrl {
   const raw = typeof url === 'string' ? url : url.href;
   const bad = urlRefusal(
@@ -146,9 +124,7 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
-  if (m[5] !== undefined && m[5] !== '?') {
-    checkUrlParams(new URLSearchParams(m[5]), [], bad);
-  }
+  if (m[5] !== undefined && m[5] !== '?') checkUrlParams(new URLSearchParams(m[5]), [], bad);
   if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
   const { user: username, password } =
@@ -162,7 +138,7 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
     hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${portOf(hm[2], 2379, bad)}`);
   }
   let prefix = (m[4] ?? '').replace(/\/+$/, '');
-  if (prefix === '') prefix = DEFAULT_PREFIX;
+  if (prefix === '') prefix = '/flurry';
   if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
     throw bad(
       `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,
@@ -173,7 +149,7 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   return { hosts, username, password, prefix, redacted };
 }
 
-/** A parsed `redis://` URL (see {@link parseRedisUrl}). */
+/** A parsed `redis://` URL; `allowVolatile` accepts a server without fsync on every write (it can lose marks). */
 export interface RedisUrl {
   readonly host: string;
   readonly port: number;
@@ -181,22 +157,12 @@ export interface RedisUrl {
   readonly tls: boolean;
   readonly username?: string;
   readonly password?: string;
-  /** Key prefix, `flurry` by default. */
   readonly prefix: string;
-  /**
-   * `?allowVolatile=true`: accept a server without `appendonly yes` + `appendfsync always` (it can lose
-   * claims and high-water marks on a crash or restart); false by default, and then such a server is refused.
-   */
   readonly allowVolatile: boolean;
-  /** The URL with the password replaced by `***`. */
   readonly redacted: string;
 }
 
-/**
- * Parses a Redis registry URL: `redis://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]`,
- * or `rediss://` for TLS. Port 6379 and db 0 by default. Rejects with `FLURRY_E_REGISTRY_URL`
- * (the message never contains the password).
- */
+/** Parses `redis[s]://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]` (6379, db 0). */
 export function parseRedisUrl(url: URL | string): RedisUrl {
   const raw = typeof url === 'string' ? url : url.href;
   const bad = urlRefusal(
@@ -239,7 +205,7 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, allowVolatile, redacted };
 }
 
-/** A parsed SQL registry URL (see {@link parseSqlUrl}). */
+/** A parsed SQL registry URL (`redacted`: the password replaced by `***`). */
 export interface SqlUrl {
   readonly dialect: SqlDialect;
   readonly host: string;
@@ -249,23 +215,13 @@ export interface SqlUrl {
   readonly password?: string;
   readonly table: string;
   readonly sslmode: SqlSslMode;
-  /** The URL with the password replaced by `***`. */
   readonly redacted: string;
 }
 
 const PARAMS = ['table', 'sslmode'];
 const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
 
-/**
- * Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL. Throws
- * `FLURRY_E_REGISTRY_URL` (without the password) for any other form.
- *
- * @example
- * ```ts
- * const u = parseSqlUrl('postgres://app:pw@[::1]:6432/orders?table=ops.flurry_nodes');
- * // { dialect: 'postgres', host: '::1', port: 6432, database: 'orders', table: 'ops.flurry_nodes', … }
- * ```
- */
+/** Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL (`?table=schema.name`, `?sslmode=`). */
 export function parseSqlUrl(raw: string): SqlUrl {
   const bad = urlRefusal(
     'SQL registry',
@@ -300,6 +256,7 @@ export function parseSqlUrl(raw: string): SqlUrl {
       if (key === 'table') {
         const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
         if (!validTableName(value)) throw bad(why);
+
         table = value;
       } else {
         if (!(SSL_MODES as readonly string[]).includes(value))
@@ -309,10 +266,7 @@ export function parseSqlUrl(raw: string): SqlUrl {
     }
   }
   const auth = user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : ':***'}@`;
-  const query = [
-    table !== DEFAULT_REGISTRY_TABLE ? `table=${table}` : '',
-    sslmode !== 'disable' ? `sslmode=${sslmode}` : '',
-  ]
+  const query = [table !== DEFAULT_REGISTRY_TABLE && `table=${table}`, sslmode !== 'disable' && `sslmode=${sslmode}`]
     .filter(Boolean)
     .join('&');
   const redacted = `${scheme}://${auth}${m[3]}:${port}/${database}${query ? `?${query}` : ''}`;

@@ -1,7 +1,4 @@
-/**
- * Formatted serials (`ORD-{yyyyMMdd}-{seq:08}`): the placeholders, the reset period each format must
- * show, and the exact period boundary: docs/segments.md ("Formatted serials").
- */
+/** Formatted serials (`ORD-{yyyyMMdd}-{seq:08}`): docs/segments.md ("Formatted serials"). */
 import { sequenceError } from './errors.js';
 
 /** When a serial's numbers restart. */
@@ -21,6 +18,8 @@ export interface SerialFormat {
 export type CalendarParts = Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', number>;
 
 const TOKEN_RE = /yyyy|yy|MM|dd|HH|mm|ss|[-_./]/g;
+/** An escaped brace, a placeholder, a brace alone, or text. */
+const PART_RE = /\{\{|\}\}|\{([^}]*)\}|[{}]|[^{}]+/g;
 /** The date fields a format must show for each reset period, and the key suffix of a period. */
 const SHOWN_BY: Record<ResetPeriod, string[]> = {
   day: ['yyyy', 'MM', 'dd'],
@@ -49,9 +48,8 @@ function formatError(source: string, why: string): Error {
  * ```
  */
 export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFormat {
-  if (typeof source !== 'string' || source.length === 0 || source.length > 200) {
+  if (typeof source !== 'string' || source.length === 0 || source.length > 200)
     throw formatError(String(source), 'a format is 1 to 200 characters');
-  }
   if (!['day', 'month', 'year', 'never'].includes(reset)) {
     const message = `reset must be one of day, month, year, never; got ${JSON.stringify(reset)}`;
     throw sequenceError('OPTION', message, { option: 'reset' });
@@ -60,22 +58,13 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
   let text = '';
   let seqs = 0;
   const shown = new Set<string>();
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i];
-    if ((ch === '{' || ch === '}') && source[i + 1] === ch) {
-      text += ch;
-      i++;
+  for (const { 0: token, 1: body, index } of source.matchAll(PART_RE)) {
+    if (token === '}') throw formatError(source, `a lone "}" at position ${index + 1} (write }} for a brace)`);
+    if (token === '{') throw formatError(source, `the "{" at position ${index + 1} is never closed`);
+    if (body === undefined) {
+      text += token === '{{' || token === '}}' ? token[0] : token;
       continue;
     }
-    if (ch === '}') throw formatError(source, `a lone "}" at position ${i + 1} (write }} for a brace)`);
-    if (ch !== '{') {
-      text += ch;
-      continue;
-    }
-    const close = source.indexOf('}', i);
-    if (close < 0) throw formatError(source, `the "{" at position ${i + 1} is never closed`);
-    const body = source.slice(i + 1, close);
-    i = close;
     if (text) parts.push({ kind: 'text', text });
     text = '';
     const seq = /^seq(?::0([1-9]|[12][0-9]|30))?$/.exec(body);
@@ -159,14 +148,7 @@ export function periodStamp(p: CalendarParts, reset: ResetPeriod): string {
   return SHOWN_BY[reset].map((t) => FIELDS[t](p)).join('');
 }
 
-/**
- * Renders a serial.
- *
- * @example
- * ```ts
- * renderSerial(parseSerialFormat('T{yy}{MM}-{seq:04}', 'month'), { year: 2026, month: 3, day: 1, hour: 0, minute: 0, second: 0 }, 7n); // 'T2603-0007'
- * ```
- */
+/** Renders a serial: `T{yy}{MM}-{seq:04}` of March 2026 and 7 is `T2603-0007`. */
 export function renderSerial(f: SerialFormat, p: CalendarParts, seq: bigint | number): string {
   let s = '';
   for (const part of f.parts) {

@@ -1,8 +1,4 @@
-/**
- * `@flurry/segments`: segment mode (Leaf's 号段). Short, dense, increasing numbers per business key, allocated
- * in blocks from PostgreSQL, MySQL/MariaDB (Leaf's own `leaf_alloc` table) or Redis and served from memory.
- * See docs/segments.md.
- */
+/** `@flurry/segments`: segment mode (Leaf's 号段), docs/segments.md. */
 export { SequenceErrorCode, sequenceError } from './errors.js';
 export type { Allocation, CreateKeyOptions, KeyInfo, SegmentStore } from './store.js';
 export { parseSerialFormat, periodOf, renderSerial } from './format.js';

@@ -1,7 +1,4 @@
-/**
- * The shapes around a {@link Sequence}: the options of `openSequences`, the tuning every sequence of one
- * `Sequences` shares, and the status a sequence reports about itself.
- */
+/** The options of `openSequences`, the tuning its sequences share, and what a sequence reports. */
 import type { Clock } from '@flurry/core';
 
 /** The options of `openSequences`. Unknown keys are refused (`FLURRY_E_UNKNOWN_OPTION`). */
@@ -39,15 +36,12 @@ export type SequenceTuning = Required<
   Pick<SequencesOptions, 'prefetchAt' | 'targetSegmentMs' | 'maxStep' | 'retryMs' | 'waitTimeoutMs' | 'maxBatch'>
 >;
 
-/**
- * What a sequence reports about itself (like Leaf's `/cache` page), JSON-safe once passed through
- * `JSON.stringify` with bigint as strings (`toJSON`-free: numbers are decimal strings already).
- */
+/** What a sequence reports about itself (like Leaf's `/cache` page); big numbers are decimal strings. */
 export interface SequenceStatus {
   key: string;
-  /** The segment issuing now: its range (`start` inclusive, `end` exclusive) and the next number. */
+  /** The segment issuing now: `start` inclusive, `end` exclusive, and the next number. */
   current: { start: string; end: string; next: string; remaining: number } | null;
-  /** The prefetched segment, or null. */
+  /** The prefetched segment. */
   next: { start: string; end: string } | null;
   /** The step the next fetch asks for (the adaptive step), and the stored (minimum) step. */
   step: number;
@@ -59,13 +53,13 @@ export interface SequenceStatus {
   lastFetchLatencyMs: number | null;
   /** Numbers issued by this instance. */
   issued: number;
-  /** Numbers that will never be issued by anyone: skipped allocations with an unknown outcome (their size), remainders not handed back. */
+  /** Numbers nobody will issue: skipped allocations with an unknown outcome, remainders not handed back. */
   wasted: string;
   /** Numbers handed back to the store at close. */
   handedBack: string;
   /** Allocations whose commit outcome was unknown (skipped). */
   skippedAllocations: number;
-  /** Fetches that failed, and the last failure's code and message (null after a success). */
+  /** Fetches that failed, and the last failure (null after a success). */
   failures: number;
   lastError: { code: string; message: string } | null;
   /** Callers waiting on an empty buffer right now, and in all. */
@@ -73,12 +67,7 @@ export interface SequenceStatus {
   waits: number;
 }
 
-/**
- * What a sequence reports as it happens (`onEvent` of `openSequences`): each fetch from the store, each failed
- * fetch, and the close (with the final status: `wasted` and `handedBack` say what happened to the unused
- * numbers). The service turns them into its per-key metrics. A listener must not throw and should be cheap:
- * it runs on the fetch path (never on the per-number path).
- */
+/** What a sequence reports as it happens (`onEvent`): fetches, failed fetches, the close. Runs on the fetch path. */
 export type SequenceEvent =
   | { type: 'fetched'; key: string; latencyMs: number; size: number; step: number }
   | { type: 'fetch-failed'; key: string; latencyMs: number; code: string }

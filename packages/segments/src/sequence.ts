@@ -1,8 +1,6 @@
 /**
- * One key's numbers, served from memory out of two segments (Leaf's double buffer): a plain `number`
- * increment on the hot path, one store round trip per segment. Prefetch, waiting instead of "both segments
- * not ready", the adaptive step and unknown outcomes: docs/segments.md ("Buffers, prefetch and the adaptive
- * step", "Guarantees").
+ * One key's numbers from two segments (Leaf's double buffer): docs/segments.md ("Buffers, prefetch and the
+ * adaptive step", "Guarantees").
  */
 import { FlurryError, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
@@ -13,11 +11,7 @@ export type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } 
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/**
- * What {@link adaptStep} decides from: the last fetch's step, the stored step (the floor), `maxStep`, the
- * segment's target duration, the numbers issued and the ms elapsed since the last fetch started, and the numbers
- * callers are waiting for now.
- */
+/** What {@link adaptStep} decides from (`consumed` in `elapsedMs` since the last fetch; `demand`: waiting now). */
 export interface StepInput {
   step: number;
   minStep: number;
@@ -38,10 +32,7 @@ export function adaptStep(i: StepInput): number {
   return Math.max(Math.min(s, i.maxStep), i.minStep);
 }
 
-/**
- * A segment `[start, end)` a store allocated, issued up to `pos`: number arithmetic while the whole range is
- * below 2^53 (`safe`); issuing position `trigger` starts the fetch of the next segment.
- */
+/** A segment `[start, end)` issued up to `pos` (as numbers while `safe`: below 2^53); `trigger` starts a prefetch. */
 class Segment {
   readonly len: number;
   readonly startNum: number;
@@ -102,9 +93,8 @@ export class Sequence {
   ) {}
 
   /**
-   * The next number as a `number`, synchronously, or undefined when both segments are empty (a fetch is then
-   * under way): `seq.tryNext() ?? (await seq.next())`. Throws `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1
-   * (never rounds; use {@link Sequence.tryNextBigInt} there).
+   * The next number, synchronously, or undefined when both segments are empty (a fetch is then under way):
+   * `seq.tryNext() ?? (await seq.next())`. `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1 (never rounds).
    */
   tryNext(): number | undefined {
     const s = this.cur;
@@ -128,10 +118,7 @@ export class Sequence {
     return this.advance() ? this.tryNextBigInt() : undefined;
   }
 
-  /**
-   * The next number as a decimal string, synchronously, or undefined when both segments are empty (what an
-   * HTTP answer needs: no bigint is made while the segment is below 2^53).
-   */
+  /** The next number as a decimal string, or undefined (no bigint is made while the segment is below 2^53). */
   tryNextString(): string | undefined {
     const s = this.cur;
     if (s.pos < s.len) {
@@ -143,19 +130,15 @@ export class Sequence {
   }
 
   /**
-   * The next number as a `bigint`: a plain value while buffered, a promise only when it must wait for the
-   * store. Rejects with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` when the store fails and nothing is buffered,
-   * `FLURRY_E_SEQUENCE_KEY_UNKNOWN`, `FLURRY_E_SEQUENCE_CLOSED`.
+   * The next number: a plain value while buffered, a promise only when it must wait for the store. Rejects with
+   * `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE` (the store fails, nothing buffered), `…_KEY_UNKNOWN`, `…_CLOSED`.
    */
   nextBigInt(): bigint | Promise<bigint> {
     const v = this.tryNextBigInt();
     return v !== undefined ? v : this.waitFor(() => this.tryNextBigInt());
   }
 
-  /**
-   * The next number as a `number`: a plain value while buffered, a promise only when it must wait (see
-   * {@link Sequence.nextBigInt} for the errors); `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1.
-   */
+  /** {@link Sequence.nextBigInt} as a `number`; `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1. */
   next(): number | Promise<number> {
     const v = this.tryNext();
     return v !== undefined ? v : this.waitFor(() => this.tryNext());
@@ -170,10 +153,7 @@ export class Sequence {
     return out;
   }
 
-  /**
-   * `count` increasing numbers as `number`s; `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1 (nothing is
-   * taken then).
-   */
+  /** `count` increasing numbers; `FLURRY_E_SEQUENCE_NUMBER_UNSAFE` past 2^53 - 1 (nothing is taken then). */
   async batch(count: number): Promise<number[]> {
     const out: number[] = [];
     await this.fill(count, (s, from, to) => {
@@ -215,11 +195,7 @@ export class Sequence {
     };
   }
 
-  /**
-   * Stops issuing, waits for a fetch in flight, and hands the unused numbers back to the store when that is
-   * safe (nobody allocated after our last segment); otherwise counts them as wasted. Returns how many were
-   * handed back.
-   */
+  /** Stops issuing and hands the unused numbers back when nobody allocated since (else they are wasted); how many. */
   async close(): Promise<bigint> {
     if (this.closed) return 0n;
     this.closed = true;
@@ -355,11 +331,7 @@ export class Sequence {
     }
   }
 
-  /**
-   * The error of a call that found both segments empty while the store fails: the store's own coded error when
-   * it is not a plain outage (a key unknown, credentials refused…), else `STORE_UNAVAILABLE` with
-   * `details.retryAfterMs` (the service's `Retry-After`).
-   */
+  /** The store's own coded error unless a plain outage, else `STORE_UNAVAILABLE` with `details.retryAfterMs`. */
   private storeError(): FlurryError {
     const last = this.stats.lastError;
     if (last && last.code !== SequenceErrorCode.STORE_UNAVAILABLE) return last;
@@ -387,10 +359,7 @@ export class Sequence {
     }
   }
 
-  /**
-   * Waits for the fetch in flight (starting one if none) until `take` gives a value; bounded in rounds and time.
-   * After a failed fetch that left both segments empty: the store's error (`takeAgain`: after one more take).
-   */
+  /** Waits for fetches until `take` gives a value; a failed fetch leaving both empty: the store's error. */
   private async wait<T>(take: () => T | undefined, takeAgain: boolean, what: string): Promise<T> {
     const until = this.clock.monotonic() + this.tuning.waitTimeoutMs;
     for (let round = 0; round < 100_000; round++) {

@@ -1,7 +1,4 @@
-/**
- * `openSequences(url, options)`: the entry point of segment mode. It opens a store (PostgreSQL, MySQL/MariaDB,
- * Redis or memory; see `url.ts`) and hands out one {@link Sequence} per key, plus formatted serials.
- */
+/** `openSequences(url, options)`: opens a store and hands out one {@link Sequence} per key, plus formatted serials. */
 import { assertKnownOptions, FlurryError, systemClock, type Clock } from '@flurry/core';
 import { sequenceError, SequenceErrorCode } from './errors.js';
 import {
@@ -94,10 +91,7 @@ export class Serial {
     private readonly create: { start: bigint; step: number },
   ) {}
 
-  /**
-   * The next serial: a string while buffered, a promise when it must wait. The period is read from the clock
-   * once, so the date printed and the period's counter always agree.
-   */
+  /** The next serial (a promise only when it must wait); the clock is read once, so date and counter agree. */
   next(): string | Promise<string> {
     const p = periodOf(this.owner.clock.now(), this.timeZone);
     const seq = this.sequenceFor(periodStamp(p, this.format.reset));
@@ -136,10 +130,7 @@ export class Sequences {
     private readonly o: { autoCreate: boolean; defaultStep: number; onEvent: ((e: SequenceEvent) => void) | undefined },
   ) {}
 
-  /**
-   * The sequence of `key` (the same object on every call). Throws `FLURRY_E_SEQUENCE_KEY_INVALID`; an unknown
-   * key is reported by its first `next()`.
-   */
+  /** The sequence of `key` (the same object on every call); `FLURRY_E_SEQUENCE_KEY_INVALID`. */
   get(key: string): Sequence {
     const known = this.closed ? undefined : this.seqs.get(key);
     if (known !== undefined) return known; // checked when it was first asked for
@@ -199,10 +190,7 @@ export class Sequences {
     }, this.tuning.waitTimeoutMs + 1000).unref();
   }
 
-  /**
-   * A formatted serial. Throws `FLURRY_E_SEQUENCE_FORMAT` (unknown placeholder, no `{seq}`, a format that does
-   * not show its reset period), `FLURRY_E_SEQUENCE_OPTION` (time zone), `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   */
+  /** A formatted serial; `FLURRY_E_SEQUENCE_FORMAT`, `…_OPTION` (time zone), `…_KEY_INVALID`. */
   serial(key: string, options: SerialOptions): Serial {
     assertKnownOptions(options, ['format', 'reset', 'timeZone', 'step', 'start'], 'serial options');
     assertKey(key);
@@ -218,10 +206,7 @@ export class Sequences {
     return new Serial(key, format, timeZone, this, { start: c.start, step: c.step });
   }
 
-  /**
-   * Creates a key in the store: `start` (default 1) is its first number, `step` (default 1000) its stored step.
-   * `FLURRY_E_SEQUENCE_KEY_EXISTS` when it exists.
-   */
+  /** Creates a key in the store (`start` default 1, `step` default 1000); `FLURRY_E_SEQUENCE_KEY_EXISTS`. */
   async create(key: string, options: CreateKeyOptions = {}): Promise<KeyInfo> {
     assertKey(key);
     assertKnownOptions(options, ['start', 'step', 'description'], 'create options');
@@ -247,10 +232,7 @@ export class Sequences {
     return [...this.seqs.values()].map((s) => s.status());
   }
 
-  /**
-   * The status of `key` in this instance without opening it: a key not in use here shows empty buffers and
-   * zero counts. Throws `FLURRY_E_SEQUENCE_KEY_INVALID`.
-   */
+  /** The status of `key` here without opening it (empty, zero counts when not in use); `…_KEY_INVALID`. */
   statusOf(key: string): SequenceStatus {
     const known = this.closed ? undefined : this.seqs.get(key);
     if (known !== undefined) return known.status();
@@ -258,10 +240,7 @@ export class Sequences {
     return new Sequence(key, this.store, this.clock, this.tuning).status();
   }
 
-  /**
-   * Closes every sequence (handing unused numbers back when safe) and the store. Returns the numbers handed back
-   * and wasted in all.
-   */
+  /** Closes every sequence (handing unused numbers back when safe) and the store; the numbers handed back and wasted. */
   async close(): Promise<{ handedBack: bigint; wasted: bigint }> {
     if (this.closed) return { handedBack: 0n, wasted: 0n };
     this.closed = true;
@@ -279,10 +258,8 @@ export class Sequences {
 }
 
 /**
- * Opens the sequences of a store URL (or a {@link SegmentStore} object). Rejects with
- * `FLURRY_E_SEQUENCE_URL`, `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE` (Redis
- * without fsync on every write), `…_STORE_CORRUPT` (a table without Leaf's columns), `…_OPTION`,
- * `FLURRY_E_UNKNOWN_OPTION`. Messages name the URL without its password.
+ * Opens the sequences of a store URL (or a {@link SegmentStore}). Rejects with `FLURRY_E_SEQUENCE_URL`,
+ * `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`, `…_STORE_CORRUPT`, `…_OPTION`.
  */
 export async function openSequences(url: string | SegmentStore, options: SequencesOptions = {}): Promise<Sequences> {
   assertKnownOptions(options, KNOWN, 'openSequences options');
@@ -292,27 +269,19 @@ export async function openSequences(url: string | SegmentStore, options: Sequenc
   const { timeoutMs, ...tuning }: SequenceTuning & { timeoutMs: number } = all;
   const defaultStep = options.defaultStep ?? 1000;
   assertStep(defaultStep, 'defaultStep');
-  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function')
     throw sequenceError('OPTION', 'onEvent must be a function (e: SequenceEvent) => void', { option: 'onEvent' });
-  }
   const now = (): number => clock.now();
   const p = typeof url === 'string' ? parseStoreUrl(url) : undefined;
-  const store: SegmentStore =
-    p === undefined
-      ? (url as SegmentStore)
-      : p.kind === 'memory'
-        ? createMemoryStore(p.name || undefined, now)
-        : p.kind === 'redis'
-          ? await (
-              await import('./stores/redis.js')
-            ).openRedisStore(p, {
-              timeoutMs,
-              allowVolatileStore: options.allowVolatileStore ?? false,
-              now,
-            })
-          : await (
-              await import('./stores/sql.js')
-            ).openSqlStore(p, { timeoutMs, createTable: options.createTable ?? true });
+  let store = url as SegmentStore;
+  if (p?.kind === 'memory') store = createMemoryStore(p.name || undefined, now);
+  else if (p?.kind === 'redis') {
+    const allowVolatileStore = options.allowVolatileStore ?? false;
+    store = await (await import('./stores/redis.js')).openRedisStore(p, { timeoutMs, allowVolatileStore, now });
+  } else if (p) {
+    const createTable = options.createTable ?? true;
+    store = await (await import('./stores/sql.js')).openSqlStore(p, { timeoutMs, createTable });
+  }
   const o = { autoCreate: options.autoCreate ?? false, defaultStep, onEvent: options.onEvent };
   return new Sequences(store, clock, tuning, o);
 }

@@ -1,14 +1,9 @@
-/**
- * The store contract: what a segment store (PostgreSQL, MySQL/MariaDB, Redis, memory) does. A store keeps, per
- * key, `maxId`: every number below it has been handed out (Leaf's `max_id`). Allocating a segment of `step`
- * numbers atomically raises `maxId` by `step` and returns the new value; the segment is `[maxId - step, maxId)`.
- */
+/** The store contract: per key, `maxId` (Leaf's `max_id`); allocating raises it by `step`, the segment is below it. */
 import { sequenceError } from './errors.js';
 
-/** One allocated segment: the numbers `start … end - 1`. */
+/** One allocated segment: the numbers `start … end - 1` (`end`: the key's `maxId` right after it). */
 export interface Allocation {
   readonly start: bigint;
-  /** Exclusive: the key's `maxId` right after this allocation. */
   readonly end: bigint;
   readonly step: number;
 }
@@ -34,12 +29,8 @@ export interface CreateKeyOptions {
   description?: string;
 }
 
-/**
- * The operations of a store. Every method may reject with `FLURRY_E_SEQUENCE_STORE_UNAVAILABLE`
- * (`details.outcomeUnknown: true` when a write may or may not have happened).
- */
+/** A store; any method may reject with `…_STORE_UNAVAILABLE` (`details.outcomeUnknown`: a write may have happened). */
 export interface SegmentStore {
-  /** `postgres`, `mysql`, `redis`, `memory`. */
   readonly kind: string;
   /** The URL without its password. */
   readonly description: string;
@@ -50,7 +41,6 @@ export interface SegmentStore {
     key: string,
     options: Required<Pick<CreateKeyOptions, 'step'>> & { start: bigint; description: string | null },
   ): Promise<KeyInfo>;
-  /** The key, or undefined. */
   show(key: string): Promise<KeyInfo | undefined>;
   /** Every key, sorted by name. */
   list(): Promise<KeyInfo[]>;

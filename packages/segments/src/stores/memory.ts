@@ -1,8 +1,4 @@
-/**
- * The memory store: keys in a process-local table, for tests and documentation examples. `memory://NAME` URLs
- * with the same name share one table within the process (so several `Sequences` can race on it); the numbers
- * are lost with the process, so it is never for production.
- */
+/** The memory store, for tests and examples: `memory://NAME` stores of one name share a table within the process. */
 import { sequenceError } from '../errors.js';
 import { allocationFrom, MAX_ID, type KeyInfo, type SegmentStore } from '../store.js';
 
@@ -10,16 +6,7 @@ type Row = { maxId: bigint; step: number; description: string | null; updateTime
 
 const tables = new Map<string, Map<string, Row>>();
 
-/**
- * A {@link SegmentStore} in memory. Pass a name to share the table with other stores of that name.
- *
- * @example
- * ```ts
- * const store = createMemoryStore('t1');
- * await store.create('order', { start: 1n, step: 10, description: null });
- * await store.allocate('order'); // { start: 1n, end: 11n, step: 10 }
- * ```
- */
+/** A {@link SegmentStore} in memory (lost with the process); stores of one `name` share its table. */
 export function createMemoryStore(name?: string, now: () => number = Date.now): SegmentStore {
   const rows = (name !== undefined && tables.get(name)) || new Map<string, Row>();
   if (name !== undefined) tables.set(name, rows);

@@ -1,10 +1,7 @@
-/**
- * The Redis store through `ioredis`: `INCRBY` in a Lua script that refuses an unknown key, and the
- * persistence check at open (`FLURRY_E_SEQUENCE_STORE_VOLATILE`): docs/segments.md ("Redis").
- */
+/** The Redis store: `INCRBY` in Lua, refused on a Redis without fsync on every write: docs/segments.md ("Redis"). */
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
 import { connectRedis, isRedisAuthError, readRedisPersistence, volatileRedisReason } from '@flurry/core';
-import { loadStoreClient, sequenceError } from '../errors.js';
+import { authRefused, keyUnknown, loadStoreClient, sequenceError, storeUnavailable } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 import type { ParsedStoreUrl } from '../url.js';
 
@@ -29,10 +26,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]
 return 0
 `;
 
-/**
- * Connects to Redis, checks its persistence and returns the store. Rejects with
- * `FLURRY_E_SEQUENCE_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH` or `…_STORE_VOLATILE`.
- */
+/** Connects to Redis and checks its persistence: `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`. */
 export async function openRedisStore(
   c: Extract<ParsedStoreUrl, { kind: 'redis' }>,
   opts: { timeoutMs: number; allowVolatileStore: boolean; now: () => number },
@@ -42,20 +36,11 @@ export async function openRedisStore(
     Redis: new (o: RedisOptions) => RedisClient;
   };
   const unavailable = (what: string, err: unknown, key?: string, outcomeUnknown = false): Error => {
-    if (isRedisAuthError(err)) {
-      const message = `the redis store ${description} refused the credentials; check the user and password in the URL`;
-      return sequenceError('AUTH', message, { store: description });
-    }
-    return sequenceError(
-      'STORE_UNAVAILABLE',
-      `the redis store ${description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} (${err instanceof Error ? err.message : String(err)})` +
-        (outcomeUnknown ? '; the INCRBY may still have happened, so its range is skipped' : '') +
-        (what === 'the connection'
-          ? '; check that Redis runs there and is reachable from this host, then retry (an outage, not bad input)'
-          : '; numbers keep coming from memory while any are buffered; retry later'),
-      { store: description, outcomeUnknown, retryAfterMs: 1000, ...(key !== undefined ? { key } : {}) },
-      err,
-    );
+    if (isRedisAuthError(err)) return authRefused('redis', description);
+    const cause = `(${err instanceof Error ? err.message : String(err)})`;
+    const skipped = outcomeUnknown ? 'the INCRBY may still have happened' : undefined;
+    const connecting = what === 'the connection' ? 'Redis' : '';
+    return storeUnavailable(what, { store: description, engine: 'redis', key, cause, connecting, skipped }, err);
   };
   const client = await connectRedis(RedisCtor, c, opts.timeoutMs, 'flurry-sequences', {
     enableOfflineQueue: false,
@@ -121,14 +106,7 @@ export async function openRedisStore(
         () => client.eval(ALLOCATE_LUA, 2, maxKey(key), metaKey(key), stepArg, String(opts.now())),
         true,
       );
-      if (r === null) {
-        throw sequenceError(
-          'KEY_UNKNOWN',
-          `the sequence key "${key}" does not exist in the redis store ${description}; create it first ` +
-            `(sequences.create or flurry sequences create), or turn autoCreate on`,
-          { key },
-        );
-      }
+      if (r === null) throw keyUnknown(key, `the redis store ${description}`);
       const [max, s] = r as [string, string];
       return allocationFrom(key, BigInt(max), Number(s), 'redis');
     },

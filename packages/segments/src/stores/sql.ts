@@ -1,10 +1,9 @@
 /**
- * The SQL stores (PostgreSQL, MySQL/MariaDB) on Leaf's own `leaf_alloc` table, allocating with Leaf's
- * transaction statement for statement; an allocation whose COMMIT is unacknowledged is never issued from
- * (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
+ * The SQL stores on Leaf's own table and statements; an allocation whose COMMIT is unacknowledged is never issued
+ * from (docs/segments.md, "PostgreSQL and MySQL/MariaDB: Leaf's own table, unchanged").
  */
 import { quoteSqlTable, sqlErrorClass, sqlPool, type SqlDialect, type SqlPool, type SqlSession } from '@flurry/core';
-import { loadStoreClient, sequenceError } from '../errors.js';
+import { authRefused, keyUnknown, loadStoreClient, sequenceError, storeUnavailable } from '../errors.js';
 import { allocationFrom, MAX_ID, type Allocation, type KeyInfo, type SegmentStore } from '../store.js';
 import type { ParsedStoreUrl } from '../url.js';
 
@@ -79,29 +78,13 @@ async function withSession<T>(
       throw err;
     }
     session?.destroy();
-    if (isAuth(pool, err)) {
-      throw sequenceError(
-        'AUTH',
-        `the ${pool.dialect} store ${o.description} refused the credentials (${errText(err)}); check the user and password in the URL`,
-        { store: o.description },
-      );
-    }
-    const outcomeUnknown = stage.at === 'commit';
-    throw sequenceError(
-      'STORE_UNAVAILABLE',
-      `the ${pool.dialect} store ${o.description} did not complete ${what}${key !== undefined ? ` for key "${key}"` : ''} ` +
-        `(${timedOut ? `no answer within ${o.timeoutMs} ms` : errText(err)})` +
-        (outcomeUnknown ? '; the allocation may have committed, so its range is skipped' : '') +
-        (what === 'the table check'
-          ? `; check that ${pool.dialect} runs there and is reachable from this host, then retry (an outage, not bad input)`
-          : '; numbers keep coming from memory while any are buffered; retry later'),
-      {
-        store: o.description,
-        stage: stage.at,
-        outcomeUnknown,
-        retryAfterMs: 1000,
-        ...(key !== undefined ? { key } : {}),
-      },
+    if (isAuth(pool, err)) throw authRefused(pool.dialect, o.description, ` (${errText(err)})`);
+    const cause = `(${timedOut ? `no answer within ${o.timeoutMs} ms` : errText(err)})`;
+    const skipped = stage.at === 'commit' ? 'the allocation may have committed' : undefined;
+    const connecting = what === 'the table check' ? pool.dialect : '';
+    throw storeUnavailable(
+      what,
+      { store: o.description, engine: pool.dialect, key, cause, connecting, skipped, stage: stage.at },
       err,
     );
   } finally {
@@ -129,10 +112,7 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
   };
 }
 
-/**
- * Opens a SQL store: loads the client, checks the connection and the table (creating Leaf's table when
- * `createTable` and it is missing).
- */
+/** Opens a SQL store: the client, the connection, the table (created when missing and `createTable`). */
 export async function openSqlStore(
   p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
   { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
@@ -203,12 +183,7 @@ export async function openSqlStore(
             : await s.query(`UPDATE ${t} SET max_id = max_id + ? WHERE biz_tag = ?`, [step, key]);
         if (upd.affected === 0) {
           await s.query('ROLLBACK', []);
-          throw sequenceError(
-            'KEY_UNKNOWN',
-            `the sequence key "${key}" does not exist in ${o.table} (${o.description}); create it first ` +
-              `(sequences.create or flurry sequences create), or turn autoCreate on`,
-            { key },
-          );
+          throw keyUnknown(key, `${o.table} (${o.description})`);
         }
         stage.at = 'select';
         const sel = await s.query(`SELECT biz_tag, max_id, step FROM ${t} WHERE biz_tag = ?`, [key]);
