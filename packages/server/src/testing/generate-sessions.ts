@@ -7,9 +7,10 @@ import pg from 'pg';
 import { sqlPool, type SqlDialect } from '@flurry/core';
 import type { RunningDatabase } from '@flurry/coordination/testing';
 
-/** One database session: a value of one statement, or a statement run for its effect. */
+/** One database session: a value of one statement, its first column, or a statement run for its effect. */
 export interface Session {
   one(sql: string): Promise<string>;
+  column(sql: string): Promise<string[]>;
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -24,6 +25,7 @@ async function session(dialect: SqlDialect, db: RunningDatabase): Promise<Sessio
   const s = await pool.connect();
   return {
     one: async (sql) => String(Object.values((await s.query(sql)).rows[0])[0]),
+    column: async (sql) => (await s.query(sql)).rows.map((r) => String(Object.values(r)[0])),
     exec: async (sql) => void (await s.query(sql)),
     async close() {
       s.release();
@@ -38,9 +40,25 @@ export const pgSession = (db: RunningDatabase): Promise<Session> => session('pos
 /** A MariaDB session (mysql2) on `db`, with big numbers as strings. */
 export const mySession = (db: RunningDatabase): Promise<Session> => session('mysql', db);
 
-/** PostgreSQL: `'t'` once no other session holds an advisory lock (lane 0 free again). */
-export const FREE_LANE0 =
-  "SELECT (count(*) = 0)::text FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()";
+/**
+ * `n` calls of `call` (an expression) in one statement, one row each, in call order: the rows
+ * of a recursive count, on PostgreSQL and MariaDB alike.
+ */
+export const calls = (call: string, n: number): string =>
+  `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ${n}) SELECT ${call} FROM k`;
+
+/**
+ * Waits (up to 5 s) until lane 0 is free again: a closed session's backend lets go of its lane
+ * lock shortly after the disconnect (PostgreSQL: no other session holds an advisory lock).
+ */
+export async function laneFree(s: Session, kind: RunningDatabase['kind']): Promise<void> {
+  const free =
+    kind === 'postgres'
+      ? "SELECT count(*) = 0 FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+      : "SELECT IS_FREE_LOCK(CONCAT('flurry_lane0@', DATABASE()))";
+  for (let i = 0; i < 100 && !['true', '1'].includes(await s.one(free)); i++)
+    await new Promise((r) => setTimeout(r, 50));
+}
 
 /** The FLURRY_E_… code an error message starts with (else the message), or 'no error'. */
 export function codeOf(e: unknown): string {
