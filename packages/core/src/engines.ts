@@ -1,5 +1,5 @@
-// The pure half of engine access shared by the registries, the segment stores and `flurry sql`
-// (docs/architecture.md, "Engine access"): no client and no I/O here.
+// The pure half of engine access shared by the registries, the segment stores and `flurry sql` (docs/architecture.md,
+// "Engine access"): no client and no I/O here.
 import { FlurryError } from './errors.js';
 import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
@@ -16,8 +16,8 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too
- * malformed to parse (a password holding `@`).
+ * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too malformed
+ * to parse (a password holding `@`).
  */
 export function redactLoosely(raw: string): string {
   const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
@@ -70,10 +70,10 @@ const classOf = (code: string): SqlErrorClass | undefined =>
   (Object.keys(CODES) as SqlErrorClass[]).find((c) => CODES[c].split(' ').includes(code));
 
 /**
- * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing
- * table or database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock,
- * serialization), a statement the schema refuses (`schema`), or anything else, lost connections and timeouts
- * included (`unreachable`: the outcome of a write in flight is unknown).
+ * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing table or
+ * database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock, serialization), a
+ * statement the schema refuses (`schema`), or anything else, lost connections and timeouts included (`unreachable`: the
+ * outcome of a write in flight is unknown).
  */
 export type SqlErrorClass = keyof typeof CODES;
 
@@ -102,8 +102,8 @@ export const ENGINE_CLIENTS = {
 } as const;
 
 /**
- * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of
- * "`user` needs the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
+ * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of "`user` needs
+ * the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
  */
 export async function loadClient<M>(
   engine: keyof typeof ENGINE_CLIENTS,
@@ -124,8 +124,8 @@ export async function loadClient<M>(
 }
 
 /**
- * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
- * given twice (only one value would be used). Names only the parameter, never a value.
+ * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one given
+ * twice (only one value would be used). Names only the parameter, never a value.
  */
 export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
   const seen = new Set<string>();
@@ -142,8 +142,8 @@ export function checkUrlParams(params: URLSearchParams, known: readonly string[]
 }
 
 /**
- * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the
- * first connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
+ * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the first
+ * connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
  */
 export function redisClientOptions(
   u: { host: string; port: number; db: number; username?: string; password?: string; tls?: boolean },
@@ -169,10 +169,10 @@ export function redisClientOptions(
 }
 
 /**
- * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs
- * `ready`. On failure the client is disconnected and the rejection is the cause: the last connection error
- * ioredis reported (its own rejection only says the connection closed) unless the server refused the
- * credentials, or a `FlurryError` of `ready`. Connection errors after that go to `onError`.
+ * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs `ready`.
+ * On failure the client is disconnected and the rejection is the cause: the last connection error ioredis reported (its
+ * own rejection only says the connection closed) unless the server refused the credentials, or a `FlurryError` of
+ * `ready`. Connection errors after that go to `onError`.
  */
 export async function connectRedis<C extends RedisLike>(
   Redis: new (options: ReturnType<typeof redisClientOptions>) => C,

@@ -1,6 +1,6 @@
 /**
- * `@flurry/core`: time-ordered 64-bit IDs ({@link Layout}, {@link Generator}) and UUIDv7 ({@link UuidGenerator}),
- * their string codecs and keyed public IDs ({@link PublicIdCipher}). Named exports only; internal tables stay inside.
+ * `@flurry/core`: time-ordered 64-bit IDs ({@link Layout}, {@link Generator}) and UUIDv7 ({@link UuidGenerator}), their
+ * string codecs and keyed public IDs ({@link PublicIdCipher}). Named exports only; internal tables stay inside.
  */
 
 // Errors and options
@@ -21,7 +21,8 @@ export type { NodeLease } from './lease.js';
 // Redis persistence (the segment store and the lease registry refuse a Redis that can lose acknowledged writes)
 export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
 
-// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading, SQL pools over a loaded client
+// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading, SQL pools over a loaded
+// client
 export * from './engines.js';
 export * from './engines-sql.js';
 

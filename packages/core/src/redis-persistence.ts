@@ -1,7 +1,7 @@
 /**
- * Whether a Redis server keeps what it acknowledged (`appendonly yes` and `appendfsync always`), for the segment
- * store and the lease registry, which refuse a server that is not durable unless the user accepted the risk. No
- * Redis client here: the caller passes its `CONFIG GET`.
+ * Whether a Redis server keeps what it acknowledged (`appendonly yes` and `appendfsync always`), for the segment store
+ * and the lease registry, which refuse a server that is not durable unless the user accepted the risk. No Redis client
+ * here: the caller passes its `CONFIG GET`.
  */
 
 /** The persistence settings a Redis server reported (see {@link readRedisPersistence}). */
@@ -17,8 +17,8 @@ export interface RedisPersistence {
 }
 
 /**
- * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its
- * `[name, value]` reply). Never rejects: a failed read is reported in `checkError` and counts as not durable.
+ * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its `[name,
+ * value]` reply). Never rejects: a failed read is reported in `checkError` and counts as not durable.
  */
 export async function readRedisPersistence(
   configGet: (parameter: string) => Promise<unknown>,

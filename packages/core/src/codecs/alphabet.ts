@@ -1,7 +1,7 @@
 /**
- * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves
- * (`hi`, `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster
- * than repeated `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
+ * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves (`hi`,
+ * `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster than repeated
+ * `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -141,11 +141,11 @@ export class Alphabet {
   }
 
   /**
-   * Encodes the 64-bit value `hi·2^32 + lo`, left-padded with the zero digit to `width`
-   * characters (0: no padding, the shortest form).
+   * Encodes the 64-bit value `hi·2^32 + lo`, left-padded with the zero digit to `width` characters (0: no padding, the
+   * shortest form).
    *
-   * Works two digits at a time (dividing by radix², joining precomputed two-character
-   * strings): string concatenation, not arithmetic, dominates the cost of short strings.
+   * Works two digits at a time (dividing by radix², joining precomputed two-character strings): string concatenation,
+   * not arithmetic, dominates the cost of short strings.
    */
   encode(hi: number, lo: number, width: number): string {
     const r2 = this.radix2;
@@ -198,10 +198,9 @@ export class Alphabet {
   }
 
   /**
-   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the
-   * characters, the length (`exactLength` > 0: exactly that many characters) and that the
-   * value fits `bits` bits. Throws coded errors that name the offending character and its
-   * 1-based position.
+   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the characters, the length
+   * (`exactLength` > 0: exactly that many characters) and that the value fits `bits` bits. Throws coded errors that
+   * name the offending character and its 1-based position.
    */
   decode(text: unknown, bits: number, exactLength: number, out: Float64Array, what = 'ID'): void {
     if (typeof text !== 'string') {

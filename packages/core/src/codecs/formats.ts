@@ -1,8 +1,8 @@
 /**
- * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url`
- * (RFC 4648 §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral
- * system (none encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII
- * order, so fixed-width strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
+ * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url` (RFC 4648
+ * §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral system (none
+ * encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII order, so fixed-width
+ * strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
@@ -73,8 +73,8 @@ function tooWide(id: bigint | number, bits: number): FlurryError {
 }
 
 /**
- * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on
- * first use: a CLI run or a service that uses one format does not pay for all six at load.
+ * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on first use: a CLI run or a
+ * service that uses one format does not pay for all six at load.
  */
 function makeCodec(name: IdFormat, chars: string, description: string, options?: AlphabetOptions): IdCodec {
   let built: Alphabet | undefined;
@@ -120,8 +120,8 @@ export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnop
 /** base62 digits `0-9A-Za-z`, in ascending ASCII order. */
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /**
- * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`,
- * `_`, `a-z`), so that fixed-width strings sort like the numbers they encode.
+ * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`, `_`, `a-z`), so that fixed-width
+ * strings sort like the numbers they encode.
  */
 export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
@@ -163,8 +163,8 @@ export function getCodec(format: string): IdCodec {
 }
 
 /**
- * Encodes an ID in a format. `fixed: true` pads to the format's width for `bits`-bit IDs,
- * so the strings sort like the IDs.
+ * Encodes an ID in a format. `fixed: true` pads to the format's width for `bits`-bit IDs, so the strings sort like the
+ * IDs.
  *
  * @example
  * ```ts
@@ -178,10 +178,9 @@ export function encodeId(id: bigint | number, format: IdFormat | (string & {}), 
 }
 
 /**
- * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty,
- * not a string, a bad character — named with its position — or, with `fixed: true`, the
- * wrong length), `FLURRY_E_ID_TOO_WIDE` (the value overflows `bits`),
- * `FLURRY_E_CODEC_UNKNOWN`.
+ * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty, not a string, a bad
+ * character — named with its position — or, with `fixed: true`, the wrong length), `FLURRY_E_ID_TOO_WIDE` (the value
+ * overflows `bits`), `FLURRY_E_CODEC_UNKNOWN`.
  */
 export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);

@@ -1,7 +1,4 @@
-/**
- * Layouts: the bit layout of an ID, presets, validation, derived facts, compose/decode
- * and ID parsing.
- */
+/** Layouts: the bit layout of an ID, presets, validation, derived facts, compose/decode and ID parsing. */
 export * from './types.js';
 export * from './presets.js';
 export * from './parse-id.js';

@@ -22,14 +22,13 @@ import {
 } from './types.js';
 
 /**
- * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or
- * layout) or {@link Layout.parse} (the CLI's `--fields` form); instances are immutable.
+ * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or layout) or {@link Layout.parse} (the
+ * CLI's `--fields` form); instances are immutable.
  *
- * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks
- * of `unit` since `epoch`, `sequence` counts IDs within one tick, and node fields
- * (`datacenter`, `worker`, `machine`, …) name the issuer. The timestamp must be more
- * significant than the sequence (so one node's IDs increase); node fields may sit
- * anywhere, e.g. Sonyflake's `timestamp | sequence | machine`.
+ * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks of `unit` since `epoch`,
+ * `sequence` counts IDs within one tick, and node fields (`datacenter`, `worker`, `machine`, …) name the issuer. The
+ * timestamp must be more significant than the sequence (so one node's IDs increase); node fields may sit anywhere, e.g.
+ * Sonyflake's `timestamp | sequence | machine`.
  */
 export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */
@@ -58,10 +57,9 @@ export class Layout implements LayoutGeometry {
   /** The first instant the timestamp field cannot hold: the layout's end of life. */
   readonly expiresAt: Date;
   /**
-   * For a 64-bit layout, the first instant an ID has its top bit set (stops fitting a
-   * signed 64-bit integer / SQL BIGINT). `null` for layouts of 63 bits or fewer. When the
-   * top field is not the timestamp, IDs of nodes whose top-field value sets the top bit
-   * overflow from the epoch on, so this is the epoch.
+   * For a 64-bit layout, the first instant an ID has its top bit set (stops fitting a signed 64-bit integer / SQL
+   * BIGINT). `null` for layouts of 63 bits or fewer. When the top field is not the timestamp, IDs of nodes whose
+   * top-field value sets the top bit overflow from the epoch on, so this is the epoch.
    */
   readonly signedOverflowAt: Date | null;
   /** The largest value any ID of this layout can take (`2^totalBits - 1`). */
@@ -99,10 +97,9 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Returns a layout for a preset name, a field list (`name:bits,…`, read as {@link Layout.parse}
-   * reads it, with its default epoch and unit), a spec, or an existing layout (returned as is).
-   * Throws `FLURRY_E_LAYOUT_*` for an invalid spec or field list and
-   * `FLURRY_E_LAYOUT_UNKNOWN_PRESET` for an unknown name.
+   * Returns a layout for a preset name, a field list (`name:bits,…`, read as {@link Layout.parse} reads it, with its
+   * default epoch and unit), a spec, or an existing layout (returned as is). Throws `FLURRY_E_LAYOUT_*` for an invalid
+   * spec or field list and `FLURRY_E_LAYOUT_UNKNOWN_PRESET` for an unknown name.
    *
    * @example
    * ```ts
@@ -137,9 +134,9 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an
-   * optional epoch (ISO date or Unix ms, as a string or number; default
-   * {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default, `10ms`, `1s`).
+   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an optional epoch (ISO date or
+   * Unix ms, as a string or number; default {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default,
+   * `10ms`, `1s`).
    */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
@@ -222,9 +219,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws
-   * `FLURRY_E_CLOCK_BEFORE_EPOCH`, `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION`
-   * (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
+   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws `FLURRY_E_CLOCK_BEFORE_EPOCH`,
+   * `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION` (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
    */
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
@@ -270,9 +266,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields,
-   * Unix ms and ISO time. Throws `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or
-   * `FLURRY_E_ID_MALFORMED`.
+   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields, Unix ms and ISO time. Throws
+   * `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or `FLURRY_E_ID_MALFORMED`.
    */
   decode(id: bigint | string | number): DecodedId {
     const value = parseId(id, this);
@@ -305,10 +300,9 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * A key naming the ID space a node of this layout owns: epoch, unit, timestamp and
-   * sequence positions and the node bits. Two layouts that would issue identical IDs for
-   * two node values (e.g. `twitter` datacenter 1/worker 2 and `leaf` worker 34) get the
-   * same key.
+   * A key naming the ID space a node of this layout owns: epoch, unit, timestamp and sequence positions and the node
+   * bits. Two layouts that would issue identical IDs for two node values (e.g. `twitter` datacenter 1/worker 2 and
+   * `leaf` worker 34) get the same key.
    */
   idSpaceKey(nodeBits: bigint): string {
     const t = this.timestampField;

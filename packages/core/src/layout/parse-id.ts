@@ -1,6 +1,6 @@
 /**
- * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer
- * number, with coded errors for anything that is not one.
+ * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer number, with coded errors for
+ * anything that is not one.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -10,12 +10,10 @@ const U64_MAX = (1n << 64n) - 1n;
 const DECIMAL_RE = /^[0-9]{1,20}$/;
 
 /**
- * Parses an ID. Accepted: a bigint; a string of 1 to 20 decimal digits (no sign,
- * spaces, dots or exponent); a non-negative safe-integer number. Rejected with
- * `FLURRY_E_ID_NEGATIVE` (below zero), `FLURRY_E_ID_TOO_WIDE` (above the layout's
- * `maxId`, or above 2^64 - 1 without a layout) or `FLURRY_E_ID_MALFORMED` (anything
- * else, including numbers above 2^53 - 1, which have already lost precision — pass a
- * string or bigint instead).
+ * Parses an ID. Accepted: a bigint; a string of 1 to 20 decimal digits (no sign, spaces, dots or exponent); a
+ * non-negative safe-integer number. Rejected with `FLURRY_E_ID_NEGATIVE` (below zero), `FLURRY_E_ID_TOO_WIDE` (above
+ * the layout's `maxId`, or above 2^64 - 1 without a layout) or `FLURRY_E_ID_MALFORMED` (anything else, including
+ * numbers above 2^53 - 1, which have already lost precision — pass a string or bigint instead).
  */
 export function parseId(input: string | bigint | number, layout?: LayoutGeometry): bigint {
   let value: bigint;

@@ -1,7 +1,6 @@
 /**
- * Layout specs: reading the `--fields` form, the epoch, and validating a spec into
- * positioned fields (the checks behind every `FLURRY_E_LAYOUT_*` error). {@link Layout}
- * builds on these.
+ * Layout specs: reading the `--fields` form, the epoch, and validating a spec into positioned fields (the checks behind
+ * every `FLURRY_E_LAYOUT_*` error). {@link Layout} builds on these.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
@@ -24,9 +23,9 @@ export interface ValidatedSpec {
 }
 
 /**
- * Reads the `--fields` form (`name:bits` pairs separated by commas, most significant
- * first) into field specs without validating widths or names (see {@link validateLayoutSpec}).
- * Throws `FLURRY_E_LAYOUT_SPEC` for an empty list or a part that is not `name:bits`.
+ * Reads the `--fields` form (`name:bits` pairs separated by commas, most significant first) into field specs without
+ * validating widths or names (see {@link validateLayoutSpec}). Throws `FLURRY_E_LAYOUT_SPEC` for an empty list or a
+ * part that is not `name:bits`.
  */
 export function parseFieldList(fields: string): FieldSpec[] {
   if (typeof fields !== 'string' || fields.trim() === '') {
@@ -50,9 +49,9 @@ export function parseFieldList(fields: string): FieldSpec[] {
 }
 
 /**
- * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`,
- * duplicates, order, total width, per-field limits, in that order) and positions its
- * fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem found.
+ * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`, duplicates, order, total width,
+ * per-field limits, in that order) and positions its fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem
+ * found.
  */
 export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
   const unit = spec.unit ?? '1ms';
@@ -174,9 +173,8 @@ function checkFieldLimits(f: FieldSpec, epochMs: number, unit: TimeUnit): void {
 }
 
 /**
- * Reads an epoch (Unix ms as a number or digits, an ISO date, or a Date) into Unix ms.
- * Throws `FLURRY_E_LAYOUT_EPOCH` when it is not a whole-ms date from 1970 on, or is in the
- * future.
+ * Reads an epoch (Unix ms as a number or digits, an ISO date, or a Date) into Unix ms. Throws `FLURRY_E_LAYOUT_EPOCH`
+ * when it is not a whole-ms date from 1970 on, or is in the future.
  */
 export function parseEpoch(epoch: unknown): number {
   let ms: number;
@@ -221,9 +219,9 @@ export interface LayoutParseOptions {
 }
 
 /**
- * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`,
- * `{ name, bit }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key (a misspelt `epoch`
- * would silently move every ID's time).
+ * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`, `{ name, bit
+ * }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key (a misspelt `epoch` would silently move
+ * every ID's time).
  */
 export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
 /** The keys of a layout field spec. */

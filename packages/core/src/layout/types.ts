@@ -1,6 +1,6 @@
 /**
- * The plain data types of layouts: the spec a user writes, the fields a layout derives,
- * a decoded ID and the JSON-safe summary.
+ * The plain data types of layouts: the spec a user writes, the fields a layout derives, a decoded ID and the JSON-safe
+ * summary.
  */
 
 /** The resolution of the timestamp field. */
@@ -10,8 +10,8 @@ export type TimeUnit = '1ms' | '10ms' | '1s';
 export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
 
 /**
- * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly
- * one of each); every other name is a node field.
+ * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly one of each); every other name
+ * is a node field.
  */
 export interface FieldSpec {
   name: string;
@@ -19,8 +19,8 @@ export interface FieldSpec {
 }
 
 /**
- * A layout as a user writes it: fields from the most significant bit down, the epoch
- * (Unix ms, an ISO date string or a Date) and the unit (default `1ms`).
+ * A layout as a user writes it: fields from the most significant bit down, the epoch (Unix ms, an ISO date string or a
+ * Date) and the unit (default `1ms`).
  */
 export interface LayoutSpec {
   name?: string;
@@ -30,8 +30,8 @@ export interface LayoutSpec {
 }
 
 /**
- * A field of a validated layout with its position: the value sits at bits
- * `shift … shift + bits - 1`. `max` is `2^bits - 1` (exact up to 53 bits).
+ * A field of a validated layout with its position: the value sits at bits `shift … shift + bits - 1`. `max` is `2^bits
+ * - 1` (exact up to 53 bits).
  */
 export interface LayoutField {
   readonly name: string;
@@ -53,8 +53,8 @@ export interface DecodedId {
 }
 
 /**
- * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout`
- * returns). Big values are decimal strings; dates are ISO strings.
+ * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout` returns). Big values are decimal
+ * strings; dates are ISO strings.
  */
 export interface LayoutInfo {
   name: string;
@@ -81,8 +81,8 @@ export interface LayoutInfo {
 }
 
 /**
- * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`)
- * read; every `Layout` is one.
+ * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`) read;
+ * every `Layout` is one.
  */
 export interface LayoutGeometry {
   readonly name: string;

@@ -1,8 +1,8 @@
 /**
- * SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869) in plain TypeScript, synchronous: the public-ID
- * key schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`),
- * since Web Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto`
- * (`platform/node.ts`); `sha256.test.ts` checks both give the same bytes.
+ * SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869) in plain TypeScript, synchronous: the public-ID key
+ * schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`), since Web
+ * Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto` (`platform/node.ts`);
+ * `sha256.test.ts` checks both give the same bytes.
  */
 
 const K = new Uint32Array([

@@ -1,8 +1,8 @@
 /**
- * The platform pieces of `@flurry/core` outside Node.js (a browser, workerd): `#platform` under the `default`
- * condition (`node.ts` under `node`; the same names, docs/runtimes.md). Sleep blocks only where the thread may
- * (else the system clock is `nonBlocking`); SHA-256 and HKDF are plain TypeScript (`sha256.ts`: Web Crypto's are
- * asynchronous only); there is no file system.
+ * The platform pieces of `@flurry/core` outside Node.js (a browser, workerd): `#platform` under the `default` condition
+ * (`node.ts` under `node`; the same names, docs/runtimes.md). Sleep blocks only where the thread may (else the system
+ * clock is `nonBlocking`); SHA-256 and HKDF are plain TypeScript (`sha256.ts`: Web Crypto's are asynchronous only);
+ * there is no file system.
  */
 import { sha256 } from './sha256.js';
 
@@ -12,8 +12,8 @@ const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new S
 function probeBlocking(): boolean {
   if (sleepCell === undefined || typeof Atomics === 'undefined' || typeof Atomics.wait !== 'function') return false;
   try {
-    // The value differs, so where the thread may block this returns 'not-equal' at once; a browser's main thread
-    // throws a TypeError before comparing.
+    // The value differs, so where the thread may block this returns 'not-equal' at once; a browser's main thread throws
+    // a TypeError before comparing.
     Atomics.wait(sleepCell, 0, 1, 0);
     return true;
   } catch {
@@ -43,8 +43,8 @@ export function monotonicMs(): number {
 }
 
 /**
- * Blocks the current thread for `ms` milliseconds with `Atomics.wait` where it may block ({@link CAN_BLOCK});
- * elsewhere returns at once (never a busy loop).
+ * Blocks the current thread for `ms` milliseconds with `Atomics.wait` where it may block ({@link CAN_BLOCK}); elsewhere
+ * returns at once (never a busy loop).
  */
 export function platformSleep(ms: number): void {
   if (ms > 0 && CAN_BLOCK && sleepCell !== undefined) Atomics.wait(sleepCell, 0, 0, ms);
@@ -79,8 +79,8 @@ export function toBase64url(bytes: Uint8Array): string {
 }
 
 /**
- * The bytes of base64url text (`+` and `/` read as `-` and `_`, other characters outside the alphabet skipped,
- * as Node's `Buffer` does).
+ * The bytes of base64url text (`+` and `/` read as `-` and `_`, other characters outside the alphabet skipped, as
+ * Node's `Buffer` does).
  */
 export function fromBase64url(text: string): Uint8Array {
   const out: number[] = [];

@@ -1,7 +1,7 @@
 /**
  * {@link PublicIdCipher}: IDs under a keyed permutation of the layout's N-bit space (`feistel.ts`), written as
- * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding
- * refuses (and with what probability a wrong key passes the tag): docs/public-ids.md.
+ * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding refuses
+ * (and with what probability a wrong key passes the tag): docs/public-ids.md.
  */
 import { MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -68,9 +68,8 @@ function resolvePublicIdOptions(options: PublicIdOptions) {
 }
 
 /**
- * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag
- * keys costs a few HKDF calls) and reuse it; every method is synchronous and
- * allocation-light.
+ * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag keys costs a few HKDF calls)
+ * and reuse it; every method is synchronous and allocation-light.
  *
  * @example
  * ```ts
@@ -151,9 +150,9 @@ export class PublicIdCipher {
   }
 
   /**
-   * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or
-   * the key `keyId`. `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range.
-   * The bare integer carries no tag: prefer {@link encode}/{@link decode}.
+   * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or the key `keyId`.
+   * `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range. The bare integer carries no tag: prefer
+   * {@link encode}/{@link decode}.
    */
   encrypt(id: bigint, keyId?: string): bigint {
     this.split(id, this.maxId, 'ID');
@@ -163,9 +162,9 @@ export class PublicIdCipher {
   }
 
   /**
-   * Inverse of {@link encrypt}. A result above `maxId` (only possible with the wrong key)
-   * is `FLURRY_E_PUBLIC_ID_MALFORMED`; any other wrong-key value decrypts to a wrong ID,
-   * since a bare integer has no tag to check: prefer {@link decode}.
+   * Inverse of {@link encrypt}. A result above `maxId` (only possible with the wrong key) is
+   * `FLURRY_E_PUBLIC_ID_MALFORMED`; any other wrong-key value decrypts to a wrong ID, since a bare integer has no tag
+   * to check: prefer {@link decode}.
    */
   decrypt(value: bigint, keyId?: string): bigint {
     this.split(value, MAX_FOR_BITS[this.bits], 'encrypted value');
@@ -222,13 +221,11 @@ export class PublicIdCipher {
   }
 
   /**
-   * The ID behind a public-ID string. Errors (never a wrong ID), in the order checked:
-   * not a string, wrong length, bad character → `FLURRY_E_PUBLIC_ID_MALFORMED`; failed
-   * check character (a typo) → `FLURRY_E_PUBLIC_ID_CHECKSUM`; key ID not in the keyring →
-   * `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY`; encrypted value out of range, or a string issued for
-   * another width → `FLURRY_E_PUBLIC_ID_MALFORMED`; authentication tag not made by the
-   * key of that key ID → `FLURRY_E_PUBLIC_ID_WRONG_KEY`; an ID above `maxId` →
-   * `FLURRY_E_PUBLIC_ID_MALFORMED`.
+   * The ID behind a public-ID string. Errors (never a wrong ID), in the order checked: not a string, wrong length, bad
+   * character → `FLURRY_E_PUBLIC_ID_MALFORMED`; failed check character (a typo) → `FLURRY_E_PUBLIC_ID_CHECKSUM`; key ID
+   * not in the keyring → `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY`; encrypted value out of range, or a string issued for another
+   * width → `FLURRY_E_PUBLIC_ID_MALFORMED`; authentication tag not made by the key of that key ID →
+   * `FLURRY_E_PUBLIC_ID_WRONG_KEY`; an ID above `maxId` → `FLURRY_E_PUBLIC_ID_MALFORMED`.
    */
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
@@ -333,9 +330,9 @@ export class PublicIdCipher {
   }
 
   /**
-   * The tag value in [0, radix³): Chaskey-12 under the entry's tag key of the block
-   * (encrypted low word, encrypted high word, N | radix << 8 | keyId << 16 | version << 24,
-   * "FTAG"), reduced from 53 bits of its output ((w1 >>> 11)·2^32 + w0) modulo radix³.
+   * The tag value in [0, radix³): Chaskey-12 under the entry's tag key of the block (encrypted low word, encrypted high
+   * word, N | radix << 8 | keyId << 16 | version << 24, "FTAG"), reduced from 53 bits of its output ((w1 >>> 11)·2^32 +
+   * w0) modulo radix³.
    */
   private tagOf(e: KeyEntry, bits: number, hi: number, lo: number): number {
     const mac = e.mac;
@@ -349,9 +346,8 @@ export class PublicIdCipher {
   }
 
   /**
-   * The error of a tag mismatch. When the tag is the right one for another width with the
-   * same string length (a 64-bit public ID given to a 63-bit cipher), says so; otherwise the
-   * key of that key ID did not issue the string.
+   * The error of a tag mismatch. When the tag is the right one for another width with the same string length (a 64-bit
+   * public ID given to a 63-bit cipher), says so; otherwise the key of that key ID did not issue the string.
    */
   private wrongKey(publicId: string, e: KeyEntry, hi: number, lo: number, tag: number): FlurryError {
     for (const w of this.sameLengthWidths) {
@@ -411,9 +407,9 @@ export class PublicIdCipher {
 }
 
 /**
- * The former name of {@link PublicIdCipher}, kept so existing code compiles ("codec" now
- * means only the string forms of `codecs/`). The redacted description (`String(cipher)`)
- * and the option errors still say `PublicIdCodec`, so logs and matchers stay stable.
+ * The former name of {@link PublicIdCipher}, kept so existing code compiles ("codec" now means only the string forms of
+ * `codecs/`). The redacted description (`String(cipher)`) and the option errors still say `PublicIdCodec`, so logs and
+ * matchers stay stable.
  *
  * @deprecated Use {@link PublicIdCipher}.
  */

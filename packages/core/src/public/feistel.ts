@@ -1,9 +1,9 @@
 /**
- * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel
- * network of {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to
- * `(B, A ⊕ F_i(B) mod 2^|A|)`), whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")`
- * under a per-round key derived with HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no
- * cycle-walking. Why this structure and 12 rounds: docs/public-ids.md#the-permutation.
+ * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network of
+ * {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to `(B, A ⊕ F_i(B) mod 2^|A|)`),
+ * whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")` under a per-round key derived with
+ * HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no cycle-walking. Why this structure and 12 rounds:
+ * docs/public-ids.md#the-permutation.
  */
 import { hkdfSha256 } from '#platform';
 import { checkBits } from '../codecs/alphabet.js';
@@ -23,8 +23,8 @@ const HKDF_SALT = 'flurry/public-id/v1';
 const STRIDE = 5;
 
 /**
- * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret};
- * `encryptHalves`/`decryptHalves` are inverse bijections of [0, 2^N).
+ * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret}; `encryptHalves`/`decryptHalves`
+ * are inverse bijections of [0, 2^N).
  */
 export class FeistelPermutation {
   /** The width N in bits. */
@@ -62,8 +62,8 @@ export class FeistelPermutation {
   }
 
   /**
-   * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt
-   * `flurry/public-id/v1`, info `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
+   * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt `flurry/public-id/v1`, info
+   * `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
    */
   static fromSecret(secret: Uint8Array, bits: number): FeistelPermutation {
     checkBits(bits);
@@ -86,8 +86,8 @@ export class FeistelPermutation {
   }
 
   /**
-   * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i.
-   * Same arithmetic as the reference `chaskeyTag` (tested against it), inlined for speed.
+   * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i. Same arithmetic as the reference
+   * `chaskeyTag` (tested against it), inlined for speed.
    */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
@@ -116,8 +116,8 @@ export class FeistelPermutation {
   }
 
   /**
-   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in
-   * `this.out` as [hi, lo]. No range check: callers pass in-range values.
+   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in `this.out` as [hi, lo]. No range
+   * check: callers pass in-range values.
    */
   encryptHalves(hi: number, lo: number): void {
     const q = Math.floor(lo / this.powV);

@@ -1,8 +1,7 @@
 /**
- * The public-ID string format (format 2): its version, the tag length and the tag's
- * constants, the alphabets and their shared tables, and the per-key material a
- * {@link PublicIdCipher} derives (Feistel round keys and the tag key), and the errors of a malformed
- * string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
+ * The public-ID string format (format 2): its version, the tag length and the tag's constants, the alphabets and their
+ * shared tables, and the per-key material a {@link PublicIdCipher} derives (Feistel round keys and the tag key), and
+ * the errors of a malformed string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
  */
 import { hkdfSha256 } from '#platform';
 import { Alphabet, TWO32, describeValue } from '../codecs/alphabet.js';
@@ -15,17 +14,15 @@ import { FeistelPermutation } from './feistel.js';
 import type { PublicIdKey } from './keys.js';
 
 /**
- * The version of the public-ID string form. Format 2 added the authentication tag; format 1
- * (key ID, encrypted ID, check character) was never released and is not read. The version
- * is not a character of the string: it is bound into the tag, and the formats differ in
- * length.
+ * The version of the public-ID string form. Format 2 added the authentication tag; format 1 (key ID, encrypted ID,
+ * check character) was never released and is not read. The version is not a character of the string: it is bound into
+ * the tag, and the formats differ in length.
  */
 export const PUBLIC_ID_FORMAT_VERSION = 2;
 
 /**
- * Characters of the authentication tag of every public-ID string. A string checked with a
- * key that did not issue it passes with probability 1/radix³: 1/238,328 (base62),
- * 1/195,112 (base58).
+ * Characters of the authentication tag of every public-ID string. A string checked with a key that did not issue it
+ * passes with probability 1/radix³: 1/238,328 (base62), 1/195,112 (base58).
  */
 export const PUBLIC_ID_TAG_LENGTH = 3;
 
@@ -64,9 +61,8 @@ export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; 
 }
 
 /**
- * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its
- * tag MAC, and the key ID's character code (< 128) and digit value in the alphabet. Holds
- * key material: keep it in `#private` fields.
+ * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its tag MAC, and the key ID's
+ * character code (< 128) and digit value in the alphabet. Holds key material: keep it in `#private` fields.
  */
 export interface KeyEntry {
   key: PublicIdKey;
@@ -77,9 +73,8 @@ export interface KeyEntry {
 }
 
 /**
- * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF
- * of the secret); the secret copies are wiped afterwards. `values` maps character codes
- * to digit values in the cipher's alphabet.
+ * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF of the secret); the secret
+ * copies are wiped afterwards. `values` maps character codes to digit values in the cipher's alphabet.
  */
 export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
   const secret = key.secretBytes();
@@ -105,8 +100,8 @@ export function fitsBits(hi: number, lo: number, bits: number): boolean {
 }
 
 /**
- * The string of the digit values `d`, through the character codes `c` of the alphabet
- * (`scratch`: a reusable array of `d.length` numbers, for lengths other than 16).
+ * The string of the digit values `d`, through the character codes `c` of the alphabet (`scratch`: a reusable array of
+ * `d.length` numbers, for lengths other than 16).
  */
 export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
   if (d.length === 16) {
@@ -134,8 +129,8 @@ export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): str
 }
 
 /**
- * A public ID of the wrong length, naming the expected length and its parts, and hinting
- * at format 1 when the length is that of a format-1 string.
+ * A public ID of the wrong length, naming the expected length and its parts, and hinting at format 1 when the length is
+ * that of a format-1 string.
  */
 export function wrongLengthError(
   publicId: string,

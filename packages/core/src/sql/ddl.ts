@@ -1,8 +1,7 @@
 /**
- * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from
- * a {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time
- * outside the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See
- * docs/sql.md.
+ * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from a
+ * {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time outside
+ * the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See docs/sql.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -27,8 +26,8 @@ const RESERVED =
   );
 
 /**
- * Checks a function-name prefix and returns it (default `flurry_`). Throws
- * `FLURRY_E_INVALID_OPTION` for anything but a lower-case SQL identifier start.
+ * Checks a function-name prefix and returns it (default `flurry_`). Throws `FLURRY_E_INVALID_OPTION` for anything but a
+ * lower-case SQL identifier start.
  */
 export function sqlPrefix(prefix: string | undefined): string {
   const p = prefix ?? 'flurry_';
@@ -57,14 +56,13 @@ function factsOf(layout: Layout) {
 }
 
 /**
- * The DDL of the decode and bound functions for `layout` (see the module comment).
- * Throws `FLURRY_E_INVALID_OPTION` for an unknown dialect, a bad prefix, or a node field
- * whose name would collide with a generated function (`min_id`, `timestamp`, …).
+ * The DDL of the decode and bound functions for `layout` (see the module comment). Throws `FLURRY_E_INVALID_OPTION` for
+ * an unknown dialect, a bad prefix, or a node field whose name would collide with a generated function (`min_id`,
+ * `timestamp`, …).
  *
- * Functions (prefix `flurry_`, `ID` the dialect's ID type): `flurry_unix_ms(ID)`,
- * `flurry_timestamp(ID)`, `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`,
- * `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` / `DATETIME(3)` read as UTC) and
- * `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
+ * Functions (prefix `flurry_`, `ID` the dialect's ID type): `flurry_unix_ms(ID)`, `flurry_timestamp(ID)`,
+ * `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`, `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` /
+ * `DATETIME(3)` read as UTC) and `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');
