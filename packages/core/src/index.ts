@@ -18,11 +18,11 @@ export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
 export { randomBelow, randomFill, randomHex } from './random.js';
 export type { NodeLease } from './lease.js';
 
-// Redis persistence (the segment store and the lease registry refuse a Redis that can lose acknowledged writes)
+// Redis persistence
 export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
 
-// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading, SQL pools over a loaded
-// client
+// Engine access
+
 export * from './engines.js';
 export * from './engines-sql.js';
 

@@ -224,9 +224,7 @@ export interface LayoutParseOptions {
  * every ID's time).
  */
 export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
-/** The keys of a layout field spec. */
 export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
-/** The keys of {@link LayoutParseOptions}. */
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
 
 /** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */

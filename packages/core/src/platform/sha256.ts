@@ -18,7 +18,6 @@ const K = new Uint32Array([
 
 const utf8 = new TextEncoder();
 
-/** Bytes of a string (UTF-8) or the bytes themselves. */
 function bytesOf(part: string | Uint8Array): Uint8Array {
   return typeof part === 'string' ? utf8.encode(part) : part;
 }

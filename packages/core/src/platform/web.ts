@@ -30,14 +30,12 @@ export const CAN_BLOCK = probeBlocking();
 /** Web Crypto's limit per call. */
 const RANDOM_CHUNK = 65536;
 
-/** Fills `buf` with random bytes from Web Crypto. */
 export function platformRandomFill(buf: Uint8Array): Uint8Array {
   for (let at = 0; at < buf.length; at += RANDOM_CHUNK)
     globalThis.crypto.getRandomValues(buf.subarray(at, Math.min(buf.length, at + RANDOM_CHUNK)));
   return buf;
 }
 
-/** Monotonic milliseconds: `performance.now()`. */
 export function monotonicMs(): number {
   return performance.now();
 }
@@ -50,10 +48,8 @@ export function platformSleep(ms: number): void {
   if (ms > 0 && CAN_BLOCK && sleepCell !== undefined) Atomics.wait(sleepCell, 0, 0, ms);
 }
 
-/** HKDF-SHA-256 of `secret` to `length` bytes (as `node:crypto`'s `hkdfSync`). */
 export { hkdfSha256 } from './sha256.js';
 
-/** The SHA-256 digest of the parts, concatenated, as lower-case hex. */
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
   let s = '';
   for (const b of sha256(parts)) s += (b < 16 ? '0' : '') + b.toString(16);
@@ -67,7 +63,6 @@ for (let i = 0; i < 64; i++) B64URL_VALUE[B64URL.charCodeAt(i)] = i;
 B64URL_VALUE[43] = 62; // '+'
 B64URL_VALUE[47] = 63; // '/'
 
-/** Bytes as base64url without padding. */
 export function toBase64url(bytes: Uint8Array): string {
   let s = '';
   for (let i = 0; i < bytes.length; i += 3) {
@@ -103,19 +98,16 @@ export function fromBase64url(text: string): Uint8Array {
   return Uint8Array.from(out);
 }
 
-/** A buffer of `size` bytes for ASCII text. */
 export function asciiBuffer(size: number): Uint8Array {
   return new Uint8Array(size);
 }
 
 const latin1 = new TextDecoder('latin1');
 
-/** The ASCII text of `buf[start, end)`. */
 export function asciiText(buf: Uint8Array, start: number, end: number): string {
   return latin1.decode(buf.subarray(start, end));
 }
 
-/** Refused: there is no file system here. */
 export function readTextFile(path: string): string {
   throw Object.assign(
     new Error(`no file system in this runtime to read ${JSON.stringify(path)}; pass the keys' text instead`),

@@ -49,7 +49,6 @@ function invalid(option: string | undefined, message: string): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
 }
 
-/** The options with their defaults (the keyring is parsed by the cipher). */
 function resolvePublicIdOptions(options: PublicIdOptions) {
   if (options === null || typeof options !== 'object')
     throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
@@ -99,7 +98,6 @@ export class PublicIdCipher {
   private readonly digits: Alphabet;
   private readonly check: DihedralCheck | null;
   private readonly radix: number;
-  /** radix³, the number of tag values. */
   private readonly tagSpace: number;
   /** Character code of each digit value; digit values and character codes of the string being built or parsed. */
   private readonly codes: Uint16Array;
@@ -220,13 +218,8 @@ export class PublicIdCipher {
     return digitText(this.work, this.codes, this.textCodes);
   }
 
-  /**
-   * The ID behind a public-ID string. Errors (never a wrong ID), in the order checked: not a string, wrong length, bad
-   * character → `FLURRY_E_PUBLIC_ID_MALFORMED`; failed check character (a typo) → `FLURRY_E_PUBLIC_ID_CHECKSUM`; key ID
-   * not in the keyring → `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY`; encrypted value out of range, or a string issued for another
-   * width → `FLURRY_E_PUBLIC_ID_MALFORMED`; authentication tag not made by the key of that key ID →
-   * `FLURRY_E_PUBLIC_ID_WRONG_KEY`; an ID above `maxId` → `FLURRY_E_PUBLIC_ID_MALFORMED`.
-   */
+  /** The ID behind a public-ID string, never a wrong ID: docs/public-ids.md#order-of-checks-on-decoding. */
+
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
       throw new FlurryError(
@@ -329,11 +322,7 @@ export class PublicIdCipher {
     return this.toString();
   }
 
-  /**
-   * The tag value in [0, radix³): Chaskey-12 under the entry's tag key of the block (encrypted low word, encrypted high
-   * word, N | radix << 8 | keyId << 16 | version << 24, "FTAG"), reduced from 53 bits of its output ((w1 >>> 11)·2^32 +
-   * w0) modulo radix³.
-   */
+  /** The tag value in [0, radix³): docs/public-ids.md#the-authentication-tag. */
   private tagOf(e: KeyEntry, bits: number, hi: number, lo: number): number {
     const mac = e.mac;
     mac.tag(
@@ -345,10 +334,7 @@ export class PublicIdCipher {
     return ((mac.out[1] >>> TAG_SHIFT) * TWO32 + (mac.out[0] >>> 0)) % this.tagSpace;
   }
 
-  /**
-   * The error of a tag mismatch. When the tag is the right one for another width with the same string length (a 64-bit
-   * public ID given to a 63-bit cipher), says so; otherwise the key of that key ID did not issue the string.
-   */
+  /** A tag mismatch: a string issued for another width of the same length (64-bit ID, 63-bit cipher), else a wrong key. */
   private wrongKey(publicId: string, e: KeyEntry, hi: number, lo: number, tag: number): FlurryError {
     for (const w of this.sameLengthWidths) {
       if (fitsBits(hi, lo, w) && this.tagOf(e, w, hi, lo) === tag) {
@@ -406,13 +392,8 @@ export class PublicIdCipher {
   }
 }
 
-/**
- * The former name of {@link PublicIdCipher}, kept so existing code compiles ("codec" now means only the string forms of
- * `codecs/`). The redacted description (`String(cipher)`) and the option errors still say `PublicIdCodec`, so logs and
- * matchers stay stable.
- *
- * @deprecated Use {@link PublicIdCipher}.
- */
+/** @deprecated Use {@link PublicIdCipher} (the old name; `String(cipher)` and option errors still say `PublicIdCodec`). */
+
 export const PublicIdCodec = PublicIdCipher;
 /** @deprecated Use {@link PublicIdCipher}. */
 export type PublicIdCodec = PublicIdCipher;
