@@ -53,23 +53,12 @@ export const systemClock: Clock = Object.freeze({
   ...(CAN_BLOCK ? {} : { nonBlocking: true }),
 });
 
-/**
- * A clock driven by hand, for tests. `sleep(ms)` advances both times instantly, so code that waits for the next tick
- * finishes at once and deterministically.
- *
- * @example
- * ```ts
- * const clock = new ManualClock(Date.UTC(2025, 0, 1));
- * const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 1 }, clock });
- * clock.stepWall(-10); // the wall clock jumps back 10 ms; monotonic time does not
- * ```
- */
+/** A clock driven by hand, for tests; `sleep(ms)` advances it instantly: docs/clocks.md#manualclock-and-injecting-time. */
 export class ManualClock implements Clock {
   private wall: number;
   private mono: number;
   /** This clock's own monotonic epoch (see {@link Clock.monotonicEpoch}): unique per instance. */
   readonly monotonicEpoch = `manual-${randomHex(6)}`;
-  /** Optional hook called on every read of `now()` (e.g. to stall or drift). */
   onRead: ((clock: ManualClock) => void) | undefined;
 
   constructor(startWallMs: number = Date.UTC(2025, 0, 1), startMonoMs = 0) {
@@ -91,7 +80,6 @@ export class ManualClock implements Clock {
     await new Promise<void>((r) => setImmediate(r));
     this.sleep(ms);
   }
-  /** Moves wall and monotonic time forward together. */
   advance(ms: number): void {
     if (ms < 0)
       throw new RangeError('advance() takes a non-negative duration; use stepWall() to step the wall clock back');
@@ -108,7 +96,6 @@ export class ManualClock implements Clock {
   setWall(unixMs: number): void {
     this.wall = unixMs;
   }
-  /** Moves only monotonic time (e.g. to simulate a paused process whose wall clock is frozen). */
   advanceMonotonic(ms: number): void {
     this.mono += ms;
   }

@@ -18,36 +18,12 @@ export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
 export { randomBelow, randomFill, randomHex } from './random.js';
 export type { NodeLease } from './lease.js';
 
-// Redis persistence
-export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
-
 // Engine access
-
 export * from './engines.js';
 export * from './engines-sql.js';
 
 // Layouts
-export {
-  Layout,
-  parseId,
-  isPresetName,
-  PRESETS,
-  DEFAULT_EPOCH_MS,
-  TWITTER_EPOCH_MS,
-  DISCORD_EPOCH_MS,
-  SONYFLAKE_EPOCH_MS,
-  INSTAGRAM_EPOCH_MS,
-  type PresetName,
-  type TimeUnit,
-  type FieldSpec,
-  type LayoutSpec,
-  type LayoutField,
-  type LayoutInfo,
-  type LayoutGeometry,
-  type LayoutParseOptions,
-  type DecodedId,
-} from './layout/index.js';
-export { minIdAt, maxIdAt, idBounds, parseTime, type IdBounds } from './layout/bounds.js';
+export * from './layout/index.js';
 
 // SQL from a layout
 export * from './sql/index.js';

@@ -32,6 +32,13 @@ export function joinU64(hi: number, lo: number): bigint {
   return scratch.getBigUint64(0);
 }
 
+/** Whether hi·2^32 + lo < 2^bits. */
+export function fitsBits(hi: number, lo: number, bits: number): boolean {
+  if (hi >= TWO32) return false;
+  if (bits >= 64) return true;
+  return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
+}
+
 /** `MAX_FOR_BITS[b] = 2^b - 1` for b in 0..64. */
 export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
 
@@ -260,10 +267,8 @@ export class Alphabet {
       const carry = Math.floor(x / TWO32);
       lo = x - carry * TWO32;
       hi = hi * m + carry;
-      if (hi >= TWO32) throw this.tooWide(text, bits, what);
     }
-    if (bits < 64 && (bits > 32 ? hi >= 2 ** (bits - 32) : hi !== 0 || lo >= 2 ** bits))
-      throw this.tooWide(text, bits, what);
+    if (!fitsBits(hi, lo, bits)) throw this.tooWide(text, bits, what);
     out[0] = hi;
     out[1] = lo;
   }

@@ -3,11 +3,5 @@ export * from './types.js';
 export * from './presets.js';
 export * from './parse-id.js';
 export * from './layout.js';
-export {
-  FIELD_SPEC_OPTION_NAMES,
-  LAYOUT_PARSE_OPTION_NAMES,
-  LAYOUT_SPEC_OPTION_NAMES,
-  assertLayoutSpecKeys,
-  type LayoutParseOptions,
-} from './spec.js';
+export type { LayoutParseOptions } from './spec.js';
 export { idBounds, maxIdAt, minIdAt, parseTime, type IdBounds } from './bounds.js';

@@ -6,20 +6,13 @@ import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './pres
 import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
 import {
   LAYOUT_PARSE_OPTION_NAMES,
+  UNIT_MS,
   assertLayoutSpecKeys,
   parseFieldList,
   validateLayoutSpec,
   type LayoutParseOptions,
 } from './spec.js';
-import {
-  UNIT_MS,
-  type DecodedId,
-  type LayoutField,
-  type LayoutGeometry,
-  type LayoutInfo,
-  type LayoutSpec,
-  type TimeUnit,
-} from './types.js';
+import type { DecodedId, LayoutField, LayoutGeometry, LayoutInfo, LayoutSpec, TimeUnit } from './types.js';
 
 /**
  * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or layout) or {@link Layout.parse} (the

@@ -31,20 +31,19 @@ export function parseId(input: string | bigint | number, layout?: LayoutGeometry
   } else if (typeof input === 'string') {
     if (!DECIMAL_RE.test(input)) {
       if (/^-[0-9]+$/.test(input)) throw negative(input);
-      const why =
-        input === ''
-          ? 'it is empty'
-          : /^\s|\s$/.test(input)
-            ? 'it has leading or trailing whitespace'
-            : /^[0-9]{21,}$/.test(input)
-              ? 'it has more than 20 digits (the most a 64-bit ID has)'
-              : 'it is not a string of decimal digits (no sign, spaces, dots, exponent or other bases)';
       if (/^[0-9]{21,}$/.test(input)) {
+        const why = 'it has more than 20 digits (the most a 64-bit ID has)';
         throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The ID ${preview(input)} is too wide: ${why}.`, {
           id: preview(input),
           digits: input.length,
         });
       }
+      const why =
+        input === ''
+          ? 'it is empty'
+          : /^\s|\s$/.test(input)
+            ? 'it has leading or trailing whitespace'
+            : 'it is not a string of decimal digits (no sign, spaces, dots, exponent or other bases)';
       throw malformed(input, why);
     }
     value = BigInt(input);

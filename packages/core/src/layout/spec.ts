@@ -5,7 +5,10 @@
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { plural } from '../text.js';
-import { UNIT_MS, type FieldSpec, type LayoutField, type LayoutSpec, type TimeUnit } from './types.js';
+import type { FieldSpec, LayoutField, LayoutSpec, TimeUnit } from './types.js';
+
+/** Milliseconds per tick for each {@link TimeUnit}. */
+export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
 
 /** The largest Unix ms a JavaScript Date can hold (±8.64e15). */
 const MAX_DATE_MS = 8.64e15;
@@ -218,13 +221,10 @@ export interface LayoutParseOptions {
   name?: string;
 }
 
-/**
- * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`, `{ name, bit
- * }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key (a misspelt `epoch` would silently move
- * every ID's time).
- */
-export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
-export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
+// The keys a layout spec, each of its fields and `Layout.parse` options may have: a misspelt `epoch` would silently move
+// every ID's time.
+const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
+const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
 
 /** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */

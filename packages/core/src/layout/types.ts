@@ -6,9 +6,6 @@
 /** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
-/** Milliseconds per tick for each {@link TimeUnit}. */
-export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
-
 /**
  * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly one of each); every other name
  * is a node field.

@@ -98,17 +98,10 @@ export class DihedralCheck {
     return this.inv[acc];
   }
 
-  /**
-   * True when `values[length − 1]` is the check value of `values[0 … length − 1)` (the value form of {@link verify}).
-   */
+  /** True when `values[length − 1]` is the check value of `values[0 … length − 1)`. */
+
   verifyValues(values: ArrayLike<number>, length: number): boolean {
-    const size = this.size;
-    const phiPow = this.phiPow;
-    const mul = this.mul;
-    const last = length - 1;
-    let acc = 0;
-    for (let j = 0; j <= last; j++) acc = mul[acc * size + phiPow[(last - j) * size + values[j]]];
-    return acc === 0;
+    return this.checkValue(values, length - 1) === values[length - 1];
   }
 
   /**

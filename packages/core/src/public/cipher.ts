@@ -3,25 +3,27 @@
  * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding refuses
  * (and with what probability a wrong key passes the tag): docs/public-ids.md.
  */
-import { MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
+import type { Alphabet } from '../codecs/alphabet.js';
+import { MAX_FOR_BITS, TWO32, checkBits, describeValue, fitsBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import type { DihedralCheck } from './checksum.js';
 import {
   PUBLIC_ID_FORMAT_VERSION,
   PUBLIC_ID_TAG_LENGTH,
-  TAG_DOMAIN,
-  TAG_SHIFT,
   alphabetTables,
   badCharError,
   digitText,
-  fitsBits,
   keyEntry,
   type KeyEntry,
   type PublicIdAlphabet,
   wrongLengthError,
 } from './format.js';
 import { parseKeys, type PublicIdKey } from './keys.js';
+
+// The tag block's fourth word ("FTAG", little-endian), and the high bits of MAC word 1 dropped to keep 53 bits.
+const TAG_DOMAIN = 0x47415446;
+const TAG_SHIFT = 11;
 
 /** Options of {@link PublicIdCipher.create}. */
 export interface PublicIdOptions {
@@ -302,7 +304,6 @@ export class PublicIdCipher {
     return `PublicIdCodec(bits=${this.bits}, ${this.alphabet}, ${this.checksum ? 'checksum' : 'no checksum'}, keys=${this.keyIds.join(',')})`;
   }
 
-  /** Redacted JSON form. */
   toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
@@ -317,7 +318,6 @@ export class PublicIdCipher {
     };
   }
 
-  /** Redacted output for `util.inspect`. */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }

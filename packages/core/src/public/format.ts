@@ -4,7 +4,7 @@
  * the errors of a malformed string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
  */
 import { hkdfSha256 } from '#platform';
-import { Alphabet, TWO32, describeValue } from '../codecs/alphabet.js';
+import { Alphabet, describeValue } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -29,12 +29,6 @@ export const PUBLIC_ID_TAG_LENGTH = 3;
 /** HKDF salt and info of the tag key (the Feistel round keys use salt `flurry/public-id/v1`). */
 const TAG_SALT = 'flurry/public-id/v2';
 const TAG_INFO = 'tag;chaskey12';
-
-/** "FTAG" as a little-endian word: the fourth word of every tag block. */
-export const TAG_DOMAIN = 0x47415446;
-
-/** 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits. */
-export const TAG_SHIFT = 11;
 
 /** The alphabet of public-ID strings. */
 export type PublicIdAlphabet = 'base62' | 'base58';
@@ -90,13 +84,6 @@ export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): Key
   secret.fill(0);
   tagKey.fill(0);
   return entry;
-}
-
-/** Whether hi·2^32 + lo < 2^bits (an encrypted value of `bits`-wide IDs). */
-export function fitsBits(hi: number, lo: number, bits: number): boolean {
-  if (hi >= TWO32) return false;
-  if (bits >= 64) return true;
-  return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
 }
 
 /**

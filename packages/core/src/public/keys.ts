@@ -1,14 +1,6 @@
 /**
- * Public-ID keys: 256-bit secrets with a one-character key ID, written as `fk1_<keyId>_<43 base64url characters>` (e.g.
- * for `FLURRY_PUBLIC_KEY`).
- *
- * - The key ID is one character of the base58 alphabet (which is also valid base62), so it
- *   can lead every public ID and select the key on decoding: rotation keeps old links
- *   working as long as the old key stays in the keyring.
- * - A keyring is a comma- (or whitespace-) separated list; the **first** key is the current
- *   one (used for encoding), the others only decode. Key IDs must differ within a ring.
- * - Key objects never reveal their secret through `toString`, `JSON.stringify`,
- *   `util.inspect`/`console.log` or error messages; only {@link PublicIdKey.export} does.
+ * Public-ID keys (`fk1_<keyId>_<43 base64url characters>`) and keyrings, current key first: docs/public-ids.md#keys. A
+ * key never reveals its secret (`toString`, JSON, `util.inspect`, error messages); only {@link PublicIdKey.export} does.
  */
 import { randomBelow, randomFill } from '../random.js';
 import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';
@@ -109,17 +101,14 @@ export class PublicIdKey {
     return new Uint8Array(secrets.get(this) as Uint8Array);
   }
 
-  /** A redacted description. */
   toString(): string {
     return `PublicIdKey(${this.id}, fingerprint ${this.fingerprint}, secret redacted)`;
   }
 
-  /** A redacted JSON form. */
   toJSON(): { id: string; fingerprint: string; secret: string } {
     return { id: this.id, fingerprint: this.fingerprint, secret: '[redacted]' };
   }
 
-  /** Redacted output for `util.inspect` and `console.log`. */
   [INSPECT](): string {
     return this.toString();
   }

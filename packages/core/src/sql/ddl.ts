@@ -101,44 +101,22 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
   const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
   const id = `id ${idType}`;
   const unixMs = `${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`;
-  add(
-    'unix_ms',
-    id,
-    big,
-    pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`,
-    `Unix milliseconds of an ID (the start of its tick) under the ${note}.`,
-  );
-  add(
-    'timestamp',
-    id,
-    time,
-    ret + toTime(dialect, `${p}unix_ms(id)`),
-    `The ${utc}time of an ID (the start of its tick) under the ${note}.`,
-  );
-  for (const f of layout.nodeFields) {
+  const tick = `(the start of its tick) under the ${note}.`;
+  add('unix_ms', id, big, pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`, `Unix milliseconds of an ID ${tick}`);
+  add('timestamp', id, time, ret + toTime(dialect, `${p}unix_ms(id)`), `The ${utc}time of an ID ${tick}`);
+  // The node fields, then the sequence (at most 30 bits, so an integer).
+  for (const f of [...layout.nodeFields, layout.sequenceField]) {
     const t = f.bits <= 31 ? int : big;
-    add(
-      f.name.toLowerCase(),
-      id,
-      t,
-      fieldOf(f.shift, f.bits, t),
-      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`,
-    );
+    const what = f.kind === 'node' ? `${f.name} node field` : 'sequence';
+    const about = `The ${what} (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`;
+    add(f.name.toLowerCase(), id, t, fieldOf(f.shift, f.bits, t), about);
   }
-  const seq = layout.sequenceField;
-  add(
-    'sequence',
-    id,
-    int,
-    fieldOf(seq.shift, seq.bits, int),
-    `The sequence (${seq.bits} bits at bit ${seq.shift}) of an ID under the ${note}.`,
-  );
-  const minIdMs = minIdMsBody(layout, x, pg, wide);
   add(
     'min_id_ms',
     `ms ${big}`,
     idType,
-    minIdMs,
+    minIdMsBody(layout, x, pg, wide),
+
     `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );

@@ -64,18 +64,14 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
   if (typeof o.nodeBits !== 'bigint' || o.nodeBits < 0n || o.nodeBits > layout.maxId)
     throw bad('nodeBits', 'nodeBits must be layout.nodeBits(node).', o.nodeBits);
   const lanes = o.lanes ?? generatorLanes(layout);
-  if (
-    !Number.isSafeInteger(lanes) ||
-    lanes < 1 ||
-    (lanes & (lanes - 1)) !== 0 ||
-    lanes > layout.maxSequence + 1 ||
-    lanes > 1024
-  )
+  const most = Math.min(1024, layout.maxSequence + 1);
+  if (!Number.isSafeInteger(lanes) || lanes < 1 || (lanes & (lanes - 1)) !== 0 || lanes > most)
     throw bad(
       'lanes',
-      `lanes must be a power of two from 1 to ${Math.min(1024, layout.maxSequence + 1)} (the sequence field's size), got ${lanes}.`,
+      `lanes must be a power of two from 1 to ${most} (the sequence field's size), got ${lanes}.`,
       lanes,
     );
+
   const registry = quoteSqlTable(o.dialect, o.registryTable);
   // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
   const floorTick = o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs);
