@@ -56,46 +56,18 @@ export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
   return s;
 }
 
-const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const B64URL_VALUE = new Int8Array(128).fill(-1);
-for (let i = 0; i < 64; i++) B64URL_VALUE[B64URL.charCodeAt(i)] = i;
-// Node's Buffer also reads the base64 alphabet's two characters.
-B64URL_VALUE[43] = 62; // '+'
-B64URL_VALUE[47] = 63; // '/'
-
 export function toBase64url(bytes: Uint8Array): string {
   let s = '';
-  for (let i = 0; i < bytes.length; i += 3) {
-    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
-    const chars = Math.min(4, Math.ceil(((bytes.length - i) * 8) / 6));
-    for (let k = 0; k < chars; k++) s += B64URL[(n >>> (18 - 6 * k)) & 63];
-  }
-  return s;
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
 }
 
-/**
- * The bytes of base64url text (`+` and `/` read as `-` and `_`, other characters outside the alphabet skipped, as
- * Node's `Buffer` does).
- */
+// As Node's Buffer reads it: `+` and `/` as `-` and `_`, other characters skipped, nothing after `=`, a lone last
+// character dropped.
 export function fromBase64url(text: string): Uint8Array {
-  const out: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const v = c < 128 ? B64URL_VALUE[c] : -1;
-    if (v < 0) {
-      if (text[i] === '=') break;
-      continue;
-    }
-    acc = ((acc << 6) | v) & 0xffffff;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push((acc >>> bits) & 255);
-    }
-  }
-  return Uint8Array.from(out);
+  const b64 = text.split('=')[0].replace(/[^A-Za-z0-9+/]/g, (c) => (c === '-' ? '+' : c === '_' ? '/' : ''));
+  const bin = atob(b64.length % 4 === 1 ? b64.slice(0, -1) : b64);
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
 
 export function asciiBuffer(size: number): Uint8Array {
