@@ -5,7 +5,6 @@
  * Each package keeps its own codes beside its code (`@flurry/coordination`'s `errors.ts`, …) and builds them on
  * {@link FlurryError}; this module holds the base class and the codes of the core library.
  */
-
 export class FlurryError extends Error {
   /** Stable machine-readable code, e.g. `FLURRY_E_LAYOUT_TOO_WIDE`. */
   readonly code: string;

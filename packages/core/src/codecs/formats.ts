@@ -162,17 +162,7 @@ export function getCodec(format: string): IdCodec {
   return codecs[format];
 }
 
-/**
- * Encodes an ID in a format. `fixed: true` pads to the format's width for `bits`-bit IDs, so the strings sort like the
- * IDs.
- *
- * @example
- * ```ts
- * encodeId(255n, 'hex');                         // 'ff'
- * encodeId(255n, 'hex', { fixed: true });        // '00000000000000ff'
- * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '111115Q'
- * ```
- */
+/** Encodes an ID in a format; `fixed: true` pads to the width of `bits`-bit IDs, so the strings sort like the IDs. */
 export function encodeId(id: bigint | number, format: IdFormat | (string & {}), options?: EncodeOptions): string {
   return getCodec(format).encode(id, options);
 }

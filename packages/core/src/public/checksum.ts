@@ -99,7 +99,6 @@ export class DihedralCheck {
   }
 
   /** True when `values[length − 1]` is the check value of `values[0 … length − 1)`. */
-
   verifyValues(values: ArrayLike<number>, length: number): boolean {
     return this.checkValue(values, length - 1) === values[length - 1];
   }

@@ -221,7 +221,6 @@ export class PublicIdCipher {
   }
 
   /** The ID behind a public-ID string, never a wrong ID: docs/public-ids.md#order-of-checks-on-decoding. */
-
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
       throw new FlurryError(
@@ -393,7 +392,6 @@ export class PublicIdCipher {
 }
 
 /** @deprecated Use {@link PublicIdCipher} (the old name; `String(cipher)` and option errors still say `PublicIdCodec`). */
-
 export const PublicIdCodec = PublicIdCipher;
 /** @deprecated Use {@link PublicIdCipher}. */
 export type PublicIdCodec = PublicIdCipher;

@@ -56,13 +56,8 @@ function factsOf(layout: Layout) {
 }
 
 /**
- * The DDL of the decode and bound functions for `layout` (see the module comment). Throws `FLURRY_E_INVALID_OPTION` for
- * an unknown dialect, a bad prefix, or a node field whose name would collide with a generated function (`min_id`,
- * `timestamp`, …).
- *
- * Functions (prefix `flurry_`, `ID` the dialect's ID type): `flurry_unix_ms(ID)`, `flurry_timestamp(ID)`,
- * `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`, `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` /
- * `DATETIME(3)` read as UTC) and `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
+ * The DDL of the decode and bound functions for `layout` (docs/sql.md#the-functions). Throws `FLURRY_E_INVALID_OPTION`
+ * for an unknown dialect, a bad prefix, or a node field named like a generated function (`min_id`, `timestamp`, …).
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');
@@ -116,7 +111,6 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
     `ms ${big}`,
     idType,
     minIdMsBody(layout, x, pg, wide),
-
     `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );

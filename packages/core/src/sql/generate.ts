@@ -71,7 +71,6 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
       `lanes must be a power of two from 1 to ${most} (the sequence field's size), got ${lanes}.`,
       lanes,
     );
-
   const registry = quoteSqlTable(o.dialect, o.registryTable);
   // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
   const floorTick = o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs);

@@ -20,12 +20,8 @@ export interface UuidSqlOptions {
 }
 
 /**
- * The DDL of the UUIDv7 functions (same shape as {@link layoutSql}'s; `idType` is the column type: `uuid` or
- * `BINARY(16)`).
- *
- * Functions (prefix `flurry_`): `uuid_unix_ms(u)`, `uuid_timestamp(u)`, `uuid_node(u)`, `uuid_sequence(u)`,
- * `uuid_min_at(t)`, `uuid_max_at(t)`, `uuid_min_at_ms(ms)`, `uuid_max_at_ms(ms)`; MySQL adds
- * `uuid_unix_ms_text(CHAR(36))`, `uuid_timestamp_text(CHAR(36))`, `uuid_min_at_text(t)` and `uuid_max_at_text(t)`.
+ * The DDL of the UUIDv7 functions (docs/sql.md#uuidv7-columns), shaped as {@link layoutSql}'s; `idType` is the column
+ * type: `uuid` or `BINARY(16)`.
  */
 export function uuidSql(options: UuidSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix', 'nodeBits', 'sequenceBits'], 'uuidSql options');
