@@ -148,8 +148,8 @@ export class Alphabet {
   }
 
   /**
-   * Encodes `hi·2^32 + lo`, left-padded with zero digits to `width` (0: shortest). Two digits at a time (by radix², from
-   * precomputed pairs): string concatenation, not arithmetic, dominates the cost of short strings.
+   * Encodes `hi·2^32 + lo`, left-padded with zero digits to `width` (0: shortest). Two digits at a time (by radix²,
+   * from precomputed pairs): string concatenation, not arithmetic, dominates the cost of short strings.
    */
   encode(hi: number, lo: number, width: number): string {
     const r2 = this.radix2;

@@ -90,16 +90,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Returns a layout for a preset name, a field list (`name:bits,…`, read as {@link Layout.parse} reads it, with its
-   * default epoch and unit), a spec, or an existing layout (returned as is). Throws `FLURRY_E_LAYOUT_*` for an invalid
-   * spec or field list and `FLURRY_E_LAYOUT_UNKNOWN_PRESET` for an unknown name.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter');
-   * Layout.from('timestamp:41,datacenter:5,worker:5,sequence:12'); // = Layout.parse(…): epoch 2025-01-01, unit 1ms
-   * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
-   * ```
+   * A layout for a preset name, a field list (`name:bits,…`, as {@link Layout.parse} reads it with its default epoch
+   * and unit), a spec, or a layout (as is); else `FLURRY_E_LAYOUT_*`. See docs/layouts.md#custom-layouts.
    */
   static from(x: Layout | LayoutSpec | PresetName | (string & {})): Layout {
     if (x instanceof Layout) return x;

@@ -221,8 +221,8 @@ export interface LayoutParseOptions {
   name?: string;
 }
 
-// The keys a layout spec, each of its fields and `Layout.parse` options may have: a misspelt `epoch` would silently move
-// every ID's time.
+// The keys a layout spec, each of its fields and `Layout.parse` options may have: a misspelt `epoch` would silently
+// move every ID's time.
 const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
 const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });

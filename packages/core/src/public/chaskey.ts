@@ -1,8 +1,9 @@
 /**
  * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and their
  * authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour PRP on
- * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead). {@link ChaskeyBlockMac}
- * inlines it for speed; the tests check it against the general form in `testing/chaskey-reference.ts`.
+ * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead).
+ * {@link ChaskeyBlockMac} inlines it for speed; the tests check it against the general form in
+ * `testing/chaskey-reference.ts`.
  */
 
 /**

@@ -69,17 +69,8 @@ function resolvePublicIdOptions(options: PublicIdOptions) {
 }
 
 /**
- * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag keys costs a few HKDF calls)
- * and reuse it; every method is synchronous and allocation-light.
- *
- * @example
- * ```ts
- * const cipher = PublicIdCipher.create({ keys: ['fk1_B_…', 'fk1_A_…'] }); // B current, A still decodes
- * cipher.encrypt(42n);          // a 64-bit bigint
- * cipher.decrypt(cipher.encrypt(42n)); // 42n
- * cipher.encode(42n);           // 'B…' (16 characters)
- * cipher.decode(cipher.encode(42n)); // 42n
- * ```
+ * Encrypts IDs to public IDs and back (docs/public-ids.md). Create one per process (deriving the round and tag keys
+ * costs a few HKDF calls) and reuse it; every method is synchronous and allocation-light.
  */
 export class PublicIdCipher {
   /** The resolved {@link PublicIdOptions}. */

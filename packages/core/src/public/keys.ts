@@ -1,6 +1,7 @@
 /**
  * Public-ID keys (`fk1_<keyId>_<43 base64url characters>`) and keyrings, current key first: docs/public-ids.md#keys. A
- * key never reveals its secret (`toString`, JSON, `util.inspect`, error messages); only {@link PublicIdKey.export} does.
+ * key never reveals its secret (`toString`, JSON, `util.inspect`, error messages); only {@link PublicIdKey.export}
+ * does.
  */
 import { randomBelow, randomFill } from '../random.js';
 import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';
