@@ -222,9 +222,8 @@ export function isRedisAuthError(err: unknown): boolean {
  * lose acknowledged writes unless the user accepted the risk.
  */
 export interface RedisPersistence {
-  /** The server's `appendonly` (undefined when it could not be read). */
+  /** The server's settings (undefined when they could not be read). */
   readonly appendonly: string | undefined;
-  /** The server's `appendfsync` (undefined when it could not be read). */
   readonly appendfsync: string | undefined;
   /** Why `CONFIG GET` failed (e.g. a managed Redis that disables CONFIG), or undefined. */
   readonly checkError: string | undefined;

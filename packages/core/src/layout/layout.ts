@@ -15,13 +15,8 @@ import {
 import type { DecodedId, LayoutField, LayoutGeometry, LayoutInfo, LayoutSpec, TimeUnit } from './types.js';
 
 /**
- * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or layout) or {@link Layout.parse} (the
- * CLI's `--fields` form); instances are immutable.
- *
- * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks of `unit` since `epoch`,
- * `sequence` counts IDs within one tick, and node fields (`datacenter`, `worker`, `machine`, …) name the issuer. The
- * timestamp must be more significant than the sequence (so one node's IDs increase); node fields may sit anywhere, e.g.
- * Sonyflake's `timestamp | sequence | machine`.
+ * A validated, immutable ID layout: fields from the most significant bit down (docs/layouts.md#fields-epoch-and-unit).
+ * Build one with {@link Layout.from} (preset name, spec or layout) or {@link Layout.parse} (the CLI's `--fields` form).
  */
 export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */

@@ -78,23 +78,18 @@ export interface LayoutInfo {
 }
 
 /**
- * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`) read;
- * every `Layout` is one.
+ * What `parseId`, `minIdAt`, `maxIdAt` and `idBounds` read of a layout (every `Layout` is one; its members say what
+ * each is). Declared apart from `Layout` so that those functions do not import it back.
  */
 export interface LayoutGeometry {
   readonly name: string;
-  /** Unix ms of tick 0, and ms per tick. */
   readonly epochMs: number;
   readonly unitMs: number;
   readonly totalBits: number;
-  /** Most significant first. */
   readonly fields: readonly LayoutField[];
   readonly timestampField: LayoutField;
-  /** The largest timestamp field value. */
   readonly maxTick: number;
-  /** When the timestamp field runs out (the end of life). */
   readonly expiresAt: Date;
   readonly maxId: bigint;
-  /** The tick of a Unix ms (may be negative or past `maxTick`). */
   tickOf(unixMs: number): number;
 }

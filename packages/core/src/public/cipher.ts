@@ -55,7 +55,7 @@ function resolvePublicIdOptions(options: PublicIdOptions) {
   if (options === null || typeof options !== 'object')
     throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
   assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
-  const bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
+  const bits = options.bits === undefined ? 64 : checkBits(options.bits);
   const widest = MAX_FOR_BITS[bits];
   const { maxId, checksum } = options;
   if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))

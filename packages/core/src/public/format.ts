@@ -35,23 +35,15 @@ export type PublicIdAlphabet = 'base62' | 'base58';
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
 
-const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
+const TABLES: Partial<Record<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>> = {};
 
 /** The digit system and check-character tables of an alphabet, built on first use (a few hundred µs) and shared. */
 export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
-  let t = TABLES.get(alphabet);
-  if (t === undefined) {
-    const chars = ALPHABETS[alphabet];
-    t = {
-      digits: new Alphabet(`${alphabet} public ID`, chars, {
-        malformedCode: ErrorCode.PUBLIC_ID_MALFORMED,
-        tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED,
-      }),
-      check: new DihedralCheck(chars),
-    };
-    TABLES.set(alphabet, t);
-  }
-  return t;
+  const chars = ALPHABETS[alphabet];
+  return (TABLES[alphabet] ??= {
+    digits: new Alphabet(`${alphabet} public ID`, chars),
+    check: new DihedralCheck(chars),
+  });
 }
 
 /**
