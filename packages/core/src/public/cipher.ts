@@ -51,23 +51,6 @@ function invalid(option: string | undefined, message: string): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
 }
 
-function resolvePublicIdOptions(options: PublicIdOptions) {
-  if (options === null || typeof options !== 'object')
-    throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
-  assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
-  const bits = options.bits === undefined ? 64 : checkBits(options.bits);
-  const widest = MAX_FOR_BITS[bits];
-  const { maxId, checksum } = options;
-  if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
-    throw invalid('maxId', `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`);
-  const alphabet = options.alphabet ?? 'base62';
-  if (alphabet !== 'base62' && alphabet !== 'base58')
-    throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
-  if (checksum !== undefined && typeof checksum !== 'boolean')
-    throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
-  return { bits, maxId: maxId ?? widest, alphabet, checksum: checksum ?? true };
-}
-
 /**
  * Encrypts IDs to public IDs and back (docs/public-ids.md). Create one per process (deriving the round and tag keys
  * costs a few HKDF calls) and reuse it; every method is synchronous and allocation-light.
@@ -105,11 +88,24 @@ export class PublicIdCipher {
   private readonly halves = new Float64Array(2);
 
   private constructor(options: PublicIdOptions) {
-    const { bits, maxId, alphabet, checksum } = resolvePublicIdOptions(options);
-    this.bits = bits;
-    this.maxId = maxId;
-    this.alphabet = alphabet;
-    this.checksum = checksum;
+    if (options === null || typeof options !== 'object')
+      throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
+    assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
+    const bits = (this.bits = options.bits === undefined ? 64 : checkBits(options.bits));
+    const widest = MAX_FOR_BITS[bits];
+    const { maxId, checksum } = options;
+    if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
+      throw invalid(
+        'maxId',
+        `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`,
+      );
+    const alphabet = (this.alphabet = options.alphabet ?? 'base62');
+    if (alphabet !== 'base62' && alphabet !== 'base58')
+      throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
+    if (checksum !== undefined && typeof checksum !== 'boolean')
+      throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
+    this.maxId = maxId ?? widest;
+    this.checksum = checksum ?? true;
     const shared = alphabetTables(alphabet);
     this.digits = shared.digits;
     this.check = this.checksum ? shared.check : null;

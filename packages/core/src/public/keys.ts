@@ -132,11 +132,9 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
     if (item instanceof PublicIdKey) keys.push(item);
     else if (typeof item === 'string') {
       const tokens = item
-        .split(/\r?\n/)
-        .filter((line) => !line.trimStart().startsWith('#'))
-        .join('\n')
+        .replace(/^\s*#.*$/gm, '')
         .split(/[\s,]+/)
-        .filter((s) => s.length > 0);
+        .filter(Boolean);
       tokens.forEach((tok, i) => {
         try {
           keys.push(PublicIdKey.parse(tok));
