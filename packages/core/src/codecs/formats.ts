@@ -11,24 +11,18 @@ import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type 
 /** The name of a string form of an ID (the CLI's `--format`). */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
-/** Options of {@link encodeId} and {@link IdCodec.encode}. */
+/** Options of {@link encodeId}, {@link decodeId} and an {@link IdCodec}. */
 export interface EncodeOptions {
-  /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
+  /** Fixed width for `bits`-bit IDs (strings sort like IDs): encoding pads to it, decoding requires it; default off. */
   fixed?: boolean;
-  /** The ID width in bits, 1..64 (default 64): bounds the accepted IDs and sets the fixed width. Pass `layout.totalBits`. */
+  /** The ID width in bits, 1..64 (default 64; pass `layout.totalBits`): wider IDs are `FLURRY_E_ID_TOO_WIDE`. */
   bits?: number;
 }
 
-/** Options of {@link decodeId} and {@link IdCodec.decode}. */
-export interface DecodeOptions {
-  /** Require exactly the fixed width of `bits`-bit IDs (default false: any length up to it, leading zero digits allowed). */
-  fixed?: boolean;
-  /** The ID width in bits, 1..64 (default 64): larger values are rejected with `FLURRY_E_ID_TOO_WIDE`. */
-  bits?: number;
-}
+/** Options of {@link decodeId}: the same as {@link EncodeOptions}. */
+export type DecodeOptions = EncodeOptions;
 
-/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). */
-const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
+const CODEC_OPTION_NAMES = optionNames<EncodeOptions>({ fixed: true, bits: true });
 
 /** One string form of IDs. */
 export interface IdCodec {
