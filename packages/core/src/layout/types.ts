@@ -1,8 +1,3 @@
-/**
- * The plain data types of layouts: the spec a user writes, the fields a layout derives, a decoded ID and the JSON-safe
- * summary.
- */
-
 /** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
@@ -67,7 +62,6 @@ export interface LayoutInfo {
   signedOverflowAt: string | null;
   nodeCount: number;
   maxSequence: number;
-  /** The largest timestamp field value (`2^timestampBits − 1`, in units since the epoch). */
   maxTick: number;
   maxIdsPerSecondPerNode: number;
   maxId: string;
