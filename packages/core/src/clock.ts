@@ -3,48 +3,38 @@ import { randomHex } from './random.js';
 
 /**
  * The time every Flurry component reads, injectable so tests can step wall time, pause monotonic time and make waits
- * instant: `now()` is wall time (may step either way; IDs carry it), `monotonic()` never goes back and counts while the
- * process is paused but not while the machine is suspended (hence the lease's wall deadline). See docs/clocks.md.
+ * instant (docs/clocks.md#the-clock-interface).
  */
 export interface Clock {
-  /** Wall-clock time, Unix epoch milliseconds (may jump). */
+  /** Wall-clock Unix ms: may step either way; IDs carry it. */
   now(): number;
-  /** Monotonic milliseconds (arbitrary origin, never decreases). */
+  /**
+   * Monotonic ms (arbitrary origin): never goes back, counts while the process is paused but not while the machine is
+   * suspended (hence the lease's wall deadline).
+   */
   monotonic(): number;
   /** Block the current thread for about `ms` milliseconds. */
   sleep(ms: number): void;
   /**
-   * Optional: wait about `ms` milliseconds of this clock's time without blocking the event loop. Code that waits
-   * asynchronously (a lease waiting for its high-water floor) calls it when present and waits on real timers otherwise.
-   * A clock whose time moves only by hand ({@link ManualClock}) yields to the event loop and then advances itself, so
-   * fake time passes instantly.
+   * Optional: wait about `ms` of this clock's time without blocking the event loop (asynchronous waits use it when
+   * present, else real timers); {@link ManualClock} yields once, then advances itself.
    */
   delay?(ms: number): Promise<void>;
   /**
-   * Optional: set by a clock whose `monotonic()` is its own time rather than the host's ({@link ManualClock}), naming
-   * that time's epoch. Expiry shared by the processes of one host (the file registry) then runs on this clock's
-   * `monotonic()` under this epoch instead of the host's monotonic clock and boot ID. Leave it unset for a clock that
-   * reads real time.
+   * Optional: names the epoch of a `monotonic()` that is the clock's own time ({@link ManualClock}); the file
+   * registry's host-shared expiry then runs on it, not on the host's monotonic clock and boot ID. Unset for real time.
    */
   readonly monotonicEpoch?: string;
-  /**
-   * Optional: true for a clock whose `sleep()` cannot block the thread (a browser's main thread, workerd). A generator
-   * on it never waits: it borrows within `maxBorrowMs`, then throws the coded error at once.
-   */
+  /** Optional: `sleep()` cannot block the thread (a browser's main thread, workerd); a generator never waits on it. */
   readonly nonBlocking?: boolean;
 }
 
-/**
- * Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop). Allowed on Node's main thread and
- * in workers; where the thread cannot block (a browser's main thread, workerd) it returns at once (see
- * {@link Clock.nonBlocking}).
- */
+/** Blocks the thread for `ms` (`Atomics.wait`); returns at once where it may not block ({@link Clock.nonBlocking}). */
 export const sleepSync: (ms: number) => void = platformSleep;
 
 /**
- * The real clock: `Date.now()`, the platform's monotonic time (`process.hrtime()` on Node.js, CLOCK_MONOTONIC on Linux,
- * one clock for every thread and process of the host; `performance.now()` elsewhere) and `Atomics.wait`. Where the
- * thread cannot block it is {@link Clock.nonBlocking}.
+ * The real clock: `Date.now()`, the platform's monotonic time (`process.hrtime()` on Node.js: one CLOCK_MONOTONIC for
+ * every thread and process of the host; `performance.now()` elsewhere) and `Atomics.wait`.
  */
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
@@ -53,7 +43,7 @@ export const systemClock: Clock = Object.freeze({
   ...(CAN_BLOCK ? {} : { nonBlocking: true }),
 });
 
-/** A clock driven by hand, for tests; `sleep(ms)` advances it instantly: docs/clocks.md#manualclock-and-injecting-time. */
+/** A clock driven by hand, for tests (`sleep(ms)` advances it): docs/clocks.md#manualclock-and-injecting-time. */
 export class ManualClock implements Clock {
   private wall: number;
   private mono: number;
