@@ -48,10 +48,7 @@ export function validTableName(table: unknown): table is string {
 /** Quotes a (valid) table name for the dialect: `"ops"."t"` or `` `ops`.`t` ``. */
 export function quoteSqlTable(dialect: SqlDialect, table: string): string {
   const q = dialect === 'postgres' ? '"' : '`';
-  return table
-    .split('.')
-    .map((p) => `${q}${p}${q}`)
-    .join('.');
+  return table.replace(/[^.]+/g, (p) => q + p + q);
 }
 
 // Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.

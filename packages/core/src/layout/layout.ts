@@ -1,3 +1,4 @@
+import { MAX_FOR_BITS } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -80,7 +81,7 @@ export class Layout implements LayoutGeometry {
         : top.kind === 'timestamp'
           ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs)
           : new Date(epochMs);
-    this.maxId = (1n << BigInt(this.totalBits)) - 1n;
+    this.maxId = MAX_FOR_BITS[this.totalBits];
     Object.freeze(this);
   }
 
@@ -255,7 +256,7 @@ export class Layout implements LayoutGeometry {
     let tick = 0;
     let sequence = 0;
     for (const f of this.fields) {
-      const v = Number((value >> BigInt(f.shift)) & ((1n << BigInt(f.bits)) - 1n));
+      const v = Number((value >> BigInt(f.shift)) & MAX_FOR_BITS[f.bits]);
       if (f.kind === 'timestamp') tick = v;
       else if (f.kind === 'sequence') sequence = v;
       else fields[f.name] = v;
@@ -299,12 +300,12 @@ export class Layout implements LayoutGeometry {
       epochMs: this.epochMs,
       unit: this.unit,
       unitMs: this.unitMs,
-      fields: this.fields.map((f) => ({
-        name: f.name,
-        bits: f.bits,
-        shift: f.shift,
-        kind: f.kind,
-        max: ((1n << BigInt(f.bits)) - 1n).toString(),
+      fields: this.fields.map(({ name, bits, shift, kind }) => ({
+        name,
+        bits,
+        shift,
+        kind,
+        max: `${MAX_FOR_BITS[bits]}`,
       })),
       spec: this.toFieldsString(),
       expiresAt: this.expiresAt.toISOString(),
