@@ -113,12 +113,7 @@ export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): str
  */
 export function wrongLengthError(
   publicId: string,
-  f: {
-    readonly length: number;
-    readonly payloadLength: number;
-    readonly checksum: boolean;
-    readonly alphabet: PublicIdAlphabet;
-  },
+  f: { length: number; payloadLength: number; checksum: boolean; alphabet: PublicIdAlphabet },
 ): FlurryError {
   const formatOne = 1 + f.payloadLength + (f.checksum ? 1 : 0);
   const parts = `key ID, ${f.payloadLength} for the ID, ${PUBLIC_ID_TAG_LENGTH} for the tag${f.checksum ? ', check character' : ''}`;
