@@ -6,6 +6,7 @@
 import { parseFieldList } from './spec.js';
 import type { LayoutSpec } from './types.js';
 
+/** The names of the built-in layouts. */
 export type PresetName = 'twitter' | 'leaf' | 'discord' | 'sonyflake' | 'instagram' | 'js53';
 
 /** Twitter Snowflake's epoch (Unix ms), shared by Leaf. */
@@ -32,6 +33,7 @@ export const PRESETS: Readonly<Record<PresetName, Readonly<LayoutSpec>>> = Objec
   js53: spec('js53', DEFAULT_EPOCH_MS, '10ms', 'timestamp:38,worker:7,sequence:8'),
 });
 
+/** Whether `name` is a preset name. */
 export function isPresetName(name: unknown): name is PresetName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PRESETS, name);
 }
