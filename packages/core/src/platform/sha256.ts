@@ -64,14 +64,7 @@ export function sha256(parts: readonly (string | Uint8Array)[]): Uint8Array {
       b = a;
       a = (t1 + t2) | 0;
     }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-    h[5] += f;
-    h[6] += g;
-    h[7] += hh;
+    [a, b, c, d, e, f, g, hh].forEach((v, i) => (h[i] += v));
   }
   const out = new Uint8Array(32);
   const outView = new DataView(out.buffer);
