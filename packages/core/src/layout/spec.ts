@@ -18,18 +18,7 @@ const MAX_SEQUENCE_BITS = 30;
 const MAX_NODE_FIELD_BITS = 53;
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
-/** A validated spec: positioned fields (most significant first), the epoch in Unix ms and the unit. */
-export interface ValidatedSpec {
-  fields: LayoutField[];
-  epochMs: number;
-  unit: TimeUnit;
-}
-
-/**
- * Reads the `--fields` form (`name:bits` pairs separated by commas, most significant first) into field specs without
- * validating widths or names (see {@link validateLayoutSpec}). Throws `FLURRY_E_LAYOUT_SPEC` for an empty list or a
- * part that is not `name:bits`.
- */
+/** The `--fields` form (`name:bits,…`) as field specs, widths and names unchecked; else `FLURRY_E_LAYOUT_SPEC`. */
 export function parseFieldList(fields: string): FieldSpec[] {
   if (typeof fields !== 'string' || fields.trim() === '') {
     throw new FlurryError(
@@ -56,7 +45,7 @@ export function parseFieldList(fields: string): FieldSpec[] {
  * per-field limits, in that order) and positions its fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem
  * found.
  */
-export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
+export function validateLayoutSpec(spec: LayoutSpec): { fields: LayoutField[]; epochMs: number; unit: TimeUnit } {
   const unit = spec.unit ?? '1ms';
   if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
     throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, {
