@@ -1,6 +1,6 @@
-// The one pool and session layer over `pg` and `mysql2/promise` that the SQL registries, the SQL segment stores
-// and `flurry sql` use (docs/architecture.md, "Engine access"). The caller loads the client (`loadClient` with its
-// own `import()`) and hands the module in, so core imports no client and keeps no runtime dependency.
+// The one pool and session layer over `pg` and `mysql2/promise` that the SQL registries, the SQL segment stores and
+// `flurry sql` use (docs/architecture.md, "Engine access"). The caller loads the client (`loadClient` with its own
+// `import()`) and hands the module in, so core imports no client and keeps no runtime dependency.
 import type { SqlDialect } from './sql/ddl.js';
 
 /** How a SQL connection uses TLS: not at all, without certificate checks, or checked against the system CAs. */

@@ -1,5 +1,5 @@
-// The pure half of engine access shared by the registries, the segment stores and `flurry sql`
-// (docs/architecture.md, "Engine access"): no client and no I/O here.
+// The pure half of engine access shared by the registries, the segment stores and `flurry sql` (docs/architecture.md,
+// "Engine access"): no client and no I/O here.
 import { FlurryError } from './errors.js';
 import { closestName } from './known-options.js';
 import type { SqlDialect } from './sql/ddl.js';
@@ -16,8 +16,8 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too
- * malformed to parse (a password holding `@`).
+ * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too malformed
+ * to parse (a password holding `@`).
  */
 export function redactLoosely(raw: string): string {
   const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
@@ -48,10 +48,7 @@ export function validTableName(table: unknown): table is string {
 /** Quotes a (valid) table name for the dialect: `"ops"."t"` or `` `ops`.`t` ``. */
 export function quoteSqlTable(dialect: SqlDialect, table: string): string {
   const q = dialect === 'postgres' ? '"' : '`';
-  return table
-    .split('.')
-    .map((p) => `${q}${p}${q}`)
-    .join('.');
+  return table.replace(/[^.]+/g, (p) => q + p + q);
 }
 
 // Each class's PostgreSQL SQLSTATEs and MySQL/MariaDB server error numbers.
@@ -70,10 +67,10 @@ const classOf = (code: string): SqlErrorClass | undefined =>
   (Object.keys(CODES) as SqlErrorClass[]).find((c) => CODES[c].split(' ').includes(code));
 
 /**
- * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing
- * table or database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock,
- * serialization), a statement the schema refuses (`schema`), or anything else, lost connections and timeouts
- * included (`unreachable`: the outcome of a write in flight is unknown).
+ * What kind of failure a SQL error is: refused credentials (`auth`), a missing privilege (`denied`), a missing table or
+ * database, a duplicate key, a table that already exists, a lost race (`conflict`: deadlock, serialization), a
+ * statement the schema refuses (`schema`), or anything else, lost connections and timeouts included (`unreachable`: the
+ * outcome of a write in flight is unknown).
  */
 export type SqlErrorClass = keyof typeof CODES;
 
@@ -102,8 +99,8 @@ export const ENGINE_CLIENTS = {
 } as const;
 
 /**
- * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of
- * "`user` needs the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
+ * Loads an engine's client with the caller's `import()`; when that fails, throws what `missing` makes of "`user` needs
+ * the npm package …, which is not installed: run npm install …" (the caller's `…_CLIENT_MISSING`).
  */
 export async function loadClient<M>(
   engine: keyof typeof ENGINE_CLIENTS,
@@ -124,8 +121,8 @@ export async function loadClient<M>(
 }
 
 /**
- * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one
- * given twice (only one value would be used). Names only the parameter, never a value.
+ * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one given
+ * twice (only one value would be used). Names only the parameter, never a value.
  */
 export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
   const seen = new Set<string>();
@@ -142,8 +139,8 @@ export function checkUrlParams(params: URLSearchParams, known: readonly string[]
 }
 
 /**
- * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the
- * first connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
+ * The ioredis options the Redis registry and the Redis store share: no offline queue of retried commands, the first
+ * connection fails fast, and after it (`connected()` true) reconnects run in the background ≤ 1 s apart.
  */
 export function redisClientOptions(
   u: { host: string; port: number; db: number; username?: string; password?: string; tls?: boolean },
@@ -169,10 +166,10 @@ export function redisClientOptions(
 }
 
 /**
- * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs
- * `ready`. On failure the client is disconnected and the rejection is the cause: the last connection error
- * ioredis reported (its own rejection only says the connection closed) unless the server refused the
- * credentials, or a `FlurryError` of `ready`. Connection errors after that go to `onError`.
+ * Connects an ioredis client built with {@link redisClientOptions} and `extra`, waits for its PING, then runs `ready`.
+ * On failure the client is disconnected and the rejection is the cause: the last connection error ioredis reported (its
+ * own rejection only says the connection closed) unless the server refused the credentials, or a `FlurryError` of
+ * `ready`. Connection errors after that go to `onError`.
  */
 export async function connectRedis<C extends RedisLike>(
   Redis: new (options: ReturnType<typeof redisClientOptions>) => C,
@@ -214,5 +211,62 @@ export interface RedisLike {
 export function isRedisAuthError(err: unknown): boolean {
   return /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid password|invalid username/i.test(
     err instanceof Error ? err.message : String(err),
+  );
+}
+
+/**
+ * The persistence settings a Redis server reported: the segment store and the lease registry refuse a server that can
+ * lose acknowledged writes unless the user accepted the risk.
+ */
+export interface RedisPersistence {
+  /** The server's settings (undefined when they could not be read). */
+  readonly appendonly: string | undefined;
+  readonly appendfsync: string | undefined;
+  /** Why `CONFIG GET` failed (e.g. a managed Redis that disables CONFIG), or undefined. */
+  readonly checkError: string | undefined;
+  /** True only for `appendonly yes` with `appendfsync always`: every acknowledged write is on disk. */
+  readonly durable: boolean;
+}
+
+/**
+ * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its `[name,
+ * value]` reply). Never rejects: a failed read is reported in `checkError` and counts as not durable.
+ */
+export async function readRedisPersistence(
+  configGet: (parameter: string) => Promise<unknown>,
+): Promise<RedisPersistence> {
+  const value = async (name: string): Promise<string | undefined> => {
+    const reply = await configGet(name);
+    return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
+  };
+  let appendonly: string | undefined;
+  let appendfsync: string | undefined;
+  let checkError: string | undefined;
+  try {
+    appendonly = await value('appendonly');
+    appendfsync = await value('appendfsync');
+  } catch (err) {
+    checkError = err instanceof Error ? err.message : String(err);
+  }
+  return {
+    appendonly,
+    appendfsync,
+    checkError,
+    durable: checkError === undefined && appendonly === 'yes' && appendfsync === 'always',
+  };
+}
+
+/**
+ * The explanation of a refusal of a Redis that is not durable: what the server runs with (or why it could not be
+ * checked), what a lost write costs (`loses`), how to configure it, and how to accept the risk (`allowance`).
+ */
+export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {
+  return (
+    (p.checkError !== undefined
+      ? `cannot check the persistence of ${subject} (CONFIG GET failed: ${p.checkError})`
+      : `${subject} runs with appendonly ${p.appendonly ?? '?'} and appendfsync ${p.appendfsync ?? '?'}`) +
+    `: Redis acknowledges a write before it is on disk, so after a crash, a restart or a failover it can come back ` +
+    `without writes it acknowledged: ${loses}. Configure appendonly yes and appendfsync always ` +
+    `(CONFIG SET appendonly yes; CONFIG SET appendfsync always; and in redis.conf), or accept the risk with ${allowance}`
   );
 }

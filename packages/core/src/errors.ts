@@ -1,19 +1,6 @@
 /**
- * Coded errors. Every error Flurry throws is a {@link FlurryError} with a stable
- * `code` (`FLURRY_E_…`) that callers can switch on; the message says what was wrong,
- * what is allowed and what to do. Codes never change meaning once released.
- *
- * Each package keeps its own codes beside its code (`@flurry/coordination`'s
- * `errors.ts`, …) and builds them on {@link FlurryError}; this module holds the base
- * class and the codes of the core library.
- *
- * @example
- * ```ts
- * import { FlurryError, ErrorCode } from '@flurry/core';
- * try { parseId('-1', layout); } catch (e) {
- *   if (e instanceof FlurryError && e.code === ErrorCode.ID_NEGATIVE) { ... }
- * }
- * ```
+ * Coded errors: every error Flurry throws is a {@link FlurryError} with a stable `code` (`FLURRY_E_…`, never reused)
+ * and a message that says what was wrong, what is allowed and what to do. Other packages build their codes on it.
  */
 export class FlurryError extends Error {
   /** Stable machine-readable code, e.g. `FLURRY_E_LAYOUT_TOO_WIDE`. */

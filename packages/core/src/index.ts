@@ -1,6 +1,6 @@
 /**
- * `@flurry/core`: time-ordered 64-bit IDs ({@link Layout}, {@link Generator}) and UUIDv7 ({@link UuidGenerator}),
- * their string codecs and keyed public IDs ({@link PublicIdCipher}). Named exports only; internal tables stay inside.
+ * `@flurry/core`: time-ordered 64-bit IDs ({@link Layout}, {@link Generator}) and UUIDv7 ({@link UuidGenerator}), their
+ * string codecs and keyed public IDs ({@link PublicIdCipher}). Named exports only; internal tables stay inside.
  */
 
 // Errors and options
@@ -18,35 +18,12 @@ export { systemClock, ManualClock, sleepSync, type Clock } from './clock.js';
 export { randomBelow, randomFill, randomHex } from './random.js';
 export type { NodeLease } from './lease.js';
 
-// Redis persistence (the segment store and the lease registry refuse a Redis that can lose acknowledged writes)
-export { readRedisPersistence, volatileRedisReason, type RedisPersistence } from './redis-persistence.js';
-
-// Engine access: logger shape, URL redaction, SQL schemes and error classes, client loading, SQL pools over a loaded client
+// Engine access
 export * from './engines.js';
 export * from './engines-sql.js';
 
 // Layouts
-export {
-  Layout,
-  parseId,
-  isPresetName,
-  PRESETS,
-  DEFAULT_EPOCH_MS,
-  TWITTER_EPOCH_MS,
-  DISCORD_EPOCH_MS,
-  SONYFLAKE_EPOCH_MS,
-  INSTAGRAM_EPOCH_MS,
-  type PresetName,
-  type TimeUnit,
-  type FieldSpec,
-  type LayoutSpec,
-  type LayoutField,
-  type LayoutInfo,
-  type LayoutGeometry,
-  type LayoutParseOptions,
-  type DecodedId,
-} from './layout/index.js';
-export { minIdAt, maxIdAt, idBounds, parseTime, type IdBounds } from './layout/bounds.js';
+export * from './layout/index.js';
 
 // SQL from a layout
 export * from './sql/index.js';

@@ -1,13 +1,13 @@
 /**
- * Strict options: every options object a user passes to Flurry is checked for keys it does not know, so a
- * misspelt option (`clustr`, `pins`, `onExhaust`) is refused with a coded error naming the closest valid key
- * instead of being ignored silently (a silently ignored `cluster` or `pin` can make two services share node IDs).
+ * Strict options: every options object a user passes to Flurry is checked for keys it does not know, so a misspelt
+ * option (`clustr`, `pins`, `onExhaust`) is refused with a coded error naming the closest valid key instead of being
+ * ignored silently (a silently ignored `cluster` or `pin` can make two services share node IDs).
  */
 import { ErrorCode, FlurryError } from './errors.js';
 
 /**
- * Optimal string alignment distance between two strings: insertions, deletions, substitutions and adjacent swaps
- * each count one.
+ * Optimal string alignment distance between two strings: insertions, deletions, substitutions and adjacent swaps each
+ * count one.
  */
 export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
@@ -24,8 +24,8 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The candidate nearest to `name` when it is close enough to be a likely misspelling: at most `maxDistance`
- * edits (default: a third of the name's length, at least 2), compared case-insensitively.
+ * The candidate nearest to `name` when it is close enough to be a likely misspelling: at most `maxDistance` edits
+ * (default: a third of the name's length, at least 2), compared case-insensitively.
  */
 export function closestName(name: string, candidates: Iterable<string>, maxDistance?: number): string | undefined {
   const lower = name.toLowerCase();
@@ -49,9 +49,9 @@ export type UnknownOptionError = (
 ) => Error;
 
 /**
- * Refuses an options object that has a key outside `known`. `where` names the object in the message
- * (`'Generator options'`, `'openRegistry options'`). `undefined` values count too: a misspelt key is a mistake
- * whatever its value. Anything not a plain object is left to the caller's own checks.
+ * Refuses an options object that has a key outside `known`. `where` names the object in the message (`'Generator
+ * options'`, `'openRegistry options'`). `undefined` values count too: a misspelt key is a mistake whatever its value.
+ * Anything not a plain object is left to the caller's own checks.
  */
 export function assertKnownOptions(
   options: unknown,
@@ -74,15 +74,15 @@ export function assertKnownOptions(
 }
 
 /**
- * Every key of an options type, each once, mapped to `true`: written as an object literal, the compiler refuses
- * a missing key and a key the type does not have, so a list built with {@link optionNames} cannot fall behind
- * the interface it checks.
+ * Every key of an options type, each once, mapped to `true`: written as an object literal, the compiler refuses a
+ * missing key and a key the type does not have, so a list built with {@link optionNames} cannot fall behind the
+ * interface it checks.
  */
 export type OptionNames<T> = { readonly [K in keyof Required<T> & string]: true };
 
 /**
- * The known keys of an options type, for {@link assertKnownOptions}, taken from one object literal that the
- * compiler checks against the type (add an option to the interface without listing it here and the build fails).
+ * The known keys of an options type, for {@link assertKnownOptions}, taken from one object literal that the compiler
+ * checks against the type (add an option to the interface without listing it here and the build fails).
  */
 export function optionNames<T>(names: OptionNames<T>): readonly string[] {
   return Object.freeze(Object.keys(names));

@@ -1,7 +1,6 @@
 /**
- * Random names and tokens (lease tokens, holder IDs, temporary file names, a test clock's epoch): they must not
- * repeat across a fleet; none is a secret. The bytes come from `#platform` (the kernel on Node.js, Web Crypto
- * elsewhere).
+ * Random names and tokens (lease tokens, holder IDs, temporary file names, a test clock's epoch): they must not repeat
+ * across a fleet; none is a secret. The bytes come from `#platform` (the kernel on Node.js, Web Crypto elsewhere).
  */
 import { platformRandomFill } from '#platform';
 
@@ -25,8 +24,8 @@ export function randomHex(bytes: number): string {
 export function randomBelow(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 48)
     throw new RangeError(`randomBelow takes an integer bound from 1 to 2^48; got ${String(n)}`);
-  // Rejection sampling on 48-bit draws: unbiased; each draw is rejected with probability below 1/2, so 64 draws
-  // all rejected (then the last is used, biased by under 2^-48) happens with probability below 2^-64.
+  // Rejection sampling on 48-bit draws: unbiased; each draw is rejected with probability below 1/2, so 64 draws all
+  // rejected (then the last is used, biased by under 2^-48) happens with probability below 2^-64.
   const limit = 2 ** 48 - (2 ** 48 % n);
   const buf = new Uint8Array(6);
   let v = 0;

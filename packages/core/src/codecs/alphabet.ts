@@ -1,7 +1,7 @@
 /**
- * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves
- * (`hi`, `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster
- * than repeated `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
+ * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves (`hi`,
+ * `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster than repeated
+ * `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -32,16 +32,23 @@ export function joinU64(hi: number, lo: number): bigint {
   return scratch.getBigUint64(0);
 }
 
+/** Whether hi·2^32 + lo < 2^bits. */
+export function fitsBits(hi: number, lo: number, bits: number): boolean {
+  if (hi >= TWO32) return false;
+  if (bits >= 64) return true;
+  return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
+}
+
 /** `MAX_FOR_BITS[b] = 2^b - 1` for b in 0..64. */
 export const MAX_FOR_BITS: readonly bigint[] = Array.from({ length: 65 }, (_, b) => (1n << BigInt(b)) - 1n);
 
 /** Checks a width option: an integer in 1..64. */
-export function checkBits(bits: unknown, what = 'bits'): number {
+export function checkBits(bits: unknown): number {
   if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 1 || bits > 64) {
     throw new FlurryError(
       ErrorCode.INVALID_OPTION,
-      `${what} must be an integer from 1 to 64 (the ID width in bits), got ${describeValue(bits)}; pass a layout's totalBits or omit it for 64.`,
-      { option: what, value: describeValue(bits), min: 1, max: 64 },
+      `bits must be an integer from 1 to 64 (the ID width in bits), got ${describeValue(bits)}; pass a layout's totalBits or omit it for 64.`,
+      { option: 'bits', value: describeValue(bits), min: 1, max: 64 },
     );
   }
   return bits;
@@ -62,10 +69,6 @@ export interface AlphabetOptions {
   aliases?: Record<string, string>;
   /** Accept lower- and upper-case forms of every letter on decoding. */
   caseInsensitive?: boolean;
-  /** The error code of decoding failures (default `FLURRY_E_ID_MALFORMED`). */
-  malformedCode?: string;
-  /** The error code of a value too wide for its width (default `FLURRY_E_ID_TOO_WIDE`). */
-  tooWideCode?: string;
 }
 
 /** A radix-`chars.length` numeral system; characters ascend so that equal-length strings sort like their numbers. */
@@ -78,8 +81,6 @@ export class Alphabet {
   readonly fixedLengths: Uint8Array;
   /** Digit value of each character code < 128 (aliases and case folding included), or -1. */
   readonly values: Int8Array;
-  private readonly malformedCode: string;
-  private readonly tooWideCode: string;
   /** The digit pairs of one encoding, most significant last. */
   private readonly buf = new Uint16Array(40);
   private readonly radix2: number;
@@ -103,8 +104,6 @@ export class Alphabet {
     this.name = name;
     this.chars = chars;
     this.radix = chars.length;
-    this.malformedCode = options.malformedCode ?? ErrorCode.ID_MALFORMED;
-    this.tooWideCode = options.tooWideCode ?? ErrorCode.ID_TOO_WIDE;
     this.values = new Int8Array(128).fill(-1);
     for (let i = 0; i < chars.length; i++) {
       const c = chars.charCodeAt(i);
@@ -141,11 +140,8 @@ export class Alphabet {
   }
 
   /**
-   * Encodes the 64-bit value `hi·2^32 + lo`, left-padded with the zero digit to `width`
-   * characters (0: no padding, the shortest form).
-   *
-   * Works two digits at a time (dividing by radix², joining precomputed two-character
-   * strings): string concatenation, not arithmetic, dominates the cost of short strings.
+   * Encodes `hi·2^32 + lo`, left-padded with zero digits to `width` (0: shortest). Two digits at a time (by radix²,
+   * from precomputed pairs): string concatenation, not arithmetic, dominates the cost of short strings.
    */
   encode(hi: number, lo: number, width: number): string {
     const r2 = this.radix2;
@@ -198,39 +194,36 @@ export class Alphabet {
   }
 
   /**
-   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the
-   * characters, the length (`exactLength` > 0: exactly that many characters) and that the
-   * value fits `bits` bits. Throws coded errors that name the offending character and its
-   * 1-based position.
+   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the characters, the length
+   * (`exactLength` > 0: exactly that many characters) and that the value fits `bits` bits. Throws coded errors that
+   * name the offending character and its 1-based position.
    */
-  decode(text: unknown, bits: number, exactLength: number, out: Float64Array, what = 'ID'): void {
+  decode(text: unknown, bits: number, exactLength: number, out: Float64Array): void {
     if (typeof text !== 'string') {
-      throw new FlurryError(
-        this.malformedCode,
-        `A ${this.name} ${what} must be a string, got ${describeValue(text)}.`,
-        { format: this.name },
-      );
+      throw new FlurryError(ErrorCode.ID_MALFORMED, `A ${this.name} ID must be a string, got ${describeValue(text)}.`, {
+        format: this.name,
+      });
     }
     const len = text.length;
     const maxLen = this.fixedLengths[bits];
     if (len === 0) {
       throw new FlurryError(
-        this.malformedCode,
-        `The ${this.name} ${what} is empty; expected 1 to ${maxLen} characters from the ${this.name} digits "${this.chars}".`,
+        ErrorCode.ID_MALFORMED,
+        `The ${this.name} ID is empty; expected 1 to ${maxLen} characters from the ${this.name} digits "${this.chars}".`,
         { format: this.name, length: 0, maxLength: maxLen },
       );
     }
     if (exactLength > 0 && len !== exactLength) {
       throw new FlurryError(
-        this.malformedCode,
-        `The ${this.name} ${what} ${describeValue(text)} is ${plural(len, 'character')} long; its fixed-width form for ${bits}-bit IDs is exactly ${exactLength} characters. Check for a truncated or padded copy.`,
+        ErrorCode.ID_MALFORMED,
+        `The ${this.name} ID ${describeValue(text)} is ${plural(len, 'character')} long; its fixed-width form for ${bits}-bit IDs is exactly ${exactLength} characters. Check for a truncated or padded copy.`,
         { format: this.name, length: len, expectedLength: exactLength, bits },
       );
     }
     if (len > maxLen) {
       throw new FlurryError(
-        this.tooWideCode,
-        `The ${this.name} ${what} ${describeValue(text)} is ${plural(len, 'character')} long; a ${bits}-bit ID takes at most ${maxLen} ${this.name} characters.`,
+        ErrorCode.ID_TOO_WIDE,
+        `The ${this.name} ID ${describeValue(text)} is ${plural(len, 'character')} long; a ${bits}-bit ID takes at most ${maxLen} ${this.name} characters.`,
         { format: this.name, length: len, maxLength: maxLen, bits },
       );
     }
@@ -242,7 +235,7 @@ export class Alphabet {
     for (let i = 0; i < head; i++) {
       const c = text.charCodeAt(i);
       const d = c < 128 ? values[c] : -1;
-      if (d < 0) throw this.badChar(text, i, what);
+      if (d < 0) throw this.badChar(text, i);
       v = v * radix + d;
     }
     let hi = Math.floor(v / TWO32);
@@ -253,7 +246,7 @@ export class Alphabet {
       for (let i = head; i < len; i++) {
         const c = text.charCodeAt(i);
         const d = c < 128 ? values[c] : -1;
-        if (d < 0) throw this.badChar(text, i, what);
+        if (d < 0) throw this.badChar(text, i);
         w = w * radix + d;
       }
       const m = this.powers[len - head];
@@ -261,30 +254,28 @@ export class Alphabet {
       const carry = Math.floor(x / TWO32);
       lo = x - carry * TWO32;
       hi = hi * m + carry;
-      if (hi >= TWO32) throw this.tooWide(text, bits, what);
     }
-    if (bits < 64 && (bits > 32 ? hi >= 2 ** (bits - 32) : hi !== 0 || lo >= 2 ** bits))
-      throw this.tooWide(text, bits, what);
+    if (!fitsBits(hi, lo, bits)) throw this.tooWide(text, bits);
     out[0] = hi;
     out[1] = lo;
   }
 
-  private badChar(text: string, index: number, what: string): FlurryError {
+  private badChar(text: string, index: number): FlurryError {
     const cp = text.codePointAt(index) ?? 0;
     const ch = String.fromCodePoint(cp);
     // Printable ASCII quoted, anything else as its code point (`U+00A0`).
     const shown = cp > 0x20 && cp < 0x7f ? `'${ch}'` : `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
     return new FlurryError(
-      this.malformedCode,
-      `The ${this.name} ${what} ${describeValue(text)} has the invalid character ${shown} at position ${index + 1} of ${text.length}; allowed are the ${this.name} digits "${this.chars}".`,
+      ErrorCode.ID_MALFORMED,
+      `The ${this.name} ID ${describeValue(text)} has the invalid character ${shown} at position ${index + 1} of ${text.length}; allowed are the ${this.name} digits "${this.chars}".`,
       { format: this.name, char: ch, position: index + 1, length: text.length },
     );
   }
 
-  private tooWide(text: string, bits: number, what: string): FlurryError {
+  private tooWide(text: string, bits: number): FlurryError {
     return new FlurryError(
-      this.tooWideCode,
-      `The ${this.name} ${what} ${describeValue(text)} is larger than the largest ${bits}-bit value (${MAX_FOR_BITS[bits]}); check the format and the layout width.`,
+      ErrorCode.ID_TOO_WIDE,
+      `The ${this.name} ID ${describeValue(text)} is larger than the largest ${bits}-bit value (${MAX_FOR_BITS[bits]}); check the format and the layout width.`,
       { format: this.name, bits, max: MAX_FOR_BITS[bits] },
     );
   }

@@ -1,8 +1,8 @@
 /**
- * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url`
- * (RFC 4648 §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral
- * system (none encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII
- * order, so fixed-width strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
+ * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url` (RFC 4648
+ * §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral system (none
+ * encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII order, so fixed-width
+ * strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
@@ -11,24 +11,18 @@ import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type 
 /** The name of a string form of an ID (the CLI's `--format`). */
 export type IdFormat = 'decimal' | 'hex' | 'base32' | 'base58' | 'base62' | 'base64url';
 
-/** Options of {@link encodeId} and {@link IdCodec.encode}. */
+/** Options of {@link encodeId}, {@link decodeId} and an {@link IdCodec}. */
 export interface EncodeOptions {
-  /** Left-pad with the zero digit to the fixed width of `bits`-bit IDs, so strings sort like IDs (default false). */
+  /** Fixed width for `bits`-bit IDs (strings sort like IDs): encoding pads to it, decoding requires it; default off. */
   fixed?: boolean;
-  /** The ID width in bits, 1..64 (default 64): bounds the accepted IDs and sets the fixed width. Pass `layout.totalBits`. */
+  /** The ID width in bits, 1..64 (default 64; pass `layout.totalBits`): wider IDs are `FLURRY_E_ID_TOO_WIDE`. */
   bits?: number;
 }
 
-/** Options of {@link decodeId} and {@link IdCodec.decode}. */
-export interface DecodeOptions {
-  /** Require exactly the fixed width of `bits`-bit IDs (default false: any length up to it, leading zero digits allowed). */
-  fixed?: boolean;
-  /** The ID width in bits, 1..64 (default 64): larger values are rejected with `FLURRY_E_ID_TOO_WIDE`. */
-  bits?: number;
-}
+/** Options of {@link decodeId}: the same as {@link EncodeOptions}. */
+export type DecodeOptions = EncodeOptions;
 
-/** The keys of {@link EncodeOptions} and {@link DecodeOptions} (the same two). */
-const CODEC_OPTION_NAMES = optionNames<EncodeOptions & DecodeOptions>({ fixed: true, bits: true });
+const CODEC_OPTION_NAMES = optionNames<EncodeOptions>({ fixed: true, bits: true });
 
 /** One string form of IDs. */
 export interface IdCodec {
@@ -73,8 +67,8 @@ function tooWide(id: bigint | number, bits: number): FlurryError {
 }
 
 /**
- * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on
- * first use: a CLI run or a service that uses one format does not pay for all six at load.
+ * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on first use: a CLI run or a
+ * service that uses one format does not pay for all six at load.
  */
 function makeCodec(name: IdFormat, chars: string, description: string, options?: AlphabetOptions): IdCodec {
   let built: Alphabet | undefined;
@@ -120,8 +114,8 @@ export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnop
 /** base62 digits `0-9A-Za-z`, in ascending ASCII order. */
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /**
- * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`,
- * `_`, `a-z`), so that fixed-width strings sort like the numbers they encode.
+ * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`, `_`, `a-z`), so that fixed-width
+ * strings sort like the numbers they encode.
  */
 export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
@@ -162,26 +156,15 @@ export function getCodec(format: string): IdCodec {
   return codecs[format];
 }
 
-/**
- * Encodes an ID in a format. `fixed: true` pads to the format's width for `bits`-bit IDs,
- * so the strings sort like the IDs.
- *
- * @example
- * ```ts
- * encodeId(255n, 'hex');                         // 'ff'
- * encodeId(255n, 'hex', { fixed: true });        // '00000000000000ff'
- * encodeId(255n, 'base58', { fixed: true, bits: 41 }); // '111115Q'
- * ```
- */
+/** Encodes an ID in a format; `fixed: true` pads to the width of `bits`-bit IDs, so the strings sort like the IDs. */
 export function encodeId(id: bigint | number, format: IdFormat | (string & {}), options?: EncodeOptions): string {
   return getCodec(format).encode(id, options);
 }
 
 /**
- * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty,
- * not a string, a bad character — named with its position — or, with `fixed: true`, the
- * wrong length), `FLURRY_E_ID_TOO_WIDE` (the value overflows `bits`),
- * `FLURRY_E_CODEC_UNKNOWN`.
+ * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty, not a string, a bad
+ * character — named with its position — or, with `fixed: true`, the wrong length), `FLURRY_E_ID_TOO_WIDE` (the value
+ * overflows `bits`), `FLURRY_E_CODEC_UNKNOWN`.
  */
 export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);

@@ -1,9 +1,4 @@
-/**
- * JSON without precision loss: IDs travel as decimal strings, since `JSON.stringify` throws on bigints and
- * `JSON.parse` rounds numbers above 2^53. {@link jsonReplacer} writes every bigint as its decimal string,
- * {@link jsonReviver} reads chosen keys back as bigints (a number already rounded is a coded error),
- * {@link toJSONSafe} deep-copies with bigints as strings.
- */
+/** JSON without precision loss: IDs travel as decimal strings (docs/layouts.md#json). */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { MAX_FOR_BITS, checkBits, describeValue } from './alphabet.js';
@@ -30,19 +25,9 @@ export type JsonReviver = (this: unknown, key: string, value: unknown, context?:
 const DECIMAL = /^[0-9]{1,20}$/;
 
 /**
- * A `JSON.parse` reviver that turns the values of the chosen keys back into bigints:
- * decimal strings, safe-integer numbers, `null` (kept), and arrays of those. Anything else
- * under a chosen key — a non-decimal string, a negative or fractional number, a number
- * above 2^53 whose digits `JSON.parse` already rounded (unless the runtime passes the
- * source text), a value wider than `bits` — throws a coded `FlurryError`.
- *
- * @example
- * ```ts
- * const r = jsonReviver(['id', 'ids']);
- * JSON.parse('{"id":"18446744073709551615","ids":["1",2],"name":"x"}', r);
- * // { id: 18446744073709551615n, ids: [1n, 2n], name: 'x' }
- * JSON.parse('{"id":9007199254740993}', r); // throws FLURRY_E_ID_MALFORMED (precision already lost)
- * ```
+ * A `JSON.parse` reviver that turns the values of the chosen keys back into bigints: decimal strings, safe-integer
+ * numbers, `null` (kept), and arrays of those; anything else under a chosen key (a number above 2^53 that `JSON.parse`
+ * already rounded included) throws a coded `FlurryError`.
  */
 export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): JsonReviver {
   assertKnownOptions(options, JSON_REVIVER_OPTION_NAMES, 'jsonReviver options');
@@ -105,11 +90,8 @@ export type JsonSafe<T> = T extends bigint
           : T;
 
 /**
- * A deep copy of `value` in which every bigint (including the elements of a
- * `BigUint64Array`/`BigInt64Array`) is its decimal string, ready for any JSON serializer.
- * Objects with a `toJSON()` method (e.g. `Date`, `FlurryError`) are converted through it;
- * plain objects and arrays are copied; functions and symbols are left for the serializer
- * to drop. A cycle is a `FLURRY_E_INVALID_OPTION` error.
+ * A deep copy of `value` with every bigint (and bigint array element) a decimal string; objects with `toJSON()` go
+ * through it; a cycle is `FLURRY_E_INVALID_OPTION`.
  */
 export function toJSONSafe<T>(value: T): JsonSafe<T> {
   return safe(value, new Set()) as JsonSafe<T>;

@@ -1,7 +1,7 @@
 /**
- * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the half-open interval
- * `[min, maxExclusive)` of exactly the IDs of a time range (times rounded down to the unit, like IDs), for range
- * scans and time partitioning on an ID column.
+ * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the half-open interval `[min,
+ * maxExclusive)` of exactly the IDs of a time range (times rounded down to the unit, like IDs), for range scans and
+ * time partitioning on an ID column.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
@@ -54,9 +54,8 @@ export function nonTimeMask(layout: LayoutGeometry): bigint {
 }
 
 /**
- * The smallest ID a layout can give the instant `unixMs` (rounded down to the unit): its
- * tick in the timestamp field, every other field zero. Throws
- * `FLURRY_E_TIME_OUT_OF_RANGE` before the epoch or at/after the end of life.
+ * The smallest ID a layout can give the instant `unixMs` (rounded down to the unit): its tick in the timestamp field,
+ * every other field zero. Throws `FLURRY_E_TIME_OUT_OF_RANGE` before the epoch or at/after the end of life.
  */
 export function minIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
   const tick = checkedTick(layout, toMs(unixMs), 'unixMs', false);
@@ -69,15 +68,9 @@ export function maxIdAt(layout: LayoutGeometry, unixMs: number | Date): bigint {
 }
 
 /**
- * The half-open interval `[min, maxExclusive)` of the IDs whose time is in
- * `[fromMs, toMs)` (both rounded down to the unit): `min = minIdAt(fromMs)`,
- * `maxExclusive = minIdAt(toMs)`. `fromMs` must lie in `[epoch, end of life)` and `toMs`
- * in `[fromMs, end of life]` (`toMs` equal to the end of life gives `2^totalBits`).
- *
- * Throws `FLURRY_E_TIME_OUT_OF_RANGE` for a time outside the layout's life,
- * `FLURRY_E_INVALID_OPTION` when `toMs < fromMs`, and `FLURRY_E_BOUNDS_NOT_CONTIGUOUS` for
- * a layout with node fields above the timestamp (its IDs do not sort by time, so no single
- * interval is exact; {@link minIdAt}/{@link maxIdAt} still work there).
+ * The half-open interval `[minIdAt(fromMs), minIdAt(toMs))` of the IDs whose time is in `[fromMs, toMs)`, both rounded
+ * down to the unit; `toMs` may equal the end of life (`2^totalBits`). `FLURRY_E_TIME_OUT_OF_RANGE`,
+ * `FLURRY_E_INVALID_OPTION` (`toMs < fromMs`), `FLURRY_E_BOUNDS_NOT_CONTIGUOUS`: docs/layouts.md#time-to-id-bounds.
  */
 export function idBounds(layout: LayoutGeometry, fromMs: number | Date, toMsArg: number | Date): IdBounds {
   const from = toMs(fromMs);

@@ -1,16 +1,7 @@
-/**
- * Layouts: the bit layout of an ID, presets, validation, derived facts, compose/decode
- * and ID parsing.
- */
+/** Layouts: the bit layout of an ID, presets, validation, derived facts, compose/decode and ID parsing. */
 export * from './types.js';
 export * from './presets.js';
 export * from './parse-id.js';
 export * from './layout.js';
-export {
-  FIELD_SPEC_OPTION_NAMES,
-  LAYOUT_PARSE_OPTION_NAMES,
-  LAYOUT_SPEC_OPTION_NAMES,
-  assertLayoutSpecKeys,
-  type LayoutParseOptions,
-} from './spec.js';
+export type { LayoutParseOptions } from './spec.js';
 export { idBounds, maxIdAt, minIdAt, parseTime, type IdBounds } from './bounds.js';

@@ -1,3 +1,4 @@
+import { MAX_FOR_BITS } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -6,30 +7,17 @@ import { DEFAULT_EPOCH_MS, PRESETS, isPresetName, type PresetName } from './pres
 import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
 import {
   LAYOUT_PARSE_OPTION_NAMES,
+  UNIT_MS,
   assertLayoutSpecKeys,
   parseFieldList,
   validateLayoutSpec,
   type LayoutParseOptions,
 } from './spec.js';
-import {
-  UNIT_MS,
-  type DecodedId,
-  type LayoutField,
-  type LayoutGeometry,
-  type LayoutInfo,
-  type LayoutSpec,
-  type TimeUnit,
-} from './types.js';
+import type { DecodedId, LayoutField, LayoutGeometry, LayoutInfo, LayoutSpec, TimeUnit } from './types.js';
 
 /**
- * A validated ID layout. Build one with {@link Layout.from} (preset name, spec or
- * layout) or {@link Layout.parse} (the CLI's `--fields` form); instances are immutable.
- *
- * An ID is the sum of its fields, each shifted to its position: `timestamp` holds ticks
- * of `unit` since `epoch`, `sequence` counts IDs within one tick, and node fields
- * (`datacenter`, `worker`, `machine`, …) name the issuer. The timestamp must be more
- * significant than the sequence (so one node's IDs increase); node fields may sit
- * anywhere, e.g. Sonyflake's `timestamp | sequence | machine`.
+ * A validated, immutable ID layout: fields from the most significant bit down (docs/layouts.md#fields-epoch-and-unit).
+ * Build one with {@link Layout.from} (preset name, spec or layout) or {@link Layout.parse} (the CLI's `--fields` form).
  */
 export class Layout implements LayoutGeometry {
   /** The preset name, the spec's `name`, or `custom`. */
@@ -58,10 +46,9 @@ export class Layout implements LayoutGeometry {
   /** The first instant the timestamp field cannot hold: the layout's end of life. */
   readonly expiresAt: Date;
   /**
-   * For a 64-bit layout, the first instant an ID has its top bit set (stops fitting a
-   * signed 64-bit integer / SQL BIGINT). `null` for layouts of 63 bits or fewer. When the
-   * top field is not the timestamp, IDs of nodes whose top-field value sets the top bit
-   * overflow from the epoch on, so this is the epoch.
+   * For a 64-bit layout, the first instant an ID has its top bit set (stops fitting a signed 64-bit integer / SQL
+   * BIGINT). `null` for layouts of 63 bits or fewer. When the top field is not the timestamp, IDs of nodes whose
+   * top-field value sets the top bit overflow from the epoch on, so this is the epoch.
    */
   readonly signedOverflowAt: Date | null;
   /** The largest value any ID of this layout can take (`2^totalBits - 1`). */
@@ -94,22 +81,13 @@ export class Layout implements LayoutGeometry {
         : top.kind === 'timestamp'
           ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs)
           : new Date(epochMs);
-    this.maxId = (1n << BigInt(this.totalBits)) - 1n;
+    this.maxId = MAX_FOR_BITS[this.totalBits];
     Object.freeze(this);
   }
 
   /**
-   * Returns a layout for a preset name, a field list (`name:bits,…`, read as {@link Layout.parse}
-   * reads it, with its default epoch and unit), a spec, or an existing layout (returned as is).
-   * Throws `FLURRY_E_LAYOUT_*` for an invalid spec or field list and
-   * `FLURRY_E_LAYOUT_UNKNOWN_PRESET` for an unknown name.
-   *
-   * @example
-   * ```ts
-   * Layout.from('twitter');
-   * Layout.from('timestamp:41,datacenter:5,worker:5,sequence:12'); // = Layout.parse(…): epoch 2025-01-01, unit 1ms
-   * Layout.from({ fields: [{ name: 'timestamp', bits: 41 }, { name: 'sequence', bits: 22 }], epoch: 1288834974657 });
-   * ```
+   * A layout for a preset name, a field list (`name:bits,…`, as {@link Layout.parse} reads it with its default epoch
+   * and unit), a spec, or a layout (as is); else `FLURRY_E_LAYOUT_*`. See docs/layouts.md#custom-layouts.
    */
   static from(x: Layout | LayoutSpec | PresetName | (string & {})): Layout {
     if (x instanceof Layout) return x;
@@ -137,9 +115,9 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an
-   * optional epoch (ISO date or Unix ms, as a string or number; default
-   * {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default, `10ms`, `1s`).
+   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an optional epoch (ISO date or
+   * Unix ms, as a string or number; default {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default,
+   * `10ms`, `1s`).
    */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
@@ -222,9 +200,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws
-   * `FLURRY_E_CLOCK_BEFORE_EPOCH`, `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION`
-   * (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
+   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws `FLURRY_E_CLOCK_BEFORE_EPOCH`,
+   * `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION` (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
    */
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
@@ -270,9 +247,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields,
-   * Unix ms and ISO time. Throws `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or
-   * `FLURRY_E_ID_MALFORMED`.
+   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields, Unix ms and ISO time. Throws
+   * `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or `FLURRY_E_ID_MALFORMED`.
    */
   decode(id: bigint | string | number): DecodedId {
     const value = parseId(id, this);
@@ -280,7 +256,7 @@ export class Layout implements LayoutGeometry {
     let tick = 0;
     let sequence = 0;
     for (const f of this.fields) {
-      const v = Number((value >> BigInt(f.shift)) & ((1n << BigInt(f.bits)) - 1n));
+      const v = Number((value >> BigInt(f.shift)) & MAX_FOR_BITS[f.bits]);
       if (f.kind === 'timestamp') tick = v;
       else if (f.kind === 'sequence') sequence = v;
       else fields[f.name] = v;
@@ -305,10 +281,9 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * A key naming the ID space a node of this layout owns: epoch, unit, timestamp and
-   * sequence positions and the node bits. Two layouts that would issue identical IDs for
-   * two node values (e.g. `twitter` datacenter 1/worker 2 and `leaf` worker 34) get the
-   * same key.
+   * A key naming the ID space a node of this layout owns: epoch, unit, timestamp and sequence positions and the node
+   * bits. Two layouts that would issue identical IDs for two node values (e.g. `twitter` datacenter 1/worker 2 and
+   * `leaf` worker 34) get the same key.
    */
   idSpaceKey(nodeBits: bigint): string {
     const t = this.timestampField;
@@ -325,12 +300,12 @@ export class Layout implements LayoutGeometry {
       epochMs: this.epochMs,
       unit: this.unit,
       unitMs: this.unitMs,
-      fields: this.fields.map((f) => ({
-        name: f.name,
-        bits: f.bits,
-        shift: f.shift,
-        kind: f.kind,
-        max: ((1n << BigInt(f.bits)) - 1n).toString(),
+      fields: this.fields.map(({ name, bits, shift, kind }) => ({
+        name,
+        bits,
+        shift,
+        kind,
+        max: `${MAX_FOR_BITS[bits]}`,
       })),
       spec: this.toFieldsString(),
       expiresAt: this.expiresAt.toISOString(),

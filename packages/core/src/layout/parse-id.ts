@@ -1,6 +1,6 @@
 /**
- * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer
- * number, with coded errors for anything that is not one.
+ * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer number, with coded errors for
+ * anything that is not one.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -10,12 +10,10 @@ const U64_MAX = (1n << 64n) - 1n;
 const DECIMAL_RE = /^[0-9]{1,20}$/;
 
 /**
- * Parses an ID. Accepted: a bigint; a string of 1 to 20 decimal digits (no sign,
- * spaces, dots or exponent); a non-negative safe-integer number. Rejected with
- * `FLURRY_E_ID_NEGATIVE` (below zero), `FLURRY_E_ID_TOO_WIDE` (above the layout's
- * `maxId`, or above 2^64 - 1 without a layout) or `FLURRY_E_ID_MALFORMED` (anything
- * else, including numbers above 2^53 - 1, which have already lost precision — pass a
- * string or bigint instead).
+ * Parses an ID. Accepted: a bigint; a string of 1 to 20 decimal digits (no sign, spaces, dots or exponent); a
+ * non-negative safe-integer number. Rejected with `FLURRY_E_ID_NEGATIVE` (below zero), `FLURRY_E_ID_TOO_WIDE` (above
+ * the layout's `maxId`, or above 2^64 - 1 without a layout) or `FLURRY_E_ID_MALFORMED` (anything else, including
+ * numbers above 2^53 - 1, which have already lost precision — pass a string or bigint instead).
  */
 export function parseId(input: string | bigint | number, layout?: LayoutGeometry): bigint {
   let value: bigint;
@@ -33,20 +31,19 @@ export function parseId(input: string | bigint | number, layout?: LayoutGeometry
   } else if (typeof input === 'string') {
     if (!DECIMAL_RE.test(input)) {
       if (/^-[0-9]+$/.test(input)) throw negative(input);
-      const why =
-        input === ''
-          ? 'it is empty'
-          : /^\s|\s$/.test(input)
-            ? 'it has leading or trailing whitespace'
-            : /^[0-9]{21,}$/.test(input)
-              ? 'it has more than 20 digits (the most a 64-bit ID has)'
-              : 'it is not a string of decimal digits (no sign, spaces, dots, exponent or other bases)';
       if (/^[0-9]{21,}$/.test(input)) {
+        const why = 'it has more than 20 digits (the most a 64-bit ID has)';
         throw new FlurryError(ErrorCode.ID_TOO_WIDE, `The ID ${preview(input)} is too wide: ${why}.`, {
           id: preview(input),
           digits: input.length,
         });
       }
+      const why =
+        input === ''
+          ? 'it is empty'
+          : /^\s|\s$/.test(input)
+            ? 'it has leading or trailing whitespace'
+            : 'it is not a string of decimal digits (no sign, spaces, dots, exponent or other bases)';
       throw malformed(input, why);
     }
     value = BigInt(input);

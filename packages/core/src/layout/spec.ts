@@ -1,12 +1,14 @@
 /**
- * Layout specs: reading the `--fields` form, the epoch, and validating a spec into
- * positioned fields (the checks behind every `FLURRY_E_LAYOUT_*` error). {@link Layout}
- * builds on these.
+ * Layout specs: reading the `--fields` form, the epoch, and validating a spec into positioned fields (the checks behind
+ * every `FLURRY_E_LAYOUT_*` error). {@link Layout} builds on these.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { plural } from '../text.js';
-import { UNIT_MS, type FieldSpec, type LayoutField, type LayoutSpec, type TimeUnit } from './types.js';
+import type { FieldSpec, LayoutField, LayoutSpec, TimeUnit } from './types.js';
+
+/** Milliseconds per tick for each {@link TimeUnit}. */
+export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
 
 /** The largest Unix ms a JavaScript Date can hold (±8.64e15). */
 const MAX_DATE_MS = 8.64e15;
@@ -16,18 +18,7 @@ const MAX_SEQUENCE_BITS = 30;
 const MAX_NODE_FIELD_BITS = 53;
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/;
 
-/** A validated spec: positioned fields (most significant first), the epoch in Unix ms and the unit. */
-export interface ValidatedSpec {
-  fields: LayoutField[];
-  epochMs: number;
-  unit: TimeUnit;
-}
-
-/**
- * Reads the `--fields` form (`name:bits` pairs separated by commas, most significant
- * first) into field specs without validating widths or names (see {@link validateLayoutSpec}).
- * Throws `FLURRY_E_LAYOUT_SPEC` for an empty list or a part that is not `name:bits`.
- */
+/** The `--fields` form (`name:bits,…`) as field specs, widths and names unchecked; else `FLURRY_E_LAYOUT_SPEC`. */
 export function parseFieldList(fields: string): FieldSpec[] {
   if (typeof fields !== 'string' || fields.trim() === '') {
     throw new FlurryError(
@@ -50,11 +41,11 @@ export function parseFieldList(fields: string): FieldSpec[] {
 }
 
 /**
- * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`,
- * duplicates, order, total width, per-field limits, in that order) and positions its
- * fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem found.
+ * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`, duplicates, order, total width,
+ * per-field limits, in that order) and positions its fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem
+ * found.
  */
-export function validateLayoutSpec(spec: LayoutSpec): ValidatedSpec {
+export function validateLayoutSpec(spec: LayoutSpec): { fields: LayoutField[]; epochMs: number; unit: TimeUnit } {
   const unit = spec.unit ?? '1ms';
   if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
     throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, {
@@ -174,9 +165,8 @@ function checkFieldLimits(f: FieldSpec, epochMs: number, unit: TimeUnit): void {
 }
 
 /**
- * Reads an epoch (Unix ms as a number or digits, an ISO date, or a Date) into Unix ms.
- * Throws `FLURRY_E_LAYOUT_EPOCH` when it is not a whole-ms date from 1970 on, or is in the
- * future.
+ * Reads an epoch (Unix ms as a number or digits, an ISO date, or a Date) into Unix ms. Throws `FLURRY_E_LAYOUT_EPOCH`
+ * when it is not a whole-ms date from 1970 on, or is in the future.
  */
 export function parseEpoch(epoch: unknown): number {
   let ms: number;
@@ -220,15 +210,10 @@ export interface LayoutParseOptions {
   name?: string;
 }
 
-/**
- * The keys a layout spec, each of its fields and `Layout.parse` options may have: anything else (`epoc`,
- * `{ name, bit }`) is refused with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid key (a misspelt `epoch`
- * would silently move every ID's time).
- */
-export const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
-/** The keys of a layout field spec. */
-export const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
-/** The keys of {@link LayoutParseOptions}. */
+// The keys a layout spec, each of its fields and `Layout.parse` options may have: a misspelt `epoch` would silently
+// move every ID's time.
+const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
+const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
 
 /** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */

@@ -1,17 +1,9 @@
-/**
- * The plain data types of layouts: the spec a user writes, the fields a layout derives,
- * a decoded ID and the JSON-safe summary.
- */
-
 /** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
-/** Milliseconds per tick for each {@link TimeUnit}. */
-export const UNIT_MS: Readonly<Record<TimeUnit, number>> = Object.freeze({ '1ms': 1, '10ms': 10, '1s': 1000 });
-
 /**
- * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly
- * one of each); every other name is a node field.
+ * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly one of each); every other name
+ * is a node field.
  */
 export interface FieldSpec {
   name: string;
@@ -19,8 +11,8 @@ export interface FieldSpec {
 }
 
 /**
- * A layout as a user writes it: fields from the most significant bit down, the epoch
- * (Unix ms, an ISO date string or a Date) and the unit (default `1ms`).
+ * A layout as a user writes it: fields from the most significant bit down, the epoch (Unix ms, an ISO date string or a
+ * Date) and the unit (default `1ms`).
  */
 export interface LayoutSpec {
   name?: string;
@@ -30,8 +22,8 @@ export interface LayoutSpec {
 }
 
 /**
- * A field of a validated layout with its position: the value sits at bits
- * `shift … shift + bits - 1`. `max` is `2^bits - 1` (exact up to 53 bits).
+ * A field of a validated layout with its position: the value sits at bits `shift … shift + bits - 1`. `max` is `2^bits
+ * - 1` (exact up to 53 bits).
  */
 export interface LayoutField {
   readonly name: string;
@@ -53,8 +45,8 @@ export interface DecodedId {
 }
 
 /**
- * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout`
- * returns). Big values are decimal strings; dates are ISO strings.
+ * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout` returns). Big values are decimal
+ * strings; dates are ISO strings.
  */
 export interface LayoutInfo {
   name: string;
@@ -70,7 +62,6 @@ export interface LayoutInfo {
   signedOverflowAt: string | null;
   nodeCount: number;
   maxSequence: number;
-  /** The largest timestamp field value (`2^timestampBits − 1`, in units since the epoch). */
   maxTick: number;
   maxIdsPerSecondPerNode: number;
   maxId: string;
@@ -81,23 +72,18 @@ export interface LayoutInfo {
 }
 
 /**
- * The geometry of a layout that the functions over its ID space (`parseId`, `minIdAt`, `maxIdAt`, `idBounds`)
- * read; every `Layout` is one.
+ * What `parseId`, `minIdAt`, `maxIdAt` and `idBounds` read of a layout (every `Layout` is one; its members say what
+ * each is). Declared apart from `Layout` so that those functions do not import it back.
  */
 export interface LayoutGeometry {
   readonly name: string;
-  /** Unix ms of tick 0, and ms per tick. */
   readonly epochMs: number;
   readonly unitMs: number;
   readonly totalBits: number;
-  /** Most significant first. */
   readonly fields: readonly LayoutField[];
   readonly timestampField: LayoutField;
-  /** The largest timestamp field value. */
   readonly maxTick: number;
-  /** When the timestamp field runs out (the end of life). */
   readonly expiresAt: Date;
   readonly maxId: bigint;
-  /** The tick of a Unix ms (may be negative or past `maxTick`). */
   tickOf(unixMs: number): number;
 }

@@ -1,8 +1,7 @@
 /**
- * The platform pieces of `@flurry/core` on Node.js (and Bun and Deno): `#platform` under the `node` condition
- * (`web.ts` elsewhere; the same names, docs/runtimes.md). Random bytes come from `/dev/urandom`, not
- * `node:crypto`, whose load costs the CLI's start a few milliseconds; `node:crypto` (SHA-256, HKDF) loads at its
- * first use for the same reason.
+ * The platform pieces of `@flurry/core` on Node.js (and Bun and Deno): `#platform` under the `node` condition (`web.ts`
+ * elsewhere; the same names, docs/runtimes.md). Random bytes come from `/dev/urandom`, not `node:crypto`, whose load
+ * costs the CLI's start a few milliseconds; `node:crypto` (SHA-256, HKDF) loads at its first use for the same reason.
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,8 +22,8 @@ function fillFromUrandom(buf: Uint8Array): boolean {
     return false;
   }
   try {
-    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by
-    // the buffer's length (each read returns at least one byte or ends the loop).
+    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by the buffer's
+    // length (each read returns at least one byte or ends the loop).
     for (let off = 0; off < buf.length;) {
       const n = readSync(fd, buf, off, buf.length - off, null);
       if (n <= 0) return false;

@@ -1,8 +1,8 @@
 /**
- * SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869) in plain TypeScript, synchronous: the public-ID
- * key schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`),
- * since Web Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto`
- * (`platform/node.ts`); `sha256.test.ts` checks both give the same bytes.
+ * SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869) in plain TypeScript, synchronous: the public-ID key
+ * schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`), since Web
+ * Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto` (`platform/node.ts`);
+ * `sha256.test.ts` checks both give the same bytes.
  */
 
 const K = new Uint32Array([
@@ -18,7 +18,6 @@ const K = new Uint32Array([
 
 const utf8 = new TextEncoder();
 
-/** Bytes of a string (UTF-8) or the bytes themselves. */
 function bytesOf(part: string | Uint8Array): Uint8Array {
   return typeof part === 'string' ? utf8.encode(part) : part;
 }
@@ -65,14 +64,7 @@ export function sha256(parts: readonly (string | Uint8Array)[]): Uint8Array {
       b = a;
       a = (t1 + t2) | 0;
     }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-    h[5] += f;
-    h[6] += g;
-    h[7] += hh;
+    [a, b, c, d, e, f, g, hh].forEach((v, i) => (h[i] += v));
   }
   const out = new Uint8Array(32);
   const outView = new DataView(out.buffer);

@@ -1,14 +1,14 @@
 /**
- * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and
- * their authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour
- * PRP on 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead).
- * `feistel.ts` and {@link ChaskeyBlockMac} inline it for speed; the tests check both against the general form in
+ * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and their
+ * authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour PRP on
+ * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead).
+ * {@link ChaskeyBlockMac} inlines it for speed; the tests check it against the general form in
  * `testing/chaskey-reference.ts`.
  */
 
 /**
- * Chaskey's key schedule step: multiplication by x in GF(2^128) (little-endian words,
- * reduction polynomial x^128 + x^7 + x^2 + x + 1, i.e. 0x87).
+ * Chaskey's key schedule step: multiplication by x in GF(2^128) (little-endian words, reduction polynomial x^128 + x^7
+ * + x^2 + x + 1, i.e. 0x87).
  */
 export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
   const out = new Uint32Array(4);
@@ -20,11 +20,11 @@ export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
 }
 
 /**
- * Chaskey-12 as a MAC of one 16-byte block under a fixed 128-bit key, with the key schedule
- * (`K ⊕ K1`, `K1`) precomputed: the same value as the reference `chaskeyTag(key, block, 12)`,
- * allocation-free. It computes the authentication tag of public-ID strings (`codec.ts`)
- * under a key derived apart from the Feistel round keys. The key words live in a `#private`
- * field, so no inspection shows them.
+ * Chaskey-12 as a MAC of one 16-byte block under a fixed 128-bit key, with the key schedule (`K ⊕ K1`, `K1`)
+ * precomputed: the same value as the reference `chaskeyTag(key, block, 12)`, allocation-free. It computes the
+ * authentication tag of public-ID strings (`cipher.ts`)
+ under a key derived apart from the Feistel round keys. The key
+ * words live in a `#private` field, so no inspection shows them.
  */
 export class ChaskeyBlockMac {
   /** The four tag words of the last {@link tag} call (int32 representation). */
@@ -42,10 +42,7 @@ export class ChaskeyBlockMac {
     }
   }
 
-  /**
-   * Computes the Chaskey-12 tag of the block `(m0, m1, m2, m3)` (little-endian words) into
-   * {@link out}.
-   */
+  /** Computes the Chaskey-12 tag of the block `(m0, m1, m2, m3)` (little-endian words) into {@link out}. */
   tag(m0: number, m1: number, m2: number, m3: number): void {
     const k = this.#k;
     let v0 = k[0] ^ m0;

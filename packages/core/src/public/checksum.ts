@@ -1,11 +1,11 @@
 /**
- * A check character over a 2n-character alphabet (n odd: base62 = 2·31, base58 = 2·29) that detects every
- * single changed character and every transposition of two adjacent different characters: Verhoeff's scheme
- * generalized from D5 to the dihedral group D_n (Gumm 1985); why and a proof sketch: docs/public-ids.md.
+ * A check character over a 2n-character alphabet (n odd: base62 = 2·31, base58 = 2·29) that detects every single
+ * changed character and every transposition of two adjacent different characters: Verhoeff's scheme generalized from D5
+ * to the dihedral group D_n (Gumm 1985); why and a proof sketch: docs/public-ids.md.
  *
- * Character value `k < n` is the rotation r^k, value `n + k` the reflection r^k·s;
- * `(a,f)·(b,g) = (a + (−1)^f·b mod n, f ⊕ g)`. With φ(r^k) = r^(−k), φ(r^k·s) = r^(k+1)·s, a string
- * c_0 … c_(L−1) (check character last) is valid when φ^(L−1)(c_0) · … · φ^0(c_(L−1)) = identity.
+ * Character value `k < n` is the rotation r^k, value `n + k` the reflection r^k·s; `(a,f)·(b,g) = (a + (−1)^f·b mod n,
+ * f ⊕ g)`. With φ(r^k) = r^(−k), φ(r^k·s) = r^(k+1)·s, a string c_0 … c_(L−1) (check character last) is valid when
+ * φ^(L−1)(c_0) · … · φ^0(c_(L−1)) = identity.
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */
@@ -29,9 +29,9 @@ export class DihedralCheck {
     this.size = size;
     this.values = new Int16Array(128).fill(-1);
     for (let i = 0; i < size; i++) this.values[alphabet.charCodeAt(i)] = i;
-    // The group tables, in plain loops (no closure per entry): built at every CLI start
-    // that encodes or decodes a public ID, where the closure form cost over 1 ms.
-    // (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕ g).
+    // The group tables, in plain loops (no closure per entry): built at every CLI start that encodes or decodes a
+    // public ID, where the closure form cost over 1 ms. (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕
+    // g).
     this.mul = new Uint8Array(size * size);
     this.inv = new Uint8Array(size);
     for (let x = 0; x < size; x++) {
@@ -77,17 +77,17 @@ export class DihedralCheck {
   }
 
   /**
-   * The check character to append to `body` (characters of the alphabet only, at most
-   * MAX_LENGTH − 1 of them; the caller validates).
+   * The check character to append to `body` (characters of the alphabet only, at most MAX_LENGTH − 1 of them; the
+   * caller validates).
    */
   checkChar(body: string): string {
     return this.alphabet[this.checkValue(this.valuesOf(body), body.length)];
   }
 
   /**
-   * The value of the check character for the character values `values[0 … length)` (each
-   * in [0, alphabet size); the caller validates; `length` ≤ MAX_LENGTH − 1). Same result
-   * as {@link checkChar} on the corresponding string, without reading a string.
+   * The value of the check character for the character values `values[0 … length)` (each in [0, alphabet size); the
+   * caller validates; `length` ≤ MAX_LENGTH − 1). Same result as {@link checkChar} on the corresponding string, without
+   * reading a string.
    */
   checkValue(values: ArrayLike<number>, length: number): number {
     const size = this.size;
@@ -98,23 +98,14 @@ export class DihedralCheck {
     return this.inv[acc];
   }
 
-  /**
-   * True when `values[length − 1]` is the check value of `values[0 … length − 1)` (the
-   * value form of {@link verify}).
-   */
+  /** True when `values[length − 1]` is the check value of `values[0 … length − 1)`. */
   verifyValues(values: ArrayLike<number>, length: number): boolean {
-    const size = this.size;
-    const phiPow = this.phiPow;
-    const mul = this.mul;
-    const last = length - 1;
-    let acc = 0;
-    for (let j = 0; j <= last; j++) acc = mul[acc * size + phiPow[(last - j) * size + values[j]]];
-    return acc === 0;
+    return this.checkValue(values, length - 1) === values[length - 1];
   }
 
   /**
-   * True when the last character of `full` is the check character of the rest. The caller
-   * has validated that every character is in the alphabet.
+   * True when the last character of `full` is the check character of the rest. The caller has validated that every
+   * character is in the alphabet.
    */
   verify(full: string): boolean {
     return this.verifyValues(this.valuesOf(full), full.length);

@@ -1,27 +1,29 @@
 /**
  * {@link PublicIdCipher}: IDs under a keyed permutation of the layout's N-bit space (`feistel.ts`), written as
- * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding
- * refuses (and with what probability a wrong key passes the tag): docs/public-ids.md.
+ * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding refuses
+ * (and with what probability a wrong key passes the tag): docs/public-ids.md.
  */
-import { MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, splitU64, type Alphabet } from '../codecs/alphabet.js';
+import type { Alphabet } from '../codecs/alphabet.js';
+import { MAX_FOR_BITS, TWO32, checkBits, describeValue, fitsBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import type { DihedralCheck } from './checksum.js';
 import {
   PUBLIC_ID_FORMAT_VERSION,
   PUBLIC_ID_TAG_LENGTH,
-  TAG_DOMAIN,
-  TAG_SHIFT,
   alphabetTables,
   badCharError,
   digitText,
-  fitsBits,
   keyEntry,
   type KeyEntry,
   type PublicIdAlphabet,
   wrongLengthError,
 } from './format.js';
 import { parseKeys, type PublicIdKey } from './keys.js';
+
+// The tag block's fourth word ("FTAG", little-endian), and the high bits of MAC word 1 dropped to keep 53 bits.
+const TAG_DOMAIN = 0x47415446;
+const TAG_SHIFT = 11;
 
 /** Options of {@link PublicIdCipher.create}. */
 export interface PublicIdOptions {
@@ -49,37 +51,9 @@ function invalid(option: string | undefined, message: string): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, option === undefined ? {} : { option });
 }
 
-/** The options with their defaults (the keyring is parsed by the cipher). */
-function resolvePublicIdOptions(options: PublicIdOptions) {
-  if (options === null || typeof options !== 'object')
-    throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
-  assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
-  const bits = options.bits === undefined ? 64 : checkBits(options.bits, 'bits');
-  const widest = MAX_FOR_BITS[bits];
-  const { maxId, checksum } = options;
-  if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
-    throw invalid('maxId', `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`);
-  const alphabet = options.alphabet ?? 'base62';
-  if (alphabet !== 'base62' && alphabet !== 'base58')
-    throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
-  if (checksum !== undefined && typeof checksum !== 'boolean')
-    throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
-  return { bits, maxId: maxId ?? widest, alphabet, checksum: checksum ?? true };
-}
-
 /**
- * Encrypts IDs to public IDs and back. Create one per process (deriving the round and tag
- * keys costs a few HKDF calls) and reuse it; every method is synchronous and
- * allocation-light.
- *
- * @example
- * ```ts
- * const cipher = PublicIdCipher.create({ keys: ['fk1_B_…', 'fk1_A_…'] }); // B current, A still decodes
- * cipher.encrypt(42n);          // a 64-bit bigint
- * cipher.decrypt(cipher.encrypt(42n)); // 42n
- * cipher.encode(42n);           // 'B…' (16 characters)
- * cipher.decode(cipher.encode(42n)); // 42n
- * ```
+ * Encrypts IDs to public IDs and back (docs/public-ids.md). Create one per process (deriving the round and tag keys
+ * costs a few HKDF calls) and reuse it; every method is synchronous and allocation-light.
  */
 export class PublicIdCipher {
   /** The resolved {@link PublicIdOptions}. */
@@ -100,7 +74,6 @@ export class PublicIdCipher {
   private readonly digits: Alphabet;
   private readonly check: DihedralCheck | null;
   private readonly radix: number;
-  /** radix³, the number of tag values. */
   private readonly tagSpace: number;
   /** Character code of each digit value; digit values and character codes of the string being built or parsed. */
   private readonly codes: Uint16Array;
@@ -115,11 +88,24 @@ export class PublicIdCipher {
   private readonly halves = new Float64Array(2);
 
   private constructor(options: PublicIdOptions) {
-    const { bits, maxId, alphabet, checksum } = resolvePublicIdOptions(options);
-    this.bits = bits;
-    this.maxId = maxId;
-    this.alphabet = alphabet;
-    this.checksum = checksum;
+    if (options === null || typeof options !== 'object')
+      throw invalid(undefined, 'PublicIdCodec.create needs an options object with at least { keys }.');
+    assertKnownOptions(options, OPTION_NAMES, 'PublicIdCodec options');
+    const bits = (this.bits = options.bits === undefined ? 64 : checkBits(options.bits));
+    const widest = MAX_FOR_BITS[bits];
+    const { maxId, checksum } = options;
+    if (maxId !== undefined && (typeof maxId !== 'bigint' || maxId < 0n || maxId > widest))
+      throw invalid(
+        'maxId',
+        `maxId must be a bigint from 0 to ${widest} (2^${bits} - 1), got ${describeValue(maxId)}.`,
+      );
+    const alphabet = (this.alphabet = options.alphabet ?? 'base62');
+    if (alphabet !== 'base62' && alphabet !== 'base58')
+      throw invalid('alphabet', `alphabet must be "base62" or "base58", got ${describeValue(alphabet)}.`);
+    if (checksum !== undefined && typeof checksum !== 'boolean')
+      throw invalid('checksum', `checksum must be true or false, got ${describeValue(checksum)}.`);
+    this.maxId = maxId ?? widest;
+    this.checksum = checksum ?? true;
     const shared = alphabetTables(alphabet);
     this.digits = shared.digits;
     this.check = this.checksum ? shared.check : null;
@@ -151,9 +137,9 @@ export class PublicIdCipher {
   }
 
   /**
-   * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or
-   * the key `keyId`. `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range.
-   * The bare integer carries no tag: prefer {@link encode}/{@link decode}.
+   * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or the key `keyId`.
+   * `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range. The bare integer carries no tag: prefer
+   * {@link encode}/{@link decode}.
    */
   encrypt(id: bigint, keyId?: string): bigint {
     this.split(id, this.maxId, 'ID');
@@ -163,9 +149,9 @@ export class PublicIdCipher {
   }
 
   /**
-   * Inverse of {@link encrypt}. A result above `maxId` (only possible with the wrong key)
-   * is `FLURRY_E_PUBLIC_ID_MALFORMED`; any other wrong-key value decrypts to a wrong ID,
-   * since a bare integer has no tag to check: prefer {@link decode}.
+   * Inverse of {@link encrypt}. A result above `maxId` (only possible with the wrong key) is
+   * `FLURRY_E_PUBLIC_ID_MALFORMED`; any other wrong-key value decrypts to a wrong ID, since a bare integer has no tag
+   * to check: prefer {@link decode}.
    */
   decrypt(value: bigint, keyId?: string): bigint {
     this.split(value, MAX_FOR_BITS[this.bits], 'encrypted value');
@@ -221,15 +207,7 @@ export class PublicIdCipher {
     return digitText(this.work, this.codes, this.textCodes);
   }
 
-  /**
-   * The ID behind a public-ID string. Errors (never a wrong ID), in the order checked:
-   * not a string, wrong length, bad character → `FLURRY_E_PUBLIC_ID_MALFORMED`; failed
-   * check character (a typo) → `FLURRY_E_PUBLIC_ID_CHECKSUM`; key ID not in the keyring →
-   * `FLURRY_E_PUBLIC_ID_UNKNOWN_KEY`; encrypted value out of range, or a string issued for
-   * another width → `FLURRY_E_PUBLIC_ID_MALFORMED`; authentication tag not made by the
-   * key of that key ID → `FLURRY_E_PUBLIC_ID_WRONG_KEY`; an ID above `maxId` →
-   * `FLURRY_E_PUBLIC_ID_MALFORMED`.
-   */
+  /** The ID behind a public-ID string, never a wrong ID: docs/public-ids.md#order-of-checks-on-decoding. */
   decode(publicId: string): bigint {
     if (typeof publicId !== 'string') {
       throw new FlurryError(
@@ -312,7 +290,6 @@ export class PublicIdCipher {
     return `PublicIdCodec(bits=${this.bits}, ${this.alphabet}, ${this.checksum ? 'checksum' : 'no checksum'}, keys=${this.keyIds.join(',')})`;
   }
 
-  /** Redacted JSON form. */
   toJSON() {
     return {
       format: PUBLIC_ID_FORMAT_VERSION,
@@ -327,16 +304,11 @@ export class PublicIdCipher {
     };
   }
 
-  /** Redacted output for `util.inspect`. */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
     return this.toString();
   }
 
-  /**
-   * The tag value in [0, radix³): Chaskey-12 under the entry's tag key of the block
-   * (encrypted low word, encrypted high word, N | radix << 8 | keyId << 16 | version << 24,
-   * "FTAG"), reduced from 53 bits of its output ((w1 >>> 11)·2^32 + w0) modulo radix³.
-   */
+  /** The tag value in [0, radix³): docs/public-ids.md#the-authentication-tag. */
   private tagOf(e: KeyEntry, bits: number, hi: number, lo: number): number {
     const mac = e.mac;
     mac.tag(
@@ -348,11 +320,7 @@ export class PublicIdCipher {
     return ((mac.out[1] >>> TAG_SHIFT) * TWO32 + (mac.out[0] >>> 0)) % this.tagSpace;
   }
 
-  /**
-   * The error of a tag mismatch. When the tag is the right one for another width with the
-   * same string length (a 64-bit public ID given to a 63-bit cipher), says so; otherwise the
-   * key of that key ID did not issue the string.
-   */
+  /** A tag mismatch: a string issued for another width of the same length (64-bit ID, 63-bit cipher), else a wrong key. */
   private wrongKey(publicId: string, e: KeyEntry, hi: number, lo: number, tag: number): FlurryError {
     for (const w of this.sameLengthWidths) {
       if (fitsBits(hi, lo, w) && this.tagOf(e, w, hi, lo) === tag) {
@@ -410,13 +378,7 @@ export class PublicIdCipher {
   }
 }
 
-/**
- * The former name of {@link PublicIdCipher}, kept so existing code compiles ("codec" now
- * means only the string forms of `codecs/`). The redacted description (`String(cipher)`)
- * and the option errors still say `PublicIdCodec`, so logs and matchers stay stable.
- *
- * @deprecated Use {@link PublicIdCipher}.
- */
+/** @deprecated Use {@link PublicIdCipher} (the old name; `String(cipher)` and option errors still say `PublicIdCodec`). */
 export const PublicIdCodec = PublicIdCipher;
 /** @deprecated Use {@link PublicIdCipher}. */
 export type PublicIdCodec = PublicIdCipher;

@@ -1,30 +1,26 @@
 /**
- * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel
- * network of {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to
- * `(B, A ⊕ F_i(B) mod 2^|A|)`), whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")`
- * under a per-round key derived with HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no
- * cycle-walking. Why this structure and 12 rounds: docs/public-ids.md#the-permutation.
+ * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network of
+ * {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to `(B, A ⊕ F_i(B) mod 2^|A|)`),
+ * whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")` under a per-round key derived with
+ * HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no cycle-walking. Why this structure and 12 rounds:
+ * docs/public-ids.md#the-permutation.
  */
 import { hkdfSha256 } from '#platform';
 import { checkBits } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { chaskeyTimesTwo } from './chaskey.js';
+import { ChaskeyBlockMac } from './chaskey.js';
 
 /** Number of Feistel rounds (even, so the parts end in their original order and widths). */
 export const FEISTEL_ROUNDS = 12;
 
-/** Rounds of the Chaskey permutation inside each Feistel round function (Chaskey-12). */
-const CHASKEY_ROUNDS = 12;
 /** "FLRY" as a little-endian word: the fourth word of every round-function block. */
 const DOMAIN_WORD = 0x59524c46;
 /** HKDF salt: a version label; changing it would change every public ID. */
 const HKDF_SALT = 'flurry/public-id/v1';
-/** Words stored per round: K ⊕ K1 ⊕ (0, i, N, "FLRY") (4 words), then K1[0]. */
-const STRIDE = 5;
 
 /**
- * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret};
- * `encryptHalves`/`decryptHalves` are inverse bijections of [0, 2^N).
+ * The keyed N-bit permutation. Create it with {@link FeistelPermutation.fromSecret}; `encryptHalves`/`decryptHalves`
+ * are inverse bijections of [0, 2^N).
  */
 export class FeistelPermutation {
   /** The width N in bits. */
@@ -38,8 +34,8 @@ export class FeistelPermutation {
   /** 2^v and 2^(32 - v), for splitting and joining without bigint. */
   private readonly powV: number;
   private readonly powHiShift: number;
-  /** Per-round precomputed Chaskey state words (see {@link STRIDE}); a #private field so that no inspection shows key material. */
-  readonly #rk: Int32Array;
+  /** The round function's MAC per round; a #private field so that no inspection shows key material. */
+  readonly #macs: ChaskeyBlockMac[];
   /** Output of the last `*Halves` call: [hi, lo]. */
   readonly out = new Float64Array(2);
 
@@ -51,19 +47,15 @@ export class FeistelPermutation {
     this.maskV = this.v === 32 ? -1 : 2 ** this.v - 1;
     this.powV = 2 ** this.v;
     this.powHiShift = 2 ** (32 - this.v);
-    this.#rk = new Int32Array(FEISTEL_ROUNDS * STRIDE);
-    for (let i = 0; i < FEISTEL_ROUNDS; i++) {
-      const k = roundKeys.subarray(4 * i, 4 * i + 4);
-      const k1 = chaskeyTimesTwo(k);
-      const m = [0, i, bits, DOMAIN_WORD];
-      for (let w = 0; w < 4; w++) this.#rk[STRIDE * i + w] = k[w] ^ k1[w] ^ m[w];
-      this.#rk[STRIDE * i + 4] = k1[0];
-    }
+    this.#macs = Array.from(
+      { length: FEISTEL_ROUNDS },
+      (_, i) => new ChaskeyBlockMac(roundKeys.subarray(4 * i, 4 * i + 4)),
+    );
   }
 
   /**
-   * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt
-   * `flurry/public-id/v1`, info `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
+   * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt `flurry/public-id/v1`, info
+   * `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
    */
   static fromSecret(secret: Uint8Array, bits: number): FeistelPermutation {
     checkBits(bits);
@@ -85,39 +77,16 @@ export class FeistelPermutation {
     return new FeistelPermutation(bits, words);
   }
 
-  /**
-   * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i.
-   * Same arithmetic as the reference `chaskeyTag` (tested against it), inlined for speed.
-   */
+  /** Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i. */
   roundFunction(i: number, x: number): number {
-    const rk = this.#rk;
-    const o = STRIDE * i;
-    let v0 = rk[o] ^ x;
-    let v1 = rk[o + 1];
-    let v2 = rk[o + 2];
-    let v3 = rk[o + 3];
-    for (let r = 0; r < CHASKEY_ROUNDS; r++) {
-      v0 = (v0 + v1) | 0;
-      v1 = (v1 << 5) | (v1 >>> 27);
-      v1 ^= v0;
-      v0 = (v0 << 16) | (v0 >>> 16);
-      v2 = (v2 + v3) | 0;
-      v3 = (v3 << 8) | (v3 >>> 24);
-      v3 ^= v2;
-      v0 = (v0 + v3) | 0;
-      v3 = (v3 << 13) | (v3 >>> 19);
-      v3 ^= v0;
-      v2 = (v2 + v1) | 0;
-      v1 = (v1 << 7) | (v1 >>> 25);
-      v1 ^= v2;
-      v2 = (v2 << 16) | (v2 >>> 16);
-    }
-    return v0 ^ rk[o + 4];
+    const mac = this.#macs[i];
+    mac.tag(x, i, this.bits, DOMAIN_WORD);
+    return mac.out[0];
   }
 
   /**
-   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in
-   * `this.out` as [hi, lo]. No range check: callers pass in-range values.
+   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in `this.out` as [hi, lo]. No range
+   * check: callers pass in-range values.
    */
   encryptHalves(hi: number, lo: number): void {
     const q = Math.floor(lo / this.powV);

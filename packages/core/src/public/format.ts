@@ -1,11 +1,10 @@
 /**
- * The public-ID string format (format 2): its version, the tag length and the tag's
- * constants, the alphabets and their shared tables, and the per-key material a
- * {@link PublicIdCipher} derives (Feistel round keys and the tag key), and the errors of a malformed
- * string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
+ * The public-ID string format (format 2): its version, the tag length and the tag's constants, the alphabets and their
+ * shared tables, and the per-key material a {@link PublicIdCipher} derives (Feistel round keys and the tag key), and
+ * the errors of a malformed string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
  */
 import { hkdfSha256 } from '#platform';
-import { Alphabet, TWO32, describeValue } from '../codecs/alphabet.js';
+import { Alphabet, describeValue } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
@@ -15,17 +14,15 @@ import { FeistelPermutation } from './feistel.js';
 import type { PublicIdKey } from './keys.js';
 
 /**
- * The version of the public-ID string form. Format 2 added the authentication tag; format 1
- * (key ID, encrypted ID, check character) was never released and is not read. The version
- * is not a character of the string: it is bound into the tag, and the formats differ in
- * length.
+ * The version of the public-ID string form. Format 2 added the authentication tag; format 1 (key ID, encrypted ID,
+ * check character) was never released and is not read. The version is not a character of the string: it is bound into
+ * the tag, and the formats differ in length.
  */
 export const PUBLIC_ID_FORMAT_VERSION = 2;
 
 /**
- * Characters of the authentication tag of every public-ID string. A string checked with a
- * key that did not issue it passes with probability 1/radix³: 1/238,328 (base62),
- * 1/195,112 (base58).
+ * Characters of the authentication tag of every public-ID string. A string checked with a key that did not issue it
+ * passes with probability 1/radix³: 1/238,328 (base62), 1/195,112 (base58).
  */
 export const PUBLIC_ID_TAG_LENGTH = 3;
 
@@ -33,40 +30,25 @@ export const PUBLIC_ID_TAG_LENGTH = 3;
 const TAG_SALT = 'flurry/public-id/v2';
 const TAG_INFO = 'tag;chaskey12';
 
-/** "FTAG" as a little-endian word: the fourth word of every tag block. */
-export const TAG_DOMAIN = 0x47415446;
-
-/** 2^21: the high 21 bits of word 1 of the MAC are dropped to keep the tag input at 53 bits. */
-export const TAG_SHIFT = 11;
-
 /** The alphabet of public-ID strings. */
 export type PublicIdAlphabet = 'base62' | 'base58';
 
 const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, base58: BASE58_ALPHABET };
 
-const TABLES = new Map<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>();
+const TABLES: Partial<Record<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>> = {};
 
 /** The digit system and check-character tables of an alphabet, built on first use (a few hundred µs) and shared. */
 export function alphabetTables(alphabet: PublicIdAlphabet): { digits: Alphabet; check: DihedralCheck } {
-  let t = TABLES.get(alphabet);
-  if (t === undefined) {
-    const chars = ALPHABETS[alphabet];
-    t = {
-      digits: new Alphabet(`${alphabet} public ID`, chars, {
-        malformedCode: ErrorCode.PUBLIC_ID_MALFORMED,
-        tooWideCode: ErrorCode.PUBLIC_ID_MALFORMED,
-      }),
-      check: new DihedralCheck(chars),
-    };
-    TABLES.set(alphabet, t);
-  }
-  return t;
+  const chars = ALPHABETS[alphabet];
+  return (TABLES[alphabet] ??= {
+    digits: new Alphabet(`${alphabet} public ID`, chars),
+    check: new DihedralCheck(chars),
+  });
 }
 
 /**
- * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its
- * tag MAC, and the key ID's character code (< 128) and digit value in the alphabet. Holds
- * key material: keep it in `#private` fields.
+ * What a cipher keeps per key: the key, its Feistel permutation of the N-bit space, its tag MAC, and the key ID's
+ * character code (< 128) and digit value in the alphabet. Holds key material: keep it in `#private` fields.
  */
 export interface KeyEntry {
   key: PublicIdKey;
@@ -77,9 +59,8 @@ export interface KeyEntry {
 }
 
 /**
- * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF
- * of the secret); the secret copies are wiped afterwards. `values` maps character codes
- * to digit values in the cipher's alphabet.
+ * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF of the secret); the secret
+ * copies are wiped afterwards. `values` maps character codes to digit values in the cipher's alphabet.
  */
 export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
   const secret = key.secretBytes();
@@ -97,16 +78,9 @@ export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): Key
   return entry;
 }
 
-/** Whether hi·2^32 + lo < 2^bits (an encrypted value of `bits`-wide IDs). */
-export function fitsBits(hi: number, lo: number, bits: number): boolean {
-  if (hi >= TWO32) return false;
-  if (bits >= 64) return true;
-  return bits > 32 ? hi < 2 ** (bits - 32) : hi === 0 && lo < 2 ** bits;
-}
-
 /**
- * The string of the digit values `d`, through the character codes `c` of the alphabet
- * (`scratch`: a reusable array of `d.length` numbers, for lengths other than 16).
+ * The string of the digit values `d`, through the character codes `c` of the alphabet (`scratch`: a reusable array of
+ * `d.length` numbers, for lengths other than 16).
  */
 export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
   if (d.length === 16) {
@@ -134,17 +108,12 @@ export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): str
 }
 
 /**
- * A public ID of the wrong length, naming the expected length and its parts, and hinting
- * at format 1 when the length is that of a format-1 string.
+ * A public ID of the wrong length, naming the expected length and its parts, and hinting at format 1 when the length is
+ * that of a format-1 string.
  */
 export function wrongLengthError(
   publicId: string,
-  f: {
-    readonly length: number;
-    readonly payloadLength: number;
-    readonly checksum: boolean;
-    readonly alphabet: PublicIdAlphabet;
-  },
+  f: { length: number; payloadLength: number; checksum: boolean; alphabet: PublicIdAlphabet },
 ): FlurryError {
   const formatOne = 1 + f.payloadLength + (f.checksum ? 1 : 0);
   const parts = `key ID, ${f.payloadLength} for the ID, ${PUBLIC_ID_TAG_LENGTH} for the tag${f.checksum ? ', check character' : ''}`;

@@ -1,14 +1,7 @@
 /**
- * Public-ID keys: 256-bit secrets with a one-character key ID, written as
- * `fk1_<keyId>_<43 base64url characters>` (e.g. for `FLURRY_PUBLIC_KEY`).
- *
- * - The key ID is one character of the base58 alphabet (which is also valid base62), so it
- *   can lead every public ID and select the key on decoding: rotation keeps old links
- *   working as long as the old key stays in the keyring.
- * - A keyring is a comma- (or whitespace-) separated list; the **first** key is the current
- *   one (used for encoding), the others only decode. Key IDs must differ within a ring.
- * - Key objects never reveal their secret through `toString`, `JSON.stringify`,
- *   `util.inspect`/`console.log` or error messages; only {@link PublicIdKey.export} does.
+ * Public-ID keys (`fk1_<keyId>_<43 base64url characters>`) and keyrings, current key first: docs/public-ids.md#keys. A
+ * key never reveals its secret (`toString`, JSON, `util.inspect`, error messages); only {@link PublicIdKey.export}
+ * does.
  */
 import { randomBelow, randomFill } from '../random.js';
 import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';
@@ -38,9 +31,9 @@ export class PublicIdKey {
   }
 
   /**
-   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys
-   * apart in logs. Computed when first read: encoding and decoding never need it, and the
-   * first SHA-256 of a process costs a CLI start about half a millisecond.
+   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs. Computed when
+   * first read: encoding and decoding never need it, and the first SHA-256 of a process costs a CLI start about half a
+   * millisecond.
    */
   get fingerprint(): string {
     let fp = fingerprints.get(this);
@@ -52,8 +45,8 @@ export class PublicIdKey {
   }
 
   /**
-   * Parses `fk1_<keyId>_<base64url>`; surrounding whitespace is ignored. Errors are
-   * `FLURRY_E_PUBLIC_KEY_INVALID` and never echo the secret.
+   * Parses `fk1_<keyId>_<base64url>`; surrounding whitespace is ignored. Errors are `FLURRY_E_PUBLIC_KEY_INVALID` and
+   * never echo the secret.
    */
   static parse(text: string): PublicIdKey {
     if (typeof text !== 'string')
@@ -109,35 +102,28 @@ export class PublicIdKey {
     return new Uint8Array(secrets.get(this) as Uint8Array);
   }
 
-  /** A redacted description. */
   toString(): string {
     return `PublicIdKey(${this.id}, fingerprint ${this.fingerprint}, secret redacted)`;
   }
 
-  /** A redacted JSON form. */
   toJSON(): { id: string; fingerprint: string; secret: string } {
     return { id: this.id, fingerprint: this.fingerprint, secret: '[redacted]' };
   }
 
-  /** Redacted output for `util.inspect` and `console.log`. */
   [INSPECT](): string {
     return this.toString();
   }
 }
 
-/**
- * Generates a new key and returns its secret string `fk1_<keyId>_<base64url>` (what
- * `flurry key new` prints).
- */
+/** Generates a new key and returns its secret string `fk1_<keyId>_<base64url>` (what `flurry key new` prints). */
 export function generateKey(keyId?: string): string {
   return PublicIdKey.generate(keyId).export();
 }
 
 /**
- * Parses a keyring: one or more keys separated by commas, whitespace or new lines (lines
- * starting with `#` are comments). Accepts strings, arrays of strings and key objects.
- * Empty rings and duplicate key IDs are `FLURRY_E_PUBLIC_KEY_INVALID`. The first key is
- * the current one.
+ * Parses a keyring: one or more keys separated by commas, whitespace or new lines (lines starting with `#` are
+ * comments). Accepts strings, arrays of strings and key objects. Empty rings and duplicate key IDs are
+ * `FLURRY_E_PUBLIC_KEY_INVALID`. The first key is the current one.
  */
 export function parseKeys(input: string | PublicIdKey | readonly (string | PublicIdKey)[]): PublicIdKey[] {
   const items = Array.isArray(input) ? input : [input as string | PublicIdKey];
@@ -146,11 +132,9 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
     if (item instanceof PublicIdKey) keys.push(item);
     else if (typeof item === 'string') {
       const tokens = item
-        .split(/\r?\n/)
-        .filter((line) => !line.trimStart().startsWith('#'))
-        .join('\n')
+        .replace(/^\s*#.*$/gm, '')
         .split(/[\s,]+/)
-        .filter((s) => s.length > 0);
+        .filter(Boolean);
       tokens.forEach((tok, i) => {
         try {
           keys.push(PublicIdKey.parse(tok));
@@ -187,8 +171,8 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
 }
 
 /**
- * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#`
- * comments allowed). A missing file is `FLURRY_E_PUBLIC_KEY_INVALID`.
+ * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#` comments allowed). A missing file
+ * is `FLURRY_E_PUBLIC_KEY_INVALID`.
  */
 export function loadKeysFromFile(path: string): PublicIdKey[] {
   let text: string;
@@ -204,9 +188,9 @@ export function loadKeysFromFile(path: string): PublicIdKey[] {
 }
 
 /**
- * Loads the keyring from the environment: `FLURRY_PUBLIC_KEY` (comma-separated, current
- * key first) or else the file named by `FLURRY_PUBLIC_KEY_FILE`. Returns `[]` when neither
- * is set (public IDs disabled); a set but malformed value is an error.
+ * Loads the keyring from the environment: `FLURRY_PUBLIC_KEY` (comma-separated, current key first) or else the file
+ * named by `FLURRY_PUBLIC_KEY_FILE`. Returns `[]` when neither is set (public IDs disabled); a set but malformed value
+ * is an error.
  */
 export function loadKeysFromEnv(
   env: Record<string, string | undefined> = (globalThis as { process?: { env: Record<string, string | undefined> } })

@@ -1,8 +1,7 @@
 /**
- * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from
- * a {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time
- * outside the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See
- * docs/sql.md.
+ * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from a
+ * {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time outside
+ * the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See docs/sql.md.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -27,8 +26,8 @@ const RESERVED =
   );
 
 /**
- * Checks a function-name prefix and returns it (default `flurry_`). Throws
- * `FLURRY_E_INVALID_OPTION` for anything but a lower-case SQL identifier start.
+ * Checks a function-name prefix and returns it (default `flurry_`). Throws `FLURRY_E_INVALID_OPTION` for anything but a
+ * lower-case SQL identifier start.
  */
 export function sqlPrefix(prefix: string | undefined): string {
   const p = prefix ?? 'flurry_';
@@ -57,14 +56,8 @@ function factsOf(layout: Layout) {
 }
 
 /**
- * The DDL of the decode and bound functions for `layout` (see the module comment).
- * Throws `FLURRY_E_INVALID_OPTION` for an unknown dialect, a bad prefix, or a node field
- * whose name would collide with a generated function (`min_id`, `timestamp`, …).
- *
- * Functions (prefix `flurry_`, `ID` the dialect's ID type): `flurry_unix_ms(ID)`,
- * `flurry_timestamp(ID)`, `flurry_<field>(ID)` per node field, `flurry_sequence(ID)`,
- * `flurry_min_id(t)`, `flurry_max_id(t)` (`timestamptz` / `DATETIME(3)` read as UTC) and
- * `flurry_min_id_ms(ms)`, `flurry_max_id_ms(ms)`.
+ * The DDL of the decode and bound functions for `layout` (docs/sql.md#the-functions). Throws `FLURRY_E_INVALID_OPTION`
+ * for an unknown dialect, a bad prefix, or a node field named like a generated function (`min_id`, `timestamp`, …).
  */
 export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix'], 'layoutSql options');
@@ -103,44 +96,21 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
   const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
   const id = `id ${idType}`;
   const unixMs = `${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`;
-  add(
-    'unix_ms',
-    id,
-    big,
-    pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`,
-    `Unix milliseconds of an ID (the start of its tick) under the ${note}.`,
-  );
-  add(
-    'timestamp',
-    id,
-    time,
-    ret + toTime(dialect, `${p}unix_ms(id)`),
-    `The ${utc}time of an ID (the start of its tick) under the ${note}.`,
-  );
-  for (const f of layout.nodeFields) {
+  const tick = `(the start of its tick) under the ${note}.`;
+  add('unix_ms', id, big, pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`, `Unix milliseconds of an ID ${tick}`);
+  add('timestamp', id, time, ret + toTime(dialect, `${p}unix_ms(id)`), `The ${utc}time of an ID ${tick}`);
+  // The node fields, then the sequence (at most 30 bits, so an integer).
+  for (const f of [...layout.nodeFields, layout.sequenceField]) {
     const t = f.bits <= 31 ? int : big;
-    add(
-      f.name.toLowerCase(),
-      id,
-      t,
-      fieldOf(f.shift, f.bits, t),
-      `The ${f.name} node field (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`,
-    );
+    const what = f.kind === 'node' ? `${f.name} node field` : 'sequence';
+    const about = `The ${what} (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`;
+    add(f.name.toLowerCase(), id, t, fieldOf(f.shift, f.bits, t), about);
   }
-  const seq = layout.sequenceField;
-  add(
-    'sequence',
-    id,
-    int,
-    fieldOf(seq.shift, seq.bits, int),
-    `The sequence (${seq.bits} bits at bit ${seq.shift}) of an ID under the ${note}.`,
-  );
-  const minIdMs = minIdMsBody(layout, x, pg, wide);
   add(
     'min_id_ms',
     `ms ${big}`,
     idType,
-    minIdMs,
+    minIdMsBody(layout, x, pg, wide),
     `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );

@@ -1,6 +1,6 @@
 /**
- * What the generated SQL of every kind shares: the dialects, one function's entry and statements, the script for
- * the dialect's client, SQL literals and time conversions.
+ * What the generated SQL of every kind shares: the dialects, one function's entry and statements, the script for the
+ * dialect's client, SQL literals and time conversions.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
@@ -16,8 +16,8 @@ export interface SqlFunction {
 }
 
 /**
- * The DDL of a layout's functions: each statement alone (for a driver, one per query) and
- * the whole as a script for the dialect's command-line client (`psql -f`, `mysql <`).
+ * The DDL of a layout's functions: each statement alone (for a driver, one per query) and the whole as a script for the
+ * dialect's command-line client (`psql -f`, `mysql <`).
  */
 export interface LayoutSql {
   readonly dialect: SqlDialect;

@@ -1,6 +1,6 @@
 /**
- * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with
- * `GET_LOCK` named locks (session-scoped), one InnoDB state row per lane.
+ * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
+ * (session-scoped), one InnoDB state row per lane.
  */
 import { lit, sqlFn } from './functions.js';
 import type { GeneratorConsts, GeneratorDdl } from './generate-shared.js';

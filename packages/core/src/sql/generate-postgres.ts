@@ -1,9 +1,8 @@
 /**
- * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with
- * session-level advisory locks, one row per lane. A session on a lane of its own counts in a
- * private cursor (a temporary sequence: non-transactional, no WAL) under a reservation in its
- * lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no row; sessions
- * beyond the lanes share the last lane and update its row on every call.
+ * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with session-level advisory locks,
+ * one row per lane. A session on a lane of its own counts in a private cursor (a temporary sequence: non-transactional,
+ * no WAL) under a reservation in its lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no
+ * row; sessions beyond the lanes share the last lane and update its row on every call.
  */
 import { lit, sqlFn } from './functions.js';
 import { GENERATOR_RESERVE_MS, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
@@ -100,8 +99,8 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
 VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${c.maxSeq})
 ON CONFLICT (id) DO UPDATE SET namespace = EXCLUDED.namespace, slot = EXCLUDED.slot, token = EXCLUDED.token,
   node_bits = EXCLUDED.node_bits, last_tick = GREATEST(${p}generator.last_tick, EXCLUDED.last_tick), seq = ${c.maxSeq}, updated_at = now()`,
-    // Every lane starts past the floor and past anything any lane issued before (a lane
-    // count or node that changed between set-ups cannot go back); extra lanes are closed.
+    // Every lane starts past the floor and past anything any lane issued before (a lane count or node that changed
+    // between set-ups cannot go back); extra lanes are closed.
     `INSERT INTO ${p}lanes (lane, active, last_tick, seq)
 SELECT g, true, GREATEST(${c.floorTick}, (SELECT COALESCE(max(last_tick), -1) FROM ${p}lanes)), ${k - 1}
   FROM generate_series(0, ${lanes - 1}) g

@@ -1,14 +1,11 @@
 /**
- * The in-database generator's options and result (re-exported by `generate.ts`) and the internals its dialect
- * modules share.
+ * The in-database generator's options and result (re-exported by `generate.ts`) and the internals its dialect modules
+ * share.
  */
 import type { Layout } from '../layout/layout.js';
 import type { SqlDialect, SqlFunction } from './functions.js';
 
-/**
- * What `generatorSql` needs: the dialect, the leased node and the registry row that
- * holds the lease.
- */
+/** What `generatorSql` needs: the dialect, the leased node and the registry row that holds the lease. */
 export interface GeneratorSqlOptions {
   readonly dialect: SqlDialect;
   /** Function and state-table prefix (default `flurry_`). */
@@ -30,8 +27,8 @@ export interface GeneratorSqlOptions {
 }
 
 /**
- * The DDL of the in-database generator: `statements` to run one by one, `script` for the
- * command-line client, and the functions it defines.
+ * The DDL of the in-database generator: `statements` to run one by one, `script` for the command-line client, and the
+ * functions it defines.
  */
 export interface GeneratorSql {
   readonly functions: readonly SqlFunction[];
@@ -52,9 +49,9 @@ function fnv31(s: string): number {
 }
 
 /**
- * What the dialect modules build from, after `generatorSql` validated `o`: the layout's numbers, the quoted
- * registry table, the floor's tick, the lanes and IDs per lane per tick, and a 31-bit key naming this generator's
- * lane locks (PostgreSQL advisory locks).
+ * What the dialect modules build from, after `generatorSql` validated `o`: the layout's numbers, the quoted registry
+ * table, the floor's tick, the lanes and IDs per lane per tick, and a 31-bit key naming this generator's lane locks
+ * (PostgreSQL advisory locks).
  */
 export function generatorConsts(
   layout: Layout,
@@ -88,8 +85,8 @@ export function generatorConsts(
 export type GeneratorConsts = ReturnType<typeof generatorConsts>;
 
 /**
- * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's
- * row: one row write per this much time per busy session, and at most this much of the clock
- * for a next holder of the lane to wait before its first ID.
+ * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's row: one row
+ * write per this much time per busy session, and at most this much of the clock for a next holder of the lane to wait
+ * before its first ID.
  */
 export const GENERATOR_RESERVE_MS = 100;

@@ -1,9 +1,9 @@
 /**
  * SQL that issues IDs inside the database under a node ID leased in the Flurry registry table: the record
  * `<prefix>generator`, the lane table `<prefix>lanes` and the functions `<prefix>next_id()` (PostgreSQL also
- * `<prefix>next_ids(n)`), `<prefix>release_node()`, `<prefix>lane()` and `<prefix>now_ms()`. Each session takes
- * a lane (a sub-range of the sequence, {@link generatorLanes}) with an advisory lock; every call checks the lease
- * token (fencing). How the lanes, waits, clock and release work: docs/sql.md (issuing IDs inside the database).
+ * `<prefix>next_ids(n)`), `<prefix>release_node()`, `<prefix>lane()` and `<prefix>now_ms()`. Each session takes a lane
+ * (a sub-range of the sequence, {@link generatorLanes}) with an advisory lock; every call checks the lease token
+ * (fencing). How the lanes, waits, clock and release work: docs/sql.md (issuing IDs inside the database).
  */
 import { quoteSqlTable, validTableName } from '../engines.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -18,8 +18,8 @@ import { mysqlGenerator } from './generate-mysql.js';
 import { postgresGenerator } from './generate-postgres.js';
 
 /**
- * The default lane count of a layout: the largest power of two up to 16 that leaves every
- * lane at least 16 IDs per tick (twitter: 16 lanes of 256; a 2-bit sequence: 1 lane of 4).
+ * The default lane count of a layout: the largest power of two up to 16 that leaves every lane at least 16 IDs per tick
+ * (twitter: 16 lanes of 256; a 2-bit sequence: 1 lane of 4).
  */
 export function generatorLanes(layout: Layout): number {
   let lanes = 1;
@@ -32,8 +32,8 @@ function bad(what: string, message: string, value: unknown): FlurryError {
 }
 
 /**
- * Builds the generator DDL for a leased node (see the module comment). Throws
- * `FLURRY_E_INVALID_OPTION` for a bad table name, token, slot, floor or wait bound.
+ * Builds the generator DDL for a leased node (see the module comment). Throws `FLURRY_E_INVALID_OPTION` for a bad table
+ * name, token, slot, floor or wait bound.
  */
 export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorSql {
   assertKnownOptions(
@@ -64,16 +64,11 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
   if (typeof o.nodeBits !== 'bigint' || o.nodeBits < 0n || o.nodeBits > layout.maxId)
     throw bad('nodeBits', 'nodeBits must be layout.nodeBits(node).', o.nodeBits);
   const lanes = o.lanes ?? generatorLanes(layout);
-  if (
-    !Number.isSafeInteger(lanes) ||
-    lanes < 1 ||
-    (lanes & (lanes - 1)) !== 0 ||
-    lanes > layout.maxSequence + 1 ||
-    lanes > 1024
-  )
+  const most = Math.min(1024, layout.maxSequence + 1);
+  if (!Number.isSafeInteger(lanes) || lanes < 1 || (lanes & (lanes - 1)) !== 0 || lanes > most)
     throw bad(
       'lanes',
-      `lanes must be a power of two from 1 to ${Math.min(1024, layout.maxSequence + 1)} (the sequence field's size), got ${lanes}.`,
+      `lanes must be a power of two from 1 to ${most} (the sequence field's size), got ${lanes}.`,
       lanes,
     );
   const registry = quoteSqlTable(o.dialect, o.registryTable);

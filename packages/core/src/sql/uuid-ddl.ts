@@ -1,7 +1,7 @@
 /**
- * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's time, node and sequence
- * inside the database and turn times into UUID bounds (PostgreSQL `uuid`; MySQL/MariaDB `BINARY(16)` and
- * `CHAR(36)`). Decoders return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
+ * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's time, node and sequence inside
+ * the database and turn times into UUID bounds (PostgreSQL `uuid`; MySQL/MariaDB `BINARY(16)` and `CHAR(36)`). Decoders
+ * return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
  */
 import { assertKnownOptions } from '../known-options.js';
 import { MAX_UNIX_MS as MAX_MS, UuidFormat } from '../uuid/format.js';
@@ -20,13 +20,8 @@ export interface UuidSqlOptions {
 }
 
 /**
- * The DDL of the UUIDv7 functions (same shape as {@link layoutSql}'s; `idType` is the
- * column type: `uuid` or `BINARY(16)`).
- *
- * Functions (prefix `flurry_`): `uuid_unix_ms(u)`, `uuid_timestamp(u)`, `uuid_node(u)`,
- * `uuid_sequence(u)`, `uuid_min_at(t)`, `uuid_max_at(t)`, `uuid_min_at_ms(ms)`,
- * `uuid_max_at_ms(ms)`; MySQL adds `uuid_unix_ms_text(CHAR(36))`,
- * `uuid_timestamp_text(CHAR(36))`, `uuid_min_at_text(t)` and `uuid_max_at_text(t)`.
+ * The DDL of the UUIDv7 functions (docs/sql.md#uuidv7-columns), shaped as {@link layoutSql}'s; `idType` is the column
+ * type: `uuid` or `BINARY(16)`.
  */
 export function uuidSql(options: UuidSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix', 'nodeBits', 'sequenceBits'], 'uuidSql options');
