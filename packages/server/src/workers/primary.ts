@@ -1,12 +1,11 @@
 // The primary of `flurry serve --workers N` (docs/operations.md#worker-processes): forks N workers, each a service
 // with its own lease, restarts the dead with backoff, drains them on SIGTERM/SIGINT and keeps their table.
 import cluster, { type Worker } from 'node:cluster';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { ServeConfig } from '../config/index.js';
 import { onSignals } from '../cli/io.js';
 import type { ServiceLogger } from '../service-steps.js';
 import { checkNodeIds } from './count.js';
-import { aggregateMetrics } from './metrics.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
 /** A report older than this marks a worker `silent` (not ready). */
@@ -244,4 +243,27 @@ function metricsGathers(own: Registry, onError: (err: unknown) => void) {
       for (const g of gathers.values()) clearTimeout(g.timer);
     },
   };
+}
+
+interface JsonMetric {
+  name: string;
+  type: string;
+  values?: { labels?: Record<string, string | number>; value: number }[];
+  [k: string]: unknown;
+}
+
+/** The workers' metrics and the primary's in one text: counters and histograms summed, Flurry's gauges labelled by `worker`. */
+export async function aggregateMetrics(
+  perWorker: readonly { readonly slot: number; readonly metrics: readonly unknown[] }[],
+  own: Registry,
+): Promise<string> {
+  const arrays: object[][] = perWorker.map(({ slot, metrics }) =>
+    (metrics as JsonMetric[]).map((m) =>
+      m.type === 'gauge' && m.name.startsWith('flurry_') && Array.isArray(m.values)
+        ? { ...m, values: m.values.map((v) => ({ ...v, labels: { ...v.labels, worker: String(slot) } })) }
+        : m,
+    ),
+  );
+  arrays.push(await own.getMetricsAsJSON());
+  return AggregatorRegistry.aggregate(arrays).metrics();
 }

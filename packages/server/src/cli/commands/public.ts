@@ -6,11 +6,7 @@ import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';
 import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-const FLAGS = {
-  ...LAYOUT_FLAGS,
-  key: { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 export const PUBLIC_HELP = `Usage: flurry public encode ID... [--key KEYS] [layout]
        flurry public decode PUBLIC... [--key KEYS] [layout] [--json]
