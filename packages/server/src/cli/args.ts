@@ -97,3 +97,12 @@ export function hasFlag(parsed: ParsedCommandLine, name: string): boolean {
 export function refuseFlags(parsed: ParsedCommandLine, flags: readonly string[], why: string): void {
   for (const f of flags) if (parsed.values[f] !== undefined) throw serverError('USAGE', `--${f} ${why}`);
 }
+
+/** Refuses positional arguments to `flurry <command>` (`hint` goes before "See flurry <command> --help."). */
+export function noArguments(args: ParsedCommandLine, command: string, hint = ''): void {
+  if (args.positionals.length > 0)
+    throw serverError(
+      'USAGE',
+      `flurry ${command} takes no arguments; got "${args.positionals[0].slice(0, 40)}". ${hint}See flurry ${command} --help.`,
+    );
+}

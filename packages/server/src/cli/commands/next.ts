@@ -3,7 +3,7 @@ import { encodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
-import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
 import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 export const MAX_NEXT_COUNT = 10_000_000;
@@ -34,7 +34,7 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 export async function nextCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, NEXT_HELP, true);
   if (!args) return 0;
-  noArguments(args, 'next');
+  noArguments(args, 'next', 'Use -n N for a count. ');
   const layout = layoutOf(args);
   assertLayoutLive(layout, (io.now ?? Date.now)());
   const n = countOf(args);
@@ -57,15 +57,6 @@ export async function nextCommand(io: CliIo): Promise<number> {
       return out;
     },
   );
-}
-
-/** Refuses positional arguments to `flurry <command>`. */
-export function noArguments(args: ParsedCommandLine, command: string): void {
-  if (args.positionals.length > 0)
-    throw serverError(
-      'USAGE',
-      `flurry ${command} takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry ${command} --help.`,
-    );
 }
 
 /** The `-n` count (default 1). */

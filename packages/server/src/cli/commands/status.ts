@@ -11,7 +11,7 @@ import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, type FlagSpecs, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, noArguments, type FlagSpecs, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
@@ -184,11 +184,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
 export async function statusCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, STATUS_HELP);
   if (!args) return 0;
-  if (args.positionals.length > 0)
-    throw serverError(
-      'USAGE',
-      `flurry status takes no arguments; got "${args.positionals[0].slice(0, 40)}". See flurry status --help.`,
-    );
+  noArguments(args, 'status');
   const intervalMs = intervalOf(args);
   const base = lastString(args, 'url');
   if (base === undefined && hasFlag(args, 'ca')) throw serverError('USAGE', '--ca applies to --url only');
