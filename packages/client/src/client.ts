@@ -1,8 +1,5 @@
-/**
- * The Flurry client: IDs from a fleet of `flurry serve` processes at in-process speed, from a local buffer
- * refilled in the background, with failover and backoff across servers (docs/client.md: "Prefetching", "High
- * availability", "Order and uniqueness").
- */
+// The Flurry client: IDs from a fleet of `flurry serve` processes through a local buffer refilled in the
+// background, with failover and backoff (docs/client.md: "Prefetching", "High availability", "Order and uniqueness").
 import { FlurryError } from '@flurry/core';
 import { assertCount, clientError, closedError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
@@ -67,10 +64,7 @@ export interface FlurryClient {
   uuids(n: number): Promise<string[]>;
   /** Asks a server to decode an ID under its layout. */
   decode(id: bigint | string | number): Promise<DecodedRemoteId>;
-  /**
-   * The numbers of a segment-mode key (servers started with `--sequences`): dense by default (no prefetch),
-   * with failover; the same object for a key on every call. See docs/client.md.
-   */
+  /** The numbers of a segment-mode key (servers with `--sequences`), dense by default; one object per key. */
   sequence(key: string, options?: SequenceOptions): RemoteSequence;
   /** Counters and server states. */
   stats(): ClientStats;
@@ -79,10 +73,7 @@ export interface FlurryClient {
 }
 
 /**
- * Creates a client. Bad options throw `FLURRY_E_CLIENT_CONFIG` at once; no request is
- * sent until the first ID is asked for. IDs then come from a local buffer refilled in the
- * background with `GET /v1/ids?count=N`, so most calls resolve without a round trip; a
- * server that fails is skipped (with backoff) while the others serve.
+ * Creates a client; bad options throw `FLURRY_E_CLIENT_CONFIG` at once, and no request is sent before the first ID.
  *
  * @example
  * ```ts
@@ -112,7 +103,6 @@ class Client implements FlurryClient {
   private readonly transport: HttpTransport;
   private readonly waiters: { resolve(id: bigint): void; reject(err: unknown): void }[] = [];
   private closed = false;
-  /** IDs requested by refills in flight. */
   private inflightIds = 0;
   private inflightRefills = 0;
   private refills = 0;
@@ -121,11 +111,7 @@ class Client implements FlurryClient {
   private lowWater: number;
   /** Moving average of refill request times, ms. */
   private latency = 0;
-  /**
-   * When the last refill() could not start a request it needed: the monotonic time a down server may be asked
-   * again, or Infinity when only a refill in flight can change things; 0 when not blocked. Keeps the hot path
-   * from re-running refill() on every call below the low-water mark.
-   */
+  /** When refill() last found no server to ask: when one may be asked (Infinity: only a refill in flight frees one). */
   private blockedUntil = 0;
   private readonly sequences = new Map<string, ClientSequence>();
   private uuidBuffer: ClientUuids | undefined;
@@ -144,29 +130,25 @@ class Client implements FlurryClient {
 
   tryNext(): bigint | undefined {
     const v = this.buffer.take();
-    if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
+    this.checkLowWater();
     return v;
   }
 
   next(): Promise<bigint> {
-    const v = this.buffer.take();
-    if (v !== undefined) {
-      if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
-      return Promise.resolve(v);
-    }
-    return this.wait();
+    const v = this.tryNext();
+    return v !== undefined ? Promise.resolve(v) : this.wait();
   }
 
   /** Below the low-water mark: refill unless the last attempt found nothing to ask and nothing changed since. */
-  private lowWaterReached(): void {
+  private checkLowWater(): void {
+    if (this.buffer.size + this.inflightIds >= this.lowWater) return;
     const until = this.blockedUntil;
     if (until === 0 || (until !== Infinity && this.s.clock.monotonic() >= until)) this.refill();
   }
 
   nextString(): Promise<string> {
     const v = this.tryNext();
-    if (v !== undefined) return Promise.resolve(v.toString());
-    return this.wait().then(String);
+    return v !== undefined ? Promise.resolve(v.toString()) : this.wait().then(String);
   }
 
   private wait(): Promise<bigint> {
@@ -221,13 +203,12 @@ class Client implements FlurryClient {
         return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
           const ids = parseIdsBody(body, count);
           const age = this.s.clock.monotonic() - sentAt;
-          if (age > this.s.prefetch.maxAgeMs) {
+          if (age > this.s.prefetch.maxAgeMs)
             throw clientError(
               'TIMEOUT',
               `${server.url} answered after ${Math.round(age)} ms, later than prefetch.maxAgeMs (${this.s.prefetch.maxAgeMs} ms); its IDs were discarded`,
               { server: server.url },
             );
-          }
           this.pool.succeeded(server, elapsed);
           this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
           if (!this.closed) this.buffer.push(ids, sentAt);
@@ -246,11 +227,7 @@ class Client implements FlurryClient {
       });
   }
 
-  /**
-   * Records a failed request: `refused` (401, never asked again), `smaller` (its maximum batch is below the count:
-   * learnt, not a failure), `caller` (a 4xx that blames the request; never for refills, which the client builds),
-   * else `down` (backoff).
-   */
+  /** Records a failed request: `refused` (401), `smaller` (maxBatch learnt), `caller` (a 4xx blaming a non-refill request) or `down`. */
   private onRequestError(
     server: ServerState,
     err: unknown,
@@ -314,7 +291,7 @@ class Client implements FlurryClient {
     assertCount('batch', n);
     const fromBuffer = this.buffer.takeMany(n);
     if (fromBuffer) {
-      if (this.buffer.size + this.inflightIds < this.lowWater) this.lowWaterReached();
+      this.checkLowWater();
       return fromBuffer;
     }
     return collect(n, (want) =>
@@ -336,12 +313,11 @@ class Client implements FlurryClient {
         const notJson = () => clientError('BAD_RESPONSE', "the server's decode answer is not JSON");
         const d = jsonBody(body, notJson) as Record<string, unknown> | null;
         const types = { id: 'string', unixMs: 'number', timestamp: 'string', sequence: 'number', fields: 'object' };
-        if (!d?.fields || Object.entries(types).some(([k, t]) => typeof d[k] !== t)) {
+        if (!d?.fields || Object.entries(types).some(([k, t]) => typeof d[k] !== t))
           throw clientError(
             'BAD_RESPONSE',
             "the server's decode answer lacks id, unixMs, timestamp, fields or sequence",
           );
-        }
         return d as Omit<DecodedRemoteId, 'id'> & { id: string };
       },
     );
@@ -404,12 +380,11 @@ class Client implements FlurryClient {
   sequence(key: string, options?: SequenceOptions): RemoteSequence {
     const prefetch = checkSequenceArgs(key, options);
     const seq = this.sequences.get(key) ?? new ClientSequence(key, prefetch, this.host, this.s.clock);
-    if (seq.prefetch !== prefetch) {
+    if (seq.prefetch !== prefetch)
       throw clientError(
         'ARGUMENT',
         `sequence("${key}") was first asked for with prefetch ${seq.prefetch}; one client keeps one setting per key`,
       );
-    }
     this.sequences.set(key, seq);
     return seq;
   }

@@ -1,8 +1,4 @@
-/**
- * Coded errors of the client. Every error the client throws or rejects with is a
- * {@link FlurryError} with one of these `FLURRY_E_CLIENT_…` codes, or the code a server
- * answered with (e.g. `FLURRY_E_ID_MALFORMED` from `decode`).
- */
+// The client's errors: a FlurryError with a FLURRY_E_CLIENT_… code, or the code a server answered with.
 import { FlurryError } from '@flurry/core';
 
 /** The client's error codes. */
@@ -47,9 +43,8 @@ export function closedError(): FlurryError {
 
 /** @internal Checks the `n` of `batch(n)` / `uuids(n)`: an integer from 1 to 1,000,000. */
 export function assertCount(call: string, n: number): void {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000) {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1_000_000)
     throw clientError('ARGUMENT', `${call}(n) takes an integer n from 1 to 1000000; got ${String(n)}`, {
       value: String(n),
     });
-  }
 }

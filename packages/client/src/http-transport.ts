@@ -1,8 +1,4 @@
-/**
- * GET requests to Flurry servers over keep-alive connections, with a per-request deadline, a bounded response
- * size, and failures turned into coded errors (docs/client.md, "Errors"): an error status with the service's JSON
- * error body keeps the server's code; `details.status` is the HTTP status, `details.retryAfterMs` its `Retry-After`.
- */
+// GETs over keep-alive connections with a deadline, a bounded body, and coded errors (docs/client.md, "Errors").
 import http from 'node:http';
 import https from 'node:https';
 import { FlurryError } from '@flurry/core';
@@ -19,7 +15,6 @@ export class HttpTransport {
   private readonly headers: Record<string, string>;
   private closed = false;
 
-  /** `timeoutMs`: the deadline of each request; `token`: the bearer token sent with every request. */
   constructor(private readonly opts: { timeoutMs: number; token?: string | undefined }) {
     const agentOpts = { keepAlive: true, maxSockets: 4, maxFreeSockets: 4, scheduling: 'lifo' as const };
     this.httpAgent = new http.Agent(agentOpts);
@@ -29,14 +24,12 @@ export class HttpTransport {
   }
 
   /**
-   * GETs `base` + `pathAndQuery`: the body of a 200, else a coded error. A request that fails on a reused
-   * keep-alive connection before any answer (the server closed the idle connection as it went out) is sent once
-   * more on a new connection, as Node's documentation advises; GETs of this API are safe to repeat.
+   * The body of a 200, else a coded error. A request that fails on a reused keep-alive connection before any
+   * answer (the server closed it as it went out) is sent once more, as Node advises; these GETs are safe to repeat.
    */
   get(base: URL, pathAndQuery: string, mayRetry = true): Promise<Buffer> {
     if (this.closed) return Promise.reject(closedError());
     const server = base.href.replace(/\/+$/, '');
-    const url = server + pathAndQuery;
     const isHttps = base.protocol === 'https:';
     return new Promise<Buffer>((resolve, reject) => {
       let settled = false;
@@ -49,7 +42,7 @@ export class HttpTransport {
       };
       const finish = (err: FlurryError | undefined, body?: Buffer): void =>
         settle(() => (err ? reject(err) : resolve(body!)));
-      const req = (isHttps ? https : http).request(url, {
+      const req = (isHttps ? https : http).request(server + pathAndQuery, {
         method: 'GET',
         agent: isHttps ? this.httpsAgent : this.httpAgent,
         headers: this.headers,
@@ -121,7 +114,7 @@ function statusError(
   try {
     e = (JSON.parse(body.toString('utf8')) as { error?: typeof e }).error;
   } catch {
-    // not the service's JSON error body
+    /* not the service's JSON error body */
   }
   const base = { server, status, retryAfterMs };
   if (e && typeof e.code === 'string' && e.code.startsWith('FLURRY_E_')) {

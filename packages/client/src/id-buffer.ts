@@ -1,8 +1,5 @@
-/**
- * The client's prefetch buffers (docs/client.md, "Prefetching", "Order and uniqueness"): the ID buffer, a FIFO of
- * chunks (one server answer each, stamped with the monotonic time its request was sent) whose read positions only
- * move forward; its sizer; and {@link Refilled}, the one-refill-at-a-time source of UUIDs and remote sequences.
- */
+// The client's prefetch buffers (docs/client.md, "Prefetching", "Order and uniqueness"): a FIFO of server answers
+// whose read positions only move forward, its sizer, and the one-refill-at-a-time source of UUIDs and sequences.
 import type { Clock, FlurryError } from '@flurry/core';
 import { clientError, closedError } from './errors.js';
 import type { PrefetchOptions } from './options.js';
@@ -45,22 +42,8 @@ export class IdBuffer {
   }
 
   private takeSlow(): bigint | undefined {
-    const now = this.clock.monotonic();
-    for (let c = this.head; c !== undefined; c = this.head) {
-      if (c.pos < c.ids.length && now - c.fetchedAt <= this.maxAgeMs) {
-        this.size--;
-        this.taken++;
-        return c.ids[c.pos++];
-      }
-      // used up (none left) or stale
-      const left = c.ids.length - c.pos;
-      this.chunks.shift();
-      c.pos = c.ids.length;
-      this.size -= left;
-      this.discarded += left;
-      this.head = this.chunks[0];
-    }
-    return undefined;
+    this.discardStale();
+    return this.head === undefined ? undefined : this.take();
   }
 
   /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held. */
@@ -134,10 +117,7 @@ export class PrefetchSizer {
     return Math.min(1_000, this.p.maxAgeMs / 2);
   }
 
-  /**
-   * Updates the rate estimate from `taken` (IDs handed out so far, a running total) and,
-   * when adaptive, the target and low-water mark; `latencyMs` is the refill round-trip time.
-   */
+  /** Updates the rate from `taken` (a running total) and, when adaptive, the target and low-water mark. */
   update(taken: number, latencyMs: number): void {
     const now = this.clock.monotonic();
     const dt = now - this.rateAt;
@@ -166,10 +146,7 @@ export class PrefetchSizer {
   }
 }
 
-/**
- * @internal What a prefetching source needs of the client: one request with failover, where `classify` may call
- * a server's error the caller's (thrown as is) or a skip (next server, no backoff), and whether it is closed.
- */
+/** @internal What a prefetching source needs of the client: one request with failover (`classify`: the caller's error, or skip without backoff). */
 export interface RemoteHost {
   request<T>(
     what: string,
@@ -190,10 +167,7 @@ export async function collect<T>(n: number, fetch: (want: number) => Promise<Arr
   return out;
 }
 
-/**
- * @internal A source of values (UUIDs, a key's numbers) refilled in the background, one request at a time: the
- * refills' answers in the order their requests were sent, each dropped once older than `maxAgeMs`.
- */
+/** @internal Values (UUIDs, a key's numbers) refilled one request at a time, each answer dropped once older than `maxAgeMs`. */
 export abstract class Refilled<T> {
   protected taken = 0;
   protected size = 0;

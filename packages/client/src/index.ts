@@ -1,7 +1,4 @@
-/**
- * `@flurry/client`: IDs from a fleet of Flurry servers, prefetched into a local buffer,
- * with failover across servers. See docs/client.md. Every export is named here.
- */
+// `@flurry/client`: IDs from a fleet of Flurry servers, prefetched, with failover (docs/client.md).
 export { createClient } from './client.js';
 export type { FlurryClient, ClientStats, DecodedRemoteId } from './client.js';
 export type { ClientOptions, PrefetchOptions } from './options.js';

@@ -1,8 +1,4 @@
-/**
- * The options of `createClient`, their defaults, and their validation: every bad value is
- * a `FLURRY_E_CLIENT_CONFIG` error at construction naming the option, the value and what
- * is allowed.
- */
+// The options of `createClient`, their defaults and their validation (FLURRY_E_CLIENT_CONFIG).
 import { assertKnownOptions, optionNames, systemClock, type Clock, type UnknownOptionError } from '@flurry/core';
 import { clientError } from './errors.js';
 import type { Strategy } from './server-pool.js';
@@ -15,27 +11,15 @@ export interface PrefetchOptions {
   lowWater?: number;
   /** IDs fetched longer ago than this (ms, from when the request was sent) are discarded, not handed out; ≥ 1 or Infinity; default 5,000. */
   maxAgeMs?: number;
-  /**
-   * Scale the buffer to the observed consumption rate (default true): the buffer aims at
-   * about one second of consumption (at most half of `maxAgeMs`), between 64 IDs and
-   * `size`, and `lowWater` scales with it; at high rates the refill starts early enough to
-   * cover twice the observed request time. False: always fill to `size`.
-   */
+  /** Scale the buffer to the consumption rate (default true; docs/client.md, "Prefetching"); false: always fill to `size`. */
   adaptive?: boolean;
   /** Most IDs asked of a server in one request, 1 to 10,000 (the service's default maximum); default 10,000. */
   maxBatch?: number;
 }
 
-/**
- * Options of `createClient`. Only `servers` is required; every other option has a default
- * (shown below), and an unknown or out-of-range one throws `FLURRY_E_CLIENT_CONFIG`
- * naming it and what is allowed.
- */
+/** Options of `createClient`; only `servers` is required. */
 export interface ClientOptions {
-  /**
-   * Base URLs of the Flurry servers (`http:` or `https:`, optionally with a path prefix): an array of at least
-   * one, no duplicates, or a single URL string (the same as an array of that one).
-   */
+  /** Base URLs of the servers (`http:`/`https:`, optionally with a path prefix): one string or a list without duplicates. */
   servers: readonly string[] | string;
   /** Bearer token, when the servers require one. */
   token?: string;
@@ -57,7 +41,6 @@ export type ClientSettings = ReturnType<typeof resolveOptions>;
 /** The largest count the service's batch route takes by default. */
 const SERVICE_MAX_BATCH = 10_000;
 
-/** The option keys; any other is refused with `FLURRY_E_CLIENT_CONFIG` naming the closest valid one. */
 const NAMES = {
   client: optionNames<ClientOptions>({
     servers: true,
@@ -78,22 +61,14 @@ const NAMES = {
   backoff: optionNames<NonNullable<ClientOptions['backoff']>>({ initialMs: true, maxMs: true }),
 };
 const configError: UnknownOptionError = (message, details) => clientError('CONFIG', message, details);
-function fail(message: string, details: Record<string, unknown>): never {
+function fail(message: string, details?: Record<string, unknown>): never {
   throw clientError('CONFIG', message, details);
 }
 
-/**
- * Validates `opts` and fills in defaults.
- *
- * @throws FlurryError `FLURRY_E_CLIENT_CONFIG`
- */
+/** Validates `opts` and fills in defaults; throws `FLURRY_E_CLIENT_CONFIG`. */
 export function resolveOptions(opts: ClientOptions) {
-  if (opts === null || typeof opts !== 'object') {
-    throw clientError(
-      'CONFIG',
-      'createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })',
-    );
-  }
+  if (opts === null || typeof opts !== 'object')
+    fail('createClient needs an options object, e.g. createClient({ servers: ["http://127.0.0.1:8080"] })');
   assertKnownOptions(opts, NAMES.client, 'createClient options', configError);
   const servers = parseServers(opts.servers);
   const token = opts.token;
@@ -114,24 +89,20 @@ export function resolveOptions(opts: ClientOptions) {
     size - 1,
     `0 to prefetch.size − 1 (${size - 1})`,
   );
-  const maxAgeMs = p.maxAgeMs === undefined ? 5_000 : p.maxAgeMs;
+  const maxAgeMs = p.maxAgeMs ?? 5_000;
   if (typeof maxAgeMs !== 'number' || Number.isNaN(maxAgeMs) || maxAgeMs < 1) {
     const value = String(maxAgeMs);
-    fail(`prefetch.maxAgeMs must be a number of milliseconds ≥ 1 (or Infinity); got ${value}`, {
-      option: 'prefetch.maxAgeMs',
-      value,
-    });
+    const option = 'prefetch.maxAgeMs';
+    fail(`${option} must be a number of milliseconds ≥ 1 (or Infinity); got ${value}`, { option, value });
   }
-  const adaptive = p.adaptive === undefined ? true : p.adaptive;
-  if (typeof adaptive !== 'boolean') {
+  const adaptive = p.adaptive ?? true;
+  if (typeof adaptive !== 'boolean')
     fail(`prefetch.adaptive must be true or false; got ${String(adaptive)}`, { option: 'prefetch.adaptive' });
-  }
   const maxBatch = int('prefetch.maxBatch', p.maxBatch, SERVICE_MAX_BATCH, 1, SERVICE_MAX_BATCH);
   const strategy = opts.strategy ?? 'round-robin';
   if (strategy !== 'round-robin' && strategy !== 'least-latency') {
-    fail(`strategy must be "round-robin" or "least-latency"; got ${JSON.stringify(String(strategy))}`, {
-      option: 'strategy',
-    });
+    const got = JSON.stringify(String(strategy));
+    fail(`strategy must be "round-robin" or "least-latency"; got ${got}`, { option: 'strategy' });
   }
   const b = section('backoff', opts.backoff, '{ initialMs: 100, maxMs: 10000 }');
   const initialMs = int('backoff.initialMs', b.initialMs, 100, 1, 600_000);
@@ -144,9 +115,8 @@ export function resolveOptions(opts: ClientOptions) {
     `${initialMs} (backoff.initialMs) to 3600000`,
   );
   const clock = opts.clock ?? systemClock;
-  if (typeof clock !== 'object' || typeof clock?.monotonic !== 'function' || typeof clock.now !== 'function') {
+  if (typeof clock !== 'object' || typeof clock?.monotonic !== 'function' || typeof clock.now !== 'function')
     fail('clock must be a Clock from @flurry/core (with now() and monotonic())', { option: 'clock' });
-  }
   return {
     servers,
     token,
@@ -174,11 +144,10 @@ function parseServers(given: unknown): URL[] {
   // A single URL string is a list of one; its messages name `servers` rather than `servers[0]`.
   const single = typeof given === 'string';
   const list: unknown = single ? [given] : given;
-  if (!Array.isArray(list) || list.length === 0) {
+  if (!Array.isArray(list) || list.length === 0)
     fail('servers must hold at least one URL: an array such as ["http://127.0.0.1:8080"] or one URL string', {
       option: 'servers',
     });
-  }
   const seen = new Set<string>();
   return list.map((raw: unknown, at) => {
     const option = single ? 'servers' : `servers[${at}]`;

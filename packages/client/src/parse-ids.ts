@@ -1,10 +1,5 @@
-/**
- * Parses the body of `GET /v1/ids?count=N` (`{"ids":["…",…]}`, IDs as decimal strings)
- * into a `BigUint64Array`, checking that it holds exactly N unsigned 64-bit IDs in strictly
- * increasing order. The server's compact form is scanned byte by byte without creating a
- * string or a bigint per ID (about 4× faster than `JSON.parse` + `BigInt`); any other valid
- * JSON falls back to `JSON.parse`.
- */
+// Parses `GET /v1/ids?count=N` bodies. The server's compact form is scanned byte by byte without a string or a
+// bigint per ID (about 4× faster than `JSON.parse` + `BigInt`); any other valid JSON falls back to `JSON.parse`.
 import { clientError } from './errors.js';
 
 const TWO32 = 4294967296;
@@ -14,11 +9,7 @@ const HI = LITTLE_ENDIAN ? 1 : 0;
 const PREFIX = Buffer.from('{"ids":[');
 const U64_MAX = (1n << 64n) - 1n;
 
-/**
- * Parses and validates an ID batch body. Throws `FLURRY_E_CLIENT_BAD_RESPONSE` when the
- * body is not `{"ids":[…]}`, holds another count than `expected`, holds something that is
- * not a decimal unsigned 64-bit integer, or is not strictly increasing.
- */
+/** Exactly `expected` strictly increasing unsigned 64-bit IDs from `{"ids":[…]}`, else `FLURRY_E_CLIENT_BAD_RESPONSE`. */
 export function parseIdsBody(body: Buffer, expected: number): BigUint64Array {
   const out = new BigUint64Array(expected);
   const n = scanCompact(body, out);
@@ -41,11 +32,7 @@ export function jsonBody(body: Buffer, notJson: () => Error, encoding: BufferEnc
   }
 }
 
-/**
- * Scans the compact form. Returns the number of IDs written, or -1 when the body is not
- * exactly in the server's compact form (the caller then falls back to `JSON.parse`).
- * Throws for IDs out of order or wider than 64 bits, and for more IDs than `out` holds.
- */
+/** The number of IDs written, or -1 when the body is not exactly the compact form; throws for bad IDs. */
 function scanCompact(b: Buffer, out: BigUint64Array): number {
   const len = b.length;
   if (len < PREFIX.length + 2) return -1;
@@ -86,26 +73,23 @@ function scanCompact(b: Buffer, out: BigUint64Array): number {
         low -= TWO32;
         high += 1;
       }
-      if (high >= TWO32) {
+      if (high >= TWO32)
         throw clientError(
           'BAD_RESPONSE',
           `the server sent an ID wider than 64 bits: ${b.toString('latin1', start, end)}`,
         );
-      }
-      if (high < prevHi || (high === prevHi && low <= prevLo)) {
+      if (high < prevHi || (high === prevHi && low <= prevLo))
         throw clientError(
           'BAD_RESPONSE',
           `the server's IDs are not strictly increasing at position ${n}: ${b.toString('latin1', start, end)}`,
           { position: n },
         );
-      }
-      if (n >= out.length) {
+      if (n >= out.length)
         throw clientError(
           'BAD_RESPONSE',
           `the server sent more than the ${out.length} ID${out.length === 1 ? '' : 's'} requested`,
           { expected: out.length },
         );
-      }
       words[2 * n + LO] = low;
       words[2 * n + HI] = high;
       n++;
@@ -134,47 +118,40 @@ function parseJson(body: Buffer, expected: number): BigUint64Array {
     clientError('BAD_RESPONSE', `the server's answer is not JSON: ${JSON.stringify(body.toString('utf8', 0, 80))}`),
   );
   const ids = (doc as { ids?: unknown } | null)?.ids;
-  if (!Array.isArray(ids)) {
+  if (!Array.isArray(ids))
     throw clientError('BAD_RESPONSE', 'the server\'s answer has no "ids" array; is this URL a Flurry server?');
-  }
   if (ids.length !== expected) throw countError(ids.length, expected);
   const out = new BigUint64Array(ids.length);
   for (let k = 0; k < ids.length; k++) {
     const s: unknown = ids[k];
-    if (typeof s !== 'string' || !/^[0-9]{1,20}$/.test(s) || BigInt(s) > U64_MAX) {
+    if (typeof s !== 'string' || !/^[0-9]{1,20}$/.test(s) || BigInt(s) > U64_MAX)
       throw clientError(
         'BAD_RESPONSE',
         `the server sent ${JSON.stringify(String(s)).slice(0, 40)} where a decimal unsigned 64-bit ID belongs`,
         { position: k },
       );
-    }
     out[k] = BigInt(s);
   }
   for (let k = 1; k < out.length; k++) {
-    if (out[k] <= out[k - 1]) {
+    if (out[k] <= out[k - 1])
       throw clientError('BAD_RESPONSE', `the server's IDs are not strictly increasing at position ${k}: ${out[k]}`, {
         position: k,
       });
-    }
   }
   return out;
 }
 
-/**
- * @internal The decimal text of an unsigned 64-bit ID given as a bigint, a safe integer or a
- * decimal string; `FLURRY_E_CLIENT_ARGUMENT` otherwise.
- */
+/** @internal The decimal text of an unsigned 64-bit ID (bigint, safe integer or decimal string). */
 export function idText(id: bigint | string | number): string {
   let v: bigint | undefined;
   if (typeof id === 'bigint') v = id;
   else if (typeof id === 'number' && Number.isSafeInteger(id)) v = BigInt(id);
   else if (typeof id === 'string' && /^[0-9]{1,20}$/.test(id)) v = BigInt(id);
-  if (v === undefined || v < 0n || v > U64_MAX) {
+  if (v === undefined || v < 0n || v > U64_MAX)
     throw clientError(
       'ARGUMENT',
       `decode(id) takes an unsigned 64-bit ID as a bigint, a safe integer or a decimal string; got ${JSON.stringify(String(id)).slice(0, 40)}`,
       { value: String(id).slice(0, 40) },
     );
-  }
   return v.toString();
 }

@@ -1,7 +1,4 @@
-/**
- * Segment-mode numbers from a Flurry fleet (`flurry serve --sequences URL`): `client.sequence('order').next()`,
- * dense by default, prefetching when asked, with failover (docs/client.md, "Sequences").
- */
+// Segment-mode numbers from a fleet (`flurry serve --sequences URL`), dense by default (docs/client.md, "Sequences").
 import type { Clock, FlurryError } from '@flurry/core';
 import { assertCount, clientError } from './errors.js';
 import { Refilled, type RemoteHost } from './id-buffer.js';
@@ -40,23 +37,20 @@ export interface RemoteSequence {
 
 /** @internal Checks a key and the options; `FLURRY_E_CLIENT_ARGUMENT` otherwise. */
 export function checkSequenceArgs(key: unknown, options: SequenceOptions | undefined): number {
-  if (typeof key !== 'string' || !KEY.test(key)) {
+  if (typeof key !== 'string' || !KEY.test(key))
     throw clientError(
       'ARGUMENT',
       `sequence(key) takes 1 to 128 characters from A-Z a-z 0-9 _ . : - (a Leaf biz_tag); got ${JSON.stringify(String(key)).slice(0, 140)}`,
       { value: String(key).slice(0, 140) },
     );
-  }
   const extra = Object.keys(options ?? {}).filter((k) => k !== 'prefetch');
-  if (extra.length > 0) {
+  if (extra.length > 0)
     throw clientError('ARGUMENT', `sequence() options: unknown option ${extra.join(', ')}; the only one is prefetch`);
-  }
   const p = options?.prefetch ?? 0;
-  if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 100_000) {
+  if (typeof p !== 'number' || !Number.isInteger(p) || p < 0 || p > 100_000)
     throw clientError('ARGUMENT', `sequence() prefetch must be an integer from 0 to 100000; got ${String(p)}`, {
       value: String(p),
     });
-  }
   return p;
 }
 
@@ -64,14 +58,12 @@ function badResponse(what: string): FlurryError {
   return clientError('BAD_RESPONSE', `the server's answer to ${what} is not a Flurry sequence answer`);
 }
 
-/** `{ key, value }` → the value. */
 function parseOne(body: Buffer, key: string): bigint {
   const d = jsonBody(body, () => badResponse('next()')) as { key?: unknown; value?: unknown };
   if (d.key !== key || typeof d.value !== 'string' || !NUMBER.test(d.value)) throw badResponse('next()');
   return BigInt(d.value);
 }
 
-/** `{ key, values }` → `count` increasing values. */
 function parseMany(body: Buffer, key: string, count: number): bigint[] {
   const d = jsonBody(body, () => badResponse('batch()')) as { key?: unknown; values?: unknown };
   if (d.key !== key || !Array.isArray(d.values) || d.values.length !== count) throw badResponse('batch()');
@@ -160,10 +152,7 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
   }
 }
 
-/**
- * @internal The error of a sequence call that no server could serve (their stores down, or segment mode off
- * there): `FLURRY_E_CLIENT_UNAVAILABLE` with each server's answer and the shortest `Retry-After`.
- */
+/** @internal No server could serve a sequence call: `FLURRY_E_CLIENT_UNAVAILABLE` with each answer and the shortest `Retry-After`. */
 export function skippedError(
   what: string,
   skipped: Array<{ server: string; code: string; message: string; retryAfterMs: number }>,

@@ -1,18 +1,10 @@
-/**
- * The client's view of its servers: which are up, which are backing off after a failure
- * and until when, which refused the token, how fast each answers, and which one to ask
- * next (round-robin or least-latency). Time is the injected clock's `monotonic()`.
- */
+// The client's view of its servers: up, backing off, refused; their latency; which to ask next.
 import type { Clock, FlurryError } from '@flurry/core';
 
 /** How a failed server backs off (see {@link backoffDelay}). */
 export type Backoff = { initialMs?: number; maxMs?: number; jitter?: number; random?: () => number };
 
-/**
- * The delay after `failures` consecutive failures (≥ 1), ms: `initialMs · 2^(n-1)` (default 100 ms), capped at
- * `maxMs` (10,000), stretched by up to `jitter` (0.2, a fraction; `random` in [0, 1) picks how much) so a fleet
- * of clients does not retry in lock step.
- */
+/** The delay after `failures` failures, ms: `initialMs · 2^(n-1)` capped at `maxMs`, plus up to `jitter` so clients do not retry in lock step. */
 export function backoffDelay(o: Backoff, failures: number): number {
   const { initialMs = 100, maxMs = 10_000, jitter = 0.2, random = Math.random } = o;
   const base = Math.min(maxMs, initialMs * 2 ** Math.min(Math.max(failures, 1) - 1, 40));
@@ -83,10 +75,7 @@ export class ServerPool {
     return !s.unauthorized && (s.up || now >= s.retryAt);
   }
 
-  /**
-   * The server to ask next, or `undefined` when none may be asked now. `forRefill` skips
-   * servers with a refill in flight; `exclude` skips servers already tried for this call.
-   */
+  /** The server to ask next, or `undefined`; `forRefill` skips those refilling, `exclude` those tried. */
   pick(opts: { forRefill?: boolean; exclude?: ReadonlySet<ServerState> } = {}): ServerState | undefined {
     const now = this.clock.monotonic();
     const n = this.servers.length;
@@ -135,10 +124,7 @@ export class ServerPool {
     return Math.max(0, this.nextAskAt(false) - this.clock.monotonic());
   }
 
-  /**
-   * The monotonic time at which some server (`forRefill`: one not busy refilling) may next be asked (0 for one
-   * up), or Infinity when none (only a refill in flight can free one).
-   */
+  /** When some server (`forRefill`: not refilling) may next be asked (0: now; Infinity: none). */
   nextAskAt(forRefill: boolean): number {
     let at = Infinity;
     for (const s of this.servers)

@@ -1,7 +1,4 @@
-/**
- * UUIDv7 from a fleet (docs/client.md, "UUIDs"): `client.uuid()` and `client.uuids(n)`, prefetched like IDs
- * (`GET /v1/uuids?count=N`), each server answer checked.
- */
+// UUIDv7 from a fleet, prefetched like IDs (docs/client.md, "UUIDs").
 import type { Clock, FlurryError } from '@flurry/core';
 import { assertCount, clientError } from './errors.js';
 import { PrefetchSizer, Refilled, type RemoteHost, type SizerSettings } from './id-buffer.js';
@@ -9,31 +6,26 @@ import { jsonBody } from './parse-ids.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/**
- * @internal Parses `{"uuids":[…]}`: exactly `expected` canonical v7 UUIDs, strictly
- * increasing; `FLURRY_E_CLIENT_BAD_RESPONSE` otherwise.
- */
+/** @internal Parses `{"uuids":[…]}`: exactly `expected` strictly increasing canonical v7 UUIDs. */
 export function parseUuidsBody(body: Buffer, expected: number): string[] {
   const notJson = 'the server\'s UUID answer is not JSON (expected {"uuids":[…]})';
   const doc = jsonBody(body, () => clientError('BAD_RESPONSE', notJson), 'latin1');
   const uuids = (doc as { uuids?: unknown } | null)?.uuids;
   if (!Array.isArray(uuids))
     throw clientError('BAD_RESPONSE', 'the server\'s UUID answer has no "uuids" array (expected {"uuids":[…]})');
-  if (uuids.length !== expected) {
+  if (uuids.length !== expected)
     throw clientError('BAD_RESPONSE', `the server sent ${uuids.length} UUIDs for a request of ${expected}`, {
       expected,
       got: uuids.length,
     });
-  }
   let prev = '';
   for (let i = 0; i < uuids.length; i++) {
     const u: unknown = uuids[i];
-    if (typeof u !== 'string' || !V7.test(u)) {
+    if (typeof u !== 'string' || !V7.test(u))
       throw clientError(
         'BAD_RESPONSE',
         `the server sent ${JSON.stringify(u).slice(0, 60)} at index ${i}, not a canonical UUIDv7`,
       );
-    }
     if (u <= prev)
       throw clientError('BAD_RESPONSE', `the server's UUIDs are not strictly increasing at index ${i} (${u})`);
     prev = u;
@@ -54,7 +46,6 @@ export class ClientUuids extends Refilled<string> {
     this.sizer = new PrefetchSizer(clock, prefetch);
   }
 
-  /** One UUID from the buffer, or `undefined` (a refill is then under way). */
   tryNext(): string | undefined {
     const v = this.take();
     if (this.size < this.sizer.lowWater || this.size === 0) void this.refill();

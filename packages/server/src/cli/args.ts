@@ -1,27 +1,12 @@
-/**
- * The `flurry` CLI's command-line parsing, on Node's `node:util` `parseArgs`: `--flag value`,
- * `--flag=value`, short aliases (`-n 5`, `-n5`), repeated flags (`--node a=1 --node b=2`) and
- * `--` (everything after it is an argument). Parsing is strict: an unknown flag (with the
- * closest known one: "did you mean --port?"), a missing value or a value given to a boolean
- * flag is a coded `FLURRY_E_USAGE` error rather than a guess. A token that looks like a
- * negative number (`-1`) is an argument, so `flurry decode -1` reaches the ID decoder and gets
- * its coded error; any other argument that starts with a dash goes after `--`
- * (`flurry decode -- -abc`).
- */
+// The CLI's strict command-line parsing on `node:util` `parseArgs`: an unknown flag, a missing value or a value
+// given to a boolean flag is FLURRY_E_USAGE; a negative number (`-1`) is an argument, so `flurry decode -1`
+// reaches the decoder's own error.
 import { parseArgs } from 'node:util';
 import { closestName as nearestName } from '@flurry/core/known-options';
 import { clip, serverError } from '../errors.js';
 
-/** One flag a command accepts. */
-export interface FlagSpec {
-  /** `string` takes a value; `boolean` does not. */
-  readonly type: 'string' | 'boolean';
-  /** One-letter alias, e.g. `n` for `-n`. */
-  readonly short?: string;
-}
-
-/** The flags of one command, by long name (without the leading `--`). */
-export type FlagSpecs = Readonly<Record<string, FlagSpec>>;
+/** The flags of one command, by long name: `string` takes a value, `short` is a one-letter alias. */
+export type FlagSpecs = Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>;
 
 /** The parsed command line: every occurrence of every flag, in order, and the positionals. */
 export interface ParsedCommandLine {
@@ -32,19 +17,12 @@ export interface ParsedCommandLine {
 /** A negative number such as `-1`, `-0.5` or `-.5`: an argument, not a flag. */
 const NEGATIVE_NUMBER = /^-(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 
-/**
- * Parses `argv` against `spec`.
- *
- * @throws FlurryError `FLURRY_E_USAGE` for an unknown flag (naming the closest known one),
- * a missing value, or a value given to a boolean flag.
- */
+/** Parses `argv` against `spec`; `FLURRY_E_USAGE` for an unknown flag (naming the closest), a missing value or a value to a boolean. */
 export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): ParsedCommandLine {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple: true }> = {};
   for (const [name, s] of Object.entries(spec))
     options[name] = s.short ? { type: s.type, short: s.short, multiple: true } : { type: s.type, multiple: true };
-  // parseArgs tokenizes; the strict checks are made here on its tokens rather than by its
-  // `strict` mode, so that each refusal is a coded FLURRY_E_USAGE naming the flag as typed
-  // (with a suggestion) and a negative number stays an argument.
+  // Not parseArgs' `strict` mode: each refusal names the flag as typed, and a negative number stays an argument.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const values: Record<string, Array<string | true>> = Object.create(null) as Record<string, Array<string | true>>;
   const positionals: string[] = [];
@@ -65,11 +43,10 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
     if (s === undefined) throw unknownFlag(typed, t.rawName, spec);
     const list = (values[t.name] ??= []);
     if (s.type === 'boolean') {
-      if (t.value !== undefined) {
+      if (t.value !== undefined)
         throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
           flag: t.name,
         });
-      }
       list.push(true);
     } else {
       if (t.value === undefined)
@@ -95,10 +72,7 @@ function unknownFlag(typed: string, rawName: string, spec: FlagSpecs) {
   );
 }
 
-/**
- * The candidate nearest to `name` (the core's `closestName`: edit distance with adjacent swaps), if close
- * enough to be a typo: up to a third of the part after the first `prefixLength` characters (at least 2 edits).
- */
+/** The candidate nearest to `name`, if within a third of the part after `prefixLength` (at least 2 edits). */
 export function closestName(name: string, candidates: readonly string[], prefixLength = 0): string | undefined {
   return nearestName(name, candidates, Math.max(2, Math.floor((name.length - prefixLength) / 3)));
 }
@@ -122,4 +96,13 @@ export function hasFlag(parsed: ParsedCommandLine, name: string): boolean {
 /** Throws `FLURRY_E_USAGE` "--FLAG `why`" for the first of `flags` that was given. */
 export function refuseFlags(parsed: ParsedCommandLine, flags: readonly string[], why: string): void {
   for (const f of flags) if (parsed.values[f] !== undefined) throw serverError('USAGE', `--${f} ${why}`);
+}
+
+/** Refuses positional arguments to `flurry <command>` (`hint` goes before "See flurry <command> --help."). */
+export function noArguments(args: ParsedCommandLine, command: string, hint = ''): void {
+  if (args.positionals.length > 0)
+    throw serverError(
+      'USAGE',
+      `flurry ${command} takes no arguments; got "${args.positionals[0].slice(0, 40)}". ${hint}See flurry ${command} --help.`,
+    );
 }

@@ -1,12 +1,6 @@
-/**
- * The bin's standard output and error: each writes straight to its file descriptor with
- * `fs.writeSync` and makes Node's `process.stdout` / `process.stderr` only when it must, since
- * making one loads Node's stream modules, about 3 ms of a cold start that prints one line. A
- * short write is finished; a write that would block (`EAGAIN`: a non-blocking pipe that is
- * full) hands the rest, and every later write, to the stream, which waits for the reader, so
- * output is never lost or reordered. Other errors (`EPIPE`: the reader is gone) go to the
- * write's callback, as a stream's would.
- */
+// The bin's stdout and stderr: `fs.writeSync` to the descriptor, making Node's stream (about 3 ms of a cold start)
+// only at the first `EAGAIN`, which then takes the rest and every later write, so nothing is lost or reordered.
+// Other errors (`EPIPE`) go to the write's callback, as a stream's would.
 import fs from 'node:fs';
 
 /** What a CLI command writes to: the part of a `Writable` it uses (`io.ts`'s `write()`). */
@@ -19,10 +13,7 @@ export interface CliOutput {
 /** The `fs.writeSync` an output uses (injectable for tests): bytes written, or throws. */
 export type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
 
-/**
- * A {@link CliOutput} on file descriptor `fd`: synchronous writes, `stream()` (made once, at the
- * first `EAGAIN`, or for `isTTY`, `once`) for the rest.
- */
+/** A {@link CliOutput} on `fd`: synchronous writes, then `stream()` (made once) from the first `EAGAIN`. */
 export function fdOutput(fd: number, stream: () => CliOutput, writeSync: WriteSync = fs.writeSync): CliOutput {
   let handedOver: CliOutput | undefined;
   return {

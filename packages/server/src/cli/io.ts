@@ -1,7 +1,4 @@
-/**
- * What a CLI command gets: its arguments, the environment and the two output streams
- * (so commands can be run in-process with captured output as well as from the bin).
- */
+// What a CLI command gets (arguments, environment, output streams: commands run in-process too) and its helpers.
 import { FlurryError } from '@flurry/core/errors';
 import { failureKind, serverError } from '../errors.js';
 import type { Layout } from '@flurry/core/layout';
@@ -76,10 +73,7 @@ export function write(stream: CliOutput, text: string | Uint8Array): Promise<voi
   });
 }
 
-/**
- * The exit code for an error: 2 for bad input (usage, settings, layouts, IDs, keys, URLs,
- * credentials), 1 otherwise (an outage, a port taken…); see `failureKind` in ../errors.ts.
- */
+/** The exit code for an error: 2 for bad input, 1 otherwise (`failureKind` in ../errors.ts). */
 export function exitCodeFor(err: unknown): number {
   return failureKind(err) === 'bad-input' ? 2 : 1;
 }
@@ -90,10 +84,7 @@ export function errorLine(err: unknown): string {
   return `flurry: FLURRY_E_INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`;
 }
 
-/**
- * Warns on stderr about each `FLURRY_*` variable in `io.env` that is no setting (a
- * misspelling is otherwise ignored silently), naming the closest one; returns the warnings.
- */
+/** Warns on stderr about each `FLURRY_*` variable that is no setting, naming the closest; returns the warnings. */
 export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
   // The settings table is loaded only when there is a FLURRY_* variable to check.
   if (!Object.keys(io.env).some((k) => k.toUpperCase().startsWith('FLURRY_'))) return [];

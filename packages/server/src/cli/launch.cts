@@ -1,19 +1,10 @@
-/**
- * How the `flurry` bin launches a command (CommonJS, so that launching costs no ES module
- * loader): which entry serves it ({@link chooseEntry}: a fresh CLI bundle, else the dispatcher
- * `dist/cli/main.js`, never old code) and how a bundle is loaded ({@link requireBundle}).
- */
+// How the `flurry` bin launches a command (CommonJS: no ES module loader): a fresh CLI bundle, else dist/cli/main.js.
 import fs from 'node:fs';
 import nodeModule from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 
-/**
- * The CLI's bundles, relative to the server's `dist/`: the compiled module esbuild bundles
- * (scripts/bundle-cli.mjs reads this table), the bundle file, the function it exports to run a
- * command line, and the commands it serves (a test keeps these equal to the bundles' command
- * tables, `PURE_COMMANDS` and `OFFLINE_COMMANDS`).
- */
+/** The CLI's bundles under `dist/` (scripts/bundle-cli.mjs reads this table; a test keeps `commands` equal to the bundles' tables). */
 export const BUNDLES = {
   pure: {
     entry: 'cli/pure.js',
@@ -43,7 +34,7 @@ export function chooseEntry(distDir: string, command: string | undefined): Bundl
   if (name === undefined) return 'main';
   const bundled = stat(path.join(distDir, BUNDLES[name].file))?.mtimeMs;
   if (bundled === undefined) return 'main';
-  // The build info of the packages the bundles hold, when built here.
+  // Never old code: a package built after the bundle serves through main.
   const packages = path.resolve(distDir, '..', '..');
   for (const p of ['server', 'coordination', 'core']) {
     const built = stat(path.join(packages, p, 'dist', '.tsbuildinfo'))?.mtimeMs;
@@ -52,10 +43,7 @@ export function chooseEntry(distDir: string, command: string | undefined): Bundl
   return name;
 }
 
-/**
- * The code cache file of a bundle: named by the bundle's modification time and size, so a
- * rebuilt bundle never meets the cache of the old one (V8 itself checks only the length).
- */
+/** A bundle's code cache file, named by its mtime and size so a rebuilt bundle never meets an old cache (V8 checks only the length). */
 export function codeCacheFile(file: string, st: { mtimeMs: number; size: number }): string {
   return `${file}.${Math.trunc(st.mtimeMs)}-${st.size}.v8cache`;
 }
@@ -69,11 +57,7 @@ function writable(dir: string): boolean {
   }
 }
 
-/**
- * `require(file)`, but compiled from V8's code cache where Node has no compile cache of its own
- * (Node 20 and 21). A missing or rejected cache is written atomically at exit, except where the
- * directory is not writable (a read-only install pays nothing for it).
- */
+/** `require(file)` through V8's code cache where Node has no compile cache (20, 21); the cache is written at exit where writable. */
 export function requireBundle(file: string): unknown {
   const enableCompileCache = (nodeModule as unknown as { enableCompileCache?: unknown }).enableCompileCache;
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node's compile cache serves require()
@@ -109,11 +93,11 @@ export function requireBundle(file: string): unknown {
         fs.writeFileSync(tmp, script.createCachedData());
         fs.renameSync(tmp, cacheFile);
       } catch {
-        // The cache could not be written (a full disk, a race with a rebuild): start without it.
+        // A full disk or a race with a rebuild: go on without the cache.
         try {
           fs.unlinkSync(tmp);
         } catch {
-          // nothing was written
+          /* nothing was written */
         }
       }
     });

@@ -33,11 +33,7 @@ A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53)
 -- ends the flags: later arguments may start with a dash (flurry decode -- -1).
 `;
 
-/**
- * Each command's module, loaded only when it runs: the offline commands never load the
- * service's dependencies (pino, prom-client, thrift, the HTTP server) — see
- * benchmarks/cli-start.mjs for what that saves at start-up.
- */
+/** Each command's module, loaded only when it runs (benchmarks/cli-start.mjs measures what that saves). */
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   serve: async () => (await import('./commands/serve.js')).serveCommand,
   ...OFFLINE_COMMANDS,
@@ -49,10 +45,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   uuid: async () => (await import('./commands/uuid.js')).uuidCommand,
 };
 
-/**
- * Runs the CLI with `argv` (without node and the script path); resolves to the exit code.
- * Never throws: errors are printed on `io.stderr`.
- */
+/** Runs the CLI with `argv` (without node and the script); resolves to the exit code, errors printed on stderr. */
 export async function runCli(io: CliIo): Promise<number> {
   const command = io.argv[0];
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {

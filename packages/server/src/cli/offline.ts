@@ -1,7 +1,4 @@
-/**
- * The entry of the CLI's `offline.cjs` bundle (scripts/bundle-cli.mjs): the pure commands
- * and `next`, whose registry drivers load their npm clients only when opened (`launch.cts`).
- */
+// The entry of the CLI's `offline.cjs` bundle (scripts/bundle-cli.mjs): the pure commands and `next`.
 import type { CliIo } from './io.js';
 import { PURE_COMMANDS, runCommand, type Command } from './pure.js';
 

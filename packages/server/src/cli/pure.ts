@@ -1,17 +1,11 @@
-/**
- * The entry of the CLI's `pure.cjs` bundle (scripts/bundle-cli.mjs): `decode`, `layout`, `key`
- * and `public`, which need neither the service nor a registry, so it imports none of them.
- */
+// The entry of the CLI's `pure.cjs` bundle (scripts/bundle-cli.mjs): commands that need neither service nor registry.
 import { serverError } from '../errors.js';
 import { errorLine, exitCodeFor, type CliIo } from './io.js';
 
 /** A command: runs with the arguments after its name and resolves to the exit code. */
 export type Command = (io: CliIo) => Promise<number>;
 
-/**
- * The commands that need neither the service nor a registry (`decode`, `layout`, `key`,
- * `public`), each loaded only when it runs: the CommonJS bundle's commands.
- */
+/** The commands that need neither the service nor a registry, each loaded only when it runs. */
 export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   decode: async () => (await import('./commands/decode.js')).decodeCommand,
   layout: async () => (await import('./commands/layout.js')).layoutCommand,
@@ -19,11 +13,7 @@ export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   public: async () => (await import('./commands/public.js')).publicCommand,
 };
 
-/**
- * Runs `argv[0]` from `commands` with the rest of `argv`; resolves to the exit code and never
- * throws: an error is printed on `io.stderr` (`flurry: FLURRY_E_…: message`), exit 2 for bad
- * input and 1 otherwise.
- */
+/** Runs `argv[0]` from `commands`; resolves to the exit code, an error printed on stderr. */
 export async function runCommand(
   commands: Readonly<Record<string, () => Promise<Command>>>,
   io: CliIo,
@@ -31,12 +21,11 @@ export async function runCommand(
   const [command = '', ...rest] = io.argv;
   try {
     const load = Object.prototype.hasOwnProperty.call(commands, command) ? commands[command] : undefined;
-    if (load === undefined) {
+    if (load === undefined)
       throw serverError(
         'USAGE',
         `unknown command "${command.slice(0, 40)}"; commands: ${Object.keys(commands).join(', ')}. See flurry --help.`,
       );
-    }
     const run = await load();
     return await run({ ...io, argv: rest });
   } catch (err) {

@@ -1,7 +1,4 @@
-/**
- * How many workers `flurry serve --workers N|auto` runs, and the start-up check that the layout
- * and the registry have a free node ID for each (docs/operations.md#worker-processes).
- */
+// How many workers `--workers N|auto` runs, and the check that each has a free node ID (docs/operations.md#worker-processes).
 import { availableParallelism } from 'node:os';
 import { openRegistry, parseRegistryUrl } from '@flurry/coordination';
 import type { Layout } from '@flurry/core';
@@ -9,17 +6,13 @@ import { registryOptionsOf, type ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
 import type { ServiceLogger } from '../service-steps.js';
 
-/**
- * The number of workers a `workers` setting asks for: `auto` is one per core
- * (`os.availableParallelism()`), else the number itself (the setting's pattern allows 1–999).
- */
+/** The number of workers a `workers` setting asks for: `auto` is one per core. */
 export function resolveWorkers(value: string | undefined, cores: () => number = availableParallelism): number {
   if (value === undefined) return 1;
   if (value === 'auto') return Math.max(1, cores());
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) {
+  if (!Number.isInteger(n) || n < 1)
     throw serverError('CONFIG', `invalid setting workers: "${value}"; allowed: a number from 1 to 999, or auto`);
-  }
   return n;
 }
 
@@ -29,11 +22,8 @@ export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, numb
 }
 
 /**
- * Refuses to start `workers` processes when the layout, the registry kind or the registry's
- * current holders leave fewer free node IDs than that. A registry that does not answer is
- * not a refusal (the workers wait it out like a single service); `log` warns of it.
- *
- * @throws FlurryError `FLURRY_E_WORKERS_NODE_IDS` naming the free count and what to do.
+ * Throws `FLURRY_E_WORKERS_NODE_IDS` when the layout, the registry kind or its holders leave fewer free node IDs
+ * than `workers`; a registry that does not answer is only a warning (the workers wait for it).
  */
 export async function checkNodeIds(
   config: ServeConfig,
@@ -41,30 +31,23 @@ export async function checkNodeIds(
   log: Pick<ServiceLogger, 'warn'>,
 ): Promise<void> {
   const fix = 'lower --workers (FLURRY_WORKERS), or use a registry and layout with more free node IDs';
-  const kind = parseRegistryUrl(config.registry).kind;
-  if (kind === 'static' || kind === 'k8s') {
-    throw serverError(
-      'WORKERS_NODE_IDS',
-      `--workers ${workers} needs ${workers} node IDs, but a ${kind}: registry assigns one fixed node ID to the service; run one worker per ${kind}: node ID, or ${fix}`,
-      { workers, free: 1 },
+  const refuse = (message: string, details: Record<string, number> = { free: 1 }) =>
+    serverError('WORKERS_NODE_IDS', `--workers ${workers} ${message}`, { workers, ...details });
+  const { kind, redacted } = parseRegistryUrl(config.registry);
+  if (kind === 'static' || kind === 'k8s')
+    throw refuse(
+      `needs ${workers} node IDs, but a ${kind}: registry assigns one fixed node ID to the service; run one worker per ${kind}: node ID, or ${fix}`,
     );
-  }
-  if (kind === 'zookeeper+leaf') {
-    // Leaf's scheme keys a worker ID by the holder's ip:port, which every worker shares.
-    throw serverError(
-      'WORKERS_NODE_IDS',
-      `--workers ${workers} cannot run on a zookeeper+leaf: registry: Leaf's scheme keys each worker ID by the service's ip:port, which all workers share, so they would claim one worker ID; run one flurry serve per port there, or use the zookeeper: registry (Flurry's own scheme) with --workers`,
-      { workers, free: 1 },
+  if (kind === 'zookeeper+leaf')
+    throw refuse(
+      `cannot run on a zookeeper+leaf: registry: Leaf's scheme keys each worker ID by the service's ip:port, which all workers share, so they would claim one worker ID; run one flurry serve per port there, or use the zookeeper: registry (Flurry's own scheme) with --workers`,
     );
-  }
   const capacity = nodeIdCapacity(config.layout, config.node);
-  if (capacity < workers) {
-    throw serverError(
-      'WORKERS_NODE_IDS',
-      `--workers ${workers} needs ${workers} node IDs, but the layout ${config.layout.name} leaves ${capacity} once the --node pins are fixed; ${fix}`,
-      { workers, free: capacity },
+  if (capacity < workers)
+    throw refuse(
+      `needs ${workers} node IDs, but the layout ${config.layout.name} leaves ${capacity} once the --node pins are fixed; ${fix}`,
+      { free: capacity },
     );
-  }
   let held: number;
   try {
     const registry = await openRegistry(config.registry, registryOptionsOf(config));
@@ -80,11 +63,10 @@ export async function checkNodeIds(
     );
     return;
   }
-  if (capacity - held < workers) {
-    throw serverError(
-      'WORKERS_NODE_IDS',
-      `--workers ${workers} needs ${workers} free node IDs, but the registry ${parseRegistryUrl(config.registry).redacted} (cluster ${config.cluster}) has ${Math.max(0, capacity - held)} free (${held} of ${capacity} held); ${fix}, or stop services that hold node IDs`,
-      { workers, free: Math.max(0, capacity - held), held, capacity },
+  const free = Math.max(0, capacity - held);
+  if (free < workers)
+    throw refuse(
+      `needs ${workers} free node IDs, but the registry ${redacted} (cluster ${config.cluster}) has ${free} free (${held} of ${capacity} held); ${fix}, or stop services that hold node IDs`,
+      { free, held, capacity },
     );
-  }
 }

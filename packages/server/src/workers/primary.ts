@@ -1,16 +1,11 @@
-/**
- * The primary of `flurry serve --workers N` (docs/operations.md#worker-processes): checks that N
- * node IDs are free (./count.ts), forks N `node:cluster` workers, each a whole service with its
- * own lease, restarts the dead with backoff, drains them on SIGTERM/SIGINT, passes SIGHUP on,
- * and keeps the worker table they report and serve; /metrics is aggregated in ./metrics.ts.
- */
+// The primary of `flurry serve --workers N` (docs/operations.md#worker-processes): forks N workers, each a service
+// with its own lease, restarts the dead with backoff, drains them on SIGTERM/SIGINT and keeps their table.
 import cluster, { type Worker } from 'node:cluster';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { ServeConfig } from '../config/index.js';
 import { onSignals } from '../cli/io.js';
 import type { ServiceLogger } from '../service-steps.js';
 import { checkNodeIds } from './count.js';
-import { aggregateMetrics } from './metrics.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 
 /** A report older than this marks a worker `silent` (not ready). */
@@ -23,7 +18,6 @@ const METRICS_WAIT_MS = 2_000;
 interface PrimaryOptions {
   readonly config: ServeConfig;
   readonly logger: ServiceLogger;
-  /** How many workers (from `resolveWorkers`). */
   readonly workers: number;
   readonly now?: () => number;
 }
@@ -37,11 +31,7 @@ interface Slot {
   restartTimer?: NodeJS.Timeout;
 }
 
-/**
- * Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code.
- *
- * @throws FlurryError `FLURRY_E_WORKERS_NODE_IDS` when fewer node IDs are free than workers.
- */
+/** Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code. */
 export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const { config, logger, workers: count } = o;
   const now = o.now ?? Date.now;
@@ -61,7 +51,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const gathers = metricsGathers(own, (err) =>
     log.error({ error: String(err) }, 'aggregating the workers’ metrics failed'),
   );
-
   let resolveDone: (code: number) => void = () => undefined;
   const done = new Promise<number>((r) => (resolveDone = r));
   const liveWorkers = (): Worker[] => workersOf(slots);
@@ -82,7 +71,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
         everReady ||= m.report.ready;
         const readinessChanged = (s.report?.ready === true) !== m.report.ready;
         s.report = m.report;
-        if (m.report.ready) s.backoffMs = 0; // a ready worker's backoff starts over
+        if (m.report.ready) s.backoffMs = 0;
         if (readinessChanged) broadcast();
       } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
       else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
@@ -124,7 +113,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     maybeDone();
   };
   // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
-  const onHup = config.tlsCert === undefined ? undefined : () => signal(liveWorkers(), 'SIGHUP');
+  const onHup = config.tlsCert === undefined ? undefined : () => signal(slots, 'SIGHUP');
   const offSignals = onSignals(stop, onHup);
 
   log.info({ workers: count, pid: process.pid }, `starting ${count} workers`);
@@ -194,8 +183,8 @@ function primaryRegistry(table: () => WorkerEntry[]): { own: Registry; restartsT
 
 const workersOf = (slots: Slot[]): Worker[] => slots.flatMap((s) => (s.worker ? [s.worker] : []));
 
-function signal(workers: Worker[], sig: NodeJS.Signals): void {
-  for (const w of workers) w.process.kill(sig);
+function signal(slots: Slot[], sig: NodeJS.Signals): void {
+  for (const w of workersOf(slots)) w.process.kill(sig);
 }
 
 /** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs`. */
@@ -204,7 +193,7 @@ function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): No
     if (s.restartTimer) clearTimeout(s.restartTimer);
     s.restartTimer = undefined;
   }
-  signal(workersOf(slots), 'SIGTERM');
+  signal(slots, 'SIGTERM');
   return setTimeout(() => {
     for (const w of workersOf(slots)) {
       log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');
@@ -217,10 +206,7 @@ function send(w: Worker | undefined, m: WorkerMessage): void {
   if (w && w.isConnected()) w.send(m, undefined, () => undefined);
 }
 
-/**
- * A worker's `/metrics` request: ask every live worker for its metrics, aggregate the answers
- * (or what came within {@link METRICS_WAIT_MS}) with the primary's own and send the text back.
- */
+/** A worker's `/metrics`: every live worker's metrics (what came within {@link METRICS_WAIT_MS}) and the primary's, aggregated. */
 function metricsGathers(own: Registry, onError: (err: unknown) => void) {
   let gatherId = 0;
   type Gather = { readonly timer: NodeJS.Timeout; answer(from: Worker, slot: number, metrics: unknown[]): void };
@@ -257,4 +243,27 @@ function metricsGathers(own: Registry, onError: (err: unknown) => void) {
       for (const g of gathers.values()) clearTimeout(g.timer);
     },
   };
+}
+
+interface JsonMetric {
+  name: string;
+  type: string;
+  values?: { labels?: Record<string, string | number>; value: number }[];
+  [k: string]: unknown;
+}
+
+/** The workers' metrics and the primary's in one text: counters and histograms summed, Flurry's gauges labelled by `worker`. */
+export async function aggregateMetrics(
+  perWorker: readonly { readonly slot: number; readonly metrics: readonly unknown[] }[],
+  own: Registry,
+): Promise<string> {
+  const arrays: object[][] = perWorker.map(({ slot, metrics }) =>
+    (metrics as JsonMetric[]).map((m) =>
+      m.type === 'gauge' && m.name.startsWith('flurry_') && Array.isArray(m.values)
+        ? { ...m, values: m.values.map((v) => ({ ...v, labels: { ...v.labels, worker: String(slot) } })) }
+        : m,
+    ),
+  );
+  arrays.push(await own.getMetricsAsJSON());
+  return AggregatorRegistry.aggregate(arrays).metrics();
 }

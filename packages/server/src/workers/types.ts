@@ -1,8 +1,4 @@
-/**
- * What `flurry serve --workers N` passes between the primary and its workers over the
- * cluster IPC channel, and the per-worker entry `/v1/status`, the console and
- * `flurry status` list (see ./primary.ts and ./worker.ts).
- */
+// The IPC messages of `flurry serve --workers N`, and the worker entry `/v1/status`, the console and `flurry status` list.
 
 /** One worker as the primary last heard of it. */
 export interface WorkerEntry {
@@ -35,19 +31,14 @@ export interface WorkerEntry {
 export type WorkerReport = Omit<WorkerEntry, 'slot' | 'restarts' | 'state'>;
 
 /**
- * The messages of the IPC channel. Every one carries `flurry` (the kind), so other
- * messages on the channel are left alone.
+ * The IPC messages, each tagged `flurry` so other messages are left alone: a worker's `report` (every 500 ms),
+ * the primary's `table`, and a `/metrics` round: `metrics-ask` (both ways), `metrics-json`, `metrics-text`.
  */
 export type WorkerMessage =
-  /** worker → primary, every 500 ms and on a change of readiness. */
   | { readonly flurry: 'report'; readonly report: WorkerReport }
-  /** primary → every worker, after each report: the whole table. */
   | { readonly flurry: 'table'; readonly workers: readonly WorkerEntry[] }
-  /** worker → primary: `/metrics` was asked for; primary → worker: send your metrics as JSON. */
   | { readonly flurry: 'metrics-ask'; readonly id: number }
-  /** worker → primary: its prom-client `getMetricsAsJSON()`. */
   | { readonly flurry: 'metrics-json'; readonly id: number; readonly metrics: unknown[] }
-  /** primary → the asking worker: the aggregated Prometheus text. */
   | { readonly flurry: 'metrics-text'; readonly id: number; readonly text: string };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {

@@ -1,9 +1,5 @@
-/**
- * The worker side of `flurry serve --workers N` (docs/operations.md#worker-processes): a whole
- * service of its own that reports its state to the primary every 500 ms, answers `/readyz`
- * and `/v1/status` for every worker from the table the primary sends back, and serves the
- * primary's aggregated `/metrics` (./metrics.ts).
- */
+// A worker of `flurry serve --workers N` (docs/operations.md#worker-processes): a whole service that reports to
+// the primary, answers `/readyz` and `/v1/status` from the primary's table and serves its aggregated `/metrics`.
 import type { FlurryError } from '@flurry/core';
 import type { HttpContext } from '../http/context.js';
 import type { ServiceCore } from '../service-core.js';
@@ -13,13 +9,10 @@ import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerRepor
 
 const REPORT_EVERY_MS = 500;
 
-/** What `flurry serve` wires into a worker's service. */
+/** What `flurry serve` wires into a worker's service: `started` once it is up, `stop` at the end. */
 interface WorkerHooks {
-  /** Passed to `startService` as `adaptContext`. */
   adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
-  /** Starts reporting (call once the service is up; reporting starts with `adaptContext` too). */
   started: () => void;
-  /** Stops reporting and answering the primary. */
   stop: () => void;
 }
 
@@ -43,7 +36,7 @@ export function workerHooks(
     try {
       send({ flurry: 'report', report: r });
     } catch {
-      // The channel is closing (the primary is gone or stopping us): nothing to report to.
+      /* the channel is closing: nothing to report to */
     }
   };
   const onMessage = (m: unknown): void => {

@@ -11,7 +11,7 @@ import { startEngine } from '@flurry/coordination/testing';
 import { Registry, Counter, Gauge } from 'prom-client';
 import { runFlurry, startFlurry, tempDir } from '../test-support.js';
 import { nodeIdCapacity, resolveWorkers } from './count.js';
-import { aggregateMetrics } from './metrics.js';
+import { aggregateMetrics } from './primary.js';
 import { get, loadIds, startWorkers } from '../testing/workers.js';
 import { Layout, type FlurryError } from '@flurry/core';
 import { loadServeConfig } from '../config/index.js';

@@ -1,5 +1,5 @@
 /** `flurry decode` (see {@link DECODE_HELP}): every ID is checked before anything is printed. */
-// Subpath imports: the CLI loads only the parts of the core it uses (see benchmarks/cli-start.mjs).
+// Subpath imports: the CLI loads only what it uses (benchmarks/cli-start.mjs).
 import { decodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
@@ -88,15 +88,8 @@ function uuidTextBlock(d: DecodedUuid): string {
 }
 
 function jsonLine(d: DecodedId): string {
-  return (
-    JSON.stringify({
-      id: d.id.toString(),
-      unixMs: d.unixMs,
-      timestamp: d.timestamp,
-      fields: d.fields,
-      sequence: d.sequence,
-    }) + '\n'
-  );
+  const { unixMs, timestamp, fields, sequence } = d;
+  return JSON.stringify({ id: d.id.toString(), unixMs, timestamp, fields, sequence }) + '\n';
 }
 
 function textBlock(d: DecodedId, layout: Layout): string {

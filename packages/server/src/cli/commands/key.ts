@@ -18,12 +18,11 @@ export async function keyCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, KEY_HELP);
   if (!args) return 0;
   const [sub, ...rest] = args.positionals;
-  if (sub !== 'new' || rest.length > 0) {
+  if (sub !== 'new' || rest.length > 0)
     throw serverError(
       'USAGE',
       `flurry key has one subcommand, "new" (flurry key new [--id X]); got ${sub === undefined ? 'none' : `"${[sub, ...rest].join(' ').slice(0, 40)}"`}`,
     );
-  }
   await write(io.stdout, generateKey(lastString(args, 'id')) + '\n');
   return 0;
 }

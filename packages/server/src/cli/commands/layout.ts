@@ -22,12 +22,11 @@ export async function layoutCommand(io: CliIo): Promise<number> {
     throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
   const positional = args.positionals[0];
   const flag = lastString(args, 'layout');
-  if (positional !== undefined && flag !== undefined && positional !== flag) {
+  if (positional !== undefined && flag !== undefined && positional !== flag)
     throw serverError(
       'USAGE',
       `two layouts named ("${positional.slice(0, 24)}" and --layout ${flag.slice(0, 24)}); name one`,
     );
-  }
   const layout = layoutOf(args, positional ?? flag);
   const nowMs = (io.now ?? Date.now)();
   const expired = layoutExpiredReason(layout, nowMs);

@@ -3,7 +3,7 @@ import { encodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
-import { allStrings, hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
 import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 export const MAX_NEXT_COUNT = 10_000_000;
@@ -34,9 +34,8 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 export async function nextCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, NEXT_HELP, true);
   if (!args) return 0;
-  noArguments(args, 'next');
+  noArguments(args, 'next', 'Use -n N for a count. ');
   const layout = layoutOf(args);
-  // A layout whose time has run out cannot issue one ID: refuse it before leasing a node.
   assertLayoutLive(layout, (io.now ?? Date.now)());
   const n = countOf(args);
   const format = formatFlag(lastString(args, 'format') ?? 'decimal', FORMATS, 'a format');
@@ -60,16 +59,6 @@ export async function nextCommand(io: CliIo): Promise<number> {
   );
 }
 
-/** Refuses positional arguments to `flurry <command>`. */
-export function noArguments(args: ParsedCommandLine, command: string): void {
-  if (args.positionals.length > 0) {
-    throw serverError(
-      'USAGE',
-      `flurry ${command} takes no arguments; got "${args.positionals[0].slice(0, 40)}". Use -n N for a count. See flurry ${command} --help.`,
-    );
-  }
-}
-
 /** The `-n` count (default 1). */
 export const countOf = (args: ParsedCommandLine): number =>
   wholeNumber(lastString(args, 'n') ?? '1', '-n', 1, MAX_NEXT_COUNT);
@@ -87,11 +76,7 @@ export function wholeNumber(raw: string, flag: string, min: number, max: number,
   return Number(raw);
 }
 
-/**
- * Opens --registry (or FLURRY_REGISTRY; default `file:`) in --cluster, leases a generator
- * with `lease` and prints `n` values in chunks made by `chunk`. The registry and its
- * drivers are loaded only now, after the arguments are checked.
- */
+/** Opens the registry (loaded only now, after the arguments are checked), leases `lease` and prints `n` values by `chunk`. */
 export async function printLeased<G extends { close(): Promise<void> }>(
   io: CliIo,
   args: ParsedCommandLine,
@@ -102,8 +87,7 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || 'file:');
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
   const coordination = await import('@flurry/coordination');
-  // A one-shot process has nothing else to serve while the file registry works: its steps run as direct calls
-  // (granted on a local disk only; see FileDriverOptions.io), not a hundred thread-pool round trips.
+  // A one-shot process has nothing else to serve: file registry steps run as direct calls (FileDriverOptions.io).
   const registry = await coordination.openRegistry(
     url,
     cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' },

@@ -6,11 +6,7 @@ import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';
 import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
-const FLAGS = {
-  ...LAYOUT_FLAGS,
-  key: { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 export const PUBLIC_HELP = `Usage: flurry public encode ID... [--key KEYS] [layout]
        flurry public decode PUBLIC... [--key KEYS] [layout] [--json]
@@ -27,23 +23,21 @@ export async function publicCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, PUBLIC_HELP, true);
   if (!args) return 0;
   const [sub, ...items] = args.positionals;
-  if (sub !== 'encode' && sub !== 'decode') {
+  if (sub !== 'encode' && sub !== 'decode')
     throw serverError(
       'USAGE',
       `flurry public needs "encode ID..." or "decode PUBLIC..."; got ${sub === undefined ? 'nothing' : `"${sub.slice(0, 24)}"`}. See flurry public --help.`,
     );
-  }
   if (items.length === 0)
     throw serverError('USAGE', `flurry public ${sub} needs at least one ${sub === 'encode' ? 'ID' : 'public ID'}`);
   const layout = layoutOf(args);
   const keyFlag = lastString(args, 'key');
   const keys = keyFlag !== undefined ? parseKeys(keyFlag) : loadKeysFromEnv(io.env);
-  if (keys.length === 0) {
+  if (keys.length === 0)
     throw new FlurryError(
       'FLURRY_E_PUBLIC_KEY_INVALID',
       'no public-ID key: pass --key KEY, set FLURRY_PUBLIC_KEY, or set FLURRY_PUBLIC_KEY_FILE to a file holding the keys (make a key with "flurry key new")',
     );
-  }
   const codec = PublicIdCodec.create({ keys, bits: layout.totalBits });
   let out = '';
   if (sub === 'encode') {

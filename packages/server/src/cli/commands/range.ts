@@ -34,20 +34,18 @@ BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See doc
 export async function rangeCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, RANGE_HELP);
   if (!args) return 0;
-  if (args.positionals.length > 0) {
+  if (args.positionals.length > 0)
     throw serverError(
       'USAGE',
       `flurry range takes no positional arguments (got "${args.positionals[0].slice(0, 24)}"); give --from TIME --to TIME`,
     );
-  }
   const fromText = lastString(args, 'from');
   const toText = lastString(args, 'to');
-  if (fromText === undefined || toText === undefined) {
+  if (fromText === undefined || toText === undefined)
     throw serverError(
       'USAGE',
       `flurry range needs --from and --to (ISO 8601 dates or Unix ms), e.g. flurry range --from 2026-11-01 --to 2026-12-01`,
     );
-  }
   if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
   const layout = layoutOf(args);
   const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));

@@ -18,12 +18,11 @@ export async function registryCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, REGISTRY_HELP);
   if (!args) return 0;
   const [sub, url, ...rest] = args.positionals;
-  if (sub !== 'init' || url === undefined || rest.length > 0) {
+  if (sub !== 'init' || url === undefined || rest.length > 0)
     throw serverError(
       'USAGE',
       'flurry registry has one subcommand: flurry registry init [--print] URL (a postgres:// or mysql:// registry URL)',
     );
-  }
   if (hasFlag(args, 'print')) {
     await write(io.stdout, `${sqlRegistryDdl(url)};\n`);
     return 0;

@@ -31,9 +31,8 @@ Bad input or an unknown key exits with code 2; a store that does not answer exit
 
 function intOf(raw: string | undefined, name: string): number | bigint | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,19}$/.test(raw)) {
+  if (!/^[0-9]{1,19}$/.test(raw))
     throw serverError('USAGE', `--${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
-  }
   const n = BigInt(raw);
   return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
@@ -54,22 +53,19 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
   if (!args) return 0;
   const [sub, key, ...rest] = args.positionals;
   const needsKey = sub === 'create' || sub === 'show';
-  if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined)) {
+  if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined))
     throw serverError(
       'USAGE',
       'flurry sequences takes create KEY [--start N] [--step S] [--description TEXT], list, or show KEY (see flurry sequences --help)',
     );
-  }
-  if (sub !== 'create' && ['start', 'step', 'description'].some((f) => lastString(args, f) !== undefined)) {
+  if (sub !== 'create' && ['start', 'step', 'description'].some((f) => lastString(args, f) !== undefined))
     throw serverError('USAGE', '--start, --step and --description belong to flurry sequences create');
-  }
   const url = lastString(args, 'store') ?? io.env.FLURRY_SEQUENCES;
-  if (url === undefined || url === '') {
+  if (!url)
     throw serverError(
       'USAGE',
       'name the store with --store URL or FLURRY_SEQUENCES (postgres://…, mysql://…, redis://…)',
     );
-  }
   const json = hasFlag(args, 'json');
   const sequences = await openSequences(url, { allowVolatileStore: hasFlag(args, 'allow-volatile-store') });
   try {
@@ -80,13 +76,12 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
     }
     if (sub === 'show') {
       const k = await sequences.show(key);
-      if (!k) {
+      if (!k)
         throw sequenceError(
           'KEY_UNKNOWN',
           `the sequence key "${key}" does not exist in ${sequences.store.description}; see the keys with flurry sequences list, or create it with flurry sequences create ${key}`,
           { key },
         );
-      }
       await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
       return 0;
     }

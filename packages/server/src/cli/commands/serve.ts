@@ -1,8 +1,4 @@
-/**
- * `flurry serve [settings]`: runs the ID service (../../service.ts) until SIGTERM/SIGINT, after the
- * start-up checks and warnings (run as root, misspelt `FLURRY_*` variables, `file:` in a container, a
- * layout near its end of life). Exit codes as in ../../errors.ts `failureKind`; a graceful stop exits 0.
- */
+// `flurry serve`: the start-up checks and warnings, then the ID service (../../service.ts) until SIGTERM/SIGINT.
 import cluster from 'node:cluster';
 import v8 from 'node:v8';
 import { pino } from 'pino';
@@ -19,34 +15,28 @@ import { errorLine, onSignals, warnUnknownEnv, write, type CliIo } from '../io.j
 
 /** Runs `flurry serve`; resolves to the exit code once the service has stopped. */
 export async function serveCommand(io: CliIo): Promise<number> {
-  // A misspelt FLURRY_* variable is ignored: say so first (even if a setting is then
-  // rejected), on stderr, and again in the JSON log once it exists.
+  // Warn about misspelt FLURRY_* variables first (even if a setting is then rejected), and again in the log.
   const envWarnings = await warnUnknownEnv(io);
   if (hasFlag(parseCommandLine(io.argv, serveFlagSpecs()), 'help')) {
     await write(io.stdout, serveHelp());
     return 0;
   }
   const config = loadServeConfig(io.argv, io.env, io.now);
-  // V8 lets the old generation grow to up to four times what its last full collection kept; under a burst of
-  // calls that made peaks of 250 to 380 MB. 20% keeps the service near its live size (docs/grpc.md#memory);
-  // `node --heap-growing-percent=N` (0: V8's own rule) wins.
+  // 20% keeps the heap near its live size under bursts (docs/grpc.md#memory); `node --heap-growing-percent=N` wins.
   if (!process.execArgv.some((a) => a.startsWith('--heap-growing-percent')))
     v8.setFlagsFromString('--heap-growing-percent=20');
-  if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot) {
+  if (typeof process.getuid === 'function' && process.getuid() === 0 && !config.allowRoot)
     throw serverError(
       'RUN_AS_ROOT',
       'flurry serve refuses to run as root: an ID service needs no privileges. Run it as an unprivileged user, or pass --allow-root (FLURRY_ALLOW_ROOT=1) if you must.',
     );
-  }
   const logger = await startLogger(io, config, envWarnings);
-  // --workers N: the primary supervises N cluster workers (../../workers/); each worker runs the code below.
   const workers = resolveWorkers(config.workers);
   if (workers > 1 && cluster.isPrimary) return runPrimary({ config, logger, workers });
   const hooks = cluster.isWorker ? workerHooks() : undefined;
 
-  // Signals are taken from the start: one that arrives while the lease is being acquired
-  // stops the service as soon as it is up (its lease is then released, not left to expire).
-  // A signal while the start waits out an outage of the store or registry stops the wait.
+  // A signal while starting stops the service once it is up (its lease released, not left to expire),
+  // or stops the wait for a store or registry that is down.
   let signalled: string | undefined;
   const starting = new AbortController();
   let onSignal: (signal: string) => void = (signal) => {
@@ -59,10 +49,8 @@ export async function serveCommand(io: CliIo): Promise<number> {
     try {
       reloadTls?.();
     } catch (err) {
-      logger.error(
-        { code: (err as { code?: string }).code, error: String(err) },
-        'TLS reload failed; the certificate in use stays',
-      );
+      const code = (err as { code?: string }).code;
+      logger.error({ code, error: String(err) }, 'TLS reload failed; the certificate in use stays');
     }
   };
   const offSignals = onSignals((signal) => onSignal(signal), config.tlsCert !== undefined ? onHup : undefined);
@@ -100,17 +88,12 @@ export async function serveCommand(io: CliIo): Promise<number> {
     });
   } finally {
     hooks?.stop();
-    // A worker keeps its handlers until it exits: a SIGTERM to the process group reaches it
-    // before the primary's own, and that second one must not kill a worker that has drained.
+    // A worker keeps its handlers: the primary's SIGTERM after the group's must not kill a drained worker.
     if (!cluster.isWorker) offSignals();
   }
 }
 
-/**
- * The service's JSON logger, with the start-up warnings logged: misspelt `FLURRY_*` variables, `file:` in a
- * container, and within a year of the layout's end of life (also on stderr; once, by the primary when there are
- * workers), long before it is refused (past its end of life loadServeConfig refuses it, exit 2).
- */
+/** The JSON logger, with the start-up warnings (misspelt variables, `file:` in a container, a layout within a year of its end of life). */
 async function startLogger(io: CliIo, config: ServeConfig, envWarnings: readonly EnvWarning[]): Promise<ServiceLogger> {
   const logger = pino({
     level: config.logLevel,
@@ -125,15 +108,9 @@ async function startLogger(io: CliIo, config: ServeConfig, envWarnings: readonly
   const eol = endOfLifeWarning(config.layout, startedAt);
   if (eol !== undefined && !cluster.isWorker) {
     await write(io.stderr, `flurry: warning: ${eol}.\n`);
-    const expiresAt = config.layout.expiresAt;
-    logger.warn(
-      {
-        layout: config.layout.name,
-        endOfLife: expiresAt.toISOString(),
-        endOfLifeSeconds: Math.floor((expiresAt.getTime() - startedAt) / 1000),
-      },
-      eol,
-    );
+    const { name: layout, expiresAt } = config.layout;
+    const endOfLifeSeconds = Math.floor((expiresAt.getTime() - startedAt) / 1000);
+    logger.warn({ layout, endOfLife: expiresAt.toISOString(), endOfLifeSeconds }, eol);
   }
   return logger;
 }

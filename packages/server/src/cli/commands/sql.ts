@@ -127,16 +127,10 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     ? `-- Reserved slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}); IDs start after Unix ms ${r.floorMs}.\n`
     : `-- Preview: nothing was reserved. Slot ${r.slot} of ${r.namespace} (node ${JSON.stringify(r.node)}) is free now; IDs would start after Unix ms ${r.floorMs}.\n` +
       `-- Run again with --apply to reserve a slot and install this; run as is, its token holds no lease and next_id() raises FLURRY_E_LEASE_LOST.\n`;
-  const summary =
-    head +
-    usageComment(r.decode) +
-    `-- ${r.ddl.lanes} lane(s) of ${r.ddl.laneSize} IDs per tick (one per session, the last shared).\n`;
-  if (hasFlag(args, 'apply'))
-    await write(
-      io.stdout,
-      summary + `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`,
-    );
-  else await write(io.stdout, summary + r.decode.script + r.ddl.script);
+  const lanesLine = `-- ${r.ddl.lanes} lane(s) of ${r.ddl.laneSize} IDs per tick (one per session, the last shared).\n`;
+  const applied = `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`;
+  const tail = hasFlag(args, 'apply') ? applied : r.decode.script + r.ddl.script;
+  await write(io.stdout, head + usageComment(r.decode) + lanesLine + tail);
   return 0;
 }
 

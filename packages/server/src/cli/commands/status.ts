@@ -11,7 +11,7 @@ import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, type FlagSpecs, type ParsedCommandLine } from '../args.js';
+import { allStrings, hasFlag, lastString, noArguments, type FlagSpecs, type ParsedCommandLine } from '../args.js';
 import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
@@ -54,18 +54,16 @@ released (flurry sql --release) and never renewed. An expired holder is not list
 `;
 
 type WithWorkers = ClusterBody & { workers?: WorkerEntry[] };
-/** Reads one cluster body per call. */
 type Source = { read(): Promise<WithWorkers>; close(): Promise<void> };
 
 function intervalOf(args: ParsedCommandLine): number {
   const raw = lastString(args, 'interval-ms');
   if (raw === undefined) return 1000;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 100 || n > 600_000) {
+  if (!/^\d+$/.test(raw) || n < 100 || n > 600_000)
     throw serverError('USAGE', `--interval-ms must be an integer from 100 to 600000 (ms); got "${raw.slice(0, 40)}"`, {
       flag: 'interval-ms',
     });
-  }
   return n;
 }
 
@@ -86,10 +84,7 @@ async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Sourc
   return { read: () => cache.body(), close: () => registry.close() };
 }
 
-/**
- * The CAs an https:// `--url` is checked against: the system's (and NODE_EXTRA_CA_CERTS')
- * by default; with `--ca FILE`, the system's and the certificates in FILE.
- */
+/** The CAs an https:// `--url` is checked against with `--ca FILE`: the system's and FILE's (undefined: Node's default). */
 function trustedCas(file: string | undefined, url: URL): string[] | undefined {
   if (file === undefined) return undefined;
   if (url.protocol !== 'https:')
@@ -174,7 +169,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
         throw serverError(code, `${shown}/v1/cluster answered ${detail}`, { status: res.status });
       }
       const body = JSON.parse(text) as WithWorkers;
-      // --workers N: the worker processes behind this URL (best effort; /v1/status may need the token).
+      // The worker processes behind this URL (best effort; /v1/status may need the token).
       const status = await get(new URL('/v1/status', base), token, ca).then(
         (r) => (r.status === 200 ? (JSON.parse(r.text) as WithWorkers) : undefined),
         () => undefined,
@@ -189,11 +184,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
 export async function statusCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, STATUS_HELP);
   if (!args) return 0;
-  if (args.positionals.length > 0)
-    throw serverError(
-      'USAGE',
-      `flurry status takes no arguments; got "${args.positionals[0].slice(0, 40)}". See flurry status --help.`,
-    );
+  noArguments(args, 'status');
   const intervalMs = intervalOf(args);
   const base = lastString(args, 'url');
   if (base === undefined && hasFlag(args, 'ca')) throw serverError('USAGE', '--ca applies to --url only');
@@ -261,10 +252,7 @@ function offsetText(h: ClusterEntry): string {
   return `${sign}${Math.abs(Math.round(h.clockOffsetMs))} ms${err}`;
 }
 
-/**
- * One row per holder of a node ID under a header naming the cluster and the registry (its password
- * removed); `*` marks this process's own holder.
- */
+/** One row per holder under a header naming the cluster and the registry; `*` marks this process's own holder. */
 export function clusterTable(body: ClusterBody): string {
   const head = `cluster ${body.cluster} on ${body.registry} (ttl ${body.ttlMs} ms, renew ${body.renewIntervalMs} ms), ${body.holders.length} holder${body.holders.length === 1 ? '' : 's'} at ${new Date(body.now).toISOString()}\n`;
   if (body.holders.length === 0) return `${head}(no live holders)\n`;
@@ -293,7 +281,7 @@ export function clusterTable(body: ClusterBody): string {
 }
 
 /** `rows` as lines of columns two spaces apart, each padded to its widest cell. */
-export function alignedRows(rows: string[][]): string {
+function alignedRows(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return (
     rows
@@ -307,8 +295,8 @@ export function alignedRows(rows: string[][]): string {
   );
 }
 
-/** For a service run with `--workers N`: one row per worker process, from `/v1/status`'s `workers` ('' for none). */
-export function workersTable(workers: readonly WorkerEntry[] | undefined, now: number = Date.now()): string {
+/** One row per worker process of a service run with `--workers N` ('' for none). */
+function workersTable(workers: readonly WorkerEntry[] | undefined, now: number = Date.now()): string {
   if (!workers || workers.length === 0) return '';
   const ready = workers.filter((w) => w.ready).length;
   const rows = [

@@ -1,7 +1,7 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
-import { lastString } from '../args.js';
+import { lastString, noArguments } from '../args.js';
 import { commandLine, formatFlag, type CliIo } from '../io.js';
-import { countOf, MAX_NEXT_COUNT, noArguments, printLeased, wholeNumber } from './next.js';
+import { countOf, MAX_NEXT_COUNT, printLeased, wholeNumber } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
 
@@ -27,7 +27,7 @@ Every generator and reader of a cluster must use the same --node-bits and --sequ
 export async function uuidCommand(io: CliIo): Promise<number> {
   const args = await commandLine(io, FLAGS, UUID_HELP, true);
   if (!args) return 0;
-  noArguments(args, 'uuid');
+  noArguments(args, 'uuid', 'Use -n N for a count. ');
   const n = countOf(args);
   const format = formatFlag(lastString(args, 'format') ?? 'canonical', FORMS, 'a UUID form');
   const bits = (flag: string, min: number, max: number): number | undefined => {
