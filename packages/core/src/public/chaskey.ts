@@ -1,8 +1,8 @@
 /**
  * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and their
  * authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour PRP on
- * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead).
- * {@link ChaskeyBlockMac} inlines it for speed; the tests check it against the general form in
+ * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead). `feistel.ts`
+ * and {@link ChaskeyBlockMac} inline it for speed; the tests check both against the general form in
  * `testing/chaskey-reference.ts`.
  */
 
@@ -22,8 +22,7 @@ export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
 /**
  * Chaskey-12 as a MAC of one 16-byte block under a fixed 128-bit key, with the key schedule (`K ⊕ K1`, `K1`)
  * precomputed: the same value as the reference `chaskeyTag(key, block, 12)`, allocation-free. It computes the
- * authentication tag of public-ID strings (`cipher.ts`)
- under a key derived apart from the Feistel round keys. The key
+ * authentication tag of public-ID strings (`codec.ts`) under a key derived apart from the Feistel round keys. The key
  * words live in a `#private` field, so no inspection shows them.
  */
 export class ChaskeyBlockMac {
