@@ -1,8 +1,5 @@
-/**
- * The `/v1/cluster` body over the registry's `holders()`, behind one shared cache (a read,
- * failed or not, serves every caller for `cacheMs`), and the two staleness measures:
- * docs/console.md#get-v1cluster-route-cluster-get-head.
- */
+// The `/v1/cluster` body over the registry's `holders()`, behind one shared cache (a read, failed or not, serves
+// every caller for `cacheMs`), and the two staleness measures: docs/console.md#get-v1cluster-route-cluster-get-head.
 import type { Clock, FlurryError } from '@flurry/core';
 import {
   redactUrl,
@@ -14,35 +11,27 @@ import {
 import type { ServeConfig } from '../config/index.js';
 import type { ClusterBody, ClusterEntry } from './types.js';
 
-/**
- * Slack (ms) added to the renewal interval before a holder counts as stale: a renewal's
- * round trip and a busy event loop fit in it.
- */
+/** Slack (ms) added to the renewal interval before a holder is stale: a renewal's round trip and a busy loop fit. */
 export const STALE_SLACK_MS = 500;
 
-/**
- * The `role` of a node reserved for in-database generation by `flurry sql --generate`
- * (packages/server/src/sql/reserve.ts): shown as `reserved`, never as stale.
- */
+/** The `role` of a node reserved by `flurry sql --generate` (held until released, never renewed): never stale. */
 export const SQL_GENERATOR_ROLE = 'sql generator';
 
 /** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
 const DEFAULT_TTL_MS = 10_000;
 
 export interface ClusterCacheOptions {
-  /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
   readonly core: { readonly registry: Registry | undefined };
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
   readonly clock: Clock;
   readonly cacheMs: number;
   /** Which namespace to list (default: the service's own lease's, or the cluster). */
   readonly query?: HoldersQuery;
-  /** This service's lease (its entry is marked `self`). */
   self(): ManagedLease | undefined;
 }
 
 interface Read {
-  /** Per holder: when this reader first saw its current renewal stamp (reader's wall clock). */
+  /** Per holder: when this reader first saw its current renewal stamp (its wall clock). */
   readonly seenSince?: ReadonlyMap<string, number>;
   readonly atMono: number;
   readonly readAtMs: number;
@@ -55,7 +44,6 @@ export class ClusterCache {
   /** Holder key → [renewal stamp, first seen at]: the reader's own measure of "not renewed". */
   private stamps = new Map<string, [number | null, number]>();
   private inFlight: Promise<Read> | undefined;
-  /** Registry reads made (for tests and the figures). */
   reads = 0;
 
   constructor(private readonly o: ClusterCacheOptions) {}
@@ -96,7 +84,6 @@ export class ClusterCache {
     return this.inFlight;
   }
 
-  /** The `/v1/cluster` body; rejects with the registry's coded error. */
   async body(): Promise<ClusterBody> {
     const r = await this.fresh();
     if (r.error) throw r.error;
@@ -108,7 +95,6 @@ export class ClusterCache {
     const holders: ClusterEntry[] = (r.holders ?? []).map((h) => {
       const ageAtRead = h.renewedAtMs === null ? null : r.readAtMs - h.renewedAtMs;
       const unchangedFor = r.readAtMs - (r.seenSince?.get(`${h.namespace}/${h.slot}/${h.id ?? ''}`) ?? r.readAtMs);
-      // A node reserved for in-database generation is held until released and never renewed.
       const reserved = h.role === SQL_GENERATOR_ROLE;
       const stale =
         (!reserved &&

@@ -1,9 +1,4 @@
-/**
- * `GET /v1/events`: the console's Server-Sent Events stream (`text/event-stream`):
- * `event: status` and `event: cluster` (or `cluster-error`) every second, `: ping` every 15 s,
- * at most 64 streams (console/events.ts). Because a browser's `EventSource` cannot send
- * headers, this route (and only this one) also takes the token as `?token=`.
- */
+// `GET /v1/events`: the console's Server-Sent Events (console/events.ts); this route alone also takes `?token=`.
 import { consoleOf, consoleRoute } from './feature.js';
 import type { HttpContext } from '../http/context.js';
 import { COMMON, FENCED } from '../http/openapi-parts.js';

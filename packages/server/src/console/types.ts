@@ -1,9 +1,4 @@
-/**
- * The JSON bodies of the console's data routes (`GET /v1/status`, `GET /v1/cluster`, and the
- * events of `GET /v1/events`), as fixed by the console contract shared with the page. All
- * times are Unix ms; IDs and other 64-bit numbers are decimal strings. docs/console.md
- * ("Data routes") describes every field.
- */
+// The JSON bodies of the console's data routes and events; docs/console.md#data-routes describes every field.
 import type { ClusterHolder } from '@flurry/coordination';
 import type { ProtocolRow } from '../protocol-metrics.js';
 import type { WorkerEntry } from '../workers/types.js';
@@ -16,7 +11,6 @@ export interface StatusLease {
   namespace: string;
   slot: number;
   node: Record<string, number>;
-  /** Null for static node IDs (they never expire). */
   deadlineMs: number | null;
   ttlMs: number;
   renewIntervalMs: number;
@@ -38,12 +32,10 @@ export interface StatusBody {
   layout: {
     name: string;
     totalBits: number;
-    /** Most significant first. */
     fields: Array<{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }>;
     epochMs: number;
     unitMs: number;
     endOfLifeMs: number;
-    /** True within a year of the end of life (or past it): the console shows the time left in its warning colour. */
     endOfLifeWarning: boolean;
   };
   lease: StatusLease | null;
@@ -57,10 +49,8 @@ export interface StatusBody {
     fenced: number;
   };
   refusals: Record<string, number>;
-  /** Public IDs: `issue` with a public-ID key, `decode` when the key and a token allow decoding. */
   publicIds: { issue: boolean; decode: boolean };
   routes: Array<{ name: string; requests: number; perSecond: number; p99Ms: number | null }>;
-  /** The non-HTTP front-ends (protocol `grpc`, `grpc-web`, `connect`, `memcached`), one row per command with requests: totals, failed ones, requests per second over the last second, p99 since the start. */
   protocols: Array<ProtocolRow & { perSecond: number }>;
   sequences: Array<{
     key: string;
@@ -71,19 +61,12 @@ export interface StatusBody {
     lastFetchAt: number | null;
     lastFetchMs: number | null;
   }> | null;
-  /** Why the service is not ready (`/readyz`'s code and message: starting, waiting for a store or registry that does not answer, fenced…), or null while ready. */
   notReady?: { code: string; message: string } | null;
-  /** With `--workers N`: every worker process (slot, pid, node, lease, rate; see workers/types.ts). */
   workers?: readonly WorkerEntry[];
 }
 
 /** One holder in {@link ClusterBody}: the registry's holder as read, with its age, state and whether it is this service. */
 export interface ClusterEntry extends Omit<ClusterHolder, 'renewalStamp' | 'ttlMs' | 'readAtMs'> {
-  /**
-   * `live`, `stale` (not renewed for longer than the renewal interval plus a slack), or
-   * `reserved`: a node reserved for in-database generation (`flurry sql --generate`), held
-   * until released and never renewed, so never stale.
-   */
   readonly state: 'live' | 'stale' | 'reserved';
   readonly self: boolean;
 }
@@ -96,9 +79,7 @@ export interface ClusterBody {
   kind: string;
   ttlMs: number;
   renewIntervalMs: number;
-  /** When the registry was read (reads are shared and cached for about 1 s). */
   readAtMs: number;
-  /** The staleness slack (ms): stale when not renewed for renewIntervalMs + the estimate's error + this. */
   staleSlackMs: number;
   holders: ClusterEntry[];
 }

@@ -22,7 +22,7 @@ function sequencesOf(ctx: HttpContext): Sequences {
   return mode.sequences;
 }
 
-/** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
+/** The sequence named by the first path parameter (the key itself is checked by get()). */
 function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
   const s = sequencesOf(ctx);
   const raw = input.params[0];
@@ -51,7 +51,6 @@ const KEY_PARAM = {
   schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' },
 };
 
-/** `GET /v1/sequences/{key}/next`. */
 export const sequenceNextRoute: Route = {
   name: 'sequences_next',
   path: '/v1/sequences/{key}/next',
@@ -115,7 +114,6 @@ export function countOf(query: string, max: number): number {
   return n;
 }
 
-/** `GET /v1/sequences/{key}?count=N`. */
 export const sequenceBatchRoute: Route = {
   name: 'sequences_batch',
   path: '/v1/sequences/{key}',
@@ -155,10 +153,6 @@ export const sequenceBatchRoute: Route = {
   },
 };
 
-/**
- * `GET /v1/sequences/{key}/status`: this service's buffers of the key (current and next segment, position,
- * step, last fetch time and latency, issued, wasted, failures).
- */
 export const sequenceStatusRoute: Route = {
   name: 'sequences_status',
   path: '/v1/sequences/{key}/status',
@@ -179,7 +173,6 @@ export const sequenceStatusRoute: Route = {
   },
 };
 
-/** `GET /api/segment/get/{key}`: Leaf's segment endpoint, the bare number as text. */
 export const leafSegmentRoute: Route = {
   name: 'leaf_segment_get',
   path: '/api/segment/get/{key}',

@@ -1,13 +1,7 @@
-/**
- * The processor of Twitter Snowflake's Thrift service (`packages/server/thrift/snowflake.thrift`):
- * reads one call from a binary-protocol message and writes its reply, with the `thrift`
- * library's {@link TBinaryProtocol} over a {@link TFramedTransport} frame.
- *
- * Hand-written rather than generated: the Thrift 0.17 compiler's Node processor has two
- * defects against thrift 0.24 (callback handlers reply with no result; promise handlers
- * call the removed `thrift.Q`), and the library's `TApplicationException.write` drops the
- * exception type. The wire format is exactly what a generated processor writes.
- */
+// The processor of Twitter Snowflake's Thrift service (packages/server/thrift/snowflake.thrift), one framed
+// binary-protocol call at a time. Hand-written: the Thrift 0.17 compiler's Node processor fails against thrift 0.24
+// (callback handlers reply with no result, promise handlers call the removed `thrift.Q`) and the library's
+// `TApplicationException.write` drops the exception type. The wire format is a generated processor's.
 import thrift from 'thrift';
 
 const { Thrift, TBinaryProtocol, TFramedTransport, Int64 } = thrift;
@@ -18,9 +12,8 @@ const MessageType = Thrift.MessageType;
 export const USER_AGENT_PATTERN = /^[a-zA-Z][a-zA-Z\-0-9]*$/;
 
 /**
- * What the processor answers: the four calls of Twitter's service. `getId` throws a
- * {@link SnowflakeCallError} to reply with one of the IDL's exceptions; anything else it
- * throws becomes a `TApplicationException` (`INTERNAL_ERROR`) whose message is the error's.
+ * The four calls of Twitter's service. `getId` throws a {@link SnowflakeCallError} to reply with one of the IDL's
+ * exceptions; anything else thrown becomes a `TApplicationException` (`INTERNAL_ERROR`) with the error's message.
  */
 export interface SnowflakeHandler {
   getWorkerId(): bigint;
@@ -29,10 +22,7 @@ export interface SnowflakeHandler {
   getId(userAgent: string): bigint;
 }
 
-/**
- * An error that becomes one of the IDL's declared exceptions of `get_id`:
- * `InvalidUserAgentError` (result field 1) or `InvalidSystemClock` (result field 2).
- */
+/** One of `get_id`'s declared exceptions: `InvalidUserAgentError` (result field 1) or `InvalidSystemClock` (2). */
 export class SnowflakeCallError extends Error {
   constructor(
     readonly exception: 'InvalidUserAgentError' | 'InvalidSystemClock',
@@ -43,11 +33,7 @@ export class SnowflakeCallError extends Error {
   }
 }
 
-/**
- * A request that is not a well-formed call of this service (wrong protocol version,
- * a message type other than CALL/ONEWAY, truncated or malformed arguments). The
- * connection that sent it is closed; the process carries on.
- */
+/** A request that is not a well-formed call (version, message type, truncated or malformed arguments): its connection is closed. */
 export class ThriftProtocolViolation extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -58,7 +44,6 @@ export class ThriftProtocolViolation extends Error {
 type Frame = InstanceType<typeof TFramedTransport>;
 type Protocol = InstanceType<typeof TBinaryProtocol>;
 
-/** The calls of the service and how each is answered. */
 const CALLS: ReadonlyMap<string, (h: SnowflakeHandler, userAgent: string) => bigint> = new Map([
   ['get_worker_id', (h) => h.getWorkerId()],
   ['get_datacenter_id', (h) => h.getDatacenterId()],
@@ -66,7 +51,7 @@ const CALLS: ReadonlyMap<string, (h: SnowflakeHandler, userAgent: string) => big
   ['get_id', (h, userAgent) => h.getId(userAgent)],
 ]);
 
-/** Thrift's TApplicationExceptionType values used here (the library's write drops the type, so it is written by hand). */
+/** TApplicationExceptionType values (written by hand: the library's write drops the type). */
 const APP_UNKNOWN_METHOD = 1;
 const APP_INTERNAL_ERROR = 6;
 
@@ -75,11 +60,9 @@ export class SnowflakeProcessor {
   constructor(private readonly handler: SnowflakeHandler) {}
 
   /**
-   * Reads one message from `frame` and returns the reply as a length-prefixed frame, or
-   * `null` for a one-way call. Throws {@link ThriftProtocolViolation} when the frame is
-   * not a well-formed call. `frame` is the `TFramedTransport` that thrift's
-   * `TFramedTransport.receiver` hands its callback; typed `object` so that the published
-   * declarations need no `@types/thrift` in an application that uses none of this.
+   * Reads one message from `frame` (the `TFramedTransport` that thrift's `TFramedTransport.receiver` hands its
+   * callback; `object` so the published declarations need no `@types/thrift`) and returns the framed reply, or
+   * `null` for a one-way call. Throws {@link ThriftProtocolViolation} when the frame is not a well-formed call.
    */
   process(frame: object): Buffer | null {
     const input: Protocol = new TBinaryProtocol(frame as Frame);
@@ -106,37 +89,32 @@ export class SnowflakeProcessor {
       });
     }
 
-    const call = CALLS.get(name);
-    if (call === undefined) {
-      if (mtype === MessageType.ONEWAY) return null;
-      return reply(name, MessageType.EXCEPTION, seqid, (out) =>
-        writeApplicationException(out, APP_UNKNOWN_METHOD, `Unknown function ${name.slice(0, 64)}`),
-      );
-    }
+    const [type, body] = answer(this.handler, name, userAgent ?? '');
+    return mtype === MessageType.ONEWAY ? null : reply(name, type, seqid, body);
+  }
+}
 
-    let value: bigint;
-    try {
-      value = call(this.handler, userAgent ?? '');
-    } catch (err) {
-      if (mtype === MessageType.ONEWAY) return null;
-      if (err instanceof SnowflakeCallError && name === 'get_id') {
-        const [field, id] = err.exception === 'InvalidUserAgentError' ? (['iua', 1] as const) : (['isc', 2] as const);
-        const exception: Write = (out) =>
-          writeStruct(out, err.exception, [['message', T.STRING, 1, (o) => o.writeString(err.message)]]);
-        return reply(name, MessageType.REPLY, seqid, (out) =>
-          writeStruct(out, `Snowflake_${name}_result`, [[field, T.STRUCT, id, exception]]),
-        );
-      }
-      const message = err instanceof Error ? err.message : String(err);
-      const code = (err as { code?: unknown })?.code;
-      return reply(name, MessageType.EXCEPTION, seqid, (out) =>
-        writeApplicationException(out, APP_INTERNAL_ERROR, typeof code === 'string' ? `${code}: ${message}` : message),
+/** The reply's message type and body (the handler runs for a one-way call too; its reply is dropped). */
+function answer(handler: SnowflakeHandler, name: string, userAgent: string): [number, Write] {
+  const call = CALLS.get(name);
+  if (call === undefined) return appException(APP_UNKNOWN_METHOD, `Unknown function ${name.slice(0, 64)}`);
+  const result = (field: string, type: number, id: number, write: Write): [number, Write] => [
+    MessageType.REPLY,
+    (out) => writeStruct(out, `Snowflake_${name}_result`, [[field, type, id, write]]),
+  ];
+  try {
+    const value = call(handler, userAgent);
+    return result('success', T.I64, 0, (o) => o.writeI64(toInt64(value)));
+  } catch (err) {
+    if (err instanceof SnowflakeCallError && name === 'get_id') {
+      const [field, id] = err.exception === 'InvalidUserAgentError' ? ['iua', 1] : ['isc', 2];
+      return result(field, T.STRUCT, id, (out) =>
+        writeStruct(out, err.exception, [['message', T.STRING, 1, (o) => o.writeString(err.message)]]),
       );
     }
-    if (mtype === MessageType.ONEWAY) return null;
-    return reply(name, MessageType.REPLY, seqid, (out) =>
-      writeStruct(out, `Snowflake_${name}_result`, [['success', T.I64, 0, (o) => o.writeI64(toInt64(value))]]),
-    );
+    const message = err instanceof Error ? err.message : String(err);
+    const code = (err as { code?: unknown })?.code;
+    return appException(APP_INTERNAL_ERROR, typeof code === 'string' ? `${code}: ${message}` : message);
   }
 }
 
@@ -144,9 +122,7 @@ export class SnowflakeProcessor {
 function readArgs(input: Protocol, wantUserAgent: boolean): string | undefined {
   let userAgent: string | undefined;
   input.readStructBegin();
-  for (let guard = 0; ; guard++) {
-    // A frame is bounded, so this ends; the guard only documents the bound.
-    if (guard > 1_000_000) throw new ThriftProtocolViolation('too many fields in the argument struct');
+  for (;;) {
     const f = input.readFieldBegin();
     if (f.ftype === T.STOP) break;
     if (wantUserAgent && f.fid === 1 && f.ftype === T.STRING) userAgent = input.readString();
@@ -178,14 +154,17 @@ function reply(name: string, type: number, seqid: number, body: Write): Buffer {
   return framed;
 }
 
-function writeApplicationException(out: Protocol, type: number, message: string): void {
-  writeStruct(out, 'TApplicationException', [
-    ['message', T.STRING, 1, (o) => o.writeString(message)],
-    ['type', T.I32, 2, (o) => o.writeI32(type)],
-  ]);
+function appException(type: number, message: string): [number, Write] {
+  return [
+    MessageType.EXCEPTION,
+    (out) =>
+      writeStruct(out, 'TApplicationException', [
+        ['message', T.STRING, 1, (o) => o.writeString(message)],
+        ['type', T.I32, 2, (o) => o.writeI32(type)],
+      ]),
+  ];
 }
 
-/** Writes a value to the protocol. */
 type Write = (out: Protocol) => void;
 
 /** Writes a struct: each field's header (name, type, ID), its value, then the stop field. */
