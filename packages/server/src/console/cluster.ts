@@ -9,7 +9,6 @@ import {
   type Registry,
 } from '@flurry/coordination';
 import type { ServeConfig } from '../config/index.js';
-import type { ClusterBody, ClusterEntry } from './types.js';
 
 /** Slack (ms) added to the renewal interval before a holder is stale: a renewal's round trip and a busy loop fit. */
 export const STALE_SLACK_MS = 500;
@@ -29,6 +28,8 @@ export interface ClusterCacheOptions {
   readonly query?: HoldersQuery;
   self(): ManagedLease | undefined;
 }
+
+const holderKey = (h: ClusterHolder): string => `${h.namespace}/${h.slot}/${h.id ?? ''}`;
 
 interface Read {
   /** Per holder: when this reader first saw its current renewal stamp (its wall clock). */
@@ -60,7 +61,7 @@ export class ClusterCache {
       const next = new Map<string, [number | null, number]>();
       const seenSince = new Map<string, number>();
       for (const h of holders) {
-        const key = `${h.namespace}/${h.slot}/${h.id ?? ''}`;
+        const key = holderKey(h);
         const prev = this.stamps.get(key);
         const since = prev && prev[0] === h.renewalStamp ? prev[1] : readAtMs;
         next.set(key, [h.renewalStamp, since]);
@@ -84,7 +85,7 @@ export class ClusterCache {
     return this.inFlight;
   }
 
-  async body(): Promise<ClusterBody> {
+  async body() {
     const r = await this.fresh();
     if (r.error) throw r.error;
     const reg = this.o.core.registry;
@@ -92,15 +93,16 @@ export class ClusterCache {
     const renewIntervalMs = opts?.renewIntervalMs ?? this.o.config.leaseRenewMs ?? 0;
     const now = (reg?.clock ?? this.o.clock).now();
     const own = this.o.self();
-    const holders: ClusterEntry[] = (r.holders ?? []).map((h) => {
+    const holders = (r.holders ?? []).map((h) => {
       const ageAtRead = h.renewedAtMs === null ? null : r.readAtMs - h.renewedAtMs;
-      const unchangedFor = r.readAtMs - (r.seenSince?.get(`${h.namespace}/${h.slot}/${h.id ?? ''}`) ?? r.readAtMs);
+      const unchangedFor = r.readAtMs - (r.seenSince?.get(holderKey(h)) ?? r.readAtMs);
       const reserved = h.role === SQL_GENERATOR_ROLE;
       const stale =
         (!reserved &&
           ageAtRead !== null &&
           ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS) ||
         (h.renewalStamp !== null && unchangedFor > renewIntervalMs + STALE_SLACK_MS);
+      const state: 'live' | 'stale' | 'reserved' = reserved ? 'reserved' : stale ? 'stale' : 'live';
       return {
         slot: h.slot,
         namespace: h.namespace,
@@ -117,7 +119,7 @@ export class ClusterCache {
         clockOffsetMs: h.clockOffsetMs,
         clockOffsetErrorMs: h.clockOffsetErrorMs,
         ageMs: h.renewedAtMs === null ? null : Math.max(0, now - h.renewedAtMs),
-        state: reserved ? 'reserved' : stale ? 'stale' : 'live',
+        state,
         role: h.role,
         self: own !== undefined && own.state === 'held' && own.namespace === h.namespace && own.slot === h.slot,
       };

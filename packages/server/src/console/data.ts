@@ -20,7 +20,6 @@ import { LATENCY_BUCKETS, p99Ms } from '../scrape-metric.js';
 import type { ProtocolRow } from '../protocol-metrics.js';
 import { END_OF_LIFE_WARNING_MS } from '../end-of-life.js';
 import { ClusterCache } from './cluster.js';
-import type { StatusBody, StatusLease, ClusterBody } from './types.js';
 import type { WorkerEntry } from '../workers/types.js';
 
 /** What the console reads of the service core (`ServiceCore` is one). */
@@ -101,7 +100,7 @@ export class ConsoleData {
     this.watched = undefined;
   }
 
-  status(): StatusBody {
+  status() {
     const core = this.o.core;
     const now = this.clock.now();
     const layout = core.layout;
@@ -159,7 +158,7 @@ export class ConsoleData {
     };
   }
 
-  private leaseStatus(): StatusLease | null {
+  private leaseStatus() {
     const reg = this.o.core.registry;
     const lease = this.ownLease();
     if (!reg || !lease) return null;
@@ -187,7 +186,7 @@ export class ConsoleData {
     return this.clusterCache.reads;
   }
 
-  cluster(): Promise<ClusterBody> {
+  cluster() {
     return this.clusterCache.body();
   }
 }

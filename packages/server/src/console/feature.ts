@@ -6,12 +6,11 @@ import type { HttpContext } from '../http/context.js';
 import { FeatureSlot } from '../http/feature.js';
 import type { Route } from '../http/route.js';
 import type { ConsoleAccess } from './access.js';
-import type { ClusterBody, StatusBody } from './types.js';
 
 /** The console as its routes see it. */
 export interface ConsoleFeature {
   readonly access: ConsoleAccess;
-  readonly data: { status(): StatusBody; cluster(): Promise<ClusterBody> };
+  readonly data: { status(): unknown; cluster(): Promise<unknown> };
   readonly streams: { open(res: ServerResponse): number };
 }
 
