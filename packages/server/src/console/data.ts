@@ -58,11 +58,7 @@ export class ConsoleData {
   constructor(private readonly o: ConsoleDataOptions) {
     this.clock = o.clock ?? systemClock;
     this.startedAt = this.clock.now();
-    this.rates = new RateSampler({
-      issued: () => o.core.issuer.issued(),
-      metrics: o.core.metrics,
-      monotonic: () => this.clock.monotonic(),
-    });
+    this.rates = new RateSampler(o.core, this.clock);
     this.clusterCache = new ClusterCache({
       core: o.core,
       config: o.config,
@@ -200,18 +196,18 @@ class RateSampler {
   private readonly width = LATENCY_BUCKETS.length + 1;
   private readonly times = new Float64Array(RING);
   private readonly issuedAt = new Float64Array(RING);
-  private readonly totals: Float64Array;
-  private readonly hist: Float64Array;
+  private readonly totals = new Float64Array(RING * this.nRoutes);
+  private readonly hist = new Float64Array(RING * this.nRoutes * this.width);
   private readonly window = new Float64Array(this.width);
   /** Requests per `protocol command` (the non-HTTP front-ends) at each sample. */
   private readonly protocolAt: Array<Map<string, number>> = [];
   private n = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly src: { issued(): number; readonly metrics: ServiceMetrics; monotonic(): number }) {
-    this.totals = new Float64Array(RING * this.nRoutes);
-    this.hist = new Float64Array(RING * this.nRoutes * this.width);
-  }
+  constructor(
+    private readonly core: ConsoleSource,
+    private readonly clock: Clock,
+  ) {}
 
   start(): void {
     if (this.timer) return;
@@ -226,16 +222,16 @@ class RateSampler {
   }
 
   sample(): void {
-    const i = this.n % RING;
-    this.times[i] = this.src.monotonic();
-    this.issuedAt[i] = this.src.issued();
-    this.src.metrics.snapshot(
-      this.totals.subarray(i * this.nRoutes, (i + 1) * this.nRoutes),
-      this.hist.subarray(i * this.nRoutes * this.width, (i + 1) * this.nRoutes * this.width),
+    const [i, r, w] = [this.n % RING, this.nRoutes, this.width];
+    this.times[i] = this.clock.monotonic();
+    this.issuedAt[i] = this.core.issuer.issued();
+    this.core.metrics.snapshot(
+      this.totals.subarray(i * r, (i + 1) * r),
+      this.hist.subarray(i * r * w, (i + 1) * r * w),
     );
-    const m = new Map<string, number>();
-    for (const r of this.src.metrics.protocols.rows()) m.set(r.protocol + ' ' + r.command, r.requests);
-    this.protocolAt[i] = m;
+    this.protocolAt[i] = new Map(
+      this.core.metrics.protocols.rows().map((p) => [p.protocol + ' ' + p.command, p.requests]),
+    );
     this.n++;
   }
 
@@ -245,44 +241,30 @@ class RateSampler {
     return (this.n - 1 - b) % RING;
   }
 
-  private perSecond(now: number, then: number, a: number, b: number): number {
+  /** Per second over the last second, of a running total read at a ring index (0 before two samples). */
+  private perSecond(at: (i: number) => number): number {
+    const [now, then] = [this.idx(0), this.idx(SECOND)];
     const dt = this.times[now] - this.times[then];
-    return dt > 0 ? Math.round(((a - b) * 1000) / dt) : 0;
+    return dt > 0 ? Math.round(((at(now) - at(then)) * 1000) / dt) : 0;
   }
 
   idsPerSecond(): number {
-    if (this.n < 2) return 0;
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    return this.perSecond(now, then, this.issuedAt[now], this.issuedAt[then]);
+    return this.perSecond((i) => this.issuedAt[i]);
   }
 
   /** One route's requests, requests per second over the last second and p99 over the last 10 s. */
   route(r: number): { requests: number; perSecond: number; p99Ms: number | null } {
-    if (this.n === 0) return { requests: 0, perSecond: 0, p99Ms: null };
-    const nr = this.nRoutes;
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    const oldest = this.idx(RING - 1);
-    const requests = this.totals[now * nr + r];
-    const perSecond = this.n < 2 ? 0 : this.perSecond(now, then, requests, this.totals[then * nr + r]);
-    const w = this.width;
-    const a = (now * nr + r) * w;
-    const b = (oldest * nr + r) * w;
+    const [nr, w, now, oldest] = [this.nRoutes, this.width, this.idx(0), this.idx(RING - 1)];
+    const [a, b] = [(now * nr + r) * w, (oldest * nr + r) * w];
     for (let i = 0; i < w; i++) this.window[i] = this.hist[a + i] - (oldest === now ? 0 : this.hist[b + i]);
-    return { requests, perSecond, p99Ms: p99Ms(this.window) };
+    const perSecond = this.perSecond((i) => this.totals[i * nr + r]);
+    return { requests: this.totals[now * nr + r], perSecond, p99Ms: p99Ms(this.window) };
   }
 
   protocols(): Array<ProtocolRow & { perSecond: number }> {
-    const rows = this.src.metrics.protocols.rows();
-    if (this.n < 2) return rows.map((r) => ({ ...r, perSecond: 0 }));
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    return rows.map((r) => {
+    return this.core.metrics.protocols.rows().map((r) => {
       const key = r.protocol + ' ' + r.command;
-      const a = this.protocolAt[now].get(key) ?? 0;
-      const b = this.protocolAt[then].get(key) ?? 0;
-      return { ...r, perSecond: this.perSecond(now, then, a, b) };
+      return { ...r, perSecond: this.perSecond((i) => this.protocolAt[i]?.get(key) ?? 0) };
     });
   }
 }

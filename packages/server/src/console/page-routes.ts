@@ -55,10 +55,7 @@ function load() {
   for (const [name, bytes] of files) h.update(name).update('\0').update(bytes).update('\0');
   h.update(template);
   const hash = h.digest('hex').slice(0, 10);
-  const versioned = (name: string): string => {
-    const ext = extname(name);
-    return `${name.slice(0, -ext.length)}.${hash}${ext}`;
-  };
+  const versioned = (name: string): string => name.replace(/(\.\w+)$/, `.${hash}$1`);
 
   const byName = new Map<string, ConsoleAsset>();
   for (const [name, bytes] of files) {
@@ -66,13 +63,8 @@ function load() {
     let body = bytes;
     if (ext === '.js' && !name.startsWith('uPlot')) {
       // Relative module imports name the versioned files too.
-      body = Buffer.from(
-        bytes
-          .toString('utf8')
-          .replace(/(from\s+|import\s*\(\s*)'\.\/([\w-]+)\.js'/g, (_m, pre: string, base: string) => {
-            return `${pre}'./${versioned(`${base}.js`)}'`;
-          }),
-      );
+      const imports = /(from\s+|import\s*\(\s*)'\.\/([\w-]+)\.js'/g;
+      body = Buffer.from(bytes.toString('utf8').replace(imports, `$1'./$2.${hash}.js'`));
     }
     const asset = compress(TYPES[ext], body);
     byName.set(versioned(name), { ...asset, versioned: true });

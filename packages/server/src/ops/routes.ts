@@ -5,8 +5,6 @@ import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { READ, type Route } from '../http/route.js';
 
-const HEALTHY = '{"status":"ok"}';
-
 export const layoutRoute: Route = {
   name: 'layout',
   path: '/v1/layout',
@@ -35,7 +33,7 @@ export const healthzRoute: Route = {
   path: '/healthz',
   methods: READ,
   auth: 'health',
-  create: () => (res) => sendText(res, 200, JSON_TYPE, HEALTHY),
+  create: () => (res) => sendText(res, 200, JSON_TYPE, '{"status":"ok"}'),
   openapi: {
     operationId: 'healthz',
     summary: 'Liveness: 200 while the process serves requests.',

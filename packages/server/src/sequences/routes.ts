@@ -103,9 +103,8 @@ export function countOf(query: string, max: number): number {
   const all = params.getAll('count');
   if (all.length === 0) return 1;
   const raw = all[all.length - 1];
-  const seen = all.length;
   const n = Number(raw);
-  if (seen !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
+  if (all.length !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
     throw serverError(
       'BATCH_COUNT',
       `count must be given once, as an integer from 1 to ${max} (maxBatch); got ${JSON.stringify(raw)}`,
