@@ -82,20 +82,14 @@ export class EventStreams {
       const message = e instanceof FlurryError ? e.message : 'the registry could not be read';
       frame = `event: cluster-error\ndata: ${JSON.stringify({ code, message })}\n\n`;
     }
-    this.write(
-      to.filter((r) => this.streams.has(r)),
-      frame,
-    );
+    const open = to.filter((r) => this.streams.has(r)); // some may have closed meanwhile
+    this.write(open, frame);
   }
 
   private write(to: ServerResponse[], frame: string): void {
-    for (const res of to) {
-      if (res.writableLength > MAX_BUFFERED) {
-        res.destroy();
-        continue;
-      }
-      res.write(frame);
-    }
+    for (const res of to)
+      if (res.writableLength > MAX_BUFFERED) res.destroy();
+      else res.write(frame);
   }
 
   close(): void {

@@ -1,10 +1,10 @@
 // The processor of Twitter Snowflake's Thrift service (packages/server/thrift/snowflake.thrift), one framed
 // binary-protocol call at a time. Hand-written: the Thrift 0.17 compiler's Node processor fails against thrift 0.24
 // (callback handlers reply with no result, promise handlers call the removed `thrift.Q`) and the library's
-// `TApplicationException.write` drops the exception type. The wire format is a generated processor's.
+// `TApplicationException.write` drops the exception type. Replies are the bytes a generated processor writes.
 import thrift from 'thrift';
 
-const { Thrift, TBinaryProtocol, TFramedTransport, Int64 } = thrift;
+const { Thrift, TBinaryProtocol, TFramedTransport } = thrift;
 const T = Thrift.Type;
 const MessageType = Thrift.MessageType;
 
@@ -51,9 +51,10 @@ const CALLS: ReadonlyMap<string, (h: SnowflakeHandler, userAgent: string) => big
   ['get_id', (h, userAgent) => h.getId(userAgent)],
 ]);
 
-/** TApplicationExceptionType values (written by hand: the library's write drops the type). */
+/** TApplicationExceptionType values. */
 const APP_UNKNOWN_METHOD = 1;
 const APP_INTERNAL_ERROR = 6;
+const VERSION_1 = -2147418112; // 0x80010000 as an i32
 
 /** Answers Snowflake calls, one framed message at a time, synchronously. */
 export class SnowflakeProcessor {
@@ -95,22 +96,17 @@ export class SnowflakeProcessor {
 }
 
 /** The reply's message type and body (the handler runs for a one-way call too; its reply is dropped). */
-function answer(handler: SnowflakeHandler, name: string, userAgent: string): [number, Write] {
+function answer(handler: SnowflakeHandler, name: string, userAgent: string): [number, Buffer] {
   const call = CALLS.get(name);
   if (call === undefined) return appException(APP_UNKNOWN_METHOD, `Unknown function ${name.slice(0, 64)}`);
-  const result = (field: string, type: number, id: number, write: Write): [number, Write] => [
-    MessageType.REPLY,
-    (out) => writeStruct(out, `Snowflake_${name}_result`, [[field, type, id, write]]),
-  ];
   try {
-    const value = call(handler, userAgent);
-    return result('success', T.I64, 0, (o) => o.writeI64(toInt64(value)));
+    const id = Buffer.allocUnsafe(8);
+    id.writeBigInt64BE(BigInt.asIntN(64, call(handler, userAgent))); // i64: IDs of 63-bit layouts stay positive
+    return [MessageType.REPLY, struct(field(T.I64, 0, id))];
   } catch (err) {
     if (err instanceof SnowflakeCallError && name === 'get_id') {
-      const [field, id] = err.exception === 'InvalidUserAgentError' ? ['iua', 1] : ['isc', 2];
-      return result(field, T.STRUCT, id, (out) =>
-        writeStruct(out, err.exception, [['message', T.STRING, 1, (o) => o.writeString(err.message)]]),
-      );
+      const id = err.exception === 'InvalidUserAgentError' ? 1 : 2;
+      return [MessageType.REPLY, struct(field(T.STRUCT, id, struct(field(T.STRING, 1, str(err.message)))))];
     }
     const message = err instanceof Error ? err.message : String(err);
     const code = (err as { code?: unknown })?.code;
@@ -139,49 +135,22 @@ const KNOWN_TYPES = new Set<number>(
   (['BOOL', 'BYTE', 'I16', 'I32', 'I64', 'DOUBLE', 'STRING', 'STRUCT', 'MAP', 'SET', 'LIST'] as const).map((k) => T[k]),
 ).add(16);
 
-function reply(name: string, type: number, seqid: number, body: Write): Buffer {
-  let framed: Buffer | undefined;
-  const out: Protocol = new TBinaryProtocol(
-    new TFramedTransport(undefined, (buf?: Buffer) => {
-      framed = buf;
-    }),
-  );
-  out.writeMessageBegin(name, type, seqid);
-  body(out);
-  out.writeMessageEnd();
-  out.flush();
-  if (!framed) throw new Error('Thrift transport produced no reply frame');
-  return framed;
+const i32 = (v: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeInt32BE(v);
+  return b;
+};
+const str = (s: string): Buffer => Buffer.concat([i32(Buffer.byteLength(s)), Buffer.from(s)]);
+const field = (type: number, id: number, value: Buffer): Buffer =>
+  Buffer.concat([Buffer.from([type, id >> 8, id & 255]), value]);
+const struct = (...fields: Buffer[]): Buffer => Buffer.concat([...fields, Buffer.from([T.STOP])]);
+
+function appException(type: number, message: string): [number, Buffer] {
+  return [MessageType.EXCEPTION, struct(field(T.STRING, 1, str(message)), field(T.I32, 2, i32(type)))];
 }
 
-function appException(type: number, message: string): [number, Write] {
-  return [
-    MessageType.EXCEPTION,
-    (out) =>
-      writeStruct(out, 'TApplicationException', [
-        ['message', T.STRING, 1, (o) => o.writeString(message)],
-        ['type', T.I32, 2, (o) => o.writeI32(type)],
-      ]),
-  ];
-}
-
-type Write = (out: Protocol) => void;
-
-/** Writes a struct: each field's header (name, type, ID), its value, then the stop field. */
-function writeStruct(out: Protocol, name: string, fields: ReadonlyArray<[string, number, number, Write]>): void {
-  out.writeStructBegin(name);
-  for (const [field, type, id, write] of fields) {
-    out.writeFieldBegin(field, type, id);
-    write(out);
-    out.writeFieldEnd();
-  }
-  out.writeFieldStop();
-  out.writeStructEnd();
-}
-
-/** A bigint as Thrift's i64 (two's complement; IDs of 63-bit layouts are always positive). */
-function toInt64(v: bigint): InstanceType<typeof Int64> {
-  const buf = Buffer.allocUnsafe(8);
-  buf.writeBigInt64BE(BigInt.asIntN(64, v));
-  return new Int64(buf);
+/** The framed message: length, strict version and type, name, sequence ID, body. */
+function reply(name: string, type: number, seqid: number, body: Buffer): Buffer {
+  const message = Buffer.concat([i32(VERSION_1 | type), str(name), i32(seqid), body]);
+  return Buffer.concat([i32(message.length), message]);
 }
