@@ -28,10 +28,8 @@ export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<type
     const dot = symbol.lastIndexOf('.');
     if (dot < 0) return undefined;
     const parent = registry.get(symbol.slice(0, dot));
-    const member = symbol.slice(dot + 1);
-    if (parent?.kind === 'service' && parent.methods.some((m) => m.name === member)) return parent.file;
-    if (parent?.kind === 'message' && parent.fields.some((m) => m.name === member)) return parent.file;
-    return undefined;
+    const members = parent?.kind === 'service' ? parent.methods : parent?.kind === 'message' ? parent.fields : [];
+    return members.some((m) => m.name === symbol.slice(dot + 1)) ? parent?.file : undefined;
   };
   const respond = (r: ServerReflectionRequest['messageRequest']): Response => {
     const file = (f: DescFile | undefined, what: string): Response =>

@@ -44,9 +44,5 @@ export function makePublicIds(s: PublicIdSettings, bits: number, next: () => big
     );
   }
   const codec = PublicIdCodec.create({ keys, bits });
-  return {
-    next: () => codec.encode(next()),
-    decode: (s: string) => codec.decode(s),
-    encode: (id: bigint) => codec.encode(id),
-  };
+  return { next: () => codec.encode(next()), decode: (p) => codec.decode(p), encode: (id) => codec.encode(id) };
 }

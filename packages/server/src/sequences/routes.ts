@@ -2,7 +2,7 @@
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
 import { wantsText } from '../http/routes/ids.js';
@@ -43,13 +43,14 @@ function nextOf(seq: Sequence, send: (value: string) => number): number | Promis
   return v !== undefined ? send(v) : Promise.resolve(seq.nextBigInt()).then((n) => send(n.toString()));
 }
 
-const KEY_PARAM = {
-  name: 'key',
-  in: 'path',
-  required: true,
-  description: '1 to 128 characters from A-Z a-z 0-9 _ . : - (Leaf biz_tag).',
-  schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' },
-};
+const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' };
+const KEY_PARAM = param(
+  'path',
+  'key',
+  true,
+  KEY_SCHEMA,
+  '1 to 128 characters from A-Z a-z 0-9 _ . : - (Leaf biz_tag).',
+);
 
 export const sequenceNextRoute: Route = {
   name: 'sequences_next',
