@@ -46,15 +46,14 @@ export interface GrpcServer {
 }
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
-const CORS_HEADERS = {
+const CORS_ENTRIES = Object.entries({
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST, GET, OPTIONS',
   'access-control-allow-headers':
     'authorization, content-type, connect-protocol-version, connect-timeout-ms, grpc-timeout, x-grpc-web, x-user-agent',
   'access-control-expose-headers': 'grpc-status, grpc-message, grpc-status-details-bin, flurry-error-code',
   'access-control-max-age': '7200',
-};
-const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+});
 
 /** Starts the port; rejects with `FLURRY_E_INVALID_OPTION` for bad options, or the listen error (`EADDRINUSE`…). */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
