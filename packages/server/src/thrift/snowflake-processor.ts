@@ -4,7 +4,7 @@
 // `TApplicationException.write` drops the exception type. Replies are the bytes a generated processor writes.
 import thrift from 'thrift';
 
-const { Thrift, TBinaryProtocol, TFramedTransport } = thrift;
+const { Thrift, TBinaryProtocol } = thrift;
 const T = Thrift.Type;
 const MessageType = Thrift.MessageType;
 
@@ -41,7 +41,7 @@ export class ThriftProtocolViolation extends Error {
   }
 }
 
-type Frame = InstanceType<typeof TFramedTransport>;
+type Frame = InstanceType<typeof thrift.TFramedTransport>;
 type Protocol = InstanceType<typeof TBinaryProtocol>;
 
 const CALLS: ReadonlyMap<string, (h: SnowflakeHandler, userAgent: string) => bigint> = new Map([
