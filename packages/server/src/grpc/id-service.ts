@@ -129,20 +129,14 @@ async function* streamIds(
 
 /** `n` when it is 1 to `max`; 0 is bad input (FLURRY_E_BAD_REQUEST: INVALID_ARGUMENT), past `max` the limit (FLURRY_E_BATCH_COUNT: RESOURCE_EXHAUSTED). */
 export function countOf(n: number, max: number, name: string): number {
-  if (n === 0) {
-    throw serverError('BAD_REQUEST', `${name} is 0 (or not set): it must be an integer from 1 to ${max}`, {
-      min: 1,
-      max,
-    });
-  }
-  if (n > max) {
-    throw serverError(
-      'BATCH_COUNT',
-      `${name} ${n} is out of range: it must be an integer from 1 to ${max} (the service's maxBatch)`,
-      { value: n, min: 1, max },
-    );
-  }
-  return n;
+  if (n > 0 && n <= max) return n;
+  const allowed = `it must be an integer from 1 to ${max}`;
+  if (n === 0) throw serverError('BAD_REQUEST', `${name} is 0 (or not set): ${allowed}`, { min: 1, max });
+  throw serverError('BATCH_COUNT', `${name} ${n} is out of range: ${allowed} (the service's maxBatch)`, {
+    value: n,
+    min: 1,
+    max,
+  });
 }
 
 function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
