@@ -1,15 +1,9 @@
-/**
- * Whether `flurry serve` shows its web console and the console's data routes (`/v1/status`,
- * `/v1/cluster`, `/v1/events`; routes declared `console: true`), from the `console` setting (`auto`, `on`,
- * `off`), the listen host and the token: `auto` shows it when a token protects the data
- * routes or when the service listens on loopback only; a service open on the network
- * without a token keeps it off unless `--console on` says otherwise (docs/console.md).
- */
+// Whether `flurry serve` shows its console: `auto` does when a token protects it or on loopback only
+// (docs/console.md#who-can-see-it---token-and---console).
 
-/** The decision and, when off, why (the 404's message says it). */
+/** The decision and, when off, why (the 404's message; '' when on). */
 export interface ConsoleAccess {
   readonly on: boolean;
-  /** Why the console is off ('' when on). */
   readonly why: string;
 }
 

@@ -1,9 +1,4 @@
-/**
- * `GET /v1/cluster`: every live holder of a node ID in this service's cluster, read from the
- * registry through the console's shared ~1 s cache, each `live` or `stale` (console/cluster.ts
- * has the rule). The body is `ClusterBody` (console/types.ts); a registry that cannot be read
- * answers 503 with its code (`FLURRY_E_REGISTRY_UNREACHABLE`…).
- */
+// `GET /v1/cluster`: the `ClusterBody` (console/cluster.ts), or 503 with the code of a registry that cannot be read.
 import { consoleOf, consoleRoute } from './feature.js';
 import type { HttpContext } from '../http/context.js';
 import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';

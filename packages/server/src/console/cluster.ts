@@ -1,8 +1,5 @@
-/**
- * The `/v1/cluster` body over the registry's `holders()`, behind one shared cache (a read,
- * failed or not, serves every caller for `cacheMs`), and the two staleness measures:
- * docs/console.md#get-v1cluster-route-cluster-get-head.
- */
+// The `/v1/cluster` body over the registry's `holders()`, behind one shared cache (a read, failed or not, serves
+// every caller for `cacheMs`), and the two staleness measures: docs/console.md#get-v1cluster-route-cluster-get-head.
 import type { Clock, FlurryError } from '@flurry/core';
 import {
   redactUrl,
@@ -12,37 +9,30 @@ import {
   type Registry,
 } from '@flurry/coordination';
 import type { ServeConfig } from '../config/index.js';
-import type { ClusterBody, ClusterEntry } from './types.js';
 
-/**
- * Slack (ms) added to the renewal interval before a holder counts as stale: a renewal's
- * round trip and a busy event loop fit in it.
- */
+/** Slack (ms) added to the renewal interval before a holder is stale: a renewal's round trip and a busy loop fit. */
 export const STALE_SLACK_MS = 500;
 
-/**
- * The `role` of a node reserved for in-database generation by `flurry sql --generate`
- * (packages/server/src/sql/reserve.ts): shown as `reserved`, never as stale.
- */
+/** The `role` of a node reserved by `flurry sql --generate` (held until released, never renewed): never stale. */
 export const SQL_GENERATOR_ROLE = 'sql generator';
 
 /** The lease defaults of @flurry/coordination, for a service that has no registry open yet. */
 const DEFAULT_TTL_MS = 10_000;
 
 export interface ClusterCacheOptions {
-  /** Where the registry is (a service core, or `{ registry }` for `flurry status`). */
   readonly core: { readonly registry: Registry | undefined };
   readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'>;
   readonly clock: Clock;
   readonly cacheMs: number;
   /** Which namespace to list (default: the service's own lease's, or the cluster). */
   readonly query?: HoldersQuery;
-  /** This service's lease (its entry is marked `self`). */
   self(): ManagedLease | undefined;
 }
 
+const holderKey = (h: ClusterHolder): string => `${h.namespace}/${h.slot}/${h.id ?? ''}`;
+
 interface Read {
-  /** Per holder: when this reader first saw its current renewal stamp (reader's wall clock). */
+  /** Per holder: when this reader first saw its current renewal stamp (its wall clock). */
   readonly seenSince?: ReadonlyMap<string, number>;
   readonly atMono: number;
   readonly readAtMs: number;
@@ -55,7 +45,6 @@ export class ClusterCache {
   /** Holder key → [renewal stamp, first seen at]: the reader's own measure of "not renewed". */
   private stamps = new Map<string, [number | null, number]>();
   private inFlight: Promise<Read> | undefined;
-  /** Registry reads made (for tests and the figures). */
   reads = 0;
 
   constructor(private readonly o: ClusterCacheOptions) {}
@@ -72,7 +61,7 @@ export class ClusterCache {
       const next = new Map<string, [number | null, number]>();
       const seenSince = new Map<string, number>();
       for (const h of holders) {
-        const key = `${h.namespace}/${h.slot}/${h.id ?? ''}`;
+        const key = holderKey(h);
         const prev = this.stamps.get(key);
         const since = prev && prev[0] === h.renewalStamp ? prev[1] : readAtMs;
         next.set(key, [h.renewalStamp, since]);
@@ -96,8 +85,7 @@ export class ClusterCache {
     return this.inFlight;
   }
 
-  /** The `/v1/cluster` body; rejects with the registry's coded error. */
-  async body(): Promise<ClusterBody> {
+  async body() {
     const r = await this.fresh();
     if (r.error) throw r.error;
     const reg = this.o.core.registry;
@@ -105,16 +93,16 @@ export class ClusterCache {
     const renewIntervalMs = opts?.renewIntervalMs ?? this.o.config.leaseRenewMs ?? 0;
     const now = (reg?.clock ?? this.o.clock).now();
     const own = this.o.self();
-    const holders: ClusterEntry[] = (r.holders ?? []).map((h) => {
+    const holders = (r.holders ?? []).map((h) => {
       const ageAtRead = h.renewedAtMs === null ? null : r.readAtMs - h.renewedAtMs;
-      const unchangedFor = r.readAtMs - (r.seenSince?.get(`${h.namespace}/${h.slot}/${h.id ?? ''}`) ?? r.readAtMs);
-      // A node reserved for in-database generation is held until released and never renewed.
+      const unchangedFor = r.readAtMs - (r.seenSince?.get(holderKey(h)) ?? r.readAtMs);
       const reserved = h.role === SQL_GENERATOR_ROLE;
       const stale =
         (!reserved &&
           ageAtRead !== null &&
           ageAtRead > renewIntervalMs + (h.clockOffsetErrorMs ?? 0) + STALE_SLACK_MS) ||
         (h.renewalStamp !== null && unchangedFor > renewIntervalMs + STALE_SLACK_MS);
+      const state: 'live' | 'stale' | 'reserved' = reserved ? 'reserved' : stale ? 'stale' : 'live';
       return {
         slot: h.slot,
         namespace: h.namespace,
@@ -131,7 +119,7 @@ export class ClusterCache {
         clockOffsetMs: h.clockOffsetMs,
         clockOffsetErrorMs: h.clockOffsetErrorMs,
         ageMs: h.renewedAtMs === null ? null : Math.max(0, now - h.renewedAtMs),
-        state: reserved ? 'reserved' : stale ? 'stale' : 'live',
+        state,
         role: h.role,
         self: own !== undefined && own.state === 'held' && own.namespace === h.namespace && own.slot === h.slot,
       };

@@ -1,17 +1,6 @@
-/**
- * The console's data source ({@link ConsoleData}): builds the `/v1/status` body from the
- * service core (layout, lease, generator, refusals, route rates, sequences) and the
- * `/v1/cluster` body from the registry's `holders()` through one shared cache
- * (`cluster.ts`). The lease's renewals are watched from the moment the generator is
- * attached, so the last renewal's time and latency are known. Everything is read-only:
- * nothing here can change the node, the layout or the clock.
- *
- * Rates never touch the hot path: a timer samples the running totals (IDs issued, requests
- * per route, the latency histogram) into fixed rings four times a second, and `/v1/status`
- * reads differences: IDs and requests per second over the last second, and each route's p99
- * over the last 10 s (the upper bound of the histogram bucket holding it). Nothing is
- * allocated per ID or per request; one sample copies a few hundred numbers.
- */
+// The console's data, read-only: the `/v1/status` body from the service core and the `/v1/cluster` body through
+// one shared cache (cluster.ts). Rates come from a timer's samples of the running totals, never from the hot path
+// (docs/console.md#get-v1status-route-status-get-head).
 import { hostname } from 'node:os';
 import { systemClock, type Clock, type FlurryError, type Layout } from '@flurry/core';
 import {
@@ -31,40 +20,28 @@ import { LATENCY_BUCKETS, p99Ms } from '../scrape-metric.js';
 import type { ProtocolRow } from '../protocol-metrics.js';
 import { END_OF_LIFE_WARNING_MS } from '../end-of-life.js';
 import { ClusterCache } from './cluster.js';
-import type { StatusBody, StatusLease, ClusterBody } from './types.js';
 import type { WorkerEntry } from '../workers/types.js';
 
-/**
- * What the console reads of the service core (`ServiceCore` in ../service-core.ts is one): the layout, the issuer,
- * the metrics, whether public IDs are on and the open registry.
- */
+/** What the console reads of the service core (`ServiceCore` is one). */
 export interface ConsoleSource {
   readonly layout: Layout;
   readonly issuer: Pick<LeasedIssuer, 'issued' | 'leased'>;
   readonly metrics: ServiceMetrics;
-  /** The open registry, once opened. */
-  readonly registry: Registry | undefined;
-  /** The features' states (segment mode's sequences are listed). */
+  readonly registry: Registry | undefined; // once opened
   readonly features: FeatureStates;
-  /** Why the service is not ready (waiting for a registry or store at start…), or null. */
   notReady(): FlurryError | null;
 }
 
 export interface ConsoleDataOptions {
   readonly core: ConsoleSource;
-  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs'> & {
-    /** The bearer token, if any (decoding public IDs needs one). */
-    readonly token?: string | undefined;
-  };
-  /** Whether public IDs are on (a key is configured). */
-  readonly publicIds: boolean;
-  /** The service clock (wall time of the bodies, monotonic time of the rates). */
+  readonly config: Pick<ServeConfig, 'registry' | 'cluster' | 'leaseTtlMs' | 'leaseRenewMs' | 'token'>;
+  readonly publicIds: boolean; // a key is configured
   readonly clock?: Clock;
 }
 
 export class ConsoleData {
   readonly startedAt: number;
-  /** With `--workers N`: the worker table the primary sends (listed in the status as `workers`). */
+  /** With `--workers N`: the worker table the primary sends. */
   workers: (() => readonly WorkerEntry[]) | undefined = undefined;
   private readonly clock: Clock;
   private readonly rates: RateSampler;
@@ -81,11 +58,7 @@ export class ConsoleData {
   constructor(private readonly o: ConsoleDataOptions) {
     this.clock = o.clock ?? systemClock;
     this.startedAt = this.clock.now();
-    this.rates = new RateSampler({
-      issued: () => o.core.issuer.issued(),
-      metrics: o.core.metrics,
-      monotonic: () => this.clock.monotonic(),
-    });
+    this.rates = new RateSampler(o.core, this.clock);
     this.clusterCache = new ClusterCache({
       core: o.core,
       config: o.config,
@@ -103,14 +76,14 @@ export class ConsoleData {
     return this.o.core.issuer.leased?.lease;
   }
 
-  /** Starts watching the lease of `lg` (renewal time and latency) and sampling rates. */
+  /** Starts watching the renewals of `lg`'s lease and sampling rates. */
   watch(lg: LeasedGenerator): void {
     const lease = lg.lease;
     if (this.watched !== lease) {
       this.watched?.off('renewed', this.onRenewed);
       this.watched = lease;
       if (typeof lease.on === 'function') lease.on('renewed', this.onRenewed);
-      // The lease was just claimed (and settled with one renewal): that is its last renewal so far.
+      // Just claimed (and settled with one renewal): its last renewal so far.
       this.lastRenewalAt ??= this.leaseClock().now();
     }
     this.rates.start();
@@ -123,7 +96,7 @@ export class ConsoleData {
     this.watched = undefined;
   }
 
-  status(): StatusBody {
+  status() {
     const core = this.o.core;
     const now = this.clock.now();
     const layout = core.layout;
@@ -181,7 +154,7 @@ export class ConsoleData {
     };
   }
 
-  private leaseStatus(): StatusLease | null {
+  private leaseStatus() {
     const reg = this.o.core.registry;
     const lease = this.ownLease();
     if (!reg || !lease) return null;
@@ -204,44 +177,38 @@ export class ConsoleData {
     };
   }
 
-  /** Registry reads made for `/v1/cluster` and the event streams (one per cache period at most; tests). */
+  /** Registry reads made for `/v1/cluster` and the event streams (tests). */
   get registryReads(): number {
     return this.clusterCache.reads;
   }
 
-  /** The `/v1/cluster` body; rejects with the registry's coded error when it cannot be read. */
-  cluster(): Promise<ClusterBody> {
+  cluster() {
     return this.clusterCache.body();
   }
 }
 
-/** Sampling period (ms). */
 const TICK_MS = 250;
-/** Samples kept: 10 s of history plus the newest. */
-const RING = 41;
-/** Samples back for "the last second". */
-const SECOND = 4;
+const RING = 41; // 10 s of samples plus the newest
+const SECOND = 4; // samples back for "the last second"
 
 class RateSampler {
   private readonly nRoutes = ROUTE_NAMES.length;
   private readonly width = LATENCY_BUCKETS.length + 1;
   private readonly times = new Float64Array(RING);
   private readonly issuedAt = new Float64Array(RING);
-  private readonly totals: Float64Array;
-  private readonly hist: Float64Array;
-  /** One route's latency buckets over the last 10 s (scratch of {@link route}). */
+  private readonly totals = new Float64Array(RING * this.nRoutes);
+  private readonly hist = new Float64Array(RING * this.nRoutes * this.width);
   private readonly window = new Float64Array(this.width);
-  /** Requests per `protocol command` at each sample (the non-HTTP front-ends; a handful of keys). */
+  /** Requests per `protocol command` (the non-HTTP front-ends) at each sample. */
   private readonly protocolAt: Array<Map<string, number>> = [];
   private n = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly src: { issued(): number; readonly metrics: ServiceMetrics; monotonic(): number }) {
-    this.totals = new Float64Array(RING * this.nRoutes);
-    this.hist = new Float64Array(RING * this.nRoutes * this.width);
-  }
+  constructor(
+    private readonly core: ConsoleSource,
+    private readonly clock: Clock,
+  ) {}
 
-  /** Starts sampling (idempotent); the timer is unref'd. */
   start(): void {
     if (this.timer) return;
     this.sample();
@@ -249,76 +216,55 @@ class RateSampler {
     this.timer.unref();
   }
 
-  /** Stops sampling (idempotent). */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
 
-  /** Takes one sample now (the timer calls it; tests may too). */
   sample(): void {
-    const i = this.n % RING;
-    this.times[i] = this.src.monotonic();
-    this.issuedAt[i] = this.src.issued();
-    this.src.metrics.snapshot(
-      this.totals.subarray(i * this.nRoutes, (i + 1) * this.nRoutes),
-      this.hist.subarray(i * this.nRoutes * this.width, (i + 1) * this.nRoutes * this.width),
+    const [i, r, w] = [this.n % RING, this.nRoutes, this.width];
+    this.times[i] = this.clock.monotonic();
+    this.issuedAt[i] = this.core.issuer.issued();
+    this.core.metrics.snapshot(
+      this.totals.subarray(i * r, (i + 1) * r),
+      this.hist.subarray(i * r * w, (i + 1) * r * w),
     );
-    const m = new Map<string, number>();
-    for (const r of this.src.metrics.protocols.rows()) m.set(r.protocol + ' ' + r.command, r.requests);
-    this.protocolAt[i] = m;
+    this.protocolAt[i] = new Map(
+      this.core.metrics.protocols.rows().map((p) => [p.protocol + ' ' + p.command, p.requests]),
+    );
     this.n++;
   }
 
-  /** Ring index of the sample `back` samples before the newest (clamped to the oldest kept). */
+  /** Ring index of the sample `back` before the newest (clamped to the oldest kept). */
   private idx(back: number): number {
     const b = Math.min(back, this.n - 1, RING - 1);
     return (this.n - 1 - b) % RING;
   }
 
-  private perSecond(now: number, then: number, a: number, b: number): number {
+  /** Per second over the last second, of a running total read at a ring index (0 before two samples). */
+  private perSecond(at: (i: number) => number): number {
+    const [now, then] = [this.idx(0), this.idx(SECOND)];
     const dt = this.times[now] - this.times[then];
-    return dt > 0 ? Math.round(((a - b) * 1000) / dt) : 0;
+    return dt > 0 ? Math.round(((at(now) - at(then)) * 1000) / dt) : 0;
   }
 
-  /** IDs issued per second over the last second (0 before two samples). */
   idsPerSecond(): number {
-    if (this.n < 2) return 0;
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    return this.perSecond(now, then, this.issuedAt[now], this.issuedAt[then]);
+    return this.perSecond((i) => this.issuedAt[i]);
   }
 
-  /** One route's total requests, requests per second over the last second and p99 over the last 10 s. */
+  /** One route's requests, requests per second over the last second and p99 over the last 10 s. */
   route(r: number): { requests: number; perSecond: number; p99Ms: number | null } {
-    if (this.n === 0) return { requests: 0, perSecond: 0, p99Ms: null };
-    const nr = this.nRoutes;
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    const oldest = this.idx(RING - 1);
-    const requests = this.totals[now * nr + r];
-    const perSecond = this.n < 2 ? 0 : this.perSecond(now, then, requests, this.totals[then * nr + r]);
-    const w = this.width;
-    const a = (now * nr + r) * w;
-    const b = (oldest * nr + r) * w;
+    const [nr, w, now, oldest] = [this.nRoutes, this.width, this.idx(0), this.idx(RING - 1)];
+    const [a, b] = [(now * nr + r) * w, (oldest * nr + r) * w];
     for (let i = 0; i < w; i++) this.window[i] = this.hist[a + i] - (oldest === now ? 0 : this.hist[b + i]);
-    return { requests, perSecond, p99Ms: p99Ms(this.window) };
+    const perSecond = this.perSecond((i) => this.totals[i * nr + r]);
+    return { requests: this.totals[now * nr + r], perSecond, p99Ms: p99Ms(this.window) };
   }
 
-  /**
-   * The non-HTTP front-ends' rows (gRPC, gRPC-Web, Connect, memcached: see
-   * ../protocol-metrics.ts), each with its requests per second over the last second.
-   */
   protocols(): Array<ProtocolRow & { perSecond: number }> {
-    const rows = this.src.metrics.protocols.rows();
-    if (this.n < 2) return rows.map((r) => ({ ...r, perSecond: 0 }));
-    const now = this.idx(0);
-    const then = this.idx(SECOND);
-    return rows.map((r) => {
+    return this.core.metrics.protocols.rows().map((r) => {
       const key = r.protocol + ' ' + r.command;
-      const a = this.protocolAt[now].get(key) ?? 0;
-      const b = this.protocolAt[then].get(key) ?? 0;
-      return { ...r, perSecond: this.perSecond(now, then, a, b) };
+      return { ...r, perSecond: this.perSecond((i) => this.protocolAt[i]?.get(key) ?? 0) };
     });
   }
 }

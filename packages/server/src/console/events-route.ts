@@ -1,13 +1,10 @@
-/**
- * `GET /v1/events`: the console's Server-Sent Events stream (`text/event-stream`):
- * `event: status` and `event: cluster` (or `cluster-error`) every second, `: ping` every 15 s,
- * at most 64 streams (console/events.ts). Because a browser's `EventSource` cannot send
- * headers, this route (and only this one) also takes the token as `?token=`.
- */
+// `GET /v1/events`: the console's Server-Sent Events (console/events.ts); this route alone also takes `?token=`.
 import { consoleOf, consoleRoute } from './feature.js';
 import type { HttpContext } from '../http/context.js';
-import { COMMON, FENCED } from '../http/openapi-parts.js';
+import { COMMON, FENCED, param } from '../http/openapi-parts.js';
 import { ISSUE, type Route } from '../http/route.js';
+
+const TOKEN_HELP = 'The bearer token, for clients that cannot send headers (EventSource). Only on this route.';
 
 export const eventsRoute: Route = consoleRoute({
   name: 'events',
@@ -20,15 +17,7 @@ export const eventsRoute: Route = consoleRoute({
     operationId: 'events',
     summary:
       'Server-Sent Events for the console: `event: status` (the /v1/status body) and `event: cluster` (the /v1/cluster body, or `event: cluster-error` with {code, message}) at least every second, a `: ping` comment every 15 s. At most 64 streams per service (then 503 with Retry-After). Besides the Authorization header, this route alone accepts the token as the `token` query parameter, because EventSource cannot send headers.',
-    parameters: [
-      {
-        name: 'token',
-        in: 'query',
-        required: false,
-        description: 'The bearer token, for clients that cannot send headers (EventSource). Only on this route.',
-        schema: { type: 'string' },
-      },
-    ],
+    parameters: [param('query', 'token', false, { type: 'string' }, TOKEN_HELP)],
     responses: {
       '200': {
         description: 'The event stream (until the client disconnects or the service stops).',

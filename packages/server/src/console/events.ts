@@ -1,19 +1,13 @@
-/**
- * `GET /v1/events`, Server-Sent Events for the console (docs/console.md#get-v1events-route-events-get-only):
- * one timer builds the status body and reads the cluster once per period for every stream.
- * `close()` ends every stream and refuses new ones, so open consoles never hold up shutdown.
- */
+// `GET /v1/events` (docs/console.md#get-v1events-route-events-get-only): one timer builds the status body and reads
+// the cluster once per period for every stream; `close()` ends them all, so open consoles never hold up shutdown.
 import type { ServerResponse } from 'node:http';
 import { FlurryError } from '@flurry/core';
 import { serverError } from '../errors.js';
 import { sendError } from '../http/respond.js';
 import type { ConsoleData } from './data.js';
 
-/** Most concurrent event streams per service. */
 export const MAX_STREAMS = 64;
-
-/** A client this far behind (bytes not yet sent) is cut off. */
-const MAX_BUFFERED = 1 << 20;
+const MAX_BUFFERED = 1 << 20; // bytes not yet sent: a client this far behind is cut off
 
 export class EventStreams {
   private readonly streams = new Set<ServerResponse>();
@@ -28,10 +22,6 @@ export class EventStreams {
     private readonly o: { periodMs?: number; pingMs?: number; max?: number } = {},
   ) {}
 
-  private get max(): number {
-    return this.o.max ?? MAX_STREAMS;
-  }
-
   get size(): number {
     return this.streams.size;
   }
@@ -39,15 +29,10 @@ export class EventStreams {
   /** Answers one `GET /v1/events`: starts the stream, or 503 (full, or shutting down). */
   open(res: ServerResponse): number {
     if (this.closed) return sendError(res, serverError('UNAVAILABLE', 'the service is shutting down; reconnect later'));
-    if (this.streams.size >= this.max) {
-      return sendError(
-        res,
-        serverError(
-          'UNAVAILABLE',
-          `${this.max} event streams are open on this service (the most it serves); close a console or retry later`,
-          { max: this.max },
-        ),
-      );
+    const max = this.o.max ?? MAX_STREAMS;
+    if (this.streams.size >= max) {
+      const m = `${max} event streams are open on this service (the most it serves); close a console or retry later`;
+      return sendError(res, serverError('UNAVAILABLE', m, { max }));
     }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -74,7 +59,7 @@ export class EventStreams {
   }
 
   private async tick(): Promise<void> {
-    if (this.ticking) return; // the previous registry read is still running
+    if (this.ticking) return; // the previous registry read still runs
     this.ticking = true;
     try {
       if (Date.now() - this.lastPing >= (this.o.pingMs ?? 15_000)) {
@@ -97,23 +82,16 @@ export class EventStreams {
       const message = e instanceof FlurryError ? e.message : 'the registry could not be read';
       frame = `event: cluster-error\ndata: ${JSON.stringify({ code, message })}\n\n`;
     }
-    this.write(
-      to.filter((r) => this.streams.has(r)),
-      frame,
-    );
+    const open = to.filter((r) => this.streams.has(r)); // some may have closed meanwhile
+    this.write(open, frame);
   }
 
   private write(to: ServerResponse[], frame: string): void {
-    for (const res of to) {
-      if (res.writableLength > MAX_BUFFERED) {
-        res.destroy();
-        continue;
-      }
-      res.write(frame);
-    }
+    for (const res of to)
+      if (res.writableLength > MAX_BUFFERED) res.destroy();
+      else res.write(frame);
   }
 
-  /** Ends every stream and refuses new ones (idempotent). */
   close(): void {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);

@@ -1,16 +1,6 @@
-/**
- * The web console: `GET /` and `GET /console` (the page) and `GET /console/assets/{file}`
- * (its scripts, styles and uPlot). Public (the page asks for the token and sends it on the
- * data routes), read-only, served from the package with a strict Content-Security-Policy,
- * versioned asset names cached for a year, the HTML revalidated on every load, and gzip or
- * brotli when the browser takes them. Off (404 saying why) when `console` decides so
- * (`access.ts`), as the console's data routes are (`consoleRoute` in feature.ts).
- *
- * The files ship in the package (`packages/server/console/`, plus uPlot's dist files) and are loaded once per
- * process, on the first request for them: every asset gets a versioned name (`app.<hash>.js`, the hash of the
- * whole set, so one change renames them all and a long `max-age` is safe), module imports and the HTML's
- * references are rewritten to those names, and each file is precompressed with gzip and brotli.
- */
+// The web console's page (`GET /`, `GET /console`) and files (`GET /console/assets/{file}`): public, read-only,
+// with a strict CSP. Loaded on the first request: every asset gets a versioned name (`app.<hash>.js`, the hash of
+// the whole set, so a year's max-age is safe), imports and the HTML are rewritten to them, each file precompressed.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
@@ -24,13 +14,12 @@ import { COMMON } from '../http/openapi-parts.js';
 import { pathSegment } from '../http/routes/ids.js';
 import { READ, type Route, type RouteInput } from '../http/route.js';
 
-/** One asset as served: its bytes and their compressed forms. */
+/** One asset as served; `versioned` when its name carried the set's hash (cached for a year). */
 export interface ConsoleAsset {
   readonly type: string;
   readonly raw: Buffer;
   readonly gzip: Buffer;
   readonly br: Buffer;
-  /** Whether the name carried the set's hash (cache for a year) or not (revalidate). */
   readonly versioned: boolean;
 }
 
@@ -45,10 +34,7 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
 
 let loaded: ReturnType<typeof load> | undefined;
 
-/**
- * The console's files, loaded on the first request for them (a service whose console nobody opens never holds
- * them): the page, the hash in every versioned name, an asset by either name.
- */
+/** The console's files (the page, the hash, an asset by either name), loaded on the first request for them. */
 export function consoleAssets(): ReturnType<typeof load> {
   loaded ??= load();
   return loaded;
@@ -69,10 +55,7 @@ function load() {
   for (const [name, bytes] of files) h.update(name).update('\0').update(bytes).update('\0');
   h.update(template);
   const hash = h.digest('hex').slice(0, 10);
-  const versioned = (name: string): string => {
-    const ext = extname(name);
-    return `${name.slice(0, -ext.length)}.${hash}${ext}`;
-  };
+  const versioned = (name: string): string => name.replace(/(\.\w+)$/, `.${hash}$1`);
 
   const byName = new Map<string, ConsoleAsset>();
   for (const [name, bytes] of files) {
@@ -80,13 +63,8 @@ function load() {
     let body = bytes;
     if (ext === '.js' && !name.startsWith('uPlot')) {
       // Relative module imports name the versioned files too.
-      body = Buffer.from(
-        bytes
-          .toString('utf8')
-          .replace(/(from\s+|import\s*\(\s*)'\.\/([\w-]+)\.js'/g, (_m, pre: string, base: string) => {
-            return `${pre}'./${versioned(`${base}.js`)}'`;
-          }),
-      );
+      const imports = /(from\s+|import\s*\(\s*)'\.\/([\w-]+)\.js'/g;
+      body = Buffer.from(bytes.toString('utf8').replace(imports, `$1'./$2.${hash}.js'`));
     }
     const asset = compress(TYPES[ext], body);
     byName.set(versioned(name), { ...asset, versioned: true });
@@ -169,10 +147,6 @@ export const consoleRootRoute: Route = pageRoute('console_root', '/', 'consoleRo
 
 export const consolePageRoute: Route = pageRoute('console', '/console', 'console');
 
-/**
- * `GET /console/assets/{file}` → one of the console's files: versioned names
- * (`app.<hash>.js`) are cached for a year, plain names revalidated.
- */
 export const consoleAssetRoute: Route = consoleRoute({
   name: 'console_asset',
   path: '/console/assets/{file}',

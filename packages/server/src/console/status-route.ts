@@ -1,8 +1,4 @@
-/**
- * `GET /v1/status`: this node at a glance, for the console (layout, lease, generator,
- * refusals, route rates, sequences). The body is `StatusBody` (console/types.ts);
- * docs/console.md ("Data routes") describes each field.
- */
+// `GET /v1/status`: this node at a glance (`StatusBody`, console/data.ts).
 import { consoleOf, consoleRoute } from './feature.js';
 import type { HttpContext } from '../http/context.js';
 import { COMMON, jsonOk } from '../http/openapi-parts.js';
@@ -18,6 +14,7 @@ const obj = (properties: Record<string, unknown>, extra: Record<string, unknown>
 const n = { type: 'number' };
 const nn = { type: ['number', 'null'] };
 const s = { type: 'string' };
+const required = ['now', 'version', 'layout', 'lease', 'generator', 'refusals', 'routes', 'protocols', 'sequences'];
 
 export const statusRoute: Route = consoleRoute({
   name: 'status',
@@ -96,19 +93,7 @@ export const statusRoute: Route = consoleRoute({
               properties: { code: s, message: s },
             },
           },
-          {
-            required: [
-              'now',
-              'version',
-              'layout',
-              'lease',
-              'generator',
-              'refusals',
-              'routes',
-              'protocols',
-              'sequences',
-            ],
-          },
+          { required },
         ),
       ),
       ...COMMON,

@@ -1,15 +1,9 @@
-/**
- * The standard `grpc.health.v1.Health` service: `SERVING` while the service is ready —
- * the node-ID lease is held and valid, the clock sane, not shutting down: the rule of
- * `GET /readyz` — else `NOT_SERVING`. It answers for the whole server (`""`) and for
- * each service this port serves; any other name is `NOT_FOUND`. `Watch` sends the state
- * at once, then each change (checked every `watchMs`), until the caller cancels.
- */
+// `grpc.health.v1.Health`: SERVING while ready (the rule of `GET /readyz`), for the whole server ("") and each
+// served service; `Watch` sends the state at once, then each change (polled every `watchMs`).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { Health, HealthCheckResponse_ServingStatus as Status } from './gen-proto/grpc/health/v1/health_pb.js';
 
-/** The `grpc.health.v1.Health` handlers. */
 export function healthHandlers(
   ready: () => boolean,
   services: readonly string[],
@@ -27,9 +21,7 @@ export function healthHandlers(
     return ready() ? Status.SERVING : Status.NOT_SERVING;
   };
   return {
-    check(req) {
-      return { status: status(req.service) };
-    },
+    check: (req) => ({ status: status(req.service) }),
     async *watch(req, hc) {
       let last: Status | undefined;
       while (!hc.signal.aborted) {

@@ -1,12 +1,6 @@
-/**
- * gRPC's two hot calls, `NextId` and `StreamIds` over the binary protocol, answered on
- * node:http2's stream API instead of through Connect's per-call pipeline, which allocates
- * about 100 KB a call and lets V8 promote a quarter of it, and copies each streamed chunk
- * twice (docs/grpc.md#memory). Every other call (Connect, gRPC-Web, JSON, compression,
- * browsers, a deadline on a stream, other methods) goes to Connect. Headers, messages,
- * errors and trailers are Connect's own (hot-calls.test.ts compares the two frame for
- * frame); the token check, metrics and error mapping are status.ts's.
- */
+// gRPC's hot calls, NextId and StreamIds over the binary protocol, answered on node:http2's stream API instead of
+// Connect's per-call pipeline (docs/grpc.md#memory); every other call goes to Connect. The frames are Connect's own
+// (hot-calls.test.ts compares them frame for frame).
 import type http2 from 'node:http2';
 import { fromBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
@@ -23,16 +17,13 @@ const NEXT_ID = `/${IdService.typeName}/${IdService.method.nextId.name}`;
 const STREAM_IDS = `/${IdService.typeName}/${IdService.method.streamIds.name}`;
 const CONTENT_TYPES = new Set(['application/grpc', 'application/grpc+proto']);
 /**
- * The response compressions Connect's Node adapter offers: the one a client accepts is named
- * in a header, as Connect does, but nothing here compresses: NextId's answer is under
- * Connect's 1 KiB threshold, and a stream's chunks go uncompressed (gRPC's per-message flag
- * allows it) because gzip would cost more CPU than the IDs' bytes on the wire.
+ * The compressions Connect offers, named in the answer's header as Connect does; nothing is compressed (NextId is
+ * under Connect's 1 KiB threshold; gzip would cost a stream more CPU than its IDs' bytes on the wire).
  */
 const OFFERED = [{ name: 'gzip' }, { name: 'br' }] as Parameters<typeof compressionNegotiate>[0];
-/** What `setTrailerStatus` writes for a call that ended well, built once instead of per call. */
+/** What `setTrailerStatus` writes for a call that ended well, built once. */
 const OK_TRAILER: http2.OutgoingHttpHeaders = { 'grpc-status': '0' };
 
-/** What the hot calls need: the issuer, the limits, the token and the metrics. */
 export interface HotCallOptions {
   ids: IdSource;
   maxBatch: number;
@@ -44,10 +35,7 @@ export interface HotCallOptions {
 
 type Stream = http2.ServerHttp2Stream;
 
-/**
- * A `stream` listener for the HTTP/2 server: takes a gRPC `NextId` or `StreamIds` call and
- * returns true, or returns false (and reads nothing) for any call it leaves to Connect.
- */
+/** A `stream` listener: takes a gRPC NextId or StreamIds call (true), or reads nothing and leaves it to Connect. */
 export function hotCalls(opts: HotCallOptions): (stream: Stream, headers: http2.IncomingHttpHeaders) => boolean {
   const { ids, maxBatch, maxMessageBytes, record } = opts;
   const auth = opts.token === undefined ? undefined : new BearerAuth(opts.token);
@@ -127,11 +115,8 @@ function readBody(stream: Stream, maxMessageBytes: number, then: (body: Buffer) 
 }
 
 /**
- * Writes chunks of `chunk` IDs until `limit` were sent; resolves true then, or false when
- * the call was cancelled. Each chunk is issued only once HTTP/2 took the previous one
- * (flow control: a slow reader slows issuing). The IDs are written 8-byte aligned into a
- * buffer that is sent without a copy and reused only after its write callback (Writable's
- * promise that the chunk was flushed), so two or three buffers serve a whole stream.
+ * Writes chunks of `chunk` IDs until `limit` were sent (true) or the call was cancelled (false), each once HTTP/2
+ * took the previous one. A buffer is sent without a copy and reused after its write callback (flushed).
  */
 async function sendIds(
   stream: Stream,
@@ -170,10 +155,7 @@ function drained(stream: Stream): Promise<void> {
   });
 }
 
-/**
- * Throws Connect's error for a request body that is not exactly one uncompressed message
- * of `schema` (in Connect's order for a body that arrives in one piece); returns the message.
- */
+/** The one uncompressed message of `schema` in `body`, else Connect's error for it (in Connect's order). */
 function checkRequest<S extends DescMessage>(
   body: Buffer,
   maxMessageBytes: number,

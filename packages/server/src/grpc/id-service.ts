@@ -1,9 +1,5 @@
-/**
- * The handlers of `flurry.v1.IdService` over the service's one issuer, the same that the HTTP
- * routes use, so no protocol can issue an ID another has issued. Errors are the routes' coded
- * `FlurryError`s (status.ts maps them to gRPC codes). StreamIds issues a chunk only once
- * Connect wrote the previous one (a slow reader slows issuing) and stops when the call ends.
- */
+// `flurry.v1.IdService` over the service's one issuer, the HTTP routes' own, so no protocol can issue an ID another
+// has issued. StreamIds issues a chunk only once Connect wrote the previous one (a slow reader slows issuing).
 import { endianness } from 'node:os';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
@@ -19,26 +15,21 @@ import { IdService, StreamIdsResponseSchema, type StreamIdsRequest } from './gen
 /** What the IdService handlers need from the running service (a subset of ../http/context.ts). */
 export interface IdServiceContext {
   readonly layout: Layout;
-  /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
-  /** The public-ID codec, when a key is configured. */
   readonly publicIds: PublicIds | undefined;
-  /** Segment mode (`--sequences URL`), when configured. */
   readonly sequences?: Sequences | undefined;
-  /** The bearer token, if any (public-ID decoding and encoding need one). */
+  /** The bearer token, if any (encoding and decoding public IDs need one). */
   readonly token: string | undefined;
-  /** UUIDv7 (NextUuid, BatchUuids): the generator of the HTTP UUID routes, on its own lease. */
   readonly uuids?: UuidSource | undefined;
   /** The largest count of BatchIds, BatchUuids, NextSequence and a StreamIds chunk. */
   readonly maxBatch: number;
 }
 
-/** Default IDs per StreamIds message: 8 KB of IDs, a few HTTP/2 frames. */
+/** Default IDs per StreamIds message: 8 KB, a few HTTP/2 frames. */
 export const DEFAULT_CHUNK = 1000;
 /** Whether this machine's BigUint64Array bytes are the wire's (little-endian fixed64). */
 export const LITTLE_ENDIAN = endianness() === 'LE';
 
-/** The `flurry.v1.IdService` handlers for Connect's router. */
 export function idServiceHandlers(ctx: IdServiceContext): ServiceImpl<typeof IdService> {
   const { ids, layout, maxBatch } = ctx;
   return {
@@ -117,8 +108,8 @@ async function* streamIds(
 ): AsyncGenerator<MessageInitShape<typeof StreamIdsResponseSchema>> {
   const chunk = req.chunk === 0 ? Math.min(DEFAULT_CHUNK, maxBatch) : countOf(req.chunk, maxBatch, 'chunk');
   let left = req.limit === 0n ? Number.POSITIVE_INFINITY : Number(req.limit);
-  // Binary protocols get the packed field's bytes as they sit in memory (an unknown
-  // field 1 is written verbatim and read back by every client as `ids`); JSON gets the list.
+  // Binary protocols get the packed field's bytes as they sit in memory (an unknown field 1, written verbatim, which
+  // every client reads as `ids`); JSON gets the list.
   const raw = LITTLE_ENDIAN && hc.requestHeader.get('content-type')?.includes('json') !== true;
   while (left > 0 && !hc.signal.aborted) {
     const n = Math.min(chunk, left);
@@ -138,20 +129,14 @@ async function* streamIds(
 
 /** `n` when it is 1 to `max`; 0 is bad input (FLURRY_E_BAD_REQUEST: INVALID_ARGUMENT), past `max` the limit (FLURRY_E_BATCH_COUNT: RESOURCE_EXHAUSTED). */
 export function countOf(n: number, max: number, name: string): number {
-  if (n === 0) {
-    throw serverError('BAD_REQUEST', `${name} is 0 (or not set): it must be an integer from 1 to ${max}`, {
-      min: 1,
-      max,
-    });
-  }
-  if (n > max) {
-    throw serverError(
-      'BATCH_COUNT',
-      `${name} ${n} is out of range: it must be an integer from 1 to ${max} (the service's maxBatch)`,
-      { value: n, min: 1, max },
-    );
-  }
-  return n;
+  if (n > 0 && n <= max) return n;
+  const allowed = `it must be an integer from 1 to ${max}`;
+  if (n === 0) throw serverError('BAD_REQUEST', `${name} is 0 (or not set): ${allowed}`, { min: 1, max });
+  throw serverError('BATCH_COUNT', `${name} ${n} is out of range: ${allowed} (the service's maxBatch)`, {
+    value: n,
+    min: 1,
+    max,
+  });
 }
 
 function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
@@ -165,7 +150,7 @@ function publicCodec(ctx: IdServiceContext, what: string): PublicIds {
   return codec;
 }
 
-/** The text form a UUID call asks for: empty is the default (canonical); the HTTP routes' check and messages otherwise. */
+/** The text form a UUID call asks for: empty is canonical; else the HTTP routes' check and messages. */
 function uuidForm(format: string): UuidTextForm | undefined {
   return format === '' ? undefined : parseUuidForm(new URLSearchParams({ format }).toString());
 }

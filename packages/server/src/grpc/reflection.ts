@@ -1,7 +1,4 @@
-/**
- * The standard gRPC server reflection (`grpc.reflection.v1.ServerReflection`), so grpcurl and
- * the like list and call this port's services without the .proto files (docs/grpc.md#health-and-reflection).
- */
+// gRPC server reflection, so grpcurl and the like need no .proto files (docs/grpc.md#health-and-reflection).
 import { Code, type ServiceImpl } from '@connectrpc/connect';
 import { createRegistry, toBinary, type DescFile, type MessageInitShape } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
@@ -19,7 +16,6 @@ function withImports(f: DescFile, into = new Map<string, DescFile>()): Map<strin
   return into;
 }
 
-/** The reflection handlers over `files` (their imports are included). */
 export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<typeof ServerReflection> {
   const all = new Map<string, DescFile>();
   for (const f of files) withImports(f, all);
@@ -32,10 +28,8 @@ export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<type
     const dot = symbol.lastIndexOf('.');
     if (dot < 0) return undefined;
     const parent = registry.get(symbol.slice(0, dot));
-    const member = symbol.slice(dot + 1);
-    if (parent?.kind === 'service' && parent.methods.some((m) => m.name === member)) return parent.file;
-    if (parent?.kind === 'message' && parent.fields.some((m) => m.name === member)) return parent.file;
-    return undefined;
+    const members = parent?.kind === 'service' ? parent.methods : parent?.kind === 'message' ? parent.fields : [];
+    return members.some((m) => m.name === symbol.slice(dot + 1)) ? parent?.file : undefined;
   };
   const respond = (r: ServerReflectionRequest['messageRequest']): Response => {
     const file = (f: DescFile | undefined, what: string): Response =>

@@ -1,16 +1,12 @@
-/**
- * The gRPC port of `flurry serve --grpc-port P` (docs/grpc.md): IdService, Health and reflection
- * in gRPC, gRPC-Web and Connect on one port through Connect's Node adapter. Node 20's
- * cleartext HTTP/2 server does not take HTTP/1.1 on the same socket, so each connection's
- * first bytes pick the server: the HTTP/2 preface goes to the HTTP/2 server, anything else to
- * the HTTP/1.1 server; both run the same handler.
- */
+// The gRPC port of `flurry serve --grpc-port P` (docs/grpc.md): IdService, Health and reflection in gRPC, gRPC-Web
+// and Connect on one port through Connect's Node adapter. Node 20's cleartext HTTP/2 server does not take HTTP/1.1,
+// so each connection's first bytes pick the server (routeByPreface); both run the same handler.
 import http from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
-import { FlurryError, type FlurryLogger } from '@flurry/core';
+import type { FlurryLogger } from '@flurry/core';
 import { IdService, file_flurry_v1_id_service } from './gen-proto/flurry/v1/id_service_pb.js';
 import { Health, file_grpc_health_v1_health } from './gen-proto/grpc/health/v1/health_pb.js';
 import { ServerReflection, file_grpc_reflection_v1_reflection } from './gen-proto/grpc/reflection/v1/reflection_pb.js';
@@ -23,57 +19,43 @@ import { checkIntOption, listenTcp } from '../tcp-listener.js';
 
 /** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
-  /** Interface to listen on; default `127.0.0.1`. */
-  host?: string;
-  /** TCP port; 0 picks a free one (see the returned `port`). */
-  port: number;
-  /** The issuer, layout, limits and optional features the IdService answers from. */
+  host?: string; // default 127.0.0.1
+  port: number; // 0: a free one
   ids: IdServiceContext;
   /** True while the service may issue (the rule of `/readyz`): Health answers SERVING. */
   ready: () => boolean;
-  /** The bearer token every IdService call must carry, if any. */
+  /** The bearer token every IdService call (and Health's with `authHealth`) must carry. */
   token?: string | undefined;
-  /** Whether Health needs the token too (`--auth-health`); default false. */
   authHealth?: boolean;
-  /** Receives each finished call (the per-protocol metrics). */
   record?: CallRecorder;
-  /** Receives warnings; default: silent. */
   logger?: Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
   /** Largest request message in bytes, 64 to 16 MiB; default 65,536 (a real request is under 300 bytes). */
   maxMessageBytes?: number;
-  /** Largest number of open connections (more are refused); default 10,000. */
-  maxConnections?: number;
-  /** Closes a connection with no open call for this long (one that sends no first bytes: the same), in ms (0 = never); default 120,000. */
+  maxConnections?: number; // default 10,000
+  /** Closes a connection with no open call (or no first bytes) for this long in ms (0 = never); default 120,000. */
   idleTimeoutMs?: number;
-  /** How often Health's Watch re-reads readiness, in ms; default 500. */
-  healthWatchMs?: number;
-  /** TLS: the certificate and key in use, and a hook called with a new pair on reload (new connections get it); h2 or http/1.1 by ALPN. Default: cleartext. */
+  healthWatchMs?: number; // how often Health's Watch re-reads readiness; default 500
+  /** The certificate and key in use, and a hook for a reloaded pair (new connections get it). Default: cleartext. */
   tls?: { pair(): { cert: Buffer; key: Buffer }; onReload(fn: (pair: { cert: Buffer; key: Buffer }) => void): void };
 }
 
-/** A running gRPC port. */
+/** A running gRPC port; `close()` stops accepting, lets calls in flight end (cut after a second), closes all. */
 export interface GrpcServer {
-  /** The port it listens on. */
   readonly port: number;
-  /** Stops accepting, lets calls in flight end (cut after a second), closes every connection. */
   close(): Promise<void>;
 }
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
-const CORS_HEADERS = {
+const CORS_ENTRIES = Object.entries({
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'POST, GET, OPTIONS',
   'access-control-allow-headers':
     'authorization, content-type, connect-protocol-version, connect-timeout-ms, grpc-timeout, x-grpc-web, x-user-agent',
   'access-control-expose-headers': 'grpc-status, grpc-message, grpc-status-details-bin, flurry-error-code',
   'access-control-max-age': '7200',
-};
-const CORS_ENTRIES = Object.entries(CORS_HEADERS);
+});
 
-/**
- * Starts the gRPC / gRPC-Web / Connect port. Rejects with `FLURRY_E_INVALID_OPTION` for
- * bad options and with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
- */
+/** Starts the port; rejects with `FLURRY_E_INVALID_OPTION` for bad options, or the listen error (`EADDRINUSE`…). */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
   const host = opts.host ?? '127.0.0.1';
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
@@ -83,18 +65,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   checkIntOption('gRPC server', 'maxMessageBytes', maxMessageBytes, 64, 16_777_216);
   checkIntOption('gRPC server', 'maxConnections', maxConnections, 1, 1_000_000);
   checkIntOption('gRPC server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
-  if (!opts.ids || typeof opts.ids.ids?.fill !== 'function' || typeof opts.ready !== 'function') {
-    throw new FlurryError(
-      'FLURRY_E_INVALID_OPTION',
-      'startGrpcServer needs ids (an issuer context with ids, layout, maxBatch) and ready()',
-      {},
-    );
-  }
   const logger = opts.logger;
   const handler = grpcHandler(opts, maxMessageBytes);
 
-  // With TLS, node's secure HTTP/2 server takes the TLS handshake and ALPN: h2 for gRPC,
-  // http/1.1 (allowHTTP1: the same handler, node:http's request objects) for Connect JSON and gRPC-Web.
+  // With TLS, ALPN picks h2 (gRPC) or http/1.1 (allowHTTP1: the same handler) for Connect JSON and gRPC-Web.
   const settings = { maxConcurrentStreams: 1000 };
   const secure = opts.tls
     ? http2.createSecureServer(
@@ -106,8 +80,7 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
   const h2 = (secure as http2.Http2Server | undefined) ?? http2.createServer({ settings }, handler);
   answerHotCallsFirst(h2, opts, maxMessageBytes);
   h2.on('sessionError', (err) => logger?.warn({ err: err.message }, 'gRPC connection closed: HTTP/2 error'));
-  // A connection is idle when it has no open call: a long stream or Watch that sends
-  // nothing for a while is not cut; a connection with no call for idleTimeoutMs is closed.
+  // Idle means no open call: a quiet stream or Watch is not cut.
   const openCalls = new WeakMap<http2.Http2Session, number>();
   h2.on('stream', (stream) => {
     const session = stream.session;
@@ -200,10 +173,7 @@ function grpcHandler(
   };
 }
 
-/**
- * NextId and StreamIds over gRPC skip Connect (./hot-calls.ts): `hot` sees each stream
- * first; node's own listener turns every other one into a request for Connect's handler.
- */
+/** NextId and StreamIds over gRPC skip Connect (./hot-calls.ts); node's own listener passes on every other stream. */
 function answerHotCallsFirst(h2: http2.Http2Server, opts: GrpcServerOptions, maxMessageBytes: number): void {
   const { ids, token, record } = opts;
   const hot = hotCalls({ ids: ids.ids, maxBatch: ids.maxBatch, maxMessageBytes, token, record });

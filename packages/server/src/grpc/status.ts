@@ -1,16 +1,9 @@
-/**
- * gRPC status codes for Flurry's errors (with the `FLURRY_E_…` code in the `flurry-error-code`
- * trailer or header: docs/grpc.md#errors), the bearer-token check and the per-call metrics,
- * as Connect interceptors.
- */
+// gRPC status codes for Flurry's errors (docs/grpc.md#errors), the bearer-token check and the per-call metrics.
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import { FlurryError } from '@flurry/core';
 import { BearerAuth } from '../http/auth.js';
 import { httpStatusOf } from '../errors.js';
-
-/** The trailer (gRPC) or header (Connect) that names the `FLURRY_E_…` code of a failed call. */
-const ERROR_CODE_KEY = 'flurry-error-code';
 
 /** The codes whose gRPC code is not the one of their HTTP status. */
 const BY_CODE: Partial<Record<string, Code>> = {
@@ -31,16 +24,14 @@ const BY_STATUS: Partial<Record<number, Code>> = {
   503: Code.Unavailable,
 };
 
-/** The gRPC code of an error: by its `FLURRY_E_…` code where {@link BY_CODE} names one, else by its HTTP status, else `INTERNAL`. */
+/** The gRPC code of an error: by its `FLURRY_E_…` code, else by its HTTP status, else `INTERNAL`. */
 export function grpcCodeOf(err: unknown): Code {
   return (err instanceof FlurryError ? BY_CODE[err.code] : undefined) ?? BY_STATUS[httpStatusOf(err)] ?? Code.Internal;
 }
 
 /**
- * The Connect error a call ends with for `err`: a {@link ConnectError} passes through
- * (Connect's own protocol errors); a {@link FlurryError} becomes its gRPC code, its
- * message prefixed with the code, and the code in the {@link ERROR_CODE_KEY} trailer;
- * anything else is `INTERNAL` with `FLURRY_E_INTERNAL`.
+ * The Connect error a call ends with: Connect's own pass through; a {@link FlurryError} gets its gRPC code, its
+ * message prefixed with the code, and the code in the `flurry-error-code` trailer; anything else is `INTERNAL`.
  */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
@@ -49,14 +40,10 @@ export function toConnectError(err: unknown): ConnectError {
     err instanceof FlurryError
       ? `${err.code}: ${err.message}`
       : 'FLURRY_E_INTERNAL: the call failed inside the service';
-  return new ConnectError(message, grpcCodeOf(err), { [ERROR_CODE_KEY]: flurryCode }, undefined, err);
+  return new ConnectError(message, grpcCodeOf(err), { 'flurry-error-code': flurryCode }, undefined, err);
 }
 
-/**
- * An interceptor that requires `authorization: Bearer TOKEN` (compared in constant time,
- * see ../http/auth.ts) on every call for which `guarded(serviceName)` is true; a missing
- * or wrong token ends the call with `UNAUTHENTICATED` and `FLURRY_E_UNAUTHORIZED`.
- */
+/** Requires `authorization: Bearer TOKEN` on the calls of `guarded` services (else `UNAUTHENTICATED`). */
 export function bearerToken(token: string, guarded: (serviceName: string) => boolean): Interceptor {
   const auth = new BearerAuth(token);
   return (next) => (req) => {
@@ -68,16 +55,10 @@ export function bearerToken(token: string, guarded: (serviceName: string) => boo
   };
 }
 
-/**
- * Receives one finished call: protocol (`grpc`, `grpc-web`, `connect`), method (`IdService/NextId`),
- * gRPC code name (`ok`, `unavailable`, …) and seconds (a stream's: until its last message).
- */
+/** Receives one finished call: protocol, method (`IdService/NextId`), gRPC code name (`ok`…), seconds. */
 export type CallRecorder = (protocol: string, method: string, code: string, seconds: number) => void;
 
-/**
- * An interceptor that times every call and reports it to `record` (when given), and turns
- * any error into its coded Connect error ({@link toConnectError}).
- */
+/** Times every call for `record` and turns any error into its coded Connect error. */
 export function callMetrics(
   record: CallRecorder | undefined,
   now: () => number = performance.now.bind(performance),

@@ -1,20 +1,10 @@
-/**
- * Operational routes: `/v1/layout`, `/healthz` (the process answers), `/readyz` (200 only
- * while the lease is valid and the clock sane), `/metrics` (Prometheus text) and
- * `/openapi.json`.
- */
+// Operational routes: `/v1/layout`, `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
 import type { HttpContext } from '../http/context.js';
 import { OPERATIONS } from './feature.js';
 import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { READ, type Route } from '../http/route.js';
 
-const HEALTHY = '{"status":"ok"}';
-
-/**
- * `GET /v1/layout` → the layout's description (fields, epoch, unit, end of life, capacity)
- * and this service's current node.
- */
 export const layoutRoute: Route = {
   name: 'layout',
   path: '/v1/layout',
@@ -38,13 +28,12 @@ export const layoutRoute: Route = {
   },
 };
 
-/** `GET /healthz` → 200 `{"status":"ok"}` while the process serves requests. */
 export const healthzRoute: Route = {
   name: 'healthz',
   path: '/healthz',
   methods: READ,
   auth: 'health',
-  create: () => (res) => sendText(res, 200, JSON_TYPE, HEALTHY),
+  create: () => (res) => sendText(res, 200, JSON_TYPE, '{"status":"ok"}'),
   openapi: {
     operationId: 'healthz',
     summary: 'Liveness: 200 while the process serves requests.',
@@ -56,10 +45,6 @@ export const healthzRoute: Route = {
   },
 };
 
-/**
- * `GET /readyz` → 200 `{"status":"ready","node":{…}}`, or 503 with `Retry-After` and the
- * coded reason (`FLURRY_E_LEASE_EXPIRED`, `FLURRY_E_CLOCK_BACKWARDS`, `FLURRY_E_UNAVAILABLE`…).
- */
 export const readyzRoute: Route = {
   name: 'readyz',
   path: '/readyz',
@@ -97,7 +82,6 @@ export const readyzRoute: Route = {
   },
 };
 
-/** `GET /metrics` → the Prometheus text exposition (answered asynchronously: prom-client collects first). */
 export const metricsRoute: Route = {
   name: 'metrics',
   path: '/metrics',
@@ -118,7 +102,6 @@ export const metricsRoute: Route = {
   },
 };
 
-/** `GET /openapi.json` (never needs the token). */
 export const openapiRoute: Route = {
   name: 'openapi',
   path: '/openapi.json',

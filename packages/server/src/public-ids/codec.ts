@@ -4,17 +4,13 @@ import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
 import { FeatureSlot } from '../http/feature.js';
 
-/** Issues and reads public IDs (issue 7), when a key is configured. */
+/** Issues and reads public IDs, when a key is configured; `decode` throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
 export interface PublicIds {
-  /** A new ID, encrypted and encoded as a public ID string. */
   next(): string;
-  /** The ID behind a public ID; throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
   decode(publicId: string): bigint;
-  /** The public ID of an existing ID (gRPC's EncodePublicId). */
   encode?(id: bigint): string;
 }
 
-/** The public-ID codec on the routes' context, when a key is configured. */
 export const PUBLIC_IDS = new FeatureSlot<PublicIds>('publicIds');
 
 /** `p`, or the `FLURRY_E_PUBLIC_IDS_DISABLED` error when public IDs are off. */
@@ -28,16 +24,11 @@ export function requirePublicIds(p: PublicIds | undefined): PublicIds {
 
 type PublicIdSettings = Pick<ServeConfig, 'publicKey' | 'publicKeyFile'>;
 
-/** Whether the settings turn public IDs on. */
 export function publicIdsOn(s: PublicIdSettings): boolean {
   return s.publicKey !== undefined || s.publicKeyFile !== undefined;
 }
 
-/**
- * The public-ID codec over `next` for IDs of `bits` bits, or undefined when no key is configured.
- *
- * @throws FlurryError `FLURRY_E_CONFIG` for an unusable key.
- */
+/** The public-ID codec over `next` for IDs of `bits` bits (none without a key); `FLURRY_E_CONFIG` for a bad key. */
 export function makePublicIds(s: PublicIdSettings, bits: number, next: () => bigint): PublicIds | undefined {
   let keys;
   try {
@@ -53,9 +44,5 @@ export function makePublicIds(s: PublicIdSettings, bits: number, next: () => big
     );
   }
   const codec = PublicIdCodec.create({ keys, bits });
-  return {
-    next: () => codec.encode(next()),
-    decode: (s: string) => codec.decode(s),
-    encode: (id: bigint) => codec.encode(id),
-  };
+  return { next: () => codec.encode(next()), decode: (p) => codec.decode(p), encode: (id) => codec.encode(id) };
 }

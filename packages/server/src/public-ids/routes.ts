@@ -10,7 +10,6 @@ import { PUBLIC_IDS, requirePublicIds, type PublicIds } from './codec.js';
 
 const codec = (ctx: HttpContext): PublicIds => requirePublicIds(PUBLIC_IDS.get(ctx));
 
-/** `GET /v1/public-ids/next` → `{"publicId":"…"}`, or the bare string with `Accept: text/plain`. */
 export const publicNextRoute: Route = {
   name: 'public_next',
   path: '/v1/public-ids/next',
@@ -46,7 +45,6 @@ export const publicNextRoute: Route = {
   },
 };
 
-/** `GET /v1/public-ids/{publicId}` → the decoded ID and its public ID; bad input is 400, never a wrong ID. */
 export const publicDecodeRoute: Route = {
   name: 'public_decode',
   path: '/v1/public-ids/{publicId}',

@@ -67,24 +67,30 @@ export class SequenceMetrics {
       registerScrapeMetric(registry, name, help, 'counter', () =>
         this.collect().map(([label, t]) => ({ value: t[k], labels: { key: label } })),
       );
+    const histogram = 'flurry_segment_fetch_duration_seconds';
     registerScrapeMetric(
       registry,
-      'flurry_segment_fetch_duration_seconds',
+      histogram,
       'Latency of each segment fetch (failed ones too), seconds, by key.',
       'histogram',
-      () => this.histogramValues(),
+      () => {
+        const out: Value[] = [];
+        for (const [label, t] of this.totals) pushHistogram(out, histogram, { key: label }, t.hist, t.sum, BUCKETS);
+        return out;
+      },
     );
-    const gauge = (name: string, help: string, pick: (g: Gauges) => number): void =>
+    for (const [name, k, help] of [
+      ['flurry_segment_step', 'step', 'The step the next fetch asks for, by key.'],
+      [
+        'flurry_segment_buffered',
+        'buffered',
+        'Numbers held in memory (current remainder plus next segment), by key: what a crash would lose.',
+      ],
+      ['flurry_segment_buffer_segments', 'segments', 'Segments holding numbers (0, 1 or 2), by key.'],
+    ] as const)
       registerScrapeMetric(registry, name, help, 'gauge', () =>
-        this.gauges().map(([label, g]) => ({ value: pick(g), labels: { key: label } })),
+        this.gauges().map(([label, g]) => ({ value: g[k], labels: { key: label } })),
       );
-    gauge('flurry_segment_step', 'The step the next fetch asks for, by key.', (g) => g.step);
-    gauge(
-      'flurry_segment_buffered',
-      'Numbers held in memory (current remainder plus next segment), by key: what a crash would lose.',
-      (g) => g.buffered,
-    );
-    gauge('flurry_segment_buffer_segments', 'Segments holding numbers (0, 1 or 2), by key.', (g) => g.segments);
     registerScrapeMetric(registry, 'flurry_segment_keys', 'Keys open in this process.', 'gauge', () => [
       { value: this.statuses().length, labels: {} },
     ]);
@@ -172,12 +178,5 @@ export class SequenceMetrics {
       } else out.set(label, { step: s.step, ...b });
     }
     return [...out.entries()];
-  }
-
-  private histogramValues(): Value[] {
-    const out: Value[] = [];
-    for (const [label, t] of this.totals)
-      pushHistogram(out, 'flurry_segment_fetch_duration_seconds', { key: label }, t.hist, t.sum, BUCKETS);
-    return out;
   }
 }

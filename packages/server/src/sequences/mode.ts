@@ -14,12 +14,10 @@ type SegmentSettings = Pick<
 
 /** Segment mode on one service: configured, then open once its store answers. */
 export class SegmentMode {
-  /** The open sequences; undefined until the store answers. */
   sequences: Sequences | undefined = undefined;
-  /** Registered once (a retried open reuses it). */
   private metrics: SequenceMetrics | undefined;
 
-  /** `starting` says why the service is not ready while the store is being opened. */
+  /** `starting` says why the service is not ready while the store opens. */
   constructor(
     private readonly url: string,
     private readonly settings: SegmentSettings,

@@ -2,7 +2,7 @@
 import type { Sequence, Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
 import { wantsText } from '../http/routes/ids.js';
@@ -22,7 +22,7 @@ function sequencesOf(ctx: HttpContext): Sequences {
   return mode.sequences;
 }
 
-/** The sequence named by the first path parameter (percent-decoded; the key itself is checked by get()). */
+/** The sequence named by the first path parameter (the key itself is checked by get()). */
 function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
   const s = sequencesOf(ctx);
   const raw = input.params[0];
@@ -43,15 +43,15 @@ function nextOf(seq: Sequence, send: (value: string) => number): number | Promis
   return v !== undefined ? send(v) : Promise.resolve(seq.nextBigInt()).then((n) => send(n.toString()));
 }
 
-const KEY_PARAM = {
-  name: 'key',
-  in: 'path',
-  required: true,
-  description: '1 to 128 characters from A-Z a-z 0-9 _ . : - (Leaf biz_tag).',
-  schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' },
-};
+const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_.:-]+$' };
+const KEY_PARAM = param(
+  'path',
+  'key',
+  true,
+  KEY_SCHEMA,
+  '1 to 128 characters from A-Z a-z 0-9 _ . : - (Leaf biz_tag).',
+);
 
-/** `GET /v1/sequences/{key}/next`. */
 export const sequenceNextRoute: Route = {
   name: 'sequences_next',
   path: '/v1/sequences/{key}/next',
@@ -104,9 +104,8 @@ export function countOf(query: string, max: number): number {
   const all = params.getAll('count');
   if (all.length === 0) return 1;
   const raw = all[all.length - 1];
-  const seen = all.length;
   const n = Number(raw);
-  if (seen !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
+  if (all.length !== 1 || !/^[0-9]{1,10}$/.test(raw) || n < 1 || n > max) {
     throw serverError(
       'BATCH_COUNT',
       `count must be given once, as an integer from 1 to ${max} (maxBatch); got ${JSON.stringify(raw)}`,
@@ -115,7 +114,6 @@ export function countOf(query: string, max: number): number {
   return n;
 }
 
-/** `GET /v1/sequences/{key}?count=N`. */
 export const sequenceBatchRoute: Route = {
   name: 'sequences_batch',
   path: '/v1/sequences/{key}',
@@ -155,10 +153,6 @@ export const sequenceBatchRoute: Route = {
   },
 };
 
-/**
- * `GET /v1/sequences/{key}/status`: this service's buffers of the key (current and next segment, position,
- * step, last fetch time and latency, issued, wasted, failures).
- */
 export const sequenceStatusRoute: Route = {
   name: 'sequences_status',
   path: '/v1/sequences/{key}/status',
@@ -179,7 +173,6 @@ export const sequenceStatusRoute: Route = {
   },
 };
 
-/** `GET /api/segment/get/{key}`: Leaf's segment endpoint, the bare number as text. */
 export const leafSegmentRoute: Route = {
   name: 'leaf_segment_get',
   path: '/api/segment/get/{key}',

@@ -13,10 +13,7 @@ import {
 } from './snowflake-processor.js';
 import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
 
-/**
- * The node fields of the issuing generator, or a function returning the current ones
- * (a leased generator may be moved to another node ID after losing its lease).
- */
+/** The generator's node fields, or a function returning the current ones (a leased generator may move). */
 export type ThriftNodeSource = Readonly<Record<string, number>> | (() => Readonly<Record<string, number>>);
 
 /** A logger with pino's call shape (`logger.warn({ err }, 'message')`). */
@@ -26,18 +23,18 @@ export type ThriftLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
 export interface ThriftServerOptions {
   /** Interface to listen on; default `127.0.0.1`. */
   host?: string;
-  /** TCP port; 0 picks a free one (see the returned `port`). Conventionally 7609. */
+  /** TCP port (0: a free one); conventionally 7609. */
   port: number;
   /** Issues the IDs (a core `Generator` or a leased generator). */
   generator: { next(): bigint };
-  /** The generator's layout: its node fields name and size what the node-ID calls answer. */
+  /** The generator's layout: its node fields make the node-ID calls' answers. */
   layout: {
     readonly nodeFields: readonly { readonly name: string; readonly bits: number }[];
     readonly totalBits: number;
   };
   /** The generator's node fields (or a function returning them). */
   node: ThriftNodeSource;
-  /** Receives warnings about bad connections; default: silent. */
+  /** Receives warnings about bad connections. */
   logger?: ThriftLogger;
   /** Wall clock of `get_timestamp`; default the system clock. */
   clock?: Clock;
@@ -49,11 +46,9 @@ export interface ThriftServerOptions {
   idleTimeoutMs?: number;
 }
 
-/** A running Thrift server. */
+/** A running Thrift server; `close()` stops accepting, lets written replies drain and closes every connection. */
 export interface ThriftServer {
-  /** The port it listens on. */
   readonly port: number;
-  /** Stops accepting, lets replies already written drain, closes every connection. */
   close(): Promise<void>;
 }
 
@@ -67,8 +62,8 @@ const frameReceiver = thrift.TFramedTransport.receiver as unknown as (
 
 const DATACENTER_NAMES = new Set(['datacenter', 'dc', 'datacenter_id', 'datacenterid']);
 
-/** Any other key is refused with `FLURRY_E_UNKNOWN_OPTION`. */
-const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
+// Any other key is refused with `FLURRY_E_UNKNOWN_OPTION`.
+const OPTION_NAMES = optionNames<ThriftServerOptions>({
   host: true,
   port: true,
   generator: true,
@@ -82,12 +77,11 @@ const THRIFT_SERVER_OPTION_NAMES = optionNames<ThriftServerOptions>({
 });
 
 /**
- * Starts the Twitter-compatible Thrift server (framed transport, binary protocol).
- * Rejects with `FLURRY_E_INVALID_OPTION` for bad options and with the listen error
- * (e.g. `EADDRINUSE`) when the port cannot be bound.
+ * Starts the Twitter-compatible Thrift server (framed transport, binary protocol). Rejects with
+ * `FLURRY_E_INVALID_OPTION` for bad options, with the listen error (`EADDRINUSE`…) when the port cannot be bound.
  */
 export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
-  assertKnownOptions(opts, THRIFT_SERVER_OPTION_NAMES, 'startThriftServer options');
+  assertKnownOptions(opts, OPTION_NAMES, 'startThriftServer options');
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? systemClock;
   const maxFrameBytes = opts.maxFrameBytes ?? 65_536;
@@ -97,16 +91,11 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   checkIntOption('Thrift server', 'maxFrameBytes', maxFrameBytes, 64, 16_384_000);
   checkIntOption('Thrift server', 'maxConnections', maxConnections, 1, 1_000_000);
   checkIntOption('Thrift server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
-  if (!opts.generator || typeof opts.generator.next !== 'function') {
-    throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startThriftServer needs a generator with a next() method', {});
-  }
-  if (!opts.layout || !Array.isArray(opts.layout.nodeFields)) {
-    throw new FlurryError(
-      'FLURRY_E_INVALID_OPTION',
-      "startThriftServer needs the generator's layout (with its nodeFields)",
-      {},
-    );
-  }
+  const needs = (what: string): never => {
+    throw new FlurryError('FLURRY_E_INVALID_OPTION', `startThriftServer needs ${what}`, {});
+  };
+  if (typeof opts.generator?.next !== 'function') needs('a generator with a next() method');
+  if (!Array.isArray(opts.layout?.nodeFields)) needs("the generator's layout (with its nodeFields)");
   const logger = opts.logger;
   if (opts.layout.totalBits > 63) {
     logger?.warn(
@@ -123,7 +112,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
     sockets.add(socket);
     socket.setNoDelay(true);
     idle?.add(socket);
-    socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
+    socket.on('error', () => socket.destroy()); // a reset or broken pipe ends this connection only
     socket.on('close', () => sockets.delete(socket));
     const receive = frameReceiver(
       (frame) => {
@@ -165,13 +154,12 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   };
 }
 
-/** The calls of Twitter's `Snowflake` service: IDs from the generator, the datacenter and worker IDs from its node. */
+/** Twitter's `Snowflake` calls: IDs from the generator, the datacenter and worker IDs from its node. */
 function snowflakeHandler(opts: ThriftServerOptions, clock: Clock): SnowflakeHandler {
   const node = opts.node;
   const nodeOf = typeof node === 'function' ? node : () => node;
-  const nodeFields: ThriftServerOptions['layout']['nodeFields'] = opts.layout.nodeFields;
-  const dcField = nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
-  const workerFields = nodeFields.filter((f) => f !== dcField);
+  const dcField = opts.layout.nodeFields.find((f) => DATACENTER_NAMES.has(f.name.toLowerCase()));
+  const workerFields = opts.layout.nodeFields.filter((f) => f !== dcField);
 
   return {
     getDatacenterId: () => (dcField ? BigInt(nodeOf()[dcField.name] ?? 0) : 0n),
