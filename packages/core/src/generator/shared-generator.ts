@@ -67,7 +67,6 @@ export class SharedGenerator {
   /** One sequence step in ID units (`2^sequenceShift`); seqMul the same as a number when `sequence × seqMul` stays inside the low 32 bits on a little-endian host, else 0. */
   private readonly seqStep: bigint;
   private readonly seqMul: number;
-  private issued = 0;
   // The ID of tick `ticks.runTick` with sequence 0 (and its 32-bit halves when seqMul is set).
   private runBase = 0n;
   private runLo = 0;
@@ -114,7 +113,14 @@ export class SharedGenerator {
     const seqField = layout.sequenceField;
     this.seqMul = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32 ? 2 ** seqField.shift : 0;
     const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(this.node)}` };
-    this.ticks = new SharedTicks(layout, policy, this.clock, opts.onEvent, attach ? attach.buffer : claim);
+    this.ticks = new SharedTicks(layout, policy, this.clock, opts.onEvent, attach ? attach.buffer : claim, (tick) => {
+      const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
+      this.runBase = base;
+      if (this.seqMul !== 0) {
+        this.runLo = Number(base & 0xffffffffn);
+        this.runHi = Number(base >> 32n);
+      }
+    });
     this.state = Object.freeze({
       kind: 'flurry-shared-generator',
       layout: layout.toSpec(),
@@ -145,12 +151,12 @@ export class SharedGenerator {
 
   /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
-    return this.ticks.stats(this.issued);
+    return this.ticks.stats;
   }
 
   /** Unix ms of the highest tick issued by any thread (0 before the first ID). */
   get lastIssuedUnixMs(): number {
-    return this.ticks.lastIssuedUnixMs();
+    return this.ticks.lastIssuedUnixMs;
   }
 
   /**
@@ -165,7 +171,7 @@ export class SharedGenerator {
     const s = t.runNext;
     if (s <= t.runEnd && w <= t.runTick && w >= t.runWall && Atomics.load(t.ctl, CLOSED) === 0) {
       t.runNext = s + 1;
-      this.issued++;
+      t.issued++;
       if (s === this.lastSeq + 1) {
         this.lastSeq = s;
         return (this.lastId += this.seqStep);
@@ -173,9 +179,9 @@ export class SharedGenerator {
       this.lastSeq = s;
       return (this.lastId = this.runBase | (BigInt(s) << this.seqShift));
     }
-    this.reserve(1);
+    t.reserve(1);
+    t.issued++;
     const f = t.runNext++;
-    this.issued++;
     this.lastSeq = f;
     return (this.lastId = this.runBase | (BigInt(f) << this.seqShift));
   }
@@ -210,7 +216,7 @@ export class SharedGenerator {
     let i = 0;
     try {
       while (i < count) {
-        if (!t.holds(t.tickOf(this.clock.now()))) this.reserve(count - i);
+        if (!t.holds(t.tickOf(this.clock.now()))) t.reserve(count - i);
         const first = t.runNext;
         const last = Math.min(t.runEnd, first + (count - i - 1));
         if (words !== undefined) {
@@ -228,7 +234,7 @@ export class SharedGenerator {
         t.runNext = last + 1;
       }
     } finally {
-      this.issued += i;
+      t.issued += i;
       this.lastSeq = -2;
     }
     return count;
@@ -237,16 +243,5 @@ export class SharedGenerator {
   /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
-  }
-
-  /** Wins a new run (see `SharedTicks.reserve`) and, at a new tick, recomputes the tick's base ID. */
-  private reserve(want: number): void {
-    if (!this.ticks.reserve(want)) return;
-    const base = (BigInt(this.ticks.runTick) << this.tsShift) | this.nodeBits;
-    this.runBase = base;
-    if (this.seqMul !== 0) {
-      this.runLo = Number(base & 0xffffffffn);
-      this.runHi = Number(base >> 32n);
-    }
   }
 }

@@ -76,6 +76,8 @@ export class SharedTicks {
   runNext = 1;
   runEnd = 0;
   runWall = Number.POSITIVE_INFINITY;
+  /** Values this handle issued. */
+  issued = 0;
 
   private readonly cells: BigInt64Array;
   private readonly clock: Clock;
@@ -100,6 +102,7 @@ export class SharedTicks {
     clock: Clock,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     attach: SharedArrayBuffer | { key: string; describe: string },
+    private readonly onTick: (tick: number) => void,
   ) {
     this.clock = clock;
     this.planner = new TickPlanner(plan, policy, clock, undefined, onEvent);
@@ -129,14 +132,29 @@ export class SharedTicks {
   }
 
   /** Unix ms of {@link lastTick} (0 before the first ID). */
-  lastIssuedUnixMs(): number {
+  get lastIssuedUnixMs(): number {
     const t = this.lastTick();
     return t < 0 ? 0 : this.epochMs + t * this.unitMs;
   }
 
-  /** This handle's counters, `issued` counted by the caller. */
-  stats(issued: number): GeneratorStats {
-    return this.planner.stats(issued);
+  /** This handle's counters. */
+  get stats(): GeneratorStats {
+    return this.planner.stats(this.issued);
+  }
+
+  /** The next sequence value of this thread's run, first winning a new run (for up to `want` values) if it has none. */
+  advance(want = 1): number {
+    if (!this.holds(this.tickOf(this.clock.now()))) this.reserve(want);
+    this.issued++;
+    return this.runNext++;
+  }
+
+  /** Takes up to `more` further values of this thread's run; returns the last one taken. */
+  take(more: number): number {
+    const end = Math.min(this.runEnd, this.runNext - 1 + more);
+    this.issued += end - this.runNext + 1;
+    this.runNext = end + 1;
+    return end;
   }
 
   /** The wall tick of Unix ms `now`. */
@@ -174,9 +192,9 @@ export class SharedTicks {
   /**
    * Wins a new run for this thread (dropping what is left of the old one): at least one
    * and at most `want` values plus the adaptive run size of one tick's sequence, after
-   * every value any thread has won so far. Returns whether `runTick` changed.
+   * every value any thread has won so far, calling `onTick` when `runTick` changes.
    */
-  reserve(want: number): boolean {
+  reserve(want: number): void {
     const ctl = this.ctl;
     // What is left of the run is lost (its tick ended or the clock stepped back): a share
     // that matters to the tick's capacity halves the next runs.
@@ -245,7 +263,8 @@ export class SharedTicks {
         this.runWall = w;
         this.runNext = first;
         this.runEnd = last;
-        return changed;
+        if (changed) this.onTick(tick);
+        return;
       }
       throw new FlurryError(
         ErrorCode.SEQUENCE_EXHAUSTED,

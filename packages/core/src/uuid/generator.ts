@@ -3,7 +3,7 @@ import { systemClock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import { claimNode, type NodeClaim } from '#claims';
-import { badOption, resolvePolicy, type GeneratorStats } from '../generator/options.js';
+import { badOption, resolvePolicy } from '../generator/options.js';
 import { LocalTicks } from '../generator/local-ticks.js';
 import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
@@ -27,7 +27,7 @@ import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './option
  * ```
  */
 export class UuidGenerator extends UuidIssuer {
-  private readonly ticks: LocalTicks;
+  declare protected ticks: LocalTicks;
 
   constructor(opts: UuidGeneratorOptions) {
     if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
@@ -72,55 +72,11 @@ export class UuidGenerator extends UuidIssuer {
     this.ticks.start(this.claimFor(node));
   }
 
-  /**
-   * Unix ms of the highest millisecond issued (borrowed ones included): the high-water mark
-   * a registry records. Before the first UUID: the lease's `notBeforeMs` (or 0 without one).
-   */
-  get lastIssuedUnixMs(): number {
-    return this.ticks.lastIssuedUnixMs;
-  }
-
   /** The node ID: with a registry lease, its current claim's (which the next UUID takes). */
   override get node(): number {
     const planner = this.ticks.planner;
     const claim = planner.claimNow();
     return claim === undefined || claim === planner.lease ? this.nodeNow : nodeOf(claim.node)!;
-  }
-
-  /** Counters: UUIDs issued, waits for the next millisecond, clock steps back seen, borrowed milliseconds. */
-  get stats(): GeneratorStats {
-    return this.ticks.stats;
-  }
-
-  /**
-   * Stops issuing and frees the node ID for another generator in this process (which then
-   * starts after this one's last millisecond). Idempotent; later calls throw
-   * `FLURRY_E_GENERATOR_CLOSED`.
-   */
-  close(): void {
-    this.ticks.close();
-  }
-
-  protected advance(): number {
-    return this.ticks.advance();
-  }
-
-  /**
-   * Issues `count` UUIDs, calling `emit(k)` with the words of the k-th composed. Reads the
-   * clock once per run of sequence numbers (as `Generator.fill`): a batch takes the rest
-   * of the current millisecond's sequence at once, so it costs one clock read, not one per UUID.
-   */
-  protected produce(count: number, emit: (k: number) => void): void {
-    const t = this.ticks;
-    let k = 0;
-    while (k < count) {
-      const first = t.advance();
-      const end = t.take(count - k - 1);
-      for (let s = first; s <= end; s++) {
-        this.compose(s);
-        emit(k++);
-      }
-    }
   }
 
   /** This process's claim on `node`, whatever the format (see {@link uuidClaim}). */

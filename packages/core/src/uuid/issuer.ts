@@ -1,11 +1,11 @@
 /**
  * {@link UuidIssuer}: what {@link UuidGenerator} (one thread) and {@link SharedUuidGenerator}
  * (worker threads) share: composing a UUID's four words from a millisecond, a sequence, the
- * node and random fill, and writing them in every form. The subclasses decide which
- * `(millisecond, sequence)` comes next.
+ * node and random fill, and writing them in every form. The subclasses give it the source of
+ * `(millisecond, sequence)`: a `LocalTicks` or a `SharedTicks`.
  */
 import { asciiBuffer, asciiText } from '#platform';
-import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
+import { LITTLE_ENDIAN, badOption, checkCount, checkFill, type GeneratorStats } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
 import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
 import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
@@ -60,6 +60,17 @@ export function uuidClaim(format: UuidFormat, node: number): { key: string; desc
   };
 }
 
+/** The `(millisecond, sequence)` source of a {@link UuidIssuer}: `LocalTicks` or `SharedTicks`. */
+interface UuidTicks {
+  readonly lastIssuedUnixMs: number;
+  readonly stats: GeneratorStats;
+  close(): void;
+  /** Reserves the next value (a shared source wins a run for up to `want`) and returns its sequence. */
+  advance(want: number): number;
+  /** Reserves up to `more` further values of the same millisecond; returns the last sequence reserved. */
+  take(more: number): number;
+}
+
 /**
  * The forms API of a UUIDv7 generator (`next`, `nextBytes`, `nextBigInt`, `nextAs`, `batch`,
  * `fill`) over a source of `(millisecond, sequence)` pairs the subclass provides.
@@ -68,6 +79,8 @@ export abstract class UuidIssuer {
   readonly format: UuidFormat;
   /** The node ID issued under now. */
   protected nodeNow: number;
+  /** Set by the subclass's constructor; it calls {@link setTick} at each new millisecond. */
+  protected ticks!: UuidTicks;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
@@ -116,14 +129,48 @@ export abstract class UuidIssuer {
     this.nodeNow = node;
   }
 
-  /** Reserves the next `(millisecond, sequence)`, calling {@link setTick} at a new millisecond; returns the sequence. */
-  protected abstract advance(): number;
+  /**
+   * Unix ms of the highest millisecond issued (by any thread of a shared generator; borrowed ones included): the
+   * high-water mark a registry records. Before the first UUID: the lease's `notBeforeMs`, or 0.
+   */
+  get lastIssuedUnixMs(): number {
+    return this.ticks.lastIssuedUnixMs;
+  }
+
+  /** Counters (of this handle, for a shared generator): UUIDs issued, waits, clock steps back seen, borrowed ms. */
+  get stats(): GeneratorStats {
+    return this.ticks.stats;
+  }
+
+  /**
+   * Stops issuing and frees the node ID for another generator in this process (which then starts after this one's
+   * last millisecond); idempotent, later calls throw `FLURRY_E_GENERATOR_CLOSED`. A shared generator's creating
+   * handle stops every handle (up to 2 s for calls in flight); a handle from `fromState` detaches only itself.
+   */
+  close(): void {
+    this.ticks.close();
+  }
+
+  private advance(): number {
+    return this.ticks.advance(1);
+  }
 
   /**
    * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
    * the clock once per run of sequence numbers, not once per UUID.
    */
-  protected abstract produce(count: number, emit: (k: number) => void): void;
+  private produce(count: number, emit: (k: number) => void): void {
+    const t = this.ticks;
+    let k = 0;
+    while (k < count) {
+      const first = t.advance(count - k);
+      const end = t.take(count - k - 1);
+      for (let s = first; s <= end; s++) {
+        this.compose(s);
+        emit(k++);
+      }
+    }
+  }
 
   /** Makes millisecond `tick` the one {@link compose} writes. */
   protected setTick(tick: number): void {
@@ -204,7 +251,7 @@ export abstract class UuidIssuer {
   }
 
   /** The words of the UUID of sequence `seq` in the millisecond of the last {@link setTick}, with fresh random fill. */
-  protected compose(seq: number): void {
+  private compose(seq: number): void {
     const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
     const ext = seq - hi * this.extSize;
     if (cursor.at > POOL_WORDS - 2) refill();
