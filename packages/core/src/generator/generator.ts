@@ -4,16 +4,9 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions } from '../known-options.js';
-import {
-  GENERATOR_OPTION_NAMES,
-  LITTLE_ENDIAN,
-  badOption,
-  checkCount,
-  checkFill,
-  resolvePolicy,
-  type GeneratorOptions,
-} from './options.js';
+import { GENERATOR_OPTION_NAMES, badOption, checkCount, resolvePolicy, type GeneratorOptions } from './options.js';
 import { LocalTicks } from './local-ticks.js';
+import { TickIds } from './tick-ids.js';
 
 /**
  * Issues unique, strictly increasing IDs for one node of a layout, in one thread.
@@ -35,22 +28,12 @@ import { LocalTicks } from './local-ticks.js';
 export class Generator extends LocalTicks {
   readonly layout: Layout;
 
-  // Hot-path state besides LocalTicks's: one cached BigInt per tick.
-  private base = 0n;
-  private baseLo = 0;
-  private baseHi = 0;
-  private readonly tsShift: bigint;
-  private nodeBits: bigint;
-  /** `2^sequenceShift` when `sequence × seqMul` stays an exact number (shift + bits ≤ 53), else 0. */
-  private readonly seqMul: number;
-  private readonly seqShift: bigint;
-  /** One sequence step in ID units: `2^sequenceShift`. */
+  private readonly ids: TickIds;
+  /** `ids.step`, read by every next(). */
   private readonly seqStep: bigint;
   /** The last ID `next()` returned and its sequence number, both of the current tick (`lastSeq` is -2 after a tick change). */
   private lastId = 0n;
   private lastSeq = -2;
-  /** Whether `fill` may write 32-bit halves (sequence inside the low word, little-endian host). */
-  private readonly fastFill: boolean;
   private nodeNow: Readonly<Record<string, number>>;
 
   constructor(opts: GeneratorOptions) {
@@ -78,13 +61,8 @@ export class Generator extends LocalTicks {
     const nodeBits = layout.nodeBits(node);
     this.layout = layout;
     this.nodeNow = Object.freeze({ ...node });
-    this.tsShift = BigInt(layout.timestampField.shift);
-    this.nodeBits = nodeBits;
-    const seqField = layout.sequenceField;
-    this.seqMul = seqField.shift + seqField.bits <= 53 ? 2 ** seqField.shift : 0;
-    this.seqShift = BigInt(seqField.shift);
-    this.seqStep = 1n << this.seqShift;
-    this.fastFill = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32;
+    this.ids = new TickIds(layout, nodeBits);
+    this.seqStep = this.ids.step;
     this.start(this.claimFor(this.nodeNow, nodeBits));
   }
 
@@ -116,7 +94,7 @@ export class Generator extends LocalTicks {
       this.issued++;
     }
     this.lastSeq = this.seq;
-    return (this.lastId = this.compose());
+    return (this.lastId = this.ids.id(this.seq));
   }
 
   /** The next ID as a decimal string (JSON-safe). */
@@ -128,7 +106,7 @@ export class Generator extends LocalTicks {
   batch(count: number): bigint[] {
     checkCount(count);
     const target = new BigUint64Array(count);
-    this.fill(target, 0, count);
+    this.fill(target);
     return Array.from(target);
   }
 
@@ -136,7 +114,7 @@ export class Generator extends LocalTicks {
   batchStrings(count: number): string[] {
     checkCount(count);
     const target = new BigUint64Array(count);
-    this.fill(target, 0, count);
+    this.fill(target);
     const out = new Array<string>(count);
     for (let i = 0; i < count; i++) out[i] = target[i].toString();
     return out;
@@ -147,45 +125,7 @@ export class Generator extends LocalTicks {
    * returns `count`. Reads the clock once per tick, not once per ID.
    */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
-    if (count === 0) return 0;
-    if (this.lease !== undefined) this.planner.checkDeadline(this.clock.now());
-    // `issued` counts what was written even when a step throws partway (those IDs are used).
-    if (!this.fastFill) {
-      let k = 0;
-      try {
-        for (; k < count; k++) {
-          this.step();
-          target[offset + k] = this.compose();
-        }
-      } finally {
-        this.issued += k;
-      }
-      return count;
-    }
-    const words = new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2);
-    const mul = this.seqMul;
-    const maxSeq = this.maxSeq;
-    let i = 0;
-    try {
-      while (i < count) {
-        this.step();
-        const lo = this.baseLo;
-        const hi = this.baseHi;
-        let s = this.seq;
-        const end = Math.min(maxSeq, s + (count - i - 1));
-        let j = i * 2;
-        for (; s <= end; s++) {
-          words[j++] = lo + s * mul;
-          words[j++] = hi;
-        }
-        i = j >> 1;
-        this.seq = end;
-      }
-    } finally {
-      this.issued += i;
-    }
-    return count;
+    return this.ids.fill(this, target, offset, count);
   }
 
   /** This process's claim on `node` (one live generator per node ID). */
@@ -199,37 +139,13 @@ export class Generator extends LocalTicks {
     const nodeBits = this.layout.nodeBits(node);
     const claim = this.claimFor(node, nodeBits);
     this.nodeNow = Object.freeze({ ...node });
-    this.nodeBits = nodeBits;
+    this.ids.nodeBits = nodeBits;
     return claim;
-  }
-
-  /**
-   * Reserves the next (tick, seq) into this.lastTick / this.seq. Common cases inline: a
-   * new wall tick, or one more sequence value in the current logical tick (the wall's,
-   * or one borrowed ahead of it) while the wall clock has not stepped back below the
-   * highest tick it showed (`highWall`, which only the slow path and new ticks raise).
-   */
-  private step(): void {
-    const now = this.clock.now();
-    const w = Math.floor((now - this.epochMs) / this.unitMs);
-    if (w > this.lastTick) this.fresh(w, now);
-    else if (this.seq < this.maxSeq && w >= this.highWall) this.seq++;
-    else this.slow(now);
   }
 
   protected override onTick(tick: number): void {
     this.lastSeq = -2;
-    const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
-    this.base = base;
-    if (this.fastFill) {
-      this.baseLo = Number(base & 0xffffffffn);
-      this.baseHi = Number(base >> 32n);
-    }
-  }
-
-  private compose(): bigint {
-    const mul = this.seqMul;
-    return mul !== 0 ? this.base + BigInt(this.seq * mul) : this.base | (BigInt(this.seq) << this.seqShift);
+    this.ids.setTick(tick);
   }
 }
 
