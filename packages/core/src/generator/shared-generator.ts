@@ -12,7 +12,7 @@ import {
   type GeneratorStats,
   type ResolvedPolicy,
 } from './options.js';
-import { CLOSED, FROM_STATE_OPTION_NAMES, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
+import { CLOSED, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
 import { TickIds } from './tick-ids.js';
 
 /**
@@ -124,8 +124,7 @@ export class SharedGenerator {
    * ```
    */
   static fromState(state: SharedGeneratorState, opts: FromStateOptions = {}): SharedGenerator {
-    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedGenerator.fromState options');
-    const buffer = sharedBuffer(state, 'flurry-shared-generator', 'SharedGenerator');
+    const buffer = sharedBuffer(state, 'flurry-shared-generator', 'SharedGenerator', opts);
     return new SharedGenerator(
       { layout: state.layout, node: { ...state.node }, clock: opts.clock, onEvent: opts.onEvent },
       { buffer, policy: state.policy },

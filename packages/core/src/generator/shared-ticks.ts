@@ -7,7 +7,7 @@
 import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
-import { optionNames } from '../known-options.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { badOption, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
 
@@ -16,8 +16,7 @@ export interface FromStateOptions {
   clock?: Clock;
   onEvent?: (e: GeneratorEvent) => void;
 }
-/** The keys of {@link FromStateOptions}. */
-export const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
+const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
@@ -41,9 +40,10 @@ const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 
 /**
  * The shared buffer of a posted state, or `FLURRY_E_INVALID_OPTION` naming `what` when
- * `state` is not one of kind `kind`.
+ * `state` is not one of kind `kind` (after checking the keys of `opts`).
  */
-export function sharedBuffer(state: unknown, kind: string, what: string): SharedArrayBuffer {
+export function sharedBuffer(state: unknown, kind: string, what: string, opts: FromStateOptions): SharedArrayBuffer {
+  assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, `${what}.fromState options`);
   const s = state as { kind?: unknown; buffer?: unknown } | null;
   if (
     s === null ||

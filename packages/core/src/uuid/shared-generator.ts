@@ -2,12 +2,7 @@ import { systemClock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import { badOption, resolvePolicy, type ResolvedPolicy } from '../generator/options.js';
-import {
-  FROM_STATE_OPTION_NAMES,
-  SharedTicks,
-  sharedBuffer,
-  type FromStateOptions,
-} from '../generator/shared-ticks.js';
+import { SharedTicks, sharedBuffer, type FromStateOptions } from '../generator/shared-ticks.js';
 import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
@@ -96,8 +91,7 @@ export class SharedUuidGenerator extends UuidIssuer {
    * and `onEvent` are per thread.
    */
   static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
-    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedUuidGenerator.fromState options');
-    const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator');
+    const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator', opts);
     const { nodeBits, sequenceBits, node } = state;
     return new SharedUuidGenerator(
       { nodeBits, sequenceBits, node, clock: opts.clock, onEvent: opts.onEvent },
