@@ -32,8 +32,6 @@ export class LocalTicks {
   protected started = false;
   protected closed = false;
   protected finalTick = Number.NEGATIVE_INFINITY;
-  protected readonly clock: Clock;
-  protected readonly lease: NodeLease | undefined;
   protected readonly epochMs: number;
   protected readonly unitMs: number;
   protected readonly maxSeq: number;
@@ -43,14 +41,12 @@ export class LocalTicks {
   constructor(
     plan: PlannerLayout,
     policy: ResolvedPolicy,
-    clock: Clock,
-    lease: NodeLease | undefined,
+    protected readonly clock: Clock,
+    protected readonly lease: NodeLease | undefined,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     private readonly what: 'ID' | 'UUID',
     private readonly hooks?: TickHooks,
   ) {
-    this.clock = clock;
-    this.lease = lease;
     this.planner = new TickPlanner(plan, policy, clock, lease, onEvent, (c) => this.follow(c));
     this.epochMs = plan.epochMs;
     this.unitMs = plan.unitMs;
@@ -103,7 +99,8 @@ export class LocalTicks {
   advance(): number {
     const now = this.clock.now();
     if (this.lease !== undefined) this.planner.checkDeadline(now);
-    const w = Math.floor((now - this.epochMs) / this.unitMs);
+    const unit = this.unitMs;
+    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) this.seq++;
     else if (w > this.lastTick) this.fresh(w, now);
     else this.slow(now);

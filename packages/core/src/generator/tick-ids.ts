@@ -1,13 +1,16 @@
 /** {@link TickIds}: the IDs of one tick of a node, as {@link Generator} and {@link SharedGenerator} compose them. */
 import type { Layout } from '../layout/layout.js';
-import { LITTLE_ENDIAN, checkFill } from './options.js';
+import { LITTLE_ENDIAN, checkFill, type GeneratorStats } from './options.js';
 
 /** Where a generator's values come from: runs of one tick's sequence values (`LocalTicks`, `SharedTicks`). */
 export interface TickRuns {
-  /** Reserves the next value (at a new tick calling the generator's `onTick`) and returns its sequence. */
+  /** Reserves the next value (a shared source wins a run for up to `want`; at a new tick it calls `onTick`) and returns its sequence. */
   advance(want: number): number;
   /** Reserves up to `more` further values of the same tick; returns the last sequence reserved. */
   take(more: number): number;
+  readonly lastIssuedUnixMs: number;
+  readonly stats: GeneratorStats;
+  close(): void;
 }
 
 /** The ID of sequence 0 of the current tick (`tick | node`) and how a sequence value adds to it. */

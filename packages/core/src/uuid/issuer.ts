@@ -7,6 +7,7 @@
 import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill, type GeneratorStats } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
+import type { TickRuns } from '../generator/tick-ids.js';
 import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
 import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
 import { randomFill } from '../random.js';
@@ -60,17 +61,6 @@ export function uuidClaim(format: UuidFormat, node: number): { key: string; desc
   };
 }
 
-/** The `(millisecond, sequence)` source of a {@link UuidIssuer}: `LocalTicks` or `SharedTicks`. */
-interface UuidTicks {
-  readonly lastIssuedUnixMs: number;
-  readonly stats: GeneratorStats;
-  close(): void;
-  /** Reserves the next value (a shared source wins a run for up to `want`) and returns its sequence. */
-  advance(want: number): number;
-  /** Reserves up to `more` further values of the same millisecond; returns the last sequence reserved. */
-  take(more: number): number;
-}
-
 /**
  * The forms API of a UUIDv7 generator (`next`, `nextBytes`, `nextBigInt`, `nextAs`, `batch`,
  * `fill`) over a source of `(millisecond, sequence)` pairs the subclass provides.
@@ -80,7 +70,7 @@ export abstract class UuidIssuer {
   /** The node ID issued under now. */
   protected nodeNow: number;
   /** Set by the subclass's constructor; it calls {@link setTick} at each new millisecond. */
-  protected ticks!: UuidTicks;
+  protected ticks!: TickRuns;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
