@@ -63,7 +63,7 @@ export function sharedBuffer(state: unknown, kind: string, what: string, opts: F
  * end of a run of that tick's sequence values with one compare-and-swap: the state only
  * ever increases, and each run is won by exactly one thread, which then hands out
  * `runNext..runEnd` of `runTick` without touching shared memory while the wall tick stays
- * in `runWall..runTick` (see {@link holds}). The creating handle (given a claim key) holds
+ * in `runWall..runTick` (see {@link advance}). The creating handle (given a claim key) holds
  * the process-wide node claim.
  */
 export class SharedTicks {
@@ -142,9 +142,14 @@ export class SharedTicks {
     return this.planner.stats(this.issued);
   }
 
-  /** The next sequence value of this thread's run, first winning a new run (for up to `want` values) if it has none. */
+  /**
+   * The next sequence value of this thread's run, first winning a new run (for up to `want` values) if it has none
+   * left for the wall tick (`SharedGenerator.next()` inlines the same test).
+   */
   advance(want = 1): number {
-    if (!this.holds(this.tickOf(this.clock.now()))) this.reserve(want);
+    const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+    const run = this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall;
+    if (!run || Atomics.load(this.ctl, CLOSED) !== 0) this.reserve(want);
     this.issued++;
     return this.runNext++;
   }
@@ -157,18 +162,6 @@ export class SharedTicks {
     return end;
   }
 
-  /** The wall tick of Unix ms `now`. */
-  tickOf(now: number): number {
-    return Math.floor((now - this.epochMs) / this.unitMs);
-  }
-
-  /** Whether this thread's run has values left for wall tick `w` (the callers' next() inline the same test). */
-  holds(w: number): boolean {
-    return (
-      this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0
-    );
-  }
-
   /**
    * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
    * and frees the node ID. On an attached handle: detaches this handle only.
@@ -176,17 +169,12 @@ export class SharedTicks {
   close(): void {
     if (this.detached) return;
     this.detached = true;
-    this.dropRun();
+    this.runNext = 1;
+    this.runEnd = 0;
     if (!this.claim) return;
     Atomics.store(this.ctl, CLOSED, 1);
     for (let i = 0; i < 2000 && Atomics.load(this.ctl, INFLIGHT) !== 0; i++) sleepSync(1);
     this.claim.release(this.lastTick());
-  }
-
-  /** Empties this thread's run, so the next call goes to the shared state. */
-  private dropRun(): void {
-    this.runNext = 1;
-    this.runEnd = 0;
   }
 
   /**
@@ -199,7 +187,8 @@ export class SharedTicks {
     // What is left of the run is lost (its tick ended or the clock stepped back): a share
     // that matters to the tick's capacity halves the next runs.
     if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);
-    this.dropRun();
+    this.runNext = 1;
+    this.runEnd = 0;
     Atomics.add(ctl, INFLIGHT, 1);
     try {
       if (this.detached || Atomics.load(ctl, CLOSED) !== 0) {
@@ -218,7 +207,7 @@ export class SharedTicks {
         const seq = Number(old & this.seqMask);
         const hw = Number(Atomics.load(cells, WALL_CELL));
         const now = clock.now();
-        const w = this.tickOf(now);
+        const w = Math.floor((now - this.epochMs) / this.unitMs);
         let tick: number;
         let first: number;
         if (w > lastTick && w >= hw && w <= this.maxTick) {
