@@ -56,13 +56,19 @@ export class LocalTicks {
 
   /**
    * @internal Takes `claim` and starts so that the first value's tick is after the lease floor and after a previous holder
-   * of this node ID in this process: (floor - 1, maxSeq) is "used up". Then hands the lease the high-water mark.
+   * of this node ID in this process: (floor - 1, maxSeq) is "used up". Then hands the lease the high-water mark
+   * (if the lease refuses, the claim is freed first).
    */
   start(claim: NodeClaim): void {
     this.claim = claim;
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, claim.previousTick);
     this.seq = this.maxSeq;
-    this.planner.attach(claim, () => this.lastIssuedUnixMs);
+    try {
+      this.lease?.attach(() => this.lastIssuedUnixMs);
+    } catch (e) {
+      claim.release(claim.previousTick);
+      throw e;
+    }
   }
 
   /**

@@ -1,7 +1,6 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
-import type { NodeClaim } from './memory-claims.js';
 import type { Layout } from '../layout/layout.js';
 import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
@@ -91,16 +90,6 @@ export class TickPlanner {
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
-  }
-
-  /** Hands the lease the generator's high-water mark; if the lease refuses, frees the generator's `claim` first. */
-  attach(claim: NodeClaim, highWater: () => number): void {
-    try {
-      this.source?.attach(highWater);
-    } catch (e) {
-      claim.release(claim.previousTick);
-      throw e;
-    }
   }
 
   /** The counters, with `issued` counted by the generator. */
@@ -359,18 +348,16 @@ export class TickPlanner {
     );
   }
 
-  /** The error for a tick past the layout's end of life. */
-  expired(tick: number): FlurryError {
-    const l = this.layout;
-    return new FlurryError(
-      ErrorCode.LAYOUT_EXPIRED,
-      `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
-      { expiresAt: l.expiresAt.toISOString(), tick },
-    );
-  }
-
+  /** `(tick, startSeq())`, or `FLURRY_E_LAYOUT_EXPIRED` for a tick past the layout's end of life. */
   private issueNew(tick: number, borrowed: boolean): Decision {
-    if (tick > this.maxTick) throw this.expired(tick);
+    const l = this.layout;
+    if (tick > this.maxTick) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_EXPIRED,
+        `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
+        { expiresAt: l.expiresAt.toISOString(), tick },
+      );
+    }
     return { wait: false, tick, seq: this.startSeq(), borrowed };
   }
 
