@@ -54,7 +54,7 @@ export class Generator extends LocalTicks {
     if (node === undefined) {
       throw new FlurryError(
         ErrorCode.NODE_OUT_OF_RANGE,
-        `A generator needs its node ID: pass node (${describeNodeFields(layout)}) or a registry lease.`,
+        `A generator needs its node ID: pass node (${layout.nodeFields.map((f) => `${f.name} 0..${f.max}`).join(', ') || '{} for this layout'}) or a registry lease.`,
         {},
       );
     }
@@ -152,10 +152,4 @@ export class Generator extends LocalTicks {
 function sameNode(a: Record<string, number>, b: Readonly<Record<string, number>>): boolean {
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
-}
-
-function describeNodeFields(layout: Layout): string {
-  return layout.nodeFields.length
-    ? layout.nodeFields.map((f) => `${f.name} 0..${f.max}`).join(', ')
-    : '{} for this layout';
 }
