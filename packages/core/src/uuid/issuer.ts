@@ -141,10 +141,6 @@ export abstract class UuidIssuer {
     this.ticks.close();
   }
 
-  private advance(): number {
-    return this.ticks.advance(1);
-  }
-
   /**
    * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
    * the clock once per run of sequence numbers, not once per UUID.
@@ -172,7 +168,7 @@ export abstract class UuidIssuer {
 
   /** The next UUID as its canonical lowercase string. */
   next(): string {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.canonical();
   }
 
@@ -183,13 +179,13 @@ export abstract class UuidIssuer {
 
   /** The next UUID as 16 bytes (network order), written into `out` at byte `at` when given. */
   nextBytes(out?: Uint8Array, at = 0): Uint8Array {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bytes(out ?? new Uint8Array(16), at);
   }
 
   /** The next UUID as a 128-bit `bigint`. */
   nextBigInt(): bigint {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bigint();
   }
 
@@ -207,7 +203,7 @@ export abstract class UuidIssuer {
     if (form === 'bytes') return this.nextBytes();
     if (form === 'bigint') return this.nextBigInt();
     if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN before issuing
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     if (form === 'base32') return base32Of([this.w0, this.w1, this.w2, this.w3]);
     return formOf([this.w0, this.w1, this.w2, this.w3], form);
   }
