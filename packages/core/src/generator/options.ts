@@ -91,31 +91,29 @@ export type ResolvedPolicy = ReturnType<typeof resolvePolicy>;
 
 /** Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`). */
 export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>) {
-  const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
-  if (onExhausted !== 'wait' && onExhausted !== 'borrow')
-    throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");
-  const onClockBackwards = opts.onClockBackwards ?? GENERATOR_DEFAULTS.onClockBackwards;
-  if (onClockBackwards !== 'tolerate' && onClockBackwards !== 'wait' && onClockBackwards !== 'throw') {
-    throw badOption('onClockBackwards', onClockBackwards, "'tolerate', 'wait' or 'throw'");
-  }
-  const sequenceStart = opts.sequenceStart ?? GENERATOR_DEFAULTS.sequenceStart;
-  if (sequenceStart !== 'zero' && sequenceStart !== 'random')
-    throw badOption('sequenceStart', sequenceStart, "'zero' or 'random'");
-  return {
-    onExhausted,
-    onClockBackwards,
-    sequenceStart,
-    maxBorrowMs: bound('maxBorrowMs', opts.maxBorrowMs, GENERATOR_DEFAULTS.maxBorrowMs),
-    maxBackwardsWaitMs: bound('maxBackwardsWaitMs', opts.maxBackwardsWaitMs, GENERATOR_DEFAULTS.maxBackwardsWaitMs),
-    highWaterWaitMs: bound('highWaterWaitMs', opts.highWaterWaitMs, GENERATOR_DEFAULTS.highWaterWaitMs),
+  const choice = <T extends string>(k: 'onExhausted' | 'onClockBackwards' | 'sequenceStart', allowed: readonly T[]) => {
+    const v = (opts[k] ?? GENERATOR_DEFAULTS[k]) as T;
+    if (!allowed.includes(v)) {
+      const list = allowed.map((a) => `'${a}'`).join(', ');
+      throw badOption(k, v, list.replace(/, (?=[^,]*$)/, ' or '));
+    }
+    return v;
   };
-}
-
-function bound(name: string, v: number | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
-    throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
-  return v;
+  const ms = (k: 'maxBorrowMs' | 'maxBackwardsWaitMs' | 'highWaterWaitMs'): number => {
+    const v = opts[k];
+    if (v === undefined) return GENERATOR_DEFAULTS[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
+      throw badOption(k, v, 'a number of milliseconds from 0 to 3600000');
+    return v;
+  };
+  return {
+    onExhausted: choice('onExhausted', ['wait', 'borrow']),
+    onClockBackwards: choice('onClockBackwards', ['tolerate', 'wait', 'throw']),
+    sequenceStart: choice('sequenceStart', ['zero', 'random']),
+    maxBorrowMs: ms('maxBorrowMs'),
+    maxBackwardsWaitMs: ms('maxBackwardsWaitMs'),
+    highWaterWaitMs: ms('highWaterWaitMs'),
+  };
 }
 
 /** Whether the host is little-endian (`fill` may then write an ID's two 32-bit halves). */

@@ -7,7 +7,7 @@
 import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
-import { optionNames } from '../known-options.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { badOption, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
 
@@ -16,8 +16,7 @@ export interface FromStateOptions {
   clock?: Clock;
   onEvent?: (e: GeneratorEvent) => void;
 }
-/** The keys of {@link FromStateOptions}. */
-export const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
+const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
@@ -41,9 +40,10 @@ const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 
 /**
  * The shared buffer of a posted state, or `FLURRY_E_INVALID_OPTION` naming `what` when
- * `state` is not one of kind `kind`.
+ * `state` is not one of kind `kind` (after checking the keys of `opts`).
  */
-export function sharedBuffer(state: unknown, kind: string, what: string): SharedArrayBuffer {
+export function sharedBuffer(state: unknown, kind: string, what: string, opts: FromStateOptions): SharedArrayBuffer {
+  assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, `${what}.fromState options`);
   const s = state as { kind?: unknown; buffer?: unknown } | null;
   if (
     s === null ||
@@ -63,7 +63,7 @@ export function sharedBuffer(state: unknown, kind: string, what: string): Shared
  * end of a run of that tick's sequence values with one compare-and-swap: the state only
  * ever increases, and each run is won by exactly one thread, which then hands out
  * `runNext..runEnd` of `runTick` without touching shared memory while the wall tick stays
- * in `runWall..runTick` (see {@link holds}). The creating handle (given a claim key) holds
+ * in `runWall..runTick` (see {@link advance}). The creating handle (given a claim key) holds
  * the process-wide node claim.
  */
 export class SharedTicks {
@@ -76,6 +76,8 @@ export class SharedTicks {
   runNext = 1;
   runEnd = 0;
   runWall = Number.POSITIVE_INFINITY;
+  /** Values this handle issued. */
+  issued = 0;
 
   private readonly cells: BigInt64Array;
   private readonly clock: Clock;
@@ -100,6 +102,7 @@ export class SharedTicks {
     clock: Clock,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     attach: SharedArrayBuffer | { key: string; describe: string },
+    private readonly onTick: (tick: number) => void,
   ) {
     this.clock = clock;
     this.planner = new TickPlanner(plan, policy, clock, undefined, onEvent);
@@ -129,26 +132,34 @@ export class SharedTicks {
   }
 
   /** Unix ms of {@link lastTick} (0 before the first ID). */
-  lastIssuedUnixMs(): number {
+  get lastIssuedUnixMs(): number {
     const t = this.lastTick();
     return t < 0 ? 0 : this.epochMs + t * this.unitMs;
   }
 
-  /** This handle's counters, `issued` counted by the caller. */
-  stats(issued: number): GeneratorStats {
-    return this.planner.stats(issued);
+  /** This handle's counters. */
+  get stats(): GeneratorStats {
+    return this.planner.stats(this.issued);
   }
 
-  /** The wall tick of Unix ms `now`. */
-  tickOf(now: number): number {
-    return Math.floor((now - this.epochMs) / this.unitMs);
+  /**
+   * The next sequence value of this thread's run, first winning a new run (for up to `want` values) if it has none
+   * left for the wall tick (`SharedGenerator.next()` inlines the same test).
+   */
+  advance(want = 1): number {
+    const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+    const run = this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall;
+    if (!run || Atomics.load(this.ctl, CLOSED) !== 0) this.reserve(want);
+    this.issued++;
+    return this.runNext++;
   }
 
-  /** Whether this thread's run has values left for wall tick `w` (the callers' next() inline the same test). */
-  holds(w: number): boolean {
-    return (
-      this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0
-    );
+  /** Takes up to `more` further values of this thread's run; returns the last one taken. */
+  take(more: number): number {
+    const end = Math.min(this.runEnd, this.runNext - 1 + more);
+    this.issued += end - this.runNext + 1;
+    this.runNext = end + 1;
+    return end;
   }
 
   /**
@@ -158,30 +169,26 @@ export class SharedTicks {
   close(): void {
     if (this.detached) return;
     this.detached = true;
-    this.dropRun();
+    this.runNext = 1;
+    this.runEnd = 0;
     if (!this.claim) return;
     Atomics.store(this.ctl, CLOSED, 1);
     for (let i = 0; i < 2000 && Atomics.load(this.ctl, INFLIGHT) !== 0; i++) sleepSync(1);
     this.claim.release(this.lastTick());
   }
 
-  /** Empties this thread's run, so the next call goes to the shared state. */
-  private dropRun(): void {
-    this.runNext = 1;
-    this.runEnd = 0;
-  }
-
   /**
    * Wins a new run for this thread (dropping what is left of the old one): at least one
    * and at most `want` values plus the adaptive run size of one tick's sequence, after
-   * every value any thread has won so far. Returns whether `runTick` changed.
+   * every value any thread has won so far, calling `onTick` when `runTick` changes.
    */
-  reserve(want: number): boolean {
+  reserve(want: number): void {
     const ctl = this.ctl;
     // What is left of the run is lost (its tick ended or the clock stepped back): a share
     // that matters to the tick's capacity halves the next runs.
     if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);
-    this.dropRun();
+    this.runNext = 1;
+    this.runEnd = 0;
     Atomics.add(ctl, INFLIGHT, 1);
     try {
       if (this.detached || Atomics.load(ctl, CLOSED) !== 0) {
@@ -200,7 +207,7 @@ export class SharedTicks {
         const seq = Number(old & this.seqMask);
         const hw = Number(Atomics.load(cells, WALL_CELL));
         const now = clock.now();
-        const w = this.tickOf(now);
+        const w = Math.floor((now - this.epochMs) / this.unitMs);
         let tick: number;
         let first: number;
         if (w > lastTick && w >= hw && w <= this.maxTick) {
@@ -245,7 +252,8 @@ export class SharedTicks {
         this.runWall = w;
         this.runNext = first;
         this.runEnd = last;
-        return changed;
+        if (changed) this.onTick(tick);
+        return;
       }
       throw new FlurryError(
         ErrorCode.SEQUENCE_EXHAUSTED,

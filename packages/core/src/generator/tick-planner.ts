@@ -1,7 +1,6 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
-import type { NodeClaim } from './memory-claims.js';
 import type { Layout } from '../layout/layout.js';
 import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
@@ -91,16 +90,6 @@ export class TickPlanner {
   claimNow(): NodeLease | undefined {
     const l = this.source;
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
-  }
-
-  /** Hands the lease the generator's high-water mark; if the lease refuses, frees the generator's `claim` first. */
-  attach(claim: NodeClaim, highWater: () => number): void {
-    try {
-      this.source?.attach(highWater);
-    } catch (e) {
-      claim.release(claim.previousTick);
-      throw e;
-    }
   }
 
   /** The counters, with `issued` counted by the generator. */
@@ -287,7 +276,7 @@ export class TickPlanner {
    * the sub-millisecond remainder; on any other clock it calls `clock.sleep`.
    */
   wait(d: Extract<Decision, { wait: true }>, tick: number): void {
-    if (this.nonBlocking) throw this.cannotWait(d, tick);
+    if (this.nonBlocking) throw this.stuck(d, this.clock.now(), tick, true);
     const clock = this.clock;
     const t0 = clock.monotonic();
     if (this.spin) {
@@ -317,40 +306,30 @@ export class TickPlanner {
   }
 
   /**
-   * The error once the wall clock has not moved at all across {@link STUCK_ROUNDS}
-   * consecutive waits (a frozen time source): the coded error of the wait's reason.
+   * The coded error of a wait's reason instead of the wait: once the wall clock has not moved at all across
+   * {@link STUCK_ROUNDS} consecutive waits (a frozen time source), or at once (no sleep, no spin) on a clock that
+   * cannot block ({@link Clock.nonBlocking}).
    */
-  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number): FlurryError {
-    const why = `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
-    if (d.reason === 'backwards') return this.backwardsError(d.byMs, `waiting for it to catch up failed: ${why}`);
-    if (d.reason === 'high-water') {
-      return new FlurryError(
-        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock is behind this node's high-water mark and ${why}`,
-        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
-      );
+  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number, cannotBlock = false): FlurryError {
+    const why = cannotBlock
+      ? `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`
+      : `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
+    if (d.reason === 'backwards') {
+      const then = cannotBlock ? `${why}; retry after an await, when the clock has caught up` : '';
+      return this.backwardsError(d.byMs, then || `waiting for it to catch up failed: ${why}`);
     }
-    return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `The sequence of tick ${lastTick} is used up and ${why}`, {
-      tick: lastTick,
-      nowMs: now,
-    });
-  }
-
-  /**
-   * The error instead of a wait on a clock that cannot block ({@link Clock.nonBlocking}): the coded error of the
-   * wait's reason, thrown at once (no sleep, no spin).
-   */
-  private cannotWait(d: Extract<Decision, { wait: true }>, lastTick: number): FlurryError {
-    const now = this.clock.now();
-    const why = `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`;
-    if (d.reason === 'backwards')
-      return this.backwardsError(d.byMs, `${why}; retry after an await, when the clock has caught up`);
     if (d.reason === 'high-water') {
-      return new FlurryError(
-        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock is ${Math.ceil(d.byMs)} ms behind this node's high-water mark and ${why}; retry after an await, or fix the clock.`,
-        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
-      );
+      const msg = cannotBlock
+        ? `The clock is ${Math.ceil(d.byMs)} ms behind this node's high-water mark and ${why}; retry after an await, or fix the clock.`
+        : `The clock is behind this node's high-water mark and ${why}`;
+      return new FlurryError(ErrorCode.CLOCK_BEHIND_HIGH_WATER, msg, {
+        nowMs: now,
+        notBeforeMs: this.lease?.notBeforeMs,
+      });
+    }
+    if (!cannotBlock) {
+      const msg = `The sequence of tick ${lastTick} is used up and ${why}`;
+      return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, msg, { tick: lastTick, nowMs: now });
     }
     return new FlurryError(
       ErrorCode.SEQUENCE_EXHAUSTED,
@@ -359,18 +338,16 @@ export class TickPlanner {
     );
   }
 
-  /** The error for a tick past the layout's end of life. */
-  expired(tick: number): FlurryError {
-    const l = this.layout;
-    return new FlurryError(
-      ErrorCode.LAYOUT_EXPIRED,
-      `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
-      { expiresAt: l.expiresAt.toISOString(), tick },
-    );
-  }
-
+  /** `(tick, startSeq())`, or `FLURRY_E_LAYOUT_EXPIRED` for a tick past the layout's end of life. */
   private issueNew(tick: number, borrowed: boolean): Decision {
-    if (tick > this.maxTick) throw this.expired(tick);
+    const l = this.layout;
+    if (tick > this.maxTick) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_EXPIRED,
+        `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
+        { expiresAt: l.expiresAt.toISOString(), tick },
+      );
+    }
     return { wait: false, tick, seq: this.startSeq(), borrowed };
   }
 

@@ -173,12 +173,9 @@ export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number
 }
 
 function formatError(name: string, value: unknown, allowed: string): FlurryError {
-  return new FlurryError(
-    ErrorCode.INVALID_OPTION,
-    `Option ${name} = ${String(value)} is not allowed; use ${allowed}.`,
-    {
-      option: name,
-      value: String(value),
-    },
-  );
+  const v = String(value);
+  return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${v} is not allowed; use ${allowed}.`, {
+    option: name,
+    value: v,
+  });
 }

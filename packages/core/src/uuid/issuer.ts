@@ -1,12 +1,13 @@
 /**
  * {@link UuidIssuer}: what {@link UuidGenerator} (one thread) and {@link SharedUuidGenerator}
  * (worker threads) share: composing a UUID's four words from a millisecond, a sequence, the
- * node and random fill, and writing them in every form. The subclasses decide which
- * `(millisecond, sequence)` comes next.
+ * node and random fill, and writing them in every form. The subclasses give it the source of
+ * `(millisecond, sequence)`: a `LocalTicks` or a `SharedTicks`.
  */
 import { asciiBuffer, asciiText } from '#platform';
-import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
+import { LITTLE_ENDIAN, badOption, checkCount, checkFill, type GeneratorStats } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
+import type { TickRuns } from '../generator/tick-ids.js';
 import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
 import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
 import { randomFill } from '../random.js';
@@ -68,6 +69,8 @@ export abstract class UuidIssuer {
   readonly format: UuidFormat;
   /** The node ID issued under now. */
   protected nodeNow: number;
+  /** Set by the subclass's constructor; it calls {@link setTick} at each new millisecond. */
+  protected ticks!: TickRuns;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
@@ -116,14 +119,44 @@ export abstract class UuidIssuer {
     this.nodeNow = node;
   }
 
-  /** Reserves the next `(millisecond, sequence)`, calling {@link setTick} at a new millisecond; returns the sequence. */
-  protected abstract advance(): number;
+  /**
+   * Unix ms of the highest millisecond issued (by any thread of a shared generator; borrowed ones included): the
+   * high-water mark a registry records. Before the first UUID: the lease's `notBeforeMs`, or 0.
+   */
+  get lastIssuedUnixMs(): number {
+    return this.ticks.lastIssuedUnixMs;
+  }
+
+  /** Counters (of this handle, for a shared generator): UUIDs issued, waits, clock steps back seen, borrowed ms. */
+  get stats(): GeneratorStats {
+    return this.ticks.stats;
+  }
+
+  /**
+   * Stops issuing and frees the node ID for another generator in this process (which then starts after this one's
+   * last millisecond); idempotent, later calls throw `FLURRY_E_GENERATOR_CLOSED`. A shared generator's creating
+   * handle stops every handle (up to 2 s for calls in flight); a handle from `fromState` detaches only itself.
+   */
+  close(): void {
+    this.ticks.close();
+  }
 
   /**
    * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
    * the clock once per run of sequence numbers, not once per UUID.
    */
-  protected abstract produce(count: number, emit: (k: number) => void): void;
+  private produce(count: number, emit: (k: number) => void): void {
+    const t = this.ticks;
+    let k = 0;
+    while (k < count) {
+      const first = t.advance(count - k);
+      const end = t.take(count - k - 1);
+      for (let s = first; s <= end; s++) {
+        this.compose(s);
+        emit(k++);
+      }
+    }
+  }
 
   /** Makes millisecond `tick` the one {@link compose} writes. */
   protected setTick(tick: number): void {
@@ -135,7 +168,7 @@ export abstract class UuidIssuer {
 
   /** The next UUID as its canonical lowercase string. */
   next(): string {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.canonical();
   }
 
@@ -146,13 +179,13 @@ export abstract class UuidIssuer {
 
   /** The next UUID as 16 bytes (network order), written into `out` at byte `at` when given. */
   nextBytes(out?: Uint8Array, at = 0): Uint8Array {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bytes(out ?? new Uint8Array(16), at);
   }
 
   /** The next UUID as a 128-bit `bigint`. */
   nextBigInt(): bigint {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bigint();
   }
 
@@ -170,7 +203,7 @@ export abstract class UuidIssuer {
     if (form === 'bytes') return this.nextBytes();
     if (form === 'bigint') return this.nextBigInt();
     if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN before issuing
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     if (form === 'base32') return base32Of([this.w0, this.w1, this.w2, this.w3]);
     return formOf([this.w0, this.w1, this.w2, this.w3], form);
   }
@@ -204,7 +237,7 @@ export abstract class UuidIssuer {
   }
 
   /** The words of the UUID of sequence `seq` in the millisecond of the last {@link setTick}, with fresh random fill. */
-  protected compose(seq: number): void {
+  private compose(seq: number): void {
     const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
     const ext = seq - hi * this.extSize;
     if (cursor.at > POOL_WORDS - 2) refill();
