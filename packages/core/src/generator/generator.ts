@@ -29,7 +29,6 @@ export class Generator extends LocalTicks {
   readonly layout: Layout;
 
   private readonly ids: TickIds;
-  /** `ids.step`, read by every next(). */
   private readonly seqStep: bigint;
   /** The last ID `next()` returned and its sequence number, both of the current tick (`lastSeq` is -2 after a tick change). */
   private lastId = 0n;
@@ -79,9 +78,7 @@ export class Generator extends LocalTicks {
     const unit = this.unitMs;
     const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) {
-      // Common case: the next sequence number of the current tick. When the previous ID of
-      // this tick came from next() too, it is that ID plus one sequence step (one bigint
-      // operation instead of two); `lastSeq` is reset whenever the tick (the base) changes.
+      // The previous ID of this tick plus one step (one bigint operation); `lastSeq` is -2 after a tick change.
       const s = ++this.seq;
       this.issued++;
       if (s === this.lastSeq + 1) {
@@ -120,10 +117,7 @@ export class Generator extends LocalTicks {
     return out;
   }
 
-  /**
-   * Writes `count` increasing IDs into `target` from `offset` (default: to the end) and
-   * returns `count`. Reads the clock once per tick, not once per ID.
-   */
+  /** Writes `count` increasing IDs into `target` from `offset` (default: to the end); one clock read per tick. */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
     return this.ids.fill(this, target, offset, count);
   }

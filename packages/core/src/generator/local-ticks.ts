@@ -1,7 +1,4 @@
-/**
- * {@link LocalTicks}: the `(tick, sequence)` state of a one-thread generator ({@link Generator}, `UuidGenerator`)
- * and its rare paths (a new tick, the planner's decisions and waits, following a lease, closing).
- */
+/** {@link LocalTicks}: the `(tick, sequence)` state of a one-thread generator and its rare paths. */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
@@ -54,11 +51,7 @@ export class LocalTicks {
     this.maxTick = plan.maxTick;
   }
 
-  /**
-   * @internal Takes `claim` and starts so that the first value's tick is after the lease floor and after a previous holder
-   * of this node ID in this process: (floor - 1, maxSeq) is "used up". Then hands the lease the high-water mark
-   * (if the lease refuses, the claim is freed first).
-   */
+  /** @internal Takes `claim`, starting after the lease floor and a previous holder here; then attaches the lease. */
   start(claim: NodeClaim): void {
     this.claim = claim;
     this.lastTick = Math.max(-1, this.planner.floorTick - 1, claim.previousTick);
@@ -71,10 +64,7 @@ export class LocalTicks {
     }
   }
 
-  /**
-   * Unix ms of the highest tick issued (borrowed ticks included): the high-water mark a
-   * registry records. Before the first ID: the lease's `notBeforeMs` (or 0 without one).
-   */
+  /** Unix ms of the highest tick issued (borrowed too): the high-water mark; before the first, `notBeforeMs` or 0. */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
     if (!Number.isFinite(tick)) return this.planner.lease?.notBeforeMs ?? 0;
@@ -86,16 +76,11 @@ export class LocalTicks {
     return this.planner.stats(this.issued);
   }
 
-  /**
-   * Stops issuing and frees the node ID for another generator in this process (which
-   * then starts after this one's last tick). Idempotent; later calls throw
-   * `FLURRY_E_GENERATOR_CLOSED`.
-   */
+  /** Stops issuing and frees the node ID (its next holder here starts after the last tick); idempotent. */
   close(): void {
     if (this.closed) return;
     this.finalTick = this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
     this.closed = true;
-    // Route every later call to the slow path, which throws GENERATOR_CLOSED.
     this.lastTick = Number.POSITIVE_INFINITY;
     this.seq = this.maxSeq;
     this.claim.release(this.finalTick);
@@ -143,12 +128,10 @@ export class LocalTicks {
     this.onTick(tick);
   }
 
-  /** At a new tick (before its first value is composed). */
   protected onTick(tick: number): void {
     this.hooks!.onTick(tick);
   }
 
-  /** See {@link TickHooks.switchNode}. */
   protected switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined {
     return this.hooks!.switchNode(node);
   }

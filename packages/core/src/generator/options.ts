@@ -1,8 +1,4 @@
-/**
- * Generator options, events and their defaults. The defaults and why (a generator that rides out everyday NTP
- * steps without a duplicate: `tolerate`, borrowing up to `maxBorrowMs`; `wait` on exhaustion so IDs carry the real
- * time): docs/clocks.md.
- */
+/** Generator options, events and their defaults (why these defaults: docs/clocks.md). */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { optionNames, type OptionNames } from '../known-options.js';
@@ -18,10 +14,7 @@ export type BackwardsPolicy = 'tolerate' | 'wait' | 'throw';
 /** How each tick's sequence starts. */
 export type SequenceStart = 'zero' | 'random';
 
-/**
- * Options of {@link Generator} and {@link SharedGenerator}; see the module notes for the
- * defaults and why they were chosen.
- */
+/** Options of {@link Generator} and {@link SharedGenerator} (defaults: {@link GENERATOR_DEFAULTS}, docs/clocks.md). */
 export interface GeneratorOptions {
   layout: Layout | LayoutSpec | PresetName;
   /** Node field values; required unless `lease` is given (then `lease.node` is used). */
@@ -40,7 +33,7 @@ export interface GeneratorOptions {
   onEvent?: (e: GeneratorEvent) => void;
 }
 
-/** The keys of {@link GeneratorOptions} other than `layout` and `node`: the clock and lease policies every generator takes. */
+/** The keys of {@link GeneratorOptions} but `layout` and `node`: the policies every generator takes. */
 export const POLICY_NAMES = {
   lease: true,
   clock: true,
@@ -83,10 +76,7 @@ export const GENERATOR_DEFAULTS = Object.freeze({
   stallLimitMs: 2000,
 });
 
-/**
- * Options after defaults and validation (the shape both generators and the shared
- * generator's posted state use).
- */
+/** Options after defaults and validation (also in a shared generator's posted state). */
 export type ResolvedPolicy = ReturnType<typeof resolvePolicy>;
 
 /** Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`). */
@@ -118,10 +108,9 @@ export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>) {
 
 /** Whether the host is little-endian (`fill` may then write an ID's two 32-bit halves). */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** The largest count one `batch`/`fill` call accepts. */
 const MAX_BATCH = 10_000_000;
 
-/** Refuses a `batch` count that is not a whole number from 0 to {@link MAX_BATCH}. */
+/** Refuses a `batch` count that is not a whole number from 0 to MAX_BATCH. */
 export function checkCount(count: number): void {
   if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
     throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);

@@ -15,10 +15,7 @@ import {
 import { CLOSED, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
 import { TickIds } from './tick-ids.js';
 
-/**
- * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
- * and the `SharedArrayBuffer`).
- */
+/** What a {@link SharedGenerator} posts to worker threads (structured-cloneable). */
 export interface SharedGeneratorState {
   readonly kind: 'flurry-shared-generator';
   readonly layout: LayoutSpec;
@@ -27,11 +24,7 @@ export interface SharedGeneratorState {
   readonly buffer: SharedArrayBuffer;
 }
 
-/**
- * Options of {@link SharedGenerator}: those of {@link Generator} without `lease` (a lease's
- * deadline lives on one thread's monotonic clock and cannot be shared; give each thread
- * pool its own leased node instead).
- */
+/** Options of {@link SharedGenerator}: {@link Generator}'s without `lease` (its deadline is one thread's). */
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 
 /**
@@ -61,7 +54,6 @@ export class SharedGenerator {
   private readonly epochMs: number;
   private readonly unitMs: number;
   private readonly clock: Clock;
-  /** `ids.step`, read by every next(). */
   private readonly seqStep: bigint;
   /** The last ID next() returned and its sequence (-2 after a new run), so the next is one addition. */
   private lastId = 0n;
@@ -113,16 +105,7 @@ export class SharedGenerator {
     });
   }
 
-  /**
-   * Attaches to a shared generator from its posted {@link SharedGeneratorState} (in a
-   * worker thread). `clock` and `onEvent` are per thread.
-   *
-   * @example
-   * ```ts
-   * import { workerData } from 'node:worker_threads';
-   * const gen = SharedGenerator.fromState(workerData);
-   * ```
-   */
+  /** Attaches to a shared generator from its posted state (in a worker); `clock` and `onEvent` are per thread. */
   static fromState(state: SharedGeneratorState, opts: FromStateOptions = {}): SharedGenerator {
     const buffer = sharedBuffer(state, 'flurry-shared-generator', 'SharedGenerator', opts);
     return new SharedGenerator(
@@ -141,10 +124,7 @@ export class SharedGenerator {
     return this.ticks.lastIssuedUnixMs;
   }
 
-  /**
-   * The next ID: from this thread's run while the wall clock stays in its tick, else from
-   * a new run won on the shared state.
-   */
+  /** The next ID: from this thread's run while the wall clock stays in its tick, else from a new run. */
   next(): bigint {
     const now = this.clock.now();
     const unit = this.unitMs;
@@ -186,10 +166,7 @@ export class SharedGenerator {
     return this.batch(count).map(String);
   }
 
-  /**
-   * Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per
-   * run of sequence values.
-   */
+  /** Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per run. */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
     try {
       return this.ids.fill(this.ticks, target, offset, count);

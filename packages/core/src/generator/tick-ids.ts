@@ -4,7 +4,7 @@ import { LITTLE_ENDIAN, checkFill, type GeneratorStats } from './options.js';
 
 /** Where a generator's values come from: runs of one tick's sequence values (`LocalTicks`, `SharedTicks`). */
 export interface TickRuns {
-  /** Reserves the next value (a shared source wins a run for up to `want`; at a new tick it calls `onTick`) and returns its sequence. */
+  /** Reserves the next value (a shared source wins a run for up to `want`), calling `onTick` at a new tick; returns its sequence. */
   advance(want: number): number;
   /** Reserves up to `more` further values of the same tick; returns the last sequence reserved. */
   take(more: number): number;
@@ -23,7 +23,7 @@ export class TickIds {
   readonly step: bigint;
   private readonly shift: bigint;
   private readonly tsShift: bigint;
-  /** `2^sequenceShift` when the sequence lies inside the low 32 bits on a little-endian host (`fill` then writes halves), else 0. */
+  /** `2^sequenceShift` when the sequence lies in the low 32 bits on a little-endian host (`fill` writes halves), else 0. */
   private readonly mul: number;
 
   constructor(

@@ -6,36 +6,23 @@ import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type Reso
 
 /** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
 const SPIN_LIMIT = 100_000;
-/**
- * Consecutive waits across which the wall clock did not change at all before a call
- * gives up (each is at least one bounded spin or one `clock.sleep`, so this ends a
- * frozen clock within about a second, even when monotonic time is frozen too).
- */
+/** Consecutive waits without any wall-clock change before a call gives up (a frozen clock ends within about 1 s). */
 export const STUCK_ROUNDS = 250;
 
-/**
- * The part of a {@link Layout} the planner reads (a `Layout` satisfies it): the UUIDv7
- * generator, whose 128-bit format is no 64-bit layout, plans with the same policies
- * through an object of this shape.
- */
+/** The part of a {@link Layout} the planner reads; the UUIDv7 generators pass an object of this shape. */
 export type PlannerLayout = Pick<
   Layout,
   'name' | 'epochMs' | 'unitMs' | 'maxSequence' | 'maxTick' | 'sequenceBits' | 'timestampBits' | 'expiresAt'
 >;
 
-/**
- * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
- * and ask again.
- */
+/** A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs` and ask again. */
 export type Decision =
   | { wait: false; tick: number; seq: number; borrowed: boolean }
   | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
 
 /**
- * The rare-path decisions of one generator instance (one per thread for a shared generator): a new tick, sequence
- * exhaustion, a clock stepped back, a lease's deadlines and floor, and the waits they need, so the policies behave
- * the same in every generator. The invariant every answer keeps: the `(tick, sequence)` it returns is strictly
- * greater than the one passed in, so IDs strictly increase and never repeat.
+ * The rare-path decisions of one generator (per thread for a shared one): new ticks, exhaustion, clock steps, lease
+ * deadlines and floor, waits. Invariant: the `(tick, sequence)` returned is strictly greater than the one passed in.
  */
 export class TickPlanner {
   exhaustedWaits = 0;
@@ -115,12 +102,9 @@ export class TickPlanner {
   }
 
   /**
-   * Throws `FLURRY_E_LEASE_EXPIRED` (after a `fenced` event) once either fencing deadline
-   * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
-   * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
-   * about to issue with, so the hot path reads the wall clock once.
-   * Past them, a newer claim of the lease (re-acquired, maybe as another node) is followed
-   * at a new tick above the generator's last ID (see `NodeLease`); none: it refuses.
+   * Past either fencing deadline (monotonic `deadline`, or `wallDeadline` at the reading `now` the caller issues with),
+   * follows a newer claim of the lease at a new tick, else throws `FLURRY_E_LEASE_EXPIRED` after a `fenced` event.
+   * See docs/node-ids.md#fencing-two-deadlines.
    */
   checkDeadline(now: number): void {
     const lease = this.lease;
@@ -169,11 +153,7 @@ export class TickPlanner {
     );
   }
 
-  /**
-   * Decides the next `(tick, seq)` after `(lastTick, seq)` given the wall clock, or a wait.
-   * `highWall`/`highWallMs` are the highest wall tick / Unix ms seen before this reading;
-   * `elapsedMs` is how long this call has already waited. Throws the coded errors.
-   */
+  /** The next `(tick, seq)` after `(lastTick, seq)`, or a wait; `highWall(Ms)` as seen before, `elapsedMs` waited so far. */
   decide(
     now: number,
     w: number,
@@ -270,11 +250,7 @@ export class TickPlanner {
     return { wait: true, untilMs: targetMs, reason: 'exhausted', byMs };
   }
 
-  /**
-   * Blocks until the wall clock reaches `untilMs` (or steps back), then reports the wait.
-   * On the real clock: sleeps whole milliseconds with `Atomics.wait` and spins only for
-   * the sub-millisecond remainder; on any other clock it calls `clock.sleep`.
-   */
+  /** Blocks until the wall clock reaches `untilMs` or steps back (whole ms asleep, the rest spinning), then reports it. */
   wait(d: Extract<Decision, { wait: true }>, tick: number): void {
     if (this.nonBlocking) throw this.stuck(d, this.clock.now(), tick, true);
     const clock = this.clock;
@@ -287,9 +263,7 @@ export class TickPlanner {
         clock.sleep(Math.floor(remaining) - 1);
         now = Date.now();
       }
-      // Sub-millisecond remainder: spin on the clock, leaving if it steps back, and
-      // after SPIN_LIMIT reads (a clock that does not move at all; the caller counts
-      // such rounds and gives up, see STUCK_ROUNDS).
+      // Spin out the sub-millisecond rest, leaving on a step back or after SPIN_LIMIT reads (see STUCK_ROUNDS).
       for (let i = 0; now < d.untilMs && now >= start && i < SPIN_LIMIT; i++) now = Date.now();
     } else {
       clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
@@ -305,11 +279,7 @@ export class TickPlanner {
     }
   }
 
-  /**
-   * The coded error of a wait's reason instead of the wait: once the wall clock has not moved at all across
-   * {@link STUCK_ROUNDS} consecutive waits (a frozen time source), or at once (no sleep, no spin) on a clock that
-   * cannot block ({@link Clock.nonBlocking}).
-   */
+  /** The coded error of a wait that cannot end: a clock frozen for STUCK_ROUNDS waits, or one that cannot block. */
   stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number, cannotBlock = false): FlurryError {
     const why = cannotBlock
       ? `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`

@@ -1,9 +1,4 @@
-/**
- * {@link UuidIssuer}: what {@link UuidGenerator} (one thread) and {@link SharedUuidGenerator}
- * (worker threads) share: composing a UUID's four words from a millisecond, a sequence, the
- * node and random fill, and writing them in every form. The subclasses give it the source of
- * `(millisecond, sequence)`: a `LocalTicks` or a `SharedTicks`.
- */
+/** {@link UuidIssuer}: the UUID words and forms both UUID generators compose over their tick source. */
 import { asciiBuffer, asciiText } from '#platform';
 import { LITTLE_ENDIAN, badOption, checkCount, checkFill, type GeneratorStats } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
@@ -12,22 +7,13 @@ import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './form
 import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
 import { randomFill } from '../random.js';
 
-/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
 const TEXT_CHUNK = 1024;
 
-/**
- * Random words shared by the generators of this thread, 64 KiB at a time from Web Crypto's
- * `getRandomValues` (OpenSSL's CSPRNG, in process: the kernel's random device costs a system
- * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
- * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
- * so importing the core costs nothing for it.
- */
+// Random words for this thread's generators, 64 KiB per refill from Web Crypto (in process: a system call per
+// UUID cost more than the rest of nextBytes()), or the kernel's device where Web Crypto is missing.
 const pool = new Uint32Array(16384);
-/** Words in {@link pool}. */
 const POOL_WORDS = pool.length;
-/** Where the next unused word of {@link pool} is. */
 const cursor = { at: POOL_WORDS };
-/** Refills {@link pool} and rewinds {@link cursor}. */
 function refill(): void {
   const webCrypto = globalThis.crypto;
   if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
@@ -49,11 +35,7 @@ export function uuidPlan(sequenceBits: number): PlannerLayout {
   };
 }
 
-/**
- * The process-wide node claim of a UUID node, keyed by the node number alone: two live
- * generators of one node in different formats, or one thread-shared and one not, are
- * refused too (their UUIDs would differ only by chance).
- */
+/** The process-wide claim of a UUID node, keyed by the number alone: other formats of one node are refused too. */
 export function uuidClaim(format: UuidFormat, node: number): { key: string; describe: string } {
   return {
     key: `uuidv7-node-${node}`,
@@ -61,10 +43,7 @@ export function uuidClaim(format: UuidFormat, node: number): { key: string; desc
   };
 }
 
-/**
- * The forms API of a UUIDv7 generator (`next`, `nextBytes`, `nextBigInt`, `nextAs`, `batch`,
- * `fill`) over a source of `(millisecond, sequence)` pairs the subclass provides.
- */
+/** The forms API of a UUIDv7 generator over the `(millisecond, sequence)` source its subclass sets. */
 export abstract class UuidIssuer {
   readonly format: UuidFormat;
   /** The node ID issued under now. */
@@ -119,10 +98,7 @@ export abstract class UuidIssuer {
     this.nodeNow = node;
   }
 
-  /**
-   * Unix ms of the highest millisecond issued (by any thread of a shared generator; borrowed ones included): the
-   * high-water mark a registry records. Before the first UUID: the lease's `notBeforeMs`, or 0.
-   */
+  /** Unix ms of the highest millisecond issued (any thread's, borrowed too); before the first: `notBeforeMs` or 0. */
   get lastIssuedUnixMs(): number {
     return this.ticks.lastIssuedUnixMs;
   }
@@ -141,10 +117,7 @@ export abstract class UuidIssuer {
     this.ticks.close();
   }
 
-  /**
-   * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
-   * the clock once per run of sequence numbers, not once per UUID.
-   */
+  /** Composes `count` UUIDs, calling `emit(k)` after the k-th; one clock read per run of sequence values. */
   private produce(count: number, emit: (k: number) => void): void {
     const t = this.ticks;
     let k = 0;
@@ -223,11 +196,7 @@ export abstract class UuidIssuer {
     return out;
   }
 
-  /**
-   * Writes `count` increasing UUIDs as 16 bytes each into `target`, from UUID index
-   * `offset` (byte `16 × offset`; default: to the end), and returns `count`: the fastest
-   * form for bulk loads (one buffer, no per-UUID object).
-   */
+  /** Writes `count` increasing UUIDs (16 bytes each) into `target` from UUID `offset` (default: to the end). */
   fill(target: Uint8Array, offset = 0, count: number = Math.floor(target.length / 16) - offset): number {
     const room = Math.floor(target.length / 16);
     checkFill(target instanceof Uint8Array, target, 'a Uint8Array', room, offset, count, ' (UUIDs, 16 bytes each)');
@@ -284,11 +253,7 @@ export abstract class UuidIssuer {
     );
   }
 
-  /**
-   * `count` canonical strings into `out`: the characters of up to {@link TEXT_CHUNK} UUIDs
-   * are written into one buffer and read as one string, each UUID a slice of it — one flat
-   * string per chunk instead of a tree of concatenations per UUID, which a batch would keep.
-   */
+  /** Canonical strings as slices of one flat string per TEXT_CHUNK UUIDs (not a string tree per UUID). */
   private canonicalBatch(out: unknown[], count: number): void {
     const chars = asciiBuffer(36 * Math.min(count, TEXT_CHUNK));
     for (let at = 0; at < count; at += TEXT_CHUNK) {

@@ -7,11 +7,7 @@ import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 
-/**
- * The most sequence bits the shared state holds: its cell is a signed 64-bit integer with
- * the 48-bit millisecond above the sequence, so the threads of one node share at most
- * 32,768 UUIDs per millisecond (32.8M/s) whatever the format's `sequenceBits`.
- */
+// The shared cell (signed 64 bits) holds the 48-bit millisecond above at most 15 sequence bits.
 const SHARED_SEQUENCE_BITS = 15;
 
 /** What a {@link SharedUuidGenerator} posts to worker threads (structured-cloneable). */
@@ -24,10 +20,7 @@ export interface SharedUuidGeneratorState {
   readonly buffer: SharedArrayBuffer;
 }
 
-/**
- * Options of {@link SharedUuidGenerator}: those of {@link UuidGenerator} without `lease` (a
- * lease's fencing deadline lives on one thread's monotonic clock and cannot be shared).
- */
+/** Options of {@link SharedUuidGenerator}: {@link UuidGenerator}'s without `lease` (its deadline is one thread's). */
 export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
 
 /**
@@ -86,10 +79,7 @@ export class SharedUuidGenerator extends UuidIssuer {
     });
   }
 
-  /**
-   * Attaches to a shared UUID generator from its posted state (in a worker thread); `clock`
-   * and `onEvent` are per thread.
-   */
+  /** Attaches to a shared UUID generator from its posted state (in a worker); `clock` and `onEvent` are per thread. */
   static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
     const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator', opts);
     const { nodeBits, sequenceBits, node } = state;
