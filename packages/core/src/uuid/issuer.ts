@@ -49,7 +49,7 @@ export abstract class UuidIssuer {
   /** The node ID issued under now. */
   protected nodeNow: number;
   /** Set by the subclass's constructor; it calls {@link setTick} at each new millisecond. */
-  protected ticks!: TickRuns;
+  declare protected ticks: TickRuns;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
@@ -64,7 +64,8 @@ export abstract class UuidIssuer {
   private hiKey1 = -1;
   private hiBig = 0n;
 
-  private readonly extBits: number;
+  /** `2^-extBits`: multiplying by it is exact, and faster than dividing by `extSize`. */
+  private readonly extInv: number;
   private readonly extSize: number;
   private readonly extMul: number;
   private nodeHi: number;
@@ -79,7 +80,7 @@ export abstract class UuidIssuer {
     [this.nodeHi, this.nodeLo] = format.nodeWords(node);
     this.format = format;
     this.nodeNow = node;
-    this.extBits = format.extBits;
+    this.extInv = 2 ** -format.extBits;
     this.extSize = format.extSize;
     this.extMul = format.extMul;
     const r = format.randomBits;
@@ -207,7 +208,7 @@ export abstract class UuidIssuer {
 
   /** The words of the UUID of sequence `seq` in the millisecond of the last {@link setTick}, with fresh random fill. */
   private compose(seq: number): void {
-    const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
+    const hi = Math.floor(seq * this.extInv);
     const ext = seq - hi * this.extSize;
     if (cursor.at > POOL_WORDS - 2) refill();
     const r0 = pool[cursor.at++];
