@@ -29,23 +29,18 @@ const B32 = CROCKFORD_ALPHABET;
 
 /** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
 export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
-  out[at] = w0 >>> 24;
-  out[at + 1] = w0 >>> 16;
-  out[at + 2] = w0 >>> 8;
-  out[at + 3] = w0;
-  out[at + 4] = w1 >>> 24;
-  out[at + 5] = w1 >>> 16;
-  out[at + 6] = w1 >>> 8;
-  out[at + 7] = w1;
-  out[at + 8] = w2 >>> 24;
-  out[at + 9] = w2 >>> 16;
-  out[at + 10] = w2 >>> 8;
-  out[at + 11] = w2;
-  out[at + 12] = w3 >>> 24;
-  out[at + 13] = w3 >>> 16;
-  out[at + 14] = w3 >>> 8;
-  out[at + 15] = w3;
+  put32(out, at, w0);
+  put32(out, at + 4, w1);
+  put32(out, at + 8, w2);
+  put32(out, at + 12, w3);
   return out;
+}
+
+function put32(out: Uint8Array, at: number, w: number): void {
+  out[at] = w >>> 24;
+  out[at + 1] = w >>> 16;
+  out[at + 2] = w >>> 8;
+  out[at + 3] = w;
 }
 
 const canonicalText = asciiBuffer(36);
