@@ -1,15 +1,7 @@
-/**
- * Node claims in memory, where there is no file system to hold them across threads (a browser, workerd:
- * `#claims` points here; on Node.js it points to `node-claims.ts`, which keeps the same in-memory fallback for a
- * process without a writable temporary directory). A second live generator for a node ID is refused within this
- * thread (isolate), and the next generator for a node starts after the last tick of the previous one.
- */
+/** Node claims in this thread's memory: `#claims` without a file system (browser, workerd); node-claims.ts's fallback. */
 import { ErrorCode, FlurryError } from '../errors.js';
 
-/**
- * A held claim. `previousTick` is the last tick a previous holder in this process
- * issued (or `-Infinity`).
- */
+/** A held claim; `previousTick` is the last tick a previous holder in this process issued (or `-Infinity`). */
 export interface NodeClaim {
   readonly key: string;
   readonly previousTick: number;
@@ -17,7 +9,6 @@ export interface NodeClaim {
   release(lastTick: number): void;
 }
 
-/** Keys claimed in this thread (isolate). */
 const memoryClaims = new Set<string>();
 const memoryLast = new Map<string, number>();
 
@@ -39,10 +30,7 @@ export function memoryClaim(key: string, inUse: () => FlurryError): NodeClaim {
   };
 }
 
-/**
- * Claims a node ID space in this thread (isolate), or throws `FLURRY_E_NODE_IN_USE` if a live generator here
- * holds it. `describe` names the node in the message.
- */
+/** Claims a node ID space in this thread (isolate), or throws `FLURRY_E_NODE_IN_USE`. */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   void lastTick; // read only where a thread can exit without releasing (node-claims.ts)
   return memoryClaim(

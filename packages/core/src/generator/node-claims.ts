@@ -1,9 +1,7 @@
 /**
- * Process-wide claims on node IDs (one live generator per ID space, across worker threads): an exclusive
- * `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>` (atomic and visible to every thread; `<start>` so
- * a reused pid sees no stale claims), with the last tick in `<key>.last` on release so the next generator starts
- * after it; in memory (one thread only) where no temp directory is writable. See docs/clocks.md (one generator
- * per node ID).
+ * Process-wide node claims across threads: an exclusive `mkdirSync` under `os.tmpdir()/flurry-claims-<pid>-<start>`
+ * (`<start>`: a reused pid sees no stale claims), the last tick in `<key>.last` on release; in memory where no temp
+ * directory is writable. See docs/clocks.md (one generator per node ID).
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,8 +44,7 @@ function root(): string | null {
   const name = `${PREFIX}${process.pid}-${processStart()}`;
   for (const base of [tempBase(), '/dev/shm']) {
     if (base === undefined) continue;
-    // Not `recursive: true`: the base exists or is unusable, and Node's recursive mkdir
-    // spins forever on some pseudo file systems (e.g. a TMPDIR under /proc).
+    // Not `recursive: true`: Node's recursive mkdir spins forever on some pseudo file systems (a TMPDIR under /proc).
     try {
       mkdirSync(join(base, name), { mode: 0o700 });
     } catch (e) {
@@ -71,10 +68,7 @@ function root(): string | null {
   return dir;
 }
 
-/**
- * Removes one claim directory (`<key>/thread`). Two calls instead of `rmSync(recursive)`,
- * whose module costs a CLI start over 1 ms; anything unexpected inside falls back to it.
- */
+/** Removes one claim directory: two calls, not `rmSync(recursive)` (whose module costs a CLI start over 1 ms). */
 function removeClaim(path: string): void {
   try {
     unlinkSync(join(path, 'thread'));
@@ -119,11 +113,7 @@ function sweepDeadProcesses(base: string): void {
   }
 }
 
-/**
- * Claims a node ID space for this process, or throws `FLURRY_E_NODE_IN_USE` if a live
- * generator in this process (any thread) holds it. `describe` names the node in the
- * message; `lastTick` is read if the thread exits without releasing.
- */
+/** Claims a node ID space in this process (`FLURRY_E_NODE_IN_USE` if held); `lastTick` is read at an unclean exit. */
 export function claimNode(key: string, describe: string, lastTick: () => number): NodeClaim {
   const dir = root();
   const inUse = (holder?: string) =>

@@ -1,8 +1,4 @@
-/**
- * Generator options, events and their defaults. The defaults and why (a generator that rides out everyday NTP
- * steps without a duplicate: `tolerate`, borrowing up to `maxBorrowMs`; `wait` on exhaustion so IDs carry the real
- * time): docs/clocks.md.
- */
+/** Generator options, events and their defaults (why these defaults: docs/clocks.md). */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { optionNames, type OptionNames } from '../known-options.js';
@@ -18,10 +14,7 @@ export type BackwardsPolicy = 'tolerate' | 'wait' | 'throw';
 /** How each tick's sequence starts. */
 export type SequenceStart = 'zero' | 'random';
 
-/**
- * Options of {@link Generator} and {@link SharedGenerator}; see the module notes for the
- * defaults and why they were chosen.
- */
+/** Options of {@link Generator} and {@link SharedGenerator} (defaults: {@link GENERATOR_DEFAULTS}, docs/clocks.md). */
 export interface GeneratorOptions {
   layout: Layout | LayoutSpec | PresetName;
   /** Node field values; required unless `lease` is given (then `lease.node` is used). */
@@ -40,7 +33,7 @@ export interface GeneratorOptions {
   onEvent?: (e: GeneratorEvent) => void;
 }
 
-/** The keys of {@link GeneratorOptions} other than `layout` and `node`: the clock and lease policies every generator takes. */
+/** The keys of {@link GeneratorOptions} but `layout` and `node`: the policies every generator takes. */
 export const POLICY_NAMES = {
   lease: true,
   clock: true,
@@ -83,47 +76,41 @@ export const GENERATOR_DEFAULTS = Object.freeze({
   stallLimitMs: 2000,
 });
 
-/**
- * Options after defaults and validation (the shape both generators and the shared
- * generator's posted state use).
- */
+/** Options after defaults and validation (also in a shared generator's posted state). */
 export type ResolvedPolicy = ReturnType<typeof resolvePolicy>;
 
 /** Applies defaults and validates the policy options (throws `FLURRY_E_INVALID_OPTION`). */
 export function resolvePolicy(opts: Omit<GeneratorOptions, 'layout'>) {
-  const onExhausted = opts.onExhausted ?? GENERATOR_DEFAULTS.onExhausted;
-  if (onExhausted !== 'wait' && onExhausted !== 'borrow')
-    throw badOption('onExhausted', onExhausted, "'wait' or 'borrow'");
-  const onClockBackwards = opts.onClockBackwards ?? GENERATOR_DEFAULTS.onClockBackwards;
-  if (onClockBackwards !== 'tolerate' && onClockBackwards !== 'wait' && onClockBackwards !== 'throw') {
-    throw badOption('onClockBackwards', onClockBackwards, "'tolerate', 'wait' or 'throw'");
-  }
-  const sequenceStart = opts.sequenceStart ?? GENERATOR_DEFAULTS.sequenceStart;
-  if (sequenceStart !== 'zero' && sequenceStart !== 'random')
-    throw badOption('sequenceStart', sequenceStart, "'zero' or 'random'");
-  return {
-    onExhausted,
-    onClockBackwards,
-    sequenceStart,
-    maxBorrowMs: bound('maxBorrowMs', opts.maxBorrowMs, GENERATOR_DEFAULTS.maxBorrowMs),
-    maxBackwardsWaitMs: bound('maxBackwardsWaitMs', opts.maxBackwardsWaitMs, GENERATOR_DEFAULTS.maxBackwardsWaitMs),
-    highWaterWaitMs: bound('highWaterWaitMs', opts.highWaterWaitMs, GENERATOR_DEFAULTS.highWaterWaitMs),
+  const choice = <T extends string>(k: 'onExhausted' | 'onClockBackwards' | 'sequenceStart', allowed: readonly T[]) => {
+    const v = (opts[k] ?? GENERATOR_DEFAULTS[k]) as T;
+    if (!allowed.includes(v)) {
+      const list = allowed.map((a) => `'${a}'`).join(', ');
+      throw badOption(k, v, list.replace(/, (?=[^,]*$)/, ' or '));
+    }
+    return v;
   };
-}
-
-function bound(name: string, v: number | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
-    throw badOption(name, v, 'a number of milliseconds from 0 to 3600000');
-  return v;
+  const ms = (k: 'maxBorrowMs' | 'maxBackwardsWaitMs' | 'highWaterWaitMs'): number => {
+    const v = opts[k];
+    if (v === undefined) return GENERATOR_DEFAULTS[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 3_600_000)
+      throw badOption(k, v, 'a number of milliseconds from 0 to 3600000');
+    return v;
+  };
+  return {
+    onExhausted: choice('onExhausted', ['wait', 'borrow']),
+    onClockBackwards: choice('onClockBackwards', ['tolerate', 'wait', 'throw']),
+    sequenceStart: choice('sequenceStart', ['zero', 'random']),
+    maxBorrowMs: ms('maxBorrowMs'),
+    maxBackwardsWaitMs: ms('maxBackwardsWaitMs'),
+    highWaterWaitMs: ms('highWaterWaitMs'),
+  };
 }
 
 /** Whether the host is little-endian (`fill` may then write an ID's two 32-bit halves). */
 export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** The largest count one `batch`/`fill` call accepts. */
 const MAX_BATCH = 10_000_000;
 
-/** Refuses a `batch` count that is not a whole number from 0 to {@link MAX_BATCH}. */
+/** Refuses a `batch` count that is not a whole number from 0 to MAX_BATCH. */
 export function checkCount(count: number): void {
   if (!Number.isInteger(count) || count < 0 || count > MAX_BATCH)
     throw badOption('count', count, `a whole number from 0 to ${MAX_BATCH}`);

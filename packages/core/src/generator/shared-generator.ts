@@ -5,21 +5,17 @@ import type { LayoutSpec } from '../layout/types.js';
 import { assertKnownOptions } from '../known-options.js';
 import {
   GENERATOR_OPTION_NAMES,
-  LITTLE_ENDIAN,
   badOption,
   checkCount,
-  checkFill,
   resolvePolicy,
   type GeneratorOptions,
   type GeneratorStats,
   type ResolvedPolicy,
 } from './options.js';
-import { CLOSED, FROM_STATE_OPTION_NAMES, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
+import { CLOSED, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
+import { TickIds } from './tick-ids.js';
 
-/**
- * What a {@link SharedGenerator} posts to worker threads (structured-cloneable: plain data
- * and the `SharedArrayBuffer`).
- */
+/** What a {@link SharedGenerator} posts to worker threads (structured-cloneable). */
 export interface SharedGeneratorState {
   readonly kind: 'flurry-shared-generator';
   readonly layout: LayoutSpec;
@@ -28,11 +24,7 @@ export interface SharedGeneratorState {
   readonly buffer: SharedArrayBuffer;
 }
 
-/**
- * Options of {@link SharedGenerator}: those of {@link Generator} without `lease` (a lease's
- * deadline lives on one thread's monotonic clock and cannot be shared; give each thread
- * pool its own leased node instead).
- */
+/** Options of {@link SharedGenerator}: {@link Generator}'s without `lease` (its deadline is one thread's). */
 export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
 
 /**
@@ -58,20 +50,11 @@ export class SharedGenerator {
   readonly state: SharedGeneratorState;
 
   private readonly ticks: SharedTicks;
+  private readonly ids: TickIds;
   private readonly epochMs: number;
   private readonly unitMs: number;
   private readonly clock: Clock;
-  private readonly tsShift: bigint;
-  private readonly seqShift: bigint;
-  private readonly nodeBits: bigint;
-  /** One sequence step in ID units (`2^sequenceShift`); seqMul the same as a number when `sequence × seqMul` stays inside the low 32 bits on a little-endian host, else 0. */
   private readonly seqStep: bigint;
-  private readonly seqMul: number;
-  private issued = 0;
-  // The ID of tick `ticks.runTick` with sequence 0 (and its 32-bit halves when seqMul is set).
-  private runBase = 0n;
-  private runLo = 0;
-  private runHi = 0;
   /** The last ID next() returned and its sequence (-2 after a new run), so the next is one addition. */
   private lastId = 0n;
   private lastSeq = -2;
@@ -107,14 +90,12 @@ export class SharedGenerator {
     this.clock = opts.clock ?? systemClock;
     this.epochMs = layout.epochMs;
     this.unitMs = layout.unitMs;
-    this.tsShift = BigInt(layout.timestampField.shift);
-    this.seqShift = BigInt(layout.sequenceField.shift);
-    this.nodeBits = nodeBits;
-    this.seqStep = 1n << this.seqShift;
-    const seqField = layout.sequenceField;
-    this.seqMul = LITTLE_ENDIAN && seqField.shift + seqField.bits <= 32 ? 2 ** seqField.shift : 0;
+    this.ids = new TickIds(layout, nodeBits);
+    this.seqStep = this.ids.step;
     const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(this.node)}` };
-    this.ticks = new SharedTicks(layout, policy, this.clock, opts.onEvent, attach ? attach.buffer : claim);
+    this.ticks = new SharedTicks(layout, policy, this.clock, opts.onEvent, attach ? attach.buffer : claim, (tick) =>
+      this.ids.setTick(tick),
+    );
     this.state = Object.freeze({
       kind: 'flurry-shared-generator',
       layout: layout.toSpec(),
@@ -124,19 +105,9 @@ export class SharedGenerator {
     });
   }
 
-  /**
-   * Attaches to a shared generator from its posted {@link SharedGeneratorState} (in a
-   * worker thread). `clock` and `onEvent` are per thread.
-   *
-   * @example
-   * ```ts
-   * import { workerData } from 'node:worker_threads';
-   * const gen = SharedGenerator.fromState(workerData);
-   * ```
-   */
+  /** Attaches to a shared generator from its posted state (in a worker); `clock` and `onEvent` are per thread. */
   static fromState(state: SharedGeneratorState, opts: FromStateOptions = {}): SharedGenerator {
-    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedGenerator.fromState options');
-    const buffer = sharedBuffer(state, 'flurry-shared-generator', 'SharedGenerator');
+    const buffer = sharedBuffer(state, 'flurry-shared-generator', 'SharedGenerator', opts);
     return new SharedGenerator(
       { layout: state.layout, node: { ...state.node }, clock: opts.clock, onEvent: opts.onEvent },
       { buffer, policy: state.policy },
@@ -145,18 +116,15 @@ export class SharedGenerator {
 
   /** Counters of this handle (thread). */
   get stats(): GeneratorStats {
-    return this.ticks.stats(this.issued);
+    return this.ticks.stats;
   }
 
   /** Unix ms of the highest tick issued by any thread (0 before the first ID). */
   get lastIssuedUnixMs(): number {
-    return this.ticks.lastIssuedUnixMs();
+    return this.ticks.lastIssuedUnixMs;
   }
 
-  /**
-   * The next ID: from this thread's run while the wall clock stays in its tick, else from
-   * a new run won on the shared state.
-   */
+  /** The next ID: from this thread's run while the wall clock stays in its tick, else from a new run. */
   next(): bigint {
     const now = this.clock.now();
     const unit = this.unitMs;
@@ -165,19 +133,19 @@ export class SharedGenerator {
     const s = t.runNext;
     if (s <= t.runEnd && w <= t.runTick && w >= t.runWall && Atomics.load(t.ctl, CLOSED) === 0) {
       t.runNext = s + 1;
-      this.issued++;
+      t.issued++;
       if (s === this.lastSeq + 1) {
         this.lastSeq = s;
         return (this.lastId += this.seqStep);
       }
       this.lastSeq = s;
-      return (this.lastId = this.runBase | (BigInt(s) << this.seqShift));
+      return (this.lastId = this.ids.id(s));
     }
-    this.reserve(1);
+    t.reserve(1);
+    t.issued++;
     const f = t.runNext++;
-    this.issued++;
     this.lastSeq = f;
-    return (this.lastId = this.runBase | (BigInt(f) << this.seqShift));
+    return (this.lastId = this.ids.id(f));
   }
 
   /** The next ID as a decimal string. */
@@ -198,55 +166,17 @@ export class SharedGenerator {
     return this.batch(count).map(String);
   }
 
-  /**
-   * Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per
-   * run of sequence values.
-   */
+  /** Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per run. */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    checkFill(target instanceof BigUint64Array, target, 'a BigUint64Array', target.length, offset, count);
-    const mul = this.seqMul;
-    const words = mul !== 0 ? new Uint32Array(target.buffer, target.byteOffset + offset * 8, count * 2) : undefined;
-    const t = this.ticks;
-    let i = 0;
     try {
-      while (i < count) {
-        if (!t.holds(t.tickOf(this.clock.now()))) this.reserve(count - i);
-        const first = t.runNext;
-        const last = Math.min(t.runEnd, first + (count - i - 1));
-        if (words !== undefined) {
-          const lo = this.runLo;
-          const hi = this.runHi;
-          let j = i * 2;
-          for (let s = first; s <= last; s++) {
-            words[j++] = lo + s * mul;
-            words[j++] = hi;
-          }
-        } else {
-          for (let s = first, k = offset + i; s <= last; s++) target[k++] = this.runBase | (BigInt(s) << this.seqShift);
-        }
-        i += last - first + 1;
-        t.runNext = last + 1;
-      }
+      return this.ids.fill(this.ticks, target, offset, count);
     } finally {
-      this.issued += i;
       this.lastSeq = -2;
     }
-    return count;
   }
 
   /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
   close(): void {
     this.ticks.close();
-  }
-
-  /** Wins a new run (see `SharedTicks.reserve`) and, at a new tick, recomputes the tick's base ID. */
-  private reserve(want: number): void {
-    if (!this.ticks.reserve(want)) return;
-    const base = (BigInt(this.ticks.runTick) << this.tsShift) | this.nodeBits;
-    this.runBase = base;
-    if (this.seqMul !== 0) {
-      this.runLo = Number(base & 0xffffffffn);
-      this.runHi = Number(base >> 32n);
-    }
   }
 }

@@ -1,13 +1,8 @@
-/**
- * {@link SharedTicks}: the `(tick, sequence)` state of one node ID in a `SharedArrayBuffer`
- * and the adaptive compare-and-swap run reservation that {@link SharedGenerator} and
- * `SharedUuidGenerator` share (docs/clocks.md). Internal: each generator composes its own
- * IDs from the runs this reserves.
- */
+/** {@link SharedTicks}: one node's `(tick, sequence)` in a `SharedArrayBuffer`, reserved in runs (docs/clocks.md). */
 import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
-import { optionNames } from '../known-options.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
 import { badOption, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
 
@@ -16,34 +11,22 @@ export interface FromStateOptions {
   clock?: Clock;
   onEvent?: (e: GeneratorEvent) => void;
 }
-/** The keys of {@link FromStateOptions}. */
-export const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
+const FROM_STATE_OPTION_NAMES = optionNames<FromStateOptions>({ clock: true, onEvent: true });
 
 const STATE_CELL = 0;
 const WALL_CELL = 1;
-/**
- * Int32 indexes of the closed flag and the in-flight count, each on its own 64-byte cache
- * line: every next() reads CLOSED, so the line the swaps write must not be its line.
- */
+/** Int32 indexes of the closed flag and the in-flight count, each on its own cache line (every next() reads CLOSED). */
 export const CLOSED = 16;
 const INFLIGHT = 32;
 const BUFFER_BYTES = 192;
-/** Bound on compare-and-swap retries in one call (contention between a handful of threads needs a few). */
 const MAX_ATTEMPTS = 1_000_000;
-/**
- * Bounds of a thread's run (sequence values reserved by one swap beyond what the call
- * needs): it doubles after each swap, halves when the tick ended with a wasteful share of the
- * last run unused, and never takes more than a quarter of what is left in the tick. A lost
- * swap does not shrink it: under contention smaller runs mean more swaps on one cache line,
- * which collapsed 16 threads to 1.1M IDs/s (docs/benchmarks.md, "Threads on 16 cores").
- */
+// A thread's run doubles per swap, halves when much of it was lost, takes at most a quarter of the tick's rest; a lost
+// swap does not shrink it (smaller runs under contention collapsed 16 threads to 1.1M IDs/s, docs/benchmarks.md).
 const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 
-/**
- * The shared buffer of a posted state, or `FLURRY_E_INVALID_OPTION` naming `what` when
- * `state` is not one of kind `kind`.
- */
-export function sharedBuffer(state: unknown, kind: string, what: string): SharedArrayBuffer {
+/** The buffer of a posted state of kind `kind` (`FLURRY_E_INVALID_OPTION` naming `what` otherwise). */
+export function sharedBuffer(state: unknown, kind: string, what: string, opts: FromStateOptions): SharedArrayBuffer {
+  assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, `${what}.fromState options`);
   const s = state as { kind?: unknown; buffer?: unknown } | null;
   if (
     s === null ||
@@ -58,24 +41,20 @@ export function sharedBuffer(state: unknown, kind: string, what: string): Shared
 }
 
 /**
- * One thread's handle on a shared `(tick, sequence)` state. A thread reads the packed state
- * cell, decides the next `(tick, sequence)` with the planner's policies, and publishes the
- * end of a run of that tick's sequence values with one compare-and-swap: the state only
- * ever increases, and each run is won by exactly one thread, which then hands out
- * `runNext..runEnd` of `runTick` without touching shared memory while the wall tick stays
- * in `runWall..runTick` (see {@link holds}). The creating handle (given a claim key) holds
- * the process-wide node claim.
+ * One thread's handle on the shared state: one compare-and-swap publishes the end of a run, so the state only grows
+ * and each run has one winner, which hands out `runNext..runEnd` of `runTick` while the wall tick stays in
+ * `runWall..runTick`. The creating handle holds the process-wide node claim.
  */
 export class SharedTicks {
   readonly buffer: SharedArrayBuffer;
   readonly planner: TickPlanner;
-  /** The closed flag lives at index 0; callers' fast paths read it with `Atomics.load`. */
   readonly ctl: Int32Array;
   // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall.
   runTick = -1;
   runNext = 1;
   runEnd = 0;
   runWall = Number.POSITIVE_INFINITY;
+  issued = 0;
 
   private readonly cells: BigInt64Array;
   private readonly clock: Clock;
@@ -89,17 +68,14 @@ export class SharedTicks {
   private detached = false;
   private runSize = FIRST_RUN;
 
-  /**
-   * `attach`: the buffer of a posted state, or the claim to take for a new state (`key` and
-   * `describe` as `claimNode` takes them). `plan.sequenceBits` + 1 + the tick's bits must
-   * fit the signed 64-bit state cell (the callers check).
-   */
+  /** `attach`: a posted state's buffer, or the claim of a new state; the callers check the packed cell fits 63 bits. */
   constructor(
     plan: PlannerLayout,
     policy: ResolvedPolicy,
     clock: Clock,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     attach: SharedArrayBuffer | { key: string; describe: string },
+    private readonly onTick: (tick: number) => void,
   ) {
     this.clock = clock;
     this.planner = new TickPlanner(plan, policy, clock, undefined, onEvent);
@@ -129,59 +105,52 @@ export class SharedTicks {
   }
 
   /** Unix ms of {@link lastTick} (0 before the first ID). */
-  lastIssuedUnixMs(): number {
+  get lastIssuedUnixMs(): number {
     const t = this.lastTick();
     return t < 0 ? 0 : this.epochMs + t * this.unitMs;
   }
 
-  /** This handle's counters, `issued` counted by the caller. */
-  stats(issued: number): GeneratorStats {
-    return this.planner.stats(issued);
+  /** This handle's counters. */
+  get stats(): GeneratorStats {
+    return this.planner.stats(this.issued);
   }
 
-  /** The wall tick of Unix ms `now`. */
-  tickOf(now: number): number {
-    return Math.floor((now - this.epochMs) / this.unitMs);
+  /** The next value of this thread's run, first winning a run (for up to `want`) if none is left for the wall tick. */
+  advance(want = 1): number {
+    const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+    const run = this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall;
+    if (!run || Atomics.load(this.ctl, CLOSED) !== 0) this.reserve(want);
+    this.issued++;
+    return this.runNext++;
   }
 
-  /** Whether this thread's run has values left for wall tick `w` (the callers' next() inline the same test). */
-  holds(w: number): boolean {
-    return (
-      this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0
-    );
+  /** Takes up to `more` further values of this thread's run; returns the last one taken. */
+  take(more: number): number {
+    const end = Math.min(this.runEnd, this.runNext - 1 + more);
+    this.issued += end - this.runNext + 1;
+    this.runNext = end + 1;
+    return end;
   }
 
-  /**
-   * On the creating handle: stops every handle (after calls in flight finish, up to 2 s)
-   * and frees the node ID. On an attached handle: detaches this handle only.
-   */
+  /** The creating handle stops every handle (calls in flight get up to 2 s) and frees the node; others detach. */
   close(): void {
     if (this.detached) return;
     this.detached = true;
-    this.dropRun();
+    this.runNext = 1;
+    this.runEnd = 0;
     if (!this.claim) return;
     Atomics.store(this.ctl, CLOSED, 1);
     for (let i = 0; i < 2000 && Atomics.load(this.ctl, INFLIGHT) !== 0; i++) sleepSync(1);
     this.claim.release(this.lastTick());
   }
 
-  /** Empties this thread's run, so the next call goes to the shared state. */
-  private dropRun(): void {
+  /** Wins a new run (the old one's rest is dropped) after every value won so far; calls `onTick` at a new `runTick`. */
+  reserve(want: number): void {
+    const ctl = this.ctl;
+    // The rest of the run is lost: a share that matters to the tick's capacity halves the next runs.
+    if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);
     this.runNext = 1;
     this.runEnd = 0;
-  }
-
-  /**
-   * Wins a new run for this thread (dropping what is left of the old one): at least one
-   * and at most `want` values plus the adaptive run size of one tick's sequence, after
-   * every value any thread has won so far. Returns whether `runTick` changed.
-   */
-  reserve(want: number): boolean {
-    const ctl = this.ctl;
-    // What is left of the run is lost (its tick ended or the clock stepped back): a share
-    // that matters to the tick's capacity halves the next runs.
-    if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);
-    this.dropRun();
     Atomics.add(ctl, INFLIGHT, 1);
     try {
       if (this.detached || Atomics.load(ctl, CLOSED) !== 0) {
@@ -200,7 +169,7 @@ export class SharedTicks {
         const seq = Number(old & this.seqMask);
         const hw = Number(Atomics.load(cells, WALL_CELL));
         const now = clock.now();
-        const w = this.tickOf(now);
+        const w = Math.floor((now - this.epochMs) / this.unitMs);
         let tick: number;
         let first: number;
         if (w > lastTick && w >= hw && w <= this.maxTick) {
@@ -210,11 +179,8 @@ export class SharedTicks {
           tick = lastTick;
           first = seq + 1;
         } else {
-          // Other threads issuing in later ticks while this one waits is progress, not a
-          // stalled clock or one stepped back past the bounds: the wait (stallLimitMs,
-          // maxBackwardsWaitMs) counts from the last tick they took. The shared tick cannot
-          // move on while the clock is further behind it than the borrowing allows, so a
-          // real step back is still bounded.
+          // Other threads issuing later ticks is progress: the wait bounds count from the last tick they took (the
+          // shared tick cannot outrun the borrowing allowance, so a real step back stays bounded).
           if (waitStart >= 0 && lastTick > waitTick) waitStart = -1;
           const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
           const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
@@ -245,7 +211,8 @@ export class SharedTicks {
         this.runWall = w;
         this.runNext = first;
         this.runEnd = last;
-        return changed;
+        if (changed) this.onTick(tick);
+        return;
       }
       throw new FlurryError(
         ErrorCode.SEQUENCE_EXHAUSTED,

@@ -1,42 +1,28 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
-import type { NodeClaim } from './memory-claims.js';
 import type { Layout } from '../layout/layout.js';
 import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
 
 /** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
 const SPIN_LIMIT = 100_000;
-/**
- * Consecutive waits across which the wall clock did not change at all before a call
- * gives up (each is at least one bounded spin or one `clock.sleep`, so this ends a
- * frozen clock within about a second, even when monotonic time is frozen too).
- */
+/** Consecutive waits without any wall-clock change before a call gives up (a frozen clock ends within about 1 s). */
 export const STUCK_ROUNDS = 250;
 
-/**
- * The part of a {@link Layout} the planner reads (a `Layout` satisfies it): the UUIDv7
- * generator, whose 128-bit format is no 64-bit layout, plans with the same policies
- * through an object of this shape.
- */
+/** The part of a {@link Layout} the planner reads; the UUIDv7 generators pass an object of this shape. */
 export type PlannerLayout = Pick<
   Layout,
   'name' | 'epochMs' | 'unitMs' | 'maxSequence' | 'maxTick' | 'sequenceBits' | 'timestampBits' | 'expiresAt'
 >;
 
-/**
- * A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs`
- * and ask again.
- */
+/** A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs` and ask again. */
 export type Decision =
   | { wait: false; tick: number; seq: number; borrowed: boolean }
   | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
 
 /**
- * The rare-path decisions of one generator instance (one per thread for a shared generator): a new tick, sequence
- * exhaustion, a clock stepped back, a lease's deadlines and floor, and the waits they need, so the policies behave
- * the same in every generator. The invariant every answer keeps: the `(tick, sequence)` it returns is strictly
- * greater than the one passed in, so IDs strictly increase and never repeat.
+ * The rare-path decisions of one generator (per thread for a shared one): new ticks, exhaustion, clock steps, lease
+ * deadlines and floor, waits. Invariant: the `(tick, sequence)` returned is strictly greater than the one passed in.
  */
 export class TickPlanner {
   exhaustedWaits = 0;
@@ -93,16 +79,6 @@ export class TickPlanner {
     return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
   }
 
-  /** Hands the lease the generator's high-water mark; if the lease refuses, frees the generator's `claim` first. */
-  attach(claim: NodeClaim, highWater: () => number): void {
-    try {
-      this.source?.attach(highWater);
-    } catch (e) {
-      claim.release(claim.previousTick);
-      throw e;
-    }
-  }
-
   /** The counters, with `issued` counted by the generator. */
   stats(issued: number): GeneratorStats {
     const { exhaustedWaits, clockBackwards, borrowedTicks } = this;
@@ -126,12 +102,9 @@ export class TickPlanner {
   }
 
   /**
-   * Throws `FLURRY_E_LEASE_EXPIRED` (after a `fenced` event) once either fencing deadline
-   * has passed: `clock.monotonic() >= lease.deadline`, or `now >= lease.wallDeadline`
-   * (a suspended machine, see `lease.ts`). `now` is the wall-clock reading the caller is
-   * about to issue with, so the hot path reads the wall clock once.
-   * Past them, a newer claim of the lease (re-acquired, maybe as another node) is followed
-   * at a new tick above the generator's last ID (see `NodeLease`); none: it refuses.
+   * Past either fencing deadline (monotonic `deadline`, or `wallDeadline` at the reading `now` the caller issues with),
+   * follows a newer claim of the lease at a new tick, else throws `FLURRY_E_LEASE_EXPIRED` after a `fenced` event.
+   * See docs/node-ids.md#fencing-two-deadlines.
    */
   checkDeadline(now: number): void {
     const lease = this.lease;
@@ -180,11 +153,7 @@ export class TickPlanner {
     );
   }
 
-  /**
-   * Decides the next `(tick, seq)` after `(lastTick, seq)` given the wall clock, or a wait.
-   * `highWall`/`highWallMs` are the highest wall tick / Unix ms seen before this reading;
-   * `elapsedMs` is how long this call has already waited. Throws the coded errors.
-   */
+  /** The next `(tick, seq)` after `(lastTick, seq)`, or a wait; `highWall(Ms)` as seen before, `elapsedMs` waited so far. */
   decide(
     now: number,
     w: number,
@@ -281,13 +250,9 @@ export class TickPlanner {
     return { wait: true, untilMs: targetMs, reason: 'exhausted', byMs };
   }
 
-  /**
-   * Blocks until the wall clock reaches `untilMs` (or steps back), then reports the wait.
-   * On the real clock: sleeps whole milliseconds with `Atomics.wait` and spins only for
-   * the sub-millisecond remainder; on any other clock it calls `clock.sleep`.
-   */
+  /** Blocks until the wall clock reaches `untilMs` or steps back (whole ms asleep, the rest spinning), then reports it. */
   wait(d: Extract<Decision, { wait: true }>, tick: number): void {
-    if (this.nonBlocking) throw this.cannotWait(d, tick);
+    if (this.nonBlocking) throw this.stuck(d, this.clock.now(), tick, true);
     const clock = this.clock;
     const t0 = clock.monotonic();
     if (this.spin) {
@@ -298,9 +263,7 @@ export class TickPlanner {
         clock.sleep(Math.floor(remaining) - 1);
         now = Date.now();
       }
-      // Sub-millisecond remainder: spin on the clock, leaving if it steps back, and
-      // after SPIN_LIMIT reads (a clock that does not move at all; the caller counts
-      // such rounds and gives up, see STUCK_ROUNDS).
+      // Spin out the sub-millisecond rest, leaving on a step back or after SPIN_LIMIT reads (see STUCK_ROUNDS).
       for (let i = 0; now < d.untilMs && now >= start && i < SPIN_LIMIT; i++) now = Date.now();
     } else {
       clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
@@ -316,41 +279,27 @@ export class TickPlanner {
     }
   }
 
-  /**
-   * The error once the wall clock has not moved at all across {@link STUCK_ROUNDS}
-   * consecutive waits (a frozen time source): the coded error of the wait's reason.
-   */
-  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number): FlurryError {
-    const why = `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
-    if (d.reason === 'backwards') return this.backwardsError(d.byMs, `waiting for it to catch up failed: ${why}`);
-    if (d.reason === 'high-water') {
-      return new FlurryError(
-        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock is behind this node's high-water mark and ${why}`,
-        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
-      );
+  /** The coded error of a wait that cannot end: a clock frozen for STUCK_ROUNDS waits, or one that cannot block. */
+  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number, cannotBlock = false): FlurryError {
+    const why = cannotBlock
+      ? `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`
+      : `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
+    if (d.reason === 'backwards') {
+      const then = cannotBlock ? `${why}; retry after an await, when the clock has caught up` : '';
+      return this.backwardsError(d.byMs, then || `waiting for it to catch up failed: ${why}`);
     }
-    return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, `The sequence of tick ${lastTick} is used up and ${why}`, {
-      tick: lastTick,
-      nowMs: now,
-    });
-  }
-
-  /**
-   * The error instead of a wait on a clock that cannot block ({@link Clock.nonBlocking}): the coded error of the
-   * wait's reason, thrown at once (no sleep, no spin).
-   */
-  private cannotWait(d: Extract<Decision, { wait: true }>, lastTick: number): FlurryError {
-    const now = this.clock.now();
-    const why = `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`;
-    if (d.reason === 'backwards')
-      return this.backwardsError(d.byMs, `${why}; retry after an await, when the clock has caught up`);
     if (d.reason === 'high-water') {
-      return new FlurryError(
-        ErrorCode.CLOCK_BEHIND_HIGH_WATER,
-        `The clock is ${Math.ceil(d.byMs)} ms behind this node's high-water mark and ${why}; retry after an await, or fix the clock.`,
-        { nowMs: now, notBeforeMs: this.lease?.notBeforeMs },
-      );
+      const msg = cannotBlock
+        ? `The clock is ${Math.ceil(d.byMs)} ms behind this node's high-water mark and ${why}; retry after an await, or fix the clock.`
+        : `The clock is behind this node's high-water mark and ${why}`;
+      return new FlurryError(ErrorCode.CLOCK_BEHIND_HIGH_WATER, msg, {
+        nowMs: now,
+        notBeforeMs: this.lease?.notBeforeMs,
+      });
+    }
+    if (!cannotBlock) {
+      const msg = `The sequence of tick ${lastTick} is used up and ${why}`;
+      return new FlurryError(ErrorCode.SEQUENCE_EXHAUSTED, msg, { tick: lastTick, nowMs: now });
     }
     return new FlurryError(
       ErrorCode.SEQUENCE_EXHAUSTED,
@@ -359,18 +308,16 @@ export class TickPlanner {
     );
   }
 
-  /** The error for a tick past the layout's end of life. */
-  expired(tick: number): FlurryError {
-    const l = this.layout;
-    return new FlurryError(
-      ErrorCode.LAYOUT_EXPIRED,
-      `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
-      { expiresAt: l.expiresAt.toISOString(), tick },
-    );
-  }
-
+  /** `(tick, startSeq())`, or `FLURRY_E_LAYOUT_EXPIRED` for a tick past the layout's end of life. */
   private issueNew(tick: number, borrowed: boolean): Decision {
-    if (tick > this.maxTick) throw this.expired(tick);
+    const l = this.layout;
+    if (tick > this.maxTick) {
+      throw new FlurryError(
+        ErrorCode.LAYOUT_EXPIRED,
+        `The ${l.name} layout expired at ${l.expiresAt.toISOString()}: its ${l.timestampBits}-bit timestamp field cannot hold ${iso(this.epochMs + tick * this.unitMs)}. Move to a layout with a later epoch or a wider timestamp.`,
+        { expiresAt: l.expiresAt.toISOString(), tick },
+      );
+    }
     return { wait: false, tick, seq: this.startSeq(), borrowed };
   }
 

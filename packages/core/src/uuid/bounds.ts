@@ -1,9 +1,4 @@
-/**
- * The UUIDv7 bounds of a time (docs/sql.md, "UUIDv7 columns"): the smallest and the largest
- * v7 UUID of a Unix millisecond, for range scans and partitions on a UUID column
- * (`WHERE id >= uuidMinAt(from) AND id < uuidMinAt(to)`), as `flurry range --uuid` prints
- * them and the SQL functions `flurry_uuid_min_at` / `flurry_uuid_max_at` compute them.
- */
+/** The smallest and largest UUIDv7 of a Unix millisecond, for range scans (docs/sql.md, "UUIDv7 columns"). */
 import { ErrorCode, FlurryError } from '../errors.js';
 import { MAX_UNIX_MS as MAX_MS } from './format.js';
 
@@ -20,8 +15,7 @@ function hexMs(ms: number, what: string): string {
 }
 
 /**
- * The smallest UUIDv7 of the Unix millisecond `ms` (version 7, variant `10`, every other bit
- * zero), canonical.
+ * The smallest UUIDv7 of the Unix millisecond `ms` (every bit but the version and variant zero), canonical.
  *
  * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
  * @example
@@ -34,8 +28,7 @@ export function uuidMinAt(ms: number, what = 'the time'): string {
 }
 
 /**
- * The largest UUIDv7 of the Unix millisecond `ms` (every bit but the version and the
- * variant one), canonical.
+ * The largest UUIDv7 of the Unix millisecond `ms` (every bit but the version and variant one), canonical.
  *
  * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
  * @example

@@ -1,15 +1,10 @@
 /**
- * {@link UuidFormat}: where Flurry puts its fields inside an RFC 9562 UUIDv7 (docs/uuids.md draws it bit by bit):
- * `unix_ts_ms` (48), version, the sequence (§6.2 method 1: 12 bits in `rand_a`, `sequenceBits − 12` at the top of
- * `rand_b`), variant `10`, the node ID (§6.4), random fill. A UUID is held as four 32-bit words, most significant first;
- * `writeCanonical` writes them as canonical text (here, not beside the random pool, so that decoding loads no pool).
+ * {@link UuidFormat}: Flurry's fields inside a UUIDv7 (bit by bit in docs/uuids.md); a UUID is four 32-bit words,
+ * most significant first.
  */
 import { ErrorCode, FlurryError } from '../errors.js';
 
-/**
- * Options naming a UUID format: how wide the node ID and the sequence are. Every generator
- * and every reader of one cluster must use the same values.
- */
+/** A UUID format's widths; every generator and reader of one cluster must use the same. */
 export interface UuidFormatOptions {
   /** Width of the node ID in `rand_b`: 1 to 48, default 16 (65,536 node IDs). */
   nodeBits?: number;
@@ -17,11 +12,7 @@ export interface UuidFormatOptions {
   sequenceBits?: number;
 }
 
-/**
- * The default widths: a 16-bit node (more node IDs than any registry's slot map leases by
- * default) and a 22-bit sequence (4,194,304 UUIDs per millisecond and node), leaving 36
- * random bits.
- */
+/** The default widths: a 16-bit node and a 22-bit sequence, leaving 36 random bits. */
 export const UUID_DEFAULTS = Object.freeze({ nodeBits: 16, sequenceBits: 22 });
 
 /** Bits of `rand_a`, the high part of the sequence. */
@@ -35,15 +26,7 @@ const TWO16 = 65536;
 /** 48-bit `unix_ts_ms`: the last millisecond a UUIDv7 can hold (year 10889). */
 export const MAX_UNIX_MS = 2 ** 48 - 1;
 
-/**
- * A validated format: the field widths and the constants that place them.
- *
- * @example
- * ```ts
- * const f = UuidFormat.from({});
- * f.maxSequence; // 4194303
- * ```
- */
+/** A validated format: the field widths and the constants that place them. */
 export class UuidFormat {
   readonly nodeBits: number;
   readonly sequenceBits: number;
@@ -173,12 +156,9 @@ export function writeCanonical(b: Uint8Array, at: number, w0: number, w1: number
 }
 
 function formatError(name: string, value: unknown, allowed: string): FlurryError {
-  return new FlurryError(
-    ErrorCode.INVALID_OPTION,
-    `Option ${name} = ${String(value)} is not allowed; use ${allowed}.`,
-    {
-      option: name,
-      value: String(value),
-    },
-  );
+  const v = String(value);
+  return new FlurryError(ErrorCode.INVALID_OPTION, `Option ${name} = ${v} is not allowed; use ${allowed}.`, {
+    option: name,
+    value: v,
+  });
 }

@@ -1,12 +1,4 @@
-/**
- * The forms of a UUIDv7: the canonical lowercase string, 32 hex digits, 16 bytes, a 128-bit
- * `bigint`, Crockford base32 (26 characters: a valid ULID text that sorts like the UUID),
- * and fixed-width base58 / base62 (22 characters). Every string form has a fixed width and
- * an alphabet in ASCII order, so text order is byte order is numeric order.
- *
- * Reading is strict: anything that is not a version 7, variant `10` UUID — wrong length,
- * bad characters, another version or variant — throws a coded error saying what is wrong.
- */
+/** The forms of a UUIDv7 (docs/uuids.md), written and read strictly: fixed widths, so text order is numeric order. */
 import { asciiBuffer, asciiText } from '#platform';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
@@ -30,7 +22,6 @@ export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
   'bigint',
 ]);
 
-/** Characters of each fixed-width string form. */
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
 // writeBytes lives here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
@@ -38,23 +29,18 @@ const B32 = CROCKFORD_ALPHABET;
 
 /** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
 export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
-  out[at] = w0 >>> 24;
-  out[at + 1] = w0 >>> 16;
-  out[at + 2] = w0 >>> 8;
-  out[at + 3] = w0;
-  out[at + 4] = w1 >>> 24;
-  out[at + 5] = w1 >>> 16;
-  out[at + 6] = w1 >>> 8;
-  out[at + 7] = w1;
-  out[at + 8] = w2 >>> 24;
-  out[at + 9] = w2 >>> 16;
-  out[at + 10] = w2 >>> 8;
-  out[at + 11] = w2;
-  out[at + 12] = w3 >>> 24;
-  out[at + 13] = w3 >>> 16;
-  out[at + 14] = w3 >>> 8;
-  out[at + 15] = w3;
+  put32(out, at, w0);
+  put32(out, at + 4, w1);
+  put32(out, at + 8, w2);
+  put32(out, at + 12, w3);
   return out;
+}
+
+function put32(out: Uint8Array, at: number, w: number): void {
+  out[at] = w >>> 24;
+  out[at + 1] = w >>> 16;
+  out[at + 2] = w >>> 8;
+  out[at + 3] = w;
 }
 
 const canonicalText = asciiBuffer(36);
@@ -136,10 +122,7 @@ export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Arra
   }
 }
 
-/**
- * Options of {@link decodeUuid}: the format's widths (to split node and sequence) and, for
- * a 22-character string, whether it is base58 or base62 (the two have the same width).
- */
+/** Options of {@link decodeUuid}: the format's widths and, for base58 or base62 (both 22 characters), the form. */
 export interface DecodeUuidOptions extends UuidFormatOptions {
   /** Read the string as this form only (required for base58 and base62). */
   form?: UuidTextForm;
@@ -168,9 +151,7 @@ export interface DecodedUuid {
 }
 
 /**
- * Reads a v7 UUID of any form and splits it into its fields under the format (default
- * widths unless given). Throws `FLURRY_E_UUID_MALFORMED` (length, characters),
- * `FLURRY_E_UUID_VERSION` or `FLURRY_E_UUID_VARIANT`.
+ * Reads a v7 UUID of any form into its fields under the format (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`).
  *
  * @example
  * ```ts

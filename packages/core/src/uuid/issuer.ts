@@ -1,32 +1,19 @@
-/**
- * {@link UuidIssuer}: what {@link UuidGenerator} (one thread) and {@link SharedUuidGenerator}
- * (worker threads) share: composing a UUID's four words from a millisecond, a sequence, the
- * node and random fill, and writing them in every form. The subclasses decide which
- * `(millisecond, sequence)` comes next.
- */
+/** {@link UuidIssuer}: the UUID words and forms both UUID generators compose over their tick source. */
 import { asciiBuffer, asciiText } from '#platform';
-import { LITTLE_ENDIAN, badOption, checkCount, checkFill } from '../generator/options.js';
+import { LITTLE_ENDIAN, badOption, checkCount, checkFill, type GeneratorStats } from '../generator/options.js';
 import type { PlannerLayout } from '../generator/tick-planner.js';
+import type { TickRuns } from '../generator/tick-ids.js';
 import { HEX2, MAX_UNIX_MS, UuidFormat, tickWords, writeCanonical } from './format.js';
 import { UUID_FORMS, base32Of, formOf, writeBytes, type UuidForm, type UuidTextForm } from './forms.js';
 import { randomFill } from '../random.js';
 
-/** UUIDs per string a canonical batch reads at once (see `canonicalBatch`). */
 const TEXT_CHUNK = 1024;
 
-/**
- * Random words shared by the generators of this thread, 64 KiB at a time from Web Crypto's
- * `getRandomValues` (OpenSSL's CSPRNG, in process: the kernel's random device costs a system
- * call whose time, per UUID, was more than all the rest of `nextBytes()`), or from the
- * kernel's device where Web Crypto is missing. Web Crypto loads on the first refill only,
- * so importing the core costs nothing for it.
- */
+// Random words for this thread's generators, 64 KiB per refill from Web Crypto (in process: a system call per
+// UUID cost more than the rest of nextBytes()), or the kernel's device where Web Crypto is missing.
 const pool = new Uint32Array(16384);
-/** Words in {@link pool}. */
 const POOL_WORDS = pool.length;
-/** Where the next unused word of {@link pool} is. */
 const cursor = { at: POOL_WORDS };
-/** Refills {@link pool} and rewinds {@link cursor}. */
 function refill(): void {
   const webCrypto = globalThis.crypto;
   if (webCrypto !== undefined && typeof webCrypto.getRandomValues === 'function') webCrypto.getRandomValues(pool);
@@ -48,11 +35,7 @@ export function uuidPlan(sequenceBits: number): PlannerLayout {
   };
 }
 
-/**
- * The process-wide node claim of a UUID node, keyed by the node number alone: two live
- * generators of one node in different formats, or one thread-shared and one not, are
- * refused too (their UUIDs would differ only by chance).
- */
+/** The process-wide claim of a UUID node, keyed by the number alone: other formats of one node are refused too. */
 export function uuidClaim(format: UuidFormat, node: number): { key: string; describe: string } {
   return {
     key: `uuidv7-node-${node}`,
@@ -60,14 +43,13 @@ export function uuidClaim(format: UuidFormat, node: number): { key: string; desc
   };
 }
 
-/**
- * The forms API of a UUIDv7 generator (`next`, `nextBytes`, `nextBigInt`, `nextAs`, `batch`,
- * `fill`) over a source of `(millisecond, sequence)` pairs the subclass provides.
- */
+/** The forms API of a UUIDv7 generator over the `(millisecond, sequence)` source its subclass sets. */
 export abstract class UuidIssuer {
   readonly format: UuidFormat;
   /** The node ID issued under now. */
   protected nodeNow: number;
+  /** Set by the subclass's constructor; it calls {@link setTick} at each new millisecond. */
+  declare protected ticks: TickRuns;
 
   // The words of the last UUID, and what is cached per millisecond.
   private w0 = 0;
@@ -82,7 +64,8 @@ export abstract class UuidIssuer {
   private hiKey1 = -1;
   private hiBig = 0n;
 
-  private readonly extBits: number;
+  /** `2^-extBits`: multiplying by it is exact, and faster than dividing by `extSize`. */
+  private readonly extInv: number;
   private readonly extSize: number;
   private readonly extMul: number;
   private nodeHi: number;
@@ -97,7 +80,7 @@ export abstract class UuidIssuer {
     [this.nodeHi, this.nodeLo] = format.nodeWords(node);
     this.format = format;
     this.nodeNow = node;
-    this.extBits = format.extBits;
+    this.extInv = 2 ** -format.extBits;
     this.extSize = format.extSize;
     this.extMul = format.extMul;
     const r = format.randomBits;
@@ -116,14 +99,38 @@ export abstract class UuidIssuer {
     this.nodeNow = node;
   }
 
-  /** Reserves the next `(millisecond, sequence)`, calling {@link setTick} at a new millisecond; returns the sequence. */
-  protected abstract advance(): number;
+  /** Unix ms of the highest millisecond issued (any thread's, borrowed too); before the first: `notBeforeMs` or 0. */
+  get lastIssuedUnixMs(): number {
+    return this.ticks.lastIssuedUnixMs;
+  }
+
+  /** Counters (of this handle, for a shared generator): UUIDs issued, waits, clock steps back seen, borrowed ms. */
+  get stats(): GeneratorStats {
+    return this.ticks.stats;
+  }
 
   /**
-   * Issues `count` UUIDs, calling {@link compose} and then `emit(k)` for the k-th, reading
-   * the clock once per run of sequence numbers, not once per UUID.
+   * Stops issuing and frees the node ID for another generator in this process (which then starts after this one's
+   * last millisecond); idempotent, later calls throw `FLURRY_E_GENERATOR_CLOSED`. A shared generator's creating
+   * handle stops every handle (up to 2 s for calls in flight); a handle from `fromState` detaches only itself.
    */
-  protected abstract produce(count: number, emit: (k: number) => void): void;
+  close(): void {
+    this.ticks.close();
+  }
+
+  /** Composes `count` UUIDs, calling `emit(k)` after the k-th; one clock read per run of sequence values. */
+  private produce(count: number, emit: (k: number) => void): void {
+    const t = this.ticks;
+    let k = 0;
+    while (k < count) {
+      const first = t.advance(count - k);
+      const end = t.take(count - k - 1);
+      for (let s = first; s <= end; s++) {
+        this.compose(s);
+        emit(k++);
+      }
+    }
+  }
 
   /** Makes millisecond `tick` the one {@link compose} writes. */
   protected setTick(tick: number): void {
@@ -135,7 +142,7 @@ export abstract class UuidIssuer {
 
   /** The next UUID as its canonical lowercase string. */
   next(): string {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.canonical();
   }
 
@@ -146,13 +153,13 @@ export abstract class UuidIssuer {
 
   /** The next UUID as 16 bytes (network order), written into `out` at byte `at` when given. */
   nextBytes(out?: Uint8Array, at = 0): Uint8Array {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bytes(out ?? new Uint8Array(16), at);
   }
 
   /** The next UUID as a 128-bit `bigint`. */
   nextBigInt(): bigint {
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     return this.bigint();
   }
 
@@ -170,7 +177,7 @@ export abstract class UuidIssuer {
     if (form === 'bytes') return this.nextBytes();
     if (form === 'bigint') return this.nextBigInt();
     if (!(UUID_FORMS as readonly string[]).includes(form)) formOf([], form); // throws FLURRY_E_CODEC_UNKNOWN before issuing
-    this.compose(this.advance());
+    this.compose(this.ticks.advance(1));
     if (form === 'base32') return base32Of([this.w0, this.w1, this.w2, this.w3]);
     return formOf([this.w0, this.w1, this.w2, this.w3], form);
   }
@@ -190,11 +197,7 @@ export abstract class UuidIssuer {
     return out;
   }
 
-  /**
-   * Writes `count` increasing UUIDs as 16 bytes each into `target`, from UUID index
-   * `offset` (byte `16 × offset`; default: to the end), and returns `count`: the fastest
-   * form for bulk loads (one buffer, no per-UUID object).
-   */
+  /** Writes `count` increasing UUIDs (16 bytes each) into `target` from UUID `offset` (default: to the end). */
   fill(target: Uint8Array, offset = 0, count: number = Math.floor(target.length / 16) - offset): number {
     const room = Math.floor(target.length / 16);
     checkFill(target instanceof Uint8Array, target, 'a Uint8Array', room, offset, count, ' (UUIDs, 16 bytes each)');
@@ -204,8 +207,8 @@ export abstract class UuidIssuer {
   }
 
   /** The words of the UUID of sequence `seq` in the millisecond of the last {@link setTick}, with fresh random fill. */
-  protected compose(seq: number): void {
-    const hi = this.extBits === 0 ? seq : Math.floor(seq / this.extSize);
+  private compose(seq: number): void {
+    const hi = Math.floor(seq * this.extInv);
     const ext = seq - hi * this.extSize;
     if (cursor.at > POOL_WORDS - 2) refill();
     const r0 = pool[cursor.at++];
@@ -251,11 +254,7 @@ export abstract class UuidIssuer {
     );
   }
 
-  /**
-   * `count` canonical strings into `out`: the characters of up to {@link TEXT_CHUNK} UUIDs
-   * are written into one buffer and read as one string, each UUID a slice of it — one flat
-   * string per chunk instead of a tree of concatenations per UUID, which a batch would keep.
-   */
+  /** Canonical strings as slices of one flat string per TEXT_CHUNK UUIDs (not a string tree per UUID). */
   private canonicalBatch(out: unknown[], count: number): void {
     const chars = asciiBuffer(36 * Math.min(count, TEXT_CHUNK));
     for (let at = 0; at < count; at += TEXT_CHUNK) {

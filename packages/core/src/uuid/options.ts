@@ -3,12 +3,7 @@ import { optionNames } from '../known-options.js';
 import { POLICY_NAMES, type GeneratorOptions } from '../generator/options.js';
 import type { UuidFormatOptions } from './format.js';
 
-/**
- * Options of {@link UuidGenerator}: the node ID (or a registry lease granting one), the
- * format's widths, and the same clock policies as {@link Generator} (`onExhausted`,
- * `onClockBackwards`, `maxBorrowMs`, `maxBackwardsWaitMs`, `highWaterWaitMs`,
- * `sequenceStart`, `onEvent`, `clock`).
- */
+/** Options of {@link UuidGenerator}: the node ID (or a lease), the format's widths and {@link Generator}'s policies. */
 export interface UuidGeneratorOptions extends UuidFormatOptions, Omit<GeneratorOptions, 'layout' | 'node'> {
   /** The node ID (`0 … 2^nodeBits − 1`), or `{ node: n }` as a lease grants it; required unless `lease` is given. */
   node?: number | Readonly<Record<string, number>>;

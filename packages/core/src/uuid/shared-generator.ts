@@ -1,23 +1,13 @@
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
-import { badOption, resolvePolicy, type GeneratorStats, type ResolvedPolicy } from '../generator/options.js';
-import {
-  CLOSED,
-  FROM_STATE_OPTION_NAMES,
-  SharedTicks,
-  sharedBuffer,
-  type FromStateOptions,
-} from '../generator/shared-ticks.js';
+import { badOption, resolvePolicy, type ResolvedPolicy } from '../generator/options.js';
+import { SharedTicks, sharedBuffer, type FromStateOptions } from '../generator/shared-ticks.js';
 import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 
-/**
- * The most sequence bits the shared state holds: its cell is a signed 64-bit integer with
- * the 48-bit millisecond above the sequence, so the threads of one node share at most
- * 32,768 UUIDs per millisecond (32.8M/s) whatever the format's `sequenceBits`.
- */
+// The shared cell (signed 64 bits) holds the 48-bit millisecond above at most 15 sequence bits.
 const SHARED_SEQUENCE_BITS = 15;
 
 /** What a {@link SharedUuidGenerator} posts to worker threads (structured-cloneable). */
@@ -30,10 +20,7 @@ export interface SharedUuidGeneratorState {
   readonly buffer: SharedArrayBuffer;
 }
 
-/**
- * Options of {@link SharedUuidGenerator}: those of {@link UuidGenerator} without `lease` (a
- * lease's fencing deadline lives on one thread's monotonic clock and cannot be shared).
- */
+/** Options of {@link SharedUuidGenerator}: {@link UuidGenerator}'s without `lease` (its deadline is one thread's). */
 export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
 
 /**
@@ -52,10 +39,7 @@ export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
 export class SharedUuidGenerator extends UuidIssuer {
   /** The structured-cloneable state to post to worker threads. */
   readonly state: SharedUuidGeneratorState;
-
-  private readonly ticks: SharedTicks;
-  private readonly clock: Clock;
-  private issued = 0;
+  declare protected ticks: SharedTicks;
 
   constructor(opts: SharedUuidGeneratorOptions);
   /** @internal used by {@link SharedUuidGenerator.fromState}. */
@@ -81,9 +65,10 @@ export class SharedUuidGenerator extends UuidIssuer {
     }
     super(format, node);
     const policy = attach ? attach.policy : resolvePolicy({ ...opts, node: undefined });
-    this.clock = opts.clock ?? systemClock;
     const plan = uuidPlan(Math.min(format.sequenceBits, SHARED_SEQUENCE_BITS));
-    this.ticks = new SharedTicks(plan, policy, this.clock, opts.onEvent, attach?.buffer ?? uuidClaim(format, node));
+    const clock = opts.clock ?? systemClock;
+    const claim = attach?.buffer ?? uuidClaim(format, node);
+    this.ticks = new SharedTicks(plan, policy, clock, opts.onEvent, claim, (tick) => this.setTick(tick));
     this.state = Object.freeze({
       kind: 'flurry-shared-uuid-generator',
       nodeBits: format.nodeBits,
@@ -94,69 +79,13 @@ export class SharedUuidGenerator extends UuidIssuer {
     });
   }
 
-  /**
-   * Attaches to a shared UUID generator from its posted state (in a worker thread); `clock`
-   * and `onEvent` are per thread.
-   */
+  /** Attaches to a shared UUID generator from its posted state (in a worker); `clock` and `onEvent` are per thread. */
   static fromState(state: SharedUuidGeneratorState, opts: FromStateOptions = {}): SharedUuidGenerator {
-    assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, 'SharedUuidGenerator.fromState options');
-    const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator');
+    const buffer = sharedBuffer(state, 'flurry-shared-uuid-generator', 'SharedUuidGenerator', opts);
     const { nodeBits, sequenceBits, node } = state;
     return new SharedUuidGenerator(
       { nodeBits, sequenceBits, node, clock: opts.clock, onEvent: opts.onEvent },
       { buffer, policy: state.policy },
     );
-  }
-
-  /** Counters of this handle (thread). */
-  get stats(): GeneratorStats {
-    return this.ticks.stats(this.issued);
-  }
-
-  /** Unix ms of the highest millisecond issued by any thread (0 before the first UUID). */
-  get lastIssuedUnixMs(): number {
-    return this.ticks.lastIssuedUnixMs();
-  }
-
-  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
-  close(): void {
-    this.ticks.close();
-  }
-
-  protected advance(): number {
-    const w = Math.floor(this.clock.now());
-    const t = this.ticks;
-    let s = t.runNext;
-    if (!(s <= t.runEnd && w <= t.runTick && w >= t.runWall && Atomics.load(t.ctl, CLOSED) === 0)) {
-      this.reserve(1);
-      s = t.runNext;
-    }
-    t.runNext = s + 1;
-    this.issued++;
-    return s;
-  }
-
-  protected produce(count: number, emit: (k: number) => void): void {
-    const t = this.ticks;
-    let k = 0;
-    try {
-      while (k < count) {
-        if (!t.holds(Math.floor(this.clock.now()))) this.reserve(count - k);
-        const first = t.runNext;
-        const last = Math.min(t.runEnd, first + (count - k - 1));
-        t.runNext = last + 1;
-        for (let s = first; s <= last; s++) {
-          this.compose(s);
-          emit(k++);
-        }
-      }
-    } finally {
-      this.issued += k;
-    }
-  }
-
-  /** Wins a new run; at a new millisecond, points the composed words at it. */
-  private reserve(want: number): void {
-    if (this.ticks.reserve(want)) this.setTick(this.ticks.runTick);
   }
 }
