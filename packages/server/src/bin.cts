@@ -42,9 +42,8 @@ load()
   .then(
     (code) => {
       process.exitCode = code;
-      // Let stdout drain, then leave even if a library (an engine client) left a handle
-      // open. The pure commands open none, and skip the timer (its first use costs a start
-      // about half a millisecond).
+      // Let stdout drain, then leave even if an engine client left a handle open (the pure
+      // commands open none and skip the timer: its first use costs about half a millisecond).
       if (entry !== 'pure') setTimeout(() => process.exit(code), 100).unref();
     },
     () => process.exit(1),

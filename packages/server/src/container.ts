@@ -2,13 +2,10 @@
 // node ID 0, so two replicas issue the same IDs; `flurry serve` warns.
 import { existsSync, readFileSync } from 'node:fs';
 
-/** Where the container evidence is read from. */
+/** Where the container evidence is read from; `readFile` gives undefined when the file cannot be read. */
 export interface ContainerProbe {
-  /** The process environment (`KUBERNETES_SERVICE_HOST`). */
   readonly env: NodeJS.ProcessEnv;
-  /** Whether a file exists (`/.dockerenv`, `/run/.containerenv`). */
   exists(path: string): boolean;
-  /** A file's text, or undefined when it cannot be read (`/proc/1/cgroup`). */
   readFile(path: string): string | undefined;
 }
 

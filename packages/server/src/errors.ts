@@ -2,51 +2,29 @@
 // each code maps to exactly one HTTP status (httpStatusOf).
 import { FlurryError } from '@flurry/core/errors';
 
-/** The codes of the service and the CLI. */
+/** The codes of the service and the CLI (docs/service-api.md#errors, docs/operations.md#troubleshooting-by-error-code). */
 export const ServerErrorCode = {
-  /** A setting (flag, `FLURRY_*` variable or config-file key) has a bad value or is unknown. */
   CONFIG: 'FLURRY_E_CONFIG',
-  /** The command line is malformed: unknown command or flag, missing value or argument. */
   USAGE: 'FLURRY_E_USAGE',
-  /** `flurry serve` was started as root without `--allow-root`. */
   RUN_AS_ROOT: 'FLURRY_E_RUN_AS_ROOT',
-  /** The service cannot listen on its host and port (in use, not permitted, no such address). */
   LISTEN: 'FLURRY_E_LISTEN',
-  /** `--workers N` asks for more worker processes than the layout or registry has free node IDs. */
   WORKERS_NODE_IDS: 'FLURRY_E_WORKERS_NODE_IDS',
-  /** No route at that path. */
   NOT_FOUND: 'FLURRY_E_NOT_FOUND',
-  /** The route exists but not for that method (see the `Allow` header). */
   METHOD_NOT_ALLOWED: 'FLURRY_E_METHOD_NOT_ALLOWED',
-  /** A bearer token is configured and the request's is missing or wrong. */
   UNAUTHORIZED: 'FLURRY_E_UNAUTHORIZED',
-  /** The request carries a body larger than allowed (the API takes no bodies). */
   BODY_TOO_LARGE: 'FLURRY_E_BODY_TOO_LARGE',
-  /** The request target (path and query) is longer than allowed. */
   URL_TOO_LONG: 'FLURRY_E_URL_TOO_LONG',
-  /** The request's header block is larger than allowed. */
   HEADERS_TOO_LARGE: 'FLURRY_E_HEADERS_TOO_LARGE',
-  /** The request could not be parsed as HTTP/1.1. */
   BAD_REQUEST: 'FLURRY_E_BAD_REQUEST',
-  /** `count` of `GET /v1/ids` is missing its bounds: not an integer from 1 to the maximum. */
   BATCH_COUNT: 'FLURRY_E_BATCH_COUNT',
-  /** A required query parameter is missing, repeated or malformed. */
   QUERY: 'FLURRY_E_QUERY',
-  /** The `format` query parameter of a UUID route names no UUID text form. */
   UUID_FORMAT: 'FLURRY_E_UUID_FORMAT',
-  /** Public IDs are not enabled: no public-ID key is configured. */
   PUBLIC_IDS_DISABLED: 'FLURRY_E_PUBLIC_IDS_DISABLED',
-  /** Decoding public IDs needs a configured bearer token; none is configured. */
   PUBLIC_DECODE_DISABLED: 'FLURRY_E_PUBLIC_DECODE_DISABLED',
-  /** The service is not ready (no valid lease yet, clock not sane) or shutting down. */
   UNAVAILABLE: 'FLURRY_E_UNAVAILABLE',
-  /** `flurry status --url https://…`: the service's TLS certificate is not trusted here (unknown CA, self-signed, expired, another name). */
   TLS_UNTRUSTED: 'FLURRY_E_TLS_UNTRUSTED',
-  /** An unexpected failure inside the service; details are in the service's log only. */
   INTERNAL: 'FLURRY_E_INTERNAL',
-  /** `flurry sql --generate` could not reserve a node for the in-database generator (database unreachable, no free slot, a generator already set up). */
   SQL_GENERATOR: 'FLURRY_E_SQL_GENERATOR',
-  /** `flurry sql --release` (`<prefix>release_node()`) was refused: another session still holds a lane of the generator. */
   SQL_NODE_IN_USE: 'FLURRY_E_SQL_NODE_IN_USE',
 } as const;
 

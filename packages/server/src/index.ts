@@ -24,7 +24,7 @@ export { ServiceMetrics } from './metrics.js';
 export type { MetricSources } from './metrics.js';
 export { openApiDocument, openApiJson } from './openapi.js';
 // Leaf compatibility.
-export { leafDate, leafWorkerId, leafDecodeBody } from './leaf.js';
+export { leafDate, leafWorkerId, leafDecodeBody } from './http/routes/leaf.js';
 // Thrift (Twitter Snowflake compatible).
 export { startThriftServer } from './thrift/server.js';
 export type { ThriftServer, ThriftServerOptions, ThriftLogger, ThriftNodeSource } from './thrift/server.js';

@@ -1,23 +1,35 @@
-// Every caller (HTTP routes, public IDs, Thrift, memcached, gRPC) issues through LeasedIssuer,
-// which counts what it issued and logs what was refused.
-import type { FlurryError, Generator, GeneratorEvent, FlurryLogger } from '@flurry/core';
-import type { LeasedGenerator } from '@flurry/coordination';
-import type { IdSource } from './http/context.js';
+// Every caller (HTTP routes, public IDs, Thrift, memcached, gRPC) issues through LeasedIssuer, which counts
+// what it issued and logs what was refused; UuidIssuer issues UUIDv7 on the same node lease (same node,
+// fencing deadlines and floor), so its UUIDs are unique as the IDs are (docs/uuids.md#in-the-service).
+import {
+  UuidFormat,
+  UUID_DEFAULTS,
+  type FlurryError,
+  type FlurryLogger,
+  type Generator,
+  type GeneratorEvent,
+  type Layout,
+  type UuidGenerator,
+  type UuidTextForm,
+} from '@flurry/core';
+import {
+  uuidGeneratorOnLease,
+  type LeasedGenerator,
+  type LeasedUuidGenerator,
+  type Registry,
+} from '@flurry/coordination';
+import type { IdSource, UuidSource } from './http/context.js';
 import { EpisodeLog, type Schedule } from './log-throttle.js';
 
 export type { FlurryLogger as EventLogger } from '@flurry/core';
 
-/** Options of {@link LeasedIssuer}. */
+/** Options of {@link LeasedIssuer}: where refusal episodes are logged, what sees every event (the metrics), and the log's clock and timer. */
 export interface IssuerOptions {
-  /** Where refusal episodes are logged. */
   logger: FlurryLogger;
-  /** Sees every generator event (the metrics). */
   count: (e: GeneratorEvent) => void;
   /** The error thrown while no generator is attached yet. */
   notStarted: () => FlurryError;
-  /** The rate limit's monotonic clock (see log-throttle.ts). */
   now?: () => number;
-  /** The rate limit's timer (`null`: none). */
   schedule?: Schedule | null;
 }
 
@@ -30,7 +42,6 @@ export class LeasedIssuer implements IdSource {
   private readonly notStarted: () => FlurryError;
   private lg: LeasedGenerator | undefined = undefined;
   private gen: Generator | undefined = undefined;
-  /** Issued by generators attached before the current one. */
   private issuedBase = 0;
 
   constructor(opts: IssuerOptions) {
@@ -46,12 +57,10 @@ export class LeasedIssuer implements IdSource {
     this.gen = lg.generator;
   }
 
-  /** The leased generator, once attached. */
   get leased(): LeasedGenerator | undefined {
     return this.lg;
   }
 
-  /** One new ID. */
   next(): bigint {
     const g = this.gen;
     if (g === undefined) throw this.notStarted();
@@ -60,7 +69,6 @@ export class LeasedIssuer implements IdSource {
     return id;
   }
 
-  /** One new ID as a decimal string. */
   nextString(): string {
     const g = this.gen;
     if (g === undefined) throw this.notStarted();
@@ -69,7 +77,6 @@ export class LeasedIssuer implements IdSource {
     return id;
   }
 
-  /** Writes `count` new increasing IDs into `target` from `offset`. */
   fill(target: BigUint64Array, offset: number, count: number): number {
     const g = this.gen;
     if (g === undefined) throw this.notStarted();
@@ -78,7 +85,7 @@ export class LeasedIssuer implements IdSource {
     return n;
   }
 
-  /** IDs issued by this process. */
+  /** IDs issued by this process (every generator it has had). */
   issued(): number {
     return this.issuedBase + (this.gen?.stats.issued ?? 0);
   }
@@ -89,13 +96,11 @@ export class LeasedIssuer implements IdSource {
   }
 }
 
-/** What {@link generatorEventLogging} returns. */
-export type EventLogging = { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void };
+type EventLogging = { onEvent: (e: GeneratorEvent) => void; issuedOk: () => void; flush: () => void };
 
 /**
- * The service's handling of generator events: `count` sees every event (the metrics); the
- * logs are rate-limited per episode ({@link EpisodeLog}). Fenced and `throw`-policy refusals
- * end with one info line at the next issued ID (call `issuedOk()` after each issue).
+ * The service's handling of generator events: `count` sees every event; the logs are rate-limited per
+ * episode. Fenced and `throw`-policy refusals end with one info line at the next issue (`issuedOk()`).
  */
 export function generatorEventLogging(
   logger: FlurryLogger,
@@ -140,4 +145,75 @@ export function generatorEventLogging(
       backwards.flush();
     },
   };
+}
+
+type UuidPolicies = NonNullable<Parameters<typeof uuidGeneratorOnLease>[1]['generator']>;
+
+/** The ID issuer's options, and the Snowflake layout: its node fields are the UUID node. */
+type UuidIssuerOptions = Omit<IssuerOptions, 'now' | 'schedule'> & { layout: Layout };
+
+/** The service's UUIDv7 on its Snowflake lease (see the module comment). */
+export class UuidIssuer implements UuidSource {
+  readonly format: UuidFormat;
+  private gen: LeasedUuidGenerator | undefined = undefined;
+  private failed: Error | undefined = undefined;
+  private readonly logging: EventLogging;
+  private readonly issuedOk: () => void;
+
+  constructor(private readonly opts: UuidIssuerOptions) {
+    // 16 node bits (the UUID default), or the layout's node bits when they are wider.
+    const bits = opts.layout.nodeFields.reduce((s, f) => s + f.bits, 0);
+    this.format = UuidFormat.from({ nodeBits: Math.max(UUID_DEFAULTS.nodeBits, bits) });
+    this.logging = generatorEventLogging(opts.logger, opts.count);
+    this.issuedOk = this.logging.issuedOk;
+  }
+
+  /** Builds the UUID generator on `lg`'s lease (replacing one built on an earlier lease). */
+  attach(lg: LeasedGenerator, registry: Registry, policies: UuidPolicies): void {
+    this.gen?.close().catch(() => undefined);
+    this.gen = undefined;
+    this.failed = undefined;
+    try {
+      this.gen = uuidGeneratorOnLease(lg.lease, {
+        registry,
+        layout: this.opts.layout,
+        nodeBits: this.format.nodeBits,
+        generator: { ...policies, onEvent: this.logging.onEvent },
+      });
+    } catch (err) {
+      // Issuing IDs goes on; the UUID routes answer with this error.
+      this.failed = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  private current(): UuidGenerator {
+    const g = this.gen;
+    if (g !== undefined) return g.generator;
+    throw this.failed ?? this.opts.notStarted();
+  }
+
+  next(): string {
+    const u = this.current().next();
+    this.issuedOk();
+    return u;
+  }
+
+  nextAs(form: UuidTextForm): string {
+    const u = this.current().nextAs(form);
+    this.issuedOk();
+    return u;
+  }
+
+  batch(n: number, form?: UuidTextForm): string[] {
+    const u = this.current().batch(n, form);
+    this.issuedOk();
+    return u;
+  }
+
+  /** Closes the generator; the lease stays with the Snowflake generator, which releases it. */
+  async close(): Promise<void> {
+    this.logging.flush();
+    const g = this.gen;
+    if (g !== undefined) await g.close();
+  }
 }

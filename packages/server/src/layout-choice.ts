@@ -4,25 +4,15 @@ import { FlurryError } from '@flurry/core/errors';
 import { Layout } from '@flurry/core/layout';
 import { clip, serverError } from './errors.js';
 
-/** The layout as the user named it (any of the three may be absent). */
+/** The layout as the user named it: a preset, or a field spec; `epoch` and `unit` also re-epoch a preset. */
 export interface LayoutChoice {
-  /** A preset name: twitter, leaf, discord, sonyflake, instagram, js53. */
   readonly layout?: string;
-  /** A field spec, e.g. `timestamp:41,datacenter:5,worker:5,sequence:12`. */
   readonly fields?: string;
-  /** Epoch as an ISO date or Unix ms; with `fields`, or to re-epoch a preset. */
   readonly epoch?: string;
-  /** Time unit: 1ms, 10ms or 1s. */
   readonly unit?: string;
 }
 
-/**
- * Builds the layout from a {@link LayoutChoice}; `twitter` when nothing is named.
- * `--layout` and `--fields` together are a usage error (one or the other). `--epoch`/`--unit`
- * with a preset re-epoch it (same fields).
- *
- * @throws FlurryError the core's `FLURRY_E_LAYOUT_*` errors, or `FLURRY_E_USAGE`.
- */
+/** Builds the layout from a {@link LayoutChoice} (`twitter` when nothing is named); `FLURRY_E_LAYOUT_*` or `FLURRY_E_USAGE`. */
 export function chooseLayout(choice: LayoutChoice): Layout {
   if (choice.layout !== undefined && choice.fields !== undefined) {
     throw serverError(
@@ -39,7 +29,6 @@ export function chooseLayout(choice: LayoutChoice): Layout {
   }
   const preset = Layout.from(choice.layout ?? 'twitter');
   if (choice.epoch === undefined && choice.unit === undefined) return preset;
-  // Re-epoch (or re-unit) a preset: same fields, the user's epoch/unit.
   const spec = preset.fields.map((f) => `${f.name}:${f.bits}`).join(',');
   return Layout.parse(spec, {
     epoch: choice.epoch ?? preset.epochMs,
@@ -47,14 +36,7 @@ export function chooseLayout(choice: LayoutChoice): Layout {
   });
 }
 
-/**
- * Parses node pins (`FIELD=VALUE`, repeatable and/or comma-separated) and checks each
- * against the layout's node fields and their ranges. An empty list gives `{}` (lease
- * every node field).
- *
- * @throws FlurryError `FLURRY_E_NODE_OUT_OF_RANGE` for an unknown field, a value outside
- * its range or a malformed pair.
- */
+/** Parses node pins (`FIELD=VALUE`, repeatable and/or comma-separated); `FLURRY_E_NODE_OUT_OF_RANGE` for a bad one. */
 export function parseNodePins(pins: readonly string[], layout: Layout): Record<string, number> {
   const out: Record<string, number> = {};
   const names = layout.nodeFields.map((f) => f.name);
@@ -98,11 +80,7 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
   return out;
 }
 
-/**
- * Refuses a layout whose timestamp field cannot hold `nowMs` (checked before anything is leased).
- *
- * @throws FlurryError `FLURRY_E_LAYOUT_EXPIRED` naming the end of life and what to change.
- */
+/** Refuses a layout whose timestamp field cannot hold `nowMs` with `FLURRY_E_LAYOUT_EXPIRED`. */
 export function assertLayoutLive(layout: Layout, nowMs: number): void {
   const reason = layoutExpiredReason(layout, nowMs);
   if (reason !== undefined) {

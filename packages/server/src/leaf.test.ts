@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Layout } from '@flurry/core';
-import { leafDate, leafDecodeBody, leafWorkerId } from './leaf.js';
+import { leafDate, leafDecodeBody, leafWorkerId } from './http/routes/leaf.js';
 
 /** Leaf's decodeSnowflakeId answer. */
 type LeafBody = { timestamp: string; sequenceId: string; workerId: string };

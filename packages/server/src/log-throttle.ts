@@ -5,18 +5,15 @@ import type { FlurryLogger } from '@flurry/core';
 /** Runs `fn` once after `ms` milliseconds; returns its cancel (default: an unref'd `setTimeout`). */
 export type Schedule = (fn: () => void, ms: number) => () => void;
 
-/** Options of {@link EpisodeLog}. */
+/** Options of {@link EpisodeLog}: `message` warns of each event (summaries add the count of `noun`). */
 export interface EpisodeLogOptions {
   readonly logger: FlurryLogger;
-  /** The warn message of each event (summaries append the count). */
   readonly message: string;
-  /** What the events are, plural, for summaries: `refusals`. */
   readonly noun: string;
   /** The info message when the episode ends; without it {@link EpisodeLog.end} only sums up the pending events. */
   readonly endMessage?: string;
   /** A numeric field summed up as its largest (and `<field>Min` its smallest) value: `byMs`. */
   readonly maxOf?: string;
-  /** Monotonic milliseconds (default `performance.now()`). */
   readonly now?: () => number;
   /** At most one summary line per this many ms (default 10 000). */
   readonly intervalMs?: number;
@@ -43,13 +40,11 @@ export class EpisodeLog {
   private lastLineAt = 0;
   private lastEventAt = 0;
   private lastFields: object = {};
-  /** Events since the last line written, and of the whole episode. */
   private unlogged = 0;
   private total = 0;
-  /** The `maxOf` field over the unlogged events (NaN: none). */
+  // The `maxOf` field over the unlogged events (NaN: none).
   private max = NaN;
   private min = NaN;
-  /** Set exactly while `unlogged > 0` and a scheduler exists. */
   private cancelTimer: (() => void) | undefined;
 
   constructor(private readonly o: EpisodeLogOptions) {
@@ -92,7 +87,7 @@ export class EpisodeLog {
     this.summary(now);
   }
 
-  /** Sums up the events counted since the last line in one warn line (call it at shutdown). */
+  /** Sums up the events since the last line in one warn line (call it at shutdown). */
   flush(): void {
     if (this.active && this.unlogged > 0) this.summary(this.now());
   }
@@ -100,12 +95,9 @@ export class EpisodeLog {
   /** Ends the current episode: one info line with its figures (without `endMessage`: `flush` only). */
   end(): void {
     if (!this.active) return;
-    if (this.o.endMessage === undefined) {
-      this.flush();
-      this.active = false;
-      return;
-    }
+    if (this.o.endMessage === undefined) this.flush();
     this.active = false;
+    if (this.o.endMessage === undefined) return;
     const durationMs = this.now() - this.startedAt;
     const unlogged = this.unlogged;
     this.o.logger.info(

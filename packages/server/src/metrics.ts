@@ -1,9 +1,6 @@
-/**
- * The service's Prometheus metrics (docs/service-api.md#metrics). The request path only bumps
- * numbers in typed arrays ({@link ServiceMetrics.request}): prom-client's label hashing would
- * cost more than the rest of a `/v1/ids/next` request. The series are built when scraped.
- */
-import { Counter, Histogram, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+// The service's Prometheus metrics (docs/service-api.md#metrics). The request path only bumps typed
+// arrays (prom-client's label hashing would cost more than a `/v1/ids/next`); series are built when scraped.
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { GeneratorEvent } from '@flurry/core';
 import type { ManagedLease } from '@flurry/coordination';
 import type { RouteMetrics } from './http/context.js';
@@ -18,11 +15,9 @@ const STATUSES = [200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503] as cons
 export interface MetricSources {
   /** Total IDs issued by this process (every generator it has had). */
   issued(): number;
-  /** The current lease, if any. */
   lease(): Pick<ManagedLease, 'stats' | 'msUntilDeadline'> | undefined;
   /** Whether `/readyz` would answer 200. */
   ready(): boolean;
-  /** The current node field values, if leased. */
   node(): Readonly<Record<string, number>> | undefined;
   /** Seconds until the layout's end of life (negative once past); the gauge is left out without it. */
   endOfLifeSeconds?(): number;
@@ -30,7 +25,6 @@ export interface MetricSources {
 
 /** The metrics of one service process. */
 export class ServiceMetrics implements RouteMetrics {
-  /** The prom-client registry (default process metrics plus Flurry's). */
   readonly registry: Registry;
   private readonly statusIndex = new Int16Array(600).fill(-1);
   private readonly extraStatuses: number[] = [];
@@ -50,7 +44,7 @@ export class ServiceMetrics implements RouteMetrics {
     collectDefaultMetrics({ register: registry });
 
     const events = this.events;
-    scrapeCounter(registry, 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
+    scrapeValue(registry, 'counter', 'flurry_ids_issued_total', 'IDs issued by this process.', () => sources.issued());
     registerScrapeMetric(
       registry,
       'flurry_http_requests_total',
@@ -65,46 +59,32 @@ export class ServiceMetrics implements RouteMetrics {
     registerScrapeMetric(registry, latency, 'HTTP request latency in seconds, by route.', 'histogram', () =>
       this.table.pushHistograms([], latency, (r) => ({ route: ROUTE_NAMES[r] })),
     );
-    scrapeCounter(
-      registry,
-      'flurry_sequence_exhausted_waits_total',
-      'Ticks whose sequence ran out, so the generator waited or borrowed.',
-      () => events.exhausted,
-    );
+    const exhausted = 'Ticks whose sequence ran out, so the generator waited or borrowed.';
+    scrapeValue(registry, 'counter', 'flurry_sequence_exhausted_waits_total', exhausted, () => events.exhausted);
     this.regressions = new Histogram({
       name: 'flurry_clock_regression_ms',
       help: 'Wall-clock steps backwards seen by the generator, by size in ms.',
       registers: [registry],
       buckets: [1, 10, 100, 1000, 10_000, 60_000],
     });
-    scrapeCounter(
-      registry,
-      'flurry_high_water_waits_total',
-      "Waits for the clock to pass a node's high-water mark.",
-      () => events.highWaterWaits,
-    );
-    scrapeCounter(
-      registry,
-      'flurry_fenced_total',
-      'Refusals to issue because the lease deadline had passed.',
-      () => events.fenced,
-    );
+    const highWater = "Waits for the clock to pass a node's high-water mark.";
+    scrapeValue(registry, 'counter', 'flurry_high_water_waits_total', highWater, () => events.highWaterWaits);
+    const fenced = 'Refusals to issue because the lease deadline had passed.';
+    scrapeValue(registry, 'counter', 'flurry_fenced_total', fenced, () => events.fenced);
     registerLeaseMetrics(registry, sources);
     this.protocols = new ProtocolMetrics(registry);
     const endOfLife = sources.endOfLifeSeconds?.bind(sources);
     if (endOfLife)
-      scrapeGauge(
+      scrapeValue(
         registry,
+        'gauge',
         'flurry_layout_end_of_life_seconds',
         "Seconds until the layout's timestamp field runs out and no ID can be issued (negative once past). Alert under 31536000 (a year).",
         endOfLife,
       );
   }
 
-  /**
-   * Records one finished request (the hot path: a few array writes). `route` is the
-   * route's index in the route table (`http/routes/index.ts`), or its unmatched ID.
-   */
+  /** Records one finished request (the hot path); `route` is its index in `ROUTES`, or the unmatched ID. */
   request(route: number, status: number, seconds: number): void {
     let si = status >= 0 && status < 600 ? this.statusIndex[status] : -1;
     if (si < 0) si = this.addStatus(status);
@@ -127,22 +107,16 @@ export class ServiceMetrics implements RouteMetrics {
     if (refused !== undefined) this.refusals[refused] = (this.refusals[refused] ?? 0) + 1;
   }
 
-  /**
-   * Copies the request totals of each route (all statuses) into `into[route]` and the
-   * latency histogram counts into `buckets[route * (LATENCY_BUCKETS + 1) + i]`: what the
-   * console samples 4 times a second (no allocation).
-   */
+  /** Copies each route's request total and latency histogram counts (the console samples them, no allocation). */
   snapshot(into: Float64Array, buckets: Float64Array): void {
     for (let r = 0; r < this.table.rows; r++) into[r] = this.table.rowTotal(r);
     buckets.set(this.table.buckets);
   }
 
-  /** The Prometheus text exposition. */
   text(): Promise<string> {
     return this.registry.metrics();
   }
 
-  /** Content type of {@link text}. */
   get contentType(): string {
     return this.registry.contentType;
   }
@@ -161,7 +135,7 @@ export class ServiceMetrics implements RouteMetrics {
 /** The lease's counters and deadline, readiness and the node fields, read from `sources` at scrape time. */
 function registerLeaseMetrics(registry: Registry, sources: MetricSources): void {
   const leaseCounter = (name: string, help: string, pick: (s: ManagedLease['stats']) => number) =>
-    scrapeCounter(registry, name, help, () => {
+    scrapeValue(registry, 'counter', name, help, () => {
       const l = sources.lease();
       return l ? pick(l.stats) : 0;
     });
@@ -169,8 +143,9 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
   leaseCounter('flurry_lease_renew_failures_total', 'Failed lease renewals.', (s) => s.renewFailures);
   leaseCounter('flurry_lease_lost_total', 'Leases lost (expired or taken over).', (s) => s.lost);
   leaseCounter('flurry_lease_reacquired_total', 'Leases acquired again after a loss.', (s) => s.reacquired);
-  scrapeGauge(
+  scrapeValue(
     registry,
+    'gauge',
     'flurry_lease_deadline_seconds',
     'Seconds until the lease deadline (0 once passed, +Inf for a static node ID, -1 before the first lease).',
     () => {
@@ -178,41 +153,15 @@ function registerLeaseMetrics(registry: Registry, sources: MetricSources): void 
       return l ? l.msUntilDeadline() / 1000 : -1;
     },
   );
-  scrapeGauge(registry, 'flurry_ready', '1 when /readyz answers 200, else 0.', () => (sources.ready() ? 1 : 0));
-  new Gauge({
-    name: 'flurry_node_field',
-    help: "This process's node field values.",
-    labelNames: ['field'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const n = sources.node();
-      if (n) for (const [k, v] of Object.entries(n)) this.set({ field: k }, v);
-    },
-  });
+  scrapeValue(registry, 'gauge', 'flurry_ready', '1 when /readyz answers 200, else 0.', () =>
+    sources.ready() ? 1 : 0,
+  );
+  registerScrapeMetric(registry, 'flurry_node_field', "This process's node field values.", 'gauge', () =>
+    Object.entries(sources.node() ?? {}).map(([field, value]) => ({ value, labels: { field } })),
+  );
 }
 
-/** A counter whose value is read at scrape time (the paths that count only bump plain numbers). */
-function scrapeCounter(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc(read());
-    },
-  });
-}
-
-/** A gauge whose value is read at scrape time. */
-function scrapeGauge(registry: Registry, name: string, help: string, read: () => number): void {
-  new Gauge({
-    name,
-    help,
-    registers: [registry],
-    collect() {
-      this.set(read());
-    },
-  });
+/** A counter or gauge read at scrape time (the paths that count only bump plain numbers). */
+function scrapeValue(registry: Registry, type: 'counter' | 'gauge', name: string, help: string, read: () => number) {
+  registerScrapeMetric(registry, name, help, type, () => [{ value: read(), labels: {} }]);
 }

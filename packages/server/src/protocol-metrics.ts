@@ -1,9 +1,5 @@
-/**
- * Request metrics of the non-HTTP front-ends: `flurry_protocol_requests_total` and
- * `flurry_protocol_request_duration_seconds` (docs/service-api.md#metrics). Each front-end
- * names its protocol and fixed command list once; the request path bumps typed arrays and
- * the series are built when scraped, so what clients send never adds a series.
- */
+// Request metrics of the non-HTTP front-ends (docs/service-api.md#metrics): each names its protocol and
+// fixed command list once, so what clients send never adds a series.
 import type { Registry } from 'prom-client';
 import {
   bucketOf,
@@ -19,17 +15,11 @@ import {
 export interface ProtocolRecorder {
   /** One finished request: `command` is its index in the recorder's command list. */
   request(command: number, ok: boolean, seconds: number): void;
-  /**
-   * One finished request whose latency was not measured: a front-end that times a sample calls
-   * it for the others. Without it, every request is timed.
-   */
+  /** One finished request whose latency was not measured (a front-end that times only a sample). */
   count?(command: number, ok: boolean): void;
 }
 
-/**
- * One protocol × command of {@link ProtocolMetrics.rows}: requests so far, the failed ones
- * among them, and the p99 latency since the start (ms, the upper bound of its histogram bucket).
- */
+/** One protocol × command: requests, the failed ones, and the p99 latency (ms, its bucket's upper bound). */
 export interface ProtocolRow {
   protocol: string;
   command: string;
@@ -41,7 +31,6 @@ export interface ProtocolRow {
 interface Entry {
   readonly protocol: string;
   readonly commands: readonly string[];
-  /** Requests by command × outcome (`OUTCOMES`). */
   readonly table: RequestTable;
 }
 
@@ -58,9 +47,8 @@ const OUTCOMES = ['ok', 'error'];
 /** The per-protocol request metrics of one service (one per registry). */
 export class ProtocolMetrics {
   private readonly entries: Entry[] = [];
-  /** Series of {@link call}: `protocol command outcome` → count. */
+  // Series of `call`: `protocol command outcome` → count, and `protocol command` → latency.
   private readonly calls = new Map<string, { labels: Record<string, string>; count: number }>();
-  /** `protocol command` → its requests, failed requests and latency. */
   private readonly callLatency = new Map<string, CallSeries>();
 
   constructor(registry: Registry) {
@@ -105,9 +93,8 @@ export class ProtocolMetrics {
   }
 
   /**
-   * Records one finished call of a front-end whose outcome is richer than ok/error (the gRPC
-   * port: `outcome` is `ok` or the gRPC code name such as `unavailable`). `command` and
-   * `outcome` must come from fixed lists (method names, code names), never from what a client sent.
+   * Records one call whose outcome is richer than ok/error (gRPC: `ok` or a code name such as `unavailable`).
+   * `command` and `outcome` must come from fixed lists, never from what a client sent.
    */
   call(protocol: string, command: string, outcome: string, seconds: number): void {
     const key = protocol + ' ' + command;
@@ -134,10 +121,7 @@ export class ProtocolMetrics {
     return out;
   }
 
-  /**
-   * Every protocol × command with at least one request, sorted by protocol then command
-   * (the console's per-route table reads it, beside the HTTP routes).
-   */
+  /** Every protocol × command with a request, sorted by protocol then command (the console's table). */
   rows(): ProtocolRow[] {
     const out: ProtocolRow[] = [];
     for (const e of this.entries) {

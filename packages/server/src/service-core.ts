@@ -4,7 +4,14 @@ import { consoleAccess } from './console/access.js';
 import { CONSOLE } from './console/feature.js';
 import { OPERATIONS } from './ops/feature.js';
 import { UUIDS } from './http/routes/uuids.js';
-import { FlurryError, GENERATOR_DEFAULTS, systemClock, type Clock, type Layout } from '@flurry/core';
+import {
+  FlurryError,
+  GENERATOR_DEFAULTS,
+  systemClock,
+  type Clock,
+  type GeneratorEvent,
+  type Layout,
+} from '@flurry/core';
 import { redactUrl, type Registry } from '@flurry/coordination';
 import type { ServeConfig } from './config/index.js';
 import { ConsoleData } from './console/data.js';
@@ -13,37 +20,29 @@ import { serverError } from './errors.js';
 import type { HttpContext, Logger } from './http/context.js';
 import type { FeatureStates } from './http/feature.js';
 import { PUBLIC_IDS, makePublicIds, publicIdsOn } from './public-ids/codec.js';
-import { LeasedIssuer, type EventLogger } from './issuing.js';
+import { LeasedIssuer, UuidIssuer, type EventLogger } from './issuing.js';
 import { ServiceMetrics } from './metrics.js';
 import { openApiJson } from './openapi.js';
-import { UuidIssuer } from './uuid-issuing.js';
 import { waitedFor, type StartWait } from './start-retry.js';
 
-/**
- * How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz` calls it
- * insane: the generator's borrowing bound (`maxBorrowMs`); beyond it the generator waits or refuses.
- */
+/** How far (ms) the wall clock may be behind the newest issued timestamp before `/readyz` fails: `maxBorrowMs`. */
 export const CLOCK_SANITY_MS = GENERATOR_DEFAULTS.maxBorrowMs;
 
 /** The running service's state, apart from its servers. */
 export interface ServiceCore {
   readonly layout: Layout;
-  /** Every ID the service issues goes through it. */
   readonly issuer: LeasedIssuer;
-  /** The UUIDv7 generator on the issuer's lease (attached with it). */
+  /** The UUIDv7 generator on the issuer's lease. */
   readonly uuids: UuidIssuer;
   readonly metrics: ServiceMetrics;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
-  /** The open registry, once opened (named in readiness messages). */
   registry: Registry | undefined;
-  /** Set when shutdown begins. */
   shuttingDown: boolean;
   /** While the start waits out an outage of the store or registry: what it waits for and why. */
   startWait: StartWait | undefined;
-  /** Each feature's state, by its slot (shared with the routes' context). */
+  /** Each feature's state (shared with the routes' context). */
   readonly features: FeatureStates;
-  /** The console's data and event streams (closed by shutdown). */
   readonly console: { readonly data: ConsoleData; readonly streams: EventStreams };
 }
 
@@ -55,20 +54,16 @@ export function createServiceCore(
 ): ServiceCore {
   const clock = options.clock ?? systemClock;
   const notStartedError = () => notStarted(config, core.startWait);
-  const issuer: LeasedIssuer = new LeasedIssuer({
+  const issuing = {
     logger,
-    count: (e) => core.metrics.onGeneratorEvent(e),
+    count: (e: GeneratorEvent) => core.metrics.onGeneratorEvent(e),
     notStarted: notStartedError,
-  });
+  };
+  const issuer: LeasedIssuer = new LeasedIssuer(issuing);
   const core: ServiceCore = {
     layout: config.layout,
     issuer,
-    uuids: new UuidIssuer({
-      layout: config.layout,
-      notStarted: notStartedError,
-      logger,
-      count: (e) => core.metrics.onGeneratorEvent(e),
-    }),
+    uuids: new UuidIssuer({ ...issuing, layout: config.layout }),
     metrics: new ServiceMetrics({
       issued: () => issuer.issued(),
       lease: () => issuer.leased?.lease,
@@ -88,11 +83,7 @@ export function createServiceCore(
   return core;
 }
 
-/**
- * The context of the HTTP routes over a service core, with the features' states.
- *
- * @throws FlurryError `FLURRY_E_CONFIG` for an unusable public-ID key.
- */
+/** The context of the HTTP routes over a service core; `FLURRY_E_CONFIG` for an unusable public-ID key. */
 export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logger): HttpContext {
   const ctx: HttpContext = {
     layout: core.layout,
@@ -120,7 +111,6 @@ export function httpContext(config: ServeConfig, core: ServiceCore, logger: Logg
   return ctx;
 }
 
-/** Why the service is not ready, or null: shutdown, no lease, lease fenced, clock out of bounds. */
 function readiness(
   core: ServiceCore,
   config: ServeConfig,

@@ -21,24 +21,19 @@ export interface ServiceLogger extends Logger {
 }
 
 /**
- * The service's sequence-exhaustion policy unless configured: `borrow` (up to `maxBorrowMs` ahead of the
- * wall clock, so batches get the layout's full rate; the lease's high-water mark covers the borrowed
- * ticks). `--on-exhausted wait` keeps every timestamp at or before the real time instead.
+ * The service's sequence-exhaustion policy unless configured: `borrow` ticks up to `maxBorrowMs` ahead
+ * (the lease's high-water mark covers them), so batches get the layout's full rate.
  */
 export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
 
-/**
- * Listens on `host:port`; resolves with the bound port (useful with port 0).
- *
- * @throws FlurryError `FLURRY_E_LISTEN` naming the address and what to do.
- */
+/** Listens on `host:port`; resolves with the bound port, or rejects with `FLURRY_E_LISTEN`. */
 export function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
   return listening('HTTP', 'host or port (--host, --port)', host, port, listenTcp(server, host, port));
 }
 
 /**
  * Opens the configured registry and leases a generator from it, attached to the core's issuer; `port`
- * is advertised as the holder's address, `registryOptions` override registry options (tests: a clock).
+ * is advertised as the holder's address, `registryOptions` override the configuration's (tests: a clock).
  *
  * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
  */
@@ -77,13 +72,12 @@ export async function leaseGenerator(
     throw err;
   }
   core.issuer.attach(lg);
-  core.uuids.attach(lg, registry, policies); // UUIDv7 on the same lease (see uuid-issuing.ts)
+  core.uuids.attach(lg, registry, policies); // UUIDv7 on the same lease (see issuing.ts)
   core.console.data.watch(lg);
   watchLease(lg, logger);
   return lg;
 }
 
-/** A listen error (EADDRINUSE…) as `FLURRY_E_LISTEN` naming the address and the flags to change. */
 function listening<T>(what: string, choose: string, host: string, port: number, started: Promise<T>): Promise<T> {
   return started.catch((err: NodeJS.ErrnoException) => {
     if (err instanceof FlurryError || err.code === undefined) throw err;
@@ -95,7 +89,7 @@ function listening<T>(what: string, choose: string, host: string, port: number, 
   });
 }
 
-/** Starts the Thrift server when `thriftPort` is set (its library is loaded only then, as for memcached and gRPC). */
+/** Starts the Thrift server when `thriftPort` is set (its library is loaded only then, as for the others). */
 export async function startThrift(
   { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
   core: ServiceCore,
@@ -137,7 +131,7 @@ export async function startMemcached(
   return listening('memcached', '--memcached-port', c.host, c.memcachedPort, started);
 }
 
-/** Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set, over the HTTP routes' context (the same features). */
+/** Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set, over the HTTP routes' context. */
 export async function startGrpc(
   { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,
   core: ServiceCore,
@@ -162,7 +156,7 @@ export async function startGrpc(
   return listening('gRPC', '--grpc-port', host, grpcPort, started);
 }
 
-/** What the gRPC IdService answers from: the routes' context and the features it serves. */
+/** What the gRPC IdService answers from. */
 export function idServiceContext(ctx: HttpContext): IdServiceContext {
   return {
     layout: ctx.layout,
@@ -186,8 +180,7 @@ export async function abortStart(server: HttpServer, core: ServiceCore): Promise
   if (core.registry) await core.registry.close().catch(() => undefined);
 }
 
-/** What {@link shutdown} stops. */
-export interface ShutdownParts {
+interface ShutdownParts {
   readonly config: ServeConfig;
   readonly core: ServiceCore;
   readonly ctx: HttpContext;
@@ -196,15 +189,13 @@ export interface ShutdownParts {
   readonly memcached?: MemcachedServer | undefined;
   readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
-  /** Segment mode: hands unused numbers back and logs the figures. */
   readonly closeSequences?: () => Promise<void>;
 }
 
 /**
  * Stops a started service in order: refuse readiness, finish in-flight requests (cut after
- * `shutdownTimeoutMs`), stop the TCP front-ends, sum up the refusals not yet logged, release the lease
- * with the final high-water mark (the next holder continues above it), close the registry and the
- * sequences, then log `stopped`.
+ * `shutdownTimeoutMs`), stop the front-ends, release the lease with the final high-water mark (the
+ * next holder continues above it), close the registry and the sequences (docs/operations.md#graceful-shutdown).
  */
 export async function shutdown(p: ShutdownParts): Promise<void> {
   const { core, logger } = p;
@@ -226,8 +217,7 @@ export async function shutdown(p: ShutdownParts): Promise<void> {
       await lg.close();
       logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
     } catch (err) {
-      // Nothing unsafe follows: the lease is fenced by its deadline and frees itself after the TTL,
-      // and the next holder's floor covers everything issued here.
+      // Safe: the lease is fenced by its deadline and the next holder's floor covers what was issued here.
       logger.error(
         { error: errInfo(err), highWaterMs: last },
         'releasing the lease failed; the node ID frees itself when its TTL runs out',
@@ -258,7 +248,6 @@ function errInfo(err: unknown): object {
 
 function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
-    // Connections that finish their in-flight request become idle: close them too.
     const idle = setInterval(() => server.closeIdleConnections(), 25);
     const cut = setTimeout(() => {
       server.closeAllConnections();

@@ -1,6 +1,5 @@
-// The ID service: the issuing core (service-core.ts) composed with its features from the steps in
-// service-steps.ts. HTTP listens first (`/readyz` says 503), then segment mode's store opens, a generator
-// is leased and the TCP front-ends start; an outage of the store or registry is retried with backoff.
+// The ID service: HTTP listens first (`/readyz` says 503), then segment mode's store opens, a generator
+// is leased and the TCP front-ends start (steps in service-steps.ts); an outage is retried with backoff.
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
 import { SEQUENCES, SegmentMode } from './sequences/mode.js';
@@ -30,17 +29,13 @@ export { SERVICE_ON_EXHAUSTED, type ServiceLogger } from './service-steps.js';
 
 /** A running service. */
 export interface RunningService {
-  /** The HTTP port (useful with `port: 0`). */
+  /** The bound ports (useful with `port: 0`); the optional front-ends' only when on. */
   readonly port: number;
-  /** The Thrift port, when Thrift is on. */
   readonly thriftPort: number | undefined;
-  /** The memcached port, when the memcached endpoint is on. */
   readonly memcachedPort?: number | undefined;
-  /** The gRPC / gRPC-Web / Connect port, when on. */
   readonly grpcPort?: number | undefined;
-  /** The HTTP server. */
   readonly server: HttpServer;
-  /** Stops the service gracefully (`shutdown` in service-steps.ts). Idempotent. */
+  /** Stops the service gracefully. Idempotent. */
   close(): Promise<void>;
   /** Re-reads the TLS certificate and key (SIGHUP); false when TLS is off. Throws `FLURRY_E_CONFIG` for a bad pair (the old one stays). */
   reloadTls?(): boolean;
@@ -54,37 +49,24 @@ export interface StartServiceOptions {
   retry?: Pick<RetryOutageOptions, 'initialMs' | 'maxMs' | 'timers' | 'now'>;
   /** Registry options added to the configuration's (tests: a manual clock). */
   registryOptions?: Partial<RegistryOptions>;
-  /**
-   * Adapts the HTTP context before the server is built (`--workers`: a cluster worker answers
-   * `/metrics`, `/readyz` and `/v1/status` for the whole service; see workers/worker.ts).
-   */
+  /** Adapts the HTTP context before the server is built (`--workers`: see workers/worker.ts). */
   adaptContext?: (ctx: HttpContext, core: ServiceCore) => HttpContext;
 }
 
 const START_OPTION_KEYS = ['signal', 'retry', 'registryOptions', 'adaptContext'] as const;
 
 /**
- * Starts the service described by `config`: the configuration comes from
- * `loadServeConfig` (flags, `FLURRY_*` variables, a config file), the logger is pino or
- * anything of its shape with `child()`. Resolves once the lease is held and the service
- * is ready; it listens meanwhile and waits out an outage of the store or the registry
- * (retrying with backoff); rejects with the coded error when it cannot start for another
- * reason, or when `options.signal` aborts the wait (nothing is left running).
+ * Starts the service described by `config` (from `loadServeConfig`) with a pino-shaped logger. Resolves
+ * once the lease is held; it listens meanwhile and waits out an outage of the store or the registry;
+ * rejects with the coded error for any other failure or an abort (nothing is left running).
  *
- * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`,
- * `FLURRY_E_CONFIG` (an unusable public-ID key), `FLURRY_E_LISTEN` (HTTP or Thrift port taken),
- * `FLURRY_E_UNKNOWN_OPTION` (a config key that is not a setting).
+ * @throws FlurryError `FLURRY_E_REGISTRY_*`, `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`, `FLURRY_E_CONFIG` (an unusable
+ * public-ID key), `FLURRY_E_LISTEN` (a port taken), `FLURRY_E_UNKNOWN_OPTION` (a config key that is no setting).
  * @example
  * ```ts
- * import { loadServeConfig, startService } from '@flurry/server';
- * import { pino } from 'pino';
- *
- * // The same settings as `flurry serve --port 0 --registry redis://127.0.0.1:6379 --token …`:
- * const config = loadServeConfig(['--port', '0', '--registry', 'redis://127.0.0.1:6379'], {
- *   FLURRY_TOKEN: process.env.FLURRY_TOKEN,
- * });
+ * // As `flurry serve --port 0 --registry redis://127.0.0.1:6379`:
+ * const config = loadServeConfig(['--port', '0', '--registry', 'redis://127.0.0.1:6379'], process.env);
  * const svc = await startService(config, pino());
- * console.log(`GET http://127.0.0.1:${svc.port}/v1/ids/next`);
  * process.once('SIGTERM', () => void svc.close().then(() => process.exit(0)));
  * ```
  */
@@ -109,8 +91,6 @@ export async function startService(
   const port = await listenHttp(server, config.port, config.host);
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
-  // An outage of the store or the registry is waited out (not ready, retried with backoff);
-  // bad input (a URL, credentials, a missing table) stops the start with its coded error.
   const startLog = logger.child({ component: 'start' });
   const now = options.retry?.now ?? Date.now;
   const retry = {
@@ -186,7 +166,6 @@ export async function startService(
   };
 }
 
-/** The store or registry answered after an outage: log it and clear the wait. */
 function answered(core: ServiceCore, log: ServiceLogger, now: () => number): void {
   const wait = core.startWait;
   if (wait === undefined) return;

@@ -23,9 +23,9 @@ export interface RetryOutageOptions {
   maxMs?: number;
   timers?: RetryTimers;
   now?: () => number;
-  /** Aborting it ends the wait: the promise rejects with `FLURRY_E_UNAVAILABLE`. */
+  /** Aborting it ends the wait with `FLURRY_E_UNAVAILABLE`. */
   signal?: AbortSignal;
-  /** Called after each failed try (log it, show it in `/readyz`). */
+  /** Called after each failed try. */
   onWait?: (wait: StartWait) => void;
 }
 
@@ -38,11 +38,7 @@ const NODE_TIMERS: RetryTimers = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-/**
- * Runs `attempt` until it resolves; after an outage (`failureKind`) it waits and tries again.
- *
- * @throws the first error of `attempt` that is no outage; `FLURRY_E_UNAVAILABLE` when `signal` aborts the wait.
- */
+/** Runs `attempt` until it resolves, waiting out outages; rethrows any other error (`FLURRY_E_UNAVAILABLE` on abort). */
 export async function retryOutage<T>(
   step: StartWait['step'],
   attempt: () => Promise<T>,

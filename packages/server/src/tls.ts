@@ -4,10 +4,7 @@ import { createSecureContext } from 'node:tls';
 import { serverError } from './errors.js';
 
 /** A certificate chain and its private key, PEM. */
-export interface TlsPair {
-  readonly cert: Buffer;
-  readonly key: Buffer;
-}
+type TlsPair = { readonly cert: Buffer; readonly key: Buffer };
 
 /** The TLS certificate and key files of the service. */
 export class TlsFiles {
@@ -21,11 +18,7 @@ export class TlsFiles {
     this.current = load(certFile, keyFile);
   }
 
-  /**
-   * The files of `config`, or undefined when TLS is off.
-   *
-   * @throws FlurryError `FLURRY_E_CONFIG` for one file without the other, or a pair that cannot be used.
-   */
+  /** The files of `config`, or undefined when TLS is off; `FLURRY_E_CONFIG` for one without the other or an unusable pair. */
   static fromConfig(config: { tlsCert?: string | undefined; tlsKey?: string | undefined }): TlsFiles | undefined {
     const { tlsCert, tlsKey } = config;
     if (tlsCert === undefined && tlsKey === undefined) return undefined;
@@ -38,7 +31,6 @@ export class TlsFiles {
     return new TlsFiles(tlsCert, tlsKey);
   }
 
-  /** The certificate and key now in use. */
   pair(): TlsPair {
     return this.current;
   }
@@ -48,18 +40,13 @@ export class TlsFiles {
     this.listeners.push(fn);
   }
 
-  /**
-   * Reads both files again for new connections; on failure the pair in use stays.
-   *
-   * @throws FlurryError `FLURRY_E_CONFIG` when the files cannot be read or do not match.
-   */
+  /** Reads both files again for new connections; on failure (`FLURRY_E_CONFIG`) the pair in use stays. */
   reload(): void {
     this.current = load(this.certFile, this.keyFile);
     for (const fn of this.listeners) fn(this.current);
   }
 }
 
-/** Reads the pair and checks that TLS can use it (the key matches the certificate). */
 function load(certFile: string, keyFile: string): TlsPair {
   const read = (file: string, what: string): Buffer => {
     try {

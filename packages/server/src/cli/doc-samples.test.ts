@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Layout } from '@flurry/core';
-import { leafDecodeBody } from '../leaf.js';
+import { leafDecodeBody } from '../http/routes/leaf.js';
 import { runCli } from './main.js';
 import { PassThrough } from 'node:stream';
 

@@ -1,38 +1,26 @@
-/**
- * What the settings table gives besides parsing: `flurry serve`'s flags and `--help` text, and
- * "did you mean …?" warnings for `FLURRY_*` environment variables that are no setting.
- */
+// `flurry serve`'s flags and `--help` from the settings table, and warnings for unknown `FLURRY_*` variables.
 import { closestName, type FlagSpecs } from '../cli/args.js';
 import { clip } from '../errors.js';
 import { allowedText, SETTINGS } from './settings.js';
 
-/** The flag naming the config file (not a setting in the file). */
+/** The flag and the variable naming the config file (not settings in the file). */
 export const CONFIG_FLAG = 'config';
-
-/** The variable naming the config file (not a setting in the file). */
 export const CONFIG_ENV = 'FLURRY_CONFIG';
 
-/**
- * Every `FLURRY_*` environment variable Flurry reads: each setting's variable and
- * `FLURRY_CONFIG` (`FLURRY_PUBLIC_KEY`/`FLURRY_PUBLIC_KEY_FILE`, also read by the core's
- * `keysFromEnv`, are settings).
- */
+/** Every `FLURRY_*` environment variable Flurry reads: each setting's and `FLURRY_CONFIG`. */
 export const KNOWN_ENV: readonly string[] = Object.freeze([...SETTINGS.map((s) => s.env), CONFIG_ENV]);
 
 /** One unknown `FLURRY_*` environment variable found by {@link unknownEnvWarnings}. */
 export interface EnvWarning {
-  /** The variable as set. */
   readonly variable: string;
   /** The closest known variable, when one is close enough to be a likely misspelling. */
   readonly suggestion: string | undefined;
-  /** The warning text, e.g. `FLURRY_REGSITRY is not a flurry setting and is ignored; did you mean FLURRY_REGISTRY?`. */
   readonly message: string;
 }
 
 /**
- * The `FLURRY_*` environment variables (any case) that are not a known setting (see
- * {@link KNOWN_ENV}), each with the closest known name when one is near. These are warnings, not errors (unlike unknown
- * config-file keys): the environment is shared with other tools and scripts.
+ * The `FLURRY_*` variables (any case) that are no setting, each with the closest known name when one is near.
+ * Warnings, not errors (unlike unknown config-file keys): the environment is shared with other tools.
  */
 export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
   const known = new Set(KNOWN_ENV);

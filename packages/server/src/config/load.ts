@@ -1,10 +1,5 @@
-/**
- * Loading `flurry serve`'s configuration: flags > `FLURRY_*` variables > config file (JSON)
- * > the table's defaults, each value coerced and checked against its row of the settings
- * table (settings.ts), then the settings that depend on each other (the layout, node pins,
- * the registry URL, the lease timings). A bad value is a `FLURRY_E_CONFIG` error naming the
- * setting, the value, where it came from and what is allowed (the CLI exits 2 with it).
- */
+// `flurry serve`'s configuration: each value checked against its row of settings.ts, then the
+// settings that depend on each other (layout, node pins, registry URL, lease timings).
 import { readFileSync } from 'node:fs';
 import { FlurryError, type Layout } from '@flurry/core';
 import { parseRegistryUrl, redactUrl, resolveRegistryOptions, type RegistryOptions } from '@flurry/coordination';
@@ -21,14 +16,10 @@ import {
   type SettingValues,
 } from './settings.js';
 
-/**
- * The validated configuration of one `flurry serve` process: every setting of the table
- * (see `flurry serve --help`), the layout built from `layout`/`fields`/`epoch`/`unit`, the
- * node pins, and where the registry URL and the config file came from.
- */
+/** The validated configuration of one `flurry serve` process (see `flurry serve --help`). */
 export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | 'epoch' | 'unit' | 'node'> {
   readonly layout: Layout;
-  /** Node pins (`--node`): fields fixed by hand; the rest are leased. */
+  /** Node pins (`--node`); the other node fields are leased. */
   readonly node: Readonly<Record<string, number>>;
   /** Where the registry URL came from: `'default'` means `file:` was not chosen (see `container.ts`). */
   readonly registrySource: 'flag' | 'env' | 'file' | 'default';
@@ -39,10 +30,7 @@ export interface ServeConfig extends Omit<SettingValues, 'layout' | 'fields' | '
 /** The settings that only build the layout: not fields of {@link ServeConfig}. */
 const LAYOUT_PARTS: readonly SettingKey[] = ['fields', 'epoch', 'unit'];
 
-/**
- * The keys of {@link ServeConfig}, derived from the settings table: `startService` refuses any other key
- * (a hand-built config with `clustr`) with `FLURRY_E_UNKNOWN_OPTION` naming the closest valid one.
- */
+/** The keys of {@link ServeConfig}: `startService` refuses any other with `FLURRY_E_UNKNOWN_OPTION`. */
 export const SERVE_CONFIG_KEYS: readonly (keyof ServeConfig)[] = Object.freeze([
   ...SETTINGS.map((s) => s.key).filter((k): k is keyof ServeConfig & SettingKey => !LAYOUT_PARTS.includes(k)),
   'registrySource',
@@ -74,18 +62,15 @@ interface Source {
 }
 const DEFAULT_SOURCE: Source = { kind: 'default', name: 'default' };
 
-/** A value as given (before coercion) and where it came from. */
 interface Given {
   readonly value: unknown;
   readonly source: Source;
 }
 
 /**
- * Loads, merges and validates the configuration (flags > `FLURRY_*` variables > config
- * file > defaults).
+ * Loads, merges and validates the configuration (flags > `FLURRY_*` variables > config file > defaults).
  *
- * @param now - the clock the layout's end of life is checked against (a layout whose time has
- * run out is refused with `FLURRY_E_LAYOUT_EXPIRED`).
+ * @param now - the clock the layout's end of life is checked against (`FLURRY_E_LAYOUT_EXPIRED`).
  * @throws FlurryError `FLURRY_E_CONFIG` naming the setting, value, source and what is allowed
  * (a setting the offline commands share: the code they give); `FLURRY_E_USAGE` for an unknown flag.
  */
@@ -105,8 +90,8 @@ export function loadServeConfig(
   const configPath = configFlag?.length ? String(configFlag[configFlag.length - 1]) : env[CONFIG_ENV] || undefined;
   const file = configPath === undefined ? {} : readConfigFile(configPath, configFlag?.length ? '--config' : CONFIG_ENV);
 
-  // Where each setting comes from: its flag, else its variable, else the file.
   const given: Partial<Record<SettingKey, Given>> = {};
+  const out: Partial<Record<SettingKey, unknown>> = {};
   for (const s of SETTINGS) {
     const fromFlag = parsed.values[s.flag];
     const fromEnv = env[s.env];
@@ -119,9 +104,10 @@ export function loadServeConfig(
       given[s.key] = { value: fromEnv, source: { kind: 'env', name: s.env } };
     else if (Object.prototype.hasOwnProperty.call(file, s.key))
       given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
+    const g = given[s.key];
+    out[s.key] = g === undefined ? s.default : coerce(s.key, s, g);
   }
-  const values = coerceAll(given);
-  // The checks behind a setting's own: a refusal names the setting as given.
+  const values = out as SettingValues;
   const checked = <T>(key: SettingKey, check: () => T): T => {
     try {
       return check();
@@ -145,44 +131,21 @@ export function loadServeConfig(
   });
 }
 
-/** Every setting's value: coerced and checked against its row, or the row's default. */
-function coerceAll(given: Partial<Record<SettingKey, Given>>): SettingValues {
-  const out: Partial<Record<SettingKey, unknown>> = {};
-  for (const s of SETTINGS) {
-    const g = given[s.key];
-    out[s.key] = g === undefined ? s.default : coerce(s.key, s, g);
-  }
-  // Each value was checked against its row's type (or is the row's default).
-  return out as SettingValues;
-}
-
 function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): number | boolean | string {
-  switch (s.type) {
-    case 'bool': {
-      if (typeof value === 'boolean') return value;
-      if (typeof value === 'string') {
-        const t = value.trim().toLowerCase();
-        if (t === 'true' || t === '1' || t === 'yes') return true;
-        if (t === 'false' || t === '0' || t === 'no') return false;
-      }
-      throw configError(key, value, source);
-    }
-    case 'int': {
-      let n: number;
-      if (typeof value === 'number') n = value;
-      else if (typeof value === 'string' && /^\s*[0-9]{1,16}\s*$/.test(value)) n = Number(value);
-      else throw configError(key, value, source);
-      if (!Number.isSafeInteger(n) || n < s.min || n > s.max) throw configError(key, value, source);
-      return n;
-    }
-    case 'choice':
-    case 'string': {
-      if (typeof value !== 'string' || value.length === 0 || value.length > 4096) throw configError(key, value, source);
-      if (s.type === 'choice' && !s.choices.includes(value)) throw configError(key, value, source);
-      if (s.type === 'string' && s.pattern && !s.pattern.test(value)) throw configError(key, value, source);
-      return value;
-    }
+  const str = typeof value === 'string' ? value : undefined;
+  if (s.type === 'bool') {
+    if (typeof value === 'boolean') return value;
+    const t = str?.trim().toLowerCase();
+    if (t === 'true' || t === '1' || t === 'yes') return true;
+    if (t === 'false' || t === '0' || t === 'no') return false;
+  } else if (s.type === 'int') {
+    const n =
+      typeof value === 'number' ? value : str !== undefined && /^\s*[0-9]{1,16}\s*$/.test(str) ? Number(str) : NaN;
+    if (Number.isSafeInteger(n) && n >= s.min && n <= s.max) return n;
+  } else if (str && str.length <= 4096) {
+    if (s.type === 'choice' ? s.choices.includes(str) : (s.pattern?.test(str) ?? true)) return str;
   }
+  throw configError(key, value, source);
 }
 
 function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>, nowMs: number): Layout {
@@ -245,37 +208,27 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw refused(`the config file "${file}" must hold one JSON object such as {"port": 8080}`);
-  const record = json as Record<string, unknown>;
-  for (const k of Object.keys(record)) {
-    if (!isSettingKey(k)) {
-      throw serverError(
-        'CONFIG',
-        `config file "${file}" has the unknown key "${clip(k)}"; allowed keys: ${SETTINGS.map((s) => s.key).join(', ')}`,
-        { setting: clip(k), file },
-      );
-    }
-  }
-  return record;
+  const unknown = Object.keys(json).find((k) => !isSettingKey(k));
+  if (unknown !== undefined)
+    throw serverError(
+      'CONFIG',
+      `config file "${file}" has the unknown key "${clip(unknown)}"; allowed keys: ${SETTINGS.map((s) => s.key).join(', ')}`,
+      { setting: clip(unknown), file },
+    );
+  return json as Record<string, unknown>;
 }
 
-/** What went wrong beyond "not allowed", and the error behind it. */
+/** What was wrong (default: from `cause`), the error that refused the value, and a code to throw instead. */
 interface Why {
-  /** One sentence on what was wrong (default: from `cause`). */
   readonly reason?: string;
-  /** The error that refused the value (its code is kept in `details.cause`, never in the message). */
   readonly cause?: unknown;
-  /** The code to throw instead of the setting's own. */
   readonly code?: string;
 }
 
-/** {@link configError} for a value as given (or the default when not given). */
 const refused = (key: SettingKey, g: Given | undefined, why: Why): FlurryError =>
   configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, why);
 
-/**
- * A refused setting: one code (the setting's, shared with the offline commands, or
- * `FLURRY_E_CONFIG`), one sentence of what was wrong, one of what is allowed.
- */
+/** A refused setting: its code, one sentence of what was wrong and one of what is allowed. */
 function configError(key: SettingKey, value: unknown, source: Source, why: Why = {}): FlurryError {
   const s: SettingDef = SETTINGS.find((row) => row.key === key)!;
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
@@ -287,10 +240,8 @@ function configError(key: SettingKey, value: unknown, source: Source, why: Why =
       : clip(JSON.stringify(safe) ?? String(safe));
   const from = source.kind === 'default' ? 'the default' : source.name;
   const inner = why.cause instanceof FlurryError ? why.cause : undefined;
-  // A setting the offline commands share keeps the code they give for the same mistake.
   const code = why.code ?? (s.code !== undefined ? (inner?.code ?? s.code) : 'FLURRY_E_CONFIG');
   const reason = why.reason ?? (inner ? reasonOf(inner) : undefined);
-  // An embedded sentence may end with its own period: never write "..".
   const what = allowedText(s).replace(/[.\s]+$/, '');
   return new FlurryError(
     code,

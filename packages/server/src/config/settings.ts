@@ -1,23 +1,14 @@
-/**
- * The one table of `flurry serve` settings. Each row's key is the config-file key, from which
- * its flag and `FLURRY_*` variable follow; the row holds its type, default (written here once),
- * allowed range and help line; parsing (load.ts), validation messages, `--help` and the
- * list of known variables (help.ts) are all derived from it.
- */
-
+// The one table of `flurry serve` settings: each row's key is the config-file key, from which its flag
+// and `FLURRY_*` variable follow; parsing, validation messages and `--help` are derived from it.
 interface Common {
   readonly help: string;
   /** What values are allowed, when the type's own wording is not enough. */
   readonly allowed?: string;
-  /** The default as shown in `--help` when there is no `default` value here (the default lives elsewhere). */
+  /** The default as `--help` shows it when the component that uses the setting holds the default. */
   readonly defaultText?: string;
   /** Hide the value in errors and logs. */
   readonly secret?: boolean;
-  /**
-   * The error code of a refused value when the setting is also a flag of the offline commands
-   * (`next`, `layout`, `decode`, `public`): the same mistake gives the same code everywhere.
-   * Settings only `flurry serve` has are refused with `FLURRY_E_CONFIG`.
-   */
+  /** A refused value's code when the offline commands share the flag (else `FLURRY_E_CONFIG`). */
   readonly code?: string;
 }
 
@@ -332,10 +323,7 @@ type ValueOf<D> = D extends { type: 'int' }
       ? C
       : string;
 
-/**
- * Every setting's typed value, as the table defines it: settings with a default are always
- * set; the others may be `undefined` (their default is applied by the component that uses them).
- */
+/** Every setting's typed value: `undefined` only for a setting without a default in the table. */
 export type SettingValues = {
   readonly [K in SettingKey]: (typeof DEFS)[K] extends { default: unknown }
     ? ValueOf<(typeof DEFS)[K]>

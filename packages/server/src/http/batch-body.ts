@@ -1,14 +1,7 @@
-/**
- * Writes the body of `GET /v1/ids?count=N` — `{"ids":["…","…",…]}` — straight into a
- * Buffer from the generator's `fill()` output, without a BigInt or a string per ID
- * (`BigInt#toString` costs several times more than issuing the ID).
- *
- * Each 64-bit ID is read as two 32-bit words `H·2³² + L` and split into decimal parts with
- * exact double arithmetic: `2³² = 4294·10⁶ + 967296`, so `id = (4294·H + c)·10⁶ + r` where
- * `b = 967296·H + L < 2⁵³`, `c = ⌊b / 10⁶⌋`, `r = b mod 10⁶`. The leading part (at most 14
- * digits) rarely changes between neighbours, so its digits are computed once and reused;
- * the last six are written two at a time from a table.
- */
+// The body of `GET /v1/ids?count=N` written straight into a Buffer from `fill()`, without a BigInt or
+// string per ID (`BigInt#toString` costs more than issuing). Each ID `H·2³² + L` splits exactly in
+// doubles: `2³² = 4294·10⁶ + 967296`, so `id = (4294·H + c)·10⁶ + r` with `b = 967296·H + L < 2⁵³`,
+// `c = ⌊b / 10⁶⌋`, `r = b mod 10⁶`; the leading digits are reused between neighbours.
 import { endianness } from 'node:os';
 
 const OPEN = Buffer.from('{"ids":["', 'latin1');
@@ -18,30 +11,22 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** ASCII of "00" … "99", two bytes each. */
 const PAIRS = Uint8Array.from({ length: 200 }, (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 2 / 10) : (i >> 1) % 10));
 
-/** How many response buffers a writer keeps for reuse. */
+/** How many response buffers a writer keeps for reuse (less allocator fragmentation under batch load). */
 const POOL_SIZE = 4;
 
 /** Fills `target[offset … offset+count)` with new IDs (a generator's `fill`). */
 export type FillIds = (target: BigUint64Array, offset: number, count: number) => number;
 
-/**
- * Reusable writer of batch bodies for up to `max` IDs (its ID scratch space is reused;
- * every body is a fresh Buffer, safe to hand to `res.end`).
- */
+/** Reusable writer of batch bodies for up to `max` IDs. */
 export class BatchBodyWriter {
   private readonly ids: BigUint64Array;
   private readonly words: Uint32Array;
   private readonly aDigits = new Uint8Array(20);
-  /** Response buffers handed back by {@link recycle}, reused instead of a new allocation per batch. */
   private readonly pool: Buffer[] = [];
   private readonly capacity: number;
 
-  /**
-   * @param max the largest batch.
-   * @param chunk IDs issued per `fill` call (use the layout's IDs per tick): the digits of
-   *   one chunk are written before the next is issued, so with the `wait` policy the
-   *   serialization runs in the time the generator would otherwise sleep for the next tick.
-   */
+  // `chunk`: IDs per `fill` call (the layout's IDs per tick), so under the `wait` policy the digits
+  // of one chunk are written in the time the generator would sleep for the next tick.
   constructor(
     readonly max: number,
     private readonly chunk: number = max,
@@ -51,11 +36,7 @@ export class BatchBodyWriter {
     this.capacity = OPEN.length + max * 23 + CLOSE.length;
   }
 
-  /**
-   * Hands a body returned by {@link write} back for reuse, once it is no longer referenced
-   * (after the response's `finish`). At most {@link POOL_SIZE} are kept. Reusing the large
-   * buffers keeps the allocator from fragmenting under batch load (resident memory).
-   */
+  /** Hands a body of {@link write} back for reuse once nothing references it (after the response's `finish`). */
   recycle(body: Buffer): void {
     if (this.pool.length < POOL_SIZE && body.buffer.byteLength === this.capacity)
       this.pool.push(Buffer.from(body.buffer, 0, this.capacity));
@@ -64,7 +45,6 @@ export class BatchBodyWriter {
   /** Issues `count` IDs through `fill` and returns the JSON body. */
   write(count: number, fill: FillIds): Buffer {
     const ids = this.ids;
-    // 20 digits at most per ID, 3 bytes of separator.
     const buf = this.pool.pop() ?? Buffer.allocUnsafeSlow(this.capacity);
     let p = OPEN.copy(buf, 0);
     if (!LITTLE_ENDIAN) {

@@ -7,21 +7,18 @@ import type { FeatureStates } from './feature.js';
 export interface IdSource {
   /** One new ID; throws coded errors while fenced or not started. */
   next(): bigint;
-  /** One new ID as a decimal string. */
   nextString(): string;
   /** Writes `count` new increasing IDs into `target` from `offset`; returns how many it wrote. */
   fill(target: BigUint64Array, offset: number, count: number): number;
 }
 
-/** Where the UUID routes get UUIDv7: the service's generator on its own node lease (see ../uuid-issuing.ts). */
+/** Where the UUID routes get UUIDv7: the service's generator on its own node lease (see ../issuing.ts). */
 export interface UuidSource {
-  /** The service's UUID format (node and sequence widths), for decoding. */
+  /** The node and sequence widths, for decoding. */
   readonly format: UuidFormat;
   /** One new UUID, canonical; throws coded errors while fenced or not started. */
   next(): string;
-  /** One new UUID in a text form. */
   nextAs(form: UuidTextForm): string;
-  /** `n` new increasing UUIDs. */
   batch(n: number, form?: UuidTextForm): string[];
 }
 
@@ -36,18 +33,16 @@ export interface Logger extends FlurryLogger {
 export interface RouteMetrics {
   /** Counts one request of route `route` (its index in `ROUTES`) answered with `status` after `seconds`. */
   request(route: number, status: number, seconds: number): void;
-  /** The Prometheus text exposition, and its content type. */
+  /** The Prometheus text exposition. */
   text(): Promise<string>;
   readonly contentType: string;
 }
 
 /** The token and size limits every route is checked against. */
 export interface HttpLimits {
-  /** The configured bearer token, if any. */
   readonly token: string | undefined;
   /** Whether /healthz, /readyz and /metrics need the token too. */
   readonly authHealth: boolean;
-  /** The largest count of a batch route. */
   readonly maxBatch: number;
   readonly maxUrlBytes: number;
   readonly maxBodyBytes: number;
@@ -56,7 +51,6 @@ export interface HttpLimits {
 /** The service as the routes see it. */
 export interface HttpContext {
   readonly layout: Layout;
-  /** New IDs; they throw coded errors while fenced or not yet leased. */
   readonly ids: IdSource;
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
@@ -65,6 +59,5 @@ export interface HttpContext {
   readonly logger: Logger;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
-  /** Each feature's state, in its feature's slot (see feature.ts). */
   readonly features: FeatureStates;
 }

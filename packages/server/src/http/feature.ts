@@ -3,7 +3,6 @@
 /** Each feature's state on one context, by slot. */
 export type FeatureStates = Map<FeatureSlot<unknown>, unknown>;
 
-/** What holds the features' states (the routes' context). */
 interface Host {
   readonly features: FeatureStates;
 }

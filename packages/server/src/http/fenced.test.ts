@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError, Generator, Layout, ManualClock } from '@flurry/core';
-import { forHttpCaller } from './fenced.js';
+import { forHttpCaller } from './handler.js';
 import { inProcess } from './in-process.js';
 
 const twitter = Layout.from('twitter');

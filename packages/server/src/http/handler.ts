@@ -3,20 +3,17 @@
 // (an unexpected one a 500 `FLURRY_E_INTERNAL` and one log line; never a stack trace).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { FlurryError } from '@flurry/core';
+import { FlurryError } from '@flurry/core';
 import { clip as clipText, serverError } from '../errors.js';
 import { BearerAuth } from './auth.js';
 import type { HttpContext } from './context.js';
-import { forHttpCaller } from './fenced.js';
 import { RequestHeaders, scanHeaders } from './headers.js';
-import { sendError } from './respond.js';
-import type { Route } from './route.js';
-import { Router, type BoundRoute } from './router.js';
+import { RETRY_AFTER_SECONDS, sendError } from './respond.js';
+import type { Route, RouteHandler, RouteInput } from './route.js';
 import { ROUTES, UNMATCHED_ROUTE } from './routes/index.js';
 
 /**
- * Builds the `(req, res)` handler for a service context, over the service's route table (or
- * another, e.g. a test's; the request metrics are labelled by the service's table only).
+ * Builds the `(req, res)` handler for a service context, over the service's route table (or a test's).
  *
  * @example
  * ```ts
@@ -77,7 +74,7 @@ export function createRequestHandler(
     done(req, url, routeId, status, t0);
   }
 
-  /** Method, token, then the route; {@link LATER} when it answers asynchronously. */
+  // Method, token, then the route; LATER when it answers asynchronously.
   function serve(
     hit: BoundRoute,
     req: IncomingMessage,
@@ -128,7 +125,6 @@ function urlTooLong(length: number, max: number): FlurryError {
   );
 }
 
-/** A request that announces a body: refused when chunked or over `maxBody` bytes. */
 function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | null {
   if (headers.transferEncoding !== undefined) {
     return serverError(
@@ -147,7 +143,6 @@ function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | nu
   return null;
 }
 
-/** The one log line of an unexpected exception (its 500 `FLURRY_E_INTERNAL` is already sent). */
 function logUnexpected(logger: HttpContext['logger'], err: unknown, req: IncomingMessage, url: string): void {
   logger.error(
     {
@@ -174,7 +169,6 @@ function notAllowed(res: ServerResponse, method: string | undefined, allow: stri
   );
 }
 
-/** `?token=` as an Authorization value (routes with auth `token-or-query` only). */
 function queryToken(query: string): string | undefined {
   if (!query.includes('token=')) return undefined;
   const t = new URLSearchParams(query).get('token');
@@ -184,4 +178,119 @@ function queryToken(query: string): string | undefined {
 /** Clipped for logs, with a `token=` query value masked. */
 function clip(s: string): string {
   return clipText(s.includes('token=') ? s.replace(/([?&]token=)[^&]*/g, '$1***') : s, 100);
+}
+
+// The generator's `FLURRY_E_LEASE_EXPIRED` speaks to the lease holder; an HTTP caller is told what it can do instead.
+/** `err` as an HTTP caller should read it: a fenced refusal reworded (code, status and details kept). */
+export function forHttpCaller(err: unknown): unknown {
+  if (!(err instanceof FlurryError) || err.code !== 'FLURRY_E_LEASE_EXPIRED' || !('overByMs' in err.details))
+    return err;
+  const over = err.details.overByMs;
+  const ms = typeof over === 'number' ? Math.round(over) : undefined;
+  let why: string;
+  if (ms === undefined) why = 'its node-ID lease was lost or released, and it holds no new one yet';
+  else if (err.details.clock === 'wall')
+    why = `its node-ID lease's wall-clock deadline passed ${ms} ms ago (the machine was probably suspended, or its clock stepped forward)`;
+  else why = `its node-ID lease expired ${ms} ms ago (a renewal did not arrive in time, or the process was paused)`;
+  return new FlurryError(
+    err.code,
+    `this instance issues no IDs now: ${why}; it resumes once the registry renews or grants the lease. Retry after the Retry-After delay (${RETRY_AFTER_SECONDS} s) or send the request to another instance`,
+    { ...err.details },
+  );
+}
+
+// The router: exact paths through one Map lookup, then the `{param}` patterns in table order.
+/** A route ready to serve: its handler, reusable input and the checks derived from its declaration. */
+export interface BoundRoute {
+  readonly id: number;
+  readonly route: Route;
+  readonly handle: RouteHandler;
+  readonly input: RouteInput;
+  readonly allow: string;
+  readonly allowHead: boolean;
+  readonly needsToken: boolean;
+  readonly tokenInQuery: boolean;
+  /** Pattern routes: the literal start of the path, then the segments after it (`null` for a `{param}`). */
+  readonly prefix: string;
+  readonly segments: ReadonlyArray<string | null>;
+}
+
+/** The dispatcher's lookup structure over a route table. */
+export class Router {
+  private readonly exact = new Map<string, BoundRoute>();
+  private readonly patterns: BoundRoute[] = [];
+
+  // `headers`: the one object the dispatcher fills per request; every input refers to it.
+  constructor(routes: readonly Route[], ctx: HttpContext, headers: RequestHeaders = new RequestHeaders()) {
+    routes.forEach((route, id) => {
+      const brace = route.path.indexOf('{');
+      const prefix = brace === -1 ? route.path : route.path.slice(0, brace);
+      if (brace !== -1 && !prefix.endsWith('/'))
+        throw serverError('INTERNAL', `route ${route.name}: a {param} must be a whole path segment, e.g. /v1/ids/{id}`);
+      const segments =
+        brace === -1
+          ? []
+          : route.path
+              .slice(brace)
+              .split('/')
+              .map((s) => (s.startsWith('{') ? null : s));
+      const bound: BoundRoute = {
+        id,
+        route,
+        handle: route.create(ctx),
+        input: { query: '', params: [], headers },
+        allow: route.methods,
+        allowHead: route.methods.includes('HEAD'),
+        needsToken:
+          ctx.limits.token !== undefined &&
+          (route.auth === 'token' ||
+            route.auth === 'token-or-query' ||
+            (route.auth === 'health' && ctx.limits.authHealth)),
+        tokenInQuery: route.auth === 'token-or-query',
+        prefix,
+        segments,
+      };
+      if (brace === -1) {
+        if (this.exact.has(prefix))
+          throw serverError(
+            'INTERNAL',
+            `route ${route.name}: the path ${prefix} is declared twice; give each route its own path`,
+          );
+        this.exact.set(prefix, bound);
+      } else this.patterns.push(bound);
+    });
+  }
+
+  /** The route of `path` (without the query), its `input.params` filled; undefined when none. */
+  match(path: string): BoundRoute | undefined {
+    const hit = this.exact.get(path);
+    if (hit !== undefined) return hit;
+    for (const p of this.patterns) if (matchPattern(p, path)) return p;
+    return undefined;
+  }
+}
+
+function matchPattern(p: BoundRoute, path: string): boolean {
+  const prefix = p.prefix;
+  if (path.length <= prefix.length || !path.startsWith(prefix)) return false;
+  const params = p.input.params;
+  params.length = 0;
+  let start = prefix.length;
+  const segs = p.segments;
+  for (let i = 0; i < segs.length; i++) {
+    if (start > path.length) return false;
+    let end = path.indexOf('/', start);
+    const last = i === segs.length - 1;
+    if (end === -1) end = path.length;
+    else if (last) return false; // more segments than the pattern has
+    const seg = path.slice(start, end);
+    const want = segs[i];
+    if (want === null) {
+      if (seg.length === 0) return false;
+      params.push(seg);
+    } else if (seg !== want) return false;
+    if (!last && end === path.length) return false; // fewer segments than the pattern has
+    start = end + 1;
+  }
+  return true;
 }

@@ -4,7 +4,6 @@
 export class RequestHeaders {
   authorization: string | undefined = undefined;
   accept: string | undefined = undefined;
-  /** Read by the console's assets (gzip or brotli). */
   acceptEncoding: string | undefined = undefined;
   contentLength: string | undefined = undefined;
   transferEncoding: string | undefined = undefined;

@@ -1,7 +1,7 @@
 // Responses always carry `Content-Length` (keep-alive without chunking); errors are
 // `{"error":{"code":"FLURRY_E_…","message":"…"}}`.
 import type { ServerResponse } from 'node:http';
-import { FlurryError } from '@flurry/core';
+import type { FlurryError } from '@flurry/core';
 import { httpStatusOf, ServerErrorCode } from '../errors.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -29,43 +29,29 @@ export function sendText(
   return status;
 }
 
-/** Extra headers of an error response: `Allow` (405), and closing the connection after it (HTTP/1 only: h2 forbids `connection`). */
-export interface ErrorHeaders {
-  allow?: string;
-  close?: boolean;
-}
-
 /** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 1;
 
-/** Sends a coded error with its status; anything else is a generic 500 `FLURRY_E_INTERNAL` (the caller logs it). */
-export function sendError(res: ServerResponse, err: unknown, extra?: ErrorHeaders): number {
-  let status = httpStatusOf(err);
-  let code: string;
-  let message: string;
-  if (status === 500 || !(err instanceof FlurryError)) {
-    status = 500;
-    code = ServerErrorCode.INTERNAL;
-    message =
-      'an unexpected error occurred inside the service; it has been logged. Retry, and report it if it persists.';
-  } else {
-    code = err.code;
-    message = err.message;
-  }
-  const body = JSON.stringify({ error: { code, message } });
-  const headers: Record<string, string | number> = {
-    'content-type': JSON_TYPE,
-    'content-length': Buffer.byteLength(body),
-  };
-  if (status === 503) headers['retry-after'] = String(RETRY_AFTER_SECONDS);
-  if (status === 401) headers['www-authenticate'] = 'Bearer realm="flurry"';
-  if (extra?.allow) headers['allow'] = extra.allow;
-  if (extra?.close && res.req.httpVersionMajor === 1) headers['connection'] = 'close';
+const INTERNAL = {
+  code: ServerErrorCode.INTERNAL,
+  message: 'an unexpected error occurred inside the service; it has been logged. Retry, and report it if it persists.',
+};
+
+/**
+ * Sends a coded error with its status; anything else is a generic 500 `FLURRY_E_INTERNAL` (the caller logs it).
+ * `extra.close` closes the connection after it (HTTP/1 only: h2 forbids `connection`).
+ */
+export function sendError(res: ServerResponse, err: unknown, extra?: { allow?: string; close?: boolean }): number {
+  const status = httpStatusOf(err); // 500 for anything but a FlurryError
+  const { code, message } = status === 500 ? INTERNAL : (err as FlurryError);
   if (res.headersSent) {
     res.destroy();
     return status;
   }
-  res.writeHead(status, headers);
-  res.end(body);
-  return status;
+  const headers: Record<string, string> = {};
+  if (status === 503) headers['retry-after'] = String(RETRY_AFTER_SECONDS);
+  if (status === 401) headers['www-authenticate'] = 'Bearer realm="flurry"';
+  if (extra?.allow) headers['allow'] = extra.allow;
+  if (extra?.close && res.req.httpVersionMajor === 1) headers['connection'] = 'close';
+  return sendText(res, status, JSON_TYPE, JSON.stringify({ error: { code, message } }), headers);
 }

@@ -9,15 +9,11 @@ export type RouteMethods = 'GET' | 'GET, HEAD';
 export const ISSUE: RouteMethods = 'GET';
 export const READ: RouteMethods = 'GET, HEAD';
 
-/**
- * Who may call a route when a token is configured: `token-or-query` also takes `?token=` (`/v1/events`:
- * EventSource sends no headers), `health` needs it only with `authHealth`, `none` never (/openapi.json).
- */
+/** Who needs the configured token: `token-or-query` also takes `?token=` (EventSource sends no headers), `health` only with `authHealth`. */
 export type RouteAuth = 'token' | 'token-or-query' | 'health' | 'none';
 
 /** What a handler gets besides the response: one object per handler, reused across requests (read it synchronously). */
 export interface RouteInput {
-  /** The query string without `?` ('' when none). */
   query: string;
   /** The values of the path's `{…}` segments, in order, still percent-encoded. */
   readonly params: string[];
@@ -27,7 +23,6 @@ export interface RouteInput {
 /** Writes the response and returns its status (or a promise of it); a coded error it throws becomes the error response. */
 export type RouteHandler = (res: ServerResponse, input: RouteInput) => number | Promise<number>;
 
-/** One route's declaration. */
 export interface Route {
   /** The `route` label of its metrics, e.g. `ids_next` (snake case, unique). */
   readonly name: string;
@@ -37,6 +32,5 @@ export interface Route {
   readonly auth: RouteAuth;
   /** Builds the handler once per service (its state, e.g. buffers, lives in the closure). */
   create(ctx: HttpContext): RouteHandler;
-  /** The OpenAPI operation object of its `get`. */
   readonly openapi: Record<string, unknown>;
 }

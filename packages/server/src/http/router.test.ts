@@ -3,13 +3,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '@flurry/core';
-import { createRequestHandler } from './handler.js';
+import { createRequestHandler, Router } from './handler.js';
 import { inProcess, type InProcess } from './in-process.js';
 import { inject } from './inject.js';
 import { COMMON } from './openapi-parts.js';
 import { JSON_TYPE, sendText } from './respond.js';
 import { ISSUE, READ, type Route } from './route.js';
-import { Router } from './router.js';
 import { ROUTES } from './routes/index.js';
 
 /** A route answering its name and parameters, as a route file would declare it. */

@@ -3,6 +3,7 @@
 import { createServer, Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
+import type { TlsFiles } from '../tls.js';
 import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';
 import { JSON_TYPE } from './respond.js';
@@ -14,11 +15,7 @@ export const MAX_HEADER_BYTES = 32 * 1024;
 /** The HTTP port's server: `node:http`, or with TLS `node:http2`'s secure server. */
 export type HttpServer = Server | (Http2SecureServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>);
 
-/** The certificate and key of the HTTP port, and their reloads (`TlsFiles`). */
-export interface HttpTls {
-  pair(): { cert: Buffer; key: Buffer };
-  onReload(fn: (pair: { cert: Buffer; key: Buffer }) => void): void;
-}
+type HttpTls = Pick<TlsFiles, 'pair' | 'onReload'>;
 
 /** Creates the HTTP server (not yet listening); with `tls` HTTPS (h2 and HTTP/1.1) taking each reloaded certificate. */
 export function createHttpServer(ctx: HttpContext, tls?: HttpTls): HttpServer {

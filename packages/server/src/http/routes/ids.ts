@@ -38,20 +38,15 @@ export const idsNextRoute: Route = {
   },
 };
 
-/**
- * Parses `count` from a query string: one decimal integer from 1 to `max`.
- *
- * @throws FlurryError `FLURRY_E_BATCH_COUNT` for anything else.
- */
+/** Parses `count` from a query string: one integer from 1 to `max`, else `FLURRY_E_BATCH_COUNT`. */
 export function parseCount(query: string, max: number, path = '/v1/ids'): number {
   const all = new URLSearchParams(query).getAll('count');
-  const raw = all.length > 0 ? all[all.length - 1] : null;
-  const seen = all.length;
   const allowed = `count must be one integer from 1 to ${max}, e.g. ${path}?count=100`;
-  if (raw === null)
-    throw serverError('BATCH_COUNT', `the query parameter count is missing; ${allowed}`, { min: 1, max });
-  if (seen > 1)
-    throw serverError('BATCH_COUNT', `the query parameter count is given ${seen} times; ${allowed}`, { min: 1, max });
+  if (all.length !== 1) {
+    const what = all.length === 0 ? 'is missing' : `is given ${all.length} times`;
+    throw serverError('BATCH_COUNT', `the query parameter count ${what}; ${allowed}`, { min: 1, max });
+  }
+  const raw = all[0];
   const shown = clip(raw, 24);
   if (!/^[0-9]{1,9}$/.test(raw))
     throw serverError('BATCH_COUNT', `count "${shown}" is not a whole number; ${allowed}`, {
@@ -138,11 +133,7 @@ export const idsDecodeRoute: Route = {
   },
 };
 
-/**
- * Percent-decodes one path segment.
- *
- * @throws FlurryError `FLURRY_E_BAD_REQUEST` for a malformed escape.
- */
+/** Percent-decodes one path segment; `FLURRY_E_BAD_REQUEST` for a malformed escape. */
 export function pathSegment(segment: string): string {
   if (segment.indexOf('%') === -1) return segment;
   try {

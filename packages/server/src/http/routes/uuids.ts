@@ -1,4 +1,4 @@
-// The UUIDv7 routes (docs/uuids.md), from the service's UUID generator on its lease (../../uuid-issuing.ts).
+// The UUIDv7 routes (docs/uuids.md), from the service's UUID generator on its lease (../../issuing.ts).
 import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
@@ -22,11 +22,7 @@ export function requireUuids(uuids: UuidSource | undefined): UuidSource {
 
 const source = (ctx: HttpContext): UuidSource => requireUuids(UUIDS.get(ctx));
 
-/**
- * Reads the optional `format` query parameter: one of the UUID text forms.
- *
- * @throws FlurryError `FLURRY_E_UUID_FORMAT` for another value or a repeated parameter.
- */
+/** Reads the optional `format` query parameter; `FLURRY_E_UUID_FORMAT` for another value or a repeated one. */
 export function parseUuidForm(query: string): UuidTextForm | undefined {
   if (query.indexOf('format') === -1) return undefined;
   const all = new URLSearchParams(query).getAll('format');
