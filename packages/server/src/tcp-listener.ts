@@ -43,10 +43,12 @@ const QUIET_SWEEPS = 4;
 
 /**
  * Closes connections that sent nothing for `idleMs` (to 1.25 times that): one timer per server sweeping each
- * quarter of it, as a per-socket `setTimeout`, re-armed by every read and write, cost more than parsing a request.
+ * quarter of it and comparing each socket's `bytesRead` with the last sweep's, so a read costs nothing (a
+ * per-socket `setTimeout`, re-armed by every read and write, cost more than parsing a request).
  */
 export class IdleSweep {
-  private readonly quiet = new Map<net.Socket, number>();
+  /** Per socket: its `bytesRead` at the last sweep, and the sweeps since it changed. */
+  private readonly quiet = new Map<net.Socket, { read: number; sweeps: number }>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(idleMs: number) {
@@ -55,12 +57,8 @@ export class IdleSweep {
   }
 
   add(socket: net.Socket): void {
-    this.quiet.set(socket, 0);
+    this.quiet.set(socket, { read: socket.bytesRead, sweeps: 0 });
     socket.once('close', () => this.quiet.delete(socket));
-  }
-
-  active(socket: net.Socket): void {
-    this.quiet.set(socket, 0);
   }
 
   stop(): void {
@@ -68,9 +66,10 @@ export class IdleSweep {
   }
 
   private sweep(): void {
-    for (const [socket, n] of this.quiet) {
-      if (n >= QUIET_SWEEPS) socket.destroy();
-      else this.quiet.set(socket, n + 1);
+    for (const [socket, q] of this.quiet) {
+      if (socket.bytesRead !== q.read)
+        [q.read, q.sweeps] = [socket.bytesRead, 1]; // read since the last sweep
+      else if (++q.sweeps > QUIET_SWEEPS) socket.destroy();
     }
   }
 }

@@ -147,7 +147,6 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
     socket.on('data', (chunk: Buffer) => {
       session ??= chunk[0] === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
       session.feed(chunk);
-      idle?.active(socket);
     });
     socket.on('end', () => socket.end());
   });

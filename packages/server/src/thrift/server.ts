@@ -124,7 +124,6 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
       maxFrameBytes,
     );
     socket.on('data', (data: Buffer) => {
-      idle?.active(socket);
       if (socket.destroyed) return;
       try {
         receive(data);
