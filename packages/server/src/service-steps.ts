@@ -20,10 +20,7 @@ export interface ServiceLogger extends Logger {
   child(bindings: object): ServiceLogger;
 }
 
-/**
- * The service's sequence-exhaustion policy unless configured: `borrow` ticks up to `maxBorrowMs` ahead
- * (the lease's high-water mark covers them), so batches get the layout's full rate.
- */
+/** The service's default sequence-exhaustion policy: `borrow` up to `maxBorrowMs` ahead (the high-water mark covers it). */
 export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
 
 /** Listens on `host:port`; resolves with the bound port, or rejects with `FLURRY_E_LISTEN`. */
@@ -32,10 +29,8 @@ export function listenHttp(server: HttpServer, port: number, host: string): Prom
 }
 
 /**
- * Opens the configured registry and leases a generator from it, attached to the core's issuer; `port`
- * is advertised as the holder's address, `registryOptions` override the configuration's (tests: a clock).
- *
- * @throws FlurryError registry errors (`FLURRY_E_REGISTRY_*`), `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ * Leases a generator from the configured registry for the core's issuer, advertising `host:port`; throws
+ * `FLURRY_E_REGISTRY_*` or `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
  */
 export async function leaseGenerator(
   config: ServeConfig,
@@ -192,11 +187,8 @@ interface ShutdownParts {
   readonly closeSequences?: () => Promise<void>;
 }
 
-/**
- * Stops a started service in order: refuse readiness, finish in-flight requests (cut after
- * `shutdownTimeoutMs`), stop the front-ends, release the lease with the final high-water mark (the
- * next holder continues above it), close the registry and the sequences (docs/operations.md#graceful-shutdown).
- */
+// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
+// the registry and sequences, with the final high-water mark the next holder continues above.
 export async function shutdown(p: ShutdownParts): Promise<void> {
   const { core, logger } = p;
   core.shuttingDown = true;

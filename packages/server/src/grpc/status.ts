@@ -24,23 +24,14 @@ const BY_STATUS: Partial<Record<number, Code>> = {
   503: Code.Unavailable,
 };
 
-/** The gRPC code of an error: by its `FLURRY_E_…` code, else by its HTTP status, else `INTERNAL`. */
-export function grpcCodeOf(err: unknown): Code {
-  return (err instanceof FlurryError ? BY_CODE[err.code] : undefined) ?? BY_STATUS[httpStatusOf(err)] ?? Code.Internal;
-}
-
-/**
- * The Connect error a call ends with: Connect's own pass through; a {@link FlurryError} gets its gRPC code, its
- * message prefixed with the code, and the code in the `flurry-error-code` trailer; anything else is `INTERNAL`.
- */
+// The Connect error a call ends with: Connect's own as they are; a FlurryError's gRPC code by its code, else by its
+// HTTP status, its message and `flurry-error-code` trailer carrying the code; anything else `INTERNAL`.
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  const flurryCode = err instanceof FlurryError ? err.code : 'FLURRY_E_INTERNAL';
-  const message =
-    err instanceof FlurryError
-      ? `${err.code}: ${err.message}`
-      : 'FLURRY_E_INTERNAL: the call failed inside the service';
-  return new ConnectError(message, grpcCodeOf(err), { 'flurry-error-code': flurryCode }, undefined, err);
+  const f = err instanceof FlurryError ? err : undefined;
+  const code = (f && BY_CODE[f.code]) ?? BY_STATUS[httpStatusOf(err)] ?? Code.Internal;
+  const message = f ? `${f.code}: ${f.message}` : 'FLURRY_E_INTERNAL: the call failed inside the service';
+  return new ConnectError(message, code, { 'flurry-error-code': f?.code ?? 'FLURRY_E_INTERNAL' }, undefined, err);
 }
 
 /** Requires `authorization: Bearer TOKEN` on the calls of `guarded` services (else `UNAUTHENTICATED`). */

@@ -12,14 +12,7 @@ import { RETRY_AFTER_SECONDS, sendError } from './respond.js';
 import type { Route, RouteHandler, RouteInput } from './route.js';
 import { ROUTES, UNMATCHED_ROUTE } from './routes/index.js';
 
-/**
- * Builds the `(req, res)` handler for a service context, over the service's route table (or a test's).
- *
- * @example
- * ```ts
- * createServer(createRequestHandler(ctx)).listen(8080, '127.0.0.1');
- * ```
- */
+/** Builds the `(req, res)` handler for a service context, over the service's route table (or a test's). */
 export function createRequestHandler(
   ctx: HttpContext,
   routes: readonly Route[] = ROUTES,

@@ -29,10 +29,7 @@ export interface SqlConnection {
   close(): Promise<void>;
 }
 
-/**
- * Opens one connection for a SQL registry URL (as `parseSqlUrl` reads it). Throws `FLURRY_E_USAGE` for a
- * bad URL, `FLURRY_E_REGISTRY_AUTH` or `FLURRY_E_REGISTRY_UNREACHABLE` (never printing the password).
- */
+/** One connection for a SQL registry URL; throws `FLURRY_E_USAGE`, `…_REGISTRY_AUTH` or `…_REGISTRY_UNREACHABLE` (no password shown). */
 export async function connectSql(url: string): Promise<SqlConnection> {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
   if (SQL_SCHEMES[scheme] === undefined) {
@@ -155,10 +152,8 @@ const floorOf = (row: Record<string, unknown>): number =>
 export const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 'now()' : 'CURRENT_TIMESTAMP(3)');
 
 /**
- * Reserves a free slot of the cluster for the in-database generator and builds (and with
- * `apply` runs) its DDL. Throws `FLURRY_E_SQL_GENERATOR` when the database already has a
- * generator holding a node (release it first), no slot is free, the namespace belongs to a
- * layout with another slot count, or the database cannot be reached.
+ * Reserves a free slot for the in-database generator and builds (with `apply`: runs) its DDL; throws
+ * `FLURRY_E_SQL_GENERATOR` when a generator already holds a node, no slot is free or fits, or the database is down.
  */
 export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
@@ -235,11 +230,8 @@ export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
 /** A free slot found for the generator, and what reserving it needs. */
 type SlotAt = { o: ReserveOptions; c: SqlConnection; map: SlotMap; prefix: string; slot: number; token: string };
 
-/**
- * Takes the slot for the generator in one transaction; undefined when another holder took it
- * first. Resolves to the floor, which becomes the row's high-water mark: freeing the reservation
- * before its DDL ran (flurry sql --release --slot) leaves the next holder of the slot after it.
- */
+// Takes the slot in one transaction (undefined when another holder took it first) and resolves to the floor,
+// which becomes the row's high-water mark: a release before the DDL ran leaves the next holder after it.
 async function claimSlot({ c, map, prefix, slot, token }: SlotAt): Promise<number | undefined> {
   const pgsql = c.dialect === 'postgres';
   const t = quoteSqlTable(c.dialect, c.table);

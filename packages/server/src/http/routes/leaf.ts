@@ -79,15 +79,7 @@ export function leafDate(unixMs: number): string {
   return `${p(d.getFullYear(), 4)}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
 }
 
-/**
- * The node fields of a decoded ID as one integer, most significant field first (Leaf's
- * `workerId`). Returned as a decimal string (it can exceed 2^53 in exotic layouts).
- *
- * @example
- * ```ts
- * leafWorkerId({ datacenter: 1, worker: 7 }, Layout.from('twitter')); // '39'
- * ```
- */
+/** The node fields as one integer, most significant field first (Leaf's `workerId`), in decimal (it can exceed 2^53). */
 export function leafWorkerId(fields: Readonly<Record<string, number>>, layout: Layout): string {
   let acc = 0n;
   for (const f of layout.nodeFields) acc = (acc << BigInt(f.bits)) | BigInt(fields[f.name] ?? 0);
