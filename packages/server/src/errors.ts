@@ -91,10 +91,7 @@ const BAD_INPUT =
 /** Codes that mean "an engine or store did not answer": an outage, which passes by itself. */
 const OUTAGE: ReadonlySet<string> = new Set(['FLURRY_E_REGISTRY_UNREACHABLE', 'FLURRY_E_SEQUENCE_STORE_UNAVAILABLE']);
 
-/**
- * The one classification the CLI's exit codes and the service's start follow: `bad-input` (exit 2;
- * `flurry serve` stops), `outage` (exit 1; `flurry serve` stays up, not ready, and retries), `other` (exit 1).
- */
+/** What the CLI's exit code and the service's start follow: `bad-input` (exit 2, stop), `outage` (exit 1, retry), `other`. */
 export function failureKind(err: unknown): 'bad-input' | 'outage' | 'other' {
   if (!(err instanceof FlurryError)) return 'other';
   if (OUTAGE.has(err.code)) return 'outage';

@@ -92,10 +92,7 @@ export class ProtocolMetrics {
     };
   }
 
-  /**
-   * Records one call whose outcome is richer than ok/error (gRPC: `ok` or a code name such as `unavailable`).
-   * `command` and `outcome` must come from fixed lists, never from what a client sent.
-   */
+  /** Records one call with a richer outcome (gRPC's code name); both names from fixed lists, never from a client. */
   call(protocol: string, command: string, outcome: string, seconds: number): void {
     const key = protocol + ' ' + command;
     let c = this.calls.get(key + ' ' + outcome);

@@ -47,11 +47,7 @@ async function callRelease(
   return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' };
 }
 
-/**
- * Frees a generator's node (see the module comment). Throws `FLURRY_E_SQL_NODE_IN_USE` while
- * another session holds a lane, `FLURRY_E_SQL_GENERATOR` when there is nothing of a SQL
- * generator to free, `FLURRY_E_USAGE` for a bad prefix.
- */
+/** Frees a generator's node; throws `FLURRY_E_SQL_NODE_IN_USE` (a lane held), `…_SQL_GENERATOR` (nothing to free), `…_USAGE`. */
 export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
   const prefix = o.prefix ?? 'flurry_';
   if (!PREFIX_RE.test(prefix))
