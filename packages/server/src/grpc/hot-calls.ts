@@ -16,10 +16,8 @@ import { toConnectError, type CallRecorder } from './status.js';
 const NEXT_ID = `/${IdService.typeName}/${IdService.method.nextId.name}`;
 const STREAM_IDS = `/${IdService.typeName}/${IdService.method.streamIds.name}`;
 const CONTENT_TYPES = new Set(['application/grpc', 'application/grpc+proto']);
-/**
- * The compressions Connect offers, named in the answer's header as Connect does; nothing is compressed (NextId is
- * under Connect's 1 KiB threshold; gzip would cost a stream more CPU than its IDs' bytes on the wire).
- */
+// Named in the answer's header as Connect does, but nothing is compressed (NextId is under Connect's 1 KiB
+// threshold; gzip would cost a stream more CPU than its IDs' bytes on the wire).
 const OFFERED = [{ name: 'gzip' }, { name: 'br' }] as Parameters<typeof compressionNegotiate>[0];
 /** What `setTrailerStatus` writes for a call that ended well, built once. */
 const OK_TRAILER: http2.OutgoingHttpHeaders = { 'grpc-status': '0' };
@@ -114,10 +112,8 @@ function readBody(stream: Stream, maxMessageBytes: number, then: (body: Buffer) 
   });
 }
 
-/**
- * Writes chunks of `chunk` IDs until `limit` were sent (true) or the call was cancelled (false), each once HTTP/2
- * took the previous one. A buffer is sent without a copy and reused after its write callback (flushed).
- */
+// Writes chunks until `limit` IDs were sent (true) or the call was cancelled (false), each once HTTP/2 took the
+// previous one; a buffer is sent without a copy and reused only after its write callback (flushed).
 async function sendIds(
   stream: Stream,
   ids: IdSource,

@@ -76,10 +76,7 @@ const OPTION_NAMES = optionNames<ThriftServerOptions>({
   idleTimeoutMs: true,
 });
 
-/**
- * Starts the Twitter-compatible Thrift server (framed transport, binary protocol). Rejects with
- * `FLURRY_E_INVALID_OPTION` for bad options, with the listen error (`EADDRINUSE`…) when the port cannot be bound.
- */
+/** Starts the server (framed, binary); rejects with `FLURRY_E_INVALID_OPTION` or the listen error (`EADDRINUSE`…). */
 export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
   assertKnownOptions(opts, OPTION_NAMES, 'startThriftServer options');
   const host = opts.host ?? '127.0.0.1';

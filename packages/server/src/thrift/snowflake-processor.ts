@@ -61,9 +61,8 @@ export class SnowflakeProcessor {
   constructor(private readonly handler: SnowflakeHandler) {}
 
   /**
-   * Reads one message from `frame` (the `TFramedTransport` that thrift's `TFramedTransport.receiver` hands its
-   * callback; `object` so the published declarations need no `@types/thrift`) and returns the framed reply, or
-   * `null` for a one-way call. Throws {@link ThriftProtocolViolation} when the frame is not a well-formed call.
+   * The framed reply to one message of `frame` (thrift's `TFramedTransport`, typed `object` so the declarations need
+   * no `@types/thrift`), `null` for a one-way call; throws {@link ThriftProtocolViolation} for a malformed call.
    */
   process(frame: object): Buffer | null {
     const input: Protocol = new TBinaryProtocol(frame as Frame);
