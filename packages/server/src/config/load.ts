@@ -158,11 +158,12 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
   try {
     layout = chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
   } catch (err) {
+    const code = err instanceof FlurryError ? err.code : '';
     const key: SettingKey = given.fields
       ? 'fields'
-      : given.epoch && hasCode(err, 'FLURRY_E_LAYOUT_EPOCH')
+      : given.epoch && code === 'FLURRY_E_LAYOUT_EPOCH'
         ? 'epoch'
-        : given.unit && hasCode(err, 'FLURRY_E_LAYOUT_UNIT')
+        : given.unit && code === 'FLURRY_E_LAYOUT_UNIT'
           ? 'unit'
           : 'layout';
     throw refused(key, given[key], { cause: err });
@@ -260,8 +261,4 @@ function reasonOf(err: FlurryError): string {
     return `with these lease settings it must be from ${min} to ${max} ms`;
   const first = err.message.split(/(?<=\.)\s+(?=[A-Z])/)[0].replace(/[.;\s]+$/, '');
   return /^[A-Z][a-z]/.test(first) ? first[0].toLowerCase() + first.slice(1) : first;
-}
-
-function hasCode(err: unknown, code: string): boolean {
-  return err instanceof FlurryError && err.code === code;
 }
