@@ -72,27 +72,7 @@ export interface FlurryClient {
   close(): Promise<void>;
 }
 
-/**
- * Creates a client; bad options throw `FLURRY_E_CLIENT_CONFIG` at once, and no request is sent before the first ID.
- *
- * @example
- * ```ts
- * import { createClient } from '@flurry/client';
- *
- * const client = createClient({
- *   servers: ['http://10.0.0.1:8080', 'http://10.0.0.2:8080'], // one fleet, any order
- *   token: process.env.FLURRY_TOKEN,                            // when the servers run with --token
- *   prefetch: { size: 20_000, maxAgeMs: 2_000 },                // IDs older than 2 s are dropped, not handed out
- *   strategy: 'least-latency',
- * });
- * const id = await client.next();            // 1859214170478923776n, usually from the buffer
- * const ids = await client.batch(500);       // 500 IDs, increasing within each server answer
- * const row = await client.decode(id);       // { id, unixMs, timestamp, fields: { datacenter, worker }, sequence }
- * client.stats().servers;                    // [{ url, state: "up", latencyMs, failures, lastError, … }]
- * await client.sequence('order').next();     // 10001n: segment mode (servers with --sequences), dense, no prefetch
- * await client.close();                      // pending calls reject with FLURRY_E_CLIENT_CLOSED
- * ```
- */
+/** Creates a client (docs/client.md); bad options throw `FLURRY_E_CLIENT_CONFIG` at once, and no request is sent before the first ID. */
 export function createClient(opts: ClientOptions): FlurryClient {
   return new Client(resolveOptions(opts));
 }

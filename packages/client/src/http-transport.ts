@@ -23,10 +23,7 @@ export class HttpTransport {
     if (opts.token !== undefined) this.headers.authorization = `Bearer ${opts.token}`;
   }
 
-  /**
-   * The body of a 200, else a coded error. A request that fails on a reused keep-alive connection before any
-   * answer (the server closed it as it went out) is sent once more, as Node advises; these GETs are safe to repeat.
-   */
+  /** The body of a 200, else a coded error; one failing on a reused keep-alive socket before any answer is sent again (safe GETs). */
   get(base: URL, pathAndQuery: string, mayRetry = true): Promise<Buffer> {
     if (this.closed) return Promise.reject(closedError());
     const server = base.href.replace(/\/+$/, '');

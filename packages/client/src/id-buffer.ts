@@ -88,10 +88,7 @@ export class IdBuffer {
 /** The prefetch settings {@link PrefetchSizer} reads (see {@link PrefetchOptions}). */
 export type SizerSettings = Readonly<Pick<Required<PrefetchOptions>, 'size' | 'lowWater' | 'maxAgeMs' | 'adaptive'>>;
 
-/**
- * Sizes a prefetch buffer from the observed consumption rate (docs/client.md, "Prefetching", adaptive sizing): the
- * target the refills aim to hold and the low-water mark below which they start.
- */
+/** The refills' target and low-water mark from the observed consumption rate (docs/client.md, "Prefetching"). */
 export class PrefetchSizer {
   /** The smallest target (unless `size` is smaller). */
   static readonly MIN_TARGET = 64;

@@ -20,8 +20,7 @@ const NEGATIVE_NUMBER = /^-(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/;
 /** Parses `argv` against `spec`; `FLURRY_E_USAGE` for an unknown flag (naming the closest), a missing value or a value to a boolean. */
 export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): ParsedCommandLine {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple: true }> = {};
-  for (const [name, s] of Object.entries(spec))
-    options[name] = s.short ? { type: s.type, short: s.short, multiple: true } : { type: s.type, multiple: true };
+  for (const [name, s] of Object.entries(spec)) options[name] = { ...s, multiple: true };
   // Not parseArgs' `strict` mode: each refusal names the flag as typed, and a negative number stays an argument.
   const { tokens } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true, tokens: true });
   const values: Record<string, Array<string | true>> = Object.create(null) as Record<string, Array<string | true>>;
@@ -79,9 +78,7 @@ export function closestName(name: string, candidates: readonly string[], prefixL
 
 /** The last value of a string flag (later occurrences override earlier ones), or undefined. */
 export function lastString(parsed: ParsedCommandLine, name: string): string | undefined {
-  const list = parsed.values[name];
-  if (!list || list.length === 0) return undefined;
-  const v = list[list.length - 1];
+  const v = parsed.values[name]?.at(-1);
   return v === true ? undefined : v;
 }
 

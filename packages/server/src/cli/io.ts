@@ -24,10 +24,7 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
   unit: { type: 'string' },
 });
 
-/**
- * Parses `io.argv` against `flags` and `--help`/`-h` (after warning about unknown `FLURRY_*` variables when
- * `warnEnv`); with `--help` prints `help` and resolves to undefined.
- */
+/** Parses `io.argv` against `flags` and `--help`/`-h` (`warnEnv`: warns of unknown `FLURRY_*` first); `--help` prints `help`, resolves undefined. */
 export async function commandLine(
   io: CliIo,
   flags: FlagSpecs,

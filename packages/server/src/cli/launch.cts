@@ -18,13 +18,16 @@ export const BUNDLES = {
 /** The name of one of the CLI's bundles. */
 export type BundleName = keyof typeof BUNDLES;
 
-function stat(file: string): fs.Stats | undefined {
+/** `f()`, or undefined when it throws. */
+function attempt<T>(f: () => T): T | undefined {
   try {
-    return fs.statSync(file);
+    return f();
   } catch {
     return undefined;
   }
 }
+const stat = (file: string): fs.Stats | undefined => attempt(() => fs.statSync(file));
+const writable = (dir: string): boolean => attempt(() => fs.accessSync(dir, fs.constants.W_OK) ?? true) === true;
 
 /** The bundle that serves `command` when it is fresh under `distDir`, else `'main'`. */
 export function chooseEntry(distDir: string, command: string | undefined): BundleName | 'main' {
@@ -48,15 +51,6 @@ export function codeCacheFile(file: string, st: { mtimeMs: number; size: number 
   return `${file}.${Math.trunc(st.mtimeMs)}-${st.size}.v8cache`;
 }
 
-function writable(dir: string): boolean {
-  try {
-    fs.accessSync(dir, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `require(file)` through V8's code cache where Node has no compile cache (20, 21); the cache is written at exit where writable. */
 export function requireBundle(file: string): unknown {
   const enableCompileCache = (nodeModule as unknown as { enableCompileCache?: unknown }).enableCompileCache;
@@ -64,12 +58,7 @@ export function requireBundle(file: string): unknown {
   if (typeof enableCompileCache === 'function') return require(file);
   const st = fs.statSync(file);
   const cacheFile = codeCacheFile(file, st);
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = fs.readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
-  }
+  const cachedData = attempt(() => fs.readFileSync(cacheFile));
   const script = new vm.Script(nodeModule.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
   const mod = new nodeModule(file);
   mod.filename = file;
@@ -93,12 +82,7 @@ export function requireBundle(file: string): unknown {
         fs.writeFileSync(tmp, script.createCachedData());
         fs.renameSync(tmp, cacheFile);
       } catch {
-        // A full disk or a race with a rebuild: go on without the cache.
-        try {
-          fs.unlinkSync(tmp);
-        } catch {
-          /* nothing was written */
-        }
+        attempt(() => fs.unlinkSync(tmp)); // a full disk or a race with a rebuild: go on without the cache
       }
     });
   }

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The `flurry` command: `serve`, `next`, `uuid`, `decode`, `layout`, `key new`, `public encode|decode`.
- * Bad input exits 2 with `flurry: FLURRY_E_…: message` on stderr; other failures exit 1.
- */
+// The `flurry` command (MAIN_HELP lists its commands): bad input exits 2 with `flurry: FLURRY_E_…: message`, other failures 1.
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { errorLine, exitCodeFor, write, type CliIo } from './io.js';

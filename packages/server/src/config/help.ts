@@ -18,10 +18,7 @@ export interface EnvWarning {
   readonly message: string;
 }
 
-/**
- * The `FLURRY_*` variables (any case) that are no setting, each with the closest known name when one is near.
- * Warnings, not errors (unlike unknown config-file keys): the environment is shared with other tools.
- */
+/** The `FLURRY_*` variables (any case) that are no setting, with the nearest known name: warnings, as other tools share the environment. */
 export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
   const known = new Set(KNOWN_ENV);
   const out: EnvWarning[] = [];

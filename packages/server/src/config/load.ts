@@ -86,20 +86,18 @@ export function loadServeConfig(
       `flurry serve takes no arguments; got "${clip(parsed.positionals[0])}". Settings are flags, e.g. --port 8080. See flurry serve --help.`,
     );
   }
-  const configFlag = parsed.values[CONFIG_FLAG];
-  const configPath = configFlag?.length ? String(configFlag[configFlag.length - 1]) : env[CONFIG_ENV] || undefined;
-  const file = configPath === undefined ? {} : readConfigFile(configPath, configFlag?.length ? '--config' : CONFIG_ENV);
+  const configFlag = parsed.values[CONFIG_FLAG]?.at(-1);
+  const configPath = configFlag !== undefined ? String(configFlag) : env[CONFIG_ENV] || undefined;
+  const file =
+    configPath === undefined ? {} : readConfigFile(configPath, configFlag !== undefined ? '--config' : CONFIG_ENV);
 
   const given: Partial<Record<SettingKey, Given>> = {};
   const out: Partial<Record<SettingKey, unknown>> = {};
   for (const s of SETTINGS) {
-    const fromFlag = parsed.values[s.flag];
+    const fromFlag = parsed.values[s.flag]?.at(-1);
     const fromEnv = env[s.env];
-    if (fromFlag?.length)
-      given[s.key] = {
-        value: s.type === 'bool' ? true : fromFlag[fromFlag.length - 1],
-        source: { kind: 'flag', name: '--' + s.flag },
-      };
+    if (fromFlag !== undefined)
+      given[s.key] = { value: s.type === 'bool' ? true : fromFlag, source: { kind: 'flag', name: '--' + s.flag } };
     else if (fromEnv !== undefined && fromEnv !== '')
       given[s.key] = { value: fromEnv, source: { kind: 'env', name: s.env } };
     else if (Object.prototype.hasOwnProperty.call(file, s.key))
@@ -160,11 +158,12 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
   try {
     layout = chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
   } catch (err) {
+    const code = err instanceof FlurryError ? err.code : '';
     const key: SettingKey = given.fields
       ? 'fields'
-      : given.epoch && hasCode(err, 'FLURRY_E_LAYOUT_EPOCH')
+      : given.epoch && code === 'FLURRY_E_LAYOUT_EPOCH'
         ? 'epoch'
-        : given.unit && hasCode(err, 'FLURRY_E_LAYOUT_UNIT')
+        : given.unit && code === 'FLURRY_E_LAYOUT_UNIT'
           ? 'unit'
           : 'layout';
     throw refused(key, given[key], { cause: err });
@@ -262,8 +261,4 @@ function reasonOf(err: FlurryError): string {
     return `with these lease settings it must be from ${min} to ${max} ms`;
   const first = err.message.split(/(?<=\.)\s+(?=[A-Z])/)[0].replace(/[.;\s]+$/, '');
   return /^[A-Z][a-z]/.test(first) ? first[0].toLowerCase() + first.slice(1) : first;
-}
-
-function hasCode(err: unknown, code: string): boolean {
-  return err instanceof FlurryError && err.code === code;
 }

@@ -21,10 +21,7 @@ export function nodeIdCapacity(layout: Layout, pin: Readonly<Record<string, numb
   return layout.nodeFields.reduce((n, f) => (pin[f.name] === undefined ? n * 2 ** f.bits : n), 1);
 }
 
-/**
- * Throws `FLURRY_E_WORKERS_NODE_IDS` when the layout, the registry kind or its holders leave fewer free node IDs
- * than `workers`; a registry that does not answer is only a warning (the workers wait for it).
- */
+/** `FLURRY_E_WORKERS_NODE_IDS` when the layout, registry kind or holders leave fewer free node IDs than `workers` (no answer: a warning). */
 export async function checkNodeIds(
   config: ServeConfig,
   workers: number,

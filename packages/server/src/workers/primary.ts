@@ -189,10 +189,7 @@ function signal(slots: Slot[], sig: NodeJS.Signals): void {
 
 /** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs`. */
 function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): NodeJS.Timeout {
-  for (const s of slots) {
-    if (s.restartTimer) clearTimeout(s.restartTimer);
-    s.restartTimer = undefined;
-  }
+  for (const s of slots) clearTimeout(s.restartTimer);
   signal(slots, 'SIGTERM');
   return setTimeout(() => {
     for (const w of workersOf(slots)) {

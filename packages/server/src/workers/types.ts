@@ -30,10 +30,7 @@ export interface WorkerEntry {
 /** What a worker reports about itself (the primary adds slot, restarts and state). */
 export type WorkerReport = Omit<WorkerEntry, 'slot' | 'restarts' | 'state'>;
 
-/**
- * The IPC messages, each tagged `flurry` so other messages are left alone: a worker's `report` (every 500 ms),
- * the primary's `table`, and a `/metrics` round: `metrics-ask` (both ways), `metrics-json`, `metrics-text`.
- */
+/** The IPC messages, tagged `flurry` (others are left alone): `report`, `table`, and a `/metrics` round of `metrics-ask`, `-json`, `-text`. */
 export type WorkerMessage =
   | { readonly flurry: 'report'; readonly report: WorkerReport }
   | { readonly flurry: 'table'; readonly workers: readonly WorkerEntry[] }

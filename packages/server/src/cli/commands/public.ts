@@ -39,17 +39,13 @@ export async function publicCommand(io: CliIo): Promise<number> {
       'no public-ID key: pass --key KEY, set FLURRY_PUBLIC_KEY, or set FLURRY_PUBLIC_KEY_FILE to a file holding the keys (make a key with "flurry key new")',
     );
   const codec = PublicIdCodec.create({ keys, bits: layout.totalBits });
-  let out = '';
-  if (sub === 'encode') {
-    const ids = items.map((s) => parseId(s, layout));
-    for (const id of ids) out += codec.encode(id) + '\n';
-  } else {
-    const ids = items.map((s) => codec.decode(s));
-    const json = hasFlag(args, 'json');
-    items.forEach((p, i) => {
-      out += json ? JSON.stringify({ publicId: p, id: ids[i].toString() }) + '\n' : ids[i].toString() + '\n';
-    });
-  }
-  await write(io.stdout, out);
+  const json = hasFlag(args, 'json');
+  const lines =
+    sub === 'encode'
+      ? items.map((s) => parseId(s, layout)).map((id) => codec.encode(id))
+      : items
+          .map((p) => codec.decode(p).toString())
+          .map((id, i) => (json ? JSON.stringify({ publicId: items[i], id }) : id));
+  await write(io.stdout, lines.map((l) => l + '\n').join(''));
   return 0;
 }

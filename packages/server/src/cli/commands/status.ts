@@ -283,16 +283,12 @@ export function clusterTable(body: ClusterBody): string {
 /** `rows` as lines of columns two spaces apart, each padded to its widest cell. */
 function alignedRows(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((cell, c) => cell.padEnd(widths[c]))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  const line = (r: string[]): string =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c]))
+      .join('  ')
+      .trimEnd() + '\n';
+  return rows.map(line).join('');
 }
 
 /** One row per worker process of a service run with `--workers N` ('' for none). */
