@@ -85,10 +85,7 @@ export class FeistelPermutation {
     return new FeistelPermutation(bits, words);
   }
 
-  /**
-   * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i. Same arithmetic as the reference
-   * `chaskeyTag` (tested against it), inlined for speed.
-   */
+  /** Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY"), `chaskeyTag` inlined (tested against it). */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
     const o = STRIDE * i;
@@ -115,10 +112,7 @@ export class FeistelPermutation {
     return v0 ^ rk[o + 4];
   }
 
-  /**
-   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in `this.out` as [hi, lo]. No range
-   * check: callers pass in-range values.
-   */
+  /** Encrypts the in-range N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32) into `this.out` as [hi, lo]. */
   encryptHalves(hi: number, lo: number): void {
     const q = Math.floor(lo / this.powV);
     let a = hi * this.powHiShift + q;

@@ -31,9 +31,8 @@ export class PublicIdKey {
   }
 
   /**
-   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs. Computed when
-   * first read: encoding and decoding never need it, and the first SHA-256 of a process costs a CLI start about half a
-   * millisecond.
+   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs; computed when
+   * first read (the first SHA-256 of a process costs a CLI start about 0.5 ms).
    */
   get fingerprint(): string {
     let fp = fingerprints.get(this);
