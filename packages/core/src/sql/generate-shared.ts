@@ -74,6 +74,8 @@ export function generatorConsts(
 }
 export type GeneratorConsts = ReturnType<typeof generatorConsts>;
 
-// PostgreSQL: how far ahead (ms, at least one tick) a session on its own lane reserves in the lane's row: one row
-// write per this much time per busy session, and the most a next holder of the lane waits before its first ID.
+/**
+ * PostgreSQL: how far ahead (ms, at least one tick) a session on its own lane reserves in the lane's row: one row
+ * write per this much time per busy session, and the most a next holder of the lane waits before its first ID.
+ */
 export const GENERATOR_RESERVE_MS = 100;
