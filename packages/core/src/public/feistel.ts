@@ -1,10 +1,5 @@
-/**
- * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network of
- * {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to `(B, A ⊕ F_i(B) mod 2^|A|)`),
- * whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")` under a per-round key derived with
- * HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no cycle-walking. Why this structure and 12 rounds:
- * docs/public-ids.md#the-permutation.
- */
+// A keyed permutation of [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network (FF1's structure in radix 2) whose
+// round function is Chaskey-12 under HKDF-derived round keys; no cycle-walking (docs/public-ids.md#the-permutation).
 import { hkdfSha256 } from '#platform';
 import { checkBits } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
