@@ -109,7 +109,12 @@ export class Generator extends LocalTicks {
 
   /** `count` IDs as decimal strings, in increasing order. */
   batchStrings(count: number): string[] {
-    return this.batch(count).map(String);
+    checkCount(count);
+    const target = new BigUint64Array(count);
+    this.fill(target);
+    const out = new Array<string>(count);
+    for (let i = 0; i < count; i++) out[i] = target[i].toString();
+    return out;
   }
 
   /** Writes `count` increasing IDs into `target` from `offset` (default: to the end); one clock read per tick. */
