@@ -15,10 +15,7 @@ export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]*:)[^@/]*@/, '$1***@');
 }
 
-/**
- * Replaces everything between `//` and the last `@` of a URL's authority with `***`: safe even for a URL too malformed
- * to parse (a password holding `@`).
- */
+/** `***` for everything between `//` and the authority's last `@`: safe for a URL too malformed to parse. */
 export function redactLoosely(raw: string): string {
   const m = /^([A-Za-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/s.exec(raw);
   if (!m) return raw.replace(/:[^:@/]*@/, ':***@');
@@ -120,10 +117,7 @@ export async function loadClient<M>(
   }
 }
 
-/**
- * Refuses URL query parameters a driver would ignore: one it does not know (naming the closest it knows) or one given
- * twice (only one value would be used). Names only the parameter, never a value.
- */
+/** Refuses a URL query parameter a driver would ignore: unknown or given twice (naming it, never its value). */
 export function checkUrlParams(params: URLSearchParams, known: readonly string[], bad: (why: string) => Error): void {
   const seen = new Set<string>();
   for (const key of params.keys()) {
@@ -214,10 +208,7 @@ export function isRedisAuthError(err: unknown): boolean {
   );
 }
 
-/**
- * The persistence settings a Redis server reported: the segment store and the lease registry refuse a server that can
- * lose acknowledged writes unless the user accepted the risk.
- */
+/** The persistence settings a Redis server reported (a server that can lose acknowledged writes is refused). */
 export interface RedisPersistence {
   /** The server's settings (undefined when they could not be read). */
   readonly appendonly: string | undefined;
@@ -256,10 +247,7 @@ export async function readRedisPersistence(
   };
 }
 
-/**
- * The explanation of a refusal of a Redis that is not durable: what the server runs with (or why it could not be
- * checked), what a lost write costs (`loses`), how to configure it, and how to accept the risk (`allowance`).
- */
+/** Why a Redis that is not durable is refused: its settings, what a lost write `loses`, the fix and the `allowance`. */
 export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {
   return (
     (p.checkError !== undefined

@@ -1,14 +1,8 @@
-/**
- * Strict options: every options object a user passes to Flurry is checked for keys it does not know, so a misspelt
- * option (`clustr`, `pins`, `onExhaust`) is refused with a coded error naming the closest valid key instead of being
- * ignored silently (a silently ignored `cluster` or `pin` can make two services share node IDs).
- */
+// Strict options: a misspelt key is refused, naming the closest one (an ignored `cluster` or `pin` can make two
+// services share node IDs).
 import { ErrorCode, FlurryError } from './errors.js';
 
-/**
- * Optimal string alignment distance between two strings: insertions, deletions, substitutions and adjacent swaps each
- * count one.
- */
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps each count one. */
 export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
@@ -73,17 +67,10 @@ export function assertKnownOptions(
   }
 }
 
-/**
- * Every key of an options type, each once, mapped to `true`: written as an object literal, the compiler refuses a
- * missing key and a key the type does not have, so a list built with {@link optionNames} cannot fall behind the
- * interface it checks.
- */
+/** Every key of an options type mapped to `true`: as an object literal, the compiler refuses a missing or extra key. */
 export type OptionNames<T> = { readonly [K in keyof Required<T> & string]: true };
 
-/**
- * The known keys of an options type, for {@link assertKnownOptions}, taken from one object literal that the compiler
- * checks against the type (add an option to the interface without listing it here and the build fails).
- */
+/** The known keys of an options type, for {@link assertKnownOptions}, from a literal checked against the type. */
 export function optionNames<T>(names: OptionNames<T>): readonly string[] {
   return Object.freeze(Object.keys(names));
 }

@@ -1,7 +1,4 @@
-/**
- * Random names and tokens (lease tokens, holder IDs, temporary file names, a test clock's epoch): they must not repeat
- * across a fleet; none is a secret. The bytes come from `#platform` (the kernel on Node.js, Web Crypto elsewhere).
- */
+// Random names and tokens (lease tokens, holder IDs, file names) that must not repeat across a fleet; none is secret.
 import { platformRandomFill } from '#platform';
 
 /** Fills `buf` with random bytes from the operating system's random source. */
@@ -17,10 +14,7 @@ export function randomHex(bytes: number): string {
   return s;
 }
 
-/**
- * A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`): where a registry starts probing slots, so that
- * claimers spread over them instead of all racing for slot 0.
- */
+/** A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`), e.g. where a registry starts probing slots. */
 export function randomBelow(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 2 ** 48)
     throw new RangeError(`randomBelow takes an integer bound from 1 to 2^48; got ${String(n)}`);

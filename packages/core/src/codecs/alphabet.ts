@@ -1,8 +1,5 @@
-/**
- * Positional numeral systems over a character alphabet, on 64-bit unsigned integers held as two 32-bit halves (`hi`,
- * `lo`) in plain `number`s: long division on doubles stays exact (below 2^38) and is several times faster than repeated
- * `bigint` division. The engine of the codecs (`formats.ts`) and the public-ID strings.
- */
+// Numeral systems over an alphabet on 64-bit integers held as two 32-bit halves in doubles: long division stays
+// exact (below 2^38) and is several times faster than `bigint` division.
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 

@@ -1,9 +1,5 @@
-/**
- * String forms of an ID: `decimal`, `hex`, `base32` (Crockford), `base58` (Bitcoin), `base62` and `base64url` (RFC 4648
- * §5's characters in ASCII order, so not `Buffer.toString('base64url')`). Each is a positional numeral system (none
- * encodes the ID's bytes) with a shortest and a fixed-width form; every alphabet ascends in ASCII order, so fixed-width
- * strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
- */
+// String forms of an ID: numeral systems (not byte encodings) whose alphabets ascend in ASCII order, so fixed-width
+// strings sort like the IDs. The table of alphabets and widths: docs/layouts.md.
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { Alphabet, MAX_FOR_BITS, TWO32, checkBits, describeValue, joinU64, type AlphabetOptions } from './alphabet.js';
@@ -66,10 +62,7 @@ function tooWide(id: bigint | number, bits: number): FlurryError {
   );
 }
 
-/**
- * A codec whose digit tables (about radix² strings and a BigInt loop per width) are built on first use: a CLI run or a
- * service that uses one format does not pay for all six at load.
- */
+/** A codec whose digit tables are built on first use (a CLI run does not pay for all six at load). */
 function makeCodec(name: IdFormat, chars: string, description: string, options?: AlphabetOptions): IdCodec {
   let built: Alphabet | undefined;
   const table = (): Alphabet => (built ??= new Alphabet(name, chars, options));
@@ -113,10 +106,7 @@ export const CROCKFORD_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 /** base62 digits `0-9A-Za-z`, in ascending ASCII order. */
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/**
- * The RFC 4648 URL-safe base64 characters in ascending ASCII order (`-`, `0-9`, `A-Z`, `_`, `a-z`), so that fixed-width
- * strings sort like the numbers they encode.
- */
+/** The RFC 4648 URL-safe base64 characters in ascending ASCII order, so fixed-width strings sort like the numbers. */
 export const SORTABLE_BASE64URL_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
 /** The codecs by format name. */
@@ -162,9 +152,8 @@ export function encodeId(id: bigint | number, format: IdFormat | (string & {}), 
 }
 
 /**
- * Decodes a string form of an ID back to a bigint. Errors: `FLURRY_E_ID_MALFORMED` (empty, not a string, a bad
- * character — named with its position — or, with `fixed: true`, the wrong length), `FLURRY_E_ID_TOO_WIDE` (the value
- * overflows `bits`), `FLURRY_E_CODEC_UNKNOWN`.
+ * Decodes a string form of an ID: `FLURRY_E_ID_MALFORMED` (a bad character named with its position, a wrong fixed
+ * length), `FLURRY_E_ID_TOO_WIDE` (over `bits`), `FLURRY_E_CODEC_UNKNOWN`.
  */
 export function decodeId(text: string, format: IdFormat | (string & {}), options?: DecodeOptions): bigint {
   return getCodec(format).decode(text, options);

@@ -89,10 +89,7 @@ export type JsonSafe<T> = T extends bigint
           ? { [K in keyof T]: JsonSafe<T[K]> }
           : T;
 
-/**
- * A deep copy of `value` with every bigint (and bigint array element) a decimal string; objects with `toJSON()` go
- * through it; a cycle is `FLURRY_E_INVALID_OPTION`.
- */
+/** A deep copy with every bigint a decimal string; `toJSON()` applies; a cycle is `FLURRY_E_INVALID_OPTION`. */
 export function toJSONSafe<T>(value: T): JsonSafe<T> {
   return safe(value, new Set()) as JsonSafe<T>;
 }

@@ -1,8 +1,4 @@
-/**
- * The generators: {@link Generator} (one thread) and {@link SharedGenerator} (worker
- * threads sharing one node ID), their options and events. (The tick planner and the
- * option tables stay internal.)
- */
+// The generators (one thread; worker threads sharing one node ID), their options and events.
 export { Generator } from './generator.js';
 export { SharedGenerator, type SharedGeneratorOptions, type SharedGeneratorState } from './shared-generator.js';
 export {

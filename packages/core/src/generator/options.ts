@@ -64,7 +64,7 @@ export interface GeneratorStats {
   borrowedTicks: number;
 }
 
-/** The defaults of the numeric options. @example `GENERATOR_DEFAULTS.maxBorrowMs === 1000` */
+/** The defaults of the numeric options. */
 export const GENERATOR_DEFAULTS = Object.freeze({
   onExhausted: 'wait',
   onClockBackwards: 'tolerate',

@@ -1,8 +1,4 @@
-/**
- * Time to ID bounds: the smallest and largest ID a layout can give an instant, and the half-open interval `[min,
- * maxExclusive)` of exactly the IDs of a time range (times rounded down to the unit, like IDs), for range scans and
- * time partitioning on an ID column.
- */
+// Time to ID bounds: the smallest and largest ID of an instant, and the half-open ID interval of a time range.
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { LayoutGeometry } from './types.js';
 

@@ -114,11 +114,7 @@ export class Layout implements LayoutGeometry {
     return Layout.build(x, typeof x.name === 'string' && x.name !== '' ? x.name : 'custom');
   }
 
-  /**
-   * Parses the CLI's `--fields` form (`name:bits` pairs, most significant first) with an optional epoch (ISO date or
-   * Unix ms, as a string or number; default {@link DEFAULT_EPOCH_MS} = 2025-01-01T00:00:00Z) and unit (`1ms` default,
-   * `10ms`, `1s`).
-   */
+  /** Parses the CLI's `--fields` form (`name:bits`, most significant first); epoch default {@link DEFAULT_EPOCH_MS}. */
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
     const specs = parseFieldList(fields);
@@ -200,8 +196,8 @@ export class Layout implements LayoutGeometry {
   }
 
   /**
-   * Builds an ID from its parts. `unixMs` is truncated to the unit. Throws `FLURRY_E_CLOCK_BEFORE_EPOCH`,
-   * `FLURRY_E_LAYOUT_EXPIRED`, `FLURRY_E_INVALID_OPTION` (sequence out of range) or `FLURRY_E_NODE_OUT_OF_RANGE`.
+   * Builds an ID from its parts (`unixMs` truncated to the unit): `FLURRY_E_CLOCK_BEFORE_EPOCH`, `_LAYOUT_EXPIRED`,
+   * `_INVALID_OPTION` (sequence out of range) or `_NODE_OUT_OF_RANGE`.
    */
   compose(parts: { unixMs: number; sequence: number; node: Record<string, number> }): bigint {
     const { unixMs, sequence } = parts;
@@ -246,10 +242,7 @@ export class Layout implements LayoutGeometry {
     );
   }
 
-  /**
-   * Splits an ID (bigint, decimal string or safe-integer number) back into its fields, Unix ms and ISO time. Throws
-   * `FLURRY_E_ID_NEGATIVE`, `FLURRY_E_ID_TOO_WIDE` or `FLURRY_E_ID_MALFORMED`.
-   */
+  /** Splits an ID (bigint, decimal string or safe integer) into its fields, Unix ms and ISO time. */
   decode(id: bigint | string | number): DecodedId {
     const value = parseId(id, this);
     const fields: Record<string, number> = {};

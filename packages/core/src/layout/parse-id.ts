@@ -1,7 +1,4 @@
-/**
- * {@link parseId}: reads an ID given as a decimal string, a bigint or a safe-integer number, with coded errors for
- * anything that is not one.
- */
+// parseId: an ID from a decimal string, a bigint or a safe-integer number, with coded errors for anything else.
 import { ErrorCode, FlurryError } from '../errors.js';
 import { plural } from '../text.js';
 import type { LayoutGeometry } from './types.js';

@@ -1,8 +1,4 @@
-/**
- * The preset layouts, each matching its original system bit for bit (`twitter`, `leaf`, `discord`, `sonyflake`,
- * `instagram`, and `js53`, whose IDs stay below 2^53: exact JavaScript numbers). Fields, epochs, units and capacities:
- * docs/layouts.md.
- */
+// The preset layouts, each matching its original system bit for bit (`js53`: IDs below 2^53): docs/layouts.md.
 import { parseFieldList } from './spec.js';
 import type { LayoutSpec } from './types.js';
 
@@ -17,10 +13,7 @@ export const DISCORD_EPOCH_MS = 1420070400000;
 export const SONYFLAKE_EPOCH_MS = Date.UTC(2014, 8, 1);
 /** Instagram's epoch from its 2011 engineering post. */
 export const INSTAGRAM_EPOCH_MS = 1314220021721;
-/**
- * The epoch of `js53` and the default epoch of custom layouts built with `Layout.parse` when `--epoch` is not given:
- * 2025-01-01T00:00:00Z.
- */
+/** 2025-01-01T00:00:00Z: the epoch of `js53` and of `Layout.parse` without `--epoch`. */
 export const DEFAULT_EPOCH_MS = Date.UTC(2025, 0, 1);
 
 /** The preset specs by name (frozen), their fields most significant first. */

@@ -74,16 +74,13 @@ export function validateLayoutSpec(spec: LayoutSpec): { fields: LayoutField[]; e
       );
     }
   }
-  const seen = new Set<string>();
-  for (const f of specs) {
-    if (seen.has(f.name)) {
-      throw new FlurryError(
-        ErrorCode.LAYOUT_FIELD_NAME,
-        `Field name ${f.name} appears twice; every field needs its own name.`,
-        { name: f.name },
-      );
-    }
-    seen.add(f.name);
+  const twice = specs.find((f, i) => specs.findIndex((g) => g.name === f.name) !== i);
+  if (twice !== undefined) {
+    throw new FlurryError(
+      ErrorCode.LAYOUT_FIELD_NAME,
+      `Field name ${twice.name} appears twice; every field needs its own name.`,
+      { name: twice.name },
+    );
   }
   const tsIndex = specs.findIndex((f) => f.name === 'timestamp');
   const seqIndex = specs.findIndex((f) => f.name === 'sequence');

@@ -1,10 +1,7 @@
 /** The resolution of the timestamp field. */
 export type TimeUnit = '1ms' | '10ms' | '1s';
 
-/**
- * One field as written in a spec. `timestamp` and `sequence` are reserved names (exactly one of each); every other name
- * is a node field.
- */
+/** One field as written in a spec: exactly one `timestamp` and one `sequence`; any other name is a node field. */
 export interface FieldSpec {
   name: string;
   bits: number;
@@ -21,10 +18,7 @@ export interface LayoutSpec {
   unit?: TimeUnit;
 }
 
-/**
- * A field of a validated layout with its position: the value sits at bits `shift … shift + bits - 1`. `max` is `2^bits
- * - 1` (exact up to 53 bits).
- */
+/** A field of a validated layout: bits `shift … shift + bits - 1`; `max` is `2^bits - 1` (exact up to 53 bits). */
 export interface LayoutField {
   readonly name: string;
   readonly bits: number;
@@ -44,10 +38,7 @@ export interface DecodedId {
   fields: Record<string, number>;
 }
 
-/**
- * The JSON-safe summary of a layout (what `flurry layout` prints and `GET /v1/layout` returns). Big values are decimal
- * strings; dates are ISO strings.
- */
+/** The JSON-safe summary of a layout (`flurry layout`, `GET /v1/layout`): decimal strings and ISO dates. */
 export interface LayoutInfo {
   name: string;
   totalBits: number;
@@ -71,10 +62,7 @@ export interface LayoutInfo {
   signed64: boolean;
 }
 
-/**
- * What `parseId`, `minIdAt`, `maxIdAt` and `idBounds` read of a layout (every `Layout` is one; its members say what
- * each is). Declared apart from `Layout` so that those functions do not import it back.
- */
+/** What `parseId`, `minIdAt`, `maxIdAt` and `idBounds` read of a `Layout` (apart, so they do not import it). */
 export interface LayoutGeometry {
   readonly name: string;
   readonly epochMs: number;

@@ -22,8 +22,7 @@ function fillFromUrandom(buf: Uint8Array): boolean {
     return false;
   }
   try {
-    // A read of a few bytes from /dev/urandom is never short, but a loop costs nothing; it is bounded by the buffer's
-    // length (each read returns at least one byte or ends the loop).
+    // Never short for a few bytes, but a loop costs nothing (each read returns at least one byte or ends it).
     for (let off = 0; off < buf.length;) {
       const n = readSync(fd, buf, off, buf.length - off, null);
       if (n <= 0) return false;

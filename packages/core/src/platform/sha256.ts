@@ -1,9 +1,5 @@
-/**
- * SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869) in plain TypeScript, synchronous: the public-ID key
- * schedule and fingerprints where there is no `node:crypto` (a browser, workerd without `nodejs_compat`), since Web
- * Crypto's `subtle` offers them only asynchronously. Node.js keeps using `node:crypto` (`platform/node.ts`);
- * `sha256.test.ts` checks both give the same bytes.
- */
+// SHA-256, HMAC-SHA-256 and HKDF-SHA-256 (RFC 6234, 2104, 5869), synchronous, where there is no `node:crypto`
+// (Web Crypto's are asynchronous only); platform.test checks they agree with node:crypto.
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,

@@ -12,8 +12,7 @@ const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new S
 function probeBlocking(): boolean {
   if (sleepCell === undefined || typeof Atomics === 'undefined' || typeof Atomics.wait !== 'function') return false;
   try {
-    // The value differs, so where the thread may block this returns 'not-equal' at once; a browser's main thread throws
-    // a TypeError before comparing.
+    // Returns 'not-equal' at once where the thread may block; a browser's main thread throws before comparing.
     Atomics.wait(sleepCell, 0, 1, 0);
     return true;
   } catch {
@@ -21,10 +20,7 @@ function probeBlocking(): boolean {
   }
 }
 
-/**
- * Whether `platformSleep` blocks the thread: where `Atomics.wait` is allowed (not a browser's main thread, not
- * workerd).
- */
+/** Whether `platformSleep` blocks: where `Atomics.wait` is allowed (not a browser's main thread, not workerd). */
 export const CAN_BLOCK = probeBlocking();
 
 /** Web Crypto's limit per call. */
@@ -40,10 +36,7 @@ export function monotonicMs(): number {
   return performance.now();
 }
 
-/**
- * Blocks the current thread for `ms` milliseconds with `Atomics.wait` where it may block ({@link CAN_BLOCK}); elsewhere
- * returns at once (never a busy loop).
- */
+/** `Atomics.wait` for `ms` where the thread may block ({@link CAN_BLOCK}); elsewhere returns at once (no busy loop). */
 export function platformSleep(ms: number): void {
   if (ms > 0 && CAN_BLOCK && sleepCell !== undefined) Atomics.wait(sleepCell, 0, 0, ms);
 }

@@ -6,10 +6,7 @@
  * `testing/chaskey-reference.ts`.
  */
 
-/**
- * Chaskey's key schedule step: multiplication by x in GF(2^128) (little-endian words, reduction polynomial x^128 + x^7
- * + x^2 + x + 1, i.e. 0x87).
- */
+/** Chaskey's key schedule step: times x in GF(2^128) (little-endian words, reduction 0x87). */
 export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
   const out = new Uint32Array(4);
   out[0] = (k[0] << 1) ^ (k[3] >>> 31 ? 0x87 : 0);
@@ -20,10 +17,8 @@ export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
 }
 
 /**
- * Chaskey-12 as a MAC of one 16-byte block under a fixed 128-bit key, with the key schedule (`K ⊕ K1`, `K1`)
- * precomputed: the same value as the reference `chaskeyTag(key, block, 12)`, allocation-free. It computes the
- * authentication tag of public-ID strings (`codec.ts`) under a key derived apart from the Feistel round keys. The key
- * words live in a `#private` field, so no inspection shows them.
+ * Chaskey-12 as an allocation-free MAC of one 16-byte block under a fixed key (`chaskeyTag(key, block, 12)` with the
+ * key schedule precomputed): the public-ID tag. The key words live in a `#private` field, so no inspection shows them.
  */
 export class ChaskeyBlockMac {
   /** The four tag words of the last {@link tag} call (int32 representation). */

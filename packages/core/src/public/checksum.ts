@@ -76,19 +76,12 @@ export class DihedralCheck {
     return this.phiPow[e * this.size + x];
   }
 
-  /**
-   * The check character to append to `body` (characters of the alphabet only, at most MAX_LENGTH − 1 of them; the
-   * caller validates).
-   */
+  /** The check character to append to `body` (alphabet characters only, at most MAX_LENGTH − 1; unchecked). */
   checkChar(body: string): string {
     return this.alphabet[this.checkValue(this.valuesOf(body), body.length)];
   }
 
-  /**
-   * The value of the check character for the character values `values[0 … length)` (each in [0, alphabet size); the
-   * caller validates; `length` ≤ MAX_LENGTH − 1). Same result as {@link checkChar} on the corresponding string, without
-   * reading a string.
-   */
+  /** {@link checkChar} on the character values `values[0 … length)` (unchecked; `length` ≤ MAX_LENGTH − 1). */
   checkValue(values: ArrayLike<number>, length: number): number {
     const size = this.size;
     const phiPow = this.phiPow;
@@ -103,10 +96,7 @@ export class DihedralCheck {
     return this.checkValue(values, length - 1) === values[length - 1];
   }
 
-  /**
-   * True when the last character of `full` is the check character of the rest. The caller has validated that every
-   * character is in the alphabet.
-   */
+  /** True when the last character of `full` (alphabet characters only) is the check character of the rest. */
   verify(full: string): boolean {
     return this.verifyValues(this.valuesOf(full), full.length);
   }

@@ -1,8 +1,5 @@
-/**
- * {@link PublicIdCipher}: IDs under a keyed permutation of the layout's N-bit space (`feistel.ts`), written as
- * fixed-width strings: key ID, encrypted ID, authentication tag, check character. The format and what decoding refuses
- * (and with what probability a wrong key passes the tag): docs/public-ids.md.
- */
+// PublicIdCipher: a keyed permutation of the N-bit space written as key ID, encrypted ID, tag, check character
+// (docs/public-ids.md).
 import type { Alphabet } from '../codecs/alphabet.js';
 import { MAX_FOR_BITS, TWO32, checkBits, describeValue, fitsBits, joinU64, splitU64 } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -136,11 +133,7 @@ export class PublicIdCipher {
     return new PublicIdCipher(options);
   }
 
-  /**
-   * The encrypted value of an ID (another integer in [0, 2^bits)), with the current key or the key `keyId`.
-   * `FLURRY_E_ID_NEGATIVE`/`FLURRY_E_ID_TOO_WIDE` for IDs out of range. The bare integer carries no tag: prefer
-   * {@link encode}/{@link decode}.
-   */
+  /** The encrypted value of an ID in [0, 2^bits), with the current key or `keyId`; no tag: prefer {@link encode}. */
   encrypt(id: bigint, keyId?: string): bigint {
     this.split(id, this.maxId, 'ID');
     const perm = this.entry(keyId).perm;

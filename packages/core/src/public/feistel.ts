@@ -1,10 +1,5 @@
-/**
- * A keyed, format-preserving permutation of the N-bit integers [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network of
- * {@link FEISTEL_ROUNDS} rounds (FF1's structure in radix 2: round i maps `(A, B)` to `(B, A ⊕ F_i(B) mod 2^|A|)`),
- * whose round function `F_i(B)` is word 0 of Chaskey-12 over `(B, i, N, "FLRY")` under a per-round key derived with
- * HKDF-SHA256 from the master key. Every output lies in [0, 2^N): no cycle-walking. Why this structure and 12 rounds:
- * docs/public-ids.md#the-permutation.
- */
+// A keyed permutation of [0, 2^N), 1 ≤ N ≤ 64: an alternating Feistel network (FF1's structure in radix 2) whose
+// round function is Chaskey-12 under HKDF-derived round keys; no cycle-walking (docs/public-ids.md#the-permutation).
 import { hkdfSha256 } from '#platform';
 import { checkBits } from '../codecs/alphabet.js';
 import { ErrorCode, FlurryError } from '../errors.js';
@@ -85,10 +80,7 @@ export class FeistelPermutation {
     return new FeistelPermutation(bits, words);
   }
 
-  /**
-   * Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY") under round key i. Same arithmetic as the reference
-   * `chaskeyTag` (tested against it), inlined for speed.
-   */
+  /** Round function i: word 0 of Chaskey-12 over (x, i, N, "FLRY"), `chaskeyTag` inlined (tested against it). */
   roundFunction(i: number, x: number): number {
     const rk = this.#rk;
     const o = STRIDE * i;
@@ -115,10 +107,7 @@ export class FeistelPermutation {
     return v0 ^ rk[o + 4];
   }
 
-  /**
-   * Encrypts the N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32); the result is in `this.out` as [hi, lo]. No range
-   * check: callers pass in-range values.
-   */
+  /** Encrypts the in-range N-bit value `hi·2^32 + lo` (hi = 0 when N ≤ 32) into `this.out` as [hi, lo]. */
   encryptHalves(hi: number, lo: number): void {
     const q = Math.floor(lo / this.powV);
     let a = hi * this.powHiShift + q;

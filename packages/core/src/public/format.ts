@@ -1,8 +1,5 @@
-/**
- * The public-ID string format (format 2): its version, the tag length and the tag's constants, the alphabets and their
- * shared tables, and the per-key material a {@link PublicIdCipher} derives (Feistel round keys and the tag key), and
- * the errors of a malformed string. See `cipher.ts` for the layout of the string and docs/public-ids.md for the tag.
- */
+// The public-ID string format (format 2): version, tag constants, alphabet tables, per-key material and the errors of
+// a malformed string. The string's layout: cipher.ts; the tag: docs/public-ids.md.
 import { hkdfSha256 } from '#platform';
 import { Alphabet, describeValue } from '../codecs/alphabet.js';
 import { BASE58_ALPHABET, BASE62_ALPHABET } from '../codecs/formats.js';
@@ -13,11 +10,7 @@ import { DihedralCheck } from './checksum.js';
 import { FeistelPermutation } from './feistel.js';
 import type { PublicIdKey } from './keys.js';
 
-/**
- * The version of the public-ID string form. Format 2 added the authentication tag; format 1 (key ID, encrypted ID,
- * check character) was never released and is not read. The version is not a character of the string: it is bound into
- * the tag, and the formats differ in length.
- */
+/** The public-ID string form's version, bound into the tag (format 1, without a tag, was never released). */
 export const PUBLIC_ID_FORMAT_VERSION = 2;
 
 /**
@@ -58,10 +51,7 @@ export interface KeyEntry {
   keyDigit: number;
 }
 
-/**
- * Derives a key's entry for `bits`-wide IDs: the Feistel round keys and the tag key (HKDF of the secret); the secret
- * copies are wiped afterwards. `values` maps character codes to digit values in the cipher's alphabet.
- */
+/** A key's entry for `bits`-wide IDs (round and tag keys by HKDF; the secret copies are wiped after). */
 export function keyEntry(key: PublicIdKey, bits: number, values: Int8Array): KeyEntry {
   const secret = key.secretBytes();
   const tagKey = hkdfSha256(secret, TAG_SALT, TAG_INFO, 16);
@@ -107,10 +97,7 @@ export function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): str
   return String.fromCharCode(...scratch);
 }
 
-/**
- * A public ID of the wrong length, naming the expected length and its parts, and hinting at format 1 when the length is
- * that of a format-1 string.
- */
+/** A public ID of the wrong length: the expected length and its parts, and a hint at a format-1 length. */
 export function wrongLengthError(
   publicId: string,
   f: { length: number; payloadLength: number; checksum: boolean; alphabet: PublicIdAlphabet },

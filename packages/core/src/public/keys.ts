@@ -1,8 +1,4 @@
-/**
- * Public-ID keys (`fk1_<keyId>_<43 base64url characters>`) and keyrings, current key first: docs/public-ids.md#keys. A
- * key never reveals its secret (`toString`, JSON, `util.inspect`, error messages); only {@link PublicIdKey.export}
- * does.
- */
+// Public-ID keys and keyrings (docs/public-ids.md#keys): a key never shows its secret; only export() does.
 import { randomBelow, randomFill } from '../random.js';
 import { fromBase64url, readTextFile, sha256Hex, toBase64url } from '#platform';
 import { BASE58_ALPHABET } from '../codecs/formats.js';
@@ -31,16 +27,13 @@ export class PublicIdKey {
   }
 
   /**
-   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs. Computed when
-   * first read: encoding and decoding never need it, and the first SHA-256 of a process costs a CLI start about half a
-   * millisecond.
+   * A non-secret 12-hex-digit fingerprint (SHA-256 of a label and the secret) to tell keys apart in logs; computed when
+   * first read (the first SHA-256 of a process costs a CLI start about 0.5 ms).
    */
   get fingerprint(): string {
     let fp = fingerprints.get(this);
-    if (fp === undefined) {
-      fp = sha256Hex(['flurry/public-key-fingerprint/v1', secrets.get(this) as Uint8Array]).slice(0, 12);
-      fingerprints.set(this, fp);
-    }
+    if (fp === undefined)
+      fingerprints.set(this, (fp = sha256Hex(['flurry/public-key-fingerprint/v1', secrets.get(this)!]).slice(0, 12)));
     return fp;
   }
 
@@ -156,24 +149,19 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
       'The public-ID keyring is empty; set FLURRY_PUBLIC_KEY (or pass keys) to keys made with "flurry key new", the current key first.',
     );
   }
-  const seen = new Map<string, number>();
   keys.forEach((k, i) => {
-    const prev = seen.get(k.id);
-    if (prev !== undefined) {
+    const prev = keys.findIndex((o) => o.id === k.id);
+    if (prev < i) {
       throw invalid(
         `Keyring entries ${prev + 1} and ${i + 1} share the key ID "${k.id}"; a public ID names its key by this one character, so IDs must differ. Generate the new key with another ID (flurry key new --id X).`,
         { keyId: k.id },
       );
     }
-    seen.set(k.id, i);
   });
   return keys;
 }
 
-/**
- * Reads the keyring from a file (keys separated by new lines, commas or spaces; `#` comments allowed). A missing file
- * is `FLURRY_E_PUBLIC_KEY_INVALID`.
- */
+/** Reads a keyring from a file (as {@link parseKeys} reads text); a missing file is `FLURRY_E_PUBLIC_KEY_INVALID`. */
 export function loadKeysFromFile(path: string): PublicIdKey[] {
   let text: string;
   try {

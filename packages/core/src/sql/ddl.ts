@@ -25,10 +25,7 @@ const RESERVED =
     ' ',
   );
 
-/**
- * Checks a function-name prefix and returns it (default `flurry_`). Throws `FLURRY_E_INVALID_OPTION` for anything but a
- * lower-case SQL identifier start.
- */
+/** A checked function-name prefix (default `flurry_`), else `FLURRY_E_INVALID_OPTION`. */
 export function sqlPrefix(prefix: string | undefined): string {
   const p = prefix ?? 'flurry_';
   if (typeof p !== 'string' || !PREFIX_RE.test(p)) {

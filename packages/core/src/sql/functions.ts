@@ -15,10 +15,7 @@ export interface SqlFunction {
   readonly description: string;
 }
 
-/**
- * The DDL of a layout's functions: each statement alone (for a driver, one per query) and the whole as a script for the
- * dialect's command-line client (`psql -f`, `mysql <`).
- */
+/** The DDL of a layout's functions: each statement alone (for a driver) and as a script (`psql -f`, `mysql <`). */
 export interface LayoutSql {
   readonly dialect: SqlDialect;
   readonly prefix: string;
@@ -71,10 +68,7 @@ export function sqlScript(dialect: SqlDialect, header: string, statements: reado
     : `${header}DELIMITER $$\n${statements.map((s) => s + ' $$\n').join('\n')}DELIMITER ;\n`;
 }
 
-/**
- * The functions of one `layoutSql` or `uuidSql` result: `add` declares one (PostgreSQL: `CREATE OR REPLACE` and
- * `COMMENT ON`; MySQL: `DROP` and `CREATE`), `done` returns them with the script.
- */
+/** The functions of one `layoutSql` or `uuidSql` result: `add` declares one, `done` returns them with the script. */
 export function functionSet(dialect: SqlDialect, p: string) {
   const functions: SqlFunction[] = [];
   const statements: string[] = [];

@@ -1,7 +1,4 @@
-/**
- * The in-database generator's options and result (re-exported by `generate.ts`) and the internals its dialect modules
- * share.
- */
+// The in-database generator's options and result (re-exported by `generate.ts`) and what its dialects share.
 import type { Layout } from '../layout/layout.js';
 import type { SqlDialect, SqlFunction } from './functions.js';
 
@@ -26,10 +23,7 @@ export interface GeneratorSqlOptions {
   readonly lanes?: number;
 }
 
-/**
- * The DDL of the in-database generator: `statements` to run one by one, `script` for the command-line client, and the
- * functions it defines.
- */
+/** The in-database generator's DDL: `statements` one by one, or `script` for the command-line client. */
 export interface GeneratorSql {
   readonly functions: readonly SqlFunction[];
   readonly statements: readonly string[];
@@ -48,11 +42,7 @@ function fnv31(s: string): number {
   return h & 0x7fffffff;
 }
 
-/**
- * What the dialect modules build from, after `generatorSql` validated `o`: the layout's numbers, the quoted registry
- * table, the floor's tick, the lanes and IDs per lane per tick, and a 31-bit key naming this generator's lane locks
- * (PostgreSQL advisory locks).
- */
+/** What the dialect modules build from, `o` validated: layout numbers, floor tick, lanes, 31-bit lane-lock key. */
 export function generatorConsts(
   layout: Layout,
   o: GeneratorSqlOptions,
@@ -85,8 +75,7 @@ export function generatorConsts(
 export type GeneratorConsts = ReturnType<typeof generatorConsts>;
 
 /**
- * PostgreSQL: how far ahead (ms, at least one tick) a session on a lane of its own reserves in its lane's row: one row
- * write per this much time per busy session, and at most this much of the clock for a next holder of the lane to wait
- * before its first ID.
+ * PostgreSQL: how far ahead (ms, at least one tick) a session on its own lane reserves in the lane's row: one row
+ * write per this much time per busy session, and the most a next holder of the lane waits before its first ID.
  */
 export const GENERATOR_RESERVE_MS = 100;

@@ -1,10 +1,5 @@
-/**
- * SQL that issues IDs inside the database under a node ID leased in the Flurry registry table: the record
- * `<prefix>generator`, the lane table `<prefix>lanes` and the functions `<prefix>next_id()` (PostgreSQL also
- * `<prefix>next_ids(n)`), `<prefix>release_node()`, `<prefix>lane()` and `<prefix>now_ms()`. Each session takes a lane
- * (a sub-range of the sequence, {@link generatorLanes}) with an advisory lock; every call checks the lease token
- * (fencing). How the lanes, waits, clock and release work: docs/sql.md (issuing IDs inside the database).
- */
+// SQL that issues IDs inside the database under a node ID leased in the registry table: each session takes a lane (a
+// sub-range of the sequence) with an advisory lock, and every call checks the lease token (fencing). See docs/sql.md.
 import { quoteSqlTable, validTableName } from '../engines.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
@@ -31,10 +26,7 @@ function bad(what: string, message: string, value: unknown): FlurryError {
   return new FlurryError(ErrorCode.INVALID_OPTION, message, { [what]: String(value) });
 }
 
-/**
- * Builds the generator DDL for a leased node (see the module comment). Throws `FLURRY_E_INVALID_OPTION` for a bad table
- * name, token, slot, floor or wait bound.
- */
+/** The generator DDL for a leased node; `FLURRY_E_INVALID_OPTION` for a bad table, token, slot, floor or wait bound. */
 export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorSql {
   assertKnownOptions(
     o,

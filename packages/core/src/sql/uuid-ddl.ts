@@ -1,8 +1,5 @@
-/**
- * SQL for UUIDv7 columns (docs/sql.md, "UUIDv7 columns"): functions that read a UUIDv7's time, node and sequence inside
- * the database and turn times into UUID bounds (PostgreSQL `uuid`; MySQL/MariaDB `BINARY(16)` and `CHAR(36)`). Decoders
- * return NULL for what is not a v7 UUID; a time outside 0 .. 2^48 − 1 raises SQLSTATE `22008`.
- */
+// SQL for UUIDv7 columns (docs/sql.md#uuidv7-columns): decoders return NULL for what is not a v7 UUID; a time outside
+// 0 .. 2^48 − 1 raises SQLSTATE `22008`.
 import { assertKnownOptions } from '../known-options.js';
 import { MAX_UNIX_MS as MAX_MS, UuidFormat } from '../uuid/format.js';
 import { sqlPrefix } from './ddl.js';

@@ -14,28 +14,12 @@ function hexMs(ms: number, what: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}`;
 }
 
-/**
- * The smallest UUIDv7 of the Unix millisecond `ms` (every bit but the version and variant zero), canonical.
- *
- * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
- * @example
- * ```ts
- * uuidMinAt(1645557742000); // '017f22e2-79b0-7000-8000-000000000000'
- * ```
- */
+/** The smallest UUIDv7 of the Unix millisecond `ms`, canonical (`FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1). */
 export function uuidMinAt(ms: number, what = 'the time'): string {
   return `${hexMs(ms, what)}-7000-8000-000000000000`;
 }
 
-/**
- * The largest UUIDv7 of the Unix millisecond `ms` (every bit but the version and variant one), canonical.
- *
- * @throws FlurryError `FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1.
- * @example
- * ```ts
- * uuidMaxAt(1645557742000); // '017f22e2-79b0-7fff-bfff-ffffffffffff'
- * ```
- */
+/** The largest UUIDv7 of the Unix millisecond `ms`, canonical (`FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1). */
 export function uuidMaxAt(ms: number, what = 'the time'): string {
   return `${hexMs(ms, what)}-7fff-bfff-ffffffffffff`;
 }

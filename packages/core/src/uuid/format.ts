@@ -96,10 +96,7 @@ export class UuidFormat {
   }
 }
 
-/**
- * Words 0 and 1 of a UUID of millisecond `ms` before the sequence's `rand_a` part: the
- * timestamp and the version nibble 7.
- */
+/** Words 0 and 1 of a UUID of millisecond `ms` before the sequence's `rand_a` part: timestamp and version 7. */
 export function tickWords(ms: number): [number, number] {
   const hi = Math.floor(ms / TWO16);
   return [hi, (ms - hi * TWO16) * TWO16 + 0x7000];

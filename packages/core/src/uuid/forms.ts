@@ -80,15 +80,7 @@ function baseNOf(v: bigint, alphabet: string, width: number): string {
   return s;
 }
 
-/**
- * A UUID (any of {@link UuidInput}) as `form`, after checking it is a v7 UUID.
- *
- * @example
- * ```ts
- * encodeUuid(gen.nextBigInt(), 'canonical'); // '0193…-7…'
- * encodeUuid('017f22e2-79b0-7cc3-98c4-dc0c0c07398f', 'bytes'); // Uint8Array(16)
- * ```
- */
+/** A UUID (any of {@link UuidInput}) as `form`, after checking it is a v7 UUID. */
 export function encodeUuid(x: UuidInput, form: 'bytes'): Uint8Array;
 export function encodeUuid(x: UuidInput, form: 'bigint'): bigint;
 export function encodeUuid(x: UuidInput, form?: UuidTextForm): string;
@@ -177,11 +169,7 @@ export function decodeUuid(x: UuidInput, opts: DecodeUuidOptions = {}): DecodedU
   };
 }
 
-/**
- * Whether `x` is a v7 UUID in one of the forms (never throws).
- *
- * @example `isUuidV7('017f22e2-79b0-7cc3-98c4-dc0c0c07398f') // true`
- */
+/** Whether `x` is a v7 UUID in one of the forms (never throws). */
 export function isUuidV7(x: unknown, form?: UuidTextForm): boolean {
   try {
     uuidWords(x as UuidInput, form);
@@ -191,11 +179,7 @@ export function isUuidV7(x: unknown, form?: UuidTextForm): boolean {
   }
 }
 
-/**
- * The four words of a v7 UUID of any form, checked (see {@link decodeUuid} for the errors).
- *
- * @example `uuidWords('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')[0] === 0x017f22e2`
- */
+/** The four words of a v7 UUID of any form, checked (see {@link decodeUuid} for the errors). */
 export function uuidWords(x: UuidInput, form?: UuidTextForm): number[] {
   let w: number[];
   if (typeof x === 'string') w = parseText(x, form);

@@ -10,13 +10,9 @@ import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 
 /**
- * Issues strictly increasing UUIDv7 for one node ID, in one thread; unique across every
- * generator of the cluster by construction (see docs/uuids.md).
- *
- * Each UUID holds the Unix millisecond, the version, a sequence counting the UUIDs of that millisecond (RFC 9562
- * §6.2 method 1), the variant, the node ID (§6.4) and random fill; `(millisecond, sequence)` only grows and no two
- * live generators share a node ID, so no two UUIDs are equal. The clock and lease policies are {@link Generator}'s,
- * run by the same planner. One live generator per node ID in a process (whatever its widths).
+ * Issues strictly increasing UUIDv7 for one node ID, in one thread (docs/uuids.md): `(millisecond, sequence)` only
+ * grows and no two live generators share a node ID, so no two UUIDs are equal. The clock and lease policies are
+ * {@link Generator}'s. One live generator per node ID in a process (whatever its widths).
  *
  * @example
  * ```ts

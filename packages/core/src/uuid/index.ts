@@ -1,7 +1,4 @@
-/**
- * UUIDv7 with Snowflake's guarantees: {@link UuidGenerator} (one thread), {@link SharedUuidGenerator} (worker threads), the format and its forms
- * (docs/uuids.md).
- */
+// UUIDv7 with Snowflake's guarantees: the generators, the format and its forms (docs/uuids.md).
 export { UuidGenerator } from './generator.js';
 export {
   SharedUuidGenerator,

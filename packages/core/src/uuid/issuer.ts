@@ -110,9 +110,8 @@ export abstract class UuidIssuer {
   }
 
   /**
-   * Stops issuing and frees the node ID for another generator in this process (which then starts after this one's
-   * last millisecond); idempotent, later calls throw `FLURRY_E_GENERATOR_CLOSED`. A shared generator's creating
-   * handle stops every handle (up to 2 s for calls in flight); a handle from `fromState` detaches only itself.
+   * Stops issuing and frees the node ID (idempotent; later calls throw `FLURRY_E_GENERATOR_CLOSED`). A shared
+   * generator's creating handle stops every handle (up to 2 s for calls in flight); a `fromState` handle detaches.
    */
   close(): void {
     this.ticks.close();
@@ -163,11 +162,7 @@ export abstract class UuidIssuer {
     return this.bigint();
   }
 
-  /**
-   * The next UUID in `form` (see {@link UuidForm}).
-   *
-   * @example `gen.nextAs('base32') // '01JF…' (26 characters, a valid ULID)`
-   */
+  /** The next UUID in `form` (see {@link UuidForm}). */
   nextAs(form: 'bytes'): Uint8Array;
   nextAs(form: 'bigint'): bigint;
   nextAs(form: UuidTextForm): string;
