@@ -249,14 +249,8 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   ): Promise<void> {
     const s = st.session as ZkSession;
     const ts = Math.max(mark, st.lastWritten);
-    const metaData = Buffer.from(
-      JSON.stringify({
-        highWaterMs: ts,
-        releasedCleanly: release === true,
-        foreverVersion: st.foreverVersion + 1,
-        updatedAtMs: this.opts.clock.now(),
-      }),
-    );
+    const meta = { highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 };
+    const metaData = Buffer.from(JSON.stringify({ ...meta, updatedAtMs: this.opts.clock.now() }));
     try {
       await s.multi((tx) => {
         tx.check(st.livePath, -1);
@@ -313,11 +307,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 }
 
-export function leafPaths(
-  prefix: string,
-  name: string,
-  addr: LeafAddress,
-): { root: string; forever: string; live: string; meta: string } {
+function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   const root = `${prefix}/snowflake/${name}`;
   return {
     root,
