@@ -125,16 +125,6 @@ export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-export function holderFields(h: HolderInfo): HolderInfo {
-  return {
-    id: h.id,
-    hostname: h.hostname,
-    pid: h.pid,
-    ...(h.address !== undefined ? { address: h.address } : {}),
-    ...(h.version !== undefined ? { version: h.version } : {}),
-  };
-}
-
 /** The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL). */
 export interface HighWaterRecord {
   v: 1;
@@ -192,10 +182,13 @@ export function jsonObject<T extends object = Record<string, unknown>>(text: str
   }
 }
 
-/** The {@link HolderInfo} fields of stored JSON that have their type, in their order. */
-export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
+/** The {@link HolderInfo} fields of a holder or of stored JSON that have their type, in their order. */
+export function pickHolder(v: object): Partial<HolderInfo> {
   const h: Record<string, unknown> = {};
-  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) if (typeof v[k] === t) h[k] = v[k];
+  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (typeof x === t) h[k] = x;
+  }
   return h;
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields, jsonObject } from './common.js';
+import { allNodeIds, jsonObject, pickHolder } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
@@ -175,7 +175,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         p.live,
         Buffer.from(
           JSON.stringify({
-            ...holderFields(req.holder),
+            ...pickHolder(req.holder),
             address: addr.text,
             session: session.sessionIdHex,
             claimedAt: this.opts.clock.now(),

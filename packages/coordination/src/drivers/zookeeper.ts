@@ -5,7 +5,6 @@ import { registryError } from '../errors.js';
 import {
   allNodeIds,
   checkDriverOptions,
-  holderFields,
   jsonObject,
   listedHolder,
   pickHolder,
@@ -120,7 +119,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const holderData = Buffer.from(
       JSON.stringify({
-        ...holderFields(req.holder),
+        ...pickHolder(req.holder),
         ttlMs: req.ttlMs,
         sessionTimeoutMs: session.timeoutMs,
         session: session.sessionIdHex,
