@@ -56,14 +56,15 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
     throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
   }
-  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > maxTtlMs) {
-    throw registryError('OPTION', `ttlMs must be an integer in 1..${maxTtlMs} (got ${String(req.ttlMs)})`, {
-      ttlMs: req.ttlMs,
-    });
-  }
+  checkTtl(req.ttlMs, maxTtlMs, 'ttlMs');
   if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
     throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
   }
+}
+
+function checkTtl(ttlMs: number, maxTtlMs: number, name: string): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > maxTtlMs)
+    throw registryError('OPTION', `${name} must be an integer in 1..${maxTtlMs} (got ${String(ttlMs)})`, { ttlMs });
 }
 
 export function checkDriverOptions(
@@ -124,16 +125,6 @@ export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-export function holderFields(h: HolderInfo): HolderInfo {
-  return {
-    id: h.id,
-    hostname: h.hostname,
-    pid: h.pid,
-    ...(h.address !== undefined ? { address: h.address } : {}),
-    ...(h.version !== undefined ? { version: h.version } : {}),
-  };
-}
-
 /** The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL). */
 export interface HighWaterRecord {
   v: 1;
@@ -153,9 +144,7 @@ export interface PreviousHolder {
 
 /** The {@link PreviousHolder} a stored record describes; without one, nothing issued and nothing to wait for. */
 export function previousHolder(rec: PreviousHolder | undefined): PreviousHolder {
-  return rec
-    ? { highWaterMs: rec.highWaterMs, releasedCleanly: rec.releasedCleanly, ttlMs: rec.ttlMs }
-    : { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+  return rec ?? { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
 }
 
 /** The record for a holder that got `prev` and reports `reportedMs`: only a final one covering `prev`'s window is clean. */
@@ -193,10 +182,13 @@ export function jsonObject<T extends object = Record<string, unknown>>(text: str
   }
 }
 
-/** The {@link HolderInfo} fields of stored JSON that have their type, in their order. */
-export function pickHolder(v: Record<string, unknown>): Partial<HolderInfo> {
+/** The {@link HolderInfo} fields of a holder or of stored JSON that have their type, in their order. */
+export function pickHolder(v: object): Partial<HolderInfo> {
   const h: Record<string, unknown> = {};
-  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) if (typeof v[k] === t) h[k] = v[k];
+  for (const [k, t] of Object.entries(HOLDER_FIELD_TYPES)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (typeof x === t) h[k] = x;
+  }
   return h;
 }
 
@@ -322,15 +314,8 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   protected highWater(raw: string | null | undefined, key: string, inspect: string): HighWaterRecord | undefined {
     if (raw === null || raw === undefined || raw === '') return undefined;
     const r = jsonObject<HighWaterRecord>(raw);
-    if (
-      typeof r.highWaterMs !== 'number' ||
-      !Number.isFinite(r.highWaterMs) ||
-      r.highWaterMs < 0 ||
-      typeof r.releasedCleanly !== 'boolean' ||
-      typeof r.ttlMs !== 'number' ||
-      !Number.isFinite(r.ttlMs) ||
-      r.ttlMs < 0
-    ) {
+    const ms = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+    if (!ms(r.highWaterMs) || typeof r.releasedCleanly !== 'boolean' || !ms(r.ttlMs)) {
       throw registryError(
         'CORRUPT',
         `the high-water record "${key}" in ${this.where} is not valid (expected JSON {highWaterMs, releasedCleanly, ttlMs}). ` +
@@ -376,11 +361,7 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
   ): Promise<void> {
     this.assertOpen();
     const s = this.stateOf(claim);
-    if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
-      throw registryError('OPTION', `renew ttlMs must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, {
-        ttlMs,
-      });
-    }
+    checkTtl(ttlMs, MAX_TTL_MS, 'renew ttlMs');
     const rec = recordToStore(s.prev, highWaterMs, ttlMs, s.holderId, this.opts.clock, false);
     const what = `renew slot ${claim.slot} of "${s.namespace}"`;
     if (!(await this.call(what, 'renew', () => write(s, rec), { slot: claim.slot })))

@@ -204,12 +204,9 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
         this.deadline(),
       );
       await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
-        if (!(err instanceof EtcdLeaseInvalidError)) {
-          this.opts.logger?.warn(
-            { url: this.url, err: String(err) },
-            'etcd release: could not revoke the lease; it will expire on its own',
-          );
-        }
+        if (err instanceof EtcdLeaseInvalidError) return;
+        const why = 'etcd release: could not revoke the lease; it will expire on its own';
+        this.opts.logger?.warn({ url: this.url, err: String(err) }, why);
       });
       return res.succeeded;
     });
@@ -275,10 +272,7 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
       host: (h: string) => skipFailedHost(h, parsed.hosts.length > 1, 1000) as never,
       global: retryEachHost(parsed.hosts.length) as never,
     },
-    grpcOptions: {
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 1000,
-    },
+    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 },
     ...(parsed.username !== undefined
       ? {
           auth: {

@@ -6,7 +6,7 @@ import { registryError } from '../errors.js';
 import { fileSteps, writeFileAtomicWithin, type FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { allNodeIds, jsonObject } from './common.js';
+import { allNodeIds, jsonObject, preferredSlot } from './common.js';
 import {
   describeHolder,
   GEN_RE,
@@ -191,7 +191,7 @@ async function tryClaim(
     } finally {
       await store.steps.unlink(tmp, store.timeoutMs).catch(() => undefined);
     }
-    let releasedCleanly = true;
+    let releasedCleanly = true; // also with only aborted generations: they never issued; the history is in `hw`
     if (prev) {
       // Dekker: we wrote (our generation), now read the previous lease again.
       const again = await store.read(dir, prev.gen);
@@ -210,9 +210,6 @@ async function tryClaim(
         if (g >= prev.gen) break;
         await store.steps.unlink(path.join(dir, genName(g)), store.timeoutMs).catch(() => undefined);
       }
-    } else if (gens.length) {
-      // Only aborted generations: they never issued; the slot's history is in `hw`.
-      releasedCleanly = true;
     }
     return { slot, token, highWaterMs: mark, releasedCleanly, dir, gen };
   }
@@ -233,22 +230,15 @@ export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promis
     throw store.ioError(e, `create ${slotsDir}`);
   }
   const held: { slot: number; holder: string }[] = [];
-  const order: number[] = [];
-  const pref = req.preferredSlot;
-  if (pref !== undefined && Number.isInteger(pref) && pref >= 0 && pref < req.slots) order.push(pref);
-  const tried = new Set<number>(order);
+  const tried = new Set<number>();
   const visit = async (slot: number): Promise<FileClaim | undefined> => {
+    tried.add(slot);
     const r = await tryClaim(store, path.join(slotsDir, String(slot)), slot, req, existing.has(slot));
-    if ('held' in r) {
-      held.push({ slot, holder: r.held });
-      return undefined;
-    }
-    return r;
+    return 'held' in r ? void held.push({ slot, holder: r.held }) : r;
   };
-  for (const s of order) {
-    const c = await visit(s);
-    if (c) return c;
-  }
+  const pref = preferredSlot(req);
+  const first = pref === undefined ? undefined : await visit(pref);
+  if (first) return first;
   // Existing slot directories first (recycling), in order; then the first fresh one.
   const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
   // Read-only look-ahead, PROBE_BATCH slots at a time: only the slots not visibly held get the full protocol.
@@ -276,7 +266,6 @@ export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promis
   }
   for (let s = 0; s < req.slots; s++) {
     if (tried.has(s)) continue;
-    tried.add(s);
     const c = await visit(s);
     if (c) return c;
     if (held.length >= req.slots) break;

@@ -59,9 +59,7 @@ export function describeHolder(rec: LeaseRecord, time: LeaseTimeSource): string 
 
 /** A claim made by the file driver (the manager passes it back unchanged). */
 export interface FileClaim extends Claim {
-  /** The slot's directory. */
   readonly dir: string;
-  /** The lease generation. */
   readonly gen: number;
 }
 

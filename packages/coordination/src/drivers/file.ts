@@ -21,12 +21,7 @@ export interface FileDriverOptions {
   io?: FileIo;
 }
 
-const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({
-  clock: true,
-  time: true,
-  timeoutMs: true,
-  io: true,
-});
+const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, time: true, timeoutMs: true, io: true });
 
 export type { FileClaim } from './file-record.js';
 
@@ -205,14 +200,7 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
   return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs, io);
 }
 
-/**
- * {@link createFileDriver}, then creates the directory and proves it can hold a registry, each step bounded.
- *
- * @example
- * ```ts
- * const forCli = await openFileDriver('/var/lib/flurry/registry', { clock: systemClock, io: 'sync' });
- * ```
- */
+/** {@link createFileDriver}, then creates the directory and proves it can hold a registry, each step bounded. */
 export async function openFileDriver(dir: string, opts: FileDriverOptions): Promise<RegistryDriver> {
   const driver = createFileDriver(dir, opts) as FileDriver;
   await driver.check();

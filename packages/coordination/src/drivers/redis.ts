@@ -149,24 +149,16 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     }
     heldSlots.sort((a, b) => a - b);
     const infos = heldSlots.length ? await this.client.mget(...heldSlots.map((s) => this.key(ns, 'holder', s))) : [];
-    throw this.exhausted(
-      req,
-      held,
-      heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i]))),
-    );
+    const holders = heldSlots.map((slot, i) => listedHolder(slot, jsonObject(infos[i])));
+    throw this.exhausted(req, held, holders);
   }
 
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    return this.renewWith(
-      claim,
-      opts.ttlMs,
-      opts.highWaterMs,
-      'expired or is held by another token',
-      async (s, rec) => {
-        const keys = this.keys(s.namespace, s.slot);
-        return Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
-      },
-    );
+    const lostWhy = 'expired or is held by another token';
+    return this.renewWith(claim, opts.ttlMs, opts.highWaterMs, lostWhy, async (s, rec) => {
+      const keys = this.keys(s.namespace, s.slot);
+      return Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
+    });
   }
 
   release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {

@@ -15,7 +15,7 @@ import {
   clause,
   ENGINE_DRIVER_OPTION_NAMES,
   EngineDriverBase,
-  holderFields,
+  pickHolder,
   MAX_TTL_MS,
   jsonObject,
   previousHolder,
@@ -203,7 +203,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     const clock = this.opts.clock;
     const claimedAt = clock.now();
     const holder = {
-      ...holderFields(req.holder),
+      ...pickHolder(req.holder),
       version: FLURRY_VERSION,
       since: new Date(claimedAt).toISOString(),
       ttlMs: req.ttlMs,

@@ -26,14 +26,7 @@ function sqlOnly(url: string): ReturnType<typeof parseSqlUrl> {
   return parseSqlUrl(url);
 }
 
-/**
- * The DDL of a SQL registry URL's table, without connecting; `FLURRY_E_REGISTRY_URL` for anything else.
- *
- * @example
- * ```ts
- * sqlRegistryDdl('mysql://app@db/orders?table=flurry_nodes'); // 'CREATE TABLE IF NOT EXISTS `flurry_nodes` (…'
- * ```
- */
+/** The DDL (`CREATE TABLE IF NOT EXISTS …`) of a SQL registry URL's table, without connecting; `FLURRY_E_REGISTRY_URL` for anything else. */
 export function sqlRegistryDdl(url: string): string {
   const p = sqlOnly(url);
   return registryTableDdl(p.dialect, p.table);

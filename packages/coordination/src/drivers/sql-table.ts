@@ -9,35 +9,23 @@ export { validTableName, type SqlDialect } from '@flurry/core';
 /** The registry table's name when the URL gives no `?table=`. */
 export const DEFAULT_REGISTRY_TABLE = 'flurry_nodes';
 
-/** The columns of the registry table, in order (the drivers check that an existing table has them all). */
-export const REGISTRY_COLUMNS = [
-  'namespace',
-  'slot',
-  'slots',
-  'token',
-  'expires_at',
-  'holder',
-  'high_water_ms',
-  'released_cleanly',
-  'ttl_ms',
-  'version',
-  'updated_at',
-] as const;
+/** The registry table's columns, in order, with their types in PostgreSQL and in MySQL. */
+const COLUMN_TYPES = {
+  namespace: ['varchar(255) NOT NULL', 'VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL'],
+  slot: ['integer NOT NULL CHECK (slot >= 0)', 'INT NOT NULL'],
+  slots: ['integer NOT NULL DEFAULT 0', 'INT NOT NULL DEFAULT 0'],
+  token: ['varchar(64) NULL', 'VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL'],
+  expires_at: ['timestamptz(3) NULL', 'TIMESTAMP(3) NULL DEFAULT NULL'],
+  holder: ['text NULL', 'TEXT NULL'],
+  high_water_ms: ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  released_cleanly: ['boolean NOT NULL DEFAULT true', 'BOOLEAN NOT NULL DEFAULT TRUE'],
+  ttl_ms: ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  version: ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
+  updated_at: ['timestamptz(3) NOT NULL DEFAULT now()', 'TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)'],
+} as const;
 
-/** Each column's type in PostgreSQL and in MySQL, in the order of {@link REGISTRY_COLUMNS}. */
-const COLUMN_TYPES: readonly (readonly [postgres: string, mysql: string])[] = [
-  ['varchar(255) NOT NULL', 'VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL'],
-  ['integer NOT NULL CHECK (slot >= 0)', 'INT NOT NULL'],
-  ['integer NOT NULL DEFAULT 0', 'INT NOT NULL DEFAULT 0'],
-  ['varchar(64) NULL', 'VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL'],
-  ['timestamptz(3) NULL', 'TIMESTAMP(3) NULL DEFAULT NULL'],
-  ['text NULL', 'TEXT NULL'],
-  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
-  ['boolean NOT NULL DEFAULT true', 'BOOLEAN NOT NULL DEFAULT TRUE'],
-  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
-  ['bigint NOT NULL DEFAULT 0', 'BIGINT NOT NULL DEFAULT 0'],
-  ['timestamptz(3) NOT NULL DEFAULT now()', 'TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)'],
-];
+/** The columns of the registry table, in order (the drivers check that an existing table has them all). */
+export const REGISTRY_COLUMNS = Object.keys(COLUMN_TYPES) as readonly (keyof typeof COLUMN_TYPES)[];
 
 /** Quotes a table name for the dialect; `FLURRY_E_REGISTRY_URL` for an invalid one. */
 export function quoteTable(dialect: SqlDialect, table: string): string {
@@ -59,7 +47,7 @@ export function registryTableDdl(dialect: SqlDialect, table: string): string {
   const c = (name: string): string => (pg ? name : `\`${name}\``);
   return [
     `CREATE TABLE IF NOT EXISTS ${t} (`,
-    ...REGISTRY_COLUMNS.map((name, i) => `  ${c(name)} ${COLUMN_TYPES[i][pg ? 0 : 1]},`),
+    ...REGISTRY_COLUMNS.map((name) => `  ${c(name)} ${COLUMN_TYPES[name][pg ? 0 : 1]},`),
     `  PRIMARY KEY (${c('namespace')}, ${c('slot')})`,
     pg ? ')' : ') ENGINE=InnoDB',
   ].join('\n');
@@ -95,7 +83,7 @@ export function registryStatements(dialect: SqlDialect, t: string) {
     insert:
       // MySQL: INSERT IGNORE: under mysql2's CLIENT_FOUND_ROWS, ON DUPLICATE KEY UPDATE reports 1 row
       // for a duplicate, so two claimers racing for a new slot both believed they had inserted it.
-      `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${['namespace', 'slot', 'slots', 'token', 'expires_at', 'holder', 'high_water_ms', 'released_cleanly', 'ttl_ms', 'version', 'updated_at'].map(c).join(', ')}) ` +
+      `INSERT ${pg ? '' : 'IGNORE '}INTO ${t} (${REGISTRY_COLUMNS.map(c).join(', ')}) ` +
       `VALUES (?, ?, ?, ?, ${plusMs}, ?, ${big}, false, ${big}, 1, ${now}) ` +
       (pg ? 'ON CONFLICT (namespace, slot) DO NOTHING' : ''),
     // slots, token, ttl, holder, hw, ttl_ms, namespace, slot, version read

@@ -87,10 +87,8 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
         /* no history on this disk */
       }
     }
-    const claim = Object.assign(
-      { slot, token: `${this.url}#${req.namespace}`, highWaterMs, releasedCleanly },
-      { namespace: req.namespace },
-    );
+    const { namespace } = req;
+    const claim = { slot, token: `${this.url}#${namespace}`, highWaterMs, releasedCleanly, namespace };
     const now = this.o.clock.now();
     this.live.set(claim, { namespace: req.namespace, holder: req.holder, since: now, renewed: now, highWaterMs });
     return claim;

@@ -64,6 +64,14 @@ function holderAlive(pid: number, host: string | undefined, start: string | unde
   return start === undefined || now === undefined || now === start;
 }
 
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    /* already gone */
+  }
+}
+
 export interface HostLock {
   readonly file: string;
   held(): boolean;
@@ -79,17 +87,9 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     if (attempt > 0) await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
     const own = `${prefix}${process.pid}.${randomHex(6)}.lock`;
     const ownPath = path.join(dir, own);
-    writeFileSync(
-      ownPath,
-      JSON.stringify({
-        pid: process.pid,
-        hostname: hostname(),
-        address,
-        start: processStart(process.pid),
-        since: new Date().toISOString(),
-      }),
-      { flag: 'wx' },
-    );
+    const since = new Date().toISOString();
+    const me = { pid: process.pid, hostname: hostname(), address, start: processStart(process.pid), since };
+    writeFileSync(ownPath, JSON.stringify(me), { flag: 'wx' });
     let conflict: Record<string, unknown> | undefined;
     for (const f of readdirSync(dir)) {
       if (f === own || !f.startsWith(prefix) || !f.endsWith('.lock')) continue;
@@ -101,28 +101,14 @@ export async function acquireHostLock(dir: string, address: string, url: string)
         /* being written: its pid is in the name */
       }
       if (Number.isSafeInteger(pid) && pid > 0 && !holderAlive(pid, info.hostname, info.start)) {
-        try {
-          unlinkSync(path.join(dir, f));
-        } catch {
-          /* removed by another process */
-        }
+        unlinkQuietly(path.join(dir, f)); // may be removed by another process meanwhile
         continue;
       }
       conflict = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
       break;
     }
     if (!conflict) {
-      return {
-        file: ownPath,
-        held: () => existsSync(ownPath),
-        release: () => {
-          try {
-            unlinkSync(ownPath);
-          } catch {
-            /* already gone */
-          }
-        },
-      };
+      return { file: ownPath, held: () => existsSync(ownPath), release: () => unlinkQuietly(ownPath) };
     }
     unlinkSync(ownPath);
     lastHolder = conflict;

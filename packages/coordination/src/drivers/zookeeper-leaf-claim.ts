@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, holderFields, jsonObject } from './common.js';
+import { allNodeIds, jsonObject, pickHolder } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
@@ -175,7 +175,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         p.live,
         Buffer.from(
           JSON.stringify({
-            ...holderFields(req.holder),
+            ...pickHolder(req.holder),
             address: addr.text,
             session: session.sessionIdHex,
             claimedAt: this.opts.clock.now(),
@@ -249,14 +249,8 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   ): Promise<void> {
     const s = st.session as ZkSession;
     const ts = Math.max(mark, st.lastWritten);
-    const metaData = Buffer.from(
-      JSON.stringify({
-        highWaterMs: ts,
-        releasedCleanly: release === true,
-        foreverVersion: st.foreverVersion + 1,
-        updatedAtMs: this.opts.clock.now(),
-      }),
-    );
+    const meta = { highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 };
+    const metaData = Buffer.from(JSON.stringify({ ...meta, updatedAtMs: this.opts.clock.now() }));
     try {
       await s.multi((tx) => {
         tx.check(st.livePath, -1);
@@ -313,11 +307,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 }
 
-export function leafPaths(
-  prefix: string,
-  name: string,
-  addr: LeafAddress,
-): { root: string; forever: string; live: string; meta: string } {
+function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   const root = `${prefix}/snowflake/${name}`;
   return {
     root,

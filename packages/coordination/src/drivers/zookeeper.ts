@@ -5,7 +5,6 @@ import { registryError } from '../errors.js';
 import {
   allNodeIds,
   checkDriverOptions,
-  holderFields,
   jsonObject,
   listedHolder,
   pickHolder,
@@ -38,20 +37,15 @@ interface HighWaterRecord {
 }
 
 function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  const r = jsonObject(data.toString('utf8'));
-  if (
-    typeof r.highWaterMs !== 'number' ||
-    !Number.isFinite(r.highWaterMs) ||
-    r.highWaterMs < 0 ||
-    typeof r.releasedCleanly !== 'boolean'
-  ) {
+  const r = jsonObject<HighWaterRecord>(data.toString('utf8'));
+  if (!(Number.isFinite(r.highWaterMs) && r.highWaterMs! >= 0) || typeof r.releasedCleanly !== 'boolean') {
     throw registryError(
       'CORRUPT',
       `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
       { url, path },
     );
   }
-  return { highWaterMs: r.highWaterMs, releasedCleanly: r.releasedCleanly };
+  return { highWaterMs: r.highWaterMs!, releasedCleanly: r.releasedCleanly };
 }
 
 /** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
@@ -125,7 +119,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const holderData = Buffer.from(
       JSON.stringify({
-        ...holderFields(req.holder),
+        ...pickHolder(req.holder),
         ttlMs: req.ttlMs,
         sessionTimeoutMs: session.timeoutMs,
         session: session.sessionIdHex,
