@@ -240,16 +240,12 @@ export class Lease extends EventEmitter implements ManagedLease {
     const wd = deadlineFrom(this.ctx, wallStartedAt);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
       // Answered too late (a slow engine, a pause, a suspend) to extend anything: the deadline timer fences.
+      const url = this.ctx.driver.url;
       const which =
         this.clock.monotonic() >= d
           ? 'fencing deadline'
           : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
-      this.failed(
-        registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, {
-          url: this.ctx.driver.url,
-        }),
-        'renewal',
-      );
+      this.failed(registryError('UNREACHABLE', `${url}: the renewal answered after its ${which}`, { url }), 'renewal');
       return false;
     }
     // The wall deadline from the latest renewal's start, even if lower than before: after
@@ -260,13 +256,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.failures = 0;
     this.stats.renewals++;
     this.armDeadlineTimer();
-    this.emit('renewed', {
-      startedAt,
-      deadline: this.deadline,
-      wallStartedAt,
-      wallDeadline: this.wallDeadline,
-      highWaterMs: mark,
-    });
+    const { deadline, wallDeadline } = this;
+    this.emit('renewed', { startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs: mark });
     return true;
   }
 

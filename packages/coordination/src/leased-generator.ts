@@ -48,6 +48,8 @@ const LEASED_GENERATOR_POLICY_NAMES = UUID_GENERATOR_OPTION_NAMES.filter(
   (k) => !['node', 'nodeBits', 'sequenceBits', 'lease'].includes(k),
 );
 
+const GENERATOR_METHODS = ['next', 'nextString', 'batch', 'fill'] as const;
+
 /** A generator bound to a registry lease: the {@link Generator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedGenerator
   extends
@@ -148,12 +150,7 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
     tick: layout,
     givenWaitMs: opts.generator?.highWaterWaitMs,
     build: (lease) =>
-      new Leased(new Generator({ ...policies, layout, lease }), lease, [
-        'next',
-        'nextString',
-        'batch',
-        'fill',
-      ]) as unknown as LeasedGenerator,
+      new Leased(new Generator({ ...policies, layout, lease }), lease, GENERATOR_METHODS) as unknown as LeasedGenerator,
   });
 }
 
@@ -174,8 +171,7 @@ export interface LeasedUuidGeneratorOptions {
   generator?: Omit<UuidGeneratorOptions, 'node' | 'lease' | 'nodeBits' | 'sequenceBits'>;
 }
 
-/** The keys of {@link LeasedUuidGeneratorOptions} (any other: `FLURRY_E_UNKNOWN_OPTION`). */
-export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOptions>({
+const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOptions>({
   registry: true,
   nodeBits: true,
   sequenceBits: true,
@@ -285,13 +281,8 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
     ...(opts.sequenceBits === undefined ? {} : { sequenceBits: opts.sequenceBits }),
   });
   checkNodeBits(opts.layout, format);
-  return onLease(
-    lease,
-    layoutNodeOf(opts.layout),
-    format,
-    leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1),
-    false,
-  );
+  const policies = leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1);
+  return onLease(lease, layoutNodeOf(opts.layout), format, policies, false);
 }
 
 /** Acquires a node ID from `registry` and returns a UUID generator that issues only under a valid lease. */
