@@ -72,12 +72,6 @@ export interface SerialOptions {
 /**
  * A formatted serial (docs/segments.md, "Formatted serials"): each period of the reset (day, month, year) is its
  * own key `KEY:STAMP`, created on first use; the previous period's sequence is retired.
- *
- * @example
- * ```ts
- * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
- * await orders.next(); // 'ORD-20261123-00000001'
- * ```
  */
 export class Serial {
   private current: { stamp: string; seq: Sequence } | undefined;
