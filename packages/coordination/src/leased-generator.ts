@@ -18,9 +18,7 @@ import {
   type LayoutSpec,
   type NodeLease,
   type PresetName,
-  type UuidForm,
   type UuidGeneratorOptions,
-  type UuidTextForm,
 } from '@flurry/core';
 import { optionError, registryError } from './errors.js';
 import { waitForFloor, type TickGrid } from './floor.js';
@@ -182,18 +180,10 @@ const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOption
 });
 
 /** A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
-export interface LeasedUuidGenerator extends Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {
-  next(): string;
-  nextBytes(): Uint8Array;
-  nextBigInt(): bigint;
-  nextAs(form: UuidForm): string | Uint8Array | bigint;
-  /** `n` increasing UUIDs, canonical strings. */
-  batch(n: number, form?: UuidTextForm): string[];
-  /** Writes `n` increasing UUIDs (16 bytes each) into `buf` from UUID index `o`. */
-  fill(buf: Uint8Array, o?: number, n?: number): number;
-  /** The node ID in the UUIDs of the lease's current claim. */
-  readonly node: number;
-}
+export interface LeasedUuidGenerator
+  extends
+    Pick<UuidGenerator, 'next' | 'nextBytes' | 'nextBigInt' | 'nextAs' | 'batch' | 'fill' | 'node'>,
+    Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {}
 
 type NodeOf = (node: Readonly<Record<string, number>>) => number;
 
