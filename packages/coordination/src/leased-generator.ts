@@ -235,9 +235,7 @@ function checkNodeBits(layout: Layout, format: UuidFormat): void {
   }
 }
 
-function layoutNodeBits(layout: Layout): number {
-  return layout.nodeFields.reduce((s, f) => s + f.bits, 0);
-}
+const layoutNodeBits = (layout: Layout): number => layout.nodeFields.reduce((s, f) => s + f.bits, 0);
 
 /** Options of {@link uuidGeneratorOnLease}. */
 export interface UuidOnLeaseOptions {
