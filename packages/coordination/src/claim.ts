@@ -91,12 +91,8 @@ export async function claimAndSettle(ctx: LeaseContext, plan: ClaimPlan): Promis
       what,
       tick: plan.tick,
       during: async () => {
-        if (!plan.alive())
-          throw registryError(
-            'CLOSED',
-            `the lease of ${what} was released while waiting for the clock to pass its high-water mark`,
-            {},
-          );
+        const why = 'was released while waiting for the clock to pass its high-water mark';
+        if (!plan.alive()) throw registryError('CLOSED', `the lease of ${what} ${why}`);
         if (clock.monotonic() - start.mono >= opts.renewIntervalMs) start = await renew();
       },
     });

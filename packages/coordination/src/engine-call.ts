@@ -17,12 +17,9 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 /** `err` as a `FlurryError`: coded errors pass through, others become `FLURRY_E_REGISTRY_UNREACHABLE`. */
 export function toFlurry(err: unknown, url: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
-  if (err instanceof TimeoutError)
-    return registryError(
-      'UNREACHABLE',
-      `${url}: ${err.message} while trying to ${doing}; check that the engine is up and reachable`,
-      { url },
-      err,
-    );
-  return registryError('UNREACHABLE', `${url}: ${doing} failed: ${errorText(err)}`, { url }, err);
+  const why =
+    err instanceof TimeoutError
+      ? `${err.message} while trying to ${doing}; check that the engine is up and reachable`
+      : `${doing} failed: ${errorText(err)}`;
+  return registryError('UNREACHABLE', `${url}: ${why}`, { url }, err);
 }

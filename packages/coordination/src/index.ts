@@ -5,7 +5,6 @@ export { leasedGenerator, type LeasedGenerator, type LeasedGeneratorOptions } fr
 export {
   leasedUuidGenerator,
   uuidGeneratorOnLease,
-  LEASED_UUID_GENERATOR_OPTION_NAMES,
   type LeasedUuidGenerator,
   type LeasedUuidGeneratorOptions,
   type UuidOnLeaseOptions,

@@ -21,7 +21,6 @@ interface ClaimView extends NodeLease {
 
 type Settled = Extract<ClaimOutcome, { ok: true }>;
 
-/** One managed lease, built by `LeaseRegistry.acquire()` from a settled claim. */
 export class Lease extends EventEmitter implements ManagedLease {
   node!: Readonly<Record<string, number>>;
   deadline!: number;
@@ -51,8 +50,7 @@ export class Lease extends EventEmitter implements ManagedLease {
     private readonly ctx: LeaseContext,
     private readonly map: SlotMap,
     settled: Settled,
-    /** The layout's time grid, for the floor wait of re-acquisitions. */
-    private readonly tick: TickGrid | undefined,
+    private readonly tick: TickGrid | undefined, // for the floor wait of re-acquisitions
   ) {
     super();
     this.namespace = map.namespace;
@@ -88,7 +86,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.sources.add(highWater);
   }
 
-  /** Highest Unix ms issued by this process under this lease object (all attached sources). */
   localHighWater(): number {
     let m = 0;
     for (const f of this.sources) {
@@ -111,7 +108,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     return Math.max(0, Math.min(this.deadline - this.clock.monotonic(), this.wallDeadline - this.clock.now()));
   }
 
-  /** The `'lost'` error of a lease whose `valid()` is false, saying which clock passed its deadline. */
   private expired(tail: string, details: Record<string, unknown>): FlurryError {
     const where = `node ${JSON.stringify(this.node)} (slot ${this.slot} of ${this.namespace} at ${this.ctx.driver.url})`;
     const why = !(this.clock.monotonic() < this.deadline)
@@ -240,16 +236,12 @@ export class Lease extends EventEmitter implements ManagedLease {
     const wd = deadlineFrom(this.ctx, wallStartedAt);
     if (this.clock.monotonic() >= d || this.clock.now() >= wd) {
       // Answered too late (a slow engine, a pause, a suspend) to extend anything: the deadline timer fences.
+      const url = this.ctx.driver.url;
       const which =
         this.clock.monotonic() >= d
           ? 'fencing deadline'
           : 'wall-clock fencing deadline (the machine was suspended while it was in flight?)';
-      this.failed(
-        registryError('UNREACHABLE', `${this.ctx.driver.url}: the renewal answered after its ${which}`, {
-          url: this.ctx.driver.url,
-        }),
-        'renewal',
-      );
+      this.failed(registryError('UNREACHABLE', `${url}: the renewal answered after its ${which}`, { url }), 'renewal');
       return false;
     }
     // The wall deadline from the latest renewal's start, even if lower than before: after
@@ -260,13 +252,8 @@ export class Lease extends EventEmitter implements ManagedLease {
     this.failures = 0;
     this.stats.renewals++;
     this.armDeadlineTimer();
-    this.emit('renewed', {
-      startedAt,
-      deadline: this.deadline,
-      wallStartedAt,
-      wallDeadline: this.wallDeadline,
-      highWaterMs: mark,
-    });
+    const { deadline, wallDeadline } = this;
+    this.emit('renewed', { startedAt, deadline, wallStartedAt, wallDeadline, highWaterMs: mark });
     return true;
   }
 
@@ -322,7 +309,6 @@ export class Lease extends EventEmitter implements ManagedLease {
     return true;
   }
 
-  /** The error a failed re-acquisition reports (`'renew-failed'`), by the step that failed. */
   private reacquireError(out: Extract<ClaimOutcome, { ok: false }>): FlurryError {
     const url = this.ctx.driver.url;
     if (out.step === 'claim') return toFlurry(out.cause, url, 're-acquire a node ID');

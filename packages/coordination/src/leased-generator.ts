@@ -18,9 +18,7 @@ import {
   type LayoutSpec,
   type NodeLease,
   type PresetName,
-  type UuidForm,
   type UuidGeneratorOptions,
-  type UuidTextForm,
 } from '@flurry/core';
 import { optionError, registryError } from './errors.js';
 import { waitForFloor, type TickGrid } from './floor.js';
@@ -47,6 +45,8 @@ const LEASED_GENERATOR_OPTION_NAMES = optionNames<LeasedGeneratorOptions>({
 const LEASED_GENERATOR_POLICY_NAMES = UUID_GENERATOR_OPTION_NAMES.filter(
   (k) => !['node', 'nodeBits', 'sequenceBits', 'lease'].includes(k),
 );
+
+const GENERATOR_METHODS = ['next', 'nextString', 'batch', 'fill'] as const;
 
 /** A generator bound to a registry lease: the {@link Generator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedGenerator
@@ -148,12 +148,7 @@ export async function leasedGenerator(opts: LeasedGeneratorOptions): Promise<Lea
     tick: layout,
     givenWaitMs: opts.generator?.highWaterWaitMs,
     build: (lease) =>
-      new Leased(new Generator({ ...policies, layout, lease }), lease, [
-        'next',
-        'nextString',
-        'batch',
-        'fill',
-      ]) as unknown as LeasedGenerator,
+      new Leased(new Generator({ ...policies, layout, lease }), lease, GENERATOR_METHODS) as unknown as LeasedGenerator,
   });
 }
 
@@ -174,8 +169,7 @@ export interface LeasedUuidGeneratorOptions {
   generator?: Omit<UuidGeneratorOptions, 'node' | 'lease' | 'nodeBits' | 'sequenceBits'>;
 }
 
-/** The keys of {@link LeasedUuidGeneratorOptions} (any other: `FLURRY_E_UNKNOWN_OPTION`). */
-export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOptions>({
+const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOptions>({
   registry: true,
   nodeBits: true,
   sequenceBits: true,
@@ -186,18 +180,10 @@ export const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGenerato
 });
 
 /** A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
-export interface LeasedUuidGenerator extends Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {
-  next(): string;
-  nextBytes(): Uint8Array;
-  nextBigInt(): bigint;
-  nextAs(form: UuidForm): string | Uint8Array | bigint;
-  /** `n` increasing UUIDs, canonical strings. */
-  batch(n: number, form?: UuidTextForm): string[];
-  /** Writes `n` increasing UUIDs (16 bytes each) into `buf` from UUID index `o`. */
-  fill(buf: Uint8Array, o?: number, n?: number): number;
-  /** The node ID in the UUIDs of the lease's current claim. */
-  readonly node: number;
-}
+export interface LeasedUuidGenerator
+  extends
+    Pick<UuidGenerator, 'next' | 'nextBytes' | 'nextBigInt' | 'nextAs' | 'batch' | 'fill' | 'node'>,
+    Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {}
 
 type NodeOf = (node: Readonly<Record<string, number>>) => number;
 
@@ -249,9 +235,7 @@ function checkNodeBits(layout: Layout, format: UuidFormat): void {
   }
 }
 
-function layoutNodeBits(layout: Layout): number {
-  return layout.nodeFields.reduce((s, f) => s + f.bits, 0);
-}
+const layoutNodeBits = (layout: Layout): number => layout.nodeFields.reduce((s, f) => s + f.bits, 0);
 
 /** Options of {@link uuidGeneratorOnLease}. */
 export interface UuidOnLeaseOptions {
@@ -285,13 +269,8 @@ export function uuidGeneratorOnLease(lease: ManagedLease, opts: UuidOnLeaseOptio
     ...(opts.sequenceBits === undefined ? {} : { sequenceBits: opts.sequenceBits }),
   });
   checkNodeBits(opts.layout, format);
-  return onLease(
-    lease,
-    layoutNodeOf(opts.layout),
-    format,
-    leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1),
-    false,
-  );
+  const policies = leasePolicies('uuidGeneratorOnLease', opts.registry, opts.generator, 1);
+  return onLease(lease, layoutNodeOf(opts.layout), format, policies, false);
 }
 
 /** Acquires a node ID from `registry` and returns a UUID generator that issues only under a valid lease. */

@@ -9,9 +9,8 @@ import { createStaticDriver, k8sOrdinal } from './drivers/static.js';
 import type { Registry } from './lease-types.js';
 import { LeaseRegistry } from './registry.js';
 import { resolveRegistryOptions, type RegistryOptions } from './options.js';
-
 import { defaultStateDir } from './state-dir.js';
-import { parseRegistryUrl, type RegistryKind } from './url.js';
+import { parseRegistryUrl } from './url.js';
 
 type Factory = (url: string, opts: EngineDriverOptions) => Promise<RegistryDriver>;
 
@@ -52,15 +51,12 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
   const o = resolveRegistryOptions(opts);
   const stateDir = o.stateDir ?? defaultStateDir();
   let driver: RegistryDriver;
-  const kind: RegistryKind = parsed.kind;
   switch (parsed.kind) {
-    case 'file':
-      driver = await openFileDriver(parsed.dir ?? path.join(stateDir, 'registry'), {
-        clock: o.clock,
-        timeoutMs: o.connectTimeoutMs,
-        io: o.fileIo,
-      });
+    case 'file': {
+      const dir = parsed.dir ?? path.join(stateDir, 'registry');
+      driver = await openFileDriver(dir, { clock: o.clock, timeoutMs: o.connectTimeoutMs, io: o.fileIo });
       break;
+    }
     case 'static':
       driver = createStaticDriver({ kind: 'static', slot: parsed.slot, source: parsed.url, stateDir, clock: o.clock });
       break;
@@ -72,16 +68,13 @@ export async function openRegistry(url: string, opts: RegistryOptions = {}): Pro
     default: {
       const create = await loadEngineDriver(parsed.kind, parsed.redacted);
       try {
-        driver = await create(parsed.url, {
-          clock: o.clock,
-          connectTimeoutMs: o.connectTimeoutMs,
-          ...(o.logger ? { logger: o.logger } : {}),
-        });
+        const { clock, connectTimeoutMs, logger } = o;
+        driver = await create(parsed.url, { clock, connectTimeoutMs, ...(logger ? { logger } : {}) });
       } catch (err) {
         if (err instanceof FlurryError) throw err;
         throw registryError(
           'UNREACHABLE',
-          `cannot open the ${kind} registry ${parsed.redacted}: ${errorText(err)}`,
+          `cannot open the ${parsed.kind} registry ${parsed.redacted}: ${errorText(err)}`,
           { url: parsed.redacted },
           err,
         );

@@ -59,11 +59,6 @@ export interface AcquireOptions {
   pin?: Record<string, number>;
 }
 
-/** Refuses unknown keys in `registry.acquire()` options (`{ pins: … }` would lease node 0). */
-export function assertAcquireOptions(opts: unknown, where = 'acquire() options'): void {
-  assertKnownOptions(opts, optionNames<AcquireOptions>({ pin: true }), where);
-}
-
 /** {@link RegistryOptions} with every default filled in and validated. */
 export type ResolvedRegistryOptions = Readonly<
   Required<Omit<RegistryOptions, 'logger' | 'stateDir'>> & Pick<RegistryOptions, 'logger' | 'stateDir'>

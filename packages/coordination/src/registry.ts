@@ -1,5 +1,5 @@
 /** The registry façade over one driver (docs/node-ids.md, "Lease internals"). */
-import type { Clock, FlurryError } from '@flurry/core';
+import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';
 import type { RegistryDriver } from './driver.js';
 import { toFlurry } from './engine-call.js';
@@ -9,7 +9,6 @@ import { toClusterHolders, type ClusterHolder, type HoldersQuery } from './holde
 import { Lease } from './lease.js';
 import type { ManagedLease, Registry, StaticAssignment } from './lease-types.js';
 import {
-  assertAcquireOptions,
   resolveRegistryOptions,
   type AcquireOptions,
   type RegistryOptions,
@@ -55,7 +54,8 @@ export class LeaseRegistry implements Registry {
   }
 
   async acquire(layout: LayoutLike, opts: AcquireOptions = {}): Promise<ManagedLease> {
-    assertAcquireOptions(opts, 'registry.acquire() options');
+    // `{ pins: … }` would lease node 0.
+    assertKnownOptions(opts, optionNames<AcquireOptions>({ pin: true }), 'registry.acquire() options');
     this.assertOpen();
     if (!layout || !Array.isArray(layout.nodeFields))
       throw registryError('OPTION', 'acquire() takes a core Layout (Layout.from(...))', {});

@@ -68,12 +68,9 @@ export class SlotMap {
 
   /** The node fields (pinned and leased) of a slot. */
   toNode(slot: number): Record<string, number> {
-    if (!Number.isInteger(slot) || slot < 0 || slot >= this.slots) {
-      throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${this.slots - 1}`, {
-        slot,
-        slots: this.slots,
-      });
-    }
+    const { slots } = this;
+    if (!Number.isInteger(slot) || slot < 0 || slot >= slots)
+      throw registryError('CORRUPT', `the registry returned slot ${slot}, outside 0..${slots - 1}`, { slot, slots });
     const node: Record<string, number> = { ...this.pinned };
     let rest = slot;
     for (let i = this.leased.length - 1; i >= 0; i--) {
@@ -82,25 +79,5 @@ export class SlotMap {
       rest = Math.floor(rest / f.size);
     }
     return node;
-  }
-
-  /** The slot of a node (the inverse of {@link toNode}); throws if a pinned value differs. */
-  toSlot(node: Record<string, number>): number {
-    for (const [k, v] of Object.entries(this.pinned)) {
-      if (node[k] !== v)
-        throw registryError('OPTION', `node ${k}=${node[k]} differs from the pinned ${k}=${v}`, { field: k });
-    }
-    let slot = 0;
-    for (const f of this.leased) {
-      const v = node[f.name];
-      if (!Number.isInteger(v) || v < 0 || v >= f.size) {
-        throw registryError('OPTION', `node ${f.name}=${String(v)} is outside 0..${f.size - 1}`, {
-          field: f.name,
-          value: v,
-        });
-      }
-      slot = slot * f.size + v;
-    }
-    return slot;
   }
 }

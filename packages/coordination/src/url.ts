@@ -36,6 +36,9 @@ const FORMS =
   'etcd://[user:pass@]host:port[,host:port]/prefix, redis://[:pass@]host:port/db, ' +
   'postgres://user:pass@host:port/db[?table=name], mysql://user:pass@host:port/db[?table=name], static:N or k8s:';
 
+/** `host[:port]`, the host a name or a bracketed IPv6 address. */
+const HOST_PORT_RE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/;
+
 function bad(raw: string, why: string): Error {
   return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, {
     url: redactUrl(raw),
@@ -58,7 +61,6 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
     if (host !== undefined && host !== '' && host !== 'localhost')
       throw bad(url, `a file registry is local; the host "${host}" is not allowed (use file:///abs/dir)`);
     const p = host === undefined ? rest : afterHost || '/';
-
     if (!p.startsWith('/')) throw bad(url, 'the directory must be absolute (file:/abs/dir)');
     if (p.includes('?') || p.includes('#')) throw bad(url, 'a file registry URL takes no query or fragment');
     let decoded: string;
@@ -88,7 +90,7 @@ export function parseRegistryUrl(raw: string): ParsedRegistryUrl {
   const hm = /^\/\/(?:[^@/]*@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?$/.exec(rest);
   if (!hm) throw bad(url, `expected ${scheme}://host:port…`);
   for (const hp of hm[1].split(',')) {
-    const h = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(hp);
+    const h = HOST_PORT_RE.exec(hp);
     if (!h || (h[2] !== undefined && (Number(h[2]) < 1 || Number(h[2]) > 65535)))
       throw bad(url, `"${hp}" is not host[:port] (port 1 to 65535); separate several servers with commas`);
   }
@@ -133,7 +135,7 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
     throw bad('etcd authentication needs both a user name and a password (user:password@)');
   const hosts: string[] = [];
   for (const part of m[3].split(',')) {
-    const hm = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
+    const hm = HOST_PORT_RE.exec(part.trim());
     if (!hm) throw bad(`"${part}" is not host:port`);
     hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${portOf(hm[2], 2379, bad)}`);
   }

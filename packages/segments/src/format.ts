@@ -37,16 +37,7 @@ function formatError(source: string, why: string): Error {
   );
 }
 
-/**
- * Parses and checks a format against its reset period; throws `FLURRY_E_SEQUENCE_FORMAT`.
- *
- * @example
- * ```ts
- * parseSerialFormat('ORD-{yyyyMMdd}-{seq:08}', 'day'); // fine
- * parseSerialFormat('ORD-{yyyyMM}-{seq}', 'day');      // throws: the day is not shown
- * parseSerialFormat('ORD-{date}-{seq}', 'day');        // throws: unknown placeholder
- * ```
- */
+/** Parses and checks a format against its reset period (`{yyyyMM}` cannot reset daily); `FLURRY_E_SEQUENCE_FORMAT`. */
 export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFormat {
   if (typeof source !== 'string' || source.length === 0 || source.length > 200)
     throw formatError(String(source), 'a format is 1 to 200 characters');
@@ -93,22 +84,15 @@ export function parseSerialFormat(source: string, reset: ResetPeriod): SerialFor
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+const TWO = '2-digit';
+const PARTS = { hourCycle: 'h23', year: 'numeric', month: TWO, day: TWO, hour: TWO, minute: TWO, second: TWO } as const;
 
 /** The formatter of an IANA time zone; `FLURRY_E_SEQUENCE_OPTION` for an unknown one. */
 export function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     try {
-      f = new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-        hour: '2-digit',
-        minute: '2-digit',
-        second: '2-digit',
-      });
+      f = new Intl.DateTimeFormat('en-US', { timeZone, ...PARTS });
     } catch {
       throw sequenceError(
         'OPTION',

@@ -51,7 +51,7 @@ class Segment {
   }
 }
 
-/** The segment of a sequence that holds none (before the first fetch, after close). */
+// Before the first fetch and after close.
 const EMPTY = new Segment(0n, 0n, 0);
 
 /** A sequence of numbers for one key (docs/segments.md). Created by `Sequences.get(key)`; never construct it directly. */
@@ -206,7 +206,7 @@ export class Sequence {
     return back;
   }
 
-  /** `[firstUnused, lastEnd)` is the tail of the last allocation (a remainder before a gap is wasted). */
+  // `[firstUnused, lastEnd)` is the tail of the last allocation (a remainder before a gap is wasted).
   private async release(): Promise<bigint> {
     const { cur, nxt } = this;
     this.cur = EMPTY;
@@ -247,7 +247,6 @@ export class Sequence {
     );
   }
 
-  /** Switches to the next segment when the current is used up; else makes sure a fetch is under way. */
   private advance(): boolean {
     if (this.closed) throw sequenceError('CLOSED', `the sequence "${this.key}" was closed`, { key: this.key });
     const c = this.cur;

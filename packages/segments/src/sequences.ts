@@ -72,12 +72,6 @@ export interface SerialOptions {
 /**
  * A formatted serial (docs/segments.md, "Formatted serials"): each period of the reset (day, month, year) is its
  * own key `KEY:STAMP`, created on first use; the previous period's sequence is retired.
- *
- * @example
- * ```ts
- * const orders = sequences.serial('order', { format: 'ORD-{yyyyMMdd}-{seq:08}', reset: 'day', timeZone: 'Asia/Shanghai' });
- * await orders.next(); // 'ORD-20261123-00000001'
- * ```
  */
 export class Serial {
   private current: { stamp: string; seq: Sequence } | undefined;
@@ -244,16 +238,15 @@ export class Sequences {
   async close(): Promise<{ handedBack: bigint; wasted: bigint }> {
     if (this.closed) return { handedBack: 0n, wasted: 0n };
     this.closed = true;
-    // Each close resolves to its own figures, summed once all are in: `handedBack += await …` inside the
-    // callbacks would read the running total before the await and so keep only one key's figure.
+    // Summed after all are in (`+= await` inside the callbacks would keep only one key's figure).
     const each = await Promise.all(
-      [...this.seqs.values()].map(async (s) => ({ back: await s.close(), wasted: BigInt(s.status().wasted) })),
+      [...this.seqs.values()].map(async (s) => [await s.close(), BigInt(s.status().wasted)]),
     );
     await this.store.close();
-    return each.reduce((a, e) => ({ handedBack: a.handedBack + e.back, wasted: a.wasted + e.wasted }), {
-      handedBack: 0n,
-      wasted: 0n,
-    });
+    let handedBack = 0n;
+    let wasted = 0n;
+    for (const [back, w] of each) [handedBack, wasted] = [handedBack + back, wasted + w];
+    return { handedBack, wasted };
   }
 }
 

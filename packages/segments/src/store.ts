@@ -61,16 +61,16 @@ export function assertKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH || !KEY_RE.test(key)) {
     const shown =
       typeof key === 'string' ? JSON.stringify(key.length > 140 ? `${key.slice(0, 140)}…` : key) : typeof key;
-    throw sequenceError(
-      'KEY_INVALID',
-      `the sequence key ${shown} is not valid: a key is 1 to ${MAX_KEY_LENGTH} characters from A-Z a-z 0-9 _ . : - ` +
-        `(Leaf's biz_tag varchar(${MAX_KEY_LENGTH})); rename it, e.g. "order" or "order:eu-1"`,
-      {
-        key: typeof key === 'string' ? key.slice(0, 200) : String(key),
-        maxLength: MAX_KEY_LENGTH,
-        allowed: 'A-Z a-z 0-9 _ . : -',
-      },
-    );
+    const allowed = 'A-Z a-z 0-9 _ . : -';
+    const message =
+      `the sequence key ${shown} is not valid: a key is 1 to ${MAX_KEY_LENGTH} characters from ${allowed} ` +
+      `(Leaf's biz_tag varchar(${MAX_KEY_LENGTH})); rename it, e.g. "order" or "order:eu-1"`;
+    const details = {
+      key: typeof key === 'string' ? key.slice(0, 200) : String(key),
+      maxLength: MAX_KEY_LENGTH,
+      allowed,
+    };
+    throw sequenceError('KEY_INVALID', message, details);
   }
 }
 
@@ -83,11 +83,8 @@ export function assertStep(step: unknown, name: string): asserts step is number 
 
 export function normaliseCreate(options: CreateKeyOptions = {}): Parameters<SegmentStore['create']>[1] {
   const start = options.start ?? 1n;
-  if (
-    !(typeof start === 'bigint' || (typeof start === 'number' && Number.isSafeInteger(start))) ||
-    BigInt(start) < 0n ||
-    BigInt(start) >= MAX_ID
-  ) {
+  const integer = typeof start === 'bigint' || (typeof start === 'number' && Number.isSafeInteger(start));
+  if (!integer || BigInt(start) < 0n || BigInt(start) >= MAX_ID) {
     const message = `start must be an integer from 0 to ${MAX_ID - 1n}, got ${String(start)}`;
     throw sequenceError('OPTION', message, { option: 'start', value: String(start) });
   }

@@ -28,12 +28,9 @@ export function createMemoryStore(name?: string, now: () => number = Date.now): 
           throw sequenceError('KEY_UNKNOWN', message, { key });
         }
         const s = step ?? r.step;
-        if (r.maxId + BigInt(s) > MAX_ID) {
-          throw sequenceError('STORE_CORRUPT', `the key "${key}" would pass 2^63 - 1`, {
-            key,
-            maxId: r.maxId.toString(),
-          });
-        }
+        const maxId = r.maxId.toString();
+        if (r.maxId + BigInt(s) > MAX_ID)
+          throw sequenceError('STORE_CORRUPT', `the key "${key}" would pass 2^63 - 1`, { key, maxId });
         r.maxId += BigInt(s);
         r.updateTime = new Date(now());
         return allocationFrom(key, r.maxId, s, 'memory');
