@@ -3,7 +3,7 @@ import path from 'node:path';
 import { checkUrlParams, SQL_DEFAULT_PORT, SQL_SCHEMES, type SqlSslMode } from '@flurry/core';
 import { redactUrl, registryError } from './errors.js';
 import { urlRefusal, userInfo, validNamespace } from './drivers/common.js';
-import { DEFAULT_REGISTRY_TABLE, validTableName, type SqlDialect } from './drivers/sql-table.js';
+import { DEFAULT_REGISTRY_TABLE, validTableName } from './drivers/sql-table.js';
 
 /** The backends a URL can name. */
 export type RegistryKind =
@@ -108,16 +108,22 @@ function portOf(text: string | undefined, fallback: number, bad: (why: string) =
 }
 
 /** A parsed `etcd://` URL: `http(s)://h:p` per host, the key prefix without a trailing slash. */
-export interface EtcdUrl {
-  readonly hosts: string[];
-  readonly username?: string;
-  readonly password?: string;
-  readonly prefix: string;
-  readonly redacted: string;
+export type EtcdUrl = Readonly<ReturnType<typeof parseEtcdUrl>>;
+
+/** The userinfo of a server URL, undefined parts when it has none. */
+function credentials(text: string | undefined, bad: (why: string) => Error): { user?: string; password?: string } {
+  return text === undefined ? {} : userInfo(text, bad);
+}
+
+/** The query of a server URL (nothing for none or a bare "?"), refusing any parameter not in `allowed`. */
+function queryOf(text: string | undefined, allowed: string[], bad: (why: string) => Error): URLSearchParams {
+  const params = new URLSearchParams(text ?? '');
+  checkUrlParams(params, allowed, bad);
+  return params;
 }
 
 /** Parses `etcd[s]://[user:pass@]host[:port][,host[:port]…][/prefix]` (port 2379, prefix `/flurry`). */
-export function parseEtcdUrl(url: URL | string): EtcdUrl {
+export function parseEtcdUrl(url: URL | string) {
   const raw = typeof url === 'string' ? url : url.href;
   const bad = urlRefusal(
     'etcd registry',
@@ -126,11 +132,10 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
   );
   const m = /^(etcds?):\/\/(?:([^/?#]*)@)?([^/?#@]+)(\/[^?#]*)?(\?[^#]*)?(#.*)?$/i.exec(raw);
   if (!m) throw bad('it does not have the form scheme://hosts/prefix');
-  if (m[5] !== undefined && m[5] !== '?') checkUrlParams(new URLSearchParams(m[5]), [], bad);
+  queryOf(m[5], [], bad);
   if (m[6] !== undefined) throw bad('it has a fragment ("#…"), which an etcd registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'etcds';
-  const { user: username, password } =
-    m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  const { user: username, password } = credentials(m[2], bad);
   if (m[2] !== undefined && (!username || !password))
     throw bad('etcd authentication needs both a user name and a password (user:password@)');
   const hosts: string[] = [];
@@ -152,20 +157,10 @@ export function parseEtcdUrl(url: URL | string): EtcdUrl {
 }
 
 /** A parsed `redis://` URL; `allowVolatile` accepts a server without fsync on every write (it can lose marks). */
-export interface RedisUrl {
-  readonly host: string;
-  readonly port: number;
-  readonly db: number;
-  readonly tls: boolean;
-  readonly username?: string;
-  readonly password?: string;
-  readonly prefix: string;
-  readonly allowVolatile: boolean;
-  readonly redacted: string;
-}
+export type RedisUrl = Readonly<ReturnType<typeof parseRedisUrl>>;
 
 /** Parses `redis[s]://[[user]:password@]host[:port][/db][?prefix=name][&allowVolatile=true]` (6379, db 0). */
-export function parseRedisUrl(url: URL | string): RedisUrl {
+export function parseRedisUrl(url: URL | string) {
   const raw = typeof url === 'string' ? url : url.href;
   const bad = urlRefusal(
     'Redis registry',
@@ -177,54 +172,32 @@ export function parseRedisUrl(url: URL | string): RedisUrl {
   if (m[7] !== undefined) throw bad('it has a fragment ("#…"), which a Redis registry does not use; remove it');
   const tls = m[1].toLowerCase() === 'rediss';
   if (m[2] !== undefined && !m[2].includes(':')) throw bad('credentials must be ":password@" or "user:password@"');
-  const creds = m[2] === undefined ? undefined : userInfo(m[2], bad);
-  if (creds && !creds.password) throw bad('the password after ":" is empty');
-  const username = creds?.user || undefined;
-  const password = creds?.password;
+  const { user, password } = credentials(m[2], bad);
+  if (m[2] !== undefined && !password) throw bad('the password after ":" is empty');
+  const username = user || undefined;
   const port = portOf(m[4], 6379, bad);
   const dbText = m[5] ?? '';
   if (dbText !== '' && !/^\d{1,5}$/.test(dbText)) throw bad(`the database "${dbText}" is not a number (e.g. /0)`);
   const db = dbText === '' ? 0 : Number(dbText);
-  let prefix = 'flurry';
-  let allowVolatile = false;
-  if (m[6] !== undefined && m[6] !== '') {
-    const params = new URLSearchParams(m[6]);
-    checkUrlParams(params, ['prefix', 'allowVolatile'], bad);
-    const av = params.get('allowVolatile');
-    if (av !== null) {
-      if (av !== 'true' && av !== 'false') throw bad(`allowVolatile must be true or false, got "${av.slice(0, 40)}"`);
-      allowVolatile = av === 'true';
-    }
-    const p = params.get('prefix');
-    if (p !== null) {
-      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p))
-        throw bad(`the prefix "${p}" must be 1-64 letters, digits, "_", "." or "-"`);
-      prefix = p;
-    }
-  }
+  const params = queryOf(m[6], ['prefix', 'allowVolatile'], bad);
+  const av = params.get('allowVolatile') ?? 'false';
+  if (av !== 'true' && av !== 'false') throw bad(`allowVolatile must be true or false, got "${av.slice(0, 40)}"`);
+  const allowVolatile = av === 'true';
+  const prefix = params.get('prefix') ?? 'flurry';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(prefix))
+    throw bad(`the prefix "${prefix}" must be 1-64 letters, digits, "_", "." or "-"`);
   const auth = m[2] === undefined ? '' : `${username ? encodeURIComponent(username) : ''}:***@`;
   const redacted = `${m[1].toLowerCase()}://${auth}${m[3]}:${port}/${db}${prefix === 'flurry' ? '' : `?prefix=${prefix}`}`;
   return { host: m[3].replace(/^\[|\]$/g, ''), port, db, tls, username, password, prefix, allowVolatile, redacted };
 }
 
 /** A parsed SQL registry URL (`redacted`: the password replaced by `***`). */
-export interface SqlUrl {
-  readonly dialect: SqlDialect;
-  readonly host: string;
-  readonly port: number;
-  readonly database: string;
-  readonly user?: string;
-  readonly password?: string;
-  readonly table: string;
-  readonly sslmode: SqlSslMode;
-  readonly redacted: string;
-}
+export type SqlUrl = Readonly<ReturnType<typeof parseSqlUrl>>;
 
-const PARAMS = ['table', 'sslmode'];
 const SSL_MODES: readonly SqlSslMode[] = ['disable', 'require', 'verify-full'];
 
 /** Parses a `postgres://`, `postgresql://`, `mysql://` or `mariadb://` registry URL (`?table=schema.name`, `?sslmode=`). */
-export function parseSqlUrl(raw: string): SqlUrl {
+export function parseSqlUrl(raw: string) {
   const bad = urlRefusal(
     'SQL registry',
     raw,
@@ -237,7 +210,7 @@ export function parseSqlUrl(raw: string): SqlUrl {
   const dialect = SQL_SCHEMES[scheme];
   if (!dialect) throw bad(`the scheme "${scheme}:" is not postgres:, postgresql:, mysql: or mariadb:`);
   if (m[7] !== undefined) throw bad('a fragment (#…) is not allowed');
-  const { user, password } = m[2] === undefined ? { user: undefined, password: undefined } : userInfo(m[2], bad);
+  const { user, password } = credentials(m[2], bad);
   if (user === '') throw bad('the user before "@" is empty');
   const port = portOf(m[4], SQL_DEFAULT_PORT[dialect], bad);
   let database: string;
@@ -251,20 +224,15 @@ export function parseSqlUrl(raw: string): SqlUrl {
     throw bad(`the database "${database}" must be 1-64 letters, digits, "_", "$" or "-"`);
   let table = DEFAULT_REGISTRY_TABLE;
   let sslmode: SqlSslMode = 'disable';
-  if (m[6] !== undefined && m[6] !== '') {
-    const params = new URLSearchParams(m[6]);
-    checkUrlParams(params, PARAMS, bad);
-    for (const [key, value] of params) {
-      if (key === 'table') {
-        const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
-        if (!validTableName(value)) throw bad(why);
-
-        table = value;
-      } else {
-        if (!(SSL_MODES as readonly string[]).includes(value))
-          throw bad(`sslmode "${value}" is not one of ${SSL_MODES.join(', ')}`);
-        sslmode = value as SqlSslMode;
-      }
+  for (const [key, value] of queryOf(m[6], ['table', 'sslmode'], bad)) {
+    if (key === 'table') {
+      const why = `the table "${value}" must be letters, digits and "_" (not starting with a digit, at most 63), optionally schema.table`;
+      if (!validTableName(value)) throw bad(why);
+      table = value;
+    } else {
+      if (!(SSL_MODES as readonly string[]).includes(value))
+        throw bad(`sslmode "${value}" is not one of ${SSL_MODES.join(', ')}`);
+      sslmode = value as SqlSslMode;
     }
   }
   const auth = user === undefined ? '' : `${encodeURIComponent(user)}${password === undefined ? '' : ':***'}@`;
