@@ -2,34 +2,8 @@
 import type { HolderRecord } from './driver.js';
 import type { LayoutLike, SlotMap } from './slot-map.js';
 
-/** One live holder of a node ID, on the reader's clock (all times Unix ms). */
-export interface ClusterHolder {
-  readonly slot: number;
-  readonly namespace: string;
-  /** The node fields of the slot when the layout is known (the registry's own leases, or `layout` given). */
-  readonly node: Record<string, number> | null;
-  readonly id: string | null;
-  readonly hostname: string | null;
-  readonly pid: number | null;
-  readonly address: string | null;
-  readonly version: string | null;
-  /** `sql generator` for a node reserved by `flurry sql --generate` (never renewed, far expiry); else null. */
-  readonly role: string | null;
-  readonly heldSinceMs: number | null;
-  readonly renewedAtMs: number | null;
-  /** The holder's own stamp of its last renewal, as stored: a reader polling it sees a holder that stopped. */
-  readonly renewalStamp: number | null;
-  readonly expiresAtMs: number | null;
-  readonly ttlMs: number | null;
-  readonly highWaterMs: number;
-  /** Holder's wall clock minus this reader's (ms); null when it cannot be estimated. */
-  readonly clockOffsetMs: number | null;
-  /** Bound on the estimate's error from the engine's timing (add the renewal's one-way latency). */
-  readonly clockOffsetErrorMs: number | null;
-  /** Ms since the last renewal at `readAtMs`. */
-  readonly ageMs: number | null;
-  readonly readAtMs: number;
-}
+/** One live holder of a node ID, on the reader's clock (Unix ms); its fields: docs/node-ids.md ("Listing holders"). */
+export type ClusterHolder = Readonly<ReturnType<typeof toClusterHolders>[number]>;
 
 /**
  * What to list: a namespace, or a layout (and pins) whose namespace is listed with node fields; without either,
@@ -48,7 +22,7 @@ export function toClusterHolders(
   namespace: string,
   readAtMs: number,
   map: SlotMap | undefined,
-): ClusterHolder[] {
+) {
   return records.map((r) => {
     const engineRenewedAt = r.sinceRenewalMs === null ? null : readAtMs - r.sinceRenewalMs;
     const renewedAtMs = engineRenewedAt ?? r.renewedAtMs;
