@@ -47,11 +47,12 @@ const LEASED_GENERATOR_POLICY_NAMES = UUID_GENERATOR_OPTION_NAMES.filter(
 );
 
 const GENERATOR_METHODS = ['next', 'nextString', 'batch', 'fill'] as const;
+const UUID_METHODS = ['next', 'nextBytes', 'nextBigInt', 'nextAs', 'batch', 'fill'] as const;
 
 /** A generator bound to a registry lease: the {@link Generator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedGenerator
   extends
-    Pick<Generator, 'next' | 'nextString' | 'batch' | 'fill'>,
+    Pick<Generator, (typeof GENERATOR_METHODS)[number]>,
     Pick<Leased<Generator>, 'generator' | 'lease' | 'ready' | 'close'> {}
 
 /** A generator on its registry lease (one generator for the lease's whole life), with the generator's `methods` bound. */
@@ -182,7 +183,7 @@ const LEASED_UUID_GENERATOR_OPTION_NAMES = optionNames<LeasedUuidGeneratorOption
 /** A UUID generator bound to a registry lease: the {@link UuidGenerator} methods, `FLURRY_E_LEASE_EXPIRED` while not valid. */
 export interface LeasedUuidGenerator
   extends
-    Pick<UuidGenerator, 'next' | 'nextBytes' | 'nextBigInt' | 'nextAs' | 'batch' | 'fill' | 'node'>,
+    Pick<UuidGenerator, (typeof UUID_METHODS)[number] | 'node'>,
     Pick<Leased<UuidGenerator>, 'generator' | 'lease' | 'ready' | 'close'> {}
 
 type NodeOf = (node: Readonly<Record<string, number>>) => number;
@@ -214,8 +215,7 @@ function onLease(
 ): LeasedUuidGenerator {
   const { nodeBits, sequenceBits } = format;
   const gen = new UuidGenerator({ ...policies, nodeBits, sequenceBits, lease: uuidLease(lease, nodeOf) });
-  const methods = ['next', 'nextBytes', 'nextBigInt', 'nextAs', 'batch', 'fill'] as const;
-  const leased = new Leased(gen, lease, methods, ownsLease);
+  const leased = new Leased(gen, lease, UUID_METHODS, ownsLease);
   return Object.defineProperty(leased, 'node', { get: () => gen.node }) as unknown as LeasedUuidGenerator;
 }
 
@@ -284,20 +284,15 @@ export async function leasedUuidGenerator(opts: LeasedUuidGeneratorOptions): Pro
     throw optionError('shareNodeIds', 'pass either layout (lease that layout’s node IDs) or shareNodeIds, not both');
   if (opts.pin !== undefined && opts.layout === undefined)
     throw optionError('pin', 'pin needs layout: a UUID slot of the cluster has no node fields to pin');
-  const leaseOpts = { tick: { epochMs: 0, unitMs: 1 }, givenWaitMs: opts.generator?.highWaterWaitMs };
-  if (opts.layout !== undefined) {
-    const layout = Layout.from(opts.layout);
-    checkNodeBits(layout, format);
-    return acquireLease(registry, layout, opts.pin ? { pin: opts.pin } : {}, {
-      ...leaseOpts,
-      build: (lease) => onLease(lease, layoutNodeOf(layout), format, policies),
-    });
-  }
+  const layout = opts.layout === undefined ? undefined : Layout.from(opts.layout);
+  if (layout) checkNodeBits(layout, format);
   const nodeField = { name: 'node', bits: format.nodeBits };
   const fields = opts.shareNodeIds ? [{ name: 'uuid', bits: 1 }, nodeField] : [nodeField];
-  const slots = { name: 'uuidv7', nodeFields: fields, epochMs: 0, unitMs: 1 } as Parameters<Registry['acquire']>[0];
-  return acquireLease(registry, slots, opts.shareNodeIds ? { pin: { uuid: 1 } } : {}, {
-    ...leaseOpts,
-    build: (lease) => onLease(lease, (n) => n.node, format, policies),
+  const uuidSlots = { name: 'uuidv7', nodeFields: fields, epochMs: 0, unitMs: 1 };
+  const pin = layout ? opts.pin : opts.shareNodeIds ? { uuid: 1 } : undefined;
+  return acquireLease(registry, layout ?? uuidSlots, pin ? { pin } : {}, {
+    tick: { epochMs: 0, unitMs: 1 },
+    givenWaitMs: opts.generator?.highWaterWaitMs,
+    build: (lease) => onLease(lease, layout ? layoutNodeOf(layout) : (n) => n.node, format, policies),
   });
 }
