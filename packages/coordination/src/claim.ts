@@ -7,7 +7,6 @@ import type { ManagedLease } from './lease-types.js';
 import { makeHolder, type ResolvedRegistryOptions } from './options.js';
 import type { SlotCache } from './state-dir.js';
 
-/** Shared context of the leases of one registry. */
 export interface LeaseContext {
   readonly driver: RegistryDriver;
   readonly opts: ResolvedRegistryOptions;

@@ -4,7 +4,6 @@ import { errorText, registryError } from './errors.js';
 
 export class TimeoutError extends Error {}
 
-/** `p`, or a {@link TimeoutError} if it takes longer than `ms`. */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const t = new Promise<never>((_, reject) => {

@@ -31,7 +31,6 @@ export interface TickGrid {
   readonly unitMs: number;
 }
 
-/** The layout's time grid when it has one (a core `Layout`), else undefined. */
 export function tickGridOf(layout: object): TickGrid | undefined {
   const { epochMs, unitMs } = layout as Partial<TickGrid>;
   if (typeof unitMs !== 'number' || !(unitMs > 0) || !Number.isFinite(unitMs)) return undefined;

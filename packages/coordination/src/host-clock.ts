@@ -4,7 +4,6 @@ import { randomHex, type Clock } from '@flurry/core';
 
 let cachedBoot: string | undefined;
 
-/** Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC on Linux). */
 export function hostMonotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }

@@ -110,7 +110,6 @@ function portOf(text: string | undefined, fallback: number, bad: (why: string) =
 /** A parsed `etcd://` URL: `http(s)://h:p` per host, the key prefix without a trailing slash. */
 export type EtcdUrl = Readonly<ReturnType<typeof parseEtcdUrl>>;
 
-/** The userinfo of a server URL, undefined parts when it has none. */
 function credentials(text: string | undefined, bad: (why: string) => Error): { user?: string; password?: string } {
   return text === undefined ? {} : userInfo(text, bad);
 }

@@ -116,7 +116,6 @@ export function periodOf(unixMs: number, timeZone: string): CalendarParts {
 
 const pad = (n: number, w: number): string => String(n).padStart(w, '0');
 
-/** How each date field prints. */
 const FIELDS: Record<string, (p: CalendarParts) => string> = {
   yyyy: (p) => pad(p.year, 4),
   yy: (p) => pad(p.year % 100, 2),

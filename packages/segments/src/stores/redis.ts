@@ -74,7 +74,6 @@ export async function openRedisStore(
   const metaKey = (key: string): string => `${c.prefix}meta:${key}`;
   const setKey = `${c.prefix}keys`;
   let closed = false;
-  /** Runs one store operation; a failure of `f` is `unavailable(what)`. */
   const run = async <T>(what: string, key: string | undefined, f: () => Promise<T>, unknown = false): Promise<T> => {
     if (closed) throw sequenceError('CLOSED', `the redis store ${description} was closed`);
     try {

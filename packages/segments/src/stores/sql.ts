@@ -33,7 +33,6 @@ function isAuth(pool: SqlPool, err: unknown): boolean {
   return c === 'auth' || (c === 'denied' && (err as { errno?: unknown }).errno === 1044);
 }
 
-/** What the SQL store's statements and messages need: the deadline, the table and the URL without password. */
 type SqlStoreOptions = { timeoutMs: number; table: string; description: string };
 
 function errText(err: unknown): string {
