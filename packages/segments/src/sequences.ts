@@ -82,7 +82,7 @@ export class Serial {
     readonly format: SerialFormat,
     readonly timeZone: string,
     private readonly owner: Sequences,
-    private readonly create: { start: bigint; step: number },
+    private readonly create: Parameters<SegmentStore['create']>[1],
   ) {}
 
   /** The next serial (a promise only when it must wait); the clock is read once, so date and counter agree. */
@@ -133,16 +133,15 @@ export class Sequences {
   }
 
   /** @internal */
-  sequenceWithCreate(key: string, create: { start: bigint; step: number } | undefined): Sequence {
+  sequenceWithCreate(key: string, create: Parameters<SegmentStore['create']>[1] | undefined): Sequence {
     if (this.closed) throw sequenceError('CLOSED', 'the sequences were closed');
     let s = this.seqs.get(key);
     if (!s) {
       const ensure =
         create || this.o.autoCreate
           ? async (k: string): Promise<void> => {
-              const c = create ?? { start: 1n, step: this.o.defaultStep };
               try {
-                await this.store.create(k, { start: c.start, step: c.step, description: null });
+                await this.store.create(k, create ?? { start: 1n, step: this.o.defaultStep, description: null });
               } catch (err) {
                 if (!(err instanceof FlurryError && err.code === SequenceErrorCode.KEY_EXISTS)) throw err;
               }
@@ -196,8 +195,8 @@ export class Sequences {
     }
     const timeZone = options.timeZone ?? 'UTC';
     formatterFor(timeZone);
-    const c = normaliseCreate({ start: options.start ?? 1n, step: options.step ?? this.o.defaultStep });
-    return new Serial(key, format, timeZone, this, { start: c.start, step: c.step });
+    const create = normaliseCreate({ start: options.start ?? 1n, step: options.step ?? this.o.defaultStep });
+    return new Serial(key, format, timeZone, this, create);
   }
 
   /** Creates a key in the store (`start` default 1, `step` default 1000); `FLURRY_E_SEQUENCE_KEY_EXISTS`. */
