@@ -17,14 +17,6 @@ export function unreportedWindow(opts: ResolvedRegistryOptions, staticIds: boole
 /** Longest single timer of a floor wait: a stepped clock is noticed within this. */
 const FLOOR_SLICE_MS = 50;
 
-/** `during`: runs between the slices (renewals; may throw to abort); `what`: names the waiter in errors. */
-export interface FloorWaitOptions {
-  during?: () => Promise<void> | void;
-  what?: string;
-  /** The wait lasts until the start of the first tick above the floor. */
-  tick?: TickGrid;
-}
-
 /** A layout's time grid: ticks of `unitMs` counted from `epochMs` (Unix ms). */
 export interface TickGrid {
   readonly epochMs: number;
@@ -50,14 +42,15 @@ export function floorTarget(
 }
 
 /**
- * Waits on timers (so renewals go on) until the clock is past `floorMs`; `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at
- * once when that would take over `maxWaitMs`, or when it has not got there after `maxWaitMs`.
+ * Waits on timers (so renewals go on) until the clock is past `floorMs` (with `tick`: until the first tick above it
+ * starts); `FLURRY_E_CLOCK_BEHIND_HIGH_WATER` at once when that would take over `maxWaitMs`, or when it has not got
+ * there after `maxWaitMs`. `during` runs between the slices (renewals; may throw to abort); `what` names the waiter.
  */
 export async function waitForFloor(
   clock: Clock,
   floorMs: number,
   maxWaitMs: number,
-  opts: FloorWaitOptions = {},
+  opts: { during?: () => Promise<void> | void; what?: string; tick?: TickGrid } = {},
 ): Promise<void> {
   const target = floorTarget(floorMs, opts.tick);
   let now = clock.now();
