@@ -53,10 +53,6 @@ export default tseslint.config(
       'packages/core/src/sql/generate-mysql.ts',
       'packages/core/src/sql/generate-postgres.ts',
       'packages/core/src/sql/uuid-ddl.ts',
-      // issue 25 part 2 rewrites it (reserveSqlNode, openRedisStore, openSqlStore)
-      'packages/server/src/sql/reserve.ts',
-      'packages/segments/src/stores/redis.ts',
-      'packages/segments/src/stores/sql.ts',
     ],
     rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }] },
   },

@@ -26,6 +26,28 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]
 return 0
 `;
 
+/** A Redis that can lose acknowledged writes can hand the same numbers out twice: refused (`…_STORE_VOLATILE`). */
+async function refuseVolatile(client: RedisClient, description: string): Promise<void> {
+  const persistence = await readRedisPersistence((name) => client.config('GET', name));
+  if (!persistence.durable) {
+    client.disconnect(false);
+    throw sequenceError(
+      'STORE_VOLATILE',
+      volatileRedisReason(
+        persistence,
+        `the redis store ${description}`,
+        'an INCRBY it acknowledged can be lost, so the counter comes back older and the same numbers would be issued twice',
+        'allowVolatileStore: true (flurry serve --allow-volatile-store)',
+      ),
+      {
+        store: description,
+        appendonly: persistence.appendonly ?? null,
+        appendfsync: persistence.appendfsync ?? null,
+      },
+    );
+  }
+}
+
 /** Connects to Redis and checks its persistence: `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`. */
 export async function openRedisStore(
   c: Extract<ParsedStoreUrl, { kind: 'redis' }>,
@@ -48,27 +70,7 @@ export async function openRedisStore(
     throw unavailable('the connection', err);
   });
 
-  // Persistence: a Redis that can lose acknowledged writes can hand the same numbers out twice.
-  if (!opts.allowVolatileStore) {
-    const persistence = await readRedisPersistence((name) => client.config('GET', name));
-    if (!persistence.durable) {
-      client.disconnect(false);
-      throw sequenceError(
-        'STORE_VOLATILE',
-        volatileRedisReason(
-          persistence,
-          `the redis store ${description}`,
-          'an INCRBY it acknowledged can be lost, so the counter comes back older and the same numbers would be issued twice',
-          'allowVolatileStore: true (flurry serve --allow-volatile-store)',
-        ),
-        {
-          store: description,
-          appendonly: persistence.appendonly ?? null,
-          appendfsync: persistence.appendfsync ?? null,
-        },
-      );
-    }
-  }
+  if (!opts.allowVolatileStore) await refuseVolatile(client, description);
 
   const maxKey = (key: string): string => `${c.prefix}max:${key}`;
   const metaKey = (key: string): string => `${c.prefix}meta:${key}`;

@@ -111,17 +111,8 @@ function rowInfo(row: Record<string, unknown>, store: string): KeyInfo {
   };
 }
 
-/** Opens a SQL store: the client, the connection, the table (created when missing and `createTable`). */
-export async function openSqlStore(
-  p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
-  { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
-): Promise<SegmentStore> {
-  const load = (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise'));
-  const client = await loadStoreClient(p.kind, p.redacted, load);
-  const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
-  const o: SqlStoreOptions = { timeoutMs, table: p.table, description: p.redacted };
-  const t = quoteSqlTable(pool.dialect, o.table);
-  const columns = `SELECT biz_tag, max_id, step, description, update_time FROM ${t}`;
+/** Checks that the table has Leaf's columns, creating it first when missing and `createTable`; ends the pool on failure. */
+async function checkTable(pool: SqlPool, o: SqlStoreOptions, columns: string, createTable: boolean): Promise<void> {
   try {
     await withSession(pool, o, 'the table check', undefined, async (s) => {
       const check = (): Promise<unknown> => s.query(`${columns} WHERE 1 = 0`, []);
@@ -157,6 +148,20 @@ export async function openSqlStore(
       { store: o.description, table: o.table },
     );
   }
+}
+
+/** Opens a SQL store: the client, the connection, the table (created when missing and `createTable`). */
+export async function openSqlStore(
+  p: Extract<ParsedStoreUrl, { kind: 'postgres' | 'mysql' }>,
+  { timeoutMs, createTable }: { timeoutMs: number; createTable: boolean },
+): Promise<SegmentStore> {
+  const load = (): Promise<unknown> => (p.kind === 'postgres' ? import('pg') : import('mysql2/promise'));
+  const client = await loadStoreClient(p.kind, p.redacted, load);
+  const pool = sqlPool(p.kind, client, { ...p, size: p.poolSize, connectTimeoutMs: timeoutMs });
+  const o: SqlStoreOptions = { timeoutMs, table: p.table, description: p.redacted };
+  const t = quoteSqlTable(pool.dialect, o.table);
+  const columns = `SELECT biz_tag, max_id, step, description, update_time FROM ${t}`;
+  await checkTable(pool, o, columns, createTable);
 
   let closed = false;
   const run = async <T>(
