@@ -2,8 +2,8 @@
  * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
  * (session-scoped), one InnoDB state row per lane.
  */
-import { lit, sqlFn } from './functions.js';
-import type { GeneratorConsts, GeneratorDdl } from './generate-shared.js';
+import { lit } from './functions.js';
+import { generatorFunctions, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
 
 /** Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`). */
 export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
@@ -13,24 +13,7 @@ export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
   /** The name of a lane's lock (lane i, 0 … lanes − 2) and of the shared lane's lock of session `id`. */
   const laneLock = (i: string) => `LEFT(CONCAT(${lit(`${p}lane`)}, ${i}, '@', DATABASE()), 64)`;
   const sharedLock = (id: string) => `LEFT(CONCAT(${lit(`${p}lanes#`)}, ${id}, '@', DATABASE()), 64)`;
-  const functions = [
-    sqlFn(p, 'now_ms', '', 'BIGINT', 'The generator clock: @flurry_now_ms if set (tests), else SYSDATE(3).'),
-    sqlFn(
-      p,
-      'lane',
-      '',
-      'INT',
-      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    ),
-    sqlFn(p, 'next_id', '', 'BIGINT UNSIGNED', 'The next ID of the leased node.'),
-    sqlFn(
-      p,
-      'release_node',
-      '',
-      'BIGINT',
-      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    ),
-  ];
+  const functions = generatorFunctions(c, false, 'BIGINT UNSIGNED');
   const statements = [
     `CREATE TABLE IF NOT EXISTS ${p}generator (
   id TINYINT NOT NULL PRIMARY KEY,

@@ -4,8 +4,13 @@
  * no WAL) under a reservation in its lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no
  * row; sessions beyond the lanes share the last lane and update its row on every call.
  */
-import { lit, sqlFn } from './functions.js';
-import { GENERATOR_RESERVE_MS, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
+import { lit } from './functions.js';
+import {
+  GENERATOR_RESERVE_MS,
+  generatorFunctions,
+  type GeneratorConsts,
+  type GeneratorDdl,
+} from './generate-shared.js';
 
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
@@ -28,39 +33,7 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / c.unit));
   // The cursor belongs to one lane of one set-up (the token is new at each --generate).
   const cursorTag = (lane: string) => `${lane}::text || ${lit(':' + o.token)}`;
-  const functions = [
-    sqlFn(p, 'now_ms', '', 'bigint', 'The generator clock: flurry.now_ms if set (tests), else clock_timestamp().'),
-    sqlFn(
-      p,
-      'lane',
-      '',
-      'integer',
-      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    ),
-    sqlFn(
-      p,
-      'cursor',
-      'l integer',
-      'void',
-      "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.",
-    ),
-    sqlFn(
-      p,
-      'cursor_wait',
-      't bigint',
-      'void',
-      'Waits until the clock reaches tick t (at most maxWaitMs), else raises.',
-    ),
-    sqlFn(p, 'next_id', '', idType, 'The next ID of the leased node.'),
-    sqlFn(p, 'next_ids', 'n integer', `SETOF ${idType}`, 'n next IDs (1..100000), increasing.'),
-    sqlFn(
-      p,
-      'release_node',
-      '',
-      'bigint',
-      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    ),
-  ];
+  const functions = generatorFunctions(c, true, idType);
   const raise = (msg: string, ...args: string[]) =>
     `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
   const exhausted = raise(

@@ -11,18 +11,14 @@ export type UuidTextForm = Exclude<UuidForm, 'bytes' | 'bigint'>;
 /** What the readers accept: a string of any form, 16 bytes, or a `bigint` below 2^128. */
 export type UuidInput = string | Uint8Array | bigint;
 
+const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
+
 /** Every form, in the order the docs list them. */
 export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
-  'canonical',
-  'hex',
-  'base32',
-  'base58',
-  'base62',
+  ...(Object.keys(WIDTH) as UuidForm[]),
   'bytes',
   'bigint',
 ]);
-
-const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
 // writeBytes lives here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
 const B32 = CROCKFORD_ALPHABET;
