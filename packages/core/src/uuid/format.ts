@@ -104,12 +104,7 @@ export function tickWords(ms: number): [number, number] {
 
 /** The four words of a 128-bit value (`0 ≤ v < 2^128`). */
 export function bigintWords(v: bigint): number[] {
-  return [
-    Number((v >> 96n) & 0xffffffffn),
-    Number((v >> 64n) & 0xffffffffn),
-    Number((v >> 32n) & 0xffffffffn),
-    Number(v & 0xffffffffn),
-  ];
+  return [96n, 64n, 32n, 0n].map((shift) => Number((v >> shift) & 0xffffffffn));
 }
 
 /** The 128-bit value of four words. */
