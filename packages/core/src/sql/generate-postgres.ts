@@ -1,9 +1,5 @@
-/**
- * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with session-level advisory locks,
- * one row per lane. A session on a lane of its own counts in a private cursor (a temporary sequence: non-transactional,
- * no WAL) under a reservation in its lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no
- * row; sessions beyond the lanes share the last lane and update its row on every call.
- */
+// The PostgreSQL in-database generator: lanes held with advisory locks, a session's cursor under its lane row's
+// reservation, the shared last lane (docs/sql.md#issuing-ids-inside-the-database).
 import { lit } from './functions.js';
 import {
   GENERATOR_RESERVE_MS,
