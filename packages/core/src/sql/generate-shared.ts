@@ -1,4 +1,5 @@
 // The in-database generator's options and result (re-exported by `generate.ts`) and what its dialects share.
+import { quoteSqlTable } from '../engines.js';
 import type { Layout } from '../layout/layout.js';
 import { sqlFn, type SqlDialect, type SqlFunction } from './functions.js';
 
@@ -43,26 +44,19 @@ function fnv31(s: string): number {
 }
 
 /** What the dialect modules build from, `o` validated: layout numbers, floor tick, lanes, 31-bit lane-lock key. */
-export function generatorConsts(
-  layout: Layout,
-  o: GeneratorSqlOptions,
-  p: string,
-  registry: string,
-  floorTick: number,
-  maxWaitMs: number,
-  lanes: number,
-) {
+export function generatorConsts(layout: Layout, o: GeneratorSqlOptions, p: string, maxWaitMs: number, lanes: number) {
   return {
     layout,
     p,
-    registry,
+    registry: quoteSqlTable(o.dialect, o.registryTable),
     epoch: layout.epochMs,
     unit: layout.unitMs,
     maxTick: layout.maxTick,
     maxSeq: layout.maxSequence,
     tsShift: layout.timestampField.shift,
     seqShift: layout.sequenceField.shift,
-    floorTick,
+    // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
+    floorTick: o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs),
     maxWaitMs,
     name: layout.name,
     spec: layout.toFieldsString(),
