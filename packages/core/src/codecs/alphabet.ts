@@ -93,11 +93,6 @@ export class Alphabet {
   private readonly nativeRadix: number;
 
   constructor(name: string, chars: string, options: AlphabetOptions = {}) {
-    if (chars.length < 2 || chars.length > 64) throw new RangeError(`alphabet ${name}: 2..64 characters`);
-    for (let i = 1; i < chars.length; i++) {
-      if (chars.charCodeAt(i) <= chars.charCodeAt(i - 1))
-        throw new RangeError(`alphabet ${name}: characters must ascend`);
-    }
     this.name = name;
     this.chars = chars;
     this.radix = chars.length;

@@ -33,12 +33,8 @@ export function jsonReviver(keys: IdKeys, options: JsonReviverOptions = {}): Jso
   assertKnownOptions(options, JSON_REVIVER_OPTION_NAMES, 'jsonReviver options');
   const bits = options.bits === undefined ? 64 : checkBits(options.bits);
   const max = MAX_FOR_BITS[bits];
-  let isIdKey: (key: string) => boolean;
-  if (typeof keys === 'function') isIdKey = keys;
-  else {
-    const set = new Set(typeof keys === 'string' ? [keys] : keys);
-    isIdKey = (k) => set.has(k);
-  }
+  const set = new Set(typeof keys === 'function' ? [] : typeof keys === 'string' ? [keys] : keys);
+  const isIdKey = typeof keys === 'function' ? keys : (k: string) => set.has(k);
 
   const convert = (key: string, value: unknown, source: string | undefined): bigint => {
     let id: bigint;

@@ -1,11 +1,6 @@
-/**
- * Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the keyed PRF behind each Feistel round of public IDs and their
- * authentication tag: the one-block tag `π(K ⊕ K1 ⊕ M) ⊕ K1` (`K1 = 2·K` in GF(2^128)) is an Even–Mansour PRP on
- * 128-bit blocks, in pure 32-bit arithmetic (~30 ns a call, far below a `node:crypto` call's overhead). `feistel.ts`
- * and {@link ChaskeyBlockMac} inline it for speed; the tests check both against the general form in
- * `testing/chaskey-reference.ts`.
- */
-
+// Chaskey-12 (Mouha et al., SAC 2014; ISO/IEC 29192-6), the PRF of the Feistel rounds and of the tag
+// (docs/public-ids.md#the-permutation). feistel.ts and ChaskeyBlockMac inline it for speed; the tests check both
+// against testing/chaskey-reference.ts.
 /** Chaskey's key schedule step: times x in GF(2^128) (little-endian words, reduction 0x87). */
 export function chaskeyTimesTwo(k: Uint32Array): Uint32Array {
   const out = new Uint32Array(4);

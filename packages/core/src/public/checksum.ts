@@ -1,11 +1,7 @@
 /**
- * A check character over a 2n-character alphabet (n odd: base62 = 2·31, base58 = 2·29) that detects every single
- * changed character and every transposition of two adjacent different characters: Verhoeff's scheme generalized from D5
- * to the dihedral group D_n (Gumm 1985); why and a proof sketch: docs/public-ids.md.
- *
- * Character value `k < n` is the rotation r^k, value `n + k` the reflection r^k·s; `(a,f)·(b,g) = (a + (−1)^f·b mod n,
- * f ⊕ g)`. With φ(r^k) = r^(−k), φ(r^k·s) = r^(k+1)·s, a string c_0 … c_(L−1) (check character last) is valid when
- * φ^(L−1)(c_0) · … · φ^0(c_(L−1)) = identity.
+ * A check character over a 2n-character alphabet (n odd) that catches every changed character and adjacent swap:
+ * Verhoeff's scheme on the dihedral group D_n (Gumm 1985); the group, φ and a proof sketch are in
+ * docs/public-ids.md#the-check-character-and-typos.
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */

@@ -113,10 +113,8 @@ export class PublicIdCipher {
     this.length = 1 + this.payloadLength + PUBLIC_ID_TAG_LENGTH + (this.checksum ? 1 : 0);
     this.work = new Uint8Array(this.length);
     this.textCodes = new Array<number>(this.length).fill(0);
-    const same: number[] = [];
-    for (let w = 1; w <= 64; w++)
-      if (w !== this.bits && this.digits.fixedLengths[w] === this.payloadLength) same.push(w);
-    this.sameLengthWidths = Object.freeze(same);
+    const widths = Array.from({ length: 64 }, (_, i) => i + 1);
+    this.sameLengthWidths = widths.filter((w) => w !== bits && this.digits.fixedLengths[w] === this.payloadLength);
     const keys = parseKeys(options.keys);
     for (const key of keys) {
       const entry = keyEntry(key, this.bits, this.digits.values);

@@ -73,16 +73,13 @@ export class PublicIdKey {
    * character; pass one that differs from the keys still in your keyring when rotating.
    */
   static generate(id?: string): PublicIdKey {
-    let keyId: string;
-    if (id === undefined) keyId = BASE58_ALPHABET[randomBelow(BASE58_ALPHABET.length)];
-    else if (typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id)) keyId = id;
-    else {
+    if (id !== undefined && !(typeof id === 'string' && id.length === 1 && BASE58_ALPHABET.includes(id))) {
       throw invalid(
         `A key ID must be one character of the base58 alphabet ${BASE58_ALPHABET} (no 0, O, I, l), got ${JSON.stringify(String(id))}.`,
         { keyId: String(id) },
       );
     }
-    return new PublicIdKey(keyId, randomFill(new Uint8Array(32)));
+    return new PublicIdKey(id ?? BASE58_ALPHABET[randomBelow(BASE58_ALPHABET.length)], randomFill(new Uint8Array(32)));
   }
 
   /** The full secret string `fk1_<keyId>_<base64url>`, for storing the key: treat it as a secret. */

@@ -38,20 +38,6 @@ export function sqlPrefix(prefix: string | undefined): string {
   return p;
 }
 
-/** Facts about the layout both dialects need, as SQL literals. */
-function factsOf(layout: Layout) {
-  return {
-    epoch: String(layout.epochMs),
-    expires: String(layout.expiresAt.getTime()),
-    unit: String(layout.unitMs),
-    tsShift: layout.timestampField.shift,
-    nonTime: nonTimeMask(layout),
-    range: describeRange(layout),
-    epochIso: new Date(layout.epochMs).toISOString(),
-    expiresIso: layout.expiresAt.toISOString(),
-  };
-}
-
 /**
  * The DDL of the decode and bound functions for `layout` (docs/sql.md#the-functions). Throws `FLURRY_E_INVALID_OPTION`
  * for an unknown dialect, a bad prefix, or a node field named like a generated function (`min_id`, `timestamp`, …).
@@ -74,7 +60,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
 
 /** The functions of {@link layoutSql} in one dialect (the same functions, types and descriptions in both). */
 function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
-  const x = factsOf(layout);
+  const [epochIso, expiresIso] = isoRange(layout);
   const pg = dialect === 'postgres';
   const wide = pg && layout.totalBits === 64;
   const idType = pg ? (wide ? 'numeric(20,0)' : 'bigint') : 'BIGINT UNSIGNED';
@@ -90,9 +76,9 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
   /** The function body returning a field as `type`. */
   const fieldOf = (shift: number, bits: number, type: string): string =>
     pg ? `SELECT ${field(shift, bits)}::${type}` : `RETURN ${field(shift, bits)}`;
-  const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${x.epochIso}, unit ${layout.unit})`;
+  const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${epochIso}, unit ${layout.unit})`;
   const id = `id ${idType}`;
-  const unixMs = `${x.epoch} + ${field(x.tsShift, layout.timestampBits)} * ${x.unit}`;
+  const unixMs = `${layout.epochMs} + ${field(layout.timestampField.shift, layout.timestampBits)} * ${layout.unitMs}`;
   const tick = `(the start of its tick) under the ${note}.`;
   add('unix_ms', id, big, pg ? `SELECT (${unixMs})::bigint` : `RETURN ${unixMs}`, `Unix milliseconds of an ID ${tick}`);
   add('timestamp', id, time, ret + toTime(dialect, `${p}unix_ms(id)`), `The ${utc}time of an ID ${tick}`);
@@ -107,15 +93,15 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
     'min_id_ms',
     `ms ${big}`,
     idType,
-    minIdMsBody(layout, x, pg, wide),
-    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${x.epochIso} .. ${x.expiresIso}.`,
+    minIdMsBody(layout, pg, wide),
+    `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${epochIso} .. ${expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );
   add(
     'max_id_ms',
     `ms ${big}`,
     idType,
-    `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${x.nonTime}`,
+    `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${nonTimeMask(layout)}`,
     `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
   );
   for (const [name, what] of [
@@ -137,28 +123,36 @@ function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
 }
 
 /** The body of `min_id_ms`: the range check (SQLSTATE 22008) and the tick shifted into place. */
-function minIdMsBody(layout: Layout, x: ReturnType<typeof factsOf>, pg: boolean, wide: boolean): string {
-  const shiftTick = wide ? `tick::numeric * ${1n << BigInt(x.tsShift)}` : `tick << ${x.tsShift}`;
+function minIdMsBody(layout: Layout, pg: boolean, wide: boolean): string {
+  const { epochMs: epoch, unitMs: unit } = layout;
+  const [expires, shift] = [layout.expiresAt.getTime(), layout.timestampField.shift];
+  const [epochIso, expiresIso] = isoRange(layout);
+  const shiftTick = wide ? `tick::numeric * ${1n << BigInt(shift)}` : `tick << ${shift}`;
   // MySQL's SIGNAL MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
   return pg
     ? `DECLARE
   tick bigint;
 BEGIN
-  IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
+  IF ms < ${epoch} OR ms >= ${expires} THEN
     RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format(
-      'FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is %s; the ${layout.name} layout holds times from ${x.range}. Give a time in that range.',
-      ms, CASE WHEN ms < ${x.epoch} THEN 'before the layout''s epoch' ELSE 'past the layout''s end of life' END);
+      'FLURRY_E_TIME_OUT_OF_RANGE: Unix ms %s is %s; the ${layout.name} layout holds times from ${describeRange(layout)}. Give a time in that range.',
+      ms, CASE WHEN ms < ${epoch} THEN 'before the layout''s epoch' ELSE 'past the layout''s end of life' END);
   END IF;
-  tick := (ms - ${x.epoch}) / ${x.unit};
+  tick := (ms - ${epoch}) / ${unit};
   RETURN ${shiftTick};
 END`
     : `BEGIN
-  IF ms < ${x.epoch} OR ms >= ${x.expires} THEN
+  IF ms < ${epoch} OR ms >= ${expires} THEN
     BEGIN
-      DECLARE msg VARCHAR(128) DEFAULT LEFT(CONCAT('FLURRY_E_TIME_OUT_OF_RANGE: ms ', ms, ' not in [${x.epochIso}, ${x.expiresIso})'), 128);
+      DECLARE msg VARCHAR(128) DEFAULT LEFT(CONCAT('FLURRY_E_TIME_OUT_OF_RANGE: ms ', ms, ' not in [${epochIso}, ${expiresIso})'), 128);
       SIGNAL SQLSTATE '22008' SET MESSAGE_TEXT = msg;
     END;
   END IF;
-  RETURN CAST((ms - ${x.epoch}) DIV ${x.unit} AS UNSIGNED) << ${x.tsShift};
+  RETURN CAST((ms - ${epoch}) DIV ${unit} AS UNSIGNED) << ${shift};
 END`;
+}
+
+/** A layout's epoch and end of life as ISO strings. */
+function isoRange(layout: Layout): [string, string] {
+  return [new Date(layout.epochMs).toISOString(), layout.expiresAt.toISOString()];
 }

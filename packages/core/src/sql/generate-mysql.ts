@@ -2,35 +2,20 @@
  * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
  * (session-scoped), one InnoDB state row per lane.
  */
-import { lit, sqlFn } from './functions.js';
-import type { GeneratorConsts, GeneratorDdl } from './generate-shared.js';
+import { lit } from './functions.js';
+import { generatorFunctions, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
 
 /** Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`). */
 export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
   const { p, o, lanes, laneSize: k } = c;
   const sig = (msg: string): string => `SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = ${lit(msg.slice(0, 128))}`;
+  /** `IF cond THEN SIGNAL … END IF;` at the indentation `at`. */
+  const sigIf = (cond: string, msg: string, at = '  ') => `IF ${cond} THEN\n${at}  ${sig(msg)};\n${at}END IF;`;
   const laneVar = `@${p}lane`;
   /** The name of a lane's lock (lane i, 0 … lanes − 2) and of the shared lane's lock of session `id`. */
   const laneLock = (i: string) => `LEFT(CONCAT(${lit(`${p}lane`)}, ${i}, '@', DATABASE()), 64)`;
   const sharedLock = (id: string) => `LEFT(CONCAT(${lit(`${p}lanes#`)}, ${id}, '@', DATABASE()), 64)`;
-  const functions = [
-    sqlFn(p, 'now_ms', '', 'BIGINT', 'The generator clock: @flurry_now_ms if set (tests), else SYSDATE(3).'),
-    sqlFn(
-      p,
-      'lane',
-      '',
-      'INT',
-      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    ),
-    sqlFn(p, 'next_id', '', 'BIGINT UNSIGNED', 'The next ID of the leased node.'),
-    sqlFn(
-      p,
-      'release_node',
-      '',
-      'BIGINT',
-      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    ),
-  ];
+  const functions = generatorFunctions(c, false, 'BIGINT UNSIGNED');
   const statements = [
     `CREATE TABLE IF NOT EXISTS ${p}generator (
   id TINYINT NOT NULL PRIMARY KEY,
@@ -97,19 +82,13 @@ BEGIN
     SET v_l = ${p}lane();
   END IF;
   SELECT active, last_tick, seq INTO v_active, v_last, v_seq FROM ${p}lanes WHERE lane = v_l FOR UPDATE;
-  IF v_active IS NULL OR v_active = 0 THEN
-    ${sig(`FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node; run flurry sql --generate again`)};
-  END IF;
+  ${sigIf('v_active IS NULL OR v_active = 0', `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node; run flurry sql --generate again`)}
   SELECT COUNT(*) INTO v_ok FROM ${c.registry}
    WHERE \`namespace\` = ${lit(o.namespace)} AND \`slot\` = ${o.slot} AND \`token\` = ${lit(o.token)} AND \`expires_at\` > CURRENT_TIMESTAMP(3);
-  IF v_ok = 0 THEN
-    ${sig("FLURRY_E_LEASE_LOST: the registry row no longer holds this generator's lease; IDs are fenced. Run flurry sql --generate")};
-  END IF;
+  ${sigIf('v_ok = 0', "FLURRY_E_LEASE_LOST: the registry row no longer holds this generator's lease; IDs are fenced. Run flurry sql --generate")}
   l: LOOP
     SET v_now = ${p}now_ms();
-    IF v_now < ${c.epoch} THEN
-      ${sig(`FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock is before the layout's epoch (Unix ms ${c.epoch})`)};
-    END IF;
+    ${sigIf(`v_now < ${c.epoch}`, `FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock is before the layout's epoch (Unix ms ${c.epoch})`, '    ')}
     SET v_tick = (v_now - ${c.epoch}) DIV ${c.unit};
     IF v_tick > v_last THEN
       SET v_s = 0;
@@ -123,16 +102,12 @@ BEGIN
     IF v_deadline IS NULL THEN
       SET v_deadline = v_real + ${c.maxWaitMs};
     ELSEIF v_real > v_deadline THEN
-      IF v_tick < v_last THEN
-        ${sig(`FLURRY_E_CLOCK_BACKWARDS: the database clock is behind the last tick issued, this lane's sequence used up; waited ${c.maxWaitMs} ms`)};
-      END IF;
+      ${sigIf('v_tick < v_last', `FLURRY_E_CLOCK_BACKWARDS: the database clock is behind the last tick issued, this lane's sequence used up; waited ${c.maxWaitMs} ms`, '      ')}
       ${sig(`FLURRY_E_SEQUENCE_EXHAUSTED: the lane's ${k} IDs of the tick are used and the clock did not move on within ${c.maxWaitMs} ms`)};
     END IF;
     DO SLEEP(0.0005);
   END LOOP;
-  IF v_tick > ${c.maxTick} THEN
-    ${sig(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up`)};
-  END IF;
+  ${sigIf(`v_tick > ${c.maxTick}`, `FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up`)}
   UPDATE ${p}lanes SET last_tick = v_tick, seq = v_s WHERE lane = v_l;
   RETURN (CAST(v_tick AS UNSIGNED) << ${c.tsShift}) | (CAST(v_l * ${k} + v_s AS UNSIGNED) << ${c.seqShift}) | ${o.nodeBits};
 END`,
@@ -150,9 +125,7 @@ BEGIN
   DECLARE i INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_token = NULL;
   SELECT namespace, slot, token, last_tick INTO v_ns, v_slot, v_token, v_last FROM ${p}generator WHERE id = 1 FOR UPDATE;
-  IF v_token IS NULL THEN
-    ${sig(`FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (already released)`)};
-  END IF;
+  ${sigIf('v_token IS NULL', `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (already released)`)}
   -- Refuse while another session holds a lane (its own, or the shared one: PROCESSLIST shows
   -- this user's sessions, all of them with the PROCESS privilege): it still uses the node.
   WHILE i < ${lanes - 1} DO

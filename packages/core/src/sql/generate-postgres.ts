@@ -1,11 +1,12 @@
-/**
- * The PostgreSQL in-database generator (see generate.ts and docs/sql.md): lanes held with session-level advisory locks,
- * one row per lane. A session on a lane of its own counts in a private cursor (a temporary sequence: non-transactional,
- * no WAL) under a reservation in its lane's row that it extends every `GENERATOR_RESERVE_MS` ms, so most calls write no
- * row; sessions beyond the lanes share the last lane and update its row on every call.
- */
-import { lit, sqlFn } from './functions.js';
-import { GENERATOR_RESERVE_MS, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
+// The PostgreSQL in-database generator: lanes held with advisory locks, a session's cursor under its lane row's
+// reservation, the shared last lane (docs/sql.md#issuing-ids-inside-the-database).
+import { lit } from './functions.js';
+import {
+  GENERATOR_RESERVE_MS,
+  generatorFunctions,
+  type GeneratorConsts,
+  type GeneratorDdl,
+} from './generate-shared.js';
 
 const RELEASED = (p: string) =>
   `FLURRY_E_SQL_NODE_RELEASED: this database's generator holds no node (released, or never set up); run flurry sql --generate again (${p}next_id)`;
@@ -28,41 +29,19 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / c.unit));
   // The cursor belongs to one lane of one set-up (the token is new at each --generate).
   const cursorTag = (lane: string) => `${lane}::text || ${lit(':' + o.token)}`;
-  const functions = [
-    sqlFn(p, 'now_ms', '', 'bigint', 'The generator clock: flurry.now_ms if set (tests), else clock_timestamp().'),
-    sqlFn(
-      p,
-      'lane',
-      '',
-      'integer',
-      `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`,
-    ),
-    sqlFn(
-      p,
-      'cursor',
-      'l integer',
-      'void',
-      "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.",
-    ),
-    sqlFn(
-      p,
-      'cursor_wait',
-      't bigint',
-      'void',
-      'Waits until the clock reaches tick t (at most maxWaitMs), else raises.',
-    ),
-    sqlFn(p, 'next_id', '', idType, 'The next ID of the leased node.'),
-    sqlFn(p, 'next_ids', 'n integer', `SETOF ${idType}`, 'n next IDs (1..100000), increasing.'),
-    sqlFn(
-      p,
-      'release_node',
-      '',
-      'bigint',
-      'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.',
-    ),
-  ];
+  const functions = generatorFunctions(c, true, idType);
   const raise = (msg: string, ...args: string[]) =>
     `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
+  /** `IF cond THEN RAISE … END IF;` at a function body's indentation. */
+  const raiseIf = (cond: string, msg: string, ...args: string[]) => `IF ${cond} THEN
+    ${raise(msg, ...args)};
+  END IF;`;
+  const expired = (t: string) =>
+    raiseIf(
+      `${t} > ${c.maxTick}`,
+      `FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`,
+    );
+  const beforeEpoch = `FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`;
   const exhausted = raise(
     `FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`,
   );
@@ -75,9 +54,7 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
     END IF;
     PERFORM pg_sleep(0.0002);`;
   const leaseCheck = `PERFORM 1 FROM ${c.registry} r WHERE r.namespace = ${lit(o.namespace)} AND r.slot = ${o.slot} AND r.token = ${lit(o.token)} AND r.expires_at > now();
-  IF NOT FOUND THEN
-    ${raise(`FLURRY_E_LEASE_LOST: slot ${o.slot} of ${o.namespace} in the registry table ${o.registryTable} no longer holds this generator's lease (released or taken over); IDs are fenced. Run flurry sql --generate again.`.replace(/%/g, '%%'))};
-  END IF;`;
+  ${raiseIf('NOT FOUND', `FLURRY_E_LEASE_LOST: slot ${o.slot} of ${o.namespace} in the registry table ${o.registryTable} no longer holds this generator's lease (released or taken over); IDs are fenced. Run flurry sql --generate again.`.replace(/%/g, '%%'))}`;
   const statements = [
     `CREATE TABLE IF NOT EXISTS ${p}generator (
   id smallint PRIMARY KEY CHECK (id = 1),
@@ -145,9 +122,7 @@ BEGIN
   -- holders issued. Made again whenever the session's lane or the set-up (token) changes; a
   -- rolled-back first call rolls back the setting and the sequence together.
   SELECT * INTO st FROM ${p}lanes WHERE lane = l;
-  IF NOT FOUND OR NOT st.active THEN
-    ${raise(RELEASED(p))};
-  END IF;
+  ${raiseIf('NOT FOUND OR NOT st.active', RELEASED(p))}
   IF to_regclass(${lit(cursor)}) IS NOT NULL THEN
     DROP SEQUENCE ${cursor};
   END IF;
@@ -192,14 +167,12 @@ DECLARE
 BEGIN
   -- Slow path of next_id: released, before the epoch, or the lane's share of the tick used up (wait).
   SELECT * INTO st FROM ${p}lanes WHERE lane = l FOR UPDATE;
-  IF NOT FOUND OR NOT st.active THEN
-    ${raise(RELEASED(p))};
-  END IF;
+  ${raiseIf('NOT FOUND OR NOT st.active', RELEASED(p))}
   ${leaseCheck}
   LOOP
     now_ms := ${p}now_ms();
     IF now_ms < ${c.epoch} THEN
-      ${raise(`FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`, 'now_ms')};
+      ${raise(beforeEpoch, 'now_ms')};
     END IF;
     tick := (now_ms - ${c.epoch}) / ${c.unit};
     IF tick > st.last_tick THEN
@@ -215,9 +188,7 @@ BEGIN
       END IF;
       ${exhausted};`)}
   END LOOP;
-  IF tick > ${c.maxTick} THEN
-    ${raise(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`)};
-  END IF;
+  ${expired('tick')}
   UPDATE ${p}lanes SET last_tick = tick, seq = s WHERE lane = l;
   RETURN ${compose('tick', 'l', 's')};
 END
@@ -261,9 +232,7 @@ BEGIN
     fresh := true;
   END IF;
   now_ms := ${p}now_ms();
-  IF now_ms < ${c.epoch} THEN
-    ${raise(`FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`, 'now_ms')};
-  END IF;
+  ${raiseIf(`now_ms < ${c.epoch}`, beforeEpoch, 'now_ms')}
   tick := (now_ms - ${c.epoch}) / ${c.unit};
   pos := nextval(${lit(cursor)});
   t := div(pos, ${k});
@@ -283,14 +252,10 @@ BEGIN
       PERFORM ${p}cursor_wait(t);
     END IF;
   END IF;
-  IF t > ${c.maxTick} THEN
-    ${raise(`FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`)};
-  END IF;
+  ${expired('t')}
   -- Fencing and the reservation: the lane open, the lease held, the tick reserved in the row.
   SELECT g.active, g.last_tick INTO lane_open, reserved FROM ${p}lanes g WHERE g.lane = l;
-  IF NOT FOUND OR NOT lane_open THEN
-    ${raise(RELEASED(p))};
-  END IF;
+  ${raiseIf('NOT FOUND OR NOT lane_open', RELEASED(p))}
   ${leaseCheck}
   IF t > reserved THEN
     UPDATE ${p}lanes SET last_tick = GREATEST(last_tick, t + ${reserveTicks - 1}), seq = ${k - 1} WHERE lane = l AND active;
@@ -320,9 +285,7 @@ DECLARE
   pids text;
 BEGIN
   SELECT * INTO st FROM ${p}generator WHERE id = 1 FOR UPDATE;
-  IF NOT FOUND OR st.token IS NULL THEN
-    ${raise(RELEASED(p))};
-  END IF;
+  ${raiseIf('NOT FOUND OR st.token IS NULL', RELEASED(p))}
   -- Refuse while another session holds a lane (its own or the shared one): it still uses the node.
   SELECT count(DISTINCT k.pid), string_agg(DISTINCT k.pid::text, ', ') INTO n, pids FROM pg_locks k
    WHERE k.locktype = 'advisory' AND k.classid = ${c.lockKey} AND k.objsubid = 2 AND k.granted AND k.pid <> pg_backend_pid()

@@ -1,6 +1,7 @@
 // The in-database generator's options and result (re-exported by `generate.ts`) and what its dialects share.
+import { quoteSqlTable } from '../engines.js';
 import type { Layout } from '../layout/layout.js';
-import type { SqlDialect, SqlFunction } from './functions.js';
+import { sqlFn, type SqlDialect, type SqlFunction } from './functions.js';
 
 /** What `generatorSql` needs: the dialect, the leased node and the registry row that holds the lease. */
 export interface GeneratorSqlOptions {
@@ -43,26 +44,19 @@ function fnv31(s: string): number {
 }
 
 /** What the dialect modules build from, `o` validated: layout numbers, floor tick, lanes, 31-bit lane-lock key. */
-export function generatorConsts(
-  layout: Layout,
-  o: GeneratorSqlOptions,
-  p: string,
-  registry: string,
-  floorTick: number,
-  maxWaitMs: number,
-  lanes: number,
-) {
+export function generatorConsts(layout: Layout, o: GeneratorSqlOptions, p: string, maxWaitMs: number, lanes: number) {
   return {
     layout,
     p,
-    registry,
+    registry: quoteSqlTable(o.dialect, o.registryTable),
     epoch: layout.epochMs,
     unit: layout.unitMs,
     maxTick: layout.maxTick,
     maxSeq: layout.maxSequence,
     tsShift: layout.timestampField.shift,
     seqShift: layout.sequenceField.shift,
-    floorTick,
+    // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
+    floorTick: o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs),
     maxWaitMs,
     name: layout.name,
     spec: layout.toFieldsString(),
@@ -73,6 +67,26 @@ export function generatorConsts(
   };
 }
 export type GeneratorConsts = ReturnType<typeof generatorConsts>;
+
+/** The generator's functions in both dialects (`pg`: PostgreSQL, with its cursor functions and `next_ids`). */
+export function generatorFunctions({ p, lanes }: GeneratorConsts, pg: boolean, idType: string): SqlFunction[] {
+  const [int, big, clock] = pg
+    ? ['integer', 'bigint', 'flurry.now_ms if set (tests), else clock_timestamp()']
+    : ['INT', 'BIGINT', '@flurry_now_ms if set (tests), else SYSDATE(3)'];
+  const lane = `The lane of this session (taken on its first call, held until it ends; lane ${lanes - 1} is shared).`;
+  const cursor = "Starts this session's cursor (a temporary sequence) on its lane, after the lane's reservation.";
+  const wait = 'Waits until the clock reaches tick t (at most maxWaitMs), else raises.';
+  const release =
+    'Frees the node in the registry after writing its high-water mark; next_id() raises from then on. Refused (FLURRY_E_SQL_NODE_IN_USE) while another session holds a lane.';
+  return [
+    sqlFn(p, 'now_ms', '', big, `The generator clock: ${clock}.`),
+    sqlFn(p, 'lane', '', int, lane),
+    ...(pg ? [sqlFn(p, 'cursor', 'l integer', 'void', cursor), sqlFn(p, 'cursor_wait', 't bigint', 'void', wait)] : []),
+    sqlFn(p, 'next_id', '', idType, 'The next ID of the leased node.'),
+    ...(pg ? [sqlFn(p, 'next_ids', 'n integer', `SETOF ${idType}`, 'n next IDs (1..100000), increasing.')] : []),
+    sqlFn(p, 'release_node', '', big, release),
+  ];
+}
 
 /**
  * PostgreSQL: how far ahead (ms, at least one tick) a session on its own lane reserves in the lane's row: one row

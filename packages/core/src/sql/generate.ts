@@ -1,6 +1,6 @@
 // SQL that issues IDs inside the database under a node ID leased in the registry table: each session takes a lane (a
 // sub-range of the sequence) with an advisory lock, and every call checks the lease token (fencing). See docs/sql.md.
-import { quoteSqlTable, validTableName } from '../engines.js';
+import { validTableName } from '../engines.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import type { Layout } from '../layout/layout.js';
@@ -63,10 +63,7 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
       `lanes must be a power of two from 1 to ${most} (the sequence field's size), got ${lanes}.`,
       lanes,
     );
-  const registry = quoteSqlTable(o.dialect, o.registryTable);
-  // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
-  const floorTick = o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs);
-  const c = generatorConsts(layout, o, p, registry, floorTick, maxWaitMs, lanes);
+  const c = generatorConsts(layout, o, p, maxWaitMs, lanes);
   const { functions, statements } = o.dialect === 'postgres' ? postgresGenerator(c) : mysqlGenerator(c);
   const header =
     `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FlurryError } from '../errors.js';
 import { decodeUuid } from '../uuid/forms.js';
-import { uuidMaxAt, uuidMinAt } from '../uuid/bounds.js';
+import { uuidMaxAt, uuidMinAt } from '../uuid/format.js';
 import { uuidSql } from './uuid-ddl.js';
 
 const coded = (code: string) => (e: unknown) => e instanceof FlurryError && e.code === code;

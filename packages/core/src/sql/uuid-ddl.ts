@@ -107,36 +107,26 @@ function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
   const lo = `CAST(CONV(HEX(SUBSTRING(u, 9, 8)), 16, 10) AS UNSIGNED)`;
   const randA = `(CAST(CONV(HEX(SUBSTRING(u, 7, 2)), 16, 10) AS UNSIGNED) & 4095)`;
   const when = (expr: string): string => `RETURN CASE WHEN ${isV7} THEN ${expr} END`;
-  const text = `UNHEX(REPLACE(u, '-', ''))`;
-  add(
-    'uuid_unix_ms',
-    'u BINARY(16)',
-    'BIGINT',
-    when(`CAST(CONV(HEX(SUBSTRING(u, 1, 6)), 16, 10) AS UNSIGNED)`),
-    'Unix milliseconds of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.',
-  );
-  add(
-    'uuid_unix_ms_text',
-    'u CHAR(36)',
-    'BIGINT',
-    `RETURN ${p}uuid_unix_ms(${text})`,
-    'Unix milliseconds of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
-  );
   const time = (ms: string): string => `RETURN ${toTime('mysql', ms)}`;
-  add(
-    'uuid_timestamp',
-    'u BINARY(16)',
-    'DATETIME(3)',
-    time(`${p}uuid_unix_ms(u)`),
-    'The UTC time of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.',
-  );
-  add(
-    'uuid_timestamp_text',
-    'u CHAR(36)',
-    'DATETIME(3)',
-    time(`${p}uuid_unix_ms_text(u)`),
-    'The UTC time of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.',
-  );
+  const pairs = [
+    ['uuid_unix_ms', 'BIGINT', 'Unix milliseconds', when(`CAST(CONV(HEX(SUBSTRING(u, 1, 6)), 16, 10) AS UNSIGNED)`)],
+    ['uuid_timestamp', 'DATETIME(3)', 'The UTC time', time(`${p}uuid_unix_ms(u)`)],
+  ] as const;
+  // Each function on BINARY(16), then on CHAR(36) text (the text milliseconds read the bytes it stands for).
+  for (const [name, type, what, body] of pairs) {
+    const text =
+      name === 'uuid_unix_ms'
+        ? `RETURN ${p}uuid_unix_ms(UNHEX(REPLACE(u, '-', '')))`
+        : time(`${p}uuid_unix_ms_text(u)`);
+    add(name, 'u BINARY(16)', type, body, `${what} of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.`);
+    add(
+      `${name}_text`,
+      'u CHAR(36)',
+      type,
+      text,
+      `${what} of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.`,
+    );
+  }
   add(
     'uuid_node',
     'u BINARY(16)',

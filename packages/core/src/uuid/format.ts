@@ -104,12 +104,7 @@ export function tickWords(ms: number): [number, number] {
 
 /** The four words of a 128-bit value (`0 ≤ v < 2^128`). */
 export function bigintWords(v: bigint): number[] {
-  return [
-    Number((v >> 96n) & 0xffffffffn),
-    Number((v >> 64n) & 0xffffffffn),
-    Number((v >> 32n) & 0xffffffffn),
-    Number(v & 0xffffffffn),
-  ];
+  return [96n, 64n, 32n, 0n].map((shift) => Number((v >> shift) & 0xffffffffn));
 }
 
 /** The 128-bit value of four words. */
@@ -158,4 +153,27 @@ function formatError(name: string, value: unknown, allowed: string): FlurryError
     option: name,
     value: v,
   });
+}
+
+// The smallest and largest UUIDv7 of a Unix millisecond, for range scans (docs/sql.md, "UUIDv7 columns").
+function hexMs(ms: number, what: string): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_UNIX_MS) {
+    throw new FlurryError(
+      ErrorCode.TIME_OUT_OF_RANGE,
+      `${what} (Unix ms ${String(ms)}) is outside what a UUIDv7 holds: whole Unix ms from 0 to ${MAX_UNIX_MS} (1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z). Give a time in that range.`,
+      { value: String(ms), min: 0, max: MAX_UNIX_MS },
+    );
+  }
+  const h = ms.toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}`;
+}
+
+/** The smallest UUIDv7 of the Unix millisecond `ms`, canonical (`FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1). */
+export function uuidMinAt(ms: number, what = 'the time'): string {
+  return `${hexMs(ms, what)}-7000-8000-000000000000`;
+}
+
+/** The largest UUIDv7 of the Unix millisecond `ms`, canonical (`FLURRY_E_TIME_OUT_OF_RANGE` outside 0 … 2^48 − 1). */
+export function uuidMaxAt(ms: number, what = 'the time'): string {
+  return `${hexMs(ms, what)}-7fff-bfff-ffffffffffff`;
 }

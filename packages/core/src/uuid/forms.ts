@@ -1,7 +1,7 @@
 /** The forms of a UUIDv7 (docs/uuids.md), written and read strictly: fixed widths, so text order is numeric order. */
 import { asciiBuffer, asciiText } from '#platform';
 import { ErrorCode, FlurryError } from '../errors.js';
-import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET } from '../codecs/formats.js';
+import { BASE58_ALPHABET, BASE62_ALPHABET, CROCKFORD_ALPHABET as B32 } from '../codecs/formats.js';
 import { UuidFormat, bigintWords, wordsBigint, writeCanonical, type UuidFormatOptions } from './format.js';
 
 /** A UUID form: a string form's name, `'bytes'` (a `Uint8Array(16)`) or `'bigint'`. */
@@ -11,23 +11,16 @@ export type UuidTextForm = Exclude<UuidForm, 'bytes' | 'bigint'>;
 /** What the readers accept: a string of any form, 16 bytes, or a `bigint` below 2^128. */
 export type UuidInput = string | Uint8Array | bigint;
 
+const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
+
 /** Every form, in the order the docs list them. */
 export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
-  'canonical',
-  'hex',
-  'base32',
-  'base58',
-  'base62',
+  ...(Object.keys(WIDTH) as UuidForm[]),
   'bytes',
   'bigint',
 ]);
 
-const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
-
-// writeBytes lives here, not in issuer.ts beside the random pool, so that `flurry decode` loads no pool.
-const B32 = CROCKFORD_ALPHABET;
-
-/** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; returns `out`. */
+/** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; here so that `flurry decode` loads no pool. */
 export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
   put32(out, at, w0);
   put32(out, at + 4, w1);

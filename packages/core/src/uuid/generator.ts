@@ -1,13 +1,10 @@
 /** {@link UuidGenerator}: RFC 9562 UUIDv7 with Snowflake's guarantees, in one thread. */
 import { systemClock } from '../clock.js';
-import { ErrorCode, FlurryError } from '../errors.js';
-import { assertKnownOptions } from '../known-options.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { badOption, resolvePolicy } from '../generator/options.js';
 import { LocalTicks } from '../generator/local-ticks.js';
-import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
-import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
+import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './options.js';
 
 /**
  * Issues strictly increasing UUIDv7 for one node ID, in one thread (docs/uuids.md): `(millisecond, sequence)` only
@@ -26,9 +23,7 @@ export class UuidGenerator extends UuidIssuer {
   declare protected ticks: LocalTicks;
 
   constructor(opts: UuidGeneratorOptions) {
-    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
-    assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, 'UuidGenerator options');
-    const format = UuidFormat.from(opts);
+    const format = uuidFormatOf(opts, 'UuidGenerator');
     const lease = opts.lease;
     // The lease's current claim (TickPlanner.claimNow, before `this` exists).
     const claimNow = typeof lease?.forGenerator === 'function' ? lease.forGenerator() : lease;
@@ -38,13 +33,7 @@ export class UuidGenerator extends UuidIssuer {
       throw badOption('node', given, `the lease's node ${leased} or no node (a lease grants exactly one node ID)`);
     }
     const node = given ?? leased;
-    if (node === undefined) {
-      throw new FlurryError(
-        ErrorCode.NODE_OUT_OF_RANGE,
-        `A UUID generator needs its node ID: pass node (0 to ${format.maxNode} with nodeBits = ${format.nodeBits}) or a registry lease.`,
-        {},
-      );
-    }
+    if (node === undefined) throw missingNode(format, 'A UUID generator', ' or a registry lease');
     super(format, node);
     const policy = resolvePolicy({ ...opts, node: undefined });
     this.ticks = new LocalTicks(

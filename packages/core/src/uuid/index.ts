@@ -6,7 +6,7 @@ export {
   type SharedUuidGeneratorState,
 } from './shared-generator.js';
 export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
-export { UuidFormat, UUID_DEFAULTS, type UuidFormatOptions } from './format.js';
+export { UuidFormat, UUID_DEFAULTS, uuidMinAt, uuidMaxAt, type UuidFormatOptions } from './format.js';
 export {
   decodeUuid,
   encodeUuid,
@@ -18,4 +18,3 @@ export {
   type UuidTextForm,
   type UuidInput,
 } from './forms.js';
-export { uuidMinAt, uuidMaxAt } from './bounds.js';

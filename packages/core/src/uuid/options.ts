@@ -1,7 +1,8 @@
-/** Options of {@link UuidGenerator} and their names. */
-import { optionNames } from '../known-options.js';
-import { POLICY_NAMES, type GeneratorOptions } from '../generator/options.js';
-import type { UuidFormatOptions } from './format.js';
+/** Options of the UUID generators: their names and checks. */
+import { ErrorCode, FlurryError } from '../errors.js';
+import { assertKnownOptions, optionNames } from '../known-options.js';
+import { POLICY_NAMES, badOption, type GeneratorOptions } from '../generator/options.js';
+import { UuidFormat, type UuidFormatOptions } from './format.js';
 
 /** Options of {@link UuidGenerator}: the node ID (or a lease), the format's widths and {@link Generator}'s policies. */
 export interface UuidGeneratorOptions extends UuidFormatOptions, Omit<GeneratorOptions, 'layout' | 'node'> {
@@ -16,3 +17,16 @@ export const UUID_GENERATOR_OPTION_NAMES = optionNames<UuidGeneratorOptions>({
   sequenceBits: true,
   ...POLICY_NAMES,
 });
+
+/** The format of a UUID generator's options, checked (`what` names the generator in errors). */
+export function uuidFormatOf(opts: UuidGeneratorOptions, what: string): UuidFormat {
+  if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
+  assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, `${what} options`);
+  return UuidFormat.from(opts);
+}
+
+/** A UUID generator (`who`) given no node ID; `more` names another way to get one. */
+export function missingNode(format: UuidFormat, who: string, more = ''): FlurryError {
+  const range = `0 to ${format.maxNode} with nodeBits = ${format.nodeBits}`;
+  return new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, `${who} needs its node ID: pass node (${range})${more}.`, {});
+}

@@ -1,11 +1,8 @@
 import { systemClock } from '../clock.js';
-import { ErrorCode, FlurryError } from '../errors.js';
-import { assertKnownOptions } from '../known-options.js';
 import { badOption, resolvePolicy, type ResolvedPolicy } from '../generator/options.js';
 import { SharedTicks, sharedBuffer, type FromStateOptions } from '../generator/shared-ticks.js';
-import { UuidFormat } from './format.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
-import { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
+import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './options.js';
 
 // The shared cell (signed 64 bits) holds the 48-bit millisecond above at most 15 sequence bits.
 const SHARED_SEQUENCE_BITS = 15;
@@ -45,24 +42,16 @@ export class SharedUuidGenerator extends UuidIssuer {
   /** @internal used by {@link SharedUuidGenerator.fromState}. */
   constructor(opts: SharedUuidGeneratorOptions, attach: { buffer: SharedArrayBuffer; policy: ResolvedPolicy });
   constructor(opts: SharedUuidGeneratorOptions, attach?: { buffer: SharedArrayBuffer; policy: ResolvedPolicy }) {
-    if (opts === null || typeof opts !== 'object') throw badOption('options', opts, 'an object such as { node }');
-    if ((opts as UuidGeneratorOptions).lease !== undefined) {
+    if ((opts as UuidGeneratorOptions | null)?.lease !== undefined) {
       throw badOption(
         'lease',
         'a lease',
         "no lease: a SharedUuidGenerator cannot share a lease's deadline across threads; pass the lease's node and stop the threads before it ends, or give each thread its own leasedUuidGenerator()",
       );
     }
-    assertKnownOptions(opts, UUID_GENERATOR_OPTION_NAMES, 'SharedUuidGenerator options');
-    const format = UuidFormat.from(opts);
+    const format = uuidFormatOf(opts, 'SharedUuidGenerator');
     const node = nodeOf(opts.node);
-    if (node === undefined) {
-      throw new FlurryError(
-        ErrorCode.NODE_OUT_OF_RANGE,
-        `A SharedUuidGenerator needs its node ID: pass node (0 to ${format.maxNode} with nodeBits = ${format.nodeBits}).`,
-        {},
-      );
-    }
+    if (node === undefined) throw missingNode(format, 'A SharedUuidGenerator');
     super(format, node);
     const policy = attach ? attach.policy : resolvePolicy({ ...opts, node: undefined });
     const plan = uuidPlan(Math.min(format.sequenceBits, SHARED_SEQUENCE_BITS));
