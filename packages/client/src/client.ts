@@ -390,6 +390,6 @@ class Client implements FlurryClient {
     this.failWaiters(closedError());
     this.transport.close();
     this.buffer.clear();
-    this.uuidBuffer?.clear();
+    this.uuidBuffer?.buf.clear();
   }
 }

@@ -102,11 +102,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
 
   tryNext(): bigint | undefined {
     if (this.host.closed()) {
-      this.clear();
+      this.buf.clear();
       return undefined;
     }
-    if (this.prefetch > 0 && this.size * 2 <= this.prefetch) void this.refill();
-    return this.take();
+    if (this.prefetch > 0 && this.buf.size * 2 <= this.prefetch) void this.refill();
+    return this.buf.take();
   }
 
   async next(): Promise<bigint> {
@@ -121,7 +121,7 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
       (body) => parseOne(body, this.key),
       classify,
     );
-    this.taken++;
+    this.buf.taken++;
     return v;
   }
 
@@ -132,11 +132,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
   }
 
   stats(): RemoteSequenceStats {
-    return { taken: this.taken, requests: this.requests, buffered: this.size };
+    return { taken: this.buf.taken, requests: this.requests, buffered: this.buf.size };
   }
 
   protected wanted(): number {
-    return this.prefetch - this.size;
+    return this.prefetch - this.buf.size;
   }
 
   protected fetch(want: number, what: string): Promise<bigint[]> {
