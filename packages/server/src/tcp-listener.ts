@@ -43,9 +43,8 @@ export function tcpLimits(what: string, o: Partial<TcpLimits> & { port: number }
 }
 
 /**
- * Listens (rejecting with the listen error, `EADDRINUSE`…): each connection is tracked, sends without delay, is
- * destroyed alone on a socket error, goes to `onSocket`, and is closed by an {@link IdleSweep} after `idleTimeoutMs`
- * quiet (0: never). `close()` stops accepting and ends every connection, cutting off peers still open a second later.
+ * Listens (or rejects with the listen error): connections tracked, no-delay, ended alone by a socket error, swept when
+ * idle; `close()` ends them all, cutting off peers still open a second later.
  */
 export async function serveTcp(
   what: string,
@@ -84,9 +83,8 @@ export async function serveTcp(
 const QUIET_SWEEPS = 4;
 
 /**
- * Closes connections that sent nothing for `idleMs` (to 1.25 times that): one timer per server sweeping each
- * quarter of it and comparing each socket's `bytesRead` with the last sweep's, so a read costs nothing (a
- * per-socket `setTimeout`, re-armed by every read and write, cost more than parsing a request).
+ * Closes connections quiet for `idleMs` (to 1.25×): one timer per server compares each socket's `bytesRead` every
+ * quarter, so a read costs nothing (a per-socket `setTimeout` re-armed per read cost more than parsing a request).
  */
 class IdleSweep {
   /** Per socket: its `bytesRead` at the last sweep, and the sweeps since it changed. */

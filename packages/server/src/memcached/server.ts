@@ -1,9 +1,5 @@
-/**
- * The memcached endpoint of `flurry serve --memcached-port P`, compatible with
- * kayac/go-katsubushi (docs/service-api.md#memcached-protocol-katsubushi-compatible). Each
- * connection speaks the protocol its first byte names (0x80: binary, else text); idle
- * connections are closed by ../tcp-listener.ts's IdleSweep.
- */
+// `flurry serve --memcached-port P`, katsubushi-compatible: a connection's first byte picks the protocol (0x80: binary,
+// else text). docs/service-api.md#memcached-protocol-katsubushi-compatible
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import { FLURRY_VERSION } from '@flurry/coordination';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
@@ -66,10 +62,7 @@ const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
   issued: true,
 });
 
-/**
- * Starts the memcached endpoint. Rejects with `FLURRY_E_INVALID_OPTION` for bad options and
- * with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
- */
+/** Starts the endpoint; rejects with `FLURRY_E_INVALID_OPTION` for bad options, or the listen error (`EADDRINUSE`…). */
 export async function startMemcachedServer(opts: MemcachedServerOptions): Promise<MemcachedServer> {
   assertKnownOptions(opts, MEMCACHED_SERVER_OPTION_NAMES, 'startMemcachedServer options');
   const limits = tcpLimits('memcached server', opts, 600_000);
