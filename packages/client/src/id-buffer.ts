@@ -8,7 +8,7 @@ import type { ServerState } from './server-pool.js';
 /** One server answer: its values (IDs increasing), the next to hand out, when its request was sent. */
 type Chunk<T> = { readonly ids: ArrayLike<T>; pos: number; readonly fetchedAt: number };
 
-/** A prefetch buffer (IDs, UUIDs, a key's numbers); chunks older than `maxAgeMs` (by `clock.monotonic()`) are discarded, never handed out. */
+/** A prefetch buffer (IDs, UUIDs, numbers); answers older than `maxAgeMs` (monotonic) are dropped, never handed out. */
 export class IdBuffer<T = bigint> {
   private readonly chunks: Chunk<T>[] = [];
   private head: Chunk<T> | undefined;
@@ -22,7 +22,7 @@ export class IdBuffer<T = bigint> {
     readonly maxAgeMs: number,
   ) {}
 
-  /** Appends a chunk, owned by the buffer from now on; an array head loses its taken part, so it holds only what is held. */
+  /** Appends a chunk (the buffer's from now on); an array head drops its taken part, so arrays hold only what's held. */
   push(ids: ArrayLike<T>, fetchedAt: number): void {
     if (ids.length === 0) return;
     const head = this.head;
@@ -51,10 +51,11 @@ export class IdBuffer<T = bigint> {
     return this.head === undefined ? undefined : this.take();
   }
 
-  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held. */
-  takeMany(n: number): T[] | undefined {
+  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held (`oneAnswer`: in the first). */
+  takeMany(n: number, oneAnswer = false): T[] | undefined {
     this.discardStale();
-    if (this.size < n) return undefined;
+    const head = this.head;
+    if (oneAnswer ? head === undefined || head.ids.length - head.pos < n : this.size < n) return undefined;
     const out = new Array<T>(n);
     for (let k = 0; k < n; k++) out[k] = this.take()!;
     return out;

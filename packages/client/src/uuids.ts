@@ -56,11 +56,11 @@ export class ClientUuids extends Refilled<string> {
     return this.nextBuffered('uuid(): the refills brought no UUIDs');
   }
 
-  /** `n` UUIDs: from the buffer when it holds them, else fetched directly. */
+  /** `n` UUIDs: from the buffer when one server answer there holds them, else fetched directly. */
   async batch(n: number): Promise<string[]> {
     this.assertOpen();
     assertCount('uuids', n);
-    return this.buf.takeMany(n) ?? this.fetchAll(n, `uuids(${n})`);
+    return this.buf.takeMany(n, true) ?? this.fetchAll(n, `uuids(${n})`);
   }
 
   protected wanted(): number {
