@@ -103,8 +103,8 @@ export abstract class Session {
   feed(chunk: Buffer): void {
     this.ctx.counters.bytesRead += chunk.length;
     if (this.closed) return;
-    // One read in TIMED_READS is timed: two clock reads per request cost more than the rest of
-    // the metrics, and the sample keeps the latency histogram's shape (docs/service-api.md#metrics).
+    // One read in TIMED_READS is timed: two clock reads per request cost more than the rest of the metrics, and the
+    // sample keeps the latency histogram's shape (docs/service-api.md#metrics).
     const recorder = this.ctx.recorder;
     this.timing = recorder !== undefined && (recorder.count === undefined || this.reads++ % TIMED_READS === 0);
     const started = this.timing ? performance.now() : 0;

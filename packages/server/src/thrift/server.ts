@@ -1,6 +1,5 @@
-// The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift).
-// A clock refusal answers `InvalidSystemClock`, any other a `TApplicationException` starting with the
-// code; bytes that are not a well-formed call close that connection only.
+// The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift). A clock refusal
+// answers `InvalidSystemClock`, any other a `TApplicationException` with the code; a malformed call closes its socket.
 import thrift from 'thrift';
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import {
