@@ -49,35 +49,14 @@ export interface ClientStats {
 }
 
 /** A client of a Flurry fleet. */
-export interface FlurryClient {
-  /** The next ID. Rejects with `FLURRY_E_CLIENT_UNAVAILABLE` only when every server is down and the buffer is empty. */
-  next(): Promise<bigint>;
-  /** The next ID from the buffer, synchronously, or `undefined` when the buffer is empty (a refill is then under way). */
-  tryNext(): bigint | undefined;
-  /** The next ID as a decimal string. */
-  nextString(): Promise<string>;
-  /** `n` IDs (1 to 1,000,000): from the buffer when it holds them, else fetched directly; increasing within each server answer. */
-  batch(n: number): Promise<bigint[]>;
-  /** The next UUIDv7 (canonical), prefetched like IDs, with failover (servers with `GET /v1/uuids`). */
-  uuid(): Promise<string>;
-  /** `n` UUIDv7 (1 to 1,000,000), strictly increasing within each server answer. */
-  uuids(n: number): Promise<string[]>;
-  /** Asks a server to decode an ID under its layout. */
-  decode(id: bigint | string | number): Promise<DecodedRemoteId>;
-  /** The numbers of a segment-mode key (servers with `--sequences`), dense by default; one object per key. */
-  sequence(key: string, options?: SequenceOptions): RemoteSequence;
-  /** Counters and server states. */
-  stats(): ClientStats;
-  /** Rejects waiting calls with `FLURRY_E_CLIENT_CLOSED`, aborts requests, drops the buffer. */
-  close(): Promise<void>;
-}
+export type FlurryClient = Pick<Client, keyof Client>;
 
 /** Creates a client (docs/client.md); bad options throw `FLURRY_E_CLIENT_CONFIG` at once, and no request is sent before the first ID. */
 export function createClient(opts: ClientOptions): FlurryClient {
   return new Client(resolveOptions(opts));
 }
 
-class Client implements FlurryClient {
+class Client {
   private readonly buffer: IdBuffer;
   private readonly pool: ServerPool;
   private readonly transport: HttpTransport;
@@ -108,12 +87,14 @@ class Client implements FlurryClient {
     this.lowWater = this.sizer.lowWater;
   }
 
+  /** The next ID from the buffer, synchronously, or `undefined` when the buffer is empty (a refill is then under way). */
   tryNext(): bigint | undefined {
     const v = this.buffer.take();
     this.checkLowWater();
     return v;
   }
 
+  /** The next ID. Rejects with `FLURRY_E_CLIENT_UNAVAILABLE` only when every server is down and the buffer is empty. */
   next(): Promise<bigint> {
     const v = this.tryNext();
     return v !== undefined ? Promise.resolve(v) : this.wait();
@@ -126,6 +107,7 @@ class Client implements FlurryClient {
     if (until === 0 || (until !== Infinity && this.s.clock.monotonic() >= until)) this.refill();
   }
 
+  /** The next ID as a decimal string. */
   nextString(): Promise<string> {
     const v = this.tryNext();
     return v !== undefined ? Promise.resolve(v.toString()) : this.wait().then(String);
@@ -266,6 +248,7 @@ class Client implements FlurryClient {
     );
   }
 
+  /** `n` IDs (1 to 1,000,000): from the buffer when it holds them, else fetched directly; increasing within each server answer. */
   async batch(n: number): Promise<bigint[]> {
     if (this.closed) throw closedError();
     assertCount('batch', n);
@@ -283,6 +266,7 @@ class Client implements FlurryClient {
     );
   }
 
+  /** Asks a server to decode an ID under its layout. */
   async decode(id: bigint | string | number): Promise<DecodedRemoteId> {
     if (this.closed) throw closedError();
     const text = idText(id);
@@ -347,9 +331,11 @@ class Client implements FlurryClient {
     throw this.unavailableError(what);
   }
 
+  /** The next UUIDv7 (canonical), prefetched like IDs, with failover (servers with `GET /v1/uuids`). */
   uuid(): Promise<string> {
     return this.uuidSource().next();
   }
+  /** `n` UUIDv7 (1 to 1,000,000), strictly increasing within each server answer. */
   uuids(n: number): Promise<string[]> {
     return this.uuidSource().batch(n);
   }
@@ -357,6 +343,7 @@ class Client implements FlurryClient {
     return (this.uuidBuffer ??= new ClientUuids(this.s.clock, this.s.prefetch, this.host));
   }
 
+  /** The numbers of a segment-mode key (servers with `--sequences`), dense by default; one object per key. */
   sequence(key: string, options?: SequenceOptions): RemoteSequence {
     const prefetch = checkSequenceArgs(key, options);
     const seq = this.sequences.get(key) ?? new ClientSequence(key, prefetch, this.host, this.s.clock);
@@ -369,6 +356,7 @@ class Client implements FlurryClient {
     return seq;
   }
 
+  /** Counters and server states. */
   stats(): ClientStats {
     return {
       buffered: this.buffer.size,
@@ -383,6 +371,7 @@ class Client implements FlurryClient {
     };
   }
 
+  /** Rejects waiting calls with `FLURRY_E_CLIENT_CLOSED`, aborts requests, drops the buffer. */
   // eslint-disable-next-line @typescript-eslint/require-await -- synchronous body; `async` makes a failure a rejection, as the API documents
   async close(): Promise<void> {
     if (this.closed) return;
@@ -390,6 +379,6 @@ class Client implements FlurryClient {
     this.failWaiters(closedError());
     this.transport.close();
     this.buffer.clear();
-    this.uuidBuffer?.clear();
+    this.uuidBuffer?.buf.clear();
   }
 }

@@ -9,16 +9,14 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Sends GETs and returns the 200 body. */
 export class HttpTransport {
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private readonly agents: readonly [http.Agent, https.Agent];
   private readonly inFlight = new Set<http.ClientRequest>();
   private readonly headers: Record<string, string>;
   private closed = false;
 
   constructor(private readonly opts: { timeoutMs: number; token?: string | undefined }) {
     const agentOpts = { keepAlive: true, maxSockets: 4, maxFreeSockets: 4, scheduling: 'lifo' as const };
-    this.httpAgent = new http.Agent(agentOpts);
-    this.httpsAgent = new https.Agent(agentOpts);
+    this.agents = [new http.Agent(agentOpts), new https.Agent(agentOpts)];
     this.headers = { accept: 'application/json', 'user-agent': 'flurry-client/0.1' };
     if (opts.token !== undefined) this.headers.authorization = `Bearer ${opts.token}`;
   }
@@ -41,7 +39,7 @@ export class HttpTransport {
         settle(() => (err ? reject(err) : resolve(body!)));
       const req = (isHttps ? https : http).request(server + pathAndQuery, {
         method: 'GET',
-        agent: isHttps ? this.httpsAgent : this.httpAgent,
+        agent: this.agents[isHttps ? 1 : 0],
         headers: this.headers,
       });
       this.inFlight.add(req);
@@ -94,8 +92,7 @@ export class HttpTransport {
     this.closed = true;
     for (const req of this.inFlight) req.destroy();
     this.inFlight.clear();
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    for (const agent of this.agents) agent.destroy();
   }
 }
 

@@ -46,7 +46,7 @@ test('GIVEN a stale chunk behind a fresh one THEN discardStale drops it from the
   assert.deepEqual([buf.take(), buf.take(), buf.take()], [1n, 2n, undefined]);
 });
 
-test('GIVEN takeMany(n) THEN it returns n IDs when n fresh ones are held and nothing (taking none) when fewer are', () => {
+test('GIVEN takeMany(n) THEN it returns n IDs when n fresh ones are held (with oneAnswer, in the first answer) and nothing (taking none) when fewer are', () => {
   const clock = new ManualClock();
   const buf = new IdBuffer(clock, Infinity);
   buf.push(ids(0, 5), 0);
@@ -56,6 +56,10 @@ test('GIVEN takeMany(n) THEN it returns n IDs when n fresh ones are held and not
   assert.deepEqual(buf.takeMany(7), [0n, 1n, 2n, 3n, 4n, 5n, 6n]);
   assert.deepEqual(buf.takeMany(3), [7n, 8n, 9n]);
   assert.equal(buf.take(), undefined);
+  buf.push(ids(20, 2), 0);
+  buf.push(ids(22, 2), 0);
+  assert.equal(buf.takeMany(3, true), undefined, 'oneAnswer: 3 are held, but not in the first answer');
+  assert.deepEqual(buf.takeMany(2, true), [20n, 21n]);
 });
 
 test('GIVEN any interleaving of pushes, takes, clock advances and discards THEN no ID is handed out twice, none from a stale chunk, and each chunk comes out in order', () => {

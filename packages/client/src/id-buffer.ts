@@ -5,13 +5,13 @@ import { clientError, closedError } from './errors.js';
 import type { PrefetchOptions } from './options.js';
 import type { ServerState } from './server-pool.js';
 
-/** One answer of the batch route: its IDs (increasing), the next to hand out, when its request was sent. */
-type Chunk = { readonly ids: BigUint64Array; pos: number; readonly fetchedAt: number };
+/** One server answer: its values (IDs increasing), the next to hand out, when its request was sent. */
+type Chunk<T> = { readonly ids: ArrayLike<T>; pos: number; readonly fetchedAt: number };
 
-/** The prefetch buffer; chunks older than `maxAgeMs` (by `clock.monotonic()`) are discarded, never handed out. */
-export class IdBuffer {
-  private readonly chunks: Chunk[] = [];
-  private head: Chunk | undefined;
+/** A prefetch buffer (IDs, UUIDs, numbers); answers older than `maxAgeMs` (monotonic) are dropped, never handed out. */
+export class IdBuffer<T = bigint> {
+  private readonly chunks: Chunk<T>[] = [];
+  private head: Chunk<T> | undefined;
   /** IDs held, including those of stale chunks not yet noticed (see {@link discardStale}). */
   size = 0;
   discarded = 0;
@@ -22,16 +22,21 @@ export class IdBuffer {
     readonly maxAgeMs: number,
   ) {}
 
-  /** Appends a chunk; the array is owned by the buffer from now on. */
-  push(ids: BigUint64Array, fetchedAt: number): void {
+  /** Appends a chunk (the buffer's from now on); an array head drops its taken part, so arrays hold only what's held. */
+  push(ids: ArrayLike<T>, fetchedAt: number): void {
     if (ids.length === 0) return;
-    const chunk: Chunk = { ids, pos: 0, fetchedAt };
+    const head = this.head;
+    if (head !== undefined && head.pos > 0 && Array.isArray(head.ids)) {
+      head.ids.splice(0, head.pos);
+      head.pos = 0;
+    }
+    const chunk: Chunk<T> = { ids, pos: 0, fetchedAt };
     this.chunks.push(chunk);
     this.size += ids.length;
     if (this.head === undefined) this.head = chunk;
   }
 
-  take(): bigint | undefined {
+  take(): T | undefined {
     const c = this.head;
     if (c !== undefined && c.pos < c.ids.length && this.clock.monotonic() - c.fetchedAt <= this.maxAgeMs) {
       this.size--;
@@ -41,16 +46,17 @@ export class IdBuffer {
     return this.takeSlow();
   }
 
-  private takeSlow(): bigint | undefined {
+  private takeSlow(): T | undefined {
     this.discardStale();
     return this.head === undefined ? undefined : this.take();
   }
 
-  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held. */
-  takeMany(n: number): bigint[] | undefined {
+  /** `n` fresh IDs in hand-out order, or `undefined` (taking none) when fewer are held (`oneAnswer`: in the first). */
+  takeMany(n: number, oneAnswer = false): T[] | undefined {
     this.discardStale();
-    if (this.size < n) return undefined;
-    const out = new Array<bigint>(n);
+    const head = this.head;
+    if (oneAnswer ? head === undefined || head.ids.length - head.pos < n : this.size < n) return undefined;
+    const out = new Array<T>(n);
     for (let k = 0; k < n; k++) out[k] = this.take()!;
     return out;
   }
@@ -164,11 +170,9 @@ export async function collect<T>(n: number, fetch: (want: number) => Promise<Arr
   return out;
 }
 
-/** @internal Values (UUIDs, a key's numbers) refilled one request at a time, each answer dropped once older than `maxAgeMs`. */
+/** @internal Values (UUIDs, a key's numbers) in a buffer refilled one request at a time. */
 export abstract class Refilled<T> {
-  protected taken = 0;
-  protected size = 0;
-  protected readonly chunks: { readonly values: T[]; i: number; readonly at: number }[] = [];
+  readonly buf: IdBuffer<T>;
   /** Moving average of refill request times, ms. */
   protected latency = 0;
   private refilling: Promise<Error | undefined> | undefined;
@@ -177,39 +181,16 @@ export abstract class Refilled<T> {
     protected readonly host: RemoteHost,
     protected readonly clock: Clock,
     private readonly refillWhat: string,
-    private readonly maxAgeMs = Infinity,
-  ) {}
+    maxAgeMs = Infinity,
+  ) {
+    this.buf = new IdBuffer<T>(clock, maxAgeMs);
+  }
 
   abstract tryNext(): T | undefined;
   /** How many a refill asks for now (none when 0 or less). */
   protected abstract wanted(): number;
   /** Up to `want` values in one request (fewer when the server's maxBatch is smaller). */
   protected abstract fetch(want: number, what: string): Promise<T[]>;
-
-  protected take(): T | undefined {
-    this.dropStale();
-    const c = this.chunks[0];
-    if (c === undefined) return undefined;
-    this.size--;
-    this.taken++;
-    const v = c.values[c.i++];
-    if (c.i === c.values.length) this.chunks.shift();
-    return v;
-  }
-
-  protected dropStale(): void {
-    const limit = this.clock.monotonic() - this.maxAgeMs;
-    while (this.chunks.length > 0 && this.chunks[0].at < limit) {
-      const c = this.chunks.shift()!;
-      this.size -= c.values.length - c.i;
-    }
-  }
-
-  /** Drops everything (at close). */
-  clear(): void {
-    this.chunks.length = 0;
-    this.size = 0;
-  }
 
   /** The next value: from the buffer, else after a refill (with failover); `none` when the refills bring none. */
   protected async nextBuffered(none: string): Promise<T> {
@@ -219,7 +200,7 @@ export abstract class Refilled<T> {
       if (v !== undefined) return v;
       const err = await this.refill();
       this.assertOpen();
-      if (err !== undefined && this.size === 0) throw err;
+      if (err !== undefined && this.buf.size === 0) throw err;
     }
     throw clientError('UNAVAILABLE', none);
   }
@@ -227,7 +208,7 @@ export abstract class Refilled<T> {
   /** `n` values fetched directly (never through the buffer), one request per server maxBatch. */
   protected async fetchAll(n: number, what: string): Promise<T[]> {
     const out = await collect(n, (want) => this.fetch(want, what));
-    this.taken += n;
+    this.buf.taken += n;
     return out;
   }
 
@@ -246,14 +227,7 @@ export abstract class Refilled<T> {
         if (this.host.closed() || values.length === 0) return undefined;
         const elapsed = this.clock.monotonic() - sentAt;
         this.latency = this.latency === 0 ? elapsed : this.latency * 0.7 + elapsed * 0.3;
-        // The taken head of the oldest answer goes, so the arrays hold no more than a refill asks to hold.
-        const head = this.chunks[0];
-        if (head !== undefined && head.i > 0) {
-          head.values.splice(0, head.i);
-          head.i = 0;
-        }
-        this.chunks.push({ values, i: 0, at: sentAt });
-        this.size += values.length;
+        this.buf.push(values, sentAt);
         return undefined;
       })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))

@@ -85,7 +85,7 @@ test('GIVEN prefetch and a consumer slower than the refills THEN memory holds at
   try {
     const t = client.sequence('slow', { prefetch: 20 });
     const held = () =>
-      (t as unknown as { chunks: { values: bigint[] }[] }).chunks.reduce((n, c) => n + c.values.length, 0);
+      (t as unknown as { buf: { chunks: { ids: bigint[] }[] } }).buf.chunks.reduce((n, c) => n + c.ids.length, 0);
     let prev = await t.next();
     let most = 0;
     for (let i = 0; i < 120; i++) {

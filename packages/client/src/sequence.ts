@@ -58,19 +58,16 @@ function badResponse(what: string): FlurryError {
   return clientError('BAD_RESPONSE', `the server's answer to ${what} is not a Flurry sequence answer`);
 }
 
-function parseOne(body: Buffer, key: string): bigint {
-  const d = jsonBody(body, () => badResponse('next()')) as { key?: unknown; value?: unknown };
-  if (d.key !== key || typeof d.value !== 'string' || !NUMBER.test(d.value)) throw badResponse('next()');
-  return BigInt(d.value);
-}
-
-function parseMany(body: Buffer, key: string, count: number): bigint[] {
-  const d = jsonBody(body, () => badResponse('batch()')) as { key?: unknown; values?: unknown };
-  if (d.key !== key || !Array.isArray(d.values) || d.values.length !== count) throw badResponse('batch()');
-  const out: bigint[] = new Array<bigint>(count);
-  for (let i = 0; i < count; i++) {
-    const v: unknown = d.values[i];
-    if (typeof v !== 'string' || !NUMBER.test(v)) throw badResponse('batch()');
+/** The numbers of a next answer (`{key, value}`, no `count`) or of a batch answer (`{key, values}`, increasing). */
+function parseNumbers(body: Buffer, key: string, count?: number): bigint[] {
+  const what = count === undefined ? 'next()' : 'batch()';
+  const d = jsonBody(body, () => badResponse(what)) as { key?: unknown; value?: unknown; values?: unknown };
+  const values = count === undefined ? [d.value] : d.values;
+  if (d.key !== key || !Array.isArray(values) || values.length !== (count ?? 1)) throw badResponse(what);
+  const out = new Array<bigint>(values.length);
+  for (let i = 0; i < out.length; i++) {
+    const v: unknown = values[i];
+    if (typeof v !== 'string' || !NUMBER.test(v)) throw badResponse(what);
     out[i] = BigInt(v);
     if (i > 0 && out[i] <= out[i - 1]) throw badResponse('batch() (values not increasing)');
   }
@@ -102,11 +99,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
 
   tryNext(): bigint | undefined {
     if (this.host.closed()) {
-      this.clear();
+      this.buf.clear();
       return undefined;
     }
-    if (this.prefetch > 0 && this.size * 2 <= this.prefetch) void this.refill();
-    return this.take();
+    if (this.prefetch > 0 && this.buf.size * 2 <= this.prefetch) void this.refill();
+    return this.buf.take();
   }
 
   async next(): Promise<bigint> {
@@ -118,10 +115,10 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
         this.requests++;
         return `${this.path}/next`;
       },
-      (body) => parseOne(body, this.key),
+      (body) => parseNumbers(body, this.key)[0],
       classify,
     );
-    this.taken++;
+    this.buf.taken++;
     return v;
   }
 
@@ -132,11 +129,11 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
   }
 
   stats(): RemoteSequenceStats {
-    return { taken: this.taken, requests: this.requests, buffered: this.size };
+    return { taken: this.buf.taken, requests: this.requests, buffered: this.buf.size };
   }
 
   protected wanted(): number {
-    return this.prefetch - this.size;
+    return this.prefetch - this.buf.size;
   }
 
   protected fetch(want: number, what: string): Promise<bigint[]> {
@@ -146,7 +143,7 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
         this.requests++;
         return `${this.path}?count=${Math.min(want, s.maxBatch)}`;
       },
-      (body, path) => parseMany(body, this.key, Number(path.slice(path.lastIndexOf('=') + 1))),
+      (body, path) => parseNumbers(body, this.key, Number(path.slice(path.lastIndexOf('=') + 1))),
       classify,
     );
   }

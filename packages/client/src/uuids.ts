@@ -47,8 +47,8 @@ export class ClientUuids extends Refilled<string> {
   }
 
   tryNext(): string | undefined {
-    const v = this.take();
-    if (this.size < this.sizer.lowWater || this.size === 0) void this.refill();
+    const v = this.buf.take();
+    if (this.buf.size < this.sizer.lowWater || this.buf.size === 0) void this.refill();
     return v;
   }
 
@@ -56,24 +56,16 @@ export class ClientUuids extends Refilled<string> {
     return this.nextBuffered('uuid(): the refills brought no UUIDs');
   }
 
-  /** `n` UUIDs: from the buffer when one chunk there holds them, else fetched directly. */
+  /** `n` UUIDs: from the buffer when one server answer there holds them, else fetched directly. */
   async batch(n: number): Promise<string[]> {
     this.assertOpen();
     assertCount('uuids', n);
-    this.dropStale();
-    const c = this.chunks[0];
-    if (c === undefined || c.values.length - c.i < n) return this.fetchAll(n, `uuids(${n})`);
-    const out = c.values.slice(c.i, c.i + n);
-    c.i += n;
-    this.size -= n;
-    this.taken += n;
-    if (c.i === c.values.length) this.chunks.shift();
-    return out;
+    return this.buf.takeMany(n, true) ?? this.fetchAll(n, `uuids(${n})`);
   }
 
   protected wanted(): number {
-    this.sizer.update(this.taken, this.latency);
-    return Math.max(1, this.sizer.target - this.size);
+    this.sizer.update(this.buf.taken, this.latency);
+    return Math.max(1, this.sizer.target - this.buf.size);
   }
 
   protected fetch(want: number, what: string): Promise<string[]> {

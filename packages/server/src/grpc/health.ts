@@ -1,5 +1,4 @@
-// `grpc.health.v1.Health`: SERVING while ready (the rule of `GET /readyz`), for the whole server ("") and each
-// served service; `Watch` sends the state at once, then each change (polled every `watchMs`).
+// `grpc.health.v1.Health`: SERVING while ready (as `GET /readyz`); `Watch` sends the state, then each change it polls.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { Health, HealthCheckResponse_ServingStatus as Status } from './gen-proto/grpc/health/v1/health_pb.js';

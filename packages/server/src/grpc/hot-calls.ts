@@ -1,6 +1,5 @@
-// gRPC's hot calls, NextId and StreamIds over the binary protocol, answered on node:http2's stream API instead of
-// Connect's per-call pipeline (docs/grpc.md#memory); every other call goes to Connect. The frames are Connect's own
-// (hot-calls.test.ts compares them frame for frame).
+// gRPC's NextId and StreamIds (binary protocol) on node:http2's stream API instead of Connect's per-call pipeline
+// (docs/grpc.md#memory), in Connect's own frames (hot-calls.test.ts compares them); every other call goes to Connect.
 import type http2 from 'node:http2';
 import { fromBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';

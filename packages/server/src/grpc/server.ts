@@ -15,7 +15,7 @@ import { idServiceHandlers, type IdServiceContext } from './id-service.js';
 import { reflectionHandlers } from './reflection.js';
 import { hotCalls } from './hot-calls.js';
 import { bearerToken, callMetrics, type CallRecorder } from './status.js';
-import { checkIntOption, listenTcp } from '../tcp-listener.js';
+import { checkIntOption, serveTcp, tcpLimits } from '../tcp-listener.js';
 
 /** Options of {@link startGrpcServer}. */
 export interface GrpcServerOptions {
@@ -57,14 +57,10 @@ const CORS_ENTRIES = Object.entries({
 
 /** Starts the port; rejects with `FLURRY_E_INVALID_OPTION` for bad options, or the listen error (`EADDRINUSE`…). */
 export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServer> {
-  const host = opts.host ?? '127.0.0.1';
+  const limits = tcpLimits('gRPC server', opts, 120_000);
+  const idleTimeoutMs = limits.idleTimeoutMs;
   const maxMessageBytes = opts.maxMessageBytes ?? 65_536;
-  const maxConnections = opts.maxConnections ?? 10_000;
-  const idleTimeoutMs = opts.idleTimeoutMs ?? 120_000;
-  checkIntOption('gRPC server', 'port', opts.port, 0, 65_535);
   checkIntOption('gRPC server', 'maxMessageBytes', maxMessageBytes, 64, 16_777_216);
-  checkIntOption('gRPC server', 'maxConnections', maxConnections, 1, 1_000_000);
-  checkIntOption('gRPC server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
   const logger = opts.logger;
   const handler = grpcHandler(opts, maxMessageBytes);
 
@@ -100,12 +96,8 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     else socket.destroy();
   });
 
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.setNoDelay(true);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
+  // Idleness is timed per call (above), not by the sweep.
+  const tcp = await serveTcp('gRPC server', { ...limits, idleTimeoutMs: 0 }, logger, (socket) => {
     if (secure) {
       secure.emit('connection', socket);
       return;
@@ -113,26 +105,22 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
     routeByPreface(socket, h2, h1);
   });
-  server.maxConnections = maxConnections;
-  server.on('error', (err) => logger?.warn({ err: err.message }, 'gRPC server error'));
-
-  const port = await listenTcp(server, host, opts.port);
-  logger?.info?.({ host, port }, 'gRPC, gRPC-Web and Connect listening');
+  logger?.info?.({ host: limits.host, port: tcp.port }, 'gRPC, gRPC-Web and Connect listening');
 
   let closing: Promise<void> | undefined;
   const close = async (): Promise<void> => {
-    const closed = Promise.all([server, h2, h1].map((s) => new Promise((resolve) => s.close(resolve))));
+    const closed = Promise.all([tcp.server, h2, h1].map((s) => new Promise((resolve) => s.close(resolve))));
     h1.closeIdleConnections();
-    for (const s of sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
+    for (const s of tcp.sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
     // Calls still running a second later (open streams, Watch) are cut.
     const timer = setTimeout(() => {
-      for (const s of sockets) s.destroy();
+      for (const s of tcp.sockets) s.destroy();
       h1.closeAllConnections();
     }, 1_000);
     timer.unref();
     await closed;
   };
-  return { port, close: () => (closing ??= close()) };
+  return { port: tcp.port, close: () => (closing ??= close()) };
 }
 
 /** Connect's handler for IdService, Health and reflection, behind the token check and CORS. */

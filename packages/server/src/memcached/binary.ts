@@ -1,8 +1,5 @@
-/**
- * memcached's binary protocol, the part katsubushi answers (GET/GETK and their quiet forms,
- * VERSION, NOOP, QUIT, STAT, SASL PLAIN with a token): docs/service-api.md#memcached-protocol-katsubushi-compatible.
- * A header whose magic byte is not 0x80 cannot be resynchronised: the connection is closed.
- */
+// memcached's binary protocol, the part katsubushi answers, plus SASL PLAIN for the token
+// (docs/service-api.md#memcached-protocol-katsubushi-compatible). A bad magic byte cannot be resynchronised: it closes.
 import { CMD, MAX_BINARY_BODY_BYTES, MAX_KEY_BYTES, Session, putLatin1, refusalText } from './session.js';
 
 /** The first byte of every binary request. */

@@ -1,17 +1,12 @@
-/**
- * The memcached endpoint of `flurry serve --memcached-port P`, compatible with
- * kayac/go-katsubushi (docs/service-api.md#memcached-protocol-katsubushi-compatible). Each
- * connection speaks the protocol its first byte names (0x80: binary, else text); idle
- * connections are closed by ../tcp-listener.ts's IdleSweep.
- */
-import net from 'node:net';
+// `flurry serve --memcached-port P`, katsubushi-compatible: a connection's first byte picks the protocol (0x80: binary,
+// else text). docs/service-api.md#memcached-protocol-katsubushi-compatible
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import { FLURRY_VERSION } from '@flurry/coordination';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
 import { tokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
-import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
+import { serveTcp, tcpLimits } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */
 export type MemcachedLogger = Pick<FlurryLogger, 'warn'> & Partial<FlurryLogger>;
@@ -67,19 +62,11 @@ const MEMCACHED_SERVER_OPTION_NAMES = optionNames<MemcachedServerOptions>({
   issued: true,
 });
 
-/**
- * Starts the memcached endpoint. Rejects with `FLURRY_E_INVALID_OPTION` for bad options and
- * with the listen error (e.g. `EADDRINUSE`) when the port cannot be bound.
- */
+/** Starts the endpoint; rejects with `FLURRY_E_INVALID_OPTION` for bad options, or the listen error (`EADDRINUSE`…). */
 export async function startMemcachedServer(opts: MemcachedServerOptions): Promise<MemcachedServer> {
   assertKnownOptions(opts, MEMCACHED_SERVER_OPTION_NAMES, 'startMemcachedServer options');
-  const host = opts.host ?? '127.0.0.1';
+  const limits = tcpLimits('memcached server', opts, 600_000);
   const clock = opts.clock ?? systemClock;
-  const idleTimeoutMs = opts.idleTimeoutMs ?? 600_000;
-  const maxConnections = opts.maxConnections ?? 10_000;
-  checkIntOption('memcached server', 'port', opts.port, 0, 65_535);
-  checkIntOption('memcached server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
-  checkIntOption('memcached server', 'maxConnections', maxConnections, 1, 1_000_000);
   if (!opts.ids || typeof opts.ids.nextString !== 'function') {
     throw new FlurryError('FLURRY_E_INVALID_OPTION', 'startMemcachedServer needs ids with a nextString() method', {});
   }
@@ -129,44 +116,20 @@ export async function startMemcachedServer(opts: MemcachedServerOptions): Promis
         'memcached connection closed: bad request',
       ),
   };
-  const sockets = new Set<net.Socket>();
-  const idle = idleTimeoutMs > 0 ? new IdleSweep(idleTimeoutMs) : undefined;
-
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
+  const { port, close } = await serveTcp('memcached server', limits, logger, (socket) => {
     counters.currConnections++;
     counters.totalConnections++;
-    socket.setNoDelay(true);
-    idle?.add(socket);
-    socket.on('error', () => socket.destroy()); // resets, broken pipes: the connection is gone, nothing else.
-    socket.on('close', () => {
-      sockets.delete(socket);
-      counters.currConnections--;
-    });
+    socket.on('close', () => counters.currConnections--);
     let session: Session | undefined;
     socket.on('data', (chunk: Buffer) => {
       session ??= chunk[0] === BINARY_MAGIC ? new BinarySession(ctx, socket) : new TextSession(ctx, socket);
       session.feed(chunk);
     });
-    socket.on('end', () => socket.end());
   });
-  server.maxConnections = maxConnections;
-  server.on('error', (err) => logger?.warn({ err: err.message }, 'memcached server error'));
-
-  const port = await listenTcp(server, host, opts.port);
   logger?.info?.(
-    { host, port, auth: ctx.auth !== null ? 'sasl-plain' : 'none' },
+    { host: limits.host, port, auth: ctx.auth !== null ? 'sasl-plain' : 'none' },
     'memcached endpoint listening (text and binary protocols)',
   );
 
-  let closing: Promise<void> | undefined;
-  return {
-    port,
-    counters,
-    close(): Promise<void> {
-      idle?.stop();
-      closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
-      return closing;
-    },
-  };
+  return { port, counters, close };
 }

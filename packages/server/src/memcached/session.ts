@@ -1,7 +1,4 @@
-/**
- * What both memcached protocols share: the server-wide context, how a refused issue is
- * worded, and the per-connection {@link Session} base.
- */
+// What both memcached protocols share: the server-wide context, the wording of a refused issue, the Session base.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type net from 'node:net';
 import type { ProtocolRecorder } from '../protocol-metrics.js';
@@ -58,11 +55,7 @@ export function tokenCheck(token: string): (password: Buffer) => boolean {
   return (password) => timingSafeEqual(createHash('sha256').update(password).digest(), expected);
 }
 
-/**
- * The one-line answer to an issue that failed: the `FLURRY_E_…` code, then what happened and
- * what to do. A fenced refusal (`FLURRY_E_LEASE_EXPIRED`, the generator's own words speak to
- * the lease holder) is reworded for the caller.
- */
+/** The one-line answer to a failed issue: code, what happened, what to do (a fenced refusal reworded for callers). */
 export function refusalText(err: unknown): string {
   const raw = (err as { code?: unknown } | null)?.code;
   const code = typeof raw === 'string' && raw.startsWith('FLURRY_E_') ? raw : 'FLURRY_E_INTERNAL';
@@ -76,11 +69,7 @@ export function refusalText(err: unknown): string {
   return `${code} ${message}`.replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1024);
 }
 
-/**
- * One connection's protocol state: buffers at most one unfinished request, pauses reading while
- * the replies are backed up (nothing grows without bound), skips what is left of a refused
- * request. Subclasses answer one request at a time (`request`) and queue replies.
- */
+/** One connection: one unfinished request held at most, reading paused while replies back up, refused bodies skipped. */
 export abstract class Session {
   private pending: Buffer | undefined = undefined;
   /** Replies not yet handed to the socket: `out[0, outLen)`. */
@@ -114,8 +103,8 @@ export abstract class Session {
   feed(chunk: Buffer): void {
     this.ctx.counters.bytesRead += chunk.length;
     if (this.closed) return;
-    // One read in TIMED_READS is timed: two clock reads per request cost more than the rest of
-    // the metrics, and the sample keeps the latency histogram's shape (docs/service-api.md#metrics).
+    // One read in TIMED_READS is timed: two clock reads per request cost more than the rest of the metrics, and the
+    // sample keeps the latency histogram's shape (docs/service-api.md#metrics).
     const recorder = this.ctx.recorder;
     this.timing = recorder !== undefined && (recorder.count === undefined || this.reads++ % TIMED_READS === 0);
     const started = this.timing ? performance.now() : 0;
@@ -146,17 +135,10 @@ export abstract class Session {
     }
   }
 
-  /**
-   * Answers the request at `buf[pos]`, queueing replies; returns where the next one starts, or
-   * -1 at an unfinished request or when {@link backedUp}.
-   */
+  /** Answers the request at `buf[pos]`; returns where the next one starts, or -1 (unfinished, or {@link backedUp}). */
   protected abstract request(buf: Buffer, pos: number): number;
 
-  /**
-   * True when the replies waiting in the socket pass the high-water mark (replies queued
-   * here are handed to the socket first once they pass 16 KiB). `request` stops there, and
-   * `feed` stops reading until the socket drains.
-   */
+  /** Whether the socket's queued replies pass the high-water mark: `request` stops, `feed` pauses until it drains. */
   protected backedUp(): boolean {
     if (this.outLen >= FLUSH_BYTES) this.flush();
     return this.socket.writableLength > OUTPUT_HIGH_WATER_BYTES;
@@ -168,10 +150,7 @@ export abstract class Session {
     else this.ctx.recorder?.count?.(outcome >> 1, (outcome & 1) === 0);
   }
 
-  /**
-   * Records the requests of a timed chunk once their replies are written (off the path from a
-   * request to its reply): each took the chunk's time, from its arrival to the write.
-   */
+  /** Records a timed chunk's requests after its replies are written, each with the chunk's time. */
   private record(started: number): void {
     const seconds = (performance.now() - started) / 1000;
     for (const o of this.outcomes) this.ctx.recorder!.request(o >> 1, (o & 1) === 0, seconds);

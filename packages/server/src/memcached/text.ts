@@ -1,7 +1,4 @@
-/**
- * memcached's text protocol as katsubushi answers it (`get`, `gets`, `stats`, `version`, `quit`),
- * over the service's issuer: docs/service-api.md#memcached-protocol-katsubushi-compatible.
- */
+// memcached's text protocol as katsubushi answers it: docs/service-api.md#memcached-protocol-katsubushi-compatible.
 import { CMD, MAX_KEY_BYTES, MAX_LINE_BYTES, Session, putLatin1, refusalText } from './session.js';
 
 /** A storage command's data block larger than this is not skipped: the line is refused. */
@@ -83,10 +80,7 @@ export class TextSession extends Session {
     }
   }
 
-  /**
-   * Answers `get`/`gets` for the keys `keys[from…]`, one fresh ID each, or none at all. The keys
-   * from the fast path (`from` 0) are already checked.
-   */
+  /** Answers `get`/`gets` for `keys[from…]`, one fresh ID each or none; the fast path's key (`from` 0) is checked. */
   private get(keys: string[], from: number, withCas: boolean): boolean {
     const n = keys.length - from;
     if (n === 0) {
@@ -130,11 +124,7 @@ export class TextSession extends Session {
     putLatin1(o, at, last ? '\r\nEND\r\n' : '\r\n');
   }
 
-  /**
-   * The key of a `get KEY` line whose rest `buf[start, end)` is one valid key, else undefined
-   * (the line then takes the general path, which words every error). The string is reused while
-   * the bytes repeat.
-   */
+  /** The one valid key in `buf[start, end)`, else undefined (the general path words errors); reused while unchanged. */
   private singleKey(buf: Buffer, start: number, end: number): string | undefined {
     const n = end - start;
     if (n > MAX_KEY_BYTES) return undefined;

@@ -1,7 +1,5 @@
-// The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift).
-// A clock refusal answers `InvalidSystemClock`, any other a `TApplicationException` starting with the
-// code; bytes that are not a well-formed call close that connection only.
-import net from 'node:net';
+// The Twitter-compatible Thrift server (docs/service-api.md#twitter-snowflake-compatibility-thrift). A clock refusal
+// answers `InvalidSystemClock`, any other a `TApplicationException` with the code; a malformed call closes its socket.
 import thrift from 'thrift';
 import { FlurryError, assertKnownOptions, optionNames, systemClock, type Clock, type FlurryLogger } from '@flurry/core';
 import {
@@ -11,7 +9,7 @@ import {
   USER_AGENT_PATTERN,
   type SnowflakeHandler,
 } from './snowflake-processor.js';
-import { IdleSweep, checkIntOption, endSockets, listenTcp } from '../tcp-listener.js';
+import { checkIntOption, serveTcp, tcpLimits } from '../tcp-listener.js';
 
 /** The generator's node fields, or a function returning the current ones (a leased generator may move). */
 export type ThriftNodeSource = Readonly<Record<string, number>> | (() => Readonly<Record<string, number>>);
@@ -79,15 +77,10 @@ const OPTION_NAMES = optionNames<ThriftServerOptions>({
 /** Starts the server (framed, binary); rejects with `FLURRY_E_INVALID_OPTION` or the listen error (`EADDRINUSE`…). */
 export async function startThriftServer(opts: ThriftServerOptions): Promise<ThriftServer> {
   assertKnownOptions(opts, OPTION_NAMES, 'startThriftServer options');
-  const host = opts.host ?? '127.0.0.1';
+  const limits = tcpLimits('Thrift server', opts, 0);
   const clock = opts.clock ?? systemClock;
   const maxFrameBytes = opts.maxFrameBytes ?? 65_536;
-  const maxConnections = opts.maxConnections ?? 10_000;
-  const idleTimeoutMs = opts.idleTimeoutMs ?? 0;
-  checkIntOption('Thrift server', 'port', opts.port, 0, 65_535);
   checkIntOption('Thrift server', 'maxFrameBytes', maxFrameBytes, 64, 16_384_000);
-  checkIntOption('Thrift server', 'maxConnections', maxConnections, 1, 1_000_000);
-  checkIntOption('Thrift server', 'idleTimeoutMs', idleTimeoutMs, 0, 2_147_483_647);
   const needs = (what: string): never => {
     throw new FlurryError('FLURRY_E_INVALID_OPTION', `startThriftServer needs ${what}`, {});
   };
@@ -102,15 +95,7 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
   }
 
   const processor = new SnowflakeProcessor(snowflakeHandler(opts, clock));
-  const sockets = new Set<net.Socket>();
-  const idle = idleTimeoutMs > 0 ? new IdleSweep(idleTimeoutMs) : undefined;
-
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.setNoDelay(true);
-    idle?.add(socket);
-    socket.on('error', () => socket.destroy()); // a reset or broken pipe ends this connection only
-    socket.on('close', () => sockets.delete(socket));
+  const { port, close } = await serveTcp('Thrift server', limits, logger, (socket) => {
     const receive = frameReceiver(
       (frame) => {
         if (socket.destroyed) return;
@@ -131,23 +116,9 @@ export async function startThriftServer(opts: ThriftServerOptions): Promise<Thri
         socket.destroy();
       }
     });
-    socket.on('end', () => socket.end());
   });
-  server.maxConnections = maxConnections;
-  server.on('error', (err) => logger?.warn({ err: err.message }, 'Thrift server error'));
-
-  const port = await listenTcp(server, host, opts.port);
-  logger?.info?.({ host, port }, 'Snowflake Thrift server listening (framed transport, binary protocol)');
-
-  let closing: Promise<void> | undefined;
-  return {
-    port,
-    close(): Promise<void> {
-      idle?.stop();
-      closing ??= endSockets(sockets, (closed) => server.close(() => closed()));
-      return closing;
-    },
-  };
+  logger?.info?.({ host: limits.host, port }, 'Snowflake Thrift server listening (framed transport, binary protocol)');
+  return { port, close };
 }
 
 /** Twitter's `Snowflake` calls: IDs from the generator, the datacenter and worker IDs from its node. */
