@@ -36,7 +36,12 @@ export function createRequestHandler(
     let status: number;
     try {
       if (url.length > maxUrl) {
-        status = sendError(res, urlTooLong(url.length, maxUrl), { close: true });
+        const e = serverError(
+          'URL_TOO_LONG',
+          `the request target is ${url.length} bytes long; at most ${maxUrl} are allowed (setting maxUrlBytes)`,
+          { length: url.length, max: maxUrl },
+        );
+        status = sendError(res, e, { close: true });
       } else {
         scanHeaders(req.rawHeaders, headers);
         const bodyError =
@@ -77,7 +82,7 @@ export function createRequestHandler(
     t0: number,
   ): number {
     const method = req.method;
-    if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.allow);
+    if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.route.methods);
     if (hit.needsToken && auth !== undefined) {
       let given = headers.authorization;
       if (given === undefined && hit.tokenInQuery) given = queryToken(query);
@@ -109,14 +114,6 @@ export function createRequestHandler(
 
 /** Not a status: the route answers asynchronously and records its own metrics. */
 const LATER = -1;
-
-function urlTooLong(length: number, max: number): FlurryError {
-  return serverError(
-    'URL_TOO_LONG',
-    `the request target is ${length} bytes long; at most ${max} are allowed (setting maxUrlBytes)`,
-    { length, max },
-  );
-}
 
 function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | null {
   if (headers.transferEncoding !== undefined) {
@@ -199,7 +196,6 @@ export interface BoundRoute {
   readonly route: Route;
   readonly handle: RouteHandler;
   readonly input: RouteInput;
-  readonly allow: string;
   readonly allowHead: boolean;
   readonly needsToken: boolean;
   readonly tokenInQuery: boolean;
@@ -216,6 +212,7 @@ export class Router {
   // `headers`: the one object the dispatcher fills per request; every input refers to it.
   constructor(routes: readonly Route[], ctx: HttpContext, headers: RequestHeaders = new RequestHeaders()) {
     routes.forEach((route, id) => {
+      const auth = route.auth ?? 'token';
       const brace = route.path.indexOf('{');
       const prefix = brace === -1 ? route.path : route.path.slice(0, brace);
       if (brace !== -1 && !prefix.endsWith('/'))
@@ -232,14 +229,9 @@ export class Router {
         route,
         handle: route.create(ctx),
         input: { query: '', params: [], headers },
-        allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
-        needsToken:
-          ctx.limits.token !== undefined &&
-          (route.auth === 'token' ||
-            route.auth === 'token-or-query' ||
-            (route.auth === 'health' && ctx.limits.authHealth)),
-        tokenInQuery: route.auth === 'token-or-query',
+        needsToken: ctx.limits.token !== undefined && auth !== 'none' && (auth !== 'health' || ctx.limits.authHealth),
+        tokenInQuery: auth === 'token-or-query',
         prefix,
         segments,
       };
@@ -264,26 +256,15 @@ export class Router {
 }
 
 function matchPattern(p: BoundRoute, path: string): boolean {
-  const prefix = p.prefix;
-  if (path.length <= prefix.length || !path.startsWith(prefix)) return false;
+  if (path.length <= p.prefix.length || !path.startsWith(p.prefix)) return false;
+  const parts = path.slice(p.prefix.length).split('/');
+  if (parts.length !== p.segments.length) return false;
   const params = p.input.params;
   params.length = 0;
-  let start = prefix.length;
-  const segs = p.segments;
-  for (let i = 0; i < segs.length; i++) {
-    if (start > path.length) return false;
-    let end = path.indexOf('/', start);
-    const last = i === segs.length - 1;
-    if (end === -1) end = path.length;
-    else if (last) return false; // more segments than the pattern has
-    const seg = path.slice(start, end);
-    const want = segs[i];
-    if (want === null) {
-      if (seg.length === 0) return false;
-      params.push(seg);
-    } else if (seg !== want) return false;
-    if (!last && end === path.length) return false; // fewer segments than the pattern has
-    start = end + 1;
+  for (let i = 0; i < parts.length; i++) {
+    const want = p.segments[i];
+    if (want !== null ? parts[i] !== want : parts[i].length === 0) return false;
+    if (want === null) params.push(parts[i]);
   }
   return true;
 }

@@ -55,15 +55,20 @@ export const countParam = (what: string): Record<string, unknown> =>
   );
 
 /** The `200` of a route that issues one value: `{"<key>": value}`, or the bare value with `Accept: text/plain`. */
-export const oneOk = (description: string, key: string, schema: unknown, example: string): Record<string, unknown> => ({
+export const oneOk = (
+  description: string,
+  key: string,
+  schema: unknown,
+  example?: string,
+): Record<string, unknown> => ({
   '200': {
     description,
     content: {
       'application/json': {
         schema: { type: 'object', required: [key], properties: { [key]: schema } },
-        example: { [key]: example },
+        ...(example === undefined ? {} : { example: { [key]: example } }),
       },
-      'text/plain': { schema, example },
+      'text/plain': example === undefined ? { schema } : { schema, example },
     },
   },
 });

@@ -56,7 +56,6 @@ export const sequenceNextRoute: Route = {
   name: 'sequences_next',
   path: '/v1/sequences/{key}/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
     // Read before any await: the input object serves the next request meanwhile.
@@ -118,7 +117,6 @@ export const sequenceBatchRoute: Route = {
   name: 'sequences_batch',
   path: '/v1/sequences/{key}',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => async (res, input) => {
     const seq = sequenceOf(ctx, input);
     const count = countOf(input.query, ctx.limits.maxBatch);
@@ -157,7 +155,6 @@ export const sequenceStatusRoute: Route = {
   name: 'sequences_status',
   path: '/v1/sequences/{key}/status',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) =>
     sendText(res, 200, JSON_TYPE, JSON.stringify(sequencesOf(ctx).statusOf(keyOf(input.params[0])))),
   openapi: {
@@ -177,7 +174,6 @@ export const leafSegmentRoute: Route = {
   name: 'leaf_segment_get',
   path: '/api/segment/get/{key}',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => nextOf(sequenceOf(ctx, input), (v) => sendAscii(res, 200, TEXT_TYPE, v)),
   openapi: {
     operationId: 'leafSegmentGet',

@@ -16,7 +16,6 @@ export const idsNextRoute: Route = {
   name: 'ids_next',
   path: '/v1/ids/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const ids = ctx.ids;
     return (res, input) => {
@@ -65,7 +64,6 @@ export const idsBatchRoute: Route = {
   name: 'ids_batch',
   path: '/v1/ids',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const max = ctx.limits.maxBatch;
     // One fill() call per tick's worth of IDs: see BatchBodyWriter's `chunk`.
@@ -116,7 +114,6 @@ export const idsDecodeRoute: Route = {
   name: 'ids_decode',
   path: '/v1/ids/{id}',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const d = ctx.layout.decode(parseId(pathSegment(input.params[0]), ctx.layout));
     return sendText(res, 200, JSON_TYPE, JSON.stringify(decodedBody(d)));

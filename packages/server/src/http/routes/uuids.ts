@@ -55,7 +55,6 @@ export const uuidsNextRoute: Route = {
   name: 'uuids_next',
   path: '/v1/uuids/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const src = source(ctx);
     const form = input.query.length === 0 ? undefined : parseUuidForm(input.query);
@@ -83,7 +82,6 @@ export const uuidsBatchRoute: Route = {
   name: 'uuids_batch',
   path: '/v1/uuids',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const max = ctx.limits.maxBatch;
     return (res, input) => {
@@ -119,7 +117,6 @@ export const uuidsDecodeRoute: Route = {
   name: 'uuids_decode',
   path: '/v1/uuids/{uuid}',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const { nodeBits, sequenceBits } = source(ctx).format;
     const form = parseUuidForm(input.query);
