@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { consoleRoute } from './feature.js';
+import { consoleRoute } from './routes.js';
 import { serverError } from '../errors.js';
 import { COMMON } from '../http/openapi-parts.js';
 import { pathSegment } from '../http/routes/ids.js';
