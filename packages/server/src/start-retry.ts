@@ -50,22 +50,18 @@ export async function retryOutage<T>(
   let delayMs = Math.min(options.initialMs ?? 500, maxMs);
   let since: number | undefined;
   for (let tries = 1; ; tries++) {
-    aborted(options.signal, step);
+    if (options.signal?.aborted) throw abortError(step);
     try {
       return await attempt();
     } catch (err) {
       if (failureKind(err) !== 'outage') throw err;
       since ??= now();
       options.onWait?.({ step, error: err as FlurryError, attempt: tries, retryInMs: delayMs, since });
-      aborted(options.signal, step); // aborted while the try ran
+      if (options.signal?.aborted) throw abortError(step); // aborted while the try ran
       await sleep(timers, delayMs, options.signal, step);
       delayMs = Math.min(delayMs * 2, maxMs);
     }
   }
-}
-
-function aborted(signal: AbortSignal | undefined, step: StartWait['step']): void {
-  if (signal?.aborted) throw abortError(step);
 }
 
 function abortError(step: StartWait['step']): FlurryError {

@@ -36,12 +36,7 @@ export function createRequestHandler(
     let status: number;
     try {
       if (url.length > maxUrl) {
-        const e = serverError(
-          'URL_TOO_LONG',
-          `the request target is ${url.length} bytes long; at most ${maxUrl} are allowed (setting maxUrlBytes)`,
-          { length: url.length, max: maxUrl },
-        );
-        status = sendError(res, e, { close: true });
+        status = sendError(res, urlTooLong(url.length, maxUrl), { close: true });
       } else {
         scanHeaders(req.rawHeaders, headers);
         const bodyError =
@@ -82,7 +77,7 @@ export function createRequestHandler(
     t0: number,
   ): number {
     const method = req.method;
-    if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.route.methods);
+    if (method !== 'GET' && !(method === 'HEAD' && hit.allowHead)) return notAllowed(res, method, hit.allow);
     if (hit.needsToken && auth !== undefined) {
       let given = headers.authorization;
       if (given === undefined && hit.tokenInQuery) given = queryToken(query);
@@ -101,7 +96,13 @@ export function createRequestHandler(
 
   function failed(res: ServerResponse, err: unknown, req: IncomingMessage, url: string): number {
     const status = sendError(res, forHttpCaller(err));
-    if (status === 500) logUnexpected(ctx.logger, err, req, url);
+    if (status === 500) {
+      const e =
+        err instanceof Error
+          ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
+          : String(err);
+      ctx.logger.error({ err: e, method: req.method, url: clip(url) }, 'unexpected error in a request handler');
+    }
     return status;
   }
 
@@ -114,6 +115,14 @@ export function createRequestHandler(
 
 /** Not a status: the route answers asynchronously and records its own metrics. */
 const LATER = -1;
+
+function urlTooLong(length: number, max: number): FlurryError {
+  return serverError(
+    'URL_TOO_LONG',
+    `the request target is ${length} bytes long; at most ${max} are allowed (setting maxUrlBytes)`,
+    { length, max },
+  );
+}
 
 function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | null {
   if (headers.transferEncoding !== undefined) {
@@ -131,20 +140,6 @@ function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | nu
     );
   }
   return null;
-}
-
-function logUnexpected(logger: HttpContext['logger'], err: unknown, req: IncomingMessage, url: string): void {
-  logger.error(
-    {
-      err:
-        err instanceof Error
-          ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
-          : String(err),
-      method: req.method,
-      url: clip(url),
-    },
-    'unexpected error in a request handler',
-  );
 }
 
 function notAllowed(res: ServerResponse, method: string | undefined, allow: string): number {
@@ -196,6 +191,7 @@ export interface BoundRoute {
   readonly route: Route;
   readonly handle: RouteHandler;
   readonly input: RouteInput;
+  readonly allow: string;
   readonly allowHead: boolean;
   readonly needsToken: boolean;
   readonly tokenInQuery: boolean;
@@ -229,6 +225,7 @@ export class Router {
         route,
         handle: route.create(ctx),
         input: { query: '', params: [], headers },
+        allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
         needsToken: ctx.limits.token !== undefined && auth !== 'none' && (auth !== 'health' || ctx.limits.authHealth),
         tokenInQuery: auth === 'token-or-query',

@@ -5,7 +5,7 @@ import type { HttpContext } from '../http/context.js';
 import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
-import { wantsText } from '../http/routes/ids.js';
+import { pathSegment, wantsText } from '../http/routes/ids.js';
 import { SEQUENCES } from './mode.js';
 
 /** The sequences of the service, or the 404 that says segment mode is off. */
@@ -22,20 +22,11 @@ function sequencesOf(ctx: HttpContext): Sequences {
   return mode.sequences;
 }
 
-/** The sequence named by the first path parameter (the key itself is checked by get()). */
-function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
-  const s = sequencesOf(ctx);
-  const raw = input.params[0];
-  return s.get(raw.indexOf('%') === -1 ? raw : keyOf(raw));
-}
+const keyOf = (raw: string): string =>
+  pathSegment(raw, 'QUERY', 'the sequence key in the path has a malformed %-escape');
 
-function keyOf(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw serverError('QUERY', 'the sequence key in the path has a malformed %-escape');
-  }
-}
+/** The sequence named by the first path parameter (the key itself is checked by get()). */
+const sequenceOf = (ctx: HttpContext, input: RouteInput): Sequence => sequencesOf(ctx).get(keyOf(input.params[0]));
 
 /** Sends the next number of `seq` with `send`: at once from the buffer, else once a segment arrives. */
 function nextOf(seq: Sequence, send: (value: string) => number): number | Promise<number> {

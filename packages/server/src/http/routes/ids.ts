@@ -130,15 +130,16 @@ export const idsDecodeRoute: Route = {
   },
 };
 
-/** Percent-decodes one path segment; `FLURRY_E_BAD_REQUEST` for a malformed escape. */
-export function pathSegment(segment: string): string {
+/** Percent-decodes one path segment; `FLURRY_E_BAD_REQUEST` (or `code` with `message`) for a malformed escape. */
+export function pathSegment(
+  segment: string,
+  code: 'BAD_REQUEST' | 'QUERY' = 'BAD_REQUEST',
+  message = 'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes',
+): string {
   if (segment.indexOf('%') === -1) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw serverError(
-      'BAD_REQUEST',
-      'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes',
-    );
+    throw serverError(code, message);
   }
 }
