@@ -15,8 +15,8 @@ export const COMMON = {
   '414': { $ref: '#/components/responses/UrlTooLong' },
 } as const;
 
-/** The 503 of routes that issue IDs or report readiness. */
-export const FENCED = { '503': { $ref: '#/components/responses/Unavailable' } } as const;
+/** {@link COMMON} and the 503 of routes that issue IDs or report readiness. */
+export const FENCED = { ...COMMON, '503': { $ref: '#/components/responses/Unavailable' } } as const;
 
 /** The 400 of routes that read input. */
 export const BAD = { '400': { $ref: '#/components/responses/BadRequest' } } as const;

@@ -74,7 +74,6 @@ export const readyzRoute: Route = {
           },
         },
       }),
-      ...COMMON,
       ...FENCED,
     },
   },

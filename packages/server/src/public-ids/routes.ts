@@ -26,7 +26,6 @@ export const publicNextRoute: Route = {
     responses: {
       ...oneOk('A new public ID.', 'publicId', { $ref: '#/components/schemas/PublicId' }),
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },

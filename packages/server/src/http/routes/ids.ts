@@ -31,7 +31,6 @@ export const idsNextRoute: Route = {
     description: 'With "Accept: text/plain" the body is the bare decimal ID.',
     responses: {
       ...oneOk('A new ID.', 'id', { $ref: '#/components/schemas/DecimalId' }, '1859214170478923776'),
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -94,7 +93,6 @@ export const idsBatchRoute: Route = {
         { ids: ['1859214170478923776', '1859214170478923777'] },
       ),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },

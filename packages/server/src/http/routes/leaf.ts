@@ -25,7 +25,6 @@ export const leafGetRoute: Route = {
         description: 'A new ID.',
         content: { 'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' } } },
       },
-      ...COMMON,
       ...FENCED,
     },
   },

@@ -71,7 +71,6 @@ export const uuidsNextRoute: Route = {
     responses: {
       ...oneOk('A new UUIDv7.', 'uuid', UUID_SCHEMA, '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -106,7 +105,6 @@ export const uuidsBatchRoute: Route = {
         { uuids: ['017f22e2-79b0-7cc3-98c4-dc0c0c07398f', '017f22e2-79b0-7cc3-98c4-dc0c0c17d4a1'] },
       ),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },
