@@ -12,7 +12,7 @@ import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
 import { PUBLIC_IDS } from './public-ids/codec.js';
-import { SEQUENCES } from './sequences/mode.js';
+import { SEQUENCES } from './sequences/routes.js';
 import { UUIDS } from './http/routes/uuids.js';
 
 /** The logger `startService` writes to: pino's shape, with `child(bindings)` (each line has a `component`). */

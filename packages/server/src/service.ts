@@ -2,7 +2,7 @@
 // is leased and the TCP front-ends start (steps in service-steps.ts); an outage is retried with backoff.
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
-import { SEQUENCES, SegmentMode } from './sequences/mode.js';
+import { SEQUENCES, SegmentMode } from './sequences/routes.js';
 import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import { TlsFiles } from './tls.js';

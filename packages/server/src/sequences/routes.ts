@@ -1,12 +1,60 @@
-// Segment mode over HTTP (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
-import type { Sequence, Sequences } from '@flurry/segments';
+// Segment mode (`flurry serve --sequences URL`): its state (the open sequences once the store answers, and their
+// metrics) and its routes (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
+import type { FlurryError } from '@flurry/core';
+import { openSequences, type Sequence, type Sequences } from '@flurry/segments';
+import type { Registry } from 'prom-client';
+import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
-import type { HttpContext } from '../http/context.js';
+import type { HttpContext, Logger } from '../http/context.js';
+import { FeatureSlot } from '../http/feature.js';
 import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
 import { pathSegment, wantsText } from '../http/routes/ids.js';
-import { SEQUENCES } from './mode.js';
+import { SequenceMetrics } from './metrics.js';
+
+type SegmentSettings = Pick<
+  ServeConfig,
+  'autoCreate' | 'allowVolatileStore' | 'maxBatch' | 'sequenceMaxStep' | 'sequenceTargetMs'
+>;
+
+/** Segment mode on one service: configured, then open once its store answers. */
+export class SegmentMode {
+  sequences: Sequences | undefined = undefined;
+  private metrics: SequenceMetrics | undefined;
+
+  /** `starting` says why the service is not ready while the store opens. */
+  constructor(
+    private readonly url: string,
+    private readonly settings: SegmentSettings,
+    readonly starting: () => FlurryError | undefined,
+  ) {}
+
+  /** Opens the store (the caller retries an outage), its per-key metrics in `registry`. */
+  async open(registry: Registry): Promise<void> {
+    const s = this.settings;
+    const metrics = (this.metrics ??= new SequenceMetrics(registry));
+    this.sequences = await openSequences(this.url, {
+      autoCreate: s.autoCreate,
+      allowVolatileStore: s.allowVolatileStore,
+      maxBatch: s.maxBatch,
+      maxStep: s.sequenceMaxStep,
+      targetSegmentMs: s.sequenceTargetMs,
+      onEvent: metrics.onEvent,
+    });
+    metrics.attach(this.sequences);
+  }
+
+  /** Closes the sequences (hands unused numbers back) and logs the figures. */
+  async close(logger: Logger): Promise<void> {
+    if (!this.sequences) return;
+    const { handedBack, wasted } = await this.sequences.close();
+    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
+  }
+}
+
+/** Segment mode on the routes' context, when `--sequences` is set. */
+export const SEQUENCES = new FeatureSlot<SegmentMode>('sequences');
 
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
@@ -80,7 +128,6 @@ export const sequenceNextRoute: Route = {
       },
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -136,7 +183,6 @@ export const sequenceBatchRoute: Route = {
       ),
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -178,7 +224,6 @@ export const leafSegmentRoute: Route = {
       },
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
