@@ -104,7 +104,6 @@ export async function startThrift(
   return listening('Thrift', '--thrift-port', host, thriftPort, started);
 }
 
-/** Starts the memcached endpoint when `memcachedPort` is set. */
 export async function startMemcached(
   c: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
   core: ServiceCore,
@@ -151,7 +150,6 @@ export async function startGrpc(
   return listening('gRPC', '--grpc-port', host, grpcPort, started);
 }
 
-/** What the gRPC IdService answers from. */
 export function idServiceContext(ctx: HttpContext): IdServiceContext {
   return {
     layout: ctx.layout,

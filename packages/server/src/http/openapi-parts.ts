@@ -1,6 +1,5 @@
 // Pieces of OpenAPI operations shared by the route declarations.
 
-/** An error response object with an optional headers object. */
 export const errorResponse = (description: string, headers?: Record<string, unknown>): Record<string, unknown> => ({
   description,
   ...(headers ? { headers } : {}),
