@@ -21,16 +21,10 @@ export function chooseLayout(choice: LayoutChoice): Layout {
       { layout: choice.layout, fields: choice.fields },
     );
   }
-  if (choice.fields !== undefined) {
-    const opts: { epoch?: string; unit?: string } = {};
-    if (choice.epoch !== undefined) opts.epoch = choice.epoch;
-    if (choice.unit !== undefined) opts.unit = choice.unit;
-    return Layout.parse(choice.fields, opts);
-  }
+  if (choice.fields !== undefined) return Layout.parse(choice.fields, { epoch: choice.epoch, unit: choice.unit });
   const preset = Layout.from(choice.layout ?? 'twitter');
   if (choice.epoch === undefined && choice.unit === undefined) return preset;
-  const spec = preset.fields.map((f) => `${f.name}:${f.bits}`).join(',');
-  return Layout.parse(spec, {
+  return Layout.parse(preset.toFieldsString(), {
     epoch: choice.epoch ?? preset.epochMs,
     unit: choice.unit ?? preset.unit,
   });
