@@ -173,7 +173,9 @@ export async function abortStart(server: HttpServer, core: ServiceCore): Promise
   if (core.registry) await core.registry.close().catch(() => undefined);
 }
 
-interface ShutdownParts {
+// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
+// the registry and sequences, with the final high-water mark the next holder continues above.
+export async function shutdown(p: {
   readonly config: ServeConfig;
   readonly core: ServiceCore;
   readonly ctx: HttpContext;
@@ -183,11 +185,7 @@ interface ShutdownParts {
   readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
   readonly closeSequences?: () => Promise<void>;
-}
-
-// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
-// the registry and sequences, with the final high-water mark the next holder continues above.
-export async function shutdown(p: ShutdownParts): Promise<void> {
+}): Promise<void> {
   const { core, logger } = p;
   core.shuttingDown = true;
   p.ctx.shuttingDown = true;

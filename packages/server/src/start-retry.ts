@@ -25,7 +25,6 @@ export interface RetryOutageOptions {
   now?: () => number;
   /** Aborting it ends the wait with `FLURRY_E_UNAVAILABLE`. */
   signal?: AbortSignal;
-  /** Called after each failed try. */
   onWait?: (wait: StartWait) => void;
   /** Called when a try succeeds after failed ones: the last wait, and the ms since the first failure. */
   onAnswered?: (wait: StartWait, waitedMs: number) => void;
