@@ -21,16 +21,10 @@ export function chooseLayout(choice: LayoutChoice): Layout {
       { layout: choice.layout, fields: choice.fields },
     );
   }
-  if (choice.fields !== undefined) {
-    const opts: { epoch?: string; unit?: string } = {};
-    if (choice.epoch !== undefined) opts.epoch = choice.epoch;
-    if (choice.unit !== undefined) opts.unit = choice.unit;
-    return Layout.parse(choice.fields, opts);
-  }
+  if (choice.fields !== undefined) return Layout.parse(choice.fields, { epoch: choice.epoch, unit: choice.unit });
   const preset = Layout.from(choice.layout ?? 'twitter');
   if (choice.epoch === undefined && choice.unit === undefined) return preset;
-  const spec = preset.fields.map((f) => `${f.name}:${f.bits}`).join(',');
-  return Layout.parse(spec, {
+  return Layout.parse(preset.toFieldsString(), {
     epoch: choice.epoch ?? preset.epochMs,
     unit: choice.unit ?? preset.unit,
   });
@@ -40,12 +34,13 @@ export function chooseLayout(choice: LayoutChoice): Layout {
 export function parseNodePins(pins: readonly string[], layout: Layout): Record<string, number> {
   const out: Record<string, number> = {};
   const names = layout.nodeFields.map((f) => f.name);
+  const refuse = (message: string, details: Record<string, unknown>) =>
+    new FlurryError('FLURRY_E_NODE_OUT_OF_RANGE', message, details);
   for (const group of pins) {
     for (const pair of group.split(',')) {
       const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]{1,10})\s*$/.exec(pair);
       if (!m) {
-        throw new FlurryError(
-          'FLURRY_E_NODE_OUT_OF_RANGE',
+        throw refuse(
           `node pin "${clip(pair, 40)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
           { pin: clip(pair, 40) },
         );
@@ -53,23 +48,20 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
       const [, name, raw] = m;
       const field = layout.nodeFields.find((f) => f.name === name);
       if (!field) {
-        throw new FlurryError(
-          'FLURRY_E_NODE_OUT_OF_RANGE',
+        throw refuse(
           `layout ${layout.name} has no node field "${name}"; its node fields are: ${names.join(', ') || 'none'}`,
           { field: name, allowed: names },
         );
       }
       const value = Number(raw);
       if (value > field.max) {
-        throw new FlurryError(
-          'FLURRY_E_NODE_OUT_OF_RANGE',
+        throw refuse(
           `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bit${field.bits === 1 ? '' : 's'} wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
           { field: name, value, min: 0, max: field.max },
         );
       }
       if (Object.prototype.hasOwnProperty.call(out, name) && out[name] !== value) {
-        throw new FlurryError(
-          'FLURRY_E_NODE_OUT_OF_RANGE',
+        throw refuse(
           `node field ${name} is pinned twice with different values (${out[name]} and ${value}); pin it once`,
           { field: name },
         );

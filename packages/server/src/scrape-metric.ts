@@ -106,7 +106,6 @@ export class RequestTable {
     return t;
   }
 
-  /** Adds a column (its counts 0) and returns its index. */
   addColumn(): number {
     const [old, column] = [this.counts, this.width];
     this.width = column + 1;

@@ -1,7 +1,6 @@
 // The service's state apart from its servers, and the routes' context. Building it opens nothing
 // (no socket, no registry), so a test can serve requests in-process once a generator is attached.
-import { consoleAccess } from './console/access.js';
-import { CONSOLE } from './console/feature.js';
+import { CONSOLE, consoleAccess } from './console/routes.js';
 import { OPERATIONS } from './ops/feature.js';
 import { UUIDS } from './http/routes/uuids.js';
 import {

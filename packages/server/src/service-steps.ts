@@ -12,7 +12,7 @@ import type { MemcachedServer } from './memcached/index.js';
 import type { TlsFiles } from './tls.js';
 import type { GrpcServer, IdServiceContext } from './grpc/index.js';
 import { PUBLIC_IDS } from './public-ids/codec.js';
-import { SEQUENCES } from './sequences/mode.js';
+import { SEQUENCES } from './sequences/routes.js';
 import { UUIDS } from './http/routes/uuids.js';
 
 /** The logger `startService` writes to: pino's shape, with `child(bindings)` (each line has a `component`). */
@@ -104,7 +104,6 @@ export async function startThrift(
   return listening('Thrift', '--thrift-port', host, thriftPort, started);
 }
 
-/** Starts the memcached endpoint when `memcachedPort` is set. */
 export async function startMemcached(
   c: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
   core: ServiceCore,
@@ -151,7 +150,6 @@ export async function startGrpc(
   return listening('gRPC', '--grpc-port', host, grpcPort, started);
 }
 
-/** What the gRPC IdService answers from. */
 export function idServiceContext(ctx: HttpContext): IdServiceContext {
   return {
     layout: ctx.layout,
@@ -175,7 +173,9 @@ export async function abortStart(server: HttpServer, core: ServiceCore): Promise
   if (core.registry) await core.registry.close().catch(() => undefined);
 }
 
-interface ShutdownParts {
+// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
+// the registry and sequences, with the final high-water mark the next holder continues above.
+export async function shutdown(p: {
   readonly config: ServeConfig;
   readonly core: ServiceCore;
   readonly ctx: HttpContext;
@@ -185,11 +185,7 @@ interface ShutdownParts {
   readonly grpc?: GrpcServer | undefined;
   readonly logger: ServiceLogger;
   readonly closeSequences?: () => Promise<void>;
-}
-
-// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
-// the registry and sequences, with the final high-water mark the next holder continues above.
-export async function shutdown(p: ShutdownParts): Promise<void> {
+}): Promise<void> {
   const { core, logger } = p;
   core.shuttingDown = true;
   p.ctx.shuttingDown = true;

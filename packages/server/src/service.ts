@@ -2,7 +2,7 @@
 // is leased and the TCP front-ends start (steps in service-steps.ts); an outage is retried with backoff.
 import type { RegistryOptions } from '@flurry/coordination';
 import { assertKnownOptions } from '@flurry/core';
-import { SEQUENCES, SegmentMode } from './sequences/mode.js';
+import { SEQUENCES, SegmentMode } from './sequences/routes.js';
 import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
 import type { HttpContext } from './http/context.js';
 import { TlsFiles } from './tls.js';
@@ -92,7 +92,6 @@ export async function startService(
   logger.info({ host: config.host, port }, 'http listening; acquiring a node-ID lease');
 
   const startLog = logger.child({ component: 'start' });
-  const now = options.retry?.now ?? Date.now;
   const retry = {
     ...options.retry,
     signal: options.signal,
@@ -109,17 +108,20 @@ export async function startService(
         `${waitedFor(wait.step)} is not answering; not ready, retrying`,
       );
     },
+    onAnswered: (wait: StartWait, waitedMs: number) => {
+      core.startWait = undefined;
+      startLog.info(
+        { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, waitedMs) },
+        `${waitedFor(wait.step)} answers; starting`,
+      );
+    },
   };
   let thrift: ThriftServer | undefined;
   let memcached: MemcachedServer | undefined;
   let grpc: GrpcServer | undefined;
   try {
-    if (segments) {
-      await retryOutage('store', () => segments.open(core.metrics.registry), retry);
-      answered(core, startLog, now);
-    }
+    if (segments) await retryOutage('store', () => segments.open(core.metrics.registry), retry);
     await retryOutage('registry', () => leaseGenerator(config, core, port, logger, options.registryOptions), retry);
-    answered(core, startLog, now);
     thrift = await startThrift(config, core, logger);
     memcached = await startMemcached(config, core, logger);
     grpc = await startGrpc(config, core, ctx, logger, tls);
@@ -164,14 +166,4 @@ export async function startService(
       return true;
     },
   };
-}
-
-function answered(core: ServiceCore, log: ServiceLogger, now: () => number): void {
-  const wait = core.startWait;
-  if (wait === undefined) return;
-  core.startWait = undefined;
-  log.info(
-    { waitingFor: wait.step, failedTries: wait.attempt, waitedMs: Math.max(0, now() - wait.since) },
-    `${waitedFor(wait.step)} answers; starting`,
-  );
 }

@@ -25,8 +25,9 @@ export interface RetryOutageOptions {
   now?: () => number;
   /** Aborting it ends the wait with `FLURRY_E_UNAVAILABLE`. */
   signal?: AbortSignal;
-  /** Called after each failed try. */
   onWait?: (wait: StartWait) => void;
+  /** Called when a try succeeds after failed ones: the last wait, and the ms since the first failure. */
+  onAnswered?: (wait: StartWait, waitedMs: number) => void;
 }
 
 /** What a step waits for, in words: `the sequence store` or `the node-ID registry`. */
@@ -48,24 +49,22 @@ export async function retryOutage<T>(
   const now = options.now ?? Date.now;
   const maxMs = options.maxMs ?? 30_000;
   let delayMs = Math.min(options.initialMs ?? 500, maxMs);
-  let since: number | undefined;
+  let wait: StartWait | undefined;
   for (let tries = 1; ; tries++) {
-    aborted(options.signal, step);
+    if (options.signal?.aborted) throw abortError(step);
     try {
-      return await attempt();
+      const value = await attempt();
+      if (wait) options.onAnswered?.(wait, now() - wait.since);
+      return value;
     } catch (err) {
       if (failureKind(err) !== 'outage') throw err;
-      since ??= now();
-      options.onWait?.({ step, error: err as FlurryError, attempt: tries, retryInMs: delayMs, since });
-      aborted(options.signal, step); // aborted while the try ran
+      wait = { step, error: err as FlurryError, attempt: tries, retryInMs: delayMs, since: wait?.since ?? now() };
+      options.onWait?.(wait);
+      if (options.signal?.aborted) throw abortError(step); // aborted while the try ran
       await sleep(timers, delayMs, options.signal, step);
       delayMs = Math.min(delayMs * 2, maxMs);
     }
   }
-}
-
-function aborted(signal: AbortSignal | undefined, step: StartWait['step']): void {
-  if (signal?.aborted) throw abortError(step);
 }
 
 function abortError(step: StartWait['step']): FlurryError {

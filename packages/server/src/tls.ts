@@ -6,7 +6,6 @@ import { serverError } from './errors.js';
 /** A certificate chain and its private key, PEM. */
 type TlsPair = { readonly cert: Buffer; readonly key: Buffer };
 
-/** The TLS certificate and key files of the service. */
 export class TlsFiles {
   private current: TlsPair;
   private readonly listeners: Array<(pair: TlsPair) => void> = [];

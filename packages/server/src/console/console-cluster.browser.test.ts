@@ -61,7 +61,12 @@ test('GIVEN three servers on etcd WHEN one is SIGSTOPped THEN the page marks it 
   await page.goto(`${origin}/#cluster`);
   await page.locator('#conn.live').waitFor({ timeout: 15_000 });
   const rows = page.locator('#holders tr');
-  await page.waitForFunction('document.querySelectorAll("#holders tr").length === 3', undefined, { timeout: 10_000 });
+  // Polled from here: waitForFunction would need eval once it polls, which the page's CSP refuses.
+  const t0 = Date.now();
+  while ((await rows.count()) !== 3) {
+    assert.ok(Date.now() - t0 < 10_000, `${await rows.count()} holder rows after 10 s, want 3`);
+    await page.waitForTimeout(100);
+  }
   const pids = (await rows.locator('td:nth-child(3)').allTextContents()).map(Number).sort();
   assert.deepEqual(pids, servers.map((s) => s.process.pid!).sort(), 'the three servers, by pid');
   assert.deepEqual(await page.evaluate('[...document.querySelectorAll("#holders tr")].map((tr) => tr.dataset.state)'), [

@@ -24,7 +24,8 @@ async function eolCell(args: string[]): Promise<{ text: string; cls: string; col
     const watch = watchPage(page, origin);
     await page.goto(`${origin}/`);
     await page.locator('#conn.live').waitFor();
-    await page.waitForFunction("document.getElementById('layout-eol').textContent.includes('(in ')");
+    // A locator, not waitForFunction: that would need eval once it polls, which the page's CSP refuses.
+    await page.locator('#layout-eol', { hasText: /\(in / }).waitFor({ state: 'attached' });
     const cell = page.locator('#layout-eol');
     const out = {
       text: (await cell.textContent()) ?? '',

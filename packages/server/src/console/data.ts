@@ -11,7 +11,7 @@ import {
   type Registry,
 } from '@flurry/coordination';
 import type { FeatureStates } from '../http/feature.js';
-import { SEQUENCES } from '../sequences/mode.js';
+import { SEQUENCES } from '../sequences/routes.js';
 import type { ServeConfig } from '../config/index.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';
 import type { LeasedIssuer } from '../issuing.js';

@@ -8,14 +8,14 @@ import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { consoleRoute } from './feature.js';
+import { consoleRoute } from './routes.js';
 import { serverError } from '../errors.js';
 import { COMMON } from '../http/openapi-parts.js';
 import { pathSegment } from '../http/routes/ids.js';
 import { READ, type Route, type RouteInput } from '../http/route.js';
 
 /** One asset as served; `versioned` when its name carried the set's hash (cached for a year). */
-export interface ConsoleAsset {
+interface ConsoleAsset {
   readonly type: string;
   readonly raw: Buffer;
   readonly gzip: Buffer;
@@ -35,10 +35,7 @@ const CONSOLE_DIR = fileURLToPath(new URL('../../console/', import.meta.url));
 let loaded: ReturnType<typeof load> | undefined;
 
 /** The console's files (the page, the hash, an asset by either name), loaded on the first request for them. */
-export function consoleAssets(): ReturnType<typeof load> {
-  loaded ??= load();
-  return loaded;
-}
+export const consoleAssets = (): ReturnType<typeof load> => (loaded ??= load());
 
 function load() {
   const files = new Map<string, Buffer>();
@@ -94,13 +91,11 @@ function compress(type: string, raw: Buffer): ConsoleAsset {
   };
 }
 
-/** The console's Content-Security-Policy: only this origin, no inline script or style, no eval, never framed. */
-export const CONSOLE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
-  "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
 const SECURITY: Readonly<Record<string, string>> = {
-  'content-security-policy': CONSOLE_CSP,
+  // Only this origin, no inline script or style, no eval, never framed.
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; " +
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',

@@ -38,16 +38,6 @@ export interface RouteMetrics {
   readonly contentType: string;
 }
 
-/** The token and size limits every route is checked against. */
-export interface HttpLimits {
-  readonly token: string | undefined;
-  /** Whether /healthz, /readyz and /metrics need the token too. */
-  readonly authHealth: boolean;
-  readonly maxBatch: number;
-  readonly maxUrlBytes: number;
-  readonly maxBodyBytes: number;
-}
-
 /** The service as the routes see it. */
 export interface HttpContext {
   readonly layout: Layout;
@@ -55,7 +45,14 @@ export interface HttpContext {
   /** Null while ready (valid lease, sane clock, not shutting down), else why not. */
   notReady(): FlurryError | null;
   readonly metrics: RouteMetrics;
-  readonly limits: HttpLimits;
+  /** Checked on every route: the token (`authHealth`: /healthz, /readyz and /metrics need it too) and size limits. */
+  readonly limits: {
+    readonly token: string | undefined;
+    readonly authHealth: boolean;
+    readonly maxBatch: number;
+    readonly maxUrlBytes: number;
+    readonly maxBodyBytes: number;
+  };
   readonly logger: Logger;
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;

@@ -96,7 +96,13 @@ export function createRequestHandler(
 
   function failed(res: ServerResponse, err: unknown, req: IncomingMessage, url: string): number {
     const status = sendError(res, forHttpCaller(err));
-    if (status === 500) logUnexpected(ctx.logger, err, req, url);
+    if (status === 500) {
+      const e =
+        err instanceof Error
+          ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
+          : String(err);
+      ctx.logger.error({ err: e, method: req.method, url: clip(url) }, 'unexpected error in a request handler');
+    }
     return status;
   }
 
@@ -134,20 +140,6 @@ function refusedBody(headers: RequestHeaders, maxBody: number): FlurryError | nu
     );
   }
   return null;
-}
-
-function logUnexpected(logger: HttpContext['logger'], err: unknown, req: IncomingMessage, url: string): void {
-  logger.error(
-    {
-      err:
-        err instanceof Error
-          ? { message: err.message, stack: err.stack, code: (err as FlurryError).code }
-          : String(err),
-      method: req.method,
-      url: clip(url),
-    },
-    'unexpected error in a request handler',
-  );
 }
 
 function notAllowed(res: ServerResponse, method: string | undefined, allow: string): number {
@@ -216,6 +208,7 @@ export class Router {
   // `headers`: the one object the dispatcher fills per request; every input refers to it.
   constructor(routes: readonly Route[], ctx: HttpContext, headers: RequestHeaders = new RequestHeaders()) {
     routes.forEach((route, id) => {
+      const auth = route.auth ?? 'token';
       const brace = route.path.indexOf('{');
       const prefix = brace === -1 ? route.path : route.path.slice(0, brace);
       if (brace !== -1 && !prefix.endsWith('/'))
@@ -234,12 +227,8 @@ export class Router {
         input: { query: '', params: [], headers },
         allow: route.methods,
         allowHead: route.methods.includes('HEAD'),
-        needsToken:
-          ctx.limits.token !== undefined &&
-          (route.auth === 'token' ||
-            route.auth === 'token-or-query' ||
-            (route.auth === 'health' && ctx.limits.authHealth)),
-        tokenInQuery: route.auth === 'token-or-query',
+        needsToken: ctx.limits.token !== undefined && auth !== 'none' && (auth !== 'health' || ctx.limits.authHealth),
+        tokenInQuery: auth === 'token-or-query',
         prefix,
         segments,
       };
@@ -264,26 +253,15 @@ export class Router {
 }
 
 function matchPattern(p: BoundRoute, path: string): boolean {
-  const prefix = p.prefix;
-  if (path.length <= prefix.length || !path.startsWith(prefix)) return false;
+  if (path.length <= p.prefix.length || !path.startsWith(p.prefix)) return false;
+  const parts = path.slice(p.prefix.length).split('/');
+  if (parts.length !== p.segments.length) return false;
   const params = p.input.params;
   params.length = 0;
-  let start = prefix.length;
-  const segs = p.segments;
-  for (let i = 0; i < segs.length; i++) {
-    if (start > path.length) return false;
-    let end = path.indexOf('/', start);
-    const last = i === segs.length - 1;
-    if (end === -1) end = path.length;
-    else if (last) return false; // more segments than the pattern has
-    const seg = path.slice(start, end);
-    const want = segs[i];
-    if (want === null) {
-      if (seg.length === 0) return false;
-      params.push(seg);
-    } else if (seg !== want) return false;
-    if (!last && end === path.length) return false; // fewer segments than the pattern has
-    start = end + 1;
+  for (let i = 0; i < parts.length; i++) {
+    const want = p.segments[i];
+    if (want !== null ? parts[i] !== want : parts[i].length === 0) return false;
+    if (want === null) params.push(parts[i]);
   }
   return true;
 }

@@ -1,6 +1,5 @@
 // Pieces of OpenAPI operations shared by the route declarations.
 
-/** An error response object with an optional headers object. */
 export const errorResponse = (description: string, headers?: Record<string, unknown>): Record<string, unknown> => ({
   description,
   ...(headers ? { headers } : {}),
@@ -15,8 +14,8 @@ export const COMMON = {
   '414': { $ref: '#/components/responses/UrlTooLong' },
 } as const;
 
-/** The 503 of routes that issue IDs or report readiness. */
-export const FENCED = { '503': { $ref: '#/components/responses/Unavailable' } } as const;
+/** {@link COMMON} and the 503 of routes that issue IDs or report readiness. */
+export const FENCED = { ...COMMON, '503': { $ref: '#/components/responses/Unavailable' } } as const;
 
 /** The 400 of routes that read input. */
 export const BAD = { '400': { $ref: '#/components/responses/BadRequest' } } as const;
@@ -55,15 +54,20 @@ export const countParam = (what: string): Record<string, unknown> =>
   );
 
 /** The `200` of a route that issues one value: `{"<key>": value}`, or the bare value with `Accept: text/plain`. */
-export const oneOk = (description: string, key: string, schema: unknown, example: string): Record<string, unknown> => ({
+export const oneOk = (
+  description: string,
+  key: string,
+  schema: unknown,
+  example?: string,
+): Record<string, unknown> => ({
   '200': {
     description,
     content: {
       'application/json': {
         schema: { type: 'object', required: [key], properties: { [key]: schema } },
-        example: { [key]: example },
+        ...(example === undefined ? {} : { example: { [key]: example } }),
       },
-      'text/plain': { schema, example },
+      'text/plain': example === undefined ? { schema } : { schema, example },
     },
   },
 });

@@ -9,7 +9,7 @@ export type RouteMethods = 'GET' | 'GET, HEAD';
 export const ISSUE: RouteMethods = 'GET';
 export const READ: RouteMethods = 'GET, HEAD';
 
-/** Who needs the configured token: `token-or-query` also takes `?token=` (EventSource sends no headers), `health` only with `authHealth`. */
+/** Who needs the configured token (default `token`): `token-or-query` also takes `?token=` (EventSource sends no headers), `health` only with `authHealth`. */
 export type RouteAuth = 'token' | 'token-or-query' | 'health' | 'none';
 
 /** What a handler gets besides the response: one object per handler, reused across requests (read it synchronously). */
@@ -29,7 +29,7 @@ export interface Route {
   /** Exact, or with `{name}` segments (each one non-empty segment); exact paths win, patterns go in table order. */
   readonly path: string;
   readonly methods: RouteMethods;
-  readonly auth: RouteAuth;
+  readonly auth?: RouteAuth;
   /** Builds the handler once per service (its state, e.g. buffers, lives in the closure). */
   create(ctx: HttpContext): RouteHandler;
   readonly openapi: Record<string, unknown>;

@@ -12,7 +12,6 @@ import { UNMATCHED_ROUTE } from './routes/index.js';
 /** Largest header block (request line included) Node will parse; beyond is 431. */
 export const MAX_HEADER_BYTES = 32 * 1024;
 
-/** The HTTP port's server: `node:http`, or with TLS `node:http2`'s secure server. */
 export type HttpServer = Server | (Http2SecureServer & Pick<Server, 'closeIdleConnections' | 'closeAllConnections'>);
 
 type HttpTls = Pick<TlsFiles, 'pair' | 'onReload'>;

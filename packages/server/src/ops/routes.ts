@@ -1,5 +1,4 @@
 // Operational routes: `/v1/layout`, `/healthz`, `/readyz`, `/metrics` and `/openapi.json`.
-import type { HttpContext } from '../http/context.js';
 import { OPERATIONS } from './feature.js';
 import { COMMON, FENCED, jsonOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
@@ -9,8 +8,7 @@ export const layoutRoute: Route = {
   name: 'layout',
   path: '/v1/layout',
   methods: READ,
-  auth: 'token',
-  create: (ctx: HttpContext) => (res) => {
+  create: (ctx) => (res) => {
     const body = JSON.stringify({ ...(ctx.layout.describe() as object), node: OPERATIONS.get(ctx)?.node() ?? null });
     return sendText(res, 200, JSON_TYPE, body);
   },
@@ -50,7 +48,7 @@ export const readyzRoute: Route = {
   path: '/readyz',
   methods: READ,
   auth: 'health',
-  create: (ctx: HttpContext) => (res) => {
+  create: (ctx) => (res) => {
     const reason = ctx.notReady();
     if (reason) return sendError(res, reason);
     const ops = OPERATIONS.get(ctx);
@@ -76,7 +74,6 @@ export const readyzRoute: Route = {
           },
         },
       }),
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -87,7 +84,7 @@ export const metricsRoute: Route = {
   path: '/metrics',
   methods: READ,
   auth: 'health',
-  create: (ctx: HttpContext) => {
+  create: (ctx) => {
     const metrics = ctx.metrics;
     return (res) => metrics.text().then((text) => sendText(res, 200, metrics.contentType, text));
   },
@@ -107,13 +104,11 @@ export const openapiRoute: Route = {
   path: '/openapi.json',
   methods: READ,
   auth: 'none',
-  create: (ctx: HttpContext) => (res) => sendText(res, 200, JSON_TYPE, OPERATIONS.get(ctx)?.openapi ?? '{}'),
+  create: (ctx) => (res) => sendText(res, 200, JSON_TYPE, OPERATIONS.get(ctx)?.openapi ?? '{}'),
   openapi: {
     operationId: 'openapi',
     summary: 'This document.',
     security: [{}],
-    responses: {
-      ...jsonOk('The OpenAPI document.', { type: 'object' }),
-    },
+    responses: jsonOk('The OpenAPI document.', { type: 'object' }),
   },
 };

@@ -2,7 +2,7 @@
 // real ID, so it needs the bearer token (disabled without one).
 import { serverError } from '../errors.js';
 import type { HttpContext } from '../http/context.js';
-import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse, jsonOk } from '../http/openapi-parts.js';
+import { BAD, COMMON, FENCED, NOT_FOUND, errorResponse, jsonOk, oneOk } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
 import { decodedBody, pathSegment, wantsText } from '../http/routes/ids.js';
@@ -14,7 +14,6 @@ export const publicNextRoute: Route = {
   name: 'public_next',
   path: '/v1/public-ids/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const p = codec(ctx).next();
     if (wantsText(input.headers.accept)) return sendText(res, 200, TEXT_TYPE, p);
@@ -25,21 +24,8 @@ export const publicNextRoute: Route = {
     summary:
       'Issue one ID as a public ID (keyed, reversible obfuscation). Only when a public-ID key is configured (else 404 FLURRY_E_PUBLIC_IDS_DISABLED).',
     responses: {
-      '200': {
-        description: 'A new public ID.',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['publicId'],
-              properties: { publicId: { $ref: '#/components/schemas/PublicId' } },
-            },
-          },
-          'text/plain': { schema: { $ref: '#/components/schemas/PublicId' } },
-        },
-      },
+      ...oneOk('A new public ID.', 'publicId', { $ref: '#/components/schemas/PublicId' }),
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -49,7 +35,6 @@ export const publicDecodeRoute: Route = {
   name: 'public_decode',
   path: '/v1/public-ids/{publicId}',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const c = codec(ctx);
     if (ctx.limits.token === undefined) {

@@ -9,7 +9,7 @@ import { createRequestHandler } from '../http/handler.js';
 import { inProcess, type InProcess } from '../http/in-process.js';
 import { inject } from '../http/inject.js';
 import { httpGet, runFlurry, startFlurry } from '../test-support.js';
-import { SEQUENCES, SegmentMode } from './mode.js';
+import { SEQUENCES, SegmentMode } from './routes.js';
 import { loadServeConfig } from '../config/index.js';
 
 let svc: InProcess;

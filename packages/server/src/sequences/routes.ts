@@ -1,12 +1,60 @@
-// Segment mode over HTTP (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
-import type { Sequence, Sequences } from '@flurry/segments';
+// Segment mode (`flurry serve --sequences URL`): its state (the open sequences once the store answers, and their
+// metrics) and its routes (docs/segments.md#the-service-and-the-cli); without `--sequences` every route is 404.
+import type { FlurryError } from '@flurry/core';
+import { openSequences, type Sequence, type Sequences } from '@flurry/segments';
+import type { Registry } from 'prom-client';
+import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
-import type { HttpContext } from '../http/context.js';
+import type { HttpContext, Logger } from '../http/context.js';
+import { FeatureSlot } from '../http/feature.js';
 import { BAD, COMMON, FENCED, NOT_FOUND, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route, type RouteInput } from '../http/route.js';
-import { wantsText } from '../http/routes/ids.js';
-import { SEQUENCES } from './mode.js';
+import { pathSegment, wantsText } from '../http/routes/ids.js';
+import { SequenceMetrics } from './metrics.js';
+
+type SegmentSettings = Pick<
+  ServeConfig,
+  'autoCreate' | 'allowVolatileStore' | 'maxBatch' | 'sequenceMaxStep' | 'sequenceTargetMs'
+>;
+
+/** Segment mode on one service: configured, then open once its store answers. */
+export class SegmentMode {
+  sequences: Sequences | undefined = undefined;
+  private metrics: SequenceMetrics | undefined;
+
+  /** `starting` says why the service is not ready while the store opens. */
+  constructor(
+    private readonly url: string,
+    private readonly settings: SegmentSettings,
+    readonly starting: () => FlurryError | undefined,
+  ) {}
+
+  /** Opens the store (the caller retries an outage), its per-key metrics in `registry`. */
+  async open(registry: Registry): Promise<void> {
+    const s = this.settings;
+    const metrics = (this.metrics ??= new SequenceMetrics(registry));
+    this.sequences = await openSequences(this.url, {
+      autoCreate: s.autoCreate,
+      allowVolatileStore: s.allowVolatileStore,
+      maxBatch: s.maxBatch,
+      maxStep: s.sequenceMaxStep,
+      targetSegmentMs: s.sequenceTargetMs,
+      onEvent: metrics.onEvent,
+    });
+    metrics.attach(this.sequences);
+  }
+
+  /** Closes the sequences (hands unused numbers back) and logs the figures. */
+  async close(logger: Logger): Promise<void> {
+    if (!this.sequences) return;
+    const { handedBack, wasted } = await this.sequences.close();
+    logger.info({ handedBack: handedBack.toString(), wasted: wasted.toString() }, 'sequences closed');
+  }
+}
+
+/** Segment mode on the routes' context, when `--sequences` is set. */
+export const SEQUENCES = new FeatureSlot<SegmentMode>('sequences');
 
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
@@ -22,20 +70,11 @@ function sequencesOf(ctx: HttpContext): Sequences {
   return mode.sequences;
 }
 
-/** The sequence named by the first path parameter (the key itself is checked by get()). */
-function sequenceOf(ctx: HttpContext, input: RouteInput): Sequence {
-  const s = sequencesOf(ctx);
-  const raw = input.params[0];
-  return s.get(raw.indexOf('%') === -1 ? raw : keyOf(raw));
-}
+const keyOf = (raw: string): string =>
+  pathSegment(raw, 'QUERY', 'the sequence key in the path has a malformed %-escape');
 
-function keyOf(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw serverError('QUERY', 'the sequence key in the path has a malformed %-escape');
-  }
-}
+/** The sequence named by the first path parameter (the key itself is checked by get()). */
+const sequenceOf = (ctx: HttpContext, input: RouteInput): Sequence => sequencesOf(ctx).get(keyOf(input.params[0]));
 
 /** Sends the next number of `seq` with `send`: at once from the buffer, else once a segment arrives. */
 function nextOf(seq: Sequence, send: (value: string) => number): number | Promise<number> {
@@ -56,7 +95,6 @@ export const sequenceNextRoute: Route = {
   name: 'sequences_next',
   path: '/v1/sequences/{key}/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const seq = sequenceOf(ctx, input);
     // Read before any await: the input object serves the next request meanwhile.
@@ -90,7 +128,6 @@ export const sequenceNextRoute: Route = {
       },
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -118,7 +155,6 @@ export const sequenceBatchRoute: Route = {
   name: 'sequences_batch',
   path: '/v1/sequences/{key}',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => async (res, input) => {
     const seq = sequenceOf(ctx, input);
     const count = countOf(input.query, ctx.limits.maxBatch);
@@ -147,7 +183,6 @@ export const sequenceBatchRoute: Route = {
       ),
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -157,7 +192,6 @@ export const sequenceStatusRoute: Route = {
   name: 'sequences_status',
   path: '/v1/sequences/{key}/status',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) =>
     sendText(res, 200, JSON_TYPE, JSON.stringify(sequencesOf(ctx).statusOf(keyOf(input.params[0])))),
   openapi: {
@@ -177,7 +211,6 @@ export const leafSegmentRoute: Route = {
   name: 'leaf_segment_get',
   path: '/api/segment/get/{key}',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => nextOf(sequenceOf(ctx, input), (v) => sendAscii(res, 200, TEXT_TYPE, v)),
   openapi: {
     operationId: 'leafSegmentGet',
@@ -191,7 +224,6 @@ export const leafSegmentRoute: Route = {
       },
       ...BAD,
       ...NOT_FOUND,
-      ...COMMON,
       ...FENCED,
     },
   },

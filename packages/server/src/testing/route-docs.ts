@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Route } from '../http/route.js';
 import { ROUTE_NAMES, ROUTES } from '../http/routes/index.js';
 
-const AUTH: Readonly<Record<Route['auth'], string>> = {
+const AUTH: Readonly<Record<NonNullable<Route['auth']>, string>> = {
   token: 'token',
   'token-or-query': 'token (header or `?token=`)',
   health: 'token with `authHealth`',
@@ -33,7 +33,7 @@ export function routeTable(): string {
     '| --- | --- | --- | --- |',
     ...ROUTES.map(
       (r) =>
-        `| ${target(r)} | \`${r.name}\` | ${AUTH[r.auth]} | ${cell(typeof r.openapi.summary === 'string' ? r.openapi.summary : '')} |`,
+        `| ${target(r)} | \`${r.name}\` | ${AUTH[r.auth ?? 'token']} | ${cell(typeof r.openapi.summary === 'string' ? r.openapi.summary : '')} |`,
     ),
   ].join('\n');
 }

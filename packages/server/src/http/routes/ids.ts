@@ -16,7 +16,6 @@ export const idsNextRoute: Route = {
   name: 'ids_next',
   path: '/v1/ids/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const ids = ctx.ids;
     return (res, input) => {
@@ -32,7 +31,6 @@ export const idsNextRoute: Route = {
     description: 'With "Accept: text/plain" the body is the bare decimal ID.',
     responses: {
       ...oneOk('A new ID.', 'id', { $ref: '#/components/schemas/DecimalId' }, '1859214170478923776'),
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -65,7 +63,6 @@ export const idsBatchRoute: Route = {
   name: 'ids_batch',
   path: '/v1/ids',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const max = ctx.limits.maxBatch;
     // One fill() call per tick's worth of IDs: see BatchBodyWriter's `chunk`.
@@ -96,7 +93,6 @@ export const idsBatchRoute: Route = {
         { ids: ['1859214170478923776', '1859214170478923777'] },
       ),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -116,7 +112,6 @@ export const idsDecodeRoute: Route = {
   name: 'ids_decode',
   path: '/v1/ids/{id}',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const d = ctx.layout.decode(parseId(pathSegment(input.params[0]), ctx.layout));
     return sendText(res, 200, JSON_TYPE, JSON.stringify(decodedBody(d)));
@@ -133,15 +128,16 @@ export const idsDecodeRoute: Route = {
   },
 };
 
-/** Percent-decodes one path segment; `FLURRY_E_BAD_REQUEST` for a malformed escape. */
-export function pathSegment(segment: string): string {
+/** Percent-decodes one path segment; `FLURRY_E_BAD_REQUEST` (or `code` with `message`) for a malformed escape. */
+export function pathSegment(
+  segment: string,
+  code: 'BAD_REQUEST' | 'QUERY' = 'BAD_REQUEST',
+  message = 'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes',
+): string {
   if (segment.indexOf('%') === -1) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw serverError(
-      'BAD_REQUEST',
-      'the path has a malformed percent-escape; escape "%" as %25 and use valid UTF-8 escapes',
-    );
+    throw serverError(code, message);
   }
 }

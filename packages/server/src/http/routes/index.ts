@@ -6,10 +6,8 @@ import { layoutsExplainRoute } from './layouts.js';
 import { leafDecodeRoute, leafGetRoute } from './leaf.js';
 import { healthzRoute, layoutRoute, metricsRoute, openapiRoute, readyzRoute } from '../../ops/routes.js';
 import { publicDecodeRoute, publicNextRoute } from '../../public-ids/routes.js';
-import { clusterRoute } from '../../console/cluster-route.js';
-import { eventsRoute } from '../../console/events-route.js';
+import { clusterRoute, eventsRoute, statusRoute } from '../../console/routes.js';
 import { idsRangeRoute } from './range.js';
-import { statusRoute } from '../../console/status-route.js';
 import { uuidsBatchRoute, uuidsDecodeRoute, uuidsNextRoute } from './uuids.js';
 import {
   leafSegmentRoute,

@@ -42,7 +42,6 @@ export const layoutsExplainRoute: Route = {
   name: 'layouts_explain',
   path: '/v1/layouts/explain',
   methods: READ,
-  auth: 'token',
   create: () => (res, input) => sendText(res, 200, JSON_TYPE, explainLayout(input.query)),
   openapi: {
     operationId: 'explainLayout',

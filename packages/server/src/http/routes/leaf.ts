@@ -11,7 +11,6 @@ export const leafGetRoute: Route = {
   name: 'leaf_get',
   path: '/api/snowflake/get/{key}',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const ids = ctx.ids;
     return (res) => sendAscii(res, 200, TEXT_TYPE, ids.nextString()); // the key is ignored, as in Leaf's snowflake mode
@@ -26,7 +25,6 @@ export const leafGetRoute: Route = {
         description: 'A new ID.',
         content: { 'text/plain': { schema: { $ref: '#/components/schemas/DecimalId' } } },
       },
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -37,7 +35,6 @@ export const leafDecodeRoute: Route = {
   name: 'leaf_decode',
   path: '/decodeSnowflakeId',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const all = new URLSearchParams(input.query).getAll('snowflakeId');
     if (all.length !== 1) {

@@ -41,7 +41,6 @@ export const idsRangeRoute: Route = {
   name: 'ids_range',
   path: '/v1/ids/range',
   methods: READ,
-  auth: 'token',
   create: (ctx: HttpContext) => (res, input) => {
     const params = new URLSearchParams(input.query);
     for (const key of params.keys()) {

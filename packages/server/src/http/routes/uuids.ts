@@ -55,7 +55,6 @@ export const uuidsNextRoute: Route = {
   name: 'uuids_next',
   path: '/v1/uuids/next',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const src = source(ctx);
     const form = input.query.length === 0 ? undefined : parseUuidForm(input.query);
@@ -72,7 +71,6 @@ export const uuidsNextRoute: Route = {
     responses: {
       ...oneOk('A new UUIDv7.', 'uuid', UUID_SCHEMA, '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -83,7 +81,6 @@ export const uuidsBatchRoute: Route = {
   name: 'uuids_batch',
   path: '/v1/uuids',
   methods: ISSUE,
-  auth: 'token',
   create: (ctx) => {
     const max = ctx.limits.maxBatch;
     return (res, input) => {
@@ -108,7 +105,6 @@ export const uuidsBatchRoute: Route = {
         { uuids: ['017f22e2-79b0-7cc3-98c4-dc0c0c07398f', '017f22e2-79b0-7cc3-98c4-dc0c0c17d4a1'] },
       ),
       ...BAD,
-      ...COMMON,
       ...FENCED,
     },
   },
@@ -119,7 +115,6 @@ export const uuidsDecodeRoute: Route = {
   name: 'uuids_decode',
   path: '/v1/uuids/{uuid}',
   methods: READ,
-  auth: 'token',
   create: (ctx) => (res, input) => {
     const { nodeBits, sequenceBits } = source(ctx).format;
     const form = parseUuidForm(input.query);
