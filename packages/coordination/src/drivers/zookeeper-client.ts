@@ -185,38 +185,60 @@ export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: stri
   }
 }
 
-/** A renewal's time limit per operation (a third of the TTL, within 500 ms..connectTimeoutMs), checking the session timeout. */
-export function renewOpTimeout(
-  session: ZkSession,
-  ttlMs: number,
-  connectTimeoutMs: number,
-  doing: string,
-  url: string,
-): number {
-  if (session.timeoutMs < ttlMs) {
-    throw registryError(
-      'OPTION',
-      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
-      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
-  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
-}
-
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
+/** ZooKeeper's stat time (ms) of a node's last write. */
 export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
-export function updatedStamp(data: Buffer | undefined): number | null {
-  const u = jsonObject(data?.toString('utf8')).updatedAtMs;
-  return typeof u === 'number' && Number.isFinite(u) ? u : null;
+/**
+ * A listed holder: `live` is its ephemeral node's JSON, `stamped` the record whose `updatedAtMs` is its last renewal,
+ * `since` the ms since the engine saw that renewal.
+ */
+export function zkHolderRecord(
+  slot: number,
+  holder: HolderRecord['holder'],
+  live: Record<string, unknown>,
+  stamped: Buffer | undefined,
+  since: number | null,
+  highWaterMs: number,
+): HolderRecord {
+  const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+  const updated = jsonObject(stamped?.toString('utf8')).updatedAtMs;
+  const sessionMs = numberOr(live.sessionTimeoutMs);
+  return {
+    slot,
+    holder,
+    heldSinceMs: numberOr(live.claimedAt),
+    renewedAtMs: typeof updated === 'number' && Number.isFinite(updated) ? updated : null,
+    sinceRenewalMs: since,
+    sinceRenewalErrorMs: null,
+    expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
+    ttlMs: numberOr(live.ttlMs),
+    highWaterMs,
+  };
 }
 
-export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+/** What ZkDriverBase reads of a claim: its session (null: made offline), its ephemeral node, the mark it stored. */
+interface ZkClaimState {
+  readonly session: ZkSession | null;
+  readonly slot: number;
+  readonly livePath: string;
+  readonly lock?: { release(): void };
+  stored: number;
+}
 
-export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
+/** A driver's own words for the renewal failures that ZkDriverBase finds, each message whole. */
+interface RenewWords {
+  readonly doing: string;
+  readonly failing: string;
+  readonly expired: string;
+  readonly disconnected: string;
+  notOwned(taken: boolean): string;
+}
+
+export abstract class ZkDriverBase<S extends ZkClaimState> {
   readonly claims = new Map<string, S>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   protected closed = false;
@@ -225,13 +247,18 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     protected readonly pool: ZkSessionPool,
     readonly opts: EngineDriverOptions,
     readonly url: string,
+    private readonly noun: string,
   ) {}
+
+  /** The fields that name a claim in errors and logs. */
+  protected abstract where(st: S): Record<string, unknown>;
 
   protected assertOpen(): void {
     this.pool.assertOpen();
   }
 
   protected held(claim: { token: string; slot: number }, what: string): S {
+    this.assertOpen();
     const st = this.claims.get(claim.token);
     if (st) return st;
     throw registryError(
@@ -239,6 +266,77 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
       `renewing ${what} ${claim.slot} at ${this.url}: this driver holds no such claim (released, lost or from another driver)`,
       { url: this.url, slot: claim.slot },
     );
+  }
+
+  /** A renewal: the session alive (else LEASE_LOST) and connected (else UNREACHABLE), the node still its own, then `write`. */
+  protected async renewOn(
+    token: string,
+    st: S,
+    s: ZkSession,
+    ttlMs: number,
+    says: RenewWords,
+    write: (opT: number) => Promise<void>,
+  ): Promise<void> {
+    if (s.dead) {
+      this.forget(token, st, 'session expired');
+      throw registryError('LEASE_LOST', says.expired, this.where(st));
+    }
+    if (s.state !== 'connected') throw registryError('UNREACHABLE', says.disconnected, this.where(st));
+    if (s.timeoutMs < ttlMs) {
+      throw registryError(
+        'OPTION',
+        `${says.doing}: the ZooKeeper session timeout is ${s.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${s.timeoutMs}`,
+        { url: this.url, ttlMs, sessionTimeoutMs: s.timeoutMs },
+      );
+    }
+    // A third of the TTL per operation, within 500 ms..connectTimeoutMs.
+    const opT = Math.max(500, Math.min(this.opts.connectTimeoutMs, Math.floor(ttlMs / 3)));
+    try {
+      const stat = await s.exists(st.livePath, opT);
+      if (!s.owns(stat)) throw registryError('LEASE_LOST', says.notOwned(stat !== null), this.where(st));
+      await write(opT);
+    } catch (err) {
+      const e = zkFailure(err, this.url, says.failing);
+      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(token, st, e.message);
+      throw e;
+    }
+  }
+
+  /** A release once the session answers (else UNREACHABLE): `write` if the node is still its own; a lost claim is logged. */
+  protected async releaseOn(
+    token: string,
+    st: S,
+    s: ZkSession,
+    says: { doing: string; unreachable: string; lost: string },
+    write: (opT: number) => Promise<void>,
+  ): Promise<void> {
+    const lost = (reason: string): void => {
+      this.forget(token, st);
+      this.opts.logger?.warn({ ...this.where(st), reason }, says.lost);
+    };
+    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
+    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
+      throw registryError('UNREACHABLE', says.unreachable, this.where(st));
+    }
+    if (s.dead) return lost('session expired');
+    try {
+      const stat = await s.exists(st.livePath, opT);
+      if (!s.owns(stat)) return lost(stat ? 'slot node owned by another session' : 'slot node gone');
+      await write(opT);
+      this.forget(token, st);
+      this.opts.logger?.info({ ...this.where(st), highWaterMs: st.stored }, `released ${this.noun}`);
+    } catch (err) {
+      const e = zkFailure(err, this.url, says.doing);
+      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
+      throw e;
+    }
+  }
+
+  protected forget(token: string, st: S, lostReason?: string): void {
+    if (!this.claims.delete(token)) return;
+    st.lock?.release();
+    if (st.session) st.session.holds = Math.max(0, st.session.holds - 1);
+    if (lostReason) this.opts.logger?.warn({ ...this.where(st), reason: lostReason }, `${this.noun} lost`);
   }
 
   async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
@@ -269,6 +367,7 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const st of this.claims.values()) st.lock?.release();
     this.claims.clear();
     await this.pool.close();
   }

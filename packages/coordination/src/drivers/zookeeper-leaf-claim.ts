@@ -24,13 +24,17 @@ export interface LeafClaimState {
   readonly metaPath: string;
   foreverVersion: number;
   metaVersion: number;
-  lastWritten: number;
+  stored: number;
 }
 
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   abstract readonly prefix: string;
+
+  protected where(st: LeafClaimState): Record<string, unknown> {
+    return { url: this.url, slot: st.slot, address: st.addr.text };
+  }
 
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
     const { name, addr, cacheFile } = who;
@@ -54,7 +58,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       metaPath: '',
       foreverVersion: -1,
       metaVersion: -1,
-      lastWritten: cache.highWaterMs ?? 0,
+      stored: cache.highWaterMs ?? 0,
     });
     this.opts.logger?.warn(
       {
@@ -131,7 +135,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         metaPath: p.meta,
         foreverVersion,
         metaVersion: metaGot ? metaGot.stat.version : -1,
-        lastWritten: stored,
+        stored: stored,
       };
       await this.writeNode(st, mark, false, opT);
       writeLeafCache(cacheFile, workerId, mark);
@@ -243,13 +247,13 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   protected async writeNode(
     st: LeafClaimState,
     mark: number,
-    release: boolean | 'renew',
+    release: boolean,
     opT: number,
     attempt = 0,
   ): Promise<void> {
     const s = st.session as ZkSession;
-    const ts = Math.max(mark, st.lastWritten);
-    const meta = { highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 };
+    const ts = Math.max(mark, st.stored);
+    const meta = { highWaterMs: ts, releasedCleanly: release, foreverVersion: st.foreverVersion + 1 };
     const metaData = Buffer.from(JSON.stringify({ ...meta, updatedAtMs: this.opts.clock.now() }));
     try {
       await s.multi((tx) => {
@@ -257,15 +261,12 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
         if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
         else tx.setData(st.metaPath, metaData, st.metaVersion);
-        if (release === true) tx.remove(st.livePath, -1);
+        if (release) tx.remove(st.livePath, -1);
       }, opT);
     } catch (err) {
       if (isZk(err) && err.opIndex === 0) {
-        throw registryError(
-          'LEASE_LOST',
-          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
+        const why = `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`;
+        throw registryError('LEASE_LOST', why, this.where(st));
       }
       if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
         return this.writeNode(st, mark, release, opT, attempt + 1);
@@ -274,7 +275,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         throw registryError(
           'LEASE_LOST',
           `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
-          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
+          { ...this.where(st), path: st.nodePath },
         );
       }
       if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
@@ -286,7 +287,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
     st.foreverVersion += 1;
     st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
-    st.lastWritten = ts;
+    st.stored = ts;
   }
 
   /** After a version mismatch: true (and `st` updated) when the write that moved the node on was our own, answer lost. */
@@ -296,13 +297,11 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     const m = meta ? parseMeta(meta.data) : null;
     if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
       return false;
-    this.opts.logger?.info(
-      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
-      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
-    );
+    const msg = 'Leaf: a write of ours was committed without its answer reaching us; continuing from it';
+    this.opts.logger?.info({ ...this.where(st), version: node.stat.version }, msg);
     st.foreverVersion = node.stat.version;
     st.metaVersion = meta.stat.version;
-    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
+    st.stored = Math.max(st.stored, m.highWaterMs);
     return true;
   }
 }

@@ -8,24 +8,14 @@ import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } 
 import type { ZkSession, ZkSessionPool } from './zookeeper-session.js';
 import {
   normalizeZkPath,
-  numberOr,
   openZkPool,
   parseZooKeeperUrl,
-  renewOpTimeout,
-  updatedStamp,
   validateClaimRequest,
-  zkFailure,
+  zkHolderRecord,
   zkTimeMs,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
-import {
-  LeafClaims,
-  parseEndpoint,
-  parseLeafAddress,
-  parseLeafNodeName,
-  parseMeta,
-  type LeafClaimState,
-} from './zookeeper-leaf-claim.js';
+import { LeafClaims, parseEndpoint, parseLeafAddress, parseLeafNodeName, parseMeta } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
@@ -45,7 +35,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     opts: EngineDriverOptions,
     url: string,
   ) {
-    super(pool, opts, url);
+    super(pool, opts, url, 'Leaf worker ID');
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -80,9 +70,8 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
     const st = this.held(claim, 'Leaf worker ID');
-    const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
+    const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.stored);
     if (!st.session) {
       if (!st.lock.held()) {
         this.forget(claim.token, st, 'host lock file removed');
@@ -93,44 +82,21 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
         );
       }
       writeLeafCache(st.cacheFile, st.slot, mark);
-      st.lastWritten = mark;
+      st.stored = mark;
       return;
     }
-    const s = st.session;
     const doing = `renewing Leaf worker ID ${st.slot} of ${st.addr.text}`;
-    if (s.dead) {
-      this.forget(claim.token, st, 'session expired');
-      throw registryError(
-        'LEASE_LOST',
-        `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    if (s.state !== 'connected') {
-      throw registryError(
-        'UNREACHABLE',
-        `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
+    const says = {
+      doing,
+      failing: doing,
+      expired: `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`,
+      disconnected: `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`,
+      notOwned: (taken: boolean) =>
+        `${doing}: the ephemeral node ${st.livePath} ${taken ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`,
+    };
+    await this.renewOn(claim.token, st, st.session, opts.ttlMs, says, (opT) => this.writeNode(st, mark, false, opT));
     try {
-      const stat = await s.exists(st.livePath, opT);
-      if (!s.owns(stat)) {
-        throw registryError(
-          'LEASE_LOST',
-          `${doing}: the ephemeral node ${st.livePath} ${stat ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
-      }
-      await this.writeNode(st, mark, 'renew', opT);
-    } catch (err) {
-      const e = zkFailure(err, this.url, doing);
-      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
-      throw e;
-    }
-    try {
-      writeLeafCache(st.cacheFile, st.slot, st.lastWritten);
+      writeLeafCache(st.cacheFile, st.slot, st.stored);
     } catch (err) {
       this.opts.logger?.warn(
         { url: this.url, cacheFile: st.cacheFile, err: String(err) },
@@ -144,64 +110,24 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     if (!st) return; // already released or lost
     this.assertOpen();
     // The exact final mark (reported after fencing): adding `now` would make the next holder wait for nothing.
-    const mark = Math.max(opts.highWaterMs, st.lastWritten);
-    const lost = (why: string): void => {
-      this.forget(claim.token, st, why);
-      this.opts.logger?.warn(
-        { url: this.url, slot: st.slot, address: st.addr.text, reason: why },
-        'Leaf release: the worker ID was no longer ours; the final mark was stored locally only',
-      );
-    };
+    const mark = Math.max(opts.highWaterMs, st.stored);
     try {
       writeLeafCache(st.cacheFile, st.slot, mark);
     } catch {
       /* best effort; ZooKeeper below */
     }
-    const s = st.session;
-    if (!s) return void this.forget(claim.token, st);
-    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
-    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
-      throw registryError(
-        'UNREACHABLE',
-        `releasing Leaf worker ID ${st.slot} of ${st.addr.text}: ZooKeeper at ${this.url} is unreachable`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    if (s.dead) return lost('session expired');
-    try {
-      const stat = await s.exists(st.livePath, opT);
-      if (!s.owns(stat)) return lost('ephemeral node gone');
-      await this.writeNode(st, mark, true, opT);
-      this.forget(claim.token, st);
-      this.opts.logger?.info(
-        { url: this.url, slot: st.slot, address: st.addr.text, highWaterMs: st.lastWritten },
-        'released Leaf worker ID',
-      );
-    } catch (err) {
-      const e = zkFailure(err, this.url, `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`);
-      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
-      throw e;
-    }
+    if (!st.session) return void this.forget(claim.token, st);
+    const doing = `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`;
+    const says = {
+      doing,
+      unreachable: `${doing}: ZooKeeper at ${this.url} is unreachable`,
+      lost: 'Leaf release: the worker ID was no longer ours; the final mark was stored locally only',
+    };
+    await this.releaseOn(claim.token, st, st.session, says, (opT) => this.writeNode(st, mark, true, opT));
   }
 
   holders(namespace: string): Promise<HolderRecord[]> {
     return this.listHolders(namespace, `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
-  }
-
-  override async close(): Promise<void> {
-    if (!this.closed) for (const st of this.claims.values()) st.lock.release();
-    await super.close();
-  }
-
-  private forget(token: string, st: LeafClaimState, lostReason?: string): void {
-    if (!this.claims.delete(token)) return;
-    st.lock.release();
-    if (st.session) st.session.holds = Math.max(0, st.session.holds - 1);
-    if (lostReason)
-      this.opts.logger?.warn(
-        { url: this.url, slot: st.slot, address: st.addr.text, reason: lostReason },
-        'Leaf worker ID lost',
-      );
   }
 }
 
@@ -235,22 +161,12 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
       if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const v = jsonObject(liveNode?.data.toString('utf8'));
-      const sessionTimeoutMs = numberOr(v.sessionTimeoutMs);
       const mark = Math.max(
         parseEndpoint(node.data, nodePath, q.url),
         (meta && parseMeta(meta.data)?.highWaterMs) || 0,
       );
-      return {
-        slot: n.workerId,
-        holder: flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' },
-        heldSinceMs: numberOr(v.claimedAt),
-        renewedAtMs: updatedStamp(meta?.data),
-        sinceRenewalMs: since,
-        sinceRenewalErrorMs: null,
-        expiresInMs: flurry && sessionTimeoutMs !== null ? Math.max(0, sessionTimeoutMs - since) : null,
-        ttlMs: null,
-        highWaterMs: mark,
-      };
+      const holder = flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' };
+      return zkHolderRecord(n.workerId, holder, v, meta?.data, since, mark);
     }),
   );
   return out.filter((h): h is HolderRecord => h !== undefined);
