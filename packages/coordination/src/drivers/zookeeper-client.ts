@@ -8,13 +8,6 @@ import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-sess
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
-export interface ParsedZooKeeperUrl {
-  readonly hosts: string[];
-  readonly path: string;
-  readonly params: URLSearchParams;
-  readonly display: string;
-}
-
 const SEGMENT = /^[A-Za-z0-9_.-]+$/;
 const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
 
@@ -34,7 +27,7 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
 }
 
 /** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts); `FLURRY_E_REGISTRY_URL`. */
-export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf'): ParsedZooKeeperUrl {
+export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf') {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);
   const bad = (why: string, details: Record<string, unknown> = {}): Error =>
@@ -74,8 +67,7 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
 }
 
 /** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
-export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
-  const display = redactUrl(url);
+export function zkFailure(err: unknown, display: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
   if (!(err instanceof ZkError)) {
     return registryError(
@@ -117,7 +109,7 @@ export function zkFailure(err: unknown, url: string, doing: string): FlurryError
 
 /** Opens a driver's pool and its start-up session (running `first`); `offline` may take an UNREACHABLE. */
 export async function openZkPool(
-  parsed: ParsedZooKeeperUrl,
+  parsed: ReturnType<typeof parseZooKeeperUrl>,
   opts: EngineDriverOptions,
   first: (s: ZkSession) => Promise<void>,
   offline?: (err: Error) => void,
@@ -137,40 +129,33 @@ export async function openZkPool(
 }
 
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
-  if (
-    typeof req.namespace !== 'string' ||
-    !NAMESPACE.test(req.namespace) ||
-    req.namespace.split('/').some((s) => s === '.' || s === '..')
-  ) {
-    throw registryError(
-      'OPTION',
-      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
-      { url, namespace: req.namespace },
-    );
-  }
-  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
-    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
-      url,
-      slots: req.slots,
-    });
-  }
-  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
-    throw registryError(
-      'OPTION',
-      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
-      { url, ttlMs: req.ttlMs },
-    );
-  }
-  const pref = req.preferredSlot;
-  if (pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= req.slots)) {
-    throw registryError('OPTION', `preferredSlot must be an integer in [0, ${req.slots}), got ${String(pref)}`, {
-      url,
-      preferredSlot: pref,
-    });
-  }
-  if (!req.holder || typeof req.holder.id !== 'string') {
-    throw registryError('OPTION', 'holder.id must be a string', { url });
-  }
+  const { namespace, slots, ttlMs, preferredSlot: pref } = req;
+  const refusals: Array<[boolean, string, Record<string, unknown>]> = [
+    [
+      typeof namespace !== 'string' ||
+        !NAMESPACE.test(namespace) ||
+        namespace.split('/').some((s) => /^\.\.?$/.test(s)),
+      `namespace "${String(namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+      { namespace },
+    ],
+    [
+      !Number.isSafeInteger(slots) || slots < 1 || slots > 2 ** 31,
+      `slots must be an integer from 1 to 2^31, got ${String(slots)}`,
+      { slots },
+    ],
+    [
+      !Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > 2 ** 31 - 1,
+      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(ttlMs)}`,
+      { ttlMs },
+    ],
+    [
+      pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= slots),
+      `preferredSlot must be an integer in [0, ${slots}), got ${String(pref)}`,
+      { preferredSlot: pref },
+    ],
+    [!req.holder || typeof req.holder.id !== 'string', 'holder.id must be a string', {}],
+  ];
+  for (const [bad, why, details] of refusals) if (bad) throw registryError('OPTION', why, { url, ...details });
 }
 
 /** Refuses a session timeout shorter than the TTL: its ephemeral nodes could vanish while the holder issues. */

@@ -6,24 +6,24 @@ import type { FlurryLogger } from '@flurry/core';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
-export interface ZkStat {
+interface ZkStat {
   readonly version: number;
   /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
   readonly ephemeralOwner: Buffer;
   readonly mtime: Buffer;
 }
 
-type ZkClientException = Error & { readonly code: number };
+type ZkClientException = Error & { readonly code: number; opIndex?: number | undefined };
 type Cb<T> = (err: ZkClientException | null, value: T) => void;
-interface TxOps {
+export interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): this;
   check(path: string, version: number): this;
   setData(path: string, data: Buffer, version: number): this;
   remove(path: string, version: number): this;
 }
-interface ZkTransaction extends TxOps {
+interface ZkTransaction extends MultiBuilder {
   readonly ops: Array<{ version?: number }>;
-  commit(cb: Cb<Array<{ type: number; err?: number }>>): void;
+  commit(cb: (err: ZkClientException | null, results?: Array<{ err?: number }>) => void): void;
 }
 type Server = { host: string; port: number };
 
@@ -240,28 +240,26 @@ export class ZkSession {
     const limit = timeoutMs ?? this.opTimeoutMs;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const settle = (err: unknown, value?: T): void => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a ZkError, or what the client threw
+        if (err) reject(err);
+        else resolve(value as T);
+      };
+      const timer = setTimeout(() => {
         // No answer on a connection that looks alive: drop it so the client reconnects.
-        if (this.state === 'connected') this.dropSocket();
-        reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
+        if (!settled && this.state === 'connected') this.dropSocket();
+        settle(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
         start((err, value) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          if (!err) return resolve(value);
-          const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-          const opIndex = (err as { opIndex?: number }).opIndex;
-          reject(new ZkError(code, op, path, `${op} ${path}: ${err.message}`, opIndex));
+          const code = typeof err?.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
+          settle(err && new ZkError(code, op, path, `${op} ${path}: ${err.message}`, err.opIndex), value);
         });
       } catch (e) {
-        settled = true;
-        clearTimeout(timer);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards what the client threw, unchanged
-        reject(e);
+        settle(e);
       }
     });
   }
@@ -319,12 +317,10 @@ export class ZkSession {
     });
     return this.run<void>('multi', '(transaction)', timeoutMs, (cb) =>
       tx.commit((err, results) => {
-        if (!err) return cb(null);
         const idx = Array.isArray(results)
           ? results.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== ZkCode.RUNTIME_INCONSISTENCY)
           : -1;
-        const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-        cb(Object.assign(new Error(err.message), { code, opIndex: idx >= 0 ? idx : undefined }));
+        cb(err && Object.assign(err, { opIndex: idx >= 0 ? idx : undefined }));
       }),
     );
   }
@@ -356,8 +352,6 @@ function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
     throw err;
   });
 }
-
-export type MultiBuilder = TxOps;
 
 /** One live session per session timeout; idle sessions of another timeout are closed. */
 export class ZkSessionPool {
