@@ -3,7 +3,7 @@ import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
 import { jsonObject, type EngineDriverOptions } from './common.js';
-import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-session.js';
+import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
@@ -107,27 +107,6 @@ export function zkFailure(err: unknown, display: string, doing: string): FlurryE
   );
 }
 
-/** Opens a driver's pool and its start-up session (running `first`); `offline` may take an UNREACHABLE. */
-export async function openZkPool(
-  parsed: ReturnType<typeof parseZooKeeperUrl>,
-  opts: EngineDriverOptions,
-  first: (s: ZkSession) => Promise<void>,
-  offline?: (err: Error) => void,
-): Promise<ZkSessionPool> {
-  const { connectTimeoutMs, logger } = opts;
-  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs, logger });
-  try {
-    await first(await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
-  } catch (err) {
-    if (offline && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') offline(err as Error);
-    else {
-      await pool.close();
-      throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-    }
-  }
-  return pool;
-}
-
 export function validateClaimRequest(req: ClaimRequest, url: string): void {
   const { namespace, slots, ttlMs, preferredSlot: pref } = req;
   const refusals: Array<[boolean, string, Record<string, unknown>]> = [
@@ -156,18 +135,6 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
     [!req.holder || typeof req.holder.id !== 'string', 'holder.id must be a string', {}],
   ];
   for (const [bad, why, details] of refusals) if (bad) throw registryError('OPTION', why, { url, ...details });
-}
-
-/** Refuses a session timeout shorter than the TTL: its ephemeral nodes could vanish while the holder issues. */
-export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: string): void {
-  if (session.timeoutMs < ttlMs) {
-    throw registryError(
-      'OPTION',
-      `ZooKeeper at ${url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${ttlMs} ms ` +
-        `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
 }
 
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
@@ -223,23 +190,108 @@ interface RenewWords {
   notOwned(taken: boolean): string;
 }
 
+/** A driver's claims and its sessions: one live session per session timeout, idle ones of another timeout closed. */
 export abstract class ZkDriverBase<S extends ZkClaimState> {
   readonly claims = new Map<string, S>();
+  private readonly sessions = new Map<number, ZkSession>();
+  private readonly opening = new Map<number, Promise<ZkSession>>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   protected closed = false;
+  /** What a claim is called in logs: "ZooKeeper slot", "Leaf worker ID". */
+  protected abstract readonly noun: string;
+  readonly url: string;
+  /** The registry's path, from the URL. */
+  protected readonly root: string;
+  private readonly hosts: readonly string[];
 
   constructor(
-    protected readonly pool: ZkSessionPool,
+    parsed: ReturnType<typeof parseZooKeeperUrl>,
     readonly opts: EngineDriverOptions,
-    readonly url: string,
-    private readonly noun: string,
-  ) {}
+  ) {
+    this.url = parsed.display;
+    this.root = parsed.path;
+    this.hosts = parsed.hosts;
+  }
+
+  /** Opens the start-up session and runs `first` on it; `offline` may take an UNREACHABLE. */
+  async start(first: (s: ZkSession) => Promise<void>, offline?: (err: Error) => void): Promise<this> {
+    try {
+      await first(await this.session(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+    } catch (err) {
+      if (offline && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') offline(err as Error);
+      else {
+        await this.close();
+        throw zkFailure(err, this.url, `opening the registry ${this.url}`);
+      }
+    }
+    return this;
+  }
+
+  /** The session for a claim; refuses a session timeout shorter than the TTL (the node could vanish while it issues). */
+  protected async claimSession(ttlMs: number): Promise<ZkSession> {
+    const session = await this.session(ttlMs);
+    if (session.timeoutMs < ttlMs) {
+      throw registryError(
+        'OPTION',
+        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${ttlMs} ms ` +
+          `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+        { url: this.url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+      );
+    }
+    return session;
+  }
+
+  /** The live session of this session timeout, opened when there is none. */
+  protected async session(sessionTimeoutMs: number): Promise<ZkSession> {
+    this.assertOpen();
+    const { url, hosts } = this;
+    const { connectTimeoutMs, logger } = this.opts;
+    const cur = this.sessions.get(sessionTimeoutMs);
+    if (cur && !cur.dead) {
+      if (await cur.waitConnected(connectTimeoutMs)) return cur;
+      if (!cur.dead) {
+        throw registryError(
+          'UNREACHABLE',
+          `ZooKeeper at ${url} is unreachable: the session has been disconnected for over ${connectTimeoutMs} ms (hosts: ${hosts.join(', ')})`,
+          { url, hosts: [...hosts] },
+        );
+      }
+    }
+    if (cur) {
+      this.sessions.delete(sessionTimeoutMs);
+      void cur.close();
+    }
+    const pending = this.opening.get(sessionTimeoutMs);
+    if (pending) return pending;
+    const p = (async () => {
+      const s = await ZkSession.open({ hosts, url, sessionTimeoutMs, connectTimeoutMs, logger });
+      if (this.closed) {
+        await s.close();
+        this.assertOpen();
+      }
+      this.sessions.set(sessionTimeoutMs, s);
+      for (const [ttl, other] of this.sessions) {
+        if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
+          this.sessions.delete(ttl);
+          void other.close();
+        }
+      }
+      return s;
+    })();
+    this.opening.set(sessionTimeoutMs, p);
+    try {
+      return await p;
+    } finally {
+      this.opening.delete(sessionTimeoutMs);
+    }
+  }
 
   /** The fields that name a claim in errors and logs. */
   protected abstract where(st: S): Record<string, unknown>;
 
   protected assertOpen(): void {
-    this.pool.assertOpen();
+    const url = this.url;
+    if (this.closed) throw registryError('CLOSED', `the registry ${url} was closed; open a new one`, { url });
   }
 
   protected held(claim: { token: string; slot: number }, what: string): S {
@@ -341,7 +393,7 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     this.assertOpen();
     try {
       const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
-      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const session = own ?? (await this.session(DEFAULT_ZK_SESSION_TIMEOUT_MS));
       const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
       return await read(session, q);
     } catch (err) {
@@ -354,6 +406,9 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     this.closed = true;
     for (const st of this.claims.values()) st.lock?.release();
     this.claims.clear();
-    await this.pool.close();
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled([...this.opening.values()]);
+    await Promise.all(all.map((s) => s.close()));
   }
 }

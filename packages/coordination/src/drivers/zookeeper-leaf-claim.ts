@@ -5,7 +5,7 @@ import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, jsonObject, pickHolder } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
-import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
+import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
 
 /** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
@@ -30,8 +30,6 @@ export interface LeafClaimState {
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
-  abstract readonly prefix: string;
-
   protected where(st: LeafClaimState): Record<string, unknown> {
     return { url: this.url, slot: st.slot, address: st.addr.text };
   }
@@ -82,8 +80,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
 
   protected async onlineClaim(req: ClaimRequest, session: ZkSession, who: LeafClaimant): Promise<Claim> {
     const { name, addr, cacheFile } = who;
-    checkSessionTimeout(session, req.ttlMs, this.url);
-    const p = leafPaths(this.prefix, name, addr);
+    const p = leafPaths(this.root, name, addr);
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {

@@ -5,10 +5,9 @@ import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../drive
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import type { ZkSession, ZkSessionPool } from './zookeeper-session.js';
+import type { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
-  openZkPool,
   parseZooKeeperUrl,
   validateClaimRequest,
   zkHolderRecord,
@@ -23,9 +22,10 @@ const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
 
+  protected readonly noun = 'Leaf worker ID';
+
   constructor(
-    pool: ZkSessionPool,
-    readonly prefix: string,
+    parsed: ReturnType<typeof parseZooKeeperUrl>,
     private readonly cfg: {
       name?: string | undefined;
       address?: string | undefined;
@@ -33,9 +33,8 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
       cacheFallback: boolean;
     },
     opts: EngineDriverOptions,
-    url: string,
   ) {
-    super(pool, opts, url, 'Leaf worker ID');
+    super(parsed, opts);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
@@ -56,7 +55,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     try {
       let session: ZkSession;
       try {
-        session = await this.pool.get(req.ttlMs);
+        session = await this.claimSession(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
           return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
@@ -127,7 +126,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   }
 
   holders(namespace: string): Promise<HolderRecord[]> {
-    return this.listHolders(namespace, `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
+    return this.listHolders(namespace, `${this.root}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
   }
 }
 
@@ -202,6 +201,6 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
   const cacheFallback = fb === 'true';
-  const pool = await openZkPool(parsed, opts, async () => {}, cacheFallback ? offline : undefined);
-  return new LeafDriver(pool, parsed.path, { name, address, cacheDir, cacheFallback }, opts, parsed.display);
+  const driver = new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts);
+  return driver.start(async () => {}, cacheFallback ? offline : undefined);
 }

@@ -11,10 +11,8 @@ import {
   slotNumbers,
   type EngineDriverOptions,
 } from './common.js';
-import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import {
-  checkSessionTimeout,
-  openZkPool,
   parseZooKeeperUrl,
   validateClaimRequest,
   ZkDriverBase,
@@ -83,29 +81,17 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
   private readonly orphans = new Set<string>();
 
-  constructor(
-    pool: ZkSessionPool,
-    private readonly base: string,
-    opts: EngineDriverOptions,
-    url: string,
-  ) {
-    super(pool, opts, url, 'ZooKeeper slot');
-  }
+  protected readonly noun = 'ZooKeeper slot';
 
   protected where(st: ClaimState): Record<string, unknown> {
     return { url: this.url, slot: st.slot, namespace: st.namespace };
   }
 
-  private nsPath(namespace: string): string {
-    return `${this.base}/${namespace}`;
-  }
-
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
     this.assertOpen();
     validateClaimRequest(req, this.url);
-    const session = await this.pool.get(req.ttlMs);
-    checkSessionTimeout(session, req.ttlMs, this.url);
-    const ns = this.nsPath(req.namespace);
+    const session = await this.claimSession(req.ttlMs);
+    const ns = `${this.root}/${req.namespace}`;
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
     const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
@@ -219,7 +205,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 
   holders(namespace: string): Promise<HolderRecord[]> {
-    return this.listHolders(namespace, this.nsPath(namespace), readZkHolders);
+    return this.listHolders(namespace, `${this.root}/${namespace}`, readZkHolders);
   }
 
   private async readHw(
@@ -322,8 +308,7 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
       part: 'query',
     }),
   );
-  const pool = await openZkPool(parsed, opts, async (s) => {
+  return new ZooKeeperDriver(parsed, opts).start(async (s) => {
     if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
   });
-  return new ZooKeeperDriver(pool, parsed.path, opts, parsed.display);
 }
