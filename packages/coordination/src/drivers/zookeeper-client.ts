@@ -351,7 +351,7 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
       this.forget(token, st);
       this.opts.logger?.warn({ ...this.where(st), reason }, says.lost);
     };
-    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
+    const opT = s.opTimeoutMs;
     if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
       throw registryError('UNREACHABLE', says.unreachable, this.where(st));
     }
@@ -376,11 +376,11 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     if (lostReason) this.opts.logger?.warn({ ...this.where(st), reason: lostReason }, `${this.noun} lost`);
   }
 
-  async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
+  async ensureDirs(session: ZkSession, key: string, dirs: string[]): Promise<void> {
     let ready = this.readyDirs.get(session);
     if (!ready) this.readyDirs.set(session, (ready = new Set()));
     if (ready.has(key)) return;
-    await Promise.all(dirs.map((d) => session.mkdirp(d, opT)));
+    await Promise.all(dirs.map((d) => session.mkdirp(d)));
     ready.add(key);
   }
 

@@ -6,7 +6,7 @@ import { registryError } from '../errors.js';
 import { allNodeIds, jsonObject, pickHolder } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
-import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
+import { readLeafCache, writeLeafCache, type acquireHostLock } from './zookeeper-leaf-cache.js';
 
 /** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
 export const LEAF_UNREPORTED_MS = 4000;
@@ -15,7 +15,7 @@ export interface LeafClaimState {
   readonly slot: number;
   readonly addr: LeafAddress;
   readonly name: string;
-  readonly lock: HostLock;
+  readonly lock: Awaited<ReturnType<typeof acquireHostLock>>;
   readonly cacheFile: string;
   /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
   readonly session: ZkSession | null;
@@ -81,20 +81,16 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   protected async onlineClaim(req: ClaimRequest, session: ZkSession, who: LeafClaimant): Promise<Claim> {
     const { name, addr, cacheFile } = who;
     const p = leafPaths(this.root, name, addr);
-    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await this.takeLiveNode(req, session, p, name, addr, opT);
+      await this.takeLiveNode(req, session, p, name, addr);
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
     session.holds++;
     try {
-      const [children, metaGot] = await Promise.all([
-        session.getChildren(p.forever, opT),
-        session.getData(p.meta, opT),
-      ]);
-      const node = await this.leafWorkerNode(session, p, addr, children, opT);
+      const [children, metaGot] = await Promise.all([session.getChildren(p.forever), session.getData(p.meta)]);
+      const node = await this.leafWorkerNode(session, p, addr, children);
       const { nodePath, workerId, stored, foreverVersion, isNew } = node;
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
@@ -104,7 +100,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
           req,
           name,
           addr,
-          isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
+          isNew ? await session.getChildren(p.forever).catch(() => children) : children,
         );
       }
 
@@ -134,7 +130,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         metaVersion: metaGot ? metaGot.stat.version : -1,
         stored: stored,
       };
-      await this.writeNode(st, mark, false, opT);
+      await this.writeNode(st, mark, false);
       writeLeafCache(cacheFile, workerId, mark);
       const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
       this.claims.set(token, st);
@@ -156,7 +152,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
     } catch (err) {
       session.holds--;
-      await session.remove(p.live, -1, opT).catch(() => undefined);
+      await session.remove(p.live, -1).catch(() => undefined);
       throw zkFailure(err, this.url, doing);
     }
   }
@@ -168,9 +164,8 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     p: ReturnType<typeof leafPaths>,
     name: string,
     addr: LeafAddress,
-    opT: number,
   ): Promise<void> {
-    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)], opT);
+    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
     try {
       await session.create(
         p.live,
@@ -183,11 +178,10 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
           }),
         ),
         CreateMode.EPHEMERAL,
-        opT,
       );
     } catch (err) {
       if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-      const other = await session.getData(p.live, opT).catch(() => null);
+      const other = await session.getData(p.live).catch(() => null);
       const who = jsonObject(other?.data.toString('utf8'));
       throw registryError(
         'EXHAUSTED',
@@ -202,11 +196,10 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     p: ReturnType<typeof leafPaths>,
     addr: LeafAddress,
     children: string[],
-    opT: number,
   ): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
     const mine = children
-      .map(parseLeafNodeName)
-      .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+      .flatMap((c) => parseLeafNodeName(c) ?? [])
+      .filter((n) => n.address === addr.text)
       .sort((a, b) => a.workerId - b.workerId);
     if (mine.length > 0) {
       if (mine.length > 1)
@@ -215,7 +208,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
           'several Leaf nodes for one address: using the lowest worker ID',
         );
       const nodePath = `${p.forever}/${mine[0].name}`;
-      const got = await session.getData(nodePath, opT);
+      const got = await session.getData(nodePath);
       if (!got)
         throw registryError(
           'CORRUPT',
@@ -229,7 +222,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       `${p.forever}/${addr.text}-`,
       Buffer.from(leafEndpointJson(addr, this.opts.clock.now())),
       CreateMode.PERSISTENT_SEQUENTIAL,
-      opT,
     );
     const parsed = parseLeafNodeName(path.posix.basename(nodePath));
     if (!parsed)
@@ -245,7 +237,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     st: LeafClaimState,
     mark: number,
     release: boolean,
-    opT: number,
+    opT?: number,
     attempt = 0,
   ): Promise<void> {
     const s = st.session as ZkSession;
@@ -288,7 +280,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 
   /** After a version mismatch: true (and `st` updated) when the write that moved the node on was our own, answer lost. */
-  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
+  private async adoptOwnWrite(st: LeafClaimState, opT: number | undefined): Promise<boolean> {
     const s = st.session as ZkSession;
     const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
     const m = meta ? parseMeta(meta.data) : null;
@@ -323,8 +315,8 @@ function leafTooHigh(
 ): Error {
   // Every worker ID that fits is assigned, for good, to another address: list them.
   const assigned = (children ?? [])
-    .map(parseLeafNodeName)
-    .filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots)
+    .flatMap((c) => parseLeafNodeName(c) ?? [])
+    .filter((n) => n.workerId < req.slots)
     .sort((a, b) => a.workerId - b.workerId);
   const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
   const held = children ? assigned.length : undefined;
@@ -338,14 +330,10 @@ function leafTooHigh(
   );
 }
 
-export interface LeafAddress {
-  readonly ip: string;
-  readonly port: string;
-  readonly text: string;
-}
+type LeafAddress = ReturnType<typeof parseLeafAddress>;
 
 /** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION`. */
-export function parseLeafAddress(text: string, url: string): LeafAddress {
+export function parseLeafAddress(text: string, url: string) {
   const i = text.lastIndexOf(':');
   const ip = i > 0 ? text.slice(0, i) : '';
   const port = i > 0 ? text.slice(i + 1) : '';
@@ -359,13 +347,7 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   return { ip, port, text };
 }
 
-export interface LeafNodeName {
-  readonly address: string;
-  readonly workerId: number;
-  readonly name: string;
-}
-
-export function parseLeafNodeName(name: string): LeafNodeName | null {
+export function parseLeafNodeName(name: string) {
   const i = name.lastIndexOf('-');
   if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
   return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
@@ -389,18 +371,10 @@ export function parseEndpoint(data: Buffer, nodePath: string, url: string): numb
   return timestamp;
 }
 
-export interface LeafMeta {
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  foreverVersion: number;
-}
-
-/** Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's. */
-export function parseMeta(data: Buffer): LeafMeta | null {
-  const m = jsonObject<LeafMeta>(data.toString('utf8')); // unreadable: treated as absent, so not clean
-  return typeof m.highWaterMs === 'number' &&
-    typeof m.releasedCleanly === 'boolean' &&
-    typeof m.foreverVersion === 'number'
-    ? { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion }
+/** Flurry's own record beside a Leaf worker node (its release state), or null when absent, unreadable or not Flurry's. */
+export function parseMeta(data: Buffer) {
+  const { highWaterMs, releasedCleanly, foreverVersion } = jsonObject(data.toString('utf8'));
+  return typeof highWaterMs === 'number' && typeof releasedCleanly === 'boolean' && typeof foreverVersion === 'number'
+    ? { highWaterMs, releasedCleanly, foreverVersion }
     : null;
 }

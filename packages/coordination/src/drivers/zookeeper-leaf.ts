@@ -140,10 +140,7 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
     session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
   ]);
   const liveSet = new Set(live);
-  const nodes = forever
-    .map(parseLeafNodeName)
-    .filter((n): n is NonNullable<typeof n> => n !== null)
-    .sort((a, b) => a.workerId - b.workerId);
+  const nodes = forever.flatMap((c) => parseLeafNodeName(c) ?? []).sort((a, b) => a.workerId - b.workerId);
   const out = await Promise.all(
     nodes.map(async (n): Promise<HolderRecord | undefined> => {
       const flurry = liveSet.has(n.address);

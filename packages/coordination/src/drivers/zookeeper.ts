@@ -94,7 +94,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     const ns = `${this.root}/${req.namespace}`;
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
-    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
     const holderData = Buffer.from(
       JSON.stringify({
         ...pickHolder(req.holder),
@@ -108,7 +107,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       const path = `${slotsDir}/${slot}`;
       if (this.orphans.has(path)) return false;
       try {
-        await session.create(path, holderData, CreateMode.EPHEMERAL, opT);
+        await session.create(path, holderData, CreateMode.EPHEMERAL);
         return true;
       } catch (err) {
         if (isZk(err, ZkCode.NODE_EXISTS)) return false;
@@ -118,22 +117,22 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     };
     let slot = -1;
     try {
-      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`]);
       if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
-      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir, opT)).map(Number)) : new Set<number>();
+      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir)).map(Number)) : new Set<number>();
       for (let n = 0; slot < 0 && n < req.slots; n++) {
         if (n !== req.preferredSlot && !taken.has(n) && (await tryCreate(n))) slot = n;
       }
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
-    if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
+    if (slot < 0) throw await this.exhausted(session, req, slotsDir);
 
     const livePath = `${slotsDir}/${slot}`;
     const hwPath = `${ns}/hw/${slot}`;
     session.holds++;
     try {
-      const prev = await this.readHw(session, hwPath, opT);
+      const prev = await this.readHw(session, hwPath);
       const st: ClaimState = {
         session,
         slot,
@@ -144,7 +143,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
         stored: prev.highWaterMs,
       };
       // In use, with a mark no lower than now: a crash before the first renewal still leaves a correct floor.
-      await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false, opT);
+      await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false);
       const token = `${livePath}@${session.sessionIdHex}`;
       this.claims.set(token, st);
       this.opts.logger?.info(
@@ -167,7 +166,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       };
     } catch (err) {
       session.holds--;
-      await session.remove(livePath, -1, opT).catch(() => this.cleanOrphan(session, livePath));
+      await session.remove(livePath, -1).catch(() => this.cleanOrphan(session, livePath));
       throw zkFailure(err, this.url, `${doing} (slot ${slot})`);
     }
   }
@@ -211,7 +210,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   private async readHw(
     session: ZkSession,
     hwPath: string,
-    opT: number,
+    opT?: number,
   ): Promise<HighWaterRecord & { version: number }> {
     const got = await session.getData(hwPath, opT);
     if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
@@ -219,7 +218,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 
   /** Stores max(stored, mark) by compare-and-set with a check of the slot node (removed if clean); retries when the version moved. */
-  private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number): Promise<void> {
+  private async writeHw(st: ClaimState, mark: number, clean: boolean, opT?: number): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
       const data = Buffer.from(
@@ -274,17 +273,17 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     })();
   }
 
-  private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string, opT: number): Promise<Error> {
+  private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string): Promise<Error> {
     let children: string[] = [];
     try {
-      children = await session.getChildren(slotsDir, opT);
+      children = await session.getChildren(slotsDir);
     } catch {
       /* listed as unknown */
     }
     const held = slotNumbers(children).filter((n) => n < req.slots);
     const holders = await Promise.all(
       held.slice(0, HOLDERS_LISTED).map(async (slot) => {
-        const got = await session.getData(`${slotsDir}/${slot}`, opT).catch(() => null);
+        const got = await session.getData(`${slotsDir}/${slot}`).catch(() => null);
         return listedHolder(slot, jsonObject(got?.data.toString('utf8')));
       }),
     );
@@ -309,6 +308,6 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
     }),
   );
   return new ZooKeeperDriver(parsed, opts).start(async (s) => {
-    if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
+    if (parsed.path) await s.mkdirp(parsed.path);
   });
 }
