@@ -139,15 +139,11 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
 
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
 
-/** ZooKeeper's stat time (ms) of a node's last write. */
 export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
-/**
- * A listed holder: `live` is its ephemeral node's JSON, `stamped` the record whose `updatedAtMs` is its last renewal,
- * `since` the ms since the engine saw that renewal.
- */
+/** A listed holder from its ephemeral node's JSON, the record stamped at its last renewal and the ms since then. */
 export function zkHolderRecord(
   slot: number,
   holder: HolderRecord['holder'],
@@ -197,10 +193,8 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
   private readonly opening = new Map<number, Promise<ZkSession>>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   protected closed = false;
-  /** What a claim is called in logs: "ZooKeeper slot", "Leaf worker ID". */
   protected abstract readonly noun: string;
   readonly url: string;
-  /** The registry's path, from the URL. */
   protected readonly root: string;
   private readonly hosts: readonly string[];
 
@@ -388,14 +382,14 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
   protected async listHolders(
     namespace: string,
     dir: string,
-    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<HolderRecord[]>,
+    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<Array<HolderRecord | undefined>>,
   ): Promise<HolderRecord[]> {
     this.assertOpen();
     try {
       const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
       const session = own ?? (await this.session(DEFAULT_ZK_SESSION_TIMEOUT_MS));
       const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
-      return await read(session, q);
+      return (await read(session, q)).filter((h) => h !== undefined);
     } catch (err) {
       throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
     }

@@ -35,9 +35,9 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
-    const { name, addr, cacheFile } = who;
-    const cache = readLeafCache(cacheFile);
-    if (cache.workerId === undefined) {
+    const { addr, cacheFile } = who;
+    const { workerId, highWaterMs } = readLeafCache(cacheFile);
+    if (workerId === undefined) {
       throw registryError(
         'UNREACHABLE',
         `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
@@ -45,37 +45,25 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         cause,
       );
     }
-    if (cache.workerId >= req.slots) throw leafTooHigh(this.url, cache.workerId, req, name, addr, null);
+    if (workerId >= req.slots) throw leafTooHigh(this.url, workerId, req, who);
     const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
     this.claims.set(token, {
       ...who,
-      slot: cache.workerId,
+      slot: workerId,
       session: null,
       nodePath: '',
       livePath: '',
       metaPath: '',
       foreverVersion: -1,
       metaVersion: -1,
-      stored: cache.highWaterMs ?? 0,
+      stored: highWaterMs ?? 0,
     });
     this.opts.logger?.warn(
-      {
-        url: this.url,
-        name,
-        address: addr.text,
-        workerId: cache.workerId,
-        cacheFile,
-        highWaterMs: cache.highWaterMs ?? null,
-      },
+      { url: this.url, name: who.name, address: addr.text, workerId, cacheFile, highWaterMs: highWaterMs ?? null },
       'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
     );
-    const hw = cache.highWaterMs ?? 0;
-    return {
-      slot: cache.workerId,
-      token,
-      highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
-      releasedCleanly: false,
-    };
+    const hw = highWaterMs ? highWaterMs + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0;
+    return { slot: workerId, token, highWaterMs: hw, releasedCleanly: false };
   }
 
   protected async onlineClaim(req: ClaimRequest, session: ZkSession, who: LeafClaimant): Promise<Claim> {
@@ -90,18 +78,16 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     session.holds++;
     try {
       const [children, metaGot] = await Promise.all([session.getChildren(p.forever), session.getData(p.meta)]);
-      const node = await this.leafWorkerNode(session, p, addr, children);
-      const { nodePath, workerId, stored, foreverVersion, isNew } = node;
+      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.leafWorkerNode(
+        session,
+        p,
+        addr,
+        children,
+      );
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
-        throw leafTooHigh(
-          this.url,
-          workerId,
-          req,
-          name,
-          addr,
-          isNew ? await session.getChildren(p.forever).catch(() => children) : children,
-        );
+        const listed = isNew ? await session.getChildren(p.forever).catch(() => children) : children;
+        throw leafTooHigh(this.url, workerId, req, who, listed);
       }
 
       const meta = metaGot ? parseMeta(metaGot.data) : null;
@@ -128,7 +114,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         metaPath: p.meta,
         foreverVersion,
         metaVersion: metaGot ? metaGot.stat.version : -1,
-        stored: stored,
+        stored,
       };
       await this.writeNode(st, mark, false);
       writeLeafCache(cacheFile, workerId, mark);
@@ -305,14 +291,8 @@ function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   };
 }
 
-function leafTooHigh(
-  url: string,
-  workerId: number,
-  req: ClaimRequest,
-  name: string,
-  addr: LeafAddress,
-  children: string[] | null,
-): Error {
+function leafTooHigh(url: string, workerId: number, req: ClaimRequest, c: LeafClaimant, children?: string[]): Error {
+  const { name, addr } = c;
   // Every worker ID that fits is assigned, for good, to another address: list them.
   const assigned = (children ?? [])
     .flatMap((c) => parseLeafNodeName(c) ?? [])
@@ -326,7 +306,7 @@ function leafTooHigh(
     `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
       `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
       'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
-    { url: url, name, address: addr.text, workerId, slots: req.slots, held, holders },
+    { url, name, address: addr.text, workerId, slots: req.slots, held, holders },
   );
 }
 

@@ -134,14 +134,14 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
 const LEAF_JAVA_LIVE_MS = 6000;
 
 /** The live holders of one Leaf name, Flurry's and Leaf (Java) servers' (docs/node-ids.md, "Listing holders"). */
-async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Array<HolderRecord | undefined>> {
   const [forever, live] = await Promise.all([
     session.getChildren(`${q.dir}/forever`, q.opTimeoutMs),
     session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
   ]);
   const liveSet = new Set(live);
   const nodes = forever.flatMap((c) => parseLeafNodeName(c) ?? []).sort((a, b) => a.workerId - b.workerId);
-  const out = await Promise.all(
+  return Promise.all(
     nodes.map(async (n): Promise<HolderRecord | undefined> => {
       const flurry = liveSet.has(n.address);
       const nodePath = `${q.dir}/forever/${n.name}`;
@@ -165,7 +165,6 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
       return zkHolderRecord(n.workerId, holder, v, meta?.data, since, mark);
     }),
   );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
 /** Opens the `zookeeper+leaf://` driver; connects once (UNREACHABLE unless `cacheFallback=true`). */

@@ -45,9 +45,9 @@ function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecor
 }
 
 /** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
-async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Array<HolderRecord | undefined>> {
   const slots = slotNumbers(await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs));
-  const out = await Promise.all(
+  return Promise.all(
     slots.map(async (slot): Promise<HolderRecord | undefined> => {
       const [node, hw] = await Promise.all([
         session.getData(`${q.dir}/slots/${slot}`, q.opTimeoutMs),
@@ -60,7 +60,6 @@ async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Hol
       return zkHolderRecord(slot, pickHolder(v), v, hw?.data, since, mark);
     }),
   );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
 const HOLDERS_LISTED = 16;
@@ -146,24 +145,10 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false);
       const token = `${livePath}@${session.sessionIdHex}`;
       this.claims.set(token, st);
-      this.opts.logger?.info(
-        {
-          url: this.url,
-          namespace: req.namespace,
-          slot,
-          session: session.sessionIdHex,
-          sessionTimeoutMs: session.timeoutMs,
-          ttlMs: req.ttlMs,
-        },
-        'claimed ZooKeeper slot',
-      );
-      return {
-        slot,
-        token,
-        highWaterMs: prev.highWaterMs,
-        releasedCleanly: prev.releasedCleanly,
-        sessionTimeoutMs: session.timeoutMs,
-      };
+      const sessionTimeoutMs = session.timeoutMs;
+      const fields = { ...this.where(st), session: session.sessionIdHex, sessionTimeoutMs, ttlMs: req.ttlMs };
+      this.opts.logger?.info(fields, 'claimed ZooKeeper slot');
+      return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly, sessionTimeoutMs };
     } catch (err) {
       session.holds--;
       await session.remove(livePath, -1).catch(() => this.cleanOrphan(session, livePath));
