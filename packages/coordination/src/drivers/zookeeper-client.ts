@@ -8,15 +8,13 @@ import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
-const SEGMENT = /^[A-Za-z0-9_.-]+$/;
-const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
+const segmentOk = (s: string): boolean => /^[A-Za-z0-9_.-]+$/.test(s) && s !== '.' && s !== '..';
 
 /** Checks that `p` is `''` or `/seg[/seg…]` (segments of `[A-Za-z0-9_.-]`, not `.` or `..`); no trailing slash. */
 export function normalizeZkPath(p: string, what: string, url: string): string {
   const trimmed = p.replace(/\/+$/, '');
   if (trimmed === '') return '';
-  const segs = trimmed.split('/');
-  if (segs[0] !== '' || segs.slice(1).some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) {
+  if (!trimmed.startsWith('/') || !trimmed.slice(1).split('/').every(segmentOk)) {
     throw registryError(
       'URL_INVALID',
       `${what} "${p}" in ${url} is not a valid ZooKeeper path: use /segment[/segment…] with letters, digits, "_", "." and "-" (not "." or "..")`,
@@ -111,9 +109,7 @@ export function validateClaimRequest(req: ClaimRequest, url: string): void {
   const { namespace, slots, ttlMs, preferredSlot: pref } = req;
   const refusals: Array<[boolean, string, Record<string, unknown>]> = [
     [
-      typeof namespace !== 'string' ||
-        !NAMESPACE.test(namespace) ||
-        namespace.split('/').some((s) => /^\.\.?$/.test(s)),
+      typeof namespace !== 'string' || !namespace.split('/').every(segmentOk),
       `namespace "${String(namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
       { namespace },
     ],

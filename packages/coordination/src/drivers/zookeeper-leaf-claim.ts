@@ -120,17 +120,9 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       writeLeafCache(cacheFile, workerId, mark);
       const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
       this.claims.set(token, st);
+      const fields = { url: this.url, name, address: addr.text, workerId, node: nodePath, highWaterMs: prevHw };
       this.opts.logger?.info(
-        {
-          url: this.url,
-          name,
-          address: addr.text,
-          workerId,
-          node: nodePath,
-          highWaterMs: prevHw,
-          releasedCleanly: clean,
-          sessionTimeoutMs: session.timeoutMs,
-        },
+        { ...fields, releasedCleanly: clean, sessionTimeoutMs: session.timeoutMs },
         'claimed Leaf worker ID',
       );
       const reported =

@@ -27,21 +27,16 @@ export interface ZooKeeperClaim extends Claim {
   readonly sessionTimeoutMs: number;
 }
 
-interface HighWaterRecord {
-  readonly highWaterMs: number;
-  readonly releasedCleanly: boolean;
-}
-
-function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  const r = jsonObject<HighWaterRecord>(data.toString('utf8'));
-  if (!(Number.isFinite(r.highWaterMs) && r.highWaterMs! >= 0) || typeof r.releasedCleanly !== 'boolean') {
+function parseHighWater(data: Buffer, path: string, url: string) {
+  const { highWaterMs: ms, releasedCleanly: clean } = jsonObject(data.toString('utf8'));
+  if (typeof ms !== 'number' || !(Number.isFinite(ms) && ms >= 0) || typeof clean !== 'boolean') {
     throw registryError(
       'CORRUPT',
       `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
       { url, path },
     );
   }
-  return { highWaterMs: r.highWaterMs!, releasedCleanly: r.releasedCleanly };
+  return { highWaterMs: ms, releasedCleanly: clean };
 }
 
 /** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
@@ -196,7 +191,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     session: ZkSession,
     hwPath: string,
     opT?: number,
-  ): Promise<HighWaterRecord & { version: number }> {
+  ): Promise<{ highWaterMs: number; releasedCleanly: boolean; version: number }> {
     const got = await session.getData(hwPath, opT);
     if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
@@ -259,12 +254,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 
   private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string): Promise<Error> {
-    let children: string[] = [];
-    try {
-      children = await session.getChildren(slotsDir);
-    } catch {
-      /* listed as unknown */
-    }
+    const children = await session.getChildren(slotsDir).catch(() => []);
     const held = slotNumbers(children).filter((n) => n < req.slots);
     const holders = await Promise.all(
       held.slice(0, HOLDERS_LISTED).map(async (slot) => {
