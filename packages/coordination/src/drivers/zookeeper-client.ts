@@ -1,8 +1,8 @@
-/** What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the session: URL, errors, checks, base. */
+/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: URL, errors, checks, and a base with their sessions. */
 import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
-import { jsonObject, type EngineDriverOptions } from './common.js';
+import { jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
 import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
@@ -67,70 +67,26 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
 /** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
 export function zkFailure(err: unknown, display: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
-  if (!(err instanceof ZkError)) {
-    return registryError(
-      'UNREACHABLE',
-      `${doing}: ZooKeeper at ${display} failed: ${errorText(err)}`,
-      { url: display },
-      err,
-    );
+  const at = `${doing}: ZooKeeper at ${display}`;
+  if (!(err instanceof ZkError))
+    return registryError('UNREACHABLE', `${at} failed: ${errorText(err)}`, { url: display }, err);
+  const { zkCode, path } = err;
+  if (zkCode === ZkCode.SESSION_EXPIRED) {
+    const why = `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`;
+    return registryError('LEASE_LOST', why, { url: display, zkCode }, err);
   }
-  if (err.zkCode === ZkCode.SESSION_EXPIRED) {
-    return registryError(
-      'LEASE_LOST',
-      `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`,
-      { url: display, zkCode: err.zkCode },
-      err,
-    );
+  if (zkCode === ZkCode.NO_AUTH || zkCode === ZkCode.AUTH_FAILED) {
+    const why = `${at} refused access to ${path} (code ${zkCode}); grant this client create/write/delete on the registry path`;
+    return registryError('AUTH', why, { url: display, path, zkCode }, err);
   }
-  if (err.zkCode === ZkCode.NO_AUTH || err.zkCode === ZkCode.AUTH_FAILED) {
-    return registryError(
-      'AUTH',
-      `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`,
-      { url: display, path: err.path, zkCode: err.zkCode },
-      err,
-    );
-  }
-  const why =
-    err.zkCode === ZkCode.TIMEOUT
+  const lost =
+    zkCode === ZkCode.TIMEOUT
       ? 'no answer in time'
-      : err.zkCode === ZkCode.CONNECTION_LOSS
+      : zkCode === ZkCode.CONNECTION_LOSS
         ? 'connection lost'
-        : `ZooKeeper error ${err.zkCode}`;
-  return registryError(
-    'UNREACHABLE',
-    `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`,
-    { url: display, path: err.path, zkCode: err.zkCode },
-    err,
-  );
-}
-
-export function validateClaimRequest(req: ClaimRequest, url: string): void {
-  const { namespace, slots, ttlMs, preferredSlot: pref } = req;
-  const refusals: Array<[boolean, string, Record<string, unknown>]> = [
-    [
-      typeof namespace !== 'string' || !namespace.split('/').every(segmentOk),
-      `namespace "${String(namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
-      { namespace },
-    ],
-    [
-      !Number.isSafeInteger(slots) || slots < 1 || slots > 2 ** 31,
-      `slots must be an integer from 1 to 2^31, got ${String(slots)}`,
-      { slots },
-    ],
-    [
-      !Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > 2 ** 31 - 1,
-      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(ttlMs)}`,
-      { ttlMs },
-    ],
-    [
-      pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= slots),
-      `preferredSlot must be an integer in [0, ${slots}), got ${String(pref)}`,
-      { preferredSlot: pref },
-    ],
-    [!req.holder || typeof req.holder.id !== 'string', 'holder.id must be a string', {}],
-  ];
-  for (const [bad, why, details] of refusals) if (bad) throw registryError('OPTION', why, { url, ...details });
+        : `ZooKeeper error ${zkCode}`;
+  const why = `${at} is unreachable (${lost}); the holder stays fenced until it answers again`;
+  return registryError('UNREACHABLE', why, { url: display, path, zkCode }, err);
 }
 
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
@@ -215,6 +171,45 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
       }
     }
     return this;
+  }
+
+  /** Checks a claim request (the driver open, the namespace a ZooKeeper path, the numbers in range). */
+  protected checkClaim(req: ClaimRequest): void {
+    this.assertOpen();
+    const { namespace, slots, ttlMs, preferredSlot: pref } = req;
+    const refusals: Array<[boolean, string, Record<string, unknown>]> = [
+      [
+        typeof namespace !== 'string' || !namespace.split('/').every(segmentOk),
+        `namespace "${String(namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+        { namespace },
+      ],
+      [
+        !Number.isSafeInteger(slots) || slots < 1 || slots > 2 ** 31,
+        `slots must be an integer from 1 to 2^31, got ${String(slots)}`,
+        { slots },
+      ],
+      [
+        !Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > 2 ** 31 - 1,
+        `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(ttlMs)}`,
+        { ttlMs },
+      ],
+      [
+        pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= slots),
+        `preferredSlot must be an integer in [0, ${slots}), got ${String(pref)}`,
+        { preferredSlot: pref },
+      ],
+      [!req.holder || typeof req.holder.id !== 'string', 'holder.id must be a string', {}],
+    ];
+    for (const [bad, why, details] of refusals)
+      if (bad) throw registryError('OPTION', why, { url: this.url, ...details });
+  }
+
+  /** A claim's ephemeral node: the holder, `extra`, the session and the claim time. */
+  protected liveNodeData(req: ClaimRequest, session: ZkSession, extra: object): Buffer {
+    const claimedAt = this.opts.clock.now();
+    return Buffer.from(
+      JSON.stringify({ ...pickHolder(req.holder), ...extra, session: session.sessionIdHex, claimedAt }),
+    );
   }
 
   /** The session for a claim; refuses a session timeout shorter than the TTL (the node could vanish while it issues). */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, jsonObject, pickHolder } from './common.js';
+import { allNodeIds, jsonObject } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type acquireHostLock } from './zookeeper-leaf-cache.js';
@@ -145,18 +145,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   ): Promise<void> {
     await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
     try {
-      await session.create(
-        p.live,
-        Buffer.from(
-          JSON.stringify({
-            ...pickHolder(req.holder),
-            address: addr.text,
-            session: session.sessionIdHex,
-            claimedAt: this.opts.clock.now(),
-          }),
-        ),
-        CreateMode.EPHEMERAL,
-      );
+      await session.create(p.live, this.liveNodeData(req, session, { address: addr.text }), CreateMode.EPHEMERAL);
     } catch (err) {
       if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
       const other = await session.getData(p.live).catch(() => null);

@@ -9,7 +9,6 @@ import type { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
   parseZooKeeperUrl,
-  validateClaimRequest,
   zkHolderRecord,
   zkTimeMs,
   type ZkHoldersQuery,
@@ -38,8 +37,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaimRequest(req, this.url);
+    this.checkClaim(req);
     const name = this.cfg.name ?? req.namespace;
     const addrText = this.cfg.address ?? req.holder.address;
     if (addrText === undefined) {

@@ -1,4 +1,4 @@
-/** ZooKeeper sessions with time limits over node-zookeeper-client, and their pool (docs/node-ids.md, "ZooKeeper internals"). */
+/** ZooKeeper sessions with time limits over node-zookeeper-client (docs/node-ids.md, "ZooKeeper internals"). */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
@@ -230,7 +230,8 @@ export class ZkSession {
     });
   }
 
-  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void): Promise<T> {
+  /** One operation within its time limit; `absent` (if given) answers for a missing node. */
+  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void, absent?: T) {
     if (this.dead) {
       const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
@@ -255,6 +256,7 @@ export class ZkSession {
       }, limit);
       try {
         start((err, value) => {
+          if (err?.code === ZkCode.NO_NODE && absent !== undefined) return settle(null, absent);
           const code = typeof err?.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
           settle(err && new ZkError(code, op, path, `${op} ${path}: ${err.message}`, err.opIndex), value);
         });
@@ -266,22 +268,18 @@ export class ZkSession {
 
   exists(path: string, timeoutMs?: number): Promise<ZkStat | null> {
     return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) =>
-      this.client.exists(path, (e, s) => cb(e, e ? null : (s ?? null))),
+      this.client.exists(path, (e, s) => cb(e, s ?? null)),
     );
   }
 
   getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
-    const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
-      this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat })),
-    );
-    return orIfNoNode(got, null);
+    const read = (cb: Cb<{ data: Buffer; stat: ZkStat } | null>): void =>
+      this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat }));
+    return this.run('getData', path, timeoutMs, read, null);
   }
 
   getChildren(path: string, timeoutMs?: number): Promise<string[]> {
-    return orIfNoNode(
-      this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb)),
-      [],
-    );
+    return this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb), []);
   }
 
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
@@ -344,11 +342,4 @@ export class ZkSession {
     while (cm.state !== STATES_CLOSED && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     if (cm.state !== STATES_CLOSED) this.dropSocket();
   }
-}
-
-function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
-  return op.catch((err: unknown) => {
-    if (isZk(err, ZkCode.NO_NODE)) return absent;
-    throw err;
-  });
 }

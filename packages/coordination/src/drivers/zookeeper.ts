@@ -14,7 +14,6 @@ import {
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import {
   parseZooKeeperUrl,
-  validateClaimRequest,
   ZkDriverBase,
   zkFailure,
   zkHolderRecord,
@@ -82,21 +81,12 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
-    this.assertOpen();
-    validateClaimRequest(req, this.url);
+    this.checkClaim(req);
     const session = await this.claimSession(req.ttlMs);
     const ns = `${this.root}/${req.namespace}`;
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
-    const holderData = Buffer.from(
-      JSON.stringify({
-        ...pickHolder(req.holder),
-        ttlMs: req.ttlMs,
-        sessionTimeoutMs: session.timeoutMs,
-        session: session.sessionIdHex,
-        claimedAt: this.opts.clock.now(),
-      }),
-    );
+    const holderData = this.liveNodeData(req, session, { ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs });
     const tryCreate = async (slot: number): Promise<boolean> => {
       const path = `${slotsDir}/${slot}`;
       if (this.orphans.has(path)) return false;
