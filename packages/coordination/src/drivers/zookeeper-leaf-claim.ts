@@ -71,7 +71,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     const p = leafPaths(this.root, name, addr);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await this.takeLiveNode(req, session, p, name, addr);
+      await this.takeLiveNode(req, session, p, who);
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
@@ -136,13 +136,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 
   /** The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID. */
-  private async takeLiveNode(
-    req: ClaimRequest,
-    session: ZkSession,
-    p: ReturnType<typeof leafPaths>,
-    name: string,
-    addr: LeafAddress,
-  ): Promise<void> {
+  private async takeLiveNode(req: ClaimRequest, session: ZkSession, p: LeafPaths, { name, addr }: LeafClaimant) {
     await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
     try {
       await session.create(p.live, this.liveNodeData(req, session, { address: addr.text }), CreateMode.EPHEMERAL);
@@ -158,12 +152,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  private async leafWorkerNode(
-    session: ZkSession,
-    p: ReturnType<typeof leafPaths>,
-    addr: LeafAddress,
-    children: string[],
-  ): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
+  private async leafWorkerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
     const mine = children
       .flatMap((c) => parseLeafNodeName(c) ?? [])
       .filter((n) => n.address === addr.text)
@@ -261,6 +250,8 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     return true;
   }
 }
+
+type LeafPaths = ReturnType<typeof leafPaths>;
 
 function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   const root = `${prefix}/snowflake/${name}`;

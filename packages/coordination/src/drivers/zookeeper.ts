@@ -71,7 +71,6 @@ interface ClaimState {
 
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'zookeeper';
-  /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
   private readonly orphans = new Set<string>();
 
   protected readonly noun = 'ZooKeeper slot';
@@ -177,11 +176,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     return this.listHolders(namespace, `${this.root}/${namespace}`, readZkHolders);
   }
 
-  private async readHw(
-    session: ZkSession,
-    hwPath: string,
-    opT?: number,
-  ): Promise<{ highWaterMs: number; releasedCleanly: boolean; version: number }> {
+  private async readHw(session: ZkSession, hwPath: string, opT?: number) {
     const got = await session.getData(hwPath, opT);
     if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
