@@ -129,7 +129,6 @@ interface ZkClaimState {
   stored: number;
 }
 
-/** A driver's own words for the renewal failures that ZkDriverBase finds, each message whole. */
 interface RenewWords {
   readonly doing: string;
   readonly failing: string;
@@ -173,7 +172,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     return this;
   }
 
-  /** Checks a claim request (the driver open, the namespace a ZooKeeper path, the numbers in range). */
   protected checkClaim(req: ClaimRequest): void {
     this.assertOpen();
     const { namespace, slots, ttlMs, preferredSlot: pref } = req;
@@ -204,7 +202,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
       if (bad) throw registryError('OPTION', why, { url: this.url, ...details });
   }
 
-  /** A claim's ephemeral node: the holder, `extra`, the session and the claim time. */
   protected liveNodeData(req: ClaimRequest, session: ZkSession, extra: object): Buffer {
     const claimedAt = this.opts.clock.now();
     return Buffer.from(
@@ -226,7 +223,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     return session;
   }
 
-  /** The live session of this session timeout, opened when there is none. */
   protected async session(sessionTimeoutMs: number): Promise<ZkSession> {
     this.assertOpen();
     const { url, hosts } = this;
