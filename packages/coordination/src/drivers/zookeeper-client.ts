@@ -1,29 +1,20 @@
-/** What the `zookeeper://` and `zookeeper+leaf://` drivers share beyond the session: URL, errors, checks, base. */
+/** What the `zookeeper://` and `zookeeper+leaf://` drivers share: URL, errors, checks, and a base with their sessions. */
 import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
-import { jsonObject, type EngineDriverOptions } from './common.js';
-import { ZkCode, ZkError, ZkSessionPool, type ZkSession } from './zookeeper-session.js';
+import { jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
+import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
 
 /** The session timeout of the start-up session (reused by claims with the registry's default TTL). */
 export const DEFAULT_ZK_SESSION_TIMEOUT_MS = 10_000;
 
-export interface ParsedZooKeeperUrl {
-  readonly hosts: string[];
-  readonly path: string;
-  readonly params: URLSearchParams;
-  readonly display: string;
-}
-
-const SEGMENT = /^[A-Za-z0-9_.-]+$/;
-const NAMESPACE = /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*$/;
+const segmentOk = (s: string): boolean => /^[A-Za-z0-9_.-]+$/.test(s) && s !== '.' && s !== '..';
 
 /** Checks that `p` is `''` or `/seg[/seg…]` (segments of `[A-Za-z0-9_.-]`, not `.` or `..`); no trailing slash. */
 export function normalizeZkPath(p: string, what: string, url: string): string {
   const trimmed = p.replace(/\/+$/, '');
   if (trimmed === '') return '';
-  const segs = trimmed.split('/');
-  if (segs[0] !== '' || segs.slice(1).some((s) => !SEGMENT.test(s) || s === '.' || s === '..')) {
+  if (!trimmed.startsWith('/') || !trimmed.slice(1).split('/').every(segmentOk)) {
     throw registryError(
       'URL_INVALID',
       `${what} "${p}" in ${url} is not a valid ZooKeeper path: use /segment[/segment…] with letters, digits, "_", "." and "-" (not "." or "..")`,
@@ -34,7 +25,7 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
 }
 
 /** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts); `FLURRY_E_REGISTRY_URL`. */
-export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf'): ParsedZooKeeperUrl {
+export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf') {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);
   const bad = (why: string, details: Record<string, unknown> = {}): Error =>
@@ -74,133 +65,28 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
 }
 
 /** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
-export function zkFailure(err: unknown, url: string, doing: string): FlurryError {
-  const display = redactUrl(url);
+export function zkFailure(err: unknown, display: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
-  if (!(err instanceof ZkError)) {
-    return registryError(
-      'UNREACHABLE',
-      `${doing}: ZooKeeper at ${display} failed: ${errorText(err)}`,
-      { url: display },
-      err,
-    );
+  const at = `${doing}: ZooKeeper at ${display}`;
+  if (!(err instanceof ZkError))
+    return registryError('UNREACHABLE', `${at} failed: ${errorText(err)}`, { url: display }, err);
+  const { zkCode, path } = err;
+  if (zkCode === ZkCode.SESSION_EXPIRED) {
+    const why = `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`;
+    return registryError('LEASE_LOST', why, { url: display, zkCode }, err);
   }
-  if (err.zkCode === ZkCode.SESSION_EXPIRED) {
-    return registryError(
-      'LEASE_LOST',
-      `${doing}: the ZooKeeper session expired (the server stopped hearing from this process for longer than the session timeout); the lease is lost and its ephemeral node gone`,
-      { url: display, zkCode: err.zkCode },
-      err,
-    );
+  if (zkCode === ZkCode.NO_AUTH || zkCode === ZkCode.AUTH_FAILED) {
+    const why = `${at} refused access to ${path} (code ${zkCode}); grant this client create/write/delete on the registry path`;
+    return registryError('AUTH', why, { url: display, path, zkCode }, err);
   }
-  if (err.zkCode === ZkCode.NO_AUTH || err.zkCode === ZkCode.AUTH_FAILED) {
-    return registryError(
-      'AUTH',
-      `${doing}: ZooKeeper at ${display} refused access to ${err.path} (code ${err.zkCode}); grant this client create/write/delete on the registry path`,
-      { url: display, path: err.path, zkCode: err.zkCode },
-      err,
-    );
-  }
-  const why =
-    err.zkCode === ZkCode.TIMEOUT
+  const lost =
+    zkCode === ZkCode.TIMEOUT
       ? 'no answer in time'
-      : err.zkCode === ZkCode.CONNECTION_LOSS
+      : zkCode === ZkCode.CONNECTION_LOSS
         ? 'connection lost'
-        : `ZooKeeper error ${err.zkCode}`;
-  return registryError(
-    'UNREACHABLE',
-    `${doing}: ZooKeeper at ${display} is unreachable (${why}); the holder stays fenced until it answers again`,
-    { url: display, path: err.path, zkCode: err.zkCode },
-    err,
-  );
-}
-
-/** Opens a driver's pool and its start-up session (running `first`); `offline` may take an UNREACHABLE. */
-export async function openZkPool(
-  parsed: ParsedZooKeeperUrl,
-  opts: EngineDriverOptions,
-  first: (s: ZkSession) => Promise<void>,
-  offline?: (err: Error) => void,
-): Promise<ZkSessionPool> {
-  const { connectTimeoutMs, logger } = opts;
-  const pool = new ZkSessionPool({ hosts: parsed.hosts, url: parsed.display, connectTimeoutMs, logger });
-  try {
-    await first(await pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
-  } catch (err) {
-    if (offline && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') offline(err as Error);
-    else {
-      await pool.close();
-      throw zkFailure(err, parsed.display, `opening the registry ${parsed.display}`);
-    }
-  }
-  return pool;
-}
-
-export function validateClaimRequest(req: ClaimRequest, url: string): void {
-  if (
-    typeof req.namespace !== 'string' ||
-    !NAMESPACE.test(req.namespace) ||
-    req.namespace.split('/').some((s) => s === '.' || s === '..')
-  ) {
-    throw registryError(
-      'OPTION',
-      `namespace "${String(req.namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
-      { url, namespace: req.namespace },
-    );
-  }
-  if (!Number.isSafeInteger(req.slots) || req.slots < 1 || req.slots > 2 ** 31) {
-    throw registryError('OPTION', `slots must be an integer from 1 to 2^31, got ${String(req.slots)}`, {
-      url,
-      slots: req.slots,
-    });
-  }
-  if (!Number.isSafeInteger(req.ttlMs) || req.ttlMs < 1 || req.ttlMs > 2 ** 31 - 1) {
-    throw registryError(
-      'OPTION',
-      `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(req.ttlMs)}`,
-      { url, ttlMs: req.ttlMs },
-    );
-  }
-  const pref = req.preferredSlot;
-  if (pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= req.slots)) {
-    throw registryError('OPTION', `preferredSlot must be an integer in [0, ${req.slots}), got ${String(pref)}`, {
-      url,
-      preferredSlot: pref,
-    });
-  }
-  if (!req.holder || typeof req.holder.id !== 'string') {
-    throw registryError('OPTION', 'holder.id must be a string', { url });
-  }
-}
-
-/** Refuses a session timeout shorter than the TTL: its ephemeral nodes could vanish while the holder issues. */
-export function checkSessionTimeout(session: ZkSession, ttlMs: number, url: string): void {
-  if (session.timeoutMs < ttlMs) {
-    throw registryError(
-      'OPTION',
-      `ZooKeeper at ${url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${ttlMs} ms ` +
-        `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
-      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
-}
-
-/** A renewal's time limit per operation (a third of the TTL, within 500 ms..connectTimeoutMs), checking the session timeout. */
-export function renewOpTimeout(
-  session: ZkSession,
-  ttlMs: number,
-  connectTimeoutMs: number,
-  doing: string,
-  url: string,
-): number {
-  if (session.timeoutMs < ttlMs) {
-    throw registryError(
-      'OPTION',
-      `${doing}: the ZooKeeper session timeout is ${session.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${session.timeoutMs}`,
-      { url, ttlMs, sessionTimeoutMs: session.timeoutMs },
-    );
-  }
-  return Math.max(500, Math.min(connectTimeoutMs, Math.floor(ttlMs / 3)));
+        : `ZooKeeper error ${zkCode}`;
+  const why = `${at} is unreachable (${lost}); the holder stays fenced until it answers again`;
+  return registryError('UNREACHABLE', why, { url: display, path, zkCode }, err);
 }
 
 export type ZkHoldersQuery = { dir: string; url: string; opTimeoutMs: number; now(): number };
@@ -209,29 +95,188 @@ export function zkTimeMs(t: Buffer): number {
   return t.length >= 8 ? Number(t.readBigInt64BE(0)) : 0;
 }
 
-export function updatedStamp(data: Buffer | undefined): number | null {
-  const u = jsonObject(data?.toString('utf8')).updatedAtMs;
-  return typeof u === 'number' && Number.isFinite(u) ? u : null;
+/** A listed holder from its ephemeral node's JSON, the record stamped at its last renewal and the ms since then. */
+export function zkHolderRecord(
+  slot: number,
+  holder: HolderRecord['holder'],
+  live: Record<string, unknown>,
+  stamped: Buffer | undefined,
+  since: number | null,
+  highWaterMs: number,
+): HolderRecord {
+  const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+  const updated = jsonObject(stamped?.toString('utf8')).updatedAtMs;
+  const sessionMs = numberOr(live.sessionTimeoutMs);
+  return {
+    slot,
+    holder,
+    heldSinceMs: numberOr(live.claimedAt),
+    renewedAtMs: typeof updated === 'number' && Number.isFinite(updated) ? updated : null,
+    sinceRenewalMs: since,
+    sinceRenewalErrorMs: null,
+    expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
+    ttlMs: numberOr(live.ttlMs),
+    highWaterMs,
+  };
 }
 
-export const numberOr = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+/** What ZkDriverBase reads of a claim: its session (null: made offline), its ephemeral node, the mark it stored. */
+interface ZkClaimState {
+  readonly session: ZkSession | null;
+  readonly slot: number;
+  readonly livePath: string;
+  readonly lock?: { release(): void };
+  stored: number;
+}
 
-export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | null }> {
+interface RenewWords {
+  readonly doing: string;
+  readonly failing: string;
+  readonly expired: string;
+  readonly disconnected: string;
+  notOwned(taken: boolean): string;
+}
+
+/** A driver's claims and its sessions: one live session per session timeout, idle ones of another timeout closed. */
+export abstract class ZkDriverBase<S extends ZkClaimState> {
   readonly claims = new Map<string, S>();
+  private readonly sessions = new Map<number, ZkSession>();
+  private readonly opening = new Map<number, Promise<ZkSession>>();
   private readonly readyDirs = new WeakMap<ZkSession, Set<string>>();
   protected closed = false;
+  protected abstract readonly noun: string;
+  readonly url: string;
+  protected readonly root: string;
+  private readonly hosts: readonly string[];
 
   constructor(
-    protected readonly pool: ZkSessionPool,
+    parsed: ReturnType<typeof parseZooKeeperUrl>,
     readonly opts: EngineDriverOptions,
-    readonly url: string,
-  ) {}
+  ) {
+    this.url = parsed.display;
+    this.root = parsed.path;
+    this.hosts = parsed.hosts;
+  }
+
+  /** Opens the start-up session and runs `first` on it; `offline` may take an UNREACHABLE. */
+  async start(first: (s: ZkSession) => Promise<void>, offline?: (err: Error) => void): Promise<this> {
+    try {
+      await first(await this.session(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+    } catch (err) {
+      if (offline && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') offline(err as Error);
+      else {
+        await this.close();
+        throw zkFailure(err, this.url, `opening the registry ${this.url}`);
+      }
+    }
+    return this;
+  }
+
+  protected checkClaim(req: ClaimRequest): void {
+    this.assertOpen();
+    const { namespace, slots, ttlMs, preferredSlot: pref } = req;
+    const refusals: Array<[boolean, string, Record<string, unknown>]> = [
+      [
+        typeof namespace !== 'string' || !namespace.split('/').every(segmentOk),
+        `namespace "${String(namespace)}" is not usable as a ZooKeeper path: use cluster[/dc-N] with letters, digits, "_", "." and "-"`,
+        { namespace },
+      ],
+      [
+        !Number.isSafeInteger(slots) || slots < 1 || slots > 2 ** 31,
+        `slots must be an integer from 1 to 2^31, got ${String(slots)}`,
+        { slots },
+      ],
+      [
+        !Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > 2 ** 31 - 1,
+        `ttlMs must be a positive integer of milliseconds (ZooKeeper session timeouts are 32-bit), got ${String(ttlMs)}`,
+        { ttlMs },
+      ],
+      [
+        pref !== undefined && (!Number.isSafeInteger(pref) || pref < 0 || pref >= slots),
+        `preferredSlot must be an integer in [0, ${slots}), got ${String(pref)}`,
+        { preferredSlot: pref },
+      ],
+      [!req.holder || typeof req.holder.id !== 'string', 'holder.id must be a string', {}],
+    ];
+    for (const [bad, why, details] of refusals)
+      if (bad) throw registryError('OPTION', why, { url: this.url, ...details });
+  }
+
+  protected liveNodeData(req: ClaimRequest, session: ZkSession, extra: object): Buffer {
+    const claimedAt = this.opts.clock.now();
+    return Buffer.from(
+      JSON.stringify({ ...pickHolder(req.holder), ...extra, session: session.sessionIdHex, claimedAt }),
+    );
+  }
+
+  /** The session for a claim; refuses a session timeout shorter than the TTL (the node could vanish while it issues). */
+  protected async claimSession(ttlMs: number): Promise<ZkSession> {
+    const session = await this.session(ttlMs);
+    if (session.timeoutMs < ttlMs) {
+      throw registryError(
+        'OPTION',
+        `ZooKeeper at ${this.url} granted a session timeout of ${session.timeoutMs} ms, shorter than the lease TTL of ${ttlMs} ms ` +
+          `(its maxSessionTimeout caps it), so the slot could be freed before this holder stops issuing; set ttlMs ≤ ${session.timeoutMs} or raise maxSessionTimeout`,
+        { url: this.url, ttlMs, sessionTimeoutMs: session.timeoutMs },
+      );
+    }
+    return session;
+  }
+
+  protected async session(sessionTimeoutMs: number): Promise<ZkSession> {
+    this.assertOpen();
+    const { url, hosts } = this;
+    const { connectTimeoutMs, logger } = this.opts;
+    const cur = this.sessions.get(sessionTimeoutMs);
+    if (cur && !cur.dead) {
+      if (await cur.waitConnected(connectTimeoutMs)) return cur;
+      if (!cur.dead) {
+        throw registryError(
+          'UNREACHABLE',
+          `ZooKeeper at ${url} is unreachable: the session has been disconnected for over ${connectTimeoutMs} ms (hosts: ${hosts.join(', ')})`,
+          { url, hosts: [...hosts] },
+        );
+      }
+    }
+    if (cur) {
+      this.sessions.delete(sessionTimeoutMs);
+      void cur.close();
+    }
+    const pending = this.opening.get(sessionTimeoutMs);
+    if (pending) return pending;
+    const p = (async () => {
+      const s = await ZkSession.open({ hosts, url, sessionTimeoutMs, connectTimeoutMs, logger });
+      if (this.closed) {
+        await s.close();
+        this.assertOpen();
+      }
+      this.sessions.set(sessionTimeoutMs, s);
+      for (const [ttl, other] of this.sessions) {
+        if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
+          this.sessions.delete(ttl);
+          void other.close();
+        }
+      }
+      return s;
+    })();
+    this.opening.set(sessionTimeoutMs, p);
+    try {
+      return await p;
+    } finally {
+      this.opening.delete(sessionTimeoutMs);
+    }
+  }
+
+  /** The fields that name a claim in errors and logs. */
+  protected abstract where(st: S): Record<string, unknown>;
 
   protected assertOpen(): void {
-    this.pool.assertOpen();
+    const url = this.url;
+    if (this.closed) throw registryError('CLOSED', `the registry ${url} was closed; open a new one`, { url });
   }
 
   protected held(claim: { token: string; slot: number }, what: string): S {
+    this.assertOpen();
     const st = this.claims.get(claim.token);
     if (st) return st;
     throw registryError(
@@ -241,11 +286,82 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
     );
   }
 
-  async ensureDirs(session: ZkSession, key: string, dirs: string[], opT: number): Promise<void> {
+  /** A renewal: the session alive (else LEASE_LOST) and connected (else UNREACHABLE), the node still its own, then `write`. */
+  protected async renewOn(
+    token: string,
+    st: S,
+    s: ZkSession,
+    ttlMs: number,
+    says: RenewWords,
+    write: (opT: number) => Promise<void>,
+  ): Promise<void> {
+    if (s.dead) {
+      this.forget(token, st, 'session expired');
+      throw registryError('LEASE_LOST', says.expired, this.where(st));
+    }
+    if (s.state !== 'connected') throw registryError('UNREACHABLE', says.disconnected, this.where(st));
+    if (s.timeoutMs < ttlMs) {
+      throw registryError(
+        'OPTION',
+        `${says.doing}: the ZooKeeper session timeout is ${s.timeoutMs} ms, shorter than the requested TTL of ${ttlMs} ms; set ttlMs ≤ ${s.timeoutMs}`,
+        { url: this.url, ttlMs, sessionTimeoutMs: s.timeoutMs },
+      );
+    }
+    // A third of the TTL per operation, within 500 ms..connectTimeoutMs.
+    const opT = Math.max(500, Math.min(this.opts.connectTimeoutMs, Math.floor(ttlMs / 3)));
+    try {
+      const stat = await s.exists(st.livePath, opT);
+      if (!s.owns(stat)) throw registryError('LEASE_LOST', says.notOwned(stat !== null), this.where(st));
+      await write(opT);
+    } catch (err) {
+      const e = zkFailure(err, this.url, says.failing);
+      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(token, st, e.message);
+      throw e;
+    }
+  }
+
+  /** A release once the session answers (else UNREACHABLE): `write` if the node is still its own; a lost claim is logged. */
+  protected async releaseOn(
+    token: string,
+    st: S,
+    s: ZkSession,
+    says: { doing: string; unreachable: string; lost: string },
+    write: (opT: number) => Promise<void>,
+  ): Promise<void> {
+    const lost = (reason: string): void => {
+      this.forget(token, st);
+      this.opts.logger?.warn({ ...this.where(st), reason }, says.lost);
+    };
+    const opT = s.opTimeoutMs;
+    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
+      throw registryError('UNREACHABLE', says.unreachable, this.where(st));
+    }
+    if (s.dead) return lost('session expired');
+    try {
+      const stat = await s.exists(st.livePath, opT);
+      if (!s.owns(stat)) return lost(stat ? 'slot node owned by another session' : 'slot node gone');
+      await write(opT);
+      this.forget(token, st);
+      this.opts.logger?.info({ ...this.where(st), highWaterMs: st.stored }, `released ${this.noun}`);
+    } catch (err) {
+      const e = zkFailure(err, this.url, says.doing);
+      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
+      throw e;
+    }
+  }
+
+  protected forget(token: string, st: S, lostReason?: string): void {
+    if (!this.claims.delete(token)) return;
+    st.lock?.release();
+    if (st.session) st.session.holds = Math.max(0, st.session.holds - 1);
+    if (lostReason) this.opts.logger?.warn({ ...this.where(st), reason: lostReason }, `${this.noun} lost`);
+  }
+
+  async ensureDirs(session: ZkSession, key: string, dirs: string[]): Promise<void> {
     let ready = this.readyDirs.get(session);
     if (!ready) this.readyDirs.set(session, (ready = new Set()));
     if (ready.has(key)) return;
-    await Promise.all(dirs.map((d) => session.mkdirp(d, opT)));
+    await Promise.all(dirs.map((d) => session.mkdirp(d)));
     ready.add(key);
   }
 
@@ -253,14 +369,14 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
   protected async listHolders(
     namespace: string,
     dir: string,
-    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<HolderRecord[]>,
+    read: (session: ZkSession, q: ZkHoldersQuery) => Promise<Array<HolderRecord | undefined>>,
   ): Promise<HolderRecord[]> {
     this.assertOpen();
     try {
       const own = [...this.claims.values()].find((c) => c.session && !c.session.dead)?.session;
-      const session = own ?? (await this.pool.get(DEFAULT_ZK_SESSION_TIMEOUT_MS));
+      const session = own ?? (await this.session(DEFAULT_ZK_SESSION_TIMEOUT_MS));
       const q = { dir, url: this.url, opTimeoutMs: this.opts.connectTimeoutMs, now: () => this.opts.clock.now() };
-      return await read(session, q);
+      return (await read(session, q)).filter((h) => h !== undefined);
     } catch (err) {
       throw zkFailure(err, this.url, `listing the holders of "${namespace}"`);
     }
@@ -269,7 +385,11 @@ export abstract class ZkDriverBase<S extends { readonly session?: ZkSession | nu
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const st of this.claims.values()) st.lock?.release();
     this.claims.clear();
-    await this.pool.close();
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.allSettled([...this.opening.values()]);
+    await Promise.all(all.map((s) => s.close()));
   }
 }

@@ -6,17 +6,12 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
 
-export interface LeafCache {
-  readonly workerId?: number;
-  readonly highWaterMs?: number;
-}
-
 export function leafCacheFile(cacheDir: string, name: string, port: string): string {
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
 }
 
 /** Reads a cache file of Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`); `{}` when missing or unreadable. */
-export function readLeafCache(file: string): LeafCache {
+export function readLeafCache(file: string): { workerId?: number; highWaterMs?: number } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -72,14 +67,8 @@ function unlinkQuietly(file: string): void {
   }
 }
 
-export interface HostLock {
-  readonly file: string;
-  held(): boolean;
-  release(): void;
-}
-
 /** The host lock of a Leaf address: write ours, then list the others; a live one makes us back off (EXHAUSTED). */
-export async function acquireHostLock(dir: string, address: string, url: string): Promise<HostLock> {
+export async function acquireHostLock(dir: string, address: string, url: string) {
   makeDirLevelsSync(dir);
   const prefix = `flurry-${address.replace(/[^0-9A-Za-z.]/g, '_')}.`;
   let lastHolder: Record<string, unknown> | undefined;

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
-import { allNodeIds, jsonObject, pickHolder } from './common.js';
+import { allNodeIds, jsonObject } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
-import { checkSessionTimeout, ZkDriverBase, zkFailure } from './zookeeper-client.js';
-import { readLeafCache, writeLeafCache, type HostLock } from './zookeeper-leaf-cache.js';
+import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
+import { readLeafCache, writeLeafCache, type acquireHostLock } from './zookeeper-leaf-cache.js';
 
 /** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
 export const LEAF_UNREPORTED_MS = 4000;
@@ -15,7 +15,7 @@ export interface LeafClaimState {
   readonly slot: number;
   readonly addr: LeafAddress;
   readonly name: string;
-  readonly lock: HostLock;
+  readonly lock: Awaited<ReturnType<typeof acquireHostLock>>;
   readonly cacheFile: string;
   /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
   readonly session: ZkSession | null;
@@ -24,18 +24,20 @@ export interface LeafClaimState {
   readonly metaPath: string;
   foreverVersion: number;
   metaVersion: number;
-  lastWritten: number;
+  stored: number;
 }
 
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
-  abstract readonly prefix: string;
+  protected where(st: LeafClaimState): Record<string, unknown> {
+    return { url: this.url, slot: st.slot, address: st.addr.text };
+  }
 
   protected offlineClaim(req: ClaimRequest, who: LeafClaimant, cause: unknown): Claim {
-    const { name, addr, cacheFile } = who;
-    const cache = readLeafCache(cacheFile);
-    if (cache.workerId === undefined) {
+    const { addr, cacheFile } = who;
+    const { workerId, highWaterMs } = readLeafCache(cacheFile);
+    if (workerId === undefined) {
       throw registryError(
         'UNREACHABLE',
         `${(cause as Error).message}; and there is no cached Leaf worker ID for ${addr.text} at ${cacheFile} to start from`,
@@ -43,68 +45,49 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         cause,
       );
     }
-    if (cache.workerId >= req.slots) throw leafTooHigh(this.url, cache.workerId, req, name, addr, null);
+    if (workerId >= req.slots) throw leafTooHigh(this.url, workerId, req, who);
     const token = `leaf-offline:${cacheFile}:${randomHex(6)}`;
     this.claims.set(token, {
       ...who,
-      slot: cache.workerId,
+      slot: workerId,
       session: null,
       nodePath: '',
       livePath: '',
       metaPath: '',
       foreverVersion: -1,
       metaVersion: -1,
-      lastWritten: cache.highWaterMs ?? 0,
+      stored: highWaterMs ?? 0,
     });
     this.opts.logger?.warn(
-      {
-        url: this.url,
-        name,
-        address: addr.text,
-        workerId: cache.workerId,
-        cacheFile,
-        highWaterMs: cache.highWaterMs ?? null,
-      },
+      { url: this.url, name: who.name, address: addr.text, workerId, cacheFile, highWaterMs: highWaterMs ?? null },
       'ZooKeeper unreachable: starting from the cached Leaf worker ID (cacheFallback=true); no cross-host check, local high-water mark only',
     );
-    const hw = cache.highWaterMs ?? 0;
-    return {
-      slot: cache.workerId,
-      token,
-      highWaterMs: hw > 0 ? hw + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0,
-      releasedCleanly: false,
-    };
+    const hw = highWaterMs ? highWaterMs + Math.max(0, LEAF_UNREPORTED_MS - req.ttlMs) : 0;
+    return { slot: workerId, token, highWaterMs: hw, releasedCleanly: false };
   }
 
   protected async onlineClaim(req: ClaimRequest, session: ZkSession, who: LeafClaimant): Promise<Claim> {
     const { name, addr, cacheFile } = who;
-    checkSessionTimeout(session, req.ttlMs, this.url);
-    const p = leafPaths(this.prefix, name, addr);
-    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
+    const p = leafPaths(this.root, name, addr);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await this.takeLiveNode(req, session, p, name, addr, opT);
+      await this.takeLiveNode(req, session, p, who);
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
     session.holds++;
     try {
-      const [children, metaGot] = await Promise.all([
-        session.getChildren(p.forever, opT),
-        session.getData(p.meta, opT),
-      ]);
-      const node = await this.leafWorkerNode(session, p, addr, children, opT);
-      const { nodePath, workerId, stored, foreverVersion, isNew } = node;
+      const [children, metaGot] = await Promise.all([session.getChildren(p.forever), session.getData(p.meta)]);
+      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.leafWorkerNode(
+        session,
+        p,
+        addr,
+        children,
+      );
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
-        throw leafTooHigh(
-          this.url,
-          workerId,
-          req,
-          name,
-          addr,
-          isNew ? await session.getChildren(p.forever, opT).catch(() => children) : children,
-        );
+        const listed = isNew ? await session.getChildren(p.forever).catch(() => children) : children;
+        throw leafTooHigh(this.url, workerId, req, who, listed);
       }
 
       const meta = metaGot ? parseMeta(metaGot.data) : null;
@@ -131,23 +114,15 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         metaPath: p.meta,
         foreverVersion,
         metaVersion: metaGot ? metaGot.stat.version : -1,
-        lastWritten: stored,
+        stored,
       };
-      await this.writeNode(st, mark, false, opT);
+      await this.writeNode(st, mark, false);
       writeLeafCache(cacheFile, workerId, mark);
       const token = `leaf:${nodePath}@${session.sessionIdHex}:${randomHex(4)}`;
       this.claims.set(token, st);
+      const fields = { url: this.url, name, address: addr.text, workerId, node: nodePath, highWaterMs: prevHw };
       this.opts.logger?.info(
-        {
-          url: this.url,
-          name,
-          address: addr.text,
-          workerId,
-          node: nodePath,
-          highWaterMs: prevHw,
-          releasedCleanly: clean,
-          sessionTimeoutMs: session.timeoutMs,
-        },
+        { ...fields, releasedCleanly: clean, sessionTimeoutMs: session.timeoutMs },
         'claimed Leaf worker ID',
       );
       const reported =
@@ -155,38 +130,19 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       return { slot: workerId, token, highWaterMs: reported, releasedCleanly: clean };
     } catch (err) {
       session.holds--;
-      await session.remove(p.live, -1, opT).catch(() => undefined);
+      await session.remove(p.live, -1).catch(() => undefined);
       throw zkFailure(err, this.url, doing);
     }
   }
 
   /** The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID. */
-  private async takeLiveNode(
-    req: ClaimRequest,
-    session: ZkSession,
-    p: ReturnType<typeof leafPaths>,
-    name: string,
-    addr: LeafAddress,
-    opT: number,
-  ): Promise<void> {
-    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)], opT);
+  private async takeLiveNode(req: ClaimRequest, session: ZkSession, p: LeafPaths, { name, addr }: LeafClaimant) {
+    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
     try {
-      await session.create(
-        p.live,
-        Buffer.from(
-          JSON.stringify({
-            ...pickHolder(req.holder),
-            address: addr.text,
-            session: session.sessionIdHex,
-            claimedAt: this.opts.clock.now(),
-          }),
-        ),
-        CreateMode.EPHEMERAL,
-        opT,
-      );
+      await session.create(p.live, this.liveNodeData(req, session, { address: addr.text }), CreateMode.EPHEMERAL);
     } catch (err) {
       if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-      const other = await session.getData(p.live, opT).catch(() => null);
+      const other = await session.getData(p.live).catch(() => null);
       const who = jsonObject(other?.data.toString('utf8'));
       throw registryError(
         'EXHAUSTED',
@@ -196,16 +152,10 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  private async leafWorkerNode(
-    session: ZkSession,
-    p: ReturnType<typeof leafPaths>,
-    addr: LeafAddress,
-    children: string[],
-    opT: number,
-  ): Promise<{ nodePath: string; workerId: number; stored: number; foreverVersion: number; isNew: boolean }> {
+  private async leafWorkerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
     const mine = children
-      .map(parseLeafNodeName)
-      .filter((n): n is LeafNodeName => n !== null && n.address === addr.text)
+      .flatMap((c) => parseLeafNodeName(c) ?? [])
+      .filter((n) => n.address === addr.text)
       .sort((a, b) => a.workerId - b.workerId);
     if (mine.length > 0) {
       if (mine.length > 1)
@@ -214,7 +164,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
           'several Leaf nodes for one address: using the lowest worker ID',
         );
       const nodePath = `${p.forever}/${mine[0].name}`;
-      const got = await session.getData(nodePath, opT);
+      const got = await session.getData(nodePath);
       if (!got)
         throw registryError(
           'CORRUPT',
@@ -228,7 +178,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       `${p.forever}/${addr.text}-`,
       Buffer.from(leafEndpointJson(addr, this.opts.clock.now())),
       CreateMode.PERSISTENT_SEQUENTIAL,
-      opT,
     );
     const parsed = parseLeafNodeName(path.posix.basename(nodePath));
     if (!parsed)
@@ -243,13 +192,13 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   protected async writeNode(
     st: LeafClaimState,
     mark: number,
-    release: boolean | 'renew',
-    opT: number,
+    release: boolean,
+    opT?: number,
     attempt = 0,
   ): Promise<void> {
     const s = st.session as ZkSession;
-    const ts = Math.max(mark, st.lastWritten);
-    const meta = { highWaterMs: ts, releasedCleanly: release === true, foreverVersion: st.foreverVersion + 1 };
+    const ts = Math.max(mark, st.stored);
+    const meta = { highWaterMs: ts, releasedCleanly: release, foreverVersion: st.foreverVersion + 1 };
     const metaData = Buffer.from(JSON.stringify({ ...meta, updatedAtMs: this.opts.clock.now() }));
     try {
       await s.multi((tx) => {
@@ -257,15 +206,12 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         tx.setData(st.nodePath, Buffer.from(leafEndpointJson(st.addr, ts)), st.foreverVersion);
         if (st.metaVersion < 0) tx.create(st.metaPath, metaData, CreateMode.PERSISTENT);
         else tx.setData(st.metaPath, metaData, st.metaVersion);
-        if (release === true) tx.remove(st.livePath, -1);
+        if (release) tx.remove(st.livePath, -1);
       }, opT);
     } catch (err) {
       if (isZk(err) && err.opIndex === 0) {
-        throw registryError(
-          'LEASE_LOST',
-          `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
+        const why = `the ephemeral node ${st.livePath} at ${this.url} is gone (the session expired); another process may hold ${st.addr.text} now`;
+        throw registryError('LEASE_LOST', why, this.where(st));
       }
       if (isZk(err, ZkCode.BAD_VERSION) && err.opIndex === 1 && attempt < 3 && (await this.adoptOwnWrite(st, opT))) {
         return this.writeNode(st, mark, release, opT, attempt + 1);
@@ -274,7 +220,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
         throw registryError(
           'LEASE_LOST',
           `the Leaf node ${st.nodePath} at ${this.url} was ${err.zkCode === ZkCode.NO_NODE ? 'deleted' : 'rewritten by another process (a Leaf server with the same ip:port?)'} while this process held worker ID ${st.slot}; stop issuing`,
-          { url: this.url, slot: st.slot, address: st.addr.text, path: st.nodePath },
+          { ...this.where(st), path: st.nodePath },
         );
       }
       if (isZk(err, ZkCode.BAD_VERSION, ZkCode.NODE_EXISTS, ZkCode.NO_NODE) && err.opIndex === 2 && attempt < 3) {
@@ -286,26 +232,26 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
     st.foreverVersion += 1;
     st.metaVersion = st.metaVersion < 0 ? 0 : st.metaVersion + 1;
-    st.lastWritten = ts;
+    st.stored = ts;
   }
 
   /** After a version mismatch: true (and `st` updated) when the write that moved the node on was our own, answer lost. */
-  private async adoptOwnWrite(st: LeafClaimState, opT: number): Promise<boolean> {
+  private async adoptOwnWrite(st: LeafClaimState, opT: number | undefined): Promise<boolean> {
     const s = st.session as ZkSession;
     const [node, meta] = await Promise.all([s.getData(st.nodePath, opT), s.getData(st.metaPath, opT)]);
     const m = meta ? parseMeta(meta.data) : null;
     if (!node || !meta || !m || m.foreverVersion !== node.stat.version || node.stat.version <= st.foreverVersion)
       return false;
-    this.opts.logger?.info(
-      { url: this.url, slot: st.slot, address: st.addr.text, version: node.stat.version },
-      'Leaf: a write of ours was committed without its answer reaching us; continuing from it',
-    );
+    const msg = 'Leaf: a write of ours was committed without its answer reaching us; continuing from it';
+    this.opts.logger?.info({ ...this.where(st), version: node.stat.version }, msg);
     st.foreverVersion = node.stat.version;
     st.metaVersion = meta.stat.version;
-    st.lastWritten = Math.max(st.lastWritten, m.highWaterMs);
+    st.stored = Math.max(st.stored, m.highWaterMs);
     return true;
   }
 }
+
+type LeafPaths = ReturnType<typeof leafPaths>;
 
 function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   const root = `${prefix}/snowflake/${name}`;
@@ -317,18 +263,12 @@ function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   };
 }
 
-function leafTooHigh(
-  url: string,
-  workerId: number,
-  req: ClaimRequest,
-  name: string,
-  addr: LeafAddress,
-  children: string[] | null,
-): Error {
+function leafTooHigh(url: string, workerId: number, req: ClaimRequest, c: LeafClaimant, children?: string[]): Error {
+  const { name, addr } = c;
   // Every worker ID that fits is assigned, for good, to another address: list them.
   const assigned = (children ?? [])
-    .map(parseLeafNodeName)
-    .filter((n): n is LeafNodeName => n !== null && n.workerId < req.slots)
+    .flatMap((c) => parseLeafNodeName(c) ?? [])
+    .filter((n) => n.workerId < req.slots)
     .sort((a, b) => a.workerId - b.workerId);
   const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
   const held = children ? assigned.length : undefined;
@@ -338,18 +278,14 @@ function leafTooHigh(
     `${allNodeIds(req.slots).join(' of the layout ')} taken under /snowflake/${name}/forever${held !== undefined ? ` (${held} held; ${who}${assigned.length > 16 ? ', …' : ''})` : ''}: ` +
       `${addr.text} has Leaf worker ID ${workerId}, which does not fit. Leaf never recycles worker IDs (every new ip:port takes the next sequence number, for good); ` +
       'use the zookeeper:// registry, which recycles them, or a layout with more worker bits',
-    { url: url, name, address: addr.text, workerId, slots: req.slots, held, holders },
+    { url, name, address: addr.text, workerId, slots: req.slots, held, holders },
   );
 }
 
-export interface LeafAddress {
-  readonly ip: string;
-  readonly port: string;
-  readonly text: string;
-}
+type LeafAddress = ReturnType<typeof parseLeafAddress>;
 
 /** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION`. */
-export function parseLeafAddress(text: string, url: string): LeafAddress {
+export function parseLeafAddress(text: string, url: string) {
   const i = text.lastIndexOf(':');
   const ip = i > 0 ? text.slice(0, i) : '';
   const port = i > 0 ? text.slice(i + 1) : '';
@@ -363,13 +299,7 @@ export function parseLeafAddress(text: string, url: string): LeafAddress {
   return { ip, port, text };
 }
 
-export interface LeafNodeName {
-  readonly address: string;
-  readonly workerId: number;
-  readonly name: string;
-}
-
-export function parseLeafNodeName(name: string): LeafNodeName | null {
+export function parseLeafNodeName(name: string) {
   const i = name.lastIndexOf('-');
   if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
   return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
@@ -393,18 +323,10 @@ export function parseEndpoint(data: Buffer, nodePath: string, url: string): numb
   return timestamp;
 }
 
-export interface LeafMeta {
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  foreverVersion: number;
-}
-
-/** Flurry's own record beside a Leaf worker node (its release state), or null when absent or not Flurry's. */
-export function parseMeta(data: Buffer): LeafMeta | null {
-  const m = jsonObject<LeafMeta>(data.toString('utf8')); // unreadable: treated as absent, so not clean
-  return typeof m.highWaterMs === 'number' &&
-    typeof m.releasedCleanly === 'boolean' &&
-    typeof m.foreverVersion === 'number'
-    ? { highWaterMs: m.highWaterMs, releasedCleanly: m.releasedCleanly, foreverVersion: m.foreverVersion }
+/** Flurry's own record beside a Leaf worker node (its release state), or null when absent, unreadable or not Flurry's. */
+export function parseMeta(data: Buffer) {
+  const { highWaterMs, releasedCleanly, foreverVersion } = jsonObject(data.toString('utf8'));
+  return typeof highWaterMs === 'number' && typeof releasedCleanly === 'boolean' && typeof foreverVersion === 'number'
+    ? { highWaterMs, releasedCleanly, foreverVersion }
     : null;
 }

@@ -5,27 +5,15 @@ import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../drive
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import type { ZkSession, ZkSessionPool } from './zookeeper-session.js';
+import type { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
-  numberOr,
-  openZkPool,
   parseZooKeeperUrl,
-  renewOpTimeout,
-  updatedStamp,
-  validateClaimRequest,
-  zkFailure,
+  zkHolderRecord,
   zkTimeMs,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
-import {
-  LeafClaims,
-  parseEndpoint,
-  parseLeafAddress,
-  parseLeafNodeName,
-  parseMeta,
-  type LeafClaimState,
-} from './zookeeper-leaf-claim.js';
+import { LeafClaims, parseEndpoint, parseLeafAddress, parseLeafNodeName, parseMeta } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 
 const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
@@ -33,9 +21,10 @@ const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
 
+  protected readonly noun = 'Leaf worker ID';
+
   constructor(
-    pool: ZkSessionPool,
-    readonly prefix: string,
+    parsed: ReturnType<typeof parseZooKeeperUrl>,
     private readonly cfg: {
       name?: string | undefined;
       address?: string | undefined;
@@ -43,14 +32,12 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
       cacheFallback: boolean;
     },
     opts: EngineDriverOptions,
-    url: string,
   ) {
-    super(pool, opts, url);
+    super(parsed, opts);
   }
 
   async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaimRequest(req, this.url);
+    this.checkClaim(req);
     const name = this.cfg.name ?? req.namespace;
     const addrText = this.cfg.address ?? req.holder.address;
     if (addrText === undefined) {
@@ -66,7 +53,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     try {
       let session: ZkSession;
       try {
-        session = await this.pool.get(req.ttlMs);
+        session = await this.claimSession(req.ttlMs);
       } catch (err) {
         if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
           return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
@@ -80,9 +67,8 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
     const st = this.held(claim, 'Leaf worker ID');
-    const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.lastWritten);
+    const mark = Math.max(this.opts.clock.now(), opts.highWaterMs, st.stored);
     if (!st.session) {
       if (!st.lock.held()) {
         this.forget(claim.token, st, 'host lock file removed');
@@ -93,44 +79,21 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
         );
       }
       writeLeafCache(st.cacheFile, st.slot, mark);
-      st.lastWritten = mark;
+      st.stored = mark;
       return;
     }
-    const s = st.session;
     const doing = `renewing Leaf worker ID ${st.slot} of ${st.addr.text}`;
-    if (s.dead) {
-      this.forget(claim.token, st, 'session expired');
-      throw registryError(
-        'LEASE_LOST',
-        `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    if (s.state !== 'connected') {
-      throw registryError(
-        'UNREACHABLE',
-        `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
+    const says = {
+      doing,
+      failing: doing,
+      expired: `${doing} at ${this.url}: the ZooKeeper session expired, so the ephemeral node that excludes other holders of ${st.addr.text} is gone`,
+      disconnected: `${doing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting)`,
+      notOwned: (taken: boolean) =>
+        `${doing}: the ephemeral node ${st.livePath} ${taken ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`,
+    };
+    await this.renewOn(claim.token, st, st.session, opts.ttlMs, says, (opT) => this.writeNode(st, mark, false, opT));
     try {
-      const stat = await s.exists(st.livePath, opT);
-      if (!s.owns(stat)) {
-        throw registryError(
-          'LEASE_LOST',
-          `${doing}: the ephemeral node ${st.livePath} ${stat ? 'belongs to another session' : 'is gone'}; another process may hold ${st.addr.text} now`,
-          { url: this.url, slot: st.slot, address: st.addr.text },
-        );
-      }
-      await this.writeNode(st, mark, 'renew', opT);
-    } catch (err) {
-      const e = zkFailure(err, this.url, doing);
-      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
-      throw e;
-    }
-    try {
-      writeLeafCache(st.cacheFile, st.slot, st.lastWritten);
+      writeLeafCache(st.cacheFile, st.slot, st.stored);
     } catch (err) {
       this.opts.logger?.warn(
         { url: this.url, cacheFile: st.cacheFile, err: String(err) },
@@ -144,64 +107,24 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     if (!st) return; // already released or lost
     this.assertOpen();
     // The exact final mark (reported after fencing): adding `now` would make the next holder wait for nothing.
-    const mark = Math.max(opts.highWaterMs, st.lastWritten);
-    const lost = (why: string): void => {
-      this.forget(claim.token, st, why);
-      this.opts.logger?.warn(
-        { url: this.url, slot: st.slot, address: st.addr.text, reason: why },
-        'Leaf release: the worker ID was no longer ours; the final mark was stored locally only',
-      );
-    };
+    const mark = Math.max(opts.highWaterMs, st.stored);
     try {
       writeLeafCache(st.cacheFile, st.slot, mark);
     } catch {
       /* best effort; ZooKeeper below */
     }
-    const s = st.session;
-    if (!s) return void this.forget(claim.token, st);
-    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
-    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
-      throw registryError(
-        'UNREACHABLE',
-        `releasing Leaf worker ID ${st.slot} of ${st.addr.text}: ZooKeeper at ${this.url} is unreachable`,
-        { url: this.url, slot: st.slot, address: st.addr.text },
-      );
-    }
-    if (s.dead) return lost('session expired');
-    try {
-      const stat = await s.exists(st.livePath, opT);
-      if (!s.owns(stat)) return lost('ephemeral node gone');
-      await this.writeNode(st, mark, true, opT);
-      this.forget(claim.token, st);
-      this.opts.logger?.info(
-        { url: this.url, slot: st.slot, address: st.addr.text, highWaterMs: st.lastWritten },
-        'released Leaf worker ID',
-      );
-    } catch (err) {
-      const e = zkFailure(err, this.url, `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`);
-      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
-      throw e;
-    }
+    if (!st.session) return void this.forget(claim.token, st);
+    const doing = `releasing Leaf worker ID ${st.slot} of ${st.addr.text}`;
+    const says = {
+      doing,
+      unreachable: `${doing}: ZooKeeper at ${this.url} is unreachable`,
+      lost: 'Leaf release: the worker ID was no longer ours; the final mark was stored locally only',
+    };
+    await this.releaseOn(claim.token, st, st.session, says, (opT) => this.writeNode(st, mark, true, opT));
   }
 
   holders(namespace: string): Promise<HolderRecord[]> {
-    return this.listHolders(namespace, `${this.prefix}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
-  }
-
-  override async close(): Promise<void> {
-    if (!this.closed) for (const st of this.claims.values()) st.lock.release();
-    await super.close();
-  }
-
-  private forget(token: string, st: LeafClaimState, lostReason?: string): void {
-    if (!this.claims.delete(token)) return;
-    st.lock.release();
-    if (st.session) st.session.holds = Math.max(0, st.session.holds - 1);
-    if (lostReason)
-      this.opts.logger?.warn(
-        { url: this.url, slot: st.slot, address: st.addr.text, reason: lostReason },
-        'Leaf worker ID lost',
-      );
+    return this.listHolders(namespace, `${this.root}/snowflake/${this.cfg.name ?? namespace}`, readLeafHolders);
   }
 }
 
@@ -209,17 +132,14 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
 const LEAF_JAVA_LIVE_MS = 6000;
 
 /** The live holders of one Leaf name, Flurry's and Leaf (Java) servers' (docs/node-ids.md, "Listing holders"). */
-async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Array<HolderRecord | undefined>> {
   const [forever, live] = await Promise.all([
     session.getChildren(`${q.dir}/forever`, q.opTimeoutMs),
     session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
   ]);
   const liveSet = new Set(live);
-  const nodes = forever
-    .map(parseLeafNodeName)
-    .filter((n): n is NonNullable<typeof n> => n !== null)
-    .sort((a, b) => a.workerId - b.workerId);
-  const out = await Promise.all(
+  const nodes = forever.flatMap((c) => parseLeafNodeName(c) ?? []).sort((a, b) => a.workerId - b.workerId);
+  return Promise.all(
     nodes.map(async (n): Promise<HolderRecord | undefined> => {
       const flurry = liveSet.has(n.address);
       const nodePath = `${q.dir}/forever/${n.name}`;
@@ -235,25 +155,14 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<H
       if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const v = jsonObject(liveNode?.data.toString('utf8'));
-      const sessionTimeoutMs = numberOr(v.sessionTimeoutMs);
       const mark = Math.max(
         parseEndpoint(node.data, nodePath, q.url),
         (meta && parseMeta(meta.data)?.highWaterMs) || 0,
       );
-      return {
-        slot: n.workerId,
-        holder: flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' },
-        heldSinceMs: numberOr(v.claimedAt),
-        renewedAtMs: updatedStamp(meta?.data),
-        sinceRenewalMs: since,
-        sinceRenewalErrorMs: null,
-        expiresInMs: flurry && sessionTimeoutMs !== null ? Math.max(0, sessionTimeoutMs - since) : null,
-        ttlMs: null,
-        highWaterMs: mark,
-      };
+      const holder = flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' };
+      return zkHolderRecord(n.workerId, holder, v, meta?.data, since, mark);
     }),
   );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
 /** Opens the `zookeeper+leaf://` driver; connects once (UNREACHABLE unless `cacheFallback=true`). */
@@ -286,6 +195,6 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
   const cacheFallback = fb === 'true';
-  const pool = await openZkPool(parsed, opts, async () => {}, cacheFallback ? offline : undefined);
-  return new LeafDriver(pool, parsed.path, { name, address, cacheDir, cacheFallback }, opts, parsed.display);
+  const driver = new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts);
+  return driver.start(async () => {}, cacheFallback ? offline : undefined);
 }

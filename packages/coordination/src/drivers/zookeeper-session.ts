@@ -1,4 +1,4 @@
-/** ZooKeeper sessions with time limits over node-zookeeper-client, and their pool (docs/node-ids.md, "ZooKeeper internals"). */
+/** ZooKeeper sessions with time limits over node-zookeeper-client (docs/node-ids.md, "ZooKeeper internals"). */
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
@@ -6,24 +6,24 @@ import type { FlurryLogger } from '@flurry/core';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
-export interface ZkStat {
+interface ZkStat {
   readonly version: number;
   /** Session ID of the owner of an ephemeral node; all zeros for a persistent node. */
   readonly ephemeralOwner: Buffer;
   readonly mtime: Buffer;
 }
 
-type ZkClientException = Error & { readonly code: number };
+type ZkClientException = Error & { readonly code: number; opIndex?: number | undefined };
 type Cb<T> = (err: ZkClientException | null, value: T) => void;
-interface TxOps {
+export interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): this;
   check(path: string, version: number): this;
   setData(path: string, data: Buffer, version: number): this;
   remove(path: string, version: number): this;
 }
-interface ZkTransaction extends TxOps {
+interface ZkTransaction extends MultiBuilder {
   readonly ops: Array<{ version?: number }>;
-  commit(cb: Cb<Array<{ type: number; err?: number }>>): void;
+  commit(cb: (err: ZkClientException | null, results?: Array<{ err?: number }>) => void): void;
 }
 type Server = { host: string; port: number };
 
@@ -230,7 +230,8 @@ export class ZkSession {
     });
   }
 
-  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void): Promise<T> {
+  /** One operation within its time limit; `absent` (if given) answers for a missing node. */
+  private run<T>(op: string, path: string, timeoutMs: number | undefined, start: (cb: Cb<T>) => void, absent?: T) {
     if (this.dead) {
       const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
@@ -240,50 +241,45 @@ export class ZkSession {
     const limit = timeoutMs ?? this.opTimeoutMs;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
-      const timer = setTimeout(() => {
+      const settle = (err: unknown, value?: T): void => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a ZkError, or what the client threw
+        if (err) reject(err);
+        else resolve(value as T);
+      };
+      const timer = setTimeout(() => {
         // No answer on a connection that looks alive: drop it so the client reconnects.
-        if (this.state === 'connected') this.dropSocket();
-        reject(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
+        if (!settled && this.state === 'connected') this.dropSocket();
+        settle(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
         start((err, value) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          if (!err) return resolve(value);
-          const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-          const opIndex = (err as { opIndex?: number }).opIndex;
-          reject(new ZkError(code, op, path, `${op} ${path}: ${err.message}`, opIndex));
+          if (err?.code === ZkCode.NO_NODE && absent !== undefined) return settle(null, absent);
+          const code = typeof err?.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
+          settle(err && new ZkError(code, op, path, `${op} ${path}: ${err.message}`, err.opIndex), value);
         });
       } catch (e) {
-        settled = true;
-        clearTimeout(timer);
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards what the client threw, unchanged
-        reject(e);
+        settle(e);
       }
     });
   }
 
   exists(path: string, timeoutMs?: number): Promise<ZkStat | null> {
     return this.run<ZkStat | null>('exists', path, timeoutMs, (cb) =>
-      this.client.exists(path, (e, s) => cb(e, e ? null : (s ?? null))),
+      this.client.exists(path, (e, s) => cb(e, s ?? null)),
     );
   }
 
   getData(path: string, timeoutMs?: number): Promise<{ data: Buffer; stat: ZkStat } | null> {
-    const got = this.run<{ data: Buffer; stat: ZkStat }>('getData', path, timeoutMs, (cb) =>
-      this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat })),
-    );
-    return orIfNoNode(got, null);
+    const read = (cb: Cb<{ data: Buffer; stat: ZkStat } | null>): void =>
+      this.client.getData(path, (e, d, stat) => cb(e, { data: d ?? Buffer.alloc(0), stat }));
+    return this.run('getData', path, timeoutMs, read, null);
   }
 
   getChildren(path: string, timeoutMs?: number): Promise<string[]> {
-    return orIfNoNode(
-      this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb)),
-      [],
-    );
+    return this.run<string[]>('getChildren', path, timeoutMs, (cb) => this.client.getChildren(path, cb), []);
   }
 
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
@@ -319,12 +315,10 @@ export class ZkSession {
     });
     return this.run<void>('multi', '(transaction)', timeoutMs, (cb) =>
       tx.commit((err, results) => {
-        if (!err) return cb(null);
         const idx = Array.isArray(results)
           ? results.findIndex((r) => r.err !== undefined && r.err !== 0 && r.err !== ZkCode.RUNTIME_INCONSISTENCY)
           : -1;
-        const code = typeof err.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-        cb(Object.assign(new Error(err.message), { code, opIndex: idx >= 0 ? idx : undefined }));
+        cb(err && Object.assign(err, { opIndex: idx >= 0 ? idx : undefined }));
       }),
     );
   }
@@ -347,79 +341,5 @@ export class ZkSession {
     const until = Date.now() + (wasLive ? 1000 : 200);
     while (cm.state !== STATES_CLOSED && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     if (cm.state !== STATES_CLOSED) this.dropSocket();
-  }
-}
-
-function orIfNoNode<T, A>(op: Promise<T>, absent: A): Promise<T | A> {
-  return op.catch((err: unknown) => {
-    if (isZk(err, ZkCode.NO_NODE)) return absent;
-    throw err;
-  });
-}
-
-export type MultiBuilder = TxOps;
-
-/** One live session per session timeout; idle sessions of another timeout are closed. */
-export class ZkSessionPool {
-  private readonly sessions = new Map<number, ZkSession>();
-  private readonly opening = new Map<number, Promise<ZkSession>>();
-  private closed = false;
-
-  constructor(private readonly opts: Omit<ZkSessionOptions, 'sessionTimeoutMs'>) {}
-
-  async get(sessionTimeoutMs: number): Promise<ZkSession> {
-    this.assertOpen();
-    const { url, hosts, connectTimeoutMs } = this.opts;
-    const cur = this.sessions.get(sessionTimeoutMs);
-    if (cur && !cur.dead) {
-      if (await cur.waitConnected(connectTimeoutMs)) return cur;
-      if (!cur.dead) {
-        throw registryError(
-          'UNREACHABLE',
-          `ZooKeeper at ${url} is unreachable: the session has been disconnected for over ${connectTimeoutMs} ms (hosts: ${hosts.join(', ')})`,
-          { url, hosts: [...hosts] },
-        );
-      }
-    }
-    if (cur?.dead) {
-      this.sessions.delete(sessionTimeoutMs);
-      void cur.close();
-    }
-    const pending = this.opening.get(sessionTimeoutMs);
-    if (pending) return pending;
-    const p = (async () => {
-      const s = await ZkSession.open({ ...this.opts, sessionTimeoutMs });
-      if (this.closed) {
-        await s.close();
-        this.assertOpen();
-      }
-      this.sessions.set(sessionTimeoutMs, s);
-      for (const [ttl, other] of this.sessions) {
-        if (ttl !== sessionTimeoutMs && (other.holds === 0 || other.dead)) {
-          this.sessions.delete(ttl);
-          void other.close();
-        }
-      }
-      return s;
-    })();
-    this.opening.set(sessionTimeoutMs, p);
-    try {
-      return await p;
-    } finally {
-      this.opening.delete(sessionTimeoutMs);
-    }
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    await Promise.allSettled([...this.opening.values()]);
-    await Promise.all(all.map((s) => s.close()));
-  }
-
-  assertOpen(): void {
-    const url = this.opts.url;
-    if (this.closed) throw registryError('CLOSED', `the registry ${url} was closed; open a new one`, { url });
   }
 }

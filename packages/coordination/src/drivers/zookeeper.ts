@@ -11,17 +11,12 @@ import {
   slotNumbers,
   type EngineDriverOptions,
 } from './common.js';
-import { CreateMode, isZk, ZkCode, type ZkSession, type ZkSessionPool } from './zookeeper-session.js';
+import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
 import {
-  checkSessionTimeout,
-  numberOr,
-  openZkPool,
   parseZooKeeperUrl,
-  renewOpTimeout,
-  updatedStamp,
-  validateClaimRequest,
   ZkDriverBase,
   zkFailure,
+  zkHolderRecord,
   zkTimeMs,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
@@ -31,27 +26,22 @@ export interface ZooKeeperClaim extends Claim {
   readonly sessionTimeoutMs: number;
 }
 
-interface HighWaterRecord {
-  readonly highWaterMs: number;
-  readonly releasedCleanly: boolean;
-}
-
-function parseHighWater(data: Buffer, path: string, url: string): HighWaterRecord {
-  const r = jsonObject<HighWaterRecord>(data.toString('utf8'));
-  if (!(Number.isFinite(r.highWaterMs) && r.highWaterMs! >= 0) || typeof r.releasedCleanly !== 'boolean') {
+function parseHighWater(data: Buffer, path: string, url: string) {
+  const { highWaterMs: ms, releasedCleanly: clean } = jsonObject(data.toString('utf8'));
+  if (typeof ms !== 'number' || !(Number.isFinite(ms) && ms >= 0) || typeof clean !== 'boolean') {
     throw registryError(
       'CORRUPT',
       `the high-water node ${path} at ${url} holds ${JSON.stringify(data.toString('utf8').slice(0, 200))}, not {"highWaterMs":<Unix ms>,"releasedCleanly":<bool>}; set it to a mark at or above the last ID issued under this slot, with releasedCleanly false`,
       { url, path },
     );
   }
-  return { highWaterMs: r.highWaterMs!, releasedCleanly: r.releasedCleanly };
+  return { highWaterMs: ms, releasedCleanly: clean };
 }
 
 /** The live holders of one namespace: `slots/<slot>` nodes with their `hw/<slot>` (docs/node-ids.md, "Listing holders"). */
-async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<HolderRecord[]> {
+async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Array<HolderRecord | undefined>> {
   const slots = slotNumbers(await session.getChildren(`${q.dir}/slots`, q.opTimeoutMs));
-  const out = await Promise.all(
+  return Promise.all(
     slots.map(async (slot): Promise<HolderRecord | undefined> => {
       const [node, hw] = await Promise.all([
         session.getData(`${q.dir}/slots/${slot}`, q.opTimeoutMs),
@@ -59,23 +49,11 @@ async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Hol
       ]);
       if (!node) return undefined; // its session ended between the two reads
       const v = jsonObject(node.data.toString('utf8'));
-      const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url) : undefined;
+      const mark = hw ? parseHighWater(hw.data, `${q.dir}/hw/${slot}`, q.url).highWaterMs : 0;
       const since = hw ? Math.max(0, q.now() - zkTimeMs(hw.stat.mtime)) : null;
-      const sessionMs = numberOr(v.sessionTimeoutMs);
-      return {
-        slot,
-        holder: pickHolder(v),
-        heldSinceMs: numberOr(v.claimedAt),
-        renewedAtMs: updatedStamp(hw?.data),
-        sinceRenewalMs: since,
-        sinceRenewalErrorMs: null,
-        expiresInMs: since !== null && sessionMs !== null ? Math.max(0, sessionMs - since) : null,
-        ttlMs: numberOr(v.ttlMs),
-        highWaterMs: mark?.highWaterMs ?? 0,
-      };
+      return zkHolderRecord(slot, pickHolder(v), v, hw?.data, since, mark);
     }),
   );
-  return out.filter((h): h is HolderRecord => h !== undefined);
 }
 
 const HOLDERS_LISTED = 16;
@@ -84,53 +62,35 @@ interface ClaimState {
   readonly session: ZkSession;
   readonly slot: number;
   readonly namespace: string;
-  readonly slotPath: string;
+  /** The slot's ephemeral node. */
+  readonly livePath: string;
   readonly hwPath: string;
   hwVersion: number;
-  hwStored: number;
+  stored: number;
 }
 
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
   readonly kind = 'zookeeper';
-  /** Slot paths whose create timed out: they may exist, owned by us, until cleaned up. */
   private readonly orphans = new Set<string>();
 
-  constructor(
-    pool: ZkSessionPool,
-    private readonly base: string,
-    opts: EngineDriverOptions,
-    url: string,
-  ) {
-    super(pool, opts, url);
-  }
+  protected readonly noun = 'ZooKeeper slot';
 
-  private nsPath(namespace: string): string {
-    return `${this.base}/${namespace}`;
+  protected where(st: ClaimState): Record<string, unknown> {
+    return { url: this.url, slot: st.slot, namespace: st.namespace };
   }
 
   async claim(req: ClaimRequest): Promise<ZooKeeperClaim> {
-    this.assertOpen();
-    validateClaimRequest(req, this.url);
-    const session = await this.pool.get(req.ttlMs);
-    checkSessionTimeout(session, req.ttlMs, this.url);
-    const ns = this.nsPath(req.namespace);
+    this.checkClaim(req);
+    const session = await this.claimSession(req.ttlMs);
+    const ns = `${this.root}/${req.namespace}`;
     const slotsDir = `${ns}/slots`;
     const doing = `claiming a slot of "${req.namespace}" at ${this.url}`;
-    const opT = Math.max(session.opTimeoutMs, this.opts.connectTimeoutMs);
-    const holderData = Buffer.from(
-      JSON.stringify({
-        ...pickHolder(req.holder),
-        ttlMs: req.ttlMs,
-        sessionTimeoutMs: session.timeoutMs,
-        session: session.sessionIdHex,
-        claimedAt: this.opts.clock.now(),
-      }),
-    );
+    const holderData = this.liveNodeData(req, session, { ttlMs: req.ttlMs, sessionTimeoutMs: session.timeoutMs });
     const tryCreate = async (slot: number): Promise<boolean> => {
       const path = `${slotsDir}/${slot}`;
       if (this.orphans.has(path)) return false;
       try {
-        await session.create(path, holderData, CreateMode.EPHEMERAL, opT);
+        await session.create(path, holderData, CreateMode.EPHEMERAL);
         return true;
       } catch (err) {
         if (isZk(err, ZkCode.NODE_EXISTS)) return false;
@@ -140,163 +100,90 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     };
     let slot = -1;
     try {
-      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`], opT);
+      await this.ensureDirs(session, ns, [`${ns}/slots`, `${ns}/hw`]);
       if (req.preferredSlot !== undefined && (await tryCreate(req.preferredSlot))) slot = req.preferredSlot;
-      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir, opT)).map(Number)) : new Set<number>();
+      const taken = slot < 0 ? new Set((await session.getChildren(slotsDir)).map(Number)) : new Set<number>();
       for (let n = 0; slot < 0 && n < req.slots; n++) {
         if (n !== req.preferredSlot && !taken.has(n) && (await tryCreate(n))) slot = n;
       }
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
-    if (slot < 0) throw await this.exhausted(session, req, slotsDir, opT);
+    if (slot < 0) throw await this.exhausted(session, req, slotsDir);
 
-    const slotPath = `${slotsDir}/${slot}`;
+    const livePath = `${slotsDir}/${slot}`;
     const hwPath = `${ns}/hw/${slot}`;
     session.holds++;
     try {
-      const prev = await this.readHw(session, hwPath, opT);
+      const prev = await this.readHw(session, hwPath);
       const st: ClaimState = {
         session,
         slot,
         namespace: req.namespace,
-        slotPath,
+        livePath,
         hwPath,
         hwVersion: prev.version,
-        hwStored: prev.highWaterMs,
+        stored: prev.highWaterMs,
       };
       // In use, with a mark no lower than now: a crash before the first renewal still leaves a correct floor.
-      await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false, opT);
-      const token = `${slotPath}@${session.sessionIdHex}`;
+      await this.writeHw(st, Math.max(prev.highWaterMs, this.opts.clock.now()), false);
+      const token = `${livePath}@${session.sessionIdHex}`;
       this.claims.set(token, st);
-      this.opts.logger?.info(
-        {
-          url: this.url,
-          namespace: req.namespace,
-          slot,
-          session: session.sessionIdHex,
-          sessionTimeoutMs: session.timeoutMs,
-          ttlMs: req.ttlMs,
-        },
-        'claimed ZooKeeper slot',
-      );
-      return {
-        slot,
-        token,
-        highWaterMs: prev.highWaterMs,
-        releasedCleanly: prev.releasedCleanly,
-        sessionTimeoutMs: session.timeoutMs,
-      };
+      const sessionTimeoutMs = session.timeoutMs;
+      const fields = { ...this.where(st), session: session.sessionIdHex, sessionTimeoutMs, ttlMs: req.ttlMs };
+      this.opts.logger?.info(fields, 'claimed ZooKeeper slot');
+      return { slot, token, highWaterMs: prev.highWaterMs, releasedCleanly: prev.releasedCleanly, sessionTimeoutMs };
     } catch (err) {
       session.holds--;
-      await session.remove(slotPath, -1, opT).catch(() => this.cleanOrphan(session, slotPath));
+      await session.remove(livePath, -1).catch(() => this.cleanOrphan(session, livePath));
       throw zkFailure(err, this.url, `${doing} (slot ${slot})`);
     }
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
     const st = this.held(claim, 'slot');
     const doing = `renewing slot ${claim.slot}`;
-    const s = st.session;
-    if (s.dead) {
-      this.forget(claim.token, st, 'session expired');
-      throw registryError(
-        'LEASE_LOST',
-        `${doing} of "${st.namespace}" at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`,
-        { url: this.url, slot: st.slot, namespace: st.namespace },
-      );
-    }
-    if (s.state !== 'connected') {
-      throw registryError(
-        'UNREACHABLE',
-        `${doing} of "${st.namespace}": ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`,
-        { url: this.url, slot: st.slot, namespace: st.namespace },
-      );
-    }
-    const opT = renewOpTimeout(s, opts.ttlMs, this.opts.connectTimeoutMs, doing, this.url);
-    try {
-      const stat = await s.exists(st.slotPath, opT);
-      if (!s.owns(stat)) {
-        this.forget(claim.token, st, stat ? 'slot node owned by another session' : 'slot node gone');
-        throw registryError(
-          'LEASE_LOST',
-          `${doing} of "${st.namespace}" at ${this.url}: the slot node ${st.slotPath} ${stat ? 'belongs to another session' : 'no longer exists'}; the lease is lost`,
-          { url: this.url, slot: st.slot, namespace: st.namespace },
-        );
-      }
-      await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), false, opT);
-    } catch (err) {
-      const e = zkFailure(err, this.url, `${doing} of "${st.namespace}"`);
-      if (e.code === 'FLURRY_E_LEASE_LOST') this.forget(claim.token, st, e.message);
-      throw e;
-    }
+    const failing = `${doing} of "${st.namespace}"`;
+    const says = {
+      doing,
+      failing,
+      expired: `${failing} at ${this.url}: the ZooKeeper session expired, so its ephemeral node is gone and the slot may be held by another process`,
+      disconnected: `${failing}: ZooKeeper at ${this.url} is unreachable (the session is disconnected and reconnecting); the lease cannot be extended`,
+      notOwned: (taken: boolean) =>
+        `${failing} at ${this.url}: the slot node ${st.livePath} ${taken ? 'belongs to another session' : 'no longer exists'}; the lease is lost`,
+    };
+    await this.renewOn(claim.token, st, st.session, opts.ttlMs, says, (opT) =>
+      this.writeHw(st, Math.max(st.stored, opts.highWaterMs), false, opT),
+    );
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     const st = this.claims.get(claim.token);
     if (!st) return; // already released or lost: nothing of ours to free
     this.assertOpen();
-    const s = st.session;
     const doing = `releasing slot ${st.slot} of "${st.namespace}"`;
-    const lost = (why: string): void => {
-      this.forget(claim.token, st);
-      this.opts.logger?.warn(
-        { url: this.url, namespace: st.namespace, slot: st.slot, reason: why },
-        'ZooKeeper release: the slot was no longer ours; the final high-water mark was not stored',
-      );
+    const says = {
+      doing,
+      unreachable: `${doing}: ZooKeeper at ${this.url} is unreachable; the slot is freed when the session times out`,
+      lost: 'ZooKeeper release: the slot was no longer ours; the final high-water mark was not stored',
     };
-    const opT = Math.max(s.opTimeoutMs, this.opts.connectTimeoutMs);
-    if (!s.dead && !(await s.waitConnected(opT)) && !s.dead) {
-      throw registryError(
-        'UNREACHABLE',
-        `${doing}: ZooKeeper at ${this.url} is unreachable; the slot is freed when the session times out`,
-        { url: this.url, slot: st.slot, namespace: st.namespace },
-      );
-    }
-    if (s.dead) return lost('session expired');
-    try {
-      const stat = await s.exists(st.slotPath, opT);
-      if (!s.owns(stat)) return lost(stat ? 'slot node owned by another session' : 'slot node gone');
-      await this.writeHw(st, Math.max(st.hwStored, opts.highWaterMs), true, opT, st.slotPath);
-      this.forget(claim.token, st);
-      this.opts.logger?.info(
-        { url: this.url, namespace: st.namespace, slot: st.slot, highWaterMs: st.hwStored },
-        'released ZooKeeper slot',
-      );
-    } catch (err) {
-      const e = zkFailure(err, this.url, doing);
-      if (e.code === 'FLURRY_E_LEASE_LOST') return lost(e.message);
-      throw e;
-    }
+    await this.releaseOn(claim.token, st, st.session, says, (opT) =>
+      this.writeHw(st, Math.max(st.stored, opts.highWaterMs), true, opT),
+    );
   }
 
   holders(namespace: string): Promise<HolderRecord[]> {
-    return this.listHolders(namespace, this.nsPath(namespace), readZkHolders);
+    return this.listHolders(namespace, `${this.root}/${namespace}`, readZkHolders);
   }
 
-  private forget(token: string, st: ClaimState, lostReason?: string): void {
-    if (!this.claims.delete(token)) return;
-    st.session.holds = Math.max(0, st.session.holds - 1);
-    if (lostReason)
-      this.opts.logger?.warn(
-        { url: this.url, namespace: st.namespace, slot: st.slot, reason: lostReason },
-        'ZooKeeper slot lost',
-      );
-  }
-
-  private async readHw(
-    session: ZkSession,
-    hwPath: string,
-    opT: number,
-  ): Promise<HighWaterRecord & { version: number }> {
+  private async readHw(session: ZkSession, hwPath: string, opT?: number) {
     const got = await session.getData(hwPath, opT);
     if (!got) return { highWaterMs: 0, releasedCleanly: true, version: -1 };
     return { ...parseHighWater(got.data, hwPath, this.url), version: got.stat.version };
   }
 
-  /** Stores max(stored, mark) by compare-and-set with a check of the slot node; retries when the version moved. */
-  private async writeHw(st: ClaimState, mark: number, clean: boolean, opT: number, removeSlot?: string): Promise<void> {
+  /** Stores max(stored, mark) by compare-and-set with a check of the slot node (removed if clean); retries when the version moved. */
+  private async writeHw(st: ClaimState, mark: number, clean: boolean, opT?: number): Promise<void> {
     let target = mark;
     for (let attempt = 0; attempt < 5; attempt++) {
       const data = Buffer.from(
@@ -304,21 +191,18 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       );
       try {
         await st.session.multi((tx) => {
-          tx.check(st.slotPath, -1);
+          tx.check(st.livePath, -1);
           if (st.hwVersion < 0) tx.create(st.hwPath, data, CreateMode.PERSISTENT);
           else tx.setData(st.hwPath, data, st.hwVersion);
-          if (removeSlot) tx.remove(removeSlot, -1);
+          if (clean) tx.remove(st.livePath, -1);
         }, opT);
         st.hwVersion = st.hwVersion < 0 ? 0 : st.hwVersion + 1;
-        st.hwStored = target;
+        st.stored = target;
         return;
       } catch (err) {
         if (isZk(err, ZkCode.NO_NODE, ZkCode.BAD_VERSION) && err.opIndex === 0) {
-          throw registryError(
-            'LEASE_LOST',
-            `the slot node ${st.slotPath} at ${this.url} no longer exists; the lease is lost`,
-            { url: this.url, slot: st.slot, namespace: st.namespace },
-          );
+          const why = `the slot node ${st.livePath} at ${this.url} no longer exists; the lease is lost`;
+          throw registryError('LEASE_LOST', why, this.where(st));
         }
         if (isZk(err, ZkCode.NODE_EXISTS, ZkCode.BAD_VERSION, ZkCode.NO_NODE) && err.opIndex === 1) {
           const cur = await this.readHw(st.session, st.hwPath, opT);
@@ -344,7 +228,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
       try {
         if (!(await session.waitConnected(this.opts.connectTimeoutMs))) return;
         const stat = await session.exists(path);
-        const mine = [...this.claims.values()].some((c) => c.slotPath === path && c.session === session);
+        const mine = [...this.claims.values()].some((c) => c.livePath === path && c.session === session);
         if (!mine && session.owns(stat)) await session.remove(path, -1);
       } catch {
         /* the session ends some time; its ephemeral nodes go with it */
@@ -354,17 +238,12 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
     })();
   }
 
-  private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string, opT: number): Promise<Error> {
-    let children: string[] = [];
-    try {
-      children = await session.getChildren(slotsDir, opT);
-    } catch {
-      /* listed as unknown */
-    }
+  private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string): Promise<Error> {
+    const children = await session.getChildren(slotsDir).catch(() => []);
     const held = slotNumbers(children).filter((n) => n < req.slots);
     const holders = await Promise.all(
       held.slice(0, HOLDERS_LISTED).map(async (slot) => {
-        const got = await session.getData(`${slotsDir}/${slot}`, opT).catch(() => null);
+        const got = await session.getData(`${slotsDir}/${slot}`).catch(() => null);
         return listedHolder(slot, jsonObject(got?.data.toString('utf8')));
       }),
     );
@@ -388,8 +267,7 @@ export async function createZooKeeperDriver(url: URL | string, opts: EngineDrive
       part: 'query',
     }),
   );
-  const pool = await openZkPool(parsed, opts, async (s) => {
-    if (parsed.path) await s.mkdirp(parsed.path, Math.max(s.opTimeoutMs, opts.connectTimeoutMs));
+  return new ZooKeeperDriver(parsed, opts).start(async (s) => {
+    if (parsed.path) await s.mkdirp(parsed.path);
   });
-  return new ZooKeeperDriver(pool, parsed.path, opts, parsed.display);
 }
