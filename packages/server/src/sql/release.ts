@@ -17,24 +17,10 @@ export interface ReleaseOptions {
   readonly pin?: Record<string, number>;
 }
 
-/** What {@link releaseSqlNode} freed. */
-export interface Released {
-  readonly namespace: string;
-  readonly slot: number;
-  /** The slot's high-water mark after the release (Unix ms). */
-  readonly highWaterMs: number;
-  /** `function`: through `<prefix>release_node()`; `row`: a reservation whose DDL never ran. */
-  readonly how: 'function' | 'row';
-}
-
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
 
 /** Runs `<prefix>release_node()`, turning the function's coded refusal into a coded error. */
-async function callRelease(
-  c: SqlConnection,
-  prefix: string,
-  at: { namespace: string; slot: number },
-): Promise<Released> {
+async function callRelease(c: SqlConnection, prefix: string, at: { namespace: string; slot: number }) {
   let rows: Record<string, unknown>[];
   try {
     rows = await c.query(`SELECT ${prefix}release_node() AS hw`);
@@ -44,11 +30,14 @@ async function callRelease(
       throw serverError('SQL_NODE_IN_USE', msg.replace(/^FLURRY_E_SQL_NODE_IN_USE: /, ''), at);
     throw err;
   }
-  return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' };
+  return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' as const };
 }
 
-/** Frees a generator's node; throws `FLURRY_E_SQL_NODE_IN_USE` (a lane held), `…_SQL_GENERATOR` (nothing to free), `…_USAGE`. */
-export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
+/**
+ * Frees a generator's node: the slot and its high-water mark (Unix ms) after the release, `how` it was freed (`row`: a
+ * reservation whose DDL never ran); throws `FLURRY_E_SQL_NODE_IN_USE` (a lane held), `…_SQL_GENERATOR` (nothing to free), `…_USAGE`.
+ */
+export async function releaseSqlNode(o: ReleaseOptions) {
   const prefix = o.prefix ?? 'flurry_';
   if (!PREFIX_RE.test(prefix))
     throw serverError('USAGE', `--prefix must be lower-case letters, digits and _, starting with a letter`);
@@ -106,7 +95,7 @@ export async function releaseSqlNode(o: ReleaseOptions): Promise<Released> {
         `version = version + 1, updated_at = ${sqlNow(c)} WHERE namespace = ? AND slot = ? AND token = ?`,
       [map.namespace, o.slot, row.token],
     );
-    return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' };
+    return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' as const };
   } catch (err) {
     throw generatorError(c, err, "releasing an in-database generator's node");
   } finally {

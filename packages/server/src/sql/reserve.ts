@@ -12,25 +12,13 @@ import {
   sqlErrorClass,
   sqlPool,
   SQL_SCHEMES,
-  type GeneratorSql,
   type Layout,
-  type LayoutSql,
 } from '@flurry/core';
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
-/** One SQL connection over `pg` or `mysql2` (positional `?` parameters) to the registry `table` (`?table=`). */
-export interface SqlConnection {
-  readonly dialect: 'postgres' | 'mysql';
-  readonly table: string;
-  /** The URL without its password. */
-  readonly redacted: string;
-  query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
-}
-
 /** One connection for a SQL registry URL; throws `FLURRY_E_USAGE`, `…_REGISTRY_AUTH` or `…_REGISTRY_UNREACHABLE` (no password shown). */
-export async function connectSql(url: string): Promise<SqlConnection> {
+export async function connectSql(url: string) {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
   if (SQL_SCHEMES[scheme] === undefined) {
     throw serverError(
@@ -59,7 +47,7 @@ export async function connectSql(url: string): Promise<SqlConnection> {
       dialect,
       table,
       redacted,
-      query: async (sql, params = []) => (await session.query(sql, params)).rows,
+      query: async (sql: string, params: readonly unknown[] = []) => (await session.query(sql, params)).rows,
       async close() {
         session.release();
         await pool.end();
@@ -84,6 +72,9 @@ export async function connectSql(url: string): Promise<SqlConnection> {
     );
   }
 }
+
+/** One connection over `pg` or `mysql2` (`?` parameters) to the registry `table` (`?table=`); `redacted`: the URL without its password. */
+export type SqlConnection = Awaited<ReturnType<typeof connectSql>>;
 
 /** A column's value as text ('' for anything that is not a string or number). */
 export const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
@@ -124,21 +115,6 @@ export interface ReserveOptions {
   readonly apply?: boolean;
 }
 
-/** A reserved node and the DDL that issues IDs under it. */
-export interface Reservation {
-  /** False for a preview (nothing reserved; the DDL's token is `preview`). */
-  readonly reserved: boolean;
-  readonly namespace: string;
-  readonly slot: number;
-  readonly node: Record<string, number>;
-  readonly token: string;
-  /** IDs are issued only after this Unix ms. */
-  readonly floorMs: number;
-  /** The decode/bound functions and the generator, in the order to run them. */
-  readonly decode: LayoutSql;
-  readonly ddl: GeneratorSql;
-}
-
 const truthy = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 't';
 
 /** The lease token of a preview's DDL: no registry row ever holds it (real tokens are 32 hex digits). */
@@ -155,7 +131,7 @@ export const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 
  * Reserves a free slot for the in-database generator and builds (with `apply`: runs) its DDL; throws
  * `FLURRY_E_SQL_GENERATOR` when a generator already holds a node, no slot is free or fits, or the database is down.
  */
-export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
+export async function reserveSqlNode(o: ReserveOptions) {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
   const prefix = o.prefix ?? 'flurry_';
   const c = await connectSql(o.url);
@@ -271,8 +247,11 @@ async function claimSlot({ c, map, prefix, slot, token }: SlotAt): Promise<numbe
   }
 }
 
-/** The reservation of the slot: its node, and the decode functions and the generator that issue after `floorMs`. */
-function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number): Reservation {
+/**
+ * The reservation of the slot (`reserved` false for a preview, whose token is `preview`): its node, and the decode
+ * functions and the generator (in the order to run them) that issue IDs only after `floorMs` (Unix ms).
+ */
+function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number) {
   const node = map.toNode(slot);
   const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
   const ddl = generatorSql(o.layout, {

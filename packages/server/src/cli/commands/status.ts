@@ -92,16 +92,12 @@ function trustedCas(file: string | undefined, url: URL): string[] | undefined {
   const what = `give the PEM file of the CA that signed the service's certificate (its own certificate if self-signed)`;
   const refuse = (why: string): Error =>
     serverError('CONFIG', `--ca ${file.slice(0, 200)} cannot be used (${why}); ${what}`, { flag: 'ca' });
-  let pem: string;
+  let pem: string | undefined;
   try {
     pem = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw refuse((e as Error).message);
-  }
-  try {
     new X509Certificate(pem);
-  } catch {
-    throw refuse('it holds no PEM certificate');
+  } catch (e) {
+    throw refuse(pem === undefined ? (e as Error).message : 'it holds no PEM certificate');
   }
   return [...tls.rootCertificates, pem];
 }
@@ -141,11 +137,8 @@ function unreachable(e: unknown, shown: string): Error {
 }
 
 function urlSource(base: string, token: string | undefined, caFile: string | undefined): Source {
-  let url: URL;
-  try {
-    url = new URL('/v1/cluster', base);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  } catch {
+  const url = URL.canParse('/v1/cluster', base) ? new URL('/v1/cluster', base) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     const got = redactUrl(base).slice(0, 80);
     throw serverError('USAGE', `--url must be the service's base URL, e.g. http://127.0.0.1:8080; got "${got}"`, {
       flag: 'url',
