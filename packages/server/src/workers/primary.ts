@@ -15,13 +15,6 @@ const BACKOFF_MAX_MS = 30_000;
 const KILL_AFTER_MS = 5_000;
 const METRICS_WAIT_MS = 2_000;
 
-interface PrimaryOptions {
-  readonly config: ServeConfig;
-  readonly logger: ServiceLogger;
-  readonly workers: number;
-  readonly now?: () => number;
-}
-
 interface Slot {
   readonly slot: number;
   worker?: Worker;
@@ -32,9 +25,13 @@ interface Slot {
 }
 
 /** Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code. */
-export async function runPrimary(o: PrimaryOptions): Promise<number> {
-  const { config, logger, workers: count } = o;
-  const now = o.now ?? Date.now;
+export async function runPrimary(o: {
+  readonly config: ServeConfig;
+  readonly logger: ServiceLogger;
+  readonly workers: number;
+  readonly now?: () => number;
+}): Promise<number> {
+  const { config, logger, workers: count, now = Date.now } = o;
   const log = logger.child({ component: 'primary' });
   await checkNodeIds(config, count, log);
   const slots = Array.from({ length: count }, (_, slot): Slot => ({ slot, restarts: 0, backoffMs: 0 }));
@@ -53,11 +50,9 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   );
   let resolveDone: (code: number) => void = () => undefined;
   const done = new Promise<number>((r) => (resolveDone = r));
-  const liveWorkers = (): Worker[] => workersOf(slots);
-  let cleanStops = 0;
-  let stopped = 0;
+  let unclean = false;
   const maybeDone = (): void => {
-    if (stopping && liveWorkers().length === 0) resolveDone(failedStart ?? (cleanStops === stopped ? 0 : 1));
+    if (stopping && workersOf(slots).length === 0) resolveDone(failedStart ?? (unclean ? 1 : 0));
   };
 
   const fork = (s: Slot): void => {
@@ -73,16 +68,15 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
         s.report = m.report;
         if (m.report.ready) s.backoffMs = 0;
         if (readinessChanged) broadcast();
-      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
+      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, workersOf(slots));
       else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
     });
     w.on('exit', (code, signal) => {
       if (s.worker === w) s.worker = undefined;
       const how = { slot: s.slot, pid: w.process.pid, code, signal };
       if (stopping) {
-        stopped++;
-        if (code === 0) cleanStops++;
-        else log.warn(how, 'worker did not stop cleanly');
+        unclean ||= code !== 0;
+        if (code !== 0) log.warn(how, 'worker did not stop cleanly');
         maybeDone();
         return;
       }
@@ -108,7 +102,7 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   const stop = (why: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info({ why, workers: liveWorkers().length }, 'stopping every worker');
+    log.info({ why, workers: workersOf(slots).length }, 'stopping every worker');
     killTimer = stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
     maybeDone();
   };

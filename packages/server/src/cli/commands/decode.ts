@@ -5,7 +5,7 @@ import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';
-import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -31,9 +31,7 @@ argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","
 (flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
 
-export async function decodeCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, DECODE_HELP);
-  if (!args) return 0;
+export const decodeCommand = command(FLAGS, DECODE_HELP, async (args, io) => {
   if (args.positionals.length === 0)
     throw serverError('USAGE', 'flurry decode needs at least one ID, e.g. flurry decode 1859214170478923776');
   const layout = layoutOf(args);
@@ -58,8 +56,7 @@ export async function decodeCommand(io: CliIo): Promise<number> {
     return json ? jsonLine(d) : textBlock(d, layout);
   });
   await write(io.stdout, blocks.join(''));
-  return 0;
-}
+});
 
 const CANONICAL_UUID = /^(urn:uuid:)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const UUID_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base58', 'base62'];

@@ -4,7 +4,7 @@ import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
 import { allStrings, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
-import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
@@ -31,9 +31,9 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 --fixed pads to the layout's fixed width so strings sort like the IDs.
 `;
 
-export async function nextCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, NEXT_HELP, true);
-  if (!args) return 0;
+export const nextCommand = command(FLAGS, NEXT_HELP, next, true);
+
+async function next(args: ParsedCommandLine, io: CliIo): Promise<void> {
   noArguments(args, 'next', 'Use -n N for a count. ');
   const layout = layoutOf(args);
   assertLayoutLive(layout, (io.now ?? Date.now)());
@@ -83,7 +83,7 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   n: number,
   lease: (coordination: typeof import('@flurry/coordination'), registry: Registry) => Promise<G>,
   chunk: (generator: G, k: number) => string | Uint8Array,
-): Promise<number> {
+): Promise<void> {
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || 'file:');
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
   const coordination = await import('@flurry/coordination');
@@ -102,5 +102,4 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   } finally {
     await registry.close();
   }
-  return 0;
 }

@@ -3,7 +3,7 @@ import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
 import { hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -31,9 +31,7 @@ before to: WHERE id >= 'min' AND id < 'maxExclusive' (PostgreSQL uuid; MySQL
 BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See docs/sql.md.
 `;
 
-export async function rangeCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, RANGE_HELP);
-  if (!args) return 0;
+export const rangeCommand = command(FLAGS, RANGE_HELP, async (args, io) => {
   if (args.positionals.length > 0)
     throw serverError(
       'USAGE',
@@ -50,7 +48,7 @@ export async function rangeCommand(io: CliIo): Promise<number> {
   const layout = layoutOf(args);
   const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
   return printRange(io, args, `Layout ${r.layout}: IDs`, r, '');
-}
+});
 
 /** Prints a range as JSON (`--json`) or as its bounds and the SQL condition (`q` quotes a bound). */
 async function printRange(
@@ -59,7 +57,7 @@ async function printRange(
   title: string,
   r: { from: string; to: string; min: string; maxExclusive: string; maxInclusive: string | null },
   q: string,
-): Promise<number> {
+): Promise<void> {
   await write(
     io.stdout,
     hasFlag(args, 'json')
@@ -70,11 +68,10 @@ async function printRange(
           `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
           `SQL: WHERE id >= ${q}${r.min}${q} AND id < ${q}${r.maxExclusive}${q}\n`,
   );
-  return 0;
 }
 
 /** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
-async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<number> {
+async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<void> {
   refuseFlags(
     args,
     ['layout', 'fields', 'epoch', 'unit'],

@@ -2,7 +2,7 @@
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
 import { hasFlag, lastString } from '../args.js';
-import { commandLine, write, type CliIo } from '../io.js';
+import { command, write } from '../io.js';
 
 const FLAGS = {
   store: { type: 'string' },
@@ -48,9 +48,7 @@ const view = (k: KeyInfo): Record<string, unknown> => ({
 const line = (k: KeyInfo): string =>
   `${k.key}\tnext ${k.maxId}\tstep ${k.step}${k.description !== null ? `\t${k.description}` : ''}\n`;
 
-export async function sequencesCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, SEQUENCES_HELP);
-  if (!args) return 0;
+export const sequencesCommand = command(FLAGS, SEQUENCES_HELP, async (args, io) => {
   const [sub, key, ...rest] = args.positionals;
   const needsKey = sub === 'create' || sub === 'show';
   if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined))
@@ -72,7 +70,7 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
     if (sub === 'list') {
       const keys = await sequences.list();
       await write(io.stdout, json ? `${JSON.stringify(keys.map(view))}\n` : keys.map(line).join(''));
-      return 0;
+      return;
     }
     if (sub === 'show') {
       const k = await sequences.show(key);
@@ -83,7 +81,7 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
           { key },
         );
       await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
-      return 0;
+      return;
     }
     const start = intOf(lastString(args, 'start'), 'start');
     const step = intOf(lastString(args, 'step'), 'step');
@@ -94,8 +92,7 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
       ...(description !== undefined ? { description } : {}),
     });
     await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : `created ${line(k)}`);
-    return 0;
   } finally {
     await sequences.close();
   }
-}
+});

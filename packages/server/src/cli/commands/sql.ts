@@ -6,7 +6,7 @@ import { reserveSqlNode } from '../../sql/reserve.js';
 import { usageComment } from '../../sql/usage.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
@@ -81,9 +81,7 @@ export function sqlDialect(value: string | undefined): SqlDialect {
   );
 }
 
-export async function sqlCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, SQL_HELP);
-  if (!args) return 0;
+export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
   if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
@@ -97,7 +95,7 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     refuseFlags(args, generateOnly, 'goes with --generate (the in-database generator)');
     const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
     await write(io.stdout, ddl.script);
-    return 0;
+    return;
   }
   const url = registryOf(io, args, '--generate', 'the registry table that leases the node');
   const wait = lastString(args, 'max-wait-ms');
@@ -131,15 +129,14 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const applied = `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`;
   const tail = hasFlag(args, 'apply') ? applied : r.decode.script + r.ddl.script;
   await write(io.stdout, head + usageComment(r.decode) + lanesLine + tail);
-  return 0;
-}
+});
 
 async function releaseCommand(
   io: CliIo,
   args: ParsedCommandLine,
   layout: Layout,
   prefix: string | undefined,
-): Promise<number> {
+): Promise<void> {
   refuseFlags(args, ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'], 'does not go with --release');
   const url = registryOf(io, args, '--release', "the generator's database");
   const rawSlot = lastString(args, 'slot');
@@ -157,7 +154,6 @@ async function releaseCommand(
     `-- Released slot ${r.slot} of ${r.namespace}; its high-water mark is Unix ms ${r.highWaterMs}` +
       (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
   );
-  return 0;
 }
 
 /** `--registry` (or FLURRY_REGISTRY) of `flurry sql --generate|--release`. */
@@ -175,7 +171,7 @@ function slotOf(io: CliIo, args: ParsedCommandLine, layout: Layout) {
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
-async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<number> {
+async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<void> {
   const notUuid = ['layout', 'fields', 'epoch', 'unit', 'generate', 'release', 'registry', 'cluster', 'node'];
   refuseFlags(
     args,
@@ -198,5 +194,4 @@ async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<number> 
     ...(sequenceBits === undefined ? {} : { sequenceBits }),
   });
   await write(io.stdout, ddl.script);
-  return 0;
 }

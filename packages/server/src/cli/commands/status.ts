@@ -12,7 +12,7 @@ import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, noArguments, type FlagSpecs, type ParsedCommandLine } from '../args.js';
-import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
+import { command, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
 /** The `flurry serve` settings that pick the registry, the namespace and the staleness rule: passed on to it. */
@@ -174,9 +174,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
   };
 }
 
-export async function statusCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, STATUS_HELP);
-  if (!args) return 0;
+export const statusCommand = command(FLAGS, STATUS_HELP, async (args, io) => {
   noArguments(args, 'status');
   const intervalMs = intervalOf(args);
   const base = lastString(args, 'url');
@@ -193,7 +191,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
   try {
     if (!hasFlag(args, 'watch')) {
       await write(io.stdout, render(await source.read()));
-      return 0;
+      return;
     }
     const stopped = new AbortController();
     const offSignals = onSignals(() => stopped.abort());
@@ -213,11 +211,10 @@ export async function statusCommand(io: CliIo): Promise<number> {
     } finally {
       offSignals();
     }
-    return 0;
   } finally {
     await source.close();
   }
-}
+});
 
 /** `field=value,…` of a node, or `none` when it has no fields (or there is no node). */
 const nodeText = (node: Readonly<Record<string, number>> | null, none: string): string =>

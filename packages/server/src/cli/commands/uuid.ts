@@ -1,6 +1,6 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
-import { lastString, noArguments } from '../args.js';
-import { commandLine, formatFlag, type CliIo } from '../io.js';
+import { lastString, noArguments, type ParsedCommandLine } from '../args.js';
+import { command, formatFlag, type CliIo } from '../io.js';
 import { countOf, MAX_NEXT_COUNT, printLeased, wholeNumber } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
@@ -24,9 +24,9 @@ in the cluster's namespace: never the node ID of a live UUID or unpinned Snowfla
 Every generator and reader of a cluster must use the same --node-bits and --sequence-bits.
 `;
 
-export async function uuidCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, UUID_HELP, true);
-  if (!args) return 0;
+export const uuidCommand = command(FLAGS, UUID_HELP, uuid, true);
+
+async function uuid(args: ParsedCommandLine, io: CliIo): Promise<void> {
   noArguments(args, 'uuid', 'Use -n N for a count. ');
   const n = countOf(args);
   const format = formatFlag(lastString(args, 'format') ?? 'canonical', FORMS, 'a UUID form');
