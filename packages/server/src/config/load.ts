@@ -185,19 +185,16 @@ function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, G
 function readConfigFile(file: string, via: string): Record<string, unknown> {
   const refused = (what: string): FlurryError =>
     serverError('CONFIG', `setting config (from ${via}): ${what}`, { setting: 'config', value: file });
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw refused(`cannot read the config file "${file}" (${code}); give the path of a readable JSON file`);
-  }
+  let text: string | undefined;
   let json: unknown;
   try {
+    text = readFileSync(file, 'utf8');
     json = JSON.parse(text);
   } catch (err) {
     throw refused(
-      `the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
+      text === undefined
+        ? `cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`
+        : `the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
     );
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))

@@ -1,9 +1,7 @@
 /** `flurry sql`: SQL functions that decode, bound and issue IDs in the database (see {@link SQL_HELP}, docs/sql.md). */
-import { layoutSql, uuidSql, type Layout, type SqlDialect } from '@flurry/core';
+import { layoutSql, uuidSql, type Layout, type LayoutSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
-import { releaseSqlNode } from '../../sql/release.js';
-import { reserveSqlNode } from '../../sql/reserve.js';
-import { usageComment } from '../../sql/usage.js';
+import { releaseSqlNode, reserveSqlNode } from '../../sql/reserve.js';
 import { serverError } from '../../errors.js';
 import { allStrings, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
 import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
@@ -194,4 +192,31 @@ async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<void> {
     ...(sequenceBits === undefined ? {} : { sequenceBits }),
   });
   await write(io.stdout, ddl.script);
+}
+
+/**
+ * The comment lines `flurry sql --generate` prints about using the generator: the statements that create
+ * an example table `t` whose `id` comes from it (one a line, after `--   `) and how to free the node.
+ * MySQL and MariaDB refuse a stored function in a column DEFAULT (MariaDB ERROR 1901): a BEFORE INSERT trigger fills the key.
+ */
+function usageComment(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>): string {
+  const p = sql.prefix;
+  const [how, ...statements] =
+    sql.dialect === 'postgres'
+      ? [
+          '-- Use: a column DEFAULT, e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} PRIMARY KEY DEFAULT ${p}next_id(), body text)`,
+        ]
+      : [
+          '-- Use: a BEFORE INSERT trigger (MySQL/MariaDB take no stored function in a DEFAULT), e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} NOT NULL DEFAULT 0 PRIMARY KEY, body TEXT)`,
+          `CREATE TRIGGER t_${p}id BEFORE INSERT ON t FOR EACH ROW SET NEW.id = COALESCE(NULLIF(NEW.id, 0), ${p}next_id())`,
+        ];
+  return (
+    how +
+    statements.map((s) => `--   ${s};\n`).join('') +
+    `-- Free the node: SELECT ${p}release_node();  or  flurry sql --release --registry URL` +
+    (p === 'flurry_' ? '' : ` --prefix ${p}`) +
+    '\n'
+  );
 }
