@@ -15,10 +15,8 @@ export const BUNDLES = {
   offline: { entry: 'cli/offline.js', file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
 } as const satisfies Record<string, { entry: string; file: string; run: string; commands: readonly string[] }>;
 
-/** The name of one of the CLI's bundles. */
-export type BundleName = keyof typeof BUNDLES;
+type BundleName = keyof typeof BUNDLES;
 
-/** `f()`, or undefined when it throws. */
 function attempt<T>(f: () => T): T | undefined {
   try {
     return f();

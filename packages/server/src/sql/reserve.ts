@@ -265,8 +265,8 @@ function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number
     token,
     nodeBits: o.layout.nodeBits(node),
     floorMs,
-    ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
-    ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
+    maxWaitMs: o.maxWaitMs,
+    lanes: o.lanes,
   });
   return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
 }

@@ -119,7 +119,6 @@ export async function runPrimary(o: {
   } finally {
     clearInterval(tick);
     if (killTimer) clearTimeout(killTimer);
-    gathers.clear();
     offSignals();
   }
 }
@@ -200,8 +199,7 @@ function send(w: Worker | undefined, m: WorkerMessage): void {
 /** A worker's `/metrics`: every live worker's metrics (what came within {@link METRICS_WAIT_MS}) and the primary's, aggregated. */
 function metricsGathers(own: Registry, onError: (err: unknown) => void) {
   let gatherId = 0;
-  type Gather = { readonly timer: NodeJS.Timeout; answer(from: Worker, slot: number, metrics: unknown[]): void };
-  const gathers = new Map<number, Gather>();
+  const gathers = new Map<number, (from: Worker, slot: number, metrics: unknown[]) => void>();
   return {
     ask(from: Worker, askId: number, workers: Worker[]): void {
       const id = ++gatherId;
@@ -216,23 +214,17 @@ function metricsGathers(own: Registry, onError: (err: unknown) => void) {
           onError,
         );
       };
-      const timer = setTimeout(finish, METRICS_WAIT_MS);
-      gathers.set(id, {
-        timer,
-        answer: (w, slot, metrics) => {
-          if (!waiting.delete(w.id)) return;
-          results.push({ slot, metrics });
-          if (waiting.size === 0) finish();
-        },
+      // Unref'd: a gather left when the primary stops only answers a worker that is gone (send skips it).
+      const timer = setTimeout(finish, METRICS_WAIT_MS).unref();
+      gathers.set(id, (w, slot, metrics) => {
+        if (!waiting.delete(w.id)) return;
+        results.push({ slot, metrics });
+        if (waiting.size === 0) finish();
       });
       for (const x of targets) send(x, { flurry: 'metrics-ask', id });
     },
-    answer(id: number, from: Worker, slot: number, metrics: unknown[]): void {
-      gathers.get(id)?.answer(from, slot, metrics);
-    },
-    clear(): void {
-      for (const g of gathers.values()) clearTimeout(g.timer);
-    },
+    answer: (id: number, from: Worker, slot: number, metrics: unknown[]): void =>
+      gathers.get(id)?.(from, slot, metrics),
   };
 }
 

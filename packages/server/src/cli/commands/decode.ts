@@ -49,11 +49,15 @@ export const decodeCommand = command(FLAGS, DECODE_HELP, async (args, io) => {
   const blocks = args.positionals.map((text) => {
     if (isUuid(text)) {
       const d = decodeUuid(text, uuidOpts);
-      return json ? uuidJsonLine(d) : uuidTextBlock(d);
+      const { uuid, version, unixMs, timestamp, node, sequence } = d;
+      return json ? JSON.stringify({ uuid, version, unixMs, timestamp, node, sequence }) + '\n' : uuidTextBlock(d);
     }
     const id = format === 'decimal' ? parseId(text, layout) : decodeId(text, format, { bits: layout.totalBits });
     const d = layout.decode(id);
-    return json ? jsonLine(d) : textBlock(d, layout);
+    const { unixMs, timestamp, fields, sequence } = d;
+    return json
+      ? JSON.stringify({ id: d.id.toString(), unixMs, timestamp, fields, sequence }) + '\n'
+      : textBlock(d, layout);
   });
   await write(io.stdout, blocks.join(''));
 });
@@ -70,11 +74,6 @@ function intFlag(raw: string | undefined, flag: string): number | undefined {
   return Number(raw);
 }
 
-function uuidJsonLine(d: DecodedUuid): string {
-  const { uuid, version, unixMs, timestamp, node, sequence } = d;
-  return JSON.stringify({ uuid, version, unixMs, timestamp, node, sequence }) + '\n';
-}
-
 function uuidTextBlock(d: DecodedUuid): string {
   return (
     `${d.uuid} (UUIDv7, nodeBits ${d.nodeBits}, sequenceBits ${d.sequenceBits})\n` +
@@ -82,11 +81,6 @@ function uuidTextBlock(d: DecodedUuid): string {
     `  node       ${d.node}\n` +
     `  sequence   ${d.sequence}\n`
   );
-}
-
-function jsonLine(d: DecodedId): string {
-  const { unixMs, timestamp, fields, sequence } = d;
-  return JSON.stringify({ id: d.id.toString(), unixMs, timestamp, fields, sequence }) + '\n';
 }
 
 function textBlock(d: DecodedId, layout: Layout): string {

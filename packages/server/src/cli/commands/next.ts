@@ -88,10 +88,7 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
   const coordination = await import('@flurry/coordination');
   // A one-shot process has nothing else to serve: file registry steps run as direct calls (FileDriverOptions.io).
-  const registry = await coordination.openRegistry(
-    url,
-    cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' },
-  );
+  const registry = await coordination.openRegistry(url, { cluster, fileIo: 'sync' });
   try {
     const generator = await lease(coordination, registry);
     try {

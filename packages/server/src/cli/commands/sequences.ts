@@ -85,11 +85,10 @@ export const sequencesCommand = command(FLAGS, SEQUENCES_HELP, async (args, io) 
     }
     const start = intOf(lastString(args, 'start'), 'start');
     const step = intOf(lastString(args, 'step'), 'step');
-    const description = lastString(args, 'description');
     const k = await sequences.create(key, {
-      ...(start !== undefined ? { start } : {}),
-      ...(step !== undefined ? { step: Number(step) } : {}),
-      ...(description !== undefined ? { description } : {}),
+      start,
+      step: step === undefined ? undefined : Number(step),
+      description: lastString(args, 'description'),
     });
     await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : `created ${line(k)}`);
   } finally {

@@ -62,7 +62,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
     try {
       service = await startService(config, logger, {
         signal: signal.signal,
-        ...(hooks ? { adaptContext: hooks.adaptContext } : {}),
+        adaptContext: hooks?.adaptContext,
       });
       hooks?.started();
       const running = service;

@@ -82,11 +82,11 @@ export function sqlDialect(value: string | undefined): SqlDialect {
 export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
-  if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
+  if (hasFlag(args, 'uuid')) return uuidCommand(args, io);
   refuseFlags(args, ['node-bits', 'sequence-bits'], 'goes with --uuid (the UUIDv7 functions)');
+  if (hasFlag(args, 'release')) return releaseCommand(args, io);
   const layout = layoutOf(args);
   const prefix = lastString(args, 'prefix');
-  if (hasFlag(args, 'release')) return releaseCommand(io, args, layout, prefix);
   if (args.values.slot !== undefined) throw serverError('USAGE', '--slot goes with --release');
   if (!hasFlag(args, 'generate')) {
     const generateOnly = ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'];
@@ -113,8 +113,8 @@ export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
     ...slotOf(io, args, layout),
     prefix,
     apply: hasFlag(args, 'apply'),
-    ...(wait !== undefined ? { maxWaitMs: Number(wait) } : {}),
-    ...(lanes !== undefined ? { lanes: Number(lanes) } : {}),
+    maxWaitMs: wait === undefined ? undefined : Number(wait),
+    lanes: lanes === undefined ? undefined : n,
   });
   const dialect = lastString(args, 'dialect');
   if (dialect !== undefined && sqlDialect(dialect) !== r.decode.dialect)
@@ -129,12 +129,8 @@ export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
   await write(io.stdout, head + usageComment(r.decode) + lanesLine + tail);
 });
 
-async function releaseCommand(
-  io: CliIo,
-  args: ParsedCommandLine,
-  layout: Layout,
-  prefix: string | undefined,
-): Promise<void> {
+async function releaseCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
+  const layout = layoutOf(args);
   refuseFlags(args, ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'], 'does not go with --release');
   const url = registryOf(io, args, '--release', "the generator's database");
   const rawSlot = lastString(args, 'slot');
@@ -144,7 +140,7 @@ async function releaseCommand(
     throw serverError('USAGE', '--cluster and --node go with --slot (which reservation to free)');
   const r = await releaseSqlNode({
     url,
-    ...(prefix !== undefined ? { prefix } : {}),
+    prefix: lastString(args, 'prefix'),
     ...(rawSlot !== undefined ? { slot: Number(rawSlot), layout, ...slotOf(io, args, layout) } : {}),
   });
   await write(
@@ -169,7 +165,7 @@ function slotOf(io: CliIo, args: ParsedCommandLine, layout: Layout) {
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
-async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<void> {
+async function uuidCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
   const notUuid = ['layout', 'fields', 'epoch', 'unit', 'generate', 'release', 'registry', 'cluster', 'node'];
   refuseFlags(
     args,
@@ -183,13 +179,11 @@ async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<void> {
       throw serverError('USAGE', `--${name} must be an integer from ${min} to ${max}, got "${v.slice(0, 24)}"`);
     return Number(v);
   };
-  const nodeBits = bits('node-bits', 1, 48);
-  const sequenceBits = bits('sequence-bits', 12, 42);
   const ddl = uuidSql({
+    nodeBits: bits('node-bits', 1, 48),
+    sequenceBits: bits('sequence-bits', 12, 42),
     dialect: sqlDialect(lastString(args, 'dialect')),
     prefix: lastString(args, 'prefix'),
-    ...(nodeBits === undefined ? {} : { nodeBits }),
-    ...(sequenceBits === undefined ? {} : { sequenceBits }),
   });
   await write(io.stdout, ddl.script);
 }

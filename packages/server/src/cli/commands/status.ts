@@ -107,7 +107,7 @@ function get(url: URL, token: string | undefined, ca: string[] | undefined): Pro
   return new Promise((resolve, reject) => {
     const fail = (e: unknown): void => reject(unreachable(e, redactUrl(url.origin)));
     const headers = token ? { authorization: `Bearer ${token}` } : {};
-    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ...(ca ? { ca } : {}) };
+    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ca };
     const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
       let text = '';
       res.setEncoding('utf8');
