@@ -54,7 +54,7 @@ released (flurry sql --release) and never renewed. An expired holder is not list
 `;
 
 type WithWorkers = ClusterBody & { workers?: WorkerEntry[] };
-type Source = { read(): Promise<WithWorkers>; close(): Promise<void> };
+type Source = { read(): Promise<WithWorkers>; close?(): Promise<void> };
 
 function intervalOf(args: ParsedCommandLine): number {
   const raw = lastString(args, 'interval-ms');
@@ -170,7 +170,6 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
       if (status?.workers) body.workers = status.workers;
       return body;
     },
-    close: () => Promise.resolve(),
   };
 }
 
@@ -212,7 +211,7 @@ export const statusCommand = command(FLAGS, STATUS_HELP, async (args, io) => {
       offSignals();
     }
   } finally {
-    await source.close();
+    await source.close?.();
   }
 });
 
