@@ -40,18 +40,13 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
     }
     const s = Object.prototype.hasOwnProperty.call(spec, t.name) ? spec[t.name] : undefined;
     if (s === undefined) throw unknownFlag(typed, t.rawName, spec);
-    const list = (values[t.name] ??= []);
-    if (s.type === 'boolean') {
-      if (t.value !== undefined)
-        throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
-          flag: t.name,
-        });
-      list.push(true);
-    } else {
-      if (t.value === undefined)
-        throw serverError('USAGE', `the flag --${t.name} needs a value, e.g. --${t.name} VALUE`, { flag: t.name });
-      list.push(t.value);
-    }
+    if (s.type === 'boolean' && t.value !== undefined)
+      throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
+        flag: t.name,
+      });
+    if (s.type === 'string' && t.value === undefined)
+      throw serverError('USAGE', `the flag --${t.name} needs a value, e.g. --${t.name} VALUE`, { flag: t.name });
+    (values[t.name] ??= []).push(t.value ?? true);
   }
   return { values, positionals };
 }

@@ -98,12 +98,11 @@ export async function runPrimary(o: {
   };
 
   const tick = setInterval(broadcast, 500);
-  let killTimer: NodeJS.Timeout | undefined;
   const stop = (why: string): void => {
     if (stopping) return;
     stopping = true;
     log.info({ why, workers: workersOf(slots).length }, 'stopping every worker');
-    killTimer = stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
+    stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
     maybeDone();
   };
   // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
@@ -118,7 +117,6 @@ export async function runPrimary(o: {
     return code;
   } finally {
     clearInterval(tick);
-    if (killTimer) clearTimeout(killTimer);
     offSignals();
   }
 }
@@ -180,16 +178,16 @@ function signal(slots: Slot[], sig: NodeJS.Signals): void {
   for (const w of workersOf(slots)) w.process.kill(sig);
 }
 
-/** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs`. */
-function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): NodeJS.Timeout {
+/** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs` (unref'd: the workers keep the primary up). */
+function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): void {
   for (const s of slots) clearTimeout(s.restartTimer);
   signal(slots, 'SIGTERM');
-  return setTimeout(() => {
+  setTimeout(() => {
     for (const w of workersOf(slots)) {
       log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');
       w.process.kill('SIGKILL');
     }
-  }, killAfterMs);
+  }, killAfterMs).unref();
 }
 
 function send(w: Worker | undefined, m: WorkerMessage): void {
