@@ -8,6 +8,10 @@ import { clip, serverError } from '../errors.js';
 /** The flags of one command, by long name: `string` takes a value, `short` is a one-letter alias. */
 export type FlagSpecs = Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>;
 
+/** `names` as flags of one `type`, to spread in the order the unknown-flag message lists them. */
+export const flagsOf = (type: 'string' | 'boolean', ...names: string[]): FlagSpecs =>
+  Object.fromEntries(names.map((name) => [name, { type }]));
+
 /** The parsed command line: every occurrence of every flag, in order, and the positionals. */
 export interface ParsedCommandLine {
   readonly values: Record<string, Array<string | true>>;

@@ -4,7 +4,7 @@ import { failureKind, serverError } from '../errors.js';
 import type { Layout } from '@flurry/core/layout';
 import type { EnvWarning } from '../config/help.js';
 import { chooseLayout } from '../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
+import { flagsOf, hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
 export interface CliIo {
@@ -17,12 +17,7 @@ export interface CliIo {
 }
 
 /** The flags that name a layout: `--layout PRESET` or `--fields … [--epoch] [--unit]`. */
-export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
-  layout: { type: 'string' },
-  fields: { type: 'string' },
-  epoch: { type: 'string' },
-  unit: { type: 'string' },
-});
+export const LAYOUT_FLAGS: FlagSpecs = Object.freeze(flagsOf('string', 'layout', 'fields', 'epoch', 'unit'));
 
 /** A command: runs with the arguments after its name and resolves to the exit code. */
 export type Command = (io: CliIo) => Promise<number>;

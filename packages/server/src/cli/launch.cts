@@ -64,13 +64,8 @@ export function requireBundle(file: string): unknown {
     path.dirname(file),
   );
   require.cache[file] = mod;
-  const wrapper = script.runInThisContext() as (
-    exports: unknown,
-    require: NodeJS.Require,
-    module: nodeModule,
-    filename: string,
-    dirname: string,
-  ) => void;
+  // Node's module wrapper: (exports, require, module, __filename, __dirname).
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(mod.exports, mod.exports, nodeModule.createRequire(file), mod, file, path.dirname(file));
   mod.loaded = true;
   if ((cachedData === undefined || script.cachedDataRejected === true) && writable(path.dirname(file))) {

@@ -4,16 +4,14 @@ import { decodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString } from '../args.js';
+import { flagsOf, hasFlag, lastString } from '../args.js';
 import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
   format: { type: 'string' },
-  json: { type: 'boolean' },
-  uuid: { type: 'boolean' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
+  ...flagsOf('boolean', 'json', 'uuid'),
+  ...flagsOf('string', 'node-bits', 'sequence-bits'),
 } as const;
 
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]

@@ -3,7 +3,7 @@ import { encodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
-import { allStrings, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
+import { allStrings, flagsOf, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
 import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 export const MAX_NEXT_COUNT = 10_000_000;
@@ -14,9 +14,7 @@ const FLAGS = {
   n: { type: 'string', short: 'n' },
   format: { type: 'string' },
   fixed: { type: 'boolean' },
-  node: { type: 'string' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
+  ...flagsOf('string', 'node', 'registry', 'cluster'),
 } as const;
 
 export const NEXT_HELP = `Usage: flurry next [-n N] [--format ${FORMATS.join('|')}] [--fixed]

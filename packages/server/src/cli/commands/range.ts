@@ -2,15 +2,13 @@
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
-import { hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { flagsOf, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
 import { command, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
-  from: { type: 'string' },
-  to: { type: 'string' },
-  json: { type: 'boolean' },
-  uuid: { type: 'boolean' },
+  ...flagsOf('string', 'from', 'to'),
+  ...flagsOf('boolean', 'json', 'uuid'),
 } as const;
 
 export const RANGE_HELP = `Usage: flurry range --from TIME --to TIME [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]

@@ -1,16 +1,12 @@
 /** `flurry sequences create|list|show`: the keys of segment mode in its store (see {@link SEQUENCES_HELP}). */
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString } from '../args.js';
+import { flagsOf, hasFlag, lastString } from '../args.js';
 import { command, write } from '../io.js';
 
 const FLAGS = {
-  store: { type: 'string' },
-  start: { type: 'string' },
-  step: { type: 'string' },
-  description: { type: 'string' },
-  json: { type: 'boolean' },
-  'allow-volatile-store': { type: 'boolean' },
+  ...flagsOf('string', 'store', 'start', 'step', 'description'),
+  ...flagsOf('boolean', 'json', 'allow-volatile-store'),
 } as const;
 
 export const SEQUENCES_HELP = `Usage: flurry sequences create KEY [--start N] [--step S] [--description TEXT]

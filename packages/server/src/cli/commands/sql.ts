@@ -3,25 +3,18 @@ import { layoutSql, uuidSql, type Layout, type LayoutSql, type SqlDialect } from
 import { parseNodePins } from '../../layout-choice.js';
 import { releaseSqlNode, reserveSqlNode } from '../../sql/reserve.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { allStrings, flagsOf, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
 import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
-  dialect: { type: 'string' },
-  prefix: { type: 'string' },
+  ...flagsOf('string', 'dialect', 'prefix'),
   generate: { type: 'boolean' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
-  node: { type: 'string' },
-  apply: { type: 'boolean' },
-  release: { type: 'boolean' },
-  slot: { type: 'string' },
-  'max-wait-ms': { type: 'string' },
-  lanes: { type: 'string' },
+  ...flagsOf('string', 'registry', 'cluster', 'node'),
+  ...flagsOf('boolean', 'apply', 'release'),
+  ...flagsOf('string', 'slot', 'max-wait-ms', 'lanes'),
   uuid: { type: 'boolean' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
+  ...flagsOf('string', 'node-bits', 'sequence-bits'),
 } as const;
 
 export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]

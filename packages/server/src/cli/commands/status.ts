@@ -11,7 +11,15 @@ import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, noArguments, type FlagSpecs, type ParsedCommandLine } from '../args.js';
+import {
+  flagsOf,
+  allStrings,
+  hasFlag,
+  lastString,
+  noArguments,
+  type FlagSpecs,
+  type ParsedCommandLine,
+} from '../args.js';
 import { command, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
@@ -19,10 +27,7 @@ import type { WorkerEntry } from '../../workers/types.js';
 const SETTING_FLAGS = [...Object.keys(LAYOUT_FLAGS), 'registry', 'cluster', 'node', 'lease-ttl-ms', 'lease-renew-ms'];
 
 const FLAGS: FlagSpecs = {
-  ...Object.fromEntries(SETTING_FLAGS.map((f) => [f, { type: 'string' }])),
-  url: { type: 'string' },
-  token: { type: 'string' },
-  ca: { type: 'string' },
+  ...flagsOf('string', ...SETTING_FLAGS, 'url', 'token', 'ca'),
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },

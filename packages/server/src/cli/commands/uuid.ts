@@ -1,5 +1,5 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
-import { lastString, noArguments, type ParsedCommandLine } from '../args.js';
+import { flagsOf, lastString, noArguments, type ParsedCommandLine } from '../args.js';
 import { command, formatFlag, type CliIo } from '../io.js';
 import { countOf, MAX_NEXT_COUNT, printLeased, wholeNumber } from './next.js';
 
@@ -7,11 +7,7 @@ const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as con
 
 const FLAGS = {
   n: { type: 'string', short: 'n' },
-  format: { type: 'string' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
+  ...flagsOf('string', 'format', 'node-bits', 'sequence-bits', 'registry', 'cluster'),
 } as const;
 
 export const UUID_HELP = `Usage: flurry uuid [-n N] [--format ${FORMS.join('|')}]
