@@ -48,13 +48,11 @@ export function workerHooks(
   };
   channel.on('message', onMessage);
 
+  const othersReady = (): boolean =>
+    table.some((w) => w.ready && w.pid !== process.pid && now() - w.reportedAt < SILENT_AFTER_MS);
   /** The whole service's readiness: this worker's own, or else any other ready worker's. */
   const serviceNotReady = (own: FlurryError | null): FlurryError | null =>
-    own === null || core?.shuttingDown
-      ? own
-      : table.some((w) => w.ready && w.pid !== process.pid && now() - w.reportedAt < SILENT_AFTER_MS)
-        ? null
-        : own;
+    own !== null && !core?.shuttingDown && othersReady() ? null : own;
 
   return {
     adaptContext: (ctx: HttpContext, c: ServiceCore): HttpContext => {

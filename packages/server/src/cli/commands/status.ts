@@ -264,14 +264,10 @@ export function clusterTable(body: ClusterBody): string {
       (h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : h.state) + (h.self ? ' *' : ''),
     ]),
   ];
-  const reserved = body.holders.some((h) => h.state === 'reserved');
-  return (
-    head +
-    (reserved
-      ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
-      : '') +
-    alignedRows(rows)
-  );
+  const note = body.holders.some((h) => h.state === 'reserved')
+    ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
+    : '';
+  return head + note + alignedRows(rows);
 }
 
 /** `rows` as lines of columns two spaces apart, each padded to its widest cell. */
