@@ -39,7 +39,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
   // A signal while starting stops the service once it is up (its lease released, not left to expire),
   // or stops the wait for a store or registry that is down.
   let signalled: string | undefined;
-  const signal = new AbortController();
+  const stop = new AbortController();
   // With TLS, SIGHUP re-reads the certificate and key (a bad pair is logged; the old one stays).
   let reloadTls: (() => void) | undefined;
   const onHup = () => {
@@ -53,7 +53,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
   const offSignals = onSignals(
     (s) => {
       signalled ??= s;
-      signal.abort();
+      stop.abort();
     },
     config.tlsCert !== undefined ? onHup : undefined,
   );
@@ -61,7 +61,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
     let service;
     try {
       service = await startService(config, logger, {
-        signal: signal.signal,
+        signal: stop.signal,
         adaptContext: hooks?.adaptContext,
       });
       hooks?.started();
@@ -72,7 +72,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
       logger.info({ signal: signalled }, 'signal received while starting; stopped');
       return 0;
     }
-    if (!signal.signal.aborted) await once(signal.signal, 'abort');
+    if (!stop.signal.aborted) await once(stop.signal, 'abort');
     logger.info({ signal: signalled }, 'signal received');
     try {
       await service.close();
