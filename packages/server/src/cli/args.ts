@@ -8,6 +8,10 @@ import { clip, serverError } from '../errors.js';
 /** The flags of one command, by long name: `string` takes a value, `short` is a one-letter alias. */
 export type FlagSpecs = Readonly<Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>>;
 
+/** `names` as flags of one `type`, to spread in the order the unknown-flag message lists them. */
+export const flagsOf = (type: 'string' | 'boolean', ...names: string[]): FlagSpecs =>
+  Object.fromEntries(names.map((name) => [name, { type }]));
+
 /** The parsed command line: every occurrence of every flag, in order, and the positionals. */
 export interface ParsedCommandLine {
   readonly values: Record<string, Array<string | true>>;
@@ -40,18 +44,13 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpecs): Pars
     }
     const s = Object.prototype.hasOwnProperty.call(spec, t.name) ? spec[t.name] : undefined;
     if (s === undefined) throw unknownFlag(typed, t.rawName, spec);
-    const list = (values[t.name] ??= []);
-    if (s.type === 'boolean') {
-      if (t.value !== undefined)
-        throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
-          flag: t.name,
-        });
-      list.push(true);
-    } else {
-      if (t.value === undefined)
-        throw serverError('USAGE', `the flag --${t.name} needs a value, e.g. --${t.name} VALUE`, { flag: t.name });
-      list.push(t.value);
-    }
+    if (s.type === 'boolean' && t.value !== undefined)
+      throw serverError('USAGE', `the flag --${t.name} takes no value; got "${t.value}". Write just --${t.name}.`, {
+        flag: t.name,
+      });
+    if (s.type === 'string' && t.value === undefined)
+      throw serverError('USAGE', `the flag --${t.name} needs a value, e.g. --${t.name} VALUE`, { flag: t.name });
+    (values[t.name] ??= []).push(t.value ?? true);
   }
   return { values, positionals };
 }

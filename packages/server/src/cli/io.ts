@@ -4,7 +4,7 @@ import { failureKind, serverError } from '../errors.js';
 import type { Layout } from '@flurry/core/layout';
 import type { EnvWarning } from '../config/help.js';
 import { chooseLayout } from '../layout-choice.js';
-import { hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
+import { flagsOf, hasFlag, lastString, parseCommandLine, type FlagSpecs, type ParsedCommandLine } from './args.js';
 import type { CliOutput } from './fd-output.cjs';
 
 export interface CliIo {
@@ -17,25 +17,27 @@ export interface CliIo {
 }
 
 /** The flags that name a layout: `--layout PRESET` or `--fields … [--epoch] [--unit]`. */
-export const LAYOUT_FLAGS: FlagSpecs = Object.freeze({
-  layout: { type: 'string' },
-  fields: { type: 'string' },
-  epoch: { type: 'string' },
-  unit: { type: 'string' },
-});
+export const LAYOUT_FLAGS: FlagSpecs = Object.freeze(flagsOf('string', 'layout', 'fields', 'epoch', 'unit'));
 
-/** Parses `io.argv` against `flags` and `--help`/`-h` (`warnEnv`: warns of unknown `FLURRY_*` first); `--help` prints `help`, resolves undefined. */
-export async function commandLine(
-  io: CliIo,
+/** A command: runs with the arguments after its name and resolves to the exit code. */
+export type Command = (io: CliIo) => Promise<number>;
+
+/**
+ * The command that parses `io.argv` against `flags` and `--help`/`-h` (`warnEnv`: warns of unknown `FLURRY_*` first),
+ * then prints `help` or runs `run`; it exits 0 unless `run` throws.
+ */
+export function command(
   flags: FlagSpecs,
   help: string,
+  run: (args: ParsedCommandLine, io: CliIo) => Promise<void>,
   warnEnv = false,
-): Promise<ParsedCommandLine | undefined> {
-  const args = parseCommandLine(io.argv, { ...flags, help: { type: 'boolean', short: 'h' } });
-  if (warnEnv) await warnUnknownEnv(io);
-  if (!hasFlag(args, 'help')) return args;
-  await write(io.stdout, help);
-  return undefined;
+): Command {
+  return async (io) => {
+    const args = parseCommandLine(io.argv, { ...flags, help: { type: 'boolean', short: 'h' } });
+    if (warnEnv) await warnUnknownEnv(io);
+    await (hasFlag(args, 'help') ? write(io.stdout, help) : run(args, io));
+    return 0;
+  };
 }
 
 /** The layout the {@link LAYOUT_FLAGS} name (`layout` overrides `--layout`). */
@@ -93,14 +95,11 @@ export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
 
 /** Calls `stop` on SIGTERM and SIGINT, hands SIGHUP to `onHup` when given; returns what removes the listeners. */
 export function onSignals(stop: (signal: string) => void, onHup?: () => void): () => void {
-  const onTerm = (): void => stop('SIGTERM');
-  const onInt = (): void => stop('SIGINT');
-  process.on('SIGTERM', onTerm);
-  process.on('SIGINT', onInt);
-  if (onHup) process.on('SIGHUP', onHup);
-  return () => {
-    process.off('SIGTERM', onTerm);
-    process.off('SIGINT', onInt);
-    if (onHup) process.off('SIGHUP', onHup);
-  };
+  const handlers = new Map<NodeJS.Signals, () => void>([
+    ['SIGTERM', () => stop('SIGTERM')],
+    ['SIGINT', () => stop('SIGINT')],
+  ]);
+  if (onHup) handlers.set('SIGHUP', onHup);
+  handlers.forEach((handler, signal) => process.on(signal, handler));
+  return () => handlers.forEach((handler, signal) => process.off(signal, handler));
 }

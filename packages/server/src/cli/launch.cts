@@ -15,10 +15,8 @@ export const BUNDLES = {
   offline: { entry: 'cli/offline.js', file: 'cli-bundle/offline.cjs', run: 'runOffline', commands: ['next'] },
 } as const satisfies Record<string, { entry: string; file: string; run: string; commands: readonly string[] }>;
 
-/** The name of one of the CLI's bundles. */
-export type BundleName = keyof typeof BUNDLES;
+type BundleName = keyof typeof BUNDLES;
 
-/** `f()`, or undefined when it throws. */
 function attempt<T>(f: () => T): T | undefined {
   try {
     return f();
@@ -66,13 +64,8 @@ export function requireBundle(file: string): unknown {
     path.dirname(file),
   );
   require.cache[file] = mod;
-  const wrapper = script.runInThisContext() as (
-    exports: unknown,
-    require: NodeJS.Require,
-    module: nodeModule,
-    filename: string,
-    dirname: string,
-  ) => void;
+  // Node's module wrapper: (exports, require, module, __filename, __dirname).
+  const wrapper = script.runInThisContext() as (...args: unknown[]) => void;
   wrapper.call(mod.exports, mod.exports, nodeModule.createRequire(file), mod, file, path.dirname(file));
   mod.loaded = true;
   if ((cachedData === undefined || script.cachedDataRejected === true) && writable(path.dirname(file))) {

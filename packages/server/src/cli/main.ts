@@ -2,9 +2,9 @@
 // The `flurry` command (MAIN_HELP lists its commands): bad input exits 2 with `flurry: FLURRY_E_…: message`, other failures 1.
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
-import { errorLine, exitCodeFor, write, type CliIo } from './io.js';
+import { errorLine, exitCodeFor, write, type CliIo, type Command } from './io.js';
 import { OFFLINE_COMMANDS } from './offline.js';
-import { runCommand, type Command } from './pure.js';
+import { runCommand } from './pure.js';
 
 /** `flurry --help`. */
 export const MAIN_HELP = `Usage: flurry <command> [options]

@@ -1,9 +1,6 @@
 // The entry of the CLI's `pure.cjs` bundle (scripts/bundle-cli.mjs): commands that need neither service nor registry.
 import { serverError } from '../errors.js';
-import { errorLine, exitCodeFor, type CliIo } from './io.js';
-
-/** A command: runs with the arguments after its name and resolves to the exit code. */
-export type Command = (io: CliIo) => Promise<number>;
+import { errorLine, exitCodeFor, type CliIo, type Command } from './io.js';
 
 /** The commands that need neither the service nor a registry, each loaded only when it runs. */
 export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {

@@ -20,19 +20,15 @@ export interface EnvWarning {
 
 /** The `FLURRY_*` variables (any case) that are no setting, with the nearest known name: warnings, as other tools share the environment. */
 export function unknownEnvWarnings(env: NodeJS.ProcessEnv): EnvWarning[] {
-  const known = new Set(KNOWN_ENV);
-  const out: EnvWarning[] = [];
-  for (const name of Object.keys(env).sort()) {
-    if (!name.toUpperCase().startsWith('FLURRY_') || known.has(name)) continue; // flurry_port too: names are case-sensitive
+  // flurry_port too: names are case-sensitive.
+  const unknown = Object.keys(env).filter((k) => k.toUpperCase().startsWith('FLURRY_') && !KNOWN_ENV.includes(k));
+  return unknown.sort().map((name) => {
     const suggestion = closestName(name.toUpperCase(), KNOWN_ENV, 'FLURRY_'.length);
     const shown = clip(name);
-    out.push({
-      variable: shown,
-      suggestion,
-      message: `${shown} is not a flurry setting and is ignored; ${suggestion !== undefined ? `did you mean ${suggestion}?` : 'flurry serve --help lists the FLURRY_* variables.'}`,
-    });
-  }
-  return out;
+    const hint =
+      suggestion !== undefined ? `did you mean ${suggestion}?` : 'flurry serve --help lists the FLURRY_* variables.';
+    return { variable: shown, suggestion, message: `${shown} is not a flurry setting and is ignored; ${hint}` };
+  });
 }
 
 /** The flags `flurry serve` accepts (every setting, `--config`, `--help`). */

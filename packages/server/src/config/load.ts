@@ -55,16 +55,11 @@ export function registryOptionsOf(
   return Object.fromEntries(set.filter(([, v]) => v !== undefined)) as Partial<RegistryOptions>;
 }
 
-/** Where a value came from: `name` is the flag, the variable or the key in the file. */
-interface Source {
-  readonly kind: 'flag' | 'env' | 'file' | 'default';
-  readonly name: string;
-}
-const DEFAULT_SOURCE: Source = { kind: 'default', name: 'default' };
-
+/** A value given by a flag, a variable or the config file (`name`: the flag, the variable or the key in the file). */
 interface Given {
   readonly value: unknown;
-  readonly source: Source;
+  readonly kind: 'flag' | 'env' | 'file';
+  readonly name: string;
 }
 
 /**
@@ -97,11 +92,10 @@ export function loadServeConfig(
     const fromFlag = parsed.values[s.flag]?.at(-1);
     const fromEnv = env[s.env];
     if (fromFlag !== undefined)
-      given[s.key] = { value: s.type === 'bool' ? true : fromFlag, source: { kind: 'flag', name: '--' + s.flag } };
-    else if (fromEnv !== undefined && fromEnv !== '')
-      given[s.key] = { value: fromEnv, source: { kind: 'env', name: s.env } };
+      given[s.key] = { value: s.type === 'bool' ? true : fromFlag, kind: 'flag', name: '--' + s.flag };
+    else if (fromEnv !== undefined && fromEnv !== '') given[s.key] = { value: fromEnv, kind: 'env', name: s.env };
     else if (Object.prototype.hasOwnProperty.call(file, s.key))
-      given[s.key] = { value: file[s.key], source: { kind: 'file', name: `"${s.key}" in ${configPath}` } };
+      given[s.key] = { value: file[s.key], kind: 'file', name: `"${s.key}" in ${configPath}` };
     const g = given[s.key];
     out[s.key] = g === undefined ? s.default : coerce(s.key, s, g);
   }
@@ -110,7 +104,7 @@ export function loadServeConfig(
     try {
       return check();
     } catch (err) {
-      throw configError(key, values[key], given[key]?.source ?? DEFAULT_SOURCE, { cause: err });
+      throw configError(key, given[key], { cause: err });
     }
   };
   const layout = buildLayout(values, given, now());
@@ -124,12 +118,13 @@ export function loadServeConfig(
     ...rest,
     layout,
     node: Object.freeze(node),
-    registrySource: given.registry?.source.kind ?? 'default',
+    registrySource: given.registry?.kind ?? 'default',
     configFile: configPath,
   });
 }
 
-function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): number | boolean | string {
+function coerce(key: SettingKey, s: SettingDef, g: Given): number | boolean | string {
+  const value = g.value;
   const str = typeof value === 'string' ? value : undefined;
   if (s.type === 'bool') {
     if (typeof value === 'boolean') return value;
@@ -143,35 +138,35 @@ function coerce(key: SettingKey, s: SettingDef, { value, source }: Given): numbe
   } else if (str && str.length <= 4096) {
     if (s.type === 'choice' ? s.choices.includes(str) : (s.pattern?.test(str) ?? true)) return str;
   }
-  throw configError(key, value, source);
+  throw configError(key, g);
 }
 
 function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>, nowMs: number): Layout {
   if (given.layout && given.fields) {
-    const other = given.layout.source.kind === 'default' ? 'the default' : given.layout.source.name;
-    throw configError('fields', given.fields.value, given.fields.source, {
+    throw configError('fields', given.fields, {
       code: 'FLURRY_E_USAGE',
-      reason: `layout is set too (${JSON.stringify(v.layout)} from ${other}); give either a preset or a field list, not both`,
+      reason: `layout is set too (${JSON.stringify(v.layout)} from ${given.layout.name}); give either a preset or a field list, not both`,
     });
   }
+  // The setting to blame: a field list, else the epoch or unit given (the one the error names), else the preset.
+  const blame = (code?: string): SettingKey =>
+    LAYOUT_PARTS.find(
+      (k) => given[k] && (k === 'fields' || code === undefined || code === `FLURRY_E_LAYOUT_${k.toUpperCase()}`),
+    ) ?? 'layout';
   let layout: Layout;
   try {
     layout = chooseLayout({ layout: v.layout, fields: v.fields, epoch: v.epoch, unit: v.unit });
   } catch (err) {
-    const code = err instanceof FlurryError ? err.code : '';
-    const key: SettingKey = given.fields
-      ? 'fields'
-      : given.epoch && code === 'FLURRY_E_LAYOUT_EPOCH'
-        ? 'epoch'
-        : given.unit && code === 'FLURRY_E_LAYOUT_UNIT'
-          ? 'unit'
-          : 'layout';
-    throw refused(key, given[key], { cause: err });
+    const key = blame(err instanceof FlurryError ? err.code : '');
+    throw configError(key, given[key], { cause: err });
   }
   const expired = layoutExpiredReason(layout, nowMs);
   if (expired !== undefined) {
-    const key: SettingKey = given.fields ? 'fields' : given.epoch ? 'epoch' : given.unit ? 'unit' : 'layout';
-    throw refused(key, given[key], { code: 'FLURRY_E_LAYOUT_EXPIRED', reason: `${expired}, so it cannot issue IDs` });
+    const key = blame();
+    throw configError(key, given[key], {
+      code: 'FLURRY_E_LAYOUT_EXPIRED',
+      reason: `${expired}, so it cannot issue IDs`,
+    });
   }
   return layout;
 }
@@ -183,26 +178,23 @@ function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, G
   } catch (err) {
     const option = err instanceof FlurryError ? String(err.details.option) : '';
     const key: SettingKey = REGISTRY_OPTION_SETTINGS[option as keyof typeof REGISTRY_OPTION_SETTINGS] ?? 'leaseTtlMs';
-    throw refused(key, given[key] ?? given.leaseTtlMs, { cause: err });
+    throw configError(key, given[key] ?? given.leaseTtlMs, { cause: err });
   }
 }
 
 function readConfigFile(file: string, via: string): Record<string, unknown> {
   const refused = (what: string): FlurryError =>
     serverError('CONFIG', `setting config (from ${via}): ${what}`, { setting: 'config', value: file });
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw refused(`cannot read the config file "${file}" (${code}); give the path of a readable JSON file`);
-  }
+  let text: string | undefined;
   let json: unknown;
   try {
+    text = readFileSync(file, 'utf8');
     json = JSON.parse(text);
   } catch (err) {
     throw refused(
-      `the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
+      text === undefined
+        ? `cannot read the config file "${file}" (${(err as NodeJS.ErrnoException).code ?? 'error'}); give the path of a readable JSON file`
+        : `the config file "${file}" is not valid JSON (${(err as Error).message}); it must be one JSON object such as {"port": 8080}`,
     );
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
@@ -224,11 +216,9 @@ interface Why {
   readonly code?: string;
 }
 
-const refused = (key: SettingKey, g: Given | undefined, why: Why): FlurryError =>
-  configError(key, g?.value ?? '(default)', g?.source ?? DEFAULT_SOURCE, why);
-
 /** A refused setting: its code, one sentence of what was wrong and one of what is allowed. */
-function configError(key: SettingKey, value: unknown, source: Source, why: Why = {}): FlurryError {
+function configError(key: SettingKey, g: Given | undefined, why: Why = {}): FlurryError {
+  const value = g ? g.value : '(default)';
   const s: SettingDef = SETTINGS.find((row) => row.key === key)!;
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.
   const safe = key === 'registry' && typeof value === 'string' ? redactUrl(value) : value;
@@ -237,7 +227,7 @@ function configError(key: SettingKey, value: unknown, source: Source, why: Why =
     : typeof safe === 'string'
       ? JSON.stringify(clip(safe))
       : clip(JSON.stringify(safe) ?? String(safe));
-  const from = source.kind === 'default' ? 'the default' : source.name;
+  const from = g?.name ?? 'the default';
   const inner = why.cause instanceof FlurryError ? why.cause : undefined;
   const code = why.code ?? (s.code !== undefined ? (inner?.code ?? s.code) : 'FLURRY_E_CONFIG');
   const reason = why.reason ?? (inner ? reasonOf(inner) : undefined);

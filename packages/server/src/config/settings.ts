@@ -30,6 +30,10 @@ export type SettingDef = Common &
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+const PORT = { type: 'int', min: 0, max: 65535 } as const;
+/** An on/off setting, off by default. */
+const SWITCH = { type: 'bool', default: false } as const;
+
 /** Every setting by config-file key, in `--help` order. */
 const DEFS = {
   host: {
@@ -40,9 +44,7 @@ const DEFS = {
     help: 'HTTP listen address (0.0.0.0 for every interface).',
   },
   port: {
-    type: 'int',
-    min: 0,
-    max: 65535,
+    ...PORT,
     note: '0 = any free port, logged at start-up',
     default: 8080,
     help: 'HTTP listen port.',
@@ -157,16 +159,12 @@ const DEFS = {
     help: 'Start each tick at 0, or at a small random value so id % N stays even at low load.',
   },
   thriftPort: {
-    type: 'int',
-    min: 0,
-    max: 65535,
+    ...PORT,
     defaultText: '(off; Twitter used 7609)',
     help: "Serve Twitter Snowflake's Thrift API on this port.",
   },
   memcachedPort: {
-    type: 'int',
-    min: 0,
-    max: 65535,
+    ...PORT,
     note: '0 = any free port, logged at start-up',
     defaultText: '(off; memcached uses 11211)',
     help: 'Serve IDs over the memcached protocol (katsubushi-compatible: get KEY) on this port.',
@@ -181,9 +179,7 @@ const DEFS = {
     help: 'Close a memcached connection idle this long.',
   },
   grpcPort: {
-    type: 'int',
-    min: 0,
-    max: 65535,
+    ...PORT,
     defaultText: '(off; 0 picks a free port)',
     help: 'Serve gRPC, gRPC-Web and Connect (flurry.v1.IdService, health, reflection) on this port.',
   },
@@ -208,8 +204,7 @@ const DEFS = {
     help: 'Require "Authorization: Bearer TOKEN" on the ID routes (prefer the variable: flags show in ps).',
   },
   authHealth: {
-    type: 'bool',
-    default: false,
+    ...SWITCH,
     help: 'Require the token on /healthz, /readyz and /metrics too.',
   },
   console: {
@@ -261,13 +256,11 @@ const DEFS = {
     help: 'Serve segment mode (/v1/sequences/{key}, Leaf /api/segment/get/{key}) from this store.',
   },
   autoCreate: {
-    type: 'bool',
-    default: false,
+    ...SWITCH,
     help: 'Segment mode: create an unknown key on first use (off: an unknown key is 404).',
   },
   allowVolatileStore: {
-    type: 'bool',
-    default: false,
+    ...SWITCH,
     help: 'Segment mode: accept a Redis without appendonly yes + appendfsync always (it can repeat numbers after a crash).',
   },
   sequenceMaxStep: {
@@ -291,8 +284,7 @@ const DEFS = {
     help: 'Log level (JSON lines on stdout; requests are logged at debug).',
   },
   allowRoot: {
-    type: 'bool',
-    default: false,
+    ...SWITCH,
     help: 'Allow running as root (refused otherwise).',
   },
   shutdownTimeoutMs: {

@@ -1,5 +1,7 @@
 // `flurry sql --generate [--apply]` (docs/sql.md): claims a free slot of the cluster for the in-database
 // generator and builds (with `apply`: runs) its DDL; without `apply` a preview that writes nothing.
+// `flurry sql --release [--slot N]`: frees the generator's node through `<prefix>release_node()`, or a
+// reservation whose DDL never ran through its row. A slot a service holds is refused.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import {
@@ -12,25 +14,13 @@ import {
   sqlErrorClass,
   sqlPool,
   SQL_SCHEMES,
-  type GeneratorSql,
   type Layout,
-  type LayoutSql,
 } from '@flurry/core';
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
-/** One SQL connection over `pg` or `mysql2` (positional `?` parameters) to the registry `table` (`?table=`). */
-export interface SqlConnection {
-  readonly dialect: 'postgres' | 'mysql';
-  readonly table: string;
-  /** The URL without its password. */
-  readonly redacted: string;
-  query(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
-}
-
 /** One connection for a SQL registry URL; throws `FLURRY_E_USAGE`, `…_REGISTRY_AUTH` or `…_REGISTRY_UNREACHABLE` (no password shown). */
-export async function connectSql(url: string): Promise<SqlConnection> {
+export async function connectSql(url: string) {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
   if (SQL_SCHEMES[scheme] === undefined) {
     throw serverError(
@@ -59,7 +49,7 @@ export async function connectSql(url: string): Promise<SqlConnection> {
       dialect,
       table,
       redacted,
-      query: async (sql, params = []) => (await session.query(sql, params)).rows,
+      query: async (sql: string, params: readonly unknown[] = []) => (await session.query(sql, params)).rows,
       async close() {
         session.release();
         await pool.end();
@@ -85,11 +75,14 @@ export async function connectSql(url: string): Promise<SqlConnection> {
   }
 }
 
+/** One connection over `pg` or `mysql2` (`?` parameters) to the registry `table` (`?table=`); `redacted`: the URL without its password. */
+type SqlConnection = Awaited<ReturnType<typeof connectSql>>;
+
 /** A column's value as text ('' for anything that is not a string or number). */
-export const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
+const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
 
 /** The node this database's generator under `prefix` holds, if it holds one. */
-export async function generatorState(
+async function generatorState(
   c: SqlConnection,
   prefix: string,
 ): Promise<{ namespace: string; slot: number; token: string } | undefined> {
@@ -102,7 +95,7 @@ export async function generatorState(
 }
 
 /** A coded error as it is; anything else as `FLURRY_E_SQL_GENERATOR` naming the database and what was being done. */
-export function generatorError(c: SqlConnection, err: unknown, doing: string): Error {
+function generatorError(c: SqlConnection, err: unknown, doing: string): Error {
   if (err instanceof FlurryError) return err;
   const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
   return serverError('SQL_GENERATOR', `${c.redacted}: ${first} (while ${doing})`);
@@ -124,21 +117,6 @@ export interface ReserveOptions {
   readonly apply?: boolean;
 }
 
-/** A reserved node and the DDL that issues IDs under it. */
-export interface Reservation {
-  /** False for a preview (nothing reserved; the DDL's token is `preview`). */
-  readonly reserved: boolean;
-  readonly namespace: string;
-  readonly slot: number;
-  readonly node: Record<string, number>;
-  readonly token: string;
-  /** IDs are issued only after this Unix ms. */
-  readonly floorMs: number;
-  /** The decode/bound functions and the generator, in the order to run them. */
-  readonly decode: LayoutSql;
-  readonly ddl: GeneratorSql;
-}
-
 const truthy = (v: unknown): boolean => v === true || v === 1 || v === '1' || v === 't';
 
 /** The lease token of a preview's DDL: no registry row ever holds it (real tokens are 32 hex digits). */
@@ -149,13 +127,13 @@ const floorOf = (row: Record<string, unknown>): number =>
   Number(row.high_water_ms) + (truthy(row.released_cleanly) ? 0 : Number(row.ttl_ms));
 
 /** SQL's current time on `c`'s dialect. */
-export const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 'now()' : 'CURRENT_TIMESTAMP(3)');
+const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 'now()' : 'CURRENT_TIMESTAMP(3)');
 
 /**
  * Reserves a free slot for the in-database generator and builds (with `apply`: runs) its DDL; throws
  * `FLURRY_E_SQL_GENERATOR` when a generator already holds a node, no slot is free or fits, or the database is down.
  */
-export async function reserveSqlNode(o: ReserveOptions): Promise<Reservation> {
+export async function reserveSqlNode(o: ReserveOptions) {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
   const prefix = o.prefix ?? 'flurry_';
   const c = await connectSql(o.url);
@@ -271,8 +249,11 @@ async function claimSlot({ c, map, prefix, slot, token }: SlotAt): Promise<numbe
   }
 }
 
-/** The reservation of the slot: its node, and the decode functions and the generator that issue after `floorMs`. */
-function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number): Reservation {
+/**
+ * The reservation of the slot (`reserved` false for a preview, whose token is `preview`): its node, and the decode
+ * functions and the generator (in the order to run them) that issue IDs only after `floorMs` (Unix ms).
+ */
+function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number) {
   const node = map.toNode(slot);
   const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
   const ddl = generatorSql(o.layout, {
@@ -284,8 +265,106 @@ function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number
     token,
     nodeBits: o.layout.nodeBits(node),
     floorMs,
-    ...(o.maxWaitMs !== undefined ? { maxWaitMs: o.maxWaitMs } : {}),
-    ...(o.lanes !== undefined ? { lanes: o.lanes } : {}),
+    maxWaitMs: o.maxWaitMs,
+    lanes: o.lanes,
   });
   return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
+}
+
+/** Options of {@link releaseSqlNode}. */
+export interface ReleaseOptions {
+  readonly url: string;
+  /** The generator's prefix (default `flurry_`). */
+  readonly prefix?: string;
+  /** A reserved slot to free; with it `layout`, `cluster` and `pin` pick the namespace. */
+  readonly slot?: number;
+  readonly layout?: Layout;
+  readonly cluster?: string;
+  readonly pin?: Record<string, number>;
+}
+
+const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** Runs `<prefix>release_node()`, turning the function's coded refusal into a coded error. */
+async function callRelease(c: SqlConnection, prefix: string, at: { namespace: string; slot: number }) {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await c.query(`SELECT ${prefix}release_node() AS hw`);
+  } catch (err) {
+    const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    if (msg.startsWith('FLURRY_E_SQL_NODE_IN_USE'))
+      throw serverError('SQL_NODE_IN_USE', msg.replace(/^FLURRY_E_SQL_NODE_IN_USE: /, ''), at);
+    throw err;
+  }
+  return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' as const };
+}
+
+/**
+ * Frees a generator's node: the slot and its high-water mark (Unix ms) after the release, `how` it was freed (`row`: a
+ * reservation whose DDL never ran); throws `FLURRY_E_SQL_NODE_IN_USE` (a lane held), `…_SQL_GENERATOR` (nothing to free), `…_USAGE`.
+ */
+export async function releaseSqlNode(o: ReleaseOptions) {
+  const prefix = o.prefix ?? 'flurry_';
+  if (!PREFIX_RE.test(prefix))
+    throw serverError('USAGE', `--prefix must be lower-case letters, digits and _, starting with a letter`);
+  const c = await connectSql(o.url);
+  try {
+    if (o.slot === undefined) {
+      const st = await generatorState(c, prefix);
+      if (!st)
+        throw serverError(
+          'SQL_GENERATOR',
+          `this database has no in-database generator holding a node under the prefix ${prefix} (${prefix}generator); ` +
+            'to free a reservation whose DDL never ran, give its --slot N (and --cluster); flurry status --cluster lists reservations',
+        );
+      return await callRelease(c, prefix, st);
+    }
+    if (!o.layout) throw serverError('USAGE', '--slot needs the layout of the cluster');
+    const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
+    if (!Number.isSafeInteger(o.slot) || o.slot < 0 || o.slot >= map.slots)
+      throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
+    const t = quoteSqlTable(c.dialect, c.table);
+    const at = { namespace: map.namespace, slot: o.slot };
+    const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
+      map.namespace,
+      o.slot,
+    ]);
+    const row = rows[0];
+    let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
+    try {
+      holder =
+        typeof row?.holder === 'string'
+          ? (JSON.parse(row.holder) as typeof holder)
+          : ((row?.holder as typeof holder | undefined) ?? {});
+    } catch {
+      /* not a generator's */
+    }
+    if (!row || row.token === null || row.token === undefined || holder.role !== 'sql generator')
+      throw serverError(
+        'SQL_GENERATOR',
+        `slot ${o.slot} of ${map.namespace} in ${c.table} holds no SQL generator's reservation` +
+          (row?.token ? ' (a service holds it; a service frees its slot when it stops)' : ' (it is free)'),
+      );
+    const named =
+      typeof holder.prefix === 'string'
+        ? holder.prefix
+        : /^SELECT ([a-z][a-z0-9_]*)release_node\(\)$/.exec(text(holder.release))?.[1];
+    const owner = named && PREFIX_RE.test(named) ? named : prefix;
+    const st = await generatorState(c, owner);
+    // Installed: its function fences the lanes first (and refuses while a session holds one).
+    if (st && st.token === text(row.token)) return await callRelease(c, owner, at);
+    // Not installed: nothing was issued under this token (a new set-up writes a new token, so
+    // this one can never be installed later); the row's high-water mark is the floor.
+    const pg = c.dialect === 'postgres';
+    await c.query(
+      `UPDATE ${t} SET token = NULL, expires_at = NULL, holder = NULL, released_cleanly = ${pg ? 'true' : 'TRUE'}, ttl_ms = 0, ` +
+        `version = version + 1, updated_at = ${sqlNow(c)} WHERE namespace = ? AND slot = ? AND token = ?`,
+      [map.namespace, o.slot, row.token],
+    );
+    return { ...at, highWaterMs: Number(row.high_water_ms), how: 'row' as const };
+  } catch (err) {
+    throw generatorError(c, err, "releasing an in-database generator's node");
+  } finally {
+    await c.close().catch(() => undefined);
+  }
 }

@@ -15,13 +15,6 @@ const BACKOFF_MAX_MS = 30_000;
 const KILL_AFTER_MS = 5_000;
 const METRICS_WAIT_MS = 2_000;
 
-interface PrimaryOptions {
-  readonly config: ServeConfig;
-  readonly logger: ServiceLogger;
-  readonly workers: number;
-  readonly now?: () => number;
-}
-
 interface Slot {
   readonly slot: number;
   worker?: Worker;
@@ -32,9 +25,13 @@ interface Slot {
 }
 
 /** Runs the primary until SIGTERM/SIGINT (or a failed start); resolves to the exit code. */
-export async function runPrimary(o: PrimaryOptions): Promise<number> {
-  const { config, logger, workers: count } = o;
-  const now = o.now ?? Date.now;
+export async function runPrimary(o: {
+  readonly config: ServeConfig;
+  readonly logger: ServiceLogger;
+  readonly workers: number;
+  readonly now?: () => number;
+}): Promise<number> {
+  const { config, logger, workers: count, now = Date.now } = o;
   const log = logger.child({ component: 'primary' });
   await checkNodeIds(config, count, log);
   const slots = Array.from({ length: count }, (_, slot): Slot => ({ slot, restarts: 0, backoffMs: 0 }));
@@ -53,11 +50,9 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   );
   let resolveDone: (code: number) => void = () => undefined;
   const done = new Promise<number>((r) => (resolveDone = r));
-  const liveWorkers = (): Worker[] => workersOf(slots);
-  let cleanStops = 0;
-  let stopped = 0;
+  let unclean = false;
   const maybeDone = (): void => {
-    if (stopping && liveWorkers().length === 0) resolveDone(failedStart ?? (cleanStops === stopped ? 0 : 1));
+    if (stopping && workersOf(slots).length === 0) resolveDone(failedStart ?? (unclean ? 1 : 0));
   };
 
   const fork = (s: Slot): void => {
@@ -73,16 +68,15 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
         s.report = m.report;
         if (m.report.ready) s.backoffMs = 0;
         if (readinessChanged) broadcast();
-      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, liveWorkers());
+      } else if (m.flurry === 'metrics-ask') gathers.ask(w, m.id, workersOf(slots));
       else if (m.flurry === 'metrics-json') gathers.answer(m.id, w, s.slot, m.metrics);
     });
     w.on('exit', (code, signal) => {
       if (s.worker === w) s.worker = undefined;
       const how = { slot: s.slot, pid: w.process.pid, code, signal };
       if (stopping) {
-        stopped++;
-        if (code === 0) cleanStops++;
-        else log.warn(how, 'worker did not stop cleanly');
+        unclean ||= code !== 0;
+        if (code !== 0) log.warn(how, 'worker did not stop cleanly');
         maybeDone();
         return;
       }
@@ -104,12 +98,11 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
   };
 
   const tick = setInterval(broadcast, 500);
-  let killTimer: NodeJS.Timeout | undefined;
   const stop = (why: string): void => {
     if (stopping) return;
     stopping = true;
-    log.info({ why, workers: liveWorkers().length }, 'stopping every worker');
-    killTimer = stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
+    log.info({ why, workers: workersOf(slots).length }, 'stopping every worker');
+    stopWorkers(slots, log, config.shutdownTimeoutMs + KILL_AFTER_MS);
     maybeDone();
   };
   // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
@@ -124,8 +117,6 @@ export async function runPrimary(o: PrimaryOptions): Promise<number> {
     return code;
   } finally {
     clearInterval(tick);
-    if (killTimer) clearTimeout(killTimer);
-    gathers.clear();
     offSignals();
   }
 }
@@ -187,16 +178,16 @@ function signal(slots: Slot[], sig: NodeJS.Signals): void {
   for (const w of workersOf(slots)) w.process.kill(sig);
 }
 
-/** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs`. */
-function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): NodeJS.Timeout {
+/** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs` (unref'd: the workers keep the primary up). */
+function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): void {
   for (const s of slots) clearTimeout(s.restartTimer);
   signal(slots, 'SIGTERM');
-  return setTimeout(() => {
+  setTimeout(() => {
     for (const w of workersOf(slots)) {
       log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');
       w.process.kill('SIGKILL');
     }
-  }, killAfterMs);
+  }, killAfterMs).unref();
 }
 
 function send(w: Worker | undefined, m: WorkerMessage): void {
@@ -206,8 +197,7 @@ function send(w: Worker | undefined, m: WorkerMessage): void {
 /** A worker's `/metrics`: every live worker's metrics (what came within {@link METRICS_WAIT_MS}) and the primary's, aggregated. */
 function metricsGathers(own: Registry, onError: (err: unknown) => void) {
   let gatherId = 0;
-  type Gather = { readonly timer: NodeJS.Timeout; answer(from: Worker, slot: number, metrics: unknown[]): void };
-  const gathers = new Map<number, Gather>();
+  const gathers = new Map<number, (from: Worker, slot: number, metrics: unknown[]) => void>();
   return {
     ask(from: Worker, askId: number, workers: Worker[]): void {
       const id = ++gatherId;
@@ -222,23 +212,17 @@ function metricsGathers(own: Registry, onError: (err: unknown) => void) {
           onError,
         );
       };
-      const timer = setTimeout(finish, METRICS_WAIT_MS);
-      gathers.set(id, {
-        timer,
-        answer: (w, slot, metrics) => {
-          if (!waiting.delete(w.id)) return;
-          results.push({ slot, metrics });
-          if (waiting.size === 0) finish();
-        },
+      // Unref'd: a gather left when the primary stops only answers a worker that is gone (send skips it).
+      const timer = setTimeout(finish, METRICS_WAIT_MS).unref();
+      gathers.set(id, (w, slot, metrics) => {
+        if (!waiting.delete(w.id)) return;
+        results.push({ slot, metrics });
+        if (waiting.size === 0) finish();
       });
       for (const x of targets) send(x, { flurry: 'metrics-ask', id });
     },
-    answer(id: number, from: Worker, slot: number, metrics: unknown[]): void {
-      gathers.get(id)?.answer(from, slot, metrics);
-    },
-    clear(): void {
-      for (const g of gathers.values()) clearTimeout(g.timer);
-    },
+    answer: (id: number, from: Worker, slot: number, metrics: unknown[]): void =>
+      gathers.get(id)?.(from, slot, metrics),
   };
 }
 

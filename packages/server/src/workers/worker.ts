@@ -9,19 +9,12 @@ import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerRepor
 
 const REPORT_EVERY_MS = 500;
 
-/** What `flurry serve` wires into a worker's service: `started` once it is up, `stop` at the end. */
-interface WorkerHooks {
-  adaptContext: (ctx: HttpContext, core: ServiceCore) => HttpContext;
-  started: () => void;
-  stop: () => void;
-}
-
-/** The hooks of one cluster worker, talking to the primary over `send` (`process.send`). */
+/** The hooks `flurry serve` wires into a cluster worker's service (`started` once it is up, `stop` at the end), talking to the primary over `send`. */
 export function workerHooks(
   send: (m: WorkerMessage) => void = (m) => void process.send?.(m),
   channel: NodeJS.EventEmitter = process,
   now: () => number = Date.now,
-): WorkerHooks {
+) {
   let core: ServiceCore | undefined;
   let table: readonly WorkerEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -55,16 +48,14 @@ export function workerHooks(
   };
   channel.on('message', onMessage);
 
+  const othersReady = (): boolean =>
+    table.some((w) => w.ready && w.pid !== process.pid && now() - w.reportedAt < SILENT_AFTER_MS);
   /** The whole service's readiness: this worker's own, or else any other ready worker's. */
   const serviceNotReady = (own: FlurryError | null): FlurryError | null =>
-    own === null || core?.shuttingDown
-      ? own
-      : table.some((w) => w.ready && w.pid !== process.pid && now() - w.reportedAt < SILENT_AFTER_MS)
-        ? null
-        : own;
+    own !== null && !core?.shuttingDown && othersReady() ? null : own;
 
   return {
-    adaptContext: (ctx, c) => {
+    adaptContext: (ctx: HttpContext, c: ServiceCore): HttpContext => {
       core = c;
       const metrics = ctx.metrics;
       c.console.data.workers = () => table;

@@ -4,16 +4,14 @@ import { decodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { parseId, type DecodedId, type Layout } from '@flurry/core/layout';
 import { decodeUuid, type DecodedUuid, type UuidTextForm } from '@flurry/core/uuid/forms';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString } from '../args.js';
-import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { flagsOf, hasFlag, lastString } from '../args.js';
+import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
   format: { type: 'string' },
-  json: { type: 'boolean' },
-  uuid: { type: 'boolean' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
+  ...flagsOf('boolean', 'json', 'uuid'),
+  ...flagsOf('string', 'node-bits', 'sequence-bits'),
 } as const;
 
 export const DECODE_HELP = `Usage: flurry decode ID... [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit U]]
@@ -31,9 +29,7 @@ argument as a UUID of any form. --json: {"uuid","version","unixMs","timestamp","
 (flurry decode -- -1, flurry decode --format base64url -- -0bCFM--lC-).
 `;
 
-export async function decodeCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, DECODE_HELP);
-  if (!args) return 0;
+export const decodeCommand = command(FLAGS, DECODE_HELP, async (args, io) => {
   if (args.positionals.length === 0)
     throw serverError('USAGE', 'flurry decode needs at least one ID, e.g. flurry decode 1859214170478923776');
   const layout = layoutOf(args);
@@ -51,15 +47,18 @@ export async function decodeCommand(io: CliIo): Promise<number> {
   const blocks = args.positionals.map((text) => {
     if (isUuid(text)) {
       const d = decodeUuid(text, uuidOpts);
-      return json ? uuidJsonLine(d) : uuidTextBlock(d);
+      const { uuid, version, unixMs, timestamp, node, sequence } = d;
+      return json ? JSON.stringify({ uuid, version, unixMs, timestamp, node, sequence }) + '\n' : uuidTextBlock(d);
     }
     const id = format === 'decimal' ? parseId(text, layout) : decodeId(text, format, { bits: layout.totalBits });
     const d = layout.decode(id);
-    return json ? jsonLine(d) : textBlock(d, layout);
+    const { unixMs, timestamp, fields, sequence } = d;
+    return json
+      ? JSON.stringify({ id: d.id.toString(), unixMs, timestamp, fields, sequence }) + '\n'
+      : textBlock(d, layout);
   });
   await write(io.stdout, blocks.join(''));
-  return 0;
-}
+});
 
 const CANONICAL_UUID = /^(urn:uuid:)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const UUID_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base58', 'base62'];
@@ -73,11 +72,6 @@ function intFlag(raw: string | undefined, flag: string): number | undefined {
   return Number(raw);
 }
 
-function uuidJsonLine(d: DecodedUuid): string {
-  const { uuid, version, unixMs, timestamp, node, sequence } = d;
-  return JSON.stringify({ uuid, version, unixMs, timestamp, node, sequence }) + '\n';
-}
-
 function uuidTextBlock(d: DecodedUuid): string {
   return (
     `${d.uuid} (UUIDv7, nodeBits ${d.nodeBits}, sequenceBits ${d.sequenceBits})\n` +
@@ -85,11 +79,6 @@ function uuidTextBlock(d: DecodedUuid): string {
     `  node       ${d.node}\n` +
     `  sequence   ${d.sequence}\n`
   );
-}
-
-function jsonLine(d: DecodedId): string {
-  const { unixMs, timestamp, fields, sequence } = d;
-  return JSON.stringify({ id: d.id.toString(), unixMs, timestamp, fields, sequence }) + '\n';
 }
 
 function textBlock(d: DecodedId, layout: Layout): string {

@@ -3,7 +3,7 @@
 import { generateKey } from '@flurry/core/public/keys';
 import { serverError } from '../../errors.js';
 import { lastString } from '../args.js';
-import { commandLine, write, type CliIo } from '../io.js';
+import { command, write } from '../io.js';
 
 const FLAGS = { id: { type: 'string' } } as const;
 
@@ -14,9 +14,7 @@ one-character key ID (base58: 1-9, A-Z, a-z without 0 O I l); default random. Fo
 put the new key first: FLURRY_PUBLIC_KEY=NEW,OLD.
 `;
 
-export async function keyCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, KEY_HELP);
-  if (!args) return 0;
+export const keyCommand = command(FLAGS, KEY_HELP, async (args, io) => {
   const [sub, ...rest] = args.positionals;
   if (sub !== 'new' || rest.length > 0)
     throw serverError(
@@ -24,5 +22,4 @@ export async function keyCommand(io: CliIo): Promise<number> {
       `flurry key has one subcommand, "new" (flurry key new [--id X]); got ${sub === undefined ? 'none' : `"${[sub, ...rest].join(' ').slice(0, 40)}"`}`,
     );
   await write(io.stdout, generateKey(lastString(args, 'id')) + '\n');
-  return 0;
-}
+});

@@ -4,7 +4,7 @@ import { serverError } from '../../errors.js';
 import { END_OF_LIFE_WARNING_MS, endOfLifeWarning, formatRemaining } from '../../end-of-life.js';
 import { layoutExpiredReason } from '../../layout-choice.js';
 import { hasFlag, lastString } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { command, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, json: { type: 'boolean' } } as const;
 
@@ -15,9 +15,7 @@ a year of it), node count and IDs per second per node.
 Presets: twitter (default), leaf, discord, sonyflake, instagram, js53.
 `;
 
-export async function layoutCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, LAYOUT_HELP);
-  if (!args) return 0;
+export const layoutCommand = command(FLAGS, LAYOUT_HELP, async (args, io) => {
   if (args.positionals.length > 1)
     throw serverError('USAGE', `flurry layout takes at most one preset name; got ${args.positionals.length} arguments`);
   const positional = args.positionals[0];
@@ -42,8 +40,7 @@ export async function layoutCommand(io: CliIo): Promise<number> {
   // Within a year of the end: the same warning flurry serve logs at start.
   const soon = endOfLifeWarning(layout, nowMs);
   if (soon !== undefined) await write(io.stderr, `flurry: warning: ${soon}.\n`);
-  return 0;
-}
+});
 
 export function layoutTable(layout: Layout, expired = false, nowMs?: number): string {
   const info = layout.describe();

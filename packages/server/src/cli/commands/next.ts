@@ -3,8 +3,8 @@ import { encodeId, FORMATS } from '@flurry/core/codecs/formats';
 import { serverError } from '../../errors.js';
 import { assertLayoutLive, parseNodePins } from '../../layout-choice.js';
 import type { Registry } from '@flurry/coordination';
-import { allStrings, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
-import { commandLine, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { allStrings, flagsOf, hasFlag, lastString, noArguments, type ParsedCommandLine } from '../args.js';
+import { command, formatFlag, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 export const MAX_NEXT_COUNT = 10_000_000;
 const CHUNK = 8192;
@@ -14,9 +14,7 @@ const FLAGS = {
   n: { type: 'string', short: 'n' },
   format: { type: 'string' },
   fixed: { type: 'boolean' },
-  node: { type: 'string' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
+  ...flagsOf('string', 'node', 'registry', 'cluster'),
 } as const;
 
 export const NEXT_HELP = `Usage: flurry next [-n N] [--format ${FORMATS.join('|')}] [--fixed]
@@ -31,9 +29,9 @@ the same time never share IDs and a later run prints IDs above an earlier one's.
 --fixed pads to the layout's fixed width so strings sort like the IDs.
 `;
 
-export async function nextCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, NEXT_HELP, true);
-  if (!args) return 0;
+export const nextCommand = command(FLAGS, NEXT_HELP, next, true);
+
+async function next(args: ParsedCommandLine, io: CliIo): Promise<void> {
   noArguments(args, 'next', 'Use -n N for a count. ');
   const layout = layoutOf(args);
   assertLayoutLive(layout, (io.now ?? Date.now)());
@@ -83,15 +81,12 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   n: number,
   lease: (coordination: typeof import('@flurry/coordination'), registry: Registry) => Promise<G>,
   chunk: (generator: G, k: number) => string | Uint8Array,
-): Promise<number> {
+): Promise<void> {
   const url = lastString(args, 'registry') ?? (io.env.FLURRY_REGISTRY || 'file:');
   const cluster = lastString(args, 'cluster') ?? (io.env.FLURRY_CLUSTER || undefined);
   const coordination = await import('@flurry/coordination');
   // A one-shot process has nothing else to serve: file registry steps run as direct calls (FileDriverOptions.io).
-  const registry = await coordination.openRegistry(
-    url,
-    cluster === undefined ? { fileIo: 'sync' } : { cluster, fileIo: 'sync' },
-  );
+  const registry = await coordination.openRegistry(url, { cluster, fileIo: 'sync' });
   try {
     const generator = await lease(coordination, registry);
     try {
@@ -102,5 +97,4 @@ export async function printLeased<G extends { close(): Promise<void> }>(
   } finally {
     await registry.close();
   }
-  return 0;
 }

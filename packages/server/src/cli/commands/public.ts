@@ -3,8 +3,8 @@ import { FlurryError } from '@flurry/core/errors';
 import { parseId } from '@flurry/core/layout';
 import { PublicIdCodec, loadKeysFromEnv, parseKeys } from '@flurry/core/public';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { hasFlag, lastString, type ParsedCommandLine } from '../args.js';
+import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = { ...LAYOUT_FLAGS, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 
@@ -19,9 +19,9 @@ Decoding checks the check character (typos: FLURRY_E_PUBLIC_ID_CHECKSUM) and the
 (a key that did not issue the ID: FLURRY_E_PUBLIC_ID_WRONG_KEY); bad input exits 2.
 `;
 
-export async function publicCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, PUBLIC_HELP, true);
-  if (!args) return 0;
+export const publicCommand = command(FLAGS, PUBLIC_HELP, publicIds, true);
+
+async function publicIds(args: ParsedCommandLine, io: CliIo): Promise<void> {
   const [sub, ...items] = args.positionals;
   if (sub !== 'encode' && sub !== 'decode')
     throw serverError(
@@ -47,5 +47,4 @@ export async function publicCommand(io: CliIo): Promise<number> {
           .map((p) => codec.decode(p).toString())
           .map((id, i) => (json ? JSON.stringify({ publicId: items[i], id }) : id));
   await write(io.stdout, lines.map((l) => l + '\n').join(''));
-  return 0;
 }

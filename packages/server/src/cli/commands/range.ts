@@ -2,15 +2,13 @@
 import { parseTime, uuidMaxAt, uuidMinAt } from '@flurry/core';
 import { serverError } from '../../errors.js';
 import { rangeJson } from '../../http/routes/range.js';
-import { hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { flagsOf, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { command, layoutOf, LAYOUT_FLAGS, write } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
-  from: { type: 'string' },
-  to: { type: 'string' },
-  json: { type: 'boolean' },
-  uuid: { type: 'boolean' },
+  ...flagsOf('string', 'from', 'to'),
+  ...flagsOf('boolean', 'json', 'uuid'),
 } as const;
 
 export const RANGE_HELP = `Usage: flurry range --from TIME --to TIME [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--json]
@@ -31,9 +29,7 @@ before to: WHERE id >= 'min' AND id < 'maxExclusive' (PostgreSQL uuid; MySQL
 BINARY(16) with UNHEX of the hex without dashes, or CHAR(36) lowercase). See docs/sql.md.
 `;
 
-export async function rangeCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, RANGE_HELP);
-  if (!args) return 0;
+export const rangeCommand = command(FLAGS, RANGE_HELP, async (args, io) => {
   if (args.positionals.length > 0)
     throw serverError(
       'USAGE',
@@ -46,35 +42,25 @@ export async function rangeCommand(io: CliIo): Promise<number> {
       'USAGE',
       `flurry range needs --from and --to (ISO 8601 dates or Unix ms), e.g. flurry range --from 2026-11-01 --to 2026-12-01`,
     );
-  if (hasFlag(args, 'uuid')) return uuidRange(io, parseTime(fromText, 'from'), parseTime(toText, 'to'), args);
-  const layout = layoutOf(args);
-  const r = rangeJson(layout, parseTime(fromText, 'from'), parseTime(toText, 'to'));
-  return printRange(io, args, `Layout ${r.layout}: IDs`, r, '');
-}
-
-/** Prints a range as JSON (`--json`) or as its bounds and the SQL condition (`q` quotes a bound). */
-async function printRange(
-  io: CliIo,
-  args: ParsedCommandLine,
-  title: string,
-  r: { from: string; to: string; min: string; maxExclusive: string; maxInclusive: string | null },
-  q: string,
-): Promise<number> {
+  const layout = hasFlag(args, 'uuid') ? undefined : layoutOf(args);
+  const from = parseTime(fromText, 'from');
+  const to = parseTime(toText, 'to');
+  const r = layout ? rangeJson(layout, from, to) : uuidRange(from, to, args);
+  const q = layout ? '' : "'"; // a UUID bound is quoted in SQL
   await write(
     io.stdout,
     hasFlag(args, 'json')
       ? JSON.stringify(r) + '\n'
-      : `${title} from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
+      : `${layout ? `Layout ${layout.name}: IDs` : 'UUIDv7'} from ${r.from} (inclusive) to ${r.to} (exclusive)\n` +
           `  min           ${r.min}\n` +
           `  maxExclusive  ${r.maxExclusive}\n` +
           `  maxInclusive  ${r.maxInclusive ?? '(none: the range is empty)'}\n` +
           `SQL: WHERE id >= ${q}${r.min}${q} AND id < ${q}${r.maxExclusive}${q}\n`,
   );
-  return 0;
-}
+});
 
 /** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
-async function uuidRange(io: CliIo, from: number, to: number, args: ParsedCommandLine): Promise<number> {
+function uuidRange(from: number, to: number, args: ParsedCommandLine) {
   refuseFlags(
     args,
     ['layout', 'fields', 'epoch', 'unit'],
@@ -85,12 +71,11 @@ async function uuidRange(io: CliIo, from: number, to: number, args: ParsedComman
       'USAGE',
       `--to (${new Date(to).toISOString()}) is before --from (${new Date(from).toISOString()})`,
     );
-  const r = {
+  return {
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
     min: uuidMinAt(from, 'from'),
     maxExclusive: uuidMinAt(to, 'to'),
     maxInclusive: to > from ? uuidMaxAt(to - 1, 'to') : null,
   };
-  return printRange(io, args, 'UUIDv7', r, "'");
 }

@@ -2,7 +2,7 @@
 import { initSqlRegistry, sqlRegistryDdl } from '@flurry/coordination';
 import { serverError } from '../../errors.js';
 import { hasFlag } from '../args.js';
-import { commandLine, write, type CliIo } from '../io.js';
+import { command, write } from '../io.js';
 
 const FLAGS = { print: { type: 'boolean' } } as const;
 
@@ -14,9 +14,7 @@ its columns. URL: postgres://user:pass@host:port/db[?table=name] or mysql://… 
 application's user may not create tables. The registry also creates the table on first use.
 `;
 
-export async function registryCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, REGISTRY_HELP);
-  if (!args) return 0;
+export const registryCommand = command(FLAGS, REGISTRY_HELP, async (args, io) => {
   const [sub, url, ...rest] = args.positionals;
   if (sub !== 'init' || url === undefined || rest.length > 0)
     throw serverError(
@@ -25,9 +23,8 @@ export async function registryCommand(io: CliIo): Promise<number> {
     );
   if (hasFlag(args, 'print')) {
     await write(io.stdout, `${sqlRegistryDdl(url)};\n`);
-    return 0;
+    return;
   }
   const r = await initSqlRegistry(url);
   await write(io.stdout, `registry table ${r.table} is ready in ${r.url}\n`);
-  return 0;
-}
+});

@@ -1,16 +1,12 @@
 /** `flurry sequences create|list|show`: the keys of segment mode in its store (see {@link SEQUENCES_HELP}). */
 import { openSequences, sequenceError, type KeyInfo } from '@flurry/segments';
 import { serverError } from '../../errors.js';
-import { hasFlag, lastString } from '../args.js';
-import { commandLine, write, type CliIo } from '../io.js';
+import { flagsOf, hasFlag, lastString } from '../args.js';
+import { command, write } from '../io.js';
 
 const FLAGS = {
-  store: { type: 'string' },
-  start: { type: 'string' },
-  step: { type: 'string' },
-  description: { type: 'string' },
-  json: { type: 'boolean' },
-  'allow-volatile-store': { type: 'boolean' },
+  ...flagsOf('string', 'store', 'start', 'step', 'description'),
+  ...flagsOf('boolean', 'json', 'allow-volatile-store'),
 } as const;
 
 export const SEQUENCES_HELP = `Usage: flurry sequences create KEY [--start N] [--step S] [--description TEXT]
@@ -48,9 +44,7 @@ const view = (k: KeyInfo): Record<string, unknown> => ({
 const line = (k: KeyInfo): string =>
   `${k.key}\tnext ${k.maxId}\tstep ${k.step}${k.description !== null ? `\t${k.description}` : ''}\n`;
 
-export async function sequencesCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, SEQUENCES_HELP);
-  if (!args) return 0;
+export const sequencesCommand = command(FLAGS, SEQUENCES_HELP, async (args, io) => {
   const [sub, key, ...rest] = args.positionals;
   const needsKey = sub === 'create' || sub === 'show';
   if (!(needsKey || sub === 'list') || (needsKey ? key === undefined || rest.length > 0 : key !== undefined))
@@ -72,7 +66,7 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
     if (sub === 'list') {
       const keys = await sequences.list();
       await write(io.stdout, json ? `${JSON.stringify(keys.map(view))}\n` : keys.map(line).join(''));
-      return 0;
+      return;
     }
     if (sub === 'show') {
       const k = await sequences.show(key);
@@ -83,19 +77,17 @@ export async function sequencesCommand(io: CliIo): Promise<number> {
           { key },
         );
       await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
-      return 0;
+      return;
     }
     const start = intOf(lastString(args, 'start'), 'start');
     const step = intOf(lastString(args, 'step'), 'step');
-    const description = lastString(args, 'description');
     const k = await sequences.create(key, {
-      ...(start !== undefined ? { start } : {}),
-      ...(step !== undefined ? { step: Number(step) } : {}),
-      ...(description !== undefined ? { description } : {}),
+      start,
+      step: step === undefined ? undefined : Number(step),
+      description: lastString(args, 'description'),
     });
     await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : `created ${line(k)}`);
-    return 0;
   } finally {
     await sequences.close();
   }
-}
+});

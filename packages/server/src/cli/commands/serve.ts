@@ -1,5 +1,6 @@
 // `flurry serve`: the start-up checks and warnings, then the ID service (../../service.ts) until SIGTERM/SIGINT.
 import cluster from 'node:cluster';
+import { once } from 'node:events';
 import v8 from 'node:v8';
 import { pino } from 'pino';
 import { loadServeConfig, serveHelp, serveFlagSpecs, type EnvWarning, type ServeConfig } from '../../config/index.js';
@@ -38,11 +39,7 @@ export async function serveCommand(io: CliIo): Promise<number> {
   // A signal while starting stops the service once it is up (its lease released, not left to expire),
   // or stops the wait for a store or registry that is down.
   let signalled: string | undefined;
-  const starting = new AbortController();
-  let onSignal: (signal: string) => void = (signal) => {
-    signalled ??= signal;
-    starting.abort();
-  };
+  const stop = new AbortController();
   // With TLS, SIGHUP re-reads the certificate and key (a bad pair is logged; the old one stays).
   let reloadTls: (() => void) | undefined;
   const onHup = () => {
@@ -53,13 +50,19 @@ export async function serveCommand(io: CliIo): Promise<number> {
       logger.error({ code, error: String(err) }, 'TLS reload failed; the certificate in use stays');
     }
   };
-  const offSignals = onSignals((signal) => onSignal(signal), config.tlsCert !== undefined ? onHup : undefined);
+  const offSignals = onSignals(
+    (s) => {
+      signalled ??= s;
+      stop.abort();
+    },
+    config.tlsCert !== undefined ? onHup : undefined,
+  );
   try {
     let service;
     try {
       service = await startService(config, logger, {
-        signal: starting.signal,
-        ...(hooks ? { adaptContext: hooks.adaptContext } : {}),
+        signal: stop.signal,
+        adaptContext: hooks?.adaptContext,
       });
       hooks?.started();
       const running = service;
@@ -69,23 +72,16 @@ export async function serveCommand(io: CliIo): Promise<number> {
       logger.info({ signal: signalled }, 'signal received while starting; stopped');
       return 0;
     }
-    return await new Promise<number>((resolve) => {
-      let stopping = false;
-      onSignal = (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        logger.info({ signal }, 'signal received');
-        service.close().then(
-          () => resolve(0),
-          (err: unknown) => {
-            logger.error({ error: String(err) }, 'shutdown failed');
-            io.stderr.write(errorLine(err));
-            resolve(1);
-          },
-        );
-      };
-      if (signalled !== undefined) onSignal(signalled);
-    });
+    if (!stop.signal.aborted) await once(stop.signal, 'abort');
+    logger.info({ signal: signalled }, 'signal received');
+    try {
+      await service.close();
+      return 0;
+    } catch (err) {
+      logger.error({ error: String(err) }, 'shutdown failed');
+      io.stderr.write(errorLine(err));
+      return 1;
+    }
   } finally {
     hooks?.stop();
     // A worker keeps its handlers: the primary's SIGTERM after the group's must not kill a drained worker.

@@ -1,29 +1,20 @@
 /** `flurry sql`: SQL functions that decode, bound and issue IDs in the database (see {@link SQL_HELP}, docs/sql.md). */
-import { layoutSql, uuidSql, type Layout, type SqlDialect } from '@flurry/core';
+import { layoutSql, uuidSql, type Layout, type LayoutSql, type SqlDialect } from '@flurry/core';
 import { parseNodePins } from '../../layout-choice.js';
-import { releaseSqlNode } from '../../sql/release.js';
-import { reserveSqlNode } from '../../sql/reserve.js';
-import { usageComment } from '../../sql/usage.js';
+import { releaseSqlNode, reserveSqlNode } from '../../sql/reserve.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
-import { commandLine, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
+import { allStrings, flagsOf, hasFlag, lastString, refuseFlags, type ParsedCommandLine } from '../args.js';
+import { command, layoutOf, LAYOUT_FLAGS, write, type CliIo } from '../io.js';
 
 const FLAGS = {
   ...LAYOUT_FLAGS,
-  dialect: { type: 'string' },
-  prefix: { type: 'string' },
+  ...flagsOf('string', 'dialect', 'prefix'),
   generate: { type: 'boolean' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
-  node: { type: 'string' },
-  apply: { type: 'boolean' },
-  release: { type: 'boolean' },
-  slot: { type: 'string' },
-  'max-wait-ms': { type: 'string' },
-  lanes: { type: 'string' },
+  ...flagsOf('string', 'registry', 'cluster', 'node'),
+  ...flagsOf('boolean', 'apply', 'release'),
+  ...flagsOf('string', 'slot', 'max-wait-ms', 'lanes'),
   uuid: { type: 'boolean' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
+  ...flagsOf('string', 'node-bits', 'sequence-bits'),
 } as const;
 
 export const SQL_HELP = `Usage: flurry sql --dialect postgres|mysql [--layout PRESET | --fields SPEC [--epoch ISO|ms] [--unit 1ms|10ms|1s]] [--prefix flurry_]
@@ -81,23 +72,21 @@ export function sqlDialect(value: string | undefined): SqlDialect {
   );
 }
 
-export async function sqlCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, SQL_HELP);
-  if (!args) return 0;
+export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
   if (args.positionals.length > 0)
     throw serverError('USAGE', `flurry sql takes no positional arguments (got "${args.positionals[0].slice(0, 24)}")`);
-  if (hasFlag(args, 'uuid')) return uuidCommand(io, args);
+  if (hasFlag(args, 'uuid')) return uuidCommand(args, io);
   refuseFlags(args, ['node-bits', 'sequence-bits'], 'goes with --uuid (the UUIDv7 functions)');
+  if (hasFlag(args, 'release')) return releaseCommand(args, io);
   const layout = layoutOf(args);
   const prefix = lastString(args, 'prefix');
-  if (hasFlag(args, 'release')) return releaseCommand(io, args, layout, prefix);
   if (args.values.slot !== undefined) throw serverError('USAGE', '--slot goes with --release');
   if (!hasFlag(args, 'generate')) {
     const generateOnly = ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'];
     refuseFlags(args, generateOnly, 'goes with --generate (the in-database generator)');
     const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
     await write(io.stdout, ddl.script);
-    return 0;
+    return;
   }
   const url = registryOf(io, args, '--generate', 'the registry table that leases the node');
   const wait = lastString(args, 'max-wait-ms');
@@ -117,8 +106,8 @@ export async function sqlCommand(io: CliIo): Promise<number> {
     ...slotOf(io, args, layout),
     prefix,
     apply: hasFlag(args, 'apply'),
-    ...(wait !== undefined ? { maxWaitMs: Number(wait) } : {}),
-    ...(lanes !== undefined ? { lanes: Number(lanes) } : {}),
+    maxWaitMs: wait === undefined ? undefined : Number(wait),
+    lanes: lanes === undefined ? undefined : n,
   });
   const dialect = lastString(args, 'dialect');
   if (dialect !== undefined && sqlDialect(dialect) !== r.decode.dialect)
@@ -131,15 +120,10 @@ export async function sqlCommand(io: CliIo): Promise<number> {
   const applied = `-- Applied ${r.decode.statements.length + r.ddl.statements.length} statements.\n`;
   const tail = hasFlag(args, 'apply') ? applied : r.decode.script + r.ddl.script;
   await write(io.stdout, head + usageComment(r.decode) + lanesLine + tail);
-  return 0;
-}
+});
 
-async function releaseCommand(
-  io: CliIo,
-  args: ParsedCommandLine,
-  layout: Layout,
-  prefix: string | undefined,
-): Promise<number> {
+async function releaseCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
+  const layout = layoutOf(args);
   refuseFlags(args, ['generate', 'apply', 'max-wait-ms', 'lanes', 'dialect'], 'does not go with --release');
   const url = registryOf(io, args, '--release', "the generator's database");
   const rawSlot = lastString(args, 'slot');
@@ -149,7 +133,7 @@ async function releaseCommand(
     throw serverError('USAGE', '--cluster and --node go with --slot (which reservation to free)');
   const r = await releaseSqlNode({
     url,
-    ...(prefix !== undefined ? { prefix } : {}),
+    prefix: lastString(args, 'prefix'),
     ...(rawSlot !== undefined ? { slot: Number(rawSlot), layout, ...slotOf(io, args, layout) } : {}),
   });
   await write(
@@ -157,7 +141,6 @@ async function releaseCommand(
     `-- Released slot ${r.slot} of ${r.namespace}; its high-water mark is Unix ms ${r.highWaterMs}` +
       (r.how === 'row' ? ' (a reservation whose generator was never installed).\n' : '.\n'),
   );
-  return 0;
 }
 
 /** `--registry` (or FLURRY_REGISTRY) of `flurry sql --generate|--release`. */
@@ -175,7 +158,7 @@ function slotOf(io: CliIo, args: ParsedCommandLine, layout: Layout) {
 }
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
-async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<number> {
+async function uuidCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
   const notUuid = ['layout', 'fields', 'epoch', 'unit', 'generate', 'release', 'registry', 'cluster', 'node'];
   refuseFlags(
     args,
@@ -189,14 +172,38 @@ async function uuidCommand(io: CliIo, args: ParsedCommandLine): Promise<number> 
       throw serverError('USAGE', `--${name} must be an integer from ${min} to ${max}, got "${v.slice(0, 24)}"`);
     return Number(v);
   };
-  const nodeBits = bits('node-bits', 1, 48);
-  const sequenceBits = bits('sequence-bits', 12, 42);
   const ddl = uuidSql({
+    nodeBits: bits('node-bits', 1, 48),
+    sequenceBits: bits('sequence-bits', 12, 42),
     dialect: sqlDialect(lastString(args, 'dialect')),
     prefix: lastString(args, 'prefix'),
-    ...(nodeBits === undefined ? {} : { nodeBits }),
-    ...(sequenceBits === undefined ? {} : { sequenceBits }),
   });
   await write(io.stdout, ddl.script);
-  return 0;
+}
+
+/**
+ * The comment lines `flurry sql --generate` prints about using the generator: the statements that create
+ * an example table `t` whose `id` comes from it (one a line, after `--   `) and how to free the node.
+ * MySQL and MariaDB refuse a stored function in a column DEFAULT (MariaDB ERROR 1901): a BEFORE INSERT trigger fills the key.
+ */
+function usageComment(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>): string {
+  const p = sql.prefix;
+  const [how, ...statements] =
+    sql.dialect === 'postgres'
+      ? [
+          '-- Use: a column DEFAULT, e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} PRIMARY KEY DEFAULT ${p}next_id(), body text)`,
+        ]
+      : [
+          '-- Use: a BEFORE INSERT trigger (MySQL/MariaDB take no stored function in a DEFAULT), e.g. for a table t:\n',
+          `CREATE TABLE t (id ${sql.idType} NOT NULL DEFAULT 0 PRIMARY KEY, body TEXT)`,
+          `CREATE TRIGGER t_${p}id BEFORE INSERT ON t FOR EACH ROW SET NEW.id = COALESCE(NULLIF(NEW.id, 0), ${p}next_id())`,
+        ];
+  return (
+    how +
+    statements.map((s) => `--   ${s};\n`).join('') +
+    `-- Free the node: SELECT ${p}release_node();  or  flurry sql --release --registry URL` +
+    (p === 'flurry_' ? '' : ` --prefix ${p}`) +
+    '\n'
+  );
 }

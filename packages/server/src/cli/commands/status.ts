@@ -11,18 +11,23 @@ import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
 import { serverError } from '../../errors.js';
-import { allStrings, hasFlag, lastString, noArguments, type FlagSpecs, type ParsedCommandLine } from '../args.js';
-import { commandLine, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
+import {
+  flagsOf,
+  allStrings,
+  hasFlag,
+  lastString,
+  noArguments,
+  type FlagSpecs,
+  type ParsedCommandLine,
+} from '../args.js';
+import { command, LAYOUT_FLAGS, onSignals, write, type CliIo } from '../io.js';
 import type { WorkerEntry } from '../../workers/types.js';
 
 /** The `flurry serve` settings that pick the registry, the namespace and the staleness rule: passed on to it. */
 const SETTING_FLAGS = [...Object.keys(LAYOUT_FLAGS), 'registry', 'cluster', 'node', 'lease-ttl-ms', 'lease-renew-ms'];
 
 const FLAGS: FlagSpecs = {
-  ...Object.fromEntries(SETTING_FLAGS.map((f) => [f, { type: 'string' }])),
-  url: { type: 'string' },
-  token: { type: 'string' },
-  ca: { type: 'string' },
+  ...flagsOf('string', ...SETTING_FLAGS, 'url', 'token', 'ca'),
   watch: { type: 'boolean', short: 'w' },
   'interval-ms': { type: 'string' },
   json: { type: 'boolean' },
@@ -54,7 +59,7 @@ released (flurry sql --release) and never renewed. An expired holder is not list
 `;
 
 type WithWorkers = ClusterBody & { workers?: WorkerEntry[] };
-type Source = { read(): Promise<WithWorkers>; close(): Promise<void> };
+type Source = { read(): Promise<WithWorkers>; close?(): Promise<void> };
 
 function intervalOf(args: ParsedCommandLine): number {
   const raw = lastString(args, 'interval-ms');
@@ -92,16 +97,12 @@ function trustedCas(file: string | undefined, url: URL): string[] | undefined {
   const what = `give the PEM file of the CA that signed the service's certificate (its own certificate if self-signed)`;
   const refuse = (why: string): Error =>
     serverError('CONFIG', `--ca ${file.slice(0, 200)} cannot be used (${why}); ${what}`, { flag: 'ca' });
-  let pem: string;
+  let pem: string | undefined;
   try {
     pem = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw refuse((e as Error).message);
-  }
-  try {
     new X509Certificate(pem);
-  } catch {
-    throw refuse('it holds no PEM certificate');
+  } catch (e) {
+    throw refuse(pem === undefined ? (e as Error).message : 'it holds no PEM certificate');
   }
   return [...tls.rootCertificates, pem];
 }
@@ -111,7 +112,7 @@ function get(url: URL, token: string | undefined, ca: string[] | undefined): Pro
   return new Promise((resolve, reject) => {
     const fail = (e: unknown): void => reject(unreachable(e, redactUrl(url.origin)));
     const headers = token ? { authorization: `Bearer ${token}` } : {};
-    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ...(ca ? { ca } : {}) };
+    const options: https.RequestOptions = { headers, agent: false, timeout: 5000, ca };
     const req = (url.protocol === 'https:' ? https : http).get(url, options, (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -141,11 +142,8 @@ function unreachable(e: unknown, shown: string): Error {
 }
 
 function urlSource(base: string, token: string | undefined, caFile: string | undefined): Source {
-  let url: URL;
-  try {
-    url = new URL('/v1/cluster', base);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-  } catch {
+  const url = URL.canParse('/v1/cluster', base) ? new URL('/v1/cluster', base) : undefined;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     const got = redactUrl(base).slice(0, 80);
     throw serverError('USAGE', `--url must be the service's base URL, e.g. http://127.0.0.1:8080; got "${got}"`, {
       flag: 'url',
@@ -177,13 +175,10 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
       if (status?.workers) body.workers = status.workers;
       return body;
     },
-    close: () => Promise.resolve(),
   };
 }
 
-export async function statusCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, STATUS_HELP);
-  if (!args) return 0;
+export const statusCommand = command(FLAGS, STATUS_HELP, async (args, io) => {
   noArguments(args, 'status');
   const intervalMs = intervalOf(args);
   const base = lastString(args, 'url');
@@ -200,7 +195,7 @@ export async function statusCommand(io: CliIo): Promise<number> {
   try {
     if (!hasFlag(args, 'watch')) {
       await write(io.stdout, render(await source.read()));
-      return 0;
+      return;
     }
     const stopped = new AbortController();
     const offSignals = onSignals(() => stopped.abort());
@@ -220,11 +215,10 @@ export async function statusCommand(io: CliIo): Promise<number> {
     } finally {
       offSignals();
     }
-    return 0;
   } finally {
-    await source.close();
+    await source.close?.();
   }
-}
+});
 
 /** `field=value,…` of a node, or `none` when it has no fields (or there is no node). */
 const nodeText = (node: Readonly<Record<string, number>> | null, none: string): string =>
@@ -270,14 +264,10 @@ export function clusterTable(body: ClusterBody): string {
       (h.state === 'reserved' ? `reserved (${h.role ?? 'sql generator'})` : h.state) + (h.self ? ' *' : ''),
     ]),
   ];
-  const reserved = body.holders.some((h) => h.state === 'reserved');
-  return (
-    head +
-    (reserved
-      ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
-      : '') +
-    alignedRows(rows)
-  );
+  const note = body.holders.some((h) => h.state === 'reserved')
+    ? 'reserved: a node reserved for in-database generation (flurry sql --generate) by the host and pid shown, since HELD SINCE; held until released (flurry sql --release), never renewed\n'
+    : '';
+  return head + note + alignedRows(rows);
 }
 
 /** `rows` as lines of columns two spaces apart, each padded to its widest cell. */

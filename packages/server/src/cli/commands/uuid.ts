@@ -1,17 +1,13 @@
 /** `flurry uuid`: prints new UUIDv7, the node leased from the registry (see {@link UUID_HELP}). */
-import { lastString, noArguments } from '../args.js';
-import { commandLine, formatFlag, type CliIo } from '../io.js';
+import { flagsOf, lastString, noArguments, type ParsedCommandLine } from '../args.js';
+import { command, formatFlag, type CliIo } from '../io.js';
 import { countOf, MAX_NEXT_COUNT, printLeased, wholeNumber } from './next.js';
 
 const FORMS = ['canonical', 'hex', 'base32', 'base58', 'base62', 'bytes'] as const;
 
 const FLAGS = {
   n: { type: 'string', short: 'n' },
-  format: { type: 'string' },
-  'node-bits': { type: 'string' },
-  'sequence-bits': { type: 'string' },
-  registry: { type: 'string' },
-  cluster: { type: 'string' },
+  ...flagsOf('string', 'format', 'node-bits', 'sequence-bits', 'registry', 'cluster'),
 } as const;
 
 export const UUID_HELP = `Usage: flurry uuid [-n N] [--format ${FORMS.join('|')}]
@@ -24,9 +20,9 @@ in the cluster's namespace: never the node ID of a live UUID or unpinned Snowfla
 Every generator and reader of a cluster must use the same --node-bits and --sequence-bits.
 `;
 
-export async function uuidCommand(io: CliIo): Promise<number> {
-  const args = await commandLine(io, FLAGS, UUID_HELP, true);
-  if (!args) return 0;
+export const uuidCommand = command(FLAGS, UUID_HELP, uuid, true);
+
+async function uuid(args: ParsedCommandLine, io: CliIo): Promise<void> {
   noArguments(args, 'uuid', 'Use -n N for a count. ');
   const n = countOf(args);
   const format = formatFlag(lastString(args, 'format') ?? 'canonical', FORMS, 'a UUID form');
