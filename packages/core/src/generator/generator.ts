@@ -26,7 +26,7 @@ import { TickIds } from './tick-ids.js';
  * ```
  */
 export class Generator extends LocalTicks {
-  readonly layout: Layout;
+  declare readonly layout: Layout;
 
   private readonly ids: TickIds;
   private readonly seqStep: bigint;
@@ -41,7 +41,7 @@ export class Generator extends LocalTicks {
     assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
     super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID');
-    const claim = this.planner.lease;
+    const claim = this.lease;
     if (claim && opts.node && !sameNode(opts.node, claim.node)) {
       throw badOption(
         'node',
@@ -58,7 +58,6 @@ export class Generator extends LocalTicks {
       );
     }
     const nodeBits = layout.nodeBits(node);
-    this.layout = layout;
     this.nodeNow = Object.freeze({ ...node });
     this.ids = new TickIds(layout, nodeBits);
     this.seqStep = this.ids.step;
@@ -67,14 +66,14 @@ export class Generator extends LocalTicks {
 
   /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */
   get node(): Readonly<Record<string, number>> {
-    const claim = this.planner.claimNow();
-    return claim === undefined || claim === this.planner.lease ? this.nodeNow : claim.node;
+    const claim = this.claimNow();
+    return claim === undefined || claim === this.lease ? this.nodeNow : claim.node;
   }
 
   /** The next ID. */
   next(): bigint {
     const now = this.clock.now();
-    if (this.lease !== undefined) this.planner.checkDeadline(now);
+    if (this.lease !== undefined) this.checkDeadline(now);
     const unit = this.unitMs;
     const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) {

@@ -3,8 +3,8 @@ import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions, optionNames } from '../known-options.js';
-import { badOption, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
-import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
+import { badOption, type GeneratorEvent, type ResolvedPolicy } from './options.js';
+import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
 /** The per-thread options `fromState` takes besides the state. */
 export interface FromStateOptions {
@@ -45,23 +45,16 @@ export function sharedBuffer(state: unknown, kind: string, what: string, opts: F
  * and each run has one winner, which hands out `runNext..runEnd` of `runTick` while the wall tick stays in
  * `runWall..runTick`. The creating handle holds the process-wide node claim.
  */
-export class SharedTicks {
+export class SharedTicks extends TickPlanner {
   readonly buffer: SharedArrayBuffer;
-  readonly planner: TickPlanner;
   readonly ctl: Int32Array;
   // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall.
   runTick = -1;
   runNext = 1;
   runEnd = 0;
   runWall = Number.POSITIVE_INFINITY;
-  issued = 0;
 
   private readonly cells: BigInt64Array;
-  private readonly clock: Clock;
-  private readonly epochMs: number;
-  private readonly unitMs: number;
-  private readonly maxSeq: number;
-  private readonly maxTick: number;
   private readonly seqBits: bigint;
   private readonly seqMask: bigint;
   private readonly claim: NodeClaim | undefined;
@@ -77,12 +70,7 @@ export class SharedTicks {
     attach: SharedArrayBuffer | { key: string; describe: string },
     private readonly onTick: (tick: number) => void,
   ) {
-    this.clock = clock;
-    this.planner = new TickPlanner(plan, policy, clock, undefined, onEvent);
-    this.epochMs = plan.epochMs;
-    this.unitMs = plan.unitMs;
-    this.maxSeq = plan.maxSequence;
-    this.maxTick = plan.maxTick;
+    super(plan, policy, clock, onEvent);
     this.seqBits = BigInt(plan.sequenceBits);
     this.seqMask = (1n << this.seqBits) - 1n;
     this.buffer = attach instanceof SharedArrayBuffer ? attach : new SharedArrayBuffer(BUFFER_BYTES);
@@ -108,11 +96,6 @@ export class SharedTicks {
   get lastIssuedUnixMs(): number {
     const t = this.lastTick();
     return t < 0 ? 0 : this.epochMs + t * this.unitMs;
-  }
-
-  /** This handle's counters. */
-  get stats(): GeneratorStats {
-    return this.planner.stats(this.issued);
   }
 
   /** The next value of this thread's run, first winning a run (for up to `want`) if none is left for the wall tick. */
@@ -157,42 +140,28 @@ export class SharedTicks {
         throw new FlurryError(ErrorCode.GENERATOR_CLOSED, 'This shared generator was closed; create a new one.', {});
       }
       const cells = this.cells;
-      const planner = this.planner;
-      const clock = this.clock;
-      let waitStart = -1;
-      let waitTick = 0;
-      let stuck = 0;
-      let lastNow = Number.NaN;
+      this.startCall();
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const old = Atomics.load(cells, STATE_CELL);
         const lastTick = Number(old >> this.seqBits);
         const seq = Number(old & this.seqMask);
         const hw = Number(Atomics.load(cells, WALL_CELL));
-        const now = clock.now();
+        const now = this.clock.now();
         const w = Math.floor((now - this.epochMs) / this.unitMs);
         let tick: number;
         let first: number;
         if (w > lastTick && w >= hw && w <= this.maxTick) {
           tick = w;
-          first = planner.startSeq();
+          first = this.startSeq();
         } else if (w <= lastTick && w >= hw && seq < this.maxSeq) {
           tick = lastTick;
           first = seq + 1;
         } else {
           // Other threads issuing later ticks is progress: the wait bounds count from the last tick they took (the
           // shared tick cannot outrun the borrowing allowance, so a real step back stays bounded).
-          if (waitStart >= 0 && lastTick > waitTick) waitStart = -1;
-          const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
-          const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
+          const d = this.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs);
           if (d.wait) {
-            stuck = now === lastNow ? stuck + 1 : 0;
-            lastNow = now;
-            if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
-            if (waitStart < 0) {
-              waitStart = clock.monotonic();
-              waitTick = lastTick;
-            }
-            planner.wait(d, lastTick + 1);
+            this.pause(d, now, lastTick);
             continue;
           }
           tick = d.tick;
