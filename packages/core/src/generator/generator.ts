@@ -40,7 +40,20 @@ export class Generator extends LocalTicks {
       throw badOption('options', opts, 'an object such as { layout, node }');
     assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
-    super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID');
+    super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID', {
+      onTick: (tick) => {
+        this.lastSeq = -2;
+        this.ids.setTick(tick);
+      },
+      switchNode: (n) => {
+        if (sameNode(n, this.nodeNow)) return undefined;
+        const nodeBits = this.layout.nodeBits(n);
+        const claim = this.claimFor(n, nodeBits);
+        this.nodeNow = Object.freeze({ ...n });
+        this.ids.nodeBits = nodeBits;
+        return claim;
+      },
+    });
     const claim = this.lease;
     if (claim && opts.node && !sameNode(opts.node, claim.node)) {
       throw badOption(
@@ -125,20 +138,6 @@ export class Generator extends LocalTicks {
   private claimFor(node: Readonly<Record<string, number>>, nodeBits: bigint): NodeClaim {
     const what = `${this.layout.name} node ${JSON.stringify(node)}`;
     return claimNode(this.layout.idSpaceKey(nodeBits), what, () => this.lastTick);
-  }
-
-  protected override switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined {
-    if (sameNode(node, this.nodeNow)) return undefined;
-    const nodeBits = this.layout.nodeBits(node);
-    const claim = this.claimFor(node, nodeBits);
-    this.nodeNow = Object.freeze({ ...node });
-    this.ids.nodeBits = nodeBits;
-    return claim;
-  }
-
-  protected override onTick(tick: number): void {
-    this.lastSeq = -2;
-    this.ids.setTick(tick);
   }
 }
 

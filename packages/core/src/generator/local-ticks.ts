@@ -6,7 +6,7 @@ import type { NodeClaim } from './memory-claims.js';
 import type { GeneratorEvent, ResolvedPolicy } from './options.js';
 import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
-/** What a generator that holds a {@link LocalTicks} rather than extending it does at a new tick and a new node. */
+/** What the generator of a {@link LocalTicks} does at a new tick and a new node. */
 export interface TickHooks {
   onTick(tick: number): void;
   /** Takes the claim of `node` and issues under it from the next tick; undefined when `node` is the current one. */
@@ -38,7 +38,7 @@ export class LocalTicks extends TickPlanner {
     private readonly source: NodeLease | undefined,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     private readonly what: 'ID' | 'UUID',
-    private readonly hooks?: TickHooks,
+    private readonly hooks: TickHooks,
   ) {
     super(plan, policy, clock, onEvent);
     this.lease = this.claimNow();
@@ -149,15 +149,7 @@ export class LocalTicks extends TickPlanner {
     this.lastTick = tick;
     this.seq = seq;
     this.started = true;
-    this.onTick(tick);
-  }
-
-  protected onTick(tick: number): void {
-    this.hooks!.onTick(tick);
-  }
-
-  protected switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined {
-    return this.hooks!.switchNode(node);
+    this.hooks.onTick(tick);
   }
 
   /** Everything but the common case: clock steps, exhaustion, floors, expiry, closed. */
@@ -197,7 +189,7 @@ export class LocalTicks extends TickPlanner {
     const claim = this.claimNow()!;
     if (this.closed || claim === lease) return this.fence(now, lease);
     const floorMs = this.lastIssuedUnixMs;
-    const next = this.switchNode(claim.node);
+    const next = this.hooks.switchNode(claim.node);
     if (next !== undefined) {
       this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
       this.claim = next;

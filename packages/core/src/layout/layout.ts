@@ -230,15 +230,10 @@ export class Layout implements LayoutGeometry {
         { sequence: String(sequence), max: this.maxSequence },
       );
     }
-    return this.composeTick(tick, sequence, this.nodeBits(parts.node));
-  }
-
-  /** An ID from a tick, a sequence and pre-shifted node bits, unchecked (the generator's building block). */
-  composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
       (BigInt(tick) << BigInt(this.timestampField.shift)) |
       (BigInt(sequence) << BigInt(this.sequenceField.shift)) |
-      nodeBits
+      this.nodeBits(parts.node)
     );
   }
 
