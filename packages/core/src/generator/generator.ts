@@ -83,27 +83,15 @@ export class Generator extends LocalTicks {
     return claim === undefined || claim === this.lease ? this.nodeNow : claim.node;
   }
 
-  /** The next ID. */
+  /** The next ID: the previous one plus a sequence step while its tick lasts (`lastSeq` is -2 after a tick change). */
   next(): bigint {
-    const now = this.clock.now();
-    if (this.lease !== undefined) this.checkDeadline(now);
-    const unit = this.unitMs;
-    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
-    if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) {
-      // The previous ID of this tick plus one step (one bigint operation); `lastSeq` is -2 after a tick change.
-      const s = ++this.seq;
-      this.issued++;
-      if (s === this.lastSeq + 1) {
-        this.lastSeq = s;
-        return (this.lastId += this.seqStep);
-      }
-    } else {
-      if (w > this.lastTick) this.fresh(w, now);
-      else this.slow(now);
-      this.issued++;
+    const s = this.advance();
+    if (s === this.lastSeq + 1) {
+      this.lastSeq = s;
+      return (this.lastId += this.seqStep);
     }
-    this.lastSeq = this.seq;
-    return (this.lastId = this.ids.id(this.seq));
+    this.lastSeq = s;
+    return (this.lastId = this.ids.id(s));
   }
 
   /** The next ID as a decimal string (JSON-safe). */

@@ -11,7 +11,7 @@ import {
   type GeneratorOptions,
   type ResolvedPolicy,
 } from './options.js';
-import { CLOSED, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
+import { SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
 import { TickIds } from './tick-ids.js';
 
 /** What a {@link SharedGenerator} posts to worker threads (structured-cloneable). */
@@ -50,7 +50,7 @@ export class SharedGenerator extends SharedTicks {
 
   private readonly ids: TickIds;
   private readonly seqStep: bigint;
-  /** The last ID next() returned and its sequence (-2 after a new run), so the next is one addition. */
+  /** The last ID next() returned and its sequence (-2 after a new tick or a fill), so the next is one addition. */
   private lastId = 0n;
   private lastSeq = -2;
 
@@ -82,9 +82,10 @@ export class SharedGenerator extends SharedTicks {
     const policy = attach ? attach.policy : resolvePolicy(opts);
     const node = Object.freeze({ ...opts.node });
     const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(node)}` };
-    super(layout, policy, opts.clock ?? systemClock, opts.onEvent, attach ? attach.buffer : claim, (tick) =>
-      this.ids.setTick(tick),
-    );
+    super(layout, policy, opts.clock ?? systemClock, opts.onEvent, attach ? attach.buffer : claim, (tick) => {
+      this.lastSeq = -2;
+      this.ids.setTick(tick);
+    });
     this.node = node;
     this.ids = new TickIds(layout, nodeBits);
     this.seqStep = this.ids.step;
@@ -108,25 +109,13 @@ export class SharedGenerator extends SharedTicks {
 
   /** The next ID: from this thread's run while the wall clock stays in its tick, else from a new run. */
   next(): bigint {
-    const now = this.clock.now();
-    const unit = this.unitMs;
-    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
-    const s = this.runNext;
-    if (s <= this.runEnd && w <= this.runTick && w >= this.runWall && Atomics.load(this.ctl, CLOSED) === 0) {
-      this.runNext = s + 1;
-      this.issued++;
-      if (s === this.lastSeq + 1) {
-        this.lastSeq = s;
-        return (this.lastId += this.seqStep);
-      }
+    const s = this.advance(1);
+    if (s === this.lastSeq + 1) {
       this.lastSeq = s;
-      return (this.lastId = this.ids.id(s));
+      return (this.lastId += this.seqStep);
     }
-    this.reserve(1);
-    this.issued++;
-    const f = this.runNext++;
-    this.lastSeq = f;
-    return (this.lastId = this.ids.id(f));
+    this.lastSeq = s;
+    return (this.lastId = this.ids.id(s));
   }
 
   /** The next ID as a decimal string. */

@@ -100,7 +100,9 @@ export class SharedTicks extends TickPlanner {
 
   /** The next value of this thread's run, first winning a run (for up to `want`) if none is left for the wall tick. */
   advance(want = 1): number {
-    const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+    const now = this.clock.now();
+    const unit = this.unitMs;
+    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     const run = this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall;
     if (!run || Atomics.load(this.ctl, CLOSED) !== 0) this.reserve(want);
     this.issued++;
