@@ -29,10 +29,6 @@ export class Generator extends LocalTicks {
   declare readonly layout: Layout;
 
   private readonly ids: TickIds;
-  private readonly seqStep: bigint;
-  /** The last ID `next()` returned and its sequence number, both of the current tick (`lastSeq` is -2 after a tick change). */
-  private lastId = 0n;
-  private lastSeq = -2;
   private nodeNow: Readonly<Record<string, number>>;
 
   constructor(opts: GeneratorOptions) {
@@ -41,10 +37,7 @@ export class Generator extends LocalTicks {
     assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
     super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID', {
-      onTick: (tick) => {
-        this.lastSeq = -2;
-        this.ids.setTick(tick);
-      },
+      onTick: (tick) => this.ids.setTick(tick),
       switchNode: (n) => {
         if (sameNode(n, this.nodeNow)) return undefined;
         const nodeBits = this.layout.nodeBits(n);
@@ -73,7 +66,6 @@ export class Generator extends LocalTicks {
     const nodeBits = layout.nodeBits(node);
     this.nodeNow = Object.freeze({ ...node });
     this.ids = new TickIds(layout, nodeBits);
-    this.seqStep = this.ids.step;
     this.start(this.claimFor(this.nodeNow, nodeBits));
   }
 
@@ -83,15 +75,9 @@ export class Generator extends LocalTicks {
     return claim === undefined || claim === this.lease ? this.nodeNow : claim.node;
   }
 
-  /** The next ID: the previous one plus a sequence step while its tick lasts (`lastSeq` is -2 after a tick change). */
+  /** The next ID. */
   next(): bigint {
-    const s = this.advance();
-    if (s === this.lastSeq + 1) {
-      this.lastSeq = s;
-      return (this.lastId += this.seqStep);
-    }
-    this.lastSeq = s;
-    return (this.lastId = this.ids.id(s));
+    return this.ids.next(this.advance());
   }
 
   /** The next ID as a decimal string (JSON-safe). */

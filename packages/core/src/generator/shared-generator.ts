@@ -49,10 +49,6 @@ export class SharedGenerator extends SharedTicks {
   readonly state: SharedGeneratorState;
 
   private readonly ids: TickIds;
-  private readonly seqStep: bigint;
-  /** The last ID next() returned and its sequence (-2 after a new tick or a fill), so the next is one addition. */
-  private lastId = 0n;
-  private lastSeq = -2;
 
   constructor(opts: SharedGeneratorOptions);
   /** @internal used by {@link SharedGenerator.fromState}. */
@@ -82,13 +78,11 @@ export class SharedGenerator extends SharedTicks {
     const policy = attach ? attach.policy : resolvePolicy(opts);
     const node = Object.freeze({ ...opts.node });
     const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(node)}` };
-    super(layout, policy, opts.clock ?? systemClock, opts.onEvent, attach ? attach.buffer : claim, (tick) => {
-      this.lastSeq = -2;
-      this.ids.setTick(tick);
-    });
+    super(layout, policy, opts.clock ?? systemClock, opts.onEvent, attach ? attach.buffer : claim, (tick) =>
+      this.ids.setTick(tick),
+    );
     this.node = node;
     this.ids = new TickIds(layout, nodeBits);
-    this.seqStep = this.ids.step;
     this.state = Object.freeze({
       kind: 'flurry-shared-generator',
       layout: layout.toSpec(),
@@ -109,13 +103,7 @@ export class SharedGenerator extends SharedTicks {
 
   /** The next ID: from this thread's run while the wall clock stays in its tick, else from a new run. */
   next(): bigint {
-    const s = this.advance(1);
-    if (s === this.lastSeq + 1) {
-      this.lastSeq = s;
-      return (this.lastId += this.seqStep);
-    }
-    this.lastSeq = s;
-    return (this.lastId = this.ids.id(s));
+    return this.ids.next(this.advance(1));
   }
 
   /** The next ID as a decimal string. */
@@ -138,10 +126,6 @@ export class SharedGenerator extends SharedTicks {
 
   /** Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per run. */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    try {
-      return this.ids.fill(this, target, offset, count);
-    } finally {
-      this.lastSeq = -2;
-    }
+    return this.ids.fill(this, target, offset, count);
   }
 }
