@@ -108,7 +108,6 @@ export class Generator extends LocalTicks {
     return this.ids.fill(this, target, offset, count);
   }
 
-  /** This process's claim on `node` (one live generator per node ID). */
   private claimFor(node: Readonly<Record<string, number>>, nodeBits: bigint): NodeClaim {
     const what = `${this.layout.name} node ${JSON.stringify(node)}`;
     return claimNode(this.layout.idSpaceKey(nodeBits), what, () => this.lastTick);

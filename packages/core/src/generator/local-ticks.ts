@@ -130,7 +130,6 @@ export class LocalTicks extends TickPlanner {
     }
   }
 
-  /** The wall clock moved to a new tick `w` beyond the last one. */
   protected fresh(w: number, now: number): void {
     if (
       w < this.highWall ||

@@ -82,7 +82,6 @@ function removeClaim(path: string): void {
   }
 }
 
-/** Removes this process's claims directory at exit: its claims and `<key>.last` files. */
 function removeClaimsDir(dir: string): void {
   try {
     for (const name of readdirSync(dir)) {

@@ -76,9 +76,7 @@ export class SharedTicks extends TickPlanner {
     this.buffer = attach instanceof SharedArrayBuffer ? attach : new SharedArrayBuffer(BUFFER_BYTES);
     this.cells = new BigInt64Array(this.buffer, 0, 2);
     this.ctl = new Int32Array(this.buffer);
-    if (attach instanceof SharedArrayBuffer) {
-      this.claim = undefined;
-    } else {
+    if (!(attach instanceof SharedArrayBuffer)) {
       this.claim = claimNode(attach.key, attach.describe, () => this.lastTick());
       // (previousTick, maxSeq): the first ID comes after any previous holder in this process.
       const start = Math.max(-1, this.claim.previousTick);
@@ -176,13 +174,12 @@ export class SharedTicks extends TickPlanner {
         if (Atomics.compareExchange(cells, STATE_CELL, old, next) !== old) continue;
         this.raiseWall(w);
         this.runSize = Math.min(MAX_RUN, this.runSize * 2);
-        const changed = tick !== this.runTick;
+        if (tick !== this.runTick) this.onTick(tick);
         this.runTick = tick;
         // A run won while the wall clock was behind (tolerated) is used while it stays there.
         this.runWall = w;
         this.runNext = first;
         this.runEnd = last;
-        if (changed) this.onTick(tick);
         return;
       }
       throw new FlurryError(

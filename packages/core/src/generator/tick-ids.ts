@@ -22,7 +22,6 @@ export class TickIds {
   /** The last ID {@link next} returned and its sequence (-2 after a new tick), so the next is one addition. */
   private lastId = 0n;
   private lastSeq = -2;
-  /** One sequence step in ID units: `2^sequenceShift`. */
   private readonly step: bigint;
   private readonly shift: bigint;
   private readonly tsShift: bigint;

@@ -78,7 +78,6 @@ export class TickPlanner {
     return { issued, exhaustedWaits, clockBackwards, borrowedTicks };
   }
 
-  /** The sequence value a new tick starts at (0, or random in the small range). */
   protected startSeq(): number {
     return this.randomRange === 1 ? 0 : Math.floor(Math.random() * this.randomRange);
   }
@@ -184,7 +183,6 @@ export class TickPlanner {
     return { wait: true, untilMs: targetMs, reason: 'exhausted', byMs };
   }
 
-  /** Forgets the waits of the previous call. */
   protected startCall(): void {
     this.waitStart = -1;
     this.lastNow = Number.NaN;
@@ -258,7 +256,6 @@ export class TickPlanner {
     );
   }
 
-  /** `(tick, startSeq())`, or `FLURRY_E_LAYOUT_EXPIRED` for a tick past the layout's end of life. */
   private issueNew(tick: number): Decision {
     const l = this.layout;
     if (tick > this.maxTick) {
