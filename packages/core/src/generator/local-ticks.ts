@@ -6,13 +6,6 @@ import type { NodeClaim } from './memory-claims.js';
 import type { GeneratorEvent, ResolvedPolicy } from './options.js';
 import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
-/** What the generator of a {@link LocalTicks} does at a new tick and a new node. */
-export interface TickHooks {
-  onTick(tick: number): void;
-  /** Takes the claim of `node` and issues under it from the next tick; undefined when `node` is the current one. */
-  switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined;
-}
-
 /**
  * The `(tick, seq)` of the last value issued, only ever growing. The common case (one more sequence value, or a
  * new wall tick) is a few comparisons the generators inline; the rest goes through the {@link TickPlanner}.
@@ -38,7 +31,11 @@ export class LocalTicks extends TickPlanner {
     private readonly source: NodeLease | undefined,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     private readonly what: 'ID' | 'UUID',
-    private readonly hooks: TickHooks,
+    /** The generator's steps at a new tick, and at a new node (its claim; undefined when it is the current node). */
+    private readonly hooks: {
+      onTick(tick: number): void;
+      switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined;
+    },
   ) {
     super(plan, policy, clock, onEvent);
     this.lease = this.claimNow();
