@@ -34,10 +34,7 @@ export const SQL_SCHEMES: Readonly<Record<string, SqlDialect>> = {
 /** The port of a SQL URL that names none. */
 export const SQL_DEFAULT_PORT: Readonly<Record<SqlDialect, number>> = { postgres: 5432, mysql: 3306 };
 
-/**
- * Whether `table` is a plain SQL table name: letters, digits and `_` (not starting with a digit, at most 63),
- * optionally qualified by a schema (PostgreSQL) or database (MySQL) of the same form.
- */
+/** Whether `table` is a plain SQL table name, optionally qualified by a schema (PostgreSQL) or database (MySQL). */
 export function validTableName(table: unknown): table is string {
   return typeof table === 'string' && /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/.test(table);
 }

@@ -26,13 +26,9 @@ import { TickIds } from './tick-ids.js';
  * ```
  */
 export class Generator extends LocalTicks {
-  readonly layout: Layout;
+  declare readonly layout: Layout;
 
   private readonly ids: TickIds;
-  private readonly seqStep: bigint;
-  /** The last ID `next()` returned and its sequence number, both of the current tick (`lastSeq` is -2 after a tick change). */
-  private lastId = 0n;
-  private lastSeq = -2;
   private nodeNow: Readonly<Record<string, number>>;
 
   constructor(opts: GeneratorOptions) {
@@ -40,8 +36,18 @@ export class Generator extends LocalTicks {
       throw badOption('options', opts, 'an object such as { layout, node }');
     assertKnownOptions(opts, GENERATOR_OPTION_NAMES, 'Generator options');
     const layout = Layout.from(opts.layout);
-    super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID');
-    const claim = this.planner.lease;
+    super(layout, resolvePolicy(opts), opts.clock ?? systemClock, opts.lease, opts.onEvent, 'ID', {
+      onTick: (tick) => this.ids.setTick(tick),
+      switchNode: (n) => {
+        if (sameNode(n, this.nodeNow)) return undefined;
+        const nodeBits = this.layout.nodeBits(n);
+        const claim = this.claimFor(n, nodeBits);
+        this.nodeNow = Object.freeze({ ...n });
+        this.ids.nodeBits = nodeBits;
+        return claim;
+      },
+    });
+    const claim = this.lease;
     if (claim && opts.node && !sameNode(opts.node, claim.node)) {
       throw badOption(
         'node',
@@ -58,40 +64,20 @@ export class Generator extends LocalTicks {
       );
     }
     const nodeBits = layout.nodeBits(node);
-    this.layout = layout;
     this.nodeNow = Object.freeze({ ...node });
     this.ids = new TickIds(layout, nodeBits);
-    this.seqStep = this.ids.step;
     this.start(this.claimFor(this.nodeNow, nodeBits));
   }
 
   /** The node field values of the IDs: with a registry lease, its current claim's (which the next ID takes). */
   get node(): Readonly<Record<string, number>> {
-    const claim = this.planner.claimNow();
-    return claim === undefined || claim === this.planner.lease ? this.nodeNow : claim.node;
+    const claim = this.claimNow();
+    return claim === undefined || claim === this.lease ? this.nodeNow : claim.node;
   }
 
   /** The next ID. */
   next(): bigint {
-    const now = this.clock.now();
-    if (this.lease !== undefined) this.planner.checkDeadline(now);
-    const unit = this.unitMs;
-    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
-    if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) {
-      // The previous ID of this tick plus one step (one bigint operation); `lastSeq` is -2 after a tick change.
-      const s = ++this.seq;
-      this.issued++;
-      if (s === this.lastSeq + 1) {
-        this.lastSeq = s;
-        return (this.lastId += this.seqStep);
-      }
-    } else {
-      if (w > this.lastTick) this.fresh(w, now);
-      else this.slow(now);
-      this.issued++;
-    }
-    this.lastSeq = this.seq;
-    return (this.lastId = this.ids.id(this.seq));
+    return this.ids.next(this.advance());
   }
 
   /** The next ID as a decimal string (JSON-safe). */
@@ -122,24 +108,9 @@ export class Generator extends LocalTicks {
     return this.ids.fill(this, target, offset, count);
   }
 
-  /** This process's claim on `node` (one live generator per node ID). */
   private claimFor(node: Readonly<Record<string, number>>, nodeBits: bigint): NodeClaim {
     const what = `${this.layout.name} node ${JSON.stringify(node)}`;
     return claimNode(this.layout.idSpaceKey(nodeBits), what, () => this.lastTick);
-  }
-
-  protected override switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined {
-    if (sameNode(node, this.nodeNow)) return undefined;
-    const nodeBits = this.layout.nodeBits(node);
-    const claim = this.claimFor(node, nodeBits);
-    this.nodeNow = Object.freeze({ ...node });
-    this.ids.nodeBits = nodeBits;
-    return claim;
-  }
-
-  protected override onTick(tick: number): void {
-    this.lastSeq = -2;
-    this.ids.setTick(tick);
   }
 }
 

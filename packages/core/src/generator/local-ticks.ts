@@ -1,63 +1,65 @@
-/** {@link LocalTicks}: the `(tick, sequence)` state of a one-thread generator and its rare paths. */
+/** {@link LocalTicks}: the `(tick, sequence)` state of a one-thread generator, its lease and its rare paths. */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
 import type { NodeClaim } from './memory-claims.js';
-import type { GeneratorEvent, GeneratorStats, ResolvedPolicy } from './options.js';
-import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
-
-/** What a generator that holds a {@link LocalTicks} rather than extending it does at a new tick and a new node. */
-export interface TickHooks {
-  onTick(tick: number): void;
-  /** Takes the claim of `node` and issues under it from the next tick; undefined when `node` is the current one. */
-  switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined;
-}
+import type { GeneratorEvent, ResolvedPolicy } from './options.js';
+import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
 /**
  * The `(tick, seq)` of the last value issued, only ever growing. The common case (one more sequence value, or a
  * new wall tick) is a few comparisons the generators inline; the rest goes through the {@link TickPlanner}.
  */
-export class LocalTicks {
-  /** @internal The planner (its `claimNow()` and `lease` tell which node the next value takes). */
-  readonly planner: TickPlanner;
+export class LocalTicks extends TickPlanner {
   protected lastTick = -1;
   protected seq = 0;
   /** The highest wall tick seen and the Unix ms it was seen at (only new ticks and the slow path raise them). */
   protected highWall = Number.NEGATIVE_INFINITY;
   protected highWallMs = Number.NEGATIVE_INFINITY;
-  protected issued = 0;
   protected started = false;
   protected closed = false;
   protected finalTick = Number.NEGATIVE_INFINITY;
-  protected readonly epochMs: number;
-  protected readonly unitMs: number;
-  protected readonly maxSeq: number;
-  protected readonly maxTick: number;
   protected claim!: NodeClaim;
+  private seenNotBefore = Number.NaN;
+  /** The generator's last ID (Unix ms) when it followed the lease to the current claim: a floor too. */
+  private ownFloorMs = 0;
 
   constructor(
     plan: PlannerLayout,
     policy: ResolvedPolicy,
-    protected readonly clock: Clock,
-    protected readonly lease: NodeLease | undefined,
+    clock: Clock,
+    private readonly source: NodeLease | undefined,
     onEvent: ((e: GeneratorEvent) => void) | undefined,
     private readonly what: 'ID' | 'UUID',
-    private readonly hooks?: TickHooks,
+    /** The generator's steps at a new tick, and at a new node (its claim; undefined when it is the current node). */
+    private readonly hooks: {
+      onTick(tick: number): void;
+      switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined;
+    },
   ) {
-    this.planner = new TickPlanner(plan, policy, clock, lease, onEvent, (c) => this.follow(c));
-    this.epochMs = plan.epochMs;
-    this.unitMs = plan.unitMs;
-    this.maxSeq = plan.maxSequence;
-    this.maxTick = plan.maxTick;
+    super(plan, policy, clock, onEvent);
+    this.lease = this.claimNow();
+    if (this.lease) this.refreshFloor();
+  }
+
+  /** @internal What `uuid/generator.ts` reads `claimNow()` and `lease` through. */
+  get planner(): this {
+    return this;
+  }
+
+  /** The lease's current claim: its `forGenerator()` view when it has one. */
+  claimNow(): NodeLease | undefined {
+    const l = this.source;
+    return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
   }
 
   /** @internal Takes `claim`, starting after the lease floor and a previous holder here; then attaches the lease. */
   start(claim: NodeClaim): void {
     this.claim = claim;
-    this.lastTick = Math.max(-1, this.planner.floorTick - 1, claim.previousTick);
+    this.lastTick = Math.max(-1, this.floorTick - 1, claim.previousTick);
     this.seq = this.maxSeq;
     try {
-      this.lease?.attach(() => this.lastIssuedUnixMs);
+      this.source?.attach(() => this.lastIssuedUnixMs);
     } catch (e) {
       claim.release(claim.previousTick);
       throw e;
@@ -67,13 +69,8 @@ export class LocalTicks {
   /** Unix ms of the highest tick issued (borrowed too): the high-water mark; before the first, `notBeforeMs` or 0. */
   get lastIssuedUnixMs(): number {
     const tick = this.closed ? this.finalTick : this.started ? this.lastTick : Number.NEGATIVE_INFINITY;
-    if (!Number.isFinite(tick)) return this.planner.lease?.notBeforeMs ?? 0;
+    if (!Number.isFinite(tick)) return this.lease?.notBeforeMs ?? 0;
     return this.epochMs + tick * this.unitMs;
-  }
-
-  /** Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks. */
-  get stats(): GeneratorStats {
-    return this.planner.stats(this.issued);
   }
 
   /** Stops issuing and frees the node ID (its next holder here starts after the last tick); idempotent. */
@@ -89,7 +86,7 @@ export class LocalTicks {
   /** @internal Reserves the next `(tick, seq)` for one value, checking the lease's deadlines first; returns `seq`. */
   advance(): number {
     const now = this.clock.now();
-    if (this.lease !== undefined) this.planner.checkDeadline(now);
+    if (this.lease !== undefined) this.checkDeadline(now);
     const unit = this.unitMs;
     const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     if (w <= this.lastTick && this.seq < this.maxSeq && w >= this.highWall) this.seq++;
@@ -106,48 +103,49 @@ export class LocalTicks {
     return (this.seq = end);
   }
 
-  /** The wall clock moved to a new tick `w` beyond the last one. */
+  /** Recomputes {@link floorTick} if the lease's `notBeforeMs` changed; returns it. */
+  refreshFloor(): number {
+    const lease = this.lease;
+    if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
+      this.seenNotBefore = lease.notBeforeMs;
+      const nb = Math.max(lease.notBeforeMs, this.ownFloorMs);
+      this.floorTick = nb > 0 ? Math.floor((nb - this.epochMs) / this.unitMs) + 1 : Number.NEGATIVE_INFINITY;
+    }
+    return this.floorTick;
+  }
+
+  /**
+   * Past either fencing deadline (monotonic `deadline`, or `wallDeadline` at the reading `now` the caller issues with),
+   * follows a newer claim of the lease at a new tick, else throws `FLURRY_E_LEASE_EXPIRED` after a `fenced` event.
+   * See docs/node-ids.md#fencing-two-deadlines.
+   */
+  checkDeadline(now: number): void {
+    const lease = this.lease;
+    if (lease !== undefined) {
+      const wd = lease.wallDeadline;
+      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.followOrFence(now, lease);
+    }
+  }
+
   protected fresh(w: number, now: number): void {
     if (
       w < this.highWall ||
       w > this.maxTick ||
-      (this.lease !== undefined && (this.planner.checkDeadline(now), w < this.planner.refreshFloor()))
+      (this.lease !== undefined && (this.checkDeadline(now), w < this.refreshFloor()))
     ) {
       this.slow(now);
       return;
     }
     this.highWall = w;
     this.highWallMs = now;
-    this.setTick(w, this.planner.startSeq());
+    this.setTick(w, this.startSeq());
   }
 
   protected setTick(tick: number, seq: number): void {
     this.lastTick = tick;
     this.seq = seq;
     this.started = true;
-    this.onTick(tick);
-  }
-
-  protected onTick(tick: number): void {
-    this.hooks!.onTick(tick);
-  }
-
-  protected switchNode(node: Readonly<Record<string, number>>): NodeClaim | undefined {
-    return this.hooks!.switchNode(node);
-  }
-
-  /** Takes a new claim of the lease (see `TickPlanner.checkDeadline`): its node, and a new tick for the next value. */
-  private follow(lease: NodeLease): number | undefined {
-    if (this.closed) return undefined;
-    const floorMs = this.lastIssuedUnixMs;
-    const next = this.switchNode(lease.node);
-    if (next !== undefined) {
-      this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
-      this.claim = next;
-      this.lastTick = Math.max(this.lastTick, next.previousTick);
-    }
-    this.seq = this.maxSeq;
-    return floorMs;
+    this.hooks.onTick(tick);
   }
 
   /** Everything but the common case: clock steps, exhaustion, floors, expiry, closed. */
@@ -160,18 +158,14 @@ export class LocalTicks {
         {},
       );
     }
-    const planner = this.planner;
-    const clock = this.clock;
-    let waitStart = -1;
-    let stuck = 0;
+    this.startCall();
     for (;;) {
       if (this.lease !== undefined) {
-        planner.checkDeadline(now);
-        planner.refreshFloor();
+        this.checkDeadline(now);
+        this.refreshFloor();
       }
       const w = Math.floor((now - this.epochMs) / this.unitMs);
-      const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
-      const d = planner.decide(now, w, this.lastTick, this.seq, this.highWall, this.highWallMs, elapsed);
+      const d = this.decide(now, w, this.lastTick, this.seq, this.highWall, this.highWallMs);
       if (w >= this.highWall) {
         this.highWall = w;
         if (now > this.highWallMs) this.highWallMs = now;
@@ -181,12 +175,55 @@ export class LocalTicks {
         else this.seq = d.seq;
         return;
       }
-      if (waitStart < 0) waitStart = clock.monotonic();
-      planner.wait(d, this.lastTick + 1);
-      const before = now;
-      now = clock.now();
-      stuck = now === before ? stuck + 1 : 0;
-      if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, this.lastTick);
+      this.pause(d, now, this.lastTick);
+      now = this.clock.now();
     }
+  }
+
+  /** Follows the lease to its newer claim (its node, a new tick above every value issued), or fences. */
+  private followOrFence(now: number, lease: NodeLease): void {
+    const claim = this.claimNow()!;
+    if (this.closed || claim === lease) return this.fence(now, lease);
+    const floorMs = this.lastIssuedUnixMs;
+    const next = this.hooks.switchNode(claim.node);
+    if (next !== undefined) {
+      this.claim.release(this.started ? this.lastTick : Number.NEGATIVE_INFINITY);
+      this.claim = next;
+      this.lastTick = Math.max(this.lastTick, next.previousTick);
+    }
+    this.seq = this.maxSeq;
+    this.lease = claim;
+    this.ownFloorMs = floorMs;
+    this.seenNotBefore = Number.NaN;
+    this.refreshFloor();
+    const wd = claim.wallDeadline;
+    if (!(this.clock.monotonic() < claim.deadline) || (wd !== undefined && now >= wd)) this.fence(now, claim);
+  }
+
+  /** The cold half of {@link checkDeadline}: the event and the error naming the clock that passed its deadline. */
+  private fence(now: number, lease: NodeLease): never {
+    this.emit({ type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
+    const over = this.clock.monotonic() - lease.deadline;
+    const monotonicPassed = !(over < 0);
+    const wallOver = now - (lease.wallDeadline ?? Number.POSITIVE_INFINITY);
+    if (!Number.isFinite(monotonicPassed ? over : wallOver)) {
+      throw new FlurryError(
+        ErrorCode.LEASE_EXPIRED,
+        'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.',
+        { overByMs: null },
+      );
+    }
+    if (monotonicPassed) {
+      throw new FlurryError(
+        ErrorCode.LEASE_EXPIRED,
+        `The node lease expired ${Math.round(over)} ms ago (renewal did not arrive in time, or the process was paused); no IDs are issued until it is renewed or re-acquired.`,
+        { overByMs: over, clock: 'monotonic' },
+      );
+    }
+    throw new FlurryError(
+      ErrorCode.LEASE_EXPIRED,
+      `The node lease's wall-clock deadline passed ${Math.round(wallOver)} ms ago although its monotonic deadline has not: the machine was probably suspended (monotonic time stands still then, the registry's TTL does not), or the wall clock stepped forward. Another holder may have this node ID now, so no IDs are issued until the lease is renewed or re-acquired.`,
+      { overByMs: wallOver, clock: 'wall' },
+    );
   }
 }

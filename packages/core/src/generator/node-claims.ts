@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { isMainThread, threadId } from 'node:worker_threads';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { memoryClaim, type NodeClaim } from './memory-claims.js';
@@ -40,32 +40,30 @@ function tempBase(): string | undefined {
 
 function root(): string | null {
   if (rootDir !== undefined) return rootDir;
-  let dir: string | null = null;
+  rootDir = null;
   const name = `${PREFIX}${process.pid}-${processStart()}`;
   for (const base of [tempBase(), '/dev/shm']) {
     if (base === undefined) continue;
+    const dir = join(base, name);
     // Not `recursive: true`: Node's recursive mkdir spins forever on some pseudo file systems (a TMPDIR under /proc).
     try {
-      mkdirSync(join(base, name), { mode: 0o700 });
+      mkdirSync(dir, { mode: 0o700 });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') continue; // read-only or missing: try the next place
     }
-    dir = join(base, name);
-    break;
+    rootDir = dir;
+    if (isMainThread) sweepDeadProcesses(base);
+    process.once('exit', () => {
+      try {
+        for (const h of [...held.values()]) h.release(h.lastTick());
+        if (isMainThread) removeClaimsDir(dir);
+      } catch {
+        /* best effort at exit: the directory is named after this process, so no other process reads it */
+      }
+    });
+    return dir;
   }
-  rootDir = dir;
-  if (dir === null) return null;
-  if (isMainThread) sweepDeadProcesses(dirname(dir));
-  const claimsDir = dir;
-  process.once('exit', () => {
-    try {
-      for (const h of [...held.values()]) h.release(h.lastTick());
-      if (isMainThread) removeClaimsDir(claimsDir);
-    } catch {
-      /* best effort at exit: the directory is named after this process, so no other process reads it */
-    }
-  });
-  return dir;
+  return null;
 }
 
 /** Removes one claim directory: two calls, not `rmSync(recursive)` (whose module costs a CLI start over 1 ms). */
@@ -82,7 +80,6 @@ function removeClaim(path: string): void {
   }
 }
 
-/** Removes this process's claims directory at exit: its claims and `<key>.last` files. */
 function removeClaimsDir(dir: string): void {
   try {
     for (const name of readdirSync(dir)) {

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';
 import type { LayoutSpec } from '../layout/types.js';
@@ -9,10 +9,9 @@ import {
   checkCount,
   resolvePolicy,
   type GeneratorOptions,
-  type GeneratorStats,
   type ResolvedPolicy,
 } from './options.js';
-import { CLOSED, SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
+import { SharedTicks, sharedBuffer, type FromStateOptions } from './shared-ticks.js';
 import { TickIds } from './tick-ids.js';
 
 /** What a {@link SharedGenerator} posts to worker threads (structured-cloneable). */
@@ -43,21 +42,13 @@ export type SharedGeneratorOptions = Omit<GeneratorOptions, 'lease'>;
  * inWorker.next() > here; // true
  * ```
  */
-export class SharedGenerator {
-  readonly layout: Layout;
+export class SharedGenerator extends SharedTicks {
+  declare readonly layout: Layout;
   readonly node: Readonly<Record<string, number>>;
   /** The structured-cloneable state to post to worker threads. */
   readonly state: SharedGeneratorState;
 
-  private readonly ticks: SharedTicks;
   private readonly ids: TickIds;
-  private readonly epochMs: number;
-  private readonly unitMs: number;
-  private readonly clock: Clock;
-  private readonly seqStep: bigint;
-  /** The last ID next() returned and its sequence (-2 after a new run), so the next is one addition. */
-  private lastId = 0n;
-  private lastSeq = -2;
 
   constructor(opts: SharedGeneratorOptions);
   /** @internal used by {@link SharedGenerator.fromState}. */
@@ -85,23 +76,19 @@ export class SharedGenerator {
       throw new FlurryError(ErrorCode.NODE_OUT_OF_RANGE, 'A SharedGenerator needs its node ID: pass node.', {});
     const nodeBits = layout.nodeBits(opts.node);
     const policy = attach ? attach.policy : resolvePolicy(opts);
-    this.layout = layout;
-    this.node = Object.freeze({ ...opts.node });
-    this.clock = opts.clock ?? systemClock;
-    this.epochMs = layout.epochMs;
-    this.unitMs = layout.unitMs;
-    this.ids = new TickIds(layout, nodeBits);
-    this.seqStep = this.ids.step;
-    const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(this.node)}` };
-    this.ticks = new SharedTicks(layout, policy, this.clock, opts.onEvent, attach ? attach.buffer : claim, (tick) =>
+    const node = Object.freeze({ ...opts.node });
+    const claim = { key: layout.idSpaceKey(nodeBits), describe: `${layout.name} node ${JSON.stringify(node)}` };
+    super(layout, policy, opts.clock ?? systemClock, opts.onEvent, attach ? attach.buffer : claim, (tick) =>
       this.ids.setTick(tick),
     );
+    this.node = node;
+    this.ids = new TickIds(layout, nodeBits);
     this.state = Object.freeze({
       kind: 'flurry-shared-generator',
       layout: layout.toSpec(),
-      node: this.node,
+      node,
       policy,
-      buffer: this.ticks.buffer,
+      buffer: this.buffer,
     });
   }
 
@@ -114,38 +101,9 @@ export class SharedGenerator {
     );
   }
 
-  /** Counters of this handle (thread). */
-  get stats(): GeneratorStats {
-    return this.ticks.stats;
-  }
-
-  /** Unix ms of the highest tick issued by any thread (0 before the first ID). */
-  get lastIssuedUnixMs(): number {
-    return this.ticks.lastIssuedUnixMs;
-  }
-
   /** The next ID: from this thread's run while the wall clock stays in its tick, else from a new run. */
   next(): bigint {
-    const now = this.clock.now();
-    const unit = this.unitMs;
-    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
-    const t = this.ticks;
-    const s = t.runNext;
-    if (s <= t.runEnd && w <= t.runTick && w >= t.runWall && Atomics.load(t.ctl, CLOSED) === 0) {
-      t.runNext = s + 1;
-      t.issued++;
-      if (s === this.lastSeq + 1) {
-        this.lastSeq = s;
-        return (this.lastId += this.seqStep);
-      }
-      this.lastSeq = s;
-      return (this.lastId = this.ids.id(s));
-    }
-    t.reserve(1);
-    t.issued++;
-    const f = t.runNext++;
-    this.lastSeq = f;
-    return (this.lastId = this.ids.id(f));
+    return this.ids.next(this.advance(1));
   }
 
   /** The next ID as a decimal string. */
@@ -168,15 +126,6 @@ export class SharedGenerator {
 
   /** Writes `count` increasing IDs into `target` from `offset`; one compare-and-swap per run. */
   fill(target: BigUint64Array, offset = 0, count: number = target.length - offset): number {
-    try {
-      return this.ids.fill(this.ticks, target, offset, count);
-    } finally {
-      this.lastSeq = -2;
-    }
-  }
-
-  /** The creating handle: stops every handle (up to 2 s for calls in flight) and frees the node ID. Others: detach. */
-  close(): void {
-    this.ticks.close();
+    return this.ids.fill(this, target, offset, count);
   }
 }

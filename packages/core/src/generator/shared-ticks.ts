@@ -3,8 +3,8 @@ import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { assertKnownOptions, optionNames } from '../known-options.js';
-import { badOption, type GeneratorEvent, type GeneratorStats, type ResolvedPolicy } from './options.js';
-import { STUCK_ROUNDS, TickPlanner, type PlannerLayout } from './tick-planner.js';
+import { badOption, type GeneratorEvent, type ResolvedPolicy } from './options.js';
+import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
 /** The per-thread options `fromState` takes besides the state. */
 export interface FromStateOptions {
@@ -45,23 +45,16 @@ export function sharedBuffer(state: unknown, kind: string, what: string, opts: F
  * and each run has one winner, which hands out `runNext..runEnd` of `runTick` while the wall tick stays in
  * `runWall..runTick`. The creating handle holds the process-wide node claim.
  */
-export class SharedTicks {
+export class SharedTicks extends TickPlanner {
   readonly buffer: SharedArrayBuffer;
-  readonly planner: TickPlanner;
   readonly ctl: Int32Array;
   // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall.
   runTick = -1;
   runNext = 1;
   runEnd = 0;
   runWall = Number.POSITIVE_INFINITY;
-  issued = 0;
 
   private readonly cells: BigInt64Array;
-  private readonly clock: Clock;
-  private readonly epochMs: number;
-  private readonly unitMs: number;
-  private readonly maxSeq: number;
-  private readonly maxTick: number;
   private readonly seqBits: bigint;
   private readonly seqMask: bigint;
   private readonly claim: NodeClaim | undefined;
@@ -77,20 +70,13 @@ export class SharedTicks {
     attach: SharedArrayBuffer | { key: string; describe: string },
     private readonly onTick: (tick: number) => void,
   ) {
-    this.clock = clock;
-    this.planner = new TickPlanner(plan, policy, clock, undefined, onEvent);
-    this.epochMs = plan.epochMs;
-    this.unitMs = plan.unitMs;
-    this.maxSeq = plan.maxSequence;
-    this.maxTick = plan.maxTick;
+    super(plan, policy, clock, onEvent);
     this.seqBits = BigInt(plan.sequenceBits);
     this.seqMask = (1n << this.seqBits) - 1n;
     this.buffer = attach instanceof SharedArrayBuffer ? attach : new SharedArrayBuffer(BUFFER_BYTES);
     this.cells = new BigInt64Array(this.buffer, 0, 2);
     this.ctl = new Int32Array(this.buffer);
-    if (attach instanceof SharedArrayBuffer) {
-      this.claim = undefined;
-    } else {
+    if (!(attach instanceof SharedArrayBuffer)) {
       this.claim = claimNode(attach.key, attach.describe, () => this.lastTick());
       // (previousTick, maxSeq): the first ID comes after any previous holder in this process.
       const start = Math.max(-1, this.claim.previousTick);
@@ -110,14 +96,11 @@ export class SharedTicks {
     return t < 0 ? 0 : this.epochMs + t * this.unitMs;
   }
 
-  /** This handle's counters. */
-  get stats(): GeneratorStats {
-    return this.planner.stats(this.issued);
-  }
-
   /** The next value of this thread's run, first winning a run (for up to `want`) if none is left for the wall tick. */
   advance(want = 1): number {
-    const w = Math.floor((this.clock.now() - this.epochMs) / this.unitMs);
+    const now = this.clock.now();
+    const unit = this.unitMs;
+    const w = unit === 1 ? Math.floor(now - this.epochMs) : Math.floor((now - this.epochMs) / unit);
     const run = this.runNext <= this.runEnd && w <= this.runTick && w >= this.runWall;
     if (!run || Atomics.load(this.ctl, CLOSED) !== 0) this.reserve(want);
     this.issued++;
@@ -157,42 +140,28 @@ export class SharedTicks {
         throw new FlurryError(ErrorCode.GENERATOR_CLOSED, 'This shared generator was closed; create a new one.', {});
       }
       const cells = this.cells;
-      const planner = this.planner;
-      const clock = this.clock;
-      let waitStart = -1;
-      let waitTick = 0;
-      let stuck = 0;
-      let lastNow = Number.NaN;
+      this.startCall();
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const old = Atomics.load(cells, STATE_CELL);
         const lastTick = Number(old >> this.seqBits);
         const seq = Number(old & this.seqMask);
         const hw = Number(Atomics.load(cells, WALL_CELL));
-        const now = clock.now();
+        const now = this.clock.now();
         const w = Math.floor((now - this.epochMs) / this.unitMs);
         let tick: number;
         let first: number;
         if (w > lastTick && w >= hw && w <= this.maxTick) {
           tick = w;
-          first = planner.startSeq();
+          first = this.startSeq();
         } else if (w <= lastTick && w >= hw && seq < this.maxSeq) {
           tick = lastTick;
           first = seq + 1;
         } else {
           // Other threads issuing later ticks is progress: the wait bounds count from the last tick they took (the
           // shared tick cannot outrun the borrowing allowance, so a real step back stays bounded).
-          if (waitStart >= 0 && lastTick > waitTick) waitStart = -1;
-          const elapsed = waitStart < 0 ? 0 : clock.monotonic() - waitStart;
-          const d = planner.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs, elapsed);
+          const d = this.decide(now, w, lastTick, seq, hw, this.epochMs + hw * this.unitMs);
           if (d.wait) {
-            stuck = now === lastNow ? stuck + 1 : 0;
-            lastNow = now;
-            if (stuck >= STUCK_ROUNDS) throw planner.stuck(d, now, lastTick);
-            if (waitStart < 0) {
-              waitStart = clock.monotonic();
-              waitTick = lastTick;
-            }
-            planner.wait(d, lastTick + 1);
+            this.pause(d, now, lastTick);
             continue;
           }
           tick = d.tick;
@@ -205,13 +174,12 @@ export class SharedTicks {
         if (Atomics.compareExchange(cells, STATE_CELL, old, next) !== old) continue;
         this.raiseWall(w);
         this.runSize = Math.min(MAX_RUN, this.runSize * 2);
-        const changed = tick !== this.runTick;
+        if (tick !== this.runTick) this.onTick(tick);
         this.runTick = tick;
         // A run won while the wall clock was behind (tolerated) is used while it stays there.
         this.runWall = w;
         this.runNext = first;
         this.runEnd = last;
-        if (changed) this.onTick(tick);
         return;
       }
       throw new FlurryError(

@@ -15,12 +15,14 @@ export interface TickRuns {
 
 /** The ID of sequence 0 of the current tick (`tick | node`) and how a sequence value adds to it. */
 export class TickIds {
-  base = 0n;
+  private base = 0n;
   /** The 32-bit halves of {@link base} (set only when {@link mul} is). */
   private lo = 0;
   private hi = 0;
-  /** One sequence step in ID units: `2^sequenceShift`. */
-  readonly step: bigint;
+  /** The last ID {@link next} returned and its sequence (-2 after a new tick), so the next is one addition. */
+  private lastId = 0n;
+  private lastSeq = -2;
+  private readonly step: bigint;
   private readonly shift: bigint;
   private readonly tsShift: bigint;
   /** `2^sequenceShift` when the sequence lies in the low 32 bits on a little-endian host (`fill` writes halves), else 0. */
@@ -41,6 +43,7 @@ export class TickIds {
   setTick(tick: number): void {
     const base = (BigInt(tick) << this.tsShift) | this.nodeBits;
     this.base = base;
+    this.lastSeq = -2;
     if (this.mul !== 0) {
       this.lo = Number(base & 0xffffffffn);
       this.hi = Number(base >> 32n);
@@ -50,6 +53,16 @@ export class TickIds {
   /** The ID of sequence `seq` in the current tick. */
   id(seq: number): bigint {
     return this.base | (BigInt(seq) << this.shift);
+  }
+
+  /** {@link id} for a generator's `next()`: the previous ID plus one step when `seq` follows its sequence. */
+  next(seq: number): bigint {
+    if (seq === this.lastSeq + 1) {
+      this.lastSeq = seq;
+      return (this.lastId += this.step);
+    }
+    this.lastSeq = seq;
+    return (this.lastId = this.id(seq));
   }
 
   /** Refuses bad `fill` arguments, then writes `count` increasing IDs from `runs` into `target` from `offset`. */

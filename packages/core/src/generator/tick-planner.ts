@@ -7,7 +7,7 @@ import { GENERATOR_DEFAULTS, type GeneratorEvent, type GeneratorStats, type Reso
 /** Most clock reads in one sub-millisecond spin (a few ms at most; a moving clock ends it far sooner). */
 const SPIN_LIMIT = 100_000;
 /** Consecutive waits without any wall-clock change before a call gives up (a frozen clock ends within about 1 s). */
-export const STUCK_ROUNDS = 250;
+const STUCK_ROUNDS = 250;
 
 /** The part of a {@link Layout} the planner reads; the UUIDv7 generators pass an object of this shape. */
 export type PlannerLayout = Pick<
@@ -17,26 +17,28 @@ export type PlannerLayout = Pick<
 
 /** A planner's answer: issue `(tick, seq)`, or wait until the wall clock reaches `untilMs` and ask again. */
 export type Decision =
-  | { wait: false; tick: number; seq: number; borrowed: boolean }
+  | { wait: false; tick: number; seq: number }
   | { wait: true; untilMs: number; reason: 'exhausted' | 'backwards' | 'high-water'; byMs: number };
 
 /**
- * The rare-path decisions of one generator (per thread for a shared one): new ticks, exhaustion, clock steps, lease
- * deadlines and floor, waits. Invariant: the `(tick, sequence)` returned is strictly greater than the one passed in.
+ * The base of `LocalTicks` and `SharedTicks`: the rare-path decisions of one generator (per thread for a shared one):
+ * new ticks, exhaustion, clock steps, the lease floor, waits, and their counters. Invariant: the `(tick, sequence)`
+ * returned is strictly greater than the one passed in.
  */
 export class TickPlanner {
   exhaustedWaits = 0;
   clockBackwards = 0;
   borrowedTicks = 0;
+  issued = 0;
   /** Smallest tick allowed by the lease's high-water mark (-Infinity without a lease). */
   floorTick = Number.NEGATIVE_INFINITY;
   /** The claim issued under: the lease itself, or its current `forGenerator()` view. */
   lease: NodeLease | undefined;
 
-  private readonly epochMs: number;
-  private readonly unitMs: number;
-  private readonly maxSeq: number;
-  private readonly maxTick: number;
+  protected readonly epochMs: number;
+  protected readonly unitMs: number;
+  protected readonly maxSeq: number;
+  protected readonly maxTick: number;
   private readonly borrowTicks: number;
   private readonly randomRange: number;
   private readonly spin: boolean;
@@ -44,20 +46,18 @@ export class TickPlanner {
   private readonly nonBlocking: boolean;
   private behind = false;
   private lastSeenW = 0;
-  private seenNotBefore = Number.NaN;
-  /** The generator's last ID (Unix ms) when it followed the lease to the current claim: a floor too. */
-  private ownFloorMs = 0;
+  // The waits of one call: since when (reset when another thread takes a later tick), and how many saw no clock move.
+  private waitStart = -1;
+  private waitTick = 0;
+  private stuckWaits = 0;
+  private lastNow = Number.NaN;
 
-  /** `follow(claim)`: the generator takes the claim's node; returns its last ID's Unix ms, or undefined if closed. */
   constructor(
     readonly layout: PlannerLayout,
     readonly policy: ResolvedPolicy,
     readonly clock: Clock,
-    private readonly source: NodeLease | undefined,
     private readonly onEvent: ((e: GeneratorEvent) => void) | undefined,
-    private readonly follow?: (claim: NodeLease) => number | undefined,
   ) {
-    this.lease = this.claimNow();
     this.epochMs = layout.epochMs;
     this.unitMs = layout.unitMs;
     this.maxSeq = layout.maxSequence;
@@ -70,100 +70,33 @@ export class TickPlanner {
         : 1;
     this.spin = clock === systemClock;
     this.nonBlocking = clock.nonBlocking === true;
-    if (this.lease) this.refreshFloor();
   }
 
-  /** The lease's current claim: its `forGenerator()` view when it has one. */
-  claimNow(): NodeLease | undefined {
-    const l = this.source;
-    return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
-  }
-
-  /** The counters, with `issued` counted by the generator. */
-  stats(issued: number): GeneratorStats {
-    const { exhaustedWaits, clockBackwards, borrowedTicks } = this;
+  /** Counters: IDs issued, waits for the next tick, clock steps back seen, borrowed ticks. */
+  get stats(): GeneratorStats {
+    const { issued, exhaustedWaits, clockBackwards, borrowedTicks } = this;
     return { issued, exhaustedWaits, clockBackwards, borrowedTicks };
   }
 
-  /** The sequence value a new tick starts at (0, or random in the small range). */
-  startSeq(): number {
+  protected startSeq(): number {
     return this.randomRange === 1 ? 0 : Math.floor(Math.random() * this.randomRange);
   }
 
-  /** Recomputes {@link floorTick} if the lease's `notBeforeMs` changed; returns it. */
-  refreshFloor(): number {
-    const lease = this.lease;
-    if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
-      this.seenNotBefore = lease.notBeforeMs;
-      const nb = Math.max(lease.notBeforeMs, this.ownFloorMs);
-      this.floorTick = nb > 0 ? Math.floor((nb - this.epochMs) / this.unitMs) + 1 : Number.NEGATIVE_INFINITY;
-    }
-    return this.floorTick;
-  }
-
   /**
-   * Past either fencing deadline (monotonic `deadline`, or `wallDeadline` at the reading `now` the caller issues with),
-   * follows a newer claim of the lease at a new tick, else throws `FLURRY_E_LEASE_EXPIRED` after a `fenced` event.
-   * See docs/node-ids.md#fencing-two-deadlines.
+   * The next `(tick, seq)` after `(lastTick, seq)`, or a wait; `highWall(Ms)` as seen before. The call's waits count
+   * from its first, or from the last time another thread took a tick above the one it waited on.
    */
-  checkDeadline(now: number): void {
-    const lease = this.lease;
-    if (lease !== undefined) {
-      const wd = lease.wallDeadline;
-      if (!(this.clock.monotonic() < lease.deadline) || (wd !== undefined && now >= wd)) this.followOrFence(now, lease);
-    }
-  }
-
-  private followOrFence(now: number, lease: NodeLease): void {
-    const claim = this.follow === undefined ? undefined : this.claimNow();
-    const ownFloorMs = claim === undefined || claim === lease ? undefined : this.follow!(claim);
-    if (ownFloorMs === undefined) return this.fence(now, lease);
-    this.lease = claim!;
-    this.ownFloorMs = ownFloorMs;
-    this.seenNotBefore = Number.NaN;
-    this.refreshFloor();
-    const wd = claim!.wallDeadline;
-    if (!(this.clock.monotonic() < claim!.deadline) || (wd !== undefined && now >= wd)) this.fence(now, claim!);
-  }
-
-  /** The cold half of {@link checkDeadline}: the event and the error naming the clock that passed its deadline. */
-  private fence(now: number, lease: NodeLease): never {
-    this.emit({ type: 'fenced', code: ErrorCode.LEASE_EXPIRED });
-    const over = this.clock.monotonic() - lease.deadline;
-    const monotonicPassed = !(over < 0);
-    const wallOver = now - (lease.wallDeadline ?? Number.POSITIVE_INFINITY);
-    if (!Number.isFinite(monotonicPassed ? over : wallOver)) {
-      throw new FlurryError(
-        ErrorCode.LEASE_EXPIRED,
-        'The node lease was lost or released; no IDs are issued under it. Acquire a new lease.',
-        { overByMs: null },
-      );
-    }
-    if (monotonicPassed) {
-      throw new FlurryError(
-        ErrorCode.LEASE_EXPIRED,
-        `The node lease expired ${Math.round(over)} ms ago (renewal did not arrive in time, or the process was paused); no IDs are issued until it is renewed or re-acquired.`,
-        { overByMs: over, clock: 'monotonic' },
-      );
-    }
-    throw new FlurryError(
-      ErrorCode.LEASE_EXPIRED,
-      `The node lease's wall-clock deadline passed ${Math.round(wallOver)} ms ago although its monotonic deadline has not: the machine was probably suspended (monotonic time stands still then, the registry's TTL does not), or the wall clock stepped forward. Another holder may have this node ID now, so no IDs are issued until the lease is renewed or re-acquired.`,
-      { overByMs: wallOver, clock: 'wall' },
-    );
-  }
-
-  /** The next `(tick, seq)` after `(lastTick, seq)`, or a wait; `highWall(Ms)` as seen before, `elapsedMs` waited so far. */
-  decide(
+  protected decide(
     now: number,
     w: number,
     lastTick: number,
     seq: number,
     highWall: number,
     highWallMs: number,
-    elapsedMs: number,
   ): Decision {
     const unitMs = this.unitMs;
+    if (this.waitStart >= 0 && lastTick > this.waitTick) this.waitStart = -1;
+    const elapsedMs = this.waitStart < 0 ? 0 : this.clock.monotonic() - this.waitStart;
     if (!Number.isFinite(w)) {
       throw new FlurryError(
         ErrorCode.INVALID_OPTION,
@@ -221,13 +154,13 @@ export class TickPlanner {
     } else {
       this.behind = false;
     }
-    if (e > lastTick) return this.issueNew(e, false);
-    if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1, borrowed: false };
+    if (e > lastTick) return this.issueNew(e);
+    if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1 };
     const next = lastTick + 1;
     const canBorrow = this.policy.onExhausted === 'borrow' || behind || this.nonBlocking;
     if (canBorrow && (next - e) * unitMs <= this.policy.maxBorrowMs) {
       this.borrowedTicks++;
-      const d = this.issueNew(next, true);
+      const d = this.issueNew(next);
       this.emit({ type: 'exhausted', tick: next, waitedMs: 0, borrowed: true });
       return d;
     }
@@ -250,28 +183,43 @@ export class TickPlanner {
     return { wait: true, untilMs: targetMs, reason: 'exhausted', byMs };
   }
 
-  /** Blocks until the wall clock reaches `untilMs` or steps back (whole ms asleep, the rest spinning), then reports it. */
-  wait(d: Extract<Decision, { wait: true }>, tick: number): void {
-    if (this.nonBlocking) throw this.stuck(d, this.clock.now(), tick, true);
+  protected startCall(): void {
+    this.waitStart = -1;
+    this.lastNow = Number.NaN;
+  }
+
+  /**
+   * Blocks until the wall clock reaches `d.untilMs` or steps back (whole ms asleep, the rest spinning), then reports
+   * it; the STUCK_ROUNDS-th wait in a row that sees the same `now` throws instead.
+   */
+  protected pause(d: Extract<Decision, { wait: true }>, now: number, lastTick: number): void {
+    this.stuckWaits = now === this.lastNow ? this.stuckWaits + 1 : 0;
+    this.lastNow = now;
+    if (this.stuckWaits >= STUCK_ROUNDS) throw this.stuck(d, now, lastTick);
     const clock = this.clock;
+    if (this.waitStart < 0) {
+      this.waitStart = clock.monotonic();
+      this.waitTick = lastTick;
+    }
+    if (this.nonBlocking) throw this.stuck(d, clock.now(), lastTick + 1, true);
     const t0 = clock.monotonic();
     if (this.spin) {
-      let now = Date.now();
-      const start = now;
-      const remaining = d.untilMs - now;
+      let t = Date.now();
+      const start = t;
+      const remaining = d.untilMs - t;
       if (remaining >= 2) {
         clock.sleep(Math.floor(remaining) - 1);
-        now = Date.now();
+        t = Date.now();
       }
       // Spin out the sub-millisecond rest, leaving on a step back or after SPIN_LIMIT reads (see STUCK_ROUNDS).
-      for (let i = 0; now < d.untilMs && now >= start && i < SPIN_LIMIT; i++) now = Date.now();
+      for (let i = 0; t < d.untilMs && t >= start && i < SPIN_LIMIT; i++) t = Date.now();
     } else {
       clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
     }
     const waitedMs = clock.monotonic() - t0;
     if (d.reason === 'exhausted') {
       this.exhaustedWaits++;
-      this.emit({ type: 'exhausted', tick, waitedMs, borrowed: false });
+      this.emit({ type: 'exhausted', tick: lastTick + 1, waitedMs, borrowed: false });
     } else if (d.reason === 'high-water') {
       this.emit({ type: 'high-water-wait', waitedMs });
     } else {
@@ -280,7 +228,7 @@ export class TickPlanner {
   }
 
   /** The coded error of a wait that cannot end: a clock frozen for STUCK_ROUNDS waits, or one that cannot block. */
-  stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number, cannotBlock = false): FlurryError {
+  private stuck(d: Extract<Decision, { wait: true }>, now: number, lastTick: number, cannotBlock = false): FlurryError {
     const why = cannotBlock
       ? `this clock cannot block (a browser's main thread or a Cloudflare Workers request, where Date.now() does not move until the next I/O), so the generator does not wait (it reads ${iso(now)})`
       : `the wall clock has not moved (it reads ${iso(now)}) across ${STUCK_ROUNDS} waits; the time source seems frozen. Check the system clock.`;
@@ -308,8 +256,7 @@ export class TickPlanner {
     );
   }
 
-  /** `(tick, startSeq())`, or `FLURRY_E_LAYOUT_EXPIRED` for a tick past the layout's end of life. */
-  private issueNew(tick: number, borrowed: boolean): Decision {
+  private issueNew(tick: number): Decision {
     const l = this.layout;
     if (tick > this.maxTick) {
       throw new FlurryError(
@@ -318,7 +265,7 @@ export class TickPlanner {
         { expiresAt: l.expiresAt.toISOString(), tick },
       );
     }
-    return { wait: false, tick, seq: this.startSeq(), borrowed };
+    return { wait: false, tick, seq: this.startSeq() };
   }
 
   private backwardsError(byMs: number, why: string): FlurryError {
@@ -329,7 +276,7 @@ export class TickPlanner {
     );
   }
 
-  private emit(e: GeneratorEvent): void {
+  protected emit(e: GeneratorEvent): void {
     if (this.onEvent !== undefined) this.onEvent(e);
   }
 }

@@ -8,7 +8,6 @@ import { idBounds, maxIdAt, minIdAt, type IdBounds } from './bounds.js';
 import {
   LAYOUT_PARSE_OPTION_NAMES,
   UNIT_MS,
-  assertLayoutSpecKeys,
   parseFieldList,
   validateLayoutSpec,
   type LayoutParseOptions,
@@ -54,15 +53,13 @@ export class Layout implements LayoutGeometry {
   /** The largest value any ID of this layout can take (`2^totalBits - 1`). */
   readonly maxId: bigint;
 
-  private readonly byName: ReadonlyMap<string, LayoutField>;
-
-  private constructor(name: string, fields: LayoutField[], epochMs: number, unit: TimeUnit) {
+  private constructor(name: string, spec: LayoutSpec) {
+    const { fields, epochMs, unit } = validateLayoutSpec(spec);
     this.name = name;
     this.epochMs = epochMs;
     this.unit = unit;
     this.unitMs = UNIT_MS[unit];
     this.fields = Object.freeze(fields.map((f) => Object.freeze({ ...f })));
-    this.byName = new Map(this.fields.map((f) => [f.name, f]));
     this.nodeFields = Object.freeze(this.fields.filter((f) => f.kind === 'node'));
     this.timestampField = this.fields.find((f) => f.kind === 'timestamp')!;
     this.sequenceField = this.fields.find((f) => f.kind === 'sequence')!;
@@ -101,7 +98,7 @@ export class Layout implements LayoutGeometry {
           { preset: x, presets: Object.keys(PRESETS) },
         );
       }
-      return presetCache[x] ?? (presetCache[x] = Layout.build(PRESETS[x], x));
+      return (presetCache[x] ??= new Layout(x, PRESETS[x]));
     }
     if (x === null || typeof x !== 'object' || !Array.isArray(x.fields)) {
       throw new FlurryError(
@@ -110,8 +107,7 @@ export class Layout implements LayoutGeometry {
         { got: typeof x },
       );
     }
-    assertLayoutSpecKeys(x);
-    return Layout.build(x, typeof x.name === 'string' && x.name !== '' ? x.name : 'custom');
+    return new Layout(typeof x.name === 'string' && x.name !== '' ? x.name : 'custom', x);
   }
 
   /** Parses the CLI's `--fields` form (`name:bits`, most significant first); epoch default {@link DEFAULT_EPOCH_MS}. */
@@ -124,11 +120,6 @@ export class Layout implements LayoutGeometry {
     return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
   }
 
-  private static build(spec: LayoutSpec, name: string): Layout {
-    const { fields, epochMs, unit } = validateLayoutSpec(spec);
-    return new Layout(name, fields, epochMs, unit);
-  }
-
   /** Checks node values (each node field an integer in `0 … max`, no other names): `FLURRY_E_NODE_OUT_OF_RANGE`. */
   validateNode(node: Record<string, number>): void {
     if (node === null || typeof node !== 'object') {
@@ -139,8 +130,7 @@ export class Layout implements LayoutGeometry {
       );
     }
     for (const key of Object.keys(node)) {
-      const f = this.byName.get(key);
-      if (!f || f.kind !== 'node') {
+      if (!this.nodeFields.some((f) => f.name === key)) {
         throw new FlurryError(
           ErrorCode.NODE_OUT_OF_RANGE,
           `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
@@ -230,15 +220,10 @@ export class Layout implements LayoutGeometry {
         { sequence: String(sequence), max: this.maxSequence },
       );
     }
-    return this.composeTick(tick, sequence, this.nodeBits(parts.node));
-  }
-
-  /** An ID from a tick, a sequence and pre-shifted node bits, unchecked (the generator's building block). */
-  composeTick(tick: number, sequence: number, nodeBits: bigint): bigint {
     return (
       (BigInt(tick) << BigInt(this.timestampField.shift)) |
       (BigInt(sequence) << BigInt(this.sequenceField.shift)) |
-      nodeBits
+      this.nodeBits(parts.node)
     );
   }
 

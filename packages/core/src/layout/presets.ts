@@ -31,7 +31,6 @@ export function isPresetName(name: unknown): name is PresetName {
   return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PRESETS, name);
 }
 
-/** A frozen preset spec; `fields` in the `--fields` form (`timestamp:41,worker:10,sequence:12`). */
 function spec(name: string, epoch: number, unit: LayoutSpec['unit'], fields: string): Readonly<LayoutSpec> {
   const list = parseFieldList(fields).map((f) => Object.freeze(f));
   return Object.freeze({ name, epoch, unit, fields: Object.freeze(list) as LayoutSpec['fields'] });

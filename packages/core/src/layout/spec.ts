@@ -41,11 +41,13 @@ export function parseFieldList(fields: string): FieldSpec[] {
 }
 
 /**
- * Validates a spec (unit, epoch, names and widths, one `timestamp` and one `sequence`, duplicates, order, total width,
- * per-field limits, in that order) and positions its fields. Throws the `FLURRY_E_LAYOUT_*` error of the first problem
- * found.
+ * Validates a spec (keys, unit, epoch, names and widths, one `timestamp` and one `sequence`, duplicates, order, total
+ * width, per-field limits, in that order) and positions its fields. Throws the `FLURRY_E_LAYOUT_*` error (or
+ * `FLURRY_E_UNKNOWN_OPTION`) of the first problem found.
  */
 export function validateLayoutSpec(spec: LayoutSpec): { fields: LayoutField[]; epochMs: number; unit: TimeUnit } {
+  assertKnownOptions(spec, LAYOUT_SPEC_OPTION_NAMES, 'The layout spec');
+  spec.fields.forEach((f, i) => assertKnownOptions(f, FIELD_SPEC_OPTION_NAMES, `Layout field ${i + 1}`));
   const unit = spec.unit ?? '1ms';
   if (!Object.prototype.hasOwnProperty.call(UNIT_MS, unit)) {
     throw new FlurryError(ErrorCode.LAYOUT_UNIT, `Unknown time unit ${JSON.stringify(unit)}; use 1ms, 10ms or 1s.`, {
@@ -212,9 +214,3 @@ export interface LayoutParseOptions {
 const LAYOUT_SPEC_OPTION_NAMES = optionNames<LayoutSpec>({ name: true, fields: true, epoch: true, unit: true });
 const FIELD_SPEC_OPTION_NAMES = optionNames<FieldSpec>({ name: true, bits: true });
 export const LAYOUT_PARSE_OPTION_NAMES = optionNames<LayoutParseOptions>({ epoch: true, unit: true, name: true });
-
-/** Refuses unknown keys in a layout spec and in each of its fields (`FLURRY_E_UNKNOWN_OPTION`). */
-export function assertLayoutSpecKeys(spec: LayoutSpec): void {
-  assertKnownOptions(spec, LAYOUT_SPEC_OPTION_NAMES, 'The layout spec');
-  spec.fields.forEach((f, i) => assertKnownOptions(f, FIELD_SPEC_OPTION_NAMES, `Layout field ${i + 1}`));
-}

@@ -14,32 +14,25 @@ export const CAN_BLOCK = true;
 /** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
 let urandom = true;
 
-function fillFromUrandom(buf: Uint8Array): boolean {
-  let fd: number;
-  try {
-    fd = openSync('/dev/urandom', 'r');
-  } catch {
-    return false;
-  }
-  try {
-    // Never short for a few bytes, but a loop costs nothing (each read returns at least one byte or ends it).
-    for (let off = 0; off < buf.length;) {
-      const n = readSync(fd, buf, off, buf.length - off, null);
-      if (n <= 0) return false;
-      off += n;
-    }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Fills `buf` with random bytes from the operating system's random source. */
 export function platformRandomFill(buf: Uint8Array): Uint8Array {
-  if (urandom && fillFromUrandom(buf)) return buf;
-  urandom = false;
+  try {
+    if (urandom) {
+      const fd = openSync('/dev/urandom', 'r');
+      try {
+        // Never short for a few bytes, but a loop costs nothing (each read returns at least one byte or ends it).
+        for (let off = 0, n = 0; off < buf.length; off += n) {
+          n = readSync(fd, buf, off, buf.length - off, null);
+          if (n <= 0) throw new Error('/dev/urandom ended');
+        }
+        return buf;
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } catch {
+    urandom = false;
+  }
   globalThis.crypto.getRandomValues(buf);
   return buf;
 }

@@ -6,7 +6,6 @@
  */
 import { sha256 } from './sha256.js';
 
-/** A cell to wait on, where shared memory exists. */
 const sleepCell = typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : undefined;
 
 function probeBlocking(): boolean {
