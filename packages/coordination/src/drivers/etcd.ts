@@ -8,12 +8,10 @@ import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  MAX_TTL_MS,
   previousHolder,
   jsonObject,
   recordToStore,
   unreachableError,
-  validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
@@ -26,16 +24,9 @@ interface ClaimState extends EngineClaimState {
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
-class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver {
+class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements RegistryDriver {
   readonly kind = 'etcd';
-
-  constructor(
-    private readonly client: Etcd3,
-    private readonly parsed: EtcdUrl,
-    opts: EngineDriverOptions,
-  ) {
-    super(parsed.redacted, 'etcd', opts);
-  }
+  protected readonly engineName = 'etcd';
 
   private slotKey(ns: string, slot: number): string {
     return `${this.parsed.prefix}/${ns}/slots/${slot}`;
@@ -72,9 +63,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
   }
 
-  async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaim(req, MAX_TTL_MS);
+  protected async claimSlot(req: ClaimRequest): Promise<Claim> {
     const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
     const { leaseId, grantedTtlMs } = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
       const g = await this.client.leaseClient.leaseGrant({ TTL: ttlSec }, this.deadline());
@@ -87,15 +76,13 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
       await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
-      if (err instanceof EtcdLeaseInvalidError) {
-        throw registryError(
-          'UNREACHABLE',
-          `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
-          { url: this.url, namespace: req.namespace },
-          err,
-        );
-      }
-      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
+      if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+      throw registryError(
+        'UNREACHABLE',
+        `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
+        { url: this.url, namespace: req.namespace },
+        err,
+      );
     }
   }
 
@@ -151,45 +138,41 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return new Map([...all].filter(([n]) => n < slots).map(([n, v]) => [n, holder(v)]));
   }
 
-  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.stateOf(claim);
-    if (!Number.isFinite(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > s.grantedTtlMs) {
-      throw registryError(
-        'OPTION',
-        `renew ttlMs ${opts.ttlMs} is outside 1..${s.grantedTtlMs}, the TTL etcd granted for this claim (etcd cannot lengthen a lease); claim again with the longer TTL`,
-        { url: this.url, ttlMs: opts.ttlMs, grantedTtlMs: s.grantedTtlMs },
-      );
-    }
-    const call = this.deadline(opts.ttlMs);
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
-    const slotKey = enc(this.slotKey(s.namespace, s.slot));
-    // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
-    const [alive, written] = await Promise.allSettled([
-      keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
-      this.client.kv.txn(
-        {
-          compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
-          success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
-          failure: [{ request_range: { key: slotKey } }],
-        },
-        call,
-      ),
-    ]);
-    const lost = (why: string): FlurryError => this.lost(claim, s, why);
-    // Definite answers first: the lease is gone or the key is not ours.
-    if (alive.status === 'fulfilled' && alive.value <= 0) throw lost('lost its lease (expired or revoked)');
-    if (written.status === 'fulfilled' && !written.value.succeeded) {
-      throw lost(
-        written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed',
-      );
-    }
-    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError)
-      throw lost('lost its lease (expired or revoked)');
-    const failure: unknown =
-      alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
-    if (failure !== undefined)
-      throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
+  protected override checkRenewTtl(s: ClaimState, ttlMs: number): void {
+    if (Number.isFinite(ttlMs) && ttlMs >= 1 && ttlMs <= s.grantedTtlMs) return;
+    throw registryError(
+      'OPTION',
+      `renew ttlMs ${ttlMs} is outside 1..${s.grantedTtlMs}, the TTL etcd granted for this claim (etcd cannot lengthen a lease); claim again with the longer TTL`,
+      { url: this.url, ttlMs, grantedTtlMs: s.grantedTtlMs },
+    );
+  }
+
+  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    return this.renewWith(claim, opts, async (s, rec) => {
+      const call = this.deadline(opts.ttlMs);
+      const slotKey = enc(this.slotKey(s.namespace, s.slot));
+      // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
+      const [alive, written] = await Promise.allSettled([
+        keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
+        this.client.kv.txn(
+          {
+            compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
+            success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
+            failure: [{ request_range: { key: slotKey } }],
+          },
+          call,
+        ),
+      ]);
+      // Definite answers first: the lease is gone or the key is not ours.
+      const leaseGone = 'lost its lease (expired or revoked)';
+      if (alive.status === 'fulfilled' && alive.value <= 0) return leaseGone;
+      if (written.status === 'fulfilled' && !written.value.succeeded)
+        return written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed';
+      if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) return leaseGone;
+      if (alive.status === 'rejected') throw alive.reason;
+      if (written.status === 'rejected') throw written.reason;
+      return undefined;
+    });
   }
 
   release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
@@ -284,18 +267,9 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
       : {}),
   };
   const client = new Etcd3(options);
-  const driver = new EtcdDriver(client, parsed, opts);
-  try {
-    await client.kv.range(
-      { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true },
-      { deadline: Date.now() + timeout },
-    );
-  } catch (err) {
-    await driver.close();
-    throw driver.toError(err, 'connect', 'connect');
-  }
-  opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
-  return driver;
+  const range = { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true };
+  const check = () => client.kv.range(range, { deadline: Date.now() + timeout });
+  return new EtcdDriver(client, parsed, opts).opened(check, 'connect', {}, { hosts: parsed.hosts });
 }
 
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */

@@ -20,13 +20,11 @@ import {
   listedHolder,
   preferredSlot,
   randomStart,
-  MAX_TTL_MS,
   previousHolder,
   jsonObject,
   recordToStore,
   slotNumbers,
   unreachableError,
-  validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
@@ -73,16 +71,9 @@ return 0
 type ScriptClient = Redis &
   Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
-class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
+class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, RedisUrl> implements RegistryDriver {
   readonly kind = 'redis';
-
-  constructor(
-    private readonly client: ScriptClient,
-    private readonly parsed: RedisUrl,
-    opts: EngineDriverOptions,
-  ) {
-    super(parsed.redacted, 'Redis', opts);
-  }
+  protected readonly engineName = 'Redis';
 
   private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
     return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
@@ -94,14 +85,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
 
   toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
     return redisError(this.parsed, err, what, phase, extra);
-  }
-
-  claim(req: ClaimRequest): Promise<Claim> {
-    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
-      this.assertOpen();
-      validateClaim(req, MAX_TTL_MS);
-      return this.claimWithToken(req, `${randomHex(16)}@${req.namespace}`);
-    });
   }
 
   /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
@@ -128,8 +111,9 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
   }
 
   /** One pass over all slots from a random start, MGET in chunks, trying the free ones (stops at the first claim). */
-  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
+  protected async claimSlot(req: ClaimRequest): Promise<Claim> {
     const ns = req.namespace;
+    const token = `${randomHex(16)}@${ns}`;
     const pref = preferredSlot(req);
     const first = pref === undefined ? undefined : await this.tryClaimSlot(req, pref, token);
     if (first) return first;
@@ -154,10 +138,10 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
   }
 
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    const lostWhy = 'expired or is held by another token';
-    return this.renewWith(claim, opts.ttlMs, opts.highWaterMs, lostWhy, async (s, rec) => {
+    return this.renewWith(claim, opts, async (s, rec) => {
       const keys = this.keys(s.namespace, s.slot);
-      return Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
+      const ours = Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
+      return ours ? undefined : 'expired or is held by another token';
     });
   }
 
