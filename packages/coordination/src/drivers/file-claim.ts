@@ -1,17 +1,18 @@
 /** The file registry's slot directories and claim path (link, then read again: docs/node-ids.md, "File internals"). */
 import path from 'node:path';
 import { FlurryError, randomHex, type Clock } from '@flurry/core';
-import type { ClaimRequest } from '../driver.js';
+import type { ClaimRequest, HolderRecord } from '../driver.js';
 import { registryError } from '../errors.js';
 import { fileSteps, writeFileAtomicWithin, type FileSteps } from '../file-steps.js';
 import type { LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { allNodeIds, jsonObject, preferredSlot } from './common.js';
+import { allNodeIds, jsonObject, preferredSlot, slotNumbers } from './common.js';
 import {
   describeHolder,
   GEN_RE,
+  expiresIn,
   genName,
-  isKernelBoot,
+  holderOf,
   parseLeaseRecord,
   SEGMENT_RE,
   type FileClaim,
@@ -47,9 +48,7 @@ export class FileSlots {
   }
 
   protected expired(rec: LeaseRecord): boolean {
-    if (rec.boot === this.time.boot) return this.time.monotonic() >= rec.expiresMono;
-    if (isKernelBoot(rec.boot) && isKernelBoot(this.time.boot)) return true; // another boot: its processes are gone
-    return this.clock.now() >= rec.expiresAtMs; // no shared monotonic clock: fall back to wall time
+    return expiresIn(rec, this.time, this.clock) <= 0;
   }
 
   free(r: ReadResult): boolean {
@@ -57,32 +56,53 @@ export class FileSlots {
   }
 
   /** What `step` gives, or `missing` when its file or directory does not exist; other failures: {@link ioError}. */
-  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string): Promise<T | M> {
+  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string, raw: boolean): Promise<T | M> {
     try {
       return await step();
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
-      throw this.ioError(e, doing);
+      throw raw ? e : this.ioError(e, doing);
     }
   }
 
-  private readText(file: string): Promise<string | undefined> {
-    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`);
+  private readText(file: string, raw = false): Promise<string | undefined> {
+    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`, raw);
   }
 
-  async read(dir: string, gen: number): Promise<ReadResult> {
-    const text = await this.readText(path.join(dir, genName(gen)));
+  /** One generation's record; `raw`: a failure other than a missing file is thrown as it came. */
+  async read(dir: string, gen: number, raw = false): Promise<ReadResult> {
+    const text = await this.readText(path.join(dir, genName(gen)), raw);
     return text === undefined ? { kind: 'missing' } : parseLeaseRecord(text, gen);
   }
 
-  async gens(dir: string): Promise<number[]> {
-    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`);
+  /** The generations in `dir`, ascending (`raw`: as {@link read}). */
+  async gens(dir: string, raw = false): Promise<number[]> {
+    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`, raw);
     return names.flatMap((n) => GEN_RE.exec(n)?.slice(1, 2).map(Number) ?? []).sort((a, b) => a - b);
   }
 
   async readHw(dir: string): Promise<number> {
     const v = jsonObject(await this.readText(path.join(dir, 'hw'))).highWaterMs;
     return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  }
+
+  /** The live holders of one namespace, failures as they came (timing: docs/node-ids.md, "Listing holders"). */
+  async readHolders(namespace: string): Promise<HolderRecord[]> {
+    const slotsDir = path.join(this.nsDir(namespace), 'slots');
+    const names = await this.orMissing(() => this.steps.list(slotsDir, this.timeoutMs), [], '', true);
+    const out = await Promise.all(
+      slotNumbers(names).map(async (slot) => {
+        const dir = path.join(slotsDir, String(slot));
+        for (const g of (await this.gens(dir, true)).reverse()) {
+          const r = await this.read(dir, g, true);
+          // A corrupt current record lists no holder: the next claim reports it.
+          if (r.kind === 'corrupt') return undefined;
+          if (r.kind === 'ok' && r.rec.state !== 'aborted') return holderOf(slot, r.rec, this.time, this.clock);
+        }
+        return undefined;
+      }),
+    );
+    return out.filter((h): h is HolderRecord => h !== undefined);
   }
 
   writeRecord(dir: string, rec: LeaseRecord): Promise<void> {

@@ -7,7 +7,7 @@ import { fileSteps, fileSystemType, localFileSystem, writeFileAtomicWithin, type
 import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
 import { claimFileSlot, FileSlots } from './file-claim.js';
-import { genName, readFileHolders, type FileClaim, type LeaseRecord } from './file-record.js';
+import { genName, type FileClaim, type LeaseRecord } from './file-record.js';
 
 /** Options of {@link createFileDriver}. */
 export interface FileDriverOptions {
@@ -163,7 +163,7 @@ class FileDriver extends FileSlots implements RegistryDriver {
   async holders(namespace: string): Promise<HolderRecord[]> {
     await this.opened();
     try {
-      return await readFileHolders(this.nsDir(namespace), this);
+      return await this.readHolders(namespace);
     } catch (e) {
       throw this.ioError(e, `list the holders of "${namespace}"`);
     }
