@@ -141,7 +141,8 @@ export class FileSlots {
 }
 
 /** The holder of a slot whose highest of `gens` is a live lease, or undefined (free, empty or unclear). */
-async function heldBy(store: FileSlots, dir: string, gens: number[]): Promise<string | undefined> {
+async function heldBy(store: FileSlots, dir: string, gens?: number[]): Promise<string | undefined> {
+  gens ??= await store.gens(dir);
   if (!gens.length) return undefined;
   const top = await store.read(dir, gens[gens.length - 1]);
   return top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top)
@@ -170,19 +171,15 @@ async function tryClaim(
     if (held !== undefined) return { held };
     let mark = await store.readHw(dir);
     let prev: { gen: number; rec: LeaseRecord } | undefined;
-    let corrupt: string | undefined;
     for (let i = gens.length - 1; i >= 0; i--) {
       const r = await store.read(dir, gens[i]);
       if (r.kind === 'missing') continue;
-      if (r.kind === 'corrupt') {
-        if (!prev && !corrupt)
-          corrupt = `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it`;
-        continue;
-      }
+      if (r.kind === 'corrupt' && !prev)
+        return { held: `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it` };
+      if (r.kind === 'corrupt') continue;
       if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
-      if (!prev && !corrupt && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
+      if (!prev && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
     }
-    if (corrupt) return { held: corrupt };
     if (prev && !store.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, store.time) };
     const gen = highest + 1;
     const token = `${gen}.${randomHex(12)}`;
@@ -240,8 +237,7 @@ async function tryClaim(
 export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
-  const ns = store.nsDir(req.namespace);
-  const slotsDir = path.join(ns, 'slots');
+  const slotsDir = path.join(store.nsDir(req.namespace), 'slots');
   let existing: Set<number>;
   try {
     await makeDirLevels(slotsDir, store.timeoutMs, store.steps);
@@ -250,45 +246,29 @@ export async function claimFileSlot(store: FileSlots, req: ClaimRequest): Promis
     throw store.ioError(e, `create ${slotsDir}`);
   }
   const held: { slot: number; holder: string }[] = [];
-  const tried = new Set<number>();
-  const visit = async (slot: number): Promise<FileClaim | undefined> => {
-    tried.add(slot);
-    const r = await tryClaim(store, path.join(slotsDir, String(slot)), slot, req, existing.has(slot));
+  const visit = async (slot: number, holder?: string): Promise<FileClaim | undefined> => {
+    const dir = path.join(slotsDir, String(slot));
+    const r = holder !== undefined ? { held: holder } : await tryClaim(store, dir, slot, req, existing.has(slot));
     return 'held' in r ? void held.push({ slot, holder: r.held }) : r;
   };
   const pref = preferredSlot(req);
   const first = pref === undefined ? undefined : await visit(pref);
   if (first) return first;
-  // Existing slot directories first (recycling), in order; then the first fresh one.
-  const sorted = [...existing].filter((s) => s < req.slots && !tried.has(s)).sort((a, b) => a - b);
+  // Existing slot directories first (recycling), in order; then fresh ones.
+  const sorted = [...existing].filter((s) => s < req.slots && s !== pref).sort((a, b) => a - b);
   // Read-only look-ahead, PROBE_BATCH slots at a time: only the slots not visibly held get the full protocol.
   for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
     const batch = sorted.slice(i, i + PROBE_BATCH);
-    const holders = await Promise.all(
-      batch.map((slot) => {
-        const dir = path.join(slotsDir, String(slot));
-        return store
-          .gens(dir)
-          .then((gens) => heldBy(store, dir, gens))
-          .catch(() => undefined);
-      }),
-    );
+    const dirs = batch.map((slot) => path.join(slotsDir, String(slot)));
+    const holders = await Promise.all(dirs.map((dir) => heldBy(store, dir).catch(() => undefined)));
     for (let k = 0; k < batch.length; k++) {
-      tried.add(batch[k]);
-      const h = holders[k];
-      if (h !== undefined) {
-        held.push({ slot: batch[k], holder: h });
-        continue;
-      }
-      const c = await visit(batch[k]);
+      const c = await visit(batch[k], holders[k]);
       if (c) return c;
     }
   }
   for (let s = 0; s < req.slots; s++) {
-    if (tried.has(s)) continue;
-    const c = await visit(s);
+    const c = existing.has(s) || s === pref ? undefined : await visit(s);
     if (c) return c;
-    if (held.length >= req.slots) break;
   }
   const list = held
     .slice(0, 10)

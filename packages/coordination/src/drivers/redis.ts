@@ -97,15 +97,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     for (let attempt = 0; attempt < 3; attempt++) {
       const prev = previousHolder(this.highWater(seen, keys[2], 'GET'));
       const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-      const newHw = JSON.stringify(first);
-      const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
-        number,
-        string?,
-      ];
-      const outcome = Number(res[0]);
-      if (outcome === 1) return this.claimed(token, req, slot, prev, {});
-      if (outcome !== 2) return undefined; // held
-      seen = res[1] ?? ''; // the previous holder just released: derive from its final record
+      const args = [token, req.ttlMs, holderJson, seen, JSON.stringify(first)];
+      const [outcome, current] = (await this.client.flurryClaim(...keys, ...args)) as [number, string?];
+      if (Number(outcome) === 1) return this.claimed(token, req, slot, prev, {});
+      if (Number(outcome) !== 2) return undefined; // held
+      seen = current ?? ''; // the previous holder just released: derive from its final record
     }
     return undefined;
   }
@@ -173,12 +169,10 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
       const p = client.pipeline();
       for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
       const res = (await p.exec()) ?? [];
+      const failed = res.find(([e]) => e)?.[0];
+      if (failed) throw failed;
       chunk.forEach((slot, j) => {
-        const [e1, pttl] = res[3 * j] ?? [];
-        const [e2, holderRaw] = res[3 * j + 1] ?? [];
-        const [e3, hwRaw] = res[3 * j + 2] ?? [];
-        const failed = e1 ?? e2 ?? e3;
-        if (failed) throw failed;
+        const [pttl, holderRaw, hwRaw] = res.slice(3 * j, 3 * j + 3).map(([, v]) => v);
         const left = Number(pttl);
         if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
         const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
