@@ -17,10 +17,8 @@ import {
   type EngineDriverOptions,
 } from './common.js';
 
-interface ClaimState extends EngineClaimState {
-  readonly leaseId: string;
-  readonly grantedTtlMs: number;
-}
+type Lease = { readonly leaseId: string; readonly grantedTtlMs: number };
+type ClaimState = EngineClaimState & Lease;
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
@@ -28,11 +26,8 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
   readonly kind = 'etcd';
   protected readonly engineName = 'etcd';
 
-  private slotKey(ns: string, slot: number): string {
-    return `${this.parsed.prefix}/${ns}/slots/${slot}`;
-  }
-  private hwKey(ns: string, slot: number): string {
-    return `${this.parsed.prefix}/${ns}/hw/${slot}`;
+  private key(ns: string, kind: 'slots' | 'hw', slot: number | ''): string {
+    return `${this.parsed.prefix}/${ns}/${kind}/${slot}`;
   }
   private deadline(boundMs = this.opts.connectTimeoutMs): { deadline: number } {
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
@@ -65,21 +60,21 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
 
   protected async claimSlot(req: ClaimRequest): Promise<Claim> {
     const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
-    const { leaseId, grantedTtlMs } = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
+    const lease = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
       const g = await this.client.leaseClient.leaseGrant({ TTL: ttlSec }, this.deadline());
       if (g.error) throw new Error(g.error);
       return { leaseId: g.ID, grantedTtlMs: Number(g.TTL) * 1000 };
     });
     try {
-      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
+      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, lease);
       return await this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
-      await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
+      await this.client.leaseClient.leaseRevoke({ ID: lease.leaseId }, this.deadline()).catch(() => undefined);
       if (!(err instanceof EtcdLeaseInvalidError)) throw err;
       throw registryError(
         'UNREACHABLE',
-        `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
+        `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${lease.grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
         { url: this.url, namespace: req.namespace },
         err,
       );
@@ -87,14 +82,10 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
   }
 
   /** Takes one slot with the lease, or undefined: `if create(slot) == 0 and mod(hw) == seen then put both`. */
-  private async tryClaimSlot(
-    req: ClaimRequest,
-    slot: number,
-    leaseId: string,
-    grantedTtlMs: number,
-  ): Promise<Claim | undefined> {
-    const hwKeyText = this.hwKey(req.namespace, slot);
-    const slotKey = enc(this.slotKey(req.namespace, slot));
+  private async tryClaimSlot(req: ClaimRequest, slot: number, lease: Lease): Promise<Claim | undefined> {
+    const { leaseId } = lease;
+    const hwKeyText = this.key(req.namespace, 'hw', slot);
+    const slotKey = enc(this.key(req.namespace, 'slots', slot));
     const hwKey = enc(hwKeyText);
     const value = enc(
       JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() }),
@@ -123,7 +114,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
         this.deadline(),
       );
       if (res.succeeded || res.responses[0]?.response_range?.kvs[0]?.lease === leaseId) {
-        return this.claimed(`${leaseId}@${req.namespace}`, req, slot, prev, { leaseId, grantedTtlMs });
+        return this.claimed(`${leaseId}@${req.namespace}`, req, slot, prev, lease);
       }
       view = res; // taken meanwhile, or the record changed (its holder just released): look again
     }
@@ -131,8 +122,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
   }
 
   private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
-    const base = `${this.parsed.prefix}/${ns}/slots/`;
-    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
+    const all = await rangeBySlot(this.client, this.key(ns, 'slots', ''), this.deadline().deadline, !withHolders);
     const holder = (v: Buffer): Partial<HolderInfo> =>
       jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {};
     return new Map([...all].filter(([n]) => n < slots).map(([n, v]) => [n, holder(v)]));
@@ -150,14 +140,16 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
   renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     return this.renewWith(claim, opts, async (s, rec) => {
       const call = this.deadline(opts.ttlMs);
-      const slotKey = enc(this.slotKey(s.namespace, s.slot));
+      const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
       // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
       const [alive, written] = await Promise.allSettled([
         keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
         this.client.kv.txn(
           {
             compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
-            success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
+            success: [
+              { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
+            ],
             failure: [{ request_range: { key: slotKey } }],
           },
           call,
@@ -177,9 +169,9 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
 
   release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const slotKey = enc(this.slotKey(s.namespace, s.slot));
+      const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
       const ops: IRequestOp[] = [
-        { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
+        { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
         { request_delete_range: { key: slotKey } },
       ];
       const res = await this.client.kv.txn(
@@ -201,15 +193,17 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
 
   /** The live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
-    const [client, prefix, { deadline }] = [this.client, this.parsed.prefix, this.deadline()];
+    const [client, { deadline }] = [this.client, this.deadline()];
     const [slots, marks] = await Promise.all([
-      rangeBySlot(client, `${prefix}/${namespace}/slots/`, deadline),
-      rangeBySlot(client, `${prefix}/${namespace}/hw/`, deadline),
+      rangeBySlot(client, this.key(namespace, 'slots', ''), deadline),
+      rangeBySlot(client, this.key(namespace, 'hw', ''), deadline),
     ]);
     const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
     const out = await Promise.all(
       entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
-        const v = jsonObject<SlotValue>(raw.toString('utf8'));
+        const v = jsonObject<{ holder: Partial<HolderInfo>; leaseId: string; ttlMs: number; claimedAtMs: number }>(
+          raw.toString('utf8'),
+        );
         if (typeof v.leaseId !== 'string') return undefined;
         let ttl: { TTL: string; grantedTTL: string };
         try {
@@ -222,7 +216,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
         const remaining = Number(ttl.TTL);
         const granted = Number(ttl.grantedTTL);
         if (!(remaining >= 0) || !(granted > 0)) return undefined;
-        const key = `${prefix}/${namespace}/hw/${slot}`;
+        const key = this.key(namespace, 'hw', slot);
         const rec = this.highWater(marks.get(slot)?.toString('utf8'), key, 'etcdctl get');
         const holder = v.holder ?? {};
         const ours = rec !== undefined && rec.holder === holder.id;
@@ -267,13 +261,6 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
 
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 const ETCD_TTL_ERROR_MS = 500;
-
-interface SlotValue {
-  holder?: Partial<HolderInfo>;
-  leaseId?: string;
-  ttlMs?: number;
-  claimedAtMs?: number;
-}
 
 /** Reads every key under `<base>` whose remainder is a slot number (`keysOnly`: without their values). */
 async function rangeBySlot(
