@@ -365,37 +365,31 @@ export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends 
   /** Claims a slot of a valid `req`; a failure is turned into a registry error by {@link toError}. */
   protected abstract claimSlot(req: ClaimRequest): Promise<Claim>;
 
-  /** A renewal: `write` stores `rec` and extends the slot if it is still ours (else it says why it was lost). */
-  protected async renewWith(
-    claim: Claim,
-    opts: { ttlMs: number; highWaterMs: number },
-    write: (s: S, rec: HighWaterRecord) => Promise<string | undefined>,
-  ): Promise<void> {
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
     this.assertOpen();
     const s = this.stateOf(claim);
     this.checkRenewTtl(s, opts.ttlMs);
     const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
     const what = `renew slot ${claim.slot} of "${s.namespace}"`;
-    const lostWhy = await this.call(what, 'renew', () => write(s, rec), { slot: claim.slot });
+    const write = () => this.renewSlot(s, rec, claim.token, opts.ttlMs);
+    const lostWhy = await this.call(what, 'renew', write, { slot: claim.slot });
     if (lostWhy !== undefined) throw this.lost(claim, s, lostWhy);
   }
+
+  /** Stores `rec` and extends the slot by `ttlMs` if `token` still holds it; else says why it was lost. */
+  protected abstract renewSlot(s: S, rec: HighWaterRecord, token: string, ttlMs: number): Promise<string | undefined>;
 
   protected checkRenewTtl(_s: S, ttlMs: number): void {
     checkTtl(ttlMs, 'renew ttlMs');
   }
 
-  /** A release: `write` stores the final `rec` and frees the slot if it is still ours (false: it was not, logged). */
-  protected async releaseWith(
-    claim: Claim,
-    highWaterMs: number,
-    write: (s: S, rec: HighWaterRecord) => Promise<boolean>,
-  ): Promise<void> {
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
     const s = this.own(claim);
     if (!s) return; // already released or lost: nothing of ours to free
-    const rec = recordToStore(s.prev, highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
     const what = `release slot ${claim.slot} of "${s.namespace}"`;
-    const ours = await this.call(what, 'release', () => write(s, rec), { slot: claim.slot });
+    const ours = await this.call(what, 'release', () => this.releaseSlot(s, rec, claim.token), { slot: claim.slot });
     this.states.delete(claim.token);
     if (ours) return;
     this.opts.logger?.warn(
@@ -403,6 +397,9 @@ export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends 
       `${this.engineName} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
     );
   }
+
+  /** Stores the final `rec` and frees the slot if `token` still holds it (false: it did not). */
+  protected abstract releaseSlot(s: S, rec: HighWaterRecord, token: string): Promise<boolean>;
 
   /** The driver once `check` passed (logged as connected); else closed, with `check`'s error for `what`. */
   async opened(

@@ -15,6 +15,7 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
+  type HighWaterRecord,
 } from './common.js';
 
 type Lease = { readonly leaseId: string; readonly grantedTtlMs: number };
@@ -137,54 +138,50 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
     );
   }
 
-  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    return this.renewWith(claim, opts, async (s, rec) => {
-      const call = this.deadline(opts.ttlMs);
-      const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
-      // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
-      const [alive, written] = await Promise.allSettled([
-        keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
-        this.client.kv.txn(
-          {
-            compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
-            success: [
-              { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
-            ],
-            failure: [{ request_range: { key: slotKey } }],
-          },
-          call,
-        ),
-      ]);
-      // Definite answers first: the lease is gone or the key is not ours.
-      const leaseGone = 'lost its lease (expired or revoked)';
-      if (alive.status === 'fulfilled' && alive.value <= 0) return leaseGone;
-      if (written.status === 'fulfilled' && !written.value.succeeded)
-        return written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed';
-      if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) return leaseGone;
-      if (alive.status === 'rejected') throw alive.reason;
-      if (written.status === 'rejected') throw written.reason;
-      return undefined;
-    });
+  protected async renewSlot(s: ClaimState, rec: HighWaterRecord, _token: string, ttlMs: number) {
+    const call = this.deadline(ttlMs);
+    const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
+    // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
+    const [alive, written] = await Promise.allSettled([
+      keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
+      this.client.kv.txn(
+        {
+          compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
+          success: [
+            { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
+          ],
+          failure: [{ request_range: { key: slotKey } }],
+        },
+        call,
+      ),
+    ]);
+    // Definite answers first: the lease is gone or the key is not ours.
+    const leaseGone = 'lost its lease (expired or revoked)';
+    if (alive.status === 'fulfilled' && alive.value <= 0) return leaseGone;
+    if (written.status === 'fulfilled' && !written.value.succeeded)
+      return written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed';
+    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) return leaseGone;
+    if (alive.status === 'rejected') throw alive.reason;
+    if (written.status === 'rejected') throw written.reason;
+    return undefined;
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
-      const ops: IRequestOp[] = [
-        { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
-        { request_delete_range: { key: slotKey } },
-      ];
-      const res = await this.client.kv.txn(
-        { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
-        this.deadline(),
-      );
-      await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
-        if (err instanceof EtcdLeaseInvalidError) return;
-        const why = 'etcd release: could not revoke the lease; it will expire on its own';
-        this.opts.logger?.warn({ url: this.url, err: String(err) }, why);
-      });
-      return res.succeeded;
+  protected async releaseSlot(s: ClaimState, rec: HighWaterRecord): Promise<boolean> {
+    const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
+    const ops: IRequestOp[] = [
+      { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
+      { request_delete_range: { key: slotKey } },
+    ];
+    const res = await this.client.kv.txn(
+      { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
+      this.deadline(),
+    );
+    await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
+      if (err instanceof EtcdLeaseInvalidError) return;
+      const why = 'etcd release: could not revoke the lease; it will expire on its own';
+      this.opts.logger?.warn({ url: this.url, err: String(err) }, why);
     });
+    return res.succeeded;
   }
 
   protected disconnect(): void {

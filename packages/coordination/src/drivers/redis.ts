@@ -28,6 +28,7 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
+  type HighWaterRecord,
 } from './common.js';
 
 const MGET_CHUNK = 512;
@@ -133,19 +134,15 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     throw this.exhausted(req, held, holders);
   }
 
-  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    return this.renewWith(claim, opts, async (s, rec) => {
-      const keys = this.keys(s.namespace, s.slot);
-      const ours = Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
-      return ours ? undefined : 'expired or is held by another token';
-    });
+  protected async renewSlot(s: EngineClaimState, rec: HighWaterRecord, token: string, ttlMs: number) {
+    const keys = this.keys(s.namespace, s.slot);
+    const ours = Number(await this.client.flurryRenew(...keys, token, ttlMs, JSON.stringify(rec))) === 1;
+    return ours ? undefined : 'expired or is held by another token';
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const keys = this.keys(s.namespace, s.slot);
-      return Number(await this.client.flurryRelease(...keys, claim.token, JSON.stringify(rec))) === 1;
-    });
+  protected async releaseSlot(s: EngineClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
+    const keys = this.keys(s.namespace, s.slot);
+    return Number(await this.client.flurryRelease(...keys, token, JSON.stringify(rec))) === 1;
   }
 
   protected disconnect(): void {

@@ -23,6 +23,7 @@ import {
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
+  type HighWaterRecord,
   type PreviousHolder,
 } from './common.js';
 import {
@@ -220,20 +221,16 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
     return this.claimed(token, req, slot, prev, { holder });
   }
 
-  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    return this.renewWith(claim, opts, async (s, rec) => {
-      const holder = JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs });
-      const args = [opts.ttlMs, rec.highWaterMs, rec.ttlMs, holder, s.namespace, s.slot, claim.token];
-      const ours = (await this.withConn((c) => c.query(this.sql.renew, args))).affected === 1;
-      return ours ? undefined : "expired (by the database's clock) or is held by another token";
-    });
+  protected async renewSlot(s: SqlClaimState, rec: HighWaterRecord, token: string, ttlMs: number) {
+    const holder = JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs });
+    const args = [ttlMs, rec.highWaterMs, rec.ttlMs, holder, s.namespace, s.slot, token];
+    const ours = (await this.withConn((c) => c.query(this.sql.renew, args))).affected === 1;
+    return ours ? undefined : "expired (by the database's clock) or is held by another token";
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const args = [rec.highWaterMs, rec.releasedCleanly, rec.ttlMs, s.namespace, s.slot, claim.token];
-      return (await this.withConn((c) => c.query(this.sql.release, args))).affected === 1;
-    });
+  protected async releaseSlot(s: SqlClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
+    const args = [rec.highWaterMs, rec.releasedCleanly, rec.ttlMs, s.namespace, s.slot, token];
+    return (await this.withConn((c) => c.query(this.sql.release, args))).affected === 1;
   }
 
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
