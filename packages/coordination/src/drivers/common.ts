@@ -222,7 +222,6 @@ export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends 
   readonly url: string;
   protected closed = false;
   protected readonly states = new Map<string, S>();
-  /** The engine's name in messages (`Redis`, `PostgreSQL`). */
   protected abstract readonly engineName: string;
 
   constructor(

@@ -114,12 +114,14 @@ class FileDriver implements RegistryDriver {
     return claimFileSlot(this, req);
   }
 
-  private own(claim: Claim): { dir: string; gen: number } {
-    const c = claim as Partial<FileClaim>;
-    if (typeof c.dir !== 'string' || typeof c.gen !== 'number') {
+  /** The claim's directory, generation and record as it reads now. */
+  private async own(claim: Claim): Promise<{ dir: string; gen: number; r: ReadResult }> {
+    await this.opened();
+    const { dir, gen } = claim as Partial<FileClaim>;
+    if (typeof dir !== 'string' || typeof gen !== 'number') {
       throw registryError('LEASE_LOST', `${this.url}: the claim was not made by this file registry`, { url: this.url });
     }
-    return { dir: c.dir, gen: c.gen };
+    return { dir, gen, r: await this.read(dir, gen) };
   }
 
   /** True when a generation above `gen` exists that is not aborted (or cannot be read). */
@@ -134,9 +136,7 @@ class FileDriver implements RegistryDriver {
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    await this.opened();
-    const { dir, gen } = this.own(claim);
-    const r = await this.read(dir, gen);
+    const { dir, gen, r } = await this.own(claim);
     const lost = (why: string): Error =>
       registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, {
         url: this.url,
@@ -163,9 +163,7 @@ class FileDriver implements RegistryDriver {
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    await this.opened();
-    const { dir, gen } = this.own(claim);
-    const r = await this.read(dir, gen);
+    const { dir, gen, r } = await this.own(claim);
     if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
     if (await this.superseded(dir, gen)) return;
     const mark = Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0);

@@ -175,8 +175,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
         const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
           typeof holderRaw === 'string' ? holderRaw : undefined,
         );
-        const key = `${base}hw:${slot}`;
-        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, key, 'GET');
+        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, `${base}hw:${slot}`, 'GET');
         const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
         const { ttlMs: _t, claimedAtMs, ...holder } = v;
         out.push({

@@ -24,7 +24,6 @@ import {
   type EngineClaimState,
   type EngineDriverOptions,
   type HighWaterRecord,
-  type PreviousHolder,
 } from './common.js';
 import {
   holderFromRow,
@@ -192,9 +191,8 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
       ttlMs: req.ttlMs,
     };
     const holderJson = JSON.stringify({ ...holder, renewedAtMs: claimedAt });
-    let prev: PreviousHolder | undefined;
     try {
-      prev = await this.withConn(async (c) => {
+      return await this.withConn(async (c) => {
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
         this.checkLayout(req, row);
         if (row && truthy(row.live)) return undefined;
@@ -211,14 +209,13 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
           ? [req.slots, token, req.ttlMs, ...mark, req.namespace, slot, String(row.version)]
           : [req.namespace, slot, req.slots, token, req.ttlMs, ...mark];
         const written = await c.query(row ? this.sql.take : this.sql.insert, args);
-        return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
+        // 0 rows: taken, changed or inserted by another claimer meanwhile.
+        return written.affected === 1 ? this.claimed(token, req, slot, p, { holder }) : undefined;
       });
     } catch (err) {
       if (sqlFailure(this.kind, err) === 'race') return undefined;
       throw err;
     }
-    if (!prev) return undefined;
-    return this.claimed(token, req, slot, prev, { holder });
   }
 
   protected async renewSlot(s: SqlClaimState, rec: HighWaterRecord, token: string, ttlMs: number) {
