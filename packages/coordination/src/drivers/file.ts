@@ -455,10 +455,9 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
   }
   const io = opts.io ?? 'async';
   if (io !== 'async' && io !== 'sync') {
-    throw registryError(
-      'OPTION',
+    throw optionError(
+      'io',
       `io must be 'async' (each step bounded by timeoutMs) or 'sync' (for a short-lived process); got ${JSON.stringify(io)}. Leave it out for 'async'.`,
-      { option: 'io' },
     );
   }
   return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs, io);

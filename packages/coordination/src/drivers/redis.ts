@@ -226,11 +226,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
 }
 
 /** Refuses a Redis that can lose acknowledged writes, as the segment store does, unless `allowVolatile=true`. */
-async function checkPersistence(
-  client: ScriptClient,
-  parsed: RedisUrl,
-  logger: FlurryLogger | undefined,
-): Promise<void> {
+async function checkPersistence(client: ScriptClient, parsed: RedisUrl, logger?: FlurryLogger): Promise<void> {
   const persistence = await readRedisPersistence((name) => client.config('GET', name));
   if (persistence.durable) return;
   const allowed = `${parsed.redacted}${parsed.redacted.includes('?') ? '&' : '?'}allowVolatile=true`;
