@@ -139,11 +139,6 @@ export interface HighWaterRecord extends PreviousHolder {
   updatedAtMs: number;
 }
 
-/** The {@link PreviousHolder} a stored record describes; without one, nothing issued and nothing to wait for. */
-export function previousHolder(rec: PreviousHolder | undefined): PreviousHolder {
-  return rec ?? { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
-}
-
 /** The record for a holder that got `prev` and reports `reportedMs`: only a final one covering `prev`'s window is clean. */
 export function recordToStore(
   prev: PreviousHolder,
@@ -217,7 +212,6 @@ export interface EngineClaimState {
   readonly prev: PreviousHolder;
 }
 
-/** A driver of the etcd, Redis and SQL registries on `client`, for the URL `parsed`. */
 export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends { readonly redacted: string }> {
   readonly url: string;
   protected closed = false;
@@ -296,6 +290,12 @@ export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends 
     const listed = [...(await held(true))].sort((a, b) => a[0] - b[0]);
     const holders = listed.slice(0, HOLDERS_LISTED).map(([slot, h]) => listedHolder(slot, h));
     throw this.exhausted(req, listed.length, holders);
+  }
+
+  /** The {@link PreviousHolder} a stored record describes (none: nothing issued) and the first record `req` stores. */
+  protected firstRecord(req: ClaimRequest, stored: PreviousHolder | undefined): [PreviousHolder, HighWaterRecord] {
+    const prev = stored ?? { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+    return [prev, recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false)];
   }
 
   /** `FLURRY_E_REGISTRY_EXHAUSTED`: every slot of `req` held (`n` holders, the first of them listed). */

@@ -8,9 +8,7 @@ import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  previousHolder,
   jsonObject,
-  recordToStore,
   unreachableError,
   type DriverPhase,
   type EngineClaimState,
@@ -97,8 +95,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
-      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+      const [prev, first] = this.firstRecord(req, this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
       const res: ITxnResponse = await this.client.kv.txn(
         {
           compare: [

@@ -114,7 +114,6 @@ class FileDriver implements RegistryDriver {
     return claimFileSlot(this, req);
   }
 
-  /** The claim's directory, generation and record as it reads now. */
   private async own(claim: Claim): Promise<{ dir: string; gen: number; r: ReadResult }> {
     await this.opened();
     const { dir, gen } = claim as Partial<FileClaim>;

@@ -20,9 +20,7 @@ import {
   listedHolder,
   preferredSlot,
   randomStart,
-  previousHolder,
   jsonObject,
-  recordToStore,
   slotNumbers,
   unreachableError,
   type DriverPhase,
@@ -96,8 +94,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(this.highWater(seen, keys[2], 'GET'));
-      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+      const [prev, first] = this.firstRecord(req, this.highWater(seen, keys[2], 'GET'));
       const args = [token, req.ttlMs, holderJson, seen, JSON.stringify(first)];
       const [outcome, current] = (await this.client.flurryClaim(...keys, ...args)) as [number, string?];
       if (Number(outcome) === 1) return this.claimed(token, req, slot, prev, {});

@@ -17,8 +17,6 @@ import {
   EngineDriverBase,
   pickHolder,
   jsonObject,
-  previousHolder,
-  recordToStore,
   unreachableError,
   type DriverPhase,
   type EngineClaimState,
@@ -182,8 +180,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
 
   /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
-    const clock = this.opts.clock;
-    const claimedAt = clock.now();
+    const claimedAt = this.opts.clock.now();
     const holder = {
       ...pickHolder(req.holder),
       version: FLURRY_VERSION,
@@ -196,14 +193,14 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
         this.checkLayout(req, row);
         if (row && truthy(row.live)) return undefined;
-        const p = previousHolder(
+        const [p, rec] = this.firstRecord(
+          req,
           row && {
             highWaterMs: Number(row.high_water_ms),
             releasedCleanly: truthy(row.released_cleanly),
             ttlMs: Number(row.ttl_ms),
           },
         );
-        const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
         const args = row
           ? [req.slots, token, req.ttlMs, ...mark, req.namespace, slot, String(row.version)]
