@@ -26,7 +26,7 @@ export const ENGINE_DRIVER_OPTION_NAMES = optionNames<EngineDriverOptions>({
 });
 
 /** The longest TTL a driver accepts: timers and the engines' TTLs are 32-bit signed ms. */
-export const MAX_TTL_MS = 2 ** 31 - 1;
+const MAX_TTL_MS = 2 ** 31 - 1;
 
 /** How many holders an exhaustion error of the etcd, Redis and SQL drivers lists at most. */
 export const HOLDERS_LISTED = 100;
@@ -45,7 +45,7 @@ export function validNamespace(ns: unknown): ns is string {
   );
 }
 
-export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
+function validateClaim(req: ClaimRequest): void {
   if (!validNamespace(req.namespace)) {
     throw registryError(
       'OPTION',
@@ -56,15 +56,15 @@ export function validateClaim(req: ClaimRequest, maxTtlMs: number): void {
   if (!Number.isSafeInteger(req.slots) || req.slots < 1) {
     throw registryError('OPTION', `slots must be a positive integer (got ${String(req.slots)})`, { slots: req.slots });
   }
-  checkTtl(req.ttlMs, maxTtlMs, 'ttlMs');
+  checkTtl(req.ttlMs, 'ttlMs');
   if (!req.holder || typeof req.holder.id !== 'string' || req.holder.id === '') {
     throw registryError('OPTION', 'holder.id must be a non-empty string that identifies this acquire', {});
   }
 }
 
-function checkTtl(ttlMs: number, maxTtlMs: number, name: string): void {
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > maxTtlMs)
-    throw registryError('OPTION', `${name} must be an integer in 1..${maxTtlMs} (got ${String(ttlMs)})`, { ttlMs });
+function checkTtl(ttlMs: number, name: string): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS)
+    throw registryError('OPTION', `${name} must be an integer in 1..${MAX_TTL_MS} (got ${String(ttlMs)})`, { ttlMs });
 }
 
 export function checkDriverOptions(
@@ -125,26 +125,18 @@ export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-/** The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL). */
-export interface HighWaterRecord {
-  v: 1;
-  highWaterMs: number;
-  releasedCleanly: boolean;
-  /** The longest a holder of this record could have issued past its mark unreported. */
-  ttlMs: number;
-  holder: string;
-  updatedAtMs: number;
-}
-
 export interface PreviousHolder {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
+  /** The longest a holder of this record could have issued past its mark unreported. */
   readonly ttlMs: number;
 }
 
-/** The {@link PreviousHolder} a stored record describes; without one, nothing issued and nothing to wait for. */
-export function previousHolder(rec: PreviousHolder | undefined): PreviousHolder {
-  return rec ?? { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+/** The high-water record the etcd and Redis drivers store beside each slot (JSON, no TTL). */
+export interface HighWaterRecord extends PreviousHolder {
+  v: 1;
+  holder: string;
+  updatedAtMs: number;
 }
 
 /** The record for a holder that got `prev` and reports `reportedMs`: only a final one covering `prev`'s window is clean. */
@@ -220,15 +212,19 @@ export interface EngineClaimState {
   readonly prev: PreviousHolder;
 }
 
-export abstract class EngineDriverBase<S extends EngineClaimState> {
+export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends { readonly redacted: string }> {
+  readonly url: string;
   protected closed = false;
   protected readonly states = new Map<string, S>();
+  protected abstract readonly engineName: string;
 
-  protected constructor(
-    readonly url: string,
-    private readonly engineName: string,
+  constructor(
+    protected readonly client: C,
+    protected readonly parsed: U,
     protected readonly opts: EngineDriverOptions,
-  ) {}
+  ) {
+    this.url = parsed.redacted;
+  }
 
   protected get where(): string {
     return `${this.engineName} at ${this.url}`;
@@ -296,6 +292,12 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     throw this.exhausted(req, listed.length, holders);
   }
 
+  /** The {@link PreviousHolder} a stored record describes (none: nothing issued) and the first record `req` stores. */
+  protected firstRecord(req: ClaimRequest, stored: PreviousHolder | undefined): [PreviousHolder, HighWaterRecord] {
+    const prev = stored ?? { highWaterMs: 0, releasedCleanly: true, ttlMs: 0 };
+    return [prev, recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false)];
+  }
+
   /** `FLURRY_E_REGISTRY_EXHAUSTED`: every slot of `req` held (`n` holders, the first of them listed). */
   protected exhausted(req: ClaimRequest, n: number, holders: ReturnType<typeof listedHolder>[]): FlurryError {
     const sample = holders
@@ -351,41 +353,68 @@ export abstract class EngineDriverBase<S extends EngineClaimState> {
     }
   }
 
-  /** A renewal: `write` stores `rec` and extends the slot if it is still ours (false: it is not, `lostWhy`). */
-  protected async renewWith(
-    claim: Claim,
-    ttlMs: number,
-    highWaterMs: number,
-    lostWhy: string,
-    write: (s: S, rec: HighWaterRecord) => Promise<boolean>,
-  ): Promise<void> {
-    this.assertOpen();
-    const s = this.stateOf(claim);
-    checkTtl(ttlMs, MAX_TTL_MS, 'renew ttlMs');
-    const rec = recordToStore(s.prev, highWaterMs, ttlMs, s.holderId, this.opts.clock, false);
-    const what = `renew slot ${claim.slot} of "${s.namespace}"`;
-    if (!(await this.call(what, 'renew', () => write(s, rec), { slot: claim.slot })))
-      throw this.lost(claim, s, lostWhy);
+  claim(req: ClaimRequest): Promise<Claim> {
+    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
+      this.assertOpen();
+      validateClaim(req);
+      return this.claimSlot(req);
+    });
   }
 
-  /** A release: `write` stores the final `rec` and frees the slot if it is still ours (false: it was not, logged). */
-  protected async releaseWith(
-    claim: Claim,
-    highWaterMs: number,
-    write: (s: S, rec: HighWaterRecord) => Promise<boolean>,
-  ): Promise<void> {
+  /** Claims a slot of a valid `req`; a failure is turned into a registry error by {@link toError}. */
+  protected abstract claimSlot(req: ClaimRequest): Promise<Claim>;
+
+  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
+    this.assertOpen();
+    const s = this.stateOf(claim);
+    this.checkRenewTtl(s, opts.ttlMs);
+    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
+    const what = `renew slot ${claim.slot} of "${s.namespace}"`;
+    const write = () => this.renewSlot(s, rec, claim.token, opts.ttlMs);
+    const lostWhy = await this.call(what, 'renew', write, { slot: claim.slot });
+    if (lostWhy !== undefined) throw this.lost(claim, s, lostWhy);
+  }
+
+  /** Stores `rec` and extends the slot by `ttlMs` if `token` still holds it; else says why it was lost. */
+  protected abstract renewSlot(s: S, rec: HighWaterRecord, token: string, ttlMs: number): Promise<string | undefined>;
+
+  protected checkRenewTtl(_s: S, ttlMs: number): void {
+    checkTtl(ttlMs, 'renew ttlMs');
+  }
+
+  async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
     this.assertOpen();
     const s = this.own(claim);
     if (!s) return; // already released or lost: nothing of ours to free
-    const rec = recordToStore(s.prev, highWaterMs, 0, s.holderId, this.opts.clock, true);
+    const rec = recordToStore(s.prev, opts.highWaterMs, 0, s.holderId, this.opts.clock, true);
     const what = `release slot ${claim.slot} of "${s.namespace}"`;
-    const ours = await this.call(what, 'release', () => write(s, rec), { slot: claim.slot });
+    const ours = await this.call(what, 'release', () => this.releaseSlot(s, rec, claim.token), { slot: claim.slot });
     this.states.delete(claim.token);
     if (ours) return;
     this.opts.logger?.warn(
       { url: this.url, slot: s.slot, namespace: s.namespace },
       `${this.engineName} release: the slot was no longer ours (lease expired); the final high-water mark was not stored`,
     );
+  }
+
+  /** Stores the final `rec` and frees the slot if `token` still holds it (false: it did not). */
+  protected abstract releaseSlot(s: S, rec: HighWaterRecord, token: string): Promise<boolean>;
+
+  /** The driver once `check` passed (logged as connected); else closed, with `check`'s error for `what`. */
+  async opened(
+    check: () => Promise<unknown>,
+    what: string,
+    extra: Record<string, unknown>,
+    logged: object,
+  ): Promise<this> {
+    try {
+      await check();
+    } catch (err) {
+      await this.close();
+      throw this.toError(err, what, 'connect', extra);
+    }
+    this.opts.logger?.info({ url: this.url, ...logged }, `connected to ${this.engineName}`);
+    return this;
   }
 
   async close(): Promise<void> {

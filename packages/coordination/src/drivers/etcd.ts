@@ -8,40 +8,25 @@ import { parseEtcdUrl, type EtcdUrl } from '../url.js';
 import {
   checkDriverOptions,
   EngineDriverBase,
-  MAX_TTL_MS,
-  previousHolder,
   jsonObject,
-  recordToStore,
   unreachableError,
-  validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
+  type HighWaterRecord,
 } from './common.js';
 
-interface ClaimState extends EngineClaimState {
-  readonly leaseId: string;
-  readonly grantedTtlMs: number;
-}
+type Lease = { readonly leaseId: string; readonly grantedTtlMs: number };
+type ClaimState = EngineClaimState & Lease;
 
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
-class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver {
+class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements RegistryDriver {
   readonly kind = 'etcd';
+  protected readonly engineName = 'etcd';
 
-  constructor(
-    private readonly client: Etcd3,
-    private readonly parsed: EtcdUrl,
-    opts: EngineDriverOptions,
-  ) {
-    super(parsed.redacted, 'etcd', opts);
-  }
-
-  private slotKey(ns: string, slot: number): string {
-    return `${this.parsed.prefix}/${ns}/slots/${slot}`;
-  }
-  private hwKey(ns: string, slot: number): string {
-    return `${this.parsed.prefix}/${ns}/hw/${slot}`;
+  private key(ns: string, kind: 'slots' | 'hw', slot: number | ''): string {
+    return `${this.parsed.prefix}/${ns}/${kind}/${slot}`;
   }
   private deadline(boundMs = this.opts.connectTimeoutMs): { deadline: number } {
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
@@ -72,42 +57,34 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
   }
 
-  async claim(req: ClaimRequest): Promise<Claim> {
-    this.assertOpen();
-    validateClaim(req, MAX_TTL_MS);
+  protected async claimSlot(req: ClaimRequest): Promise<Claim> {
     const ttlSec = Math.max(1, Math.ceil(req.ttlMs / 1000));
-    const { leaseId, grantedTtlMs } = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
+    const lease = await this.call(`grant a ${ttlSec}s lease`, 'claim', async () => {
       const g = await this.client.leaseClient.leaseGrant({ TTL: ttlSec }, this.deadline());
       if (g.error) throw new Error(g.error);
       return { leaseId: g.ID, grantedTtlMs: Number(g.TTL) * 1000 };
     });
     try {
-      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, leaseId, grantedTtlMs);
+      const tryClaim = (slot: number) => this.tryClaimSlot(req, slot, lease);
       return await this.scanClaim(req, Infinity, tryClaim, (all) => this.held(req.namespace, req.slots, all));
     } catch (err) {
       // Do not leave a lease (and possibly a slot key) behind.
-      await this.client.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline()).catch(() => undefined);
-      if (err instanceof EtcdLeaseInvalidError) {
-        throw registryError(
-          'UNREACHABLE',
-          `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
-          { url: this.url, namespace: req.namespace },
-          err,
-        );
-      }
-      throw this.toError(err, `claim a slot of "${req.namespace}"`, 'claim');
+      await this.client.leaseClient.leaseRevoke({ ID: lease.leaseId }, this.deadline()).catch(() => undefined);
+      if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+      throw registryError(
+        'UNREACHABLE',
+        `claiming a slot of "${req.namespace}" in etcd at ${this.url} took longer than its own ${lease.grantedTtlMs / 1000}s lease (the engine or this process is too slow); try again`,
+        { url: this.url, namespace: req.namespace },
+        err,
+      );
     }
   }
 
   /** Takes one slot with the lease, or undefined: `if create(slot) == 0 and mod(hw) == seen then put both`. */
-  private async tryClaimSlot(
-    req: ClaimRequest,
-    slot: number,
-    leaseId: string,
-    grantedTtlMs: number,
-  ): Promise<Claim | undefined> {
-    const hwKeyText = this.hwKey(req.namespace, slot);
-    const slotKey = enc(this.slotKey(req.namespace, slot));
+  private async tryClaimSlot(req: ClaimRequest, slot: number, lease: Lease): Promise<Claim | undefined> {
+    const { leaseId } = lease;
+    const hwKeyText = this.key(req.namespace, 'hw', slot);
+    const slotKey = enc(this.key(req.namespace, 'slots', slot));
     const hwKey = enc(hwKeyText);
     const value = enc(
       JSON.stringify({ holder: req.holder, leaseId, ttlMs: req.ttlMs, claimedAtMs: this.opts.clock.now() }),
@@ -118,8 +95,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
     for (let attempt = 0; attempt < 3; attempt++) {
       if (view.responses[0]?.response_range?.kvs[0]) return undefined; // held
       const hw = view.responses[1]?.response_range?.kvs[0];
-      const prev = previousHolder(this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
-      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
+      const [prev, first] = this.firstRecord(req, this.highWater(hw?.value.toString('utf8'), hwKeyText, 'etcdctl get'));
       const res: ITxnResponse = await this.client.kv.txn(
         {
           compare: [
@@ -136,7 +112,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
         this.deadline(),
       );
       if (res.succeeded || res.responses[0]?.response_range?.kvs[0]?.lease === leaseId) {
-        return this.claimed(`${leaseId}@${req.namespace}`, req, slot, prev, { leaseId, grantedTtlMs });
+        return this.claimed(`${leaseId}@${req.namespace}`, req, slot, prev, lease);
       }
       view = res; // taken meanwhile, or the record changed (its holder just released): look again
     }
@@ -144,72 +120,65 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
   }
 
   private async held(ns: string, slots: number, withHolders: boolean): Promise<Map<number, Partial<HolderInfo>>> {
-    const base = `${this.parsed.prefix}/${ns}/slots/`;
-    const all = await rangeBySlot(this.client, base, this.deadline().deadline, !withHolders);
+    const all = await rangeBySlot(this.client, this.key(ns, 'slots', ''), this.deadline().deadline, !withHolders);
     const holder = (v: Buffer): Partial<HolderInfo> =>
       jsonObject<{ holder: HolderInfo }>(v.toString('utf8')).holder ?? {};
     return new Map([...all].filter(([n]) => n < slots).map(([n, v]) => [n, holder(v)]));
   }
 
-  async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    this.assertOpen();
-    const s = this.stateOf(claim);
-    if (!Number.isFinite(opts.ttlMs) || opts.ttlMs < 1 || opts.ttlMs > s.grantedTtlMs) {
-      throw registryError(
-        'OPTION',
-        `renew ttlMs ${opts.ttlMs} is outside 1..${s.grantedTtlMs}, the TTL etcd granted for this claim (etcd cannot lengthen a lease); claim again with the longer TTL`,
-        { url: this.url, ttlMs: opts.ttlMs, grantedTtlMs: s.grantedTtlMs },
-      );
-    }
-    const call = this.deadline(opts.ttlMs);
-    const rec = recordToStore(s.prev, opts.highWaterMs, opts.ttlMs, s.holderId, this.opts.clock, false);
-    const slotKey = enc(this.slotKey(s.namespace, s.slot));
+  protected override checkRenewTtl(s: ClaimState, ttlMs: number): void {
+    if (Number.isFinite(ttlMs) && ttlMs >= 1 && ttlMs <= s.grantedTtlMs) return;
+    throw registryError(
+      'OPTION',
+      `renew ttlMs ${ttlMs} is outside 1..${s.grantedTtlMs}, the TTL etcd granted for this claim (etcd cannot lengthen a lease); claim again with the longer TTL`,
+      { url: this.url, ttlMs, grantedTtlMs: s.grantedTtlMs },
+    );
+  }
+
+  protected async renewSlot(s: ClaimState, rec: HighWaterRecord, _token: string, ttlMs: number) {
+    const call = this.deadline(ttlMs);
+    const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
     // The keep-alive and the fenced write run concurrently; both must succeed (docs/node-ids.md, "etcd internals").
     const [alive, written] = await Promise.allSettled([
       keepAliveOnce(this.client, this.parsed.hosts.length, s.leaseId, call.deadline),
       this.client.kv.txn(
         {
           compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }],
-          success: [{ request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } }],
+          success: [
+            { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
+          ],
           failure: [{ request_range: { key: slotKey } }],
         },
         call,
       ),
     ]);
-    const lost = (why: string): FlurryError => this.lost(claim, s, why);
     // Definite answers first: the lease is gone or the key is not ours.
-    if (alive.status === 'fulfilled' && alive.value <= 0) throw lost('lost its lease (expired or revoked)');
-    if (written.status === 'fulfilled' && !written.value.succeeded) {
-      throw lost(
-        written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed',
-      );
-    }
-    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError)
-      throw lost('lost its lease (expired or revoked)');
-    const failure: unknown =
-      alive.status === 'rejected' ? alive.reason : written.status === 'rejected' ? written.reason : undefined;
-    if (failure !== undefined)
-      throw this.toError(failure, `renew slot ${claim.slot} of "${s.namespace}"`, 'renew', { slot: claim.slot });
+    const leaseGone = 'lost its lease (expired or revoked)';
+    if (alive.status === 'fulfilled' && alive.value <= 0) return leaseGone;
+    if (written.status === 'fulfilled' && !written.value.succeeded)
+      return written.value.responses[0]?.response_range?.kvs[0] ? 'is held by another lease' : 'is no longer claimed';
+    if (alive.status === 'rejected' && alive.reason instanceof EtcdLeaseInvalidError) return leaseGone;
+    if (alive.status === 'rejected') throw alive.reason;
+    if (written.status === 'rejected') throw written.reason;
+    return undefined;
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const slotKey = enc(this.slotKey(s.namespace, s.slot));
-      const ops: IRequestOp[] = [
-        { request_put: { key: enc(this.hwKey(s.namespace, s.slot)), value: enc(JSON.stringify(rec)) } },
-        { request_delete_range: { key: slotKey } },
-      ];
-      const res = await this.client.kv.txn(
-        { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
-        this.deadline(),
-      );
-      await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
-        if (err instanceof EtcdLeaseInvalidError) return;
-        const why = 'etcd release: could not revoke the lease; it will expire on its own';
-        this.opts.logger?.warn({ url: this.url, err: String(err) }, why);
-      });
-      return res.succeeded;
+  protected async releaseSlot(s: ClaimState, rec: HighWaterRecord): Promise<boolean> {
+    const slotKey = enc(this.key(s.namespace, 'slots', s.slot));
+    const ops: IRequestOp[] = [
+      { request_put: { key: enc(this.key(s.namespace, 'hw', s.slot)), value: enc(JSON.stringify(rec)) } },
+      { request_delete_range: { key: slotKey } },
+    ];
+    const res = await this.client.kv.txn(
+      { compare: [{ key: slotKey, result: 'Equal', target: 'Lease', lease: s.leaseId }], success: ops, failure: [] },
+      this.deadline(),
+    );
+    await this.client.leaseClient.leaseRevoke({ ID: s.leaseId }, this.deadline()).catch((err: unknown) => {
+      if (err instanceof EtcdLeaseInvalidError) return;
+      const why = 'etcd release: could not revoke the lease; it will expire on its own';
+      this.opts.logger?.warn({ url: this.url, err: String(err) }, why);
     });
+    return res.succeeded;
   }
 
   protected disconnect(): void {
@@ -218,15 +187,17 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
 
   /** The live holders of one namespace (timing, ±500 ms: docs/node-ids.md, "Listing holders"). */
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
-    const [client, prefix, { deadline }] = [this.client, this.parsed.prefix, this.deadline()];
+    const [client, { deadline }] = [this.client, this.deadline()];
     const [slots, marks] = await Promise.all([
-      rangeBySlot(client, `${prefix}/${namespace}/slots/`, deadline),
-      rangeBySlot(client, `${prefix}/${namespace}/hw/`, deadline),
+      rangeBySlot(client, this.key(namespace, 'slots', ''), deadline),
+      rangeBySlot(client, this.key(namespace, 'hw', ''), deadline),
     ]);
     const entries = [...slots.entries()].sort((a, b) => a[0] - b[0]);
     const out = await Promise.all(
       entries.map(async ([slot, raw]): Promise<HolderRecord | undefined> => {
-        const v = jsonObject<SlotValue>(raw.toString('utf8'));
+        const v = jsonObject<{ holder: Partial<HolderInfo>; leaseId: string; ttlMs: number; claimedAtMs: number }>(
+          raw.toString('utf8'),
+        );
         if (typeof v.leaseId !== 'string') return undefined;
         let ttl: { TTL: string; grantedTTL: string };
         try {
@@ -239,7 +210,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState> implements RegistryDriver 
         const remaining = Number(ttl.TTL);
         const granted = Number(ttl.grantedTTL);
         if (!(remaining >= 0) || !(granted > 0)) return undefined;
-        const key = `${prefix}/${namespace}/hw/${slot}`;
+        const key = this.key(namespace, 'hw', slot);
         const rec = this.highWater(marks.get(slot)?.toString('utf8'), key, 'etcdctl get');
         const holder = v.holder ?? {};
         const ours = rec !== undefined && rec.holder === holder.id;
@@ -273,40 +244,17 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
       global: retryEachHost(parsed.hosts.length) as never,
     },
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 },
-    ...(parsed.username !== undefined
-      ? {
-          auth: {
-            username: parsed.username,
-            password: parsed.password ?? '',
-            callOptions: () => ({ deadline: Date.now() + timeout }),
-          },
-        }
-      : {}),
+    auth: parsed.username === undefined ? undefined : { username: parsed.username, password: parsed.password ?? '' },
   };
+  if (options.auth) options.auth.callOptions = () => ({ deadline: Date.now() + timeout });
   const client = new Etcd3(options);
-  const driver = new EtcdDriver(client, parsed, opts);
-  try {
-    await client.kv.range(
-      { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true },
-      { deadline: Date.now() + timeout },
-    );
-  } catch (err) {
-    await driver.close();
-    throw driver.toError(err, 'connect', 'connect');
-  }
-  opts.logger?.info({ url: parsed.redacted, hosts: parsed.hosts }, 'connected to etcd');
-  return driver;
+  const range = { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true };
+  const check = () => client.kv.range(range, { deadline: Date.now() + timeout });
+  return new EtcdDriver(client, parsed, opts).opened(check, 'connect', {}, { hosts: parsed.hosts });
 }
 
 /** Half of etcd's one-second TTL resolution: the error of the time since a renewal. */
 const ETCD_TTL_ERROR_MS = 500;
-
-interface SlotValue {
-  holder?: Partial<HolderInfo>;
-  leaseId?: string;
-  ttlMs?: number;
-  claimedAtMs?: number;
-}
 
 /** Reads every key under `<base>` whose remainder is a slot number (`keysOnly`: without their values). */
 async function rangeBySlot(

@@ -1,13 +1,31 @@
 /** The file registry: leases for the processes of one machine, in a directory (docs/node-ids.md, "File internals"). */
 import path from 'node:path';
-import { assertKnownOptions, optionNames, randomHex, type Clock } from '@flurry/core';
+import { assertKnownOptions, FlurryError, optionNames, randomHex, type Clock } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { optionError, registryError } from '../errors.js';
-import { fileSteps, fileSystemType, localFileSystem, writeFileAtomicWithin, type FileIo } from '../file-steps.js';
+import {
+  fileSteps,
+  fileSystemType,
+  localFileSystem,
+  writeFileAtomicWithin,
+  type FileIo,
+  type FileSteps,
+} from '../file-steps.js';
 import { hostMonotonicMs, timeSourceFor, type LeaseTimeSource } from '../host-clock.js';
 import { makeDirLevels } from '../state-dir.js';
-import { claimFileSlot, FileSlots } from './file-claim.js';
-import { genName, readFileHolders, type FileClaim, type LeaseRecord } from './file-record.js';
+import { allNodeIds, jsonObject, preferredSlot, slotNumbers } from './common.js';
+import {
+  describeHolder,
+  expiresIn,
+  GEN_RE,
+  genName,
+  holderOf,
+  parseLeaseRecord,
+  SEGMENT_RE,
+  type FileClaim,
+  type LeaseRecord,
+  type ReadResult,
+} from './file-record.js';
 
 /** Options of {@link createFileDriver}. */
 export interface FileDriverOptions {
@@ -25,19 +43,25 @@ const FILE_DRIVER_OPTION_NAMES = optionNames<FileDriverOptions>({ clock: true, t
 
 export type { FileClaim } from './file-record.js';
 
-class FileDriver extends FileSlots implements RegistryDriver {
+const PROBE_BATCH = 16;
+
+class FileDriver implements RegistryDriver {
   readonly kind = 'file';
+  readonly url: string;
+  readonly time: LeaseTimeSource;
+  steps: FileSteps = fileSteps('async');
   private closed = false;
   private granting: Promise<void> | undefined;
 
   constructor(
-    root: string,
-    clock: Clock,
+    private readonly root: string,
+    readonly clock: Clock,
     time: LeaseTimeSource | undefined,
-    timeoutMs: number,
+    readonly timeoutMs: number,
     private readonly askedIo: FileIo,
   ) {
-    super(root, clock, time ?? timeSourceFor(clock), timeoutMs);
+    this.url = `file:${root}`;
+    this.time = time ?? timeSourceFor(clock);
   }
 
   get io(): FileIo {
@@ -90,12 +114,13 @@ class FileDriver extends FileSlots implements RegistryDriver {
     return claimFileSlot(this, req);
   }
 
-  private own(claim: Claim): { dir: string; gen: number } {
-    const c = claim as Partial<FileClaim>;
-    if (typeof c.dir !== 'string' || typeof c.gen !== 'number') {
+  private async own(claim: Claim): Promise<{ dir: string; gen: number; r: ReadResult }> {
+    await this.opened();
+    const { dir, gen } = claim as Partial<FileClaim>;
+    if (typeof dir !== 'string' || typeof gen !== 'number') {
       throw registryError('LEASE_LOST', `${this.url}: the claim was not made by this file registry`, { url: this.url });
     }
-    return { dir: c.dir, gen: c.gen };
+    return { dir, gen, r: await this.read(dir, gen) };
   }
 
   /** True when a generation above `gen` exists that is not aborted (or cannot be read). */
@@ -110,9 +135,7 @@ class FileDriver extends FileSlots implements RegistryDriver {
   }
 
   async renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    await this.opened();
-    const { dir, gen } = this.own(claim);
-    const r = await this.read(dir, gen);
+    const { dir, gen, r } = await this.own(claim);
     const lost = (why: string): Error =>
       registryError('LEASE_LOST', `the lease of slot ${claim.slot} in ${this.url} is no longer ours: ${why}`, {
         url: this.url,
@@ -139,9 +162,7 @@ class FileDriver extends FileSlots implements RegistryDriver {
   }
 
   async release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    await this.opened();
-    const { dir, gen } = this.own(claim);
-    const r = await this.read(dir, gen);
+    const { dir, gen, r } = await this.own(claim);
     if (r.kind !== 'ok' || r.rec.token !== claim.token || r.rec.state !== 'held') return;
     if (await this.superseded(dir, gen)) return;
     const mark = Math.max(r.rec.highWaterMs, Number.isFinite(opts.highWaterMs) ? opts.highWaterMs : 0);
@@ -160,10 +181,25 @@ class FileDriver extends FileSlots implements RegistryDriver {
     }
   }
 
+  /** The live holders of one namespace (timing: docs/node-ids.md, "Listing holders"). */
   async holders(namespace: string): Promise<HolderRecord[]> {
     await this.opened();
+    const slotsDir = path.join(this.nsDir(namespace), 'slots');
     try {
-      return await readFileHolders(this.nsDir(namespace), this);
+      const names = await this.orMissing(() => this.steps.list(slotsDir, this.timeoutMs), [], '', true);
+      const out = await Promise.all(
+        slotNumbers(names).map(async (slot) => {
+          const dir = path.join(slotsDir, String(slot));
+          for (const g of (await this.gens(dir, true)).reverse()) {
+            const r = await this.read(dir, g, true);
+            // A corrupt current record lists no holder: the next claim reports it.
+            if (r.kind === 'corrupt') return undefined;
+            if (r.kind === 'ok' && r.rec.state !== 'aborted') return holderOf(slot, r.rec, this.time, this.clock);
+          }
+          return undefined;
+        }),
+      );
+      return out.filter((h): h is HolderRecord => h !== undefined);
     } catch (e) {
       throw this.ioError(e, `list the holders of "${namespace}"`);
     }
@@ -173,6 +209,233 @@ class FileDriver extends FileSlots implements RegistryDriver {
     this.closed = true;
     return Promise.resolve();
   }
+
+  nsDir(namespace: string): string {
+    const parts = namespace.split('/');
+    if (!parts.length || parts.some((p) => !SEGMENT_RE.test(p) || p === '.' || p === '..')) {
+      throw registryError(
+        'OPTION',
+        `namespace "${namespace}" is invalid: segments of A-Z a-z 0-9 _ . - separated by "/"`,
+        { namespace },
+      );
+    }
+    return path.join(this.root, ...parts);
+  }
+
+  private expired(rec: LeaseRecord): boolean {
+    return expiresIn(rec, this.time, this.clock) <= 0;
+  }
+
+  free(r: ReadResult): boolean {
+    return r.kind === 'ok' && (r.rec.state === 'released' || this.expired(r.rec));
+  }
+
+  /** What `step` gives, or `missing` when its file or directory does not exist; other failures: {@link ioError}. */
+  private async orMissing<T, M>(step: () => Promise<T>, missing: M, doing: string, raw: boolean): Promise<T | M> {
+    try {
+      return await step();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
+      throw raw ? e : this.ioError(e, doing);
+    }
+  }
+
+  private readText(file: string, raw = false): Promise<string | undefined> {
+    return this.orMissing(() => this.steps.readText(file, this.timeoutMs), undefined, `read ${file}`, raw);
+  }
+
+  /** One generation's record; `raw`: a failure other than a missing file is thrown as it came. */
+  async read(dir: string, gen: number, raw = false): Promise<ReadResult> {
+    const text = await this.readText(path.join(dir, genName(gen)), raw);
+    return text === undefined ? { kind: 'missing' } : parseLeaseRecord(text, gen);
+  }
+
+  /** The generations in `dir`, ascending (`raw`: as {@link read}). */
+  async gens(dir: string, raw = false): Promise<number[]> {
+    const names = await this.orMissing(() => this.steps.list(dir, this.timeoutMs), [], `list ${dir}`, raw);
+    return names.flatMap((n) => GEN_RE.exec(n)?.slice(1, 2).map(Number) ?? []).sort((a, b) => a - b);
+  }
+
+  async readHw(dir: string): Promise<number> {
+    const v = jsonObject(await this.readText(path.join(dir, 'hw'))).highWaterMs;
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  }
+
+  writeRecord(dir: string, rec: LeaseRecord): Promise<void> {
+    return writeFileAtomicWithin(
+      this.steps,
+      path.join(dir, genName(rec.gen)),
+      JSON.stringify(rec) + '\n',
+      this.timeoutMs,
+    );
+  }
+
+  /** `FLURRY_E_REGISTRY_UNREACHABLE` for a failed file-system step, with advice by cause; coded errors pass. */
+  ioError(e: unknown, doing: string): Error {
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof FlurryError) return err;
+    const { url, root } = this;
+    const advice =
+      err.code === 'ETIMEDOUT'
+        ? `Check the mount holding ${root} or choose another directory`
+        : err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS'
+          ? 'Give this user write access to the directory or choose another'
+          : 'Choose a directory on a local, writable file system';
+    const details = {
+      url,
+      dir: root,
+      errno: err.code,
+      ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}),
+    };
+    return registryError(
+      'UNREACHABLE',
+      `${url}: cannot ${doing}: ${err.message}. ${advice} with --registry file:/path`,
+      details,
+      e,
+    );
+  }
+}
+
+/** The holder of a slot whose highest of `gens` is a live lease, or undefined (free, empty or unclear). */
+async function heldBy(store: FileDriver, dir: string, gens?: number[]): Promise<string | undefined> {
+  gens ??= await store.gens(dir);
+  if (!gens.length) return undefined;
+  const top = await store.read(dir, gens[gens.length - 1]);
+  return top.kind === 'ok' && top.rec.state !== 'aborted' && !store.free(top)
+    ? describeHolder(top.rec, store.time)
+    : undefined;
+}
+
+async function tryClaim(
+  store: FileDriver,
+  dir: string,
+  slot: number,
+  req: ClaimRequest,
+  exists: boolean,
+): Promise<FileClaim | { held: string }> {
+  if (!exists) {
+    try {
+      await makeDirLevels(dir, store.timeoutMs, store.steps);
+    } catch (e) {
+      throw store.ioError(e, `create ${dir}`);
+    }
+  }
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const gens = await store.gens(dir);
+    const highest = gens.length ? gens[gens.length - 1] : 0;
+    const held = await heldBy(store, dir, gens); // fast path: the highest generation is a live lease
+    if (held !== undefined) return { held };
+    let mark = await store.readHw(dir);
+    let prev: { gen: number; rec: LeaseRecord } | undefined;
+    for (let i = gens.length - 1; i >= 0; i--) {
+      const r = await store.read(dir, gens[i]);
+      if (r.kind === 'missing') continue;
+      if (r.kind === 'corrupt' && !prev)
+        return { held: `corrupt record ${genName(gens[i])} (${r.why}); remove ${dir} once no process uses it` };
+      if (r.kind === 'corrupt') continue;
+      if (r.rec.highWaterMs > mark) mark = r.rec.highWaterMs;
+      if (!prev && r.rec.state !== 'aborted') prev = { gen: gens[i], rec: r.rec };
+    }
+    if (prev && !store.free({ kind: 'ok', rec: prev.rec })) return { held: describeHolder(prev.rec, store.time) };
+    const gen = highest + 1;
+    const token = `${gen}.${randomHex(12)}`;
+    const now = store.clock.now();
+    const rec: LeaseRecord = {
+      v: 1,
+      gen,
+      slot,
+      state: 'held',
+      holder: req.holder,
+      token,
+      boot: store.time.boot,
+      expiresMono: store.time.monotonic() + req.ttlMs,
+      expiresAtMs: now + req.ttlMs,
+      highWaterMs: mark,
+      updatedAtMs: now,
+      claimedAtMs: now,
+    };
+    const tmp = path.join(dir, `.new-${process.pid}-${randomHex(6)}`);
+    try {
+      await store.steps.writeNew(tmp, JSON.stringify(rec) + '\n', store.timeoutMs, true);
+      await store.steps.link(tmp, path.join(dir, genName(gen)), store.timeoutMs);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another process made this generation: look again
+      throw store.ioError(e, `create ${path.join(dir, genName(gen))}`);
+    } finally {
+      await store.steps.unlink(tmp, store.timeoutMs).catch(() => undefined);
+    }
+    let releasedCleanly = true; // also with only aborted generations: they never issued; the history is in `hw`
+    if (prev) {
+      // Dekker: we wrote (our generation), now read the previous lease again.
+      const again = await store.read(dir, prev.gen);
+      if (again.kind !== 'ok' || again.rec.token !== prev.rec.token || !store.free(again)) {
+        await store.writeRecord(dir, { ...rec, state: 'aborted', updatedAtMs: store.clock.now() });
+        return {
+          held: again.kind === 'ok' ? describeHolder(again.rec, store.time) : `a racing claim of slot ${slot}`,
+        };
+      }
+      releasedCleanly = again.rec.state === 'released';
+      if (again.rec.highWaterMs > mark) {
+        mark = again.rec.highWaterMs;
+        await store.writeRecord(dir, { ...rec, highWaterMs: mark });
+      }
+      for (const g of gens) {
+        if (g >= prev.gen) break;
+        await store.steps.unlink(path.join(dir, genName(g)), store.timeoutMs).catch(() => undefined);
+      }
+    }
+    return { slot, token, highWaterMs: mark, releasedCleanly, dir, gen };
+  }
+  return { held: `slot ${slot} is contended by other claimers` };
+}
+
+/** Claims a free slot: the preferred one, then existing slot directories (held ones skipped), then fresh ones. */
+export async function claimFileSlot(store: FileDriver, req: ClaimRequest): Promise<FileClaim> {
+  if (!Number.isInteger(req.slots) || req.slots < 1)
+    throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
+  const slotsDir = path.join(store.nsDir(req.namespace), 'slots');
+  let existing: Set<number>;
+  try {
+    await makeDirLevels(slotsDir, store.timeoutMs, store.steps);
+    existing = new Set((await store.steps.list(slotsDir, store.timeoutMs)).filter((n) => /^\d+$/.test(n)).map(Number));
+  } catch (e) {
+    throw store.ioError(e, `create ${slotsDir}`);
+  }
+  const held: { slot: number; holder: string }[] = [];
+  const visit = async (slot: number, holder?: string): Promise<FileClaim | undefined> => {
+    const dir = path.join(slotsDir, String(slot));
+    const r = holder !== undefined ? { held: holder } : await tryClaim(store, dir, slot, req, existing.has(slot));
+    return 'held' in r ? void held.push({ slot, holder: r.held }) : r;
+  };
+  const pref = preferredSlot(req);
+  const first = pref === undefined ? undefined : await visit(pref);
+  if (first) return first;
+  // Existing slot directories first (recycling), in order; then fresh ones.
+  const sorted = [...existing].filter((s) => s < req.slots && s !== pref).sort((a, b) => a - b);
+  // Read-only look-ahead, PROBE_BATCH slots at a time: only the slots not visibly held get the full protocol.
+  for (let i = 0; i < sorted.length; i += PROBE_BATCH) {
+    const batch = sorted.slice(i, i + PROBE_BATCH);
+    const dirs = batch.map((slot) => path.join(slotsDir, String(slot)));
+    const holders = await Promise.all(dirs.map((dir) => heldBy(store, dir).catch(() => undefined)));
+    for (let k = 0; k < batch.length; k++) {
+      const c = await visit(batch[k], holders[k]);
+      if (c) return c;
+    }
+  }
+  for (let s = 0; s < req.slots; s++) {
+    const c = existing.has(s) || s === pref ? undefined : await visit(s);
+    if (c) return c;
+  }
+  const list = held
+    .slice(0, 10)
+    .map((h) => `slot ${h.slot}: ${h.holder}`)
+    .join('; ');
+  throw registryError(
+    'EXHAUSTED',
+    `${allNodeIds(req.slots).join(` of "${req.namespace}" in ${store.url} `)} held (${held.length} held): ${list}${held.length > 10 ? `; … ${held.length - 10} more` : ''}. ` +
+      "Stop a holder, wait for crashed holders' leases to expire, or use a layout with more node bits.",
+    { url: store.url, namespace: req.namespace, slots: req.slots, held: held.length, holders: held.slice(0, 100) },
+  );
 }
 
 /** Opens the file registry in `dir` (created on first claim). */
@@ -191,10 +454,9 @@ export function createFileDriver(dir: string, opts: FileDriverOptions): Registry
   }
   const io = opts.io ?? 'async';
   if (io !== 'async' && io !== 'sync') {
-    throw registryError(
-      'OPTION',
+    throw optionError(
+      'io',
       `io must be 'async' (each step bounded by timeoutMs) or 'sync' (for a short-lived process); got ${JSON.stringify(io)}. Leave it out for 'async'.`,
-      { option: 'io' },
     );
   }
   return new FileDriver(path.normalize(dir), opts.clock, opts.time, timeoutMs, io);

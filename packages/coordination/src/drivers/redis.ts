@@ -20,16 +20,13 @@ import {
   listedHolder,
   preferredSlot,
   randomStart,
-  MAX_TTL_MS,
-  previousHolder,
   jsonObject,
-  recordToStore,
   slotNumbers,
   unreachableError,
-  validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
+  type HighWaterRecord,
 } from './common.js';
 
 const MGET_CHUNK = 512;
@@ -73,16 +70,9 @@ return 0
 type ScriptClient = Redis &
   Record<'flurryClaim' | 'flurryRenew' | 'flurryRelease', (...keysAndArgs: (string | number)[]) => Promise<unknown>>;
 
-class RedisDriver extends EngineDriverBase<EngineClaimState> implements RegistryDriver {
+class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, RedisUrl> implements RegistryDriver {
   readonly kind = 'redis';
-
-  constructor(
-    private readonly client: ScriptClient,
-    private readonly parsed: RedisUrl,
-    opts: EngineDriverOptions,
-  ) {
-    super(parsed.redacted, 'Redis', opts);
-  }
+  protected readonly engineName = 'Redis';
 
   private key(ns: string, kind: 'slot' | 'holder' | 'hw', slot: number): string {
     return `${this.parsed.prefix}:{${ns}}:${kind}:${slot}`;
@@ -96,14 +86,6 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     return redisError(this.parsed, err, what, phase, extra);
   }
 
-  claim(req: ClaimRequest): Promise<Claim> {
-    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
-      this.assertOpen();
-      validateClaim(req, MAX_TTL_MS);
-      return this.claimWithToken(req, `${randomHex(16)}@${req.namespace}`);
-    });
-  }
-
   /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
     const keys = this.keys(req.namespace, slot);
@@ -112,24 +94,20 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     if (held !== null) return undefined;
     let seen = hw ?? '';
     for (let attempt = 0; attempt < 3; attempt++) {
-      const prev = previousHolder(this.highWater(seen, keys[2], 'GET'));
-      const first = recordToStore(prev, 0, req.ttlMs, req.holder.id, this.opts.clock, false);
-      const newHw = JSON.stringify(first);
-      const res = (await this.client.flurryClaim(...keys, token, req.ttlMs, holderJson, seen, newHw)) as [
-        number,
-        string?,
-      ];
-      const outcome = Number(res[0]);
-      if (outcome === 1) return this.claimed(token, req, slot, prev, {});
-      if (outcome !== 2) return undefined; // held
-      seen = res[1] ?? ''; // the previous holder just released: derive from its final record
+      const [prev, first] = this.firstRecord(req, this.highWater(seen, keys[2], 'GET'));
+      const args = [token, req.ttlMs, holderJson, seen, JSON.stringify(first)];
+      const [outcome, current] = (await this.client.flurryClaim(...keys, ...args)) as [number, string?];
+      if (Number(outcome) === 1) return this.claimed(token, req, slot, prev, {});
+      if (Number(outcome) !== 2) return undefined; // held
+      seen = current ?? ''; // the previous holder just released: derive from its final record
     }
     return undefined;
   }
 
   /** One pass over all slots from a random start, MGET in chunks, trying the free ones (stops at the first claim). */
-  private async claimWithToken(req: ClaimRequest, token: string): Promise<Claim> {
+  protected async claimSlot(req: ClaimRequest): Promise<Claim> {
     const ns = req.namespace;
+    const token = `${randomHex(16)}@${ns}`;
     const pref = preferredSlot(req);
     const first = pref === undefined ? undefined : await this.tryClaimSlot(req, pref, token);
     if (first) return first;
@@ -153,19 +131,15 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
     throw this.exhausted(req, held, holders);
   }
 
-  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    const lostWhy = 'expired or is held by another token';
-    return this.renewWith(claim, opts.ttlMs, opts.highWaterMs, lostWhy, async (s, rec) => {
-      const keys = this.keys(s.namespace, s.slot);
-      return Number(await this.client.flurryRenew(...keys, claim.token, opts.ttlMs, JSON.stringify(rec))) === 1;
-    });
+  protected async renewSlot(s: EngineClaimState, rec: HighWaterRecord, token: string, ttlMs: number) {
+    const keys = this.keys(s.namespace, s.slot);
+    const ours = Number(await this.client.flurryRenew(...keys, token, ttlMs, JSON.stringify(rec))) === 1;
+    return ours ? undefined : 'expired or is held by another token';
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const keys = this.keys(s.namespace, s.slot);
-      return Number(await this.client.flurryRelease(...keys, claim.token, JSON.stringify(rec))) === 1;
-    });
+  protected async releaseSlot(s: EngineClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
+    const keys = this.keys(s.namespace, s.slot);
+    return Number(await this.client.flurryRelease(...keys, token, JSON.stringify(rec))) === 1;
   }
 
   protected disconnect(): void {
@@ -189,19 +163,16 @@ class RedisDriver extends EngineDriverBase<EngineClaimState> implements Registry
       const p = client.pipeline();
       for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
       const res = (await p.exec()) ?? [];
+      const failed = res.find(([e]) => e)?.[0];
+      if (failed) throw failed;
       chunk.forEach((slot, j) => {
-        const [e1, pttl] = res[3 * j] ?? [];
-        const [e2, holderRaw] = res[3 * j + 1] ?? [];
-        const [e3, hwRaw] = res[3 * j + 2] ?? [];
-        const failed = e1 ?? e2 ?? e3;
-        if (failed) throw failed;
+        const [pttl, holderRaw, hwRaw] = res.slice(3 * j, 3 * j + 3).map(([, v]) => v);
         const left = Number(pttl);
         if (!(left > 0)) return; // expired (or freed) between SCAN and PTTL
         const v = jsonObject<HolderInfo & { ttlMs: unknown; claimedAtMs: unknown }>(
           typeof holderRaw === 'string' ? holderRaw : undefined,
         );
-        const key = `${base}hw:${slot}`;
-        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, key, 'GET');
+        const rec = this.highWater(typeof hwRaw === 'string' ? hwRaw : undefined, `${base}hw:${slot}`, 'GET');
         const ttlMs = typeof v.ttlMs === 'number' ? v.ttlMs : null;
         const { ttlMs: _t, claimedAtMs, ...holder } = v;
         out.push({
@@ -252,11 +223,7 @@ async function checkDatabase(client: ScriptClient, parsed: RedisUrl, timeoutMs: 
 }
 
 /** Refuses a Redis that can lose acknowledged writes, as the segment store does, unless `allowVolatile=true`. */
-async function checkPersistence(
-  client: ScriptClient,
-  parsed: RedisUrl,
-  logger: FlurryLogger | undefined,
-): Promise<void> {
+async function checkPersistence(client: ScriptClient, parsed: RedisUrl, logger?: FlurryLogger): Promise<void> {
   const persistence = await readRedisPersistence((name) => client.config('GET', name));
   if (persistence.durable) return;
   const allowed = `${parsed.redacted}${parsed.redacted.includes('?') ? '&' : '?'}allowVolatile=true`;

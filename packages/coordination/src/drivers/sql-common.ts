@@ -16,16 +16,12 @@ import {
   ENGINE_DRIVER_OPTION_NAMES,
   EngineDriverBase,
   pickHolder,
-  MAX_TTL_MS,
   jsonObject,
-  previousHolder,
-  recordToStore,
   unreachableError,
-  validateClaim,
   type DriverPhase,
   type EngineClaimState,
   type EngineDriverOptions,
-  type PreviousHolder,
+  type HighWaterRecord,
 } from './common.js';
 import {
   holderFromRow,
@@ -59,6 +55,8 @@ interface SqlClaimState extends EngineClaimState {
   readonly holder: Record<string, unknown>;
 }
 
+const SQL_ENGINES = { postgres: 'PostgreSQL', mysql: 'MySQL' } as const;
+
 /** At most this many slots are tried per scan (a lost race moves on to the next free one). */
 const TRIES_PER_SCAN = 32;
 
@@ -67,23 +65,13 @@ function truthy(v: unknown): boolean {
 }
 
 /** One row per slot, conditional statements on the database's clock (docs/node-ids.md, "`postgres://` and `mysql://`"). */
-export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implements RegistryDriver {
-  readonly kind: SqlDialect;
-  private readonly sql: ReturnType<typeof registryStatements>;
-
-  constructor(
-    private readonly u: SqlUrl,
-    private readonly name: string,
-    private readonly pool: SqlPool,
-    opts: SqlDriverOptions,
-  ) {
-    super(u.redacted, name, opts);
-    this.kind = u.dialect;
-    this.sql = registryStatements(u.dialect, quoteTable(u.dialect, u.table));
-  }
+export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, SqlUrl> implements RegistryDriver {
+  readonly kind = this.parsed.dialect;
+  protected readonly engineName = SQL_ENGINES[this.kind];
+  private readonly sql = registryStatements(this.kind, quoteTable(this.kind, this.parsed.table));
 
   private async withConn<T>(fn: (conn: SqlSession) => Promise<T>): Promise<T> {
-    const session = await this.pool.connect();
+    const session = await this.client.connect();
     try {
       return await fn(session);
     } finally {
@@ -93,7 +81,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
 
   toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
     if (err instanceof FlurryError) return err;
-    const u = this.u;
+    const u = this.parsed;
     const details = { url: this.url, operation: what, ...extra };
     const msg = errorText(err).split('\n')[0];
     const user = `user "${u.user ?? '(default)'}"`;
@@ -123,12 +111,12 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     if (code && message) return registryError(code, message, details, err);
     const at = `${u.host}:${u.port}`;
     const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
-    return unreachableError(this.name, this.url, c, details, err);
+    return unreachableError(this.engineName, this.url, c, details, err);
   }
 
   /** Checks that the table exists with every registry column; creates it when it does not and `create`. */
   async prepare(create: boolean): Promise<void> {
-    const u = this.u;
+    const u = this.parsed;
     const probe = async (): Promise<string[] | undefined> => {
       try {
         return (await this.withConn((c) => c.query(this.sql.probe, []))).fields;
@@ -138,13 +126,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       }
     };
     let fields = await probe();
-    if (fields === undefined) {
-      if (!create)
-        throw registryError(
-          'CORRUPT',
-          `the registry table ${u.table} does not exist in ${this.where}; create it with "flurry registry init URL"`,
-          { url: this.url, table: u.table },
-        );
+    if (fields === undefined && create) {
       try {
         await this.withConn((c) => c.query(registryTableDdl(this.kind, u.table), []));
       } catch (err) {
@@ -152,10 +134,12 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
         if (sqlFailure(this.kind, err) !== 'race') throw err;
       }
       fields = await probe();
-      if (fields === undefined)
-        throw registryError('CORRUPT', `the registry table ${u.table} could not be created in ${this.where}`, {
-          url: this.url,
-        });
+    }
+    if (fields === undefined) {
+      const why = create ? 'could not be created in' : 'does not exist in';
+      const advice = create ? '' : '; create it with "flurry registry init URL"';
+      const details = create ? { url: this.url } : { url: this.url, table: u.table };
+      throw registryError('CORRUPT', `the registry table ${u.table} ${why} ${this.where}${advice}`, details);
     }
     const have = new Set(fields.map((f) => f.toLowerCase()));
     const missing = REGISTRY_COLUMNS.filter((col) => !have.has(col));
@@ -175,33 +159,28 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
     if (stored === 0 || stored === req.slots) return;
     throw registryError(
       'CORRUPT',
-      `namespace "${req.namespace}" in ${this.where} (table ${this.u.table}) belongs to a layout with ${stored} node IDs, ` +
+      `namespace "${req.namespace}" in ${this.where} (table ${this.parsed.table}) belongs to a layout with ${stored} node IDs, ` +
         `but this layout leases ${req.slots}: another layout of the same cluster must not share its node IDs. Use another cluster name ` +
         `or table, or delete the namespace's rows once no process of the old layout runs`,
       { url: this.url, namespace: req.namespace, storedSlots: stored, slots: req.slots },
     );
   }
 
-  claim(req: ClaimRequest): Promise<Claim> {
-    return this.call(`claim a slot of "${req.namespace}"`, 'claim', () => {
-      this.assertOpen();
-      validateClaim(req, MAX_TTL_MS);
-      if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
-      const token = randomHex(16);
-      const live = async () => {
-        const rows = (await this.withConn((c) => c.query(this.sql.scan, [req.namespace]))).rows;
-        rows.forEach((r) => this.checkLayout(req, r));
-        const held = rows.filter((r) => truthy(r.live) && Number(r.slot) < req.slots);
-        return new Map(held.map((r) => [Number(r.slot), jsonObject(typeof r.holder === 'string' ? r.holder : null)]));
-      };
-      return this.scanClaim(req, TRIES_PER_SCAN, (slot) => this.tryClaimSlot(req, slot, token), live);
-    });
+  protected claimSlot(req: ClaimRequest): Promise<Claim> {
+    if (req.slots > 2 ** 31) throw registryError('OPTION', `slots must be at most 2^31 (got ${req.slots})`, {});
+    const token = randomHex(16);
+    const live = async () => {
+      const rows = (await this.withConn((c) => c.query(this.sql.scan, [req.namespace]))).rows;
+      rows.forEach((r) => this.checkLayout(req, r));
+      const held = rows.filter((r) => truthy(r.live) && Number(r.slot) < req.slots);
+      return new Map(held.map((r) => [Number(r.slot), jsonObject(typeof r.holder === 'string' ? r.holder : null)]));
+    };
+    return this.scanClaim(req, TRIES_PER_SCAN, (slot) => this.tryClaimSlot(req, slot, token), live);
   }
 
   /** Takes one slot without locking a live row (read, then a conditional INSERT or versioned UPDATE), or undefined. */
   private async tryClaimSlot(req: ClaimRequest, slot: number, token: string): Promise<Claim | undefined> {
-    const clock = this.opts.clock;
-    const claimedAt = clock.now();
+    const claimedAt = this.opts.clock.now();
     const holder = {
       ...pickHolder(req.holder),
       version: FLURRY_VERSION,
@@ -209,49 +188,43 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
       ttlMs: req.ttlMs,
     };
     const holderJson = JSON.stringify({ ...holder, renewedAtMs: claimedAt });
-    let prev: PreviousHolder | undefined;
     try {
-      prev = await this.withConn(async (c) => {
+      return await this.withConn(async (c) => {
         const row = (await c.query(this.sql.readSlot, [req.namespace, slot])).rows[0];
         this.checkLayout(req, row);
         if (row && truthy(row.live)) return undefined;
-        const p = previousHolder(
+        const [p, rec] = this.firstRecord(
+          req,
           row && {
             highWaterMs: Number(row.high_water_ms),
             releasedCleanly: truthy(row.released_cleanly),
             ttlMs: Number(row.ttl_ms),
           },
         );
-        const rec = recordToStore(p, 0, req.ttlMs, req.holder.id, clock, false);
         const mark = [holderJson, rec.highWaterMs, rec.ttlMs];
         const args = row
           ? [req.slots, token, req.ttlMs, ...mark, req.namespace, slot, String(row.version)]
           : [req.namespace, slot, req.slots, token, req.ttlMs, ...mark];
         const written = await c.query(row ? this.sql.take : this.sql.insert, args);
-        return written.affected === 1 ? p : undefined; // 0: taken, changed or inserted by another claimer meanwhile
+        // 0 rows: taken, changed or inserted by another claimer meanwhile.
+        return written.affected === 1 ? this.claimed(token, req, slot, p, { holder }) : undefined;
       });
     } catch (err) {
       if (sqlFailure(this.kind, err) === 'race') return undefined;
       throw err;
     }
-    if (!prev) return undefined;
-    return this.claimed(token, req, slot, prev, { holder });
   }
 
-  renew(claim: Claim, opts: { ttlMs: number; highWaterMs: number }): Promise<void> {
-    const lostWhy = "expired (by the database's clock) or is held by another token";
-    return this.renewWith(claim, opts.ttlMs, opts.highWaterMs, lostWhy, async (s, rec) => {
-      const holder = JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs });
-      const args = [opts.ttlMs, rec.highWaterMs, rec.ttlMs, holder, s.namespace, s.slot, claim.token];
-      return (await this.withConn((c) => c.query(this.sql.renew, args))).affected === 1;
-    });
+  protected async renewSlot(s: SqlClaimState, rec: HighWaterRecord, token: string, ttlMs: number) {
+    const holder = JSON.stringify({ ...s.holder, renewedAtMs: rec.updatedAtMs });
+    const args = [ttlMs, rec.highWaterMs, rec.ttlMs, holder, s.namespace, s.slot, token];
+    const ours = (await this.withConn((c) => c.query(this.sql.renew, args))).affected === 1;
+    return ours ? undefined : "expired (by the database's clock) or is held by another token";
   }
 
-  release(claim: Claim, opts: { highWaterMs: number }): Promise<void> {
-    return this.releaseWith(claim, opts.highWaterMs, async (s, rec) => {
-      const args = [rec.highWaterMs, rec.releasedCleanly, rec.ttlMs, s.namespace, s.slot, claim.token];
-      return (await this.withConn((c) => c.query(this.sql.release, args))).affected === 1;
-    });
+  protected async releaseSlot(s: SqlClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
+    const args = [rec.highWaterMs, rec.releasedCleanly, rec.ttlMs, s.namespace, s.slot, token];
+    return (await this.withConn((c) => c.query(this.sql.release, args))).affected === 1;
   }
 
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
@@ -259,7 +232,7 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState> implement
   }
 
   protected async disconnect(): Promise<void> {
-    await this.pool.end().catch(() => undefined);
+    await this.client.end().catch(() => undefined);
   }
 }
 
@@ -275,7 +248,7 @@ export async function createSqlDriver(
   const parsed = parseSqlUrl(typeof url === 'string' ? url : url.href);
   if (parsed.dialect !== dialect)
     throw registryError('URL_INVALID', `${parsed.redacted} is not a ${dialect}:// URL`, { url: parsed.redacted });
-  const name = dialect === 'postgres' ? 'PostgreSQL' : 'MySQL';
+  const name = SQL_ENGINES[dialect];
   // A small pool; a connection whose bounded statement timed out or broke is dropped (a restart reconnects).
   const pool = sqlPool(dialect, client, {
     ...parsed,
@@ -287,16 +260,8 @@ export async function createSqlDriver(
     init: dialect === 'mysql' ? ['SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'] : [],
     onError: (err) => opts.logger?.warn({ url: parsed.redacted, err: err.message }, `${name} connection error`),
   });
-  const driver = new SqlRegistryDriver(parsed, name, pool, opts);
-  try {
-    await driver.prepare(opts.createTable !== false);
-  } catch (err) {
-    await driver.close();
-    throw driver.toError(err, 'connect and check the registry table', 'connect', {
-      host: parsed.host,
-      port: parsed.port,
-    });
-  }
-  opts.logger?.info({ url: driver.url, table: parsed.table }, `connected to ${name}`);
-  return driver;
+  const driver = new SqlRegistryDriver(pool, parsed, opts);
+  const extra = { host: parsed.host, port: parsed.port };
+  const check = () => driver.prepare(opts.createTable !== false);
+  return driver.opened(check, 'connect and check the registry table', extra, { table: parsed.table });
 }

@@ -164,16 +164,9 @@ class StaticDriver implements RegistryDriver, StaticAssignment {
 }
 /* eslint-enable @typescript-eslint/require-await */
 
-const STATIC_DRIVER_OPTION_NAMES = optionNames<StaticDriverOptions>({
-  kind: true,
-  slot: true,
-  source: true,
-  stateDir: true,
-  clock: true,
-});
-
 /** Creates a static (`static:N`) or Kubernetes (`k8s:`) driver. */
 export function createStaticDriver(opts: StaticDriverOptions): RegistryDriver {
-  assertKnownOptions(opts, STATIC_DRIVER_OPTION_NAMES, 'createStaticDriver options');
+  const names = optionNames<StaticDriverOptions>({ kind: true, slot: true, source: true, stateDir: true, clock: true });
+  assertKnownOptions(opts, names, 'createStaticDriver options');
   return new StaticDriver(opts);
 }
