@@ -16,12 +16,7 @@ export interface SequenceOptions {
 }
 
 /** Counters of one remote sequence. */
-export interface RemoteSequenceStats {
-  /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
-  taken: number;
-  requests: number;
-  buffered: number;
-}
+export type RemoteSequenceStats = ReturnType<ClientSequence['stats']>;
 
 /** The numbers of one key, from the fleet. */
 export type RemoteSequence = Pick<ClientSequence, 'key' | 'next' | 'batch' | 'tryNext' | 'stats'>;
@@ -122,7 +117,8 @@ export class ClientSequence extends Refilled<bigint> {
     return this.fetchAll(n, `sequence("${this.key}").batch(${n})`);
   }
 
-  stats(): RemoteSequenceStats {
+  /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
+  stats() {
     return { taken: this.buf.taken, requests: this.requests, buffered: this.buf.size };
   }
 
