@@ -4,7 +4,7 @@ import { FlurryError } from '@flurry/core';
 import { assertCount, clientError, closedError } from './errors.js';
 import { HttpTransport } from './http-transport.js';
 import { collect, IdBuffer, PrefetchSizer, type RemoteHost } from './id-buffer.js';
-import { resolveOptions, type ClientOptions, type ClientSettings } from './options.js';
+import { resolveOptions, type ClientOptions } from './options.js';
 import { idText, jsonBody, parseIdsBody } from './parse-ids.js';
 import { ClientUuids } from './uuids.js';
 import { ServerPool, type ServerReport, type ServerState } from './server-pool.js';
@@ -79,7 +79,7 @@ class Client {
     closed: () => this.closed,
   };
 
-  constructor(private readonly s: ClientSettings) {
+  constructor(private readonly s: ReturnType<typeof resolveOptions>) {
     this.buffer = new IdBuffer(s.clock, s.prefetch.maxAgeMs);
     this.pool = new ServerPool(s.servers, s.strategy, s.backoff, s.clock, s.prefetch.maxBatch);
     this.transport = new HttpTransport({ timeoutMs: s.timeoutMs, token: s.token });

@@ -1,25 +1,16 @@
 // The client's errors: a FlurryError with a FLURRY_E_CLIENT_… code, or the code a server answered with.
 import { FlurryError } from '@flurry/core';
 
-/** The client's error codes. */
+/** The client's error codes; what each means: docs/client.md#errors. */
 export const ClientErrorCode = {
-  /** A `createClient` option is missing or out of range (no servers, a malformed URL, a negative size, lowWater ≥ size…). */
   CONFIG: 'FLURRY_E_CLIENT_CONFIG',
-  /** Every server is down (or refused the token) and the buffer is empty; `details.servers` lists each server tried and its last error. */
   UNAVAILABLE: 'FLURRY_E_CLIENT_UNAVAILABLE',
-  /** Every server answered 401: the token is missing or wrong. A configuration error, not retried. */
   UNAUTHORIZED: 'FLURRY_E_CLIENT_UNAUTHORIZED',
-  /** The client was closed; create a new one. */
   CLOSED: 'FLURRY_E_CLIENT_CLOSED',
-  /** A bad argument to a method (`batch(0)`, `decode('abc')`). */
   ARGUMENT: 'FLURRY_E_CLIENT_ARGUMENT',
-  /** A server answered something that is not a valid Flurry response (not JSON, wrong count, IDs not increasing). */
   BAD_RESPONSE: 'FLURRY_E_CLIENT_BAD_RESPONSE',
-  /** A request took longer than `timeoutMs`. */
   TIMEOUT: 'FLURRY_E_CLIENT_TIMEOUT',
-  /** A connection to a server failed (refused, reset, DNS). */
   NETWORK: 'FLURRY_E_CLIENT_NETWORK',
-  /** A server answered an error status (5xx, 404…) without a Flurry error code. */
   HTTP_STATUS: 'FLURRY_E_CLIENT_HTTP_STATUS',
 } as const;
 

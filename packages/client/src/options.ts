@@ -35,9 +35,6 @@ export interface ClientOptions {
   clock?: Clock;
 }
 
-/** Validated options with defaults filled in. */
-export type ClientSettings = ReturnType<typeof resolveOptions>;
-
 /** The largest count the service's batch route takes by default. */
 const SERVICE_MAX_BATCH = 10_000;
 

@@ -16,24 +16,10 @@ export interface SequenceOptions {
 }
 
 /** Counters of one remote sequence. */
-export interface RemoteSequenceStats {
-  /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
-  taken: number;
-  requests: number;
-  buffered: number;
-}
+export type RemoteSequenceStats = ReturnType<ClientSequence['stats']>;
 
 /** The numbers of one key, from the fleet. */
-export interface RemoteSequence {
-  readonly key: string;
-  /** The next number (one request, with failover; from the buffer with `prefetch`). */
-  next(): Promise<bigint>;
-  /** `n` increasing numbers (1 to 1,000,000): one request per server `maxBatch`, each answer increasing. */
-  batch(n: number): Promise<bigint[]>;
-  /** A buffered number, or undefined (always undefined without `prefetch`); starts a refill when half used. */
-  tryNext(): bigint | undefined;
-  stats(): RemoteSequenceStats;
-}
+export type RemoteSequence = Pick<ClientSequence, 'key' | 'next' | 'batch' | 'tryNext' | 'stats'>;
 
 /** @internal Checks a key and the options; `FLURRY_E_CLIENT_ARGUMENT` otherwise. */
 export function checkSequenceArgs(key: unknown, options: SequenceOptions | undefined): number {
@@ -83,7 +69,7 @@ function classify(e: FlurryError): 'caller' | 'skip' | undefined {
 }
 
 /** @internal A remote sequence over a client (see the module comment). */
-export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
+export class ClientSequence extends Refilled<bigint> {
   private requests = 0;
   private readonly path: string;
 
@@ -97,6 +83,7 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
     this.path = `/v1/sequences/${encodeURIComponent(key)}`;
   }
 
+  /** A buffered number, or undefined (always undefined without `prefetch`); starts a refill when half used. */
   tryNext(): bigint | undefined {
     if (this.host.closed()) {
       this.buf.clear();
@@ -106,6 +93,7 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
     return this.buf.take();
   }
 
+  /** The next number (one request, with failover; from the buffer with `prefetch`). */
   async next(): Promise<bigint> {
     this.assertOpen();
     if (this.prefetch > 0) return this.nextBuffered(`sequence("${this.key}").next(): the refills brought no numbers`);
@@ -122,13 +110,15 @@ export class ClientSequence extends Refilled<bigint> implements RemoteSequence {
     return v;
   }
 
+  /** `n` increasing numbers (1 to 1,000,000): one request per server `maxBatch`, each answer increasing. */
   async batch(n: number): Promise<bigint[]> {
     this.assertOpen();
     assertCount('batch', n);
     return this.fetchAll(n, `sequence("${this.key}").batch(${n})`);
   }
 
-  stats(): RemoteSequenceStats {
+  /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
+  stats() {
     return { taken: this.buf.taken, requests: this.requests, buffered: this.buf.size };
   }
 

@@ -15,22 +15,25 @@ export function backoffDelay(o: Backoff, failures: number): number {
 export type Strategy = 'round-robin' | 'least-latency';
 
 /** The state of one server: `url` without a trailing slash; `unauthorized` after a 401 (never asked again); `maxBatch` learnt from a 400 FLURRY_E_BATCH_COUNT. */
-export interface ServerState {
-  readonly url: string;
-  readonly base: URL;
-  up: boolean;
-  failures: number;
-  /** Monotonic ms before which a down server is not asked again. */
-  retryAt: number;
-  unauthorized: boolean;
-  lastError: FlurryError | undefined;
-  /** Moving average of successful request times, ms. */
-  latencyMs: number | undefined;
-  /** A refill request to it is in flight (at most one at a time). */
-  refilling: boolean;
-  maxBatch: number;
-  requests: number;
+function serverState(base: URL, maxBatch: number) {
+  return {
+    url: base.href.replace(/\/+$/, ''),
+    base,
+    up: true,
+    failures: 0,
+    /** Monotonic ms before which a down server is not asked again. */
+    retryAt: 0,
+    unauthorized: false,
+    lastError: undefined as FlurryError | undefined,
+    /** Moving average of successful request times, ms. */
+    latencyMs: undefined as number | undefined,
+    /** A refill request to it is in flight (at most one at a time). */
+    refilling: false,
+    maxBatch,
+    requests: 0,
+  };
 }
+export type ServerState = ReturnType<typeof serverState>;
 
 /** A summary of one server for an error report. */
 export interface ServerReport {
@@ -56,19 +59,7 @@ export class ServerPool {
     private readonly clock: Clock,
     maxBatch: number,
   ) {
-    this.servers = urls.map((base) => ({
-      url: base.href.replace(/\/+$/, ''),
-      base,
-      up: true,
-      failures: 0,
-      retryAt: 0,
-      unauthorized: false,
-      lastError: undefined,
-      latencyMs: undefined,
-      refilling: false,
-      maxBatch,
-      requests: 0,
-    }));
+    this.servers = urls.map((base) => serverState(base, maxBatch));
   }
 
   eligible(s: ServerState, now = this.clock.monotonic()): boolean {

@@ -1,7 +1,6 @@
 /** Claiming a slot and settling it (the floor, the clock's wait, the deadlines), for acquire() and re-acquisition. */
 import type { Claim, RegistryDriver } from './driver.js';
-import { TimeoutError, withTimeout } from './engine-call.js';
-import { registryError } from './errors.js';
+import { TimeoutError, registryError, withTimeout } from './errors.js';
 import { claimFloor, floorTarget, unreportedWindow, waitForFloor, type TickGrid } from './floor.js';
 import type { ManagedLease } from './lease-types.js';
 import { makeHolder, type ResolvedRegistryOptions } from './options.js';

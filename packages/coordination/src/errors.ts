@@ -1,4 +1,4 @@
-/** Coded errors of the node-ID registries. All are {@link FlurryError}s from the core. */
+/** Coded errors of the node-ID registries (all {@link FlurryError}s from the core), and engine calls bounded in time. */
 import { FlurryError } from '@flurry/core';
 
 /** The codes of the node-ID registries (the core's are `ErrorCode`); what each means: docs/node-ids.md#errors. */
@@ -32,6 +32,27 @@ export function optionError(option: string, message: string, details: Record<str
 
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+export class TimeoutError extends Error {}
+
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** `err` as a `FlurryError`: coded errors pass through, others become `FLURRY_E_REGISTRY_UNREACHABLE`. */
+export function toFlurry(err: unknown, url: string, doing: string): FlurryError {
+  if (err instanceof FlurryError) return err;
+  const why =
+    err instanceof TimeoutError
+      ? `${err.message} while trying to ${doing}; check that the engine is up and reachable`
+      : `${doing} failed: ${errorText(err)}`;
+  return registryError('UNREACHABLE', `${url}: ${why}`, { url }, err);
 }
 
 export { redactUrl } from '@flurry/core';

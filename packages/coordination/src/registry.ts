@@ -2,8 +2,7 @@
 import { assertKnownOptions, optionNames, type Clock, type FlurryError } from '@flurry/core';
 import { claimAndSettle, type ClaimOutcome, type LeaseContext } from './claim.js';
 import type { RegistryDriver } from './driver.js';
-import { toFlurry } from './engine-call.js';
-import { registryError } from './errors.js';
+import { registryError, toFlurry } from './errors.js';
 import { tickGridOf } from './floor.js';
 import { toClusterHolders, type ClusterHolder, type HoldersQuery } from './holders.js';
 import { Lease } from './lease.js';

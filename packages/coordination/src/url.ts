@@ -10,16 +10,12 @@ export type RegistryKind =
   'file' | 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql' | 'static' | 'k8s';
 
 /** A parsed registry URL. */
-export type ParsedRegistryUrl =
-  | { readonly kind: 'file'; readonly url: string; readonly redacted: string; readonly dir: string | undefined }
-  | { readonly kind: 'static'; readonly url: string; readonly redacted: string; readonly slot: number }
-  | { readonly kind: 'k8s'; readonly url: string; readonly redacted: string }
-  | {
-      readonly kind: 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis' | 'postgres' | 'mysql';
-      readonly url: string;
-      readonly redacted: string;
-      readonly scheme: string;
-    };
+export type ParsedRegistryUrl = { readonly url: string; readonly redacted: string } & (
+  | { readonly kind: 'file'; readonly dir: string | undefined }
+  | { readonly kind: 'static'; readonly slot: number }
+  | { readonly kind: 'k8s' }
+  | { readonly kind: Exclude<RegistryKind, 'file' | 'static' | 'k8s'>; readonly scheme: string }
+);
 
 // Each driver's own parse…Url refuses every part it would not use.
 const ENGINE_SCHEMES: Record<string, 'zookeeper' | 'zookeeper+leaf' | 'etcd' | 'redis'> = {

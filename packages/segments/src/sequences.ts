@@ -11,7 +11,7 @@ import {
   type SerialFormat,
 } from './format.js';
 import { Sequence } from './sequence.js';
-import type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence-types.js';
+import type { SequenceEvent, SequencesOptions, SequenceStatus, SequenceTuning } from './sequence.js';
 import {
   assertKey,
   assertStep,

@@ -10,8 +10,7 @@ import {
   type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
-import { withTimeout } from '../engine-call.js';
-import { errorText, registryError } from '../errors.js';
+import { errorText, registryError, withTimeout } from '../errors.js';
 import { parseRedisUrl, type RedisUrl } from '../url.js';
 import {
   checkDriverOptions,
