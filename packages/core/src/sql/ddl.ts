@@ -55,11 +55,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
       );
     }
   }
-  return dialectSql(layout, p, dialect);
-}
-
-/** The functions of {@link layoutSql} in one dialect (the same functions, types and descriptions in both). */
-function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
+  // The same functions, types and descriptions in both dialects.
   const [epochIso, expiresIso] = isoRange(layout);
   const pg = dialect === 'postgres';
   const wide = pg && layout.totalBits === 64;
