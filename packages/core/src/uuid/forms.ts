@@ -217,10 +217,8 @@ const HEX_RE = /^[0-9a-fA-F]{32}$/;
 const CANONICAL_DASHES = [8, 13, 18, 23];
 
 function parseText(text: string, form: UuidTextForm | undefined): number[] {
-  let s = text;
-  if (form === undefined || form === 'canonical') {
-    if (s.length === 45 && s.slice(0, 9).toLowerCase() === 'urn:uuid:') s = s.slice(9);
-  }
+  const urn = (form ?? 'canonical') === 'canonical' && text.length === 45 && /^urn:uuid:/i.test(text);
+  const s = urn ? text.slice(9) : text;
   const f = form ?? (['canonical', 'hex', 'base32'] as const).find((g) => WIDTH[g] === s.length);
   if (f === undefined || !(f in WIDTH)) {
     const lengths =
