@@ -127,13 +127,8 @@ export interface DecodedUuid {
 }
 
 /**
- * Reads a v7 UUID of any form into its fields under the format (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`).
- *
- * @example
- * ```ts
- * decodeUuid('017F22E2-79B0-7CC3-98C4-DC0C0C07398F').timestamp; // '2022-02-22T19:22:22.000Z'
- * decodeUuid(gen.nextBytes(), { nodeBits: 16 }).node;          // the generator's node
- * ```
+ * Reads a v7 UUID of any form into its fields under the format (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`);
+ * samples: docs/uuids.md#forms.
  */
 export function decodeUuid(x: UuidInput, opts: DecodeUuidOptions = {}): DecodedUuid {
   const format = UuidFormat.from(opts);

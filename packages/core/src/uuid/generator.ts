@@ -7,17 +7,9 @@ import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './options.js';
 
 /**
- * Issues strictly increasing UUIDv7 for one node ID, in one thread (docs/uuids.md): `(millisecond, sequence)` only
- * grows and no two live generators share a node ID, so no two UUIDs are equal. The clock and lease policies are
- * {@link Generator}'s. One live generator per node ID in a process (whatever its widths).
- *
- * @example
- * ```ts
- * const gen = new UuidGenerator({ node: 3, clock: new ManualClock(Date.UTC(2025, 0, 1)) });
- * const ids = gen.batch(1000);          // canonical strings, strictly increasing
- * const raw = gen.batch(10, 'bytes');   // Uint8Array(16) each
- * gen.close();
- * ```
+ * Issues strictly increasing UUIDv7 for one node ID, in one thread (docs/uuids.md, with samples): `(millisecond,
+ * sequence)` only grows and no two live generators share a node ID, so no two UUIDs are equal. The clock and lease
+ * policies are {@link Generator}'s. One live generator per node ID in a process (whatever its widths).
  */
 export class UuidGenerator extends UuidIssuer {
   declare protected ticks: LocalTicks;
