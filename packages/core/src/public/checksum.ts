@@ -25,9 +25,8 @@ export class DihedralCheck {
     this.size = size;
     this.values = new Int16Array(128).fill(-1);
     for (let i = 0; i < size; i++) this.values[alphabet.charCodeAt(i)] = i;
-    // The group tables, in plain loops (no closure per entry): built at every CLI start that encodes or decodes a
-    // public ID, where the closure form cost over 1 ms. (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕
-    // g).
+    // The group tables, in plain loops (built at every CLI start that encodes or decodes a public ID, where a closure
+    // per entry cost over 1 ms): (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕ g).
     this.mul = new Uint8Array(size * size);
     this.inv = new Uint8Array(size);
     for (let x = 0; x < size; x++) {

@@ -108,9 +108,8 @@ export interface DecodeUuidOptions extends UuidFormatOptions {
 export interface DecodedUuid {
   /** The canonical lowercase string. */
   uuid: string;
-  /** Always 7. */
   version: 7;
-  /** Always `'RFC 9562'` (variant bits `10`). */
+  /** Variant bits `10`. */
   variant: 'RFC 9562';
   /** `unix_ts_ms`: Unix milliseconds. */
   unixMs: number;
