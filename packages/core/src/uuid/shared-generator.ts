@@ -2,7 +2,7 @@ import { systemClock } from '../clock.js';
 import { badOption, resolvePolicy, type ResolvedPolicy } from '../generator/options.js';
 import { SharedTicks, sharedBuffer, type FromStateOptions } from '../generator/shared-ticks.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
-import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './options.js';
+import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './generator.js';
 
 // The shared cell (signed 64 bits) holds the 48-bit millisecond above at most 15 sequence bits.
 const SHARED_SEQUENCE_BITS = 15;
