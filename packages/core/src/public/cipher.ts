@@ -94,10 +94,7 @@ function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
 }
 
 /** A public ID of the wrong length: the expected length and its parts, and a hint at a format-1 length. */
-function wrongLengthError(
-  publicId: string,
-  f: { length: number; payloadLength: number; checksum: boolean; alphabet: PublicIdAlphabet },
-): FlurryError {
+function wrongLengthError(publicId: string, f: PublicIdCipher): FlurryError {
   const formatOne = 1 + f.payloadLength + (f.checksum ? 1 : 0);
   const parts = `key ID, ${f.payloadLength} for the ID, ${PUBLIC_ID_TAG_LENGTH} for the tag${f.checksum ? ', check character' : ''}`;
   const hint =
