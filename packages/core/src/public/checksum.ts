@@ -1,7 +1,6 @@
 /**
  * A check character over a 2n-character alphabet (n odd) that catches every changed character and adjacent swap:
- * Verhoeff's scheme on the dihedral group D_n (Gumm 1985); the group, φ and a proof sketch are in
- * docs/public-ids.md#the-check-character-and-typos.
+ * Verhoeff's scheme on the dihedral group D_n (Gumm 1985): docs/public-ids.md#the-check-character-and-typos.
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */

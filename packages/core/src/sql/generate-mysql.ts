@@ -1,7 +1,5 @@
-/**
- * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
- * (session-scoped), one InnoDB state row per lane.
- */
+// The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
+// (session-scoped), one InnoDB state row per lane.
 import { lit } from './functions.js';
 import { generatorFunctions, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
 
