@@ -98,28 +98,17 @@ export class Alphabet {
     this.radix = chars.length;
     this.values = new Int8Array(128).fill(-1);
     for (let i = 0; i < chars.length; i++) {
-      const c = chars.charCodeAt(i);
-      this.values[c] = i;
-      if (options.caseInsensitive) {
-        const ch = chars[i];
-        this.values[ch.toLowerCase().charCodeAt(0)] = i;
-        this.values[ch.toUpperCase().charCodeAt(0)] = i;
-      }
+      const forms = options.caseInsensitive ? [chars[i].toLowerCase(), chars[i].toUpperCase()] : [chars[i]];
+      for (const ch of forms) this.values[ch.charCodeAt(0)] = i;
     }
-    for (const [alias, target] of Object.entries(options.aliases ?? {})) {
+    for (const [alias, target] of Object.entries(options.aliases ?? {}))
       this.values[alias.charCodeAt(0)] = this.values[target.charCodeAt(0)];
-    }
-    this.fixedLengths = new Uint8Array(65);
     const r = BigInt(this.radix);
-    for (let b = 0; b <= 64; b++) {
+    this.fixedLengths = Uint8Array.from({ length: 65 }, (_, b) => {
       let len = 1;
-      let cap = r;
-      while (cap <= MAX_FOR_BITS[b]) {
-        cap *= r;
-        len++;
-      }
-      this.fixedLengths[b] = len;
-    }
+      for (let cap = r; cap <= MAX_FOR_BITS[b]; cap *= r) len++;
+      return len;
+    });
     this.radix2 = this.radix * this.radix;
     this.zeros = Array.from({ length: 66 }, (_, k) => chars[0].repeat(k));
     let fast = 1;

@@ -1,7 +1,6 @@
 /**
  * A check character over a 2n-character alphabet (n odd) that catches every changed character and adjacent swap:
- * Verhoeff's scheme on the dihedral group D_n (Gumm 1985); the group, φ and a proof sketch are in
- * docs/public-ids.md#the-check-character-and-typos.
+ * Verhoeff's scheme on the dihedral group D_n (Gumm 1985): docs/public-ids.md#the-check-character-and-typos.
  */
 export class DihedralCheck {
   /** The alphabet (character of value 0 is the identity). */
@@ -25,9 +24,8 @@ export class DihedralCheck {
     this.size = size;
     this.values = new Int16Array(128).fill(-1);
     for (let i = 0; i < size; i++) this.values[alphabet.charCodeAt(i)] = i;
-    // The group tables, in plain loops (no closure per entry): built at every CLI start that encodes or decodes a
-    // public ID, where the closure form cost over 1 ms. (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕
-    // g).
+    // The group tables, in plain loops (built at every CLI start that encodes or decodes a public ID, where a closure
+    // per entry cost over 1 ms): (a,0)·(b,g) = (a + b mod n, g); (a,1)·(b,g) = (a − b mod n, 1 ⊕ g).
     this.mul = new Uint8Array(size * size);
     this.inv = new Uint8Array(size);
     for (let x = 0; x < size; x++) {

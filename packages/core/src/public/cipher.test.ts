@@ -9,8 +9,7 @@ import { BASE58_ALPHABET, BASE62_ALPHABET, encodeId } from '../codecs/formats.js
 import { Layout } from '../layout/layout.js';
 import { PRESETS, type PresetName } from '../layout/presets.js';
 import { DihedralCheck } from './checksum.js';
-import { PublicIdCipher, PublicIdCodec } from './cipher.js';
-import { PUBLIC_ID_TAG_LENGTH } from './format.js';
+import { PUBLIC_ID_TAG_LENGTH, PublicIdCipher, PublicIdCodec } from './cipher.js';
 import { generateKey } from './keys.js';
 
 const MAX64 = (1n << 64n) - 1n;

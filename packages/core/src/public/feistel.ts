@@ -68,12 +68,8 @@ export class FeistelPermutation {
         `A public-ID secret must be 32 bytes, got ${secret.length}.`,
         {},
       );
-    const okm = hkdfSha256(
-      secret,
-      HKDF_SALT,
-      `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`,
-      16 * FEISTEL_ROUNDS,
-    );
+    const info = `feistel-chaskey12;bits=${bits};rounds=${FEISTEL_ROUNDS}`;
+    const okm = hkdfSha256(secret, HKDF_SALT, info, 16 * FEISTEL_ROUNDS);
     const words = new Uint32Array(4 * FEISTEL_ROUNDS);
     const dv = new DataView(okm.buffer, okm.byteOffset, okm.byteLength);
     for (let i = 0; i < words.length; i++) words[i] = dv.getUint32(4 * i, true);

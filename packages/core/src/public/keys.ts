@@ -129,14 +129,13 @@ export function parseKeys(input: string | PublicIdKey | readonly (string | Publi
         try {
           keys.push(PublicIdKey.parse(tok));
         } catch (e) {
-          if (e instanceof FlurryError) {
-            throw new FlurryError(e.code, `Keyring entry ${keys.length + 1}: ${e.message}`, {
-              ...e.details,
-              entry: keys.length + 1,
-              token: i + 1,
-            });
-          }
-          throw e;
+          // PublicIdKey.parse throws only its FlurryErrors.
+          const { code, message, details } = e as FlurryError;
+          throw new FlurryError(code, `Keyring entry ${keys.length + 1}: ${message}`, {
+            ...details,
+            entry: keys.length + 1,
+            token: i + 1,
+          });
         }
       });
     } else throw invalid(`A keyring must be a string, a PublicIdKey or an array of them, got a ${typeof item}.`);

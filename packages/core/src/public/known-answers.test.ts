@@ -12,8 +12,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hkdfSync } from 'node:crypto';
 import { chaskeyTag } from '../testing/chaskey-reference.js';
-import { PublicIdCipher } from './cipher.js';
-import { PUBLIC_ID_FORMAT_VERSION } from './format.js';
+import { PUBLIC_ID_FORMAT_VERSION, PublicIdCipher } from './cipher.js';
 
 /** Secret bytes 00 01 … 1f under key ID K. */
 const KEY = 'fk1_K_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8';

@@ -1,8 +1,5 @@
-/**
- * SQL from a layout: DDL for functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, generated from a
- * {@link Layout} so that the database and the library agree bit for bit (`IMMUTABLE` / `DETERMINISTIC`; a time outside
- * the layout's life raises SQLSTATE `22008`). PostgreSQL stores 64-bit layouts as `numeric(20,0)`. See docs/sql.md.
- */
+// SQL from a layout: functions that decode and bound IDs inside PostgreSQL or MySQL/MariaDB, bit for bit as the
+// library does (docs/sql.md#the-functions: IMMUTABLE/DETERMINISTIC, SQLSTATE 22008, numeric(20,0) for 64 bits).
 import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions } from '../known-options.js';
 import { describeRange, nonTimeMask } from '../layout/bounds.js';
@@ -55,11 +52,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
       );
     }
   }
-  return dialectSql(layout, p, dialect);
-}
-
-/** The functions of {@link layoutSql} in one dialect (the same functions, types and descriptions in both). */
-function dialectSql(layout: Layout, p: string, dialect: SqlDialect): LayoutSql {
+  // The same functions, types and descriptions in both dialects.
   const [epochIso, expiresIso] = isoRange(layout);
   const pg = dialect === 'postgres';
   const wide = pg && layout.totalBits === 64;

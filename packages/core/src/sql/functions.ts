@@ -1,7 +1,5 @@
-/**
- * What the generated SQL of every kind shares: the dialects, one function's entry and statements, the script for the
- * dialect's client, SQL literals and time conversions.
- */
+// What the generated SQL of every kind shares: the dialects, one function's entry and statements, the script for the
+// dialect's client, SQL literals and time conversions.
 import { ErrorCode, FlurryError } from '../errors.js';
 
 /** The SQL dialects DDL is generated for (`mysql` covers MySQL 8 and MariaDB 10.5+). */

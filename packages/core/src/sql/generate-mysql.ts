@@ -1,13 +1,11 @@
-/**
- * The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
- * (session-scoped), one InnoDB state row per lane.
- */
+// The MySQL/MariaDB in-database generator (see generate.ts and docs/sql.md): lanes held with `GET_LOCK` named locks
+// (session-scoped), one InnoDB state row per lane.
 import { lit } from './functions.js';
 import { generatorFunctions, type GeneratorConsts, type GeneratorDdl } from './generate-shared.js';
 
 /** Builds the MySQL/MariaDB generator DDL from validated constants (called by `generatorSql`). */
 export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
-  const { p, o, lanes, laneSize: k } = c;
+  const { p, o, layout, lanes, laneSize: k } = c;
   const sig = (msg: string): string => `SIGNAL SQLSTATE '55000' SET MESSAGE_TEXT = ${lit(msg.slice(0, 128))}`;
   /** `IF cond THEN SIGNAL … END IF;` at the indentation `at`. */
   const sigIf = (cond: string, msg: string, at = '  ') => `IF ${cond} THEN\n${at}  ${sig(msg)};\n${at}END IF;`;
@@ -34,9 +32,9 @@ export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
   seq INT NOT NULL
 ) ENGINE=InnoDB`,
     `INSERT INTO ${p}generator (id, namespace, slot, token, node_bits, last_tick, seq)
-VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${c.maxSeq})
+VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${layout.maxSequence})
 ON DUPLICATE KEY UPDATE namespace = VALUES(namespace), slot = VALUES(slot), token = VALUES(token), node_bits = VALUES(node_bits),
-  last_tick = GREATEST(last_tick, VALUES(last_tick)), seq = ${c.maxSeq}, updated_at = CURRENT_TIMESTAMP(3)`,
+  last_tick = GREATEST(last_tick, VALUES(last_tick)), seq = ${layout.maxSequence}, updated_at = CURRENT_TIMESTAMP(3)`,
     // Every lane starts past the floor and past anything any lane issued before.
     `SET @flurry_lane_floor = GREATEST(${c.floorTick}, COALESCE((SELECT MAX(last_tick) FROM ${p}lanes), -1))`,
     `INSERT INTO ${p}lanes (lane, active, last_tick, seq) VALUES ${Array.from({ length: lanes }, (_, i) => `(${i}, 1, @flurry_lane_floor, ${k - 1})`).join(', ')}
@@ -107,9 +105,9 @@ BEGIN
     END IF;
     DO SLEEP(0.0005);
   END LOOP;
-  ${sigIf(`v_tick > ${c.maxTick}`, `FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up`)}
+  ${sigIf(`v_tick > ${layout.maxTick}`, `FLURRY_E_LAYOUT_EXPIRED: the ${layout.name} layout's timestamp field is used up`)}
   UPDATE ${p}lanes SET last_tick = v_tick, seq = v_s WHERE lane = v_l;
-  RETURN (CAST(v_tick AS UNSIGNED) << ${c.tsShift}) | (CAST(v_l * ${k} + v_s AS UNSIGNED) << ${c.seqShift}) | ${o.nodeBits};
+  RETURN (CAST(v_tick AS UNSIGNED) << ${layout.timestampField.shift}) | (CAST(v_l * ${k} + v_s AS UNSIGNED) << ${layout.sequenceField.shift}) | ${o.nodeBits};
 END`,
     `DROP FUNCTION IF EXISTS ${p}release_node`,
     `CREATE FUNCTION ${p}release_node() RETURNS BIGINT NOT DETERMINISTIC MODIFIES SQL DATA

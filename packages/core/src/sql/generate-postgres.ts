@@ -20,8 +20,8 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   // The sequence field of lane l, sequence s: l * k + s.
   const compose = (tick: string, lane: string, s: string) =>
     wide
-      ? `${tick}::numeric * ${1n << BigInt(c.tsShift)} + (${lane} * ${k} + ${s})::numeric * ${1n << BigInt(c.seqShift)} + ${nodeBits}`
-      : `(${tick} << ${c.tsShift}) | ((${lane} * ${k} + ${s})::bigint << ${c.seqShift}) | ${nodeBits}`;
+      ? `${tick}::numeric * ${1n << BigInt(layout.timestampField.shift)} + (${lane} * ${k} + ${s})::numeric * ${1n << BigInt(layout.sequenceField.shift)} + ${nodeBits}`
+      : `(${tick} << ${layout.timestampField.shift}) | ((${lane} * ${k} + ${s})::bigint << ${layout.sequenceField.shift}) | ${nodeBits}`;
   const guc = `flurry.${p}lane`;
   const cursorGuc = `flurry.${p}cursor`;
   const cursor = `pg_temp.${p}cursor`;
@@ -38,10 +38,10 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   END IF;`;
   const expired = (t: string) =>
     raiseIf(
-      `${t} > ${c.maxTick}`,
-      `FLURRY_E_LAYOUT_EXPIRED: the ${c.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`,
+      `${t} > ${layout.maxTick}`,
+      `FLURRY_E_LAYOUT_EXPIRED: the ${layout.name} layout's timestamp field is used up (end of life ${layout.expiresAt.toISOString()}).`,
     );
-  const beforeEpoch = `FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${c.name} layout's epoch (Unix ms ${c.epoch}).`;
+  const beforeEpoch = `FLURRY_E_CLOCK_BEFORE_EPOCH: the database clock (Unix ms %s) is before the ${layout.name} layout's epoch (Unix ms ${c.epoch}).`;
   const exhausted = raise(
     `FLURRY_E_SEQUENCE_EXHAUSTED: all ${k} IDs of the tick in this session's lane are used and the clock did not move on within ${c.maxWaitMs} ms (maxWaitMs).`,
   );
@@ -73,9 +73,9 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   seq integer NOT NULL
 )`,
     `INSERT INTO ${p}generator (id, namespace, slot, token, node_bits, last_tick, seq)
-VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${c.maxSeq})
+VALUES (1, ${lit(o.namespace)}, ${o.slot}, ${lit(o.token)}, ${o.nodeBits}, ${c.floorTick}, ${layout.maxSequence})
 ON CONFLICT (id) DO UPDATE SET namespace = EXCLUDED.namespace, slot = EXCLUDED.slot, token = EXCLUDED.token,
-  node_bits = EXCLUDED.node_bits, last_tick = GREATEST(${p}generator.last_tick, EXCLUDED.last_tick), seq = ${c.maxSeq}, updated_at = now()`,
+  node_bits = EXCLUDED.node_bits, last_tick = GREATEST(${p}generator.last_tick, EXCLUDED.last_tick), seq = ${layout.maxSequence}, updated_at = now()`,
     // Every lane starts past the floor and past anything any lane issued before (a lane count or node that changed
     // between set-ups cannot go back); extra lanes are closed.
     `INSERT INTO ${p}lanes (lane, active, last_tick, seq)
@@ -217,7 +217,7 @@ BEGIN
       tick := (tick - ${c.epoch}) / ${c.unit};
       UPDATE ${p}lanes g SET last_tick = GREATEST(g.last_tick, tick),
              seq = CASE WHEN tick > g.last_tick THEN 0 ELSE g.seq + 1 END
-       WHERE g.lane = l AND g.active AND tick <= ${c.maxTick} AND (tick > g.last_tick OR g.seq < ${k - 1})
+       WHERE g.lane = l AND g.active AND tick <= ${layout.maxTick} AND (tick > g.last_tick OR g.seq < ${k - 1})
        RETURNING g.last_tick, g.seq INTO t, s;
       IF FOUND THEN
         ${leaseCheck}

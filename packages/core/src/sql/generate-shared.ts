@@ -43,7 +43,7 @@ function fnv31(s: string): number {
   return h & 0x7fffffff;
 }
 
-/** What the dialect modules build from, `o` validated: layout numbers, floor tick, lanes, 31-bit lane-lock key. */
+/** What the dialect modules build from, `o` validated: epoch and unit, floor tick, lanes, 31-bit lane-lock key. */
 export function generatorConsts(layout: Layout, o: GeneratorSqlOptions, p: string, maxWaitMs: number, lanes: number) {
   return {
     layout,
@@ -51,15 +51,9 @@ export function generatorConsts(layout: Layout, o: GeneratorSqlOptions, p: strin
     registry: quoteSqlTable(o.dialect, o.registryTable),
     epoch: layout.epochMs,
     unit: layout.unitMs,
-    maxTick: layout.maxTick,
-    maxSeq: layout.maxSequence,
-    tsShift: layout.timestampField.shift,
-    seqShift: layout.sequenceField.shift,
     // The floor's tick is skipped entirely: IDs up to its last ms may have been issued.
     floorTick: o.floorMs < layout.epochMs ? -1 : layout.tickOf(o.floorMs),
     maxWaitMs,
-    name: layout.name,
-    spec: layout.toFieldsString(),
     lanes,
     laneSize: (layout.maxSequence + 1) / lanes,
     lockKey: fnv31(`flurry lanes ${p}`),

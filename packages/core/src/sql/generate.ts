@@ -66,7 +66,7 @@ export function generatorSql(layout: Layout, o: GeneratorSqlOptions): GeneratorS
   const c = generatorConsts(layout, o, p, maxWaitMs, lanes);
   const { functions, statements } = o.dialect === 'postgres' ? postgresGenerator(c) : mysqlGenerator(c);
   const header =
-    `-- Flurry in-database generator for the layout ${c.name} (${c.spec}); node slot ${o.slot} of ${o.namespace}\n` +
+    `-- Flurry in-database generator for the layout ${layout.name} (${layout.toFieldsString()}); node slot ${o.slot} of ${o.namespace}\n` +
     `-- leased in ${o.registryTable}; ${lanes} lane(s) of ${c.laneSize} IDs per tick. Free it with: SELECT ${p}release_node();  See docs/sql.md.\n`;
   return { functions, statements, script: sqlScript(o.dialect, header, statements), lanes, laneSize: c.laneSize };
 }

@@ -23,10 +23,7 @@ export interface UuidSqlOptions {
 export function uuidSql(options: UuidSqlOptions): LayoutSql {
   assertKnownOptions(options, ['dialect', 'prefix', 'nodeBits', 'sequenceBits'], 'uuidSql options');
   const p = sqlPrefix(options.prefix);
-  const format = UuidFormat.from({
-    ...(options.nodeBits === undefined ? {} : { nodeBits: options.nodeBits }),
-    ...(options.sequenceBits === undefined ? {} : { sequenceBits: options.sequenceBits }),
-  });
+  const format = UuidFormat.from(options);
   return checkDialect(options.dialect) === 'mysql' ? mysqlUuidSql(p, format) : postgresUuidSql(p, format);
 }
 

@@ -1,7 +1,5 @@
-/**
- * {@link UuidFormat}: Flurry's fields inside a UUIDv7 (bit by bit in docs/uuids.md); a UUID is four 32-bit words,
- * most significant first.
- */
+// UuidFormat: Flurry's fields inside a UUIDv7 (bit by bit in docs/uuids.md); a UUID is four 32-bit words, most
+// significant first.
 import { ErrorCode, FlurryError } from '../errors.js';
 
 /** A UUID format's widths; every generator and reader of one cluster must use the same. */

@@ -13,13 +13,6 @@ export type UuidInput = string | Uint8Array | bigint;
 
 const WIDTH: Record<UuidTextForm, number> = { canonical: 36, hex: 32, base32: 26, base58: 22, base62: 22 };
 
-/** Every form, in the order the docs list them. */
-export const UUID_FORMS: readonly UuidForm[] = Object.freeze([
-  ...(Object.keys(WIDTH) as UuidForm[]),
-  'bytes',
-  'bigint',
-]);
-
 /** Writes a UUID's four words as 16 bytes, big-endian, at `out[at]`; here so that `flurry decode` loads no pool. */
 export function writeBytes(out: Uint8Array, at: number, w0: number, w1: number, w2: number, w3: number): Uint8Array {
   put32(out, at, w0);
@@ -81,30 +74,28 @@ export function encodeUuid(x: UuidInput, form: UuidForm = 'canonical'): string |
   return formOf(uuidWords(x), form);
 }
 
+// Each form's writer of four checked words, in the order the docs list the forms.
+const WRITERS: Record<UuidForm, (w: ArrayLike<number>) => string | Uint8Array | bigint> = {
+  canonical: (w) => canonicalOf(w[0], w[1], w[2], w[3]),
+  hex: (w) => canonicalOf(w[0], w[1], w[2], w[3]).replace(/-/g, ''),
+  base32: base32Of,
+  base58: (w) => baseNOf(wordsBigint(w), BASE58_ALPHABET, WIDTH.base58),
+  base62: (w) => baseNOf(wordsBigint(w), BASE62_ALPHABET, WIDTH.base62),
+  bytes: (w) => writeBytes(new Uint8Array(16), 0, w[0], w[1], w[2], w[3]),
+  bigint: wordsBigint,
+};
+
+/** Every form, in the order the docs list them. */
+export const UUID_FORMS: readonly UuidForm[] = Object.freeze(Object.keys(WRITERS) as UuidForm[]);
+
 /** Four checked words as `form` (`FLURRY_E_CODEC_UNKNOWN` for an unknown form). */
 export function formOf(w: ArrayLike<number>, form: UuidForm): string | Uint8Array | bigint {
-  switch (form) {
-    case 'canonical':
-      return canonicalOf(w[0], w[1], w[2], w[3]);
-    case 'hex':
-      return canonicalOf(w[0], w[1], w[2], w[3]).replace(/-/g, '');
-    case 'base32':
-      return base32Of(w);
-    case 'base58':
-      return baseNOf(wordsBigint(w), BASE58_ALPHABET, WIDTH.base58);
-    case 'base62':
-      return baseNOf(wordsBigint(w), BASE62_ALPHABET, WIDTH.base62);
-    case 'bytes':
-      return writeBytes(new Uint8Array(16), 0, w[0], w[1], w[2], w[3]);
-    case 'bigint':
-      return wordsBigint(w);
-    default:
-      throw new FlurryError(
-        ErrorCode.CODEC_UNKNOWN,
-        `Unknown UUID form ${JSON.stringify(form)}; use one of ${UUID_FORMS.join(', ')}.`,
-        { form: String(form), allowed: [...UUID_FORMS] },
-      );
-  }
+  if (Object.hasOwn(WRITERS, form)) return WRITERS[form](w);
+  throw new FlurryError(
+    ErrorCode.CODEC_UNKNOWN,
+    `Unknown UUID form ${JSON.stringify(form)}; use one of ${UUID_FORMS.join(', ')}.`,
+    { form: String(form), allowed: [...UUID_FORMS] },
+  );
 }
 
 /** Options of {@link decodeUuid}: the format's widths and, for base58 or base62 (both 22 characters), the form. */
@@ -117,9 +108,8 @@ export interface DecodeUuidOptions extends UuidFormatOptions {
 export interface DecodedUuid {
   /** The canonical lowercase string. */
   uuid: string;
-  /** Always 7. */
   version: 7;
-  /** Always `'RFC 9562'` (variant bits `10`). */
+  /** Variant bits `10`. */
   variant: 'RFC 9562';
   /** `unix_ts_ms`: Unix milliseconds. */
   unixMs: number;
@@ -136,13 +126,8 @@ export interface DecodedUuid {
 }
 
 /**
- * Reads a v7 UUID of any form into its fields under the format (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`).
- *
- * @example
- * ```ts
- * decodeUuid('017F22E2-79B0-7CC3-98C4-DC0C0C07398F').timestamp; // '2022-02-22T19:22:22.000Z'
- * decodeUuid(gen.nextBytes(), { nodeBits: 16 }).node;          // the generator's node
- * ```
+ * Reads a v7 UUID of any form into its fields under the format (`FLURRY_E_UUID_MALFORMED`, `_VERSION`, `_VARIANT`);
+ * samples: docs/uuids.md#forms.
  */
 export function decodeUuid(x: UuidInput, opts: DecodeUuidOptions = {}): DecodedUuid {
   const format = UuidFormat.from(opts);
@@ -226,10 +211,8 @@ const HEX_RE = /^[0-9a-fA-F]{32}$/;
 const CANONICAL_DASHES = [8, 13, 18, 23];
 
 function parseText(text: string, form: UuidTextForm | undefined): number[] {
-  let s = text;
-  if (form === undefined || form === 'canonical') {
-    if (s.length === 45 && s.slice(0, 9).toLowerCase() === 'urn:uuid:') s = s.slice(9);
-  }
+  const urn = (form ?? 'canonical') === 'canonical' && text.length === 45 && /^urn:uuid:/i.test(text);
+  const s = urn ? text.slice(9) : text;
   const f = form ?? (['canonical', 'hex', 'base32'] as const).find((g) => WIDTH[g] === s.length);
   if (f === undefined || !(f in WIDTH)) {
     const lengths =

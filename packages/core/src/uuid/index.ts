@@ -1,11 +1,10 @@
 // UUIDv7 with Snowflake's guarantees: the generators, the format and its forms (docs/uuids.md).
-export { UuidGenerator } from './generator.js';
+export { UuidGenerator, UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './generator.js';
 export {
   SharedUuidGenerator,
   type SharedUuidGeneratorOptions,
   type SharedUuidGeneratorState,
 } from './shared-generator.js';
-export { UUID_GENERATOR_OPTION_NAMES, type UuidGeneratorOptions } from './options.js';
 export { UuidFormat, UUID_DEFAULTS, uuidMinAt, uuidMaxAt, type UuidFormatOptions } from './format.js';
 export {
   decodeUuid,

@@ -2,7 +2,7 @@ import { systemClock } from '../clock.js';
 import { badOption, resolvePolicy, type ResolvedPolicy } from '../generator/options.js';
 import { SharedTicks, sharedBuffer, type FromStateOptions } from '../generator/shared-ticks.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
-import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './options.js';
+import { missingNode, uuidFormatOf, type UuidGeneratorOptions } from './generator.js';
 
 // The shared cell (signed 64 bits) holds the 48-bit millisecond above at most 15 sequence bits.
 const SHARED_SEQUENCE_BITS = 15;
@@ -24,14 +24,8 @@ export type SharedUuidGeneratorOptions = Omit<UuidGeneratorOptions, 'lease'>;
  * A {@link UuidGenerator} whose `(millisecond, sequence)` state lives in shared memory, with the run reservation
  * of {@link SharedGenerator} (docs/clocks.md): per thread the UUIDs strictly increase, across threads they are
  * unique. The threads share at most 32,768 sequence values per millisecond. The creating handle holds the node
- * claim and its `close()` stops every handle; others detach. It takes no lease: keep its node ID unique.
- *
- * @example
- * ```ts
- * const shared = new SharedUuidGenerator({ node: 9 });
- * const worker = new Worker('./worker.mjs', { workerData: shared.state });
- * // worker.mjs: SharedUuidGenerator.fromState(workerData).batch(1000)
- * ```
+ * claim and its `close()` stops every handle; others detach. It takes no lease: keep its node ID unique. Worker
+ * sample: docs/uuids.md#worker-threads-sharing-one-node.
  */
 export class SharedUuidGenerator extends UuidIssuer {
   /** The structured-cloneable state to post to worker threads. */
