@@ -86,10 +86,9 @@ async function generatorState(
   c: SqlConnection,
   prefix: string,
 ): Promise<{ namespace: string; slot: number; token: string } | undefined> {
-  const rows = await c
+  const [r] = await c
     .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
     .catch(() => [] as Record<string, unknown>[]);
-  const r = rows[0];
   if (!r || r.token === null || r.token === undefined) return undefined;
   return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
 }
@@ -304,11 +303,10 @@ export async function releaseSqlNode(o: ReleaseOptions) {
       throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
     const t = quoteSqlTable(c.dialect, c.table);
     const at = { namespace: map.namespace, slot: o.slot };
-    const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
+    const [row] = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
       map.namespace,
       o.slot,
     ]);
-    const row = rows[0];
     let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
     try {
       holder =
