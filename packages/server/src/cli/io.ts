@@ -21,11 +21,9 @@ export const LAYOUT_FLAGS: FlagSpecs = Object.freeze(flagsOf('string', 'layout',
 
 /** A command: runs with the arguments after its name and resolves to the exit code. */
 export type Command = (io: CliIo) => Promise<number>;
+export type Commands = Readonly<Record<string, () => Promise<Command>>>;
 
-/**
- * The command that parses `io.argv` against `flags` and `--help`/`-h` (`warnEnv`: warns of unknown `FLURRY_*` first),
- * then prints `help` or runs `run`; it exits 0 unless `run` throws.
- */
+/** Parses `io.argv` (`flags`, `--help`), prints `help` or runs `run`; `warnEnv`: warn of unknown `FLURRY_*` first. */
 export function command(
   flags: FlagSpecs,
   help: string,
@@ -95,10 +93,9 @@ export async function warnUnknownEnv(io: CliIo): Promise<EnvWarning[]> {
 
 /** Calls `stop` on SIGTERM and SIGINT, hands SIGHUP to `onHup` when given; returns what removes the listeners. */
 export function onSignals(stop: (signal: string) => void, onHup?: () => void): () => void {
-  const handlers = new Map<NodeJS.Signals, () => void>([
-    ['SIGTERM', () => stop('SIGTERM')],
-    ['SIGINT', () => stop('SIGINT')],
-  ]);
+  const handlers = new Map<NodeJS.Signals, () => void>(
+    (['SIGTERM', 'SIGINT'] as const).map((signal) => [signal, () => stop(signal)]),
+  );
   if (onHup) handlers.set('SIGHUP', onHup);
   handlers.forEach((handler, signal) => process.on(signal, handler));
   return () => handlers.forEach((handler, signal) => process.off(signal, handler));

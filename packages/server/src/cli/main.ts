@@ -2,7 +2,7 @@
 // The `flurry` command (MAIN_HELP lists its commands): bad input exits 2 with `flurry: FLURRY_E_…: message`, other failures 1.
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
-import { errorLine, exitCodeFor, write, type CliIo, type Command } from './io.js';
+import { errorLine, exitCodeFor, write, type CliIo, type Commands } from './io.js';
 import { OFFLINE_COMMANDS } from './offline.js';
 import { runCommand } from './pure.js';
 
@@ -31,7 +31,7 @@ A layout is --layout PRESET (twitter, leaf, discord, sonyflake, instagram, js53)
 `;
 
 /** Each command's module, loaded only when it runs (benchmarks/cli-start.mjs measures what that saves). */
-const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+const COMMANDS: Commands = {
   serve: async () => (await import('./commands/serve.js')).serveCommand,
   ...OFFLINE_COMMANDS,
   range: async () => (await import('./commands/range.js')).rangeCommand,

@@ -1,9 +1,9 @@
 // The entry of the CLI's `offline.cjs` bundle (scripts/bundle-cli.mjs): the pure commands and `next`.
-import type { CliIo, Command } from './io.js';
+import type { CliIo, Commands } from './io.js';
 import { PURE_COMMANDS, runCommand } from './pure.js';
 
 /** The offline commands: the pure ones and `next`, which leases its node from a registry. */
-export const OFFLINE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+export const OFFLINE_COMMANDS: Commands = {
   next: async () => (await import('./commands/next.js')).nextCommand,
   ...PURE_COMMANDS,
 };

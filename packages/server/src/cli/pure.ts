@@ -1,9 +1,9 @@
 // The entry of the CLI's `pure.cjs` bundle (scripts/bundle-cli.mjs): commands that need neither service nor registry.
 import { serverError } from '../errors.js';
-import { errorLine, exitCodeFor, type CliIo, type Command } from './io.js';
+import { errorLine, exitCodeFor, type CliIo, type Commands } from './io.js';
 
 /** The commands that need neither the service nor a registry, each loaded only when it runs. */
-export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+export const PURE_COMMANDS: Commands = {
   decode: async () => (await import('./commands/decode.js')).decodeCommand,
   layout: async () => (await import('./commands/layout.js')).layoutCommand,
   key: async () => (await import('./commands/key.js')).keyCommand,
@@ -11,10 +11,7 @@ export const PURE_COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
 };
 
 /** Runs `argv[0]` from `commands`; resolves to the exit code, an error printed on stderr. */
-export async function runCommand(
-  commands: Readonly<Record<string, () => Promise<Command>>>,
-  io: CliIo,
-): Promise<number> {
+export async function runCommand(commands: Commands, io: CliIo): Promise<number> {
   const [command = '', ...rest] = io.argv;
   try {
     const load = Object.prototype.hasOwnProperty.call(commands, command) ? commands[command] : undefined;

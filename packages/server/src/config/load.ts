@@ -111,7 +111,14 @@ export function loadServeConfig(
   const pins = values.node;
   const node = pins === undefined ? {} : checked('node', () => parseNodePins([pins], layout));
   checked('registry', () => parseRegistryUrl(values.registry));
-  checkLeaseTimings(values, given);
+  // The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …).
+  try {
+    resolveRegistryOptions(registryOptionsOf(values));
+  } catch (err) {
+    const option = err instanceof FlurryError ? String(err.details.option) : '';
+    const key: SettingKey = REGISTRY_OPTION_SETTINGS[option as keyof typeof REGISTRY_OPTION_SETTINGS] ?? 'leaseTtlMs';
+    throw configError(key, given[key] ?? given.leaseTtlMs, { cause: err });
+  }
 
   const { layout: _layout, fields: _fields, epoch: _epoch, unit: _unit, node: _node, ...rest } = values;
   return Object.freeze({
@@ -171,17 +178,6 @@ function buildLayout(v: SettingValues, given: Partial<Record<SettingKey, Given>>
   return layout;
 }
 
-/** The registries' own rules for the lease timings (renewal at most (TTL − margin)/2, …). */
-function checkLeaseTimings(v: SettingValues, given: Partial<Record<SettingKey, Given>>): void {
-  try {
-    resolveRegistryOptions(registryOptionsOf(v));
-  } catch (err) {
-    const option = err instanceof FlurryError ? String(err.details.option) : '';
-    const key: SettingKey = REGISTRY_OPTION_SETTINGS[option as keyof typeof REGISTRY_OPTION_SETTINGS] ?? 'leaseTtlMs';
-    throw configError(key, given[key] ?? given.leaseTtlMs, { cause: err });
-  }
-}
-
 function readConfigFile(file: string, via: string): Record<string, unknown> {
   const refused = (what: string): FlurryError =>
     serverError('CONFIG', `setting config (from ${via}): ${what}`, { setting: 'config', value: file });
@@ -209,15 +205,12 @@ function readConfigFile(file: string, via: string): Record<string, unknown> {
   return json as Record<string, unknown>;
 }
 
-/** What was wrong (default: from `cause`), the error that refused the value, and a code to throw instead. */
-interface Why {
-  readonly reason?: string;
-  readonly cause?: unknown;
-  readonly code?: string;
-}
-
-/** A refused setting: its code, one sentence of what was wrong and one of what is allowed. */
-function configError(key: SettingKey, g: Given | undefined, why: Why = {}): FlurryError {
+/** A refused setting: its code, what was wrong (`reason`, default: from `cause`) and what is allowed; `code` to throw instead. */
+function configError(
+  key: SettingKey,
+  g: Given | undefined,
+  why: { reason?: string; cause?: unknown; code?: string } = {},
+): FlurryError {
   const value = g ? g.value : '(default)';
   const s: SettingDef = SETTINGS.find((row) => row.key === key)!;
   // A registry URL may carry a password (redis://:pw@h:p/0): shown without it, like a secret.

@@ -19,6 +19,8 @@ import {
 import { SlotMap, parseSqlUrl, registryError, registryTableDdl, type SqlUrl } from '@flurry/coordination';
 import { serverError } from '../errors.js';
 
+const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0];
+
 /** One connection for a SQL registry URL; throws `FLURRY_E_USAGE`, `…_REGISTRY_AUTH` or `…_REGISTRY_UNREACHABLE` (no password shown). */
 export async function connectSql(url: string) {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url)?.[1].toLowerCase() ?? '';
@@ -57,9 +59,7 @@ export async function connectSql(url: string) {
     };
   } catch (err) {
     await pool.end().catch(() => undefined);
-    const msg = (err instanceof Error ? err.message : String(err))
-      .split('\n')[0]
-      .replaceAll(u.password ?? '\u0000', '***');
+    const msg = firstLine(err).replaceAll(u.password ?? '\u0000', '***');
     // Refused credentials are bad input (exit 2); anything else is the database not answering (exit 1, retry).
     const kind = sqlErrorClass(dialect, err);
     if (kind === 'auth' || kind === 'denied') {
@@ -86,10 +86,9 @@ async function generatorState(
   c: SqlConnection,
   prefix: string,
 ): Promise<{ namespace: string; slot: number; token: string } | undefined> {
-  const rows = await c
+  const [r] = await c
     .query(`SELECT namespace, slot, token FROM ${prefix}generator WHERE id = 1`)
     .catch(() => [] as Record<string, unknown>[]);
-  const r = rows[0];
   if (!r || r.token === null || r.token === undefined) return undefined;
   return { namespace: String(r.namespace), slot: Number(r.slot), token: text(r.token) };
 }
@@ -97,12 +96,10 @@ async function generatorState(
 /** A coded error as it is; anything else as `FLURRY_E_SQL_GENERATOR` naming the database and what was being done. */
 function generatorError(c: SqlConnection, err: unknown, doing: string): Error {
   if (err instanceof FlurryError) return err;
-  const first = (err instanceof Error ? err.message : String(err)).split('\n')[0];
-  return serverError('SQL_GENERATOR', `${c.redacted}: ${first} (while ${doing})`);
+  return serverError('SQL_GENERATOR', `${c.redacted}: ${firstLine(err)} (while ${doing})`);
 }
 
-/** Options of {@link reserveSqlNode}. */
-export interface ReserveOptions {
+interface ReserveOptions {
   readonly url: string;
   readonly layout: Layout;
   /** The cluster (namespace prefix) shared with `flurry serve --cluster`; default `default`. */
@@ -126,13 +123,9 @@ const PREVIEW_TOKEN = 'preview';
 const floorOf = (row: Record<string, unknown>): number =>
   Number(row.high_water_ms) + (truthy(row.released_cleanly) ? 0 : Number(row.ttl_ms));
 
-/** SQL's current time on `c`'s dialect. */
 const sqlNow = (c: SqlConnection): string => (c.dialect === 'postgres' ? 'now()' : 'CURRENT_TIMESTAMP(3)');
 
-/**
- * Reserves a free slot for the in-database generator and builds (with `apply`: runs) its DDL; throws
- * `FLURRY_E_SQL_GENERATOR` when a generator already holds a node, no slot is free or fits, or the database is down.
- */
+/** `FLURRY_E_SQL_GENERATOR` when a generator already holds a node, no slot is free or fits, or the database is down. */
 export async function reserveSqlNode(o: ReserveOptions) {
   const map = SlotMap.create(o.layout, o.cluster ?? 'default', o.pin ?? {});
   const prefix = o.prefix ?? 'flurry_';
@@ -249,10 +242,7 @@ async function claimSlot({ c, map, prefix, slot, token }: SlotAt): Promise<numbe
   }
 }
 
-/**
- * The reservation of the slot (`reserved` false for a preview, whose token is `preview`): its node, and the decode
- * functions and the generator (in the order to run them) that issue IDs only after `floorMs` (Unix ms).
- */
+/** The slot's node, and the decode and generator DDL (in run order) that issue IDs only after `floorMs`. */
 function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number) {
   const node = map.toNode(slot);
   const decode = layoutSql(o.layout, { dialect: c.dialect, prefix });
@@ -271,17 +261,8 @@ function reservation({ o, c, map, prefix, slot, token }: SlotAt, floorMs: number
   return { reserved: o.apply === true, namespace: map.namespace, slot, node, token, floorMs, decode, ddl };
 }
 
-/** Options of {@link releaseSqlNode}. */
-export interface ReleaseOptions {
-  readonly url: string;
-  /** The generator's prefix (default `flurry_`). */
-  readonly prefix?: string;
-  /** A reserved slot to free; with it `layout`, `cluster` and `pin` pick the namespace. */
-  readonly slot?: number;
-  readonly layout?: Layout;
-  readonly cluster?: string;
-  readonly pin?: Record<string, number>;
-}
+/** Options of {@link releaseSqlNode}: a reserved `slot` to free, whose namespace `layout`, `cluster` and `pin` pick. */
+type ReleaseOptions = Pick<ReserveOptions, 'url' | 'prefix' | 'cluster' | 'pin'> & { slot?: number; layout?: Layout };
 
 const PREFIX_RE = /^[a-z][a-z0-9_]{0,39}$/;
 
@@ -291,7 +272,7 @@ async function callRelease(c: SqlConnection, prefix: string, at: { namespace: st
   try {
     rows = await c.query(`SELECT ${prefix}release_node() AS hw`);
   } catch (err) {
-    const msg = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    const msg = firstLine(err);
     if (msg.startsWith('FLURRY_E_SQL_NODE_IN_USE'))
       throw serverError('SQL_NODE_IN_USE', msg.replace(/^FLURRY_E_SQL_NODE_IN_USE: /, ''), at);
     throw err;
@@ -299,10 +280,7 @@ async function callRelease(c: SqlConnection, prefix: string, at: { namespace: st
   return { ...at, highWaterMs: Number(rows[0]?.hw), how: 'function' as const };
 }
 
-/**
- * Frees a generator's node: the slot and its high-water mark (Unix ms) after the release, `how` it was freed (`row`: a
- * reservation whose DDL never ran); throws `FLURRY_E_SQL_NODE_IN_USE` (a lane held), `…_SQL_GENERATOR` (nothing to free), `…_USAGE`.
- */
+/** The freed slot, its high-water mark and `how` (`row`: the DDL never ran); `…_SQL_NODE_IN_USE` while a lane is held. */
 export async function releaseSqlNode(o: ReleaseOptions) {
   const prefix = o.prefix ?? 'flurry_';
   if (!PREFIX_RE.test(prefix))
@@ -325,11 +303,10 @@ export async function releaseSqlNode(o: ReleaseOptions) {
       throw serverError('USAGE', `--slot must be an integer from 0 to ${map.slots - 1} (this layout's node IDs)`);
     const t = quoteSqlTable(c.dialect, c.table);
     const at = { namespace: map.namespace, slot: o.slot };
-    const rows = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
+    const [row] = await c.query(`SELECT token, holder, high_water_ms FROM ${t} WHERE namespace = ? AND slot = ?`, [
       map.namespace,
       o.slot,
     ]);
-    const row = rows[0];
     let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
     try {
       holder =

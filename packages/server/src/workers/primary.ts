@@ -106,7 +106,8 @@ export async function runPrimary(o: {
     maybeDone();
   };
   // With TLS, SIGHUP (re-read the certificate and key) goes on to every worker.
-  const onHup = config.tlsCert === undefined ? undefined : () => signal(slots, 'SIGHUP');
+  const onHup =
+    config.tlsCert === undefined ? undefined : () => workersOf(slots).forEach((w) => w.process.kill('SIGHUP'));
   const offSignals = onSignals(stop, onHup);
 
   log.info({ workers: count, pid: process.pid }, `starting ${count} workers`);
@@ -174,14 +175,10 @@ function primaryRegistry(table: () => WorkerEntry[]): { own: Registry; restartsT
 
 const workersOf = (slots: Slot[]): Worker[] => slots.flatMap((s) => (s.worker ? [s.worker] : []));
 
-function signal(slots: Slot[], sig: NodeJS.Signals): void {
-  for (const w of workersOf(slots)) w.process.kill(sig);
-}
-
 /** SIGTERM to every live worker (pending restarts cancelled); SIGKILL to those still alive after `killAfterMs` (unref'd: the workers keep the primary up). */
 function stopWorkers(slots: Slot[], log: ServiceLogger, killAfterMs: number): void {
   for (const s of slots) clearTimeout(s.restartTimer);
-  signal(slots, 'SIGTERM');
+  for (const w of workersOf(slots)) w.process.kill('SIGTERM');
   setTimeout(() => {
     for (const w of workersOf(slots)) {
       log.error({ pid: w.process.pid }, 'worker still running after the shutdown timeout; SIGKILL');

@@ -21,10 +21,7 @@ export const registryCommand = command(FLAGS, REGISTRY_HELP, async (args, io) =>
       'USAGE',
       'flurry registry has one subcommand: flurry registry init [--print] URL (a postgres:// or mysql:// registry URL)',
     );
-  if (hasFlag(args, 'print')) {
-    await write(io.stdout, `${sqlRegistryDdl(url)};\n`);
-    return;
-  }
+  if (hasFlag(args, 'print')) return write(io.stdout, `${sqlRegistryDdl(url)};\n`);
   const r = await initSqlRegistry(url);
   await write(io.stdout, `registry table ${r.table} is ready in ${r.url}\n`);
 });

@@ -65,8 +65,7 @@ export const sequencesCommand = command(FLAGS, SEQUENCES_HELP, async (args, io) 
   try {
     if (sub === 'list') {
       const keys = await sequences.list();
-      await write(io.stdout, json ? `${JSON.stringify(keys.map(view))}\n` : keys.map(line).join(''));
-      return;
+      return await write(io.stdout, json ? `${JSON.stringify(keys.map(view))}\n` : keys.map(line).join(''));
     }
     if (sub === 'show') {
       const k = await sequences.show(key);
@@ -76,8 +75,7 @@ export const sequencesCommand = command(FLAGS, SEQUENCES_HELP, async (args, io) 
           `the sequence key "${key}" does not exist in ${sequences.store.description}; see the keys with flurry sequences list, or create it with flurry sequences create ${key}`,
           { key },
         );
-      await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
-      return;
+      return await write(io.stdout, json ? `${JSON.stringify(view(k))}\n` : line(k));
     }
     const start = intOf(lastString(args, 'start'), 'start');
     const step = intOf(lastString(args, 'step'), 'step');

@@ -84,9 +84,7 @@ export const sqlCommand = command(FLAGS, SQL_HELP, async (args, io) => {
   if (!hasFlag(args, 'generate')) {
     const generateOnly = ['registry', 'cluster', 'node', 'apply', 'max-wait-ms', 'lanes'];
     refuseFlags(args, generateOnly, 'goes with --generate (the in-database generator)');
-    const ddl = layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix });
-    await write(io.stdout, ddl.script);
-    return;
+    return write(io.stdout, layoutSql(layout, { dialect: sqlDialect(lastString(args, 'dialect')), prefix }).script);
   }
   const url = registryOf(io, args, '--generate', 'the registry table that leases the node');
   const wait = lastString(args, 'max-wait-ms');
@@ -178,14 +176,11 @@ async function uuidCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
     dialect: sqlDialect(lastString(args, 'dialect')),
     prefix: lastString(args, 'prefix'),
   });
-  await write(io.stdout, ddl.script);
+  return write(io.stdout, ddl.script);
 }
 
-/**
- * The comment lines `flurry sql --generate` prints about using the generator: the statements that create
- * an example table `t` whose `id` comes from it (one a line, after `--   `) and how to free the node.
- * MySQL and MariaDB refuse a stored function in a column DEFAULT (MariaDB ERROR 1901): a BEFORE INSERT trigger fills the key.
- */
+/** The `--` lines on using the generator: an example table `t` keyed by it, and how to free the node. */
+// MySQL/MariaDB take no stored function in a column DEFAULT (MariaDB ERROR 1901): a BEFORE INSERT trigger fills it.
 function usageComment(sql: Pick<LayoutSql, 'dialect' | 'prefix' | 'idType'>): string {
   const p = sql.prefix;
   const [how, ...statements] =

@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { systemClock } from '@flurry/core';
-import { openRegistry, redactUrl, type Registry } from '@flurry/coordination';
+import { openRegistry, redactUrl } from '@flurry/coordination';
 import { loadServeConfig, registryOptionsOf } from '../../config/index.js';
 import { ClusterCache } from '../../console/cluster.js';
 import type { ClusterBody, ClusterEntry } from '../../console/types.js';
@@ -77,7 +77,7 @@ async function registrySource(args: ParsedCommandLine, io: CliIo): Promise<Sourc
     SETTING_FLAGS.flatMap((f) => allStrings(args, f).flatMap((v) => [`--${f}`, v])),
     io.env,
   );
-  const registry: Registry = await openRegistry(config.registry, registryOptionsOf(config));
+  const registry = await openRegistry(config.registry, registryOptionsOf(config));
   const cache = new ClusterCache({
     core: { registry },
     config,
@@ -154,11 +154,10 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
   return {
     read: async () => {
       const res = await get(url, token, ca);
-      const text = res.text;
       if (res.status !== 200) {
         let detail = `HTTP ${res.status}`;
         try {
-          const err = (JSON.parse(text) as { error?: { code?: string; message?: string } }).error;
+          const err = (JSON.parse(res.text) as { error?: { code?: string; message?: string } }).error;
           if (err?.code) detail = `${err.code}: ${err.message ?? ''}`;
         } catch {
           /* not JSON */
@@ -166,7 +165,7 @@ function urlSource(base: string, token: string | undefined, caFile: string | und
         const code = res.status === 401 ? 'UNAUTHORIZED' : 'UNAVAILABLE';
         throw serverError(code, `${shown}/v1/cluster answered ${detail}`, { status: res.status });
       }
-      const body = JSON.parse(text) as WithWorkers;
+      const body = JSON.parse(res.text) as WithWorkers;
       // The worker processes behind this URL (best effort; /v1/status may need the token).
       const status = await get(new URL('/v1/status', base), token, ca).then(
         (r) => (r.status === 200 ? (JSON.parse(r.text) as WithWorkers) : undefined),
@@ -192,30 +191,25 @@ export const statusCommand = command(FLAGS, STATUS_HELP, async (args, io) => {
       : await registrySource(args, io);
   const render = (body: WithWorkers): string =>
     json ? JSON.stringify(body) + '\n' : clusterTable(body) + workersTable(body.workers);
+  const watch = hasFlag(args, 'watch');
+  const stopped = new AbortController();
+  const offSignals = watch ? onSignals(() => stopped.abort()) : undefined;
+  const tty = (io.stdout as { isTTY?: boolean }).isTTY === true && !json;
   try {
-    if (!hasFlag(args, 'watch')) {
-      await write(io.stdout, render(await source.read()));
-      return;
-    }
-    const stopped = new AbortController();
-    const offSignals = onSignals(() => stopped.abort());
-    const tty = (io.stdout as { isTTY?: boolean }).isTTY === true && !json;
-    try {
-      while (!stopped.signal.aborted) {
-        let frame: string;
-        try {
-          frame = render(await source.read());
-        } catch (e) {
-          const err = e as { code?: string; message?: string };
-          frame = `flurry: ${err.code ?? 'FLURRY_E_INTERNAL'}: ${err.message ?? String(e)}\n`;
-        }
-        await write(io.stdout, (tty ? '\x1b[H\x1b[2J' : '') + frame + (tty || json ? '' : '\n'));
-        await sleep(intervalMs, undefined, { signal: stopped.signal }).catch(() => undefined);
+    if (!watch) return await write(io.stdout, render(await source.read()));
+    while (!stopped.signal.aborted) {
+      let frame: string;
+      try {
+        frame = render(await source.read());
+      } catch (e) {
+        const err = e as { code?: string; message?: string };
+        frame = `flurry: ${err.code ?? 'FLURRY_E_INTERNAL'}: ${err.message ?? String(e)}\n`;
       }
-    } finally {
-      offSignals();
+      await write(io.stdout, (tty ? '\x1b[H\x1b[2J' : '') + frame + (tty || json ? '' : '\n'));
+      await sleep(intervalMs, undefined, { signal: stopped.signal }).catch(() => undefined);
     }
   } finally {
+    offSignals?.();
     await source.close?.();
   }
 });
