@@ -64,6 +64,11 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
   return { hosts, path, params: new URLSearchParams(m[4] ?? ''), display };
 }
 
+const LOST_WORDS: Record<number, string> = {
+  [ZkCode.TIMEOUT]: 'no answer in time',
+  [ZkCode.CONNECTION_LOSS]: 'connection lost',
+};
+
 /** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
 export function zkFailure(err: unknown, display: string, doing: string): FlurryError {
   if (err instanceof FlurryError) return err;
@@ -79,12 +84,7 @@ export function zkFailure(err: unknown, display: string, doing: string): FlurryE
     const why = `${at} refused access to ${path} (code ${zkCode}); grant this client create/write/delete on the registry path`;
     return registryError('AUTH', why, { url: display, path, zkCode }, err);
   }
-  const lost =
-    zkCode === ZkCode.TIMEOUT
-      ? 'no answer in time'
-      : zkCode === ZkCode.CONNECTION_LOSS
-        ? 'connection lost'
-        : `ZooKeeper error ${zkCode}`;
+  const lost = LOST_WORDS[zkCode] ?? `ZooKeeper error ${zkCode}`;
   const why = `${at} is unreachable (${lost}); the holder stays fenced until it answers again`;
   return registryError('UNREACHABLE', why, { url: display, path, zkCode }, err);
 }
@@ -121,7 +121,7 @@ export function zkHolderRecord(
 }
 
 /** What ZkDriverBase reads of a claim: its session (null: made offline), its ephemeral node, the mark it stored. */
-interface ZkClaimState {
+export interface ZkClaimState {
   readonly session: ZkSession | null;
   readonly slot: number;
   readonly livePath: string;
@@ -129,13 +129,9 @@ interface ZkClaimState {
   stored: number;
 }
 
-interface RenewWords {
-  readonly doing: string;
-  readonly failing: string;
-  readonly expired: string;
-  readonly disconnected: string;
+type RenewWords = Record<'doing' | 'failing' | 'expired' | 'disconnected', string> & {
   notOwned(taken: boolean): string;
-}
+};
 
 /** A driver's claims and its sessions: one live session per session timeout, idle ones of another timeout closed. */
 export abstract class ZkDriverBase<S extends ZkClaimState> {
@@ -153,9 +149,7 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     parsed: ReturnType<typeof parseZooKeeperUrl>,
     readonly opts: EngineDriverOptions,
   ) {
-    this.url = parsed.display;
-    this.root = parsed.path;
-    this.hosts = parsed.hosts;
+    ({ display: this.url, path: this.root, hosts: this.hosts } = parsed);
   }
 
   /** Opens the start-up session and runs `first` on it; `offline` may take an UNREACHABLE. */

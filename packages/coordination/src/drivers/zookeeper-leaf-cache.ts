@@ -19,18 +19,13 @@ export function readLeafCache(file: string): { workerId?: number; highWaterMs?: 
     return {};
   }
   const props = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^([^#!=:\s][^=:\s]*)\s*[=:\s]\s*(.*)$/.exec(line.trim());
     if (m) props.set(m[1], m[2].trim());
   }
-  const w = props.get('workerID');
-  const h = props.get('flurry.highWaterMs');
-  return {
-    ...(w !== undefined && /^\d+$/.test(w) ? { workerId: Number(w) } : {}),
-    ...(h !== undefined && /^\d+$/.test(h) ? { highWaterMs: Number(h) } : {}),
-  };
+  const number = (v = ''): number | undefined => (/^\d+$/.test(v) ? Number(v) : undefined);
+  const [workerId, highWaterMs] = [number(props.get('workerID')), number(props.get('flurry.highWaterMs'))];
+  return { ...(workerId !== undefined && { workerId }), ...(highWaterMs !== undefined && { highWaterMs }) };
 }
 
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {

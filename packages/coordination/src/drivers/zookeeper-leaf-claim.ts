@@ -5,26 +5,21 @@ import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, jsonObject } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
-import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
+import { ZkDriverBase, zkFailure, type ZkClaimState } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type acquireHostLock } from './zookeeper-leaf-cache.js';
 
 /** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
 export const LEAF_UNREPORTED_MS = 4000;
 
-export interface LeafClaimState {
-  readonly slot: number;
+export interface LeafClaimState extends ZkClaimState {
   readonly addr: LeafAddress;
   readonly name: string;
   readonly lock: Awaited<ReturnType<typeof acquireHostLock>>;
   readonly cacheFile: string;
-  /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
-  readonly session: ZkSession | null;
   readonly nodePath: string;
-  readonly livePath: string;
   readonly metaPath: string;
   foreverVersion: number;
   metaVersion: number;
-  stored: number;
 }
 
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
@@ -78,12 +73,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     session.holds++;
     try {
       const [children, metaGot] = await Promise.all([session.getChildren(p.forever), session.getData(p.meta)]);
-      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.leafWorkerNode(
-        session,
-        p,
-        addr,
-        children,
-      );
+      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.workerNode(session, p, addr, children);
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
         const listed = isNew ? await session.getChildren(p.forever).catch(() => children) : children;
@@ -152,7 +142,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  private async leafWorkerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
+  private async workerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
     const mine = children
       .flatMap((c) => parseLeafNodeName(c) ?? [])
       .filter((n) => n.address === addr.text)
@@ -284,16 +274,18 @@ function leafTooHigh(url: string, workerId: number, req: ClaimRequest, c: LeafCl
 
 type LeafAddress = ReturnType<typeof parseLeafAddress>;
 
-/** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION`. */
-export function parseLeafAddress(text: string, url: string) {
+/** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION` unless `fail` says. */
+export function parseLeafAddress(
+  text: string,
+  url: string,
+  fail = (why: string): Error => registryError('OPTION', why, { url, address: text }),
+) {
   const i = text.lastIndexOf(':');
   const ip = i > 0 ? text.slice(0, i) : '';
   const port = i > 0 ? text.slice(i + 1) : '';
   if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    throw registryError(
-      'OPTION',
+    throw fail(
       `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
-      { url, address: text },
     );
   }
   return { ip, port, text };

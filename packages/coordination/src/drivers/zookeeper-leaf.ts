@@ -5,7 +5,7 @@ import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../drive
 import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import type { ZkSession } from './zookeeper-session.js';
+import { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
   parseZooKeeperUrl,
@@ -49,19 +49,16 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     }
     const addr = parseLeafAddress(addrText, this.url);
     const cacheFile = leafCacheFile(this.cfg.cacheDir, name, addr.port);
-    const lock = await acquireHostLock(path.dirname(cacheFile), addr.text, this.url);
+    const who = { name, addr, lock: await acquireHostLock(path.dirname(cacheFile), addr.text, this.url), cacheFile };
     try {
-      let session: ZkSession;
-      try {
-        session = await this.claimSession(req.ttlMs);
-      } catch (err) {
-        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
+      const session = await this.claimSession(req.ttlMs).catch((err: Error) => {
+        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') return err;
         throw err;
-      }
-      return await this.onlineClaim(req, session, { name, addr, lock, cacheFile });
+      });
+      if (session instanceof ZkSession) return await this.onlineClaim(req, session, who);
+      return this.offlineClaim(req, who, session);
     } catch (err) {
-      lock.release();
+      who.lock.release();
       throw err;
     }
   }
@@ -178,13 +175,7 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
     normalizeZkPath(`/${name}`, 'the Leaf name', parsed.display);
   }
   const address = parsed.params.get('address') ?? undefined;
-  if (address !== undefined) {
-    try {
-      parseLeafAddress(address, parsed.display);
-    } catch (e) {
-      throw bad((e as Error).message, { address });
-    }
-  }
+  if (address !== undefined) parseLeafAddress(address, parsed.display, (why) => bad(why, { address }));
   const cacheDir = parsed.params.get('cacheDir') ?? tmpdir();
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';

@@ -15,7 +15,7 @@ interface ZkStat {
 
 type ZkClientException = Error & { readonly code: number; opIndex?: number | undefined };
 type Cb<T> = (err: ZkClientException | null, value: T) => void;
-export interface MultiBuilder {
+interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): this;
   check(path: string, version: number): this;
   setData(path: string, data: Buffer, version: number): this;
@@ -96,7 +96,7 @@ export interface ZkSessionOptions {
 
 /** One session; an operation that times out on a live-looking connection drops the socket so the client reconnects. */
 export class ZkSession {
-  /** Number of claims currently held through this session (kept by the drivers). */
+  /** Claims held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
   /** Set only by the client's state events and close(). */
@@ -301,18 +301,14 @@ export class ZkSession {
   /** Runs a transaction (`opIndex`: the failed operation); versions are set exactly (the client turns 0 into "any"). */
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
-    const versions: Array<number | undefined> = [];
-    const add = (version: number | undefined): MultiBuilder => (versions.push(version), builder);
+    const exact = (version: number): MultiBuilder => ((tx.ops[tx.ops.length - 1].version = version), builder);
     const builder: MultiBuilder = {
-      create: (path, data, mode) => add(void tx.create(path, data, mode)),
-      check: (path, version) => add((tx.check(path, version), version)),
-      setData: (path, data, version) => add((tx.setData(path, data, version), version)),
-      remove: (path, version) => add((tx.remove(path, version), version)),
+      create: (path, data, mode) => (tx.create(path, data, mode), builder),
+      check: (path, version) => (tx.check(path, version), exact(version)),
+      setData: (path, data, version) => (tx.setData(path, data, version), exact(version)),
+      remove: (path, version) => (tx.remove(path, version), exact(version)),
     };
     build(builder);
-    versions.forEach((v, i) => {
-      if (v !== undefined) tx.ops[i].version = v;
-    });
     return this.run<void>('multi', '(transaction)', timeoutMs, (cb) =>
       tx.commit((err, results) => {
         const idx = Array.isArray(results)

@@ -18,6 +18,7 @@ import {
   zkFailure,
   zkHolderRecord,
   zkTimeMs,
+  type ZkClaimState,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
 
@@ -58,15 +59,11 @@ async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Arr
 
 const HOLDERS_LISTED = 16;
 
-interface ClaimState {
+interface ClaimState extends ZkClaimState {
   readonly session: ZkSession;
-  readonly slot: number;
   readonly namespace: string;
-  /** The slot's ephemeral node. */
-  readonly livePath: string;
   readonly hwPath: string;
   hwVersion: number;
-  stored: number;
 }
 
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
