@@ -261,7 +261,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     }
   }
 
-  /** The fields that name a claim in errors and logs. */
   protected abstract where(st: S): Record<string, unknown>;
 
   protected assertOpen(): void {
@@ -359,7 +358,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     ready.add(key);
   }
 
-  /** The holders of `namespace` as `read` lists them from `dir`, read on a live session. */
   protected async listHolders(
     namespace: string,
     dir: string,

@@ -26,8 +26,8 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   constructor(
     parsed: ReturnType<typeof parseZooKeeperUrl>,
     private readonly cfg: {
-      name?: string | undefined;
-      address?: string | undefined;
+      name: string | undefined;
+      address: string | undefined;
       cacheDir: string;
       cacheFallback: boolean;
     },
@@ -180,12 +180,14 @@ export async function createLeafDriver(url: URL | string, opts: EngineDriverOpti
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
+  const cacheFallback = fb === 'true';
   const offline = (err: Error): void =>
     opts.logger?.warn(
       { url: parsed.display, err: err.message },
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
-  const cacheFallback = fb === 'true';
-  const driver = new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts);
-  return driver.start(async () => {}, cacheFallback ? offline : undefined);
+  return new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts).start(
+    async () => {},
+    cacheFallback ? offline : undefined,
+  );
 }

@@ -2,7 +2,7 @@
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
-import type { FlurryLogger } from '@flurry/core';
+import type { EngineDriverOptions } from './common.js';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
@@ -85,25 +85,21 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
 const STATES_CLOSED = -2;
 const STATES_CONNECTING = 1;
 
-export interface ZkSessionOptions {
+/** `sessionTimeoutMs` is asked for; the server negotiates it within its min/max. */
+type ZkSessionOptions = Pick<EngineDriverOptions, 'connectTimeoutMs' | 'logger'> & {
   readonly hosts: readonly string[];
   readonly url: string;
-  /** Requested session timeout; the server negotiates it within its min/max. */
   readonly sessionTimeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly logger?: FlurryLogger | undefined;
-}
+};
 
 /** One session; an operation that times out on a live-looking connection drops the socket so the client reconnects. */
 export class ZkSession {
-  /** Claims held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
   /** Set only by the client's state events and close(). */
   state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
   private closing = false;
   private readonly waiters = new Set<() => void>();
-  /** When the current connection attempt (TCP connect + session handshake) started. */
   private attemptStartedAt = Date.now();
   private readonly watchdog: NodeJS.Timeout;
 
