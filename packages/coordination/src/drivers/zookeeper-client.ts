@@ -1,6 +1,6 @@
 /** What the `zookeeper://` and `zookeeper+leaf://` drivers share: URL, errors, checks, and a base with their sessions. */
 import type { ClaimRequest, HolderRecord } from '../driver.js';
-import { FlurryError } from '@flurry/core';
+import { checkUrlParams, FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
 import { jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
 import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
@@ -24,32 +24,31 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
   return trimmed;
 }
 
-/** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts); `FLURRY_E_REGISTRY_URL`. */
-export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf') {
+/**
+ * Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts) with the `known` parameters;
+ * `FLURRY_E_REGISTRY_URL`, which `bad` makes for the caller's own checks.
+ */
+export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf', known: string[] = []) {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);
   const bad = (why: string, details: Record<string, unknown> = {}): Error =>
-    registryError('URL_INVALID', why, { url: display, ...details });
+    registryError('URL_INVALID', `${display}: ${why}`, { url: display, ...details });
   const m = /^([a-z+]+):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(raw.trim());
   if (!m || m[1].toLowerCase() !== scheme) {
-    throw bad(`${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`, {
-      expected: `${scheme}://`,
-    });
+    const why = `${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`;
+    throw registryError('URL_INVALID', why, { url: display, expected: `${scheme}://` });
   }
   if (m[5] !== undefined) {
-    const why = `${display}: it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it`;
-    throw bad(why, { part: 'fragment' });
+    throw bad('it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it', { part: 'fragment' });
   }
   if (m[2].includes('@')) {
-    throw bad(
-      `${display}: credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"`,
-    );
+    throw bad('credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"');
   }
   const hosts = m[2].split(',').map((part) => {
     const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
     const port = hp?.[2] === undefined ? 2181 : Number(hp[2]);
     if (!hp || port < 1 || port > 65535) {
-      const why = `${display}: "${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`;
+      const why = `"${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`;
       throw bad(why, { host: part });
     }
     return `${hp[1]}:${port}`;
@@ -58,10 +57,13 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
   try {
     decoded = decodeURIComponent(m[3] ?? '');
   } catch {
-    throw bad(`${display}: the path has a malformed %-escape`, { part: 'path' });
+    throw bad('the path has a malformed %-escape', { part: 'path' });
   }
   const path = normalizeZkPath(decoded, 'the path', display);
-  return { hosts, path, params: new URLSearchParams(m[4] ?? ''), display };
+  const params = new URLSearchParams(m[4] ?? '');
+  const none = known.length ? '' : `; a ${scheme}:// registry takes no parameters`;
+  checkUrlParams(params, known, (why) => bad(why + none, { part: 'query' }));
+  return { hosts, path, params, display, bad };
 }
 
 const LOST_WORDS: Record<number, string> = {

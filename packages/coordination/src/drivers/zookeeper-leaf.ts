@@ -2,7 +2,6 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
 import { ZkSession } from './zookeeper-session.js';
@@ -15,8 +14,6 @@ import {
 } from './zookeeper-client.js';
 import { LeafClaims, parseEndpoint, parseLeafAddress, parseLeafNodeName, parseMeta } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
-
-const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
 
 class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
@@ -165,10 +162,8 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<A
 /** Opens the `zookeeper+leaf://` driver; connects once (UNREACHABLE unless `cacheFallback=true`). */
 export async function createLeafDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createLeafDriver');
-  const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
-  const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
-    registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
-  checkUrlParams(parsed.params, KNOWN_PARAMS, (why) => bad(why, { part: 'query' }));
+  const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf', ['name', 'address', 'cacheDir', 'cacheFallback']);
+  const bad = parsed.bad;
   const name = parsed.params.get('name') ?? undefined;
   if (name !== undefined) {
     if (name === '') throw bad("name= is empty; give Leaf's leaf.name, e.g. name=orders");

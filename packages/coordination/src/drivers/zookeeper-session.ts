@@ -98,7 +98,6 @@ export class ZkSession {
   readonly opTimeoutMs: number;
   /** Set only by the client's state events and close(). */
   state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
-  private closing = false;
   private readonly waiters = new Set<() => void>();
   private attemptStartedAt = Date.now();
   private readonly watchdog: NodeJS.Timeout;
@@ -112,7 +111,7 @@ export class ZkSession {
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
     this.watchdog = setInterval(
       () => {
-        if (this.closing || this.dead || this.state === 'connected') return;
+        if (this.dead || this.state === 'connected') return;
         if (client.connectionManager.state !== STATES_CONNECTING) return;
         if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
         this.attemptStartedAt = Date.now();
@@ -145,7 +144,7 @@ export class ZkSession {
     // A reconnect timer firing after close() would reconnect forever.
     cm.findNextServer = (cb) =>
       findNext((server) => {
-        if (session.closing) return;
+        if (session.state === 'closed') return;
         session.attemptStartedAt = Date.now();
         tried.add(`${server.host}:${server.port}`);
         cb(server);
@@ -179,12 +178,12 @@ export class ZkSession {
 
   private onState(s: unknown): void {
     const prev = this.state;
-    if (this.closing) this.state = 'closed';
-    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
+    if (prev === 'closed') return; // close() woke the waiters
+    if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
     else if (s === zk.State.EXPIRED) this.state = 'expired';
     else if (s === zk.State.DISCONNECTED && prev !== 'expired') this.state = 'disconnected';
     const logger = this.opts.logger;
-    if (prev !== this.state && logger && !this.closing) {
+    if (prev !== this.state && logger) {
       const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this.state };
       if (this.state === 'connected') logger.info(fields, 'ZooKeeper session connected');
       else logger.warn(fields, `ZooKeeper session ${this.state}`);
@@ -317,9 +316,8 @@ export class ZkSession {
 
   /** Ends the session (its ephemeral nodes go at once) and frees every socket and timer; bounded. */
   async close(): Promise<void> {
-    if (this.closing) return;
+    if (this.state === 'closed') return;
     const wasLive = this.state === 'connected';
-    this.closing = true;
     this.state = 'closed';
     clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();
