@@ -66,7 +66,19 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     const p = leafPaths(this.root, name, addr);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await this.takeLiveNode(req, session, p, who);
+      // The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID.
+      await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
+      const live = this.liveNodeData(req, session, { address: addr.text });
+      await session.create(p.live, live, CreateMode.EPHEMERAL).catch(async (err: unknown) => {
+        if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
+        const other = await session.getData(p.live).catch(() => null);
+        const holder = jsonObject(other?.data.toString('utf8'));
+        throw registryError(
+          'EXHAUSTED',
+          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof holder.hostname === 'string' ? holder.hostname : '?'}/${typeof holder.pid === 'number' ? holder.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
+          { url: this.url, address: addr.text, held: 1, holders: [holder] },
+        );
+      });
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
@@ -122,23 +134,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       session.holds--;
       await session.remove(p.live, -1).catch(() => undefined);
       throw zkFailure(err, this.url, doing);
-    }
-  }
-
-  /** The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID. */
-  private async takeLiveNode(req: ClaimRequest, session: ZkSession, p: LeafPaths, { name, addr }: LeafClaimant) {
-    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
-    try {
-      await session.create(p.live, this.liveNodeData(req, session, { address: addr.text }), CreateMode.EPHEMERAL);
-    } catch (err) {
-      if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-      const other = await session.getData(p.live).catch(() => null);
-      const who = jsonObject(other?.data.toString('utf8'));
-      throw registryError(
-        'EXHAUSTED',
-        `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
-        { url: this.url, address: addr.text, held: 1, holders: [who] },
-      );
     }
   }
 

@@ -36,7 +36,6 @@ interface ZkClient extends EventEmitter {
   exists(path: string, cb: Cb<ZkStat | null>): void;
   getChildren(path: string, cb: Cb<string[]>): void;
   getData(path: string, cb: (err: ZkClientException | null, data: Buffer | null, stat: ZkStat) => void): void;
-  setData(path: string, data: Buffer, version: number, cb: Cb<ZkStat>): void;
   mkdirp(path: string, cb: Cb<string>): void;
   transaction(): ZkTransaction;
   getSessionId(): Buffer;
@@ -279,10 +278,6 @@ export class ZkSession {
 
   create(path: string, data: Buffer, mode: number, timeoutMs?: number): Promise<string> {
     return this.run<string>('create', path, timeoutMs, (cb) => this.client.create(path, data, mode, cb));
-  }
-
-  setData(path: string, data: Buffer, version: number, timeoutMs?: number): Promise<ZkStat> {
-    return this.run<ZkStat>('setData', path, timeoutMs, (cb) => this.client.setData(path, data, version, cb));
   }
 
   remove(path: string, version: number, timeoutMs?: number): Promise<void> {
