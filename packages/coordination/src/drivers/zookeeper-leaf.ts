@@ -145,14 +145,12 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<A
       if (!node) return undefined;
       const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
       if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
+      const m = meta && parseMeta(meta.data);
       // Meta record matching the node's version: the last writer was Flurry (released or ended), not Leaf.
-      if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
+      if (!flurry && m?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const v = jsonObject(liveNode?.data.toString('utf8'));
-      const mark = Math.max(
-        parseEndpoint(node.data, nodePath, q.url),
-        (meta && parseMeta(meta.data)?.highWaterMs) || 0,
-      );
+      const mark = Math.max(parseEndpoint(node.data, nodePath, q.url), m?.highWaterMs ?? 0);
       const holder = flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' };
       return zkHolderRecord(n.workerId, holder, v, meta?.data, since, mark);
     }),

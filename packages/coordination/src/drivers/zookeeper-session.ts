@@ -65,15 +65,15 @@ export const CreateMode = zk.CreateMode;
 
 /** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
 export class ZkError extends Error {
+  override readonly name = 'ZkError';
   constructor(
     readonly zkCode: number,
-    readonly op: string,
+    op: string,
     readonly path: string,
-    message: string,
+    why: string,
     readonly opIndex?: number,
   ) {
-    super(message);
-    this.name = 'ZkError';
+    super(`${op} ${path}: ${why}`);
   }
 }
 
@@ -230,7 +230,7 @@ export class ZkSession {
       const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
       const why = closed ? 'was closed' : 'expired';
-      return Promise.reject(new ZkError(code, op, path, `${op} ${path}: the ZooKeeper session ${why}`));
+      return Promise.reject(new ZkError(code, op, path, `the ZooKeeper session ${why}`));
     }
     const limit = timeoutMs ?? this.opTimeoutMs;
     return new Promise<T>((resolve, reject) => {
@@ -246,13 +246,13 @@ export class ZkSession {
       const timer = setTimeout(() => {
         // No answer on a connection that looks alive: drop it so the client reconnects.
         if (!settled && this.state === 'connected') this.dropSocket();
-        settle(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
+        settle(new ZkError(ZkCode.TIMEOUT, op, path, `no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
         start((err, value) => {
           if (err?.code === ZkCode.NO_NODE && absent !== undefined) return settle(null, absent);
           const code = typeof err?.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-          settle(err && new ZkError(code, op, path, `${op} ${path}: ${err.message}`, err.opIndex), value);
+          settle(err && new ZkError(code, op, path, err.message, err.opIndex), value);
         });
       } catch (e) {
         settle(e);
