@@ -254,13 +254,9 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
         }
       }
       return s;
-    })();
+    })().finally(() => this.opening.delete(sessionTimeoutMs));
     this.opening.set(sessionTimeoutMs, p);
-    try {
-      return await p;
-    } finally {
-      this.opening.delete(sessionTimeoutMs);
-    }
+    return p;
   }
 
   protected abstract where(st: S): Record<string, unknown>;
