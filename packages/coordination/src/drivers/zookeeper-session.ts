@@ -210,16 +210,13 @@ export class ZkSession {
     if (this.state === 'connected') return true;
     if (this.dead) return false;
     return new Promise<boolean>((resolve) => {
-      const done = (v: boolean): void => {
+      const check = (timedOut = false): void => {
+        if (!timedOut && this.state !== 'connected' && !this.dead) return;
         clearTimeout(t);
         this.waiters.delete(check);
-        resolve(v);
+        resolve(this.state === 'connected');
       };
-      const check = (): void => {
-        if (this.state === 'connected') done(true);
-        else if (this.dead) done(false);
-      };
-      const t = setTimeout(() => done(false), ms);
+      const t = setTimeout(() => check(true), ms);
       this.waiters.add(check);
     });
   }
