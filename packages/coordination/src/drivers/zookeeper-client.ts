@@ -1,6 +1,6 @@
 /** What the `zookeeper://` and `zookeeper+leaf://` drivers share: URL, errors, checks, and a base with their sessions. */
 import type { ClaimRequest, HolderRecord } from '../driver.js';
-import { FlurryError } from '@flurry/core';
+import { checkUrlParams, FlurryError } from '@flurry/core';
 import { errorText, redactUrl, registryError } from '../errors.js';
 import { jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
 import { ZkCode, ZkError, ZkSession } from './zookeeper-session.js';
@@ -24,32 +24,31 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
   return trimmed;
 }
 
-/** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts); `FLURRY_E_REGISTRY_URL`. */
-export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf') {
+/**
+ * Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts) with the `known` parameters;
+ * `FLURRY_E_REGISTRY_URL`, which `bad` makes for the caller's own checks.
+ */
+export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf', known: string[] = []) {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);
   const bad = (why: string, details: Record<string, unknown> = {}): Error =>
-    registryError('URL_INVALID', why, { url: display, ...details });
+    registryError('URL_INVALID', `${display}: ${why}`, { url: display, ...details });
   const m = /^([a-z+]+):\/\/([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/i.exec(raw.trim());
   if (!m || m[1].toLowerCase() !== scheme) {
-    throw bad(`${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`, {
-      expected: `${scheme}://`,
-    });
+    const why = `${display} is not a ${scheme}:// URL: use ${scheme}://host:port[,host:port]/path`;
+    throw registryError('URL_INVALID', why, { url: display, expected: `${scheme}://` });
   }
   if (m[5] !== undefined) {
-    const why = `${display}: it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it`;
-    throw bad(why, { part: 'fragment' });
+    throw bad('it has a fragment ("#…"), which a ZooKeeper registry does not use; remove it', { part: 'fragment' });
   }
   if (m[2].includes('@')) {
-    throw bad(
-      `${display}: credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"`,
-    );
+    throw bad('credentials in a ZooKeeper URL are not supported (the drivers use open ACLs); remove "user:password@"');
   }
   const hosts = m[2].split(',').map((part) => {
     const hp = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/.exec(part.trim());
     const port = hp?.[2] === undefined ? 2181 : Number(hp[2]);
     if (!hp || port < 1 || port > 65535) {
-      const why = `${display}: "${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`;
+      const why = `"${part}" is not a host[:port] (port 1–65535); list servers as host:port,host:port`;
       throw bad(why, { host: part });
     }
     return `${hp[1]}:${port}`;
@@ -58,11 +57,19 @@ export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zook
   try {
     decoded = decodeURIComponent(m[3] ?? '');
   } catch {
-    throw bad(`${display}: the path has a malformed %-escape`, { part: 'path' });
+    throw bad('the path has a malformed %-escape', { part: 'path' });
   }
   const path = normalizeZkPath(decoded, 'the path', display);
-  return { hosts, path, params: new URLSearchParams(m[4] ?? ''), display };
+  const params = new URLSearchParams(m[4] ?? '');
+  const none = known.length ? '' : `; a ${scheme}:// registry takes no parameters`;
+  checkUrlParams(params, known, (why) => bad(why + none, { part: 'query' }));
+  return { hosts, path, params, display, bad };
 }
+
+const LOST_WORDS: Record<number, string> = {
+  [ZkCode.TIMEOUT]: 'no answer in time',
+  [ZkCode.CONNECTION_LOSS]: 'connection lost',
+};
 
 /** Maps a ZooKeeper failure to a coded error (expired session: `FLURRY_E_LEASE_LOST`; ACL: `…_AUTH`; else `…_UNREACHABLE`). */
 export function zkFailure(err: unknown, display: string, doing: string): FlurryError {
@@ -79,12 +86,7 @@ export function zkFailure(err: unknown, display: string, doing: string): FlurryE
     const why = `${at} refused access to ${path} (code ${zkCode}); grant this client create/write/delete on the registry path`;
     return registryError('AUTH', why, { url: display, path, zkCode }, err);
   }
-  const lost =
-    zkCode === ZkCode.TIMEOUT
-      ? 'no answer in time'
-      : zkCode === ZkCode.CONNECTION_LOSS
-        ? 'connection lost'
-        : `ZooKeeper error ${zkCode}`;
+  const lost = LOST_WORDS[zkCode] ?? `ZooKeeper error ${zkCode}`;
   const why = `${at} is unreachable (${lost}); the holder stays fenced until it answers again`;
   return registryError('UNREACHABLE', why, { url: display, path, zkCode }, err);
 }
@@ -121,7 +123,7 @@ export function zkHolderRecord(
 }
 
 /** What ZkDriverBase reads of a claim: its session (null: made offline), its ephemeral node, the mark it stored. */
-interface ZkClaimState {
+export interface ZkClaimState {
   readonly session: ZkSession | null;
   readonly slot: number;
   readonly livePath: string;
@@ -129,13 +131,9 @@ interface ZkClaimState {
   stored: number;
 }
 
-interface RenewWords {
-  readonly doing: string;
-  readonly failing: string;
-  readonly expired: string;
-  readonly disconnected: string;
+type RenewWords = Record<'doing' | 'failing' | 'expired' | 'disconnected', string> & {
   notOwned(taken: boolean): string;
-}
+};
 
 /** A driver's claims and its sessions: one live session per session timeout, idle ones of another timeout closed. */
 export abstract class ZkDriverBase<S extends ZkClaimState> {
@@ -153,9 +151,7 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     parsed: ReturnType<typeof parseZooKeeperUrl>,
     readonly opts: EngineDriverOptions,
   ) {
-    this.url = parsed.display;
-    this.root = parsed.path;
-    this.hosts = parsed.hosts;
+    ({ display: this.url, path: this.root, hosts: this.hosts } = parsed);
   }
 
   /** Opens the start-up session and runs `first` on it; `offline` may take an UNREACHABLE. */
@@ -258,16 +254,11 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
         }
       }
       return s;
-    })();
+    })().finally(() => this.opening.delete(sessionTimeoutMs));
     this.opening.set(sessionTimeoutMs, p);
-    try {
-      return await p;
-    } finally {
-      this.opening.delete(sessionTimeoutMs);
-    }
+    return p;
   }
 
-  /** The fields that name a claim in errors and logs. */
   protected abstract where(st: S): Record<string, unknown>;
 
   protected assertOpen(): void {
@@ -365,7 +356,6 @@ export abstract class ZkDriverBase<S extends ZkClaimState> {
     ready.add(key);
   }
 
-  /** The holders of `namespace` as `read` lists them from `dir`, read on a live session. */
   protected async listHolders(
     namespace: string,
     dir: string,

@@ -5,6 +5,15 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { randomHex } from '@flurry/core';
 import { registryError } from '../errors.js';
+import { jsonObject } from './common.js';
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
 
 export function leafCacheFile(cacheDir: string, name: string, port: string): string {
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
@@ -12,25 +21,16 @@ export function leafCacheFile(cacheDir: string, name: string, port: string): str
 
 /** Reads a cache file of Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`); `{}` when missing or unreadable. */
 export function readLeafCache(file: string): { workerId?: number; highWaterMs?: number } {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return {};
-  }
+  const text = readText(file);
+  if (text === undefined) return {};
   const props = new Map<string, string>();
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith('!')) continue;
-    const m = /^([^=:\s]+)\s*[=:\s]\s*(.*)$/.exec(line);
+  for (const line of text.split(/\r?\n/)) {
+    const m = /^([^#!=:\s][^=:\s]*)\s*[=:\s]\s*(.*)$/.exec(line.trim());
     if (m) props.set(m[1], m[2].trim());
   }
-  const w = props.get('workerID');
-  const h = props.get('flurry.highWaterMs');
-  return {
-    ...(w !== undefined && /^\d+$/.test(w) ? { workerId: Number(w) } : {}),
-    ...(h !== undefined && /^\d+$/.test(h) ? { highWaterMs: Number(h) } : {}),
-  };
+  const number = (v = ''): number | undefined => (/^\d+$/.test(v) ? Number(v) : undefined);
+  const [workerId, highWaterMs] = [number(props.get('workerID')), number(props.get('flurry.highWaterMs'))];
+  return { ...(workerId !== undefined && { workerId }), ...(highWaterMs !== undefined && { highWaterMs }) };
 }
 
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {
@@ -40,12 +40,8 @@ export function writeLeafCache(file: string, workerId: number, highWaterMs: numb
 
 /** Process start time from /proc (Linux), to tell a live holder from a reused pid. */
 function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
+  const stat = readText(`/proc/${pid}/stat`);
+  return stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 
 function holderAlive(pid: number, host: string | undefined, start: string | undefined): boolean {
@@ -79,28 +75,21 @@ export async function acquireHostLock(dir: string, address: string, url: string)
     const since = new Date().toISOString();
     const me = { pid: process.pid, hostname: hostname(), address, start: processStart(process.pid), since };
     writeFileSync(ownPath, JSON.stringify(me), { flag: 'wx' });
-    let conflict: Record<string, unknown> | undefined;
+    lastHolder = undefined;
     for (const f of readdirSync(dir)) {
       if (f === own || !f.startsWith(prefix) || !f.endsWith('.lock')) continue;
       const pid = Number(f.slice(prefix.length).split('.')[0]);
-      let info: { pid?: number; hostname?: string; start?: string } = {};
-      try {
-        info = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as typeof info;
-      } catch {
-        /* being written: its pid is in the name */
-      }
+      // A lock being written has no JSON yet: its pid is in the name.
+      const info = jsonObject<{ hostname: string; start: string }>(readText(path.join(dir, f)));
       if (Number.isSafeInteger(pid) && pid > 0 && !holderAlive(pid, info.hostname, info.start)) {
         unlinkQuietly(path.join(dir, f)); // may be removed by another process meanwhile
         continue;
       }
-      conflict = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
+      lastHolder = { file: path.join(dir, f), pid, hostname: info.hostname ?? hostname() };
       break;
     }
-    if (!conflict) {
-      return { file: ownPath, held: () => existsSync(ownPath), release: () => unlinkQuietly(ownPath) };
-    }
+    if (!lastHolder) return { file: ownPath, held: () => existsSync(ownPath), release: () => unlinkQuietly(ownPath) };
     unlinkSync(ownPath);
-    lastHolder = conflict;
   }
   throw registryError(
     'EXHAUSTED',

@@ -5,26 +5,21 @@ import type { Claim, ClaimRequest } from '../driver.js';
 import { registryError } from '../errors.js';
 import { allNodeIds, jsonObject } from './common.js';
 import { CreateMode, isZk, ZkCode, type ZkSession } from './zookeeper-session.js';
-import { ZkDriverBase, zkFailure } from './zookeeper-client.js';
+import { ZkDriverBase, zkFailure, type ZkClaimState } from './zookeeper-client.js';
 import { readLeafCache, writeLeafCache, type acquireHostLock } from './zookeeper-leaf-cache.js';
 
 /** How long past its last report (every 3 s, + 1 s slack) a crashed Leaf holder may have issued. */
 export const LEAF_UNREPORTED_MS = 4000;
 
-export interface LeafClaimState {
-  readonly slot: number;
+export interface LeafClaimState extends ZkClaimState {
   readonly addr: LeafAddress;
   readonly name: string;
   readonly lock: Awaited<ReturnType<typeof acquireHostLock>>;
   readonly cacheFile: string;
-  /** Null for a claim made from the local cache while ZooKeeper was unreachable. */
-  readonly session: ZkSession | null;
   readonly nodePath: string;
-  readonly livePath: string;
   readonly metaPath: string;
   foreverVersion: number;
   metaVersion: number;
-  stored: number;
 }
 
 export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
@@ -71,19 +66,26 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     const p = leafPaths(this.root, name, addr);
     const doing = `claiming the Leaf worker ID of ${addr.text} under ${p.forever}`;
     try {
-      await this.takeLiveNode(req, session, p, who);
+      // The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID.
+      await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
+      const live = this.liveNodeData(req, session, { address: addr.text });
+      await session.create(p.live, live, CreateMode.EPHEMERAL).catch(async (err: unknown) => {
+        if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
+        const other = await session.getData(p.live).catch(() => null);
+        const holder = jsonObject(other?.data.toString('utf8'));
+        throw registryError(
+          'EXHAUSTED',
+          `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof holder.hostname === 'string' ? holder.hostname : '?'}/${typeof holder.pid === 'number' ? holder.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
+          { url: this.url, address: addr.text, held: 1, holders: [holder] },
+        );
+      });
     } catch (err) {
       throw zkFailure(err, this.url, doing);
     }
     session.holds++;
     try {
       const [children, metaGot] = await Promise.all([session.getChildren(p.forever), session.getData(p.meta)]);
-      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.leafWorkerNode(
-        session,
-        p,
-        addr,
-        children,
-      );
+      const { nodePath, workerId, stored, foreverVersion, isNew } = await this.workerNode(session, p, addr, children);
       if (workerId >= req.slots) {
         // A new node's number says that every lower number was handed out before it: list them all.
         const listed = isNew ? await session.getChildren(p.forever).catch(() => children) : children;
@@ -135,24 +137,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  /** The address's Flurry ephemeral node: a second live process with the same ip:port would share the worker ID. */
-  private async takeLiveNode(req: ClaimRequest, session: ZkSession, p: LeafPaths, { name, addr }: LeafClaimant) {
-    await this.ensureDirs(session, p.root, [p.forever, path.posix.dirname(p.live), path.posix.dirname(p.meta)]);
-    try {
-      await session.create(p.live, this.liveNodeData(req, session, { address: addr.text }), CreateMode.EPHEMERAL);
-    } catch (err) {
-      if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-      const other = await session.getData(p.live).catch(() => null);
-      const who = jsonObject(other?.data.toString('utf8'));
-      throw registryError(
-        'EXHAUSTED',
-        `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof who.hostname === 'string' ? who.hostname : '?'}/${typeof who.pid === 'number' ? who.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
-        { url: this.url, address: addr.text, held: 1, holders: [who] },
-      );
-    }
-  }
-
-  private async leafWorkerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
+  private async workerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
     const mine = children
       .flatMap((c) => parseLeafNodeName(c) ?? [])
       .filter((n) => n.address === addr.text)
@@ -284,16 +269,18 @@ function leafTooHigh(url: string, workerId: number, req: ClaimRequest, c: LeafCl
 
 type LeafAddress = ReturnType<typeof parseLeafAddress>;
 
-/** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION`. */
-export function parseLeafAddress(text: string, url: string) {
+/** Parses a Leaf address `ip:port` (no brackets, no `-`; port 1–65535); `FLURRY_E_REGISTRY_OPTION` unless `fail` says. */
+export function parseLeafAddress(
+  text: string,
+  url: string,
+  fail = (why: string): Error => registryError('OPTION', why, { url, address: text }),
+) {
   const i = text.lastIndexOf(':');
   const ip = i > 0 ? text.slice(0, i) : '';
   const port = i > 0 ? text.slice(i + 1) : '';
   if (!/^[0-9A-Za-z._:]+$/.test(ip) || !/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-    throw registryError(
-      'OPTION',
+    throw fail(
       `the Leaf address "${text}" is not ip:port (an IP or host name without "-", and a port 1–65535), e.g. address=10.0.0.5:8080`,
-      { url, address: text },
     );
   }
   return { ip, port, text };

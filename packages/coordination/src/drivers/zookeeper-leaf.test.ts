@@ -174,7 +174,9 @@ describe('zookeeper+leaf:// driver', () => {
     assert.deepEqual([again.slot, again.highWaterMs, again.releasedCleanly], [0, future + 20, true]);
     await d.release(again, { highWaterMs: 0 });
     // Leaf (Java) rewrites the node after Flurry released it: no longer clean, padded by Leaf's report window.
-    await z.setData(node, Buffer.from(`{"ip":"10.1.0.1","port":"8080","timestamp":${future + 30}}`), -1);
+    await z.multi((tx) =>
+      tx.setData(node, Buffer.from(`{"ip":"10.1.0.1","port":"8080","timestamp":${future + 30}}`), -1),
+    );
     const third = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 1000, holder: holder('a3') });
     assert.deepEqual([third.highWaterMs, third.releasedCleanly], [future + 30 + 3000, false]);
   });
@@ -183,10 +185,12 @@ describe('zookeeper+leaf:// driver', () => {
     const d = await open('name=foreign&address=10.2.0.1:8080');
     const c = await d.claim({ namespace: 'x', slots: 1024, ttlMs: 2000, holder: holder('f') });
     await d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() });
-    await z.setData(
-      `/snowflake/foreign/forever/10.2.0.1:8080-${String(c.slot).padStart(10, '0')}`,
-      Buffer.from(`{"ip":"10.2.0.1","port":"8080","timestamp":${Date.now()}}`),
-      -1,
+    await z.multi((tx) =>
+      tx.setData(
+        `/snowflake/foreign/forever/10.2.0.1:8080-${String(c.slot).padStart(10, '0')}`,
+        Buffer.from(`{"ip":"10.2.0.1","port":"8080","timestamp":${Date.now()}}`),
+        -1,
+      ),
     );
     const e = await rejectsWith(d.renew(c, { ttlMs: 2000, highWaterMs: Date.now() }), 'FLURRY_E_LEASE_LOST');
     assert.match(e.message, /rewritten by another process/);

@@ -2,10 +2,9 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
-import { checkUrlParams } from '@flurry/core';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import type { ZkSession } from './zookeeper-session.js';
+import { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
   parseZooKeeperUrl,
@@ -16,8 +15,6 @@ import {
 import { LeafClaims, parseEndpoint, parseLeafAddress, parseLeafNodeName, parseMeta } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 
-const KNOWN_PARAMS = ['name', 'address', 'cacheDir', 'cacheFallback'] as const;
-
 class LeafDriver extends LeafClaims implements RegistryDriver {
   readonly kind = 'zookeeper+leaf';
 
@@ -26,8 +23,8 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
   constructor(
     parsed: ReturnType<typeof parseZooKeeperUrl>,
     private readonly cfg: {
-      name?: string | undefined;
-      address?: string | undefined;
+      name: string | undefined;
+      address: string | undefined;
       cacheDir: string;
       cacheFallback: boolean;
     },
@@ -49,19 +46,16 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     }
     const addr = parseLeafAddress(addrText, this.url);
     const cacheFile = leafCacheFile(this.cfg.cacheDir, name, addr.port);
-    const lock = await acquireHostLock(path.dirname(cacheFile), addr.text, this.url);
+    const who = { name, addr, lock: await acquireHostLock(path.dirname(cacheFile), addr.text, this.url), cacheFile };
     try {
-      let session: ZkSession;
-      try {
-        session = await this.claimSession(req.ttlMs);
-      } catch (err) {
-        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE')
-          return this.offlineClaim(req, { name, addr, lock, cacheFile }, err);
+      const session = await this.claimSession(req.ttlMs).catch((err: Error) => {
+        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') return err;
         throw err;
-      }
-      return await this.onlineClaim(req, session, { name, addr, lock, cacheFile });
+      });
+      if (session instanceof ZkSession) return await this.onlineClaim(req, session, who);
+      return this.offlineClaim(req, who, session);
     } catch (err) {
-      lock.release();
+      who.lock.release();
       throw err;
     }
   }
@@ -151,14 +145,12 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<A
       if (!node) return undefined;
       const since = Math.max(0, q.now() - zkTimeMs(node.stat.mtime));
       if (!flurry && since >= LEAF_JAVA_LIVE_MS) return undefined; // an address not served now
+      const m = meta && parseMeta(meta.data);
       // Meta record matching the node's version: the last writer was Flurry (released or ended), not Leaf.
-      if (!flurry && meta && parseMeta(meta.data)?.foreverVersion === node.stat.version) return undefined;
+      if (!flurry && m?.foreverVersion === node.stat.version) return undefined;
       if (flurry && !liveNode) return undefined; // its session ended meanwhile
       const v = jsonObject(liveNode?.data.toString('utf8'));
-      const mark = Math.max(
-        parseEndpoint(node.data, nodePath, q.url),
-        (meta && parseMeta(meta.data)?.highWaterMs) || 0,
-      );
+      const mark = Math.max(parseEndpoint(node.data, nodePath, q.url), m?.highWaterMs ?? 0);
       const holder = flurry ? { address: n.address, ...pickHolder(v) } : { address: n.address, version: 'leaf' };
       return zkHolderRecord(n.workerId, holder, v, meta?.data, since, mark);
     }),
@@ -168,33 +160,27 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<A
 /** Opens the `zookeeper+leaf://` driver; connects once (UNREACHABLE unless `cacheFallback=true`). */
 export async function createLeafDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createLeafDriver');
-  const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf');
-  const bad = (msg: string, details: Record<string, unknown> = {}): Error =>
-    registryError('URL_INVALID', `${parsed.display}: ${msg}`, { url: parsed.display, ...details });
-  checkUrlParams(parsed.params, KNOWN_PARAMS, (why) => bad(why, { part: 'query' }));
+  const parsed = parseZooKeeperUrl(url, 'zookeeper+leaf', ['name', 'address', 'cacheDir', 'cacheFallback']);
+  const bad = parsed.bad;
   const name = parsed.params.get('name') ?? undefined;
   if (name !== undefined) {
     if (name === '') throw bad("name= is empty; give Leaf's leaf.name, e.g. name=orders");
     normalizeZkPath(`/${name}`, 'the Leaf name', parsed.display);
   }
   const address = parsed.params.get('address') ?? undefined;
-  if (address !== undefined) {
-    try {
-      parseLeafAddress(address, parsed.display);
-    } catch (e) {
-      throw bad((e as Error).message, { address });
-    }
-  }
+  if (address !== undefined) parseLeafAddress(address, parsed.display, (why) => bad(why, { address }));
   const cacheDir = parsed.params.get('cacheDir') ?? tmpdir();
   if (!path.isAbsolute(cacheDir)) throw bad(`cacheDir must be an absolute directory, got "${cacheDir}"`);
   const fb = parsed.params.get('cacheFallback') ?? 'false';
   if (fb !== 'true' && fb !== 'false') throw bad(`cacheFallback must be true or false, got "${fb}"`);
+  const cacheFallback = fb === 'true';
   const offline = (err: Error): void =>
     opts.logger?.warn(
       { url: parsed.display, err: err.message },
       'ZooKeeper unreachable at start-up; claims will start from the local Leaf cache (cacheFallback=true)',
     );
-  const cacheFallback = fb === 'true';
-  const driver = new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts);
-  return driver.start(async () => {}, cacheFallback ? offline : undefined);
+  return new LeafDriver(parsed, { name, address, cacheDir, cacheFallback }, opts).start(
+    async () => {},
+    cacheFallback ? offline : undefined,
+  );
 }

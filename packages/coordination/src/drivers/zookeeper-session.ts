@@ -2,7 +2,7 @@
 import type { EventEmitter } from 'node:events';
 // @ts-expect-error -- node-zookeeper-client ships no type declarations; the part used here is typed below.
 import zookeeperModule from 'node-zookeeper-client';
-import type { FlurryLogger } from '@flurry/core';
+import type { EngineDriverOptions } from './common.js';
 import { redactUrl, registryError } from '../errors.js';
 import { reconnectTiming } from './zookeeper-timing.js';
 
@@ -15,7 +15,7 @@ interface ZkStat {
 
 type ZkClientException = Error & { readonly code: number; opIndex?: number | undefined };
 type Cb<T> = (err: ZkClientException | null, value: T) => void;
-export interface MultiBuilder {
+interface MultiBuilder {
   create(path: string, data: Buffer, mode: number): this;
   check(path: string, version: number): this;
   setData(path: string, data: Buffer, version: number): this;
@@ -36,7 +36,6 @@ interface ZkClient extends EventEmitter {
   exists(path: string, cb: Cb<ZkStat | null>): void;
   getChildren(path: string, cb: Cb<string[]>): void;
   getData(path: string, cb: (err: ZkClientException | null, data: Buffer | null, stat: ZkStat) => void): void;
-  setData(path: string, data: Buffer, version: number, cb: Cb<ZkStat>): void;
   mkdirp(path: string, cb: Cb<string>): void;
   transaction(): ZkTransaction;
   getSessionId(): Buffer;
@@ -66,15 +65,15 @@ export const CreateMode = zk.CreateMode;
 
 /** A failed ZooKeeper operation (`opIndex`: the failed operation of a transaction). */
 export class ZkError extends Error {
+  override readonly name = 'ZkError';
   constructor(
     readonly zkCode: number,
-    readonly op: string,
+    op: string,
     readonly path: string,
-    message: string,
+    why: string,
     readonly opIndex?: number,
   ) {
-    super(message);
-    this.name = 'ZkError';
+    super(`${op} ${path}: ${why}`);
   }
 }
 
@@ -85,25 +84,20 @@ export function isZk(err: unknown, ...codes: number[]): err is ZkError {
 const STATES_CLOSED = -2;
 const STATES_CONNECTING = 1;
 
-export interface ZkSessionOptions {
+/** `sessionTimeoutMs` is asked for; the server negotiates it within its min/max. */
+type ZkSessionOptions = Pick<EngineDriverOptions, 'connectTimeoutMs' | 'logger'> & {
   readonly hosts: readonly string[];
   readonly url: string;
-  /** Requested session timeout; the server negotiates it within its min/max. */
   readonly sessionTimeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly logger?: FlurryLogger | undefined;
-}
+};
 
 /** One session; an operation that times out on a live-looking connection drops the socket so the client reconnects. */
 export class ZkSession {
-  /** Number of claims currently held through this session (kept by the drivers). */
   holds = 0;
   readonly opTimeoutMs: number;
   /** Set only by the client's state events and close(). */
   state: 'connected' | 'disconnected' | 'expired' | 'closed' = 'disconnected';
-  private closing = false;
   private readonly waiters = new Set<() => void>();
-  /** When the current connection attempt (TCP connect + session handshake) started. */
   private attemptStartedAt = Date.now();
   private readonly watchdog: NodeJS.Timeout;
 
@@ -116,7 +110,7 @@ export class ZkSession {
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
     this.watchdog = setInterval(
       () => {
-        if (this.closing || this.dead || this.state === 'connected') return;
+        if (this.dead || this.state === 'connected') return;
         if (client.connectionManager.state !== STATES_CONNECTING) return;
         if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
         this.attemptStartedAt = Date.now();
@@ -149,7 +143,7 @@ export class ZkSession {
     // A reconnect timer firing after close() would reconnect forever.
     cm.findNextServer = (cb) =>
       findNext((server) => {
-        if (session.closing) return;
+        if (session.state === 'closed') return;
         session.attemptStartedAt = Date.now();
         tried.add(`${server.host}:${server.port}`);
         cb(server);
@@ -183,12 +177,12 @@ export class ZkSession {
 
   private onState(s: unknown): void {
     const prev = this.state;
-    if (this.closing) this.state = 'closed';
-    else if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
+    if (prev === 'closed') return; // close() woke the waiters
+    if (s === zk.State.SYNC_CONNECTED || s === zk.State.CONNECTED_READ_ONLY) this.state = 'connected';
     else if (s === zk.State.EXPIRED) this.state = 'expired';
     else if (s === zk.State.DISCONNECTED && prev !== 'expired') this.state = 'disconnected';
     const logger = this.opts.logger;
-    if (prev !== this.state && logger && !this.closing) {
+    if (prev !== this.state && logger) {
       const fields = { url: redactUrl(this.opts.url), session: this.sessionIdHex, from: prev, to: this.state };
       if (this.state === 'connected') logger.info(fields, 'ZooKeeper session connected');
       else logger.warn(fields, `ZooKeeper session ${this.state}`);
@@ -216,16 +210,13 @@ export class ZkSession {
     if (this.state === 'connected') return true;
     if (this.dead) return false;
     return new Promise<boolean>((resolve) => {
-      const done = (v: boolean): void => {
+      const check = (timedOut = false): void => {
+        if (!timedOut && this.state !== 'connected' && !this.dead) return;
         clearTimeout(t);
         this.waiters.delete(check);
-        resolve(v);
+        resolve(this.state === 'connected');
       };
-      const check = (): void => {
-        if (this.state === 'connected') done(true);
-        else if (this.dead) done(false);
-      };
-      const t = setTimeout(() => done(false), ms);
+      const t = setTimeout(() => check(true), ms);
       this.waiters.add(check);
     });
   }
@@ -236,7 +227,7 @@ export class ZkSession {
       const closed = this.state === 'closed';
       const code = closed ? ZkCode.CONNECTION_LOSS : ZkCode.SESSION_EXPIRED;
       const why = closed ? 'was closed' : 'expired';
-      return Promise.reject(new ZkError(code, op, path, `${op} ${path}: the ZooKeeper session ${why}`));
+      return Promise.reject(new ZkError(code, op, path, `the ZooKeeper session ${why}`));
     }
     const limit = timeoutMs ?? this.opTimeoutMs;
     return new Promise<T>((resolve, reject) => {
@@ -252,13 +243,13 @@ export class ZkSession {
       const timer = setTimeout(() => {
         // No answer on a connection that looks alive: drop it so the client reconnects.
         if (!settled && this.state === 'connected') this.dropSocket();
-        settle(new ZkError(ZkCode.TIMEOUT, op, path, `${op} ${path}: no answer from ZooKeeper within ${limit} ms`));
+        settle(new ZkError(ZkCode.TIMEOUT, op, path, `no answer from ZooKeeper within ${limit} ms`));
       }, limit);
       try {
         start((err, value) => {
           if (err?.code === ZkCode.NO_NODE && absent !== undefined) return settle(null, absent);
           const code = typeof err?.code === 'number' ? err.code : ZkCode.CONNECTION_LOSS;
-          settle(err && new ZkError(code, op, path, `${op} ${path}: ${err.message}`, err.opIndex), value);
+          settle(err && new ZkError(code, op, path, err.message, err.opIndex), value);
         });
       } catch (e) {
         settle(e);
@@ -286,10 +277,6 @@ export class ZkSession {
     return this.run<string>('create', path, timeoutMs, (cb) => this.client.create(path, data, mode, cb));
   }
 
-  setData(path: string, data: Buffer, version: number, timeoutMs?: number): Promise<ZkStat> {
-    return this.run<ZkStat>('setData', path, timeoutMs, (cb) => this.client.setData(path, data, version, cb));
-  }
-
   remove(path: string, version: number, timeoutMs?: number): Promise<void> {
     return this.run<void>('remove', path, timeoutMs, (cb) => this.client.remove(path, version, cb));
   }
@@ -301,18 +288,14 @@ export class ZkSession {
   /** Runs a transaction (`opIndex`: the failed operation); versions are set exactly (the client turns 0 into "any"). */
   multi(build: (tx: MultiBuilder) => void, timeoutMs?: number): Promise<void> {
     const tx = this.client.transaction();
-    const versions: Array<number | undefined> = [];
-    const add = (version: number | undefined): MultiBuilder => (versions.push(version), builder);
+    const exact = (version: number): MultiBuilder => ((tx.ops[tx.ops.length - 1].version = version), builder);
     const builder: MultiBuilder = {
-      create: (path, data, mode) => add(void tx.create(path, data, mode)),
-      check: (path, version) => add((tx.check(path, version), version)),
-      setData: (path, data, version) => add((tx.setData(path, data, version), version)),
-      remove: (path, version) => add((tx.remove(path, version), version)),
+      create: (path, data, mode) => (tx.create(path, data, mode), builder),
+      check: (path, version) => (tx.check(path, version), exact(version)),
+      setData: (path, data, version) => (tx.setData(path, data, version), exact(version)),
+      remove: (path, version) => (tx.remove(path, version), exact(version)),
     };
     build(builder);
-    versions.forEach((v, i) => {
-      if (v !== undefined) tx.ops[i].version = v;
-    });
     return this.run<void>('multi', '(transaction)', timeoutMs, (cb) =>
       tx.commit((err, results) => {
         const idx = Array.isArray(results)
@@ -325,9 +308,8 @@ export class ZkSession {
 
   /** Ends the session (its ephemeral nodes go at once) and frees every socket and timer; bounded. */
   async close(): Promise<void> {
-    if (this.closing) return;
+    if (this.state === 'closed') return;
     const wasLive = this.state === 'connected';
-    this.closing = true;
     this.state = 'closed';
     clearInterval(this.watchdog);
     for (const w of [...this.waiters]) w();

@@ -1,5 +1,4 @@
 /** The `zookeeper://` registry driver: slots as ephemeral znodes, marks beside them (docs/node-ids.md, "ZooKeeper internals"). */
-import { checkUrlParams } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import {
@@ -18,6 +17,7 @@ import {
   zkFailure,
   zkHolderRecord,
   zkTimeMs,
+  type ZkClaimState,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
 
@@ -58,15 +58,11 @@ async function readZkHolders(session: ZkSession, q: ZkHoldersQuery): Promise<Arr
 
 const HOLDERS_LISTED = 16;
 
-interface ClaimState {
+interface ClaimState extends ZkClaimState {
   readonly session: ZkSession;
-  readonly slot: number;
   readonly namespace: string;
-  /** The slot's ephemeral node. */
-  readonly livePath: string;
   readonly hwPath: string;
   hwVersion: number;
-  stored: number;
 }
 
 class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver {
@@ -261,12 +257,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
-  checkUrlParams(parsed.params, [], (why) =>
-    registryError('URL_INVALID', `${parsed.display}: ${why}; a zookeeper:// registry takes no parameters`, {
-      url: parsed.display,
-      part: 'query',
-    }),
-  );
   return new ZooKeeperDriver(parsed, opts).start(async (s) => {
     if (parsed.path) await s.mkdirp(parsed.path);
   });
