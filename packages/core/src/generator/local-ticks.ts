@@ -42,11 +42,6 @@ export class LocalTicks extends TickPlanner {
     if (this.lease) this.refreshFloor();
   }
 
-  /** @internal What `uuid/generator.ts` reads `claimNow()` and `lease` through. */
-  get planner(): this {
-    return this;
-  }
-
   /** The lease's current claim: its `forGenerator()` view when it has one. */
   claimNow(): NodeLease | undefined {
     const l = this.source;
