@@ -134,18 +134,12 @@ export class TickPlanner {
       this.lastSeenW = w;
       if (newStep) this.clockBackwards++;
       const p = this.policy.onClockBackwards;
-      if (p === 'throw') {
-        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
-        throw this.backwardsError(byMs, 'the onClockBackwards policy is throw');
-      }
+      if (p === 'throw') throw this.backwardsError(byMs, 'the onClockBackwards policy is throw', true);
       if (p === 'wait') {
         const waitMs = this.epochMs + highWall * unitMs - now;
         if (elapsedMs + waitMs > this.policy.maxBackwardsWaitMs) {
-          this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
-          throw this.backwardsError(
-            byMs,
-            `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
-          );
+          const why = `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`;
+          throw this.backwardsError(byMs, why, true);
         }
         return { wait: true, untilMs: this.epochMs + highWall * unitMs, reason: 'backwards', byMs };
       }
@@ -167,10 +161,10 @@ export class TickPlanner {
     const targetMs = this.epochMs + (next - (canBorrow ? this.borrowTicks : 0)) * unitMs;
     if (behind) {
       if (elapsedMs + (targetMs - now) > this.policy.maxBackwardsWaitMs) {
-        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
         throw this.backwardsError(
           byMs,
           `the ${this.policy.onExhausted === 'borrow' || this.policy.onClockBackwards === 'tolerate' ? `maxBorrowMs (${this.policy.maxBorrowMs} ms) of borrowed ticks is used up and ` : ''}waiting would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
+          true,
         );
       }
     } else if (elapsedMs > unitMs + GENERATOR_DEFAULTS.stallLimitMs) {
@@ -268,7 +262,9 @@ export class TickPlanner {
     return { wait: false, tick, seq: this.startSeq() };
   }
 
-  private backwardsError(byMs: number, why: string): FlurryError {
+  /** The `FLURRY_E_CLOCK_BACKWARDS` error, after a `clock-backwards` `threw` event if `emit`. */
+  private backwardsError(byMs: number, why: string, emit = false): FlurryError {
+    if (emit) this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
     return new FlurryError(
       ErrorCode.CLOCK_BACKWARDS,
       `The wall clock went back by ${Math.ceil(byMs)} ms and ${why}; no ID was issued (issuing could repeat IDs). Retry after the clock catches up, or fix the time source.`,
