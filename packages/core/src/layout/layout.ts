@@ -114,9 +114,8 @@ export class Layout implements LayoutGeometry {
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
     const specs = parseFieldList(fields);
-    let epoch: number | string = DEFAULT_EPOCH_MS;
     // Digits stay a string: parseEpoch reads them, and a refusal quotes them as given.
-    if (opts.epoch !== undefined && opts.epoch !== '') epoch = opts.epoch;
+    const epoch = opts.epoch === undefined || opts.epoch === '' ? DEFAULT_EPOCH_MS : opts.epoch;
     return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
   }
 
