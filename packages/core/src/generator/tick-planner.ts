@@ -123,14 +123,12 @@ export class TickPlanner {
       }
       return { wait: true, untilMs: floorMs, reason: 'high-water', byMs: behindMs };
     }
-    let e = w;
-    let behind = false;
+    const behind = w < highWall;
+    const newStep = behind && (!this.behind || w < this.lastSeenW);
+    this.behind = behind;
     let byMs = 0;
-    if (w < highWall) {
-      behind = true;
+    if (behind) {
       byMs = Math.max(highWallMs - now, 1);
-      const newStep = !this.behind || w < this.lastSeenW;
-      this.behind = true;
       this.lastSeenW = w;
       if (newStep) this.clockBackwards++;
       const p = this.policy.onClockBackwards;
@@ -144,10 +142,8 @@ export class TickPlanner {
         return { wait: true, untilMs: this.epochMs + highWall * unitMs, reason: 'backwards', byMs };
       }
       if (newStep) this.emit({ type: 'clock-backwards', byMs, action: 'tolerated' });
-      e = highWall;
-    } else {
-      this.behind = false;
     }
+    const e = behind ? highWall : w;
     if (e > lastTick) return this.issueNew(e);
     if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1 };
     const next = lastTick + 1;
