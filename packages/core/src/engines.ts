@@ -207,8 +207,8 @@ export function isRedisAuthError(err: unknown): boolean {
 
 /**
  * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its `[name,
- * value]` reply). `durable`: `appendonly yes` with `appendfsync always`, every acknowledged write on disk. Never rejects:
- * a failed read is reported in `checkError` and counts as not durable.
+ * value]` reply). `durable`: `appendonly yes` with `appendfsync always`, every acknowledged write on disk. Never
+ * rejects: a failed read is reported in `checkError` and counts as not durable.
  */
 export async function readRedisPersistence(configGet: (parameter: string) => Promise<unknown>) {
   const value = async (name: string): Promise<string | undefined> => {
