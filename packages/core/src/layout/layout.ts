@@ -128,14 +128,13 @@ export class Layout implements LayoutGeometry {
         {},
       );
     }
-    for (const key of Object.keys(node)) {
-      if (!this.nodeFields.some((f) => f.name === key)) {
-        throw new FlurryError(
-          ErrorCode.NODE_OUT_OF_RANGE,
-          `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
-          { field: key, layout: this.name },
-        );
-      }
+    const key = Object.keys(node).find((k) => !this.nodeFields.some((f) => f.name === k));
+    if (key !== undefined) {
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
+        { field: key, layout: this.name },
+      );
     }
     for (const f of this.nodeFields) {
       const v = node[f.name];
