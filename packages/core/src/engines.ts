@@ -74,11 +74,8 @@ export type SqlErrorClass = keyof typeof CODES;
  */
 export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass {
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; sqlState?: unknown };
-  if (dialect === 'mysql') {
-    return typeof e.errno === 'number' && e.sqlState !== undefined
-      ? (classOf(String(e.errno)) ?? 'unreachable')
-      : 'unreachable';
-  }
+  if (dialect === 'mysql')
+    return (typeof e.errno === 'number' && e.sqlState !== undefined && classOf(String(e.errno))) || 'unreachable';
   if (typeof e.code !== 'string') return 'unreachable';
   return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
 }
