@@ -89,16 +89,14 @@ export class Layout implements LayoutGeometry {
   static from(x: Layout | LayoutSpec | PresetName | (string & {})): Layout {
     if (x instanceof Layout) return x;
     if (typeof x === 'string') {
+      if (isPresetName(x)) return (presetCache[x] ??= new Layout(x, PRESETS[x]));
       // A field list, the form the unknown-preset message below suggests: the same as Layout.parse.
-      if (!isPresetName(x) && x.includes(':')) return Layout.parse(x);
-      if (!isPresetName(x)) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_UNKNOWN_PRESET,
-          `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12, and Layout.parse(fields, { epoch, unit }) to set the epoch and unit).`,
-          { preset: x, presets: Object.keys(PRESETS) },
-        );
-      }
-      return (presetCache[x] ??= new Layout(x, PRESETS[x]));
+      if (x.includes(':')) return Layout.parse(x);
+      throw new FlurryError(
+        ErrorCode.LAYOUT_UNKNOWN_PRESET,
+        `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12, and Layout.parse(fields, { epoch, unit }) to set the epoch and unit).`,
+        { preset: x, presets: Object.keys(PRESETS) },
+      );
     }
     if (x === null || typeof x !== 'object' || !Array.isArray(x.fields)) {
       throw new FlurryError(
