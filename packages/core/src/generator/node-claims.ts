@@ -109,11 +109,9 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
   try {
     mkdirSync(path, { mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      // '?' while the holder is between its mkdir and writing its thread id.
-      throw inUse(attempt(() => readFileSync(join(path, 'thread'), 'utf8')) ?? '?');
-    }
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // '?' while the holder is between its mkdir and writing its thread id.
+    throw inUse(attempt(() => readFileSync(join(path, 'thread'), 'utf8')) ?? '?');
   }
   writeFileSync(join(path, 'thread'), String(threadId));
   const text = attempt(() => readFileSync(`${path}.last`, 'utf8').trim()) ?? ''; // '' for the first holder here
