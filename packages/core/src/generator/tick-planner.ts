@@ -63,10 +63,9 @@ export class TickPlanner {
     this.maxSeq = layout.maxSequence;
     this.maxTick = layout.maxTick;
     this.borrowTicks = Math.floor(policy.maxBorrowMs / layout.unitMs);
-    const seqSize = layout.maxSequence + 1;
     this.randomRange =
       policy.sequenceStart === 'random'
-        ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024))
+        ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), (layout.maxSequence + 1) / 4, 1024))
         : 1;
     this.spin = clock === systemClock;
     this.nonBlocking = clock.nonBlocking === true;
