@@ -109,13 +109,9 @@ export function sqlPool(dialect: SqlDialect, client: unknown, o: SqlPoolOptions)
                 values: params,
                 ...(o.statementTimeoutMs !== undefined && { timeout: Math.ceil(o.statementTimeoutMs) }),
               });
-              if (!Array.isArray(res))
-                return { rows: [], affected: (res as { affectedRows: number }).affectedRows, fields: [] };
-              return {
-                rows: res as Record<string, unknown>[],
-                affected: res.length,
-                fields: (fields ?? []).map((f) => f.name),
-              };
+              const rows = Array.isArray(res) ? (res as Record<string, unknown>[]) : [];
+              const affected = Array.isArray(res) ? res.length : (res as { affectedRows: number }).affectedRows;
+              return { rows, affected, fields: (fields ?? []).map((f) => f.name) };
             }
             let n = 0;
             const r = await (conn as PgClient).query(

@@ -74,11 +74,8 @@ export type SqlErrorClass = keyof typeof CODES;
  */
 export function sqlErrorClass(dialect: SqlDialect, err: unknown): SqlErrorClass {
   const e = (err ?? {}) as { code?: unknown; errno?: unknown; sqlState?: unknown };
-  if (dialect === 'mysql') {
-    return typeof e.errno === 'number' && e.sqlState !== undefined
-      ? (classOf(String(e.errno)) ?? 'unreachable')
-      : 'unreachable';
-  }
+  if (dialect === 'mysql')
+    return (typeof e.errno === 'number' && e.sqlState !== undefined && classOf(String(e.errno))) || 'unreachable';
   if (typeof e.code !== 'string') return 'unreachable';
   return classOf(e.code) ?? (/^(42|22|23)/.test(e.code) ? 'schema' : 'unreachable');
 }
@@ -205,24 +202,12 @@ export function isRedisAuthError(err: unknown): boolean {
   );
 }
 
-/** The persistence settings a Redis server reported (a server that can lose acknowledged writes is refused). */
-export interface RedisPersistence {
-  /** The server's settings (undefined when they could not be read). */
-  readonly appendonly: string | undefined;
-  readonly appendfsync: string | undefined;
-  /** Why `CONFIG GET` failed (e.g. a managed Redis that disables CONFIG), or undefined. */
-  readonly checkError: string | undefined;
-  /** True only for `appendonly yes` with `appendfsync always`: every acknowledged write is on disk. */
-  readonly durable: boolean;
-}
-
 /**
  * Reads `appendonly` and `appendfsync` through `configGet` (the client's `CONFIG GET name`, resolving to its `[name,
- * value]` reply). Never rejects: a failed read is reported in `checkError` and counts as not durable.
+ * value]` reply). `durable`: `appendonly yes` with `appendfsync always`, every acknowledged write on disk. Never
+ * rejects: a failed read is reported in `checkError` and counts as not durable.
  */
-export async function readRedisPersistence(
-  configGet: (parameter: string) => Promise<unknown>,
-): Promise<RedisPersistence> {
+export async function readRedisPersistence(configGet: (parameter: string) => Promise<unknown>) {
   const value = async (name: string): Promise<string | undefined> => {
     const reply = await configGet(name);
     return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined;
@@ -243,6 +228,8 @@ export async function readRedisPersistence(
     durable: checkError === undefined && appendonly === 'yes' && appendfsync === 'always',
   };
 }
+
+type RedisPersistence = Awaited<ReturnType<typeof readRedisPersistence>>;
 
 /** Why a Redis that is not durable is refused: its settings, what a lost write `loses`, the fix and the `allowance`. */
 export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {

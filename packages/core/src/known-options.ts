@@ -27,10 +27,7 @@ export function closestName(name: string, candidates: Iterable<string>, maxDista
   let bestD = Infinity;
   for (const c of candidates) {
     const d = editDistance(lower, c.toLowerCase());
-    if (d < bestD) {
-      bestD = d;
-      best = c;
-    }
+    if (d < bestD) [bestD, best] = [d, c];
   }
   const limit = maxDistance ?? Math.max(2, Math.floor(name.length / 3));
   return bestD <= limit ? best : undefined;

@@ -8,10 +8,7 @@ export const randomFill: (buf: Uint8Array) => Uint8Array = platformRandomFill;
 export function randomHex(bytes: number): string {
   if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
     throw new RangeError(`randomHex takes a byte count from 1 to 1024; got ${String(bytes)}`);
-  const buf = randomFill(new Uint8Array(bytes));
-  let s = '';
-  for (let i = 0; i < buf.length; i++) s += (buf[i] < 16 ? '0' : '') + buf[i].toString(16);
-  return s;
+  return Array.from(randomFill(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** A uniformly random integer from 0 to `n − 1` (`1 ≤ n ≤ 2^48`), e.g. where a registry starts probing slots. */

@@ -1,4 +1,3 @@
-/** {@link Generator}: the single-thread Snowflake generator. */
 import { systemClock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { Layout } from '../layout/layout.js';

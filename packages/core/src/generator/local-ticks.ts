@@ -1,4 +1,3 @@
-/** {@link LocalTicks}: the `(tick, sequence)` state of a one-thread generator, its lease and its rare paths. */
 import type { Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import type { NodeLease } from '../lease.js';
@@ -7,8 +6,8 @@ import type { GeneratorEvent, ResolvedPolicy } from './options.js';
 import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
 /**
- * The `(tick, seq)` of the last value issued, only ever growing. The common case (one more sequence value, or a
- * new wall tick) is a few comparisons the generators inline; the rest goes through the {@link TickPlanner}.
+ * The `(tick, seq)` of a one-thread generator's last value, only ever growing, and its lease: {@link advance} takes
+ * one more sequence value or a new wall tick in a few comparisons; the rest goes through the {@link TickPlanner}.
  */
 export class LocalTicks extends TickPlanner {
   protected lastTick = -1;
@@ -40,11 +39,6 @@ export class LocalTicks extends TickPlanner {
     super(plan, policy, clock, onEvent);
     this.lease = this.claimNow();
     if (this.lease) this.refreshFloor();
-  }
-
-  /** @internal What `uuid/generator.ts` reads `claimNow()` and `lease` through. */
-  get planner(): this {
-    return this;
   }
 
   /** The lease's current claim: its `forGenerator()` view when it has one. */

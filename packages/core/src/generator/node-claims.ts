@@ -16,33 +16,28 @@ const PREFIX = 'flurry-claims-';
 let rootDir: string | null | undefined;
 const held = new Map<string, { release(lastTick: number): void; lastTick: () => number }>();
 
-function processStart(): string {
+/** `f()`, or undefined when it throws (the best-effort reads and removals below). */
+function attempt<T>(f: () => T): T | undefined {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    // Field 22 (starttime), counted after the command name, which may contain spaces.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const start = rest[19];
-    if (start && /^\d+$/.test(start)) return start;
-  } catch {
-    /* not Linux */
-  }
-  return '0';
-}
-
-/** `os.tmpdir()`, or undefined where the runtime refuses to say (Deno without `--allow-env`). */
-function tempBase(): string | undefined {
-  try {
-    return tmpdir();
+    return f();
   } catch {
     return undefined;
   }
+}
+
+function processStart(): string {
+  const stat = attempt(() => readFileSync('/proc/self/stat', 'utf8')) ?? ''; // '' where it is not Linux
+  // Field 22 (starttime), counted after the command name, which may contain spaces.
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return start && /^\d+$/.test(start) ? start : '0';
 }
 
 function root(): string | null {
   if (rootDir !== undefined) return rootDir;
   rootDir = null;
   const name = `${PREFIX}${process.pid}-${processStart()}`;
-  for (const base of [tempBase(), '/dev/shm']) {
+  // os.tmpdir() throws where the runtime refuses to say (Deno without --allow-env).
+  for (const base of [attempt(tmpdir), '/dev/shm']) {
     if (base === undefined) continue;
     const dir = join(base, name);
     // Not `recursive: true`: Node's recursive mkdir spins forever on some pseudo file systems (a TMPDIR under /proc).
@@ -68,11 +63,7 @@ function root(): string | null {
 
 /** Removes one claim directory: two calls, not `rmSync(recursive)` (whose module costs a CLI start over 1 ms). */
 function removeClaim(path: string): void {
-  try {
-    unlinkSync(join(path, 'thread'));
-  } catch {
-    /* not written yet (the claimer failed between mkdir and write) */
-  }
+  attempt(() => unlinkSync(join(path, 'thread'))); // not written yet if the claimer failed between mkdir and write
   try {
     rmdirSync(path);
   } catch {
@@ -93,13 +84,7 @@ function removeClaimsDir(dir: string): void {
 }
 
 function sweepDeadProcesses(base: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(base);
-  } catch {
-    return;
-  }
-  for (const name of names) {
+  for (const name of attempt(() => readdirSync(base)) ?? []) {
     const m = /^flurry-claims-(\d+)-\d+$/.exec(name);
     if (!m || Number(m[1]) === process.pid) continue;
     try {
@@ -124,25 +109,13 @@ export function claimNode(key: string, describe: string, lastTick: () => number)
   try {
     mkdirSync(path, { mode: 0o700 });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      let holder = '?';
-      try {
-        holder = readFileSync(join(path, 'thread'), 'utf8');
-      } catch {
-        /* the holder is between its mkdir and writing its thread id */
-      }
-      throw inUse(holder);
-    }
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // '?' while the holder is between its mkdir and writing its thread id.
+    throw inUse(attempt(() => readFileSync(join(path, 'thread'), 'utf8')) ?? '?');
   }
   writeFileSync(join(path, 'thread'), String(threadId));
-  let previousTick = Number.NEGATIVE_INFINITY;
-  try {
-    const text = readFileSync(`${path}.last`, 'utf8').trim();
-    if (text !== '') previousTick = Number(text);
-  } catch {
-    /* first holder in this process */
-  }
+  const text = attempt(() => readFileSync(`${path}.last`, 'utf8').trim()) ?? ''; // '' for the first holder here
+  const previousTick = text !== '' ? Number(text) : Number.NEGATIVE_INFINITY;
   let released = false;
   const release = (tick: number) => {
     if (released) return;

@@ -1,4 +1,3 @@
-/** {@link SharedTicks}: one node's `(tick, sequence)` in a `SharedArrayBuffer`, reserved in runs (docs/clocks.md). */
 import { sleepSync, type Clock } from '../clock.js';
 import { ErrorCode, FlurryError } from '../errors.js';
 import { claimNode, type NodeClaim } from '#claims';
@@ -41,9 +40,9 @@ export function sharedBuffer(state: unknown, kind: string, what: string, opts: F
 }
 
 /**
- * One thread's handle on the shared state: one compare-and-swap publishes the end of a run, so the state only grows
- * and each run has one winner, which hands out `runNext..runEnd` of `runTick` while the wall tick stays in
- * `runWall..runTick`. The creating handle holds the process-wide node claim.
+ * One thread's handle on one node's `(tick, sequence)` in a `SharedArrayBuffer` (docs/clocks.md): one compare-and-swap
+ * publishes the end of a run, so the state only grows and each run has one winner, which hands out `runNext..runEnd` of
+ * `runTick` while the wall tick stays in `runWall..runTick`. The creating handle holds the process-wide node claim.
  */
 export class SharedTicks extends TickPlanner {
   readonly buffer: SharedArrayBuffer;

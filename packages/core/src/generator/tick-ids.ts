@@ -1,4 +1,3 @@
-/** {@link TickIds}: the IDs of one tick of a node, as {@link Generator} and {@link SharedGenerator} compose them. */
 import type { Layout } from '../layout/layout.js';
 import { LITTLE_ENDIAN, checkFill, type GeneratorStats } from './options.js';
 
@@ -13,7 +12,7 @@ export interface TickRuns {
   close(): void;
 }
 
-/** The ID of sequence 0 of the current tick (`tick | node`) and how a sequence value adds to it. */
+/** The IDs of one tick of a node for both generators: sequence 0's (`tick | node`) and how a sequence value adds. */
 export class TickIds {
   private base = 0n;
   /** The 32-bit halves of {@link base} (set only when {@link mul} is). */

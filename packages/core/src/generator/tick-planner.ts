@@ -63,10 +63,9 @@ export class TickPlanner {
     this.maxSeq = layout.maxSequence;
     this.maxTick = layout.maxTick;
     this.borrowTicks = Math.floor(policy.maxBorrowMs / layout.unitMs);
-    const seqSize = layout.maxSequence + 1;
     this.randomRange =
       policy.sequenceStart === 'random'
-        ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), seqSize / 4, 1024))
+        ? Math.max(1, Math.min(2 ** Math.ceil(layout.sequenceBits / 2), (layout.maxSequence + 1) / 4, 1024))
         : 1;
     this.spin = clock === systemClock;
     this.nonBlocking = clock.nonBlocking === true;
@@ -123,37 +122,27 @@ export class TickPlanner {
       }
       return { wait: true, untilMs: floorMs, reason: 'high-water', byMs: behindMs };
     }
-    let e = w;
-    let behind = false;
+    const behind = w < highWall;
+    const newStep = behind && (!this.behind || w < this.lastSeenW);
+    this.behind = behind;
     let byMs = 0;
-    if (w < highWall) {
-      behind = true;
+    if (behind) {
       byMs = Math.max(highWallMs - now, 1);
-      const newStep = !this.behind || w < this.lastSeenW;
-      this.behind = true;
       this.lastSeenW = w;
       if (newStep) this.clockBackwards++;
       const p = this.policy.onClockBackwards;
-      if (p === 'throw') {
-        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
-        throw this.backwardsError(byMs, 'the onClockBackwards policy is throw');
-      }
+      if (p === 'throw') throw this.backwardsError(byMs, 'the onClockBackwards policy is throw', true);
       if (p === 'wait') {
         const waitMs = this.epochMs + highWall * unitMs - now;
         if (elapsedMs + waitMs > this.policy.maxBackwardsWaitMs) {
-          this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
-          throw this.backwardsError(
-            byMs,
-            `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
-          );
+          const why = `waiting for it would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`;
+          throw this.backwardsError(byMs, why, true);
         }
         return { wait: true, untilMs: this.epochMs + highWall * unitMs, reason: 'backwards', byMs };
       }
       if (newStep) this.emit({ type: 'clock-backwards', byMs, action: 'tolerated' });
-      e = highWall;
-    } else {
-      this.behind = false;
     }
+    const e = behind ? highWall : w;
     if (e > lastTick) return this.issueNew(e);
     if (seq < this.maxSeq) return { wait: false, tick: lastTick, seq: seq + 1 };
     const next = lastTick + 1;
@@ -167,10 +156,10 @@ export class TickPlanner {
     const targetMs = this.epochMs + (next - (canBorrow ? this.borrowTicks : 0)) * unitMs;
     if (behind) {
       if (elapsedMs + (targetMs - now) > this.policy.maxBackwardsWaitMs) {
-        this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
         throw this.backwardsError(
           byMs,
           `the ${this.policy.onExhausted === 'borrow' || this.policy.onClockBackwards === 'tolerate' ? `maxBorrowMs (${this.policy.maxBorrowMs} ms) of borrowed ticks is used up and ` : ''}waiting would take longer than maxBackwardsWaitMs (${this.policy.maxBackwardsWaitMs} ms)`,
+          true,
         );
       }
     } else if (elapsedMs > unitMs + GENERATOR_DEFAULTS.stallLimitMs) {
@@ -268,7 +257,9 @@ export class TickPlanner {
     return { wait: false, tick, seq: this.startSeq() };
   }
 
-  private backwardsError(byMs: number, why: string): FlurryError {
+  /** The `FLURRY_E_CLOCK_BACKWARDS` error, after a `clock-backwards` `threw` event if `emit`. */
+  private backwardsError(byMs: number, why: string, emit = false): FlurryError {
+    if (emit) this.emit({ type: 'clock-backwards', byMs, action: 'threw' });
     return new FlurryError(
       ErrorCode.CLOCK_BACKWARDS,
       `The wall clock went back by ${Math.ceil(byMs)} ms and ${why}; no ID was issued (issuing could repeat IDs). Retry after the clock catches up, or fix the time source.`,

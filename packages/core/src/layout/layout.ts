@@ -89,16 +89,14 @@ export class Layout implements LayoutGeometry {
   static from(x: Layout | LayoutSpec | PresetName | (string & {})): Layout {
     if (x instanceof Layout) return x;
     if (typeof x === 'string') {
+      if (isPresetName(x)) return (presetCache[x] ??= new Layout(x, PRESETS[x]));
       // A field list, the form the unknown-preset message below suggests: the same as Layout.parse.
-      if (!isPresetName(x) && x.includes(':')) return Layout.parse(x);
-      if (!isPresetName(x)) {
-        throw new FlurryError(
-          ErrorCode.LAYOUT_UNKNOWN_PRESET,
-          `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12, and Layout.parse(fields, { epoch, unit }) to set the epoch and unit).`,
-          { preset: x, presets: Object.keys(PRESETS) },
-        );
-      }
-      return (presetCache[x] ??= new Layout(x, PRESETS[x]));
+      if (x.includes(':')) return Layout.parse(x);
+      throw new FlurryError(
+        ErrorCode.LAYOUT_UNKNOWN_PRESET,
+        `Unknown layout preset ${JSON.stringify(x)}; the presets are ${Object.keys(PRESETS).join(', ')} (or describe the fields: timestamp:41,worker:10,sequence:12, and Layout.parse(fields, { epoch, unit }) to set the epoch and unit).`,
+        { preset: x, presets: Object.keys(PRESETS) },
+      );
     }
     if (x === null || typeof x !== 'object' || !Array.isArray(x.fields)) {
       throw new FlurryError(
@@ -114,9 +112,8 @@ export class Layout implements LayoutGeometry {
   static parse(fields: string, opts: LayoutParseOptions = {}): Layout {
     assertKnownOptions(opts, LAYOUT_PARSE_OPTION_NAMES, 'Layout.parse options');
     const specs = parseFieldList(fields);
-    let epoch: number | string = DEFAULT_EPOCH_MS;
     // Digits stay a string: parseEpoch reads them, and a refusal quotes them as given.
-    if (opts.epoch !== undefined && opts.epoch !== '') epoch = opts.epoch;
+    const epoch = opts.epoch === undefined || opts.epoch === '' ? DEFAULT_EPOCH_MS : opts.epoch;
     return Layout.from({ name: opts.name, fields: specs, epoch, unit: (opts.unit ?? '1ms') as TimeUnit });
   }
 
@@ -129,14 +126,13 @@ export class Layout implements LayoutGeometry {
         {},
       );
     }
-    for (const key of Object.keys(node)) {
-      if (!this.nodeFields.some((f) => f.name === key)) {
-        throw new FlurryError(
-          ErrorCode.NODE_OUT_OF_RANGE,
-          `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
-          { field: key, layout: this.name },
-        );
-      }
+    const key = Object.keys(node).find((k) => !this.nodeFields.some((f) => f.name === k));
+    if (key !== undefined) {
+      throw new FlurryError(
+        ErrorCode.NODE_OUT_OF_RANGE,
+        `The ${this.name} layout has no node field ${JSON.stringify(key)}; its node fields are: ${this.nodeHint()}.`,
+        { field: key, layout: this.name },
+      );
     }
     for (const f of this.nodeFields) {
       const v = node[f.name];

@@ -84,9 +84,7 @@ export function validateLayoutSpec(spec: LayoutSpec): { fields: LayoutField[]; e
       { name: twice.name },
     );
   }
-  const tsIndex = specs.findIndex((f) => f.name === 'timestamp');
-  const seqIndex = specs.findIndex((f) => f.name === 'sequence');
-  if (seqIndex < tsIndex) {
+  if (specs.findIndex((f) => f.name === 'sequence') < specs.findIndex((f) => f.name === 'timestamp')) {
     throw new FlurryError(
       ErrorCode.LAYOUT_SPEC,
       'The sequence field comes before (is more significant than) the timestamp field, so IDs would decrease each time the sequence restarts in a new tick; list timestamp before sequence (node fields may go anywhere).',

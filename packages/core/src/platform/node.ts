@@ -33,8 +33,7 @@ export function platformRandomFill(buf: Uint8Array): Uint8Array {
   } catch {
     urandom = false;
   }
-  globalThis.crypto.getRandomValues(buf);
-  return buf;
+  return globalThis.crypto.getRandomValues(buf);
 }
 
 /** Monotonic milliseconds: `process.hrtime()`. */

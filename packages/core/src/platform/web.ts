@@ -43,9 +43,7 @@ export function platformSleep(ms: number): void {
 export { hkdfSha256 } from './sha256.js';
 
 export function sha256Hex(parts: readonly (string | Uint8Array)[]): string {
-  let s = '';
-  for (const b of sha256(parts)) s += (b < 16 ? '0' : '') + b.toString(16);
-  return s;
+  return Array.from(sha256(parts), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 export function toBase64url(bytes: Uint8Array): string {

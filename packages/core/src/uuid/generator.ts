@@ -80,9 +80,8 @@ export class UuidGenerator extends UuidIssuer {
 
   /** The node ID: with a registry lease, its current claim's (which the next UUID takes). */
   override get node(): number {
-    const planner = this.ticks.planner;
-    const claim = planner.claimNow();
-    return claim === undefined || claim === planner.lease ? this.nodeNow : nodeOf(claim.node)!;
+    const claim = this.ticks.claimNow();
+    return claim === undefined || claim === this.ticks.lease ? this.nodeNow : nodeOf(claim.node)!;
   }
 
   /** This process's claim on `node`, whatever the format (see {@link uuidClaim}). */
