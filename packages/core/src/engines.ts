@@ -229,7 +229,8 @@ export async function readRedisPersistence(configGet: (parameter: string) => Pro
   };
 }
 
-type RedisPersistence = Awaited<ReturnType<typeof readRedisPersistence>>;
+/** The persistence settings a Redis server reported ({@link readRedisPersistence}). */
+export type RedisPersistence = Awaited<ReturnType<typeof readRedisPersistence>>;
 
 /** Why a Redis that is not durable is refused: its settings, what a lost write `loses`, the fix and the `allowance`. */
 export function volatileRedisReason(p: RedisPersistence, subject: string, loses: string, allowance: string): string {
