@@ -1,7 +1,6 @@
 /** The Redis registry driver on `ioredis`, one Lua script per operation: docs/node-ids.md ("`redis://` — Redis"). */
 import { Redis } from 'ioredis';
 import {
-  FlurryError,
   isRedisAuthError,
   randomHex,
   readRedisPersistence,
@@ -22,9 +21,9 @@ import {
   randomStart,
   jsonObject,
   slotNumbers,
-  unreachableError,
-  type DriverPhase,
+  engineError,
   type EngineClaimState,
+  type EngineFailure,
   type EngineDriverOptions,
   type HighWaterRecord,
 } from './common.js';
@@ -82,8 +81,8 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
-    return redisError(this.parsed, err, what, phase, extra);
+  protected failure(err: unknown, what: string): EngineFailure {
+    return redisFailure(this.parsed, err, what);
   }
 
   /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
@@ -269,33 +268,22 @@ export async function createRedisDriver(url: URL | string, opts: EngineDriverOpt
       await checkPersistence(c as ScriptClient, parsed, opts.logger);
     },
   ).catch((err: unknown) => {
-    throw redisError(parsed, err, 'connect', 'connect', { host: parsed.host, port: parsed.port });
+    const details = { url: parsed.redacted, operation: 'connect', host: parsed.host, port: parsed.port };
+    const c = { what: 'connect', phase: 'connect' as const, details };
+    throw engineError('Redis', parsed.redacted, err, c, (e) => redisFailure(parsed, e, 'connect'));
   })) as ScriptClient;
   client.options.enableOfflineQueue = false;
   opts.logger?.info({ url: parsed.redacted }, 'connected to Redis');
   return new RedisDriver(client, parsed, opts);
 }
 
-function redisError(
-  parsed: RedisUrl,
-  err: unknown,
-  what: string,
-  phase: DriverPhase,
-  extra: Record<string, unknown> = {},
-): FlurryError {
-  if (err instanceof FlurryError) return err;
-  const msg = errorText(err);
-  const details = { url: parsed.redacted, operation: what, ...extra };
-  if (isRedisAuthError(err)) {
-    return registryError(
-      'AUTH',
-      `Redis at ${parsed.redacted} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
-        `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${parsed.prefix}:*" keys`,
-      details,
-      err,
-    );
-  }
+function redisFailure(parsed: RedisUrl, err: unknown, what: string): EngineFailure {
+  const msg = errorText(err).split('\n')[0];
   const at = `${parsed.host}:${parsed.port}`;
-  const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
-  return unreachableError('Redis', parsed.redacted, c, details, err);
+  if (!isRedisAuthError(err)) return { tried: `${at}, db ${parsed.db}`, at, message: msg };
+  return [
+    'AUTH',
+    `Redis at ${parsed.redacted} refused the credentials while trying to ${what} (${msg}); check the user and password in the URL ` +
+      `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${parsed.prefix}:*" keys`,
+  ];
 }
