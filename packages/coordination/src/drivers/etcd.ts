@@ -192,7 +192,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
         if (typeof v.leaseId !== 'string') return undefined;
         let ttl: { TTL: string; grantedTTL: string };
         try {
-          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: deadline });
+          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline });
         } catch (err) {
           if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
           throw err;

@@ -137,8 +137,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
   }
 
   protected async releaseSlot(s: EngineClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
-    const keys = this.keys(s.namespace, s.slot);
-    return Number(await this.client.flurryRelease(...keys, token, JSON.stringify(rec))) === 1;
+    return Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), token, JSON.stringify(rec))) === 1;
   }
 
   protected disconnect(): void {
@@ -146,12 +145,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
   }
 
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
-    const client = this.client;
     const base = `${this.parsed.prefix}:{${namespace}}:`;
     const names: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+      const [next, keys] = await this.client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
       cursor = next;
       for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
     } while (cursor !== '0');
@@ -159,7 +157,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     const out: HolderRecord[] = [];
     for (let i = 0; i < slots.length; i += 256) {
       const chunk = slots.slice(i, i + 256);
-      const p = client.pipeline();
+      const p = this.client.pipeline();
       for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
       const res = (await p.exec()) ?? [];
       const failed = res.find(([e]) => e)?.[0];
