@@ -4,12 +4,12 @@ import {
   optionNames,
   randomBelow,
   redactLoosely,
+  FlurryError,
   type Clock,
-  type FlurryError,
   type FlurryLogger,
 } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord } from '../driver.js';
-import { registryError } from '../errors.js';
+import { registryError, type RegistryErrorCode } from '../errors.js';
 
 export interface EngineDriverOptions {
   /** Wall time for the high-water marks (the same clock as the generator). */
@@ -99,22 +99,29 @@ export function urlRefusal(what: string, raw: unknown, expected: string): (why: 
 
 export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
-/** `FLURRY_E_REGISTRY_UNREACHABLE`: `${engine} at ${url}` could not be reached while trying to `what`, with advice. */
-export function unreachableError(
+/** A refusal an engine recognised in a failure ([code, message]), else where it tried and the failure's text. */
+export type EngineFailure =
+  [code: keyof typeof RegistryErrorCode, message: string] | { tried: string; at: string; message: string };
+
+/** `err` as is when it is a FlurryError, else the engine's refusal or `FLURRY_E_REGISTRY_UNREACHABLE` with advice. */
+export function engineError(
   engine: string,
   url: string,
-  c: { what: string; tried: string; at: string; phase: DriverPhase; message: string },
-  details: Record<string, unknown>,
   err: unknown,
+  c: { what: string; phase: DriverPhase; details: Record<string, unknown> },
+  failure: (err: unknown) => EngineFailure,
 ): FlurryError {
+  if (err instanceof FlurryError) return err;
+  const f = failure(err);
+  if (Array.isArray(f)) return registryError(f[0], f[1], c.details, err);
   const advice =
     c.phase === 'renew'
       ? 'The lease manager retries at the next renewal; IDs are issued until the lease deadline passes.'
       : c.phase === 'release'
         ? 'The node ID frees itself when its TTL runs out.'
-        : `Check that ${engine} runs at ${c.at} and is reachable from this host.`;
-  const why = `could not be reached while trying to ${c.what} (tried ${c.tried}): ${clause(c.message)}. `;
-  return registryError('UNREACHABLE', `${engine} at ${url} ${why}${advice}`, details, err);
+        : `Check that ${engine} runs at ${f.at} and is reachable from this host.`;
+  const why = `could not be reached while trying to ${c.what} (tried ${f.tried}): ${clause(f.message)}. `;
+  return registryError('UNREACHABLE', `${engine} at ${url} ${why}${advice}`, c.details, err);
 }
 
 export function allNodeIds(slots: number): [subject: string, verb: 'is' | 'are'] {
@@ -338,7 +345,15 @@ export abstract class EngineDriverBase<S extends EngineClaimState, C, U extends 
     );
   }
 
-  abstract toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError;
+  /** The engine's refusal in `err` (while trying to `what`), else where it tried. */
+  protected abstract failure(err: unknown, what: string): EngineFailure;
+  /** Fields the engine's error details carry after the URL. */
+  protected readonly detailed?: object;
+
+  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
+    const details = { url: this.url, ...this.detailed, operation: what, ...extra };
+    return engineError(this.engineName, this.url, err, { what, phase, details }, (e) => this.failure(e, what));
+  }
 
   protected async call<T>(
     what: string,

@@ -1,6 +1,5 @@
 /** The etcd v3 registry driver on `etcd3`, compare-and-set transactions: docs/node-ids.md ("etcd internals"). */
 import { Etcd3, EtcdLeaseInvalidError, type IOptions, type IRequestOp, type ITxnResponse } from 'etcd3';
-import { FlurryError } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderInfo, HolderRecord, RegistryDriver } from '../driver.js';
 import { errorText, registryError } from '../errors.js';
 import { isAuthError, keepAliveOnce, retryEachHost, skipFailedHost } from './etcd-policy.js';
@@ -9,9 +8,8 @@ import {
   checkDriverOptions,
   EngineDriverBase,
   jsonObject,
-  unreachableError,
-  type DriverPhase,
   type EngineClaimState,
+  type EngineFailure,
   type EngineDriverOptions,
   type HighWaterRecord,
 } from './common.js';
@@ -32,29 +30,22 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
     return { deadline: Date.now() + Math.min(this.opts.connectTimeoutMs, boundMs) };
   }
 
-  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
-    if (err instanceof FlurryError) return err;
+  protected override readonly detailed = { hosts: this.parsed.hosts };
+
+  protected failure(err: unknown, what: string): EngineFailure {
     const msg = errorText(err);
-    const details = { url: this.url, hosts: this.parsed.hosts, operation: what, ...extra };
     if (isAuthError(err)) {
-      return registryError(
+      return [
         'AUTH',
         `etcd at ${this.url} refused the credentials while trying to ${what} (${msg}); check the user and password in the URL ` +
           `and that the user may read and write keys under "${this.parsed.prefix}/"`,
-        details,
-        err,
-      );
+      ];
     }
     if (err instanceof EtcdLeaseInvalidError) {
-      return registryError(
-        'LEASE_LOST',
-        `the etcd lease is gone (${msg}) while trying to ${what}; stop issuing and claim again`,
-        details,
-        err,
-      );
+      return ['LEASE_LOST', `the etcd lease is gone (${msg}) while trying to ${what}; stop issuing and claim again`];
     }
     const hosts = this.parsed.hosts.join(', ');
-    return unreachableError('etcd', this.url, { what, tried: hosts, at: hosts, phase, message: msg }, details, err);
+    return { tried: hosts, at: hosts, message: msg };
   }
 
   protected async claimSlot(req: ClaimRequest): Promise<Claim> {
@@ -201,7 +192,7 @@ class EtcdDriver extends EngineDriverBase<ClaimState, Etcd3, EtcdUrl> implements
         if (typeof v.leaseId !== 'string') return undefined;
         let ttl: { TTL: string; grantedTTL: string };
         try {
-          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline: deadline });
+          ttl = await client.leaseClient.leaseTimeToLive({ ID: v.leaseId }, { deadline });
         } catch (err) {
           if (err instanceof EtcdLeaseInvalidError) return undefined; // expired meanwhile
           throw err;

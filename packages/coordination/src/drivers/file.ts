@@ -281,16 +281,10 @@ class FileDriver implements RegistryDriver {
         : err.code === 'EACCES' || err.code === 'EPERM' || err.code === 'EROFS'
           ? 'Give this user write access to the directory or choose another'
           : 'Choose a directory on a local, writable file system';
-    const details = {
-      url,
-      dir: root,
-      errno: err.code,
-      ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}),
-    };
     return registryError(
       'UNREACHABLE',
       `${url}: cannot ${doing}: ${err.message}. ${advice} with --registry file:/path`,
-      details,
+      { url, dir: root, errno: err.code, ...(err.code === 'ETIMEDOUT' ? { timeoutMs: this.timeoutMs } : {}) },
       e,
     );
   }

@@ -1,7 +1,6 @@
 /** The Redis registry driver on `ioredis`, one Lua script per operation: docs/node-ids.md ("`redis://` — Redis"). */
 import { Redis } from 'ioredis';
 import {
-  FlurryError,
   isRedisAuthError,
   randomHex,
   readRedisPersistence,
@@ -21,9 +20,9 @@ import {
   randomStart,
   jsonObject,
   slotNumbers,
-  unreachableError,
-  type DriverPhase,
+  engineError,
   type EngineClaimState,
+  type EngineFailure,
   type EngineDriverOptions,
   type HighWaterRecord,
 } from './common.js';
@@ -81,8 +80,8 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     return [this.key(ns, 'slot', slot), this.key(ns, 'holder', slot), this.key(ns, 'hw', slot)];
   }
 
-  toError(err: unknown, what: string, phase: DriverPhase, extra?: Record<string, unknown>): FlurryError {
-    return redisError(this.parsed, err, what, phase, extra);
+  protected failure(err: unknown, what: string): EngineFailure {
+    return redisFailure(this.parsed, err, what);
   }
 
   /** Takes one slot (the claim script, only if the high-water record is still the one read), or undefined. */
@@ -137,8 +136,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
   }
 
   protected async releaseSlot(s: EngineClaimState, rec: HighWaterRecord, token: string): Promise<boolean> {
-    const keys = this.keys(s.namespace, s.slot);
-    return Number(await this.client.flurryRelease(...keys, token, JSON.stringify(rec))) === 1;
+    return Number(await this.client.flurryRelease(...this.keys(s.namespace, s.slot), token, JSON.stringify(rec))) === 1;
   }
 
   protected disconnect(): void {
@@ -146,12 +144,11 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
   }
 
   protected async readHolders(namespace: string): Promise<HolderRecord[]> {
-    const client = this.client;
     const base = `${this.parsed.prefix}:{${namespace}}:`;
     const names: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
+      const [next, keys] = await this.client.scan(cursor, 'MATCH', `${base}slot:*`, 'COUNT', 1000);
       cursor = next;
       for (const k of keys) names.push(k.slice(base.length + 'slot:'.length));
     } while (cursor !== '0');
@@ -159,7 +156,7 @@ class RedisDriver extends EngineDriverBase<EngineClaimState, ScriptClient, Redis
     const out: HolderRecord[] = [];
     for (let i = 0; i < slots.length; i += 256) {
       const chunk = slots.slice(i, i + 256);
-      const p = client.pipeline();
+      const p = this.client.pipeline();
       for (const s of chunk) p.pttl(`${base}slot:${s}`).get(`${base}holder:${s}`).get(`${base}hw:${s}`);
       const res = (await p.exec()) ?? [];
       const failed = res.find(([e]) => e)?.[0];
@@ -268,33 +265,22 @@ export async function createRedisDriver(url: URL | string, opts: EngineDriverOpt
       await checkPersistence(c as ScriptClient, parsed, opts.logger);
     },
   ).catch((err: unknown) => {
-    throw redisError(parsed, err, 'connect', 'connect', { host: parsed.host, port: parsed.port });
+    const details = { url: parsed.redacted, operation: 'connect', host: parsed.host, port: parsed.port };
+    const c = { what: 'connect', phase: 'connect' as const, details };
+    throw engineError('Redis', parsed.redacted, err, c, (e) => redisFailure(parsed, e, 'connect'));
   })) as ScriptClient;
   client.options.enableOfflineQueue = false;
   opts.logger?.info({ url: parsed.redacted }, 'connected to Redis');
   return new RedisDriver(client, parsed, opts);
 }
 
-function redisError(
-  parsed: RedisUrl,
-  err: unknown,
-  what: string,
-  phase: DriverPhase,
-  extra: Record<string, unknown> = {},
-): FlurryError {
-  if (err instanceof FlurryError) return err;
-  const msg = errorText(err);
-  const details = { url: parsed.redacted, operation: what, ...extra };
-  if (isRedisAuthError(err)) {
-    return registryError(
-      'AUTH',
-      `Redis at ${parsed.redacted} refused the credentials while trying to ${what} (${msg.split('\n')[0]}); check the user and password in the URL ` +
-        `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${parsed.prefix}:*" keys`,
-      details,
-      err,
-    );
-  }
+function redisFailure(parsed: RedisUrl, err: unknown, what: string): EngineFailure {
+  const msg = errorText(err).split('\n')[0];
   const at = `${parsed.host}:${parsed.port}`;
-  const c = { what, tried: `${at}, db ${parsed.db}`, at, phase, message: msg.split('\n')[0] };
-  return unreachableError('Redis', parsed.redacted, c, details, err);
+  if (!isRedisAuthError(err)) return { tried: `${at}, db ${parsed.db}`, at, message: msg };
+  return [
+    'AUTH',
+    `Redis at ${parsed.redacted} refused the credentials while trying to ${what} (${msg}); check the user and password in the URL ` +
+      `and that the user may run EVAL, GET, SET, MGET, PEXPIRE, DEL, SCAN and PTTL on "${parsed.prefix}:*" keys`,
+  ];
 }

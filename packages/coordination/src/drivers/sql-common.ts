@@ -1,13 +1,5 @@
 /** The lease driver of the PostgreSQL and MySQL/MariaDB registries, on core's SQL pool. */
-import {
-  FlurryError,
-  randomHex,
-  sqlErrorClass,
-  sqlPool,
-  type SqlErrorClass,
-  type SqlPool,
-  type SqlSession,
-} from '@flurry/core';
+import { randomHex, sqlErrorClass, sqlPool, type SqlErrorClass, type SqlPool, type SqlSession } from '@flurry/core';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { errorText, registryError } from '../errors.js';
 import {
@@ -17,9 +9,8 @@ import {
   EngineDriverBase,
   pickHolder,
   jsonObject,
-  unreachableError,
-  type DriverPhase,
   type EngineClaimState,
+  type EngineFailure,
   type EngineDriverOptions,
   type HighWaterRecord,
 } from './common.js';
@@ -79,14 +70,12 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
     }
   }
 
-  toError(err: unknown, what: string, phase: DriverPhase, extra: Record<string, unknown> = {}): FlurryError {
-    if (err instanceof FlurryError) return err;
+  protected failure(err: unknown, what: string): EngineFailure {
     const u = this.parsed;
-    const details = { url: this.url, operation: what, ...extra };
     const msg = errorText(err).split('\n')[0];
     const user = `user "${u.user ?? '(default)'}"`;
     const why = `while trying to ${what} (${clause(msg)})`;
-    const known: Partial<Record<string, [code: 'AUTH' | 'URL_INVALID' | 'CORRUPT', message: string]>> = {
+    const known: Partial<Record<string, EngineFailure>> = {
       auth: [
         'AUTH',
         `${this.where} refused the credentials of ${user} ${why}; check the user and password in the URL (the password is never shown)`,
@@ -107,11 +96,10 @@ export class SqlRegistryDriver extends EngineDriverBase<SqlClaimState, SqlPool, 
       ],
     };
     const failure = sqlFailure(this.kind, err);
-    const [code, message] = known[failure === 'no-table' ? 'schema' : failure] ?? [];
-    if (code && message) return registryError(code, message, details, err);
     const at = `${u.host}:${u.port}`;
-    const c = { what, tried: `${at}, database ${u.database}`, at, phase, message: msg };
-    return unreachableError(this.engineName, this.url, c, details, err);
+    return (
+      known[failure === 'no-table' ? 'schema' : failure] ?? { tried: `${at}, database ${u.database}`, at, message: msg }
+    );
   }
 
   /** Checks that the table exists with every registry column; creates it when it does not and `create`. */
