@@ -72,12 +72,8 @@ export class Layout implements LayoutGeometry {
     this.maxIdsPerSecondPerNode = ((this.maxSequence + 1) * 1000) / this.unitMs;
     this.expiresAt = new Date(epochMs + 2 ** this.timestampBits * this.unitMs);
     const top = this.fields[0];
-    this.signedOverflowAt =
-      this.totalBits < 64
-        ? null
-        : top.kind === 'timestamp'
-          ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs)
-          : new Date(epochMs);
+    const topMs = top.kind === 'timestamp' ? 2 ** (top.bits - 1) * this.unitMs : 0;
+    this.signedOverflowAt = this.totalBits < 64 ? null : new Date(epochMs + topMs);
     this.maxId = MAX_FOR_BITS[this.totalBits];
     Object.freeze(this);
   }
