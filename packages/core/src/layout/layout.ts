@@ -152,9 +152,7 @@ export class Layout implements LayoutGeometry {
   /** The node fields' bits, in position, as one bigint (validates the node first). */
   nodeBits(node: Record<string, number>): bigint {
     this.validateNode(node);
-    let bits = 0n;
-    for (const f of this.nodeFields) bits |= BigInt(node[f.name]) << BigInt(f.shift);
-    return bits;
+    return this.nodeFields.reduce((bits, f) => bits | (BigInt(node[f.name]) << BigInt(f.shift)), 0n);
   }
 
   /** The tick holding a Unix ms time; may be negative or beyond `maxTick` (callers check). */
