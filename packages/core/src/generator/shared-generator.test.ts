@@ -220,7 +220,8 @@ test('GIVEN a SharedGenerator THEN it holds the node claim like a Generator, and
     () => new SharedGenerator({ layout: 'twitter', node: { datacenter: 9, worker: 2 }, lease: {} } as never),
     code(ErrorCode.INVALID_OPTION),
   );
-  assert.throws(() => SharedGenerator.fromState({} as never), code(ErrorCode.INVALID_OPTION));
+  for (const state of [{}, null, undefined, 'flurry-shared-generator'])
+    assert.throws(() => SharedGenerator.fromState(state as never), code(ErrorCode.INVALID_OPTION));
 });
 
 test('GIVEN a SharedGenerator THEN it takes no lease at all (so no fencing deadline, monotonic or wall, can be bypassed through it)', () => {

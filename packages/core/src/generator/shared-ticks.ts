@@ -27,13 +27,7 @@ const [MIN_RUN, FIRST_RUN, MAX_RUN] = [1, 16, 4096];
 export function sharedBuffer(state: unknown, kind: string, what: string, opts: FromStateOptions): SharedArrayBuffer {
   assertKnownOptions(opts, FROM_STATE_OPTION_NAMES, `${what}.fromState options`);
   const s = state as { kind?: unknown; buffer?: unknown } | null;
-  if (
-    s === null ||
-    typeof s !== 'object' ||
-    s.kind !== kind ||
-    !(s.buffer instanceof SharedArrayBuffer) ||
-    s.buffer.byteLength !== BUFFER_BYTES
-  ) {
+  if (s?.kind !== kind || !(s.buffer instanceof SharedArrayBuffer) || s.buffer.byteLength !== BUFFER_BYTES) {
     throw badOption('state', typeof state, `the \`state\` of a ${what} (posted to the worker unchanged)`);
   }
   return s.buffer;

@@ -193,15 +193,10 @@ export class TickPlanner {
     if (this.nonBlocking) throw this.stuck(d, clock.now(), lastTick + 1, true);
     const t0 = clock.monotonic();
     if (this.spin) {
-      let t = Date.now();
-      const start = t;
-      const remaining = d.untilMs - t;
-      if (remaining >= 2) {
-        clock.sleep(Math.floor(remaining) - 1);
-        t = Date.now();
-      }
+      const start = Date.now();
+      if (d.untilMs - start >= 2) clock.sleep(Math.floor(d.untilMs - start) - 1);
       // Spin out the sub-millisecond rest, leaving on a step back or after SPIN_LIMIT reads (see STUCK_ROUNDS).
-      for (let i = 0; t < d.untilMs && t >= start && i < SPIN_LIMIT; i++) t = Date.now();
+      for (let i = 0, t = Date.now(); t < d.untilMs && t >= start && i < SPIN_LIMIT; i++) t = Date.now();
     } else {
       clock.sleep(Math.max(1, Math.ceil(d.untilMs - clock.now())));
     }

@@ -72,12 +72,8 @@ export class Layout implements LayoutGeometry {
     this.maxIdsPerSecondPerNode = ((this.maxSequence + 1) * 1000) / this.unitMs;
     this.expiresAt = new Date(epochMs + 2 ** this.timestampBits * this.unitMs);
     const top = this.fields[0];
-    this.signedOverflowAt =
-      this.totalBits < 64
-        ? null
-        : top.kind === 'timestamp'
-          ? new Date(epochMs + 2 ** (top.bits - 1) * this.unitMs)
-          : new Date(epochMs);
+    const topMs = top.kind === 'timestamp' ? 2 ** (top.bits - 1) * this.unitMs : 0;
+    this.signedOverflowAt = this.totalBits < 64 ? null : new Date(epochMs + topMs);
     this.maxId = MAX_FOR_BITS[this.totalBits];
     Object.freeze(this);
   }
@@ -156,9 +152,7 @@ export class Layout implements LayoutGeometry {
   /** The node fields' bits, in position, as one bigint (validates the node first). */
   nodeBits(node: Record<string, number>): bigint {
     this.validateNode(node);
-    let bits = 0n;
-    for (const f of this.nodeFields) bits |= BigInt(node[f.name]) << BigInt(f.shift);
-    return bits;
+    return this.nodeFields.reduce((bits, f) => bits | (BigInt(node[f.name]) << BigInt(f.shift)), 0n);
   }
 
   /** The tick holding a Unix ms time; may be negative or beyond `maxTick` (callers check). */

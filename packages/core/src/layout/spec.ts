@@ -166,15 +166,10 @@ function checkFieldLimits(f: FieldSpec, epochMs: number, unit: TimeUnit): void {
  * when it is not a whole-ms date from 1970 on, or is in the future.
  */
 export function parseEpoch(epoch: unknown): number {
-  let ms: number;
-  if (typeof epoch === 'number') ms = epoch;
-  else if (epoch instanceof Date) ms = epoch.getTime();
-  else if (typeof epoch === 'string') {
-    const s = epoch.trim();
-    if (/^\d+$/.test(s)) ms = Number(s);
-    else if (/^\d{4}-\d{2}-\d{2}/.test(s)) ms = Date.parse(s);
-    else ms = Number.NaN;
-  } else ms = Number.NaN;
+  let ms = typeof epoch === 'number' ? epoch : epoch instanceof Date ? epoch.getTime() : Number.NaN;
+  const s = typeof epoch === 'string' ? epoch.trim() : '';
+  if (/^\d+$/.test(s)) ms = Number(s);
+  else if (/^\d{4}-\d{2}-\d{2}/.test(s)) ms = Date.parse(s);
   if (Number.isSafeInteger(ms) && ms < 0) {
     throw new FlurryError(
       ErrorCode.LAYOUT_EPOCH,

@@ -8,13 +8,11 @@ import { createRequire } from 'node:module';
 
 type NodeCrypto = typeof import('node:crypto');
 
-/** Whether `sleepSync` blocks the thread: always on Node.js. */
 export const CAN_BLOCK = true;
 
 /** Whether /dev/urandom can be read; false after the first failure (then Web Crypto). */
 let urandom = true;
 
-/** Fills `buf` with random bytes from the operating system's random source. */
 export function platformRandomFill(buf: Uint8Array): Uint8Array {
   try {
     if (urandom) {
@@ -36,7 +34,6 @@ export function platformRandomFill(buf: Uint8Array): Uint8Array {
   return globalThis.crypto.getRandomValues(buf);
 }
 
-/** Monotonic milliseconds: `process.hrtime()`. */
 export function monotonicMs(): number {
   const t = process.hrtime();
   return t[0] * 1e3 + t[1] / 1e6;
@@ -44,7 +41,6 @@ export function monotonicMs(): number {
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
-/** Blocks the current thread for `ms` milliseconds with `Atomics.wait` (no busy loop). */
 export function platformSleep(ms: number): void {
   if (ms > 0) Atomics.wait(sleepCell, 0, 0, ms);
 }
@@ -63,7 +59,6 @@ function nodeCrypto(): NodeCrypto {
   return loaded;
 }
 
-/** HKDF-SHA-256 of `secret` to `length` bytes (`node:crypto`'s `hkdfSync`). */
 export function hkdfSha256(
   secret: Uint8Array,
   salt: string | Uint8Array,
@@ -100,7 +95,6 @@ export function asciiText(buf: Uint8Array, start: number, end: number): string {
   return (buf as Buffer).toString('latin1', start, end);
 }
 
-/** A file's text (UTF-8). */
 export function readTextFile(path: string): string {
   return readFileSync(path, 'utf8');
 }
