@@ -198,20 +198,17 @@ export async function leaseGenerator(
     ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
     ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
   };
-  let lg: LeasedGenerator;
-  try {
-    lg = await leasedGenerator({
-      registry,
-      layout: core.layout,
-      pin: { ...config.node },
-      generator: { onEvent: core.issuer.onEvent, ...policies },
-    });
-  } catch (err) {
+  const lg = await leasedGenerator({
+    registry,
+    layout: core.layout,
+    pin: { ...config.node },
+    generator: { onEvent: core.issuer.onEvent, ...policies },
+  }).catch(async (err: unknown) => {
     // No lease: close the registry, so that a retry after an outage opens a fresh one.
     core.registry = undefined;
     await registry.close().catch(() => undefined);
     throw err;
-  }
+  });
   core.issuer.attach(lg);
   core.uuids.attach(lg, registry, policies); // UUIDv7 on the same lease (see issuing.ts)
   core.console.data.watch(lg);
@@ -238,13 +235,12 @@ export async function startThrift(
 ): Promise<ThriftServer | undefined> {
   if (thriftPort === undefined) return undefined;
   const { startThriftServer } = await import('./thrift/server.js');
-  const issuer = core.issuer;
   const started = startThriftServer({
     host,
     port: thriftPort,
-    generator: issuer,
+    generator: core.issuer,
     layout: core.layout,
-    node: () => issuer.leased?.generator.node ?? {},
+    node: () => core.issuer.leased?.generator.node ?? {},
     logger: logger.child({ component: 'thrift' }),
   });
   return listening('Thrift', '--thrift-port', host, thriftPort, started);
@@ -257,15 +253,14 @@ export async function startMemcached(
 ): Promise<MemcachedServer | undefined> {
   if (c.memcachedPort === undefined) return undefined;
   const { startMemcachedServer, MEMCACHED_COMMANDS } = await import('./memcached/server.js');
-  const issuer = core.issuer;
   const started = startMemcachedServer({
     host: c.host,
     port: c.memcachedPort,
-    ids: issuer,
+    ids: core.issuer,
     ...(c.token !== undefined ? { token: c.token } : {}),
     idleTimeoutMs: c.memcachedIdleTimeoutMs,
     recorder: core.metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS),
-    issued: () => issuer.issued(),
+    issued: () => core.issuer.issued(),
     logger: logger.child({ component: 'memcached' }),
   });
   return listening('memcached', '--memcached-port', c.host, c.memcachedPort, started);
