@@ -29,8 +29,7 @@ export function containerEvidence(probe: ContainerProbe): string | undefined {
   if (probe.env.KUBERNETES_SERVICE_HOST) return 'KUBERNETES_SERVICE_HOST is set (a Kubernetes pod)';
   for (const f of ['/.dockerenv', '/run/.containerenv']) if (probe.exists(f)) return `${f} exists`;
   const m = /\b(docker|kubepods|containerd|libpod|lxc)\b/.exec(probe.readFile('/proc/1/cgroup') ?? '');
-  if (m) return `/proc/1/cgroup mentions ${m[1]}`;
-  return undefined;
+  return m ? `/proc/1/cgroup mentions ${m[1]}` : undefined;
 }
 
 /** The start-up warning when the registry is the default `file:` and the process runs in a container. */

@@ -10,7 +10,7 @@ import { runCli } from './cli/main.js';
 import { loadServeConfig } from './config/index.js';
 import { END_OF_LIFE_WARNING_MS, endOfLifeWarning, formatRemaining } from './end-of-life.js';
 import { createServiceCore, type ServiceCore } from './service-core.js';
-import type { ServiceLogger } from './service-steps.js';
+import type { ServiceLogger } from './service.js';
 import { httpGet, startFlurry } from './test-support.js';
 
 const DAY = 86_400_000;

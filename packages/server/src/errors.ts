@@ -73,10 +73,7 @@ const STATUS = new Map(
 /** The HTTP status for an error: its code's (registry and segment-store errors 503), else 500. */
 export function httpStatusOf(err: unknown): number {
   if (!(err instanceof FlurryError)) return 500;
-  const s = STATUS.get(err.code);
-  if (s !== undefined) return s;
-  if (err.code.startsWith('FLURRY_E_REGISTRY') || err.code.startsWith('FLURRY_E_SEQUENCE')) return 503;
-  return 500;
+  return STATUS.get(err.code) ?? (/^FLURRY_E_(REGISTRY|SEQUENCE)/.test(err.code) ? 503 : 500);
 }
 
 /** True for errors that mean "the generator may not issue right now, try again soon" (503 with `Retry-After`). */

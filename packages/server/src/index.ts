@@ -13,7 +13,7 @@ export type { ServerErrorCodeValue } from './errors.js';
 // HTTP, to embed the handler in another server.
 export { createServiceCore, httpContext } from './service-core.js';
 export type { ServiceCore } from './service-core.js';
-export { leaseGenerator } from './service-steps.js';
+export { leaseGenerator } from './service.js';
 export { createRequestHandler } from './http/handler.js';
 export { createHttpServer, MAX_HEADER_BYTES } from './http/server.js';
 export type { HttpContext, IdSource, Logger } from './http/context.js';
@@ -36,8 +36,8 @@ export {
 } from './thrift/snowflake-processor.js';
 export type { SnowflakeHandler } from './thrift/snowflake-processor.js';
 // memcached (katsubushi compatible).
-export { startMemcachedServer, MEMCACHED_COMMANDS } from './memcached/index.js';
-export type { MemcachedServer, MemcachedServerOptions, MemcachedLogger } from './memcached/index.js';
+export { startMemcachedServer, MEMCACHED_COMMANDS } from './memcached/server.js';
+export type { MemcachedServer, MemcachedServerOptions, MemcachedLogger } from './memcached/server.js';
 export { ProtocolMetrics } from './protocol-metrics.js';
 export type { ProtocolRecorder } from './protocol-metrics.js';
 // The CLI.

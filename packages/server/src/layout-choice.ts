@@ -75,13 +75,12 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
 /** Refuses a layout whose timestamp field cannot hold `nowMs` with `FLURRY_E_LAYOUT_EXPIRED`. */
 export function assertLayoutLive(layout: Layout, nowMs: number): void {
   const reason = layoutExpiredReason(layout, nowMs);
-  if (reason !== undefined) {
-    throw new FlurryError(
-      'FLURRY_E_LAYOUT_EXPIRED',
-      `${reason[0].toUpperCase()}${reason.slice(1)}; it cannot issue IDs. Choose a later epoch (--epoch) or a wider timestamp field.`,
-      { expiresAt: layout.expiresAt.toISOString(), nowMs },
-    );
-  }
+  if (reason === undefined) return;
+  throw new FlurryError(
+    'FLURRY_E_LAYOUT_EXPIRED',
+    `${reason[0].toUpperCase()}${reason.slice(1)}; it cannot issue IDs. Choose a later epoch (--epoch) or a wider timestamp field.`,
+    { expiresAt: layout.expiresAt.toISOString(), nowMs },
+  );
 }
 
 /** Why a layout has no time left at `nowMs` (one clause), or `undefined` while it has. */

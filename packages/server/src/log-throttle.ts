@@ -126,10 +126,8 @@ export class EpisodeLog {
     this.unlogged = 0;
     this.lastLineAt = at;
     this.max = this.min = NaN;
-    if (this.cancelTimer !== undefined) {
-      this.cancelTimer();
-      this.cancelTimer = undefined;
-    }
+    this.cancelTimer?.();
+    this.cancelTimer = undefined;
   }
 
   private window(): Record<string, number> {

@@ -28,12 +28,6 @@ export interface ProtocolRow {
   p99Ms: number | null;
 }
 
-interface Entry {
-  readonly protocol: string;
-  readonly commands: readonly string[];
-  readonly table: RequestTable;
-}
-
 interface CallSeries {
   readonly labels: { protocol: string; command: string };
   requests: number;
@@ -46,7 +40,7 @@ const OUTCOMES = ['ok', 'error'];
 
 /** The per-protocol request metrics of one service (one per registry). */
 export class ProtocolMetrics {
-  private readonly entries: Entry[] = [];
+  private readonly entries: { protocol: string; commands: readonly string[]; table: RequestTable }[] = [];
   // Series of `call`: `protocol command outcome` → count, and `protocol command` → latency.
   private readonly calls = new Map<string, { labels: Record<string, string>; count: number }>();
   private readonly callLatency = new Map<string, CallSeries>();

@@ -9,7 +9,7 @@ import { FlurryError } from '@flurry/core';
 import { loadServeConfig } from './config/index.js';
 import { createHttpServer } from './http/server.js';
 import { createServiceCore, httpContext } from './service-core.js';
-import { abortStart, leaseGenerator, listenHttp, shutdown, type ServiceLogger } from './service-steps.js';
+import { abortStart, leaseGenerator, listenHttp, shutdown, type ServiceLogger } from './service.js';
 import { httpGet, tempDir } from './test-support.js';
 
 function recorder(): { logger: ServiceLogger; lines: Array<Record<string, unknown>> } {

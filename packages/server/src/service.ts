@@ -1,31 +1,24 @@
 // The ID service: HTTP listens first (`/readyz` says 503), then segment mode's store opens, a generator
-// is leased and the TCP front-ends start (steps in service-steps.ts); an outage is retried with backoff.
-import type { RegistryOptions } from '@flurry/coordination';
-import { assertKnownOptions } from '@flurry/core';
+// is leased and the TCP front-ends start; an outage is retried with backoff.
+import { assertKnownOptions, FlurryError } from '@flurry/core';
+import { leasedGenerator, openRegistry, type LeasedGenerator, type RegistryOptions } from '@flurry/coordination';
 import { SEQUENCES, SegmentMode } from './sequences/routes.js';
-import { SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
-import type { HttpContext } from './http/context.js';
+import { registryOptionsOf, SERVE_CONFIG_KEYS, type ServeConfig } from './config/index.js';
+import type { HttpContext, Logger } from './http/context.js';
 import { TlsFiles } from './tls.js';
-import { publicIdsOn } from './public-ids/codec.js';
+import { PUBLIC_IDS, publicIdsOn } from './public-ids/codec.js';
 import { createHttpServer, type HttpServer } from './http/server.js';
 import { createServiceCore, httpContext, type ServiceCore } from './service-core.js';
-import {
-  abortStart,
-  leaseGenerator,
-  listenHttp,
-  shutdown,
-  startGrpc,
-  startMemcached,
-  startThrift,
-  type ServiceLogger,
-} from './service-steps.js';
 import { retryOutage, waitedFor, type RetryOutageOptions, type StartWait } from './start-retry.js';
-import type { GrpcServer } from './grpc/index.js';
+import type { GrpcServer } from './grpc/server.js';
+import type { IdServiceContext } from './grpc/id-service.js';
 import type { ThriftServer } from './thrift/server.js';
-import type { MemcachedServer } from './memcached/index.js';
+import type { MemcachedServer } from './memcached/server.js';
+import { serverError } from './errors.js';
+import { listenTcp } from './tcp-listener.js';
+import { UUIDS } from './http/routes/uuids.js';
 
 export { CLOCK_SANITY_MS } from './service-core.js';
-export { SERVICE_ON_EXHAUSTED, type ServiceLogger } from './service-steps.js';
 
 /** A running service. */
 export interface RunningService {
@@ -166,4 +159,235 @@ export async function startService(
       return true;
     },
   };
+}
+
+/** The logger `startService` writes to: pino's shape, with `child(bindings)` (each line has a `component`). */
+export interface ServiceLogger extends Logger {
+  child(bindings: object): ServiceLogger;
+}
+
+/** The service's default sequence-exhaustion policy: `borrow` up to `maxBorrowMs` ahead (the high-water mark covers it). */
+export const SERVICE_ON_EXHAUSTED = 'borrow' as const;
+
+/** Listens on `host:port`; resolves with the bound port, or rejects with `FLURRY_E_LISTEN`. */
+export function listenHttp(server: HttpServer, port: number, host: string): Promise<number> {
+  return listening('HTTP', 'host or port (--host, --port)', host, port, listenTcp(server, host, port));
+}
+
+/**
+ * Leases a generator from the configured registry for the core's issuer, advertising `host:port`; throws
+ * `FLURRY_E_REGISTRY_*` or `FLURRY_E_CLOCK_BEHIND_HIGH_WATER`.
+ */
+export async function leaseGenerator(
+  config: ServeConfig,
+  core: ServiceCore,
+  port: number,
+  logger: ServiceLogger,
+  registryOptions: Partial<RegistryOptions> = {},
+): Promise<LeasedGenerator> {
+  const regLog = logger.child({ component: 'registry' });
+  const registry = await openRegistry(config.registry, {
+    ...registryOptionsOf(config),
+    holder: { address: `${config.host}:${port}` },
+    logger: { warn: (o, m) => regLog.warn(o, m), info: (o, m) => regLog.info(o, m) },
+    ...registryOptions,
+  });
+  core.registry = registry;
+  const policies = {
+    onExhausted: config.onExhausted ?? SERVICE_ON_EXHAUSTED,
+    ...(config.onClockBackwards !== undefined ? { onClockBackwards: config.onClockBackwards } : {}),
+    ...(config.sequenceStart !== undefined ? { sequenceStart: config.sequenceStart } : {}),
+  };
+  const lg = await leasedGenerator({
+    registry,
+    layout: core.layout,
+    pin: { ...config.node },
+    generator: { onEvent: core.issuer.onEvent, ...policies },
+  }).catch(async (err: unknown) => {
+    // No lease: close the registry, so that a retry after an outage opens a fresh one.
+    core.registry = undefined;
+    await registry.close().catch(() => undefined);
+    throw err;
+  });
+  core.issuer.attach(lg);
+  core.uuids.attach(lg, registry, policies); // UUIDv7 on the same lease (see issuing.ts)
+  core.console.data.watch(lg);
+  watchLease(lg, logger);
+  return lg;
+}
+
+function listening<T>(what: string, choose: string, host: string, port: number, started: Promise<T>): Promise<T> {
+  return started.catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof FlurryError || err.code === undefined) throw err;
+    throw serverError(
+      'LISTEN',
+      `cannot listen for ${what} on ${host}:${port} (${err.code}); choose another ${choose}, or stop what holds it`,
+      { host, port, cause: err.code },
+    );
+  });
+}
+
+/** Starts the Thrift server when `thriftPort` is set (its library is loaded only then, as for the others). */
+export async function startThrift(
+  { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
+  core: ServiceCore,
+  logger: ServiceLogger,
+): Promise<ThriftServer | undefined> {
+  if (thriftPort === undefined) return undefined;
+  const { startThriftServer } = await import('./thrift/server.js');
+  const started = startThriftServer({
+    host,
+    port: thriftPort,
+    generator: core.issuer,
+    layout: core.layout,
+    node: () => core.issuer.leased?.generator.node ?? {},
+    logger: logger.child({ component: 'thrift' }),
+  });
+  return listening('Thrift', '--thrift-port', host, thriftPort, started);
+}
+
+export async function startMemcached(
+  c: Pick<ServeConfig, 'host' | 'memcachedPort' | 'memcachedIdleTimeoutMs' | 'token'>,
+  core: ServiceCore,
+  logger: ServiceLogger,
+): Promise<MemcachedServer | undefined> {
+  if (c.memcachedPort === undefined) return undefined;
+  const { startMemcachedServer, MEMCACHED_COMMANDS } = await import('./memcached/server.js');
+  const started = startMemcachedServer({
+    host: c.host,
+    port: c.memcachedPort,
+    ids: core.issuer,
+    ...(c.token !== undefined ? { token: c.token } : {}),
+    idleTimeoutMs: c.memcachedIdleTimeoutMs,
+    recorder: core.metrics.protocols.recorder('memcached', MEMCACHED_COMMANDS),
+    issued: () => core.issuer.issued(),
+    logger: logger.child({ component: 'memcached' }),
+  });
+  return listening('memcached', '--memcached-port', c.host, c.memcachedPort, started);
+}
+
+/** Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set, over the HTTP routes' context. */
+export async function startGrpc(
+  { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,
+  core: ServiceCore,
+  ctx: HttpContext,
+  logger: ServiceLogger,
+  tls?: TlsFiles,
+): Promise<GrpcServer | undefined> {
+  if (grpcPort === undefined) return undefined;
+  const { startGrpcServer } = await import('./grpc/server.js');
+  const protocols = core.metrics.protocols;
+  const started = startGrpcServer({
+    host,
+    port: grpcPort,
+    ids: idServiceContext(ctx),
+    ready: () => core.notReady() === null,
+    token: ctx.limits.token,
+    authHealth: ctx.limits.authHealth,
+    ...(tls ? { tls } : {}),
+    record: (protocol, method, code, seconds) => protocols.call(protocol, method, code, seconds),
+    logger: logger.child({ component: 'grpc' }),
+  });
+  return listening('gRPC', '--grpc-port', host, grpcPort, started);
+}
+
+export function idServiceContext(ctx: HttpContext): IdServiceContext {
+  return {
+    layout: ctx.layout,
+    ids: ctx.ids,
+    token: ctx.limits.token,
+    maxBatch: ctx.limits.maxBatch,
+    uuids: UUIDS.get(ctx),
+    publicIds: PUBLIC_IDS.get(ctx),
+    sequences: SEQUENCES.get(ctx)?.sequences,
+  };
+}
+
+/** Undoes a start that failed after listening (errors ignored: the start's is the one to report). */
+export async function abortStart(server: HttpServer, core: ServiceCore): Promise<void> {
+  core.console.streams.close();
+  core.console.data.close();
+  await new Promise<void>((r) => server.close(() => r()));
+  server.closeAllConnections();
+  await core.uuids.close().catch(() => undefined);
+  if (core.issuer.leased) await core.issuer.leased.close().catch(() => undefined);
+  if (core.registry) await core.registry.close().catch(() => undefined);
+}
+
+// Stops a started service in order (docs/operations.md#graceful-shutdown): the lease is released last but for
+// the registry and sequences, with the final high-water mark the next holder continues above.
+export async function shutdown(p: {
+  readonly config: ServeConfig;
+  readonly core: ServiceCore;
+  readonly ctx: HttpContext;
+  readonly server: HttpServer;
+  readonly thrift: ThriftServer | undefined;
+  readonly memcached?: MemcachedServer | undefined;
+  readonly grpc?: GrpcServer | undefined;
+  readonly logger: ServiceLogger;
+  readonly closeSequences?: () => Promise<void>;
+}): Promise<void> {
+  const { core, logger } = p;
+  core.shuttingDown = true;
+  p.ctx.shuttingDown = true;
+  logger.info({}, 'shutting down: finishing in-flight requests');
+  core.console.streams.close(); // open consoles would hold server.close() up
+  core.console.data.close();
+  await closeHttp(p.server, p.config.shutdownTimeoutMs);
+  const frontEnds = { 'thrift server': p.thrift, 'memcached endpoint': p.memcached, 'gRPC server': p.grpc };
+  for (const [name, server] of Object.entries(frontEnds))
+    await server?.close().catch((err: unknown) => logger.warn({ err: String(err) }, `closing the ${name} failed`));
+  core.issuer.flush(); // no request issues any more: sum up the refusals not yet logged
+  await core.uuids.close().catch(() => undefined); // before the lease is released: its high-water mark counts
+  const lg = core.issuer.leased;
+  if (lg) {
+    const last = lg.generator.lastIssuedUnixMs;
+    try {
+      await lg.close();
+      logger.info({ highWaterMs: last }, 'lease released with the final high-water mark');
+    } catch (err) {
+      // Safe: the lease is fenced by its deadline and the next holder's floor covers what was issued here.
+      logger.error(
+        { error: errInfo(err), highWaterMs: last },
+        'releasing the lease failed; the node ID frees itself when its TTL runs out',
+      );
+    }
+  }
+  await core.registry
+    ?.close()
+    .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the registry failed'));
+  await p
+    .closeSequences?.()
+    .catch((err: unknown) => logger.warn({ error: errInfo(err) }, 'closing the sequences failed'));
+  logger.info({}, 'stopped');
+}
+
+// Renewal failures and re-acquisitions are logged by the registry itself.
+function watchLease(lg: LeasedGenerator, logger: ServiceLogger): void {
+  const log = logger.child({ component: 'lease' });
+  lg.lease.on('lost', (err) =>
+    log.error({ error: errInfo(err) }, 'lease lost: issuing is fenced until a new lease is acquired'),
+  );
+  lg.lease.on('node-changed', (node: unknown) => log.warn({ node }, 'node ID changed after re-acquiring'));
+}
+
+function errInfo(err: unknown): object {
+  return err instanceof FlurryError ? { code: err.code, message: err.message } : { message: String(err) };
+}
+
+function closeHttp(server: HttpServer, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 25);
+    const cut = setTimeout(() => {
+      server.closeAllConnections();
+      setTimeout(finish, 50).unref();
+    }, timeoutMs);
+    const finish = () => {
+      clearInterval(idle);
+      clearTimeout(cut);
+      resolve();
+    };
+    server.close(() => finish());
+    server.closeIdleConnections();
+  });
 }

@@ -71,11 +71,10 @@ export async function serveTcp(
       idle?.stop();
       server.close(() => resolve());
       for (const s of sockets) s.end();
-      const timer = setTimeout(() => {
-        for (const s of sockets) s.destroy();
-      }, 1_000);
-      timer.unref();
-      if (sockets.size === 0) clearTimeout(timer);
+      if (sockets.size > 0)
+        setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, 1_000).unref();
     });
   return { port, server, sockets, close: () => (closing ??= close()) };
 }

@@ -11,8 +11,7 @@ import { openRegistry, type Registry } from '@flurry/coordination';
 import { startEngine, type RunningEngine } from '@flurry/coordination/testing';
 import { loadServeConfig } from '../config/index.js';
 import type { ClusterBody } from '../console/types.js';
-import { startService } from '../service.js';
-import type { ServiceLogger } from '../service-steps.js';
+import { startService, type ServiceLogger } from '../service.js';
 import { FLURRY_BIN, runFlurry, tempDir } from '../test-support.js';
 import { clusterTable, humanMs } from './commands/status.js';
 

@@ -10,14 +10,12 @@ export function healthHandlers(
 ): ServiceImpl<typeof Health> {
   const known = new Set(['', ...services]);
   const status = (service: string): Status => {
-    if (!known.has(service)) {
-      throw new ConnectError(
-        `FLURRY_E_NOT_FOUND: this server has no service ${JSON.stringify(service.slice(0, 128))}; it serves ${services.join(', ')} ("" for the whole server)`,
-        Code.NotFound,
-        { 'flurry-error-code': 'FLURRY_E_NOT_FOUND' },
-      );
-    }
-    return ready() ? Status.SERVING : Status.NOT_SERVING;
+    if (known.has(service)) return ready() ? Status.SERVING : Status.NOT_SERVING;
+    throw new ConnectError(
+      `FLURRY_E_NOT_FOUND: this server has no service ${JSON.stringify(service.slice(0, 128))}; it serves ${services.join(', ')} ("" for the whole server)`,
+      Code.NotFound,
+      { 'flurry-error-code': 'FLURRY_E_NOT_FOUND' },
+    );
   };
   return {
     check: (req) => ({ status: status(req.service) }),

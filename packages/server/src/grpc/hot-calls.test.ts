@@ -10,14 +10,14 @@ import path from 'node:path';
 import { fromBinary, toBinary, create } from '@bufbuild/protobuf';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext } from '../service-core.js';
-import { idServiceContext, leaseGenerator, type ServiceLogger } from '../service-steps.js';
+import { idServiceContext, leaseGenerator, type ServiceLogger } from '../service.js';
 import { tempDir } from '../test-support.js';
 import {
   NextIdResponseSchema,
   StreamIdsRequestSchema,
   StreamIdsResponseSchema,
 } from './gen-proto/flurry/v1/id_service_pb.js';
-import { startGrpcServer } from './index.js';
+import { startGrpcServer } from './server.js';
 import { hotCalls, nextIdAnswer } from './hot-calls.js';
 
 const quiet: ServiceLogger = { info() {}, warn() {}, error() {}, debug() {}, child: () => quiet };

@@ -4,25 +4,20 @@ import { endianness } from 'node:os';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { WireType } from '@bufbuild/protobuf/wire';
-import { FlurryError, parseId, parseTime, type Layout, type UuidTextForm } from '@flurry/core';
+import { FlurryError, parseId, parseTime, type UuidTextForm } from '@flurry/core';
 import type { Sequences } from '@flurry/segments';
 import { serverError } from '../errors.js';
-import type { IdSource, UuidSource } from '../http/context.js';
+import type { HttpContext, IdSource, UuidSource } from '../http/context.js';
 import { requirePublicIds, type PublicIds } from '../public-ids/codec.js';
 import { parseUuidForm, requireUuids } from '../http/routes/uuids.js';
 import { IdService, StreamIdsResponseSchema, type StreamIdsRequest } from './gen-proto/flurry/v1/id_service_pb.js';
 
-/** What the IdService handlers need from the running service (a subset of ../http/context.ts). */
-export interface IdServiceContext {
-  readonly layout: Layout;
-  readonly ids: IdSource;
+/** What IdService needs; `token`: public IDs need one; `maxBatch`: the largest count of a call or a StreamIds chunk. */
+export interface IdServiceContext
+  extends Pick<HttpContext, 'layout' | 'ids'>, Pick<HttpContext['limits'], 'token' | 'maxBatch'> {
   readonly publicIds: PublicIds | undefined;
   readonly sequences?: Sequences | undefined;
-  /** The bearer token, if any (encoding and decoding public IDs need one). */
-  readonly token: string | undefined;
   readonly uuids?: UuidSource | undefined;
-  /** The largest count of BatchIds, BatchUuids, NextSequence and a StreamIds chunk. */
-  readonly maxBatch: number;
 }
 
 /** Default IDs per StreamIds message: 8 KB, a few HTTP/2 frames. */

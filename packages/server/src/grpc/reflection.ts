@@ -58,9 +58,8 @@ export function reflectionHandlers(files: readonly DescFile[]): ServiceImpl<type
   };
   return {
     async *serverReflectionInfo(requests) {
-      for await (const req of requests) {
+      for await (const req of requests)
         yield { validHost: req.host, originalRequest: req, messageResponse: respond(req.messageRequest) };
-      }
     },
   };
 }

@@ -14,8 +14,8 @@ import { FlurryError } from '@flurry/core';
 import { openSequences } from '@flurry/segments';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext } from '../service-core.js';
-import { idServiceContext } from '../service-steps.js';
-import { startGrpcServer, type GrpcServer } from './index.js';
+import { idServiceContext } from '../service.js';
+import { startGrpcServer, type GrpcServer } from './server.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../../../..');

@@ -113,11 +113,10 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
     h1.closeIdleConnections();
     for (const s of tcp.sockets) if (s.listenerCount('readable') > 0 && !s.readableFlowing) s.destroy();
     // Calls still running a second later (open streams, Watch) are cut.
-    const timer = setTimeout(() => {
+    setTimeout(() => {
       for (const s of tcp.sockets) s.destroy();
       h1.closeAllConnections();
-    }, 1_000);
-    timer.unref();
+    }, 1_000).unref();
     await closed;
   };
   return { port: tcp.port, close: () => (closing ??= close()) };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { ManualClock } from '@flurry/core';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, httpContext, type ServiceCore } from '../service-core.js';
-import { leaseGenerator, type ServiceLogger } from '../service-steps.js';
+import { leaseGenerator, type ServiceLogger } from '../service.js';
 import { tempDir } from '../test-support.js';
 import type { HttpContext } from './context.js';
 import { createRequestHandler } from './handler.js';

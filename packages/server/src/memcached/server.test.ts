@@ -9,9 +9,9 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { loadServeConfig } from '../config/index.js';
 import { createServiceCore, type ServiceCore } from '../service-core.js';
-import { leaseGenerator, startMemcached, type ServiceLogger } from '../service-steps.js';
+import { leaseGenerator, startMemcached, type ServiceLogger } from '../service.js';
 import { tempDir } from '../test-support.js';
-import { startMemcachedServer, type MemcachedServer } from './index.js';
+import { startMemcachedServer, type MemcachedServer } from './server.js';
 import { CMD } from './session.js';
 import { RawConnection, binaryRequest, idsOf } from '../testing/memcached.js';
 

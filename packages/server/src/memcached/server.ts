@@ -6,6 +6,7 @@ import type { ProtocolRecorder } from '../protocol-metrics.js';
 import { BINARY_MAGIC, BinarySession } from './binary.js';
 import { tokenCheck, type MemcachedContext, type MemcachedCounters, type Session } from './session.js';
 import { TextSession } from './text.js';
+export { MEMCACHED_COMMANDS } from './session.js';
 import { serveTcp, tcpLimits } from '../tcp-listener.js';
 
 /** A logger with pino's call shape. */

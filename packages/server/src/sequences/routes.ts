@@ -59,15 +59,13 @@ export const SEQUENCES = new FeatureSlot<SegmentMode>('sequences');
 /** The sequences of the service, or the 404 that says segment mode is off. */
 function sequencesOf(ctx: HttpContext): Sequences {
   const mode = SEQUENCES.get(ctx);
-  if (!mode?.sequences) {
-    const starting = mode?.starting();
-    if (starting) throw starting;
-    throw serverError(
-      'NOT_FOUND',
-      'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',
-    );
-  }
-  return mode.sequences;
+  if (mode?.sequences) return mode.sequences;
+  const starting = mode?.starting();
+  if (starting) throw starting;
+  throw serverError(
+    'NOT_FOUND',
+    'segment mode is off on this service: start it with --sequences URL (postgres://…, mysql://…, redis://…) to serve /v1/sequences and /api/segment',
+  );
 }
 
 const keyOf = (raw: string): string =>
@@ -157,8 +155,7 @@ export const sequenceBatchRoute: Route = {
   methods: ISSUE,
   create: (ctx) => async (res, input) => {
     const seq = sequenceOf(ctx, input);
-    const count = countOf(input.query, ctx.limits.maxBatch);
-    const values = await seq.batchBigInt(count);
+    const values = await seq.batchBigInt(countOf(input.query, ctx.limits.maxBatch));
     return sendText(res, 200, JSON_TYPE, JSON.stringify({ key: seq.key, values: values.map(String) }));
   },
   openapi: {

@@ -4,7 +4,7 @@ import { openRegistry, parseRegistryUrl } from '@flurry/coordination';
 import type { Layout } from '@flurry/core';
 import { registryOptionsOf, type ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
-import type { ServiceLogger } from '../service-steps.js';
+import type { ServiceLogger } from '../service.js';
 
 /** The number of workers a `workers` setting asks for: `auto` is one per core. */
 export function resolveWorkers(value: string | undefined, cores: () => number = availableParallelism): number {

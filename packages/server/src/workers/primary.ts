@@ -4,7 +4,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { ServeConfig } from '../config/index.js';
 import { onSignals } from '../cli/io.js';
-import type { ServiceLogger } from '../service-steps.js';
+import type { ServiceLogger } from '../service.js';
 import { checkNodeIds } from './count.js';
 import { isWorkerMessage, type WorkerEntry, type WorkerMessage, type WorkerReport } from './types.js';
 

@@ -1,7 +1,6 @@
 // `GET /v1/ids/range?from=&to=`: the ID interval `[min, maxExclusive)` of the times `[from, to)`.
 import { parseTime, type Layout } from '@flurry/core';
 import { serverError } from '../../errors.js';
-import type { HttpContext } from '../context.js';
 import { BAD, COMMON, jsonOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, sendText } from '../respond.js';
 import { READ, type Route } from '../route.js';
@@ -24,16 +23,14 @@ export function rangeJson(layout: Layout, fromMs: number, toMs: number) {
 function oneParam(params: URLSearchParams, name: string): string {
   const all = params.getAll(name);
   const form = 'an ISO 8601 date or Unix ms, e.g. /v1/ids/range?from=2026-11-01&to=2026-12-01';
-  if (all.length !== 1) {
-    throw serverError(
-      'QUERY',
-      all.length === 0
-        ? `the query parameter ${name} is missing; give ${form}`
-        : `the query parameter ${name} is given ${all.length} times; give it once, as ${form}`,
-      { parameter: name },
-    );
-  }
-  return all[0];
+  if (all.length === 1) return all[0];
+  throw serverError(
+    'QUERY',
+    all.length === 0
+      ? `the query parameter ${name} is missing; give ${form}`
+      : `the query parameter ${name} is given ${all.length} times; give it once, as ${form}`,
+    { parameter: name },
+  );
 }
 
 /** `GET /v1/ids/range?from=…&to=…` → {@link rangeJson} under the service's layout, or a coded 400. */
@@ -41,17 +38,15 @@ export const idsRangeRoute: Route = {
   name: 'ids_range',
   path: '/v1/ids/range',
   methods: READ,
-  create: (ctx: HttpContext) => (res, input) => {
+  create: (ctx) => (res, input) => {
     const params = new URLSearchParams(input.query);
-    for (const key of params.keys()) {
-      if (key !== 'from' && key !== 'to') {
+    for (const key of params.keys())
+      if (key !== 'from' && key !== 'to')
         throw serverError(
           'QUERY',
           `unknown query parameter ${JSON.stringify(key.slice(0, 24))}; this route takes from and to`,
           { parameter: key.slice(0, 24) },
         );
-      }
-    }
     const from = parseTime(oneParam(params, 'from'), 'from');
     const to = parseTime(oneParam(params, 'to'), 'to');
     return sendText(res, 200, JSON_TYPE, JSON.stringify(rangeJson(ctx.layout, from, to)));
