@@ -307,8 +307,7 @@ class Client {
       server.requests++;
       const sentAt = this.s.clock.monotonic();
       try {
-        const body = await this.transport.get(server.base, path);
-        const result = parse(body, path);
+        const result = parse(await this.transport.get(server.base, path), path);
         this.pool.succeeded(server, this.s.clock.monotonic() - sentAt);
         return result;
       } catch (err) {

@@ -68,8 +68,7 @@ export class IdBuffer<T = bigint> {
     for (let k = this.chunks.length - 1; k >= 0; k--) {
       const c = this.chunks[k];
       if (now - c.fetchedAt > this.maxAgeMs || c.pos >= c.ids.length) {
-        const left = c.ids.length - c.pos;
-        dropped += left;
+        dropped += c.ids.length - c.pos;
         c.pos = c.ids.length; // never handed out again, even if something still holds the chunk
         this.chunks.splice(k, 1);
       }

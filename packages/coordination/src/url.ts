@@ -36,9 +36,8 @@ const FORMS =
 const HOST_PORT_RE = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::(\d{1,5}))?$/;
 
 function bad(raw: string, why: string): Error {
-  return registryError('URL_INVALID', `registry URL "${redactUrl(raw)}" is invalid: ${why}. Use one of: ${FORMS}`, {
-    url: redactUrl(raw),
-  });
+  const url = redactUrl(raw);
+  return registryError('URL_INVALID', `registry URL "${url}" is invalid: ${why}. Use one of: ${FORMS}`, { url });
 }
 
 /** Parses and checks a registry URL (the engine drivers check their part further). */
@@ -139,8 +138,7 @@ export function parseEtcdUrl(url: URL | string) {
     if (!hm) throw bad(`"${part}" is not host:port`);
     hosts.push(`${tls ? 'https' : 'http'}://${hm[1]}:${portOf(hm[2], 2379, bad)}`);
   }
-  let prefix = (m[4] ?? '').replace(/\/+$/, '');
-  if (prefix === '') prefix = '/flurry';
+  const prefix = (m[4] ?? '').replace(/\/+$/, '') || '/flurry';
   if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(prefix) || !validNamespace(prefix.slice(1))) {
     throw bad(
       `the prefix "${prefix}" may only contain letters, digits, "_", ".", "-" and "/" between segments (no segment of only dots)`,

@@ -35,15 +35,7 @@ export function sequenceError(
  */
 export function storeUnavailable(
   what: string,
-  o: {
-    store: string;
-    engine: string;
-    key?: string;
-    cause: string;
-    connecting: string;
-    skipped?: string;
-    stage?: string;
-  },
+  o: Record<'store' | 'engine' | 'cause' | 'connecting', string> & Partial<Record<'key' | 'skipped' | 'stage', string>>,
   err: unknown,
 ): FlurryError {
   const { store, key } = o;

@@ -81,15 +81,8 @@ export type SequenceEvent =
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** What {@link adaptStep} decides from (`consumed` in `elapsedMs` since the last fetch; `demand`: waiting now). */
-export interface StepInput {
-  step: number;
-  minStep: number;
-  maxStep: number;
-  targetSegmentMs: number;
-  consumed: number;
-  elapsedMs: number;
-  demand: number;
-}
+export type StepInput = Pick<SequenceTuning, 'maxStep' | 'targetSegmentMs'> &
+  Record<'step' | 'minStep' | 'consumed' | 'elapsedMs' | 'demand', number>;
 
 /** The step of the next fetch of a key (docs/segments.md, "Adaptive step"). */
 export function adaptStep(i: StepInput): number {

@@ -53,10 +53,7 @@ export function parseStoreUrl(url: string): ParsedStoreUrl {
       throw bad('the user or password has a malformed %-escape');
     }
   };
-  if (kind === 'memory') {
-    const name = `${u.host}${u.pathname}`.replace(/\/+$/, '');
-    return { kind, redacted, name };
-  }
+  if (kind === 'memory') return { kind, redacted, name: `${u.host}${u.pathname}`.replace(/\/+$/, '') };
   if (!u.hostname) throw bad('it names no host');
   const defaultPort = kind === 'redis' ? 6379 : SQL_DEFAULT_PORT[kind];
   const port = u.port ? Number(u.port) : defaultPort;

@@ -29,23 +29,22 @@ return 0
 /** A Redis that can lose acknowledged writes can hand the same numbers out twice: refused (`…_STORE_VOLATILE`). */
 async function refuseVolatile(client: RedisClient, description: string): Promise<void> {
   const persistence = await readRedisPersistence((name) => client.config('GET', name));
-  if (!persistence.durable) {
-    client.disconnect(false);
-    throw sequenceError(
-      'STORE_VOLATILE',
-      volatileRedisReason(
-        persistence,
-        `the redis store ${description}`,
-        'an INCRBY it acknowledged can be lost, so the counter comes back older and the same numbers would be issued twice',
-        'allowVolatileStore: true (flurry serve --allow-volatile-store)',
-      ),
-      {
-        store: description,
-        appendonly: persistence.appendonly ?? null,
-        appendfsync: persistence.appendfsync ?? null,
-      },
-    );
-  }
+  if (persistence.durable) return;
+  client.disconnect(false);
+  throw sequenceError(
+    'STORE_VOLATILE',
+    volatileRedisReason(
+      persistence,
+      `the redis store ${description}`,
+      'an INCRBY it acknowledged can be lost, so the counter comes back older and the same numbers would be issued twice',
+      'allowVolatileStore: true (flurry serve --allow-volatile-store)',
+    ),
+    {
+      store: description,
+      appendonly: persistence.appendonly ?? null,
+      appendfsync: persistence.appendfsync ?? null,
+    },
+  );
 }
 
 /** Connects to Redis and checks its persistence: `…_CLIENT_MISSING`, `…_STORE_UNAVAILABLE`, `…_AUTH`, `…_STORE_VOLATILE`. */
