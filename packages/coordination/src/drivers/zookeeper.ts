@@ -253,7 +253,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 }
 
-/** Opens the `zookeeper://h:p[,h:p]/path` driver: connects once and creates the path. */
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
