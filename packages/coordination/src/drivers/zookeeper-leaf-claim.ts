@@ -71,8 +71,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       const live = this.liveNodeData(req, session, { address: addr.text });
       await session.create(p.live, live, CreateMode.EPHEMERAL).catch(async (err: unknown) => {
         if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-        const other = await session.getData(p.live).catch(() => null);
-        const holder = jsonObject(other?.data.toString('utf8'));
+        const holder = jsonObject((await session.getData(p.live).catch(() => null))?.data.toString('utf8'));
         throw registryError(
           'EXHAUSTED',
           `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof holder.hostname === 'string' ? holder.hostname : '?'}/${typeof holder.pid === 'number' ? holder.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
