@@ -24,10 +24,7 @@ export function normalizeZkPath(p: string, what: string, url: string): string {
   return trimmed;
 }
 
-/**
- * Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` (a string: `URL` rejects several hosts) with the `known` parameters;
- * `FLURRY_E_REGISTRY_URL`, which `bad` makes for the caller's own checks.
- */
+/** Parses `zookeeper[+leaf]://h:p[,h:p]/path?query` by hand (`URL` rejects several hosts); `bad` makes its URL errors. */
 export function parseZooKeeperUrl(url: URL | string, scheme: 'zookeeper' | 'zookeeper+leaf', known: string[] = []) {
   const raw = typeof url === 'string' ? url : url.href;
   const display = redactUrl(raw);

@@ -19,18 +19,15 @@ export function leafCacheFile(cacheDir: string, name: string, port: string): str
   return path.join(cacheDir, ...name.split('/'), 'leafconf', port, 'workerID.properties');
 }
 
-/** Reads a cache file of Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`); `{}` when missing or unreadable. */
+/** Reads a cache file of Leaf (`workerID=N`) or Flurry (plus `flurry.highWaterMs`); nothing when missing or unreadable. */
 export function readLeafCache(file: string): { workerId?: number; highWaterMs?: number } {
-  const text = readText(file);
-  if (text === undefined) return {};
   const props = new Map<string, string>();
-  for (const line of text.split(/\r?\n/)) {
+  for (const line of (readText(file) ?? '').split(/\r?\n/)) {
     const m = /^([^#!=:\s][^=:\s]*)\s*[=:\s]\s*(.*)$/.exec(line.trim());
     if (m) props.set(m[1], m[2].trim());
   }
   const number = (v = ''): number | undefined => (/^\d+$/.test(v) ? Number(v) : undefined);
-  const [workerId, highWaterMs] = [number(props.get('workerID')), number(props.get('flurry.highWaterMs'))];
-  return { ...(workerId !== undefined && { workerId }), ...(highWaterMs !== undefined && { highWaterMs }) };
+  return { workerId: number(props.get('workerID')), highWaterMs: number(props.get('flurry.highWaterMs')) };
 }
 
 export function writeLeafCache(file: string, workerId: number, highWaterMs: number): void {

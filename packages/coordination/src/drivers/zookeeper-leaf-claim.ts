@@ -22,7 +22,7 @@ export interface LeafClaimState extends ZkClaimState {
   metaVersion: number;
 }
 
-export type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
+type LeafClaimant = Pick<LeafClaimState, 'name' | 'addr' | 'lock' | 'cacheFile'>;
 
 export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   protected where(st: LeafClaimState): Record<string, unknown> {
@@ -71,8 +71,7 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
       const live = this.liveNodeData(req, session, { address: addr.text });
       await session.create(p.live, live, CreateMode.EPHEMERAL).catch(async (err: unknown) => {
         if (!isZk(err, ZkCode.NODE_EXISTS)) throw err;
-        const other = await session.getData(p.live).catch(() => null);
-        const holder = jsonObject(other?.data.toString('utf8'));
+        const holder = jsonObject((await session.getData(p.live).catch(() => null))?.data.toString('utf8'));
         throw registryError(
           'EXHAUSTED',
           `the Leaf address ${addr.text} of "${name}" is held by another live Flurry process (${typeof holder.hostname === 'string' ? holder.hostname : '?'}/${typeof holder.pid === 'number' ? holder.pid : '?'}); two processes with one ip:port would share a worker ID: give each its own address`,
@@ -137,11 +136,8 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
     }
   }
 
-  private async workerNode(session: ZkSession, p: LeafPaths, addr: LeafAddress, children: string[]) {
-    const mine = children
-      .flatMap((c) => parseLeafNodeName(c) ?? [])
-      .filter((n) => n.address === addr.text)
-      .sort((a, b) => a.workerId - b.workerId);
+  private async workerNode(session: ZkSession, p: { forever: string }, addr: LeafAddress, children: string[]) {
+    const mine = leafNodes(children).filter((n) => n.address === addr.text);
     if (mine.length > 0) {
       if (mine.length > 1)
         this.opts.logger?.warn(
@@ -236,8 +232,6 @@ export abstract class LeafClaims extends ZkDriverBase<LeafClaimState> {
   }
 }
 
-type LeafPaths = ReturnType<typeof leafPaths>;
-
 function leafPaths(prefix: string, name: string, addr: LeafAddress) {
   const root = `${prefix}/snowflake/${name}`;
   return {
@@ -251,10 +245,7 @@ function leafPaths(prefix: string, name: string, addr: LeafAddress) {
 function leafTooHigh(url: string, workerId: number, req: ClaimRequest, c: LeafClaimant, children?: string[]): Error {
   const { name, addr } = c;
   // Every worker ID that fits is assigned, for good, to another address: list them.
-  const assigned = (children ?? [])
-    .flatMap((c) => parseLeafNodeName(c) ?? [])
-    .filter((n) => n.workerId < req.slots)
-    .sort((a, b) => a.workerId - b.workerId);
+  const assigned = leafNodes(children ?? []).filter((n) => n.workerId < req.slots);
   const holders = assigned.slice(0, 16).map((n) => ({ workerId: n.workerId, address: n.address }));
   const held = children ? assigned.length : undefined;
   const who = holders.map((h) => `${h.workerId}: ${h.address}`).join(', ');
@@ -291,6 +282,10 @@ export function parseLeafNodeName(name: string) {
   if (i <= 0 || !/^\d{10}$/.test(name.slice(i + 1))) return null;
   return { address: name.slice(0, i), workerId: Number(name.slice(i + 1)), name };
 }
+
+/** The Leaf worker nodes among `names`, by worker ID. */
+export const leafNodes = (names: string[]) =>
+  names.flatMap((name) => parseLeafNodeName(name) ?? []).sort((a, b) => a.workerId - b.workerId);
 
 /** Leaf's node data: `{"ip":"…","port":"…","timestamp":<ms>}` (Jackson's field order). */
 export function leafEndpointJson(addr: LeafAddress, timestamp: number): string {

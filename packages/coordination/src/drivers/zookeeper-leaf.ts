@@ -12,7 +12,7 @@ import {
   zkTimeMs,
   type ZkHoldersQuery,
 } from './zookeeper-client.js';
-import { LeafClaims, parseEndpoint, parseLeafAddress, parseLeafNodeName, parseMeta } from './zookeeper-leaf-claim.js';
+import { LeafClaims, parseEndpoint, leafNodes, parseLeafAddress, parseMeta } from './zookeeper-leaf-claim.js';
 import { acquireHostLock, leafCacheFile, writeLeafCache } from './zookeeper-leaf-cache.js';
 
 class LeafDriver extends LeafClaims implements RegistryDriver {
@@ -22,12 +22,7 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
 
   constructor(
     parsed: ReturnType<typeof parseZooKeeperUrl>,
-    private readonly cfg: {
-      name: string | undefined;
-      address: string | undefined;
-      cacheDir: string;
-      cacheFallback: boolean;
-    },
+    private readonly cfg: { name?: string; address?: string; cacheDir: string; cacheFallback: boolean },
     opts: EngineDriverOptions,
   ) {
     super(parsed, opts);
@@ -48,11 +43,9 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     const cacheFile = leafCacheFile(this.cfg.cacheDir, name, addr.port);
     const who = { name, addr, lock: await acquireHostLock(path.dirname(cacheFile), addr.text, this.url), cacheFile };
     try {
-      const session = await this.claimSession(req.ttlMs).catch((err: Error) => {
-        if (this.cfg.cacheFallback && (err as { code?: string }).code === 'FLURRY_E_REGISTRY_UNREACHABLE') return err;
-        throw err;
-      });
+      const session = await this.claimSession(req.ttlMs).catch((err: Error & { code?: string }) => err);
       if (session instanceof ZkSession) return await this.onlineClaim(req, session, who);
+      if (!this.cfg.cacheFallback || session.code !== 'FLURRY_E_REGISTRY_UNREACHABLE') throw session;
       return this.offlineClaim(req, who, session);
     } catch (err) {
       who.lock.release();
@@ -132,7 +125,7 @@ async function readLeafHolders(session: ZkSession, q: ZkHoldersQuery): Promise<A
     session.getChildren(`${q.dir}/flurry-live`, q.opTimeoutMs),
   ]);
   const liveSet = new Set(live);
-  const nodes = forever.flatMap((c) => parseLeafNodeName(c) ?? []).sort((a, b) => a.workerId - b.workerId);
+  const nodes = leafNodes(forever);
   return Promise.all(
     nodes.map(async (n): Promise<HolderRecord | undefined> => {
       const flurry = liveSet.has(n.address);

@@ -110,9 +110,8 @@ export class ZkSession {
     const { handshakeTimeoutMs } = reconnectTiming(opts.sessionTimeoutMs, opts.connectTimeoutMs);
     this.watchdog = setInterval(
       () => {
-        if (this.dead || this.state === 'connected') return;
-        if (client.connectionManager.state !== STATES_CONNECTING) return;
-        if (Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
+        const handshaking = this.state === 'disconnected' && client.connectionManager.state === STATES_CONNECTING;
+        if (!handshaking || Date.now() - this.attemptStartedAt < handshakeTimeoutMs) return;
         this.attemptStartedAt = Date.now();
         this.dropSocket();
       },

@@ -235,8 +235,7 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 
   private async exhausted(session: ZkSession, req: ClaimRequest, slotsDir: string): Promise<Error> {
-    const children = await session.getChildren(slotsDir).catch(() => []);
-    const held = slotNumbers(children).filter((n) => n < req.slots);
+    const held = slotNumbers(await session.getChildren(slotsDir).catch(() => [])).filter((n) => n < req.slots);
     const holders = await Promise.all(
       held.slice(0, HOLDERS_LISTED).map(async (slot) => {
         const got = await session.getData(`${slotsDir}/${slot}`).catch(() => null);
@@ -253,7 +252,6 @@ class ZooKeeperDriver extends ZkDriverBase<ClaimState> implements RegistryDriver
   }
 }
 
-/** Opens the `zookeeper://h:p[,h:p]/path` driver: connects once and creates the path. */
 export async function createZooKeeperDriver(url: URL | string, opts: EngineDriverOptions): Promise<RegistryDriver> {
   checkDriverOptions(opts, 'createZooKeeperDriver');
   const parsed = parseZooKeeperUrl(url, 'zookeeper');
