@@ -53,7 +53,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     }
   }
   // The same functions, types and descriptions in both dialects.
-  const [epochIso, expiresIso] = isoRange(layout);
+  const [epochIso, expiresIso] = [new Date(layout.epochMs).toISOString(), layout.expiresAt.toISOString()];
   const pg = dialect === 'postgres';
   const wide = pg && layout.totalBits === 64;
   const idType = pg ? (wide ? 'numeric(20,0)' : 'bigint') : 'BIGINT UNSIGNED';
@@ -86,7 +86,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     'min_id_ms',
     `ms ${big}`,
     idType,
-    minIdMsBody(layout, pg, wide),
+    minIdMsBody(layout, pg, wide, epochIso, expiresIso),
     `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${epochIso} .. ${expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );
@@ -116,10 +116,9 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
 }
 
 /** The body of `min_id_ms`: the range check (SQLSTATE 22008) and the tick shifted into place. */
-function minIdMsBody(layout: Layout, pg: boolean, wide: boolean): string {
+function minIdMsBody(layout: Layout, pg: boolean, wide: boolean, epochIso: string, expiresIso: string): string {
   const { epochMs: epoch, unitMs: unit } = layout;
   const [expires, shift] = [layout.expiresAt.getTime(), layout.timestampField.shift];
-  const [epochIso, expiresIso] = isoRange(layout);
   const shiftTick = wide ? `tick::numeric * ${1n << BigInt(shift)}` : `tick << ${shift}`;
   // MySQL's SIGNAL MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
   return pg
@@ -143,9 +142,4 @@ END`
   END IF;
   RETURN CAST((ms - ${epoch}) DIV ${unit} AS UNSIGNED) << ${shift};
 END`;
-}
-
-/** A layout's epoch and end of life as ISO strings. */
-function isoRange(layout: Layout): [string, string] {
-  return [new Date(layout.epochMs).toISOString(), layout.expiresAt.toISOString()];
 }
