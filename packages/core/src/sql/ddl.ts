@@ -97,10 +97,8 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${nonTimeMask(layout)}`,
     `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
   );
-  for (const [name, what] of [
-    ['min_id', 'smallest'],
-    ['max_id', 'largest'],
-  ] as const) {
+  for (const name of ['min_id', 'max_id'] as const) {
+    const what = name === 'min_id' ? 'smallest' : 'largest';
     const scan = name === 'min_id' ? `: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).` : '.';
     const description = `The ${what} ID of the ${utc}instant t (rounded down to the unit) under the ${note}${scan}`;
     add(name, `t ${time}`, idType, `${ret}${p}${name}_ms(${TO_MS[dialect]})`, description);
