@@ -175,9 +175,8 @@ export class Alphabet {
   }
 
   /**
-   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the characters, the length
-   * (`exactLength` > 0: exactly that many characters) and that the value fits `bits` bits. Throws coded errors that
-   * name the offending character and its 1-based position.
+   * Decodes `text` into `out` as `[hi, lo]`, checking the characters, the length (`exactLength` > 0: exactly that many)
+   * and that the value fits `bits` bits; coded errors name the offending character and its 1-based position.
    */
   decode(text: unknown, bits: number, exactLength: number, out: Float64Array): void {
     if (typeof text !== 'string') {
