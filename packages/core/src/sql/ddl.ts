@@ -66,9 +66,6 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     wide
       ? `mod(div(id, ${1n << BigInt(shift)}), ${1n << BigInt(bits)})`
       : `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
-  /** The function body returning a field as `type`. */
-  const fieldOf = (shift: number, bits: number, type: string): string =>
-    pg ? `SELECT ${field(shift, bits)}::${type}` : `RETURN ${field(shift, bits)}`;
   const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${epochIso}, unit ${layout.unit})`;
   const id = `id ${idType}`;
   const unixMs = `${layout.epochMs} + ${field(layout.timestampField.shift, layout.timestampBits)} * ${layout.unitMs}`;
@@ -80,7 +77,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     const t = f.bits <= 31 ? int : big;
     const what = f.kind === 'node' ? `${f.name} node field` : 'sequence';
     const about = `The ${what} (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`;
-    add(f.name.toLowerCase(), id, t, fieldOf(f.shift, f.bits, t), about);
+    add(f.name.toLowerCase(), id, t, `${ret}${field(f.shift, f.bits)}${pg ? `::${t}` : ''}`, about);
   }
   add(
     'min_id_ms',
