@@ -158,9 +158,7 @@ export class Alphabet {
   }
 
   private makePairs(): string[] {
-    const pairs: string[] = [];
-    for (const hi of this.chars) for (const lo of this.chars) pairs.push(hi + lo);
-    return (this.pairs = pairs);
+    return (this.pairs = [...this.chars].flatMap((hi) => [...this.chars].map((lo) => hi + lo)));
   }
 
   /** Encodes a bigint in [0, 2^64) (already range-checked by the caller). */
