@@ -158,9 +158,7 @@ export class Alphabet {
   }
 
   private makePairs(): string[] {
-    const pairs: string[] = [];
-    for (const hi of this.chars) for (const lo of this.chars) pairs.push(hi + lo);
-    return (this.pairs = pairs);
+    return (this.pairs = [...this.chars].flatMap((hi) => [...this.chars].map((lo) => hi + lo)));
   }
 
   /** Encodes a bigint in [0, 2^64) (already range-checked by the caller). */
@@ -175,9 +173,8 @@ export class Alphabet {
   }
 
   /**
-   * Decodes `text` to two 32-bit halves written into `out` (`[hi, lo]`), checking the characters, the length
-   * (`exactLength` > 0: exactly that many characters) and that the value fits `bits` bits. Throws coded errors that
-   * name the offending character and its 1-based position.
+   * Decodes `text` into `out` as `[hi, lo]`, checking the characters, the length (`exactLength` > 0: exactly that many)
+   * and that the value fits `bits` bits; coded errors name the offending character and its 1-based position.
    */
   decode(text: unknown, bits: number, exactLength: number, out: Float64Array): void {
     if (typeof text !== 'string') {

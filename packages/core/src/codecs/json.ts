@@ -103,8 +103,7 @@ function safe(value: unknown, active: Set<object>): unknown {
   }
   active.add(value);
   try {
-    const withToJSON = value as { toJSON?: unknown };
-    if (typeof withToJSON.toJSON === 'function') return safe((withToJSON.toJSON as () => unknown)(), active);
+    if ('toJSON' in value && typeof value.toJSON === 'function') return safe((value.toJSON as () => unknown)(), active);
     if (Array.isArray(value)) return value.map((v) => safe(v, active));
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) out[k] = safe(v, active);

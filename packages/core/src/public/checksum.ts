@@ -30,22 +30,14 @@ export class DihedralCheck {
     this.inv = new Uint8Array(size);
     for (let x = 0; x < size; x++) {
       const row = x * size;
-      if (x < n) {
-        for (let b = 0; b < n; b++) {
-          const k = x + b < n ? x + b : x + b - n;
-          this.mul[row + b] = k;
-          this.mul[row + n + b] = n + k;
-        }
-        this.inv[x] = x === 0 ? 0 : n - x;
-      } else {
-        const a = x - n;
-        for (let b = 0; b < n; b++) {
-          const k = a - b < 0 ? a - b + n : a - b;
-          this.mul[row + b] = n + k;
-          this.mul[row + n + b] = k;
-        }
-        this.inv[x] = x; // reflections are involutions
+      const s = x < n ? 0 : n; // x is r^a or, from n on, r^a·s with a = x − n
+      const a = x - s;
+      for (let b = 0; b < n; b++) {
+        const k = s === 0 ? (a + b) % n : (a - b + n) % n;
+        this.mul[row + b] = s + k;
+        this.mul[row + n + b] = n - s + k;
       }
+      this.inv[x] = s !== 0 || x === 0 ? x : n - x; // reflections are involutions
     }
     // φ^e(r^k) = r^((−1)^e·k) and φ^e(r^k·s) = r^(k+e)·s.
     const maxE = DihedralCheck.MAX_LENGTH;

@@ -42,9 +42,8 @@ const ALPHABETS: Record<PublicIdAlphabet, string> = { base62: BASE62_ALPHABET, b
 const TABLES: Partial<Record<PublicIdAlphabet, { digits: Alphabet; check: DihedralCheck }>> = {};
 
 /**
- * What a cipher keeps per key for `bits`-wide IDs: the key, its Feistel permutation, its tag MAC, and the key ID's
- * character code (< 128) and digit value (round and tag keys by HKDF; the secret copies are wiped after). Holds key
- * material: keep it in `#private` fields.
+ * What a cipher keeps per key for `bits`-wide IDs: the key, its Feistel permutation and tag MAC (keys by HKDF, secret
+ * copies wiped), the key ID's character code (< 128) and digit value. Holds key material: keep it in `#private` fields.
  */
 function keyEntry(key: PublicIdKey, bits: number, values: Int8Array) {
   const secret = key.secretBytes();
@@ -64,10 +63,7 @@ function keyEntry(key: PublicIdKey, bits: number, values: Int8Array) {
 
 type KeyEntry = ReturnType<typeof keyEntry>;
 
-/**
- * The string of the digit values `d`, through the character codes `c` of the alphabet (`scratch`: a reusable array of
- * `d.length` numbers, for lengths other than 16).
- */
+/** The string of the digits `d` through the codes `c` (`scratch`: `d.length` numbers, for lengths other than 16). */
 function digitText(d: Uint8Array, c: Uint16Array, scratch: number[]): string {
   if (d.length === 16) {
     return String.fromCharCode(

@@ -56,10 +56,7 @@ export class FeistelPermutation {
     }
   }
 
-  /**
-   * Derives the round keys from a 256-bit secret: HKDF-SHA256(secret, salt `flurry/public-id/v1`, info
-   * `feistel-chaskey12;bits=N;rounds=12`), 16 bytes per round.
-   */
+  /** Derives the round keys from a 256-bit secret by HKDF-SHA256, 16 bytes per round. */
   static fromSecret(secret: Uint8Array, bits: number): FeistelPermutation {
     checkBits(bits);
     if (secret.length !== 32)

@@ -180,9 +180,7 @@ export function loadKeysFromEnv(
   env: Record<string, string | undefined> = (globalThis as { process?: { env: Record<string, string | undefined> } })
     .process?.env ?? {},
 ): PublicIdKey[] {
-  const inline = env.FLURRY_PUBLIC_KEY;
-  if (inline !== undefined && inline.trim() !== '') return parseKeys(inline);
-  const file = env.FLURRY_PUBLIC_KEY_FILE;
-  if (file !== undefined && file.trim() !== '') return loadKeysFromFile(file.trim());
-  return [];
+  if (env.FLURRY_PUBLIC_KEY?.trim()) return parseKeys(env.FLURRY_PUBLIC_KEY);
+  const file = env.FLURRY_PUBLIC_KEY_FILE?.trim();
+  return file ? loadKeysFromFile(file) : [];
 }

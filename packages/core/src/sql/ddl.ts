@@ -53,7 +53,7 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     }
   }
   // The same functions, types and descriptions in both dialects.
-  const [epochIso, expiresIso] = isoRange(layout);
+  const [epochIso, expiresIso] = [new Date(layout.epochMs).toISOString(), layout.expiresAt.toISOString()];
   const pg = dialect === 'postgres';
   const wide = pg && layout.totalBits === 64;
   const idType = pg ? (wide ? 'numeric(20,0)' : 'bigint') : 'BIGINT UNSIGNED';
@@ -66,9 +66,6 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     wide
       ? `mod(div(id, ${1n << BigInt(shift)}), ${1n << BigInt(bits)})`
       : `((id >> ${shift}) & ${(1n << BigInt(bits)) - 1n})`;
-  /** The function body returning a field as `type`. */
-  const fieldOf = (shift: number, bits: number, type: string): string =>
-    pg ? `SELECT ${field(shift, bits)}::${type}` : `RETURN ${field(shift, bits)}`;
   const note = `layout ${layout.name} (${layout.toFieldsString()}, epoch ${epochIso}, unit ${layout.unit})`;
   const id = `id ${idType}`;
   const unixMs = `${layout.epochMs} + ${field(layout.timestampField.shift, layout.timestampBits)} * ${layout.unitMs}`;
@@ -80,13 +77,13 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     const t = f.bits <= 31 ? int : big;
     const what = f.kind === 'node' ? `${f.name} node field` : 'sequence';
     const about = `The ${what} (${f.bits} bits at bit ${f.shift}) of an ID under the ${note}.`;
-    add(f.name.toLowerCase(), id, t, fieldOf(f.shift, f.bits, t), about);
+    add(f.name.toLowerCase(), id, t, `${ret}${field(f.shift, f.bits)}${pg ? `::${t}` : ''}`, about);
   }
   add(
     'min_id_ms',
     `ms ${big}`,
     idType,
-    minIdMsBody(layout, pg, wide),
+    minIdMsBody(layout, pg, wide, epochIso, expiresIso),
     `The smallest ID of the Unix ms instant (rounded down to the unit) under the ${note}; SQLSTATE 22008 outside ${epochIso} .. ${expiresIso}.`,
     'LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE',
   );
@@ -97,10 +94,8 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
     `${ret}${p}min_id_ms(ms) ${wide ? '+' : '|'} ${nonTimeMask(layout)}`,
     `The largest ID of the Unix ms instant (every field but the timestamp all ones) under the ${note}.`,
   );
-  for (const [name, what] of [
-    ['min_id', 'smallest'],
-    ['max_id', 'largest'],
-  ] as const) {
+  for (const name of ['min_id', 'max_id'] as const) {
+    const what = name === 'min_id' ? 'smallest' : 'largest';
     const scan = name === 'min_id' ? `: WHERE id >= ${p}min_id(from) AND id < ${p}min_id(to).` : '.';
     const description = `The ${what} ID of the ${utc}instant t (rounded down to the unit) under the ${note}${scan}`;
     add(name, `t ${time}`, idType, `${ret}${p}${name}_ms(${TO_MS[dialect]})`, description);
@@ -116,10 +111,9 @@ export function layoutSql(layout: Layout, options: LayoutSqlOptions): LayoutSql 
 }
 
 /** The body of `min_id_ms`: the range check (SQLSTATE 22008) and the tick shifted into place. */
-function minIdMsBody(layout: Layout, pg: boolean, wide: boolean): string {
+function minIdMsBody(layout: Layout, pg: boolean, wide: boolean, epochIso: string, expiresIso: string): string {
   const { epochMs: epoch, unitMs: unit } = layout;
   const [expires, shift] = [layout.expiresAt.getTime(), layout.timestampField.shift];
-  const [epochIso, expiresIso] = isoRange(layout);
   const shiftTick = wide ? `tick::numeric * ${1n << BigInt(shift)}` : `tick << ${shift}`;
   // MySQL's SIGNAL MESSAGE_TEXT holds 128 characters: the code, the time and the allowed range.
   return pg
@@ -143,9 +137,4 @@ END`
   END IF;
   RETURN CAST((ms - ${epoch}) DIV ${unit} AS UNSIGNED) << ${shift};
 END`;
-}
-
-/** A layout's epoch and end of life as ISO strings. */
-function isoRange(layout: Layout): [string, string] {
-  return [new Date(layout.epochMs).toISOString(), layout.expiresAt.toISOString()];
 }

@@ -13,7 +13,6 @@ export function mysqlGenerator(c: GeneratorConsts): GeneratorDdl {
   /** The name of a lane's lock (lane i, 0 … lanes − 2) and of the shared lane's lock of session `id`. */
   const laneLock = (i: string) => `LEFT(CONCAT(${lit(`${p}lane`)}, ${i}, '@', DATABASE()), 64)`;
   const sharedLock = (id: string) => `LEFT(CONCAT(${lit(`${p}lanes#`)}, ${id}, '@', DATABASE()), 64)`;
-  const functions = generatorFunctions(c, false, 'BIGINT UNSIGNED');
   const statements = [
     `CREATE TABLE IF NOT EXISTS ${p}generator (
   id TINYINT NOT NULL PRIMARY KEY,
@@ -150,5 +149,5 @@ BEGIN
   RETURN v_hw;
 END`,
   ];
-  return { functions, statements };
+  return { functions: generatorFunctions(c, false, 'BIGINT UNSIGNED'), statements };
 }

@@ -25,11 +25,9 @@ export function postgresGenerator(c: GeneratorConsts): GeneratorDdl {
   const guc = `flurry.${p}lane`;
   const cursorGuc = `flurry.${p}cursor`;
   const cursor = `pg_temp.${p}cursor`;
-  const shared = lanes - 1;
   const reserveTicks = Math.max(1, Math.ceil(GENERATOR_RESERVE_MS / c.unit));
   // The cursor belongs to one lane of one set-up (the token is new at each --generate).
   const cursorTag = (lane: string) => `${lane}::text || ${lit(':' + o.token)}`;
-  const functions = generatorFunctions(c, true, idType);
   const raise = (msg: string, ...args: string[]) =>
     `RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format(${lit(msg)}${args.map((a) => ', ' + a).join('')})`;
   /** `IF cond THEN RAISE … END IF;` at a function body's indentation. */
@@ -209,7 +207,7 @@ BEGIN
   IF l IS NULL OR l >= ${lanes} THEN
     l := ${p}lane();
   END IF;
-  IF l = ${shared} THEN
+  IF l = ${lanes - 1} THEN
     -- The shared lane: one statement on its row, a later tick or the next sequence of the
     -- last tick (also when the clock is behind it).
     tick := ${p}now_ms();
@@ -309,5 +307,5 @@ BEGIN
 END
 $flurry$`,
   ];
-  return { functions, statements };
+  return { functions: generatorFunctions(c, true, idType), statements };
 }

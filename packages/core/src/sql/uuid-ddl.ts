@@ -115,14 +115,9 @@ function mysqlUuidSql(p: string, f: UuidFormat): LayoutSql {
       name === 'uuid_unix_ms'
         ? `RETURN ${p}uuid_unix_ms(UNHEX(REPLACE(u, '-', '')))`
         : time(`${p}uuid_unix_ms_text(u)`);
-    add(name, 'u BINARY(16)', type, body, `${what} of a UUIDv7 stored as BINARY(16); NULL when not a v7 UUID.`);
-    add(
-      `${name}_text`,
-      'u CHAR(36)',
-      type,
-      text,
-      `${what} of a UUIDv7 stored as CHAR(36) text; NULL when not a v7 UUID.`,
-    );
+    const about = (stored: string): string => `${what} of a UUIDv7 stored as ${stored}; NULL when not a v7 UUID.`;
+    add(name, 'u BINARY(16)', type, body, about('BINARY(16)'));
+    add(`${name}_text`, 'u CHAR(36)', type, text, about('CHAR(36) text'));
   }
   add(
     'uuid_node',

@@ -84,13 +84,10 @@ export class UuidFormat {
   /** Splits a UUID's words into its fields (the caller has checked version and variant). */
   fields(w: ArrayLike<number>): { unixMs: number; sequence: number; node: number; random: bigint } {
     const unixMs = w[0] * TWO16 + (w[1] >>> 16);
-    const ext = Math.floor((w[2] & 0x3fffffff) / this.extMul);
-    const sequence = (w[1] & 0xfff) * this.extSize + ext;
+    const sequence = (w[1] & 0xfff) * this.extSize + Math.floor((w[2] & 0x3fffffff) / this.extMul);
     const lo = (BigInt(w[2] & 0x3fffffff) << 32n) | BigInt(w[3]);
     const r = BigInt(this.randomBits);
-    const node = Number((lo >> r) & BigInt(this.maxNode));
-    const random = lo & ((1n << r) - 1n);
-    return { unixMs, sequence, node, random };
+    return { unixMs, sequence, node: Number((lo >> r) & BigInt(this.maxNode)), random: lo & ((1n << r) - 1n) };
   }
 }
 

@@ -280,9 +280,6 @@ export abstract class UuidIssuer {
 /** The node number of a `node` option: a number, or `{ node: n }` as a UUID lease grants it. */
 export function nodeOf(node: number | Readonly<Record<string, number>> | undefined): number | undefined {
   if (node === undefined || typeof node === 'number') return node;
-  if (node !== null && typeof node === 'object') {
-    const keys = Object.keys(node);
-    if (keys.length === 1 && keys[0] === 'node') return node.node;
-  }
+  if (node !== null && typeof node === 'object' && Object.keys(node).join() === 'node') return node.node;
   throw badOption('node', JSON.stringify(node), 'a whole number, or { node: n } as a UUID lease grants it');
 }
