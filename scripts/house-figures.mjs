@@ -78,6 +78,8 @@ const ID_PATH = [
   'packages/server/src/http/routes/ids.ts',
   'packages/server/src/issuing.ts',
   'packages/core/src/generator/generator.ts',
+  'packages/core/src/generator/local-ticks.ts',
+  'packages/core/src/generator/tick-ids.ts',
   'packages/core/src/generator/tick-planner.ts',
   'packages/core/src/lease.ts',
   'packages/core/src/clock.ts',
