@@ -37,11 +37,8 @@ export function chooseEntry(distDir: string, command: string | undefined): Bundl
   if (bundled === undefined) return 'main';
   // Never old code: a package built after the bundle serves through main.
   const packages = path.resolve(distDir, '..', '..');
-  for (const p of ['server', 'coordination', 'core']) {
-    const built = stat(path.join(packages, p, 'dist', '.tsbuildinfo'))?.mtimeMs;
-    if (built !== undefined && built > bundled) return 'main';
-  }
-  return name;
+  const built = (p: string) => stat(path.join(packages, p, 'dist', '.tsbuildinfo'))?.mtimeMs ?? 0;
+  return ['server', 'coordination', 'core'].some((p) => built(p) > bundled) ? 'main' : name;
 }
 
 /** A bundle's code cache file, named by its mtime and size so a rebuilt bundle never meets an old cache (V8 checks only the length). */

@@ -342,18 +342,8 @@ export const isSettingKey = (name: string): name is SettingKey => Object.hasOwn(
 /** What values are allowed, as shown in errors and `--help`. */
 export function allowedText(def: SettingDef): string {
   if (def.allowed !== undefined) return def.allowed;
-  switch (def.type) {
-    case 'int':
-      return (
-        `an integer from ${def.min} to ${def.max}` +
-        (def.unit ? ` (${def.unit})` : '') +
-        (def.note ? ` (${def.note})` : '')
-      );
-    case 'bool':
-      return 'true or false (1/0, yes/no)';
-    case 'choice':
-      return `one of ${def.choices.join(', ')}`;
-    case 'string':
-      return 'a non-empty string';
-  }
+  if (def.type === 'int')
+    return `an integer from ${def.min} to ${def.max}` + [def.unit, def.note].map((x) => (x ? ` (${x})` : '')).join('');
+  if (def.type === 'choice') return `one of ${def.choices.join(', ')}`;
+  return def.type === 'bool' ? 'true or false (1/0, yes/no)' : 'a non-empty string';
 }

@@ -309,10 +309,7 @@ export async function releaseSqlNode(o: ReleaseOptions) {
     ]);
     let holder: { role?: unknown; prefix?: unknown; release?: unknown } = {};
     try {
-      holder =
-        typeof row?.holder === 'string'
-          ? (JSON.parse(row.holder) as typeof holder)
-          : ((row?.holder as typeof holder | undefined) ?? {});
+      holder = ((typeof row?.holder === 'string' ? JSON.parse(row.holder) : row?.holder) as typeof holder | null) ?? {};
     } catch {
       /* not a generator's */
     }

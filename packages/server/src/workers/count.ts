@@ -48,11 +48,8 @@ export async function checkNodeIds(
   let held: number;
   try {
     const registry = await openRegistry(config.registry, registryOptionsOf(config));
-    try {
-      held = (await registry.holders({ layout: config.layout, pin: { ...config.node } })).length;
-    } finally {
-      await registry.close();
-    }
+    const holders = registry.holders({ layout: config.layout, pin: { ...config.node } });
+    held = (await holders.finally(() => registry.close())).length;
   } catch (err) {
     log.warn(
       { error: String(err) },

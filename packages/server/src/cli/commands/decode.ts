@@ -65,10 +65,9 @@ const UUID_FORMS: readonly UuidTextForm[] = ['canonical', 'hex', 'base32', 'base
 
 function intFlag(raw: string | undefined, flag: string): number | undefined {
   if (raw === undefined) return undefined;
+  const value = raw.slice(0, 24);
   if (!/^[0-9]{1,2}$/.test(raw))
-    throw serverError('USAGE', `--${flag} "${raw.slice(0, 24)}" is not a whole number of bits`, {
-      value: raw.slice(0, 24),
-    });
+    throw serverError('USAGE', `--${flag} "${value}" is not a whole number of bits`, { value });
   return Number(raw);
 }
 

@@ -63,14 +63,13 @@ export const countOf = (args: ParsedCommandLine): number =>
 
 /** `raw` (at most `digits` digits) as a whole number from `min` to `max`, else `FLURRY_E_USAGE` naming the `flag`. */
 export function wholeNumber(raw: string, flag: string, min: number, max: number, digits = 9): number {
-  if (!new RegExp(`^[0-9]{1,${digits}}$`).test(raw) || Number(raw) < min || Number(raw) > max) {
-    const value = raw.slice(0, 24);
+  const value = raw.slice(0, 24);
+  if (!new RegExp(`^[0-9]{1,${digits}}$`).test(raw) || Number(raw) < min || Number(raw) > max)
     throw serverError('USAGE', `${flag} "${value}" is not allowed; give a whole number from ${min} to ${max}`, {
       value,
       min,
       max,
     });
-  }
   return Number(raw);
 }
 

@@ -61,11 +61,7 @@ export const rangeCommand = command(FLAGS, RANGE_HELP, async (args, io) => {
 
 /** `flurry range --uuid`: the UUIDv7 bounds of [from, to). */
 function uuidRange(from: number, to: number, args: ParsedCommandLine) {
-  refuseFlags(
-    args,
-    ['layout', 'fields', 'epoch', 'unit'],
-    "does not go with --uuid: a UUIDv7's time is Unix ms under any widths",
-  );
+  refuseFlags(args, Object.keys(LAYOUT_FLAGS), "does not go with --uuid: a UUIDv7's time is Unix ms under any widths");
   if (to < from)
     throw serverError(
       'USAGE',

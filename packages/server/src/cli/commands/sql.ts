@@ -157,12 +157,9 @@ function slotOf(io: CliIo, args: ParsedCommandLine, layout: Layout) {
 
 /** `flurry sql --uuid`: the UUIDv7 functions (docs/sql.md, "UUIDv7 columns"). */
 async function uuidCommand(args: ParsedCommandLine, io: CliIo): Promise<void> {
-  const notUuid = ['layout', 'fields', 'epoch', 'unit', 'generate', 'release', 'registry', 'cluster', 'node'];
-  refuseFlags(
-    args,
-    [...notUuid, 'apply', 'slot', 'max-wait-ms', 'lanes'],
-    'does not go with --uuid (the UUIDv7 functions need no layout and no registry)',
-  );
+  const notUuid = [...Object.keys(LAYOUT_FLAGS), 'generate', 'release', 'registry', 'cluster', 'node'];
+  const why = 'does not go with --uuid (the UUIDv7 functions need no layout and no registry)';
+  refuseFlags(args, [...notUuid, 'apply', 'slot', 'max-wait-ms', 'lanes'], why);
   const bits = (name: string, min: number, max: number): number | undefined => {
     const v = lastString(args, name);
     if (v === undefined) return undefined;
