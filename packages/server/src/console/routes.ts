@@ -2,8 +2,7 @@
 // through consoleRoute, so it answers 404 saying why while the console is off and no other module knows the rule.
 import type { ServerResponse } from 'node:http';
 import { serverError } from '../errors.js';
-import type { HttpContext } from '../http/context.js';
-import { FeatureSlot } from '../http/feature.js';
+import { FeatureSlot, type HttpContext } from '../http/context.js';
 import { COMMON, FENCED, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
