@@ -34,8 +34,7 @@ export function containerEvidence(probe: ContainerProbe): string | undefined {
 
 /** The start-up warning when the registry is the default `file:` and the process runs in a container. */
 export function defaultRegistryWarning(registryIsDefault: boolean, probe: ContainerProbe): string | undefined {
-  if (!registryIsDefault) return undefined;
-  const evidence = containerEvidence(probe);
+  const evidence = registryIsDefault ? containerEvidence(probe) : undefined;
   if (evidence === undefined) return undefined;
   return (
     `flurry serve runs in a container (${evidence}) with the default registry file:, a directory inside this container: ` +

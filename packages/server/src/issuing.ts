@@ -213,7 +213,6 @@ export class UuidIssuer implements UuidSource {
   /** Closes the generator; the lease stays with the Snowflake generator, which releases it. */
   async close(): Promise<void> {
     this.logging.flush();
-    const g = this.gen;
-    if (g !== undefined) await g.close();
+    await this.gen?.close();
   }
 }

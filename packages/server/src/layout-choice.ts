@@ -36,38 +36,36 @@ export function parseNodePins(pins: readonly string[], layout: Layout): Record<s
   const names = layout.nodeFields.map((f) => f.name);
   const refuse = (message: string, details: Record<string, unknown>) =>
     new FlurryError('FLURRY_E_NODE_OUT_OF_RANGE', message, details);
-  for (const group of pins) {
-    for (const pair of group.split(',')) {
-      const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]{1,10})\s*$/.exec(pair);
-      if (!m) {
-        throw refuse(
-          `node pin "${clip(pair, 40)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
-          { pin: clip(pair, 40) },
-        );
-      }
-      const [, name, raw] = m;
-      const field = layout.nodeFields.find((f) => f.name === name);
-      if (!field) {
-        throw refuse(
-          `layout ${layout.name} has no node field "${name}"; its node fields are: ${names.join(', ') || 'none'}`,
-          { field: name, allowed: names },
-        );
-      }
-      const value = Number(raw);
-      if (value > field.max) {
-        throw refuse(
-          `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bit${field.bits === 1 ? '' : 's'} wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
-          { field: name, value, min: 0, max: field.max },
-        );
-      }
-      if (Object.prototype.hasOwnProperty.call(out, name) && out[name] !== value) {
-        throw refuse(
-          `node field ${name} is pinned twice with different values (${out[name]} and ${value}); pin it once`,
-          { field: name },
-        );
-      }
-      out[name] = value;
+  for (const pair of pins.flatMap((group) => group.split(','))) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([0-9]{1,10})\s*$/.exec(pair);
+    if (!m) {
+      throw refuse(
+        `node pin "${clip(pair, 40)}" is malformed; write FIELD=VALUE with a non-negative integer, e.g. ${names[0] ?? 'worker'}=1 (node fields of layout ${layout.name}: ${names.join(', ') || 'none'})`,
+        { pin: clip(pair, 40) },
+      );
     }
+    const [, name, raw] = m;
+    const field = layout.nodeFields.find((f) => f.name === name);
+    if (!field) {
+      throw refuse(
+        `layout ${layout.name} has no node field "${name}"; its node fields are: ${names.join(', ') || 'none'}`,
+        { field: name, allowed: names },
+      );
+    }
+    const value = Number(raw);
+    if (value > field.max) {
+      throw refuse(
+        `node field ${name}=${raw} is out of range: ${name} is ${field.bits} bit${field.bits === 1 ? '' : 's'} wide in layout ${layout.name}, so it must be from 0 to ${field.max}`,
+        { field: name, value, min: 0, max: field.max },
+      );
+    }
+    if (Object.prototype.hasOwnProperty.call(out, name) && out[name] !== value) {
+      throw refuse(
+        `node field ${name} is pinned twice with different values (${out[name]} and ${value}); pin it once`,
+        { field: name },
+      );
+    }
+    out[name] = value;
   }
   return out;
 }

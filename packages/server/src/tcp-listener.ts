@@ -1,4 +1,5 @@
 // What the TCP front-ends (Thrift, memcached, the gRPC port) share.
+import { once } from 'node:events';
 import net from 'node:net';
 import { FlurryError, type FlurryLogger } from '@flurry/core';
 
@@ -15,14 +16,8 @@ export function checkIntOption(what: string, name: string, v: unknown, min: numb
 
 /** Listens on `host:port` (0: a free port); rejects with the listen error (EADDRINUSE…). Resolves the port. */
 export async function listenTcp(server: net.Server, host: string, port: number): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen({ host, port }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
+  server.listen({ host, port });
+  await once(server, 'listening'); // rejects on an 'error' first
   return (server.address() as net.AddressInfo).port;
 }
 

@@ -10,7 +10,7 @@ import {
   type ManagedLease,
   type Registry,
 } from '@flurry/coordination';
-import type { FeatureStates } from '../http/feature.js';
+import type { FeatureStates } from '../http/context.js';
 import { SEQUENCES } from '../sequences/routes.js';
 import type { ServeConfig } from '../config/index.js';
 import { ROUTE_NAMES } from '../http/routes/index.js';

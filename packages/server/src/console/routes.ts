@@ -2,8 +2,7 @@
 // through consoleRoute, so it answers 404 saying why while the console is off and no other module knows the rule.
 import type { ServerResponse } from 'node:http';
 import { serverError } from '../errors.js';
-import type { HttpContext } from '../http/context.js';
-import { FeatureSlot } from '../http/feature.js';
+import { FeatureSlot, type HttpContext } from '../http/context.js';
 import { COMMON, FENCED, jsonOk, param } from '../http/openapi-parts.js';
 import { JSON_TYPE, sendError, sendText } from '../http/respond.js';
 import { ISSUE, READ, type Route } from '../http/route.js';
@@ -189,28 +188,24 @@ export const clusterRoute: Route = consoleRoute({
           renewIntervalMs: n,
           holders: {
             type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: true,
-              properties: {
-                slot: n,
-                node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
-                id: sn,
-                hostname: sn,
-                pid: nn,
-                version: sn,
-                address: sn,
-                heldSinceMs: nn,
-                renewedAtMs: nn,
-                expiresAtMs: nn,
-                highWaterMs: n,
-                clockOffsetMs: nn,
-                ageMs: nn,
-                state: { enum: ['live', 'stale', 'reserved'] },
-                role: sn,
-                self: { type: 'boolean' },
-              },
-            },
+            items: obj({
+              slot: n,
+              node: { type: ['object', 'null'], additionalProperties: { type: 'integer' } },
+              id: sn,
+              hostname: sn,
+              pid: nn,
+              version: sn,
+              address: sn,
+              heldSinceMs: nn,
+              renewedAtMs: nn,
+              expiresAtMs: nn,
+              highWaterMs: n,
+              clockOffsetMs: nn,
+              ageMs: nn,
+              state: { enum: ['live', 'stale', 'reserved'] },
+              role: sn,
+              self: { type: 'boolean' },
+            }),
           },
         },
       }),

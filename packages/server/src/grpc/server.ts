@@ -98,12 +98,11 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<GrpcServ
 
   // Idleness is timed per call (above), not by the sweep.
   const tcp = await serveTcp('gRPC server', { ...limits, idleTimeoutMs: 0 }, logger, (socket) => {
-    if (secure) {
-      secure.emit('connection', socket);
-      return;
+    if (secure) secure.emit('connection', socket);
+    else {
+      if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+      routeByPreface(socket, h2, h1);
     }
-    if (idleTimeoutMs > 0) socket.setTimeout(idleTimeoutMs, () => socket.destroy());
-    routeByPreface(socket, h2, h1);
   });
   logger?.info?.({ host: limits.host, port: tcp.port }, 'gRPC, gRPC-Web and Connect listening');
 
@@ -151,12 +150,8 @@ function grpcHandler(
   return (req, res) => {
     // Only browsers send Origin; gRPC clients pay nothing for CORS.
     if (req.headers.origin !== undefined) for (const [k, v] of CORS_ENTRIES) res.setHeader(k, v);
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204);
-      res.end();
-      return;
-    }
-    connect(req, res);
+    if (req.method === 'OPTIONS') res.writeHead(204).end();
+    else connect(req, res);
   };
 }
 

@@ -1,7 +1,6 @@
 // What the HTTP routes see of the service: never the registry, so no route can change the node,
 // the layout or the clock.
 import type { FlurryError, FlurryLogger, Layout, UuidFormat, UuidTextForm } from '@flurry/core';
-import type { FeatureStates } from './feature.js';
 
 /** Where the routes get IDs: the service's issuer around the leased generator (../issuing.ts). */
 export interface IdSource {
@@ -57,4 +56,25 @@ export interface HttpContext {
   /** Set on SIGTERM: responses carry `Connection: close`. */
   shuttingDown: boolean;
   readonly features: FeatureStates;
+}
+
+// A feature (a folder: its routes, state and settings) keeps its state in its own slot of the context; nothing
+// outside it knows the state's type.
+/** Each feature's state on one context, by slot. */
+export type FeatureStates = Map<FeatureSlot<unknown>, unknown>;
+
+/** The slot of one feature's state (the feature's module owns it). */
+export class FeatureSlot<T> {
+  constructor(readonly name: string) {}
+
+  /** The feature's state on `ctx`, or undefined when the feature is off. */
+  get(ctx: Pick<HttpContext, 'features'>): T | undefined {
+    return ctx.features.get(this) as T | undefined;
+  }
+
+  /** Sets (or, with undefined, clears) the feature's state on `ctx`. */
+  set(ctx: Pick<HttpContext, 'features'>, state: T | undefined): void {
+    if (state === undefined) ctx.features.delete(this);
+    else ctx.features.set(this, state);
+  }
 }

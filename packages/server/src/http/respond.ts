@@ -22,9 +22,7 @@ export function sendText(
   body: string,
   extra?: Record<string, string>,
 ): number {
-  const headers: Record<string, string | number> = { 'content-type': type, 'content-length': Buffer.byteLength(body) };
-  if (extra) Object.assign(headers, extra);
-  res.writeHead(status, headers);
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
   res.end(body);
   return status;
 }

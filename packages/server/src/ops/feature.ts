@@ -1,4 +1,4 @@
-import { FeatureSlot } from '../http/feature.js';
+import { FeatureSlot } from '../http/context.js';
 
 /** What the operations routes read besides the context's layout, readiness and metrics. */
 export interface Operations {

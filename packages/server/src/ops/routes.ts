@@ -84,10 +84,7 @@ export const metricsRoute: Route = {
   path: '/metrics',
   methods: READ,
   auth: 'health',
-  create: (ctx) => {
-    const metrics = ctx.metrics;
-    return (res) => metrics.text().then((text) => sendText(res, 200, metrics.contentType, text));
-  },
+  create: (ctx) => (res) => ctx.metrics.text().then((text) => sendText(res, 200, ctx.metrics.contentType, text)),
   openapi: {
     operationId: 'metrics',
     summary: 'Prometheus text exposition.',

@@ -2,7 +2,7 @@
 import { FlurryError, PublicIdCodec, loadKeysFromFile, parseKeys } from '@flurry/core';
 import type { ServeConfig } from '../config/index.js';
 import { serverError } from '../errors.js';
-import { FeatureSlot } from '../http/feature.js';
+import { FeatureSlot } from '../http/context.js';
 
 /** Issues and reads public IDs, when a key is configured; `decode` throws coded `FLURRY_E_PUBLIC_ID_*` errors. */
 export interface PublicIds {

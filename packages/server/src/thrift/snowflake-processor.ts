@@ -134,11 +134,7 @@ const KNOWN_TYPES = new Set<number>(
   (['BOOL', 'BYTE', 'I16', 'I32', 'I64', 'DOUBLE', 'STRING', 'STRUCT', 'MAP', 'SET', 'LIST'] as const).map((k) => T[k]),
 ).add(16);
 
-const i32 = (v: number): Buffer => {
-  const b = Buffer.allocUnsafe(4);
-  b.writeInt32BE(v);
-  return b;
-};
+const i32 = (v: number): Buffer => Buffer.from([v >>> 24, (v >> 16) & 255, (v >> 8) & 255, v & 255]);
 const str = (s: string): Buffer => Buffer.concat([i32(Buffer.byteLength(s)), Buffer.from(s)]);
 const field = (type: number, id: number, value: Buffer): Buffer =>
   Buffer.concat([Buffer.from([type, id >> 8, id & 255]), value]);

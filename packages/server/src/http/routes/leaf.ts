@@ -43,8 +43,7 @@ export const leafDecodeRoute: Route = {
         `give the ID to decode once as the query parameter snowflakeId, e.g. /decodeSnowflakeId?snowflakeId=1859214170478923776${all.length > 1 ? ` (it was given ${all.length} times)` : ''}`,
       );
     }
-    const id = parseId(all[0], ctx.layout);
-    return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(id), ctx.layout));
+    return sendText(res, 200, JSON_TYPE, leafDecodeBody(ctx.layout.decode(parseId(all[0], ctx.layout)), ctx.layout));
   },
   openapi: {
     operationId: 'leafDecode',

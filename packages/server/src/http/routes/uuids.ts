@@ -1,8 +1,7 @@
 // The UUIDv7 routes (docs/uuids.md), from the service's UUID generator on its lease (../../issuing.ts).
-import { FeatureSlot } from '../feature.js';
 import { decodeUuid, type UuidTextForm } from '@flurry/core';
 import { clip, serverError } from '../../errors.js';
-import type { HttpContext, UuidSource } from '../context.js';
+import { FeatureSlot, type HttpContext, type UuidSource } from '../context.js';
 import { BAD, COMMON, FENCED, countParam, jsonOk, oneOk, param } from '../openapi-parts.js';
 import { JSON_TYPE, TEXT_TYPE, sendAscii, sendText } from '../respond.js';
 import { ISSUE, READ, type Route } from '../route.js';
