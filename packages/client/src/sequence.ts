@@ -16,7 +16,11 @@ export interface SequenceOptions {
 }
 
 /** Counters of one remote sequence. */
-export type RemoteSequenceStats = ReturnType<ClientSequence['stats']>;
+export interface RemoteSequenceStats {
+  taken: number;
+  requests: number;
+  buffered: number;
+}
 
 /** The numbers of one key, from the fleet. */
 export type RemoteSequence = Pick<ClientSequence, 'key' | 'next' | 'batch' | 'tryNext' | 'stats'>;
@@ -118,7 +122,7 @@ export class ClientSequence extends Refilled<bigint> {
   }
 
   /** Numbers handed out, requests sent (failover attempts included), numbers buffered now. */
-  stats() {
+  stats(): RemoteSequenceStats {
     return { taken: this.buf.taken, requests: this.requests, buffered: this.buf.size };
   }
 

@@ -228,7 +228,7 @@ function listening<T>(what: string, choose: string, host: string, port: number, 
 }
 
 /** Starts the Thrift server when `thriftPort` is set (its library is loaded only then, as for the others). */
-export async function startThrift(
+async function startThrift(
   { host, thriftPort }: Pick<ServeConfig, 'host' | 'thriftPort'>,
   core: ServiceCore,
   logger: ServiceLogger,
@@ -267,7 +267,7 @@ export async function startMemcached(
 }
 
 /** Starts the gRPC / gRPC-Web / Connect port when `grpcPort` is set, over the HTTP routes' context. */
-export async function startGrpc(
+async function startGrpc(
   { host, grpcPort }: Pick<ServeConfig, 'host' | 'grpcPort'>,
   core: ServiceCore,
   ctx: HttpContext,

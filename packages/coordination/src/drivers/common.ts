@@ -97,7 +97,7 @@ export function urlRefusal(what: string, raw: unknown, expected: string): (why: 
   return (why) => registryError('URL_INVALID', `invalid ${what} URL "${url}": ${why}. ${expected}`, { url });
 }
 
-export type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
+type DriverPhase = 'connect' | 'claim' | 'renew' | 'release';
 
 /** A refusal an engine recognised in a failure ([code, message]), else where it tried and the failure's text. */
 export type EngineFailure =
@@ -132,7 +132,7 @@ export function clause(message: string): string {
   return message.replace(/[.:;,\s]+$/, '');
 }
 
-export interface PreviousHolder {
+interface PreviousHolder {
   readonly highWaterMs: number;
   readonly releasedCleanly: boolean;
   /** The longest a holder of this record could have issued past its mark unreported. */
@@ -147,7 +147,7 @@ export interface HighWaterRecord extends PreviousHolder {
 }
 
 /** The record for a holder that got `prev` and reports `reportedMs`: only a final one covering `prev`'s window is clean. */
-export function recordToStore(
+function recordToStore(
   prev: PreviousHolder,
   reportedMs: number,
   ownTtlMs: number,

@@ -235,9 +235,15 @@ export async function createEtcdDriver(url: URL | string, opts: EngineDriverOpti
       global: retryEachHost(parsed.hosts.length) as never,
     },
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1000 },
-    auth: parsed.username === undefined ? undefined : { username: parsed.username, password: parsed.password ?? '' },
+    auth:
+      parsed.username === undefined
+        ? undefined
+        : {
+            username: parsed.username,
+            password: parsed.password ?? '',
+            callOptions: () => ({ deadline: Date.now() + timeout }),
+          },
   };
-  if (options.auth) options.auth.callOptions = () => ({ deadline: Date.now() + timeout });
   const client = new Etcd3(options);
   const range = { key: enc(`${parsed.prefix}/`), range_end: enc(`${parsed.prefix}0`), count_only: true };
   const check = () => client.kv.range(range, { deadline: Date.now() + timeout });

@@ -384,7 +384,7 @@ async function tryClaim(
 }
 
 /** Claims a free slot: the preferred one, then existing slot directories (held ones skipped), then fresh ones. */
-export async function claimFileSlot(store: FileDriver, req: ClaimRequest): Promise<FileClaim> {
+async function claimFileSlot(store: FileDriver, req: ClaimRequest): Promise<FileClaim> {
   if (!Number.isInteger(req.slots) || req.slots < 1)
     throw registryError('OPTION', `slots must be a positive integer; got ${req.slots}`, { slots: req.slots });
   const slotsDir = path.join(store.nsDir(req.namespace), 'slots');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Claim, ClaimRequest, HolderRecord, RegistryDriver } from '../driver.js';
 import { registryError } from '../errors.js';
 import { checkDriverOptions, jsonObject, pickHolder, type EngineDriverOptions } from './common.js';
-import { ZkSession } from './zookeeper-session.js';
+import type { ZkSession } from './zookeeper-session.js';
 import {
   normalizeZkPath,
   parseZooKeeperUrl,
@@ -43,10 +43,18 @@ class LeafDriver extends LeafClaims implements RegistryDriver {
     const cacheFile = leafCacheFile(this.cfg.cacheDir, name, addr.port);
     const who = { name, addr, lock: await acquireHostLock(path.dirname(cacheFile), addr.text, this.url), cacheFile };
     try {
-      const session = await this.claimSession(req.ttlMs).catch((err: Error & { code?: string }) => err);
-      if (session instanceof ZkSession) return await this.onlineClaim(req, session, who);
-      if (!this.cfg.cacheFallback || session.code !== 'FLURRY_E_REGISTRY_UNREACHABLE') throw session;
-      return this.offlineClaim(req, who, session);
+      let session: ZkSession;
+      try {
+        session = await this.claimSession(req.ttlMs);
+      } catch (err) {
+        if (
+          !this.cfg.cacheFallback ||
+          (err as { code?: unknown } | undefined)?.code !== 'FLURRY_E_REGISTRY_UNREACHABLE'
+        )
+          throw err;
+        return this.offlineClaim(req, who, err);
+      }
+      return await this.onlineClaim(req, session, who);
     } catch (err) {
       who.lock.release();
       throw err;

@@ -66,6 +66,11 @@ test('GIVEN random interleavings of next(), fill(), batch() and clock stalls, st
         // decode() reads every bit of the ID into (tick, seq, node fields): the node must be the generator's.
         for (const f of layout.nodeFields)
           assert.equal(d.fields[f.name], node[f.name], `seed ${seed}: ${id} is not (tick, seq, node)`);
+        assert.equal(
+          layout.compose({ unixMs: d.unixMs, sequence: d.sequence, node }),
+          id,
+          `seed ${seed}: ${id} is not (tick, seq, node)`,
+        );
         assert.ok(id > prev, `seed ${seed}: ${id} after ${prev}`);
         prev = id;
         checked++;

@@ -5,6 +5,11 @@ import type { NodeClaim } from './memory-claims.js';
 import type { GeneratorEvent, ResolvedPolicy } from './options.js';
 import { TickPlanner, type PlannerLayout } from './tick-planner.js';
 
+/** A lease's current claim: its `forGenerator()` view when it has one. */
+export function currentClaim(lease: NodeLease | undefined): NodeLease | undefined {
+  return typeof lease?.forGenerator === 'function' ? lease.forGenerator() : lease;
+}
+
 /**
  * The `(tick, seq)` of a one-thread generator's last value, only ever growing, and its lease: {@link advance} takes
  * one more sequence value or a new wall tick in a few comparisons; the rest goes through the {@link TickPlanner}.
@@ -43,8 +48,7 @@ export class LocalTicks extends TickPlanner {
 
   /** The lease's current claim: its `forGenerator()` view when it has one. */
   claimNow(): NodeLease | undefined {
-    const l = this.source;
-    return typeof l?.forGenerator === 'function' ? l.forGenerator() : l;
+    return currentClaim(this.source);
   }
 
   /** @internal Takes `claim`, starting after the lease floor and a previous holder here; then attaches the lease. */
@@ -98,7 +102,7 @@ export class LocalTicks extends TickPlanner {
   }
 
   /** Recomputes {@link floorTick} if the lease's `notBeforeMs` changed; returns it. */
-  refreshFloor(): number {
+  private refreshFloor(): number {
     const lease = this.lease;
     if (lease !== undefined && lease.notBeforeMs !== this.seenNotBefore) {
       this.seenNotBefore = lease.notBeforeMs;
@@ -113,7 +117,7 @@ export class LocalTicks extends TickPlanner {
    * follows a newer claim of the lease at a new tick, else throws `FLURRY_E_LEASE_EXPIRED` after a `fenced` event.
    * See docs/node-ids.md#fencing-two-deadlines.
    */
-  checkDeadline(now: number): void {
+  private checkDeadline(now: number): void {
     const lease = this.lease;
     if (lease !== undefined) {
       const wd = lease.wallDeadline;

@@ -40,12 +40,12 @@ export function sharedBuffer(state: unknown, kind: string, what: string, opts: F
  */
 export class SharedTicks extends TickPlanner {
   readonly buffer: SharedArrayBuffer;
-  readonly ctl: Int32Array;
+  private readonly ctl: Int32Array;
   // This thread's run: sequence runNext..runEnd of runTick, won at wall tick runWall.
-  runTick = -1;
-  runNext = 1;
-  runEnd = 0;
-  runWall = Number.POSITIVE_INFINITY;
+  private runTick = -1;
+  private runNext = 1;
+  private runEnd = 0;
+  private runWall = Number.POSITIVE_INFINITY;
 
   private readonly cells: BigInt64Array;
   private readonly seqBits: bigint;
@@ -121,7 +121,7 @@ export class SharedTicks extends TickPlanner {
   }
 
   /** Wins a new run (the old one's rest is dropped) after every value won so far; calls `onTick` at a new `runTick`. */
-  reserve(want: number): void {
+  private reserve(want: number): void {
     const ctl = this.ctl;
     // The rest of the run is lost: a share that matters to the tick's capacity halves the next runs.
     if (this.runEnd - this.runNext + 1 > (this.maxSeq + 1) / 64) this.runSize = Math.max(MIN_RUN, this.runSize >> 1);

@@ -4,7 +4,7 @@ import { ErrorCode, FlurryError } from '../errors.js';
 import { assertKnownOptions, optionNames } from '../known-options.js';
 import { claimNode, type NodeClaim } from '#claims';
 import { POLICY_NAMES, badOption, resolvePolicy, type GeneratorOptions } from '../generator/options.js';
-import { LocalTicks } from '../generator/local-ticks.js';
+import { LocalTicks, currentClaim } from '../generator/local-ticks.js';
 import { UuidIssuer, nodeOf, uuidClaim, uuidPlan } from './issuer.js';
 import { UuidFormat, type UuidFormatOptions } from './format.js';
 
@@ -46,8 +46,7 @@ export class UuidGenerator extends UuidIssuer {
   constructor(opts: UuidGeneratorOptions) {
     const format = uuidFormatOf(opts, 'UuidGenerator');
     const lease = opts.lease;
-    // The lease's current claim (TickPlanner.claimNow, before `this` exists).
-    const claimNow = typeof lease?.forGenerator === 'function' ? lease.forGenerator() : lease;
+    const claimNow = currentClaim(lease);
     const given = nodeOf(opts.node);
     const leased = claimNow ? nodeOf(claimNow.node) : undefined;
     if (given !== undefined && leased !== undefined && given !== leased) {
